@@ -1,0 +1,30 @@
+# The README's two commands. Everything else is plain CMake + CTest.
+BUILD ?= build
+JOBS ?= $(shell nproc)
+CMAKE_FLAGS ?=
+
+DEB_PACKAGES := build-essential cmake pkg-config openssl libssl-dev libboost1.81-dev \
+  libboost-system1.81-dev libsodium-dev libcrypto++-dev libsecp256k1-dev librocksdb-dev \
+  libngtcp2-dev libngtcp2-crypto-gnutls-dev libgnutls28-dev libgtest-dev libgmock-dev \
+  libbenchmark-dev libspdlog-dev libfmt-dev libcli11-dev nlohmann-json3-dev libtoml11-dev
+
+.PHONY: deps build run test fuzz clean
+
+deps:
+	@scripts/install-deps.sh $(DEB_PACKAGES)
+
+build: deps
+	cmake -S . -B $(BUILD) -DCMAKE_BUILD_TYPE=Release $(CMAKE_FLAGS)
+	cmake --build $(BUILD) -j $(JOBS)
+
+run: build
+	$(BUILD)/bin/cbqsd --dev
+
+test: build
+	cd $(BUILD) && ctest --output-on-failure -j $(JOBS)
+
+fuzz: deps
+	@scripts/run-fuzz.sh $(or $(SECONDS_PER_TARGET),60)
+
+clean:
+	rm -rf $(BUILD) build-fuzz

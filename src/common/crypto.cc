@@ -1,0 +1,110 @@
+#include "common/crypto.h"
+
+#include <cryptopp/keccak.h>
+#include <secp256k1.h>
+#include <secp256k1_recovery.h>
+#include <sodium.h>
+
+#include <cstdlib>
+#include <mutex>
+
+namespace cowboy::crypto {
+
+void init() {
+  static std::once_flag once;
+  std::call_once(once, [] {
+    if (sodium_init() < 0) std::abort();  // no usable entropy source: nothing is safe
+  });
+}
+
+Bytes32 keccak256(ByteView data) { return keccak256({data}); }
+
+Bytes32 keccak256(std::initializer_list<ByteView> parts) {
+  CryptoPP::Keccak_256 hash;
+  for (auto p : parts) hash.Update(p.data(), p.size());
+  Bytes32 out;
+  hash.Final(out.data());
+  return out;
+}
+
+Ed25519Keypair ed25519_from_seed(const Ed25519Seed& seed) {
+  init();
+  Ed25519Keypair kp{seed, {}};
+  std::array<std::uint8_t, crypto_sign_SECRETKEYBYTES> sk;
+  crypto_sign_seed_keypair(kp.public_key.data(), sk.data(), seed.data());
+  sodium_memzero(sk.data(), sk.size());
+  return kp;
+}
+
+Ed25519Signature ed25519_sign(const Ed25519Seed& seed, ByteView message) {
+  init();
+  std::array<std::uint8_t, crypto_sign_PUBLICKEYBYTES> pk;
+  std::array<std::uint8_t, crypto_sign_SECRETKEYBYTES> sk;
+  crypto_sign_seed_keypair(pk.data(), sk.data(), seed.data());
+  Ed25519Signature sig;
+  crypto_sign_detached(sig.data(), nullptr, message.data(), message.size(), sk.data());
+  sodium_memzero(sk.data(), sk.size());
+  return sig;
+}
+
+bool ed25519_verify(const Ed25519Public& key, ByteView message, const Ed25519Signature& sig) {
+  init();
+  return crypto_sign_verify_detached(sig.data(), message.data(), message.size(), key.data()) == 0;
+}
+
+namespace {
+const secp256k1_context* secp_context() {
+  static secp256k1_context* ctx = [] {
+    auto* c = secp256k1_context_create(SECP256K1_CONTEXT_NONE);
+    std::array<std::uint8_t, 32> seed;
+    random_bytes(seed);
+    if (!secp256k1_context_randomize(c, seed.data())) std::abort();
+    return c;
+  }();
+  return ctx;
+}
+
+Address address_of(const secp256k1_pubkey& pub) {
+  std::array<std::uint8_t, 65> ser;
+  std::size_t len = ser.size();
+  secp256k1_ec_pubkey_serialize(secp_context(), ser.data(), &len, &pub, SECP256K1_EC_UNCOMPRESSED);
+  Bytes32 h = keccak256(ByteView(ser.data() + 1, 64));
+  Address a;
+  std::copy(h.begin() + 12, h.end(), a.begin());
+  return a;
+}
+}  // namespace
+
+std::optional<Address> secp256k1_address(const Secp256k1Secret& secret) {
+  secp256k1_pubkey pub;
+  if (!secp256k1_ec_pubkey_create(secp_context(), &pub, secret.data())) return std::nullopt;
+  return address_of(pub);
+}
+
+std::optional<RecoverableSignature> secp256k1_sign(const Secp256k1Secret& secret, const Bytes32& digest) {
+  secp256k1_ecdsa_recoverable_signature sig;
+  if (!secp256k1_ecdsa_sign_recoverable(secp_context(), &sig, digest.data(), secret.data(), nullptr, nullptr))
+    return std::nullopt;
+  RecoverableSignature out;
+  int recid = 0;
+  secp256k1_ecdsa_recoverable_signature_serialize_compact(secp_context(), out.data(), &recid, &sig);
+  out[64] = static_cast<std::uint8_t>(recid);
+  return out;
+}
+
+std::optional<Address> secp256k1_recover_address(const Bytes32& digest, const RecoverableSignature& sig) {
+  if (sig[64] > 3) return std::nullopt;
+  secp256k1_ecdsa_recoverable_signature parsed;
+  if (!secp256k1_ecdsa_recoverable_signature_parse_compact(secp_context(), &parsed, sig.data(), sig[64]))
+    return std::nullopt;
+  secp256k1_pubkey pub;
+  if (!secp256k1_ecdsa_recover(secp_context(), &pub, &parsed, digest.data())) return std::nullopt;
+  return address_of(pub);
+}
+
+void random_bytes(std::span<std::uint8_t> out) {
+  init();
+  randombytes_buf(out.data(), out.size());
+}
+
+}  // namespace cowboy::crypto

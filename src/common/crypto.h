@@ -1,0 +1,47 @@
+// The project's only crypto entry points. Keccak-256 is the original Keccak
+// (Ethereum's padding), not SHA3-256. Ed25519 is libsodium's strict verifier,
+// used by every party so that all of them accept the same signatures.
+#pragma once
+
+#include <optional>
+
+#include "common/bytes.h"
+
+namespace cowboy::crypto {
+
+/// Must run once before any other function here; safe to call repeatedly.
+void init();
+
+Bytes32 keccak256(ByteView data);
+Bytes32 keccak256(std::initializer_list<ByteView> parts);
+
+// ---- Ed25519 -------------------------------------------------------------
+using Ed25519Public = std::array<std::uint8_t, 32>;
+using Ed25519Seed = std::array<std::uint8_t, 32>;
+using Ed25519Signature = std::array<std::uint8_t, 64>;
+
+struct Ed25519Keypair {
+  Ed25519Seed seed;
+  Ed25519Public public_key;
+};
+Ed25519Keypair ed25519_from_seed(const Ed25519Seed& seed);
+Ed25519Signature ed25519_sign(const Ed25519Seed& seed, ByteView message);
+bool ed25519_verify(const Ed25519Public& key, ByteView message, const Ed25519Signature& sig);
+
+// ---- secp256k1 recoverable ECDSA (chain transaction signers) -------------
+using Secp256k1Secret = std::array<std::uint8_t, 32>;
+/// r (32) || s (32) || recovery id (1, 0..3).
+using RecoverableSignature = std::array<std::uint8_t, 65>;
+
+/// nullopt when the secret is zero or not below the curve order.
+std::optional<Address> secp256k1_address(const Secp256k1Secret& secret);
+/// Signs a 32-byte digest; nullopt for an invalid secret.
+std::optional<RecoverableSignature> secp256k1_sign(const Secp256k1Secret& secret, const Bytes32& digest);
+/// The EVM-style address (last 20 bytes of keccak256 of the 64-byte public key)
+/// of the key that produced `sig` over `digest`; nullopt when nothing recovers.
+std::optional<Address> secp256k1_recover_address(const Bytes32& digest, const RecoverableSignature& sig);
+
+// ---- randomness ----------------------------------------------------------
+void random_bytes(std::span<std::uint8_t> out);
+
+}  // namespace cowboy::crypto
