@@ -1,6 +1,7 @@
 // Byte containers shared by every codec and crypto routine.
 #pragma once
 
+#include <algorithm>
 #include <array>
 #include <cstdint>
 #include <optional>

@@ -13,6 +13,7 @@
 // against its cap and against the bytes remaining before anything is allocated.
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <string_view>
 

@@ -12,10 +12,10 @@ constexpr std::size_t kSignatureBytes = 1 + 64;
 template <typename Signed>
 Bytes signing_bytes(std::string_view domain, const Signed& object) {
   Bytes body = encode(object);
-  Bytes out;
-  out.reserve(domain.size() + body.size() - kSignatureBytes);
-  out.insert(out.end(), domain.begin(), domain.end());
-  out.insert(out.end(), body.begin(), body.end() - kSignatureBytes);
+  std::size_t signed_bytes = body.size() - kSignatureBytes;
+  Bytes out(domain.size() + signed_bytes);
+  std::copy(domain.begin(), domain.end(), out.begin());
+  std::copy_n(body.begin(), signed_bytes, out.begin() + static_cast<std::ptrdiff_t>(domain.size()));
   return out;
 }
 

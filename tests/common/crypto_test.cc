@@ -1,0 +1,60 @@
+#include "common/crypto.h"
+
+#include <gtest/gtest.h>
+
+namespace cowboy::crypto {
+
+TEST(Keccak256, MatchesTheOriginalKeccakVectorsNotSha3) {
+  EXPECT_EQ(to_hex(keccak256(as_bytes(""))), "c5d2460186f7233c927e7db2dcc703c0e500b653ca82273b7bfad8045d85a470");
+  EXPECT_EQ(to_hex(keccak256(as_bytes("abc"))), "4e03657aea45a94fc7d47ba826c8d667c0d1e6e33a64a036ec44f58fa12d6c45");
+  // SHA3-256("") would be a7ffc6f8...
+  EXPECT_NE(to_hex(keccak256(as_bytes(""))).substr(0, 8), "a7ffc6f8");
+}
+
+TEST(Keccak256, PartsHashLikeTheirConcatenation) {
+  EXPECT_EQ(keccak256({as_bytes("ab"), as_bytes(""), as_bytes("c")}), keccak256(as_bytes("abc")));
+}
+
+TEST(Ed25519, Rfc8032TestOne) {
+  auto seed = *fixed_from_hex<32>("9d61b19deffd5a60ba844af492ec2cc44449c5697b326919703bac031cae7f60");
+  auto kp = ed25519_from_seed(seed);
+  EXPECT_EQ(to_hex(kp.public_key), "d75a980182b10ab7d54bfed3c964073a0ee172f3daa62325af021a68f707511a");
+  auto sig = ed25519_sign(seed, {});
+  EXPECT_EQ(to_hex(sig),
+            "e5564300c360ac729086e2cc806e828a84877f1eb8e5d974d873e065224901555fb8821590a33bacc61e39701cf9b46b"
+            "d25bf5f0595bbe24655141438e7a100b");
+  EXPECT_TRUE(ed25519_verify(kp.public_key, {}, sig));
+  sig[0] ^= 1;
+  EXPECT_FALSE(ed25519_verify(kp.public_key, {}, sig));
+}
+
+TEST(Secp256k1, KnownKeyGivesItsEvmAddress) {
+  auto secret = *fixed_from_hex<32>("4c0883a69102937d6231471b5dbb6204fe5129617082792ae468d01a3f362318");
+  auto address = secp256k1_address(secret);
+  ASSERT_TRUE(address);
+  EXPECT_EQ(to_hex(*address), "2c7536e3605d9c16a7a3d7b1898e529396a65c23");
+}
+
+TEST(Secp256k1, RecoverableSignatureRecoversTheSignerAndNotAnother) {
+  auto secret = *fixed_from_hex<32>("4c0883a69102937d6231471b5dbb6204fe5129617082792ae468d01a3f362318");
+  Bytes32 digest = keccak256(as_bytes("cowboy"));
+  auto sig = secp256k1_sign(secret, digest);
+  ASSERT_TRUE(sig);
+  EXPECT_EQ(secp256k1_recover_address(digest, *sig), secp256k1_address(secret));
+  Bytes32 other = keccak256(as_bytes("cowgirl"));
+  EXPECT_NE(secp256k1_recover_address(other, *sig), secp256k1_address(secret));
+  auto bad = *sig;
+  bad[64] = 7;  // recovery id out of range
+  EXPECT_FALSE(secp256k1_recover_address(digest, bad));
+}
+
+TEST(Secp256k1, ZeroSecretIsRefused) { EXPECT_FALSE(secp256k1_address(Secp256k1Secret{})); }
+
+TEST(Random, FillsDistinctBuffers) {
+  std::array<std::uint8_t, 32> a{}, b{};
+  random_bytes(a);
+  random_bytes(b);
+  EXPECT_NE(a, b);
+}
+
+}  // namespace cowboy::crypto
