@@ -8,7 +8,7 @@ DEB_PACKAGES := build-essential cmake pkg-config openssl libssl-dev libboost1.81
   libngtcp2-dev libngtcp2-crypto-gnutls-dev libgnutls28-dev libgtest-dev libgmock-dev \
   libbenchmark-dev libspdlog-dev libfmt-dev libcli11-dev nlohmann-json3-dev libtoml11-dev
 
-.PHONY: deps build run test fuzz clean
+.PHONY: deps build run test fuzz bench clean
 
 deps:
 	@scripts/install-deps.sh $(DEB_PACKAGES)
@@ -25,6 +25,9 @@ test: build
 
 fuzz: deps
 	@scripts/run-fuzz.sh $(or $(SECONDS_PER_TARGET),60)
+
+bench: build
+	$(BUILD)/bin/cbqs_codec_bench --benchmark_repetitions=5 --benchmark_report_aggregates_only=true
 
 clean:
 	rm -rf $(BUILD) build-fuzz

@@ -1,0 +1,40 @@
+#!/usr/bin/env bash
+# Builds every libFuzzer target with clang (ASan + UBSan) and runs each for
+# N seconds (default 60), seeded with the checked-in wire fixtures.
+# Exit status is non-zero if any target finds a crash.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+seconds="${1:-60}"
+scripts/install-deps.sh clang libclang-rt-14-dev
+cmake -S . -B build-fuzz -DCMAKE_CXX_COMPILER=clang++ -DCMAKE_BUILD_TYPE=RelWithDebInfo \
+  -DCOWBOY_FUZZ=ON -DCOWBOY_TESTS=OFF -DCOWBOY_BENCH=OFF >/dev/null
+cmake --build build-fuzz -j "$(nproc)"
+
+corpus_root=build-fuzz/corpus
+mkdir -p "$corpus_root"
+seed() {  # seed <dir> <fixture-glob>: hex fixtures -> binary corpus files
+  mkdir -p "$1"
+  for f in tests/fixtures/cbqs/$2.hex; do
+    [ -e "$f" ] || continue
+    grep -v '^#' "$f" | tr -d ' \n' | perl -ne 'print pack("H*", $_)' > "$1/$(basename "$f" .hex)"
+  done
+}
+seed "$corpus_root/fuzz_client_frame" 'req_*'
+seed "$corpus_root/fuzz_client_frame" 'frame_open_session'
+seed "$corpus_root/fuzz_client_frame" 'frame_complete_session'
+seed "$corpus_root/fuzz_server_frame" 'resp_*'
+seed "$corpus_root/fuzz_server_frame" 'frame_*'
+seed "$corpus_root/fuzz_sys_cbqs_payload" 'ins_*'
+mkdir -p "$corpus_root/fuzz_stored_records"
+
+status=0
+for target in fuzz_client_frame fuzz_server_frame fuzz_sys_cbqs_payload fuzz_stored_records; do
+  echo "== $target: ${seconds}s"
+  if ! build-fuzz/bin/$target -max_total_time="$seconds" -max_len=4096 -print_final_stats=1 \
+       -artifact_prefix="build-fuzz/$target-" "$corpus_root/$target" 2>"build-fuzz/$target.log"; then
+    echo "!! $target found a failure; see build-fuzz/$target.log and build-fuzz/$target-*"
+    status=1
+  fi
+  grep -E '^stat::number_of_executed_units|^stat::peak_rss_mb' "build-fuzz/$target.log" || true
+done
+exit $status
