@@ -1,5 +1,7 @@
 #include "cbqs/chain/txn.h"
 
+#include <functional>
+
 #include "cbqs/wire/codec.h"
 
 namespace cowboy::cbqs {
@@ -11,35 +13,31 @@ constexpr std::size_t kSingletonBytes = 16;  // two u64 counters
 constexpr std::size_t kParamBytes = 8;       // u64
 }  // namespace
 
-std::optional<ProviderRecordV2> Txn::provider(const Address& a) {
-  if (auto it = providers_.find(a); it != providers_.end()) return it->second;
-  charge_read(Kind::kProvider, a);
-  auto it = base_.providers.find(a);
-  std::optional<ProviderRecordV2> value;
-  if (it != base_.providers.end()) value = it->second;
-  providers_[a] = value;
+namespace {
+// First access to `key`: one charged read of the base state, then served from `staged`.
+template <typename Map, typename Staged, typename Key>
+auto staged_lookup(Staged& staged, const Map& base, const Key& key, const std::function<void()>& charge)
+    -> typename Staged::mapped_type {
+  if (auto it = staged.find(key); it != staged.end()) return it->second;
+  charge();
+  typename Staged::mapped_type value;
+  if (auto it = base.find(key); it != base.end()) value = it->second;
+  staged[key] = value;
   return value;
+}
+}  // namespace
+
+std::optional<ProviderRecordV2> Txn::provider(const Address& a) {
+  return staged_lookup(providers_, base_.providers, a, [&] { charge_read(Kind::kProvider, a); });
 }
 
 std::optional<StreamRecordV2> Txn::stream(const Bytes32& id) {
-  if (auto it = streams_.find(id); it != streams_.end()) return it->second;
-  charge_read(Kind::kStream, id);
-  auto it = base_.streams.find(id);
-  std::optional<StreamRecordV2> value;
-  if (it != base_.streams.end()) value = it->second;
-  streams_[id] = value;
-  return value;
+  return staged_lookup(streams_, base_.streams, id, [&] { charge_read(Kind::kStream, id); });
 }
 
 std::optional<CbqsAccountV2> Txn::account(const Address& owner, const Address& provider) {
-  auto key = std::pair(owner, provider);
-  if (auto it = accounts_.find(key); it != accounts_.end()) return it->second;
-  charge_read(Kind::kAccount, account_key(owner, provider));
-  auto it = base_.accounts.find(key);
-  std::optional<CbqsAccountV2> value;
-  if (it != base_.accounts.end()) value = it->second;
-  accounts_[key] = value;
-  return value;
+  return staged_lookup(accounts_, base_.accounts, std::pair(owner, provider),
+                       [&] { charge_read(Kind::kAccount, account_key(owner, provider)); });
 }
 
 u128 Txn::balance(const Address& a) {
