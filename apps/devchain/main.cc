@@ -1,0 +1,121 @@
+// devchain: a single-validator local Cowboy chain serving the CIP-39 registry
+// plane over HTTP (docs/devchain.md).
+#include <CLI/CLI.hpp>
+
+#include <csignal>
+#include <cstdio>
+#include <fstream>
+#include <nlohmann/json.hpp>
+
+#include "devchain/http_server.h"
+#include "devchain/json.h"
+#include "devchain/keyfile.h"
+#include "devchain/node.h"
+
+using namespace cowboy;
+using namespace cowboy::devchain;
+
+namespace {
+
+constexpr u128 kDevFunds = u128{1'000'000'000} * 1'000'000;  // 1,000,000 CBY
+
+bool split_host_port(const std::string& text, std::string& host, std::uint16_t& port) {
+  auto colon = text.rfind(':');
+  if (colon == std::string::npos) return false;
+  host = text.substr(0, colon);
+  try {
+    unsigned long p = std::stoul(text.substr(colon + 1));
+    if (p > 65535) return false;
+    port = static_cast<std::uint16_t>(p);
+  } catch (...) {
+    return false;
+  }
+  return !host.empty();
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  CLI::App app{"devchain: a local single-validator Cowboy chain with the CIP-39 registry plane"};
+  std::string data_dir = "devchain-data";
+  std::string listen = "127.0.0.1:7545";
+  std::uint64_t block_ms = 1000;
+  std::string genesis_file;
+  bool dev = false;
+  std::string dev_key_file = default_dev_key_path().string();
+  app.add_option("--data-dir", data_dir, "directory of the chain's store (created if missing)")->capture_default_str();
+  app.add_option("--listen", listen, "HTTP API address host:port (port 0 picks a free port)")->capture_default_str();
+  app.add_option("--block-ms", block_ms, "block interval in milliseconds")->capture_default_str()->check(CLI::Range(1, 600'000));
+  app.add_option("--genesis", genesis_file, "genesis JSON file for a new chain (ignored when the store exists)");
+  app.add_flag("--dev", dev, "new chain without --genesis: generate (or reuse) a dev key, fund it and make it governance admin");
+  app.add_option("--dev-key-file", dev_key_file, "where --dev keeps its secp256k1 key (hex, mode 0600)")->capture_default_str();
+  CLI11_PARSE(app, argc, argv);
+
+  crypto::init();
+  std::string host;
+  std::uint16_t port = 0;
+  if (!split_host_port(listen, host, port)) {
+    std::fprintf(stderr, "devchain: --listen must be host:port, got %s\n", listen.c_str());
+    return 2;
+  }
+
+  std::optional<GenesisSpec> genesis;
+  if (!genesis_file.empty()) {
+    std::ifstream in(genesis_file);
+    if (!in) {
+      std::fprintf(stderr, "devchain: cannot read %s\n", genesis_file.c_str());
+      return 2;
+    }
+    auto spec = genesis_from_json(nlohmann::json::parse(in, nullptr, false));
+    if (!spec) {
+      std::fprintf(stderr, "devchain: bad genesis: %s\n", spec.error().c_str());
+      return 2;
+    }
+    genesis = *spec;
+  } else if (dev) {
+    auto key = load_or_create_key(dev_key_file);
+    if (!key) {
+      std::fprintf(stderr, "devchain: %s\n", key.error().c_str());
+      return 2;
+    }
+    Address admin = *crypto::secp256k1_address(*key);
+    genesis = GenesisSpec{"devchain-dev", admin, {{admin, kDevFunds}}, {}};
+    std::printf("dev key: %s (address %s)\n", dev_key_file.c_str(), json::hex0x(admin).c_str());
+  }
+
+  // Block the stop signals before any thread starts, then wait for one below.
+  sigset_t signals;
+  sigemptyset(&signals);
+  sigaddset(&signals, SIGINT);
+  sigaddset(&signals, SIGTERM);
+  pthread_sigmask(SIG_BLOCK, &signals, nullptr);
+
+  NodeConfig config;
+  config.data_dir = data_dir;
+  config.block_interval = std::chrono::milliseconds(block_ms);
+  auto node = Node::open(config, genesis);
+  if (!node) {
+    std::fprintf(stderr, "devchain: %s\n", node.error().c_str());
+    return 1;
+  }
+  std::unique_ptr<HttpServer> server;
+  try {
+    server = std::make_unique<HttpServer>(**node, host, port);
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "devchain: %s\n", e.what());
+    return 1;
+  }
+  (*node)->start();
+  server->start();
+  std::printf("devchain listening on http://%s:%u chain_instance_id=%s height=%llu\n", host.c_str(), server->port(),
+              json::hex0x(*(*node)->chain_instance_id()).c_str(),
+              static_cast<unsigned long long>(*(*node)->height()));
+  std::fflush(stdout);
+
+  int sig = 0;
+  sigwait(&signals, &sig);
+  server->stop();
+  (*node)->stop();
+  std::printf("devchain stopped at height %llu\n", static_cast<unsigned long long>(*(*node)->height()));
+  return 0;
+}

@@ -1,0 +1,183 @@
+#include "devchain/http_client.h"
+
+#include <boost/asio.hpp>
+#include <boost/beast/core.hpp>
+#include <boost/beast/http.hpp>
+#include <nlohmann/json.hpp>
+
+#include "devchain/json.h"
+
+namespace cowboy::devchain {
+
+namespace asio = boost::asio;
+namespace beast = boost::beast;
+namespace http = beast::http;
+using tcp = asio::ip::tcp;
+using Json = nlohmann::json;
+
+namespace {
+constexpr std::size_t kMaxResponseBytes = 64 * 1024 * 1024;  // a snapshot of very many streams
+
+ApiError unreadable(std::string_view what) {
+  return ApiError{ApiErrorCode::kInternal, "unreadable " + std::string(what) + " in the devchain's answer"};
+}
+}  // namespace
+
+HttpClient::HttpClient(std::string host, std::uint16_t port, std::chrono::milliseconds timeout)
+    : host_(std::move(host)), port_(port), timeout_(timeout) {}
+
+std::optional<HttpClient> HttpClient::from_url(const std::string& url) {
+  std::string_view rest = url;
+  if (!rest.starts_with("http://")) return std::nullopt;
+  rest.remove_prefix(7);
+  if (auto slash = rest.find('/'); slash != std::string_view::npos) rest = rest.substr(0, slash);
+  auto colon = rest.rfind(':');
+  if (colon == std::string_view::npos || colon == 0) return std::nullopt;
+  unsigned port = 0;
+  for (char c : rest.substr(colon + 1)) {
+    if (c < '0' || c > '9') return std::nullopt;
+    port = port * 10 + static_cast<unsigned>(c - '0');
+    if (port > 65535) return std::nullopt;
+  }
+  return HttpClient(std::string(rest.substr(0, colon)), static_cast<std::uint16_t>(port));
+}
+
+namespace {
+ApiResult<Json> call(const std::string& host, std::uint16_t port, std::chrono::milliseconds timeout,
+                     http::verb method, const std::string& target, const std::string& body = {}) {
+  try {
+    asio::io_context io;
+    beast::tcp_stream stream(io);
+    stream.expires_after(timeout);
+    tcp::resolver resolver(io);
+    stream.connect(resolver.resolve(host, std::to_string(port)));
+    http::request<http::string_body> req{method, target, 11};
+    req.set(http::field::host, host);
+    if (!body.empty()) {
+      req.set(http::field::content_type, "application/json");
+      req.body() = body;
+      req.prepare_payload();
+    }
+    http::write(stream, req);
+    beast::flat_buffer buffer;
+    http::response_parser<http::string_body> parser;
+    parser.body_limit(kMaxResponseBytes);
+    http::read(stream, buffer, parser);
+    beast::error_code ignored;
+    stream.socket().shutdown(tcp::socket::shutdown_both, ignored);
+    auto& res = parser.get();
+    Json j = Json::parse(res.body(), nullptr, false);
+    if (res.result() != http::status::ok) return Err{json::error_from_json(j, res.result_int())};
+    if (j.is_discarded()) return Err{unreadable("JSON")};
+    return j;
+  } catch (const std::exception& e) {
+    return Err{ApiError{ApiErrorCode::kUnavailable, std::string("devchain unreachable: ") + e.what()}};
+  }
+}
+
+template <typename T, typename Parse>
+ApiResult<T> parse_with(ApiResult<Json> r, Parse&& parse, std::string_view what) {
+  if (!r) return Err{r.error()};
+  std::optional<T> v = parse(*r);
+  if (!v) return Err{unreadable(what)};
+  return std::move(*v);
+}
+}  // namespace
+
+ApiResult<Bytes32> HttpClient::submit(const Transaction& tx) {
+  Json body{{"tx", json::hex0x(encode_tx(tx))}};
+  return parse_with<Bytes32>(
+      call(host_, port_, timeout_, http::verb::post, "/v1/tx", body.dump()),
+      [](const Json& j) { return j.contains("tx_hash") && j["tx_hash"].is_string() ? fixed_from_hex<32>(j["tx_hash"].get<std::string>()) : std::nullopt; },
+      "tx_hash");
+}
+
+ApiResult<std::optional<TxReceipt>> HttpClient::receipt(const Bytes32& tx_hash) {
+  auto r = call(host_, port_, timeout_, http::verb::get, "/v1/tx/" + json::hex0x(tx_hash));
+  if (!r && r.error().code == ApiErrorCode::kNotFound) return std::optional<TxReceipt>{};
+  if (!r) return Err{r.error()};
+  auto receipt = json::receipt_from_json(*r);
+  if (!receipt) return Err{unreadable("receipt")};
+  return std::optional<TxReceipt>(std::move(*receipt));
+}
+
+ApiResult<std::uint64_t> HttpClient::height() {
+  return parse_with<std::uint64_t>(
+      call(host_, port_, timeout_, http::verb::get, "/v1/status"),
+      [](const Json& j) { return j.contains("height") && j["height"].is_number_unsigned() ? std::optional(j["height"].get<std::uint64_t>()) : std::nullopt; },
+      "height");
+}
+
+ApiResult<Bytes32> HttpClient::chain_instance_id() {
+  return parse_with<Bytes32>(
+      call(host_, port_, timeout_, http::verb::get, "/v1/status"),
+      [](const Json& j) { return j.contains("chain_instance_id") && j["chain_instance_id"].is_string() ? fixed_from_hex<32>(j["chain_instance_id"].get<std::string>()) : std::nullopt; },
+      "chain_instance_id");
+}
+
+ApiResult<AccountInfo> HttpClient::account_info(const Address& address) {
+  return parse_with<AccountInfo>(
+      call(host_, port_, timeout_, http::verb::get, "/v1/native/" + json::hex0x(address)),
+      [](const Json& j) -> std::optional<AccountInfo> {
+        if (!j.contains("balance") || !j["balance"].is_string() || !j.contains("next_nonce") || !j["next_nonce"].is_number_unsigned())
+          return std::nullopt;
+        auto balance = u128_from_string(j["balance"].get<std::string>());
+        if (!balance) return std::nullopt;
+        return AccountInfo{*balance, j["next_nonce"].get<std::uint64_t>()};
+      },
+      "native account");
+}
+
+ApiResult<cbqs::ProviderRecordV2> HttpClient::provider(const Address& provider) {
+  return parse_with<cbqs::ProviderRecordV2>(call(host_, port_, timeout_, http::verb::get, "/v1/providers/" + json::hex0x(provider)),
+                                            json::record_from_json<cbqs::ProviderRecordV2>, "provider record");
+}
+
+ApiResult<cbqs::StreamRecordV2> HttpClient::stream(const Bytes32& stream_id) {
+  return parse_with<cbqs::StreamRecordV2>(call(host_, port_, timeout_, http::verb::get, "/v1/streams/" + json::hex0x(stream_id)),
+                                          json::record_from_json<cbqs::StreamRecordV2>, "stream record");
+}
+
+ApiResult<cbqs::CbqsAccountV2> HttpClient::account(const Address& owner, const Address& provider) {
+  return parse_with<cbqs::CbqsAccountV2>(
+      call(host_, port_, timeout_, http::verb::get, "/v1/accounts/" + json::hex0x(owner) + "/" + json::hex0x(provider)),
+      json::record_from_json<cbqs::CbqsAccountV2>, "account record");
+}
+
+ApiResult<cbqs::Params> HttpClient::params() {
+  return parse_with<cbqs::Params>(call(host_, port_, timeout_, http::verb::get, "/v1/params"), json::params_from_json,
+                                  "parameters");
+}
+
+ApiResult<std::vector<BlockEvents>> HttpClient::events(std::uint64_t from, std::uint64_t to) {
+  return parse_with<std::vector<BlockEvents>>(
+      call(host_, port_, timeout_, http::verb::get,
+           "/v1/events?from=" + std::to_string(from) + "&to=" + std::to_string(to)),
+      [](const Json& j) -> std::optional<std::vector<BlockEvents>> {
+        if (!j.is_array()) return std::nullopt;
+        std::vector<BlockEvents> out;
+        for (const auto& b : j) {
+          if (!b.is_object() || !b.contains("height") || !b["height"].is_number_unsigned() || !b.contains("tx_hash") ||
+              !b["tx_hash"].is_string() || !b.contains("events") || !b["events"].is_array())
+            return std::nullopt;
+          auto hash = fixed_from_hex<32>(b["tx_hash"].get<std::string>());
+          if (!hash) return std::nullopt;
+          BlockEvents be{b["height"].get<std::uint64_t>(), *hash, {}};
+          for (const auto& e : b["events"]) {
+            auto ev = json::event_from_json(e);
+            if (!ev) return std::nullopt;
+            be.events.push_back(std::move(*ev));
+          }
+          out.push_back(std::move(be));
+        }
+        return out;
+      },
+      "events");
+}
+
+ApiResult<ProviderSnapshot> HttpClient::provider_snapshot(const Address& provider) {
+  return parse_with<ProviderSnapshot>(call(host_, port_, timeout_, http::verb::get, "/v1/snapshot/" + json::hex0x(provider)),
+                                      json::snapshot_from_json, "provider snapshot");
+}
+
+}  // namespace cowboy::devchain

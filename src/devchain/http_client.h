@@ -1,0 +1,36 @@
+// ChainApi over a devchain's HTTP API. One connection per call, each bounded
+// by a timeout; an unreachable chain is ApiErrorCode::kUnavailable.
+#pragma once
+
+#include <chrono>
+#include <string>
+
+#include "devchain/api.h"
+
+namespace cowboy::devchain {
+
+class HttpClient final : public ChainApi {
+ public:
+  HttpClient(std::string host, std::uint16_t port, std::chrono::milliseconds timeout = std::chrono::seconds(5));
+  /// Parses "http://host:port" (the only scheme the devchain serves).
+  static std::optional<HttpClient> from_url(const std::string& url);
+
+  ApiResult<Bytes32> submit(const Transaction& tx) override;
+  ApiResult<std::optional<TxReceipt>> receipt(const Bytes32& tx_hash) override;
+  ApiResult<std::uint64_t> height() override;
+  ApiResult<Bytes32> chain_instance_id() override;
+  ApiResult<AccountInfo> account_info(const Address& address) override;
+  ApiResult<cbqs::ProviderRecordV2> provider(const Address& provider) override;
+  ApiResult<cbqs::StreamRecordV2> stream(const Bytes32& stream_id) override;
+  ApiResult<cbqs::CbqsAccountV2> account(const Address& owner, const Address& provider) override;
+  ApiResult<cbqs::Params> params() override;
+  ApiResult<std::vector<BlockEvents>> events(std::uint64_t from, std::uint64_t to) override;
+  ApiResult<ProviderSnapshot> provider_snapshot(const Address& provider) override;
+
+ private:
+  std::string host_;
+  std::uint16_t port_;
+  std::chrono::milliseconds timeout_;
+};
+
+}  // namespace cowboy::devchain

@@ -1,0 +1,321 @@
+#include "devchain/node.h"
+
+#include <rocksdb/db.h>
+#include <rocksdb/write_batch.h>
+
+#include <nlohmann/json.hpp>
+#include <set>
+
+#include "devchain/json.h"
+
+namespace cowboy::devchain {
+
+namespace {
+
+// Store layout (all values written by one synced WriteBatch per block):
+//   meta/genesis        genesis JSON               meta/height   u64 BE
+//   meta/chain          chain_instance_id          state         encode_state()
+//   block/<u64 BE>      JSON {height, txs: [hash]} for blocks with transactions
+//   tx/<hash>           receipt JSON
+constexpr std::string_view kGenesisKey = "meta/genesis";
+constexpr std::string_view kChainKey = "meta/chain";
+constexpr std::string_view kHeightKey = "meta/height";
+constexpr std::string_view kStateKey = "state";
+
+std::string be64(std::uint64_t v) {
+  std::string out(8, '\0');
+  for (int i = 0; i < 8; ++i) out[i] = static_cast<char>(v >> (56 - 8 * i));
+  return out;
+}
+std::uint64_t from_be64(std::string_view s) {
+  std::uint64_t v = 0;
+  for (char c : s) v = v << 8 | static_cast<std::uint8_t>(c);
+  return v;
+}
+std::string block_key(std::uint64_t h) { return "block/" + be64(h); }
+std::string tx_key(const Bytes32& hash) { return "tx/" + std::string(hash.begin(), hash.end()); }
+std::string_view as_sv(ByteView b) { return {reinterpret_cast<const char*>(b.data()), b.size()}; }
+
+ApiError internal(std::string message) { return ApiError{ApiErrorCode::kInternal, std::move(message)}; }
+ApiError not_found(std::string what) { return ApiError{ApiErrorCode::kNotFound, std::move(what)}; }
+
+}  // namespace
+
+Result<std::unique_ptr<Node>, std::string> Node::open(const NodeConfig& config,
+                                                      const std::optional<GenesisSpec>& genesis) {
+  std::error_code ec;
+  std::filesystem::create_directories(config.data_dir, ec);
+  if (ec) return Err{"cannot create " + config.data_dir.string() + ": " + ec.message()};
+  rocksdb::Options options;
+  options.create_if_missing = true;
+  rocksdb::DB* raw = nullptr;
+  auto status = rocksdb::DB::Open(options, (config.data_dir / "chain.rocksdb").string(), &raw);
+  if (!status.ok()) return Err{"cannot open the chain store: " + status.ToString()};
+  std::unique_ptr<rocksdb::DB> db(raw);
+
+  std::string stored_chain;
+  status = db->Get(rocksdb::ReadOptions(), std::string(kChainKey), &stored_chain);
+  if (status.IsNotFound()) {  // a new chain: write genesis as height 0, synced
+    if (!genesis) return Err{std::string("the data directory holds no chain and no genesis was given")};
+    auto registry = cbqs::make_genesis(to_registry_genesis(*genesis));
+    if (!registry) return Err{std::string("the genesis is refused by §18 rule 1")};
+    ChainState state{std::move(*registry), {}};
+    rocksdb::WriteBatch batch;
+    batch.Put(std::string(kGenesisKey), genesis_to_json(*genesis).dump());
+    batch.Put(std::string(kChainKey), std::string(as_sv(state.registry.chain_instance_id)));
+    batch.Put(std::string(kStateKey), std::string(as_sv(encode_state(state))));
+    batch.Put(std::string(kHeightKey), be64(0));
+    rocksdb::WriteOptions sync;
+    sync.sync = true;
+    status = db->Write(sync, &batch);
+    if (!status.ok()) return Err{"cannot write genesis: " + status.ToString()};
+    return std::unique_ptr<Node>(new Node(config, std::move(db), *genesis, std::move(state), 0));
+  }
+  if (!status.ok()) return Err{"cannot read the chain store: " + status.ToString()};
+
+  std::string genesis_json, state_bytes, height_bytes;
+  if (!db->Get({}, std::string(kGenesisKey), &genesis_json).ok() || !db->Get({}, std::string(kStateKey), &state_bytes).ok() ||
+      !db->Get({}, std::string(kHeightKey), &height_bytes).ok() || height_bytes.size() != 8)
+    return Err{std::string("the chain store is incomplete")};
+  auto parsed = nlohmann::json::parse(genesis_json, nullptr, false);
+  auto stored_genesis = genesis_from_json(parsed);
+  if (!stored_genesis) return Err{"the stored genesis is unreadable: " + stored_genesis.error()};
+  if (genesis && chain_instance_id_of(*genesis) != chain_instance_id_of(*stored_genesis))
+    return Err{std::string("the data directory holds a different chain than the given genesis")};
+  auto state = decode_state(as_bytes(state_bytes));
+  if (!state) return Err{"the stored state is unreadable: " + std::string(codec::to_string(state.error()))};
+  return std::unique_ptr<Node>(
+      new Node(config, std::move(db), *stored_genesis, std::move(*state), from_be64(height_bytes)));
+}
+
+Node::Node(NodeConfig config, std::unique_ptr<rocksdb::DB> db, GenesisSpec genesis, ChainState state,
+           std::uint64_t height)
+    : config_(std::move(config)),
+      db_(std::move(db)),
+      genesis_(std::move(genesis)),
+      chain_instance_id_(state.registry.chain_instance_id),
+      state_(std::move(state)),
+      height_(height),
+      next_nonce_(state_.nonces) {}
+
+Node::~Node() { stop(); }
+
+void Node::start() {
+  std::lock_guard lock(mu_);
+  if (producer_.joinable()) return;
+  stopping_ = false;
+  producer_ = std::thread([this] { run(); });
+}
+
+void Node::stop() {
+  {
+    std::lock_guard lock(mu_);
+    stopping_ = true;
+  }
+  wake_.notify_all();
+  if (producer_.joinable()) producer_.join();
+}
+
+void Node::run() {
+  auto next = std::chrono::steady_clock::now() + config_.block_interval;
+  for (;;) {
+    {
+      std::unique_lock lock(mu_);
+      if (wake_.wait_until(lock, next, [this] { return stopping_; })) return;
+    }
+    (void)produce_block();  // a failed write leaves the height unchanged; the next tick retries
+    next += config_.block_interval;
+    auto now = std::chrono::steady_clock::now();
+    if (next < now) next = now;  // never produce a burst to catch up
+  }
+}
+
+GenesisSpec Node::genesis() const { return genesis_; }
+
+TxReceipt Node::apply(ChainState& state, const Pending& p, std::uint64_t height, std::uint32_t index) const {
+  TxReceipt receipt;
+  receipt.tx_hash = p.hash;
+  receipt.height = height;
+  receipt.index = index;
+  receipt.sender = p.sender;
+  receipt.nonce = p.tx.nonce;
+  cbqs::TxContext ctx{p.sender, height};
+  std::visit(
+      [&](const auto& body) {
+        using T = std::decay_t<decltype(body)>;
+        cbqs::Receipt r;
+        if constexpr (std::is_same_v<T, CbqsCall>) {
+          r = cbqs::apply_payload(state.registry, ctx, body.payload);
+        } else if constexpr (std::is_same_v<T, ParameterWrite>) {
+          r = cbqs::apply_parameter_write(state.registry, ctx, body.name, body.value);
+        } else {  // a plain native transfer, for funding dev accounts
+          auto& balances = state.registry.native_balances;
+          u128 from = state.registry.native_balance(p.sender);
+          if (body.to == cbqs::registry_address()) {
+            r.error = cbqs::ChainError::kNotAuthorized;  // custody moves only through the registry
+          } else if (from < body.amount) {
+            r.error = cbqs::ChainError::kInsufficientFunds;
+          } else if (body.amount > 0 && body.to != p.sender) {
+            balances[p.sender] = from - body.amount;
+            balances[body.to] = state.registry.native_balance(body.to) + body.amount;
+          }
+        }
+        if (r.error) receipt.error = std::string(cbqs::chain_error_name(*r.error));
+        receipt.events = std::move(r.events);
+        receipt.metering = r.metering;
+      },
+      p.tx.body);
+  state.nonces[p.sender] = p.tx.nonce + 1;  // included transactions consume their nonce, applied or not
+  return receipt;
+}
+
+ApiResult<std::uint64_t> Node::produce_block() {
+  std::lock_guard produce_lock(produce_mu_);
+  std::vector<Pending> txs;
+  ChainState next;
+  std::uint64_t h;
+  {
+    std::lock_guard lock(mu_);
+    std::size_t n = std::min(mempool_.size(), config_.max_block_txs);
+    txs.assign(std::make_move_iterator(mempool_.begin()), std::make_move_iterator(mempool_.begin() + n));
+    h = height_ + 1;
+    if (!txs.empty()) next = state_;  // applied to a copy; published only after the write
+  }
+
+  rocksdb::WriteBatch batch;
+  nlohmann::json hashes = nlohmann::json::array();
+  for (std::uint32_t i = 0; i < txs.size(); ++i) {
+    TxReceipt receipt = apply(next, txs[i], h, i);
+    batch.Put(tx_key(txs[i].hash), json::receipt_to_json(receipt).dump());
+    hashes.push_back(json::hex0x(txs[i].hash));
+  }
+  if (!txs.empty()) {
+    batch.Put(block_key(h), nlohmann::json{{"height", h}, {"txs", hashes}}.dump());
+    batch.Put(std::string(kStateKey), std::string(as_sv(encode_state(next))));
+  }
+  batch.Put(std::string(kHeightKey), be64(h));
+  rocksdb::WriteOptions sync;
+  sync.sync = true;
+  auto status = db_->Write(sync, &batch);
+  if (!status.ok()) return Err{internal("block write failed: " + status.ToString())};
+
+  std::lock_guard lock(mu_);
+  if (!txs.empty()) {
+    state_ = std::move(next);
+    mempool_.erase(mempool_.begin(), mempool_.begin() + static_cast<std::ptrdiff_t>(txs.size()));
+  }
+  height_ = h;
+  return h;
+}
+
+ApiResult<Bytes32> Node::submit(const Transaction& tx) {
+  if (tx.chain_instance_id != chain_instance_id_)
+    return Err{ApiError{ApiErrorCode::kWrongChain, "chain_instance_id is " + json::hex0x(chain_instance_id_)}};
+  auto sender = recover_sender(tx);
+  if (!sender) return Err{ApiError{ApiErrorCode::kBadSignature, "the signature recovers no key"}};
+  Bytes32 hash = tx_hash(tx);
+  std::lock_guard lock(mu_);
+  if (mempool_.size() >= config_.max_mempool_txs)
+    return Err{ApiError{ApiErrorCode::kMempoolFull, std::to_string(mempool_.size()) + " transactions pending"}};
+  auto it = next_nonce_.find(*sender);
+  std::uint64_t expected = it == next_nonce_.end() ? 0 : it->second;
+  if (tx.nonce != expected)
+    return Err{ApiError{ApiErrorCode::kBadNonce, "sender " + json::hex0x(*sender) + " expects nonce " +
+                                                     std::to_string(expected)}};
+  next_nonce_[*sender] = expected + 1;
+  mempool_.push_back(Pending{tx, *sender, hash});
+  return hash;
+}
+
+ApiResult<std::optional<TxReceipt>> Node::receipt(const Bytes32& tx_hash) {
+  std::string value;
+  auto status = db_->Get({}, tx_key(tx_hash), &value);
+  if (status.IsNotFound()) return std::optional<TxReceipt>{};
+  if (!status.ok()) return Err{internal(status.ToString())};
+  auto r = json::receipt_from_json(nlohmann::json::parse(value, nullptr, false));
+  if (!r) return Err{internal("stored receipt unreadable")};
+  return std::optional<TxReceipt>(std::move(*r));
+}
+
+ApiResult<std::uint64_t> Node::height() {
+  std::lock_guard lock(mu_);
+  return height_;
+}
+
+ApiResult<Bytes32> Node::chain_instance_id() { return chain_instance_id_; }
+
+ApiResult<AccountInfo> Node::account_info(const Address& address) {
+  std::lock_guard lock(mu_);
+  auto it = state_.nonces.find(address);
+  return AccountInfo{state_.registry.native_balance(address), it == state_.nonces.end() ? 0 : it->second};
+}
+
+ApiResult<cbqs::ProviderRecordV2> Node::provider(const Address& provider) {
+  std::lock_guard lock(mu_);
+  auto it = state_.registry.providers.find(provider);
+  if (it == state_.registry.providers.end()) return Err{not_found("no provider " + json::hex0x(provider))};
+  return it->second;
+}
+
+ApiResult<cbqs::StreamRecordV2> Node::stream(const Bytes32& stream_id) {
+  std::lock_guard lock(mu_);
+  auto it = state_.registry.streams.find(stream_id);
+  if (it == state_.registry.streams.end()) return Err{not_found("no stream " + json::hex0x(stream_id))};
+  return it->second;
+}
+
+ApiResult<cbqs::CbqsAccountV2> Node::account(const Address& owner, const Address& provider) {
+  std::lock_guard lock(mu_);
+  const auto* a = state_.registry.account(owner, provider);
+  if (!a) return Err{not_found("no account for this owner and provider")};
+  return *a;
+}
+
+ApiResult<cbqs::Params> Node::params() {
+  std::lock_guard lock(mu_);
+  return state_.registry.params;
+}
+
+ApiResult<std::vector<BlockEvents>> Node::events(std::uint64_t from, std::uint64_t to) {
+  if (to < from || to - from >= kMaxEventBlocksPerQuery)
+    return Err{ApiError{ApiErrorCode::kBadRequest, "need from <= to and at most 1,000 blocks"}};
+  std::vector<BlockEvents> out;
+  std::unique_ptr<rocksdb::Iterator> it(db_->NewIterator({}));
+  for (it->Seek(block_key(from)); it->Valid() && it->key().starts_with("block/"); it->Next()) {
+    std::uint64_t h = from_be64(it->key().ToStringView().substr(6));
+    if (h > to) break;
+    auto block = nlohmann::json::parse(it->value().ToStringView(), nullptr, false);
+    if (!block.is_object() || !block.contains("txs")) return Err{internal("stored block unreadable")};
+    for (const auto& hash_text : block["txs"]) {
+      auto hash = fixed_from_hex<32>(hash_text.get<std::string>());
+      if (!hash) return Err{internal("stored block unreadable")};
+      auto r = receipt(*hash);
+      if (!r) return Err{r.error()};
+      if (*r && !(*r)->events.empty()) out.push_back(BlockEvents{h, *hash, std::move((*r)->events)});
+    }
+  }
+  return out;
+}
+
+ApiResult<ProviderSnapshot> Node::provider_snapshot(const Address& provider) {
+  std::lock_guard lock(mu_);
+  const auto& reg = state_.registry;
+  auto p = reg.providers.find(provider);
+  if (p == reg.providers.end()) return Err{not_found("no provider " + json::hex0x(provider))};
+  ProviderSnapshot s;
+  s.height = height_;
+  s.chain_instance_id = chain_instance_id_;
+  s.provider = p->second;
+  s.params = reg.params;
+  std::set<Address> owners;
+  for (const auto& [id, stream] : reg.streams) {
+    if (stream.provider != provider) continue;
+    s.streams.push_back(stream);
+    owners.insert(stream.owner);
+  }
+  for (const auto& owner : owners)
+    if (const auto* a = reg.account(owner, provider)) s.accounts.push_back(*a);
+  return s;
+}
+
+}  // namespace cowboy::devchain

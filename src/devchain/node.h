@@ -1,0 +1,96 @@
+// devchain::Node: a single-validator chain over the CIP-39 registry state
+// machine. Blocks come at a fixed interval and are final at once.
+//
+// Durability contract: a block is one synced RocksDB WriteBatch holding its
+// receipts, the state after it (when it changed) and the new height. Nothing
+// about a block is visible - no receipt, no height, no state - until that write
+// returned, so after a crash the chain resumes at the last written block with
+// exactly its state: no finalized block lost, none applied twice. Pending
+// (mempool) transactions are not durable; after a restart clients resubmit them
+// with the same nonces.
+#pragma once
+
+#include <chrono>
+#include <condition_variable>
+#include <deque>
+#include <filesystem>
+#include <memory>
+#include <mutex>
+#include <thread>
+
+#include "common/clock.h"
+#include "devchain/api.h"
+#include "devchain/genesis.h"
+#include "devchain/state_codec.h"
+
+namespace rocksdb {
+class DB;
+}
+
+namespace cowboy::devchain {
+
+struct NodeConfig {
+  std::filesystem::path data_dir;
+  std::chrono::milliseconds block_interval{1000};
+  std::size_t max_block_txs = 5'000;
+  std::size_t max_mempool_txs = 50'000;
+};
+
+class Node final : public ChainApi {
+ public:
+  /// Opens (or creates, from `genesis`) the chain stored in config.data_dir. An
+  /// existing chain ignores `genesis` unless it names a different chain, which
+  /// is refused.
+  static Result<std::unique_ptr<Node>, std::string> open(const NodeConfig& config,
+                                                         const std::optional<GenesisSpec>& genesis);
+  ~Node() override;
+
+  /// Produces blocks every config.block_interval on a background thread.
+  void start();
+  void stop();
+  /// Produces one block now; returns its height (tests drive the chain with this).
+  ApiResult<std::uint64_t> produce_block();
+  GenesisSpec genesis() const;
+
+  ApiResult<Bytes32> submit(const Transaction& tx) override;
+  ApiResult<std::optional<TxReceipt>> receipt(const Bytes32& tx_hash) override;
+  ApiResult<std::uint64_t> height() override;
+  ApiResult<Bytes32> chain_instance_id() override;
+  ApiResult<AccountInfo> account_info(const Address& address) override;
+  ApiResult<cbqs::ProviderRecordV2> provider(const Address& provider) override;
+  ApiResult<cbqs::StreamRecordV2> stream(const Bytes32& stream_id) override;
+  ApiResult<cbqs::CbqsAccountV2> account(const Address& owner, const Address& provider) override;
+  ApiResult<cbqs::Params> params() override;
+  ApiResult<std::vector<BlockEvents>> events(std::uint64_t from, std::uint64_t to) override;
+  ApiResult<ProviderSnapshot> provider_snapshot(const Address& provider) override;
+
+ private:
+  struct Pending {
+    Transaction tx;
+    Address sender;
+    Bytes32 hash;
+  };
+
+  Node(NodeConfig config, std::unique_ptr<rocksdb::DB> db, GenesisSpec genesis, ChainState state,
+       std::uint64_t height);
+  TxReceipt apply(ChainState& state, const Pending& p, std::uint64_t height, std::uint32_t index) const;
+  void run();
+
+  const NodeConfig config_;
+  std::unique_ptr<rocksdb::DB> db_;
+  const GenesisSpec genesis_;
+  const Bytes32 chain_instance_id_;
+
+  mutable std::mutex mu_;  // guards everything below
+  ChainState state_;
+  std::uint64_t height_;
+  std::deque<Pending> mempool_;
+  std::map<Address, std::uint64_t> next_nonce_;  // including pending transactions
+
+  std::mutex produce_mu_;  // one block at a time
+  std::condition_variable wake_;
+  bool stopping_ = false;
+  std::thread producer_;
+};
+
+}  // namespace cowboy::devchain

@@ -1,0 +1,100 @@
+#include "devchain/state_codec.h"
+
+#include "cbqs/wire/codec.h"
+
+namespace cowboy::devchain {
+
+namespace {
+constexpr std::uint8_t kStateVersion = 1;
+constexpr std::size_t kMaxEntries = 100'000'000;
+constexpr std::size_t kMaxRecordBytes = 4'096;
+
+template <typename Record>
+void put_records(codec::Writer& w, const auto& map) {
+  w.count(map.size());
+  for (const auto& [key, record] : map) w.bytes(cbqs::encode<Record>(record));
+}
+
+template <typename Record>
+std::vector<Record> get_records(codec::Reader& r) {
+  std::uint32_t n = r.count(kMaxEntries, 4);
+  std::vector<Record> out;
+  out.reserve(n);
+  for (std::uint32_t i = 0; i < n && r.ok(); ++i) {
+    Bytes b = r.bytes(kMaxRecordBytes);
+    auto record = cbqs::decode<Record>(b);
+    if (!record) {
+      r.fail(record.error());
+      break;
+    }
+    out.push_back(std::move(*record));
+  }
+  return out;
+}
+}  // namespace
+
+Bytes encode_state(const ChainState& state) {
+  const auto& reg = state.registry;
+  codec::Writer w;
+  w.u8(kStateVersion);
+  w.fixed(reg.chain_instance_id);
+  w.fixed(reg.governance_admin);
+  auto table = cbqs::param_table();
+  w.count(table.size());
+  for (const auto& spec : table) {
+    w.bytes(as_bytes(spec.name));
+    w.u64(*reg.params.get(spec.name));
+  }
+  w.u64(reg.singleton.providers);
+  w.u64(reg.singleton.streams);
+  w.count(reg.native_balances.size());
+  for (const auto& [addr, balance] : reg.native_balances) {
+    w.fixed(addr);
+    w.u128(balance);
+  }
+  put_records<cbqs::ProviderRecordV2>(w, reg.providers);
+  put_records<cbqs::StreamRecordV2>(w, reg.streams);
+  put_records<cbqs::CbqsAccountV2>(w, reg.accounts);
+  w.count(state.nonces.size());
+  for (const auto& [addr, nonce] : state.nonces) {
+    w.fixed(addr);
+    w.u64(nonce);
+  }
+  return std::move(w).take();
+}
+
+Result<ChainState, codec::DecodeError> decode_state(ByteView bytes) {
+  codec::Reader r(bytes);
+  ChainState state;
+  auto& reg = state.registry;
+  r.version(kStateVersion);
+  reg.chain_instance_id = r.fixed<32>();
+  reg.governance_admin = r.fixed<20>();
+  std::uint32_t n_params = r.count(cbqs::param_table().size(), 12);
+  for (std::uint32_t i = 0; i < n_params && r.ok(); ++i) {
+    Bytes name = r.bytes(64);
+    std::uint64_t value = r.u64();
+    if (r.ok() && !reg.params.set(std::string_view(reinterpret_cast<const char*>(name.data()), name.size()), value))
+      r.fail(codec::DecodeError::kInvalidValue);
+  }
+  reg.singleton.providers = r.u64();
+  reg.singleton.streams = r.u64();
+  std::uint32_t n_balances = r.count(kMaxEntries, 36);
+  for (std::uint32_t i = 0; i < n_balances && r.ok(); ++i) {
+    Address a = r.fixed<20>();
+    reg.native_balances[a] = r.u128();
+  }
+  for (auto& p : get_records<cbqs::ProviderRecordV2>(r)) reg.providers[p.provider] = std::move(p);
+  for (auto& s : get_records<cbqs::StreamRecordV2>(r)) reg.streams[s.stream_id] = std::move(s);
+  for (auto& a : get_records<cbqs::CbqsAccountV2>(r)) reg.accounts[{a.owner, a.provider}] = std::move(a);
+  std::uint32_t n_nonces = r.count(kMaxEntries, 28);
+  for (std::uint32_t i = 0; i < n_nonces && r.ok(); ++i) {
+    Address a = r.fixed<20>();
+    state.nonces[a] = r.u64();
+  }
+  r.finish();
+  if (!r.ok()) return Err{r.error()};
+  return state;
+}
+
+}  // namespace cowboy::devchain
