@@ -62,7 +62,8 @@ Result<GenesisSpec, std::string> genesis_from_json(const nlohmann::json& j) {
   if (j.contains("parameters")) {
     if (!j["parameters"].is_object()) return Err{std::string("parameters must map cbqs.* names to integers")};
     for (const auto& [key, value] : j["parameters"].items()) {
-      if (!value.is_number_unsigned()) return Err{"parameter " + key + " must be an unsigned integer"};
+      bool non_negative = value.is_number_unsigned() || (value.is_number_integer() && value.get<std::int64_t>() >= 0);
+      if (!non_negative) return Err{"parameter " + key + " must be a non-negative integer"};
       spec.parameters.emplace_back(key, value.get<std::uint64_t>());
     }
   }

@@ -1,0 +1,152 @@
+// A real devchain process on a free loopback port, driven through the HTTP
+// client: every rejection kind, the provider snapshot, and SIGKILL during
+// block production followed by a restart with continuous height and state.
+#include <gtest/gtest.h>
+
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <regex>
+
+#include "../support/poll.h"
+#include "../support/process.h"
+#include "../support/temp_dir.h"
+#include "devchain/http_client.h"
+#include "scenario.h"
+
+namespace cowboy::devchain {
+namespace {
+
+using testing::secret;
+
+class DevchainProcess {
+ public:
+  DevchainProcess(const std::filesystem::path& data_dir, const std::filesystem::path& genesis_file)
+      : child_({std::string(COWBOY_BIN_DIR) + "/devchain", "--data-dir", data_dir.string(), "--listen",
+                "127.0.0.1:0", "--block-ms", "20", "--genesis", genesis_file.string()}) {
+    auto line = child_.wait_for_line("listening on");
+    std::smatch m;
+    if (line && std::regex_search(*line, m, std::regex(R"(127\.0\.0\.1:(\d+))")))
+      port_ = static_cast<std::uint16_t>(std::stoi(m[1]));
+  }
+  bool up() const { return port_ != 0; }
+  HttpClient client() const { return HttpClient("127.0.0.1", port_); }
+  void kill9() { child_.kill(SIGKILL); }
+
+ private:
+  cowboy::testing::ChildProcess child_;
+  std::uint16_t port_ = 0;
+};
+
+class ProcessTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    genesis_file = dir.path() / "genesis.json";
+    std::ofstream(genesis_file) << genesis_to_json(testing::genesis_for(secret(1))).dump();
+  }
+  cowboy::testing::TempDir dir;
+  std::filesystem::path genesis_file;
+};
+
+TEST_F(ProcessTest, SignedInstructionsStateEventsAndEveryRejection) {
+  DevchainProcess chain(dir.path() / "data", genesis_file);
+  ASSERT_TRUE(chain.up());
+  HttpClient api = chain.client();
+  Wallet admin(api, secret(1));
+  auto d = testing::deploy(api, admin);
+
+  // State and events through the API.
+  EXPECT_EQ(api.stream(d.stream_id)->provider, d.provider);
+  EXPECT_EQ(api.account(d.owner, d.provider)->active_streams, 1u);
+  EXPECT_EQ(api.provider(d.provider)->assigned_streams, 1u);
+  auto events = api.events(1, *api.height());
+  ASSERT_TRUE(events.ok());
+  bool stream_created = false;
+  for (const auto& b : *events)
+    for (const auto& e : b.events)
+      if (auto* sc = std::get_if<cbqs::event::StreamCreated>(&e)) stream_created |= sc->stream_id == d.stream_id;
+  EXPECT_TRUE(stream_created);
+
+  // Wrong nonce and bad signature: refused at submission with typed errors.
+  Transaction tx{*api.chain_instance_id(), 99, Transfer{Address{}, 1}, {}};
+  ASSERT_TRUE(sign_tx(tx, secret(1)));
+  auto wrong_nonce = api.submit(tx);
+  ASSERT_FALSE(wrong_nonce.ok());
+  EXPECT_EQ(wrong_nonce.error().code, ApiErrorCode::kBadNonce);
+  tx.signature.fill(0);
+  EXPECT_EQ(api.submit(tx).error().code, ApiErrorCode::kBadSignature);
+
+  // Insufficient balance, invalid endpoint, unknown provider: typed rejections in receipts.
+  Wallet poor(api, secret(0x77));
+  ASSERT_TRUE(admin.send_and_wait(Transfer{poor.address(), 10})->ok());
+  EXPECT_EQ(poor.send_instruction(testing::registration())->error, "InsufficientFunds");
+  EXPECT_EQ(admin.send_instruction(testing::registration("wss://bad host/"))->error, "InvalidEndpoints");
+  EXPECT_EQ(admin.send_instruction(cbqs::CreateStreamV2{5, Address{0x42}, {}})->error, "UnknownProvider");
+
+  // The provider snapshot.
+  auto snapshot = api.provider_snapshot(d.provider);
+  ASSERT_TRUE(snapshot.ok());
+  ASSERT_EQ(snapshot->streams.size(), 1u);
+  EXPECT_EQ(snapshot->streams[0].stream_id, d.stream_id);
+  EXPECT_EQ(snapshot->accounts.at(0).owner, d.owner);
+  EXPECT_EQ(snapshot->params, cbqs::Params{});
+  EXPECT_EQ(api.provider_snapshot(Address{0x42}).error().code, ApiErrorCode::kNotFound);
+}
+
+TEST_F(ProcessTest, BadRequestsGetTypedErrorsAndTheServerKeepsServing) {
+  DevchainProcess chain(dir.path() / "data", genesis_file);
+  ASSERT_TRUE(chain.up());
+  HttpClient api = chain.client();
+  EXPECT_EQ(api.stream(Bytes32{}).error().code, ApiErrorCode::kNotFound);
+  EXPECT_EQ(api.events(10, 5).error().code, ApiErrorCode::kBadRequest);
+  Transaction huge{*api.chain_instance_id(), 0, CbqsCall{Bytes(70'000, 1)}, {}};
+  ASSERT_TRUE(sign_tx(huge, secret(1)));
+  auto r = api.submit(huge);
+  ASSERT_FALSE(r.ok());
+  EXPECT_TRUE(r.error().code == ApiErrorCode::kTxTooLarge) << api_error_name(r.error().code);
+  EXPECT_TRUE(api.height().ok());
+}
+
+TEST_F(ProcessTest, KilledDuringBlockProductionResumesWithContinuousHeightAndState) {
+  auto data = dir.path() / "data";
+  std::vector<Bytes32> included;
+  std::uint64_t height_before = 0;
+  Address sink{0x5a};
+  {
+    DevchainProcess chain(data, genesis_file);
+    ASSERT_TRUE(chain.up());
+    HttpClient api = chain.client();
+    Wallet admin(api, secret(1));
+    std::vector<Bytes32> sent;
+    for (int i = 0; i < 60; ++i) {
+      auto h = admin.send(Transfer{sink, 1'000});
+      ASSERT_TRUE(h.ok());
+      sent.push_back(*h);
+    }
+    // Wait until some (not necessarily all) are in blocks, then kill mid-production.
+    ASSERT_TRUE(cowboy::testing::eventually([&] {
+      auto r = api.receipt(sent[10]);
+      return r.ok() && r->has_value();
+    }));
+    for (const auto& h : sent)
+      if (auto r = api.receipt(h); r.ok() && *r) included.push_back(h);
+    height_before = *api.height();
+    chain.kill9();
+  }
+  DevchainProcess restarted(data, genesis_file);
+  ASSERT_TRUE(restarted.up());
+  HttpClient api = restarted.client();
+  EXPECT_GE(*api.height(), height_before);  // no finalized block lost
+  for (const auto& h : included) EXPECT_TRUE(api.receipt(h)->has_value());  // every seen receipt survived
+  // Applied exactly once: the sender's nonce and the sink's balance agree with the receipts.
+  auto admin_info = *api.account_info(*crypto::secp256k1_address(secret(1)));
+  std::uint64_t applied = admin_info.next_nonce;
+  EXPECT_GE(applied, included.size());
+  EXPECT_EQ(api.account_info(sink)->balance, u128{1'000} * applied);
+  EXPECT_EQ(admin_info.balance + api.account_info(sink)->balance, testing::kGenesisFunds);
+  // And the chain goes on.
+  std::uint64_t h = *api.height();
+  EXPECT_TRUE(cowboy::testing::eventually([&] { return *api.height() > h; }));
+}
+
+}  // namespace
+}  // namespace cowboy::devchain
