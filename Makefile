@@ -28,6 +28,7 @@ fuzz: deps
 
 bench: build
 	$(BUILD)/bin/cbqs_codec_bench --benchmark_repetitions=5 --benchmark_report_aggregates_only=true
+	$(BUILD)/bin/devchain_snapshot_bench --benchmark_repetitions=5 --benchmark_report_aggregates_only=true
 
 clean:
 	rm -rf $(BUILD) build-fuzz

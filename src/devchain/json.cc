@@ -43,6 +43,15 @@ struct Fields {
   }
 };
 
+template <typename Record>
+std::optional<Record> record_from_hex(const json& j) {
+  if (!j.is_string()) return std::nullopt;
+  auto bytes = from_hex(j.get_ref<const std::string&>());
+  if (!bytes) return std::nullopt;
+  auto record = cbqs::decode<Record>(*bytes);
+  if (!record) return std::nullopt;
+  return std::move(*record);
+}
 }  // namespace
 
 json event_to_json(const cbqs::ChainEvent& e) {
@@ -212,24 +221,22 @@ json account_to_json(const cbqs::CbqsAccountV2& a) {
 
 template <typename Record>
 std::optional<Record> record_from_json(const json& j) {
-  if (!j.is_object() || !j.contains("hex") || !j["hex"].is_string()) return std::nullopt;
-  auto bytes = from_hex(j["hex"].get<std::string>());
-  if (!bytes) return std::nullopt;
-  auto record = cbqs::decode<Record>(*bytes);
-  if (!record) return std::nullopt;
-  return std::move(*record);
+  if (!j.is_object() || !j.contains("hex")) return std::nullopt;
+  return record_from_hex<Record>(j["hex"]);
 }
 template std::optional<cbqs::ProviderRecordV2> record_from_json(const json&);
 template std::optional<cbqs::StreamRecordV2> record_from_json(const json&);
 template std::optional<cbqs::CbqsAccountV2> record_from_json(const json&);
 
+// The snapshot is read by machines every cbqs.snapshot_refresh_ms: records go
+// as bare canonical hex strings, without the readable fields of the per-record routes.
 json snapshot_to_json(const ProviderSnapshot& s) {
   json streams = json::array(), accounts = json::array();
-  for (const auto& st : s.streams) streams.push_back(stream_to_json(st));
-  for (const auto& a : s.accounts) accounts.push_back(account_to_json(a));
+  for (const auto& st : s.streams) streams.push_back(hex0x(cbqs::encode(st)));
+  for (const auto& a : s.accounts) accounts.push_back(hex0x(cbqs::encode(a)));
   return json{{"height", s.height},
               {"chain_instance_id", hex0x(s.chain_instance_id)},
-              {"provider", provider_to_json(s.provider)},
+              {"provider", hex0x(cbqs::encode(s.provider))},
               {"streams", streams},
               {"accounts", accounts},
               {"params", params_to_json(s.params)}};
@@ -243,18 +250,20 @@ std::optional<ProviderSnapshot> snapshot_from_json(const json& j) {
   s.chain_instance_id = f.fixed<32>("chain_instance_id");
   if (!f.ok || !j.contains("provider") || !j.contains("streams") || !j.contains("accounts") || !j.contains("params"))
     return std::nullopt;
-  auto provider = record_from_json<cbqs::ProviderRecordV2>(j["provider"]);
+  auto provider = record_from_hex<cbqs::ProviderRecordV2>(j["provider"]);
   auto params = params_from_json(j["params"]);
   if (!provider || !params || !j["streams"].is_array() || !j["accounts"].is_array()) return std::nullopt;
   s.provider = std::move(*provider);
   s.params = *params;
+  s.streams.reserve(j["streams"].size());
   for (const auto& st : j["streams"]) {
-    auto r = record_from_json<cbqs::StreamRecordV2>(st);
+    auto r = record_from_hex<cbqs::StreamRecordV2>(st);
     if (!r) return std::nullopt;
     s.streams.push_back(std::move(*r));
   }
+  s.accounts.reserve(j["accounts"].size());
   for (const auto& a : j["accounts"]) {
-    auto r = record_from_json<cbqs::CbqsAccountV2>(a);
+    auto r = record_from_hex<cbqs::CbqsAccountV2>(a);
     if (!r) return std::nullopt;
     s.accounts.push_back(std::move(*r));
   }
