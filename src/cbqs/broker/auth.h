@@ -1,0 +1,51 @@
+// §7 authorization as pure functions of (grant, snapshot, clock): the grant
+// checks 1-6 at OpenSession, the proof checks at CompleteSession, a session's
+// standing on every request, and the verb and scope rules of docs/protocol.md §C.
+// Each returns the first failing check's §14 code (denial precedence, §D) or nullopt.
+#pragma once
+
+#include <optional>
+
+#include "cbqs/broker/chain_view.h"
+#include "cbqs/wire/errors.h"
+#include "cbqs/wire/frames.h"
+
+namespace cowboy::cbqs::broker {
+
+namespace verb {
+inline constexpr std::uint16_t kAppend = 0x0001;
+inline constexpr std::uint16_t kConsume = 0x0002;
+inline constexpr std::uint16_t kReplay = 0x0004;
+inline constexpr std::uint16_t kManageLanes = 0x0008;
+inline constexpr std::uint16_t kManageGroups = 0x0010;
+inline constexpr std::uint16_t kManageSettings = 0x0020;
+inline constexpr std::uint16_t kAllowedBits = 0x00ff;  // bits 0..7
+}  // namespace verb
+
+/// §7 checks 1-6 in the seed's order (check 7 refuses nothing).
+std::optional<ErrorCode> check_grant(const StreamGrantV2& grant, const ChainView& view, std::uint64_t now_ms);
+
+/// Is the session's grant still good under a (possibly newer) snapshot and the
+/// clock? StreamClosed, GenerationMismatch, BadGrantSignature (the admin key
+/// rotated), GrantExpired, or nullopt.
+std::optional<ErrorCode> check_standing(const StreamGrantV2& grant, const SigningPublicKey& admin_key_at_open,
+                                        const ChainView& view, std::uint64_t now_ms);
+
+/// Proof checks after the (session_id, challenge) pair was matched and found
+/// unexpired: ProofMismatch, BadProofSignature, or nullopt.
+std::optional<ErrorCode> check_proof(const SessionProofV2& proof, const StreamGrantV2& grant, const Bytes32& grant_id);
+
+/// The verb mask a request needs (any one bit suffices); 0 = none needed.
+std::uint16_t required_verbs(const CbqsRequestBodyV2& body);
+
+bool lane_in_scope(const LaneScope& scope, std::uint64_t lane_id);
+bool group_in_scope(const GroupScope& scope, std::uint64_t group_id);
+bool is_any(const LaneScope& scope);
+bool is_any(const GroupScope& scope);
+/// requested ∩ granted for a Cursor subscription; nullopt when empty.
+std::optional<LaneScope> intersect(const LaneScope& requested, const LaneScope& granted);
+
+/// §6.2 on the stream's account in this snapshot.
+bool stream_solvent(const ChainView& view, const StreamRecordV2& stream);
+
+}  // namespace cowboy::cbqs::broker

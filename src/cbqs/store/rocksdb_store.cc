@@ -1,0 +1,99 @@
+#include <rocksdb/db.h>
+#include <rocksdb/write_batch.h>
+
+#include "cbqs/store/store.h"
+
+namespace cowboy::cbqs::store {
+
+std::string_view to_string(StoreError e) {
+  switch (e) {
+    case StoreError::kIo: return "storage I/O failed";
+    case StoreError::kFormatMismatch: return "the store has no cbqs/store-format = 2 marker (§18 rule 4)";
+    case StoreError::kFailed: return "the store failed earlier and accepts no more writes";
+  }
+  return "?";
+}
+
+namespace {
+
+class RocksDbStore final : public Store {
+ public:
+  explicit RocksDbStore(std::unique_ptr<rocksdb::DB> db) : db_(std::move(db)) {}
+
+  Result<Unit, StoreError> write(const WriteBatch& batch, Sync sync) override {
+    if (failed_) return Err{StoreError::kFailed};
+    rocksdb::WriteBatch wb;
+    for (const auto& op : batch.ops()) {
+      switch (op.kind) {
+        case WriteBatch::Op::kPut: wb.Put(op.key, op.value); break;
+        case WriteBatch::Op::kDelete: wb.Delete(op.key); break;
+        case WriteBatch::Op::kDeleteRange: wb.DeleteRange(op.key, op.value); break;
+      }
+    }
+    rocksdb::WriteOptions options;
+    options.sync = sync == Sync::kYes;
+    if (!db_->Write(options, &wb).ok()) {
+      failed_ = true;  // fail closed: after an unknown outcome nothing more is written
+      return Err{StoreError::kIo};
+    }
+    return Unit{};
+  }
+
+  Result<std::optional<std::string>, StoreError> get(std::string_view key) override {
+    std::string value;
+    auto status = db_->Get(rocksdb::ReadOptions(), rocksdb::Slice(key.data(), key.size()), &value);
+    if (status.IsNotFound()) return std::optional<std::string>{};
+    if (!status.ok()) return Err{StoreError::kIo};
+    return std::optional<std::string>(std::move(value));
+  }
+
+  Result<Unit, StoreError> scan(std::string_view begin, std::string_view end,
+                                const std::function<bool(std::string_view, std::string_view)>& visit) override {
+    std::unique_ptr<rocksdb::Iterator> it(db_->NewIterator(rocksdb::ReadOptions()));
+    for (it->Seek(rocksdb::Slice(begin.data(), begin.size())); it->Valid(); it->Next()) {
+      auto key = it->key().ToStringView();
+      if (key >= end) break;
+      if (!visit(key, it->value().ToStringView())) break;
+    }
+    if (!it->status().ok()) return Err{StoreError::kIo};
+    return Unit{};
+  }
+
+ private:
+  std::unique_ptr<rocksdb::DB> db_;
+  bool failed_ = false;
+};
+
+}  // namespace
+
+Result<Unit, StoreError> ensure_format_marker(Store& store, bool created) {
+  if (created) {
+    WriteBatch batch;
+    batch.put(std::string(kFormatMarkerKey), std::string(kFormatMarkerValue));
+    return store.write(batch, Sync::kYes);
+  }
+  auto marker = store.get(kFormatMarkerKey);
+  if (!marker) return Err{marker.error()};
+  if (!*marker || **marker != kFormatMarkerValue) return Err{StoreError::kFormatMismatch};
+  return Unit{};
+}
+
+Result<std::unique_ptr<Store>, std::string> open_rocksdb_store(const std::string& path) {
+  rocksdb::Options options;
+  options.create_if_missing = true;
+  rocksdb::DB* raw = nullptr;
+  // A store is "created" when RocksDB had nothing there before this open.
+  rocksdb::Options probe;
+  probe.create_if_missing = false;
+  rocksdb::DB* existing = nullptr;
+  bool created = !rocksdb::DB::OpenForReadOnly(probe, path, &existing).ok();
+  delete existing;
+  auto status = rocksdb::DB::Open(options, path, &raw);
+  if (!status.ok()) return Err{"cannot open store " + path + ": " + status.ToString()};
+  auto store = std::make_unique<RocksDbStore>(std::unique_ptr<rocksdb::DB>(raw));
+  if (auto ok = ensure_format_marker(*store, created); !ok)
+    return Err{"refusing store " + path + ": " + std::string(to_string(ok.error()))};
+  return std::unique_ptr<Store>(std::move(store));
+}
+
+}  // namespace cowboy::cbqs::store
