@@ -59,8 +59,8 @@ Bytes32 records_digest(std::span<const Bytes32> record_digests) {
   return crypto::keccak256(preimage);
 }
 
-std::uint64_t room_lane_id(const RoomLaneV2& room) {
-  Bytes32 commitment = std::visit(
+Bytes32 room_lane_commitment(const RoomLaneV2& room) {
+  return std::visit(
       [](const auto& r) {
         std::array<std::uint8_t, 1> kind{std::decay_t<decltype(r)>::kTag};
         if constexpr (std::is_same_v<std::decay_t<decltype(r)>, RoomInbox>) {
@@ -70,6 +70,10 @@ std::uint64_t room_lane_id(const RoomLaneV2& room) {
         }
       },
       room);
+}
+
+std::uint64_t room_lane_id(const RoomLaneV2& room) {
+  Bytes32 commitment = room_lane_commitment(room);
   std::uint64_t id = 0;
   for (int i = 0; i < 8; ++i) id = id << 8 | commitment[i];
   return id;

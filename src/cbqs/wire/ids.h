@@ -30,7 +30,9 @@ Bytes32 record_digest(const RecordHeaderV2& header, ByteView payload);
 /// keccak256("cbqs/records-digest/v2" || count_u32_be || digest...)
 Bytes32 records_digest(std::span<const Bytes32> record_digests);
 
-/// lane_id = u64_be(keccak256(domain || room_id || u8(kind) [|| seat_id])[0..8])
+/// commitment = keccak256(domain || room_id || u8(kind) [|| seat_id])
+Bytes32 room_lane_commitment(const RoomLaneV2& room);
+/// lane_id = u64_be(commitment[0..8])
 std::uint64_t room_lane_id(const RoomLaneV2& room);
 
 // ---- signing and verification (Ed25519) -------------------------------------

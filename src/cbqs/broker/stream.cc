@@ -1,0 +1,368 @@
+#include "cbqs/broker/stream.h"
+
+#include "cbqs/broker/auth.h"
+#include "cbqs/wire/codec.h"
+#include "cbqs/wire/ids.h"
+
+namespace cowboy::cbqs::broker {
+
+namespace {
+
+using store::StoreError;
+using store::Sync;
+using store::WriteBatch;
+
+constexpr std::uint8_t kMetaVersion = 1;
+
+void put_be64(std::string& out, std::uint64_t v) {
+  for (int i = 7; i >= 0; --i) out.push_back(static_cast<char>(v >> (8 * i)));
+}
+std::uint64_t get_be64(std::string_view s) {
+  std::uint64_t v = 0;
+  for (std::size_t i = 0; i < 8 && i < s.size(); ++i) v = v << 8 | static_cast<std::uint8_t>(s[i]);
+  return v;
+}
+std::string as_string(ByteView b) { return std::string(reinterpret_cast<const char*>(b.data()), b.size()); }
+ByteView as_view(std::string_view s) { return {reinterpret_cast<const std::uint8_t*>(s.data()), s.size()}; }
+
+std::string encode_record(const Record& r) {
+  std::string out;
+  out.reserve(16 + r.payload.size());
+  put_be64(out, r.lane_id);
+  put_be64(out, r.committed_at_ms);
+  out.append(reinterpret_cast<const char*>(r.payload.data()), r.payload.size());
+  return out;
+}
+
+std::optional<Record> decode_record(std::uint64_t sequence, std::string_view value) {
+  if (value.size() < 16) return std::nullopt;
+  Record r;
+  r.sequence = sequence;
+  r.lane_id = get_be64(value);
+  r.committed_at_ms = get_be64(value.substr(8));
+  r.payload.assign(value.begin() + 16, value.end());
+  return r;
+}
+
+bool settings_valid(const StreamSettingsV2& s, const Params& p) {
+  return s.retention_ms > 0 && s.retention_ms <= p.retention_ms && s.retained_bytes_limit > 0 &&
+         s.retained_bytes_limit <= p.max_retained_bytes_per_stream && s.max_message_bytes > 0 &&
+         s.max_message_bytes <= p.max_message_bytes && s.max_append_bytes_per_sec > 0 &&
+         s.max_append_bytes_per_sec <= p.max_append_bytes_per_sec && s.max_delivered_bytes_per_sec > 0 &&
+         s.max_delivered_bytes_per_sec <= p.max_delivered_bytes_per_sec;
+}
+
+}  // namespace
+
+std::string StreamState::key(char kind) const {
+  std::string k = "s/";
+  k.append(reinterpret_cast<const char*>(stream_id_.data()), stream_id_.size());
+  k.push_back('/');
+  k.push_back(kind);
+  return k;
+}
+
+std::string StreamState::key(char kind, std::uint64_t n) const {
+  std::string k = key(kind);
+  k.push_back('/');
+  put_be64(k, n);
+  return k;
+}
+
+std::string StreamState::encode_meta() const {
+  codec::Writer w;
+  w.u8(kMetaVersion);
+  w.u64(next_lane_id_);
+  w.u64(next_group_id_);
+  w.u64(next_sequence_durable_);
+  w.fixed(last_checkpoint_id_);
+  w.u64(last_committed_at_ms_);
+  w.u64(last_snapshot_height_);
+  w.u64(floor_);
+  return as_string(w.data());
+}
+
+Result<StreamState, StoreError> StreamState::load(store::Store& store, const Bytes32& stream_id) {
+  StreamState s(stream_id);
+  auto meta = store.get(s.key('m'));
+  if (!meta) return Err{meta.error()};
+  if (*meta) {
+    codec::Reader r(as_view(**meta));
+    r.version(kMetaVersion);
+    s.next_lane_id_ = r.u64();
+    s.next_group_id_ = r.u64();
+    s.next_sequence_durable_ = r.u64();
+    s.last_checkpoint_id_ = r.fixed<32>();
+    s.last_committed_at_ms_ = r.u64();
+    s.last_snapshot_height_ = r.u64();
+    s.floor_ = r.u64();
+    r.finish();
+    if (!r.ok()) return Err{StoreError::kIo};
+  }
+  s.next_sequence_staged_ = s.next_sequence_durable_;
+
+  bool corrupt = false;
+  auto scan = [&](char kind, const std::function<bool(std::uint64_t, std::string_view)>& visit) {
+    std::string begin = s.key(kind) + "/", end = s.key(kind) + "0";  // '0' follows '/'
+    return store.scan(begin, end, [&](std::string_view k, std::string_view v) {
+      return visit(get_be64(k.substr(begin.size())), v);
+    });
+  };
+  auto lanes = scan('l', [&](std::uint64_t id, std::string_view v) {
+    codec::Reader r(as_view(v));
+    LaneRecordV2 record;
+    get(r, record);
+    Lane lane{record.status, std::nullopt};
+    if (r.option_tag()) lane.room = r.fixed<32>();
+    r.finish();
+    if (!r.ok()) return !(corrupt = true);
+    s.lanes_[id] = lane;
+    return true;
+  });
+  auto records = scan('r', [&](std::uint64_t seq, std::string_view v) {
+    auto rec = decode_record(seq, v);
+    if (!rec) return !(corrupt = true);
+    std::uint64_t bytes = retained_record_bytes(rec->payload.size());
+    s.retained_.push_back({seq, rec->committed_at_ms, bytes});
+    s.retained_bytes_ += bytes;
+    return true;
+  });
+  auto receipts = scan('c', [&](std::uint64_t last, std::string_view v) {
+    auto receipt = decode<CheckpointReceiptV2>(as_view(v));
+    if (!receipt) return !(corrupt = true);
+    s.receipts_[last] = {receipt->first_sequence, v.size()};
+    s.retained_bytes_ += v.size();
+    return true;
+  });
+  if (!lanes || !records || !receipts || corrupt) return Err{StoreError::kIo};
+  auto settings = store.get(s.key('t'));
+  if (!settings) return Err{settings.error()};
+  if (*settings) {
+    auto decoded = decode<StreamSettingsV2>(as_view(**settings));
+    if (!decoded) return Err{StoreError::kIo};
+    s.settings_ = *decoded;
+  }
+  return s;
+}
+
+// ---- lanes -------------------------------------------------------------------
+
+Result<Unit, ErrorCode> StreamState::write_lane(store::Store& store, std::uint64_t lane_id, const Lane& lane,
+                                                std::uint64_t next_lane_id) {
+  codec::Writer w;
+  put(w, LaneRecordV2{stream_id_, lane_id, lane.status});
+  w.option(lane.room, [&](const Bytes32& c) { w.fixed(c); });
+  auto saved_next = next_lane_id_;
+  next_lane_id_ = next_lane_id;
+  WriteBatch batch;
+  batch.put(key('l', lane_id), as_string(w.data()));
+  batch.put(key('m'), encode_meta());
+  if (!store.write(batch, Sync::kYes)) {
+    next_lane_id_ = saved_next;
+    failed_ = true;
+    return Err{ErrorCode::kUnavailable};
+  }
+  lanes_[lane_id] = lane;
+  return Unit{};
+}
+
+Result<std::uint64_t, ErrorCode> StreamState::create_lane(store::Store& store, const std::optional<RoomLaneV2>& room,
+                                                          const Params& params) {
+  if (failed_) return Err{ErrorCode::kUnavailable};
+  if (room) {
+    Bytes32 commitment = room_lane_commitment(*room);
+    std::uint64_t id = room_lane_id(*room);
+    if (auto it = lanes_.find(id); it != lanes_.end()) {
+      if (it->second.room != commitment) return Err{ErrorCode::kLaneIdConflict};
+      if (it->second.status == LaneStatusV2::kClosed) return Err{ErrorCode::kLaneClosed};
+      return id;  // the same room, Active: idempotent
+    }
+    if (lanes_.size() >= params.max_lanes_per_stream) return Err{ErrorCode::kLaneLimit};
+    if (id == 0) return Err{ErrorCode::kLaneIdConflict};
+    if (auto ok = write_lane(store, id, Lane{LaneStatusV2::kActive, commitment}, next_lane_id_); !ok)
+      return Err{ok.error()};
+    return id;
+  }
+  if (lanes_.size() >= params.max_lanes_per_stream) return Err{ErrorCode::kLaneLimit};
+  std::uint64_t id = next_lane_id_;
+  while (lanes_.contains(id)) ++id;  // skip ids held by room lanes
+  if (auto ok = write_lane(store, id, Lane{}, id + 1); !ok) return Err{ok.error()};
+  return id;
+}
+
+Result<Unit, ErrorCode> StreamState::close_lane(store::Store& store, std::uint64_t lane_id) {
+  if (failed_) return Err{ErrorCode::kUnavailable};
+  auto it = lanes_.find(lane_id);
+  if (it == lanes_.end()) return Err{ErrorCode::kUnknownLane};
+  if (it->second.status == LaneStatusV2::kClosed) return Err{ErrorCode::kLaneClosed};
+  Lane closed = it->second;
+  closed.status = LaneStatusV2::kClosed;
+  return write_lane(store, lane_id, closed, next_lane_id_);
+}
+
+resp::Lanes StreamState::list_lanes(std::optional<std::uint64_t> after, std::uint32_t limit,
+                                    const LaneScope& scope) const {
+  resp::Lanes out;
+  auto it = after ? lanes_.upper_bound(*after) : lanes_.begin();
+  for (; it != lanes_.end(); ++it) {
+    if (!lane_in_scope(scope, it->first)) continue;
+    if (out.lanes.size() == limit) {  // one more in scope remains
+      out.next_after_lane_id = out.lanes.back().lane_id;
+      break;
+    }
+    out.lanes.push_back(LaneRecordV2{stream_id_, it->first, it->second.status});
+  }
+  return out;
+}
+
+std::optional<LaneStatusV2> StreamState::lane_status(std::uint64_t lane_id) const {
+  auto it = lanes_.find(lane_id);
+  if (it == lanes_.end()) return std::nullopt;
+  return it->second.status;
+}
+
+// ---- settings ------------------------------------------------------------------
+
+StreamSettingsV2 StreamState::effective_settings(const Params& p) const {
+  if (settings_) return *settings_;
+  return StreamSettingsV2{p.retention_ms, p.max_retained_bytes_per_stream, static_cast<std::uint32_t>(p.max_message_bytes),
+                          p.max_append_bytes_per_sec, p.max_delivered_bytes_per_sec};
+}
+
+Result<StreamSettingsV2, ErrorCode> StreamState::update_settings(store::Store& store, const StreamSettingsV2& s,
+                                                                 const Params& params) {
+  if (failed_) return Err{ErrorCode::kUnavailable};
+  if (!settings_valid(s, params)) return Err{ErrorCode::kInvalidSettings};
+  WriteBatch batch;
+  batch.put(key('t'), as_string(encode(s)));
+  if (!store.write(batch, Sync::kYes)) {
+    failed_ = true;
+    return Err{ErrorCode::kUnavailable};
+  }
+  settings_ = s;
+  return s;
+}
+
+// ---- appends and checkpoints ------------------------------------------------------
+
+Result<std::uint64_t, ErrorCode> StreamState::stage_append(std::uint64_t lane_id, Bytes payload) {
+  if (failed_) return Err{ErrorCode::kUnavailable};
+  auto status = lane_status(lane_id);
+  if (!status) return Err{ErrorCode::kUnknownLane};
+  if (*status == LaneStatusV2::kClosed) return Err{ErrorCode::kLaneClosed};
+  std::uint64_t seq = next_sequence_staged_++;
+  open_.push_back(Record{seq, lane_id, 0, std::move(payload)});
+  return seq;
+}
+
+PreparedBatch StreamState::close_batch(const ChainView& view, const ProviderIdentity& provider,
+                                       std::uint64_t now_ms) {
+  PreparedBatch batch;
+  if (open_.empty() || batch_in_flight_ || failed_) return batch;
+  batch_in_flight_ = true;
+  batch.records = std::move(open_);
+  open_.clear();
+  std::uint64_t committed_at = std::max(last_committed_at_ms_, now_ms);
+  std::uint64_t snapshot_height = std::max(last_snapshot_height_, view.height);
+
+  std::vector<Bytes32> digests;
+  digests.reserve(batch.records.size());
+  for (auto& r : batch.records) {
+    r.committed_at_ms = committed_at;
+    digests.push_back(record_digest(RecordHeaderV2{stream_id_, r.lane_id}, r.payload));
+    batch.write.put(key('r', r.sequence), encode_record(r));
+  }
+  CheckpointReceiptV2& c = batch.receipt;
+  c.chain_instance_id = view.chain_instance_id;
+  c.stream_id = stream_id_;
+  c.provider = provider.address;
+  c.first_sequence = batch.records.front().sequence;
+  c.last_sequence = batch.records.back().sequence;
+  c.records_digest = records_digest(digests);
+  c.previous_checkpoint = last_checkpoint_id_;
+  c.committed_at_ms = committed_at;
+  c.snapshot_height = snapshot_height;
+  sign_checkpoint(c, provider.signing_seed);
+  batch.write.put(key('c', c.last_sequence), as_string(encode(c)));
+
+  // The high-water marks as they stand once this batch is durable.
+  auto saved = std::tuple(next_sequence_durable_, last_checkpoint_id_, last_committed_at_ms_, last_snapshot_height_);
+  next_sequence_durable_ = c.last_sequence + 1;
+  last_checkpoint_id_ = checkpoint_id(c);
+  last_committed_at_ms_ = committed_at;
+  last_snapshot_height_ = snapshot_height;
+  batch.write.put(key('m'), encode_meta());
+  std::tie(next_sequence_durable_, last_checkpoint_id_, last_committed_at_ms_, last_snapshot_height_) = saved;
+  return batch;
+}
+
+void StreamState::batch_durable(PreparedBatch&& batch) {
+  batch_in_flight_ = false;
+  if (batch.empty()) return;
+  const auto& c = batch.receipt;
+  next_sequence_durable_ = c.last_sequence + 1;
+  last_checkpoint_id_ = checkpoint_id(c);
+  last_committed_at_ms_ = c.committed_at_ms;
+  last_snapshot_height_ = c.snapshot_height;
+  for (const auto& r : batch.records) {
+    std::uint64_t bytes = retained_record_bytes(r.payload.size());
+    retained_.push_back({r.sequence, r.committed_at_ms, bytes});
+    retained_bytes_ += bytes;
+  }
+  std::uint64_t receipt_bytes = encode(c).size();
+  receipts_[c.last_sequence] = {c.first_sequence, receipt_bytes};
+  retained_bytes_ += receipt_bytes;
+}
+
+Result<std::optional<Record>, StoreError> StreamState::read(store::Store& store, std::uint64_t sequence) const {
+  if (sequence < floor_ || sequence > durable_head()) return std::optional<Record>{};
+  auto value = store.get(key('r', sequence));
+  if (!value) return Err{value.error()};
+  if (!*value) return std::optional<Record>{};
+  return decode_record(sequence, **value);
+}
+
+Result<CheckpointReceiptV2, ErrorCode> StreamState::checkpoint(store::Store& store,
+                                                                std::optional<std::uint64_t> covering) const {
+  std::uint64_t last;
+  if (!covering) {
+    if (receipts_.empty()) return Err{ErrorCode::kCheckpointNotFound};
+    last = receipts_.rbegin()->first;
+  } else {
+    if (*covering < floor_) return Err{ErrorCode::kSequenceNotRetained};
+    auto it = receipts_.lower_bound(*covering);
+    if (it == receipts_.end() || it->second.first_sequence > *covering) return Err{ErrorCode::kCheckpointNotFound};
+    last = it->first;
+  }
+  auto value = store.get(key('c', last));
+  if (!value || !*value) return Err{ErrorCode::kUnavailable};
+  auto receipt = decode<CheckpointReceiptV2>(as_view(**value));
+  if (!receipt) return Err{ErrorCode::kInternal};
+  return *receipt;
+}
+
+store::WriteBatch StreamState::advance_floor(const Params& params, std::uint64_t now_ms) {
+  WriteBatch batch;
+  StreamSettingsV2 s = effective_settings(params);
+  std::uint64_t old_floor = floor_;
+  while (!retained_.empty()) {
+    const Retained& oldest = retained_.front();
+    bool expired = now_ms >= oldest.committed_at_ms && now_ms - oldest.committed_at_ms >= s.retention_ms;
+    if (!expired && retained_bytes_ <= s.retained_bytes_limit) break;
+    retained_bytes_ -= oldest.bytes;
+    floor_ = oldest.sequence + 1;
+    retained_.pop_front();
+    // A receipt goes as soon as the floor passes the last record it attests.
+    while (!receipts_.empty() && receipts_.begin()->first < floor_) {
+      retained_bytes_ -= receipts_.begin()->second.bytes;
+      batch.del(key('c', receipts_.begin()->first));
+      receipts_.erase(receipts_.begin());
+    }
+  }
+  if (floor_ == old_floor) return WriteBatch{};
+  batch.delete_range(key('r', old_floor), key('r', floor_));
+  batch.put(key('m'), encode_meta());
+  return batch;
+}
+
+}  // namespace cowboy::cbqs::broker

@@ -1,0 +1,151 @@
+// One stream's durable state: lanes, the record log, the checkpoint chain,
+// settings and the retention floor. Not thread-safe: its owner (one executor per
+// stream) calls everything.
+//
+// Durability contract (§10, §19 clauses 6 and 9). Appends are staged into the
+// open batch with their sequence numbers; close_batch() turns the open batch
+// into one WriteBatch holding its records, their signed CheckpointReceiptV2 and
+// the stream's high-water marks; the owner writes it with Sync::kYes and only
+// after that write returns calls batch_durable(), which publishes the records
+// (readable, deliverable) and allows the Appended answers. A crash before the
+// write returns leaves none of the batch; after, all of it with its receipt.
+// A failed write fails the stream closed: nothing more is staged or acked.
+//
+// Store layout, per stream (<sid> = 32 raw bytes):
+//   s/<sid>/m              StreamMeta (counters, tail of the checkpoint chain)
+//   s/<sid>/l/<lane BE>    lane: LaneRecordV2 || Option<Bytes32> room commitment
+//   s/<sid>/r/<seq BE>     record: lane u64 || committed_at_ms u64 || payload
+//   s/<sid>/c/<last BE>    CheckpointReceiptV2, keyed by its last_sequence
+//   s/<sid>/t              StreamSettingsV2, once the owner set them
+#pragma once
+
+#include <deque>
+#include <map>
+
+#include "cbqs/broker/chain_view.h"
+#include "cbqs/store/store.h"
+#include "cbqs/wire/errors.h"
+#include "cbqs/wire/frames.h"
+#include "common/crypto.h"
+
+namespace cowboy::cbqs::broker {
+
+/// Bytes a record counts against retained_bytes_limit: canonical(RecordHeaderV2)
+/// 41 + sequence 8 + payload length 4 + n (docs/protocol.md §P).
+constexpr std::uint64_t retained_record_bytes(std::uint64_t n) { return 53 + n; }
+
+struct Record {
+  std::uint64_t sequence = 0;
+  std::uint64_t lane_id = 0;
+  std::uint64_t committed_at_ms = 0;
+  Bytes payload;
+};
+
+/// What close_batch() produced: the write to make durable, and what to publish after it.
+struct PreparedBatch {
+  store::WriteBatch write;
+  CheckpointReceiptV2 receipt;
+  std::vector<Record> records;
+  bool empty() const { return records.empty(); }
+};
+
+/// Who signs checkpoints: the provider's address and Ed25519 seed.
+struct ProviderIdentity {
+  Address address{};
+  crypto::Ed25519Seed signing_seed{};
+};
+
+class StreamState {
+ public:
+  /// Loads the stream from the store (an unknown stream starts empty).
+  static Result<StreamState, store::StoreError> load(store::Store& store, const Bytes32& stream_id);
+
+  const Bytes32& stream_id() const { return stream_id_; }
+  bool failed() const { return failed_; }
+  void mark_failed() { failed_ = true; }
+
+  // ---- lanes (§8, docs/protocol.md §N); each change is one synced write ----
+  Result<std::uint64_t, ErrorCode> create_lane(store::Store& store, const std::optional<RoomLaneV2>& room,
+                                               const Params& params);
+  Result<Unit, ErrorCode> close_lane(store::Store& store, std::uint64_t lane_id);
+  /// Lanes in ascending id after `after`, at most `limit`, only those `in_scope`.
+  resp::Lanes list_lanes(std::optional<std::uint64_t> after, std::uint32_t limit, const LaneScope& scope) const;
+  std::optional<LaneStatusV2> lane_status(std::uint64_t lane_id) const;
+
+  // ---- settings (§13) ----
+  StreamSettingsV2 effective_settings(const Params& params) const;
+  Result<StreamSettingsV2, ErrorCode> update_settings(store::Store& store, const StreamSettingsV2& s,
+                                                      const Params& params);
+
+  // ---- appends and the checkpoint chain (§9, §10) ----
+  /// Stages an append into the open batch; returns its sequence. The lane must
+  /// exist and be Active (the caller checked scope, verbs, solvency, size, rate).
+  Result<std::uint64_t, ErrorCode> stage_append(std::uint64_t lane_id, Bytes payload);
+  std::size_t open_batch_size() const { return open_.size(); }
+  /// Closes the open batch (nothing if empty) into a signed, ready-to-write batch.
+  PreparedBatch close_batch(const ChainView& view, const ProviderIdentity& provider, std::uint64_t now_ms);
+  /// Publishes a batch whose write returned ok.
+  void batch_durable(PreparedBatch&& batch);
+
+  /// Highest durable sequence (0 before the first batch).
+  std::uint64_t durable_head() const { return next_sequence_durable_ - 1; }
+  std::uint64_t floor() const { return floor_; }  // lowest retained sequence
+  std::uint64_t retained_bytes() const { return retained_bytes_; }
+
+  /// A durable, retained record; nullopt below the floor or above the head.
+  Result<std::optional<Record>, store::StoreError> read(store::Store& store, std::uint64_t sequence) const;
+  /// docs/protocol.md §P: None = latest; Some(s) = the receipt covering s.
+  Result<CheckpointReceiptV2, ErrorCode> checkpoint(store::Store& store, std::optional<std::uint64_t> covering) const;
+
+  // ---- retention (§12) ----
+  /// Advances the floor by retention_ms and retained_bytes_limit; returns the
+  /// write that deletes what fell below it (empty if nothing did).
+  store::WriteBatch advance_floor(const Params& params, std::uint64_t now_ms);
+
+ private:
+  struct Lane {
+    LaneStatusV2 status = LaneStatusV2::kActive;
+    std::optional<Bytes32> room;  // the §11.1 commitment of a room lane
+  };
+  struct Retained {  // one durable record, for retention accounting
+    std::uint64_t sequence;
+    std::uint64_t committed_at_ms;
+    std::uint64_t bytes;
+  };
+  struct ReceiptInfo {
+    std::uint64_t first_sequence;
+    std::uint64_t bytes;
+  };
+
+  explicit StreamState(const Bytes32& id) : stream_id_(id) {}
+  std::string key(char kind) const;
+  std::string key(char kind, std::uint64_t n) const;
+  std::string encode_meta() const;
+  Result<Unit, ErrorCode> write_lane(store::Store& store, std::uint64_t lane_id, const Lane& lane,
+                                     std::uint64_t next_lane_id);
+
+  Bytes32 stream_id_;
+  bool failed_ = false;
+  std::map<std::uint64_t, Lane> lanes_;
+  std::uint64_t next_lane_id_ = 1;
+  std::uint64_t next_group_id_ = 1;  // reserved for consumer groups
+  std::optional<StreamSettingsV2> settings_;
+
+  // The checkpoint chain tail (durable).
+  std::uint64_t next_sequence_durable_ = 1;
+  Bytes32 last_checkpoint_id_{};
+  std::uint64_t last_committed_at_ms_ = 0;
+  std::uint64_t last_snapshot_height_ = 0;
+  // Staged, not yet durable.
+  std::uint64_t next_sequence_staged_ = 1;
+  std::vector<Record> open_;
+  bool batch_in_flight_ = false;  // one closed batch at a time keeps the chain in order
+
+  // Retention.
+  std::uint64_t floor_ = 1;
+  std::uint64_t retained_bytes_ = 0;
+  std::deque<Retained> retained_;
+  std::map<std::uint64_t, ReceiptInfo> receipts_;  // by last_sequence
+};
+
+}  // namespace cowboy::cbqs::broker

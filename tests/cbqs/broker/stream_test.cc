@@ -1,0 +1,221 @@
+// One stream's durable state: lanes, batches and the checkpoint chain,
+// crash and sync-failure behaviour, retention and settings.
+#include "cbqs/broker/stream.h"
+
+#include <gtest/gtest.h>
+
+#include "cbqs/store/memory_store.h"
+#include "cbqs/wire/ids.h"
+
+namespace cowboy::cbqs::broker {
+namespace {
+
+using store::MemoryStore;
+using store::Sync;
+
+class StreamTest : public ::testing::Test {
+ protected:
+  MemoryStore store;
+  ChainView view;
+  ProviderIdentity provider;
+  Bytes32 sid{};
+  std::uint64_t now = 1'000'000;
+
+  void SetUp() override {
+    sid[0] = 0x5e;
+    view.height = 100;
+    view.chain_instance_id[0] = 0xc1;
+    provider.address[0] = 0xb0;
+    provider.signing_seed[0] = 0x11;
+    view.provider.chain_instance_id = view.chain_instance_id;
+    view.provider.provider = provider.address;
+    view.provider.signing_key = ed25519_public_key(provider.signing_seed);
+  }
+
+  StreamState load() { return std::move(*StreamState::load(store, sid)); }
+
+  /// The owner's job: close the open batch, write it synced, publish it.
+  bool commit(StreamState& s) {
+    PreparedBatch b = s.close_batch(view, provider, now);
+    if (b.empty()) return true;
+    if (!store.write(b.write, Sync::kYes)) {
+      s.mark_failed();
+      return false;
+    }
+    s.batch_durable(std::move(b));
+    return true;
+  }
+
+  std::uint64_t append(StreamState& s, std::uint64_t lane, std::string_view text) {
+    return *s.stage_append(lane, Bytes(text.begin(), text.end()));
+  }
+};
+
+TEST_F(StreamTest, PlainLaneIdsAreAssignedFromOneAndNeverReissued) {
+  auto s = load();
+  EXPECT_EQ(*s.create_lane(store, std::nullopt, view.params), 1u);
+  EXPECT_EQ(*s.create_lane(store, std::nullopt, view.params), 2u);
+  ASSERT_TRUE(s.close_lane(store, 2).ok());
+  auto reloaded = load();  // across a restart too
+  EXPECT_EQ(*reloaded.create_lane(store, std::nullopt, view.params), 3u);
+  EXPECT_EQ(reloaded.lane_status(2), LaneStatusV2::kClosed);
+  EXPECT_EQ(reloaded.close_lane(store, 2).error(), ErrorCode::kLaneClosed);
+  EXPECT_EQ(reloaded.close_lane(store, 99).error(), ErrorCode::kUnknownLane);
+}
+
+TEST_F(StreamTest, RoomLanesAreDerivedIdempotentAndNeverReopened) {
+  auto s = load();
+  RoomLaneV2 room = RoomMessages{Bytes32{7}};
+  auto id = s.create_lane(store, room, view.params);
+  ASSERT_TRUE(id.ok());
+  EXPECT_EQ(*id, room_lane_id(room));
+  EXPECT_EQ(*s.create_lane(store, room, view.params), *id);  // anyone may "create" it again
+  RoomLaneV2 inbox = RoomInbox{Bytes32{7}, Bytes32{9}};
+  EXPECT_NE(*s.create_lane(store, inbox, view.params), *id);
+  ASSERT_TRUE(s.close_lane(store, *id).ok());
+  EXPECT_EQ(s.create_lane(store, room, view.params).error(), ErrorCode::kLaneClosed);
+}
+
+TEST_F(StreamTest, LaneLimitAndPaging) {
+  view.params.max_lanes_per_stream = 3;
+  auto s = load();
+  for (int i = 0; i < 3; ++i) ASSERT_TRUE(s.create_lane(store, std::nullopt, view.params).ok());
+  EXPECT_EQ(s.create_lane(store, std::nullopt, view.params).error(), ErrorCode::kLaneLimit);
+  auto page = s.list_lanes(std::nullopt, 2, LaneScopeAny{});
+  ASSERT_EQ(page.lanes.size(), 2u);
+  EXPECT_EQ(page.next_after_lane_id, 2u);
+  auto rest = s.list_lanes(2, 2, LaneScopeAny{});
+  ASSERT_EQ(rest.lanes.size(), 1u);
+  EXPECT_EQ(rest.lanes[0].lane_id, 3u);
+  EXPECT_FALSE(rest.next_after_lane_id);
+  auto scoped = s.list_lanes(std::nullopt, 10, LaneScopeSet{{1, 3}});
+  ASSERT_EQ(scoped.lanes.size(), 2u);
+  EXPECT_EQ(scoped.lanes[1].lane_id, 3u);
+}
+
+TEST_F(StreamTest, CheckpointChainAlongManyBatches) {
+  auto s = load();
+  std::uint64_t lane = *s.create_lane(store, std::nullopt, view.params);
+  std::vector<CheckpointReceiptV2> chain;
+  for (int batch = 0; batch < 20; ++batch) {
+    for (int i = 0; i <= batch % 4; ++i) append(s, lane, "record " + std::to_string(batch) + "/" + std::to_string(i));
+    now += batch % 3;  // the clock may stand still
+    if (batch == 10) view.height = 90;  // a snapshot that went backwards must not lower the receipts
+    ASSERT_TRUE(commit(s));
+    chain.push_back(*s.checkpoint(store, std::nullopt));
+  }
+  Bytes32 previous{};
+  std::uint64_t next_first = 1, last_committed = 0, last_height = 0;
+  for (const auto& c : chain) {
+    EXPECT_EQ(c.first_sequence, next_first);
+    EXPECT_EQ(c.previous_checkpoint, previous);
+    EXPECT_GE(c.committed_at_ms, last_committed);
+    EXPECT_GE(c.snapshot_height, last_height);
+    EXPECT_EQ(verify_checkpoint(c, view.provider), CheckpointVerdict::kValid);
+    std::vector<Bytes32> digests;
+    for (std::uint64_t seq = c.first_sequence; seq <= c.last_sequence; ++seq) {
+      auto r = *s.read(store, seq);
+      ASSERT_TRUE(r);
+      digests.push_back(record_digest(RecordHeaderV2{sid, r->lane_id}, r->payload));
+    }
+    EXPECT_EQ(records_digest(digests), c.records_digest);
+    previous = checkpoint_id(c);
+    next_first = c.last_sequence + 1;
+    last_committed = c.committed_at_ms;
+    last_height = c.snapshot_height;
+  }
+  // GetCheckpoint by covering sequence.
+  auto covering = s.checkpoint(store, std::uint64_t{5});
+  ASSERT_TRUE(covering.ok());
+  EXPECT_LE(covering->first_sequence, 5u);
+  EXPECT_GE(covering->last_sequence, 5u);
+  EXPECT_EQ(s.checkpoint(store, s.durable_head() + 1).error(), ErrorCode::kCheckpointNotFound);
+}
+
+TEST_F(StreamTest, NothingIsReadableBeforeItsBatchIsDurable) {
+  auto s = load();
+  std::uint64_t lane = *s.create_lane(store, std::nullopt, view.params);
+  std::uint64_t seq = append(s, lane, "pending");
+  EXPECT_EQ(seq, 1u);
+  EXPECT_EQ(s.durable_head(), 0u);
+  EXPECT_FALSE(*s.read(store, 1));
+  ASSERT_TRUE(commit(s));
+  EXPECT_EQ(s.durable_head(), 1u);
+  EXPECT_TRUE(*s.read(store, 1));
+}
+
+TEST_F(StreamTest, CrashOnEitherSideOfTheDurableWrite) {
+  {
+    auto s = load();
+    std::uint64_t lane = *s.create_lane(store, std::nullopt, view.params);
+    append(s, lane, "a");
+    ASSERT_TRUE(commit(s));  // durable: record 1 with its receipt
+    append(s, lane, "b");
+    PreparedBatch unwritten = s.close_batch(view, provider, now);  // closed but never written
+    ASSERT_FALSE(unwritten.empty());
+  }
+  store.crash();
+  auto s = load();
+  EXPECT_EQ(s.durable_head(), 1u);  // record 2 never existed
+  EXPECT_EQ(s.checkpoint(store, std::nullopt)->last_sequence, 1u);
+  EXPECT_EQ(append(s, 1, "b again"), 2u);  // its sequence was never acknowledged, so it is free
+  ASSERT_TRUE(commit(s));
+  EXPECT_EQ(s.checkpoint(store, std::nullopt)->previous_checkpoint,
+            checkpoint_id(*s.checkpoint(store, std::uint64_t{1})));
+}
+
+TEST_F(StreamTest, AFailedSyncPublishesNothingAndFailsTheStreamClosed) {
+  auto s = load();
+  std::uint64_t lane = *s.create_lane(store, std::nullopt, view.params);
+  append(s, lane, "doomed");
+  store.fail_syncs(true);
+  EXPECT_FALSE(commit(s));
+  EXPECT_TRUE(s.failed());
+  EXPECT_EQ(s.durable_head(), 0u);
+  EXPECT_EQ(s.stage_append(lane, Bytes{1}).error(), ErrorCode::kUnavailable);
+  store.fail_syncs(false);
+  store.crash();
+  EXPECT_EQ(load().durable_head(), 0u);
+}
+
+TEST_F(StreamTest, RetentionByTimeAndBytesWithReceipts) {
+  auto s = load();
+  std::uint64_t lane = *s.create_lane(store, std::nullopt, view.params);
+  for (int i = 0; i < 3; ++i) {
+    append(s, lane, "x");
+    ASSERT_TRUE(commit(s));
+    now += 1'000;
+  }
+  // By time: retention 1,500 ms at now = 1,003,000: records committed at 1,000,000 and 1,001,000 go.
+  ASSERT_TRUE(s.update_settings(store, StreamSettingsV2{1'500, 1'000'000, 1'024, 1'024, 4'096}, view.params).ok());
+  auto drop = s.advance_floor(view.params, now);
+  ASSERT_TRUE(store.write(drop, Sync::kYes).ok());
+  EXPECT_EQ(s.floor(), 3u);
+  EXPECT_FALSE(*s.read(store, 2));
+  EXPECT_EQ(s.checkpoint(store, std::uint64_t{2}).error(), ErrorCode::kSequenceNotRetained);
+  EXPECT_TRUE(s.checkpoint(store, std::uint64_t{3}).ok());
+  // By bytes: a limit below one record plus its receipt empties the stream.
+  ASSERT_TRUE(s.update_settings(store, StreamSettingsV2{1'000'000, 10, 1'024, 1'024, 4'096}, view.params).ok());
+  ASSERT_TRUE(store.write(s.advance_floor(view.params, now), Sync::kYes).ok());
+  EXPECT_EQ(s.floor(), 4u);
+  EXPECT_EQ(s.retained_bytes(), 0u);
+  EXPECT_EQ(s.checkpoint(store, std::nullopt).error(), ErrorCode::kCheckpointNotFound);
+  // The floor survives a restart.
+  EXPECT_EQ(load().floor(), 4u);
+}
+
+TEST_F(StreamTest, SettingsAreValidatedStoredAndNotRedefinedByParameters) {
+  auto s = load();
+  EXPECT_EQ(s.effective_settings(view.params).retention_ms, view.params.retention_ms);
+  EXPECT_EQ(s.update_settings(store, StreamSettingsV2{0, 1, 1, 1, 1}, view.params).error(), ErrorCode::kInvalidSettings);
+  StreamSettingsV2 over{view.params.retention_ms + 1, 1, 1, 1, 1};
+  EXPECT_EQ(s.update_settings(store, over, view.params).error(), ErrorCode::kInvalidSettings);
+  StreamSettingsV2 mine{60'000, 1'000'000, 4'096, 8'192, 16'384};
+  ASSERT_TRUE(s.update_settings(store, mine, view.params).ok());
+  Params changed = view.params;
+  changed.retention_ms = 1;  // a later governance change
+  EXPECT_EQ(load().effective_settings(changed), mine);
+}
+
+}  // namespace
+}  // namespace cowboy::cbqs::broker
