@@ -256,12 +256,18 @@ Result<std::uint64_t, ErrorCode> StreamState::stage_append(std::uint64_t lane_id
 }
 
 PreparedBatch StreamState::close_batch(const ChainView& view, const ProviderIdentity& provider,
-                                       std::uint64_t now_ms) {
+                                       std::uint64_t now_ms, std::size_t max_records) {
   PreparedBatch batch;
-  if (open_.empty() || batch_in_flight_ || failed_) return batch;
+  if (open_.empty() || batch_in_flight_ || failed_ || max_records == 0) return batch;
   batch_in_flight_ = true;
-  batch.records = std::move(open_);
-  open_.clear();
+  if (open_.size() <= max_records) {
+    batch.records = std::move(open_);
+    open_.clear();
+  } else {
+    auto split = open_.begin() + static_cast<std::ptrdiff_t>(max_records);
+    batch.records.assign(std::make_move_iterator(open_.begin()), std::make_move_iterator(split));
+    open_.erase(open_.begin(), split);
+  }
   std::uint64_t committed_at = std::max(last_committed_at_ms_, now_ms);
   std::uint64_t snapshot_height = std::max(last_snapshot_height_, view.height);
 

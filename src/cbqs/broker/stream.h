@@ -82,8 +82,10 @@ class StreamState {
   /// exist and be Active (the caller checked scope, verbs, solvency, size, rate).
   Result<std::uint64_t, ErrorCode> stage_append(std::uint64_t lane_id, Bytes payload);
   std::size_t open_batch_size() const { return open_.size(); }
-  /// Closes the open batch (nothing if empty) into a signed, ready-to-write batch.
-  PreparedBatch close_batch(const ChainView& view, const ProviderIdentity& provider, std::uint64_t now_ms);
+  /// Closes the oldest `max_records` staged appends (all by default) into a
+  /// signed, ready-to-write batch; empty when nothing is staged or a batch is in flight.
+  PreparedBatch close_batch(const ChainView& view, const ProviderIdentity& provider, std::uint64_t now_ms,
+                            std::size_t max_records = SIZE_MAX);
   /// Publishes a batch whose write returned ok.
   void batch_durable(PreparedBatch&& batch);
 

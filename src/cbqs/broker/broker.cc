@@ -1,0 +1,243 @@
+#include "cbqs/broker/broker.h"
+
+#include <boost/asio.hpp>
+#include <boost/asio/ssl.hpp>
+#include <boost/beast/core.hpp>
+#include <boost/beast/ssl.hpp>
+#include <boost/beast/websocket.hpp>
+#include <boost/beast/websocket/ssl.hpp>
+#include <condition_variable>
+#include <future>
+#include <thread>
+
+#include "cbqs/wire/limits.h"
+
+namespace cowboy::cbqs::broker {
+
+namespace asio = boost::asio;
+namespace beast = boost::beast;
+namespace ssl = asio::ssl;
+namespace websocket = beast::websocket;
+using tcp = asio::ip::tcp;
+
+namespace {
+
+// One client connection: TLS, then the WebSocket handshake, then a read loop
+// handing each binary message to the Core, and an ordered write queue.
+class Connection final : public Peer, public std::enable_shared_from_this<Connection> {
+ public:
+  Connection(tcp::socket socket, ssl::context& tls, Core& core, std::atomic<int>& live)
+      : ws_(std::move(socket), tls), core_(core), live_(live) {
+    ++live_;
+  }
+  ~Connection() override { --live_; }
+
+  void start() {
+    beast::get_lowest_layer(ws_).expires_after(std::chrono::seconds(10));
+    ws_.next_layer().async_handshake(ssl::stream_base::server, [self = shared_from_this()](beast::error_code ec) {
+      if (ec) return;
+      beast::get_lowest_layer(self->ws_).expires_never();
+      self->ws_.set_option(websocket::stream_base::timeout::suggested(beast::role_type::server));
+      self->ws_.read_message_max(limits::kMaxFrameBytes);
+      self->ws_.binary(true);
+      self->ws_.async_accept([self](beast::error_code ec) {
+        if (ec) return;
+        self->id_ = self->core_.on_open(*self);
+        self->open_ = true;
+        self->read();
+      });
+    });
+  }
+
+  void send(Bytes frame) override {
+    if (!open_) return;
+    queued_bytes_ += frame.size();
+    queue_.push_back(std::move(frame));
+    if (!writing_) write();
+  }
+  void close() override {
+    if (!open_) return;
+    ws_.async_close(websocket::close_code::normal, [self = shared_from_this()](beast::error_code) {});
+  }
+  std::size_t queued_bytes() const override { return queued_bytes_; }
+
+ private:
+  void read() {
+    ws_.async_read(buffer_, [self = shared_from_this()](beast::error_code ec, std::size_t) {
+      if (ec) return self->finish();  // includes frames above cbqs.max_frame_bytes: the socket closes (1009)
+      auto data = self->buffer_.data();
+      self->core_.on_frame(self->id_, ByteView(static_cast<const std::uint8_t*>(data.data()), data.size()));
+      self->buffer_.consume(self->buffer_.size());
+      self->read();
+    });
+  }
+
+  void write() {
+    writing_ = true;
+    ws_.async_write(asio::buffer(queue_.front()), [self = shared_from_this()](beast::error_code ec, std::size_t) {
+      self->queued_bytes_ -= self->queue_.front().size();
+      self->queue_.pop_front();
+      if (ec) {
+        self->writing_ = false;
+        return;
+      }
+      if (!self->queue_.empty()) return self->write();
+      self->writing_ = false;
+    });
+  }
+
+  void finish() {
+    if (!open_) return;
+    open_ = false;
+    core_.on_close(id_);
+  }
+
+  websocket::stream<ssl::stream<beast::tcp_stream>> ws_;
+  Core& core_;
+  std::atomic<int>& live_;
+  Core::ConnectionId id_ = 0;
+  bool open_ = false;
+  bool writing_ = false;
+  beast::flat_buffer buffer_;
+  std::deque<Bytes> queue_;
+  std::size_t queued_bytes_ = 0;
+};
+
+}  // namespace
+
+struct Broker::Impl {
+  BrokerConfig config;
+  store::Store& store;
+  const Clock& clock;
+  asio::io_context io{1};
+  ssl::context tls{ssl::context::tls_server};
+  tcp::acceptor acceptor{io};
+  SnapshotSource snapshots;
+  std::unique_ptr<Core> core;
+  std::atomic<int> live{0};
+  std::thread io_thread;
+  std::thread refresher;
+  std::mutex mu;
+  std::condition_variable wake;
+  bool stopping = false;
+  bool listening = false;
+
+  Impl(BrokerConfig c, store::Store& s, devchain::ChainApi& chain, const Clock& clk, Entropy& entropy)
+      : config(std::move(c)), store(s), clock(clk),
+        snapshots(chain, config.provider.address, clk, config.chain_block_ms) {
+    core = std::make_unique<Core>(io, CoreConfig{config.provider}, store, snapshots, clock, entropy);
+  }
+
+  void accept() {
+    acceptor.async_accept([this](beast::error_code ec, tcp::socket socket) {
+      if (ec == asio::error::operation_aborted) return;
+      if (!ec) {
+        if (live.load() >= static_cast<int>(config.max_connections)) {
+          beast::error_code ignored;
+          socket.close(ignored);
+        } else {
+          std::make_shared<Connection>(std::move(socket), tls, *core, live)->start();
+        }
+      }
+      accept();
+    });
+  }
+
+  void refresh_loop() {
+    std::unique_lock lock(mu);
+    while (!stopping) {
+      lock.unlock();
+      (void)snapshots.refresh();  // a failure keeps the previous view; its age grows
+      ChainViewPtr view = snapshots.current();
+      auto every = std::chrono::milliseconds(view ? view->params.snapshot_refresh_ms : 1'000);
+      lock.lock();
+      wake.wait_for(lock, every, [this] { return stopping; });
+    }
+  }
+};
+
+Broker::Broker(BrokerConfig config, store::Store& store, devchain::ChainApi& chain, const Clock& clock,
+               Entropy& entropy)
+    : impl_(std::make_unique<Impl>(std::move(config), store, chain, clock, entropy)) {}
+
+Broker::~Broker() { stop(); }
+
+Result<Unit, std::string> Broker::start() {
+  auto& i = *impl_;
+  try {
+    i.tls.set_options(ssl::context::default_workarounds | ssl::context::no_sslv2 | ssl::context::no_sslv3 |
+                      ssl::context::no_tlsv1 | ssl::context::no_tlsv1_1);
+    i.tls.use_certificate_chain_file(i.config.tls_certificate.string());
+    i.tls.use_private_key_file(i.config.tls_private_key.string(), ssl::context::pem);
+    tcp::endpoint endpoint{asio::ip::make_address(i.config.host), i.config.port};
+    i.acceptor.open(endpoint.protocol());
+    i.acceptor.set_option(asio::socket_base::reuse_address(true));
+    i.acceptor.bind(endpoint);
+    i.acceptor.listen(asio::socket_base::max_listen_connections);
+  } catch (const std::exception& e) {
+    return Err{std::string("cannot start the wss listener: ") + e.what()};
+  }
+  (void)i.snapshots.refresh();
+  i.listening = true;
+  i.accept();
+  i.io_thread = std::thread([&i] { i.io.run(); });
+  i.refresher = std::thread([&i] { i.refresh_loop(); });
+  return Unit{};
+}
+
+void Broker::stop() {
+  auto& i = *impl_;
+  {
+    std::lock_guard lock(i.mu);
+    if (i.stopping) return;
+    i.stopping = true;
+  }
+  i.wake.notify_all();
+  if (i.refresher.joinable()) i.refresher.join();
+  if (i.io_thread.joinable()) {
+    // Finish the open batches before the loop stops: their appends get answers.
+    std::promise<void> drained;
+    asio::post(i.io, [&] {
+      i.core->drain();
+      beast::error_code ignored;
+      i.acceptor.close(ignored);
+      drained.set_value();
+    });
+    drained.get_future().wait();
+    // Wait (bounded) for batches already at the committer to come back and be answered.
+    auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(5);
+    while (std::chrono::steady_clock::now() < deadline) {
+      std::promise<bool> idle;
+      asio::post(i.io, [&] { idle.set_value(i.core->idle()); });
+      if (idle.get_future().get()) break;
+      std::this_thread::sleep_for(std::chrono::milliseconds(2));
+    }
+    i.io.stop();
+    i.io_thread.join();
+  }
+  i.listening = false;
+}
+
+std::uint16_t Broker::port() const { return impl_->acceptor.is_open() ? impl_->acceptor.local_endpoint().port() : 0; }
+
+bool Broker::ready(std::string* why) const {
+  auto& i = *impl_;
+  auto say = [&](const char* reason) {
+    if (why) *why = reason;
+    return false;
+  };
+  if (!i.listening) return say("the wss listener is not bound");
+  if (i.core->store_failed()) return say("the store failed; appends are refused");
+  if (!i.snapshots.fresh()) return say("no snapshot within cbqs.max_snapshot_age_blocks");
+  return true;
+}
+
+CoreMetrics Broker::metrics() const {
+  auto& i = *impl_;
+  if (!i.io_thread.joinable()) return i.core->metrics();
+  std::promise<CoreMetrics> p;
+  asio::post(i.io, [&] { p.set_value(i.core->metrics()); });
+  return p.get_future().get();
+}
+
+}  // namespace cowboy::cbqs::broker

@@ -1,0 +1,46 @@
+// cbqsd's broker: a wss:// listener (TLS 1.2+, one frame per binary message)
+// in front of the Core, a committer thread for synced batch writes, and a
+// snapshot refresher reading the chain every cbqs.snapshot_refresh_ms.
+#pragma once
+
+#include <filesystem>
+#include <memory>
+#include <string>
+
+#include "cbqs/broker/core.h"
+#include "cbqs/store/store.h"
+#include "devchain/api.h"
+
+namespace cowboy::cbqs::broker {
+
+struct BrokerConfig {
+  std::string host = "127.0.0.1";
+  std::uint16_t port = 7447;  // 0 picks a free port
+  std::filesystem::path tls_certificate;
+  std::filesystem::path tls_private_key;
+  ProviderIdentity provider;
+  std::uint64_t chain_block_ms = 1000;  // the chain's block interval, for the snapshot's age
+  std::size_t max_connections = 1'024;
+};
+
+class Broker {
+ public:
+  Broker(BrokerConfig config, store::Store& store, devchain::ChainApi& chain, const Clock& clock, Entropy& entropy);
+  ~Broker();
+
+  /// Binds, reads the first snapshot (a failure is not fatal: the broker then
+  /// refuses sessions with ChainStateStale until a read succeeds) and serves.
+  Result<Unit, std::string> start();
+  /// Commits open batches, closes connections, stops every thread.
+  void stop();
+  std::uint16_t port() const;
+  /// §17 readiness: the store is healthy, the listener bound, the snapshot fresh.
+  bool ready(std::string* why = nullptr) const;
+  CoreMetrics metrics() const;
+
+ private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace cowboy::cbqs::broker

@@ -1,0 +1,164 @@
+#include "cbqs/broker/core.h"
+
+#include <boost/asio/post.hpp>
+
+#include "cbqs/broker/auth.h"
+#include "cbqs/wire/codec.h"
+#include "cbqs/wire/ids.h"
+#include "cbqs/wire/limits.h"
+
+namespace cowboy::cbqs::broker {
+
+Core::Core(boost::asio::io_context& io, CoreConfig config, store::Store& store, SnapshotSource& snapshots,
+           const Clock& clock, Entropy& entropy)
+    : io_(io), config_(std::move(config)), store_(store), snapshots_(snapshots), clock_(clock), entropy_(entropy),
+      slow_consumer_timer_(io) {
+  check_slow_consumers();
+}
+
+Core::~Core() { committer_.join(); }
+
+Core::ConnectionId Core::on_open(Peer& peer) {
+  ConnectionId id = next_connection_++;
+  connections_[id].peer = &peer;
+  ++metrics_.connections;
+  return id;
+}
+
+void Core::on_close(ConnectionId id) {
+  auto it = connections_.find(id);
+  if (it == connections_.end()) return;
+  std::vector<Bytes32> sessions;
+  for (const auto& [sid, s] : it->second.sessions) sessions.push_back(sid);
+  for (const auto& sid : sessions) end_session(id, sid);  // pairs and sessions die with the socket
+  connections_.erase(it);
+}
+
+CoreMetrics Core::metrics() const {
+  CoreMetrics m = metrics_;
+  m.sessions = 0;
+  m.subscriptions = 0;
+  for (const auto& [id, c] : connections_) m.sessions += c.sessions.size();
+  for (const auto& [id, slot] : streams_) m.subscriptions += slot.subscriptions.size();
+  m.connections = connections_.size();
+  return m;
+}
+
+Bytes32 Core::random32() {
+  Bytes32 b;
+  entropy_.fill(b);
+  return b;
+}
+
+void Core::send(ConnectionId id, const CbqsServerFrameV2& frame) {
+  auto it = connections_.find(id);
+  if (it != connections_.end()) it->second.peer->send(encode(frame));
+}
+
+void Core::send_error(ConnectionId id, std::optional<Bytes32> request_id, ErrorCode code, std::string_view detail,
+                      Bytes details) {
+  std::string message(error_name(code));
+  message += ": ";
+  message += detail.empty() ? error_description(code) : detail;
+  if (message.size() > limits::kMaxErrorMessageBytes) message.resize(limits::kMaxErrorMessageBytes);
+  ++metrics_.errors_sent;
+  send(id, ErrorFrame{request_id, static_cast<std::uint16_t>(code), Bytes(message.begin(), message.end()),
+                      std::move(details)});
+}
+
+void Core::on_frame(ConnectionId id, ByteView bytes) {
+  auto it = connections_.find(id);
+  if (it == connections_.end()) return;
+  auto frame = decode<CbqsClientFrameV2>(bytes);
+  if (!frame) {
+    ErrorCode code = frame.error() == DecodeError::kBadVersion ? ErrorCode::kUnsupportedVersion : ErrorCode::kMalformed;
+    send_error(id, std::nullopt, code, codec::to_string(frame.error()));
+    return;
+  }
+  Connection& c = it->second;
+  std::visit(
+      [&](const auto& f) {
+        using T = std::decay_t<decltype(f)>;
+        if constexpr (std::is_same_v<T, OpenSession>) open_session(id, c, f);
+        else if constexpr (std::is_same_v<T, CompleteSession>) complete_session(id, c, f);
+        else handle_request(id, c, f);
+      },
+      *frame);
+}
+
+// ---- sessions (§7) ------------------------------------------------------------
+
+void Core::open_session(ConnectionId id, Connection& c, const OpenSession& f) {
+  std::uint64_t now = clock_.now_ms();
+  std::erase_if(c.pending, [&](const auto& p) { return now > p.second.expires_at_ms; });
+  ChainViewPtr view = snapshots_.current();
+  std::uint64_t limit = view ? view->params.max_sessions_per_connection : Params{}.max_sessions_per_connection;
+  if (c.pending.size() + c.sessions.size() >= limit) return send_error(id, f.request_id, ErrorCode::kSessionLimit);
+  if (!view || !snapshots_.fresh()) return send_error(id, f.request_id, ErrorCode::kChainStateStale);
+  if (auto e = check_grant(f.grant, *view, now)) return send_error(id, f.request_id, *e);
+
+  PendingHandshake p{random32(), now + view->params.session_handshake_timeout_ms, f.grant, grant_id(f.grant)};
+  Bytes32 session_id = random32();
+  SessionChallenge challenge{f.request_id, session_id, p.challenge, p.expires_at_ms};
+  c.pending.emplace(session_id, std::move(p));
+  send(id, challenge);
+}
+
+void Core::complete_session(ConnectionId id, Connection& c, const CompleteSession& f) {
+  auto it = c.pending.find(f.proof.session_id);
+  if (it == c.pending.end() || it->second.challenge != f.proof.challenge)
+    return send_error(id, f.request_id, ErrorCode::kChallengeUnknown);
+  PendingHandshake p = std::move(it->second);
+  c.pending.erase(it);  // single use, whatever the outcome
+  std::uint64_t now = clock_.now_ms();
+  if (now > p.expires_at_ms) return send_error(id, f.request_id, ErrorCode::kChallengeExpired);
+  if (auto e = check_proof(f.proof, p.grant, p.grant_id)) return send_error(id, f.request_id, *e);
+  ChainViewPtr view = snapshots_.current();
+  const StreamRecordV2* stream = view ? view->stream(p.grant.stream_id) : nullptr;
+  if (!stream) return send_error(id, f.request_id, ErrorCode::kUnknownStream);
+  if (auto e = check_standing(p.grant, stream->admin_key, *view, now)) return send_error(id, f.request_id, *e);
+
+  Session session;
+  session.grant = p.grant;
+  session.grant_id = p.grant_id;
+  session.admin_key_at_open = stream->admin_key;
+  session.append_rate = TokenBucket(p.grant.max_append_bytes_per_sec, now);
+  // §7: the session ends when the grant expires, without waiting for a refresh.
+  session.expiry = std::make_unique<boost::asio::steady_timer>(io_);
+  session.expiry->expires_after(std::chrono::milliseconds(p.grant.expires_at_ms - now + 1));
+  Bytes32 session_id = f.proof.session_id;
+  session.expiry->async_wait([this, id, session_id](const boost::system::error_code& ec) {
+    if (ec) return;
+    auto conn = connections_.find(id);
+    if (conn == connections_.end() || !conn->second.sessions.contains(session_id)) return;
+    send_error(id, std::nullopt, ErrorCode::kGrantExpired, "the session's grant expired",
+               Bytes(session_id.begin(), session_id.end()));
+    end_session(id, session_id);
+  });
+  c.sessions.emplace(session_id, std::move(session));
+  send(id, SessionOpened{f.request_id, session_id, view->height});
+}
+
+void Core::end_session(ConnectionId id, const Bytes32& session_id) {
+  drop_subscriptions(id, session_id);
+  auto conn = connections_.find(id);
+  if (conn != connections_.end()) conn->second.sessions.erase(session_id);
+}
+
+void Core::handle_request(ConnectionId id, Connection& c, const Request& f) {
+  auto it = c.sessions.find(f.session_id);
+  if (it == c.sessions.end()) return send_error(id, f.request_id, ErrorCode::kUnknownSession);
+  Session& s = it->second;
+  ChainViewPtr view = snapshots_.current();  // one snapshot for the whole request
+  std::uint64_t now = clock_.now_ms();
+  if (auto e = check_standing(s.grant, s.admin_key_at_open, *view, now)) {
+    send_error(id, f.request_id, *e, "the session ended");
+    return end_session(id, f.session_id);
+  }
+  std::uint16_t needed = required_verbs(f.body);
+  if (needed != 0 && (s.grant.verbs & needed) == 0) return send_error(id, f.request_id, ErrorCode::kVerbNotGranted);
+  const StreamRecordV2& stream = *view->stream(s.grant.stream_id);
+  dispatch(id, s, f.session_id, *view, stream, f.request_id, f.body);
+}
+
+}  // namespace cowboy::cbqs::broker

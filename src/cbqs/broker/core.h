@@ -1,0 +1,173 @@
+// The broker's request logic, independent of the transport. Every method runs
+// on one executor (the io_context thread), so no state here is locked; the
+// only work done elsewhere is the synced store write of a closed batch, on the
+// committer thread, whose completion is posted back.
+//
+// Request flow (docs/architecture.md): a Peer hands a binary message to
+// on_frame -> strict decode -> session lookup -> the session's standing under
+// the current snapshot -> verbs -> scope -> solvency -> the request itself
+// (stream state) -> the answer. Appends are answered only from
+// commit_finished(), after their batch is durable.
+#pragma once
+
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/steady_timer.hpp>
+#include <boost/asio/thread_pool.hpp>
+#include <list>
+#include <map>
+#include <memory>
+#include <set>
+
+#include "cbqs/broker/rate.h"
+#include "cbqs/broker/snapshot.h"
+#include "cbqs/broker/stream.h"
+#include "cbqs/wire/frames.h"
+#include "common/clock.h"
+
+namespace cowboy::cbqs::broker {
+
+/// One client connection as the core sees it.
+class Peer {
+ public:
+  virtual ~Peer() = default;
+  /// Queues one frame; frames go out in the order queued.
+  virtual void send(Bytes frame) = 0;
+  virtual void close() = 0;
+  virtual std::size_t queued_bytes() const = 0;
+};
+
+struct CoreConfig {
+  ProviderIdentity provider;
+  std::uint64_t credit_cap = 1ULL << 30;              // docs/protocol.md §K
+  std::size_t peer_queue_limit = 16 * 1024 * 1024;     // pause deliveries to a peer above this
+};
+
+struct CoreMetrics {
+  std::uint64_t appends = 0;
+  std::uint64_t appended_bytes = 0;
+  std::uint64_t batches = 0;
+  std::uint64_t batch_records = 0;
+  std::uint64_t deliveries = 0;
+  std::uint64_t delivered_bytes = 0;
+  std::uint64_t sessions = 0;
+  std::uint64_t subscriptions = 0;
+  std::uint64_t connections = 0;
+  std::uint64_t errors_sent = 0;
+  std::uint64_t sync_failures = 0;
+  std::vector<std::uint64_t> sync_latency_us;  // recent samples, for the histogram
+};
+
+class Core {
+ public:
+  using ConnectionId = std::uint64_t;
+
+  Core(boost::asio::io_context& io, CoreConfig config, store::Store& store, SnapshotSource& snapshots,
+       const Clock& clock, Entropy& entropy);
+  ~Core();
+
+  ConnectionId on_open(Peer& peer);
+  void on_frame(ConnectionId id, ByteView frame);
+  void on_close(ConnectionId id);
+  /// Starts committing every staged append (clean shutdown).
+  void drain();
+  /// No batch is being written and nothing is staged.
+  bool idle() const;
+  CoreMetrics metrics() const;
+  bool store_failed() const { return store_failed_; }
+
+ private:
+  struct PendingHandshake {
+    Bytes32 challenge{};
+    std::uint64_t expires_at_ms = 0;
+    StreamGrantV2 grant;
+    Bytes32 grant_id{};
+  };
+  struct Session {
+    StreamGrantV2 grant;
+    Bytes32 grant_id{};
+    SigningPublicKey admin_key_at_open;
+    TokenBucket append_rate;
+    std::set<Bytes32> subscriptions;
+    std::unique_ptr<boost::asio::steady_timer> expiry;
+  };
+  struct Connection {
+    Peer* peer = nullptr;
+    std::map<Bytes32, PendingHandshake> pending;
+    std::map<Bytes32, Session> sessions;
+  };
+  struct Waiter {  // an append waiting for its batch
+    ConnectionId connection;
+    Bytes32 request_id;
+    std::uint64_t sequence;
+  };
+  struct Subscription {
+    ConnectionId connection;
+    Bytes32 session_id;
+    Bytes32 id;
+    LaneScope scope;
+    std::uint64_t next_sequence = 1;
+    std::uint64_t credit = 0;
+    bool short_sent = false;
+    bool replaying = false;
+    std::uint64_t stalled_since_ms = 0;  // 0 = not stalled
+  };
+  struct StreamSlot {
+    StreamState state;
+    bool committing = false;
+    std::vector<Waiter> waiting;    // staged, not yet in a closed batch
+    std::vector<Waiter> in_flight;  // in the batch being written
+    std::list<Subscription> subscriptions;
+    TokenBucket append_rate;
+    TokenBucket delivered_rate;
+    std::deque<Record> recent;  // the newest durable records, to deliver without a store read
+    std::unique_ptr<boost::asio::steady_timer> pump_timer;
+  };
+
+  // core.cc: framing and sessions
+  void send(ConnectionId id, const CbqsServerFrameV2& frame);
+  void send_error(ConnectionId id, std::optional<Bytes32> request_id, ErrorCode code, std::string_view detail = {},
+                  Bytes details = {});
+  void open_session(ConnectionId id, Connection& c, const OpenSession& f);
+  void complete_session(ConnectionId id, Connection& c, const CompleteSession& f);
+  void end_session(ConnectionId id, const Bytes32& session_id);
+  void handle_request(ConnectionId id, Connection& c, const Request& f);
+  Bytes32 random32();
+
+  // requests.cc: lanes, settings, checkpoints, appends and the commit pipeline
+  void dispatch(ConnectionId id, Session& s, const Bytes32& session_id, const ChainView& view,
+                const StreamRecordV2& stream, const Bytes32& request_id, const CbqsRequestBodyV2& body);
+  StreamSlot* slot(const Bytes32& stream_id);
+  void append(ConnectionId id, Session& s, const ChainView& view, const StreamRecordV2& stream,
+              const Bytes32& request_id, const req::Append& r);
+  void start_commit(const Bytes32& stream_id);
+  void commit_finished(const Bytes32& stream_id, PreparedBatch batch, bool ok, std::uint64_t sync_us);
+  void fail_store(std::string_view why);
+
+  // delivery.cc: cursor subscriptions and the delivery pump
+  void subscribe(ConnectionId id, Session& s, const Bytes32& session_id, const ChainView& view, StreamSlot& slot,
+                 const Bytes32& request_id, const req::Subscribe& r);
+  void add_credit(ConnectionId id, Session& s, StreamSlot& slot, const Bytes32& request_id, const req::AddCredit& r);
+  void unsubscribe(ConnectionId id, Session& s, StreamSlot& slot, const Bytes32& request_id, const req::Unsubscribe& r);
+  void drop_subscriptions(ConnectionId id, const Bytes32& session_id);
+  void pump(const Bytes32& stream_id);
+  void schedule_pump(const Bytes32& stream_id, std::uint64_t delay_ms);
+  void check_slow_consumers();
+  std::optional<Record> record_at(StreamSlot& slot, std::uint64_t sequence);
+
+  boost::asio::io_context& io_;
+  const CoreConfig config_;
+  store::Store& store_;
+  SnapshotSource& snapshots_;
+  const Clock& clock_;
+  Entropy& entropy_;
+  boost::asio::thread_pool committer_{1};
+  boost::asio::steady_timer slow_consumer_timer_;
+
+  ConnectionId next_connection_ = 1;
+  std::map<ConnectionId, Connection> connections_;
+  std::map<Bytes32, StreamSlot> streams_;
+  bool store_failed_ = false;
+  CoreMetrics metrics_;
+};
+
+}  // namespace cowboy::cbqs::broker

@@ -1,0 +1,179 @@
+// Cursor subscriptions (§11.2, §11.3; docs/protocol.md §K, §L): byte credit,
+// CreditShort, CursorProgress, and a round-robin pump that gives every ready
+// subscription at most one Delivery per round (the starvation bound).
+#include "cbqs/broker/auth.h"
+#include "cbqs/broker/core.h"
+#include "cbqs/wire/sizes.h"
+
+namespace cowboy::cbqs::broker {
+
+namespace {
+constexpr int kMaxRounds = 4'096;           // per pump call; the rest is rescheduled
+constexpr int kMaxSkipsPerVisit = 1'024;    // out-of-scope records passed over per visit
+constexpr std::uint64_t kRetryMs = 5;
+constexpr auto kHousekeeping = std::chrono::seconds(1);
+
+std::uint64_t progress_lane(const LaneScope& scope) {
+  if (const auto* e = std::get_if<LaneScopeExact>(&scope)) return e->lane_id;
+  return 0;
+}
+}  // namespace
+
+void Core::subscribe(ConnectionId id, Session& s, const Bytes32& session_id, const ChainView& view, StreamSlot& sl,
+                     const Bytes32& request_id, const req::Subscribe& r) {
+  (void)view;
+  const auto& cursor = std::get<SourceCursor>(r.source);
+  auto scope = intersect(cursor.lane_scope, s.grant.lane_scope);
+  if (!scope) return send_error(id, request_id, ErrorCode::kLaneNotInScope);
+  if (s.subscriptions.contains(request_id)) return send_error(id, request_id, ErrorCode::kSubscriptionExists);
+  if (r.initial_credit_bytes > config_.credit_cap) return send_error(id, request_id, ErrorCode::kCreditOverflow);
+
+  std::uint64_t head = sl.state.durable_head();
+  std::uint64_t start = head + 1;
+  if (const auto* at = std::get_if<StartAt>(&cursor.start))
+    start = std::max({at->sequence, std::uint64_t{1}, sl.state.floor()});
+  Subscription sub{id, session_id, request_id, *scope, start, r.initial_credit_bytes, false, start <= head, 0};
+  sl.subscriptions.push_back(sub);
+  s.subscriptions.insert(request_id);
+  send(id, Response{request_id, resp::CursorProgress{request_id, progress_lane(*scope), start - 1}});
+  pump(sl.state.stream_id());
+}
+
+void Core::add_credit(ConnectionId id, Session& s, StreamSlot& sl, const Bytes32& request_id,
+                      const req::AddCredit& r) {
+  auto it = std::find_if(sl.subscriptions.begin(), sl.subscriptions.end(), [&](const Subscription& sub) {
+    return sub.connection == id && sub.id == r.subscription_id && s.subscriptions.contains(sub.id);
+  });
+  if (it == sl.subscriptions.end()) return send_error(id, request_id, ErrorCode::kUnknownSubscription);
+  if (r.credit_bytes > config_.credit_cap - it->credit) return send_error(id, request_id, ErrorCode::kCreditOverflow);
+  it->credit += r.credit_bytes;
+  it->short_sent = false;  // if still short after this, say so once more
+  send(id, Response{request_id, resp::Ok{}});
+  pump(sl.state.stream_id());
+}
+
+void Core::unsubscribe(ConnectionId id, Session& s, StreamSlot& sl, const Bytes32& request_id,
+                       const req::Unsubscribe& r) {
+  auto before = sl.subscriptions.size();
+  sl.subscriptions.remove_if([&](const Subscription& sub) {
+    return sub.connection == id && sub.id == r.subscription_id && s.subscriptions.contains(sub.id);
+  });
+  if (sl.subscriptions.size() == before) return send_error(id, request_id, ErrorCode::kUnknownSubscription);
+  s.subscriptions.erase(r.subscription_id);
+  send(id, Response{request_id, resp::Ok{}});
+}
+
+void Core::drop_subscriptions(ConnectionId id, const Bytes32& session_id) {
+  for (auto& [stream_id, sl] : streams_)
+    sl.subscriptions.remove_if(
+        [&](const Subscription& sub) { return sub.connection == id && sub.session_id == session_id; });
+}
+
+std::optional<Record> Core::record_at(StreamSlot& sl, std::uint64_t sequence) {
+  if (!sl.recent.empty() && sequence >= sl.recent.front().sequence && sequence <= sl.recent.back().sequence)
+    return sl.recent[sequence - sl.recent.front().sequence];  // recent holds consecutive sequences
+  auto r = sl.state.read(store_, sequence);
+  if (!r) return std::nullopt;
+  return *r;
+}
+
+void Core::pump(const Bytes32& stream_id) {
+  StreamSlot& sl = streams_.at(stream_id);
+  ChainViewPtr view = snapshots_.current();
+  if (!view || sl.subscriptions.empty()) return;
+  sl.delivered_rate.set_rate(sl.state.effective_settings(view->params).max_delivered_bytes_per_sec);
+  const std::uint64_t head = sl.state.durable_head(), floor = sl.state.floor(), now = clock_.now_ms();
+  bool retry = false;
+  for (int round = 0; round < kMaxRounds; ++round) {
+    bool progress = false;
+    for (auto& sub : sl.subscriptions) {
+      if (sub.next_sequence < floor) sub.next_sequence = floor;  // retention passed a slow reader
+      if (sub.next_sequence > head) continue;
+      auto conn = connections_.find(sub.connection);
+      if (conn == connections_.end()) continue;
+      if (conn->second.peer->queued_bytes() > config_.peer_queue_limit) {
+        retry = true;
+        continue;
+      }
+      std::optional<Record> record;
+      for (int skips = 0; sub.next_sequence <= head && skips < kMaxSkipsPerVisit; ++skips) {
+        record = record_at(sl, sub.next_sequence);
+        if (record && lane_in_scope(sub.scope, record->lane_id)) break;
+        record.reset();
+        ++sub.next_sequence;
+        progress = true;
+      }
+      if (!record) continue;
+      std::uint64_t frame_bytes = sizes::delivery_frame_bytes(record->payload.size(), false);
+      if (frame_bytes > sub.credit) {
+        if (!sub.short_sent) {
+          send(sub.connection, DeliveryState{sub.session_id, sub.id, CreditShort{static_cast<std::uint32_t>(frame_bytes)}});
+          sub.short_sent = true;
+        }
+        if (sub.stalled_since_ms == 0) sub.stalled_since_ms = std::max<std::uint64_t>(now, 1);
+        continue;
+      }
+      if (!sl.delivered_rate.take(frame_bytes, now)) {
+        schedule_pump(stream_id, std::max<std::uint64_t>(1, sl.delivered_rate.wait_ms(frame_bytes, now)));
+        return;
+      }
+      send(sub.connection, Delivery{sub.session_id, sub.id, std::nullopt, RecordHeaderV2{stream_id, record->lane_id},
+                                    record->sequence, std::move(record->payload)});
+      sub.credit -= frame_bytes;
+      sub.stalled_since_ms = 0;
+      ++sub.next_sequence;
+      ++metrics_.deliveries;
+      metrics_.delivered_bytes += frame_bytes;
+      progress = true;
+    }
+    if (!progress) break;
+    if (round + 1 == kMaxRounds) retry = true;
+  }
+  for (auto& sub : sl.subscriptions) {
+    if (sub.replaying && sub.next_sequence > head) {  // replay caught up with the committed head
+      sub.replaying = false;
+      send(sub.connection, Response{sub.id, resp::CursorProgress{sub.id, progress_lane(sub.scope), head}});
+    }
+  }
+  if (retry) schedule_pump(stream_id, kRetryMs);
+}
+
+void Core::schedule_pump(const Bytes32& stream_id, std::uint64_t delay_ms) {
+  StreamSlot& sl = streams_.at(stream_id);
+  sl.pump_timer->expires_after(std::chrono::milliseconds(delay_ms));
+  sl.pump_timer->async_wait([this, stream_id](const boost::system::error_code& ec) {
+    if (!ec) pump(stream_id);
+  });
+}
+
+// Once a second: close subscriptions stalled past cbqs.slow_consumer_timeout_ms,
+// and advance retention floors by time on streams nobody is appending to.
+void Core::check_slow_consumers() {
+  if (ChainViewPtr view = snapshots_.current()) {
+    std::uint64_t now = clock_.now_ms();
+    for (auto& [stream_id, sl] : streams_) {
+      for (auto it = sl.subscriptions.begin(); it != sl.subscriptions.end();) {
+        if (it->stalled_since_ms != 0 && now - it->stalled_since_ms >= view->params.slow_consumer_timeout_ms) {
+          send_error(it->connection, it->id, ErrorCode::kSlowConsumer);
+          if (auto conn = connections_.find(it->connection); conn != connections_.end())
+            if (auto s = conn->second.sessions.find(it->session_id); s != conn->second.sessions.end())
+              s->second.subscriptions.erase(it->id);
+          it = sl.subscriptions.erase(it);
+        } else {
+          ++it;
+        }
+      }
+      if (!sl.committing && !store_failed_) {
+        auto drop = sl.state.advance_floor(view->params, now);
+        if (!drop.empty() && !store_.write(drop, store::Sync::kNo)) fail_store("a retention write failed");
+        while (!sl.recent.empty() && sl.recent.front().sequence < sl.state.floor()) sl.recent.pop_front();
+      }
+    }
+  }
+  slow_consumer_timer_.expires_after(kHousekeeping);
+  slow_consumer_timer_.async_wait([this](const boost::system::error_code& ec) {
+    if (!ec) check_slow_consumers();
+  });
+}
+
+}  // namespace cowboy::cbqs::broker
