@@ -232,6 +232,11 @@ bool Broker::ready(std::string* why) const {
   return true;
 }
 
+std::uint64_t Broker::snapshot_height() const {
+  ChainViewPtr view = impl_->snapshots.current();
+  return view ? view->height : 0;
+}
+
 CoreMetrics Broker::metrics() const {
   auto& i = *impl_;
   if (!i.io_thread.joinable()) return i.core->metrics();

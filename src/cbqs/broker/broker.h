@@ -37,6 +37,8 @@ class Broker {
   /// §17 readiness: the store is healthy, the listener bound, the snapshot fresh.
   bool ready(std::string* why = nullptr) const;
   CoreMetrics metrics() const;
+  /// Height of the snapshot in force (0 before the first).
+  std::uint64_t snapshot_height() const;
 
  private:
   struct Impl;

@@ -14,9 +14,11 @@ class TokenBucket {
   TokenBucket(std::uint64_t rate_per_sec, std::uint64_t now_ms)
       : rate_(rate_per_sec), milli_(capacity()), last_ms_(now_ms) {}
 
+  /// A bucket that had no rate starts full; otherwise the tokens carry over (clamped).
   void set_rate(std::uint64_t rate_per_sec) {
+    bool first = rate_ == 0;
     rate_ = rate_per_sec;
-    milli_ = std::min(milli_, capacity());
+    milli_ = first ? capacity() : std::min(milli_, capacity());
   }
   /// Takes `n` tokens if there are that many. A request larger than one
   /// second's worth passes when the bucket is full, so it is never refused forever.

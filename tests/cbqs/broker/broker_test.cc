@@ -1,0 +1,207 @@
+// cbqsd over real wss://: §19 clause 4 (sessions), clause 6 (durability and
+// the checkpoint chain), clause 8 (solvency mid-session), credit, and bad input.
+#include <gtest/gtest.h>
+
+#include "broker_fixture.h"
+#include "cbqs/broker/auth.h"
+#include "cbqs/chain/billing.h"
+#include "cbqs/wire/codec.h"
+#include "cbqs/wire/limits.h"
+
+namespace cowboy::cbqs::broker {
+namespace {
+
+using namespace testing;
+using BrokerTest = BrokerFixture;
+
+constexpr std::uint16_t kAll = verb::kAppend | verb::kConsume | verb::kReplay | verb::kManageLanes | verb::kManageSettings;
+
+Bytes text(std::string_view s) { return Bytes(s.begin(), s.end()); }
+
+TEST_F(BrokerTest, HandshakeLanesAppendsAndAVerifiableCheckpoint) {
+  auto c = connect();
+  Bytes32 session = open_session(*c, grant(kAll));
+  auto lane = request(*c, session, 10, req::CreateLane{});
+  ASSERT_NE(body<resp::LaneCreated>(lane), nullptr) << error_text(lane);
+  std::uint64_t lane_id = body<resp::LaneCreated>(lane)->lane_id;
+  EXPECT_EQ(lane_id, 1u);
+  for (std::uint64_t i = 1; i <= 20; ++i) {
+    auto appended = request(*c, session, 100 + i, req::Append{{lane_id, text("record " + std::to_string(i))}});
+    ASSERT_NE(body<resp::Appended>(appended), nullptr) << error_text(appended);
+    EXPECT_EQ(body<resp::Appended>(appended)->sequence, i);
+  }
+  auto cp = request(*c, session, 200, req::GetCheckpoint{});
+  ASSERT_NE(body<resp::Checkpoint>(cp), nullptr) << error_text(cp);
+  const auto& receipt = body<resp::Checkpoint>(cp)->receipt;
+  EXPECT_EQ(receipt.last_sequence, 20u);
+  EXPECT_EQ(receipt.provider, provider.address);
+  EXPECT_EQ(verify_checkpoint(receipt, *node->provider(provider.address)), CheckpointVerdict::kValid);
+  // A receipt whose provider is not the stream's is rejected.
+  ProviderRecordV2 other = *node->provider(provider.address);
+  other.provider = Address{0x77};
+  EXPECT_EQ(verify_checkpoint(receipt, other), CheckpointVerdict::kInvalid);
+}
+
+TEST_F(BrokerTest, AReplayedCompleteSessionOpensNothing) {
+  auto c = connect();
+  auto g = grant(kAll);
+  ASSERT_TRUE(c->send(OpenSession{rid(1), g}).ok());
+  auto ch = std::get<SessionChallenge>(next(*c));
+  SessionProofV2 proof{g.chain_instance_id, g.stream_id, grant_id(g), ch.session_id, ch.challenge, {}};
+  sign_proof(proof, holder);
+  ASSERT_TRUE(c->send(CompleteSession{rid(2), proof}).ok());
+  ASSERT_TRUE(std::holds_alternative<SessionOpened>(next(*c)));
+  ASSERT_TRUE(c->send(CompleteSession{rid(3), proof}).ok());  // the captured frame, again
+  EXPECT_EQ(error_code(next(*c)), code(ErrorCode::kChallengeUnknown));
+  // On another connection it opens nothing either: pairs belong to their connection.
+  auto other = connect();
+  ASSERT_TRUE(other->send(CompleteSession{rid(4), proof}).ok());
+  EXPECT_EQ(error_code(next(*other)), code(ErrorCode::kChallengeUnknown));
+}
+
+TEST_F(BrokerTest, ASessionIdNotOpenOnThisConnectionIsRefused) {
+  auto a = connect(), b = connect();
+  Bytes32 session = open_session(*a, grant(kAll));
+  EXPECT_EQ(error_code(request(*b, session, 5, req::GetSettings{})), code(ErrorCode::kUnknownSession));
+  EXPECT_NE(body<resp::Settings>(request(*a, session, 6, req::GetSettings{})), nullptr);
+}
+
+TEST_F(BrokerTest, SessionEndsOnGrantExpiryWithoutAnyRefresh) {
+  chain->outage = true;  // no refresh can happen
+  auto c = connect();
+  Bytes32 session = open_session(*c, grant(kAll, LaneScopeAny{}, 1'500));
+  auto ended = c->receive(std::chrono::seconds(5));  // unsolicited
+  ASSERT_TRUE(ended.ok());
+  const auto* e = std::get_if<ErrorFrame>(&*ended);
+  ASSERT_NE(e, nullptr);
+  EXPECT_EQ(e->code, code(ErrorCode::kGrantExpired));
+  EXPECT_EQ(e->details, Bytes(session.begin(), session.end()));
+  EXPECT_EQ(error_code(request(*c, session, 7, req::GetSettings{})), code(ErrorCode::kUnknownSession));
+}
+
+TEST_F(BrokerTest, ARevokedGrantEndsTheSessionOnTheFirstRequestAfterTheRefresh) {
+  auto c = connect();
+  Bytes32 session = open_session(*c, grant(kAll));
+  ASSERT_TRUE(owner->send_instruction(UpdateStreamV2{stream_id, std::nullopt, true})->ok());
+  await_refresh();
+  EXPECT_EQ(error_code(request(*c, session, 8, req::GetSettings{})), code(ErrorCode::kGenerationMismatch));
+  EXPECT_EQ(error_code(request(*c, session, 9, req::GetSettings{})), code(ErrorCode::kUnknownSession));
+}
+
+TEST_F(BrokerTest, ChainOutageRefusesNewSessionsButServesOpenOnes) {
+  ASSERT_TRUE(set_param("cbqs.max_snapshot_age_blocks", 5));
+  await_refresh();
+  auto c = connect();
+  Bytes32 session = open_session(*c, grant(kAll));
+  auto lane = body<resp::LaneCreated>(request(*c, session, 10, req::CreateLane{}))->lane_id;
+  chain->outage = true;
+  ASSERT_TRUE(cowboy::testing::eventually([&] { return !broker->ready(); }));  // 5 blocks of 10 ms
+  auto fresh = connect();
+  ASSERT_TRUE(fresh->send(OpenSession{rid(1), grant(kAll)}).ok());
+  EXPECT_EQ(error_code(next(*fresh)), code(ErrorCode::kChainStateStale));
+  auto appended = request(*c, session, 11, req::Append{{lane, text("during the outage")}});  // goal 7
+  EXPECT_NE(body<resp::Appended>(appended), nullptr) << error_text(appended);
+  chain->outage = false;
+  ASSERT_TRUE(cowboy::testing::eventually([&] { return broker->ready(); }));
+  auto later = connect();
+  EXPECT_NE(open_session(*later, grant(kAll)), Bytes32{});
+}
+
+TEST_F(BrokerTest, AnAccountSuspendedMidSessionStopsAppendsAtOnce) {
+  auto c = connect();
+  Bytes32 session = open_session(*c, grant(kAll));
+  auto lane = body<resp::LaneCreated>(request(*c, session, 10, req::CreateLane{}))->lane_id;
+  auto paid = request(*c, session, 11, req::Append{{lane, text("paid")}});
+  ASSERT_NE(body<resp::Appended>(paid), nullptr) << error_text(paid);
+  // Rent far above the balance from the next settlement on.
+  ASSERT_TRUE(set_param("cbqs.stream_rate_per_block", 1'000'000'000'000));
+  ASSERT_TRUE(admin->send_instruction(SettleAccountV2{owner->address(), provider.address})->ok());
+  ASSERT_TRUE(cowboy::testing::eventually([&] {
+    auto a = node->account(owner->address(), provider.address);
+    return a.ok() && !solvent(*a, *node->height());
+  }));
+  await_refresh();
+  EXPECT_EQ(error_code(request(*c, session, 12, req::Append{{lane, text("unpaid")}})), code(ErrorCode::kAccountInsolvent));
+  // Reads stay available.
+  EXPECT_NE(body<resp::Checkpoint>(request(*c, session, 13, req::GetCheckpoint{})), nullptr);
+}
+
+TEST_F(BrokerTest, CreditShortThenDeliveryResumesOnCredit) {
+  auto c = connect();
+  Bytes32 session = open_session(*c, grant(kAll));
+  auto lane = body<resp::LaneCreated>(request(*c, session, 10, req::CreateLane{}))->lane_id;
+  for (int i = 0; i < 3; ++i)
+    ASSERT_NE(body<resp::Appended>(request(*c, session, 20 + i, req::Append{{lane, Bytes(100, 'x')}})), nullptr);
+  auto progress = request(*c, session, 30, req::Subscribe{SourceCursor{LaneScopeAny{}, StartAt{1}}, 0});
+  ASSERT_NE(body<resp::CursorProgress>(progress), nullptr) << error_text(progress);
+  EXPECT_EQ(body<resp::CursorProgress>(progress)->scanned_through, 0u);
+  auto short_frame = next(*c);
+  const auto* state = std::get_if<DeliveryState>(&short_frame);
+  ASSERT_NE(state, nullptr) << error_text(short_frame);
+  EXPECT_EQ(std::get<CreditShort>(state->state).needed_bytes, 220u);  // 120 + 100
+  EXPECT_FALSE(c->receive(std::chrono::milliseconds(100)).ok());     // and nothing more until credit
+  EXPECT_NE(body<resp::Ok>(request(*c, session, 31, req::AddCredit{rid(30), 440})), nullptr);
+  for (std::uint64_t seq = 1; seq <= 2; ++seq) {
+    auto d = next(*c);
+    ASSERT_TRUE(std::holds_alternative<Delivery>(d)) << error_text(d);
+    EXPECT_EQ(std::get<Delivery>(d).sequence, seq);
+    EXPECT_FALSE(std::get<Delivery>(d).lease);
+  }
+  auto again = next(*c);  // the third does not fit in what is left
+  EXPECT_TRUE(std::holds_alternative<DeliveryState>(again));
+  // A subscription of another session is not this session's to touch.
+  auto other = connect();
+  Bytes32 other_session = open_session(*other, grant(kAll));
+  EXPECT_EQ(error_code(request(*other, other_session, 40, req::AddCredit{rid(30), 1})), code(ErrorCode::kUnknownSubscription));
+}
+
+TEST_F(BrokerTest, BadInputGetsTypedErrorsAndTheConnectionKeepsWorking) {
+  auto c = connect();
+  Bytes32 session = open_session(*c, grant(kAll));
+  ASSERT_TRUE(c->send_raw(Bytes{0xde, 0xad, 0xbe, 0xef}).ok());
+  auto garbage = next(*c);
+  EXPECT_EQ(error_code(garbage), code(ErrorCode::kUnsupportedVersion));
+  EXPECT_FALSE(std::get<ErrorFrame>(garbage).request_id);
+  Bytes unknown_variant = encode(CbqsClientFrameV2{Request{rid(1), session, req::GetSettings{}}});
+  unknown_variant[1] = 9;
+  ASSERT_TRUE(c->send_raw(unknown_variant).ok());
+  EXPECT_EQ(error_code(next(*c)), code(ErrorCode::kMalformed));
+  EXPECT_NE(body<resp::Settings>(request(*c, session, 2, req::GetSettings{})), nullptr);
+}
+
+TEST_F(BrokerTest, AnOversizeFrameClosesOnlyItsConnection) {
+  auto bystander = connect();
+  Bytes32 session = open_session(*bystander, grant(kAll));
+  auto c = connect();
+  (void)c->send_raw(Bytes(limits::kMaxFrameBytes + 1, 0x02));
+  EXPECT_FALSE(c->receive(std::chrono::seconds(5)).ok());  // closed, nothing allocated beyond the cap
+  EXPECT_NE(body<resp::Settings>(request(*bystander, session, 3, req::GetSettings{})), nullptr);
+}
+
+TEST_F(BrokerTest, OpenSessionFloodsHitTheSessionLimit) {
+  auto c = connect();
+  auto g = grant(kAll);
+  std::uint64_t limit = Params{}.max_sessions_per_connection;
+  for (std::uint64_t i = 0; i < limit; ++i) {
+    ASSERT_TRUE(c->send(OpenSession{rid(i), g}).ok());
+    ASSERT_TRUE(std::holds_alternative<SessionChallenge>(next(*c)));
+  }
+  ASSERT_TRUE(c->send(OpenSession{rid(99), g}).ok());
+  EXPECT_EQ(error_code(next(*c)), code(ErrorCode::kSessionLimit));
+  auto other = connect();  // other connections are unaffected
+  EXPECT_NE(open_session(*other, g), Bytes32{});
+}
+
+TEST_F(BrokerTest, VerbsAndScopeAreEnforced) {
+  auto c = connect();
+  Bytes32 reader = open_session(*c, grant(verb::kReplay, LaneScopeExact{1}));
+  EXPECT_EQ(error_code(request(*c, reader, 1, req::Append{{1, text("x")}})), code(ErrorCode::kVerbNotGranted));
+  EXPECT_EQ(error_code(request(*c, reader, 2, req::CreateLane{})), code(ErrorCode::kVerbNotGranted));
+  auto d = connect();
+  Bytes32 narrow = open_session(*d, grant(kAll, LaneScopeExact{1}));
+  EXPECT_EQ(error_code(request(*d, narrow, 3, req::CreateLane{})), code(ErrorCode::kLaneScopeTooNarrow));
+  EXPECT_EQ(error_code(request(*d, narrow, 4, req::Append{{2, text("x")}})), code(ErrorCode::kLaneNotInScope));
+}
+
+}  // namespace
+}  // namespace cowboy::cbqs::broker
