@@ -1,40 +1,30 @@
 #include "devchain/http_server.h"
 
-#include <boost/asio.hpp>
-#include <boost/beast/core.hpp>
-#include <boost/beast/http.hpp>
 #include <nlohmann/json.hpp>
 
 #include "devchain/json.h"
+#include "net/http_server.h"
 
 namespace cowboy::devchain {
 
-namespace asio = boost::asio;
-namespace beast = boost::beast;
-namespace http = beast::http;
-using tcp = asio::ip::tcp;
 using Json = nlohmann::json;
 
 namespace {
 
-constexpr std::size_t kMaxBodyBytes = 128 * 1024;
-constexpr int kMaxConnections = 256;
-constexpr auto kIdleTimeout = std::chrono::seconds(30);
-
 struct Reply {
-  http::status status = http::status::ok;
+  int status = 200;
   Json body;
 };
 
 Reply error_reply(const ApiError& e) {
-  return Reply{static_cast<http::status>(api_error_http_status(e.code)), json::error_to_json(e)};
+  return Reply{api_error_http_status(e.code), json::error_to_json(e)};
 }
 Reply bad_request(std::string message) { return error_reply(ApiError{ApiErrorCode::kBadRequest, std::move(message)}); }
 
 template <typename T, typename ToJson>
 Reply reply_from(const ApiResult<T>& r, ToJson&& to_json) {
   if (!r) return error_reply(r.error());
-  return Reply{http::status::ok, to_json(*r)};
+  return Reply{200, to_json(*r)};
 }
 
 std::vector<std::string_view> split_path(std::string_view path) {
@@ -70,7 +60,7 @@ std::optional<std::uint64_t> query_u64(std::string_view query, std::string_view 
   return std::nullopt;
 }
 
-Reply route(ChainApi& api, http::verb method, std::string_view target, const std::string& body) {
+Reply route(ChainApi& api, std::string_view method, std::string_view target, const std::string& body) {
   auto qpos = target.find('?');
   std::string_view path = target.substr(0, qpos);
   std::string_view query = qpos == std::string_view::npos ? std::string_view{} : target.substr(qpos + 1);
@@ -79,7 +69,7 @@ Reply route(ChainApi& api, http::verb method, std::string_view target, const std
   std::string_view what = parts[1];
   auto arg = [&](std::size_t i) { return i < parts.size() ? std::string(parts[i]) : std::string(); };
 
-  if (method == http::verb::post && what == "tx" && parts.size() == 2) {
+  if (method == "POST" && what == "tx" && parts.size() == 2) {
     auto j = Json::parse(body, nullptr, false);
     if (!j.is_object() || !j.contains("tx") || !j["tx"].is_string()) return bad_request("body must be {\"tx\": \"0x…\"}");
     auto bytes = from_hex(j["tx"].get<std::string>());
@@ -91,14 +81,14 @@ Reply route(ChainApi& api, http::verb method, std::string_view target, const std
     }
     return reply_from(api.submit(*tx), [](const Bytes32& h) { return Json{{"tx_hash", json::hex0x(h)}}; });
   }
-  if (method != http::verb::get) return error_reply(ApiError{ApiErrorCode::kBadRequest, "method not allowed"});
+  if (method != "GET") return error_reply(ApiError{ApiErrorCode::kBadRequest, "method not allowed"});
 
   if (what == "status" && parts.size() == 2) {
     auto h = api.height();
     auto id = api.chain_instance_id();
     if (!h) return error_reply(h.error());
     if (!id) return error_reply(id.error());
-    return Reply{http::status::ok, Json{{"height", *h}, {"chain_instance_id", json::hex0x(*id)}}};
+    return Reply{200, Json{{"height", *h}, {"chain_instance_id", json::hex0x(*id)}}};
   }
   if (what == "tx" && parts.size() == 3) {
     auto hash = fixed_from_hex<32>(arg(2));
@@ -106,7 +96,7 @@ Reply route(ChainApi& api, http::verb method, std::string_view target, const std
     auto r = api.receipt(*hash);
     if (!r) return error_reply(r.error());
     if (!*r) return error_reply(ApiError{ApiErrorCode::kNotFound, "pending or unknown"});
-    return Reply{http::status::ok, json::receipt_to_json(**r)};
+    return Reply{200, json::receipt_to_json(**r)};
   }
   if (what == "native" && parts.size() == 3) {
     auto a = fixed_from_hex<20>(arg(2));
@@ -154,115 +144,19 @@ Reply route(ChainApi& api, http::verb method, std::string_view target, const std
   return error_reply(ApiError{ApiErrorCode::kNotFound, "no such route"});
 }
 
-class Session : public std::enable_shared_from_this<Session> {
- public:
-  Session(tcp::socket socket, ChainApi& api, std::atomic<int>& live)
-      : stream_(std::move(socket)), api_(api), live_(live) {
-    ++live_;
-  }
-  ~Session() { --live_; }
-  void start() { read(); }
-
- private:
-  void read() {
-    parser_.emplace();
-    parser_->body_limit(kMaxBodyBytes);
-    stream_.expires_after(kIdleTimeout);
-    http::async_read(stream_, buffer_, *parser_,
-                     [self = shared_from_this()](beast::error_code ec, std::size_t) { self->on_read(ec); });
-  }
-
-  void on_read(beast::error_code ec) {
-    if (ec == http::error::end_of_stream) return close();
-    if (ec == http::error::body_limit) return respond(error_reply(ApiError{ApiErrorCode::kTxTooLarge, "body over 128 KiB"}), false);
-    if (ec) return close();
-    auto& req = parser_->get();
-    Reply reply;
-    try {
-      reply = route(api_, req.method(), std::string_view(req.target().data(), req.target().size()), req.body());
-    } catch (const std::exception& e) {  // never crash on a request
-      reply = error_reply(ApiError{ApiErrorCode::kInternal, e.what()});
-    }
-    respond(std::move(reply), req.keep_alive());
-  }
-
-  void respond(Reply reply, bool keep_alive) {
-    auto res = std::make_shared<http::response<http::string_body>>(reply.status, 11);
-    res->set(http::field::content_type, "application/json");
-    res->keep_alive(keep_alive);
-    res->body() = reply.body.dump();
-    res->prepare_payload();
-    http::async_write(stream_, *res, [self = shared_from_this(), res, keep_alive](beast::error_code ec, std::size_t) {
-      if (ec || !keep_alive) return self->close();
-      self->read();
-    });
-  }
-
-  void close() {
-    beast::error_code ignored;
-    stream_.socket().shutdown(tcp::socket::shutdown_send, ignored);
-  }
-
-  beast::tcp_stream stream_;
-  beast::flat_buffer buffer_;
-  std::optional<http::request_parser<http::string_body>> parser_;
-  ChainApi& api_;
-  std::atomic<int>& live_;
-};
-
 }  // namespace
 
-struct HttpServer::Impl {
-  ChainApi& api;
-  asio::io_context io{1};
-  tcp::acceptor acceptor{io};
-  std::thread thread;
-  std::atomic<int> live{0};
-
-  explicit Impl(ChainApi& a) : api(a) {}
-
-  void accept() {
-    acceptor.async_accept([this](beast::error_code ec, tcp::socket socket) {
-      if (ec == asio::error::operation_aborted) return;
-      if (!ec) {
-        if (live.load() >= kMaxConnections) {
-          beast::error_code ignored;
-          socket.close(ignored);
-        } else {
-          std::make_shared<Session>(std::move(socket), api, live)->start();
-        }
-      }
-      accept();
-    });
-  }
-};
-
 HttpServer::HttpServer(ChainApi& api, const std::string& address, std::uint16_t port)
-    : impl_(std::make_unique<Impl>(api)) {
-  beast::error_code ec;
-  auto ip = asio::ip::make_address(address, ec);
-  if (ec) throw std::runtime_error("bad listen address " + address);
-  tcp::endpoint endpoint{ip, port};
-  impl_->acceptor.open(endpoint.protocol());
-  impl_->acceptor.set_option(asio::socket_base::reuse_address(true));
-  impl_->acceptor.bind(endpoint, ec);
-  if (ec) throw std::runtime_error("cannot bind " + address + ":" + std::to_string(port) + ": " + ec.message());
-  impl_->acceptor.listen(asio::socket_base::max_listen_connections);
-}
+    : server_(std::make_unique<net::HttpServer>(
+          [&api](const net::HttpRequest& req) {
+            Reply r = route(api, req.method, req.target, req.body);
+            return net::HttpReply{r.status, "application/json", r.body.dump()};
+          },
+          address, port)) {}
 
-HttpServer::~HttpServer() { stop(); }
-
-std::uint16_t HttpServer::port() const { return impl_->acceptor.local_endpoint().port(); }
-
-void HttpServer::start() {
-  impl_->accept();
-  impl_->thread = std::thread([this] { impl_->io.run(); });
-}
-
-void HttpServer::stop() {
-  if (!impl_ || !impl_->thread.joinable()) return;
-  impl_->io.stop();
-  impl_->thread.join();
-}
+HttpServer::~HttpServer() = default;
+std::uint16_t HttpServer::port() const { return server_->port(); }
+void HttpServer::start() { server_->start(); }
+void HttpServer::stop() { server_->stop(); }
 
 }  // namespace cowboy::devchain

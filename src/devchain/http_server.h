@@ -1,6 +1,5 @@
-// The devchain HTTP JSON API (docs/devchain.md lists the routes). Serves any
-// ChainApi; binds loopback by default. Bodies over 128 KiB, more than 256
-// concurrent connections and idle connections (30 s) are refused or closed.
+// The devchain HTTP JSON API (docs/devchain.md lists the routes) over any
+// ChainApi, served by net::HttpServer (its limits apply).
 #pragma once
 
 #include <memory>
@@ -8,6 +7,10 @@
 #include <thread>
 
 #include "devchain/api.h"
+
+namespace cowboy::net {
+class HttpServer;
+}
 
 namespace cowboy::devchain {
 
@@ -22,8 +25,7 @@ class HttpServer {
   void stop();
 
  private:
-  struct Impl;
-  std::unique_ptr<Impl> impl_;
+  std::unique_ptr<net::HttpServer> server_;
 };
 
 }  // namespace cowboy::devchain
