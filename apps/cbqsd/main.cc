@@ -1,136 +1,194 @@
-// cbqsd: the CBQS broker. The broker data plane (wss sessions, lanes, durable
-// appends) is not built yet. Until it is, `cbqsd --dev` brings up the embedded
-// default's chain half: an in-process devchain (HTTP API on 127.0.0.1:7545), a
-// funded dev owner, this provider registered with its keys, an account and one
-// stream - then serves the chain until SIGINT/SIGTERM.
+// cbqsd: the CBQS (CIP-39) broker.
+//
+//   cbqsd --dev        the embedded default: an in-process devchain (HTTP on
+//                      127.0.0.1:7545), a dev TLS certificate, this provider
+//                      registered, one stream and a ready grant; wss on 7447.
+//   cbqsd --store DIR --tls-cert F --tls-key F --provider-key F
+//         --provider-address 0x.. --chain-url http://127.0.0.1:7545
 #include <CLI/CLI.hpp>
 
 #include <csignal>
 #include <cstdio>
 
-#include "cbqs/wire/ids.h"
+#include "admin.h"
+#include "cbqs/broker/broker.h"
+#include "cbqs/broker/dev_cert.h"
+#include "cbqs/store/store.h"
+#include "dev_setup.h"
+#include "devchain/http_client.h"
 #include "devchain/http_server.h"
 #include "devchain/json.h"
 #include "devchain/keyfile.h"
 #include "devchain/node.h"
-#include "devchain/wallet.h"
 
 using namespace cowboy;
-using namespace cowboy::devchain;
 
 namespace {
 
 constexpr u128 kDevFunds = u128{1'000'000'000} * 1'000'000;  // 1,000,000 CBY
-constexpr u128 kProviderFunds = u128{100'000'000'000};         // 100 CBY
-constexpr u128 kAccountTopUp = u128{10'000'000'000};           // 10 CBY
+constexpr std::uint64_t kDevBlockMs = 200;
 
 int fail(const std::string& what) {
   std::fprintf(stderr, "cbqsd: %s\n", what.c_str());
   return 1;
 }
 
-std::string describe(const ApiResult<TxReceipt>& r) {
-  if (!r) return std::string(api_error_name(r.error().code)) + ": " + r.error().message;
-  return r->error.value_or("applied");
+bool split_host_port(const std::string& text, std::string& host, std::uint16_t& port) {
+  auto colon = text.rfind(':');
+  if (colon == std::string::npos || colon == 0) return false;
+  host = text.substr(0, colon);
+  try {
+    unsigned long p = std::stoul(text.substr(colon + 1));
+    if (p > 65535) return false;
+    port = static_cast<std::uint16_t>(p);
+  } catch (...) {
+    return false;
+  }
+  return true;
 }
 
-// Keys of the dev provider: its chain account (secp256k1) and its checkpoint
-// signing key (Ed25519), both kept in the data directory with mode 0600.
-struct ProviderKeys {
-  crypto::Secp256k1Secret chain;
-  crypto::Ed25519Seed signing;
-};
-
-Result<ProviderKeys, std::string> provider_keys(const std::filesystem::path& dir) {
-  auto chain = load_or_create_key(dir / "provider-chain-key");
-  if (!chain) return Err{chain.error()};
-  auto signing = load_or_create_key(dir / "provider-signing-key");  // 32 random bytes serve as an Ed25519 seed
-  if (!signing) return Err{signing.error()};
-  return ProviderKeys{*chain, *signing};
-}
-
-int run_dev(const std::filesystem::path& data_dir, const std::string& chain_host, std::uint16_t chain_port) {
-  crypto::init();
-  auto dev_key = load_or_create_key(default_dev_key_path());
-  if (!dev_key) return fail(dev_key.error());
-  Address dev = *crypto::secp256k1_address(*dev_key);
-  auto keys = provider_keys(data_dir);
-  if (!keys) return fail(keys.error());
-
+sigset_t block_stop_signals() {
   sigset_t signals;
   sigemptyset(&signals);
   sigaddset(&signals, SIGINT);
   sigaddset(&signals, SIGTERM);
   pthread_sigmask(SIG_BLOCK, &signals, nullptr);
+  return signals;
+}
 
-  GenesisSpec genesis{"cbqsd-dev", dev, {{dev, kDevFunds}}, {}};
-  auto node = Node::open(NodeConfig{data_dir / "chain", std::chrono::milliseconds(200)}, genesis);
-  if (!node) return fail(node.error());
-  (*node)->start();
-  std::unique_ptr<HttpServer> server;
+struct Options {
+  bool dev = false;
+  std::string data_dir = "cbqsd-dev";
+  std::string listen = "127.0.0.1:7447";
+  std::string admin_listen = "127.0.0.1:7448";
+  std::string chain_listen = "127.0.0.1:7545";
+  std::string store_path, tls_cert, tls_key, provider_key, provider_address, chain_url;
+  std::uint64_t chain_block_ms = 1000;
+};
+
+// Runs the broker until SIGINT/SIGTERM, then stops it cleanly.
+int serve(const Options& o, cbqs::broker::BrokerConfig config, cbqs::store::Store& store, devchain::ChainApi& chain,
+          const sigset_t& signals) {
+  SystemClock clock;
+  SystemEntropy entropy;
+  cbqs::broker::Broker broker(std::move(config), store, chain, clock, entropy);
+  if (auto started = broker.start(); !started) return fail(started.error());
+  std::string admin_host;
+  std::uint16_t admin_port = 0;
+  if (!split_host_port(o.admin_listen, admin_host, admin_port)) return fail("--admin-listen must be host:port");
+  std::unique_ptr<net::HttpServer> admin;
   try {
-    server = std::make_unique<HttpServer>(**node, chain_host, chain_port);
+    admin = std::make_unique<net::HttpServer>(cbqsd::admin_handler(broker), admin_host, admin_port);
   } catch (const std::exception& e) {
     return fail(e.what());
   }
-  server->start();
-  ChainApi& chain = **node;
-
-  // Idempotent: a restart finds everything in place and creates nothing twice.
-  Wallet owner(chain, *dev_key);
-  Wallet provider(chain, keys->chain);
-  if (!chain.provider(provider.address())) {
-    auto funded = owner.send_and_wait(Transfer{provider.address(), kProviderFunds});
-    if (!funded || !funded->ok()) return fail("funding the provider: " + describe(funded));
-    std::string endpoint = "wss://127.0.0.1:7447/";
-    cbqs::RegisterProviderV2 reg{cbqs::ed25519_public_key(keys->signing), {Bytes(endpoint.begin(), endpoint.end())},
-                                 1'000, true, Bytes32{}};
-    auto registered = provider.send_instruction(reg);
-    if (!registered || !registered->ok()) return fail("registering the provider: " + describe(registered));
-  }
-  Bytes32 stream_id = cbqs::stream_id(*chain.chain_instance_id(), dev, 0);
-  if (!chain.stream(stream_id)) {
-    auto topped = owner.send_instruction(cbqs::TopUpAccountV2{dev, provider.address(), kAccountTopUp});
-    if (!topped || !topped->ok()) return fail("topping up the account: " + describe(topped));
-    auto created = owner.send_instruction(cbqs::CreateStreamV2{0, provider.address(), cbqs::ed25519_public_key(*dev_key)});
-    if (!created || !created->ok()) return fail("creating the stream: " + describe(created));
-  }
-
-  auto account = chain.account(dev, provider.address());
-  std::printf("cbqsd --dev: embedded devchain on http://%s:%u (data in %s)\n", chain_host.c_str(), server->port(),
-              data_dir.c_str());
-  std::printf("  chain_instance_id  %s\n", json::hex0x(*chain.chain_instance_id()).c_str());
-  std::printf("  dev owner          %s (key %s)\n", json::hex0x(dev).c_str(), default_dev_key_path().c_str());
-  std::printf("  provider           %s\n", json::hex0x(provider.address()).c_str());
-  std::printf("  stream_id          %s\n", json::hex0x(stream_id).c_str());
-  if (account)
-    std::printf("  account balance    %s nano-CBY at %s/block\n", u128_to_string(account->balance).c_str(),
-                u128_to_string(account->rate_per_block).c_str());
-  std::printf("The wss:// broker data plane is not implemented yet; the chain runs until Ctrl-C.\n");
+  admin->start();
+  std::printf("cbqsd listening on wss://%s:%u admin http://%s:%u\n", o.listen.substr(0, o.listen.rfind(':')).c_str(),
+              broker.port(), admin_host.c_str(), admin->port());
   std::fflush(stdout);
-
   int sig = 0;
   sigwait(&signals, &sig);
-  server->stop();
-  (*node)->stop();
+  std::printf("cbqsd: stopping (finishing open batches)\n");
+  admin->stop();
+  broker.stop();
   return 0;
+}
+
+int run_dev(Options o, const sigset_t& signals) {
+  std::filesystem::path dir = o.data_dir;
+  auto dev_key = devchain::load_or_create_key(devchain::default_dev_key_path());
+  if (!dev_key) return fail(dev_key.error());
+  Address dev = *crypto::secp256k1_address(*dev_key);
+  devchain::GenesisSpec genesis{"cbqsd-dev", dev, {{dev, kDevFunds}}, {}};
+  auto node = devchain::Node::open({dir / "chain", std::chrono::milliseconds(kDevBlockMs)}, genesis);
+  if (!node) return fail(node.error());
+  (*node)->start();
+  std::string chain_host;
+  std::uint16_t chain_port = 0;
+  if (!split_host_port(o.chain_listen, chain_host, chain_port)) return fail("--chain-listen must be host:port");
+  std::unique_ptr<devchain::HttpServer> chain_api;
+  try {
+    chain_api = std::make_unique<devchain::HttpServer>(**node, chain_host, chain_port);
+  } catch (const std::exception& e) {
+    return fail(e.what());
+  }
+  chain_api->start();
+
+  std::string host;
+  std::uint16_t port = 0;
+  if (!split_host_port(o.listen, host, port)) return fail("--listen must be host:port");
+  auto deployment = cbqsd::deploy_dev(**node, dir, port);
+  if (!deployment) return fail(deployment.error());
+  auto cert = cbqs::broker::ensure_dev_certificate(dir / "tls");
+  if (!cert) return fail(cert.error());
+  auto store = cbqs::store::open_rocksdb_store((dir / "store").string());
+  if (!store) return fail(store.error());
+
+  std::printf("cbqsd --dev (data in %s)\n", dir.c_str());
+  std::printf("  devchain API       http://%s:%u  chain_instance_id %s\n", chain_host.c_str(), chain_api->port(),
+              devchain::json::hex0x(*(*node)->chain_instance_id()).c_str());
+  std::printf("  dev owner          %s (key %s)\n", devchain::json::hex0x(deployment->owner).c_str(),
+              devchain::default_dev_key_path().c_str());
+  std::printf("  provider           %s\n", devchain::json::hex0x(deployment->provider.address).c_str());
+  std::printf("  stream_id          %s\n", devchain::json::hex0x(deployment->stream_id).c_str());
+  std::printf("  TLS certificate    %s (clients pin it)\n", cert->certificate.c_str());
+  std::printf("  grant (all verbs)  %s, holder key %s\n", deployment->grant_file.c_str(),
+              deployment->holder_key_file.c_str());
+
+  cbqs::broker::BrokerConfig config;
+  config.host = host;
+  config.port = port;
+  config.tls_certificate = cert->certificate;
+  config.tls_private_key = cert->private_key;
+  config.provider = deployment->provider;
+  config.chain_block_ms = kDevBlockMs;
+  int rc = serve(o, config, **store, **node, signals);
+  chain_api->stop();
+  (*node)->stop();
+  return rc;
+}
+
+int run_provider(const Options& o, const sigset_t& signals) {
+  for (const auto& [flag, value] : {std::pair{"--store", o.store_path}, {"--tls-cert", o.tls_cert},
+                                    {"--tls-key", o.tls_key}, {"--provider-key", o.provider_key},
+                                    {"--provider-address", o.provider_address}, {"--chain-url", o.chain_url}})
+    if (value.empty()) return fail(std::string(flag) + " is required without --dev");
+  auto chain = devchain::HttpClient::from_url(o.chain_url);
+  if (!chain) return fail("--chain-url must be http://host:port");
+  auto address = fixed_from_hex<20>(o.provider_address);
+  if (!address) return fail("--provider-address must be a 20-byte hex address");
+  auto seed = devchain::load_secret(o.provider_key);
+  if (!seed) return fail(seed.error());
+  auto store = cbqs::store::open_rocksdb_store(o.store_path);
+  if (!store) return fail(store.error());
+  cbqs::broker::BrokerConfig config;
+  if (!split_host_port(o.listen, config.host, config.port)) return fail("--listen must be host:port");
+  config.tls_certificate = o.tls_cert;
+  config.tls_private_key = o.tls_key;
+  config.provider = {*address, *seed};
+  config.chain_block_ms = o.chain_block_ms;
+  return serve(o, config, **store, *chain, signals);
 }
 
 }  // namespace
 
 int main(int argc, char** argv) {
   CLI::App app{"cbqsd: the CBQS (CIP-39) broker"};
-  bool dev = false;
-  std::string data_dir = "cbqsd-dev";
-  std::string chain_host = "127.0.0.1";
-  std::uint16_t chain_port = 7545;
-  app.add_flag("--dev", dev, "embedded default: in-process devchain, dev keys, a registered provider and a stream");
-  app.add_option("--data-dir", data_dir, "where --dev keeps its chain and keys")->capture_default_str();
-  app.add_option("--chain-port", chain_port, "port of the embedded devchain's HTTP API (127.0.0.1)")->capture_default_str();
+  Options o;
+  app.add_flag("--dev", o.dev, "embedded default: in-process devchain, dev certificate, a registered provider and a stream");
+  app.add_option("--data-dir", o.data_dir, "where --dev keeps its chain, store, keys and certificate")->capture_default_str();
+  app.add_option("--listen", o.listen, "wss listener host:port (port 0 picks a free port)")->capture_default_str();
+  app.add_option("--admin-listen", o.admin_listen, "HTTP /healthz /readyz /metrics host:port")->capture_default_str();
+  app.add_option("--chain-listen", o.chain_listen, "--dev: the embedded devchain's HTTP API host:port")->capture_default_str();
+  app.add_option("--store", o.store_path, "RocksDB store directory (created with the cbqs/store-format marker)");
+  app.add_option("--tls-cert", o.tls_cert, "TLS certificate chain (PEM)");
+  app.add_option("--tls-key", o.tls_key, "TLS private key (PEM)");
+  app.add_option("--provider-key", o.provider_key, "file holding the provider's Ed25519 signing seed (hex, 0600)");
+  app.add_option("--provider-address", o.provider_address, "the provider's chain address (0x...)");
+  app.add_option("--chain-url", o.chain_url, "devchain API URL, http://host:port");
+  app.add_option("--chain-block-ms", o.chain_block_ms, "the chain's block interval, to age snapshots")->capture_default_str();
   CLI11_PARSE(app, argc, argv);
-  if (!dev) {
-    std::fprintf(stderr, "cbqsd: only --dev is available in this build\n");
-    return 2;
-  }
-  return run_dev(data_dir, chain_host, chain_port);
+  crypto::init();
+  sigset_t signals = block_stop_signals();  // before any thread starts
+  return o.dev ? run_dev(o, signals) : run_provider(o, signals);
 }

@@ -1,0 +1,61 @@
+#include "admin.h"
+
+#include <algorithm>
+#include <sstream>
+
+namespace cowboy::cbqsd {
+
+std::string prometheus_text(const cbqs::broker::CoreMetrics& m, std::uint64_t snapshot_height, bool ready) {
+  std::ostringstream out;
+  auto counter = [&](const char* name, const char* help, std::uint64_t v) {
+    out << "# HELP " << name << " " << help << "\n# TYPE " << name << " counter\n" << name << " " << v << "\n";
+  };
+  auto gauge = [&](const char* name, const char* help, std::uint64_t v) {
+    out << "# HELP " << name << " " << help << "\n# TYPE " << name << " gauge\n" << name << " " << v << "\n";
+  };
+  counter("cbqs_appends_total", "Appends acknowledged or staged.", m.appends);
+  counter("cbqs_appended_bytes_total", "Payload bytes appended.", m.appended_bytes);
+  counter("cbqs_commit_batches_total", "Synced commit batches.", m.batches);
+  counter("cbqs_commit_batch_records_total", "Records in synced commit batches.", m.batch_records);
+  counter("cbqs_deliveries_total", "Delivery frames sent.", m.deliveries);
+  counter("cbqs_delivered_bytes_total", "Delivery frame bytes sent.", m.delivered_bytes);
+  counter("cbqs_errors_total", "Error frames sent.", m.errors_sent);
+  counter("cbqs_sync_failures_total", "Failed synced writes (the store then fails closed).", m.sync_failures);
+  gauge("cbqs_sessions", "Open sessions.", m.sessions);
+  gauge("cbqs_subscriptions", "Open subscriptions.", m.subscriptions);
+  gauge("cbqs_connections", "Open connections.", m.connections);
+  gauge("cbqs_snapshot_height", "Height of the chain snapshot in force.", snapshot_height);
+  gauge("cbqs_ready", "1 when /readyz answers 200.", ready ? 1 : 0);
+  // Sync latency over the most recent batches (up to 4,096).
+  static constexpr double kBuckets[] = {0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.1, 1.0};
+  out << "# HELP cbqs_sync_latency_seconds Latency of synced batch writes (recent batches).\n"
+      << "# TYPE cbqs_sync_latency_seconds histogram\n";
+  double sum = 0;
+  for (auto us : m.sync_latency_us) sum += static_cast<double>(us) / 1e6;
+  for (double le : kBuckets) {
+    auto n = std::count_if(m.sync_latency_us.begin(), m.sync_latency_us.end(),
+                           [&](std::uint64_t us) { return static_cast<double>(us) / 1e6 <= le; });
+    out << "cbqs_sync_latency_seconds_bucket{le=\"" << le << "\"} " << n << "\n";
+  }
+  out << "cbqs_sync_latency_seconds_bucket{le=\"+Inf\"} " << m.sync_latency_us.size() << "\n"
+      << "cbqs_sync_latency_seconds_sum " << sum << "\n"
+      << "cbqs_sync_latency_seconds_count " << m.sync_latency_us.size() << "\n";
+  return out.str();
+}
+
+net::HttpHandler admin_handler(const cbqs::broker::Broker& broker) {
+  return [&broker](const net::HttpRequest& req) -> net::HttpReply {
+    if (req.method != "GET") return {405, "text/plain", "method not allowed\n"};
+    if (req.target == "/healthz") return {200, "text/plain", "ok\n"};
+    if (req.target == "/readyz") {
+      std::string why;
+      bool ready = broker.ready(&why);
+      return {ready ? 200 : 503, "text/plain", ready ? "ready\n" : why + "\n"};
+    }
+    if (req.target == "/metrics")
+      return {200, "text/plain; version=0.0.4", prometheus_text(broker.metrics(), broker.snapshot_height(), broker.ready())};
+    return {404, "text/plain", "not found\n"};
+  };
+}
+
+}  // namespace cowboy::cbqsd

@@ -1,0 +1,13 @@
+// cbqsd's admin endpoints (docs/protocol.md §Q): /healthz, /readyz, /metrics.
+#pragma once
+
+#include "cbqs/broker/broker.h"
+#include "net/http_server.h"
+
+namespace cowboy::cbqsd {
+
+net::HttpHandler admin_handler(const cbqs::broker::Broker& broker);
+/// Prometheus text exposition of the broker's metrics.
+std::string prometheus_text(const cbqs::broker::CoreMetrics& m, std::uint64_t snapshot_height, bool ready);
+
+}  // namespace cowboy::cbqsd

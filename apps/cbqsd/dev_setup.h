@@ -1,0 +1,25 @@
+// `cbqsd --dev`: the embedded default's chain side. In an in-process devchain
+// it funds the dev owner, registers this provider with its signing key and
+// endpoint, tops up the owner's account and creates one stream, then mints a
+// ready-to-use grant for a holder key. Idempotent: a restart reuses all of it.
+#pragma once
+
+#include <filesystem>
+
+#include "cbqs/broker/stream.h"
+#include "devchain/api.h"
+
+namespace cowboy::cbqsd {
+
+struct DevDeployment {
+  cbqs::broker::ProviderIdentity provider;
+  Address owner{};
+  Bytes32 stream_id{};
+  std::filesystem::path grant_file;       // hex of canonical StreamGrantV2 (all verbs, 24 h)
+  std::filesystem::path holder_key_file;  // the grant's holder Ed25519 seed (0600)
+};
+
+Result<DevDeployment, std::string> deploy_dev(devchain::ChainApi& chain, const std::filesystem::path& data_dir,
+                                              std::uint16_t wss_port);
+
+}  // namespace cowboy::cbqsd
