@@ -1,0 +1,204 @@
+// SIGKILL a real `cbqsd --dev` while a producer pipelines appends, restart it
+// on the same data directory, and find every acknowledged record with its
+// sequence and payload, and a checkpoint chain that verifies from sequence 1.
+// A broker whose store fails a sync acknowledges nothing more.
+#include <gtest/gtest.h>
+
+#include <fstream>
+#include <regex>
+
+#include "../../support/process.h"
+#include "broker_fixture.h"
+#include "cbqs/broker/auth.h"
+#include "cbqs/wire/codec.h"
+#include "devchain/http_client.h"
+#include "devchain/keyfile.h"
+
+namespace cowboy::cbqs::broker {
+namespace {
+
+using namespace testing;
+
+class CbqsdProcess {
+ public:
+  explicit CbqsdProcess(const std::filesystem::path& dir)
+      : data_(dir / "data"),
+        child_([&] {
+          ::setenv("CBQS_HOME", (dir / "home").c_str(), 1);
+          return std::vector<std::string>{std::string(COWBOY_BIN_DIR) + "/cbqsd", "--dev", "--data-dir", data_.string(),
+                                          "--listen", "127.0.0.1:0", "--admin-listen", "127.0.0.1:0",
+                                          "--chain-listen", "127.0.0.1:0"};
+        }()) {
+    std::smatch m;
+    auto chain_line = child_.wait_for_line("devchain API");
+    if (chain_line && std::regex_search(*chain_line, m, std::regex(R"(127\.0\.0\.1:(\d+))")))
+      chain_port_ = static_cast<std::uint16_t>(std::stoi(m[1]));
+    auto line = child_.wait_for_line("cbqsd listening on wss://");
+    if (line && std::regex_search(*line, m, std::regex(R"(wss://127\.0\.0\.1:(\d+))")))
+      port_ = static_cast<std::uint16_t>(std::stoi(m[1]));
+  }
+  bool up() const { return port_ != 0 && chain_port_ != 0; }
+  void kill9() { child_.kill(SIGKILL); }
+
+  std::unique_ptr<client::WssConnection> connect() const {
+    client::ConnectOptions o;
+    o.port = port_;
+    o.ca_file = data_ / "tls" / "dev-cert.pem";
+    auto c = client::WssConnection::connect(o);
+    return c ? std::move(*c) : nullptr;
+  }
+  StreamGrantV2 grant() const {
+    std::ifstream in(data_ / "dev-grant.hex");
+    std::string hex;
+    in >> hex;
+    return *decode<StreamGrantV2>(*from_hex(hex));
+  }
+  crypto::Ed25519Seed holder() const { return *devchain::load_secret(data_ / "dev-holder-key"); }
+  devchain::HttpClient chain() const { return devchain::HttpClient("127.0.0.1", chain_port_); }
+
+ private:
+  std::filesystem::path data_;
+  cowboy::testing::ChildProcess child_;
+  std::uint16_t port_ = 0, chain_port_ = 0;
+};
+
+Bytes32 rid(std::uint64_t n) {
+  Bytes32 b{};
+  for (int i = 0; i < 8; ++i) b[24 + i] = static_cast<std::uint8_t>(n >> (56 - 8 * i));
+  return b;
+}
+
+Bytes32 open(client::WssConnection& c, const StreamGrantV2& g, const crypto::Ed25519Seed& holder) {
+  if (!c.send(OpenSession{rid(1), g})) return {};
+  auto ch = c.receive(std::chrono::seconds(5));
+  if (!ch || !std::holds_alternative<SessionChallenge>(*ch)) return {};
+  const auto& challenge = std::get<SessionChallenge>(*ch);
+  SessionProofV2 proof{g.chain_instance_id, g.stream_id, grant_id(g), challenge.session_id, challenge.challenge, {}};
+  sign_proof(proof, holder);
+  if (!c.send(CompleteSession{rid(2), proof})) return {};
+  auto opened = c.receive(std::chrono::seconds(5));
+  if (!opened || !std::holds_alternative<SessionOpened>(*opened)) return {};
+  return challenge.session_id;
+}
+
+TEST(CbqsdCrash, EveryAcknowledgedRecordSurvivesSigkillWithItsCheckpointChain) {
+  cowboy::testing::TempDir dir;
+  std::map<std::uint64_t, std::string> acked;  // sequence -> payload
+  std::uint64_t lane = 0;
+  {
+    CbqsdProcess cbqsd(dir.path());
+    ASSERT_TRUE(cbqsd.up());
+    auto c = cbqsd.connect();
+    ASSERT_NE(c, nullptr);
+    Bytes32 session = open(*c, cbqsd.grant(), cbqsd.holder());
+    ASSERT_NE(session, Bytes32{});
+    ASSERT_TRUE(c->send(Request{rid(3), session, req::CreateLane{}}));
+    auto created = c->receive(std::chrono::seconds(5));
+    ASSERT_TRUE(created && std::holds_alternative<Response>(*created));
+    lane = std::get<resp::LaneCreated>(std::get<Response>(*created).body).lane_id;
+    // Pipeline 2,000 appends; kill the broker once 300 are acknowledged.
+    constexpr int kAppends = 2'000;
+    std::map<Bytes32, std::string> sent;
+    for (int i = 0; i < kAppends; ++i) {
+      std::string payload = "record-" + std::to_string(i);
+      Bytes32 id = rid(1'000 + i);
+      sent[id] = payload;
+      ASSERT_TRUE(c->send(Request{id, session, req::Append{{lane, Bytes(payload.begin(), payload.end())}}}));
+    }
+    while (acked.size() < 300) {
+      auto f = c->receive(std::chrono::seconds(10));
+      ASSERT_TRUE(f.ok()) << f.error();
+      const auto* r = std::get_if<Response>(&*f);
+      ASSERT_NE(r, nullptr);
+      acked[std::get<resp::Appended>(r->body).sequence] = sent[r->request_id];
+    }
+    cbqsd.kill9();
+  }
+
+  CbqsdProcess restarted(dir.path());
+  ASSERT_TRUE(restarted.up());
+  auto c = restarted.connect();
+  ASSERT_NE(c, nullptr);
+  Bytes32 session = open(*c, restarted.grant(), restarted.holder());
+  ASSERT_NE(session, Bytes32{});
+  // Replay everything from sequence 1.
+  ASSERT_TRUE(c->send(Request{rid(10), session, req::Subscribe{SourceCursor{LaneScopeAny{}, StartAt{1}}, 1ULL << 30}}));
+  std::map<std::uint64_t, std::string> replayed;
+  std::uint64_t head = 0;
+  bool caught_up = false;
+  int progress_seen = 0;
+  while (!caught_up) {
+    auto f = c->receive(std::chrono::seconds(10));
+    ASSERT_TRUE(f.ok()) << f.error();
+    if (const auto* d = std::get_if<Delivery>(&*f)) {
+      replayed[d->sequence] = std::string(d->payload.begin(), d->payload.end());
+    } else if (const auto* r = std::get_if<Response>(&*f)) {
+      // The first CursorProgress answers Subscribe; the second says replay reached the head.
+      if (const auto* p = std::get_if<resp::CursorProgress>(&r->body); p && ++progress_seen == 2) {
+        head = p->scanned_through;
+        caught_up = true;
+      }
+    }
+  }
+  for (const auto& [seq, payload] : acked) {
+    ASSERT_TRUE(replayed.contains(seq)) << "acknowledged sequence " << seq << " is missing";
+    EXPECT_EQ(replayed[seq], payload);
+  }
+  EXPECT_GE(head, acked.rbegin()->first);
+  EXPECT_EQ(replayed.size(), head);  // gapless from 1
+
+  // Walk the checkpoint chain from sequence 1 to the head.
+  auto chain = restarted.chain();
+  std::uint64_t next = 1;
+  Bytes32 previous{};
+  std::uint64_t request = 100;
+  while (next <= head) {
+    ASSERT_TRUE(c->send(Request{rid(request++), session, req::GetCheckpoint{next}}));
+    CbqsServerFrameV2 f;
+    do {
+      auto got = c->receive(std::chrono::seconds(5));
+      ASSERT_TRUE(got.ok());
+      f = std::move(*got);
+    } while (!std::holds_alternative<Response>(f) && !std::holds_alternative<ErrorFrame>(f));
+    ASSERT_TRUE(std::holds_alternative<Response>(f)) << "no receipt covers " << next;
+    const auto& receipt = std::get<resp::Checkpoint>(std::get<Response>(f).body).receipt;
+    EXPECT_EQ(receipt.first_sequence, next);
+    EXPECT_EQ(receipt.previous_checkpoint, previous);
+    auto record = chain.provider(receipt.provider);
+    ASSERT_TRUE(record.ok());
+    EXPECT_EQ(verify_checkpoint(receipt, *record), CheckpointVerdict::kValid);
+    std::vector<Bytes32> digests;
+    for (std::uint64_t s = receipt.first_sequence; s <= receipt.last_sequence; ++s) {
+      const auto& p = replayed[s];
+      digests.push_back(record_digest(RecordHeaderV2{receipt.stream_id, lane}, Bytes(p.begin(), p.end())));
+    }
+    EXPECT_EQ(records_digest(digests), receipt.records_digest);
+    previous = checkpoint_id(receipt);
+    next = receipt.last_sequence + 1;
+  }
+}
+
+class FailingStoreTest : public BrokerFixture {
+ protected:
+  store::Store& store() override { return memory; }
+};
+
+TEST_F(FailingStoreTest, AFailedSyncAcknowledgesNothingAndTheBrokerSaysWhy) {
+  auto c = connect();
+  Bytes32 session = open_session(*c, grant(0x003f));
+  auto lane = body<resp::LaneCreated>(request(*c, session, 10, req::CreateLane{}))->lane_id;
+  ASSERT_NE(body<resp::Appended>(request(*c, session, 11, req::Append{{lane, Bytes{1}}})), nullptr);
+  memory.fail_syncs(true);
+  auto failed = request(*c, session, 12, req::Append{{lane, Bytes{2}}});
+  EXPECT_EQ(error_code(failed), code(ErrorCode::kUnavailable)) << error_text(failed);
+  std::string why;
+  EXPECT_FALSE(broker->ready(&why));
+  EXPECT_NE(why.find("store failed"), std::string::npos);
+  memory.fail_syncs(false);  // even after the disk recovers, the broker stays failed closed
+  EXPECT_EQ(error_code(request(*c, session, 13, req::Append{{lane, Bytes{3}}})), code(ErrorCode::kUnavailable));
+  memory.crash();
+  EXPECT_EQ(StreamState::load(memory, stream_id)->durable_head(), 1u);
+}
+
+}  // namespace
+}  // namespace cowboy::cbqs::broker
