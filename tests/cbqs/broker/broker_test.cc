@@ -4,6 +4,7 @@
 
 #include "broker_fixture.h"
 #include "cbqs/broker/auth.h"
+#include "cbqs/wire/ids.h"
 #include "cbqs/chain/billing.h"
 #include "cbqs/wire/codec.h"
 #include "cbqs/wire/limits.h"

@@ -10,6 +10,7 @@
 #include "../../support/process.h"
 #include "broker_fixture.h"
 #include "cbqs/broker/auth.h"
+#include "cbqs/wire/ids.h"
 #include "cbqs/wire/codec.h"
 #include "devchain/http_client.h"
 #include "devchain/keyfile.h"
@@ -180,7 +181,11 @@ TEST(CbqsdCrash, EveryAcknowledgedRecordSurvivesSigkillWithItsCheckpointChain) {
 
 class FailingStoreTest : public BrokerFixture {
  protected:
-  store::Store& store() override { return memory; }
+  testbed::DeploymentOptions options() override {
+    testbed::DeploymentOptions o;
+    o.memory_store = true;
+    return o;
+  }
 };
 
 TEST_F(FailingStoreTest, AFailedSyncAcknowledgesNothingAndTheBrokerSaysWhy) {
@@ -188,16 +193,16 @@ TEST_F(FailingStoreTest, AFailedSyncAcknowledgesNothingAndTheBrokerSaysWhy) {
   Bytes32 session = open_session(*c, grant(0x003f));
   auto lane = body<resp::LaneCreated>(request(*c, session, 10, req::CreateLane{}))->lane_id;
   ASSERT_NE(body<resp::Appended>(request(*c, session, 11, req::Append{{lane, Bytes{1}}})), nullptr);
-  memory.fail_syncs(true);
+  memory->fail_syncs(true);
   auto failed = request(*c, session, 12, req::Append{{lane, Bytes{2}}});
   EXPECT_EQ(error_code(failed), code(ErrorCode::kUnavailable)) << error_text(failed);
   std::string why;
   EXPECT_FALSE(broker->ready(&why));
   EXPECT_NE(why.find("store failed"), std::string::npos);
-  memory.fail_syncs(false);  // even after the disk recovers, the broker stays failed closed
+  memory->fail_syncs(false);  // even after the disk recovers, the broker stays failed closed
   EXPECT_EQ(error_code(request(*c, session, 13, req::Append{{lane, Bytes{3}}})), code(ErrorCode::kUnavailable));
-  memory.crash();
-  EXPECT_EQ(StreamState::load(memory, stream_id)->durable_head(), 1u);
+  memory->crash();
+  EXPECT_EQ(StreamState::load(*memory, stream_id)->durable_head(), 1u);
 }
 
 }  // namespace
