@@ -29,6 +29,8 @@ class Connection final : public Peer, public std::enable_shared_from_this<Connec
   Connection(tcp::socket socket, ssl::context& tls, Core& core, std::atomic<int>& live)
       : ws_(std::move(socket), tls), core_(core), live_(live) {
     ++live_;
+    beast::error_code ignored;  // small frames must not wait for Nagle's algorithm
+    beast::get_lowest_layer(ws_).socket().set_option(tcp::no_delay(true), ignored);
   }
   ~Connection() override { --live_; }
 
@@ -180,8 +182,14 @@ Result<Unit, std::string> Broker::start() {
   (void)i.snapshots.refresh();
   i.listening = true;
   i.accept();
-  i.io_thread = std::thread([&i] { i.io.run(); });
-  i.refresher = std::thread([&i] { i.refresh_loop(); });
+  i.io_thread = std::thread([&i] {
+    pthread_setname_np(pthread_self(), "cbqs-io");
+    i.io.run();
+  });
+  i.refresher = std::thread([&i] {
+    pthread_setname_np(pthread_self(), "cbqs-snapshot");
+    i.refresh_loop();
+  });
   return Unit{};
 }
 

@@ -13,6 +13,7 @@ Core::Core(boost::asio::io_context& io, CoreConfig config, store::Store& store, 
            const Clock& clock, Entropy& entropy)
     : io_(io), config_(std::move(config)), store_(store), snapshots_(snapshots), clock_(clock), entropy_(entropy),
       slow_consumer_timer_(io) {
+  boost::asio::post(committer_, [] { pthread_setname_np(pthread_self(), "cbqs-commit"); });
   check_slow_consumers();
 }
 

@@ -143,6 +143,7 @@ void Core::start_commit(const Bytes32& stream_id) {
   sl.in_flight.assign(sl.waiting.begin(), split);
   sl.waiting.erase(sl.waiting.begin(), split);
   boost::asio::post(committer_, [this, stream_id, batch] {
+    batch->seal(config_.provider);  // hashing and signing stay off the io thread
     auto start = std::chrono::steady_clock::now();
     bool ok = store_.write(batch->write, store::Sync::kYes).ok();
     auto us = std::chrono::duration_cast<std::chrono::microseconds>(std::chrono::steady_clock::now() - start).count();

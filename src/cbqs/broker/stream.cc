@@ -54,13 +54,14 @@ bool settings_valid(const StreamSettingsV2& s, const Params& p) {
 
 }  // namespace
 
-std::string StreamState::key(char kind) const {
+std::string StreamState::prefix() const {
   std::string k = "s/";
   k.append(reinterpret_cast<const char*>(stream_id_.data()), stream_id_.size());
   k.push_back('/');
-  k.push_back(kind);
   return k;
 }
+
+std::string StreamState::key(char kind) const { return prefix() + kind; }
 
 std::string StreamState::key(char kind, std::uint64_t n) const {
   std::string k = key(kind);
@@ -69,17 +70,33 @@ std::string StreamState::key(char kind, std::uint64_t n) const {
   return k;
 }
 
-std::string StreamState::encode_meta() const {
+// StreamMeta = version u8 || next_lane_id u64 || next_group_id u64 ||
+//              next_sequence u64 || last_checkpoint_id [32] ||
+//              last_committed_at_ms u64 || last_snapshot_height u64 || floor u64
+std::string StreamState::encode_meta_head() const {
   codec::Writer w;
   w.u8(kMetaVersion);
   w.u64(next_lane_id_);
   w.u64(next_group_id_);
-  w.u64(next_sequence_durable_);
-  w.fixed(last_checkpoint_id_);
-  w.u64(last_committed_at_ms_);
-  w.u64(last_snapshot_height_);
-  w.u64(floor_);
   return as_string(w.data());
+}
+
+namespace {
+std::string encode_meta_tail(std::uint64_t next_sequence, const Bytes32& last_checkpoint_id, std::uint64_t committed_at,
+                             std::uint64_t snapshot_height, std::uint64_t floor) {
+  codec::Writer w;
+  w.u64(next_sequence);
+  w.fixed(last_checkpoint_id);
+  w.u64(committed_at);
+  w.u64(snapshot_height);
+  w.u64(floor);
+  return as_string(w.data());
+}
+}  // namespace
+
+std::string StreamState::encode_meta() const {
+  return encode_meta_head() + encode_meta_tail(next_sequence_durable_, last_checkpoint_id_, last_committed_at_ms_,
+                                               last_snapshot_height_, floor_);
 }
 
 Result<StreamState, StoreError> StreamState::load(store::Store& store, const Bytes32& stream_id) {
@@ -269,37 +286,42 @@ PreparedBatch StreamState::close_batch(const ChainView& view, const ProviderIden
     open_.erase(open_.begin(), split);
   }
   std::uint64_t committed_at = std::max(last_committed_at_ms_, now_ms);
-  std::uint64_t snapshot_height = std::max(last_snapshot_height_, view.height);
-
-  std::vector<Bytes32> digests;
-  digests.reserve(batch.records.size());
-  for (auto& r : batch.records) {
-    r.committed_at_ms = committed_at;
-    digests.push_back(record_digest(RecordHeaderV2{stream_id_, r.lane_id}, r.payload));
-    batch.write.put(key('r', r.sequence), encode_record(r));
-  }
+  for (auto& r : batch.records) r.committed_at_ms = committed_at;
   CheckpointReceiptV2& c = batch.receipt;
   c.chain_instance_id = view.chain_instance_id;
   c.stream_id = stream_id_;
   c.provider = provider.address;
   c.first_sequence = batch.records.front().sequence;
   c.last_sequence = batch.records.back().sequence;
-  c.records_digest = records_digest(digests);
   c.previous_checkpoint = last_checkpoint_id_;
   c.committed_at_ms = committed_at;
-  c.snapshot_height = snapshot_height;
-  sign_checkpoint(c, provider.signing_seed);
-  batch.write.put(key('c', c.last_sequence), as_string(encode(c)));
-
-  // The high-water marks as they stand once this batch is durable.
-  auto saved = std::tuple(next_sequence_durable_, last_checkpoint_id_, last_committed_at_ms_, last_snapshot_height_);
-  next_sequence_durable_ = c.last_sequence + 1;
-  last_checkpoint_id_ = checkpoint_id(c);
-  last_committed_at_ms_ = committed_at;
-  last_snapshot_height_ = snapshot_height;
-  batch.write.put(key('m'), encode_meta());
-  std::tie(next_sequence_durable_, last_checkpoint_id_, last_committed_at_ms_, last_snapshot_height_) = saved;
+  c.snapshot_height = std::max(last_snapshot_height_, view.height);
+  batch.key_prefix = prefix();
+  batch.meta_before_tail = encode_meta_head();
+  batch.floor = floor_;
   return batch;
+}
+
+void PreparedBatch::seal(const ProviderIdentity& provider) {
+  auto record_key = [&](char kind, std::uint64_t n) {
+    std::string k = key_prefix;
+    k.push_back(kind);
+    k.push_back('/');
+    put_be64(k, n);
+    return k;
+  };
+  std::vector<Bytes32> digests;
+  digests.reserve(records.size());
+  for (const auto& r : records) {
+    digests.push_back(record_digest(RecordHeaderV2{receipt.stream_id, r.lane_id}, r.payload));
+    write.put(record_key('r', r.sequence), encode_record(r));
+  }
+  receipt.records_digest = records_digest(digests);
+  sign_checkpoint(receipt, provider.signing_seed);
+  write.put(record_key('c', receipt.last_sequence), as_string(encode(receipt)));
+  // The high-water marks as they stand once this batch is durable.
+  write.put(key_prefix + "m", meta_before_tail + encode_meta_tail(receipt.last_sequence + 1, checkpoint_id(receipt),
+                                                                  receipt.committed_at_ms, receipt.snapshot_height, floor));
 }
 
 void StreamState::batch_durable(PreparedBatch&& batch) {

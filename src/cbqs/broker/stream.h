@@ -3,11 +3,12 @@
 // stream) calls everything.
 //
 // Durability contract (§10, §19 clauses 6 and 9). Appends are staged into the
-// open batch with their sequence numbers; close_batch() turns the open batch
-// into one WriteBatch holding its records, their signed CheckpointReceiptV2 and
-// the stream's high-water marks; the owner writes it with Sync::kYes and only
-// after that write returns calls batch_durable(), which publishes the records
-// (readable, deliverable) and allows the Appended answers. A crash before the
+// open batch with their sequence numbers; close_batch() takes them out, and
+// PreparedBatch::seal() turns them into one WriteBatch holding the records,
+// their signed CheckpointReceiptV2 and the stream's high-water marks; the owner
+// writes it with Sync::kYes and only after that write returns calls
+// batch_durable(), which publishes the records (readable, deliverable) and
+// allows the Appended answers. A crash before the
 // write returns leaves none of the batch; after, all of it with its receipt.
 // A failed write fails the stream closed: nothing more is staged or acked.
 //
@@ -41,18 +42,24 @@ struct Record {
   Bytes payload;
 };
 
-/// What close_batch() produced: the write to make durable, and what to publish after it.
-struct PreparedBatch {
-  store::WriteBatch write;
-  CheckpointReceiptV2 receipt;
-  std::vector<Record> records;
-  bool empty() const { return records.empty(); }
-};
-
 /// Who signs checkpoints: the provider's address and Ed25519 seed.
 struct ProviderIdentity {
   Address address{};
   crypto::Ed25519Seed signing_seed{};
+};
+
+/// What close_batch() produced. seal() - hashing, signing and encoding, the
+/// CPU-heavy part - needs no stream state, so the owner can run it on the
+/// committer thread; then `write` is the batch to make durable.
+struct PreparedBatch {
+  std::vector<Record> records;
+  CheckpointReceiptV2 receipt;     // every field but the digest and signature until sealed
+  std::string key_prefix;          // "s/<sid>/"
+  std::string meta_before_tail;    // the StreamMeta fields that precede the chain tail
+  std::uint64_t floor = 0;         // the StreamMeta field after it
+  store::WriteBatch write;         // filled by seal()
+  bool empty() const { return records.empty(); }
+  void seal(const ProviderIdentity& provider);
 };
 
 class StreamState {
@@ -120,9 +127,11 @@ class StreamState {
   };
 
   explicit StreamState(const Bytes32& id) : stream_id_(id) {}
+  std::string prefix() const;  // "s/<sid>/"
   std::string key(char kind) const;
   std::string key(char kind, std::uint64_t n) const;
   std::string encode_meta() const;
+  std::string encode_meta_head() const;  // the fields before the checkpoint-chain tail
   Result<Unit, ErrorCode> write_lane(store::Store& store, std::uint64_t lane_id, const Lane& lane,
                                      std::uint64_t next_lane_id);
 

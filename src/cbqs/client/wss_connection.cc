@@ -61,6 +61,7 @@ Result<std::unique_ptr<WssConnection>, std::string> WssConnection::connect(const
     beast::get_lowest_layer(ws).expires_after(o.timeout);
     tcp::endpoint endpoint{asio::ip::make_address(o.host), o.port};
     beast::get_lowest_layer(ws).connect(endpoint);
+    beast::get_lowest_layer(ws).socket().set_option(tcp::no_delay(true));
     ws.next_layer().handshake(ssl::stream_base::client);
     ws.read_message_max(limits::kMaxFrameBytes);
     ws.binary(true);

@@ -38,6 +38,7 @@ class StreamTest : public ::testing::Test {
   bool commit(StreamState& s) {
     PreparedBatch b = s.close_batch(view, provider, now);
     if (b.empty()) return true;
+    b.seal(provider);
     if (!store.write(b.write, Sync::kYes)) {
       s.mark_failed();
       return false;

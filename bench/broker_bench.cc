@@ -1,0 +1,219 @@
+// Durable append throughput and latency of a real cbqsd (in process, RocksDB,
+// wss over loopback TLS), and append->delivery latency for a cursor
+// subscriber. Each producer is its own connection and session, pipelining up
+// to --window appends; a run reports appends/s and the p50/p99 of
+// append->Appended. The medians of --runs runs are printed last.
+//
+//   build/bin/cbqs_broker_bench --producers 16 --payload 256 --seconds 5 --runs 3
+//   build/bin/cbqs_broker_bench --producers 16 --payload 256 --rate 75000     # paced
+//   build/bin/cbqs_broker_bench --subscriber --rate 1000                      # append->delivery
+#include <CLI/CLI.hpp>
+
+#include <algorithm>
+#include <atomic>
+#include <cstdio>
+#include <thread>
+
+#include "cbqs/testbed/local_deployment.h"
+
+using namespace cowboy;
+using namespace cowboy::cbqs;
+using SteadyClock = std::chrono::steady_clock;
+
+namespace {
+
+struct RunResult {
+  double appends_per_sec = 0;
+  double p50_ms = 0, p99_ms = 0, max_ms = 0;
+  double delivery_p50_ms = 0, delivery_p99_ms = 0;
+};
+
+Bytes32 rid(std::uint64_t n) {
+  Bytes32 b{};
+  for (int i = 0; i < 8; ++i) b[24 + i] = static_cast<std::uint8_t>(n >> (56 - 8 * i));
+  return b;
+}
+std::uint64_t rid_value(const Bytes32& b) {
+  std::uint64_t v = 0;
+  for (int i = 0; i < 8; ++i) v = v << 8 | b[24 + i];
+  return v;
+}
+std::uint64_t now_ns() {
+  return static_cast<std::uint64_t>(std::chrono::duration_cast<std::chrono::nanoseconds>(SteadyClock::now().time_since_epoch()).count());
+}
+
+double percentile(std::vector<double>& v, double p) {
+  if (v.empty()) return 0;
+  std::size_t k = static_cast<std::size_t>(p * static_cast<double>(v.size() - 1));
+  std::nth_element(v.begin(), v.begin() + static_cast<std::ptrdiff_t>(k), v.end());
+  return v[k];
+}
+
+struct Options {
+  int producers = 1;
+  std::size_t payload = 256;
+  double seconds = 5;
+  int window = 64;
+  double rate = 0;  // total appends/s across producers; 0 = as fast as the window allows
+  bool subscriber = false;
+  int runs = 1;
+};
+
+// One producer: its own connection and session, up to `window` appends in flight.
+void produce(testbed::LocalDeployment& d, const Options& o, std::uint64_t lane, SteadyClock::time_point end,
+             std::vector<double>& latencies_ms, std::uint64_t& done, std::atomic<bool>& failed) {
+  auto c = d.connect();
+  if (!c) return void(failed = true);
+  auto session = d.open_session(**c, d.grant(0x003f));
+  if (!session) return void(failed = true);
+  std::vector<std::uint64_t> sent_at;
+  sent_at.reserve(1 << 20);
+  std::uint64_t in_flight = 0, next = 0;
+  double per_producer = o.rate > 0 ? o.rate / o.producers : 0;
+  auto start = SteadyClock::now();
+  Bytes payload(o.payload, 0x5a);
+  while (true) {
+    auto now = SteadyClock::now();
+    bool sending = now < end;
+    while (sending && in_flight < static_cast<std::uint64_t>(o.window)) {
+      if (per_producer > 0) {
+        auto due = start + std::chrono::duration_cast<SteadyClock::duration>(std::chrono::duration<double>(next / per_producer));
+        if (SteadyClock::now() < due) break;
+      }
+      std::uint64_t t = now_ns();
+      std::memcpy(payload.data(), &t, std::min<std::size_t>(8, payload.size()));
+      if (!(*c)->send(Request{rid(next), *session, req::Append{{lane, payload}}})) return void(failed = true);
+      sent_at.push_back(t);
+      ++next;
+      ++in_flight;
+    }
+    if (!sending && in_flight == 0) break;
+    auto f = (*c)->receive(std::chrono::milliseconds(per_producer > 0 ? 1 : 1'000));
+    if (!f) {
+      if (f.error() == "timeout" && (sending || in_flight > 0)) continue;
+      return void(failed = true);
+    }
+    const auto* r = std::get_if<Response>(&*f);
+    if (!r || !std::holds_alternative<resp::Appended>(r->body)) return void(failed = true);
+    latencies_ms.push_back(static_cast<double>(now_ns() - sent_at[rid_value(r->request_id)]) / 1e6);
+    --in_flight;
+    ++done;
+  }
+}
+
+RunResult run_once(const Options& o, int index) {
+  auto dir = std::filesystem::temp_directory_path() / ("cbqs-bench-" + std::to_string(::getpid()) + "-" + std::to_string(index));
+  std::filesystem::remove_all(dir);
+  testbed::DeploymentOptions options;
+  options.snapshot_refresh_ms = 1'000;
+  options.parameters = {{"cbqs.max_append_bytes_per_sec", 268'435'456}, {"cbqs.max_delivered_bytes_per_sec", 1'073'741'824}};
+  auto started = testbed::LocalDeployment::start(dir, options);
+  if (!started) {
+    std::fprintf(stderr, "cannot start: %s\n", started.error().c_str());
+    std::exit(1);
+  }
+  auto& d = **started;
+  // Raise this stream's settings to the ceilings, and make a lane.
+  auto c = *d.connect();
+  Bytes32 session = *d.open_session(*c, d.grant(0x003f));
+  (void)c->send(Request{rid(1), session, req::UpdateSettings{StreamSettingsV2{604'800'000, 1'073'741'824, 1'048'576,
+                                                                              268'435'456, 1'073'741'824}}});
+  (void)c->receive(std::chrono::seconds(5));
+  (void)c->send(Request{rid(2), session, req::CreateLane{}});
+  auto lane_frame = c->receive(std::chrono::seconds(5));
+  std::uint64_t lane = std::get<resp::LaneCreated>(std::get<Response>(*lane_frame).body).lane_id;
+
+  std::vector<double> delivery_ms;
+  std::atomic<bool> stop_subscriber{false};
+  std::thread subscriber;
+  if (o.subscriber) {
+    (void)c->send(Request{rid(3), session, req::Subscribe{SourceCursor{LaneScopeAny{}, StartHead{}}, 1ULL << 30}});
+    (void)c->receive(std::chrono::seconds(5));
+    subscriber = std::thread([&] {
+      while (!stop_subscriber) {
+        auto f = c->receive(std::chrono::milliseconds(100));
+        if (!f) continue;
+        if (const auto* del = std::get_if<Delivery>(&*f); del && del->payload.size() >= 8) {
+          std::uint64_t t;
+          std::memcpy(&t, del->payload.data(), 8);
+          delivery_ms.push_back(static_cast<double>(now_ns() - t) / 1e6);
+        }
+      }
+    });
+  }
+
+  std::vector<std::vector<double>> latencies(static_cast<std::size_t>(o.producers));
+  std::vector<std::uint64_t> done(static_cast<std::size_t>(o.producers), 0);
+  std::atomic<bool> failed{false};
+  auto begin = SteadyClock::now();
+  auto end = begin + std::chrono::duration_cast<SteadyClock::duration>(std::chrono::duration<double>(o.seconds));
+  std::vector<std::thread> threads;
+  for (int p = 0; p < o.producers; ++p)
+    threads.emplace_back(produce, std::ref(d), std::cref(o), lane, end, std::ref(latencies[p]), std::ref(done[p]),
+                         std::ref(failed));
+  for (auto& t : threads) t.join();
+  double elapsed = std::chrono::duration<double>(SteadyClock::now() - begin).count();
+  stop_subscriber = true;
+  if (subscriber.joinable()) subscriber.join();
+  if (failed) std::fprintf(stderr, "warning: a producer failed during the run\n");
+
+  RunResult r;
+  std::vector<double> all;
+  std::uint64_t total = 0;
+  for (std::size_t p = 0; p < latencies.size(); ++p) {
+    all.insert(all.end(), latencies[p].begin(), latencies[p].end());
+    total += done[p];
+  }
+  auto m = d.broker().metrics();
+  r.appends_per_sec = static_cast<double>(total) / elapsed;
+  r.p50_ms = percentile(all, 0.50);
+  r.p99_ms = percentile(all, 0.99);
+  r.max_ms = all.empty() ? 0 : *std::max_element(all.begin(), all.end());
+  r.delivery_p50_ms = percentile(delivery_ms, 0.50);
+  r.delivery_p99_ms = percentile(delivery_ms, 0.99);
+  std::printf("run %d: %.0f appends/s, append->Appended p50 %.3f ms p99 %.3f ms max %.3f ms, %llu batches (%.1f records/batch)",
+              index, r.appends_per_sec, r.p50_ms, r.p99_ms, r.max_ms, static_cast<unsigned long long>(m.batches),
+              m.batches ? static_cast<double>(m.batch_records) / static_cast<double>(m.batches) : 0.0);
+  if (o.subscriber) std::printf(", append->delivery p50 %.3f ms p99 %.3f ms", r.delivery_p50_ms, r.delivery_p99_ms);
+  std::printf("\n");
+  std::fflush(stdout);
+  d.stop();
+  std::filesystem::remove_all(dir);
+  return r;
+}
+
+double median(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  return v.empty() ? 0 : v[v.size() / 2];
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  CLI::App app{"cbqs_broker_bench: durable append throughput and latency of cbqsd"};
+  Options o;
+  app.add_option("--producers", o.producers, "producer sessions, one connection each")->capture_default_str();
+  app.add_option("--payload", o.payload, "payload bytes per append")->capture_default_str();
+  app.add_option("--seconds", o.seconds, "length of each run")->capture_default_str();
+  app.add_option("--window", o.window, "appends in flight per producer")->capture_default_str();
+  app.add_option("--rate", o.rate, "total appends/s (0: as fast as possible)")->capture_default_str();
+  app.add_flag("--subscriber", o.subscriber, "also measure append->delivery for a Head cursor subscriber");
+  app.add_option("--runs", o.runs, "runs; the medians are printed last")->capture_default_str();
+  CLI11_PARSE(app, argc, argv);
+  crypto::init();
+  std::vector<double> rate, p50, p99, dp50, dp99;
+  for (int i = 1; i <= o.runs; ++i) {
+    auto r = run_once(o, i);
+    rate.push_back(r.appends_per_sec);
+    p50.push_back(r.p50_ms);
+    p99.push_back(r.p99_ms);
+    dp50.push_back(r.delivery_p50_ms);
+    dp99.push_back(r.delivery_p99_ms);
+  }
+  std::printf("median of %d: producers=%d payload=%zu window=%d rate=%s: %.0f appends/s, p50 %.3f ms, p99 %.3f ms",
+              o.runs, o.producers, o.payload, o.window, o.rate > 0 ? std::to_string(static_cast<long>(o.rate)).c_str() : "max",
+              median(rate), median(p50), median(p99));
+  if (o.subscriber) std::printf(", append->delivery p50 %.3f ms p99 %.3f ms", median(dp50), median(dp99));
+  std::printf("\n");
+  return 0;
+}
