@@ -206,3 +206,89 @@ TEST_F(BrokerTest, VerbsAndScopeAreEnforced) {
 
 }  // namespace
 }  // namespace cowboy::cbqs::broker
+
+namespace cowboy::cbqs::broker {
+namespace {
+
+using namespace testing;
+
+class BrokerFlowTest : public BrokerFixture {
+ protected:
+  testbed::DeploymentOptions options() override {
+    testbed::DeploymentOptions o;
+    o.parameters = {{"cbqs.slow_consumer_timeout_ms", 50}};
+    return o;
+  }
+  static constexpr std::uint16_t kAll = 0x003f;
+};
+
+TEST_F(BrokerFlowTest, TheRetentionFloorAdvancesAndReadsBelowItAreTyped) {
+  auto c = connect();
+  Bytes32 session = open_session(*c, grant(kAll));
+  auto lane = body<resp::LaneCreated>(request(*c, session, 1, req::CreateLane{}))->lane_id;
+  for (int i = 0; i < 3; ++i)
+    ASSERT_NE(body<resp::Appended>(request(*c, session, 10 + i, req::Append{{lane, Bytes{1, 2, 3}}})), nullptr);
+  // 1 ms of retention: the next housekeeping pass (once a second) drops all three.
+  auto settings = request(*c, session, 20, req::UpdateSettings{StreamSettingsV2{1, 1'000'000, 1'024, 1'048'576, 4'194'304}});
+  ASSERT_NE(body<resp::Settings>(settings), nullptr) << error_text(settings);
+  std::uint64_t id = 30;
+  ASSERT_TRUE(cowboy::testing::eventually(
+      [&] { return error_code(request(*c, session, id++, req::GetCheckpoint{std::uint64_t{1}})) ==
+                   code(ErrorCode::kSequenceNotRetained); },
+      std::chrono::seconds(5)));
+  // A cursor At(1) starts at the floor, and its CursorProgress says so.
+  auto progress = request(*c, session, 100, req::Subscribe{SourceCursor{LaneScopeAny{}, StartAt{1}}, 1 << 20});
+  ASSERT_NE(body<resp::CursorProgress>(progress), nullptr) << error_text(progress);
+  EXPECT_EQ(body<resp::CursorProgress>(progress)->scanned_through, 3u);
+}
+
+TEST_F(BrokerFlowTest, AStalledSubscriptionIsClosedAsASlowConsumer) {
+  auto c = connect();
+  Bytes32 session = open_session(*c, grant(kAll));
+  auto lane = body<resp::LaneCreated>(request(*c, session, 1, req::CreateLane{}))->lane_id;
+  ASSERT_NE(body<resp::Appended>(request(*c, session, 2, req::Append{{lane, Bytes(64, 7)}})), nullptr);
+  ASSERT_NE(body<resp::CursorProgress>(request(*c, session, 3, req::Subscribe{SourceCursor{LaneScopeAny{}, StartAt{1}}, 0})),
+            nullptr);
+  ASSERT_TRUE(std::holds_alternative<DeliveryState>(next(*c)));  // CreditShort
+  auto closed = next(*c, std::chrono::seconds(5));               // no credit within 50 ms
+  EXPECT_EQ(error_code(closed), code(ErrorCode::kSlowConsumer));
+  EXPECT_EQ(std::get<ErrorFrame>(closed).request_id, rid(3));
+  EXPECT_EQ(error_code(request(*c, session, 4, req::AddCredit{rid(3), 1'000})), code(ErrorCode::kUnknownSubscription));
+}
+
+TEST_F(BrokerFlowTest, CreditAboveTheCapAndDuplicateSubscriptionIdsAreRefused) {
+  auto c = connect();
+  Bytes32 session = open_session(*c, grant(kAll));
+  EXPECT_EQ(error_code(request(*c, session, 1, req::Subscribe{SourceCursor{LaneScopeAny{}, StartHead{}}, (1ULL << 30) + 1})),
+            code(ErrorCode::kCreditOverflow));
+  ASSERT_NE(body<resp::CursorProgress>(request(*c, session, 2, req::Subscribe{SourceCursor{LaneScopeAny{}, StartHead{}}, 0})),
+            nullptr);
+  EXPECT_EQ(error_code(request(*c, session, 2, req::Subscribe{SourceCursor{LaneScopeAny{}, StartHead{}}, 0})),
+            code(ErrorCode::kSubscriptionExists));
+  EXPECT_EQ(error_code(request(*c, session, 3, req::AddCredit{rid(2), 1ULL << 31})), code(ErrorCode::kCreditOverflow));
+}
+
+TEST_F(BrokerFlowTest, DeliveriesArePacedByMaxDeliveredBytesPerSec) {
+  auto c = connect();
+  Bytes32 session = open_session(*c, grant(kAll));
+  auto lane = body<resp::LaneCreated>(request(*c, session, 1, req::CreateLane{}))->lane_id;
+  // 1,000 delivered bytes/s; each delivery of 380 payload bytes is a 500-byte frame.
+  ASSERT_NE(body<resp::Settings>(request(*c, session, 2, req::UpdateSettings{StreamSettingsV2{604'800'000, 1'000'000, 1'024,
+                                                                                            1'048'576, 1'000}})),
+            nullptr);
+  for (int i = 0; i < 4; ++i)
+    ASSERT_NE(body<resp::Appended>(request(*c, session, 10 + i, req::Append{{lane, Bytes(380, 1)}})), nullptr);
+  auto start = std::chrono::steady_clock::now();
+  ASSERT_NE(body<resp::CursorProgress>(request(*c, session, 20, req::Subscribe{SourceCursor{LaneScopeAny{}, StartAt{1}}, 1 << 20})),
+            nullptr);
+  int delivered = 0;
+  while (delivered < 4) {
+    auto f = next(*c);
+    if (std::holds_alternative<Delivery>(f)) ++delivered;
+  }
+  // A full bucket (1,000 bytes) carries two at once; the other two need a second more.
+  EXPECT_GE(std::chrono::steady_clock::now() - start, std::chrono::milliseconds(900));
+}
+
+}  // namespace
+}  // namespace cowboy::cbqs::broker
