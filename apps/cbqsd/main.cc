@@ -187,6 +187,7 @@ int main(int argc, char** argv) {
   app.add_option("--provider-address", o.provider_address, "the provider's chain address (0x...)");
   app.add_option("--chain-url", o.chain_url, "devchain API URL, http://host:port");
   app.add_option("--chain-block-ms", o.chain_block_ms, "the chain's block interval, to age snapshots")->capture_default_str();
+  app.set_config("--config", "", "read options from a TOML file (keys are the long flag names)");
   CLI11_PARSE(app, argc, argv);
   crypto::init();
   sigset_t signals = block_stop_signals();  // before any thread starts
