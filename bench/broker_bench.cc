@@ -28,16 +28,7 @@ struct RunResult {
   double delivery_p50_ms = 0, delivery_p99_ms = 0;
 };
 
-Bytes32 rid(std::uint64_t n) {
-  Bytes32 b{};
-  for (int i = 0; i < 8; ++i) b[24 + i] = static_cast<std::uint8_t>(n >> (56 - 8 * i));
-  return b;
-}
-std::uint64_t rid_value(const Bytes32& b) {
-  std::uint64_t v = 0;
-  for (int i = 0; i < 8; ++i) v = v << 8 | b[24 + i];
-  return v;
-}
+Bytes32 rid(std::uint64_t n) { return testbed::request_id(n); }
 std::uint64_t now_ns() {
   return static_cast<std::uint64_t>(std::chrono::duration_cast<std::chrono::nanoseconds>(SteadyClock::now().time_since_epoch()).count());
 }
@@ -95,7 +86,7 @@ void produce(testbed::LocalDeployment& d, const Options& o, std::uint64_t lane, 
     }
     const auto* r = std::get_if<Response>(&*f);
     if (!r || !std::holds_alternative<resp::Appended>(r->body)) return void(failed = true);
-    latencies_ms.push_back(static_cast<double>(now_ns() - sent_at[rid_value(r->request_id)]) / 1e6);
+    latencies_ms.push_back(static_cast<double>(now_ns() - sent_at[testbed::request_number(r->request_id)]) / 1e6);
     --in_flight;
     ++done;
   }

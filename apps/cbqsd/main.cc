@@ -15,6 +15,7 @@
 #include "cbqs/broker/dev_cert.h"
 #include "cbqs/store/store.h"
 #include "dev_setup.h"
+#include "net/host_port.h"
 #include "devchain/http_client.h"
 #include "devchain/http_server.h"
 #include "devchain/json.h"
@@ -34,16 +35,9 @@ int fail(const std::string& what) {
 }
 
 bool split_host_port(const std::string& text, std::string& host, std::uint16_t& port) {
-  auto colon = text.rfind(':');
-  if (colon == std::string::npos || colon == 0) return false;
-  host = text.substr(0, colon);
-  try {
-    unsigned long p = std::stoul(text.substr(colon + 1));
-    if (p > 65535) return false;
-    port = static_cast<std::uint16_t>(p);
-  } catch (...) {
-    return false;
-  }
+  auto parsed = net::parse_host_port(text);
+  if (!parsed) return false;
+  std::tie(host, port) = *parsed;
   return true;
 }
 

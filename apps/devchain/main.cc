@@ -11,6 +11,7 @@
 #include "devchain/json.h"
 #include "devchain/keyfile.h"
 #include "devchain/node.h"
+#include "net/host_port.h"
 
 using namespace cowboy;
 using namespace cowboy::devchain;
@@ -18,20 +19,6 @@ using namespace cowboy::devchain;
 namespace {
 
 constexpr u128 kDevFunds = u128{1'000'000'000} * 1'000'000;  // 1,000,000 CBY
-
-bool split_host_port(const std::string& text, std::string& host, std::uint16_t& port) {
-  auto colon = text.rfind(':');
-  if (colon == std::string::npos) return false;
-  host = text.substr(0, colon);
-  try {
-    unsigned long p = std::stoul(text.substr(colon + 1));
-    if (p > 65535) return false;
-    port = static_cast<std::uint16_t>(p);
-  } catch (...) {
-    return false;
-  }
-  return !host.empty();
-}
 
 }  // namespace
 
@@ -52,12 +39,12 @@ int main(int argc, char** argv) {
   CLI11_PARSE(app, argc, argv);
 
   crypto::init();
-  std::string host;
-  std::uint16_t port = 0;
-  if (!split_host_port(listen, host, port)) {
+  auto host_port = net::parse_host_port(listen);
+  if (!host_port) {
     std::fprintf(stderr, "devchain: --listen must be host:port, got %s\n", listen.c_str());
     return 2;
   }
+  auto [host, port] = *host_port;
 
   std::optional<GenesisSpec> genesis;
   if (!genesis_file.empty()) {

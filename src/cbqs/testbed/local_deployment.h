@@ -40,6 +40,10 @@ class SwitchableChain final : public devchain::ChainApi {
   devchain::ChainApi& inner_;
 };
 
+/// A request id carrying `n` in its last 8 bytes (tests and benchmarks number their requests).
+Bytes32 request_id(std::uint64_t n);
+std::uint64_t request_number(const Bytes32& id);
+
 struct DeploymentOptions {
   std::uint64_t block_ms = 10;
   bool memory_store = false;             // the fault-injecting store instead of RocksDB

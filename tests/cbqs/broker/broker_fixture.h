@@ -72,11 +72,7 @@ class BrokerFixture : public ::testing::Test {
     return s.ok() ? *s : Bytes32{};
   }
 
-  static Bytes32 rid(std::uint64_t n) {
-    Bytes32 b{};
-    for (int i = 0; i < 8; ++i) b[24 + i] = static_cast<std::uint8_t>(n >> (56 - 8 * i));
-    return b;
-  }
+  static Bytes32 rid(std::uint64_t n) { return testbed::request_id(n); }
 
   CbqsServerFrameV2 next(client::WssConnection& c, std::chrono::milliseconds t = std::chrono::seconds(5)) {
     auto f = c.receive(t);

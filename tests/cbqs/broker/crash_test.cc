@@ -63,11 +63,7 @@ class CbqsdProcess {
   std::uint16_t port_ = 0, chain_port_ = 0;
 };
 
-Bytes32 rid(std::uint64_t n) {
-  Bytes32 b{};
-  for (int i = 0; i < 8; ++i) b[24 + i] = static_cast<std::uint8_t>(n >> (56 - 8 * i));
-  return b;
-}
+Bytes32 rid(std::uint64_t n) { return testbed::request_id(n); }
 
 Bytes32 open(client::WssConnection& c, const StreamGrantV2& g, const crypto::Ed25519Seed& holder) {
   if (!c.send(OpenSession{rid(1), g})) return {};
