@@ -26,6 +26,24 @@ std::string prometheus_text(const cbqs::broker::CoreMetrics& m, std::uint64_t sn
   gauge("cbqs_connections", "Open connections.", m.connections);
   gauge("cbqs_snapshot_height", "Height of the chain snapshot in force.", snapshot_height);
   gauge("cbqs_ready", "1 when /readyz answers 200.", ready ? 1 : 0);
+  // Per stream, per lane, per subscription.
+  out << "# HELP cbqs_stream_head_sequence Highest durable sequence of a stream.\n"
+      << "# TYPE cbqs_stream_head_sequence gauge\n";
+  for (const auto& s : m.streams) out << "cbqs_stream_head_sequence{stream=\"" << to_hex(s.stream_id) << "\"} " << s.head << "\n";
+  out << "# HELP cbqs_stream_retained_bytes Bytes counted against retained_bytes_limit.\n"
+      << "# TYPE cbqs_stream_retained_bytes gauge\n";
+  for (const auto& s : m.streams) out << "cbqs_stream_retained_bytes{stream=\"" << to_hex(s.stream_id) << "\"} " << s.retained_bytes << "\n";
+  out << "# HELP cbqs_lane_head_sequence Highest durable sequence of a lane (first 256 lanes of a stream).\n"
+      << "# TYPE cbqs_lane_head_sequence gauge\n";
+  for (const auto& s : m.streams)
+    for (const auto& [lane, head] : s.lane_heads)
+      out << "cbqs_lane_head_sequence{stream=\"" << to_hex(s.stream_id) << "\",lane=\"" << lane << "\"} " << head << "\n";
+  out << "# HELP cbqs_subscription_lag_records Committed records a subscription has not yet been sent.\n"
+      << "# TYPE cbqs_subscription_lag_records gauge\n";
+  for (const auto& s : m.streams)
+    for (const auto& [sub, lag] : s.subscription_lags)
+      out << "cbqs_subscription_lag_records{stream=\"" << to_hex(s.stream_id) << "\",subscription=\""
+          << to_hex(ByteView(sub).first(8)) << "\"} " << lag << "\n";
   // Sync latency over the most recent batches (up to 4,096).
   static constexpr double kBuckets[] = {0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.1, 1.0};
   out << "# HELP cbqs_sync_latency_seconds Latency of synced batch writes (recent batches).\n"

@@ -40,7 +40,17 @@ CoreMetrics Core::metrics() const {
   m.sessions = 0;
   m.subscriptions = 0;
   for (const auto& [id, c] : connections_) m.sessions += c.sessions.size();
-  for (const auto& [id, slot] : streams_) m.subscriptions += slot.subscriptions.size();
+  for (const auto& [id, slot] : streams_) {
+    m.subscriptions += slot.subscriptions.size();
+    StreamMetrics sm{id, slot.state.durable_head(), slot.state.floor(), slot.state.retained_bytes(), {}, {}};
+    for (const auto& [lane, head] : slot.state.lane_heads()) {
+      if (sm.lane_heads.size() == 256) break;
+      sm.lane_heads.emplace_back(lane, head);
+    }
+    for (const auto& sub : slot.subscriptions)
+      sm.subscription_lags.emplace_back(sub.id, sm.head + 1 > sub.next_sequence ? sm.head + 1 - sub.next_sequence : 0);
+    m.streams.push_back(std::move(sm));
+  }
   m.connections = connections_.size();
   return m;
 }

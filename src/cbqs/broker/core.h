@@ -42,6 +42,15 @@ struct CoreConfig {
   std::size_t peer_queue_limit = 16 * 1024 * 1024;     // pause deliveries to a peer above this
 };
 
+struct StreamMetrics {
+  Bytes32 stream_id{};
+  std::uint64_t head = 0;  // highest durable sequence
+  std::uint64_t floor = 0;
+  std::uint64_t retained_bytes = 0;
+  std::vector<std::pair<std::uint64_t, std::uint64_t>> lane_heads;    // (lane, head), at most 256 lanes
+  std::vector<std::pair<Bytes32, std::uint64_t>> subscription_lags;  // (subscription, records behind)
+};
+
 struct CoreMetrics {
   std::uint64_t appends = 0;
   std::uint64_t appended_bytes = 0;
@@ -55,6 +64,7 @@ struct CoreMetrics {
   std::uint64_t errors_sent = 0;
   std::uint64_t sync_failures = 0;
   std::vector<std::uint64_t> sync_latency_us;  // recent samples, for the histogram
+  std::vector<StreamMetrics> streams;
 };
 
 class Core {

@@ -336,6 +336,7 @@ void StreamState::batch_durable(PreparedBatch&& batch) {
     std::uint64_t bytes = retained_record_bytes(r.payload.size());
     retained_.push_back({r.sequence, r.committed_at_ms, bytes});
     retained_bytes_ += bytes;
+    lane_heads_[r.lane_id] = r.sequence;
   }
   std::uint64_t receipt_bytes = encode(c).size();
   receipts_[c.last_sequence] = {c.first_sequence, receipt_bytes};

@@ -78,6 +78,8 @@ class StreamState {
   /// Lanes in ascending id after `after`, at most `limit`, only those `in_scope`.
   resp::Lanes list_lanes(std::optional<std::uint64_t> after, std::uint32_t limit, const LaneScope& scope) const;
   std::optional<LaneStatusV2> lane_status(std::uint64_t lane_id) const;
+  /// The highest durable sequence per lane that has records (since this process started).
+  const std::map<std::uint64_t, std::uint64_t>& lane_heads() const { return lane_heads_; }
 
   // ---- settings (§13) ----
   StreamSettingsV2 effective_settings(const Params& params) const;
@@ -138,6 +140,7 @@ class StreamState {
   Bytes32 stream_id_;
   bool failed_ = false;
   std::map<std::uint64_t, Lane> lanes_;
+  std::map<std::uint64_t, std::uint64_t> lane_heads_;
   std::uint64_t next_lane_id_ = 1;
   std::uint64_t next_group_id_ = 1;  // reserved for consumer groups
   std::optional<StreamSettingsV2> settings_;

@@ -1,0 +1,39 @@
+// The Prometheus text cbqsd serves at /metrics.
+#include "admin.h"
+
+#include <gtest/gtest.h>
+
+namespace cowboy::cbqsd {
+namespace {
+
+TEST(Metrics, PrometheusTextCarriesCountersGaugesAndPerStreamSeries) {
+  cbqs::broker::CoreMetrics m;
+  m.appends = 7;
+  m.batches = 2;
+  m.batch_records = 7;
+  m.sessions = 3;
+  m.sync_latency_us = {150, 300, 20'000};
+  cbqs::broker::StreamMetrics s;
+  s.stream_id[0] = 0xab;
+  s.head = 42;
+  s.lane_heads = {{1, 40}, {2, 42}};
+  s.subscription_lags = {{Bytes32{0x01}, 5}};
+  m.streams.push_back(s);
+  std::string text = prometheus_text(m, 99, true);
+  auto has = [&](const std::string& line) { return text.find(line + "\n") != std::string::npos; };
+  EXPECT_TRUE(has("cbqs_appends_total 7"));
+  EXPECT_TRUE(has("cbqs_commit_batch_records_total 7"));
+  EXPECT_TRUE(has("cbqs_sessions 3"));
+  EXPECT_TRUE(has("cbqs_snapshot_height 99"));
+  EXPECT_TRUE(has("cbqs_ready 1"));
+  std::string sid = "ab" + std::string(62, '0');
+  EXPECT_TRUE(has("cbqs_stream_head_sequence{stream=\"" + sid + "\"} 42"));
+  EXPECT_TRUE(has("cbqs_lane_head_sequence{stream=\"" + sid + "\",lane=\"2\"} 42"));
+  EXPECT_TRUE(has("cbqs_subscription_lag_records{stream=\"" + sid + "\",subscription=\"0100000000000000\"} 5"));
+  EXPECT_TRUE(has("cbqs_sync_latency_seconds_bucket{le=\"0.00025\"} 1"));
+  EXPECT_TRUE(has("cbqs_sync_latency_seconds_bucket{le=\"+Inf\"} 3"));
+  EXPECT_TRUE(has("cbqs_sync_latency_seconds_count 3"));
+}
+
+}  // namespace
+}  // namespace cowboy::cbqsd
