@@ -29,6 +29,7 @@ fuzz: deps
 bench: build
 	$(BUILD)/bin/cbqs_codec_bench --benchmark_repetitions=5 --benchmark_report_aggregates_only=true
 	$(BUILD)/bin/devchain_snapshot_bench --benchmark_repetitions=5 --benchmark_report_aggregates_only=true
+	$(BUILD)/bin/admission_bench --benchmark_repetitions=5 --benchmark_report_aggregates_only=true
 	for p in 1 4 16; do for n in 256 1024; do \
 	  $(BUILD)/bin/cbqs_broker_bench --producers $$p --payload $$n --seconds 5 --runs 3 | tail -1; done; done
 	$(BUILD)/bin/cbqs_broker_bench --producers 1 --rate 1000 --subscriber --seconds 5 --runs 3 | tail -1

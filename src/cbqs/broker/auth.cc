@@ -7,8 +7,7 @@
 
 namespace cowboy::cbqs::broker {
 
-std::optional<ErrorCode> check_grant(const StreamGrantV2& g, const ChainView& view, std::uint64_t now_ms) {
-  const Params& p = view.params;
+std::optional<ErrorCode> check_grant_before_signature(const StreamGrantV2& g, const ChainView& view) {
   // 1. the exact chain_instance_id and stream_id
   if (g.chain_instance_id != view.chain_instance_id) return ErrorCode::kWrongChain;
   const StreamRecordV2* stream = view.stream(g.stream_id);
@@ -16,8 +15,17 @@ std::optional<ErrorCode> check_grant(const StreamGrantV2& g, const ChainView& vi
   if (stream->status == StreamStatusV2::kClosed) return ErrorCode::kStreamClosed;
   // 2. authorization_generation equal to the snapshot's
   if (g.authorization_generation != stream->authorization_generation) return ErrorCode::kGenerationMismatch;
-  // 3. the admin-key signature
-  if (!verify(stream->admin_key, stream_grant_signing_bytes_v2(g), g.signature)) return ErrorCode::kBadGrantSignature;
+  return std::nullopt;
+}
+
+// 3. the admin-key signature
+bool grant_signature_valid(const StreamGrantV2& g, const SigningPublicKey& admin_key) {
+  return verify(admin_key, stream_grant_signing_bytes_v2(g), g.signature);
+}
+
+std::optional<ErrorCode> check_grant_after_signature(const StreamGrantV2& g, const ChainView& view,
+                                                     std::uint64_t now_ms) {
+  const Params& p = view.params;
   // 4. the time window; the skew is added to the clock, never to a grant field
   if (g.not_before_ms > now_ms + p.max_clock_skew_ms) return ErrorCode::kGrantNotYetValid;
   if (now_ms > g.expires_at_ms) return ErrorCode::kGrantExpired;
@@ -35,6 +43,12 @@ std::optional<ErrorCode> check_grant(const StreamGrantV2& g, const ChainView& vi
   return std::nullopt;
 }
 
+std::optional<ErrorCode> check_grant(const StreamGrantV2& g, const ChainView& view, std::uint64_t now_ms) {
+  if (auto e = check_grant_before_signature(g, view)) return e;
+  if (!grant_signature_valid(g, view.stream(g.stream_id)->admin_key)) return ErrorCode::kBadGrantSignature;
+  return check_grant_after_signature(g, view, now_ms);
+}
+
 std::optional<ErrorCode> check_standing(const StreamGrantV2& grant, const SigningPublicKey& admin_key_at_open,
                                         const ChainView& view, std::uint64_t now_ms) {
   const StreamRecordV2* stream = view.stream(grant.stream_id);
@@ -45,12 +59,18 @@ std::optional<ErrorCode> check_standing(const StreamGrantV2& grant, const Signin
   return std::nullopt;
 }
 
+bool proof_fields_match(const SessionProofV2& proof, const StreamGrantV2& grant, const Bytes32& id) {
+  return proof.grant_id == id && proof.stream_id == grant.stream_id &&
+         proof.chain_instance_id == grant.chain_instance_id;
+}
+
+bool proof_signature_valid(const SessionProofV2& proof, const StreamGrantV2& grant) {
+  return verify(grant.holder_signing_key, session_proof_signing_bytes_v2(proof), proof.signature);
+}
+
 std::optional<ErrorCode> check_proof(const SessionProofV2& proof, const StreamGrantV2& grant, const Bytes32& id) {
-  if (proof.grant_id != id || proof.stream_id != grant.stream_id ||
-      proof.chain_instance_id != grant.chain_instance_id)
-    return ErrorCode::kProofMismatch;
-  if (!verify(grant.holder_signing_key, session_proof_signing_bytes_v2(proof), proof.signature))
-    return ErrorCode::kBadProofSignature;
+  if (!proof_fields_match(proof, grant, id)) return ErrorCode::kProofMismatch;
+  if (!proof_signature_valid(proof, grant)) return ErrorCode::kBadProofSignature;
   return std::nullopt;
 }
 

@@ -22,8 +22,14 @@ inline constexpr std::uint16_t kManageSettings = 0x0020;
 inline constexpr std::uint16_t kAllowedBits = 0x00ff;  // bits 0..7
 }  // namespace verb
 
-/// §7 checks 1-6 in the seed's order (check 7 refuses nothing).
+/// §7 checks 1-6 in the seed's order (check 7 refuses nothing). The broker
+/// runs them in three steps so that the signature (check 3) can wait in the
+/// admission queue: before_signature (1-2), the signature, after_signature (4-6).
 std::optional<ErrorCode> check_grant(const StreamGrantV2& grant, const ChainView& view, std::uint64_t now_ms);
+std::optional<ErrorCode> check_grant_before_signature(const StreamGrantV2& grant, const ChainView& view);
+bool grant_signature_valid(const StreamGrantV2& grant, const SigningPublicKey& admin_key);
+std::optional<ErrorCode> check_grant_after_signature(const StreamGrantV2& grant, const ChainView& view,
+                                                     std::uint64_t now_ms);
 
 /// Is the session's grant still good under a (possibly newer) snapshot and the
 /// clock? StreamClosed, GenerationMismatch, BadGrantSignature (the admin key
@@ -32,8 +38,10 @@ std::optional<ErrorCode> check_standing(const StreamGrantV2& grant, const Signin
                                         const ChainView& view, std::uint64_t now_ms);
 
 /// Proof checks after the (session_id, challenge) pair was matched and found
-/// unexpired: ProofMismatch, BadProofSignature, or nullopt.
+/// unexpired: ProofMismatch, BadProofSignature, or nullopt. Split likewise.
 std::optional<ErrorCode> check_proof(const SessionProofV2& proof, const StreamGrantV2& grant, const Bytes32& grant_id);
+bool proof_fields_match(const SessionProofV2& proof, const StreamGrantV2& grant, const Bytes32& grant_id);
+bool proof_signature_valid(const SessionProofV2& proof, const StreamGrantV2& grant);
 
 /// The verb mask a request needs (any one bit suffices); 0 = none needed.
 std::uint16_t required_verbs(const CbqsRequestBodyV2& body);

@@ -18,6 +18,7 @@
 #include <memory>
 #include <set>
 
+#include "admission/fair_queue.h"
 #include "cbqs/broker/rate.h"
 #include "cbqs/broker/snapshot.h"
 #include "cbqs/broker/stream.h"
@@ -38,6 +39,10 @@ class Peer {
 
 struct CoreConfig {
   ProviderIdentity provider;
+  /// Session-admission signature checks (docs/admission.md, "Use in cbqsd"):
+  /// one source per connection, ages in milliseconds.
+  admission::QueueConfig admission{64, 16, 1'024, 3'000};
+  std::uint64_t admission_credits_per_turn = 64;  // 16 verifications per turn
   std::uint64_t credit_cap = 1ULL << 30;              // docs/protocol.md §K
   std::size_t peer_queue_limit = 16 * 1024 * 1024;     // pause deliveries to a peer above this
 };
@@ -65,6 +70,9 @@ struct CoreMetrics {
   std::uint64_t sync_failures = 0;
   std::vector<std::uint64_t> sync_latency_us;  // recent samples, for the histogram
   std::vector<StreamMetrics> streams;
+  std::uint64_t admission_turns = 0;
+  std::uint64_t admission_pending = 0;
+  std::uint64_t admission_max_wait_turns = 0;  // the most turns a served handshake job waited
 };
 
 class Core {
@@ -105,6 +113,19 @@ class Core {
     std::map<Bytes32, PendingHandshake> pending;
     std::map<Bytes32, Session> sessions;
   };
+  // Handshake work waiting in the admission queue for its signature check.
+  struct OpenJob {
+    Bytes32 request_id;
+    StreamGrantV2 grant;
+    std::uint64_t queued_at_turn = 0;
+  };
+  struct CompleteJob {
+    Bytes32 request_id;
+    SessionProofV2 proof;
+    PendingHandshake pending;
+    std::uint64_t queued_at_turn = 0;
+  };
+  using HandshakeJob = std::variant<OpenJob, CompleteJob>;
   struct Waiter {  // an append waiting for its batch
     ConnectionId connection;
     Bytes32 request_id;
@@ -140,6 +161,12 @@ class Core {
   void open_session(ConnectionId id, Connection& c, const OpenSession& f);
   void complete_session(ConnectionId id, Connection& c, const CompleteSession& f);
   void end_session(ConnectionId id, const Bytes32& session_id);
+  void admit(ConnectionId id, const Bytes32& request_id, HandshakeJob job);
+  void schedule_admission();
+  void admission_turn();
+  void finish_open(ConnectionId id, OpenJob& job);
+  void finish_complete(ConnectionId id, CompleteJob& job);
+  std::uint64_t steady_ms() const;
   void handle_request(ConnectionId id, Connection& c, const Request& f);
   Bytes32 random32();
 
@@ -171,6 +198,11 @@ class Core {
   const Clock& clock_;
   Entropy& entropy_;
   boost::asio::thread_pool committer_{1};
+  admission::FairQueue<HandshakeJob> admission_;
+  bool admission_posted_ = false;
+  std::uint64_t admission_turns_ = 0;
+  std::uint64_t admission_max_wait_turns_ = 0;
+  const std::chrono::steady_clock::time_point started_ = std::chrono::steady_clock::now();
   boost::asio::steady_timer slow_consumer_timer_;
 
   ConnectionId next_connection_ = 1;

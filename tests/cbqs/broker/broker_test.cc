@@ -292,3 +292,38 @@ TEST_F(BrokerFlowTest, DeliveriesArePacedByMaxDeliveredBytesPerSec) {
 
 }  // namespace
 }  // namespace cowboy::cbqs::broker
+
+namespace cowboy::cbqs::broker {
+namespace {
+
+using namespace testing;
+using AdmissionTest = BrokerFixture;
+
+// One connection floods 10,000 OpenSession frames; another's handshake still
+// completes, and no handshake job waits more than two admission-queue turns.
+TEST_F(AdmissionTest, AHandshakeFloodDoesNotStarveAnotherConnection) {
+  auto flooder = connect();
+  auto g = grant(0x003f);
+  std::atomic<int> sent{0};
+  std::thread flood([&] {
+    Bytes frame = encode(CbqsClientFrameV2{OpenSession{rid(1), g}});
+    for (int i = 0; i < 10'000; ++i) {
+      if (!flooder->send_raw(frame)) break;
+      ++sent;
+    }
+  });
+  ASSERT_TRUE(cowboy::testing::eventually([&] { return sent.load() >= 500; }));
+  auto honest = connect();
+  EXPECT_NE(open_session(*honest, g), Bytes32{});  // completes during the flood
+  flood.join();
+  EXPECT_EQ(sent.load(), 10'000);
+  auto m = broker->metrics();
+  EXPECT_LE(m.admission_max_wait_turns, 2u);
+  EXPECT_GT(m.admission_turns, 0u);
+  // The flooder was held to its per-connection limit and answered, not dropped.
+  auto first = next(*flooder);
+  EXPECT_TRUE(std::holds_alternative<SessionChallenge>(first) || std::holds_alternative<ErrorFrame>(first));
+}
+
+}  // namespace
+}  // namespace cowboy::cbqs::broker
