@@ -14,6 +14,7 @@
 #include "cbqs/broker/broker.h"
 #include "cbqs/broker/dev_cert.h"
 #include "cbqs/store/store.h"
+#include "common/signals.h"
 #include "dev_setup.h"
 #include "net/host_port.h"
 #include "devchain/http_client.h"
@@ -39,15 +40,6 @@ bool split_host_port(const std::string& text, std::string& host, std::uint16_t& 
   if (!parsed) return false;
   std::tie(host, port) = *parsed;
   return true;
-}
-
-sigset_t block_stop_signals() {
-  sigset_t signals;
-  sigemptyset(&signals);
-  sigaddset(&signals, SIGINT);
-  sigaddset(&signals, SIGTERM);
-  pthread_sigmask(SIG_BLOCK, &signals, nullptr);
-  return signals;
 }
 
 struct Options {
@@ -80,8 +72,7 @@ int serve(const Options& o, cbqs::broker::BrokerConfig config, cbqs::store::Stor
   std::printf("cbqsd listening on wss://%s:%u admin http://%s:%u\n", o.listen.substr(0, o.listen.rfind(':')).c_str(),
               broker.port(), admin_host.c_str(), admin->port());
   std::fflush(stdout);
-  int sig = 0;
-  sigwait(&signals, &sig);
+  wait_for_stop_signal(signals);
   std::printf("cbqsd: stopping (finishing open batches)\n");
   admin->stop();
   broker.stop();

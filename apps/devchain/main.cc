@@ -7,6 +7,7 @@
 #include <fstream>
 #include <nlohmann/json.hpp>
 
+#include "common/signals.h"
 #include "devchain/http_server.h"
 #include "devchain/json.h"
 #include "devchain/keyfile.h"
@@ -70,12 +71,7 @@ int main(int argc, char** argv) {
     std::printf("dev key: %s (address %s)\n", dev_key_file.c_str(), json::hex0x(admin).c_str());
   }
 
-  // Block the stop signals before any thread starts, then wait for one below.
-  sigset_t signals;
-  sigemptyset(&signals);
-  sigaddset(&signals, SIGINT);
-  sigaddset(&signals, SIGTERM);
-  pthread_sigmask(SIG_BLOCK, &signals, nullptr);
+  sigset_t signals = block_stop_signals();  // before any thread starts
 
   NodeConfig config;
   config.data_dir = data_dir;
@@ -99,8 +95,7 @@ int main(int argc, char** argv) {
               static_cast<unsigned long long>(*(*node)->height()));
   std::fflush(stdout);
 
-  int sig = 0;
-  sigwait(&signals, &sig);
+  wait_for_stop_signal(signals);
   server->stop();
   (*node)->stop();
   std::printf("devchain stopped at height %llu\n", static_cast<unsigned long long>(*(*node)->height()));
