@@ -8,7 +8,8 @@ seconds="${1:-60}"
 scripts/install-deps.sh clang libclang-rt-14-dev
 cmake -S . -B build-fuzz -DCMAKE_CXX_COMPILER=clang++ -DCMAKE_BUILD_TYPE=RelWithDebInfo \
   -DCOWBOY_FUZZ=ON -DCOWBOY_TESTS=OFF -DCOWBOY_BENCH=OFF >/dev/null
-cmake --build build-fuzz -j "$(nproc)"
+targets=(fuzz_client_frame fuzz_server_frame fuzz_sys_cbqs_payload fuzz_stored_records fuzz_devchain_tx)
+cmake --build build-fuzz -j "$(nproc)" --target "${targets[@]}"
 
 corpus_root=build-fuzz/corpus
 mkdir -p "$corpus_root"
@@ -25,10 +26,10 @@ seed "$corpus_root/fuzz_client_frame" 'frame_complete_session'
 seed "$corpus_root/fuzz_server_frame" 'resp_*'
 seed "$corpus_root/fuzz_server_frame" 'frame_*'
 seed "$corpus_root/fuzz_sys_cbqs_payload" 'ins_*'
-mkdir -p "$corpus_root/fuzz_stored_records"
+mkdir -p "$corpus_root/fuzz_stored_records" "$corpus_root/fuzz_devchain_tx"
 
 status=0
-for target in fuzz_client_frame fuzz_server_frame fuzz_sys_cbqs_payload fuzz_stored_records; do
+for target in "${targets[@]}"; do
   echo "== $target: ${seconds}s"
   if ! build-fuzz/bin/$target -max_total_time="$seconds" -max_len=4096 -print_final_stats=1 \
        -artifact_prefix="build-fuzz/$target-" "$corpus_root/$target" 2>"build-fuzz/$target.log"; then
