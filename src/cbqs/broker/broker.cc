@@ -10,6 +10,7 @@
 #include <future>
 #include <thread>
 
+#include "cbqs/wire/ids.h"
 #include "cbqs/wire/limits.h"
 
 namespace cowboy::cbqs::broker {
@@ -237,6 +238,10 @@ bool Broker::ready(std::string* why) const {
   if (!i.listening) return say("the wss listener is not bound");
   if (i.core->store_failed()) return say("the store failed; appends are refused");
   if (!i.snapshots.fresh()) return say("no snapshot within cbqs.max_snapshot_age_blocks");
+  // Receipts are verified against the chain's current key (§10): signing with
+  // any other would make every new checkpoint invalid.
+  if (i.snapshots.current()->provider.signing_key != ed25519_public_key(i.config.provider.signing_seed))
+    return say("the provider key does not match the chain's signing_key for this provider");
   return true;
 }
 

@@ -81,6 +81,7 @@ Result<std::unique_ptr<LocalDeployment>, std::string> LocalDeployment::start(con
   config.tls_certificate = d->cert_.certificate;
   config.tls_private_key = d->cert_.private_key;
   config.provider = d->provider_;
+  if (o.wrong_provider_key) config.provider.signing_seed = ed(0x98);
   config.chain_block_ms = o.block_ms;
   d->broker_ = std::make_unique<broker::Broker>(config, *store, *d->chain_, d->clock_, d->entropy_);
   if (auto started = d->broker_->start(); !started) return Err{started.error()};

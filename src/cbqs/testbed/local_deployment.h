@@ -49,6 +49,7 @@ struct DeploymentOptions {
   bool memory_store = false;             // the fault-injecting store instead of RocksDB
   std::uint64_t snapshot_refresh_ms = 20;  // set by governance before the broker starts
   std::vector<std::pair<std::string, std::uint64_t>> parameters;  // more governance writes
+  bool wrong_provider_key = false;       // the broker signs with a key the chain does not know
 };
 
 class LocalDeployment {

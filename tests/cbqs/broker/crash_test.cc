@@ -203,3 +203,25 @@ TEST_F(FailingStoreTest, AFailedSyncAcknowledgesNothingAndTheBrokerSaysWhy) {
 
 }  // namespace
 }  // namespace cowboy::cbqs::broker
+
+namespace cowboy::cbqs::broker {
+namespace {
+
+class WrongKeyTest : public testing::BrokerFixture {
+ protected:
+  testbed::DeploymentOptions options() override {
+    testbed::DeploymentOptions o;
+    o.wrong_provider_key = true;
+    return o;
+  }
+};
+
+TEST_F(WrongKeyTest, ABrokerWhoseKeyIsNotTheChainsIsNotReady) {
+  std::string why;
+  ASSERT_TRUE(cowboy::testing::eventually([&] { return broker->snapshot_height() > 0; }));
+  EXPECT_FALSE(broker->ready(&why));
+  EXPECT_NE(why.find("provider key does not match"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace cowboy::cbqs::broker
