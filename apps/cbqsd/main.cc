@@ -14,6 +14,7 @@
 #include "cbqs/broker/broker.h"
 #include "cbqs/broker/dev_cert.h"
 #include "cbqs/store/store.h"
+#include "common/log.h"
 #include "common/signals.h"
 #include "dev_setup.h"
 #include "net/host_port.h"
@@ -175,6 +176,7 @@ int main(int argc, char** argv) {
   app.set_config("--config", "", "read options from a TOML file (keys are the long flag names)");
   CLI11_PARSE(app, argc, argv);
   crypto::init();
+  log::init("cbqsd");
   sigset_t signals = block_stop_signals();  // before any thread starts
   return o.dev ? run_dev(o, signals) : run_provider(o, signals);
 }

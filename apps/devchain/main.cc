@@ -7,6 +7,7 @@
 #include <fstream>
 #include <nlohmann/json.hpp>
 
+#include "common/log.h"
 #include "common/signals.h"
 #include "devchain/http_server.h"
 #include "devchain/json.h"
@@ -40,6 +41,7 @@ int main(int argc, char** argv) {
   CLI11_PARSE(app, argc, argv);
 
   crypto::init();
+  log::init("devchain");
   auto host_port = net::parse_host_port(listen);
   if (!host_port) {
     std::fprintf(stderr, "devchain: --listen must be host:port, got %s\n", listen.c_str());

@@ -6,6 +6,7 @@
 #include <nlohmann/json.hpp>
 #include <set>
 
+#include "common/log.h"
 #include "devchain/json.h"
 
 namespace cowboy::devchain {
@@ -197,7 +198,10 @@ ApiResult<std::uint64_t> Node::produce_block() {
   rocksdb::WriteOptions sync;
   sync.sync = true;
   auto status = db_->Write(sync, &batch);
-  if (!status.ok()) return Err{internal("block write failed: " + status.ToString())};
+  if (!status.ok()) {
+    log::error("block_write_failed", log::field("height", h), log::field("why", status.ToString()));
+    return Err{internal("block write failed: " + status.ToString())};
+  }
 
   std::lock_guard lock(mu_);
   if (!txs.empty()) {

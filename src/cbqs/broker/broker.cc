@@ -12,6 +12,7 @@
 
 #include "cbqs/wire/ids.h"
 #include "cbqs/wire/limits.h"
+#include "common/log.h"
 
 namespace cowboy::cbqs::broker {
 
@@ -148,9 +149,17 @@ struct Broker::Impl {
 
   void refresh_loop() {
     std::unique_lock lock(mu);
+    bool reachable = true;
     while (!stopping) {
       lock.unlock();
-      (void)snapshots.refresh();  // a failure keeps the previous view; its age grows
+      auto refreshed = snapshots.refresh();  // a failure keeps the previous view; its age grows
+      if (refreshed.ok() != reachable) {     // log transitions only
+        reachable = refreshed.ok();
+        if (reachable)
+          log::info("chain_reachable", log::field("height", (*refreshed)->height));
+        else
+          log::warn("chain_unreachable", log::field("why", refreshed.error().message));
+      }
       ChainViewPtr view = snapshots.current();
       auto every = std::chrono::milliseconds(view ? view->params.snapshot_refresh_ms : 1'000);
       lock.lock();
@@ -191,6 +200,8 @@ Result<Unit, std::string> Broker::start() {
     pthread_setname_np(pthread_self(), "cbqs-snapshot");
     i.refresh_loop();
   });
+  log::info("listening", log::field("wss", i.config.host + ":" + std::to_string(port())),
+            log::field("provider", to_hex(i.config.provider.address)), log::field("snapshot_height", snapshot_height()));
   return Unit{};
 }
 
@@ -223,6 +234,7 @@ void Broker::stop() {
     }
     i.io.stop();
     i.io_thread.join();
+    log::info("stopped");
   }
   i.listening = false;
 }

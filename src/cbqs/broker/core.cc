@@ -6,6 +6,7 @@
 #include "cbqs/wire/codec.h"
 #include "cbqs/wire/ids.h"
 #include "cbqs/wire/limits.h"
+#include "common/log.h"
 
 namespace cowboy::cbqs::broker {
 
@@ -220,10 +221,13 @@ void Core::finish_complete(ConnectionId id, CompleteJob& job) {
     if (conn == connections_.end() || !conn->second.sessions.contains(session_id)) return;
     send_error(id, std::nullopt, ErrorCode::kGrantExpired, "the session's grant expired",
                Bytes(session_id.begin(), session_id.end()));
+    log::info("session_ended", log::field("conn", id), log::field("reason", "GrantExpired"));
     end_session(id, session_id);
   });
   c.sessions.emplace(session_id, std::move(session));
   send(id, SessionOpened{job.request_id, session_id, view->height});
+  log::info("session_opened", log::field("conn", id), log::field("stream", to_hex(ByteView(p.grant.stream_id).first(8))),
+            log::field("snapshot_height", view->height));
 }
 
 void Core::end_session(ConnectionId id, const Bytes32& session_id) {
@@ -240,6 +244,7 @@ void Core::handle_request(ConnectionId id, Connection& c, const Request& f) {
   std::uint64_t now = clock_.now_ms();
   if (auto e = check_standing(s.grant, s.admin_key_at_open, *view, now)) {
     send_error(id, f.request_id, *e, "the session ended");
+    log::info("session_ended", log::field("conn", id), log::field("reason", error_name(*e)));
     return end_session(id, f.session_id);
   }
   std::uint16_t needed = required_verbs(f.body);

@@ -1,5 +1,5 @@
 #include <boost/asio/post.hpp>
-#include <cstdio>
+#include "common/log.h"
 
 #include "cbqs/broker/auth.h"
 #include "cbqs/broker/core.h"
@@ -186,8 +186,7 @@ void Core::commit_finished(const Bytes32& stream_id, PreparedBatch batch, bool o
 }
 
 void Core::fail_store(std::string_view why) {
-  if (!store_failed_) std::fprintf(stderr, "cbqsd: storage failure (%.*s): refusing appends from now on\n",
-                                   static_cast<int>(why.size()), why.data());
+  if (!store_failed_) log::error("store_failed", log::field("why", why), log::field("effect", "appends refused until restart"));
   store_failed_ = true;
   ++metrics_.sync_failures;
 }
