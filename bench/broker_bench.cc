@@ -14,6 +14,7 @@
 #include <cstdio>
 #include <thread>
 
+#include "async_load.h"
 #include "cbqs/testbed/local_deployment.h"
 
 using namespace cowboy;
@@ -48,6 +49,7 @@ struct Options {
   double rate = 0;  // total appends/s across producers; 0 = as fast as the window allows
   bool subscriber = false;
   int runs = 1;
+  bool blocking = false;  // one blocking thread per producer instead of the async generator
 };
 
 // One producer: its own connection and session, up to `window` appends in flight.
@@ -136,14 +138,34 @@ RunResult run_once(const Options& o, int index) {
   std::vector<std::vector<double>> latencies(static_cast<std::size_t>(o.producers));
   std::vector<std::uint64_t> done(static_cast<std::size_t>(o.producers), 0);
   std::atomic<bool> failed{false};
-  auto begin = SteadyClock::now();
-  auto end = begin + std::chrono::duration_cast<SteadyClock::duration>(std::chrono::duration<double>(o.seconds));
-  std::vector<std::thread> threads;
-  for (int p = 0; p < o.producers; ++p)
-    threads.emplace_back(produce, std::ref(d), std::cref(o), lane, end, std::ref(latencies[p]), std::ref(done[p]),
-                         std::ref(failed));
-  for (auto& t : threads) t.join();
-  double elapsed = std::chrono::duration<double>(SteadyClock::now() - begin).count();
+  double elapsed = 0;
+  if (o.blocking) {
+    auto begin = SteadyClock::now();
+    auto end = begin + std::chrono::duration_cast<SteadyClock::duration>(std::chrono::duration<double>(o.seconds));
+    std::vector<std::thread> threads;
+    for (int p = 0; p < o.producers; ++p)
+      threads.emplace_back(produce, std::ref(d), std::cref(o), lane, end, std::ref(latencies[p]), std::ref(done[p]),
+                           std::ref(failed));
+    for (auto& t : threads) t.join();
+    elapsed = std::chrono::duration<double>(SteadyClock::now() - begin).count();
+  } else {
+    bench::AsyncLoadOptions a;
+    a.port = d.broker().port();
+    a.ca_file = d.certificate();
+    a.grant = d.grant(0x003f);
+    a.holder = d.holder();
+    a.lane = lane;
+    a.producers = o.producers;
+    a.payload = o.payload;
+    a.window = o.window;
+    a.seconds = o.seconds;
+    a.rate = o.rate;
+    auto r = bench::run_async_load(a);
+    latencies[0] = std::move(r.latencies_ms);
+    done[0] = r.acknowledged;
+    failed = r.failed;
+    elapsed = r.elapsed_seconds;
+  }
   stop_subscriber = true;
   if (subscriber.joinable()) subscriber.join();
   if (failed) std::fprintf(stderr, "warning: a producer failed during the run\n");
@@ -190,6 +212,7 @@ int main(int argc, char** argv) {
   app.add_option("--rate", o.rate, "total appends/s (0: as fast as possible)")->capture_default_str();
   app.add_flag("--subscriber", o.subscriber, "also measure append->delivery for a Head cursor subscriber");
   app.add_option("--runs", o.runs, "runs; the medians are printed last")->capture_default_str();
+  app.add_flag("--blocking", o.blocking, "one blocking client thread per producer (the default is one async thread for all)");
   CLI11_PARSE(app, argc, argv);
   crypto::init();
   std::vector<double> rate, p50, p99, dp50, dp99;

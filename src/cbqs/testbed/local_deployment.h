@@ -68,6 +68,7 @@ class LocalDeployment {
   const Bytes32& stream_id() const { return stream_id_; }
   const Bytes32& chain_id() const { return chain_id_; }
   const crypto::Ed25519Seed& holder() const { return holder_; }
+  const std::filesystem::path& certificate() const { return cert_.certificate; }
 
   /// A governance parameter write; true when applied.
   bool set_param(const std::string& name, std::uint64_t value);
