@@ -7,6 +7,7 @@
 #include <boost/beast/websocket.hpp>
 #include <boost/beast/websocket/ssl.hpp>
 
+#include "cbqs/client/dialing.h"
 #include "cbqs/wire/codec.h"
 #include "cbqs/wire/limits.h"
 
@@ -45,6 +46,9 @@ WssConnection::WssConnection(std::unique_ptr<Impl> impl) : impl_(std::move(impl)
 WssConnection::~WssConnection() { close(); }
 
 Result<std::unique_ptr<WssConnection>, std::string> WssConnection::connect(const ConnectOptions& o) {
+  // Resolve once, check every address, then connect only to a checked one.
+  auto addresses = resolve_checked(o.host, o.allow_private_destinations);
+  if (!addresses) return Err{"refused destination: " + addresses.error()};
   auto impl = std::make_unique<Impl>();
   impl->timeout = o.timeout;
   try {
@@ -59,7 +63,7 @@ Result<std::unique_ptr<WssConnection>, std::string> WssConnection::connect(const
     if (!SSL_set_tlsext_host_name(ws.next_layer().native_handle(), o.server_name.c_str()))
       return Err{std::string("cannot set SNI")};
     beast::get_lowest_layer(ws).expires_after(o.timeout);
-    tcp::endpoint endpoint{asio::ip::make_address(o.host), o.port};
+    tcp::endpoint endpoint{asio::ip::make_address(addresses->front()), o.port};
     beast::get_lowest_layer(ws).connect(endpoint);
     beast::get_lowest_layer(ws).socket().set_option(tcp::no_delay(true));
     ws.next_layer().handshake(ssl::stream_base::client);

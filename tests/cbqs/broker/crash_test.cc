@@ -45,6 +45,7 @@ class CbqsdProcess {
     client::ConnectOptions o;
     o.port = port_;
     o.ca_file = data_ / "tls" / "dev-cert.pem";
+    o.allow_private_destinations = true;
     auto c = client::WssConnection::connect(o);
     return c ? std::move(*c) : nullptr;
   }

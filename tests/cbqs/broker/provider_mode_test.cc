@@ -60,6 +60,7 @@ TEST(ProviderMode, CbqsdServesAStreamOfAChainItReadsOverHttp) {
   client::ConnectOptions o;
   o.port = wss_port;
   o.ca_file = cert.certificate;
+  o.allow_private_destinations = true;
   auto c = client::WssConnection::connect(o);
   ASSERT_TRUE(c.ok()) << c.error();
   // A grant from the stream's admin key (seed 0x52 in the scenario).
