@@ -7,7 +7,7 @@
 #include <fstream>
 #include <regex>
 
-#include "../../support/process.h"
+#include "../../support/cbqsd_process.h"
 #include "broker_fixture.h"
 #include "cbqs/broker/auth.h"
 #include "cbqs/wire/ids.h"
@@ -19,50 +19,6 @@ namespace cowboy::cbqs::broker {
 namespace {
 
 using namespace testing;
-
-class CbqsdProcess {
- public:
-  explicit CbqsdProcess(const std::filesystem::path& dir)
-      : data_(dir / "data"),
-        child_([&] {
-          ::setenv("CBQS_HOME", (dir / "home").c_str(), 1);
-          return std::vector<std::string>{std::string(COWBOY_BIN_DIR) + "/cbqsd", "--dev", "--data-dir", data_.string(),
-                                          "--listen", "127.0.0.1:0", "--admin-listen", "127.0.0.1:0",
-                                          "--chain-listen", "127.0.0.1:0"};
-        }()) {
-    std::smatch m;
-    auto chain_line = child_.wait_for_line("devchain API");
-    if (chain_line && std::regex_search(*chain_line, m, std::regex(R"(127\.0\.0\.1:(\d+))")))
-      chain_port_ = static_cast<std::uint16_t>(std::stoi(m[1]));
-    auto line = child_.wait_for_line("cbqsd listening on wss://");
-    if (line && std::regex_search(*line, m, std::regex(R"(wss://127\.0\.0\.1:(\d+))")))
-      port_ = static_cast<std::uint16_t>(std::stoi(m[1]));
-  }
-  bool up() const { return port_ != 0 && chain_port_ != 0; }
-  void kill9() { child_.kill(SIGKILL); }
-
-  std::unique_ptr<client::WssConnection> connect() const {
-    client::ConnectOptions o;
-    o.port = port_;
-    o.ca_file = data_ / "tls" / "dev-cert.pem";
-    o.allow_private_destinations = true;
-    auto c = client::WssConnection::connect(o);
-    return c ? std::move(*c) : nullptr;
-  }
-  StreamGrantV2 grant() const {
-    std::ifstream in(data_ / "dev-grant.hex");
-    std::string hex;
-    in >> hex;
-    return *decode<StreamGrantV2>(*from_hex(hex));
-  }
-  crypto::Ed25519Seed holder() const { return *devchain::load_secret(data_ / "dev-holder-key"); }
-  devchain::HttpClient chain() const { return devchain::HttpClient("127.0.0.1", chain_port_); }
-
- private:
-  std::filesystem::path data_;
-  cowboy::testing::ChildProcess child_;
-  std::uint16_t port_ = 0, chain_port_ = 0;
-};
 
 Bytes32 rid(std::uint64_t n) { return testbed::request_id(n); }
 
@@ -84,7 +40,7 @@ TEST(CbqsdCrash, EveryAcknowledgedRecordSurvivesSigkillWithItsCheckpointChain) {
   std::map<std::uint64_t, std::string> acked;  // sequence -> payload
   std::uint64_t lane = 0;
   {
-    CbqsdProcess cbqsd(dir.path());
+    cowboy::testing::CbqsdProcess cbqsd(dir.path());
     ASSERT_TRUE(cbqsd.up());
     auto c = cbqsd.connect();
     ASSERT_NE(c, nullptr);
@@ -113,7 +69,7 @@ TEST(CbqsdCrash, EveryAcknowledgedRecordSurvivesSigkillWithItsCheckpointChain) {
     cbqsd.kill9();
   }
 
-  CbqsdProcess restarted(dir.path());
+  cowboy::testing::CbqsdProcess restarted(dir.path());
   ASSERT_TRUE(restarted.up());
   auto c = restarted.connect();
   ASSERT_NE(c, nullptr);

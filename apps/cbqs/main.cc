@@ -1,0 +1,347 @@
+// cbqs: the CBQS command-line tool. Human output by default; --json on every
+// command prints one JSON document for scripts. Errors name the failing check
+// and exit 1.
+//
+//   cbqs keygen --out holder.key
+//   cbqs chain status | params | provider ADDR | stream ID | account OWNER PROVIDER
+//   cbqs chain register-provider | top-up | create-stream | update-stream | close-stream | settle | withdraw | transfer
+//   cbqs grant mint --admin-key F --stream ID --holder-key F --verbs append,replay --out grant.hex
+//   cbqs append --dev cbqsd-dev "hello" "world"
+//   cbqs tail --dev cbqsd-dev --from 1
+//   cbqs checkpoint --dev cbqsd-dev
+#include <CLI/CLI.hpp>
+
+#include <cstdio>
+#include <fstream>
+#include <iostream>
+#include <nlohmann/json.hpp>
+
+#include "cbqs/wire/codec.h"
+#include "cbqs/wire/ids.h"
+#include "common/clock.h"
+#include "data_plane.h"
+#include "devchain/http_client.h"
+#include "devchain/json.h"
+#include "devchain/keyfile.h"
+#include "devchain/wallet.h"
+
+using namespace cowboy;
+using nlohmann::json;
+
+namespace {
+
+bool g_json = false;
+
+int print(const json& j) {
+  std::cout << (g_json ? j.dump() : j.dump(2)) << "\n";
+  return 0;
+}
+
+int fail(const std::string& message) {
+  if (g_json)
+    std::cout << json{{"error", message}}.dump() << "\n";
+  else
+    std::cerr << "cbqs: " << message << "\n";
+  return 1;
+}
+
+template <typename T>
+std::optional<T> hex_arg(const std::string& text);
+template <>
+std::optional<Address> hex_arg(const std::string& t) { return fixed_from_hex<20>(t); }
+template <>
+std::optional<Bytes32> hex_arg(const std::string& t) { return fixed_from_hex<32>(t); }
+
+std::uint16_t parse_verbs(const std::string& list) {
+  static const std::map<std::string, std::uint16_t> kVerbs{{"append", 0x01},  {"consume", 0x02}, {"replay", 0x04},
+                                                           {"lanes", 0x08},   {"groups", 0x10},  {"settings", 0x20},
+                                                           {"all", 0x3f}};
+  std::uint16_t verbs = 0;
+  std::stringstream in(list);
+  for (std::string v; std::getline(in, v, ',');) {
+    auto it = kVerbs.find(v);
+    if (it == kVerbs.end()) throw CLI::ValidationError("--verbs", "unknown verb " + v);
+    verbs |= it->second;
+  }
+  return verbs;
+}
+
+cbqs::LaneScope parse_lanes(const std::string& text) {
+  if (text == "any") return cbqs::LaneScopeAny{};
+  std::vector<std::uint64_t> ids;
+  std::stringstream in(text);
+  for (std::string v; std::getline(in, v, ',');) ids.push_back(std::stoull(v));
+  std::sort(ids.begin(), ids.end());
+  if (ids.size() == 1) return cbqs::LaneScopeExact{ids[0]};
+  return cbqs::LaneScopeSet{ids};
+}
+
+json receipt_json(const devchain::TxReceipt& r) {
+  json events = json::array();
+  for (const auto& e : r.events) events.push_back(devchain::json::event_to_json(e));
+  return json{{"status", r.ok() ? "applied" : "rejected"}, {"error", r.error.value_or("")}, {"height", r.height},
+              {"tx_hash", devchain::json::hex0x(r.tx_hash)}, {"events", events}};
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  crypto::init();
+  CLI::App app{"cbqs: the CBQS command-line tool"};
+  app.require_subcommand(1);
+  app.add_flag("--json", g_json, "print one JSON document (for scripts)");
+  std::string chain_url = "http://127.0.0.1:7545";
+  app.add_option("--chain-url", chain_url, "devchain HTTP API")->capture_default_str();
+  int rc = 0;
+
+  // ---- keygen ----
+  auto* keygen = app.add_subcommand("keygen", "create a 32-byte key file (mode 0600) and print its public identities");
+  std::string key_out;
+  keygen->add_option("--out", key_out, "file to create")->required();
+  keygen->callback([&] {
+    if (std::filesystem::exists(key_out)) return void(rc = fail(key_out + " exists; refusing to overwrite a key"));
+    auto key = devchain::load_or_create_secret(key_out);
+    if (!key) return void(rc = fail(key.error()));
+    rc = print({{"file", key_out},
+                {"ed25519_public_key", devchain::json::hex0x(cbqs::ed25519_public_key(*key).key)},
+                {"chain_address", devchain::json::hex0x(*crypto::secp256k1_address(*key))}});
+  });
+
+  // ---- chain ----
+  auto* chain_cmd = app.add_subcommand("chain", "read and write the chain registry");
+  chain_cmd->require_subcommand(1);
+  std::string sender_key = devchain::default_dev_key_path().string();
+  chain_cmd->add_option("--key", sender_key, "the sender's secp256k1 key file (for writes)")->capture_default_str();
+  auto client = [&]() -> std::optional<devchain::HttpClient> { return devchain::HttpClient::from_url(chain_url); };
+  auto show = [&](auto&& get, auto&& to_json) {
+    auto c = client();
+    if (!c) return void(rc = fail("--chain-url must be http://host:port"));
+    auto r = get(*c);
+    if (!r) return void(rc = fail(std::string(devchain::api_error_name(r.error().code)) + ": " + r.error().message));
+    rc = print(to_json(*r));
+  };
+  chain_cmd->add_subcommand("status", "height and chain_instance_id")->callback([&] {
+    show([](auto& c) { return c.height(); }, [&](std::uint64_t h) {
+      return json{{"height", h}, {"chain_instance_id", devchain::json::hex0x(*client()->chain_instance_id())}};
+    });
+  });
+  chain_cmd->add_subcommand("params", "every cbqs.* parameter")->callback([&] {
+    show([](auto& c) { return c.params(); }, devchain::json::params_to_json);
+  });
+  std::string addr_arg, id_arg, addr2_arg;
+  auto* provider_cmd = chain_cmd->add_subcommand("provider", "a provider record");
+  provider_cmd->add_option("address", addr_arg)->required();
+  provider_cmd->callback([&] {
+    auto a = hex_arg<Address>(addr_arg);
+    if (!a) return void(rc = fail("address must be 20 bytes of hex"));
+    show([&](auto& c) { return c.provider(*a); }, devchain::json::provider_to_json);
+  });
+  auto* stream_cmd = chain_cmd->add_subcommand("stream", "a stream record");
+  stream_cmd->add_option("stream_id", id_arg)->required();
+  stream_cmd->callback([&] {
+    auto id = hex_arg<Bytes32>(id_arg);
+    if (!id) return void(rc = fail("stream_id must be 32 bytes of hex"));
+    show([&](auto& c) { return c.stream(*id); }, devchain::json::stream_to_json);
+  });
+  auto* account_cmd = chain_cmd->add_subcommand("account", "the CBQS account of (owner, provider)");
+  account_cmd->add_option("owner", addr_arg)->required();
+  account_cmd->add_option("provider", addr2_arg)->required();
+  account_cmd->callback([&] {
+    auto o = hex_arg<Address>(addr_arg), p = hex_arg<Address>(addr2_arg);
+    if (!o || !p) return void(rc = fail("owner and provider must be 20 bytes of hex"));
+    show([&](auto& c) { return c.account(*o, *p); }, devchain::json::account_to_json);
+  });
+
+  // Writes: build an instruction, sign it with --key, wait for the receipt.
+  auto submit = [&](devchain::TxBody body) {
+    auto c = client();
+    if (!c) return void(rc = fail("--chain-url must be http://host:port"));
+    auto key = devchain::load_key(sender_key);
+    if (!key) return void(rc = fail(key.error()));
+    devchain::Wallet wallet(*c, *key);
+    auto r = wallet.send_and_wait(std::move(body));
+    if (!r) return void(rc = fail(std::string(devchain::api_error_name(r.error().code)) + ": " + r.error().message));
+    rc = print(receipt_json(*r));
+    if (!r->ok()) rc = 1;
+  };
+  auto instruction = [&](cbqs::CbqsInstructionV2 i) { submit(devchain::CbqsCall{cbqs::encode(i)}); };
+  std::string signing_key_file, endpoint_arg, amount_arg, admin_key_file;
+  std::uint64_t max_streams = 1'000, owner_nonce = 0;
+  auto* reg = chain_cmd->add_subcommand("register-provider", "register the sender as a provider");
+  reg->add_option("--signing-key", signing_key_file, "Ed25519 seed file of the checkpoint signing key")->required();
+  reg->add_option("--endpoint", endpoint_arg, "wss:// endpoint")->required();
+  reg->add_option("--max-streams", max_streams)->capture_default_str();
+  reg->callback([&] {
+    auto seed = devchain::load_secret(signing_key_file);
+    if (!seed) return void(rc = fail(seed.error()));
+    instruction(cbqs::RegisterProviderV2{cbqs::ed25519_public_key(*seed), {Bytes(endpoint_arg.begin(), endpoint_arg.end())},
+                                         max_streams, true, Bytes32{}});
+  });
+  auto* topup = chain_cmd->add_subcommand("top-up", "fund the (owner, provider) account");
+  topup->add_option("--owner", addr_arg)->required();
+  topup->add_option("--provider", addr2_arg)->required();
+  topup->add_option("--amount", amount_arg, "nano-CBY")->required();
+  topup->callback([&] {
+    auto o = hex_arg<Address>(addr_arg), p = hex_arg<Address>(addr2_arg);
+    auto amount = u128_from_string(amount_arg);
+    if (!o || !p || !amount) return void(rc = fail("--owner/--provider must be addresses and --amount a decimal"));
+    instruction(cbqs::TopUpAccountV2{*o, *p, *amount});
+  });
+  auto* create = chain_cmd->add_subcommand("create-stream", "create a stream owned by the sender");
+  create->add_option("--provider", addr_arg)->required();
+  create->add_option("--admin-key", admin_key_file, "Ed25519 seed file of the stream's admin key")->required();
+  create->add_option("--nonce", owner_nonce, "owner_nonce")->capture_default_str();
+  create->callback([&] {
+    auto p = hex_arg<Address>(addr_arg);
+    auto seed = devchain::load_secret(admin_key_file);
+    if (!p || !seed) return void(rc = fail("--provider must be an address and --admin-key a key file"));
+    instruction(cbqs::CreateStreamV2{owner_nonce, *p, cbqs::ed25519_public_key(*seed)});
+  });
+  bool bump = false;
+  auto* update = chain_cmd->add_subcommand("update-stream", "rotate the admin key and/or bump the generation");
+  update->add_option("--stream", id_arg)->required();
+  update->add_option("--new-admin-key", admin_key_file, "Ed25519 seed file of the new admin key");
+  update->add_flag("--bump-generation", bump, "revoke every outstanding grant");
+  update->callback([&] {
+    auto id = hex_arg<Bytes32>(id_arg);
+    if (!id) return void(rc = fail("--stream must be 32 bytes of hex"));
+    std::optional<cbqs::SigningPublicKey> key;
+    if (!admin_key_file.empty()) {
+      auto seed = devchain::load_secret(admin_key_file);
+      if (!seed) return void(rc = fail(seed.error()));
+      key = cbqs::ed25519_public_key(*seed);
+    }
+    instruction(cbqs::UpdateStreamV2{*id, key, bump});
+  });
+  auto* close = chain_cmd->add_subcommand("close-stream", "close a stream");
+  close->add_option("--stream", id_arg)->required();
+  close->callback([&] {
+    auto id = hex_arg<Bytes32>(id_arg);
+    if (!id) return void(rc = fail("--stream must be 32 bytes of hex"));
+    instruction(cbqs::CloseStreamV2{*id});
+  });
+  auto* settle = chain_cmd->add_subcommand("settle", "settle an account's rent now");
+  settle->add_option("--owner", addr_arg)->required();
+  settle->add_option("--provider", addr2_arg)->required();
+  settle->callback([&] {
+    auto o = hex_arg<Address>(addr_arg), p = hex_arg<Address>(addr2_arg);
+    if (!o || !p) return void(rc = fail("--owner and --provider must be addresses"));
+    instruction(cbqs::SettleAccountV2{*o, *p});
+  });
+  auto* withdraw = chain_cmd->add_subcommand("withdraw", "withdraw from the sender's account with a provider");
+  withdraw->add_option("--provider", addr_arg)->required();
+  withdraw->add_option("--amount", amount_arg, "nano-CBY (absent: the whole balance)");
+  withdraw->callback([&] {
+    auto p = hex_arg<Address>(addr_arg);
+    if (!p) return void(rc = fail("--provider must be an address"));
+    std::optional<u128> amount;
+    if (!amount_arg.empty()) amount = u128_from_string(amount_arg);
+    instruction(cbqs::WithdrawAccountV2{*p, amount});
+  });
+  auto* transfer = chain_cmd->add_subcommand("transfer", "move native balance (devchain)");
+  transfer->add_option("--to", addr_arg)->required();
+  transfer->add_option("--amount", amount_arg)->required();
+  transfer->callback([&] {
+    auto to = hex_arg<Address>(addr_arg);
+    auto amount = u128_from_string(amount_arg);
+    if (!to || !amount) return void(rc = fail("--to must be an address and --amount a decimal"));
+    submit(devchain::Transfer{*to, *amount});
+  });
+
+  // ---- grant mint ----
+  auto* grant_cmd = app.add_subcommand("grant", "stream grants");
+  grant_cmd->require_subcommand(1);
+  auto* mint = grant_cmd->add_subcommand("mint", "sign a StreamGrantV2 with the stream's admin key");
+  std::string holder_file, verbs_arg = "append,replay", lanes_arg = "any", grant_out;
+  std::uint64_t ttl_s = 3'600, group_arg = 0;
+  mint->add_option("--admin-key", admin_key_file)->required();
+  mint->add_option("--stream", id_arg)->required();
+  mint->add_option("--holder-key", holder_file, "the holder's Ed25519 seed file (only its public key is used)")->required();
+  mint->add_option("--verbs", verbs_arg, "append,consume,replay,lanes,groups,settings or all")->capture_default_str();
+  mint->add_option("--lanes", lanes_arg, "any, a lane id, or a comma list")->capture_default_str();
+  mint->add_option("--group", group_arg, "an exact group id (default: any)");
+  mint->add_option("--ttl", ttl_s, "seconds")->capture_default_str();
+  mint->add_option("--out", grant_out, "file for the grant's hex (default: print it)");
+  mint->callback([&] {
+    auto id = hex_arg<Bytes32>(id_arg);
+    auto admin = devchain::load_secret(admin_key_file);
+    auto holder = devchain::load_secret(holder_file);
+    if (!id || !admin || !holder) return void(rc = fail("--stream, --admin-key and --holder-key must all be valid"));
+    auto c = client();
+    auto stream = c ? c->stream(*id) : devchain::ApiResult<cbqs::StreamRecordV2>(Err{devchain::ApiError{}});
+    if (!stream) return void(rc = fail("cannot read the stream from the chain (its generation is needed)"));
+    cbqs::StreamGrantV2 g;
+    g.chain_instance_id = stream->chain_instance_id;
+    g.stream_id = *id;
+    g.authorization_generation = stream->authorization_generation;
+    crypto::random_bytes(g.grant_nonce);
+    g.holder_signing_key = cbqs::ed25519_public_key(*holder);
+    g.verbs = parse_verbs(verbs_arg);
+    g.lane_scope = parse_lanes(lanes_arg);
+    g.group_scope = group_arg == 0 ? cbqs::GroupScope{cbqs::GroupScopeAny{}} : cbqs::GroupScope{cbqs::GroupScopeExact{group_arg}};
+    g.not_before_ms = SystemClock().now_ms() - 60'000;
+    g.expires_at_ms = g.not_before_ms + 60'000 + ttl_s * 1'000;
+    g.max_message_bytes = 1'048'576;
+    g.max_append_bytes_per_sec = 268'435'456;
+    cbqs::sign_grant(g, *admin);
+    std::string hex = to_hex(cbqs::encode(g));
+    if (!grant_out.empty()) std::ofstream(grant_out) << hex << "\n";
+    rc = print({{"grant_id", devchain::json::hex0x(cbqs::grant_id(g))}, {"expires_at_ms", g.expires_at_ms},
+                {"grant", grant_out.empty() ? hex : grant_out}});
+  });
+
+  // ---- data plane ----
+  cbqs_cli::SessionOptions so;
+  std::string dev_dir;
+  auto session_flags = [&](CLI::App* cmd) {
+    cmd->add_option("--endpoint", so.endpoint, "the provider's wss:// endpoint")->capture_default_str();
+    cmd->add_option("--ca", so.ca_file, "a CA or pinned certificate file (default: system roots)");
+    cmd->add_option("--grant", so.grant_file, "grant file (hex)");
+    cmd->add_option("--holder-key", so.holder_key, "the holder's Ed25519 seed file");
+    cmd->add_option("--dev", dev_dir, "use the grant, holder key and certificate of a cbqsd --dev data dir");
+    cmd->add_flag("--allow-private", so.allow_private, "allow loopback and private destinations (development only, §11.4)");
+  };
+  auto prepare = [&] {
+    so.chain_url = chain_url;
+    if (!dev_dir.empty()) so.use_dev_dir(dev_dir);
+  };
+  std::uint64_t lane = 0, from = 1, count = 0;
+  std::vector<std::string> messages;
+  auto* append_cmd = app.add_subcommand("append", "append messages durably; prints their sequences");
+  session_flags(append_cmd);
+  append_cmd->add_option("--lane", lane, "lane id (default: create a new lane)");
+  append_cmd->add_option("messages", messages, "one record per argument")->required();
+  append_cmd->callback([&] {
+    prepare();
+    auto r = cbqs_cli::append(so, lane, messages);
+    rc = r ? print(*r) : fail(r.error());
+  });
+  bool follow = false;
+  auto* tail_cmd = app.add_subcommand("tail", "replay records from a sequence (and follow with --follow)");
+  session_flags(tail_cmd);
+  tail_cmd->add_option("--from", from, "first sequence (0: only new records)")->capture_default_str();
+  tail_cmd->add_option("--count", count, "stop after this many (0: at the head, or never with --follow)");
+  tail_cmd->add_flag("--follow", follow, "keep waiting for new records");
+  tail_cmd->callback([&] {
+    prepare();
+    auto r = cbqs_cli::tail(so, from, count, follow);
+    rc = r ? print(*r) : fail(r.error());
+  });
+  std::uint64_t covering = 0;
+  auto* checkpoint_cmd = app.add_subcommand("checkpoint", "fetch a checkpoint receipt and verify it against the chain");
+  session_flags(checkpoint_cmd);
+  checkpoint_cmd->add_option("--covering", covering, "a sequence it must cover (default: the latest)");
+  checkpoint_cmd->callback([&] {
+    prepare();
+    auto r = cbqs_cli::checkpoint(so, covering);
+    rc = r ? print(*r) : fail(r.error());
+    if (r && (*r)["verdict"] != "valid") rc = 1;
+  });
+
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    return app.exit(e);
+  }
+  return rc;
+}
