@@ -28,8 +28,9 @@ namespace {
 // handing each binary message to the Core, and an ordered write queue.
 class Connection final : public Peer, public std::enable_shared_from_this<Connection> {
  public:
-  Connection(tcp::socket socket, ssl::context& tls, Core& core, std::atomic<int>& live)
-      : ws_(std::move(socket), tls), core_(core), live_(live) {
+  Connection(tcp::socket socket, ssl::context& tls, Core& core, std::atomic<int>& live, const BrokerConfig& config,
+             std::atomic<std::uint64_t>& read_pauses)
+      : ws_(std::move(socket), tls), core_(core), live_(live), config_(config), read_pauses_(read_pauses) {
     ++live_;
     beast::error_code ignored;  // small frames must not wait for Nagle's algorithm
     beast::get_lowest_layer(ws_).socket().set_option(tcp::no_delay(true), ignored);
@@ -72,6 +73,11 @@ class Connection final : public Peer, public std::enable_shared_from_this<Connec
       auto data = self->buffer_.data();
       self->core_.on_frame(self->id_, ByteView(static_cast<const std::uint8_t*>(data.data()), data.size()));
       self->buffer_.consume(self->buffer_.size());
+      if (self->queued_bytes_ > self->config_.write_high_water) {  // resumed by write() once drained
+        self->read_paused_ = true;
+        ++self->read_pauses_;
+        return;
+      }
       self->read();
     });
   }
@@ -84,6 +90,10 @@ class Connection final : public Peer, public std::enable_shared_from_this<Connec
       if (ec) {
         self->writing_ = false;
         return;
+      }
+      if (self->read_paused_ && self->queued_bytes_ <= self->config_.write_low_water) {
+        self->read_paused_ = false;
+        self->read();
       }
       if (!self->queue_.empty()) return self->write();
       self->writing_ = false;
@@ -102,6 +112,9 @@ class Connection final : public Peer, public std::enable_shared_from_this<Connec
   Core::ConnectionId id_ = 0;
   bool open_ = false;
   bool writing_ = false;
+  bool read_paused_ = false;
+  const BrokerConfig& config_;
+  std::atomic<std::uint64_t>& read_pauses_;
   beast::flat_buffer buffer_;
   std::deque<Bytes> queue_;
   std::size_t queued_bytes_ = 0;
@@ -119,6 +132,7 @@ struct Broker::Impl {
   SnapshotSource snapshots;
   std::unique_ptr<Core> core;
   std::atomic<int> live{0};
+  std::atomic<std::uint64_t> read_pauses{0};
   std::thread io_thread;
   std::thread refresher;
   std::mutex mu;
@@ -140,7 +154,7 @@ struct Broker::Impl {
           beast::error_code ignored;
           socket.close(ignored);
         } else {
-          std::make_shared<Connection>(std::move(socket), tls, *core, live)->start();
+          std::make_shared<Connection>(std::move(socket), tls, *core, live, config, read_pauses)->start();
         }
       }
       accept();
@@ -264,10 +278,16 @@ std::uint64_t Broker::snapshot_height() const {
 
 CoreMetrics Broker::metrics() const {
   auto& i = *impl_;
-  if (!i.io_thread.joinable()) return i.core->metrics();
-  std::promise<CoreMetrics> p;
-  asio::post(i.io, [&] { p.set_value(i.core->metrics()); });
-  return p.get_future().get();
+  CoreMetrics m;
+  if (!i.io_thread.joinable()) {
+    m = i.core->metrics();
+  } else {
+    std::promise<CoreMetrics> p;
+    asio::post(i.io, [&] { p.set_value(i.core->metrics()); });
+    m = p.get_future().get();
+  }
+  m.read_pauses = i.read_pauses.load();
+  return m;
 }
 
 }  // namespace cowboy::cbqs::broker

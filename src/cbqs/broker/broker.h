@@ -21,6 +21,11 @@ struct BrokerConfig {
   ProviderIdentity provider;
   std::uint64_t chain_block_ms = 1000;  // the chain's block interval, for the snapshot's age
   std::size_t max_connections = 1'024;
+  /// Per-connection write queue: above the high-water mark the broker stops
+  /// reading that connection's frames until the queue drains below the low one,
+  /// so a client that sends without reading cannot grow the broker's memory.
+  std::size_t write_high_water = 8 * 1024 * 1024;
+  std::size_t write_low_water = 1024 * 1024;
 };
 
 class Broker {

@@ -73,6 +73,7 @@ struct CoreMetrics {
   std::uint64_t admission_turns = 0;
   std::uint64_t admission_pending = 0;
   std::uint64_t admission_max_wait_turns = 0;  // the most turns a served handshake job waited
+  std::uint64_t read_pauses = 0;               // times a connection's reads paused for its write queue
 };
 
 class Core {

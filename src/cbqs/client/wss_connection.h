@@ -1,7 +1,8 @@
 // One wss:// connection to a cbqsd, frame in, frame out. TLS verification is
 // always on: the server's certificate must chain to `ca_file` (or to the
 // system roots when empty) and match `server_name`. Blocking calls with
-// timeouts; a receive that times out leaves the connection usable.
+// timeouts; a receive that times out leaves the connection usable. Not
+// thread-safe: one thread at a time drives a connection.
 #pragma once
 
 #include <chrono>

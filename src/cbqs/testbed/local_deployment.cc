@@ -82,6 +82,10 @@ Result<std::unique_ptr<LocalDeployment>, std::string> LocalDeployment::start(con
   config.tls_private_key = d->cert_.private_key;
   config.provider = d->provider_;
   if (o.wrong_provider_key) config.provider.signing_seed = ed(0x98);
+  if (o.write_high_water != 0) {
+    config.write_high_water = o.write_high_water;
+    config.write_low_water = o.write_high_water / 4;
+  }
   config.chain_block_ms = o.block_ms;
   d->broker_ = std::make_unique<broker::Broker>(config, *store, *d->chain_, d->clock_, d->entropy_);
   if (auto started = d->broker_->start(); !started) return Err{started.error()};

@@ -50,6 +50,7 @@ struct DeploymentOptions {
   std::uint64_t snapshot_refresh_ms = 20;  // set by governance before the broker starts
   std::vector<std::pair<std::string, std::uint64_t>> parameters;  // more governance writes
   bool wrong_provider_key = false;       // the broker signs with a key the chain does not know
+  std::size_t write_high_water = 0;      // 0: the broker's default
 };
 
 class LocalDeployment {

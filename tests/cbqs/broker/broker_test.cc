@@ -327,3 +327,39 @@ TEST_F(AdmissionTest, AHandshakeFloodDoesNotStarveAnotherConnection) {
 
 }  // namespace
 }  // namespace cowboy::cbqs::broker
+
+namespace cowboy::cbqs::broker {
+namespace {
+
+using namespace testing;
+
+class BackpressureTest : public BrokerFixture {
+ protected:
+  testbed::DeploymentOptions options() override {
+    testbed::DeploymentOptions o;
+    o.write_high_water = 4 * 1024;  // tiny, so the test crosses it quickly
+    return o;
+  }
+};
+
+// A client that sends without reading pauses its own reads at the broker;
+// once it reads again every answer arrives, in order, and nothing is lost.
+TEST_F(BackpressureTest, AClientThatDoesNotReadIsPausedNotDropped) {
+  auto c = connect();
+  Bytes32 session = open_session(*c, grant(0x003f));
+  for (int i = 0; i < 200; ++i) ASSERT_NE(body<resp::LaneCreated>(request(*c, session, 10, req::CreateLane{})), nullptr);
+  // 2,000 answers of about 8 KiB each, far more than the socket buffers hold;
+  // the 2,000 small requests themselves fit in them, so sending never blocks.
+  constexpr int kRequests = 2'000;
+  for (int i = 0; i < kRequests; ++i)
+    ASSERT_TRUE(c->send(Request{rid(100 + i), session, req::ListLanes{std::nullopt, 200}}).ok());
+  ASSERT_TRUE(cowboy::testing::eventually([&] { return broker->metrics().read_pauses > 0; }));
+  for (int i = 0; i < kRequests; ++i) {
+    auto f = next(*c);
+    ASSERT_TRUE(std::holds_alternative<Response>(f)) << i << ": " << error_text(f);
+    ASSERT_EQ(std::get<Response>(f).request_id, rid(100 + i));
+  }
+}
+
+}  // namespace
+}  // namespace cowboy::cbqs::broker
