@@ -9,7 +9,11 @@
 //   build/bin/cbqs_broker_bench --subscriber --rate 1000                      # append->delivery
 #include <CLI/CLI.hpp>
 
+#include <unistd.h>
+
 #include <algorithm>
+#include <fstream>
+#include <sstream>
 #include <atomic>
 #include <cstdio>
 #include <thread>
@@ -25,6 +29,7 @@ namespace {
 
 struct RunResult {
   double appends_per_sec = 0;
+  double broker_cpu_us_per_append = 0;
   double p50_ms = 0, p99_ms = 0, max_ms = 0;
   double delivery_p50_ms = 0, delivery_p99_ms = 0;
 };
@@ -32,6 +37,34 @@ struct RunResult {
 Bytes32 rid(std::uint64_t n) { return testbed::request_id(n); }
 std::uint64_t now_ns() {
   return static_cast<std::uint64_t>(std::chrono::duration_cast<std::chrono::nanoseconds>(SteadyClock::now().time_since_epoch()).count());
+}
+
+// CPU seconds used so far by this process's threads named `prefix`* (the
+// broker's threads are cbqs-io, cbqs-commit, cbqs-snapshot), from /proc.
+double thread_cpu_seconds(std::string_view prefix) {
+  double total = 0;
+  long ticks = ::sysconf(_SC_CLK_TCK);
+  for (const auto& task : std::filesystem::directory_iterator("/proc/self/task")) {
+    std::ifstream comm(task.path() / "comm");
+    std::string name;
+    std::getline(comm, name);
+    if (!name.starts_with(prefix)) continue;
+    std::ifstream stat(task.path() / "stat");
+    std::string line;
+    std::getline(stat, line);
+    std::istringstream fields(line.substr(line.rfind(')') + 2));  // after "pid (comm) "
+    std::string f;
+    std::uint64_t utime = 0, stime = 0;
+    for (int i = 3; fields >> f; ++i) {  // field 3 is the state
+      if (i == 14) utime = std::stoull(f);
+      if (i == 15) {
+        stime = std::stoull(f);
+        break;
+      }
+    }
+    total += static_cast<double>(utime + stime) / static_cast<double>(ticks);
+  }
+  return total;
 }
 
 double percentile(std::vector<double>& v, double p) {
@@ -139,6 +172,7 @@ RunResult run_once(const Options& o, int index) {
   std::vector<std::uint64_t> done(static_cast<std::size_t>(o.producers), 0);
   std::atomic<bool> failed{false};
   double elapsed = 0;
+  double cpu_before = thread_cpu_seconds("cbqs-");
   if (o.blocking) {
     auto begin = SteadyClock::now();
     auto end = begin + std::chrono::duration_cast<SteadyClock::duration>(std::chrono::duration<double>(o.seconds));
@@ -170,6 +204,7 @@ RunResult run_once(const Options& o, int index) {
   if (subscriber.joinable()) subscriber.join();
   if (failed) std::fprintf(stderr, "warning: a producer failed during the run\n");
 
+  double broker_cpu = thread_cpu_seconds("cbqs-") - cpu_before;
   RunResult r;
   std::vector<double> all;
   std::uint64_t total = 0;
@@ -179,13 +214,16 @@ RunResult run_once(const Options& o, int index) {
   }
   auto m = d.broker().metrics();
   r.appends_per_sec = static_cast<double>(total) / elapsed;
+  r.broker_cpu_us_per_append = total ? broker_cpu * 1e6 / static_cast<double>(total) : 0;
   r.p50_ms = percentile(all, 0.50);
   r.p99_ms = percentile(all, 0.99);
   r.max_ms = all.empty() ? 0 : *std::max_element(all.begin(), all.end());
   r.delivery_p50_ms = percentile(delivery_ms, 0.50);
   r.delivery_p99_ms = percentile(delivery_ms, 0.99);
-  std::printf("run %d: %.0f appends/s, append->Appended p50 %.3f ms p99 %.3f ms max %.3f ms, %llu batches (%.1f records/batch)",
-              index, r.appends_per_sec, r.p50_ms, r.p99_ms, r.max_ms, static_cast<unsigned long long>(m.batches),
+  std::printf("run %d: %.0f appends/s, broker CPU %.1f us/append, append->Appended p50 %.3f ms p99 %.3f ms max %.3f ms, "
+              "%llu batches (%.1f records/batch)",
+              index, r.appends_per_sec, r.broker_cpu_us_per_append, r.p50_ms, r.p99_ms, r.max_ms,
+              static_cast<unsigned long long>(m.batches),
               m.batches ? static_cast<double>(m.batch_records) / static_cast<double>(m.batches) : 0.0);
   if (o.subscriber) std::printf(", append->delivery p50 %.3f ms p99 %.3f ms", r.delivery_p50_ms, r.delivery_p99_ms);
   std::printf("\n");
@@ -215,18 +253,20 @@ int main(int argc, char** argv) {
   app.add_flag("--blocking", o.blocking, "one blocking client thread per producer (the default is one async thread for all)");
   CLI11_PARSE(app, argc, argv);
   crypto::init();
-  std::vector<double> rate, p50, p99, dp50, dp99;
+  std::vector<double> rate, p50, p99, dp50, dp99, cpu;
   for (int i = 1; i <= o.runs; ++i) {
     auto r = run_once(o, i);
     rate.push_back(r.appends_per_sec);
+    cpu.push_back(r.broker_cpu_us_per_append);
     p50.push_back(r.p50_ms);
     p99.push_back(r.p99_ms);
     dp50.push_back(r.delivery_p50_ms);
     dp99.push_back(r.delivery_p99_ms);
   }
-  std::printf("median of %d: producers=%d payload=%zu window=%d rate=%s: %.0f appends/s, p50 %.3f ms, p99 %.3f ms",
+  std::printf("median of %d: producers=%d payload=%zu window=%d rate=%s: %.0f appends/s, broker CPU %.1f us/append, "
+              "p50 %.3f ms, p99 %.3f ms",
               o.runs, o.producers, o.payload, o.window, o.rate > 0 ? std::to_string(static_cast<long>(o.rate)).c_str() : "max",
-              median(rate), median(p50), median(p99));
+              median(rate), median(cpu), median(p50), median(p99));
   if (o.subscriber) std::printf(", append->delivery p50 %.3f ms p99 %.3f ms", median(dp50), median(dp99));
   std::printf("\n");
   return 0;
