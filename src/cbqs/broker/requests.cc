@@ -91,8 +91,33 @@ void Core::dispatch(ConnectionId id, Session& s, const Bytes32& session_id, cons
         } else if constexpr (std::is_same_v<T, req::CloseSession>) {
           reply(resp::Ok{});
           end_session(id, session_id);
-        } else {  // CreateGroup, UpdateGroup, GetGroup, DeleteGroup
-          send_error(id, request_id, ErrorCode::kUnavailable, "consumer groups are not available in this build");
+        } else if constexpr (std::is_same_v<T, req::CreateGroup>) {
+          if (!lane_in_scope(g.lane_scope, r.config.lane_id)) return fail(ErrorCode::kLaneNotInScope);
+          if (!is_any(g.group_scope)) return fail(ErrorCode::kGroupScopeTooNarrow);
+          if (!stream_solvent(view, stream)) return fail(ErrorCode::kAccountInsolvent);
+          auto group_id = state.create_group(store_, r.config, p);
+          if (!group_id) return fail(group_id.error());
+          reply(resp::GroupCreated{*group_id});
+        } else {  // UpdateGroup, GetGroup, DeleteGroup name an existing group
+          std::uint64_t group_id;
+          if constexpr (std::is_same_v<T, req::UpdateGroup>) group_id = r.config.group_id;
+          else group_id = r.group_id;
+          if (!group_in_scope(g.group_scope, group_id)) return fail(ErrorCode::kGroupNotInScope);
+          const GroupConfigV2* existing = state.group(group_id);
+          if (!existing) return fail(ErrorCode::kUnknownGroup);
+          if (!lane_in_scope(g.lane_scope, existing->lane_id)) return fail(ErrorCode::kLaneNotInScope);
+          if constexpr (std::is_same_v<T, req::GetGroup>) {
+            reply(resp::Group{*existing});
+          } else if constexpr (std::is_same_v<T, req::UpdateGroup>) {
+            if (!stream_solvent(view, stream)) return fail(ErrorCode::kAccountInsolvent);
+            auto updated = state.update_group(store_, r.config, p);
+            if (!updated) return fail(updated.error());
+            reply(resp::Group{*updated});
+          } else {
+            auto deleted = state.delete_group(store_, group_id);
+            if (!deleted) return fail(deleted.error());
+            reply(resp::Ok{});
+          }
         }
       },
       body);

@@ -152,6 +152,13 @@ Result<StreamState, StoreError> StreamState::load(store::Store& store, const Byt
     return true;
   });
   if (!lanes || !records || !receipts || corrupt) return Err{StoreError::kIo};
+  auto groups = scan('g', [&](std::uint64_t id, std::string_view v) {
+    auto config = decode<GroupConfigV2>(as_view(v));
+    if (!config || config->group_id != id) return !(corrupt = true);
+    s.groups_[id] = *config;
+    return true;
+  });
+  if (!groups || corrupt) return Err{StoreError::kIo};
   auto settings = store.get(s.key('t'));
   if (!settings) return Err{settings.error()};
   if (*settings) {
@@ -236,6 +243,79 @@ std::optional<LaneStatusV2> StreamState::lane_status(std::uint64_t lane_id) cons
   auto it = lanes_.find(lane_id);
   if (it == lanes_.end()) return std::nullopt;
   return it->second.status;
+}
+
+// ---- consumer groups ---------------------------------------------------------------
+
+std::optional<ErrorCode> StreamState::check_group_fields(const GroupConfigV2& c, const Params& p) const {
+  // Every numeric field > 0 and within its ceiling (§15 Ceiling class); the
+  // pairs ordered; a deadline no longer than the stream's retention.
+  bool ok = c.visibility_timeout_ms > 0 && c.max_visibility_ms > 0 && c.max_in_flight > 0 &&
+            c.max_in_flight_per_holder > 0 && c.max_attempts > 0 && c.record_deadline_ms > 0 &&
+            c.visibility_timeout_ms <= c.max_visibility_ms && c.max_visibility_ms <= p.visibility_ms &&
+            c.max_in_flight_per_holder <= c.max_in_flight && c.max_in_flight <= p.max_in_flight_per_group &&
+            c.max_attempts <= p.max_attempts && c.record_deadline_ms <= effective_settings(p).retention_ms;
+  if (!ok) return ErrorCode::kInvalidGroupConfig;
+  return std::nullopt;
+}
+
+Result<std::uint64_t, ErrorCode> StreamState::create_group(store::Store& store, const GroupConfigV2& config,
+                                                           const Params& params) {
+  if (failed_) return Err{ErrorCode::kUnavailable};
+  if (config.group_id != 0) return Err{ErrorCode::kInvalidRequest};
+  if (auto e = check_group_fields(config, params)) return Err{*e};
+  auto lane = lane_status(config.lane_id);
+  if (!lane) return Err{ErrorCode::kUnknownLane};
+  if (*lane == LaneStatusV2::kClosed) return Err{ErrorCode::kLaneClosed};
+  if (groups_.size() >= params.max_groups_per_stream) return Err{ErrorCode::kGroupLimit};
+  GroupConfigV2 stored = config;
+  stored.group_id = next_group_id_;
+  next_group_id_ += 1;
+  WriteBatch batch;
+  batch.put(key('g', stored.group_id), as_string(encode(stored)));
+  batch.put(key('m'), encode_meta());
+  if (!store.write(batch, Sync::kYes)) {
+    next_group_id_ -= 1;
+    failed_ = true;
+    return Err{ErrorCode::kUnavailable};
+  }
+  groups_[stored.group_id] = stored;
+  return stored.group_id;
+}
+
+Result<GroupConfigV2, ErrorCode> StreamState::update_group(store::Store& store, const GroupConfigV2& config,
+                                                           const Params& params) {
+  if (failed_) return Err{ErrorCode::kUnavailable};
+  if (auto e = check_group_fields(config, params)) return Err{*e};
+  auto it = groups_.find(config.group_id);
+  if (it == groups_.end()) return Err{ErrorCode::kUnknownGroup};
+  if (config.lane_id != it->second.lane_id || config.start != it->second.start) return Err{ErrorCode::kImmutableField};
+  WriteBatch batch;
+  batch.put(key('g', config.group_id), as_string(encode(config)));
+  if (!store.write(batch, Sync::kYes)) {
+    failed_ = true;
+    return Err{ErrorCode::kUnavailable};
+  }
+  it->second = config;
+  return config;
+}
+
+Result<Unit, ErrorCode> StreamState::delete_group(store::Store& store, std::uint64_t group_id) {
+  if (failed_) return Err{ErrorCode::kUnavailable};
+  if (!groups_.contains(group_id)) return Err{ErrorCode::kUnknownGroup};
+  WriteBatch batch;
+  batch.del(key('g', group_id));
+  if (!store.write(batch, Sync::kYes)) {
+    failed_ = true;
+    return Err{ErrorCode::kUnavailable};
+  }
+  groups_.erase(group_id);
+  return Unit{};
+}
+
+const GroupConfigV2* StreamState::group(std::uint64_t group_id) const {
+  auto it = groups_.find(group_id);
+  return it == groups_.end() ? nullptr : &it->second;
 }
 
 // ---- settings ------------------------------------------------------------------

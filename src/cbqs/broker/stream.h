@@ -18,6 +18,7 @@
 //   s/<sid>/r/<seq BE>     record: lane u64 || committed_at_ms u64 || payload
 //   s/<sid>/c/<last BE>    CheckpointReceiptV2, keyed by its last_sequence
 //   s/<sid>/t              StreamSettingsV2, once the owner set them
+//   s/<sid>/g/<group BE>   GroupConfigV2 (deleted with its group; ids are never reissued)
 #pragma once
 
 #include <deque>
@@ -81,6 +82,13 @@ class StreamState {
   /// The highest durable sequence per lane that has records (since this process started).
   const std::map<std::uint64_t, std::uint64_t>& lane_heads() const { return lane_heads_; }
 
+  // ---- consumer groups (§9.2, docs/protocol.md §O); each change is one synced write ----
+  /// `config.group_id` must be 0; returns the assigned id.
+  Result<std::uint64_t, ErrorCode> create_group(store::Store& store, const GroupConfigV2& config, const Params& params);
+  Result<GroupConfigV2, ErrorCode> update_group(store::Store& store, const GroupConfigV2& config, const Params& params);
+  Result<Unit, ErrorCode> delete_group(store::Store& store, std::uint64_t group_id);
+  const GroupConfigV2* group(std::uint64_t group_id) const;
+
   // ---- settings (§13) ----
   StreamSettingsV2 effective_settings(const Params& params) const;
   Result<StreamSettingsV2, ErrorCode> update_settings(store::Store& store, const StreamSettingsV2& s,
@@ -141,6 +149,8 @@ class StreamState {
   bool failed_ = false;
   std::map<std::uint64_t, Lane> lanes_;
   std::map<std::uint64_t, std::uint64_t> lane_heads_;
+  std::map<std::uint64_t, GroupConfigV2> groups_;
+  std::optional<ErrorCode> check_group_fields(const GroupConfigV2& c, const Params& params) const;
   std::uint64_t next_lane_id_ = 1;
   std::uint64_t next_group_id_ = 1;  // reserved for consumer groups
   std::optional<StreamSettingsV2> settings_;

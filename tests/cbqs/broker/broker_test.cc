@@ -363,3 +363,66 @@ TEST_F(BackpressureTest, AClientThatDoesNotReadIsPausedNotDropped) {
 
 }  // namespace
 }  // namespace cowboy::cbqs::broker
+
+namespace cowboy::cbqs::broker {
+namespace {
+
+using namespace testing;
+using GroupRequestTest = BrokerFixture;
+
+GroupConfigV2 group_config(std::uint64_t lane) {
+  GroupConfigV2 g;
+  g.lane_id = lane;
+  g.start = StartHead{};
+  g.visibility_timeout_ms = 10'000;
+  g.max_visibility_ms = 30'000;
+  g.max_in_flight = 100;
+  g.max_in_flight_per_holder = 10;
+  g.max_attempts = 5;
+  g.record_deadline_ms = 3'600'000;
+  return g;
+}
+
+TEST_F(GroupRequestTest, CreateGetUpdateDeleteOverTheWire) {
+  auto c = connect();
+  Bytes32 session = open_session(*c, grant(0x003f));
+  auto lane = body<resp::LaneCreated>(request(*c, session, 1, req::CreateLane{}))->lane_id;
+  auto created = request(*c, session, 2, req::CreateGroup{group_config(lane)});
+  ASSERT_NE(body<resp::GroupCreated>(created), nullptr) << error_text(created);
+  std::uint64_t group_id = body<resp::GroupCreated>(created)->group_id;
+  EXPECT_EQ(group_id, 1u);
+  auto got = request(*c, session, 3, req::GetGroup{group_id});
+  ASSERT_NE(body<resp::Group>(got), nullptr);
+  EXPECT_EQ(body<resp::Group>(got)->config.group_id, group_id);
+  auto changed = body<resp::Group>(got)->config;
+  changed.max_attempts = 7;
+  EXPECT_EQ(body<resp::Group>(request(*c, session, 4, req::UpdateGroup{changed}))->config.max_attempts, 7);
+  changed.start = StartAt{1};
+  EXPECT_EQ(error_code(request(*c, session, 5, req::UpdateGroup{changed})), code(ErrorCode::kImmutableField));
+  EXPECT_NE(body<resp::Ok>(request(*c, session, 6, req::DeleteGroup{group_id})), nullptr);
+  EXPECT_EQ(error_code(request(*c, session, 7, req::GetGroup{group_id})), code(ErrorCode::kUnknownGroup));
+  EXPECT_EQ(body<resp::GroupCreated>(request(*c, session, 8, req::CreateGroup{group_config(lane)}))->group_id, 2u);
+}
+
+TEST_F(GroupRequestTest, ScopeRulesForGroups) {
+  auto admin_c = connect();
+  Bytes32 admin_session = open_session(*admin_c, grant(0x003f));
+  auto lane = body<resp::LaneCreated>(request(*admin_c, admin_session, 1, req::CreateLane{}))->lane_id;
+  auto group_id = body<resp::GroupCreated>(request(*admin_c, admin_session, 2, req::CreateGroup{group_config(lane)}))->group_id;
+
+  auto c = connect();
+  auto g = d->grant(0x003f, LaneScopeAny{}, 600'000, GroupScopeExact{group_id});
+  Bytes32 session = open_session(*c, g);
+  EXPECT_EQ(error_code(request(*c, session, 3, req::CreateGroup{group_config(lane)})), code(ErrorCode::kGroupScopeTooNarrow));
+  EXPECT_NE(body<resp::Group>(request(*c, session, 4, req::GetGroup{group_id})), nullptr);
+  EXPECT_EQ(error_code(request(*c, session, 5, req::GetGroup{group_id + 1})), code(ErrorCode::kGroupNotInScope));
+
+  auto narrow = connect();
+  Bytes32 narrow_session = open_session(*narrow, grant(0x003f, LaneScopeExact{lane + 1}));
+  EXPECT_EQ(error_code(request(*narrow, narrow_session, 6, req::GetGroup{group_id})), code(ErrorCode::kLaneNotInScope));
+  EXPECT_EQ(error_code(request(*narrow, narrow_session, 7, req::CreateGroup{group_config(lane)})),
+            code(ErrorCode::kLaneNotInScope));
+}
+
+}  // namespace
+}  // namespace cowboy::cbqs::broker

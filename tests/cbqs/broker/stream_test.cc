@@ -220,3 +220,89 @@ TEST_F(StreamTest, SettingsAreValidatedStoredAndNotRedefinedByParameters) {
 
 }  // namespace
 }  // namespace cowboy::cbqs::broker
+
+namespace cowboy::cbqs::broker {
+namespace {
+
+class GroupStateTest : public ::testing::Test {
+ protected:
+  store::MemoryStore store;
+  Bytes32 sid{0x5e};
+  Params params;
+
+  static GroupConfigV2 config(std::uint64_t lane) {
+    GroupConfigV2 g;
+    g.lane_id = lane;
+    g.start = StartHead{};
+    g.visibility_timeout_ms = 10'000;
+    g.max_visibility_ms = 30'000;
+    g.max_in_flight = 100;
+    g.max_in_flight_per_holder = 10;
+    g.max_attempts = 5;
+    g.record_deadline_ms = 3'600'000;
+    return g;
+  }
+  StreamState load() { return std::move(*StreamState::load(store, sid)); }
+};
+
+TEST_F(GroupStateTest, IdsAreAssignedFromOneAndNeverReissuedAcrossRestarts) {
+  auto s = load();
+  std::uint64_t lane = *s.create_lane(store, std::nullopt, params);
+  EXPECT_EQ(*s.create_group(store, config(lane), params), 1u);
+  EXPECT_EQ(*s.create_group(store, config(lane), params), 2u);
+  ASSERT_TRUE(s.delete_group(store, 2).ok());
+  auto reloaded = load();
+  EXPECT_EQ(reloaded.group(2), nullptr);
+  ASSERT_NE(reloaded.group(1), nullptr);
+  EXPECT_EQ(reloaded.group(1)->max_attempts, 5);
+  EXPECT_EQ(*reloaded.create_group(store, config(lane), params), 3u);  // 2 is never reissued
+}
+
+TEST_F(GroupStateTest, FieldRulesAndCeilings) {
+  auto s = load();
+  std::uint64_t lane = *s.create_lane(store, std::nullopt, params);
+  auto bad = [&](auto mutate) {
+    auto c = config(lane);
+    mutate(c);
+    return s.create_group(store, c, params).error();
+  };
+  EXPECT_EQ(bad([](auto& c) { c.group_id = 9; }), ErrorCode::kInvalidRequest);  // ids are the broker's
+  EXPECT_EQ(bad([](auto& c) { c.max_attempts = 0; }), ErrorCode::kInvalidGroupConfig);
+  EXPECT_EQ(bad([](auto& c) { c.visibility_timeout_ms = 40'000; }), ErrorCode::kInvalidGroupConfig);  // > max_visibility
+  EXPECT_EQ(bad([&](auto& c) { c.max_visibility_ms = params.visibility_ms + 1; }), ErrorCode::kInvalidGroupConfig);
+  EXPECT_EQ(bad([](auto& c) { c.max_in_flight_per_holder = 101; }), ErrorCode::kInvalidGroupConfig);
+  EXPECT_EQ(bad([&](auto& c) { c.max_in_flight = static_cast<std::uint32_t>(params.max_in_flight_per_group) + 1; }),
+            ErrorCode::kInvalidGroupConfig);
+  EXPECT_EQ(bad([&](auto& c) { c.max_attempts = static_cast<std::uint16_t>(params.max_attempts + 1); }),
+            ErrorCode::kInvalidGroupConfig);
+  EXPECT_EQ(bad([&](auto& c) { c.record_deadline_ms = params.retention_ms + 1; }), ErrorCode::kInvalidGroupConfig);
+  EXPECT_EQ(bad([](auto& c) { c.lane_id = 99; }), ErrorCode::kUnknownLane);
+  params.max_groups_per_stream = 1;
+  ASSERT_TRUE(s.create_group(store, config(lane), params).ok());
+  EXPECT_EQ(s.create_group(store, config(lane), params).error(), ErrorCode::kGroupLimit);
+}
+
+TEST_F(GroupStateTest, UpdateChangesOnlyMutableFields) {
+  auto s = load();
+  std::uint64_t lane = *s.create_lane(store, std::nullopt, params);
+  std::uint64_t other = *s.create_lane(store, std::nullopt, params);
+  auto c = config(lane);
+  c.group_id = *s.create_group(store, c, params);
+  auto changed = c;
+  changed.max_attempts = 9;
+  changed.visibility_timeout_ms = 20'000;
+  EXPECT_EQ(s.update_group(store, changed, params)->max_attempts, 9);
+  auto moved = changed;
+  moved.lane_id = other;
+  EXPECT_EQ(s.update_group(store, moved, params).error(), ErrorCode::kImmutableField);
+  auto restarted = changed;
+  restarted.start = StartAt{5};
+  EXPECT_EQ(s.update_group(store, restarted, params).error(), ErrorCode::kImmutableField);
+  auto unknown = changed;
+  unknown.group_id = 77;
+  EXPECT_EQ(s.update_group(store, unknown, params).error(), ErrorCode::kUnknownGroup);
+  EXPECT_EQ(load().group(c.group_id)->visibility_timeout_ms, 20'000u);
+}
+
+}  // namespace
+}  // namespace cowboy::cbqs::broker
