@@ -126,13 +126,14 @@ struct Broker::Impl {
   BrokerConfig config;
   store::Store& store;
   const Clock& clock;
+  // Declared before io_context: handlers destroyed with it still reference them.
+  std::atomic<int> live{0};
+  std::atomic<std::uint64_t> read_pauses{0};
   asio::io_context io{1};
   ssl::context tls{ssl::context::tls_server};
   tcp::acceptor acceptor{io};
   SnapshotSource snapshots;
   std::unique_ptr<Core> core;
-  std::atomic<int> live{0};
-  std::atomic<std::uint64_t> read_pauses{0};
   std::thread io_thread;
   std::thread refresher;
   std::mutex mu;

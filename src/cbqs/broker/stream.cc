@@ -152,6 +152,10 @@ Result<StreamState, StoreError> StreamState::load(store::Store& store, const Byt
     return true;
   });
   if (!lanes || !records || !receipts || corrupt) return Err{StoreError::kIo};
+  // The floor is derived from what is stored: retained records are contiguous
+  // up to the head, so a stored floor that lags a retention delete made
+  // durable by a later batch cannot mislead a restart.
+  s.floor_ = s.retained_.empty() ? s.next_sequence_durable_ : s.retained_.front().sequence;
   auto groups = scan('g', [&](std::uint64_t id, std::string_view v) {
     auto config = decode<GroupConfigV2>(as_view(v));
     if (!config || config->group_id != id) return !(corrupt = true);

@@ -306,3 +306,34 @@ TEST_F(GroupStateTest, UpdateChangesOnlyMutableFields) {
 
 }  // namespace
 }  // namespace cowboy::cbqs::broker
+
+namespace cowboy::cbqs::broker {
+namespace {
+
+// A retention delete made durable by a later batch whose meta still carries
+// the older floor: a restart derives the floor from the records themselves.
+TEST_F(StreamTest, TheFloorIsDerivedFromTheStoredRecordsOnRestart) {
+  auto s = load();
+  std::uint64_t lane = *s.create_lane(store, std::nullopt, view.params);
+  for (int i = 0; i < 3; ++i) {
+    append(s, lane, "x");
+    ASSERT_TRUE(commit(s));
+  }
+  append(s, lane, "y");
+  PreparedBatch next = s.close_batch(view, provider, now);  // captures floor 1 in its meta
+  ASSERT_TRUE(s.update_settings(store, StreamSettingsV2{1'000'000, 60, 1'024, 1'024, 4'096}, view.params).ok());
+  auto drop = s.advance_floor(view.params, now);  // retention moves the floor past records 1..3
+  ASSERT_FALSE(drop.empty());
+  ASSERT_TRUE(store.write(drop, store::Sync::kNo).ok());
+  next.seal(provider);
+  ASSERT_TRUE(store.write(next.write, store::Sync::kYes).ok());  // makes the delete durable too
+  store.crash();
+  auto restarted = load();
+  EXPECT_EQ(restarted.durable_head(), 4u);
+  EXPECT_EQ(restarted.floor(), 4u);  // not the stale 1 in the meta
+  EXPECT_FALSE(*restarted.read(store, 2));
+  EXPECT_EQ(restarted.checkpoint(store, std::uint64_t{2}).error(), ErrorCode::kSequenceNotRetained);
+}
+
+}  // namespace
+}  // namespace cowboy::cbqs::broker
