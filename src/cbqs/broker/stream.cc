@@ -70,10 +70,8 @@ std::string StreamState::key(char kind, std::uint64_t n) const {
   return k;
 }
 
-// StreamMeta = version u8 || next_lane_id u64 || next_group_id u64 ||
-//              next_sequence u64 || last_checkpoint_id [32] ||
-//              last_committed_at_ms u64 || last_snapshot_height u64 || floor u64
-std::string StreamState::encode_meta_head() const {
+// 'n' = version u8 || next_lane_id u64 || next_group_id u64
+std::string StreamState::encode_counters() const {
   codec::Writer w;
   w.u8(kMetaVersion);
   w.u64(next_lane_id_);
@@ -82,37 +80,41 @@ std::string StreamState::encode_meta_head() const {
 }
 
 namespace {
-std::string encode_meta_tail(std::uint64_t next_sequence, const Bytes32& last_checkpoint_id, std::uint64_t committed_at,
-                             std::uint64_t snapshot_height, std::uint64_t floor) {
+// 'm' = version u8 || next_sequence u64 || last_checkpoint_id [32] || last_committed_at_ms u64 ||
+//       last_snapshot_height u64
+std::string encode_tail(std::uint64_t next_sequence, const Bytes32& last_checkpoint_id, std::uint64_t committed_at,
+                        std::uint64_t snapshot_height) {
   codec::Writer w;
+  w.u8(kMetaVersion);
   w.u64(next_sequence);
   w.fixed(last_checkpoint_id);
   w.u64(committed_at);
   w.u64(snapshot_height);
-  w.u64(floor);
   return as_string(w.data());
 }
 }  // namespace
 
-std::string StreamState::encode_meta() const {
-  return encode_meta_head() + encode_meta_tail(next_sequence_durable_, last_checkpoint_id_, last_committed_at_ms_,
-                                               last_snapshot_height_, floor_);
-}
-
 Result<StreamState, StoreError> StreamState::load(store::Store& store, const Bytes32& stream_id) {
   StreamState s(stream_id);
-  auto meta = store.get(s.key('m'));
-  if (!meta) return Err{meta.error()};
-  if (*meta) {
-    codec::Reader r(as_view(**meta));
+  auto tail = store.get(s.key('m'));
+  auto counters = store.get(s.key('n'));
+  if (!tail) return Err{tail.error()};
+  if (!counters) return Err{counters.error()};
+  if (*tail) {
+    codec::Reader r(as_view(**tail));
     r.version(kMetaVersion);
-    s.next_lane_id_ = r.u64();
-    s.next_group_id_ = r.u64();
     s.next_sequence_durable_ = r.u64();
     s.last_checkpoint_id_ = r.fixed<32>();
     s.last_committed_at_ms_ = r.u64();
     s.last_snapshot_height_ = r.u64();
-    s.floor_ = r.u64();
+    r.finish();
+    if (!r.ok()) return Err{StoreError::kIo};
+  }
+  if (*counters) {
+    codec::Reader r(as_view(**counters));
+    r.version(kMetaVersion);
+    s.next_lane_id_ = r.u64();
+    s.next_group_id_ = r.u64();
     r.finish();
     if (!r.ok()) return Err{StoreError::kIo};
   }
@@ -152,9 +154,7 @@ Result<StreamState, StoreError> StreamState::load(store::Store& store, const Byt
     return true;
   });
   if (!lanes || !records || !receipts || corrupt) return Err{StoreError::kIo};
-  // The floor is derived from what is stored: retained records are contiguous
-  // up to the head, so a stored floor that lags a retention delete made
-  // durable by a later batch cannot mislead a restart.
+  // The floor is derived from what is stored: retained records are contiguous up to the head.
   s.floor_ = s.retained_.empty() ? s.next_sequence_durable_ : s.retained_.front().sequence;
   auto groups = scan('g', [&](std::uint64_t id, std::string_view v) {
     auto config = decode<GroupConfigV2>(as_view(v));
@@ -184,7 +184,7 @@ Result<Unit, ErrorCode> StreamState::write_lane(store::Store& store, std::uint64
   next_lane_id_ = next_lane_id;
   WriteBatch batch;
   batch.put(key('l', lane_id), as_string(w.data()));
-  batch.put(key('m'), encode_meta());
+  batch.put(key('n'), encode_counters());
   if (!store.write(batch, Sync::kYes)) {
     next_lane_id_ = saved_next;
     failed_ = true;
@@ -277,7 +277,7 @@ Result<std::uint64_t, ErrorCode> StreamState::create_group(store::Store& store, 
   next_group_id_ += 1;
   WriteBatch batch;
   batch.put(key('g', stored.group_id), as_string(encode(stored)));
-  batch.put(key('m'), encode_meta());
+  batch.put(key('n'), encode_counters());
   if (!store.write(batch, Sync::kYes)) {
     next_group_id_ -= 1;
     failed_ = true;
@@ -381,8 +381,6 @@ PreparedBatch StreamState::close_batch(const ChainView& view, const ProviderIden
   c.committed_at_ms = committed_at;
   c.snapshot_height = std::max(last_snapshot_height_, view.height);
   batch.key_prefix = prefix();
-  batch.meta_before_tail = encode_meta_head();
-  batch.floor = floor_;
   return batch;
 }
 
@@ -404,8 +402,8 @@ void PreparedBatch::seal(const ProviderIdentity& provider) {
   sign_checkpoint(receipt, provider.signing_seed);
   write.put(record_key('c', receipt.last_sequence), as_string(encode(receipt)));
   // The high-water marks as they stand once this batch is durable.
-  write.put(key_prefix + "m", meta_before_tail + encode_meta_tail(receipt.last_sequence + 1, checkpoint_id(receipt),
-                                                                  receipt.committed_at_ms, receipt.snapshot_height, floor));
+  write.put(key_prefix + "m",
+            encode_tail(receipt.last_sequence + 1, checkpoint_id(receipt), receipt.committed_at_ms, receipt.snapshot_height));
 }
 
 void StreamState::batch_durable(PreparedBatch&& batch) {
@@ -474,7 +472,6 @@ store::WriteBatch StreamState::advance_floor(const Params& params, std::uint64_t
   }
   if (floor_ == old_floor) return WriteBatch{};
   batch.delete_range(key('r', old_floor), key('r', floor_));
-  batch.put(key('m'), encode_meta());
   return batch;
 }
 

@@ -13,7 +13,10 @@
 // A failed write fails the stream closed: nothing more is staged or acked.
 //
 // Store layout, per stream (<sid> = 32 raw bytes):
-//   s/<sid>/m              StreamMeta (counters, tail of the checkpoint chain)
+//   s/<sid>/m              the checkpoint-chain tail; written only by batches
+//   s/<sid>/n              the lane and group id counters; written only by lane and group creation
+//                          (two keys, so that no write can carry a stale copy of the other's fields;
+//                          the retention floor is not stored: it is derived from the records)
 //   s/<sid>/l/<lane BE>    lane: LaneRecordV2 || Option<Bytes32> room commitment
 //   s/<sid>/r/<seq BE>     record: lane u64 || committed_at_ms u64 || payload
 //   s/<sid>/c/<last BE>    CheckpointReceiptV2, keyed by its last_sequence
@@ -56,8 +59,6 @@ struct PreparedBatch {
   std::vector<Record> records;
   CheckpointReceiptV2 receipt;     // every field but the digest and signature until sealed
   std::string key_prefix;          // "s/<sid>/"
-  std::string meta_before_tail;    // the StreamMeta fields that precede the chain tail
-  std::uint64_t floor = 0;         // the StreamMeta field after it
   store::WriteBatch write;         // filled by seal()
   bool empty() const { return records.empty(); }
   void seal(const ProviderIdentity& provider);
@@ -140,8 +141,7 @@ class StreamState {
   std::string prefix() const;  // "s/<sid>/"
   std::string key(char kind) const;
   std::string key(char kind, std::uint64_t n) const;
-  std::string encode_meta() const;
-  std::string encode_meta_head() const;  // the fields before the checkpoint-chain tail
+  std::string encode_counters() const;
   Result<Unit, ErrorCode> write_lane(store::Store& store, std::uint64_t lane_id, const Lane& lane,
                                      std::uint64_t next_lane_id);
 

@@ -337,3 +337,29 @@ TEST_F(StreamTest, TheFloorIsDerivedFromTheStoredRecordsOnRestart) {
 
 }  // namespace
 }  // namespace cowboy::cbqs::broker
+
+namespace cowboy::cbqs::broker {
+namespace {
+
+// A lane created while a durable batch is not yet published must not roll
+// back the chain tail: otherwise, after a crash, new appends would reuse
+// sequence numbers that were already durable.
+TEST_F(StreamTest, ALaneCreatedDuringAnInFlightBatchCannotRollBackTheChainTail) {
+  auto s = load();
+  std::uint64_t lane = *s.create_lane(store, std::nullopt, view.params);
+  append(s, lane, "a");
+  ASSERT_TRUE(commit(s));
+  append(s, lane, "b");
+  PreparedBatch in_flight = s.close_batch(view, provider, now);
+  in_flight.seal(provider);
+  ASSERT_TRUE(store.write(in_flight.write, store::Sync::kYes).ok());  // durable, not yet published
+  ASSERT_TRUE(s.create_lane(store, std::nullopt, view.params).ok());  // written in that window
+  store.crash();
+  auto restarted = load();
+  EXPECT_EQ(restarted.durable_head(), 2u);
+  EXPECT_EQ(append(restarted, lane, "c"), 3u);
+  EXPECT_EQ(restarted.checkpoint(store, std::nullopt)->last_sequence, 2u);
+}
+
+}  // namespace
+}  // namespace cowboy::cbqs::broker
