@@ -139,7 +139,7 @@ struct Broker::Impl {
   std::mutex mu;
   std::condition_variable wake;
   bool stopping = false;
-  bool listening = false;
+  std::atomic<bool> listening{false};  // also read by /readyz on the admin thread
 
   Impl(BrokerConfig c, store::Store& s, devchain::ChainApi& chain, const Clock& clk, Entropy& entropy)
       : config(std::move(c)), store(s), clock(clk),

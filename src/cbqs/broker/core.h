@@ -13,6 +13,7 @@
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/steady_timer.hpp>
 #include <boost/asio/thread_pool.hpp>
+#include <atomic>
 #include <list>
 #include <map>
 #include <memory>
@@ -209,7 +210,7 @@ class Core {
   ConnectionId next_connection_ = 1;
   std::map<ConnectionId, Connection> connections_;
   std::map<Bytes32, StreamSlot> streams_;
-  bool store_failed_ = false;
+  std::atomic<bool> store_failed_{false};  // also read by /readyz on the admin thread
   CoreMetrics metrics_;
 };
 
