@@ -8,6 +8,7 @@
 #include <boost/beast/websocket/ssl.hpp>
 #include <deque>
 
+#include "cbqs/client/request_ids.h"
 #include "cbqs/wire/codec.h"
 #include "cbqs/wire/ids.h"
 
@@ -23,16 +24,8 @@ using namespace cowboy::cbqs;
 
 namespace {
 
-Bytes32 rid(std::uint64_t n) {
-  Bytes32 b{};
-  for (int i = 0; i < 8; ++i) b[24 + i] = static_cast<std::uint8_t>(n >> (56 - 8 * i));
-  return b;
-}
-std::uint64_t rid_number(const Bytes32& b) {
-  std::uint64_t v = 0;
-  for (int i = 0; i < 8; ++i) v = v << 8 | b[24 + i];
-  return v;
-}
+using client::request_number;
+Bytes32 rid(std::uint64_t n) { return client::request_id(n); }
 
 class Producer : public std::enable_shared_from_this<Producer> {
  public:
@@ -93,7 +86,7 @@ class Producer : public std::enable_shared_from_this<Producer> {
     }
     const auto* r = std::get_if<Response>(&f);
     if (!r || !std::holds_alternative<resp::Appended>(r->body)) return fail();
-    auto n = rid_number(r->request_id);
+    auto n = request_number(r->request_id);
     result_.latencies_ms.push_back(std::chrono::duration<double, std::milli>(SteadyClock::now() - sent_at_[n - 1]).count());
     ++result_.acknowledged;
     --in_flight_;

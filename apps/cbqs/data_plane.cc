@@ -3,6 +3,7 @@
 #include <fstream>
 
 #include "cbqs/client/dialing.h"
+#include "cbqs/client/request_ids.h"
 #include "cbqs/client/wss_connection.h"
 #include "cbqs/wire/codec.h"
 #include "cbqs/wire/ids.h"
@@ -24,11 +25,7 @@ void SessionOptions::use_dev_dir(const std::filesystem::path& dir) {
 
 namespace {
 
-Bytes32 rid(std::uint64_t n) {
-  Bytes32 b{};
-  for (int i = 0; i < 8; ++i) b[24 + i] = static_cast<std::uint8_t>(n >> (56 - 8 * i));
-  return b;
-}
+using client::request_id;
 
 std::string describe(const CbqsServerFrameV2& f) {
   if (const auto* e = std::get_if<ErrorFrame>(&f)) return std::string(e->message.begin(), e->message.end());
@@ -43,7 +40,7 @@ struct Session {
   std::uint64_t next_request = 10;
 
   Result<CbqsServerFrameV2, std::string> call(CbqsRequestBodyV2 body) {
-    if (auto sent = connection->send(Request{rid(next_request++), id, std::move(body)}); !sent) return Err{sent.error()};
+    if (auto sent = connection->send(Request{request_id(next_request++), id, std::move(body)}); !sent) return Err{sent.error()};
     return connection->receive(std::chrono::seconds(10));
   }
 };
@@ -72,14 +69,14 @@ Result<Session, std::string> open(const SessionOptions& o) {
   auto connection = client::WssConnection::connect(c);
   if (!connection) return Err{connection.error()};
   Session s{std::move(*connection), {}, *grant};
-  if (auto sent = s.connection->send(OpenSession{rid(1), *grant}); !sent) return Err{sent.error()};
+  if (auto sent = s.connection->send(OpenSession{request_id(1), *grant}); !sent) return Err{sent.error()};
   auto challenge = s.connection->receive(std::chrono::seconds(10));
   if (!challenge) return Err{challenge.error()};
   const auto* ch = std::get_if<SessionChallenge>(&*challenge);
   if (!ch) return Err{"OpenSession refused: " + describe(*challenge)};
   SessionProofV2 proof{grant->chain_instance_id, grant->stream_id, grant_id(*grant), ch->session_id, ch->challenge, {}};
   sign_proof(proof, *holder);
-  if (auto sent = s.connection->send(CompleteSession{rid(2), proof}); !sent) return Err{sent.error()};
+  if (auto sent = s.connection->send(CompleteSession{request_id(2), proof}); !sent) return Err{sent.error()};
   auto opened = s.connection->receive(std::chrono::seconds(10));
   if (!opened) return Err{opened.error()};
   if (!std::holds_alternative<SessionOpened>(*opened)) return Err{"CompleteSession refused: " + describe(*opened)};

@@ -18,18 +18,6 @@ crypto::Ed25519Seed ed(std::uint8_t b) {
 bool applied(const devchain::ApiResult<devchain::TxReceipt>& r) { return r.ok() && r->ok(); }
 }  // namespace
 
-Bytes32 request_id(std::uint64_t n) {
-  Bytes32 b{};
-  for (int i = 0; i < 8; ++i) b[24 + i] = static_cast<std::uint8_t>(n >> (56 - 8 * i));
-  return b;
-}
-
-std::uint64_t request_number(const Bytes32& id) {
-  std::uint64_t v = 0;
-  for (int i = 0; i < 8; ++i) v = v << 8 | id[24 + i];
-  return v;
-}
-
 devchain::ApiResult<devchain::ProviderSnapshot> SwitchableChain::provider_snapshot(const Address& p) {
   if (outage) return Err{devchain::ApiError{devchain::ApiErrorCode::kUnavailable, "simulated outage"}};
   return inner_.provider_snapshot(p);

@@ -8,6 +8,7 @@
 
 #include "cbqs/broker/broker.h"
 #include "cbqs/broker/dev_cert.h"
+#include "cbqs/client/request_ids.h"
 #include "cbqs/client/wss_connection.h"
 #include "cbqs/store/memory_store.h"
 #include "devchain/node.h"
@@ -40,9 +41,8 @@ class SwitchableChain final : public devchain::ChainApi {
   devchain::ChainApi& inner_;
 };
 
-/// A request id carrying `n` in its last 8 bytes (tests and benchmarks number their requests).
-Bytes32 request_id(std::uint64_t n);
-std::uint64_t request_number(const Bytes32& id);
+using client::request_id;
+using client::request_number;
 
 struct DeploymentOptions {
   std::uint64_t block_ms = 10;
