@@ -52,23 +52,26 @@ bool settings_valid(const StreamSettingsV2& s, const Params& p) {
          s.max_delivered_bytes_per_sec <= p.max_delivered_bytes_per_sec;
 }
 
-}  // namespace
-
-std::string StreamState::prefix() const {
+// The one spelling of the store layout in stream.h: "s/<sid>/<kind>[/<n BE>]".
+std::string stream_key(const Bytes32& stream_id, char kind) {
   std::string k = "s/";
-  k.append(reinterpret_cast<const char*>(stream_id_.data()), stream_id_.size());
+  k.append(reinterpret_cast<const char*>(stream_id.data()), stream_id.size());
   k.push_back('/');
+  k.push_back(kind);
   return k;
 }
 
-std::string StreamState::key(char kind) const { return prefix() + kind; }
-
-std::string StreamState::key(char kind, std::uint64_t n) const {
-  std::string k = key(kind);
+std::string stream_key(const Bytes32& stream_id, char kind, std::uint64_t n) {
+  std::string k = stream_key(stream_id, kind);
   k.push_back('/');
   put_be64(k, n);
   return k;
 }
+
+}  // namespace
+
+std::string StreamState::key(char kind) const { return stream_key(stream_id_, kind); }
+std::string StreamState::key(char kind, std::uint64_t n) const { return stream_key(stream_id_, kind, n); }
 
 // 'n' = version u8 || next_lane_id u64 || next_group_id u64
 std::string StreamState::encode_counters() const {
@@ -380,29 +383,22 @@ PreparedBatch StreamState::close_batch(const ChainView& view, const ProviderIden
   c.previous_checkpoint = last_checkpoint_id_;
   c.committed_at_ms = committed_at;
   c.snapshot_height = std::max(last_snapshot_height_, view.height);
-  batch.key_prefix = prefix();
   return batch;
 }
 
 void PreparedBatch::seal(const ProviderIdentity& provider) {
-  auto record_key = [&](char kind, std::uint64_t n) {
-    std::string k = key_prefix;
-    k.push_back(kind);
-    k.push_back('/');
-    put_be64(k, n);
-    return k;
-  };
+  const Bytes32& sid = receipt.stream_id;
   std::vector<Bytes32> digests;
   digests.reserve(records.size());
   for (const auto& r : records) {
     digests.push_back(record_digest(RecordHeaderV2{receipt.stream_id, r.lane_id}, r.payload));
-    write.put(record_key('r', r.sequence), encode_record(r));
+    write.put(stream_key(sid, 'r', r.sequence), encode_record(r));
   }
   receipt.records_digest = records_digest(digests);
   sign_checkpoint(receipt, provider.signing_seed);
-  write.put(record_key('c', receipt.last_sequence), as_string(encode(receipt)));
+  write.put(stream_key(sid, 'c', receipt.last_sequence), as_string(encode(receipt)));
   // The high-water marks as they stand once this batch is durable.
-  write.put(key_prefix + "m",
+  write.put(stream_key(sid, 'm'),
             encode_tail(receipt.last_sequence + 1, checkpoint_id(receipt), receipt.committed_at_ms, receipt.snapshot_height));
 }
 

@@ -58,7 +58,6 @@ struct ProviderIdentity {
 struct PreparedBatch {
   std::vector<Record> records;
   CheckpointReceiptV2 receipt;     // every field but the digest and signature until sealed
-  std::string key_prefix;          // "s/<sid>/"
   store::WriteBatch write;         // filled by seal()
   bool empty() const { return records.empty(); }
   void seal(const ProviderIdentity& provider);
@@ -138,7 +137,6 @@ class StreamState {
   };
 
   explicit StreamState(const Bytes32& id) : stream_id_(id) {}
-  std::string prefix() const;  // "s/<sid>/"
   std::string key(char kind) const;
   std::string key(char kind, std::uint64_t n) const;
   std::string encode_counters() const;
