@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include "broker_fixture.h"
+#include "group_config.h"
 #include "cbqs/broker/auth.h"
 #include "cbqs/wire/ids.h"
 #include "cbqs/chain/billing.h"
@@ -370,18 +371,7 @@ namespace {
 using namespace testing;
 using GroupRequestTest = BrokerFixture;
 
-GroupConfigV2 group_config(std::uint64_t lane) {
-  GroupConfigV2 g;
-  g.lane_id = lane;
-  g.start = StartHead{};
-  g.visibility_timeout_ms = 10'000;
-  g.max_visibility_ms = 30'000;
-  g.max_in_flight = 100;
-  g.max_in_flight_per_holder = 10;
-  g.max_attempts = 5;
-  g.record_deadline_ms = 3'600'000;
-  return g;
-}
+GroupConfigV2 group_config(std::uint64_t lane) { return cbqs::testing::valid_group_config(lane); }
 
 TEST_F(GroupRequestTest, CreateGetUpdateDeleteOverTheWire) {
   auto c = connect();

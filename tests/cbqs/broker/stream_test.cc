@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include "cbqs/store/memory_store.h"
+#include "group_config.h"
 #include "cbqs/wire/ids.h"
 
 namespace cowboy::cbqs::broker {
@@ -230,18 +231,7 @@ class GroupStateTest : public ::testing::Test {
   Bytes32 sid{0x5e};
   Params params;
 
-  static GroupConfigV2 config(std::uint64_t lane) {
-    GroupConfigV2 g;
-    g.lane_id = lane;
-    g.start = StartHead{};
-    g.visibility_timeout_ms = 10'000;
-    g.max_visibility_ms = 30'000;
-    g.max_in_flight = 100;
-    g.max_in_flight_per_holder = 10;
-    g.max_attempts = 5;
-    g.record_deadline_ms = 3'600'000;
-    return g;
-  }
+  static GroupConfigV2 config(std::uint64_t lane) { return testing::valid_group_config(lane); }
   StreamState load() { return std::move(*StreamState::load(store, sid)); }
 };
 
