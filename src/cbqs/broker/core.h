@@ -14,6 +14,7 @@
 #include <boost/asio/steady_timer.hpp>
 #include <boost/asio/thread_pool.hpp>
 #include <atomic>
+#include <deque>
 #include <list>
 #include <map>
 #include <memory>
@@ -69,7 +70,7 @@ struct CoreMetrics {
   std::uint64_t connections = 0;
   std::uint64_t errors_sent = 0;
   std::uint64_t sync_failures = 0;
-  std::vector<std::uint64_t> sync_latency_us;  // recent samples, for the histogram
+  std::deque<std::uint64_t> sync_latency_us;  // the most recent samples, for the histogram
   std::vector<StreamMetrics> streams;
   std::uint64_t admission_turns = 0;
   std::uint64_t admission_pending = 0;

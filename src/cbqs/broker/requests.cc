@@ -193,7 +193,7 @@ void Core::commit_finished(const Bytes32& stream_id, PreparedBatch batch, bool o
   }
   ++metrics_.batches;
   metrics_.batch_records += batch.records.size();
-  if (metrics_.sync_latency_us.size() >= kSyncSamples) metrics_.sync_latency_us.erase(metrics_.sync_latency_us.begin());
+  if (metrics_.sync_latency_us.size() >= kSyncSamples) metrics_.sync_latency_us.pop_front();
   metrics_.sync_latency_us.push_back(sync_us);
   for (const auto& r : batch.records) sl.recent.push_back(r);
   while (sl.recent.size() > kRecentRecords) sl.recent.pop_front();
