@@ -195,9 +195,9 @@ void Core::commit_finished(const Bytes32& stream_id, PreparedBatch batch, bool o
   metrics_.batch_records += batch.records.size();
   if (metrics_.sync_latency_us.size() >= kSyncSamples) metrics_.sync_latency_us.pop_front();
   metrics_.sync_latency_us.push_back(sync_us);
-  for (const auto& r : batch.records) sl.recent.push_back(r);
+  sl.state.batch_durable(batch);
+  for (auto& r : batch.records) sl.recent.push_back(std::move(r));  // the batch is done with them
   while (sl.recent.size() > kRecentRecords) sl.recent.pop_front();
-  sl.state.batch_durable(std::move(batch));
   for (const auto& w : sl.in_flight) send(w.connection, Response{w.request_id, resp::Appended{w.sequence}});
   sl.in_flight.clear();
 

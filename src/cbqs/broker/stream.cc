@@ -402,7 +402,7 @@ void PreparedBatch::seal(const ProviderIdentity& provider) {
             encode_tail(receipt.last_sequence + 1, checkpoint_id(receipt), receipt.committed_at_ms, receipt.snapshot_height));
 }
 
-void StreamState::batch_durable(PreparedBatch&& batch) {
+void StreamState::batch_durable(const PreparedBatch& batch) {
   batch_in_flight_ = false;
   if (batch.empty()) return;
   const auto& c = batch.receipt;

@@ -104,7 +104,7 @@ class StreamState {
   PreparedBatch close_batch(const ChainView& view, const ProviderIdentity& provider, std::uint64_t now_ms,
                             std::size_t max_records = SIZE_MAX);
   /// Publishes a batch whose write returned ok.
-  void batch_durable(PreparedBatch&& batch);
+  void batch_durable(const PreparedBatch& batch);
 
   /// Highest durable sequence (0 before the first batch).
   std::uint64_t durable_head() const { return next_sequence_durable_ - 1; }

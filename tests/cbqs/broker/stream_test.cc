@@ -44,7 +44,7 @@ class StreamTest : public ::testing::Test {
       s.mark_failed();
       return false;
     }
-    s.batch_durable(std::move(b));
+    s.batch_durable(b);
     return true;
   }
 
