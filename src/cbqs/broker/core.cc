@@ -94,7 +94,7 @@ void Core::on_frame(ConnectionId id, ByteView bytes) {
   }
   Connection& c = it->second;
   std::visit(
-      [&](const auto& f) {
+      [&](auto& f) {
         using T = std::decay_t<decltype(f)>;
         if constexpr (std::is_same_v<T, OpenSession>) open_session(id, c, f);
         else if constexpr (std::is_same_v<T, CompleteSession>) complete_session(id, c, f);
@@ -236,7 +236,7 @@ void Core::end_session(ConnectionId id, const Bytes32& session_id) {
   if (conn != connections_.end()) conn->second.sessions.erase(session_id);
 }
 
-void Core::handle_request(ConnectionId id, Connection& c, const Request& f) {
+void Core::handle_request(ConnectionId id, Connection& c, Request& f) {
   auto it = c.sessions.find(f.session_id);
   if (it == c.sessions.end()) return send_error(id, f.request_id, ErrorCode::kUnknownSession);
   Session& s = it->second;

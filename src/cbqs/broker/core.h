@@ -170,15 +170,16 @@ class Core {
   void finish_open(ConnectionId id, OpenJob& job);
   void finish_complete(ConnectionId id, CompleteJob& job);
   std::uint64_t steady_ms() const;
-  void handle_request(ConnectionId id, Connection& c, const Request& f);
+  // Requests are taken by mutable reference: an Append's payload moves into the batch.
+  void handle_request(ConnectionId id, Connection& c, Request& f);
   Bytes32 random32();
 
   // requests.cc: lanes, settings, checkpoints, appends and the commit pipeline
   void dispatch(ConnectionId id, Session& s, const Bytes32& session_id, const ChainView& view,
-                const StreamRecordV2& stream, const Bytes32& request_id, const CbqsRequestBodyV2& body);
+                const StreamRecordV2& stream, const Bytes32& request_id, CbqsRequestBodyV2& body);
   StreamSlot* slot(const Bytes32& stream_id);
   void append(ConnectionId id, Session& s, const ChainView& view, const StreamRecordV2& stream,
-              const Bytes32& request_id, const req::Append& r);
+              const Bytes32& request_id, req::Append& r);
   void start_commit(const Bytes32& stream_id);
   void commit_finished(const Bytes32& stream_id, PreparedBatch batch, bool ok, std::uint64_t sync_us);
   void fail_store(std::string_view why);

@@ -35,7 +35,7 @@ Core::StreamSlot* Core::slot(const Bytes32& stream_id) {
 }
 
 void Core::dispatch(ConnectionId id, Session& s, const Bytes32& session_id, const ChainView& view,
-                    const StreamRecordV2& stream, const Bytes32& request_id, const CbqsRequestBodyV2& body) {
+                    const StreamRecordV2& stream, const Bytes32& request_id, CbqsRequestBodyV2& body) {
   StreamSlot* sl = slot(stream.stream_id);
   if (!sl) return send_error(id, request_id, ErrorCode::kUnavailable, "the stream's state cannot be read");
   StreamState& state = sl->state;
@@ -45,7 +45,7 @@ void Core::dispatch(ConnectionId id, Session& s, const Bytes32& session_id, cons
   const Params& p = view.params;
 
   std::visit(
-      [&](const auto& r) {
+      [&](auto& r) {
         using T = std::decay_t<decltype(r)>;
         if constexpr (std::is_same_v<T, req::Append>) {
           append(id, s, view, stream, request_id, r);
@@ -124,8 +124,8 @@ void Core::dispatch(ConnectionId id, Session& s, const Bytes32& session_id, cons
 }
 
 void Core::append(ConnectionId id, Session& s, const ChainView& view, const StreamRecordV2& stream,
-                  const Bytes32& request_id, const req::Append& r) {
-  const auto& a = r.append;
+                  const Bytes32& request_id, req::Append& r) {
+  auto& a = r.append;
   if (!lane_in_scope(s.grant.lane_scope, a.lane_id)) return send_error(id, request_id, ErrorCode::kLaneNotInScope);
   if (!stream_solvent(view, stream)) return send_error(id, request_id, ErrorCode::kAccountInsolvent);
   StreamSlot& sl = *slot(stream.stream_id);
@@ -147,11 +147,12 @@ void Core::append(ConnectionId id, Session& s, const ChainView& view, const Stre
   if (wait > 0 || !sl.append_rate.take(cost, now) || !s.append_rate.take(cost, now))
     return send_error(id, request_id, ErrorCode::kRateLimited, {}, be64_bytes(std::max<std::uint64_t>(wait, 1)));
 
-  auto seq = sl.state.stage_append(a.lane_id, a.payload);
+  std::size_t payload_bytes = a.payload.size();
+  auto seq = sl.state.stage_append(a.lane_id, std::move(a.payload));
   if (!seq) return send_error(id, request_id, seq.error());
   sl.waiting.push_back(Waiter{id, request_id, *seq});
   ++metrics_.appends;
-  metrics_.appended_bytes += a.payload.size();
+  metrics_.appended_bytes += payload_bytes;
   if (!sl.committing) start_commit(stream.stream_id);
 }
 
