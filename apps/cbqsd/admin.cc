@@ -44,6 +44,27 @@ std::string prometheus_text(const cbqs::broker::CoreMetrics& m, std::uint64_t sn
     for (const auto& [sub, lag] : s.subscription_lags)
       out << "cbqs_subscription_lag_records{stream=\"" << to_hex(s.stream_id) << "\",subscription=\""
           << to_hex(ByteView(sub).first(8)) << "\"} " << lag << "\n";
+  // Per consumer group (groups loaded since the broker started).
+  auto group_gauge = [&](const char* name, const char* type, const char* help, auto value) {
+    out << "# HELP " << name << " " << help << "\n# TYPE " << name << " " << type << "\n";
+    for (const auto& s : m.streams)
+      for (const auto& g : s.groups)
+        out << name << "{stream=\"" << to_hex(s.stream_id) << "\",group=\"" << g.group_id << "\"} " << value(g) << "\n";
+  };
+  using GM = cbqs::broker::GroupMetrics;
+  group_gauge("cbqs_group_pending_records", "gauge", "Records not yet delivered or waiting for redelivery.",
+              [](const GM& g) { return g.pending; });
+  group_gauge("cbqs_group_in_flight", "gauge", "Leases outstanding.", [](const GM& g) { return g.in_flight; });
+  group_gauge("cbqs_group_dead_letters", "gauge", "EXPIRED records kept in the dead-letter view.",
+              [](const GM& g) { return g.dead_letters; });
+  group_gauge("cbqs_group_oldest_unacked_age_ms", "gauge", "Age of the oldest record not yet acked (0: none).",
+              [](const GM& g) { return g.oldest_unacked_age_ms; });
+  group_gauge("cbqs_group_delivered_total", "counter", "Leases issued.", [](const GM& g) { return g.counters.delivered; });
+  group_gauge("cbqs_group_redelivered_total", "counter", "Leases issued for a second or later attempt.",
+              [](const GM& g) { return g.counters.redelivered; });
+  group_gauge("cbqs_group_acked_total", "counter", "Cycles ACKED (rate() of this is the acked rate).",
+              [](const GM& g) { return g.counters.acked; });
+  group_gauge("cbqs_group_expired_total", "counter", "Cycles EXPIRED.", [](const GM& g) { return g.counters.expired; });
   // Sync latency over the most recent batches (up to 4,096).
   static constexpr double kBuckets[] = {0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.1, 1.0};
   out << "# HELP cbqs_sync_latency_seconds Latency of synced batch writes (recent batches).\n"

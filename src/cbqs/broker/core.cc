@@ -45,13 +45,26 @@ CoreMetrics Core::metrics() const {
   for (const auto& [id, c] : connections_) m.sessions += c.sessions.size();
   for (const auto& [id, slot] : streams_) {
     m.subscriptions += slot.subscriptions.size();
-    StreamMetrics sm{id, slot.state.durable_head(), slot.state.floor(), slot.state.retained_bytes(), {}, {}};
+    StreamMetrics sm{id, slot.state.durable_head(), slot.state.floor(), slot.state.retained_bytes(), {}, {}, {}};
     for (const auto& [lane, head] : slot.state.lane_heads()) {
       if (sm.lane_heads.size() == 256) break;
       sm.lane_heads.emplace_back(lane, head);
     }
     for (const auto& sub : slot.subscriptions)
-      sm.subscription_lags.emplace_back(sub.id, sm.head + 1 > sub.next_sequence ? sm.head + 1 - sub.next_sequence : 0);
+      if (!sub.group)
+        sm.subscription_lags.emplace_back(sub.id, sm.head + 1 > sub.next_sequence ? sm.head + 1 - sub.next_sequence : 0);
+    std::uint64_t now = clock_.now_ms();
+    for (const auto& [group_id, g] : slot.groups) {
+      const GroupConfigV2* config = slot.state.group(group_id);
+      if (!config) continue;
+      GroupMetrics gm{group_id, slot.state.count_in_lane(config->lane_id, g.frontier()) + g.waiting(), g.in_flight(),
+                      g.dead_letters().size(), g.counters(), 0};
+      // The oldest unacked record: the oldest live cycle, else the first never delivered.
+      std::optional<std::uint64_t> oldest = g.oldest_live();
+      if (!oldest) oldest = slot.state.next_in_lane(config->lane_id, g.frontier());
+      if (auto at = oldest ? slot.state.committed_at(*oldest) : std::nullopt) gm.oldest_unacked_age_ms = now > *at ? now - *at : 0;
+      sm.groups.push_back(gm);
+    }
     m.streams.push_back(std::move(sm));
   }
   m.connections = connections_.size();

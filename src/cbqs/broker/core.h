@@ -21,6 +21,7 @@
 #include <set>
 
 #include "admission/fair_queue.h"
+#include "cbqs/broker/group.h"
 #include "cbqs/broker/rate.h"
 #include "cbqs/broker/snapshot.h"
 #include "cbqs/broker/stream.h"
@@ -49,6 +50,15 @@ struct CoreConfig {
   std::size_t peer_queue_limit = 16 * 1024 * 1024;     // pause deliveries to a peer above this
 };
 
+struct GroupMetrics {
+  std::uint64_t group_id = 0;
+  std::uint64_t pending = 0;      // records not yet delivered, or waiting for redelivery
+  std::uint64_t in_flight = 0;
+  std::uint64_t dead_letters = 0;
+  GroupCounters counters;
+  std::uint64_t oldest_unacked_age_ms = 0;  // 0 when nothing is unacked
+};
+
 struct StreamMetrics {
   Bytes32 stream_id{};
   std::uint64_t head = 0;  // highest durable sequence
@@ -56,6 +66,7 @@ struct StreamMetrics {
   std::uint64_t retained_bytes = 0;
   std::vector<std::pair<std::uint64_t, std::uint64_t>> lane_heads;    // (lane, head), at most 256 lanes
   std::vector<std::pair<Bytes32, std::uint64_t>> subscription_lags;  // (subscription, records behind)
+  std::vector<GroupMetrics> groups;                                   // groups loaded since start
 };
 
 struct CoreMetrics {
@@ -95,6 +106,13 @@ class Core {
   bool idle() const;
   CoreMetrics metrics() const;
   bool store_failed() const { return store_failed_; }
+
+  // The dead-letter view (docs/protocol.md §O), for the operator's admin endpoint.
+  /// EXPIRED records of a group, ascending after `after`, at most `limit`; nullopt for an unknown group.
+  std::optional<std::vector<DeadLetter>> dead_letters(const Bytes32& stream_id, std::uint64_t group_id,
+                                                      std::uint64_t after, std::size_t limit);
+  /// Makes every dead letter of the group deliverable again (attempts reset); how many, or nullopt.
+  std::optional<std::size_t> redrive(const Bytes32& stream_id, std::uint64_t group_id);
 
  private:
   struct PendingHandshake {
@@ -144,6 +162,13 @@ class Core {
     bool short_sent = false;
     bool replaying = false;
     std::uint64_t stalled_since_ms = 0;  // 0 = not stalled
+    std::optional<std::uint64_t> group;  // a Group source; nullopt for a Cursor
+    HolderId holder = 0;                 // who its leases are issued to
+    bool backpressure_sent = false;
+  };
+  struct Deferred {  // a frame to send once the group journal write holding its change is durable
+    ConnectionId connection;
+    CbqsServerFrameV2 frame;
   };
   struct StreamSlot {
     StreamState state;
@@ -155,7 +180,17 @@ class Core {
     TokenBucket delivered_rate;
     std::deque<Record> recent;  // the newest durable records, to deliver without a store read
     std::unique_ptr<boost::asio::steady_timer> pump_timer;
+    // Consumer groups (groups.cc).
+    std::map<std::uint64_t, GroupCycles> groups;  // loaded on first use
+    Timeline timeline;
+    std::unique_ptr<boost::asio::steady_timer> timeline_timer;
+    std::uint64_t timeline_armed_ms = UINT64_MAX;  // when the timer fires; UINT64_MAX = not armed
+    store::WriteBatch journal;                     // group changes not yet written
+    std::vector<Deferred> deferred;                // their frames
+    bool journal_writing = false;
   };
+  enum class Visit { kNothing, kProgress, kPaced };
+  enum class LeaseVerb { kAck, kNack, kExtend, kReject };
 
   // core.cc: framing and sessions
   void send(ConnectionId id, const CbqsServerFrameV2& frame);
@@ -185,15 +220,35 @@ class Core {
   void fail_store(std::string_view why);
 
   // delivery.cc: cursor subscriptions and the delivery pump
-  void subscribe(ConnectionId id, Session& s, const Bytes32& session_id, const ChainView& view, StreamSlot& slot,
+  void subscribe(ConnectionId id, Session& s, const Bytes32& session_id, StreamSlot& slot,
                  const Bytes32& request_id, const req::Subscribe& r);
   void add_credit(ConnectionId id, Session& s, StreamSlot& slot, const Bytes32& request_id, const req::AddCredit& r);
   void unsubscribe(ConnectionId id, Session& s, StreamSlot& slot, const Bytes32& request_id, const req::Unsubscribe& r);
   void drop_subscriptions(ConnectionId id, const Bytes32& session_id);
+  /// Applies due timeline entries, delivers what subscriptions can take, writes the group journal.
   void pump(const Bytes32& stream_id);
+  void deliver(const Bytes32& stream_id, StreamSlot& slot, const ChainView& view, std::uint64_t head,
+               std::uint64_t floor, std::uint64_t now_ms);
   void schedule_pump(const Bytes32& stream_id, std::uint64_t delay_ms);
   void check_slow_consumers();
   std::optional<Record> record_at(StreamSlot& slot, std::uint64_t sequence);
+  Subscription* find_subscription(StreamSlot& slot, ConnectionId id, const Session& s, const Bytes32& subscription_id);
+  /// Removes a subscription (its leases end as if expired); the caller pumps.
+  void remove_subscription(StreamSlot& slot, std::list<Subscription>::iterator it);
+  void advance_retention(StreamSlot& slot, const Params& params);
+
+  // groups.cc: group subscriptions, leases, the timeline and the group journal
+  GroupCycles* group_runtime(StreamSlot& slot, std::uint64_t group_id);
+  void subscribe_group(ConnectionId id, Session& s, const Bytes32& session_id, StreamSlot& slot,
+                       const Bytes32& request_id, const req::Subscribe& r, const SourceGroup& source);
+  void lease_action(ConnectionId id, Session& s, StreamSlot& slot, const Bytes32& request_id,
+                    const Bytes32& subscription_id, const Bytes32& lease, LeaseVerb verb, std::uint64_t extend_ms);
+  void group_deleted(StreamSlot& slot, std::uint64_t group_id);
+  Visit deliver_group(StreamSlot& slot, Subscription& sub, bool solvent, std::uint64_t now_ms);
+  void run_timeline(StreamSlot& slot, std::uint64_t now_ms);
+  void arm_timeline(const Bytes32& stream_id);
+  void flush_journal(const Bytes32& stream_id);
+  void journal_finished(const Bytes32& stream_id, std::vector<Deferred> frames, bool ok);
 
   boost::asio::io_context& io_;
   const CoreConfig config_;
@@ -210,6 +265,7 @@ class Core {
   boost::asio::steady_timer slow_consumer_timer_;
 
   ConnectionId next_connection_ = 1;
+  HolderId next_holder_ = 1;
   std::map<ConnectionId, Connection> connections_;
   std::map<Bytes32, StreamSlot> streams_;
   std::atomic<bool> store_failed_{false};  // also read by /readyz on the admin thread

@@ -11,6 +11,7 @@ namespace {
 constexpr int kMaxRounds = 4'096;           // per pump call; the rest is rescheduled
 constexpr int kMaxSkipsPerVisit = 1'024;    // out-of-scope records passed over per visit
 constexpr std::uint64_t kRetryMs = 5;
+constexpr std::uint64_t kMaxDeliveryFrame = 1 << 16;  // a pacing wait long enough for a large Delivery
 constexpr auto kHousekeeping = std::chrono::seconds(1);
 
 std::uint64_t progress_lane(const LaneScope& scope) {
@@ -19,9 +20,8 @@ std::uint64_t progress_lane(const LaneScope& scope) {
 }
 }  // namespace
 
-void Core::subscribe(ConnectionId id, Session& s, const Bytes32& session_id, const ChainView& view, StreamSlot& sl,
+void Core::subscribe(ConnectionId id, Session& s, const Bytes32& session_id, StreamSlot& sl,
                      const Bytes32& request_id, const req::Subscribe& r) {
-  (void)view;
   const auto& cursor = std::get<SourceCursor>(r.source);
   auto scope = intersect(cursor.lane_scope, s.grant.lane_scope);
   if (!scope) return send_error(id, request_id, ErrorCode::kLaneNotInScope);
@@ -32,41 +32,77 @@ void Core::subscribe(ConnectionId id, Session& s, const Bytes32& session_id, con
   std::uint64_t start = head + 1;
   if (const auto* at = std::get_if<StartAt>(&cursor.start))
     start = std::max({at->sequence, std::uint64_t{1}, sl.state.floor()});
-  Subscription sub{id, session_id, request_id, *scope, start, r.initial_credit_bytes, false, start <= head, 0};
+  Subscription sub{id, session_id, request_id, *scope, start, r.initial_credit_bytes, false, start <= head, 0, {}, 0, false};
   sl.subscriptions.push_back(sub);
   s.subscriptions.insert(request_id);
   send(id, Response{request_id, resp::CursorProgress{request_id, progress_lane(*scope), start - 1}});
   pump(sl.state.stream_id());
 }
 
+Core::Subscription* Core::find_subscription(StreamSlot& sl, ConnectionId id, const Session& s,
+                                            const Bytes32& subscription_id) {
+  if (!s.subscriptions.contains(subscription_id)) return nullptr;  // another session's is not revealed
+  for (auto& sub : sl.subscriptions)
+    if (sub.connection == id && sub.id == subscription_id) return &sub;
+  return nullptr;
+}
+
+void Core::remove_subscription(StreamSlot& sl, std::list<Subscription>::iterator it) {
+  if (it->group) {
+    auto g = sl.groups.find(*it->group);
+    const GroupConfigV2* config = sl.state.group(*it->group);
+    if (g != sl.groups.end() && config)
+      g->second.release_holder(it->holder, *config, clock_.now_ms(), sl.timeline, sl.journal);
+  }
+  if (auto conn = connections_.find(it->connection); conn != connections_.end())
+    if (auto s = conn->second.sessions.find(it->session_id); s != conn->second.sessions.end())
+      s->second.subscriptions.erase(it->id);
+  sl.subscriptions.erase(it);
+}
+
 void Core::add_credit(ConnectionId id, Session& s, StreamSlot& sl, const Bytes32& request_id,
                       const req::AddCredit& r) {
-  auto it = std::find_if(sl.subscriptions.begin(), sl.subscriptions.end(), [&](const Subscription& sub) {
-    return sub.connection == id && sub.id == r.subscription_id && s.subscriptions.contains(sub.id);
-  });
-  if (it == sl.subscriptions.end()) return send_error(id, request_id, ErrorCode::kUnknownSubscription);
-  if (r.credit_bytes > config_.credit_cap - it->credit) return send_error(id, request_id, ErrorCode::kCreditOverflow);
-  it->credit += r.credit_bytes;
-  it->short_sent = false;  // if still short after this, say so once more
+  Subscription* sub = find_subscription(sl, id, s, r.subscription_id);
+  if (!sub) return send_error(id, request_id, ErrorCode::kUnknownSubscription);
+  if (r.credit_bytes > config_.credit_cap - sub->credit) return send_error(id, request_id, ErrorCode::kCreditOverflow);
+  sub->credit += r.credit_bytes;
+  sub->short_sent = false;  // if still short after this, say so once more
   send(id, Response{request_id, resp::Ok{}});
   pump(sl.state.stream_id());
 }
 
 void Core::unsubscribe(ConnectionId id, Session& s, StreamSlot& sl, const Bytes32& request_id,
                        const req::Unsubscribe& r) {
-  auto before = sl.subscriptions.size();
-  sl.subscriptions.remove_if([&](const Subscription& sub) {
-    return sub.connection == id && sub.id == r.subscription_id && s.subscriptions.contains(sub.id);
-  });
-  if (sl.subscriptions.size() == before) return send_error(id, request_id, ErrorCode::kUnknownSubscription);
-  s.subscriptions.erase(r.subscription_id);
+  Subscription* sub = find_subscription(sl, id, s, r.subscription_id);
+  if (!sub) return send_error(id, request_id, ErrorCode::kUnknownSubscription);
+  auto it = std::find_if(sl.subscriptions.begin(), sl.subscriptions.end(), [&](const auto& x) { return &x == sub; });
+  remove_subscription(sl, it);
   send(id, Response{request_id, resp::Ok{}});
+  pump(sl.state.stream_id());
 }
 
 void Core::drop_subscriptions(ConnectionId id, const Bytes32& session_id) {
-  for (auto& [stream_id, sl] : streams_)
-    sl.subscriptions.remove_if(
-        [&](const Subscription& sub) { return sub.connection == id && sub.session_id == session_id; });
+  for (auto& [stream_id, sl] : streams_) {
+    bool removed = false;
+    for (auto it = sl.subscriptions.begin(); it != sl.subscriptions.end();) {
+      auto next = std::next(it);
+      if (it->connection == id && it->session_id == session_id) {
+        remove_subscription(sl, it);
+        removed = true;
+      }
+      it = next;
+    }
+    if (removed) pump(stream_id);
+  }
+}
+
+void Core::advance_retention(StreamSlot& sl, const Params& params) {
+  if (sl.committing || store_failed_) return;
+  auto drop = sl.state.advance_floor(params, clock_.now_ms());
+  if (drop.empty()) return;
+  if (!store_.write(drop, store::Sync::kNo)) fail_store("a retention write failed");
+  while (!sl.recent.empty() && sl.recent.front().sequence < sl.state.floor()) sl.recent.pop_front();
+  for (auto& [group_id, g] : sl.groups) g.drop_below(sl.state.floor(), sl.journal);  // cycles die with their records
 }
 
 std::optional<Record> Core::record_at(StreamSlot& sl, std::uint64_t sequence) {
@@ -80,19 +116,39 @@ std::optional<Record> Core::record_at(StreamSlot& sl, std::uint64_t sequence) {
 void Core::pump(const Bytes32& stream_id) {
   StreamSlot& sl = streams_.at(stream_id);
   ChainViewPtr view = snapshots_.current();
-  if (!view || sl.subscriptions.empty()) return;
-  sl.delivered_rate.set_rate(sl.state.effective_settings(view->params).max_delivered_bytes_per_sec);
   const std::uint64_t head = sl.state.durable_head(), floor = sl.state.floor(), now = clock_.now_ms();
+  run_timeline(sl, now);
+  if (view && !sl.subscriptions.empty()) deliver(stream_id, sl, *view, head, floor, now);
+  flush_journal(stream_id);
+  arm_timeline(stream_id);
+}
+
+void Core::deliver(const Bytes32& stream_id, StreamSlot& sl, const ChainView& view, std::uint64_t head,
+                   std::uint64_t floor, std::uint64_t now) {
+  sl.delivered_rate.set_rate(sl.state.effective_settings(view.params).max_delivered_bytes_per_sec);
+  const StreamRecordV2* stream = view.stream(stream_id);
+  const bool solvent = stream && stream_solvent(view, *stream);
   bool retry = false;
   for (int round = 0; round < kMaxRounds; ++round) {
     bool progress = false;
     for (auto& sub : sl.subscriptions) {
-      if (sub.next_sequence < floor) sub.next_sequence = floor;  // retention passed a slow reader
-      if (sub.next_sequence > head) continue;
+      if (!sub.group) {
+        if (sub.next_sequence < floor) sub.next_sequence = floor;  // retention passed a slow reader
+        if (sub.next_sequence > head) continue;
+      }
       auto conn = connections_.find(sub.connection);
       if (conn == connections_.end()) continue;
       if (conn->second.peer->queued_bytes() > config_.peer_queue_limit) {
         retry = true;
+        continue;
+      }
+      if (sub.group) {
+        Visit v = deliver_group(sl, sub, solvent, now);
+        if (v == Visit::kPaced) {
+          schedule_pump(stream_id, std::max<std::uint64_t>(1, sl.delivered_rate.wait_ms(kMaxDeliveryFrame, now)));
+          return;
+        }
+        progress |= v == Visit::kProgress;
         continue;
       }
       std::optional<Record> record;
@@ -147,27 +203,23 @@ void Core::schedule_pump(const Bytes32& stream_id, std::uint64_t delay_ms) {
 }
 
 // Once a second: close subscriptions stalled past cbqs.slow_consumer_timeout_ms,
-// and advance retention floors by time on streams nobody is appending to.
+// advance retention floors by time on streams nobody is appending to, and give
+// groups a turn (a snapshot refresh may have made an account solvent).
 void Core::check_slow_consumers() {
   if (ChainViewPtr view = snapshots_.current()) {
     std::uint64_t now = clock_.now_ms();
     for (auto& [stream_id, sl] : streams_) {
       for (auto it = sl.subscriptions.begin(); it != sl.subscriptions.end();) {
+        auto next = std::next(it);
         if (it->stalled_since_ms != 0 && now - it->stalled_since_ms >= view->params.slow_consumer_timeout_ms) {
           send_error(it->connection, it->id, ErrorCode::kSlowConsumer);
-          if (auto conn = connections_.find(it->connection); conn != connections_.end())
-            if (auto s = conn->second.sessions.find(it->session_id); s != conn->second.sessions.end())
-              s->second.subscriptions.erase(it->id);
-          it = sl.subscriptions.erase(it);
-        } else {
-          ++it;
+          remove_subscription(sl, it);
         }
+        it = next;
       }
-      if (!sl.committing && !store_failed_) {
-        auto drop = sl.state.advance_floor(view->params, now);
-        if (!drop.empty() && !store_.write(drop, store::Sync::kNo)) fail_store("a retention write failed");
-        while (!sl.recent.empty() && sl.recent.front().sequence < sl.state.floor()) sl.recent.pop_front();
-      }
+      advance_retention(sl, view->params);
+      // Also resumes lease issuing for an account that became solvent again (§C).
+      if (!sl.groups.empty()) pump(stream_id);
     }
   }
   slow_consumer_timer_.expires_after(kHousekeeping);

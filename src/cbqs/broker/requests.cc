@@ -30,7 +30,8 @@ Core::StreamSlot* Core::slot(const Bytes32& stream_id) {
   std::uint64_t now = clock_.now_ms();
   auto [it, inserted] = streams_.emplace(
       stream_id, StreamSlot{std::move(*state), false, {}, {}, {}, TokenBucket(0, now), TokenBucket(0, now), {},
-                            std::make_unique<boost::asio::steady_timer>(io_)});
+                            std::make_unique<boost::asio::steady_timer>(io_), {}, {},
+                            std::make_unique<boost::asio::steady_timer>(io_), UINT64_MAX, {}, {}, false});
   return &it->second;
 }
 
@@ -77,17 +78,21 @@ void Core::dispatch(ConnectionId id, Session& s, const Bytes32& session_id, cons
           if (!receipt) return fail(receipt.error());
           reply(resp::Checkpoint{*receipt});
         } else if constexpr (std::is_same_v<T, req::Subscribe>) {
-          if (std::holds_alternative<SourceGroup>(r.source))
-            return send_error(id, request_id, ErrorCode::kUnavailable, "consumer groups are not available in this build");
-          subscribe(id, s, session_id, view, *sl, request_id, r);
+          if (const auto* group = std::get_if<SourceGroup>(&r.source))
+            return subscribe_group(id, s, session_id, *sl, request_id, r, *group);
+          subscribe(id, s, session_id, *sl, request_id, r);
         } else if constexpr (std::is_same_v<T, req::AddCredit>) {
           add_credit(id, s, *sl, request_id, r);
         } else if constexpr (std::is_same_v<T, req::Unsubscribe>) {
           unsubscribe(id, s, *sl, request_id, r);
-        } else if constexpr (std::is_same_v<T, req::Ack> || std::is_same_v<T, req::Nack> ||
-                             std::is_same_v<T, req::Extend> || std::is_same_v<T, req::Reject>) {
-          // Leases exist only on Group subscriptions, and none can be opened in this build.
-          fail(ErrorCode::kUnknownSubscription);
+        } else if constexpr (std::is_same_v<T, req::Ack>) {
+          lease_action(id, s, *sl, request_id, r.subscription_id, r.lease, LeaseVerb::kAck, 0);
+        } else if constexpr (std::is_same_v<T, req::Nack>) {
+          lease_action(id, s, *sl, request_id, r.subscription_id, r.lease, LeaseVerb::kNack, 0);
+        } else if constexpr (std::is_same_v<T, req::Extend>) {
+          lease_action(id, s, *sl, request_id, r.subscription_id, r.lease, LeaseVerb::kExtend, r.extend_ms);
+        } else if constexpr (std::is_same_v<T, req::Reject>) {
+          lease_action(id, s, *sl, request_id, r.subscription_id, r.lease, LeaseVerb::kReject, 0);
         } else if constexpr (std::is_same_v<T, req::CloseSession>) {
           reply(resp::Ok{});
           end_session(id, session_id);
@@ -117,6 +122,7 @@ void Core::dispatch(ConnectionId id, Session& s, const Bytes32& session_id, cons
             auto deleted = state.delete_group(store_, group_id);
             if (!deleted) return fail(deleted.error());
             reply(resp::Ok{});
+            group_deleted(*sl, group_id);
           }
         }
       },
@@ -202,11 +208,7 @@ void Core::commit_finished(const Bytes32& stream_id, PreparedBatch batch, bool o
   for (const auto& w : sl.in_flight) send(w.connection, Response{w.request_id, resp::Appended{w.sequence}});
   sl.in_flight.clear();
 
-  if (ChainViewPtr view = snapshots_.current()) {
-    auto drop = sl.state.advance_floor(view->params, clock_.now_ms());
-    if (!drop.empty() && !store_.write(drop, store::Sync::kNo)) fail_store("a retention write failed");
-    while (!sl.recent.empty() && sl.recent.front().sequence < sl.state.floor()) sl.recent.pop_front();
-  }
+  if (ChainViewPtr view = snapshots_.current()) advance_retention(sl, view->params);
   pump(stream_id);
   if (!sl.waiting.empty()) start_commit(stream_id);
 }

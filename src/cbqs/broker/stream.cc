@@ -22,6 +22,11 @@ std::uint64_t get_be64(std::string_view s) {
   for (std::size_t i = 0; i < 8 && i < s.size(); ++i) v = v << 8 | static_cast<std::uint8_t>(s[i]);
   return v;
 }
+std::string be64_string(std::uint64_t v) {
+  std::string out;
+  put_be64(out, v);
+  return out;
+}
 std::string as_string(ByteView b) { return std::string(reinterpret_cast<const char*>(b.data()), b.size()); }
 ByteView as_view(std::string_view s) { return {reinterpret_cast<const std::uint8_t*>(s.data()), s.size()}; }
 
@@ -52,7 +57,8 @@ bool settings_valid(const StreamSettingsV2& s, const Params& p) {
          s.max_delivered_bytes_per_sec <= p.max_delivered_bytes_per_sec;
 }
 
-// The one spelling of the store layout in stream.h: "s/<sid>/<kind>[/<n BE>]".
+}  // namespace
+
 std::string stream_key(const Bytes32& stream_id, char kind) {
   std::string k = "s/";
   k.append(reinterpret_cast<const char*>(stream_id.data()), stream_id.size());
@@ -61,14 +67,24 @@ std::string stream_key(const Bytes32& stream_id, char kind) {
   return k;
 }
 
-std::string stream_key(const Bytes32& stream_id, char kind, std::uint64_t n) {
+std::string stream_key(const Bytes32& stream_id, char kind, std::uint64_t a) {
   std::string k = stream_key(stream_id, kind);
   k.push_back('/');
-  put_be64(k, n);
+  put_be64(k, a);
   return k;
 }
 
-}  // namespace
+std::string stream_key(const Bytes32& stream_id, char kind, std::uint64_t a, std::uint64_t b) {
+  std::string k = stream_key(stream_id, kind, a);
+  k.push_back('/');
+  put_be64(k, b);
+  return k;
+}
+
+std::pair<std::string, std::string> stream_key_range(const Bytes32& stream_id, char kind, std::uint64_t a) {
+  std::string prefix = stream_key(stream_id, kind, a);
+  return {prefix + "/", prefix + "0"};  // '0' follows '/'
+}
 
 std::string StreamState::key(char kind) const { return stream_key(stream_id_, kind); }
 std::string StreamState::key(char kind, std::uint64_t n) const { return stream_key(stream_id_, kind, n); }
@@ -144,9 +160,7 @@ Result<StreamState, StoreError> StreamState::load(store::Store& store, const Byt
   auto records = scan('r', [&](std::uint64_t seq, std::string_view v) {
     auto rec = decode_record(seq, v);
     if (!rec) return !(corrupt = true);
-    std::uint64_t bytes = retained_record_bytes(rec->payload.size());
-    s.retained_.push_back({seq, rec->committed_at_ms, bytes});
-    s.retained_bytes_ += bytes;
+    s.retain(seq, rec->lane_id, rec->committed_at_ms, retained_record_bytes(rec->payload.size()));
     return true;
   });
   auto receipts = scan('c', [&](std::uint64_t last, std::string_view v) {
@@ -278,8 +292,11 @@ Result<std::uint64_t, ErrorCode> StreamState::create_group(store::Store& store, 
   GroupConfigV2 stored = config;
   stored.group_id = next_group_id_;
   next_group_id_ += 1;
+  std::uint64_t frontier = next_sequence_staged_;  // Head: what is appended from now on
+  if (const auto* at = std::get_if<StartAt>(&stored.start)) frontier = std::max({at->sequence, floor_, std::uint64_t{1}});
   WriteBatch batch;
   batch.put(key('g', stored.group_id), as_string(encode(stored)));
+  batch.put(key('f', stored.group_id), be64_string(frontier));
   batch.put(key('n'), encode_counters());
   if (!store.write(batch, Sync::kYes)) {
     next_group_id_ -= 1;
@@ -312,6 +329,11 @@ Result<Unit, ErrorCode> StreamState::delete_group(store::Store& store, std::uint
   if (!groups_.contains(group_id)) return Err{ErrorCode::kUnknownGroup};
   WriteBatch batch;
   batch.del(key('g', group_id));
+  batch.del(key('f', group_id));
+  for (char kind : {'y', 'x'}) {
+    auto [begin, end] = stream_key_range(stream_id_, kind, group_id);
+    batch.delete_range(std::move(begin), std::move(end));
+  }
   if (!store.write(batch, Sync::kYes)) {
     failed_ = true;
     return Err{ErrorCode::kUnavailable};
@@ -411,14 +433,40 @@ void StreamState::batch_durable(const PreparedBatch& batch) {
   last_committed_at_ms_ = c.committed_at_ms;
   last_snapshot_height_ = c.snapshot_height;
   for (const auto& r : batch.records) {
-    std::uint64_t bytes = retained_record_bytes(r.payload.size());
-    retained_.push_back({r.sequence, r.committed_at_ms, bytes});
-    retained_bytes_ += bytes;
+    retain(r.sequence, r.lane_id, r.committed_at_ms, retained_record_bytes(r.payload.size()));
     lane_heads_[r.lane_id] = r.sequence;
   }
   std::uint64_t receipt_bytes = encode(c).size();
   receipts_[c.last_sequence] = {c.first_sequence, receipt_bytes};
   retained_bytes_ += receipt_bytes;
+}
+
+void StreamState::retain(std::uint64_t sequence, std::uint64_t lane_id, std::uint64_t committed_at_ms,
+                         std::uint64_t bytes) {
+  retained_.push_back({sequence, lane_id, committed_at_ms, bytes});
+  retained_bytes_ += bytes;
+  lane_sequences_[lane_id].push_back(sequence);
+}
+
+std::optional<std::uint64_t> StreamState::committed_at(std::uint64_t sequence) const {
+  if (retained_.empty() || sequence < retained_.front().sequence || sequence > retained_.back().sequence)
+    return std::nullopt;
+  return retained_[sequence - retained_.front().sequence].committed_at_ms;
+}
+
+std::optional<std::uint64_t> StreamState::next_in_lane(std::uint64_t lane_id, std::uint64_t from) const {
+  auto lane = lane_sequences_.find(lane_id);
+  if (lane == lane_sequences_.end()) return std::nullopt;
+  auto it = std::lower_bound(lane->second.begin(), lane->second.end(), from);
+  if (it == lane->second.end()) return std::nullopt;
+  return *it;
+}
+
+std::uint64_t StreamState::count_in_lane(std::uint64_t lane_id, std::uint64_t from) const {
+  auto lane = lane_sequences_.find(lane_id);
+  if (lane == lane_sequences_.end()) return 0;
+  return static_cast<std::uint64_t>(lane->second.end() -
+                                    std::lower_bound(lane->second.begin(), lane->second.end(), from));
 }
 
 Result<std::optional<Record>, StoreError> StreamState::read(store::Store& store, std::uint64_t sequence) const {
@@ -458,6 +506,10 @@ store::WriteBatch StreamState::advance_floor(const Params& params, std::uint64_t
     if (!expired && retained_bytes_ <= s.retained_bytes_limit) break;
     retained_bytes_ -= oldest.bytes;
     floor_ = oldest.sequence + 1;
+    if (auto lane = lane_sequences_.find(oldest.lane_id); lane != lane_sequences_.end()) {
+      lane->second.pop_front();  // the oldest retained record is its lane's oldest too
+      if (lane->second.empty()) lane_sequences_.erase(lane);
+    }
     retained_.pop_front();
     // A receipt goes as soon as the floor passes the last record it attests.
     while (!receipts_.empty() && receipts_.begin()->first < floor_) {

@@ -22,6 +22,9 @@
 //   s/<sid>/c/<last BE>    CheckpointReceiptV2, keyed by its last_sequence
 //   s/<sid>/t              StreamSettingsV2, once the owner set them
 //   s/<sid>/g/<group BE>   GroupConfigV2 (deleted with its group; ids are never reissued)
+//   s/<sid>/f/<group BE>   the group's frontier: the lowest sequence it has not yet considered
+//   s/<sid>/y/<group BE>/<seq BE>  a live delivery cycle (group.h)
+//   s/<sid>/x/<group BE>/<seq BE>  a dead letter: an EXPIRED cycle, kept until its record goes
 #pragma once
 
 #include <deque>
@@ -38,6 +41,13 @@ namespace cowboy::cbqs::broker {
 /// Bytes a record counts against retained_bytes_limit: canonical(RecordHeaderV2)
 /// 41 + sequence 8 + payload length 4 + n (docs/protocol.md §P).
 constexpr std::uint64_t retained_record_bytes(std::uint64_t n) { return 53 + n; }
+
+/// The one spelling of the store layout above: "s/<sid>/<kind>[/<a BE>[/<b BE>]]".
+std::string stream_key(const Bytes32& stream_id, char kind);
+std::string stream_key(const Bytes32& stream_id, char kind, std::uint64_t a);
+std::string stream_key(const Bytes32& stream_id, char kind, std::uint64_t a, std::uint64_t b);
+/// Every key "s/<sid>/<kind>/<a BE>/..." as a [begin, end) range.
+std::pair<std::string, std::string> stream_key_range(const Bytes32& stream_id, char kind, std::uint64_t a);
 
 struct Record {
   std::uint64_t sequence = 0;
@@ -83,11 +93,14 @@ class StreamState {
   const std::map<std::uint64_t, std::uint64_t>& lane_heads() const { return lane_heads_; }
 
   // ---- consumer groups (§9.2, docs/protocol.md §O); each change is one synced write ----
-  /// `config.group_id` must be 0; returns the assigned id.
+  /// `config.group_id` must be 0; returns the assigned id. The group's frontier
+  /// is written with it: At(n) from max(n, floor), Head from the next sequence.
   Result<std::uint64_t, ErrorCode> create_group(store::Store& store, const GroupConfigV2& config, const Params& params);
   Result<GroupConfigV2, ErrorCode> update_group(store::Store& store, const GroupConfigV2& config, const Params& params);
+  /// Removes the group with its frontier, cycles and dead letters.
   Result<Unit, ErrorCode> delete_group(store::Store& store, std::uint64_t group_id);
   const GroupConfigV2* group(std::uint64_t group_id) const;
+  const std::map<std::uint64_t, GroupConfigV2>& groups() const { return groups_; }
 
   // ---- settings (§13) ----
   StreamSettingsV2 effective_settings(const Params& params) const;
@@ -110,6 +123,12 @@ class StreamState {
   std::uint64_t durable_head() const { return next_sequence_durable_ - 1; }
   std::uint64_t floor() const { return floor_; }  // lowest retained sequence
   std::uint64_t retained_bytes() const { return retained_bytes_; }
+  /// When a retained record's batch became durable; nullopt outside [floor, head].
+  std::optional<std::uint64_t> committed_at(std::uint64_t sequence) const;
+  /// The lowest retained sequence >= `from` in `lane_id`; nullopt if none.
+  std::optional<std::uint64_t> next_in_lane(std::uint64_t lane_id, std::uint64_t from) const;
+  /// Retained records of `lane_id` with sequence >= `from`.
+  std::uint64_t count_in_lane(std::uint64_t lane_id, std::uint64_t from) const;
 
   /// A durable, retained record; nullopt below the floor or above the head.
   Result<std::optional<Record>, store::StoreError> read(store::Store& store, std::uint64_t sequence) const;
@@ -128,9 +147,11 @@ class StreamState {
   };
   struct Retained {  // one durable record, for retention accounting
     std::uint64_t sequence;
+    std::uint64_t lane_id;
     std::uint64_t committed_at_ms;
     std::uint64_t bytes;
   };
+  void retain(std::uint64_t sequence, std::uint64_t lane_id, std::uint64_t committed_at_ms, std::uint64_t bytes);
   struct ReceiptInfo {
     std::uint64_t first_sequence;
     std::uint64_t bytes;
@@ -166,7 +187,8 @@ class StreamState {
   // Retention.
   std::uint64_t floor_ = 1;
   std::uint64_t retained_bytes_ = 0;
-  std::deque<Retained> retained_;
+  std::deque<Retained> retained_;                               // consecutive from floor_
+  std::map<std::uint64_t, std::deque<std::uint64_t>> lane_sequences_;  // retained sequences per lane
   std::map<std::uint64_t, ReceiptInfo> receipts_;  // by last_sequence
 };
 

@@ -42,6 +42,7 @@ class WriteBatch {
   void delete_range(std::string begin, std::string end) {
     ops_.push_back({Op::kDeleteRange, std::move(begin), std::move(end)});
   }
+  void append(const WriteBatch& other) { ops_.insert(ops_.end(), other.ops_.begin(), other.ops_.end()); }
   const std::vector<Op>& ops() const { return ops_; }
   bool empty() const { return ops_.empty(); }
   std::size_t size() const { return ops_.size(); }

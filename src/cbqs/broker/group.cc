@@ -1,0 +1,348 @@
+#include "cbqs/broker/group.h"
+#include <cstring>
+
+#include "cbqs/broker/stream.h"
+#include "common/codec.h"
+
+namespace cowboy::cbqs::broker {
+
+namespace {
+
+using store::WriteBatch;
+
+// Stored values (stream.h has the keys):
+//   cycle:       state u8 (1 LEASED, 2 WAITING) || attempts u16 || visible_at_ms u64 || committed_at_ms u64
+//   dead letter: attempts u16 || reason u8 || expired_at_ms u64 || committed_at_ms u64
+//   frontier:    u64
+constexpr std::uint8_t kLeased = 1;
+constexpr std::uint8_t kWaiting = 2;
+
+std::string as_string(const Bytes& b) { return std::string(b.begin(), b.end()); }
+ByteView as_view(std::string_view s) { return {reinterpret_cast<const std::uint8_t*>(s.data()), s.size()}; }
+
+std::string encode_u64(std::uint64_t v) {
+  codec::Writer w;
+  w.u64(v);
+  return as_string(w.data());
+}
+
+std::string encode_dead(const DeadLetter& d, std::uint64_t committed_at_ms) {
+  codec::Writer w;
+  w.u16(d.attempts);
+  w.u8(static_cast<std::uint8_t>(d.reason));
+  w.u64(d.expired_at_ms);
+  w.u64(committed_at_ms);
+  return as_string(w.data());
+}
+
+std::uint64_t saturating_add(std::uint64_t a, std::uint64_t b) { return a > UINT64_MAX - b ? UINT64_MAX : a + b; }
+
+std::uint64_t sequence_of(std::string_view key) {
+  std::uint64_t v = 0;
+  for (char c : key.substr(key.size() - 8)) v = v << 8 | static_cast<std::uint8_t>(c);
+  return v;
+}
+
+}  // namespace
+
+std::string_view to_string(DeadReason reason) {
+  switch (reason) {
+    case DeadReason::kAttempts: return "max_attempts";
+    case DeadReason::kRejected: return "rejected";
+    case DeadReason::kDeadline: return "record_deadline";
+  }
+  return "unknown";
+}
+
+std::optional<std::uint64_t> Timeline::next_due() const {
+  if (heap_.empty()) return std::nullopt;
+  return heap_.top().due_ms;
+}
+
+std::vector<Timeline::Entry> Timeline::take_due(std::uint64_t now_ms) {
+  std::vector<Entry> due;
+  while (!heap_.empty() && heap_.top().due_ms <= now_ms) {
+    due.push_back(heap_.top());
+    heap_.pop();
+  }
+  return due;
+}
+
+std::size_t GroupCycles::LeaseHash::operator()(const Bytes32& b) const {
+  std::size_t h;  // lease handles are uniformly random: any 8 bytes are a good hash
+  std::memcpy(&h, b.data(), sizeof h);
+  return h;
+}
+
+GroupCycles::GroupCycles(const Bytes32& stream_id, std::uint64_t group_id, std::uint64_t frontier)
+    : stream_id_(stream_id), group_id_(group_id), frontier_(frontier) {}
+
+std::string GroupCycles::cycle_key(std::uint64_t sequence) const { return stream_key(stream_id_, 'y', group_id_, sequence); }
+std::string GroupCycles::dead_key(std::uint64_t sequence) const { return stream_key(stream_id_, 'x', group_id_, sequence); }
+
+Result<GroupCycles, store::StoreError> GroupCycles::load(store::Store& store, const Bytes32& stream_id,
+                                                         const GroupConfigV2& config, std::uint64_t floor,
+                                                         std::uint64_t now_ms, Timeline& timeline,
+                                                         WriteBatch& repair) {
+  auto stored = store.get(stream_key(stream_id, 'f', config.group_id));
+  if (!stored) return Err{stored.error()};
+  std::uint64_t frontier = floor;
+  if (*stored) frontier = sequence_of(**stored);
+  else if (const auto* at = std::get_if<StartAt>(&config.start)) frontier = at->sequence;
+  GroupCycles g(stream_id, config.group_id, std::max({frontier, floor, std::uint64_t{1}}));
+
+  bool corrupt = false;
+  auto [cycles_begin, cycles_end] = stream_key_range(stream_id, 'y', config.group_id);
+  auto cycles = store.scan(cycles_begin, cycles_end, [&](std::string_view k, std::string_view v) {
+    std::uint64_t seq = sequence_of(k);
+    codec::Reader r(as_view(v));
+    std::uint8_t state = r.u8();
+    Cycle c;
+    c.attempts = r.u16();
+    c.visible_at_ms = r.u64();
+    c.committed_at_ms = r.u64();
+    r.finish();
+    if (!r.ok() || (state != kLeased && state != kWaiting)) return !(corrupt = true);
+    if (seq < floor) {
+      repair.del(std::string(k));
+      return true;
+    }
+    g.cycles_[seq] = c;
+    if (state == kLeased) {  // the lease ended with the process; its attempt is spent
+      g.attempt_over(seq, now_ms, config, now_ms, timeline, repair);
+    } else {
+      g.schedule(seq, g.cycles_[seq], config, timeline, now_ms);
+    }
+    return true;
+  });
+  auto [dead_begin, dead_end] = stream_key_range(stream_id, 'x', config.group_id);
+  auto dead = store.scan(dead_begin, dead_end, [&](std::string_view k, std::string_view v) {
+    std::uint64_t seq = sequence_of(k);
+    codec::Reader r(as_view(v));
+    DeadLetter d{seq, r.u16(), static_cast<DeadReason>(r.u8()), r.u64(), r.u64()};
+    r.finish();
+    if (!r.ok()) return !(corrupt = true);
+    if (seq < floor) repair.del(std::string(k));
+    else g.dead_[seq] = d;
+    return true;
+  });
+  if (!cycles || !dead || corrupt) return Err{store::StoreError::kIo};
+  return g;
+}
+
+std::optional<std::uint64_t> GroupCycles::next_ready() const {
+  if (ready_.empty()) return std::nullopt;
+  return *ready_.begin();
+}
+
+bool GroupCycles::has_room(const GroupConfigV2& config, HolderId holder) const {
+  if (in_flight_ >= config.max_in_flight) return false;
+  auto it = per_holder_.find(holder);
+  return it == per_holder_.end() || it->second < config.max_in_flight_per_holder;
+}
+
+void GroupCycles::write_cycle(std::uint64_t sequence, const Cycle& c, WriteBatch& write) const {
+  codec::Writer w;
+  w.u8(c.leased ? kLeased : kWaiting);
+  w.u16(c.attempts);
+  w.u64(c.leased ? 0 : c.visible_at_ms);
+  w.u64(c.committed_at_ms);
+  write.put(cycle_key(sequence), as_string(w.data()));
+}
+
+// Gives the cycle a new epoch (older Timeline entries for it are now ignored)
+// and one entry: its lease expiry or redelivery time, or its deadline if earlier.
+void GroupCycles::schedule(std::uint64_t sequence, Cycle& c, const GroupConfigV2& config, Timeline& timeline,
+                           std::uint64_t now_ms) {
+  c.epoch = next_epoch_++;
+  std::uint64_t due = saturating_add(c.committed_at_ms, config.record_deadline_ms);
+  if (c.leased) {
+    due = std::min(due, c.expires_at_ms);
+  } else if (c.visible_at_ms <= now_ms) {
+    ready_.insert(sequence);
+  } else {
+    due = std::min(due, c.visible_at_ms);
+  }
+  timeline.add({due, group_id_, sequence, c.epoch});
+}
+
+void GroupCycles::end_lease(Cycle& c) {
+  if (!c.leased) return;
+  c.leased = false;
+  leases_.erase(c.lease);
+  in_flight_ -= 1;
+  if (auto h = per_holder_.find(c.holder); h != per_holder_.end() && --h->second == 0) per_holder_.erase(h);
+}
+
+std::optional<Issued> GroupCycles::issue(std::uint64_t sequence, std::uint64_t committed_at_ms, HolderId holder,
+                                         const GroupConfigV2& config, std::uint64_t now_ms, const Bytes32& lease,
+                                         Timeline& timeline, WriteBatch& write) {
+  auto it = cycles_.find(sequence);
+  if (it == cycles_.end()) {  // the next PENDING record: the frontier moves past it
+    frontier_ = sequence + 1;
+    write.put(stream_key(stream_id_, 'f', group_id_), encode_u64(frontier_));
+    it = cycles_.emplace(sequence, Cycle{}).first;
+    it->second.committed_at_ms = committed_at_ms;
+  }
+  ready_.erase(sequence);
+  Cycle& c = it->second;
+  if (now_ms >= saturating_add(c.committed_at_ms, config.record_deadline_ms)) {
+    terminate(sequence, DeadReason::kDeadline, config, now_ms, timeline, write);
+    return std::nullopt;
+  }
+  if (c.attempts >= config.max_attempts) {  // max_attempts was lowered while it waited
+    terminate(sequence, DeadReason::kAttempts, config, now_ms, timeline, write);
+    return std::nullopt;
+  }
+  if (c.attempts > 0) counters_.redelivered += 1;
+  counters_.delivered += 1;
+  c.attempts += 1;
+  c.leased = true;
+  c.lease = lease;
+  c.holder = holder;
+  c.issued_at_ms = now_ms;
+  c.expires_at_ms = saturating_add(now_ms, config.visibility_timeout_ms);
+  c.visibility_ms = config.visibility_timeout_ms;
+  c.max_visibility_ms = config.max_visibility_ms;
+  leases_[lease] = sequence;
+  in_flight_ += 1;
+  per_holder_[holder] += 1;
+  write_cycle(sequence, c, write);
+  schedule(sequence, c, config, timeline, now_ms);
+  return Issued{lease, sequence, c.attempts};
+}
+
+std::optional<ErrorCode> GroupCycles::check_lease(const Bytes32& lease, HolderId holder, std::uint64_t now_ms) const {
+  if (auto live = leases_.find(lease); live != leases_.end()) {
+    const Cycle& c = cycles_.at(live->second);
+    if (now_ms >= c.expires_at_ms) return ErrorCode::kLeaseStale;  // expired; its timer has not run yet
+    if (c.holder != holder) return ErrorCode::kNotLeaseHolder;
+    return std::nullopt;
+  }
+  if (auto t = terminal_.find(lease); t != terminal_.end() && now_ms < t->second.reclaim_at_ms)
+    return ErrorCode::kDeliveryTerminal;
+  return ErrorCode::kLeaseStale;
+}
+
+void GroupCycles::ack(const Bytes32& lease, const GroupConfigV2& config, std::uint64_t now_ms, Timeline& timeline,
+                      WriteBatch& write) {
+  terminate(leases_.at(lease), std::nullopt, config, now_ms, timeline, write);
+}
+
+void GroupCycles::nack(const Bytes32& lease, const GroupConfigV2& config, std::uint64_t now_ms, Timeline& timeline,
+                       WriteBatch& write) {
+  std::uint64_t sequence = leases_.at(lease);
+  const Cycle& c = cycles_.at(sequence);
+  // §9.2: deliverable again when a silent expiry would have released it.
+  attempt_over(sequence, saturating_add(c.issued_at_ms, c.visibility_ms), config, now_ms, timeline, write);
+}
+
+void GroupCycles::reject(const Bytes32& lease, const GroupConfigV2& config, std::uint64_t now_ms, Timeline& timeline,
+                         WriteBatch& write) {
+  terminate(leases_.at(lease), DeadReason::kRejected, config, now_ms, timeline, write);
+}
+
+void GroupCycles::extend(const Bytes32& lease, std::uint64_t extend_ms, const GroupConfigV2& config,
+                         std::uint64_t now_ms, Timeline& timeline) {
+  std::uint64_t sequence = leases_.at(lease);
+  Cycle& c = cycles_.at(sequence);
+  c.expires_at_ms = std::min(saturating_add(now_ms, extend_ms), saturating_add(c.issued_at_ms, c.max_visibility_ms));
+  schedule(sequence, c, config, timeline, now_ms);
+}
+
+void GroupCycles::release_holder(HolderId holder, const GroupConfigV2& config, std::uint64_t now_ms,
+                                 Timeline& timeline, WriteBatch& write) {
+  std::vector<std::uint64_t> held;
+  for (const auto& [lease, sequence] : leases_)
+    if (cycles_.at(sequence).holder == holder) held.push_back(sequence);
+  for (std::uint64_t sequence : held) attempt_over(sequence, now_ms, config, now_ms, timeline, write);
+}
+
+void GroupCycles::attempt_over(std::uint64_t sequence, std::uint64_t visible_at_ms, const GroupConfigV2& config,
+                               std::uint64_t now_ms, Timeline& timeline, WriteBatch& write) {
+  Cycle& c = cycles_.at(sequence);
+  end_lease(c);
+  if (c.attempts >= config.max_attempts) return terminate(sequence, DeadReason::kAttempts, config, now_ms, timeline, write);
+  c.visible_at_ms = visible_at_ms;
+  write_cycle(sequence, c, write);
+  schedule(sequence, c, config, timeline, now_ms);
+}
+
+void GroupCycles::terminate(std::uint64_t sequence, std::optional<DeadReason> expired, const GroupConfigV2& config,
+                            std::uint64_t now_ms, Timeline& timeline, WriteBatch& write) {
+  Cycle& c = cycles_.at(sequence);
+  end_lease(c);
+  if (c.attempts > 0) {  // its last lease handle answers DeliveryTerminal until reclaimed
+    std::uint64_t reclaim_at = saturating_add(now_ms, config.visibility_timeout_ms);
+    terminal_[c.lease] = Tombstone{sequence, reclaim_at};
+    reclaim_order_.push_back(c.lease);
+    timeline.add({reclaim_at, group_id_, 0, 0});
+  }
+  write.del(cycle_key(sequence));
+  if (expired) {
+    DeadLetter d{sequence, c.attempts, *expired, now_ms, c.committed_at_ms};
+    write.put(dead_key(sequence), encode_dead(d, c.committed_at_ms));
+    dead_[sequence] = d;
+    counters_.expired += 1;
+  } else {
+    counters_.acked += 1;
+  }
+  ready_.erase(sequence);
+  cycles_.erase(sequence);
+}
+
+void GroupCycles::on_due(const Timeline::Entry& entry, const GroupConfigV2& config, std::uint64_t now_ms,
+                         Timeline& timeline, WriteBatch& write) {
+  if (entry.sequence == 0) {  // reclamation of terminal handles
+    while (!reclaim_order_.empty()) {
+      auto t = terminal_.find(reclaim_order_.front());
+      if (t != terminal_.end() && t->second.reclaim_at_ms > now_ms) break;
+      if (t != terminal_.end()) terminal_.erase(t);
+      reclaim_order_.pop_front();
+    }
+    return;
+  }
+  auto it = cycles_.find(entry.sequence);
+  if (it == cycles_.end() || it->second.epoch != entry.epoch) return;  // superseded
+  Cycle& c = it->second;
+  if (now_ms >= saturating_add(c.committed_at_ms, config.record_deadline_ms))
+    return terminate(entry.sequence, DeadReason::kDeadline, config, now_ms, timeline, write);
+  if (c.leased && now_ms >= c.expires_at_ms)  // §9.2: redelivered while attempts remain
+    return attempt_over(entry.sequence, now_ms, config, now_ms, timeline, write);
+  schedule(entry.sequence, c, config, timeline, now_ms);  // ready now, or a deadline that moved
+}
+
+void GroupCycles::drop_below(std::uint64_t floor, WriteBatch& write) {
+  if (floor <= 1) return;
+  for (auto it = cycles_.begin(); it != cycles_.end() && it->first < floor;) {
+    end_lease(it->second);
+    ready_.erase(it->first);
+    it = cycles_.erase(it);
+  }
+  dead_.erase(dead_.begin(), dead_.lower_bound(floor));
+  frontier_ = std::max(frontier_, floor);
+  write.delete_range(cycle_key(0), cycle_key(floor));
+  write.delete_range(dead_key(0), dead_key(floor));
+}
+
+std::size_t GroupCycles::redrive(const GroupConfigV2& config, std::uint64_t now_ms, Timeline& timeline,
+                                 WriteBatch& write) {
+  std::size_t n = dead_.size();
+  for (const auto& [sequence, d] : dead_) {
+    Cycle& c = cycles_[sequence];
+    c.committed_at_ms = d.committed_at_ms;
+    c.visible_at_ms = now_ms;
+    write.del(dead_key(sequence));
+    write_cycle(sequence, c, write);
+    schedule(sequence, c, config, timeline, now_ms);
+  }
+  dead_.clear();
+  return n;
+}
+
+std::optional<std::uint64_t> GroupCycles::oldest_live() const {
+  if (cycles_.empty()) return std::nullopt;
+  return cycles_.begin()->first;
+}
+
+}  // namespace cowboy::cbqs::broker

@@ -1,0 +1,188 @@
+// One consumer group's delivery cycles (§9.2; docs/protocol.md §O), as a state
+// machine with no I/O: callers pass the clock reading, the stream's Timeline
+// and a WriteBatch that collects the durable changes, which they make durable
+// (synced) before the effects are shown to anyone.
+//
+// A cycle exists per (retained record, group). Records at or above the
+// frontier are PENDING implicitly (never issued, no state); below it, a record
+// either has a live cycle here (LEASED, or WAITING for its redelivery time) or
+// its cycle is terminal: ACKED (reclaimed, nothing kept) or EXPIRED (a dead
+// letter kept until its record leaves retention or an operator redrives it).
+//
+// A terminal cycle keeps the handle of its last lease for the group's
+// visibility_timeout_ms, so a repeated action gets DeliveryTerminal; then it is
+// reclaimed and the handle is unknown (LeaseStale).
+#pragma once
+
+#include <deque>
+#include <map>
+#include <optional>
+#include <queue>
+#include <set>
+#include <unordered_map>
+#include <vector>
+
+#include "cbqs/store/store.h"
+#include "cbqs/wire/errors.h"
+#include "cbqs/wire/types.h"
+
+namespace cowboy::cbqs::broker {
+
+/// The subscription a lease was issued to (unique within the process).
+using HolderId = std::uint64_t;
+
+enum class DeadReason : std::uint8_t { kAttempts = 1, kRejected = 2, kDeadline = 3 };
+std::string_view to_string(DeadReason reason);
+
+struct DeadLetter {
+  std::uint64_t sequence = 0;
+  std::uint16_t attempts = 0;
+  DeadReason reason = DeadReason::kAttempts;
+  std::uint64_t expired_at_ms = 0;
+  std::uint64_t committed_at_ms = 0;
+};
+
+/// The one timer structure of a stream: lease expiries, redelivery times,
+/// record deadlines and reclamations of all its groups, earliest first. Entries
+/// are never removed early; one whose epoch no longer matches is ignored.
+class Timeline {
+ public:
+  struct Entry {
+    std::uint64_t due_ms = 0;
+    std::uint64_t group_id = 0;
+    std::uint64_t sequence = 0;
+    std::uint64_t epoch = 0;
+    bool operator>(const Entry& o) const { return due_ms > o.due_ms; }
+  };
+  void add(const Entry& e) { heap_.push(e); }
+  std::optional<std::uint64_t> next_due() const;
+  /// Removes and returns every entry due at `now_ms`.
+  std::vector<Entry> take_due(std::uint64_t now_ms);
+  std::size_t size() const { return heap_.size(); }
+
+ private:
+  std::priority_queue<Entry, std::vector<Entry>, std::greater<>> heap_;
+};
+
+struct GroupCounters {
+  std::uint64_t delivered = 0;    // leases issued
+  std::uint64_t redelivered = 0;  // leases issued for an attempt after the first
+  std::uint64_t acked = 0;
+  std::uint64_t expired = 0;      // cycles that became EXPIRED
+};
+
+struct Issued {
+  Bytes32 lease{};
+  std::uint64_t sequence = 0;
+  std::uint16_t attempt = 0;
+};
+
+class GroupCycles {
+ public:
+  GroupCycles(const Bytes32& stream_id, std::uint64_t group_id, std::uint64_t frontier);
+
+  /// Loads the group's frontier, cycles and dead letters. A cycle that was
+  /// LEASED when the broker stopped has spent that attempt (its holder went with
+  /// the process): it is redeliverable now, or EXPIRED if that was its last
+  /// attempt; `repair` receives the writes that say so.
+  static Result<GroupCycles, store::StoreError> load(store::Store& store, const Bytes32& stream_id,
+                                                     const GroupConfigV2& config, std::uint64_t floor,
+                                                     std::uint64_t now_ms, Timeline& timeline,
+                                                     store::WriteBatch& repair);
+
+  std::uint64_t group_id() const { return group_id_; }
+  /// The lowest sequence never considered; records of the group's lane from here on are PENDING.
+  std::uint64_t frontier() const { return frontier_; }
+  /// The lowest WAITING cycle whose redelivery time has come.
+  std::optional<std::uint64_t> next_ready() const;
+  /// Room under max_in_flight and max_in_flight_per_holder.
+  bool has_room(const GroupConfigV2& config, HolderId holder) const;
+
+  /// Leases `sequence` (a ready cycle, or the next PENDING record at or above
+  /// the frontier) to `holder`: the attempt is counted and written. Nullopt
+  /// when the cycle turned out to be EXPIRED instead (deadline passed, or
+  /// max_attempts lowered below its attempts).
+  std::optional<Issued> issue(std::uint64_t sequence, std::uint64_t committed_at_ms, HolderId holder, const GroupConfigV2& config,
+               std::uint64_t now_ms, const Bytes32& lease, Timeline& timeline, store::WriteBatch& write);
+  /// LeaseStale, DeliveryTerminal or NotLeaseHolder (that precedence), or nullopt.
+  std::optional<ErrorCode> check_lease(const Bytes32& lease, HolderId holder, std::uint64_t now_ms) const;
+  // Each action requires check_lease to have passed.
+  void ack(const Bytes32& lease, const GroupConfigV2& config, std::uint64_t now_ms, Timeline& timeline,
+           store::WriteBatch& write);
+  void nack(const Bytes32& lease, const GroupConfigV2& config, std::uint64_t now_ms, Timeline& timeline,
+            store::WriteBatch& write);
+  void reject(const Bytes32& lease, const GroupConfigV2& config, std::uint64_t now_ms, Timeline& timeline,
+              store::WriteBatch& write);
+  void extend(const Bytes32& lease, std::uint64_t extend_ms, const GroupConfigV2& config, std::uint64_t now_ms,
+              Timeline& timeline);
+  /// The holder went away (unsubscribed, closed, session ended): its leases end
+  /// as if they expired now.
+  void release_holder(HolderId holder, const GroupConfigV2& config, std::uint64_t now_ms, Timeline& timeline,
+                      store::WriteBatch& write);
+  /// A Timeline entry of this group came due (sequence 0: a reclamation).
+  void on_due(const Timeline::Entry& entry, const GroupConfigV2& config, std::uint64_t now_ms, Timeline& timeline,
+              store::WriteBatch& write);
+  /// Retention passed `floor`: cycles and dead letters below it die with their records.
+  void drop_below(std::uint64_t floor, store::WriteBatch& write);
+  /// An operator's redrive: every dead letter becomes deliverable again with its attempts reset.
+  std::size_t redrive(const GroupConfigV2& config, std::uint64_t now_ms, Timeline& timeline,
+                      store::WriteBatch& write);
+
+  std::uint32_t in_flight() const { return in_flight_; }
+  std::size_t waiting() const { return cycles_.size() - in_flight_; }
+  std::optional<std::uint64_t> oldest_live() const;
+  const std::map<std::uint64_t, DeadLetter>& dead_letters() const { return dead_; }
+  const GroupCounters& counters() const { return counters_; }
+
+ private:
+  struct Cycle {
+    std::uint16_t attempts = 0;
+    bool leased = false;
+    std::uint64_t committed_at_ms = 0;
+    std::uint64_t epoch = 0;
+    // LEASED
+    Bytes32 lease{};
+    HolderId holder = 0;
+    std::uint64_t issued_at_ms = 0;
+    std::uint64_t expires_at_ms = 0;
+    std::uint64_t visibility_ms = 0;      // the group's, when this lease was issued
+    std::uint64_t max_visibility_ms = 0;  // likewise
+    // WAITING
+    std::uint64_t visible_at_ms = 0;
+  };
+  struct Tombstone {
+    std::uint64_t sequence = 0;
+    std::uint64_t reclaim_at_ms = 0;
+  };
+  struct LeaseHash {
+    std::size_t operator()(const Bytes32& b) const;
+  };
+
+  std::string cycle_key(std::uint64_t sequence) const;
+  std::string dead_key(std::uint64_t sequence) const;
+  void write_cycle(std::uint64_t sequence, const Cycle& c, store::WriteBatch& write) const;
+  void schedule(std::uint64_t sequence, Cycle& c, const GroupConfigV2& config, Timeline& timeline,
+                std::uint64_t now_ms);
+  void end_lease(Cycle& c);
+  /// The attempt ended without a terminal action: WAITING until `visible_at`, or EXPIRED if it was the last.
+  void attempt_over(std::uint64_t sequence, std::uint64_t visible_at_ms, const GroupConfigV2& config,
+                    std::uint64_t now_ms, Timeline& timeline, store::WriteBatch& write);
+  void terminate(std::uint64_t sequence, std::optional<DeadReason> expired, const GroupConfigV2& config,
+                 std::uint64_t now_ms, Timeline& timeline, store::WriteBatch& write);
+
+  Bytes32 stream_id_;
+  std::uint64_t group_id_;
+  std::uint64_t frontier_;
+  std::uint64_t next_epoch_ = 1;
+  std::map<std::uint64_t, Cycle> cycles_;  // live: LEASED or WAITING
+  std::set<std::uint64_t> ready_;          // WAITING whose time has come
+  std::unordered_map<Bytes32, std::uint64_t, LeaseHash> leases_;  // live leases
+  std::unordered_map<Bytes32, Tombstone, LeaseHash> terminal_;    // handles of terminal cycles, until reclaimed
+  std::deque<Bytes32> reclaim_order_;                             // terminal_ in reclamation order
+  std::unordered_map<HolderId, std::uint32_t> per_holder_;
+  std::uint32_t in_flight_ = 0;
+  std::map<std::uint64_t, DeadLetter> dead_;
+  GroupCounters counters_;
+};
+
+}  // namespace cowboy::cbqs::broker
