@@ -1,0 +1,223 @@
+// The consumer-group state machine (§9.2) without a network: attempts,
+// expiry, Nack timing, Extend's cap, the three lease-check answers,
+// reclamation, a restart with outstanding leases, retention and redrive.
+#include "cbqs/broker/group.h"
+
+#include <gtest/gtest.h>
+
+#include "cbqs/broker/stream.h"
+#include "cbqs/store/memory_store.h"
+#include "group_config.h"
+
+namespace cowboy::cbqs::broker {
+namespace {
+
+using store::MemoryStore;
+using store::Sync;
+using store::WriteBatch;
+
+class GroupCyclesTest : public ::testing::Test {
+ protected:
+  MemoryStore store;
+  Bytes32 sid{};
+  GroupConfigV2 config = cbqs::testing::valid_group_config(1);
+  Timeline timeline;
+  std::uint64_t now = 1'000'000;
+  std::uint64_t committed_at = 999'000;
+  HolderId alice = 1, bob = 2;
+
+  void SetUp() override {
+    sid[0] = 0x6a;
+    config.group_id = 1;
+    config.visibility_timeout_ms = 100;
+    config.max_visibility_ms = 1'000;
+    config.max_attempts = 3;
+    config.record_deadline_ms = 60'000;
+  }
+
+  static Bytes32 handle(std::uint8_t n) {
+    Bytes32 b{};
+    b[0] = n;
+    b[31] = 0xee;
+    return b;
+  }
+
+  /// Advances the clock and applies what came due, as the broker's timer does.
+  void advance_to(GroupCycles& g, std::uint64_t t, WriteBatch& w) {
+    now = t;
+    for (const auto& e : timeline.take_due(now)) g.on_due(e, config, now, timeline, w);
+  }
+
+  GroupCycles fresh() { return GroupCycles(sid, config.group_id, 1); }
+};
+
+TEST_F(GroupCyclesTest, AnExpiredLeaseIsRedeliveredUntilTheExpiryThatExhaustsAttempts) {
+  GroupCycles g = fresh();
+  WriteBatch w;
+  for (std::uint16_t attempt = 1; attempt <= 3; ++attempt) {
+    auto ready = attempt == 1 ? std::optional<std::uint64_t>(1) : g.next_ready();
+    ASSERT_EQ(ready, std::optional<std::uint64_t>(1)) << "attempt " << attempt;
+    auto issued = g.issue(1, committed_at, alice, config, now, handle(attempt), timeline, w);
+    ASSERT_TRUE(issued);
+    EXPECT_EQ(issued->attempt, attempt);
+    EXPECT_EQ(g.in_flight(), 1u);
+    advance_to(g, now + 99, w);
+    EXPECT_EQ(g.in_flight(), 1u) << "expired early";
+    advance_to(g, now + 1, w);  // issued_at + visibility_timeout_ms
+    EXPECT_EQ(g.in_flight(), 0u);
+  }
+  EXPECT_FALSE(g.next_ready());  // the third expiry terminated it
+  ASSERT_EQ(g.dead_letters().size(), 1u);
+  EXPECT_EQ(g.dead_letters().at(1).attempts, 3);
+  EXPECT_EQ(g.dead_letters().at(1).reason, DeadReason::kAttempts);
+  EXPECT_EQ(g.counters().redelivered, 2u);
+  EXPECT_EQ(g.counters().expired, 1u);
+}
+
+TEST_F(GroupCyclesTest, NackFreesTheSlotAtOnceAndRedeliversAtIssuedAtPlusVisibility) {
+  GroupCycles g = fresh();
+  WriteBatch w;
+  std::uint64_t issued_at = now;
+  ASSERT_TRUE(g.issue(1, committed_at, alice, config, now, handle(1), timeline, w));
+  advance_to(g, issued_at + 30, w);
+  ASSERT_EQ(g.check_lease(handle(1), alice, now), std::nullopt);
+  g.nack(handle(1), config, now, timeline, w);
+  EXPECT_EQ(g.in_flight(), 0u);
+  EXPECT_TRUE(g.has_room(config, alice));
+  EXPECT_EQ(g.check_lease(handle(1), alice, now), ErrorCode::kLeaseStale);  // resolved, not terminal
+  advance_to(g, issued_at + 99, w);
+  EXPECT_FALSE(g.next_ready());
+  advance_to(g, issued_at + 100, w);
+  EXPECT_EQ(g.next_ready(), std::optional<std::uint64_t>(1));
+}
+
+TEST_F(GroupCyclesTest, ExtendIsCappedAtIssuedAtPlusMaxVisibility) {
+  GroupCycles g = fresh();
+  WriteBatch w;
+  std::uint64_t issued_at = now;
+  ASSERT_TRUE(g.issue(1, committed_at, alice, config, now, handle(1), timeline, w));
+  g.extend(handle(1), 5'000, config, now, timeline);  // asks past max_visibility_ms (1,000)
+  advance_to(g, issued_at + 999, w);
+  EXPECT_EQ(g.check_lease(handle(1), alice, now), std::nullopt);
+  advance_to(g, issued_at + 1'000, w);
+  EXPECT_EQ(g.in_flight(), 0u);
+  EXPECT_EQ(g.next_ready(), std::optional<std::uint64_t>(1));
+}
+
+TEST_F(GroupCyclesTest, LeaseChecksAnswerNotLeaseHolderThenDeliveryTerminalThenLeaseStaleAfterReclamation) {
+  GroupCycles g = fresh();
+  WriteBatch w;
+  ASSERT_TRUE(g.issue(1, committed_at, alice, config, now, handle(1), timeline, w));
+  EXPECT_EQ(g.check_lease(handle(1), bob, now), ErrorCode::kNotLeaseHolder);
+  EXPECT_EQ(g.check_lease(handle(9), alice, now), ErrorCode::kLeaseStale);  // never issued
+  g.ack(handle(1), config, now, timeline, w);
+  EXPECT_EQ(g.counters().acked, 1u);
+  // Terminal and not yet reclaimed: DeliveryTerminal, for anyone (it precedes NotLeaseHolder).
+  EXPECT_EQ(g.check_lease(handle(1), alice, now), ErrorCode::kDeliveryTerminal);
+  EXPECT_EQ(g.check_lease(handle(1), bob, now), ErrorCode::kDeliveryTerminal);
+  advance_to(g, now + config.visibility_timeout_ms, w);  // reclaimed
+  EXPECT_EQ(g.check_lease(handle(1), alice, now), ErrorCode::kLeaseStale);
+  EXPECT_EQ(g.oldest_live(), std::nullopt);
+}
+
+TEST_F(GroupCyclesTest, RejectExpiresAtOnceAndRecordDeadlineExpiresALeasedCycle) {
+  GroupCycles g = fresh();
+  WriteBatch w;
+  ASSERT_TRUE(g.issue(1, committed_at, alice, config, now, handle(1), timeline, w));
+  g.reject(handle(1), config, now, timeline, w);
+  EXPECT_EQ(g.dead_letters().at(1).reason, DeadReason::kRejected);
+  EXPECT_EQ(g.dead_letters().at(1).attempts, 1);
+
+  config.record_deadline_ms = 2'000;  // record 2 was committed at 999,000: deadline 1,001,000
+  config.max_visibility_ms = 5'000;
+  ASSERT_TRUE(g.issue(2, committed_at, alice, config, now, handle(2), timeline, w));
+  g.extend(handle(2), 4'000, config, now, timeline);
+  advance_to(g, 1'001'000, w);
+  EXPECT_EQ(g.dead_letters().at(2).reason, DeadReason::kDeadline);
+  EXPECT_EQ(g.check_lease(handle(2), alice, now), ErrorCode::kDeliveryTerminal);
+  // A PENDING record past its deadline is found EXPIRED when the group reaches it.
+  EXPECT_FALSE(g.issue(3, committed_at, alice, config, now, handle(3), timeline, w));
+  EXPECT_EQ(g.dead_letters().at(3).attempts, 0);
+  EXPECT_EQ(g.frontier(), 4u);
+}
+
+TEST_F(GroupCyclesTest, InFlightLimitsPerGroupAndPerHolder) {
+  config.max_in_flight = 3;
+  config.max_in_flight_per_holder = 2;
+  GroupCycles g = fresh();
+  WriteBatch w;
+  ASSERT_TRUE(g.issue(1, committed_at, alice, config, now, handle(1), timeline, w));
+  ASSERT_TRUE(g.issue(2, committed_at, alice, config, now, handle(2), timeline, w));
+  EXPECT_FALSE(g.has_room(config, alice));
+  EXPECT_TRUE(g.has_room(config, bob));
+  ASSERT_TRUE(g.issue(3, committed_at, bob, config, now, handle(3), timeline, w));
+  EXPECT_FALSE(g.has_room(config, bob));  // the group is full
+  g.ack(handle(1), config, now, timeline, w);
+  EXPECT_TRUE(g.has_room(config, alice));  // cleared by draining, not by time
+  // A holder that goes away: its leases end as if expired now.
+  g.release_holder(alice, config, now, timeline, w);
+  EXPECT_EQ(g.in_flight(), 1u);
+  EXPECT_EQ(g.next_ready(), std::optional<std::uint64_t>(2));
+}
+
+TEST_F(GroupCyclesTest, ARestartCountsTheAttemptOfEveryOutstandingLeaseAndKeepsAcks) {
+  config.max_attempts = 2;
+  {
+    GroupCycles g = fresh();
+    WriteBatch w;
+    for (std::uint64_t seq = 1; seq <= 4; ++seq)
+      ASSERT_TRUE(g.issue(seq, committed_at, alice, config, now, handle(static_cast<std::uint8_t>(seq)), timeline, w));
+    g.ack(handle(1), config, now, timeline, w);
+    g.nack(handle(2), config, now, timeline, w);  // waiting until now + 100
+    advance_to(g, now + 100, w);                  // 3 and 4 expire; all three are ready
+    ASSERT_TRUE(g.issue(3, committed_at, alice, config, now, handle(13), timeline, w));  // attempt 2
+    ASSERT_TRUE(store.write(w, Sync::kYes));
+  }
+  store.crash();
+  Timeline after;
+  WriteBatch repair;
+  auto loaded = GroupCycles::load(store, sid, config, 1, now + 10, after, repair);
+  ASSERT_TRUE(loaded);
+  GroupCycles& g = *loaded;
+  EXPECT_EQ(g.frontier(), 5u);
+  // 1 was acked: gone. 3 was leased on its last attempt: EXPIRED. 2 and 4 are ready again.
+  EXPECT_EQ(g.dead_letters().size(), 1u);
+  EXPECT_EQ(g.dead_letters().at(3).attempts, 2);
+  EXPECT_EQ(g.next_ready(), std::optional<std::uint64_t>(2));
+  EXPECT_EQ(g.waiting(), 2u);
+  EXPECT_FALSE(repair.empty());
+}
+
+TEST_F(GroupCyclesTest, RetentionDropsCyclesAndDeadLettersBelowTheFloorAndRedriveResetsAttempts) {
+  GroupCycles g = fresh();
+  WriteBatch w;
+  for (std::uint64_t seq = 1; seq <= 3; ++seq)
+    ASSERT_TRUE(g.issue(seq, committed_at, alice, config, now, handle(static_cast<std::uint8_t>(seq)), timeline, w));
+  g.reject(handle(1), config, now, timeline, w);
+  g.reject(handle(3), config, now, timeline, w);
+  g.drop_below(2, w);
+  EXPECT_EQ(g.dead_letters().size(), 1u);  // 1 went with its record
+  EXPECT_EQ(g.in_flight(), 1u);
+  EXPECT_EQ(g.redrive(config, now, timeline, w), 1u);
+  EXPECT_TRUE(g.dead_letters().empty());
+  EXPECT_EQ(g.next_ready(), std::optional<std::uint64_t>(3));
+  auto again = g.issue(3, committed_at, alice, config, now, handle(23), timeline, w);
+  ASSERT_TRUE(again);
+  EXPECT_EQ(again->attempt, 1);
+}
+
+TEST_F(GroupCyclesTest, TimelineReturnsEntriesInDueOrder) {
+  Timeline t;
+  t.add({30, 1, 3, 1});
+  t.add({10, 1, 1, 1});
+  t.add({20, 2, 2, 1});
+  EXPECT_EQ(t.next_due(), std::optional<std::uint64_t>(10));
+  auto due = t.take_due(20);
+  ASSERT_EQ(due.size(), 2u);
+  EXPECT_EQ(due[0].sequence, 1u);
+  EXPECT_EQ(due[1].sequence, 2u);
+  EXPECT_EQ(t.size(), 1u);
+}
+
+}  // namespace
+}  // namespace cowboy::cbqs::broker
