@@ -1,6 +1,7 @@
 #include "admin.h"
 
 #include <algorithm>
+#include <map>
 #include <sstream>
 
 namespace cowboy::cbqsd {
@@ -82,8 +83,83 @@ std::string prometheus_text(const cbqs::broker::CoreMetrics& m, std::uint64_t sn
   return out.str();
 }
 
-net::HttpHandler admin_handler(const cbqs::broker::Broker& broker) {
+namespace {
+
+// "a=1&b=2" -> {a: 1, b: 2}; the last of a repeated key wins.
+std::map<std::string, std::string> query_params(std::string_view query) {
+  std::map<std::string, std::string> out;
+  while (!query.empty()) {
+    auto amp = query.find('&');
+    auto pair = query.substr(0, amp);
+    auto eq = pair.find('=');
+    if (eq != std::string_view::npos) out[std::string(pair.substr(0, eq))] = std::string(pair.substr(eq + 1));
+    query = amp == std::string_view::npos ? std::string_view{} : query.substr(amp + 1);
+  }
+  return out;
+}
+
+std::optional<std::uint64_t> number(const std::map<std::string, std::string>& q, const std::string& key) {
+  auto it = q.find(key);
+  if (it == q.end() || it->second.empty() || it->second.size() > 20) return std::nullopt;
+  std::uint64_t v = 0;
+  for (char c : it->second) {
+    if (c < '0' || c > '9') return std::nullopt;
+    if (v > (UINT64_MAX - static_cast<std::uint64_t>(c - '0')) / 10) return std::nullopt;
+    v = v * 10 + static_cast<std::uint64_t>(c - '0');
+  }
+  return v;
+}
+
+net::HttpReply bad_request(std::string why) { return {400, "text/plain", why + "\n"}; }
+
+// GET  /v1/groups/dead-letters?stream=<hex>&group=<id>[&after=<seq>][&limit=<1..1000>]
+// POST /v1/groups/redrive?stream=<hex>&group=<id>
+net::HttpReply dead_letter_route(cbqs::broker::Broker& broker, std::string_view path, std::string_view query,
+                                 const std::string& method) {
+  auto q = query_params(query);
+  auto stream = q.contains("stream") ? from_hex(q["stream"]) : std::nullopt;
+  auto group = number(q, "group");
+  if (!stream || stream->size() != 32 || !group) return bad_request("stream (64 hex digits) and group are required");
+  Bytes32 stream_id;
+  std::copy(stream->begin(), stream->end(), stream_id.begin());
+  if (path == "/v1/groups/redrive") {
+    if (method != "POST") return {405, "text/plain", "use POST\n"};
+    auto n = broker.redrive(stream_id, *group);
+    if (!n) return {404, "text/plain", "no such group\n"};
+    return {200, "application/json", "{\"redriven\":" + std::to_string(*n) + "}\n"};
+  }
+  if (method != "GET") return {405, "text/plain", "use GET\n"};
+  std::uint64_t limit = q.contains("limit") ? number(q, "limit").value_or(0) : 100;
+  if (limit == 0 || limit > 1'000) return bad_request("limit must be 1..1000");
+  auto letters = broker.dead_letters(stream_id, *group, number(q, "after").value_or(0), limit + 1);
+  if (!letters) return {404, "text/plain", "no such group\n"};
+  bool more = letters->size() > limit;
+  if (more) letters->pop_back();
+  std::ostringstream out;
+  out << "{\"dead_letters\":[";
+  for (std::size_t k = 0; k < letters->size(); ++k) {
+    const auto& d = (*letters)[k];
+    out << (k ? "," : "") << "{\"sequence\":" << d.sequence << ",\"attempts\":" << d.attempts << ",\"reason\":\""
+        << cbqs::broker::to_string(d.reason) << "\",\"expired_at_ms\":" << d.expired_at_ms
+        << ",\"committed_at_ms\":" << d.committed_at_ms << "}";
+  }
+  out << "],\"next_after\":";
+  if (more) out << letters->back().sequence;
+  else out << "null";
+  out << "}\n";
+  return {200, "application/json", out.str()};
+}
+
+}  // namespace
+
+net::HttpHandler admin_handler(cbqs::broker::Broker& broker) {
   return [&broker](const net::HttpRequest& req) -> net::HttpReply {
+    std::string_view target = req.target;
+    auto question = target.find('?');
+    std::string_view path = target.substr(0, question);
+    if (path.starts_with("/v1/groups/"))
+      return dead_letter_route(broker, path, question == std::string_view::npos ? "" : target.substr(question + 1),
+                               req.method);
     if (req.method != "GET") return {405, "text/plain", "method not allowed\n"};
     if (req.target == "/healthz") return {200, "text/plain", "ok\n"};
     if (req.target == "/readyz") {

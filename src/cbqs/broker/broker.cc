@@ -277,18 +277,33 @@ std::uint64_t Broker::snapshot_height() const {
   return view ? view->height : 0;
 }
 
+namespace {
+// Runs `f` on the io thread (where the core lives) and waits for its result.
+template <typename F>
+auto on_io(asio::io_context& io, const std::thread& io_thread, F&& f) {
+  if (!io_thread.joinable()) return f();
+  std::promise<decltype(f())> p;
+  asio::post(io, [&] { p.set_value(f()); });
+  return p.get_future().get();
+}
+}  // namespace
+
 CoreMetrics Broker::metrics() const {
   auto& i = *impl_;
-  CoreMetrics m;
-  if (!i.io_thread.joinable()) {
-    m = i.core->metrics();
-  } else {
-    std::promise<CoreMetrics> p;
-    asio::post(i.io, [&] { p.set_value(i.core->metrics()); });
-    m = p.get_future().get();
-  }
+  CoreMetrics m = on_io(i.io, i.io_thread, [&] { return i.core->metrics(); });
   m.read_pauses = i.read_pauses.load();
   return m;
+}
+
+std::optional<std::vector<DeadLetter>> Broker::dead_letters(const Bytes32& stream_id, std::uint64_t group_id,
+                                                            std::uint64_t after, std::size_t limit) {
+  auto& i = *impl_;
+  return on_io(i.io, i.io_thread, [&] { return i.core->dead_letters(stream_id, group_id, after, limit); });
+}
+
+std::optional<std::size_t> Broker::redrive(const Bytes32& stream_id, std::uint64_t group_id) {
+  auto& i = *impl_;
+  return on_io(i.io, i.io_thread, [&] { return i.core->redrive(stream_id, group_id); });
 }
 
 }  // namespace cowboy::cbqs::broker

@@ -42,6 +42,11 @@ class Broker {
   /// §17 readiness: the store is healthy, the listener bound, the snapshot fresh.
   bool ready(std::string* why = nullptr) const;
   CoreMetrics metrics() const;
+  /// The dead-letter view of a group (docs/protocol.md §O); nullopt for an unknown group.
+  std::optional<std::vector<DeadLetter>> dead_letters(const Bytes32& stream_id, std::uint64_t group_id,
+                                                      std::uint64_t after, std::size_t limit);
+  /// Redelivers every dead letter of a group; how many, or nullopt for an unknown group.
+  std::optional<std::size_t> redrive(const Bytes32& stream_id, std::uint64_t group_id);
   /// Height of the snapshot in force (0 before the first).
   std::uint64_t snapshot_height() const;
 

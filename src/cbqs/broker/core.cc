@@ -85,15 +85,18 @@ void Core::send(ConnectionId id, const CbqsServerFrameV2& frame) {
   if (it != connections_.end()) it->second.peer->send(encode(frame));
 }
 
-void Core::send_error(ConnectionId id, std::optional<Bytes32> request_id, ErrorCode code, std::string_view detail,
-                      Bytes details) {
+ErrorFrame Core::error_frame(std::optional<Bytes32> request_id, ErrorCode code, std::string_view detail, Bytes details) {
   std::string message(error_name(code));
   message += ": ";
   message += detail.empty() ? error_description(code) : detail;
   if (message.size() > limits::kMaxErrorMessageBytes) message.resize(limits::kMaxErrorMessageBytes);
   ++metrics_.errors_sent;
-  send(id, ErrorFrame{request_id, static_cast<std::uint16_t>(code), Bytes(message.begin(), message.end()),
-                      std::move(details)});
+  return ErrorFrame{request_id, static_cast<std::uint16_t>(code), Bytes(message.begin(), message.end()), std::move(details)};
+}
+
+void Core::send_error(ConnectionId id, std::optional<Bytes32> request_id, ErrorCode code, std::string_view detail,
+                      Bytes details) {
+  send(id, error_frame(request_id, code, detail, std::move(details)));
 }
 
 void Core::on_frame(ConnectionId id, ByteView bytes) {

@@ -196,6 +196,8 @@ class Core {
   void send(ConnectionId id, const CbqsServerFrameV2& frame);
   void send_error(ConnectionId id, std::optional<Bytes32> request_id, ErrorCode code, std::string_view detail = {},
                   Bytes details = {});
+  ErrorFrame error_frame(std::optional<Bytes32> request_id, ErrorCode code, std::string_view detail = {},
+                         Bytes details = {});
   void open_session(ConnectionId id, Connection& c, const OpenSession& f);
   void complete_session(ConnectionId id, Connection& c, const CompleteSession& f);
   void end_session(ConnectionId id, const Bytes32& session_id);
@@ -245,6 +247,8 @@ class Core {
                     const Bytes32& subscription_id, const Bytes32& lease, LeaseVerb verb, std::uint64_t extend_ms);
   void group_deleted(StreamSlot& slot, std::uint64_t group_id);
   Visit deliver_group(StreamSlot& slot, Subscription& sub, bool solvent, std::uint64_t now_ms);
+  /// Sends after the deferred frames of this stream (so a subscription's frames keep their order).
+  void send_in_order(StreamSlot& slot, ConnectionId id, CbqsServerFrameV2 frame);
   void run_timeline(StreamSlot& slot, std::uint64_t now_ms);
   void arm_timeline(const Bytes32& stream_id);
   void flush_journal(const Bytes32& stream_id);

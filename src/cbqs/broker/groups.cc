@@ -114,7 +114,7 @@ Core::Visit Core::deliver_group(StreamSlot& sl, Subscription& sub, bool solvent,
     if (!seq) return visit;
     if (!g->has_room(*config, sub.holder)) {
       if (!sub.backpressure_sent) {  // once per stall; deliveries resume as holders drain
-        send_error(sub.connection, sub.id, ErrorCode::kBackpressure);
+        send_in_order(sl, sub.connection, error_frame(sub.id, ErrorCode::kBackpressure));
         sub.backpressure_sent = true;
       }
       return visit;
@@ -124,7 +124,8 @@ Core::Visit Core::deliver_group(StreamSlot& sl, Subscription& sub, bool solvent,
     std::uint64_t frame_bytes = sizes::delivery_frame_bytes(record->payload.size(), true);
     if (frame_bytes > sub.credit) {
       if (!sub.short_sent) {
-        send(sub.connection, DeliveryState{sub.session_id, sub.id, CreditShort{static_cast<std::uint32_t>(frame_bytes)}});
+        send_in_order(sl, sub.connection,
+                      DeliveryState{sub.session_id, sub.id, CreditShort{static_cast<std::uint32_t>(frame_bytes)}});
         sub.short_sent = true;
       }
       if (sub.stalled_since_ms == 0) sub.stalled_since_ms = std::max<std::uint64_t>(now, 1);
@@ -147,6 +148,11 @@ Core::Visit Core::deliver_group(StreamSlot& sl, Subscription& sub, bool solvent,
     return Visit::kProgress;
   }
   return visit;
+}
+
+void Core::send_in_order(StreamSlot& sl, ConnectionId id, CbqsServerFrameV2 frame) {
+  if (sl.journal_writing || !sl.deferred.empty()) sl.deferred.push_back({id, std::move(frame)});
+  else send(id, frame);
 }
 
 void Core::run_timeline(StreamSlot& sl, std::uint64_t now) {

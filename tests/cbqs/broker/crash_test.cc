@@ -5,10 +5,13 @@
 #include <gtest/gtest.h>
 
 #include <fstream>
+#include <deque>
 #include <regex>
+#include <set>
 
 #include "../../support/cbqsd_process.h"
 #include "broker_fixture.h"
+#include "group_config.h"
 #include "cbqs/broker/auth.h"
 #include "cbqs/wire/ids.h"
 #include "cbqs/wire/codec.h"
@@ -178,6 +181,108 @@ TEST_F(WrongKeyTest, ABrokerWhoseKeyIsNotTheChainsIsNotReady) {
   ASSERT_TRUE(cowboy::testing::eventually([&] { return broker->snapshot_height() > 0; }));
   EXPECT_FALSE(broker->ready(&why));
   EXPECT_NE(why.find("provider key does not match"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace cowboy::cbqs::broker
+
+namespace cowboy::cbqs::broker {
+namespace {
+
+// Reads frames until the answer to `id`; Deliveries met on the way are kept.
+CbqsServerFrameV2 answer_to(client::WssConnection& c, const Bytes32& id, std::deque<Delivery>& deliveries) {
+  for (;;) {
+    auto f = c.receive(std::chrono::seconds(10));
+    if (!f) return ErrorFrame{};
+    if (auto* d = std::get_if<Delivery>(&*f)) {
+      deliveries.push_back(std::move(*d));
+      continue;
+    }
+    if (const auto* r = std::get_if<Response>(&*f); r && r->request_id == id) return std::move(*f);
+    if (const auto* e = std::get_if<ErrorFrame>(&*f); e && e->request_id == id) return std::move(*f);
+  }
+}
+
+Delivery next_delivery(client::WssConnection& c, std::deque<Delivery>& deliveries) {
+  while (deliveries.empty()) {
+    auto f = c.receive(std::chrono::seconds(10));
+    if (!f) return Delivery{};
+    if (auto* d = std::get_if<Delivery>(&*f)) deliveries.push_back(std::move(*d));
+  }
+  Delivery d = std::move(deliveries.front());
+  deliveries.pop_front();
+  return d;
+}
+
+TEST(CbqsdCrash, LeasesOutstandingAtSigkillAreDeliveredAgainWithTheirAttemptCounted) {
+  cowboy::testing::TempDir dir;
+  std::uint64_t lane = 0, group = 0;
+  std::deque<Delivery> deliveries;
+  {
+    cowboy::testing::CbqsdProcess cbqsd(dir.path());
+    ASSERT_TRUE(cbqsd.up());
+    auto c = cbqsd.connect();
+    ASSERT_NE(c, nullptr);
+    Bytes32 session = open(*c, cbqsd.grant(), cbqsd.holder());
+    ASSERT_TRUE(c->send(Request{rid(3), session, req::CreateLane{}}));
+    lane = std::get<resp::LaneCreated>(std::get<Response>(answer_to(*c, rid(3), deliveries)).body).lane_id;
+    GroupConfigV2 config = cbqs::testing::valid_group_config(lane);
+    config.visibility_timeout_ms = 30'000;  // the §15 ceiling: nothing expires during the test
+    config.max_visibility_ms = 30'000;
+    config.max_in_flight_per_holder = 10;
+    config.max_attempts = 2;
+    ASSERT_TRUE(c->send(Request{rid(4), session, req::CreateGroup{config}}));
+    group = std::get<resp::GroupCreated>(std::get<Response>(answer_to(*c, rid(4), deliveries)).body).group_id;
+    for (int i = 1; i <= 20; ++i) {
+      ASSERT_TRUE(c->send(Request{rid(100 + i), session, req::Append{{lane, Bytes{static_cast<std::uint8_t>(i)}}}}));
+      ASSERT_TRUE(std::holds_alternative<Response>(answer_to(*c, rid(100 + i), deliveries)));
+    }
+    ASSERT_TRUE(c->send(Request{rid(5), session, req::Subscribe{SourceGroup{lane, group}, 1 << 20}}));
+    ASSERT_TRUE(std::holds_alternative<Response>(answer_to(*c, rid(5), deliveries)));
+    // Ten leases (max_in_flight_per_holder); 1..4 are acked durably, 5..10 stay outstanding.
+    for (std::uint64_t seq = 1; seq <= 10; ++seq) {
+      Delivery d = next_delivery(*c, deliveries);
+      ASSERT_EQ(d.sequence, seq);
+      if (seq <= 4) {
+        ASSERT_TRUE(c->send(Request{rid(200 + seq), session, req::Ack{rid(5), *d.lease}}));
+        ASSERT_TRUE(std::holds_alternative<Response>(answer_to(*c, rid(200 + seq), deliveries)));
+      }
+    }
+    cbqsd.kill9();
+  }
+
+  cowboy::testing::CbqsdProcess restarted(dir.path());
+  ASSERT_TRUE(restarted.up());
+  auto c = restarted.connect();
+  ASSERT_NE(c, nullptr);
+  Bytes32 session = open(*c, restarted.grant(), restarted.holder());
+  deliveries.clear();
+  ASSERT_TRUE(c->send(Request{rid(6), session, req::Subscribe{SourceGroup{lane, group}, 1 << 20}}));
+  ASSERT_TRUE(std::holds_alternative<Response>(answer_to(*c, rid(6), deliveries)));
+  std::set<std::uint64_t> seen;
+  std::uint64_t request = 1'000;
+  while (seen.size() < 16) {
+    Delivery d = next_delivery(*c, deliveries);
+    ASSERT_GE(d.sequence, 5u) << "an Ack made durable before the crash was lost";
+    ASSERT_LE(d.sequence, 20u);
+    ASSERT_TRUE(seen.insert(d.sequence).second) << "sequence " << d.sequence << " delivered twice";
+    if (d.sequence <= 10) {
+      // Its second attempt, the last of max_attempts = 2: a Nack ends the cycle
+      // EXPIRED, so repeating it gets DeliveryTerminal. Had the crash forgotten
+      // the first attempt, the repeat would get LeaseStale (a WAITING cycle).
+      ASSERT_TRUE(c->send(Request{rid(request), session, req::Nack{rid(6), *d.lease}}));
+      ASSERT_TRUE(std::holds_alternative<Response>(answer_to(*c, rid(request++), deliveries)));
+      ASSERT_TRUE(c->send(Request{rid(request), session, req::Nack{rid(6), *d.lease}}));
+      auto again = answer_to(*c, rid(request++), deliveries);
+      ASSERT_TRUE(std::holds_alternative<ErrorFrame>(again));
+      EXPECT_EQ(std::get<ErrorFrame>(again).code, static_cast<std::uint16_t>(ErrorCode::kDeliveryTerminal));
+    } else {
+      ASSERT_TRUE(c->send(Request{rid(request), session, req::Ack{rid(6), *d.lease}}));
+      ASSERT_TRUE(std::holds_alternative<Response>(answer_to(*c, rid(request++), deliveries)));
+    }
+  }
+  EXPECT_EQ(*seen.begin(), 5u);
+  EXPECT_EQ(*seen.rbegin(), 20u);
 }
 
 }  // namespace
