@@ -1,0 +1,238 @@
+// Consumer-group throughput and redelivery timing of a real cbqsd (in
+// process, RocksDB, wss over loopback TLS).
+//
+// Drain (default): --records records of --payload bytes are appended first;
+// then --consumers consumers (each its own connection, session and Group
+// subscription, on its own thread) receive and Ack until every record is
+// acked. Reports acked records/s (first Subscribe to last Ok) and the broker's
+// CPU per acked record. The medians of --runs runs are printed last.
+//
+//   build/bin/cbqs_group_bench --consumers 2 --records 200000 --runs 3
+//
+// Redelivery (--redelivery): one consumer never acks; for every record the
+// lateness of its second delivery behind first delivery + visibility_timeout_ms
+// is measured (p50/p99).
+//
+//   build/bin/cbqs_group_bench --redelivery --records 2000 --visibility-ms 500 --runs 3
+#include <CLI/CLI.hpp>
+
+#include <unistd.h>
+
+#include <algorithm>
+#include <atomic>
+#include <cstdio>
+#include <fstream>
+#include <sstream>
+#include <thread>
+
+#include "cbqs/testbed/local_deployment.h"
+
+using namespace cowboy;
+using namespace cowboy::cbqs;
+using SteadyClock = std::chrono::steady_clock;
+
+namespace {
+
+struct Options {
+  int consumers = 2;
+  int records = 200'000;
+  std::size_t payload = 256;
+  int runs = 1;
+  bool redelivery = false;
+  std::uint64_t visibility_ms = 500;
+};
+
+struct RunResult {
+  double acked_per_sec = 0;
+  double broker_cpu_us_per_record = 0;
+  double lateness_p50_ms = 0, lateness_p99_ms = 0;
+};
+
+Bytes32 rid(std::uint64_t n) { return testbed::request_id(n); }
+
+double thread_cpu_seconds(std::string_view prefix) {
+  double total = 0;
+  long ticks = ::sysconf(_SC_CLK_TCK);
+  for (const auto& task : std::filesystem::directory_iterator("/proc/self/task")) {
+    std::ifstream comm(task.path() / "comm");
+    std::string name;
+    std::getline(comm, name);
+    if (!name.starts_with(prefix)) continue;
+    std::ifstream stat(task.path() / "stat");
+    std::string line;
+    std::getline(stat, line);
+    std::istringstream fields(line.substr(line.rfind(')') + 2));
+    std::string f;
+    std::uint64_t utime = 0, stime = 0;
+    for (int i = 3; fields >> f; ++i) {
+      if (i == 14) utime = std::stoull(f);
+      if (i == 15) {
+        stime = std::stoull(f);
+        break;
+      }
+    }
+    total += static_cast<double>(utime + stime) / static_cast<double>(ticks);
+  }
+  return total;
+}
+
+double percentile(std::vector<double> v, double p) {
+  if (v.empty()) return 0;
+  std::size_t k = static_cast<std::size_t>(p * static_cast<double>(v.size() - 1));
+  std::nth_element(v.begin(), v.begin() + static_cast<std::ptrdiff_t>(k), v.end());
+  return v[k];
+}
+
+[[noreturn]] void die(const std::string& why) {
+  std::fprintf(stderr, "group_bench: %s\n", why.c_str());
+  std::exit(1);
+}
+
+template <typename Body>
+const Body& expect(const Result<CbqsServerFrameV2, std::string>& f, const char* what) {
+  if (!f) die(std::string(what) + ": " + f.error());
+  const auto* r = std::get_if<Response>(&*f);
+  if (!r || !std::holds_alternative<Body>(r->body)) die(std::string(what) + ": unexpected answer");
+  return std::get<Body>(r->body);
+}
+
+RunResult run_once(const Options& o, int index) {
+  auto dir = std::filesystem::temp_directory_path() / ("cbqs-group-bench-" + std::to_string(::getpid()) + "-" +
+                                                       std::to_string(index));
+  std::filesystem::remove_all(dir);
+  testbed::DeploymentOptions options;
+  options.snapshot_refresh_ms = 1'000;
+  options.parameters = {{"cbqs.max_append_bytes_per_sec", 268'435'456},
+                        {"cbqs.max_delivered_bytes_per_sec", 1'073'741'824}};
+  auto started = testbed::LocalDeployment::start(dir, options);
+  if (!started) die("cannot start: " + started.error());
+  auto& d = **started;
+  auto c = *d.connect();
+  Bytes32 session = *d.open_session(*c, d.grant(0x003f));
+  (void)c->send(Request{rid(1), session, req::UpdateSettings{StreamSettingsV2{604'800'000, 1'073'741'824, 1'048'576,
+                                                                              268'435'456, 1'073'741'824}}});
+  expect<resp::Settings>(c->receive(std::chrono::seconds(5)), "UpdateSettings");
+  (void)c->send(Request{rid(2), session, req::CreateLane{}});
+  std::uint64_t lane = expect<resp::LaneCreated>(c->receive(std::chrono::seconds(5)), "CreateLane").lane_id;
+  GroupConfigV2 config;
+  config.lane_id = lane;
+  config.start = StartAt{1};
+  config.visibility_timeout_ms = o.redelivery ? o.visibility_ms : 30'000;
+  config.max_visibility_ms = 30'000;
+  config.max_in_flight = 262'144;
+  config.max_in_flight_per_holder = o.redelivery ? 262'144 : 4'096;
+  config.max_attempts = 16;
+  config.record_deadline_ms = 3'600'000;
+  (void)c->send(Request{rid(3), session, req::CreateGroup{config}});
+  std::uint64_t group = expect<resp::GroupCreated>(c->receive(std::chrono::seconds(5)), "CreateGroup").group_id;
+
+  // Fill the lane, 256 appends in flight.
+  Bytes payload(o.payload, 0x5a);
+  int sent = 0, acked = 0;
+  while (acked < o.records) {
+    while (sent < o.records && sent - acked < 256)
+      if (!c->send(Request{rid(100 + sent++), session, req::Append{{lane, payload}}})) die("append send");
+    expect<resp::Appended>(c->receive(std::chrono::seconds(10)), "Append");
+    ++acked;
+  }
+
+  RunResult result;
+  std::atomic<int> total{0};
+  std::atomic<bool> failed{false};
+  std::vector<std::vector<double>> lateness(static_cast<std::size_t>(o.consumers));
+  auto consume = [&](int k) {
+    auto conn = d.connect();
+    if (!conn) return void(failed = true);
+    auto s = d.open_session(**conn, d.grant(0x003f));
+    if (!s) return void(failed = true);
+    Bytes32 sub = rid(10'000'000 + static_cast<std::uint64_t>(k));
+    (void)(*conn)->send(Request{sub, *s, req::Subscribe{SourceGroup{lane, group}, 1ULL << 30}});
+    std::uint64_t n = 0;
+    std::unordered_map<std::uint64_t, SteadyClock::time_point> first_seen;
+    while (total.load() < o.records && !failed) {
+      auto f = (*conn)->receive(std::chrono::milliseconds(200));
+      if (!f) continue;
+      const auto* del = std::get_if<Delivery>(&*f);
+      if (!del) continue;  // Oks of Acks, the Subscribe's Ok
+      if (o.redelivery) {
+        auto [it, first] = first_seen.emplace(del->sequence, SteadyClock::now());
+        if (!first) {  // the redelivery: how late behind first delivery + visibility
+          double ms = std::chrono::duration<double, std::milli>(SteadyClock::now() - it->second).count();
+          lateness[static_cast<std::size_t>(k)].push_back(ms - static_cast<double>(o.visibility_ms));
+          (void)(*conn)->send(Request{rid(20'000'000 + n++), *s, req::Ack{sub, *del->lease}});
+          total.fetch_add(1);
+        }
+        continue;
+      }
+      if (!(*conn)->send(Request{rid(20'000'000 + n++), *s, req::Ack{sub, *del->lease}})) failed = true;
+      total.fetch_add(1);
+    }
+  };
+  double cpu_before = thread_cpu_seconds("cbqs-");
+  auto begin = SteadyClock::now();
+  std::vector<std::thread> threads;
+  for (int k = 0; k < o.consumers; ++k) threads.emplace_back(consume, k);
+  for (auto& t : threads) t.join();
+  if (failed) die("a consumer failed");
+  double received = std::chrono::duration<double>(SteadyClock::now() - begin).count();
+  // Every Ack is durable once the group reports them all acked.
+  for (;;) {
+    std::uint64_t done = 0;
+    for (const auto& st : d.broker().metrics().streams)
+      for (const auto& g : st.groups) done = g.counters.acked;
+    if (done >= static_cast<std::uint64_t>(o.records)) break;
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  }
+  double elapsed = std::chrono::duration<double>(SteadyClock::now() - begin).count();
+  result.acked_per_sec = o.records / elapsed;
+  if (std::getenv("GROUP_BENCH_PHASES")) std::fprintf(stderr, "received all in %.3f s, all acks durable at %.3f s\n", received, elapsed);
+  result.broker_cpu_us_per_record = (thread_cpu_seconds("cbqs-") - cpu_before) * 1e6 / o.records;
+  std::vector<double> all;
+  for (auto& v : lateness) all.insert(all.end(), v.begin(), v.end());
+  result.lateness_p50_ms = percentile(all, 0.5);
+  result.lateness_p99_ms = percentile(all, 0.99);
+  d.stop();
+  std::filesystem::remove_all(dir);
+  return result;
+}
+
+double median(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  return v.empty() ? 0 : v[v.size() / 2];
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  Options o;
+  CLI::App app{"cbqsd consumer-group benchmark"};
+  app.add_option("--consumers", o.consumers, "competing consumers")->check(CLI::Range(1, 64));
+  app.add_option("--records", o.records, "records to drain")->check(CLI::Range(1, 10'000'000));
+  app.add_option("--payload", o.payload, "payload bytes")->check(CLI::Range(0, 65'536));
+  app.add_option("--runs", o.runs, "runs; medians are printed last")->check(CLI::Range(1, 20));
+  app.add_flag("--redelivery", o.redelivery, "measure redelivery lateness instead (never ack the first delivery)");
+  app.add_option("--visibility-ms", o.visibility_ms, "visibility_timeout_ms for --redelivery")->check(CLI::Range(1, 30'000));
+  CLI11_PARSE(app, argc, argv);
+
+  std::vector<double> rate, cpu, p50, p99;
+  for (int r = 0; r < o.runs; ++r) {
+    RunResult x = run_once(o, r);
+    if (o.redelivery)
+      std::printf("run %d: redelivery lateness p50 %.2f ms p99 %.2f ms (visibility %llu ms, %d records)\n", r + 1,
+                  x.lateness_p50_ms, x.lateness_p99_ms, static_cast<unsigned long long>(o.visibility_ms), o.records);
+    else
+      std::printf("run %d: %.0f acked records/s, broker CPU %.1f us/record\n", r + 1, x.acked_per_sec,
+                  x.broker_cpu_us_per_record);
+    rate.push_back(x.acked_per_sec);
+    cpu.push_back(x.broker_cpu_us_per_record);
+    p50.push_back(x.lateness_p50_ms);
+    p99.push_back(x.lateness_p99_ms);
+  }
+  if (o.redelivery)
+    std::printf("median of %d: redelivery lateness p50 %.2f ms p99 %.2f ms (visibility %llu ms)\n", o.runs,
+                median(p50), median(p99), static_cast<unsigned long long>(o.visibility_ms));
+  else
+    std::printf("median of %d: consumers %d payload %zu: %.0f acked records/s, broker CPU %.1f us/record\n", o.runs,
+                o.consumers, o.payload, median(rate), median(cpu));
+  return 0;
+}
