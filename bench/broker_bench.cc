@@ -19,11 +19,15 @@
 #include <thread>
 
 #include "async_load.h"
+#include "bench_util.h"
 #include "cbqs/testbed/local_deployment.h"
 
 using namespace cowboy;
 using namespace cowboy::cbqs;
 using SteadyClock = std::chrono::steady_clock;
+using bench::median;
+using bench::percentile;
+using bench::thread_cpu_seconds;
 
 namespace {
 
@@ -39,40 +43,7 @@ std::uint64_t now_ns() {
   return static_cast<std::uint64_t>(std::chrono::duration_cast<std::chrono::nanoseconds>(SteadyClock::now().time_since_epoch()).count());
 }
 
-// CPU seconds used so far by this process's threads named `prefix`* (the
-// broker's threads are cbqs-io, cbqs-commit, cbqs-snapshot), from /proc.
-double thread_cpu_seconds(std::string_view prefix) {
-  double total = 0;
-  long ticks = ::sysconf(_SC_CLK_TCK);
-  for (const auto& task : std::filesystem::directory_iterator("/proc/self/task")) {
-    std::ifstream comm(task.path() / "comm");
-    std::string name;
-    std::getline(comm, name);
-    if (!name.starts_with(prefix)) continue;
-    std::ifstream stat(task.path() / "stat");
-    std::string line;
-    std::getline(stat, line);
-    std::istringstream fields(line.substr(line.rfind(')') + 2));  // after "pid (comm) "
-    std::string f;
-    std::uint64_t utime = 0, stime = 0;
-    for (int i = 3; fields >> f; ++i) {  // field 3 is the state
-      if (i == 14) utime = std::stoull(f);
-      if (i == 15) {
-        stime = std::stoull(f);
-        break;
-      }
-    }
-    total += static_cast<double>(utime + stime) / static_cast<double>(ticks);
-  }
-  return total;
-}
 
-double percentile(std::vector<double>& v, double p) {
-  if (v.empty()) return 0;
-  std::size_t k = static_cast<std::size_t>(p * static_cast<double>(v.size() - 1));
-  std::nth_element(v.begin(), v.begin() + static_cast<std::ptrdiff_t>(k), v.end());
-  return v[k];
-}
 
 struct Options {
   int producers = 1;
@@ -233,10 +204,6 @@ RunResult run_once(const Options& o, int index) {
   return r;
 }
 
-double median(std::vector<double> v) {
-  std::sort(v.begin(), v.end());
-  return v.empty() ? 0 : v[v.size() / 2];
-}
 
 }  // namespace
 

@@ -25,11 +25,15 @@
 #include <sstream>
 #include <thread>
 
+#include "bench_util.h"
 #include "cbqs/testbed/local_deployment.h"
 
 using namespace cowboy;
 using namespace cowboy::cbqs;
 using SteadyClock = std::chrono::steady_clock;
+using bench::median;
+using bench::percentile;
+using bench::thread_cpu_seconds;
 
 namespace {
 
@@ -50,38 +54,7 @@ struct RunResult {
 
 Bytes32 rid(std::uint64_t n) { return testbed::request_id(n); }
 
-double thread_cpu_seconds(std::string_view prefix) {
-  double total = 0;
-  long ticks = ::sysconf(_SC_CLK_TCK);
-  for (const auto& task : std::filesystem::directory_iterator("/proc/self/task")) {
-    std::ifstream comm(task.path() / "comm");
-    std::string name;
-    std::getline(comm, name);
-    if (!name.starts_with(prefix)) continue;
-    std::ifstream stat(task.path() / "stat");
-    std::string line;
-    std::getline(stat, line);
-    std::istringstream fields(line.substr(line.rfind(')') + 2));
-    std::string f;
-    std::uint64_t utime = 0, stime = 0;
-    for (int i = 3; fields >> f; ++i) {
-      if (i == 14) utime = std::stoull(f);
-      if (i == 15) {
-        stime = std::stoull(f);
-        break;
-      }
-    }
-    total += static_cast<double>(utime + stime) / static_cast<double>(ticks);
-  }
-  return total;
-}
 
-double percentile(std::vector<double> v, double p) {
-  if (v.empty()) return 0;
-  std::size_t k = static_cast<std::size_t>(p * static_cast<double>(v.size() - 1));
-  std::nth_element(v.begin(), v.begin() + static_cast<std::ptrdiff_t>(k), v.end());
-  return v[k];
-}
 
 [[noreturn]] void die(const std::string& why) {
   std::fprintf(stderr, "group_bench: %s\n", why.c_str());
@@ -147,25 +120,33 @@ RunResult run_once(const Options& o, int index) {
     if (!s) return void(failed = true);
     Bytes32 sub = rid(10'000'000 + static_cast<std::uint64_t>(k));
     (void)(*conn)->send(Request{sub, *s, req::Subscribe{SourceGroup{lane, group}, 1ULL << 30}});
-    std::uint64_t n = 0;
+    std::uint64_t acks = 0, oks = 0;
     std::unordered_map<std::uint64_t, SteadyClock::time_point> first_seen;
-    while (total.load() < o.records && !failed) {
+    auto ack = [&](const Delivery& del) {
+      if (!(*conn)->send(Request{rid(20'000'000 + acks++), *s, req::Ack{sub, *del.lease}})) failed = true;
+      total.fetch_add(1);
+    };
+    // Until every record is taken, and then until this consumer's Acks are all answered
+    // (closing earlier could lose Acks still unread by the broker).
+    while ((total.load() < o.records || oks < acks) && !failed) {
       auto f = (*conn)->receive(std::chrono::milliseconds(200));
       if (!f) continue;
-      const auto* del = std::get_if<Delivery>(&*f);
-      if (!del) continue;  // Oks of Acks, the Subscribe's Ok
-      if (o.redelivery) {
-        auto [it, first] = first_seen.emplace(del->sequence, SteadyClock::now());
-        if (!first) {  // the redelivery: how late behind first delivery + visibility
-          double ms = std::chrono::duration<double, std::milli>(SteadyClock::now() - it->second).count();
-          lateness[static_cast<std::size_t>(k)].push_back(ms - static_cast<double>(o.visibility_ms));
-          (void)(*conn)->send(Request{rid(20'000'000 + n++), *s, req::Ack{sub, *del->lease}});
-          total.fetch_add(1);
-        }
+      if (const auto* r = std::get_if<Response>(&*f)) {
+        oks += r->request_id != sub;  // the Subscribe's Ok is not an Ack's
         continue;
       }
-      if (!(*conn)->send(Request{rid(20'000'000 + n++), *s, req::Ack{sub, *del->lease}})) failed = true;
-      total.fetch_add(1);
+      const auto* del = std::get_if<Delivery>(&*f);
+      if (!del) continue;
+      if (!o.redelivery) {
+        ack(*del);
+        continue;
+      }
+      auto [it, first] = first_seen.emplace(del->sequence, SteadyClock::now());
+      if (!first) {  // the redelivery: how late behind first delivery + visibility
+        double ms = std::chrono::duration<double, std::milli>(SteadyClock::now() - it->second).count();
+        lateness[static_cast<std::size_t>(k)].push_back(ms - static_cast<double>(o.visibility_ms));
+        ack(*del);
+      }
     }
   };
   double cpu_before = thread_cpu_seconds("cbqs-");
@@ -196,10 +177,6 @@ RunResult run_once(const Options& o, int index) {
   return result;
 }
 
-double median(std::vector<double> v) {
-  std::sort(v.begin(), v.end());
-  return v.empty() ? 0 : v[v.size() / 2];
-}
 
 }  // namespace
 

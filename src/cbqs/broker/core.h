@@ -188,6 +188,7 @@ class Core {
     store::WriteBatch journal;                     // group changes not yet written
     std::vector<Deferred> deferred;                // their frames
     bool journal_writing = false;
+    bool pump_posted = false;
   };
   enum class Visit { kNothing, kProgress, kPaced };
   enum class LeaseVerb { kAck, kNack, kExtend, kReject };
@@ -250,6 +251,7 @@ class Core {
   /// Sends after the deferred frames of this stream (so a subscription's frames keep their order).
   void send_in_order(StreamSlot& slot, ConnectionId id, CbqsServerFrameV2 frame);
   void run_timeline(StreamSlot& slot, std::uint64_t now_ms);
+  void pump_soon(StreamSlot& slot);
   void arm_timeline(const Bytes32& stream_id);
   void flush_journal(const Bytes32& stream_id);
   void journal_finished(const Bytes32& stream_id, std::vector<Deferred> frames, bool ok);

@@ -77,7 +77,18 @@ void Core::lease_action(ConnectionId id, Session& s, StreamSlot& sl, const Bytes
       return arm_timeline(sl.state.stream_id());
   }
   sl.deferred.push_back({id, Response{request_id, resp::Ok{}}});
-  pump(sl.state.stream_id());  // a slot was freed; also writes the journal
+  pump_soon(sl);  // a slot was freed; the pump also writes the journal
+}
+
+// Lease actions arrive in bursts (one read can carry many Acks): one pump after
+// the burst fills the freed slots in one pass and one journal write.
+void Core::pump_soon(StreamSlot& sl) {
+  if (sl.pump_posted) return;
+  sl.pump_posted = true;
+  boost::asio::post(io_, [this, stream_id = sl.state.stream_id()] {
+    streams_.at(stream_id).pump_posted = false;
+    pump(stream_id);
+  });
 }
 
 void Core::group_deleted(StreamSlot& sl, std::uint64_t group_id) {

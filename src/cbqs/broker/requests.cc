@@ -31,7 +31,7 @@ Core::StreamSlot* Core::slot(const Bytes32& stream_id) {
   auto [it, inserted] = streams_.emplace(
       stream_id, StreamSlot{std::move(*state), false, {}, {}, {}, TokenBucket(0, now), TokenBucket(0, now), {},
                             std::make_unique<boost::asio::steady_timer>(io_), {}, {},
-                            std::make_unique<boost::asio::steady_timer>(io_), UINT64_MAX, {}, {}, false});
+                            std::make_unique<boost::asio::steady_timer>(io_), UINT64_MAX, {}, {}, false, false});
   return &it->second;
 }
 

@@ -325,17 +325,20 @@ TEST_F(GroupTest, TwoCompetingConsumersDrain100kRecordsEveryOneAcked) {
   std::atomic<int> total{0};
   std::atomic<bool> failed{false};
   auto run = [&](Consumer& k, std::vector<std::uint32_t>& mine) {
-    std::uint64_t n = 0;
-    while (total.load() < kRecords && !failed) {
+    std::uint64_t sent = 0, answered = 0;
+    // Until every record is taken, then until this consumer's requests are all
+    // answered: closing earlier could drop Acks the broker has not read yet.
+    while ((total.load() < kRecords || answered < sent) && !failed) {
       auto f = k.c->receive(std::chrono::milliseconds(200));
       if (!f) continue;  // the other consumer may be draining the rest
       if (auto* d = std::get_if<Delivery>(&*f)) {
-        Bytes32 ack_id = rid(1'000'000 + n++);
-        if (!k.c->send(Request{ack_id, k.session, req::Ack{k.sub, *d->lease}})) failed = true;
-        if (!k.c->send(Request{rid(2'000'000 + n), k.session, req::AddCredit{k.sub, 152 + d->payload.size()}}))
+        if (!k.c->send(Request{rid(1'000'000 + sent++), k.session, req::Ack{k.sub, *d->lease}})) failed = true;
+        if (!k.c->send(Request{rid(1'000'000 + sent++), k.session, req::AddCredit{k.sub, 152 + d->payload.size()}}))
           failed = true;
         if (d->sequence > static_cast<std::uint64_t>(kRecords)) failed = true;
         else if (mine[d->sequence]++ == 0) total.fetch_add(1);
+      } else if (std::holds_alternative<Response>(*f)) {
+        ++answered;
       } else if (auto* e = std::get_if<ErrorFrame>(&*f); e && e->code != code(ErrorCode::kBackpressure)) {
         failed = true;
       }

@@ -1,0 +1,55 @@
+// Small helpers the broker benchmarks share: the broker's own CPU time and
+// order statistics.
+#pragma once
+
+#include <unistd.h>
+
+#include <algorithm>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace cowboy::bench {
+
+/// CPU seconds used so far by this process's threads named `prefix`* (the
+/// broker's threads are cbqs-io, cbqs-commit, cbqs-snapshot), from /proc.
+inline double thread_cpu_seconds(std::string_view prefix) {
+  double total = 0;
+  long ticks = ::sysconf(_SC_CLK_TCK);
+  for (const auto& task : std::filesystem::directory_iterator("/proc/self/task")) {
+    std::ifstream comm(task.path() / "comm");
+    std::string name;
+    std::getline(comm, name);
+    if (!name.starts_with(prefix)) continue;
+    std::ifstream stat(task.path() / "stat");
+    std::string line;
+    std::getline(stat, line);
+    std::istringstream fields(line.substr(line.rfind(')') + 2));  // after "pid (comm) "
+    std::string f;
+    std::uint64_t utime = 0, stime = 0;
+    for (int i = 3; fields >> f; ++i) {  // field 3 is the state
+      if (i == 14) utime = std::stoull(f);
+      if (i == 15) {
+        stime = std::stoull(f);
+        break;
+      }
+    }
+    total += static_cast<double>(utime + stime) / static_cast<double>(ticks);
+  }
+  return total;
+}
+
+/// The p-quantile (0..1) of `v` by rank; 0 for an empty sample.
+inline double percentile(std::vector<double> v, double p) {
+  if (v.empty()) return 0;
+  std::size_t k = static_cast<std::size_t>(p * static_cast<double>(v.size() - 1));
+  std::nth_element(v.begin(), v.begin() + static_cast<std::ptrdiff_t>(k), v.end());
+  return v[k];
+}
+
+inline double median(std::vector<double> v) { return percentile(std::move(v), 0.5); }
+
+}  // namespace cowboy::bench
