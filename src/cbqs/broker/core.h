@@ -81,6 +81,8 @@ struct CoreMetrics {
   std::uint64_t connections = 0;
   std::uint64_t errors_sent = 0;
   std::uint64_t sync_failures = 0;
+  std::uint64_t journal_writes = 0;  // synced group-journal batches
+  std::uint64_t journal_ops = 0;     // puts and deletes in them
   std::deque<std::uint64_t> sync_latency_us;  // the most recent samples, for the histogram
   std::vector<StreamMetrics> streams;
   std::uint64_t admission_turns = 0;

@@ -180,7 +180,7 @@ std::optional<Issued> GroupCycles::issue(std::uint64_t sequence, std::uint64_t c
   auto it = cycles_.find(sequence);
   if (it == cycles_.end()) {  // the next PENDING record: the frontier moves past it
     frontier_ = sequence + 1;
-    write.put(stream_key(stream_id_, 'f', group_id_), encode_u64(frontier_));
+    frontier_dirty_ = true;  // written once per journal batch, by write_frontier
     it = cycles_.emplace(sequence, Cycle{}).first;
     it->second.committed_at_ms = committed_at_ms;
   }
@@ -210,6 +210,12 @@ std::optional<Issued> GroupCycles::issue(std::uint64_t sequence, std::uint64_t c
   write_cycle(sequence, c, write);
   schedule(sequence, c, config, timeline, now_ms);
   return Issued{lease, sequence, c.attempts};
+}
+
+void GroupCycles::write_frontier(WriteBatch& write) {
+  if (!frontier_dirty_) return;
+  write.put(stream_key(stream_id_, 'f', group_id_), encode_u64(frontier_));
+  frontier_dirty_ = false;
 }
 
 std::optional<ErrorCode> GroupCycles::check_lease(const Bytes32& lease, HolderId holder, std::uint64_t now_ms) const {

@@ -104,6 +104,10 @@ class GroupCycles {
   /// max_attempts lowered below its attempts).
   std::optional<Issued> issue(std::uint64_t sequence, std::uint64_t committed_at_ms, HolderId holder, const GroupConfigV2& config,
                std::uint64_t now_ms, const Bytes32& lease, Timeline& timeline, store::WriteBatch& write);
+  /// Adds the frontier to `write` if it moved since the last call. The caller
+  /// makes it part of the same durable batch as the leases that moved it.
+  void write_frontier(store::WriteBatch& write);
+
   /// LeaseStale, DeliveryTerminal or NotLeaseHolder (that precedence), or nullopt.
   std::optional<ErrorCode> check_lease(const Bytes32& lease, HolderId holder, std::uint64_t now_ms) const;
   // Each action requires check_lease to have passed.
@@ -129,6 +133,10 @@ class GroupCycles {
                       store::WriteBatch& write);
 
   std::uint32_t in_flight() const { return in_flight_; }
+  std::uint32_t in_flight_of(HolderId holder) const {
+    auto it = per_holder_.find(holder);
+    return it == per_holder_.end() ? 0 : it->second;
+  }
   std::size_t waiting() const { return cycles_.size() - in_flight_; }
   std::optional<std::uint64_t> oldest_live() const;
   const std::map<std::uint64_t, DeadLetter>& dead_letters() const { return dead_; }
@@ -173,6 +181,7 @@ class GroupCycles {
   Bytes32 stream_id_;
   std::uint64_t group_id_;
   std::uint64_t frontier_;
+  bool frontier_dirty_ = false;
   std::uint64_t next_epoch_ = 1;
   std::map<std::uint64_t, Cycle> cycles_;  // live: LEASED or WAITING
   std::set<std::uint64_t> ready_;          // WAITING whose time has come

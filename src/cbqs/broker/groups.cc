@@ -74,7 +74,7 @@ void Core::lease_action(ConnectionId id, Session& s, StreamSlot& sl, const Bytes
     case LeaseVerb::kExtend:  // nothing to write: no lease outlives the process (§O)
       g->extend(lease, extend_ms, *config, now, sl.timeline);
       send(id, Response{request_id, resp::Ok{}});
-      return arm_timeline(sl.state.stream_id());
+      return pump_soon(sl);
   }
   sl.deferred.push_back({id, Response{request_id, resp::Ok{}}});
   pump_soon(sl);  // a slot was freed; the pump also writes the journal
@@ -97,7 +97,8 @@ void Core::group_deleted(StreamSlot& sl, std::uint64_t group_id) {
       ++it;
       continue;
     }
-    send_error(it->connection, it->id, ErrorCode::kUnknownGroup, "the group was deleted");
+    // After any Delivery of it still waiting for the journal.
+    send_in_order(sl, it->connection, error_frame(it->id, ErrorCode::kUnknownGroup, "the group was deleted"));
     if (auto conn = connections_.find(it->connection); conn != connections_.end())
       if (auto s = conn->second.sessions.find(it->session_id); s != conn->second.sessions.end())
         s->second.subscriptions.erase(it->id);
@@ -153,7 +154,9 @@ Core::Visit Core::deliver_group(StreamSlot& sl, Subscription& sub, bool solvent,
                                                     record->sequence, std::move(record->payload)}});
     sub.credit -= frame_bytes;
     sub.stalled_since_ms = 0;
-    sub.backpressure_sent = false;
+    // One Backpressure per episode: the next only after in-flight counts fell to half their limits.
+    if (g->in_flight() <= config->max_in_flight / 2 && g->in_flight_of(sub.holder) <= config->max_in_flight_per_holder / 2)
+      sub.backpressure_sent = false;
     ++metrics_.deliveries;
     metrics_.delivered_bytes += frame_bytes;
     return Visit::kProgress;
@@ -191,12 +194,15 @@ void Core::arm_timeline(const Bytes32& stream_id) {
 void Core::flush_journal(const Bytes32& stream_id) {
   StreamSlot& sl = streams_.at(stream_id);
   if (sl.journal_writing) return;
+  for (auto& [group_id, g] : sl.groups) g.write_frontier(sl.journal);
   if (sl.journal.empty()) {
     for (auto& d : sl.deferred) send(d.connection, d.frame);
     sl.deferred.clear();
     return;
   }
   sl.journal_writing = true;
+  ++metrics_.journal_writes;
+  metrics_.journal_ops += sl.journal.size();
   auto batch = std::make_shared<store::WriteBatch>(std::move(sl.journal));
   sl.journal = store::WriteBatch{};
   auto frames = std::make_shared<std::vector<Deferred>>(std::move(sl.deferred));

@@ -171,6 +171,7 @@ TEST_F(GroupCyclesTest, ARestartCountsTheAttemptOfEveryOutstandingLeaseAndKeepsA
     g.nack(handle(2), config, now, timeline, w);  // waiting until now + 100
     advance_to(g, now + 100, w);                  // 3 and 4 expire; all three are ready
     ASSERT_TRUE(g.issue(3, committed_at, alice, config, now, handle(13), timeline, w));  // attempt 2
+    g.write_frontier(w);
     ASSERT_TRUE(store.write(w, Sync::kYes));
   }
   store.crash();
@@ -221,3 +222,4 @@ TEST_F(GroupCyclesTest, TimelineReturnsEntriesInDueOrder) {
 
 }  // namespace
 }  // namespace cowboy::cbqs::broker
+
