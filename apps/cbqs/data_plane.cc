@@ -6,6 +6,7 @@
 #include "cbqs/client/request_ids.h"
 #include "cbqs/client/wss_connection.h"
 #include "cbqs/wire/codec.h"
+#include "cbqs/wire/errors.h"
 #include "cbqs/wire/ids.h"
 #include "devchain/http_client.h"
 #include "devchain/json.h"
@@ -132,6 +133,155 @@ Result<json, std::string> tail(const SessionOptions& o, std::uint64_t from, std:
     } else if (std::holds_alternative<ErrorFrame>(*f)) {
       return Err{describe(*f)};
     }
+  }
+  return out;
+}
+
+namespace {
+
+json group_json(const GroupConfigV2& g) {
+  json start = std::holds_alternative<StartHead>(g.start) ? json("head") : json(std::get<StartAt>(g.start).sequence);
+  return {{"group_id", g.group_id},
+          {"lane_id", g.lane_id},
+          {"start", start},
+          {"visibility_timeout_ms", g.visibility_timeout_ms},
+          {"max_visibility_ms", g.max_visibility_ms},
+          {"max_in_flight", g.max_in_flight},
+          {"max_in_flight_per_holder", g.max_in_flight_per_holder},
+          {"max_attempts", g.max_attempts},
+          {"record_deadline_ms", g.record_deadline_ms}};
+}
+
+void apply(GroupConfigV2& g, const GroupFields& f) {
+  if (f.visibility_timeout_ms) g.visibility_timeout_ms = *f.visibility_timeout_ms;
+  if (f.max_visibility_ms) g.max_visibility_ms = *f.max_visibility_ms;
+  if (f.max_in_flight) g.max_in_flight = *f.max_in_flight;
+  if (f.max_in_flight_per_holder) g.max_in_flight_per_holder = *f.max_in_flight_per_holder;
+  if (f.max_attempts) g.max_attempts = *f.max_attempts;
+  if (f.record_deadline_ms) g.record_deadline_ms = *f.record_deadline_ms;
+}
+
+// One request whose answer must be `Body`; `what` names it in the error.
+template <typename Body>
+Result<Body, std::string> expect_answer(Session& s, CbqsRequestBodyV2 body, const char* what) {
+  auto r = s.call(std::move(body));
+  if (!r) return Err{r.error()};
+  const auto* b = body_of<Body>(*r);
+  if (!b) return Err{std::string(what) + " refused: " + describe(*r)};
+  return *b;
+}
+
+Result<GroupConfigV2, std::string> fetch_group(Session& s, std::uint64_t group) {
+  auto g = expect_answer<resp::Group>(s, req::GetGroup{group}, "GetGroup");
+  if (!g) return Err{g.error()};
+  return g->config;
+}
+
+}  // namespace
+
+std::string dev_stream_hex(const std::filesystem::path& dir) {
+  std::ifstream in(dir / "dev-grant.hex");
+  std::string hex;
+  in >> hex;
+  auto bytes = from_hex(hex);
+  auto grant = bytes ? decode<StreamGrantV2>(*bytes) : Err{codec::DecodeError{}};
+  return grant ? to_hex(grant->stream_id) : std::string{};
+}
+
+Result<json, std::string> group_create(const SessionOptions& o, std::uint64_t lane, const GroupFields& f) {
+  auto s = open(o);
+  if (!s) return Err{s.error()};
+  GroupConfigV2 g;  // defaults: a 30 s lease, 5 attempts, a one-hour deadline
+  g.lane_id = lane;
+  g.start = f.start_at ? StartPosition{StartAt{*f.start_at}} : StartPosition{StartHead{}};
+  g.visibility_timeout_ms = 30'000;
+  g.max_visibility_ms = 30'000;
+  g.max_in_flight = 1'000;
+  g.max_in_flight_per_holder = 100;
+  g.max_attempts = 5;
+  g.record_deadline_ms = 3'600'000;
+  apply(g, f);
+  auto created = expect_answer<resp::GroupCreated>(*s, req::CreateGroup{g}, "CreateGroup");
+  if (!created) return Err{created.error()};
+  auto stored = fetch_group(*s, created->group_id);
+  if (!stored) return Err{stored.error()};
+  return group_json(*stored);
+}
+
+Result<json, std::string> group_get(const SessionOptions& o, std::uint64_t group) {
+  auto s = open(o);
+  if (!s) return Err{s.error()};
+  auto g = fetch_group(*s, group);
+  if (!g) return Err{g.error()};
+  return group_json(*g);
+}
+
+Result<json, std::string> group_update(const SessionOptions& o, std::uint64_t group, const GroupFields& f) {
+  auto s = open(o);
+  if (!s) return Err{s.error()};
+  auto g = fetch_group(*s, group);
+  if (!g) return Err{g.error()};
+  apply(*g, f);
+  auto updated = expect_answer<resp::Group>(*s, req::UpdateGroup{*g}, "UpdateGroup");
+  if (!updated) return Err{updated.error()};
+  return group_json(updated->config);
+}
+
+Result<json, std::string> group_delete(const SessionOptions& o, std::uint64_t group) {
+  auto s = open(o);
+  if (!s) return Err{s.error()};
+  auto done = expect_answer<resp::Ok>(*s, req::DeleteGroup{group}, "DeleteGroup");
+  if (!done) return Err{done.error()};
+  return json{{"deleted", group}};
+}
+
+Result<json, std::string> consume(const SessionOptions& o, const ConsumeOptions& c) {
+  auto s = open(o);
+  if (!s) return Err{s.error()};
+  auto g = fetch_group(*s, c.group);
+  if (!g) return Err{g.error()};
+  constexpr std::uint64_t kWindowBytes = 1 << 20;  // deliveries in flight to this consumer, in bytes
+  auto subscribed = expect_answer<resp::Ok>(*s, req::Subscribe{SourceGroup{g->lane_id, c.group}, kWindowBytes}, "Subscribe");
+  if (!subscribed) return Err{subscribed.error()};
+  const Bytes32 subscription = request_id(s->next_request - 1);
+  json out = json::array();
+  auto idle = c.idle_ms == 0 ? std::chrono::milliseconds(std::chrono::hours(24)) : std::chrono::milliseconds(c.idle_ms);
+  while (c.count == 0 || out.size() < c.count) {
+    auto f = s->connection->receive(idle);
+    if (!f) {
+      if (f.error() == "timeout") break;  // idle: the group has nothing more for us now
+      return Err{f.error()};
+    }
+    if (const auto* e = std::get_if<ErrorFrame>(&*f)) {
+      if (e->code == static_cast<std::uint16_t>(ErrorCode::kBackpressure)) continue;
+      return Err{describe(*f)};
+    }
+    const auto* d = std::get_if<Delivery>(&*f);
+    if (!d || !d->lease) continue;  // answers to our Acks and AddCredits
+    std::string payload(d->payload.begin(), d->payload.end());
+    bool ok = true;
+    if (!c.exec.empty()) {
+      FILE* child = ::popen(c.exec.c_str(), "w");
+      if (!child) return Err{"cannot run " + c.exec};
+      std::fwrite(payload.data(), 1, payload.size(), child);
+      int status = ::pclose(child);
+      ok = WIFEXITED(status) && WEXITSTATUS(status) == 0;
+    }
+    CbqsRequestBodyV2 action = ok ? CbqsRequestBodyV2{req::Ack{subscription, *d->lease}}
+                                  : CbqsRequestBodyV2{req::Nack{subscription, *d->lease}};
+    auto sent = s->connection->send(Request{request_id(s->next_request++), s->id, std::move(action)});
+    if (sent) sent = s->connection->send(Request{request_id(s->next_request++), s->id,
+                                                 req::AddCredit{subscription, 152 + d->payload.size()}});
+    if (!sent) return Err{sent.error()};
+    out.push_back({{"sequence", d->sequence}, {"lane", d->header.lane_id}, {"payload", payload},
+                   {"action", ok ? "ack" : "nack"}});
+  }
+  // Wait for the answers of the last actions, so none is lost with the connection.
+  for (auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(5);
+       std::chrono::steady_clock::now() < deadline;) {
+    auto f = s->connection->receive(std::chrono::milliseconds(200));
+    if (!f) break;
+    if (const auto* r = std::get_if<Response>(&*f); r && r->request_id == request_id(s->next_request - 1)) break;
   }
   return out;
 }

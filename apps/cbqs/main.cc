@@ -327,6 +327,91 @@ int main(int argc, char** argv) {
     auto r = cbqs_cli::tail(so, from, count, follow);
     rc = r ? print(*r) : fail(r.error());
   });
+  // ---- consumer groups ----
+  cbqs_cli::GroupFields gf;
+  std::uint64_t group = 0;
+  auto* groups_cmd = app.add_subcommand("groups", "consumer groups: create, get, update, delete; dead letters");
+  groups_cmd->require_subcommand(1);
+  auto group_fields = [&](CLI::App* cmd) {
+    cmd->add_option("--visibility-ms", gf.visibility_timeout_ms, "lease length before redelivery");
+    cmd->add_option("--max-visibility-ms", gf.max_visibility_ms, "the most Extend can stretch a lease to");
+    cmd->add_option("--max-in-flight", gf.max_in_flight, "leases outstanding in the group");
+    cmd->add_option("--max-in-flight-per-holder", gf.max_in_flight_per_holder, "leases outstanding per consumer");
+    cmd->add_option("--max-attempts", gf.max_attempts, "deliveries before a record is dead-lettered");
+    cmd->add_option("--record-deadline-ms", gf.record_deadline_ms, "age after which a record is dead-lettered");
+  };
+  auto* gcreate = groups_cmd->add_subcommand("create", "create a group on a lane (prints its config)");
+  session_flags(gcreate);
+  group_fields(gcreate);
+  gcreate->add_option("--lane", lane, "the lane the group consumes")->required();
+  gcreate->add_option("--start-at", gf.start_at, "first sequence (default: records appended from now on)");
+  gcreate->callback([&] {
+    prepare();
+    auto r = cbqs_cli::group_create(so, lane, gf);
+    rc = r ? print(*r) : fail(r.error());
+  });
+  auto* gget = groups_cmd->add_subcommand("get", "show a group's config");
+  session_flags(gget);
+  gget->add_option("--group", group, "group id")->required();
+  gget->callback([&] {
+    prepare();
+    auto r = cbqs_cli::group_get(so, group);
+    rc = r ? print(*r) : fail(r.error());
+  });
+  auto* gupdate = groups_cmd->add_subcommand("update", "change a group's mutable fields");
+  session_flags(gupdate);
+  group_fields(gupdate);
+  gupdate->add_option("--group", group, "group id")->required();
+  gupdate->callback([&] {
+    prepare();
+    auto r = cbqs_cli::group_update(so, group, gf);
+    rc = r ? print(*r) : fail(r.error());
+  });
+  auto* gdelete = groups_cmd->add_subcommand("delete", "delete a group with its cycles and dead letters");
+  session_flags(gdelete);
+  gdelete->add_option("--group", group, "group id")->required();
+  gdelete->callback([&] {
+    prepare();
+    auto r = cbqs_cli::group_delete(so, group);
+    rc = r ? print(*r) : fail(r.error());
+  });
+  std::string admin_url = "http://127.0.0.1:7448", stream_hex;
+  auto admin_flags = [&](CLI::App* cmd) {
+    cmd->add_option("--admin", admin_url, "cbqsd's admin listener")->capture_default_str();
+    cmd->add_option("--stream", stream_hex, "stream id (hex; default: the --dev grant's)");
+    cmd->add_option("--dev", dev_dir, "take the stream id from a cbqsd --dev data dir");
+    cmd->add_option("--group", group, "group id")->required();
+  };
+  auto admin_call = [&](bool redrive) {
+    if (stream_hex.empty() && !dev_dir.empty()) stream_hex = cbqs_cli::dev_stream_hex(dev_dir);
+    auto http = devchain::HttpClient::from_url(admin_url);
+    if (!http) return fail("not an http:// URL: " + admin_url);
+    std::string query = "?stream=" + stream_hex + "&group=" + std::to_string(group);
+    auto r = redrive ? http->post_json("/v1/groups/redrive" + query) : http->get_json("/v1/groups/dead-letters" + query);
+    if (!r) return fail(r.error().message);
+    return print(*r);
+  };
+  auto* gexpired = groups_cmd->add_subcommand("expired", "list a group's dead letters (EXPIRED records)");
+  admin_flags(gexpired);
+  gexpired->callback([&] { rc = admin_call(false); });
+  auto* greplay = groups_cmd->add_subcommand("replay", "redeliver every dead letter of a group (attempts reset)");
+  admin_flags(greplay);
+  greplay->callback([&] { rc = admin_call(true); });
+
+  cbqs_cli::ConsumeOptions consume_opts;
+  auto* consume_cmd = app.add_subcommand("consume", "compete for a group's records: print and ack each, or run --exec");
+  session_flags(consume_cmd);
+  consume_cmd->add_option("--group", consume_opts.group, "group id")->required();
+  consume_cmd->add_option("--count", consume_opts.count, "stop after this many records (0: when idle)");
+  consume_cmd->add_option("--idle-ms", consume_opts.idle_ms, "stop after this long without a record (0: never)")
+      ->capture_default_str();
+  consume_cmd->add_option("--exec", consume_opts.exec, "shell command per record, payload on stdin: exit 0 acks, else nacks");
+  consume_cmd->callback([&] {
+    prepare();
+    auto r = cbqs_cli::consume(so, consume_opts);
+    rc = r ? print(*r) : fail(r.error());
+  });
+
   std::uint64_t covering = 0;
   auto* checkpoint_cmd = app.add_subcommand("checkpoint", "fetch a checkpoint receipt and verify it against the chain");
   session_flags(checkpoint_cmd);

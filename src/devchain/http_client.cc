@@ -84,6 +84,14 @@ ApiResult<T> parse_with(ApiResult<Json> r, Parse&& parse, std::string_view what)
 }
 }  // namespace
 
+ApiResult<Json> HttpClient::get_json(const std::string& target) {
+  return call(host_, port_, timeout_, http::verb::get, target);
+}
+
+ApiResult<Json> HttpClient::post_json(const std::string& target, const std::string& body) {
+  return call(host_, port_, timeout_, http::verb::post, target, body);
+}
+
 ApiResult<Bytes32> HttpClient::submit(const Transaction& tx) {
   Json body{{"tx", json::hex0x(encode_tx(tx))}};
   return parse_with<Bytes32>(

@@ -5,6 +5,8 @@
 #include <chrono>
 #include <string>
 
+#include <nlohmann/json.hpp>
+
 #include "devchain/api.h"
 
 namespace cowboy::devchain {
@@ -26,6 +28,9 @@ class HttpClient final : public ChainApi {
   ApiResult<cbqs::Params> params() override;
   ApiResult<std::vector<BlockEvents>> events(std::uint64_t from, std::uint64_t to) override;
   ApiResult<ProviderSnapshot> provider_snapshot(const Address& provider) override;
+  /// Any JSON route on the same host (the CLI also reads cbqsd's admin routes with it).
+  ApiResult<nlohmann::json> get_json(const std::string& target);
+  ApiResult<nlohmann::json> post_json(const std::string& target, const std::string& body = {});
 
  private:
   std::string host_;

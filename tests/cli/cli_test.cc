@@ -83,6 +83,58 @@ TEST(Cli, AppendTailCheckpointGrantsAndRevocation) {
       std::chrono::seconds(15)));
 }
 
+TEST(Cli, GroupsConsumeWithExecDeadLettersAndReplay) {
+  testing::TempDir dir;
+  testing::CbqsdProcess cbqsd(dir.path());
+  ASSERT_TRUE(cbqsd.up());
+  ASSERT_NE(cbqsd.admin_port(), 0);
+  std::string cbqs = std::string(COWBOY_BIN_DIR) + "/cbqs --json --chain-url http://127.0.0.1:" +
+                     std::to_string(cbqsd.chain_port());
+  std::string dev = " --dev " + cbqsd.data().string() + " --endpoint wss://127.0.0.1:" + std::to_string(cbqsd.port()) + "/";
+  std::string admin = " --dev " + cbqsd.data().string() + " --admin http://127.0.0.1:" + std::to_string(cbqsd.admin_port());
+
+  ASSERT_EQ(run(cbqs + " append" + dev + " a b c").status, 0);
+  auto created = run(cbqs + " groups create" + dev + " --lane 1 --start-at 1 --max-attempts 1 --visibility-ms 1000");
+  ASSERT_EQ(created.status, 0) << created.out;
+  auto g = json::parse(created.out);
+  EXPECT_EQ(g["group_id"], 1);
+  EXPECT_EQ(g["start"], 1);
+  EXPECT_EQ(g["max_attempts"], 1);
+
+  // The command fails for the record "b": it is nacked, and with max_attempts 1 dead-lettered.
+  auto consumed = run(cbqs + " consume" + dev + " --group 1 --idle-ms 1500 --exec 'grep -qv b'");
+  ASSERT_EQ(consumed.status, 0) << consumed.out;
+  auto c = json::parse(consumed.out);
+  ASSERT_EQ(c.size(), 3u) << consumed.out;
+  EXPECT_EQ(c[0]["payload"], "a");
+  EXPECT_EQ(c[0]["action"], "ack");
+  EXPECT_EQ(c[1]["payload"], "b");
+  EXPECT_EQ(c[1]["action"], "nack");
+  EXPECT_EQ(c[2]["action"], "ack");
+
+  auto expired = run(cbqs + " groups expired" + admin + " --group 1");
+  ASSERT_EQ(expired.status, 0) << expired.out;
+  auto e = json::parse(expired.out);
+  ASSERT_EQ(e["dead_letters"].size(), 1u) << expired.out;
+  EXPECT_EQ(e["dead_letters"][0]["sequence"], 2);
+  EXPECT_EQ(e["dead_letters"][0]["reason"], "max_attempts");
+  auto replayed = run(cbqs + " groups replay" + admin + " --group 1");
+  ASSERT_EQ(replayed.status, 0) << replayed.out;
+  EXPECT_EQ(json::parse(replayed.out)["redriven"], 1);
+  auto again = run(cbqs + " consume" + dev + " --group 1 --count 1");
+  ASSERT_EQ(again.status, 0) << again.out;
+  EXPECT_EQ(json::parse(again.out)[0]["payload"], "b");
+
+  auto updated = run(cbqs + " groups update" + dev + " --group 1 --max-attempts 3");
+  ASSERT_EQ(updated.status, 0) << updated.out;
+  EXPECT_EQ(json::parse(updated.out)["max_attempts"], 3);
+  EXPECT_EQ(json::parse(run(cbqs + " groups get" + dev + " --group 1").out)["max_attempts"], 3);
+  EXPECT_EQ(run(cbqs + " groups delete" + dev + " --group 1").status, 0);
+  auto gone = run(cbqs + " groups get" + dev + " --group 1");
+  EXPECT_EQ(gone.status, 1);
+  EXPECT_NE(gone.out.find("UnknownGroup"), std::string::npos) << gone.out;
+}
+
 TEST(Cli, LoopbackIsRefusedWithoutTheExplicitOptIn) {
   auto r = run(std::string(COWBOY_BIN_DIR) + "/cbqs append --endpoint wss://127.0.0.1:1/ --grant /nonexistent x");
   EXPECT_EQ(r.status, 1);

@@ -30,10 +30,13 @@ class CbqsdProcess {
     auto line = child_.wait_for_line("cbqsd listening on wss://");
     if (line && std::regex_search(*line, m, std::regex(R"(wss://127\.0\.0\.1:(\d+))")))
       port_ = static_cast<std::uint16_t>(std::stoi(m[1]));
+    if (line && std::regex_search(*line, m, std::regex(R"(admin http://127\.0\.0\.1:(\d+))")))
+      admin_port_ = static_cast<std::uint16_t>(std::stoi(m[1]));
   }
   bool up() const { return port_ != 0 && chain_port_ != 0; }
   std::uint16_t port() const { return port_; }
   std::uint16_t chain_port() const { return chain_port_; }
+  std::uint16_t admin_port() const { return admin_port_; }
   const std::filesystem::path& data() const { return data_; }
   void kill9() { child_.kill(SIGKILL); }
 
@@ -57,7 +60,7 @@ class CbqsdProcess {
  private:
   std::filesystem::path data_;
   ChildProcess child_;
-  std::uint16_t port_ = 0, chain_port_ = 0;
+  std::uint16_t port_ = 0, chain_port_ = 0, admin_port_ = 0;
 };
 
 }  // namespace cowboy::testing
