@@ -143,7 +143,7 @@ class GroupTest : public BrokerFixture {
 TEST_F(GroupTest, CompetingHoldersGetTheirOwnLeasesAndOnlyTheHolderMayAct) {
   auto config = valid_group_config(0);
   config.max_in_flight_per_holder = 1;
-  config.visibility_timeout_ms = 300;  // also how long a terminal handle answers DeliveryTerminal
+  config.visibility_timeout_ms = 1'000;  // also how long a terminal handle answers DeliveryTerminal
   make_group(config);
   append(2);
   Consumer a = consumer();
