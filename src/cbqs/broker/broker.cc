@@ -13,6 +13,7 @@
 #include "cbqs/wire/ids.h"
 #include "cbqs/wire/limits.h"
 #include "common/log.h"
+#include "net/coalescing_stream.h"
 
 namespace cowboy::cbqs::broker {
 
@@ -106,7 +107,8 @@ class Connection final : public Peer, public std::enable_shared_from_this<Connec
     core_.on_close(id_);
   }
 
-  websocket::stream<ssl::stream<beast::tcp_stream>> ws_;
+  // Write-behind under TLS: one sendmsg per burst of frames (net/coalescing_stream.h).
+  websocket::stream<ssl::stream<net::CoalescingStream<beast::tcp_stream>>> ws_;
   Core& core_;
   std::atomic<int>& live_;
   Core::ConnectionId id_ = 0;
