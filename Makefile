@@ -34,7 +34,7 @@ bench: build
 	  $(BUILD)/bin/cbqs_broker_bench --producers $$p --payload $$n --seconds 5 --runs 3 | tail -1; done; done
 	$(BUILD)/bin/cbqs_broker_bench --producers 1 --rate 1000 --subscriber --seconds 5 --runs 3 | tail -1
 	for k in 1 2 8; do $(BUILD)/bin/cbqs_group_bench --consumers $$k --records 100000 --runs 3 | tail -1; done
-	$(BUILD)/bin/cbqs_group_bench --redelivery --records 2000 --visibility-ms 500 --runs 3 | tail -1
+	for n in 50 2000; do $(BUILD)/bin/cbqs_group_bench --redelivery --records $$n --visibility-ms 500 --runs 3 | tail -1; done
 
 clean:
 	rm -rf $(BUILD) build-fuzz
