@@ -1,3 +1,4 @@
+#include <cstring>
 #include "async_load.h"
 
 #include <boost/asio.hpp>
@@ -114,6 +115,11 @@ class Producer : public std::enable_shared_from_this<Producer> {
       sent_at_.push_back(now);
       ++next_;
       ++in_flight_;
+      if (payload_.size() >= 8) {  // the send time, for a subscriber's append->delivery latency
+        auto ns = static_cast<std::uint64_t>(
+            std::chrono::duration_cast<std::chrono::nanoseconds>(SteadyClock::now().time_since_epoch()).count());
+        std::memcpy(payload_.data(), &ns, 8);
+      }
       send(encode(CbqsClientFrameV2{Request{rid(next_), session_, req::Append{{o_.lane, payload_}}}}));
     }
     if (now >= end_ && in_flight_ == 0 && !done_) {
