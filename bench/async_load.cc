@@ -1,4 +1,3 @@
-#include <cstring>
 #include "async_load.h"
 
 #include <boost/asio.hpp>
@@ -7,6 +6,7 @@
 #include <boost/beast/ssl.hpp>
 #include <boost/beast/websocket.hpp>
 #include <boost/beast/websocket/ssl.hpp>
+#include <cstring>
 #include <deque>
 
 #include "cbqs/client/request_ids.h"
