@@ -180,7 +180,8 @@ class Core {
     std::list<Subscription> subscriptions;
     TokenBucket append_rate;
     TokenBucket delivered_rate;
-    std::deque<Record> recent;  // the newest durable records, to deliver without a store read
+    std::deque<Record> recent;      // the newest durable records, to deliver without a store read
+    std::vector<Record> read_ahead;  // consecutive older records from one store scan (a backlog being read)
     std::unique_ptr<boost::asio::steady_timer> pump_timer;
     // Consumer groups (groups.cc).
     std::map<std::uint64_t, GroupCycles> groups;  // loaded on first use

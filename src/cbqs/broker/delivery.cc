@@ -11,6 +11,8 @@ namespace {
 constexpr int kMaxRounds = 4'096;           // per pump call; the rest is rescheduled
 constexpr int kMaxSkipsPerVisit = 1'024;    // out-of-scope records passed over per visit
 constexpr std::uint64_t kRetryMs = 5;
+constexpr std::size_t kReadAheadRecords = 512;       // a backlog is read this many records per store scan
+constexpr std::size_t kReadAheadBytes = 1 << 20;     // or this many payload bytes
 constexpr std::uint64_t kMaxDeliveryFrame = 1 << 16;  // a pacing wait long enough for a large Delivery
 constexpr auto kHousekeeping = std::chrono::seconds(1);
 
@@ -102,15 +104,22 @@ void Core::advance_retention(StreamSlot& sl, const Params& params) {
   if (drop.empty()) return;
   if (!store_.write(drop, store::Sync::kNo)) fail_store("a retention write failed");
   while (!sl.recent.empty() && sl.recent.front().sequence < sl.state.floor()) sl.recent.pop_front();
+  if (!sl.read_ahead.empty() && sl.read_ahead.front().sequence < sl.state.floor()) sl.read_ahead.clear();
   for (auto& [group_id, g] : sl.groups) g.drop_below(sl.state.floor(), sl.journal);  // cycles die with their records
 }
 
 std::optional<Record> Core::record_at(StreamSlot& sl, std::uint64_t sequence) {
-  if (!sl.recent.empty() && sequence >= sl.recent.front().sequence && sequence <= sl.recent.back().sequence)
-    return sl.recent[sequence - sl.recent.front().sequence];  // recent holds consecutive sequences
-  auto r = sl.state.read(store_, sequence);
-  if (!r) return std::nullopt;
-  return *r;
+  auto within = [&](const auto& records) {
+    return !records.empty() && sequence >= records.front().sequence && sequence <= records.back().sequence;
+  };
+  // Both hold consecutive sequences.
+  if (within(sl.recent)) return sl.recent[sequence - sl.recent.front().sequence];
+  if (!within(sl.read_ahead)) {
+    auto read = sl.state.read_range(store_, sequence, kReadAheadRecords, kReadAheadBytes);
+    if (!read || read->empty()) return std::nullopt;
+    sl.read_ahead = std::move(*read);
+  }
+  return sl.read_ahead[sequence - sl.read_ahead.front().sequence];
 }
 
 void Core::pump(const Bytes32& stream_id) {

@@ -29,7 +29,7 @@ Core::StreamSlot* Core::slot(const Bytes32& stream_id) {
   if (!state) return nullptr;
   std::uint64_t now = clock_.now_ms();
   auto [it, inserted] = streams_.emplace(
-      stream_id, StreamSlot{std::move(*state), false, {}, {}, {}, TokenBucket(0, now), TokenBucket(0, now), {},
+      stream_id, StreamSlot{std::move(*state), false, {}, {}, {}, TokenBucket(0, now), TokenBucket(0, now), {}, {},
                             std::make_unique<boost::asio::steady_timer>(io_), {}, {},
                             std::make_unique<boost::asio::steady_timer>(io_), UINT64_MAX, {}, {}, false, false});
   return &it->second;

@@ -477,6 +477,25 @@ Result<std::optional<Record>, StoreError> StreamState::read(store::Store& store,
   return decode_record(sequence, **value);
 }
 
+Result<std::vector<Record>, StoreError> StreamState::read_range(store::Store& store, std::uint64_t from,
+                                                                std::size_t max_records, std::size_t max_bytes) const {
+  std::vector<Record> out;
+  if (from < floor_ || from > durable_head() || max_records == 0) return out;
+  std::uint64_t end = from + std::min<std::uint64_t>(max_records, durable_head() - from + 1);
+  std::size_t bytes = 0;
+  bool corrupt = false;
+  auto scanned = store.scan(key('r', from), key('r', end), [&](std::string_view k, std::string_view v) {
+    auto r = decode_record(get_be64(k.substr(k.size() - 8)), v);
+    if (!r || r->sequence != from + out.size()) return !(corrupt = true);  // retained records are gapless
+    bytes += r->payload.size();
+    out.push_back(std::move(*r));
+    return bytes < max_bytes;
+  });
+  if (!scanned) return Err{scanned.error()};
+  if (corrupt) return Err{StoreError::kIo};
+  return out;
+}
+
 Result<CheckpointReceiptV2, ErrorCode> StreamState::checkpoint(store::Store& store,
                                                                 std::optional<std::uint64_t> covering) const {
   std::uint64_t last;

@@ -132,6 +132,11 @@ class StreamState {
 
   /// A durable, retained record; nullopt below the floor or above the head.
   Result<std::optional<Record>, store::StoreError> read(store::Store& store, std::uint64_t sequence) const;
+  /// Consecutive retained records from `from` in one store scan: at most
+  /// `max_records`, and stopping once `max_bytes` of payload are read (the
+  /// first record is always included).
+  Result<std::vector<Record>, store::StoreError> read_range(store::Store& store, std::uint64_t from,
+                                                            std::size_t max_records, std::size_t max_bytes) const;
   /// docs/protocol.md §P: None = latest; Some(s) = the receipt covering s.
   Result<CheckpointReceiptV2, ErrorCode> checkpoint(store::Store& store, std::optional<std::uint64_t> covering) const;
 

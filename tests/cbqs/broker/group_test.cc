@@ -98,11 +98,24 @@ class GroupTest : public BrokerFixture {
 
   Bytes32 fresh_id() { return rid(next_request++); }
 
+  // Appends are not what these tests are about: lift the stream's append rate
+  // to the §15 maximum, so a fast machine is not refused RateLimited.
+  testbed::DeploymentOptions options() override {
+    testbed::DeploymentOptions o;
+    o.parameters = {{"cbqs.max_append_bytes_per_sec", kMaxAppendRate}};
+    return o;
+  }
+  static constexpr std::uint64_t kMaxAppendRate = 268'435'456;
+
   void make_group(GroupConfigV2 config) {
     manager = connect();
     manager_session = open_session(*manager, grant(kAll));
     lane = body<resp::LaneCreated>(request(*manager, manager_session, 1, req::CreateLane{}))->lane_id;
     config.lane_id = lane;
+    auto settings = body<resp::Settings>(request(*manager, manager_session, 5, req::GetSettings{}))->settings;
+    settings.max_append_bytes_per_sec = kMaxAppendRate;
+    auto raised = request(*manager, manager_session, 6, req::UpdateSettings{settings});
+    ASSERT_NE(body<resp::Settings>(raised), nullptr) << error_text(raised);
     auto created = request(*manager, manager_session, 2, req::CreateGroup{config});
     ASSERT_NE(body<resp::GroupCreated>(created), nullptr) << error_text(created);
     group = body<resp::GroupCreated>(created)->group_id;

@@ -134,6 +134,26 @@ TEST_F(StreamTest, CheckpointChainAlongManyBatches) {
   EXPECT_EQ(s.checkpoint(store, s.durable_head() + 1).error(), ErrorCode::kCheckpointNotFound);
 }
 
+TEST_F(StreamTest, ReadRangeReturnsConsecutiveRecordsWithinItsBounds) {
+  auto s = load();
+  std::uint64_t a = *s.create_lane(store, std::nullopt, view.params), b = *s.create_lane(store, std::nullopt, view.params);
+  for (int i = 1; i <= 5; ++i) append(s, i % 2 ? a : b, "record-" + std::to_string(i));  // 8 bytes each
+  ASSERT_TRUE(commit(s));
+  auto all = *s.read_range(store, 2, 10, 1 << 20);
+  ASSERT_EQ(all.size(), 4u);  // 2..5: the head bounds it
+  EXPECT_EQ(all.front().sequence, 2u);
+  EXPECT_EQ(all.back().sequence, 5u);
+  EXPECT_EQ(all[1].lane_id, a);  // sequence 3
+  EXPECT_EQ(std::string(all[1].payload.begin(), all[1].payload.end()), "record-3");
+  EXPECT_EQ(s.read_range(store, 1, 2, 1 << 20)->size(), 2u);  // max_records
+  EXPECT_EQ(s.read_range(store, 1, 10, 12)->size(), 2u);      // stops once 12 payload bytes are read
+  EXPECT_EQ(s.read_range(store, 1, 10, 1)->size(), 1u);       // the first record is always included
+  EXPECT_TRUE(s.read_range(store, 6, 10, 1 << 20)->empty());  // above the head
+  EXPECT_EQ(s.next_in_lane(b, 1), std::optional<std::uint64_t>(2));
+  EXPECT_EQ(s.next_in_lane(b, 5), std::nullopt);
+  EXPECT_EQ(s.count_in_lane(a, 2), 2u);  // 3 and 5
+}
+
 TEST_F(StreamTest, NothingIsReadableBeforeItsBatchIsDurable) {
   auto s = load();
   std::uint64_t lane = *s.create_lane(store, std::nullopt, view.params);
