@@ -176,7 +176,7 @@ class StreamState {
   std::map<std::uint64_t, GroupConfigV2> groups_;
   std::optional<ErrorCode> check_group_fields(const GroupConfigV2& c, const Params& params) const;
   std::uint64_t next_lane_id_ = 1;
-  std::uint64_t next_group_id_ = 1;  // reserved for consumer groups
+  std::uint64_t next_group_id_ = 1;
   std::optional<StreamSettingsV2> settings_;
 
   // The checkpoint chain tail (durable).
