@@ -64,6 +64,7 @@ void Core::lease_action(ConnectionId id, Session& s, StreamSlot& sl, const Bytes
   if (!g) return send_error(id, request_id, ErrorCode::kUnavailable, "the group's state cannot be read");
   std::uint64_t now = clock_.now_ms();
   run_timeline(sl, now);  // expiries that came due are applied before the action is judged
+  pump_soon(sl);          // after this burst of requests: deliver into freed slots, write the journal
   if (auto e = g->check_lease(lease, sub->holder, now)) return send_error(id, request_id, *e);
   if (store_failed_) return send_error(id, request_id, ErrorCode::kUnavailable, "storage failed");
 
@@ -73,11 +74,9 @@ void Core::lease_action(ConnectionId id, Session& s, StreamSlot& sl, const Bytes
     case LeaseVerb::kReject: g->reject(lease, *config, now, sl.timeline, sl.journal); break;
     case LeaseVerb::kExtend:  // nothing to write: no lease outlives the process (§O)
       g->extend(lease, extend_ms, *config, now, sl.timeline);
-      send(id, Response{request_id, resp::Ok{}});
-      return pump_soon(sl);
+      return send(id, Response{request_id, resp::Ok{}});
   }
   sl.deferred.push_back({id, Response{request_id, resp::Ok{}}});
-  pump_soon(sl);  // a slot was freed; the pump also writes the journal
 }
 
 // Lease actions arrive in bursts (one read can carry many Acks): one pump after
