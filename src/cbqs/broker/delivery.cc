@@ -102,10 +102,12 @@ void Core::advance_retention(StreamSlot& sl, const Params& params) {
   if (sl.committing || store_failed_) return;
   auto drop = sl.state.advance_floor(params, clock_.now_ms());
   if (drop.empty()) return;
+  // Cycles and dead letters die with their records, in the same unsynced write:
+  // one lost in a crash is below the floor at the next load, which deletes it.
+  for (auto& [group_id, g] : sl.groups) g.drop_below(sl.state.floor(), drop);
   if (!store_.write(drop, store::Sync::kNo)) fail_store("a retention write failed");
   while (!sl.recent.empty() && sl.recent.front().sequence < sl.state.floor()) sl.recent.pop_front();
   if (!sl.read_ahead.empty() && sl.read_ahead.front().sequence < sl.state.floor()) sl.read_ahead.clear();
-  for (auto& [group_id, g] : sl.groups) g.drop_below(sl.state.floor(), sl.journal);  // cycles die with their records
 }
 
 std::optional<Record> Core::record_at(StreamSlot& sl, std::uint64_t sequence) {

@@ -207,6 +207,33 @@ TEST_F(GroupCyclesTest, RetentionDropsCyclesAndDeadLettersBelowTheFloorAndRedriv
   EXPECT_EQ(again->attempt, 1);
 }
 
+TEST_F(GroupCyclesTest, ALoadDeletesCyclesAndDeadLettersThatRetentionPassed) {
+  {
+    GroupCycles g = fresh();
+    WriteBatch w;
+    for (std::uint64_t seq = 1; seq <= 3; ++seq)
+      ASSERT_TRUE(g.issue(seq, committed_at, alice, config, now, handle(static_cast<std::uint8_t>(seq)), timeline, w));
+    g.reject(handle(1), config, now, timeline, w);  // a dead letter at 1, live cycles at 2 and 3
+    g.write_frontier(w);
+    ASSERT_TRUE(store.write(w, Sync::kYes));
+  }
+  // Retention moved the floor to 3, and the crash lost its unsynced deletes.
+  Timeline after;
+  WriteBatch repair;
+  auto g = GroupCycles::load(store, sid, config, 3, now, after, repair);
+  ASSERT_TRUE(g);
+  EXPECT_TRUE(g->dead_letters().empty());
+  EXPECT_EQ(g->next_ready(), std::optional<std::uint64_t>(3));  // its lease ended with the process
+  EXPECT_EQ(g->waiting(), 1u);
+  ASSERT_TRUE(store.write(repair, Sync::kYes));
+  Timeline again;
+  WriteBatch none;
+  auto reloaded = GroupCycles::load(store, sid, config, 3, now, again, none);
+  ASSERT_TRUE(reloaded);
+  EXPECT_TRUE(reloaded->dead_letters().empty());
+  EXPECT_EQ(reloaded->waiting(), 1u);
+}
+
 TEST_F(GroupCyclesTest, TimelineReturnsEntriesInDueOrder) {
   Timeline t;
   t.add({30, 1, 3, 1});
