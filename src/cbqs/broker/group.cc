@@ -1,6 +1,7 @@
 #include "cbqs/broker/group.h"
 #include <cstring>
 
+#include "cbqs/broker/store_bytes.h"
 #include "cbqs/broker/stream.h"
 #include "common/codec.h"
 
@@ -17,14 +18,6 @@ using store::WriteBatch;
 constexpr std::uint8_t kLeased = 1;
 constexpr std::uint8_t kWaiting = 2;
 
-std::string as_string(const Bytes& b) { return std::string(b.begin(), b.end()); }
-ByteView as_view(std::string_view s) { return {reinterpret_cast<const std::uint8_t*>(s.data()), s.size()}; }
-
-std::string encode_u64(std::uint64_t v) {
-  codec::Writer w;
-  w.u64(v);
-  return as_string(w.data());
-}
 
 std::string encode_dead(const DeadLetter& d, std::uint64_t committed_at_ms) {
   codec::Writer w;
@@ -37,11 +30,8 @@ std::string encode_dead(const DeadLetter& d, std::uint64_t committed_at_ms) {
 
 std::uint64_t saturating_add(std::uint64_t a, std::uint64_t b) { return a > UINT64_MAX - b ? UINT64_MAX : a + b; }
 
-std::uint64_t sequence_of(std::string_view key) {
-  std::uint64_t v = 0;
-  for (char c : key.substr(key.size() - 8)) v = v << 8 | static_cast<std::uint8_t>(c);
-  return v;
-}
+// The sequence that ends a cycle or dead-letter key.
+std::uint64_t sequence_of(std::string_view key) { return get_be64(key.substr(key.size() - 8)); }
 
 }  // namespace
 
@@ -87,7 +77,7 @@ Result<GroupCycles, store::StoreError> GroupCycles::load(store::Store& store, co
   auto stored = store.get(stream_key(stream_id, 'f', config.group_id));
   if (!stored) return Err{stored.error()};
   std::uint64_t frontier = floor;
-  if (*stored) frontier = sequence_of(**stored);
+  if (*stored) frontier = get_be64(**stored);
   else if (const auto* at = std::get_if<StartAt>(&config.start)) frontier = at->sequence;
   GroupCycles g(stream_id, config.group_id, std::max({frontier, floor, std::uint64_t{1}}));
 
@@ -214,7 +204,7 @@ std::optional<Issued> GroupCycles::issue(std::uint64_t sequence, std::uint64_t c
 
 void GroupCycles::write_frontier(WriteBatch& write) {
   if (!frontier_dirty_) return;
-  write.put(stream_key(stream_id_, 'f', group_id_), encode_u64(frontier_));
+  write.put(stream_key(stream_id_, 'f', group_id_), be64_string(frontier_));
   frontier_dirty_ = false;
 }
 
@@ -281,8 +271,8 @@ void GroupCycles::terminate(std::uint64_t sequence, std::optional<DeadReason> ex
   if (c.attempts > 0) {  // its last lease handle answers DeliveryTerminal until reclaimed
     std::uint64_t reclaim_at = saturating_add(now_ms, config.visibility_timeout_ms);
     terminal_[c.lease] = Tombstone{sequence, reclaim_at};
+    if (reclaim_order_.empty()) timeline.add({reclaim_at, group_id_, 0, 0});  // one entry for the queue's head
     reclaim_order_.push_back(c.lease);
-    timeline.add({reclaim_at, group_id_, 0, 0});
   }
   write.del(cycle_key(sequence));
   if (expired) {
@@ -306,6 +296,7 @@ void GroupCycles::on_due(const Timeline::Entry& entry, const GroupConfigV2& conf
       if (t != terminal_.end()) terminal_.erase(t);
       reclaim_order_.pop_front();
     }
+    if (!reclaim_order_.empty()) timeline.add({terminal_.at(reclaim_order_.front()).reclaim_at_ms, group_id_, 0, 0});
     return;
   }
   auto it = cycles_.find(entry.sequence);

@@ -1,6 +1,7 @@
 #include "cbqs/broker/stream.h"
 
 #include "cbqs/broker/auth.h"
+#include "cbqs/broker/store_bytes.h"
 #include "cbqs/wire/codec.h"
 #include "cbqs/wire/ids.h"
 
@@ -13,22 +14,6 @@ using store::Sync;
 using store::WriteBatch;
 
 constexpr std::uint8_t kMetaVersion = 1;
-
-void put_be64(std::string& out, std::uint64_t v) {
-  for (int i = 7; i >= 0; --i) out.push_back(static_cast<char>(v >> (8 * i)));
-}
-std::uint64_t get_be64(std::string_view s) {
-  std::uint64_t v = 0;
-  for (std::size_t i = 0; i < 8 && i < s.size(); ++i) v = v << 8 | static_cast<std::uint8_t>(s[i]);
-  return v;
-}
-std::string be64_string(std::uint64_t v) {
-  std::string out;
-  put_be64(out, v);
-  return out;
-}
-std::string as_string(ByteView b) { return std::string(reinterpret_cast<const char*>(b.data()), b.size()); }
-ByteView as_view(std::string_view s) { return {reinterpret_cast<const std::uint8_t*>(s.data()), s.size()}; }
 
 std::string encode_record(const Record& r) {
   std::string out;
