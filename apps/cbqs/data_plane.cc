@@ -46,18 +46,25 @@ struct Session {
   }
 };
 
+// A grant file: the hex of a canonical StreamGrantV2.
+Result<StreamGrantV2, std::string> read_grant(const std::filesystem::path& file) {
+  std::ifstream in(file);
+  std::string hex;
+  in >> hex;
+  auto bytes = from_hex(hex);
+  if (!bytes) return Err{"cannot read a grant from " + file.string()};
+  auto grant = decode<StreamGrantV2>(*bytes);
+  if (!grant) return Err{"the grant file does not hold a StreamGrantV2: " + std::string(codec::to_string(grant.error()))};
+  return *grant;
+}
+
 Result<Session, std::string> open(const SessionOptions& o) {
   auto endpoint = client::parse_endpoint(o.endpoint);
   if (!endpoint) return Err{"not a wss:// endpoint: " + o.endpoint};
   if (auto checked = client::resolve_checked(endpoint->host, o.allow_private); !checked)  // §11.4, before anything else
     return Err{"refused destination: " + checked.error()};
-  std::ifstream grant_in(o.grant_file);
-  std::string grant_hex;
-  grant_in >> grant_hex;
-  auto grant_bytes = from_hex(grant_hex);
-  if (!grant_bytes) return Err{"cannot read a grant from " + o.grant_file.string()};
-  auto grant = decode<StreamGrantV2>(*grant_bytes);
-  if (!grant) return Err{"the grant file does not hold a StreamGrantV2: " + std::string(codec::to_string(grant.error()))};
+  auto grant = read_grant(o.grant_file);
+  if (!grant) return Err{grant.error()};
   auto holder = devchain::load_secret(o.holder_key);
   if (!holder) return Err{holder.error()};
 
@@ -180,11 +187,7 @@ Result<GroupConfigV2, std::string> fetch_group(Session& s, std::uint64_t group) 
 }  // namespace
 
 std::string dev_stream_hex(const std::filesystem::path& dir) {
-  std::ifstream in(dir / "dev-grant.hex");
-  std::string hex;
-  in >> hex;
-  auto bytes = from_hex(hex);
-  auto grant = bytes ? decode<StreamGrantV2>(*bytes) : Err{codec::DecodeError{}};
+  auto grant = read_grant(dir / "dev-grant.hex");
   return grant ? to_hex(grant->stream_id) : std::string{};
 }
 

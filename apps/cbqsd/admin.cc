@@ -1,6 +1,7 @@
 #include "admin.h"
 
 #include <algorithm>
+#include <charconv>
 #include <map>
 #include <sstream>
 
@@ -102,13 +103,11 @@ std::map<std::string, std::string> query_params(std::string_view query) {
 
 std::optional<std::uint64_t> number(const std::map<std::string, std::string>& q, const std::string& key) {
   auto it = q.find(key);
-  if (it == q.end() || it->second.empty() || it->second.size() > 20) return std::nullopt;
+  if (it == q.end()) return std::nullopt;
+  const std::string& text = it->second;
   std::uint64_t v = 0;
-  for (char c : it->second) {
-    if (c < '0' || c > '9') return std::nullopt;
-    if (v > (UINT64_MAX - static_cast<std::uint64_t>(c - '0')) / 10) return std::nullopt;
-    v = v * 10 + static_cast<std::uint64_t>(c - '0');
-  }
+  auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), v);
+  if (ec != std::errc{} || end != text.data() + text.size() || text.empty()) return std::nullopt;
   return v;
 }
 
