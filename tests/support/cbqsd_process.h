@@ -15,12 +15,13 @@ namespace cowboy::testing {
 
 class CbqsdProcess {
  public:
-  explicit CbqsdProcess(const std::filesystem::path& dir)
+  /// `port` 0: a free one; a given port lets a restart keep the endpoint.
+  explicit CbqsdProcess(const std::filesystem::path& dir, std::uint16_t port = 0)
       : data_(dir / "data"),
         child_([&] {
           ::setenv("CBQS_HOME", (dir / "home").c_str(), 1);
           return std::vector<std::string>{std::string(COWBOY_BIN_DIR) + "/cbqsd", "--dev", "--data-dir", data_.string(),
-                                          "--listen", "127.0.0.1:0", "--admin-listen", "127.0.0.1:0",
+                                          "--listen", "127.0.0.1:" + std::to_string(port), "--admin-listen", "127.0.0.1:0",
                                           "--chain-listen", "127.0.0.1:0"};
         }()) {
     std::smatch m;
@@ -39,6 +40,10 @@ class CbqsdProcess {
   std::uint16_t admin_port() const { return admin_port_; }
   const std::filesystem::path& data() const { return data_; }
   void kill9() { child_.kill(SIGKILL); }
+  std::string endpoint() const {
+    std::string e = "wss://127.0.0.1:";
+    return e.append(std::to_string(port_)).append("/");
+  }
 
   std::unique_ptr<cbqs::client::WssConnection> connect() const {
     cbqs::client::ConnectOptions o;

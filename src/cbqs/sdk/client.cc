@@ -1,0 +1,342 @@
+// The public Client: options, errors, and requests that post to the io thread
+// (session.cc) and wait on a promise.
+#include <openssl/pem.h>
+#include <openssl/x509.h>
+
+#include <fstream>
+
+#include "cbqs/client/request_ids.h"
+#include "cbqs/sdk/impl.h"
+#include "cbqs/wire/codec.h"
+#include "devchain/keyfile.h"
+
+namespace cowboy::cbqs::sdk {
+
+std::string Error::describe() const {
+  switch (kind) {
+    case Kind::kBroker: {
+      auto known = error_from_u16(code);
+      std::string name = known ? std::string(error_name(*known)) : "Unknown";
+      std::string_view text = message;
+      if (text.starts_with(name + ": ")) text.remove_prefix(name.size() + 2);  // the broker's own prefix
+      return name + " (" + std::to_string(code) + "): " + std::string(text);
+    }
+    case Kind::kDisconnected: return "disconnected: " + message;
+    case Kind::kTimeout: return "timed out: " + message;
+    case Kind::kRefusedDestination: return "refused destination: " + message;
+    case Kind::kConfiguration: return "configuration: " + message;
+    case Kind::kProtocol: return "protocol: " + message;
+    case Kind::kClosed: return "closed: " + message;
+  }
+  return message;
+}
+
+Error broker_error(const ErrorFrame& e) {
+  std::string message(e.message.begin(), e.message.end());
+  if (message.empty())
+    if (auto known = error_from_u16(e.code)) message = std::string(error_description(*known));
+  return Error{Error::Kind::kBroker, e.code, std::move(message)};
+}
+
+Error client_error(Error::Kind kind, std::string message) { return Error{kind, 0, std::move(message)}; }
+
+namespace {
+
+Outcome<StreamGrantV2> read_grant_file(const std::filesystem::path& file) {
+  std::ifstream in(file);
+  std::string hex;
+  in >> hex;
+  auto bytes = from_hex(hex);
+  if (!bytes) return Err{client_error(Error::Kind::kConfiguration, "cannot read a grant from " + file.string())};
+  auto grant = decode<StreamGrantV2>(*bytes);
+  if (!grant)
+    return Err{client_error(Error::Kind::kConfiguration, file.string() + " does not hold a StreamGrantV2: " +
+                                                             std::string(codec::to_string(grant.error())))};
+  return *grant;
+}
+
+// The answer's body as `Body`, or why not.
+template <typename Body>
+Outcome<Body> expect(Outcome<CbqsResponseBodyV2> answer) {
+  if (!answer) return Err{answer.error()};
+  if (auto* b = std::get_if<Body>(&*answer)) return std::move(*b);
+  return Err{client_error(Error::Kind::kProtocol, "an answer of another kind")};
+}
+
+}  // namespace
+
+Outcome<ClientOptions> ClientOptions::from_files(std::string endpoint, const std::filesystem::path& grant_file,
+                                                 const std::filesystem::path& holder_key_file) {
+  ClientOptions o;
+  o.endpoint = std::move(endpoint);
+  auto grant = read_grant_file(grant_file);
+  if (!grant) return Err{grant.error()};
+  o.grant = *grant;
+  auto holder = devchain::load_secret(holder_key_file);
+  if (!holder) return Err{client_error(Error::Kind::kConfiguration, holder.error())};
+  o.holder = *holder;
+  return o;
+}
+
+Outcome<ClientOptions> ClientOptions::from_dev_dir(const std::filesystem::path& dir, std::string endpoint) {
+  auto o = from_files(std::move(endpoint), dir / "dev-grant.hex", dir / "dev-holder-key");
+  if (!o) return o;
+  o->pinned_certificate = dir / "tls" / "dev-cert.pem";
+  o->allow_private_destinations = true;
+  return o;
+}
+
+// ---- Impl: the parts user threads call -------------------------------------------
+
+Client::Impl::Impl(ClientOptions o) : options(std::move(o)) {}
+
+Client::Impl::~Impl() { shutdown(); }
+
+void Client::Impl::start() {
+  thread = std::thread([this] { io.run(); });
+  asio::post(io, [this] { dial(); });
+}
+
+void Client::Impl::shutdown() {
+  if (!thread.joinable()) return;
+  asio::post(io, [this] {
+    fail_permanently(client_error(Error::Kind::kClosed, "the client was closed"));
+    work.reset();
+  });
+  thread.join();
+}
+
+void Client::Impl::request(CbqsRequestBodyV2 body, bool resend, std::function<void(Outcome<CbqsResponseBodyV2>)> done) {
+  asio::post(io, [this, body = std::move(body), resend, done = std::move(done)]() mutable {
+    if (permanent) {
+      if (done) done(Err{*permanent});
+      return;
+    }
+    std::uint64_t n = next_number++;
+    pending.emplace(n, Pending{std::move(body), resend, 0, std::move(done)});
+    if (state == State::kReady) send_pending(n);
+  });
+}
+
+Outcome<CbqsResponseBodyV2> Client::Impl::call(CbqsRequestBodyV2 body) {
+  auto promise = std::make_shared<std::promise<Outcome<CbqsResponseBodyV2>>>();
+  auto answer = promise->get_future();
+  request(std::move(body), false, [promise](Outcome<CbqsResponseBodyV2> r) { promise->set_value(std::move(r)); });
+  if (answer.wait_for(options.request_timeout) != std::future_status::ready)
+    return Err{client_error(Error::Kind::kTimeout, "no answer within " + std::to_string(options.request_timeout.count()) + " ms")};
+  return answer.get();
+}
+
+Outcome<Unit> Client::Impl::subscribe(const std::shared_ptr<Subscription>& s) {
+  auto promise = std::make_shared<std::promise<Outcome<CbqsResponseBodyV2>>>();
+  auto answer = promise->get_future();
+  s->on_subscribed = [promise](Outcome<CbqsResponseBodyV2> r) { promise->set_value(std::move(r)); };
+  asio::post(io, [this, s] {
+    if (permanent) return s->on_subscribed(Err{*permanent});
+    if (state == State::kReady) return resubscribe(s);
+    subscriptions.emplace(next_number++, s);  // subscribed by on_session_opened()
+  });
+  if (answer.wait_for(options.request_timeout) != std::future_status::ready)
+    return Err{client_error(Error::Kind::kTimeout, "no answer to Subscribe")};
+  auto r = answer.get();
+  if (!r) return Err{r.error()};
+  return Unit{};
+}
+
+void Client::Impl::unsubscribe(const std::shared_ptr<Subscription>& s) {
+  asio::post(io, [this, s] {
+    for (auto it = subscriptions.begin(); it != subscriptions.end(); ++it) {
+      if (it->second != s) continue;
+      if (s->active) request(req::Unsubscribe{client::request_id(s->id_number)}, false, nullptr);
+      subscriptions.erase(it);
+      break;
+    }
+    std::lock_guard lock(s->m);
+    if (!s->ended) s->ended = client_error(Error::Kind::kClosed, "closed");
+    s->cv.notify_all();
+  });
+}
+
+void Client::Impl::returned(const std::shared_ptr<Subscription>& s, std::uint64_t bytes) {
+  asio::post(io, [this, s, bytes] {
+    s->returned += bytes;
+    // Credit goes back in quarters of the window: few AddCredits, no stall.
+    if (!s->active || s->returned < std::max<std::uint64_t>(1, s->window / 4)) return;
+    request(req::AddCredit{client::request_id(s->id_number), s->returned}, false, nullptr);
+    s->returned = 0;
+  });
+}
+
+void Client::Impl::lease_done(const std::shared_ptr<Subscription>& s, const Bytes32& lease) {
+  asio::post(io, [s, lease] { s->open_leases.erase(lease); });
+}
+
+void Client::Impl::tick_extends() {
+  auto now = std::chrono::steady_clock::now();
+  std::uint64_t period_ms = 0;
+  for (auto& [n, s] : subscriptions) {
+    if (!s->auto_extend || !s->active) continue;
+    auto half = std::chrono::milliseconds(s->visibility_ms / 2);
+    for (auto& [lease, since] : s->open_leases) {
+      if (now - since < half) continue;
+      request(req::Extend{client::request_id(s->id_number), lease, s->visibility_ms}, false, nullptr);
+      since = now;
+    }
+    std::uint64_t p = std::max<std::uint64_t>(10, s->visibility_ms / 4);
+    period_ms = period_ms == 0 ? p : std::min(period_ms, p);
+  }
+  if (period_ms == 0) return;  // armed again when an auto-extending consumer subscribes
+  extend_timer.expires_after(std::chrono::milliseconds(period_ms));
+  extend_timer.async_wait([this](beast::error_code ec) {
+    if (!ec) tick_extends();
+  });
+}
+
+// ---- Client -------------------------------------------------------------------
+
+Client::Client(std::shared_ptr<Impl> impl) : impl_(std::move(impl)) {}
+Client::~Client() { impl_->shutdown(); }
+
+Outcome<std::unique_ptr<Client>> Client::connect(ClientOptions options) {
+  auto endpoint = client::parse_endpoint(options.endpoint);
+  if (!endpoint) return Err{client_error(Error::Kind::kConfiguration, "not a wss:// endpoint: " + options.endpoint)};
+  auto impl = std::make_shared<Impl>(std::move(options));
+  impl->endpoint = *endpoint;
+  auto& o = impl->options;
+  try {
+    impl->tls.set_verify_mode(asio::ssl::verify_peer);
+    if (!o.pinned_certificate.empty()) {
+      std::unique_ptr<BIO, decltype(&BIO_free)> bio(BIO_new_file(o.pinned_certificate.c_str(), "r"), BIO_free);
+      std::shared_ptr<X509> pinned(bio ? PEM_read_bio_X509(bio.get(), nullptr, nullptr, nullptr) : nullptr, X509_free);
+      if (!pinned)
+        return Err{client_error(Error::Kind::kConfiguration, "cannot read a certificate from " + o.pinned_certificate.string())};
+      // The server must present exactly this certificate; the chain above it does not matter.
+      impl->tls.set_verify_callback([pinned](bool, asio::ssl::verify_context& ctx) {
+        if (X509_STORE_CTX_get_error_depth(ctx.native_handle()) > 0) return true;
+        return X509_cmp(X509_STORE_CTX_get_current_cert(ctx.native_handle()), pinned.get()) == 0;
+      });
+    } else if (!o.ca_file.empty()) {
+      impl->tls.load_verify_file(o.ca_file.string());
+    } else {
+      impl->tls.set_default_verify_paths();
+    }
+  } catch (const std::exception& e) {
+    return Err{client_error(Error::Kind::kConfiguration, std::string("TLS setup: ") + e.what())};
+  }
+  auto first = impl->first_session.get_future();
+  impl->start();
+  if (first.wait_for(o.connect_timeout + std::chrono::seconds(1)) != std::future_status::ready) {
+    impl->shutdown();
+    return Err{client_error(Error::Kind::kTimeout, "no session within the connect timeout")};
+  }
+  if (auto opened = first.get(); !opened) {
+    impl->shutdown();
+    return Err{opened.error()};
+  }
+  return std::unique_ptr<Client>(new Client(std::move(impl)));
+}
+
+void Client::append(std::uint64_t lane, Bytes payload, std::function<void(Outcome<std::uint64_t>)> done) {
+  {
+    std::lock_guard lock(impl_->appends_m);
+    ++impl_->appends_outstanding;
+  }
+  auto* impl = impl_.get();
+  impl_->request(req::Append{{lane, std::move(payload)}}, true, [impl, done = std::move(done)](Outcome<CbqsResponseBodyV2> r) {
+    auto appended = expect<resp::Appended>(std::move(r));
+    if (done) done(appended ? Outcome<std::uint64_t>(appended->sequence) : Outcome<std::uint64_t>(Err{appended.error()}));
+    std::lock_guard lock(impl->appends_m);
+    if (--impl->appends_outstanding == 0) impl->appends_cv.notify_all();
+  });
+}
+
+std::future<Outcome<std::uint64_t>> Client::append(std::uint64_t lane, Bytes payload) {
+  auto promise = std::make_shared<std::promise<Outcome<std::uint64_t>>>();
+  auto result = promise->get_future();
+  append(lane, std::move(payload), [promise](Outcome<std::uint64_t> r) { promise->set_value(std::move(r)); });
+  return result;
+}
+
+Outcome<Unit> Client::flush(std::chrono::milliseconds timeout) {
+  std::unique_lock lock(impl_->appends_m);
+  if (!impl_->appends_cv.wait_for(lock, timeout, [&] { return impl_->appends_outstanding == 0; }))
+    return Err{client_error(Error::Kind::kTimeout, std::to_string(impl_->appends_outstanding) + " appends still unanswered")};
+  return Unit{};
+}
+
+Outcome<CbqsResponseBodyV2> Client::call(CbqsRequestBodyV2 body) { return impl_->call(std::move(body)); }
+
+Outcome<std::uint64_t> Client::create_lane() {
+  auto r = expect<resp::LaneCreated>(call(req::CreateLane{}));
+  if (!r) return Err{r.error()};
+  return r->lane_id;
+}
+
+Outcome<std::uint64_t> Client::open_room_lane(const RoomLaneV2& room) {
+  auto r = expect<resp::LaneCreated>(call(req::CreateLane{room}));
+  if (!r) return Err{r.error()};
+  return r->lane_id;
+}
+
+Outcome<Unit> Client::close_lane(std::uint64_t lane) {
+  auto r = expect<resp::Ok>(call(req::CloseLane{lane}));
+  if (!r) return Err{r.error()};
+  return Unit{};
+}
+
+Outcome<std::vector<LaneRecordV2>> Client::list_lanes() {
+  std::vector<LaneRecordV2> all;
+  std::optional<std::uint64_t> after;
+  do {
+    auto page = expect<resp::Lanes>(call(req::ListLanes{after, 100}));
+    if (!page) return Err{page.error()};
+    all.insert(all.end(), page->lanes.begin(), page->lanes.end());
+    after = page->next_after_lane_id;
+  } while (after);
+  return all;
+}
+
+Outcome<resp::Settings> Client::settings() { return expect<resp::Settings>(call(req::GetSettings{})); }
+
+Outcome<std::uint64_t> Client::create_group(const GroupConfigV2& config) {
+  auto r = expect<resp::GroupCreated>(call(req::CreateGroup{config}));
+  if (!r) return Err{r.error()};
+  return r->group_id;
+}
+
+Outcome<GroupConfigV2> Client::get_group(std::uint64_t group) {
+  auto r = expect<resp::Group>(call(req::GetGroup{group}));
+  if (!r) return Err{r.error()};
+  return r->config;
+}
+
+Outcome<GroupConfigV2> Client::update_group(const GroupConfigV2& config) {
+  auto r = expect<resp::Group>(call(req::UpdateGroup{config}));
+  if (!r) return Err{r.error()};
+  return r->config;
+}
+
+Outcome<Unit> Client::delete_group(std::uint64_t group) {
+  auto r = expect<resp::Ok>(call(req::DeleteGroup{group}));
+  if (!r) return Err{r.error()};
+  return Unit{};
+}
+
+Outcome<CheckpointReceiptV2> Client::checkpoint(std::optional<std::uint64_t> covering_sequence) {
+  auto r = expect<resp::Checkpoint>(call(req::GetCheckpoint{covering_sequence}));
+  if (!r) return Err{r.error()};
+  return r->receipt;
+}
+
+const StreamGrantV2& Client::grant() const { return impl_->options.grant; }
+
+ClientStats Client::stats() const { return ClientStats{impl_->connects.load(), impl_->resent_appends.load(), impl_->subscribes.load()}; }
+
+void Client::drop_connection() {
+  asio::post(impl_->io, [impl = impl_.get()] {
+    if (impl->state == Impl::State::kReady || impl->state == Impl::State::kOpening)
+      impl->lost(client_error(Error::Kind::kDisconnected, "dropped on request"));
+  });
+}
+
+}  // namespace cowboy::cbqs::sdk

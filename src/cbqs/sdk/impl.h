@@ -1,0 +1,141 @@
+// The SDK's insides: one io thread owns the connection, the session, the
+// requests in flight and the subscriptions' broker side. User threads only
+// post work to it, and meet it in a subscription's buffer (a mutex and a
+// condition variable) or in a promise.
+#pragma once
+
+#include <boost/asio.hpp>
+#include <boost/asio/ssl.hpp>
+#include <boost/beast/core.hpp>
+#include <boost/beast/websocket.hpp>
+#include <boost/beast/websocket/ssl.hpp>
+#include <condition_variable>
+#include <deque>
+#include <map>
+#include <mutex>
+#include <random>
+#include <thread>
+
+#include "cbqs/client.h"
+#include "cbqs/client/dialing.h"
+
+namespace cowboy::cbqs::sdk {
+
+namespace asio = boost::asio;
+namespace beast = boost::beast;
+using Ws = beast::websocket::stream<asio::ssl::stream<beast::tcp_stream>>;
+
+Error broker_error(const ErrorFrame& e);
+Error client_error(Error::Kind kind, std::string message);
+
+/// One Reader's or Consumer's buffer and broker-side state.
+struct Subscription {
+  // Shared with the user thread: guarded by `m`.
+  struct Item {
+    Record record;
+    std::optional<Bytes32> lease;
+    Bytes32 subscription{};
+    std::uint64_t epoch = 0;
+    std::uint64_t frame_bytes = 0;
+    bool caught_up_marker = false;  // not a record: the replay reached the head here
+  };
+  std::mutex m;
+  std::condition_variable cv;
+  std::deque<Item> buffered;
+  std::uint64_t buffered_bytes = 0;
+  std::optional<Error> ended;  // set once: next() returns it when the buffer is empty
+  bool caught_up = false;
+  std::uint64_t last_taken = 0;
+
+  // The io thread's alone.
+  bool group = false;
+  SubscriptionSourceV2 source;
+  std::uint64_t window = 0;
+  std::uint64_t id_number = 0;      // request number of the current Subscribe (its subscription_id)
+  std::uint64_t last_received = 0;  // a Reader resumes after it
+  std::uint64_t returned = 0;       // bytes taken by the user since the last AddCredit
+  bool active = false;              // subscribed on the current connection
+  std::function<void(Outcome<CbqsResponseBodyV2>)> on_subscribed;  // the first Subscribe's answer
+  // Auto-extend (Consumer): handle -> when it was last issued or extended.
+  bool auto_extend = false;
+  std::uint64_t visibility_ms = 0;
+  std::map<Bytes32, std::chrono::steady_clock::time_point> open_leases;
+};
+
+struct Client::Impl {
+  explicit Impl(ClientOptions o);
+  ~Impl();
+
+  // ---- called from user threads (they post to the io thread) ---------------
+  void request(CbqsRequestBodyV2 body, bool resend, std::function<void(Outcome<CbqsResponseBodyV2>)> done);
+  Outcome<CbqsResponseBodyV2> call(CbqsRequestBodyV2 body);
+  void start();
+  void shutdown();
+  /// Credit the user's taking of `bytes` back to the broker (io thread).
+  void returned(const std::shared_ptr<Subscription>& s, std::uint64_t bytes);
+  /// Subscribes now (or once the session is open); the first answer is returned.
+  Outcome<Unit> subscribe(const std::shared_ptr<Subscription>& s);
+  void unsubscribe(const std::shared_ptr<Subscription>& s);
+  void lease_done(const std::shared_ptr<Subscription>& s, const Bytes32& lease);
+
+  // ---- the io thread --------------------------------------------------------
+  void dial();
+  void handshake(std::shared_ptr<Ws> ws, std::uint64_t epoch);
+  void read(std::shared_ptr<Ws> ws, std::uint64_t epoch);
+  void send_frame(Bytes frame);
+  void write(std::shared_ptr<Ws> ws, std::uint64_t epoch);
+  void on_frame(const CbqsServerFrameV2& f);
+  void on_session_opened();
+  void send_pending(std::uint64_t number);
+  void lost(Error why);
+  void fail_permanently(Error why);
+  void resubscribe(const std::shared_ptr<Subscription>& s);
+  void deliver(const Delivery& d);
+  void tick_extends();
+  std::shared_ptr<Subscription> subscription_for(const Bytes32& id);
+
+  ClientOptions options;
+  client::Endpoint endpoint;
+  asio::io_context io{1};
+  asio::executor_work_guard<asio::io_context::executor_type> work{io.get_executor()};
+  asio::ssl::context tls{asio::ssl::context::tls_client};
+  asio::steady_timer retry_timer{io};
+  asio::steady_timer extend_timer{io};
+  std::thread thread;
+  std::mt19937_64 jitter_random{std::random_device{}()};
+
+  enum class State { kDialing, kOpening, kReady, kWaiting, kFailed, kClosed } state = State::kDialing;
+  std::shared_ptr<Ws> ws;
+  std::uint64_t epoch = 0;          // one per connection attempt
+  std::atomic<std::uint64_t> ready_epoch{0};  // the epoch whose session is open
+  int failures = 0;                 // consecutive, for the backoff
+  bool opened_once = false;
+  std::optional<Error> permanent;   // why the client stopped
+  Bytes32 session_id{};
+  std::uint64_t next_number = 1;
+  std::uint64_t open_number = 0;    // the OpenSession / CompleteSession request number
+  beast::flat_buffer read_buffer;
+  std::deque<Bytes> write_queue;
+  bool writing = false;
+
+  struct Pending {
+    CbqsRequestBodyV2 body;
+    bool resend = false;        // appends go out again after a reconnect
+    std::uint64_t sent_epoch = 0;  // 0: not sent on the current connection
+    std::function<void(Outcome<CbqsResponseBodyV2>)> done;
+  };
+  std::map<std::uint64_t, Pending> pending;  // by request number: resent in order
+  std::map<std::uint64_t, std::shared_ptr<Subscription>> subscriptions;  // by id_number
+
+  std::promise<Outcome<Unit>> first_session;
+  bool first_session_set = false;
+
+  // Producer bookkeeping, read by flush() on user threads.
+  std::mutex appends_m;
+  std::condition_variable appends_cv;
+  std::uint64_t appends_outstanding = 0;
+
+  std::atomic<std::uint64_t> connects{0}, resent_appends{0}, subscribes{0};
+};
+
+}  // namespace cowboy::cbqs::sdk

@@ -1,0 +1,324 @@
+// The connection's life on the io thread: dial (§11.4 checked addresses only),
+// TLS, WebSocket, OpenSession/CompleteSession, then requests and deliveries;
+// on a drop, backoff and do it all again, resubscribing and resending appends.
+#include <openssl/x509.h>
+
+#include "cbqs/client/request_ids.h"
+#include "cbqs/sdk/impl.h"
+#include "cbqs/wire/codec.h"
+#include "cbqs/wire/ids.h"
+#include "cbqs/wire/limits.h"
+#include "cbqs/wire/sizes.h"
+
+namespace cowboy::cbqs::sdk {
+
+namespace ssl = asio::ssl;
+using tcp = asio::ip::tcp;
+using client::request_id;
+using client::request_number;
+
+namespace {
+
+// A refusal no retry can cure: the grant, the proof or the stream itself.
+bool permanent_refusal(std::uint16_t code) {
+  return (code >= 300 && code < 400) || code == static_cast<std::uint16_t>(ErrorCode::kProofMismatch) ||
+         code == static_cast<std::uint16_t>(ErrorCode::kBadProofSignature);
+}
+
+}  // namespace
+
+void Client::Impl::dial() {
+  state = State::kDialing;
+  ++epoch;
+  auto addresses = client::resolve_checked(endpoint.host, options.allow_private_destinations);
+  if (!addresses) return fail_permanently(client_error(Error::Kind::kRefusedDestination, addresses.error()));
+  std::vector<tcp::endpoint> targets;
+  for (const auto& a : *addresses) {
+    beast::error_code ec;
+    auto address = asio::ip::make_address(a, ec);
+    if (!ec) targets.emplace_back(address, endpoint.port);
+  }
+  auto socket = std::make_shared<Ws>(io, tls);
+  ws = socket;
+  write_queue.clear();
+  writing = false;
+  read_buffer.clear();
+  std::string server_name = options.server_name.empty() ? endpoint.host : options.server_name;
+  if (options.pinned_certificate.empty())
+    socket->next_layer().set_verify_callback(ssl::host_name_verification(server_name));
+  SSL_set_tlsext_host_name(socket->next_layer().native_handle(), server_name.c_str());
+  beast::get_lowest_layer(*socket).expires_after(options.connect_timeout);
+  std::uint64_t e = epoch;
+  // Only addresses resolve_checked() approved are dialed: no second lookup.
+  beast::get_lowest_layer(*socket).async_connect(targets, [this, socket, e](beast::error_code ec, const tcp::endpoint&) {
+    if (e != epoch) return;
+    if (ec) return lost(client_error(Error::Kind::kDisconnected, "cannot connect: " + ec.message()));
+    beast::get_lowest_layer(*socket).socket().set_option(tcp::no_delay(true));
+    handshake(socket, e);
+  });
+}
+
+void Client::Impl::handshake(std::shared_ptr<Ws> socket, std::uint64_t e) {
+  socket->next_layer().async_handshake(ssl::stream_base::client, [this, socket, e](beast::error_code ec) {
+    if (e != epoch) return;
+    if (ec) return lost(client_error(Error::Kind::kDisconnected, "TLS handshake failed: " + ec.message()));
+    socket->read_message_max(limits::kMaxFrameBytes);
+    socket->binary(true);
+    // Any answer but 101 fails the upgrade: redirects are never followed (§11.4).
+    std::string host = endpoint.host + ":" + std::to_string(endpoint.port);
+    socket->async_handshake(host, endpoint.path, [this, socket, e](beast::error_code ec) {
+      if (e != epoch) return;
+      if (ec) return lost(client_error(Error::Kind::kDisconnected, "WebSocket upgrade failed: " + ec.message()));
+      beast::get_lowest_layer(*socket).expires_never();
+      socket->set_option(beast::websocket::stream_base::timeout::suggested(beast::role_type::client));
+      state = State::kOpening;
+      open_number = next_number++;
+      send_frame(encode(CbqsClientFrameV2{OpenSession{request_id(open_number), options.grant}}));
+      read(socket, e);
+    });
+  });
+}
+
+void Client::Impl::read(std::shared_ptr<Ws> socket, std::uint64_t e) {
+  socket->async_read(read_buffer, [this, socket, e](beast::error_code ec, std::size_t) {
+    if (e != epoch) return;
+    if (ec) return lost(client_error(Error::Kind::kDisconnected, "connection lost: " + ec.message()));
+    auto data = read_buffer.data();
+    auto frame = decode<CbqsServerFrameV2>(ByteView(static_cast<const std::uint8_t*>(data.data()), data.size()));
+    read_buffer.consume(read_buffer.size());
+    if (!frame) return lost(client_error(Error::Kind::kProtocol, "undecodable server frame"));
+    on_frame(*frame);
+    if (e == epoch && ws == socket) read(socket, e);
+  });
+}
+
+void Client::Impl::send_frame(Bytes frame) {
+  if (!ws) return;
+  write_queue.push_back(std::move(frame));
+  if (!writing) write(ws, epoch);
+}
+
+void Client::Impl::write(std::shared_ptr<Ws> socket, std::uint64_t e) {
+  writing = true;
+  socket->async_write(asio::buffer(write_queue.front()), [this, socket, e](beast::error_code ec, std::size_t) {
+    if (e != epoch) return;
+    writing = false;
+    if (ec) return lost(client_error(Error::Kind::kDisconnected, "send failed: " + ec.message()));
+    write_queue.pop_front();
+    if (!write_queue.empty()) write(socket, e);
+  });
+}
+
+void Client::Impl::on_frame(const CbqsServerFrameV2& f) {
+  if (const auto* ch = std::get_if<SessionChallenge>(&f)) {
+    if (state != State::kOpening || request_number(ch->request_id) != open_number)
+      return lost(client_error(Error::Kind::kProtocol, "an unexpected SessionChallenge"));
+    const auto& g = options.grant;
+    SessionProofV2 proof{g.chain_instance_id, g.stream_id, grant_id(g), ch->session_id, ch->challenge, {}};
+    sign_proof(proof, options.holder);
+    session_id = ch->session_id;
+    return send_frame(encode(CbqsClientFrameV2{CompleteSession{request_id(open_number), proof}}));
+  }
+  if (std::holds_alternative<SessionOpened>(f)) {
+    if (state != State::kOpening) return lost(client_error(Error::Kind::kProtocol, "an unexpected SessionOpened"));
+    return on_session_opened();
+  }
+  if (const auto* d = std::get_if<Delivery>(&f)) return deliver(*d);
+  if (const auto* ds = std::get_if<DeliveryState>(&f)) {
+    // CreditShort: the next record needs more than the window left. Grant it
+    // when the user holds nothing back, so a record larger than the window still flows.
+    auto s = subscription_for(ds->subscription_id);
+    if (!s) return;
+    std::uint64_t needed = std::get<CreditShort>(ds->state).needed_bytes;
+    std::lock_guard lock(s->m);
+    if (s->buffered.empty()) request(req::AddCredit{ds->subscription_id, needed}, false, nullptr);
+    return;
+  }
+  if (const auto* r = std::get_if<Response>(&f)) {
+    std::uint64_t n = request_number(r->request_id);
+    if (auto it = pending.find(n); it != pending.end()) {
+      auto done = std::move(it->second.done);
+      pending.erase(it);
+      if (done) done(r->body);
+      return;
+    }
+    // A later CursorProgress: the replay caught up with the head.
+    if (const auto* p = std::get_if<resp::CursorProgress>(&r->body)) {
+      if (auto s = subscription_for(p->subscription_id)) {
+        std::lock_guard lock(s->m);
+        Subscription::Item marker;
+        marker.caught_up_marker = true;
+        s->buffered.push_back(std::move(marker));
+        s->cv.notify_all();
+      }
+    }
+    return;
+  }
+  const auto& e = std::get<ErrorFrame>(f);
+  Error error = broker_error(e);
+  if (state == State::kOpening) {  // OpenSession or CompleteSession refused
+    if (permanent_refusal(e.code)) return fail_permanently(error);
+    return lost(error);
+  }
+  if (!e.request_id) {  // the session ended (its grant expired)
+    return fail_permanently(error);
+  }
+  std::uint64_t n = request_number(*e.request_id);
+  if (auto it = pending.find(n); it != pending.end()) {
+    auto done = std::move(it->second.done);
+    pending.erase(it);
+    if (done) done(Err{error});
+    if (permanent_refusal(e.code)) return fail_permanently(error);  // "the session ended" on a standing check
+  }
+  auto it = subscriptions.find(n);
+  if (it == subscriptions.end() || e.code == static_cast<std::uint16_t>(ErrorCode::kBackpressure))
+    return;  // Backpressure clears as holders drain
+  auto s = it->second;
+  subscriptions.erase(it);
+  s->active = false;
+  if (e.code == static_cast<std::uint16_t>(ErrorCode::kSlowConsumer)) return resubscribe(s);
+  std::lock_guard lock(s->m);
+  s->ended = error;
+  s->cv.notify_all();
+}
+
+void Client::Impl::on_session_opened() {
+  state = State::kReady;
+  failures = 0;
+  opened_once = true;
+  ready_epoch = epoch;
+  ++connects;
+  if (!first_session_set) {
+    first_session_set = true;
+    first_session.set_value(Unit{});
+  }
+  // Subscriptions first, then requests in the order they were made.
+  std::vector<std::shared_ptr<Subscription>> subs;
+  for (auto& [n, s] : subscriptions) subs.push_back(s);
+  subscriptions.clear();
+  for (auto& s : subs) resubscribe(s);
+  std::vector<std::uint64_t> numbers;
+  for (auto& [n, p] : pending)
+    if (p.sent_epoch != epoch) numbers.push_back(n);
+  for (auto n : numbers) send_pending(n);
+}
+
+void Client::Impl::send_pending(std::uint64_t n) {
+  auto& p = pending.at(n);
+  p.sent_epoch = epoch;
+  send_frame(encode(CbqsClientFrameV2{Request{request_id(n), session_id, p.body}}));
+}
+
+void Client::Impl::lost(Error why) {
+  if (state == State::kFailed || state == State::kClosed) return;
+  ++epoch;  // every handler of the old connection is now stale
+  if (ws) {
+    beast::error_code ignored;
+    beast::get_lowest_layer(*ws).socket().close(ignored);
+    ws.reset();
+  }
+  ready_epoch = 0;
+  if (!opened_once) return fail_permanently(why);  // the first connect fails fast, with its reason
+  state = State::kWaiting;
+  // Requests sent on the lost connection: appends go again, others fail.
+  for (auto it = pending.begin(); it != pending.end();) {
+    if (it->second.sent_epoch != 0 && !it->second.resend) {
+      auto done = std::move(it->second.done);
+      it = pending.erase(it);
+      if (done) done(Err{client_error(Error::Kind::kDisconnected, why.message)});
+      continue;
+    }
+    if (it->second.sent_epoch != 0) ++resent_appends;
+    it->second.sent_epoch = 0;
+    ++it;
+  }
+  // Leases die with the session: their records come back to the group.
+  for (auto& [n, s] : subscriptions) {
+    s->active = false;
+    s->open_leases.clear();
+    if (!s->group) continue;
+    std::lock_guard lock(s->m);
+    std::erase_if(s->buffered, [&](const Subscription::Item& i) {
+      if (i.lease) s->buffered_bytes -= i.frame_bytes;
+      return i.lease.has_value();
+    });
+  }
+  auto wait = std::min<double>(static_cast<double>(options.reconnect.max.count()),
+                               static_cast<double>(options.reconnect.initial.count()) * std::pow(2.0, failures));
+  ++failures;
+  std::uniform_real_distribution<double> factor(1 - options.reconnect.jitter, 1 + options.reconnect.jitter);
+  retry_timer.expires_after(std::chrono::milliseconds(static_cast<std::int64_t>(wait * factor(jitter_random))));
+  retry_timer.async_wait([this](beast::error_code ec) {
+    if (!ec && state == State::kWaiting) dial();
+  });
+}
+
+void Client::Impl::fail_permanently(Error why) {
+  if (state == State::kClosed) return;
+  state = why.kind == Error::Kind::kClosed ? State::kClosed : State::kFailed;
+  permanent = why;
+  ++epoch;
+  ready_epoch = 0;
+  if (ws) {
+    beast::error_code ignored;
+    beast::get_lowest_layer(*ws).socket().close(ignored);
+    ws.reset();
+  }
+  retry_timer.cancel();
+  extend_timer.cancel();
+  if (!first_session_set) {
+    first_session_set = true;
+    first_session.set_value(Err{why});
+  }
+  auto failed = std::move(pending);
+  pending.clear();
+  for (auto& [n, p] : failed)
+    if (p.done) p.done(Err{why});
+  for (auto& [n, s] : subscriptions) {
+    std::lock_guard lock(s->m);
+    s->ended = why;
+    s->cv.notify_all();
+  }
+  subscriptions.clear();
+}
+
+std::shared_ptr<Subscription> Client::Impl::subscription_for(const Bytes32& id) {
+  auto it = subscriptions.find(request_number(id));
+  return it == subscriptions.end() ? nullptr : it->second;
+}
+
+void Client::Impl::resubscribe(const std::shared_ptr<Subscription>& s) {
+  if (state != State::kReady) return;  // on_session_opened() will
+  std::uint64_t credit;
+  {
+    std::lock_guard lock(s->m);
+    if (s->ended) return;
+    // What the user has not taken yet still counts against the window.
+    credit = s->window > s->buffered_bytes ? s->window - s->buffered_bytes : s->window / 4;
+  }
+  if (auto* cursor = std::get_if<SourceCursor>(&s->source); cursor && s->last_received > 0)
+    cursor->start = StartAt{s->last_received + 1};
+  s->returned = 0;
+  s->id_number = next_number++;
+  s->active = true;
+  ++subscribes;
+  subscriptions.emplace(s->id_number, s);
+  pending.emplace(s->id_number, Pending{req::Subscribe{s->source, credit}, false, 0, std::move(s->on_subscribed)});
+  s->on_subscribed = nullptr;
+  send_pending(s->id_number);
+}
+
+void Client::Impl::deliver(const Delivery& d) {
+  auto s = subscription_for(d.subscription_id);
+  if (!s) return;
+  Subscription::Item item{Record{d.sequence, d.header.lane_id, d.payload}, d.lease, d.subscription_id, epoch,
+                          sizes::delivery_frame_bytes(d.payload.size(), d.lease.has_value())};
+  if (!s->group) s->last_received = std::max(s->last_received, d.sequence);
+  if (d.lease && s->auto_extend) s->open_leases[*d.lease] = std::chrono::steady_clock::now();
+  std::lock_guard lock(s->m);
+  s->buffered_bytes += item.frame_bytes;
+  s->buffered.push_back(std::move(item));
+  s->cv.notify_all();
+}
+
+}  // namespace cowboy::cbqs::sdk

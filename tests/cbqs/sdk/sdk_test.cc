@@ -1,0 +1,360 @@
+// The client SDK against a real `cbqsd --dev` child process: pipelined appends,
+// a reader with automatic credit, competing consumers, reconnection across a
+// SIGKILL and restart, checkpoint-chain verification, and the dialing policy.
+#include <gtest/gtest.h>
+
+#include <set>
+
+#include "../../support/cbqsd_process.h"
+#include "../../support/poll.h"
+#include "../../support/temp_dir.h"
+#include "cbqs/broker/dev_cert.h"
+#include "cbqs/checkpoints.h"
+#include "cbqs/client.h"
+#include "cbqs/rooms.h"
+
+namespace cowboy::cbqs::sdk {
+namespace {
+
+using cowboy::testing::CbqsdProcess;
+using cowboy::testing::TempDir;
+using namespace std::chrono_literals;
+
+Bytes text(const std::string& s) { return Bytes(s.begin(), s.end()); }
+std::string text(const Bytes& b) { return std::string(b.begin(), b.end()); }
+// prefix + i, built so g++ 12's -Wrestrict false positive stays quiet.
+std::string numbered(const std::string& prefix, int i) {
+  std::string s = prefix;
+  s += std::to_string(i);
+  return s;
+}
+
+std::unique_ptr<Client> connect(const CbqsdProcess& cbqsd) {
+  auto options = ClientOptions::from_dev_dir(cbqsd.data(), cbqsd.endpoint());
+  EXPECT_TRUE(options.ok());
+  if (!options) return nullptr;
+  options->reconnect.initial = 20ms;
+  options->reconnect.max = 200ms;
+  auto client = Client::connect(*options);
+  EXPECT_TRUE(client.ok()) << client.error().describe();
+  return client ? std::move(*client) : nullptr;
+}
+
+// Appends `n` payloads "<prefix><i>" pipelined; the sequences in order.
+std::vector<std::uint64_t> append_all(Client& c, std::uint64_t lane, int n, const std::string& prefix) {
+  std::vector<std::future<Outcome<std::uint64_t>>> answers;
+  for (int i = 0; i < n; ++i) answers.push_back(c.append(lane, text(numbered(prefix, i))));
+  std::vector<std::uint64_t> sequences;
+  for (auto& a : answers) {
+    auto r = a.get();
+    EXPECT_TRUE(r.ok()) << r.error().describe();
+    sequences.push_back(r ? *r : 0);
+  }
+  return sequences;
+}
+
+// Within the §15 default ceilings (30 s of visibility at most).
+GroupConfigV2 group_on(std::uint64_t lane, std::uint64_t visibility_ms = 20'000) {
+  GroupConfigV2 g;
+  g.lane_id = lane;
+  g.start = StartAt{1};
+  g.visibility_timeout_ms = visibility_ms;
+  g.max_visibility_ms = 30'000;
+  g.max_in_flight = 1'000;
+  g.max_in_flight_per_holder = 100;
+  g.max_attempts = 5;
+  g.record_deadline_ms = 3'600'000;
+  return g;
+}
+
+class Sdk : public ::testing::Test {
+ protected:
+  TempDir dir;
+};
+
+TEST_F(Sdk, PipelinedAppendsAnswerWithGaplessSequencesAndAReaderReplaysThemInOrder) {
+  CbqsdProcess cbqsd(dir.path());
+  ASSERT_TRUE(cbqsd.up());
+  auto c = connect(cbqsd);
+  ASSERT_NE(c, nullptr);
+  auto lane = c->create_lane();
+  ASSERT_TRUE(lane.ok()) << lane.error().describe();
+  auto sequences = append_all(*c, *lane, 1'000, "m");
+  for (std::size_t i = 1; i < sequences.size(); ++i) ASSERT_EQ(sequences[i], sequences[i - 1] + 1);
+  ASSERT_TRUE(c->flush(10s).ok());
+
+  auto reader = c->read({LaneScopeAny{}, StartAt{sequences.front()}});
+  ASSERT_TRUE(reader.ok()) << reader.error().describe();
+  for (int i = 0; i < 1'000; ++i) {
+    auto r = (*reader)->next(10s);
+    ASSERT_TRUE(r.ok() && *r) << i;
+    EXPECT_EQ((*r)->sequence, sequences[i]);
+    EXPECT_EQ(text((*r)->payload), numbered("m", i));
+  }
+  ASSERT_TRUE(cowboy::testing::eventually([&] {
+    auto none = (*reader)->next(10ms);  // consumes the caught-up marker
+    return none.ok() && !*none && (*reader)->caught_up();
+  }));
+  EXPECT_EQ((*reader)->last_sequence(), sequences.back());
+}
+
+TEST_F(Sdk, RefusalsAreTypedErrorsWithTheSection14Code) {
+  CbqsdProcess cbqsd(dir.path());
+  ASSERT_TRUE(cbqsd.up());
+  auto c = connect(cbqsd);
+  ASSERT_NE(c, nullptr);
+  auto r = c->append(987'654, text("x")).get();
+  ASSERT_FALSE(r.ok());
+  EXPECT_TRUE(r.error().is(ErrorCode::kUnknownLane));
+  EXPECT_EQ(r.error().describe().rfind("UnknownLane (501): ", 0), 0u) << r.error().describe();
+  auto g = c->get_group(424'242);
+  ASSERT_FALSE(g.ok());
+  EXPECT_TRUE(g.error().is(ErrorCode::kUnknownGroup));
+  auto consumer = c->consume({.lane = 1, .group = 424'242});
+  ASSERT_FALSE(consumer.ok());
+  EXPECT_TRUE(consumer.error().is(ErrorCode::kUnknownGroup));
+}
+
+TEST_F(Sdk, AutomaticCreditCarriesALongReplayThroughASmallWindowWithOneSubscribe) {
+  CbqsdProcess cbqsd(dir.path());
+  ASSERT_TRUE(cbqsd.up());
+  auto c = connect(cbqsd);
+  ASSERT_NE(c, nullptr);
+  auto lane = c->create_lane();
+  ASSERT_TRUE(lane.ok());
+  // 3,000 records of ~200 B: about 950 KB of Delivery frames through a 4 KiB window.
+  std::string pad(190, 'p');
+  auto sequences = append_all(*c, *lane, 3'000, pad);
+  auto reader = c->read({LaneScopeAny{}, StartAt{sequences.front()}, 4'096});
+  ASSERT_TRUE(reader.ok());
+  for (int i = 0; i < 3'000; ++i) {
+    auto r = (*reader)->next(10s);
+    ASSERT_TRUE(r.ok() && *r) << "record " << i << " did not arrive";
+    ASSERT_EQ((*r)->sequence, sequences[i]);
+  }
+  // The window was refilled by AddCredit, never by a SlowConsumer resubscription.
+  EXPECT_EQ(c->stats().subscribes, 1u);
+}
+
+TEST_F(Sdk, CompetingConsumersAckEveryRecordOnceAndANackComesBack) {
+  CbqsdProcess cbqsd(dir.path());
+  ASSERT_TRUE(cbqsd.up());
+  auto c = connect(cbqsd);
+  ASSERT_NE(c, nullptr);
+  auto lane = c->create_lane();
+  ASSERT_TRUE(lane.ok());
+  auto group = c->create_group(group_on(*lane, 1'000));
+  ASSERT_TRUE(group.ok()) << group.error().describe();
+  append_all(*c, *lane, 400, "job-");
+  auto a = c->consume({.lane = *lane, .group = *group});
+  auto b = c->consume({.lane = *lane, .group = *group});
+  ASSERT_TRUE(a.ok() && b.ok());
+  std::set<std::string> done;
+  std::map<std::string, int> seen;
+  bool nacked = false;
+  std::size_t by_a = 0, by_b = 0;
+  while (done.size() < 400) {
+    bool got = false;
+    for (auto* consumer : {a->get(), b->get()}) {
+      auto lease = consumer->next(50ms);
+      ASSERT_TRUE(lease.ok()) << lease.error().describe();
+      if (!*lease) continue;
+      got = true;
+      std::string p = text((*lease)->record.payload);
+      ++seen[p];
+      if (p == "job-7" && !nacked) {  // the first attempt of job-7 fails
+        nacked = true;
+        ASSERT_TRUE(consumer->nack(**lease).ok());
+        continue;
+      }
+      auto acked = consumer->ack(**lease);
+      ASSERT_TRUE(acked.ok()) << acked.error().describe();
+      done.insert(p);
+      (consumer == a->get() ? by_a : by_b)++;
+    }
+    ASSERT_TRUE(got || done.size() < 400);
+  }
+  EXPECT_GE(seen["job-7"], 2);  // delivered again after its Nack (visibility from issue time)
+  EXPECT_GT(by_a, 0u);
+  EXPECT_GT(by_b, 0u);
+}
+
+TEST_F(Sdk, AutoExtendKeepsALeaseAliveBeyondItsVisibilityTimeout) {
+  CbqsdProcess cbqsd(dir.path());
+  ASSERT_TRUE(cbqsd.up());
+  auto c = connect(cbqsd);
+  ASSERT_NE(c, nullptr);
+  auto lane = c->create_lane();
+  ASSERT_TRUE(lane.ok());
+  auto group = c->create_group(group_on(*lane, 400));
+  ASSERT_TRUE(group.ok());
+  append_all(*c, *lane, 1, "long-job");
+  auto consumer = c->consume({.lane = *lane, .group = *group, .auto_extend = true});
+  ASSERT_TRUE(consumer.ok());
+  auto lease = (*consumer)->next(10s);
+  ASSERT_TRUE(lease.ok() && *lease);
+  std::this_thread::sleep_for(1'500ms);  // long work: almost four visibility timeouts
+  auto acked = (*consumer)->ack(**lease);
+  EXPECT_TRUE(acked.ok()) << acked.error().describe();
+  auto again = (*consumer)->next(600ms);  // and it was never redelivered meanwhile
+  ASSERT_TRUE(again.ok());
+  EXPECT_FALSE(*again);
+}
+
+TEST_F(Sdk, ReconnectsAcrossABrokerRestartLosingNoAcknowledgedRecord) {
+  std::uint16_t port = 0;
+  std::map<std::uint64_t, std::string> acked;  // sequence -> payload
+  std::uint64_t lane = 0, group = 0;
+  auto cbqsd = std::make_unique<CbqsdProcess>(dir.path());
+  ASSERT_TRUE(cbqsd->up());
+  port = cbqsd->port();
+  auto c = connect(*cbqsd);
+  ASSERT_NE(c, nullptr);
+  lane = *c->create_lane();
+  group = *c->create_group(group_on(lane));
+  auto first = append_all(*c, lane, 300, "before-");
+  for (int i = 0; i < 300; ++i) acked[first[i]] = numbered("before-", i);
+  auto reader = c->read({LaneScopeAny{}, StartAt{first.front()}});
+  auto consumer = c->consume({.lane = lane, .group = group});
+  ASSERT_TRUE(reader.ok() && consumer.ok());
+  std::uint64_t read_through = 0;
+  for (int i = 0; i < 100; ++i) {
+    auto r = (*reader)->next(10s);
+    ASSERT_TRUE(r.ok() && *r);
+    ASSERT_EQ((*r)->sequence, first[i]);
+    read_through = (*r)->sequence;
+  }
+  std::set<std::string> consumed;
+  while (consumed.size() < 50) {
+    auto l = (*consumer)->next(10s);
+    ASSERT_TRUE(l.ok() && *l);
+    ASSERT_TRUE((*consumer)->ack(**l).ok());
+    consumed.insert(text((*l)->record.payload));
+  }
+
+  cbqsd->kill9();
+  cbqsd.reset();
+  // Appends made while the broker is down wait for the new session.
+  std::vector<std::future<Outcome<std::uint64_t>>> during;
+  for (int i = 0; i < 50; ++i) during.push_back(c->append(lane, text(numbered("during-", i))));
+  cbqsd = std::make_unique<CbqsdProcess>(dir.path(), port);
+  ASSERT_TRUE(cbqsd->up());
+  for (int i = 0; i < 50; ++i) {
+    auto r = during[i].get();
+    ASSERT_TRUE(r.ok()) << r.error().describe();
+    acked[*r] = numbered("during-", i);
+  }
+  EXPECT_GE(c->stats().connects, 2u);
+
+  // The reader resumes right after the last record it received: no gap, no repeat.
+  std::uint64_t expect = read_through + 1;
+  while (expect <= acked.rbegin()->first) {
+    auto r = (*reader)->next(10s);
+    ASSERT_TRUE(r.ok()) << r.error().describe();
+    ASSERT_TRUE(*r) << "sequence " << expect << " never came";
+    ASSERT_EQ((*r)->sequence, expect);
+    if (acked.contains(expect)) {
+      EXPECT_EQ(text((*r)->payload), acked[expect]);
+    }
+    ++expect;
+  }
+  // The consumer resumes too: every record of the lane is acked at least once.
+  std::set<std::string> want;
+  for (auto& [seq, p] : acked) want.insert(p);
+  while (!std::includes(consumed.begin(), consumed.end(), want.begin(), want.end())) {
+    auto l = (*consumer)->next(10s);
+    ASSERT_TRUE(l.ok()) << l.error().describe();
+    ASSERT_TRUE(*l) << consumed.size() << " of " << want.size() << " consumed";
+    auto a = (*consumer)->ack(**l);
+    ASSERT_TRUE(a.ok()) << a.error().describe();
+    consumed.insert(text((*l)->record.payload));
+  }
+}
+
+TEST_F(Sdk, VerifiesACheckpointChainOfTenThousandRecordsAndReachesEachVerdict) {
+  CbqsdProcess cbqsd(dir.path());
+  ASSERT_TRUE(cbqsd.up());
+  auto c = connect(cbqsd);
+  ASSERT_NE(c, nullptr);
+  auto lane = c->create_lane();
+  ASSERT_TRUE(lane.ok());
+  append_all(*c, *lane, 10'000, "r");
+  auto latest = c->checkpoint();
+  ASSERT_TRUE(latest.ok());
+  auto provider = cbqsd.chain().provider(latest->provider);
+  ASSERT_TRUE(provider.ok());
+
+  std::uint64_t progress_calls = 0;
+  auto report = verify_chain(*c, *provider, [&](const ChainReport&) { ++progress_calls; });
+  ASSERT_TRUE(report.ok()) << report.error().describe();
+  EXPECT_EQ(report->verdict, CheckpointVerdict::kValid) << report->problem;
+  EXPECT_EQ(report->last_sequence, latest->last_sequence);
+  EXPECT_GE(report->last_sequence, 10'000u);
+  EXPECT_EQ(progress_calls, report->receipts);
+
+  ProviderRecordV2 wrong_key = *provider;  // another key: the first signature fails
+  wrong_key.signing_key.key[0] ^= 0x01;
+  auto invalid = verify_chain(*c, wrong_key);
+  ASSERT_TRUE(invalid.ok());
+  EXPECT_EQ(invalid->verdict, CheckpointVerdict::kInvalid);
+  EXPECT_EQ(invalid->receipts, 0u);
+
+  ProviderRecordV2 future_key = *provider;  // a key from a later height, no earlier one
+  future_key.signing_key_since = latest->snapshot_height + 1'000;
+  future_key.previous_signing_key.reset();
+  auto unverifiable = verify_chain(*c, future_key);
+  ASSERT_TRUE(unverifiable.ok());
+  EXPECT_EQ(unverifiable->verdict, CheckpointVerdict::kUnverifiable);
+}
+
+TEST_F(Sdk, RoomLanesHaveTheDerivedIdAndOpeningOneTwiceIsTheSameLane) {
+  CbqsdProcess cbqsd(dir.path());
+  ASSERT_TRUE(cbqsd.up());
+  auto c = connect(cbqsd);
+  ASSERT_NE(c, nullptr);
+  Bytes32 room{};
+  room[0] = 0x42;
+  auto first = c->open_room_lane(room_messages(room));
+  ASSERT_TRUE(first.ok()) << first.error().describe();
+  EXPECT_EQ(*first, room_lane(room_messages(room)));
+  auto again = c->open_room_lane(room_messages(room));
+  ASSERT_TRUE(again.ok());
+  EXPECT_EQ(*again, *first);
+}
+
+TEST_F(Sdk, TheDialingPolicyRefusesPrivateDestinationsBeforeConnecting) {
+  CbqsdProcess cbqsd(dir.path());
+  ASSERT_TRUE(cbqsd.up());
+  auto options = ClientOptions::from_dev_dir(cbqsd.data(), cbqsd.endpoint());
+  ASSERT_TRUE(options.ok());
+  options->allow_private_destinations = false;  // what a production client does
+  std::string by_name = "wss://localhost:";  // resolves to loopback: every address is checked
+  by_name.append(std::to_string(cbqsd.port())).append("/");
+  for (std::string endpoint : std::vector<std::string>{cbqsd.endpoint(), "wss://10.1.2.3:7447/", "wss://[::1]:7447/",
+                                                       "wss://192.168.0.1/", "wss://[::ffff:127.0.0.1]:7447/", by_name}) {
+    options->endpoint = endpoint;
+    auto c = Client::connect(*options);
+    ASSERT_FALSE(c.ok()) << endpoint;
+    EXPECT_EQ(c.error().kind, Error::Kind::kRefusedDestination) << endpoint << ": " << c.error().describe();
+  }
+}
+
+TEST_F(Sdk, TlsVerificationRefusesACertificateOtherThanThePinnedOne) {
+  CbqsdProcess cbqsd(dir.path());
+  ASSERT_TRUE(cbqsd.up());
+  auto other = broker::ensure_dev_certificate(dir.path() / "other");
+  ASSERT_TRUE(other.ok());
+  auto options = ClientOptions::from_dev_dir(cbqsd.data(), cbqsd.endpoint());
+  ASSERT_TRUE(options.ok());
+  options->pinned_certificate = other->certificate;
+  auto c = Client::connect(*options);
+  ASSERT_FALSE(c.ok());
+  EXPECT_NE(c.error().message.find("TLS handshake failed"), std::string::npos) << c.error().describe();
+  options->pinned_certificate.clear();  // the system roots do not know the dev certificate either
+  auto roots = Client::connect(*options);
+  ASSERT_FALSE(roots.ok());
+  EXPECT_NE(roots.error().message.find("TLS handshake failed"), std::string::npos) << roots.error().describe();
+}
+
+}  // namespace
+}  // namespace cowboy::cbqs::sdk
