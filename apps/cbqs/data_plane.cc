@@ -1,150 +1,32 @@
 #include "data_plane.h"
 
-#include <fstream>
+#include <sys/wait.h>
 
-#include "cbqs/client/dialing.h"
-#include "cbqs/client/request_ids.h"
-#include "cbqs/client/wss_connection.h"
-#include "cbqs/wire/codec.h"
-#include "cbqs/wire/errors.h"
-#include "cbqs/wire/ids.h"
+#include <atomic>
+#include <fstream>
+#include <mutex>
+#include <thread>
+
+#include "cbqs/checkpoints.h"
+#include "cbqs/rooms.h"
 #include "devchain/http_client.h"
 #include "devchain/json.h"
-#include "devchain/keyfile.h"
+#include "progress.h"
 
 namespace cowboy::cbqs_cli {
 
 using namespace cowboy::cbqs;
-using nlohmann::json;
-
-void SessionOptions::use_dev_dir(const std::filesystem::path& dir) {
-  if (ca_file.empty()) ca_file = dir / "tls" / "dev-cert.pem";
-  if (grant_file.empty()) grant_file = dir / "dev-grant.hex";
-  if (holder_key.empty()) holder_key = dir / "dev-holder-key";
-  allow_private = true;
-}
+using sdk::Client;
 
 namespace {
 
-using client::request_id;
+std::string why(const sdk::Error& e) { return e.describe(); }
 
-std::string describe(const CbqsServerFrameV2& f) {
-  if (const auto* e = std::get_if<ErrorFrame>(&f)) return std::string(e->message.begin(), e->message.end());
-  return "an unexpected frame";
+std::string payload_text(const Bytes& p, bool hex) { return hex ? to_hex(p) : std::string(p.begin(), p.end()); }
+
+json record_json(const sdk::Record& r, bool hex) {
+  return {{"sequence", r.sequence}, {"lane", r.lane_id}, {"payload", payload_text(r.payload, hex)}};
 }
-
-// A connection with an open session, and a counter for request ids.
-struct Session {
-  std::unique_ptr<client::WssConnection> connection;
-  Bytes32 id{};
-  StreamGrantV2 grant;
-  std::uint64_t next_request = 10;
-
-  Result<CbqsServerFrameV2, std::string> call(CbqsRequestBodyV2 body) {
-    if (auto sent = connection->send(Request{request_id(next_request++), id, std::move(body)}); !sent) return Err{sent.error()};
-    return connection->receive(std::chrono::seconds(10));
-  }
-};
-
-// A grant file: the hex of a canonical StreamGrantV2.
-Result<StreamGrantV2, std::string> read_grant(const std::filesystem::path& file) {
-  std::ifstream in(file);
-  std::string hex;
-  in >> hex;
-  auto bytes = from_hex(hex);
-  if (!bytes) return Err{"cannot read a grant from " + file.string()};
-  auto grant = decode<StreamGrantV2>(*bytes);
-  if (!grant) return Err{"the grant file does not hold a StreamGrantV2: " + std::string(codec::to_string(grant.error()))};
-  return *grant;
-}
-
-Result<Session, std::string> open(const SessionOptions& o) {
-  auto endpoint = client::parse_endpoint(o.endpoint);
-  if (!endpoint) return Err{"not a wss:// endpoint: " + o.endpoint};
-  if (auto checked = client::resolve_checked(endpoint->host, o.allow_private); !checked)  // §11.4, before anything else
-    return Err{"refused destination: " + checked.error()};
-  auto grant = read_grant(o.grant_file);
-  if (!grant) return Err{grant.error()};
-  auto holder = devchain::load_secret(o.holder_key);
-  if (!holder) return Err{holder.error()};
-
-  client::ConnectOptions c;
-  c.host = endpoint->host;
-  c.port = endpoint->port;
-  c.ca_file = o.ca_file;
-  c.server_name = endpoint->host == "127.0.0.1" ? "localhost" : endpoint->host;
-  c.allow_private_destinations = o.allow_private;
-  auto connection = client::WssConnection::connect(c);
-  if (!connection) return Err{connection.error()};
-  Session s{std::move(*connection), {}, *grant};
-  if (auto sent = s.connection->send(OpenSession{request_id(1), *grant}); !sent) return Err{sent.error()};
-  auto challenge = s.connection->receive(std::chrono::seconds(10));
-  if (!challenge) return Err{challenge.error()};
-  const auto* ch = std::get_if<SessionChallenge>(&*challenge);
-  if (!ch) return Err{"OpenSession refused: " + describe(*challenge)};
-  SessionProofV2 proof{grant->chain_instance_id, grant->stream_id, grant_id(*grant), ch->session_id, ch->challenge, {}};
-  sign_proof(proof, *holder);
-  if (auto sent = s.connection->send(CompleteSession{request_id(2), proof}); !sent) return Err{sent.error()};
-  auto opened = s.connection->receive(std::chrono::seconds(10));
-  if (!opened) return Err{opened.error()};
-  if (!std::holds_alternative<SessionOpened>(*opened)) return Err{"CompleteSession refused: " + describe(*opened)};
-  s.id = ch->session_id;
-  return s;
-}
-
-template <typename Body>
-const Body* body_of(const CbqsServerFrameV2& f) {
-  if (const auto* r = std::get_if<Response>(&f)) return std::get_if<Body>(&r->body);
-  return nullptr;
-}
-
-}  // namespace
-
-Result<json, std::string> append(const SessionOptions& o, std::uint64_t lane, const std::vector<std::string>& messages) {
-  auto s = open(o);
-  if (!s) return Err{s.error()};
-  if (lane == 0) {
-    auto created = s->call(req::CreateLane{});
-    if (!created) return Err{created.error()};
-    const auto* c = body_of<resp::LaneCreated>(*created);
-    if (!c) return Err{"CreateLane refused: " + describe(*created)};
-    lane = c->lane_id;
-  }
-  json out = json::array();
-  for (const auto& m : messages) {
-    auto r = s->call(req::Append{{lane, Bytes(m.begin(), m.end())}});
-    if (!r) return Err{r.error()};
-    const auto* a = body_of<resp::Appended>(*r);
-    if (!a) return Err{"Append refused: " + describe(*r)};
-    out.push_back({{"sequence", a->sequence}, {"lane", lane}});
-  }
-  return out;
-}
-
-Result<json, std::string> tail(const SessionOptions& o, std::uint64_t from, std::uint64_t count, bool follow) {
-  auto s = open(o);
-  if (!s) return Err{s.error()};
-  StartPosition start = from == 0 ? StartPosition{StartHead{}} : StartPosition{StartAt{from}};
-  auto subscribed = s->call(req::Subscribe{SourceCursor{LaneScopeAny{}, start}, 1ULL << 30});
-  if (!subscribed) return Err{subscribed.error()};
-  if (!body_of<resp::CursorProgress>(*subscribed)) return Err{"Subscribe refused: " + describe(*subscribed)};
-  json out = json::array();
-  while (count == 0 || out.size() < count) {
-    auto f = s->connection->receive(follow ? std::chrono::hours(24) : std::chrono::seconds(10));
-    if (!f) return Err{f.error()};
-    if (const auto* d = std::get_if<Delivery>(&*f)) {
-      out.push_back({{"sequence", d->sequence}, {"lane", d->header.lane_id},
-                     {"payload", std::string(d->payload.begin(), d->payload.end())}});
-    } else if (body_of<resp::CursorProgress>(*f) && !follow) {
-      break;  // the replay reached the head
-    } else if (std::holds_alternative<ErrorFrame>(*f)) {
-      return Err{describe(*f)};
-    }
-  }
-  return out;
-}
-
-namespace {
 
 json group_json(const GroupConfigV2& g) {
   json start = std::holds_alternative<StartHead>(g.start) ? json("head") : json(std::get<StartAt>(g.start).sequence);
@@ -168,32 +50,165 @@ void apply(GroupConfigV2& g, const GroupFields& f) {
   if (f.record_deadline_ms) g.record_deadline_ms = *f.record_deadline_ms;
 }
 
-// One request whose answer must be `Body`; `what` names it in the error.
-template <typename Body>
-Result<Body, std::string> expect_answer(Session& s, CbqsRequestBodyV2 body, const char* what) {
-  auto r = s.call(std::move(body));
-  if (!r) return Err{r.error()};
-  const auto* b = body_of<Body>(*r);
-  if (!b) return Err{std::string(what) + " refused: " + describe(*r)};
-  return *b;
-}
-
-Result<GroupConfigV2, std::string> fetch_group(Session& s, std::uint64_t group) {
-  auto g = expect_answer<resp::Group>(s, req::GetGroup{group}, "GetGroup");
-  if (!g) return Err{g.error()};
-  return g->config;
+Answer<ProviderRecordV2> provider_record(const SessionOptions& o, const Address& provider) {
+  auto chain = devchain::HttpClient::from_url(o.chain_url);
+  if (!chain) return Err{std::string("--chain-url must be http://host:port")};
+  auto record = chain->provider(provider);
+  if (!record) return Err{"cannot read the provider record: " + record.error().message};
+  return *record;
 }
 
 }  // namespace
 
-std::string dev_stream_hex(const std::filesystem::path& dir) {
-  auto grant = read_grant(dir / "dev-grant.hex");
-  return grant ? to_hex(grant->stream_id) : std::string{};
+Answer<std::unique_ptr<Client>> connect(const SessionOptions& o) {
+  // §11.4 before anything else: a refused destination is the first thing to hear about.
+  if (auto allowed = sdk::check_destination(o.endpoint, o.allow_private || !o.dev_dir.empty()); !allowed)
+    return Err{why(allowed.error())};
+  auto options = o.dev_dir.empty() ? sdk::ClientOptions::from_files(o.endpoint, o.grant_file, o.holder_key)
+                                   : sdk::ClientOptions::from_dev_dir(o.dev_dir, o.endpoint);
+  if (!options) return Err{why(options.error())};
+  if (!o.ca_file.empty()) {
+    options->ca_file = o.ca_file;
+    options->pinned_certificate.clear();
+  }
+  options->allow_private_destinations |= o.allow_private;
+  auto client = Client::connect(*options);
+  if (!client) return Err{why(client.error())};
+  return std::move(*client);
 }
 
-Result<json, std::string> group_create(const SessionOptions& o, std::uint64_t lane, const GroupFields& f) {
-  auto s = open(o);
-  if (!s) return Err{s.error()};
+std::string dev_stream_hex(const std::filesystem::path& dir) {
+  auto options = sdk::ClientOptions::from_dev_dir(dir);
+  return options ? to_hex(options->grant.stream_id) : std::string{};
+}
+
+// ---- lanes -----------------------------------------------------------------
+
+Answer<json> lane_create(const SessionOptions& o, const std::string& room_id, const std::string& seat_id) {
+  auto c = connect(o);
+  if (!c) return Err{c.error()};
+  if (room_id.empty()) {
+    auto lane = (*c)->create_lane();
+    if (!lane) return Err{why(lane.error())};
+    return json{{"lane", *lane}};
+  }
+  auto room = fixed_from_hex<32>(room_id);
+  auto seat = seat_id.empty() ? std::optional<Bytes32>(Bytes32{}) : fixed_from_hex<32>(seat_id);
+  if (!room || !seat) return Err{std::string("--room and --seat take 32 bytes of hex")};
+  RoomLaneV2 r = seat_id.empty() ? sdk::room_messages(*room) : sdk::room_inbox(*room, *seat);
+  auto lane = (*c)->open_room_lane(r);
+  if (!lane) return Err{why(lane.error())};
+  return json{{"lane", *lane}, {"room", room_id}, {"kind", seat_id.empty() ? "messages" : "inbox"}};
+}
+
+Answer<json> lane_close(const SessionOptions& o, std::uint64_t lane) {
+  auto c = connect(o);
+  if (!c) return Err{c.error()};
+  if (auto closed = (*c)->close_lane(lane); !closed) return Err{why(closed.error())};
+  return json{{"closed", lane}};
+}
+
+Answer<json> lane_list(const SessionOptions& o) {
+  auto c = connect(o);
+  if (!c) return Err{c.error()};
+  auto lanes = (*c)->list_lanes();
+  if (!lanes) return Err{why(lanes.error())};
+  json out = json::array();
+  for (const auto& l : *lanes)
+    out.push_back({{"lane", l.lane_id}, {"status", l.status == LaneStatusV2::kActive ? "active" : "closed"}});
+  return out;
+}
+
+// ---- producing and reading ---------------------------------------------------
+
+Answer<json> append(const SessionOptions& o, std::uint64_t lane, const std::vector<std::string>& messages) {
+  auto c = connect(o);
+  if (!c) return Err{c.error()};
+  if (lane == 0) {
+    auto created = (*c)->create_lane();
+    if (!created) return Err{"CreateLane refused: " + why(created.error())};
+    lane = *created;
+  }
+  std::vector<std::future<sdk::Outcome<std::uint64_t>>> answers;
+  for (const auto& m : messages) answers.push_back((*c)->append(lane, Bytes(m.begin(), m.end())));
+  json out = json::array();
+  for (auto& a : answers) {
+    auto r = a.get();
+    if (!r) return Err{"Append refused: " + why(r.error())};
+    out.push_back({{"sequence", *r}, {"lane", lane}});
+  }
+  return out;
+}
+
+Answer<json> produce(const SessionOptions& o, std::uint64_t lane, std::istream& in, std::optional<std::uint64_t> total,
+                     bool progress) {
+  auto c = connect(o);
+  if (!c) return Err{c.error()};
+  if (lane == 0) {
+    auto created = (*c)->create_lane();
+    if (!created) return Err{"CreateLane refused: " + why(created.error())};
+    lane = *created;
+  }
+  constexpr std::uint64_t kWindow = 1'024;  // appends outstanding: enough to fill a commit batch
+  std::mutex m;
+  std::condition_variable cv;
+  std::uint64_t sent = 0, answered = 0, first = 0, last = 0;
+  std::optional<std::string> failure;
+  Progress bar("produced", total, progress);
+  auto start = std::chrono::steady_clock::now();
+  for (std::string line; std::getline(in, line);) {
+    std::unique_lock lock(m);
+    cv.wait(lock, [&] { return sent - answered < kWindow || failure; });
+    if (failure) break;
+    ++sent;
+    lock.unlock();
+    (*c)->append(lane, Bytes(line.begin(), line.end()), [&](sdk::Outcome<std::uint64_t> r) {
+      std::lock_guard guard(m);
+      ++answered;
+      if (!r && !failure) failure = "Append refused: " + why(r.error());
+      if (r) {
+        first = first == 0 ? *r : std::min(first, *r);
+        last = std::max(last, *r);
+      }
+      cv.notify_all();
+    });
+    bar.update(answered);
+  }
+  std::unique_lock lock(m);
+  cv.wait(lock, [&] { return answered == sent; });
+  bar.update(answered);
+  bar.finish();
+  if (failure) return Err{*failure};
+  double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  return json{{"lane", lane}, {"records", answered}, {"first_sequence", first}, {"last_sequence", last},
+              {"seconds", seconds}, {"records_per_sec", seconds > 0 ? static_cast<double>(answered) / seconds : 0}};
+}
+
+Answer<std::uint64_t> tail(const SessionOptions& o, const TailOptions& t, const Emit& emit) {
+  auto c = connect(o);
+  if (!c) return Err{c.error()};
+  StartPosition start = t.from == 0 ? StartPosition{StartHead{}} : StartPosition{StartAt{t.from}};
+  auto reader = (*c)->read({LaneScopeAny{}, start});
+  if (!reader) return Err{"Subscribe refused: " + why(reader.error())};
+  std::uint64_t n = 0;
+  while (t.count == 0 || n < t.count) {
+    auto r = (*reader)->next(std::chrono::milliseconds(200));
+    if (!r) return Err{why(r.error())};
+    if (*r) {
+      emit(record_json(**r, t.hex));
+      ++n;
+    } else if (!t.follow && (*reader)->caught_up()) {
+      break;  // the replay reached the head
+    }
+  }
+  return n;
+}
+
+// ---- consumer groups --------------------------------------------------------------
+
+Answer<json> group_create(const SessionOptions& o, std::uint64_t lane, const GroupFields& f) {
+  auto c = connect(o);
+  if (!c) return Err{c.error()};
   GroupConfigV2 g;  // defaults: a 30 s lease, 5 attempts, a one-hour deadline
   g.lane_id = lane;
   g.start = f.start_at ? StartPosition{StartAt{*f.start_at}} : StartPosition{StartHead{}};
@@ -204,112 +219,224 @@ Result<json, std::string> group_create(const SessionOptions& o, std::uint64_t la
   g.max_attempts = 5;
   g.record_deadline_ms = 3'600'000;
   apply(g, f);
-  auto created = expect_answer<resp::GroupCreated>(*s, req::CreateGroup{g}, "CreateGroup");
-  if (!created) return Err{created.error()};
-  auto stored = fetch_group(*s, created->group_id);
-  if (!stored) return Err{stored.error()};
+  auto created = (*c)->create_group(g);
+  if (!created) return Err{"CreateGroup refused: " + why(created.error())};
+  auto stored = (*c)->get_group(*created);
+  if (!stored) return Err{why(stored.error())};
   return group_json(*stored);
 }
 
-Result<json, std::string> group_get(const SessionOptions& o, std::uint64_t group) {
-  auto s = open(o);
-  if (!s) return Err{s.error()};
-  auto g = fetch_group(*s, group);
-  if (!g) return Err{g.error()};
+Answer<json> group_get(const SessionOptions& o, std::uint64_t group) {
+  auto c = connect(o);
+  if (!c) return Err{c.error()};
+  auto g = (*c)->get_group(group);
+  if (!g) return Err{"GetGroup refused: " + why(g.error())};
   return group_json(*g);
 }
 
-Result<json, std::string> group_update(const SessionOptions& o, std::uint64_t group, const GroupFields& f) {
-  auto s = open(o);
-  if (!s) return Err{s.error()};
-  auto g = fetch_group(*s, group);
-  if (!g) return Err{g.error()};
+Answer<json> group_update(const SessionOptions& o, std::uint64_t group, const GroupFields& f) {
+  auto c = connect(o);
+  if (!c) return Err{c.error()};
+  auto g = (*c)->get_group(group);
+  if (!g) return Err{"GetGroup refused: " + why(g.error())};
   apply(*g, f);
-  auto updated = expect_answer<resp::Group>(*s, req::UpdateGroup{*g}, "UpdateGroup");
-  if (!updated) return Err{updated.error()};
-  return group_json(updated->config);
+  auto updated = (*c)->update_group(*g);
+  if (!updated) return Err{"UpdateGroup refused: " + why(updated.error())};
+  return group_json(*updated);
 }
 
-Result<json, std::string> group_delete(const SessionOptions& o, std::uint64_t group) {
-  auto s = open(o);
-  if (!s) return Err{s.error()};
-  auto done = expect_answer<resp::Ok>(*s, req::DeleteGroup{group}, "DeleteGroup");
-  if (!done) return Err{done.error()};
+Answer<json> group_delete(const SessionOptions& o, std::uint64_t group) {
+  auto c = connect(o);
+  if (!c) return Err{c.error()};
+  if (auto done = (*c)->delete_group(group); !done) return Err{"DeleteGroup refused: " + why(done.error())};
   return json{{"deleted", group}};
 }
 
-Result<json, std::string> consume(const SessionOptions& o, const ConsumeOptions& c) {
-  auto s = open(o);
-  if (!s) return Err{s.error()};
-  auto g = fetch_group(*s, c.group);
-  if (!g) return Err{g.error()};
-  constexpr std::uint64_t kWindowBytes = 1 << 20;  // deliveries in flight to this consumer, in bytes
-  auto subscribed = expect_answer<resp::Ok>(*s, req::Subscribe{SourceGroup{g->lane_id, c.group}, kWindowBytes}, "Subscribe");
-  if (!subscribed) return Err{subscribed.error()};
-  const Bytes32 subscription = request_id(s->next_request - 1);
-  json out = json::array();
-  auto idle = c.idle_ms == 0 ? std::chrono::milliseconds(std::chrono::hours(24)) : std::chrono::milliseconds(c.idle_ms);
-  while (c.count == 0 || out.size() < c.count) {
-    auto f = s->connection->receive(idle);
-    if (!f) {
-      if (f.error() == "timeout") break;  // idle: the group has nothing more for us now
-      return Err{f.error()};
-    }
-    if (const auto* e = std::get_if<ErrorFrame>(&*f)) {
-      if (e->code == static_cast<std::uint16_t>(ErrorCode::kBackpressure)) continue;
-      return Err{describe(*f)};
-    }
-    const auto* d = std::get_if<Delivery>(&*f);
-    if (!d || !d->lease) continue;  // answers to our Acks and AddCredits
-    std::string payload(d->payload.begin(), d->payload.end());
+Answer<std::uint64_t> consume(const SessionOptions& o, const ConsumeOptions& opts, const Emit& emit) {
+  auto c = connect(o);
+  if (!c) return Err{c.error()};
+  auto consumer = (*c)->consume({.group = opts.group, .auto_extend = opts.auto_extend});
+  if (!consumer) return Err{"Subscribe refused: " + why(consumer.error())};
+  auto idle = opts.idle_ms == 0 ? std::chrono::milliseconds(std::chrono::hours(24)) : std::chrono::milliseconds(opts.idle_ms);
+  std::uint64_t n = 0;
+  while (opts.count == 0 || n < opts.count) {
+    auto lease = (*consumer)->next(idle);
+    if (!lease) return Err{why(lease.error())};
+    if (!*lease) break;  // idle: the group has nothing more for us now
+    const auto& record = (*lease)->record;
     bool ok = true;
-    if (!c.exec.empty()) {
-      FILE* child = ::popen(c.exec.c_str(), "w");
-      if (!child) return Err{"cannot run " + c.exec};
-      std::fwrite(payload.data(), 1, payload.size(), child);
+    if (!opts.exec.empty()) {
+      FILE* child = ::popen(opts.exec.c_str(), "w");
+      if (!child) return Err{"cannot run " + opts.exec};
+      std::fwrite(record.payload.data(), 1, record.payload.size(), child);
       int status = ::pclose(child);
       ok = WIFEXITED(status) && WEXITSTATUS(status) == 0;
     }
-    CbqsRequestBodyV2 action = ok ? CbqsRequestBodyV2{req::Ack{subscription, *d->lease}}
-                                  : CbqsRequestBodyV2{req::Nack{subscription, *d->lease}};
-    auto sent = s->connection->send(Request{request_id(s->next_request++), s->id, std::move(action)});
-    if (sent) sent = s->connection->send(Request{request_id(s->next_request++), s->id,
-                                                 req::AddCredit{subscription, 152 + d->payload.size()}});
-    if (!sent) return Err{sent.error()};
-    out.push_back({{"sequence", d->sequence}, {"lane", d->header.lane_id}, {"payload", payload},
-                   {"action", ok ? "ack" : "nack"}});
+    auto acted = ok ? (*consumer)->ack(**lease) : (*consumer)->nack(**lease);
+    if (!acted) return Err{std::string(ok ? "Ack" : "Nack") + " refused: " + why(acted.error())};
+    json j = record_json(record, false);
+    j["action"] = ok ? "ack" : "nack";
+    emit(j);
+    ++n;
   }
-  // Wait for the answers of the last actions, so none is lost with the connection.
-  for (auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(5);
-       std::chrono::steady_clock::now() < deadline;) {
-    auto f = s->connection->receive(std::chrono::milliseconds(200));
-    if (!f) break;
-    if (const auto* r = std::get_if<Response>(&*f); r && r->request_id == request_id(s->next_request - 1)) break;
-  }
+  return n;
+}
+
+// ---- checkpoints --------------------------------------------------------------------
+
+Answer<json> checkpoint_get(const SessionOptions& o, std::uint64_t sequence) {
+  auto c = connect(o);
+  if (!c) return Err{c.error()};
+  auto receipt = (*c)->checkpoint(sequence == 0 ? std::nullopt : std::optional<std::uint64_t>(sequence));
+  if (!receipt) return Err{"GetCheckpoint refused: " + why(receipt.error())};
+  auto provider = provider_record(o, receipt->provider);
+  if (!provider) return Err{provider.error()};
+  return json{{"verdict", sdk::verdict_name(verify_checkpoint(*receipt, *provider))},
+              {"first_sequence", receipt->first_sequence},
+              {"last_sequence", receipt->last_sequence},
+              {"snapshot_height", receipt->snapshot_height},
+              {"committed_at_ms", receipt->committed_at_ms},
+              {"checkpoint_id", devchain::json::hex0x(checkpoint_id(*receipt))},
+              {"previous_checkpoint", devchain::json::hex0x(receipt->previous_checkpoint)}};
+}
+
+Answer<json> checkpoint_verify(const SessionOptions& o, bool progress) {
+  auto c = connect(o);
+  if (!c) return Err{c.error()};
+  auto latest = (*c)->checkpoint();
+  if (!latest) return Err{"GetCheckpoint refused: " + why(latest.error())};
+  auto provider = provider_record(o, latest->provider);
+  if (!provider) return Err{provider.error()};
+  Progress bar("verified records", latest->last_sequence, progress);
+  auto report = sdk::verify_chain(**c, *provider, [&](const sdk::ChainReport& r) { bar.update(r.last_sequence); });
+  bar.finish();
+  if (!report) return Err{why(report.error())};
+  json out{{"verdict", sdk::verdict_name(report->verdict)}, {"receipts", report->receipts},
+           {"verified_through", report->last_sequence}};
+  if (!report->problem.empty()) out["problem"] = report->problem;
   return out;
 }
 
-Result<json, std::string> checkpoint(const SessionOptions& o, std::uint64_t sequence) {
-  auto s = open(o);
-  if (!s) return Err{s.error()};
-  auto r = s->call(req::GetCheckpoint{sequence == 0 ? std::nullopt : std::optional<std::uint64_t>(sequence)});
-  if (!r) return Err{r.error()};
-  const auto* c = body_of<resp::Checkpoint>(*r);
-  if (!c) return Err{"GetCheckpoint refused: " + describe(*r)};
-  auto chain = devchain::HttpClient::from_url(o.chain_url);
-  if (!chain) return Err{std::string("--chain-url must be http://host:port")};
-  auto provider = chain->provider(c->receipt.provider);
-  if (!provider) return Err{"cannot read the provider record: " + provider.error().message};
-  auto verdict = verify_checkpoint(c->receipt, *provider);
-  const char* names[] = {"valid", "invalid", "unverifiable"};
-  const auto& receipt = c->receipt;
-  return json{{"verdict", names[static_cast<int>(verdict)]},
-              {"first_sequence", receipt.first_sequence},
-              {"last_sequence", receipt.last_sequence},
-              {"snapshot_height", receipt.snapshot_height},
-              {"committed_at_ms", receipt.committed_at_ms},
-              {"checkpoint_id", devchain::json::hex0x(checkpoint_id(receipt))},
-              {"previous_checkpoint", devchain::json::hex0x(receipt.previous_checkpoint)}};
+// ---- load and health ------------------------------------------------------------------
+
+Answer<json> bench(const SessionOptions& o, const BenchOptions& b) {
+  auto admin = connect(o);
+  if (!admin) return Err{admin.error()};
+  auto lane = (*admin)->create_lane();
+  if (!lane) return Err{"CreateLane refused: " + why(lane.error())};
+  std::uint64_t group = 0;
+  if (b.consumers > 0) {
+    GroupConfigV2 g;
+    g.lane_id = *lane;
+    g.start = StartAt{1};
+    g.visibility_timeout_ms = g.max_visibility_ms = 30'000;
+    g.max_in_flight = 1'000;
+    g.max_in_flight_per_holder = 500;
+    g.max_attempts = 5;
+    g.record_deadline_ms = 3'600'000;
+    auto created = (*admin)->create_group(g);
+    if (!created) return Err{"CreateGroup refused: " + why(created.error())};
+    group = *created;
+  }
+  using Clock = std::chrono::steady_clock;
+  auto end = Clock::now() + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(b.seconds));
+  std::mutex m;
+  std::vector<double> latencies_ms;
+  std::atomic<std::uint64_t> appended{0}, consumed{0};
+  std::optional<std::string> failure;
+  std::vector<std::thread> threads;
+  for (int p = 0; p < b.producers; ++p) {
+    threads.emplace_back([&] {
+      auto c = connect(o);
+      if (!c) {
+        std::lock_guard guard(m);
+        failure = c.error();
+        return;
+      }
+      std::mutex pm;
+      std::condition_variable cv;
+      int outstanding = 0;
+      std::vector<double> mine;
+      Bytes payload(b.payload, 0x5a);
+      while (Clock::now() < end) {
+        std::unique_lock lock(pm);
+        cv.wait(lock, [&] { return outstanding < b.window; });
+        ++outstanding;
+        lock.unlock();
+        auto sent = Clock::now();
+        (*c)->append(*lane, payload, [&, sent](sdk::Outcome<std::uint64_t> r) {
+          std::lock_guard guard(pm);
+          --outstanding;
+          if (r) {
+            ++appended;
+            mine.push_back(std::chrono::duration<double, std::milli>(Clock::now() - sent).count());
+          }
+          cv.notify_all();
+        });
+      }
+      std::unique_lock lock(pm);
+      cv.wait(lock, [&] { return outstanding == 0; });
+      std::lock_guard guard(m);
+      latencies_ms.insert(latencies_ms.end(), mine.begin(), mine.end());
+    });
+  }
+  for (int k = 0; k < b.consumers; ++k) {
+    threads.emplace_back([&] {
+      auto c = connect(o);
+      if (!c) return;
+      auto consumer = (*c)->consume({.lane = *lane, .group = group});
+      if (!consumer) return;
+      while (Clock::now() < end + std::chrono::seconds(1)) {
+        auto l = (*consumer)->next(std::chrono::milliseconds(100));
+        if (!l || !*l) continue;
+        if ((*consumer)->ack(**l)) ++consumed;
+      }
+    });
+  }
+  for (auto& t : threads) t.join();
+  if (failure) return Err{*failure};
+  double seconds = b.seconds;
+  std::sort(latencies_ms.begin(), latencies_ms.end());
+  auto pct = [&](double q) {
+    return latencies_ms.empty() ? 0.0 : latencies_ms[static_cast<std::size_t>(q * static_cast<double>(latencies_ms.size() - 1))];
+  };
+  return json{{"producers", b.producers},
+              {"consumers", b.consumers},
+              {"payload_bytes", b.payload},
+              {"seconds", seconds},
+              {"appends", appended.load()},
+              {"appends_per_sec", static_cast<double>(appended.load()) / seconds},
+              {"append_latency_ms", {{"p50", pct(0.50)}, {"p99", pct(0.99)}, {"max", pct(1.0)}}},
+              {"acked", consumed.load()},
+              {"acked_per_sec", static_cast<double>(consumed.load()) / seconds}};
+}
+
+Answer<json> status(const std::string& admin_url) {
+  auto http = devchain::HttpClient::from_url(admin_url);
+  if (!http) return Err{"not an http:// URL: " + admin_url};
+  auto health = http->get_text("/healthz");
+  if (!health) return Err{"cbqsd's admin listener is unreachable at " + admin_url + ": " + health.error().message};
+  auto ready = http->get_text("/readyz");
+  auto metrics = http->get_text("/metrics");
+  if (!ready || !metrics) return Err{std::string("cbqsd's admin listener stopped answering")};
+  // The series a person looks at first; summed over their labels.
+  const char* kMain[] = {"cbqs_connections",       "cbqs_sessions",          "cbqs_subscriptions",
+                         "cbqs_appends_total",     "cbqs_deliveries_total",  "cbqs_commit_batches_total",
+                         "cbqs_errors_total",      "cbqs_sync_failures_total", "cbqs_snapshot_height",
+                         "cbqs_stream_retained_bytes", "cbqs_group_in_flight", "cbqs_group_dead_letters"};
+  json main = json::object();
+  for (const char* name : kMain) main[name] = 0.0;
+  std::istringstream lines(metrics->body);
+  for (std::string line; std::getline(lines, line);) {
+    if (line.empty() || line[0] == '#') continue;
+    std::string name = line.substr(0, line.find_first_of("{ "));
+    if (!main.contains(name)) continue;
+    main[name] = main[name].get<double>() + std::stod(line.substr(line.rfind(' ') + 1));
+  }
+  std::string why_not = ready->body;
+  while (!why_not.empty() && why_not.back() == '\n') why_not.pop_back();
+  return json{{"healthy", health->status == 200}, {"ready", ready->status == 200},
+              {"readiness", why_not}, {"metrics", main}};
 }
 
 }  // namespace cowboy::cbqs_cli

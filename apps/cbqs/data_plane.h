@@ -1,38 +1,65 @@
-// The CLI's data-plane commands: a session on a provider endpoint, then
-// append, tail and checkpoint verification.
+// The CLI's data-plane commands, each a thin use of the SDK (include/cbqs/):
+// lanes, append/produce, tail, groups, consume, checkpoints, bench, status.
+// Each returns the JSON the command prints (or streams records through
+// `emit` as they arrive), or an error message naming the failing check.
 #pragma once
 
 #include <filesystem>
-#include <optional>
+#include <functional>
+#include <istream>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <string>
 #include <vector>
 
+#include "cbqs/client.h"
 #include "common/result.h"
 
 namespace cowboy::cbqs_cli {
 
+using nlohmann::json;
+template <typename T>
+using Answer = Result<T, std::string>;
+using Emit = std::function<void(const json&)>;
+
 struct SessionOptions {
   std::string endpoint = "wss://127.0.0.1:7447/";
-  std::filesystem::path ca_file;       // pinned certificate; empty = system roots
+  std::filesystem::path ca_file;       // a CA file; empty = system roots
   std::filesystem::path grant_file;    // hex of a canonical StreamGrantV2
   std::filesystem::path holder_key;    // the grant's holder Ed25519 seed
+  std::filesystem::path dev_dir;       // cbqsd --dev data dir: grant, key, pinned certificate
   std::string chain_url = "http://127.0.0.1:7545";
   bool allow_private = false;          // §11.4 development opt-in
-  /// `--dev DIR`: take the grant, holder key and certificate cbqsd --dev wrote.
-  void use_dev_dir(const std::filesystem::path& dir);
 };
 
-/// Appends each message to `lane` (creating a lane first when lane == 0);
-/// the result lists {sequence, lane} per message.
-Result<nlohmann::json, std::string> append(const SessionOptions& o, std::uint64_t lane,
-                                           const std::vector<std::string>& messages);
-/// Replays records from `from` (0 = only new ones) until `count` arrived or
-/// the replay reaches the head (when `follow` is false).
-Result<nlohmann::json, std::string> tail(const SessionOptions& o, std::uint64_t from, std::uint64_t count, bool follow);
+/// A connected SDK client for these options.
+Answer<std::unique_ptr<cbqs::sdk::Client>> connect(const SessionOptions& o);
 /// The stream id (hex) of the grant a cbqsd --dev data dir holds; empty if unreadable.
 std::string dev_stream_hex(const std::filesystem::path& dir);
 
+// ---- lanes -----------------------------------------------------------------
+/// A plain lane, or the room lane of `room_id` (hex) [and `seat_id`].
+Answer<json> lane_create(const SessionOptions& o, const std::string& room_id, const std::string& seat_id);
+Answer<json> lane_close(const SessionOptions& o, std::uint64_t lane);
+Answer<json> lane_list(const SessionOptions& o);
+
+// ---- producing and reading ---------------------------------------------------
+/// Appends each message to `lane` (a new lane when 0); {sequence, lane} per message.
+Answer<json> append(const SessionOptions& o, std::uint64_t lane, const std::vector<std::string>& messages);
+/// Appends every line of `in` (pipelined); `total` lines, when known, gives
+/// the progress bar its ETA. A summary: records, first/last sequence, rate.
+Answer<json> produce(const SessionOptions& o, std::uint64_t lane, std::istream& in, std::optional<std::uint64_t> total,
+                     bool progress);
+struct TailOptions {
+  std::uint64_t from = 1;   // 0: only records appended from now on
+  std::uint64_t count = 0;  // stop after this many (0: at the head, or never with follow)
+  bool follow = false;
+  bool hex = false;         // payloads as hex instead of text
+};
+/// Streams {sequence, lane, payload} through `emit`; the number emitted.
+Answer<std::uint64_t> tail(const SessionOptions& o, const TailOptions& t, const Emit& emit);
+
+// ---- consumer groups --------------------------------------------------------------
 /// The group fields a command may set; unset ones keep their default (create)
 /// or stored value (update).
 struct GroupFields {
@@ -41,24 +68,38 @@ struct GroupFields {
   std::optional<std::uint32_t> max_in_flight, max_in_flight_per_holder;
   std::optional<std::uint16_t> max_attempts;
 };
-/// CreateGroup on `lane`; the result is the stored config.
-Result<nlohmann::json, std::string> group_create(const SessionOptions& o, std::uint64_t lane, const GroupFields& f);
-Result<nlohmann::json, std::string> group_get(const SessionOptions& o, std::uint64_t group);
-Result<nlohmann::json, std::string> group_update(const SessionOptions& o, std::uint64_t group, const GroupFields& f);
-Result<nlohmann::json, std::string> group_delete(const SessionOptions& o, std::uint64_t group);
+Answer<json> group_create(const SessionOptions& o, std::uint64_t lane, const GroupFields& f);
+Answer<json> group_get(const SessionOptions& o, std::uint64_t group);
+Answer<json> group_update(const SessionOptions& o, std::uint64_t group, const GroupFields& f);
+Answer<json> group_delete(const SessionOptions& o, std::uint64_t group);
 
 struct ConsumeOptions {
   std::uint64_t group = 0;
-  std::uint64_t count = 0;         // stop after this many acked (0: when idle)
+  std::uint64_t count = 0;         // stop after this many handled (0: when idle)
   std::uint64_t idle_ms = 2'000;   // stop when nothing arrives for this long (0: never)
   std::string exec;                // run per record, payload on stdin: exit 0 acks, else nacks
+  bool auto_extend = true;         // keep leases alive while --exec runs
 };
-/// A competing consumer of a group: each record is printed (acked) or handed
-/// to `exec`; the result lists {sequence, lane, payload, action}.
-Result<nlohmann::json, std::string> consume(const SessionOptions& o, const ConsumeOptions& c);
+/// A competing consumer: {sequence, lane, payload, action} per record through `emit`.
+Answer<std::uint64_t> consume(const SessionOptions& o, const ConsumeOptions& c, const Emit& emit);
 
-/// Fetches the receipt covering `sequence` (0 = latest) and verifies it
-/// against the provider record read from the chain: valid / invalid / unverifiable.
-Result<nlohmann::json, std::string> checkpoint(const SessionOptions& o, std::uint64_t sequence);
+// ---- checkpoints --------------------------------------------------------------------
+/// The receipt covering `sequence` (0 = latest) and its verdict against the
+/// provider record read from the chain.
+Answer<json> checkpoint_get(const SessionOptions& o, std::uint64_t sequence);
+/// The whole chain from sequence 1, records included (sdk::verify_chain).
+Answer<json> checkpoint_verify(const SessionOptions& o, bool progress);
+
+// ---- load and health ------------------------------------------------------------------
+struct BenchOptions {
+  int producers = 4;
+  int consumers = 0;        // competing consumers of one group on the bench lane
+  std::size_t payload = 256;
+  double seconds = 5;
+  int window = 256;         // appends outstanding per producer
+};
+Answer<json> bench(const SessionOptions& o, const BenchOptions& b);
+/// /healthz, /readyz and the main series of /metrics of a cbqsd admin listener.
+Answer<json> status(const std::string& admin_url);
 
 }  // namespace cowboy::cbqs_cli

@@ -6,9 +6,12 @@
 //   cbqs chain status | params | provider ADDR | stream ID | account OWNER PROVIDER
 //   cbqs chain register-provider | top-up | create-stream | update-stream | close-stream | settle | withdraw | transfer
 //   cbqs grant mint --admin-key F --stream ID --holder-key F --verbs append,replay --out grant.hex
-//   cbqs append --dev cbqsd-dev "hello" "world"
-//   cbqs tail --dev cbqsd-dev --from 1
-//   cbqs checkpoint --dev cbqsd-dev
+//   cbqs lanes create|close|list --dev .cbqs-dev
+//   cbqs append --dev .cbqs-dev "hello" "world"        cbqs produce --dev .cbqs-dev --lane 1 < lines.txt
+//   cbqs tail --dev .cbqs-dev --from 1 [--follow]
+//   cbqs groups create|get|update|delete|expired|replay    cbqs consume --dev .cbqs-dev --group 1
+//   cbqs checkpoint get|verify --dev .cbqs-dev
+//   cbqs bench --dev .cbqs-dev --producers 4 --consumers 2     cbqs status
 #include <CLI/CLI.hpp>
 
 #include <cstdio>
@@ -295,17 +298,64 @@ int main(int argc, char** argv) {
   std::string dev_dir;
   auto session_flags = [&](CLI::App* cmd) {
     cmd->add_option("--endpoint", so.endpoint, "the provider's wss:// endpoint")->capture_default_str();
-    cmd->add_option("--ca", so.ca_file, "a CA or pinned certificate file (default: system roots)");
+    cmd->add_option("--ca", so.ca_file, "a CA certificate file (default: the system roots)");
     cmd->add_option("--grant", so.grant_file, "grant file (hex)");
     cmd->add_option("--holder-key", so.holder_key, "the holder's Ed25519 seed file");
-    cmd->add_option("--dev", dev_dir, "use the grant, holder key and certificate of a cbqsd --dev data dir");
+    cmd->add_option("--dev", dev_dir, "use the grant, holder key and (pinned) certificate of a cbqsd --dev data dir");
     cmd->add_flag("--allow-private", so.allow_private, "allow loopback and private destinations (development only, §11.4)");
   };
   auto prepare = [&] {
     so.chain_url = chain_url;
-    if (!dev_dir.empty()) so.use_dev_dir(dev_dir);
+    so.dev_dir = dev_dir;
   };
-  std::uint64_t lane = 0, from = 1, count = 0;
+  auto answer = [&](const cbqs_cli::Answer<json>& r) { rc = r ? print(*r) : fail(r.error()); };
+  // Records stream as they arrive: a text line each, or (with --json) one
+  // array at the end, or JSON lines when following.
+  bool follow = false, hex = false;
+  json collected = json::array();
+  auto emit = [&](const json& record) {
+    if (g_json && follow) {
+      std::cout << record.dump() << std::endl;
+    } else if (g_json) {
+      collected.push_back(record);
+    } else {
+      std::cout << record["sequence"] << "\t" << record["lane"] << "\t" << record["payload"].get<std::string>();
+      if (record.contains("action")) std::cout << "\t" << record["action"].get<std::string>();
+      std::cout << std::endl;
+    }
+  };
+  auto streamed = [&](const cbqs_cli::Answer<std::uint64_t>& r) {
+    if (!r) return void(rc = fail(r.error()));
+    if (g_json && !follow) print(collected);
+    rc = 0;
+  };
+
+  std::uint64_t lane = 0;
+  std::string room, seat;
+  auto* lanes_cmd = app.add_subcommand("lanes", "lanes: create (plain or room), close, list");
+  lanes_cmd->require_subcommand(1);
+  auto* lcreate = lanes_cmd->add_subcommand("create", "create a lane (or open a room lane: --room [--seat])");
+  session_flags(lcreate);
+  lcreate->add_option("--room", room, "room id (32 bytes hex): the room's message lane");
+  lcreate->add_option("--seat", seat, "seat id (32 bytes hex): that seat's inbox in --room");
+  lcreate->callback([&] {
+    prepare();
+    answer(cbqs_cli::lane_create(so, room, seat));
+  });
+  auto* lclose = lanes_cmd->add_subcommand("close", "close a lane (no more appends; a room never reopens)");
+  session_flags(lclose);
+  lclose->add_option("--lane", lane, "lane id")->required();
+  lclose->callback([&] {
+    prepare();
+    answer(cbqs_cli::lane_close(so, lane));
+  });
+  auto* llist = lanes_cmd->add_subcommand("list", "every lane the grant's scope shows");
+  session_flags(llist);
+  llist->callback([&] {
+    prepare();
+    answer(cbqs_cli::lane_list(so));
+  });
+
   std::vector<std::string> messages;
   auto* append_cmd = app.add_subcommand("append", "append messages durably; prints their sequences");
   session_flags(append_cmd);
@@ -313,20 +363,37 @@ int main(int argc, char** argv) {
   append_cmd->add_option("messages", messages, "one record per argument")->required();
   append_cmd->callback([&] {
     prepare();
-    auto r = cbqs_cli::append(so, lane, messages);
-    rc = r ? print(*r) : fail(r.error());
+    answer(cbqs_cli::append(so, lane, messages));
   });
-  bool follow = false;
-  auto* tail_cmd = app.add_subcommand("tail", "replay records from a sequence (and follow with --follow)");
+  std::string input_file;
+  auto* produce_cmd = app.add_subcommand("produce", "append every line of stdin (or --file), pipelined, with progress");
+  session_flags(produce_cmd);
+  produce_cmd->add_option("--lane", lane, "lane id (default: create a new lane)");
+  produce_cmd->add_option("--file", input_file, "read lines from this file instead of stdin");
+  produce_cmd->callback([&] {
+    prepare();
+    if (input_file.empty()) return answer(cbqs_cli::produce(so, lane, std::cin, std::nullopt, !g_json));
+    std::ifstream counting(input_file);
+    if (!counting) return void(rc = fail("cannot read " + input_file));
+    std::uint64_t lines = static_cast<std::uint64_t>(
+        std::count(std::istreambuf_iterator<char>(counting), std::istreambuf_iterator<char>(), '\n'));
+    std::ifstream in(input_file);
+    answer(cbqs_cli::produce(so, lane, in, lines, !g_json));
+  });
+  cbqs_cli::TailOptions tail_opts;
+  auto* tail_cmd = app.add_subcommand("tail", "read records from a sequence: to the current end, or --follow");
   session_flags(tail_cmd);
-  tail_cmd->add_option("--from", from, "first sequence (0: only new records)")->capture_default_str();
-  tail_cmd->add_option("--count", count, "stop after this many (0: at the head, or never with --follow)");
+  tail_cmd->add_option("--from", tail_opts.from, "first sequence (0: only new records)")->capture_default_str();
+  tail_cmd->add_option("--count", tail_opts.count, "stop after this many");
   tail_cmd->add_flag("--follow", follow, "keep waiting for new records");
+  tail_cmd->add_flag("--hex", hex, "show payloads as hex");
   tail_cmd->callback([&] {
     prepare();
-    auto r = cbqs_cli::tail(so, from, count, follow);
-    rc = r ? print(*r) : fail(r.error());
+    tail_opts.follow = follow;
+    tail_opts.hex = hex;
+    streamed(cbqs_cli::tail(so, tail_opts, emit));
   });
+
   // ---- consumer groups ----
   cbqs_cli::GroupFields gf;
   std::uint64_t group = 0;
@@ -347,16 +414,14 @@ int main(int argc, char** argv) {
   gcreate->add_option("--start-at", gf.start_at, "first sequence (default: records appended from now on)");
   gcreate->callback([&] {
     prepare();
-    auto r = cbqs_cli::group_create(so, lane, gf);
-    rc = r ? print(*r) : fail(r.error());
+    answer(cbqs_cli::group_create(so, lane, gf));
   });
   auto* gget = groups_cmd->add_subcommand("get", "show a group's config");
   session_flags(gget);
   gget->add_option("--group", group, "group id")->required();
   gget->callback([&] {
     prepare();
-    auto r = cbqs_cli::group_get(so, group);
-    rc = r ? print(*r) : fail(r.error());
+    answer(cbqs_cli::group_get(so, group));
   });
   auto* gupdate = groups_cmd->add_subcommand("update", "change a group's mutable fields");
   session_flags(gupdate);
@@ -364,16 +429,14 @@ int main(int argc, char** argv) {
   gupdate->add_option("--group", group, "group id")->required();
   gupdate->callback([&] {
     prepare();
-    auto r = cbqs_cli::group_update(so, group, gf);
-    rc = r ? print(*r) : fail(r.error());
+    answer(cbqs_cli::group_update(so, group, gf));
   });
   auto* gdelete = groups_cmd->add_subcommand("delete", "delete a group with its cycles and dead letters");
   session_flags(gdelete);
   gdelete->add_option("--group", group, "group id")->required();
   gdelete->callback([&] {
     prepare();
-    auto r = cbqs_cli::group_delete(so, group);
-    rc = r ? print(*r) : fail(r.error());
+    answer(cbqs_cli::group_delete(so, group));
   });
   std::string admin_url = "http://127.0.0.1:7448", stream_hex;
   auto admin_flags = [&](CLI::App* cmd) {
@@ -408,19 +471,50 @@ int main(int argc, char** argv) {
   consume_cmd->add_option("--exec", consume_opts.exec, "shell command per record, payload on stdin: exit 0 acks, else nacks");
   consume_cmd->callback([&] {
     prepare();
-    auto r = cbqs_cli::consume(so, consume_opts);
-    rc = r ? print(*r) : fail(r.error());
+    streamed(cbqs_cli::consume(so, consume_opts, emit));
   });
 
+  // ---- checkpoints ----
   std::uint64_t covering = 0;
-  auto* checkpoint_cmd = app.add_subcommand("checkpoint", "fetch a checkpoint receipt and verify it against the chain");
-  session_flags(checkpoint_cmd);
-  checkpoint_cmd->add_option("--covering", covering, "a sequence it must cover (default: the latest)");
-  checkpoint_cmd->callback([&] {
-    prepare();
-    auto r = cbqs_cli::checkpoint(so, covering);
-    rc = r ? print(*r) : fail(r.error());
+  auto* checkpoint_cmd = app.add_subcommand("checkpoint", "checkpoint receipts: get one, or verify the whole chain");
+  checkpoint_cmd->require_subcommand(1);
+  auto verdict_rc = [&](const cbqs_cli::Answer<json>& r) {
+    answer(r);
     if (r && (*r)["verdict"] != "valid") rc = 1;
+  };
+  auto* cget = checkpoint_cmd->add_subcommand("get", "the receipt covering a sequence (or the latest), with its verdict");
+  session_flags(cget);
+  cget->add_option("--covering", covering, "a sequence it must cover (default: the latest)");
+  cget->callback([&] {
+    prepare();
+    verdict_rc(cbqs_cli::checkpoint_get(so, covering));
+  });
+  auto* cverify = checkpoint_cmd->add_subcommand("verify", "verify every receipt and record from sequence 1");
+  session_flags(cverify);
+  cverify->callback([&] {
+    prepare();
+    verdict_rc(cbqs_cli::checkpoint_verify(so, !g_json));
+  });
+
+  // ---- load and health ----
+  cbqs_cli::BenchOptions bench_opts;
+  auto* bench_cmd = app.add_subcommand("bench", "load generator: appends/s and latency, and acked/s with --consumers");
+  session_flags(bench_cmd);
+  bench_cmd->add_option("--producers", bench_opts.producers, "producer connections")->capture_default_str();
+  bench_cmd->add_option("--consumers", bench_opts.consumers, "competing consumers of one group")->capture_default_str();
+  bench_cmd->add_option("--payload", bench_opts.payload, "payload bytes")->capture_default_str();
+  bench_cmd->add_option("--seconds", bench_opts.seconds, "duration")->capture_default_str();
+  bench_cmd->add_option("--window", bench_opts.window, "appends outstanding per producer")->capture_default_str();
+  bench_cmd->callback([&] {
+    prepare();
+    answer(cbqs_cli::bench(so, bench_opts));
+  });
+  auto* status_cmd = app.add_subcommand("status", "a broker's health, readiness and main metrics");
+  status_cmd->add_option("--admin", admin_url, "cbqsd's admin listener")->capture_default_str();
+  status_cmd->callback([&] {
+    auto r = cbqs_cli::status(admin_url);
+    answer(r);
+    if (r && !(*r)["ready"].get<bool>()) rc = 1;
   });
 
   try {

@@ -150,6 +150,11 @@ struct ClientStats {
   std::uint64_t subscribes = 0;     // Subscribe requests sent (resubscriptions included)
 };
 
+/// §11.4 for an endpoint: its host (a literal, or every address the name
+/// resolves to) outside the refused ranges, unless private destinations are
+/// allowed. Client::connect checks this first; tools may check it earlier.
+Outcome<Unit> check_destination(const std::string& endpoint, bool allow_private_destinations);
+
 class Client {
  public:
   /// Dials, handshakes and opens the session; fails if the first session

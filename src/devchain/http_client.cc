@@ -43,8 +43,9 @@ std::optional<HttpClient> HttpClient::from_url(const std::string& url) {
 }
 
 namespace {
-ApiResult<Json> call(const std::string& host, std::uint16_t port, std::chrono::milliseconds timeout,
-                     http::verb method, const std::string& target, const std::string& body = {}) {
+// One request on its own connection; the status and body, whatever the status.
+ApiResult<HttpText> exchange(const std::string& host, std::uint16_t port, std::chrono::milliseconds timeout,
+                             http::verb method, const std::string& target, const std::string& body = {}) {
   try {
     asio::io_context io;
     beast::tcp_stream stream(io);
@@ -65,14 +66,20 @@ ApiResult<Json> call(const std::string& host, std::uint16_t port, std::chrono::m
     http::read(stream, buffer, parser);
     beast::error_code ignored;
     stream.socket().shutdown(tcp::socket::shutdown_both, ignored);
-    auto& res = parser.get();
-    Json j = Json::parse(res.body(), nullptr, false);
-    if (res.result() != http::status::ok) return Err{json::error_from_json(j, res.result_int())};
-    if (j.is_discarded()) return Err{unreadable("JSON")};
-    return j;
+    return HttpText{static_cast<int>(parser.get().result_int()), std::move(parser.get().body())};
   } catch (const std::exception& e) {
     return Err{ApiError{ApiErrorCode::kUnavailable, std::string("devchain unreachable: ") + e.what()}};
   }
+}
+
+ApiResult<Json> call(const std::string& host, std::uint16_t port, std::chrono::milliseconds timeout,
+                     http::verb method, const std::string& target, const std::string& body = {}) {
+  auto res = exchange(host, port, timeout, method, target, body);
+  if (!res) return Err{res.error()};
+  Json j = Json::parse(res->body, nullptr, false);
+  if (res->status != 200) return Err{json::error_from_json(j, res->status)};
+  if (j.is_discarded()) return Err{unreadable("JSON")};
+  return j;
 }
 
 template <typename T, typename Parse>
@@ -86,6 +93,10 @@ ApiResult<T> parse_with(ApiResult<Json> r, Parse&& parse, std::string_view what)
 
 ApiResult<Json> HttpClient::get_json(const std::string& target) {
   return call(host_, port_, timeout_, http::verb::get, target);
+}
+
+ApiResult<HttpText> HttpClient::get_text(const std::string& target) {
+  return exchange(host_, port_, timeout_, http::verb::get, target);
 }
 
 ApiResult<Json> HttpClient::post_json(const std::string& target, const std::string& body) {

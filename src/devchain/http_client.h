@@ -11,6 +11,11 @@
 
 namespace cowboy::devchain {
 
+struct HttpText {
+  int status = 0;
+  std::string body;
+};
+
 class HttpClient final : public ChainApi {
  public:
   HttpClient(std::string host, std::uint16_t port, std::chrono::milliseconds timeout = std::chrono::seconds(5));
@@ -31,6 +36,8 @@ class HttpClient final : public ChainApi {
   /// Any JSON route on the same host (the CLI also reads cbqsd's admin routes with it).
   ApiResult<nlohmann::json> get_json(const std::string& target);
   ApiResult<nlohmann::json> post_json(const std::string& target, const std::string& body = {});
+  /// A plain-text route (/healthz, /metrics): its status and body.
+  ApiResult<HttpText> get_text(const std::string& target);
 
  private:
   std::string host_;

@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <cstdio>
+#include <fstream>
 #include <nlohmann/json.hpp>
 
 #include "../support/cbqsd_process.h"
@@ -53,7 +54,7 @@ TEST(Cli, AppendTailCheckpointGrantsAndRevocation) {
   EXPECT_EQ(t[0]["payload"], "hello");
   EXPECT_EQ(t[1]["payload"], "world");
 
-  auto cp = run(cbqs + " checkpoint" + dev);
+  auto cp = run(cbqs + " checkpoint get" + dev);
   ASSERT_EQ(cp.status, 0) << cp.out;
   EXPECT_EQ(json::parse(cp.out)["verdict"], "valid");
 
@@ -133,6 +134,68 @@ TEST(Cli, GroupsConsumeWithExecDeadLettersAndReplay) {
   auto gone = run(cbqs + " groups get" + dev + " --group 1");
   EXPECT_EQ(gone.status, 1);
   EXPECT_NE(gone.out.find("UnknownGroup"), std::string::npos) << gone.out;
+}
+
+TEST(Cli, LanesProduceTailChainVerificationBenchAndStatus) {
+  testing::TempDir dir;
+  testing::CbqsdProcess cbqsd(dir.path());
+  ASSERT_TRUE(cbqsd.up());
+  std::string bin = std::string(COWBOY_BIN_DIR) + "/cbqs --chain-url http://127.0.0.1:" + std::to_string(cbqsd.chain_port());
+  std::string cbqs = bin + " --json";
+  std::string dev = " --dev " + cbqsd.data().string() + " --endpoint " + cbqsd.endpoint();
+
+  auto lane = run(cbqs + " lanes create" + dev);
+  ASSERT_EQ(lane.status, 0) << lane.out;
+  EXPECT_EQ(json::parse(lane.out)["lane"], 1);
+  std::string room(64, 'a');
+  auto room_lane = run(cbqs + " lanes create" + dev + " --room " + room);
+  ASSERT_EQ(room_lane.status, 0) << room_lane.out;
+  EXPECT_EQ(json::parse(room_lane.out)["kind"], "messages");
+  auto listed = json::parse(run(cbqs + " lanes list" + dev).out);
+  ASSERT_EQ(listed.size(), 2u);
+
+  // produce: every line of a file, in order, on lane 1.
+  auto lines = dir.path() / "lines.txt";
+  {
+    std::ofstream out(lines);
+    for (int i = 0; i < 500; ++i) out << "line " << i << "\n";
+  }
+  auto produced = run(cbqs + " produce" + dev + " --lane 1 --file " + lines.string());
+  ASSERT_EQ(produced.status, 0) << produced.out;
+  auto p = json::parse(produced.out);
+  EXPECT_EQ(p["records"], 500);
+  EXPECT_EQ(p["first_sequence"], 1);
+  EXPECT_EQ(p["last_sequence"], 500);
+  // tail stops at the current end; text lines by default, payloads as hex on request.
+  auto text = run(bin + " tail" + dev + " --from 499");
+  ASSERT_EQ(text.status, 0) << text.out;
+  EXPECT_EQ(text.out, "499\t1\tline 498\n500\t1\tline 499\n");
+  auto hex = json::parse(run(cbqs + " tail" + dev + " --from 500 --hex").out);
+  ASSERT_EQ(hex.size(), 1u);
+  EXPECT_EQ(hex[0]["payload"], "6c696e6520343939");  // "line 499"
+
+  auto verified = run(cbqs + " checkpoint verify" + dev);
+  ASSERT_EQ(verified.status, 0) << verified.out;
+  auto v = json::parse(verified.out);
+  EXPECT_EQ(v["verdict"], "valid");
+  EXPECT_EQ(v["verified_through"], 500);
+
+  auto bench = run(cbqs + " bench" + dev + " --producers 2 --consumers 1 --seconds 1 --payload 64");
+  ASSERT_EQ(bench.status, 0) << bench.out;
+  auto b = json::parse(bench.out);
+  EXPECT_GT(b["appends"].get<std::uint64_t>(), 0u);
+  EXPECT_GT(b["acked"].get<std::uint64_t>(), 0u);
+  EXPECT_GE(b["append_latency_ms"]["p99"].get<double>(), b["append_latency_ms"]["p50"].get<double>());
+
+  auto status = run(cbqs + " status --admin http://127.0.0.1:" + std::to_string(cbqsd.admin_port()));
+  ASSERT_EQ(status.status, 0) << status.out;
+  auto st = json::parse(status.out);
+  EXPECT_EQ(st["healthy"], true);
+  EXPECT_EQ(st["ready"], true);
+  EXPECT_GE(st["metrics"]["cbqs_appends_total"].get<double>(), 500.0);
+  auto down = run(cbqs + " status --admin http://127.0.0.1:1");
+  EXPECT_EQ(down.status, 1);
+  EXPECT_NE(down.out.find("unreachable"), std::string::npos) << down.out;
 }
 
 TEST(Cli, LoopbackIsRefusedWithoutTheExplicitOptIn) {

@@ -197,9 +197,18 @@ void Client::Impl::tick_extends() {
 Client::Client(std::shared_ptr<Impl> impl) : impl_(std::move(impl)) {}
 Client::~Client() { impl_->shutdown(); }
 
+Outcome<Unit> check_destination(const std::string& endpoint, bool allow_private_destinations) {
+  auto parsed = client::parse_endpoint(endpoint);
+  if (!parsed) return Err{client_error(Error::Kind::kConfiguration, "not a wss:// endpoint: " + endpoint)};
+  auto checked = client::resolve_checked(parsed->host, allow_private_destinations);
+  if (!checked) return Err{client_error(Error::Kind::kRefusedDestination, checked.error())};
+  return Unit{};
+}
+
 Outcome<std::unique_ptr<Client>> Client::connect(ClientOptions options) {
+  if (auto allowed = check_destination(options.endpoint, options.allow_private_destinations); !allowed)
+    return Err{allowed.error()};
   auto endpoint = client::parse_endpoint(options.endpoint);
-  if (!endpoint) return Err{client_error(Error::Kind::kConfiguration, "not a wss:// endpoint: " + options.endpoint)};
   auto impl = std::make_shared<Impl>(std::move(options));
   impl->endpoint = *endpoint;
   auto& o = impl->options;
