@@ -77,6 +77,13 @@ Answer<std::unique_ptr<Client>> connect(const SessionOptions& o) {
   return std::move(*client);
 }
 
+json dev_endpoints(const std::filesystem::path& dir) {
+  if (dir.empty()) return json::object();
+  std::ifstream in(dir / "dev-endpoints.json");
+  auto j = json::parse(in, nullptr, false);
+  return j.is_object() ? j : json::object();
+}
+
 std::string dev_stream_hex(const std::filesystem::path& dir) {
   auto options = sdk::ClientOptions::from_dev_dir(dir);
   return options ? to_hex(options->grant.stream_id) : std::string{};

@@ -34,6 +34,9 @@ struct SessionOptions {
 
 /// A connected SDK client for these options.
 Answer<std::unique_ptr<cbqs::sdk::Client>> connect(const SessionOptions& o);
+/// Where a cbqsd --dev instance listens ({endpoint, admin, chain}, from
+/// DIR/dev-endpoints.json); an empty object when unknown.
+json dev_endpoints(const std::filesystem::path& dir);
 /// The stream id (hex) of the grant a cbqsd --dev data dir holds; empty if unreadable.
 std::string dev_stream_hex(const std::filesystem::path& dir);
 

@@ -35,10 +35,19 @@ namespace {
 
 bool g_json = false;
 
-int print(const json& j) {
-  std::cout << (g_json ? j.dump() : j.dump(2)) << "\n";
+// Human output: the command's own lines when it has a formatter, else indented JSON.
+using Human = std::function<std::string(const json&)>;
+int print(const json& j, const Human& human = {}) {
+  if (g_json)
+    std::cout << j.dump() << "\n";
+  else if (human)
+    std::cout << human(j);
+  else
+    std::cout << j.dump(2) << "\n";
   return 0;
 }
+
+std::string str(const json& j) { return j.is_string() ? j.get<std::string>() : j.dump(); }
 
 int fail(const std::string& message) {
   if (g_json)
@@ -94,7 +103,7 @@ int main(int argc, char** argv) {
   app.require_subcommand(1);
   app.add_flag("--json", g_json, "print one JSON document (for scripts)");
   std::string chain_url = "http://127.0.0.1:7545";
-  app.add_option("--chain-url", chain_url, "devchain HTTP API")->capture_default_str();
+  auto* chain_flag = app.add_option("--chain-url", chain_url, "devchain HTTP API (with --dev: that instance's)")->capture_default_str();
   int rc = 0;
 
   // ---- keygen ----
@@ -304,11 +313,20 @@ int main(int argc, char** argv) {
     cmd->add_option("--dev", dev_dir, "use the grant, holder key and (pinned) certificate of a cbqsd --dev data dir");
     cmd->add_flag("--allow-private", so.allow_private, "allow loopback and private destinations (development only, §11.4)");
   };
-  auto prepare = [&] {
-    so.chain_url = chain_url;
+  std::string admin_url = "http://127.0.0.1:7448", stream_hex;
+  // --dev DIR also says where that instance listens, unless a flag says otherwise.
+  auto prepare = [&](CLI::App* cmd) {
     so.dev_dir = dev_dir;
+    auto where = cbqs_cli::dev_endpoints(dev_dir);
+    auto given = [&](const char* flag) { return cmd->get_option_no_throw(flag) && cmd->get_option(flag)->count() > 0; };
+    if (!given("--endpoint") && where.contains("endpoint")) so.endpoint = where["endpoint"];
+    if (!given("--admin") && where.contains("admin")) admin_url = where["admin"];
+    if (chain_flag->count() == 0 && where.contains("chain")) chain_url = where["chain"];
+    so.chain_url = chain_url;
   };
-  auto answer = [&](const cbqs_cli::Answer<json>& r) { rc = r ? print(*r) : fail(r.error()); };
+  auto answer = [&](const cbqs_cli::Answer<json>& r, const Human& human = {}) {
+    rc = r ? print(*r, human) : fail(r.error());
+  };
   // Records stream as they arrive: a text line each, or (with --json) one
   // array at the end, or JSON lines when following.
   bool follow = false, hex = false;
@@ -319,8 +337,8 @@ int main(int argc, char** argv) {
     } else if (g_json) {
       collected.push_back(record);
     } else {
-      std::cout << record["sequence"] << "\t" << record["lane"] << "\t" << record["payload"].get<std::string>();
-      if (record.contains("action")) std::cout << "\t" << record["action"].get<std::string>();
+      std::cout << "#" << record["sequence"] << " lane " << record["lane"] << ": " << str(record["payload"]);
+      if (record.contains("action")) std::cout << " (" << str(record["action"]) << ")";
       std::cout << std::endl;
     }
   };
@@ -339,20 +357,20 @@ int main(int argc, char** argv) {
   lcreate->add_option("--room", room, "room id (32 bytes hex): the room's message lane");
   lcreate->add_option("--seat", seat, "seat id (32 bytes hex): that seat's inbox in --room");
   lcreate->callback([&] {
-    prepare();
-    answer(cbqs_cli::lane_create(so, room, seat));
+    prepare(lcreate);
+    answer(cbqs_cli::lane_create(so, room, seat), [](const json& j) { return "lane " + str(j["lane"]) + "\n"; });
   });
   auto* lclose = lanes_cmd->add_subcommand("close", "close a lane (no more appends; a room never reopens)");
   session_flags(lclose);
   lclose->add_option("--lane", lane, "lane id")->required();
   lclose->callback([&] {
-    prepare();
+    prepare(lclose);
     answer(cbqs_cli::lane_close(so, lane));
   });
   auto* llist = lanes_cmd->add_subcommand("list", "every lane the grant's scope shows");
   session_flags(llist);
   llist->callback([&] {
-    prepare();
+    prepare(llist);
     answer(cbqs_cli::lane_list(so));
   });
 
@@ -362,8 +380,12 @@ int main(int argc, char** argv) {
   append_cmd->add_option("--lane", lane, "lane id (default: create a new lane)");
   append_cmd->add_option("messages", messages, "one record per argument")->required();
   append_cmd->callback([&] {
-    prepare();
-    answer(cbqs_cli::append(so, lane, messages));
+    prepare(append_cmd);
+    answer(cbqs_cli::append(so, lane, messages), [](const json& j) {
+      std::string out;
+      for (const auto& a : j) out += "appended #" + str(a["sequence"]) + " to lane " + str(a["lane"]) + "\n";
+      return out;
+    });
   });
   std::string input_file;
   auto* produce_cmd = app.add_subcommand("produce", "append every line of stdin (or --file), pipelined, with progress");
@@ -371,7 +393,7 @@ int main(int argc, char** argv) {
   produce_cmd->add_option("--lane", lane, "lane id (default: create a new lane)");
   produce_cmd->add_option("--file", input_file, "read lines from this file instead of stdin");
   produce_cmd->callback([&] {
-    prepare();
+    prepare(produce_cmd);
     if (input_file.empty()) return answer(cbqs_cli::produce(so, lane, std::cin, std::nullopt, !g_json));
     std::ifstream counting(input_file);
     if (!counting) return void(rc = fail("cannot read " + input_file));
@@ -388,7 +410,7 @@ int main(int argc, char** argv) {
   tail_cmd->add_flag("--follow", follow, "keep waiting for new records");
   tail_cmd->add_flag("--hex", hex, "show payloads as hex");
   tail_cmd->callback([&] {
-    prepare();
+    prepare(tail_cmd);
     tail_opts.follow = follow;
     tail_opts.hex = hex;
     streamed(cbqs_cli::tail(so, tail_opts, emit));
@@ -413,14 +435,17 @@ int main(int argc, char** argv) {
   gcreate->add_option("--lane", lane, "the lane the group consumes")->required();
   gcreate->add_option("--start-at", gf.start_at, "first sequence (default: records appended from now on)");
   gcreate->callback([&] {
-    prepare();
-    answer(cbqs_cli::group_create(so, lane, gf));
+    prepare(gcreate);
+    answer(cbqs_cli::group_create(so, lane, gf), [](const json& j) {
+      return "group " + str(j["group_id"]) + " on lane " + str(j["lane_id"]) + " (visibility " +
+             str(j["visibility_timeout_ms"]) + " ms, max attempts " + str(j["max_attempts"]) + ")\n";
+    });
   });
   auto* gget = groups_cmd->add_subcommand("get", "show a group's config");
   session_flags(gget);
   gget->add_option("--group", group, "group id")->required();
   gget->callback([&] {
-    prepare();
+    prepare(gget);
     answer(cbqs_cli::group_get(so, group));
   });
   auto* gupdate = groups_cmd->add_subcommand("update", "change a group's mutable fields");
@@ -428,17 +453,16 @@ int main(int argc, char** argv) {
   group_fields(gupdate);
   gupdate->add_option("--group", group, "group id")->required();
   gupdate->callback([&] {
-    prepare();
+    prepare(gupdate);
     answer(cbqs_cli::group_update(so, group, gf));
   });
   auto* gdelete = groups_cmd->add_subcommand("delete", "delete a group with its cycles and dead letters");
   session_flags(gdelete);
   gdelete->add_option("--group", group, "group id")->required();
   gdelete->callback([&] {
-    prepare();
+    prepare(gdelete);
     answer(cbqs_cli::group_delete(so, group));
   });
-  std::string admin_url = "http://127.0.0.1:7448", stream_hex;
   auto admin_flags = [&](CLI::App* cmd) {
     cmd->add_option("--admin", admin_url, "cbqsd's admin listener")->capture_default_str();
     cmd->add_option("--stream", stream_hex, "stream id (hex; default: the --dev grant's)");
@@ -456,10 +480,16 @@ int main(int argc, char** argv) {
   };
   auto* gexpired = groups_cmd->add_subcommand("expired", "list a group's dead letters (EXPIRED records)");
   admin_flags(gexpired);
-  gexpired->callback([&] { rc = admin_call(false); });
+  gexpired->callback([&] {
+    prepare(gexpired);
+    rc = admin_call(false);
+  });
   auto* greplay = groups_cmd->add_subcommand("replay", "redeliver every dead letter of a group (attempts reset)");
   admin_flags(greplay);
-  greplay->callback([&] { rc = admin_call(true); });
+  greplay->callback([&] {
+    prepare(greplay);
+    rc = admin_call(true);
+  });
 
   cbqs_cli::ConsumeOptions consume_opts;
   auto* consume_cmd = app.add_subcommand("consume", "compete for a group's records: print and ack each, or run --exec");
@@ -470,7 +500,7 @@ int main(int argc, char** argv) {
       ->capture_default_str();
   consume_cmd->add_option("--exec", consume_opts.exec, "shell command per record, payload on stdin: exit 0 acks, else nacks");
   consume_cmd->callback([&] {
-    prepare();
+    prepare(consume_cmd);
     streamed(cbqs_cli::consume(so, consume_opts, emit));
   });
 
@@ -478,22 +508,26 @@ int main(int argc, char** argv) {
   std::uint64_t covering = 0;
   auto* checkpoint_cmd = app.add_subcommand("checkpoint", "checkpoint receipts: get one, or verify the whole chain");
   checkpoint_cmd->require_subcommand(1);
-  auto verdict_rc = [&](const cbqs_cli::Answer<json>& r) {
-    answer(r);
+  auto verdict_rc = [&](const cbqs_cli::Answer<json>& r, const Human& human = {}) {
+    answer(r, human);
     if (r && (*r)["verdict"] != "valid") rc = 1;
   };
   auto* cget = checkpoint_cmd->add_subcommand("get", "the receipt covering a sequence (or the latest), with its verdict");
   session_flags(cget);
   cget->add_option("--covering", covering, "a sequence it must cover (default: the latest)");
   cget->callback([&] {
-    prepare();
+    prepare(cget);
     verdict_rc(cbqs_cli::checkpoint_get(so, covering));
   });
   auto* cverify = checkpoint_cmd->add_subcommand("verify", "verify every receipt and record from sequence 1");
   session_flags(cverify);
   cverify->callback([&] {
-    prepare();
-    verdict_rc(cbqs_cli::checkpoint_verify(so, !g_json));
+    prepare(cverify);
+    verdict_rc(cbqs_cli::checkpoint_verify(so, !g_json), [](const json& j) {
+      if (j["verdict"] == "valid")
+        return "valid: every receipt and record through #" + str(j["verified_through"]) + " verifies\n";
+      return str(j["verdict"]) + ": " + str(j["problem"]) + "\n";
+    });
   });
 
   // ---- load and health ----
@@ -506,12 +540,14 @@ int main(int argc, char** argv) {
   bench_cmd->add_option("--seconds", bench_opts.seconds, "duration")->capture_default_str();
   bench_cmd->add_option("--window", bench_opts.window, "appends outstanding per producer")->capture_default_str();
   bench_cmd->callback([&] {
-    prepare();
+    prepare(bench_cmd);
     answer(cbqs_cli::bench(so, bench_opts));
   });
   auto* status_cmd = app.add_subcommand("status", "a broker's health, readiness and main metrics");
   status_cmd->add_option("--admin", admin_url, "cbqsd's admin listener")->capture_default_str();
+  status_cmd->add_option("--dev", dev_dir, "the admin listener of a cbqsd --dev data dir");
   status_cmd->callback([&] {
+    prepare(status_cmd);
     auto r = cbqs_cli::status(admin_url);
     answer(r);
     if (r && !(*r)["ready"].get<bool>()) rc = 1;

@@ -9,6 +9,9 @@
 
 #include <csignal>
 #include <cstdio>
+#include <fstream>
+#include <functional>
+#include <nlohmann/json.hpp>
 
 #include "admin.h"
 #include "cbqs/broker/broker.h"
@@ -53,9 +56,10 @@ struct Options {
   std::uint64_t chain_block_ms = 1000;
 };
 
-// Runs the broker until SIGINT/SIGTERM, then stops it cleanly.
+// Runs the broker until SIGINT/SIGTERM, then stops it cleanly. `listening`
+// hears the wss and admin ports once both listen.
 int serve(const Options& o, cbqs::broker::BrokerConfig config, cbqs::store::Store& store, devchain::ChainApi& chain,
-          const sigset_t& signals) {
+          const sigset_t& signals, const std::function<void(std::uint16_t, std::uint16_t)>& listening = {}) {
   SystemClock clock;
   SystemEntropy entropy;
   cbqs::broker::Broker broker(std::move(config), store, chain, clock, entropy);
@@ -73,6 +77,7 @@ int serve(const Options& o, cbqs::broker::BrokerConfig config, cbqs::store::Stor
   std::printf("cbqsd listening on wss://%s:%u admin http://%s:%u\n", o.listen.substr(0, o.listen.rfind(':')).c_str(),
               broker.port(), admin_host.c_str(), admin->port());
   std::fflush(stdout);
+  if (listening) listening(broker.port(), admin->port());
   wait_for_stop_signal(signals);
   std::printf("cbqsd: stopping (finishing open batches)\n");
   admin->stop();
@@ -128,7 +133,16 @@ int run_dev(Options o, const sigset_t& signals) {
   config.tls_private_key = cert->private_key;
   config.provider = deployment->provider;
   config.chain_block_ms = kDevBlockMs;
-  int rc = serve(o, config, **store, **node, signals);
+  // Where this instance listens, for `cbqs --dev DIR` and the SDK's from_dev_dir.
+  auto endpoints = dir / "dev-endpoints.json";
+  std::filesystem::remove(endpoints);
+  int rc = serve(o, config, **store, **node, signals, [&](std::uint16_t wss, std::uint16_t admin_port) {
+    std::string admin_host = o.admin_listen.substr(0, o.admin_listen.rfind(':'));
+    nlohmann::json j{{"endpoint", "wss://" + host + ":" + std::to_string(wss) + "/"},
+                     {"admin", "http://" + admin_host + ":" + std::to_string(admin_port)},
+                     {"chain", "http://" + chain_host + ":" + std::to_string(chain_api->port())}};
+    std::ofstream(endpoints) << j.dump(2) << "\n";
+  });
   chain_api->stop();
   (*node)->stop();
   return rc;

@@ -79,9 +79,9 @@ struct ClientOptions {
   std::chrono::milliseconds request_timeout{10'000};
 
   /// The files `cbqsd --dev --data-dir DIR` writes: grant, holder key and the
-  /// dev certificate (pinned), private destinations allowed.
-  static Outcome<ClientOptions> from_dev_dir(const std::filesystem::path& dir,
-                                             std::string endpoint = "wss://127.0.0.1:7447/");
+  /// dev certificate (pinned), private destinations allowed. An empty
+  /// endpoint is the one that cbqsd listens on (DIR/dev-endpoints.json).
+  static Outcome<ClientOptions> from_dev_dir(const std::filesystem::path& dir, std::string endpoint = {});
   /// A grant file (hex of a canonical StreamGrantV2) and a holder key file.
   static Outcome<ClientOptions> from_files(std::string endpoint, const std::filesystem::path& grant_file,
                                            const std::filesystem::path& holder_key_file);

@@ -9,6 +9,7 @@
 
 #include "../support/cbqsd_process.h"
 #include "../support/poll.h"
+#include "../support/run.h"
 #include "../support/temp_dir.h"
 #include "devchain/json.h"
 
@@ -17,20 +18,7 @@ namespace {
 
 using nlohmann::json;
 
-struct Run {
-  int status;
-  std::string out;
-};
-
-Run run(const std::string& command) {
-  std::string out;
-  FILE* pipe = ::popen((command + " 2>&1").c_str(), "r");
-  if (!pipe) return {-1, ""};
-  char buffer[4096];
-  while (std::size_t n = std::fread(buffer, 1, sizeof buffer, pipe)) out.append(buffer, n);
-  int status = ::pclose(pipe);
-  return {WIFEXITED(status) ? WEXITSTATUS(status) : -1, out};
-}
+using testing::run;
 
 TEST(Cli, AppendTailCheckpointGrantsAndRevocation) {
   testing::TempDir dir;
@@ -169,7 +157,7 @@ TEST(Cli, LanesProduceTailChainVerificationBenchAndStatus) {
   // tail stops at the current end; text lines by default, payloads as hex on request.
   auto text = run(bin + " tail" + dev + " --from 499");
   ASSERT_EQ(text.status, 0) << text.out;
-  EXPECT_EQ(text.out, "499\t1\tline 498\n500\t1\tline 499\n");
+  EXPECT_EQ(text.out, "#499 lane 1: line 498\n#500 lane 1: line 499\n");
   auto hex = json::parse(run(cbqs + " tail" + dev + " --from 500 --hex").out);
   ASSERT_EQ(hex.size(), 1u);
   EXPECT_EQ(hex[0]["payload"], "6c696e6520343939");  // "line 499"

@@ -4,6 +4,7 @@
 #include <openssl/x509.h>
 
 #include <fstream>
+#include <nlohmann/json.hpp>
 
 #include "cbqs/client/request_ids.h"
 #include "cbqs/sdk/impl.h"
@@ -79,6 +80,12 @@ Outcome<ClientOptions> ClientOptions::from_files(std::string endpoint, const std
 }
 
 Outcome<ClientOptions> ClientOptions::from_dev_dir(const std::filesystem::path& dir, std::string endpoint) {
+  if (endpoint.empty()) {  // where that cbqsd --dev listens, or its default
+    endpoint = "wss://127.0.0.1:7447/";
+    std::ifstream in(dir / "dev-endpoints.json");
+    auto j = nlohmann::json::parse(in, nullptr, false);
+    if (!j.is_discarded() && j.contains("endpoint") && j["endpoint"].is_string()) endpoint = j["endpoint"];
+  }
   auto o = from_files(std::move(endpoint), dir / "dev-grant.hex", dir / "dev-holder-key");
   if (!o) return o;
   o->pinned_certificate = dir / "tls" / "dev-cert.pem";
