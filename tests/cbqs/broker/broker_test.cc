@@ -264,6 +264,10 @@ TEST_F(BrokerFlowTest, CreditAboveTheCapAndDuplicateSubscriptionIdsAreRefused) {
             code(ErrorCode::kCreditOverflow));
   ASSERT_NE(body<resp::CursorProgress>(request(*c, session, 2, req::Subscribe{SourceCursor{LaneScopeAny{}, StartHead{}}, 0})),
             nullptr);
+  // Nothing to replay from Head: the catch-up CursorProgress follows at once (§L).
+  auto caught_up = next(*c);
+  ASSERT_TRUE(std::holds_alternative<Response>(caught_up));
+  EXPECT_TRUE(std::holds_alternative<resp::CursorProgress>(std::get<Response>(caught_up).body));
   EXPECT_EQ(error_code(request(*c, session, 2, req::Subscribe{SourceCursor{LaneScopeAny{}, StartHead{}}, 0})),
             code(ErrorCode::kSubscriptionExists));
   EXPECT_EQ(error_code(request(*c, session, 3, req::AddCredit{rid(2), 1ULL << 31})), code(ErrorCode::kCreditOverflow));
