@@ -165,7 +165,7 @@ int main(int argc, char** argv) {
   });
 
   // Writes: build an instruction, sign it with --key, wait for the receipt.
-  auto submit = [&](devchain::TxBody body) {
+  auto submit = [&](devchain::TxBody body, const std::function<void(json&)>& decorate = {}) {
     auto c = client();
     if (!c) return void(rc = fail("--chain-url must be http://host:port"));
     auto key = devchain::load_key(sender_key);
@@ -173,10 +173,14 @@ int main(int argc, char** argv) {
     devchain::Wallet wallet(*c, *key);
     auto r = wallet.send_and_wait(std::move(body));
     if (!r) return void(rc = fail(std::string(devchain::api_error_name(r.error().code)) + ": " + r.error().message));
-    rc = print(receipt_json(*r));
+    json out = receipt_json(*r);
+    if (decorate) decorate(out);
+    rc = print(out);
     if (!r->ok()) rc = 1;
   };
-  auto instruction = [&](cbqs::CbqsInstructionV2 i) { submit(devchain::CbqsCall{cbqs::encode(i)}); };
+  auto instruction = [&](cbqs::CbqsInstructionV2 i, const std::function<void(json&)>& decorate = {}) {
+    submit(devchain::CbqsCall{cbqs::encode(i)}, decorate);
+  };
   std::string signing_key_file, endpoint_arg, amount_arg, admin_key_file;
   std::uint64_t max_streams = 1'000, owner_nonce = 0;
   auto* reg = chain_cmd->add_subcommand("register-provider", "register the sender as a provider");
@@ -207,7 +211,11 @@ int main(int argc, char** argv) {
     auto p = hex_arg<Address>(addr_arg);
     auto seed = devchain::load_secret(admin_key_file);
     if (!p || !seed) return void(rc = fail("--provider must be an address and --admin-key a key file"));
-    instruction(cbqs::CreateStreamV2{owner_nonce, *p, cbqs::ed25519_public_key(*seed)});
+    // The new stream's id on top, for scripts: the StreamCreated event's.
+    instruction(cbqs::CreateStreamV2{owner_nonce, *p, cbqs::ed25519_public_key(*seed)}, [](json& out) {
+      for (const auto& e : out["events"])
+        if (e.contains("stream_id") && e.value("type", "") == "StreamCreated") out["stream_id"] = e["stream_id"];
+    });
   });
   bool bump = false;
   auto* update = chain_cmd->add_subcommand("update-stream", "rotate the admin key and/or bump the generation");
