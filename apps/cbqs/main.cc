@@ -4,7 +4,7 @@
 //
 //   cbqs keygen --out holder.key
 //   cbqs chain status | params | provider ADDR | stream ID | account OWNER PROVIDER
-//   cbqs chain register-provider | top-up | create-stream | update-stream | close-stream | settle | withdraw | transfer
+//   cbqs chain register-provider | update-provider | top-up | create-stream | update-stream | close-stream | settle | withdraw | transfer
 //   cbqs grant mint --admin-key F --stream ID --holder-key F --verbs append,replay --out grant.hex
 //   cbqs lanes create|close|list --dev .cbqs-dev
 //   cbqs append --dev .cbqs-dev "hello" "world"        cbqs produce --dev .cbqs-dev --lane 1 < lines.txt
@@ -192,6 +192,31 @@ int main(int argc, char** argv) {
     if (!seed) return void(rc = fail(seed.error()));
     instruction(cbqs::RegisterProviderV2{cbqs::ed25519_public_key(*seed), {Bytes(endpoint_arg.begin(), endpoint_arg.end())},
                                          max_streams, true, Bytes32{}});
+  });
+  std::vector<std::string> endpoints_arg;
+  std::optional<std::uint64_t> new_max_streams;
+  std::optional<bool> accepts_new;
+  auto* upd = chain_cmd->add_subcommand("update-provider", "rotate the sender's signing key, endpoints or capacity");
+  upd->add_option("--signing-key", signing_key_file, "Ed25519 seed file of the new checkpoint signing key");
+  upd->add_option("--endpoint", endpoints_arg, "wss:// endpoint (repeat for several; replaces the list)");
+  upd->add_option("--max-streams", new_max_streams);
+  upd->add_option("--accepts-new", accepts_new, "true or false: whether new streams may be placed here");
+  upd->callback([&] {
+    cbqs::UpdateProviderV2 u;
+    if (!signing_key_file.empty()) {
+      auto seed = devchain::load_secret(signing_key_file);
+      if (!seed) return void(rc = fail(seed.error()));
+      u.signing_key = cbqs::ed25519_public_key(*seed);
+    }
+    if (!endpoints_arg.empty()) {
+      u.endpoints.emplace();
+      for (const auto& e : endpoints_arg) u.endpoints->push_back(Bytes(e.begin(), e.end()));
+    }
+    u.max_streams = new_max_streams;
+    u.accepts_new = accepts_new;
+    if (!u.signing_key && !u.endpoints && !u.max_streams && !u.accepts_new)
+      return void(rc = fail("nothing to update: give --signing-key, --endpoint, --max-streams or --accepts-new"));
+    instruction(u);
   });
   auto* topup = chain_cmd->add_subcommand("top-up", "fund the (owner, provider) account");
   topup->add_option("--owner", addr_arg)->required();

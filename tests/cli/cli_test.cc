@@ -181,6 +181,18 @@ TEST(Cli, LanesProduceTailChainVerificationBenchAndStatus) {
   EXPECT_EQ(st["healthy"], true);
   EXPECT_EQ(st["ready"], true);
   EXPECT_GE(st["metrics"]["cbqs_appends_total"].get<double>(), 500.0);
+  // The provider changes its own record: capacity and endpoints.
+  std::string sid = devchain::json::hex0x(cbqsd.grant().stream_id);
+  std::string provider = json::parse(run(cbqs + " chain stream " + sid).out)["provider"];
+  auto updated = run(cbqs + " chain --key " + (cbqsd.data() / "provider-chain-key").string() +
+                     " update-provider --max-streams 5 --endpoint " + cbqsd.endpoint());
+  ASSERT_EQ(updated.status, 0) << updated.out;
+  EXPECT_EQ(json::parse(updated.out)["status"], "applied");
+  auto record = json::parse(run(cbqs + " chain provider " + provider).out);
+  EXPECT_EQ(record["max_streams"], 5);
+  EXPECT_EQ(record["endpoints"], json::array({cbqsd.endpoint()}));
+  EXPECT_EQ(run(cbqs + " chain update-provider").status, 1);  // nothing to update
+
   auto down = run(cbqs + " status --admin http://127.0.0.1:1");
   EXPECT_EQ(down.status, 1);
   EXPECT_NE(down.out.find("unreachable"), std::string::npos) << down.out;
