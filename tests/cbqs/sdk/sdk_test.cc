@@ -3,7 +3,12 @@
 // SIGKILL and restart, checkpoint-chain verification, and the dialing policy.
 #include <gtest/gtest.h>
 
+#include <boost/asio.hpp>
+#include <boost/asio/ssl.hpp>
+#include <boost/beast/core/flat_buffer.hpp>
+#include <boost/beast/http.hpp>
 #include <set>
+#include <thread>
 
 #include "../../support/cbqsd_process.h"
 #include "../../support/poll.h"
@@ -337,6 +342,49 @@ TEST_F(Sdk, TheDialingPolicyRefusesPrivateDestinationsBeforeConnecting) {
     ASSERT_FALSE(c.ok()) << endpoint;
     EXPECT_EQ(c.error().kind, Error::Kind::kRefusedDestination) << endpoint << ": " << c.error().describe();
   }
+}
+
+TEST_F(Sdk, ARedirectIsNeverFollowed) {
+  namespace asio = boost::asio;
+  namespace http = boost::beast::http;
+  CbqsdProcess cbqsd(dir.path());  // for a grant and a holder key
+  ASSERT_TRUE(cbqsd.up());
+  auto cert = broker::ensure_dev_certificate(dir.path() / "redirector");
+  ASSERT_TRUE(cert.ok());
+  asio::io_context io;
+  asio::ssl::context tls(asio::ssl::context::tls_server);
+  tls.use_certificate_chain_file(cert->certificate.string());
+  tls.use_private_key_file(cert->private_key.string(), asio::ssl::context::pem);
+  asio::ip::tcp::acceptor redirector(io, {asio::ip::make_address("127.0.0.1"), 0});
+  asio::ip::tcp::acceptor target(io, {asio::ip::make_address("127.0.0.1"), 0});
+  std::atomic<int> target_accepts{0};
+  target.async_accept([&](boost::system::error_code ec, asio::ip::tcp::socket) {
+    if (!ec) ++target_accepts;
+  });
+  // Answers the WebSocket upgrade with a 302 to the other listener.
+  std::thread server([&] {
+    asio::ssl::stream<asio::ip::tcp::socket> s(io, tls);
+    boost::system::error_code ec;
+    redirector.accept(s.next_layer(), ec);
+    if (!ec) s.handshake(asio::ssl::stream_base::server, ec);
+    boost::beast::flat_buffer buffer;
+    http::request<http::string_body> req;
+    if (!ec) http::read(s, buffer, req, ec);
+    http::response<http::empty_body> res{http::status::found, 11};
+    res.set(http::field::location, "wss://127.0.0.1:" + std::to_string(target.local_endpoint().port()) + "/");
+    if (!ec) http::write(s, res, ec);
+    s.next_layer().close(ec);
+  });
+  auto options = ClientOptions::from_dev_dir(cbqsd.data(), "wss://127.0.0.1:" +
+                                             std::to_string(redirector.local_endpoint().port()) + "/");
+  ASSERT_TRUE(options.ok());
+  options->pinned_certificate = cert->certificate;
+  auto c = Client::connect(*options);
+  server.join();
+  io.run_for(200ms);  // a connection to the target, had one been made, is accepted here
+  ASSERT_FALSE(c.ok());
+  EXPECT_NE(c.error().message.find("WebSocket upgrade failed"), std::string::npos) << c.error().describe();
+  EXPECT_EQ(target_accepts.load(), 0);
 }
 
 TEST_F(Sdk, TlsVerificationRefusesACertificateOtherThanThePinnedOne) {
