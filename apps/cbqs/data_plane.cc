@@ -128,14 +128,22 @@ Answer<json> lane_list(const SessionOptions& o) {
 
 // ---- producing and reading ---------------------------------------------------
 
+namespace {
+// `lane`, or a new one when it is 0.
+Answer<std::uint64_t> lane_or_new(Client& c, std::uint64_t lane) {
+  if (lane != 0) return lane;
+  auto created = c.create_lane();
+  if (!created) return Err{"CreateLane refused: " + why(created.error())};
+  return *created;
+}
+}  // namespace
+
 Answer<json> append(const SessionOptions& o, std::uint64_t lane, const std::vector<std::string>& messages) {
   auto c = connect(o);
   if (!c) return Err{c.error()};
-  if (lane == 0) {
-    auto created = (*c)->create_lane();
-    if (!created) return Err{"CreateLane refused: " + why(created.error())};
-    lane = *created;
-  }
+  auto target = lane_or_new(**c, lane);
+  if (!target) return Err{target.error()};
+  lane = *target;
   std::vector<std::future<sdk::Outcome<std::uint64_t>>> answers;
   for (const auto& m : messages) answers.push_back((*c)->append(lane, Bytes(m.begin(), m.end())));
   json out = json::array();
@@ -151,11 +159,9 @@ Answer<json> produce(const SessionOptions& o, std::uint64_t lane, std::istream& 
                      bool progress) {
   auto c = connect(o);
   if (!c) return Err{c.error()};
-  if (lane == 0) {
-    auto created = (*c)->create_lane();
-    if (!created) return Err{"CreateLane refused: " + why(created.error())};
-    lane = *created;
-  }
+  auto target = lane_or_new(**c, lane);
+  if (!target) return Err{target.error()};
+  lane = *target;
   constexpr std::uint64_t kWindow = 1'024;  // appends outstanding: enough to fill a commit batch
   std::mutex m;
   std::condition_variable cv;

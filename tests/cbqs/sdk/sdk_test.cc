@@ -77,13 +77,24 @@ class Sdk : public ::testing::Test {
   TempDir dir;
 };
 
-TEST_F(Sdk, PipelinedAppendsAnswerWithGaplessSequencesAndAReaderReplaysThemInOrder) {
-  CbqsdProcess cbqsd(dir.path());
-  ASSERT_TRUE(cbqsd.up());
-  auto c = connect(cbqsd);
-  ASSERT_NE(c, nullptr);
-  auto lane = c->create_lane();
-  ASSERT_TRUE(lane.ok()) << lane.error().describe();
+// A running cbqsd --dev, a client on it and a fresh lane.
+class SdkOnALane : public Sdk {
+ protected:
+  void SetUp() override {
+    cbqsd = std::make_unique<CbqsdProcess>(dir.path());
+    ASSERT_TRUE(cbqsd->up());
+    c = connect(*cbqsd);
+    ASSERT_NE(c, nullptr);
+    auto created = c->create_lane();
+    ASSERT_TRUE(created.ok()) << created.error().describe();
+    lane = *created;
+  }
+  std::unique_ptr<CbqsdProcess> cbqsd;
+  std::unique_ptr<Client> c;
+  std::optional<std::uint64_t> lane;
+};
+
+TEST_F(SdkOnALane, PipelinedAppendsAnswerWithGaplessSequencesAndAReaderReplaysThemInOrder) {
   auto sequences = append_all(*c, *lane, 1'000, "m");
   for (std::size_t i = 1; i < sequences.size(); ++i) ASSERT_EQ(sequences[i], sequences[i - 1] + 1);
   ASSERT_TRUE(c->flush(10s).ok());
@@ -120,13 +131,7 @@ TEST_F(Sdk, RefusalsAreTypedErrorsWithTheSection14Code) {
   EXPECT_TRUE(consumer.error().is(ErrorCode::kUnknownGroup));
 }
 
-TEST_F(Sdk, AutomaticCreditCarriesALongReplayThroughASmallWindowWithOneSubscribe) {
-  CbqsdProcess cbqsd(dir.path());
-  ASSERT_TRUE(cbqsd.up());
-  auto c = connect(cbqsd);
-  ASSERT_NE(c, nullptr);
-  auto lane = c->create_lane();
-  ASSERT_TRUE(lane.ok());
+TEST_F(SdkOnALane, AutomaticCreditCarriesALongReplayThroughASmallWindowWithOneSubscribe) {
   // 3,000 records of ~200 B: about 950 KB of Delivery frames through a 4 KiB window.
   std::string pad(190, 'p');
   auto sequences = append_all(*c, *lane, 3'000, pad);
@@ -141,13 +146,7 @@ TEST_F(Sdk, AutomaticCreditCarriesALongReplayThroughASmallWindowWithOneSubscribe
   EXPECT_EQ(c->stats().subscribes, 1u);
 }
 
-TEST_F(Sdk, CompetingConsumersAckEveryRecordOnceAndANackComesBack) {
-  CbqsdProcess cbqsd(dir.path());
-  ASSERT_TRUE(cbqsd.up());
-  auto c = connect(cbqsd);
-  ASSERT_NE(c, nullptr);
-  auto lane = c->create_lane();
-  ASSERT_TRUE(lane.ok());
+TEST_F(SdkOnALane, CompetingConsumersAckEveryRecordOnceAndANackComesBack) {
   auto group = c->create_group(group_on(*lane, 1'000));
   ASSERT_TRUE(group.ok()) << group.error().describe();
   append_all(*c, *lane, 400, "job-");
@@ -184,13 +183,7 @@ TEST_F(Sdk, CompetingConsumersAckEveryRecordOnceAndANackComesBack) {
   EXPECT_GT(by_b, 0u);
 }
 
-TEST_F(Sdk, AutoExtendKeepsALeaseAliveBeyondItsVisibilityTimeout) {
-  CbqsdProcess cbqsd(dir.path());
-  ASSERT_TRUE(cbqsd.up());
-  auto c = connect(cbqsd);
-  ASSERT_NE(c, nullptr);
-  auto lane = c->create_lane();
-  ASSERT_TRUE(lane.ok());
+TEST_F(SdkOnALane, AutoExtendKeepsALeaseAliveBeyondItsVisibilityTimeout) {
   auto group = c->create_group(group_on(*lane, 400));
   ASSERT_TRUE(group.ok());
   append_all(*c, *lane, 1, "long-job");
@@ -276,17 +269,11 @@ TEST_F(Sdk, ReconnectsAcrossABrokerRestartLosingNoAcknowledgedRecord) {
   }
 }
 
-TEST_F(Sdk, VerifiesACheckpointChainOfTenThousandRecordsAndReachesEachVerdict) {
-  CbqsdProcess cbqsd(dir.path());
-  ASSERT_TRUE(cbqsd.up());
-  auto c = connect(cbqsd);
-  ASSERT_NE(c, nullptr);
-  auto lane = c->create_lane();
-  ASSERT_TRUE(lane.ok());
+TEST_F(SdkOnALane, VerifiesACheckpointChainOfTenThousandRecordsAndReachesEachVerdict) {
   append_all(*c, *lane, 10'000, "r");
   auto latest = c->checkpoint();
   ASSERT_TRUE(latest.ok());
-  auto provider = cbqsd.chain().provider(latest->provider);
+  auto provider = cbqsd->chain().provider(latest->provider);
   ASSERT_TRUE(provider.ok());
 
   std::uint64_t progress_calls = 0;
