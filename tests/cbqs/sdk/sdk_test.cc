@@ -13,6 +13,7 @@
 #include "../../support/cbqsd_process.h"
 #include "../../support/poll.h"
 #include "../../support/temp_dir.h"
+#include "../broker/group_config.h"
 #include "cbqs/broker/dev_cert.h"
 #include "cbqs/checkpoints.h"
 #include "cbqs/client.h"
@@ -22,6 +23,7 @@ namespace cowboy::cbqs::sdk {
 namespace {
 
 using cowboy::testing::CbqsdProcess;
+namespace testing = cowboy::cbqs::testing;
 using cowboy::testing::TempDir;
 using namespace std::chrono_literals;
 
@@ -58,17 +60,13 @@ std::vector<std::uint64_t> append_all(Client& c, std::uint64_t lane, int n, cons
   return sequences;
 }
 
-// Within the §15 default ceilings (30 s of visibility at most).
+// From sequence 1, within the §15 default ceilings (30 s of visibility at most).
 GroupConfigV2 group_on(std::uint64_t lane, std::uint64_t visibility_ms = 20'000) {
-  GroupConfigV2 g;
-  g.lane_id = lane;
+  GroupConfigV2 g = testing::valid_group_config(lane);
   g.start = StartAt{1};
   g.visibility_timeout_ms = visibility_ms;
-  g.max_visibility_ms = 30'000;
   g.max_in_flight = 1'000;
   g.max_in_flight_per_holder = 100;
-  g.max_attempts = 5;
-  g.record_deadline_ms = 3'600'000;
   return g;
 }
 
