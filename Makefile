@@ -7,6 +7,8 @@ DEB_PACKAGES := build-essential cmake pkg-config openssl libssl-dev libboost1.81
   libboost-system1.81-dev libsodium-dev libcrypto++-dev libsecp256k1-dev librocksdb-dev \
   libngtcp2-dev libngtcp2-crypto-gnutls-dev libgnutls28-dev libgtest-dev libgmock-dev \
   libbenchmark-dev libspdlog-dev libfmt-dev libcli11-dev nlohmann-json3-dev libtoml11-dev
+# The peers `make bench` compares cbqsd with (bench/peers/), and their client libraries.
+PEER_PACKAGES := redis-server nats-server libhiredis-dev libnats-dev
 
 .PHONY: deps build run test fuzz bench clean
 
@@ -26,7 +28,10 @@ test: build
 fuzz: deps
 	@scripts/run-fuzz.sh $(or $(SECONDS_PER_TARGET),60)
 
-bench: build
+bench: deps
+	@scripts/install-deps.sh $(PEER_PACKAGES)
+	cmake -S . -B $(BUILD) -DCMAKE_BUILD_TYPE=Release $(CMAKE_FLAGS)
+	cmake --build $(BUILD) -j $(JOBS)
 	$(BUILD)/bin/cbqs_codec_bench --benchmark_repetitions=5 --benchmark_report_aggregates_only=true
 	$(BUILD)/bin/devchain_snapshot_bench --benchmark_repetitions=5 --benchmark_report_aggregates_only=true
 	$(BUILD)/bin/admission_bench --benchmark_repetitions=5 --benchmark_report_aggregates_only=true
@@ -35,6 +40,7 @@ bench: build
 	$(BUILD)/bin/cbqs_broker_bench --producers 1 --rate 1000 --subscriber --seconds 5 --runs 3 | tail -1
 	for k in 1 2 8; do $(BUILD)/bin/cbqs_group_bench --consumers $$k --records 100000 --runs 3 | tail -1; done
 	for n in 50 2000; do $(BUILD)/bin/cbqs_group_bench --redelivery --records $$n --visibility-ms 500 --runs 3 | tail -1; done
+	$(BUILD)/bin/cbqs_peer_bench --runs 3 --seconds 5 --records 200000 --out bench/results
 
 clean:
 	rm -rf $(BUILD) build-fuzz

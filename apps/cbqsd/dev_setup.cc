@@ -40,6 +40,20 @@ Result<DevDeployment, std::string> deploy_dev(devchain::ChainApi& chain, const s
   d.provider.address = provider.address();
   d.provider.signing_seed = *provider_signing;
   d.owner = owner.address();
+  // The dev key governs the dev chain: it lifts the two per-stream rate
+  // ceilings to their §15 maximums, so that a developer's load (cbqs bench, the
+  // peer benchmark) meets the broker's limits rather than the default policy of
+  // 1 MiB/s appended and 4 MiB/s delivered.
+  for (auto [name, value] : {std::pair<const char*, std::uint64_t>{"cbqs.max_append_bytes_per_sec", 268'435'456},
+                             {"cbqs.max_delivered_bytes_per_sec", 1'073'741'824}}) {
+    auto params = chain.params();
+    if (!params) return Err{"reading the parameters: " + params.error().message};
+    std::uint64_t current = std::string_view(name) == "cbqs.max_append_bytes_per_sec" ? params->max_append_bytes_per_sec
+                                                                                       : params->max_delivered_bytes_per_sec;
+    if (current == value) continue;
+    auto written = owner.send_and_wait(ParameterWrite{name, value});
+    if (!written || !written->ok()) return Err{std::string("raising ") + name + ": " + describe(written)};
+  }
   std::string endpoint = "wss://127.0.0.1:" + std::to_string(wss_port) + "/";
   if (!chain.provider(provider.address())) {
     auto funded = owner.send_and_wait(Transfer{provider.address(), kProviderFunds});

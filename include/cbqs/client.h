@@ -141,6 +141,9 @@ class Consumer {
   virtual Outcome<Unit> nack(const Lease& lease) = 0;
   virtual Outcome<Unit> reject(const Lease& lease) = 0;
   virtual Outcome<Unit> extend(const Lease& lease, std::chrono::milliseconds by) = 0;
+  /// Pipelined acknowledgement: `done` runs on the client's io thread once the
+  /// broker answers (the Ok waits for the group journal, docs/protocol.md §C).
+  virtual void ack(const Lease& lease, std::function<void(Outcome<Unit>)> done) = 0;
   virtual void close() = 0;
 };
 

@@ -20,12 +20,15 @@ namespace cowboy::testing {
 
 class ChildProcess {
  public:
-  explicit ChildProcess(std::vector<std::string> argv) {
+  /// `stderr_file`: where the child's stderr goes (default: this process's stderr).
+  explicit ChildProcess(std::vector<std::string> argv, const std::string& stderr_file = {}) {
     int fds[2];
     if (::pipe2(fds, O_CLOEXEC) != 0) return;
     posix_spawn_file_actions_t actions;
     posix_spawn_file_actions_init(&actions);
     posix_spawn_file_actions_adddup2(&actions, fds[1], STDOUT_FILENO);
+    if (!stderr_file.empty())
+      posix_spawn_file_actions_addopen(&actions, STDERR_FILENO, stderr_file.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
     std::vector<char*> args;
     for (auto& a : argv) args.push_back(a.data());
     args.push_back(nullptr);

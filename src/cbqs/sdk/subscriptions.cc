@@ -92,20 +92,33 @@ class ConsumerImpl final : public Consumer {
   Outcome<Unit> extend(const Lease& l, std::chrono::milliseconds by) override {
     return act(l, req::Extend{l.subscription, l.handle, static_cast<std::uint64_t>(by.count())}, false);
   }
+  void ack(const Lease& l, std::function<void(Outcome<Unit>)> done) override {
+    act_async(l, req::Ack{l.subscription, l.handle}, true, std::move(done));
+  }
   void close() override {
     if (!closed_.exchange(true)) impl_->unsubscribe(s_);
   }
 
  private:
-  Outcome<Unit> act(const Lease& l, CbqsRequestBodyV2 body, bool resolves) {
+  void act_async(const Lease& l, CbqsRequestBodyV2 body, bool resolves, std::function<void(Outcome<Unit>)> done) {
     if (l.connection_epoch != impl_->ready_epoch.load())
-      return Err{client_error(Error::Kind::kDisconnected,
-                              "the lease's session was lost; the group delivers the record again")};
+      return done(Err{client_error(Error::Kind::kDisconnected,
+                                   "the lease's session was lost; the group delivers the record again")});
     if (resolves) impl_->lease_done(s_, l.handle);
-    auto r = impl_->call(std::move(body));
-    if (!r) return Err{r.error()};
-    if (!std::holds_alternative<resp::Ok>(*r)) return Err{client_error(Error::Kind::kProtocol, "an answer of another kind")};
-    return Unit{};
+    impl_->request(std::move(body), false, [done = std::move(done)](Outcome<CbqsResponseBodyV2> r) {
+      if (!r) return done(Err{r.error()});
+      if (!std::holds_alternative<resp::Ok>(*r)) return done(Err{client_error(Error::Kind::kProtocol, "an answer of another kind")});
+      done(Unit{});
+    });
+  }
+
+  Outcome<Unit> act(const Lease& l, CbqsRequestBodyV2 body, bool resolves) {
+    auto promise = std::make_shared<std::promise<Outcome<Unit>>>();
+    auto answer = promise->get_future();
+    act_async(l, std::move(body), resolves, [promise](Outcome<Unit> r) { promise->set_value(std::move(r)); });
+    if (answer.wait_for(impl_->options.request_timeout) != std::future_status::ready)
+      return Err{client_error(Error::Kind::kTimeout, "no answer to the lease action")};
+    return answer.get();
   }
 
   std::shared_ptr<Client::Impl> impl_;

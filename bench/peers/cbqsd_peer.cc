@@ -1,0 +1,211 @@
+// cbqsd (`cbqsd --dev`: RocksDB, group commit, a synced write per batch before
+// any Appended) driven through the CBQS SDK: pipelined appends per client, a
+// consumer group with competing Consumers acking each record, and a Reader as
+// the live subscriber.
+#include <atomic>
+#include <cstdio>
+#include <condition_variable>
+#include <cstring>
+#include <fstream>
+#include <mutex>
+#include <sstream>
+#include <nlohmann/json.hpp>
+#include <thread>
+
+#include "../../tests/support/process.h"
+#include "cbqs/client.h"
+#include "devchain/http_client.h"
+#include "peer.h"
+
+namespace cowboy::bench::peers {
+namespace {
+
+using namespace cowboy::cbqs;
+
+class CbqsdPeer final : public Peer {
+ public:
+  explicit CbqsdPeer(std::filesystem::path bin) : bin_(std::move(bin)) {}
+  std::string name() const override { return "cbqsd"; }
+  std::string durability() const override { return "RocksDB synced batch before Appended"; }
+
+  bool start(const std::filesystem::path& dir) override {
+    data_ = dir / "data";
+    ::setenv("CBQS_HOME", (dir / "home").c_str(), 1);
+    child_ = std::make_unique<testing::ChildProcess>(std::vector<std::string>{
+        (bin_ / "cbqsd").string(), "--dev", "--data-dir", data_.string(), "--listen", "127.0.0.1:0", "--admin-listen",
+        "127.0.0.1:0", "--chain-listen", "127.0.0.1:0"}, (dir / "cbqsd.log").string());
+    if (!child_->wait_for_line("cbqsd listening", std::chrono::seconds(30))) return false;
+    for (int i = 0; i < 100 && !std::filesystem::exists(data_ / "dev-endpoints.json"); ++i)
+      std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    auto options = sdk::ClientOptions::from_dev_dir(data_);
+    if (!options) return false;
+    options_ = *options;
+    return true;
+  }
+  void stop() override { child_.reset(); }
+
+  Sample append(const AppendLoad& load) override {
+    auto admin = client();
+    auto lane = admin->create_lane();
+    Sample total;
+    std::mutex m;
+    auto start = Clock::now(), end = start + seconds(load.seconds);
+    std::vector<std::thread> threads;
+    for (int t = 0; t < load.connections; ++t) {
+      threads.emplace_back([&] {
+        auto c = client();
+        if (!c) return;
+        std::mutex pm;
+        std::condition_variable cv;
+        int outstanding = 0;
+        std::vector<double> mine;
+        Bytes payload(load.payload, 0x5a);
+        double rate = load.rate / load.connections;
+        for (std::uint64_t n = 0; Clock::now() < end; ++n) {
+          if (rate > 0) std::this_thread::sleep_until(due(start, n, rate));
+          std::unique_lock lock(pm);
+          cv.wait(lock, [&] { return outstanding < load.window; });
+          ++outstanding;
+          lock.unlock();
+          std::uint64_t sent = now_ns();
+          c->append(*lane, payload, [&, sent](sdk::Outcome<std::uint64_t> r) {
+            std::lock_guard guard(pm);
+            --outstanding;
+            if (r) mine.push_back(ms_since(sent));
+            cv.notify_all();
+          });
+        }
+        std::unique_lock lock(pm);
+        cv.wait(lock, [&] { return outstanding == 0; });
+        std::lock_guard guard(m);
+        total.operations += mine.size();
+        total.latencies_ms.insert(total.latencies_ms.end(), mine.begin(), mine.end());
+      });
+    }
+    for (auto& t : threads) t.join();
+    total.seconds = load.seconds;
+    return total;
+  }
+
+  Sample drain(int workers, std::uint64_t records, std::size_t payload) override {
+    auto admin = client();
+    auto lane = admin->create_lane();
+    std::uint64_t first = 0;
+    std::atomic<std::uint64_t> refused{0};
+    Bytes body(payload, 0x5a);
+    for (std::uint64_t i = 0; i < records; ++i) {
+      admin->append(*lane, body, [&first, &refused, i](sdk::Outcome<std::uint64_t> r) {
+        if (!r) ++refused;
+        if (i == 0 && r) first = *r;
+      });
+    }
+    (void)admin->flush(std::chrono::minutes(2));
+    if (refused.load() > 0) std::fprintf(stderr, "cbqsd: %llu fill appends refused\n", static_cast<unsigned long long>(refused.load()));
+    GroupConfigV2 g;
+    g.lane_id = *lane;
+    g.start = StartAt{first};
+    g.visibility_timeout_ms = g.max_visibility_ms = 30'000;
+    g.max_in_flight = 262'144;  // as cbqs_group_bench: the holders' credit windows are the limit
+    g.max_in_flight_per_holder = 4'096;
+    g.max_attempts = 5;
+    g.record_deadline_ms = 3'600'000;
+    auto group = admin->create_group(g);
+    if (!group) {
+      std::fprintf(stderr, "cbqsd: CreateGroup: %s\n", group.error().describe().c_str());
+      return {};
+    }
+    std::atomic<std::uint64_t> acked{0};
+    auto start = Clock::now();
+    std::vector<std::thread> threads;
+    for (int w = 0; w < workers; ++w) {
+      threads.emplace_back([&] {
+        auto c = client();
+        auto consumer = c->consume({.lane = *lane, .group = *group, .window_bytes = 4 << 20});
+        if (!consumer) return void(std::fprintf(stderr, "cbqsd: Subscribe: %s\n", consumer.error().describe().c_str()));
+        while (acked.load() < records) {
+          auto lease = (*consumer)->next(std::chrono::milliseconds(100));
+          if (!lease) return void(std::fprintf(stderr, "cbqsd: %s\n", lease.error().describe().c_str()));
+          if (!*lease) continue;
+          (*consumer)->ack(**lease, [&acked](sdk::Outcome<Unit> r) {  // pipelined: the answer comes back on its own
+            if (r) ++acked;
+          });
+        }
+      });
+    }
+    for (auto& t : threads) t.join();
+    Sample s;
+    s.operations = acked.load();
+    s.seconds = std::chrono::duration<double>(Clock::now() - start).count();
+    return s;
+  }
+
+  Sample delivery(double rate, double secs, std::size_t payload) override {
+    auto c = client();
+    auto lane = c->create_lane();
+    auto reader = c->read({LaneScopeExact{*lane}, StartHead{}});
+    std::atomic<bool> done{false};
+    Sample s;
+    std::thread subscriber([&] {
+      while (!done) {
+        auto r = (*reader)->next(std::chrono::milliseconds(100));
+        if (!r || !*r || (*r)->payload.size() < 8) continue;
+        std::uint64_t sent = 0;
+        std::memcpy(&sent, (*r)->payload.data(), sizeof sent);
+        s.latencies_ms.push_back(ms_since(sent));
+      }
+    });
+    Bytes body(std::max<std::size_t>(payload, 8), 0x5a);
+    auto start = Clock::now();
+    for (std::uint64_t n = 0; Clock::now() < start + seconds(secs); ++n) {
+      std::this_thread::sleep_until(due(start, n, rate));
+      std::uint64_t t = now_ns();
+      std::memcpy(body.data(), &t, sizeof t);
+      c->append(*lane, body, nullptr);
+      ++s.operations;
+    }
+    (void)c->flush(std::chrono::seconds(10));
+    std::this_thread::sleep_for(std::chrono::milliseconds(300));
+    done = true;
+    subscriber.join();
+    s.seconds = secs;
+    return s;
+  }
+
+  /// Records per synced batch so far, from the broker's own metrics.
+  double records_per_batch() const {
+    std::ifstream in(data_ / "dev-endpoints.json");
+    auto where = nlohmann::json::parse(in, nullptr, false);
+    if (!where.is_object() || !where.contains("admin")) return 0;
+    auto http = devchain::HttpClient::from_url(where["admin"].get<std::string>());
+    if (!http) return 0;
+    auto metrics = http->get_text("/metrics");
+    if (!metrics) return 0;
+    double records = 0, batches = 0;
+    std::istringstream lines(metrics->body);
+    for (std::string line; std::getline(lines, line);) {
+      if (line.starts_with("cbqs_commit_batch_records_total")) records += std::stod(line.substr(line.rfind(' ') + 1));
+      if (line.starts_with("cbqs_commit_batches_total")) batches += std::stod(line.substr(line.rfind(' ') + 1));
+    }
+    return batches > 0 ? records / batches : 0;
+  }
+
+ private:
+  static Clock::duration seconds(double s) {
+    return std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(s));
+  }
+  std::unique_ptr<sdk::Client> client() {
+    auto c = sdk::Client::connect(options_);
+    return c ? std::move(*c) : nullptr;
+  }
+
+  std::filesystem::path bin_, data_;
+  sdk::ClientOptions options_;
+  std::unique_ptr<testing::ChildProcess> child_;
+};
+
+}  // namespace
+
+std::unique_ptr<Peer> make_cbqsd(const std::filesystem::path& bin_dir) { return std::make_unique<CbqsdPeer>(bin_dir); }
+double cbqsd_records_per_batch(const Peer& p) { return static_cast<const CbqsdPeer&>(p).records_per_batch(); }
+
+}  // namespace cowboy::bench::peers

@@ -1,0 +1,239 @@
+// NATS JetStream 2.9 with a file-store stream, driven through nats.c: async
+// publishes with a bounded number pending per connection, a pull consumer
+// (work-queue retention) for competing workers acking each message, and a
+// push consumer for a live subscriber. JetStream 2.9 does not fsync each
+// message by default (it syncs the file store every two minutes), so its
+// acknowledged appends are not durable against power loss the way cbqsd's and
+// Redis's `appendfsync always` are; the table says so.
+#include <nats/nats.h>
+
+#include <atomic>
+#include <cstring>
+#include <mutex>
+#include <thread>
+
+#include "../../tests/support/process.h"
+#include "peer.h"
+
+namespace cowboy::bench::peers {
+namespace {
+
+struct Connection {
+  natsConnection* nc = nullptr;
+  jsCtx* js = nullptr;
+  ~Connection() {
+    if (js) jsCtx_Destroy(js);
+    if (nc) natsConnection_Destroy(nc);
+  }
+};
+
+// Latencies of one connection's async publishes, from the send time in each payload.
+struct PublishStats {
+  std::mutex m;
+  std::vector<double> latencies_ms;
+};
+
+void on_published(jsCtx*, natsMsg* msg, jsPubAck* pa, jsPubAckErr*, void* closure) {
+  auto* stats = static_cast<PublishStats*>(closure);
+  if (pa != nullptr && natsMsg_GetDataLength(msg) >= 8) {
+    std::uint64_t sent = 0;
+    std::memcpy(&sent, natsMsg_GetData(msg), sizeof sent);
+    std::lock_guard lock(stats->m);
+    stats->latencies_ms.push_back(ms_since(sent));
+  }
+  natsMsg_Destroy(msg);
+}
+
+class NatsPeer final : public Peer {
+ public:
+  std::string name() const override { return "NATS JetStream"; }
+  std::string durability() const override { return "file store, no fsync per message (2.9 default)"; }
+
+  bool start(const std::filesystem::path& dir) override {
+    port_ = free_port();
+    url_ = "nats://127.0.0.1:" + std::to_string(port_);
+    child_ = std::make_unique<testing::ChildProcess>(std::vector<std::string>{
+        "/usr/sbin/nats-server", "-a", "127.0.0.1", "-p", std::to_string(port_), "-js", "-sd", dir.string(), "-l",
+        (dir / "nats.log").string()});
+    for (int i = 0; i < 100; ++i) {
+      Connection c;
+      if (open(c, 1)) return true;
+      std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    }
+    return false;
+  }
+  void stop() override { child_.reset(); }
+
+  Sample append(const AppendLoad& load) override {
+    std::string subject = add_stream(js_LimitsPolicy);
+    Sample total;
+    std::mutex m;
+    auto start = Clock::now(), end = start + seconds(load.seconds);
+    std::vector<std::thread> threads;
+    for (int t = 0; t < load.connections; ++t) {
+      threads.emplace_back([&] {
+        PublishStats stats;
+        Connection c;
+        if (!open(c, load.window, &stats)) return;
+        std::string payload(std::max<std::size_t>(load.payload, 8), 'x');
+        double rate = load.rate / load.connections;
+        for (std::uint64_t n = 0; Clock::now() < end; ++n) {
+          if (rate > 0) std::this_thread::sleep_until(due(start, n, rate));
+          std::uint64_t t = now_ns();
+          std::memcpy(payload.data(), &t, sizeof t);
+          js_PublishAsync(c.js, subject.c_str(), payload.data(), static_cast<int>(payload.size()), nullptr);
+        }
+        jsPubOptions wait;
+        jsPubOptions_Init(&wait);
+        wait.MaxWait = 30'000;
+        js_PublishAsyncComplete(c.js, &wait);
+        std::lock_guard lock(m);
+        std::lock_guard lock2(stats.m);
+        total.operations += stats.latencies_ms.size();
+        total.latencies_ms.insert(total.latencies_ms.end(), stats.latencies_ms.begin(), stats.latencies_ms.end());
+      });
+    }
+    for (auto& t : threads) t.join();
+    total.seconds = load.seconds;
+    return total;
+  }
+
+  Sample drain(int workers, std::uint64_t records, std::size_t payload) override {
+    std::string subject = add_stream(js_WorkQueuePolicy);
+    {
+      PublishStats stats;
+      Connection c;
+      open(c, 1'000, &stats);
+      std::string body(std::max<std::size_t>(payload, 8), 'x');
+      for (std::uint64_t i = 0; i < records; ++i)
+        js_PublishAsync(c.js, subject.c_str(), body.data(), static_cast<int>(body.size()), nullptr);
+      jsPubOptions wait;
+      jsPubOptions_Init(&wait);
+      wait.MaxWait = 60'000;
+      js_PublishAsyncComplete(c.js, &wait);
+    }
+    std::atomic<std::uint64_t> acked{0};
+    auto start = Clock::now();
+    std::vector<std::thread> threads;
+    for (int w = 0; w < workers; ++w) {
+      threads.emplace_back([&] {
+        Connection c;
+        if (!open(c, 1)) return;
+        natsSubscription* sub = nullptr;
+        jsErrCode jerr;
+        // One durable pull consumer shared by every worker: they compete for its messages.
+        if (js_PullSubscribe(&sub, c.js, subject.c_str(), "workers", nullptr, nullptr, &jerr) != NATS_OK) return;
+        while (acked.load() < records) {
+          natsMsgList list{};
+          if (natsSubscription_Fetch(&list, sub, 100, 100, &jerr) != NATS_OK) continue;
+          for (int i = 0; i < list.Count; ++i)
+            if (natsMsg_Ack(list.Msgs[i], nullptr) == NATS_OK) ++acked;
+          natsMsgList_Destroy(&list);
+        }
+        natsSubscription_Destroy(sub);
+      });
+    }
+    for (auto& t : threads) t.join();
+    Sample s;
+    s.operations = acked.load();
+    s.seconds = std::chrono::duration<double>(Clock::now() - start).count();
+    return s;
+  }
+
+  Sample delivery(double rate, double secs, std::size_t payload) override {
+    std::string subject = add_stream(js_LimitsPolicy);
+    Connection sc;
+    open(sc, 1);
+    struct Received {
+      std::mutex m;
+      std::vector<double> ms;
+    } received;
+    jsSubOptions so;
+    jsSubOptions_Init(&so);
+    so.Config.DeliverPolicy = js_DeliverNew;
+    so.Config.AckPolicy = js_AckNone;
+    natsSubscription* sub = nullptr;
+    jsErrCode jerr;
+    js_Subscribe(
+        &sub, sc.js, subject.c_str(),
+        [](natsConnection*, natsSubscription*, natsMsg* msg, void* closure) {
+          auto* r = static_cast<Received*>(closure);
+          if (natsMsg_GetDataLength(msg) >= 8) {
+            std::uint64_t sent = 0;
+            std::memcpy(&sent, natsMsg_GetData(msg), sizeof sent);
+            std::lock_guard lock(r->m);
+            r->ms.push_back(ms_since(sent));
+          }
+          natsMsg_Destroy(msg);
+        },
+        &received, nullptr, &so, &jerr);
+    PublishStats stats;
+    Connection pc;
+    open(pc, 64, &stats);
+    std::string body(std::max<std::size_t>(payload, 8), 'x');
+    Sample s;
+    auto start = Clock::now();
+    for (std::uint64_t n = 0; Clock::now() < start + seconds(secs); ++n) {
+      std::this_thread::sleep_until(due(start, n, rate));
+      std::uint64_t t = now_ns();
+      std::memcpy(body.data(), &t, sizeof t);
+      js_PublishAsync(pc.js, subject.c_str(), body.data(), static_cast<int>(body.size()), nullptr);
+      ++s.operations;
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(300));
+    if (sub) {
+      natsSubscription_Unsubscribe(sub);
+      natsSubscription_Destroy(sub);
+    }
+    std::lock_guard lock(received.m);
+    s.latencies_ms = received.ms;
+    s.seconds = secs;
+    return s;
+  }
+
+ private:
+  static Clock::duration seconds(double s) {
+    return std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(s));
+  }
+  bool open(Connection& c, int max_pending, PublishStats* stats = nullptr) {
+    if (natsConnection_ConnectTo(&c.nc, url_.c_str()) != NATS_OK) return false;
+    jsOptions o;
+    jsOptions_Init(&o);
+    o.PublishAsync.MaxPending = max_pending;
+    o.PublishAsync.StallWait = 60'000;
+    if (stats) {
+      o.PublishAsync.AckHandler = on_published;
+      o.PublishAsync.AckHandlerClosure = stats;
+    }
+    return natsConnection_JetStream(&c.js, c.nc, &o) == NATS_OK;
+  }
+  // A fresh file-store stream; its one subject.
+  std::string add_stream(jsRetentionPolicy retention) {
+    std::string name = "S" + std::to_string(++streams_), subject = "s" + std::to_string(streams_);
+    Connection c;
+    if (!open(c, 1)) return subject;
+    const char* subjects[] = {subject.c_str()};
+    jsStreamConfig cfg;
+    jsStreamConfig_Init(&cfg);
+    cfg.Name = name.c_str();
+    cfg.Subjects = subjects;
+    cfg.SubjectsLen = 1;
+    cfg.Storage = js_FileStorage;
+    cfg.Retention = retention;
+    jsStreamInfo* si = nullptr;
+    jsErrCode jerr;
+    if (js_AddStream(&si, c.js, &cfg, nullptr, &jerr) == NATS_OK) jsStreamInfo_Destroy(si);
+    return subject;
+  }
+
+  std::uint16_t port_ = 0;
+  std::string url_;
+  int streams_ = 0;
+  std::unique_ptr<testing::ChildProcess> child_;
+};
+
+}  // namespace
+
+std::unique_ptr<Peer> make_nats() { return std::make_unique<NatsPeer>(); }
+
+}  // namespace cowboy::bench::peers

@@ -1,0 +1,70 @@
+// One broker under comparison (cbqsd, Redis Streams, NATS JetStream): started
+// as a child process on 127.0.0.1 with a private data directory, driven by a
+// load generator in C/C++ through its own client library, stopped by its PID.
+#pragma once
+
+#include <chrono>
+#include <filesystem>
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace cowboy::bench::peers {
+
+using Clock = std::chrono::steady_clock;
+
+/// What a workload measured: completed operations over `seconds`, and the
+/// latency of each (ms) when the workload measures latency.
+struct Sample {
+  std::uint64_t operations = 0;
+  double seconds = 0;
+  std::vector<double> latencies_ms;
+  double per_second() const { return seconds > 0 ? static_cast<double>(operations) / seconds : 0; }
+};
+
+struct AppendLoad {
+  int connections = 4;
+  int window = 64;           // appends outstanding per connection
+  std::size_t payload = 256;
+  double seconds = 5;
+  double rate = 0;           // total appends/s, spread over the connections; 0: as fast as the windows allow
+};
+
+class Peer {
+ public:
+  virtual ~Peer() = default;
+  virtual std::string name() const = 0;
+  /// How an acknowledged append is made durable, for the table.
+  virtual std::string durability() const = 0;
+  /// Starts the server in `dir` (a fresh directory); false if it did not come up.
+  virtual bool start(const std::filesystem::path& dir) = 0;
+  virtual void stop() = 0;
+  /// Durable appends to one stream; latency is append -> acknowledgement.
+  virtual Sample append(const AppendLoad& load) = 0;
+  /// Fills a fresh stream with `records`, then `workers` competing consumers
+  /// drain it, each record acknowledged explicitly; the drain is timed.
+  virtual Sample drain(int workers, std::uint64_t records, std::size_t payload) = 0;
+  /// A live subscriber's append -> delivery latency at `rate` appends/s.
+  virtual Sample delivery(double rate, double seconds, std::size_t payload) = 0;
+};
+
+std::unique_ptr<Peer> make_cbqsd(const std::filesystem::path& bin_dir);
+std::unique_ptr<Peer> make_redis();
+std::unique_ptr<Peer> make_nats();
+
+/// Nanoseconds on the steady clock, stamped into payloads for delivery latency.
+inline std::uint64_t now_ns() {
+  return static_cast<std::uint64_t>(
+      std::chrono::duration_cast<std::chrono::nanoseconds>(Clock::now().time_since_epoch()).count());
+}
+inline double ms_since(std::uint64_t ns) { return static_cast<double>(now_ns() - ns) / 1e6; }
+
+/// A loopback port nothing listens on now.
+std::uint16_t free_port();
+
+/// Paces an open-loop sender: the time the n-th of `rate`/s is due.
+inline Clock::time_point due(Clock::time_point start, std::uint64_t n, double rate) {
+  return start + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(static_cast<double>(n) / rate));
+}
+
+}  // namespace cowboy::bench::peers
