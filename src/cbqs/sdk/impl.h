@@ -18,12 +18,15 @@
 
 #include "cbqs/client.h"
 #include "cbqs/client/dialing.h"
+#include "net/coalescing_stream.h"
 
 namespace cowboy::cbqs::sdk {
 
 namespace asio = boost::asio;
 namespace beast = boost::beast;
-using Ws = beast::websocket::stream<asio::ssl::stream<beast::tcp_stream>>;
+// Write-behind under TLS, as in cbqsd: a burst of pipelined requests leaves
+// in one socket write (net/coalescing_stream.h).
+using Ws = beast::websocket::stream<asio::ssl::stream<net::CoalescingStream<beast::tcp_stream>>>;
 
 Error broker_error(const ErrorFrame& e);
 Error client_error(Error::Kind kind, std::string message);
