@@ -104,6 +104,7 @@ struct Client::Impl {
   asio::ssl::context tls{asio::ssl::context::tls_client};
   asio::steady_timer retry_timer{io};
   asio::steady_timer extend_timer{io};
+  asio::steady_timer open_timer{io};  // bounds OpenSession -> SessionOpened
   std::thread thread;
   std::mt19937_64 jitter_random{std::random_device{}()};
 

@@ -75,6 +75,12 @@ void Client::Impl::handshake(std::shared_ptr<Ws> socket, std::uint64_t e) {
       open_number = next_number++;
       send_frame(encode(CbqsClientFrameV2{OpenSession{request_id(open_number), options.grant}}));
       read(socket, e);
+      // A peer that upgrades but never opens the session must not hold the client forever.
+      open_timer.expires_after(options.connect_timeout);
+      open_timer.async_wait([this, e](beast::error_code ec) {
+        if (!ec && e == epoch && state == State::kOpening)
+          lost(client_error(Error::Kind::kTimeout, "no session within the connect timeout"));
+      });
     });
   });
 }
@@ -184,6 +190,7 @@ void Client::Impl::on_frame(const CbqsServerFrameV2& f) {
 
 void Client::Impl::on_session_opened() {
   state = State::kReady;
+  open_timer.cancel();
   failures = 0;
   opened_once = true;
   ready_epoch = epoch;
@@ -266,6 +273,7 @@ void Client::Impl::fail_permanently(Error why) {
   }
   retry_timer.cancel();
   extend_timer.cancel();
+  open_timer.cancel();
   if (!first_session_set) {
     first_session_set = true;
     first_session.set_value(Err{why});

@@ -7,6 +7,9 @@
 #include <boost/asio/ssl.hpp>
 #include <boost/beast/core/flat_buffer.hpp>
 #include <boost/beast/http.hpp>
+#include <boost/beast/ssl.hpp>
+#include <boost/beast/websocket.hpp>
+#include <boost/beast/websocket/ssl.hpp>
 #include <set>
 #include <thread>
 
@@ -370,6 +373,70 @@ TEST_F(Sdk, ARedirectIsNeverFollowed) {
   ASSERT_FALSE(c.ok());
   EXPECT_NE(c.error().message.find("WebSocket upgrade failed"), std::string::npos) << c.error().describe();
   EXPECT_EQ(target_accepts.load(), 0);
+}
+
+// Upgrades every connection to WebSocket over TLS and then never answers.
+class SilentBroker {
+ public:
+  SilentBroker(std::uint16_t port, const std::filesystem::path& tls_dir)
+      : tls_(boost::asio::ssl::context::tls_server),
+        acceptor_(io_, {boost::asio::ip::make_address("127.0.0.1"), port}) {
+    tls_.use_certificate_chain_file((tls_dir / "dev-cert.pem").string());
+    tls_.use_private_key_file((tls_dir / "dev-key.pem").string(), boost::asio::ssl::context::pem);
+    accept();
+    thread_ = std::thread([this] { io_.run(); });
+  }
+  ~SilentBroker() {
+    io_.stop();
+    thread_.join();
+  }
+  int upgraded() const { return upgraded_.load(); }
+
+ private:
+  using Ws = boost::beast::websocket::stream<boost::asio::ssl::stream<boost::asio::ip::tcp::socket>>;
+  void accept() {
+    acceptor_.async_accept([this](boost::system::error_code ec, boost::asio::ip::tcp::socket socket) {
+      if (ec) return;
+      auto ws = std::make_shared<Ws>(std::move(socket), tls_);
+      open_.push_back(ws);
+      ws->next_layer().async_handshake(boost::asio::ssl::stream_base::server, [this, ws](boost::system::error_code ec) {
+        if (!ec) ws->async_accept([this](boost::system::error_code ec) { if (!ec) ++upgraded_; });
+      });
+      accept();
+    });
+  }
+  boost::asio::io_context io_;
+  boost::asio::ssl::context tls_;
+  boost::asio::ip::tcp::acceptor acceptor_;
+  std::vector<std::shared_ptr<Ws>> open_;  // held open, never answered
+  std::atomic<int> upgraded_{0};
+  std::thread thread_;
+};
+
+TEST_F(Sdk, AReconnectThatNeverGetsItsSessionGivesUpAndTriesAgain) {
+  auto cbqsd = std::make_unique<CbqsdProcess>(dir.path());
+  ASSERT_TRUE(cbqsd->up());
+  std::uint16_t port = cbqsd->port();
+  auto options = ClientOptions::from_dev_dir(cbqsd->data(), cbqsd->endpoint());
+  ASSERT_TRUE(options.ok());
+  options->connect_timeout = 500ms;
+  options->reconnect.initial = 20ms;
+  options->reconnect.max = 100ms;
+  auto c = Client::connect(*options);
+  ASSERT_TRUE(c.ok()) << c.error().describe();
+  auto lane = (*c)->create_lane();
+  ASSERT_TRUE(lane.ok());
+  cbqsd->kill9();
+  cbqsd.reset();
+  {
+    SilentBroker silent(port, dir.path() / "data" / "tls");
+    // Each upgrade is a session the client waited for in vain, then abandoned.
+    EXPECT_TRUE(cowboy::testing::eventually([&] { return silent.upgraded() >= 3; }));
+  }
+  cbqsd = std::make_unique<CbqsdProcess>(dir.path(), port);
+  ASSERT_TRUE(cbqsd->up());
+  auto appended = (*c)->append(*lane, text("after")).get();
+  EXPECT_TRUE(appended.ok()) << appended.error().describe();
 }
 
 TEST_F(Sdk, TlsVerificationRefusesACertificateOtherThanThePinnedOne) {
