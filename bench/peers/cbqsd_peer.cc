@@ -78,8 +78,7 @@ class CbqsdPeer final : public Peer {
         std::unique_lock lock(pm);
         cv.wait(lock, [&] { return outstanding == 0; });
         std::lock_guard guard(m);
-        total.operations += mine.size();
-        total.latencies_ms.insert(total.latencies_ms.end(), mine.begin(), mine.end());
+        total.add(mine);
       });
     }
     for (auto& t : threads) t.join();
@@ -133,10 +132,7 @@ class CbqsdPeer final : public Peer {
       });
     }
     for (auto& t : threads) t.join();
-    Sample s;
-    s.operations = acked.load();
-    s.seconds = std::chrono::duration<double>(Clock::now() - start).count();
-    return s;
+    return Sample::since(start, acked.load());
   }
 
   Sample delivery(double rate, double secs, std::size_t payload) override {
@@ -190,9 +186,6 @@ class CbqsdPeer final : public Peer {
   }
 
  private:
-  static Clock::duration seconds(double s) {
-    return std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(s));
-  }
   std::unique_ptr<sdk::Client> client() {
     auto c = sdk::Client::connect(options_);
     return c ? std::move(*c) : nullptr;

@@ -89,8 +89,7 @@ class NatsPeer final : public Peer {
         js_PublishAsyncComplete(c.js, &wait);
         std::lock_guard lock(m);
         std::lock_guard lock2(stats.m);
-        total.operations += stats.latencies_ms.size();
-        total.latencies_ms.insert(total.latencies_ms.end(), stats.latencies_ms.begin(), stats.latencies_ms.end());
+        total.add(stats.latencies_ms);
       });
     }
     for (auto& t : threads) t.join();
@@ -134,10 +133,7 @@ class NatsPeer final : public Peer {
       });
     }
     for (auto& t : threads) t.join();
-    Sample s;
-    s.operations = acked.load();
-    s.seconds = std::chrono::duration<double>(Clock::now() - start).count();
-    return s;
+    return Sample::since(start, acked.load());
   }
 
   Sample delivery(double rate, double secs, std::size_t payload) override {
@@ -192,9 +188,6 @@ class NatsPeer final : public Peer {
   }
 
  private:
-  static Clock::duration seconds(double s) {
-    return std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(s));
-  }
   bool open(Connection& c, int max_pending, PublishStats* stats = nullptr) {
     if (natsConnection_ConnectTo(&c.nc, url_.c_str()) != NATS_OK) return false;
     jsOptions o;

@@ -9,6 +9,8 @@
 #include <string>
 #include <vector>
 
+#include "../../tests/support/ports.h"
+
 namespace cowboy::bench::peers {
 
 using Clock = std::chrono::steady_clock;
@@ -20,6 +22,15 @@ struct Sample {
   double seconds = 0;
   std::vector<double> latencies_ms;
   double per_second() const { return seconds > 0 ? static_cast<double>(operations) / seconds : 0; }
+  /// Adds one connection's acknowledged operations (one latency each); the caller serializes.
+  void add(const std::vector<double>& ms) {
+    operations += ms.size();
+    latencies_ms.insert(latencies_ms.end(), ms.begin(), ms.end());
+  }
+  /// `operations` done since `start`.
+  static Sample since(std::chrono::steady_clock::time_point start, std::uint64_t operations) {
+    return Sample{operations, std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count(), {}};
+  }
 };
 
 struct AppendLoad {
@@ -59,8 +70,11 @@ inline std::uint64_t now_ns() {
 }
 inline double ms_since(std::uint64_t ns) { return static_cast<double>(now_ns() - ns) / 1e6; }
 
-/// A loopback port nothing listens on now.
-std::uint16_t free_port();
+inline Clock::duration seconds(double s) {
+  return std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(s));
+}
+
+using testing::free_port;  // a loopback port nothing listens on now
 
 /// Paces an open-loop sender: the time the n-th of `rate`/s is due.
 inline Clock::time_point due(Clock::time_point start, std::uint64_t n, double rate) {

@@ -7,10 +7,8 @@
 //   build/bin/cbqs_peer_bench --runs 3 --out bench/results
 #include <CLI/CLI.hpp>
 #include <fcntl.h>
-#include <netinet/in.h>
 #include <rocksdb/db.h>
 #include <rocksdb/write_batch.h>
-#include <sys/socket.h>
 #include <unistd.h>
 
 #include <cstdio>
@@ -26,18 +24,6 @@
 namespace cowboy::bench::peers {
 
 double cbqsd_records_per_batch(const Peer& p);
-
-std::uint16_t free_port() {
-  int fd = ::socket(AF_INET, SOCK_STREAM, 0);
-  sockaddr_in a{};
-  a.sin_family = AF_INET;
-  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  socklen_t len = sizeof a;
-  ::bind(fd, reinterpret_cast<sockaddr*>(&a), sizeof a);
-  ::getsockname(fd, reinterpret_cast<sockaddr*>(&a), &len);
-  ::close(fd);
-  return ntohs(a.sin_port);
-}
 
 namespace {
 

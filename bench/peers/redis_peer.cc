@@ -74,8 +74,7 @@ class RedisPeer final : public Peer {
           sent.pop_front();
         }
         std::lock_guard lock(m);
-        total.operations += mine.size();
-        total.latencies_ms.insert(total.latencies_ms.end(), mine.begin(), mine.end());
+        total.add(mine);
       });
     }
     for (auto& t : threads) t.join();
@@ -113,10 +112,7 @@ class RedisPeer final : public Peer {
       });
     }
     for (auto& t : threads) t.join();
-    Sample s;
-    s.operations = acked.load();
-    s.seconds = std::chrono::duration<double>(Clock::now() - start).count();
-    return s;
+    return Sample::since(start, acked.load());
   }
 
   Sample delivery(double rate, double secs, std::size_t payload) override {
@@ -160,9 +156,6 @@ class RedisPeer final : public Peer {
   }
 
  private:
-  static Clock::duration seconds(double s) {
-    return std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(s));
-  }
   std::unique_ptr<redisContext, decltype(&redisFree)> connect() {
     std::unique_ptr<redisContext, decltype(&redisFree)> c(redisConnect("127.0.0.1", port_), redisFree);
     if (c && c->err) c.reset();

@@ -2,43 +2,22 @@
 // free loopback ports: one devchain, two providers each with its own cbqsd and
 // stream, a client finding each stream's endpoint on the chain.
 #include <gtest/gtest.h>
-#include <netinet/in.h>
-#include <sys/socket.h>
-#include <unistd.h>
 
 #include <regex>
 #include <set>
 
+#include "../support/ports.h"
 #include "../support/run.h"
 #include "../support/temp_dir.h"
 
 namespace cowboy {
 namespace {
 
-bool bindable(std::uint16_t port) {
-  int fd = ::socket(AF_INET, SOCK_STREAM, 0);
-  sockaddr_in a{};
-  a.sin_family = AF_INET;
-  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  a.sin_port = htons(port);
-  bool ok = ::bind(fd, reinterpret_cast<sockaddr*>(&a), sizeof a) == 0;
-  ::close(fd);
-  return ok;
-}
-
-// A port the kernel hands out, whose next port is free too (a broker's admin listener).
+// A free port whose next port is free too (a broker's admin listener).
 std::uint16_t free_pair() {
   for (int attempt = 0; attempt < 50; ++attempt) {
-    int fd = ::socket(AF_INET, SOCK_STREAM, 0);
-    sockaddr_in a{};
-    a.sin_family = AF_INET;
-    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    socklen_t len = sizeof a;
-    ::bind(fd, reinterpret_cast<sockaddr*>(&a), sizeof a);
-    ::getsockname(fd, reinterpret_cast<sockaddr*>(&a), &len);
-    ::close(fd);
-    std::uint16_t port = ntohs(a.sin_port);
-    if (port < 65535 && bindable(port + 1)) return port;
+    std::uint16_t port = testing::free_port();
+    if (port != 0 && port < 65535 && testing::bindable(port + 1)) return port;
   }
   return 0;
 }

@@ -1,0 +1,33 @@
+// Loopback ports for child processes that must be told theirs in advance.
+#pragma once
+
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <cstdint>
+
+namespace cowboy::testing {
+
+/// Whether 127.0.0.1:`port` can be bound now (0 binds any free port).
+inline bool bindable(std::uint16_t port, std::uint16_t* bound = nullptr) {
+  int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in a{};
+  a.sin_family = AF_INET;
+  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  a.sin_port = htons(port);
+  socklen_t len = sizeof a;
+  bool ok = ::bind(fd, reinterpret_cast<sockaddr*>(&a), sizeof a) == 0 &&
+            ::getsockname(fd, reinterpret_cast<sockaddr*>(&a), &len) == 0;
+  ::close(fd);
+  if (ok && bound) *bound = ntohs(a.sin_port);
+  return ok;
+}
+
+/// A loopback port the kernel just handed out (free, unless someone races for it).
+inline std::uint16_t free_port() {
+  std::uint16_t port = 0;
+  return bindable(0, &port) ? port : 0;
+}
+
+}  // namespace cowboy::testing
