@@ -132,12 +132,13 @@ void Client::Impl::on_frame(const CbqsServerFrameV2& f) {
   if (const auto* d = std::get_if<Delivery>(&f)) return deliver(*d);
   if (const auto* ds = std::get_if<DeliveryState>(&f)) {
     // CreditShort: the next record needs more than the window left. Grant it
-    // when the user holds nothing back, so a record larger than the window still flows.
+    // when the user holds no record back (a caught-up marker weighs nothing),
+    // so a record larger than the window still flows.
     auto s = subscription_for(ds->subscription_id);
     if (!s) return;
     std::uint64_t needed = std::get<CreditShort>(ds->state).needed_bytes;
     std::lock_guard lock(s->m);
-    if (s->buffered.empty()) request(req::AddCredit{ds->subscription_id, needed}, false, nullptr);
+    if (s->buffered_bytes == 0) request(req::AddCredit{ds->subscription_id, needed}, false, nullptr);
     return;
   }
   if (const auto* r = std::get_if<Response>(&f)) {

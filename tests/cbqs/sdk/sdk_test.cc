@@ -147,6 +147,20 @@ TEST_F(SdkOnALane, AutomaticCreditCarriesALongReplayThroughASmallWindowWithOneSu
   EXPECT_EQ(c->stats().subscribes, 1u);
 }
 
+TEST_F(SdkOnALane, RecordsLargerThanTheWindowStillFlowOnCreditShort) {
+  std::string big(2'000, 'b');  // a 2,120-byte Delivery frame through a 512-byte window
+  auto sequences = append_all(*c, *lane, 20, big);
+  auto reader = c->read({LaneScopeAny{}, StartAt{sequences.front()}, 512});
+  ASSERT_TRUE(reader.ok());
+  for (int i = 0; i < 20; ++i) {
+    auto r = (*reader)->next(10s);
+    ASSERT_TRUE(r.ok() && *r) << "record " << i << " did not arrive";
+    EXPECT_EQ((*r)->sequence, sequences[i]);
+    EXPECT_EQ((*r)->payload.size(), big.size() + std::to_string(i).size());
+  }
+  EXPECT_EQ(c->stats().subscribes, 1u);
+}
+
 TEST_F(SdkOnALane, CompetingConsumersAckEveryRecordOnceAndANackComesBack) {
   auto group = c->create_group(group_on(*lane, 1'000));
   ASSERT_TRUE(group.ok()) << group.error().describe();
