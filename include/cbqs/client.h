@@ -204,6 +204,7 @@ class Client {
 
  private:
   explicit Client(std::shared_ptr<Impl> impl);
+  Outcome<std::uint64_t> open_lane(std::optional<RoomLaneV2> room);
   std::shared_ptr<Impl> impl_;
 };
 

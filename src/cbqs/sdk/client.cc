@@ -64,6 +64,15 @@ Outcome<Body> expect(Outcome<CbqsResponseBodyV2> answer) {
   return Err{client_error(Error::Kind::kProtocol, "an answer of another kind")};
 }
 
+// What `pick` takes from an answer that must be `Body`.
+template <typename Body, typename Pick>
+auto pick_from(Outcome<CbqsResponseBodyV2> answer, Pick pick) -> Outcome<decltype(pick(std::declval<Body&>()))> {
+  auto body = expect<Body>(std::move(answer));
+  if (!body) return Err{body.error()};
+  return pick(*body);
+}
+Unit nothing(const resp::Ok&) { return Unit{}; }
+
 }  // namespace
 
 Outcome<ClientOptions> ClientOptions::from_files(std::string endpoint, const std::filesystem::path& grant_file,
@@ -126,26 +135,21 @@ void Client::Impl::request(CbqsRequestBodyV2 body, bool resend, std::function<vo
 }
 
 Outcome<CbqsResponseBodyV2> Client::Impl::call(CbqsRequestBodyV2 body) {
-  auto promise = std::make_shared<std::promise<Outcome<CbqsResponseBodyV2>>>();
-  auto answer = promise->get_future();
-  request(std::move(body), false, [promise](Outcome<CbqsResponseBodyV2> r) { promise->set_value(std::move(r)); });
-  if (answer.wait_for(options.request_timeout) != std::future_status::ready)
-    return Err{client_error(Error::Kind::kTimeout, "no answer within " + std::to_string(options.request_timeout.count()) + " ms")};
-  return answer.get();
+  return wait_for<CbqsResponseBodyV2>(
+      [&](auto done) { request(std::move(body), false, std::move(done)); }, options.request_timeout, "the request");
 }
 
 Outcome<Unit> Client::Impl::subscribe(const std::shared_ptr<Subscription>& s) {
-  auto promise = std::make_shared<std::promise<Outcome<CbqsResponseBodyV2>>>();
-  auto answer = promise->get_future();
-  s->on_subscribed = [promise](Outcome<CbqsResponseBodyV2> r) { promise->set_value(std::move(r)); };
-  asio::post(io, [this, s] {
-    if (permanent) return s->on_subscribed(Err{*permanent});
-    if (state == State::kReady) return resubscribe(s);
-    subscriptions.emplace(next_number++, s);  // subscribed by on_session_opened()
-  });
-  if (answer.wait_for(options.request_timeout) != std::future_status::ready)
-    return Err{client_error(Error::Kind::kTimeout, "no answer to Subscribe")};
-  auto r = answer.get();
+  auto r = wait_for<CbqsResponseBodyV2>(
+      [&](auto done) {
+        s->on_subscribed = std::move(done);
+        asio::post(io, [this, s] {
+          if (permanent) return s->on_subscribed(Err{*permanent});
+          if (state == State::kReady) return resubscribe(s);
+          subscriptions.emplace(next_number++, s);  // subscribed by on_session_opened()
+        });
+      },
+      options.request_timeout, "Subscribe");
   if (!r) return Err{r.error()};
   return Unit{};
 }
@@ -282,23 +286,15 @@ Outcome<Unit> Client::flush(std::chrono::milliseconds timeout) {
 
 Outcome<CbqsResponseBodyV2> Client::call(CbqsRequestBodyV2 body) { return impl_->call(std::move(body)); }
 
-Outcome<std::uint64_t> Client::create_lane() {
-  auto r = expect<resp::LaneCreated>(call(req::CreateLane{}));
-  if (!r) return Err{r.error()};
-  return r->lane_id;
+Outcome<std::uint64_t> Client::create_lane() { return open_lane(std::nullopt); }
+
+Outcome<std::uint64_t> Client::open_room_lane(const RoomLaneV2& room) { return open_lane(room); }
+
+Outcome<std::uint64_t> Client::open_lane(std::optional<RoomLaneV2> room) {
+  return pick_from<resp::LaneCreated>(call(req::CreateLane{std::move(room)}), [](auto& b) { return b.lane_id; });
 }
 
-Outcome<std::uint64_t> Client::open_room_lane(const RoomLaneV2& room) {
-  auto r = expect<resp::LaneCreated>(call(req::CreateLane{room}));
-  if (!r) return Err{r.error()};
-  return r->lane_id;
-}
-
-Outcome<Unit> Client::close_lane(std::uint64_t lane) {
-  auto r = expect<resp::Ok>(call(req::CloseLane{lane}));
-  if (!r) return Err{r.error()};
-  return Unit{};
-}
+Outcome<Unit> Client::close_lane(std::uint64_t lane) { return pick_from<resp::Ok>(call(req::CloseLane{lane}), nothing); }
 
 Outcome<std::vector<LaneRecordV2>> Client::list_lanes() {
   std::vector<LaneRecordV2> all;
@@ -315,33 +311,21 @@ Outcome<std::vector<LaneRecordV2>> Client::list_lanes() {
 Outcome<resp::Settings> Client::settings() { return expect<resp::Settings>(call(req::GetSettings{})); }
 
 Outcome<std::uint64_t> Client::create_group(const GroupConfigV2& config) {
-  auto r = expect<resp::GroupCreated>(call(req::CreateGroup{config}));
-  if (!r) return Err{r.error()};
-  return r->group_id;
+  return pick_from<resp::GroupCreated>(call(req::CreateGroup{config}), [](auto& b) { return b.group_id; });
 }
 
 Outcome<GroupConfigV2> Client::get_group(std::uint64_t group) {
-  auto r = expect<resp::Group>(call(req::GetGroup{group}));
-  if (!r) return Err{r.error()};
-  return r->config;
+  return pick_from<resp::Group>(call(req::GetGroup{group}), [](auto& b) { return std::move(b.config); });
 }
 
 Outcome<GroupConfigV2> Client::update_group(const GroupConfigV2& config) {
-  auto r = expect<resp::Group>(call(req::UpdateGroup{config}));
-  if (!r) return Err{r.error()};
-  return r->config;
+  return pick_from<resp::Group>(call(req::UpdateGroup{config}), [](auto& b) { return std::move(b.config); });
 }
 
-Outcome<Unit> Client::delete_group(std::uint64_t group) {
-  auto r = expect<resp::Ok>(call(req::DeleteGroup{group}));
-  if (!r) return Err{r.error()};
-  return Unit{};
-}
+Outcome<Unit> Client::delete_group(std::uint64_t group) { return pick_from<resp::Ok>(call(req::DeleteGroup{group}), nothing); }
 
 Outcome<CheckpointReceiptV2> Client::checkpoint(std::optional<std::uint64_t> covering_sequence) {
-  auto r = expect<resp::Checkpoint>(call(req::GetCheckpoint{covering_sequence}));
-  if (!r) return Err{r.error()};
-  return r->receipt;
+  return pick_from<resp::Checkpoint>(call(req::GetCheckpoint{covering_sequence}), [](auto& b) { return std::move(b.receipt); });
 }
 
 const StreamGrantV2& Client::grant() const { return impl_->options.grant; }

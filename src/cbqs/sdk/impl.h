@@ -31,6 +31,18 @@ using Ws = beast::websocket::stream<asio::ssl::stream<net::CoalescingStream<beas
 Error broker_error(const ErrorFrame& e);
 Error client_error(Error::Kind kind, std::string message);
 
+/// Starts an operation that reports through a callback, and waits up to
+/// `timeout` for its outcome; `what` names it in the timeout error.
+template <typename T, typename Start>
+Outcome<T> wait_for(Start&& start, std::chrono::milliseconds timeout, const std::string& what) {
+  auto promise = std::make_shared<std::promise<Outcome<T>>>();
+  auto answer = promise->get_future();
+  start([promise](Outcome<T> r) { promise->set_value(std::move(r)); });
+  if (answer.wait_for(timeout) != std::future_status::ready)
+    return Err{client_error(Error::Kind::kTimeout, "no answer to " + what + " within " + std::to_string(timeout.count()) + " ms")};
+  return answer.get();
+}
+
 /// One Reader's or Consumer's buffer and broker-side state.
 struct Subscription {
   // Shared with the user thread: guarded by `m`.

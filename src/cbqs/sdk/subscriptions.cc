@@ -113,12 +113,8 @@ class ConsumerImpl final : public Consumer {
   }
 
   Outcome<Unit> act(const Lease& l, CbqsRequestBodyV2 body, bool resolves) {
-    auto promise = std::make_shared<std::promise<Outcome<Unit>>>();
-    auto answer = promise->get_future();
-    act_async(l, std::move(body), resolves, [promise](Outcome<Unit> r) { promise->set_value(std::move(r)); });
-    if (answer.wait_for(impl_->options.request_timeout) != std::future_status::ready)
-      return Err{client_error(Error::Kind::kTimeout, "no answer to the lease action")};
-    return answer.get();
+    return wait_for<Unit>([&](auto done) { act_async(l, std::move(body), resolves, std::move(done)); },
+                          impl_->options.request_timeout, "the lease action");
   }
 
   std::shared_ptr<Client::Impl> impl_;
