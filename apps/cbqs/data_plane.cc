@@ -11,6 +11,7 @@
 #include "cbqs/rooms.h"
 #include "devchain/http_client.h"
 #include "devchain/json.h"
+#include "net/prometheus_text.h"
 #include "progress.h"
 
 namespace cowboy::cbqs_cli {
@@ -437,15 +438,9 @@ Answer<json> status(const std::string& admin_url) {
                          "cbqs_appends_total",     "cbqs_deliveries_total",  "cbqs_commit_batches_total",
                          "cbqs_errors_total",      "cbqs_sync_failures_total", "cbqs_snapshot_height",
                          "cbqs_stream_retained_bytes", "cbqs_group_in_flight", "cbqs_group_dead_letters"};
+  auto sums = net::sum_series(metrics->body);
   json main = json::object();
-  for (const char* name : kMain) main[name] = 0.0;
-  std::istringstream lines(metrics->body);
-  for (std::string line; std::getline(lines, line);) {
-    if (line.empty() || line[0] == '#') continue;
-    std::string name = line.substr(0, line.find_first_of("{ "));
-    if (!main.contains(name)) continue;
-    main[name] = main[name].get<double>() + std::stod(line.substr(line.rfind(' ') + 1));
-  }
+  for (const char* name : kMain) main[name] = sums.contains(name) ? sums[name] : 0.0;
   std::string why_not = ready->body;
   while (!why_not.empty() && why_not.back() == '\n') why_not.pop_back();
   return json{{"healthy", health->status == 200}, {"ready", ready->status == 200},

@@ -8,13 +8,13 @@
 #include <cstring>
 #include <fstream>
 #include <mutex>
-#include <sstream>
 #include <nlohmann/json.hpp>
 #include <thread>
 
 #include "../../tests/support/process.h"
 #include "cbqs/client.h"
 #include "devchain/http_client.h"
+#include "net/prometheus_text.h"
 #include "peer.h"
 
 namespace cowboy::bench::peers {
@@ -176,13 +176,9 @@ class CbqsdPeer final : public Peer {
     if (!http) return 0;
     auto metrics = http->get_text("/metrics");
     if (!metrics) return 0;
-    double records = 0, batches = 0;
-    std::istringstream lines(metrics->body);
-    for (std::string line; std::getline(lines, line);) {
-      if (line.starts_with("cbqs_commit_batch_records_total")) records += std::stod(line.substr(line.rfind(' ') + 1));
-      if (line.starts_with("cbqs_commit_batches_total")) batches += std::stod(line.substr(line.rfind(' ') + 1));
-    }
-    return batches > 0 ? records / batches : 0;
+    auto sums = net::sum_series(metrics->body);
+    double batches = sums["cbqs_commit_batches_total"];
+    return batches > 0 ? sums["cbqs_commit_batch_records_total"] / batches : 0;
   }
 
  private:
