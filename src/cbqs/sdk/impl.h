@@ -103,6 +103,7 @@ struct Client::Impl {
   void on_session_opened();
   void send_pending(std::uint64_t number);
   void lost(Error why);
+  void drop_connection();  // closes the socket; its handlers become stale
   void fail_permanently(Error why);
   void resubscribe(const std::shared_ptr<Subscription>& s);
   void deliver(const Delivery& d);

@@ -219,13 +219,7 @@ void Client::Impl::send_pending(std::uint64_t n) {
 
 void Client::Impl::lost(Error why) {
   if (state == State::kFailed || state == State::kClosed) return;
-  ++epoch;  // every handler of the old connection is now stale
-  if (ws) {
-    beast::error_code ignored;
-    beast::get_lowest_layer(*ws).socket().close(ignored);
-    ws.reset();
-  }
-  ready_epoch = 0;
+  drop_connection();
   if (!opened_once) return fail_permanently(why);  // the first connect fails fast, with its reason
   state = State::kWaiting;
   // Requests sent on the lost connection: appends go again, others fail.
@@ -261,17 +255,20 @@ void Client::Impl::lost(Error why) {
   });
 }
 
+void Client::Impl::drop_connection() {
+  ++epoch;  // every handler of the old connection is now stale
+  ready_epoch = 0;
+  if (!ws) return;
+  beast::error_code ignored;
+  beast::get_lowest_layer(*ws).socket().close(ignored);
+  ws.reset();
+}
+
 void Client::Impl::fail_permanently(Error why) {
   if (state == State::kClosed) return;
   state = why.kind == Error::Kind::kClosed ? State::kClosed : State::kFailed;
   permanent = why;
-  ++epoch;
-  ready_epoch = 0;
-  if (ws) {
-    beast::error_code ignored;
-    beast::get_lowest_layer(*ws).socket().close(ignored);
-    ws.reset();
-  }
+  drop_connection();
   retry_timer.cancel();
   extend_timer.cancel();
   open_timer.cancel();
