@@ -2,10 +2,6 @@
 
 #include <boost/asio.hpp>
 #include <boost/asio/ssl.hpp>
-#include <boost/beast/core.hpp>
-#include <boost/beast/ssl.hpp>
-#include <boost/beast/websocket.hpp>
-#include <boost/beast/websocket/ssl.hpp>
 #include <condition_variable>
 #include <future>
 #include <thread>
@@ -13,113 +9,66 @@
 #include "cbqs/wire/ids.h"
 #include "cbqs/wire/limits.h"
 #include "common/log.h"
-#include "net/coalescing_stream.h"
+#include "net/wss_channel.h"
 
 namespace cowboy::cbqs::broker {
 
 namespace asio = boost::asio;
-namespace beast = boost::beast;
 namespace ssl = asio::ssl;
-namespace websocket = beast::websocket;
 using tcp = asio::ip::tcp;
 
 namespace {
 
-// One client connection: TLS, then the WebSocket handshake, then a read loop
-// handing each binary message to the Core, and an ordered write queue.
-class Connection final : public Peer, public std::enable_shared_from_this<Connection> {
+// One client connection: the channel does TLS, the upgrade and the framing;
+// this hands each binary message to the Core and stops reading while too much
+// is queued for a peer that does not read (resumed once the queue drains).
+class Connection final : public Peer, public net::WssChannel {
  public:
   Connection(tcp::socket socket, ssl::context& tls, Core& core, std::atomic<int>& live, const BrokerConfig& config,
              std::atomic<std::uint64_t>& read_pauses)
-      : ws_(std::move(socket), tls), core_(core), live_(live), config_(config), read_pauses_(read_pauses) {
+      : net::WssChannel(std::move(socket), tls.native_handle(), Role::kServer,
+                        {.max_message_bytes = limits::kMaxFrameBytes, .handshake_timeout = std::chrono::seconds(10)}),
+        core_(core), live_(live), config_(config), read_pauses_(read_pauses) {
     ++live_;
-    beast::error_code ignored;  // small frames must not wait for Nagle's algorithm
-    beast::get_lowest_layer(ws_).socket().set_option(tcp::no_delay(true), ignored);
   }
   ~Connection() override { --live_; }
 
-  void start() {
-    beast::get_lowest_layer(ws_).expires_after(std::chrono::seconds(10));
-    ws_.next_layer().async_handshake(ssl::stream_base::server, [self = shared_from_this()](beast::error_code ec) {
-      if (ec) return;
-      beast::get_lowest_layer(self->ws_).expires_never();
-      self->ws_.set_option(websocket::stream_base::timeout::suggested(beast::role_type::server));
-      self->ws_.read_message_max(limits::kMaxFrameBytes);
-      self->ws_.binary(true);
-      self->ws_.async_accept([self](beast::error_code ec) {
-        if (ec) return;
-        self->id_ = self->core_.on_open(*self);
-        self->open_ = true;
-        self->read();
-      });
-    });
-  }
-
-  void send(Bytes frame) override {
-    if (!open_) return;
-    queued_bytes_ += frame.size();
-    queue_.push_back(std::move(frame));
-    if (!writing_) write();
-  }
-  void close() override {
-    if (!open_) return;
-    ws_.async_close(websocket::close_code::normal, [self = shared_from_this()](beast::error_code) {});
-  }
-  std::size_t queued_bytes() const override { return queued_bytes_; }
+  void send(Bytes frame) override { net::WssChannel::send(frame); }
+  void close() override { net::WssChannel::close(); }
+  std::size_t queued_bytes() const override { return net::WssChannel::queued_bytes(); }
 
  private:
-  void read() {
-    ws_.async_read(buffer_, [self = shared_from_this()](beast::error_code ec, std::size_t) {
-      if (ec) return self->finish();  // includes frames above cbqs.max_frame_bytes: the socket closes (1009)
-      auto data = self->buffer_.data();
-      self->core_.on_frame(self->id_, ByteView(static_cast<const std::uint8_t*>(data.data()), data.size()));
-      self->buffer_.consume(self->buffer_.size());
-      if (self->queued_bytes_ > self->config_.write_high_water) {  // resumed by write() once drained
-        self->read_paused_ = true;
-        ++self->read_pauses_;
-        return;
-      }
-      self->read();
-    });
+  void on_open() override {
+    id_ = core_.on_open(*this);
+    opened_ = true;
+  }
+  void on_message(ByteView frame) override {
+    core_.on_frame(id_, frame);
+    if (queued_bytes() > config_.write_high_water && !read_paused_) {  // resumed by on_written()
+      read_paused_ = true;
+      ++read_pauses_;
+      pause_reading();
+    }
+  }
+  void on_written() override {
+    if (read_paused_ && queued_bytes() <= config_.write_low_water) {
+      read_paused_ = false;
+      resume_reading();
+    }
+  }
+  // Frames above cbqs.max_frame_bytes close the connection (1009) before any allocation.
+  void on_closed(const std::string&) override {
+    if (opened_) core_.on_close(id_);
+    opened_ = false;
   }
 
-  void write() {
-    writing_ = true;
-    ws_.async_write(asio::buffer(queue_.front()), [self = shared_from_this()](beast::error_code ec, std::size_t) {
-      self->queued_bytes_ -= self->queue_.front().size();
-      self->queue_.pop_front();
-      if (ec) {
-        self->writing_ = false;
-        return;
-      }
-      if (self->read_paused_ && self->queued_bytes_ <= self->config_.write_low_water) {
-        self->read_paused_ = false;
-        self->read();
-      }
-      if (!self->queue_.empty()) return self->write();
-      self->writing_ = false;
-    });
-  }
-
-  void finish() {
-    if (!open_) return;
-    open_ = false;
-    core_.on_close(id_);
-  }
-
-  // Write-behind under TLS: one sendmsg per burst of frames (net/coalescing_stream.h).
-  websocket::stream<ssl::stream<net::CoalescingStream<beast::tcp_stream>>> ws_;
   Core& core_;
   std::atomic<int>& live_;
-  Core::ConnectionId id_ = 0;
-  bool open_ = false;
-  bool writing_ = false;
-  bool read_paused_ = false;
   const BrokerConfig& config_;
   std::atomic<std::uint64_t>& read_pauses_;
-  beast::flat_buffer buffer_;
-  std::deque<Bytes> queue_;
-  std::size_t queued_bytes_ = 0;
+  Core::ConnectionId id_ = 0;
+  bool opened_ = false;
+  bool read_paused_ = false;
 };
 
 }  // namespace
@@ -150,14 +99,14 @@ struct Broker::Impl {
   }
 
   void accept() {
-    acceptor.async_accept([this](beast::error_code ec, tcp::socket socket) {
+    acceptor.async_accept([this](boost::system::error_code ec, tcp::socket socket) {
       if (ec == asio::error::operation_aborted) return;
       if (!ec) {
         if (live.load() >= static_cast<int>(config.max_connections)) {
-          beast::error_code ignored;
+          boost::system::error_code ignored;
           socket.close(ignored);
         } else {
-          std::make_shared<Connection>(std::move(socket), tls, *core, live, config, read_pauses)->start();
+          std::make_shared<Connection>(std::move(socket), tls, *core, live, config, read_pauses)->accept();
         }
       }
       accept();
@@ -236,7 +185,7 @@ void Broker::stop() {
     std::promise<void> drained;
     asio::post(i.io, [&] {
       i.core->drain();
-      beast::error_code ignored;
+      boost::system::error_code ignored;
       i.acceptor.close(ignored);
       drained.set_value();
     });
