@@ -198,7 +198,7 @@ void Client::Impl::tick_extends() {
   }
   if (period_ms == 0) return;  // armed again when an auto-extending consumer subscribes
   extend_timer.expires_after(std::chrono::milliseconds(period_ms));
-  extend_timer.async_wait([this](beast::error_code ec) {
+  extend_timer.async_wait([this](boost::system::error_code ec) {
     if (!ec) tick_extends();
   });
 }

@@ -6,9 +6,6 @@
 
 #include <boost/asio.hpp>
 #include <boost/asio/ssl.hpp>
-#include <boost/beast/core.hpp>
-#include <boost/beast/websocket.hpp>
-#include <boost/beast/websocket/ssl.hpp>
 #include <condition_variable>
 #include <deque>
 #include <map>
@@ -18,15 +15,28 @@
 
 #include "cbqs/client.h"
 #include "cbqs/client/dialing.h"
-#include "net/coalescing_stream.h"
+#include "net/wss_channel.h"
 
 namespace cowboy::cbqs::sdk {
 
 namespace asio = boost::asio;
-namespace beast = boost::beast;
-// Write-behind under TLS, as in cbqsd: a burst of pipelined requests leaves
-// in one socket write (net/coalescing_stream.h).
-using Ws = beast::websocket::stream<asio::ssl::stream<net::CoalescingStream<beast::tcp_stream>>>;
+
+/// One connection attempt's channel (TLS, upgrade, framing: net/wss_channel.h);
+/// its events go to the Impl tagged with the attempt's epoch, so a stale
+/// connection's late events are ignored.
+class Channel final : public net::WssChannel {
+ public:
+  Channel(asio::ip::tcp::socket socket, SSL_CTX* tls, Client::Impl& owner, std::uint64_t epoch, Options options)
+      : net::WssChannel(std::move(socket), tls, Role::kClient, options), owner_(owner), epoch_(epoch) {}
+
+ private:
+  void on_open() override;
+  void on_message(ByteView message) override;
+  void on_closed(const std::string& why) override;
+
+  Client::Impl& owner_;
+  std::uint64_t epoch_;
+};
 
 Error broker_error(const ErrorFrame& e);
 Error client_error(Error::Kind kind, std::string message);
@@ -95,10 +105,9 @@ struct Client::Impl {
 
   // ---- the io thread --------------------------------------------------------
   void dial();
-  void handshake(std::shared_ptr<Ws> ws, std::uint64_t epoch);
-  void read(std::shared_ptr<Ws> ws, std::uint64_t epoch);
-  void send_frame(Bytes frame);
-  void write(std::shared_ptr<Ws> ws, std::uint64_t epoch);
+  void on_upgraded(std::uint64_t epoch);
+  void on_message(std::uint64_t epoch, ByteView message);
+  void send_frame(const Bytes& frame);
   void on_frame(const CbqsServerFrameV2& f);
   void on_session_opened();
   void send_pending(std::uint64_t number);
@@ -117,12 +126,13 @@ struct Client::Impl {
   asio::ssl::context tls{asio::ssl::context::tls_client};
   asio::steady_timer retry_timer{io};
   asio::steady_timer extend_timer{io};
-  asio::steady_timer open_timer{io};  // bounds OpenSession -> SessionOpened
+  asio::steady_timer open_timer{io};  // bounds one attempt: connect, TLS, upgrade, session
   std::thread thread;
   std::mt19937_64 jitter_random{std::random_device{}()};
 
   enum class State { kDialing, kOpening, kReady, kWaiting, kFailed, kClosed } state = State::kDialing;
-  std::shared_ptr<Ws> ws;
+  std::shared_ptr<asio::ip::tcp::socket> dialing;  // until TCP connects
+  std::shared_ptr<Channel> ws;
   std::uint64_t epoch = 0;          // one per connection attempt
   std::atomic<std::uint64_t> ready_epoch{0};  // the epoch whose session is open
   int failures = 0;                 // consecutive, for the backoff
@@ -131,9 +141,6 @@ struct Client::Impl {
   Bytes32 session_id{};
   std::uint64_t next_number = 1;
   std::uint64_t open_number = 0;    // the OpenSession / CompleteSession request number
-  beast::flat_buffer read_buffer;
-  std::deque<Bytes> write_queue;
-  bool writing = false;
 
   struct Pending {
     CbqsRequestBodyV2 body;

@@ -1,7 +1,6 @@
 // The connection's life on the io thread: dial (§11.4 checked addresses only),
 // TLS, WebSocket, OpenSession/CompleteSession, then requests and deliveries;
 // on a drop, backoff and do it all again, resubscribing and resending appends.
-#include <openssl/x509.h>
 
 #include "cbqs/client/request_ids.h"
 #include "cbqs/sdk/impl.h"
@@ -12,7 +11,6 @@
 
 namespace cowboy::cbqs::sdk {
 
-namespace ssl = asio::ssl;
 using tcp = asio::ip::tcp;
 using client::request_id;
 using client::request_number;
@@ -34,85 +32,56 @@ void Client::Impl::dial() {
   if (!addresses) return fail_permanently(client_error(Error::Kind::kRefusedDestination, addresses.error()));
   std::vector<tcp::endpoint> targets;
   for (const auto& a : *addresses) {
-    beast::error_code ec;
+    boost::system::error_code ec;
     auto address = asio::ip::make_address(a, ec);
     if (!ec) targets.emplace_back(address, endpoint.port);
   }
-  auto socket = std::make_shared<Ws>(io, tls);
-  ws = socket;
-  write_queue.clear();
-  writing = false;
-  read_buffer.clear();
-  std::string server_name = options.server_name.empty() ? endpoint.host : options.server_name;
-  if (options.pinned_certificate.empty())
-    socket->next_layer().set_verify_callback(ssl::host_name_verification(server_name));
-  SSL_set_tlsext_host_name(socket->next_layer().native_handle(), server_name.c_str());
-  beast::get_lowest_layer(*socket).expires_after(options.connect_timeout);
   std::uint64_t e = epoch;
+  // One bound for the whole attempt; a peer that upgrades but never opens the
+  // session must not hold the client forever.
+  open_timer.expires_after(options.connect_timeout);
+  open_timer.async_wait([this, e](boost::system::error_code ec) {
+    if (!ec && e == epoch && (state == State::kDialing || state == State::kOpening))
+      lost(client_error(Error::Kind::kTimeout, "no session within the connect timeout"));
+  });
+  dialing = std::make_shared<tcp::socket>(io);
   // Only addresses resolve_checked() approved are dialed: no second lookup.
-  beast::get_lowest_layer(*socket).async_connect(targets, [this, socket, e](beast::error_code ec, const tcp::endpoint&) {
+  asio::async_connect(*dialing, targets, [this, socket = dialing, e](boost::system::error_code ec, const tcp::endpoint&) {
     if (e != epoch) return;
+    dialing.reset();
     if (ec) return lost(client_error(Error::Kind::kDisconnected, "cannot connect: " + ec.message()));
-    beast::get_lowest_layer(*socket).socket().set_option(tcp::no_delay(true));
-    handshake(socket, e);
-  });
-}
-
-void Client::Impl::handshake(std::shared_ptr<Ws> socket, std::uint64_t e) {
-  socket->next_layer().async_handshake(ssl::stream_base::client, [this, socket, e](beast::error_code ec) {
-    if (e != epoch) return;
-    if (ec) return lost(client_error(Error::Kind::kDisconnected, "TLS handshake failed: " + ec.message()));
-    socket->read_message_max(limits::kMaxFrameBytes);
-    socket->binary(true);
+    ws = std::make_shared<Channel>(std::move(*socket), tls.native_handle(), *this, e,
+                                   net::WssChannel::Options{limits::kMaxFrameBytes, options.connect_timeout});
+    // A pinned certificate replaces the name check; either way TLS verifies.
+    ws->set_server_name(options.server_name.empty() ? endpoint.host : options.server_name,
+                        options.pinned_certificate.empty());
     // Any answer but 101 fails the upgrade: redirects are never followed (§11.4).
-    std::string host = endpoint.host + ":" + std::to_string(endpoint.port);
-    socket->async_handshake(host, endpoint.path, [this, socket, e](beast::error_code ec) {
-      if (e != epoch) return;
-      if (ec) return lost(client_error(Error::Kind::kDisconnected, "WebSocket upgrade failed: " + ec.message()));
-      beast::get_lowest_layer(*socket).expires_never();
-      socket->set_option(beast::websocket::stream_base::timeout::suggested(beast::role_type::client));
-      state = State::kOpening;
-      open_number = next_number++;
-      send_frame(encode(CbqsClientFrameV2{OpenSession{request_id(open_number), options.grant}}));
-      read(socket, e);
-      // A peer that upgrades but never opens the session must not hold the client forever.
-      open_timer.expires_after(options.connect_timeout);
-      open_timer.async_wait([this, e](beast::error_code ec) {
-        if (!ec && e == epoch && state == State::kOpening)
-          lost(client_error(Error::Kind::kTimeout, "no session within the connect timeout"));
-      });
-    });
+    ws->connect(endpoint.host + ":" + std::to_string(endpoint.port), endpoint.path);
   });
 }
 
-void Client::Impl::read(std::shared_ptr<Ws> socket, std::uint64_t e) {
-  socket->async_read(read_buffer, [this, socket, e](beast::error_code ec, std::size_t) {
-    if (e != epoch) return;
-    if (ec) return lost(client_error(Error::Kind::kDisconnected, "connection lost: " + ec.message()));
-    auto data = read_buffer.data();
-    auto frame = decode<CbqsServerFrameV2>(ByteView(static_cast<const std::uint8_t*>(data.data()), data.size()));
-    read_buffer.consume(read_buffer.size());
-    if (!frame) return lost(client_error(Error::Kind::kProtocol, "undecodable server frame"));
-    on_frame(*frame);
-    if (e == epoch && ws == socket) read(socket, e);
-  });
+void Channel::on_open() { owner_.on_upgraded(epoch_); }
+void Channel::on_message(ByteView message) { owner_.on_message(epoch_, message); }
+void Channel::on_closed(const std::string& why) {
+  if (epoch_ == owner_.epoch) owner_.lost(client_error(Error::Kind::kDisconnected, why));
 }
 
-void Client::Impl::send_frame(Bytes frame) {
-  if (!ws) return;
-  write_queue.push_back(std::move(frame));
-  if (!writing) write(ws, epoch);
+void Client::Impl::on_upgraded(std::uint64_t e) {
+  if (e != epoch) return;
+  state = State::kOpening;
+  open_number = next_number++;
+  send_frame(encode(CbqsClientFrameV2{OpenSession{request_id(open_number), options.grant}}));
 }
 
-void Client::Impl::write(std::shared_ptr<Ws> socket, std::uint64_t e) {
-  writing = true;
-  socket->async_write(asio::buffer(write_queue.front()), [this, socket, e](beast::error_code ec, std::size_t) {
-    if (e != epoch) return;
-    writing = false;
-    if (ec) return lost(client_error(Error::Kind::kDisconnected, "send failed: " + ec.message()));
-    write_queue.pop_front();
-    if (!write_queue.empty()) write(socket, e);
-  });
+void Client::Impl::on_message(std::uint64_t e, ByteView message) {
+  if (e != epoch) return;
+  auto frame = decode<CbqsServerFrameV2>(message);
+  if (!frame) return lost(client_error(Error::Kind::kProtocol, "undecodable server frame"));
+  on_frame(*frame);
+}
+
+void Client::Impl::send_frame(const Bytes& frame) {
+  if (ws) ws->send(frame);
 }
 
 void Client::Impl::on_frame(const CbqsServerFrameV2& f) {
@@ -250,7 +219,7 @@ void Client::Impl::lost(Error why) {
   ++failures;
   std::uniform_real_distribution<double> factor(1 - options.reconnect.jitter, 1 + options.reconnect.jitter);
   retry_timer.expires_after(std::chrono::milliseconds(static_cast<std::int64_t>(wait * factor(jitter_random))));
-  retry_timer.async_wait([this](beast::error_code ec) {
+  retry_timer.async_wait([this](boost::system::error_code ec) {
     if (!ec && state == State::kWaiting) dial();
   });
 }
@@ -258,9 +227,10 @@ void Client::Impl::lost(Error why) {
 void Client::Impl::drop_connection() {
   ++epoch;  // every handler of the old connection is now stale
   ready_epoch = 0;
-  if (!ws) return;
-  beast::error_code ignored;
-  beast::get_lowest_layer(*ws).socket().close(ignored);
+  boost::system::error_code ignored;
+  if (dialing) dialing->close(ignored);
+  dialing.reset();
+  if (ws) ws->close();  // its late events carry a stale epoch
   ws.reset();
 }
 
