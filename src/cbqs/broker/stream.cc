@@ -362,6 +362,8 @@ Result<std::uint64_t, ErrorCode> StreamState::stage_append(std::uint64_t lane_id
   if (!status) return Err{ErrorCode::kUnknownLane};
   if (*status == LaneStatusV2::kClosed) return Err{ErrorCode::kLaneClosed};
   std::uint64_t seq = next_sequence_staged_++;
+  // Hashed here, on the io thread, while the committer syncs the previous batch.
+  open_digests_.push_back(record_digest(RecordHeaderV2{stream_id_, lane_id}, payload));
   open_.push_back(Record{seq, lane_id, 0, std::move(payload)});
   return seq;
 }
@@ -373,11 +375,15 @@ PreparedBatch StreamState::close_batch(const ChainView& view, const ProviderIden
   batch_in_flight_ = true;
   if (open_.size() <= max_records) {
     batch.records = std::move(open_);
+    batch.digests = std::move(open_digests_);
     open_.clear();
+    open_digests_.clear();
   } else {
-    auto split = open_.begin() + static_cast<std::ptrdiff_t>(max_records);
-    batch.records.assign(std::make_move_iterator(open_.begin()), std::make_move_iterator(split));
-    open_.erase(open_.begin(), split);
+    auto split = static_cast<std::ptrdiff_t>(max_records);
+    batch.records.assign(std::make_move_iterator(open_.begin()), std::make_move_iterator(open_.begin() + split));
+    batch.digests.assign(open_digests_.begin(), open_digests_.begin() + split);
+    open_.erase(open_.begin(), open_.begin() + split);
+    open_digests_.erase(open_digests_.begin(), open_digests_.begin() + split);
   }
   std::uint64_t committed_at = std::max(last_committed_at_ms_, now_ms);
   for (auto& r : batch.records) r.committed_at_ms = committed_at;
@@ -395,12 +401,7 @@ PreparedBatch StreamState::close_batch(const ChainView& view, const ProviderIden
 
 void PreparedBatch::seal(const ProviderIdentity& provider) {
   const Bytes32& sid = receipt.stream_id;
-  std::vector<Bytes32> digests;
-  digests.reserve(records.size());
-  for (const auto& r : records) {
-    digests.push_back(record_digest(RecordHeaderV2{receipt.stream_id, r.lane_id}, r.payload));
-    write.put(stream_key(sid, 'r', r.sequence), encode_record(r));
-  }
+  for (const auto& r : records) write.put(stream_key(sid, 'r', r.sequence), encode_record(r));
   receipt.records_digest = records_digest(digests);
   sign_checkpoint(receipt, provider.signing_seed);
   write.put(stream_key(sid, 'c', receipt.last_sequence), as_string(encode(receipt)));
