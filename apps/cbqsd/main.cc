@@ -15,7 +15,7 @@
 
 #include "admin.h"
 #include "cbqs/broker/broker.h"
-#include "cbqs/broker/dev_cert.h"
+#include "net/dev_cert.h"
 #include "cbqs/store/store.h"
 #include "common/log.h"
 #include "common/signals.h"
@@ -110,7 +110,7 @@ int run_dev(Options o, const sigset_t& signals) {
   if (!split_host_port(o.listen, host, port)) return fail("--listen must be host:port");
   auto deployment = cbqsd::deploy_dev(**node, dir, port);
   if (!deployment) return fail(deployment.error());
-  auto cert = cbqs::broker::ensure_dev_certificate(dir / "tls");
+  auto cert = net::ensure_dev_certificate(dir / "tls");
   if (!cert) return fail(cert.error());
   auto store = cbqs::store::open_rocksdb_store((dir / "store").string());
   if (!store) return fail(store.error());

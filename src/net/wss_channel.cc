@@ -220,9 +220,8 @@ bool WssChannel::take_upgrade() {
       static constexpr std::string_view kRefusal =
           "HTTP/1.1 400 Bad Request\r\nConnection: close\r\nContent-Length: 0\r\n\r\n";
       out_.insert(out_.end(), kRefusal.begin(), kRefusal.end());
-      state_ = State::kClosing;
-      shutdown_after_flush_ = true;
-      flush();
+      in_begin_ = in_end_;
+      close_after_flush(ws::CloseCode::kProtocolError);  // no close frame before the upgrade
       return false;
     }
     std::string answer = "HTTP/1.1 101 Switching Protocols\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n"
@@ -258,18 +257,16 @@ bool WssChannel::take_frames() {
     ByteView available(in_.data() + in_begin_, in_end_ - in_begin_);
     auto parsed = ws::parse_header(available, options_.max_message_bytes);
     if (parsed.status == ws::ParseStatus::kNeedMore) break;
-    if (state_ == State::kClosing && parsed.status != ws::ParseStatus::kFrame) {
-      finish("closed");  // waiting only for the peer's close; anything odd ends it
-      return false;
-    }
-    if (parsed.status == ws::ParseStatus::kTooBig) {
-      close_after_flush(ws::CloseCode::kTooBig);
-      return false;
-    }
     const auto& h = parsed.header;
     // Clients mask every frame, servers none (RFC 6455 §5.1).
-    if (parsed.status == ws::ParseStatus::kProtocolError || h.masked != server) {
-      close_after_flush(ws::CloseCode::kProtocolError);
+    bool too_big = parsed.status == ws::ParseStatus::kTooBig;
+    if (too_big || parsed.status == ws::ParseStatus::kProtocolError || h.masked != server) {
+      if (state_ == State::kClosing) {
+        finish("closed");  // waiting only for the peer's close; anything odd ends it
+        return false;
+      }
+      in_begin_ = in_end_;  // the framing is lost: drop what is buffered, then wait for the peer's close
+      close_after_flush(too_big ? ws::CloseCode::kTooBig : ws::CloseCode::kProtocolError);
       return false;
     }
     std::size_t whole = h.header_bytes + static_cast<std::size_t>(h.payload_bytes);

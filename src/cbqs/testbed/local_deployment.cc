@@ -54,7 +54,7 @@ Result<std::unique_ptr<LocalDeployment>, std::string> LocalDeployment::start(con
   for (const auto& [name, value] : o.parameters)
     if (!d->set_param(name, value)) return Err{"governance write of " + name + " failed"};
 
-  auto cert = broker::ensure_dev_certificate(dir / "tls");
+  auto cert = net::ensure_dev_certificate(dir / "tls");
   if (!cert) return Err{cert.error()};
   d->cert_ = *cert;
   store::Store* store = &d->memory_;

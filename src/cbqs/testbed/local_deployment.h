@@ -7,7 +7,7 @@
 #include <filesystem>
 
 #include "cbqs/broker/broker.h"
-#include "cbqs/broker/dev_cert.h"
+#include "net/dev_cert.h"
 #include "cbqs/client/request_ids.h"
 #include "cbqs/client/wss_connection.h"
 #include "cbqs/store/memory_store.h"
@@ -89,7 +89,7 @@ class LocalDeployment {
   broker::ProviderIdentity provider_;
   crypto::Ed25519Seed stream_admin_{}, holder_{};
   Bytes32 stream_id_{}, chain_id_{};
-  broker::CertFiles cert_;
+  net::CertFiles cert_;
   std::unique_ptr<store::Store> rocks_;
   store::MemoryStore memory_;
   SystemClock clock_;

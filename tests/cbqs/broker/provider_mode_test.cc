@@ -10,7 +10,7 @@
 #include "../../devchain/scenario.h"
 #include "../../support/process.h"
 #include "../../support/temp_dir.h"
-#include "cbqs/broker/dev_cert.h"
+#include "net/dev_cert.h"
 #include "cbqs/client/wss_connection.h"
 #include "cbqs/testbed/local_deployment.h"
 #include "cbqs/wire/ids.h"
@@ -47,7 +47,7 @@ TEST(ProviderMode, CbqsdServesAStreamOfAChainItReadsOverHttp) {
   signing[0] = 0x51;
   auto key_file = dir.path() / "provider-signing-key";
   std::ofstream(key_file) << to_hex(signing) << "\n";
-  auto cert = *ensure_dev_certificate(dir.path() / "tls");
+  auto cert = *net::ensure_dev_certificate(dir.path() / "tls");
   cowboy::testing::ChildProcess cbqsd({std::string(COWBOY_BIN_DIR) + "/cbqsd", "--store", (dir.path() / "store").string(),
                                        "--tls-cert", cert.certificate.string(), "--tls-key", cert.private_key.string(),
                                        "--provider-key", key_file.string(), "--provider-address",

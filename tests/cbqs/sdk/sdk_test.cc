@@ -17,7 +17,7 @@
 #include "../../support/poll.h"
 #include "../../support/temp_dir.h"
 #include "../broker/group_config.h"
-#include "cbqs/broker/dev_cert.h"
+#include "net/dev_cert.h"
 #include "cbqs/checkpoints.h"
 #include "cbqs/client.h"
 #include "cbqs/rooms.h"
@@ -351,7 +351,7 @@ TEST_F(Sdk, ARedirectIsNeverFollowed) {
   namespace http = boost::beast::http;
   CbqsdProcess cbqsd(dir.path());  // for a grant and a holder key
   ASSERT_TRUE(cbqsd.up());
-  auto cert = broker::ensure_dev_certificate(dir.path() / "redirector");
+  auto cert = net::ensure_dev_certificate(dir.path() / "redirector");
   ASSERT_TRUE(cert.ok());
   asio::io_context io;
   asio::ssl::context tls(asio::ssl::context::tls_server);
@@ -456,7 +456,7 @@ TEST_F(Sdk, AReconnectThatNeverGetsItsSessionGivesUpAndTriesAgain) {
 TEST_F(Sdk, TlsVerificationRefusesACertificateOtherThanThePinnedOne) {
   CbqsdProcess cbqsd(dir.path());
   ASSERT_TRUE(cbqsd.up());
-  auto other = broker::ensure_dev_certificate(dir.path() / "other");
+  auto other = net::ensure_dev_certificate(dir.path() / "other");
   ASSERT_TRUE(other.ok());
   auto options = ClientOptions::from_dev_dir(cbqsd.data(), cbqsd.endpoint());
   ASSERT_TRUE(options.ok());

@@ -8,7 +8,7 @@
 
 #include "common/result.h"
 
-namespace cowboy::cbqs::broker {
+namespace cowboy::net {
 
 struct CertFiles {
   std::filesystem::path certificate;  // PEM
@@ -18,4 +18,4 @@ struct CertFiles {
 /// Reuses the files in `dir` when both exist; creates them otherwise.
 Result<CertFiles, std::string> ensure_dev_certificate(const std::filesystem::path& dir);
 
-}  // namespace cowboy::cbqs::broker
+}  // namespace cowboy::net

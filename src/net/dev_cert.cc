@@ -1,4 +1,4 @@
-#include "cbqs/broker/dev_cert.h"
+#include "net/dev_cert.h"
 
 #include <fcntl.h>
 #include <sys/stat.h>
@@ -11,7 +11,7 @@
 #include <functional>
 #include <memory>
 
-namespace cowboy::cbqs::broker {
+namespace cowboy::net {
 
 namespace {
 
@@ -81,4 +81,4 @@ Result<CertFiles, std::string> ensure_dev_certificate(const std::filesystem::pat
   return files;
 }
 
-}  // namespace cowboy::cbqs::broker
+}  // namespace cowboy::net
