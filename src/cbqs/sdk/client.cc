@@ -123,15 +123,32 @@ void Client::Impl::shutdown() {
 }
 
 void Client::Impl::request(CbqsRequestBodyV2 body, bool resend, std::function<void(Outcome<CbqsResponseBodyV2>)> done) {
-  asio::post(io, [this, body = std::move(body), resend, done = std::move(done)]() mutable {
+  // Requests made while the io thread has not yet taken the previous ones
+  // join them: one post (and at most one wake-up) per burst, not per request.
+  bool first;
+  {
+    std::lock_guard lock(submitted_m);
+    first = submitted.empty();
+    submitted.push_back(Pending{std::move(body), resend, 0, std::move(done)});
+  }
+  if (first) asio::post(io, [this] { take_submitted(); });
+}
+
+void Client::Impl::take_submitted() {
+  std::vector<Pending> taken;
+  {
+    std::lock_guard lock(submitted_m);
+    taken.swap(submitted);
+  }
+  for (auto& p : taken) {
     if (permanent) {
-      if (done) done(Err{*permanent});
-      return;
+      if (p.done) p.done(Err{*permanent});
+      continue;
     }
     std::uint64_t n = next_number++;
-    pending.emplace(n, Pending{std::move(body), resend, 0, std::move(done)});
+    pending.emplace(n, std::move(p));
     if (state == State::kReady) send_pending(n);
-  });
+  }
 }
 
 Outcome<CbqsResponseBodyV2> Client::Impl::call(CbqsRequestBodyV2 body) {

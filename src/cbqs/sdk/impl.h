@@ -104,6 +104,7 @@ struct Client::Impl {
   void lease_done(const std::shared_ptr<Subscription>& s, const Bytes32& lease);
 
   // ---- the io thread --------------------------------------------------------
+  void take_submitted();
   void dial();
   void on_upgraded(std::uint64_t epoch);
   void on_message(std::uint64_t epoch, ByteView message);
@@ -149,6 +150,8 @@ struct Client::Impl {
     std::function<void(Outcome<CbqsResponseBodyV2>)> done;
   };
   std::map<std::uint64_t, Pending> pending;  // by request number: resent in order
+  std::mutex submitted_m;
+  std::vector<Pending> submitted;  // made by user threads, not yet taken by the io thread
   std::map<std::uint64_t, std::shared_ptr<Subscription>> subscriptions;  // by id_number
 
   std::promise<Outcome<Unit>> first_session;
