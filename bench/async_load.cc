@@ -2,23 +2,18 @@
 
 #include <boost/asio.hpp>
 #include <boost/asio/ssl.hpp>
-#include <boost/beast/core.hpp>
-#include <boost/beast/ssl.hpp>
-#include <boost/beast/websocket.hpp>
-#include <boost/beast/websocket/ssl.hpp>
 #include <cstring>
-#include <deque>
 
 #include "cbqs/client/request_ids.h"
 #include "cbqs/wire/codec.h"
 #include "cbqs/wire/ids.h"
+#include "cbqs/wire/limits.h"
+#include "net/wss_channel.h"
 
 namespace cowboy::bench {
 
 namespace asio = boost::asio;
-namespace beast = boost::beast;
 namespace ssl = asio::ssl;
-namespace websocket = beast::websocket;
 using tcp = asio::ip::tcp;
 using SteadyClock = std::chrono::steady_clock;
 using namespace cowboy::cbqs;
@@ -28,49 +23,35 @@ namespace {
 using client::request_number;
 Bytes32 rid(std::uint64_t n) { return client::request_id(n); }
 
-class Producer : public std::enable_shared_from_this<Producer> {
+// One producer session on the same framing as cbqsd and the SDK (net/wss_channel.h).
+class Producer final : public net::WssChannel {
  public:
-  Producer(asio::io_context& io, ssl::context& tls, const AsyncLoadOptions& o, SteadyClock::time_point end,
+  Producer(tcp::socket socket, ssl::context& tls, const AsyncLoadOptions& o, SteadyClock::time_point end,
            double per_producer_rate, AsyncLoadResult& result)
-      : ws_(io, tls), timer_(io), o_(o), end_(end), rate_(per_producer_rate), result_(result),
-        payload_(o.payload, 0x5a) {}
-
-  void start() {
-    auto self = shared_from_this();
-    beast::get_lowest_layer(ws_).async_connect(tcp::endpoint{asio::ip::make_address("127.0.0.1"), o_.port},
-                                               [self](beast::error_code ec) {
-      if (ec) return self->fail();
-      beast::get_lowest_layer(self->ws_).socket().set_option(tcp::no_delay(true));
-      self->ws_.next_layer().set_verify_callback(ssl::host_name_verification("localhost"));
-      SSL_set_tlsext_host_name(self->ws_.next_layer().native_handle(), "localhost");
-      self->ws_.next_layer().async_handshake(ssl::stream_base::client, [self](beast::error_code ec) {
-        if (ec) return self->fail();
-        self->ws_.binary(true);
-        self->ws_.async_handshake("localhost", "/", [self](beast::error_code ec) {
-          if (ec) return self->fail();
-          self->send(encode(CbqsClientFrameV2{OpenSession{rid(0), self->o_.grant}}));
-          self->read();
-        });
-      });
-    });
+      : net::WssChannel(std::move(socket), tls.native_handle(), Role::kClient, {.max_message_bytes = limits::kMaxFrameBytes}),
+        timer_(this->socket().get_executor()), o_(o), end_(end), rate_(per_producer_rate), result_(result),
+        payload_(o.payload, 0x5a) {
+    set_server_name("localhost", true);
   }
 
  private:
+  void on_open() override {
+    send(encode(CbqsClientFrameV2{OpenSession{rid(0), o_.grant}}));
+  }
+  void on_message(ByteView message) override {
+    auto frame = decode<CbqsServerFrameV2>(message);
+    if (!frame) return fail();
+    on_frame(*frame);
+  }
+  void on_closed(const std::string&) override {
+    if (!done_) fail();
+    timer_.cancel();
+  }
+
   void fail() {
     result_.failed = true;
     done_ = true;
-  }
-
-  void read() {
-    ws_.async_read(buffer_, [self = shared_from_this()](beast::error_code ec, std::size_t) {
-      if (ec) return self->done_ ? void() : self->fail();
-      auto data = self->buffer_.data();
-      auto frame = decode<CbqsServerFrameV2>(ByteView(static_cast<const std::uint8_t*>(data.data()), data.size()));
-      self->buffer_.consume(self->buffer_.size());
-      if (!frame) return self->fail();
-      self->on_frame(*frame);
-      if (!self->done_) self->read();
-    });
+    close();
   }
 
   void on_frame(const CbqsServerFrameV2& f) {
@@ -104,9 +85,9 @@ class Producer : public std::enable_shared_from_this<Producer> {
           if (!timer_armed_) {
             timer_armed_ = true;
             timer_.expires_at(due);
-            timer_.async_wait([self = shared_from_this()](beast::error_code) {
-              self->timer_armed_ = false;
-              self->fill();
+            timer_.async_wait([self = shared_from_this(), this](boost::system::error_code ec) {
+              timer_armed_ = false;
+              if (!ec) fill();
             });
           }
           break;
@@ -124,35 +105,17 @@ class Producer : public std::enable_shared_from_this<Producer> {
     }
     if (now >= end_ && in_flight_ == 0 && !done_) {
       done_ = true;
-      beast::error_code ignored;
-      beast::get_lowest_layer(ws_).socket().close(ignored);
+      close();
     }
   }
 
-  void send(Bytes frame) {
-    queue_.push_back(std::move(frame));
-    if (!writing_) write();
-  }
-  void write() {
-    writing_ = true;
-    ws_.async_write(asio::buffer(queue_.front()), [self = shared_from_this()](beast::error_code ec, std::size_t) {
-      self->queue_.pop_front();
-      self->writing_ = false;
-      if (ec) return self->done_ ? void() : self->fail();
-      if (!self->queue_.empty()) self->write();
-    });
-  }
-
-  websocket::stream<ssl::stream<beast::tcp_stream>> ws_;
   asio::steady_timer timer_;
   const AsyncLoadOptions& o_;
   SteadyClock::time_point end_, start_;
   double rate_;
   AsyncLoadResult& result_;
   Bytes payload_;
-  beast::flat_buffer buffer_;
-  std::deque<Bytes> queue_;
-  bool writing_ = false, timer_armed_ = false, done_ = false;
+  bool timer_armed_ = false, done_ = false;
   Bytes32 session_{};
   std::uint64_t next_ = 0;
   int in_flight_ = 0;
@@ -170,7 +133,18 @@ AsyncLoadResult run_async_load(const AsyncLoadOptions& o) {
   auto begin = SteadyClock::now();
   auto end = begin + std::chrono::duration_cast<SteadyClock::duration>(std::chrono::duration<double>(o.seconds));
   double per_producer = o.rate > 0 ? o.rate / o.producers : 0;
-  for (int p = 0; p < o.producers; ++p) std::make_shared<Producer>(io, tls, o, end, per_producer, result)->start();
+  for (int p = 0; p < o.producers; ++p) {
+    auto socket = std::make_shared<tcp::socket>(io);
+    socket->async_connect(tcp::endpoint{asio::ip::make_address("127.0.0.1"), o.port},
+                         [&, socket](boost::system::error_code ec) {
+                           if (ec) {
+                             result.failed = true;
+                             return;
+                           }
+                           std::make_shared<Producer>(std::move(*socket), tls, o, end, per_producer, result)
+                               ->connect("localhost", "/");
+                         });
+  }
   io.run();
   result.elapsed_seconds = std::chrono::duration<double>(SteadyClock::now() - begin).count();
   return result;
