@@ -84,7 +84,10 @@ class Producer final : public net::WssChannel {
         if (now < due) {
           if (!timer_armed_) {
             timer_armed_ = true;
-            timer_.expires_at(due);
+            // Paced in ticks of at least 1 ms: what is due by then leaves together,
+            // as a client batching its sends would; a timer per append would cost
+            // this shared machine more than the broker's work.
+            timer_.expires_at(std::max(due, now + std::chrono::milliseconds(1)));
             timer_.async_wait([self = shared_from_this(), this](boost::system::error_code ec) {
               timer_armed_ = false;
               if (!ec) fill();

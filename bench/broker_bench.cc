@@ -196,6 +196,9 @@ RunResult run_once(const Options& o, int index) {
               index, r.appends_per_sec, r.broker_cpu_us_per_append, r.p50_ms, r.p99_ms, r.max_ms,
               static_cast<unsigned long long>(m.batches),
               m.batches ? static_cast<double>(m.batch_records) / static_cast<double>(m.batches) : 0.0);
+  std::vector<double> sync_ms;  // the store's synced writes (recent ones), to read the tail against
+  for (auto us : m.sync_latency_us) sync_ms.push_back(static_cast<double>(us) / 1000.0);
+  std::printf(", sync p50 %.3f ms p99 %.3f ms", percentile(sync_ms, 0.50), percentile(sync_ms, 0.99));
   if (o.subscriber) std::printf(", append->delivery p50 %.3f ms p99 %.3f ms", r.delivery_p50_ms, r.delivery_p99_ms);
   std::printf("\n");
   std::fflush(stdout);

@@ -168,6 +168,9 @@ void WssChannel::tls_handshake() {
 
 void WssChannel::read_available() {
   read_waiting_ = false;
+  // SSL_get_error needs an empty error queue; every error path below drains
+  // it, so one clear per wake-up (not per SSL_read) is enough.
+  ERR_clear_error();
   std::size_t taken = 0;
   while (state_ != State::kClosed && !paused_) {
     // Room for one more read: compact, then grow only for a frame larger than the buffer.
@@ -179,7 +182,6 @@ void WssChannel::read_available() {
       }
       if (in_.size() - in_end_ < kReadChunk / 4) in_.resize(in_.size() + kReadChunk);
     }
-    ERR_clear_error();
     int r = SSL_read(ssl_, in_.data() + in_end_, static_cast<int>(std::min<std::size_t>(in_.size() - in_end_, INT_MAX)));
     if (r <= 0) {
       int e = SSL_get_error(ssl_, r);
@@ -381,9 +383,9 @@ void WssChannel::schedule_flush() {
 
 void WssChannel::flush() {
   write_waiting_ = false;
+  ERR_clear_error();  // as in read_available()
   while (state_ != State::kClosed && out_begin_ < out_.size()) {
     int size = retry_bytes_ ? retry_bytes_ : static_cast<int>(std::min(out_.size() - out_begin_, kMaxRecordBytes));
-    ERR_clear_error();
     int r = SSL_write(ssl_, out_.data() + out_begin_, size);
     if (r <= 0) {
       int e = SSL_get_error(ssl_, r);
@@ -405,6 +407,7 @@ void WssChannel::flush() {
     // bounds how long we wait for the peer's end.
     shutdown_after_flush_ = false;
     SSL_shutdown(ssl_);
+    ERR_clear_error();  // a failed close_notify changes nothing: TCP closes next
     boost::system::error_code ignored;
     socket_.shutdown(tcp::socket::shutdown_send, ignored);
     if (finish_after_flush_) return finish("the peer closed the connection");
