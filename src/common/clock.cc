@@ -1,6 +1,22 @@
 #include "common/clock.h"
 
+#include <cstring>
+
 namespace cowboy {
+
+void SystemEntropy::fill(std::span<std::uint8_t> out) {
+  constexpr std::size_t kPool = 4096;
+  thread_local std::array<std::uint8_t, kPool> pool;
+  thread_local std::size_t used = kPool;
+  if (out.size() > kPool / 4) return crypto::random_bytes(out);
+  if (kPool - used < out.size()) {
+    crypto::random_bytes(pool);
+    used = 0;
+  }
+  std::memcpy(out.data(), pool.data() + used, out.size());
+  std::memset(pool.data() + used, 0, out.size());  // handed out once
+  used += out.size();
+}
 
 void SeededEntropy::fill(std::span<std::uint8_t> out) {
   std::size_t done = 0;

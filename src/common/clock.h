@@ -42,9 +42,11 @@ class Entropy {
   virtual void fill(std::span<std::uint8_t> out) = 0;
 };
 
+/// The system CSPRNG, drawn 4 KiB at a time into a per-thread pool: a lease
+/// handle or a session challenge then costs a copy, not a getrandom(2) call.
 class SystemEntropy final : public Entropy {
  public:
-  void fill(std::span<std::uint8_t> out) override { crypto::random_bytes(out); }
+  void fill(std::span<std::uint8_t> out) override;
 };
 
 /// Deterministic bytes for tests: a counter run through keccak256.
