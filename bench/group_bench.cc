@@ -2,9 +2,9 @@
 // process, RocksDB, wss over loopback TLS).
 //
 // Drain (default): --records records of --payload bytes are appended first;
-// then --consumers consumers (each its own connection, session and Group
-// subscription, on its own thread) receive and Ack until every record is
-// acked. Reports acked records/s (first Subscribe to last Ok) and the broker's
+// then --consumers consumers (each an SDK Client with its own connection,
+// session and Consumer, on its own thread) take leases and Ack them
+// (pipelined, callback form) until every record is acked. Reports acked records/s (first Subscribe to last Ok) and the broker's
 // CPU per acked record. The medians of --runs runs are printed last.
 //
 //   build/bin/cbqs_group_bench --consumers 2 --records 200000 --runs 3
@@ -26,6 +26,7 @@
 #include <thread>
 
 #include "bench_util.h"
+#include "cbqs/client.h"
 #include "cbqs/testbed/local_deployment.h"
 
 using namespace cowboy;
@@ -154,11 +155,45 @@ RunResult run_once(const Options& o, int index) {
       }
     }
   };
+  // A drain consumer is what an application would write: the SDK's Consumer.
+  auto consume_with_sdk = [&](int) {
+    sdk::ClientOptions co;
+    co.endpoint = "wss://127.0.0.1:" + std::to_string(d.broker().port()) + "/";
+    co.pinned_certificate = d.certificate();
+    co.grant = d.grant(0x003f);
+    co.holder = d.holder();
+    co.allow_private_destinations = true;
+    auto client = sdk::Client::connect(co);
+    if (!client) return void(failed = true);
+    auto consumer = (*client)->consume({.lane = lane, .group = group, .window_bytes = 4 << 20});
+    if (!consumer) return void(failed = true);
+    std::uint64_t taken = 0;
+    std::atomic<std::uint64_t> answered{0};
+    while (total.load() < o.records && !failed) {
+      auto lease = (*consumer)->next(std::chrono::milliseconds(100));
+      if (!lease) return void(failed = true);
+      if (!*lease) continue;
+      ++taken;
+      total.fetch_add(1);
+      (*consumer)->ack(**lease, [&](sdk::Outcome<Unit> r) {
+        if (!r) failed = true;
+        answered.fetch_add(1);
+      });
+    }
+    // Every Ack answered before the client goes (closing earlier could lose some).
+    auto deadline = SteadyClock::now() + std::chrono::seconds(30);
+    while (answered.load() < taken && SteadyClock::now() < deadline) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  };
   double cpu_before = thread_cpu_seconds("cbqs-");
   double io_before = thread_cpu_seconds("cbqs-io"), commit_before = thread_cpu_seconds("cbqs-commit");
   auto begin = SteadyClock::now();
   std::vector<std::thread> threads;
-  for (int k = 0; k < o.consumers; ++k) threads.emplace_back(consume, k);
+  for (int k = 0; k < o.consumers; ++k) {
+    if (o.redelivery)
+      threads.emplace_back(consume, k);
+    else
+      threads.emplace_back(consume_with_sdk, k);
+  }
   for (auto& t : threads) t.join();
   if (failed) die("a consumer failed");
   double received = std::chrono::duration<double>(SteadyClock::now() - begin).count();

@@ -22,7 +22,8 @@ using tcp = asio::ip::tcp;
 
 namespace {
 
-constexpr std::size_t kReadChunk = 64 * 1024;      // the read buffer's size, and its spare room
+constexpr std::size_t kReadChunk = 16 * 1024;      // the plaintext buffer's size: one TLS record
+constexpr std::size_t kTlsReadAhead = 64 * 1024;   // OpenSSL's buffer: one recv(2) takes several records
 constexpr std::size_t kReadPerTurn = 256 * 1024;   // then other connections get a turn
 constexpr std::size_t kMaxUpgradeBytes = 8 * 1024;  // the HTTP upgrade request or response
 constexpr std::size_t kMaxRecordBytes = 16 * 1024;  // one TLS record per SSL_write
@@ -108,10 +109,11 @@ WssChannel::WssChannel(tcp::socket socket, SSL_CTX* tls, Role role, Options opti
   BIO* bio = BIO_new(nosignal_socket_method());
   BIO_set_data(bio, reinterpret_cast<void*>(static_cast<std::intptr_t>(socket_.native_handle())));
   SSL_set_bio(ssl_, bio, bio);
-  // SSL_write may be retried from a moved buffer (out_ grows while it waits).
-  SSL_set_mode(ssl_, SSL_MODE_ACCEPT_MOVING_WRITE_BUFFER);
+  // SSL_write may be retried from a moved buffer (out_ grows while it waits);
+  // an idle connection keeps no TLS buffers.
+  SSL_set_mode(ssl_, SSL_MODE_ACCEPT_MOVING_WRITE_BUFFER | SSL_MODE_RELEASE_BUFFERS);
   SSL_set_read_ahead(ssl_, 1);  // one recv(2) takes every record that has arrived
-  SSL_set_default_read_buffer_len(ssl_, kReadChunk);
+  SSL_set_default_read_buffer_len(ssl_, kTlsReadAhead);
   in_.resize(kReadChunk);
 }
 
