@@ -1,5 +1,4 @@
 #include <rocksdb/db.h>
-#include <rocksdb/slice_transform.h>
 #include <rocksdb/write_batch.h>
 
 #include "cbqs/store/store.h"
@@ -82,9 +81,6 @@ Result<Unit, StoreError> ensure_format_marker(Store& store, bool created) {
 Result<std::unique_ptr<Store>, std::string> open_rocksdb_store(const std::string& path) {
   rocksdb::Options options;
   options.create_if_missing = true;
-  // Keys are "s/<stream id>/<kind>/<BE number>...": writes arrive in order
-  // within each such prefix, so the memtable inserts next to the previous key.
-  options.memtable_insert_with_hint_prefix_extractor.reset(rocksdb::NewFixedPrefixTransform(37));
   rocksdb::DB* raw = nullptr;
   // A store is "created" when RocksDB had nothing there before this open.
   rocksdb::Options probe;
