@@ -37,6 +37,7 @@ bench: deps
 	$(BUILD)/bin/admission_bench --benchmark_repetitions=5 --benchmark_report_aggregates_only=true
 	for p in 1 4 16; do for n in 256 1024; do \
 	  $(BUILD)/bin/cbqs_broker_bench --producers $$p --payload $$n --seconds 5 --runs 3 | tail -1; done; done
+	$(BUILD)/bin/cbqs_broker_bench --producers 16 --payload 256 --rate 75000 --seconds 5 --runs 3 | tail -1
 	$(BUILD)/bin/cbqs_broker_bench --producers 1 --rate 1000 --subscriber --seconds 5 --runs 3 | tail -1
 	for k in 1 2 8; do $(BUILD)/bin/cbqs_group_bench --consumers $$k --records 100000 --runs 3 | tail -1; done
 	for n in 50 2000; do $(BUILD)/bin/cbqs_group_bench --redelivery --records $$n --visibility-ms 500 --runs 3 | tail -1; done
