@@ -154,7 +154,7 @@ void WssChannel::tls_handshake() {
     int e = SSL_get_error(ssl_, r);
     if (e == SSL_ERROR_WANT_READ || e == SSL_ERROR_WANT_WRITE)
       return wait(e == SSL_ERROR_WANT_READ, &WssChannel::tls_handshake);
-    return fail_ssl("TLS handshake failed", r);
+    return fail_ssl("TLS handshake failed");
   }
   state_ = State::kUpgrade;
   if (role_ == Role::kClient) {
@@ -190,7 +190,7 @@ void WssChannel::read_available() {
       if (e == SSL_ERROR_WANT_READ || e == SSL_ERROR_WANT_WRITE)
         return wait(e == SSL_ERROR_WANT_READ, &WssChannel::read_available);
       if (e == SSL_ERROR_ZERO_RETURN) return finish("the peer closed the connection");
-      return fail_ssl(state_ == State::kHandshake ? "TLS handshake failed" : "connection lost", r);
+      return fail_ssl("connection lost");
     }
     in_end_ += static_cast<std::size_t>(r);
     taken += static_cast<std::size_t>(r);
@@ -384,7 +384,7 @@ void WssChannel::schedule_flush() {
 }
 
 void WssChannel::flush() {
-  write_waiting_ = false;
+  if (write_waiting_) return;  // the socket's writability calls it
   ERR_clear_error();  // as in read_available()
   while (state_ != State::kClosed && out_begin_ < out_.size()) {
     int size = retry_bytes_ ? retry_bytes_ : static_cast<int>(std::min(out_.size() - out_begin_, kMaxRecordBytes));
@@ -395,7 +395,7 @@ void WssChannel::flush() {
         retry_bytes_ = size;  // OpenSSL requires the same length on the retry
         return wait(e == SSL_ERROR_WANT_READ, &WssChannel::flush);
       }
-      return fail_ssl("send failed", r);
+      return fail_ssl("send failed");
     }
     retry_bytes_ = 0;
     out_begin_ += static_cast<std::size_t>(r);
@@ -452,6 +452,7 @@ void WssChannel::resume_reading() {
   if (read_waiting_ || state_ == State::kClosed) return;
   read_waiting_ = true;  // frames already read go first, then the socket
   asio::post(socket_.get_executor(), [self = shared_from_this()] {
+    self->read_waiting_ = false;
     if (self->state_ == State::kOpen && !self->take_frames()) return;
     self->read_available();
   });
@@ -468,13 +469,14 @@ void WssChannel::wait(bool for_read, Step then) {
   }
   socket_.async_wait(for_read ? tcp::socket::wait_read : tcp::socket::wait_write,
                      [self = shared_from_this(), then](boost::system::error_code ec) {
+                       if (then == &WssChannel::flush) self->write_waiting_ = false;
                        if (self->state_ == State::kClosed) return;
                        if (ec) return self->finish("connection lost: " + ec.message());
                        (self.get()->*then)();
                      });
 }
 
-void WssChannel::fail_ssl(const char* what, int) {
+void WssChannel::fail_ssl(const char* what) {
   std::string why = what;
   why.append(": ").append(ssl_error_text());
   finish(why);

@@ -99,7 +99,7 @@ class WssChannel : public std::enable_shared_from_this<WssChannel> {
   void close_after_flush(ws::CloseCode code);
   void finish(const std::string& why);
   void wait(bool for_read, Step then);
-  void fail_ssl(const char* what, int ret);
+  void fail_ssl(const char* what);
   ws::Mask next_mask();
 
   boost::asio::ip::tcp::socket socket_;
