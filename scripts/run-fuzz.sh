@@ -8,7 +8,7 @@ seconds="${1:-60}"
 scripts/install-deps.sh clang libclang-rt-14-dev
 cmake -S . -B build-fuzz -DCMAKE_CXX_COMPILER=clang++ -DCMAKE_BUILD_TYPE=RelWithDebInfo \
   -DCOWBOY_FUZZ=ON -DCOWBOY_TESTS=OFF -DCOWBOY_BENCH=OFF >/dev/null
-targets=(fuzz_client_frame fuzz_server_frame fuzz_sys_cbqs_payload fuzz_stored_records fuzz_devchain_tx)
+targets=(fuzz_client_frame fuzz_server_frame fuzz_sys_cbqs_payload fuzz_stored_records fuzz_devchain_tx fuzz_ws_frames)
 cmake --build build-fuzz -j "$(nproc)" --target "${targets[@]}"
 
 corpus_root=build-fuzz/corpus
@@ -26,7 +26,7 @@ seed "$corpus_root/fuzz_client_frame" 'frame_complete_session'
 seed "$corpus_root/fuzz_server_frame" 'resp_*'
 seed "$corpus_root/fuzz_server_frame" 'frame_*'
 seed "$corpus_root/fuzz_sys_cbqs_payload" 'ins_*'
-mkdir -p "$corpus_root/fuzz_stored_records" "$corpus_root/fuzz_devchain_tx"
+mkdir -p "$corpus_root/fuzz_stored_records" "$corpus_root/fuzz_devchain_tx" "$corpus_root/fuzz_ws_frames"
 
 status=0
 for target in "${targets[@]}"; do
