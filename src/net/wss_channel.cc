@@ -436,7 +436,9 @@ void WssChannel::close_after_flush(ws::CloseCode code) {
   }
   state_ = State::kClosing;
   shutdown_after_flush_ = true;
-  flush();
+  // Posted, never written from here: close() may be called from inside
+  // on_message, and a failed write must not run on_closed under its caller.
+  schedule_flush();
   // Keep reading: the peer's close frame, or its end of TCP, finishes.
   if (state_ == State::kClosing && !read_waiting_) {
     read_waiting_ = true;

@@ -63,7 +63,9 @@ class WssChannel : public std::enable_shared_from_this<WssChannel> {
   /// Queues one binary message. Everything queued in one turn of the io loop
   /// is written together. Ignored unless open.
   void send(ByteView message);
-  /// Sends a close frame, then closes TLS and the socket; on_closed follows.
+  /// Sends a close frame, then closes TLS and the socket; on_closed follows
+  /// in a later turn (so close() is safe inside on_message). Before the
+  /// upgrade there is nothing to send: the socket closes and on_closed runs at once.
   void close(ws::CloseCode code = ws::CloseCode::kNormal);
   /// Stops handing messages to on_message (the socket's data waits in the
   /// kernel: TCP flow control pushes back) until resume_reading().
