@@ -6,7 +6,7 @@ CMAKE_FLAGS ?=
 DEB_PACKAGES := build-essential cmake pkg-config openssl libssl-dev libboost1.81-dev \
   libboost-system1.81-dev libsodium-dev libcrypto++-dev libsecp256k1-dev librocksdb-dev \
   libngtcp2-dev libngtcp2-crypto-gnutls-dev libgnutls28-dev libgtest-dev libgmock-dev \
-  libbenchmark-dev libspdlog-dev libfmt-dev libcli11-dev nlohmann-json3-dev libtoml11-dev
+  libbenchmark-dev libspdlog-dev libfmt-dev libcli11-dev nlohmann-json3-dev libtoml11-dev libjemalloc-dev
 # The peers `make bench` compares cbqsd with (bench/peers/), and their client libraries.
 PEER_PACKAGES := redis-server nats-server libhiredis-dev libnats-dev
 

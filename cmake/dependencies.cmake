@@ -16,3 +16,13 @@ if(COWBOY_BENCH)
 endif()
 find_package(RocksDB CONFIG REQUIRED)
 find_package(Boost 1.81 CONFIG REQUIRED)
+
+# The servers' allocator: jemalloc (libjemalloc-dev), as Redis on Debian uses.
+# Linked into cbqsd and the benchmarks that run a broker, never into the
+# libraries (an application using the SDK keeps its own allocator), and not
+# under the sanitizers of the fuzz build, which bring their own.
+add_library(cowboy_server_allocator INTERFACE)
+if(NOT COWBOY_FUZZ)
+  pkg_check_modules(JEMALLOC REQUIRED IMPORTED_TARGET jemalloc)
+  target_link_libraries(cowboy_server_allocator INTERFACE PkgConfig::JEMALLOC)
+endif()
