@@ -1,4 +1,5 @@
 #include <rocksdb/db.h>
+#include <rocksdb/perf_level.h>
 #include <rocksdb/write_batch.h>
 
 #include "cbqs/store/store.h"
@@ -22,6 +23,10 @@ class RocksDbStore final : public Store {
 
   Result<Unit, StoreError> write(const WriteBatch& batch, Sync sync) override {
     if (failed_) return Err{StoreError::kFailed};
+    // RocksDB counts per-operation perf stats in thread-locals by default;
+    // nothing reads them, and each count is a TLS lookup in a shared library.
+    thread_local bool quiet = (rocksdb::SetPerfLevel(rocksdb::PerfLevel::kDisable), true);
+    (void)quiet;
     rocksdb::WriteBatch wb;
     for (const auto& op : batch.ops()) {
       switch (op.kind) {
