@@ -169,11 +169,16 @@ int main(int argc, char** argv) {
     t.row(figure + " p99", p.name(), "ms", p.durability()).runs.push_back(percentile(s.latencies_ms, 0.99));
     t.row(figure + " max", p.name(), "ms", p.durability()).runs.push_back(percentile(s.latencies_ms, 1.0));
   };
+  // Before each latency run, the page cache's dirty pages (every earlier run's
+  // files, of every system) go to the disk, so no system's fsync waits behind
+  // another's leftover writeback.
   if (wanted("latency")) each("append latency at 500/s", [&](Peer& p, int) {
+    ::sync();
     latency_rows("append->ack latency at 500/s, 256 B", p, p.append({1, 64, 256, seconds, 500}));
   });
   if (wanted("latency") && wanted("append")) each("append latency at half of each system's maximum", [&](Peer& p, int) {
     double half = t.median_of("durable appends/s, 256 B, 4 conns x 64 outstanding", p.name()) / 2;
+    ::sync();
     latency_rows("append->ack latency at 50% of own max, 256 B", p, p.append({4, 64, 256, seconds, half}));
   });
   for (int workers : {2, 8}) {
@@ -185,6 +190,7 @@ int main(int argc, char** argv) {
     });
   }
   if (wanted("delivery")) each("append->delivery latency", [&](Peer& p, int) {
+    ::sync();
     latency_rows("append->delivery latency at 500/s, live subscriber", p, p.delivery(500, seconds, 256));
   });
   for (auto& p : peers) p->stop();
