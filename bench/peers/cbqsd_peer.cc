@@ -35,8 +35,7 @@ class CbqsdPeer final : public Peer {
         (bin_ / "cbqsd").string(), "--dev", "--data-dir", data_.string(), "--listen", "127.0.0.1:0", "--admin-listen",
         "127.0.0.1:0", "--chain-listen", "127.0.0.1:0"}, (dir / "cbqsd.log").string());
     if (!child_->wait_for_line("cbqsd listening", std::chrono::seconds(30))) return false;
-    for (int i = 0; i < 100 && !std::filesystem::exists(data_ / "dev-endpoints.json"); ++i)
-      std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    eventually([&] { return std::filesystem::exists(data_ / "dev-endpoints.json"); }, std::chrono::seconds(2));
     auto options = sdk::ClientOptions::from_dev_dir(data_);
     if (!options) return false;
     options_ = *options;
@@ -47,43 +46,33 @@ class CbqsdPeer final : public Peer {
   Sample append(const AppendLoad& load) override {
     auto admin = client();
     auto lane = admin->create_lane();
-    Sample total;
-    std::mutex m;
-    auto start = Clock::now(), end = start + seconds(load.seconds);
-    std::vector<std::thread> threads;
-    for (int t = 0; t < load.connections; ++t) {
-      threads.emplace_back([&] {
-        auto c = client();
-        if (!c) return;
-        std::mutex pm;
-        std::condition_variable cv;
-        int outstanding = 0;
-        std::vector<double> mine;
-        Bytes payload(load.payload, 0x5a);
-        double rate = load.rate / load.connections;
-        for (std::uint64_t n = 0; Clock::now() < end; ++n) {
-          if (rate > 0) std::this_thread::sleep_until(due(start, n, rate));
-          std::unique_lock lock(pm);
-          cv.wait(lock, [&] { return outstanding < load.window; });
-          ++outstanding;
-          lock.unlock();
-          std::uint64_t sent = now_ns();
-          c->append(*lane, payload, [&, sent](sdk::Outcome<std::uint64_t> r) {
-            std::lock_guard guard(pm);
-            --outstanding;
-            if (r) mine.push_back(ms_since(sent));
-            cv.notify_all();
-          });
-        }
+    return on_each_connection(load, [&](Clock::time_point start, Clock::time_point end) {
+      std::vector<double> mine;
+      auto c = client();
+      if (!c) return mine;
+      std::mutex pm;
+      std::condition_variable cv;
+      int outstanding = 0;
+      Bytes payload(load.payload, 0x5a);
+      double rate = load.rate / load.connections;
+      for (std::uint64_t n = 0; Clock::now() < end; ++n) {
+        if (rate > 0) std::this_thread::sleep_until(due(start, n, rate));
         std::unique_lock lock(pm);
-        cv.wait(lock, [&] { return outstanding == 0; });
-        std::lock_guard guard(m);
-        total.add(mine);
-      });
-    }
-    for (auto& t : threads) t.join();
-    total.seconds = load.seconds;
-    return total;
+        cv.wait(lock, [&] { return outstanding < load.window; });
+        ++outstanding;
+        lock.unlock();
+        std::uint64_t sent = now_ns();
+        c->append(*lane, payload, [&, sent](sdk::Outcome<std::uint64_t> r) {
+          std::lock_guard guard(pm);
+          --outstanding;
+          if (r) mine.push_back(ms_since(sent));
+          cv.notify_all();
+        });
+      }
+      std::unique_lock lock(pm);
+      cv.wait(lock, [&] { return outstanding == 0; });
+      return mine;
+    });
   }
 
   Sample drain(int workers, std::uint64_t records, std::size_t payload) override {

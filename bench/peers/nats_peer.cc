@@ -55,46 +55,36 @@ class NatsPeer final : public Peer {
     child_ = std::make_unique<testing::ChildProcess>(std::vector<std::string>{
         "/usr/sbin/nats-server", "-a", "127.0.0.1", "-p", std::to_string(port_), "-js", "-sd", dir.string(), "-l",
         (dir / "nats.log").string()});
-    for (int i = 0; i < 100; ++i) {
-      Connection c;
-      if (open(c, 1)) return true;
-      std::this_thread::sleep_for(std::chrono::milliseconds(50));
-    }
-    return false;
+    return eventually(
+        [&] {
+          Connection c;
+          return open(c, 1);
+        },
+        std::chrono::seconds(5));
   }
   void stop() override { child_.reset(); }
 
   Sample append(const AppendLoad& load) override {
     std::string subject = add_stream(js_LimitsPolicy);
-    Sample total;
-    std::mutex m;
-    auto start = Clock::now(), end = start + seconds(load.seconds);
-    std::vector<std::thread> threads;
-    for (int t = 0; t < load.connections; ++t) {
-      threads.emplace_back([&] {
-        PublishStats stats;
-        Connection c;
-        if (!open(c, load.window, &stats)) return;
-        std::string payload(std::max<std::size_t>(load.payload, 8), 'x');
-        double rate = load.rate / load.connections;
-        for (std::uint64_t n = 0; Clock::now() < end; ++n) {
-          if (rate > 0) std::this_thread::sleep_until(due(start, n, rate));
-          std::uint64_t t = now_ns();
-          std::memcpy(payload.data(), &t, sizeof t);
-          js_PublishAsync(c.js, subject.c_str(), payload.data(), static_cast<int>(payload.size()), nullptr);
-        }
-        jsPubOptions wait;
-        jsPubOptions_Init(&wait);
-        wait.MaxWait = 30'000;
-        js_PublishAsyncComplete(c.js, &wait);
-        std::lock_guard lock(m);
-        std::lock_guard lock2(stats.m);
-        total.add(stats.latencies_ms);
-      });
-    }
-    for (auto& t : threads) t.join();
-    total.seconds = load.seconds;
-    return total;
+    return on_each_connection(load, [&](Clock::time_point start, Clock::time_point end) {
+      PublishStats stats;
+      Connection c;
+      if (!open(c, load.window, &stats)) return std::vector<double>{};
+      std::string payload(std::max<std::size_t>(load.payload, 8), 'x');
+      double rate = load.rate / load.connections;
+      for (std::uint64_t n = 0; Clock::now() < end; ++n) {
+        if (rate > 0) std::this_thread::sleep_until(due(start, n, rate));
+        std::uint64_t t = now_ns();
+        std::memcpy(payload.data(), &t, sizeof t);
+        js_PublishAsync(c.js, subject.c_str(), payload.data(), static_cast<int>(payload.size()), nullptr);
+      }
+      jsPubOptions wait;
+      jsPubOptions_Init(&wait);
+      wait.MaxWait = 30'000;
+      js_PublishAsyncComplete(c.js, &wait);
+      std::lock_guard lock(stats.m);
+      return stats.latencies_ms;
+    });
   }
 
   Sample drain(int workers, std::uint64_t records, std::size_t payload) override {

@@ -6,9 +6,12 @@
 #include <chrono>
 #include <filesystem>
 #include <memory>
+#include <mutex>
 #include <string>
+#include <thread>
 #include <vector>
 
+#include "../../tests/support/poll.h"
 #include "../../tests/support/ports.h"
 
 namespace cowboy::bench::peers {
@@ -74,11 +77,33 @@ inline Clock::duration seconds(double s) {
   return std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(s));
 }
 
-using testing::free_port;  // a loopback port nothing listens on now
+using testing::free_port;   // a loopback port nothing listens on now
+using testing::eventually;  // polls a condition up to a deadline (a server coming up)
 
 /// Paces an open-loop sender: the time the n-th of `rate`/s is due.
 inline Clock::time_point due(Clock::time_point start, std::uint64_t n, double rate) {
   return start + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(static_cast<double>(n) / rate));
+}
+
+/// The append workload's frame, the same for every peer: one thread per
+/// connection runs `connection(start, end)`, which sends until `end` and
+/// returns the latencies of its acknowledged appends; the Sample holds them
+/// all, over `load.seconds`.
+template <typename Connection>
+Sample on_each_connection(const AppendLoad& load, Connection connection) {
+  Sample total;
+  std::mutex m;
+  auto start = Clock::now(), end = start + seconds(load.seconds);
+  std::vector<std::thread> threads;
+  for (int t = 0; t < load.connections; ++t)
+    threads.emplace_back([&] {
+      std::vector<double> mine = connection(start, end);
+      std::lock_guard lock(m);
+      total.add(mine);
+    });
+  for (auto& t : threads) t.join();
+  total.seconds = load.seconds;
+  return total;
 }
 
 }  // namespace cowboy::bench::peers

@@ -29,57 +29,46 @@ class RedisPeer final : public Peer {
         "/usr/bin/redis-server", "--port", std::to_string(port_), "--bind", "127.0.0.1", "--dir", dir.string(),
         "--appendonly", "yes", "--appendfsync", "always", "--save", "", "--logfile", (dir / "redis.log").string(),
         "--protected-mode", "no"});
-    for (int i = 0; i < 100; ++i) {
-      if (auto c = connect()) {
-        Reply r(static_cast<redisReply*>(redisCommand(c.get(), "PING")), freeReplyObject);
-        if (r && r->type == REDIS_REPLY_STATUS) return true;
-      }
-      std::this_thread::sleep_for(std::chrono::milliseconds(50));
-    }
-    return false;
+    return eventually(
+        [&] {
+          auto c = connect();
+          Reply r(c ? static_cast<redisReply*>(redisCommand(c.get(), "PING")) : nullptr, freeReplyObject);
+          return r && r->type == REDIS_REPLY_STATUS;
+        },
+        std::chrono::seconds(5));
   }
   void stop() override { child_.reset(); }
 
   Sample append(const AppendLoad& load) override {
     std::string key = next_key();
-    Sample total;
-    std::mutex m;
-    auto start = Clock::now(), end = start + seconds(load.seconds);
-    std::vector<std::thread> threads;
-    for (int t = 0; t < load.connections; ++t) {
-      threads.emplace_back([&] {
-        auto c = connect();
-        if (!c) return;
-        std::string payload(load.payload, 'x');
-        std::deque<std::uint64_t> sent;
-        std::vector<double> mine;
-        std::uint64_t n = 0;
-        double rate = load.rate / load.connections;
-        while (true) {
-          auto now = Clock::now();
-          while (now < end && sent.size() < static_cast<std::size_t>(load.window) && (rate == 0 || due(start, n, rate) <= now)) {
-            redisAppendCommand(c.get(), "XADD %s * d %b", key.c_str(), payload.data(), payload.size());
-            sent.push_back(now_ns());
-            ++n;
-          }
-          if (sent.empty()) {
-            if (now >= end) break;
-            std::this_thread::sleep_until(due(start, n, rate));
-            continue;
-          }
-          redisReply* raw = nullptr;
-          if (redisGetReply(c.get(), reinterpret_cast<void**>(&raw)) != REDIS_OK) break;
-          Reply r(raw, freeReplyObject);
-          if (r->type != REDIS_REPLY_ERROR) mine.push_back(ms_since(sent.front()));
-          sent.pop_front();
+    return on_each_connection(load, [&](Clock::time_point start, Clock::time_point end) {
+      std::vector<double> mine;
+      auto c = connect();
+      if (!c) return mine;
+      std::string payload(load.payload, 'x');
+      std::deque<std::uint64_t> sent;
+      std::uint64_t n = 0;
+      double rate = load.rate / load.connections;
+      while (true) {
+        auto now = Clock::now();
+        while (now < end && sent.size() < static_cast<std::size_t>(load.window) && (rate == 0 || due(start, n, rate) <= now)) {
+          redisAppendCommand(c.get(), "XADD %s * d %b", key.c_str(), payload.data(), payload.size());
+          sent.push_back(now_ns());
+          ++n;
         }
-        std::lock_guard lock(m);
-        total.add(mine);
-      });
-    }
-    for (auto& t : threads) t.join();
-    total.seconds = load.seconds;
-    return total;
+        if (sent.empty()) {
+          if (now >= end) break;
+          std::this_thread::sleep_until(due(start, n, rate));
+          continue;
+        }
+        redisReply* raw = nullptr;
+        if (redisGetReply(c.get(), reinterpret_cast<void**>(&raw)) != REDIS_OK) break;
+        Reply r(raw, freeReplyObject);
+        if (r->type != REDIS_REPLY_ERROR) mine.push_back(ms_since(sent.front()));
+        sent.pop_front();
+      }
+      return mine;
+    });
   }
 
   Sample drain(int workers, std::uint64_t records, std::size_t payload) override {
