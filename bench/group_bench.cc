@@ -115,7 +115,9 @@ RunResult run_once(const Options& o, int index) {
   std::atomic<int> total{0};
   std::atomic<bool> failed{false};
   std::vector<std::vector<double>> lateness(static_cast<std::size_t>(o.consumers));
-  auto consume = [&](int k) {
+  // A redelivery consumer (--redelivery): the blocking test client, so that
+  // it can leave a first delivery unanswered and time the second.
+  auto watch_redeliveries = [&](int k) {
     auto conn = d.connect();
     if (!conn) return void(failed = true);
     auto s = d.open_session(**conn, d.grant(0x003f));
@@ -141,10 +143,6 @@ RunResult run_once(const Options& o, int index) {
       if (!del) {
         if (const auto* e = std::get_if<ErrorFrame>(&*f); e && o.details)
           std::fprintf(stderr, "error frame %u: %.*s\n", e->code, (int)e->message.size(), (const char*)e->message.data());
-        continue;
-      }
-      if (!o.redelivery) {
-        ack(*del);
         continue;
       }
       auto [it, first] = first_seen.emplace(del->sequence, SteadyClock::now());
@@ -190,7 +188,7 @@ RunResult run_once(const Options& o, int index) {
   std::vector<std::thread> threads;
   for (int k = 0; k < o.consumers; ++k) {
     if (o.redelivery)
-      threads.emplace_back(consume, k);
+      threads.emplace_back(watch_redeliveries, k);
     else
       threads.emplace_back(consume_with_sdk, k);
   }
