@@ -183,7 +183,11 @@ void Client::Impl::on_session_opened() {
 void Client::Impl::send_pending(std::uint64_t n) {
   auto& p = pending.at(n);
   p.sent_epoch = epoch;
-  send_frame(encode(CbqsClientFrameV2{Request{request_id(n), session_id, p.body}}));
+  // The body moves into the frame to be encoded and back (a resend needs it):
+  // copying it would cost an append's payload allocation and copy each time.
+  CbqsClientFrameV2 frame{Request{request_id(n), session_id, std::move(p.body)}};
+  send_frame(encode(frame));
+  p.body = std::move(std::get<Request>(frame).body);
 }
 
 void Client::Impl::lost(Error why) {
