@@ -175,15 +175,7 @@ void WssChannel::read_available() {
   ERR_clear_error();
   std::size_t taken = 0;
   while (state_ != State::kClosed && !paused_) {
-    // Room for one more read: compact, then grow only for a frame larger than the buffer.
-    if (in_.size() - in_end_ < kReadChunk / 4) {
-      if (in_begin_ > 0) {
-        std::memmove(in_.data(), in_.data() + in_begin_, in_end_ - in_begin_);
-        in_end_ -= in_begin_;
-        in_begin_ = 0;
-      }
-      if (in_.size() - in_end_ < kReadChunk / 4) in_.resize(in_.size() + kReadChunk);
-    }
+    make_room(in_end_ - in_begin_ + kReadChunk / 4);  // for one more read
     int r = SSL_read(ssl_, in_.data() + in_end_, static_cast<int>(std::min<std::size_t>(in_.size() - in_end_, INT_MAX)));
     if (r <= 0) {
       int e = SSL_get_error(ssl_, r);
@@ -275,12 +267,7 @@ bool WssChannel::take_frames() {
     }
     std::size_t whole = h.header_bytes + static_cast<std::size_t>(h.payload_bytes);
     if (available.size() < whole) {
-      if (in_.size() - in_begin_ < whole) {  // make room for it; bounded by max_message_bytes
-        std::memmove(in_.data(), in_.data() + in_begin_, available.size());
-        in_end_ = available.size();
-        in_begin_ = 0;
-        in_.resize(std::max(in_.size(), whole + kReadChunk / 4));
-      }
+      make_room(whole);  // bounded by max_message_bytes
       break;
     }
     std::uint8_t* payload = in_.data() + in_begin_ + h.header_bytes;
@@ -296,6 +283,16 @@ bool WssChannel::take_frames() {
     }
   }
   return state_ != State::kClosed;
+}
+
+// Room for `bytes` from the first unread byte: the unread bytes move to the
+// front, and the buffer grows only if that is not enough.
+void WssChannel::make_room(std::size_t bytes) {
+  if (in_.size() - in_begin_ >= bytes) return;
+  std::memmove(in_.data(), in_.data() + in_begin_, in_end_ - in_begin_);
+  in_end_ -= in_begin_;
+  in_begin_ = 0;
+  if (in_.size() < bytes) in_.resize(bytes + kReadChunk / 4);
 }
 
 bool WssChannel::take_message(const ws::FrameHeader& h, std::uint8_t* payload) {

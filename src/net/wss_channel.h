@@ -94,6 +94,7 @@ class WssChannel : public std::enable_shared_from_this<WssChannel> {
   void read_available();
   bool take_upgrade();
   bool take_frames();
+  void make_room(std::size_t bytes);
   bool take_message(const ws::FrameHeader& h, std::uint8_t* payload);
   void queue_frame(ws::Opcode opcode, ByteView payload);
   void schedule_flush();
