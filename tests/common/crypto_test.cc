@@ -2,6 +2,10 @@
 
 #include <gtest/gtest.h>
 
+#include <random>
+
+#include "common/keccak_x8.h"
+
 namespace cowboy::crypto {
 
 TEST(Keccak256, MatchesTheOriginalKeccakVectorsNotSha3) {
@@ -13,6 +17,60 @@ TEST(Keccak256, MatchesTheOriginalKeccakVectorsNotSha3) {
 
 TEST(Keccak256, PartsHashLikeTheirConcatenation) {
   EXPECT_EQ(keccak256({as_bytes("ab"), as_bytes(""), as_bytes("c")}), keccak256(as_bytes("abc")));
+}
+
+// Inputs of every length that moves the padding: empty, one byte short of a
+// 136-byte block (pad bytes 0x01 and 0x80 share the last byte), exact blocks,
+// one over, and a few blocks.
+std::vector<Bytes> inputs_around_block_edges() {
+  std::mt19937_64 rng(7);
+  std::vector<Bytes> inputs;
+  for (std::size_t size : {0, 1, 31, 32, 100, 135, 136, 137, 200, 255, 256, 271, 272, 273, 1000, 4096}) {
+    Bytes b(size);
+    for (auto& byte : b) byte = static_cast<std::uint8_t>(rng());
+    inputs.push_back(std::move(b));
+  }
+  return inputs;
+}
+
+TEST(Keccak256Many, EachOutputIsThatInputsKeccak256ForEveryCountAndLengthMix) {
+  auto pool = inputs_around_block_edges();
+  // Every count 0..20 (partial and several 8-lane passes), lengths rotated so
+  // each pass mixes short and long inputs.
+  for (std::size_t count = 0; count <= 20; ++count) {
+    std::vector<ByteView> views;
+    for (std::size_t i = 0; i < count; ++i) views.push_back(pool[(i * 5 + count) % pool.size()]);
+    std::vector<Bytes32> out(count);
+    keccak256_many(views, out);
+    for (std::size_t i = 0; i < count; ++i)
+      EXPECT_EQ(out[i], keccak256(views[i])) << "count " << count << " input " << i << " size " << views[i].size();
+  }
+}
+
+TEST(Keccak256Many, TheEightLanePathMatchesTheKnownVectors) {
+  if (!detail::keccak_x8_available()) GTEST_SKIP() << "no AVX-512 on this CPU; keccak256_many hashes one at a time";
+  std::vector<ByteView> views{as_bytes(""), as_bytes("abc")};
+  Bytes32 out[2];
+  detail::keccak256_x8(views.data(), views.size(), out);
+  EXPECT_EQ(to_hex(out[0]), "c5d2460186f7233c927e7db2dcc703c0e500b653ca82273b7bfad8045d85a470");
+  EXPECT_EQ(to_hex(out[1]), "4e03657aea45a94fc7d47ba826c8d667c0d1e6e33a64a036ec44f58fa12d6c45");
+}
+
+TEST(Keccak256Many, TheEightLanePathMatchesTheLibraryOnRandomInputs) {
+  if (!detail::keccak_x8_available()) GTEST_SKIP() << "no AVX-512 on this CPU";
+  std::mt19937_64 rng(11);
+  for (int trial = 0; trial < 300; ++trial) {
+    std::size_t count = 1 + rng() % detail::kKeccakLanes;
+    std::vector<Bytes> inputs(count);
+    for (auto& b : inputs) {
+      b.resize(rng() % 700);
+      for (auto& byte : b) byte = static_cast<std::uint8_t>(rng());
+    }
+    std::vector<ByteView> views(inputs.begin(), inputs.end());
+    Bytes32 out[detail::kKeccakLanes];
+    detail::keccak256_x8(views.data(), count, out);
+    for (std::size_t i = 0; i < count; ++i) ASSERT_EQ(out[i], keccak256(views[i])) << "size " << views[i].size();
+  }
 }
 
 TEST(Ed25519, Rfc8032TestOne) {

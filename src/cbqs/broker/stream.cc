@@ -362,8 +362,6 @@ Result<std::uint64_t, ErrorCode> StreamState::stage_append(std::uint64_t lane_id
   if (!status) return Err{ErrorCode::kUnknownLane};
   if (*status == LaneStatusV2::kClosed) return Err{ErrorCode::kLaneClosed};
   std::uint64_t seq = next_sequence_staged_++;
-  // Hashed here, on the io thread, while the committer syncs the previous batch.
-  open_digests_.push_back(record_digest(RecordHeaderV2{stream_id_, lane_id}, payload));
   open_.push_back(Record{seq, lane_id, 0, std::move(payload)});
   return seq;
 }
@@ -375,15 +373,11 @@ PreparedBatch StreamState::close_batch(const ChainView& view, const ProviderIden
   batch_in_flight_ = true;
   if (open_.size() <= max_records) {
     batch.records = std::move(open_);
-    batch.digests = std::move(open_digests_);
     open_.clear();
-    open_digests_.clear();
   } else {
     auto split = static_cast<std::ptrdiff_t>(max_records);
     batch.records.assign(std::make_move_iterator(open_.begin()), std::make_move_iterator(open_.begin() + split));
-    batch.digests.assign(open_digests_.begin(), open_digests_.begin() + split);
     open_.erase(open_.begin(), open_.begin() + split);
-    open_digests_.erase(open_digests_.begin(), open_digests_.begin() + split);
   }
   std::uint64_t committed_at = std::max(last_committed_at_ms_, now_ms);
   for (auto& r : batch.records) r.committed_at_ms = committed_at;
@@ -402,7 +396,10 @@ PreparedBatch StreamState::close_batch(const ChainView& view, const ProviderIden
 void PreparedBatch::seal(const ProviderIdentity& provider) {
   const Bytes32& sid = receipt.stream_id;
   for (const auto& r : records) write.put(stream_key(sid, 'r', r.sequence), encode_record(r));
-  receipt.records_digest = records_digest(digests);
+  std::vector<RecordView> views;
+  views.reserve(records.size());
+  for (const auto& r : records) views.push_back({RecordHeaderV2{sid, r.lane_id}, r.payload});
+  receipt.records_digest = records_digest(record_digests(views));
   sign_checkpoint(receipt, provider.signing_seed);
   write.put(stream_key(sid, 'c', receipt.last_sequence), as_string(encode(receipt)));
   // The high-water marks as they stand once this batch is durable.

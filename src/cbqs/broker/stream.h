@@ -62,13 +62,11 @@ struct ProviderIdentity {
   crypto::Ed25519Seed signing_seed{};
 };
 
-/// What close_batch() produced. Each record was hashed when it was staged (on
-/// the io thread, overlapping the previous batch's sync); seal() - the batch
-/// digest, the signature and the encoding - needs no stream state, so the
-/// owner runs it on the committer thread; then `write` is the batch to make durable.
+/// What close_batch() produced. seal() - the record digests, the batch
+/// digest, the signature and the encoding - needs no stream state, so the owner
+/// runs it on the committer thread; then `write` is the batch to make durable.
 struct PreparedBatch {
   std::vector<Record> records;
-  std::vector<Bytes32> digests;    // each record's record_digest, computed when it was staged
   CheckpointReceiptV2 receipt;     // every field but the digest and signature until sealed
   store::WriteBatch write;         // filled by seal()
   bool empty() const { return records.empty(); }
@@ -189,7 +187,6 @@ class StreamState {
   // Staged, not yet durable.
   std::uint64_t next_sequence_staged_ = 1;
   std::vector<Record> open_;
-  std::vector<Bytes32> open_digests_;  // open_[i]'s record_digest
   bool batch_in_flight_ = false;  // one closed batch at a time keeps the chain in order
 
   // Retention.

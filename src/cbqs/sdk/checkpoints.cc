@@ -57,16 +57,19 @@ Outcome<ChainReport> verify_chain(Client& client, const ProviderRecordV2& provid
                                                                    : ": no signing key of the provider record covers its snapshot_height"));
     if (auto broken = broken_link(*r, before ? &*before : nullptr); !broken.empty())
       return stop(CheckpointVerdict::kInvalid, range(*r) + ": " + broken);
-    std::vector<Bytes32> digests;
+    std::vector<Bytes> payloads;  // kept until the batch is hashed, which RecordView only points at
+    std::vector<RecordView> records;
     for (std::uint64_t seq = r->first_sequence; seq <= r->last_sequence; ++seq) {
       auto record = (*reader)->next(std::chrono::seconds(10));
       if (!record) return Err{record.error()};
       if (!*record) return Err{Error{Error::Kind::kTimeout, 0, "record " + std::to_string(seq) + " did not arrive"}};
       if ((*record)->sequence != seq)
         return stop(CheckpointVerdict::kInvalid, range(*r) + ": record " + std::to_string(seq) + " is missing");
-      digests.push_back(record_digest(RecordHeaderV2{r->stream_id, (*record)->lane_id}, (*record)->payload));
+      payloads.push_back(std::move((*record)->payload));
+      records.push_back({RecordHeaderV2{r->stream_id, (*record)->lane_id}, {}});
     }
-    if (records_digest(digests) != r->records_digest)
+    for (std::size_t i = 0; i < records.size(); ++i) records[i].payload = payloads[i];
+    if (records_digest(record_digests(records)) != r->records_digest)
       return stop(CheckpointVerdict::kInvalid, range(*r) + ": records_digest does not match its records");
     before = *r;
     ++report.receipts;

@@ -43,10 +43,40 @@ Bytes32 checkpoint_id(const CheckpointReceiptV2& receipt) {
   return crypto::keccak256(checkpoint_signing_bytes_v2(receipt));
 }
 
-Bytes32 record_digest(const RecordHeaderV2& header, ByteView payload) {
+namespace {
+// record_digest = keccak256(domain || canonical(header) || keccak256(payload))
+void append_record_preimage(Bytes& out, const RecordHeaderV2& header, const Bytes32& payload_hash) {
+  out.insert(out.end(), kRecordDomain.begin(), kRecordDomain.end());
   Bytes canonical_header = encode(header);
-  Bytes32 payload_hash = crypto::keccak256(payload);
-  return crypto::keccak256({as_bytes(kRecordDomain), canonical_header, payload_hash});
+  out.insert(out.end(), canonical_header.begin(), canonical_header.end());
+  out.insert(out.end(), payload_hash.begin(), payload_hash.end());
+}
+}  // namespace
+
+Bytes32 record_digest(const RecordHeaderV2& header, ByteView payload) {
+  Bytes preimage;
+  append_record_preimage(preimage, header, crypto::keccak256(payload));
+  return crypto::keccak256(preimage);
+}
+
+std::vector<Bytes32> record_digests(std::span<const RecordView> records) {
+  std::vector<ByteView> views;
+  views.reserve(records.size());
+  for (const auto& r : records) views.push_back(r.payload);
+  std::vector<Bytes32> hashes(records.size());
+  crypto::keccak256_many(views, hashes);
+
+  Bytes preimages;
+  std::vector<std::size_t> ends;
+  ends.reserve(records.size());
+  for (std::size_t i = 0; i < records.size(); ++i) {
+    append_record_preimage(preimages, records[i].header, hashes[i]);
+    ends.push_back(preimages.size());
+  }
+  for (std::size_t i = 0, begin = 0; i < records.size(); begin = ends[i++])
+    views[i] = ByteView(preimages).subspan(begin, ends[i] - begin);
+  crypto::keccak256_many(views, hashes);
+  return hashes;
 }
 
 Bytes32 records_digest(std::span<const Bytes32> record_digests) {

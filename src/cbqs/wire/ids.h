@@ -27,6 +27,13 @@ Bytes32 grant_id(const StreamGrantV2& grant);
 Bytes32 checkpoint_id(const CheckpointReceiptV2& receipt);
 
 Bytes32 record_digest(const RecordHeaderV2& header, ByteView payload);
+struct RecordView {
+  RecordHeaderV2 header;
+  ByteView payload;
+};
+/// record_digest of each record; hashed together (crypto::keccak256_many), so
+/// a batch costs a fraction of hashing its records one by one.
+std::vector<Bytes32> record_digests(std::span<const RecordView> records);
 /// keccak256("cbqs/records-digest/v2" || count_u32_be || digest...)
 Bytes32 records_digest(std::span<const Bytes32> record_digests);
 

@@ -88,6 +88,20 @@ TEST(Ids, RecordDigestAndRecordsDigest) {
   EXPECT_NE(records_digest(reversed), records_digest(digests));
 }
 
+TEST(Ids, RecordDigestsOfABatchEqualEachRecordsDigest) {
+  // 19 records: two full 8-lane passes and a partial one; payloads of mixed
+  // sizes (the first pass mixes one- and three-block payloads) and lanes.
+  std::vector<Bytes> payloads;
+  for (std::size_t i = 0; i < 19; ++i) payloads.push_back(Bytes(i % 3 == 0 ? 300 : 17 * i, static_cast<std::uint8_t>(i)));
+  std::vector<RecordView> batch;
+  for (std::size_t i = 0; i < payloads.size(); ++i) batch.push_back({RecordHeaderV2{filled32(0x30), i % 4}, payloads[i]});
+  auto digests = record_digests(batch);
+  ASSERT_EQ(digests.size(), batch.size());
+  for (std::size_t i = 0; i < batch.size(); ++i)
+    EXPECT_EQ(digests[i], record_digest(batch[i].header, batch[i].payload)) << "record " << i;
+  EXPECT_TRUE(record_digests({}).empty());
+}
+
 TEST(Ids, RoomLaneIdsFollowTheSection11_1Derivation) {
   Bytes32 room = filled32(0x33), seat = filled32(0x55);
   auto first8 = [](const Bytes32& c) {
