@@ -198,7 +198,7 @@ RunResult run_once(const Options& o, int index) {
               m.batches ? static_cast<double>(m.batch_records) / static_cast<double>(m.batches) : 0.0);
   std::vector<double> sync_ms;  // the store's synced writes (recent ones), to read the tail against
   for (auto us : m.sync_latency_us) sync_ms.push_back(static_cast<double>(us) / 1000.0);
-  std::printf(", sync p50 %.3f ms p99 %.3f ms", percentile(sync_ms, 0.50), percentile(sync_ms, 0.99));
+  std::printf(", sync p50 %.3f ms p99 %.3f ms max %.3f", percentile(sync_ms, 0.50), percentile(sync_ms, 0.99), percentile(sync_ms, 1.0));
   if (o.subscriber) std::printf(", append->delivery p50 %.3f ms p99 %.3f ms", r.delivery_p50_ms, r.delivery_p99_ms);
   std::printf("\n");
   std::fflush(stdout);

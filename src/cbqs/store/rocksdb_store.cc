@@ -1,5 +1,6 @@
 #include <rocksdb/db.h>
 #include <rocksdb/perf_level.h>
+#include <rocksdb/sst_file_manager.h>
 #include <rocksdb/write_batch.h>
 
 #include "cbqs/store/store.h"
@@ -83,9 +84,26 @@ Result<Unit, StoreError> ensure_format_marker(Store& store, bool created) {
   return Unit{};
 }
 
+// Obsolete WAL and table files are deleted by a background thread, shortened
+// 4 MiB at a time at up to 128 MiB/s, instead of by one unlink. Unlinking a
+// 64 MiB WAL after a flush held the ext4 journal (with online discard, as on
+// the reference VM) for 20-35 ms, and every fdatasync of the live WAL waited
+// behind it. The rate is above what one broker writes, so trash does not build
+// up; the ratio only keeps the scheduler from deleting at once while the table
+// files are still small next to the first WALs.
+static std::shared_ptr<rocksdb::SstFileManager> paced_file_deletion() {
+  constexpr std::int64_t kDeleteBytesPerSec = 128 << 20;
+  constexpr std::uint64_t kDeleteChunkBytes = 4 << 20;
+  constexpr double kMaxTrashToDataRatio = 100;
+  return std::shared_ptr<rocksdb::SstFileManager>(
+      rocksdb::NewSstFileManager(rocksdb::Env::Default(), nullptr, "", kDeleteBytesPerSec,
+                                 /*delete_existing_trash=*/true, nullptr, kMaxTrashToDataRatio, kDeleteChunkBytes));
+}
+
 Result<std::unique_ptr<Store>, std::string> open_rocksdb_store(const std::string& path) {
   rocksdb::Options options;
   options.create_if_missing = true;
+  options.sst_file_manager = paced_file_deletion();
   rocksdb::DB* raw = nullptr;
   // A store is "created" when RocksDB had nothing there before this open.
   rocksdb::Options probe;
