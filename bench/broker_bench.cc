@@ -202,7 +202,7 @@ RunResult run_once(const Options& o, int index) {
   if (o.subscriber) std::printf(", append->delivery p50 %.3f ms p99 %.3f ms", r.delivery_p50_ms, r.delivery_p99_ms);
   std::printf("\n");
   std::fflush(stdout);
-  d.stop();
+  started->reset();  // closes the store, whose file-deletion thread must not race remove_all
   std::filesystem::remove_all(dir);
   return r;
 }

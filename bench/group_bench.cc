@@ -222,7 +222,7 @@ RunResult run_once(const Options& o, int index) {
   for (auto& v : lateness) all.insert(all.end(), v.begin(), v.end());
   result.lateness_p50_ms = percentile(all, 0.5);
   result.lateness_p99_ms = percentile(all, 0.99);
-  d.stop();
+  started->reset();  // closes the store, whose file-deletion thread must not race remove_all
   std::filesystem::remove_all(dir);
   return result;
 }
