@@ -19,6 +19,13 @@ std::uint64_t read_be(const std::uint8_t* p, int n) {
   return v;
 }
 
+std::string base64(const unsigned char* data, std::size_t size) {
+  std::string out(4 * ((size + 2) / 3) + 1, '\0');  // EVP_EncodeBlock adds a NUL
+  int n = EVP_EncodeBlock(reinterpret_cast<unsigned char*>(out.data()), data, static_cast<int>(size));
+  out.resize(static_cast<std::size_t>(n));
+  return out;
+}
+
 }  // namespace
 
 Parsed parse_header(ByteView b, std::uint64_t max_payload_bytes) {
@@ -96,9 +103,9 @@ std::string accept_key(std::string_view client_key) {
   unsigned char digest[SHA_DIGEST_LENGTH];
   unsigned int digest_bytes = 0;
   EVP_Digest(joined.data(), joined.size(), digest, &digest_bytes, EVP_sha1(), nullptr);
-  unsigned char encoded[4 * ((SHA_DIGEST_LENGTH + 2) / 3) + 1];
-  int n = EVP_EncodeBlock(encoded, digest, SHA_DIGEST_LENGTH);
-  return std::string(reinterpret_cast<const char*>(encoded), static_cast<std::size_t>(n));
+  return base64(digest, SHA_DIGEST_LENGTH);
 }
+
+std::string client_key(const std::array<std::uint8_t, 16>& nonce) { return base64(nonce.data(), nonce.size()); }
 
 }  // namespace cowboy::net::ws

@@ -80,6 +80,8 @@ void apply_mask(std::uint8_t* data, std::size_t size, const Mask& mask, std::siz
 /// `*mask` when given (the client role), unmasked otherwise (the server role).
 void append_frame(std::vector<std::uint8_t>& out, Opcode opcode, ByteView payload, const Mask* mask);
 
+/// Sec-WebSocket-Key: the client's 16-byte nonce in base64 (RFC 6455 §4.1).
+std::string client_key(const std::array<std::uint8_t, 16>& nonce);
 /// Sec-WebSocket-Accept for a client's Sec-WebSocket-Key (RFC 6455 §4.2.2).
 std::string accept_key(std::string_view client_key);
 

@@ -1,7 +1,6 @@
 #include "net/wss_channel.h"
 
 #include <openssl/err.h>
-#include <openssl/rand.h>
 #include <openssl/x509v3.h>
 #include <sys/socket.h>
 
@@ -13,6 +12,8 @@
 #include <boost/beast/websocket/rfc6455.hpp>
 #include <cerrno>
 #include <cstring>
+
+#include "common/clock.h"
 
 namespace cowboy::net {
 
@@ -84,14 +85,6 @@ std::string ssl_error_text() {
   return text;
 }
 
-std::string random_key() {  // Sec-WebSocket-Key: 16 random bytes, base64
-  unsigned char raw[16];
-  RAND_bytes(raw, sizeof raw);
-  unsigned char encoded[25];
-  EVP_EncodeBlock(encoded, raw, sizeof raw);
-  return std::string(reinterpret_cast<const char*>(encoded), 24);
-}
-
 // The end of an HTTP header block in `text`, or npos.
 std::size_t header_end(std::string_view text) {
   auto at = text.find("\r\n\r\n");
@@ -158,7 +151,9 @@ void WssChannel::tls_handshake() {
   }
   state_ = State::kUpgrade;
   if (role_ == Role::kClient) {
-    client_key_ = random_key();
+    std::array<std::uint8_t, 16> nonce;
+    SystemEntropy{}.fill(nonce);
+    client_key_ = ws::client_key(nonce);
     std::string request = "GET " + path_ + " HTTP/1.1\r\nHost: " + host_ +
                           "\r\nUpgrade: websocket\r\nConnection: Upgrade\r\nSec-WebSocket-Key: " + client_key_ +
                           "\r\nSec-WebSocket-Version: 13\r\n\r\n";
@@ -188,11 +183,7 @@ void WssChannel::read_available() {
     taken += static_cast<std::size_t>(r);
     bool go_on = state_ == State::kUpgrade ? take_upgrade() : take_frames();
     if (!go_on) return;
-    if (taken >= kReadPerTurn) {  // let the other connections have a turn
-      read_waiting_ = true;
-      asio::post(socket_.get_executor(), [self = shared_from_this()] { self->read_available(); });
-      return;
-    }
+    if (taken >= kReadPerTurn) return post_read();  // let the other connections have a turn
   }
 }
 
@@ -350,24 +341,13 @@ void WssChannel::send(ByteView message) {
 
 void WssChannel::queue_frame(ws::Opcode opcode, ByteView payload) {
   if (role_ == Role::kClient) {
-    ws::Mask mask = next_mask();
+    ws::Mask mask;
+    SystemEntropy{}.fill(mask);  // from a pooled CSPRNG: a mask costs a copy, not a syscall
     ws::append_frame(out_, opcode, payload, &mask);
   } else {
     ws::append_frame(out_, opcode, payload, nullptr);
   }
   schedule_flush();
-}
-
-ws::Mask WssChannel::next_mask() {
-  if (mask_used_ + 4 > mask_pool_.size()) {
-    mask_pool_.resize(4096);
-    RAND_bytes(mask_pool_.data(), static_cast<int>(mask_pool_.size()));
-    mask_used_ = 0;
-  }
-  ws::Mask m;
-  std::memcpy(m.data(), mask_pool_.data() + mask_used_, 4);
-  mask_used_ += 4;
-  return m;
 }
 
 void WssChannel::schedule_flush() {
@@ -436,11 +416,13 @@ void WssChannel::close_after_flush(ws::CloseCode code) {
   // Posted, never written from here: close() may be called from inside
   // on_message, and a failed write must not run on_closed under its caller.
   schedule_flush();
-  // Keep reading: the peer's close frame, or its end of TCP, finishes.
-  if (state_ == State::kClosing && !read_waiting_) {
-    read_waiting_ = true;
-    asio::post(socket_.get_executor(), [self = shared_from_this()] { self->read_available(); });
-  }
+  post_read();  // keep reading: the peer's close frame, or its end of TCP, finishes
+}
+
+void WssChannel::post_read() {
+  if (read_waiting_) return;
+  read_waiting_ = true;
+  asio::post(socket_.get_executor(), [self = shared_from_this()] { self->read_available(); });
 }
 
 void WssChannel::pause_reading() { paused_ = true; }

@@ -92,6 +92,7 @@ class WssChannel : public std::enable_shared_from_this<WssChannel> {
   void start_handshake();
   void tls_handshake();
   void read_available();
+  void post_read();  // read_available() in a later turn, unless a read is already pending
   bool take_upgrade();
   bool take_frames();
   void make_room(std::size_t bytes);
@@ -103,7 +104,6 @@ class WssChannel : public std::enable_shared_from_this<WssChannel> {
   void finish(const std::string& why);
   void wait(bool for_read, Step then);
   void fail_ssl(const char* what);
-  ws::Mask next_mask();
 
   boost::asio::ip::tcp::socket socket_;
   SSL* ssl_ = nullptr;
@@ -126,9 +126,6 @@ class WssChannel : public std::enable_shared_from_this<WssChannel> {
   bool flush_posted_ = false, write_waiting_ = false;
   bool shutdown_after_flush_ = false;  // then close TLS and TCP's sending half
   bool finish_after_flush_ = false;    // the peer closed first: nothing more to wait for
-
-  std::vector<std::uint8_t> mask_pool_;  // client role: mask keys from the system's CSPRNG, 4 KiB at a time
-  std::size_t mask_used_ = 0;
 };
 
 }  // namespace cowboy::net

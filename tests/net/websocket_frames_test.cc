@@ -92,5 +92,12 @@ TEST(WebSocketFrames, TheAcceptKeyOfRfc6455Section1_3) {
   EXPECT_EQ(accept_key("dGhlIHNhbXBsZSBub25jZQ=="), "s3pPLMBiTxaQ9kYGzzhZRbK+xOo=");
 }
 
+TEST(WebSocketFrames, TheClientKeyOfRfc6455Section1_3IsItsNonceInBase64) {
+  std::array<std::uint8_t, 16> nonce;
+  std::string_view text = "the sample nonce";
+  std::copy(text.begin(), text.end(), nonce.begin());
+  EXPECT_EQ(client_key(nonce), "dGhlIHNhbXBsZSBub25jZQ==");
+}
+
 }  // namespace
 }  // namespace cowboy::net::ws
