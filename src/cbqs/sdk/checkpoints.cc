@@ -57,7 +57,9 @@ Outcome<ChainReport> verify_chain(Client& client, const ProviderRecordV2& provid
                                                                    : ": no signing key of the provider record covers its snapshot_height"));
     if (auto broken = broken_link(*r, before ? &*before : nullptr); !broken.empty())
       return stop(CheckpointVerdict::kInvalid, range(*r) + ": " + broken);
-    std::vector<Bytes> payloads;  // kept until the batch is hashed, which RecordView only points at
+    // `records` points into `payloads`: a Bytes keeps its buffer when the
+    // vector holding it moves it, so the views stay valid as it grows.
+    std::vector<Bytes> payloads;
     std::vector<RecordView> records;
     for (std::uint64_t seq = r->first_sequence; seq <= r->last_sequence; ++seq) {
       auto record = (*reader)->next(std::chrono::seconds(10));
@@ -66,9 +68,8 @@ Outcome<ChainReport> verify_chain(Client& client, const ProviderRecordV2& provid
       if ((*record)->sequence != seq)
         return stop(CheckpointVerdict::kInvalid, range(*r) + ": record " + std::to_string(seq) + " is missing");
       payloads.push_back(std::move((*record)->payload));
-      records.push_back({RecordHeaderV2{r->stream_id, (*record)->lane_id}, {}});
+      records.push_back({RecordHeaderV2{r->stream_id, (*record)->lane_id}, payloads.back()});
     }
-    for (std::size_t i = 0; i < records.size(); ++i) records[i].payload = payloads[i];
     if (records_digest(record_digests(records)) != r->records_digest)
       return stop(CheckpointVerdict::kInvalid, range(*r) + ": records_digest does not match its records");
     before = *r;
