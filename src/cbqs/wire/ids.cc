@@ -45,18 +45,17 @@ Bytes32 checkpoint_id(const CheckpointReceiptV2& receipt) {
 
 namespace {
 // record_digest = keccak256(domain || canonical(header) || keccak256(payload))
-void append_record_preimage(Bytes& out, const RecordHeaderV2& header, const Bytes32& payload_hash) {
-  out.insert(out.end(), kRecordDomain.begin(), kRecordDomain.end());
-  Bytes canonical_header = encode(header);
-  out.insert(out.end(), canonical_header.begin(), canonical_header.end());
-  out.insert(out.end(), payload_hash.begin(), payload_hash.end());
+void put_record_preimage(codec::Writer& w, const RecordHeaderV2& header, const Bytes32& payload_hash) {
+  w.raw(kRecordDomain);
+  put(w, header);
+  w.fixed(payload_hash);
 }
 }  // namespace
 
 Bytes32 record_digest(const RecordHeaderV2& header, ByteView payload) {
-  Bytes preimage;
-  append_record_preimage(preimage, header, crypto::keccak256(payload));
-  return crypto::keccak256(preimage);
+  codec::Writer w;
+  put_record_preimage(w, header, crypto::keccak256(payload));
+  return crypto::keccak256(w.data());
 }
 
 std::vector<Bytes32> record_digests(std::span<const RecordView> records) {
@@ -66,15 +65,16 @@ std::vector<Bytes32> record_digests(std::span<const RecordView> records) {
   std::vector<Bytes32> hashes(records.size());
   crypto::keccak256_many(views, hashes);
 
-  Bytes preimages;
+  // Every preimage into one buffer, then a view of each.
+  codec::Writer preimages;
   std::vector<std::size_t> ends;
   ends.reserve(records.size());
   for (std::size_t i = 0; i < records.size(); ++i) {
-    append_record_preimage(preimages, records[i].header, hashes[i]);
+    put_record_preimage(preimages, records[i].header, hashes[i]);
     ends.push_back(preimages.size());
   }
   for (std::size_t i = 0, begin = 0; i < records.size(); begin = ends[i++])
-    views[i] = ByteView(preimages).subspan(begin, ends[i] - begin);
+    views[i] = ByteView(preimages.data()).subspan(begin, ends[i] - begin);
   crypto::keccak256_many(views, hashes);
   return hashes;
 }
