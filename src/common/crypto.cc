@@ -118,6 +118,42 @@ std::optional<Address> secp256k1_recover_address(const Bytes32& digest, const Re
   return address_of(pub);
 }
 
+namespace {
+Secp256k1Compressed compressed(const secp256k1_pubkey& pub) {
+  Secp256k1Compressed out;
+  std::size_t len = out.size();
+  secp256k1_ec_pubkey_serialize(secp_context(), out.data(), &len, &pub, SECP256K1_EC_COMPRESSED);
+  return out;
+}
+}  // namespace
+
+std::optional<Secp256k1Compressed> secp256k1_public_key(const Secp256k1Secret& secret) {
+  secp256k1_pubkey pub;
+  if (!secp256k1_ec_pubkey_create(secp_context(), &pub, secret.data())) return std::nullopt;
+  return compressed(pub);
+}
+
+std::optional<Address> secp256k1_key_address(const Secp256k1Compressed& key) {
+  // The parser also accepts 65-byte forms; only the 33-byte 0x02/0x03 form is a compressed key.
+  if (key[0] != 0x02 && key[0] != 0x03) return std::nullopt;
+  secp256k1_pubkey pub;
+  if (!secp256k1_ec_pubkey_parse(secp_context(), &pub, key.data(), key.size())) return std::nullopt;
+  return address_of(pub);
+}
+
+std::optional<Secp256k1Compressed> secp256k1_recover_key(const Bytes32& digest, const RecoverableSignature& sig) {
+  if (sig[64] > 3) return std::nullopt;
+  secp256k1_ecdsa_recoverable_signature parsed;
+  if (!secp256k1_ecdsa_recoverable_signature_parse_compact(secp_context(), &parsed, sig.data(), sig[64]))
+    return std::nullopt;
+  secp256k1_ecdsa_signature plain;
+  secp256k1_ecdsa_recoverable_signature_convert(secp_context(), &plain, &parsed);
+  if (secp256k1_ecdsa_signature_normalize(secp_context(), nullptr, &plain)) return std::nullopt;  // high S
+  secp256k1_pubkey pub;
+  if (!secp256k1_ecdsa_recover(secp_context(), &pub, &parsed, digest.data())) return std::nullopt;
+  return compressed(pub);
+}
+
 void random_bytes(std::span<std::uint8_t> out) {
   init();
   randombytes_buf(out.data(), out.size());

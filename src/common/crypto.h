@@ -44,6 +44,17 @@ std::optional<RecoverableSignature> secp256k1_sign(const Secp256k1Secret& secret
 /// of the key that produced `sig` over `digest`; nullopt when nothing recovers.
 std::optional<Address> secp256k1_recover_address(const Bytes32& digest, const RecoverableSignature& sig);
 
+/// SEC1 compressed public key: 0x02/0x03 then the 32-byte x coordinate.
+using Secp256k1Compressed = std::array<std::uint8_t, 33>;
+/// nullopt for an invalid secret.
+std::optional<Secp256k1Compressed> secp256k1_public_key(const Secp256k1Secret& secret);
+/// The address of a compressed key; nullopt when the bytes are not a point on the curve.
+std::optional<Address> secp256k1_key_address(const Secp256k1Compressed& key);
+/// The compressed key that produced `sig` over `digest`. Stricter than
+/// secp256k1_recover_address: a high-S signature (the malleated twin of a valid
+/// one) recovers nothing, so each message has one accepted signature per key.
+std::optional<Secp256k1Compressed> secp256k1_recover_key(const Bytes32& digest, const RecoverableSignature& sig);
+
 // ---- randomness ----------------------------------------------------------
 void random_bytes(std::span<std::uint8_t> out);
 
