@@ -9,30 +9,16 @@
 #include <sstream>
 
 #include "samples.h"
+#include "../../support/hex_fixture.h"
 
 namespace cowboy::cbqs {
 namespace {
 
 std::string fixture_path(const std::string& name) { return std::string(COWBOY_FIXTURE_DIR) + "/cbqs/" + name + ".hex"; }
 
-// A fixture file: hex digits, whitespace ignored, '#' starts a comment line.
-std::optional<Bytes> read_fixture(const std::string& path) {
-  std::ifstream in(path);
-  if (!in) return std::nullopt;
-  std::string line, hex;
-  while (std::getline(in, line)) {
-    if (!line.empty() && line[0] == '#') continue;
-    for (char c : line)
-      if (!std::isspace(static_cast<unsigned char>(c))) hex.push_back(c);
-  }
-  return from_hex(hex);
-}
-
 void write_fixture(const std::string& path, const testing::Sample& s) {
-  std::ofstream out(path);
-  out << "# " << s.name << ": " << s.encoded.size() << " bytes, canonical CIP-39 v2 encoding\n";
-  std::string hex = to_hex(s.encoded);
-  for (std::size_t i = 0; i < hex.size(); i += 64) out << hex.substr(i, 64) << "\n";
+  cowboy::testing::write_hex_fixture(path, s.name + ": " + std::to_string(s.encoded.size()) + " bytes, canonical CIP-39 v2 encoding",
+                    s.encoded);
 }
 
 TEST(Fixtures, EveryObjectAndFrameMatchesItsFileByteForByte) {
@@ -40,7 +26,7 @@ TEST(Fixtures, EveryObjectAndFrameMatchesItsFileByteForByte) {
   for (const auto& s : testing::all_samples()) {
     std::string path = fixture_path(s.name);
     if (write) write_fixture(path, s);
-    auto expected = read_fixture(path);
+    auto expected = cowboy::testing::read_hex_fixture(path);
     ASSERT_TRUE(expected) << "missing or unreadable fixture " << path;
     EXPECT_EQ(to_hex(s.encoded), to_hex(*expected)) << s.name;
     EXPECT_TRUE(s.decodes_to_sample(*expected)) << s.name;
