@@ -8,16 +8,20 @@ seconds="${1:-60}"
 scripts/install-deps.sh clang libclang-rt-14-dev
 cmake -S . -B build-fuzz -DCMAKE_CXX_COMPILER=clang++ -DCMAKE_BUILD_TYPE=RelWithDebInfo \
   -DCOWBOY_FUZZ=ON -DCOWBOY_TESTS=OFF -DCOWBOY_BENCH=OFF >/dev/null
-targets=(fuzz_client_frame fuzz_server_frame fuzz_sys_cbqs_payload fuzz_stored_records fuzz_devchain_tx fuzz_ws_frames)
+targets=(fuzz_client_frame fuzz_server_frame fuzz_sys_cbqs_payload fuzz_stored_records fuzz_devchain_tx fuzz_ws_frames
+         fuzz_cip11_cbor fuzz_cip11_frame fuzz_cip11_presence)
+# Run only some: TARGETS="fuzz_cip11_cbor fuzz_cip11_frame" scripts/run-fuzz.sh 60
+if [ -n "${TARGETS:-}" ]; then read -r -a targets <<< "$TARGETS"; fi
 cmake --build build-fuzz -j "$(nproc)" --target "${targets[@]}"
 
 corpus_root=build-fuzz/corpus
 mkdir -p "$corpus_root"
-seed() {  # seed <dir> <fixture-glob>: hex fixtures -> binary corpus files
+seed() {  # seed <dir> <fixture-glob> [fixture-dir] [skip-bytes]: hex fixtures -> binary corpus files
   mkdir -p "$1"
-  for f in tests/fixtures/cbqs/$2.hex; do
+  for f in tests/fixtures/${3:-cbqs}/$2.hex; do
     [ -e "$f" ] || continue
-    grep -v '^#' "$f" | tr -d ' \n' | perl -ne 'print pack("H*", $_)' > "$1/$(basename "$f" .hex)"
+    grep -v '^#' "$f" | tr -d ' \n' | perl -ne 'print pack("H*", $_)' | tail -c "+$(( ${4:-0} + 1 ))" \
+      > "$1/$(basename "$f" .hex)"
   done
 }
 seed "$corpus_root/fuzz_client_frame" 'req_*'
@@ -26,6 +30,11 @@ seed "$corpus_root/fuzz_client_frame" 'frame_complete_session'
 seed "$corpus_root/fuzz_server_frame" 'resp_*'
 seed "$corpus_root/fuzz_server_frame" 'frame_*'
 seed "$corpus_root/fuzz_sys_cbqs_payload" 'ins_*'
+seed "$corpus_root/fuzz_cip11_frame" '*' cip11
+seed "$corpus_root/fuzz_cip11_cbor" '*' cip11 5   # frame bodies without length and type
+mkdir -p "$corpus_root/fuzz_cip11_presence"
+printf '\x00\x0a\x01\x00\x09\x02' > "$corpus_root/fuzz_cip11_presence/bitmap"
+printf '\x00\x0a\x01\x01\x00\x00\x00\x01\x00\x00\x00\x03' > "$corpus_root/fuzz_cip11_presence/sparse"
 mkdir -p "$corpus_root/fuzz_stored_records" "$corpus_root/fuzz_devchain_tx" "$corpus_root/fuzz_ws_frames"
 
 status=0
