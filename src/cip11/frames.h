@@ -29,6 +29,15 @@ namespace cowboy::cip11 {
 constexpr std::uint32_t kMaxFrameBytes = 2 * 1024 * 1024;  // §13 MAX_FRAME_BYTES
 constexpr std::uint16_t kProtocolVersion = 0x0100;         // §12.3: major 1, minor 0
 
+/// §12.3: a different major is refused (Goodbye{UnsupportedVersion}); a higher
+/// minor is refused too, since this implementation has no later minor's additions.
+enum class VersionVerdict : std::uint8_t { kSupported, kUnsupportedMajor, kUnsupportedMinor };
+constexpr VersionVerdict check_version(std::uint16_t offered, std::uint16_t ours = kProtocolVersion) {
+  if ((offered >> 8) != (ours >> 8)) return VersionVerdict::kUnsupportedMajor;
+  if ((offered & 0xff) > (ours & 0xff)) return VersionVerdict::kUnsupportedMinor;
+  return VersionVerdict::kSupported;
+}
+
 enum class FrameType : std::uint8_t {
   kHello = 0x01,
   kHelloAck = 0x02,

@@ -3,7 +3,11 @@
 // every rule of the profile has inputs that break it and the error they get.
 #include <gtest/gtest.h>
 
+#include <cmath>
+#include <nlohmann/json.hpp>
+
 #include "cip11/cbor.h"
+#include "cip11/json_cbor.h"
 
 namespace cowboy::cip11::cbor {
 namespace {
@@ -186,6 +190,25 @@ TEST(Cbor, Utf8ValidatorAcceptsEveryEncodingLength) {
   EXPECT_TRUE(valid_utf8(*from_hex("ed9fbf")));      // U+D7FF, just below the surrogates
   EXPECT_FALSE(valid_utf8(*from_hex("e080af")));     // overlong three-byte '/'
   EXPECT_FALSE(valid_utf8(*from_hex("f8888080")));   // five-byte lead
+}
+
+// §12.6: JSON converts recursively; objects sort their text keys, integral
+// numbers in range become the shortest integer, everything else float64.
+TEST(Cbor, JsonConvertsUnderTheProfile) {
+  auto to_cbor = [](const nlohmann::json& j) { return to_hex(encode(*from_json(j))); };
+  EXPECT_EQ(to_cbor(nlohmann::json::parse(R"({"b": [2, 3], "a": 1, "aa": null})")), "a3616101616282020362616" "1f6");
+  EXPECT_EQ(to_cbor(nlohmann::json::parse("2.0")), "02");                 // integral: an integer
+  EXPECT_EQ(to_cbor(nlohmann::json::parse("-1000.0")), "3903e7");
+  EXPECT_EQ(to_cbor(nlohmann::json::parse("1.5")), "fb3ff8000000000000");
+  EXPECT_EQ(to_cbor(nlohmann::json::parse("18446744073709551615")), "1bffffffffffffffff");
+  EXPECT_EQ(to_cbor(nlohmann::json::parse("1e20")), "fb4415af1d78b58c40");  // integral but beyond 2^64
+  EXPECT_EQ(to_cbor(nlohmann::json::parse("-18446744073709551616.0")), "3bffffffffffffffff");
+  EXPECT_EQ(to_cbor(nlohmann::json::parse(R"(["ü", true, false])")), "8362c3bcf5f4");
+  EXPECT_EQ(from_json(nlohmann::json(std::nan(""))).error(), Errc::kNonFiniteFloat);
+  EXPECT_EQ(from_json(nlohmann::json(std::string("\xff"))).error(), Errc::kInvalidUtf8);
+  nlohmann::json deep = 1;
+  for (int i = 0; i < 17; ++i) deep = nlohmann::json::array({deep});
+  EXPECT_EQ(from_json(deep).error(), Errc::kTooDeep);
 }
 
 }  // namespace

@@ -199,6 +199,14 @@ TEST(Cip11Frames, AssignmentKeysMustHaveTheirRolesSchemes) {
   EXPECT_EQ(decode_error(encode_frame(swapped)), Errc::kRoleSchemeMismatch);
 }
 
+TEST(Cip11Frames, VersionCompatibilityFollowsSection123) {
+  EXPECT_EQ(check_version(0x0100), VersionVerdict::kSupported);
+  EXPECT_EQ(check_version(0x0200), VersionVerdict::kUnsupportedMajor);
+  EXPECT_EQ(check_version(0x00ff), VersionVerdict::kUnsupportedMajor);
+  EXPECT_EQ(check_version(0x0101), VersionVerdict::kUnsupportedMinor);
+  EXPECT_EQ(check_version(0x0100, 0x0103), VersionVerdict::kSupported);  // an older minor is a subset
+}
+
 TEST(Cip11Frames, DiscriminantTablesArePinned) {
   // §12.2 frame types.
   EXPECT_EQ(static_cast<int>(FrameType::kHello), 0x01);
