@@ -30,9 +30,11 @@ template <typename E> constexpr bool kIsWireEnum =
     std::is_same_v<E, Role> || std::is_same_v<E, CancelReason> || std::is_same_v<E, GoodbyeReason>;
 
 inline bool known(Role r) { return r == Role::kRunner || r == Role::kValidator; }
-inline bool known(CancelReason r) { return static_cast<std::uint8_t>(r) <= 0x02; }
-inline bool known(GoodbyeReason r) { return static_cast<std::uint8_t>(r) <= 0x08; }
-inline bool known(RejectReason r) { return static_cast<std::uint8_t>(r) <= 0x04; }
+// Each table runs from 0x00 to its last variant with no gaps.
+template <typename E> bool up_to(E value, E last) { return static_cast<std::uint8_t>(value) <= static_cast<std::uint8_t>(last); }
+inline bool known(CancelReason r) { return up_to(r, CancelReason::kFailed); }
+inline bool known(GoodbyeReason r) { return up_to(r, GoodbyeReason::kShutdown); }
+inline bool known(RejectReason r) { return up_to(r, RejectReason::kOther); }
 
 class Encoder {
  public:
