@@ -149,3 +149,38 @@ TEST_F(ProcessTest, KilledDuringBlockProductionResumesWithContinuousHeightAndSta
 
 }  // namespace
 }  // namespace cowboy::devchain
+
+namespace cowboy::testing {
+namespace {
+
+bool dead(pid_t pid) {
+  std::ifstream stat("/proc/" + std::to_string(pid) + "/stat");
+  std::string pid_field, comm, state;
+  if (!(stat >> pid_field >> comm >> state)) return true;  // reaped
+  return state == "Z";                                     // exited, not yet reaped by its new parent
+}
+
+// A parent that dies without running ChildProcess's destructor (a crash, or
+// SIGKILL) still takes its children with it.
+TEST(ChildProcessTest, ChildDiesWithAParentThatCrashes) {
+  int fds[2];
+  ASSERT_EQ(::pipe(fds), 0);
+  const pid_t parent = ::fork();
+  ASSERT_GE(parent, 0);
+  if (parent == 0) {
+    auto* child = new ChildProcess({"/bin/sleep", "30"});  // never destroyed: the parent "crashes"
+    const pid_t pid = child->pid();
+    (void)!::write(fds[1], &pid, sizeof pid);
+    ::_exit(0);
+  }
+  ::close(fds[1]);
+  pid_t sleeper = 0;
+  ASSERT_EQ(::read(fds[0], &sleeper, sizeof sleeper), static_cast<ssize_t>(sizeof sleeper));
+  ::close(fds[0]);
+  ::waitpid(parent, nullptr, 0);
+  ASSERT_GT(sleeper, 0);
+  EXPECT_TRUE(eventually([&] { return dead(sleeper); }, std::chrono::seconds(5)));
+}
+
+}  // namespace
+}  // namespace cowboy::testing

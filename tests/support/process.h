@@ -1,11 +1,14 @@
 // A child process for integration tests: started with a stdout pipe, read line
-// by line with a deadline, and always killed at scope exit.
+// by line with a deadline, and always killed at scope exit - or, if this
+// process dies first (a crash, SIGKILL), by the kernel: the child asks for
+// SIGKILL when the thread that started it exits, so no broker, devchain or
+// peer server outlives a crashed test or bench.
 #pragma once
 
 #include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
-#include <spawn.h>
+#include <sys/prctl.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -24,16 +27,22 @@ class ChildProcess {
   explicit ChildProcess(std::vector<std::string> argv, const std::string& stderr_file = {}) {
     int fds[2];
     if (::pipe2(fds, O_CLOEXEC) != 0) return;
-    posix_spawn_file_actions_t actions;
-    posix_spawn_file_actions_init(&actions);
-    posix_spawn_file_actions_adddup2(&actions, fds[1], STDOUT_FILENO);
-    if (!stderr_file.empty())
-      posix_spawn_file_actions_addopen(&actions, STDERR_FILENO, stderr_file.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
-    std::vector<char*> args;
+    std::vector<char*> args;  // built before fork: the child may only make async-signal-safe calls
     for (auto& a : argv) args.push_back(a.data());
     args.push_back(nullptr);
-    if (posix_spawn(&pid_, args[0], &actions, nullptr, args.data(), environ) != 0) pid_ = -1;
-    posix_spawn_file_actions_destroy(&actions);
+    const pid_t parent = ::getpid();
+    pid_ = ::fork();
+    if (pid_ == 0) {
+      // Killed when the starting thread exits; if the parent is already gone, exit now.
+      if (::prctl(PR_SET_PDEATHSIG, SIGKILL) != 0 || ::getppid() != parent) ::_exit(127);
+      ::dup2(fds[1], STDOUT_FILENO);
+      if (!stderr_file.empty()) {
+        int err = ::open(stderr_file.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+        if (err >= 0) ::dup2(err, STDERR_FILENO);
+      }
+      ::execve(args[0], args.data(), environ);
+      ::_exit(127);
+    }
     ::close(fds[1]);
     out_ = fds[0];
   }
@@ -45,6 +54,7 @@ class ChildProcess {
   ChildProcess& operator=(const ChildProcess&) = delete;
 
   bool started() const { return pid_ > 0; }
+  pid_t pid() const { return pid_; }
 
   /// The next line of stdout containing `needle`, or nullopt at the deadline or EOF.
   std::optional<std::string> wait_for_line(const std::string& needle,
