@@ -41,3 +41,15 @@ static void BM_RecordDigestsOfABatch(benchmark::State& state) {
   state.SetBytesProcessed(state.iterations() * static_cast<std::int64_t>(batch.size()) * state.range(0));
 }
 BENCHMARK(BM_RecordDigestsOfABatch)->Arg(256)->Arg(1024);
+
+// One checkpoint receipt signature per committed batch, always with the provider's key.
+static void BM_SignCheckpoint(benchmark::State& state) {
+  CheckpointReceiptV2 receipt{};
+  crypto::Ed25519Seed seed;
+  seed.fill(0x42);
+  for (auto _ : state) {
+    sign_checkpoint(receipt, seed);
+    benchmark::DoNotOptimize(receipt.signature);
+  }
+}
+BENCHMARK(BM_SignCheckpoint);

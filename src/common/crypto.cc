@@ -52,14 +52,43 @@ Ed25519Keypair ed25519_from_seed(const Ed25519Seed& seed) {
   return kp;
 }
 
+namespace {
+// libsodium signs with seed || public key, and deriving the public key from the
+// seed is a scalar multiplication as costly as the signature itself. A signer
+// usually signs again and again with one key (cbqsd's checkpoint receipts, one
+// per committed batch), so each thread keeps the last expanded key, zeroed
+// when replaced and when the thread ends.
+class ExpandedKeyCache {
+ public:
+  ~ExpandedKeyCache() { clear(); }
+  const std::uint8_t* secret_key(const Ed25519Seed& seed) {
+    if (!valid_ || sodium_memcmp(seed_.data(), seed.data(), seed.size()) != 0) {
+      clear();
+      std::array<std::uint8_t, crypto_sign_PUBLICKEYBYTES> pk;
+      crypto_sign_seed_keypair(pk.data(), sk_.data(), seed.data());
+      seed_ = seed;
+      valid_ = true;
+    }
+    return sk_.data();
+  }
+
+ private:
+  void clear() {
+    sodium_memzero(sk_.data(), sk_.size());
+    sodium_memzero(seed_.data(), seed_.size());
+    valid_ = false;
+  }
+  std::array<std::uint8_t, crypto_sign_SECRETKEYBYTES> sk_{};
+  Ed25519Seed seed_{};
+  bool valid_ = false;
+};
+}  // namespace
+
 Ed25519Signature ed25519_sign(const Ed25519Seed& seed, ByteView message) {
   init();
-  std::array<std::uint8_t, crypto_sign_PUBLICKEYBYTES> pk;
-  std::array<std::uint8_t, crypto_sign_SECRETKEYBYTES> sk;
-  crypto_sign_seed_keypair(pk.data(), sk.data(), seed.data());
+  thread_local ExpandedKeyCache cache;
   Ed25519Signature sig;
-  crypto_sign_detached(sig.data(), nullptr, message.data(), message.size(), sk.data());
-  sodium_memzero(sk.data(), sk.size());
+  crypto_sign_detached(sig.data(), nullptr, message.data(), message.size(), cache.secret_key(seed));
   return sig;
 }
 

@@ -86,6 +86,23 @@ TEST(Ed25519, Rfc8032TestOne) {
   EXPECT_FALSE(ed25519_verify(kp.public_key, {}, sig));
 }
 
+// Signing keeps the last expanded key per thread; switching keys must never sign with a stale one.
+TEST(Ed25519, AlternatingKeysEachSignWithTheirOwn) {
+  auto tv1 = *fixed_from_hex<32>("9d61b19deffd5a60ba844af492ec2cc44449c5697b326919703bac031cae7f60");
+  Ed25519Seed other;
+  other.fill(0x42);
+  const Bytes message{1, 2, 3};
+  for (int round = 0; round < 3; ++round) {
+    for (const auto& seed : {tv1, other, tv1, tv1, other}) {
+      auto sig = ed25519_sign(seed, message);
+      EXPECT_TRUE(ed25519_verify(ed25519_from_seed(seed).public_key, message, sig));
+      const auto& another = seed == tv1 ? other : tv1;
+      EXPECT_FALSE(ed25519_verify(ed25519_from_seed(another).public_key, message, sig));
+    }
+  }
+  EXPECT_EQ(to_hex(ed25519_sign(tv1, {})).substr(0, 16), "e5564300c360ac72");  // RFC 8032 TV1 after the switches
+}
+
 TEST(Secp256k1, KnownKeyGivesItsEvmAddress) {
   auto secret = *fixed_from_hex<32>("4c0883a69102937d6231471b5dbb6204fe5129617082792ae468d01a3f362318");
   auto address = secp256k1_address(secret);
