@@ -245,49 +245,43 @@ class TreeDecoder {
  public:
   TreeDecoder(Reader& r, ByteView input, Limits limits) : r_(r), input_(input), limits_(limits) {}
 
-  /// `visit(depth_left)` on every item; with `out` it also builds the tree.
-  void item(unsigned depth_left, Value* out) {
+  /// Decodes one item into `out`, checking it against the profile.
+  void item(unsigned depth_left, Value& out) {
     if (!r_.ok()) return;
     if (++items_ > limits_.max_items) return r_.fail(Errc::kTooManyItems);
     auto major = r_.peek();
     if (!major) return r_.fail(Errc::kCborTruncated);
-    Value v;
     switch (*major) {
-      case Major::kUnsigned: v.kind = Value::Kind::kUnsigned; v.number = r_.uint(); break;
-      case Major::kNegative: v.kind = Value::Kind::kNegative; v.number = r_.negative(); break;
+      case Major::kUnsigned: out.kind = Value::Kind::kUnsigned; out.number = r_.uint(); return;
+      case Major::kNegative: out.kind = Value::Kind::kNegative; out.number = r_.negative(); return;
       case Major::kBytes: {
-        v.kind = Value::Kind::kBytes;
+        out.kind = Value::Kind::kBytes;
         ByteView b = r_.bytes();
-        if (out) v.data.assign(b.begin(), b.end());
-        break;
+        out.data.assign(b.begin(), b.end());
+        return;
       }
       case Major::kText: {
-        v.kind = Value::Kind::kText;
+        out.kind = Value::Kind::kText;
         auto t = r_.text();
-        if (out) v.data.assign(t.begin(), t.end());
-        break;
+        out.data.assign(t.begin(), t.end());
+        return;
       }
       case Major::kArray: {
-        v.kind = Value::Kind::kArray;
+        out.kind = Value::Kind::kArray;
         if (depth_left == 0) return r_.fail(Errc::kTooDeep);
         const auto n = r_.array();
-        for (std::uint64_t i = 0; i < n && r_.ok(); ++i) {
-          Value* child = nullptr;
-          if (out) child = &v.items.emplace_back();
-          item(depth_left - 1, child);
-        }
-        break;
+        for (std::uint64_t i = 0; i < n && r_.ok(); ++i) item(depth_left - 1, out.items.emplace_back());
+        return;
       }
       case Major::kMap: {
-        v.kind = Value::Kind::kMap;
+        out.kind = Value::Kind::kMap;
         if (depth_left == 0) return r_.fail(Errc::kTooDeep);
         const auto n = r_.map();
         ByteView previous_key;
         for (std::uint64_t i = 0; i < n && r_.ok(); ++i) {
           const auto key_start = r_.position();
-          Value* key = out ? &v.items.emplace_back() : nullptr;
-          item(depth_left - 1, key);
-          if (!r_.ok()) break;
+          item(depth_left - 1, out.items.emplace_back());
+          if (!r_.ok()) return;
           // The input is canonical up to here, so a key's bytes are its deterministic encoding.
           ByteView key_bytes = input_.subspan(key_start, r_.position() - key_start);
           if (i > 0) {
@@ -296,36 +290,31 @@ class TreeDecoder {
             if (c > 0) return r_.fail(Errc::kUnsortedKeys);
           }
           previous_key = key_bytes;
-          item(depth_left - 1, out ? &v.items.emplace_back() : nullptr);
+          item(depth_left - 1, out.items.emplace_back());
         }
-        break;
+        return;
       }
       case Major::kTag: {
-        v.kind = Value::Kind::kTag;
+        out.kind = Value::Kind::kTag;
         if (depth_left == 0) return r_.fail(Errc::kTooDeep);
-        v.number = r_.tag();
-        item(depth_left - 1, out ? &v.items.emplace_back() : nullptr);
-        break;
+        out.number = r_.tag();
+        item(depth_left - 1, out.items.emplace_back());
+        return;
       }
-      case Major::kSimple: simple(v); break;
+      case Major::kSimple: return simple(out);
     }
-    if (out && r_.ok()) *out = std::move(v);
   }
 
  private:
   void simple(Value& v) {
-    // Classified from the raw head so every simple form gets its own error.
-    ByteView rest = input_.subspan(r_.position());
-    const std::uint8_t ai = rest[0] & 0x1f;
-    switch (ai) {
+    switch (input_[r_.position()] & 0x1f) {
       case 20: v.kind = Value::Kind::kFalse; r_.boolean(); return;
       case 21: v.kind = Value::Kind::kTrue; r_.boolean(); return;
       case 22: v.kind = Value::Kind::kNull; r_.null(); return;
-      case 27: v.kind = Value::Kind::kFloat; v.real = r_.float64(); return;
-      case 31: r_.fail(Errc::kIndefiniteLength); return;
-      case 28: case 29: case 30: r_.fail(Errc::kReservedEncoding); return;
-      case 25: case 26: r_.fail(Errc::kNotFloat64); return;
-      default: r_.fail(Errc::kUnsupportedSimple); return;
+      default:  // float64, or refused by float64() with the profile's error for this head
+        v.kind = Value::Kind::kFloat;
+        v.real = r_.float64();
+        return;
     }
   }
 
@@ -337,14 +326,10 @@ class TreeDecoder {
 
 }  // namespace
 
-void Reader::skip(unsigned depth_left) {
-  TreeDecoder(*this, in_, Limits{depth_left, SIZE_MAX}).item(depth_left, nullptr);
-}
-
 Res<Value> decode(ByteView input, Limits limits) {
   Reader r(input);
   Value v;
-  TreeDecoder(r, input, limits).item(limits.max_depth, &v);
+  TreeDecoder(r, input, limits).item(limits.max_depth, v);
   r.expect_end();
   if (!r.ok()) return Err{r.error()};
   return v;

@@ -98,9 +98,6 @@ class Reader {
   void null();
   double float64();
 
-  /// Skips one whole item (depth-limited), checking it against the profile.
-  void skip(unsigned depth_left);
-
  private:
   struct Head {
     Major major;
