@@ -19,10 +19,13 @@ struct Counter {
 };
 
 template <typename Body> std::uint64_t field_count() {
-  Body body{};
-  Counter c;
-  fields(c, body);
-  return c.n;
+  static const std::uint64_t n = [] {
+    Body body{};
+    Counter c;
+    fields(c, body);
+    return c.n;
+  }();
+  return n;
 }
 
 // Enum discriminant bytes are the CBOR unsigned integer of the §12.6 byte.

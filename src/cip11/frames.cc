@@ -1,10 +1,7 @@
 #include "cip11/frames.h"
 
-#include <algorithm>
-#include <limits>
-#include <type_traits>
-
 #include "cip11/body_codec.h"
+#include "common/codec.h"
 
 namespace cowboy::cip11 {
 
@@ -92,12 +89,11 @@ Bytes encode_body(const Frame& frame) {
 Bytes encode_frame(const Frame& frame) {
   const Bytes body = encode_body(frame);
   const std::uint32_t length = static_cast<std::uint32_t>(1 + body.size());
-  Bytes out;
-  out.reserve(5 + body.size());
-  for (int shift = 24; shift >= 0; shift -= 8) out.push_back(static_cast<std::uint8_t>(length >> shift));
-  out.push_back(static_cast<std::uint8_t>(type_of(frame)));
-  out.insert(out.end(), body.begin(), body.end());
-  return out;
+  codec::Writer w(5 + body.size());
+  w.u32(length);
+  w.u8(static_cast<std::uint8_t>(type_of(frame)));
+  w.raw(body);
+  return std::move(w).take();
 }
 
 Res<Frame> decode_body(FrameType type, ByteView payload) {
@@ -121,15 +117,12 @@ Res<Frame> decode_body(FrameType type, ByteView payload) {
 
 Res<DecodedFrame> decode_frame(ByteView input) {
   if (input.size() < 4) return Err{Errc::kFrameTruncated};
-  const std::uint32_t length = (std::uint32_t{input[0]} << 24) | (std::uint32_t{input[1]} << 16) |
-                               (std::uint32_t{input[2]} << 8) | input[3];
+  const std::uint32_t length = codec::Reader(input).u32();
   if (length == 0) return Err{Errc::kFrameEmpty};
   if (length > kMaxFrameBytes) return Err{Errc::kFrameTooLarge};
   if (input.size() - 4 < length) return Err{Errc::kFrameTruncated};
-  const std::uint8_t type = input[4];
-  const bool listed = std::find(std::begin(kTypes), std::end(kTypes), static_cast<FrameType>(type)) != std::end(kTypes);
-  if (!listed) return Err{Errc::kUnknownFrameType};
-  auto frame = decode_body(static_cast<FrameType>(type), input.subspan(5, length - 1));
+  // decode_body refuses a type byte outside the §12.2 table.
+  auto frame = decode_body(static_cast<FrameType>(input[4]), input.subspan(5, length - 1));
   if (!frame) return Err{frame.error()};
   return DecodedFrame{std::move(*frame), 4 + static_cast<std::size_t>(length)};
 }

@@ -45,12 +45,15 @@ Res<Address> runner_address(const PubKey& key) {
   return *address;
 }
 
-Bytes Preimage::bytes() const {
-  const std::uint8_t role_scheme[2] = {static_cast<std::uint8_t>(signer), static_cast<std::uint8_t>(scheme_of(signer))};
-  return concat({as_bytes(domain), role_scheme, fields});
+namespace {
+std::array<std::uint8_t, 2> role_and_scheme(Role r) {
+  return {static_cast<std::uint8_t>(r), static_cast<std::uint8_t>(scheme_of(r))};
 }
+}  // namespace
 
-Bytes32 Preimage::digest() const { return crypto::keccak256(bytes()); }
+Bytes Preimage::bytes() const { return concat({as_bytes(domain), role_and_scheme(signer), fields}); }
+
+Bytes32 Preimage::digest() const { return crypto::keccak256({as_bytes(domain), role_and_scheme(signer), fields}); }
 
 Res<Signer> Signer::runner(const crypto::Secp256k1Secret& secret) {
   auto key = crypto::secp256k1_public_key(secret);

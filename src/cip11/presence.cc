@@ -1,19 +1,15 @@
 #include "cip11/presence.h"
 
 #include <algorithm>
+#include <optional>
 
 #include "cip11/cbor.h"
+#include "common/codec.h"
 
 namespace cowboy::cip11 {
 namespace {
 constexpr std::uint8_t kPresenceVersion = 0x01;
 
-void put_u32(Bytes& out, std::uint32_t v) {
-  for (int i = 3; i >= 0; --i) out.push_back(static_cast<std::uint8_t>(v >> (8 * i)));
-}
-std::uint32_t get_u32(ByteView in) {
-  return (std::uint32_t{in[0]} << 24) | (std::uint32_t{in[1]} << 16) | (std::uint32_t{in[2]} << 8) | in[3];
-}
 std::size_t bitmap_bytes(std::uint32_t registry_size) { return (std::size_t{registry_size} + 7) / 8; }
 }  // namespace
 
@@ -26,18 +22,18 @@ std::vector<std::uint32_t> PresentSet::indices() const {
 }
 
 Bytes encode_presence(const PresentSet& set, PresenceKind kind) {
-  Bytes out;
-  out.reserve(2 + std::max(bitmap_bytes(set.registry_size()), 4 + 4 * std::size_t{set.count()}));
-  out.push_back(kPresenceVersion);
-  out.push_back(static_cast<std::uint8_t>(kind));
+  codec::Writer w;
+  w.u8(kPresenceVersion);
+  w.u8(static_cast<std::uint8_t>(kind));
   if (kind == PresenceKind::kBitmap) {
-    out.resize(2 + bitmap_bytes(set.registry_size()), 0);
-    for (std::uint32_t i : set.indices()) out[2 + i / 8] |= static_cast<std::uint8_t>(1u << (i % 8));
+    Bytes bitmap(bitmap_bytes(set.registry_size()), 0);
+    for (std::uint32_t i : set.indices()) bitmap[i / 8] |= static_cast<std::uint8_t>(1u << (i % 8));
+    w.raw(bitmap);
   } else {
-    put_u32(out, set.count());
-    for (std::uint32_t i : set.indices()) put_u32(out, i);
+    w.u32(set.count());
+    for (std::uint32_t i : set.indices()) w.u32(i);
   }
-  return out;
+  return std::move(w).take();
 }
 
 Bytes encode_presence(const PresentSet& set) {
@@ -63,11 +59,14 @@ Res<PresentSet> decode_presence(ByteView input, std::uint32_t registry_size) {
     return set;
   }
   if (body.size() < 4) return Err{Errc::kBadSparseLength};
-  const std::uint32_t count = get_u32(body);
-  if (body.size() != 4 + 4 * std::uint64_t{count}) return Err{Errc::kBadSparseLength};
+  codec::Reader r(body);
+  const std::uint32_t count = r.u32();
+  if (body.size() != 4 + 4 * std::uint64_t{count}) return Err{Errc::kBadSparseLength};  // so every read below succeeds
+  std::optional<std::uint32_t> previous;
   for (std::uint32_t k = 0; k < count; ++k) {
-    const std::uint32_t index = get_u32(body.subspan(4 + 4 * std::size_t{k}));
-    if (k > 0 && index <= get_u32(body.subspan(4 * std::size_t{k}))) return Err{Errc::kSparseNotAscending};
+    const std::uint32_t index = r.u32();
+    if (previous && index <= *previous) return Err{Errc::kSparseNotAscending};
+    previous = index;
     if (index >= registry_size) return Err{Errc::kIndexBeyondRegistry};
     set.add(index);
   }

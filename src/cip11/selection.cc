@@ -15,6 +15,12 @@ constexpr u128 kU128Max = ~u128{0};
 u128 saturating_add(u128 a, u128 b) { return a > kU128Max - b ? kU128Max : a + b; }
 u128 saturating_mul(u128 a, u128 b) { return a != 0 && b > kU128Max / a ? kU128Max : a * b; }
 
+std::array<std::uint8_t, 8> le8(std::uint64_t v) {
+  std::array<std::uint8_t, 8> out;
+  for (int b = 0; b < 8; ++b) out[b] = static_cast<std::uint8_t>(v >> (8 * b));
+  return out;
+}
+
 struct PoolEntry {
   Address address;
   u128 weight;  // the base weight, paired with its runner for the whole draw
@@ -84,7 +90,7 @@ Bytes32 selection_seed_v3(SelectionMode mode, const Bytes32& beacon_hash, const 
   w.u8(static_cast<std::uint8_t>(mode));
   w.raw(beacon_hash);
   w.raw(job_id);
-  for (int i = 0; i < 8; ++i) w.u8(static_cast<std::uint8_t>(submitted_at >> (8 * i)));  // little-endian
+  w.raw(le8(submitted_at));
   return crypto::keccak256(w.data());
 }
 
@@ -123,9 +129,7 @@ std::optional<std::size_t> weighted_draw(std::span<const u128> weights, const By
   u128 total = 0;
   for (u128 w : weights) total = saturating_add(total, w);
   if (weights.empty() || total == 0) return std::nullopt;
-  std::uint8_t i_le8[8];
-  for (int b = 0; b < 8; ++b) i_le8[b] = static_cast<std::uint8_t>(i >> (8 * b));
-  const Bytes32 h = crypto::keccak256({seed, i_le8});
+  const Bytes32 h = crypto::keccak256({seed, le8(i)});
   std::uint64_t head = 0;
   for (int b = 7; b >= 0; --b) head = (head << 8) | h[b];  // u64::from_le_bytes(h[0..8])
   u128 ticket = u128{head} % total;
