@@ -401,10 +401,13 @@ void PreparedBatch::seal(const ProviderIdentity& provider) {
   for (const auto& r : records) views.push_back({RecordHeaderV2{sid, r.lane_id}, r.payload});
   receipt.records_digest = records_digest(record_digests(views));
   sign_checkpoint(receipt, provider.signing_seed);
-  write.put(stream_key(sid, 'c', receipt.last_sequence), as_string(encode(receipt)));
+  const Bytes encoded = encode(receipt);
+  receipt_bytes = encoded.size();
+  checkpoint_id = cbqs::checkpoint_id(receipt);
+  write.put(stream_key(sid, 'c', receipt.last_sequence), as_string(encoded));
   // The high-water marks as they stand once this batch is durable.
   write.put(stream_key(sid, 'm'),
-            encode_tail(receipt.last_sequence + 1, checkpoint_id(receipt), receipt.committed_at_ms, receipt.snapshot_height));
+            encode_tail(receipt.last_sequence + 1, checkpoint_id, receipt.committed_at_ms, receipt.snapshot_height));
 }
 
 void StreamState::batch_durable(const PreparedBatch& batch) {
@@ -412,16 +415,15 @@ void StreamState::batch_durable(const PreparedBatch& batch) {
   if (batch.empty()) return;
   const auto& c = batch.receipt;
   next_sequence_durable_ = c.last_sequence + 1;
-  last_checkpoint_id_ = checkpoint_id(c);
+  last_checkpoint_id_ = batch.checkpoint_id;
   last_committed_at_ms_ = c.committed_at_ms;
   last_snapshot_height_ = c.snapshot_height;
   for (const auto& r : batch.records) {
     retain(r.sequence, r.lane_id, r.committed_at_ms, retained_record_bytes(r.payload.size()));
     lane_heads_[r.lane_id] = r.sequence;
   }
-  std::uint64_t receipt_bytes = encode(c).size();
-  receipts_[c.last_sequence] = {c.first_sequence, receipt_bytes};
-  retained_bytes_ += receipt_bytes;
+  receipts_[c.last_sequence] = {c.first_sequence, batch.receipt_bytes};
+  retained_bytes_ += batch.receipt_bytes;
 }
 
 void StreamState::retain(std::uint64_t sequence, std::uint64_t lane_id, std::uint64_t committed_at_ms,

@@ -69,6 +69,8 @@ struct PreparedBatch {
   std::vector<Record> records;
   CheckpointReceiptV2 receipt;     // every field but the digest and signature until sealed
   store::WriteBatch write;         // filled by seal()
+  Bytes32 checkpoint_id{};         // seal()'s, so the io thread does not hash the receipt again
+  std::uint64_t receipt_bytes = 0; // seal()'s encoded receipt size, for retention accounting
   bool empty() const { return records.empty(); }
   void seal(const ProviderIdentity& provider);
 };
