@@ -140,12 +140,17 @@ class CbqsdPeer final : public Peer {
       }
     });
     Bytes body(std::max<std::size_t>(payload, 8), 0x5a);
+    std::mutex acks_m;
     auto start = Clock::now();
     for (std::uint64_t n = 0; Clock::now() < start + seconds(secs); ++n) {
       std::this_thread::sleep_until(due(start, n, rate));
       std::uint64_t t = now_ns();
       std::memcpy(body.data(), &t, sizeof t);
-      c->append(*lane, body, nullptr);
+      c->append(*lane, body, [&s, &acks_m, t](sdk::Outcome<std::uint64_t> r) {
+        if (!r) return;
+        std::lock_guard lock(acks_m);
+        s.ack_latencies_ms.push_back(ms_since(t));
+      });
       ++s.operations;
     }
     (void)c->flush(std::chrono::seconds(10));

@@ -24,6 +24,9 @@ struct Sample {
   std::uint64_t operations = 0;
   double seconds = 0;
   std::vector<double> latencies_ms;
+  /// The delivery workload's appends, append -> acknowledgement, where the peer
+  /// measures them: a delivery stall that they share is a commit stall.
+  std::vector<double> ack_latencies_ms;
   double per_second() const { return seconds > 0 ? static_cast<double>(operations) / seconds : 0; }
   /// Adds one connection's acknowledged operations (one latency each); the caller serializes.
   void add(const std::vector<double>& ms) {

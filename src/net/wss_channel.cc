@@ -242,7 +242,11 @@ bool WssChannel::take_frames() {
   bool server = role_ == Role::kServer;
   while (!paused_ && (state_ == State::kOpen || state_ == State::kClosing)) {
     ByteView available(in_.data() + in_begin_, in_end_ - in_begin_);
-    auto parsed = ws::parse_header(available, options_.max_message_bytes);
+    // A continuation is bounded by what the message has left, so a fragment
+    // that would take it over the cap is refused from its header too; a
+    // control frame (at most 125 bytes) may come between fragments.
+    std::uint64_t left = options_.max_message_bytes - std::min<std::uint64_t>(fragments_.size(), options_.max_message_bytes);
+    auto parsed = ws::parse_header(available, std::max<std::uint64_t>(left, 125));
     if (parsed.status == ws::ParseStatus::kNeedMore) break;
     const auto& h = parsed.header;
     // Clients mask every frame, servers none (RFC 6455 §5.1).
@@ -253,12 +257,15 @@ bool WssChannel::take_frames() {
         return false;
       }
       in_begin_ = in_end_;  // the framing is lost: drop what is buffered, then wait for the peer's close
+      if (too_big) on_message_too_large();
       close_after_flush(too_big ? ws::CloseCode::kTooBig : ws::CloseCode::kProtocolError);
       return false;
     }
     std::size_t whole = h.header_bytes + static_cast<std::size_t>(h.payload_bytes);
     if (available.size() < whole) {
-      make_room(whole);  // bounded by max_message_bytes
+      // Room for what has arrived and one more record, not for what the
+      // header promises: a declared length costs nothing until it is sent.
+      make_room(std::min(whole, available.size() + kReadChunk));
       break;
     }
     std::uint8_t* payload = in_.data() + in_begin_ + h.header_bytes;
@@ -299,10 +306,6 @@ bool WssChannel::take_message(const ws::FrameHeader& h, std::uint8_t* payload) {
       if (h.fin && !fragmented_) {
         on_message(data);
         return true;
-      }
-      if (fragments_.size() + data.size() > options_.max_message_bytes) {
-        close_after_flush(ws::CloseCode::kTooBig);
-        return false;
       }
       fragments_.insert(fragments_.end(), data.begin(), data.end());
       fragmented_ = !h.fin;

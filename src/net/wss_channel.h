@@ -12,8 +12,9 @@
 // The HTTP upgrade is parsed by Boost.Beast; the frames by
 // net/websocket_frames.h. Only binary messages are accepted (a text frame is
 // closed with 1003); pings are answered; fragmented messages are reassembled
-// up to the same bound as whole ones. A message above the bound closes the
-// connection with 1009 before anything is allocated for it.
+// up to the same bound as whole ones. A message above the bound, whole or
+// with its fragments, closes the connection with 1009, decided from the frame
+// header; the buffer grows only with bytes that have arrived.
 //
 // A subclass receives the events. Everything runs on the socket's executor,
 // which must be single-threaded (an io_context run by one thread). Pending
@@ -75,6 +76,8 @@ class WssChannel : public std::enable_shared_from_this<WssChannel> {
   bool is_open() const { return state_ == State::kOpen; }
   /// Bytes queued by send() and not yet written to the socket.
   std::size_t queued_bytes() const { return out_.size() - out_begin_; }
+  /// Memory held for reading: the frame buffer and a message being reassembled.
+  std::size_t read_buffer_bytes() const { return in_.capacity() + fragments_.capacity(); }
   boost::asio::ip::tcp::socket& socket() { return socket_; }
 
  protected:
@@ -84,6 +87,9 @@ class WssChannel : public std::enable_shared_from_this<WssChannel> {
   virtual void on_closed(const std::string& why) = 0;
   /// After queued bytes went out to the socket.
   virtual void on_written() {}
+  /// A message above max_message_bytes was refused from its frame header; a
+  /// send() from here goes out just before the 1009 close frame.
+  virtual void on_message_too_large() {}
 
  private:
   enum class State { kHandshake, kUpgrade, kOpen, kClosing, kClosed };

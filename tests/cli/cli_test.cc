@@ -5,13 +5,16 @@
 
 #include <cstdio>
 #include <fstream>
+#include <regex>
 #include <nlohmann/json.hpp>
 
 #include "../support/cbqsd_process.h"
 #include "../support/poll.h"
 #include "../support/run.h"
 #include "../support/temp_dir.h"
+#include "devchain/http_client.h"
 #include "devchain/json.h"
+#include "cbqs/wire/codec.h"
 
 namespace cowboy {
 namespace {
@@ -203,6 +206,60 @@ TEST(Cli, LoopbackIsRefusedWithoutTheExplicitOptIn) {
   EXPECT_EQ(r.status, 1);
   EXPECT_NE(r.out.find("refused destination"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("127.0.0.0/8"), std::string::npos) << r.out;
+}
+
+// docs/protocol.md §R: the data directory's files and the devchain's path formats.
+TEST(Cli, DevDataDirectoryAndDevchainPathFormats) {
+  testing::TempDir dir;
+  testing::CbqsdProcess cbqsd(dir.path());
+  ASSERT_TRUE(cbqsd.up());
+  auto slurp = [](const std::filesystem::path& p) {
+    std::ifstream in(p, std::ios::binary);
+    return std::string(std::istreambuf_iterator<char>(in), {});
+  };
+  auto mode = [](const std::filesystem::path& p) {
+    return std::filesystem::status(p).permissions() & std::filesystem::perms::all;
+  };
+  const auto secret = std::filesystem::perms::owner_read | std::filesystem::perms::owner_write;
+  const std::regex key_line("[0-9a-f]{64}\n");
+  for (auto p : {cbqsd.data() / "dev-holder-key", cbqsd.data() / "stream-admin-key",
+                 cbqsd.data() / "provider-signing-key", cbqsd.data() / "provider-chain-key", dir.path() / "home" / "dev-key",
+                 cbqsd.data() / "tls" / "dev-key.pem"}) {
+    EXPECT_EQ(mode(p), secret) << p;
+    if (p.extension() != ".pem") {
+      EXPECT_TRUE(std::regex_match(slurp(p), key_line)) << p;
+    }
+  }
+  std::string grant = slurp(cbqsd.data() / "dev-grant.hex");
+  ASSERT_FALSE(grant.empty());
+  EXPECT_EQ(grant.back(), '\n');
+  grant.pop_back();
+  EXPECT_TRUE(std::regex_match(grant, std::regex("([0-9a-f]{2})+")));
+  auto decoded = cbqs::decode<cbqs::StreamGrantV2>(*from_hex(grant));
+  ASSERT_TRUE(decoded.ok());
+  EXPECT_EQ(decoded->verbs, 0x003f);
+  EXPECT_TRUE(cowboy::testing::eventually([&] { return std::filesystem::exists(cbqsd.data() / "dev-endpoints.json"); }));
+  auto where = json::parse(slurp(cbqsd.data() / "dev-endpoints.json"));
+  EXPECT_EQ(where["endpoint"], cbqsd.endpoint());
+  EXPECT_EQ(where["admin"], "http://127.0.0.1:" + std::to_string(cbqsd.admin_port()));
+  EXPECT_EQ(where["chain"], "http://127.0.0.1:" + std::to_string(cbqsd.chain_port()));
+
+  // Path parameters: bare or 0x hex, either case; answers in lowercase 0x hex.
+  auto chain = devchain::HttpClient::from_url(where["chain"].get<std::string>());
+  ASSERT_TRUE(chain);
+  std::string bare = to_hex(ByteView(decoded->stream_id));
+  std::string upper = bare;
+  for (char& ch : upper) ch = static_cast<char>(std::toupper(static_cast<unsigned char>(ch)));
+  std::vector<std::string> bodies;
+  for (const auto& form : {bare, "0x" + bare, "0x" + upper}) {
+    auto r = chain->get_text("/v1/streams/" + form);
+    ASSERT_TRUE(r.ok());
+    EXPECT_EQ(r->status, 200) << form;
+    bodies.push_back(r->body);
+  }
+  EXPECT_EQ(bodies[0], bodies[1]);
+  EXPECT_EQ(bodies[0], bodies[2]);
+  EXPECT_NE(bodies[0].find("0x" + bare), std::string::npos);
 }
 
 }  // namespace

@@ -7,6 +7,25 @@
 
 namespace cowboy::cbqs::broker {
 
+bool set_shape_valid(const LaneScope& scope, const Params& p) {
+  const auto* set = std::get_if<LaneScopeSet>(&scope);
+  if (!set) return true;
+  const auto& ids = set->lane_ids;
+  if (ids.size() < 2 || ids.size() > p.max_lane_ids_per_grant) return false;
+  return std::adjacent_find(ids.begin(), ids.end(), std::greater_equal<>{}) == ids.end();  // sorted and unique
+}
+
+std::optional<ErrorCode> check_requested_scope(const LaneScope& requested, const Params& p) {
+  if (!set_shape_valid(requested, p)) return ErrorCode::kInvalidLaneScope;
+  auto names_lane_zero = [&] {
+    if (const auto* e = std::get_if<LaneScopeExact>(&requested)) return e->lane_id == 0;
+    if (const auto* s = std::get_if<LaneScopeSet>(&requested)) return s->lane_ids.front() == 0;
+    return false;
+  };
+  if (names_lane_zero()) return ErrorCode::kInvalidLaneScope;  // 0 is never a lane id (§L)
+  return std::nullopt;
+}
+
 std::optional<ErrorCode> check_grant_before_signature(const StreamGrantV2& g, const ChainView& view) {
   // 1. the exact chain_instance_id and stream_id
   if (g.chain_instance_id != view.chain_instance_id) return ErrorCode::kWrongChain;
@@ -32,12 +51,7 @@ std::optional<ErrorCode> check_grant_after_signature(const StreamGrantV2& g, con
   // 5. ordering before subtraction; then the lane Set shape
   if (!(g.not_before_ms < g.expires_at_ms)) return ErrorCode::kGrantTtlExceeded;
   if (g.expires_at_ms - g.not_before_ms > p.max_grant_ttl_ms) return ErrorCode::kGrantTtlExceeded;
-  if (const auto* set = std::get_if<LaneScopeSet>(&g.lane_scope)) {
-    const auto& ids = set->lane_ids;
-    if (ids.size() < 2 || ids.size() > p.max_lane_ids_per_grant) return ErrorCode::kInvalidLaneScope;
-    for (std::size_t i = 1; i < ids.size(); ++i)
-      if (!(ids[i - 1] < ids[i])) return ErrorCode::kInvalidLaneScope;  // sorted and unique
-  }
+  if (!set_shape_valid(g.lane_scope, p)) return ErrorCode::kInvalidLaneScope;
   // 6. no verb bit above 7
   if (g.verbs & ~verb::kAllowedBits) return ErrorCode::kInvalidVerbs;
   return std::nullopt;
@@ -110,14 +124,11 @@ bool is_any(const LaneScope& scope) { return std::holds_alternative<LaneScopeAny
 bool is_any(const GroupScope& scope) { return std::holds_alternative<GroupScopeAny>(scope); }
 
 std::optional<LaneScope> intersect(const LaneScope& requested, const LaneScope& granted) {
-  if (is_any(granted)) return requested;
   if (is_any(requested)) return granted;
+  if (is_any(granted)) return requested;  // well-formed: check_requested_scope ran first
   auto ids_of = [](const LaneScope& s) {
     if (const auto* e = std::get_if<LaneScopeExact>(&s)) return std::vector<std::uint64_t>{e->lane_id};
-    auto ids = std::get<LaneScopeSet>(s).lane_ids;
-    std::sort(ids.begin(), ids.end());
-    ids.erase(std::unique(ids.begin(), ids.end()), ids.end());
-    return ids;
+    return std::get<LaneScopeSet>(s).lane_ids;  // sorted and unique (§7 check 5, check_requested_scope)
   };
   auto a = ids_of(requested), b = ids_of(granted);
   std::vector<std::uint64_t> both;

@@ -50,7 +50,14 @@ bool lane_in_scope(const LaneScope& scope, std::uint64_t lane_id);
 bool group_in_scope(const GroupScope& scope, std::uint64_t group_id);
 bool is_any(const LaneScope& scope);
 bool is_any(const GroupScope& scope);
-/// requested ∩ granted for a Cursor subscription; nullopt when empty.
+/// §7 check 5's rule for a Set (2..=cbqs.max_lane_ids_per_grant ids, strictly
+/// ascending); true for Any and Exact. One rule for grants and requests alike.
+bool set_shape_valid(const LaneScope& scope, const Params& params);
+/// A Cursor's requested scope (docs/protocol.md §L): a Set shaped as a grant's,
+/// and no lane 0. InvalidLaneScope or nullopt.
+std::optional<ErrorCode> check_requested_scope(const LaneScope& requested, const Params& params);
+/// requested ∩ granted for a Cursor subscription, both well-formed; nullopt when
+/// empty. A Set result is sorted and unique, as lane_in_scope's search needs.
 std::optional<LaneScope> intersect(const LaneScope& requested, const LaneScope& granted);
 
 /// §6.2 on the stream's account in this snapshot.

@@ -56,7 +56,9 @@ class Connection final : public Peer, public net::WssChannel {
       resume_reading();
     }
   }
-  // Frames above cbqs.max_frame_bytes close the connection (1009) before any allocation.
+  void on_message_too_large() override {
+    if (opened_) core_.on_frame_too_large(id_);
+  }
   void on_closed(const std::string&) override {
     if (opened_) core_.on_close(id_);
     opened_ = false;

@@ -105,7 +105,8 @@ void Core::on_frame(ConnectionId id, ByteView bytes) {
   auto frame = decode<CbqsClientFrameV2>(bytes);
   if (!frame) {
     ErrorCode code = frame.error() == DecodeError::kBadVersion ? ErrorCode::kUnsupportedVersion : ErrorCode::kMalformed;
-    send_error(id, std::nullopt, code, codec::to_string(frame.error()));
+    // The connection and its sessions carry on: the frame is refused, nothing else (§D).
+    send_error(id, client_frame_request_id(bytes), code, codec::to_string(frame.error()));
     return;
   }
   Connection& c = it->second;
@@ -117,6 +118,10 @@ void Core::on_frame(ConnectionId id, ByteView bytes) {
         else handle_request(id, c, f);
       },
       *frame);
+}
+
+void Core::on_frame_too_large(ConnectionId id) {
+  send_error(id, std::nullopt, ErrorCode::kFrameTooLarge, "the frame exceeds cbqs.max_frame_bytes; closing with 1009");
 }
 
 // ---- sessions (§7) ------------------------------------------------------------

@@ -101,6 +101,9 @@ class Core {
 
   ConnectionId on_open(Peer& peer);
   void on_frame(ConnectionId id, ByteView frame);
+  /// The channel refused a frame above cbqs.max_frame_bytes from its header and
+  /// closes with 1009 next: Error FrameTooLarge goes out first (§D).
+  void on_frame_too_large(ConnectionId id);
   void on_close(ConnectionId id);
   /// Starts committing every staged append (clean shutdown).
   void drain();

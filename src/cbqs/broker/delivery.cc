@@ -38,8 +38,8 @@ void Core::subscribe(ConnectionId id, Session& s, const Bytes32& session_id, Str
   sl.subscriptions.push_back(sub);
   s.subscriptions.insert(request_id);
   send(id, Response{request_id, resp::CursorProgress{request_id, progress_lane(*scope), start - 1}});
-  if (!sub.replaying)  // nothing to replay: caught up at once (docs/protocol.md §L)
-    send(id, Response{request_id, resp::CursorProgress{request_id, progress_lane(*scope), head}});
+  if (!sub.replaying)  // nothing to replay: caught up at once, never going backwards (docs/protocol.md §L)
+    send(id, Response{request_id, resp::CursorProgress{request_id, progress_lane(*scope), std::max(head, start - 1)}});
   pump(sl.state.stream_id());
 }
 

@@ -80,6 +80,8 @@ void Core::dispatch(ConnectionId id, Session& s, const Bytes32& session_id, cons
         } else if constexpr (std::is_same_v<T, req::Subscribe>) {
           if (const auto* group = std::get_if<SourceGroup>(&r.source))
             return subscribe_group(id, s, session_id, *sl, request_id, r, *group);
+          // The requested scope's shape before its intersection with the grant (§L).
+          if (auto e = check_requested_scope(std::get<SourceCursor>(r.source).lane_scope, p)) return fail(*e);
           subscribe(id, s, session_id, *sl, request_id, r);
         } else if constexpr (std::is_same_v<T, req::AddCredit>) {
           add_credit(id, s, *sl, request_id, r);

@@ -70,7 +70,7 @@ Result<std::unique_ptr<WssConnection>, std::string> WssConnection::connect(const
     ws.read_message_max(limits::kMaxFrameBytes);
     ws.binary(true);
     // Any answer but 101 fails the handshake: redirects are never followed (§11.4).
-    ws.handshake(o.server_name + ":" + std::to_string(o.port), "/");
+    ws.handshake(o.server_name + ":" + std::to_string(o.port), o.path);
     beast::get_lowest_layer(ws).expires_never();
   } catch (const std::exception& e) {
     return Err{std::string("cannot connect: ") + e.what()};

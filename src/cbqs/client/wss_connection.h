@@ -21,6 +21,7 @@ struct ConnectOptions {
   std::filesystem::path ca_file;        // empty: the system's roots
   std::string server_name = "localhost";  // checked against the certificate
   std::chrono::milliseconds timeout{5'000};
+  std::string path = "/";  // the upgrade's request target
   /// §11.4: loopback and private destinations are refused unless this
   /// explicit development opt-in is set (cbqsd --dev, tests).
   bool allow_private_destinations = false;

@@ -109,8 +109,9 @@ StreamGrantV2 LocalDeployment::grant(std::uint16_t verbs, LaneScope lanes, std::
   return g;
 }
 
-Result<std::unique_ptr<client::WssConnection>, std::string> LocalDeployment::connect() const {
+Result<std::unique_ptr<client::WssConnection>, std::string> LocalDeployment::connect(std::string path) const {
   client::ConnectOptions o;
+  o.path = std::move(path);
   o.port = broker_->port();
   o.ca_file = cert_.certificate;
   o.allow_private_destinations = true;  // everything here is on loopback

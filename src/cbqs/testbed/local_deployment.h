@@ -69,6 +69,8 @@ class LocalDeployment {
   const Bytes32& stream_id() const { return stream_id_; }
   const Bytes32& chain_id() const { return chain_id_; }
   const crypto::Ed25519Seed& holder() const { return holder_; }
+  /// The stream's admin key, for tests that sign grants of their own shape.
+  const crypto::Ed25519Seed& stream_admin() const { return stream_admin_; }
   const std::filesystem::path& certificate() const { return cert_.certificate; }
 
   /// A governance parameter write; true when applied.
@@ -76,7 +78,7 @@ class LocalDeployment {
   /// A grant for the holder key, signed by the stream's admin key.
   StreamGrantV2 grant(std::uint16_t verbs, LaneScope lanes = LaneScopeAny{}, std::uint64_t ttl_ms = 600'000,
                       GroupScope groups = GroupScopeAny{}) const;
-  Result<std::unique_ptr<client::WssConnection>, std::string> connect() const;
+  Result<std::unique_ptr<client::WssConnection>, std::string> connect(std::string path = "/") const;
   /// OpenSession + CompleteSession on `c`; the session id, or the failure.
   Result<Bytes32, std::string> open_session(client::WssConnection& c, const StreamGrantV2& g) const;
   void stop();

@@ -733,4 +733,13 @@ void get(Reader& r, CbqsClientFrameV2& v) { get_versioned_variant(r, v); }
 void put(Writer& w, const CbqsServerFrameV2& v) { put_versioned_variant(w, v); }
 void get(Reader& r, CbqsServerFrameV2& v) { get_versioned_variant(r, v); }
 
+std::optional<Bytes32> client_frame_request_id(ByteView frame) {
+  constexpr std::size_t kHeader = 2;  // version, variant
+  if (frame.size() < kHeader + 32 || frame[0] != 2) return std::nullopt;
+  if (frame[1] < 1 || frame[1] > std::variant_size_v<CbqsClientFrameV2>) return std::nullopt;
+  Bytes32 id;
+  std::copy_n(frame.begin() + kHeader, id.size(), id.begin());
+  return id;
+}
+
 }  // namespace cowboy::cbqs

@@ -72,4 +72,11 @@ Result<T, DecodeError> decode(ByteView input) {
   return value;
 }
 
+/// The request_id of a client frame that failed to decode, when the frame got
+/// that far: its own version byte is 2, its variant is one of the three, and
+/// the 32 bytes that every variant starts with are there. So an Error about a
+/// frame cut inside its body, with trailing bytes or with a nested object of
+/// another version still names the request (docs/protocol.md §D).
+std::optional<Bytes32> client_frame_request_id(ByteView frame);
+
 }  // namespace cowboy::cbqs

@@ -60,8 +60,8 @@ class BrokerFixture : public ::testing::Test {
     ASSERT_TRUE(cowboy::testing::eventually([&] { return broker->snapshot_height() >= target; }));
   }
 
-  std::unique_ptr<client::WssConnection> connect() {
-    auto c = d->connect();
+  std::unique_ptr<client::WssConnection> connect(std::string path = "/") {
+    auto c = d->connect(std::move(path));
     EXPECT_TRUE(c.ok()) << (c.ok() ? "" : c.error());
     return c.ok() ? std::move(*c) : nullptr;
   }

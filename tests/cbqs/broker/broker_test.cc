@@ -176,7 +176,11 @@ TEST_F(BrokerTest, AnOversizeFrameClosesOnlyItsConnection) {
   Bytes32 session = open_session(*bystander, grant(kAll));
   auto c = connect();
   (void)c->send_raw(Bytes(limits::kMaxFrameBytes + 1, 0x02));
-  EXPECT_FALSE(c->receive(std::chrono::seconds(5)).ok());  // closed, nothing allocated beyond the cap
+  auto refused = c->receive(std::chrono::seconds(5));  // the typed error, then the 1009 close
+  ASSERT_TRUE(refused.ok()) << refused.error();
+  EXPECT_EQ(error_code(*refused), code(ErrorCode::kFrameTooLarge));
+  EXPECT_FALSE(std::get<ErrorFrame>(*refused).request_id);
+  EXPECT_FALSE(c->receive(std::chrono::seconds(5)).ok());
   EXPECT_NE(body<resp::Settings>(request(*bystander, session, 3, req::GetSettings{})), nullptr);
 }
 

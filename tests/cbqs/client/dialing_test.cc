@@ -74,7 +74,7 @@ TEST(Dialing, TheClientRefusesBeforeConnecting) {
   o.port = 1;  // nothing listens; a refusal must come before any connect attempt
   auto c = WssConnection::connect(o);
   ASSERT_FALSE(c.ok());
-  EXPECT_NE(c.error().find("refused destination"), std::string::npos);
+  EXPECT_NE(c.error().find("refused destination"), std::string::npos) << c.error();
 }
 
 }  // namespace
