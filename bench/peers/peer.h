@@ -35,7 +35,7 @@ struct Sample {
   }
   /// `operations` done since `start`.
   static Sample since(std::chrono::steady_clock::time_point start, std::uint64_t operations) {
-    return Sample{operations, std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count(), {}};
+    return Sample{operations, std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count(), {}, {}};
   }
 };
 

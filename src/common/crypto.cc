@@ -138,13 +138,8 @@ std::optional<RecoverableSignature> secp256k1_sign(const Secp256k1Secret& secret
 }
 
 std::optional<Address> secp256k1_recover_address(const Bytes32& digest, const RecoverableSignature& sig) {
-  if (sig[64] > 3) return std::nullopt;
-  secp256k1_ecdsa_recoverable_signature parsed;
-  if (!secp256k1_ecdsa_recoverable_signature_parse_compact(secp_context(), &parsed, sig.data(), sig[64]))
-    return std::nullopt;
-  secp256k1_pubkey pub;
-  if (!secp256k1_ecdsa_recover(secp_context(), &pub, &parsed, digest.data())) return std::nullopt;
-  return address_of(pub);
+  auto key = secp256k1_recover_key(digest, sig);  // low S only: one accepted signature per key and message
+  return key ? secp256k1_key_address(*key) : std::nullopt;
 }
 
 namespace {

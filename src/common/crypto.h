@@ -43,7 +43,9 @@ std::optional<Address> secp256k1_address(const Secp256k1Secret& secret);
 /// Signs a 32-byte digest; nullopt for an invalid secret.
 std::optional<RecoverableSignature> secp256k1_sign(const Secp256k1Secret& secret, const Bytes32& digest);
 /// The EVM-style address (last 20 bytes of keccak256 of the 64-byte public key)
-/// of the key that produced `sig` over `digest`; nullopt when nothing recovers.
+/// of the key that produced `sig` over `digest`; nullopt when nothing recovers
+/// and for a high-S signature, as secp256k1_recover_key (so a transaction has
+/// one valid signature, and one hash, per signer).
 std::optional<Address> secp256k1_recover_address(const Bytes32& digest, const RecoverableSignature& sig);
 
 /// SEC1 compressed public key: 0x02/0x03 then the 32-byte x coordinate.
@@ -52,9 +54,9 @@ using Secp256k1Compressed = std::array<std::uint8_t, 33>;
 std::optional<Secp256k1Compressed> secp256k1_public_key(const Secp256k1Secret& secret);
 /// The address of a compressed key; nullopt when the bytes are not a point on the curve.
 std::optional<Address> secp256k1_key_address(const Secp256k1Compressed& key);
-/// The compressed key that produced `sig` over `digest`. Stricter than
-/// secp256k1_recover_address: a high-S signature (the malleated twin of a valid
-/// one) recovers nothing, so each message has one accepted signature per key.
+/// The compressed key that produced `sig` over `digest`. A high-S signature
+/// (the malleated twin of a valid one) recovers nothing, so each message has
+/// one accepted signature per key.
 std::optional<Secp256k1Compressed> secp256k1_recover_key(const Bytes32& digest, const RecoverableSignature& sig);
 
 // ---- randomness ----------------------------------------------------------

@@ -216,7 +216,7 @@ ApiResult<Bytes32> Node::submit(const Transaction& tx) {
   if (tx.chain_instance_id != chain_instance_id_)
     return Err{ApiError{ApiErrorCode::kWrongChain, "chain_instance_id is " + json::hex0x(chain_instance_id_)}};
   auto sender = recover_sender(tx);
-  if (!sender) return Err{ApiError{ApiErrorCode::kBadSignature, "the signature recovers no key"}};
+  if (!sender) return Err{ApiError{ApiErrorCode::kBadSignature, "the signature recovers no key, or is high-S (low S only)"}};
   Bytes32 hash = tx_hash(tx);
   std::lock_guard lock(mu_);
   if (mempool_.size() >= config_.max_mempool_txs)

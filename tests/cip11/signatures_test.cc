@@ -3,6 +3,8 @@
 // field (or the signer) makes verification fail.
 #include <gtest/gtest.h>
 
+#include "../support/high_s.h"
+
 #include <functional>
 
 #include "cip11/cbor.h"
@@ -136,16 +138,9 @@ TEST(Cip11Identity, HighSSignatureIsRefused) {
   HeartbeatPing ping = testing::heartbeat_ping();
   auto pre = heartbeat_ping_preimage(p.connection, p.runner.pubkey(), p.validator.pubkey(), ping);
   ASSERT_TRUE(verify(pre, p.runner.pubkey(), ping.signed_).ok());
-  // s' = n - s with the recovery id's parity flipped is the same signature malleated.
-  const auto n = *from_hex("fffffffffffffffffffffffffffffffebaaedce6af48a03bbfd25e8cd0364141");
   Bytes sig(ping.signed_.begin(), ping.signed_.end());
-  int borrow = 0;
-  for (int i = 31; i >= 0; --i) {
-    int d = n[i] - sig[32 + i] - borrow;
-    borrow = d < 0;
-    sig[32 + i] = static_cast<std::uint8_t>(d + (borrow ? 256 : 0));
-  }
-  sig[64] ^= 1;
+  ASSERT_EQ(sig.size(), 65u);
+  cowboy::testing::make_high_s_twin(std::span<std::uint8_t, 65>(sig.data(), 65));
   EXPECT_EQ(verify(pre, p.runner.pubkey(), sig).error(), Errc::kBadSignature);
 }
 

@@ -2,6 +2,8 @@
 
 #include <gtest/gtest.h>
 
+#include "../support/high_s.h"
+
 #include <random>
 
 #include "common/keccak_x8.h"
@@ -121,6 +123,10 @@ TEST(Secp256k1, RecoverableSignatureRecoversTheSignerAndNotAnother) {
   auto bad = *sig;
   bad[64] = 7;  // recovery id out of range
   EXPECT_FALSE(secp256k1_recover_address(digest, bad));
+  auto twin = *sig;  // (r, n - s, v ^ 1) verifies under the same key: refused, low S only
+  cowboy::testing::make_high_s_twin(twin);
+  EXPECT_FALSE(secp256k1_recover_address(digest, twin));
+  EXPECT_FALSE(secp256k1_recover_key(digest, twin));
 }
 
 TEST(Secp256k1, ZeroSecretIsRefused) { EXPECT_FALSE(secp256k1_address(Secp256k1Secret{})); }

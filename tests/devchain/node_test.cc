@@ -5,6 +5,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "../support/high_s.h"
 #include "../support/poll.h"
 #include "../support/temp_dir.h"
 #include "scenario.h"
@@ -60,6 +61,21 @@ TEST_F(NodeTest, WrongChainAndBadSignatureAreRefusedAtSubmission) {
   tx.chain_instance_id = *node->chain_instance_id();
   tx.signature.fill(0);
   EXPECT_EQ(node->submit(tx).error().code, ApiErrorCode::kBadSignature);
+}
+
+TEST_F(NodeTest, TheHighSTwinOfASignedTransactionIsRefused) {
+  auto node = open();
+  Transaction tx{*node->chain_instance_id(), 0, Transfer{Address{7}, 1}, {}};
+  ASSERT_TRUE(sign_tx(tx, secret(1)));
+  Transaction twin = tx;
+  cowboy::testing::make_high_s_twin(twin.signature);
+  EXPECT_EQ(node->submit(twin).error().code, ApiErrorCode::kBadSignature);  // before: accepted, another hash
+  auto hash = node->submit(tx);
+  ASSERT_TRUE(hash.ok());  // the original keeps its nonce and its hash
+  ASSERT_TRUE(node->produce_block().ok());
+  auto receipt = node->receipt(*hash);
+  ASSERT_TRUE(receipt.ok());
+  EXPECT_TRUE(receipt->has_value());
 }
 
 TEST_F(NodeTest, DeploymentProducesStateEventsAndASnapshot) {
