@@ -557,6 +557,7 @@ int main(int argc, char** argv) {
   cverify->callback([&] {
     prepare(cverify);
     verdict_rc(cbqs_cli::checkpoint_verify(so, !g_json), [](const json& j) {
+      if (j["verdict"] == "valid" && j["verified_through"] == 0) return std::string("valid: the stream has no records yet\n");
       if (j["verdict"] == "valid")
         return "valid: every receipt and record through #" + str(j["verified_through"]) + " verifies\n";
       return str(j["verdict"]) + ": " + str(j["problem"]) + "\n";

@@ -27,7 +27,18 @@ std::string prometheus_text(const cbqs::broker::CoreMetrics& m, std::uint64_t sn
   counter("cbqs_sync_failures_total", "Failed synced writes (the store then fails closed).", m.sync_failures);
   gauge("cbqs_sessions", "Open sessions.", m.sessions);
   gauge("cbqs_subscriptions", "Open subscriptions.", m.subscriptions);
-  gauge("cbqs_connections", "Open connections.", m.connections);
+  gauge("cbqs_connections", "Connections held (accepted sockets, before the upgrade too).", m.connections);
+  gauge("cbqs_connection_slots_free", "Connections that can still be accepted (0: saturated).",
+        m.connection_limit > m.connections ? m.connection_limit - m.connections : 0);
+  gauge("cbqs_connections_without_session", "Upgraded connections with no session open.", m.sessionless_connections);
+  counter("cbqs_connections_refused_total", "Connections closed at accept: the total or the per-address cap was full.",
+          m.connections_refused);
+  counter("cbqs_connections_sessionless_closed_total",
+          "Connections closed for opening no session within cbqs.session_handshake_timeout_ms.", m.sessionless_closed);
+  counter("cbqs_accept_errors_total", "accept(2) failures (EMFILE, ENFILE...), each followed by a back-off.",
+          m.accept_errors);
+  gauge("cbqs_read_budget_bytes", "Read memory for large frames, beyond 64 KiB per connection.", m.read_budget_bytes);
+  gauge("cbqs_read_budget_in_use_bytes", "Of it, held now by messages being read.", m.read_budget_in_use);
   gauge("cbqs_snapshot_height", "Height of the chain snapshot in force.", snapshot_height);
   gauge("cbqs_ready", "1 when /readyz answers 200.", ready ? 1 : 0);
   // Per stream, per lane, per subscription.

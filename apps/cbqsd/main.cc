@@ -18,6 +18,7 @@
 #include "net/dev_cert.h"
 #include "cbqs/store/store.h"
 #include "common/log.h"
+#include "common/process_limits.h"
 #include "common/signals.h"
 #include "dev_setup.h"
 #include "net/host_port.h"
@@ -54,6 +55,7 @@ struct Options {
   std::string chain_listen = "127.0.0.1:7545";
   std::string store_path, tls_cert, tls_key, provider_key, provider_address, chain_url;
   std::uint64_t chain_block_ms = 1000;
+  std::size_t max_connections = 1'024, max_connections_per_address = 128, read_budget_mib = 256;
 };
 
 // Runs the broker until SIGINT/SIGTERM, then stops it cleanly. `listening`
@@ -62,6 +64,9 @@ int serve(const Options& o, cbqs::broker::BrokerConfig config, cbqs::store::Stor
           const sigset_t& signals, const std::function<void(std::uint16_t, std::uint16_t)>& listening = {}) {
   SystemClock clock;
   SystemEntropy entropy;
+  config.max_connections = o.max_connections;
+  config.max_connections_per_address = o.max_connections_per_address;
+  config.read_budget_bytes = o.read_budget_mib << 20;
   cbqs::broker::Broker broker(std::move(config), store, chain, clock, entropy);
   if (auto started = broker.start(); !started) return fail(started.error());
   std::string admin_host;
@@ -187,10 +192,17 @@ int main(int argc, char** argv) {
   app.add_option("--provider-address", o.provider_address, "the provider's chain address (0x...)");
   app.add_option("--chain-url", o.chain_url, "devchain API URL, http://host:port");
   app.add_option("--chain-block-ms", o.chain_block_ms, "the chain's block interval, to age snapshots")->capture_default_str();
+  app.add_option("--max-connections", o.max_connections, "wss connections held at once (docs/operations.md: size RLIMIT_NOFILE for them)")
+      ->capture_default_str();
+  app.add_option("--max-connections-per-address", o.max_connections_per_address, "wss connections one peer address may hold")
+      ->capture_default_str();
+  app.add_option("--read-budget-mib", o.read_budget_mib, "read memory for large frames, beyond 64 KiB per connection")
+      ->capture_default_str();
   app.set_config("--config", "", "read options from a TOML file (keys are the long flag names)");
   CLI11_PARSE(app, argc, argv);
   crypto::init();
   log::init("cbqsd");
+  raise_descriptor_limit();
   sigset_t signals = block_stop_signals();  // before any thread starts
   return o.dev ? run_dev(o, signals) : run_provider(o, signals);
 }

@@ -8,6 +8,7 @@
 #include <nlohmann/json.hpp>
 
 #include "common/log.h"
+#include "common/process_limits.h"
 #include "common/signals.h"
 #include "devchain/http_server.h"
 #include "devchain/json.h"
@@ -42,6 +43,7 @@ int main(int argc, char** argv) {
 
   crypto::init();
   log::init("devchain");
+  raise_descriptor_limit();
   auto host_port = net::parse_host_port(listen);
   if (!host_port) {
     std::fprintf(stderr, "devchain: --listen must be host:port, got %s\n", listen.c_str());

@@ -9,7 +9,6 @@ namespace cowboy::net::ws {
 
 namespace {
 
-bool is_control(Opcode op) { return static_cast<std::uint8_t>(op) >= 0x8; }
 
 bool known(std::uint8_t op) { return op <= 0x2 || (op >= 0x8 && op <= 0xA); }
 

@@ -38,12 +38,17 @@ enum class Opcode : std::uint8_t {
 };
 
 // The close codes this layer sends (RFC 6455 §7.4.1).
+/// Close, ping and pong: whole frames of at most 125 bytes (RFC 6455 §5.5).
+inline bool is_control(Opcode op) { return static_cast<std::uint8_t>(op) >= 0x8; }
+
 enum class CloseCode : std::uint16_t {
   kNormal = 1000,
   kGoingAway = 1001,
   kProtocolError = 1002,
   kUnsupportedData = 1003,
+  kPolicy = 1008,        // e.g. no session within the deadline
   kTooBig = 1009,
+  kTryAgainLater = 1013,  // the process's read budget cannot hold the message now
 };
 
 using Mask = std::array<std::uint8_t, 4>;

@@ -29,6 +29,7 @@ constexpr std::size_t kReadPerTurn = 256 * 1024;   // then other connections get
 constexpr std::size_t kMaxUpgradeBytes = 8 * 1024;  // the HTTP upgrade request or response
 constexpr std::size_t kMaxRecordBytes = 16 * 1024;  // one TLS record per SSL_write
 constexpr std::chrono::seconds kCloseTimeout{2};
+constexpr std::size_t kReadAllowance = 4 * kReadChunk;  // read memory a channel holds without the budget
 
 // OpenSSL's own socket BIO writes with write(2), which raises SIGPIPE on a
 // reset connection; this one uses send(MSG_NOSIGNAL), so neither cbqsd nor an
@@ -110,7 +111,10 @@ WssChannel::WssChannel(tcp::socket socket, SSL_CTX* tls, Role role, Options opti
   in_.resize(kReadChunk);
 }
 
-WssChannel::~WssChannel() { SSL_free(ssl_); }
+WssChannel::~WssChannel() {
+  release_read_memory();
+  SSL_free(ssl_);
+}
 
 void WssChannel::set_server_name(const std::string& name, bool verify) {
   boost::system::error_code not_ip;
@@ -170,7 +174,7 @@ void WssChannel::read_available() {
   ERR_clear_error();
   std::size_t taken = 0;
   while (state_ != State::kClosed && !paused_) {
-    make_room(in_end_ - in_begin_ + kReadChunk / 4);  // for one more read
+    if (!make_room(in_end_ - in_begin_ + kReadChunk / 4)) return refuse(ws::CloseCode::kTryAgainLater);  // for one more read
     int r = SSL_read(ssl_, in_.data() + in_end_, static_cast<int>(std::min<std::size_t>(in_.size() - in_end_, INT_MAX)));
     if (r <= 0) {
       int e = SSL_get_error(ssl_, r);
@@ -241,12 +245,19 @@ bool WssChannel::take_upgrade() {
 bool WssChannel::take_frames() {
   bool server = role_ == Role::kServer;
   while (!paused_ && (state_ == State::kOpen || state_ == State::kClosing)) {
+    if (skip_bytes_ > 0) {  // the rest of a refused frame
+      std::size_t n = std::min<std::uint64_t>(skip_bytes_, in_end_ - in_begin_);
+      in_begin_ += n;
+      skip_bytes_ -= n;
+      if (skip_bytes_ > 0) break;
+    }
     ByteView available(in_.data() + in_begin_, in_end_ - in_begin_);
     // A continuation is bounded by what the message has left, so a fragment
     // that would take it over the cap is refused from its header too; a
     // control frame (at most 125 bytes) may come between fragments.
     std::uint64_t left = options_.max_message_bytes - std::min<std::uint64_t>(fragments_.size(), options_.max_message_bytes);
-    auto parsed = ws::parse_header(available, std::max<std::uint64_t>(left, 125));
+    bool closing = state_ == State::kClosing;  // every data frame is dropped: no bound, nothing buffered
+    auto parsed = ws::parse_header(available, closing ? UINT64_MAX : std::max<std::uint64_t>(left, 125));
     if (parsed.status == ws::ParseStatus::kNeedMore) break;
     const auto& h = parsed.header;
     // Clients mask every frame, servers none (RFC 6455 §5.1).
@@ -256,17 +267,29 @@ bool WssChannel::take_frames() {
         finish("closed");  // waiting only for the peer's close; anything odd ends it
         return false;
       }
-      in_begin_ = in_end_;  // the framing is lost: drop what is buffered, then wait for the peer's close
-      if (too_big) on_message_too_large();
-      close_after_flush(too_big ? ws::CloseCode::kTooBig : ws::CloseCode::kProtocolError);
+      refuse(too_big ? ws::CloseCode::kTooBig : ws::CloseCode::kProtocolError);
       return false;
+    }
+    if (closing && !ws::is_control(h.opcode)) {
+      skip_bytes_ = h.header_bytes + h.payload_bytes;
+      continue;
     }
     std::size_t whole = h.header_bytes + static_cast<std::size_t>(h.payload_bytes);
     if (available.size() < whole) {
       // Room for what has arrived and one more record, not for what the
       // header promises: a declared length costs nothing until it is sent.
-      make_room(std::min(whole, available.size() + kReadChunk));
+      if (!make_room(std::min(whole, available.size() + kReadChunk))) {
+        refuse(ws::CloseCode::kTryAgainLater);
+        return false;
+      }
       break;
+    }
+    // A whole fragment joins its message only if the budget holds the message.
+    bool fragment = h.opcode == ws::Opcode::kContinuation || (h.opcode == ws::Opcode::kBinary && !h.fin);
+    if (fragment && state_ == State::kOpen &&
+        !reserve_fragments(fragments_.size() + static_cast<std::size_t>(h.payload_bytes))) {
+      refuse(ws::CloseCode::kTryAgainLater);
+      return false;
     }
     std::uint8_t* payload = in_.data() + in_begin_ + h.header_bytes;
     in_begin_ += whole;  // consumed before the handler runs: it may close or pause
@@ -278,19 +301,75 @@ bool WssChannel::take_frames() {
     if (in_.size() > 4 * kReadChunk) {  // a large message passed: give its room back
       in_.resize(kReadChunk);
       in_.shrink_to_fit();
+      (void)afford(in_.capacity(), fragments_.capacity());
     }
   }
   return state_ != State::kClosed;
 }
 
 // Room for `bytes` from the first unread byte: the unread bytes move to the
-// front, and the buffer grows only if that is not enough.
-void WssChannel::make_room(std::size_t bytes) {
-  if (in_.size() - in_begin_ >= bytes) return;
+// front, and the buffer grows only if that is not enough and the budget
+// affords it (false: it does not).
+bool WssChannel::make_room(std::size_t bytes) {
+  if (in_.size() - in_begin_ >= bytes) return true;
   std::memmove(in_.data(), in_.data() + in_begin_, in_end_ - in_begin_);
   in_end_ -= in_begin_;
   in_begin_ = 0;
-  if (in_.size() < bytes) in_.resize(bytes + kReadChunk / 4);
+  if (in_.size() >= bytes) return true;
+  std::size_t size = bytes + kReadChunk / 4;
+  if (size > in_.capacity()) {
+    // Geometric growth, bounded by one whole message and a record.
+    std::size_t cap = std::max(size, std::min(2 * in_.capacity(), options_.max_message_bytes + 2 * kReadChunk));
+    if (!afford(cap, fragments_.capacity())) return false;
+    in_.reserve(cap);
+  }
+  in_.resize(size);
+  return true;
+}
+
+bool WssChannel::reserve_fragments(std::size_t bytes) {
+  if (bytes <= fragments_.capacity()) return true;
+  std::size_t cap = std::max(bytes, std::min(2 * fragments_.capacity(), options_.max_message_bytes));
+  if (!afford(in_.capacity(), cap)) return false;
+  fragments_.reserve(cap);
+  return true;
+}
+
+// Takes from (or gives back to) the budget what buffers of these capacities
+// hold beyond the allowance; false, and nothing taken, when it cannot.
+bool WssChannel::afford(std::size_t in_capacity, std::size_t fragments_capacity) {
+  std::size_t total = in_capacity + fragments_capacity;
+  std::size_t held = total > kReadAllowance ? total - kReadAllowance : 0;
+  ReadBudget* budget = options_.read_budget;
+  if (budget && held > budget_held_ && !budget->try_take(held - budget_held_)) return false;
+  if (budget && held < budget_held_) budget->give_back(budget_held_ - held);
+  budget_held_ = held;
+  return true;
+}
+
+// Refuses what was read (a frame too large, a protocol error, a message the
+// budget cannot hold): the subclass may send a last message, then the close.
+void WssChannel::refuse(ws::CloseCode code) {
+  if (code != ws::CloseCode::kProtocolError) {
+    // The framing is intact: the refused frame's payload is skipped as it
+    // arrives (until the close timeout), so the peer gets to read our close.
+    ByteView unread(in_.data() + in_begin_, in_end_ - in_begin_);
+    auto parsed = ws::parse_header(unread, UINT64_MAX);
+    std::uint64_t frame = parsed.header.header_bytes + parsed.header.payload_bytes;
+    if (parsed.status == ws::ParseStatus::kFrame && frame > unread.size()) skip_bytes_ = frame - unread.size();
+    on_refused(code);
+  }
+  in_begin_ = in_end_;  // what is buffered is dropped; then we wait for the peer's close
+  close_after_flush(code);
+}
+
+void WssChannel::release_read_memory() {
+  in_.clear();
+  in_.shrink_to_fit();
+  fragments_.clear();
+  fragments_.shrink_to_fit();
+  in_begin_ = in_end_ = 0;
+  (void)afford(0, 0);
 }
 
 bool WssChannel::take_message(const ws::FrameHeader& h, std::uint8_t* payload) {
@@ -307,11 +386,15 @@ bool WssChannel::take_message(const ws::FrameHeader& h, std::uint8_t* payload) {
         on_message(data);
         return true;
       }
-      fragments_.insert(fragments_.end(), data.begin(), data.end());
+      fragments_.insert(fragments_.end(), data.begin(), data.end());  // within reserve_fragments' room
       fragmented_ = !h.fin;
       if (h.fin) {
         on_message(fragments_);
         fragments_.clear();
+        if (fragments_.capacity() > kReadAllowance) {
+          fragments_.shrink_to_fit();
+          (void)afford(in_.capacity(), fragments_.capacity());
+        }
       }
       return true;
     case ws::Opcode::kText:
@@ -474,6 +557,7 @@ void WssChannel::finish(const std::string& why) {
   socket_.close(ignored);
   out_.clear();
   out_begin_ = 0;
+  release_read_memory();
   on_closed(why);
 }
 

@@ -14,7 +14,8 @@
 // closed with 1003); pings are answered; fragmented messages are reassembled
 // up to the same bound as whole ones. A message above the bound, whole or
 // with its fragments, closes the connection with 1009, decided from the frame
-// header; the buffer grows only with bytes that have arrived.
+// header; the buffer grows only with bytes that have arrived, and beyond 64
+// KiB only within the process's ReadBudget (1013 when it cannot).
 //
 // A subclass receives the events. Everything runs on the socket's executor,
 // which must be single-threaded (an io_context run by one thread). Pending
@@ -32,6 +33,7 @@
 #include <vector>
 
 #include "common/bytes.h"
+#include "net/read_budget.h"
 #include "net/websocket_frames.h"
 
 namespace cowboy::net {
@@ -42,6 +44,9 @@ class WssChannel : public std::enable_shared_from_this<WssChannel> {
   struct Options {
     std::uint64_t max_message_bytes = 1 << 20;
     std::chrono::milliseconds handshake_timeout{10'000};  // TLS and the upgrade together
+    /// Read memory beyond 64 KiB per channel (a large message) comes from
+    /// here, as bytes arrive; none: bounded by max_message_bytes alone.
+    ReadBudget* read_budget = nullptr;
   };
 
   /// `socket` is connected; `tls` supplies certificates and verification.
@@ -74,6 +79,8 @@ class WssChannel : public std::enable_shared_from_this<WssChannel> {
   void resume_reading();
 
   bool is_open() const { return state_ == State::kOpen; }
+  /// The bound for messages from now on (a server raises it once its peer is known).
+  void set_max_message_bytes(std::uint64_t bytes) { options_.max_message_bytes = bytes; }
   /// Bytes queued by send() and not yet written to the socket.
   std::size_t queued_bytes() const { return out_.size() - out_begin_; }
   /// Memory held for reading: the frame buffer and a message being reassembled.
@@ -87,9 +94,10 @@ class WssChannel : public std::enable_shared_from_this<WssChannel> {
   virtual void on_closed(const std::string& why) = 0;
   /// After queued bytes went out to the socket.
   virtual void on_written() {}
-  /// A message above max_message_bytes was refused from its frame header; a
-  /// send() from here goes out just before the 1009 close frame.
-  virtual void on_message_too_large() {}
+  /// A message was refused: above max_message_bytes, from its frame header
+  /// (kTooBig), or more than the read budget holds now (kTryAgainLater). A
+  /// send() from here goes out just before the close frame with that code.
+  virtual void on_refused(ws::CloseCode) {}
 
  private:
   enum class State { kHandshake, kUpgrade, kOpen, kClosing, kClosed };
@@ -101,7 +109,11 @@ class WssChannel : public std::enable_shared_from_this<WssChannel> {
   void post_read();  // read_available() in a later turn, unless a read is already pending
   bool take_upgrade();
   bool take_frames();
-  void make_room(std::size_t bytes);
+  bool make_room(std::size_t bytes);
+  bool reserve_fragments(std::size_t bytes);
+  bool afford(std::size_t in_capacity, std::size_t fragments_capacity);
+  void refuse(ws::CloseCode code);
+  void release_read_memory();
   bool take_message(const ws::FrameHeader& h, std::uint8_t* payload);
   void queue_frame(ws::Opcode opcode, ByteView payload);
   void schedule_flush();
@@ -125,6 +137,8 @@ class WssChannel : public std::enable_shared_from_this<WssChannel> {
   bool fragmented_ = false;
   bool paused_ = false;
   bool read_waiting_ = false;
+  std::size_t budget_held_ = 0;  // taken from options_.read_budget
+  std::uint64_t skip_bytes_ = 0;  // of a refused frame, still to arrive
 
   std::vector<std::uint8_t> out_;  // framed plaintext for SSL_write
   std::size_t out_begin_ = 0;

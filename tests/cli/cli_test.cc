@@ -135,6 +135,12 @@ TEST(Cli, LanesProduceTailChainVerificationBenchAndStatus) {
   std::string cbqs = bin + " --json";
   std::string dev = " --dev " + cbqsd.data().string() + " --endpoint " + cbqsd.endpoint();
 
+  // A stream with no records verifies trivially (it was CheckpointNotFound, exit 1).
+  auto empty = run(bin + " checkpoint verify" + dev);
+  EXPECT_EQ(empty.status, 0) << empty.out;
+  EXPECT_EQ(empty.out, "valid: the stream has no records yet\n");
+  EXPECT_EQ(json::parse(run(cbqs + " checkpoint verify" + dev).out)["verified_through"], 0);
+
   auto lane = run(cbqs + " lanes create" + dev);
   ASSERT_EQ(lane.status, 0) << lane.out;
   EXPECT_EQ(json::parse(lane.out)["lane"], 1);

@@ -37,6 +37,7 @@ struct Seen {
   std::vector<Bytes> messages;
   bool opened = false;
   std::optional<std::string> closed;
+  std::optional<ws::CloseCode> refused;
   std::size_t count() {
     std::lock_guard lock(m);
     return messages.size();
@@ -49,8 +50,10 @@ struct Seen {
 
 class Recorder final : public WssChannel {
  public:
-  Recorder(tcp::socket s, SSL_CTX* tls, Role role, Seen& seen, bool echo, bool pause_after_first = false)
-      : WssChannel(std::move(s), tls, role, {.max_message_bytes = kMaxMessage, .handshake_timeout = std::chrono::seconds(5)}),
+  Recorder(tcp::socket s, SSL_CTX* tls, Role role, Seen& seen, bool echo, bool pause_after_first = false,
+           ReadBudget* budget = nullptr)
+      : WssChannel(std::move(s), tls, role,
+                   {.max_message_bytes = kMaxMessage, .handshake_timeout = std::chrono::seconds(5), .read_budget = budget}),
         seen_(seen), echo_(echo), pause_after_first_(pause_after_first) {}
 
  private:
@@ -73,6 +76,10 @@ class Recorder final : public WssChannel {
     std::lock_guard lock(seen_.m);
     seen_.closed = why;
   }
+  void on_refused(ws::CloseCode code) override {
+    std::lock_guard lock(seen_.m);
+    seen_.refused = code;
+  }
 
   Seen& seen_;
   bool echo_;
@@ -91,7 +98,7 @@ class ChannelTest : public ::testing::Test {
     acceptor_.async_accept([this](boost::system::error_code ec, tcp::socket s) {
       if (ec) return;
       server_ = std::make_shared<Recorder>(std::move(s), server_tls_.native_handle(), WssChannel::Role::kServer,
-                                           server_seen_, true, pause_server_);
+                                           server_seen_, true, pause_server_, budget_.get());
       server_->accept();
     });
     thread_ = std::thread([this] { io_.run(); });
@@ -129,6 +136,7 @@ class ChannelTest : public ::testing::Test {
   std::shared_ptr<Recorder> server_, client_;
   Seen server_seen_, client_seen_;
   bool pause_server_ = false;
+  std::unique_ptr<ReadBudget> budget_;  // set before the client connects
   std::thread thread_;
 };
 
@@ -324,6 +332,36 @@ TEST_F(ChannelTest, ADeclaredLengthCostsOnlyTheBytesThatArrived) {
   asio::post(io_, [&] { held.set_value(server_ ? server_->read_buffer_bytes() : SIZE_MAX); });
   EXPECT_LT(held.get_future().get(), 64u * 1024);  // not the promised 1 MiB
   EXPECT_FALSE(server_seen_.is_closed());
+}
+
+TEST_F(ChannelTest, AMessageTheReadBudgetCannotHoldIsRefusedWith1013) {
+  budget_ = std::make_unique<ReadBudget>(256 * 1024);
+  RawClient c(port(), client_tls_);
+  c.upgrade();
+  try {  // the whole bound: four times what the budget holds beyond the allowance
+    c.write(client_frame(ws::Opcode::kBinary, numbered(kMaxMessage, 3), true));
+  } catch (const boost::system::system_error&) {  // refused part way: the server stopped reading
+  }
+  ASSERT_TRUE(eventually([&] { return server_seen_.is_closed(); }));
+  std::lock_guard lock(server_seen_.m);
+  EXPECT_EQ(server_seen_.refused, ws::CloseCode::kTryAgainLater);
+  EXPECT_TRUE(server_seen_.messages.empty());
+  EXPECT_EQ(budget_->in_use(), 0u);  // everything given back
+}
+
+TEST_F(ChannelTest, ALargeMessageWithinTheBudgetArrivesAndGivesItsRoomBack) {
+  budget_ = std::make_unique<ReadBudget>(3 * kMaxMessage);
+  RawClient c(port(), client_tls_);
+  c.upgrade();
+  Bytes big = numbered(kMaxMessage, 5);
+  c.write(client_frame(ws::Opcode::kBinary, Bytes(big.begin(), big.begin() + kMaxMessage / 2), false));
+  c.write(client_frame(ws::Opcode::kContinuation, Bytes(big.begin() + kMaxMessage / 2, big.end()), true));
+  ASSERT_TRUE(eventually([&] { return server_seen_.count() == 1; }));
+  {
+    std::lock_guard lock(server_seen_.m);
+    EXPECT_EQ(server_seen_.messages[0], big);
+  }
+  ASSERT_TRUE(eventually([&] { return budget_->in_use() == 0; }));
 }
 
 TEST_F(ChannelTest, APausedChannelHandsOverNothingUntilResumed) {

@@ -16,13 +16,20 @@ namespace cowboy::testing {
 class CbqsdProcess {
  public:
   /// `port` 0: a free one; a given port lets a restart keep the endpoint.
-  explicit CbqsdProcess(const std::filesystem::path& dir, std::uint16_t port = 0)
+  /// `extra` flags follow the defaults; `prefix` runs before the binary (e.g. prlimit).
+  explicit CbqsdProcess(const std::filesystem::path& dir, std::uint16_t port = 0, std::vector<std::string> extra = {},
+                        std::vector<std::string> prefix = {})
       : data_(dir / "data"),
         child_([&] {
           ::setenv("CBQS_HOME", (dir / "home").c_str(), 1);
-          return std::vector<std::string>{std::string(COWBOY_BIN_DIR) + "/cbqsd", "--dev", "--data-dir", data_.string(),
-                                          "--listen", "127.0.0.1:" + std::to_string(port), "--admin-listen", "127.0.0.1:0",
-                                          "--chain-listen", "127.0.0.1:0"};
+          std::vector<std::string> argv = std::move(prefix);
+          for (std::string a : {std::string(COWBOY_BIN_DIR) + "/cbqsd", std::string("--dev"), std::string("--data-dir"),
+                                data_.string(), std::string("--listen"), "127.0.0.1:" + std::to_string(port),
+                                std::string("--admin-listen"), std::string("127.0.0.1:0"), std::string("--chain-listen"),
+                                std::string("127.0.0.1:0")})
+            argv.push_back(std::move(a));
+          for (auto& a : extra) argv.push_back(std::move(a));
+          return argv;
         }()) {
     std::smatch m;
     auto chain_line = child_.wait_for_line("devchain API");
@@ -40,6 +47,7 @@ class CbqsdProcess {
   std::uint16_t admin_port() const { return admin_port_; }
   const std::filesystem::path& data() const { return data_; }
   void kill9() { child_.kill(SIGKILL); }
+  pid_t pid() const { return child_.pid(); }
   std::string endpoint() const {
     std::string e = "wss://127.0.0.1:";
     return e.append(std::to_string(port_)).append("/");

@@ -19,23 +19,55 @@ using tcp = asio::ip::tcp;
 
 namespace {
 
+// Who holds the listener's connection slots: at most `total`, and at most
+// `per_address` for one peer address. Used on the io thread only.
+class ConnectionSlots {
+ public:
+  ConnectionSlots(std::size_t total, std::size_t per_address) : total_(total), per_address_(per_address) {}
+  bool take(const asio::ip::address& peer) {
+    std::size_t& mine = held_[peer];
+    if (live_.load() >= total_ || mine >= per_address_) {
+      if (mine == 0) held_.erase(peer);
+      ++refused_;
+      return false;
+    }
+    ++mine;
+    ++live_;
+    return true;
+  }
+  void give_back(const asio::ip::address& peer) {
+    if (auto it = held_.find(peer); it != held_.end() && --it->second == 0) held_.erase(it);
+    --live_;
+  }
+  std::size_t live() const { return live_.load(); }  // also read off the io thread
+  std::uint64_t refused() const { return refused_.load(); }
+
+ private:
+  const std::size_t total_, per_address_;
+  std::map<asio::ip::address, std::size_t> held_;
+  std::atomic<std::size_t> live_{0};
+  std::atomic<std::uint64_t> refused_{0};
+};
+
 // One client connection: the channel does TLS, the upgrade and the framing;
 // this hands each binary message to the Core and stops reading while too much
 // is queued for a peer that does not read (resumed once the queue drains).
 class Connection final : public Peer, public net::WssChannel {
  public:
-  Connection(tcp::socket socket, ssl::context& tls, Core& core, std::atomic<int>& live, const BrokerConfig& config,
-             std::atomic<std::uint64_t>& read_pauses)
+  // `peer` already holds a slot in `slots`; the connection gives it back when it dies.
+  Connection(tcp::socket socket, asio::ip::address peer, ssl::context& tls, Core& core, ConnectionSlots& slots,
+             net::ReadBudget& budget, const BrokerConfig& config, std::atomic<std::uint64_t>& read_pauses)
       : net::WssChannel(std::move(socket), tls.native_handle(), Role::kServer,
-                        {.max_message_bytes = limits::kMaxFrameBytes, .handshake_timeout = std::chrono::seconds(10)}),
-        core_(core), live_(live), config_(config), read_pauses_(read_pauses) {
-    ++live_;
-  }
-  ~Connection() override { --live_; }
+                        {.max_message_bytes = limits::kMaxPreSessionFrameBytes,
+                         .handshake_timeout = std::chrono::seconds(10),
+                         .read_budget = &budget}),
+        peer_(std::move(peer)), core_(core), slots_(slots), config_(config), read_pauses_(read_pauses) {}
+  ~Connection() override { slots_.give_back(peer_); }
 
   void send(Bytes frame) override { net::WssChannel::send(frame); }
-  void close() override { net::WssChannel::close(); }
+  void close() override { net::WssChannel::close(net::ws::CloseCode::kPolicy); }
   std::size_t queued_bytes() const override { return net::WssChannel::queued_bytes(); }
+  void lift_frame_cap() override { set_max_message_bytes(limits::kMaxFrameBytes); }
 
  private:
   void on_open() override {
@@ -56,16 +88,17 @@ class Connection final : public Peer, public net::WssChannel {
       resume_reading();
     }
   }
-  void on_message_too_large() override {
-    if (opened_) core_.on_frame_too_large(id_);
+  void on_refused(net::ws::CloseCode code) override {
+    if (opened_) core_.on_frame_refused(id_, code == net::ws::CloseCode::kTooBig);
   }
   void on_closed(const std::string&) override {
     if (opened_) core_.on_close(id_);
     opened_ = false;
   }
 
+  asio::ip::address peer_;
   Core& core_;
-  std::atomic<int>& live_;
+  ConnectionSlots& slots_;
   const BrokerConfig& config_;
   std::atomic<std::uint64_t>& read_pauses_;
   Core::ConnectionId id_ = 0;
@@ -80,11 +113,15 @@ struct Broker::Impl {
   store::Store& store;
   const Clock& clock;
   // Declared before io_context: handlers destroyed with it still reference them.
-  std::atomic<int> live{0};
+  ConnectionSlots slots{config.max_connections, config.max_connections_per_address};
+  net::ReadBudget read_budget{config.read_budget_bytes};
   std::atomic<std::uint64_t> read_pauses{0};
+  std::atomic<std::uint64_t> accept_errors{0};
   asio::io_context io{1};
   ssl::context tls{ssl::context::tls_server};
   tcp::acceptor acceptor{io};
+  asio::steady_timer accept_pause{io};
+  std::chrono::milliseconds accept_backoff{0};
   SnapshotSource snapshots;
   std::unique_ptr<Core> core;
   std::thread io_thread;
@@ -103,15 +140,31 @@ struct Broker::Impl {
   void accept() {
     acceptor.async_accept([this](boost::system::error_code ec, tcp::socket socket) {
       if (ec == asio::error::operation_aborted) return;
-      if (!ec) {
-        if (live.load() >= static_cast<int>(config.max_connections)) {
-          boost::system::error_code ignored;
-          socket.close(ignored);
-        } else {
-          std::make_shared<Connection>(std::move(socket), tls, *core, live, config, read_pauses)->accept();
-        }
+      if (ec) return pause_accepting(ec);
+      accept_backoff = std::chrono::milliseconds(0);
+      boost::system::error_code no_peer;
+      auto peer = socket.remote_endpoint(no_peer).address();
+      if (no_peer || !slots.take(peer)) {
+        boost::system::error_code ignored;
+        socket.close(ignored);
+      } else {
+        std::make_shared<Connection>(std::move(socket), peer, tls, *core, slots, read_budget, config, read_pauses)->accept();
       }
       accept();
+    });
+  }
+
+  // accept(2) failed (EMFILE, ENFILE, ENOBUFS...): retrying at once would spin
+  // a core while the listen queue holds the connection; wait 10 ms doubling
+  // to 1 s, logging the first failure of a streak.
+  void pause_accepting(const boost::system::error_code& ec) {
+    ++accept_errors;
+    if (accept_backoff.count() == 0)
+      log::warn("accept_failed", log::field("why", ec.message()), log::field("connections", slots.live()));
+    accept_backoff = std::clamp(accept_backoff * 2, std::chrono::milliseconds(10), std::chrono::milliseconds(1'000));
+    accept_pause.expires_after(accept_backoff);
+    accept_pause.async_wait([this](boost::system::error_code e) {
+      if (!e) accept();
     });
   }
 
@@ -189,6 +242,7 @@ void Broker::stop() {
       i.core->drain();
       boost::system::error_code ignored;
       i.acceptor.close(ignored);
+      i.accept_pause.cancel();
       drained.set_value();
     });
     drained.get_future().wait();
@@ -245,6 +299,12 @@ CoreMetrics Broker::metrics() const {
   auto& i = *impl_;
   CoreMetrics m = on_io(i.io, i.io_thread, [&] { return i.core->metrics(); });
   m.read_pauses = i.read_pauses.load();
+  m.connections = i.slots.live();
+  m.connection_limit = i.config.max_connections;
+  m.connections_refused = i.slots.refused();
+  m.accept_errors = i.accept_errors.load();
+  m.read_budget_bytes = i.read_budget.limit();
+  m.read_budget_in_use = i.read_budget.in_use();
   return m;
 }
 

@@ -21,6 +21,12 @@ struct BrokerConfig {
   ProviderIdentity provider;
   std::uint64_t chain_block_ms = 1000;  // the chain's block interval, for the snapshot's age
   std::size_t max_connections = 1'024;
+  /// One peer address holds at most this many connections, so one host
+  /// flooding the listener leaves the rest of the slots to others.
+  std::size_t max_connections_per_address = 128;
+  /// Read memory for large frames beyond each connection's 64 KiB
+  /// (net/read_budget.h); a frame it cannot hold gets Unavailable and 1013.
+  std::size_t read_budget_bytes = 256 * 1024 * 1024;
   /// Per-connection write queue: above the high-water mark the broker stops
   /// reading that connection's frames until the queue drains below the low one,
   /// so a client that sends without reading cannot grow the broker's memory.

@@ -23,8 +23,9 @@ Core::~Core() { committer_.join(); }
 
 Core::ConnectionId Core::on_open(Peer& peer) {
   ConnectionId id = next_connection_++;
-  connections_[id].peer = &peer;
-  ++metrics_.connections;
+  Connection& c = connections_[id];
+  c.peer = &peer;
+  c.sessionless_since_ms = std::max<std::uint64_t>(clock_.now_ms(), 1);
   return id;
 }
 
@@ -42,7 +43,10 @@ CoreMetrics Core::metrics() const {
   CoreMetrics m = metrics_;
   m.sessions = 0;
   m.subscriptions = 0;
-  for (const auto& [id, c] : connections_) m.sessions += c.sessions.size();
+  for (const auto& [id, c] : connections_) {
+    m.sessions += c.sessions.size();
+    m.sessionless_connections += c.sessions.empty();
+  }
   for (const auto& [id, slot] : streams_) {
     m.subscriptions += slot.subscriptions.size();
     StreamMetrics sm{id, slot.state.durable_head(), slot.state.floor(), slot.state.retained_bytes(), {}, {}, {}};
@@ -67,7 +71,6 @@ CoreMetrics Core::metrics() const {
     }
     m.streams.push_back(std::move(sm));
   }
-  m.connections = connections_.size();
   m.admission_turns = admission_turns_;
   m.admission_pending = admission_.pending();
   m.admission_max_wait_turns = admission_max_wait_turns_;
@@ -120,8 +123,9 @@ void Core::on_frame(ConnectionId id, ByteView bytes) {
       *frame);
 }
 
-void Core::on_frame_too_large(ConnectionId id) {
-  send_error(id, std::nullopt, ErrorCode::kFrameTooLarge, "the frame exceeds cbqs.max_frame_bytes; closing with 1009");
+void Core::on_frame_refused(ConnectionId id, bool too_large) {
+  if (too_large) return send_error(id, std::nullopt, ErrorCode::kFrameTooLarge, "closing with 1009");
+  send_error(id, std::nullopt, ErrorCode::kUnavailable, "the broker's read budget cannot hold this frame now; closing with 1013");
 }
 
 // ---- sessions (§7) ------------------------------------------------------------
@@ -246,6 +250,8 @@ void Core::finish_complete(ConnectionId id, CompleteJob& job) {
     end_session(id, session_id);
   });
   c.sessions.emplace(session_id, std::move(session));
+  c.sessionless_since_ms = 0;
+  c.peer->lift_frame_cap();  // before SessionOpened: the client may send large frames at once
   send(id, SessionOpened{job.request_id, session_id, view->height});
   log::info("session_opened", log::field("conn", id), log::field("stream", to_hex(ByteView(p.grant.stream_id).first(8))),
             log::field("snapshot_height", view->height));
@@ -254,7 +260,24 @@ void Core::finish_complete(ConnectionId id, CompleteJob& job) {
 void Core::end_session(ConnectionId id, const Bytes32& session_id) {
   drop_subscriptions(id, session_id);
   auto conn = connections_.find(id);
-  if (conn != connections_.end()) conn->second.sessions.erase(session_id);
+  if (conn == connections_.end()) return;
+  conn->second.sessions.erase(session_id);
+  if (conn->second.sessions.empty()) conn->second.sessionless_since_ms = std::max<std::uint64_t>(clock_.now_ms(), 1);
+}
+
+// A connection must hold a session: without one for cbqs.session_handshake_timeout_ms
+// (from its upgrade, or since its last session ended) it only takes a slot.
+void Core::close_sessionless(std::uint64_t now, std::uint64_t timeout_ms) {
+  std::vector<Peer*> expired;  // closed after the walk: a close may end the connection at once
+  for (auto& [id, c] : connections_) {
+    if (c.sessionless_since_ms == 0 || now - c.sessionless_since_ms < timeout_ms) continue;
+    c.sessionless_since_ms = 0;  // once: the close takes a turn or two
+    ++metrics_.sessionless_closed;
+    expired.push_back(c.peer);
+  }
+  if (!expired.empty()) log::info("connections_closed", log::field("count", expired.size()),
+                                  log::field("reason", "no session within cbqs.session_handshake_timeout_ms"));
+  for (Peer* p : expired) p->close();
 }
 
 void Core::handle_request(ConnectionId id, Connection& c, Request& f) {

@@ -36,8 +36,12 @@ class Peer {
   virtual ~Peer() = default;
   /// Queues one frame; frames go out in the order queued.
   virtual void send(Bytes frame) = 0;
+  /// Ends a connection that opened no session in time (WebSocket close 1008).
   virtual void close() = 0;
   virtual std::size_t queued_bytes() const = 0;
+  /// A session is open: frames up to cbqs.max_frame_bytes from now on (before
+  /// one is, the cap is limits::kMaxPreSessionFrameBytes).
+  virtual void lift_frame_cap() = 0;
 };
 
 struct CoreConfig {
@@ -78,7 +82,13 @@ struct CoreMetrics {
   std::uint64_t delivered_bytes = 0;
   std::uint64_t sessions = 0;
   std::uint64_t subscriptions = 0;
-  std::uint64_t connections = 0;
+  std::uint64_t connections = 0;              // accepted sockets held, before the upgrade too
+  std::uint64_t connection_limit = 0;         // the broker's max_connections
+  std::uint64_t connections_refused = 0;      // closed at accept: the total or a per-address cap was reached
+  std::uint64_t accept_errors = 0;            // accept(2) failures (EMFILE, ENFILE, ...), each then backed off
+  std::uint64_t sessionless_connections = 0;  // upgraded, no session open
+  std::uint64_t sessionless_closed = 0;       // closed for opening no session within the handshake timeout
+  std::uint64_t read_budget_bytes = 0, read_budget_in_use = 0;
   std::uint64_t errors_sent = 0;
   std::uint64_t sync_failures = 0;
   std::uint64_t journal_writes = 0;  // synced group-journal batches
@@ -101,9 +111,10 @@ class Core {
 
   ConnectionId on_open(Peer& peer);
   void on_frame(ConnectionId id, ByteView frame);
-  /// The channel refused a frame above cbqs.max_frame_bytes from its header and
-  /// closes with 1009 next: Error FrameTooLarge goes out first (§D).
-  void on_frame_too_large(ConnectionId id);
+  /// The channel refused a frame and closes next: one above the connection's
+  /// frame cap, from its header (`too_large`: Error FrameTooLarge, then 1009),
+  /// or one the process's read budget cannot hold now (Unavailable, then 1013).
+  void on_frame_refused(ConnectionId id, bool too_large);
   void on_close(ConnectionId id);
   /// Starts committing every staged append (clean shutdown).
   void drain();
@@ -136,6 +147,7 @@ class Core {
   };
   struct Connection {
     Peer* peer = nullptr;
+    std::uint64_t sessionless_since_ms = 0;  // 0 while a session is open
     std::map<Bytes32, PendingHandshake> pending;
     std::map<Bytes32, Session> sessions;
   };
@@ -208,6 +220,7 @@ class Core {
   void open_session(ConnectionId id, Connection& c, const OpenSession& f);
   void complete_session(ConnectionId id, Connection& c, const CompleteSession& f);
   void end_session(ConnectionId id, const Bytes32& session_id);
+  void close_sessionless(std::uint64_t now_ms, std::uint64_t timeout_ms);
   void admit(ConnectionId id, const Bytes32& request_id, HandshakeJob job);
   void schedule_admission();
   void admission_turn();

@@ -215,11 +215,14 @@ void Core::schedule_pump(const Bytes32& stream_id, std::uint64_t delay_ms) {
   });
 }
 
-// Once a second: close subscriptions stalled past cbqs.slow_consumer_timeout_ms,
+// Once a second: close connections that hold no session (close_sessionless),
+// close subscriptions stalled past cbqs.slow_consumer_timeout_ms,
 // advance retention floors by time on streams nobody is appending to, and give
 // groups a turn (a snapshot refresh may have made an account solvent).
 void Core::check_slow_consumers() {
-  if (ChainViewPtr view = snapshots_.current()) {
+  ChainViewPtr current = snapshots_.current();
+  close_sessionless(clock_.now_ms(), (current ? current->params : Params{}).session_handshake_timeout_ms);
+  if (ChainViewPtr view = current) {
     std::uint64_t now = clock_.now_ms();
     for (auto& [stream_id, sl] : streams_) {
       for (auto it = sl.subscriptions.begin(); it != sl.subscriptions.end();) {

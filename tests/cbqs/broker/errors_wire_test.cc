@@ -306,6 +306,7 @@ TEST_F(ErrorsWireTest, CheckpointEdges) {
 TEST_F(ErrorsWireTest, HandshakeRefusals) {
   auto g = grant(kAll);
   auto c = connect();
+  open_session(*c, g);  // so that the 1 ms handshake timeout below does not close the connection itself
   auto challenge_for = [&](std::uint64_t id) {
     EXPECT_TRUE(c->send(OpenSession{rid(id), g}).ok());
     auto ch = std::get<SessionChallenge>(next(*c));
