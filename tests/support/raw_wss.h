@@ -7,6 +7,7 @@
 
 #include <boost/asio/connect.hpp>
 #include <boost/asio/io_context.hpp>
+#include <boost/asio/ip/tcp.hpp>
 #include <boost/asio/read_until.hpp>
 #include <boost/asio/ssl.hpp>
 #include <boost/asio/streambuf.hpp>
@@ -55,8 +56,10 @@ class RawWss {
   }
   /// A masked binary frame header (client to server) declaring `length` bytes.
   static Bytes frame_header(std::uint64_t length, bool fin = true) {
-    Bytes h{static_cast<std::uint8_t>(fin ? 0x82 : 0x02), 0xFF};
-    for (int i = 7; i >= 0; --i) h.push_back(static_cast<std::uint8_t>(length >> (8 * i)));
+    Bytes h{static_cast<std::uint8_t>(fin ? 0x82 : 0x02)};
+    int width = length < 126 ? 0 : length <= 0xFFFF ? 2 : 8;  // the minimal length encoding (RFC 6455 §5.2)
+    h.push_back(static_cast<std::uint8_t>(0x80 | (width == 0 ? length : width == 2 ? 126 : 127)));
+    for (int i = width - 1; i >= 0; --i) h.push_back(static_cast<std::uint8_t>(length >> (8 * i)));
     for (std::uint8_t m : {1, 2, 3, 4}) h.push_back(m);
     return h;
   }
