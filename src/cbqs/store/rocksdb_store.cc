@@ -3,6 +3,11 @@
 #include <rocksdb/sst_file_manager.h>
 #include <rocksdb/write_batch.h>
 
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <filesystem>
+
 #include "cbqs/store/store.h"
 
 namespace cowboy::cbqs::store {
@@ -100,23 +105,67 @@ static std::shared_ptr<rocksdb::SstFileManager> paced_file_deletion() {
                                  /*delete_existing_trash=*/true, nullptr, kMaxTrashToDataRatio, kDeleteChunkBytes));
 }
 
-Result<std::unique_ptr<Store>, std::string> open_rocksdb_store(const std::string& path) {
+namespace {
+
+rocksdb::Options store_options() {
   rocksdb::Options options;
   options.create_if_missing = true;
   options.sst_file_manager = paced_file_deletion();
+  return options;
+}
+
+Result<std::unique_ptr<RocksDbStore>, std::string> open_db(const std::string& path, const rocksdb::Options& options) {
   rocksdb::DB* raw = nullptr;
-  // A store is "created" when RocksDB had nothing there before this open.
-  rocksdb::Options probe;
-  probe.create_if_missing = false;
-  rocksdb::DB* existing = nullptr;
-  bool created = !rocksdb::DB::OpenForReadOnly(probe, path, &existing).ok();
-  delete existing;
   auto status = rocksdb::DB::Open(options, path, &raw);
   if (!status.ok()) return Err{"cannot open store " + path + ": " + status.ToString()};
-  auto store = std::make_unique<RocksDbStore>(std::unique_ptr<rocksdb::DB>(raw));
-  if (auto ok = ensure_format_marker(*store, created); !ok)
+  return std::make_unique<RocksDbStore>(std::unique_ptr<rocksdb::DB>(raw));
+}
+
+bool fsync_dir(const std::filesystem::path& dir) {
+  int fd = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (fd < 0) return false;
+  bool ok = ::fsync(fd) == 0;
+  ::close(fd);
+  return ok;
+}
+
+// A new store is built beside its place, given its marker in a synced write,
+// closed and renamed into place: a crash at any moment of a first start
+// leaves either no store (the next start builds it again) or a whole one.
+Result<Unit, std::string> create_store(const std::filesystem::path& path) {
+  namespace fs = std::filesystem;
+  fs::path building = path;
+  building += ".creating";
+  std::error_code ec;
+  fs::remove_all(building, ec);  // what a crash left of an earlier attempt
+  {
+    auto db = open_db(building.string(), store_options());
+    if (!db) return Err{db.error()};
+    if (auto marked = ensure_format_marker(**db, true); !marked)
+      return Err{"cannot create store " + path.string() + ": " + std::string(to_string(marked.error()))};
+  }
+  fs::rename(building, path, ec);  // replaces an empty directory, as a pre-made mount point would be
+  if (ec) return Err{"cannot move the new store into " + path.string() + ": " + ec.message()};
+  if (!fsync_dir(path.parent_path().empty() ? fs::path(".") : path.parent_path()))
+    return Err{"cannot sync the directory of " + path.string()};
+  return Unit{};
+}
+
+}  // namespace
+
+Result<std::unique_ptr<Store>, std::string> open_rocksdb_store(const std::string& path) {
+  namespace fs = std::filesystem;
+  std::error_code ec;
+  bool absent = !fs::exists(path, ec) || (fs::is_directory(path, ec) && fs::is_empty(path, ec));
+  if (absent)
+    if (auto created = create_store(fs::absolute(path)); !created) return Err{created.error()};
+  rocksdb::Options options = store_options();
+  options.create_if_missing = false;  // created above, whole, or refused: never half-made here
+  auto store = open_db(path, options);
+  if (!store) return Err{store.error()};
+  if (auto ok = ensure_format_marker(**store, false); !ok)
     return Err{"refusing store " + path + ": " + std::string(to_string(ok.error()))};
-  return std::unique_ptr<Store>(std::move(store));
+  return std::unique_ptr<Store>(std::move(*store));
 }
 
 }  // namespace cowboy::cbqs::store

@@ -63,9 +63,11 @@ class Store {
                                         const std::function<bool(std::string_view, std::string_view)>& visit) = 0;
 };
 
-/// Opens (or creates) a RocksDB store at `path`. A new store gets the format
-/// marker in its first synced write; an existing store without the marker, or
-/// with another value, is refused with kFormatMismatch.
+/// Opens (or creates) a RocksDB store at `path`. A new store (no `path`, or an
+/// empty directory) is built in `path.creating` with the format marker, then
+/// renamed into place, so a crash during creation leaves nothing to refuse; an
+/// existing store without the marker, or with another value, is refused
+/// (kFormatMismatch: a version-1 or foreign store).
 Result<std::unique_ptr<Store>, std::string> open_rocksdb_store(const std::string& path);
 
 /// Checks or writes the §18 rule 4 marker on any store.
