@@ -3,6 +3,7 @@
 #include <boost/asio.hpp>
 #include <boost/beast/core.hpp>
 #include <boost/beast/http.hpp>
+#include <map>
 #include <thread>
 
 namespace cowboy::net {
@@ -15,25 +16,52 @@ using tcp = asio::ip::tcp;
 namespace {
 
 constexpr std::size_t kMaxBodyBytes = 128 * 1024;
-constexpr int kMaxConnections = 256;
-constexpr auto kIdleTimeout = std::chrono::seconds(30);
+constexpr std::size_t kMaxConnections = 256;
+constexpr std::size_t kMaxConnectionsPerAddress = 32;
+// A request's header must arrive within this of the connection opening or of
+// the previous answer, so idle connections cannot hold the slots; its body
+// within the longer bound.
+constexpr auto kHeaderTimeout = std::chrono::seconds(5);
+constexpr auto kBodyTimeout = std::chrono::seconds(30);
+
+// Connections held, in all and per peer address (the io thread only).
+struct Slots {
+  std::size_t live = 0;
+  std::map<asio::ip::address, std::size_t> per_address;
+  bool take(const asio::ip::address& a) {
+    std::size_t& mine = per_address[a];
+    if (live >= kMaxConnections || mine >= kMaxConnectionsPerAddress) {
+      if (mine == 0) per_address.erase(a);
+      return false;
+    }
+    ++mine;
+    ++live;
+    return true;
+  }
+  void give_back(const asio::ip::address& a) {
+    if (auto it = per_address.find(a); it != per_address.end() && --it->second == 0) per_address.erase(it);
+    --live;
+  }
+};
 
 class Session : public std::enable_shared_from_this<Session> {
  public:
-  Session(tcp::socket socket, const HttpHandler& handler, std::atomic<int>& live)
-      : stream_(std::move(socket)), handler_(handler), live_(live) {
-    ++live_;
-  }
-  ~Session() { --live_; }
+  Session(tcp::socket socket, asio::ip::address peer, const HttpHandler& handler, Slots& slots)
+      : stream_(std::move(socket)), peer_(std::move(peer)), handler_(handler), slots_(slots) {}
+  ~Session() { slots_.give_back(peer_); }
   void start() { read(); }
 
  private:
   void read() {
     parser_.emplace();
     parser_->body_limit(kMaxBodyBytes);
-    stream_.expires_after(kIdleTimeout);
-    http::async_read(stream_, buffer_, *parser_,
-                     [self = shared_from_this()](beast::error_code ec, std::size_t) { self->on_read(ec); });
+    stream_.expires_after(kHeaderTimeout);
+    http::async_read_header(stream_, buffer_, *parser_, [self = shared_from_this()](beast::error_code ec, std::size_t) {
+      if (ec) return self->on_read(ec);
+      self->stream_.expires_after(kBodyTimeout);
+      http::async_read(self->stream_, self->buffer_, *self->parser_,
+                       [self](beast::error_code ec, std::size_t) { self->on_read(ec); });
+    });
   }
 
   void on_read(beast::error_code ec) {
@@ -69,33 +97,41 @@ class Session : public std::enable_shared_from_this<Session> {
   }
 
   beast::tcp_stream stream_;
+  asio::ip::address peer_;
   beast::flat_buffer buffer_;
   std::optional<http::request_parser<http::string_body>> parser_;
   const HttpHandler& handler_;
-  std::atomic<int>& live_;
+  Slots& slots_;
 };
 
 }  // namespace
 
 struct HttpServer::Impl {
   HttpHandler handler;
+  Slots slots;  // before io: sessions destroyed with it give their slot back
   asio::io_context io{1};
   tcp::acceptor acceptor{io};
   std::thread thread;
-  std::atomic<int> live{0};
+  asio::steady_timer accept_pause{io};
 
   explicit Impl(HttpHandler h) : handler(std::move(h)) {}
 
   void accept() {
     acceptor.async_accept([this](beast::error_code ec, tcp::socket socket) {
       if (ec == asio::error::operation_aborted) return;
-      if (!ec) {
-        if (live.load() >= kMaxConnections) {
-          beast::error_code ignored;
-          socket.close(ignored);
-        } else {
-          std::make_shared<Session>(std::move(socket), handler, live)->start();
-        }
+      if (ec) {  // EMFILE and the like: retry after a pause, not in a spin
+        accept_pause.expires_after(std::chrono::milliseconds(100));
+        return accept_pause.async_wait([this](beast::error_code e) {
+          if (!e) accept();
+        });
+      }
+      beast::error_code no_peer;
+      auto peer = socket.remote_endpoint(no_peer).address();
+      if (no_peer || !slots.take(peer)) {
+        beast::error_code ignored;
+        socket.close(ignored);
+      } else {
+        std::make_shared<Session>(std::move(socket), peer, handler, slots)->start();
       }
       accept();
     });

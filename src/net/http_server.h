@@ -1,7 +1,9 @@
 // A small HTTP/1.1 server (Boost.Beast) for loopback APIs: the devchain's JSON
-// API and cbqsd's admin endpoints. Bodies over 128 KiB, more than 256
-// concurrent connections and idle connections (30 s) are refused or closed; a
-// handler that throws answers 500 instead of crashing the server.
+// API and cbqsd's admin endpoints. Bodies over 128 KiB are refused (413); at
+// most 256 connections, 32 from one peer address; a request's header must
+// arrive within 5 s of the connection or of the previous answer (its body
+// within 30 s), else the connection closes; a handler that throws answers 500
+// instead of crashing the server.
 #pragma once
 
 #include <functional>

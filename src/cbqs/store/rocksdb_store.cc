@@ -4,11 +4,14 @@
 #include <rocksdb/write_batch.h>
 
 #include <fcntl.h>
+#include <sys/statvfs.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <filesystem>
 
 #include "cbqs/store/store.h"
+#include "common/log.h"
 
 namespace cowboy::cbqs::store {
 
@@ -17,18 +20,28 @@ std::string_view to_string(StoreError e) {
     case StoreError::kIo: return "storage I/O failed";
     case StoreError::kFormatMismatch: return "the store has no cbqs/store-format = 2 marker (§18 rule 4)";
     case StoreError::kFailed: return "the store failed earlier and accepts no more writes";
+    case StoreError::kNoSpace: return "the store's filesystem has less than 32 MiB free";
   }
   return "?";
 }
 
 namespace {
 
+// Below this much free space the store writes nothing more: RocksDB (7.8, as
+// Debian builds it, with assertions) aborts the process on a write after a
+// WAL write that met a full disk, so the store stops well before one can.
+constexpr std::uint64_t kMinFreeBytes = 32ull << 20;
+
 class RocksDbStore final : public Store {
  public:
-  explicit RocksDbStore(std::unique_ptr<rocksdb::DB> db) : db_(std::move(db)) {}
+  RocksDbStore(std::unique_ptr<rocksdb::DB> db, std::string path) : db_(std::move(db)), path_(std::move(path)) {}
 
   Result<Unit, StoreError> write(const WriteBatch& batch, Sync sync) override {
     if (failed_) return Err{StoreError::kFailed};
+    if (short_of_space()) {  // fail closed, as on a failed write: nothing of this batch is written
+      if (!failed_.exchange(true)) log::error("store_full", log::field("path", path_), log::field("why", to_string(StoreError::kNoSpace)));
+      return Err{StoreError::kNoSpace};
+    }
     // RocksDB counts per-operation perf stats in thread-locals by default;
     // nothing reads them, and each count is a TLS lookup in a shared library.
     thread_local bool quiet = (rocksdb::SetPerfLevel(rocksdb::PerfLevel::kDisable), true);
@@ -71,8 +84,14 @@ class RocksDbStore final : public Store {
   }
 
  private:
+  bool short_of_space() const {
+    struct statvfs fs{};
+    return ::statvfs(path_.c_str(), &fs) == 0 && static_cast<std::uint64_t>(fs.f_bavail) * fs.f_frsize < kMinFreeBytes;
+  }
+
   std::unique_ptr<rocksdb::DB> db_;
-  bool failed_ = false;
+  std::string path_;
+  std::atomic<bool> failed_{false};  // the committer and the io thread both write
 };
 
 }  // namespace
@@ -111,6 +130,10 @@ rocksdb::Options store_options() {
   rocksdb::Options options;
   options.create_if_missing = true;
   options.sst_file_manager = paced_file_deletion();
+  // Reopening replays the WAL into the memtable and keeps it, instead of
+  // flushing it to a table file first: after a full disk, a start then needs
+  // a few MiB free rather than the unflushed WAL's size (up to a memtable).
+  options.avoid_flush_during_recovery = true;
   return options;
 }
 
@@ -118,7 +141,7 @@ Result<std::unique_ptr<RocksDbStore>, std::string> open_db(const std::string& pa
   rocksdb::DB* raw = nullptr;
   auto status = rocksdb::DB::Open(options, path, &raw);
   if (!status.ok()) return Err{"cannot open store " + path + ": " + status.ToString()};
-  return std::make_unique<RocksDbStore>(std::unique_ptr<rocksdb::DB>(raw));
+  return std::make_unique<RocksDbStore>(std::unique_ptr<rocksdb::DB>(raw), path);
 }
 
 bool fsync_dir(const std::filesystem::path& dir) {
@@ -151,11 +174,40 @@ Result<Unit, std::string> create_store(const std::filesystem::path& path) {
   return Unit{};
 }
 
+// Room kept on the store's filesystem for a start after a full disk: replaying
+// the WAL may need to flush a memtable (64 MiB) to a table file.
+constexpr std::uintmax_t kReserveBytes = 64ull << 20;
+
+// `PATH.reserve`: released when a start finds less than kReserveBytes free,
+// so that it can recover; made again by a start that finds twice that free.
+void keep_disk_reserve(const std::filesystem::path& store) {
+  namespace fs = std::filesystem;
+  std::error_code ec;
+  fs::path reserve = store;
+  reserve += ".reserve";
+  auto space = fs::space(fs::absolute(store).parent_path(), ec);
+  if (ec) return;
+  if (fs::exists(reserve, ec)) {
+    if (space.available >= kReserveBytes) return;
+    fs::remove(reserve, ec);
+    log::warn("disk_reserve_released", log::field("path", reserve.string()),
+              log::field("free_bytes", static_cast<std::uint64_t>(space.available)));
+    return;
+  }
+  if (space.available < 2 * kReserveBytes) return;
+  int fd = ::open(reserve.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+  if (fd < 0) return;
+  bool ok = ::posix_fallocate(fd, 0, static_cast<off_t>(kReserveBytes)) == 0 && ::fsync(fd) == 0;
+  ::close(fd);
+  if (!ok) fs::remove(reserve, ec);
+}
+
 }  // namespace
 
 Result<std::unique_ptr<Store>, std::string> open_rocksdb_store(const std::string& path) {
   namespace fs = std::filesystem;
   std::error_code ec;
+  keep_disk_reserve(path);
   bool absent = !fs::exists(path, ec) || (fs::is_directory(path, ec) && fs::is_empty(path, ec));
   if (absent)
     if (auto created = create_store(fs::absolute(path)); !created) return Err{created.error()};

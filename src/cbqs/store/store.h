@@ -22,6 +22,7 @@ enum class StoreError : std::uint8_t {
   kIo,              // the write or read failed (including a failed sync)
   kFormatMismatch,  // §18 rule 4: no cbqs/store-format = 2 marker
   kFailed,          // a previous write failed: the store refuses further writes
+  kNoSpace,         // too little free space to write safely: refused, and the store fails closed
 };
 std::string_view to_string(StoreError e);
 

@@ -14,7 +14,7 @@ namespace cowboy::cbqs {
   /* 1xx framing */                                                                              \
   X(100, Malformed, "the frame failed strict decoding")                                          \
   X(101, UnsupportedVersion, "a version byte other than 2")                                      \
-  X(102, FrameTooLarge, "the frame exceeds cbqs.max_frame_bytes")                                \
+  X(102, FrameTooLarge, "the frame exceeds the connection's frame cap")                          \
   /* 2xx session */                                                                              \
   X(200, UnknownSession, "the session_id is not open on this connection")                        \
   X(201, SessionLimit, "cbqs.max_sessions_per_connection pairs already held")                    \
