@@ -1,9 +1,10 @@
 #include "net/http_server.h"
 
+#include "net/connection_slots.h"
+
 #include <boost/asio.hpp>
 #include <boost/beast/core.hpp>
 #include <boost/beast/http.hpp>
-#include <map>
 #include <thread>
 
 namespace cowboy::net {
@@ -24,29 +25,9 @@ constexpr std::size_t kMaxConnectionsPerAddress = 32;
 constexpr auto kHeaderTimeout = std::chrono::seconds(5);
 constexpr auto kBodyTimeout = std::chrono::seconds(30);
 
-// Connections held, in all and per peer address (the io thread only).
-struct Slots {
-  std::size_t live = 0;
-  std::map<asio::ip::address, std::size_t> per_address;
-  bool take(const asio::ip::address& a) {
-    std::size_t& mine = per_address[a];
-    if (live >= kMaxConnections || mine >= kMaxConnectionsPerAddress) {
-      if (mine == 0) per_address.erase(a);
-      return false;
-    }
-    ++mine;
-    ++live;
-    return true;
-  }
-  void give_back(const asio::ip::address& a) {
-    if (auto it = per_address.find(a); it != per_address.end() && --it->second == 0) per_address.erase(it);
-    --live;
-  }
-};
-
 class Session : public std::enable_shared_from_this<Session> {
  public:
-  Session(tcp::socket socket, asio::ip::address peer, const HttpHandler& handler, Slots& slots)
+  Session(tcp::socket socket, asio::ip::address peer, const HttpHandler& handler, ConnectionSlots& slots)
       : stream_(std::move(socket)), peer_(std::move(peer)), handler_(handler), slots_(slots) {}
   ~Session() { slots_.give_back(peer_); }
   void start() { read(); }
@@ -101,14 +82,14 @@ class Session : public std::enable_shared_from_this<Session> {
   beast::flat_buffer buffer_;
   std::optional<http::request_parser<http::string_body>> parser_;
   const HttpHandler& handler_;
-  Slots& slots_;
+  ConnectionSlots& slots_;
 };
 
 }  // namespace
 
 struct HttpServer::Impl {
   HttpHandler handler;
-  Slots slots;  // before io: sessions destroyed with it give their slot back
+  ConnectionSlots slots{kMaxConnections, kMaxConnectionsPerAddress};  // before io: sessions destroyed with it give theirs back
   asio::io_context io{1};
   tcp::acceptor acceptor{io};
   std::thread thread;

@@ -9,6 +9,7 @@
 #include "cbqs/wire/ids.h"
 #include "cbqs/wire/limits.h"
 #include "common/log.h"
+#include "net/connection_slots.h"
 #include "net/wss_channel.h"
 
 namespace cowboy::cbqs::broker {
@@ -19,43 +20,13 @@ using tcp = asio::ip::tcp;
 
 namespace {
 
-// Who holds the listener's connection slots: at most `total`, and at most
-// `per_address` for one peer address. Used on the io thread only.
-class ConnectionSlots {
- public:
-  ConnectionSlots(std::size_t total, std::size_t per_address) : total_(total), per_address_(per_address) {}
-  bool take(const asio::ip::address& peer) {
-    std::size_t& mine = held_[peer];
-    if (live_.load() >= total_ || mine >= per_address_) {
-      if (mine == 0) held_.erase(peer);
-      ++refused_;
-      return false;
-    }
-    ++mine;
-    ++live_;
-    return true;
-  }
-  void give_back(const asio::ip::address& peer) {
-    if (auto it = held_.find(peer); it != held_.end() && --it->second == 0) held_.erase(it);
-    --live_;
-  }
-  std::size_t live() const { return live_.load(); }  // also read off the io thread
-  std::uint64_t refused() const { return refused_.load(); }
-
- private:
-  const std::size_t total_, per_address_;
-  std::map<asio::ip::address, std::size_t> held_;
-  std::atomic<std::size_t> live_{0};
-  std::atomic<std::uint64_t> refused_{0};
-};
-
 // One client connection: the channel does TLS, the upgrade and the framing;
 // this hands each binary message to the Core and stops reading while too much
 // is queued for a peer that does not read (resumed once the queue drains).
 class Connection final : public Peer, public net::WssChannel {
  public:
   // `peer` already holds a slot in `slots`; the connection gives it back when it dies.
-  Connection(tcp::socket socket, asio::ip::address peer, ssl::context& tls, Core& core, ConnectionSlots& slots,
+  Connection(tcp::socket socket, asio::ip::address peer, ssl::context& tls, Core& core, net::ConnectionSlots& slots,
              net::ReadBudget& budget, const BrokerConfig& config, std::atomic<std::uint64_t>& read_pauses)
       : net::WssChannel(std::move(socket), tls.native_handle(), Role::kServer,
                         {.max_message_bytes = limits::kMaxPreSessionFrameBytes,
@@ -98,7 +69,7 @@ class Connection final : public Peer, public net::WssChannel {
 
   asio::ip::address peer_;
   Core& core_;
-  ConnectionSlots& slots_;
+  net::ConnectionSlots& slots_;
   const BrokerConfig& config_;
   std::atomic<std::uint64_t>& read_pauses_;
   Core::ConnectionId id_ = 0;
@@ -113,7 +84,7 @@ struct Broker::Impl {
   store::Store& store;
   const Clock& clock;
   // Declared before io_context: handlers destroyed with it still reference them.
-  ConnectionSlots slots{config.max_connections, config.max_connections_per_address};
+  net::ConnectionSlots slots{config.max_connections, config.max_connections_per_address};
   net::ReadBudget read_budget{config.read_budget_bytes};
   std::atomic<std::uint64_t> read_pauses{0};
   std::atomic<std::uint64_t> accept_errors{0};
