@@ -1,0 +1,77 @@
+// CIP-11 §6 transport, first layer: QUIC (RFC 9000) with TLS 1.3 over one UDP
+// socket, on ngtcp2 0.12 and its GnuTLS crypto helper. This is the only module
+// that touches either library; its users see endpoints, connections and
+// streams of bytes. CIP-11 frames, Hello/HelloAck and liveness build on it.
+//
+// Everything runs on the io_context's single thread: callbacks are invoked
+// there, and Connection handles are valid only there, until on_closed.
+//
+// Decisions (docs/cip11.md, "Transport"): ALPN "cowboy-cip11/1"; TLS 1.3 only,
+// no 0-RTT and no session tickets, so a channel binding is never shared across
+// connections; the server's certificate is not checked (§6.2: the TLS key is
+// not the identity; Hello/HelloAck over the exported binding authenticate).
+#pragma once
+
+#include <boost/asio/io_context.hpp>
+#include <chrono>
+#include <cstdint>
+#include <filesystem>
+#include <functional>
+#include <memory>
+#include <optional>
+#include <string>
+
+#include "common/bytes.h"
+#include "common/result.h"
+
+namespace cowboy::cip11::quic {
+
+inline constexpr std::string_view kAlpn = "cowboy-cip11/1";
+/// §6.2: TLS-Exporter("cowboy-cip11-handshake-v1", "", 32).
+inline constexpr std::string_view kExporterLabel = "cowboy-cip11-handshake-v1";
+
+class Connection {
+ public:
+  virtual ~Connection() = default;
+  /// True once the TLS handshake has completed on this end.
+  virtual bool established() const = 0;
+  /// The §6.2 channel binding; nullopt before the handshake completes.
+  virtual std::optional<Bytes32> channel_binding() const = 0;
+  /// Opens a bidirectional stream of this end; nullopt when the peer's limit allows none now.
+  virtual std::optional<std::int64_t> open_stream() = 0;
+  /// Queues bytes on a stream; they are kept until the peer acknowledges them.
+  virtual bool send(std::int64_t stream_id, ByteView bytes) = 0;
+  /// Closes with an application error code (CONNECTION_CLOSE); on_closed follows.
+  virtual void close(std::uint64_t app_error_code) = 0;
+  /// Bytes queued and not yet acknowledged by the peer, on every stream.
+  virtual std::size_t unacked_bytes() const = 0;
+};
+
+struct Events {
+  std::function<void(Connection&)> on_established;
+  std::function<void(Connection&, std::int64_t stream_id, ByteView data)> on_stream_data;
+  /// Once per connection; the handle is gone after it returns.
+  std::function<void(Connection&, const std::string& why)> on_closed;
+};
+
+struct EndpointConfig {
+  std::string host = "127.0.0.1";
+  std::uint16_t port = 0;  // 0: a free port
+  /// Server role: the certificate and key (PEM). A client leaves them empty.
+  std::filesystem::path certificate, private_key;
+  std::chrono::milliseconds idle_timeout{30'000};
+};
+
+class Endpoint {
+ public:
+  /// Binds the UDP socket; a server accepts connections from then on.
+  static Result<std::unique_ptr<Endpoint>, std::string> open(boost::asio::io_context& io, EndpointConfig config,
+                                                             Events events);
+  virtual ~Endpoint() = default;
+  virtual std::uint16_t port() const = 0;
+  /// Client role: starts a handshake with host:port; events report how it ends.
+  virtual Result<Connection*, std::string> connect(const std::string& host, std::uint16_t port) = 0;
+  virtual std::size_t connections() const = 0;
+};
+
+}  // namespace cowboy::cip11::quic
