@@ -7,6 +7,7 @@ std::string_view to_string(Errc e) {
     case Errc::kFrameTruncated: return "frame truncated";
     case Errc::kFrameEmpty: return "frame length is zero";
     case Errc::kFrameTooLarge: return "frame length above MAX_FRAME_BYTES";
+    case Errc::kReadBudgetExhausted: return "the budget for partial frames cannot hold this frame now";
     case Errc::kUnknownFrameType: return "unknown frame type";
     case Errc::kCborTruncated: return "CBOR item truncated";
     case Errc::kTrailingBytes: return "bytes after the CBOR item";

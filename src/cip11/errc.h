@@ -15,6 +15,7 @@ enum class Errc : std::uint8_t {
   kFrameEmpty,           // length == 0
   kFrameTooLarge,        // length > MAX_FRAME_BYTES
   kUnknownFrameType,     // a type byte outside the §12.2 table
+  kReadBudgetExhausted,  // the process's budget for partial frames cannot hold this one now
   // §12.6 deterministic CBOR profile
   kCborTruncated,        // input ended inside an item
   kTrailingBytes,        // bytes after the one top-level item

@@ -85,6 +85,7 @@ class ConnectionImpl final : public Connection {
   ngtcp2_path path();
   Result<Unit, std::string> start_tls(bool server);
   void fail(const std::string& why);
+  void send_close(const ngtcp2_connection_close_error& ccerr);
   void finish(const std::string& why);
   void arm_timer();
 
@@ -430,31 +431,28 @@ void ConnectionImpl::close(std::uint64_t app_error_code) {
   if (closed_) return;
   asio::post(ep_.io(), [this, app_error_code] {
     if (closed_) return;
-    std::array<std::uint8_t, kMaxDatagram> packet;
     ngtcp2_connection_close_error ccerr;
     ngtcp2_connection_close_error_set_application_error(&ccerr, app_error_code, nullptr, 0);
-    ngtcp2_path_storage ps;
-    ngtcp2_path_storage_zero(&ps);
-    ngtcp2_pkt_info pi{};
-    ngtcp2_ssize n =
-        ngtcp2_conn_write_connection_close(conn_, &ps.path, &pi, packet.data(), packet.size(), &ccerr, now_ns());
-    if (n > 0) ep_.send_datagram(remote_, packet.data(), static_cast<std::size_t>(n));
+    send_close(ccerr);
     finish("closed by this end");
   });
 }
 
 void ConnectionImpl::fail(const std::string& why) {
   if (closed_) return;
-  // A transport error: tell the peer once, then forget the connection.
-  std::array<std::uint8_t, kMaxDatagram> packet;
-  ngtcp2_connection_close_error ccerr;
+  ngtcp2_connection_close_error ccerr;  // a transport error: tell the peer once, then forget the connection
   ngtcp2_connection_close_error_default(&ccerr);
+  send_close(ccerr);
+  finish(why);
+}
+
+void ConnectionImpl::send_close(const ngtcp2_connection_close_error& ccerr) {
+  std::array<std::uint8_t, kMaxDatagram> packet;
   ngtcp2_path_storage ps;
   ngtcp2_path_storage_zero(&ps);
   ngtcp2_pkt_info pi{};
   ngtcp2_ssize n = ngtcp2_conn_write_connection_close(conn_, &ps.path, &pi, packet.data(), packet.size(), &ccerr, now_ns());
   if (n > 0) ep_.send_datagram(remote_, packet.data(), static_cast<std::size_t>(n));
-  finish(why);
 }
 
 void ConnectionImpl::finish(const std::string& why) {
