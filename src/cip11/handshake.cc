@@ -1,0 +1,77 @@
+#include "cip11/handshake.h"
+
+namespace cowboy::cip11 {
+
+namespace {
+Role other(Role r) { return r == Role::kRunner ? Role::kValidator : Role::kRunner; }
+}  // namespace
+
+Handshake::Handshake(const Signer& me, LocalOffer offer, const Bytes32& channel_binding, Admission& admission,
+                     Entropy& entropy)
+    : me_(me), offer_(offer), admission_(admission) {
+  mine_ = Hello{offer.version, offer.chain_id, offer.validator_set_hash, offer.subset_epoch, me.pubkey(), me.role(),
+                offer.block_height, {}};
+  entropy.fill(mine_.challenge_nonce);
+  binding_.chain_id = offer.chain_id;
+  binding_.version = offer.version;
+  binding_.validator_set_hash = offer.validator_set_hash;
+  binding_.subset_epoch = offer.subset_epoch;
+  binding_.channel_binding = channel_binding;
+  (me.role() == Role::kRunner ? binding_.runner : binding_.validator) = me.pubkey();
+}
+
+Handshake::Step Handshake::on_frame(const Frame& frame) {
+  Step step;
+  if (failed_) {
+    step.refuse = GoodbyeReason::kProtocolError;
+  } else if (const auto* h = std::get_if<Hello>(&frame)) {
+    step = on_hello(*h);
+  } else if (const auto* a = std::get_if<HelloAck>(&frame)) {
+    step = on_hello_ack(*a);
+  } else {
+    step.refuse = GoodbyeReason::kProtocolError;  // nothing else before admission
+  }
+  failed_ = failed_ || step.refuse.has_value();
+  return step;
+}
+
+// The peer's offer, in the order a mismatch is reported: version, chain, role,
+// the validator-set configuration (this end's only; §5.3 epoch pairing is
+// the Admission's), then the user's admission.
+Handshake::Step Handshake::on_hello(const Hello& h) {
+  if (peer_) return {{}, GoodbyeReason::kProtocolError};  // one Hello per connection
+  if (check_version(h.version, offer_.version) != VersionVerdict::kSupported) return {{}, GoodbyeReason::kUnsupportedVersion};
+  if (h.chain_id != offer_.chain_id) return {{}, GoodbyeReason::kWrongChain};
+  if (h.party_role != other(me_.role()) || h.party_pubkey.wire().empty() || !check_role(h.party_pubkey, h.party_role))
+    return {{}, GoodbyeReason::kAuthFailed};
+  if (h.validator_set_hash != offer_.validator_set_hash || h.subset_epoch != offer_.subset_epoch)
+    return {{}, GoodbyeReason::kNotInSubset};
+  if (auto refused = admission_.admit(h)) return {{}, *refused};
+  peer_ = h;
+  (h.party_role == Role::kRunner ? binding_.runner : binding_.validator) = h.party_pubkey;
+  auto pre = hello_ack_preimage(offer_.chain_id, offer_.version, me_.role(), me_.pubkey(), h.party_role, h.party_pubkey,
+                                offer_.validator_set_hash, offer_.subset_epoch, h.challenge_nonce, binding_.channel_binding);
+  HelloAck ack{offer_.version,   offer_.chain_id, offer_.validator_set_hash, offer_.subset_epoch,
+               me_.pubkey(),     me_.role(),      offer_.block_height,       Sig{me_.sign(pre)}};
+  acked_ = true;
+  return {{Frame{std::move(ack)}}, std::nullopt};
+}
+
+// The peer's proof over this end's challenge and the channel binding: a relay
+// that terminated TLS on each side has another binding on each, so its
+// forwarded HelloAck verifies on neither.
+Handshake::Step Handshake::on_hello_ack(const HelloAck& a) {
+  if (!peer_ || verified_) return {{}, GoodbyeReason::kProtocolError};
+  if (a.party_pubkey != peer_->party_pubkey || a.party_role != peer_->party_role || a.chain_id != offer_.chain_id ||
+      a.version != peer_->version || a.validator_set_hash != offer_.validator_set_hash ||
+      a.subset_epoch != offer_.subset_epoch)
+    return {{}, GoodbyeReason::kAuthFailed};
+  auto pre = hello_ack_preimage(offer_.chain_id, offer_.version, a.party_role, a.party_pubkey, me_.role(), me_.pubkey(),
+                                offer_.validator_set_hash, offer_.subset_epoch, mine_.challenge_nonce,
+                                binding_.channel_binding);
+  if (!verify(pre, a.party_pubkey, a.signed_challenge.bytes)) return {{}, GoodbyeReason::kAuthFailed};
+  verified_ = true;
+  return {};
+}
+
+}  // namespace cowboy::cip11
