@@ -9,7 +9,10 @@
 #include <boost/asio/steady_timer.hpp>
 
 #include "../support/temp_dir.h"
+#include "cip11/handshake.h"
+#include "cip11/reassembler.h"
 #include "net/dev_cert.h"
+#include "samples.h"
 
 namespace cowboy::cip11::quic {
 namespace {
@@ -101,6 +104,113 @@ TEST(Cip11Quic, AnApplicationCloseReachesThePeer) {
   EXPECT_EQ(p.closed[0], "runner: closed by this end");
   EXPECT_EQ(p.closed[1], "validator: the peer closed the connection");
   ASSERT_TRUE(p.run_until([&] { return p.runner->connections() == 0 && p.validator->connections() == 0; }));
+}
+
+// §6.2 over real QUIC: each end runs Handshake on the control stream, fed by
+// a FrameReassembler, with the connection's own exporter value.
+class AdmitAll final : public Admission {
+ public:
+  std::optional<GoodbyeReason> admit(const Hello&) override { return std::nullopt; }
+};
+
+struct Authenticating {
+  explicit Authenticating(const Signer& me) : me(me) {}
+  const Signer& me;
+  AdmitAll admission;
+  SystemEntropy entropy;
+  struct State {
+    std::unique_ptr<Handshake> handshake;
+    FrameReassembler frames;
+    bool hello_sent = false;
+  };
+  std::map<Connection*, State> states;
+  std::vector<GoodbyeReason> refusals;
+  int admitted = 0;
+
+  State& state(Connection& c) {
+    State& st = states[&c];
+    if (!st.handshake)
+      st.handshake = std::make_unique<Handshake>(me, LocalOffer{7, kProtocolVersion, testing::filled(0x40), 0, 1},
+                                                 *c.channel_binding(), admission, entropy);
+    return st;
+  }
+  void send_hello(Connection& c, std::int64_t stream) {
+    State& st = state(c);
+    if (st.hello_sent) return;
+    st.hello_sent = true;
+    c.send(stream, encode_frame(st.handshake->hello()));
+  }
+  void on_data(Connection& c, std::int64_t stream, ByteView data) {
+    send_hello(c, stream);  // the validator's Hello goes out on the stream the runner opened
+    State& st = state(c);
+    ASSERT_TRUE(st.frames.push(data).ok());
+    while (auto f = st.frames.next()) {
+      auto step = st.handshake->on_frame(*f);
+      if (step.refuse) refusals.push_back(*step.refuse);
+      for (const auto& out : step.send) c.send(stream, encode_frame(out));
+      if (st.handshake->admitted()) ++admitted;
+    }
+  }
+};
+
+TEST(Cip11Quic, HelloAndHelloAckOverTheControlStreamAdmitBothEnds) {
+  Pair p;
+  Authenticating runner(testing::party().runner), validator(testing::party().validator);
+  Events r, v;
+  r.on_established = [&](Connection& c) { runner.send_hello(c, *c.open_stream()); };
+  r.on_stream_data = [&](Connection& c, std::int64_t s, ByteView d) { runner.on_data(c, s, d); };
+  v.on_stream_data = [&](Connection& c, std::int64_t s, ByteView d) { validator.on_data(c, s, d); };
+  auto re = Endpoint::open(p.io, {}, r);
+  auto cert = net::ensure_dev_certificate(p.dir.path());
+  auto ve = Endpoint::open(p.io, {.certificate = cert->certificate, .private_key = cert->private_key}, v);
+  ASSERT_TRUE(re.ok() && ve.ok());
+  ASSERT_TRUE((*re)->connect("127.0.0.1", (*ve)->port()).ok());
+  ASSERT_TRUE(p.run_until([&] { return runner.admitted == 1 && validator.admitted == 1; }))
+      << runner.refusals.size() << " " << validator.refusals.size();
+  EXPECT_TRUE(runner.refusals.empty());
+  EXPECT_TRUE(validator.refusals.empty());
+}
+
+// A relay that terminates QUIC/TLS on both sides and forwards the control
+// stream's bytes between a runner and a validator: each end sees a binding the
+// other end's proof was not made over, refuses it, and admits nothing.
+TEST(Cip11Quic, ARelayThatTerminatesTlsOnBothSidesIsRefusedAndNothingIsAdmitted) {
+  Pair p;
+  auto cert = net::ensure_dev_certificate(p.dir.path());
+  Authenticating runner(testing::party().runner), validator(testing::party().validator);
+  Connection* relay_to_runner = nullptr;  // the relay's server side
+  Connection* relay_to_validator = nullptr;
+  std::int64_t upstream = -1;
+  Bytes early;  // runner bytes that arrive before the upstream connection is up
+  Events rv, rr, r, v;
+  r.on_established = [&](Connection& c) { runner.send_hello(c, *c.open_stream()); };
+  r.on_stream_data = [&](Connection& c, std::int64_t s, ByteView d) { runner.on_data(c, s, d); };
+  v.on_stream_data = [&](Connection& c, std::int64_t s, ByteView d) { validator.on_data(c, s, d); };
+  rr.on_stream_data = [&](Connection& c, std::int64_t, ByteView d) {  // from the runner: forward upstream
+    relay_to_runner = &c;
+    if (upstream < 0) return early.insert(early.end(), d.begin(), d.end()), void();
+    relay_to_validator->send(upstream, d);
+  };
+  rv.on_established = [&](Connection& c) {
+    relay_to_validator = &c;
+    upstream = *c.open_stream();
+    if (!early.empty()) c.send(upstream, early);
+  };
+  rv.on_stream_data = [&](Connection&, std::int64_t, ByteView d) {  // from the validator: forward downstream
+    if (relay_to_runner) relay_to_runner->send(0, d);
+  };
+  auto validator_ep = Endpoint::open(p.io, {.certificate = cert->certificate, .private_key = cert->private_key}, v);
+  auto relay_server = Endpoint::open(p.io, {.certificate = cert->certificate, .private_key = cert->private_key}, rr);
+  auto relay_client = Endpoint::open(p.io, {}, rv);
+  auto runner_ep = Endpoint::open(p.io, {}, r);
+  ASSERT_TRUE(validator_ep.ok() && relay_server.ok() && relay_client.ok() && runner_ep.ok());
+  ASSERT_TRUE((*relay_client)->connect("127.0.0.1", (*validator_ep)->port()).ok());
+  ASSERT_TRUE((*runner_ep)->connect("127.0.0.1", (*relay_server)->port()).ok());
+  ASSERT_TRUE(p.run_until([&] { return !runner.refusals.empty() && !validator.refusals.empty(); }));
+  EXPECT_EQ(runner.refusals[0], GoodbyeReason::kAuthFailed);
+  EXPECT_EQ(validator.refusals[0], GoodbyeReason::kAuthFailed);
+  EXPECT_EQ(runner.admitted, 0);
+  EXPECT_EQ(validator.admitted, 0);
 }
 
 }  // namespace
