@@ -8,6 +8,7 @@
 #include <boost/asio/io_context.hpp>
 
 #include "../support/temp_dir.h"
+#include "io_loop.h"
 #include "net/dev_cert.h"
 #include "samples.h"
 
@@ -71,12 +72,7 @@ struct Net {
   net::CertFiles cert = *net::ensure_dev_certificate(dir.path());
   template <typename Done>
   bool run_until(Done done) {
-    auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(5);
-    while (!done() && std::chrono::steady_clock::now() < deadline) {
-      io.run_for(std::chrono::milliseconds(5));
-      io.restart();
-    }
-    return done();
+    return testing::run_until(io, done);
   }
 };
 

@@ -9,6 +9,7 @@
 #include <boost/asio/steady_timer.hpp>
 
 #include "../support/temp_dir.h"
+#include "io_loop.h"
 #include "cip11/handshake.h"
 #include "cip11/reassembler.h"
 #include "net/dev_cert.h"
@@ -50,15 +51,9 @@ struct Pair {
     runner = std::move(*re);
   }
 
-  /// Runs the io loop until `done` or 5 s.
   template <typename Done>
   bool run_until(Done done) {
-    auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(5);
-    while (!done() && std::chrono::steady_clock::now() < deadline) {
-      io.run_for(std::chrono::milliseconds(5));
-      io.restart();
-    }
-    return done();
+    return testing::run_until(io, done);
   }
 };
 

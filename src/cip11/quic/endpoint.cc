@@ -82,6 +82,8 @@ class ConnectionImpl final : public Connection {
     std::uint64_t end = 0;   // queued up to here
   };
   ngtcp2_callbacks callbacks(bool server);
+  static ngtcp2_settings default_settings();
+  ngtcp2_transport_params transport_params(bool server);
   ngtcp2_path path();
   Result<Unit, std::string> start_tls(bool server);
   void fail(const std::string& why);
@@ -264,23 +266,36 @@ Result<Unit, std::string> ConnectionImpl::start_tls(bool server) {
   return Unit{};
 }
 
+ngtcp2_settings ConnectionImpl::default_settings() {
+  ngtcp2_settings settings;
+  ngtcp2_settings_default(&settings);
+  settings.initial_ts = now_ns();
+  return settings;
+}
+
+// The windows and stream limits of docs/cip11.md ("Transport"): the validator
+// (server) allows the runner its control stream only; the runner allows the
+// validator's job streams; no unidirectional streams either way.
+ngtcp2_transport_params ConnectionImpl::transport_params(bool server) {
+  ngtcp2_transport_params params;
+  ngtcp2_transport_params_default(&params);
+  params.initial_max_streams_bidi = server ? 1 : 64;
+  params.initial_max_streams_uni = 0;
+  params.initial_max_stream_data_bidi_local = 256 * 1024;
+  params.initial_max_stream_data_bidi_remote = 256 * 1024;
+  params.initial_max_data = 1024 * 1024;
+  params.max_idle_timeout = static_cast<ngtcp2_duration>(ep_.config().idle_timeout.count()) * NGTCP2_MILLISECONDS;
+  return params;
+}
+
 Result<Unit, std::string> ConnectionImpl::start_client() {
   ngtcp2_cid dcid, scid;
   dcid.datalen = NGTCP2_MIN_INITIAL_DCIDLEN;
   random_fill(dcid.data, dcid.datalen);
   scid.datalen = kScidLen;
   random_fill(scid.data, scid.datalen);
-  ngtcp2_settings settings;
-  ngtcp2_settings_default(&settings);
-  settings.initial_ts = now_ns();
-  ngtcp2_transport_params params;
-  ngtcp2_transport_params_default(&params);
-  params.initial_max_streams_bidi = 64;  // the validator's job streams
-  params.initial_max_streams_uni = 0;
-  params.initial_max_stream_data_bidi_local = 256 * 1024;
-  params.initial_max_stream_data_bidi_remote = 256 * 1024;
-  params.initial_max_data = 1024 * 1024;
-  params.max_idle_timeout = static_cast<ngtcp2_duration>(ep_.config().idle_timeout.count()) * NGTCP2_MILLISECONDS;
+  ngtcp2_settings settings = default_settings();
+  ngtcp2_transport_params params = transport_params(false);
   auto cb = callbacks(false);
   auto p = path();
   if (int rv = ngtcp2_conn_client_new(&conn_, &dcid, &scid, &p, NGTCP2_PROTO_VER_V1, &cb, &settings, &params, nullptr, this);
@@ -295,17 +310,8 @@ Result<Unit, std::string> ConnectionImpl::start_server(const ngtcp2_pkt_hd& hd) 
   ngtcp2_cid scid;
   scid.datalen = kScidLen;
   random_fill(scid.data, scid.datalen);
-  ngtcp2_settings settings;
-  ngtcp2_settings_default(&settings);
-  settings.initial_ts = now_ns();
-  ngtcp2_transport_params params;
-  ngtcp2_transport_params_default(&params);
-  params.initial_max_streams_bidi = 1;  // the runner's control stream, and no other
-  params.initial_max_streams_uni = 0;
-  params.initial_max_stream_data_bidi_local = 256 * 1024;
-  params.initial_max_stream_data_bidi_remote = 256 * 1024;
-  params.initial_max_data = 1024 * 1024;
-  params.max_idle_timeout = static_cast<ngtcp2_duration>(ep_.config().idle_timeout.count()) * NGTCP2_MILLISECONDS;
+  ngtcp2_settings settings = default_settings();
+  ngtcp2_transport_params params = transport_params(true);
   params.original_dcid = hd.dcid;
   params.stateless_reset_token_present = 1;
   random_fill(params.stateless_reset_token, sizeof params.stateless_reset_token);
