@@ -82,7 +82,7 @@ class ConnectionImpl final : public Connection {
     std::uint64_t end = 0;   // queued up to here
   };
   ngtcp2_callbacks callbacks(bool server);
-  static ngtcp2_settings default_settings();
+  ngtcp2_settings default_settings();
   ngtcp2_transport_params transport_params(bool server);
   ngtcp2_path path();
   Result<Unit, std::string> start_tls(bool server);
@@ -101,6 +101,7 @@ class ConnectionImpl final : public Connection {
   asio::steady_timer timer_;
   std::map<std::int64_t, Outgoing> out_;
   std::vector<std::string> cids_;  // keys under which the endpoint finds this connection
+  bool server_ = false;
   bool established_ = false, announce_established_ = false, closed_ = false;
 };
 
@@ -133,6 +134,9 @@ class EndpointImpl final : public Endpoint {
 
   std::uint16_t port() const override { return local_.port(); }
   std::size_t connections() const override { return conns_.size(); }
+  std::uint64_t refused_initials() const override { return refused_initials_; }
+  /// A server connection's handshake finished, or it ended before that.
+  void half_open_done() { --half_open_; }
 
   Result<Connection*, std::string> connect(const std::string& host, std::uint16_t port) override {
     boost::system::error_code ec;
@@ -182,11 +186,34 @@ class EndpointImpl final : public Endpoint {
     if (config_.certificate.empty()) return;  // a client accepts nothing
     ngtcp2_pkt_hd hd;
     if (ngtcp2_accept(&hd, data, n) != 0) return;
+    if (half_open_ >= config_.max_half_open || !new_connection_allowed(from_.address())) {
+      ++refused_initials_;
+      return;
+    }
     auto c = std::make_unique<ConnectionImpl>(*this, from_);
     if (!c->start_server(hd)) return;
+    ++half_open_;
     ConnectionImpl* raw = c.get();
     conns_.emplace(raw, std::move(c));
     raw->read(data, n);
+  }
+
+  // One token bucket per peer address; full buckets are forgotten when the
+  // table grows large, so a spread of addresses cannot grow it without bound.
+  bool new_connection_allowed(const asio::ip::address& peer) {
+    const double now = static_cast<double>(now_ns()) / 1e9;
+    if (buckets_.size() > 65'536)
+      std::erase_if(buckets_, [&](const auto& kv) {
+        return kv.second.tokens + (now - kv.second.at) * config_.new_connections_per_address_per_sec >=
+               config_.new_connection_burst;
+      });
+    auto [it, fresh] = buckets_.try_emplace(peer, Bucket{config_.new_connection_burst, now});
+    Bucket& b = it->second;
+    b.tokens = std::min(config_.new_connection_burst, b.tokens + (now - b.at) * config_.new_connections_per_address_per_sec);
+    b.at = now;
+    if (b.tokens < 1) return false;
+    b.tokens -= 1;
+    return true;
   }
 
   asio::io_context& io_;
@@ -198,6 +225,12 @@ class EndpointImpl final : public Endpoint {
   gnutls_certificate_credentials_t cred_ = nullptr;
   std::map<ConnectionImpl*, std::unique_ptr<ConnectionImpl>> conns_;
   std::map<std::string, ConnectionImpl*> by_cid_;
+  struct Bucket {
+    double tokens, at;
+  };
+  std::map<asio::ip::address, Bucket> buckets_;
+  std::size_t half_open_ = 0;
+  std::uint64_t refused_initials_ = 0;
 };
 
 // ---- ConnectionImpl ----------------------------------------------------------
@@ -270,6 +303,8 @@ ngtcp2_settings ConnectionImpl::default_settings() {
   ngtcp2_settings settings;
   ngtcp2_settings_default(&settings);
   settings.initial_ts = now_ns();
+  settings.handshake_timeout =
+      static_cast<ngtcp2_duration>(ep_.config().handshake_timeout.count()) * NGTCP2_MILLISECONDS;
   return settings;
 }
 
@@ -307,6 +342,7 @@ Result<Unit, std::string> ConnectionImpl::start_client() {
 }
 
 Result<Unit, std::string> ConnectionImpl::start_server(const ngtcp2_pkt_hd& hd) {
+  server_ = true;
   ngtcp2_cid scid;
   scid.datalen = kScidLen;
   random_fill(scid.data, scid.datalen);
@@ -392,6 +428,7 @@ void ConnectionImpl::arm_timer() {
     if (ec || closed_) return;
     int rv = ngtcp2_conn_handle_expiry(conn_, now_ns());
     if (rv == NGTCP2_ERR_IDLE_CLOSE) return finish("idle timeout");
+    if (rv == NGTCP2_ERR_HANDSHAKE_TIMEOUT) return finish("handshake timeout");
     if (rv != 0) return fail(std::string("QUIC timer: ") + ngtcp2_strerror(rv));
     flush();
   });
@@ -464,6 +501,7 @@ void ConnectionImpl::send_close(const ngtcp2_connection_close_error& ccerr) {
 void ConnectionImpl::finish(const std::string& why) {
   if (closed_) return;
   closed_ = true;
+  if (server_ && !established_) ep_.half_open_done();
   timer_.cancel();
   ep_.closed(this, why);
 }
@@ -472,6 +510,7 @@ int ConnectionImpl::on_handshake_completed(ngtcp2_conn*, void* self) {
   auto* c = static_cast<ConnectionImpl*>(self);
   c->established_ = true;
   c->announce_established_ = true;  // told to the user once read() returns from ngtcp2
+  if (c->server_) c->ep_.half_open_done();
   return 0;
 }
 

@@ -60,6 +60,15 @@ struct EndpointConfig {
   /// Server role: the certificate and key (PEM). A client leaves them empty.
   std::filesystem::path certificate, private_key;
   std::chrono::milliseconds idle_timeout{30'000};
+  /// The QUIC/TLS handshake must finish within this, or the connection is dropped.
+  std::chrono::milliseconds handshake_timeout{10'000};
+  /// Pre-auth protection (§6.2, §6.6), server role: at most this many
+  /// connections whose handshake has not finished, and new connections from
+  /// one address at this rate (a token bucket holding `new_connection_burst`).
+  /// An Initial beyond either is dropped unanswered.
+  std::size_t max_half_open = 256;
+  double new_connections_per_address_per_sec = 16;
+  double new_connection_burst = 32;
 };
 
 class Endpoint {
@@ -72,6 +81,8 @@ class Endpoint {
   /// Client role: starts a handshake with host:port; events report how it ends.
   virtual Result<Connection*, std::string> connect(const std::string& host, std::uint16_t port) = 0;
   virtual std::size_t connections() const = 0;
+  /// Initials dropped by the pre-auth limits so far.
+  virtual std::uint64_t refused_initials() const = 0;
 };
 
 }  // namespace cowboy::cip11::quic
