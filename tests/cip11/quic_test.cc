@@ -208,18 +208,26 @@ TEST(Cip11Quic, ARelayThatTerminatesTlsOnBothSidesIsRefusedAndNothingIsAdmitted)
   EXPECT_EQ(validator.admitted, 0);
 }
 
+// A validator endpoint with `limits` (its certificate filled in) counting established connections.
+Result<std::unique_ptr<Endpoint>, std::string> counting_validator(Pair& p, EndpointConfig limits, int& established) {
+  auto cert = net::ensure_dev_certificate(p.dir.path());
+  if (!cert) return Err{cert.error()};
+  limits.certificate = cert->certificate;
+  limits.private_key = cert->private_key;
+  Events v;
+  v.on_established = [&established](Connection&) { ++established; };
+  return Endpoint::open(p.io, limits, v);
+}
+
 // §6.2/§6.6 pre-auth protection: one address beyond its new-connection rate
 // is dropped while another address connects at once.
 TEST(Cip11Quic, OneAddressBeyondItsConnectionRateIsDroppedAndAnotherIsServed) {
   Pair p;
-  auto cert = net::ensure_dev_certificate(p.dir.path());
   int established = 0;
-  Events v;
-  v.on_established = [&](Connection&) { ++established; };
-  auto validator = Endpoint::open(p.io,
-                                  {.certificate = cert->certificate, .private_key = cert->private_key,
-                                   .new_connections_per_address_per_sec = 0.001, .new_connection_burst = 3},
-                                  v);
+  EndpointConfig limits;
+  limits.new_connections_per_address_per_sec = 0.001;
+  limits.new_connection_burst = 3;
+  auto validator = counting_validator(p, limits, established);
   ASSERT_TRUE(validator.ok());
   EndpointConfig from_two;
   from_two.host = "127.0.0.2";
@@ -238,14 +246,11 @@ TEST(Cip11Quic, OneAddressBeyondItsConnectionRateIsDroppedAndAnotherIsServed) {
 // timeout: peers that never finish cannot keep others out for longer.
 TEST(Cip11Quic, HalfOpenHandshakesAreCappedAndExpire) {
   Pair p;
-  auto cert = net::ensure_dev_certificate(p.dir.path());
   int established = 0;
-  Events v;
-  v.on_established = [&](Connection&) { ++established; };
-  auto validator = Endpoint::open(p.io,
-                                  {.certificate = cert->certificate, .private_key = cert->private_key,
-                                   .handshake_timeout = std::chrono::milliseconds(300), .max_half_open = 2},
-                                  v);
+  EndpointConfig limits;
+  limits.handshake_timeout = std::chrono::milliseconds(300);
+  limits.max_half_open = 2;
+  auto validator = counting_validator(p, limits, established);
   ASSERT_TRUE(validator.ok());
   // Clients whose loop never runs again: their Initials go out, nothing else.
   boost::asio::io_context stalled{1};
