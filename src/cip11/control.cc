@@ -48,11 +48,10 @@ void ControlChannel::take(const Frame& frame) {
     // word (its reason and retry_after_blocks); either way the connection ends.
     bool valid = true;
     if (admitted()) {
-      const ConnectionBinding& b = binding();
-      const Role peer_role = me_.role() == Role::kRunner ? Role::kValidator : Role::kRunner;
-      const PubKey& peer = peer_role == Role::kRunner ? b.runner : b.validator;
+      const Role role = peer_role(me_.role());
+      const PubKey& peer = key_of(binding(), role);
       valid = bye->signed_ &&
-              verify(goodbye_preimage(connection_id(b), peer_role, peer, me_.pubkey(), *bye), peer, bye->signed_->bytes);
+              verify(goodbye_preimage(connection_id(binding()), role, peer, me_.pubkey(), *bye), peer, bye->signed_->bytes);
     }
     ended_ = true;
     if (callbacks_.on_goodbye) callbacks_.on_goodbye(*this, valid ? bye->reason : GoodbyeReason::kAuthFailed, valid);
@@ -81,9 +80,8 @@ void ControlChannel::goodbye(GoodbyeReason reason, std::optional<std::string> de
   ended_ = true;
   Goodbye bye{reason, std::move(detail), retry_after_blocks, std::nullopt};
   if (admitted()) {  // §12.5: signed once both ends are authenticated; advisory before
-    const ConnectionBinding& b = binding();
-    const PubKey& peer = me_.role() == Role::kRunner ? b.validator : b.runner;
-    bye.signed_ = Sig{me_.sign(goodbye_preimage(connection_id(b), me_.role(), me_.pubkey(), peer, bye))};
+    const PubKey& peer = key_of(binding(), peer_role(me_.role()));
+    bye.signed_ = Sig{me_.sign(goodbye_preimage(connection_id(binding()), me_.role(), me_.pubkey(), peer, bye))};
   }
   if (stream_ >= 0) write(bye);
   if (callbacks_.on_goodbye) callbacks_.on_goodbye(*this, reason, false);

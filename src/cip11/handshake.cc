@@ -2,10 +2,6 @@
 
 namespace cowboy::cip11 {
 
-namespace {
-Role other(Role r) { return r == Role::kRunner ? Role::kValidator : Role::kRunner; }
-}  // namespace
-
 Handshake::Handshake(const Signer& me, LocalOffer offer, const Bytes32& channel_binding, Admission& admission,
                      Entropy& entropy)
     : me_(me), offer_(offer), admission_(admission) {
@@ -17,7 +13,7 @@ Handshake::Handshake(const Signer& me, LocalOffer offer, const Bytes32& channel_
   binding_.validator_set_hash = offer.validator_set_hash;
   binding_.subset_epoch = offer.subset_epoch;
   binding_.channel_binding = channel_binding;
-  (me.role() == Role::kRunner ? binding_.runner : binding_.validator) = me.pubkey();
+  key_of(binding_, me.role()) = me.pubkey();
 }
 
 Handshake::Step Handshake::on_frame(const Frame& frame) {
@@ -42,13 +38,13 @@ Handshake::Step Handshake::on_hello(const Hello& h) {
   if (peer_) return {{}, GoodbyeReason::kProtocolError};  // one Hello per connection
   if (check_version(h.version, offer_.version) != VersionVerdict::kSupported) return {{}, GoodbyeReason::kUnsupportedVersion};
   if (h.chain_id != offer_.chain_id) return {{}, GoodbyeReason::kWrongChain};
-  if (h.party_role != other(me_.role()) || h.party_pubkey.wire().empty() || !check_role(h.party_pubkey, h.party_role))
+  if (h.party_role != peer_role(me_.role()) || h.party_pubkey.wire().empty() || !check_role(h.party_pubkey, h.party_role))
     return {{}, GoodbyeReason::kAuthFailed};
   if (h.validator_set_hash != offer_.validator_set_hash || h.subset_epoch != offer_.subset_epoch)
     return {{}, GoodbyeReason::kNotInSubset};
   if (auto refused = admission_.admit(h)) return {{}, *refused};
   peer_ = h;
-  (h.party_role == Role::kRunner ? binding_.runner : binding_.validator) = h.party_pubkey;
+  key_of(binding_, h.party_role) = h.party_pubkey;
   auto pre = hello_ack_preimage(offer_.chain_id, offer_.version, me_.role(), me_.pubkey(), h.party_role, h.party_pubkey,
                                 offer_.validator_set_hash, offer_.subset_epoch, h.challenge_nonce, binding_.channel_binding);
   HelloAck ack{offer_.version,   offer_.chain_id, offer_.validator_set_hash, offer_.subset_epoch,

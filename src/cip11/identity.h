@@ -18,6 +18,8 @@ enum class Role : std::uint8_t { kRunner = 0x01, kValidator = 0x02 };
 enum class Scheme : std::uint8_t { kSecp256k1 = 0x01, kEd25519 = 0x02 };
 
 constexpr Scheme scheme_of(Role role) { return role == Role::kRunner ? Scheme::kSecp256k1 : Scheme::kEd25519; }
+/// The role at the other end of a connection.
+constexpr Role peer_role(Role role) { return role == Role::kRunner ? Role::kValidator : Role::kRunner; }
 constexpr std::size_t key_bytes(Scheme s) { return s == Scheme::kSecp256k1 ? 33 : 32; }
 constexpr std::size_t signature_bytes(Scheme s) { return s == Scheme::kSecp256k1 ? 65 : 64; }
 

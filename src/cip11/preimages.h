@@ -26,6 +26,10 @@ struct ConnectionBinding {
   Bytes32 channel_binding{};  // TLS-Exporter("cowboy-cip11-handshake-v1", "", 32)
 };
 
+/// The bound key of the party with `role`.
+inline const PubKey& key_of(const ConnectionBinding& c, Role role) { return role == Role::kRunner ? c.runner : c.validator; }
+inline PubKey& key_of(ConnectionBinding& c, Role role) { return role == Role::kRunner ? c.runner : c.validator; }
+
 /// keccak256("cowboy-cip11-connection-v1" || chain_id || version || runner_pubkey ||
 ///           validator_pubkey || validator_set_hash || subset_epoch || channel_binding)
 Bytes32 connection_id(const ConnectionBinding& c);

@@ -2,6 +2,8 @@
 
 #include <algorithm>
 
+#include "common/codec.h"
+
 namespace cowboy::cip11 {
 
 FrameReassembler::~FrameReassembler() { release(); }
@@ -27,8 +29,7 @@ Res<Unit> FrameReassembler::push(ByteView bytes) {
       prefix_have_ += n;
       bytes = bytes.subspan(n);
       if (prefix_have_ < 4) break;
-      length_ = std::uint32_t{prefix_[0]} << 24 | std::uint32_t{prefix_[1]} << 16 | std::uint32_t{prefix_[2]} << 8 |
-                prefix_[3];
+      length_ = codec::Reader(ByteView(prefix_, 4)).u32();  // the §12.1 u32 BE prefix, as decode_frame reads it
       if (length_ == 0) return refuse(Errc::kFrameEmpty);
       if (length_ > kMaxFrameBytes) return refuse(Errc::kFrameTooLarge);
       continue;

@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <array>
 
+#include "common/codec.h"
+
 namespace cowboy::cip11 {
 
 std::chrono::milliseconds ReconnectBackoff::nominal(unsigned attempt) {
@@ -16,7 +18,7 @@ std::chrono::milliseconds ReconnectBackoff::next(std::optional<std::chrono::mill
   ++attempt_;
   std::array<std::uint8_t, 4> r;
   entropy_.fill(r);
-  const std::uint32_t u = std::uint32_t{r[0]} << 24 | std::uint32_t{r[1]} << 16 | std::uint32_t{r[2]} << 8 | r[3];
+  const std::uint32_t u = codec::Reader(r).u32();
   // A factor uniform in [0.75, 1.25], in integer milliseconds.
   const std::int64_t span = centre.count() / 2;  // 50 % of the centre
   const std::int64_t wait = centre.count() - span / 2 + static_cast<std::int64_t>((static_cast<std::uint64_t>(u) * (span + 1)) >> 32);

@@ -14,9 +14,9 @@ Core::Core(boost::asio::io_context& io, CoreConfig config, store::Store& store, 
            const Clock& clock, Entropy& entropy)
     : io_(io), config_(std::move(config)), store_(store), snapshots_(snapshots), clock_(clock), entropy_(entropy),
       admission_(std::move(*admission::FairQueue<HandshakeJob>::create(config_.admission))),
-      slow_consumer_timer_(io) {
+      housekeeping_timer_(io) {
   boost::asio::post(committer_, [] { pthread_setname_np(pthread_self(), "cbqs-commit"); });
-  check_slow_consumers();
+  housekeeping();
 }
 
 Core::~Core() { committer_.join(); }

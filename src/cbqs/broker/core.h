@@ -252,7 +252,7 @@ class Core {
   void deliver(const Bytes32& stream_id, StreamSlot& slot, const ChainView& view, std::uint64_t head,
                std::uint64_t floor, std::uint64_t now_ms);
   void schedule_pump(const Bytes32& stream_id, std::uint64_t delay_ms);
-  void check_slow_consumers();
+  void housekeeping();
   std::optional<Record> record_at(StreamSlot& slot, std::uint64_t sequence);
   Subscription* find_subscription(StreamSlot& slot, ConnectionId id, const Session& s, const Bytes32& subscription_id);
   /// Removes a subscription (its leases end as if expired); the caller pumps.
@@ -287,7 +287,7 @@ class Core {
   std::uint64_t admission_turns_ = 0;
   std::uint64_t admission_max_wait_turns_ = 0;
   const std::chrono::steady_clock::time_point started_ = std::chrono::steady_clock::now();
-  boost::asio::steady_timer slow_consumer_timer_;
+  boost::asio::steady_timer housekeeping_timer_;
 
   ConnectionId next_connection_ = 1;
   HolderId next_holder_ = 1;

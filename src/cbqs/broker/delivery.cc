@@ -219,7 +219,7 @@ void Core::schedule_pump(const Bytes32& stream_id, std::uint64_t delay_ms) {
 // close subscriptions stalled past cbqs.slow_consumer_timeout_ms,
 // advance retention floors by time on streams nobody is appending to, and give
 // groups a turn (a snapshot refresh may have made an account solvent).
-void Core::check_slow_consumers() {
+void Core::housekeeping() {
   ChainViewPtr current = snapshots_.current();
   close_sessionless(clock_.now_ms(), (current ? current->params : Params{}).session_handshake_timeout_ms);
   if (ChainViewPtr view = current) {
@@ -238,9 +238,9 @@ void Core::check_slow_consumers() {
       if (!sl.groups.empty()) pump(stream_id);
     }
   }
-  slow_consumer_timer_.expires_after(kHousekeeping);
-  slow_consumer_timer_.async_wait([this](const boost::system::error_code& ec) {
-    if (!ec) check_slow_consumers();
+  housekeeping_timer_.expires_after(kHousekeeping);
+  housekeeping_timer_.async_wait([this](const boost::system::error_code& ec) {
+    if (!ec) housekeeping();
   });
 }
 

@@ -102,6 +102,7 @@ class ConnectionImpl final : public Connection {
   std::map<std::int64_t, Outgoing> out_;
   std::vector<std::string> cids_;  // keys under which the endpoint finds this connection
   bool server_ = false;
+  bool flush_posted_ = false;
   bool established_ = false, announce_established_ = false, closed_ = false;
 };
 
@@ -460,7 +461,13 @@ bool ConnectionImpl::send(std::int64_t stream_id, ByteView bytes) {
   }
   it->second.chunks.emplace_back(bytes.begin(), bytes.end());
   it->second.end += bytes.size();
-  asio::post(ep_.io(), [this] { flush(); });  // one write for everything queued in this turn
+  if (!flush_posted_) {  // one write for everything queued in this turn
+    flush_posted_ = true;
+    asio::post(ep_.io(), [this] {
+      flush_posted_ = false;
+      flush();
+    });
+  }
   return true;
 }
 
