@@ -38,7 +38,7 @@ struct End {
       ++closed;
     };
     quic::EndpointConfig config;
-    if (cert) config = {.certificate = cert->certificate, .private_key = cert->private_key};
+    if (cert) config = testing::server_config(*cert);
     endpoint = std::move(*quic::Endpoint::open(io, config, e));
   }
   ControlChannel& channel(quic::Connection& c) {

@@ -37,7 +37,7 @@ struct Pair {
       c.send(stream, data);  // echo on the same stream
     };
     v.on_closed = [this](Connection&, const std::string& why) { closed.push_back("validator: " + why); };
-    auto ve = Endpoint::open(io, {.certificate = cert->certificate, .private_key = cert->private_key}, v);
+    auto ve = Endpoint::open(io, testing::server_config(*cert), v);
     EXPECT_TRUE(ve.ok()) << (ve.ok() ? "" : ve.error());
     validator = std::move(*ve);
     Events r;
@@ -157,7 +157,7 @@ TEST(Cip11Quic, HelloAndHelloAckOverTheControlStreamAdmitBothEnds) {
   v.on_stream_data = [&](Connection& c, std::int64_t s, ByteView d) { validator.on_data(c, s, d); };
   auto re = Endpoint::open(p.io, {}, r);
   auto cert = net::ensure_dev_certificate(p.dir.path());
-  auto ve = Endpoint::open(p.io, {.certificate = cert->certificate, .private_key = cert->private_key}, v);
+  auto ve = Endpoint::open(p.io, testing::server_config(*cert), v);
   ASSERT_TRUE(re.ok() && ve.ok());
   ASSERT_TRUE((*re)->connect("127.0.0.1", (*ve)->port()).ok());
   ASSERT_TRUE(p.run_until([&] { return runner.admitted == 1 && validator.admitted == 1; }))
@@ -194,8 +194,8 @@ TEST(Cip11Quic, ARelayThatTerminatesTlsOnBothSidesIsRefusedAndNothingIsAdmitted)
   rv.on_stream_data = [&](Connection&, std::int64_t, ByteView d) {  // from the validator: forward downstream
     if (relay_to_runner) relay_to_runner->send(0, d);
   };
-  auto validator_ep = Endpoint::open(p.io, {.certificate = cert->certificate, .private_key = cert->private_key}, v);
-  auto relay_server = Endpoint::open(p.io, {.certificate = cert->certificate, .private_key = cert->private_key}, rr);
+  auto validator_ep = Endpoint::open(p.io, testing::server_config(*cert), v);
+  auto relay_server = Endpoint::open(p.io, testing::server_config(*cert), rr);
   auto relay_client = Endpoint::open(p.io, {}, rv);
   auto runner_ep = Endpoint::open(p.io, {}, r);
   ASSERT_TRUE(validator_ep.ok() && relay_server.ok() && relay_client.ok() && runner_ep.ok());
@@ -234,7 +234,7 @@ TEST(Cip11Quic, OneAddressBeyondItsConnectionRateIsDroppedAndAnotherIsServed) {
   auto flooder = Endpoint::open(p.io, from_two, {});
   ASSERT_TRUE(flooder.ok());
   for (int i = 0; i < 10; ++i) ASSERT_TRUE((*flooder)->connect("127.0.0.1", (*validator)->port()).ok());
-  ASSERT_TRUE(p.run_until([&] { return established == 3 && (*validator)->refused_initials() >= 7; }));
+  ASSERT_TRUE(p.run_until([&] { return established == 3 && (*validator)->stats().refused_initials >= 7; }));
   auto start = std::chrono::steady_clock::now();
   ASSERT_TRUE(p.runner->connect("127.0.0.1", (*validator)->port()).ok());
   ASSERT_TRUE(p.run_until([&] { return established == 4; }));  // 127.0.0.1 has its own bucket
@@ -259,13 +259,45 @@ TEST(Cip11Quic, HalfOpenHandshakesAreCappedAndExpire) {
   auto silent = Endpoint::open(stalled, from_three, {});
   ASSERT_TRUE(silent.ok());
   for (int i = 0; i < 5; ++i) ASSERT_TRUE((*silent)->connect("127.0.0.1", (*validator)->port()).ok());
-  ASSERT_TRUE(p.run_until([&] { return (*validator)->connections() == 2 && (*validator)->refused_initials() == 3; }));
+  ASSERT_TRUE(p.run_until([&] { return (*validator)->connections() == 2 && (*validator)->stats().refused_initials == 3; }));
   auto start = std::chrono::steady_clock::now();
   ASSERT_TRUE(p.runner->connect("127.0.0.1", (*validator)->port()).ok());
   ASSERT_TRUE(p.run_until([&] { return established == 1; }));  // once the half-open ones time out
   double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
   std::printf("figure: an honest runner established %.0f ms after 2 stalled half-open handshakes filled the cap\n", ms);
   EXPECT_GE(ms, 100.0);  // it did wait for the cap to clear
+}
+
+// A validator restarted on its port with the same stateless-reset secret
+// resets the old connection at the runner's next packet (RFC 9000 §10.3), so
+// the runner learns at once instead of after the 30 s idle timeout.
+TEST(Cip11Quic, ARestartedServerResetsItsOldConnectionsAtTheirNextPacket) {
+  Pair p;
+  auto cert = net::ensure_dev_certificate(p.dir.path());
+  ASSERT_TRUE(cert.ok());
+  auto config = testing::server_config(*cert);
+  config.stateless_reset_secret = testing::filled(0x5e);
+  Events quiet;
+  auto first = Endpoint::open(p.io, config, quiet);
+  ASSERT_TRUE(first.ok());
+  const std::uint16_t port = (*first)->port();
+  ASSERT_TRUE(p.runner->connect("127.0.0.1", port).ok());
+  ASSERT_TRUE(p.run_until([&] { return p.runner_side.size() == 1; }));
+  first->reset();  // the old process is gone without a word: no CONNECTION_CLOSE
+  config.port = port;
+  auto second = Endpoint::open(p.io, config, quiet);
+  ASSERT_TRUE(second.ok()) << second.error();
+
+  const auto sent = std::chrono::steady_clock::now();
+  auto stream = p.runner_side[0]->open_stream();
+  ASSERT_TRUE(stream);
+  ASSERT_TRUE(p.runner_side[0]->send(*stream, Bytes(64, 0x01)));
+  ASSERT_TRUE(p.run_until([&] { return p.closed.size() == 1; }))
+      << (*second)->stats().datagrams_in << " in, " << (*second)->stats().stateless_resets << " resets";
+  EXPECT_EQ(p.closed[0], "runner: the peer closed the connection");
+  EXPECT_LT(std::chrono::steady_clock::now() - sent, std::chrono::seconds(5));
+  EXPECT_EQ((*second)->stats().stateless_resets, 1u);
+  EXPECT_EQ((*second)->connections(), 0u);
 }
 
 }  // namespace

@@ -14,10 +14,13 @@
 #include <boost/asio/ip/udp.hpp>
 #include <boost/asio/post.hpp>
 #include <boost/asio/steady_timer.hpp>
+#include <sys/socket.h>
+
 #include <cstring>
 #include <deque>
 #include <map>
 #include <set>
+#include <unordered_map>
 
 namespace cowboy::cip11::quic {
 
@@ -53,6 +56,8 @@ class ConnectionImpl final : public Connection {
   Result<Unit, std::string> start_server(const ngtcp2_pkt_hd& hd);
   void read(const std::uint8_t* data, std::size_t len);
   void flush();
+  /// The endpoint's timer reached this connection's ngtcp2 expiry.
+  void on_expiry();
 
   bool established() const override { return established_; }
   std::optional<Bytes32> channel_binding() const override;
@@ -71,6 +76,8 @@ class ConnectionImpl final : public Connection {
   static void on_rand(std::uint8_t* dest, std::size_t len, const ngtcp2_rand_ctx*) { random_fill(dest, len); }
   static int on_new_connection_id(ngtcp2_conn*, ngtcp2_cid* cid, std::uint8_t* token, std::size_t cidlen, void* self);
   static int on_remove_connection_id(ngtcp2_conn*, const ngtcp2_cid* cid, void* self);
+  static int on_dcid_status(ngtcp2_conn*, int type, std::uint64_t, const ngtcp2_cid*, const std::uint8_t* token,
+                            void* self);
 
  private:
   // Stream bytes are kept in chunks that never move: ngtcp2 keeps pointers
@@ -89,7 +96,6 @@ class ConnectionImpl final : public Connection {
   void fail(const std::string& why);
   void send_close(const ngtcp2_connection_close_error& ccerr);
   void finish(const std::string& why);
-  void arm_timer();
 
   EndpointImpl& ep_;
   udp::endpoint remote_;
@@ -98,9 +104,9 @@ class ConnectionImpl final : public Connection {
   ngtcp2_crypto_conn_ref conn_ref_{};
   ngtcp2_conn* conn_ = nullptr;
   gnutls_session_t tls_ = nullptr;
-  asio::steady_timer timer_;
   std::map<std::int64_t, Outgoing> out_;
   std::vector<std::string> cids_;  // keys under which the endpoint finds this connection
+  std::vector<std::string> reset_tokens_;  // the peer's stateless-reset tokens for the ids this end uses
   bool server_ = false;
   bool flush_posted_ = false;
   bool established_ = false, announce_established_ = false, closed_ = false;
@@ -109,7 +115,7 @@ class ConnectionImpl final : public Connection {
 class EndpointImpl final : public Endpoint {
  public:
   EndpointImpl(asio::io_context& io, EndpointConfig config, Events events)
-      : io_(io), config_(std::move(config)), events_(std::move(events)), socket_(io) {}
+      : io_(io), config_(std::move(config)), events_(std::move(events)), socket_(io), timer_(io) {}
   ~EndpointImpl() override {
     conns_.clear();
     if (cred_) gnutls_certificate_free_credentials(cred_);
@@ -127,7 +133,11 @@ class EndpointImpl final : public Endpoint {
     if (ec) return Err{"bad address " + config_.host};
     socket_.open(at.protocol(), ec);
     if (!ec) socket_.bind(at, ec);
+    if (!ec) socket_.non_blocking(true, ec);
     if (ec) return Err{"cannot bind UDP " + config_.host + ":" + std::to_string(config_.port) + ": " + ec.message()};
+    // Room for a burst of datagrams from thousands of peers; the kernel caps it at net.core.[rw]mem_max.
+    socket_.set_option(asio::socket_base::receive_buffer_size(kSocketBufferBytes), ec);
+    socket_.set_option(asio::socket_base::send_buffer_size(kSocketBufferBytes), ec);
     local_ = socket_.local_endpoint();
     receive();
     return Unit{};
@@ -135,7 +145,7 @@ class EndpointImpl final : public Endpoint {
 
   std::uint16_t port() const override { return local_.port(); }
   std::size_t connections() const override { return conns_.size(); }
-  std::uint64_t refused_initials() const override { return refused_initials_; }
+  EndpointStats stats() const override { return stats_; }
   /// A server connection's handshake finished, or it ended before that.
   void half_open_done() { --half_open_; }
 
@@ -148,19 +158,84 @@ class EndpointImpl final : public Endpoint {
     ConnectionImpl* raw = c.get();
     conns_.emplace(raw, std::move(c));
     raw->flush();
+    settle();
     return static_cast<Connection*>(raw);
   }
 
+  /// Queues a datagram; the batch goes out in one sendmmsg when full or when
+  /// the handler that produced it returns (send_batch).
   void send_datagram(const udp::endpoint& to, const std::uint8_t* data, std::size_t len) {
-    boost::system::error_code ec;
-    socket_.send_to(asio::buffer(data, len), to, 0, ec);  // a full socket buffer drops it: QUIC recovers
+    if (out_count_ == kBatch) send_batch();
+    Datagram& d = out_[out_count_++];
+    std::memcpy(d.bytes.data(), data, len);
+    d.len = len;
+    std::memcpy(&d.peer, to.data(), to.size());
+    d.peer_len = static_cast<socklen_t>(to.size());
   }
+
+  /// The end of every handler: the batched datagrams go out and the timer
+  /// follows the earliest expiry.
+  void settle() {
+    send_batch();
+    if (rearm_) arm();
+  }
+
+  void send_batch() {
+    std::size_t done = 0;
+    while (done < out_count_) {
+      std::array<mmsghdr, kBatch> msgs{};
+      std::array<iovec, kBatch> iov{};
+      const std::size_t n = out_count_ - done;
+      for (std::size_t i = 0; i < n; ++i) {
+        Datagram& d = out_[done + i];
+        iov[i] = {d.bytes.data(), d.len};
+        msgs[i].msg_hdr.msg_name = &d.peer;
+        msgs[i].msg_hdr.msg_namelen = d.peer_len;
+        msgs[i].msg_hdr.msg_iov = &iov[i];
+        msgs[i].msg_hdr.msg_iovlen = 1;
+      }
+      int sent = ::sendmmsg(socket_.native_handle(), msgs.data(), static_cast<unsigned>(n), 0);
+      if (sent <= 0) {  // a full socket buffer: drop this datagram, QUIC retransmits what matters
+        ++stats_.send_drops;
+        ++done;
+        continue;
+      }
+      stats_.datagrams_out += static_cast<std::uint64_t>(sent);
+      done += static_cast<std::size_t>(sent);
+    }
+    out_count_ = 0;
+  }
+
   void add_cid(std::string key, ConnectionImpl* c) { by_cid_[std::move(key)] = c; }
   void remove_cid(const std::string& key) { by_cid_.erase(key); }
+  void add_reset_token(std::string token, ConnectionImpl* c) { by_reset_token_[std::move(token)] = c; }
+  void remove_reset_token(const std::string& token) { by_reset_token_.erase(token); }
   void closed(ConnectionImpl* c, const std::string& why) {
     if (events_.on_closed) events_.on_closed(*c, why);
     // Destroyed in a later turn: the connection may be inside its own call stack.
     asio::post(io_, [this, c] { conns_.erase(c); });
+  }
+
+  /// The one timer: each connection has at most one entry, at its ngtcp2 expiry.
+  void schedule(ConnectionImpl* c, std::uint64_t expiry) {
+    unschedule(c);
+    expiry_of_[c] = expiry;
+    expiries_.emplace(expiry, c);
+    if (expiries_.begin()->second == c) rearm_ = true;
+  }
+  void unschedule(ConnectionImpl* c) {
+    if (auto it = expiry_of_.find(c); it != expiry_of_.end()) {
+      expiries_.erase({it->second, c});
+      expiry_of_.erase(it);
+    }
+  }
+
+  /// RFC 9000 §10.3.2: HKDF of the static secret and the connection id, so a
+  /// restarted server computes the token it gave out before.
+  void reset_token(std::uint8_t* token, const ngtcp2_cid& cid) {
+    if (!config_.stateless_reset_secret) return random_fill(token, NGTCP2_STATELESS_RESET_TOKENLEN);
+    const Bytes32& secret = *config_.stateless_reset_secret;
+    ngtcp2_crypto_generate_stateless_reset_token(token, secret.data(), secret.size(), &cid);
   }
 
   asio::io_context& io() { return io_; }
@@ -170,33 +245,121 @@ class EndpointImpl final : public Endpoint {
   gnutls_certificate_credentials_t credentials() const { return cred_; }
 
  private:
+  static constexpr std::size_t kBatch = 32;
+  static constexpr int kSocketBufferBytes = 4 * 1024 * 1024;
+  static constexpr int kBatchesPerTurn = 8;  // then yield to timers and posted work
+
+  struct Datagram {
+    std::array<std::uint8_t, 2048> bytes;
+    std::size_t len = 0;
+    sockaddr_storage peer;
+    socklen_t peer_len = 0;
+  };
+
   void receive() {
-    socket_.async_receive_from(asio::buffer(buffer_), from_, [this](boost::system::error_code ec, std::size_t n) {
+    socket_.async_wait(udp::socket::wait_read, [this](boost::system::error_code ec) {
       if (ec == asio::error::operation_aborted) return;
-      if (!ec) dispatch(buffer_.data(), n);
+      for (int turn = 0; turn < kBatchesPerTurn && !ec; ++turn)
+        if (receive_batch() < kBatch) break;
+      settle();
       receive();
     });
   }
 
+  // One recvmmsg; returns how many datagrams it took.
+  std::size_t receive_batch() {
+    std::array<mmsghdr, kBatch> msgs{};
+    std::array<iovec, kBatch> iov{};
+    for (std::size_t i = 0; i < kBatch; ++i) {
+      iov[i] = {in_[i].bytes.data(), in_[i].bytes.size()};
+      msgs[i].msg_hdr.msg_name = &in_[i].peer;
+      msgs[i].msg_hdr.msg_namelen = sizeof(sockaddr_storage);
+      msgs[i].msg_hdr.msg_iov = &iov[i];
+      msgs[i].msg_hdr.msg_iovlen = 1;
+    }
+    int n = ::recvmmsg(socket_.native_handle(), msgs.data(), kBatch, MSG_DONTWAIT, nullptr);
+    if (n <= 0) return 0;
+    for (int i = 0; i < n; ++i) {
+      if (msgs[i].msg_hdr.msg_flags & MSG_TRUNC) continue;  // larger than any QUIC datagram we accept
+      udp::endpoint from;
+      std::memcpy(from.data(), &in_[i].peer, msgs[i].msg_hdr.msg_namelen);
+      from.resize(msgs[i].msg_hdr.msg_namelen);
+      ++stats_.datagrams_in;
+      dispatch(in_[i].bytes.data(), msgs[i].msg_len, from);
+    }
+    return static_cast<std::size_t>(n);
+  }
+
+  void arm() {
+    rearm_ = false;
+    if (expiries_.empty()) {
+      timer_.cancel();
+      return;
+    }
+    std::uint64_t at = expiries_.begin()->first, now = now_ns();
+    timer_.expires_after(std::chrono::nanoseconds(at > now ? at - now : 0));
+    timer_.async_wait([this](boost::system::error_code ec) {
+      if (ec) return;
+      const std::uint64_t now = now_ns();
+      while (!expiries_.empty() && expiries_.begin()->first <= now) {
+        ConnectionImpl* c = expiries_.begin()->second;
+        unschedule(c);
+        c->on_expiry();  // reschedules itself through flush()
+      }
+      send_batch();
+      arm();
+    });
+  }
+
   // Known destination connection id: that connection. An Initial for none, on
-  // a server: a new connection. Anything else is dropped.
-  void dispatch(std::uint8_t* data, std::size_t n) {
+  // a server: a new connection. A short-header packet for none: a stateless
+  // reset. Anything else is dropped.
+  void dispatch(std::uint8_t* data, std::size_t n, const udp::endpoint& from) {
     ngtcp2_version_cid vc;
     if (ngtcp2_pkt_decode_version_cid(&vc, data, n, kScidLen) != 0) return;
     if (auto it = by_cid_.find(cid_key(vc.dcid, vc.dcidlen)); it != by_cid_.end()) return it->second->read(data, n);
+    // A stateless reset carries a random id; its last 16 bytes name the connection.
+    if (!(data[0] & 0x80) && n >= NGTCP2_MIN_STATELESS_RESET_RANDLEN + NGTCP2_STATELESS_RESET_TOKENLEN + 1)
+      if (auto it = by_reset_token_.find(cid_key(data + n - NGTCP2_STATELESS_RESET_TOKENLEN, NGTCP2_STATELESS_RESET_TOKENLEN));
+          it != by_reset_token_.end())
+        return it->second->read(data, n);
     if (config_.certificate.empty()) return;  // a client accepts nothing
+    if (!(data[0] & 0x80)) return stateless_reset(vc, n, from);
     ngtcp2_pkt_hd hd;
     if (ngtcp2_accept(&hd, data, n) != 0) return;
-    if (half_open_ >= config_.max_half_open || !new_connection_allowed(from_.address())) {
-      ++refused_initials_;
+    if (half_open_ >= config_.max_half_open || !new_connection_allowed(from.address())) {
+      ++stats_.refused_initials;
       return;
     }
-    auto c = std::make_unique<ConnectionImpl>(*this, from_);
+    auto c = std::make_unique<ConnectionImpl>(*this, from);
     if (!c->start_server(hd)) return;
     ++half_open_;
     ConnectionImpl* raw = c.get();
     conns_.emplace(raw, std::move(c));
     raw->read(data, n);
+  }
+
+  // RFC 9000 §10.3: smaller than the packet that provoked it (so two endpoints
+  // cannot loop), and at most kResetsPerSecond of them.
+  void stateless_reset(const ngtcp2_version_cid& vc, std::size_t n, const udp::endpoint& from) {
+    constexpr std::size_t kMinReset = NGTCP2_MIN_STATELESS_RESET_RANDLEN + NGTCP2_STATELESS_RESET_TOKENLEN + 1;
+    constexpr std::uint64_t kResetsPerSecond = 10'000;
+    if (!config_.stateless_reset_secret || vc.dcidlen != kScidLen || n <= kMinReset) return;
+    const std::uint64_t second = now_ns() / 1'000'000'000;
+    if (second != reset_second_) reset_second_ = second, resets_this_second_ = 0;
+    if (++resets_this_second_ > kResetsPerSecond) return;
+    ngtcp2_cid cid;
+    ngtcp2_cid_init(&cid, vc.dcid, vc.dcidlen);
+    std::uint8_t token[NGTCP2_STATELESS_RESET_TOKENLEN];
+    reset_token(token, cid);
+    std::array<std::uint8_t, 64> rand;
+    random_fill(rand.data(), rand.size());
+    std::array<std::uint8_t, 128> packet;
+    const std::size_t randlen = std::min(rand.size(), n - 2 - NGTCP2_STATELESS_RESET_TOKENLEN);
+    ngtcp2_ssize len = ngtcp2_pkt_write_stateless_reset(packet.data(), packet.size(), token, rand.data(), randlen);
+    if (len <= 0) return;
+    ++stats_.stateless_resets;
+    send_datagram(from, packet.data(), static_cast<std::size_t>(len));
   }
 
   // One token bucket per peer address; full buckets are forgotten when the
@@ -221,23 +384,28 @@ class EndpointImpl final : public Endpoint {
   EndpointConfig config_;
   Events events_;
   udp::socket socket_;
-  udp::endpoint local_, from_;
-  std::array<std::uint8_t, 65536> buffer_{};
+  asio::steady_timer timer_;
+  udp::endpoint local_;
+  std::array<Datagram, kBatch> in_{}, out_{};
+  std::size_t out_count_ = 0;
   gnutls_certificate_credentials_t cred_ = nullptr;
   std::map<ConnectionImpl*, std::unique_ptr<ConnectionImpl>> conns_;
-  std::map<std::string, ConnectionImpl*> by_cid_;
+  std::unordered_map<std::string, ConnectionImpl*> by_cid_, by_reset_token_;
+  std::set<std::pair<std::uint64_t, ConnectionImpl*>> expiries_;
+  std::unordered_map<ConnectionImpl*, std::uint64_t> expiry_of_;
   struct Bucket {
     double tokens, at;
   };
   std::map<asio::ip::address, Bucket> buckets_;
   std::size_t half_open_ = 0;
-  std::uint64_t refused_initials_ = 0;
+  std::uint64_t reset_second_ = 0, resets_this_second_ = 0;
+  bool rearm_ = false;
+  EndpointStats stats_;
 };
 
 // ---- ConnectionImpl ----------------------------------------------------------
 
-ConnectionImpl::ConnectionImpl(EndpointImpl& ep, udp::endpoint remote)
-    : ep_(ep), remote_(std::move(remote)), timer_(ep.io()) {
+ConnectionImpl::ConnectionImpl(EndpointImpl& ep, udp::endpoint remote) : ep_(ep), remote_(std::move(remote)) {
   std::memcpy(&local_sa_, ep.local().data(), ep.local().size());
   local_len_ = static_cast<socklen_t>(ep.local().size());
   std::memcpy(&remote_sa_, remote_.data(), remote_.size());
@@ -247,7 +415,9 @@ ConnectionImpl::ConnectionImpl(EndpointImpl& ep, udp::endpoint remote)
 }
 
 ConnectionImpl::~ConnectionImpl() {
+  ep_.unschedule(this);
   for (const auto& k : cids_) ep_.remove_cid(k);
+  for (const auto& t : reset_tokens_) ep_.remove_reset_token(t);
   if (conn_) ngtcp2_conn_del(conn_);
   if (tls_) gnutls_deinit(tls_);
 }
@@ -276,6 +446,7 @@ ngtcp2_callbacks ConnectionImpl::callbacks(bool server) {
   cb.rand = on_rand;
   cb.get_new_connection_id = on_new_connection_id;
   cb.remove_connection_id = on_remove_connection_id;
+  cb.dcid_status = on_dcid_status;
   cb.update_key = ngtcp2_crypto_update_key_cb;
   cb.delete_crypto_aead_ctx = ngtcp2_crypto_delete_crypto_aead_ctx_cb;
   cb.delete_crypto_cipher_ctx = ngtcp2_crypto_delete_crypto_cipher_ctx_cb;
@@ -351,7 +522,7 @@ Result<Unit, std::string> ConnectionImpl::start_server(const ngtcp2_pkt_hd& hd) 
   ngtcp2_transport_params params = transport_params(true);
   params.original_dcid = hd.dcid;
   params.stateless_reset_token_present = 1;
-  random_fill(params.stateless_reset_token, sizeof params.stateless_reset_token);
+  ep_.reset_token(params.stateless_reset_token, scid);
   auto cb = callbacks(true);
   auto p = path();
   if (int rv = ngtcp2_conn_server_new(&conn_, &hd.scid, &scid, &p, hd.version, &cb, &settings, &params, nullptr, this);
@@ -419,20 +590,16 @@ void ConnectionImpl::flush() {
     if (n == 0) break;
     ep_.send_datagram(remote_, packet.data(), static_cast<std::size_t>(n));
   }
-  arm_timer();
+  ep_.schedule(this, ngtcp2_conn_get_expiry(conn_));
 }
 
-void ConnectionImpl::arm_timer() {
-  std::uint64_t expiry = ngtcp2_conn_get_expiry(conn_), now = now_ns();
-  timer_.expires_after(std::chrono::nanoseconds(expiry > now ? expiry - now : 0));
-  timer_.async_wait([this](boost::system::error_code ec) {
-    if (ec || closed_) return;
-    int rv = ngtcp2_conn_handle_expiry(conn_, now_ns());
-    if (rv == NGTCP2_ERR_IDLE_CLOSE) return finish("idle timeout");
-    if (rv == NGTCP2_ERR_HANDSHAKE_TIMEOUT) return finish("handshake timeout");
-    if (rv != 0) return fail(std::string("QUIC timer: ") + ngtcp2_strerror(rv));
-    flush();
-  });
+void ConnectionImpl::on_expiry() {
+  if (closed_) return;
+  int rv = ngtcp2_conn_handle_expiry(conn_, now_ns());
+  if (rv == NGTCP2_ERR_IDLE_CLOSE) return finish("idle timeout");
+  if (rv == NGTCP2_ERR_HANDSHAKE_TIMEOUT) return finish("handshake timeout");
+  if (rv != 0) return fail(std::string("QUIC timer: ") + ngtcp2_strerror(rv));
+  flush();
 }
 
 std::optional<Bytes32> ConnectionImpl::channel_binding() const {
@@ -466,6 +633,7 @@ bool ConnectionImpl::send(std::int64_t stream_id, ByteView bytes) {
     asio::post(ep_.io(), [this] {
       flush_posted_ = false;
       flush();
+      ep_.settle();
     });
   }
   return true;
@@ -485,6 +653,7 @@ void ConnectionImpl::close(std::uint64_t app_error_code) {
     ngtcp2_connection_close_error_set_application_error(&ccerr, app_error_code, nullptr, 0);
     send_close(ccerr);
     finish("closed by this end");
+    ep_.settle();
   });
 }
 
@@ -509,7 +678,7 @@ void ConnectionImpl::finish(const std::string& why) {
   if (closed_) return;
   closed_ = true;
   if (server_ && !established_) ep_.half_open_done();
-  timer_.cancel();
+  ep_.unschedule(this);
   ep_.closed(this, why);
 }
 
@@ -558,7 +727,7 @@ int ConnectionImpl::on_new_connection_id(ngtcp2_conn*, ngtcp2_cid* cid, std::uin
   auto* c = static_cast<ConnectionImpl*>(self);
   random_fill(cid->data, cidlen);
   cid->datalen = cidlen;
-  random_fill(token, NGTCP2_STATELESS_RESET_TOKENLEN);
+  c->ep_.reset_token(token, *cid);
   c->cids_.push_back(cid_key(cid->data, cid->datalen));
   c->ep_.add_cid(c->cids_.back(), c);
   return 0;
@@ -569,6 +738,21 @@ int ConnectionImpl::on_remove_connection_id(ngtcp2_conn*, const ngtcp2_cid* cid,
   std::string key = cid_key(cid->data, cid->datalen);
   c->ep_.remove_cid(key);
   std::erase(c->cids_, key);
+  return 0;
+}
+
+int ConnectionImpl::on_dcid_status(ngtcp2_conn*, int type, std::uint64_t, const ngtcp2_cid*, const std::uint8_t* token,
+                                   void* self) {
+  auto* c = static_cast<ConnectionImpl*>(self);
+  if (!token) return 0;
+  std::string key = cid_key(token, NGTCP2_STATELESS_RESET_TOKENLEN);
+  if (type == NGTCP2_CONNECTION_ID_STATUS_TYPE_ACTIVATE) {
+    c->reset_tokens_.push_back(key);
+    c->ep_.add_reset_token(std::move(key), c);
+  } else {
+    c->ep_.remove_reset_token(key);
+    std::erase(c->reset_tokens_, key);
+  }
   return 0;
 }
 

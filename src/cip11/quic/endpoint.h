@@ -4,7 +4,10 @@
 // streams of bytes. CIP-11 frames, Hello/HelloAck and liveness build on it.
 //
 // Everything runs on the io_context's single thread: callbacks are invoked
-// there, and Connection handles are valid only there, until on_closed.
+// there, and Connection handles are valid only there, until on_closed. The
+// endpoint must outlive the io_context's pending handlers (destroy it after
+// the io_context has stopped running). Datagrams move in batches
+// (recvmmsg/sendmmsg); one timer serves every connection's ngtcp2 expiry.
 //
 // Decisions (docs/cip11.md, "Transport"): ALPN "cowboy-cip11/1"; TLS 1.3 only,
 // no 0-RTT and no session tickets, so a channel binding is never shared across
@@ -69,6 +72,19 @@ struct EndpointConfig {
   std::size_t max_half_open = 256;
   double new_connections_per_address_per_sec = 16;
   double new_connection_burst = 32;
+  /// Server role: the static key of RFC 9000 §10.3 stateless resets. Kept
+  /// across restarts (the service derives it from its own key material), a
+  /// restarted server resets its peers' old connections at their next packet,
+  /// so they reconnect at once instead of after the idle timeout. Unset: no resets.
+  std::optional<Bytes32> stateless_reset_secret;
+};
+
+/// What an endpoint has done, for tests, benchmarks and metrics.
+struct EndpointStats {
+  std::uint64_t refused_initials = 0;      // dropped by the pre-auth limits
+  std::uint64_t stateless_resets = 0;      // sent for packets of unknown connections
+  std::uint64_t datagrams_in = 0, datagrams_out = 0;
+  std::uint64_t send_drops = 0;            // datagrams the socket would not take (QUIC recovers)
 };
 
 class Endpoint {
@@ -81,8 +97,7 @@ class Endpoint {
   /// Client role: starts a handshake with host:port; events report how it ends.
   virtual Result<Connection*, std::string> connect(const std::string& host, std::uint16_t port) = 0;
   virtual std::size_t connections() const = 0;
-  /// Initials dropped by the pre-auth limits so far.
-  virtual std::uint64_t refused_initials() const = 0;
+  virtual EndpointStats stats() const = 0;
 };
 
 }  // namespace cowboy::cip11::quic
