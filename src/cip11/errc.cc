@@ -35,6 +35,7 @@ std::string_view to_string(Errc e) {
     case Errc::kRoleSchemeMismatch: return "role and key scheme disagree";
     case Errc::kBadSignature: return "signature does not verify";
     case Errc::kSignerMismatch: return "signature by another key";
+    case Errc::kAssignmentMismatch: return "assignment hashes or keys do not match its fields and connection";
     case Errc::kBadPresenceVersion: return "PresenceInput version is not 1";
     case Errc::kUnknownPresenceKind: return "unknown PresenceInput kind";
     case Errc::kBadBitmapLength: return "presence bitmap length is not ceil(n/8)";

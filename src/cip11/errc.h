@@ -45,6 +45,7 @@ enum class Errc : std::uint8_t {
   kRoleSchemeMismatch,   // role, scheme, key and signature that do not agree
   kBadSignature,         // a signature that does not verify
   kSignerMismatch,       // a valid signature by someone other than the named signer
+  kAssignmentMismatch,   // a JobAssignment whose hashes or keys are not what its fields and connection give
   // §7.2 PresenceInputV1
   kBadPresenceVersion,
   kUnknownPresenceKind,

@@ -39,6 +39,15 @@ inline const Party& party() {
   return p;
 }
 
+/// Runner `n` of a crowd (tests of many runners): a key of its own.
+inline Signer runner_key(std::uint32_t n) {
+  crypto::init();
+  crypto::Secp256k1Secret secret;
+  secret.fill(0x33);
+  for (int i = 0; i < 4; ++i) secret[28 + i] = static_cast<std::uint8_t>(n >> (24 - 8 * i));
+  return *Signer::runner(secret);
+}
+
 template <std::size_t N>
 std::array<std::uint8_t, N> to_array(const Bytes& b) {
   std::array<std::uint8_t, N> out{};

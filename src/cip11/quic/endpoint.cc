@@ -63,6 +63,7 @@ class ConnectionImpl final : public Connection {
   std::optional<Bytes32> channel_binding() const override;
   std::optional<std::int64_t> open_stream() override;
   bool send(std::int64_t stream_id, ByteView bytes) override;
+  void end_stream(std::int64_t stream_id) override;
   void close(std::uint64_t app_error_code) override;
   std::size_t unacked_bytes() const override;
 
@@ -87,6 +88,8 @@ class ConnectionImpl final : public Connection {
     std::uint64_t base = 0;  // stream offset of chunks.front()
     std::uint64_t sent = 0;  // handed to ngtcp2 up to here
     std::uint64_t end = 0;   // queued up to here
+    bool fin = false, fin_sent = false;  // end_stream() was asked; ngtcp2 took the FIN
+    bool pending() const { return sent < end || (fin && !fin_sent); }
   };
   ngtcp2_callbacks callbacks(bool server);
   ngtcp2_settings default_settings();
@@ -557,8 +560,9 @@ void ConnectionImpl::flush() {
     std::int64_t stream_id = -1;
     ngtcp2_vec vec{};
     std::size_t vcnt = 0;
+    bool fin = false;
     for (auto& [id, o] : out_) {
-      if (o.sent >= o.end || blocked.contains(id)) continue;
+      if (!o.pending() || blocked.contains(id)) continue;
       // The chunk holding `sent`, from there to its end.
       std::uint64_t at = o.base;
       for (auto& chunk : o.chunks) {
@@ -570,7 +574,8 @@ void ConnectionImpl::flush() {
         at += chunk.size();
       }
       stream_id = id;
-      vcnt = 1;
+      vcnt = vec.len > 0 ? 1 : 0;
+      fin = o.fin;  // with the last bytes, or alone once they are all out
       break;
     }
     ngtcp2_path_storage ps;
@@ -578,9 +583,11 @@ void ConnectionImpl::flush() {
     ngtcp2_pkt_info pi{};
     ngtcp2_ssize consumed = -1;
     std::uint32_t flags = stream_id >= 0 ? NGTCP2_WRITE_STREAM_FLAG_MORE : 0;
+    if (fin) flags |= NGTCP2_WRITE_STREAM_FLAG_FIN;
     ngtcp2_ssize n = ngtcp2_conn_writev_stream(conn_, &ps.path, &pi, packet.data(), packet.size(), &consumed, flags,
                                                stream_id, vcnt ? &vec : nullptr, vcnt, now_ns());
     if (consumed > 0) out_[stream_id].sent += static_cast<std::uint64_t>(consumed);
+    if (fin && consumed >= 0 && out_[stream_id].sent == out_[stream_id].end) out_[stream_id].fin_sent = true;
     if (n == NGTCP2_ERR_WRITE_MORE) continue;
     if (n == NGTCP2_ERR_STREAM_DATA_BLOCKED || n == NGTCP2_ERR_STREAM_SHUT_WR) {
       blocked.insert(stream_id);
@@ -620,14 +627,16 @@ std::optional<std::int64_t> ConnectionImpl::open_stream() {
 }
 
 bool ConnectionImpl::send(std::int64_t stream_id, ByteView bytes) {
-  if (closed_ || bytes.empty()) return !closed_;
+  if (closed_) return false;
   auto it = out_.find(stream_id);
   if (it == out_.end()) {
     if (stream_id & 0x02) return false;  // unidirectional: none in CIP-11
     it = out_.emplace(stream_id, Outgoing{}).first;
   }
-  it->second.chunks.emplace_back(bytes.begin(), bytes.end());
-  it->second.end += bytes.size();
+  if (!bytes.empty()) {
+    it->second.chunks.emplace_back(bytes.begin(), bytes.end());
+    it->second.end += bytes.size();
+  }
   if (!flush_posted_) {  // one write for everything queued in this turn
     flush_posted_ = true;
     asio::post(ep_.io(), [this] {
@@ -637,6 +646,14 @@ bool ConnectionImpl::send(std::int64_t stream_id, ByteView bytes) {
     });
   }
   return true;
+}
+
+void ConnectionImpl::end_stream(std::int64_t stream_id) {
+  if (closed_ || (stream_id & 0x02)) return;
+  Outgoing& o = out_[stream_id];
+  if (o.fin) return;
+  o.fin = true;
+  send(stream_id, {});  // schedules the write
 }
 
 std::size_t ConnectionImpl::unacked_bytes() const {
@@ -719,6 +736,7 @@ int ConnectionImpl::on_stream_close(ngtcp2_conn* conn, std::uint32_t, std::int64
   auto* c = static_cast<ConnectionImpl*>(self);
   c->out_.erase(stream_id);
   if (!ngtcp2_conn_is_local_stream(conn, stream_id)) ngtcp2_conn_extend_max_streams_bidi(conn, 1);
+  if (c->ep_.events().on_stream_closed) c->ep_.events().on_stream_closed(*c, stream_id);
   return 0;
 }
 

@@ -44,6 +44,8 @@ class Connection {
   virtual std::optional<std::int64_t> open_stream() = 0;
   /// Queues bytes on a stream; they are kept until the peer acknowledges them.
   virtual bool send(std::int64_t stream_id, ByteView bytes) = 0;
+  /// Ends this end's side of a stream (FIN) after the bytes queued on it.
+  virtual void end_stream(std::int64_t stream_id) = 0;
   /// Closes with an application error code (CONNECTION_CLOSE); on_closed follows.
   virtual void close(std::uint64_t app_error_code) = 0;
   /// Bytes queued and not yet acknowledged by the peer, on every stream.
@@ -53,6 +55,8 @@ class Connection {
 struct Events {
   std::function<void(Connection&)> on_established;
   std::function<void(Connection&, std::int64_t stream_id, ByteView data)> on_stream_data;
+  /// Both sides of a stream have ended (or it was reset) and its bytes are acknowledged.
+  std::function<void(Connection&, std::int64_t stream_id)> on_stream_closed;
   /// Once per connection; the handle is gone after it returns.
   std::function<void(Connection&, const std::string& why)> on_closed;
 };

@@ -1,0 +1,207 @@
+#include "cip11/link/channel.h"
+
+namespace cowboy::cip11 {
+
+namespace {
+constexpr std::uint64_t kGoodbyeCloseCode = 0;  // the QUIC application code after a Goodbye
+// After sending Goodbye, the peer closes once it has read (and verified) it;
+// this end closes by itself only if the peer has not within this time.
+constexpr std::chrono::milliseconds kGoodbyeGrace{1'000};
+
+bool server_initiated_bidi(std::int64_t stream) { return (stream & 0x03) == 0x01; }
+}  // namespace
+
+// Touched by one worker job at a time, and by the channel's thread only while no job runs.
+struct Channel::Crypto {
+  const Signer& me;
+  Handshake handshake;
+};
+
+Channel::Channel(quic::Connection& connection, Setup setup, Callbacks callbacks)
+    : connection_(connection), me_(setup.me), worker_(setup.worker), budget_(setup.budget),
+      callbacks_(std::move(callbacks)),
+      crypto_(std::make_shared<Crypto>(Crypto{
+          setup.me, Handshake(setup.me, setup.offer, connection.channel_binding().value_or(Bytes32{}), setup.admission,
+                              setup.entropy)})),
+      deadline_(setup.worker.io()) {
+  binding_ = crypto_->handshake.binding();
+  deadline_.expires_after(setup.admission_deadline);
+  deadline_.async_wait([this, alive = std::weak_ptr<bool>(alive_)](boost::system::error_code ec) {
+    if (ec || !alive.lock() || admitted_) return;
+    goodbye(GoodbyeReason::kAuthFailed, "not admitted within the admission deadline");
+  });
+}
+
+Channel::~Channel() { deadline_.cancel(); }
+
+bool Channel::open() {
+  auto stream = connection_.open_stream();
+  if (!stream) return false;
+  start(*stream);
+  return true;
+}
+
+void Channel::start(std::int64_t stream_id) {
+  started_ = true;
+  streams_.try_emplace(stream_id, budget_);
+  write(stream_id, crypto_->handshake.hello());
+}
+
+void Channel::on_stream_data(std::int64_t stream_id, ByteView data) {
+  if (ended_) return after_goodbye(stream_id, data);
+  if (!started_) {
+    if (stream_id != kControlStream) return refuse("the control stream is stream 0");
+    start(stream_id);  // the validator answers on the stream the runner opened
+  }
+  auto it = streams_.find(stream_id);
+  if (it == streams_.end()) {
+    // Only the validator opens job streams, and only after admission.
+    if (!admitted_ || me_.role() != Role::kRunner || !server_initiated_bidi(stream_id))
+      return refuse("a stream the validator did not open after admission");
+    it = streams_.try_emplace(stream_id, budget_).first;
+  }
+  Stream& s = it->second;
+  auto pushed = s.frames.push(data);
+  while (auto f = s.frames.next()) {  // what decoded before a refusal still counts
+    if (!placement_allowed(type_of(*f), peer_role(me_.role()), kind(stream_id), s.first))
+      return refuse("frame type " + std::to_string(static_cast<int>(type_of(*f))) +
+                    " on the wrong stream or from the wrong end");
+    s.first = false;
+    enqueue(Job{stream_id, std::move(*f), Job::kIn});
+  }
+  if (!pushed) refuse(std::string(to_string(pushed.error())));
+}
+
+// This end has said Goodbye: nothing the peer says counts now, but its own
+// Goodbye means it has read ours, so the connection can close at once.
+void Channel::after_goodbye(std::int64_t stream_id, ByteView data) {
+  auto it = streams_.find(stream_id);
+  if (stream_id != kControlStream || it == streams_.end() || !it->second.frames.push(data)) return;
+  while (auto f = it->second.frames.next())
+    if (std::holds_alternative<Goodbye>(*f)) return connection_.close(kGoodbyeCloseCode);
+}
+
+void Channel::on_stream_closed(std::int64_t stream_id) {
+  if (stream_id != kControlStream) streams_.erase(stream_id);
+}
+
+bool Channel::send(std::int64_t stream, Frame frame) {
+  auto it = streams_.find(stream);
+  if (ended_ || !admitted_ || it == streams_.end() ||
+      !placement_allowed(type_of(frame), me_.role(), kind(stream), it->second.first))
+    return false;
+  enqueue(Job{stream, std::move(frame), Job::kOut});
+  return true;
+}
+
+std::optional<std::int64_t> Channel::open_job_stream(JobAssignment assignment) {
+  if (ended_ || !admitted_ || me_.role() != Role::kValidator) return std::nullopt;
+  auto stream = connection_.open_stream();
+  if (!stream) return std::nullopt;
+  streams_.try_emplace(*stream, budget_).first->second.first = false;
+  enqueue(Job{*stream, Frame{std::move(assignment)}, Job::kOut});
+  return stream;
+}
+
+void Channel::end_job_stream(std::int64_t stream) {
+  if (stream != kControlStream && streams_.contains(stream)) enqueue(Job{stream, Frame{Goodbye{}}, Job::kEnd});
+}
+
+void Channel::goodbye(GoodbyeReason reason, std::optional<std::string> detail,
+                      std::optional<std::uint64_t> retry_after_blocks) {
+  if (ended_) return;
+  ended_ = true;
+  Goodbye bye{reason, std::move(detail), retry_after_blocks, std::nullopt};
+  if (callbacks_.on_goodbye) callbacks_.on_goodbye(*this, bye, false);
+  if (admitted_) {  // §12.5: signed once both ends are authenticated, so it goes through the worker
+    close_after_send_ = true;
+    enqueue(Job{kControlStream, Frame{std::move(bye)}, Job::kOut});
+    return;
+  }
+  if (started_) write(kControlStream, bye);  // advisory before admission
+  close_soon();
+}
+
+void Channel::close_soon() {
+  deadline_.expires_after(kGoodbyeGrace);
+  deadline_.async_wait([this, alive = std::weak_ptr<bool>(alive_)](boost::system::error_code ec) {
+    if (!ec && alive.lock()) connection_.close(kGoodbyeCloseCode);
+  });
+}
+
+void Channel::enqueue(Job job) {
+  jobs_.push_back(std::move(job));
+  pump();
+}
+
+// One job at a time on the worker: the handshake before admission, the peer's
+// signature after it, this end's signature on what it sends.
+void Channel::pump() {
+  while (!busy_ && !jobs_.empty()) {
+    Job job = std::move(jobs_.front());
+    jobs_.pop_front();
+    if (job.kind == Job::kIn && ended_) continue;  // nothing the peer says counts after a Goodbye
+    if (job.kind == Job::kEnd) {
+      connection_.end_stream(job.stream);
+      continue;
+    }
+    struct Out {
+      Job job;
+      Handshake::Step step;
+      Res<Unit> seal = Unit{};
+    };
+    auto out = std::make_shared<Out>(Out{std::move(job), {}, Unit{}});
+    const bool admitted = admitted_;
+    if (!admitted && out->job.kind == Job::kIn && std::holds_alternative<Goodbye>(out->job.frame)) {
+      peer_goodbye(std::get<Goodbye>(out->job.frame), true);  // advisory: nothing to verify
+      continue;
+    }
+    busy_ = true;
+    worker_.run(
+        [out, crypto = crypto_, binding = binding_, admitted] {
+          if (out->job.kind == Job::kOut) seal(out->job.frame, crypto->me, binding);
+          else if (!admitted) out->step = crypto->handshake.on_frame(out->job.frame);
+          else out->seal = check_seal(out->job.frame, peer_role(crypto->me.role()), binding);
+        },
+        [this, out, alive = std::weak_ptr<bool>(alive_), admitted] {
+          if (!alive.lock()) return;
+          busy_ = false;
+          if (out->job.kind == Job::kOut) {
+            write(out->job.stream, out->job.frame);
+            if (std::holds_alternative<Goodbye>(out->job.frame) && close_after_send_) close_soon();
+          } else {
+            take(out->job.stream, std::move(out->job.frame), admitted, std::move(out->step), std::move(out->seal));
+          }
+          pump();
+        });
+  }
+}
+
+void Channel::take(std::int64_t stream, Frame frame, bool admitted_before, Handshake::Step step, Res<Unit> seal) {
+  if (ended_) return;
+  if (admitted_before) {
+    if (const auto* bye = std::get_if<Goodbye>(&frame)) return peer_goodbye(*bye, seal.ok());
+    if (callbacks_.on_frame) callbacks_.on_frame(*this, stream, frame, seal);
+    return;
+  }
+  for (const auto& f : step.send) write(kControlStream, f);
+  if (step.refuse) return goodbye(*step.refuse);
+  if (!crypto_->handshake.admitted()) return;
+  admitted_ = true;
+  binding_ = crypto_->handshake.binding();
+  peer_hello_ = crypto_->handshake.peer_hello();
+  deadline_.cancel();
+  if (callbacks_.on_admitted) callbacks_.on_admitted(*this);
+}
+
+// Once admitted, only a Goodbye signed by the peer counts as the peer's word
+// (its reason and retry_after_blocks); either way the connection ends.
+void Channel::peer_goodbye(const Goodbye& bye, bool valid) {
+  ended_ = true;
+  Goodbye said = bye;
+  if (!valid) said = Goodbye{GoodbyeReason::kAuthFailed, "a Goodbye whose signature does not verify", std::nullopt, std::nullopt};
+  if (callbacks_.on_goodbye) callbacks_.on_goodbye(*this, said, valid);
+  connection_.close(kGoodbyeCloseCode);
+}
+
+}  // namespace cowboy::cip11

@@ -1,0 +1,34 @@
+// The rules every CIP-11 frame obeys after admission, in one place: which
+// stream it travels on and in which direction (§6.1, §12.2), and its
+// signature (§12.6), made by seal() and checked by check_seal() over the
+// connection's bound identities.
+#pragma once
+
+#include "cip11/frames.h"
+#include "cip11/preimages.h"
+
+namespace cowboy::cip11 {
+
+enum class StreamKind : std::uint8_t { kControl, kJob };
+
+/// §12.2 placement: Hello, HelloAck and Goodbye go both ways on the control
+/// stream; Ping, Backpressure and CapabilityDelta go runner to validator on
+/// it, Pong the other way. A job stream opens with the validator's
+/// JobAssignment and then carries the runner's JobAck, JobProgress,
+/// JobResultCommit and JobResult, and the validator's JobCancel.
+/// Anything else is Goodbye{ProtocolError}.
+bool placement_allowed(FrameType type, Role sender, StreamKind stream, bool first_on_stream);
+
+/// Fills the signature (and, for a JobAssignment, its derived fields:
+/// job_spec_hash, assignment_hash, the two keys) of a frame `me` sends on the
+/// connection `binding`. Frames without a signature are left as they are.
+void seal(Frame& frame, const Signer& me, const ConnectionBinding& binding);
+
+/// Checks the signature of a frame the peer (of role `sender`) sent on
+/// `binding`; frames without one pass. A JobAssignment must also carry the
+/// connection's two keys and the job_spec_hash and assignment_hash its
+/// fields give (§10.1); the runner answers a failure with
+/// JobAck{Reject(UnverifiableAssignment)}, every other failure drops the frame.
+Res<Unit> check_seal(const Frame& frame, Role sender, const ConnectionBinding& binding);
+
+}  // namespace cowboy::cip11

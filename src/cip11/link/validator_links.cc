@@ -1,0 +1,154 @@
+#include "cip11/link/validator_links.h"
+
+namespace cowboy::cip11 {
+
+Result<std::unique_ptr<ValidatorLinks>, std::string> ValidatorLinks::open(boost::asio::io_context& io, const Signer& me,
+                                                                          Admission& admission, Entropy& entropy,
+                                                                          ValidatorLinksConfig config,
+                                                                          Callbacks callbacks) {
+  std::unique_ptr<ValidatorLinks> links(
+      new ValidatorLinks(io, me, admission, entropy, std::move(config), std::move(callbacks)));
+  quic::Events events;
+  ValidatorLinks* self = links.get();
+  events.on_established = [self](quic::Connection& c) { self->on_established(c); };
+  events.on_stream_data = [self](quic::Connection& c, std::int64_t stream, ByteView data) {
+    if (auto it = self->peers_.find(&c); it != self->peers_.end()) it->second.channel->on_stream_data(stream, data);
+  };
+  events.on_stream_closed = [self](quic::Connection& c, std::int64_t stream) {
+    if (auto it = self->peers_.find(&c); it != self->peers_.end()) it->second.channel->on_stream_closed(stream);
+  };
+  events.on_closed = [self](quic::Connection& c, const std::string& why) { self->on_closed(c, why); };
+  auto endpoint = quic::Endpoint::open(io, links->config_.endpoint, std::move(events));
+  if (!endpoint) return Err{endpoint.error()};
+  links->endpoint_ = std::move(*endpoint);
+  return links;
+}
+
+ValidatorLinks::ValidatorLinks(boost::asio::io_context& io, const Signer& me, Admission& admission, Entropy& entropy,
+                               ValidatorLinksConfig config, Callbacks callbacks)
+    : me_(me), admission_(admission), entropy_(entropy), config_(std::move(config)), callbacks_(std::move(callbacks)),
+      budget_(config_.read_budget_bytes), worker_(io, config_.signature_threads) {}
+
+ValidatorLinks::~ValidatorLinks() { peers_.clear(); }
+
+void ValidatorLinks::on_established(quic::Connection& c) {
+  Peer& peer = peers_[&c];
+  Channel::Callbacks cb;
+  cb.on_admitted = [this, &peer](Channel&) { on_admitted(peer); };
+  cb.on_frame = [this, &peer](Channel&, std::int64_t stream, const Frame& f, const Res<Unit>& seal) {
+    on_frame(peer, stream, f, seal);
+  };
+  cb.on_goodbye = [this](Channel&, const Goodbye&, bool by_peer) {
+    if (!by_peer) ++stats_.goodbyes_sent;
+  };
+  LocalOffer offer = config_.offer;
+  offer.block_height = height_;
+  peer.channel = std::make_unique<Channel>(
+      c, Channel::Setup{me_, offer, admission_, entropy_, worker_, &budget_, config_.admission_deadline}, std::move(cb));
+}
+
+// §6.2: only now may anything about the runner be recorded.
+void ValidatorLinks::on_admitted(Peer& peer) {
+  auto address = runner_address(peer.channel->binding().runner);
+  if (!address) return peer.channel->goodbye(GoodbyeReason::kAuthFailed);
+  peer.runner = *address;
+  by_runner_[peer.runner] = &peer.channel->connection();  // a reconnect replaces the older connection
+  presence_.on_admitted(peer.runner);
+  ++stats_.admitted;
+  if (callbacks_.on_admitted) callbacks_.on_admitted(peer.runner);
+}
+
+void ValidatorLinks::on_frame(Peer& peer, std::int64_t stream, const Frame& frame, const Res<Unit>& seal) {
+  if (!seal) {
+    ++stats_.bad_seals;
+    return;
+  }
+  if (stream != kControlStream) {
+    if (callbacks_.on_job_frame) callbacks_.on_job_frame(peer.runner, stream, frame);
+    return;
+  }
+  if (const auto* ping = std::get_if<HeartbeatPing>(&frame)) {
+    ++stats_.pings;
+    if (!peer.nonces.accept_ping(ping->nonce)) {
+      ++stats_.stale_nonces;
+      return;
+    }
+    // Presence is stamped with this validator's own height, not the runner's claim.
+    if (auto it = by_runner_.find(peer.runner); it != by_runner_.end() && it->second == &peer.channel->connection())
+      presence_.on_ping(peer.runner, height_);
+    HeartbeatPong pong{height_, ping->nonce, presence_.accepting_new(peer.runner), {}};
+    if (peer.channel->send(kControlStream, pong)) ++stats_.pongs;
+  } else if (const auto* b = std::get_if<BackpressureSignal>(&frame)) {
+    const bool was_present = presence_.present(peer.runner);
+    presence_.on_backpressure(peer.runner, b->accepting_new);
+    if (was_present && !presence_.present(peer.runner)) ++stats_.presence_exits;
+  } else if (const auto* d = std::get_if<CapabilityDelta>(&frame)) {
+    auto& caps = peer.capabilities;
+    for (const auto& k : d->added_capabilities) caps.removed.erase(k), caps.added.insert(k);
+    for (const auto& k : d->removed_capabilities) caps.added.erase(k), caps.removed.insert(k);
+    for (const auto& e : d->added_entitlements) caps.removed_entitlements.erase(e), caps.added_entitlements.insert(e);
+    for (const auto& e : d->removed_entitlements) caps.added_entitlements.erase(e), caps.removed_entitlements.insert(e);
+  }
+}
+
+void ValidatorLinks::on_closed(quic::Connection& c, const std::string& why) {
+  auto it = peers_.find(&c);
+  if (it == peers_.end()) return;
+  const Address runner = it->second.runner;
+  auto owner = by_runner_.find(runner);
+  const bool current = owner != by_runner_.end() && owner->second == &c;
+  peers_.erase(it);
+  if (!current) return;
+  by_runner_.erase(runner);
+  leave_presence(runner);  // §11.3: at once, routing only
+  ++stats_.lost;
+  if (callbacks_.on_lost) callbacks_.on_lost(runner, why);
+}
+
+void ValidatorLinks::leave_presence(const Address& runner) {
+  if (presence_.present(runner)) ++stats_.presence_exits;
+  presence_.drop(runner);
+}
+
+void ValidatorLinks::on_block(std::uint64_t height) {
+  height_ = std::max(height_, height);
+  stats_.presence_exits += presence_.expire(height_).size();
+}
+
+ValidatorLinks::Peer* ValidatorLinks::peer_of(const Address& runner) {
+  auto it = by_runner_.find(runner);
+  if (it == by_runner_.end()) return nullptr;
+  auto p = peers_.find(it->second);
+  return p == peers_.end() ? nullptr : &p->second;
+}
+
+std::optional<std::int64_t> ValidatorLinks::push(const Address& runner, JobAssignment assignment) {
+  Peer* peer = peer_of(runner);
+  if (!peer) return std::nullopt;
+  return peer->channel->open_job_stream(std::move(assignment));
+}
+
+bool ValidatorLinks::send(const Address& runner, std::int64_t stream, Frame frame) {
+  Peer* peer = peer_of(runner);
+  return peer && stream != kControlStream && peer->channel->send(stream, std::move(frame));
+}
+
+void ValidatorLinks::end_job_stream(const Address& runner, std::int64_t stream) {
+  if (Peer* peer = peer_of(runner)) peer->channel->end_job_stream(stream);
+}
+
+void ValidatorLinks::hard_failure(const Address& runner) { leave_presence(runner); }
+
+void ValidatorLinks::goodbye_all(GoodbyeReason reason, std::optional<std::uint64_t> retry_after_blocks) {
+  for (auto& [c, peer] : peers_)
+    if (peer.channel) peer.channel->goodbye(reason, std::nullopt, retry_after_blocks);
+}
+
+const AdvisoryCapabilities* ValidatorLinks::capabilities(const Address& runner) const {
+  auto it = by_runner_.find(runner);
+  if (it == by_runner_.end()) return nullptr;
+  auto p = peers_.find(it->second);
+  return p == peers_.end() ? nullptr : &p->second.capabilities;
+}
+
+}  // namespace cowboy::cip11

@@ -1,0 +1,113 @@
+// The validator's side of the §6 connection layer: a QUIC server whose
+// connections each run a Channel, with the liveness the validator keeps over
+// them (§6.3-§6.5, §7.4, §11.3). Admitted runners answer Pings with signed
+// Pongs and are kept in local presence; Backpressure holds them out;
+// CapabilityDelta is kept per connection as advisory state; a lost connection
+// or a hard failure the user reports drops them. Job streams carry what the
+// user pushes (§10) and bring back the runner's frames on them.
+//
+// The block clock is the user's: on_block(h) at each block this validator
+// applies. Runs on the io_context's thread; signature work on the worker.
+#pragma once
+
+#include <map>
+#include <memory>
+#include <set>
+
+#include "cip11/link/channel.h"
+#include "cip11/liveness.h"
+
+namespace cowboy::cip11 {
+
+struct ValidatorLinksConfig {
+  quic::EndpointConfig endpoint;  // a server: certificate and key set
+  LocalOffer offer;
+  std::chrono::milliseconds admission_deadline{10'000};
+  std::size_t read_budget_bytes = 64 * 1024 * 1024;  // partial frames of every connection together
+  unsigned signature_threads = 1;
+};
+
+/// §6.5 advisory state of one connection: what its deltas have added and removed.
+struct AdvisoryCapabilities {
+  std::set<std::string> added, removed;
+  std::set<Bytes32> added_entitlements, removed_entitlements;
+};
+
+struct ValidatorLinksStats {
+  std::uint64_t admitted = 0, lost = 0;
+  std::uint64_t pings = 0, pongs = 0;
+  std::uint64_t stale_nonces = 0;  // Pings at or below an earlier nonce of their connection
+  std::uint64_t bad_seals = 0;     // frames whose signature did not verify, dropped
+  std::uint64_t presence_exits = 0;  // runners that left local presence (timeout, loss, backpressure, hard failure)
+  std::uint64_t goodbyes_sent = 0;
+};
+
+class ValidatorLinks {
+ public:
+  struct Callbacks {
+    std::function<void(const Address& runner)> on_admitted;
+    std::function<void(const Address& runner, const std::string& why)> on_lost;
+    /// A runner frame on one of its job streams whose seal verified.
+    std::function<void(const Address& runner, std::int64_t stream, const Frame&)> on_job_frame;
+  };
+
+  static Result<std::unique_ptr<ValidatorLinks>, std::string> open(boost::asio::io_context& io, const Signer& me,
+                                                                   Admission& admission, Entropy& entropy,
+                                                                   ValidatorLinksConfig config, Callbacks callbacks);
+  ~ValidatorLinks();
+
+  /// The validator applied block `height`: it stamps later Pings and Pongs, and
+  /// runners silent for PRESENCE_TIMEOUT_BLOCKS leave local presence.
+  void on_block(std::uint64_t height);
+  /// §10.1: a job stream to `runner` carrying `assignment` (sealed here).
+  /// nullopt when no admitted connection to it exists or it allows no stream now.
+  std::optional<std::int64_t> push(const Address& runner, JobAssignment assignment);
+  /// A frame (JobCancel) on a job stream to `runner`.
+  bool send(const Address& runner, std::int64_t stream, Frame frame);
+  void end_job_stream(const Address& runner, std::int64_t stream);
+  /// §10.6 HardFailure: out of local presence until its next valid Ping.
+  void hard_failure(const Address& runner);
+  /// Says Goodbye to every connection (kShutdown, kDraining).
+  void goodbye_all(GoodbyeReason reason, std::optional<std::uint64_t> retry_after_blocks = std::nullopt);
+
+  const LocalPresence& presence() const { return presence_; }
+  bool connected(const Address& runner) const { return by_runner_.contains(runner); }
+  const AdvisoryCapabilities* capabilities(const Address& runner) const;
+  std::uint16_t port() const { return endpoint_->port(); }
+  const ValidatorLinksStats& stats() const { return stats_; }
+  quic::EndpointStats endpoint_stats() const { return endpoint_->stats(); }
+  std::size_t connections() const { return endpoint_->connections(); }
+
+ private:
+  struct Peer {
+    std::unique_ptr<Channel> channel;
+    HeartbeatNonces nonces;
+    Address runner{};
+    AdvisoryCapabilities capabilities;
+  };
+
+  ValidatorLinks(boost::asio::io_context& io, const Signer& me, Admission& admission, Entropy& entropy,
+                 ValidatorLinksConfig config, Callbacks callbacks);
+  void on_established(quic::Connection& c);
+  void on_admitted(Peer& peer);
+  void on_frame(Peer& peer, std::int64_t stream, const Frame& frame, const Res<Unit>& seal);
+  void on_closed(quic::Connection& c, const std::string& why);
+  void leave_presence(const Address& runner);
+  Peer* peer_of(const Address& runner);
+
+  const Signer& me_;
+  Admission& admission_;
+  Entropy& entropy_;
+  ValidatorLinksConfig config_;
+  Callbacks callbacks_;
+  net::ReadBudget budget_;
+  SignatureWorker worker_;
+  std::unique_ptr<quic::Endpoint> endpoint_;
+  std::map<quic::Connection*, Peer> peers_;
+  std::map<Address, quic::Connection*> by_runner_;  // the newest admitted connection of each runner
+  LocalPresence presence_;
+  std::uint64_t height_ = 0;
+  ValidatorLinksStats stats_;
+};
+
+}  // namespace cowboy::cip11
