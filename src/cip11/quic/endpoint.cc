@@ -113,6 +113,7 @@ class ConnectionImpl final : public Connection {
   bool server_ = false;
   bool flush_posted_ = false;
   bool established_ = false, announce_established_ = false, closed_ = false;
+  std::shared_ptr<bool> alive_ = std::make_shared<bool>(true);  // posted work checks it: the endpoint may be gone
 };
 
 class EndpointImpl final : public Endpoint {
@@ -216,7 +217,9 @@ class EndpointImpl final : public Endpoint {
   void closed(ConnectionImpl* c, const std::string& why) {
     if (events_.on_closed) events_.on_closed(*c, why);
     // Destroyed in a later turn: the connection may be inside its own call stack.
-    asio::post(io_, [this, c] { conns_.erase(c); });
+    asio::post(io_, [this, c, alive = std::weak_ptr<bool>(alive_)] {
+      if (alive.lock()) conns_.erase(c);
+    });
   }
 
   /// The one timer: each connection has at most one entry, at its ngtcp2 expiry.
@@ -404,6 +407,7 @@ class EndpointImpl final : public Endpoint {
   std::uint64_t reset_second_ = 0, resets_this_second_ = 0;
   bool rearm_ = false;
   EndpointStats stats_;
+  std::shared_ptr<bool> alive_ = std::make_shared<bool>(true);
 };
 
 // ---- ConnectionImpl ----------------------------------------------------------
@@ -639,7 +643,8 @@ bool ConnectionImpl::send(std::int64_t stream_id, ByteView bytes) {
   }
   if (!flush_posted_) {  // one write for everything queued in this turn
     flush_posted_ = true;
-    asio::post(ep_.io(), [this] {
+    asio::post(ep_.io(), [this, alive = std::weak_ptr<bool>(alive_)] {
+      if (!alive.lock()) return;
       flush_posted_ = false;
       flush();
       ep_.settle();
@@ -664,8 +669,8 @@ std::size_t ConnectionImpl::unacked_bytes() const {
 
 void ConnectionImpl::close(std::uint64_t app_error_code) {
   if (closed_) return;
-  asio::post(ep_.io(), [this, app_error_code] {
-    if (closed_) return;
+  asio::post(ep_.io(), [this, app_error_code, alive = std::weak_ptr<bool>(alive_)] {
+    if (!alive.lock() || closed_) return;
     ngtcp2_connection_close_error ccerr;
     ngtcp2_connection_close_error_set_application_error(&ccerr, app_error_code, nullptr, 0);
     send_close(ccerr);

@@ -4,9 +4,9 @@
 // streams of bytes. CIP-11 frames, Hello/HelloAck and liveness build on it.
 //
 // Everything runs on the io_context's single thread: callbacks are invoked
-// there, and Connection handles are valid only there, until on_closed. The
-// endpoint must outlive the io_context's pending handlers (destroy it after
-// the io_context has stopped running). Datagrams move in batches
+// there, and Connection handles are valid only there, until on_closed. An
+// endpoint may be destroyed while the io_context still holds its handlers
+// (they find it gone and do nothing). Datagrams move in batches
 // (recvmmsg/sendmmsg); one timer serves every connection's ngtcp2 expiry.
 //
 // Decisions (docs/cip11.md, "Transport"): ALPN "cowboy-cip11/1"; TLS 1.3 only,
