@@ -58,6 +58,8 @@ class ConnectionImpl final : public Connection {
   void flush();
   /// The endpoint's timer reached this connection's ngtcp2 expiry.
   void on_expiry();
+  /// on_established, once, before any stream bytes reach the user.
+  void announce_established();
 
   bool established() const override { return established_; }
   std::optional<Bytes32> channel_binding() const override;
@@ -542,6 +544,12 @@ Result<Unit, std::string> ConnectionImpl::start_server(const ngtcp2_pkt_hd& hd) 
   return start_tls(true);
 }
 
+void ConnectionImpl::announce_established() {
+  if (!announce_established_) return;
+  announce_established_ = false;
+  if (ep_.events().on_established) ep_.events().on_established(*this);
+}
+
 void ConnectionImpl::read(const std::uint8_t* data, std::size_t len) {
   if (closed_) return;
   auto p = path();
@@ -549,10 +557,7 @@ void ConnectionImpl::read(const std::uint8_t* data, std::size_t len) {
   int rv = ngtcp2_conn_read_pkt(conn_, &p, &pi, data, len, now_ns());
   if (rv == NGTCP2_ERR_DRAINING) return finish("the peer closed the connection");
   if (rv != 0) return fail(std::string("QUIC: ") + ngtcp2_strerror(rv));
-  if (announce_established_) {
-    announce_established_ = false;
-    if (ep_.events().on_established) ep_.events().on_established(*this);
-  }
+  announce_established();
   flush();
 }
 
@@ -707,7 +712,7 @@ void ConnectionImpl::finish(const std::string& why) {
 int ConnectionImpl::on_handshake_completed(ngtcp2_conn*, void* self) {
   auto* c = static_cast<ConnectionImpl*>(self);
   c->established_ = true;
-  c->announce_established_ = true;  // told to the user once read() returns from ngtcp2
+  c->announce_established_ = true;  // told to the user outside this callback
   if (c->server_) c->ep_.half_open_done();
   return 0;
 }
@@ -718,6 +723,7 @@ int ConnectionImpl::on_recv_stream_data(ngtcp2_conn* conn, std::uint32_t, std::i
   // Consumed at once: the flow-control credit goes back as it arrives.
   ngtcp2_conn_extend_max_stream_offset(conn, stream_id, len);
   ngtcp2_conn_extend_max_offset(conn, len);
+  c->announce_established();  // stream bytes can share the datagram that completes the handshake
   if (len > 0 && c->ep_.events().on_stream_data) c->ep_.events().on_stream_data(*c, stream_id, ByteView(data, len));
   return 0;
 }

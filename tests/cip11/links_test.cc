@@ -1,0 +1,234 @@
+// ValidatorLinks and RunnerLink over real QUIC on 127.0.0.1, with the block
+// clock injected: admission, a signed Ping each block answered by a signed
+// Pong, local presence and its timeout, backpressure, CapabilityDelta,
+// hard failure, a pushed job stream, a wrong nonce echo, and the runner's
+// reconnect after a validator restart and after a Goodbye with
+// retry_after_blocks.
+#include <gtest/gtest.h>
+
+#include <boost/asio/io_context.hpp>
+
+#include "../support/temp_dir.h"
+#include "cip11/link/runner_link.h"
+#include "cip11/link/validator_links.h"
+#include "io_loop.h"
+#include "net/dev_cert.h"
+#include "samples.h"
+
+namespace cowboy::cip11 {
+namespace {
+
+class AdmitAll final : public Admission {
+ public:
+  std::optional<GoodbyeReason> admit(const Hello&) override { return std::nullopt; }
+};
+
+LocalOffer offer() { return LocalOffer{7, kProtocolVersion, testing::filled(0x40), 0, 1}; }
+
+const Address& runner_addr() {
+  static const Address a = *runner_address(testing::party().runner.pubkey());
+  return a;
+}
+
+struct World {
+  boost::asio::io_context io{1};
+  cowboy::testing::TempDir dir;
+  net::CertFiles cert = *net::ensure_dev_certificate(dir.path());
+  AdmitAll admit_all;
+  SystemEntropy entropy;
+  std::uint16_t port = 0;
+  std::unique_ptr<ValidatorLinks> validator;
+  std::vector<std::pair<std::int64_t, Frame>> validator_job_frames;
+  std::vector<std::string> lost;
+
+  SignatureWorker runner_worker{io, 1};
+  net::ReadBudget runner_budget{1 << 20};
+  std::unique_ptr<RunnerEndpoint> runner_endpoint;
+  std::unique_ptr<RunnerLink> runner;
+  std::vector<std::tuple<std::int64_t, Frame, bool>> runner_job_frames;
+  int runner_admissions = 0;
+
+  explicit World(std::chrono::milliseconds block_time = std::chrono::seconds(1)) {
+    open_validator();
+    runner_endpoint = std::move(*RunnerEndpoint::open(io, runner_worker, runner_budget, {}));
+    RunnerLink::Callbacks cb;
+    cb.on_admitted = [this] { ++runner_admissions; };
+    cb.on_job_frame = [this](std::int64_t s, const Frame& f, const Res<Unit>& seal) {
+      runner_job_frames.emplace_back(s, f, seal.ok());
+    };
+    RunnerLinkConfig config;
+    config.port = port;
+    config.offer = offer();
+    config.block_time = block_time;
+    runner = std::make_unique<RunnerLink>(*runner_endpoint, testing::party().runner, admit_all, entropy, config, cb);
+    runner->start();
+    EXPECT_TRUE(run_until([&] { return runner->admitted() && validator->presence().present(runner_addr()); }));
+  }
+
+  void open_validator() {
+    ValidatorLinksConfig config;
+    config.endpoint = testing::server_config(cert);
+    config.endpoint.port = port;
+    config.endpoint.stateless_reset_secret = testing::filled(0x5e);
+    config.offer = offer();
+    ValidatorLinks::Callbacks cb;
+    cb.on_job_frame = [this](const Address&, std::int64_t s, const Frame& f) { validator_job_frames.emplace_back(s, f); };
+    cb.on_lost = [this](const Address&, const std::string& why) { lost.push_back(why); };
+    auto v = ValidatorLinks::open(io, testing::party().validator, admit_all, entropy, config, cb);
+    EXPECT_TRUE(v.ok()) << (v.ok() ? "" : v.error());
+    validator = std::move(*v);
+    port = validator->port();
+  }
+
+  void block(std::uint64_t h) {
+    validator->on_block(h);
+    runner->on_block(h);
+  }
+
+  template <typename Done>
+  bool run_until(Done done) {
+    return testing::run_until(io, done);
+  }
+};
+
+TEST(Cip11Links, AnAdmittedRunnerPingsEachBlockAndTheValidatorAnswersWithSignedPongs) {
+  World w;
+  EXPECT_EQ(w.validator->stats().admitted, 1u);
+  for (std::uint64_t h = 2; h <= 4; ++h) {
+    w.block(h);
+    ASSERT_TRUE(w.run_until([&] { return w.runner->stats().pongs == h; })) << h;  // one at admission, one per block
+  }
+  EXPECT_EQ(w.runner->stats().pings, 4u);
+  EXPECT_EQ(w.runner->stats().rejected_pongs, 0u);
+  EXPECT_EQ(w.validator->stats().pings, 4u);
+  EXPECT_EQ(w.validator->stats().stale_nonces, 0u);
+  EXPECT_EQ(w.validator->stats().bad_seals, 0u);
+  EXPECT_TRUE(w.runner->validator_says_accepting());
+  EXPECT_EQ(w.validator->presence().present_runners(), std::vector<Address>{runner_addr()});
+}
+
+TEST(Cip11Links, FifteenSilentBlocksTakeTheRunnerOutOfPresenceButNotOffTheConnection) {
+  World w;
+  w.validator->on_block(1);  // the runner's last Ping was stamped at height 0
+  w.validator->on_block(14);
+  EXPECT_TRUE(w.validator->presence().present(runner_addr()));
+  w.validator->on_block(15);
+  EXPECT_FALSE(w.validator->presence().present(runner_addr()));
+  EXPECT_TRUE(w.validator->connected(runner_addr()));
+  EXPECT_EQ(w.validator->stats().presence_exits, 1u);
+  w.block(16);  // the next Ping restores it
+  ASSERT_TRUE(w.run_until([&] { return w.validator->presence().present(runner_addr()); }));
+}
+
+TEST(Cip11Links, BackpressureHoldsTheRunnerOutUntilItReassertsCapacity) {
+  World w;
+  ASSERT_TRUE(w.runner->send(kControlStream, BackpressureSignal{1, 4, 4, false, "full", {}}));
+  ASSERT_TRUE(w.run_until([&] { return !w.validator->presence().present(runner_addr()); }));
+  w.block(2);
+  ASSERT_TRUE(w.run_until([&] { return !w.runner->validator_says_accepting(); }));  // the Pong says so
+  EXPECT_FALSE(w.validator->presence().present(runner_addr()));                    // and the Ping did not restore it
+  ASSERT_TRUE(w.runner->send(kControlStream, BackpressureSignal{2, 3, 4, true, std::nullopt, {}}));
+  w.block(3);
+  ASSERT_TRUE(w.run_until([&] { return w.validator->presence().present(runner_addr()) && w.runner->validator_says_accepting(); }));
+}
+
+TEST(Cip11Links, ACapabilityDeltaIsKeptAsAdvisoryStateOfTheConnection) {
+  World w;
+  ASSERT_TRUE(w.runner->send(kControlStream, CapabilityDelta{1, {"gpu", "wasm"}, {"cpu"}, {testing::filled(9)}, {}, {}}));
+  ASSERT_TRUE(w.run_until([&] { return w.validator->capabilities(runner_addr())->added.size() == 2; }));
+  const AdvisoryCapabilities& c = *w.validator->capabilities(runner_addr());
+  EXPECT_EQ(c.added, (std::set<std::string>{"gpu", "wasm"}));
+  EXPECT_EQ(c.removed, (std::set<std::string>{"cpu"}));
+  EXPECT_EQ(c.added_entitlements, (std::set<Bytes32>{testing::filled(9)}));
+  ASSERT_TRUE(w.runner->send(kControlStream, CapabilityDelta{2, {}, {"gpu"}, {}, {}, {}}));
+  ASSERT_TRUE(w.run_until([&] { return w.validator->capabilities(runner_addr())->added.size() == 1; }));
+  EXPECT_TRUE(w.validator->capabilities(runner_addr())->removed.contains("gpu"));
+}
+
+TEST(Cip11Links, AHardFailureDropsPresenceUntilTheNextValidPing) {
+  World w;
+  w.validator->hard_failure(runner_addr());
+  EXPECT_FALSE(w.validator->presence().present(runner_addr()));
+  w.block(2);
+  ASSERT_TRUE(w.run_until([&] { return w.validator->presence().present(runner_addr()); }));
+}
+
+TEST(Cip11Links, APushedAssignmentArrivesSealedAndTheRunnersAckComesBack) {
+  World w;
+  auto stream = w.validator->push(runner_addr(), testing::job_assignment());
+  ASSERT_TRUE(stream);
+  ASSERT_TRUE(w.run_until([&] { return w.runner_job_frames.size() == 1; }));
+  auto& [s, f, seal_ok] = w.runner_job_frames[0];
+  EXPECT_EQ(s, *stream);
+  EXPECT_TRUE(seal_ok);
+  const auto& a = std::get<JobAssignment>(f);
+  ASSERT_TRUE(w.runner->send(s, JobAck{a.job_id, a.assignment_hash, AckStatus::accepted(), std::nullopt, {}}));
+  ASSERT_TRUE(w.run_until([&] { return w.validator_job_frames.size() == 1; }));
+  EXPECT_EQ(w.validator_job_frames[0].first, *stream);
+  EXPECT_EQ(std::get<JobAck>(w.validator_job_frames[0].second).job_id, a.job_id);
+  // A cancel on the same stream, then the runner sees it.
+  ASSERT_TRUE(w.validator->send(runner_addr(), *stream, JobCancel{a.job_id, a.assignment_hash, CancelReason::kExpired, {}}));
+  ASSERT_TRUE(w.run_until([&] { return w.runner_job_frames.size() == 2; }));
+  EXPECT_TRUE(std::get<2>(w.runner_job_frames[1]));
+  EXPECT_EQ(std::get<JobCancel>(std::get<1>(w.runner_job_frames[1])).reason, CancelReason::kExpired);
+}
+
+TEST(Cip11Links, AValidatorRestartIsNoticedAtTheNextPingAndTheRunnerIsReadmitted) {
+  World w;
+  w.validator.reset();  // gone without a word, as after SIGKILL
+  w.open_validator();   // same port, same stateless-reset secret
+  const auto restarted = std::chrono::steady_clock::now();
+  w.block(2);  // the Ping meets a stateless reset
+  ASSERT_TRUE(w.run_until([&] { return w.runner_admissions == 2 && w.validator->presence().present(runner_addr()); }));
+  EXPECT_LT(std::chrono::steady_clock::now() - restarted, std::chrono::seconds(2));
+  EXPECT_EQ(w.runner->stats().losses, 1u);
+  EXPECT_EQ(w.runner->stats().admissions, 2u);
+}
+
+TEST(Cip11Links, AGoodbyesRetryAfterBlocksIsAFloorOnTheReconnectWait) {
+  World w(std::chrono::milliseconds(200));
+  const auto said = std::chrono::steady_clock::now();
+  w.validator->goodbye_all(GoodbyeReason::kDraining, 2);  // 2 blocks of 200 ms
+  ASSERT_TRUE(w.run_until([&] { return w.runner->stats().losses == 1; }));
+  ASSERT_TRUE(w.run_until([&] { return w.runner_admissions == 2; }));
+  EXPECT_GE(std::chrono::steady_clock::now() - said, std::chrono::milliseconds(400));
+  EXPECT_EQ(w.lost.size(), 1u);
+}
+
+// A validator that answers each Ping with the wrong nonce_echo.
+TEST(Cip11Links, APongEchoingAnotherNonceIsRejectedByTheRunner) {
+  boost::asio::io_context io{1};
+  cowboy::testing::TempDir dir;
+  auto cert = *net::ensure_dev_certificate(dir.path());
+  AdmitAll admit;
+  SystemEntropy entropy;
+  SignatureWorker worker(io, 1);
+  net::ReadBudget budget(1 << 20);
+  std::map<quic::Connection*, std::unique_ptr<Channel>> channels;
+  quic::Events e;
+  e.on_established = [&](quic::Connection& c) {
+    Channel::Callbacks cb;
+    cb.on_frame = [&](Channel& ch, std::int64_t, const Frame& f, const Res<Unit>&) {
+      if (const auto* p = std::get_if<HeartbeatPing>(&f)) ch.send(kControlStream, HeartbeatPong{1, p->nonce + 1, true, {}});
+    };
+    channels[&c] =
+        std::make_unique<Channel>(c, Channel::Setup{testing::party().validator, offer(), admit, entropy, worker, &budget}, cb);
+  };
+  e.on_stream_data = [&](quic::Connection& c, std::int64_t s, ByteView d) { channels[&c]->on_stream_data(s, d); };
+  e.on_closed = [&](quic::Connection& c, const std::string&) { channels.erase(&c); };
+  auto server = std::move(*quic::Endpoint::open(io, testing::server_config(cert), e));
+
+  auto ep = std::move(*RunnerEndpoint::open(io, worker, budget, {}));
+  RunnerLinkConfig config;
+  config.port = server->port();
+  config.offer = offer();
+  RunnerLink runner(*ep, testing::party().runner, admit, entropy, config, {});
+  runner.start();
+  ASSERT_TRUE(testing::run_until(io, [&] { return runner.stats().rejected_pongs == 1; }));
+  runner.on_block(2);
+  ASSERT_TRUE(testing::run_until(io, [&] { return runner.stats().rejected_pongs == 2; }));
+  EXPECT_EQ(runner.stats().pongs, 0u);
+}
+
+}  // namespace
+}  // namespace cowboy::cip11
