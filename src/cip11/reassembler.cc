@@ -52,7 +52,7 @@ Res<Unit> FrameReassembler::push(ByteView bytes) {
 std::optional<Frame> FrameReassembler::next() {
   if (ready_.empty()) return std::nullopt;
   Frame f = std::move(ready_.front());
-  ready_.pop_front();
+  ready_.erase(ready_.begin());
   return f;
 }
 

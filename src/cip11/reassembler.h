@@ -10,7 +10,7 @@
 // ProtocolError, §12.5); frames decoded before it stay available.
 #pragma once
 
-#include <deque>
+#include <vector>
 #include <optional>
 
 #include "cip11/frames.h"
@@ -42,7 +42,7 @@ class FrameReassembler {
   std::size_t prefix_have_ = 0;
   std::uint32_t length_ = 0;  // of type byte + body, once the prefix is whole
   Bytes payload_;             // the type byte and body received so far
-  std::deque<Frame> ready_;
+  std::vector<Frame> ready_;  // rarely more than one: a vector costs nothing while empty
   std::optional<Errc> error_;
 };
 

@@ -15,7 +15,6 @@
 
 #include <boost/asio/steady_timer.hpp>
 #include <chrono>
-#include <deque>
 #include <functional>
 #include <map>
 #include <memory>
@@ -55,6 +54,10 @@ class Channel {
     SignatureWorker& worker;
     net::ReadBudget* budget;  // process-wide, for partial frames of every stream
     std::chrono::milliseconds admission_deadline{10'000};
+    /// Load generators only: false skips checking the peer's signatures after
+    /// admission (every check_seal verdict is then ok), so one machine can
+    /// stand in for thousands of runners. Every service keeps it true.
+    bool check_peer_seals = true;
   };
 
   /// `connection` must be established (its channel binding is read here).
@@ -117,12 +120,13 @@ class Channel {
   const Signer& me_;
   SignatureWorker& worker_;
   net::ReadBudget* budget_;
+  bool check_peer_seals_;
   Callbacks callbacks_;
   std::shared_ptr<Crypto> crypto_;
   std::shared_ptr<bool> alive_ = std::make_shared<bool>(true);
   boost::asio::steady_timer deadline_;
   std::map<std::int64_t, Stream> streams_;
-  std::deque<Job> jobs_;
+  std::vector<Job> jobs_;  // short: a vector costs nothing while empty
   ConnectionBinding binding_;
   Hello peer_hello_;
   bool busy_ = false, started_ = false, admitted_ = false, ended_ = false;

@@ -74,7 +74,8 @@ void RunnerLink::on_established(quic::Connection& c) {
   offer.block_height = height_;
   channel_ = std::make_unique<Channel>(c,
                                        Channel::Setup{me_, offer, admission_, entropy_, endpoint_.worker_,
-                                                      &endpoint_.budget_, config_.admission_deadline},
+                                                      &endpoint_.budget_, config_.admission_deadline,
+                                                      config_.check_peer_seals},
                                        std::move(cb));
   if (!channel_->open()) channel_->goodbye(GoodbyeReason::kProtocolError, "no control stream");
 }
@@ -91,6 +92,7 @@ void RunnerLink::on_frame(std::int64_t stream, const Frame& frame, const Res<Uni
     }
     ++stats_.pongs;
     accepting_ = pong->accepting_new;
+    if (callbacks_.on_pong) callbacks_.on_pong(*pong);
   }
 }
 

@@ -45,6 +45,7 @@ struct RunnerLinkConfig {
   LocalOffer offer;
   std::chrono::milliseconds admission_deadline{10'000};
   std::chrono::milliseconds block_time{1'000};  // converts a Goodbye's retry_after_blocks to a wait
+  bool check_peer_seals = true;                 // Channel::Setup: false in load generators only
 };
 
 struct RunnerLinkStats {
@@ -58,6 +59,8 @@ class RunnerLink {
   struct Callbacks {
     std::function<void()> on_admitted;
     std::function<void(const std::string& why)> on_lost;
+    /// A valid Pong for the outstanding Ping.
+    std::function<void(const HeartbeatPong&)> on_pong;
     /// A validator frame on a job stream, with its seal verdict (§10.1: an
     /// assignment failing it is answered with Reject(UnverifiableAssignment)).
     std::function<void(std::int64_t stream, const Frame&, const Res<Unit>& seal)> on_job_frame;

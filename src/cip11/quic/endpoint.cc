@@ -17,7 +17,6 @@
 #include <sys/socket.h>
 
 #include <cstring>
-#include <deque>
 #include <map>
 #include <set>
 #include <unordered_map>
@@ -41,7 +40,26 @@ std::uint64_t now_ns() {
       std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now().time_since_epoch()).count());
 }
 
-std::string cid_key(const std::uint8_t* data, std::size_t len) { return std::string(reinterpret_cast<const char*>(data), len); }
+// A connection id (at most 20 bytes) or a 16-byte reset token, held inline:
+// an endpoint keeps several per connection.
+struct Key {
+  std::array<std::uint8_t, NGTCP2_MAX_CIDLEN> bytes{};
+  std::uint8_t len = 0;
+  bool operator==(const Key&) const = default;
+};
+struct KeyHash {
+  std::size_t operator()(const Key& k) const {
+    std::size_t h = k.len;  // ids and tokens are random: their first bytes hash well
+    std::memcpy(&h, k.bytes.data(), std::min<std::size_t>(k.len, sizeof h));
+    return h;
+  }
+};
+Key cid_key(const std::uint8_t* data, std::size_t len) {
+  Key k;
+  k.len = static_cast<std::uint8_t>(std::min(len, k.bytes.size()));
+  std::memcpy(k.bytes.data(), data, k.len);
+  return k;
+}
 
 void random_fill(std::uint8_t* out, std::size_t len) { (void)gnutls_rnd(GNUTLS_RND_RANDOM, out, len); }
 
@@ -71,6 +89,8 @@ class ConnectionImpl final : public Connection {
 
   // ngtcp2 callbacks (user_data is this connection)
   static int on_handshake_completed(ngtcp2_conn*, void* self);
+  static int on_recv_crypto_data(ngtcp2_conn*, ngtcp2_crypto_level, std::uint64_t offset, const std::uint8_t* data,
+                                 std::size_t len, void* self);
   static int on_recv_stream_data(ngtcp2_conn*, std::uint32_t, std::int64_t stream_id, std::uint64_t, const std::uint8_t* data,
                                  std::size_t len, void* self, void*);
   static int on_acked_stream_data(ngtcp2_conn*, std::int64_t stream_id, std::uint64_t offset, std::uint64_t len, void* self,
@@ -86,7 +106,7 @@ class ConnectionImpl final : public Connection {
   // Stream bytes are kept in chunks that never move: ngtcp2 keeps pointers
   // into them for retransmission until it reports them acknowledged.
   struct Outgoing {
-    std::deque<Bytes> chunks;
+    std::vector<Bytes> chunks;  // moving a Bytes keeps its buffer where it is
     std::uint64_t base = 0;  // stream offset of chunks.front()
     std::uint64_t sent = 0;  // handed to ngtcp2 up to here
     std::uint64_t end = 0;   // queued up to here
@@ -101,6 +121,7 @@ class ConnectionImpl final : public Connection {
   void fail(const std::string& why);
   void send_close(const ngtcp2_connection_close_error& ccerr);
   void finish(const std::string& why);
+  void release_tls();
 
   EndpointImpl& ep_;
   udp::endpoint remote_;
@@ -108,10 +129,11 @@ class ConnectionImpl final : public Connection {
   socklen_t local_len_ = 0, remote_len_ = 0;
   ngtcp2_crypto_conn_ref conn_ref_{};
   ngtcp2_conn* conn_ = nullptr;
-  gnutls_session_t tls_ = nullptr;
+  gnutls_session_t tls_ = nullptr;  // until the handshake is complete
+  std::optional<Bytes32> binding_;  // the §6.2 exporter value, read when the handshake completes
   std::map<std::int64_t, Outgoing> out_;
-  std::vector<std::string> cids_;  // keys under which the endpoint finds this connection
-  std::vector<std::string> reset_tokens_;  // the peer's stateless-reset tokens for the ids this end uses
+  std::vector<Key> cids_;          // keys under which the endpoint finds this connection
+  std::vector<Key> reset_tokens_;  // the peer's stateless-reset tokens for the ids this end uses
   bool server_ = false;
   bool flush_posted_ = false;
   bool established_ = false, announce_established_ = false, closed_ = false;
@@ -125,10 +147,13 @@ class EndpointImpl final : public Endpoint {
   ~EndpointImpl() override {
     conns_.clear();
     if (cred_) gnutls_certificate_free_credentials(cred_);
+    if (priority_) gnutls_priority_deinit(priority_);
   }
 
   Result<Unit, std::string> open() {
     if (gnutls_certificate_allocate_credentials(&cred_) != 0) return Err{std::string("cannot allocate TLS credentials")};
+    // Parsed once: a session given the string parses its own copy (about 10 KiB each).
+    if (gnutls_priority_init(&priority_, kPriority, nullptr) != 0) return Err{std::string("bad TLS priority")};
     if (!config_.certificate.empty()) {
       int rv = gnutls_certificate_set_x509_key_file(cred_, config_.certificate.c_str(), config_.private_key.c_str(),
                                                     GNUTLS_X509_FMT_PEM);
@@ -212,10 +237,10 @@ class EndpointImpl final : public Endpoint {
     out_count_ = 0;
   }
 
-  void add_cid(std::string key, ConnectionImpl* c) { by_cid_[std::move(key)] = c; }
-  void remove_cid(const std::string& key) { by_cid_.erase(key); }
-  void add_reset_token(std::string token, ConnectionImpl* c) { by_reset_token_[std::move(token)] = c; }
-  void remove_reset_token(const std::string& token) { by_reset_token_.erase(token); }
+  void add_cid(const Key& key, ConnectionImpl* c) { by_cid_[key] = c; }
+  void remove_cid(const Key& key) { by_cid_.erase(key); }
+  void add_reset_token(const Key& token, ConnectionImpl* c) { by_reset_token_[token] = c; }
+  void remove_reset_token(const Key& token) { by_reset_token_.erase(token); }
   void closed(ConnectionImpl* c, const std::string& why) {
     if (events_.on_closed) events_.on_closed(*c, why);
     // Destroyed in a later turn: the connection may be inside its own call stack.
@@ -251,6 +276,7 @@ class EndpointImpl final : public Endpoint {
   const Events& events() const { return events_; }
   const udp::endpoint& local() const { return local_; }
   gnutls_certificate_credentials_t credentials() const { return cred_; }
+  gnutls_priority_t priority() const { return priority_; }
 
  private:
   static constexpr std::size_t kBatch = 32;
@@ -397,8 +423,9 @@ class EndpointImpl final : public Endpoint {
   std::array<Datagram, kBatch> in_{}, out_{};
   std::size_t out_count_ = 0;
   gnutls_certificate_credentials_t cred_ = nullptr;
+  gnutls_priority_t priority_ = nullptr;
   std::map<ConnectionImpl*, std::unique_ptr<ConnectionImpl>> conns_;
-  std::unordered_map<std::string, ConnectionImpl*> by_cid_, by_reset_token_;
+  std::unordered_map<Key, ConnectionImpl*, KeyHash> by_cid_, by_reset_token_;
   std::set<std::pair<std::uint64_t, ConnectionImpl*>> expiries_;
   std::unordered_map<ConnectionImpl*, std::uint64_t> expiry_of_;
   struct Bucket {
@@ -443,7 +470,7 @@ ngtcp2_callbacks ConnectionImpl::callbacks(bool server) {
     cb.recv_client_initial = ngtcp2_crypto_recv_client_initial_cb;
   else
     cb.client_initial = ngtcp2_crypto_client_initial_cb;
-  cb.recv_crypto_data = ngtcp2_crypto_recv_crypto_data_cb;
+  cb.recv_crypto_data = on_recv_crypto_data;
   cb.handshake_completed = on_handshake_completed;
   cb.encrypt = ngtcp2_crypto_encrypt_cb;
   cb.decrypt = ngtcp2_crypto_decrypt_cb;
@@ -469,7 +496,7 @@ Result<Unit, std::string> ConnectionImpl::start_tls(bool server) {
   if (gnutls_init(&tls_, flags) != 0) return Err{std::string("gnutls_init failed")};
   int ok = server ? ngtcp2_crypto_gnutls_configure_server_session(tls_) : ngtcp2_crypto_gnutls_configure_client_session(tls_);
   if (ok != 0) return Err{std::string("cannot configure the TLS session for QUIC")};
-  if (gnutls_priority_set_direct(tls_, kPriority, nullptr) != 0) return Err{std::string("bad TLS priority")};
+  if (gnutls_priority_set(tls_, ep_.priority()) != 0) return Err{std::string("cannot set the TLS priority")};
   if (gnutls_credentials_set(tls_, GNUTLS_CRD_CERTIFICATE, ep_.credentials()) != 0)
     return Err{std::string("cannot set TLS credentials")};
   gnutls_datum_t alpn{reinterpret_cast<unsigned char*>(const_cast<char*>(kAlpn.data())), static_cast<unsigned>(kAlpn.size())};
@@ -500,6 +527,7 @@ ngtcp2_transport_params ConnectionImpl::transport_params(bool server) {
   params.initial_max_stream_data_bidi_local = 256 * 1024;
   params.initial_max_stream_data_bidi_remote = 256 * 1024;
   params.initial_max_data = 1024 * 1024;
+  params.active_connection_id_limit = 2;  // the minimum (RFC 9000 §18.2): one spare id each way
   params.max_idle_timeout = static_cast<ngtcp2_duration>(ep_.config().idle_timeout.count()) * NGTCP2_MILLISECONDS;
   return params;
 }
@@ -558,6 +586,7 @@ void ConnectionImpl::read(const std::uint8_t* data, std::size_t len) {
   if (rv == NGTCP2_ERR_DRAINING) return finish("the peer closed the connection");
   if (rv != 0) return fail(std::string("QUIC: ") + ngtcp2_strerror(rv));
   announce_established();
+  release_tls();
   flush();
 }
 
@@ -618,13 +647,23 @@ void ConnectionImpl::on_expiry() {
   flush();
 }
 
-std::optional<Bytes32> ConnectionImpl::channel_binding() const {
-  if (!established_) return std::nullopt;
-  Bytes32 out;
-  if (gnutls_prf_rfc5705(tls_, kExporterLabel.size(), kExporterLabel.data(), 0, "", out.size(),
-                         reinterpret_cast<char*>(out.data())) != 0)
-    return std::nullopt;
-  return out;
+std::optional<Bytes32> ConnectionImpl::channel_binding() const { return binding_; }
+
+// After the handshake TLS has nothing left to do: no tickets, no resumption,
+// no post-handshake authentication, and QUIC's key updates use ngtcp2's own
+// contexts. Its session (about 20 KiB) goes; any later CRYPTO frame ends the
+// connection (on_recv_crypto_data).
+void ConnectionImpl::release_tls() {
+  if (!tls_ || !established_) return;
+  ngtcp2_conn_set_tls_native_handle(conn_, nullptr);
+  gnutls_deinit(tls_);
+  tls_ = nullptr;
+}
+
+int ConnectionImpl::on_recv_crypto_data(ngtcp2_conn* conn, ngtcp2_crypto_level level, std::uint64_t offset,
+                                        const std::uint8_t* data, std::size_t len, void* self) {
+  if (!static_cast<ConnectionImpl*>(self)->tls_) return NGTCP2_ERR_CRYPTO;
+  return ngtcp2_crypto_recv_crypto_data_cb(conn, level, offset, data, len, self);
 }
 
 std::optional<std::int64_t> ConnectionImpl::open_stream() {
@@ -711,6 +750,11 @@ void ConnectionImpl::finish(const std::string& why) {
 
 int ConnectionImpl::on_handshake_completed(ngtcp2_conn*, void* self) {
   auto* c = static_cast<ConnectionImpl*>(self);
+  Bytes32 exported;
+  if (gnutls_prf_rfc5705(c->tls_, kExporterLabel.size(), kExporterLabel.data(), 0, "", exported.size(),
+                         reinterpret_cast<char*>(exported.data())) != 0)
+    return NGTCP2_ERR_CALLBACK_FAILURE;
+  c->binding_ = exported;
   c->established_ = true;
   c->announce_established_ = true;  // told to the user outside this callback
   if (c->server_) c->ep_.half_open_done();
@@ -735,10 +779,9 @@ int ConnectionImpl::on_acked_stream_data(ngtcp2_conn*, std::int64_t stream_id, s
   if (it == c->out_.end()) return 0;
   Outgoing& o = it->second;
   std::uint64_t acked = offset + len;
-  while (!o.chunks.empty() && o.base + o.chunks.front().size() <= acked) {
-    o.base += o.chunks.front().size();
-    o.chunks.pop_front();
-  }
+  std::size_t done = 0;
+  while (done < o.chunks.size() && o.base + o.chunks[done].size() <= acked) o.base += o.chunks[done++].size();
+  o.chunks.erase(o.chunks.begin(), o.chunks.begin() + static_cast<std::ptrdiff_t>(done));
   return 0;
 }
 
@@ -764,7 +807,7 @@ int ConnectionImpl::on_new_connection_id(ngtcp2_conn*, ngtcp2_cid* cid, std::uin
 
 int ConnectionImpl::on_remove_connection_id(ngtcp2_conn*, const ngtcp2_cid* cid, void* self) {
   auto* c = static_cast<ConnectionImpl*>(self);
-  std::string key = cid_key(cid->data, cid->datalen);
+  const Key key = cid_key(cid->data, cid->datalen);
   c->ep_.remove_cid(key);
   std::erase(c->cids_, key);
   return 0;
@@ -774,10 +817,10 @@ int ConnectionImpl::on_dcid_status(ngtcp2_conn*, int type, std::uint64_t, const 
                                    void* self) {
   auto* c = static_cast<ConnectionImpl*>(self);
   if (!token) return 0;
-  std::string key = cid_key(token, NGTCP2_STATELESS_RESET_TOKENLEN);
+  const Key key = cid_key(token, NGTCP2_STATELESS_RESET_TOKENLEN);
   if (type == NGTCP2_CONNECTION_ID_STATUS_TYPE_ACTIVATE) {
     c->reset_tokens_.push_back(key);
-    c->ep_.add_reset_token(std::move(key), c);
+    c->ep_.add_reset_token(key, c);
   } else {
     c->ep_.remove_reset_token(key);
     std::erase(c->reset_tokens_, key);
