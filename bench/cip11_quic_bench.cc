@@ -121,10 +121,11 @@ int run_validator(const std::filesystem::path& dir, std::uint16_t port, unsigned
   };
   std::function<void()> print = [&] {
     const auto& s = (*links)->stats();
-    std::printf("stats conns=%zu admitted=%lu lost=%lu present=%zu pings=%lu pongs=%lu exits=%lu bad=%lu rss_kib=%zu heap=%zu refused=%lu\n",
+    std::printf("stats conns=%zu admitted=%lu lost=%lu present=%zu pings=%lu pongs=%lu exits=%lu bad=%lu rss_kib=%zu heap=%zu refused=%lu in=%lu out=%lu\n",
                 (*links)->connections(), s.admitted, s.lost, (*links)->presence().present_runners().size(), s.pings,
                 s.pongs, s.presence_exits, s.bad_seals, rss_kib(), heap_bytes(),
-                (*links)->endpoint_stats().refused_initials);
+                (*links)->endpoint_stats().refused_initials, (*links)->endpoint_stats().datagrams_in,
+                (*links)->endpoint_stats().datagrams_out);
     std::fflush(stdout);
     report.expires_after(std::chrono::milliseconds(250));
     report.async_wait([&](boost::system::error_code ec) {
@@ -239,7 +240,7 @@ struct RunResult {
   double handshakes_per_sec = 0;
   std::uint64_t drops = 0, flaps = 0;
   double p50_ms = 0, p99_ms = 0;
-  double cpu_per_kpps = 0, pings_per_sec = 0;
+  double cpu_per_kpps = 0, pings_per_sec = 0, datagrams_per_ping = 0;
   double rss_per_conn_kib = 0, heap_per_conn_kib = 0;
   double storm50 = 0, storm99 = 0, storm100 = 0;
   std::size_t readmitted = 0;
@@ -374,13 +375,15 @@ RunResult run_once(const Options& o, const std::string& self, const std::filesys
   r.drops = (crowd.losses - losses0) + static_cast<std::uint64_t>(after["lost"] - held["lost"]);
   r.flaps = static_cast<std::uint64_t>(after["exits"] - held["exits"]);
   r.pings_per_sec = (after["pings"] - held["pings"]) / hold_s;
+  r.datagrams_per_ping = (after["in"] - held["in"] + after["out"] - held["out"]) / (after["pings"] - held["pings"]);
+  std::fprintf(stderr, "datagrams in %.2f out %.2f per ping\n", (after["in"] - held["in"]) / (after["pings"] - held["pings"]), (after["out"] - held["out"]) / (after["pings"] - held["pings"]));
   r.cpu_per_kpps = r.pings_per_sec > 0 ? (cpu / hold_s) / (r.pings_per_sec / 1000) : 0;
   r.p50_ms = percentile(crowd.latencies_ms, 0.5);
   r.p99_ms = percentile(crowd.latencies_ms, 0.99);
   r.rss_per_conn_kib = (after["rss_kib"] - before["rss_kib"]) / static_cast<double>(n);
   r.heap_per_conn_kib = (after["heap"] - before["heap"]) / 1024.0 / static_cast<double>(n);
-  std::fprintf(stderr, "hold: %.0f s, present %.0f of %zu, %lu drops, %lu flaps\n", hold_s, after["present"], n, r.drops,
-               r.flaps);
+  std::fprintf(stderr, "hold: %.0f s, present %.0f of %zu, %lu drops, %lu flaps, %.2f validator datagrams per ping\n", hold_s,
+               after["present"], n, r.drops, r.flaps, r.datagrams_per_ping);
 
   if (o.storm) {
     validator->kill();
