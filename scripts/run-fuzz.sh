@@ -32,6 +32,7 @@ seed "$corpus_root/fuzz_server_frame" 'frame_*'
 seed "$corpus_root/fuzz_sys_cbqs_payload" 'ins_*'
 seed "$corpus_root/fuzz_cip11_frame" '*' cip11
 seed "$corpus_root/fuzz_cip11_reassembler" '*' cip11
+seed "$corpus_root/fuzz_cip11_handshake" '*' cip11
 seed "$corpus_root/fuzz_cip11_cbor" '*' cip11 5   # frame bodies without length and type
 mkdir -p "$corpus_root/fuzz_cip11_presence"
 printf '\x00\x0a\x01\x00\x09\x02' > "$corpus_root/fuzz_cip11_presence/bitmap"
