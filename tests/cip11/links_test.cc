@@ -134,14 +134,19 @@ TEST(Cip11Links, BackpressureHoldsTheRunnerOutUntilItReassertsCapacity) {
 
 TEST(Cip11Links, ACapabilityDeltaIsKeptAsAdvisoryStateOfTheConnection) {
   World w;
+  EXPECT_EQ(w.validator->capabilities(runner_addr()), nullptr);  // none until a first delta
+  auto added = [&] {
+    const AdvisoryCapabilities* c = w.validator->capabilities(runner_addr());
+    return c ? c->added.size() : 0;
+  };
   ASSERT_TRUE(w.runner->send(kControlStream, CapabilityDelta{1, {"gpu", "wasm"}, {"cpu"}, {testing::filled(9)}, {}, {}}));
-  ASSERT_TRUE(w.run_until([&] { return w.validator->capabilities(runner_addr())->added.size() == 2; }));
+  ASSERT_TRUE(w.run_until([&] { return added() == 2; }));
   const AdvisoryCapabilities& c = *w.validator->capabilities(runner_addr());
   EXPECT_EQ(c.added, (std::set<std::string>{"gpu", "wasm"}));
   EXPECT_EQ(c.removed, (std::set<std::string>{"cpu"}));
   EXPECT_EQ(c.added_entitlements, (std::set<Bytes32>{testing::filled(9)}));
   ASSERT_TRUE(w.runner->send(kControlStream, CapabilityDelta{2, {}, {"gpu"}, {}, {}, {}}));
-  ASSERT_TRUE(w.run_until([&] { return w.validator->capabilities(runner_addr())->added.size() == 1; }));
+  ASSERT_TRUE(w.run_until([&] { return added() == 1; }));
   EXPECT_TRUE(w.validator->capabilities(runner_addr())->removed.contains("gpu"));
 }
 

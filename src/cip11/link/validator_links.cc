@@ -83,7 +83,8 @@ void ValidatorLinks::on_frame(Peer& peer, std::int64_t stream, const Frame& fram
     presence_.on_backpressure(peer.runner, b->accepting_new);
     if (was_present && !presence_.present(peer.runner)) ++stats_.presence_exits;
   } else if (const auto* d = std::get_if<CapabilityDelta>(&frame)) {
-    auto& caps = peer.capabilities;
+    if (!peer.capabilities) peer.capabilities = std::make_unique<AdvisoryCapabilities>();
+    auto& caps = *peer.capabilities;
     for (const auto& k : d->added_capabilities) caps.removed.erase(k), caps.added.insert(k);
     for (const auto& k : d->removed_capabilities) caps.added.erase(k), caps.removed.insert(k);
     for (const auto& e : d->added_entitlements) caps.removed_entitlements.erase(e), caps.added_entitlements.insert(e);
@@ -148,7 +149,7 @@ const AdvisoryCapabilities* ValidatorLinks::capabilities(const Address& runner) 
   auto it = by_runner_.find(runner);
   if (it == by_runner_.end()) return nullptr;
   auto p = peers_.find(it->second);
-  return p == peers_.end() ? nullptr : &p->second.capabilities;
+  return p == peers_.end() ? nullptr : p->second.capabilities.get();
 }
 
 }  // namespace cowboy::cip11

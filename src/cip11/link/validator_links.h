@@ -72,6 +72,7 @@ class ValidatorLinks {
 
   const LocalPresence& presence() const { return presence_; }
   bool connected(const Address& runner) const { return by_runner_.contains(runner); }
+  /// nullptr until the runner's connection has sent a CapabilityDelta.
   const AdvisoryCapabilities* capabilities(const Address& runner) const;
   std::uint16_t port() const { return endpoint_->port(); }
   const ValidatorLinksStats& stats() const { return stats_; }
@@ -83,7 +84,7 @@ class ValidatorLinks {
     std::unique_ptr<Channel> channel;
     HeartbeatNonces nonces;
     Address runner{};
-    AdvisoryCapabilities capabilities;
+    std::unique_ptr<AdvisoryCapabilities> capabilities;  // from the first CapabilityDelta on
   };
 
   ValidatorLinks(boost::asio::io_context& io, const Signer& me, Admission& admission, Entropy& entropy,
