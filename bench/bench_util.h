@@ -1,5 +1,4 @@
-// Small helpers the broker benchmarks share: the broker's own CPU time and
-// order statistics.
+// Small helpers the benchmarks share: CPU time from /proc and order statistics.
 #pragma once
 
 #include <unistd.h>
@@ -14,30 +13,34 @@
 
 namespace cowboy::bench {
 
+/// utime + stime, in seconds, of a /proc/.../stat file (a process or a thread).
+inline double stat_cpu_seconds(const std::filesystem::path& stat_file) {
+  std::ifstream stat(stat_file);
+  std::string line;
+  std::getline(stat, line);
+  if (line.empty()) return 0;
+  std::istringstream fields(line.substr(line.rfind(')') + 2));  // after "pid (comm) "
+  std::string f;
+  std::uint64_t utime = 0, stime = 0;
+  for (int i = 3; fields >> f; ++i) {  // field 3 is the state
+    if (i == 14) utime = std::stoull(f);
+    if (i == 15) {
+      stime = std::stoull(f);
+      break;
+    }
+  }
+  return static_cast<double>(utime + stime) / static_cast<double>(::sysconf(_SC_CLK_TCK));
+}
+
 /// CPU seconds used so far by this process's threads named `prefix`* (the
 /// broker's threads are cbqs-io, cbqs-commit, cbqs-snapshot), from /proc.
 inline double thread_cpu_seconds(std::string_view prefix) {
   double total = 0;
-  long ticks = ::sysconf(_SC_CLK_TCK);
   for (const auto& task : std::filesystem::directory_iterator("/proc/self/task")) {
     std::ifstream comm(task.path() / "comm");
     std::string name;
     std::getline(comm, name);
-    if (!name.starts_with(prefix)) continue;
-    std::ifstream stat(task.path() / "stat");
-    std::string line;
-    std::getline(stat, line);
-    std::istringstream fields(line.substr(line.rfind(')') + 2));  // after "pid (comm) "
-    std::string f;
-    std::uint64_t utime = 0, stime = 0;
-    for (int i = 3; fields >> f; ++i) {  // field 3 is the state
-      if (i == 14) utime = std::stoull(f);
-      if (i == 15) {
-        stime = std::stoull(f);
-        break;
-      }
-    }
-    total += static_cast<double>(utime + stime) / static_cast<double>(ticks);
+    if (name.starts_with(prefix)) total += stat_cpu_seconds(task.path() / "stat");
   }
   return total;
 }

@@ -199,22 +199,7 @@ class ValidatorProcess {
     return latest_;
   }
   /// CPU seconds the validator has used (user + system), from /proc.
-  double cpu_seconds() const {
-    std::ifstream stat("/proc/" + std::to_string(pid_) + "/stat");
-    std::string line;
-    std::getline(stat, line);
-    std::istringstream fields(line.substr(line.rfind(')') + 2));
-    std::string f;
-    std::uint64_t utime = 0, stime = 0;
-    for (int i = 3; fields >> f; ++i) {
-      if (i == 14) utime = std::stoull(f);
-      if (i == 15) {
-        stime = std::stoull(f);
-        break;
-      }
-    }
-    return static_cast<double>(utime + stime) / static_cast<double>(::sysconf(_SC_CLK_TCK));
-  }
+  double cpu_seconds() const { return stat_cpu_seconds("/proc/" + std::to_string(pid_) + "/stat"); }
 
  private:
   pid_t pid_ = -1;

@@ -40,6 +40,7 @@ struct World {
   std::unique_ptr<ValidatorLinks> validator;
   std::vector<std::pair<std::int64_t, Frame>> validator_job_frames;
   std::vector<std::string> lost;
+  bool push_on_admission;
 
   SignatureWorker runner_worker{io, 1};
   net::ReadBudget runner_budget{1 << 20};
@@ -48,7 +49,8 @@ struct World {
   std::vector<std::tuple<std::int64_t, Frame, bool>> runner_job_frames;
   int runner_admissions = 0;
 
-  explicit World(std::chrono::milliseconds block_time = std::chrono::seconds(1)) {
+  explicit World(std::chrono::milliseconds block_time = std::chrono::seconds(1), bool push_on_admission = false)
+      : push_on_admission(push_on_admission) {
     open_validator();
     runner_endpoint = std::move(*RunnerEndpoint::open(io, runner_worker, runner_budget, {}));
     RunnerLink::Callbacks cb;
@@ -74,6 +76,11 @@ struct World {
     ValidatorLinks::Callbacks cb;
     cb.on_job_frame = [this](const Address&, std::int64_t s, const Frame& f) { validator_job_frames.emplace_back(s, f); };
     cb.on_lost = [this](const Address&, const std::string& why) { lost.push_back(why); };
+    cb.on_admitted = [this](const Address& runner) {
+      if (push_on_admission) {
+        EXPECT_TRUE(validator->push(runner, testing::job_assignment()));
+      }
+    };
     auto v = ValidatorLinks::open(io, testing::party().validator, admit_all, entropy, config, cb);
     EXPECT_TRUE(v.ok()) << (v.ok() ? "" : v.error());
     validator = std::move(*v);
@@ -176,6 +183,16 @@ TEST(Cip11Links, APushedAssignmentArrivesSealedAndTheRunnersAckComesBack) {
   ASSERT_TRUE(w.run_until([&] { return w.runner_job_frames.size() == 2; }));
   EXPECT_TRUE(std::get<2>(w.runner_job_frames[1]));
   EXPECT_EQ(std::get<JobCancel>(std::get<1>(w.runner_job_frames[1])).reason, CancelReason::kExpired);
+}
+
+// The validator admits first and may push at once, while the runner is still
+// verifying the validator's HelloAck: the job stream waits for it.
+TEST(Cip11Links, AnAssignmentPushedTheMomentTheValidatorAdmitsArrivesOnceTheRunnerHasAdmittedToo) {
+  World w(std::chrono::seconds(1), true);
+  ASSERT_TRUE(w.run_until([&] { return w.runner_job_frames.size() == 1; }));
+  EXPECT_TRUE(std::get<2>(w.runner_job_frames[0]));
+  EXPECT_TRUE(std::holds_alternative<JobAssignment>(std::get<1>(w.runner_job_frames[0])));
+  EXPECT_EQ(w.validator->stats().goodbyes_sent, 0u);
 }
 
 TEST(Cip11Links, AValidatorRestartIsNoticedAtTheNextPingAndTheRunnerIsReadmitted) {

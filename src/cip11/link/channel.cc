@@ -7,6 +7,9 @@ constexpr std::uint64_t kGoodbyeCloseCode = 0;  // the QUIC application code aft
 // After sending Goodbye, the peer closes once it has read (and verified) it;
 // this end closes by itself only if the peer has not within this time.
 constexpr std::chrono::milliseconds kGoodbyeGrace{1'000};
+// Job stream frames a runner holds until its own admission (one assignment
+// per stream, and the validator has just admitted it): a few are plenty.
+constexpr std::size_t kMaxEarlyFrames = 16;
 
 bool server_initiated_bidi(std::int64_t stream) { return (stream & 0x03) == 0x01; }
 }  // namespace
@@ -55,9 +58,11 @@ void Channel::on_stream_data(std::int64_t stream_id, ByteView data) {
   }
   auto it = streams_.find(stream_id);
   if (it == streams_.end()) {
-    // Only the validator opens job streams, and only after admission.
-    if (!admitted_ || me_.role() != Role::kRunner || !server_initiated_bidi(stream_id))
-      return refuse("a stream the validator did not open after admission");
+    // Only the validator opens job streams. It may push as soon as it has
+    // admitted the runner, before the runner has admitted it: QUIC does not
+    // order streams, so such a stream's frames wait for this end's admission.
+    if (me_.role() != Role::kRunner || !server_initiated_bidi(stream_id))
+      return refuse("a stream the validator did not open");
     it = streams_.try_emplace(stream_id, budget_).first;
   }
   Stream& s = it->second;
@@ -67,7 +72,14 @@ void Channel::on_stream_data(std::int64_t stream_id, ByteView data) {
       return refuse("frame type " + std::to_string(static_cast<int>(type_of(*f))) +
                     " on the wrong stream or from the wrong end");
     s.first = false;
-    enqueue(Job{stream_id, std::move(*f), Job::kIn});
+    Job job{stream_id, std::move(*f), Job::kIn};
+    if (stream_id == kControlStream || admitted_) {
+      enqueue(std::move(job));
+    } else if (early_.size() < kMaxEarlyFrames) {
+      early_.push_back(std::move(job));
+    } else {
+      return refuse("job stream frames before admission");
+    }
   }
   if (!pushed) refuse(std::string(to_string(pushed.error())));
 }
@@ -197,6 +209,7 @@ void Channel::take(std::int64_t stream, Frame frame, bool admitted_before, Hands
   crypto_->handshake.reset();  // no job runs now, and none needs it again
   deadline_.cancel();
   if (callbacks_.on_admitted) callbacks_.on_admitted(*this);
+  for (auto& job : std::exchange(early_, {})) enqueue(std::move(job));
 }
 
 // Once admitted, only a Goodbye signed by the peer counts as the peer's word

@@ -126,7 +126,8 @@ class Channel {
   std::shared_ptr<bool> alive_ = std::make_shared<bool>(true);
   boost::asio::steady_timer deadline_;
   std::map<std::int64_t, Stream> streams_;
-  std::vector<Job> jobs_;  // short: a vector costs nothing while empty
+  std::vector<Job> jobs_;   // short: a vector costs nothing while empty
+  std::vector<Job> early_;  // runner: job stream frames that came before this end's admission
   ConnectionBinding binding_;
   Hello peer_hello_;
   bool busy_ = false, started_ = false, admitted_ = false, ended_ = false;
