@@ -27,11 +27,10 @@ class HeartbeatNonces {
   bool pong_matches(std::uint64_t nonce_echo) const { return outstanding_ && *outstanding_ == nonce_echo; }
   /// Validator: a Ping's nonce must be above every earlier one on this connection; it is then recorded.
   bool accept_ping(std::uint64_t nonce) {
-    if (!would_accept(nonce)) return false;
+    if (last_seen_ && nonce <= *last_seen_) return false;
     last_seen_ = nonce;
     return true;
   }
-  bool would_accept(std::uint64_t nonce) const { return !last_seen_ || nonce > *last_seen_; }
 
  private:
   std::uint64_t next_ = 0;

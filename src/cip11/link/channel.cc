@@ -161,9 +161,8 @@ void Channel::pump() {
       Job job;
       Handshake::Step step;
       Res<Unit> seal = Unit{};
-      std::optional<Frame> reply;  // the user's answer, sealed in the same job if the frame's seal holds
     };
-    auto out = std::make_shared<Out>(Out{std::move(job), {}, Unit{}, std::nullopt});
+    auto out = std::make_shared<Out>(Out{std::move(job), {}, Unit{}});
     const bool admitted = admitted_;
     if (!admitted && out->job.kind == Job::kIn && std::holds_alternative<Goodbye>(out->job.frame)) {
       peer_goodbye(std::get<Goodbye>(out->job.frame), true);  // advisory: nothing to verify
@@ -173,22 +172,12 @@ void Channel::pump() {
       take(out->job.stream, std::move(out->job.frame), true, {}, Unit{});
       continue;
     }
-    if (admitted && out->job.kind == Job::kIn && callbacks_.answer) {
-      out->reply = callbacks_.answer(*this, out->job.stream, out->job.frame);
-      if (out->reply && !placement_allowed(type_of(*out->reply), me_.role(), kind(out->job.stream), false))
-        out->reply.reset();
-    }
     busy_ = true;
     worker_.run(
         [out, crypto = crypto_, binding = binding_, admitted] {
-          if (out->job.kind == Job::kOut) {
-            seal(out->job.frame, crypto->me, binding);
-          } else if (!admitted) {
-            out->step = crypto->handshake->on_frame(out->job.frame);
-          } else {
-            out->seal = check_seal(out->job.frame, peer_role(crypto->me.role()), binding);
-            if (out->seal && out->reply) seal(*out->reply, crypto->me, binding);
-          }
+          if (out->job.kind == Job::kOut) seal(out->job.frame, crypto->me, binding);
+          else if (!admitted) out->step = crypto->handshake->on_frame(out->job.frame);
+          else out->seal = check_seal(out->job.frame, peer_role(crypto->me.role()), binding);
         },
         [this, out, alive = std::weak_ptr<bool>(alive_), admitted] {
           if (!alive.lock()) return;
@@ -197,9 +186,7 @@ void Channel::pump() {
             write(out->job.stream, out->job.frame);
             if (std::holds_alternative<Goodbye>(out->job.frame) && close_after_send_) close_soon();
           } else {
-            const bool answer = out->seal && out->reply;
             take(out->job.stream, std::move(out->job.frame), admitted, std::move(out->step), std::move(out->seal));
-            if (answer && !ended_) write(out->job.stream, *out->reply);
           }
           pump();
         });

@@ -40,12 +40,6 @@ class Channel {
     /// peer's word; a JobAssignment failing it is still shown, for the
     /// runner's JobAck{Reject(UnverifiableAssignment)}.
     std::function<void(Channel&, std::int64_t stream, const Frame&, const Res<Unit>& seal)> on_frame;
-    /// Optional, after admission: the reply to a frame (a Pong to a Ping),
-    /// asked for before the frame's seal is checked, so that the check and
-    /// the reply's signature take one trip to the worker, not two. It is sent
-    /// on the frame's stream, after on_frame, only if the frame's seal holds;
-    /// it must not change state (on_frame does that).
-    std::function<std::optional<Frame>(Channel&, std::int64_t stream, const Frame&)> answer;
     /// This end refused the peer (`by_peer` false), or the peer said Goodbye
     /// (true; after admission only if its signature verifies, else this end
     /// reports kAuthFailed). The connection closes next.

@@ -38,9 +38,6 @@ void ValidatorLinks::on_established(quic::Connection& c) {
   cb.on_frame = [this, &peer](Channel&, std::int64_t stream, const Frame& f, const Res<Unit>& seal) {
     on_frame(peer, stream, f, seal);
   };
-  cb.answer = [this, &peer](Channel&, std::int64_t stream, const Frame& f) -> std::optional<Frame> {
-    return answer(peer, stream, f);
-  };
   cb.on_goodbye = [this](Channel&, const Goodbye&, bool by_peer) {
     if (!by_peer) ++stats_.goodbyes_sent;
   };
@@ -79,7 +76,8 @@ void ValidatorLinks::on_frame(Peer& peer, std::int64_t stream, const Frame& fram
     // Presence is stamped with this validator's own height, not the runner's claim.
     if (auto it = by_runner_.find(peer.runner); it != by_runner_.end() && it->second == &peer.channel->connection())
       presence_.on_ping(peer.runner, height_);
-    ++stats_.pongs;  // answer() drafted it; the channel sends it now that the Ping's seal held
+    HeartbeatPong pong{height_, ping->nonce, presence_.accepting_new(peer.runner), {}};
+    if (peer.channel->send(kControlStream, pong)) ++stats_.pongs;
   } else if (const auto* b = std::get_if<BackpressureSignal>(&frame)) {
     const bool was_present = presence_.present(peer.runner);
     presence_.on_backpressure(peer.runner, b->accepting_new);
@@ -92,14 +90,6 @@ void ValidatorLinks::on_frame(Peer& peer, std::int64_t stream, const Frame& fram
     for (const auto& e : d->added_entitlements) caps.removed_entitlements.erase(e), caps.added_entitlements.insert(e);
     for (const auto& e : d->removed_entitlements) caps.added_entitlements.erase(e), caps.removed_entitlements.insert(e);
   }
-}
-
-// The Pong to a Ping whose nonce this connection would accept, drafted before
-// the Ping's seal is checked (channel.h, Callbacks::answer).
-std::optional<Frame> ValidatorLinks::answer(Peer& peer, std::int64_t stream, const Frame& frame) {
-  const auto* ping = std::get_if<HeartbeatPing>(&frame);
-  if (!ping || stream != kControlStream || !peer.nonces.would_accept(ping->nonce)) return std::nullopt;
-  return HeartbeatPong{height_, ping->nonce, presence_.accepting_new(peer.runner), {}};
 }
 
 void ValidatorLinks::on_closed(quic::Connection& c, const std::string& why) {

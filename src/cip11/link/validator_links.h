@@ -92,7 +92,6 @@ class ValidatorLinks {
   void on_established(quic::Connection& c);
   void on_admitted(Peer& peer);
   void on_frame(Peer& peer, std::int64_t stream, const Frame& frame, const Res<Unit>& seal);
-  std::optional<Frame> answer(Peer& peer, std::int64_t stream, const Frame& frame);
   void on_closed(quic::Connection& c, const std::string& why);
   void leave_presence(const Address& runner);
   Peer* peer_of(const Address& runner);
