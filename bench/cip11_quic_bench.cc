@@ -225,7 +225,7 @@ struct RunResult {
   double handshakes_per_sec = 0;
   std::uint64_t drops = 0, flaps = 0;
   double p50_ms = 0, p99_ms = 0;
-  double cpu_per_kpps = 0, pings_per_sec = 0, datagrams_per_ping = 0;
+  double cpu_per_kpps = 0, pings_per_sec = 0;
   double rss_per_conn_kib = 0, heap_per_conn_kib = 0;
   double storm50 = 0, storm99 = 0, storm100 = 0;
   std::size_t readmitted = 0;
@@ -360,15 +360,15 @@ RunResult run_once(const Options& o, const std::string& self, const std::filesys
   r.drops = (crowd.losses - losses0) + static_cast<std::uint64_t>(after["lost"] - held["lost"]);
   r.flaps = static_cast<std::uint64_t>(after["exits"] - held["exits"]);
   r.pings_per_sec = (after["pings"] - held["pings"]) / hold_s;
-  r.datagrams_per_ping = (after["in"] - held["in"] + after["out"] - held["out"]) / (after["pings"] - held["pings"]);
-  std::fprintf(stderr, "datagrams in %.2f out %.2f per ping\n", (after["in"] - held["in"]) / (after["pings"] - held["pings"]), (after["out"] - held["out"]) / (after["pings"] - held["pings"]));
+  const double pings = after["pings"] - held["pings"];
+  const double in_per_ping = (after["in"] - held["in"]) / pings, out_per_ping = (after["out"] - held["out"]) / pings;
   r.cpu_per_kpps = r.pings_per_sec > 0 ? (cpu / hold_s) / (r.pings_per_sec / 1000) : 0;
   r.p50_ms = percentile(crowd.latencies_ms, 0.5);
   r.p99_ms = percentile(crowd.latencies_ms, 0.99);
   r.rss_per_conn_kib = (after["rss_kib"] - before["rss_kib"]) / static_cast<double>(n);
   r.heap_per_conn_kib = (after["heap"] - before["heap"]) / 1024.0 / static_cast<double>(n);
-  std::fprintf(stderr, "hold: %.0f s, present %.0f of %zu, %lu drops, %lu flaps, %.2f validator datagrams per ping\n", hold_s,
-               after["present"], n, r.drops, r.flaps, r.datagrams_per_ping);
+  std::fprintf(stderr, "hold: %.0f s, present %.0f of %zu, %lu drops, %lu flaps; validator datagrams per ping: %.2f in, %.2f out\n",
+               hold_s, after["present"], n, r.drops, r.flaps, in_per_ping, out_per_ping);
 
   if (o.storm) {
     validator->kill();
