@@ -33,7 +33,7 @@ struct Fixture {
     secret.fill(0x11);
     return *Signer::runner(secret);
   }();
-  ConnectionBinding binding{7, kProtocolVersion, runner.pubkey(), validator.pubkey(), {}, 0, {}};
+  BoundConnection bound{ConnectionBinding{7, kProtocolVersion, runner.pubkey(), validator.pubkey(), {}, 0, {}}};
 };
 
 }  // namespace
@@ -57,7 +57,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     while (auto frame = frames.next()) {
       (void)placement_allowed(type_of(*frame), Role::kRunner, first ? StreamKind::kControl : StreamKind::kJob, first);
       first = false;
-      if (check_seal(*frame, Role::kRunner, f.binding).ok()) {
+      if (check_seal(*frame, Role::kRunner, f.bound).ok()) {
         // Only frames without a signature pass: the fuzzer holds no key.
         const auto t = type_of(*frame);
         if (t != FrameType::kHello && t != FrameType::kHelloAck && t != FrameType::kJobProgress &&

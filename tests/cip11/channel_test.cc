@@ -158,7 +158,7 @@ TEST(Cip11Channel, AnAssignmentWithAnotherConnectionsKeysFailsItsSealButIsShown)
   ConnectionBinding other = a.validator.only().binding();
   other.runner = testing::runner_key(1).pubkey();
   Frame f{forged};
-  seal(f, testing::party().validator, other);
+  seal(f, testing::party().validator, BoundConnection(other));
   Bytes wire = encode_frame(f);
   auto stream = a.validator.only().connection().open_stream();
   ASSERT_TRUE(stream);

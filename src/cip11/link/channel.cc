@@ -18,6 +18,7 @@ bool server_initiated_bidi(std::int64_t stream) { return (stream & 0x03) == 0x01
 struct Channel::Crypto {
   const Signer& me;
   std::unique_ptr<Handshake> handshake;  // until admission
+  std::optional<BoundConnection> bound;  // from admission on
 };
 
 Channel::Channel(quic::Connection& connection, Setup setup, Callbacks callbacks)
@@ -25,9 +26,9 @@ Channel::Channel(quic::Connection& connection, Setup setup, Callbacks callbacks)
       check_peer_seals_(setup.check_peer_seals), callbacks_(std::move(callbacks)),
       crypto_(std::make_shared<Crypto>(Crypto{
           setup.me, std::make_unique<Handshake>(setup.me, setup.offer, connection.channel_binding().value_or(Bytes32{}),
-                                                  setup.admission, setup.entropy)})),
+                                                  setup.admission, setup.entropy),
+          std::nullopt})),
       deadline_(setup.worker.io()) {
-  binding_ = crypto_->handshake->binding();
   deadline_.expires_after(setup.admission_deadline);
   deadline_.async_wait([this, alive = std::weak_ptr<bool>(alive_)](boost::system::error_code ec) {
     if (ec || !alive.lock() || admitted_) return;
@@ -36,6 +37,10 @@ Channel::Channel(quic::Connection& connection, Setup setup, Callbacks callbacks)
 }
 
 Channel::~Channel() { deadline_.cancel(); }
+
+const ConnectionBinding& Channel::binding() const {
+  return crypto_->bound ? crypto_->bound->binding : crypto_->handshake->binding();
+}
 
 bool Channel::open() {
   auto stream = connection_.open_stream();
@@ -174,10 +179,10 @@ void Channel::pump() {
     }
     busy_ = true;
     worker_.run(
-        [out, crypto = crypto_, binding = binding_, admitted] {
-          if (out->job.kind == Job::kOut) seal(out->job.frame, crypto->me, binding);
+        [out, crypto = crypto_, admitted] {
+          if (out->job.kind == Job::kOut) seal(out->job.frame, crypto->me, *crypto->bound);
           else if (!admitted) out->step = crypto->handshake->on_frame(out->job.frame);
-          else out->seal = check_seal(out->job.frame, peer_role(crypto->me.role()), binding);
+          else out->seal = check_seal(out->job.frame, peer_role(crypto->me.role()), *crypto->bound);
         },
         [this, out, alive = std::weak_ptr<bool>(alive_), admitted] {
           if (!alive.lock()) return;
@@ -204,9 +209,8 @@ void Channel::take(std::int64_t stream, Frame frame, bool admitted_before, Hands
   if (step.refuse) return goodbye(*step.refuse);
   if (!crypto_->handshake->admitted()) return;
   admitted_ = true;
-  binding_ = crypto_->handshake->binding();
-  peer_hello_ = crypto_->handshake->peer_hello();
-  crypto_->handshake.reset();  // no job runs now, and none needs it again
+  crypto_->bound.emplace(crypto_->handshake->binding());  // no job runs now; later ones read it
+  crypto_->handshake.reset();
   deadline_.cancel();
   if (callbacks_.on_admitted) callbacks_.on_admitted(*this);
   for (auto& job : std::exchange(early_, {})) enqueue(std::move(job));

@@ -86,9 +86,8 @@ class Channel {
                std::optional<std::uint64_t> retry_after_blocks = std::nullopt);
 
   bool admitted() const { return admitted_; }
-  /// The identities the connection is bound to; valid once admitted.
-  const ConnectionBinding& binding() const { return binding_; }
-  const Hello& peer_hello() const { return peer_hello_; }
+  /// The identities the connection is bound to; complete once admitted.
+  const ConnectionBinding& binding() const;
   quic::Connection& connection() { return connection_; }
   Role role() const { return me_.role(); }
 
@@ -128,8 +127,6 @@ class Channel {
   std::map<std::int64_t, Stream> streams_;
   std::vector<Job> jobs_;   // short: a vector costs nothing while empty
   std::vector<Job> early_;  // runner: job stream frames that came before this end's admission
-  ConnectionBinding binding_;
-  Hello peer_hello_;
   bool busy_ = false, started_ = false, admitted_ = false, ended_ = false;
   bool close_after_send_ = false;  // a signed Goodbye is in the queue
 };

@@ -33,8 +33,9 @@ void put(std::array<std::uint8_t, N>& out, const Bytes& signature) {
 
 // The preimage a signed frame's signature covers, with the sender's role as
 // its signer; nullopt for frames without one (and JobAssignment, below).
-std::optional<Preimage> preimage_of(const Frame& frame, Role sender, const ConnectionBinding& b) {
-  const Bytes32 id = connection_id(b);
+std::optional<Preimage> preimage_of(const Frame& frame, Role sender, const BoundConnection& c) {
+  const ConnectionBinding& b = c.binding;
+  const Bytes32& id = c.id;
   const PubKey &runner = b.runner, &validator = b.validator;
   if (const auto* f = std::get_if<HeartbeatPing>(&frame)) return heartbeat_ping_preimage(id, runner, validator, *f);
   if (const auto* f = std::get_if<HeartbeatPong>(&frame)) return heartbeat_pong_preimage(id, validator, runner, *f);
@@ -67,7 +68,8 @@ ByteView signature_of(const Frame& frame) {
 
 }  // namespace
 
-void seal(Frame& frame, const Signer& me, const ConnectionBinding& binding) {
+void seal(Frame& frame, const Signer& me, const BoundConnection& connection) {
+  const ConnectionBinding& binding = connection.binding;
   if (auto* a = std::get_if<JobAssignment>(&frame)) {
     a->job_spec_hash = job_spec_hash(a->job_spec);
     a->runner_pubkey = binding.runner;
@@ -77,7 +79,7 @@ void seal(Frame& frame, const Signer& me, const ConnectionBinding& binding) {
     put(a->validator_signed, me.sign(pre));
     return;
   }
-  auto pre = preimage_of(frame, me.role(), binding);
+  auto pre = preimage_of(frame, me.role(), connection);
   if (!pre) return;
   const Bytes signature = me.sign(*pre);
   std::visit(
@@ -90,7 +92,8 @@ void seal(Frame& frame, const Signer& me, const ConnectionBinding& binding) {
       frame);
 }
 
-Res<Unit> check_seal(const Frame& frame, Role sender, const ConnectionBinding& binding) {
+Res<Unit> check_seal(const Frame& frame, Role sender, const BoundConnection& connection) {
+  const ConnectionBinding& binding = connection.binding;
   const PubKey& signer = key_of(binding, sender);
   if (const auto* a = std::get_if<JobAssignment>(&frame)) {
     if (a->runner_pubkey != binding.runner || a->validator_pubkey != binding.validator ||
@@ -100,7 +103,7 @@ Res<Unit> check_seal(const Frame& frame, Role sender, const ConnectionBinding& b
     if (a->assignment_hash != pre.digest()) return Err{Errc::kAssignmentMismatch};
     return verify(pre, signer, ByteView(a->validator_signed));
   }
-  auto pre = preimage_of(frame, sender, binding);
+  auto pre = preimage_of(frame, sender, connection);
   if (!pre) return Unit{};
   return verify(*pre, signer, signature_of(frame));
 }

@@ -11,6 +11,14 @@ namespace cowboy::cip11 {
 
 enum class StreamKind : std::uint8_t { kControl, kJob };
 
+/// An admitted connection's identities and its §12.6 connection_id, which
+/// every seal covers: hashed once at admission, not once per frame.
+struct BoundConnection {
+  explicit BoundConnection(const ConnectionBinding& b) : binding(b), id(connection_id(b)) {}
+  ConnectionBinding binding;
+  Bytes32 id;
+};
+
 /// §12.2 placement: Hello, HelloAck and Goodbye go both ways on the control
 /// stream; Ping, Backpressure and CapabilityDelta go runner to validator on
 /// it, Pong the other way. A job stream opens with the validator's
@@ -21,14 +29,14 @@ bool placement_allowed(FrameType type, Role sender, StreamKind stream, bool firs
 
 /// Fills the signature (and, for a JobAssignment, its derived fields:
 /// job_spec_hash, assignment_hash, the two keys) of a frame `me` sends on the
-/// connection `binding`. Frames without a signature are left as they are.
-void seal(Frame& frame, const Signer& me, const ConnectionBinding& binding);
+/// connection. Frames without a signature are left as they are.
+void seal(Frame& frame, const Signer& me, const BoundConnection& connection);
 
-/// Checks the signature of a frame the peer (of role `sender`) sent on
-/// `binding`; frames without one pass. A JobAssignment must also carry the
+/// Checks the signature of a frame the peer (of role `sender`) sent on the
+/// connection; frames without one pass. A JobAssignment must also carry the
 /// connection's two keys and the job_spec_hash and assignment_hash its
 /// fields give (§10.1); the runner answers a failure with
 /// JobAck{Reject(UnverifiableAssignment)}, every other failure drops the frame.
-Res<Unit> check_seal(const Frame& frame, Role sender, const ConnectionBinding& binding);
+Res<Unit> check_seal(const Frame& frame, Role sender, const BoundConnection& connection);
 
 }  // namespace cowboy::cip11

@@ -2,6 +2,15 @@
 
 namespace cowboy::cip11 {
 
+namespace {
+// A delta's additions leave the removed set and its removals the added one.
+template <typename T>
+void apply_delta(std::set<T>& added, std::set<T>& removed, const std::vector<T>& adds, const std::vector<T>& removes) {
+  for (const T& k : adds) removed.erase(k), added.insert(k);
+  for (const T& k : removes) added.erase(k), removed.insert(k);
+}
+}  // namespace
+
 Result<std::unique_ptr<ValidatorLinks>, std::string> ValidatorLinks::open(boost::asio::io_context& io, const Signer& me,
                                                                           Admission& admission, Entropy& entropy,
                                                                           ValidatorLinksConfig config,
@@ -85,10 +94,8 @@ void ValidatorLinks::on_frame(Peer& peer, std::int64_t stream, const Frame& fram
   } else if (const auto* d = std::get_if<CapabilityDelta>(&frame)) {
     if (!peer.capabilities) peer.capabilities = std::make_unique<AdvisoryCapabilities>();
     auto& caps = *peer.capabilities;
-    for (const auto& k : d->added_capabilities) caps.removed.erase(k), caps.added.insert(k);
-    for (const auto& k : d->removed_capabilities) caps.added.erase(k), caps.removed.insert(k);
-    for (const auto& e : d->added_entitlements) caps.removed_entitlements.erase(e), caps.added_entitlements.insert(e);
-    for (const auto& e : d->removed_entitlements) caps.added_entitlements.erase(e), caps.removed_entitlements.insert(e);
+    apply_delta(caps.added, caps.removed, d->added_capabilities, d->removed_capabilities);
+    apply_delta(caps.added_entitlements, caps.removed_entitlements, d->added_entitlements, d->removed_entitlements);
   }
 }
 
@@ -116,7 +123,7 @@ void ValidatorLinks::on_block(std::uint64_t height) {
   stats_.presence_exits += presence_.expire(height_).size();
 }
 
-ValidatorLinks::Peer* ValidatorLinks::peer_of(const Address& runner) {
+const ValidatorLinks::Peer* ValidatorLinks::peer_of(const Address& runner) const {
   auto it = by_runner_.find(runner);
   if (it == by_runner_.end()) return nullptr;
   auto p = peers_.find(it->second);
@@ -146,10 +153,8 @@ void ValidatorLinks::goodbye_all(GoodbyeReason reason, std::optional<std::uint64
 }
 
 const AdvisoryCapabilities* ValidatorLinks::capabilities(const Address& runner) const {
-  auto it = by_runner_.find(runner);
-  if (it == by_runner_.end()) return nullptr;
-  auto p = peers_.find(it->second);
-  return p == peers_.end() ? nullptr : p->second.capabilities.get();
+  const Peer* peer = peer_of(runner);
+  return peer ? peer->capabilities.get() : nullptr;
 }
 
 }  // namespace cowboy::cip11

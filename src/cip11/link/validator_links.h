@@ -13,6 +13,7 @@
 #include <map>
 #include <memory>
 #include <set>
+#include <utility>
 
 #include "cip11/link/channel.h"
 #include "cip11/liveness.h"
@@ -94,7 +95,8 @@ class ValidatorLinks {
   void on_frame(Peer& peer, std::int64_t stream, const Frame& frame, const Res<Unit>& seal);
   void on_closed(quic::Connection& c, const std::string& why);
   void leave_presence(const Address& runner);
-  Peer* peer_of(const Address& runner);
+  const Peer* peer_of(const Address& runner) const;
+  Peer* peer_of(const Address& runner) { return const_cast<Peer*>(std::as_const(*this).peer_of(runner)); }
 
   const Signer& me_;
   Admission& admission_;

@@ -80,6 +80,8 @@ class ConnectionImpl final : public Connection {
   void on_expiry();
   /// on_established, once, before any stream bytes reach the user.
   void announce_established();
+  /// The endpoint routes packets for `cid` here until the connection is gone or ngtcp2 retires it.
+  void own_cid(const ngtcp2_cid& cid);
 
   bool established() const override { return established_; }
   std::optional<Bytes32> channel_binding() const override;
@@ -551,8 +553,7 @@ Result<Unit, std::string> ConnectionImpl::start_client() {
   if (int rv = ngtcp2_conn_client_new(&conn_, &dcid, &scid, &p, NGTCP2_PROTO_VER_V1, &cb, &settings, &params, nullptr, this);
       rv != 0)
     return Err{std::string("ngtcp2_conn_client_new: ") + ngtcp2_strerror(rv)};
-  cids_.push_back(cid_key(scid.data, scid.datalen));
-  ep_.add_cid(cids_.back(), this);
+  own_cid(scid);
   return start_tls(false);
 }
 
@@ -572,10 +573,14 @@ Result<Unit, std::string> ConnectionImpl::start_server(const ngtcp2_pkt_hd& hd) 
       rv != 0)
     return Err{std::string("ngtcp2_conn_server_new: ") + ngtcp2_strerror(rv)};
   for (const ngtcp2_cid* c : {static_cast<const ngtcp2_cid*>(&scid), &hd.dcid}) {
-    cids_.push_back(cid_key(c->data, c->datalen));
-    ep_.add_cid(cids_.back(), this);
+    own_cid(*c);
   }
   return start_tls(true);
+}
+
+void ConnectionImpl::own_cid(const ngtcp2_cid& cid) {
+  cids_.push_back(cid_key(cid.data, cid.datalen));
+  ep_.add_cid(cids_.back(), this);
 }
 
 void ConnectionImpl::announce_established() {
@@ -602,6 +607,7 @@ void ConnectionImpl::flush() {
   std::set<std::int64_t> blocked;  // streams ngtcp2 cannot take more of now
   for (;;) {
     std::int64_t stream_id = -1;
+    Outgoing* chosen = nullptr;
     ngtcp2_vec vec{};
     std::size_t vcnt = 0;
     bool fin = false;
@@ -618,6 +624,7 @@ void ConnectionImpl::flush() {
         at += chunk.size();
       }
       stream_id = id;
+      chosen = &o;
       vcnt = vec.len > 0 ? 1 : 0;
       fin = o.fin;  // with the last bytes, or alone once they are all out
       break;
@@ -630,8 +637,8 @@ void ConnectionImpl::flush() {
     if (fin) flags |= NGTCP2_WRITE_STREAM_FLAG_FIN;
     ngtcp2_ssize n = ngtcp2_conn_writev_stream(conn_, &ps.path, &pi, packet.data(), packet.size(), &consumed, flags,
                                                stream_id, vcnt ? &vec : nullptr, vcnt, now_ns());
-    if (consumed > 0) out_[stream_id].sent += static_cast<std::uint64_t>(consumed);
-    if (fin && consumed >= 0 && out_[stream_id].sent == out_[stream_id].end) out_[stream_id].fin_sent = true;
+    if (chosen && consumed > 0) chosen->sent += static_cast<std::uint64_t>(consumed);
+    if (fin && consumed >= 0 && chosen->sent == chosen->end) chosen->fin_sent = true;
     if (n == NGTCP2_ERR_WRITE_MORE) continue;
     if (n == NGTCP2_ERR_STREAM_DATA_BLOCKED || n == NGTCP2_ERR_STREAM_SHUT_WR) {
       blocked.insert(stream_id);
@@ -806,8 +813,7 @@ int ConnectionImpl::on_new_connection_id(ngtcp2_conn*, ngtcp2_cid* cid, std::uin
   random_fill(cid->data, cidlen);
   cid->datalen = cidlen;
   c->ep_.reset_token(token, *cid);
-  c->cids_.push_back(cid_key(cid->data, cid->datalen));
-  c->ep_.add_cid(c->cids_.back(), c);
+  c->own_cid(*cid);
   return 0;
 }
 
