@@ -29,6 +29,7 @@ using udp = asio::ip::udp;
 namespace {
 
 constexpr std::size_t kScidLen = 18;
+constexpr std::uint64_t kUnscheduled = UINT64_MAX;
 constexpr std::size_t kMaxDatagram = 1452;
 // TLS 1.3 only (QUIC requires it), AEADs QUIC defines, no middlebox compatibility mode.
 // ChaCha20-Poly1305 first: its per-key state is smaller than AES-GCM's, and a
@@ -78,6 +79,8 @@ class ConnectionImpl final : public Connection {
   void flush();
   /// The endpoint's timer reached this connection's ngtcp2 expiry.
   void on_expiry();
+  /// Where the endpoint's timer set holds this connection (kUnscheduled: nowhere); the endpoint's to change.
+  std::uint64_t& scheduled_at() { return scheduled_at_; }
   /// on_established, once, before any stream bytes reach the user.
   void announce_established();
   /// The endpoint routes packets for `cid` here until the connection is gone or ngtcp2 retires it.
@@ -145,6 +148,7 @@ class ConnectionImpl final : public Connection {
   bool server_ = false;
   bool flush_posted_ = false;
   bool established_ = false, announce_established_ = false, closed_ = false;
+  std::uint64_t scheduled_at_ = kUnscheduled;
   std::shared_ptr<bool> alive_ = std::make_shared<bool>(true);  // posted work checks it: the endpoint may be gone
 };
 
@@ -259,16 +263,24 @@ class EndpointImpl final : public Endpoint {
 
   /// The one timer: each connection has at most one entry, at its ngtcp2 expiry.
   void schedule(ConnectionImpl* c, std::uint64_t expiry) {
-    unschedule(c);
-    expiry_of_[c] = expiry;
-    expiries_.emplace(expiry, c);
+    if (expiry == kUnscheduled) return unschedule(c);  // ngtcp2: nothing to wait for
+    std::uint64_t& at = c->scheduled_at();
+    if (at == expiry) return;  // most writes leave the expiry where it was
+    if (at == kUnscheduled) {
+      expiries_.emplace(expiry, c);
+    } else {  // the entry moves without an allocation
+      auto node = expiries_.extract({at, c});
+      node.value().first = expiry;
+      expiries_.insert(std::move(node));
+    }
+    at = expiry;
     if (expiries_.begin()->second == c) rearm_ = true;
   }
   void unschedule(ConnectionImpl* c) {
-    if (auto it = expiry_of_.find(c); it != expiry_of_.end()) {
-      expiries_.erase({it->second, c});
-      expiry_of_.erase(it);
-    }
+    std::uint64_t& at = c->scheduled_at();
+    if (at == kUnscheduled) return;
+    expiries_.erase({at, c});
+    at = kUnscheduled;
   }
 
   /// RFC 9000 §10.3.2: HKDF of the static secret and the connection id, so a
@@ -434,8 +446,7 @@ class EndpointImpl final : public Endpoint {
   gnutls_priority_t priority_ = nullptr;
   std::map<ConnectionImpl*, std::unique_ptr<ConnectionImpl>> conns_;
   std::unordered_map<Key, ConnectionImpl*, KeyHash> by_cid_, by_reset_token_;
-  std::set<std::pair<std::uint64_t, ConnectionImpl*>> expiries_;
-  std::unordered_map<ConnectionImpl*, std::uint64_t> expiry_of_;
+  std::set<std::pair<std::uint64_t, ConnectionImpl*>> expiries_;  // each connection's entry is at its scheduled_at()
   struct Bucket {
     double tokens, at;
   };
