@@ -64,7 +64,11 @@ struct World {
     config.block_time = block_time;
     runner = std::make_unique<RunnerLink>(*runner_endpoint, testing::party().runner, admit_all, entropy, config, cb);
     runner->start();
-    EXPECT_TRUE(run_until([&] { return runner->admitted() && validator->presence().present(runner_addr()); }));
+    // Until the admission Ping's Pong is back: a Ping sent before it would
+    // make that Pong stale (only the latest nonce is answered, §6.3).
+    EXPECT_TRUE(run_until([&] {
+      return runner->admitted() && validator->presence().present(runner_addr()) && runner->stats().pongs == 1;
+    }));
   }
 
   void open_validator() {

@@ -296,7 +296,7 @@ TEST(Cip11Quic, ARestartedServerResetsItsOldConnectionsAtTheirNextPacket) {
       << (*second)->stats().datagrams_in << " in, " << (*second)->stats().stateless_resets << " resets";
   EXPECT_EQ(p.closed[0], "runner: the peer closed the connection");
   EXPECT_LT(std::chrono::steady_clock::now() - sent, std::chrono::seconds(5));
-  EXPECT_EQ((*second)->stats().stateless_resets, 1u);
+  EXPECT_GE((*second)->stats().stateless_resets, 1u);  // one per packet of the old connection that arrived
   EXPECT_EQ((*second)->connections(), 0u);
 }
 
