@@ -30,6 +30,7 @@
 #include <thread>
 
 #include "bench_util.h"
+#include "cip11/quic/arena.h"
 #include "cip11/link/runner_link.h"
 #include "cip11/link/validator_links.h"
 #include "common/process_limits.h"
@@ -78,14 +79,16 @@ std::size_t rss_kib() {
   return 0;
 }
 
-std::size_t heap_bytes() {  // jemalloc's live allocations
+// jemalloc's figures: "stats.allocated" (live allocations), "stats.active"
+// (their pages), "stats.resident" (pages it holds, dirty ones included).
+std::size_t heap_bytes(const char* what = "stats.allocated") {
   std::uint64_t epoch = 1;
   std::size_t len = sizeof epoch;
   mallctl("epoch", &epoch, &len, &epoch, len);
-  std::size_t allocated = 0;
-  len = sizeof allocated;
-  mallctl("stats.allocated", &allocated, &len, nullptr, 0);
-  return allocated;
+  std::size_t value = 0;
+  len = sizeof value;
+  mallctl(what, &value, &len, nullptr, 0);
+  return value;
 }
 
 int run_validator(const std::filesystem::path& dir, std::uint16_t port, unsigned threads) {
@@ -103,6 +106,7 @@ int run_validator(const std::filesystem::path& dir, std::uint16_t port, unsigned
   config.endpoint.port = port;
   config.endpoint.stateless_reset_secret.emplace();
   config.endpoint.stateless_reset_secret->fill(0x5e);
+  config.endpoint.connection_memory = &quic::dedicated_arena();
   config.offer = bench_offer();
   config.signature_threads = threads;
   auto links = ValidatorLinks::open(io, me, admit, entropy, config, {});
@@ -121,9 +125,9 @@ int run_validator(const std::filesystem::path& dir, std::uint16_t port, unsigned
   };
   std::function<void()> print = [&] {
     const auto& s = (*links)->stats();
-    std::printf("stats conns=%zu admitted=%lu lost=%lu present=%zu pings=%lu pongs=%lu exits=%lu bad=%lu rss_kib=%zu heap=%zu refused=%lu in=%lu out=%lu\n",
+    std::printf("stats conns=%zu admitted=%lu lost=%lu present=%zu pings=%lu pongs=%lu exits=%lu bad=%lu rss_kib=%zu heap=%zu active=%zu resident=%zu refused=%lu in=%lu out=%lu\n",
                 (*links)->connections(), s.admitted, s.lost, (*links)->presence().present_runners().size(), s.pings,
-                s.pongs, s.presence_exits, s.bad_seals, rss_kib(), heap_bytes(),
+                s.pongs, s.presence_exits, s.bad_seals, rss_kib(), heap_bytes(), heap_bytes("stats.active"), heap_bytes("stats.resident"),
                 (*links)->endpoint_stats().refused_initials, (*links)->endpoint_stats().datagrams_in,
                 (*links)->endpoint_stats().datagrams_out);
     std::fflush(stdout);
@@ -369,6 +373,9 @@ RunResult run_once(const Options& o, const std::string& self, const std::filesys
   r.heap_per_conn_kib = (after["heap"] - before["heap"]) / 1024.0 / static_cast<double>(n);
   std::fprintf(stderr, "hold: %.0f s, present %.0f of %zu, %lu drops, %lu flaps; validator datagrams per ping: %.2f in, %.2f out\n",
                hold_s, after["present"], n, r.drops, r.flaps, in_per_ping, out_per_ping);
+  const auto per_conn = [&](const char* key) { return (after[key] - before[key]) / 1024.0 / static_cast<double>(n); };
+  std::fprintf(stderr, "validator KiB per connection: RSS %.1f, jemalloc allocated %.1f, active %.1f, resident %.1f\n",
+               r.rss_per_conn_kib, per_conn("heap"), per_conn("active"), per_conn("resident"));
 
   if (o.storm) {
     validator->kill();

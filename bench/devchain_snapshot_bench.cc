@@ -36,7 +36,7 @@ struct Chain {
     dir = std::filesystem::temp_directory_path() / ("devchain-bench-" + std::to_string(::getpid()));
     std::filesystem::remove_all(dir);
     Address admin = *crypto::secp256k1_address(secret(1));
-    GenesisSpec genesis{"bench", admin, {{admin, u128{1} << 100}}, {}};
+    GenesisSpec genesis{"bench", admin, {{admin, u128{1} << 100}}, {}, std::nullopt};
     node = *Node::open(NodeConfig{dir, std::chrono::milliseconds(1000), 100'000, 100'000}, genesis);
     Bytes32 chain_id = *node->chain_instance_id();
     std::map<Address, std::uint64_t> nonces;

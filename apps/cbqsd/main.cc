@@ -95,7 +95,7 @@ int run_dev(Options o, const sigset_t& signals) {
   auto dev_key = devchain::load_or_create_key(devchain::default_dev_key_path());
   if (!dev_key) return fail(dev_key.error());
   Address dev = *crypto::secp256k1_address(*dev_key);
-  devchain::GenesisSpec genesis{"cbqsd-dev", dev, {{dev, kDevFunds}}, {}};
+  devchain::GenesisSpec genesis{"cbqsd-dev", dev, {{dev, kDevFunds}}, {}, std::nullopt};
   auto node = devchain::Node::open({dir / "chain", std::chrono::milliseconds(kDevBlockMs)}, genesis);
   if (!node) return fail(node.error());
   (*node)->start();

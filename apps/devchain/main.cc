@@ -1,5 +1,5 @@
 // devchain: a single-validator local Cowboy chain serving the CIP-39 registry
-// plane over HTTP (docs/devchain.md).
+// plane and the CIP-11 chain plane over HTTP (docs/devchain.md).
 #include <CLI/CLI.hpp>
 
 #include <csignal>
@@ -7,6 +7,7 @@
 #include <fstream>
 #include <nlohmann/json.hpp>
 
+#include "cip11_tx.h"
 #include "common/log.h"
 #include "common/process_limits.h"
 #include "common/signals.h"
@@ -22,6 +23,15 @@ using namespace cowboy::devchain;
 namespace {
 
 constexpr u128 kDevFunds = u128{1'000'000'000} * 1'000'000;  // 1,000,000 CBY
+
+// The CIP-11 plane of a --dev chain: present-first on (§14 phase 2), the poll
+// endpoint kept, no validator and no runner until someone registers one.
+Cip11Genesis dev_cip11() {
+  Cip11Genesis g;
+  g.params.chain_id = 31337;
+  g.params.present_first_enabled = true;
+  return g;
+}
 
 }  // namespace
 
@@ -39,7 +49,12 @@ int main(int argc, char** argv) {
   app.add_option("--genesis", genesis_file, "genesis JSON file for a new chain (ignored when the store exists)");
   app.add_flag("--dev", dev, "new chain without --genesis: generate (or reuse) a dev key, fund it and make it governance admin");
   app.add_option("--dev-key-file", dev_key_file, "where --dev keeps its secp256k1 key (hex, mode 0600)")->capture_default_str();
+  Cip11TxCommand cip11_tx(app);
   CLI11_PARSE(app, argc, argv);
+  if (cip11_tx.chosen()) {
+    crypto::init();
+    return cip11_tx.run();
+  }
 
   crypto::init();
   log::init("devchain");
@@ -71,7 +86,7 @@ int main(int argc, char** argv) {
       return 2;
     }
     Address admin = *crypto::secp256k1_address(*key);
-    genesis = GenesisSpec{"devchain-dev", admin, {{admin, kDevFunds}}, {}};
+    genesis = GenesisSpec{"devchain-dev", admin, {{admin, kDevFunds}}, {}, dev_cip11()};
     std::printf("dev key: %s (address %s)\n", dev_key_file.c_str(), json::hex0x(admin).c_str());
   }
 
@@ -87,7 +102,7 @@ int main(int argc, char** argv) {
   }
   std::unique_ptr<HttpServer> server;
   try {
-    server = std::make_unique<HttpServer>(**node, host, port);
+    server = std::make_unique<HttpServer>(**node, node->get(), host, port);
   } catch (const std::exception& e) {
     std::fprintf(stderr, "devchain: %s\n", e.what());
     return 1;

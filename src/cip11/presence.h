@@ -51,6 +51,7 @@ class ActiveRunners {
   std::optional<std::uint32_t> index_of(const Address& runner) const;
   const Address& at(std::uint32_t index) const { return order_.at(index); }
   std::uint32_t size() const { return static_cast<std::uint32_t>(order_.size()); }
+  bool operator==(const ActiveRunners& other) const { return order_ == other.order_; }
 
   /// Stored as a deterministic-CBOR array of 20-byte byte strings.
   Bytes encode() const;

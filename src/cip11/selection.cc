@@ -28,14 +28,23 @@ struct PoolEntry {
 
 }  // namespace
 
+namespace {
+constexpr std::pair<std::string_view, JobKind> kJobKinds[] = {
+    {"Llm", JobKind::kLlm},       {"Http", JobKind::kHttp},
+    {"Mcp", JobKind::kMcp},       {"Custom", JobKind::kCustom},
+    {"PublishChainRoot", JobKind::kPublishChainRoot}, {"Agent", JobKind::kAgent}};
+}  // namespace
+
 std::optional<JobKind> job_kind_named(std::string_view name) {
-  static constexpr std::pair<std::string_view, JobKind> kTable[] = {
-      {"Llm", JobKind::kLlm},       {"Http", JobKind::kHttp},
-      {"Mcp", JobKind::kMcp},       {"Custom", JobKind::kCustom},
-      {"PublishChainRoot", JobKind::kPublishChainRoot}, {"Agent", JobKind::kAgent}};
-  for (const auto& [n, kind] : kTable)
+  for (const auto& [n, kind] : kJobKinds)
     if (n == name) return kind;
   return std::nullopt;
+}
+
+std::string_view job_kind_name(JobKind kind) {
+  for (const auto& [n, k] : kJobKinds)
+    if (k == kind) return n;
+  return "Unknown";
 }
 
 bool passes_liveness_floor(HealthStatus health, std::uint64_t last_heartbeat, std::uint64_t current_height,

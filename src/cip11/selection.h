@@ -30,6 +30,7 @@ enum class JobKind : std::uint8_t {
   kAgent = 0x05,
 };
 std::optional<JobKind> job_kind_named(std::string_view name);  // "Llm", "Http", ...
+std::string_view job_kind_name(JobKind kind);
 
 enum class HealthStatus : std::uint8_t { kHealthy, kUnhealthy, kPaused, kDeregistered };
 
@@ -53,6 +54,7 @@ struct Candidate {
   std::optional<std::uint32_t> registry_index;  // its index in registry(H-1); none if registered later
   u128 effective_stake = 0;
   std::uint64_t reputation_x1e9 = 0;
+  bool operator==(const Candidate&) const = default;
 };
 
 /// The address ordering candidates are drawn and committed in.
@@ -93,6 +95,7 @@ std::optional<std::size_t> weighted_draw(std::span<const u128> weights, const By
 struct MruRecord {
   Address runner{};
   std::uint64_t set_at_block = 0;
+  bool operator==(const MruRecord&) const = default;
 };
 /// The MRU runner if the record exists and H - set_at <= ttl (saturating).
 std::optional<Address> lookup_mru(const std::optional<MruRecord>& record, std::uint64_t current_height,

@@ -50,6 +50,7 @@ struct TxReceipt {
   std::optional<std::string> error;  // the ChainError name when rejected
   std::vector<cbqs::ChainEvent> events;
   cbqs::Metering metering;
+  std::optional<Bytes32> job_id;     // a CIP-11 SubmitJob's new job
   bool ok() const { return !error; }
 };
 

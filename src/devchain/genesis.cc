@@ -12,7 +12,7 @@ Bytes32 chain_instance_id_of(const GenesisSpec& spec) {
   auto parameters = spec.parameters;
   std::sort(balances.begin(), balances.end());
   std::sort(parameters.begin(), parameters.end());
-  codec::Writer w;
+  codec::Writer w(512);  // also keeps GCC 12 from a false -Wstringop-overflow on the first write
   w.raw(std::string_view("cowboy/devchain-genesis/v1"));
   w.bytes(as_bytes(spec.chain_name));
   w.fixed(spec.governance_admin);
@@ -26,6 +26,7 @@ Bytes32 chain_instance_id_of(const GenesisSpec& spec) {
     w.bytes(as_bytes(name));
     w.u64(value);
   }
+  if (spec.cip11) put_cip11_genesis(w, *spec.cip11);
   return crypto::keccak256(w.data());
 }
 
@@ -67,6 +68,11 @@ Result<GenesisSpec, std::string> genesis_from_json(const nlohmann::json& j) {
       spec.parameters.emplace_back(key, value.get<std::uint64_t>());
     }
   }
+  if (j.contains("cip11")) {
+    auto cip11 = cip11_genesis_from_json(j["cip11"]);
+    if (!cip11) return Err{cip11.error()};
+    spec.cip11 = std::move(*cip11);
+  }
   if (auto state = cbqs::make_genesis(to_registry_genesis(spec)); !state)
     return Err{std::string("genesis refused by §18 rule 1: unknown cbqs.* key, a non-default value, "
                            "a duplicate or funded registry address")};
@@ -77,10 +83,12 @@ nlohmann::json genesis_to_json(const GenesisSpec& spec) {
   nlohmann::json balances = nlohmann::json::object(), parameters = nlohmann::json::object();
   for (const auto& [addr, amount] : spec.balances) balances[json::hex0x(addr)] = u128_to_string(amount);
   for (const auto& [name, value] : spec.parameters) parameters[name] = value;
-  return {{"chain_name", spec.chain_name},
-          {"governance_admin", json::hex0x(spec.governance_admin)},
-          {"balances", balances},
-          {"parameters", parameters}};
+  nlohmann::json out{{"chain_name", spec.chain_name},
+                     {"governance_admin", json::hex0x(spec.governance_admin)},
+                     {"balances", balances},
+                     {"parameters", parameters}};
+  if (spec.cip11) out["cip11"] = cip11_genesis_to_json(*spec.cip11);
+  return out;
 }
 
 }  // namespace cowboy::devchain

@@ -2,6 +2,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "devchain/http_routes.h"
 #include "devchain/json.h"
 #include "net/http_server.h"
 
@@ -9,23 +10,12 @@ namespace cowboy::devchain {
 
 using Json = nlohmann::json;
 
-namespace {
-
-struct Reply {
-  int status = 200;
-  Json body;
-};
+namespace http {
 
 Reply error_reply(const ApiError& e) {
   return Reply{api_error_http_status(e.code), json::error_to_json(e)};
 }
 Reply bad_request(std::string message) { return error_reply(ApiError{ApiErrorCode::kBadRequest, std::move(message)}); }
-
-template <typename T, typename ToJson>
-Reply reply_from(const ApiResult<T>& r, ToJson&& to_json) {
-  if (!r) return error_reply(r.error());
-  return Reply{200, to_json(*r)};
-}
 
 std::vector<std::string_view> split_path(std::string_view path) {
   std::vector<std::string_view> parts;
@@ -60,11 +50,20 @@ std::optional<std::uint64_t> query_u64(std::string_view query, std::string_view 
   return std::nullopt;
 }
 
-Reply route(ChainApi& api, std::string_view method, std::string_view target, const std::string& body) {
+}  // namespace http
+
+namespace {
+
+using namespace http;
+
+Reply route(ChainApi& api, Cip11Api* cip11, std::string_view method, std::string_view target,
+            const std::string& body) {
   auto qpos = target.find('?');
   std::string_view path = target.substr(0, qpos);
   std::string_view query = qpos == std::string_view::npos ? std::string_view{} : target.substr(qpos + 1);
   auto parts = split_path(path);
+  if (cip11)
+    if (auto r = route_cip11(*cip11, method, parts)) return std::move(*r);
   if (parts.size() < 2 || parts[0] != "v1") return error_reply(ApiError{ApiErrorCode::kNotFound, "no such route"});
   std::string_view what = parts[1];
   auto arg = [&](std::size_t i) { return i < parts.size() ? std::string(parts[i]) : std::string(); };
@@ -146,10 +145,10 @@ Reply route(ChainApi& api, std::string_view method, std::string_view target, con
 
 }  // namespace
 
-HttpServer::HttpServer(ChainApi& api, const std::string& address, std::uint16_t port)
+HttpServer::HttpServer(ChainApi& api, Cip11Api* cip11, const std::string& address, std::uint16_t port)
     : server_(std::make_unique<net::HttpServer>(
-          [&api](const net::HttpRequest& req) {
-            Reply r = route(api, req.method, req.target, req.body);
+          [&api, cip11](const net::HttpRequest& req) {
+            Reply r = route(api, cip11, req.method, req.target, req.body);
             return net::HttpReply{r.status, "application/json", r.body.dump()};
           },
           address, port)) {}

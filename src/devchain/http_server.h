@@ -1,5 +1,6 @@
 // The devchain HTTP JSON API (docs/devchain.md lists the routes) over any
-// ChainApi, served by net::HttpServer (its limits apply).
+// ChainApi, and the CIP-11 routes over a Cip11Api when one is given, served by
+// net::HttpServer (its limits apply).
 #pragma once
 
 #include <memory>
@@ -7,6 +8,7 @@
 #include <thread>
 
 #include "devchain/api.h"
+#include "devchain/cip11_api.h"
 
 namespace cowboy::net {
 class HttpServer;
@@ -17,7 +19,8 @@ namespace cowboy::devchain {
 class HttpServer {
  public:
   /// Binds address:port (port 0 picks a free one); throws std::runtime_error if it cannot.
-  HttpServer(ChainApi& api, const std::string& address, std::uint16_t port);
+  HttpServer(ChainApi& api, Cip11Api* cip11, const std::string& address, std::uint16_t port);
+  HttpServer(ChainApi& api, const std::string& address, std::uint16_t port) : HttpServer(api, nullptr, address, port) {}
   ~HttpServer();
   std::uint16_t port() const;
   /// Serves on a background thread until stop().

@@ -7,6 +7,7 @@
 #include <set>
 
 #include "common/log.h"
+#include "devchain/cip11_json.h"
 #include "devchain/json.h"
 
 namespace cowboy::devchain {
@@ -60,7 +61,8 @@ Result<std::unique_ptr<Node>, std::string> Node::open(const NodeConfig& config,
     if (!genesis) return Err{std::string("the data directory holds no chain and no genesis was given")};
     auto registry = cbqs::make_genesis(to_registry_genesis(*genesis));
     if (!registry) return Err{std::string("the genesis is refused by §18 rule 1")};
-    ChainState state{std::move(*registry), {}};
+    ChainState state{std::move(*registry), {}, {}};
+    if (genesis->cip11) state.cip11 = cip11_genesis_state(*genesis->cip11);
     rocksdb::WriteBatch batch;
     batch.Put(std::string(kGenesisKey), genesis_to_json(*genesis).dump());
     batch.Put(std::string(kChainKey), std::string(as_sv(state.registry.chain_instance_id)));
@@ -83,6 +85,9 @@ Result<std::unique_ptr<Node>, std::string> Node::open(const NodeConfig& config,
   if (!stored_genesis) return Err{"the stored genesis is unreadable: " + stored_genesis.error()};
   if (genesis && chain_instance_id_of(*genesis) != chain_instance_id_of(*stored_genesis))
     return Err{std::string("the data directory holds a different chain than the given genesis")};
+  if (auto v = stored_state_version(as_bytes(state_bytes)); v != kStateVersion)
+    return Err{"the chain store holds state version " + std::to_string(v) + "; this devchain reads version " +
+               std::to_string(kStateVersion) + " (CIP-39 and CIP-11): start it on a new --data-dir"};
   auto state = decode_state(as_bytes(state_bytes));
   if (!state) return Err{"the stored state is unreadable: " + std::string(codec::to_string(state.error()))};
   return std::unique_ptr<Node>(
@@ -133,7 +138,30 @@ void Node::run() {
 
 GenesisSpec Node::genesis() const { return genesis_; }
 
-TxReceipt Node::apply(ChainState& state, const Pending& p, std::uint64_t height, std::uint32_t index) const {
+Bytes32 Node::state_hash() const {
+  std::lock_guard lock(mu_);
+  return crypto::keccak256(encode_state(state_));
+}
+
+void Node::set_presence_provider(PresenceProvider provider) { presence_provider_ = std::move(provider); }
+void Node::set_block_observer(std::function<void(const CommittedBlock&)> observer) { observer_ = std::move(observer); }
+
+std::pair<std::optional<Bytes>, cip11::PresentSet> Node::presence_for(std::uint64_t height,
+                                                                       std::uint32_t registry_size) {
+  const auto& params = genesis_.cip11->params;
+  std::optional<Bytes> field = presence_provider_ ? presence_provider_(height, registry_size) : std::nullopt;
+  auto set = cip11::chain::presence_of_block(params, field, registry_size);
+  if (set) return {std::move(field), std::move(*set)};
+  // §7.2 rule 2: this proposer must not make an invalid block; with no usable
+  // view it states a valid empty set, which fails open (§7.3).
+  log::warn("presence_field_refused", log::field("height", height),
+            log::field("why", std::string(cip11::to_string(set.error()))));
+  cip11::PresentSet empty(registry_size);
+  return {cip11::encode_presence(empty), std::move(empty)};
+}
+
+TxReceipt Node::apply(ChainState& state, const Pending& p, std::uint64_t height, std::uint32_t index,
+                      const cip11::chain::BlockContext* cip11, cip11::chain::Effects& effects) const {
   TxReceipt receipt;
   receipt.tx_hash = p.hash;
   receipt.height = height;
@@ -145,7 +173,17 @@ TxReceipt Node::apply(ChainState& state, const Pending& p, std::uint64_t height,
       [&](const auto& body) {
         using T = std::decay_t<decltype(body)>;
         cbqs::Receipt r;
-        if constexpr (std::is_same_v<T, CbqsCall>) {
+        if constexpr (std::is_same_v<T, Cip11Call>) {
+          if (!cip11) {
+            receipt.error = "Cip11NotEnabled";  // this chain's genesis has no CIP-11 section
+            return;
+          }
+          auto out = cip11::chain::apply(state.cip11, state.registry.native_balances, *cip11, {p.sender, p.hash},
+                                         body.payload, effects);
+          if (out.error) receipt.error = std::string(cip11::chain::chain_error_name(*out.error));
+          receipt.job_id = out.job_id;
+          return;
+        } else if constexpr (std::is_same_v<T, CbqsCall>) {
           r = cbqs::apply_payload(state.registry, ctx, body.payload);
         } else if constexpr (std::is_same_v<T, ParameterWrite>) {
           r = cbqs::apply_parameter_write(state.registry, ctx, body.name, body.value);
@@ -175,25 +213,47 @@ ApiResult<std::uint64_t> Node::produce_block() {
   std::vector<Pending> txs;
   ChainState next;
   std::uint64_t h;
+  std::uint32_t registry_size = 0;
+  const bool cip11 = genesis_.cip11.has_value();
   {
     std::lock_guard lock(mu_);
     std::size_t n = std::min(mempool_.size(), config_.max_block_txs);
-    txs.assign(std::make_move_iterator(mempool_.begin()), std::make_move_iterator(mempool_.begin() + n));
+    txs.assign(std::make_move_iterator(mempool_.begin()), std::make_move_iterator(mempool_.begin() + static_cast<std::ptrdiff_t>(n)));
     h = height_ + 1;
-    if (!txs.empty()) next = state_;  // applied to a copy; published only after the write
+    registry_size = state_.cip11.index.size();
+    if (!txs.empty() || cip11) next = state_;  // applied to a copy; published only after the write
+  }
+
+  // A CIP-11 block: its presence field, decoded against registry(H-1), then
+  // the dispatcher's start-of-block passes (§7.2, §9.2, §11.2).
+  CommittedBlock committed{h, std::nullopt, {}};
+  std::optional<cip11::PresentSet> present;
+  std::optional<cip11::chain::DevBeacon> beacon;
+  std::optional<cip11::chain::BlockContext> context;
+  if (cip11) {
+    auto [field, set] = presence_for(h, registry_size);
+    committed.presence = std::move(field);
+    present = std::move(set);
+    beacon.emplace(chain_instance_id_, h);
+    context.emplace(cip11::chain::BlockContext{h, genesis_.cip11->params, *beacon, *present});
+    cip11::chain::begin_block(next.cip11, *context, committed.effects);
   }
 
   rocksdb::WriteBatch batch;
   nlohmann::json hashes = nlohmann::json::array();
   for (std::uint32_t i = 0; i < txs.size(); ++i) {
-    TxReceipt receipt = apply(next, txs[i], h, i);
+    TxReceipt receipt = apply(next, txs[i], h, i, context ? &*context : nullptr, committed.effects);
     batch.Put(tx_key(txs[i].hash), json::receipt_to_json(receipt).dump());
     hashes.push_back(json::hex0x(txs[i].hash));
   }
-  if (!txs.empty()) {
-    batch.Put(block_key(h), nlohmann::json{{"height", h}, {"txs", hashes}}.dump());
-    batch.Put(std::string(kStateKey), std::string(as_sv(encode_state(next))));
+  const auto& effects = committed.effects;
+  const bool changed = !txs.empty() || !effects.assigned.empty() || !effects.ended.empty();
+  if (!txs.empty() || cip11) {
+    nlohmann::json block{{"height", h}, {"txs", hashes}};
+    if (cip11) json::put_cip11_block(block, committed.presence, registry_size, effects);
+    batch.Put(block_key(h), block.dump());
   }
+  if (changed) batch.Put(std::string(kStateKey), std::string(as_sv(encode_state(next))));
   batch.Put(std::string(kHeightKey), be64(h));
   rocksdb::WriteOptions sync;
   sync.sync = true;
@@ -203,12 +263,14 @@ ApiResult<std::uint64_t> Node::produce_block() {
     return Err{internal("block write failed: " + status.ToString())};
   }
 
-  std::lock_guard lock(mu_);
-  if (!txs.empty()) {
-    state_ = std::move(next);
+  {
+    std::lock_guard lock(mu_);
+    if (changed) state_ = std::move(next);
+    for (const auto& p : txs) mempool_hashes_.erase(p.hash);
     mempool_.erase(mempool_.begin(), mempool_.begin() + static_cast<std::ptrdiff_t>(txs.size()));
+    height_ = h;
   }
-  height_ = h;
+  if (cip11 && observer_) observer_(committed);
   return h;
 }
 
@@ -219,6 +281,10 @@ ApiResult<Bytes32> Node::submit(const Transaction& tx) {
   if (!sender) return Err{ApiError{ApiErrorCode::kBadSignature, "the signature recovers no key, or is high-S (low S only)"}};
   Bytes32 hash = tx_hash(tx);
   std::lock_guard lock(mu_);
+  // The same signed transaction again (a runner rebroadcasting its result,
+  // §10.3) answers with its hash, whether it is pending or already included.
+  if (mempool_hashes_.contains(hash)) return hash;
+  if (std::string included; db_->Get({}, tx_key(hash), &included).ok()) return hash;
   if (mempool_.size() >= config_.max_mempool_txs)
     return Err{ApiError{ApiErrorCode::kMempoolFull, std::to_string(mempool_.size()) + " transactions pending"}};
   auto it = next_nonce_.find(*sender);
@@ -228,6 +294,7 @@ ApiResult<Bytes32> Node::submit(const Transaction& tx) {
                                                      std::to_string(expected)}};
   next_nonce_[*sender] = expected + 1;
   mempool_.push_back(Pending{tx, *sender, hash});
+  mempool_hashes_.insert(hash);
   return hash;
 }
 
@@ -320,6 +387,63 @@ ApiResult<ProviderSnapshot> Node::provider_snapshot(const Address& provider) {
   for (const auto& owner : owners)
     if (const auto* a = reg.account(owner, provider)) s.accounts.push_back(*a);
   return s;
+}
+
+ApiResult<Unit> Node::require_cip11() const {
+  if (!genesis_.cip11) return Err{not_found("this chain's genesis has no CIP-11 section")};
+  return Unit{};
+}
+
+ApiResult<Cip11Genesis> Node::cip11_genesis() {
+  if (auto ok = require_cip11(); !ok) return Err{ok.error()};
+  return *genesis_.cip11;
+}
+
+ApiResult<std::vector<cip11::chain::RunnerRecord>> Node::runners() {
+  if (auto ok = require_cip11(); !ok) return Err{ok.error()};
+  std::lock_guard lock(mu_);
+  const auto& c = state_.cip11;
+  std::vector<cip11::chain::RunnerRecord> out;
+  out.reserve(c.index.size());
+  for (std::uint32_t i = 0; i < c.index.size(); ++i) out.push_back(c.runners.at(c.index.at(i)));
+  return out;
+}
+
+ApiResult<cip11::chain::RunnerRecord> Node::runner(const Address& runner) {
+  if (auto ok = require_cip11(); !ok) return Err{ok.error()};
+  std::lock_guard lock(mu_);
+  auto it = state_.cip11.runners.find(runner);
+  if (it == state_.cip11.runners.end()) return Err{not_found("no runner " + json::hex0x(runner))};
+  return it->second;
+}
+
+ApiResult<cip11::chain::JobRecord> Node::job(const Bytes32& job_id) {
+  if (auto ok = require_cip11(); !ok) return Err{ok.error()};
+  std::lock_guard lock(mu_);
+  auto it = state_.cip11.jobs.find(job_id);
+  if (it == state_.cip11.jobs.end()) return Err{not_found("no job " + json::hex0x(job_id))};
+  return it->second;
+}
+
+ApiResult<std::vector<cip11::chain::JobRecord>> Node::runner_jobs(const Address& runner) {
+  if (auto ok = require_cip11(); !ok) return Err{ok.error()};
+  std::lock_guard lock(mu_);
+  std::vector<cip11::chain::JobRecord> out;
+  for (const auto& [id, job] : state_.cip11.jobs)
+    if (job.state == cip11::chain::JobState::kAssigned && job.assignment_of(runner)) out.push_back(job);
+  return out;
+}
+
+ApiResult<BlockPresence> Node::block_presence(std::uint64_t height) {
+  if (auto ok = require_cip11(); !ok) return Err{ok.error()};
+  std::string value;
+  auto status = db_->Get({}, block_key(height), &value);
+  if (status.IsNotFound()) return Err{not_found("no block " + std::to_string(height))};
+  if (!status.ok()) return Err{internal(status.ToString())};
+  auto presence = json::cip11_block_presence(nlohmann::json::parse(value, nullptr, false));
+  if (!presence) return Err{internal("stored block unreadable")};
+  presence->height = height;
+  return *presence;
 }
 
 }  // namespace cowboy::devchain

@@ -1,5 +1,10 @@
 // devchain::Node: a single-validator chain over the CIP-39 registry state
-// machine. Blocks come at a fixed interval and are final at once.
+// machine and, when its genesis has a CIP-11 section, the CIP-11 chain plane
+// (cip11/chain/machine.h). Blocks come at a fixed interval and are final at once.
+//
+// Each block of a CIP-11 chain carries a PresenceInputV1 field from the
+// validator's presence provider (§8.1), and an observer sees every committed
+// block's assignments after the write (§10.1: push only what is final).
 //
 // Durability contract: a block is one synced RocksDB WriteBatch holding its
 // receipts, the state after it (when it changed) and the new height. Nothing
@@ -15,11 +20,15 @@
 #include <deque>
 #include <filesystem>
 #include <memory>
+#include <functional>
 #include <mutex>
+#include <set>
 #include <thread>
 
 #include "common/clock.h"
+#include "cip11/chain/machine.h"
 #include "devchain/api.h"
+#include "devchain/cip11_api.h"
 #include "devchain/genesis.h"
 #include "devchain/state_codec.h"
 
@@ -36,7 +45,14 @@ struct NodeConfig {
   std::size_t max_mempool_txs = 50'000;
 };
 
-class Node final : public ChainApi {
+/// A committed block as the validator process sees it (after its durable write).
+struct CommittedBlock {
+  std::uint64_t height = 0;
+  std::optional<Bytes> presence;   // the block's PresenceInputV1 field
+  cip11::chain::Effects effects;   // assignments made and ended in this block
+};
+
+class Node final : public ChainApi, public Cip11Api {
  public:
   /// Opens (or creates, from `genesis`) the chain stored in config.data_dir. An
   /// existing chain ignores `genesis` unless it names a different chain, which
@@ -45,12 +61,21 @@ class Node final : public ChainApi {
                                                          const std::optional<GenesisSpec>& genesis);
   ~Node() override;
 
+  /// Supplies each block's PresenceInputV1 field (the proposer's local view,
+  /// §8.1), given |registry(H-1)|; unset, blocks carry none. Set before start().
+  using PresenceProvider = std::function<std::optional<Bytes>(std::uint64_t height, std::uint32_t registry_size)>;
+  void set_presence_provider(PresenceProvider provider);
+  /// Called after each block is durable, on the producing thread. Set before start().
+  void set_block_observer(std::function<void(const CommittedBlock&)> observer);
+
   /// Produces blocks every config.block_interval on a background thread.
   void start();
   void stop();
   /// Produces one block now; returns its height (tests drive the chain with this).
   ApiResult<std::uint64_t> produce_block();
   GenesisSpec genesis() const;
+  /// keccak256 of the encoded state at the current height: equal hashes, equal states.
+  Bytes32 state_hash() const;
 
   ApiResult<Bytes32> submit(const Transaction& tx) override;
   ApiResult<std::optional<TxReceipt>> receipt(const Bytes32& tx_hash) override;
@@ -64,6 +89,13 @@ class Node final : public ChainApi {
   ApiResult<std::vector<BlockEvents>> events(std::uint64_t from, std::uint64_t to) override;
   ApiResult<ProviderSnapshot> provider_snapshot(const Address& provider) override;
 
+  ApiResult<Cip11Genesis> cip11_genesis() override;
+  ApiResult<std::vector<cip11::chain::RunnerRecord>> runners() override;
+  ApiResult<cip11::chain::RunnerRecord> runner(const Address& runner) override;
+  ApiResult<cip11::chain::JobRecord> job(const Bytes32& job_id) override;
+  ApiResult<std::vector<cip11::chain::JobRecord>> runner_jobs(const Address& runner) override;
+  ApiResult<BlockPresence> block_presence(std::uint64_t height) override;
+
  private:
   struct Pending {
     Transaction tx;
@@ -73,7 +105,11 @@ class Node final : public ChainApi {
 
   Node(NodeConfig config, std::unique_ptr<rocksdb::DB> db, GenesisSpec genesis, ChainState state,
        std::uint64_t height);
-  TxReceipt apply(ChainState& state, const Pending& p, std::uint64_t height, std::uint32_t index) const;
+  TxReceipt apply(ChainState& state, const Pending& p, std::uint64_t height, std::uint32_t index,
+                  const cip11::chain::BlockContext* cip11, cip11::chain::Effects& effects) const;
+  /// The block's presence field and the set it stands for (§7.2 rules 1-2).
+  std::pair<std::optional<Bytes>, cip11::PresentSet> presence_for(std::uint64_t height, std::uint32_t registry_size);
+  ApiResult<Unit> require_cip11() const;
   void run();
 
   const NodeConfig config_;
@@ -85,7 +121,11 @@ class Node final : public ChainApi {
   ChainState state_;
   std::uint64_t height_;
   std::deque<Pending> mempool_;
+  std::set<Bytes32> mempool_hashes_;
   std::map<Address, std::uint64_t> next_nonce_;  // including pending transactions
+
+  PresenceProvider presence_provider_;
+  std::function<void(const CommittedBlock&)> observer_;
 
   std::mutex produce_mu_;  // one block at a time
   std::condition_variable wake_;

@@ -1,11 +1,11 @@
 #include "devchain/state_codec.h"
 
 #include "cbqs/wire/codec.h"
+#include "cip11/chain/codec.h"
 
 namespace cowboy::devchain {
 
 namespace {
-constexpr std::uint8_t kStateVersion = 1;
 constexpr std::size_t kMaxEntries = 100'000'000;
 constexpr std::size_t kMaxRecordBytes = 4'096;
 
@@ -35,7 +35,7 @@ std::vector<Record> get_records(codec::Reader& r) {
 
 Bytes encode_state(const ChainState& state) {
   const auto& reg = state.registry;
-  codec::Writer w;
+  codec::Writer w(4096);  // also keeps GCC 12 from a false -Warray-bounds on the first writes
   w.u8(kStateVersion);
   w.fixed(reg.chain_instance_id);
   w.fixed(reg.governance_admin);
@@ -60,6 +60,7 @@ Bytes encode_state(const ChainState& state) {
     w.fixed(addr);
     w.u64(nonce);
   }
+  cip11::chain::put_state(w, state.cip11);
   return std::move(w).take();
 }
 
@@ -92,6 +93,7 @@ Result<ChainState, codec::DecodeError> decode_state(ByteView bytes) {
     Address a = r.fixed<20>();
     state.nonces[a] = r.u64();
   }
+  state.cip11 = cip11::chain::get_state(r);
   r.finish();
   if (!r.ok()) return Err{r.error()};
   return state;

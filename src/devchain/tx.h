@@ -7,7 +7,8 @@
 //     nonce:             u64,            // the sender's next nonce
 //     body:              Cbqs = 1 { payload: Bytes }            // a SYS_CBQS payload
 //                      | ParameterWrite = 2 { name: Bytes, value: u64 }
-//                      | Transfer = 3 { to: Address, amount: u128 },
+//                      | Transfer = 3 { to: Address, amount: u128 }
+//                      | Cip11 = 4 { payload: Bytes },          // a cip11/chain/instructions.h payload
 //     signature:         [u8; 65],       // r || s || recovery id
 //   }
 //
@@ -45,7 +46,12 @@ struct Transfer {
   u128 amount = 0;
   bool operator==(const Transfer&) const = default;
 };
-using TxBody = std::variant<CbqsCall, ParameterWrite, Transfer>;
+struct Cip11Call {
+  static constexpr std::uint8_t kTag = 4;
+  Bytes payload;
+  bool operator==(const Cip11Call&) const = default;
+};
+using TxBody = std::variant<CbqsCall, ParameterWrite, Transfer, Cip11Call>;
 
 struct Transaction {
   Bytes32 chain_instance_id{};

@@ -47,10 +47,16 @@ TEST_F(NodeTest, NonceMustBeTheSendersNext) {
   EXPECT_EQ(r.error().code, ApiErrorCode::kBadNonce);
   tx.nonce = 0;
   ASSERT_TRUE(sign_tx(tx, secret(1)));
-  ASSERT_TRUE(node->submit(tx).ok());
-  EXPECT_EQ(node->submit(tx).error().code, ApiErrorCode::kBadNonce);  // a replay is refused
+  auto hash = node->submit(tx);
+  ASSERT_TRUE(hash.ok());
+  EXPECT_EQ(*node->submit(tx), *hash);  // the same transaction again is the same submission (§10.3 rebroadcasts)
+  Transaction other{*node->chain_instance_id(), 0, Transfer{Address{}, 2}, {}};
+  ASSERT_TRUE(sign_tx(other, secret(1)));
+  EXPECT_EQ(node->submit(other).error().code, ApiErrorCode::kBadNonce);  // another one on a used nonce is refused
   ASSERT_TRUE(node->produce_block().ok());
-  EXPECT_EQ(node->account_info(genesis.governance_admin)->next_nonce, 1u);
+  EXPECT_EQ(*node->submit(tx), *hash);
+  ASSERT_TRUE(node->produce_block().ok());
+  EXPECT_EQ(node->account_info(genesis.governance_admin)->next_nonce, 1u);  // applied once
 }
 
 TEST_F(NodeTest, WrongChainAndBadSignatureAreRefusedAtSubmission) {

@@ -20,7 +20,7 @@ inline constexpr u128 kGenesisFunds = u128{1'000'000'000'000'000};
 
 inline GenesisSpec genesis_for(const crypto::Secp256k1Secret& admin) {
   Address a = *crypto::secp256k1_address(admin);
-  return GenesisSpec{"test-chain", a, {{a, kGenesisFunds}}, {}};
+  return GenesisSpec{"test-chain", a, {{a, kGenesisFunds}}, {}, std::nullopt};
 }
 
 inline Bytes text(std::string_view s) { return Bytes(s.begin(), s.end()); }

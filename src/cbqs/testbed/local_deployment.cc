@@ -27,7 +27,7 @@ Result<std::unique_ptr<LocalDeployment>, std::string> LocalDeployment::start(con
                                                                              const DeploymentOptions& o) {
   std::unique_ptr<LocalDeployment> d(new LocalDeployment());
   Address admin = *crypto::secp256k1_address(secp(1));
-  devchain::GenesisSpec genesis{"local", admin, {{admin, u128{1'000'000'000'000'000}}}, {}};
+  devchain::GenesisSpec genesis{"local", admin, {{admin, u128{1'000'000'000'000'000}}}, {}, std::nullopt};
   auto node = devchain::Node::open({dir / "chain", std::chrono::milliseconds(o.block_ms)}, genesis);
   if (!node) return Err{node.error()};
   d->node_ = std::move(*node);

@@ -155,7 +155,10 @@ class ConnectionImpl final : public Connection {
 class EndpointImpl final : public Endpoint {
  public:
   EndpointImpl(asio::io_context& io, EndpointConfig config, Events events)
-      : io_(io), config_(std::move(config)), events_(std::move(events)), socket_(io), timer_(io) {}
+      : io_(io), config_(std::move(config)), events_(std::move(events)), socket_(io), timer_(io) {
+    if (const MemoryHooks* m = config_.connection_memory)
+      mem_ = ngtcp2_mem{m->user, m->malloc, m->free, m->calloc, m->realloc};
+  }
   ~EndpointImpl() override {
     conns_.clear();
     if (cred_) gnutls_certificate_free_credentials(cred_);
@@ -293,6 +296,7 @@ class EndpointImpl final : public Endpoint {
 
   asio::io_context& io() { return io_; }
   const EndpointConfig& config() const { return config_; }
+  const ngtcp2_mem* mem() const { return config_.connection_memory ? &mem_ : nullptr; }
   const Events& events() const { return events_; }
   const udp::endpoint& local() const { return local_; }
   gnutls_certificate_credentials_t credentials() const { return cred_; }
@@ -436,6 +440,7 @@ class EndpointImpl final : public Endpoint {
 
   asio::io_context& io_;
   EndpointConfig config_;
+  ngtcp2_mem mem_{};
   Events events_;
   udp::socket socket_;
   asio::steady_timer timer_;
@@ -561,7 +566,7 @@ Result<Unit, std::string> ConnectionImpl::start_client() {
   ngtcp2_transport_params params = transport_params(false);
   auto cb = callbacks(false);
   auto p = path();
-  if (int rv = ngtcp2_conn_client_new(&conn_, &dcid, &scid, &p, NGTCP2_PROTO_VER_V1, &cb, &settings, &params, nullptr, this);
+  if (int rv = ngtcp2_conn_client_new(&conn_, &dcid, &scid, &p, NGTCP2_PROTO_VER_V1, &cb, &settings, &params, ep_.mem(), this);
       rv != 0)
     return Err{std::string("ngtcp2_conn_client_new: ") + ngtcp2_strerror(rv)};
   own_cid(scid);
@@ -580,7 +585,7 @@ Result<Unit, std::string> ConnectionImpl::start_server(const ngtcp2_pkt_hd& hd) 
   ep_.reset_token(params.stateless_reset_token, scid);
   auto cb = callbacks(true);
   auto p = path();
-  if (int rv = ngtcp2_conn_server_new(&conn_, &hd.scid, &scid, &p, hd.version, &cb, &settings, &params, nullptr, this);
+  if (int rv = ngtcp2_conn_server_new(&conn_, &hd.scid, &scid, &p, hd.version, &cb, &settings, &params, ep_.mem(), this);
       rv != 0)
     return Err{std::string("ngtcp2_conn_server_new: ") + ngtcp2_strerror(rv)};
   for (const ngtcp2_cid* c : {static_cast<const ngtcp2_cid*>(&scid), &hd.dcid}) {

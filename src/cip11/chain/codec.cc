@@ -1,0 +1,256 @@
+#include "cip11/chain/codec.h"
+
+#include "cip11/chain/instructions.h"
+
+namespace cowboy::cip11::chain {
+namespace {
+
+constexpr std::uint8_t kRecordVersion = 1;
+constexpr std::size_t kMaxEntries = 10'000'000;
+constexpr std::size_t kMaxRecordBytes = 1 << 20;
+
+void put_address_list(codec::Writer& w, const std::vector<Address>& list) {
+  w.count(list.size());
+  for (const auto& a : list) w.fixed(a);
+}
+std::vector<Address> get_address_list(codec::Reader& r) {
+  std::vector<Address> out(r.count(kMaxEntries, 20));
+  for (auto& a : out) a = r.fixed<20>();
+  return out;
+}
+
+void put_candidate(codec::Writer& w, const Candidate& c) {
+  w.fixed(c.address);
+  w.option(c.registry_index, [&](std::uint32_t i) { w.u32(i); });
+  w.u128(c.effective_stake);
+  w.u64(c.reputation_x1e9);
+}
+Candidate get_candidate(codec::Reader& r) {
+  Candidate c;
+  c.address = r.fixed<20>();
+  if (r.option_tag()) c.registry_index = r.u32();
+  c.effective_stake = r.u128();
+  c.reputation_x1e9 = r.u64();
+  return c;
+}
+
+template <typename T>
+T checked_enum(codec::Reader& r, std::uint8_t max) {
+  std::uint8_t v = r.u8();
+  if (v > max) r.fail(codec::DecodeError::kInvalidValue);
+  return static_cast<T>(v);
+}
+
+void put_runner(codec::Writer& w, const RunnerRecord& x) {
+  w.u8(kRecordVersion);
+  w.fixed(x.address);
+  w.fixed(x.key);
+  w.u128(x.stake);
+  w.u32(x.job_kinds);
+  w.count(x.capabilities.size());
+  for (const auto& c : x.capabilities) w.bytes(as_bytes(c));
+  w.u32(x.max_concurrent);
+  w.u128(x.price);
+  w.u8(static_cast<std::uint8_t>(x.health));
+  w.u64(x.registered_at);
+  w.u64(x.last_heartbeat);
+  w.u32(x.active_jobs);
+  w.u64(x.reputation_x1e9);
+}
+RunnerRecord get_runner(codec::Reader& r) {
+  RunnerRecord x;
+  r.version(kRecordVersion);
+  x.address = r.fixed<20>();
+  x.key = r.fixed<33>();
+  x.stake = r.u128();
+  x.job_kinds = r.u32();
+  std::uint32_t n = r.count(kMaxCapabilities, 4);
+  for (std::uint32_t i = 0; i < n && r.ok(); ++i) {
+    Bytes c = r.bytes(kMaxCapabilityBytes);
+    x.capabilities.emplace_back(c.begin(), c.end());
+  }
+  x.max_concurrent = r.u32();
+  x.price = r.u128();
+  x.health = checked_enum<HealthStatus>(r, static_cast<std::uint8_t>(HealthStatus::kDeregistered));
+  x.registered_at = r.u64();
+  x.last_heartbeat = r.u64();
+  x.active_jobs = r.u32();
+  x.reputation_x1e9 = r.u64();
+  return x;
+}
+
+void put_job(codec::Writer& w, const JobRecord& x) {
+  w.u8(kRecordVersion);
+  w.fixed(x.job_id);
+  w.fixed(x.submitter);
+  w.u8(static_cast<std::uint8_t>(x.kind));
+  w.bytes(x.spec);
+  w.u64(x.timeout_blocks);
+  w.u32(x.runners);
+  w.u128(x.max_price);
+  w.u64(x.submitted_at);
+  w.u8(static_cast<std::uint8_t>(x.state));
+  w.u32(x.selections);
+  w.u64(x.assignment_height);
+  w.u64(x.deadline_block);
+  w.count(x.committee.size());
+  for (const auto& a : x.committee) {
+    w.fixed(a.runner);
+    w.option(a.commitment, [&](const Bytes32& c) { w.fixed(c); });
+    w.u64(a.committed_at);
+    w.option(a.result_hash, [&](const Bytes32& h) { w.fixed(h); });
+  }
+  put_address_list(w, x.excluded);
+  w.option(x.pending, [&](const PendingSelectionV1& p) { w.bytes(encode(p)); });
+  w.count(x.pending_snapshot.size());
+  for (const auto& c : x.pending_snapshot) put_candidate(w, c);
+  w.bytes(x.result);
+  w.u64(x.finished_at);
+}
+JobRecord get_job(codec::Reader& r) {
+  JobRecord x;
+  r.version(kRecordVersion);
+  x.job_id = r.fixed<32>();
+  x.submitter = r.fixed<20>();
+  x.kind = checked_enum<JobKind>(r, static_cast<std::uint8_t>(JobKind::kAgent));
+  x.spec = r.bytes(kMaxSpecBytes);
+  x.timeout_blocks = r.u64();
+  x.runners = r.u32();
+  x.max_price = r.u128();
+  x.submitted_at = r.u64();
+  x.state = checked_enum<JobState>(r, static_cast<std::uint8_t>(JobState::kFailed));
+  x.selections = r.u32();
+  x.assignment_height = r.u64();
+  x.deadline_block = r.u64();
+  std::uint32_t n = r.count(kMaxCommittee, 30);
+  for (std::uint32_t i = 0; i < n && r.ok(); ++i) {
+    Assignment a;
+    a.runner = r.fixed<20>();
+    if (r.option_tag()) a.commitment = r.fixed<32>();
+    a.committed_at = r.u64();
+    if (r.option_tag()) a.result_hash = r.fixed<32>();
+    x.committee.push_back(a);
+  }
+  x.excluded = get_address_list(r);
+  if (r.option_tag()) {
+    Bytes p = r.bytes(kMaxRecordBytes);
+    auto pending = decode_pending_selection(p);
+    if (r.ok() && !pending) r.fail(codec::DecodeError::kInvalidValue);
+    if (pending) x.pending = *pending;
+  }
+  std::uint32_t m = r.count(kMaxEntries, 38);
+  x.pending_snapshot.reserve(m);
+  for (std::uint32_t i = 0; i < m && r.ok(); ++i) x.pending_snapshot.push_back(get_candidate(r));
+  x.result = r.bytes(kMaxResultBytes);
+  x.finished_at = r.u64();
+  return x;
+}
+
+template <typename T, typename Put>
+Bytes encode_one(const T& x, Put put) {
+  codec::Writer w;
+  put(w, x);
+  return std::move(w).take();
+}
+template <typename Get>
+auto decode_one(ByteView bytes, Get get) -> Result<decltype(get(std::declval<codec::Reader&>())), codec::DecodeError> {
+  if (bytes.size() > kMaxRecordBytes) return Err{codec::DecodeError::kLengthOverCap};
+  codec::Reader r(bytes);
+  auto x = get(r);
+  r.finish();
+  if (!r.ok()) return Err{r.error()};
+  return x;
+}
+
+}  // namespace
+
+Bytes encode_runner(const RunnerRecord& runner) { return encode_one(runner, put_runner); }
+Result<RunnerRecord, codec::DecodeError> decode_runner(ByteView bytes) { return decode_one(bytes, get_runner); }
+Bytes encode_job(const JobRecord& job) { return encode_one(job, put_job); }
+Result<JobRecord, codec::DecodeError> decode_job(ByteView bytes) { return decode_one(bytes, get_job); }
+
+void put_params(codec::Writer& w, const ChainParams& p) {
+  w.u64(p.chain_id);
+  w.boolean(p.present_first_enabled);
+  w.boolean(p.poll_disabled);
+  w.boolean(p.multi_validator);
+  w.u64(p.heartbeat_timeout_blocks);
+  w.u64(p.mru_activation_height);
+  w.u64(p.mru_ttl_blocks);
+  w.u64(p.selection_seed_delay_views);
+  w.u128(p.min_stake);
+  w.u32(p.max_selections);
+  w.u64(p.reputation.reputation_normalizer);
+  w.u64(p.reputation.w_min_floor_x1e6);
+}
+ChainParams get_params(codec::Reader& r) {
+  ChainParams p;
+  p.chain_id = r.u64();
+  p.present_first_enabled = r.boolean();
+  p.poll_disabled = r.boolean();
+  p.multi_validator = r.boolean();
+  p.heartbeat_timeout_blocks = r.u64();
+  p.mru_activation_height = r.u64();
+  p.mru_ttl_blocks = r.u64();
+  p.selection_seed_delay_views = r.u64();
+  p.min_stake = r.u128();
+  p.max_selections = r.u32();
+  p.reputation.reputation_normalizer = r.u64();
+  p.reputation.w_min_floor_x1e6 = r.u64();
+  return p;
+}
+
+void put_state(codec::Writer& w, const State& s) {
+  w.bytes(s.index.encode());
+  w.u32(s.parent_registry_size);
+  w.u64(s.jobs_submitted);
+  w.count(s.runners.size());
+  for (const auto& [a, runner] : s.runners) w.bytes(encode_runner(runner));
+  w.count(s.jobs.size());
+  for (const auto& [id, job] : s.jobs) w.bytes(encode_job(job));
+  w.count(s.mru.size());
+  for (const auto& [key, m] : s.mru) {
+    w.fixed(key.first);
+    w.u8(static_cast<std::uint8_t>(key.second));
+    w.fixed(m.runner);
+    w.u64(m.set_at_block);
+  }
+}
+
+State get_state(codec::Reader& r) {
+  State s;
+  Bytes index = r.bytes(kMaxEntries * 24);
+  if (r.ok()) {
+    auto decoded = ActiveRunners::decode(index);
+    if (decoded) s.index = std::move(*decoded);
+    else r.fail(codec::DecodeError::kInvalidValue);
+  }
+  s.parent_registry_size = r.u32();
+  s.jobs_submitted = r.u64();
+  std::uint32_t n = r.count(kMaxEntries, 4);
+  for (std::uint32_t i = 0; i < n && r.ok(); ++i) {
+    auto runner = decode_runner(r.bytes(kMaxRecordBytes));
+    if (!runner) { r.fail(runner.error()); break; }
+    s.runners[runner->address] = std::move(*runner);
+  }
+  n = r.count(kMaxEntries, 4);
+  for (std::uint32_t i = 0; i < n && r.ok(); ++i) {
+    auto job = decode_job(r.bytes(kMaxRecordBytes));
+    if (!job) { r.fail(job.error()); break; }
+    s.jobs[job->job_id] = std::move(*job);
+  }
+  n = r.count(kMaxEntries, 49);
+  for (std::uint32_t i = 0; i < n && r.ok(); ++i) {
+    Address submitter = r.fixed<20>();
+    auto kind = checked_enum<JobKind>(r, static_cast<std::uint8_t>(JobKind::kAgent));
+    MruRecord m;
+    m.runner = r.fixed<20>();
+    m.set_at_block = r.u64();
+    s.mru[{submitter, kind}] = m;
+  }
+  // Every runner is in the index, and the index names only runners.
+  if (r.ok() && s.index.size() != s.runners.size()) r.fail(codec::DecodeError::kInvalidValue);
+  return s;
+}
+
+}  // namespace cowboy::cip11::chain

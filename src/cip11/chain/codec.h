@@ -1,0 +1,24 @@
+// The stored form of the CIP-11 chain state and its parameters (common/codec.h
+// rules). Decoding is strict and bounded: every count and length is checked
+// against the remaining input before anything is allocated.
+#pragma once
+
+#include "cip11/chain/state.h"
+#include "common/codec.h"
+
+namespace cowboy::cip11::chain {
+
+void put_state(codec::Writer& w, const State& state);
+State get_state(codec::Reader& r);
+
+void put_params(codec::Writer& w, const ChainParams& params);
+ChainParams get_params(codec::Reader& r);
+
+/// One runner record alone: the unit the devchain stores per runner.
+Bytes encode_runner(const RunnerRecord& runner);
+Result<RunnerRecord, codec::DecodeError> decode_runner(ByteView bytes);
+/// One job record alone.
+Bytes encode_job(const JobRecord& job);
+Result<JobRecord, codec::DecodeError> decode_job(ByteView bytes);
+
+}  // namespace cowboy::cip11::chain

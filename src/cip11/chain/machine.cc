@@ -1,0 +1,407 @@
+#include "cip11/chain/machine.h"
+
+#include <algorithm>
+
+namespace cowboy::cip11::chain {
+namespace {
+
+constexpr std::string_view kBeaconDomain = "cowboy/devchain-beacon/v1";
+
+u128 saturating_mul(u128 a, u128 k) { return a > ~u128{0} / k ? ~u128{0} : a * k; }
+
+bool supports(const RunnerRecord& r, JobKind kind) { return (r.job_kinds >> static_cast<unsigned>(kind) & 1u) != 0; }
+
+/// The view whose seed a selection in block H reads: R_{H-1} for M == 1 (§9.2).
+std::uint64_t parent_view(std::uint64_t height) { return height == 0 ? 0 : height - 1; }
+
+/// Ends every current assignment of `job` with `reason` (their concurrency slots free up).
+void end_committee(State& state, JobRecord& job, EndReason reason, Effects& effects) {
+  for (const auto& a : job.committee) {
+    if (auto it = state.runners.find(a.runner); it != state.runners.end() && it->second.active_jobs > 0)
+      --it->second.active_jobs;
+    effects.ended.push_back({job.job_id, a.runner, reason});
+  }
+}
+
+/// Draws and writes a committee at block H (§9.2, §7.3, §9.3, §10.1).
+void assign(State& state, const BlockContext& block, JobRecord& job, std::span<const Candidate> eligible,
+            const Bytes32& seed, std::uint64_t deadline_block, Effects& effects) {
+  std::optional<Address> mru;
+  if (block.height >= block.params.mru_activation_height) {  // below it MRU state is neither read nor written (§9.4)
+    auto it = state.mru.find({job.submitter, job.kind});
+    mru = lookup_mru(it == state.mru.end() ? std::nullopt : std::optional<MruRecord>(it->second), block.height,
+                     block.params.mru_ttl_blocks);
+  }
+  CommitteeRequest request;
+  request.eligible = eligible;
+  request.presence = block.params.present_first_enabled ? &block.presence : nullptr;
+  request.committee_size = job.runners;
+  request.seed = seed;
+  request.mru = mru;
+  request.config = block.params.reputation;
+  request.multi_validator = block.params.multi_validator;
+  job.committee.clear();
+  for (const Address& runner : select_committee(request)) {
+    job.committee.push_back(Assignment{runner, std::nullopt, 0, std::nullopt});
+    ++state.runners.at(runner).active_jobs;
+    effects.assigned.push_back({job.job_id, runner, block.height, deadline_block});
+  }
+  job.state = JobState::kAssigned;
+  job.selections += 1;
+  job.assignment_height = block.height;
+  job.deadline_block = deadline_block;
+}
+
+void note_seed(Effects& effects, const Beacon& beacon) {
+  ConsumedSeed entry{beacon.epoch, beacon.view, beacon.signature};
+  auto& seeds = effects.consumed_seeds;
+  auto at = std::lower_bound(seeds.begin(), seeds.end(), entry, [](const ConsumedSeed& a, const ConsumedSeed& b) {
+    return std::pair(a.epoch, a.view) < std::pair(b.epoch, b.view);
+  });
+  if (at == seeds.end() || at->epoch != entry.epoch || at->view != entry.view) seeds.insert(at, std::move(entry));
+}
+
+/// A selection seed from the seed of Round(0, view), or nullopt while that seed is unknown.
+std::optional<Bytes32> seed_for(const BlockContext& block, SelectionMode mode, std::uint64_t view, const JobRecord& job,
+                                std::uint64_t submitted_at, Effects* consumed) {
+  auto beacon = block.beacon.seed(0, view);
+  if (!beacon) return std::nullopt;
+  auto hash = beacon_hash_v1(*beacon);
+  if (!hash) return std::nullopt;
+  if (consumed) note_seed(*consumed, *beacon);
+  return selection_seed_v3(mode, *hash, job.job_id, submitted_at);
+}
+
+SelectionMode mode_of(const JobRecord& job) {
+  return job.runners == 1 ? SelectionMode::kImmediate : SelectionMode::kDelayed;
+}
+
+/// §9.2 pending pass: every record whose seed view is known, in (submitted_at, job_id) order.
+void run_pending(State& state, const BlockContext& block, Effects& effects) {
+  std::vector<JobRecord*> due;
+  for (auto& [id, job] : state.jobs)
+    if (job.state == JobState::kPendingSelection && job.pending && job.pending->seed_view < block.height)
+      due.push_back(&job);
+  std::sort(due.begin(), due.end(), [](const JobRecord* a, const JobRecord* b) {
+    return std::pair(a->submitted_at, a->job_id) < std::pair(b->submitted_at, b->job_id);
+  });
+  for (JobRecord* job : due) {
+    const PendingSelectionV1& p = *job->pending;
+    auto seed = seed_for(block, SelectionMode::kDelayed, p.seed_view, *job, p.submitted_at, &effects);
+    if (!seed) continue;  // stays pending under the same round; never a substitute seed
+    if (candidates_snapshot_root(job->pending_snapshot, block.params.reputation) != p.candidates_snapshot_root)
+      continue;  // cannot happen from this machine's own writes; a corrupted record is left, not misassigned
+    std::vector<Candidate> snapshot = std::move(job->pending_snapshot);
+    job->pending.reset();
+    job->pending_snapshot.clear();
+    assign(state, block, *job, snapshot, *seed, job->deadline_block, effects);
+  }
+}
+
+/// The result hash a strict majority of the committee revealed, if any.
+std::optional<Bytes32> majority(const JobRecord& job) {
+  std::map<Bytes32, std::uint32_t> votes;
+  for (const auto& a : job.committee)
+    if (a.result_hash && ++votes[*a.result_hash] * 2 > job.runners) return a.result_hash;
+  return std::nullopt;
+}
+
+void complete(State& state, const BlockContext& block, JobRecord& job, Bytes result, const Bytes32& agreed,
+              Effects& effects) {
+  if (block.height >= block.params.mru_activation_height)  // §9.4 write path: first matching runner in committee order
+    for (const auto& a : job.committee)
+      if (a.result_hash == agreed) {
+        state.mru[{job.submitter, job.kind}] = MruRecord{a.runner, block.height};
+        break;
+      }
+  end_committee(state, job, EndReason::kCompleted, effects);
+  job.state = JobState::kCompleted;
+  job.result = std::move(result);
+  job.finished_at = block.height;
+}
+
+/// §11.2: a committee whose deadline passed without a result times out; the
+/// next committee is drawn at this block, without the runners that timed out.
+void run_deadlines(State& state, const BlockContext& block, Effects& effects) {
+  for (auto& [id, job] : state.jobs) {
+    if (job.state != JobState::kAssigned || job.deadline_block >= block.height) continue;
+    for (const auto& a : job.committee)
+      if (!a.result_hash) {
+        auto at = std::lower_bound(job.excluded.begin(), job.excluded.end(), a.runner);
+        if (at == job.excluded.end() || *at != a.runner) job.excluded.insert(at, a.runner);
+      }
+    const bool last = job.selections >= block.params.max_selections;
+    end_committee(state, job, last ? EndReason::kExpired : EndReason::kReassigned, effects);
+    job.committee.clear();
+    if (last) {
+      job.state = JobState::kTimedOut;
+      job.finished_at = block.height;
+      continue;
+    }
+    auto seed = seed_for(block, mode_of(job), parent_view(block.height), job, block.height, nullptr);
+    auto eligible = eligible_candidates(state, block.params, job, block.height);
+    if (seed) assign(state, block, job, eligible, *seed, block.height + job.timeout_blocks, effects);
+  }
+}
+
+// ---- instructions ----------------------------------------------------------
+
+struct Apply {
+  State& state;
+  std::map<Address, u128>& balances;
+  const BlockContext& block;
+  const TxContext& tx;
+  Effects& effects;
+  Outcome out;
+
+  u128 balance(const Address& a) const {
+    auto it = balances.find(a);
+    return it == balances.end() ? 0 : it->second;
+  }
+  RunnerRecord* runner() {
+    auto it = state.runners.find(tx.sender);
+    return it == state.runners.end() ? nullptr : &it->second;
+  }
+  std::optional<ChainError> live_runner(RunnerRecord*& r) {
+    r = runner();
+    if (!r) return ChainError::kUnknownRunner;
+    if (r->health == HealthStatus::kDeregistered) return ChainError::kRunnerDeregistered;
+    return std::nullopt;
+  }
+
+  std::optional<ChainError> operator()(const RegisterRunner& b) {
+    RunnerRecord* existing = runner();
+    if (existing && existing->health != HealthStatus::kDeregistered) return ChainError::kRunnerExists;
+    if (crypto::secp256k1_key_address(b.key) != tx.sender) return ChainError::kKeyNotSender;
+    if (b.stake < block.params.min_stake) return ChainError::kStakeBelowMinimum;
+    if (balance(tx.sender) < b.stake) return ChainError::kInsufficientFunds;
+    balances[tx.sender] -= b.stake;
+    RunnerRecord r;
+    r.address = tx.sender;
+    r.key = b.key;
+    r.stake = b.stake;
+    r.job_kinds = b.job_kinds;
+    r.capabilities = b.capabilities;
+    r.max_concurrent = b.max_concurrent;
+    r.price = b.price;
+    r.registered_at = block.height;
+    r.last_heartbeat = block.height;  // registering is the first heartbeat
+    state.runners[tx.sender] = std::move(r);
+    state.index.register_runner(tx.sender);  // a returning runner keeps its index (§7.2)
+    return std::nullopt;
+  }
+  std::optional<ChainError> operator()(const RunnerHeartbeat&) {
+    RunnerRecord* r = nullptr;
+    if (auto e = live_runner(r)) return e;
+    r->last_heartbeat = block.height;
+    return std::nullopt;
+  }
+  std::optional<ChainError> operator()(const SetRunnerHealth& b) {
+    RunnerRecord* r = nullptr;
+    if (auto e = live_runner(r)) return e;
+    r->health = b.health;
+    return std::nullopt;
+  }
+  std::optional<ChainError> operator()(const DeregisterRunner&) {
+    RunnerRecord* r = nullptr;
+    if (auto e = live_runner(r)) return e;
+    if (r->active_jobs > 0) return ChainError::kRunnerBusy;
+    balances[tx.sender] = balance(tx.sender) + r->stake;
+    r->stake = 0;
+    r->health = HealthStatus::kDeregistered;
+    return std::nullopt;
+  }
+  std::optional<ChainError> operator()(const SubmitJob& b) {
+    const std::uint64_t delay = block.params.selection_seed_delay_views;
+    if (b.runners > 1 && b.timeout_blocks <= delay + 1) return ChainError::kTimeoutTooShort;
+    JobRecord job;
+    job.job_id = job_id_of(tx.tx_hash);
+    job.submitter = tx.sender;
+    job.kind = b.kind;
+    job.spec = b.spec;
+    job.timeout_blocks = b.timeout_blocks;
+    job.runners = b.runners;
+    job.max_price = b.max_price;
+    job.submitted_at = block.height;
+    job.deadline_block = block.height + b.timeout_blocks;  // §10.1: submitted_at + timeout_blocks
+    auto eligible = eligible_candidates(state, block.params, job, block.height);
+    if (b.runners == 1) {
+      auto seed = seed_for(block, SelectionMode::kImmediate, parent_view(block.height), job, block.height, nullptr);
+      if (seed) {
+        assign(state, block, job, eligible, *seed, job.deadline_block, effects);
+      } else {
+        job.state = JobState::kAssigned;  // no seed (genesis edge): an empty committee, re-selected at the deadline
+        job.selections = 1;
+        job.assignment_height = block.height;
+      }
+    } else {
+      PendingSelectionV1 p;
+      p.job_id = job.job_id;
+      p.submitted_at = block.height;
+      p.selection_state_height = block.height;
+      p.committee_size = b.runners;
+      p.submission_view = block.height;
+      p.seed_view = block.height + delay;  // advance_round within the devchain's one epoch
+      p.seed_delay_views = delay;
+      p.candidates_snapshot_root = candidates_snapshot_root(eligible, block.params.reputation);
+      job.pending = p;
+      job.pending_snapshot = std::move(eligible);
+      job.state = JobState::kPendingSelection;
+    }
+    out.job_id = job.job_id;
+    ++state.jobs_submitted;
+    state.jobs.emplace(job.job_id, std::move(job));
+    return std::nullopt;
+  }
+
+  std::optional<ChainError> open_assignment(const Bytes32& job_id, JobRecord*& job, Assignment*& a) {
+    auto it = state.jobs.find(job_id);
+    if (it == state.jobs.end()) return ChainError::kUnknownJob;
+    job = &it->second;
+    if (terminal(job->state)) return ChainError::kJobClosed;
+    a = job->state == JobState::kAssigned ? job->assignment_of(tx.sender) : nullptr;
+    if (!a) return ChainError::kNotAssigned;
+    return std::nullopt;
+  }
+  std::optional<ChainError> operator()(const JobResultCommit& b) {
+    JobRecord* job = nullptr;
+    Assignment* a = nullptr;
+    if (auto e = open_assignment(b.job_id, job, a)) return e;
+    if (a->commitment) return ChainError::kAlreadyCommitted;
+    a->commitment = b.commitment;
+    a->committed_at = block.height;
+    return std::nullopt;
+  }
+  /// The reveal window (docs/cip11.md): every member's commitment is in an
+  /// earlier block, or half the timeout has passed since the assignment.
+  bool reveal_open(const JobRecord& job) const {
+    bool all = std::all_of(job.committee.begin(), job.committee.end(),
+                           [&](const Assignment& m) { return m.commitment && m.committed_at < block.height; });
+    return all || block.height >= job.assignment_height + std::max<std::uint64_t>(1, job.timeout_blocks / 2);
+  }
+  std::optional<ChainError> operator()(const JobResultSubmit& b) {
+    JobRecord* job = nullptr;
+    Assignment* a = nullptr;
+    if (auto e = open_assignment(b.job_id, job, a)) return e;
+    if (a->result_hash) return ChainError::kAlreadyRevealed;
+    if (job->runners > 1) {
+      if (!a->commitment || a->committed_at >= block.height) return ChainError::kNoCommitment;
+      if (!reveal_open(*job)) return ChainError::kRevealWindowClosed;
+    }
+    if (a->commitment && *a->commitment != result_commitment(b.job_id, tx.sender, b.result, b.salt))
+      return ChainError::kCommitmentMismatch;
+    a->result_hash = crypto::keccak256(b.result);
+    if (auto agreed = majority(*job)) {
+      complete(state, block, *job, b.result, *agreed, effects);
+    } else if (std::all_of(job->committee.begin(), job->committee.end(),
+                           [](const Assignment& m) { return m.result_hash.has_value(); }) &&
+               job->committee.size() == job->runners) {
+      end_committee(state, *job, EndReason::kFailed, effects);
+      job->state = JobState::kFailed;
+      job->finished_at = block.height;
+    }
+    return std::nullopt;
+  }
+};
+
+}  // namespace
+
+std::string_view chain_error_name(ChainError e) {
+  switch (e) {
+#define X(name, text) \
+  case ChainError::k##name: return #name;
+    CIP11_CHAIN_ERRORS(X)
+#undef X
+  }
+  return "Unknown";
+}
+
+std::optional<Beacon> DevBeacon::seed(std::uint64_t epoch, std::uint64_t view) const {
+  if (epoch != 0 || view >= height_) return std::nullopt;
+  codec::Writer w;
+  w.raw(kBeaconDomain);
+  w.fixed(chain_);
+  w.u64(view);
+  Bytes32 a = crypto::keccak256(w.data());
+  Bytes32 b = crypto::keccak256(a);
+  Beacon beacon;
+  beacon.epoch = 0;
+  beacon.view = view;
+  beacon.signature.assign(a.begin(), a.end());
+  beacon.signature.insert(beacon.signature.end(), b.begin(), b.begin() + 16);  // 48 bytes, as MinSig's G1
+  return beacon;
+}
+
+Res<PresentSet> presence_of_block(const ChainParams& params, const std::optional<Bytes>& field,
+                                  std::uint32_t registry_size) {
+  if (!field) {
+    if (params.present_first_enabled) return Err{Errc::kBadPresenceVersion};  // rule 2: the field must be there
+    return PresentSet(registry_size);
+  }
+  auto set = decode_presence(*field, registry_size);
+  if (!set && !params.present_first_enabled) return PresentSet(registry_size);  // rule 1: treated as empty
+  return set;
+}
+
+void begin_block(State& state, const BlockContext& block, Effects& effects) {
+  state.parent_registry_size = state.index.size();
+  run_pending(state, block, effects);
+  run_deadlines(state, block, effects);
+}
+
+Outcome apply(State& state, std::map<Address, u128>& balances, const BlockContext& block, const TxContext& tx,
+              ByteView payload, Effects& effects) {
+  auto instruction = decode_instruction(payload);
+  if (!instruction) return Outcome{ChainError::kMalformedInstruction, std::nullopt};
+  // Every handler checks all of its rules before its first write, so a refusal
+  // leaves `state`, `balances` and `effects` as they were.
+  Apply run{state, balances, block, tx, effects, {}};
+  run.out.error = std::visit(run, *instruction);
+  return run.out;
+}
+
+Bytes32 job_id_of(const Bytes32& tx_hash) {
+  return crypto::keccak256({as_bytes(std::string_view("cowboy/cip11-job-id/v1")), tx_hash});
+}
+
+std::vector<Candidate> eligible_candidates(const State& state, const ChainParams& params, const JobRecord& job,
+                                           std::uint64_t height) {
+  std::vector<Candidate> out;
+  for (const auto& [address, r] : state.runners) {
+    if (std::binary_search(job.excluded.begin(), job.excluded.end(), address)) continue;       // 0: exclusion list
+    if (!passes_liveness_floor(r.health, r.last_heartbeat, height, params.heartbeat_timeout_blocks)) continue;  // 1
+    if (!supports(r, job.kind)) continue;                                                      // 3: capability
+    if (r.price > job.max_price) continue;                                                     // 5: price
+    if (r.active_jobs >= r.max_concurrent) continue;                                           // 6: concurrency
+    if (saturating_mul(r.stake, 2) < saturating_mul(job.max_price, 3)) continue;               // 9: stake >= 1.5 x max_price
+    Candidate c;
+    c.address = address;
+    if (auto i = state.index.index_of(address); i && *i < state.parent_registry_size) c.registry_index = i;
+    c.effective_stake = r.stake;
+    c.reputation_x1e9 = r.reputation_x1e9;
+    out.push_back(c);
+  }
+  return out;  // std::map order is address order
+}
+
+const Assignment* JobRecord::assignment_of(const Address& runner) const {
+  for (const auto& a : committee)
+    if (a.runner == runner) return &a;
+  return nullptr;
+}
+Assignment* JobRecord::assignment_of(const Address& runner) {
+  return const_cast<Assignment*>(std::as_const(*this).assignment_of(runner));
+}
+
+std::string_view job_state_name(JobState s) {
+  switch (s) {
+    case JobState::kPendingSelection: return "PendingSelection";
+    case JobState::kAssigned: return "Assigned";
+    case JobState::kCompleted: return "Completed";
+    case JobState::kTimedOut: return "TimedOut";
+    case JobState::kFailed: return "Failed";
+  }
+  return "Unknown";
+}
+
+}  // namespace cowboy::cip11::chain

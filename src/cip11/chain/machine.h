@@ -1,0 +1,122 @@
+// The CIP-11 chain plane as a pure, deterministic state machine: the Runner
+// Registry (§7.1, §7.2), the Job Dispatcher (§9) and result settlement
+// (§10.3, §11.2). A block is begin_block() - presence decoded against
+// registry(H-1), due pending selections, expired deadlines - then one
+// apply() per instruction. No I/O, no clock, no randomness beyond the
+// BeaconSource. A refused instruction leaves the state as it was.
+#pragma once
+
+#include <functional>
+
+#include "cip11/chain/instructions.h"
+#include "cip11/chain/state.h"
+
+namespace cowboy::cip11::chain {
+
+#define CIP11_CHAIN_ERRORS(X)                                                                  \
+  X(MalformedInstruction, "the CIP-11 payload failed strict decoding")                         \
+  X(KeyNotSender, "the runner key does not derive the transaction's sender")                   \
+  X(RunnerExists, "the sender is a registered runner")                                         \
+  X(UnknownRunner, "the sender is not a registered runner")                                    \
+  X(RunnerDeregistered, "the runner is deregistered")                                          \
+  X(RunnerBusy, "the runner holds assignments; it can deregister once they end")              \
+  X(StakeBelowMinimum, "stake below MIN_STAKE")                                                \
+  X(InsufficientFunds, "the sender's native balance is below the stake")                      \
+  X(TimeoutTooShort, "an M > 1 job needs timeout_blocks > SELECTION_SEED_DELAY_VIEWS + 1")     \
+  X(UnknownJob, "no such job")                                                                 \
+  X(JobClosed, "the job is in a terminal state")                                               \
+  X(NotAssigned, "the sender is not in the job's current committee")                           \
+  X(AlreadyCommitted, "the runner has a commitment for this job")                              \
+  X(AlreadyRevealed, "the runner has revealed its result for this job")                        \
+  X(NoCommitment, "an M > 1 reveal needs the runner's commitment in an earlier block")        \
+  X(RevealWindowClosed, "the reveal window has not opened")                                    \
+  X(CommitmentMismatch, "the reveal does not match the runner's commitment")
+
+enum class ChainError : std::uint8_t {
+#define X(name, text) k##name,
+  CIP11_CHAIN_ERRORS(X)
+#undef X
+};
+std::string_view chain_error_name(ChainError e);
+
+/// The §9.2 seed source. A real chain reads verified threshold seeds; the
+/// devchain's DevBeacon derives one per view (docs/cip11.md, "Chain plane").
+class BeaconSource {
+ public:
+  virtual ~BeaconSource() = default;
+  /// The seed of Round(epoch, view); nullopt while it is not yet known.
+  virtual std::optional<Beacon> seed(std::uint64_t epoch, std::uint64_t view) const = 0;
+};
+
+/// Block h is proposed in Round(0, h); its seed is known once h is final, so a
+/// block H can read the seed of any view below H.
+class DevBeacon final : public BeaconSource {
+ public:
+  DevBeacon(const Bytes32& chain_instance_id, std::uint64_t height) : chain_(chain_instance_id), height_(height) {}
+  std::optional<Beacon> seed(std::uint64_t epoch, std::uint64_t view) const override;
+
+ private:
+  Bytes32 chain_;
+  std::uint64_t height_;  // the block being executed
+};
+
+/// What one block did that the world outside the chain acts on (§10.1, §10.5).
+struct AssignmentNotice {
+  Bytes32 job_id{};
+  Address runner{};
+  std::uint64_t assignment_height = 0;
+  std::uint64_t deadline_block = 0;
+};
+enum class EndReason : std::uint8_t { kReassigned, kExpired, kFailed, kCompleted };
+struct AssignmentEnd {
+  Bytes32 job_id{};
+  Address runner{};
+  EndReason reason = EndReason::kExpired;
+};
+struct ConsumedSeed {  // ConsumedSeedsV1 entry (§9.2)
+  std::uint64_t epoch = 0, view = 0;
+  Bytes signature;
+  bool operator==(const ConsumedSeed&) const = default;
+};
+struct Effects {
+  std::vector<AssignmentNotice> assigned;
+  std::vector<AssignmentEnd> ended;
+  std::vector<ConsumedSeed> consumed_seeds;  // sorted by round, deduplicated
+};
+
+struct BlockContext {
+  std::uint64_t height = 0;
+  const ChainParams& params;
+  const BeaconSource& beacon;
+  const PresentSet& presence;  // PresenceInput(H), sized |registry(H-1)|
+};
+
+/// §7.2 rules 1-2: the present set a block's field stands for. With the flag
+/// off an absent or malformed field is the empty set; with it on either makes
+/// the block invalid (the error says why).
+Res<PresentSet> presence_of_block(const ChainParams& params, const std::optional<Bytes>& field,
+                                  std::uint32_t registry_size);
+
+/// Start of block H: fixes |registry(H-1)|, assigns due M > 1 selections in
+/// (submitted_at, job_id) order, then times out assignments past their deadline.
+void begin_block(State& state, const BlockContext& block, Effects& effects);
+
+struct TxContext {
+  Address sender{};
+  Bytes32 tx_hash{};  // names a submitted job: job_id_of(tx_hash)
+};
+struct Outcome {
+  std::optional<ChainError> error;
+  std::optional<Bytes32> job_id;  // SubmitJob: the new job
+};
+/// Applies one Cip11Call payload. Stake moves between `balances` and the runner record.
+Outcome apply(State& state, std::map<Address, u128>& balances, const BlockContext& block, const TxContext& tx,
+              ByteView payload, Effects& effects);
+
+Bytes32 job_id_of(const Bytes32& tx_hash);  // keccak256("cowboy/cip11-job-id/v1" || tx_hash)
+
+/// §9.1 at `height`: the floor-eligible runners that pass this job's filters, address-sorted.
+std::vector<Candidate> eligible_candidates(const State& state, const ChainParams& params, const JobRecord& job,
+                                           std::uint64_t height);
+
+}  // namespace cowboy::cip11::chain

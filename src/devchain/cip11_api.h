@@ -1,0 +1,33 @@
+// The CIP-11 chain plane's reads, as the devchain serves them (docs/devchain.md):
+// runners, jobs, a block's presence field and the CIP-2 poll view.
+#pragma once
+
+#include <vector>
+
+#include "cip11/chain/state.h"
+#include "devchain/api.h"
+#include "devchain/cip11_genesis.h"
+
+namespace cowboy::devchain {
+
+struct BlockPresence {
+  std::uint64_t height = 0;
+  std::optional<Bytes> field;        // the literal PresenceInputV1 bytes the block carries
+  std::vector<std::uint32_t> present;  // the registry indices they stand for
+};
+
+class Cip11Api {
+ public:
+  virtual ~Cip11Api() = default;
+  /// NotFound on a chain whose genesis has no CIP-11 section.
+  virtual ApiResult<Cip11Genesis> cip11_genesis() = 0;
+  /// Every registered runner, in registry (ACTIVE_RUNNERS_KEY) index order.
+  virtual ApiResult<std::vector<cip11::chain::RunnerRecord>> runners() = 0;
+  virtual ApiResult<cip11::chain::RunnerRecord> runner(const Address& runner) = 0;
+  virtual ApiResult<cip11::chain::JobRecord> job(const Bytes32& job_id) = 0;
+  /// The CIP-2 poll view (§14): the non-terminal jobs whose current committee holds `runner`.
+  virtual ApiResult<std::vector<cip11::chain::JobRecord>> runner_jobs(const Address& runner) = 0;
+  virtual ApiResult<BlockPresence> block_presence(std::uint64_t height) = 0;
+};
+
+}  // namespace cowboy::devchain

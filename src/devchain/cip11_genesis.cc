@@ -1,0 +1,177 @@
+#include "devchain/cip11_genesis.h"
+
+#include <nlohmann/json.hpp>
+
+#include "cip11/chain/codec.h"
+#include "cip11/chain/instructions.h"
+#include "devchain/json.h"
+
+namespace cowboy::devchain {
+
+using Json = nlohmann::json;
+
+cip11::chain::State cip11_genesis_state(const Cip11Genesis& genesis) {
+  cip11::chain::State state;
+  for (const auto& g : genesis.runners) {
+    auto address = crypto::secp256k1_key_address(g.key);
+    if (!address) continue;  // refused by cip11_genesis_from_json already
+    cip11::chain::RunnerRecord r;
+    r.address = *address;
+    r.key = g.key;
+    r.stake = g.stake;
+    r.job_kinds = g.job_kinds;
+    r.capabilities = g.capabilities;
+    r.max_concurrent = g.max_concurrent;
+    r.price = g.price;
+    state.runners[*address] = r;
+    state.index.register_runner(*address);
+  }
+  state.parent_registry_size = state.index.size();
+  return state;
+}
+
+void put_cip11_genesis(codec::Writer& w, const Cip11Genesis& genesis) {
+  w.raw(std::string_view("cowboy/devchain-genesis-cip11/v1"));
+  cip11::chain::put_params(w, genesis.params);
+  w.count(genesis.validators.size());
+  for (const auto& v : genesis.validators) {
+    w.fixed(v.peer_key);
+    w.bytes(as_bytes(v.endpoint));
+  }
+  w.count(genesis.runners.size());
+  for (const auto& r : genesis.runners) {
+    w.fixed(r.key);
+    w.u128(r.stake);
+    w.u32(r.job_kinds);
+    w.count(r.capabilities.size());
+    for (const auto& c : r.capabilities) w.bytes(as_bytes(c));
+    w.u32(r.max_concurrent);
+    w.u128(r.price);
+  }
+}
+
+namespace {
+
+using Error = std::string;
+
+std::optional<std::uint64_t> u64_field(const Json& j, const char* key) {
+  if (!j.contains(key)) return std::nullopt;
+  const auto& v = j[key];
+  if (v.is_number_unsigned() || (v.is_number_integer() && v.get<std::int64_t>() >= 0)) return v.get<std::uint64_t>();
+  return std::nullopt;
+}
+
+Result<std::uint32_t, Error> kinds_from_json(const Json& j) {
+  if (!j.is_array() || j.empty()) return Err{Error("job_kinds must be a non-empty list of §9.4 names")};
+  std::uint32_t mask = 0;
+  for (const auto& name : j) {
+    auto kind = name.is_string() ? cip11::job_kind_named(name.get<std::string>()) : std::nullopt;
+    if (!kind) return Err{"unknown job kind " + name.dump()};
+    mask |= 1u << static_cast<unsigned>(*kind);
+  }
+  return mask;
+}
+
+Result<Cip11GenesisRunner, Error> runner_from_json(const Json& j) {
+  if (!j.is_object() || !j.contains("key") || !j["key"].is_string()) return Err{Error("a runner needs its key")};
+  Cip11GenesisRunner r;
+  auto key = fixed_from_hex<33>(j["key"].get<std::string>());
+  if (!key || !crypto::secp256k1_key_address(*key)) return Err{Error("runner key is not a compressed secp256k1 key")};
+  r.key = *key;
+  auto amount = [&](const char* name) -> std::optional<u128> {
+    if (!j.contains(name)) return u128{0};
+    return j[name].is_string() ? u128_from_string(j[name].get<std::string>()) : std::nullopt;
+  };
+  auto stake = amount("stake"), price = amount("price");
+  if (!stake || !price) return Err{Error("stake and price are decimal strings")};
+  r.stake = *stake;
+  r.price = *price;
+  auto kinds = kinds_from_json(j.value("job_kinds", Json::array({"Custom"})));
+  if (!kinds) return Err{kinds.error()};
+  r.job_kinds = *kinds;
+  auto max = j.contains("max_concurrent") ? u64_field(j, "max_concurrent") : std::optional<std::uint64_t>(1);
+  if (!max || *max == 0 || *max > UINT32_MAX) return Err{Error("max_concurrent must be 1..2^32-1")};
+  r.max_concurrent = static_cast<std::uint32_t>(*max);
+  if (j.contains("capabilities")) {
+    const auto& caps = j["capabilities"];
+    if (!caps.is_array() || caps.size() > cip11::chain::kMaxCapabilities)
+      return Err{Error("capabilities must be a list of at most 16 strings")};
+    for (const auto& c : caps) {
+      if (!c.is_string() || c.get<std::string>().size() > cip11::chain::kMaxCapabilityBytes)
+        return Err{Error("a capability is a string of at most 64 bytes")};
+      r.capabilities.push_back(c.get<std::string>());
+    }
+  }
+  return r;
+}
+
+}  // namespace
+
+Result<Cip11Genesis, std::string> cip11_genesis_from_json(const Json& j) {
+  if (!j.is_object()) return Err{Error("cip11 must be an object")};
+  Cip11Genesis g;
+  auto& p = g.params;
+  auto chain_id = u64_field(j, "chain_id");
+  if (!chain_id) return Err{Error("cip11.chain_id (a u64) is required")};
+  p.chain_id = *chain_id;
+  for (auto [key, flag] : {std::pair{"present_first_enabled", &p.present_first_enabled},
+                           std::pair{"poll_disabled", &p.poll_disabled}}) {
+    if (!j.contains(key)) continue;
+    if (!j[key].is_boolean()) return Err{std::string("cip11.") + key + " must be true or false"};
+    *flag = j[key].get<bool>();
+  }
+  for (auto [key, value] : {std::pair{"heartbeat_timeout_blocks", &p.heartbeat_timeout_blocks},
+                            std::pair{"mru_activation_height", &p.mru_activation_height},
+                            std::pair{"selection_seed_delay_views", &p.selection_seed_delay_views}}) {
+    if (!j.contains(key) || j[key].is_null()) continue;
+    auto v = u64_field(j, key);
+    if (!v) return Err{std::string("cip11.") + key + " must be a u64"};
+    *value = *v;
+  }
+  if (p.heartbeat_timeout_blocks == 0) return Err{Error("cip11.heartbeat_timeout_blocks must be positive")};
+  if (j.contains("validators")) {
+    if (!j["validators"].is_array()) return Err{Error("cip11.validators must be a list")};
+    for (const auto& v : j["validators"]) {
+      auto key = v.is_object() && v.contains("peer_key") && v["peer_key"].is_string()
+                     ? fixed_from_hex<32>(v["peer_key"].get<std::string>())
+                     : std::nullopt;
+      if (!key || !v.contains("endpoint") || !v["endpoint"].is_string())
+        return Err{Error("a validator is {\"peer_key\": 32 bytes of hex, \"endpoint\": \"host:port\"}")};
+      g.validators.push_back({*key, v["endpoint"].get<std::string>()});
+    }
+  }
+  p.multi_validator = g.validators.size() > 1;
+  if (j.contains("runners")) {
+    if (!j["runners"].is_array()) return Err{Error("cip11.runners must be a list")};
+    for (const auto& r : j["runners"]) {
+      auto runner = runner_from_json(r);
+      if (!runner) return Err{runner.error()};
+      g.runners.push_back(std::move(*runner));
+    }
+  }
+  return g;
+}
+
+Json cip11_genesis_to_json(const Cip11Genesis& g) {
+  Json validators = Json::array(), runners = Json::array();
+  for (const auto& v : g.validators) validators.push_back({{"peer_key", json::hex0x(v.peer_key)}, {"endpoint", v.endpoint}});
+  for (const auto& r : g.runners) {
+    Json kinds = Json::array();
+    for (unsigned k = 0; k < 6; ++k)
+      if (r.job_kinds >> k & 1) kinds.push_back(cip11::job_kind_name(static_cast<cip11::JobKind>(k)));
+    runners.push_back({{"key", json::hex0x(r.key)}, {"stake", u128_to_string(r.stake)}, {"job_kinds", kinds},
+                       {"max_concurrent", r.max_concurrent}, {"price", u128_to_string(r.price)},
+                       {"capabilities", r.capabilities}});
+  }
+  const auto& p = g.params;
+  return {{"chain_id", p.chain_id},
+          {"present_first_enabled", p.present_first_enabled},
+          {"poll_disabled", p.poll_disabled},
+          {"heartbeat_timeout_blocks", p.heartbeat_timeout_blocks},
+          {"mru_activation_height", p.mru_activation_height},
+          {"selection_seed_delay_views", p.selection_seed_delay_views},
+          {"validators", validators},
+          {"runners", runners}};
+}
+
+}  // namespace cowboy::devchain

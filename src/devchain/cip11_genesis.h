@@ -1,0 +1,52 @@
+// The CIP-11 part of a devchain genesis: the u64 chain_id of every CIP-11
+// preimage, ValidatorSetSnapshot(0) (§5.4: each validator's Ed25519 peer key
+// and QUIC endpoint), the §13 flags and dev runners registered at height 0.
+//
+//   "cip11": {"chain_id": 7,
+//             "validators": [{"peer_key": "0x…32 bytes", "endpoint": "127.0.0.1:7443"}],
+//             "present_first_enabled": true, "poll_disabled": false,
+//             "heartbeat_timeout_blocks": 100, "mru_activation_height": 1000,
+//             "runners": [{"key": "0x02…33 bytes", "stake": "1000", "job_kinds": ["Llm", "Http"],
+//                          "max_concurrent": 4, "price": "0", "capabilities": ["gpu"]}]}
+#pragma once
+
+#include <nlohmann/json_fwd.hpp>
+#include <string>
+
+#include "cip11/chain/state.h"
+#include "common/codec.h"
+
+namespace cowboy::devchain {
+
+struct Cip11Validator {
+  crypto::Ed25519Public peer_key{};
+  std::string endpoint;  // host:port of its QUIC listener
+  bool operator==(const Cip11Validator&) const = default;
+};
+
+struct Cip11GenesisRunner {
+  crypto::Secp256k1Compressed key{};
+  u128 stake = 0;
+  std::uint32_t job_kinds = 0;
+  std::vector<std::string> capabilities;
+  std::uint32_t max_concurrent = 1;
+  u128 price = 0;
+  bool operator==(const Cip11GenesisRunner&) const = default;
+};
+
+struct Cip11Genesis {
+  cip11::chain::ChainParams params;  // multi_validator follows from `validators`
+  std::vector<Cip11Validator> validators;
+  std::vector<Cip11GenesisRunner> runners;
+  bool operator==(const Cip11Genesis&) const = default;
+};
+
+/// The registry at height 0: each genesis runner registered, Healthy, with a heartbeat at 0.
+cip11::chain::State cip11_genesis_state(const Cip11Genesis& genesis);
+/// Canonical bytes for the chain_instance_id preimage.
+void put_cip11_genesis(codec::Writer& w, const Cip11Genesis& genesis);
+
+Result<Cip11Genesis, std::string> cip11_genesis_from_json(const nlohmann::json& j);
+nlohmann::json cip11_genesis_to_json(const Cip11Genesis& genesis);
+
+}  // namespace cowboy::devchain

@@ -1,0 +1,115 @@
+#include "devchain/cip11_json.h"
+
+#include <nlohmann/json.hpp>
+
+#include "cip11/preimages.h"
+#include "devchain/json.h"
+
+namespace cowboy::devchain::json {
+
+using nlohmann::json;
+using namespace cowboy::cip11;
+
+namespace {
+std::string_view health_name(HealthStatus h) {
+  switch (h) {
+    case HealthStatus::kHealthy: return "Healthy";
+    case HealthStatus::kUnhealthy: return "Unhealthy";
+    case HealthStatus::kPaused: return "Paused";
+    case HealthStatus::kDeregistered: return "Deregistered";
+  }
+  return "Unknown";
+}
+std::string_view end_name(chain::EndReason r) {
+  switch (r) {
+    case chain::EndReason::kReassigned: return "Reassigned";
+    case chain::EndReason::kExpired: return "Expired";
+    case chain::EndReason::kFailed: return "Failed";
+    case chain::EndReason::kCompleted: return "Completed";
+  }
+  return "Unknown";
+}
+json kinds_to_json(std::uint32_t mask) {
+  json kinds = json::array();
+  for (unsigned k = 0; k < 6; ++k)
+    if (mask >> k & 1) kinds.push_back(job_kind_name(static_cast<JobKind>(k)));
+  return kinds;
+}
+}  // namespace
+
+json runner_to_json(const chain::RunnerRecord& r, std::optional<std::uint32_t> index) {
+  json j{{"address", hex0x(r.address)},
+         {"key", hex0x(r.key)},
+         {"stake", u128_to_string(r.stake)},
+         {"job_kinds", kinds_to_json(r.job_kinds)},
+         {"capabilities", r.capabilities},
+         {"max_concurrent", r.max_concurrent},
+         {"price", u128_to_string(r.price)},
+         {"health", health_name(r.health)},
+         {"registered_at", r.registered_at},
+         {"last_heartbeat", r.last_heartbeat},
+         {"active_jobs", r.active_jobs},
+         {"reputation_x1e9", r.reputation_x1e9}};
+  if (index) j["index"] = *index;
+  return j;
+}
+
+json job_to_json(const chain::JobRecord& job) {
+  json committee = json::array(), excluded = json::array();
+  for (const auto& a : job.committee) {
+    json m{{"runner", hex0x(a.runner)}, {"committed", a.commitment.has_value()}, {"revealed", a.result_hash.has_value()}};
+    committee.push_back(m);
+  }
+  for (const auto& x : job.excluded) excluded.push_back(hex0x(x));
+  json j{{"job_id", hex0x(job.job_id)},
+         {"submitter", hex0x(job.submitter)},
+         {"kind", job_kind_name(job.kind)},
+         {"spec", hex0x(job.spec)},
+         {"job_spec_hash", hex0x(job_spec_hash(job.spec))},
+         {"timeout_blocks", job.timeout_blocks},
+         {"runners", job.runners},
+         {"max_price", u128_to_string(job.max_price)},
+         {"submitted_at", job.submitted_at},
+         {"state", chain::job_state_name(job.state)},
+         {"selections", job.selections},
+         {"assignment_height", job.assignment_height},
+         {"deadline_block", job.deadline_block},
+         {"committee", committee},
+         {"excluded", excluded}};
+  if (job.pending) j["seed_view"] = job.pending->seed_view;
+  if (chain::terminal(job.state)) j["finished_at"] = job.finished_at;
+  if (job.state == chain::JobState::kCompleted) j["result"] = hex0x(job.result);
+  return j;
+}
+
+void put_cip11_block(json& block, const std::optional<Bytes>& presence, std::uint32_t registry_size,
+                     const chain::Effects& effects) {
+  block["presence"] = presence ? json(hex0x(*presence)) : json(nullptr);
+  block["registry_size"] = registry_size;
+  json seeds = json::array(), assigned = json::array(), ended = json::array();
+  for (const auto& s : effects.consumed_seeds)
+    seeds.push_back({{"epoch", s.epoch}, {"view", s.view}, {"signature", hex0x(s.signature)}});
+  for (const auto& a : effects.assigned)
+    assigned.push_back({{"job_id", hex0x(a.job_id)}, {"runner", hex0x(a.runner)}, {"deadline_block", a.deadline_block}});
+  for (const auto& e : effects.ended)
+    ended.push_back({{"job_id", hex0x(e.job_id)}, {"runner", hex0x(e.runner)}, {"reason", end_name(e.reason)}});
+  block["consumed_seeds"] = seeds;
+  block["assigned"] = assigned;
+  block["ended"] = ended;
+}
+
+std::optional<BlockPresence> cip11_block_presence(const json& block) {
+  if (!block.is_object() || !block.contains("presence") || !block.contains("registry_size") ||
+      !block["registry_size"].is_number_unsigned())
+    return std::nullopt;
+  BlockPresence out;
+  if (block["presence"].is_string()) {
+    auto bytes = from_hex(block["presence"].get<std::string>());
+    if (!bytes) return std::nullopt;
+    out.field = *bytes;
+    if (auto set = decode_presence(*bytes, block["registry_size"].get<std::uint32_t>())) out.present = set->indices();
+  }
+  return out;
+}
+
+}  // namespace cowboy::devchain::json

@@ -1,0 +1,22 @@
+// JSON forms of the CIP-11 chain plane for the devchain HTTP API and its block
+// records (devchain/json.h conventions: 0x hex, u128 as decimal strings).
+#pragma once
+
+#include <nlohmann/json_fwd.hpp>
+
+#include "cip11/chain/machine.h"
+#include "devchain/cip11_api.h"
+
+namespace cowboy::devchain::json {
+
+nlohmann::json runner_to_json(const cip11::chain::RunnerRecord& r, std::optional<std::uint32_t> index);
+nlohmann::json job_to_json(const cip11::chain::JobRecord& job);
+
+/// A block record's CIP-11 part: its presence field, |registry(H-1)|, the
+/// consumed seeds and the assignments made and ended.
+void put_cip11_block(nlohmann::json& block, const std::optional<Bytes>& presence, std::uint32_t registry_size,
+                     const cip11::chain::Effects& effects);
+/// Reads the presence part back (the height is the caller's).
+std::optional<BlockPresence> cip11_block_presence(const nlohmann::json& block);
+
+}  // namespace cowboy::devchain::json

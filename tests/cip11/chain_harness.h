@@ -1,0 +1,103 @@
+// A CIP-11 chain plane driven block by block, without a node: runner keys,
+// a DevBeacon and one call per instruction. Shared by the chain tests.
+#pragma once
+
+#include <gtest/gtest.h>
+
+#include "cip11/chain/machine.h"
+
+namespace cowboy::cip11::chain::testing {
+
+struct Key {
+  crypto::Secp256k1Secret secret{};
+  crypto::Secp256k1Compressed pub{};
+  Address address{};
+};
+
+inline Key key(std::uint8_t n) {
+  crypto::init();
+  Key k;
+  k.secret[31] = n;
+  k.secret[0] = 0x5a;
+  k.pub = *crypto::secp256k1_public_key(k.secret);
+  k.address = *crypto::secp256k1_key_address(k.pub);
+  return k;
+}
+
+inline constexpr std::uint32_t kAllKinds = 0x3f;
+
+inline RegisterRunner registration(const Key& k, u128 stake = 1'000, std::uint32_t max_concurrent = 8) {
+  RegisterRunner r;
+  r.key = k.pub;
+  r.stake = stake;
+  r.job_kinds = kAllKinds;
+  r.max_concurrent = max_concurrent;
+  return r;
+}
+
+inline SubmitJob job(std::uint32_t runners = 1, std::uint64_t timeout = 10, JobKind kind = JobKind::kLlm) {
+  SubmitJob j;
+  j.kind = kind;
+  j.spec = Bytes{'s', 'p', 'e', 'c'};
+  j.timeout_blocks = timeout;
+  j.runners = runners;
+  j.max_price = 0;
+  return j;
+}
+
+class Chain {
+ public:
+  ChainParams params;
+  State state;
+  std::map<Address, u128> balances;
+  std::uint64_t height = 0;
+  Effects effects;  // the current block's
+
+  /// Starts the next block with these registry indices present.
+  void begin(const std::vector<std::uint32_t>& present = {}) {
+    ++height;
+    effects = {};
+    present_ = PresentSet(state.index.size());
+    for (auto i : present) present_.add(i);
+    beacon_.emplace(chain_, height);
+    begin_block(state, context(), effects);
+  }
+  /// Applies one instruction in the current block.
+  Outcome tx(const Address& sender, const Instruction& instruction) {
+    Bytes32 hash{};
+    hash[0] = static_cast<std::uint8_t>(++txs_ >> 8);
+    hash[1] = static_cast<std::uint8_t>(txs_);
+    return apply(state, balances, context(), TxContext{sender, hash}, encode_instruction(instruction), effects);
+  }
+  /// One block holding exactly this instruction; fails the test if it is refused.
+  Outcome ok(const Address& sender, const Instruction& instruction, const std::vector<std::uint32_t>& present = {}) {
+    begin(present);
+    auto out = tx(sender, instruction);
+    EXPECT_FALSE(out.error) << chain_error_name(*out.error);
+    return out;
+  }
+  void fund(const Key& k, u128 amount = 1'000'000) { balances[k.address] += amount; }
+  /// Funds and registers each key, one block each.
+  void register_all(const std::vector<Key>& keys, u128 stake = 1'000) {
+    for (const auto& k : keys) {
+      fund(k);
+      ok(k.address, registration(k, stake));
+    }
+  }
+  const JobRecord& job_of(const Bytes32& id) const { return state.jobs.at(id); }
+  std::vector<Address> committee_of(const Bytes32& id) const {
+    std::vector<Address> out;
+    for (const auto& a : state.jobs.at(id).committee) out.push_back(a.runner);
+    return out;
+  }
+
+ private:
+  BlockContext context() { return BlockContext{height, params, *beacon_, present_}; }
+
+  Bytes32 chain_{};
+  std::optional<DevBeacon> beacon_;
+  PresentSet present_;
+  std::uint32_t txs_ = 0;
+};
+
+}  // namespace cowboy::cip11::chain::testing
