@@ -2,7 +2,7 @@
 // 50 ms a block): 5,000 registered runners, 1,000 open jobs, a full
 // PresenceInputV1 every block (every runner present: a 625-byte bitmap), and
 // per block the steady traffic of such a chain: 50 on-chain heartbeats (5,000
-// runners staggered over 100 blocks), 5 new jobs and 5 results.
+// runners staggered over 100 blocks), 5 new jobs and 5 results (--churn).
 //   build/bin/cip11_devchain_bench --blocks 60 --runs 3
 #include <CLI/CLI.hpp>
 
@@ -37,7 +37,7 @@ struct Run {
   std::size_t open_jobs = 0, state_kib = 0;
 };
 
-Run run_once(int runners, int open_jobs, int blocks) {
+Run run_once(int runners, int open_jobs, int blocks, int churn) {
   const auto dir = std::filesystem::temp_directory_path() / ("cip11-devchain-bench-" + std::to_string(::getpid()));
   std::filesystem::remove_all(dir);
   std::vector<Key> keys;
@@ -83,8 +83,8 @@ Run run_once(int runners, int open_jobs, int blocks) {
   std::uint32_t next_heartbeat = 0;
   for (int b = 0; b < blocks; ++b) {
     for (int i = 0; i < runners / 100; ++i) submit(keys[next_heartbeat++ % keys.size()], chain::RunnerHeartbeat{});
-    for (int i = 0; i < 5; ++i) submit(submitter, job);
-    for (int i = 0; i < 5 && !assigned.empty(); ++i) {
+    for (int i = 0; i < churn; ++i) submit(submitter, job);
+    for (int i = 0; i < churn && !assigned.empty(); ++i) {
       auto it = assigned.begin();
       submit(keys[key_of.at(it->second)], chain::JobResultSubmit{it->first, Bytes{'o', 'k'}, Bytes32{}});
       assigned.erase(it);
@@ -109,17 +109,18 @@ Run run_once(int runners, int open_jobs, int blocks) {
 
 int main(int argc, char** argv) {
   CLI::App app{"CIP-11 devchain block production"};
-  int runners = 5'000, jobs = 1'000, blocks = 60, runs = 3;
+  int runners = 5'000, jobs = 1'000, blocks = 60, runs = 3, churn = 5;
   app.add_option("--runners", runners, "registered runners")->capture_default_str();
   app.add_option("--jobs", jobs, "open jobs")->capture_default_str();
   app.add_option("--blocks", blocks, "blocks measured per run")->capture_default_str();
+  app.add_option("--churn", churn, "new jobs and results per block")->capture_default_str();
   app.add_option("--runs", runs, "runs; the last line is their median")->capture_default_str();
   CLI11_PARSE(app, argc, argv);
   crypto::init();
   std::printf("| runners | open jobs | block ms median | p99 | max | store KiB |\n|---|---|---|---|---|---|\n");
   std::vector<Run> all;
   for (int i = 0; i < runs; ++i) {
-    all.push_back(run_once(runners, jobs, blocks));
+    all.push_back(run_once(runners, jobs, blocks, churn));
     const auto& r = all.back();
     std::printf("| %d | %zu | %.1f | %.1f | %.1f | %zu |\n", runners, r.open_jobs, r.median_ms, r.p99_ms, r.max_ms, r.state_kib);
     std::fflush(stdout);

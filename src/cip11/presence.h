@@ -7,7 +7,8 @@
 // where n = |registry(H-1)|, the active-runner array at the end of the parent block.
 #pragma once
 
-#include <map>
+#include <cstring>
+#include <unordered_map>
 #include <vector>
 
 #include "cip11/errc.h"
@@ -58,8 +59,15 @@ class ActiveRunners {
   static Res<ActiveRunners> decode(ByteView stored);
 
  private:
+  struct AddressHash {  // addresses are keccak output: any 8 of their bytes are uniform
+    std::size_t operator()(const Address& a) const {
+      std::size_t h;
+      std::memcpy(&h, a.data(), sizeof h);
+      return h;
+    }
+  };
   std::vector<Address> order_;
-  std::map<Address, std::uint32_t> index_;
+  std::unordered_map<Address, std::uint32_t, AddressHash> index_;  // a lookup per candidate per selection
 };
 
 }  // namespace cowboy::cip11

@@ -103,6 +103,13 @@ TEST(Cip11Selection, IntegerSquareRoot) {
   EXPECT_TRUE(isqrt(big * big) == big);
   EXPECT_TRUE(isqrt(big * big - 1) == big - 1);
   EXPECT_TRUE(isqrt(~u128{0}) == big);
+  // Either side of the 64-bit fast path's edge (2^63 - 1), squares and their neighbours.
+  const u128 edge = UINT64_MAX / 2;
+  for (u128 n : {edge - 1, edge, edge + 1, edge + 2, u128{3037000499} * 3037000499, u128{3037000500} * 3037000500 - 1,
+                 u128{3037000500} * 3037000500, u128{1'000'000'000'000}, u128{999'999'999'999}}) {
+    const u128 r = isqrt(n);
+    EXPECT_TRUE(r * r <= n && (r + 1) * (r + 1) > n) << u128_to_string(n);
+  }
 }
 
 TEST(Cip11Selection, Cip2V3WeightAtQ1e6) {
