@@ -9,7 +9,8 @@ scripts/install-deps.sh clang libclang-rt-14-dev
 cmake -S . -B build-fuzz -DCMAKE_CXX_COMPILER=clang++ -DCMAKE_BUILD_TYPE=RelWithDebInfo \
   -DCOWBOY_FUZZ=ON -DCOWBOY_TESTS=OFF -DCOWBOY_BENCH=OFF >/dev/null
 targets=(fuzz_client_frame fuzz_server_frame fuzz_sys_cbqs_payload fuzz_stored_records fuzz_devchain_tx fuzz_ws_frames
-         fuzz_cip11_cbor fuzz_cip11_frame fuzz_cip11_reassembler fuzz_cip11_presence fuzz_cip11_handshake)
+         fuzz_cip11_cbor fuzz_cip11_frame fuzz_cip11_reassembler fuzz_cip11_presence fuzz_cip11_handshake
+         fuzz_cip11_chain fuzz_cip11_chain_state)
 # Run only some: TARGETS="fuzz_cip11_cbor fuzz_cip11_frame" scripts/run-fuzz.sh 60
 if [ -n "${TARGETS:-}" ]; then read -r -a targets <<< "$TARGETS"; fi
 cmake --build build-fuzz -j "$(nproc)" --target "${targets[@]}"
@@ -34,6 +35,10 @@ seed "$corpus_root/fuzz_cip11_frame" '*' cip11
 seed "$corpus_root/fuzz_cip11_reassembler" '*' cip11
 seed "$corpus_root/fuzz_cip11_handshake" '*' cip11
 seed "$corpus_root/fuzz_cip11_cbor" '*' cip11 5   # frame bodies without length and type
+mkdir -p "$corpus_root/fuzz_cip11_chain"  # a sender byte, then a payload: a heartbeat, a job
+printf '\x00\x01\x02' > "$corpus_root/fuzz_cip11_chain/heartbeat"
+printf '\x01\x01\x05\x00\x00\x00\x00\x01\x73\x00\x00\x00\x00\x00\x00\x00\x0a\x00\x00\x00\x01\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00' \
+  > "$corpus_root/fuzz_cip11_chain/submit_job"
 mkdir -p "$corpus_root/fuzz_cip11_presence"
 printf '\x00\x0a\x01\x00\x09\x02' > "$corpus_root/fuzz_cip11_presence/bitmap"
 printf '\x00\x0a\x01\x01\x00\x00\x00\x01\x00\x00\x00\x03' > "$corpus_root/fuzz_cip11_presence/sparse"

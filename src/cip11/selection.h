@@ -42,6 +42,7 @@ bool passes_liveness_floor(HealthStatus health, std::uint64_t last_heartbeat, st
 struct ReputationConfig {
   std::uint64_t reputation_normalizer = 1;       // CIP-2 REPUTATION_NORMALIZER at T
   std::uint64_t w_min_floor_x1e6 = 100'000;      // CIP-2 v3 w_min_floor = 0.1
+  bool operator==(const ReputationConfig&) const = default;
 };
 
 u128 isqrt(u128 n);  // floor(sqrt(n))

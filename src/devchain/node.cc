@@ -149,14 +149,18 @@ void Node::set_block_observer(std::function<void(const CommittedBlock&)> observe
 std::pair<std::optional<Bytes>, cip11::PresentSet> Node::presence_for(std::uint64_t height,
                                                                        std::uint32_t registry_size) {
   const auto& params = genesis_.cip11->params;
-  std::optional<Bytes> field = presence_provider_ ? presence_provider_(height, registry_size) : std::nullopt;
+  cip11::PresentSet empty(registry_size);
+  // No validator process plugged in: nobody is known to be present. With the
+  // flag on that is stated as a valid empty set (§7.2 rule 2), else omitted.
+  if (!presence_provider_)
+    return {params.present_first_enabled ? std::optional<Bytes>(cip11::encode_presence(empty)) : std::nullopt, empty};
+  std::optional<Bytes> field = presence_provider_(height, registry_size);
   auto set = cip11::chain::presence_of_block(params, field, registry_size);
   if (set) return {std::move(field), std::move(*set)};
   // §7.2 rule 2: this proposer must not make an invalid block; with no usable
   // view it states a valid empty set, which fails open (§7.3).
   log::warn("presence_field_refused", log::field("height", height),
             log::field("why", std::string(cip11::to_string(set.error()))));
-  cip11::PresentSet empty(registry_size);
   return {cip11::encode_presence(empty), std::move(empty)};
 }
 
