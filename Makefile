@@ -42,6 +42,7 @@ bench: deps
 	for k in 1 2 8; do $(BUILD)/bin/cbqs_group_bench --consumers $$k --records 100000 --runs 3 | tail -1; done
 	for n in 50 2000; do $(BUILD)/bin/cbqs_group_bench --redelivery --records $$n --visibility-ms 500 --runs 3 | tail -1; done
 	for n in 1000 2500 5000; do $(BUILD)/bin/cip11_quic_bench --runners $$n --hold-seconds 30 --runs 3 | tail -1; done
+	$(BUILD)/bin/cip11_devchain_bench --blocks 60 --runs 3 | tail -1
 	$(BUILD)/bin/cbqs_peer_bench --runs 3 --seconds 5 --records 200000 --out bench/results
 
 clean:

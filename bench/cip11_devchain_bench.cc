@@ -49,7 +49,7 @@ Run run_once(int runners, int open_jobs, int blocks, int churn) {
     auto pub = *crypto::secp256k1_public_key(k.secret);
     k.address = *crypto::secp256k1_key_address(pub);
     keys.push_back(k);
-    genesis.cip11->runners.push_back({pub, 1'000'000, 0x3f, {}, 1'000, 0});
+    genesis.cip11->runners.push_back(chain::RegisterRunner{pub, 1'000'000, 0x3f, {}, 1'000, 0});
   }
   const Key submitter{secret(1'000'000), *crypto::secp256k1_address(secret(1'000'000))};
   genesis.governance_admin = submitter.address;

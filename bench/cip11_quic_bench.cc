@@ -91,7 +91,7 @@ std::size_t heap_bytes(const char* what = "stats.allocated") {
   return value;
 }
 
-int run_validator(const std::filesystem::path& dir, std::uint16_t port, unsigned threads) {
+int run_validator(const std::filesystem::path& dir, std::uint16_t port, unsigned threads, bool arena) {
   crypto::init();
   raise_descriptor_limit();
   auto cert = net::ensure_dev_certificate(dir);
@@ -106,7 +106,7 @@ int run_validator(const std::filesystem::path& dir, std::uint16_t port, unsigned
   config.endpoint.port = port;
   config.endpoint.stateless_reset_secret.emplace();
   config.endpoint.stateless_reset_secret->fill(0x5e);
-  config.endpoint.connection_memory = &quic::dedicated_arena();
+  if (arena) config.endpoint.connection_memory = &quic::dedicated_arena();
   config.offer = bench_offer();
   config.signature_threads = threads;
   auto links = ValidatorLinks::open(io, me, admit, entropy, config, {});
@@ -154,7 +154,8 @@ struct ValidatorStats {
 
 class ValidatorProcess {
  public:
-  ValidatorProcess(const std::string& self, const std::filesystem::path& dir, std::uint16_t port, unsigned threads) {
+  ValidatorProcess(const std::string& self, const std::filesystem::path& dir, std::uint16_t port, unsigned threads,
+                   bool arena) {
     int fds[2];
     if (::pipe(fds) != 0) throw std::runtime_error("pipe");
     pid_ = ::fork();
@@ -162,8 +163,11 @@ class ValidatorProcess {
       ::dup2(fds[1], 1);
       ::close(fds[0]);
       std::string p = std::to_string(port), t = std::to_string(threads);
-      ::execl(self.c_str(), self.c_str(), "--validator", "--dir", dir.c_str(), "--port", p.c_str(),
-              "--validator-threads", t.c_str(), nullptr);
+      std::vector<const char*> argv{self.c_str(), "--validator", "--dir", dir.c_str(), "--port", p.c_str(),
+                                    "--validator-threads", t.c_str()};
+      if (!arena) argv.push_back("--no-arena");
+      argv.push_back(nullptr);
+      ::execv(self.c_str(), const_cast<char* const*>(argv.data()));
       ::_exit(127);
     }
     ::close(fds[1]);
@@ -223,6 +227,7 @@ struct Options {
   unsigned validator_threads = 1, loadgen_threads = 1;
   bool storm = true;
   bool check_pongs = false;  // the simulated runners trust the validator's signatures: its cost is what is measured
+  bool arena = true;         // the validator's QUIC connection state in quic::dedicated_arena()
 };
 
 struct RunResult {
@@ -324,7 +329,7 @@ struct Crowd {
 
 RunResult run_once(const Options& o, const std::string& self, const std::filesystem::path& dir) {
   RunResult r;
-  auto validator = std::make_unique<ValidatorProcess>(self, dir, 0, o.validator_threads);
+  auto validator = std::make_unique<ValidatorProcess>(self, dir, 0, o.validator_threads, o.arena);
   const std::uint16_t port = validator->port();
   Crowd crowd(o, port);
   crowd.run_until([] { return false; }, 0.5);  // the validator's first stats line
@@ -381,7 +386,7 @@ RunResult run_once(const Options& o, const std::string& self, const std::filesys
     validator->kill();
     crowd.storm_started = true;
     const auto restart = Clock::now();
-    validator = std::make_unique<ValidatorProcess>(self, dir, port, o.validator_threads);
+    validator = std::make_unique<ValidatorProcess>(self, dir, port, o.validator_threads, o.arena);
     crowd.run_until(
         [&] {
           std::size_t done = 0;
@@ -424,11 +429,13 @@ int main(int argc, char** argv) {
   app.add_option("--validator-threads", o.validator_threads, "the validator's signature threads");
   app.add_option("--loadgen-threads", o.loadgen_threads, "the load generator's signature threads");
   app.add_flag("--check-pongs", o.check_pongs, "the simulated runners verify the validator's signatures too");
-  bool no_storm = false;
+  bool no_storm = false, no_arena = false;
   app.add_flag("--no-storm", no_storm, "skip the SIGKILL-and-restart reconnect storm");
+  app.add_flag("--no-arena", no_arena, "the validator keeps QUIC connection state in plain malloc (for A/B)");
   CLI11_PARSE(app, argc, argv);
   o.storm = !no_storm;
-  if (validator) return run_validator(dir, port, o.validator_threads);
+  o.arena = !no_arena;
+  if (validator) return run_validator(dir, port, o.validator_threads, o.arena);
 
   cowboy::crypto::init();
   cowboy::raise_descriptor_limit();

@@ -4,6 +4,7 @@
 
 #include "cip11/chain/codec.h"
 #include "cip11/chain/instructions.h"
+#include "devchain/cip11_json.h"
 #include "devchain/json.h"
 
 namespace cowboy::devchain {
@@ -14,16 +15,8 @@ cip11::chain::State cip11_genesis_state(const Cip11Genesis& genesis) {
   cip11::chain::State state;
   for (const auto& g : genesis.runners) {
     auto address = crypto::secp256k1_key_address(g.key);
-    if (!address) continue;  // refused by cip11_genesis_from_json already
-    cip11::chain::RunnerRecord r;
-    r.address = *address;
-    r.key = g.key;
-    r.stake = g.stake;
-    r.job_kinds = g.job_kinds;
-    r.capabilities = g.capabilities;
-    r.max_concurrent = g.max_concurrent;
-    r.price = g.price;
-    state.runners[*address] = r;
+    if (!address) continue;
+    state.runners[*address] = cip11::chain::runner_record(g, *address, 0);
     state.index.register_runner(*address);
   }
   state.parent_registry_size = state.index.size();
@@ -39,15 +32,7 @@ void put_cip11_genesis(codec::Writer& w, const Cip11Genesis& genesis) {
     w.bytes(as_bytes(v.endpoint));
   }
   w.count(genesis.runners.size());
-  for (const auto& r : genesis.runners) {
-    w.fixed(r.key);
-    w.u128(r.stake);
-    w.u32(r.job_kinds);
-    w.count(r.capabilities.size());
-    for (const auto& c : r.capabilities) w.bytes(as_bytes(c));
-    w.u32(r.max_concurrent);
-    w.u128(r.price);
-  }
+  for (const auto& r : genesis.runners) w.bytes(cip11::chain::encode_instruction(r));
 }
 
 namespace {
@@ -72,9 +57,9 @@ Result<std::uint32_t, Error> kinds_from_json(const Json& j) {
   return mask;
 }
 
-Result<Cip11GenesisRunner, Error> runner_from_json(const Json& j) {
+Result<cip11::chain::RegisterRunner, Error> runner_from_json(const Json& j) {
   if (!j.is_object() || !j.contains("key") || !j["key"].is_string()) return Err{Error("a runner needs its key")};
-  Cip11GenesisRunner r;
+  cip11::chain::RegisterRunner r;
   auto key = fixed_from_hex<33>(j["key"].get<std::string>());
   if (!key || !crypto::secp256k1_key_address(*key)) return Err{Error("runner key is not a compressed secp256k1 key")};
   r.key = *key;
@@ -156,10 +141,8 @@ Json cip11_genesis_to_json(const Cip11Genesis& g) {
   Json validators = Json::array(), runners = Json::array();
   for (const auto& v : g.validators) validators.push_back({{"peer_key", json::hex0x(v.peer_key)}, {"endpoint", v.endpoint}});
   for (const auto& r : g.runners) {
-    Json kinds = Json::array();
-    for (unsigned k = 0; k < 6; ++k)
-      if (r.job_kinds >> k & 1) kinds.push_back(cip11::job_kind_name(static_cast<cip11::JobKind>(k)));
-    runners.push_back({{"key", json::hex0x(r.key)}, {"stake", u128_to_string(r.stake)}, {"job_kinds", kinds},
+    runners.push_back({{"key", json::hex0x(r.key)}, {"stake", u128_to_string(r.stake)},
+                       {"job_kinds", json::job_kinds_to_json(r.job_kinds)},
                        {"max_concurrent", r.max_concurrent}, {"price", u128_to_string(r.price)},
                        {"capabilities", r.capabilities}});
   }

@@ -13,6 +13,7 @@
 #include <nlohmann/json_fwd.hpp>
 #include <string>
 
+#include "cip11/chain/instructions.h"
 #include "cip11/chain/state.h"
 #include "common/codec.h"
 
@@ -24,24 +25,15 @@ struct Cip11Validator {
   bool operator==(const Cip11Validator&) const = default;
 };
 
-struct Cip11GenesisRunner {
-  crypto::Secp256k1Compressed key{};
-  u128 stake = 0;
-  std::uint32_t job_kinds = 0;
-  std::vector<std::string> capabilities;
-  std::uint32_t max_concurrent = 1;
-  u128 price = 0;
-  bool operator==(const Cip11GenesisRunner&) const = default;
-};
-
 struct Cip11Genesis {
   cip11::chain::ChainParams params;  // multi_validator follows from `validators`
   std::vector<Cip11Validator> validators;
-  std::vector<Cip11GenesisRunner> runners;
+  std::vector<cip11::chain::RegisterRunner> runners;  // registered at height 0, stake minted
   bool operator==(const Cip11Genesis&) const = default;
 };
 
 /// The registry at height 0: each genesis runner registered, Healthy, with a heartbeat at 0.
+/// (cip11_genesis_from_json has checked that every key derives an address.)
 cip11::chain::State cip11_genesis_state(const Cip11Genesis& genesis);
 /// Canonical bytes for the chain_instance_id preimage.
 void put_cip11_genesis(codec::Writer& w, const Cip11Genesis& genesis);

@@ -29,19 +29,20 @@ std::string_view end_name(chain::EndReason r) {
   }
   return "Unknown";
 }
-json kinds_to_json(std::uint32_t mask) {
+}  // namespace
+
+json job_kinds_to_json(std::uint32_t mask) {
   json kinds = json::array();
   for (unsigned k = 0; k < 6; ++k)
     if (mask >> k & 1) kinds.push_back(job_kind_name(static_cast<JobKind>(k)));
   return kinds;
 }
-}  // namespace
 
 json runner_to_json(const chain::RunnerRecord& r, std::optional<std::uint32_t> index) {
   json j{{"address", hex0x(r.address)},
          {"key", hex0x(r.key)},
          {"stake", u128_to_string(r.stake)},
-         {"job_kinds", kinds_to_json(r.job_kinds)},
+         {"job_kinds", job_kinds_to_json(r.job_kinds)},
          {"capabilities", r.capabilities},
          {"max_concurrent", r.max_concurrent},
          {"price", u128_to_string(r.price)},

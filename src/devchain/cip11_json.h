@@ -9,6 +9,8 @@
 
 namespace cowboy::devchain::json {
 
+/// A job-kind mask as the list of its §9.4 names.
+nlohmann::json job_kinds_to_json(std::uint32_t mask);
 nlohmann::json runner_to_json(const cip11::chain::RunnerRecord& r, std::optional<std::uint32_t> index);
 nlohmann::json job_to_json(const cip11::chain::JobRecord& job);
 

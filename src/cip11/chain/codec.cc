@@ -13,10 +13,22 @@ void put_address_list(codec::Writer& w, const std::vector<Address>& list) {
   w.count(list.size());
   for (const auto& a : list) w.fixed(a);
 }
+/// Strictly ascending, as the machine keeps them (it binary-searches them).
 std::vector<Address> get_address_list(codec::Reader& r) {
   std::vector<Address> out(r.count(kMaxEntries, 20));
-  for (auto& a : out) a = r.fixed<20>();
+  for (std::size_t i = 0; i < out.size() && r.ok(); ++i) {
+    out[i] = r.fixed<20>();
+    if (i > 0 && !(out[i - 1] < out[i])) r.fail(codec::DecodeError::kInvalidValue);
+  }
   return out;
+}
+
+/// Map entries are stored in key order, once each: anything else is not the
+/// encoding of a state, so it is refused rather than silently normalised.
+template <typename Key>
+void next_key(codec::Reader& r, std::optional<Key>& previous, const Key& key) {
+  if (previous && !(*previous < key)) r.fail(codec::DecodeError::kInvalidValue);
+  previous = key;
 }
 
 void put_candidate(codec::Writer& w, const Candidate& c) {
@@ -47,8 +59,7 @@ void put_runner(codec::Writer& w, const RunnerRecord& x) {
   w.fixed(x.key);
   w.u128(x.stake);
   w.u32(x.job_kinds);
-  w.count(x.capabilities.size());
-  for (const auto& c : x.capabilities) w.bytes(as_bytes(c));
+  put_capabilities(w, x.capabilities);
   w.u32(x.max_concurrent);
   w.u128(x.price);
   w.u8(static_cast<std::uint8_t>(x.health));
@@ -64,11 +75,7 @@ RunnerRecord get_runner(codec::Reader& r) {
   x.key = r.fixed<33>();
   x.stake = r.u128();
   x.job_kinds = r.u32();
-  std::uint32_t n = r.count(kMaxCapabilities, 4);
-  for (std::uint32_t i = 0; i < n && r.ok(); ++i) {
-    Bytes c = r.bytes(kMaxCapabilityBytes);
-    x.capabilities.emplace_back(c.begin(), c.end());
-  }
+  x.capabilities = get_capabilities(r);
   x.max_concurrent = r.u32();
   x.price = r.u128();
   x.health = checked_enum<HealthStatus>(r, static_cast<std::uint8_t>(HealthStatus::kDeregistered));
@@ -228,28 +235,36 @@ State get_state(codec::Reader& r) {
   s.parent_registry_size = r.u32();
   s.jobs_submitted = r.u64();
   std::uint32_t n = r.count(kMaxEntries, 4);
+  std::optional<Address> last_runner;
   for (std::uint32_t i = 0; i < n && r.ok(); ++i) {
     auto runner = decode_runner(r.bytes(kMaxRecordBytes));
     if (!runner) { r.fail(runner.error()); break; }
+    next_key(r, last_runner, runner->address);
     s.runners[runner->address] = std::move(*runner);
   }
   n = r.count(kMaxEntries, 4);
+  std::optional<Bytes32> last_job;
   for (std::uint32_t i = 0; i < n && r.ok(); ++i) {
     auto job = decode_job(r.bytes(kMaxRecordBytes));
     if (!job) { r.fail(job.error()); break; }
+    next_key(r, last_job, job->job_id);
     s.jobs[job->job_id] = std::move(*job);
   }
   n = r.count(kMaxEntries, 49);
+  std::optional<std::pair<Address, JobKind>> last_mru;
   for (std::uint32_t i = 0; i < n && r.ok(); ++i) {
     Address submitter = r.fixed<20>();
     auto kind = checked_enum<JobKind>(r, static_cast<std::uint8_t>(JobKind::kAgent));
     MruRecord m;
     m.runner = r.fixed<20>();
     m.set_at_block = r.u64();
+    next_key(r, last_mru, std::pair(submitter, kind));
     s.mru[{submitter, kind}] = m;
   }
-  // Every runner is in the index, and the index names only runners.
+  // The index names exactly the runners.
   if (r.ok() && s.index.size() != s.runners.size()) r.fail(codec::DecodeError::kInvalidValue);
+  for (std::uint32_t i = 0; i < s.index.size() && r.ok(); ++i)
+    if (!s.runners.contains(s.index.at(i))) r.fail(codec::DecodeError::kInvalidValue);
   return s;
 }
 

@@ -10,8 +10,7 @@ void put(codec::Writer& w, const RegisterRunner& b) {
   w.fixed(b.key);
   w.u128(b.stake);
   w.u32(b.job_kinds);
-  w.count(b.capabilities.size());
-  for (const auto& c : b.capabilities) w.bytes(as_bytes(c));
+  put_capabilities(w, b.capabilities);
   w.u32(b.max_concurrent);
   w.u128(b.price);
 }
@@ -40,11 +39,7 @@ RegisterRunner get_register(codec::Reader& r) {
   b.key = r.fixed<33>();
   b.stake = r.u128();
   b.job_kinds = r.u32();
-  std::uint32_t n = r.count(kMaxCapabilities, 4);
-  for (std::uint32_t i = 0; i < n && r.ok(); ++i) {
-    Bytes c = r.bytes(kMaxCapabilityBytes);
-    b.capabilities.emplace_back(c.begin(), c.end());
-  }
+  b.capabilities = get_capabilities(r);
   b.max_concurrent = r.u32();
   b.price = r.u128();
   if (r.ok() && (b.job_kinds == 0 || (b.job_kinds & ~kKnownKinds) != 0 || b.max_concurrent == 0))
@@ -74,6 +69,21 @@ SubmitJob get_job(codec::Reader& r) {
 }
 
 }  // namespace
+
+void put_capabilities(codec::Writer& w, const std::vector<std::string>& capabilities) {
+  w.count(capabilities.size());
+  for (const auto& c : capabilities) w.bytes(as_bytes(c));
+}
+
+std::vector<std::string> get_capabilities(codec::Reader& r) {
+  std::vector<std::string> out;
+  std::uint32_t n = r.count(kMaxCapabilities, 4);
+  for (std::uint32_t i = 0; i < n && r.ok(); ++i) {
+    Bytes c = r.bytes(kMaxCapabilityBytes);
+    out.emplace_back(c.begin(), c.end());
+  }
+  return out;
+}
 
 Bytes encode_instruction(const Instruction& instruction) {
   codec::Writer w;

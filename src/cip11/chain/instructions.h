@@ -83,6 +83,10 @@ Bytes encode_instruction(const Instruction& instruction);
 /// Strict: version 1, a known tag, every bound above, no trailing bytes.
 Result<Instruction, codec::DecodeError> decode_instruction(ByteView payload);
 
+/// A runner's capability list, as RegisterRunner and the stored record carry it.
+void put_capabilities(codec::Writer& w, const std::vector<std::string>& capabilities);
+std::vector<std::string> get_capabilities(codec::Reader& r);
+
 /// keccak256("cowboy/cip11-result-commit/v1" || job_id || runner || salt || result): binding
 /// the runner means one runner's commitment cannot be replayed by another.
 Bytes32 result_commitment(const Bytes32& job_id, const Address& runner, ByteView result, const Bytes32& salt);

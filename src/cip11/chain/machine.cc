@@ -176,17 +176,7 @@ struct Apply {
     if (b.stake < block.params.min_stake) return ChainError::kStakeBelowMinimum;
     if (balance(tx.sender) < b.stake) return ChainError::kInsufficientFunds;
     balances[tx.sender] -= b.stake;
-    RunnerRecord r;
-    r.address = tx.sender;
-    r.key = b.key;
-    r.stake = b.stake;
-    r.job_kinds = b.job_kinds;
-    r.capabilities = b.capabilities;
-    r.max_concurrent = b.max_concurrent;
-    r.price = b.price;
-    r.registered_at = block.height;
-    r.last_heartbeat = block.height;  // registering is the first heartbeat
-    state.runners[tx.sender] = std::move(r);
+    state.runners[tx.sender] = runner_record(b, tx.sender, block.height);
     state.index.register_runner(tx.sender);  // a returning runner keeps its index (§7.2)
     return std::nullopt;
   }
@@ -358,6 +348,20 @@ Outcome apply(State& state, std::map<Address, u128>& balances, const BlockContex
   Apply run{state, balances, block, tx, effects, {}};
   run.out.error = std::visit(run, *instruction);
   return run.out;
+}
+
+RunnerRecord runner_record(const RegisterRunner& b, const Address& address, std::uint64_t height) {
+  RunnerRecord r;
+  r.address = address;
+  r.key = b.key;
+  r.stake = b.stake;
+  r.job_kinds = b.job_kinds;
+  r.capabilities = b.capabilities;
+  r.max_concurrent = b.max_concurrent;
+  r.price = b.price;
+  r.registered_at = height;
+  r.last_heartbeat = height;  // registering is the first heartbeat
+  return r;
 }
 
 Bytes32 job_id_of(const Bytes32& tx_hash) {

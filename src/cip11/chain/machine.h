@@ -115,6 +115,9 @@ Outcome apply(State& state, std::map<Address, u128>& balances, const BlockContex
 
 Bytes32 job_id_of(const Bytes32& tx_hash);  // keccak256("cowboy/cip11-job-id/v1" || tx_hash)
 
+/// The record a registration makes at `height`: Healthy, its first heartbeat at `height`.
+RunnerRecord runner_record(const RegisterRunner& registration, const Address& address, std::uint64_t height);
+
 /// §9.1 at `height`: the floor-eligible runners that pass this job's filters, address-sorted.
 std::vector<Candidate> eligible_candidates(const State& state, const ChainParams& params, const JobRecord& job,
                                            std::uint64_t height);
