@@ -2,6 +2,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "cip11/chain/codec.h"
 #include "cip11/preimages.h"
 #include "devchain/json.h"
 
@@ -66,7 +67,8 @@ json job_to_json(const chain::JobRecord& job) {
          {"submitter", hex0x(job.submitter)},
          {"kind", job_kind_name(job.kind)},
          {"spec", hex0x(job.spec)},
-         {"job_spec_hash", hex0x(job_spec_hash(job.spec))},
+         {"job_spec", hex0x(chain::job_spec_bytes(job))},
+         {"job_spec_hash", hex0x(job_spec_hash(chain::job_spec_bytes(job)))},
          {"timeout_blocks", job.timeout_blocks},
          {"runners", job.runners},
          {"max_price", u128_to_string(job.max_price)},

@@ -116,6 +116,44 @@ TEST(Cip11Chain, EmptyPresentSetDrawsTheFallbackCommitteeAndPresentFirstPrefersP
   EXPECT_GT(winners.size(), 1u);
 }
 
+// §7.3's steering bound: with more than one validator an M > 1 committee is
+// drawn over the whole eligible set, presence or not; M = 1 stays present-first.
+TEST(Cip11Chain, MultiValidatorCommitteesIgnorePresence) {
+  auto ks = keys(20, 6);
+  auto committee = [&](bool multi, std::uint32_t m, std::vector<std::uint32_t> present) {
+    Chain c;
+    c.params.present_first_enabled = true;
+    c.params.multi_validator = multi;
+    c.register_all(ks);
+    auto out = c.ok(ks[0].address, testing::job(m, 20), present);
+    while (c.job_of(*out.job_id).state != JobState::kAssigned) c.begin(present);
+    return c.committee_of(*out.job_id);
+  };
+  EXPECT_EQ(committee(true, 3, {4}), committee(true, 3, {}));
+  EXPECT_EQ(committee(true, 1, {4}), std::vector<Address>{ks[4].address});
+  EXPECT_EQ(committee(false, 3, {4}).at(0), ks[4].address);
+}
+
+TEST(Cip11Chain, TheDevJobSpecIsPinned) {
+  JobRecord job;
+  job.job_id = Bytes32{0xaa};
+  job.kind = JobKind::kHttp;
+  job.timeout_blocks = 10;
+  job.runners = 2;
+  job.max_price = 5;
+  job.submitter = Address{0xbb};
+  job.spec = Bytes{'h', 'i'};
+  Bytes expected{0x01, 0xaa};
+  expected.resize(expected.size() + 31, 0);
+  for (std::uint8_t b : {0x01, 0, 0, 0, 0, 0, 0, 0, 10, 0, 0, 0, 2}) expected.push_back(b);
+  expected.resize(expected.size() + 15, 0);
+  expected.push_back(5);
+  expected.push_back(0xbb);
+  expected.resize(expected.size() + 19, 0);
+  for (std::uint8_t b : {0, 0, 0, 2, 0x68, 0x69}) expected.push_back(b);  // "hi"
+  EXPECT_EQ(job_spec_bytes(job), expected);
+}
+
 TEST(Cip11Chain, PresentFirstNeverExcludesAFloorEligibleRunner) {
   Chain c;
   c.params.present_first_enabled = true;

@@ -171,6 +171,19 @@ auto decode_one(ByteView bytes, Get get) -> Result<decltype(get(std::declval<cod
 
 }  // namespace
 
+Bytes job_spec_bytes(const JobRecord& job) {
+  codec::Writer w;
+  w.u8(1);
+  w.fixed(job.job_id);
+  w.u8(static_cast<std::uint8_t>(job.kind));
+  w.u64(job.timeout_blocks);
+  w.u32(job.runners);
+  w.u128(job.max_price);
+  w.fixed(job.submitter);
+  w.bytes(job.spec);
+  return std::move(w).take();
+}
+
 Bytes encode_runner(const RunnerRecord& runner) { return encode_one(runner, put_runner); }
 Result<RunnerRecord, codec::DecodeError> decode_runner(ByteView bytes) { return decode_one(bytes, get_runner); }
 Bytes encode_job(const JobRecord& job) { return encode_one(job, put_job); }

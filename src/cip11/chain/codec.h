@@ -14,6 +14,12 @@ State get_state(codec::Reader& r);
 void put_params(codec::Writer& w, const ChainParams& params);
 ChainParams get_params(codec::Reader& r);
 
+/// The dev JobSpec (docs/cip11.md choice 45), what a JobAssignment carries as
+/// `job_spec` and job_spec_hash() hashes:
+///   DevJobSpecV1 { version u8 = 1, job_id [32], kind u8, timeout_blocks u64,
+///                  runners u32, max_price u128, submitter [20], payload Bytes }
+Bytes job_spec_bytes(const JobRecord& job);
+
 /// One runner record alone: the unit the devchain stores per runner.
 Bytes encode_runner(const RunnerRecord& runner);
 Result<RunnerRecord, codec::DecodeError> decode_runner(ByteView bytes);
