@@ -1,6 +1,7 @@
 // The CIP-11 QUIC layer over real UDP on 127.0.0.1: the TLS 1.3 handshake,
 // the §6.2 exporter property (both ends agree; another connection differs),
 // and a runner-opened control stream carrying bytes both ways.
+#include "cip11/quic/arena.h"
 #include "cip11/quic/endpoint.h"
 
 #include <gtest/gtest.h>
@@ -27,7 +28,7 @@ struct Pair {
   std::map<Connection*, Bytes> received;
   std::vector<std::string> closed;
 
-  Pair() {
+  explicit Pair(const MemoryHooks* validator_memory = nullptr) {
     auto cert = net::ensure_dev_certificate(dir.path());
     EXPECT_TRUE(cert.ok());
     Events v;
@@ -37,7 +38,9 @@ struct Pair {
       c.send(stream, data);  // echo on the same stream
     };
     v.on_closed = [this](Connection&, const std::string& why) { closed.push_back("validator: " + why); };
-    auto ve = Endpoint::open(io, testing::server_config(*cert), v);
+    auto config = testing::server_config(*cert);
+    config.connection_memory = validator_memory;
+    auto ve = Endpoint::open(io, config, v);
     EXPECT_TRUE(ve.ok()) << (ve.ok() ? "" : ve.error());
     validator = std::move(*ve);
     Events r;
@@ -88,6 +91,23 @@ TEST(Cip11Quic, HandshakeExporterAgreesAndAControlStreamCarriesBytesBothWays) {
   ASSERT_TRUE(p.run_until([&] { return p.runner_side.size() == 2 && p.validator_side.size() == 2; }));
   EXPECT_EQ(p.runner_side[1]->channel_binding(), p.validator_side[1]->channel_binding());
   EXPECT_NE(p.runner_side[1]->channel_binding(), a);
+}
+
+// The servers' arena (quic/arena.h) holds every ngtcp2 allocation of a
+// connection from its first Initial to its close, and frees none of it twice.
+TEST(Cip11Quic, ConnectionsLiveInTheDedicatedArena) {
+  Pair p(&dedicated_arena());
+  for (int i = 0; i < 3; ++i) ASSERT_TRUE(p.runner->connect("127.0.0.1", p.validator->port()).ok());
+  ASSERT_TRUE(p.run_until([&] { return p.runner_side.size() == 3 && p.validator_side.size() == 3; }));
+  Connection& runner = *p.runner_side[0];
+  auto control = runner.open_stream();
+  ASSERT_TRUE(control);
+  const Bytes hello(5000, 0x5a);
+  ASSERT_TRUE(runner.send(*control, hello));
+  ASSERT_TRUE(p.run_until([&] { return p.received[&runner].size() == hello.size(); }));
+  EXPECT_EQ(p.received[p.validator_side[0]], hello);
+  for (auto* c : p.runner_side) c->close(0);
+  ASSERT_TRUE(p.run_until([&] { return p.closed.size() == 6 && p.validator->connections() == 0; }));
 }
 
 TEST(Cip11Quic, AnApplicationCloseReachesThePeer) {
