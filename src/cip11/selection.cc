@@ -13,7 +13,6 @@ namespace {
 constexpr u128 kU128Max = ~u128{0};
 
 u128 saturating_add(u128 a, u128 b) { return a > kU128Max - b ? kU128Max : a + b; }
-u128 saturating_mul(u128 a, u128 b) { return a != 0 && b > kU128Max / a ? kU128Max : a * b; }
 
 std::array<std::uint8_t, 8> le8(std::uint64_t v) {
   std::array<std::uint8_t, 8> out;
@@ -34,6 +33,8 @@ constexpr std::pair<std::string_view, JobKind> kJobKinds[] = {
     {"Mcp", JobKind::kMcp},       {"Custom", JobKind::kCustom},
     {"PublishChainRoot", JobKind::kPublishChainRoot}, {"Agent", JobKind::kAgent}};
 }  // namespace
+
+u128 saturating_mul(u128 a, u128 b) { return a != 0 && b > kU128Max / a ? kU128Max : a * b; }
 
 std::optional<JobKind> job_kind_named(std::string_view name) {
   for (const auto& [n, kind] : kJobKinds)

@@ -46,6 +46,7 @@ struct ReputationConfig {
 };
 
 u128 isqrt(u128 n);  // floor(sqrt(n))
+u128 saturating_mul(u128 a, u128 b);  // a * b, or 2^128 - 1 when that overflows
 /// effective_stake * max(isqrt(rep_x1e9 * 1e12 / (normalizer * 1e9)), w_min_floor_x1e6) / 1e6
 u128 cip2_v3_weight(u128 effective_stake, std::uint64_t reputation_x1e9, const ReputationConfig& config);
 

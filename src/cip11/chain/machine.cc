@@ -7,8 +7,6 @@ namespace {
 
 constexpr std::string_view kBeaconDomain = "cowboy/devchain-beacon/v1";
 
-u128 saturating_mul(u128 a, u128 k) { return a > ~u128{0} / k ? ~u128{0} : a * k; }
-
 bool supports(const RunnerRecord& r, JobKind kind) { return (r.job_kinds >> static_cast<unsigned>(kind) & 1u) != 0; }
 
 /// The view whose seed a selection in block H reads: R_{H-1} for M == 1 (§9.2).
