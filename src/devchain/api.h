@@ -20,6 +20,7 @@ namespace cowboy::devchain {
   X(BadNonce, 409, "the nonce is not the sender's next nonce")                      \
   X(MempoolFull, 503, "too many pending transactions; retry after the next block") \
   X(NotFound, 404, "no such record")                                                \
+  X(Gone, 410, "the poll endpoint is retired on this chain (CIP11_POLL_DISABLED)")   \
   X(BadRequest, 400, "the request is malformed")                                    \
   X(Unavailable, 503, "the chain cannot be reached or is shutting down")           \
   X(Internal, 500, "an internal failure")

@@ -51,9 +51,49 @@ json runner_to_json(const chain::RunnerRecord& r, std::optional<std::uint32_t> i
          {"registered_at", r.registered_at},
          {"last_heartbeat", r.last_heartbeat},
          {"active_jobs", r.active_jobs},
-         {"reputation_x1e9", r.reputation_x1e9}};
+         {"reputation_x1e9", r.reputation_x1e9},
+         {"hex", hex0x(chain::encode_runner(r))}};
   if (index) j["index"] = *index;
   return j;
+}
+
+namespace {
+template <typename Record, typename Decode>
+std::optional<Record> from_hex_field(const json& j, Decode decode) {
+  if (!j.is_object() || !j.contains("hex") || !j["hex"].is_string()) return std::nullopt;
+  auto bytes = from_hex(j["hex"].get<std::string>());
+  if (!bytes) return std::nullopt;
+  auto record = decode(*bytes);
+  if (!record) return std::nullopt;
+  return std::move(*record);
+}
+}  // namespace
+
+std::optional<chain::RunnerRecord> runner_from_json(const json& j) {
+  return from_hex_field<chain::RunnerRecord>(j, chain::decode_runner);
+}
+std::optional<chain::JobRecord> job_from_json(const json& j) { return from_hex_field<chain::JobRecord>(j, chain::decode_job); }
+
+json block_presence_to_json(const BlockPresence& p) {
+  return json{{"height", p.height}, {"presence", p.field ? json(hex0x(*p.field)) : json(nullptr)}, {"present", p.present}};
+}
+
+std::optional<BlockPresence> block_presence_from_json(const json& j) {
+  if (!j.is_object() || !j.contains("height") || !j["height"].is_number_unsigned() || !j.contains("presence") ||
+      !j.contains("present") || !j["present"].is_array())
+    return std::nullopt;
+  BlockPresence p;
+  p.height = j["height"].get<std::uint64_t>();
+  if (j["presence"].is_string()) {
+    auto bytes = from_hex(j["presence"].get<std::string>());
+    if (!bytes) return std::nullopt;
+    p.field = std::move(*bytes);
+  }
+  for (const auto& i : j["present"]) {
+    if (!i.is_number_unsigned() || i.get<std::uint64_t>() > UINT32_MAX) return std::nullopt;
+    p.present.push_back(i.get<std::uint32_t>());
+  }
+  return p;
 }
 
 json job_to_json(const chain::JobRecord& job) {
@@ -82,6 +122,7 @@ json job_to_json(const chain::JobRecord& job) {
   if (job.pending) j["seed_view"] = job.pending->seed_view;
   if (chain::terminal(job.state)) j["finished_at"] = job.finished_at;
   if (job.state == chain::JobState::kCompleted) j["result"] = hex0x(job.result);
+  j["hex"] = hex0x(chain::encode_job(job));
   return j;
 }
 

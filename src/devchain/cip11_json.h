@@ -11,8 +11,15 @@ namespace cowboy::devchain::json {
 
 /// A job-kind mask as the list of its §9.4 names.
 nlohmann::json job_kinds_to_json(std::uint32_t mask);
+/// Readable fields plus "hex", the canonical record (cip11/chain/codec.h), which
+/// is what a client decodes.
 nlohmann::json runner_to_json(const cip11::chain::RunnerRecord& r, std::optional<std::uint32_t> index);
 nlohmann::json job_to_json(const cip11::chain::JobRecord& job);
+std::optional<cip11::chain::RunnerRecord> runner_from_json(const nlohmann::json& j);
+std::optional<cip11::chain::JobRecord> job_from_json(const nlohmann::json& j);
+/// The presence route's answer, both ways.
+nlohmann::json block_presence_to_json(const BlockPresence& p);
+std::optional<BlockPresence> block_presence_from_json(const nlohmann::json& j);
 
 /// A block record's CIP-11 part: its presence field, |registry(H-1)|, the
 /// consumed seeds and the assignments made and ended.

@@ -25,7 +25,7 @@ std::optional<Reply> route_cip11(Cip11Api& api, std::string_view method, const s
   if (poll) {
     auto genesis = api.cip11_genesis();
     if (!genesis) return error_reply(genesis.error());
-    if (genesis->params.poll_disabled) return Reply{410, Json{{"error", "Gone"}, {"message", "CIP11_POLL_DISABLED"}}};
+    if (genesis->params.poll_disabled) return error_reply(ApiError{ApiErrorCode::kGone, "CIP11_POLL_DISABLED is set"});
     auto runner = fixed_from_hex<20>(arg(1));
     if (!runner) return bad_request("address must be 20 bytes of hex");
     return reply_from(api.runner_jobs(*runner), [](const std::vector<cip11::chain::JobRecord>& jobs) {
@@ -58,11 +58,7 @@ std::optional<Reply> route_cip11(Cip11Api& api, std::string_view method, const s
       if (c < '0' || c > '9' || height > UINT64_MAX / 10) return bad_request("height must be a decimal u64");
       height = height * 10 + static_cast<std::uint64_t>(c - '0');
     }
-    return reply_from(api.block_presence(height), [](const BlockPresence& p) {
-      return Json{{"height", p.height},
-                  {"presence", p.field ? Json(json::hex0x(*p.field)) : Json(nullptr)},
-                  {"present", p.present}};
-    });
+    return reply_from(api.block_presence(height), json::block_presence_to_json);
   }
   return error_reply(ApiError{ApiErrorCode::kNotFound, "no such route"});
 }

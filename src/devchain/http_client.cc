@@ -5,6 +5,7 @@
 #include <boost/beast/http.hpp>
 #include <nlohmann/json.hpp>
 
+#include "devchain/cip11_json.h"
 #include "devchain/json.h"
 
 namespace cowboy::devchain {
@@ -197,6 +198,62 @@ ApiResult<std::vector<BlockEvents>> HttpClient::events(std::uint64_t from, std::
 ApiResult<ProviderSnapshot> HttpClient::provider_snapshot(const Address& provider) {
   return parse_with<ProviderSnapshot>(call(host_, port_, timeout_, http::verb::get, "/v1/snapshot/" + json::hex0x(provider)),
                                       json::snapshot_from_json, "provider snapshot");
+}
+
+namespace {
+/// A {"<key>": [records]} answer, each record decoded from its "hex".
+template <typename Record, typename FromJson>
+std::optional<std::vector<Record>> list_from_json(const Json& j, const char* key, FromJson from_json) {
+  if (!j.is_object() || !j.contains(key) || !j[key].is_array()) return std::nullopt;
+  std::vector<Record> out;
+  for (const auto& item : j[key]) {
+    auto record = from_json(item);
+    if (!record) return std::nullopt;
+    out.push_back(std::move(*record));
+  }
+  return out;
+}
+}  // namespace
+
+ApiResult<Cip11Genesis> HttpClient::cip11_genesis() {
+  return parse_with<Cip11Genesis>(
+      call(host_, port_, timeout_, http::verb::get, "/v1/cip11/genesis"),
+      [](const Json& j) -> std::optional<Cip11Genesis> {
+        auto g = cip11_genesis_from_json(j);
+        return g ? std::optional<Cip11Genesis>(std::move(*g)) : std::nullopt;
+      },
+      "CIP-11 genesis");
+}
+
+ApiResult<std::vector<cip11::chain::RunnerRecord>> HttpClient::runners() {
+  return parse_with<std::vector<cip11::chain::RunnerRecord>>(
+      call(host_, port_, timeout_, http::verb::get, "/v1/cip11/runners"),
+      [](const Json& j) { return list_from_json<cip11::chain::RunnerRecord>(j, "runners", json::runner_from_json); },
+      "runners");
+}
+
+ApiResult<cip11::chain::RunnerRecord> HttpClient::runner(const Address& runner) {
+  return parse_with<cip11::chain::RunnerRecord>(
+      call(host_, port_, timeout_, http::verb::get, "/v1/cip11/runners/" + json::hex0x(runner)), json::runner_from_json,
+      "runner record");
+}
+
+ApiResult<cip11::chain::JobRecord> HttpClient::job(const Bytes32& job_id) {
+  return parse_with<cip11::chain::JobRecord>(
+      call(host_, port_, timeout_, http::verb::get, "/v1/cip11/jobs/" + json::hex0x(job_id)), json::job_from_json,
+      "job record");
+}
+
+ApiResult<std::vector<cip11::chain::JobRecord>> HttpClient::runner_jobs(const Address& runner) {
+  return parse_with<std::vector<cip11::chain::JobRecord>>(
+      call(host_, port_, timeout_, http::verb::get, "/runner/" + json::hex0x(runner) + "/jobs"),
+      [](const Json& j) { return list_from_json<cip11::chain::JobRecord>(j, "jobs", json::job_from_json); }, "jobs");
+}
+
+ApiResult<BlockPresence> HttpClient::block_presence(std::uint64_t height) {
+  return parse_with<BlockPresence>(
+      call(host_, port_, timeout_, http::verb::get, "/v1/cip11/blocks/" + std::to_string(height) + "/presence"),
+      json::block_presence_from_json, "block presence");
 }
 
 }  // namespace cowboy::devchain

@@ -1,4 +1,4 @@
-// ChainApi over a devchain's HTTP API. One connection per call, each bounded
+// ChainApi and Cip11Api over a devchain's HTTP API. One connection per call, each bounded
 // by a timeout; an unreachable chain is ApiErrorCode::kUnavailable.
 #pragma once
 
@@ -8,6 +8,7 @@
 #include <nlohmann/json.hpp>
 
 #include "devchain/api.h"
+#include "devchain/cip11_api.h"
 
 namespace cowboy::devchain {
 
@@ -16,7 +17,7 @@ struct HttpText {
   std::string body;
 };
 
-class HttpClient final : public ChainApi {
+class HttpClient final : public ChainApi, public Cip11Api {
  public:
   HttpClient(std::string host, std::uint16_t port, std::chrono::milliseconds timeout = std::chrono::seconds(5));
   /// Parses "http://host:port" (the only scheme the devchain serves).
@@ -33,6 +34,13 @@ class HttpClient final : public ChainApi {
   ApiResult<cbqs::Params> params() override;
   ApiResult<std::vector<BlockEvents>> events(std::uint64_t from, std::uint64_t to) override;
   ApiResult<ProviderSnapshot> provider_snapshot(const Address& provider) override;
+
+  ApiResult<Cip11Genesis> cip11_genesis() override;
+  ApiResult<std::vector<cip11::chain::RunnerRecord>> runners() override;
+  ApiResult<cip11::chain::RunnerRecord> runner(const Address& runner) override;
+  ApiResult<cip11::chain::JobRecord> job(const Bytes32& job_id) override;
+  ApiResult<std::vector<cip11::chain::JobRecord>> runner_jobs(const Address& runner) override;
+  ApiResult<BlockPresence> block_presence(std::uint64_t height) override;
   /// Any JSON route on the same host (the CLI also reads cbqsd's admin routes with it).
   ApiResult<nlohmann::json> get_json(const std::string& target);
   ApiResult<nlohmann::json> post_json(const std::string& target, const std::string& body = {});

@@ -10,6 +10,7 @@
 #include "../support/poll.h"
 #include "../support/process.h"
 #include "../support/temp_dir.h"
+#include "cip11/chain/instructions.h"
 #include "devchain/http_client.h"
 #include "scenario.h"
 
@@ -145,6 +146,59 @@ TEST_F(ProcessTest, KilledDuringBlockProductionResumesWithContinuousHeightAndSta
   std::uint64_t h = *api.height();
   EXPECT_GE(h, height_before);
   EXPECT_TRUE(cowboy::testing::eventually([&] { return *api.height() > h; }));  // and the chain goes on
+}
+
+// The CIP-11 plane of a devchain process through HttpClient's Cip11Api: the
+// walkthrough of docs/devchain.md ("CIP-11 with curl") without curl.
+TEST_F(ProcessTest, Cip11RunnerJobAndResultOverHttp) {
+  GenesisSpec genesis = testing::genesis_for(secret(1));
+  Cip11Genesis cip11;
+  cip11.params.chain_id = 7;
+  cip11.params.present_first_enabled = true;
+  genesis.cip11 = cip11;
+  std::ofstream(genesis_file) << genesis_to_json(genesis).dump();
+  DevchainProcess chain(dir.path() / "cip11", genesis_file);
+  ASSERT_TRUE(chain.up());
+  HttpClient api = chain.client();
+  Wallet admin(api, secret(1));
+  namespace c11 = cip11::chain;
+  auto call = [&](const c11::Instruction& i) { return admin.send_and_wait(Cip11Call{c11::encode_instruction(i)}); };
+
+  EXPECT_EQ(api.cip11_genesis()->params.chain_id, 7u);
+  c11::RegisterRunner reg;
+  reg.key = *crypto::secp256k1_public_key(secret(1));
+  reg.stake = 1'000;
+  reg.job_kinds = 0x3f;
+  reg.max_concurrent = 2;
+  ASSERT_TRUE(call(reg)->ok());
+  auto runners = api.runners();
+  ASSERT_TRUE(runners.ok()) << runners.error().message;
+  ASSERT_EQ(runners->size(), 1u);
+  EXPECT_EQ((*runners)[0].address, admin.address());
+  EXPECT_EQ((*runners)[0].stake, 1'000u);
+  EXPECT_EQ(*api.runner(admin.address()), (*runners)[0]);
+
+  auto submitted = call(c11::SubmitJob{cip11::JobKind::kLlm, Bytes{'h', 'i'}, 50, 1, 0});
+  ASSERT_TRUE(submitted->ok());
+  ASSERT_TRUE(submitted->job_id);
+  const Bytes32 id = *submitted->job_id;
+  auto polled = api.runner_jobs(admin.address());
+  ASSERT_TRUE(polled.ok()) << polled.error().message;
+  ASSERT_EQ(polled->size(), 1u);
+  EXPECT_EQ((*polled)[0].job_id, id);
+  auto presence = api.block_presence(submitted->height);
+  ASSERT_TRUE(presence.ok());
+  EXPECT_EQ(presence->field, cip11::encode_presence(cip11::PresentSet(1)));  // no provider: a valid empty set
+
+  auto refused = call(c11::JobResultSubmit{Bytes32{}, Bytes{1}, Bytes32{}});
+  EXPECT_EQ(refused->error, "UnknownJob");
+  ASSERT_TRUE(call(c11::JobResultSubmit{id, Bytes{'o', 'k'}, Bytes32{}})->ok());
+  auto job = api.job(id);
+  ASSERT_TRUE(job.ok());
+  EXPECT_EQ(job->state, c11::JobState::kCompleted);
+  EXPECT_EQ(job->result, (Bytes{'o', 'k'}));
+  EXPECT_TRUE(api.runner_jobs(admin.address())->empty());
+  EXPECT_EQ(api.job(Bytes32{}).error().code, ApiErrorCode::kNotFound);
 }
 
 }  // namespace
