@@ -19,7 +19,6 @@ cip11::chain::State cip11_genesis_state(const Cip11Genesis& genesis) {
     state.runners[*address] = cip11::chain::runner_record(g, *address, 0);
     state.index.register_runner(*address);
   }
-  state.parent_registry_size = state.index.size();
   return state;
 }
 

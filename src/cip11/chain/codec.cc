@@ -222,7 +222,6 @@ ChainParams get_params(codec::Reader& r) {
 
 void put_state(codec::Writer& w, const State& s) {
   w.bytes(s.index.encode());
-  w.u32(s.parent_registry_size);
   w.u64(s.jobs_submitted);
   w.count(s.runners.size());
   for (const auto& [a, runner] : s.runners) w.bytes(encode_runner(runner));
@@ -245,7 +244,6 @@ State get_state(codec::Reader& r) {
     if (decoded) s.index = std::move(*decoded);
     else r.fail(codec::DecodeError::kInvalidValue);
   }
-  s.parent_registry_size = r.u32();
   s.jobs_submitted = r.u64();
   std::uint32_t n = r.count(kMaxEntries, 4);
   std::optional<Address> last_runner;

@@ -137,7 +137,7 @@ void run_deadlines(State& state, const BlockContext& block, Effects& effects) {
       continue;
     }
     auto seed = seed_for(block, mode_of(job), parent_view(block.height), job, block.height, nullptr);
-    auto eligible = eligible_candidates(state, block.params, job, block.height);
+    auto eligible = eligible_candidates(state, block, job);
     if (seed) assign(state, block, job, eligible, *seed, block.height + job.timeout_blocks, effects);
   }
 }
@@ -212,7 +212,7 @@ struct Apply {
     job.max_price = b.max_price;
     job.submitted_at = block.height;
     job.deadline_block = block.height + b.timeout_blocks;  // §10.1: submitted_at + timeout_blocks
-    auto eligible = eligible_candidates(state, block.params, job, block.height);
+    auto eligible = eligible_candidates(state, block, job);
     if (b.runners == 1) {
       auto seed = seed_for(block, SelectionMode::kImmediate, parent_view(block.height), job, block.height, nullptr);
       if (seed) {
@@ -332,7 +332,6 @@ Res<PresentSet> presence_of_block(const ChainParams& params, const std::optional
 }
 
 void begin_block(State& state, const BlockContext& block, Effects& effects) {
-  state.parent_registry_size = state.index.size();
   run_pending(state, block, effects);
   run_deadlines(state, block, effects);
 }
@@ -366,19 +365,19 @@ Bytes32 job_id_of(const Bytes32& tx_hash) {
   return crypto::keccak256({as_bytes(std::string_view("cowboy/cip11-job-id/v1")), tx_hash});
 }
 
-std::vector<Candidate> eligible_candidates(const State& state, const ChainParams& params, const JobRecord& job,
-                                           std::uint64_t height) {
+std::vector<Candidate> eligible_candidates(const State& state, const BlockContext& block, const JobRecord& job) {
   std::vector<Candidate> out;
   for (const auto& [address, r] : state.runners) {
     if (std::binary_search(job.excluded.begin(), job.excluded.end(), address)) continue;       // 0: exclusion list
-    if (!passes_liveness_floor(r.health, r.last_heartbeat, height, params.heartbeat_timeout_blocks)) continue;  // 1
+    if (!passes_liveness_floor(r.health, r.last_heartbeat, block.height, block.params.heartbeat_timeout_blocks)) continue;  // 1
     if (!supports(r, job.kind)) continue;                                                      // 3: capability
     if (r.price > job.max_price) continue;                                                     // 5: price
     if (r.active_jobs >= r.max_concurrent) continue;                                           // 6: concurrency
     if (saturating_mul(r.stake, 2) < saturating_mul(job.max_price, 3)) continue;               // 9: stake >= 1.5 x max_price
     Candidate c;
     c.address = address;
-    if (auto i = state.index.index_of(address); i && *i < state.parent_registry_size) c.registry_index = i;
+    // Registered in this block: no index in registry(H-1), so never present (§8.5).
+    if (auto i = state.index.index_of(address); i && *i < block.presence.registry_size()) c.registry_index = i;
     c.effective_stake = r.stake;
     c.reputation_x1e9 = r.reputation_x1e9;
     out.push_back(c);

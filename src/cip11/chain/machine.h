@@ -88,7 +88,7 @@ struct BlockContext {
   std::uint64_t height = 0;
   const ChainParams& params;
   const BeaconSource& beacon;
-  const PresentSet& presence;  // PresenceInput(H), sized |registry(H-1)|
+  const PresentSet& presence;  // PresenceInput(H); its size is |registry(H-1)|, the index basis
 };
 
 /// §7.2 rules 1-2: the present set a block's field stands for. With the flag
@@ -97,8 +97,8 @@ struct BlockContext {
 Res<PresentSet> presence_of_block(const ChainParams& params, const std::optional<Bytes>& field,
                                   std::uint32_t registry_size);
 
-/// Start of block H: fixes |registry(H-1)|, assigns due M > 1 selections in
-/// (submitted_at, job_id) order, then times out assignments past their deadline.
+/// Start of block H: assigns due M > 1 selections in (submitted_at, job_id)
+/// order, then times out assignments past their deadline.
 void begin_block(State& state, const BlockContext& block, Effects& effects);
 
 struct TxContext {
@@ -118,8 +118,8 @@ Bytes32 job_id_of(const Bytes32& tx_hash);  // keccak256("cowboy/cip11-job-id/v1
 /// The record a registration makes at `height`: Healthy, its first heartbeat at `height`.
 RunnerRecord runner_record(const RegisterRunner& registration, const Address& address, std::uint64_t height);
 
-/// §9.1 at `height`: the floor-eligible runners that pass this job's filters, address-sorted.
-std::vector<Candidate> eligible_candidates(const State& state, const ChainParams& params, const JobRecord& job,
-                                           std::uint64_t height);
+/// §9.1 at the block's height: the floor-eligible runners that pass this job's
+/// filters, address-sorted, indexed against registry(H-1) (the presence set's size).
+std::vector<Candidate> eligible_candidates(const State& state, const BlockContext& block, const JobRecord& job);
 
 }  // namespace cowboy::cip11::chain

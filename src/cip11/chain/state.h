@@ -93,7 +93,6 @@ struct JobRecord {
 struct State {
   std::map<Address, RunnerRecord> runners;
   ActiveRunners index;                       // ACTIVE_RUNNERS_KEY: append-only (§7.2, §8.5)
-  std::uint32_t parent_registry_size = 0;    // |registry(H-1)| for the block being executed
   std::map<Bytes32, JobRecord> jobs;
   std::map<std::pair<Address, JobKind>, MruRecord> mru;  // mru_key (§9.4)
   std::uint64_t jobs_submitted = 0;
