@@ -12,13 +12,7 @@
 #include "devchain/keyfile.h"
 
 namespace cowboy::devchain {
-namespace {
-
 namespace chain = cip11::chain;
-
-std::optional<Bytes32> parse_id(const std::string& hex) { return fixed_from_hex<32>(hex); }
-
-}  // namespace
 
 Cip11TxCommand::Cip11TxCommand(CLI::App& app) {
   cmd_ = app.add_subcommand("cip11-tx", "sign a CIP-11 transaction and print {\"tx\": …} for POST /v1/tx");
@@ -81,7 +75,7 @@ int Cip11TxCommand::run() const {
     if (!kind || !max_price) return fail("--kind is a §9.4 name and --max-price a decimal amount");
     instruction = chain::SubmitJob{*kind, Bytes(spec_.begin(), spec_.end()), timeout_, runners_, *max_price};
   } else if (what == "commit" || what == "submit-result") {
-    auto id = parse_id(job_id_);
+    auto id = fixed_from_hex<32>(job_id_);
     if (!id) return fail("--job must be 32 bytes of hex");
     Bytes result(result_.begin(), result_.end());
     if (what == "commit") instruction = chain::JobResultCommit{*id, chain::result_commitment(*id, sender, result, *salt)};

@@ -103,12 +103,13 @@ json job_to_json(const chain::JobRecord& job) {
     committee.push_back(m);
   }
   for (const auto& x : job.excluded) excluded.push_back(hex0x(x));
+  const Bytes spec = chain::job_spec_bytes(job);
   json j{{"job_id", hex0x(job.job_id)},
          {"submitter", hex0x(job.submitter)},
          {"kind", job_kind_name(job.kind)},
          {"spec", hex0x(job.spec)},
-         {"job_spec", hex0x(chain::job_spec_bytes(job))},
-         {"job_spec_hash", hex0x(job_spec_hash(chain::job_spec_bytes(job)))},
+         {"job_spec", hex0x(spec)},
+         {"job_spec_hash", hex0x(job_spec_hash(spec))},
          {"timeout_blocks", job.timeout_blocks},
          {"runners", job.runners},
          {"max_price", u128_to_string(job.max_price)},

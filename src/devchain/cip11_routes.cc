@@ -53,12 +53,9 @@ std::optional<Reply> route_cip11(Cip11Api& api, std::string_view method, const s
     return reply_from(api.job(*id), json::job_to_json);
   }
   if (what == "blocks" && parts.size() == 5 && parts[4] == "presence") {
-    std::uint64_t height = 0;
-    for (char c : parts[3]) {
-      if (c < '0' || c > '9' || height > UINT64_MAX / 10) return bad_request("height must be a decimal u64");
-      height = height * 10 + static_cast<std::uint64_t>(c - '0');
-    }
-    return reply_from(api.block_presence(height), json::block_presence_to_json);
+    auto height = parse_u64(parts[3]);
+    if (!height) return bad_request("height must be a decimal u64");
+    return reply_from(api.block_presence(*height), json::block_presence_to_json);
   }
   return error_reply(ApiError{ApiErrorCode::kNotFound, "no such route"});
 }

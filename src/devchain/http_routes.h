@@ -26,6 +26,8 @@ Reply reply_from(const ApiResult<T>& r, ToJson&& to_json) {
 }
 
 std::vector<std::string_view> split_path(std::string_view path);
+/// Decimal digits only, at most 19 of them (so no overflow).
+std::optional<std::uint64_t> parse_u64(std::string_view digits);
 std::optional<std::uint64_t> query_u64(std::string_view query, std::string_view key);
 
 /// The CIP-11 routes (docs/devchain.md); nullopt when `parts` names none of them.

@@ -29,21 +29,22 @@ std::vector<std::string_view> split_path(std::string_view path) {
   return parts;
 }
 
+std::optional<std::uint64_t> parse_u64(std::string_view digits) {
+  if (digits.empty() || digits.size() > 19) return std::nullopt;
+  std::uint64_t v = 0;
+  for (char c : digits) {
+    if (c < '0' || c > '9') return std::nullopt;
+    v = v * 10 + static_cast<std::uint64_t>(c - '0');
+  }
+  return v;
+}
+
 std::optional<std::uint64_t> query_u64(std::string_view query, std::string_view key) {
   while (!query.empty()) {
     auto amp = query.find('&');
     auto pair = query.substr(0, amp);
     auto eq = pair.find('=');
-    if (eq != std::string_view::npos && pair.substr(0, eq) == key) {
-      std::uint64_t v = 0;
-      auto digits = pair.substr(eq + 1);
-      if (digits.empty() || digits.size() > 19) return std::nullopt;
-      for (char c : digits) {
-        if (c < '0' || c > '9') return std::nullopt;
-        v = v * 10 + static_cast<std::uint64_t>(c - '0');
-      }
-      return v;
-    }
+    if (eq != std::string_view::npos && pair.substr(0, eq) == key) return parse_u64(pair.substr(eq + 1));
     if (amp == std::string_view::npos) break;
     query.remove_prefix(amp + 1);
   }

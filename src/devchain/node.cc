@@ -85,10 +85,11 @@ Result<std::unique_ptr<Node>, std::string> Node::open(const NodeConfig& config,
   if (!stored_genesis) return Err{"the stored genesis is unreadable: " + stored_genesis.error()};
   if (genesis && chain_instance_id_of(*genesis) != chain_instance_id_of(*stored_genesis))
     return Err{std::string("the data directory holds a different chain than the given genesis")};
-  if (auto v = stored_state_version(as_bytes(state_bytes)); v != kStateVersion)
-    return Err{"the chain store holds state version " + std::to_string(v) + "; this devchain reads version " +
-               std::to_string(kStateVersion) + " (CIP-39 and CIP-11): start it on a new --data-dir"};
   auto state = decode_state(as_bytes(state_bytes));
+  if (!state && state.error() == codec::DecodeError::kBadVersion)
+    return Err{"the chain store holds state version " + std::to_string(stored_state_version(as_bytes(state_bytes))) +
+               "; this devchain reads version " + std::to_string(kStateVersion) +
+               " (CIP-39 and CIP-11): start it on a new --data-dir"};
   if (!state) return Err{"the stored state is unreadable: " + std::string(codec::to_string(state.error()))};
   return std::unique_ptr<Node>(
       new Node(config, std::move(db), *stored_genesis, std::move(*state), from_be64(height_bytes)));
