@@ -23,6 +23,15 @@ void init() {
 
 Bytes32 keccak256(ByteView data) { return keccak256({data}); }
 
+Bytes32 sha256(std::initializer_list<ByteView> parts) {
+  crypto_hash_sha256_state state;
+  crypto_hash_sha256_init(&state);
+  for (auto p : parts) crypto_hash_sha256_update(&state, p.data(), p.size());
+  Bytes32 out;
+  crypto_hash_sha256_final(&state, out.data());
+  return out;
+}
+
 Bytes32 keccak256(std::initializer_list<ByteView> parts) {
   CryptoPP::Keccak_256 hash;
   for (auto p : parts) hash.Update(p.data(), p.size());

@@ -17,6 +17,9 @@ Bytes32 keccak256(std::initializer_list<ByteView> parts);
 /// out[i] = keccak256(inputs[i]) (`out` has one slot per input). Eight at a time where the CPU
 /// has AVX-512, so many short inputs cost a fraction of hashing each alone.
 void keccak256_many(std::span<const ByteView> inputs, std::span<Bytes32> out);
+/// SHA-256 (libsodium's crypto_hash_sha256) over the parts in order.
+Bytes32 sha256(std::initializer_list<ByteView> parts);
+inline Bytes32 sha256(ByteView data) { return sha256({data}); }
 
 // ---- Ed25519 -------------------------------------------------------------
 using Ed25519Public = std::array<std::uint8_t, 32>;

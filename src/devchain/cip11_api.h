@@ -4,7 +4,7 @@
 
 #include <vector>
 
-#include "cip11/chain/state.h"
+#include "cip11/chain/machine.h"
 #include "devchain/api.h"
 #include "devchain/cip11_genesis.h"
 
@@ -28,6 +28,9 @@ class Cip11Api {
   /// The CIP-2 poll view (§14): the non-terminal jobs whose current committee holds `runner`.
   virtual ApiResult<std::vector<cip11::chain::JobRecord>> runner_jobs(const Address& runner) = 0;
   virtual ApiResult<BlockPresence> block_presence(std::uint64_t height) = 0;
+  /// The assignments block `height` made and ended (consumed seeds left out):
+  /// how a validator that does not produce the blocks learns what to push.
+  virtual ApiResult<cip11::chain::Effects> block_assignments(std::uint64_t height) = 0;
 };
 
 }  // namespace cowboy::devchain

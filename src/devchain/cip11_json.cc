@@ -131,16 +131,53 @@ void put_cip11_block(json& block, const std::optional<Bytes>& presence, std::uin
                      const chain::Effects& effects) {
   block["presence"] = presence ? json(hex0x(*presence)) : json(nullptr);
   block["registry_size"] = registry_size;
-  json seeds = json::array(), assigned = json::array(), ended = json::array();
+  json seeds = json::array();
   for (const auto& s : effects.consumed_seeds)
     seeds.push_back({{"epoch", s.epoch}, {"view", s.view}, {"signature", hex0x(s.signature)}});
+  block["consumed_seeds"] = seeds;
+  put_assignments(block, effects);
+}
+
+void put_assignments(json& block, const chain::Effects& effects) {
+  json assigned = json::array(), ended = json::array();
   for (const auto& a : effects.assigned)
     assigned.push_back({{"job_id", hex0x(a.job_id)}, {"runner", hex0x(a.runner)}, {"deadline_block", a.deadline_block}});
   for (const auto& e : effects.ended)
     ended.push_back({{"job_id", hex0x(e.job_id)}, {"runner", hex0x(e.runner)}, {"reason", end_name(e.reason)}});
-  block["consumed_seeds"] = seeds;
   block["assigned"] = assigned;
   block["ended"] = ended;
+}
+
+std::optional<chain::Effects> assignments_from_json(const json& block, std::uint64_t height) {
+  if (!block.is_object() || !block.contains("assigned") || !block["assigned"].is_array() || !block.contains("ended") ||
+      !block["ended"].is_array())
+    return std::nullopt;
+  auto ids = [](const json& j) -> std::optional<std::pair<Bytes32, Address>> {
+    if (!j.is_object() || !j.contains("job_id") || !j["job_id"].is_string() || !j.contains("runner") ||
+        !j["runner"].is_string())
+      return std::nullopt;
+    auto job = fixed_from_hex<32>(j["job_id"].get<std::string>());
+    auto runner = fixed_from_hex<20>(j["runner"].get<std::string>());
+    if (!job || !runner) return std::nullopt;
+    return std::pair{*job, *runner};
+  };
+  chain::Effects out;
+  for (const auto& a : block["assigned"]) {
+    auto id = ids(a);
+    if (!id || !a.contains("deadline_block") || !a["deadline_block"].is_number_unsigned()) return std::nullopt;
+    out.assigned.push_back({id->first, id->second, height, a["deadline_block"].get<std::uint64_t>()});
+  }
+  for (const auto& e : block["ended"]) {
+    auto id = ids(e);
+    if (!id || !e.contains("reason") || !e["reason"].is_string()) return std::nullopt;
+    std::optional<chain::EndReason> reason;
+    for (auto r : {chain::EndReason::kReassigned, chain::EndReason::kExpired, chain::EndReason::kFailed,
+                   chain::EndReason::kCompleted})
+      if (end_name(r) == e["reason"].get<std::string>()) reason = r;
+    if (!reason) return std::nullopt;
+    out.ended.push_back({id->first, id->second, *reason});
+  }
+  return out;
 }
 
 std::optional<BlockPresence> cip11_block_presence(const json& block) {

@@ -3,6 +3,7 @@
 //   GET /v1/cip11/runners[/{address}]     the Runner Registry, in index order
 //   GET /v1/cip11/jobs/{job_id}           a job, its committee and state
 //   GET /v1/cip11/blocks/{height}/presence
+//   GET /v1/cip11/blocks/{height}/assignments
 //   GET /runner/{address}/jobs            the CIP-2 poll endpoint (§14); 410 once CIP11_POLL_DISABLED
 // Jobs, results and registrations are transactions: POST /v1/tx.
 #include <nlohmann/json.hpp>
@@ -56,6 +57,15 @@ std::optional<Reply> route_cip11(Cip11Api& api, std::string_view method, const s
     auto height = parse_u64(parts[3]);
     if (!height) return bad_request("height must be a decimal u64");
     return reply_from(api.block_presence(*height), json::block_presence_to_json);
+  }
+  if (what == "blocks" && parts.size() == 5 && parts[4] == "assignments") {
+    auto height = parse_u64(parts[3]);
+    if (!height) return bad_request("height must be a decimal u64");
+    return reply_from(api.block_assignments(*height), [&](const cip11::chain::Effects& e) {
+      Json out{{"height", *height}};
+      json::put_assignments(out, e);
+      return out;
+    });
   }
   return error_reply(ApiError{ApiErrorCode::kNotFound, "no such route"});
 }

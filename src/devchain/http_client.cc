@@ -256,4 +256,10 @@ ApiResult<BlockPresence> HttpClient::block_presence(std::uint64_t height) {
       json::block_presence_from_json, "block presence");
 }
 
+ApiResult<cip11::chain::Effects> HttpClient::block_assignments(std::uint64_t height) {
+  return parse_with<cip11::chain::Effects>(
+      call(host_, port_, timeout_, http::verb::get, "/v1/cip11/blocks/" + std::to_string(height) + "/assignments"),
+      [height](const Json& j) { return json::assignments_from_json(j, height); }, "block assignments");
+}
+
 }  // namespace cowboy::devchain

@@ -41,6 +41,7 @@ class HttpClient final : public ChainApi, public Cip11Api {
   ApiResult<cip11::chain::JobRecord> job(const Bytes32& job_id) override;
   ApiResult<std::vector<cip11::chain::JobRecord>> runner_jobs(const Address& runner) override;
   ApiResult<BlockPresence> block_presence(std::uint64_t height) override;
+  ApiResult<cip11::chain::Effects> block_assignments(std::uint64_t height) override;
   /// Any JSON route on the same host (the CLI also reads cbqsd's admin routes with it).
   ApiResult<nlohmann::json> get_json(const std::string& target);
   ApiResult<nlohmann::json> post_json(const std::string& target, const std::string& body = {});

@@ -439,16 +439,33 @@ ApiResult<std::vector<cip11::chain::JobRecord>> Node::runner_jobs(const Address&
   return out;
 }
 
-ApiResult<BlockPresence> Node::block_presence(std::uint64_t height) {
-  if (auto ok = require_cip11(); !ok) return Err{ok.error()};
+namespace {
+ApiResult<nlohmann::json> read_block(rocksdb::DB& db, std::uint64_t height) {
   std::string value;
-  auto status = db_->Get({}, block_key(height), &value);
+  auto status = db.Get({}, block_key(height), &value);
   if (status.IsNotFound()) return Err{not_found("no block " + std::to_string(height))};
   if (!status.ok()) return Err{internal(status.ToString())};
-  auto presence = json::cip11_block_presence(nlohmann::json::parse(value, nullptr, false));
+  return nlohmann::json::parse(value, nullptr, false);
+}
+}  // namespace
+
+ApiResult<BlockPresence> Node::block_presence(std::uint64_t height) {
+  if (auto ok = require_cip11(); !ok) return Err{ok.error()};
+  auto block = read_block(*db_, height);
+  if (!block) return Err{block.error()};
+  auto presence = json::cip11_block_presence(*block);
   if (!presence) return Err{internal("stored block unreadable")};
   presence->height = height;
   return *presence;
+}
+
+ApiResult<cip11::chain::Effects> Node::block_assignments(std::uint64_t height) {
+  if (auto ok = require_cip11(); !ok) return Err{ok.error()};
+  auto block = read_block(*db_, height);
+  if (!block) return Err{block.error()};
+  auto effects = json::assignments_from_json(*block, height);
+  if (!effects) return Err{internal("stored block unreadable")};
+  return *effects;
 }
 
 }  // namespace cowboy::devchain

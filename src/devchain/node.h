@@ -95,6 +95,7 @@ class Node final : public ChainApi, public Cip11Api {
   ApiResult<cip11::chain::JobRecord> job(const Bytes32& job_id) override;
   ApiResult<std::vector<cip11::chain::JobRecord>> runner_jobs(const Address& runner) override;
   ApiResult<BlockPresence> block_presence(std::uint64_t height) override;
+  ApiResult<cip11::chain::Effects> block_assignments(std::uint64_t height) override;
 
  private:
   struct Pending {

@@ -175,15 +175,16 @@ TEST(Cip11Links, APushedAssignmentArrivesSealedAndTheRunnersAckComesBack) {
   ASSERT_TRUE(stream);
   ASSERT_TRUE(w.run_until([&] { return w.runner_job_frames.size() == 1; }));
   auto& [s, f, seal_ok] = w.runner_job_frames[0];
-  EXPECT_EQ(s, *stream);
+  EXPECT_EQ(s, stream->stream);
   EXPECT_TRUE(seal_ok);
   const auto& a = std::get<JobAssignment>(f);
+  EXPECT_EQ(a.assignment_hash, stream->assignment_hash);  // what push() said the ack must echo
   ASSERT_TRUE(w.runner->send(s, JobAck{a.job_id, a.assignment_hash, AckStatus::accepted(), std::nullopt, {}}));
   ASSERT_TRUE(w.run_until([&] { return w.validator_job_frames.size() == 1; }));
-  EXPECT_EQ(w.validator_job_frames[0].first, *stream);
+  EXPECT_EQ(w.validator_job_frames[0].first, stream->stream);
   EXPECT_EQ(std::get<JobAck>(w.validator_job_frames[0].second).job_id, a.job_id);
   // A cancel on the same stream, then the runner sees it.
-  ASSERT_TRUE(w.validator->send(runner_addr(), *stream, JobCancel{a.job_id, a.assignment_hash, CancelReason::kExpired, {}}));
+  ASSERT_TRUE(w.validator->send(runner_addr(), stream->stream, JobCancel{a.job_id, a.assignment_hash, CancelReason::kExpired, {}}));
   ASSERT_TRUE(w.run_until([&] { return w.runner_job_frames.size() == 2; }));
   EXPECT_TRUE(std::get<2>(w.runner_job_frames[1]));
   EXPECT_EQ(std::get<JobCancel>(std::get<1>(w.runner_job_frames[1])).reason, CancelReason::kExpired);

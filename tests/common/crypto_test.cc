@@ -17,6 +17,12 @@ TEST(Keccak256, MatchesTheOriginalKeccakVectorsNotSha3) {
   EXPECT_NE(to_hex(keccak256(as_bytes(""))).substr(0, 8), "a7ffc6f8");
 }
 
+TEST(Sha256, MatchesTheFips180Vectors) {
+  EXPECT_EQ(to_hex(sha256(as_bytes(""))), "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855");
+  EXPECT_EQ(to_hex(sha256(as_bytes("abc"))), "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad");
+  EXPECT_EQ(sha256({as_bytes("a"), as_bytes("bc")}), sha256(as_bytes("abc")));
+}
+
 TEST(Keccak256, PartsHashLikeTheirConcatenation) {
   EXPECT_EQ(keccak256({as_bytes("ab"), as_bytes(""), as_bytes("c")}), keccak256(as_bytes("abc")));
 }

@@ -260,13 +260,6 @@ struct Apply {
     a->committed_at = block.height;
     return std::nullopt;
   }
-  /// The reveal window (docs/cip11.md): every member's commitment is in an
-  /// earlier block, or half the timeout has passed since the assignment.
-  bool reveal_open(const JobRecord& job) const {
-    bool all = std::all_of(job.committee.begin(), job.committee.end(),
-                           [&](const Assignment& m) { return m.commitment && m.committed_at < block.height; });
-    return all || block.height >= job.assignment_height + std::max<std::uint64_t>(1, job.timeout_blocks / 2);
-  }
   std::optional<ChainError> operator()(const JobResultSubmit& b) {
     JobRecord* job = nullptr;
     Assignment* a = nullptr;
@@ -274,7 +267,7 @@ struct Apply {
     if (a->result_hash) return ChainError::kAlreadyRevealed;
     if (job->runners > 1) {
       if (!a->commitment || a->committed_at >= block.height) return ChainError::kNoCommitment;
-      if (!reveal_open(*job)) return ChainError::kRevealWindowClosed;
+      if (!reveal_window_open(*job, block.height)) return ChainError::kRevealWindowClosed;
     }
     if (a->commitment && *a->commitment != result_commitment(b.job_id, tx.sender, b.result, b.salt))
       return ChainError::kCommitmentMismatch;
@@ -293,6 +286,18 @@ struct Apply {
 };
 
 }  // namespace
+
+bool reveal_window_open(const JobRecord& job, std::uint64_t height) {
+  bool all = std::all_of(job.committee.begin(), job.committee.end(),
+                         [&](const Assignment& m) { return m.commitment && m.committed_at < height; });
+  return all || height >= job.assignment_height + std::max<std::uint64_t>(1, job.timeout_blocks / 2);
+}
+
+bool reveal_allowed(const JobRecord& job, const Address& runner, std::uint64_t height) {
+  if (job.runners <= 1) return true;
+  const Assignment* a = job.assignment_of(runner);
+  return a && a->commitment && a->committed_at < height && reveal_window_open(job, height);
+}
 
 std::string_view chain_error_name(ChainError e) {
   switch (e) {

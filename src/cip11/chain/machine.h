@@ -113,6 +113,16 @@ struct Outcome {
 Outcome apply(State& state, std::map<Address, u128>& balances, const BlockContext& block, const TxContext& tx,
               ByteView payload, Effects& effects);
 
+/// The reveal window in block `height` (docs/cip11.md choice 40): every
+/// committee member's commitment is in an earlier block, or half the timeout
+/// has passed since the assignment.
+bool reveal_window_open(const JobRecord& job, std::uint64_t height);
+/// Whether `runner`'s reveal could be included in block `height`: always for
+/// M = 1; for M > 1 once its own commitment is in an earlier block and the
+/// window is open. The validator holds an early reveal and the runner sends
+/// none by this rule (§10.3).
+bool reveal_allowed(const JobRecord& job, const Address& runner, std::uint64_t height);
+
 Bytes32 job_id_of(const Bytes32& tx_hash);  // keccak256("cowboy/cip11-job-id/v1" || tx_hash)
 
 /// The record a registration makes at `height`: Healthy, its first heartbeat at `height`.

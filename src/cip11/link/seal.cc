@@ -68,15 +68,18 @@ ByteView signature_of(const Frame& frame) {
 
 }  // namespace
 
+Preimage fill_assignment(JobAssignment& a, const ConnectionBinding& binding) {
+  a.job_spec_hash = job_spec_hash(a.job_spec);
+  a.runner_pubkey = binding.runner;
+  a.validator_pubkey = binding.validator;
+  Preimage pre = assignment_preimage(a, binding);
+  a.assignment_hash = pre.digest();
+  return pre;
+}
+
 void seal(Frame& frame, const Signer& me, const BoundConnection& connection) {
-  const ConnectionBinding& binding = connection.binding;
   if (auto* a = std::get_if<JobAssignment>(&frame)) {
-    a->job_spec_hash = job_spec_hash(a->job_spec);
-    a->runner_pubkey = binding.runner;
-    a->validator_pubkey = binding.validator;
-    const Preimage pre = assignment_preimage(*a, binding);
-    a->assignment_hash = pre.digest();
-    put(a->validator_signed, me.sign(pre));
+    put(a->validator_signed, me.sign(fill_assignment(*a, connection.binding)));
     return;
   }
   auto pre = preimage_of(frame, me.role(), connection);

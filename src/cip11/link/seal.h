@@ -27,6 +27,10 @@ struct BoundConnection {
 /// Anything else is Goodbye{ProtocolError}.
 bool placement_allowed(FrameType type, Role sender, StreamKind stream, bool first_on_stream);
 
+/// A JobAssignment's derived fields over the connection (§10.1): job_spec_hash,
+/// the two keys and assignment_hash; returns the preimage it signs.
+Preimage fill_assignment(JobAssignment& assignment, const ConnectionBinding& binding);
+
 /// Fills the signature (and, for a JobAssignment, its derived fields:
 /// job_spec_hash, assignment_hash, the two keys) of a frame `me` sends on the
 /// connection. Frames without a signature are left as they are.

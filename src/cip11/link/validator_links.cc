@@ -130,10 +130,14 @@ const ValidatorLinks::Peer* ValidatorLinks::peer_of(const Address& runner) const
   return p == peers_.end() ? nullptr : &p->second;
 }
 
-std::optional<std::int64_t> ValidatorLinks::push(const Address& runner, JobAssignment assignment) {
+std::optional<ValidatorLinks::Pushed> ValidatorLinks::push(const Address& runner, JobAssignment assignment) {
   Peer* peer = peer_of(runner);
   if (!peer) return std::nullopt;
-  return peer->channel->open_job_stream(std::move(assignment));
+  fill_assignment(assignment, peer->channel->binding());
+  const Bytes32 hash = assignment.assignment_hash;
+  auto stream = peer->channel->open_job_stream(std::move(assignment));
+  if (!stream) return std::nullopt;
+  return Pushed{*stream, hash};
 }
 
 bool ValidatorLinks::send(const Address& runner, std::int64_t stream, Frame frame) {

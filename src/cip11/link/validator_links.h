@@ -62,7 +62,11 @@ class ValidatorLinks {
   void on_block(std::uint64_t height);
   /// §10.1: a job stream to `runner` carrying `assignment` (sealed here).
   /// nullopt when no admitted connection to it exists or it allows no stream now.
-  std::optional<std::int64_t> push(const Address& runner, JobAssignment assignment);
+  struct Pushed {
+    std::int64_t stream = 0;
+    Bytes32 assignment_hash{};  // what the runner's JobAck must echo
+  };
+  std::optional<Pushed> push(const Address& runner, JobAssignment assignment);
   /// A frame (JobCancel) on a job stream to `runner`.
   bool send(const Address& runner, std::int64_t stream, Frame frame);
   void end_job_stream(const Address& runner, std::int64_t stream);
@@ -73,6 +77,7 @@ class ValidatorLinks {
 
   const LocalPresence& presence() const { return presence_; }
   bool connected(const Address& runner) const { return by_runner_.contains(runner); }
+  std::size_t admitted_runners() const { return by_runner_.size(); }
   /// nullptr until the runner's connection has sent a CapabilityDelta.
   const AdvisoryCapabilities* capabilities(const Address& runner) const;
   std::uint16_t port() const { return endpoint_->port(); }

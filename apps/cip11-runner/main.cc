@@ -1,0 +1,100 @@
+// cip11-runner: a CIP-11 runner (include/cip11/runner.h) as a program.
+//
+//   cip11-runner --dev cip11d-dev --runner 0     dev runner 0 of `cip11d --dev`
+//   cip11-runner --chain-url http://127.0.0.1:7546 --key FILE
+//
+// Prints one logfmt line per event on stdout:
+//   event=accepted job_id=0x.. via=push height=12 at_us=1764612345678901
+#include <CLI/CLI.hpp>
+
+#include <csignal>
+#include <cstdio>
+#include <fstream>
+#include <mutex>
+#include <nlohmann/json.hpp>
+
+#include "cip11/runner.h"
+#include "common/log.h"
+#include "common/signals.h"
+#include "devchain/json.h"
+#include "devchain/keyfile.h"
+
+using namespace cowboy;
+
+namespace {
+
+int fail(const std::string& what) {
+  std::fprintf(stderr, "cip11-runner: %s\n", what.c_str());
+  return 1;
+}
+
+void print(const cip11::RunnerEvent& e) {
+  static std::mutex mu;
+  std::string line = "event=" + std::string(cip11::runner_event_name(e.kind));
+  if (e.job_id != Bytes32{}) line += " job_id=" + devchain::json::hex0x(e.job_id);
+  if (!e.via.empty()) line += " via=" + e.via;
+  line += " height=" + std::to_string(e.height) + " at_us=" + std::to_string(e.at_unix_us);
+  if (!e.detail.empty()) line += " " + log::field("detail", e.detail);
+  std::lock_guard lock(mu);
+  std::fprintf(stdout, "%s\n", line.c_str());
+  std::fflush(stdout);
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  CLI::App app{"cip11-runner: a CIP-11 runner - push job delivery from its validators, the poll fallback"};
+  std::string dev_dir, key_file;
+  std::uint32_t index = 0;
+  std::uint64_t poll_ms = 1000, block_ms = 200;
+  bool poll_only = false;
+  cip11::RunnerOptions o;
+  app.add_option("--dev", dev_dir, "a `cip11d --dev` data directory: chain URL and dev runner keys from its manifest");
+  app.add_option("--runner", index, "--dev: which dev runner (its key file keys/runner-N.key)")->capture_default_str();
+  app.add_option("--chain-url", o.chain_url, "without --dev: the devchain HTTP API")->capture_default_str();
+  app.add_option("--key", key_file, "without --dev: this runner's secp256k1 key (hex, 0600)");
+  app.add_option("--max-concurrent", o.max_concurrent, "jobs at once; at this many it signals backpressure")
+      ->capture_default_str()
+      ->check(CLI::Range(1, 1'000));
+  app.add_option("--allow-url", o.allowed_url_prefixes, "a URL prefix {\"get\": url} jobs may fetch (repeatable)");
+  app.add_flag("--poll-only", poll_only, "never connect to a validator: poll the chain for jobs (a comparison)");
+  app.add_option("--poll-ms", poll_ms, "poll interval while no validator is reachable (section 14)")
+      ->capture_default_str()
+      ->check(CLI::Range(10, 600'000));
+  app.add_option("--block-ms", block_ms, "the chain's block interval (turns a Goodbye's retry_after_blocks into a wait)")
+      ->capture_default_str();
+  CLI11_PARSE(app, argc, argv);
+
+  crypto::init();
+  log::init("cip11-runner");
+  if (!dev_dir.empty()) {
+    std::ifstream in(std::filesystem::path(dev_dir) / "cip11-dev.json");
+    auto manifest = nlohmann::json::parse(in, nullptr, false);
+    if (manifest.is_discarded() || !manifest.contains("runners") || !manifest["runners"].is_array())
+      return fail("no cip11-dev.json in " + dev_dir + " (start cip11d --dev first)");
+    if (index >= manifest["runners"].size())
+      return fail("the dev chain has " + std::to_string(manifest["runners"].size()) + " runners");
+    o.chain_url = manifest["chain_url"].get<std::string>();
+    key_file = manifest["runners"][index]["key_file"].get<std::string>();
+  }
+  if (key_file.empty()) return fail("give --dev DIR, or --key FILE");
+  auto key = devchain::load_key(key_file);
+  if (!key) return fail(key.error());
+  o.key = *key;
+  o.push = !poll_only;
+  o.poll_interval = std::chrono::milliseconds(poll_ms);
+  o.block_time = std::chrono::milliseconds(block_ms);
+  o.on_event = print;
+
+  sigset_t signals = block_stop_signals();  // before any thread starts
+  auto runner = cip11::Runner::start(o);
+  if (!runner) return fail(runner.error());
+  auto status = (*runner)->status();
+  std::printf("cip11-runner %s started at height %llu, %zu validator(s) in Sub(R)%s\n",
+              devchain::json::hex0x((*runner)->address()).c_str(), static_cast<unsigned long long>(status.height),
+              status.validators, poll_only ? ", polling only" : "");
+  std::fflush(stdout);
+  wait_for_stop_signal(signals);
+  runner->reset();
+  return 0;
+}

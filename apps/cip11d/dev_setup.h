@@ -1,0 +1,38 @@
+// `cip11d --dev`: the keys, genesis and manifest of the embedded default. In
+// its data directory (every key file 0600):
+//
+//   keys/validator-<i>.key   Ed25519 seeds of ValidatorSetSnapshot(0); this process is validator 0
+//   keys/runner-<i>.key      secp256k1 keys of the dev runners registered at genesis
+//   keys/submitter.key       a funded account that submits jobs
+//   cip11-dev.json           what runners and tools need: chain URL, chain_id,
+//                            validators (key, endpoint), runner and submitter key files
+#pragma once
+
+#include <filesystem>
+
+#include "devchain/genesis.h"
+
+namespace cowboy::cip11d {
+
+struct DevOptions {
+  std::string listen = "127.0.0.1:7443";  // validator 0's QUIC endpoint (port 0: a free one)
+  std::uint32_t validators = 1;           // more go in genesis for other cip11d processes (free ports)
+  std::uint32_t runners = 4;
+  std::uint32_t max_concurrent = 4;
+};
+
+struct DevKeys {
+  std::vector<crypto::Ed25519Seed> validators;
+  std::vector<crypto::Secp256k1Secret> runners;
+  crypto::Secp256k1Secret submitter{};
+};
+
+/// Loads the dev keys in `dir`, creating the missing ones.
+Result<DevKeys, std::string> dev_keys(const std::filesystem::path& dir, const DevOptions& o);
+/// The genesis a new dev chain starts from.
+devchain::GenesisSpec dev_genesis(const DevKeys& keys, const DevOptions& o);
+/// Writes cip11-dev.json for the chain as it is (its stored genesis wins over a new one).
+Result<std::filesystem::path, std::string> write_manifest(const std::filesystem::path& dir, const std::string& chain_url,
+                                                          const devchain::Cip11Genesis& genesis, const DevOptions& o);
+
+}  // namespace cowboy::cip11d

@@ -1,0 +1,205 @@
+// cip11d: the CIP-11 validator service (docs/cip11.md, "Services").
+//
+//   cip11d --dev     the embedded default: an in-process devchain (HTTP on
+//                    127.0.0.1:7546) whose genesis holds this validator and
+//                    four registered dev runners, their keys and a funded
+//                    submitter in the data directory; QUIC on 127.0.0.1:7443.
+//                    Its local presence is each block's PresenceInput (§8.1).
+//   cip11d --chain-url http://127.0.0.1:7546 --key FILE
+//                    a validator of a chain another process produces: it
+//                    follows the blocks and pushes what they assign.
+#include <CLI/CLI.hpp>
+
+#include <cstdio>
+
+#include "cip11/quic/arena.h"
+#include "cip11/validator/service.h"
+#include "common/log.h"
+#include "common/process_limits.h"
+#include "common/signals.h"
+#include "dev_setup.h"
+#include "devchain/http_client.h"
+#include "devchain/http_server.h"
+#include "devchain/json.h"
+#include "devchain/keyfile.h"
+#include "devchain/node.h"
+#include "net/dev_cert.h"
+#include "net/host_port.h"
+#include "net/http_server.h"
+
+using namespace cowboy;
+
+namespace {
+
+int fail(const std::string& what) {
+  std::fprintf(stderr, "cip11d: %s\n", what.c_str());
+  return 1;
+}
+
+struct Options {
+  bool dev = false;
+  std::string data_dir = "cip11d-dev";
+  std::string listen;  // default: this validator's endpoint in the chain's genesis
+  std::string admin_listen = "127.0.0.1:7444";
+  std::string chain_listen = "127.0.0.1:7546";
+  std::string chain_url, key_file;
+  std::uint64_t block_ms = 200;
+  cip11d::DevOptions dev_options;
+};
+
+net::HttpHandler admin_handler(cip11::ValidatorService& service, devchain::ChainApi& chain) {
+  return [&service, &chain](const net::HttpRequest& req) -> net::HttpReply {
+    if (req.method != "GET") return {405, "text/plain", "GET only\n"};
+    if (req.target == "/healthz") return {200, "text/plain", "ok\n"};
+    if (req.target == "/readyz") {
+      auto h = chain.height();
+      if (!h) return {503, "text/plain", "the chain does not answer: " + h.error().message + "\n"};
+      return {200, "text/plain", "ready at height " + std::to_string(*h) + "\n"};
+    }
+    if (req.target == "/metrics") return {200, "text/plain; version=0.0.4", service.metrics()};
+    return {404, "text/plain", "no such route: /healthz, /readyz, /metrics\n"};
+  };
+}
+
+// The endpoint `key` has in the chain's ValidatorSetSnapshot(0).
+std::optional<std::string> endpoint_of(const devchain::Cip11Genesis& g, const crypto::Ed25519Seed& key) {
+  const auto me = crypto::ed25519_from_seed(key).public_key;
+  for (const auto& v : g.validators)
+    if (v.peer_key == me) return v.endpoint;
+  return std::nullopt;
+}
+
+// Serves until SIGINT/SIGTERM; `follow` for a validator that does not produce the blocks.
+int serve(const Options& o, const crypto::Ed25519Seed& key, devchain::ChainApi& chain, devchain::Cip11Api& cip11,
+          devchain::Node* producer, const sigset_t& signals) {
+  auto genesis = cip11.cip11_genesis();
+  if (!genesis) return fail("the chain has no CIP-11 genesis: " + genesis.error().message);
+  auto endpoint = endpoint_of(*genesis, key);
+  if (!endpoint) return fail("this validator key is not in the chain's ValidatorSetSnapshot(0)");
+  auto listen = net::parse_host_port(o.listen.empty() ? *endpoint : o.listen);
+  if (!listen) return fail("the listen address must be host:port");
+  auto cert = net::ensure_dev_certificate(std::filesystem::path(o.data_dir) / "tls");
+  if (!cert) return fail(cert.error());
+
+  cip11::ValidatorServiceConfig config;
+  config.key = key;
+  config.endpoint.host = listen->first;
+  config.endpoint.port = listen->second;
+  config.endpoint.certificate = cert->certificate;
+  config.endpoint.private_key = cert->private_key;
+  config.endpoint.connection_memory = &cip11::quic::dedicated_arena();
+  auto service = cip11::ValidatorService::open(config, chain, cip11);
+  if (!service) return fail(service.error());
+  std::unique_ptr<cip11::BlockFollower> follower;
+  if (producer) {
+    cip11::ValidatorService* s = service->get();
+    producer->set_presence_provider([s](std::uint64_t h, std::uint32_t n) { return s->presence_field(h, n); });
+    producer->set_block_observer([s](const devchain::CommittedBlock& b) { s->on_block(b); });
+    producer->start();
+  } else {
+    follower = std::make_unique<cip11::BlockFollower>(chain, cip11, **service);
+  }
+
+  auto admin_hp = net::parse_host_port(o.admin_listen);
+  if (!admin_hp) return fail("--admin-listen must be host:port");
+  std::unique_ptr<net::HttpServer> admin;
+  try {
+    admin = std::make_unique<net::HttpServer>(admin_handler(**service, chain), admin_hp->first, admin_hp->second);
+  } catch (const std::exception& e) {
+    return fail(e.what());
+  }
+  admin->start();
+  std::printf("cip11d listening on quic://%s:%u admin http://%s:%u validator %s\n", listen->first.c_str(),
+              (*service)->port(), admin_hp->first.c_str(), admin->port(),
+              devchain::json::hex0x(crypto::ed25519_from_seed(key).public_key).c_str());
+  std::fflush(stdout);
+  log::info("cip11d_started", log::field("quic_port", (*service)->port()), log::field("admin_port", admin->port()));
+
+  wait_for_stop_signal(signals);
+  admin->stop();
+  follower.reset();
+  if (producer) producer->stop();
+  service->reset();  // Goodbye{Shutdown} to every runner
+  std::printf("cip11d stopped\n");
+  return 0;
+}
+
+int run_dev(Options o, const sigset_t& signals) {
+  const std::filesystem::path dir = o.data_dir;
+  auto keys = cip11d::dev_keys(dir, o.dev_options);
+  if (!keys) return fail(keys.error());
+  devchain::NodeConfig config;
+  config.data_dir = dir / "chain";
+  config.block_interval = std::chrono::milliseconds(o.block_ms);
+  auto node = devchain::Node::open(config, cip11d::dev_genesis(*keys, o.dev_options));
+  if (!node) return fail(node.error());
+  auto chain_hp = net::parse_host_port(o.chain_listen);
+  if (!chain_hp) return fail("--chain-listen must be host:port");
+  std::unique_ptr<devchain::HttpServer> api;
+  try {
+    api = std::make_unique<devchain::HttpServer>(**node, node->get(), chain_hp->first, chain_hp->second);
+  } catch (const std::exception& e) {
+    return fail(e.what());
+  }
+  api->start();
+  const std::string chain_url = "http://" + chain_hp->first + ":" + std::to_string(api->port());
+  auto genesis = (*node)->cip11_genesis();
+  if (!genesis) return fail(genesis.error().message);
+  auto manifest = cip11d::write_manifest(dir, chain_url, *genesis, o.dev_options);
+  if (!manifest) return fail(manifest.error());
+  std::printf("devchain API %s (cip11 chain_id %llu), dev manifest %s\n", chain_url.c_str(),
+              static_cast<unsigned long long>(genesis->params.chain_id), manifest->c_str());
+  std::fflush(stdout);
+  int rc = serve(o, keys->validators.front(), **node, **node, node->get(), signals);
+  api->stop();
+  return rc;
+}
+
+int run_validator(const Options& o, const sigset_t& signals) {
+  auto chain = devchain::HttpClient::from_url(o.chain_url);
+  if (!chain) return fail("--chain-url must be http://host:port");
+  auto key = devchain::load_secret(o.key_file);
+  if (!key) return fail(key.error());
+  return serve(o, *key, *chain, *chain, nullptr, signals);
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  CLI::App app{"cip11d: the CIP-11 validator service - runner connections, presence and push job delivery"};
+  Options o;
+  app.add_flag("--dev", o.dev, "the embedded default: an in-process devchain, dev keys and dev runners");
+  app.add_option("--data-dir", o.data_dir, "where keys, the TLS certificate and (with --dev) the chain live")
+      ->capture_default_str();
+  app.add_option("--listen", o.listen, "QUIC host:port (default: this validator's endpoint in genesis)");
+  app.add_option("--admin-listen", o.admin_listen, "HTTP /healthz /readyz /metrics host:port")->capture_default_str();
+  app.add_option("--chain-listen", o.chain_listen, "--dev: the devchain HTTP API host:port")->capture_default_str();
+  app.add_option("--block-ms", o.block_ms, "--dev: block interval in milliseconds")
+      ->capture_default_str()
+      ->check(CLI::Range(10, 60'000));
+  app.add_option("--dev-listen", o.dev_options.listen, "--dev, new chain: validator 0's endpoint in genesis")
+      ->capture_default_str();
+  app.add_option("--dev-runners", o.dev_options.runners, "--dev, new chain: dev runners registered at genesis")
+      ->capture_default_str()
+      ->check(CLI::Range(0, 10'000));
+  app.add_option("--dev-validators", o.dev_options.validators,
+                 "--dev, new chain: validators in genesis (the others run as cip11d --chain-url --key)")
+      ->capture_default_str()
+      ->check(CLI::Range(1, 64));
+  app.add_option("--dev-max-concurrent", o.dev_options.max_concurrent, "--dev, new chain: each dev runner's max_concurrent")
+      ->capture_default_str()
+      ->check(CLI::Range(1, 1'000));
+  app.add_option("--chain-url", o.chain_url, "without --dev: the devchain HTTP API this validator follows");
+  app.add_option("--key", o.key_file, "without --dev: this validator's Ed25519 seed (hex, 0600)");
+  CLI11_PARSE(app, argc, argv);
+  if (!o.dev && (o.chain_url.empty() || o.key_file.empty())) {
+    std::fprintf(stderr, "cip11d: give --dev, or --chain-url and --key\n");
+    return 2;
+  }
+
+  crypto::init();
+  log::init("cip11d");
+  raise_descriptor_limit();
+  sigset_t signals = block_stop_signals();  // before any thread starts
+  return o.dev ? run_dev(o, signals) : run_validator(o, signals);
+}

@@ -1,0 +1,93 @@
+// An embeddable CIP-11 runner (docs/cip11.md, "Services"): what the
+// `cip11-runner` program is, as a library.
+//
+//   auto runner = cip11::Runner::start({.key = secret, .chain_url = "http://127.0.0.1:7545"});
+//
+// It reads the chain's CIP-11 genesis, connects to each validator of its
+// Sub(R) (§5) and keeps those connections (§6, §11.3), pings each block, sends
+// its staggered on-chain heartbeats (§6.6), takes pushed assignments -
+// deduplicated by job_id and verified against the chain before it acks
+// (§10.1, §10.2) - runs them (cip11/runner/task.h: echo, sha256, sleep, a
+// loopback GET; no shell), and returns each result as a transaction it signs,
+// on the accepted stream, retained and rebroadcast until included (§10.3). It
+// signals backpressure at max_concurrent (§6.4), stops at a JobCancel (§10.5)
+// and polls the chain (§14) while no validator is reachable.
+//
+// Everything runs on threads the Runner owns; destroying it says Goodbye and stops.
+#pragma once
+
+#include <chrono>
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "common/crypto.h"
+#include "common/result.h"
+
+namespace cowboy::cip11 {
+
+/// What a runner did, for logs and measurements (called on the runner's thread: keep it short).
+struct RunnerEvent {
+  enum class Kind : std::uint8_t {
+    kConnected,     // a validator admitted this runner
+    kDisconnected,  // a validator connection was lost (detail says why)
+    kAssigned,      // an assignment arrived (via "push" or "poll"), before any check
+    kAccepted,      // verified and taken: it runs now
+    kDuplicate,     // the same assignment again, from another validator
+    kRejected,      // refused (detail says why)
+    kCancelled,     // a JobCancel stopped it
+    kResultSent,    // a result-phase transaction signed and sent (detail: "commit" or "reveal", and how)
+    kRebroadcast,   // a retained transaction submitted again (§10.3)
+    kIncluded,      // the job's final transaction is in a block
+    kHeartbeat,     // an on-chain heartbeat sent
+  };
+  Kind kind = Kind::kAssigned;
+  std::array<std::uint8_t, 32> job_id{};
+  std::string via;     // "push" or "poll" (job events)
+  std::string detail;
+  std::uint64_t height = 0;      // the chain height the runner had seen
+  std::uint64_t at_unix_us = 0;  // wall clock, so two processes on one machine compare
+};
+std::string_view runner_event_name(RunnerEvent::Kind kind);
+
+struct RunnerOptions {
+  crypto::Secp256k1Secret key{};
+  std::string chain_url = "http://127.0.0.1:7545";  // the devchain HTTP API
+  std::uint32_t max_concurrent = 4;                 // should match the registration's
+  std::vector<std::string> allowed_url_prefixes;    // what {"get": url} may fetch
+  bool push = true;                                 // false: poll only, never connect (a comparison)
+  std::chrono::milliseconds poll_interval{1000};    // §14, while no validator has admitted it
+  std::chrono::milliseconds height_poll{10};        // how often the chain height is read
+  std::chrono::milliseconds block_time{1000};       // turns a Goodbye's retry_after_blocks into a wait
+  std::uint64_t heartbeat_margin_blocks = 10;       // §6.6 safety_margin_blocks
+  std::chrono::seconds startup_timeout{30};         // how long start() waits for the chain
+  std::function<void(const RunnerEvent&)> on_event;
+};
+
+struct RunnerStatus {
+  std::uint64_t height = 0;
+  std::size_t validators = 0, admitted = 0;  // in Sub(R), and admitted now
+  std::uint32_t running = 0;
+  std::uint64_t accepted = 0, completed = 0, rejected = 0, duplicates = 0, cancelled = 0;
+  std::uint64_t heartbeats = 0, rebroadcasts = 0, polls = 0;
+};
+
+class Runner {
+ public:
+  /// Reads the genesis, this runner's registration and nonce, then connects.
+  /// Fails when the chain cannot be read within startup_timeout or the key is
+  /// not a registered runner.
+  static Result<std::unique_ptr<Runner>, std::string> start(RunnerOptions options);
+  ~Runner();
+  RunnerStatus status() const;
+  const std::array<std::uint8_t, 20>& address() const;
+
+  struct Impl;
+
+ private:
+  explicit Runner(std::unique_ptr<Impl> impl);
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace cowboy::cip11

@@ -1,0 +1,47 @@
+#include "cip11/runner/ledger.h"
+
+#include "common/codec.h"
+
+namespace cowboy::cip11 {
+
+TxLedger::Signed TxLedger::sign(devchain::TxBody body, std::uint64_t height) {
+  devchain::Transaction tx{chain_, next_nonce_++, std::move(body), {}};
+  devchain::sign_tx(tx, secret_);  // the secret was checked when the runner started
+  Signed out{tx, devchain::encode_tx(tx), devchain::tx_hash(tx)};
+  retained_[out.hash] = Entry{std::move(tx), height + kResultTxInclusionGraceBlocks};
+  return out;
+}
+
+std::vector<devchain::Transaction> TxLedger::due(std::uint64_t height) {
+  std::vector<devchain::Transaction> out;
+  for (auto& [hash, e] : retained_) {
+    if (height < e.next_due) continue;
+    out.push_back(e.tx);
+    e.next_due = height + kResultTxRebroadcastIntervalBlocks;
+  }
+  return out;
+}
+
+std::vector<Bytes32> TxLedger::retained_hashes() const {
+  std::vector<Bytes32> out;
+  for (const auto& [hash, e] : retained_) out.push_back(hash);
+  return out;
+}
+
+HeartbeatSchedule::HeartbeatSchedule(std::uint64_t chain_id, const Address& runner, std::uint64_t timeout_blocks,
+                                     std::uint64_t safety_margin_blocks) {
+  cadence_ = timeout_blocks > safety_margin_blocks + 1 ? timeout_blocks - safety_margin_blocks : 1;
+  codec::Writer w(8);
+  w.u64(chain_id);
+  Bytes32 h = crypto::keccak256({ByteView(w.data()), ByteView(runner)});
+  std::uint64_t v = 0;
+  for (int i = 0; i < 8; ++i) v = (v << 8) | h[static_cast<std::size_t>(i)];
+  phase_ = v % cadence_;
+}
+
+bool HeartbeatSchedule::due(std::uint64_t height, std::uint64_t last_heartbeat) const {
+  if (height <= last_heartbeat) return false;
+  return height % cadence_ == phase_ || height - last_heartbeat >= cadence_;
+}
+
+}  // namespace cowboy::cip11

@@ -1,0 +1,543 @@
+#include "cip11/runner.h"
+
+#include <boost/asio/executor_work_guard.hpp>
+#include <boost/asio/post.hpp>
+#include <boost/asio/steady_timer.hpp>
+#include <boost/asio/thread_pool.hpp>
+#include <map>
+#include <thread>
+
+#include "cip11/chain/codec.h"
+#include "cip11/link/runner_link.h"
+#include "cip11/runner/job_book.h"
+#include "cip11/runner/ledger.h"
+#include "cip11/runner/task.h"
+#include "cip11/subset.h"
+#include "devchain/http_client.h"
+#include "devchain/json.h"
+#include "net/host_port.h"
+
+namespace cowboy::cip11 {
+
+namespace asio = boost::asio;
+using Kind = RunnerEvent::Kind;
+
+std::string_view runner_event_name(Kind kind) {
+  switch (kind) {
+    case Kind::kConnected: return "connected";
+    case Kind::kDisconnected: return "disconnected";
+    case Kind::kAssigned: return "assigned";
+    case Kind::kAccepted: return "accepted";
+    case Kind::kDuplicate: return "duplicate";
+    case Kind::kRejected: return "rejected";
+    case Kind::kCancelled: return "cancelled";
+    case Kind::kResultSent: return "result_sent";
+    case Kind::kRebroadcast: return "rebroadcast";
+    case Kind::kIncluded: return "included";
+    case Kind::kHeartbeat: return "heartbeat";
+  }
+  return "unknown";
+}
+
+namespace {
+
+/// §6.2 on the runner's side: the validator's key is in ValidatorSetSnapshot(0).
+class SnapshotAdmission final : public Admission {
+ public:
+  explicit SnapshotAdmission(std::vector<crypto::Ed25519Public> validators) : validators_(std::move(validators)) {}
+  std::optional<GoodbyeReason> admit(const Hello& peer) override {
+    for (const auto& v : validators_)
+      if (ByteView(v).size() == peer.party_pubkey.raw().size() &&
+          std::equal(v.begin(), v.end(), peer.party_pubkey.raw().begin()))
+        return std::nullopt;
+    return GoodbyeReason::kAuthFailed;
+  }
+
+ private:
+  const std::vector<crypto::Ed25519Public> validators_;
+};
+
+std::uint64_t unix_us() {
+  return static_cast<std::uint64_t>(std::chrono::duration_cast<std::chrono::microseconds>(
+                                        std::chrono::system_clock::now().time_since_epoch())
+                                        .count());
+}
+
+}  // namespace
+
+struct Runner::Impl {
+  // One job this runner holds, from its assignment to its last transaction's inclusion.
+  struct Job {
+    chain::JobRecord record;    // as the chain showed it when the job was taken
+    JobAssignment assignment;   // what was accepted (built from the record for a polled job)
+    RunnerLink* link = nullptr;  // the Accepted stream's connection; none for a polled job
+    std::int64_t stream = -1;
+    std::string via;
+    enum class Phase : std::uint8_t { kVerifying, kRunning, kAwaitingCommit, kAwaitingReveal, kRevealed } phase{};
+    CancelFlag cancel = std::make_shared<std::atomic<bool>>(false);
+    Bytes result;
+    Bytes32 salt{};
+    std::optional<Bytes32> commit_tx, reveal_tx;
+    bool checking = false;  // a chain read for its reveal window is under way
+  };
+
+  RunnerOptions o;
+  devchain::HttpClient chain;
+  Signer signer;
+  Address me{};
+  crypto::Secp256k1Compressed my_key{};
+  devchain::Cip11Genesis genesis;
+  Bytes32 chain_instance_id{};
+
+  asio::io_context io{1};
+  SystemEntropy entropy;
+  SignatureWorker worker{io, 1};
+  net::ReadBudget budget{16 << 20};
+  std::unique_ptr<SnapshotAdmission> admission;
+  std::unique_ptr<RunnerEndpoint> endpoint;
+  std::vector<std::unique_ptr<RunnerLink>> links;
+  asio::thread_pool reads{2};   // chain reads: heights, jobs, receipts, polls
+  asio::thread_pool writes{1};  // chain submissions, in nonce order
+  asio::thread_pool exec;
+  asio::steady_timer height_timer{io}, poll_timer{io}, ping_timer{io};
+  std::chrono::milliseconds ping_phase{0};
+  std::thread io_thread;
+
+  // Everything below lives on the io thread.
+  JobBook book;
+  std::map<Bytes32, Job> jobs;
+  std::optional<TxLedger> ledger;
+  std::optional<HeartbeatSchedule> schedule;
+  std::optional<Bytes32> heartbeat_tx;
+  std::uint64_t last_heartbeat = 0;
+  std::uint32_t running = 0;
+  bool backpressured = false, height_read_busy = false, polling = false;
+  RunnerStatus stats;
+  mutable std::mutex status_mu;
+  RunnerStatus published;  // a copy for status(), refreshed on the io thread
+
+  Impl(RunnerOptions options, devchain::HttpClient client, Signer s)
+      : o(std::move(options)), chain(std::move(client)), signer(std::move(s)), exec(std::max(1u, o.max_concurrent)) {}
+
+  void emit(Kind kind, const Bytes32& job_id = {}, std::string via = {}, std::string detail = {}) {
+    if (o.on_event) o.on_event(RunnerEvent{kind, job_id, std::move(via), std::move(detail), stats.height, unix_us()});
+  }
+  void publish() {
+    stats.running = running;
+    stats.admitted = 0;
+    for (const auto& l : links) stats.admitted += l->admitted() ? 1 : 0;
+    std::lock_guard lock(status_mu);
+    published = stats;
+  }
+  template <typename Read, typename Then>
+  void read(Read r, Then then) {
+    asio::post(reads, [this, r = std::move(r), then = std::move(then)]() mutable {
+      auto answer = r();
+      asio::post(io, [then = std::move(then), answer = std::move(answer)]() mutable { then(std::move(answer)); });
+    });
+  }
+  void submit(devchain::Transaction tx) {
+    asio::post(writes, [this, tx = std::move(tx)] { (void)chain.submit(tx); });  // refusals are retried on schedule
+  }
+
+  // --- the block clock ---------------------------------------------------
+  void tick_height() {
+    height_timer.expires_after(o.height_poll);
+    height_timer.async_wait([this](boost::system::error_code ec) {
+      if (ec) return;
+      if (!height_read_busy) {
+        height_read_busy = true;
+        read([this] { return chain.height(); },
+             [this](devchain::ApiResult<std::uint64_t> h) {
+               height_read_busy = false;
+               if (h && *h > stats.height) on_block(*h);
+             });
+      }
+      tick_height();
+    });
+  }
+
+  void on_block(std::uint64_t h) {
+    stats.height = h;
+    // The Ping goes at this runner's own phase of the block, so thousands of
+    // runners do not all ping at the same instant.
+    ping_timer.expires_after(ping_phase);
+    ping_timer.async_wait([this, h](boost::system::error_code ec) {
+      if (ec) return;
+      for (auto& l : links) l->on_block(h);
+    });
+    if (ledger && !heartbeat_tx && schedule->due(h, last_heartbeat)) {
+      auto tx = ledger->sign(devchain::Cip11Call{chain::encode_instruction(chain::RunnerHeartbeat{})}, h);
+      heartbeat_tx = tx.hash;
+      submit(tx.tx);
+      ++stats.heartbeats;
+      emit(Kind::kHeartbeat);
+    }
+    if (ledger) {
+      for (auto& tx : ledger->due(h)) {  // §10.3: not included within the grace period
+        ++stats.rebroadcasts;
+        emit(Kind::kRebroadcast, {}, {}, devchain::json::hex0x(devchain::tx_hash(tx)));
+        submit(std::move(tx));
+      }
+      for (const auto& hash : ledger->retained_hashes())
+        read([this, hash] { return chain.receipt(hash); },
+             [this, hash](devchain::ApiResult<std::optional<devchain::TxReceipt>> r) {
+               if (r && *r && ledger->retained(hash)) on_included(hash, **r);
+             });
+    }
+    for (auto& [id, job] : jobs)
+      if (job.phase == Job::Phase::kAwaitingReveal && !job.checking) check_reveal(job);
+    book.forget_ended(h);
+    publish();
+  }
+
+  void on_included(const Bytes32& hash, const devchain::TxReceipt& receipt) {
+    ledger->included(hash);
+    if (heartbeat_tx == hash) {
+      heartbeat_tx.reset();
+      if (receipt.ok()) last_heartbeat = receipt.height;
+      return;
+    }
+    for (auto it = jobs.begin(); it != jobs.end(); ++it) {
+      Job& job = it->second;
+      if (job.commit_tx == hash) {
+        job.phase = Job::Phase::kAwaitingReveal;
+        check_reveal(job);
+        return;
+      }
+      if (job.reveal_tx == hash) {
+        ++stats.completed;
+        emit(Kind::kIncluded, it->first, job.via, receipt.error.value_or("ok"));
+        jobs.erase(it);
+        return;
+      }
+    }
+  }
+
+  // --- assignments ---------------------------------------------------------
+  void on_job_frame(RunnerLink& link, std::int64_t stream, const Frame& frame, const Res<Unit>& seal) {
+    if (const auto* a = std::get_if<JobAssignment>(&frame)) return on_push(link, stream, *a, seal);
+    if (const auto* c = std::get_if<JobCancel>(&frame)) {
+      if (!seal) return;
+      auto it = jobs.find(c->job_id);
+      // §10.5: only a cancel of the assignment in flight on this connection.
+      if (it == jobs.end() || it->second.link != &link || it->second.stream != stream ||
+          it->second.assignment.assignment_hash != c->assignment_hash)
+        return;
+      cancel(it);
+    }
+  }
+
+  void ack(RunnerLink& link, std::int64_t stream, const JobAssignment& a, AckStatus status,
+           std::optional<std::string> why = std::nullopt) {
+    link.send(stream, JobAck{a.job_id, a.assignment_hash, status, why, {}});
+    if (status.kind != AckStatus::Kind::kAccepted) link.end_job_stream(stream);
+  }
+
+  void on_push(RunnerLink& link, std::int64_t stream, const JobAssignment& a, const Res<Unit>& seal) {
+    emit(Kind::kAssigned, a.job_id, "push");
+    auto reject = [&](RejectReason r, std::string why) {
+      ++stats.rejected;
+      emit(Kind::kRejected, a.job_id, "push", why);
+      ack(link, stream, a, AckStatus::reject(r), std::move(why));
+    };
+    if (!seal) return reject(RejectReason::kUnverifiableAssignment, "the assignment's seal does not verify");
+    switch (book.classify(a)) {
+      case PushVerdict::kDuplicate:
+        ++stats.duplicates;
+        emit(Kind::kDuplicate, a.job_id, "push");
+        return ack(link, stream, a, AckStatus::duplicate());
+      case PushVerdict::kDiffers:
+        return reject(RejectReason::kUnverifiableAssignment, "its fields differ from the assignment already taken");
+      case PushVerdict::kNew:
+        break;
+    }
+    if (running + verifying() >= o.max_concurrent) return reject(RejectReason::kAtCapacity, "at max_concurrent");
+    book.take(a);
+    Job& job = jobs[a.job_id];
+    job.assignment = a;
+    job.link = &link;
+    job.stream = stream;
+    job.via = "push";
+    job.phase = Job::Phase::kVerifying;
+    // §10.1: the assignment height must be applied in this runner's own view,
+    // and the chain must still hold this runner in the job's committee.
+    read([this, id = a.job_id] { return chain.job(id); },
+         [this, id = a.job_id, stream, linkp = &link](devchain::ApiResult<chain::JobRecord> record) {
+           auto it = jobs.find(id);
+           if (it == jobs.end() || it->second.phase != Job::Phase::kVerifying) return;
+           Job& job = it->second;
+           std::string why = record ? mismatch(*record, job.assignment) : "the chain has no such job";
+           if (!why.empty()) {
+             ++stats.rejected;
+             emit(Kind::kRejected, id, "push", why);
+             ack(*linkp, stream, job.assignment, AckStatus::reject(RejectReason::kUnverifiableAssignment), why);
+             book.forget(id);
+             jobs.erase(it);
+             return;
+           }
+           ack(*linkp, stream, job.assignment, AckStatus::accepted());
+           job.record = std::move(*record);
+           run(id, job);
+         });
+  }
+
+  std::uint32_t verifying() const {
+    std::uint32_t n = 0;
+    for (const auto& [id, j] : jobs) n += j.phase == Job::Phase::kVerifying ? 1 : 0;
+    return n;
+  }
+
+  /// Empty when the chain's record backs the assignment (§10.1); else why not.
+  std::string mismatch(const chain::JobRecord& record, const JobAssignment& a) const {
+    if (record.state != chain::JobState::kAssigned) return "the job is not assigned on the chain";
+    if (!record.assignment_of(me)) return "this runner is not in the job's committee";
+    if (record.assignment_height != a.assignment_height) return "assignment_height differs from the chain's";
+    if (record.deadline_block != a.deadline_block) return "deadline_block differs from the chain's";
+    if (chain::job_spec_bytes(record) != a.job_spec) return "job_spec differs from the chain's";
+    return {};
+  }
+
+  // --- the §14 poll fallback ----------------------------------------------
+  void tick_poll() {
+    poll_timer.expires_after(o.poll_interval);
+    poll_timer.async_wait([this](boost::system::error_code ec) {
+      if (ec) return;
+      bool reachable = false;
+      for (const auto& l : links) reachable = reachable || l->admitted();
+      if (!reachable) poll();
+      tick_poll();
+    });
+  }
+
+  void poll() {
+    if (polling) return;
+    polling = true;
+    ++stats.polls;
+    read([this] { return chain.runner_jobs(me); },
+         [this](devchain::ApiResult<std::vector<chain::JobRecord>> found) {
+           polling = false;
+           if (!found) return;
+           for (auto& record : *found) take_polled(std::move(record));
+         });
+  }
+
+  void take_polled(chain::JobRecord record) {
+    if (book.holds(record.job_id) || jobs.contains(record.job_id) || !record.assignment_of(me)) return;
+    const chain::Assignment* mine = record.assignment_of(me);
+    if (mine->commitment || mine->result_hash) return;  // answered before a restart: nothing to redo here
+    emit(Kind::kAssigned, record.job_id, "poll");
+    if (running >= o.max_concurrent) return;  // the next poll sees it again
+    JobAssignment a;
+    a.job_id = record.job_id;
+    a.job_spec = chain::job_spec_bytes(record);
+    a.job_spec_hash = job_spec_hash(a.job_spec);
+    a.assignment_height = record.assignment_height;
+    a.deadline_block = record.deadline_block;
+    a.runner_pubkey = signer.pubkey();
+    book.take(a);
+    Job& job = jobs[a.job_id];
+    job.assignment = std::move(a);
+    job.record = std::move(record);
+    job.via = "poll";
+    run(job.record.job_id, job);
+  }
+
+  // --- execution and results ----------------------------------------------
+  void run(const Bytes32& id, Job& job) {
+    ++stats.accepted;
+    emit(Kind::kAccepted, id, job.via);
+    job.phase = Job::Phase::kRunning;
+    ++running;
+    update_backpressure();
+    TaskLimits limits{o.allowed_url_prefixes};
+    asio::post(exec, [this, id, spec = job.record.spec, limits, cancel = job.cancel] {
+      auto result = run_task(spec, limits, cancel);
+      asio::post(io, [this, id, result = std::move(result)]() mutable { finished(id, std::move(result)); });
+    });
+  }
+
+  void finished(const Bytes32& id, std::optional<Bytes> result) {
+    --running;
+    update_backpressure();
+    auto it = jobs.find(id);
+    if (it == jobs.end()) return;
+    Job& job = it->second;
+    if (!result || job.cancel->load()) {  // §10.5: nothing committed yet, so no result frames after a cancel
+      jobs.erase(it);
+      return;
+    }
+    job.result = std::move(*result);
+    entropy.fill(job.salt);
+    if (job.record.runners <= 1) return reveal(id, job);
+    auto tx = ledger->sign(devchain::Cip11Call{chain::encode_instruction(chain::JobResultCommit{
+                               id, chain::result_commitment(id, me, job.result, job.salt)})},
+                           stats.height);
+    job.commit_tx = tx.hash;
+    job.phase = Job::Phase::kAwaitingCommit;
+    send_result(job, JobResultCommit{id, tx.bytes}, tx.tx, "commit");
+  }
+
+  void check_reveal(Job& job) {
+    job.checking = true;
+    read([this, id = job.record.job_id] { return chain.job(id); },
+         [this, id = job.record.job_id](devchain::ApiResult<chain::JobRecord> record) {
+           auto it = jobs.find(id);
+           if (it == jobs.end()) return;
+           it->second.checking = false;
+           if (!record) return;
+           if (chain::terminal(record->state)) {  // settled without this reveal: nothing left to send
+             jobs.erase(it);
+             return;
+           }
+           // §10.3: never a reveal the next block could not include.
+           if (it->second.phase == Job::Phase::kAwaitingReveal && chain::reveal_allowed(*record, me, stats.height + 1))
+             reveal(id, it->second);
+         });
+  }
+
+  void reveal(const Bytes32& id, Job& job) {
+    auto tx = ledger->sign(
+        devchain::Cip11Call{chain::encode_instruction(chain::JobResultSubmit{id, job.result, job.salt})}, stats.height);
+    job.reveal_tx = tx.hash;
+    job.phase = Job::Phase::kRevealed;
+    send_result(job, JobResult{id, tx.bytes}, tx.tx, "reveal");
+  }
+
+  /// On the Accepted stream while its connection lasts; else straight to the chain.
+  void send_result(Job& job, Frame frame, const devchain::Transaction& tx, std::string what) {
+    if (job.link && job.link->admitted() && job.link->send(job.stream, std::move(frame))) {
+      emit(Kind::kResultSent, job.record.job_id, job.via, what + " on the accepted stream");
+      return;
+    }
+    submit(tx);
+    emit(Kind::kResultSent, job.record.job_id, job.via, what + " to the chain");
+  }
+
+  void cancel(std::map<Bytes32, Job>::iterator it) {
+    Job& job = it->second;
+    ++stats.cancelled;
+    emit(Kind::kCancelled, it->first, job.via);
+    job.cancel->store(true);
+    // A committed job still reveals (§10.5); one still running is dropped when its task returns.
+    if (job.phase == Job::Phase::kVerifying) jobs.erase(it);
+  }
+
+  void update_backpressure() {
+    const bool full = running >= o.max_concurrent;
+    if (full == backpressured) return;
+    backpressured = full;
+    for (auto& l : links)
+      if (l->admitted())
+        l->send(kControlStream, BackpressureSignal{stats.height, running, o.max_concurrent, !full,
+                                                   full ? std::optional<std::string>("at max_concurrent") : std::nullopt,
+                                                   {}});
+  }
+};
+
+Result<std::unique_ptr<Runner>, std::string> Runner::start(RunnerOptions options) {
+  auto client = devchain::HttpClient::from_url(options.chain_url);
+  if (!client) return Err{"--chain must be http://host:port, not " + options.chain_url};
+  auto signer = Signer::runner(options.key);
+  if (!signer) return Err{std::string("the runner key is not a valid secp256k1 secret")};
+  auto impl = std::make_unique<Impl>(std::move(options), std::move(*client), std::move(*signer));
+  Impl& r = *impl;
+  r.me = *runner_address(r.signer.pubkey());
+  std::copy(r.signer.pubkey().raw().begin(), r.signer.pubkey().raw().end(), r.my_key.begin());
+
+  // The chain first: genesis, registration, nonce (waiting while it starts).
+  const auto deadline = std::chrono::steady_clock::now() + r.o.startup_timeout;
+  devchain::ApiResult<devchain::Cip11Genesis> genesis = Err{devchain::ApiError{}};
+  while (!(genesis = r.chain.cip11_genesis()) && std::chrono::steady_clock::now() < deadline)
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  if (!genesis) return Err{"cannot read the chain's CIP-11 genesis: " + genesis.error().message};
+  r.genesis = std::move(*genesis);
+  auto id = r.chain.chain_instance_id();
+  auto account = r.chain.account_info(r.me);
+  auto record = r.chain.runner(r.me);
+  auto height = r.chain.height();
+  if (!id || !account || !height) return Err{std::string("the chain stopped answering during start")};
+  if (!record) return Err{"this key is not a registered runner: " + devchain::json::hex0x(r.me)};
+  r.chain_instance_id = *id;
+  r.ledger.emplace(*id, r.o.key, account->next_nonce);
+  r.schedule.emplace(r.genesis.params.chain_id, r.me, r.genesis.params.heartbeat_timeout_blocks,
+                     r.o.heartbeat_margin_blocks);
+  r.last_heartbeat = record->last_heartbeat;
+  r.stats.height = *height;
+  const Bytes32 phase_hash = crypto::keccak256({as_bytes("cowboy/cip11-ping-phase/v1"), ByteView(r.me)});
+  const auto spread = std::max<std::int64_t>(1, std::min<std::int64_t>(250, r.o.block_time.count() / 2));
+  r.ping_phase = std::chrono::milliseconds((phase_hash[0] << 8 | phase_hash[1]) % spread);
+
+  // Then one link per validator of Sub(R) (§5).
+  std::vector<crypto::Ed25519Public> peers;
+  for (const auto& v : r.genesis.validators) peers.push_back(v.peer_key);
+  r.admission = std::make_unique<SnapshotAdmission>(peers);
+  auto endpoint = RunnerEndpoint::open(r.io, r.worker, r.budget, {});
+  if (!endpoint) return Err{"cannot open the QUIC endpoint: " + endpoint.error()};
+  r.endpoint = std::move(*endpoint);
+  const LocalOffer offer{r.genesis.params.chain_id, kProtocolVersion, validator_set_hash(peers), 0, *height};
+  for (std::size_t i : r.o.push ? subset_of(r.my_key, peers) : std::vector<std::size_t>{}) {
+    auto host_port = net::parse_host_port(r.genesis.validators[i].endpoint);
+    if (!host_port) return Err{"validator endpoint is not host:port: " + r.genesis.validators[i].endpoint};
+    RunnerLinkConfig config;
+    config.host = host_port->first;
+    config.port = host_port->second;
+    config.offer = offer;
+    config.block_time = r.o.block_time;
+    RunnerLink::Callbacks cb;
+    auto* rp = &r;
+    cb.on_admitted = [rp, i] {
+      rp->emit(Kind::kConnected, {}, {}, rp->genesis.validators[i].endpoint);
+      rp->poll();  // catch up on what was assigned while it was away
+      rp->publish();
+    };
+    cb.on_lost = [rp](const std::string& why) {
+      rp->emit(Kind::kDisconnected, {}, {}, why);
+      rp->publish();
+    };
+    auto index = r.links.size();
+    cb.on_job_frame = [rp, index](std::int64_t stream, const Frame& f, const Res<Unit>& seal) {
+      rp->on_job_frame(*rp->links[index], stream, f, seal);
+    };
+    r.links.push_back(std::make_unique<RunnerLink>(*r.endpoint, r.signer, *r.admission, r.entropy, config, cb));
+  }
+  r.stats.validators = r.links.size();
+  r.publish();
+  asio::post(r.io, [rp = &r] {
+    for (auto& l : rp->links) l->start();
+    rp->tick_height();
+    rp->tick_poll();
+    if (rp->links.empty()) rp->poll();
+  });
+  r.io_thread = std::thread([rp = &r] {
+    auto guard = asio::make_work_guard(rp->io);
+    rp->io.run();
+  });
+  return std::unique_ptr<Runner>(new Runner(std::move(impl)));
+}
+
+Runner::Runner(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
+
+Runner::~Runner() {
+  Impl& r = *impl_;
+  asio::post(r.io, [rp = &r] {
+    for (auto& l : rp->links) l->goodbye(GoodbyeReason::kShutdown);
+  });
+  std::this_thread::sleep_for(std::chrono::milliseconds(100));  // the signed Goodbyes leave
+  r.io.stop();
+  r.io_thread.join();
+  for (auto& j : r.jobs) j.second.cancel->store(true);
+  r.exec.join();
+  r.reads.join();
+  r.writes.join();
+  r.links.clear();
+}
+
+RunnerStatus Runner::status() const {
+  std::lock_guard lock(impl_->status_mu);
+  return impl_->published;
+}
+
+const Address& Runner::address() const { return impl_->me; }
+
+}  // namespace cowboy::cip11

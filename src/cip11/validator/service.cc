@@ -1,0 +1,229 @@
+#include "cip11/validator/service.h"
+
+#include <boost/asio/executor_work_guard.hpp>
+#include <boost/asio/post.hpp>
+#include <future>
+#include <sstream>
+
+#include "cip11/subset.h"
+#include "common/log.h"
+#include "devchain/json.h"
+
+namespace cowboy::cip11 {
+
+namespace asio = boost::asio;
+
+void ChainForwarder::forward(devchain::Transaction tx, const Address& runner, const Bytes32& job_id, bool reveal) {
+  asio::post(thread_, [this, h = Held{std::move(tx), runner, job_id}, reveal] {
+    auto height = chain_.height();
+    if (!height) {
+      ++refused_;
+      return;
+    }
+    if (!try_forward(h, reveal, *height)) {
+      ++held_count_;
+      held_.push_back(h);
+    }
+  });
+}
+
+void ChainForwarder::on_block(std::uint64_t height) {
+  asio::post(thread_, [this, height] {
+    std::erase_if(held_, [&](const Held& h) { return try_forward(h, true, height); });
+  });
+}
+
+bool ChainForwarder::try_forward(const Held& h, bool reveal, std::uint64_t height) {
+  if (reveal) {
+    auto job = cip11_.job(h.job_id);
+    if (!job) return false;  // the chain did not answer: try again next block
+    if (chain::terminal(job->state)) return true;  // nothing left to reveal for
+    // §10.3: a reveal the next block could not include is held, never sent early.
+    if (!chain::reveal_allowed(*job, h.runner, height + 1)) return false;
+  }
+  auto submitted = chain_.submit(h.tx);
+  if (submitted) {
+    ++submitted_;
+  } else {
+    ++refused_;
+    log::warn("result_not_admitted", log::field("job_id", devchain::json::hex0x(h.job_id)),
+              log::field("why", submitted.error().message));
+  }
+  return true;
+}
+
+template <typename F>
+auto ValidatorService::on_io(F f, std::chrono::milliseconds timeout) -> std::optional<decltype(f())> {
+  auto promise = std::make_shared<std::promise<decltype(f())>>();
+  auto answer = promise->get_future();
+  asio::post(io_, [promise, f = std::move(f)]() mutable { promise->set_value(f()); });
+  if (answer.wait_for(timeout) != std::future_status::ready) return std::nullopt;
+  return answer.get();
+}
+
+Result<std::unique_ptr<ValidatorService>, std::string> ValidatorService::open(ValidatorServiceConfig config,
+                                                                              devchain::ChainApi& chain,
+                                                                              devchain::Cip11Api& cip11) {
+  auto genesis = cip11.cip11_genesis();
+  if (!genesis) return Err{"the chain has no CIP-11 genesis: " + genesis.error().message};
+  const auto me = crypto::ed25519_from_seed(config.key).public_key;
+  bool listed = false;
+  for (const auto& v : genesis->validators) listed = listed || v.peer_key == me;
+  if (!listed) return Err{std::string("this validator key is not in the chain's ValidatorSetSnapshot(0)")};
+  std::unique_ptr<ValidatorService> s(new ValidatorService(std::move(config), chain, cip11, std::move(*genesis)));
+  if (!s->directory_.refresh()) return Err{std::string("the chain's runner registry cannot be read")};
+
+  std::vector<crypto::Ed25519Public> peers;
+  for (const auto& v : s->genesis_.validators) peers.push_back(v.peer_key);
+  ValidatorLinksConfig links;
+  links.endpoint = s->config_.endpoint;
+  // Kept across restarts, so a restarted validator resets its runners' old
+  // connections at once (RFC 9000 §10.3); derived, so no second secret to keep.
+  links.endpoint.stateless_reset_secret =
+      crypto::keccak256({as_bytes("cowboy/cip11-stateless-reset/v1"), ByteView(s->config_.key)});
+  auto height = chain.height();
+  links.offer = LocalOffer{s->genesis_.params.chain_id, kProtocolVersion, validator_set_hash(peers), 0,
+                           height ? *height : 0};
+  links.signature_threads = s->config_.signature_threads;
+  ValidatorService* self = s.get();
+  ValidatorLinks::Callbacks cb;
+  cb.on_admitted = [](const Address& runner) { log::info("runner_admitted", log::field("runner", devchain::json::hex0x(runner))); };
+  cb.on_lost = [self](const Address& runner, const std::string& why) {
+    log::info("runner_lost", log::field("runner", devchain::json::hex0x(runner)), log::field("why", why));
+    self->dispatcher_->on_lost(runner);
+  };
+  cb.on_job_frame = [self](const Address& runner, std::int64_t stream, const Frame& f) {
+    self->dispatcher_->on_job_frame(runner, stream, f);
+  };
+  auto opened = ValidatorLinks::open(s->io_, s->signer_, s->admission_, s->entropy_, std::move(links), std::move(cb));
+  if (!opened) return Err{"cannot listen: " + opened.error()};
+  s->links_ = std::move(*opened);
+  s->dispatcher_ = std::make_unique<Dispatcher>(*s->links_, s->forwarder_, s->config_.ack_timeout_blocks);
+  s->port_ = s->links_->port();
+  s->thread_ = std::thread([self] {
+    auto guard = asio::make_work_guard(self->io_);
+    self->io_.run();
+  });
+  return s;
+}
+
+ValidatorService::ValidatorService(ValidatorServiceConfig config, devchain::ChainApi& chain,
+                                   devchain::Cip11Api& cip11, devchain::Cip11Genesis genesis)
+    : config_(std::move(config)),
+      chain_(chain),
+      cip11_(cip11),
+      genesis_(std::move(genesis)),
+      signer_(Signer::validator(config_.key)),
+      directory_(cip11),
+      admission_(directory_,
+                 [&] {
+                   std::vector<crypto::Ed25519Public> peers;
+                   for (const auto& v : genesis_.validators) peers.push_back(v.peer_key);
+                   return peers;
+                 }(),
+                 crypto::ed25519_from_seed(config_.key).public_key),
+      forwarder_(chain, cip11) {}
+
+ValidatorService::~ValidatorService() {
+  if (thread_.joinable()) {
+    on_io([this] { return (links_->goodbye_all(GoodbyeReason::kShutdown), 0); }, std::chrono::seconds(1));
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));  // the signed Goodbyes leave
+    io_.stop();
+    thread_.join();
+  }
+  dispatcher_.reset();
+  links_.reset();
+}
+
+void ValidatorService::on_block(const devchain::CommittedBlock& block) {
+  // Off the io thread: what the pushes carry is read here, so the io thread never waits on the chain.
+  CommittedAssignments work{block.height, std::chrono::steady_clock::now(), {}, block.effects.ended};
+  for (const auto& notice : block.effects.assigned) {
+    auto job = cip11_.job(notice.job_id);
+    if (job) work.assigned.push_back({notice, std::move(*job)});
+  }
+  if (config_.registry_refresh_blocks && block.height % config_.registry_refresh_blocks == 0) directory_.refresh();
+  last_height_ = block.height;
+  asio::post(io_, [this, work = std::move(work)] {
+    links_->on_block(work.height);
+    dispatcher_->on_block(work);
+  });
+  forwarder_.on_block(block.height);
+}
+
+std::optional<Bytes> ValidatorService::presence_field(std::uint64_t, std::uint32_t registry_size) {
+  auto present = on_io([this] { return links_->presence().present_runners(); }, std::chrono::milliseconds(200));
+  if (!present) return std::nullopt;  // the producer then states an empty set (§7.2), which fails open
+  PresentSet set(registry_size);
+  // §8.1: only runners registered as of the parent block, indexed against registry(H-1).
+  for (const auto& runner : *present)
+    if (auto e = directory_.find(runner); e && e->index < registry_size) set.add(e->index);
+  return encode_presence(set);
+}
+
+std::string ValidatorService::metrics() {
+  auto text = on_io(
+      [this] {
+        const DispatcherStats& d = dispatcher_->stats();
+        std::ostringstream out;
+        auto gauge = [&](std::string_view name, std::string_view help, auto value) {
+          out << "# HELP " << name << ' ' << help << "\n# TYPE " << name << " gauge\n" << name << ' ' << value << '\n';
+        };
+        auto counter = [&](std::string_view name, std::string_view help, auto value) {
+          out << "# HELP " << name << ' ' << help << "\n# TYPE " << name << " counter\n" << name << ' ' << value << '\n';
+        };
+        gauge("cip11d_block_height", "The last committed block this validator has dispatched.", last_height_.load());
+        gauge("cip11d_connected_runners", "Runners with an admitted connection.", links_->admitted_runners());
+        gauge("cip11d_present_runners", "Runners in local presence (section 7.4).", links_->presence().present_runners().size());
+        gauge("cip11d_in_flight_pushes", "Pushed assignments not yet ended.", dispatcher_->in_flight());
+        counter("cip11d_pushes_total", "JobAssignments pushed.", d.pushes);
+        counter("cip11d_assignments_not_pushed_total", "Assignments to runners outside local presence.", d.not_present);
+        out << "# HELP cip11d_acks_total JobAcks by status.\n# TYPE cip11d_acks_total counter\n"
+            << "cip11d_acks_total{status=\"accepted\"} " << d.acks_accepted << '\n'
+            << "cip11d_acks_total{status=\"duplicate\"} " << d.acks_duplicate << '\n'
+            << "cip11d_acks_total{status=\"reject\"} " << d.acks_rejected << '\n';
+        counter("cip11d_hard_failures_total", "Pushes without a framed response within ACK_TIMEOUT_BLOCKS.", d.hard_failures);
+        counter("cip11d_cancels_total", "JobCancels sent.", d.cancels);
+        out << "# HELP cip11d_results_forwarded_total Result frames checked and handed to the chain.\n"
+            << "# TYPE cip11d_results_forwarded_total counter\n"
+            << "cip11d_results_forwarded_total{frame=\"commit\"} " << d.commits_forwarded << '\n'
+            << "cip11d_results_forwarded_total{frame=\"result\"} " << d.results_forwarded << '\n';
+        counter("cip11d_results_refused_total", "Result frames whose transaction failed the section 10.3 checks.", d.results_refused);
+        counter("cip11d_results_held_total", "Reveals held until their window opened.", forwarder_.held());
+        counter("cip11d_results_submitted_total", "Result transactions the chain admitted.", forwarder_.submitted());
+        counter("cip11d_job_progress_total", "JobProgress frames received.", d.progress);
+        counter("cip11d_bad_frames_total", "Job-stream frames that named another assignment or came out of turn.", d.bad_frames);
+        out << dispatcher_->ack_latency().render("cip11d_push_latency_seconds",
+                                                 "Block durable to the runner's JobAck back at the validator.");
+        return out.str();
+      },
+      std::chrono::seconds(2));
+  return text.value_or("");
+}
+
+BlockFollower::BlockFollower(devchain::ChainApi& chain, devchain::Cip11Api& cip11, ValidatorService& service,
+                             std::chrono::milliseconds interval)
+    : chain_(chain), cip11_(cip11), service_(service), interval_(interval), thread_([this] { run(); }) {}
+
+BlockFollower::~BlockFollower() {
+  stop_ = true;
+  thread_.join();
+}
+
+void BlockFollower::run() {
+  std::optional<std::uint64_t> seen;
+  while (!stop_) {
+    if (auto h = chain_.height(); h) {
+      if (!seen) seen = *h;  // from now on: a validator pushes what is final after it started
+      for (std::uint64_t next = *seen + 1; next <= *h && !stop_; ++next) {
+        auto effects = cip11_.block_assignments(next);
+        if (!effects) break;
+        service_.on_block(devchain::CommittedBlock{next, std::nullopt, std::move(*effects)});
+        seen = next;
+      }
+    }
+    std::this_thread::sleep_for(interval_);
+  }
+}
+
+}  // namespace cowboy::cip11

@@ -1,0 +1,125 @@
+// The validator's CIP-11 service, what `cip11d` runs: the runner-facing QUIC
+// listener (ValidatorLinks) with registry admission, the push dispatcher,
+// and the path of result transactions into the chain's admission.
+//
+//   block durable ──on_block()──> read the block's job records ──post──> io thread:
+//       links.on_block (presence timeouts) -> dispatcher.on_block (push, cancel,
+//       hard failures) -> forwarder.on_block (held reveals)
+//   runner frame ──io thread──> dispatcher ──checked tx──> forwarder thread -> chain.submit
+//   block producer ──presence_field()──> io thread: local presence as PresenceInputV1 (§8.1)
+//
+// The service owns its io thread; every public call is safe from any thread.
+#pragma once
+
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/thread_pool.hpp>
+#include <memory>
+#include <thread>
+
+#include "cip11/validator/dispatcher.h"
+#include "cip11/validator/runner_directory.h"
+#include "devchain/api.h"
+#include "devchain/node.h"
+
+namespace cowboy::cip11 {
+
+struct ValidatorServiceConfig {
+  crypto::Ed25519Seed key{};      // this validator's peer key seed (§5.4)
+  quic::EndpointConfig endpoint;  // host, port, certificate and key; the reset secret is derived from `key`
+  std::uint64_t ack_timeout_blocks = kAckTimeoutBlocks;
+  std::uint64_t registry_refresh_blocks = 10;  // the registry is read again this often (and on an unknown Hello)
+  unsigned signature_threads = 1;
+};
+
+/// Result transactions into the chain, on a thread of their own: commitments
+/// at once, reveals once the chain would take them (§10.3: never early).
+class ChainForwarder final : public ResultSink {
+ public:
+  ChainForwarder(devchain::ChainApi& chain, devchain::Cip11Api& cip11) : chain_(chain), cip11_(cip11) {}
+  ~ChainForwarder() override { thread_.join(); }
+  void forward(devchain::Transaction tx, const Address& runner, const Bytes32& job_id, bool reveal) override;
+  /// A block was committed: held reveals whose window opened go now.
+  void on_block(std::uint64_t height);
+  std::uint64_t submitted() const { return submitted_; }
+  std::uint64_t held() const { return held_count_; }
+  std::uint64_t refused() const { return refused_; }
+
+ private:
+  struct Held {
+    devchain::Transaction tx;
+    Address runner;
+    Bytes32 job_id;
+  };
+  /// On the thread: submits now, holds for later, or drops a reveal whose job ended. True when done with it.
+  bool try_forward(const Held& h, bool reveal, std::uint64_t height);
+
+  devchain::ChainApi& chain_;
+  devchain::Cip11Api& cip11_;
+  boost::asio::thread_pool thread_{1};
+  std::vector<Held> held_;  // touched on the thread only
+  std::atomic<std::uint64_t> submitted_{0}, held_count_{0}, refused_{0};
+};
+
+class ValidatorService {
+ public:
+  /// Reads the CIP-11 genesis from the chain, checks that `config.key` is in
+  /// ValidatorSetSnapshot(0), reads the registry and starts listening.
+  static Result<std::unique_ptr<ValidatorService>, std::string> open(ValidatorServiceConfig config,
+                                                                     devchain::ChainApi& chain,
+                                                                     devchain::Cip11Api& cip11);
+  /// Says Goodbye{Shutdown} to every runner, then stops.
+  ~ValidatorService();
+
+  /// A block is durable (the Node's observer, or a BlockFollower).
+  void on_block(const devchain::CommittedBlock& block);
+  /// The producer's PresenceInputV1 field for `height` (devchain::Node::PresenceProvider).
+  std::optional<Bytes> presence_field(std::uint64_t height, std::uint32_t registry_size);
+  /// The Prometheus text of /metrics.
+  std::string metrics();
+  std::uint16_t port() const { return port_; }
+  const devchain::Cip11Genesis& genesis() const { return genesis_; }
+  const Signer& signer() const { return signer_; }
+
+ private:
+  ValidatorService(ValidatorServiceConfig config, devchain::ChainApi& chain, devchain::Cip11Api& cip11,
+                   devchain::Cip11Genesis genesis);
+  /// Runs `f` on the io thread and waits for its answer (nullopt after `timeout`).
+  template <typename F>
+  auto on_io(F f, std::chrono::milliseconds timeout) -> std::optional<decltype(f())>;
+
+  const ValidatorServiceConfig config_;
+  devchain::ChainApi& chain_;
+  devchain::Cip11Api& cip11_;
+  const devchain::Cip11Genesis genesis_;
+  const Signer signer_;
+  SystemEntropy entropy_;
+  RunnerDirectory directory_;
+  RegistryAdmission admission_;
+  ChainForwarder forwarder_;
+  boost::asio::io_context io_{1};
+  std::unique_ptr<ValidatorLinks> links_;    // on the io thread
+  std::unique_ptr<Dispatcher> dispatcher_;   // on the io thread
+  std::uint16_t port_ = 0;
+  std::thread thread_;
+  std::atomic<std::uint64_t> last_height_{0};
+};
+
+/// For a validator that does not produce the blocks: watches the chain's
+/// height and hands each new block's assignments to the service.
+class BlockFollower {
+ public:
+  BlockFollower(devchain::ChainApi& chain, devchain::Cip11Api& cip11, ValidatorService& service,
+                std::chrono::milliseconds interval = std::chrono::milliseconds(20));
+  ~BlockFollower();
+
+ private:
+  void run();
+  devchain::ChainApi& chain_;
+  devchain::Cip11Api& cip11_;
+  ValidatorService& service_;
+  const std::chrono::milliseconds interval_;
+  std::atomic<bool> stop_{false};
+  std::thread thread_;
+};
+
+}  // namespace cowboy::cip11
