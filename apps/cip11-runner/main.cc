@@ -90,9 +90,11 @@ int main(int argc, char** argv) {
   auto runner = cip11::Runner::start(o);
   if (!runner) return fail(runner.error());
   auto status = (*runner)->status();
-  std::printf("cip11-runner %s started at height %llu, %zu validator(s) in Sub(R)%s\n",
+  std::printf("cip11-runner %s started at height %llu, %zu validator(s) in Sub(R)%s, on-chain heartbeat phase %llu of %llu\n",
               devchain::json::hex0x((*runner)->address()).c_str(), static_cast<unsigned long long>(status.height),
-              status.validators, poll_only ? ", polling only" : "");
+              status.validators, poll_only ? ", polling only" : "",
+              static_cast<unsigned long long>(status.heartbeat_phase),
+              static_cast<unsigned long long>(status.heartbeat_cadence));
   std::fflush(stdout);
   wait_for_stop_signal(signals);
   runner->reset();

@@ -41,6 +41,23 @@ std::string with_port(const std::string& listen) {
   return hp->first + ":" + std::to_string(free_udp_port());
 }
 
+devchain::GenesisSpec new_genesis(const DevKeys& keys, const DevOptions& o) {
+  devchain::Cip11Genesis g;
+  g.params.chain_id = 31337;
+  g.params.present_first_enabled = true;
+  g.params.multi_validator = keys.validators.size() > 1;
+  for (std::size_t i = 0; i < keys.validators.size(); ++i)
+    g.validators.push_back({crypto::ed25519_from_seed(keys.validators[i]).public_key,
+                            i == 0 ? with_port(o.listen) : "127.0.0.1:" + std::to_string(free_udp_port())});
+  std::uint32_t every_kind = 0;
+  for (std::uint8_t k = 0; k <= static_cast<std::uint8_t>(cip11::JobKind::kAgent); ++k) every_kind |= 1u << k;
+  for (const auto& key : keys.runners)
+    g.runners.push_back(
+        cip11::chain::RegisterRunner{*crypto::secp256k1_public_key(key), 1000, every_kind, {}, o.max_concurrent, 0});
+  const Address submitter = *crypto::secp256k1_address(keys.submitter);
+  return devchain::GenesisSpec{"cip11d-dev", submitter, {{submitter, kDevFunds}}, {}, std::move(g)};
+}
+
 }  // namespace
 
 Result<DevKeys, std::string> dev_keys(const std::filesystem::path& dir, const DevOptions& o) {
@@ -61,21 +78,19 @@ Result<DevKeys, std::string> dev_keys(const std::filesystem::path& dir, const De
   return keys;
 }
 
-devchain::GenesisSpec dev_genesis(const DevKeys& keys, const DevOptions& o) {
-  devchain::Cip11Genesis g;
-  g.params.chain_id = 31337;
-  g.params.present_first_enabled = true;
-  g.params.multi_validator = keys.validators.size() > 1;
-  for (std::size_t i = 0; i < keys.validators.size(); ++i)
-    g.validators.push_back({crypto::ed25519_from_seed(keys.validators[i]).public_key,
-                            i == 0 ? with_port(o.listen) : "127.0.0.1:" + std::to_string(free_udp_port())});
-  std::uint32_t every_kind = 0;
-  for (std::uint8_t k = 0; k <= static_cast<std::uint8_t>(cip11::JobKind::kAgent); ++k) every_kind |= 1u << k;
-  for (const auto& key : keys.runners)
-    g.runners.push_back(
-        cip11::chain::RegisterRunner{*crypto::secp256k1_public_key(key), 1000, every_kind, {}, o.max_concurrent, 0});
-  const Address submitter = *crypto::secp256k1_address(keys.submitter);
-  return devchain::GenesisSpec{"cip11d-dev", submitter, {{submitter, kDevFunds}}, {}, std::move(g)};
+Result<devchain::GenesisSpec, std::string> dev_genesis(const std::filesystem::path& dir, const DevKeys& keys,
+                                                       const DevOptions& o) {
+  const auto path = dir / "genesis.json";
+  if (std::ifstream in(path); in) {
+    auto spec = devchain::genesis_from_json(nlohmann::json::parse(in, nullptr, false));
+    if (!spec) return Err{path.string() + ": " + spec.error()};
+    return std::move(*spec);
+  }
+  auto spec = new_genesis(keys, o);
+  std::ofstream out(path, std::ios::trunc);
+  out << devchain::genesis_to_json(spec).dump(2) << "\n";
+  if (!out) return Err{"cannot write " + path.string()};
+  return spec;
 }
 
 Result<std::filesystem::path, std::string> write_manifest(const std::filesystem::path& dir, const std::string& chain_url,

@@ -4,6 +4,7 @@
 //   keys/validator-<i>.key   Ed25519 seeds of ValidatorSetSnapshot(0); this process is validator 0
 //   keys/runner-<i>.key      secp256k1 keys of the dev runners registered at genesis
 //   keys/submitter.key       a funded account that submits jobs
+//   genesis.json             the chain's genesis (devchain --genesis reads it too)
 //   cip11-dev.json           what runners and tools need: chain URL, chain_id,
 //                            validators (key, endpoint), runner and submitter key files
 #pragma once
@@ -29,8 +30,10 @@ struct DevKeys {
 
 /// Loads the dev keys in `dir`, creating the missing ones.
 Result<DevKeys, std::string> dev_keys(const std::filesystem::path& dir, const DevOptions& o);
-/// The genesis a new dev chain starts from.
-devchain::GenesisSpec dev_genesis(const DevKeys& keys, const DevOptions& o);
+/// The dev chain's genesis: the one in `dir`/genesis.json, or a new one
+/// written there (a new chain picks its free ports once; restarts reuse them).
+Result<devchain::GenesisSpec, std::string> dev_genesis(const std::filesystem::path& dir, const DevKeys& keys,
+                                                       const DevOptions& o);
 /// Writes cip11-dev.json for the chain as it is (its stored genesis wins over a new one).
 Result<std::filesystem::path, std::string> write_manifest(const std::filesystem::path& dir, const std::string& chain_url,
                                                           const devchain::Cip11Genesis& genesis, const DevOptions& o);

@@ -128,10 +128,12 @@ int run_dev(Options o, const sigset_t& signals) {
   const std::filesystem::path dir = o.data_dir;
   auto keys = cip11d::dev_keys(dir, o.dev_options);
   if (!keys) return fail(keys.error());
+  auto genesis_spec = cip11d::dev_genesis(dir, *keys, o.dev_options);
+  if (!genesis_spec) return fail(genesis_spec.error());
   devchain::NodeConfig config;
   config.data_dir = dir / "chain";
   config.block_interval = std::chrono::milliseconds(o.block_ms);
-  auto node = devchain::Node::open(config, cip11d::dev_genesis(*keys, o.dev_options));
+  auto node = devchain::Node::open(config, *genesis_spec);
   if (!node) return fail(node.error());
   auto chain_hp = net::parse_host_port(o.chain_listen);
   if (!chain_hp) return fail("--chain-listen must be host:port");

@@ -71,6 +71,7 @@ struct RunnerStatus {
   std::uint32_t running = 0;
   std::uint64_t accepted = 0, completed = 0, rejected = 0, duplicates = 0, cancelled = 0;
   std::uint64_t heartbeats = 0, rebroadcasts = 0, polls = 0;
+  std::uint64_t heartbeat_phase = 0, heartbeat_cadence = 0;  // §6.6: on-chain heartbeats at height % cadence == phase
 };
 
 class Runner {

@@ -5,6 +5,21 @@
 
 namespace cowboy::cip11 {
 
+std::string_view goodbye_reason_name(GoodbyeReason r) {
+  switch (r) {
+    case GoodbyeReason::kUnsupportedVersion: return "UnsupportedVersion";
+    case GoodbyeReason::kWrongChain: return "WrongChain";
+    case GoodbyeReason::kAuthFailed: return "AuthFailed";
+    case GoodbyeReason::kNotInSubset: return "NotInSubset";
+    case GoodbyeReason::kOverlapExpired: return "OverlapExpired";
+    case GoodbyeReason::kRateLimited: return "RateLimited";
+    case GoodbyeReason::kProtocolError: return "ProtocolError";
+    case GoodbyeReason::kDraining: return "Draining";
+    case GoodbyeReason::kShutdown: return "Shutdown";
+  }
+  return "Unknown";
+}
+
 // Each body's schema is written once, as the list of its fields in declaration
 // order; the encoder, the decoder and the field counter all walk that list.
 template <typename V> void fields(V& v, Hello& f) {

@@ -89,6 +89,8 @@ enum class GoodbyeReason : std::uint8_t {
   kShutdown = 0x08,
 };
 
+std::string_view goodbye_reason_name(GoodbyeReason r);  // "Shutdown", "AuthFailed", ...
+
 /// A role-scheme signature whose length depends on who signed (64 or 65 bytes).
 struct Sig {
   Bytes bytes;

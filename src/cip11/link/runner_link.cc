@@ -68,7 +68,10 @@ void RunnerLink::on_established(quic::Connection& c) {
   };
   cb.on_frame = [this](Channel&, std::int64_t stream, const Frame& f, const Res<Unit>& seal) { on_frame(stream, f, seal); };
   cb.on_goodbye = [this](Channel&, const Goodbye& bye, bool by_peer) {
-    if (by_peer) retry_after_blocks_ = bye.retry_after_blocks;
+    if (by_peer) {
+      retry_after_blocks_ = bye.retry_after_blocks;
+      peer_goodbye_ = bye.reason;
+    }
   };
   LocalOffer offer = config_.offer;
   offer.block_height = height_;
@@ -123,8 +126,10 @@ void RunnerLink::on_closed(const std::string& why) {
   channel_.reset();
   if (was_admitted) {
     ++stats_.losses;
-    if (callbacks_.on_lost) callbacks_.on_lost(why);
+    if (callbacks_.on_lost)
+      callbacks_.on_lost(peer_goodbye_ ? "Goodbye " + std::string(goodbye_reason_name(*peer_goodbye_)) : why);
   }
+  peer_goodbye_.reset();
   reconnect_later();
 }
 

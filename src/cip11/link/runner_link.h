@@ -58,6 +58,7 @@ class RunnerLink {
  public:
   struct Callbacks {
     std::function<void()> on_admitted;
+    /// `why`: "Goodbye <Reason>" when the validator said Goodbye, else the transport's reason.
     std::function<void(const std::string& why)> on_lost;
     /// A valid Pong for the outstanding Ping.
     std::function<void(const HeartbeatPong&)> on_pong;
@@ -113,6 +114,7 @@ class RunnerLink {
   std::unique_ptr<Channel> channel_;
   HeartbeatNonces nonces_;
   std::optional<std::uint64_t> retry_after_blocks_;
+  std::optional<GoodbyeReason> peer_goodbye_;  // the connection's end, as the validator said it
   std::uint64_t height_ = 0;
   bool accepting_ = true;
   RunnerLinkStats stats_;

@@ -4,6 +4,7 @@
 #include <boost/asio/post.hpp>
 #include <boost/asio/steady_timer.hpp>
 #include <boost/asio/thread_pool.hpp>
+#include <future>
 #include <map>
 #include <thread>
 
@@ -463,6 +464,8 @@ Result<std::unique_ptr<Runner>, std::string> Runner::start(RunnerOptions options
   r.schedule.emplace(r.genesis.params.chain_id, r.me, r.genesis.params.heartbeat_timeout_blocks,
                      r.o.heartbeat_margin_blocks);
   r.last_heartbeat = record->last_heartbeat;
+  r.stats.heartbeat_phase = r.schedule->phase();
+  r.stats.heartbeat_cadence = r.schedule->cadence();
   r.stats.height = *height;
   const Bytes32 phase_hash = crypto::keccak256({as_bytes("cowboy/cip11-ping-phase/v1"), ByteView(r.me)});
   const auto spread = std::max<std::int64_t>(1, std::min<std::int64_t>(250, r.o.block_time.count() / 2));
@@ -524,13 +527,18 @@ Runner::~Runner() {
     for (auto& l : rp->links) l->goodbye(GoodbyeReason::kShutdown);
   });
   std::this_thread::sleep_for(std::chrono::milliseconds(100));  // the signed Goodbyes leave
+  std::promise<void> cleared;
+  asio::post(r.io, [rp = &r, &cleared] {
+    rp->links.clear();  // before a loss could start a reconnect
+    cleared.set_value();
+  });
+  cleared.get_future().wait_for(std::chrono::seconds(1));
   r.io.stop();
   r.io_thread.join();
   for (auto& j : r.jobs) j.second.cancel->store(true);
   r.exec.join();
   r.reads.join();
   r.writes.join();
-  r.links.clear();
 }
 
 RunnerStatus Runner::status() const {

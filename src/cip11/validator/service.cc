@@ -63,7 +63,8 @@ auto ValidatorService::on_io(F f, std::chrono::milliseconds timeout) -> std::opt
 
 Result<std::unique_ptr<ValidatorService>, std::string> ValidatorService::open(ValidatorServiceConfig config,
                                                                               devchain::ChainApi& chain,
-                                                                              devchain::Cip11Api& cip11) {
+                                                                              devchain::Cip11Api& cip11,
+                                                                              ResultSink* results) {
   auto genesis = cip11.cip11_genesis();
   if (!genesis) return Err{"the chain has no CIP-11 genesis: " + genesis.error().message};
   const auto me = crypto::ed25519_from_seed(config.key).public_key;
@@ -71,6 +72,7 @@ Result<std::unique_ptr<ValidatorService>, std::string> ValidatorService::open(Va
   for (const auto& v : genesis->validators) listed = listed || v.peer_key == me;
   if (!listed) return Err{std::string("this validator key is not in the chain's ValidatorSetSnapshot(0)")};
   std::unique_ptr<ValidatorService> s(new ValidatorService(std::move(config), chain, cip11, std::move(*genesis)));
+  if (results) s->results_ = results;
   if (!s->directory_.refresh()) return Err{std::string("the chain's runner registry cannot be read")};
 
   std::vector<crypto::Ed25519Public> peers;
@@ -98,7 +100,7 @@ Result<std::unique_ptr<ValidatorService>, std::string> ValidatorService::open(Va
   auto opened = ValidatorLinks::open(s->io_, s->signer_, s->admission_, s->entropy_, std::move(links), std::move(cb));
   if (!opened) return Err{"cannot listen: " + opened.error()};
   s->links_ = std::move(*opened);
-  s->dispatcher_ = std::make_unique<Dispatcher>(*s->links_, s->forwarder_, s->config_.ack_timeout_blocks);
+  s->dispatcher_ = std::make_unique<Dispatcher>(*s->links_, *s->results_, s->config_.ack_timeout_blocks);
   s->port_ = s->links_->port();
   s->thread_ = std::thread([self] {
     auto guard = asio::make_work_guard(self->io_);

@@ -64,9 +64,12 @@ class ValidatorService {
  public:
   /// Reads the CIP-11 genesis from the chain, checks that `config.key` is in
   /// ValidatorSetSnapshot(0), reads the registry and starts listening.
+  /// `results`: where checked result transactions go; by default the
+  /// chain's admission through a ChainForwarder.
   static Result<std::unique_ptr<ValidatorService>, std::string> open(ValidatorServiceConfig config,
                                                                      devchain::ChainApi& chain,
-                                                                     devchain::Cip11Api& cip11);
+                                                                     devchain::Cip11Api& cip11,
+                                                                     ResultSink* results = nullptr);
   /// Says Goodbye{Shutdown} to every runner, then stops.
   ~ValidatorService();
 
@@ -96,6 +99,7 @@ class ValidatorService {
   RunnerDirectory directory_;
   RegistryAdmission admission_;
   ChainForwarder forwarder_;
+  ResultSink* results_ = &forwarder_;
   boost::asio::io_context io_{1};
   std::unique_ptr<ValidatorLinks> links_;    // on the io thread
   std::unique_ptr<Dispatcher> dispatcher_;   // on the io thread

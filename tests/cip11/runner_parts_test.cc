@@ -1,0 +1,121 @@
+// The runner library's pure parts: the job kinds it runs, push
+// deduplication, the retained-transaction schedule and heartbeat staggering.
+#include <gtest/gtest.h>
+
+#include "cip11/runner/job_book.h"
+#include "cip11/runner/ledger.h"
+#include "cip11/runner/task.h"
+#include "common/crypto.h"
+#include "net/http_server.h"
+#include "samples.h"
+
+namespace cowboy::cip11 {
+namespace {
+
+std::string run(std::string_view spec, const TaskLimits& limits = {}, const CancelFlag& cancel = nullptr) {
+  auto out = run_task(as_bytes(spec), limits, cancel);
+  return out ? std::string(out->begin(), out->end()) : "<cancelled>";
+}
+
+TEST(Cip11Task, EchoSha256AndSleepReturnTheirResults) {
+  EXPECT_EQ(run(R"({"echo":"hi there"})"), "hi there");
+  EXPECT_EQ(run(R"({"sha256":"abc"})"), "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad");
+  EXPECT_EQ(run(R"({"sleep_ms":5})"), "slept 5 ms");
+}
+
+TEST(Cip11Task, AnythingElseIsAnErrorResultThatNamesWhy) {
+  EXPECT_EQ(run(R"({"shell":"rm -rf /"})"), "error: unknown task \"shell\": echo, sha256, sleep_ms or get");
+  EXPECT_EQ(run(R"({"echo":"a","sha256":"b"})"),
+            "error: the spec must be a JSON object with one key: echo, sha256, sleep_ms or get");
+  EXPECT_EQ(run("not json"), "error: the spec must be a JSON object with one key: echo, sha256, sleep_ms or get");
+  EXPECT_EQ(run(R"({"echo":7})"), "error: \"echo\" takes a string");
+  EXPECT_EQ(run(R"({"sleep_ms":60001})"), "error: \"sleep_ms\" takes an integer from 0 to 60000");
+  EXPECT_EQ(run(R"({"sleep_ms":-1})"), "error: \"sleep_ms\" takes an integer from 0 to 60000");
+}
+
+TEST(Cip11Task, ACancelStopsASleepWithinItsSlice) {
+  auto cancel = std::make_shared<std::atomic<bool>>(false);
+  std::thread stopper([&] {
+    std::this_thread::sleep_for(std::chrono::milliseconds(30));
+    cancel->store(true);
+  });
+  auto start = std::chrono::steady_clock::now();
+  EXPECT_EQ(run(R"({"sleep_ms":60000})", {}, cancel), "<cancelled>");
+  stopper.join();
+  EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::seconds(30));  // not the minute it asked for
+}
+
+TEST(Cip11Task, AGetFetchesOnlyAllowListedLoopbackUrls) {
+  net::HttpServer server([](const net::HttpRequest& r) { return net::HttpReply{200, "text/plain", "body of " + r.target}; },
+                         "127.0.0.1", 0);
+  server.start();
+  const std::string base = "http://127.0.0.1:" + std::to_string(server.port());
+  TaskLimits limits{{base + "/allowed/"}};
+  EXPECT_EQ(run(R"({"get":")" + base + R"(/allowed/x"})", limits), "body of /allowed/x");
+  EXPECT_EQ(run(R"({"get":")" + base + R"(/other"})", limits), "error: url not allow-listed");
+  TaskLimits remote{{"http://10.0.0.1/"}};
+  EXPECT_EQ(run(R"({"get":"http://10.0.0.1/x"})", remote), "error: only http:// URLs on 127.0.0.1 or localhost are fetched");
+  TaskLimits tiny{{base + "/"}, 4};
+  EXPECT_EQ(run(R"({"get":")" + base + R"(/allowed/x"})", tiny), "error: the result exceeds 4 bytes");
+  server.stop();
+}
+
+TEST(Cip11JobBook, OneAssignmentPerJobThenDuplicatesOrDifferences) {
+  JobBook book;
+  JobAssignment a = testing::job_assignment();
+  EXPECT_EQ(book.classify(a), PushVerdict::kNew);
+  book.take(a);
+  JobAssignment other_validator = a;  // another validator's push: its own key, signature and hash
+  other_validator.validator_pubkey = PubKey::validator(testing::filled(0x77));
+  other_validator.validator_signed.fill(0x11);
+  other_validator.assignment_hash = testing::filled(0x12);
+  EXPECT_EQ(book.classify(other_validator), PushVerdict::kDuplicate);
+  JobAssignment later = a;
+  later.deadline_block += 1;
+  EXPECT_EQ(book.classify(later), PushVerdict::kDiffers);
+  JobAssignment spec = a;
+  spec.job_spec.push_back(0);
+  EXPECT_EQ(book.classify(spec), PushVerdict::kDiffers);
+  book.forget_ended(a.deadline_block);  // still due at its deadline
+  EXPECT_TRUE(book.holds(a.job_id));
+  book.forget_ended(a.deadline_block + 1);
+  EXPECT_FALSE(book.holds(a.job_id));
+}
+
+TEST(Cip11TxLedger, NoncesInOrderAndSelfSubmissionsAfterTheGraceThenEveryInterval) {
+  const crypto::Secp256k1Secret secret = testing::filled(0x21);
+  TxLedger ledger(testing::filled(0xc1), secret, 7);
+  auto a = ledger.sign(devchain::Cip11Call{{1}}, 10);
+  auto b = ledger.sign(devchain::Cip11Call{{2}}, 10);
+  EXPECT_EQ(a.tx.nonce, 7u);
+  EXPECT_EQ(b.tx.nonce, 8u);
+  EXPECT_EQ(devchain::recover_sender(a.tx), crypto::secp256k1_address(secret));
+  EXPECT_EQ(devchain::decode_tx(a.bytes).value(), a.tx);
+  EXPECT_TRUE(ledger.due(11).empty());  // RESULT_TX_INCLUSION_GRACE_BLOCKS = 2
+  EXPECT_EQ(ledger.due(12).size(), 2u);
+  EXPECT_TRUE(ledger.due(13).empty());  // RESULT_TX_REBROADCAST_INTERVAL_BLOCKS = 2
+  ledger.included(a.hash);
+  auto again = ledger.due(14);
+  ASSERT_EQ(again.size(), 1u);
+  EXPECT_EQ(devchain::tx_hash(again[0]), b.hash);  // the same signed bytes, never a new transaction
+  EXPECT_EQ(ledger.retained_hashes(), std::vector<Bytes32>{b.hash});
+}
+
+TEST(Cip11HeartbeatSchedule, ARunnerSpecificPhaseInsideTheCadenceAndAnEmergencyRefresh) {
+  Address one{}, two{};
+  one.fill(1);
+  two.fill(2);
+  HeartbeatSchedule a(31337, one, 100, 10), b(31337, two, 100, 10);
+  EXPECT_EQ(a.cadence(), 90u);
+  EXPECT_LT(a.phase(), 90u);
+  EXPECT_NE(a.phase(), b.phase());  // these two addresses land in different buckets
+  const std::uint64_t on_phase = 900 + a.phase();
+  EXPECT_TRUE(a.due(on_phase, on_phase - 90));
+  EXPECT_FALSE(a.due(on_phase + 1, on_phase));
+  EXPECT_FALSE(a.due(on_phase, on_phase));  // never twice for one height
+  // Missed its phase: once a whole cadence has passed, at once (before the floor lapses at 100).
+  EXPECT_TRUE(a.due(on_phase + 1 + 90, on_phase + 1));
+}
+
+}  // namespace
+}  // namespace cowboy::cip11
