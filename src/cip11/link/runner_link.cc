@@ -117,6 +117,7 @@ void RunnerLink::end_job_stream(std::int64_t stream) {
 }
 
 void RunnerLink::goodbye(GoodbyeReason reason) {
+  leaving_ = true;
   if (channel_) channel_->goodbye(reason);
 }
 
@@ -134,6 +135,7 @@ void RunnerLink::on_closed(const std::string& why) {
 }
 
 void RunnerLink::reconnect_later() {
+  if (leaving_) return;  // this end said Goodbye: it is going away, not coming back
   std::optional<std::chrono::milliseconds> floor;
   if (retry_after_blocks_) floor = config_.block_time * static_cast<std::int64_t>(*retry_after_blocks_);
   retry_.expires_after(backoff_.next(floor));

@@ -80,6 +80,7 @@ class RunnerLink {
   /// or the control stream (BackpressureSignal, CapabilityDelta); sealed here.
   bool send(std::int64_t stream, Frame frame);
   void end_job_stream(std::int64_t stream);
+  /// Says Goodbye and stops reconnecting (the runner is leaving).
   void goodbye(GoodbyeReason reason);
 
   bool admitted() const { return channel_ && channel_->admitted(); }
@@ -117,6 +118,7 @@ class RunnerLink {
   std::optional<GoodbyeReason> peer_goodbye_;  // the connection's end, as the validator said it
   std::uint64_t height_ = 0;
   bool accepting_ = true;
+  bool leaving_ = false;
   RunnerLinkStats stats_;
 };
 

@@ -1,5 +1,7 @@
 #include "cip11/link/validator_links.h"
 
+#include "common/log.h"
+
 namespace cowboy::cip11 {
 
 namespace {
@@ -47,8 +49,11 @@ void ValidatorLinks::on_established(quic::Connection& c) {
   cb.on_frame = [this, &peer](Channel&, std::int64_t stream, const Frame& f, const Res<Unit>& seal) {
     on_frame(peer, stream, f, seal);
   };
-  cb.on_goodbye = [this](Channel&, const Goodbye&, bool by_peer) {
-    if (!by_peer) ++stats_.goodbyes_sent;
+  cb.on_goodbye = [this](Channel&, const Goodbye& bye, bool by_peer) {
+    if (by_peer) return;
+    ++stats_.goodbyes_sent;
+    log::info("goodbye_sent", log::field("reason", goodbye_reason_name(bye.reason)),
+              log::field("detail", bye.detail.value_or("")));
   };
   LocalOffer offer = config_.offer;
   offer.block_height = height_;

@@ -184,6 +184,8 @@ std::string ValidatorService::metrics() {
             << "cip11d_acks_total{status=\"accepted\"} " << d.acks_accepted << '\n'
             << "cip11d_acks_total{status=\"duplicate\"} " << d.acks_duplicate << '\n'
             << "cip11d_acks_total{status=\"reject\"} " << d.acks_rejected << '\n';
+        counter("cip11d_presence_exits_total", "Runners that left local presence (timeout, loss, backpressure, hard failure).",
+                links_->stats().presence_exits);
         counter("cip11d_hard_failures_total", "Pushes without a framed response within ACK_TIMEOUT_BLOCKS.", d.hard_failures);
         counter("cip11d_cancels_total", "JobCancels sent.", d.cancels);
         out << "# HELP cip11d_results_forwarded_total Result frames checked and handed to the chain.\n"
