@@ -10,7 +10,7 @@ DEB_PACKAGES := build-essential cmake pkg-config openssl libssl-dev libboost1.81
 # The peers `make bench` compares cbqsd with (bench/peers/), and their client libraries.
 PEER_PACKAGES := redis-server nats-server libhiredis-dev libnats-dev
 
-.PHONY: deps build run test fuzz bench clean
+.PHONY: deps build run test fuzz bench cip11-demo clean
 
 deps:
 	@scripts/install-deps.sh $(DEB_PACKAGES)
@@ -24,6 +24,10 @@ run: build
 
 test: build
 	cd $(BUILD) && ctest --output-on-failure -j $(JOBS)
+
+# cip11d --dev and its runners: push delivery next to the 1 s poll fallback (docs/cip11.md).
+cip11-demo: build
+	$(BUILD)/bin/cip11_demo --jobs 5
 
 fuzz: deps
 	@scripts/run-fuzz.sh $(or $(SECONDS_PER_TARGET),60)

@@ -22,11 +22,22 @@ inline std::uint16_t port_in(const std::optional<std::string>& line, const std::
   return 0;
 }
 
-/// `cip11d --dev` (or, with `follow`, `cip11d --chain-url --key`) with 100 ms blocks.
+/// The --block-ms value `extra` holds (taken out of it), else 100.
+inline std::string take_block_ms(std::vector<std::string>& extra) {
+  auto it = std::find(extra.begin(), extra.end(), "--block-ms");
+  if (it == extra.end() || it + 1 == extra.end()) return "100";
+  std::string ms = *(it + 1);
+  extra.erase(it, it + 2);
+  return ms;
+}
+
+/// `cip11d --dev` with 100 ms blocks unless `extra` says --block-ms (or, with
+/// --chain-url and --key in `extra`, a validator following that chain).
 class Cip11dProcess {
  public:
+  /// `log_file`: where cip11d's logfmt log (stderr) goes; default this process's stderr.
   Cip11dProcess(const std::filesystem::path& data, std::vector<std::string> extra = {}, std::uint16_t chain_port = 0,
-                std::uint16_t admin_port = 0)
+                std::uint16_t admin_port = 0, const std::string& log_file = {})
       : data_(data), child_([&] {
           std::vector<std::string> argv{std::string(COWBOY_BIN_DIR) + "/cip11d", "--data-dir", data.string(),
                                         "--admin-listen", "127.0.0.1:" + std::to_string(admin_port)};
@@ -35,11 +46,11 @@ class Cip11dProcess {
           if (!follower)
             for (std::string a : {std::string("--dev"), std::string("--dev-listen"), std::string("127.0.0.1:0"),
                                   std::string("--chain-listen"), "127.0.0.1:" + std::to_string(chain_port),
-                                  std::string("--block-ms"), std::string("100")})
+                                  std::string("--block-ms"), take_block_ms(extra)})
               argv.push_back(std::move(a));
           for (auto& a : extra) argv.push_back(std::move(a));
           return argv;
-        }()) {
+        }(), log_file) {
     auto first = child_.wait_for_line("cip11d listening on quic://");
     if (first && first->find("admin") == std::string::npos) first.reset();
     admin_port_ = port_in(first, R"(admin http://127\.0\.0\.1:(\d+))");
@@ -88,7 +99,7 @@ class RunnerProcess {
   RunnerProcess(const std::filesystem::path& dev_dir, unsigned index, std::vector<std::string> extra = {})
       : child_([&] {
           std::vector<std::string> argv{std::string(COWBOY_BIN_DIR) + "/cip11-runner", "--dev", dev_dir.string(),
-                                        "--runner", std::to_string(index), "--block-ms", "100"};
+                                        "--runner", std::to_string(index), "--block-ms", take_block_ms(extra)};
           for (auto& a : extra) argv.push_back(std::move(a));
           return argv;
         }()) {}

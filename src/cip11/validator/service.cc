@@ -140,7 +140,12 @@ ValidatorService::~ValidatorService() {
 void ValidatorService::on_block(const devchain::CommittedBlock& block) {
   // Off the io thread: what the pushes carry is read here, so the io thread never waits on the chain.
   CommittedAssignments work{block.height, std::chrono::steady_clock::now(), {}, block.effects.ended};
+  const auto durable_us = std::chrono::duration_cast<std::chrono::microseconds>(
+                              std::chrono::system_clock::now().time_since_epoch()).count();
   for (const auto& notice : block.effects.assigned) {
+    log::info("assignment", log::field("job_id", devchain::json::hex0x(notice.job_id)),
+              log::field("runner", devchain::json::hex0x(notice.runner)), log::field("height", block.height),
+              log::field("durable_at_us", static_cast<std::uint64_t>(durable_us)));
     auto job = cip11_.job(notice.job_id);
     if (job) work.assigned.push_back({notice, std::move(*job)});
   }
