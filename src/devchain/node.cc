@@ -294,12 +294,31 @@ ApiResult<Bytes32> Node::submit(const Transaction& tx) {
     return Err{ApiError{ApiErrorCode::kMempoolFull, std::to_string(mempool_.size()) + " transactions pending"}};
   auto it = next_nonce_.find(*sender);
   std::uint64_t expected = it == next_nonce_.end() ? 0 : it->second;
-  if (tx.nonce != expected)
+  auto& queued = future_[*sender];
+  // A nonce a little ahead waits for the ones before it: transactions sent
+  // on different QUIC streams (§10.3 result frames) may arrive out of order.
+  if (tx.nonce > expected && tx.nonce - expected <= kMaxNonceGap && !queued.contains(tx.nonce) &&
+      future_count_ < config_.max_mempool_txs) {
+    queued.emplace(tx.nonce, Pending{tx, *sender, hash});
+    ++future_count_;
+    mempool_hashes_.insert(hash);
+    return hash;
+  }
+  if (tx.nonce != expected) {
+    if (queued.empty()) future_.erase(*sender);
     return Err{ApiError{ApiErrorCode::kBadNonce, "sender " + json::hex0x(*sender) + " expects nonce " +
                                                      std::to_string(expected)}};
-  next_nonce_[*sender] = expected + 1;
+  }
   mempool_.push_back(Pending{tx, *sender, hash});
   mempool_hashes_.insert(hash);
+  // Then every queued successor that is now next, in nonce order.
+  std::uint64_t next = expected + 1;
+  for (auto q = queued.begin(); q != queued.end() && q->first == next; q = queued.erase(q), ++next) {
+    mempool_.push_back(std::move(q->second));
+    --future_count_;
+  }
+  if (queued.empty()) future_.erase(*sender);
+  next_nonce_[*sender] = next;
   return hash;
 }
 

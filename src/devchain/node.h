@@ -12,7 +12,8 @@
 // returned, so after a crash the chain resumes at the last written block with
 // exactly its state: no finalized block lost, none applied twice. Pending
 // (mempool) transactions are not durable; after a restart clients resubmit them
-// with the same nonces.
+// with the same nonces. A transaction up to 16 nonces ahead of its sender's
+// next one waits, unapplied, until the gap fills.
 #pragma once
 
 #include <chrono>
@@ -124,6 +125,9 @@ class Node final : public ChainApi, public Cip11Api {
   std::deque<Pending> mempool_;
   std::set<Bytes32> mempool_hashes_;
   std::map<Address, std::uint64_t> next_nonce_;  // including pending transactions
+  static constexpr std::uint64_t kMaxNonceGap = 16;
+  std::map<Address, std::map<std::uint64_t, Pending>> future_;  // nonces ahead of next_nonce_, until the gap fills
+  std::size_t future_count_ = 0;
 
   PresenceProvider presence_provider_;
   std::function<void(const CommittedBlock&)> observer_;

@@ -68,7 +68,7 @@ TEST_F(ProcessTest, SignedInstructionsStateEventsAndEveryRejection) {
   EXPECT_TRUE(stream_created);
 
   // Wrong nonce and bad signature: refused at submission with typed errors.
-  Transaction tx{*api.chain_instance_id(), 99, Transfer{Address{}, 1}, {}};
+  Transaction tx{*api.chain_instance_id(), 99, Transfer{Address{}, 1}, {}};  // far ahead of the next nonce
   ASSERT_TRUE(sign_tx(tx, secret(1)));
   auto wrong_nonce = api.submit(tx);
   ASSERT_FALSE(wrong_nonce.ok());

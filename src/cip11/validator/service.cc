@@ -149,13 +149,14 @@ void ValidatorService::on_block(const devchain::CommittedBlock& block) {
     auto job = cip11_.job(notice.job_id);
     if (job) work.assigned.push_back({notice, std::move(*job)});
   }
-  if (config_.registry_refresh_blocks && block.height % config_.registry_refresh_blocks == 0) directory_.refresh();
   last_height_ = block.height;
   asio::post(io_, [this, work = std::move(work)] {
     links_->on_block(work.height);
     dispatcher_->on_block(work);
   });
   forwarder_.on_block(block.height);
+  // After the pushes are on their way: a registry read must not delay them.
+  if (config_.registry_refresh_blocks && block.height % config_.registry_refresh_blocks == 0) directory_.refresh();
 }
 
 std::optional<Bytes> ValidatorService::presence_field(std::uint64_t, std::uint32_t registry_size) {

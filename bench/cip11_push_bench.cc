@@ -1,0 +1,474 @@
+// cip11_push_bench: CIP-11 push delivery against the §14 poll fallback, in
+// one process, over real QUIC on 127.0.0.1: a devchain Node (1 s blocks,
+// synced RocksDB), the validator service cip11d runs (ValidatorService) and
+// N runners.
+//
+// Each run builds three chains with the same N registered runners:
+//   push   present-first on; every runner connected: per job, block commit ->
+//          JobAssignment at the runner, and submission -> result included;
+//          then half of the runners go silent (no Ping, no answer: a hung
+//          process) and, once they have left presence, the same again:
+//          first attempts wasted on a silent runner and job start latency
+//   off    the same silent half with present-first off
+//   poll   no validator connections: every runner polls GET /runner/{addr}/jobs
+//          every --poll-ms (a phase of its own), then submits its result
+//
+// The bench runners ack at once and answer with a runner-signed result; they
+// skip checking the validator's seals (a load generator's shortcut, as in
+// cip11_quic_bench). One source address stands in for N hosts, so the
+// validator's per-address connection rate limit is lifted here.
+//
+//   build/bin/cip11_push_bench --runners 1000 --jobs 200 --runs 3
+#include <CLI/CLI.hpp>
+#include <boost/asio/executor_work_guard.hpp>
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/post.hpp>
+#include <boost/asio/steady_timer.hpp>
+#include <cstdio>
+#include <future>
+#include <mutex>
+#include <set>
+#include <thread>
+
+#include "../tests/support/ports.h"
+#include "../tests/support/temp_dir.h"
+#include "bench_util.h"
+#include "cip11/chain/codec.h"
+#include "cip11/link/runner_link.h"
+#include "cip11/quic/arena.h"
+#include "cip11/subset.h"
+#include "cip11/validator/service.h"
+#include "common/log.h"
+#include "common/process_limits.h"
+#include "devchain/wallet.h"
+#include "net/dev_cert.h"
+
+namespace cowboy::bench {
+namespace {
+
+namespace asio = boost::asio;
+using namespace cowboy::cip11;
+using Clock = std::chrono::steady_clock;
+
+struct Options {
+  int runners = 1000;
+  int jobs = 200;
+  int jobs_per_block = 5;
+  int runs = 3;
+  int block_ms = 1000;  // the spec's default block time (§6.6)
+  int poll_ms = 1000;
+  std::uint64_t timeout_blocks = 5;
+};
+
+double ms_between(Clock::time_point a, Clock::time_point b) { return std::chrono::duration<double, std::milli>(b - a).count(); }
+
+crypto::Secp256k1Secret runner_secret(std::uint32_t n) {
+  crypto::Secp256k1Secret s;
+  s.fill(0x33);
+  for (int i = 0; i < 4; ++i) s[28 + i] = static_cast<std::uint8_t>(n >> (24 - 8 * i));
+  return s;
+}
+
+// What the runs record, keyed by job: all times on one steady clock.
+struct Record {
+  std::mutex mu;
+  std::map<std::uint64_t, Clock::time_point> durable;          // block height -> its write returned
+  std::map<Bytes32, Clock::time_point> submitted, received, completed;
+  std::map<Bytes32, Address> first_runner;                     // the first committee member drawn
+  void on_block(const devchain::CommittedBlock& b) {
+    auto now = Clock::now();
+    std::lock_guard lock(mu);
+    durable[b.height] = now;
+    for (const auto& a : b.effects.assigned) first_runner.try_emplace(a.job_id, a.runner);
+    for (const auto& e : b.effects.ended)
+      if (e.reason == chain::EndReason::kCompleted) completed.try_emplace(e.job_id, now);
+  }
+};
+
+// One chain with N registered runners, and optionally its validator service.
+struct World {
+  cowboy::testing::TempDir dir;
+  std::unique_ptr<devchain::Node> node;
+  std::unique_ptr<ValidatorService> service;
+  crypto::Secp256k1Secret submitter{};
+  Record record;
+
+  World(const Options& o, bool present_first, bool with_validator) {
+    submitter.fill(0x44);
+    crypto::Ed25519Seed seed;
+    seed.fill(0x22);
+    const std::uint16_t port = cowboy::testing::free_port();
+    devchain::Cip11Genesis g;
+    g.params.chain_id = 31337;
+    g.params.present_first_enabled = present_first;
+    g.params.heartbeat_timeout_blocks = 1'000'000;  // no on-chain heartbeats in the bench: the floor holds
+    g.validators.push_back({crypto::ed25519_from_seed(seed).public_key, "127.0.0.1:" + std::to_string(port)});
+    for (int i = 0; i < o.runners; ++i)
+      g.runners.push_back({*crypto::secp256k1_public_key(runner_secret(static_cast<std::uint32_t>(i))), 1000, 1u << 3, {}, 4, 0});
+    const Address funded = *crypto::secp256k1_address(submitter);
+    devchain::NodeConfig config;
+    config.data_dir = dir.path() / "chain";
+    config.block_interval = std::chrono::milliseconds(o.block_ms);
+    node = std::move(*devchain::Node::open(config, devchain::GenesisSpec{"push-bench", funded, {{funded, u128{1} << 100}}, {}, g}));
+    if (with_validator) {
+      auto cert = *net::ensure_dev_certificate(dir.path() / "tls");
+      ValidatorServiceConfig vc;
+      vc.key = seed;
+      vc.endpoint.port = port;
+      vc.endpoint.certificate = cert.certificate;
+      vc.endpoint.private_key = cert.private_key;
+      vc.endpoint.connection_memory = &quic::dedicated_arena();
+      vc.endpoint.new_connections_per_address_per_sec = 1e6;
+      vc.endpoint.new_connection_burst = 1e6;
+      vc.endpoint.max_half_open = 4096;
+      service = std::move(*ValidatorService::open(vc, *node, *node));
+      ValidatorService* s = service.get();
+      node->set_presence_provider([s](std::uint64_t h, std::uint32_t n) { return s->presence_field(h, n); });
+    }
+    node->set_block_observer([this](const devchain::CommittedBlock& b) {
+      record.on_block(b);
+      if (service) service->on_block(b);
+    });
+  }
+  ~World() {
+    if (node) node->stop();
+    service.reset();
+  }
+  std::uint16_t port() { return static_cast<std::uint16_t>(std::stoi(node->cip11_genesis()->validators[0].endpoint.substr(10))); }
+};
+
+// The runners: RunnerLinks in two groups, each with its own io thread and UDP
+// socket; each acks a push and answers with its result. Silencing a group
+// stops its io thread: no Ping, no answer, not even a QUIC ACK, and no
+// reconnect - a hung or killed process as the validator sees it.
+struct Crowd {
+  struct Runner {
+    crypto::Secp256k1Secret secret{};
+    Address address{};
+    std::unique_ptr<Signer> key;
+    std::unique_ptr<RunnerLink> link;
+    std::uint64_t nonce = 0;
+    bool silent = false;
+  };
+  struct Group {
+    asio::io_context io{1};
+    SignatureWorker worker{io, 1};
+    net::ReadBudget budget{256 * 1024 * 1024};
+    std::unique_ptr<RunnerEndpoint> endpoint;
+    std::thread thread;
+    bool stopped = false;
+  };
+  SystemEntropy entropy;
+  class AdmitAll final : public Admission {
+   public:
+    std::optional<GoodbyeReason> admit(const Hello&) override { return std::nullopt; }
+  } admit_all;
+  std::array<Group, 2> groups;
+  std::vector<Runner> runners;
+  std::atomic<int> admitted{0};
+  World& world;
+  Bytes32 chain_instance_id{};
+
+  Group& group_of(std::size_t i) { return groups[i % 2]; }
+
+  Crowd(const Options& o, World& w) : runners(static_cast<std::size_t>(o.runners)), world(w) {
+    chain_instance_id = *w.node->chain_instance_id();
+    for (auto& g : groups) g.endpoint = std::move(*RunnerEndpoint::open(g.io, g.worker, g.budget, {}));
+    auto genesis = *w.node->cip11_genesis();
+    std::vector<crypto::Ed25519Public> peers{genesis.validators[0].peer_key};
+    const LocalOffer offer{genesis.params.chain_id, kProtocolVersion, validator_set_hash(peers), 0, 0};
+    for (std::size_t i = 0; i < runners.size(); ++i) {
+      Runner& r = runners[i];
+      r.secret = runner_secret(static_cast<std::uint32_t>(i));
+      r.address = *crypto::secp256k1_address(r.secret);
+      r.key = std::make_unique<Signer>(*Signer::runner(r.secret));
+      RunnerLinkConfig config;
+      config.port = w.port();
+      config.offer = offer;
+      config.check_peer_seals = false;
+      RunnerLink::Callbacks cb;
+      cb.on_admitted = [this] { ++admitted; };
+      cb.on_lost = [this](const std::string&) { --admitted; };
+      cb.on_job_frame = [this, &r](std::int64_t stream, const Frame& f, const Res<Unit>&) { on_frame(r, stream, f); };
+      r.link = std::make_unique<RunnerLink>(*group_of(i).endpoint, *r.key, admit_all, entropy, config, cb);
+    }
+    for (std::size_t k = 0; k < groups.size(); ++k) {
+      Group& g = groups[k];
+      asio::post(g.io, [this, k] {
+        for (std::size_t i = k; i < runners.size(); i += groups.size()) runners[i].link->start();
+      });
+      g.thread = std::thread([&g] {
+        auto guard = asio::make_work_guard(g.io);
+        g.io.run();
+      });
+    }
+  }
+  ~Crowd() {
+    for (std::size_t k = 0; k < groups.size(); ++k) {
+      Group& g = groups[k];
+      if (!g.stopped) {
+        std::promise<void> done;
+        asio::post(g.io, [&] {
+          for (std::size_t i = k; i < runners.size(); i += groups.size()) runners[i].link.reset();
+          done.set_value();
+        });
+        done.get_future().wait();
+        g.io.stop();
+      }
+      g.thread.join();
+    }
+    runners.clear();  // a silenced group's links go without a word, as a dead process's would
+    for (auto& g : groups) g.endpoint.reset();
+  }
+
+  // A Ping per block, spread over the first half of the block as runners' phases spread them.
+  void on_block(std::uint64_t h, std::chrono::milliseconds block) {
+    for (std::size_t k = 0; k < groups.size(); ++k) {
+      Group& g = groups[k];
+      asio::post(g.io, [this, &g, k, h, block] {
+        const std::size_t slices = 50;
+        for (std::size_t s = 0; s < slices; ++s) {
+          auto t = std::make_shared<asio::steady_timer>(g.io, block / 2 * static_cast<int>(s) / static_cast<int>(slices));
+          t->async_wait([this, t, h, s, k, slices](boost::system::error_code) {
+            for (std::size_t i = k + s * groups.size(); i < runners.size(); i += slices * groups.size())
+              runners[i].link->on_block(h);
+          });
+        }
+      });
+    }
+  }
+
+  void on_frame(Runner& r, std::int64_t stream, const Frame& f) {
+    const auto* a = std::get_if<JobAssignment>(&f);
+    if (!a) return;
+    {
+      std::lock_guard lock(world.record.mu);
+      world.record.received.try_emplace(a->job_id, Clock::now());
+    }
+    r.link->send(stream, JobAck{a->job_id, a->assignment_hash, AckStatus::accepted(), std::nullopt, {}});
+    r.link->send(stream, JobResult{a->job_id, result_tx(r, a->job_id)});
+  }
+
+  Bytes result_tx(Runner& r, const Bytes32& job_id) {
+    devchain::Transaction tx{chain_instance_id, r.nonce++,
+                             devchain::Cip11Call{chain::encode_instruction(chain::JobResultSubmit{job_id, {'o', 'k'}, {}})}, {}};
+    devchain::sign_tx(tx, r.secret);
+    return devchain::encode_tx(tx);
+  }
+
+  void silence_half() {
+    Group& g = groups[0];
+    g.io.stop();
+    g.stopped = true;
+    for (std::size_t i = 0; i < runners.size(); i += groups.size()) runners[i].silent = true;
+  }
+  bool silent(const Address& a) const {
+    for (const auto& r : runners)
+      if (r.address == a) return r.silent;
+    return false;
+  }
+};
+
+// Submits `jobs` echo jobs, `per_block` at a time, each batch right after a block.
+std::vector<Bytes32> submit_jobs(World& w, const Options& o, int jobs) {
+  devchain::Wallet wallet(*w.node, w.submitter);
+  std::vector<Bytes32> ids;
+  std::uint64_t h = *w.node->height();
+  for (int sent = 0; sent < jobs;) {
+    while (*w.node->height() == h) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    h = *w.node->height();
+    for (int k = 0; k < o.jobs_per_block && sent < jobs; ++k, ++sent) {
+      const std::string spec = R"({"echo":"bench"})";
+      chain::SubmitJob job{JobKind::kCustom, Bytes(spec.begin(), spec.end()), o.timeout_blocks, 1, 0};
+      auto hash = wallet.send(devchain::Cip11Call{chain::encode_instruction(job)});
+      if (!hash) continue;
+      Bytes32 id = chain::job_id_of(*hash);
+      ids.push_back(id);
+      std::lock_guard lock(w.record.mu);
+      w.record.submitted[id] = Clock::now();
+    }
+  }
+  return ids;
+}
+
+bool wait_until(const std::function<bool()>& done, std::chrono::seconds limit) {
+  auto deadline = Clock::now() + limit;
+  while (!done()) {
+    if (Clock::now() > deadline) return false;
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  return true;
+}
+
+struct PathFigures {
+  std::vector<double> commit_to_assignment, submit_to_included, submit_to_start;
+  double wasted = 0;  // fraction of jobs whose first committee member was silent
+};
+
+PathFigures figures(World& w, const std::vector<Bytes32>& ids, const Crowd* crowd) {
+  PathFigures f;
+  std::lock_guard lock(w.record.mu);
+  int wasted = 0;
+  for (const auto& id : ids) {
+    auto r = w.record.received.find(id);
+    auto s = w.record.submitted.find(id);
+    auto job = w.node->job(id);
+    if (r != w.record.received.end() && job) {
+      if (auto d = w.record.durable.find(job->assignment_height); d != w.record.durable.end())
+        f.commit_to_assignment.push_back(ms_between(d->second, r->second));
+      if (s != w.record.submitted.end()) f.submit_to_start.push_back(ms_between(s->second, r->second));
+    }
+    if (auto c = w.record.completed.find(id); c != w.record.completed.end() && s != w.record.submitted.end())
+      f.submit_to_included.push_back(ms_between(s->second, c->second));
+    if (crowd)
+      if (auto first = w.record.first_runner.find(id); first != w.record.first_runner.end() && crowd->silent(first->second))
+        ++wasted;
+  }
+  f.wasted = ids.empty() ? 0 : static_cast<double>(wasted) / static_cast<double>(ids.size());
+  return f;
+}
+
+void start_blocks(World& w, Crowd* crowd, const Options& o) {
+  w.node->set_block_observer([&w, crowd, o](const devchain::CommittedBlock& b) {
+    w.record.on_block(b);
+    if (w.service) w.service->on_block(b);
+    if (crowd) crowd->on_block(b.height, std::chrono::milliseconds(o.block_ms));
+  });
+  w.node->start();
+}
+
+struct RunResult {
+  PathFigures push, silent_on, silent_off, poll;
+};
+
+RunResult run_once(const Options& o) {
+  RunResult out;
+  {  // push, then half silent with present-first on
+    World w(o, true, true);
+    Crowd crowd(o, w);
+    start_blocks(w, &crowd, o);
+    wait_until([&] { return crowd.admitted == o.runners && w.service->metrics().find("cip11d_present_runners " + std::to_string(o.runners)) != std::string::npos; },
+               std::chrono::seconds(120));
+    auto ids = submit_jobs(w, o, o.jobs);
+    wait_until([&] { std::lock_guard l(w.record.mu); return w.record.completed.size() >= ids.size(); }, std::chrono::seconds(60));
+    out.push = figures(w, ids, nullptr);
+    crowd.silence_half();
+    std::this_thread::sleep_for(std::chrono::milliseconds(o.block_ms) * (kPresenceTimeoutBlocks + 2));
+    auto later = submit_jobs(w, o, o.jobs);
+    wait_until([&] { std::lock_guard l(w.record.mu); return w.record.received.size() >= ids.size() + later.size(); }, std::chrono::seconds(120));
+    out.silent_on = figures(w, later, &crowd);
+  }
+  {  // half silent with present-first off
+    World w(o, false, true);
+    Crowd crowd(o, w);
+    start_blocks(w, &crowd, o);
+    wait_until([&] { return crowd.admitted == o.runners; }, std::chrono::seconds(120));
+    crowd.silence_half();
+    std::this_thread::sleep_for(std::chrono::milliseconds(o.block_ms) * (kPresenceTimeoutBlocks + 2));
+    auto ids = submit_jobs(w, o, o.jobs);
+    wait_until([&] { std::lock_guard l(w.record.mu); return w.record.received.size() >= ids.size(); }, std::chrono::seconds(120));
+    out.silent_off = figures(w, ids, &crowd);
+  }
+  {  // the poll fallback: every runner polls at its own phase
+    World w(o, true, false);
+    start_blocks(w, nullptr, o);
+    std::vector<Address> addresses;
+    std::vector<crypto::Secp256k1Secret> secrets;
+    for (int i = 0; i < o.runners; ++i) {
+      secrets.push_back(runner_secret(static_cast<std::uint32_t>(i)));
+      addresses.push_back(*crypto::secp256k1_address(secrets.back()));
+    }
+    std::atomic<bool> stop{false};
+    std::thread pollers([&] {
+      const Bytes32 chain = *w.node->chain_instance_id();
+      std::vector<std::uint64_t> nonces(addresses.size(), 0);
+      std::set<Bytes32> seen;
+      const auto start = Clock::now();
+      std::vector<Clock::time_point> next(addresses.size());
+      for (std::size_t i = 0; i < next.size(); ++i)
+        next[i] = start + std::chrono::milliseconds(o.poll_ms) * static_cast<int>(i) / static_cast<int>(next.size());
+      while (!stop) {
+        for (std::size_t i = 0; i < addresses.size(); ++i) {
+          if (Clock::now() < next[i]) continue;
+          next[i] += std::chrono::milliseconds(o.poll_ms);
+          auto jobs = w.node->runner_jobs(addresses[i]);
+          if (!jobs) continue;
+          for (const auto& job : *jobs) {
+            if (!seen.insert(job.job_id).second) continue;
+            {
+              std::lock_guard lock(w.record.mu);
+              w.record.received.try_emplace(job.job_id, Clock::now());
+            }
+            devchain::Transaction tx{chain, nonces[i]++,
+                                     devchain::Cip11Call{chain::encode_instruction(chain::JobResultSubmit{job.job_id, {'o', 'k'}, {}})}, {}};
+            devchain::sign_tx(tx, secrets[i]);
+            (void)w.node->submit(tx);
+          }
+        }
+        std::this_thread::sleep_for(std::chrono::milliseconds(1));
+      }
+    });
+    auto ids = submit_jobs(w, o, o.jobs);
+    wait_until([&] { std::lock_guard l(w.record.mu); return w.record.completed.size() >= ids.size(); }, std::chrono::seconds(120));
+    out.poll = figures(w, ids, nullptr);
+    stop = true;
+    pollers.join();
+  }
+  return out;
+}
+
+}  // namespace
+}  // namespace cowboy::bench
+
+int main(int argc, char** argv) {
+  using namespace cowboy::bench;
+  Options o;
+  CLI::App app{"cip11_push_bench: CIP-11 push delivery against the 1 s poll fallback"};
+  app.add_option("--runners", o.runners, "registered and connected runners")->capture_default_str();
+  app.add_option("--jobs", o.jobs, "jobs per path")->capture_default_str();
+  app.add_option("--jobs-per-block", o.jobs_per_block, "submissions per block")->capture_default_str();
+  app.add_option("--runs", o.runs, "repetitions; the table gives medians over them")->capture_default_str();
+  app.add_option("--block-ms", o.block_ms, "block interval")->capture_default_str();
+  app.add_option("--poll-ms", o.poll_ms, "the poll fallback's interval")->capture_default_str();
+  app.add_option("--timeout-blocks", o.timeout_blocks, "each job's timeout_blocks (a silent runner's cost)")->capture_default_str();
+  CLI11_PARSE(app, argc, argv);
+  cowboy::crypto::init();
+  cowboy::raise_descriptor_limit();
+  spdlog::set_level(spdlog::level::warn);
+
+  std::vector<double> push50, push99, inc_push, poll50, poll99, inc_poll, start_poll, start_push;
+  std::vector<double> on_wasted, on_start50, on_start99, off_wasted, off_start50, off_start99;
+  for (int run = 0; run < o.runs; ++run) {
+    auto r = run_once(o);
+    push50.push_back(percentile(r.push.commit_to_assignment, 0.5));
+    push99.push_back(percentile(r.push.commit_to_assignment, 0.99));
+    inc_push.push_back(percentile(r.push.submit_to_included, 0.5));
+    start_push.push_back(percentile(r.push.submit_to_start, 0.5));
+    poll50.push_back(percentile(r.poll.commit_to_assignment, 0.5));
+    poll99.push_back(percentile(r.poll.commit_to_assignment, 0.99));
+    inc_poll.push_back(percentile(r.poll.submit_to_included, 0.5));
+    start_poll.push_back(percentile(r.poll.submit_to_start, 0.5));
+    on_wasted.push_back(r.silent_on.wasted);
+    on_start50.push_back(percentile(r.silent_on.submit_to_start, 0.5));
+    on_start99.push_back(percentile(r.silent_on.submit_to_start, 0.99));
+    off_wasted.push_back(r.silent_off.wasted);
+    off_start50.push_back(percentile(r.silent_off.submit_to_start, 0.5));
+    off_start99.push_back(percentile(r.silent_off.submit_to_start, 0.99));
+    std::printf("run %d: push commit->assignment p50 %.2f p99 %.2f ms (n=%zu); poll p50 %.1f ms; submit->included push %.1f poll %.1f ms\n",
+                run + 1, push50.back(), push99.back(), r.push.commit_to_assignment.size(), poll50.back(), inc_push.back(),
+                inc_poll.back());
+    std::fflush(stdout);
+  }
+  std::printf("\nmedians of %d runs, %d runners, %d jobs per path, %d ms blocks, poll every %d ms\n", o.runs, o.runners, o.jobs,
+              o.block_ms, o.poll_ms);
+  std::printf("%-34s %12s %12s\n", "", "push", "poll");
+  std::printf("%-34s %9.2f ms %9.1f ms\n", "block commit -> assignment, p50", median(push50), median(poll50));
+  std::printf("%-34s %9.2f ms %9.1f ms\n", "block commit -> assignment, p99", median(push99), median(poll99));
+  std::printf("%-34s %9.1f ms %9.1f ms\n", "submission -> job start, p50", median(start_push), median(start_poll));
+  std::printf("%-34s %9.1f ms %9.1f ms\n", "submission -> result included, p50", median(inc_push), median(inc_poll));
+  std::printf("\nhalf of the runners silent        present-first on   present-first off\n");
+  std::printf("%-34s %14.1f %% %16.1f %%\n", "first attempts wasted", 100 * median(on_wasted), 100 * median(off_wasted));
+  std::printf("%-34s %13.1f ms %15.1f ms\n", "submission -> job start, p50", median(on_start50), median(off_start50));
+  std::printf("%-34s %13.1f ms %15.1f ms\n", "submission -> job start, p99", median(on_start99), median(off_start99));
+  return 0;
+}
