@@ -178,6 +178,7 @@ void Channel::pump() {
       continue;
     }
     busy_ = true;
+    const bool own = out->job.kind == Job::kOut;
     worker_.run(
         [out, crypto = crypto_, admitted] {
           if (out->job.kind == Job::kOut) seal(out->job.frame, crypto->me, *crypto->bound);
@@ -194,7 +195,8 @@ void Channel::pump() {
             take(out->job.stream, std::move(out->job.frame), admitted, std::move(out->step), std::move(out->seal));
           }
           pump();
-        });
+        },
+        own);
   }
 }
 
