@@ -10,7 +10,7 @@ DEB_PACKAGES := build-essential cmake pkg-config openssl libssl-dev libboost1.81
 # The peers `make bench` compares cbqsd with (bench/peers/), and their client libraries.
 PEER_PACKAGES := redis-server nats-server libhiredis-dev libnats-dev
 
-.PHONY: deps build run test fuzz bench cip11-demo clean
+.PHONY: deps build run test fuzz bench cip11d-dev cip11-demo clean
 
 deps:
 	@scripts/install-deps.sh $(DEB_PACKAGES)
@@ -24,6 +24,10 @@ run: build
 
 test: build
 	cd $(BUILD) && ctest --output-on-failure -j $(JOBS)
+
+# The CIP-11 validator's embedded default: an in-process devchain, dev keys and runners.
+cip11d-dev: build
+	$(BUILD)/bin/cip11d --dev
 
 # cip11d --dev and its runners: push delivery next to the 1 s poll fallback (docs/cip11.md).
 cip11-demo: build
@@ -47,6 +51,7 @@ bench: deps
 	for n in 50 2000; do $(BUILD)/bin/cbqs_group_bench --redelivery --records $$n --visibility-ms 500 --runs 3 | tail -1; done
 	for n in 1000 2500 5000; do $(BUILD)/bin/cip11_quic_bench --runners $$n --hold-seconds 30 --runs 3 | tail -1; done
 	$(BUILD)/bin/cip11_devchain_bench --blocks 60 --runs 3 | tail -1
+	$(BUILD)/bin/cip11_push_bench --runners 1000 --jobs 200 --runs 3 | tail -12
 	$(BUILD)/bin/cbqs_peer_bench --runs 3 --seconds 5 --records 200000 --out bench/results
 
 clean:

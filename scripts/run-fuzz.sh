@@ -10,7 +10,7 @@ cmake -S . -B build-fuzz -DCMAKE_CXX_COMPILER=clang++ -DCMAKE_BUILD_TYPE=RelWith
   -DCOWBOY_FUZZ=ON -DCOWBOY_TESTS=OFF -DCOWBOY_BENCH=OFF >/dev/null
 targets=(fuzz_client_frame fuzz_server_frame fuzz_sys_cbqs_payload fuzz_stored_records fuzz_devchain_tx fuzz_ws_frames
          fuzz_cip11_cbor fuzz_cip11_frame fuzz_cip11_reassembler fuzz_cip11_presence fuzz_cip11_handshake
-         fuzz_cip11_chain fuzz_cip11_chain_state)
+         fuzz_cip11_chain fuzz_cip11_chain_state fuzz_cip11_task)
 # Run only some: TARGETS="fuzz_cip11_cbor fuzz_cip11_frame" scripts/run-fuzz.sh 60
 if [ -n "${TARGETS:-}" ]; then read -r -a targets <<< "$TARGETS"; fi
 cmake --build build-fuzz -j "$(nproc)" --target "${targets[@]}"
@@ -35,6 +35,9 @@ seed "$corpus_root/fuzz_cip11_frame" '*' cip11
 seed "$corpus_root/fuzz_cip11_reassembler" '*' cip11
 seed "$corpus_root/fuzz_cip11_handshake" '*' cip11
 seed "$corpus_root/fuzz_cip11_cbor" '*' cip11 5   # frame bodies without length and type
+mkdir -p "$corpus_root/fuzz_cip11_task"
+printf '{"echo":"hi"}' > "$corpus_root/fuzz_cip11_task/echo"
+printf '{"sleep_ms":250}' > "$corpus_root/fuzz_cip11_task/sleep"
 mkdir -p "$corpus_root/fuzz_cip11_chain"  # a sender byte, then a payload: a heartbeat, a job
 printf '\x00\x01\x02' > "$corpus_root/fuzz_cip11_chain/heartbeat"
 printf '\x01\x01\x05\x00\x00\x00\x00\x01\x73\x00\x00\x00\x00\x00\x00\x00\x0a\x00\x00\x00\x01\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00' \

@@ -11,6 +11,7 @@
 #include <CLI/CLI.hpp>
 
 #include <cstdio>
+#include <nlohmann/json.hpp>
 
 #include "cip11/quic/arena.h"
 #include "cip11/validator/service.h"
@@ -57,7 +58,17 @@ net::HttpHandler admin_handler(cip11::ValidatorService& service, devchain::Chain
       return {200, "text/plain", "ready at height " + std::to_string(*h) + "\n"};
     }
     if (req.target == "/metrics") return {200, "text/plain; version=0.0.4", service.metrics()};
-    return {404, "text/plain", "no such route: /healthz, /readyz, /metrics\n"};
+    constexpr std::string_view kProgress = "/v1/progress/";  // §10.4, for RPC clients
+    if (req.target.starts_with(kProgress)) {
+      auto id = fixed_from_hex<32>(req.target.substr(kProgress.size()));
+      if (!id) return {400, "text/plain", "job_id must be 32 bytes of hex\n"};
+      auto p = service.progress(*id);
+      if (!p) return {404, "application/json", R"({"error":"no progress for that job here"})" "\n"};
+      nlohmann::json j{{"job_id", devchain::json::hex0x(*id)}, {"fraction", p->fraction},
+                       {"detail", p->detail ? nlohmann::json(*p->detail) : nlohmann::json(nullptr)}};
+      return {200, "application/json", j.dump() + "\n"};
+    }
+    return {404, "text/plain", "no such route: /healthz, /readyz, /metrics, /v1/progress/<job_id>\n"};
   };
 }
 

@@ -94,6 +94,40 @@ TEST(Cip11Services, AJobIsPushedToItsRunnerAndItsResultIsIncluded) {
   EXPECT_NE(w.validator->metrics_text().find("cip11d_acks_total{status=\"accepted\"} 1"), std::string::npos);
 }
 
+TEST(Cip11Services, ACommitteeOfTwoCommitsThenRevealsAndTheJobCompletes) {
+  DevWorld w({"--dev-runners", "2"});
+  auto& a = w.runner(0);
+  auto& b = w.runner(1);
+  ASSERT_TRUE(w.present(2));
+  auto c = w.chain();
+  auto id = testing::submit_job(c, w.data() / "keys" / "submitter.key", R"({"sha256":"committee"})", 20, 2);
+  ASSERT_TRUE(id);
+  for (auto* r : {&a, &b}) {
+    ASSERT_TRUE(r->wait_for({"event=included", hex(*id)}));
+    EXPECT_TRUE(r->saw({"event=result_sent", hex(*id), "commit on the accepted stream"}));
+    EXPECT_TRUE(r->saw({"event=result_sent", hex(*id), "reveal"}));
+  }
+  auto job = w.job(*id);
+  ASSERT_TRUE(job);
+  EXPECT_EQ(job->state, chain::JobState::kCompleted);
+  EXPECT_EQ(std::string(job->result.begin(), job->result.end()), to_hex(crypto::sha256(as_bytes("committee"))));
+  EXPECT_EQ(w.validator->metric("cip11d_results_forwarded_total"), 4);  // two commitments, two reveals
+}
+
+TEST(Cip11Services, WithNoValidatorReachableTheRunnerPollsAndStillCompletesTheJob) {
+  DevWorld w;
+  auto& r = w.runner(0, {"--poll-only", "--poll-ms", "200"});
+  auto id = w.submit(R"({"echo":"polled"})");
+  ASSERT_TRUE(id);
+  ASSERT_TRUE(r.wait_for({"event=included", hex(*id)}));
+  EXPECT_TRUE(r.saw({"event=accepted", hex(*id), "via=poll"}));
+  EXPECT_TRUE(r.saw({"event=result_sent", hex(*id), "reveal to the chain"}));
+  EXPECT_EQ(w.validator->metric("cip11d_pushes_total"), 0);
+  auto job = w.job(*id);
+  ASSERT_TRUE(job);
+  EXPECT_EQ(std::string(job->result.begin(), job->result.end()), "polled");
+}
+
 TEST(Cip11Services, WithTwoValidatorsTheRunnerAcceptsOnePushAndAnswersTheOtherDuplicate) {
   DevWorld w({"--dev-runners", "1", "--dev-validators", "2"});
   Cip11dProcess second(w.dir.path() / "second",
@@ -125,6 +159,12 @@ TEST(Cip11Services, BackpressureTakesTheRunnerOutOfTheNextPresenceInput) {
   ASSERT_TRUE(id);
   ASSERT_TRUE(r.wait_for({"event=accepted", hex(*id)}));
   ASSERT_TRUE(w.present(0));  // out of local presence while full
+  // §10.4: the sleep reports its quarters, and cip11d surfaces the latest to RPC clients.
+  devchain::HttpClient admin("127.0.0.1", w.validator->admin_port());
+  ASSERT_TRUE(eventually([&] {
+    auto p = admin.get_json("/v1/progress/" + hex(*id));
+    return p && p->value("fraction", 0) >= 25;
+  }));
   const std::uint64_t h = w.height() + 1;
   ASSERT_TRUE(eventually([&] { return w.height() > h; }));
   auto c = w.chain();

@@ -353,9 +353,19 @@ struct Runner::Impl {
     update_backpressure();
     TaskLimits limits{o.allowed_url_prefixes};
     asio::post(exec, [this, id, spec = job.record.spec, limits, cancel = job.cancel] {
-      auto result = run_task(spec, limits, cancel);
+      auto progress = [this, id](std::uint8_t fraction) {
+        asio::post(io, [this, id, fraction] { report_progress(id, fraction); });
+      };
+      auto result = run_task(spec, limits, cancel, progress);
       asio::post(io, [this, id, result = std::move(result)]() mutable { finished(id, std::move(result)); });
     });
+  }
+
+  // §10.4: informational, on the accepted stream only.
+  void report_progress(const Bytes32& id, std::uint8_t fraction) {
+    auto it = jobs.find(id);
+    if (it == jobs.end() || !it->second.link || !it->second.link->admitted() || it->second.cancel->load()) return;
+    it->second.link->send(it->second.stream, JobProgress{id, fraction, std::nullopt});
   }
 
   void finished(const Bytes32& id, std::optional<Bytes> result) {

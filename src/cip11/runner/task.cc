@@ -65,7 +65,8 @@ Result<Task, std::string> parse_task(ByteView spec_payload) {
   return Err{"unknown task \"" + key + "\": echo, sha256, sleep_ms or get"};
 }
 
-std::optional<Bytes> run_task(ByteView spec_payload, const TaskLimits& limits, const CancelFlag& cancel) {
+std::optional<Bytes> run_task(ByteView spec_payload, const TaskLimits& limits, const CancelFlag& cancel,
+                              const ProgressFn& progress) {
   auto cancelled = [&] { return cancel && cancel->load(); };
   auto task = parse_task(spec_payload);
   Bytes result;
@@ -77,9 +78,14 @@ std::optional<Bytes> run_task(ByteView spec_payload, const TaskLimits& limits, c
     result = text_bytes(to_hex(crypto::sha256(as_bytes(t->text))));
   } else if (const auto* t = std::get_if<SleepTask>(&*task)) {
     // In slices, so a JobCancel stops it within 10 ms.
-    auto until = std::chrono::steady_clock::now() + std::chrono::milliseconds(t->ms);
+    const auto start = std::chrono::steady_clock::now();
+    auto until = start + std::chrono::milliseconds(t->ms);
+    int quarter = 0;
     while (std::chrono::steady_clock::now() < until) {
       if (cancelled()) return std::nullopt;
+      const auto done = std::chrono::steady_clock::now() - start;
+      if (progress && quarter < 3 && done >= std::chrono::milliseconds(t->ms) * (quarter + 1) / 4)
+        progress(static_cast<std::uint8_t>(25 * ++quarter));
       std::this_thread::sleep_for(std::min<std::chrono::steady_clock::duration>(
           std::chrono::milliseconds(10), until - std::chrono::steady_clock::now()));
     }

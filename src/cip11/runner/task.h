@@ -14,6 +14,7 @@
 #pragma once
 
 #include <atomic>
+#include <functional>
 #include <memory>
 #include <string>
 #include <variant>
@@ -51,8 +52,12 @@ struct TaskLimits {
 /// Set to stop a running task (JobCancel, §10.5); a stopped task's result is never sent.
 using CancelFlag = std::shared_ptr<std::atomic<bool>>;
 
+/// Told how far a task is (0-100) while it runs: a sleep reports each quarter (§10.4).
+using ProgressFn = std::function<void(std::uint8_t fraction)>;
+
 /// Runs the task of `spec_payload` to its result bytes (see above). Blocks:
 /// call it on an execution thread. nullopt if `cancel` was set meanwhile.
-std::optional<Bytes> run_task(ByteView spec_payload, const TaskLimits& limits, const CancelFlag& cancel);
+std::optional<Bytes> run_task(ByteView spec_payload, const TaskLimits& limits, const CancelFlag& cancel,
+                              const ProgressFn& progress = {});
 
 }  // namespace cowboy::cip11

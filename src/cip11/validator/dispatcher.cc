@@ -92,7 +92,7 @@ void Dispatcher::on_block(const CommittedAssignments& block) {
     ++stats_.pushes;
     Key key{notice.job_id, notice.runner};
     if (auto old = pushes_.find(key); old != pushes_.end()) end(old);
-    pushes_.emplace(key, Push{pushed->stream, pushed->assignment_hash, block.height, block.durable_at, Phase::kAwaitingAck});
+    pushes_.emplace(key, Push{pushed->stream, pushed->assignment_hash, block.height, block.durable_at, Phase::kAwaitingAck, std::nullopt});
     by_stream_[{notice.runner, pushed->stream}] = key;
   }
   // §10.6 HardFailure: no framed response within ACK_TIMEOUT_BLOCKS (§11.1).
@@ -122,6 +122,7 @@ void Dispatcher::on_job_frame(const Address& runner, std::int64_t stream, const 
         } else if constexpr (std::is_same_v<F, JobProgress>) {
           if (f.job_id != job_id) return void(++stats_.bad_frames);
           ++stats_.progress;
+          it->second.progress = f;
           log::info("job_progress", log::field("job_id", short_hex(job_id)), log::field("fraction", f.fraction),
                     log::field("detail", f.detail.value_or("")));
         } else if constexpr (std::is_same_v<F, JobResultCommit> || std::is_same_v<F, JobResult>) {
@@ -179,6 +180,12 @@ void Dispatcher::end(std::map<Key, Push>::iterator it) {
   links_.end_job_stream(runner, it->second.stream);
   by_stream_.erase({runner, it->second.stream});
   pushes_.erase(it);
+}
+
+std::optional<JobProgress> Dispatcher::progress(const Bytes32& job_id) const {
+  for (auto it = pushes_.lower_bound({job_id, Address{}}); it != pushes_.end() && it->first.first == job_id; ++it)
+    if (it->second.progress) return it->second.progress;
+  return std::nullopt;
 }
 
 void Dispatcher::on_lost(const Address& runner) {

@@ -82,6 +82,8 @@ class Dispatcher {
   /// Block durable -> JobAck back at the validator.
   const LatencyHistogram& ack_latency() const { return ack_latency_; }
   std::size_t in_flight() const { return pushes_.size(); }
+  /// The latest JobProgress of a job in flight here (§10.4: for RPC clients).
+  std::optional<JobProgress> progress(const Bytes32& job_id) const;
 
  private:
   enum class Phase : std::uint8_t { kAwaitingAck, kAccepted };
@@ -91,6 +93,7 @@ class Dispatcher {
     std::uint64_t pushed_at = 0;  // block height
     std::chrono::steady_clock::time_point durable_at;
     Phase phase = Phase::kAwaitingAck;
+    std::optional<JobProgress> progress;  // the latest the runner sent (§10.4)
   };
   using Key = std::pair<Bytes32, Address>;  // (job_id, runner)
 

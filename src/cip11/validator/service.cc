@@ -211,6 +211,11 @@ std::string ValidatorService::metrics() {
   return text.value_or("");
 }
 
+std::optional<JobProgress> ValidatorService::progress(const Bytes32& job_id) {
+  auto p = on_io([this, &job_id] { return dispatcher_->progress(job_id); }, std::chrono::seconds(1));
+  return p ? *p : std::nullopt;
+}
+
 BlockFollower::BlockFollower(devchain::ChainApi& chain, devchain::Cip11Api& cip11, ValidatorService& service,
                              std::chrono::milliseconds interval)
     : chain_(chain), cip11_(cip11), service_(service), interval_(interval), thread_([this] { run(); }) {}

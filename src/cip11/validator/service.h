@@ -79,6 +79,8 @@ class ValidatorService {
   std::optional<Bytes> presence_field(std::uint64_t height, std::uint32_t registry_size);
   /// The Prometheus text of /metrics.
   std::string metrics();
+  /// The latest JobProgress of a job this validator pushed and has not ended.
+  std::optional<JobProgress> progress(const Bytes32& job_id);
   std::uint16_t port() const { return port_; }
   const devchain::Cip11Genesis& genesis() const { return genesis_; }
   const Signer& signer() const { return signer_; }
