@@ -46,7 +46,7 @@ int main(int argc, char** argv) {
   CLI::App app{"cip11-runner: a CIP-11 runner - push job delivery from its validators, the poll fallback"};
   std::string dev_dir, key_file;
   std::uint32_t index = 0;
-  std::uint64_t poll_ms = 1000, block_ms = 200;
+  std::uint64_t poll_ms = 1000, block_ms = 200, height_ms = 50;
   bool poll_only = false;
   cip11::RunnerOptions o;
   app.add_option("--dev", dev_dir, "a `cip11d --dev` data directory: chain URL and dev runner keys from its manifest");
@@ -61,6 +61,9 @@ int main(int argc, char** argv) {
   app.add_option("--poll-ms", poll_ms, "poll interval while no validator is reachable (section 14)")
       ->capture_default_str()
       ->check(CLI::Range(10, 600'000));
+  app.add_option("--height-poll-ms", height_ms, "how often the chain's height is read")
+      ->capture_default_str()
+      ->check(CLI::Range(5, 10'000));
   app.add_option("--block-ms", block_ms, "the chain's block interval (turns a Goodbye's retry_after_blocks into a wait)")
       ->capture_default_str();
   CLI11_PARSE(app, argc, argv);
@@ -84,6 +87,7 @@ int main(int argc, char** argv) {
   o.push = !poll_only;
   o.poll_interval = std::chrono::milliseconds(poll_ms);
   o.block_time = std::chrono::milliseconds(block_ms);
+  o.height_poll = std::chrono::milliseconds(height_ms);
   o.on_event = print;
 
   sigset_t signals = block_stop_signals();  // before any thread starts

@@ -58,7 +58,7 @@ struct RunnerOptions {
   std::vector<std::string> allowed_url_prefixes;    // what {"get": url} may fetch
   bool push = true;                                 // false: poll only, never connect (a comparison)
   std::chrono::milliseconds poll_interval{1000};    // §14, while no validator has admitted it
-  std::chrono::milliseconds height_poll{10};        // how often the chain height is read
+  std::chrono::milliseconds height_poll{50};        // how often the chain height is read (an HTTP GET each)
   std::chrono::milliseconds block_time{1000};       // turns a Goodbye's retry_after_blocks into a wait
   std::uint64_t heartbeat_margin_blocks = 10;       // §6.6 safety_margin_blocks
   std::chrono::seconds startup_timeout{30};         // how long start() waits for the chain

@@ -453,3 +453,64 @@ TEST(Cip11Services, AResultTheValidatorWithholdsIsRebroadcastByTheRunnerAndInclu
 
 }  // namespace
 }  // namespace cowboy::cip11
+
+namespace cowboy::cip11 {
+namespace {
+
+// §10.3: a reveal that reaches the validator before its commitment is
+// included is held - never submitted early - and goes once the next block can
+// include it. The chain is driven block by block here.
+TEST(Cip11Services, AnEarlyRevealIsHeldUntilTheChainWouldIncludeIt) {
+  cowboy::testing::TempDir dir;
+  crypto::Secp256k1Secret a{}, b{}, submitter{};
+  a.fill(0x0a), b.fill(0x0b), submitter.fill(0x0c);
+  devchain::Cip11Genesis g;
+  g.params.chain_id = 5;
+  g.validators.push_back({crypto::ed25519_from_seed(testing_seed()).public_key, "127.0.0.1:1"});
+  for (const auto& k : {a, b}) g.runners.push_back({*crypto::secp256k1_public_key(k), 1000, 1u << 3, {}, 4, 0});
+  const Address funded = *crypto::secp256k1_address(submitter);
+  devchain::NodeConfig config;
+  config.data_dir = dir.path() / "chain";
+  auto node = devchain::Node::open(config, devchain::GenesisSpec{"early-reveal", funded, {{funded, 1'000'000}}, {}, g});
+  ASSERT_TRUE(node) << node.error();
+  devchain::Node& chain = **node;
+  devchain::Wallet wallet(chain, submitter);
+  chain::SubmitJob submit{JobKind::kCustom, {'x'}, 20, 2, 0};
+  auto submitted = wallet.send(devchain::Cip11Call{chain::encode_instruction(submit)});
+  ASSERT_TRUE(submitted);
+  const Bytes32 id = chain::job_id_of(*submitted);
+  ASSERT_TRUE(chain.produce_block());  // the SubmitJob: a pending selection
+  for (int i = 0; i < 8 && chain.job(id)->state != chain::JobState::kAssigned; ++i) ASSERT_TRUE(chain.produce_block());
+  ASSERT_EQ(chain.job(id)->state, chain::JobState::kAssigned);  // the M = 2 committee, after its seed round
+
+  const Bytes result{'r'};
+  Bytes32 salt{};
+  salt.fill(0x55);
+  auto tx = [&](const crypto::Secp256k1Secret& key, std::uint64_t nonce, const chain::Instruction& i) {
+    devchain::Transaction t{*chain.chain_instance_id(), nonce, devchain::Cip11Call{chain::encode_instruction(i)}, {}};
+    EXPECT_TRUE(devchain::sign_tx(t, key));
+    return t;
+  };
+  const Address runner_a = *crypto::secp256k1_address(a), runner_b = *crypto::secp256k1_address(b);
+  auto reveal = tx(a, 1, chain::JobResultSubmit{id, result, salt});
+  ChainForwarder forwarder(chain, chain);
+  forwarder.forward(reveal, runner_a, id, true);  // before either commitment
+  ASSERT_TRUE(eventually([&] { return forwarder.held() == 1; }));
+  EXPECT_EQ(forwarder.submitted(), 0u);
+  forwarder.on_block(*chain.height());
+  ASSERT_TRUE(chain.produce_block());
+  EXPECT_FALSE(*chain.receipt(devchain::tx_hash(reveal)));  // still held: nothing reached the chain
+
+  ASSERT_TRUE(chain.submit(tx(a, 0, chain::JobResultCommit{id, chain::result_commitment(id, runner_a, result, salt)})));
+  ASSERT_TRUE(chain.submit(tx(b, 0, chain::JobResultCommit{id, chain::result_commitment(id, runner_b, result, salt)})));
+  ASSERT_TRUE(chain.produce_block());  // both commitments included: the next block may take reveals
+  forwarder.on_block(*chain.height());
+  ASSERT_TRUE(eventually([&] { return forwarder.submitted() == 1; }));
+  ASSERT_TRUE(chain.produce_block());
+  auto receipt = *chain.receipt(devchain::tx_hash(reveal));
+  ASSERT_TRUE(receipt);
+  EXPECT_TRUE(receipt->ok()) << receipt->error.value_or("");
+}
+
+}  // namespace
+}  // namespace cowboy::cip11
