@@ -224,7 +224,7 @@ TEST(Cip11Services, AJobCancelStopsExecutionAndNoResultFollows) {
 TEST(Cip11Services, ASignedGoodbyeIsHonouredAtOnce) {
   DevWorld w;
   auto& r = w.runner(0);
-  ASSERT_TRUE(r.wait_for({"event=connected"}));
+  ASSERT_TRUE(w.present(1));  // admitted at both ends: before that a Goodbye goes unsigned (§12.5)
   const auto start = std::chrono::steady_clock::now();
   w.validator->terminate();  // SIGTERM: Goodbye{Shutdown} to every runner
   auto line = r.wait_for({"event=disconnected"}, std::chrono::seconds(10));

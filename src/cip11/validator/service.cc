@@ -129,7 +129,11 @@ ValidatorService::ValidatorService(ValidatorServiceConfig config, devchain::Chai
 ValidatorService::~ValidatorService() {
   if (thread_.joinable()) {
     on_io([this] { return (links_->goodbye_all(GoodbyeReason::kShutdown), 0); }, std::chrono::seconds(1));
-    std::this_thread::sleep_for(std::chrono::milliseconds(100));  // the signed Goodbyes leave
+    // Each runner closes once it has read its Goodbye; closing first could beat the Goodbye there.
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(1);
+    while (std::chrono::steady_clock::now() < deadline &&
+           on_io([this] { return links_->connections(); }, std::chrono::milliseconds(100)).value_or(0) > 0)
+      std::this_thread::sleep_for(std::chrono::milliseconds(5));
     io_.stop();
     thread_.join();
   }
