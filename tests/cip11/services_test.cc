@@ -83,6 +83,7 @@ TEST(Cip11Services, AJobIsPushedToItsRunnerAndItsResultIsIncluded) {
   ASSERT_TRUE(r.wait_for({"event=included", hex(*id)}));
   EXPECT_TRUE(r.saw({"event=accepted", hex(*id), "via=push"}));
   EXPECT_TRUE(r.saw({"event=result_sent", hex(*id), "reveal on the accepted stream"}));
+  EXPECT_EQ(r.count("event=rebroadcast"), 0u);  // forwarded by cip11d and included: nothing to resend
   auto job = w.job(*id);
   ASSERT_TRUE(job);
   EXPECT_EQ(job->state, chain::JobState::kCompleted);

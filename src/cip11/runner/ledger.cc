@@ -12,14 +12,11 @@ TxLedger::Signed TxLedger::sign(devchain::TxBody body, std::uint64_t height) {
   return out;
 }
 
-std::vector<devchain::Transaction> TxLedger::due(std::uint64_t height) {
-  std::vector<devchain::Transaction> out;
-  for (auto& [hash, e] : retained_) {
-    if (height < e.next_due) continue;
-    out.push_back(e.tx);
-    e.next_due = height + kResultTxRebroadcastIntervalBlocks;
-  }
-  return out;
+std::optional<devchain::Transaction> TxLedger::due(const Bytes32& hash, std::uint64_t height) {
+  auto it = retained_.find(hash);
+  if (it == retained_.end() || height < it->second.next_due) return std::nullopt;
+  it->second.next_due = height + kResultTxRebroadcastIntervalBlocks;
+  return it->second.tx;
 }
 
 std::vector<Bytes32> TxLedger::retained_hashes() const {

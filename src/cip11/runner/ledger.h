@@ -29,9 +29,10 @@ class TxLedger {
   /// Signs `body` with the next nonce and retains it, sent (by frame or to
   /// the chain) at `height`: self-submissions start after the grace period.
   Signed sign(devchain::TxBody body, std::uint64_t height);
-  /// The retained transactions due for a self-submission at `height`; each
-  /// is next due RESULT_TX_REBROADCAST_INTERVAL_BLOCKS later.
-  std::vector<devchain::Transaction> due(std::uint64_t height);
+  /// The retained transaction `hash` if it is due for a self-submission at
+  /// `height` (ask after its receipt was found missing); it is then next due
+  /// RESULT_TX_REBROADCAST_INTERVAL_BLOCKS later.
+  std::optional<devchain::Transaction> due(const Bytes32& hash, std::uint64_t height);
   /// A receipt exists: no longer retained.
   void included(const Bytes32& hash) { retained_.erase(hash); }
   bool retained(const Bytes32& hash) const { return retained_.contains(hash); }

@@ -175,15 +175,18 @@ struct Runner::Impl {
       emit(Kind::kHeartbeat);
     }
     if (ledger) {
-      for (auto& tx : ledger->due(h)) {  // §10.3: not included within the grace period
-        ++stats.rebroadcasts;
-        emit(Kind::kRebroadcast, {}, {}, devchain::json::hex0x(devchain::tx_hash(tx)));
-        submit(std::move(tx));
-      }
+      // A receipt ends retention; no receipt past the grace period is a
+      // rebroadcast (§10.3), decided once the chain has answered.
       for (const auto& hash : ledger->retained_hashes())
         read([this, hash] { return chain.receipt(hash); },
-             [this, hash](devchain::ApiResult<std::optional<devchain::TxReceipt>> r) {
-               if (r && *r && ledger->retained(hash)) on_included(hash, **r);
+             [this, hash, h](devchain::ApiResult<std::optional<devchain::TxReceipt>> r) {
+               if (!r || !ledger->retained(hash)) return;
+               if (*r) return on_included(hash, **r);
+               if (auto tx = ledger->due(hash, h)) {
+                 ++stats.rebroadcasts;
+                 emit(Kind::kRebroadcast, {}, {}, devchain::json::hex0x(hash));
+                 submit(std::move(*tx));
+               }
              });
     }
     for (auto& [id, job] : jobs)
