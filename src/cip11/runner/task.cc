@@ -51,7 +51,8 @@ Result<Task, std::string> parse_task(ByteView spec_payload) {
   Json j = Json::parse(spec_payload.begin(), spec_payload.end(), nullptr, false);
   if (j.is_discarded() || !j.is_object() || j.size() != 1)
     return Err{std::string("the spec must be a JSON object with one key: echo, sha256, sleep_ms or get")};
-  const auto& [key, value] = *j.items().begin();
+  const std::string key = j.begin().key();  // items() would hand out a proxy that dies with the statement
+  const Json& value = j.begin().value();
   if ((key == "echo" || key == "sha256" || key == "get") && !value.is_string())
     return Err{"\"" + key + "\" takes a string"};
   if (key == "echo") return Task{EchoTask{value.get<std::string>()}};
