@@ -19,6 +19,7 @@
 #include <thread>
 
 #include "../tests/support/cip11_processes.h"
+#include "common/clock.h"
 #include "../tests/support/poll.h"
 #include "../tests/support/temp_dir.h"
 
@@ -27,11 +28,6 @@ using testing::ChildProcess;
 
 namespace {
 
-std::uint64_t now_us() {
-  return static_cast<std::uint64_t>(std::chrono::duration_cast<std::chrono::microseconds>(
-                                        std::chrono::system_clock::now().time_since_epoch())
-                                        .count());
-}
 
 std::optional<std::uint64_t> number_after(const std::string& line, const std::string& key) {
   std::smatch m;
@@ -75,7 +71,7 @@ struct Row {
 
 Row run_job(Chain& c, int n) {
   auto chain = c.validator->chain();
-  const std::uint64_t submitted = now_us();
+  const std::uint64_t submitted = unix_micros();
   auto id = testing::submit_job(chain, c.validator->data() / "keys" / "submitter.key",
                                 R"({"echo":"demo job )" + std::to_string(n) + R"("})");
   Row row{c.name, id ? devchain::json::hex0x(*id) : "(refused)"};
@@ -85,7 +81,7 @@ Row run_job(Chain& c, int n) {
        std::chrono::steady_clock::now() < deadline; std::this_thread::sleep_for(std::chrono::milliseconds(5))) {
     auto job = chain.job(*id);
     if (job && job->state == cip11::chain::JobState::kCompleted) {
-      row.submit_to_included_ms = static_cast<double>(now_us() - submitted) / 1000.0;
+      row.submit_to_included_ms = static_cast<double>(unix_micros() - submitted) / 1000.0;
       break;
     }
   }

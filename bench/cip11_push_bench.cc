@@ -175,8 +175,8 @@ struct Crowd {
     chain_instance_id = *w.node->chain_instance_id();
     for (auto& g : groups) g.endpoint = std::move(*RunnerEndpoint::open(g.io, g.worker, g.budget, {}));
     auto genesis = *w.node->cip11_genesis();
-    std::vector<crypto::Ed25519Public> peers{genesis.validators[0].peer_key};
-    const LocalOffer offer{genesis.params.chain_id, kProtocolVersion, validator_set_hash(peers), 0, 0};
+    const LocalOffer offer{genesis.params.chain_id, kProtocolVersion,
+                           validator_set_hash(devchain::validator_peer_keys(genesis)), 0, 0};
     for (std::size_t i = 0; i < runners.size(); ++i) {
       Runner& r = runners[i];
       r.secret = runner_secret(static_cast<std::uint32_t>(i));

@@ -25,6 +25,13 @@ class SystemClock final : public Clock {
   }
 };
 
+/// Microseconds since the Unix epoch, for log lines and events that two
+/// processes on one machine compare.
+inline std::uint64_t unix_micros() {
+  return static_cast<std::uint64_t>(std::chrono::duration_cast<std::chrono::microseconds>(
+      std::chrono::system_clock::now().time_since_epoch()).count());
+}
+
 class ManualClock final : public Clock {
  public:
   explicit ManualClock(std::uint64_t start_ms = 0) : now_(start_ms) {}

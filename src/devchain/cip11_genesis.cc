@@ -11,6 +11,12 @@ namespace cowboy::devchain {
 
 using Json = nlohmann::json;
 
+std::vector<crypto::Ed25519Public> validator_peer_keys(const Cip11Genesis& genesis) {
+  std::vector<crypto::Ed25519Public> keys;
+  for (const auto& v : genesis.validators) keys.push_back(v.peer_key);
+  return keys;
+}
+
 cip11::chain::State cip11_genesis_state(const Cip11Genesis& genesis) {
   cip11::chain::State state;
   for (const auto& g : genesis.runners) {

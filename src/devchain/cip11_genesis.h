@@ -32,6 +32,10 @@ struct Cip11Genesis {
   bool operator==(const Cip11Genesis&) const = default;
 };
 
+/// ValidatorSetSnapshot(0)'s peer keys in snapshot order (what subsets and
+/// validator_set_hash are computed over).
+std::vector<crypto::Ed25519Public> validator_peer_keys(const Cip11Genesis& genesis);
+
 /// The registry at height 0: each genesis runner registered, Healthy, with a heartbeat at 0.
 /// (cip11_genesis_from_json has checked that every key derives an address.)
 cip11::chain::State cip11_genesis_state(const Cip11Genesis& genesis);

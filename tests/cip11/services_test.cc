@@ -259,12 +259,6 @@ struct IoThread {
   }
 };
 
-std::vector<crypto::Ed25519Public> peers_of(const devchain::Cip11Genesis& g) {
-  std::vector<crypto::Ed25519Public> peers;
-  for (const auto& v : g.validators) peers.push_back(v.peer_key);
-  return peers;
-}
-
 // A second validator of the genesis, in this process: it pushes what the test tells it to.
 TEST(Cip11Services, APushWhoseAssignmentFieldsDifferIsRejectedAndAnIdenticalOneIsADuplicate) {
   DevWorld w({"--dev-runners", "1", "--dev-validators", "2"});
@@ -276,7 +270,7 @@ TEST(Cip11Services, APushWhoseAssignmentFieldsDifferIsRejectedAndAnIdenticalOneI
   const Signer me = Signer::validator(*seed);
   RunnerDirectory directory(chain);
   ASSERT_TRUE(directory.refresh());
-  RegistryAdmission admission(directory, peers_of(*genesis), crypto::ed25519_from_seed(*seed).public_key);
+  RegistryAdmission admission(directory, devchain::validator_peer_keys(*genesis), crypto::ed25519_from_seed(*seed).public_key);
   SystemEntropy entropy;
   auto cert = net::ensure_dev_certificate(w.dir.path() / "tls");
   ASSERT_TRUE(cert);
@@ -288,7 +282,7 @@ TEST(Cip11Services, APushWhoseAssignmentFieldsDifferIsRejectedAndAnIdenticalOneI
   config.endpoint.port = endpoint->second;
   config.endpoint.certificate = cert->certificate;
   config.endpoint.private_key = cert->private_key;
-  config.offer = LocalOffer{genesis->params.chain_id, kProtocolVersion, validator_set_hash(peers_of(*genesis)), 0, 0};
+  config.offer = LocalOffer{genesis->params.chain_id, kProtocolVersion, validator_set_hash(devchain::validator_peer_keys(*genesis)), 0, 0};
   ValidatorLinks::Callbacks cb;
   cb.on_job_frame = [&](const Address&, std::int64_t, const Frame& f) {
     if (const auto* ack = std::get_if<JobAck>(&f)) {
@@ -352,7 +346,7 @@ TEST(Cip11Services, APresentButSilentRunnerIsAHardFailureUntilItsNextValidPing) 
   ASSERT_TRUE(endpoint);
   RunnerLinkConfig config;
   config.port = w.validator->quic_port();
-  config.offer = LocalOffer{genesis->params.chain_id, kProtocolVersion, validator_set_hash(peers_of(*genesis)), 0, 0};
+  config.offer = LocalOffer{genesis->params.chain_id, kProtocolVersion, validator_set_hash(devchain::validator_peer_keys(*genesis)), 0, 0};
   RunnerLink::Callbacks cb;
   cb.on_job_frame = [&](std::int64_t, const Frame& f, const Res<Unit>&) {
     if (std::holds_alternative<JobAssignment>(f)) ++pushes;  // and no answer

@@ -30,10 +30,8 @@ HeartbeatSchedule::HeartbeatSchedule(std::uint64_t chain_id, const Address& runn
   cadence_ = timeout_blocks > safety_margin_blocks + 1 ? timeout_blocks - safety_margin_blocks : 1;
   codec::Writer w(8);
   w.u64(chain_id);
-  Bytes32 h = crypto::keccak256({ByteView(w.data()), ByteView(runner)});
-  std::uint64_t v = 0;
-  for (int i = 0; i < 8; ++i) v = (v << 8) | h[static_cast<std::size_t>(i)];
-  phase_ = v % cadence_;
+  const Bytes32 h = crypto::keccak256({ByteView(w.data()), ByteView(runner)});
+  phase_ = codec::Reader(h).u64() % cadence_;  // the first 8 bytes, big-endian
 }
 
 bool HeartbeatSchedule::due(std::uint64_t height, std::uint64_t last_heartbeat) const {

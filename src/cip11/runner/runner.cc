@@ -14,6 +14,7 @@
 #include "cip11/runner/ledger.h"
 #include "cip11/runner/task.h"
 #include "cip11/subset.h"
+#include "common/clock.h"
 #include "devchain/http_client.h"
 #include "devchain/json.h"
 #include "net/host_port.h"
@@ -58,11 +59,6 @@ class SnapshotAdmission final : public Admission {
   const std::vector<crypto::Ed25519Public> validators_;
 };
 
-std::uint64_t unix_us() {
-  return static_cast<std::uint64_t>(std::chrono::duration_cast<std::chrono::microseconds>(
-                                        std::chrono::system_clock::now().time_since_epoch())
-                                        .count());
-}
 
 }  // namespace
 
@@ -121,7 +117,7 @@ struct Runner::Impl {
       : o(std::move(options)), chain(std::move(client)), signer(std::move(s)), exec(std::max(1u, o.max_concurrent)) {}
 
   void emit(Kind kind, const Bytes32& job_id = {}, std::string via = {}, std::string detail = {}) {
-    if (o.on_event) o.on_event(RunnerEvent{kind, job_id, std::move(via), std::move(detail), stats.height, unix_us()});
+    if (o.on_event) o.on_event(RunnerEvent{kind, job_id, std::move(via), std::move(detail), stats.height, unix_micros()});
   }
   void publish() {
     stats.running = running;
@@ -485,8 +481,7 @@ Result<std::unique_ptr<Runner>, std::string> Runner::start(RunnerOptions options
   r.ping_phase = std::chrono::milliseconds((phase_hash[0] << 8 | phase_hash[1]) % spread);
 
   // Then one link per validator of Sub(R) (§5).
-  std::vector<crypto::Ed25519Public> peers;
-  for (const auto& v : r.genesis.validators) peers.push_back(v.peer_key);
+  const auto peers = devchain::validator_peer_keys(r.genesis);
   r.admission = std::make_unique<SnapshotAdmission>(peers);
   auto endpoint = RunnerEndpoint::open(r.io, r.worker, r.budget, {});
   if (!endpoint) return Err{"cannot open the QUIC endpoint: " + endpoint.error()};

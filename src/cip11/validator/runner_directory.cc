@@ -35,6 +35,14 @@ std::size_t RunnerDirectory::size() const {
   return entries_.size();
 }
 
+PresentSet RunnerDirectory::present_set(const std::vector<Address>& runners, std::uint32_t registry_size) const {
+  PresentSet set(registry_size);
+  std::lock_guard lock(mu_);
+  for (const auto& runner : runners)
+    if (auto it = entries_.find(runner); it != entries_.end() && it->second.index < registry_size) set.add(it->second.index);
+  return set;
+}
+
 std::optional<GoodbyeReason> RegistryAdmission::admit(const Hello& peer) {
   auto address = runner_address(peer.party_pubkey);
   if (!address) return GoodbyeReason::kAuthFailed;

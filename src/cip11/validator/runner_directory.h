@@ -12,6 +12,7 @@
 
 #include "cip11/chain/state.h"
 #include "cip11/handshake.h"
+#include "cip11/presence.h"
 #include "devchain/cip11_api.h"
 
 namespace cowboy::cip11 {
@@ -32,6 +33,9 @@ class RunnerDirectory {
   /// Refreshes once if `runner` is unknown (a registration newer than the last refresh).
   std::optional<Entry> find_or_refresh(const Address& runner);
   std::size_t size() const;
+  /// §8.1: the present set over registry(H-1) - only runners whose index is
+  /// below `registry_size` (registered as of the parent block).
+  PresentSet present_set(const std::vector<Address>& runners, std::uint32_t registry_size) const;
 
  private:
   devchain::Cip11Api& chain_;

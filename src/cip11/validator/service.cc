@@ -75,8 +75,6 @@ Result<std::unique_ptr<ValidatorService>, std::string> ValidatorService::open(Va
   if (results) s->results_ = results;
   if (!s->directory_.refresh()) return Err{std::string("the chain's runner registry cannot be read")};
 
-  std::vector<crypto::Ed25519Public> peers;
-  for (const auto& v : s->genesis_.validators) peers.push_back(v.peer_key);
   ValidatorLinksConfig links;
   links.endpoint = s->config_.endpoint;
   // Kept across restarts, so a restarted validator resets its runners' old
@@ -84,7 +82,7 @@ Result<std::unique_ptr<ValidatorService>, std::string> ValidatorService::open(Va
   links.endpoint.stateless_reset_secret =
       crypto::keccak256({as_bytes("cowboy/cip11-stateless-reset/v1"), ByteView(s->config_.key)});
   auto height = chain.height();
-  links.offer = LocalOffer{s->genesis_.params.chain_id, kProtocolVersion, validator_set_hash(peers), 0,
+  links.offer = LocalOffer{s->genesis_.params.chain_id, kProtocolVersion, validator_set_hash(devchain::validator_peer_keys(s->genesis_)), 0,
                            height ? *height : 0};
   links.signature_threads = s->config_.signature_threads;
   ValidatorService* self = s.get();
@@ -117,13 +115,7 @@ ValidatorService::ValidatorService(ValidatorServiceConfig config, devchain::Chai
       genesis_(std::move(genesis)),
       signer_(Signer::validator(config_.key)),
       directory_(cip11),
-      admission_(directory_,
-                 [&] {
-                   std::vector<crypto::Ed25519Public> peers;
-                   for (const auto& v : genesis_.validators) peers.push_back(v.peer_key);
-                   return peers;
-                 }(),
-                 crypto::ed25519_from_seed(config_.key).public_key),
+      admission_(directory_, devchain::validator_peer_keys(genesis_), crypto::ed25519_from_seed(config_.key).public_key),
       forwarder_(chain, cip11) {}
 
 ValidatorService::~ValidatorService() {
@@ -144,12 +136,11 @@ ValidatorService::~ValidatorService() {
 void ValidatorService::on_block(const devchain::CommittedBlock& block) {
   // Off the io thread: what the pushes carry is read here, so the io thread never waits on the chain.
   CommittedAssignments work{block.height, std::chrono::steady_clock::now(), {}, block.effects.ended};
-  const auto durable_us = std::chrono::duration_cast<std::chrono::microseconds>(
-                              std::chrono::system_clock::now().time_since_epoch()).count();
+  const std::uint64_t durable_us = unix_micros();
   for (const auto& notice : block.effects.assigned) {
     log::info("assignment", log::field("job_id", devchain::json::hex0x(notice.job_id)),
               log::field("runner", devchain::json::hex0x(notice.runner)), log::field("height", block.height),
-              log::field("durable_at_us", static_cast<std::uint64_t>(durable_us)));
+              log::field("durable_at_us", durable_us));
     auto job = cip11_.job(notice.job_id);
     if (job) work.assigned.push_back({notice, std::move(*job)});
   }
@@ -166,11 +157,7 @@ void ValidatorService::on_block(const devchain::CommittedBlock& block) {
 std::optional<Bytes> ValidatorService::presence_field(std::uint64_t, std::uint32_t registry_size) {
   auto present = on_io([this] { return links_->presence().present_runners(); }, std::chrono::milliseconds(200));
   if (!present) return std::nullopt;  // the producer then states an empty set (§7.2), which fails open
-  PresentSet set(registry_size);
-  // §8.1: only runners registered as of the parent block, indexed against registry(H-1).
-  for (const auto& runner : *present)
-    if (auto e = directory_.find(runner); e && e->index < registry_size) set.add(e->index);
-  return encode_presence(set);
+  return encode_presence(directory_.present_set(*present, registry_size));
 }
 
 std::string ValidatorService::metrics() {
