@@ -5,6 +5,8 @@
 #include <boost/asio.hpp>
 #include <boost/beast/core.hpp>
 #include <boost/beast/http.hpp>
+#include <algorithm>
+#include <cctype>
 #include <thread>
 
 namespace cowboy::net {
@@ -16,7 +18,6 @@ using tcp = asio::ip::tcp;
 
 namespace {
 
-constexpr std::size_t kMaxBodyBytes = 128 * 1024;
 constexpr std::size_t kMaxConnections = 256;
 constexpr std::size_t kMaxConnectionsPerAddress = 32;
 // A request's header must arrive within this of the connection opening or of
@@ -27,15 +28,16 @@ constexpr auto kBodyTimeout = std::chrono::seconds(30);
 
 class Session : public std::enable_shared_from_this<Session> {
  public:
-  Session(tcp::socket socket, asio::ip::address peer, const HttpHandler& handler, ConnectionSlots& slots)
-      : stream_(std::move(socket)), peer_(std::move(peer)), handler_(handler), slots_(slots) {}
+  Session(tcp::socket socket, asio::ip::address peer, const AsyncHttpHandler& handler,
+          const HttpServerOptions& options, ConnectionSlots& slots)
+      : stream_(std::move(socket)), peer_(std::move(peer)), handler_(handler), options_(options), slots_(slots) {}
   ~Session() { slots_.give_back(peer_); }
   void start() { read(); }
 
  private:
   void read() {
     parser_.emplace();
-    parser_->body_limit(kMaxBodyBytes);
+    parser_->body_limit(options_.max_body_bytes);
     stream_.expires_after(kHeaderTimeout);
     http::async_read_header(stream_, buffer_, *parser_, [self = shared_from_this()](beast::error_code ec, std::size_t) {
       if (ec) return self->on_read(ec);
@@ -47,17 +49,22 @@ class Session : public std::enable_shared_from_this<Session> {
 
   void on_read(beast::error_code ec) {
     if (ec == http::error::end_of_stream) return close();
-    if (ec == http::error::body_limit)
-      return respond(HttpReply{413, "application/json", R"({"error":{"code":"TxTooLarge","message":"body over 128 KiB"}})"}, false);
+    if (ec == http::error::body_limit) return respond(options_.too_large, false);
     if (ec) return close();
     auto& req = parser_->get();
-    HttpReply reply;
+    HttpRequest request{std::string(req.method_string()), std::string(req.target()), std::move(req.body()), {}};
+    for (const auto& field : req) request.headers.emplace_back(field.name_string(), field.value());
+    const bool keep_alive = req.keep_alive();
+    // The answer comes back on this connection's strand, whichever thread gives it.
+    HttpResponder responder = [self = shared_from_this(), keep_alive](HttpReply reply) {
+      asio::post(self->stream_.get_executor(),
+                 [self, keep_alive, reply = std::move(reply)]() mutable { self->respond(std::move(reply), keep_alive); });
+    };
     try {
-      reply = handler_(HttpRequest{std::string(req.method_string()), std::string(req.target()), req.body()});
+      handler_(std::move(request), std::move(responder));
     } catch (const std::exception& e) {  // never crash on a request
-      reply = HttpReply{500, "text/plain", e.what()};
+      respond(HttpReply{500, "text/plain", e.what()}, keep_alive);
     }
-    respond(std::move(reply), req.keep_alive());
   }
 
   void respond(HttpReply reply, bool keep_alive) {
@@ -81,24 +88,42 @@ class Session : public std::enable_shared_from_this<Session> {
   asio::ip::address peer_;
   beast::flat_buffer buffer_;
   std::optional<http::request_parser<http::string_body>> parser_;
-  const HttpHandler& handler_;
+  const AsyncHttpHandler& handler_;
+  const HttpServerOptions& options_;
   ConnectionSlots& slots_;
 };
 
+bool iequals(std::string_view a, std::string_view b) {
+  return a.size() == b.size() &&
+         std::equal(a.begin(), a.end(), b.begin(), [](char x, char y) { return std::tolower(x) == std::tolower(y); });
+}
+
 }  // namespace
 
+std::size_t HttpRequest::header_count(std::string_view name) const {
+  return std::count_if(headers.begin(), headers.end(), [&](const auto& h) { return iequals(h.first, name); });
+}
+
+std::string_view HttpRequest::header(std::string_view name) const {
+  for (const auto& h : headers)
+    if (iequals(h.first, name)) return h.second;
+  return {};
+}
+
 struct HttpServer::Impl {
-  HttpHandler handler;
+  AsyncHttpHandler handler;
+  HttpServerOptions options;
   ConnectionSlots slots{kMaxConnections, kMaxConnectionsPerAddress};  // before io: sessions destroyed with it give theirs back
-  asio::io_context io{1};
+  asio::io_context io;
   tcp::acceptor acceptor{io};
-  std::thread thread;
+  std::vector<std::thread> threads;
   asio::steady_timer accept_pause{io};
 
-  explicit Impl(HttpHandler h) : handler(std::move(h)) {}
+  Impl(AsyncHttpHandler h, HttpServerOptions o) : handler(std::move(h)), options(std::move(o)) {}
 
   void accept() {
-    acceptor.async_accept([this](beast::error_code ec, tcp::socket socket) {
+    // Each connection gets a strand, so its handlers never run on two threads at once.
+    acceptor.async_accept(asio::make_strand(io), [this](beast::error_code ec, tcp::socket socket) {
       if (ec == asio::error::operation_aborted) return;
       if (ec) {  // EMFILE and the like: retry after a pause, not in a spin
         accept_pause.expires_after(std::chrono::milliseconds(100));
@@ -112,7 +137,7 @@ struct HttpServer::Impl {
         beast::error_code ignored;
         socket.close(ignored);
       } else {
-        std::make_shared<Session>(std::move(socket), peer, handler, slots)->start();
+        std::make_shared<Session>(std::move(socket), peer, handler, options, slots)->start();
       }
       accept();
     });
@@ -120,7 +145,13 @@ struct HttpServer::Impl {
 };
 
 HttpServer::HttpServer(HttpHandler handler, const std::string& address, std::uint16_t port)
-    : impl_(std::make_unique<Impl>(std::move(handler))) {
+    : HttpServer(
+          [handler = std::move(handler)](HttpRequest request, HttpResponder respond) { respond(handler(request)); },
+          address, port, HttpServerOptions{}) {}
+
+HttpServer::HttpServer(AsyncHttpHandler handler, const std::string& address, std::uint16_t port,
+                       HttpServerOptions options)
+    : impl_(std::make_unique<Impl>(std::move(handler), std::move(options))) {
   beast::error_code ec;
   auto ip = asio::ip::make_address(address, ec);
   if (ec) throw std::runtime_error("bad listen address " + address);
@@ -138,13 +169,14 @@ std::uint16_t HttpServer::port() const { return impl_->acceptor.local_endpoint()
 
 void HttpServer::start() {
   impl_->accept();
-  impl_->thread = std::thread([this] { impl_->io.run(); });
+  for (int i = 0; i < std::max(1, impl_->options.threads); ++i) impl_->threads.emplace_back([this] { impl_->io.run(); });
 }
 
 void HttpServer::stop() {
-  if (!impl_ || !impl_->thread.joinable()) return;
+  if (!impl_ || impl_->threads.empty()) return;
   impl_->io.stop();
-  impl_->thread.join();
+  for (auto& t : impl_->threads) t.join();
+  impl_->threads.clear();
 }
 
 }  // namespace cowboy::net

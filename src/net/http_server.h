@@ -1,14 +1,19 @@
 // A small HTTP/1.1 server (Boost.Beast) for loopback APIs: the devchain's JSON
-// API and cbqsd's admin endpoints. Bodies over 128 KiB are refused (413); at
-// most 256 connections, 32 from one peer address; a request's header must
-// arrive within 5 s of the connection or of the previous answer (its body
-// within 30 s), else the connection closes; a handler that throws answers 500
-// instead of crashing the server.
+// API, cbqsd's admin endpoints and transitd. Bodies over the configured limit
+// are refused (413, 128 KiB by default); at most 256 connections, 32 from one
+// peer address; a request's header must arrive within 5 s of the connection or
+// of the previous answer (its body within 30 s), else the connection closes; a
+// handler that throws answers 500 instead of crashing the server. A connection
+// serves its requests one after another; an asynchronous handler may answer
+// later from any thread while the server goes on serving other connections.
 #pragma once
 
 #include <functional>
 #include <memory>
 #include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
 
 namespace cowboy::net {
 
@@ -16,6 +21,11 @@ struct HttpRequest {
   std::string method;  // "GET", "POST", ...
   std::string target;  // path and query
   std::string body;
+  std::vector<std::pair<std::string, std::string>> headers;  // as received, in order
+
+  /// How many times `name` (case-insensitive) appears, and its first value.
+  std::size_t header_count(std::string_view name) const;
+  std::string_view header(std::string_view name) const;
 };
 
 struct HttpReply {
@@ -25,14 +35,24 @@ struct HttpReply {
 };
 
 using HttpHandler = std::function<HttpReply(const HttpRequest&)>;
+/// Call exactly once, from any thread.
+using HttpResponder = std::function<void(HttpReply)>;
+using AsyncHttpHandler = std::function<void(HttpRequest, HttpResponder)>;
+
+struct HttpServerOptions {
+  std::size_t max_body_bytes = 128 * 1024;
+  HttpReply too_large{413, "application/json", R"({"error":{"code":"TxTooLarge","message":"body over 128 KiB"}})"};
+  int threads = 1;  // io threads; each connection stays on one at a time
+};
 
 class HttpServer {
  public:
   /// Binds address:port (port 0 picks a free one); throws std::runtime_error if it cannot.
   HttpServer(HttpHandler handler, const std::string& address, std::uint16_t port);
+  HttpServer(AsyncHttpHandler handler, const std::string& address, std::uint16_t port, HttpServerOptions options);
   ~HttpServer();
   std::uint16_t port() const;
-  /// Serves on a background thread until stop().
+  /// Serves on background threads until stop().
   void start();
   void stop();
 

@@ -1,0 +1,132 @@
+// transitd: the Transit v1 node (docs/transit.md).
+//
+//   transitd --dev    the embedded default: a realm "dev" from a generated
+//                     genesis in ./transitd-dev (root principal 1, its key
+//                     root.key written 0600), HTTP on 127.0.0.1:7550, ready
+//                     for `transit --dev transitd-dev ...`.
+//   transitd --genesis FILE --data DIR [--listen HOST:PORT]
+//                     a node of the realm FILE describes (needed once, when
+//                     DIR is new), its journal in DIR.
+#include <CLI/CLI.hpp>
+
+#include <cstdio>
+#include <fstream>
+#include <sstream>
+
+#include "common/clock.h"
+#include "common/keyfile.h"
+#include "common/log.h"
+#include "common/signals.h"
+#include "net/host_port.h"
+#include "transit/client/dev_profile.h"
+#include "transit/contract/codec.h"
+#include "transit/node/node.h"
+
+using namespace cowboy;
+
+namespace {
+
+int fail(const std::string& what) {
+  std::fprintf(stderr, "transitd: %s\n", what.c_str());
+  return 1;
+}
+
+struct Options {
+  bool dev = false;
+  std::string dev_dir = "transitd-dev";
+  std::string genesis_file, data_dir;
+  std::string listen;  // default 127.0.0.1:7550
+  int io_threads = 2;
+};
+
+Result<std::string, std::string> read_file(const std::filesystem::path& path) {
+  std::ifstream in(path);
+  if (!in) return Err{"cannot read " + path.string()};
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+// The dev realm: a root key, a genesis and a profile, created once and reused.
+Result<transit::Genesis, std::string> dev_genesis(const std::filesystem::path& dir, std::uint16_t port) {
+  std::error_code ec;
+  std::filesystem::create_directories(dir, ec);
+  if (ec) return Err{"cannot create " + dir.string() + ": " + ec.message()};
+  auto seed = load_or_create_secret(dir / "root.key");
+  if (!seed.ok()) return Err{seed.error()};
+  transit::Genesis g;
+  g.realm.value = "dev";
+  g.root_principal = 1;
+  g.root_public_key = crypto::ed25519_from_seed(*seed).public_key;
+  g.admission_ceiling = 10'000'000;
+  g.control_reserve = 1'000;
+  g.allow_history_trim = false;
+  {
+    std::ofstream out(dir / "genesis.json");
+    out << transit::to_json(g) << "\n";
+  }
+  transit::DevProfile profile;
+  profile.port = port;
+  if (auto saved = transit::save_dev_profile(dir, profile); !saved.ok()) return Err{saved.error()};
+  return g;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  Options o;
+  CLI::App app{"transitd: the Transit v1 node - signed commands and queries over HTTP, a synced journal"};
+  app.add_flag("--dev", o.dev, "the embedded default: realm \"dev\" in ./transitd-dev, HTTP on 127.0.0.1:7550");
+  app.add_option("--dev-dir", o.dev_dir, "--dev: the directory for the key, genesis, profile and journal")
+      ->capture_default_str();
+  app.add_option("--genesis", o.genesis_file, "the realm's genesis (JSON); needed when --data is new");
+  app.add_option("--data", o.data_dir, "the journal directory");
+  app.add_option("--listen", o.listen, "HTTP host:port (default 127.0.0.1:7550)");
+  app.add_option("--io-threads", o.io_threads, "HTTP io threads")->capture_default_str();
+  CLI11_PARSE(app, argc, argv);
+
+  const auto listen = net::parse_host_port(o.listen.empty() ? "127.0.0.1:7550" : o.listen);
+  if (!listen) return fail("--listen wants host:port");
+
+  transit::node::NodeConfig config;
+  config.listen_address = listen->first;
+  config.port = listen->second;
+  config.io_threads = o.io_threads;
+  if (o.dev) {
+    auto g = dev_genesis(o.dev_dir, listen->second);
+    if (!g.ok()) return fail(g.error());
+    config.genesis = *g;
+    config.data_dir = std::filesystem::path(o.dev_dir) / "journal";
+  } else {
+    if (o.data_dir.empty()) return fail("--data DIR is required (or --dev)");
+    config.data_dir = o.data_dir;
+    if (!o.genesis_file.empty()) {
+      auto text = read_file(o.genesis_file);
+      if (!text.ok()) return fail(text.error());
+      auto trimmed = *text;
+      while (!trimmed.empty() && (trimmed.back() == '\n' || trimmed.back() == '\r')) trimmed.pop_back();
+      auto g = transit::from_json<transit::Genesis>(trimmed, 64 * 1024);
+      if (!g.ok()) return fail(o.genesis_file + ": " + g.error().message());
+      config.genesis = *g;
+    }
+  }
+
+  const sigset_t signals = block_stop_signals();
+  SystemClock clock;
+  auto node = transit::node::Node::open(config, clock);
+  if (!node.ok()) return fail(node.error());
+  const auto& genesis = (*node)->sequencer().genesis();
+  log::info("transitd_ready", log::field("realm", genesis.realm.value),
+            log::field("listen", config.listen_address + ":" + std::to_string((*node)->port())),
+            log::field("position", (*node)->sequencer().stats().position), log::field("data", config.data_dir.string()),
+            log::field("definition", transit::definition()));
+  if (o.dev)
+    std::printf("transitd --dev: realm dev on http://%s:%u, root principal 1 (key %s/root.key)\n"
+                "try: build/bin/transit --dev %s identity\n",
+                config.listen_address.c_str(), (*node)->port(), o.dev_dir.c_str(), o.dev_dir.c_str());
+  std::fflush(stdout);
+  wait_for_stop_signal(signals);
+  log::info("transitd_stopping");
+  node->reset();
+  return 0;
+}

@@ -1,0 +1,85 @@
+// The Transit v1 client: builds and signs requests, checks every answer before
+// handing it over, and never lets an uncertain outcome become a new sequence.
+//
+//   transit::Client client({.host = "127.0.0.1", .port = 7550, .realm = "dev", .principal = 1, .seed = seed});
+//   auto receipt = client.submit(transit::CreateRole{{"ops"}, std::nullopt});
+//
+// submit() signs at the next sequence and, on a transport loss, a malformed
+// success or a ServiceUncertain/ClockUncertain rejection, resends the same
+// signed bytes (up to max_attempts). If the outcome is still unknown it returns
+// kUncertain and keeps those bytes: the next submit() resends them first and
+// only then signs anything new. An exact retry is answered with the original
+// receipt, so resending is always safe.
+#pragma once
+
+#include <chrono>
+#include <memory>
+#include <optional>
+#include <string>
+
+#include "common/crypto.h"
+#include "common/result.h"
+#include "transit/contract/types.h"
+
+namespace cowboy::transit {
+
+struct ClientOptions {
+  std::string host = "127.0.0.1";
+  std::uint16_t port = 7550;
+  std::string realm;
+  Id principal = 0;
+  crypto::Ed25519Seed seed{};
+  std::chrono::milliseconds timeout = std::chrono::seconds(10);
+  int max_attempts = 5;
+  std::chrono::milliseconds retry_backoff = std::chrono::milliseconds(50);
+};
+
+struct ClientError {
+  enum class Kind {
+    kRejected,   // the node refused it; `rejection` says why, nothing changed
+    kUncertain,  // the outcome is unknown; the signed bytes are kept for resubmission
+    kMalformed,  // the node answered something this client does not accept
+  };
+  Kind kind;
+  std::optional<Rejection> rejection;
+  std::string message;
+};
+
+template <typename T> using ClientResult = Result<T, ClientError>;
+
+class Client {
+ public:
+  explicit Client(ClientOptions options);
+  ~Client();
+  Client(Client&&) noexcept;
+
+  /// Signs `op` at the next sequence (learnt from the identity query when not
+  /// set) and submits it.
+  ClientResult<Receipt> submit(Command op);
+  /// Resends saved signed bytes as they are (an exact retry).
+  ClientResult<Receipt> resubmit(const SignedRequest& signed_request);
+  /// The signed request whose outcome is unknown, if any.
+  const std::optional<SignedRequest>& pending() const;
+
+  ClientResult<Response> query(QueryOp op);
+  ClientResult<Identity> identity();
+  ClientResult<Capabilities> capabilities();
+  ClientResult<Decision> decision(Id principal, Scope scope, Permissions permissions);
+
+  void set_next_sequence(Id next);
+  std::optional<Id> next_sequence() const;
+  /// The highest authority position this client has seen; answers never go below it.
+  Id last_position() const;
+
+  /// The request submit(op) would sign next, without sending it.
+  Request build(Command op, Id sequence) const;
+
+ private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+};
+
+/// The outcome variant a command's receipt must carry (the client checks it).
+bool outcome_matches(const Command& op, const Outcome& outcome);
+
+}  // namespace cowboy::transit

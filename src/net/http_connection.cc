@@ -1,0 +1,68 @@
+#include "net/http_connection.h"
+
+#include <boost/asio.hpp>
+#include <boost/beast/core.hpp>
+#include <boost/beast/http.hpp>
+
+namespace cowboy::net {
+
+namespace asio = boost::asio;
+namespace beast = boost::beast;
+namespace http = beast::http;
+using tcp = asio::ip::tcp;
+
+struct HttpConnection::Impl {
+  std::string host;
+  std::uint16_t port;
+  std::chrono::milliseconds timeout;
+  std::size_t max_body_bytes;
+  asio::io_context io;
+  std::optional<beast::tcp_stream> stream;
+  beast::flat_buffer buffer;
+
+  Impl(std::string h, std::uint16_t p, std::chrono::milliseconds t, std::size_t max)
+      : host(std::move(h)), port(p), timeout(t), max_body_bytes(max) {}
+
+  void connect() {
+    stream.emplace(io);
+    stream->expires_after(timeout);
+    tcp::resolver resolver(io);
+    stream->connect(resolver.resolve(host, std::to_string(port)));
+    stream->socket().set_option(tcp::no_delay(true));
+    buffer.clear();
+  }
+};
+
+HttpConnection::HttpConnection(std::string host, std::uint16_t port, std::chrono::milliseconds timeout,
+                               std::size_t max_body_bytes)
+    : impl_(std::make_unique<Impl>(std::move(host), port, timeout, max_body_bytes)) {}
+HttpConnection::~HttpConnection() = default;
+HttpConnection::HttpConnection(HttpConnection&&) noexcept = default;
+
+Result<HttpAnswer, std::string> HttpConnection::post(const std::string& target, const std::string& body,
+                                                     const std::vector<std::pair<std::string, std::string>>& headers) {
+  try {
+    if (!impl_->stream) impl_->connect();
+    http::request<http::string_body> req{http::verb::post, target, 11};
+    req.set(http::field::host, impl_->host);
+    req.set(http::field::content_type, "application/json");
+    for (const auto& [name, value] : headers) req.insert(name, value);
+    req.keep_alive(true);
+    req.body() = body;
+    req.prepare_payload();
+    impl_->stream->expires_after(impl_->timeout);
+    http::write(*impl_->stream, req);
+    http::response_parser<http::string_body> parser;
+    parser.body_limit(impl_->max_body_bytes);
+    http::read(*impl_->stream, impl_->buffer, parser);
+    auto& res = parser.get();
+    HttpAnswer answer{static_cast<int>(res.result_int()), std::move(res.body())};
+    if (!res.keep_alive()) impl_->stream.reset();
+    return answer;
+  } catch (const std::exception& e) {
+    impl_->stream.reset();  // the next exchange opens a fresh connection
+    return Err{std::string(e.what())};
+  }
+}
+
+}  // namespace cowboy::net

@@ -1,0 +1,200 @@
+#include "transit/client.h"
+
+#include <thread>
+
+#include "net/http_connection.h"
+#include "transit/contract/envelope.h"
+#include "transit/contract/signing.h"
+
+namespace cowboy::transit {
+namespace {
+
+ClientError malformed(std::string message) { return ClientError{ClientError::Kind::kMalformed, std::nullopt, std::move(message)}; }
+
+bool uncertain(RejectionCode code) {
+  return code == RejectionCode::kServiceUncertain || code == RejectionCode::kClockUncertain;
+}
+
+template <typename T> bool holds(const QueryResult& r) { return std::holds_alternative<T>(r); }
+
+}  // namespace
+
+bool outcome_matches(const Command& op, const Outcome& outcome) {
+  return std::visit(
+      [&](const auto& command) {
+        using C = std::decay_t<decltype(command)>;
+        if constexpr (std::is_same_v<C, CreatePrincipal>) {
+          const auto* created = std::get_if<PrincipalCreated>(&outcome);
+          return created && created->principal == command.principal;
+        } else if constexpr (std::is_same_v<C, CreateRole>) {
+          return std::holds_alternative<RoleCreated>(outcome);
+        } else if constexpr (std::is_same_v<C, Grant>) {
+          return std::holds_alternative<Granted>(outcome);
+        } else {
+          return std::holds_alternative<PolicyChanged>(outcome);
+        }
+      },
+      op);
+}
+
+struct Client::Impl {
+  ClientOptions options;
+  net::HttpConnection connection;
+  std::optional<Id> next_sequence;
+  std::optional<SignedRequest> pending;
+  Id last_position = 0;
+
+  explicit Impl(ClientOptions o)
+      : options(std::move(o)), connection(options.host, options.port, options.timeout, kMaxAnswerBytes) {}
+
+  // One exchange: a checked answer body for 200, the rejection otherwise, or a transport loss.
+  enum class Exchange { kOk, kRejected, kLost };
+  Exchange exchange(const std::string& target, const std::string& body, std::string& answer, Rejection& rejection,
+                    std::string& why) {
+    auto res = connection.post(target, body);
+    if (!res.ok()) return why = res.error(), Exchange::kLost;
+    if (res->status == 200) return answer = std::move(res->body), Exchange::kOk;
+    auto decoded = from_json<Rejection>(res->body, kMaxAnswerBytes);
+    if (!decoded.ok()) return why = "HTTP " + std::to_string(res->status) + " without a valid Rejection", Exchange::kLost;
+    rejection = std::move(*decoded);
+    return Exchange::kRejected;
+  }
+
+  void observe(Id position) { last_position = std::max(last_position, position); }
+
+  std::optional<std::string> check_receipt(const Receipt& r, const SignedRequest& s, const Digest& digest) const {
+    if (r.realm.value != options.realm) return "receipt of another realm";
+    if (r.principal != s.request.principal || r.sequence != s.request.sequence) return "receipt for another request";
+    if (r.request_digest != digest) return "receipt of another body";
+    if (r.position == 0) return "receipt at position 0";
+    if (!outcome_matches(s.request.op, r.outcome)) return "receipt outcome of another kind";
+    return std::nullopt;
+  }
+
+  ClientResult<Receipt> send(const SignedRequest& s) {
+    const std::string body = to_json(s);
+    const Digest digest = request_digest(s.request);
+    std::string last_problem;
+    for (int attempt = 0; attempt < std::max(1, options.max_attempts); ++attempt) {
+      if (attempt) std::this_thread::sleep_for(options.retry_backoff * attempt);
+      std::string answer, why;
+      Rejection rejection;
+      switch (exchange("/v1/command", body, answer, rejection, why)) {
+        case Exchange::kLost: last_problem = why; continue;
+        case Exchange::kRejected:
+          if (uncertain(rejection.code)) {
+            last_problem = rejection.reason.value + ": " + rejection.message.value;
+            continue;
+          }
+          return Err{ClientError{ClientError::Kind::kRejected, rejection, rejection.reason.value + ": " + rejection.message.value}};
+        case Exchange::kOk: {
+          // A malformed success authorizes nothing new: treat it as a loss and resend.
+          auto receipt = from_json<Receipt>(answer, kMaxAnswerBytes);
+          if (!receipt.ok()) { last_problem = "malformed receipt: " + receipt.error().message(); continue; }
+          if (auto problem = check_receipt(*receipt, s, digest)) { last_problem = *problem; continue; }
+          observe(receipt->position);
+          return std::move(*receipt);
+        }
+      }
+    }
+    return Err{ClientError{ClientError::Kind::kUncertain, std::nullopt, "outcome unknown after " +
+                           std::to_string(options.max_attempts) + " attempts: " + last_problem}};
+  }
+
+  ClientResult<Response> ask(QueryOp op) {
+    Query q{Version{}, Definition{}, {options.realm}, options.principal, op};
+    const SignedQuery s = sign(q, options.seed);
+    const std::string body = to_json(s);
+    std::string last_problem;
+    for (int attempt = 0; attempt < std::max(1, options.max_attempts); ++attempt) {
+      if (attempt) std::this_thread::sleep_for(options.retry_backoff * attempt);
+      std::string answer, why;
+      Rejection rejection;
+      switch (exchange("/v1/query", body, answer, rejection, why)) {
+        case Exchange::kLost: last_problem = why; continue;
+        case Exchange::kRejected:
+          if (uncertain(rejection.code)) { last_problem = rejection.reason.value; continue; }
+          return Err{ClientError{ClientError::Kind::kRejected, rejection, rejection.reason.value + ": " + rejection.message.value}};
+        case Exchange::kOk: {
+          auto response = from_json<Response>(answer, kMaxAnswerBytes);
+          if (!response.ok()) return Err{malformed("malformed response: " + response.error().message())};
+          if (response->realm.value != options.realm) return Err{malformed("response of another realm")};
+          if (response->result.index() != op.index()) return Err{malformed("response of another query kind")};
+          if (response->position < last_position) return Err{malformed("response position went backwards")};
+          if (const auto* d = std::get_if<Decision>(&response->result); d && d->principal != std::get<DecisionQuery>(op).principal)
+            return Err{malformed("decision for another principal")};
+          if (const auto* i = std::get_if<Identity>(&response->result); i && i->principal != options.principal)
+            return Err{malformed("identity of another principal")};
+          observe(response->position);
+          return std::move(*response);
+        }
+      }
+    }
+    return Err{ClientError{ClientError::Kind::kUncertain, std::nullopt, "no answer: " + last_problem}};
+  }
+};
+
+Client::Client(ClientOptions options) : impl_(std::make_unique<Impl>(std::move(options))) {}
+Client::~Client() = default;
+Client::Client(Client&&) noexcept = default;
+
+Request Client::build(Command op, Id sequence) const {
+  return Request{Version{}, Definition{}, {impl_->options.realm}, impl_->options.principal, sequence, std::move(op)};
+}
+
+ClientResult<Receipt> Client::submit(Command op) {
+  if (impl_->pending) {  // settle the unknown outcome before signing anything new
+    auto settled = resubmit(*impl_->pending);
+    if (!settled.ok() && settled.error().kind == ClientError::Kind::kUncertain) return settled;
+  }
+  if (!impl_->next_sequence) {
+    auto me = identity();
+    if (!me.ok()) return Err{me.error()};
+    impl_->next_sequence = me->sequence + 1;
+  }
+  const SignedRequest s = sign(build(std::move(op), *impl_->next_sequence), impl_->options.seed);
+  return resubmit(s);
+}
+
+ClientResult<Receipt> Client::resubmit(const SignedRequest& s) {
+  auto result = impl_->send(s);
+  const bool ours = s.request.principal == impl_->options.principal;
+  if (!result.ok() && result.error().kind == ClientError::Kind::kUncertain) {
+    if (ours) impl_->pending = s;
+    return result;
+  }
+  if (ours && impl_->pending && impl_->pending->request.sequence == s.request.sequence) impl_->pending.reset();
+  // Accepted, or refused without consuming it: the sequence after an accepted one is next.
+  if (ours && result.ok()) impl_->next_sequence = std::max(impl_->next_sequence.value_or(0), s.request.sequence + 1);
+  if (ours && !result.ok() && result.error().rejection && result.error().rejection->code == RejectionCode::kConflict)
+    impl_->next_sequence.reset();  // learn it again from the node
+  return result;
+}
+
+const std::optional<SignedRequest>& Client::pending() const { return impl_->pending; }
+
+ClientResult<Response> Client::query(QueryOp op) { return impl_->ask(std::move(op)); }
+
+ClientResult<Identity> Client::identity() {
+  auto r = query(IdentityQuery{});
+  if (!r.ok()) return Err{r.error()};
+  return std::get<Identity>(r->result);
+}
+
+ClientResult<Capabilities> Client::capabilities() {
+  auto r = query(CapabilitiesQuery{});
+  if (!r.ok()) return Err{r.error()};
+  return std::get<Capabilities>(r->result);
+}
+
+ClientResult<Decision> Client::decision(Id principal, Scope scope, Permissions permissions) {
+  auto r = query(DecisionQuery{principal, std::move(scope), permissions});
+  if (!r.ok()) return Err{r.error()};
+  return std::get<Decision>(r->result);
+}
+
+void Client::set_next_sequence(Id next) { impl_->next_sequence = next; }
+std::optional<Id> Client::next_sequence() const { return impl_->next_sequence; }
+Id Client::last_position() const { return impl_->last_position; }
+
+}  // namespace cowboy::transit

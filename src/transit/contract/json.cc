@@ -1,0 +1,139 @@
+#include "transit/contract/json.h"
+
+#include <charconv>
+#include <set>
+#include <vector>
+
+#include "transit/contract/values.h"
+
+namespace cowboy::transit::json {
+namespace {
+
+// Builds the tree by hand so that every rule is checked as the lexer meets it.
+class StrictSax {
+ public:
+  bool null() { return add(Tree(nullptr)); }
+  bool boolean(bool v) { return add(Tree(v)); }
+  bool number_integer(std::int64_t) { return fail("negative_integer"); }  // only negatives arrive here
+  bool number_unsigned(std::uint64_t v) {
+    if (v > kMaxSafeInteger) return fail("integer_too_large");
+    return add(Tree(v));
+  }
+  bool number_float(double, const std::string& text) {
+    // 2^64 and above arrive as floats; tell them from fractions and exponents.
+    const bool digits_only = !text.empty() && text.find_first_not_of("0123456789") == std::string::npos;
+    return fail(digits_only ? "integer_too_large" : text.starts_with('-') ? "negative_integer" : "not_integer");
+  }
+  bool string(std::string& v) { return add(Tree(std::move(v))); }
+  bool binary(Tree::binary_t&) { return fail("syntax"); }
+  bool start_object(std::size_t) { return open(Tree::object()); }
+  bool key(std::string& k) {
+    if (!keys_.back().insert(k).second) return fail("duplicate_key", k);
+    key_ = std::move(k);
+    return true;
+  }
+  bool end_object() { return close(); }
+  bool start_array(std::size_t) { return open(Tree::array()); }
+  bool end_array() { return close(); }
+  bool parse_error(std::size_t, const std::string&, const nlohmann::detail::exception& e) {
+    if (error_.reason.empty()) error_ = DecodeError{"syntax", "", e.what()};
+    return false;
+  }
+
+  Result<Tree, DecodeError> take() {
+    if (!error_.reason.empty()) return Err{error_};
+    return std::move(root_);
+  }
+
+ private:
+  bool fail(const char* reason, std::string detail = {}) {
+    if (error_.reason.empty()) error_ = DecodeError{reason, "", std::move(detail)};
+    return false;
+  }
+  bool add(Tree value) {
+    if (stack_.empty()) {
+      root_ = std::move(value);
+      return true;
+    }
+    Tree& parent = *stack_.back();
+    if (parent.is_object()) {
+      parent[key_] = std::move(value);
+      last_ = &parent[key_];
+    } else {
+      parent.push_back(std::move(value));
+      last_ = &parent.back();
+    }
+    return true;
+  }
+  bool open(Tree container) {
+    if (stack_.size() >= static_cast<std::size_t>(kMaxDepth)) return fail("too_deep");
+    const bool object = container.is_object();
+    if (stack_.empty()) {
+      root_ = std::move(container);
+      stack_.push_back(&root_);
+    } else {
+      add(std::move(container));
+      stack_.push_back(last_);
+    }
+    keys_.emplace_back();
+    if (!object) keys_.back().clear();
+    return true;
+  }
+  bool close() {
+    stack_.pop_back();
+    keys_.pop_back();
+    return true;
+  }
+
+  Tree root_;
+  std::vector<Tree*> stack_;
+  std::vector<std::set<std::string>> keys_;
+  std::string key_;
+  Tree* last_ = nullptr;
+  DecodeError error_;
+};
+
+}  // namespace
+
+Result<Tree, DecodeError> parse_strict(std::string_view text) {
+  StrictSax sax;
+  const bool ok = Tree::sax_parse(text.begin(), text.end(), &sax, nlohmann::detail::input_format_t::json, true);
+  auto tree = sax.take();
+  if (!tree.ok()) return tree;
+  if (!ok) return Err{DecodeError{"syntax", "", "not one JSON value"}};
+  return tree;
+}
+
+void write_string(std::string& out, std::string_view utf8) {
+  static constexpr char kHex[] = "0123456789abcdef";
+  out.push_back('"');
+  for (const char c : utf8) {
+    const auto u = static_cast<unsigned char>(c);
+    switch (c) {
+      case '"': out += "\\\""; break;
+      case '\\': out += "\\\\"; break;
+      case '\b': out += "\\b"; break;
+      case '\f': out += "\\f"; break;
+      case '\n': out += "\\n"; break;
+      case '\r': out += "\\r"; break;
+      case '\t': out += "\\t"; break;
+      default:
+        if (u < 0x20) {
+          out += "\\u00";
+          out.push_back(kHex[u >> 4]);
+          out.push_back(kHex[u & 0xf]);
+        } else {
+          out.push_back(c);
+        }
+    }
+  }
+  out.push_back('"');
+}
+
+void write_uint(std::string& out, std::uint64_t value) {
+  char buf[24];
+  const auto end = std::to_chars(buf, buf + sizeof buf, value).ptr;
+  out.append(buf, end);
+}
+
+}  // namespace cowboy::transit::json

@@ -1,0 +1,371 @@
+// Every Transit v1 type, each declared once with its field list:
+//   template <typename V> void fields(V& v, Type& t) { v("a", t.a)("b", t.b); }
+// The canonical JSON writer, the strict decoder and transit-v1.schema.json all
+// walk these lists (codec.h, schema.cc), so a field exists in one place only.
+// Declaration order is wire order. A union alternative's kName is its key.
+#pragma once
+
+#include "transit/contract/values.h"
+
+namespace cowboy::transit {
+
+// ---- scopes and the authorization graph ------------------------------------
+
+struct RealmScope {
+  static constexpr std::string_view kName = "realm";
+  bool operator==(const RealmScope&) const = default;
+};
+template <typename V> void fields(V&, RealmScope&) {}
+
+struct PidScope {
+  static constexpr std::string_view kName = "pid";
+  Id pid = 0;
+  bool operator==(const PidScope&) const = default;
+};
+template <typename V> void fields(V& v, PidScope& t) { v("pid", t.pid); }
+
+struct ResourceScope {
+  static constexpr std::string_view kName = "resource";
+  Id resource = 0;
+  bool operator==(const ResourceScope&) const = default;
+};
+template <typename V> void fields(V& v, ResourceScope& t) { v("resource", t.resource); }
+
+using Scope = std::variant<RealmScope, PidScope, ResourceScope>;
+
+using RoleName = Text<1, 32>;
+
+// ---- commands (declarative_authorization) ----------------------------------
+// expected_revision: null applies unconditionally; a number must equal the
+// realm's current policy revision, else the command is a Conflict.
+
+struct CreatePrincipal {
+  static constexpr std::string_view kName = "create_principal";
+  Id principal = 0;
+  PublicKey public_key{};
+  Scope scope;
+  Permissions permissions;
+  std::optional<Id> pid_scope;
+  std::optional<Id> expected_revision;
+  bool operator==(const CreatePrincipal&) const = default;
+};
+template <typename V> void fields(V& v, CreatePrincipal& t) {
+  v("principal", t.principal)("public_key", t.public_key)("scope", t.scope)("permissions", t.permissions)(
+      "pid_scope", t.pid_scope)("expected_revision", t.expected_revision);
+}
+
+struct CreateRole {
+  static constexpr std::string_view kName = "create_role";
+  RoleName name;
+  std::optional<Id> expected_revision;
+  bool operator==(const CreateRole&) const = default;
+};
+template <typename V> void fields(V& v, CreateRole& t) { v("name", t.name)("expected_revision", t.expected_revision); }
+
+struct BindCredential {
+  static constexpr std::string_view kName = "bind_credential";
+  Id principal = 0;
+  Id role = 0;
+  std::optional<Id> expected_revision;
+  bool operator==(const BindCredential&) const = default;
+};
+template <typename V> void fields(V& v, BindCredential& t) {
+  v("principal", t.principal)("role", t.role)("expected_revision", t.expected_revision);
+}
+
+struct UnbindCredential {
+  static constexpr std::string_view kName = "unbind_credential";
+  Id principal = 0;
+  Id role = 0;
+  std::optional<Id> expected_revision;
+  bool operator==(const UnbindCredential&) const = default;
+};
+template <typename V> void fields(V& v, UnbindCredential& t) {
+  v("principal", t.principal)("role", t.role)("expected_revision", t.expected_revision);
+}
+
+struct Grant {
+  static constexpr std::string_view kName = "grant";
+  Id role = 0;
+  Scope scope;
+  Permissions permissions;
+  std::optional<Id> expected_revision;
+  bool operator==(const Grant&) const = default;
+};
+template <typename V> void fields(V& v, Grant& t) {
+  v("role", t.role)("scope", t.scope)("permissions", t.permissions)("expected_revision", t.expected_revision);
+}
+
+struct RevokeGrant {
+  static constexpr std::string_view kName = "revoke_grant";
+  Id grant = 0;
+  std::optional<Id> expected_revision;
+  bool operator==(const RevokeGrant&) const = default;
+};
+template <typename V> void fields(V& v, RevokeGrant& t) { v("grant", t.grant)("expected_revision", t.expected_revision); }
+
+struct RevokePrincipal {
+  static constexpr std::string_view kName = "revoke_principal";
+  Id principal = 0;
+  std::optional<Id> expected_revision;
+  bool operator==(const RevokePrincipal&) const = default;
+};
+template <typename V> void fields(V& v, RevokePrincipal& t) {
+  v("principal", t.principal)("expected_revision", t.expected_revision);
+}
+
+using Command = std::variant<CreatePrincipal, CreateRole, BindCredential, UnbindCredential, Grant, RevokeGrant,
+                             RevokePrincipal>;
+
+struct Request {
+  static constexpr std::string_view kName = "Request";
+  Version version;
+  Definition definition;
+  Text<1, 64> realm;
+  Id principal = 0;
+  Id sequence = 0;
+  Command op;
+  bool operator==(const Request&) const = default;
+};
+template <typename V> void fields(V& v, Request& t) {
+  v("version", t.version)("definition", t.definition)("realm", t.realm)("principal", t.principal)(
+      "sequence", t.sequence)("op", t.op);
+}
+
+struct SignedRequest {
+  static constexpr std::string_view kName = "SignedRequest";
+  Request request;
+  Signature signature{};
+  bool operator==(const SignedRequest&) const = default;
+};
+template <typename V> void fields(V& v, SignedRequest& t) { v("request", t.request)("signature", t.signature); }
+
+// ---- queries ------------------------------------------------------------------
+
+struct IdentityQuery {
+  static constexpr std::string_view kName = "identity";
+  bool operator==(const IdentityQuery&) const = default;
+};
+template <typename V> void fields(V&, IdentityQuery&) {}
+
+struct CapabilitiesQuery {
+  static constexpr std::string_view kName = "capabilities";
+  bool operator==(const CapabilitiesQuery&) const = default;
+};
+template <typename V> void fields(V&, CapabilitiesQuery&) {}
+
+/// Would `principal` currently hold `permissions` at `scope`? Requires inspect.
+struct DecisionQuery {
+  static constexpr std::string_view kName = "decision";
+  Id principal = 0;
+  Scope scope;
+  Permissions permissions;
+  bool operator==(const DecisionQuery&) const = default;
+};
+template <typename V> void fields(V& v, DecisionQuery& t) {
+  v("principal", t.principal)("scope", t.scope)("permissions", t.permissions);
+}
+
+using QueryOp = std::variant<IdentityQuery, CapabilitiesQuery, DecisionQuery>;
+
+struct Query {
+  static constexpr std::string_view kName = "Query";
+  Version version;
+  Definition definition;
+  Text<1, 64> realm;
+  Id principal = 0;
+  QueryOp op;
+  bool operator==(const Query&) const = default;
+};
+template <typename V> void fields(V& v, Query& t) {
+  v("version", t.version)("definition", t.definition)("realm", t.realm)("principal", t.principal)("op", t.op);
+}
+
+struct SignedQuery {
+  static constexpr std::string_view kName = "SignedQuery";
+  Query query;
+  Signature signature{};
+  bool operator==(const SignedQuery&) const = default;
+};
+template <typename V> void fields(V& v, SignedQuery& t) { v("query", t.query)("signature", t.signature); }
+
+// ---- receipts -------------------------------------------------------------------
+
+struct PrincipalCreated {
+  static constexpr std::string_view kName = "principal_created";
+  Id principal = 0;
+  Id role = 0;   // its private role
+  Id grant = 0;  // the grant made from the command's grant fields
+  Id policy_revision = 0;
+  bool operator==(const PrincipalCreated&) const = default;
+};
+template <typename V> void fields(V& v, PrincipalCreated& t) {
+  v("principal", t.principal)("role", t.role)("grant", t.grant)("policy_revision", t.policy_revision);
+}
+
+struct RoleCreated {
+  static constexpr std::string_view kName = "role_created";
+  Id role = 0;
+  Id policy_revision = 0;
+  bool operator==(const RoleCreated&) const = default;
+};
+template <typename V> void fields(V& v, RoleCreated& t) { v("role", t.role)("policy_revision", t.policy_revision); }
+
+struct Granted {
+  static constexpr std::string_view kName = "granted";
+  Id grant = 0;
+  Id policy_revision = 0;
+  bool operator==(const Granted&) const = default;
+};
+template <typename V> void fields(V& v, Granted& t) { v("grant", t.grant)("policy_revision", t.policy_revision); }
+
+/// bind, unbind, revoke_grant and revoke_principal: the graph changed.
+struct PolicyChanged {
+  static constexpr std::string_view kName = "policy_changed";
+  Id policy_revision = 0;
+  bool operator==(const PolicyChanged&) const = default;
+};
+template <typename V> void fields(V& v, PolicyChanged& t) { v("policy_revision", t.policy_revision); }
+
+using Outcome = std::variant<PrincipalCreated, RoleCreated, Granted, PolicyChanged>;
+
+struct Receipt {
+  static constexpr std::string_view kName = "Receipt";
+  Version version;
+  Definition definition;
+  Text<1, 64> realm;
+  Id position = 0;  // the decision's authority position, >= 1
+  Id principal = 0;
+  Id sequence = 0;
+  Digest request_digest{};  // the signed digest of the request decided
+  Id accepted_at_ms = 0;    // trusted time recorded in the decision
+  Outcome outcome;
+  bool operator==(const Receipt&) const = default;
+};
+template <typename V> void fields(V& v, Receipt& t) {
+  v("version", t.version)("definition", t.definition)("realm", t.realm)("position", t.position)(
+      "principal", t.principal)("sequence", t.sequence)("request_digest", t.request_digest)(
+      "accepted_at_ms", t.accepted_at_ms)("outcome", t.outcome);
+}
+
+// ---- query responses ------------------------------------------------------------
+
+/// The caller's own current identity; no key, no resource grant.
+struct Identity {
+  static constexpr std::string_view kName = "identity";
+  Id principal = 0;
+  Permissions permissions;  // coarse: realm-scope grants of its bound roles
+  std::optional<Id> pid_scope;
+  Id policy_revision = 0;
+  Id sequence = 0;  // the caller's last accepted sequence (0: none yet)
+  bool operator==(const Identity&) const = default;
+};
+template <typename V> void fields(V& v, Identity& t) {
+  v("principal", t.principal)("permissions", t.permissions)("pid_scope", t.pid_scope)(
+      "policy_revision", t.policy_revision)("sequence", t.sequence);
+}
+
+using CapabilityName = Text<1, 32>;
+
+struct Capabilities {
+  static constexpr std::string_view kName = "capabilities";
+  List<CapabilityName, 32> supported;
+  std::optional<Id> admission_ceiling;
+  Id control_reserve = 0;
+  bool allow_history_trim = false;
+  bool history_reclamation = false;  // whether this build can reclaim root history at all
+  Id max_request_bytes = kMaxRequestBytes;
+  Id page_records = 8;
+  Id required_resource_budget = 4;
+  Id lifetime_owner_budget = 0;
+  bool operator==(const Capabilities&) const = default;
+};
+template <typename V> void fields(V& v, Capabilities& t) {
+  v("supported", t.supported)("admission_ceiling", t.admission_ceiling)("control_reserve", t.control_reserve)(
+      "allow_history_trim", t.allow_history_trim)("history_reclamation", t.history_reclamation)(
+      "max_request_bytes", t.max_request_bytes)("page_records", t.page_records)(
+      "required_resource_budget", t.required_resource_budget)("lifetime_owner_budget", t.lifetime_owner_budget);
+}
+
+struct Decision {
+  static constexpr std::string_view kName = "decision";
+  Id principal = 0;
+  bool allowed = false;
+  Id policy_revision = 0;
+  bool operator==(const Decision&) const = default;
+};
+template <typename V> void fields(V& v, Decision& t) {
+  v("principal", t.principal)("allowed", t.allowed)("policy_revision", t.policy_revision);
+}
+
+using QueryResult = std::variant<Identity, Capabilities, Decision>;
+
+struct Response {
+  static constexpr std::string_view kName = "Response";
+  Version version;
+  Definition definition;
+  Text<1, 64> realm;
+  Id position = 0;  // the authority position the result was read at
+  QueryResult result;
+  bool operator==(const Response&) const = default;
+};
+template <typename V> void fields(V& v, Response& t) {
+  v("version", t.version)("definition", t.definition)("realm", t.realm)("position", t.position)("result", t.result);
+}
+
+// ---- rejections -------------------------------------------------------------------
+
+/// One code per rejection class; HTTP statuses in node/http_routes.cc.
+enum class RejectionCode : std::uint8_t {
+  kInvalidRequest,    // 400: malformed, non-canonical, foreign definition or realm, unknown version
+  kTooLarge,          // 413: over a size bound
+  kDenied,            // 403: unknown principal, bad signature, missing permission, revoked
+  kConflict,          // 409: sequence taken by another body, sequence gap, stale revision, taken subject
+  kInvalidProposal,   // 422: well-formed but impossible (unknown role or grant, revoking the root)
+  kAdmissionClosed,   // 429: the journal admission ceiling is reached
+  kControlCapacity,   // 429: the control reserve is used up too
+  kServiceUncertain,  // 503: the outcome is unknown (storage, overload, deadline); resubmit the same bytes
+  kClockUncertain,    // 503: trusted time regressed
+};
+template <> struct EnumTraits<RejectionCode> {
+  static constexpr std::array<std::string_view, 9> kNames = {
+      "InvalidRequest", "TooLarge",          "Denied",         "Conflict",      "InvalidProposal",
+      "AdmissionClosed", "ControlCapacity", "ServiceUncertain", "ClockUncertain"};
+};
+
+struct Rejection {
+  static constexpr std::string_view kName = "Rejection";
+  Version version;
+  Definition definition;
+  Text<1, 64> realm;
+  RejectionCode code = RejectionCode::kInvalidRequest;
+  Text<1, 64> reason;      // the rule, snake_case (e.g. "duplicate_key")
+  Text<0, 512> message;    // for people
+  bool operator==(const Rejection&) const = default;
+};
+template <typename V> void fields(V& v, Rejection& t) {
+  v("version", t.version)("definition", t.definition)("realm", t.realm)("code", t.code)("reason", t.reason)(
+      "message", t.message);
+}
+
+// ---- genesis ----------------------------------------------------------------------
+
+struct Genesis {
+  static constexpr std::string_view kName = "Genesis";
+  Version version;
+  Definition definition;
+  Text<1, 64> realm;
+  Id root_principal = 1;
+  PublicKey root_public_key{};
+  std::optional<Id> admission_ceiling;  // journal positions; null: unlimited
+  Id control_reserve = 0;               // positions beyond the ceiling for control mutations
+  bool allow_history_trim = false;
+  bool operator==(const Genesis&) const = default;
+};
+template <typename V> void fields(V& v, Genesis& t) {
+  v("version", t.version)("definition", t.definition)("realm", t.realm)("root_principal", t.root_principal)(
+      "root_public_key", t.root_public_key)("admission_ceiling", t.admission_ceiling)(
+      "control_reserve", t.control_reserve)("allow_history_trim", t.allow_history_trim);
+}
+
+}  // namespace cowboy::transit

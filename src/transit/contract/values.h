@@ -1,0 +1,87 @@
+// The value kinds Transit types are built from, each with one JSON spelling
+// (docs/transit.md, "Representation"): integers are decimal and at most
+// 2^53 - 1; fixed byte arrays are JSON arrays of 0..255; variable opaque bytes
+// are lowercase hex strings; text is UTF-8 bounded in bytes; optional values
+// are null when absent; unions are single-key objects.
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <variant>
+#include <vector>
+
+namespace cowboy::transit {
+
+/// The public numeric address space of every identity and counter.
+inline constexpr std::uint64_t kMaxSafeInteger = (std::uint64_t{1} << 53) - 1;
+/// Canonical logical requests and queries are bounded at 16 KiB.
+inline constexpr std::size_t kMaxRequestBytes = 16 * 1024;
+inline constexpr std::uint64_t kVersion = 1;
+
+using Id = std::uint64_t;
+template <std::size_t N> using Fixed = std::array<std::uint8_t, N>;
+using PublicKey = Fixed<32>;
+using Signature = Fixed<64>;
+using Digest = Fixed<32>;
+
+/// UTF-8 text of MinBytes..MaxBytes bytes.
+template <std::size_t MinBytes, std::size_t MaxBytes> struct Text {
+  std::string value;
+  bool operator==(const Text&) const = default;
+};
+
+/// Variable-length opaque bytes, lowercase hex on the wire.
+template <std::size_t MaxBytes> struct Hex {
+  std::vector<std::uint8_t> value;
+  bool operator==(const Hex&) const = default;
+};
+
+/// At most Max items.
+template <typename T, std::size_t Max> struct List {
+  std::vector<T> items;
+  bool operator==(const List&) const = default;
+};
+
+/// `version`: always 1; any other number is unknown_version.
+struct Version {
+  std::uint64_t value = kVersion;
+  bool operator==(const Version&) const = default;
+};
+
+/// `definition`: the exact identifier of this build's schema (definition()).
+/// A missing field is missing_definition; any other value, of any JSON type,
+/// is foreign_definition. There are no alternate spellings.
+struct Definition {
+  std::string value;  // empty means "this build's" when writing
+  bool operator==(const Definition&) const = default;
+};
+
+/// Native permission bits (docs/transit.md, decision 7); unknown bits are malformed.
+enum Permission : std::uint64_t {
+  kInspect = 1u << 0,
+  kRead = 1u << 1,
+  kWrite = 1u << 2,
+  kSend = 1u << 3,
+  kExecute = 1u << 4,
+  kEffect = 1u << 5,
+  kCourier = 1u << 6,
+  kPidAdmin = 1u << 7,
+  kRealmControl = 1u << 8,
+};
+inline constexpr std::uint64_t kAllPermissions = (1u << 9) - 1;
+inline constexpr std::uint64_t kReadOnly = kInspect | kRead;
+
+struct Permissions {
+  std::uint64_t bits = 0;
+  bool has(std::uint64_t wanted) const { return (bits & wanted) == wanted; }
+  bool operator==(const Permissions&) const = default;
+};
+
+/// A closed set of names, spelled as JSON strings. E supplies
+/// `names(E)` -> a span of its spellings indexed by value.
+template <typename E> struct EnumTraits;
+
+}  // namespace cowboy::transit

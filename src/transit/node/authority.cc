@@ -1,0 +1,240 @@
+#include "transit/node/authority.h"
+
+#include "transit/contract/codec.h"
+
+namespace cowboy::transit::node {
+namespace {
+
+Err<Refusal> refuse(RejectionCode code, std::string reason, std::string message) {
+  return Err{Refusal{code, std::move(reason), std::move(message)}};
+}
+
+bool covers(const Scope& granted, const Scope& wanted) {
+  if (std::holds_alternative<RealmScope>(granted)) return true;
+  return granted == wanted;
+}
+
+}  // namespace
+
+bool is_control(const Command& op) {
+  return std::holds_alternative<UnbindCredential>(op) || std::holds_alternative<RevokeGrant>(op) ||
+         std::holds_alternative<RevokePrincipal>(op);
+}
+
+Authority::Authority(Genesis genesis) : genesis_(std::move(genesis)) {
+  // Position 0: the root principal, its private role and one realm-wide grant of everything.
+  const Id root = genesis_.root_principal;
+  const Id role = head_.next_role++;
+  principals_[root] = PrincipalRecord{root, genesis_.root_public_key, role, std::nullopt, 0, false, 1};
+  roles_[role] = RoleRecord{role, {}, root};
+  credentials_.insert({root, role});
+  const Id grant = head_.next_grant++;
+  grants_[grant] = GrantRecord{grant, role, RealmScope{}, Permissions{kAllPermissions}, head_.policy_revision};
+  grants_by_role_.insert({role, grant});
+}
+
+Authority::Authority(Genesis genesis, Head head, std::map<Id, PrincipalRecord> principals,
+                     std::map<Id, RoleRecord> roles, std::map<Id, GrantRecord> grants,
+                     std::set<std::pair<Id, Id>> credentials)
+    : genesis_(std::move(genesis)),
+      head_(std::move(head)),
+      principals_(std::move(principals)),
+      roles_(std::move(roles)),
+      grants_(std::move(grants)),
+      credentials_(std::move(credentials)) {
+  for (const auto& [id, g] : grants_) grants_by_role_.insert({g.role, id});
+}
+
+const PrincipalRecord* Authority::principal(Id id) const {
+  auto it = principals_.find(id);
+  return it == principals_.end() ? nullptr : &it->second;
+}
+const RoleRecord* Authority::role(Id id) const {
+  auto it = roles_.find(id);
+  return it == roles_.end() ? nullptr : &it->second;
+}
+const GrantRecord* Authority::grant(Id id) const {
+  auto it = grants_.find(id);
+  return it == grants_.end() ? nullptr : &it->second;
+}
+
+std::uint64_t Authority::permissions(Id principal_id, const Scope& scope) const {
+  const auto* p = principal(principal_id);
+  if (!p || p->revoked) return 0;
+  std::uint64_t bits = 0;
+  for (auto it = credentials_.lower_bound({principal_id, 0}); it != credentials_.end() && it->first == principal_id; ++it)
+    for (auto g = grants_by_role_.lower_bound({it->second, 0}); g != grants_by_role_.end() && g->first == it->second; ++g)
+      if (const auto& record = grants_.at(g->second); covers(record.scope, scope)) bits |= record.permissions.bits;
+  return bits;
+}
+
+std::optional<Refusal> Authority::check_signer(Id principal_id) const {
+  const auto* p = principal(principal_id);
+  if (!p) return Refusal{RejectionCode::kDenied, "unknown_principal", "no principal " + std::to_string(principal_id)};
+  if (p->revoked) return Refusal{RejectionCode::kDenied, "revoked_principal", "principal is revoked"};
+  return std::nullopt;
+}
+
+Result<Receipt, Refusal> Authority::decide(const Request& request, const Digest& digest, std::uint64_t now_ms,
+                                           Touched& touched) {
+  // Admission: ordinary obligations stop at the ceiling, control mutations at its reserve's end.
+  if (genesis_.admission_ceiling) {
+    const Id ceiling = *genesis_.admission_ceiling;
+    if (!is_control(request.op) && head_.position >= ceiling)
+      return refuse(RejectionCode::kAdmissionClosed, "admission_ceiling", "the journal admission ceiling is reached");
+    if (head_.position >= ceiling + genesis_.control_reserve)
+      return refuse(RejectionCode::kControlCapacity, "control_reserve", "the control reserve is used up");
+  }
+  if (now_ms < head_.last_time_ms)
+    return refuse(RejectionCode::kClockUncertain, "clock_regressed", "trusted time is behind the last decision");
+  const Head before = head_;
+  auto outcome = apply(request.principal, request.op, touched);
+  if (!outcome.ok()) {
+    head_ = before;
+    touched = {};
+    return Err{outcome.error()};
+  }
+  head_.position += 1;
+  head_.last_time_ms = now_ms;
+  auto& signer = principals_.at(request.principal);
+  signer.sequence = request.sequence;
+  touched.principals.push_back(request.principal);
+  return Receipt{Version{}, Definition{definition()}, genesis_.realm, head_.position, request.principal,
+                 request.sequence, digest, now_ms, std::move(*outcome)};
+}
+
+Result<Outcome, Refusal> Authority::apply(Id caller, const Command& op, Touched& touched) {
+  // Every foundation command administers the graph: realm-wide control authority.
+  if (!(permissions(caller, RealmScope{}) & kRealmControl))
+    return refuse(RejectionCode::kDenied, "not_permitted", "requires realm_control at realm scope");
+  return std::visit(
+      [&](const auto& command) -> Result<Outcome, Refusal> {
+        if (command.expected_revision && *command.expected_revision != head_.policy_revision)
+          return refuse(RejectionCode::kConflict, "stale_revision",
+                        "expected policy revision " + std::to_string(*command.expected_revision) + ", current is " +
+                            std::to_string(head_.policy_revision));
+        auto outcome = apply(caller, command, touched);
+        if (outcome.ok()) head_.policy_revision += 1;
+        return outcome;
+      },
+      op);
+}
+
+Id Authority::add_grant(Id role, const Scope& scope, Permissions permissions, Touched& touched) {
+  const Id id = head_.next_grant++;
+  grants_[id] = GrantRecord{id, role, scope, permissions, head_.policy_revision + 1};
+  grants_by_role_.insert({role, id});
+  touched.grants_written.push_back(id);
+  return id;
+}
+
+Result<Outcome, Refusal> Authority::apply(Id, const CreatePrincipal& op, Touched& touched) {
+  if (op.principal == 0) return refuse(RejectionCode::kInvalidProposal, "zero_identity", "principal 0 is invalid");
+  if (principals_.count(op.principal))
+    return refuse(RejectionCode::kConflict, "subject_taken",
+                  "principal " + std::to_string(op.principal) + " was allocated before");
+  const Id role = head_.next_role++;
+  principals_[op.principal] = PrincipalRecord{op.principal, op.public_key, role, op.pid_scope, 0, false, 1};
+  roles_[role] = RoleRecord{role, {}, op.principal};
+  credentials_.insert({op.principal, role});
+  const Id grant = add_grant(role, op.scope, op.permissions, touched);
+  touched.principals.push_back(op.principal);
+  touched.roles.push_back(role);
+  touched.credentials_added.push_back({op.principal, role});
+  return Outcome{PrincipalCreated{op.principal, role, grant, head_.policy_revision + 1}};
+}
+
+Result<Outcome, Refusal> Authority::apply(Id, const CreateRole& op, Touched& touched) {
+  for (const auto& [id, r] : roles_)
+    if (r.name.value == op.name.value)
+      return refuse(RejectionCode::kConflict, "role_name_taken", "a role named " + op.name.value + " exists");
+  const Id role = head_.next_role++;
+  roles_[role] = RoleRecord{role, {op.name.value}, std::nullopt};
+  touched.roles.push_back(role);
+  return Outcome{RoleCreated{role, head_.policy_revision + 1}};
+}
+
+Result<Outcome, Refusal> Authority::apply(Id, const BindCredential& op, Touched& touched) {
+  const auto* p = principal(op.principal);
+  if (!p || p->revoked) return refuse(RejectionCode::kInvalidProposal, "unknown_principal", "no such live principal");
+  const auto* r = role(op.role);
+  if (!r || r->private_of) return refuse(RejectionCode::kInvalidProposal, "unknown_role", "no such named role");
+  if (!credentials_.insert({op.principal, op.role}).second)
+    return refuse(RejectionCode::kInvalidProposal, "already_bound", "the principal holds that role");
+  touched.credentials_added.push_back({op.principal, op.role});
+  return Outcome{PolicyChanged{head_.policy_revision + 1}};
+}
+
+Result<Outcome, Refusal> Authority::apply(Id, const UnbindCredential& op, Touched& touched) {
+  const auto* r = role(op.role);
+  if (r && r->private_of) return refuse(RejectionCode::kInvalidProposal, "private_role", "a private role stays bound");
+  if (!credentials_.erase({op.principal, op.role}))
+    return refuse(RejectionCode::kInvalidProposal, "not_bound", "the principal does not hold that role");
+  touched.credentials_removed.push_back({op.principal, op.role});
+  return Outcome{PolicyChanged{head_.policy_revision + 1}};
+}
+
+Result<Outcome, Refusal> Authority::apply(Id, const Grant& op, Touched& touched) {
+  if (!role(op.role)) return refuse(RejectionCode::kInvalidProposal, "unknown_role", "no such role");
+  if (op.permissions.bits == 0) return refuse(RejectionCode::kInvalidProposal, "empty_grant", "no permission bits");
+  const Id grant = add_grant(op.role, op.scope, op.permissions, touched);
+  return Outcome{Granted{grant, head_.policy_revision + 1}};
+}
+
+Result<Outcome, Refusal> Authority::apply(Id, const RevokeGrant& op, Touched& touched) {
+  if (op.grant == 1) return refuse(RejectionCode::kInvalidProposal, "root_grant", "the root's genesis grant stays");
+  auto it = grants_.find(op.grant);
+  if (it == grants_.end()) return refuse(RejectionCode::kInvalidProposal, "unknown_grant", "no such grant");
+  grants_by_role_.erase({it->second.role, op.grant});
+  grants_.erase(it);
+  touched.grants_removed.push_back(op.grant);
+  return Outcome{PolicyChanged{head_.policy_revision + 1}};
+}
+
+Result<Outcome, Refusal> Authority::apply(Id, const RevokePrincipal& op, Touched& touched) {
+  if (op.principal == genesis_.root_principal)
+    return refuse(RejectionCode::kInvalidProposal, "root_principal", "the root principal cannot be revoked");
+  auto it = principals_.find(op.principal);
+  if (it == principals_.end() || it->second.revoked)
+    return refuse(RejectionCode::kInvalidProposal, "unknown_principal", "no such live principal");
+  it->second.revoked = true;
+  touched.principals.push_back(op.principal);
+  return Outcome{PolicyChanged{head_.policy_revision + 1}};
+}
+
+Capabilities Authority::capabilities() const {
+  Capabilities c;
+  c.supported.items = {{"declarative_authorization"}, {"identity"}, {"decision"}};
+  c.admission_ceiling = genesis_.admission_ceiling;
+  c.control_reserve = genesis_.control_reserve;
+  c.allow_history_trim = genesis_.allow_history_trim;
+  c.history_reclamation = false;
+  return c;
+}
+
+Result<QueryResult, Refusal> Authority::answer(const Query& query) const {
+  const Id caller = query.principal;
+  const auto* p = principal(caller);
+  return std::visit(
+      [&](const auto& op) -> Result<QueryResult, Refusal> {
+        using Op = std::decay_t<decltype(op)>;
+        if constexpr (std::is_same_v<Op, CapabilitiesQuery>) {
+          return QueryResult{capabilities()};
+        } else {
+          // Inspection: at realm scope, or at the caller's own PID scope.
+          const bool inspect = (permissions(caller, RealmScope{}) & kInspect) ||
+                               (p->pid_scope && (permissions(caller, PidScope{*p->pid_scope}) & kInspect));
+          if (!inspect) return refuse(RejectionCode::kDenied, "not_permitted", "requires inspect");
+          if constexpr (std::is_same_v<Op, IdentityQuery>) {
+            return QueryResult{Identity{caller, Permissions{permissions(caller, RealmScope{})}, p->pid_scope,
+                                        head_.policy_revision, p->sequence}};
+          } else {
+            const bool allowed = (permissions(op.principal, op.scope) & op.permissions.bits) == op.permissions.bits;
+            return QueryResult{Decision{op.principal, allowed, head_.policy_revision}};
+          }
+        }
+      },
+      query.op);
+}
+
+}  // namespace cowboy::transit::node

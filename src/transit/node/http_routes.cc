@@ -1,0 +1,92 @@
+#include "transit/node/http_routes.h"
+
+#include "transit/contract/envelope.h"
+#include "transit/contract/signing.h"
+
+namespace cowboy::transit::node {
+namespace {
+
+constexpr std::string_view kControlHeader = "X-Transit-Control";
+
+net::HttpReply ok(std::string body) { return net::HttpReply{200, "application/json", std::move(body)}; }
+
+}  // namespace
+
+int http_status(RejectionCode code) {
+  switch (code) {
+    case RejectionCode::kInvalidRequest: return 400;
+    case RejectionCode::kTooLarge: return 413;
+    case RejectionCode::kDenied: return 403;
+    case RejectionCode::kConflict: return 409;
+    case RejectionCode::kInvalidProposal: return 422;
+    case RejectionCode::kAdmissionClosed: return 429;
+    case RejectionCode::kControlCapacity: return 429;
+    case RejectionCode::kServiceUncertain: return 503;
+    case RejectionCode::kClockUncertain: return 503;
+  }
+  return 500;
+}
+
+net::HttpReply Routes::reject(const Refusal& refusal) const {
+  Rejection r{Version{}, Definition{}, sequencer_.genesis().realm, refusal.code, {refusal.reason},
+              {refusal.message.substr(0, 512)}};
+  return net::HttpReply{http_status(refusal.code), "application/json", to_json(r)};
+}
+
+net::HttpReply Routes::reject(const DecodeError& error) const {
+  const auto code = error.reason == "too_large" ? RejectionCode::kTooLarge : RejectionCode::kInvalidRequest;
+  return reject(Refusal{code, error.reason, error.message()});
+}
+
+void Routes::handle(net::HttpRequest request, net::HttpResponder respond) {
+  const std::string_view path = std::string_view(request.target).substr(0, request.target.find('?'));
+  const bool is_command = path == "/v1/command";
+  if (!is_command && path != "/v1/query")
+    return respond(reject(Refusal{RejectionCode::kInvalidRequest, "unknown_route", "routes: POST /v1/command, POST /v1/query"}));
+  if (request.method != "POST")
+    return respond(reject(Refusal{RejectionCode::kInvalidRequest, "method_not_allowed", "use POST"}));
+  // The hint is unsigned scheduling metadata; foundation has no query that may carry it.
+  if (const auto hints = request.header_count(kControlHeader)) {
+    if (hints > 1) return respond(reject(Refusal{RejectionCode::kInvalidRequest, "duplicate_control_hint", "one X-Transit-Control at most"}));
+    if (request.header(kControlHeader) != "snapshot")
+      return respond(reject(Refusal{RejectionCode::kInvalidRequest, "unknown_control_hint", "the only hint is snapshot"}));
+    return respond(reject(Refusal{RejectionCode::kInvalidRequest, "control_hint_not_allowed",
+                                  "snapshot is only for close_snapshot and snapshot_read with finish: true"}));
+  }
+  if (is_command) return command(request, std::move(respond));
+  query(request, std::move(respond));
+}
+
+void Routes::command(const net::HttpRequest& http, net::HttpResponder respond) {
+  auto decoded = decode_signed_request(http.body);
+  if (!decoded.ok()) return respond(reject(decoded.error()));
+  const Request& request = decoded->request;
+  if (request.realm != sequencer_.genesis().realm)
+    return respond(reject(Refusal{RejectionCode::kInvalidRequest, "foreign_realm", "this node serves another realm"}));
+  const auto key = sequencer_.key_of(request.principal);
+  if (!key) return respond(reject(Refusal{RejectionCode::kDenied, "unknown_principal", "no live principal " + std::to_string(request.principal)}));
+  const Digest digest = request_digest(request);
+  if (!verify_digest(digest, decoded->signature, *key))
+    return respond(reject(Refusal{RejectionCode::kDenied, "bad_signature", "the signature does not verify"}));
+  sequencer_.submit(std::move(*decoded), digest, *key, [this, respond = std::move(respond)](Result<Receipt, Refusal> r) {
+    respond(r.ok() ? ok(to_json(*r)) : reject(r.error()));
+  });
+}
+
+void Routes::query(const net::HttpRequest& http, net::HttpResponder respond) {
+  auto decoded = decode_signed_query(http.body);
+  if (!decoded.ok()) return respond(reject(decoded.error()));
+  const Query& query = decoded->query;
+  if (query.realm != sequencer_.genesis().realm)
+    return respond(reject(Refusal{RejectionCode::kInvalidRequest, "foreign_realm", "this node serves another realm"}));
+  const auto key = sequencer_.key_of(query.principal);
+  if (!key) return respond(reject(Refusal{RejectionCode::kDenied, "unknown_principal", "no live principal " + std::to_string(query.principal)}));
+  const Digest digest = query_digest(query);
+  if (!verify_digest(digest, decoded->signature, *key))
+    return respond(reject(Refusal{RejectionCode::kDenied, "bad_signature", "the signature does not verify"}));
+  sequencer_.query(std::move(*decoded), digest, *key, [this, respond = std::move(respond)](Result<Response, Refusal> r) {
+    respond(r.ok() ? ok(to_json(*r)) : reject(r.error()));
+  });
+}
+
+}  // namespace cowboy::transit::node

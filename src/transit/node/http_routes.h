@@ -1,0 +1,31 @@
+// transitd's HTTP boundary: POST /v1/command (SignedRequest -> Receipt) and
+// POST /v1/query (SignedQuery -> Response), nothing else. On the io thread a
+// request is decoded, its realm and X-Transit-Control header checked and its
+// signature verified; then it waits in the sequencer, and the answer is sent
+// from there without holding the io thread.
+#pragma once
+
+#include "net/http_server.h"
+#include "transit/contract/errors.h"
+#include "transit/node/sequencer.h"
+
+namespace cowboy::transit::node {
+
+/// The HTTP status of each rejection class (docs/transit.md, decision 12).
+int http_status(RejectionCode code);
+
+class Routes {
+ public:
+  explicit Routes(Sequencer& sequencer) : sequencer_(sequencer) {}
+  void handle(net::HttpRequest request, net::HttpResponder respond);
+
+ private:
+  void command(const net::HttpRequest& request, net::HttpResponder respond);
+  void query(const net::HttpRequest& request, net::HttpResponder respond);
+  net::HttpReply reject(const Refusal& refusal) const;
+  net::HttpReply reject(const DecodeError& error) const;
+
+  Sequencer& sequencer_;
+};
+
+}  // namespace cowboy::transit::node

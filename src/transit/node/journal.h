@@ -1,0 +1,56 @@
+// The authority journal on RocksDB: the genesis, the head, the published
+// authorization records, one entry per accepted decision (the signed request
+// and its receipt) and the (principal, sequence) index that answers exact
+// retries. Decisions are staged into one batch and published by one synced
+// write (group commit); a receipt may be answered only after commit() returns
+// true. A failed write fails the journal closed: nothing more is written, and
+// the next open recovers the last published state.
+#pragma once
+
+#include <filesystem>
+#include <memory>
+
+#include "transit/node/authority.h"
+
+namespace rocksdb {
+class DB;
+class WriteBatch;
+}  // namespace rocksdb
+
+namespace cowboy::transit::node {
+
+class Journal {
+ public:
+  /// Opens `dir`, creating the realm from `genesis` when the directory is new.
+  /// An existing journal must hold the same genesis (when one is given) and a
+  /// head of this build's definition; anything else is refused before reading
+  /// the catalogs.
+  static Result<std::unique_ptr<Journal>, std::string> open(const std::filesystem::path& dir,
+                                                            const std::optional<Genesis>& genesis);
+  ~Journal();
+
+  /// The published state (recovery reads nothing else).
+  Result<Authority, std::string> load() const;
+
+  void stage(const Authority& authority, const Touched& touched, const JournalEntry& entry);
+  bool has_staged() const;
+  /// One synced write of everything staged. False: the journal is failed closed.
+  bool commit();
+  bool failed() const { return failed_; }
+
+  /// The receipt of an accepted (principal, sequence), if published.
+  std::optional<Receipt> receipt(Id principal, Id sequence) const;
+  std::optional<JournalEntry> entry(Id position) const;
+  std::uint64_t synced_writes() const { return synced_writes_; }
+
+ private:
+  Journal(std::unique_ptr<rocksdb::DB> db, Genesis genesis);
+
+  std::unique_ptr<rocksdb::DB> db_;
+  std::unique_ptr<rocksdb::WriteBatch> batch_;
+  Genesis genesis_;
+  bool failed_ = false;
+  std::uint64_t synced_writes_ = 0;
+};
+
+}  // namespace cowboy::transit::node

@@ -1,0 +1,40 @@
+#include "transit/node/node.h"
+
+#include "transit/contract/envelope.h"
+#include "transit/contract/codec.h"
+
+namespace cowboy::transit::node {
+
+Result<std::unique_ptr<Node>, std::string> Node::open(const NodeConfig& config, const Clock& clock) {
+  auto journal = Journal::open(config.data_dir, config.genesis);
+  if (!journal.ok()) return Err{journal.error()};
+  auto authority = (*journal)->load();
+  if (!authority.ok()) return Err{authority.error()};
+  std::unique_ptr<Node> node(new Node());
+  node->sequencer_ = std::make_unique<Sequencer>(std::move(*journal), std::move(*authority), clock);
+  node->routes_ = std::make_unique<Routes>(*node->sequencer_);
+  net::HttpServerOptions options;
+  options.max_body_bytes = kMaxEnvelopeBytes;
+  options.threads = config.io_threads;
+  Rejection too_large{Version{}, Definition{}, node->sequencer_->genesis().realm, RejectionCode::kTooLarge,
+                      {"too_large"}, {"body over " + std::to_string(kMaxEnvelopeBytes) + " bytes"}};
+  options.too_large = net::HttpReply{413, "application/json", to_json(too_large)};
+  try {
+    node->server_ = std::make_unique<net::HttpServer>(
+        [routes = node->routes_.get()](net::HttpRequest request, net::HttpResponder respond) {
+          routes->handle(std::move(request), std::move(respond));
+        },
+        config.listen_address, config.port, options);
+  } catch (const std::exception& e) {
+    return Err{std::string(e.what())};
+  }
+  node->server_->start();
+  return node;
+}
+
+Node::~Node() {
+  if (server_) server_->stop();  // no new work, then the sequencer answers what is queued
+  sequencer_.reset();
+}
+
+}  // namespace cowboy::transit::node

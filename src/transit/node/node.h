@@ -1,0 +1,31 @@
+// transitd as a library: the journal opened (or created from a genesis), the
+// published state recovered, the sequencer started and the HTTP routes served.
+#pragma once
+
+#include "transit/node/http_routes.h"
+
+namespace cowboy::transit::node {
+
+struct NodeConfig {
+  std::filesystem::path data_dir;
+  std::optional<Genesis> genesis;  // required for a new data directory
+  std::string listen_address = "127.0.0.1";
+  std::uint16_t port = 0;          // 0: any free port
+  int io_threads = 2;
+};
+
+class Node {
+ public:
+  static Result<std::unique_ptr<Node>, std::string> open(const NodeConfig& config, const Clock& clock);
+  ~Node();
+  std::uint16_t port() const { return server_->port(); }
+  Sequencer& sequencer() { return *sequencer_; }
+
+ private:
+  Node() = default;
+  std::unique_ptr<Sequencer> sequencer_;
+  std::unique_ptr<Routes> routes_;
+  std::unique_ptr<net::HttpServer> server_;
+};
+
+}  // namespace cowboy::transit::node
