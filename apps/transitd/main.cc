@@ -47,8 +47,8 @@ Result<std::string, std::string> read_file(const std::filesystem::path& path) {
   return ss.str();
 }
 
-// The dev realm: a root key, a genesis and a profile, created once and reused.
-Result<transit::Genesis, std::string> dev_genesis(const std::filesystem::path& dir, std::uint16_t port) {
+// The dev realm: a root key and a genesis, created once and reused.
+Result<transit::Genesis, std::string> dev_genesis(const std::filesystem::path& dir) {
   std::error_code ec;
   std::filesystem::create_directories(dir, ec);
   if (ec) return Err{"cannot create " + dir.string() + ": " + ec.message()};
@@ -65,9 +65,6 @@ Result<transit::Genesis, std::string> dev_genesis(const std::filesystem::path& d
     std::ofstream out(dir / "genesis.json");
     out << transit::to_json(g) << "\n";
   }
-  transit::DevProfile profile;
-  profile.port = port;
-  if (auto saved = transit::save_dev_profile(dir, profile); !saved.ok()) return Err{saved.error()};
   return g;
 }
 
@@ -93,7 +90,7 @@ int main(int argc, char** argv) {
   config.port = listen->second;
   config.io_threads = o.io_threads;
   if (o.dev) {
-    auto g = dev_genesis(o.dev_dir, listen->second);
+    auto g = dev_genesis(o.dev_dir);
     if (!g.ok()) return fail(g.error());
     config.genesis = *g;
     config.data_dir = std::filesystem::path(o.dev_dir) / "journal";
@@ -116,6 +113,12 @@ int main(int argc, char** argv) {
   auto node = transit::node::Node::open(config, clock);
   if (!node.ok()) return fail(node.error());
   const auto& genesis = (*node)->sequencer().genesis();
+  if (o.dev) {  // the profile names the port actually bound
+    transit::DevProfile profile;
+    profile.host = config.listen_address;
+    profile.port = (*node)->port();
+    if (auto saved = transit::save_dev_profile(o.dev_dir, profile); !saved.ok()) return fail(saved.error());
+  }
   log::info("transitd_ready", log::field("realm", genesis.realm.value),
             log::field("listen", config.listen_address + ":" + std::to_string((*node)->port())),
             log::field("position", (*node)->sequencer().stats().position), log::field("data", config.data_dir.string()),

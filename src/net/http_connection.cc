@@ -41,15 +41,24 @@ HttpConnection::HttpConnection(HttpConnection&&) noexcept = default;
 
 Result<HttpAnswer, std::string> HttpConnection::post(const std::string& target, const std::string& body,
                                                      const std::vector<std::pair<std::string, std::string>>& headers) {
+  return exchange(true, target, body, headers);
+}
+
+Result<HttpAnswer, std::string> HttpConnection::get(const std::string& target) { return exchange(false, target, {}, {}); }
+
+Result<HttpAnswer, std::string> HttpConnection::exchange(bool post, const std::string& target, const std::string& body,
+                                                         const std::vector<std::pair<std::string, std::string>>& headers) {
   try {
     if (!impl_->stream) impl_->connect();
-    http::request<http::string_body> req{http::verb::post, target, 11};
+    http::request<http::string_body> req{post ? http::verb::post : http::verb::get, target, 11};
     req.set(http::field::host, impl_->host);
-    req.set(http::field::content_type, "application/json");
+    if (post) req.set(http::field::content_type, "application/json");
     for (const auto& [name, value] : headers) req.insert(name, value);
     req.keep_alive(true);
-    req.body() = body;
-    req.prepare_payload();
+    if (post) {
+      req.body() = body;
+      req.prepare_payload();
+    }
     impl_->stream->expires_after(impl_->timeout);
     http::write(*impl_->stream, req);
     http::response_parser<http::string_body> parser;

@@ -29,8 +29,11 @@ class HttpConnection {
   /// an error string; any HTTP status is an answer.
   Result<HttpAnswer, std::string> post(const std::string& target, const std::string& body,
                                        const std::vector<std::pair<std::string, std::string>>& headers = {});
+  Result<HttpAnswer, std::string> get(const std::string& target);
 
  private:
+  Result<HttpAnswer, std::string> exchange(bool post, const std::string& target, const std::string& body,
+                                           const std::vector<std::pair<std::string, std::string>>& headers);
   struct Impl;
   std::unique_ptr<Impl> impl_;
 };

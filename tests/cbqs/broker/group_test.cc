@@ -220,14 +220,14 @@ TEST_F(GroupTest, AnUnackedLeaseIsRedeliveredCountingAttemptsThenDeadLetteredAnd
   // The operator's dead-letter view lists it, and a redrive delivers it again.
   auto handler = cbqsd::admin_handler(*broker);
   std::string q = "stream=" + to_hex(stream_id) + "&group=" + std::to_string(group);
-  auto listed = handler({"GET", "/v1/groups/dead-letters?" + q, ""});
+  auto listed = handler({"GET", "/v1/groups/dead-letters?" + q, "", {}});
   EXPECT_EQ(listed.status, 200);
   EXPECT_NE(listed.body.find("{\"sequence\":1,\"attempts\":2,\"reason\":\"max_attempts\""), std::string::npos)
       << listed.body;
   EXPECT_NE(listed.body.find("\"next_after\":null"), std::string::npos);
-  EXPECT_EQ(handler({"GET", "/v1/groups/dead-letters?stream=zz&group=1", ""}).status, 400);
-  EXPECT_EQ(handler({"GET", "/v1/groups/dead-letters?" + q + "7", ""}).status, 404);
-  auto redriven = handler({"POST", "/v1/groups/redrive?" + q, ""});
+  EXPECT_EQ(handler({"GET", "/v1/groups/dead-letters?stream=zz&group=1", "", {}}).status, 400);
+  EXPECT_EQ(handler({"GET", "/v1/groups/dead-letters?" + q + "7", "", {}}).status, 404);
+  auto redriven = handler({"POST", "/v1/groups/redrive?" + q, "", {}});
   EXPECT_EQ(redriven.body, "{\"redriven\":1}\n");
   auto again = a.delivery();
   ASSERT_TRUE(again);

@@ -1,0 +1,281 @@
+// Signed, durable Transit commands against etcd puts of the same size
+// (docs/performance.md, "Transit commands").
+//
+//   transit_bench --clients 1,16,64 --ops 20000 --runs 3
+//
+// Each run starts a fresh transitd node (in this process, real HTTP on
+// 127.0.0.1, synced RocksDB journal) and a fresh single-node etcd (Debian's
+// etcd-server, default fsync, its own process), and drives both with the same
+// harness: one keep-alive HTTP/1.1 connection per client, each sending its next
+// request when the last is answered. Transit requests are create_principal
+// commands from one administrator principal per client, signed before the
+// clock starts (signing is the client's work); every one is verified by the
+// node. etcd gets PUTs through its v3 JSON gateway (POST /v3/kv/put) with a
+// value sized so the request body matches the Transit body. The two are
+// alternated (transit, etcd, transit, etcd, ...). Then a paced run at half of
+// the best Transit rate measures latency below saturation (from each
+// request's scheduled send time).
+#include <CLI/CLI.hpp>
+
+#include <atomic>
+#include <cstdio>
+#include <filesystem>
+#include <regex>
+#include <thread>
+
+#include "../tests/support/ports.h"
+#include "../tests/support/process.h"
+#include "../tests/transit/samples.h"
+#include "bench_util.h"
+#include "net/http_connection.h"
+#include "transit/client.h"
+#include "transit/node/node.h"
+
+using namespace cowboy;
+using namespace cowboy::transit;
+using Clock_ = std::chrono::steady_clock;
+namespace samples = cowboy::transit::testing;
+namespace support = cowboy::testing;
+
+namespace {
+
+struct Sample {
+  double rate = 0;     // answered requests per second
+  double p50_ms = 0, p99_ms = 0;
+  double fsyncs_per_op = 0;
+  std::size_t failed = 0;
+};
+
+// `bodies[c]` are client c's requests in order; `rate` > 0 paces them (total per second).
+Sample drive(std::uint16_t port, const std::string& target, const std::vector<std::vector<std::string>>& bodies,
+             double rate) {
+  const std::size_t clients = bodies.size();
+  std::vector<std::vector<double>> latencies(clients);
+  std::atomic<std::size_t> failed{0};
+  const auto start = Clock_::now() + std::chrono::milliseconds(20);
+  std::vector<std::thread> threads;
+  for (std::size_t c = 0; c < clients; ++c)
+    threads.emplace_back([&, c] {
+      net::HttpConnection connection("127.0.0.1", port);
+      std::this_thread::sleep_until(start);
+      for (std::size_t i = 0; i < bodies[c].size(); ++i) {
+        auto sent = Clock_::now();
+        if (rate > 0) {  // open loop: request k of all is due at k / rate
+          const auto due = start + std::chrono::nanoseconds(static_cast<std::int64_t>(
+                                       1e9 * static_cast<double>(i * clients + c) / rate));
+          std::this_thread::sleep_until(due);
+          sent = due;
+        }
+        auto answer = connection.post(target, bodies[c][i]);
+        if (!answer.ok() || answer->status != 200) ++failed;
+        latencies[c].push_back(std::chrono::duration<double, std::milli>(Clock_::now() - sent).count());
+      }
+    });
+  for (auto& t : threads) t.join();
+  const double seconds = std::chrono::duration<double>(Clock_::now() - start).count();
+  std::vector<double> all;
+  for (auto& l : latencies) all.insert(all.end(), l.begin(), l.end());
+  Sample s;
+  s.rate = static_cast<double>(all.size()) / seconds;
+  s.p50_ms = bench::percentile(all, 0.5);
+  s.p99_ms = bench::percentile(all, 0.99);
+  s.failed = failed;
+  return s;
+}
+
+std::filesystem::path fresh_dir(const std::string& name) {
+  auto dir = std::filesystem::temp_directory_path() / ("transit-bench-" + std::to_string(::getpid()) + "-" + name);
+  std::filesystem::remove_all(dir);
+  std::filesystem::create_directories(dir);
+  return dir;
+}
+
+class SystemClockHolder {
+ public:
+  const Clock& clock() const { return clock_; }
+
+ private:
+  SystemClock clock_;
+};
+
+// One transit run: a node, `clients` administrators, `ops` signed commands.
+Sample run_transit(std::size_t clients, std::size_t ops, double rate, std::size_t& body_bytes) {
+  const auto dir = fresh_dir("transit");
+  static SystemClockHolder clock;
+  node::NodeConfig config;
+  config.data_dir = dir / "journal";
+  config.genesis = samples::sample_genesis();
+  auto node = node::Node::open(config, clock.clock());
+  if (!node.ok()) {
+    std::fprintf(stderr, "transit_bench: %s\n", node.error().c_str());
+    std::exit(1);
+  }
+  ClientOptions root_options;
+  root_options.port = (*node)->port();
+  root_options.realm = "dev";
+  root_options.principal = 1;
+  root_options.seed = samples::seed_of(0);
+  Client root(root_options);
+  for (std::size_t c = 0; c < clients; ++c) {
+    auto r = root.submit(CreatePrincipal{100 + c, samples::key_of(samples::seed_of(static_cast<std::uint8_t>(c + 1))),
+                                         RealmScope{}, Permissions{kAllPermissions}, std::nullopt, std::nullopt});
+    if (!r.ok()) std::exit((std::fprintf(stderr, "transit_bench: setup: %s\n", r.error().message.c_str()), 1));
+  }
+  // Signed before the clock starts; distinct new principals, so every command is a fresh decision.
+  std::vector<std::vector<std::string>> bodies(clients);
+  const PublicKey key = samples::key_of(samples::seed_of(200));
+  for (std::size_t c = 0; c < clients; ++c) {
+    ClientOptions o = root_options;
+    o.principal = 100 + c;
+    o.seed = samples::seed_of(static_cast<std::uint8_t>(c + 1));
+    Client writer(o);
+    for (std::size_t i = 0; i < ops / clients; ++i) {
+      const Request r = writer.build(
+          CreatePrincipal{1'000'000 * (c + 1) + i, key, RealmScope{}, Permissions{kReadOnly}, std::nullopt, std::nullopt},
+          i + 1);
+      bodies[c].push_back(to_json(sign(r, o.seed)));
+    }
+  }
+  body_bytes = bodies[0][0].size();
+  const auto before = (*node)->sequencer().stats();
+  Sample s = drive((*node)->port(), "/v1/command", bodies, rate);
+  const auto after = (*node)->sequencer().stats();
+  const double accepted = static_cast<double>(after.accepted - before.accepted);
+  s.fsyncs_per_op = accepted > 0 ? static_cast<double>(after.synced_writes - before.synced_writes) / accepted : 0;
+  s.failed += static_cast<std::size_t>(static_cast<double>(clients * (ops / clients)) - accepted);
+  node->reset();
+  std::filesystem::remove_all(dir);
+  return s;
+}
+
+std::string base64(const std::string& in) {
+  static constexpr char kAlphabet[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+  std::string out;
+  std::size_t i = 0;
+  for (; i + 2 < in.size(); i += 3) {
+    const unsigned v = (static_cast<unsigned char>(in[i]) << 16) | (static_cast<unsigned char>(in[i + 1]) << 8) |
+                       static_cast<unsigned char>(in[i + 2]);
+    for (int k = 18; k >= 0; k -= 6) out.push_back(kAlphabet[(v >> k) & 63]);
+  }
+  if (i < in.size()) {
+    unsigned v = static_cast<unsigned char>(in[i]) << 16;
+    if (i + 1 < in.size()) v |= static_cast<unsigned char>(in[i + 1]) << 8;
+    out.push_back(kAlphabet[(v >> 18) & 63]);
+    out.push_back(kAlphabet[(v >> 12) & 63]);
+    out.push_back(i + 1 < in.size() ? kAlphabet[(v >> 6) & 63] : '=');
+    out.push_back('=');
+  }
+  return out;
+}
+
+double etcd_fsyncs(std::uint16_t port) {
+  net::HttpConnection c("127.0.0.1", port);
+  auto m = c.get("/metrics");
+  if (!m.ok()) return 0;
+  std::smatch match;
+  if (std::regex_search(m->body, match, std::regex(R"(etcd_disk_wal_fsync_duration_seconds_count (\d+))")))
+    return std::stod(match[1]);
+  return 0;
+}
+
+Sample run_etcd(const std::string& etcd, std::size_t clients, std::size_t ops, std::size_t body_bytes) {
+  const auto dir = fresh_dir("etcd");
+  const auto client_port = support::free_port();
+  const auto peer_port = support::free_port();
+  const std::string client_url = "http://127.0.0.1:" + std::to_string(client_port);
+  const std::string peer_url = "http://127.0.0.1:" + std::to_string(peer_port);
+  support::ChildProcess child({etcd, "--name", "bench", "--data-dir", (dir / "data").string(), "--listen-client-urls",
+                               client_url, "--advertise-client-urls", client_url, "--listen-peer-urls", peer_url,
+                               "--initial-advertise-peer-urls", peer_url, "--initial-cluster", "bench=" + peer_url,
+                               "--logger", "zap", "--log-level", "error"},
+                              (dir / "etcd.log").string());
+  net::HttpConnection probe("127.0.0.1", client_port);
+  for (int i = 0; i < 200; ++i) {
+    auto r = probe.post("/v3/kv/put", R"({"key":"cHJvYmU=","value":"MQ=="})");
+    if (r.ok() && r->status == 200) break;
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+  // A value sized so that the PUT body is as long as the Transit request body.
+  const std::size_t overhead = std::string(R"({"key":"","value":""})").size() + 16;
+  const std::size_t value_b64 = body_bytes > overhead ? body_bytes - overhead : 4;
+  const std::string value = base64(std::string(value_b64 * 3 / 4, 'v'));
+  std::vector<std::vector<std::string>> bodies(clients);
+  for (std::size_t c = 0; c < clients; ++c)
+    for (std::size_t i = 0; i < ops / clients; ++i) {
+      const std::string key = "k/" + std::to_string(c) + "/" + std::to_string(i);
+      bodies[c].push_back("{\"key\":\"" + base64(key) + "\",\"value\":\"" + value + "\"}");
+    }
+  const double before = etcd_fsyncs(client_port);
+  Sample s = drive(client_port, "/v3/kv/put", bodies, 0);
+  const double after = etcd_fsyncs(client_port);
+  s.fsyncs_per_op = (after - before) / static_cast<double>(clients * (ops / clients));
+  child.kill(SIGTERM);
+  std::filesystem::remove_all(dir);
+  return s;
+}
+
+std::vector<std::size_t> parse_list(const std::string& text) {
+  std::vector<std::size_t> out;
+  std::stringstream ss(text);
+  for (std::string item; std::getline(ss, item, ',');) out.push_back(std::stoul(item));
+  return out;
+}
+
+void print_row(const char* system, std::size_t clients, const std::vector<Sample>& runs) {
+  auto med = [&](auto field) {
+    std::vector<double> v;
+    for (const auto& s : runs) v.push_back(field(s));
+    return bench::median(v);
+  };
+  std::size_t failed = 0;
+  for (const auto& s : runs) failed += s.failed;
+  std::printf("| %-7s | %3zu | %9.0f | %7.2f | %7.2f | %6.3f | %zu |\n", system, clients,
+              med([](const Sample& s) { return s.rate; }), med([](const Sample& s) { return s.p50_ms; }),
+              med([](const Sample& s) { return s.p99_ms; }), med([](const Sample& s) { return s.fsyncs_per_op; }),
+              failed);
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  std::string clients_list = "1,16,64", etcd = "/usr/bin/etcd";
+  std::size_t ops = 20000, runs = 3;
+  bool no_etcd = false;
+  CLI::App app{"transit_bench: signed durable Transit commands against etcd puts"};
+  app.add_option("--clients", clients_list, "concurrent clients, comma-separated")->capture_default_str();
+  app.add_option("--ops", ops, "requests per run (split across clients)")->capture_default_str();
+  app.add_option("--runs", runs, "runs of each; medians are printed")->capture_default_str();
+  app.add_option("--etcd", etcd, "the etcd binary")->capture_default_str();
+  app.add_flag("--no-etcd", no_etcd, "Transit only");
+  CLI11_PARSE(app, argc, argv);
+  crypto::init();
+  const bool with_etcd = !no_etcd && std::filesystem::exists(etcd);
+  if (!no_etcd && !with_etcd) std::fprintf(stderr, "transit_bench: %s not found; Transit only\n", etcd.c_str());
+
+  std::size_t body_bytes = 0;
+  std::printf("| system | clients | requests/s | p50 ms | p99 ms | fsyncs/request | failed |\n|---|---|---|---|---|---|---|\n");
+  double best_transit = 0;
+  for (const std::size_t clients : parse_list(clients_list)) {
+    std::vector<Sample> transit_runs, etcd_runs;
+    const std::size_t n = std::max(ops, clients) / clients * clients;
+    for (std::size_t r = 0; r < runs; ++r) {  // A B A B
+      transit_runs.push_back(run_transit(clients, clients == 1 ? std::min<std::size_t>(n, 3000) : n, 0, body_bytes));
+      if (with_etcd) etcd_runs.push_back(run_etcd(etcd, clients, clients == 1 ? std::min<std::size_t>(n, 3000) : n, body_bytes));
+    }
+    print_row("transit", clients, transit_runs);
+    if (with_etcd) print_row("etcd", clients, etcd_runs);
+    std::vector<double> rates;
+    for (const auto& s : transit_runs) rates.push_back(s.rate);
+    best_transit = std::max(best_transit, bench::median(rates));
+    std::fflush(stdout);
+  }
+  // Below saturation: half of the best median rate, 16 clients, paced.
+  const double half = best_transit / 2;
+  std::vector<Sample> paced;
+  for (std::size_t r = 0; r < runs; ++r)
+    paced.push_back(run_transit(16, static_cast<std::size_t>(half * 5) / 16 * 16, half, body_bytes));
+  std::printf("\npaced at %.0f requests/s (half of %.0f), 16 clients, 5 s:\n", half, best_transit);
+  print_row("transit", 16, paced);
+  std::printf("\nrequest body: %zu bytes (Transit SignedRequest; etcd PUT bodies of the same length)\n", body_bytes);
+  return 0;
+}

@@ -1,0 +1,190 @@
+// The contract: byte-exact canonical bytes, digests and signatures, every
+// refusal of the strict decoder, and the two signing domains.
+#include <gtest/gtest.h>
+
+#include <fstream>
+#include <sstream>
+
+#include "samples.h"
+#include "transit/contract/envelope.h"
+
+namespace cowboy::transit {
+namespace {
+
+using testing::replace;
+using testing::sample_query;
+using testing::sample_request;
+using testing::seed_of;
+
+// Fixtures are written with this definition, so that they stay fixed when the
+// schema (and with it this build's definition) changes.
+const std::string kFixtureDefinition = "transit.v1:fixture";
+
+std::string read_fixture(const std::string& name) {
+  std::ifstream in(std::string(COWBOY_FIXTURE_DIR) + "/transit/" + name);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  std::string s = ss.str();
+  while (!s.empty() && s.back() == '\n') s.pop_back();
+  return s;
+}
+
+Request fixture_request() {
+  Request r = sample_request();
+  r.definition.value = kFixtureDefinition;
+  return r;
+}
+Query fixture_query() {
+  Query q = sample_query();
+  q.definition.value = kFixtureDefinition;
+  return q;
+}
+
+// A canonical signed request of this build, as text, for the refusal tests.
+std::string signed_text() { return to_json(sign(sample_request(), seed_of(0))); }
+
+std::string refusal(std::string_view body) {
+  auto r = decode_signed_request(body);
+  return r.ok() ? "accepted" : r.error().reason;
+}
+
+class ContractTest : public ::testing::Test {
+ protected:
+  void SetUp() override { crypto::init(); }
+};
+
+TEST_F(ContractTest, CanonicalBytesDigestAndSignatureMatchTheFixtures) {
+  const Request r = fixture_request();
+  EXPECT_EQ(to_json(r), read_fixture("request.json"));
+  EXPECT_EQ(to_hex(request_digest(r)), read_fixture("request.digest.hex"));
+  EXPECT_EQ(to_hex(sign(r, seed_of(0)).signature), read_fixture("request.signature.hex"));
+  const Query q = fixture_query();
+  EXPECT_EQ(to_json(q), read_fixture("query.json"));
+  EXPECT_EQ(to_hex(query_digest(q)), read_fixture("query.digest.hex"));
+  EXPECT_EQ(to_hex(sign(q, seed_of(0)).signature), read_fixture("query.signature.hex"));
+}
+
+TEST_F(ContractTest, TheDigestIsSha256OfDomainNulJson) {
+  const Request r = fixture_request();
+  const std::string text = std::string(kRequestDomain) + '\0' + to_json(r);
+  EXPECT_EQ(request_digest(r), crypto::sha256(as_bytes(text)));
+}
+
+TEST_F(ContractTest, ValuesAreSpelledCanonically) {
+  // Defaults and nulls included, declaration order, single-key unions, fixed arrays as JSON arrays.
+  const std::string json = to_json(sample_request());
+  EXPECT_NE(json.find(R"("pid_scope":null,"expected_revision":1)"), std::string::npos);
+  EXPECT_NE(json.find(R"("scope":{"realm":{}})"), std::string::npos);
+  EXPECT_NE(json.find(R"("public_key":[)"), std::string::npos);
+  EXPECT_EQ(json.find(' '), std::string::npos);
+  // Only ", \ and U+0000..U+001F are escaped; other UTF-8 passes through.
+  std::string out;
+  json::write_string(out, std::string("a\"b\\c\n\x01\x7f\xc3\xa9", 10));
+  EXPECT_EQ(out, "\"a\\\"b\\\\c\\n\\u0001\x7f\xc3\xa9\"");
+  Hex<4> hex{{0xab, 0x01}};
+  EXPECT_EQ(to_json(hex), "\"ab01\"");
+}
+
+TEST_F(ContractTest, EveryTypeRoundTrips) {
+  const auto s = sign(sample_request(), seed_of(0));
+  auto back = decode_signed_request(to_json(s));
+  ASSERT_TRUE(back.ok()) << back.error().message();
+  EXPECT_EQ(to_json(*back), to_json(s));
+  EXPECT_EQ(back->request.op, s.request.op);
+  Receipt receipt{Version{}, Definition{definition()}, {"dev"}, 7, 1, 3, request_digest(s.request), 1700000000000,
+                  PrincipalCreated{2, 2, 2, 2}};
+  auto r = from_json<Receipt>(to_json(receipt), kMaxAnswerBytes);
+  ASSERT_TRUE(r.ok()) << r.error().message();
+  EXPECT_EQ(*r, receipt);
+  Response response{Version{}, Definition{definition()}, {"dev"}, 9, Identity{1, Permissions{kReadOnly}, 5, 4, 3}};
+  auto p = from_json<Response>(to_json(response), kMaxAnswerBytes);
+  ASSERT_TRUE(p.ok()) << p.error().message();
+  EXPECT_EQ(*p, response);
+}
+
+TEST_F(ContractTest, UnknownVersionsAreRefused) {
+  EXPECT_EQ(refusal(replace(signed_text(), R"("version":1)", R"("version":2)")), "unknown_version");
+  EXPECT_EQ(refusal(replace(signed_text(), R"("version":1)", R"("version":0)")), "unknown_version");
+  EXPECT_EQ(refusal(replace(signed_text(), R"("version":1)", R"("version":"1")")), "unknown_version");
+}
+
+TEST_F(ContractTest, AMissingOrForeignDefinitionIsRefusedInEverySpelling) {
+  const std::string text = signed_text();
+  const std::string field = "\"definition\":\"" + definition() + "\",";
+  EXPECT_EQ(refusal(replace(text, field, "")), "missing_definition");
+  const std::string zeros = "transit.v1:" + std::string(64, '0');
+  std::string upper = definition();
+  for (auto& c : upper) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
+  for (const std::string& spelling : {std::string("\"" + zeros + "\""), std::string("1"), std::string("null"),
+                                      std::string("\"1\""), std::string("\"\""), "\"" + upper + "\"",
+                                      "\"" + definition() + " \"", std::string("\"transit.v1\"")})
+    EXPECT_EQ(refusal(replace(text, field, "\"definition\":" + spelling + ",")), "foreign_definition") << spelling;
+}
+
+TEST_F(ContractTest, IntegersAreDecimalSafeAndWhole) {
+  const std::string text = signed_text();
+  const std::string seq = R"("sequence":1)";
+  EXPECT_EQ(refusal(replace(text, seq, R"("sequence":9007199254740992)")), "integer_too_large");  // 2^53
+  EXPECT_EQ(refusal(replace(text, seq, R"("sequence":18446744073709551616)")), "integer_too_large");  // 2^64
+  EXPECT_EQ(refusal(replace(text, seq, R"("sequence":1.0)")), "not_integer");
+  EXPECT_EQ(refusal(replace(text, seq, R"("sequence":1e0)")), "not_integer");
+  EXPECT_EQ(refusal(replace(text, seq, R"("sequence":-1)")), "negative_integer");
+  EXPECT_EQ(refusal(replace(text, seq, R"("sequence":"1")")), "wrong_type");
+  EXPECT_EQ(refusal(replace(text, seq, R"("sequence":0)")), "zero_sequence");
+  // 2^53 - 1 is the largest accepted (the signature no longer matches, but decoding passes).
+  EXPECT_EQ(refusal(replace(text, seq, R"("sequence":9007199254740991)")), "accepted");
+}
+
+TEST_F(ContractTest, KeysAreUniqueKnownPresentAndInOrder) {
+  const std::string text = signed_text();
+  EXPECT_EQ(refusal(replace(text, R"("sequence":1,)", R"("sequence":1,"sequence":1,)")), "duplicate_key");
+  EXPECT_EQ(refusal(replace(text, R"("sequence":1,)", R"("sequence":1,"nonce":1,)")), "unknown_field");
+  EXPECT_EQ(refusal(replace(text, R"("sequence":1,)", "")), "missing_field");
+  EXPECT_EQ(refusal(replace(text, R"("principal":1,"sequence":1,)", R"("sequence":1,"principal":1,)")), "field_order");
+  EXPECT_EQ(refusal(replace(text, R"({"create_principal":)", R"({"make_principal":)")), "unknown_variant");
+  EXPECT_EQ(refusal(replace(text, R"("scope":{"realm":{}})", R"("scope":{"realm":{},"pid":{"pid":1}})")), "wrong_type");
+}
+
+TEST_F(ContractTest, MalformedValuesAreRefused) {
+  const std::string text = signed_text();
+  EXPECT_EQ(refusal(replace(text, R"("permissions":3)", R"("permissions":512)")), "unknown_permission");
+  EXPECT_EQ(refusal(replace(text, R"("public_key":[)", R"("public_key":[1,)")), "bad_length");
+  EXPECT_EQ(refusal(replace(text, R"("public_key":[)", R"("public_key":[256,)").substr(0)), "bad_length");
+  EXPECT_EQ(refusal(replace(text, R"("realm":"dev")", R"("realm":"")")), "bad_length");
+  EXPECT_EQ(refusal(replace(text, R"("realm":"dev")", "\"realm\":\"d\xff\"")), "syntax");  // not UTF-8
+  EXPECT_EQ(refusal(text.substr(0, text.size() - 1)), "syntax");
+  EXPECT_EQ(refusal(text + " "), "non_canonical");
+  EXPECT_EQ(refusal(replace(text, R"("realm":"dev")", R"("realm":"\u0064ev")")), "non_canonical");
+  EXPECT_EQ(refusal(replace(text, R"({"request":)", R"({ "request":)")), "non_canonical");
+  std::string deep = std::string(40, '[') + std::string(40, ']');
+  EXPECT_EQ(refusal(deep), "too_deep");
+}
+
+TEST_F(ContractTest, SizesAreBoundedBeforeParsing) {
+  std::string big = replace(signed_text(), R"("realm":"dev")", "\"realm\":\"" + std::string(kMaxEnvelopeBytes, 'a') + "\"");
+  EXPECT_EQ(refusal(big), "too_large");
+}
+
+TEST_F(ContractTest, ACommandSignatureNeverVerifiesAsAQuerySignatureNorTheReverse) {
+  const Request r = sample_request();
+  const SignedRequest s = sign(r, seed_of(0));
+  const auto key = testing::key_of(seed_of(0));
+  EXPECT_TRUE(verify(s, key));
+  const std::string json = to_json(r);
+  const std::uint8_t nul = 0;
+  const Digest as_query = crypto::sha256({as_bytes(kQueryDomain), ByteView(&nul, 1), as_bytes(json)});
+  EXPECT_FALSE(verify_digest(as_query, s.signature, key));
+  const SignedQuery q = sign(sample_query(), seed_of(0));
+  const std::string qjson = to_json(q.query);
+  const Digest as_request = crypto::sha256({as_bytes(kRequestDomain), ByteView(&nul, 1), as_bytes(qjson)});
+  EXPECT_TRUE(verify(q, key));
+  EXPECT_FALSE(verify_digest(as_request, q.signature, key));
+}
+
+TEST_F(ContractTest, TheDefinitionIsTheSchemasHash) {
+  EXPECT_TRUE(definition().starts_with("transit.v1:"));
+  EXPECT_EQ(definition().size(), std::string("transit.v1:").size() + 64);
+}
+
+}  // namespace
+}  // namespace cowboy::transit

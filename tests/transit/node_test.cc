@@ -1,0 +1,379 @@
+// transitd in-process over real HTTP on 127.0.0.1: grants and identity,
+// sequences and exact retries, typed rejections with their statuses, the
+// X-Transit-Control rules, admission limits, and refusals that come before any
+// signature check and leave the state as it was.
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <filesystem>
+#include <thread>
+
+#include "net/http_connection.h"
+#include "samples.h"
+#include "transit/client.h"
+#include "transit/contract/envelope.h"
+#include "transit/node/node.h"
+
+namespace cowboy::transit {
+namespace {
+
+using testing::key_of;
+using testing::replace;
+using testing::sample_genesis;
+using testing::seed_of;
+
+class AtomicClock final : public Clock {
+ public:
+  std::uint64_t now_ms() const override { return now_.load(); }
+  void set(std::uint64_t ms) { now_ = ms; }
+
+ private:
+  std::atomic<std::uint64_t> now_{1'800'000'000'000};
+};
+
+class NodeTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    crypto::init();
+    dir_ = std::filesystem::temp_directory_path() /
+           ("transit-node-" + std::to_string(::getpid()) + "-" + ::testing::UnitTest::GetInstance()->current_test_info()->name());
+    std::filesystem::remove_all(dir_);
+  }
+  void TearDown() override {
+    node_.reset();
+    std::filesystem::remove_all(dir_);
+  }
+
+  void start(Genesis genesis = sample_genesis()) {
+    genesis_ = genesis;
+    node::NodeConfig config;
+    config.data_dir = dir_;
+    config.genesis = genesis;
+    auto n = node::Node::open(config, clock_);
+    ASSERT_TRUE(n.ok()) << n.error();
+    node_ = std::move(*n);
+  }
+  void restart() {
+    node_.reset();
+    start(genesis_);
+  }
+
+  ClientOptions options(Id principal, std::uint8_t seed) {
+    ClientOptions o;
+    o.port = node_->port();
+    o.realm = "dev";
+    o.principal = principal;
+    o.seed = seed_of(seed);
+    o.max_attempts = 2;
+    o.retry_backoff = std::chrono::milliseconds(1);
+    return o;
+  }
+  Client root() { return Client(options(1, 0)); }
+
+  net::HttpAnswer post(const std::string& target, const std::string& body,
+                       std::vector<std::pair<std::string, std::string>> headers = {}) {
+    net::HttpConnection c("127.0.0.1", node_->port());
+    auto r = c.post(target, body, headers);
+    EXPECT_TRUE(r.ok()) << (r.ok() ? "" : r.error());
+    return r.ok() ? *r : net::HttpAnswer{};
+  }
+  static Rejection rejection_of(const net::HttpAnswer& a) {
+    auto r = from_json<Rejection>(a.body, kMaxAnswerBytes);
+    EXPECT_TRUE(r.ok()) << a.body;
+    return r.ok() ? *r : Rejection{};
+  }
+  Id position() { return root().identity().ok() ? node_->sequencer().stats().position : 0; }
+
+  static Command create(Id id, std::uint8_t seed, std::uint64_t bits = kReadOnly) {
+    return CreatePrincipal{id, key_of(seed_of(seed)), RealmScope{}, Permissions{bits}, std::nullopt, std::nullopt};
+  }
+
+  std::filesystem::path dir_;
+  Genesis genesis_;
+  AtomicClock clock_;
+  std::unique_ptr<node::Node> node_;
+};
+
+TEST_F(NodeTest, RootCreatesAPrincipalWhoseIdentityIsReadOnly) {
+  start();
+  auto client = root();
+  auto receipt = client.submit(create(2, 100));
+  ASSERT_TRUE(receipt.ok()) << receipt.error().message;
+  EXPECT_EQ(receipt->position, 1u);
+  EXPECT_EQ(receipt->sequence, 1u);
+  EXPECT_EQ(receipt->accepted_at_ms, 1'800'000'000'000u);
+  const auto& created = std::get<PrincipalCreated>(receipt->outcome);
+  EXPECT_EQ(created.principal, 2u);
+  EXPECT_EQ(created.policy_revision, 2u);
+
+  Client alice(options(2, 100));
+  auto me = alice.identity();
+  ASSERT_TRUE(me.ok()) << me.error().message;
+  EXPECT_EQ(me->principal, 2u);
+  EXPECT_EQ(me->permissions.bits, kReadOnly);  // exactly read-only: inspect + read
+  EXPECT_EQ(me->pid_scope, std::nullopt);
+  EXPECT_EQ(me->policy_revision, 2u);
+  EXPECT_EQ(alice.last_position(), 1u);
+
+  // Without realm_control alice administers nothing, and nothing changes.
+  auto denied = alice.submit(CreateRole{{"ops"}, std::nullopt});
+  ASSERT_FALSE(denied.ok());
+  EXPECT_EQ(denied.error().rejection->code, RejectionCode::kDenied);
+  EXPECT_EQ(denied.error().rejection->reason.value, "not_permitted");
+  EXPECT_EQ(position(), 1u);
+}
+
+TEST_F(NodeTest, GrantsBindingsAndRevocationsChangeDecisionsAndTheRevision) {
+  start();
+  auto client = root();
+  ASSERT_TRUE(client.submit(create(2, 100, kInspect)).ok());
+  auto role = client.submit(CreateRole{{"writers"}, 2});
+  ASSERT_TRUE(role.ok()) << role.error().message;
+  const Id writers = std::get<RoleCreated>(role->outcome).role;
+  auto granted = client.submit(Grant{writers, PidScope{7}, Permissions{kWrite | kSend}, 3});
+  ASSERT_TRUE(granted.ok()) << granted.error().message;
+  const Id grant = std::get<Granted>(granted->outcome).grant;
+
+  auto before = client.decision(2, PidScope{7}, Permissions{kWrite});
+  ASSERT_TRUE(before.ok());
+  EXPECT_FALSE(before->allowed);
+  ASSERT_TRUE(client.submit(BindCredential{2, writers, std::nullopt}).ok());
+  auto bound = client.decision(2, PidScope{7}, Permissions{kWrite});
+  ASSERT_TRUE(bound.ok());
+  EXPECT_TRUE(bound->allowed);
+  EXPECT_FALSE(client.decision(2, PidScope{8}, Permissions{kWrite})->allowed);  // another PID
+  // Coarse identity bits are realm-scope only: the PID grant does not show there.
+  EXPECT_EQ(Client(options(2, 100)).identity()->permissions.bits, kInspect);
+
+  ASSERT_TRUE(client.submit(RevokeGrant{grant, std::nullopt}).ok());
+  auto revoked = client.decision(2, PidScope{7}, Permissions{kWrite});
+  EXPECT_FALSE(revoked->allowed);
+  EXPECT_EQ(revoked->policy_revision, 6u);
+
+  // Administration is revision-checked: a stale expectation is a conflict and changes nothing.
+  auto stale = client.submit(CreateRole{{"late"}, 3});
+  ASSERT_FALSE(stale.ok());
+  EXPECT_EQ(stale.error().rejection->code, RejectionCode::kConflict);
+  EXPECT_EQ(stale.error().rejection->reason.value, "stale_revision");
+  EXPECT_EQ(client.identity()->policy_revision, 6u);
+}
+
+TEST_F(NodeTest, ASubjectIsNeverAllocatedTwiceEvenAfterRevocation) {
+  start();
+  auto client = root();
+  ASSERT_TRUE(client.submit(create(2, 100)).ok());
+  ASSERT_TRUE(client.submit(RevokePrincipal{2, std::nullopt}).ok());
+  auto again = client.submit(create(2, 101));
+  ASSERT_FALSE(again.ok());
+  EXPECT_EQ(again.error().rejection->code, RejectionCode::kConflict);
+  EXPECT_EQ(again.error().rejection->reason.value, "subject_taken");
+  // The revoked principal can no longer sign anything.
+  auto gone = Client(options(2, 100)).identity();
+  ASSERT_FALSE(gone.ok());
+  EXPECT_EQ(gone.error().rejection->code, RejectionCode::kDenied);
+  auto root_revoke = client.submit(RevokePrincipal{1, std::nullopt});
+  ASSERT_FALSE(root_revoke.ok());
+  EXPECT_EQ(root_revoke.error().rejection->code, RejectionCode::kInvalidProposal);
+}
+
+TEST_F(NodeTest, AnExactRetryReturnsTheOriginalReceiptAndAnotherBodyIsAConflict) {
+  start();
+  Client client = root();
+  const SignedRequest first = sign(client.build(create(2, 100), 1), seed_of(0));
+  auto receipt = client.resubmit(first);
+  ASSERT_TRUE(receipt.ok());
+  ASSERT_TRUE(client.submit(create(3, 101)).ok());  // position 2
+
+  auto retry = client.resubmit(first);
+  ASSERT_TRUE(retry.ok()) << retry.error().message;
+  EXPECT_EQ(to_json(*retry), to_json(*receipt));  // byte for byte, the original
+
+  const SignedRequest other = sign(client.build(create(4, 102), 1), seed_of(0));
+  auto conflict = post("/v1/command", to_json(other));
+  EXPECT_EQ(conflict.status, 409);
+  EXPECT_EQ(rejection_of(conflict).reason.value, "sequence_reused");
+  const SignedRequest gap = sign(client.build(create(4, 102), 9), seed_of(0));
+  auto skipped = post("/v1/command", to_json(gap));
+  EXPECT_EQ(skipped.status, 409);
+  EXPECT_EQ(rejection_of(skipped).reason.value, "sequence_gap");
+  EXPECT_EQ(position(), 2u);
+
+  // Also after a restart: the receipt is read back from the journal.
+  restart();
+  Client again = root();
+  auto after = again.resubmit(first);
+  ASSERT_TRUE(after.ok()) << after.error().message;
+  EXPECT_EQ(to_json(*after), to_json(*receipt));
+}
+
+TEST_F(NodeTest, RefusalsComeBeforeTheSignatureCheckAndChangeNothing) {
+  start();
+  Client client = root();
+  ASSERT_TRUE(client.submit(create(2, 100)).ok());
+  // A request signed by nobody: every decoding rule is reported before "bad_signature".
+  SignedRequest forged = sign(client.build(create(3, 101), 2), seed_of(55));
+  const std::string text = to_json(forged);
+  struct Case {
+    std::string body;
+    int status;
+    std::string reason;
+  };
+  const std::vector<Case> cases = {
+      {replace(text, R"("version":1)", R"("version":2)"), 400, "unknown_version"},
+      {replace(text, "\"definition\":\"" + definition() + "\",", ""), 400, "missing_definition"},
+      {replace(text, definition(), "transit.v1:" + std::string(64, '0')), 400, "foreign_definition"},
+      {replace(text, R"("sequence":2)", R"("sequence":9007199254740992)"), 400, "integer_too_large"},
+      {replace(text, R"("sequence":2)", R"("sequence":2.5)"), 400, "not_integer"},
+      {replace(text, R"("sequence":2,)", R"("sequence":2,"sequence":2,)"), 400, "duplicate_key"},
+      {replace(text, R"("sequence":2,)", R"("sequence":2,"extra":true,)"), 400, "unknown_field"},
+      {replace(text, R"("sequence":2)", R"("sequence":0)"), 400, "zero_sequence"},
+      {replace(text, R"("realm":"dev")", R"("realm":"prod")"), 400, "foreign_realm"},
+      {text + "\n", 400, "non_canonical"},
+      {std::string(kMaxEnvelopeBytes + 1, ' '), 413, "too_large"},
+      {replace(text, R"("principal":1,"sequence")", R"("principal":77,"sequence")"), 403, "unknown_principal"},
+      {text, 403, "bad_signature"},
+  };
+  for (const auto& c : cases) {
+    auto answer = post("/v1/command", c.body);
+    EXPECT_EQ(answer.status, c.status) << c.reason;
+    EXPECT_EQ(rejection_of(answer).reason.value, c.reason);
+  }
+  auto me = client.identity();
+  ASSERT_TRUE(me.ok());
+  EXPECT_EQ(me->sequence, 1u);
+  EXPECT_EQ(node_->sequencer().stats().position, 1u);
+  EXPECT_EQ(node_->sequencer().stats().refused, 0u);  // none reached the sequencer
+}
+
+TEST_F(NodeTest, ACommandSignatureIsNotAQuerySignature) {
+  start();
+  const Request r = root().build(create(2, 100), 1);
+  const SignedRequest s = sign(r, seed_of(0));
+  // The same signature over a query whose body the root really sends.
+  SignedQuery q{Query{Version{}, Definition{}, {"dev"}, 1, IdentityQuery{}}, s.signature};
+  auto answer = post("/v1/query", to_json(q));
+  EXPECT_EQ(answer.status, 403);
+  EXPECT_EQ(rejection_of(answer).reason.value, "bad_signature");
+  // And a query envelope is not a command.
+  auto wrong_route = post("/v1/command", to_json(sign(q.query, seed_of(0))));
+  EXPECT_EQ(wrong_route.status, 400);
+  EXPECT_EQ(rejection_of(wrong_route).reason.value, "unknown_field");
+}
+
+TEST_F(NodeTest, TheControlHeaderRules) {
+  start();
+  const std::string query = to_json(sign(Query{Version{}, Definition{}, {"dev"}, 1, IdentityQuery{}}, seed_of(0)));
+  EXPECT_EQ(post("/v1/query", query).status, 200);
+  auto hinted = post("/v1/query", query, {{"X-Transit-Control", "snapshot"}});
+  EXPECT_EQ(hinted.status, 400);
+  EXPECT_EQ(rejection_of(hinted).reason.value, "control_hint_not_allowed");
+  auto unknown = post("/v1/query", query, {{"X-Transit-Control", "urgent"}});
+  EXPECT_EQ(rejection_of(unknown).reason.value, "unknown_control_hint");
+  auto twice = post("/v1/query", query, {{"X-Transit-Control", "snapshot"}, {"x-transit-control", "snapshot"}});
+  EXPECT_EQ(rejection_of(twice).reason.value, "duplicate_control_hint");
+  EXPECT_EQ(rejection_of(post("/v1/commands", query)).reason.value, "unknown_route");
+}
+
+TEST_F(NodeTest, TheAdmissionCeilingAndTheControlReserve) {
+  start(sample_genesis(/*ceiling=*/2, /*reserve=*/1));
+  Client client = root();
+  ASSERT_TRUE(client.submit(create(2, 100)).ok());
+  ASSERT_TRUE(client.submit(create(3, 101)).ok());
+  auto closed = client.submit(create(4, 102));
+  ASSERT_FALSE(closed.ok());
+  EXPECT_EQ(closed.error().rejection->code, RejectionCode::kAdmissionClosed);
+  // A control mutation may use the reserve; after it, control is closed too.
+  ASSERT_TRUE(client.submit(RevokePrincipal{3, std::nullopt}).ok());
+  auto full = client.submit(RevokePrincipal{2, std::nullopt});
+  ASSERT_FALSE(full.ok());
+  EXPECT_EQ(full.error().rejection->code, RejectionCode::kControlCapacity);
+  EXPECT_EQ(post("/v1/command", to_json(sign(client.build(RevokePrincipal{2, std::nullopt}, 4), seed_of(0)))).status, 429);
+  // Exact retries and reads remain, also after a restart (the accounting is the journal's position).
+  const SignedRequest first = sign(client.build(create(2, 100), 1), seed_of(0));
+  EXPECT_TRUE(client.resubmit(first).ok());
+  restart();
+  Client again = root();
+  EXPECT_TRUE(again.identity().ok());
+  auto still = again.submit(RevokePrincipal{2, std::nullopt});
+  ASSERT_FALSE(still.ok());
+  EXPECT_EQ(still.error().rejection->code, RejectionCode::kControlCapacity);
+  auto caps = again.capabilities();
+  ASSERT_TRUE(caps.ok());
+  EXPECT_EQ(caps->admission_ceiling, std::optional<Id>(2));
+  EXPECT_EQ(caps->control_reserve, 1u);
+}
+
+TEST_F(NodeTest, ARegressingClockIsAnUncertainClockAndNothingIsDecided) {
+  start();
+  Client client = root();
+  ASSERT_TRUE(client.submit(create(2, 100)).ok());
+  clock_.set(1'700'000'000'000);
+  auto r = post("/v1/command", to_json(sign(client.build(create(3, 101), 2), seed_of(0))));
+  EXPECT_EQ(r.status, 503);
+  EXPECT_EQ(rejection_of(r).code, RejectionCode::kClockUncertain);
+  clock_.set(1'800'000'000'001);
+  EXPECT_TRUE(client.submit(create(3, 101)).ok());
+  EXPECT_EQ(node_->sequencer().stats().position, 2u);
+}
+
+TEST_F(NodeTest, ConcurrentClientsGetDenseDistinctPositions) {
+  start();
+  Client client = root();
+  constexpr int kClients = 8, kEach = 15;
+  for (int i = 0; i < kClients; ++i)
+    ASSERT_TRUE(client.submit(create(100 + i, static_cast<std::uint8_t>(10 + i), kAllPermissions)).ok());
+  std::vector<std::vector<Id>> positions(kClients);
+  std::vector<std::thread> threads;
+  for (int i = 0; i < kClients; ++i)
+    threads.emplace_back([&, i] {
+      Client c(options(100 + i, static_cast<std::uint8_t>(10 + i)));
+      c.set_next_sequence(1);
+      for (int k = 0; k < kEach; ++k) {
+        auto r = c.submit(create(1000 + i * kEach + k, 200));
+        if (r.ok()) positions[i].push_back(r->position);
+      }
+    });
+  for (auto& t : threads) t.join();
+  std::set<Id> all;
+  for (const auto& p : positions) {
+    EXPECT_EQ(p.size(), static_cast<std::size_t>(kEach));
+    EXPECT_TRUE(std::is_sorted(p.begin(), p.end()));
+    all.insert(p.begin(), p.end());
+  }
+  EXPECT_EQ(all.size(), static_cast<std::size_t>(kClients * kEach));
+  EXPECT_EQ(*all.begin(), static_cast<Id>(kClients + 1));
+  EXPECT_EQ(*all.rbegin(), static_cast<Id>(kClients + kClients * kEach));
+}
+
+TEST_F(NodeTest, AnUncertainOutcomeIsResentAsTheSameBytesBeforeAnythingNew) {
+  start();
+  const std::uint16_t port = node_->port();
+  ClientOptions o = options(1, 0);
+  Client client(o);
+  ASSERT_TRUE(client.submit(create(2, 100)).ok());
+  node_.reset();  // the node is gone: the next outcome is unknown
+  auto lost = client.submit(create(3, 101));
+  ASSERT_FALSE(lost.ok());
+  EXPECT_EQ(lost.error().kind, ClientError::Kind::kUncertain);
+  ASSERT_TRUE(client.pending().has_value());
+  const SignedRequest kept = *client.pending();
+  EXPECT_EQ(kept.request.sequence, 2u);
+
+  node::NodeConfig config;  // back on the same port, from the same journal
+  config.data_dir = dir_;
+  config.port = port;
+  auto n = node::Node::open(config, clock_);
+  ASSERT_TRUE(n.ok()) << n.error();
+  node_ = std::move(*n);
+  auto next = client.submit(create(4, 102));
+  ASSERT_TRUE(next.ok()) << next.error().message;
+  EXPECT_EQ(next->sequence, 3u);  // the kept request took 2; nothing new was signed at 2
+  EXPECT_FALSE(client.pending().has_value());
+  auto me = client.identity();
+  EXPECT_EQ(me->sequence, 3u);
+  EXPECT_EQ(node_->sequencer().stats().position, 3u);
+  EXPECT_TRUE(client.decision(3, RealmScope{}, Permissions{kInspect})->allowed);  // principal 3 exists
+}
+
+}  // namespace
+}  // namespace cowboy::transit

@@ -1,0 +1,173 @@
+// transitd and transit as real processes on 127.0.0.1: acknowledged decisions
+// survive SIGKILL (and their exact retries return the original receipts), and
+// the CLI works against `transitd --dev`.
+#include <gtest/gtest.h>
+#include <sys/stat.h>
+
+#include <atomic>
+#include <filesystem>
+#include <fstream>
+#include <regex>
+#include <thread>
+
+#include <nlohmann/json.hpp>
+
+#include "../support/process.h"
+#include "../support/run.h"
+#include "samples.h"
+#include "transit/client.h"
+
+namespace cowboy::transit {
+namespace {
+
+using testing::key_of;
+using testing::seed_of;
+
+const std::string kBin = COWBOY_BIN_DIR;
+
+std::uint16_t ready_port(cowboy::testing::ChildProcess& child) {
+  auto line = child.wait_for_line("transitd_ready");
+  std::smatch m;
+  if (line && std::regex_search(*line, m, std::regex(R"(listen=127\.0\.0\.1:(\d+))"))) return static_cast<std::uint16_t>(std::stoi(m[1]));
+  return 0;
+}
+
+class ProcessTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    crypto::init();
+    dir_ = std::filesystem::temp_directory_path() /
+           ("transit-process-" + std::to_string(::getpid()) + "-" + ::testing::UnitTest::GetInstance()->current_test_info()->name());
+    std::filesystem::remove_all(dir_);
+    std::filesystem::create_directories(dir_);
+  }
+  void TearDown() override { std::filesystem::remove_all(dir_); }
+
+  std::unique_ptr<cowboy::testing::ChildProcess> start_node(std::uint16_t& port) {
+    auto child = std::make_unique<cowboy::testing::ChildProcess>(std::vector<std::string>{
+        kBin + "/transitd", "--genesis", (dir_ / "genesis.json").string(), "--data", (dir_ / "journal").string(),
+        "--listen", "127.0.0.1:0"});
+    port = ready_port(*child);
+    return child;
+  }
+
+  std::filesystem::path dir_;
+};
+
+TEST_F(ProcessTest, AcknowledgedDecisionsSurviveSigkillAndTheirRetriesReturnTheOriginals) {
+  {
+    std::ofstream out(dir_ / "genesis.json");
+    out << to_json(testing::sample_genesis()) << "\n";
+  }
+  std::uint16_t port = 0;
+  auto node = start_node(port);
+  ASSERT_NE(port, 0);
+  auto options = [&](Id principal, std::uint8_t seed) {
+    ClientOptions o;
+    o.port = port;
+    o.realm = "dev";
+    o.principal = principal;
+    o.seed = seed_of(seed);
+    o.max_attempts = 1;  // a kill is a loss: keep what was acknowledged, nothing else
+    o.timeout = std::chrono::seconds(2);
+    return o;
+  };
+  Client root(options(1, 0));
+  constexpr int kWriters = 4;
+  for (int i = 0; i < kWriters; ++i)
+    ASSERT_TRUE(root.submit(CreatePrincipal{10 + static_cast<Id>(i), key_of(seed_of(static_cast<std::uint8_t>(10 + i))),
+                                            RealmScope{}, Permissions{kAllPermissions}, std::nullopt, std::nullopt})
+                    .ok());
+
+  // Writers submit until the node dies; each keeps the signed bytes and receipts acknowledged.
+  std::vector<std::vector<std::pair<SignedRequest, Receipt>>> acked(kWriters);
+  std::atomic<int> total{0};
+  std::vector<std::thread> writers;
+  for (int i = 0; i < kWriters; ++i)
+    writers.emplace_back([&, i] {
+      Client c(options(10 + i, static_cast<std::uint8_t>(10 + i)));
+      for (Id seq = 1;; ++seq) {
+        const SignedRequest s = sign(
+            c.build(CreatePrincipal{100000 * (i + 1) + seq, key_of(seed_of(200)), RealmScope{}, Permissions{kInspect},
+                                    std::nullopt, std::nullopt},
+                    seq),
+            seed_of(static_cast<std::uint8_t>(10 + i)));
+        auto r = c.resubmit(s);
+        if (!r.ok()) return;
+        acked[i].emplace_back(s, *r);
+        ++total;
+      }
+    });
+  while (total < 200) std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  node->kill(SIGKILL);
+  for (auto& w : writers) w.join();
+
+  node = start_node(port);
+  ASSERT_NE(port, 0);
+  for (int i = 0; i < kWriters; ++i) {
+    ASSERT_FALSE(acked[i].empty());
+    Client c(options(10 + i, static_cast<std::uint8_t>(10 + i)));
+    c.set_next_sequence(1);
+    for (const auto& [signed_request, receipt] : acked[i]) {
+      auto again = c.resubmit(signed_request);
+      ASSERT_TRUE(again.ok()) << again.error().message;
+      EXPECT_EQ(to_json(*again), to_json(receipt));
+    }
+    // The journal holds at least every acknowledged decision (one more may have landed unanswered).
+    auto me = c.identity();
+    ASSERT_TRUE(me.ok());
+    EXPECT_GE(me->sequence, acked[i].back().first.request.sequence);
+    EXPECT_LE(me->sequence, acked[i].back().first.request.sequence + 1);
+  }
+}
+
+TEST_F(ProcessTest, TheCliAgainstTransitdDev) {
+  const auto dev = dir_ / "transitd-dev";
+  cowboy::testing::ChildProcess node({kBin + "/transitd", "--dev", "--dev-dir", dev.string(), "--listen", "127.0.0.1:0"});
+  ASSERT_NE(ready_port(node), 0);
+  const std::string cli = kBin + "/transit --dev " + dev.string();
+
+  auto identity = cowboy::testing::run(cli + " identity");
+  EXPECT_EQ(identity.status, 0);
+  EXPECT_EQ(identity.out,
+            "principal 1: inspect,read,write,send,execute,effect,courier,pid_admin,realm_control, policy revision 1, "
+            "last sequence 0 (at position 0)\n");
+  const auto alice_key = (dir_ / "alice.key").string();
+  auto created = cowboy::testing::run(cli + " principal create --id 2 --key-out " + alice_key + " --permissions inspect,read");
+  EXPECT_EQ(created.status, 0);
+  EXPECT_EQ(created.out, "principal 2 created (role 2, grant 2) at position 1, policy revision 2\n");
+  struct stat st {};
+  ASSERT_EQ(::stat(alice_key.c_str(), &st), 0);
+  EXPECT_EQ(st.st_mode & 0777, 0600u);
+  ASSERT_EQ(::stat((dev / "root.key").c_str(), &st), 0);
+  EXPECT_EQ(st.st_mode & 0777, 0600u);
+
+  auto json = cowboy::testing::run(cli + " --json role create --name ops");
+  EXPECT_EQ(json.status, 0);
+  const auto receipt = nlohmann::json::parse(json.out, nullptr, false);
+  EXPECT_EQ(receipt["position"], 2);
+  EXPECT_EQ(receipt["outcome"]["role_created"]["role"], 3);
+
+  std::ifstream profile(dev / "transitd-dev.json");
+  const auto endpoint = nlohmann::json::parse(profile)["endpoint"].get<std::string>();
+  const std::string as_alice =
+      kBin + "/transit --endpoint " + endpoint + " --realm dev --principal 2 --key " + alice_key;
+  auto mine = cowboy::testing::run(as_alice + " identity");
+  EXPECT_EQ(mine.status, 0);
+  EXPECT_EQ(mine.out, "principal 2: inspect,read, policy revision 3, last sequence 0 (at position 2)\n");
+  auto denied = cowboy::testing::run(as_alice + " --json role create --name x");
+  EXPECT_EQ(denied.status, 1);
+  EXPECT_NE(denied.out.find(R"("code":"Denied","reason":"not_permitted")"), std::string::npos) << denied.out;
+  auto taken = cowboy::testing::run(cli + " principal create --id 2 --key-out " + (dir_ / "bob.key").string());
+  EXPECT_EQ(taken.status, 1);
+  EXPECT_NE(taken.out.find("subject_taken"), std::string::npos);
+  EXPECT_FALSE(std::filesystem::exists(dir_ / "bob.key"));  // the refused principal's key is not left behind
+  // Secrets stay out of output.
+  std::ifstream key_in(alice_key);
+  std::string seed_hex;
+  key_in >> seed_hex;
+  EXPECT_EQ((identity.out + created.out + json.out + mine.out + denied.out).find(seed_hex), std::string::npos);
+}
+
+}  // namespace
+}  // namespace cowboy::transit

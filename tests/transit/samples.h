@@ -1,0 +1,44 @@
+// Shared Transit test values: fixed keys and requests, and raw-text helpers
+// for spelling requests the canonical writer never would.
+#pragma once
+
+#include <string>
+
+#include "common/crypto.h"
+#include "transit/contract/codec.h"
+#include "transit/contract/signing.h"
+
+namespace cowboy::transit::testing {
+
+inline crypto::Ed25519Seed seed_of(std::uint8_t first) {
+  crypto::Ed25519Seed seed{};
+  for (std::size_t i = 0; i < seed.size(); ++i) seed[i] = static_cast<std::uint8_t>(first + i);
+  return seed;
+}
+inline PublicKey key_of(const crypto::Ed25519Seed& seed) { return crypto::ed25519_from_seed(seed).public_key; }
+
+/// The fixture request: root (principal 1) creates principal 2 with inspect+read.
+inline Request sample_request() {
+  return Request{Version{}, Definition{}, {"dev"}, 1, 1,
+                 CreatePrincipal{2, key_of(seed_of(100)), RealmScope{}, Permissions{kReadOnly}, std::nullopt, 1}};
+}
+inline Query sample_query() { return Query{Version{}, Definition{}, {"dev"}, 1, IdentityQuery{}}; }
+
+inline Genesis sample_genesis(std::optional<Id> ceiling = std::nullopt, Id reserve = 0) {
+  Genesis g;
+  g.realm.value = "dev";
+  g.root_principal = 1;
+  g.root_public_key = key_of(seed_of(0));
+  g.admission_ceiling = ceiling;
+  g.control_reserve = reserve;
+  return g;
+}
+
+/// Replaces the first `from` in `text` with `to`.
+inline std::string replace(std::string text, const std::string& from, const std::string& to) {
+  const auto at = text.find(from);
+  if (at != std::string::npos) text.replace(at, from.size(), to);
+  return text;
+}
+
+}  // namespace cowboy::transit::testing
