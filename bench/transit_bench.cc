@@ -142,7 +142,14 @@ Sample run_transit(std::size_t clients, std::size_t ops, double rate, std::size_
   const auto after = (*node)->sequencer().stats();
   const double accepted = static_cast<double>(after.accepted - before.accepted);
   s.fsyncs_per_op = accepted > 0 ? static_cast<double>(after.synced_writes - before.synced_writes) / accepted : 0;
-  s.failed += static_cast<std::size_t>(static_cast<double>(clients * (ops / clients)) - accepted);
+  s.failed = static_cast<std::size_t>(static_cast<double>(clients * (ops / clients)) - accepted);
+  if (std::getenv("TRANSIT_BENCH_VERBOSE"))
+    std::fprintf(stderr, "  transit %zu clients: %llu syncs (%llu over 5 ms), mean %.0f us, max %llu us\n", clients,
+                 (unsigned long long)(after.synced_writes - before.synced_writes),
+                 (unsigned long long)(after.slow_syncs - before.slow_syncs),
+                 static_cast<double>(after.sync_us_total - before.sync_us_total) /
+                     static_cast<double>(std::max<std::uint64_t>(1, after.synced_writes - before.synced_writes)),
+                 (unsigned long long)after.sync_us_max);
   node->reset();
   std::filesystem::remove_all(dir);
   return s;

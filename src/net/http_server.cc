@@ -9,6 +9,8 @@
 #include <cctype>
 #include <thread>
 
+#include <pthread.h>
+
 namespace cowboy::net {
 
 namespace asio = boost::asio;
@@ -18,8 +20,6 @@ using tcp = asio::ip::tcp;
 
 namespace {
 
-constexpr std::size_t kMaxConnections = 256;
-constexpr std::size_t kMaxConnectionsPerAddress = 32;
 // A request's header must arrive within this of the connection opening or of
 // the previous answer, so idle connections cannot hold the slots; its body
 // within the longer bound.
@@ -113,13 +113,14 @@ std::string_view HttpRequest::header(std::string_view name) const {
 struct HttpServer::Impl {
   AsyncHttpHandler handler;
   HttpServerOptions options;
-  ConnectionSlots slots{kMaxConnections, kMaxConnectionsPerAddress};  // before io: sessions destroyed with it give theirs back
+  ConnectionSlots slots;  // before io: sessions destroyed with it give theirs back
   asio::io_context io;
   tcp::acceptor acceptor{io};
   std::vector<std::thread> threads;
   asio::steady_timer accept_pause{io};
 
-  Impl(AsyncHttpHandler h, HttpServerOptions o) : handler(std::move(h)), options(std::move(o)) {}
+  Impl(AsyncHttpHandler h, HttpServerOptions o)
+      : handler(std::move(h)), options(std::move(o)), slots(options.max_connections, options.max_connections_per_address) {}
 
   void accept() {
     // Each connection gets a strand, so its handlers never run on two threads at once.
@@ -137,6 +138,8 @@ struct HttpServer::Impl {
         beast::error_code ignored;
         socket.close(ignored);
       } else {
+        beast::error_code ignored;
+        socket.set_option(tcp::no_delay(true), ignored);  // answers go out whole, at once
         std::make_shared<Session>(std::move(socket), peer, handler, options, slots)->start();
       }
       accept();
@@ -169,7 +172,10 @@ std::uint16_t HttpServer::port() const { return impl_->acceptor.local_endpoint()
 
 void HttpServer::start() {
   impl_->accept();
-  for (int i = 0; i < std::max(1, impl_->options.threads); ++i) impl_->threads.emplace_back([this] { impl_->io.run(); });
+  for (int i = 0; i < std::max(1, impl_->options.threads); ++i) impl_->threads.emplace_back([this] {
+      pthread_setname_np(pthread_self(), "http-io");
+      impl_->io.run();
+    });
 }
 
 void HttpServer::stop() {

@@ -1,7 +1,7 @@
 // A small HTTP/1.1 server (Boost.Beast) for loopback APIs: the devchain's JSON
 // API, cbqsd's admin endpoints and transitd. Bodies over the configured limit
 // are refused (413, 128 KiB by default); at most 256 connections, 32 from one
-// peer address; a request's header must arrive within 5 s of the connection or
+// peer address, by default; a request's header must arrive within 5 s of the connection or
 // of the previous answer (its body within 30 s), else the connection closes; a
 // handler that throws answers 500 instead of crashing the server. A connection
 // serves its requests one after another; an asynchronous handler may answer
@@ -43,6 +43,8 @@ struct HttpServerOptions {
   std::size_t max_body_bytes = 128 * 1024;
   HttpReply too_large{413, "application/json", R"({"error":{"code":"TxTooLarge","message":"body over 128 KiB"}})"};
   int threads = 1;  // io threads; each connection stays on one at a time
+  std::size_t max_connections = 256;
+  std::size_t max_connections_per_address = 32;
 };
 
 class HttpServer {

@@ -60,8 +60,11 @@ std::optional<std::string> scan(rocksdb::DB& db, char table, Visit visit) {
 
 }  // namespace
 
+Journal::Batch::Batch() : writes(std::make_unique<rocksdb::WriteBatch>()) {}
+Journal::Batch::~Batch() = default;
+
 Journal::Journal(std::unique_ptr<rocksdb::DB> db, Genesis genesis)
-    : db_(std::move(db)), batch_(std::make_unique<rocksdb::WriteBatch>()), genesis_(std::move(genesis)) {}
+    : db_(std::move(db)), staged_(std::make_unique<rocksdb::WriteBatch>()), genesis_(std::move(genesis)) {}
 
 Journal::~Journal() = default;
 
@@ -69,6 +72,9 @@ Result<std::unique_ptr<Journal>, std::string> Journal::open(const std::filesyste
                                                              const std::optional<Genesis>& genesis) {
   rocksdb::Options options;
   options.create_if_missing = true;
+  // Flushes and compactions sync as they go, so a decision's WAL sync does not
+  // wait behind a burst of dirty SST pages.
+  options.bytes_per_sync = 512 * 1024;
   rocksdb::DB* raw = nullptr;
   auto status = rocksdb::DB::Open(options, dir.string(), &raw);
   if (!status.ok()) return Err{"cannot open journal " + dir.string() + ": " + status.ToString()};
@@ -82,14 +88,15 @@ Result<std::unique_ptr<Journal>, std::string> Journal::open(const std::filesyste
     g.definition.value = definition();
     const Authority fresh(g);  // position 0, published with the genesis in one synced write
     auto journal = std::unique_ptr<Journal>(new Journal(std::move(db), g));
-    journal->batch_->Put(kGenesisKey, to_json(g));
-    journal->batch_->Put(kHeadKey, to_json(fresh.head()));
+    rocksdb::WriteBatch init;
+    init.Put(kGenesisKey, to_json(g));
+    init.Put(kHeadKey, to_json(fresh.head()));
     const auto& root = *fresh.principal(g.root_principal);
-    journal->batch_->Put(key('p', root.principal), to_json(root));
-    journal->batch_->Put(key('r', root.role), to_json(*fresh.role(root.role)));
-    journal->batch_->Put(key('g', 1), to_json(*fresh.grant(1)));
-    journal->batch_->Put(key('c', root.principal, root.role), "");
-    if (!journal->commit()) return Err{"cannot write the genesis to " + dir.string()};
+    init.Put(key('p', root.principal), to_json(root));
+    init.Put(key('r', root.role), to_json(*fresh.role(root.role)));
+    init.Put(key('g', 1), to_json(*fresh.grant(1)));
+    init.Put(key('c', root.principal, root.role), "");
+    if (!journal->write_synced(init)) return Err{"cannot write the genesis to " + dir.string()};
     return journal;
   }
   if (!status.ok()) return Err{"cannot read journal " + dir.string() + ": " + status.ToString()};
@@ -125,28 +132,34 @@ Result<Authority, std::string> Journal::load() const {
 
 void Journal::stage(const Authority& authority, const Touched& touched, const JournalEntry& entry) {
   const Receipt& receipt = entry.receipt;
-  batch_->Put(key('j', receipt.position), to_json(entry));
+  staged_->Put(key('j', receipt.position), to_json(entry));
   std::string position;
   put_be64(position, receipt.position);
-  batch_->Put(key('s', receipt.principal, receipt.sequence), position);
-  for (Id id : touched.principals) batch_->Put(key('p', id), to_json(*authority.principal(id)));
-  for (Id id : touched.roles) batch_->Put(key('r', id), to_json(*authority.role(id)));
+  staged_->Put(key('s', receipt.principal, receipt.sequence), position);
+  for (Id id : touched.principals) staged_->Put(key('p', id), to_json(*authority.principal(id)));
+  for (Id id : touched.roles) staged_->Put(key('r', id), to_json(*authority.role(id)));
   for (Id id : touched.grants_written)
-    if (const auto* g = authority.grant(id)) batch_->Put(key('g', id), to_json(*g));
-  for (Id id : touched.grants_removed) batch_->Delete(key('g', id));
-  for (const auto& [p, r] : touched.credentials_added) batch_->Put(key('c', p, r), "");
-  for (const auto& [p, r] : touched.credentials_removed) batch_->Delete(key('c', p, r));
-  batch_->Put(kHeadKey, to_json(authority.head()));
+    if (const auto* g = authority.grant(id)) staged_->Put(key('g', id), to_json(*g));
+  for (Id id : touched.grants_removed) staged_->Delete(key('g', id));
+  for (const auto& [p, r] : touched.credentials_added) staged_->Put(key('c', p, r), "");
+  for (const auto& [p, r] : touched.credentials_removed) staged_->Delete(key('c', p, r));
 }
 
-bool Journal::has_staged() const { return batch_->Count() > 0; }
+std::unique_ptr<Journal::Batch> Journal::take_staged(const Head& head) {
+  if (staged_->Count() == 0) return nullptr;
+  staged_->Put(kHeadKey, to_json(head));  // once per group: the head after its last decision
+  auto batch = std::make_unique<Batch>();
+  std::swap(batch->writes, staged_);
+  return batch;
+}
 
-bool Journal::commit() {
+bool Journal::commit(Batch& batch) { return write_synced(*batch.writes); }
+
+bool Journal::write_synced(rocksdb::WriteBatch& batch) {
   if (failed_) return false;
   rocksdb::WriteOptions options;
   options.sync = true;
-  const bool ok = db_->Write(options, batch_.get()).ok();
-  batch_->Clear();
+  const bool ok = db_->Write(options, &batch).ok();
   if (!ok) failed_ = true;
   else ++synced_writes_;
   return ok;

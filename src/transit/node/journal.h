@@ -1,12 +1,15 @@
 // The authority journal on RocksDB: the genesis, the head, the published
 // authorization records, one entry per accepted decision (the signed request
 // and its receipt) and the (principal, sequence) index that answers exact
-// retries. Decisions are staged into one batch and published by one synced
-// write (group commit); a receipt may be answered only after commit() returns
-// true. A failed write fails the journal closed: nothing more is written, and
-// the next open recovers the last published state.
+// retries. Decisions are staged into a batch, taken out with the head as it
+// stands after them, and published by one synced write (group commit); a
+// receipt may be answered only after commit() returns true for its batch.
+// Staging and committing may run on two threads (one each). A failed write
+// fails the journal closed: nothing more is written, and the next open
+// recovers the last published state.
 #pragma once
 
+#include <atomic>
 #include <filesystem>
 #include <memory>
 
@@ -32,11 +35,18 @@ class Journal {
   /// The published state (recovery reads nothing else).
   Result<Authority, std::string> load() const;
 
+  /// A group of staged decisions, ready to publish.
+  struct Batch {
+    Batch();
+    ~Batch();
+    std::unique_ptr<rocksdb::WriteBatch> writes;
+  };
   void stage(const Authority& authority, const Touched& touched, const JournalEntry& entry);
-  bool has_staged() const;
-  /// One synced write of everything staged. False: the journal is failed closed.
-  bool commit();
-  bool failed() const { return failed_; }
+  /// Everything staged since the last take, with `head` (nullptr when nothing was staged).
+  std::unique_ptr<Batch> take_staged(const Head& head);
+  /// One synced write of `batch`. False: the journal is failed closed.
+  bool commit(Batch& batch);
+  bool failed() const { return failed_.load(); }
 
   /// The receipt of an accepted (principal, sequence), if published.
   std::optional<Receipt> receipt(Id principal, Id sequence) const;
@@ -46,11 +56,13 @@ class Journal {
  private:
   Journal(std::unique_ptr<rocksdb::DB> db, Genesis genesis);
 
+  bool write_synced(rocksdb::WriteBatch& batch);
+
   std::unique_ptr<rocksdb::DB> db_;
-  std::unique_ptr<rocksdb::WriteBatch> batch_;
+  std::unique_ptr<rocksdb::WriteBatch> staged_;  // the staging thread's
   Genesis genesis_;
-  bool failed_ = false;
-  std::uint64_t synced_writes_ = 0;
+  std::atomic<bool> failed_{false};
+  std::atomic<std::uint64_t> synced_writes_{0};
 };
 
 }  // namespace cowboy::transit::node

@@ -16,6 +16,8 @@ Result<std::unique_ptr<Node>, std::string> Node::open(const NodeConfig& config, 
   net::HttpServerOptions options;
   options.max_body_bytes = kMaxEnvelopeBytes;
   options.threads = config.io_threads;
+  options.max_connections = config.max_connections;
+  options.max_connections_per_address = config.max_connections_per_address;
   Rejection too_large{Version{}, Definition{}, node->sequencer_->genesis().realm, RejectionCode::kTooLarge,
                       {"too_large"}, {"body over " + std::to_string(kMaxEnvelopeBytes) + " bytes"}};
   options.too_large = net::HttpReply{413, "application/json", to_json(too_large)};

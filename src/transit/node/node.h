@@ -12,6 +12,8 @@ struct NodeConfig {
   std::string listen_address = "127.0.0.1";
   std::uint16_t port = 0;          // 0: any free port
   int io_threads = 2;
+  std::size_t max_connections = 1024;
+  std::size_t max_connections_per_address = 256;  // many clients may share one host
 };
 
 class Node {

@@ -1,5 +1,7 @@
 #include "transit/node/sequencer.h"
 
+#include <pthread.h>
+
 #include "transit/contract/codec.h"
 #include "transit/contract/signing.h"
 
@@ -10,13 +12,27 @@ Refusal uncertain(std::string reason, std::string message) {
   return Refusal{RejectionCode::kServiceUncertain, std::move(reason), std::move(message)};
 }
 
+const Refusal& storage_failed() {
+  static const Refusal r = uncertain("storage_failed", "the synced write failed; resubmit the same bytes after a restart");
+  return r;
+}
+
 }  // namespace
 
 Sequencer::Sequencer(std::unique_ptr<Journal> journal, Authority authority, const Clock& clock)
     : genesis_(authority.genesis()), clock_(clock), journal_(std::move(journal)), authority_(std::move(authority)) {
   for (const auto& [id, p] : authority_.principals())
     if (!p.revoked) keys_[id] = p.public_key;
-  thread_ = std::thread([this] { run(); });
+  durable_position_ = authority_.head().position;
+  stats_.position = durable_position_;
+  sync_thread_ = std::thread([this] {
+    pthread_setname_np(pthread_self(), "transit-sync");
+    sync_loop();
+  });
+  decide_thread_ = std::thread([this] {
+    pthread_setname_np(pthread_self(), "transit-seq");
+    decide_loop();
+  });
 }
 
 Sequencer::~Sequencer() {
@@ -25,7 +41,8 @@ Sequencer::~Sequencer() {
     stopping_ = true;
   }
   wake_.notify_all();
-  thread_.join();
+  decide_thread_.join();
+  sync_thread_.join();
 }
 
 std::optional<PublicKey> Sequencer::key_of(Id principal) const {
@@ -43,105 +60,133 @@ SequencerStats Sequencer::stats() const {
 bool Sequencer::enqueue(Work work) {
   {
     std::lock_guard lock(mutex_);
-    if (!stopping_ && queue_.size() < kMaxQueued) {
-      queue_.push_back(std::move(work));
-      wake_.notify_one();
-      return true;
-    }
+    if (stopping_ || queue_.size() >= kMaxQueued) return false;
+    queue_.push_back(std::move(work));
   }
-  return false;
+  wake_.notify_one();
+  return true;
 }
 
 void Sequencer::submit(SignedRequest request, Digest digest, PublicKey verified_with, CommandDone done) {
   auto keep = done;
   if (!enqueue(CommandWork{std::move(request), digest, verified_with, std::move(done)}))
-    keep(Err{uncertain("overloaded", "the decision queue is full; resubmit the same bytes")});
+    keep(Err{uncertain("overloaded", "the decision queue is full or the node is stopping; resubmit the same bytes")});
 }
 
 void Sequencer::query(SignedQuery query, Digest digest, PublicKey verified_with, QueryDone done) {
   auto keep = done;
   if (!enqueue(QueryWork{std::move(query), digest, verified_with, std::move(done)}))
-    keep(Err{uncertain("overloaded", "the decision queue is full; retry")});
+    keep(Err{uncertain("overloaded", "the decision queue is full or the node is stopping; retry")});
 }
 
-void Sequencer::run() {
+void Sequencer::decide_loop() {
   std::deque<Work> group;
   for (;;) {
+    bool stop = false;
     {
       std::unique_lock lock(mutex_);
-      wake_.wait(lock, [&] { return stopping_ || !queue_.empty(); });
-      if (stopping_) {
-        group.swap(queue_);
-        lock.unlock();
-        for (auto& work : group)
-          std::visit([](auto& w) { w.done(Err{uncertain("stopping", "the node is shutting down")}); }, work);
-        return;
-      }
+      wake_.wait(lock, [&] { return stopping_ || !queue_.empty() || (!syncing_ && !building_.empty()); });
       group.swap(queue_);  // everything that arrived during the last write shares the next one
+      stop = stopping_;
+      // Receipts at or below the durable position are in the journal now.
+      std::erase_if(undurable_receipts_, [&](const auto& kv) { return kv.second.position <= durable_position_; });
     }
-    process(group);
+    if (stop) {
+      for (auto& work : group)
+        std::visit([](auto& w) { w.done(Err{uncertain("stopping", "the node is shutting down")}); }, work);
+      group.clear();
+    }
+    decide_group(group);
     group.clear();
+    std::unique_lock lock(mutex_);
+    if (!syncing_ && !building_.empty()) {
+      building_.batch = journal_->take_staged(authority_.head());
+      building_.position = authority_.head().position;
+      in_sync_ = std::move(building_);
+      building_ = Flight{};
+      syncing_ = true;
+      sync_wake_.notify_one();
+    }
+    if (stop) {
+      wake_.wait(lock, [&] { return !syncing_; });
+      if (!building_.empty()) continue;  // one more flight to publish
+      sync_exit_ = true;
+      sync_wake_.notify_one();
+      return;
+    }
   }
 }
 
-void Sequencer::process(std::deque<Work>& group) {
-  std::map<std::pair<Id, Id>, Receipt> group_receipts;
-  std::vector<std::pair<CommandWork*, Result<Receipt, Refusal>>> answers;
-  std::vector<Source> sources;
-  SequencerStats delta;
+void Sequencer::sync_loop() {
+  for (;;) {
+    Flight flight;
+    {
+      std::unique_lock lock(mutex_);
+      sync_wake_.wait(lock, [&] { return in_sync_.has_value() || sync_exit_; });
+      if (!in_sync_) return;
+      flight = std::move(*in_sync_);
+      in_sync_.reset();
+    }
+    const auto start = std::chrono::steady_clock::now();
+    // Without a batch the flight still waits for the one before it, whose outcome failed() tells.
+    const bool durable = flight.batch ? journal_->commit(*flight.batch) : !journal_->failed();
+    if (flight.batch) {
+      const auto us = static_cast<std::uint64_t>(
+          std::chrono::duration_cast<std::chrono::microseconds>(std::chrono::steady_clock::now() - start).count());
+      flight.counts.sync_us_total = us;
+      flight.counts.sync_us_max = us;
+      flight.counts.slow_syncs = us > 5000 ? 1 : 0;
+    }
+    for (auto& release : flight.answers) release(durable);
+    {
+      std::lock_guard lock(mutex_);
+      if (durable) durable_position_ = std::max(durable_position_, flight.position);
+      stats_.accepted += durable ? flight.counts.accepted : 0;
+      stats_.replayed += durable ? flight.counts.replayed : 0;
+      stats_.refused += flight.counts.refused;
+      stats_.queries += flight.counts.queries;
+      stats_.synced_writes = journal_->synced_writes();
+      stats_.sync_us_total += flight.counts.sync_us_total;
+      stats_.sync_us_max = std::max(stats_.sync_us_max, flight.counts.sync_us_max);
+      stats_.slow_syncs += flight.counts.slow_syncs;
+      stats_.position = durable_position_;
+      syncing_ = false;
+    }
+    wake_.notify_one();
+  }
+}
+
+void Sequencer::decide_group(std::deque<Work>& group) {
   for (auto& work : group) {
-    auto* command = std::get_if<CommandWork>(&work);
-    if (!command) continue;
-    Source source = Source::kRefused;
-    auto result = journal_->failed() ? Result<Receipt, Refusal>(Err{uncertain("storage_failed", "the journal failed")})
-                                     : decide(*command, group_receipts, source);
-    answers.emplace_back(command, std::move(result));
-    sources.push_back(source);
-  }
-  if (journal_->has_staged() && !journal_->commit()) {
-    // Published or not is unknown: the client resubmits the same bytes after a restart.
-    for (std::size_t i = 0; i < answers.size(); ++i)
-      if (sources[i] == Source::kDecided || sources[i] == Source::kReplayedFromGroup)
-        answers[i].second = Err{uncertain("storage_failed", "the synced write failed")}, sources[i] = Source::kRefused;
-  }
-  for (std::size_t i = 0; i < answers.size(); ++i) {
-    auto& [work, result] = answers[i];
-    if (!result.ok()) ++delta.refused;
-    else if (sources[i] == Source::kDecided) ++delta.accepted;
-    else ++delta.replayed;
-    work->done(std::move(result));
-  }
-  // Queries read the state just published.
-  for (auto& work : group) {
-    auto* q = std::get_if<QueryWork>(&work);
-    if (!q) continue;
-    ++delta.queries;
-    if (journal_->failed()) {
-      q->done(Err{uncertain("storage_failed", "the journal failed")});
-      continue;
+    if (auto* command = std::get_if<CommandWork>(&work)) {
+      Source source = Source::kRefused;
+      auto result = journal_->failed() ? Result<Receipt, Refusal>(Err{storage_failed()}) : decide(*command, source);
+      if (!result.ok()) ++building_.counts.refused;
+      else if (source == Source::kDecided) ++building_.counts.accepted;
+      else ++building_.counts.replayed;
+      // A failed write makes every answer of its flight uncertain: they were decided on top of it.
+      building_.answers.push_back([done = std::move(command->done), result = std::move(result)](bool durable) mutable {
+        done(durable ? std::move(result) : Result<Receipt, Refusal>(Err{storage_failed()}));
+      });
+    } else {
+      auto& q = std::get<QueryWork>(work);
+      ++building_.counts.queries;
+      auto result = journal_->failed() ? Result<Response, Refusal>(Err{storage_failed()}) : answer(q);
+      building_.answers.push_back([done = std::move(q.done), result = std::move(result)](bool durable) mutable {
+        done(durable ? std::move(result) : Result<Response, Refusal>(Err{storage_failed()}));
+      });
     }
-    if (auto refusal = authority_.check_signer(q->query.query.principal)) {
-      q->done(Err{*refusal});
-      continue;
-    }
-    if (auto refusal = check_key(q->query.query.principal, q->verified_with, q->digest, q->query.signature)) {
-      q->done(Err{*refusal});
-      continue;
-    }
-    auto result = authority_.answer(q->query.query);
-    if (!result.ok()) {
-      q->done(Err{result.error()});
-      continue;
-    }
-    q->done(Response{Version{}, Definition{definition()}, genesis_.realm, authority_.head().position, std::move(*result)});
   }
-  std::lock_guard lock(mutex_);
-  stats_.accepted += delta.accepted;
-  stats_.replayed += delta.replayed;
-  stats_.refused += delta.refused;
-  stats_.queries += delta.queries;
-  stats_.synced_writes = journal_->synced_writes();
-  stats_.position = authority_.head().position;
+}
+
+Result<Response, Refusal> Sequencer::answer(const QueryWork& q) const {
+  const Query& query = q.query.query;
+  if (auto refusal = authority_.check_signer(query.principal)) return Err{*refusal};
+  if (auto refusal = check_key(query.principal, q.verified_with, q.digest, q.query.signature)) return Err{*refusal};
+  auto result = authority_.answer(query);
+  if (!result.ok()) return Err{result.error()};
+  // Released with this flight: the position is durable by the time anyone reads it.
+  return Response{Version{}, Definition{definition()}, genesis_.realm, authority_.head().position, std::move(*result)};
 }
 
 std::optional<Refusal> Sequencer::check_key(Id principal, const PublicKey& verified_with, const Digest& digest,
@@ -153,8 +198,7 @@ std::optional<Refusal> Sequencer::check_key(Id principal, const PublicKey& verif
   return Refusal{RejectionCode::kDenied, "bad_signature", "the signature does not verify with the principal's key"};
 }
 
-Result<Receipt, Refusal> Sequencer::decide(CommandWork& work, std::map<std::pair<Id, Id>, Receipt>& group_receipts,
-                                           Source& source) {
+Result<Receipt, Refusal> Sequencer::decide(CommandWork& work, Source& source) {
   const Request& request = work.request.request;
   if (auto refusal = authority_.check_signer(request.principal)) return Err{*refusal};
   if (auto refusal = check_key(request.principal, work.verified_with, work.digest, work.request.signature))
@@ -164,9 +208,9 @@ Result<Receipt, Refusal> Sequencer::decide(CommandWork& work, std::map<std::pair
   if (request.sequence <= last) {
     // An exact retry returns the original receipt; another body at a used sequence is a conflict.
     std::optional<Receipt> original;
-    if (auto it = group_receipts.find({request.principal, request.sequence}); it != group_receipts.end()) {
+    if (auto it = undurable_receipts_.find({request.principal, request.sequence}); it != undurable_receipts_.end()) {
       original = it->second;
-      source = Source::kReplayedFromGroup;
+      source = Source::kReplayedUndurable;
     } else {
       original = journal_->receipt(request.principal, request.sequence);
       source = Source::kReplayedFromJournal;
@@ -174,7 +218,7 @@ Result<Receipt, Refusal> Sequencer::decide(CommandWork& work, std::map<std::pair
     if (!original) return source = Source::kRefused, Err{uncertain("receipt_unreadable", "the original receipt could not be read")};
     if (original->request_digest != work.digest)
       return source = Source::kRefused, Err{Refusal{RejectionCode::kConflict, "sequence_reused",
-                         "sequence " + std::to_string(request.sequence) + " was accepted with another body"}};
+                                                    "sequence " + std::to_string(request.sequence) + " was accepted with another body"}};
     return *original;
   }
   if (request.sequence != last + 1)
@@ -185,7 +229,7 @@ Result<Receipt, Refusal> Sequencer::decide(CommandWork& work, std::map<std::pair
   if (!receipt.ok()) return receipt;
   journal_->stage(authority_, touched, JournalEntry{work.request, *receipt});
   for (Id id : touched.principals) publish_key(id);
-  group_receipts[{request.principal, request.sequence}] = *receipt;
+  undurable_receipts_[{request.principal, request.sequence}] = *receipt;
   source = Source::kDecided;
   return receipt;
 }
