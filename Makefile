@@ -8,9 +8,9 @@ DEB_PACKAGES := build-essential cmake pkg-config openssl libssl-dev libboost1.81
   libngtcp2-dev libngtcp2-crypto-gnutls-dev libgnutls28-dev libgtest-dev libgmock-dev \
   libbenchmark-dev libspdlog-dev libfmt-dev libcli11-dev nlohmann-json3-dev libtoml11-dev libjemalloc-dev
 # The peers `make bench` compares cbqsd with (bench/peers/), and their client libraries.
-PEER_PACKAGES := redis-server nats-server libhiredis-dev libnats-dev
+PEER_PACKAGES := redis-server nats-server libhiredis-dev libnats-dev etcd-server
 
-.PHONY: deps build run test fuzz bench cip11d-dev cip11-demo clean
+.PHONY: deps build run test fuzz bench cip11d-dev cip11-demo transitd-dev clean
 
 deps:
 	@scripts/install-deps.sh $(DEB_PACKAGES)
@@ -33,6 +33,10 @@ cip11d-dev: build
 cip11-demo: build
 	$(BUILD)/bin/cip11_demo --jobs 5
 
+# The Transit node's embedded default: realm "dev" in ./transitd-dev, HTTP on 127.0.0.1:7550.
+transitd-dev: build
+	$(BUILD)/bin/transitd --dev
+
 fuzz: deps
 	@scripts/run-fuzz.sh $(or $(SECONDS_PER_TARGET),60)
 
@@ -53,6 +57,7 @@ bench: deps
 	$(BUILD)/bin/cip11_devchain_bench --blocks 60 --runs 3 | tail -1
 	$(BUILD)/bin/cip11_push_bench --runners 1000 --jobs 200 --runs 3 | tail -12
 	$(BUILD)/bin/cbqs_peer_bench --runs 3 --seconds 5 --records 200000 --out bench/results
+	$(BUILD)/bin/transit_bench --clients 1,16,64 --ops 20000 --runs 3
 
 clean:
 	rm -rf $(BUILD) build-fuzz

@@ -10,7 +10,7 @@ cmake -S . -B build-fuzz -DCMAKE_CXX_COMPILER=clang++ -DCMAKE_BUILD_TYPE=RelWith
   -DCOWBOY_FUZZ=ON -DCOWBOY_TESTS=OFF -DCOWBOY_BENCH=OFF >/dev/null
 targets=(fuzz_client_frame fuzz_server_frame fuzz_sys_cbqs_payload fuzz_stored_records fuzz_devchain_tx fuzz_ws_frames
          fuzz_cip11_cbor fuzz_cip11_frame fuzz_cip11_reassembler fuzz_cip11_presence fuzz_cip11_handshake
-         fuzz_cip11_chain fuzz_cip11_chain_state fuzz_cip11_task)
+         fuzz_cip11_chain fuzz_cip11_chain_state fuzz_cip11_task fuzz_transit_envelope)
 # Run only some: TARGETS="fuzz_cip11_cbor fuzz_cip11_frame" scripts/run-fuzz.sh 60
 if [ -n "${TARGETS:-}" ]; then read -r -a targets <<< "$TARGETS"; fi
 cmake --build build-fuzz -j "$(nproc)" --target "${targets[@]}"
@@ -49,6 +49,15 @@ mkdir -p "$corpus_root/fuzz_stored_records" "$corpus_root/fuzz_devchain_tx" "$co
 mkdir -p "$corpus_root/fuzz_cip11_chain_state"  # an empty state: an empty index (CBOR []), then zero counts
 printf '\x00\x00\x00\x01\x80\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00' \
   > "$corpus_root/fuzz_cip11_chain_state/empty"
+# A type byte, then the text: the transit fixtures with this build's definition (the checked-in schema's).
+mkdir -p "$corpus_root/fuzz_transit_envelope"
+definition=$(grep -m1 -o '"definition": "transit.v1:[0-9a-f]*"' schema/transit-v1.schema.json | cut -d'"' -f4)
+zeros=$(printf '0,%.0s' $(seq 63))0
+for kind in request:0 query:1; do  # wrapped as signed envelopes (an all-zero signature)
+  name=${kind%:*}
+  { printf "\\x0${kind#*:}"; printf '{"%s":' "$name"; sed "s/transit.v1:fixture/$definition/" "tests/fixtures/transit/$name.json" | tr -d '\n'
+    printf ',"signature":[%s]}' "$zeros"; } > "$corpus_root/fuzz_transit_envelope/$name"
+done
 
 status=0
 for target in "${targets[@]}"; do

@@ -137,9 +137,8 @@ void Sequencer::sync_loop() {
       flight.counts.sync_us_max = us;
       flight.counts.slow_syncs = us > 5000 ? 1 : 0;
     }
-    for (auto& release : flight.answers) release(durable);
     {
-      std::lock_guard lock(mutex_);
+      std::lock_guard lock(mutex_);  // counted before anyone hears of it
       if (durable) durable_position_ = std::max(durable_position_, flight.position);
       stats_.accepted += durable ? flight.counts.accepted : 0;
       stats_.replayed += durable ? flight.counts.replayed : 0;
@@ -150,6 +149,10 @@ void Sequencer::sync_loop() {
       stats_.sync_us_max = std::max(stats_.sync_us_max, flight.counts.sync_us_max);
       stats_.slow_syncs += flight.counts.slow_syncs;
       stats_.position = durable_position_;
+    }
+    for (auto& release : flight.answers) release(durable);
+    {
+      std::lock_guard lock(mutex_);
       syncing_ = false;
     }
     wake_.notify_one();

@@ -1,0 +1,35 @@
+// Transit's strict JSON decoder and the two signed envelopes, as any HTTP
+// client can reach them, plus the answers a client decodes. The first byte
+// picks the type. Whatever decodes is canonical: its spelling is the input,
+// byte for byte; whatever is refused names the rule.
+#include <cstdlib>
+
+#include "transit/contract/envelope.h"
+
+namespace {
+
+template <typename T, typename Decode> void check(std::string_view text, Decode decode) {
+  auto value = decode(text);
+  if (!value.ok()) {
+    if (value.error().reason.empty()) std::abort();
+    return;
+  }
+  if (cowboy::transit::to_json(*value) != text) std::abort();
+}
+
+}  // namespace
+
+extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
+  using namespace cowboy::transit;
+  if (size == 0) return 0;
+  const std::string_view text(reinterpret_cast<const char*>(data) + 1, size - 1);
+  switch (data[0] % 6) {
+    case 0: check<SignedRequest>(text, decode_signed_request); break;
+    case 1: check<SignedQuery>(text, decode_signed_query); break;
+    case 2: check<Receipt>(text, [](std::string_view t) { return from_json<Receipt>(t, kMaxAnswerBytes); }); break;
+    case 3: check<Response>(text, [](std::string_view t) { return from_json<Response>(t, kMaxAnswerBytes); }); break;
+    case 4: check<Rejection>(text, [](std::string_view t) { return from_json<Rejection>(t, kMaxAnswerBytes); }); break;
+    case 5: check<Genesis>(text, [](std::string_view t) { return from_json<Genesis>(t, kMaxAnswerBytes); }); break;
+  }
+  return 0;
+}
