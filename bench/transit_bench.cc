@@ -221,10 +221,16 @@ Sample run_etcd(const std::string& etcd, std::size_t clients, std::size_t ops, s
   return s;
 }
 
+std::vector<std::string> split(const std::string& text) {
+  std::vector<std::string> out;
+  std::stringstream ss(text);
+  for (std::string item; std::getline(ss, item, ',');) out.push_back(item);
+  return out;
+}
+
 std::vector<std::size_t> parse_list(const std::string& text) {
   std::vector<std::size_t> out;
-  std::stringstream ss(text);
-  for (std::string item; std::getline(ss, item, ',');) out.push_back(std::stoul(item));
+  for (const auto& item : split(text)) out.push_back(std::stoul(item));
   return out;
 }
 
@@ -248,12 +254,16 @@ int main(int argc, char** argv) {
   std::string clients_list = "1,16,64", etcd = "/usr/bin/etcd";
   std::size_t ops = 20000, runs = 3;
   bool no_etcd = false;
+  std::string fractions = "0.5";
+  std::size_t paced_clients = 16;
   CLI::App app{"transit_bench: signed durable Transit commands against etcd puts"};
   app.add_option("--clients", clients_list, "concurrent clients, comma-separated")->capture_default_str();
   app.add_option("--ops", ops, "requests per run (split across clients)")->capture_default_str();
   app.add_option("--runs", runs, "runs of each; medians are printed")->capture_default_str();
   app.add_option("--etcd", etcd, "the etcd binary")->capture_default_str();
   app.add_flag("--no-etcd", no_etcd, "Transit only");
+  app.add_option("--paced", fractions, "paced runs at these fractions of the best rate")->capture_default_str();
+  app.add_option("--paced-clients", paced_clients, "clients of the paced runs")->capture_default_str();
   CLI11_PARSE(app, argc, argv);
   crypto::init();
   const bool with_etcd = !no_etcd && std::filesystem::exists(etcd);
@@ -276,13 +286,17 @@ int main(int argc, char** argv) {
     best_transit = std::max(best_transit, bench::median(rates));
     std::fflush(stdout);
   }
-  // Below saturation: half of the best median rate, 16 clients, paced.
-  const double half = best_transit / 2;
-  std::vector<Sample> paced;
-  for (std::size_t r = 0; r < runs; ++r)
-    paced.push_back(run_transit(16, static_cast<std::size_t>(half * 5) / 16 * 16, half, body_bytes));
-  std::printf("\npaced at %.0f requests/s (half of %.0f), 16 clients, 5 s:\n", half, best_transit);
-  print_row("transit", 16, paced);
+  // Below saturation: fractions of the best median rate, 16 clients, paced, 5 s each.
+  for (const std::string& f : split(fractions)) {
+    const double rate = best_transit * std::stod(f);
+    std::vector<Sample> paced;
+    for (std::size_t r = 0; r < runs; ++r)
+      paced.push_back(run_transit(paced_clients, static_cast<std::size_t>(rate * 5) / paced_clients * paced_clients,
+                                  rate, body_bytes));
+    std::printf("\npaced at %.0f requests/s (%s of %.0f), %zu clients, 5 s:\n", rate, f.c_str(), best_transit,
+                paced_clients);
+    print_row("transit", paced_clients, paced);
+  }
   std::printf("\nrequest body: %zu bytes (Transit SignedRequest; etcd PUT bodies of the same length)\n", body_bytes);
   return 0;
 }

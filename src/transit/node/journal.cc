@@ -72,9 +72,6 @@ Result<std::unique_ptr<Journal>, std::string> Journal::open(const std::filesyste
                                                              const std::optional<Genesis>& genesis) {
   rocksdb::Options options;
   options.create_if_missing = true;
-  // Flushes and compactions sync as they go, so a decision's WAL sync does not
-  // wait behind a burst of dirty SST pages.
-  options.bytes_per_sync = 512 * 1024;
   rocksdb::DB* raw = nullptr;
   auto status = rocksdb::DB::Open(options, dir.string(), &raw);
   if (!status.ok()) return Err{"cannot open journal " + dir.string() + ": " + status.ToString()};
