@@ -71,29 +71,32 @@ struct Client::Impl {
     return std::nullopt;
   }
 
-  ClientResult<Receipt> send(const SignedRequest& s) {
-    const std::string body = to_json(s);
-    const Digest digest = request_digest(s.request);
+  /// What a 200 answer comes to: the value, a problem to resend over, or a final error.
+  struct Resend {
+    std::string problem;
+  };
+  template <typename T> using Settled = std::variant<T, Resend, ClientError>;
+
+  // Sends `body` until it is settled: accepted, refused for good, or still unknown after max_attempts.
+  template <typename T, typename OnOk>
+  ClientResult<T> settle(const std::string& target, const std::string& body, OnOk on_ok) {
     std::string last_problem;
     for (int attempt = 0; attempt < std::max(1, options.max_attempts); ++attempt) {
       if (attempt) std::this_thread::sleep_for(options.retry_backoff * attempt);
       std::string answer, why;
       Rejection rejection;
-      switch (exchange("/v1/command", body, answer, rejection, why)) {
+      switch (exchange(target, body, answer, rejection, why)) {
         case Exchange::kLost: last_problem = why; continue;
-        case Exchange::kRejected:
-          if (uncertain(rejection.code)) {
-            last_problem = rejection.reason.value + ": " + rejection.message.value;
-            continue;
-          }
-          return Err{ClientError{ClientError::Kind::kRejected, rejection, rejection.reason.value + ": " + rejection.message.value}};
+        case Exchange::kRejected: {
+          const std::string what = rejection.reason.value + ": " + rejection.message.value;
+          if (uncertain(rejection.code)) { last_problem = what; continue; }
+          return Err{ClientError{ClientError::Kind::kRejected, rejection, what}};
+        }
         case Exchange::kOk: {
-          // A malformed success authorizes nothing new: treat it as a loss and resend.
-          auto receipt = from_json<Receipt>(answer, kMaxAnswerBytes);
-          if (!receipt.ok()) { last_problem = "malformed receipt: " + receipt.error().message(); continue; }
-          if (auto problem = check_receipt(*receipt, s, digest)) { last_problem = *problem; continue; }
-          observe(receipt->position);
-          return std::move(*receipt);
+          Settled<T> settled = on_ok(answer);
+          if (auto* resend = std::get_if<Resend>(&settled)) { last_problem = resend->problem; continue; }
+          if (auto* error = std::get_if<ClientError>(&settled)) return Err{std::move(*error)};
+          return std::move(std::get<T>(settled));
         }
       }
     }
@@ -101,36 +104,33 @@ struct Client::Impl {
                            std::to_string(options.max_attempts) + " attempts: " + last_problem}};
   }
 
+  ClientResult<Receipt> send(const SignedRequest& s) {
+    const Digest digest = request_digest(s.request);
+    return settle<Receipt>("/v1/command", to_json(s), [&](const std::string& answer) -> Settled<Receipt> {
+      // A malformed success authorizes nothing new: treat it as a loss and resend the same bytes.
+      auto receipt = from_json<Receipt>(answer, kMaxAnswerBytes);
+      if (!receipt.ok()) return Resend{"malformed receipt: " + receipt.error().message()};
+      if (auto problem = check_receipt(*receipt, s, digest)) return Resend{*problem};
+      observe(receipt->position);
+      return std::move(*receipt);
+    });
+  }
+
   ClientResult<Response> ask(QueryOp op) {
-    Query q{Version{}, Definition{}, {options.realm}, options.principal, op};
-    const SignedQuery s = sign(q, options.seed);
-    const std::string body = to_json(s);
-    std::string last_problem;
-    for (int attempt = 0; attempt < std::max(1, options.max_attempts); ++attempt) {
-      if (attempt) std::this_thread::sleep_for(options.retry_backoff * attempt);
-      std::string answer, why;
-      Rejection rejection;
-      switch (exchange("/v1/query", body, answer, rejection, why)) {
-        case Exchange::kLost: last_problem = why; continue;
-        case Exchange::kRejected:
-          if (uncertain(rejection.code)) { last_problem = rejection.reason.value; continue; }
-          return Err{ClientError{ClientError::Kind::kRejected, rejection, rejection.reason.value + ": " + rejection.message.value}};
-        case Exchange::kOk: {
-          auto response = from_json<Response>(answer, kMaxAnswerBytes);
-          if (!response.ok()) return Err{malformed("malformed response: " + response.error().message())};
-          if (response->realm.value != options.realm) return Err{malformed("response of another realm")};
-          if (response->result.index() != op.index()) return Err{malformed("response of another query kind")};
-          if (response->position < last_position) return Err{malformed("response position went backwards")};
-          if (const auto* d = std::get_if<Decision>(&response->result); d && d->principal != std::get<DecisionQuery>(op).principal)
-            return Err{malformed("decision for another principal")};
-          if (const auto* i = std::get_if<Identity>(&response->result); i && i->principal != options.principal)
-            return Err{malformed("identity of another principal")};
-          observe(response->position);
-          return std::move(*response);
-        }
-      }
-    }
-    return Err{ClientError{ClientError::Kind::kUncertain, std::nullopt, "no answer: " + last_problem}};
+    const SignedQuery s = sign(Query{Version{}, Definition{}, {options.realm}, options.principal, op}, options.seed);
+    return settle<Response>("/v1/query", to_json(s), [&](const std::string& answer) -> Settled<Response> {
+      auto response = from_json<Response>(answer, kMaxAnswerBytes);
+      if (!response.ok()) return malformed("malformed response: " + response.error().message());
+      if (response->realm.value != options.realm) return malformed("response of another realm");
+      if (response->result.index() != op.index()) return malformed("response of another query kind");
+      if (response->position < last_position) return malformed("response position went backwards");
+      if (const auto* d = std::get_if<Decision>(&response->result); d && d->principal != std::get<DecisionQuery>(op).principal)
+        return malformed("decision for another principal");
+      if (const auto* i = std::get_if<Identity>(&response->result); i && i->principal != options.principal)
+        return malformed("identity of another principal");
+      observe(response->position);
+      return std::move(*response);
+    });
   }
 };
 

@@ -57,36 +57,40 @@ void Routes::handle(net::HttpRequest request, net::HttpResponder respond) {
   query(request, std::move(respond));
 }
 
+// Realm, key and signature, the same for both envelopes: the verifying key, or why not.
+Result<PublicKey, Refusal> Routes::authenticate(const Text<1, 64>& realm, Id principal, const Digest& digest,
+                                                const Signature& signature) const {
+  if (realm != sequencer_.genesis().realm)
+    return Err{Refusal{RejectionCode::kInvalidRequest, "foreign_realm", "this node serves another realm"}};
+  const auto key = sequencer_.key_of(principal);
+  if (!key) return Err{Refusal{RejectionCode::kDenied, "unknown_principal", "no live principal " + std::to_string(principal)}};
+  if (!verify_digest(digest, signature, *key))
+    return Err{Refusal{RejectionCode::kDenied, "bad_signature", "the signature does not verify"}};
+  return *key;
+}
+
+template <typename Answer> std::function<void(Result<Answer, Refusal>)> Routes::answer_with(net::HttpResponder respond) const {
+  return [this, respond = std::move(respond)](Result<Answer, Refusal> r) {
+    respond(r.ok() ? ok(to_json(*r)) : reject(r.error()));
+  };
+}
+
 void Routes::command(const net::HttpRequest& http, net::HttpResponder respond) {
   auto decoded = decode_signed_request(http.body);
   if (!decoded.ok()) return respond(reject(decoded.error()));
-  const Request& request = decoded->request;
-  if (request.realm != sequencer_.genesis().realm)
-    return respond(reject(Refusal{RejectionCode::kInvalidRequest, "foreign_realm", "this node serves another realm"}));
-  const auto key = sequencer_.key_of(request.principal);
-  if (!key) return respond(reject(Refusal{RejectionCode::kDenied, "unknown_principal", "no live principal " + std::to_string(request.principal)}));
-  const Digest digest = request_digest(request);
-  if (!verify_digest(digest, decoded->signature, *key))
-    return respond(reject(Refusal{RejectionCode::kDenied, "bad_signature", "the signature does not verify"}));
-  sequencer_.submit(std::move(*decoded), digest, *key, [this, respond = std::move(respond)](Result<Receipt, Refusal> r) {
-    respond(r.ok() ? ok(to_json(*r)) : reject(r.error()));
-  });
+  const Digest digest = request_digest(decoded->request);
+  auto key = authenticate(decoded->request.realm, decoded->request.principal, digest, decoded->signature);
+  if (!key.ok()) return respond(reject(key.error()));
+  sequencer_.submit(std::move(*decoded), digest, *key, answer_with<Receipt>(std::move(respond)));
 }
 
 void Routes::query(const net::HttpRequest& http, net::HttpResponder respond) {
   auto decoded = decode_signed_query(http.body);
   if (!decoded.ok()) return respond(reject(decoded.error()));
-  const Query& query = decoded->query;
-  if (query.realm != sequencer_.genesis().realm)
-    return respond(reject(Refusal{RejectionCode::kInvalidRequest, "foreign_realm", "this node serves another realm"}));
-  const auto key = sequencer_.key_of(query.principal);
-  if (!key) return respond(reject(Refusal{RejectionCode::kDenied, "unknown_principal", "no live principal " + std::to_string(query.principal)}));
-  const Digest digest = query_digest(query);
-  if (!verify_digest(digest, decoded->signature, *key))
-    return respond(reject(Refusal{RejectionCode::kDenied, "bad_signature", "the signature does not verify"}));
-  sequencer_.query(std::move(*decoded), digest, *key, [this, respond = std::move(respond)](Result<Response, Refusal> r) {
-    respond(r.ok() ? ok(to_json(*r)) : reject(r.error()));
-  });
+  const Digest digest = query_digest(decoded->query);
+  auto key = authenticate(decoded->query.realm, decoded->query.principal, digest, decoded->signature);
+  if (!key.ok()) return respond(reject(key.error()));
+  sequencer_.query(std::move(*decoded), digest, *key, answer_with<Response>(std::move(respond)));
 }
 
 }  // namespace cowboy::transit::node

@@ -22,6 +22,9 @@ class Routes {
  private:
   void command(const net::HttpRequest& request, net::HttpResponder respond);
   void query(const net::HttpRequest& request, net::HttpResponder respond);
+  Result<PublicKey, Refusal> authenticate(const Text<1, 64>& realm, Id principal, const Digest& digest,
+                                          const Signature& signature) const;
+  template <typename Answer> std::function<void(Result<Answer, Refusal>)> answer_with(net::HttpResponder respond) const;
   net::HttpReply reject(const Refusal& refusal) const;
   net::HttpReply reject(const DecodeError& error) const;
 
