@@ -16,7 +16,7 @@
 #include "net/host_port.h"
 #include "transit/client.h"
 #include "transit/client/dev_profile.h"
-#include "transit/contract/codec.h"
+#include "transit/contract/envelope.h"
 #include "transit/contract/schema.h"
 
 using namespace cowboy;
@@ -143,6 +143,20 @@ int main(int argc, char** argv) {
   auto* identity = app.add_subcommand("identity", "who the signing principal is, now");
   auto* capabilities = app.add_subcommand("capabilities", "what the node supports and its admission limits");
   auto* schema = app.add_subcommand("schema", "print transit-v1.schema.json");
+  struct {
+    std::string realm, root_key;
+    Id root_principal = 1;
+    std::optional<Id> ceiling;
+    Id reserve = 0;
+    bool allow_history_trim = false;
+  } gen;
+  auto* genesis = app.add_subcommand("genesis", "print a realm's genesis for transitd --genesis (no node needed)");
+  genesis->add_option("--realm", gen.realm, "the realm's name (1-64 bytes)")->required();
+  genesis->add_option("--root-key", gen.root_key, "the root's Ed25519 seed file; created (0600) if missing")->required();
+  genesis->add_option("--root-principal", gen.root_principal)->capture_default_str();
+  genesis->add_option("--admission-ceiling", gen.ceiling, "journal positions; default: none");
+  genesis->add_option("--control-reserve", gen.reserve, "positions beyond the ceiling for control mutations")->capture_default_str();
+  genesis->add_flag("--allow-history-trim", gen.allow_history_trim, "opt in to checkpoint history trimming");
 
   auto* principal = app.add_subcommand("principal", "create or revoke principals");
   principal->require_subcommand(1);
@@ -201,6 +215,22 @@ int main(int argc, char** argv) {
 
   if (schema->parsed()) {
     std::cout << schema_text();
+    return 0;
+  }
+  if (genesis->parsed()) {
+    auto seed = load_or_create_secret(gen.root_key);
+    if (!seed.ok()) return std::fprintf(stderr, "transit: %s\n", seed.error().c_str()), 2;
+    Genesis g;
+    g.realm.value = gen.realm;
+    g.root_principal = gen.root_principal;
+    g.root_public_key = crypto::ed25519_from_seed(*seed).public_key;
+    g.admission_ceiling = gen.ceiling;
+    g.control_reserve = gen.reserve;
+    g.allow_history_trim = gen.allow_history_trim;
+    const std::string text = to_json(g);
+    if (auto check = from_json<Genesis>(text, kMaxAnswerBytes); !check.ok())
+      return std::fprintf(stderr, "transit: %s\n", check.error().message().c_str()), 2;
+    std::cout << text << "\n";
     return 0;
   }
   auto options = client_options(g);

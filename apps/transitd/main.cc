@@ -6,7 +6,8 @@
 //                     for `transit --dev transitd-dev ...`.
 //   transitd --genesis FILE --data DIR [--listen HOST:PORT]
 //                     a node of the realm FILE describes (needed once, when
-//                     DIR is new), its journal in DIR.
+//                     DIR is new), its journal in DIR. `transit genesis`
+//                     writes such a file.
 #include <CLI/CLI.hpp>
 
 #include <cstdio>
@@ -100,9 +101,10 @@ int main(int argc, char** argv) {
     if (!o.genesis_file.empty()) {
       auto text = read_file(o.genesis_file);
       if (!text.ok()) return fail(text.error());
-      auto trimmed = *text;
-      while (!trimmed.empty() && (trimmed.back() == '\n' || trimmed.back() == '\r')) trimmed.pop_back();
-      auto g = transit::from_json<transit::Genesis>(trimmed, 64 * 1024);
+      // A hand-edited file may be laid out freely; keys, order and values are still checked strictly.
+      auto parsed = transit::json::parse_strict(*text);
+      if (!parsed.ok()) return fail(o.genesis_file + ": " + parsed.error().message());
+      auto g = transit::from_json<transit::Genesis>(parsed->dump(), 64 * 1024);
       if (!g.ok()) return fail(o.genesis_file + ": " + g.error().message());
       config.genesis = *g;
     }

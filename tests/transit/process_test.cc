@@ -169,5 +169,29 @@ TEST_F(ProcessTest, TheCliAgainstTransitdDev) {
   EXPECT_EQ((identity.out + created.out + json.out + mine.out + denied.out).find(seed_hex), std::string::npos);
 }
 
+TEST_F(ProcessTest, AGenesisFromTheCliLaidOutByHandStartsANode) {
+  const std::string key = (dir_ / "root.key").string();
+  auto made = cowboy::testing::run(kBin + "/transit genesis --realm prod --root-key " + key + " --admission-ceiling 100");
+  ASSERT_EQ(made.status, 0) << made.out;
+  EXPECT_NE(made.out.find(R"("realm":"prod")"), std::string::npos);
+  EXPECT_NE(made.out.find(R"("admission_ceiling":100)"), std::string::npos);
+  {  // reindented, as an operator's editor might leave it
+    std::ofstream out(dir_ / "genesis.json");
+    out << nlohmann::ordered_json::parse(made.out).dump(4) << "\n";
+  }
+  std::uint16_t port = 0;
+  auto node = start_node(port);
+  ASSERT_NE(port, 0);
+  auto caps = cowboy::testing::run(kBin + "/transit --endpoint 127.0.0.1:" + std::to_string(port) +
+                                   " --realm prod --principal 1 --key " + key + " capabilities");
+  EXPECT_EQ(caps.status, 0) << caps.out;
+  EXPECT_NE(caps.out.find("admission ceiling: 100, control reserve 0"), std::string::npos) << caps.out;
+  // The wrong realm is refused before anything else.
+  auto wrong = cowboy::testing::run(kBin + "/transit --endpoint 127.0.0.1:" + std::to_string(port) +
+                                    " --realm dev --principal 1 --key " + key + " identity");
+  EXPECT_EQ(wrong.status, 1);
+  EXPECT_NE(wrong.out.find("foreign_realm"), std::string::npos) << wrong.out;
+}
+
 }  // namespace
 }  // namespace cowboy::transit
