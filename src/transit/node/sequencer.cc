@@ -149,13 +149,10 @@ void Sequencer::sync_loop() {
       stats_.sync_us_max = std::max(stats_.sync_us_max, flight.counts.sync_us_max);
       stats_.slow_syncs += flight.counts.slow_syncs;
       stats_.position = durable_position_;
-    }
-    for (auto& release : flight.answers) release(durable);
-    {
-      std::lock_guard lock(mutex_);
-      syncing_ = false;
+      syncing_ = false;  // the next flight may start; its answers still follow these, from this thread
     }
     wake_.notify_one();
+    for (auto& release : flight.answers) release(durable);
   }
 }
 
