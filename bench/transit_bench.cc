@@ -90,22 +90,14 @@ std::filesystem::path fresh_dir(const std::string& name) {
   return dir;
 }
 
-class SystemClockHolder {
- public:
-  const Clock& clock() const { return clock_; }
-
- private:
-  SystemClock clock_;
-};
-
 // One transit run: a node, `clients` administrators, `ops` signed commands.
 Sample run_transit(std::size_t clients, std::size_t ops, double rate, std::size_t& body_bytes) {
   const auto dir = fresh_dir("transit");
-  static SystemClockHolder clock;
+  static const SystemClock clock{};
   node::NodeConfig config;
   config.data_dir = dir / "journal";
   config.genesis = samples::sample_genesis();
-  auto node = node::Node::open(config, clock.clock());
+  auto node = node::Node::open(config, clock);
   if (!node.ok()) {
     std::fprintf(stderr, "transit_bench: %s\n", node.error().c_str());
     std::exit(1);

@@ -1,7 +1,6 @@
 #include "transit/node/node.h"
 
 #include "transit/contract/envelope.h"
-#include "transit/contract/codec.h"
 
 namespace cowboy::transit::node {
 
