@@ -5,6 +5,7 @@
 #include <cstdlib>
 
 #include "transit/contract/envelope.h"
+#include "transit/contract/signing.h"
 
 namespace {
 
@@ -24,8 +25,22 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   if (size == 0) return 0;
   const std::string_view text(reinterpret_cast<const char*>(data) + 1, size - 1);
   switch (data[0] % 6) {
-    case 0: check<SignedRequest>(text, decode_signed_request); break;
-    case 1: check<SignedQuery>(text, decode_signed_query); break;
+    case 0:
+      check<SignedRequest>(text, [](std::string_view t) {
+        Digest digest{};
+        auto r = decode_signed_request(t, &digest);
+        if (r.ok() && digest != request_digest(r->request)) std::abort();  // the inner text is the canonical request
+        return r;
+      });
+      break;
+    case 1:
+      check<SignedQuery>(text, [](std::string_view t) {
+        Digest digest{};
+        auto q = decode_signed_query(t, &digest);
+        if (q.ok() && digest != query_digest(q->query)) std::abort();
+        return q;
+      });
+      break;
     case 2: check<Receipt>(text, [](std::string_view t) { return from_json<Receipt>(t, kMaxAnswerBytes); }); break;
     case 3: check<Response>(text, [](std::string_view t) { return from_json<Response>(t, kMaxAnswerBytes); }); break;
     case 4: check<Rejection>(text, [](std::string_view t) { return from_json<Rejection>(t, kMaxAnswerBytes); }); break;

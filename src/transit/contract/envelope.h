@@ -13,7 +13,9 @@ inline constexpr std::size_t kMaxEnvelopeBytes = kMaxRequestBytes + 512;
 /// Receipts, responses and rejections as clients accept them.
 inline constexpr std::size_t kMaxAnswerBytes = 64 * 1024;
 
-Result<SignedRequest, DecodeError> decode_signed_request(std::string_view body);
-Result<SignedQuery, DecodeError> decode_signed_query(std::string_view body);
+/// `digest`, when given, receives the signed digest, hashed from the body's
+/// own inner text (canonical once decoded), so nothing is encoded again.
+Result<SignedRequest, DecodeError> decode_signed_request(std::string_view body, Digest* digest = nullptr);
+Result<SignedQuery, DecodeError> decode_signed_query(std::string_view body, Digest* digest = nullptr);
 
 }  // namespace cowboy::transit

@@ -3,15 +3,10 @@
 #include "transit/contract/codec.h"
 
 namespace cowboy::transit {
-namespace {
-
-const std::uint8_t kNul = 0;
-
-Digest domain_digest(std::string_view domain, const std::string& canonical) {
+Digest domain_digest(std::string_view domain, std::string_view canonical) {
+  static const std::uint8_t kNul = 0;
   return crypto::sha256({as_bytes(domain), ByteView(&kNul, 1), as_bytes(canonical)});
 }
-
-}  // namespace
 
 Digest request_digest(const Request& request) { return domain_digest(kRequestDomain, to_json(request)); }
 Digest query_digest(const Query& query) { return domain_digest(kQueryDomain, to_json(query)); }

@@ -11,6 +11,8 @@ namespace cowboy::transit {
 inline constexpr std::string_view kRequestDomain = "transit.request.v1";
 inline constexpr std::string_view kQueryDomain = "transit.query.v1";
 
+/// SHA-256(domain || NUL || canonical), for text already in canonical form.
+Digest domain_digest(std::string_view domain, std::string_view canonical);
 /// The bytes a signature covers, hashed: the SHA-256 named above.
 Digest request_digest(const Request& request);
 Digest query_digest(const Query& query);

@@ -76,18 +76,18 @@ template <typename Answer> std::function<void(Result<Answer, Refusal>)> Routes::
 }
 
 void Routes::command(const net::HttpRequest& http, net::HttpResponder respond) {
-  auto decoded = decode_signed_request(http.body);
+  Digest digest;
+  auto decoded = decode_signed_request(http.body, &digest);
   if (!decoded.ok()) return respond(reject(decoded.error()));
-  const Digest digest = request_digest(decoded->request);
   auto key = authenticate(decoded->request.realm, decoded->request.principal, digest, decoded->signature);
   if (!key.ok()) return respond(reject(key.error()));
   sequencer_.submit(std::move(*decoded), digest, *key, answer_with<Receipt>(std::move(respond)));
 }
 
 void Routes::query(const net::HttpRequest& http, net::HttpResponder respond) {
-  auto decoded = decode_signed_query(http.body);
+  Digest digest;
+  auto decoded = decode_signed_query(http.body, &digest);
   if (!decoded.ok()) return respond(reject(decoded.error()));
-  const Digest digest = query_digest(decoded->query);
   auto key = authenticate(decoded->query.realm, decoded->query.principal, digest, decoded->signature);
   if (!key.ok()) return respond(reject(key.error()));
   sequencer_.query(std::move(*decoded), digest, *key, answer_with<Response>(std::move(respond)));
