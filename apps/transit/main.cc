@@ -118,10 +118,14 @@ void print_receipt(const Global& g, const Receipt& r) {
           std::printf("role %llu created", (unsigned long long)o.role);
         else if constexpr (std::is_same_v<O, Granted>)
           std::printf("grant %llu made", (unsigned long long)o.grant);
-        else
+        else if constexpr (std::is_same_v<O, PolicyChanged>)
           std::printf("policy changed");
-        std::printf(" at position %llu, policy revision %llu\n", (unsigned long long)r.position,
-                    (unsigned long long)o.policy_revision);
+        else
+          std::printf("%s %s", std::string(O::kName).c_str(), to_json(o).c_str());
+        std::printf(" at position %llu", (unsigned long long)r.position);
+        if constexpr (requires { o.policy_revision; })
+          std::printf(", policy revision %llu", (unsigned long long)o.policy_revision);
+        std::printf("\n");
       },
       r.outcome);
 }

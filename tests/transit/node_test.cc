@@ -228,7 +228,8 @@ TEST_F(NodeTest, RefusalsComeBeforeTheSignatureCheckAndChangeNothing) {
       {replace(text, R"("sequence":2,)", R"("sequence":2,"extra":true,)"), 400, "unknown_field"},
       {replace(text, R"("sequence":2)", R"("sequence":0)"), 400, "zero_sequence"},
       {replace(text, R"("realm":"dev")", R"("realm":"prod")"), 400, "foreign_realm"},
-      {text + "\n", 400, "non_canonical"},
+      {text + " ", 400, "non_canonical"},
+      {text + "\n", 400, "unexpected_blocks"},  // a newline starts block bodies, which only a turn carries
       {std::string(kMaxEnvelopeBytes + 1, ' '), 413, "too_large"},
       {replace(text, R"("principal":1,"sequence")", R"("principal":77,"sequence")"), 403, "unknown_principal"},
       {text, 403, "bad_signature"},

@@ -52,7 +52,7 @@ inline void write_value(std::string& out, const Permissions& v) { json::write_ui
 template <std::size_t Lo, std::size_t Hi> void write_value(std::string& out, const Text<Lo, Hi>& v) {
   json::write_string(out, v.value);
 }
-template <std::size_t N> void write_value(std::string& out, const Hex<N>& v) {
+template <std::size_t N, std::size_t M> void write_value(std::string& out, const Hex<N, M>& v) {
   static constexpr char kHex[] = "0123456789abcdef";
   out.push_back('"');
   for (auto b : v.value) out.push_back(kHex[b >> 4]), out.push_back(kHex[b & 0xf]);
@@ -79,6 +79,14 @@ template <typename T, std::size_t N> void write_value(std::string& out, const Li
   for (std::size_t i = 0; i < v.items.size(); ++i) {
     if (i) out.push_back(',');
     write(out, v.items[i]);
+  }
+  out.push_back(']');
+}
+template <typename T, std::size_t N> void write_value(std::string& out, const Slots<T, N>& v) {
+  out.push_back('[');
+  for (std::size_t i = 0; i < N; ++i) {
+    if (i) out.push_back(',');
+    write_value(out, v.items[i]);
   }
   out.push_back(']');
 }
@@ -178,10 +186,11 @@ class Reader {
     v.value = s;
     return true;
   }
-  template <std::size_t N> bool get(const json::Tree& j, Hex<N>& v) {
+  template <std::size_t N, std::size_t M> bool get(const json::Tree& j, Hex<N, M>& v) {
     if (!j.is_string()) return fail("wrong_type", "expected a hex string");
     const auto& s = j.get_ref<const std::string&>();
-    if (s.size() > 2 * N) return fail("bad_length");
+    if (s.size() > 2 * N || s.size() < 2 * M)
+      return fail("bad_length", std::to_string(M) + ".." + std::to_string(N) + " bytes");
     if (s.size() % 2 || s.find_first_not_of("0123456789abcdef") != std::string::npos) return fail("bad_hex");
     v.value.resize(s.size() / 2);
     for (std::size_t i = 0; i < v.value.size(); ++i) v.value[i] = static_cast<std::uint8_t>(std::stoi(s.substr(2 * i, 2), nullptr, 16));
@@ -216,6 +225,13 @@ class Reader {
     if (j.size() > N) return fail("too_many_items", "at most " + std::to_string(N));
     v.items.assign(j.size(), T{});
     for (std::size_t i = 0; i < j.size(); ++i)
+      if (!get(j[i], v.items[i])) return false;
+    return true;
+  }
+  template <typename T, std::size_t N> bool get(const json::Tree& j, Slots<T, N>& v) {
+    if (!j.is_array()) return fail("wrong_type", "expected an array");
+    if (j.size() != N) return fail("bad_length", "exactly " + std::to_string(N) + " slots");
+    for (std::size_t i = 0; i < N; ++i)
       if (!get(j[i], v.items[i])) return false;
     return true;
   }

@@ -1,5 +1,7 @@
 #include "transit/contract/envelope.h"
 
+#include "common/crypto.h"
+#include "transit/contract/rules.h"
 #include "transit/contract/signing.h"
 
 namespace cowboy::transit {
@@ -31,6 +33,7 @@ Result<SignedRequest, DecodeError> decode_signed_request(std::string_view body, 
   if (signed_request->request.sequence == 0)
     return Err{DecodeError{"zero_sequence", "request.sequence", "sequence 0 is invalid for mutations"}};
   if (auto e = check_inner(body, "request", kRequestDomain, digest)) return Err{*e};
+  if (auto e = check_rules(signed_request->request.op)) return Err{*e};
   return signed_request;
 }
 
@@ -38,7 +41,39 @@ Result<SignedQuery, DecodeError> decode_signed_query(std::string_view body, Dige
   auto signed_query = from_json<SignedQuery>(body, kMaxEnvelopeBytes);
   if (!signed_query.ok()) return signed_query;
   if (auto e = check_inner(body, "query", kQueryDomain, digest)) return Err{*e};
+  if (auto e = check_rules(signed_query->query.op)) return Err{*e};
   return signed_query;
+}
+
+Result<CommandBody, DecodeError> decode_command_body(std::string_view body, Digest* digest) {
+  const std::size_t newline = body.find('\n');
+  auto request = decode_signed_request(body.substr(0, newline), digest);
+  if (!request.ok()) return Err{request.error()};
+  CommandBody out{std::move(*request), {}};
+  std::string_view rest = newline == std::string_view::npos ? std::string_view{} : body.substr(newline + 1);
+  const auto* turn = std::get_if<Turn>(&out.request.request.op);
+  const std::size_t descriptors = turn ? turn->blocks.items.size() : 0;
+  if (newline != std::string_view::npos && descriptors == 0)
+    return Err{DecodeError{"unexpected_blocks", "", "only a turn with block descriptors carries bodies"}};
+  for (std::size_t i = 0; i < descriptors; ++i) {
+    const auto& d = turn->blocks.items[i];
+    if (rest.size() < d.length)
+      return Err{DecodeError{"block_mismatch", "request.op.turn.blocks", "block " + std::to_string(i) + " is short"}};
+    const auto* data = reinterpret_cast<const std::uint8_t*>(rest.data());
+    if (crypto::sha256(ByteView(data, d.length)) != d.sha256)
+      return Err{DecodeError{"block_mismatch", "request.op.turn.blocks", "block " + std::to_string(i) + "'s SHA-256 differs"}};
+    out.blocks.emplace_back(data, data + d.length);
+    rest.remove_prefix(d.length);
+  }
+  if (!rest.empty()) return Err{DecodeError{"block_mismatch", "request.op.turn.blocks", "bytes after the last block"}};
+  return out;
+}
+
+std::string command_body(std::string envelope, const std::vector<std::vector<std::uint8_t>>& blocks) {
+  if (blocks.empty()) return envelope;
+  envelope.push_back('\n');
+  for (const auto& b : blocks) envelope.append(reinterpret_cast<const char*>(b.data()), b.size());
+  return envelope;
 }
 
 }  // namespace cowboy::transit

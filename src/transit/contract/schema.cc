@@ -51,18 +51,25 @@ template <> struct SchemaOf<Permissions> {
 template <std::size_t Lo, std::size_t Hi> struct SchemaOf<Text<Lo, Hi>> {
   static Schema get() { return Schema{{"type", "string"}, {"x-transit-min-bytes", Lo}, {"x-transit-max-bytes", Hi}}; }
 };
-template <std::size_t N> struct SchemaOf<Hex<N>> {
-  static Schema get() { return Schema{{"type", "string"}, {"pattern", "^([0-9a-f]{2})*$"}, {"maxLength", 2 * N}}; }
+template <std::size_t N, std::size_t M> struct SchemaOf<Hex<N, M>> {
+  static Schema get() {
+    return Schema{{"type", "string"}, {"pattern", "^([0-9a-f]{2})*$"}, {"minLength", 2 * M}, {"maxLength", 2 * N}};
+  }
+};
+template <typename T, std::size_t N> struct SchemaOf<Slots<T, N>> {
+  static Schema get() {
+    return Schema{{"type", "array"}, {"items", schema_of<std::optional<T>>()}, {"minItems", N}, {"maxItems", N}};
+  }
 };
 template <std::size_t N> struct SchemaOf<Fixed<N>> {
   static Schema get() {
     return Schema{{"type", "array"}, {"items", integer_schema(255)}, {"minItems", N}, {"maxItems", N}};
   }
 };
-template <> struct SchemaOf<RejectionCode> {
+template <typename E> requires requires { EnumTraits<E>::kNames; } struct SchemaOf<E> {
   static Schema get() {
     Schema names = Schema::array();
-    for (auto n : EnumTraits<RejectionCode>::kNames) names.push_back(n);
+    for (auto n : EnumTraits<E>::kNames) names.push_back(n);
     return Schema{{"enum", names}};
   }
 };

@@ -5,7 +5,7 @@
 // Declaration order is wire order. A union alternative's kName is its key.
 #pragma once
 
-#include "transit/contract/values.h"
+#include "transit/contract/state.h"
 
 namespace cowboy::transit {
 
@@ -115,7 +115,8 @@ template <typename V> void fields(V& v, RevokePrincipal& t) {
 }
 
 using Command = std::variant<CreatePrincipal, CreateRole, BindCredential, UnbindCredential, Grant, RevokeGrant,
-                             RevokePrincipal>;
+                             RevokePrincipal, CreateResource, RetireResource, CreateProcess, Associate, Initialize,
+                             Own, Send, Turn, FailTurn, Retry, Suspend, Resume, Deliver>;
 
 struct Request {
   static constexpr std::string_view kName = "Request";
@@ -166,7 +167,8 @@ template <typename V> void fields(V& v, DecisionQuery& t) {
   v("principal", t.principal)("scope", t.scope)("permissions", t.permissions);
 }
 
-using QueryOp = std::variant<IdentityQuery, CapabilitiesQuery, DecisionQuery>;
+using QueryOp = std::variant<IdentityQuery, CapabilitiesQuery, DecisionQuery, ListResources, ListAssociations,
+                             ListEntries, ReadEntries, AssociationLookup, ReadAccess, ProcessRead, ReadBlock>;
 
 struct Query {
   static constexpr std::string_view kName = "Query";
@@ -227,7 +229,8 @@ struct PolicyChanged {
 };
 template <typename V> void fields(V& v, PolicyChanged& t) { v("policy_revision", t.policy_revision); }
 
-using Outcome = std::variant<PrincipalCreated, RoleCreated, Granted, PolicyChanged>;
+using Outcome = std::variant<PrincipalCreated, RoleCreated, Granted, PolicyChanged, ResourceCreated, ResourceRetired, Associated,
+                             ProcessChanged, Sent, TurnPublished, Delivered>;
 
 struct Receipt {
   static constexpr std::string_view kName = "Receipt";
@@ -275,7 +278,7 @@ struct Capabilities {
   bool allow_history_trim = false;
   bool history_reclamation = false;  // whether this build can reclaim root history at all
   Id max_request_bytes = kMaxRequestBytes;
-  Id page_records = 8;
+  Id page_records = kPageRecords;
   Id required_resource_budget = 4;
   Id lifetime_owner_budget = 0;
   bool operator==(const Capabilities&) const = default;
@@ -298,7 +301,8 @@ template <typename V> void fields(V& v, Decision& t) {
   v("principal", t.principal)("allowed", t.allowed)("policy_revision", t.policy_revision);
 }
 
-using QueryResult = std::variant<Identity, Capabilities, Decision>;
+using QueryResult = std::variant<Identity, Capabilities, Decision, ResourcePage, AssociationPage, EntryPage,
+                                 EntryBatch, LookupResult, ResourceAccess, ProcessInfo, Block>;
 
 struct Response {
   static constexpr std::string_view kName = "Response";
@@ -326,11 +330,12 @@ enum class RejectionCode : std::uint8_t {
   kControlCapacity,   // 429: the control reserve is used up too
   kServiceUncertain,  // 503: the outcome is unknown (storage, overload, deadline); resubmit the same bytes
   kClockUncertain,    // 503: trusted time regressed
+  kStaleCut,          // 409: a continuation whose cut a later change expired (decision 6)
 };
 template <> struct EnumTraits<RejectionCode> {
-  static constexpr std::array<std::string_view, 9> kNames = {
-      "InvalidRequest", "TooLarge",          "Denied",         "Conflict",      "InvalidProposal",
-      "AdmissionClosed", "ControlCapacity", "ServiceUncertain", "ClockUncertain"};
+  static constexpr std::array<std::string_view, 10> kNames = {
+      "InvalidRequest",  "TooLarge",        "Denied",           "Conflict",       "InvalidProposal",
+      "AdmissionClosed", "ControlCapacity", "ServiceUncertain", "ClockUncertain", "StaleCut"};
 };
 
 struct Rejection {

@@ -33,8 +33,8 @@ template <std::size_t MinBytes, std::size_t MaxBytes> struct Text {
   bool operator==(const Text&) const = default;
 };
 
-/// Variable-length opaque bytes, lowercase hex on the wire.
-template <std::size_t MaxBytes> struct Hex {
+/// Variable-length opaque bytes (MinBytes..MaxBytes), lowercase hex on the wire.
+template <std::size_t MaxBytes, std::size_t MinBytes = 0> struct Hex {
   std::vector<std::uint8_t> value;
   bool operator==(const Hex&) const = default;
 };
@@ -43,6 +43,12 @@ template <std::size_t MaxBytes> struct Hex {
 template <typename T, std::size_t Max> struct List {
   std::vector<T> items;
   bool operator==(const List&) const = default;
+};
+
+/// Exactly N slots, each a value or null (e.g. read_entries' eight keys).
+template <typename T, std::size_t N> struct Slots {
+  std::array<std::optional<T>, N> items{};
+  bool operator==(const Slots&) const = default;
 };
 
 /// `version`: always 1; any other number is unknown_version.

@@ -16,6 +16,10 @@ bool covers(const Scope& granted, const Scope& wanted) {
 
 }  // namespace
 
+bool is_administration(const Command& op) {
+  return std::visit([](const auto& c) { return requires { c.expected_revision; }; }, op);
+}
+
 bool is_control(const Command& op) {
   return std::holds_alternative<UnbindCredential>(op) || std::holds_alternative<RevokeGrant>(op) ||
          std::holds_alternative<RevokePrincipal>(op);
@@ -33,16 +37,26 @@ Authority::Authority(Genesis genesis) : genesis_(std::move(genesis)) {
   grants_by_role_.insert({role, grant});
 }
 
-Authority::Authority(Genesis genesis, Head head, std::map<Id, PrincipalRecord> principals,
-                     std::map<Id, RoleRecord> roles, std::map<Id, GrantRecord> grants,
-                     std::set<std::pair<Id, Id>> credentials)
+Authority::Authority(Genesis genesis, Published published)
     : genesis_(std::move(genesis)),
-      head_(std::move(head)),
-      principals_(std::move(principals)),
-      roles_(std::move(roles)),
-      grants_(std::move(grants)),
-      credentials_(std::move(credentials)) {
+      head_(std::move(published.head)),
+      principals_(std::move(published.principals)),
+      roles_(std::move(published.roles)),
+      grants_(std::move(published.grants)),
+      credentials_(std::move(published.credentials)),
+      resources_(std::move(published.resources)),
+      processes_(std::move(published.processes)),
+      views_(std::move(published.views)),
+      outputs_(std::move(published.outputs)),
+      effects_(std::move(published.effects)) {
   for (const auto& [id, g] : grants_) grants_by_role_.insert({g.role, id});
+  for (const auto& [id, r] : resources_) resource_names_[r.info.name.value] = id;
+  for (auto& a : published.associations) {
+    association_names_[{a.pid, a.name.value}] = a.revision;
+    associations_[{a.pid, a.revision}] = std::move(a);
+  }
+  for (const auto& [id, o] : outputs_)
+    if (o.state == OutputState::kPending) pending_routes_[{o.source, o.destination}].insert(id);
 }
 
 const PrincipalRecord* Authority::principal(Id id) const {
@@ -76,6 +90,7 @@ std::optional<Refusal> Authority::check_signer(Id principal_id) const {
 }
 
 Result<Receipt, Refusal> Authority::decide(const Request& request, const Digest& digest, std::uint64_t now_ms,
+                                           std::span<const Bytes> blocks, const CatalogReader& catalog,
                                            Touched& touched) {
   // Admission: ordinary obligations stop at the ceiling, control mutations at its reserve's end.
   if (genesis_.admission_ceiling) {
@@ -88,7 +103,10 @@ Result<Receipt, Refusal> Authority::decide(const Request& request, const Digest&
   if (now_ms < head_.last_time_ms)
     return refuse(RejectionCode::kClockUncertain, "clock_regressed", "trusted time is behind the last decision");
   const Head before = head_;
-  auto outcome = apply(request.principal, request.op, touched);
+  Step step{request.principal, now_ms, blocks, catalog, touched, head_.position + 1};
+  // Every rule is checked before anything changes, so a refusal leaves the state as it was.
+  auto outcome = is_administration(request.op) ? apply(request.principal, request.op, touched)
+                                               : apply_state(request.op, step);
   if (!outcome.ok()) {
     head_ = before;
     touched = {};
@@ -109,13 +127,20 @@ Result<Outcome, Refusal> Authority::apply(Id caller, const Command& op, Touched&
     return refuse(RejectionCode::kDenied, "not_permitted", "requires realm_control at realm scope");
   return std::visit(
       [&](const auto& command) -> Result<Outcome, Refusal> {
-        if (command.expected_revision && *command.expected_revision != head_.policy_revision)
-          return refuse(RejectionCode::kConflict, "stale_revision",
-                        "expected policy revision " + std::to_string(*command.expected_revision) + ", current is " +
-                            std::to_string(head_.policy_revision));
-        auto outcome = apply(caller, command, touched);
-        if (outcome.ok()) head_.policy_revision += 1;
-        return outcome;
+        if constexpr (requires { command.expected_revision; }) {
+          if (command.expected_revision && *command.expected_revision != head_.policy_revision)
+            return refuse(RejectionCode::kConflict, "stale_revision",
+                          "expected policy revision " + std::to_string(*command.expected_revision) + ", current is " +
+                              std::to_string(head_.policy_revision));
+          auto outcome = apply(caller, command, touched);
+          if (outcome.ok()) {
+            head_.policy_revision += 1;
+            head_.policy_position = head_.position + 1;
+          }
+          return outcome;
+        } else {
+          return refuse(RejectionCode::kInvalidRequest, "not_administration", "not an administration command");
+        }
       },
       op);
 }
@@ -204,7 +229,10 @@ Result<Outcome, Refusal> Authority::apply(Id, const RevokePrincipal& op, Touched
 
 Capabilities Authority::capabilities() const {
   Capabilities c;
-  c.supported.items = {{"declarative_authorization"}, {"identity"}, {"decision"}};
+  c.supported.items = {{"declarative_authorization"}, {"identity"},       {"decision"},
+                       {"resources"},                 {"paged_catalogs"}, {"association_lookup"},
+                       {"resource_read_access"},      {"resource_read_batch"}, {"retained_read_versions"},
+                       {"turn_with_versions"},        {"scoped_retry"},   {"courier_delivery"}};
   c.admission_ceiling = genesis_.admission_ceiling;
   c.control_reserve = genesis_.control_reserve;
   c.allow_history_trim = genesis_.allow_history_trim;
@@ -212,7 +240,8 @@ Capabilities Authority::capabilities() const {
   return c;
 }
 
-Result<QueryResult, Refusal> Authority::answer(const Query& query) const {
+Result<QueryResult, Refusal> Authority::answer(const Query& query, std::uint64_t now_ms,
+                                               const CatalogReader& catalog) const {
   const Id caller = query.principal;
   const auto* p = principal(caller);
   return std::visit(
@@ -220,6 +249,11 @@ Result<QueryResult, Refusal> Authority::answer(const Query& query) const {
         using Op = std::decay_t<decltype(op)>;
         if constexpr (std::is_same_v<Op, CapabilitiesQuery>) {
           return QueryResult{capabilities()};
+        } else if constexpr (!std::is_same_v<Op, IdentityQuery> && !std::is_same_v<Op, DecisionQuery>) {
+          const Id checked_at = head_.position;
+          auto result = read(ReadCtx{caller, now_ms, catalog}, op);
+          if (auto moved = fence(checked_at)) return Err{*moved};
+          return result;
         } else {
           // Inspection: at realm scope, or at the caller's own PID scope.
           const bool inspect = (permissions(caller, RealmScope{}) & kInspect) ||

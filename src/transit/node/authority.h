@@ -1,12 +1,16 @@
-// The realm's authorization state and the rules that change it: principals,
-// roles, credentials (principal-role bindings) and grants, the head (position,
-// policy revision, trusted time), and the decision for one signed command or
-// query. Pure: no storage, no threads; the sequencer owns the one instance and
-// the journal persists what each decision touched.
+// The realm's state and the rules that change it: principals, roles,
+// credentials (principal-role bindings) and grants (authority.cc); resources,
+// associations and the reads of them (resources.cc); processes, mailboxes,
+// turns, views and outputs (processes.cc); the head (position, policy
+// revision, trusted time). Pure: no storage, no threads. Entries, mailbox
+// inputs and blocks, which grow without bound, are read through a
+// CatalogReader and written through Touched; the sequencer owns the one
+// instance and the journal persists what each decision touched.
 #pragma once
 
 #include <map>
 #include <set>
+#include <span>
 
 #include "common/result.h"
 #include "transit/node/records.h"
@@ -19,28 +23,86 @@ struct Refusal {
   std::string message;
 };
 
+using Bytes = std::vector<std::uint8_t>;
+
 /// What one accepted decision changed, for the journal to write.
 struct Touched {
+  struct EntryWrite {
+    Id resource;
+    EntryKey key;
+    Id revision;
+    std::optional<EntryValue> value;
+  };
+  struct InputWrite {
+    Id pid;
+    Input input;
+  };
+  struct BlockWrite {
+    Id resource;
+    EntryKey name;
+    Id revision;
+    const Bytes* body;  // the request's, alive until staged
+  };
   std::vector<Id> principals, roles, grants_written, grants_removed;
   std::vector<std::pair<Id, Id>> credentials_added, credentials_removed;
+  std::vector<Id> resources, processes, views, outputs, effects;
+  std::vector<std::pair<Id, Id>> associations;  // (pid, association revision)
+  std::vector<EntryWrite> entries;
+  std::vector<InputWrite> inputs;
+  std::vector<BlockWrite> blocks;
+};
+
+/// The growing part of the catalog, as published and staged (the journal's).
+/// Every read is at an exact resource revision: versions are immutable, so a
+/// revision's state never changes once decided.
+class CatalogReader {
+ public:
+  virtual ~CatalogReader() = default;
+  /// `key` in `resource` as of `revision`; null when absent (never written, or deleted).
+  virtual std::optional<Entry> entry(Id resource, const EntryKey& key, Id revision) const = 0;
+  struct Scan {
+    std::vector<Entry> entries;           // live entries in key order
+    std::optional<EntryKey> last_key;     // the last key examined
+    bool complete = false;                // no key after last_key
+  };
+  /// Entries after `after` (from the first when null) as of `revision`: at
+  /// most `limit` live ones, examining at most `budget` keys.
+  virtual Scan entries(Id resource, Id revision, const std::optional<EntryKey>& after, std::size_t limit,
+                       std::size_t budget) const = 0;
+  virtual std::optional<Input> input(Id pid, Id input) const = 0;
+  /// A block and the revision that wrote it.
+  virtual std::optional<std::pair<Id, Bytes>> block(Id resource, const EntryKey& name) const = 0;
 };
 
 /// The permission bits `principal` holds at `scope` (none when revoked or unknown).
 class Authority {
  public:
   explicit Authority(Genesis genesis);  // the state at position 0
-  /// Recovery: the published state read back from the journal.
-  Authority(Genesis genesis, Head head, std::map<Id, PrincipalRecord> principals, std::map<Id, RoleRecord> roles,
-            std::map<Id, GrantRecord> grants, std::set<std::pair<Id, Id>> credentials);
+  /// The published state read back from the journal.
+  struct Published {
+    Head head;
+    std::map<Id, PrincipalRecord> principals;
+    std::map<Id, RoleRecord> roles;
+    std::map<Id, GrantRecord> grants;
+    std::set<std::pair<Id, Id>> credentials;
+    std::map<Id, ResourceRecord> resources;
+    std::map<Id, ProcessRecord> processes;
+    std::vector<Association> associations;
+    std::map<Id, ViewRecord> views;
+    std::map<Id, OutputRecord> outputs;
+    std::map<Id, EffectRecord> effects;
+  };
+  Authority(Genesis genesis, Published published);  // recovery
 
-  /// A fresh command at sequence last + 1, signature already verified: its
-  /// receipt (the head advanced, `touched` filled) or why not (nothing changed).
+  /// A fresh command at sequence last + 1, signature already verified, with
+  /// the block bodies that came with it: its receipt (the head advanced,
+  /// `touched` filled) or why not (nothing changed).
   Result<Receipt, Refusal> decide(const Request& request, const Digest& digest, std::uint64_t now_ms,
-                                  Touched& touched);
+                                  std::span<const Bytes> blocks, const CatalogReader& catalog, Touched& touched);
   /// Refusals that come before the sequence rule: unknown or revoked principal.
   std::optional<Refusal> check_signer(Id principal) const;
 
-  Result<QueryResult, Refusal> answer(const Query& query) const;
+  Result<QueryResult, Refusal> answer(const Query& query, std::uint64_t now_ms, const CatalogReader& catalog) const;
 
   std::uint64_t permissions(Id principal, const Scope& scope) const;
 
@@ -51,10 +113,78 @@ class Authority {
   const RoleRecord* role(Id id) const;
   const GrantRecord* grant(Id id) const;
   const std::set<std::pair<Id, Id>>& credentials() const { return credentials_; }
+  const ResourceRecord* resource(Id id) const;
+  const ProcessRecord* process(Id pid) const;
+  const ViewRecord* view(Id id) const;
+  const OutputRecord* output(Id id) const;
+  const EffectRecord* effect(Id id) const;
+  const Association* association(Id pid, Id revision) const;
   Capabilities capabilities() const;
 
  private:
+  /// One decision's context for the state commands (resources.cc, processes.cc).
+  struct Step {
+    Id caller;
+    std::uint64_t now_ms;
+    std::span<const Bytes> blocks;
+    const CatalogReader& catalog;
+    Touched& touched;
+    Id position;  // the position this decision will take
+  };
   Result<Outcome, Refusal> apply(Id caller, const Command& op, Touched& touched);
+  Result<Outcome, Refusal> apply_state(const Command& op, Step& step);
+  Result<Outcome, Refusal> apply(const CreateResource& op, Step& step);
+  Result<Outcome, Refusal> apply(const RetireResource& op, Step& step);
+  Result<Outcome, Refusal> apply(const CreateProcess& op, Step& step);
+  Result<Outcome, Refusal> apply(const Associate& op, Step& step);
+  Result<Outcome, Refusal> apply(const Initialize& op, Step& step);
+  Result<Outcome, Refusal> apply(const Own& op, Step& step);
+  Result<Outcome, Refusal> apply(const Send& op, Step& step);
+  Result<Outcome, Refusal> apply(const Turn& op, Step& step);
+  Result<Outcome, Refusal> apply(const FailTurn& op, Step& step);
+  Result<Outcome, Refusal> apply(const Retry& op, Step& step);
+  Result<Outcome, Refusal> apply(const Suspend& op, Step& step);
+  Result<Outcome, Refusal> apply(const Resume& op, Step& step);
+  Result<Outcome, Refusal> apply(const Deliver& op, Step& step);
+
+  // Reads (resources.cc, processes.cc): each checks authority before reading and fences after.
+  struct ReadCtx {
+    Id caller;
+    std::uint64_t now_ms;
+    const CatalogReader& catalog;
+  };
+  Result<QueryResult, Refusal> read(const ReadCtx& ctx, const ListResources& q) const;
+  Result<QueryResult, Refusal> read(const ReadCtx& ctx, const ListAssociations& q) const;
+  Result<QueryResult, Refusal> read(const ReadCtx& ctx, const ListEntries& q) const;
+  Result<QueryResult, Refusal> read(const ReadCtx& ctx, const ReadEntries& q) const;
+  Result<QueryResult, Refusal> read(const ReadCtx& ctx, const AssociationLookup& q) const;
+  Result<QueryResult, Refusal> read(const ReadCtx& ctx, const ReadAccess& q) const;
+  Result<QueryResult, Refusal> read(const ReadCtx& ctx, const ReadBlock& q) const;
+  Result<QueryResult, Refusal> read(const ReadCtx& ctx, const ProcessRead& q) const;
+  std::optional<Refusal> fence(Id checked_at) const;
+
+  // The rules shared by commands and reads.
+  std::uint64_t resource_rights(Id caller, Id resource) const;
+  std::uint64_t pid_rights(Id caller, Id pid) const;
+  std::optional<Refusal> check_resource(Id caller, Id resource, std::uint64_t wanted, std::uint64_t now_ms) const;
+  /// Which basis an entry read selects: the resource record, the revision to read and the view.
+  struct Selected {
+    const ResourceRecord* resource;
+    Id revision;
+    std::optional<Id> view;
+  };
+  Result<Selected, Refusal> select(const ReadCtx& ctx, Id resource, std::optional<Id> revision,
+                                   std::optional<Id> view) const;
+  Result<Selected, Refusal> select(const ReadCtx& ctx, const Basis& basis) const;
+  bool alive(const ResourceRecord& r, std::uint64_t now_ms) const;
+  bool retired(const ProcessRecord& p, std::uint64_t now_ms) const;
+  ProcessState state_of(const ProcessRecord& p, std::uint64_t now_ms) const;
+  std::optional<Refusal> check_required(const ProcessRecord& p, std::uint64_t now_ms) const;
+  std::optional<Refusal> check_executor(Id caller, const ProcessRecord& p, Id generation, std::uint64_t now_ms) const;
+  const Association* associated(Id pid, Id resource) const;
+  const Association* associated(Id pid, std::string_view name) const;
+  Result<ProcessRecord*, Refusal> live_process(Id pid, const Step& step);
+
   Result<Outcome, Refusal> apply(Id caller, const CreatePrincipal& op, Touched& touched);
   Result<Outcome, Refusal> apply(Id caller, const CreateRole& op, Touched& touched);
   Result<Outcome, Refusal> apply(Id caller, const BindCredential& op, Touched& touched);
@@ -71,7 +201,19 @@ class Authority {
   std::map<Id, GrantRecord> grants_;
   std::set<std::pair<Id, Id>> credentials_;  // (principal, role)
   std::set<std::pair<Id, Id>> grants_by_role_;  // (role, grant), derived from grants_
+  std::map<Id, ResourceRecord> resources_;
+  std::map<std::string, Id, std::less<>> resource_names_;  // reserved forever
+  std::map<Id, ProcessRecord> processes_;
+  std::map<std::pair<Id, Id>, Association> associations_;  // (pid, association revision)
+  std::map<std::pair<Id, std::string>, Id> association_names_;  // (pid, name) -> revision
+  std::map<Id, ViewRecord> views_;
+  std::map<Id, OutputRecord> outputs_;
+  std::map<std::pair<Id, Id>, std::set<Id>> pending_routes_;  // (source, destination) -> pending outputs, FIFO
+  std::map<Id, EffectRecord> effects_;
 };
+
+/// The declarative_authorization commands (they carry expected_revision and need realm_control).
+bool is_administration(const Command& op);
 
 /// Control mutations (docs/transit.md, decision 9) may use the reserve beyond
 /// the admission ceiling: the ones that only take authority away.

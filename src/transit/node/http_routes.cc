@@ -23,6 +23,7 @@ int http_status(RejectionCode code) {
     case RejectionCode::kControlCapacity: return 429;
     case RejectionCode::kServiceUncertain: return 503;
     case RejectionCode::kClockUncertain: return 503;
+    case RejectionCode::kStaleCut: return 409;
   }
   return 500;
 }
@@ -77,11 +78,13 @@ template <typename Answer> std::function<void(Result<Answer, Refusal>)> Routes::
 
 void Routes::command(const net::HttpRequest& http, net::HttpResponder respond) {
   Digest digest;
-  auto decoded = decode_signed_request(http.body, &digest);
+  auto decoded = decode_command_body(http.body, &digest);
   if (!decoded.ok()) return respond(reject(decoded.error()));
-  auto key = authenticate(decoded->request.realm, decoded->request.principal, digest, decoded->signature);
+  const auto& request = decoded->request;
+  auto key = authenticate(request.request.realm, request.request.principal, digest, request.signature);
   if (!key.ok()) return respond(reject(key.error()));
-  sequencer_.submit(std::move(*decoded), digest, *key, answer_with<Receipt>(std::move(respond)));
+  sequencer_.submit(std::move(decoded->request), digest, *key, std::move(decoded->blocks),
+                    answer_with<Receipt>(std::move(respond)));
 }
 
 void Routes::query(const net::HttpRequest& http, net::HttpResponder respond) {

@@ -1,9 +1,10 @@
 #include "transit/node/journal.h"
 
 #include <rocksdb/db.h>
-#include <rocksdb/write_batch.h>
+#include <rocksdb/utilities/write_batch_with_index.h>
 
 #include "transit/contract/codec.h"
+#include "transit/node/layout.h"
 
 namespace cowboy::transit::node {
 namespace {
@@ -11,27 +12,12 @@ namespace {
 // Stored records are the contract's canonical JSON; no record comes near this.
 constexpr std::size_t kMaxRecordBytes = 256 * 1024;
 
-constexpr std::string_view kGenesisKey = "genesis";
-constexpr std::string_view kHeadKey = "head";
+using layout::get_be64;
+using layout::key;
 
-void put_be64(std::string& out, std::uint64_t v) {
-  for (int shift = 56; shift >= 0; shift -= 8) out.push_back(static_cast<char>((v >> shift) & 0xff));
-}
-std::uint64_t get_be64(std::string_view in) {
-  std::uint64_t v = 0;
-  for (int i = 0; i < 8; ++i) v = (v << 8) | static_cast<std::uint8_t>(in[i]);
-  return v;
-}
-std::string prefix(char table) { return std::string(1, table) + "/"; }
-std::string key(char table, std::uint64_t a) {
-  std::string k = prefix(table);
-  put_be64(k, a);
-  return k;
-}
-std::string key(char table, std::uint64_t a, std::uint64_t b) {
-  std::string k = key(table, a);
-  put_be64(k, b);
-  return k;
+std::unique_ptr<rocksdb::WriteBatchWithIndex> new_batch() {
+  // overwrite_key: a record decided twice in one group reads as its last version.
+  return std::make_unique<rocksdb::WriteBatchWithIndex>(rocksdb::BytewiseComparator(), 0, true);
 }
 
 template <typename T> Result<T, std::string> decode(std::string_view what, std::string_view text) {
@@ -43,7 +29,7 @@ template <typename T> Result<T, std::string> decode(std::string_view what, std::
 // Reads every record of one table, stopping at the first that does not decode.
 template <typename T, typename Visit>
 std::optional<std::string> scan(rocksdb::DB& db, char table, Visit visit) {
-  const std::string start = prefix(table);
+  const std::string start = layout::table(table);
   std::unique_ptr<rocksdb::Iterator> it(db.NewIterator(rocksdb::ReadOptions()));
   for (it->Seek(start); it->Valid() && it->key().starts_with(start); it->Next()) {
     if constexpr (std::is_void_v<T>) {
@@ -60,11 +46,11 @@ std::optional<std::string> scan(rocksdb::DB& db, char table, Visit visit) {
 
 }  // namespace
 
-Journal::Batch::Batch() : writes(std::make_unique<rocksdb::WriteBatch>()) {}
+Journal::Batch::Batch() : writes(new_batch()) {}
 Journal::Batch::~Batch() = default;
 
 Journal::Journal(std::unique_ptr<rocksdb::DB> db, Genesis genesis)
-    : db_(std::move(db)), staged_(std::make_unique<rocksdb::WriteBatch>()), genesis_(std::move(genesis)) {}
+    : db_(std::move(db)), staged_(new_batch()), genesis_(std::move(genesis)) {}
 
 Journal::~Journal() = default;
 
@@ -78,22 +64,22 @@ Result<std::unique_ptr<Journal>, std::string> Journal::open(const std::filesyste
   std::unique_ptr<rocksdb::DB> db(raw);
 
   std::string stored;
-  status = db->Get(rocksdb::ReadOptions(), kGenesisKey, &stored);
+  status = db->Get(rocksdb::ReadOptions(), layout::kGenesis, &stored);
   if (status.IsNotFound()) {
     if (!genesis) return Err{"journal " + dir.string() + " is empty and no genesis was given"};
     Genesis g = *genesis;
     g.definition.value = definition();
     const Authority fresh(g);  // position 0, published with the genesis in one synced write
     auto journal = std::unique_ptr<Journal>(new Journal(std::move(db), g));
-    rocksdb::WriteBatch init;
-    init.Put(kGenesisKey, to_json(g));
-    init.Put(kHeadKey, to_json(fresh.head()));
+    auto init = new_batch();
+    init->Put(layout::kGenesis, to_json(g));
+    init->Put(layout::kHead, to_json(fresh.head()));
     const auto& root = *fresh.principal(g.root_principal);
-    init.Put(key('p', root.principal), to_json(root));
-    init.Put(key('r', root.role), to_json(*fresh.role(root.role)));
-    init.Put(key('g', 1), to_json(*fresh.grant(1)));
-    init.Put(key('c', root.principal, root.role), "");
-    if (!journal->write_synced(init)) return Err{"cannot write the genesis to " + dir.string()};
+    init->Put(key(layout::kPrincipals, root.principal), to_json(root));
+    init->Put(key(layout::kRoles, root.role), to_json(*fresh.role(root.role)));
+    init->Put(key(layout::kGrants, 1), to_json(*fresh.grant(1)));
+    init->Put(key(layout::kCredentials, root.principal, root.role), "");
+    if (!journal->write_synced(*init)) return Err{"cannot write the genesis to " + dir.string()};
     return journal;
   }
   if (!status.ok()) return Err{"cannot read journal " + dir.string() + ": " + status.ToString()};
@@ -109,54 +95,82 @@ Result<std::unique_ptr<Journal>, std::string> Journal::open(const std::filesyste
 
 Result<Authority, std::string> Journal::load() const {
   std::string text;
-  if (!db_->Get(rocksdb::ReadOptions(), kHeadKey, &text).ok()) return Err{std::string("journal has no head")};
+  if (!db_->Get(rocksdb::ReadOptions(), layout::kHead, &text).ok()) return Err{std::string("journal has no head")};
   auto head = decode<Head>("head", text);  // a foreign definition stops here, before any catalog
   if (!head.ok()) return Err{head.error()};
-  std::map<Id, PrincipalRecord> principals;
-  std::map<Id, RoleRecord> roles;
-  std::map<Id, GrantRecord> grants;
-  std::set<std::pair<Id, Id>> credentials;
+  Authority::Published p;
+  p.head = std::move(*head);
   std::optional<std::string> error;
-  if (!error) error = scan<PrincipalRecord>(*db_, 'p', [&](PrincipalRecord r) { principals[r.principal] = r; });
-  if (!error) error = scan<RoleRecord>(*db_, 'r', [&](RoleRecord r) { roles[r.role] = r; });
-  if (!error) error = scan<GrantRecord>(*db_, 'g', [&](GrantRecord r) { grants[r.grant] = r; });
+  using namespace layout;
+  if (!error) error = scan<PrincipalRecord>(*db_, kPrincipals, [&](PrincipalRecord r) { p.principals[r.principal] = r; });
+  if (!error) error = scan<RoleRecord>(*db_, kRoles, [&](RoleRecord r) { p.roles[r.role] = r; });
+  if (!error) error = scan<GrantRecord>(*db_, kGrants, [&](GrantRecord r) { p.grants[r.grant] = r; });
   if (!error)
-    error = scan<void>(*db_, 'c', [&](std::string_view k) { credentials.insert({get_be64(k), get_be64(k.substr(8))}); });
+    error = scan<void>(*db_, kCredentials, [&](std::string_view k) { p.credentials.insert({get_be64(k), get_be64(k.substr(8))}); });
+  if (!error) error = scan<ResourceRecord>(*db_, kResources, [&](ResourceRecord r) { p.resources[r.info.resource] = r; });
+  if (!error) error = scan<ProcessRecord>(*db_, kProcesses, [&](ProcessRecord r) { p.processes[r.pid] = r; });
+  if (!error) error = scan<Association>(*db_, kAssociations, [&](Association a) { p.associations.push_back(a); });
+  if (!error) error = scan<ViewRecord>(*db_, kViews, [&](ViewRecord r) { p.views[r.view] = r; });
+  if (!error) error = scan<OutputRecord>(*db_, kOutputs, [&](OutputRecord r) { p.outputs[r.output] = r; });
+  if (!error) error = scan<EffectRecord>(*db_, kEffects, [&](EffectRecord r) { p.effects[r.effect] = r; });
   if (error) return Err{"journal: " + *error};
-  return Authority(genesis_, std::move(*head), std::move(principals), std::move(roles), std::move(grants),
-                   std::move(credentials));
+  return Authority(genesis_, std::move(p));
 }
 
 void Journal::stage(const Authority& authority, const Touched& touched, const JournalEntry& entry) {
+  using namespace layout;
+  auto& w = *staged_;
   const Receipt& receipt = entry.receipt;
-  staged_->Put(key('j', receipt.position), to_json(entry));
+  // The journal entry, the principal's sequence, the state roots (entry
+  // versions at the new revisions), mailbox progress, outputs and views: one
+  // decision's records, published together by the group's one write.
+  w.Put(key(kJournal, receipt.position), to_json(entry));
   std::string position;
   put_be64(position, receipt.position);
-  staged_->Put(key('s', receipt.principal, receipt.sequence), position);
-  for (Id id : touched.principals) staged_->Put(key('p', id), to_json(*authority.principal(id)));
-  for (Id id : touched.roles) staged_->Put(key('r', id), to_json(*authority.role(id)));
+  w.Put(key(kSequences, receipt.principal, receipt.sequence), position);
+  for (Id id : touched.principals) w.Put(key(kPrincipals, id), to_json(*authority.principal(id)));
+  for (Id id : touched.roles) w.Put(key(kRoles, id), to_json(*authority.role(id)));
   for (Id id : touched.grants_written)
-    if (const auto* g = authority.grant(id)) staged_->Put(key('g', id), to_json(*g));
-  for (Id id : touched.grants_removed) staged_->Delete(key('g', id));
-  for (const auto& [p, r] : touched.credentials_added) staged_->Put(key('c', p, r), "");
-  for (const auto& [p, r] : touched.credentials_removed) staged_->Delete(key('c', p, r));
+    if (const auto* g = authority.grant(id)) w.Put(key(kGrants, id), to_json(*g));
+  for (Id id : touched.grants_removed) w.Delete(key(kGrants, id));
+  for (const auto& [p, r] : touched.credentials_added) w.Put(key(kCredentials, p, r), "");
+  for (const auto& [p, r] : touched.credentials_removed) w.Delete(key(kCredentials, p, r));
+  for (Id id : touched.resources) w.Put(key(kResources, id), to_json(*authority.resource(id)));
+  for (Id id : touched.processes) w.Put(key(kProcesses, id), to_json(*authority.process(id)));
+  for (const auto& [pid, revision] : touched.associations)
+    w.Put(key(kAssociations, pid, revision), to_json(*authority.association(pid, revision)));
+  for (Id id : touched.views) w.Put(key(kViews, id), to_json(*authority.view(id)));
+  for (Id id : touched.outputs) w.Put(key(kOutputs, id), to_json(*authority.output(id)));
+  for (Id id : touched.effects) w.Put(key(kEffects, id), to_json(*authority.effect(id)));
+  for (const auto& e : touched.entries)
+    w.Put(layout::entry(e.resource, e.key, e.revision), to_json(EntryVersion{e.value}));
+  for (const auto& [pid, input] : touched.inputs) w.Put(key(kInputs, pid, input.input), to_json(input));
+  for (const auto& b : touched.blocks) {
+    std::string value;  // raw: blocks are outside the journal's JSON records
+    put_be64(value, b.revision);
+    value.append(reinterpret_cast<const char*>(b.body->data()), b.body->size());
+    w.Put(layout::block(b.resource, b.name), value);
+  }
 }
 
-std::unique_ptr<Journal::Batch> Journal::take_staged(const Head& head) {
-  if (staged_->Count() == 0) return nullptr;
-  staged_->Put(kHeadKey, to_json(head));  // once per group: the head after its last decision
-  auto batch = std::make_unique<Batch>();
+std::shared_ptr<Journal::Batch> Journal::take_staged(const Head& head) {
+  if (staged_->GetWriteBatch()->Count() == 0) return nullptr;
+  staged_->Put(layout::kHead, to_json(head));  // once per group: the head after its last decision
+  auto batch = std::make_shared<Batch>();
   std::swap(batch->writes, staged_);
+  in_flight_ = batch;
   return batch;
 }
 
+Catalog Journal::catalog() { return Catalog(*db_, staged_.get(), in_flight_ ? in_flight_->writes.get() : nullptr); }
+
 bool Journal::commit(Batch& batch) { return write_synced(*batch.writes); }
 
-bool Journal::write_synced(rocksdb::WriteBatch& batch) {
+bool Journal::write_synced(rocksdb::WriteBatchWithIndex& batch) {
   if (failed_) return false;
   rocksdb::WriteOptions options;
   options.sync = true;
-  const bool ok = db_->Write(options, &batch).ok();
+  const bool ok = db_->Write(options, batch.GetWriteBatch()).ok();
   if (!ok) failed_ = true;
   else ++synced_writes_;
   return ok;
@@ -164,7 +178,7 @@ bool Journal::write_synced(rocksdb::WriteBatch& batch) {
 
 std::optional<JournalEntry> Journal::entry(Id position) const {
   std::string text;
-  if (!db_->Get(rocksdb::ReadOptions(), key('j', position), &text).ok()) return std::nullopt;
+  if (!db_->Get(rocksdb::ReadOptions(), key(layout::kJournal, position), &text).ok()) return std::nullopt;
   auto e = decode<JournalEntry>("journal entry", text);
   if (!e.ok()) return std::nullopt;
   return std::move(*e);
@@ -172,7 +186,8 @@ std::optional<JournalEntry> Journal::entry(Id position) const {
 
 std::optional<Receipt> Journal::receipt(Id principal, Id sequence) const {
   std::string position;
-  if (!db_->Get(rocksdb::ReadOptions(), key('s', principal, sequence), &position).ok() || position.size() != 8)
+  if (!db_->Get(rocksdb::ReadOptions(), key(layout::kSequences, principal, sequence), &position).ok() ||
+      position.size() != 8)
     return std::nullopt;
   auto e = entry(get_be64(position));
   if (!e) return std::nullopt;

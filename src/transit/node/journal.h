@@ -15,9 +15,11 @@
 
 #include "transit/node/authority.h"
 
+#include "transit/node/catalog.h"
+
 namespace rocksdb {
 class DB;
-class WriteBatch;
+class WriteBatchWithIndex;
 }  // namespace rocksdb
 
 namespace cowboy::transit::node {
@@ -39,11 +41,15 @@ class Journal {
   struct Batch {
     Batch();
     ~Batch();
-    std::unique_ptr<rocksdb::WriteBatch> writes;
+    std::unique_ptr<rocksdb::WriteBatchWithIndex> writes;
   };
   void stage(const Authority& authority, const Touched& touched, const JournalEntry& entry);
-  /// Everything staged since the last take, with `head` (nullptr when nothing was staged).
-  std::unique_ptr<Batch> take_staged(const Head& head);
+  /// Everything staged since the last take, with `head` (nullptr when nothing
+  /// was staged). Called once the previous batch is committed; this one stays
+  /// readable through catalog() until the next take.
+  std::shared_ptr<Batch> take_staged(const Head& head);
+  /// The catalog as decided so far: published, being committed, staged (staging thread only).
+  Catalog catalog();
   /// One synced write of `batch`. False: the journal is failed closed.
   bool commit(Batch& batch);
   bool failed() const { return failed_.load(); }
@@ -56,10 +62,11 @@ class Journal {
  private:
   Journal(std::unique_ptr<rocksdb::DB> db, Genesis genesis);
 
-  bool write_synced(rocksdb::WriteBatch& batch);
+  bool write_synced(rocksdb::WriteBatchWithIndex& batch);
 
   std::unique_ptr<rocksdb::DB> db_;
-  std::unique_ptr<rocksdb::WriteBatch> staged_;  // the staging thread's
+  std::unique_ptr<rocksdb::WriteBatchWithIndex> staged_;  // the staging thread's
+  std::shared_ptr<Batch> in_flight_;                      // the staging thread's view of the last take
   Genesis genesis_;
   std::atomic<bool> failed_{false};
   std::atomic<std::uint64_t> synced_writes_{0};

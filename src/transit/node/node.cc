@@ -13,12 +13,12 @@ Result<std::unique_ptr<Node>, std::string> Node::open(const NodeConfig& config, 
   node->sequencer_ = std::make_unique<Sequencer>(std::move(*journal), std::move(*authority), clock);
   node->routes_ = std::make_unique<Routes>(*node->sequencer_);
   net::HttpServerOptions options;
-  options.max_body_bytes = kMaxEnvelopeBytes;
+  options.max_body_bytes = kMaxCommandBodyBytes;  // the query route holds its own bodies to kMaxEnvelopeBytes
   options.threads = config.io_threads;
   options.max_connections = config.max_connections;
   options.max_connections_per_address = config.max_connections_per_address;
   Rejection too_large{Version{}, Definition{}, node->sequencer_->genesis().realm, RejectionCode::kTooLarge,
-                      {"too_large"}, {"body over " + std::to_string(kMaxEnvelopeBytes) + " bytes"}};
+                      {"too_large"}, {"body over " + std::to_string(kMaxCommandBodyBytes) + " bytes"}};
   options.too_large = net::HttpReply{413, "application/json", to_json(too_large)};
   try {
     node->server_ = std::make_unique<net::HttpServer>(

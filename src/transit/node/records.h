@@ -52,8 +52,15 @@ struct Head {
   Definition definition;
   Id position = 0;
   Id policy_revision = 1;
+  Id policy_position = 0;     // where the policy revision last changed (cuts, decision 6)
+  Id resources_position = 0;  // where the resource catalog last changed
   Id next_role = 1;
   Id next_grant = 1;
+  Id next_resource = 1;
+  Id next_association = 1;  // association revisions
+  Id next_view = 1;
+  Id next_output = 1;
+  Id next_effect = 1;
   Id last_time_ms = 0;
   Id storage_epoch = 0;
   Id compaction_cursor = 0;
@@ -61,9 +68,95 @@ struct Head {
 };
 template <typename V> void fields(V& v, Head& t) {
   v("version", t.version)("definition", t.definition)("position", t.position)("policy_revision", t.policy_revision)(
-      "next_role", t.next_role)("next_grant", t.next_grant)("last_time_ms", t.last_time_ms)(
-      "storage_epoch", t.storage_epoch)("compaction_cursor", t.compaction_cursor);
+      "policy_position", t.policy_position)("resources_position", t.resources_position)("next_role", t.next_role)(
+      "next_grant", t.next_grant)("next_resource", t.next_resource)("next_association", t.next_association)(
+      "next_view", t.next_view)("next_output", t.next_output)("next_effect", t.next_effect)(
+      "last_time_ms", t.last_time_ms)("storage_epoch", t.storage_epoch)("compaction_cursor", t.compaction_cursor);
 }
+
+struct ResourceRecord {
+  static constexpr std::string_view kName = "ResourceRecord";
+  ResourceInfo info;
+  Id created_at = 0;   // position
+  Id changed_at = 0;   // position of its last revision
+  bool operator==(const ResourceRecord&) const = default;
+};
+template <typename V> void fields(V& v, ResourceRecord& t) {
+  v("info", t.info)("created_at", t.created_at)("changed_at", t.changed_at);
+}
+
+struct ProcessRecord {
+  static constexpr std::string_view kName = "ProcessRecord";
+  Id pid = 0;
+  Id generation = 0;
+  bool initialized = false;
+  std::optional<Id> owner;
+  std::optional<Id> failure;
+  Text<0, 256> failure_reason;
+  std::optional<Id> resume_by_ms;  // set while suspended
+  bool retired = false;
+  List<Name, kRequiredNames> required;
+  Id head = 1;
+  Id tail = 0;
+  Id cancelled = 0;
+  Id associations_position = 0;  // where its association catalog last changed
+  bool operator==(const ProcessRecord&) const = default;
+};
+template <typename V> void fields(V& v, ProcessRecord& t) {
+  v("pid", t.pid)("generation", t.generation)("initialized", t.initialized)("owner", t.owner)("failure", t.failure)(
+      "failure_reason", t.failure_reason)("resume_by_ms", t.resume_by_ms)("retired", t.retired)(
+      "required", t.required)("head", t.head)("tail", t.tail)("cancelled", t.cancelled)(
+      "associations_position", t.associations_position);
+}
+
+/// A retained committed view: `resource` as it stood at `revision`. Lives as long as its process.
+struct ViewRecord {
+  static constexpr std::string_view kName = "ViewRecord";
+  Id view = 0;
+  Id pid = 0;
+  Id resource = 0;
+  Id revision = 0;
+  bool operator==(const ViewRecord&) const = default;
+};
+template <typename V> void fields(V& v, ViewRecord& t) {
+  v("view", t.view)("pid", t.pid)("resource", t.resource)("revision", t.revision);
+}
+
+struct OutputRecord {
+  static constexpr std::string_view kName = "OutputRecord";
+  Id output = 0;
+  Id source = 0;
+  Id destination = 0;
+  InputValue value;
+  OutputState state = OutputState::kPending;
+  std::optional<Id> input;  // where it was admitted
+  bool operator==(const OutputRecord&) const = default;
+};
+template <typename V> void fields(V& v, OutputRecord& t) {
+  v("output", t.output)("source", t.source)("destination", t.destination)("value", t.value)("state", t.state)(
+      "input", t.input);
+}
+
+/// A captured effect intent. Attempts, observations and closure are not built yet.
+struct EffectRecord {
+  static constexpr std::string_view kName = "EffectRecord";
+  Id effect = 0;
+  Id pid = 0;
+  EffectIntent intent;
+  Id policy_revision = 0;
+  bool operator==(const EffectRecord&) const = default;
+};
+template <typename V> void fields(V& v, EffectRecord& t) {
+  v("effect", t.effect)("pid", t.pid)("intent", t.intent)("policy_revision", t.policy_revision);
+}
+
+/// One version of one entry; null value: deleted at that revision.
+struct EntryVersion {
+  static constexpr std::string_view kName = "EntryVersion";
+  std::optional<EntryValue> value;
+  bool operator==(const EntryVersion&) const = default;
+};
+template <typename V> void fields(V& v, EntryVersion& t) { v("value", t.value); }
 
 /// One accepted decision: the signed bytes decided and the receipt answered.
 struct JournalEntry {

@@ -67,9 +67,10 @@ bool Sequencer::enqueue(Work work) {
   return true;
 }
 
-void Sequencer::submit(SignedRequest request, Digest digest, PublicKey verified_with, CommandDone done) {
+void Sequencer::submit(SignedRequest request, Digest digest, PublicKey verified_with, std::vector<Bytes> blocks,
+                       CommandDone done) {
   auto keep = done;
-  if (!enqueue(CommandWork{std::move(request), digest, verified_with, std::move(done)}))
+  if (!enqueue(CommandWork{std::move(request), digest, verified_with, std::move(blocks), std::move(done)}))
     keep(Err{uncertain("overloaded", "the decision queue is full or the node is stopping; resubmit the same bytes")});
 }
 
@@ -183,7 +184,7 @@ Result<Response, Refusal> Sequencer::answer(const QueryWork& q) const {
   const Query& query = q.query.query;
   if (auto refusal = authority_.check_signer(query.principal)) return Err{*refusal};
   if (auto refusal = check_key(query.principal, q.verified_with, q.digest, q.query.signature)) return Err{*refusal};
-  auto result = authority_.answer(query);
+  auto result = authority_.answer(query, clock_.now_ms(), journal_->catalog());
   if (!result.ok()) return Err{result.error()};
   // Released with this flight: the position is durable by the time anyone reads it.
   return Response{Version{}, Definition{definition()}, genesis_.realm, authority_.head().position, std::move(*result)};
@@ -225,7 +226,7 @@ Result<Receipt, Refusal> Sequencer::decide(CommandWork& work, Source& source) {
     return Err{Refusal{RejectionCode::kConflict, "sequence_gap", "expected sequence " + std::to_string(last + 1)}};
 
   Touched touched;
-  auto receipt = authority_.decide(request, work.digest, clock_.now_ms(), touched);
+  auto receipt = authority_.decide(request, work.digest, clock_.now_ms(), work.blocks, journal_->catalog(), touched);
   if (!receipt.ok()) return receipt;
   journal_->stage(authority_, touched, JournalEntry{work.request, *receipt});
   for (Id id : touched.principals) publish_key(id);

@@ -46,7 +46,8 @@ class Sequencer {
   ~Sequencer();  // answers what is queued with ServiceUncertain, publishes what is decided, then stops
 
   /// Thread-safe. `verified_with` is the key the signature was checked against.
-  void submit(SignedRequest request, Digest digest, PublicKey verified_with, CommandDone done);
+  void submit(SignedRequest request, Digest digest, PublicKey verified_with, std::vector<Bytes> blocks,
+              CommandDone done);
   void query(SignedQuery query, Digest digest, PublicKey verified_with, QueryDone done);
 
   /// The current key of a live principal (thread-safe).
@@ -59,6 +60,7 @@ class Sequencer {
     SignedRequest request;
     Digest digest;
     PublicKey verified_with;
+    std::vector<Bytes> blocks;  // the bodies of the turn's block descriptors, checked against them
     CommandDone done;
   };
   struct QueryWork {
@@ -73,7 +75,7 @@ class Sequencer {
   enum class Source { kRefused, kDecided, kReplayedUndurable, kReplayedFromJournal };
   /// One group's decisions and answers; `release(durable)` sends them.
   struct Flight {
-    std::unique_ptr<Journal::Batch> batch;
+    std::shared_ptr<Journal::Batch> batch;
     std::vector<std::function<void(bool durable)>> answers;
     Id position = 0;
     SequencerStats counts;

@@ -1,0 +1,542 @@
+// Transit v1 state types: resources and their entries, processes with their
+// mailboxes, turns, views and outputs, and the bounded catalog pages that
+// read them (docs/transit.md, decisions 24-40). Same conventions as types.h:
+// one field list per type, declaration order is wire order.
+#pragma once
+
+#include "transit/contract/values.h"
+
+namespace cowboy::transit {
+
+// ---- bounds (per operation, not per catalog) ---------------------------------
+inline constexpr std::size_t kPageRecords = 8;
+inline constexpr std::size_t kRequiredNames = 4;
+inline constexpr std::size_t kTurnMutations = 4;
+inline constexpr std::size_t kTurnBlocks = 16;
+inline constexpr std::size_t kTurnBlockBytes = 128 * 1024;
+inline constexpr std::size_t kBlockBytes = 64 * 1024;
+inline constexpr std::size_t kTurnViews = 4;
+inline constexpr std::size_t kTurnOutputs = 4;
+
+using Name = Text<1, 32>;           // resource and association names
+using EntryKey = Hex<32, 1>;        // 1-32 bytes
+using EntryValue = Hex<256>;        // at most 256 bytes
+using InputValue = Hex<256>;        // a mailbox input or an output
+
+// ---- commands ----------------------------------------------------------------
+
+/// A resource at revision 1 with no entries. `owner` is its lifetime owner:
+/// when that process retires, the resource's lifetime ends. Its name stays
+/// reserved forever, retired or not.
+struct CreateResource {
+  static constexpr std::string_view kName = "create_resource";
+  Name name;
+  std::optional<Id> owner;
+  bool operator==(const CreateResource&) const = default;
+};
+template <typename V> void fields(V& v, CreateResource& t) { v("name", t.name)("owner", t.owner); }
+
+struct RetireResource {
+  static constexpr std::string_view kName = "retire_resource";
+  Id resource = 0;
+  bool operator==(const RetireResource&) const = default;
+};
+template <typename V> void fields(V& v, RetireResource& t) { v("resource", t.resource); }
+
+/// A process, uninitialized, declaring the association names it needs.
+struct CreateProcess {
+  static constexpr std::string_view kName = "create";
+  Id pid = 0;
+  List<Name, kRequiredNames> required;
+  bool operator==(const CreateProcess&) const = default;
+};
+template <typename V> void fields(V& v, CreateProcess& t) { v("pid", t.pid)("required", t.required); }
+
+/// Names `resource` as `name` for `pid`; the association gets the next association revision.
+struct Associate {
+  static constexpr std::string_view kName = "associate";
+  Id pid = 0;
+  Name name;
+  Id resource = 0;
+  bool operator==(const Associate&) const = default;
+};
+template <typename V> void fields(V& v, Associate& t) { v("pid", t.pid)("name", t.name)("resource", t.resource); }
+
+/// initialize, own and resume: each fences the process at `generation`.
+struct Initialize {
+  static constexpr std::string_view kName = "initialize";
+  Id pid = 0;
+  Id generation = 0;
+  bool operator==(const Initialize&) const = default;
+};
+template <typename V> void fields(V& v, Initialize& t) { v("pid", t.pid)("generation", t.generation); }
+
+struct Own {
+  static constexpr std::string_view kName = "own";
+  Id pid = 0;
+  Id generation = 0;
+  bool operator==(const Own&) const = default;
+};
+template <typename V> void fields(V& v, Own& t) { v("pid", t.pid)("generation", t.generation); }
+
+struct Send {
+  static constexpr std::string_view kName = "send";
+  Id pid = 0;
+  InputValue value;
+  bool operator==(const Send&) const = default;
+};
+template <typename V> void fields(V& v, Send& t) { v("pid", t.pid)("value", t.value); }
+
+/// null `value` deletes the key.
+struct EntryMutation {
+  static constexpr std::string_view kName = "EntryMutation";
+  EntryKey key;
+  std::optional<EntryValue> value;
+  bool operator==(const EntryMutation&) const = default;
+};
+template <typename V> void fields(V& v, EntryMutation& t) { v("key", t.key)("value", t.value); }
+
+/// An immutable block's descriptor; its body travels after the envelope
+/// (decision 31) and is not in the journal.
+struct BlockMutation {
+  static constexpr std::string_view kName = "BlockMutation";
+  EntryKey name;
+  Id length = 0;
+  Digest sha256{};
+  bool operator==(const BlockMutation&) const = default;
+};
+template <typename V> void fields(V& v, BlockMutation& t) { v("name", t.name)("length", t.length)("sha256", t.sha256); }
+
+struct OutputProposal {
+  static constexpr std::string_view kName = "OutputProposal";
+  Id destination = 0;
+  InputValue value;
+  bool operator==(const OutputProposal&) const = default;
+};
+template <typename V> void fields(V& v, OutputProposal& t) { v("destination", t.destination)("value", t.value); }
+
+struct EffectIntent {
+  static constexpr std::string_view kName = "EffectIntent";
+  Id executor = 0;
+  std::optional<Id> deadline_ms;
+  Hex<256> intent;
+  bool operator==(const EffectIntent&) const = default;
+};
+template <typename V> void fields(V& v, EffectIntent& t) {
+  v("executor", t.executor)("deadline_ms", t.deadline_ms)("intent", t.intent);
+}
+
+/// One bounded unit of work, published as one decision or not at all.
+/// `input`: the mailbox head it consumes (null: none). `resource`: the one
+/// writable associated resource, at `resource_revision` when given. `views`:
+/// associated resources whose state after the turn is retained as views.
+struct Turn {
+  static constexpr std::string_view kName = "turn";
+  Id pid = 0;
+  Id generation = 0;
+  std::optional<Id> input;
+  std::optional<Id> resource;
+  std::optional<Id> resource_revision;
+  List<EntryMutation, kTurnMutations> mutations;
+  List<BlockMutation, kTurnBlocks> blocks;
+  List<Id, kTurnViews> views;
+  List<OutputProposal, kTurnOutputs> outputs;
+  std::optional<EffectIntent> effect;
+  bool operator==(const Turn&) const = default;
+};
+template <typename V> void fields(V& v, Turn& t) {
+  v("pid", t.pid)("generation", t.generation)("input", t.input)("resource", t.resource)(
+      "resource_revision", t.resource_revision)("mutations", t.mutations)("blocks", t.blocks)("views", t.views)(
+      "outputs", t.outputs)("effect", t.effect);
+}
+
+/// The handler failed on `input` (the head): the process blocks on it.
+struct FailTurn {
+  static constexpr std::string_view kName = "fail_turn";
+  Id pid = 0;
+  Id generation = 0;
+  Id input = 0;
+  Text<0, 256> reason;
+  bool operator==(const FailTurn&) const = default;
+};
+template <typename V> void fields(V& v, FailTurn& t) {
+  v("pid", t.pid)("generation", t.generation)("input", t.input)("reason", t.reason);
+}
+
+struct Retry {
+  static constexpr std::string_view kName = "retry";
+  Id pid = 0;
+  Id expected_generation = 0;
+  Id failure_input = 0;
+  bool operator==(const Retry&) const = default;
+};
+template <typename V> void fields(V& v, Retry& t) {
+  v("pid", t.pid)("expected_generation", t.expected_generation)("failure_input", t.failure_input);
+}
+
+struct Suspend {
+  static constexpr std::string_view kName = "suspend";
+  Id pid = 0;
+  Id generation = 0;
+  Id resume_by_ms = 0;
+  bool operator==(const Suspend&) const = default;
+};
+template <typename V> void fields(V& v, Suspend& t) {
+  v("pid", t.pid)("generation", t.generation)("resume_by_ms", t.resume_by_ms);
+}
+
+struct Resume {
+  static constexpr std::string_view kName = "resume";
+  Id pid = 0;
+  Id generation = 0;
+  bool operator==(const Resume&) const = default;
+};
+template <typename V> void fields(V& v, Resume& t) { v("pid", t.pid)("generation", t.generation); }
+
+/// A courier moves the oldest pending output of its route into the destination's mailbox.
+struct Deliver {
+  static constexpr std::string_view kName = "deliver";
+  Id output = 0;
+  bool operator==(const Deliver&) const = default;
+};
+template <typename V> void fields(V& v, Deliver& t) { v("output", t.output); }
+
+// ---- receipts ------------------------------------------------------------------
+
+struct ResourceCreated {
+  static constexpr std::string_view kName = "resource_created";
+  Id resource = 0;
+  Id revision = 0;
+  bool operator==(const ResourceCreated&) const = default;
+};
+template <typename V> void fields(V& v, ResourceCreated& t) { v("resource", t.resource)("revision", t.revision); }
+
+struct ResourceRetired {
+  static constexpr std::string_view kName = "resource_retired";
+  Id resource = 0;
+  bool operator==(const ResourceRetired&) const = default;
+};
+template <typename V> void fields(V& v, ResourceRetired& t) { v("resource", t.resource); }
+
+struct Associated {
+  static constexpr std::string_view kName = "associated";
+  Id pid = 0;
+  Id association_revision = 0;
+  bool operator==(const Associated&) const = default;
+};
+template <typename V> void fields(V& v, Associated& t) {
+  v("pid", t.pid)("association_revision", t.association_revision);
+}
+
+/// create, initialize, own, fail_turn, retry, suspend, resume.
+struct ProcessChanged {
+  static constexpr std::string_view kName = "process_changed";
+  Id pid = 0;
+  Id generation = 0;
+  bool operator==(const ProcessChanged&) const = default;
+};
+template <typename V> void fields(V& v, ProcessChanged& t) { v("pid", t.pid)("generation", t.generation); }
+
+struct Sent {
+  static constexpr std::string_view kName = "sent";
+  Id pid = 0;
+  Id input = 0;  // its place in the mailbox, from 1
+  bool operator==(const Sent&) const = default;
+};
+template <typename V> void fields(V& v, Sent& t) { v("pid", t.pid)("input", t.input); }
+
+struct TurnPublished {
+  static constexpr std::string_view kName = "turn_published";
+  Id pid = 0;
+  Id generation = 0;
+  std::optional<Id> consumed;
+  std::optional<Id> resource;
+  std::optional<Id> revision;  // the written resource's new revision
+  List<Id, kTurnViews> views;
+  List<Id, kTurnOutputs> outputs;
+  std::optional<Id> effect;
+  bool operator==(const TurnPublished&) const = default;
+};
+template <typename V> void fields(V& v, TurnPublished& t) {
+  v("pid", t.pid)("generation", t.generation)("consumed", t.consumed)("resource", t.resource)("revision", t.revision)(
+      "views", t.views)("outputs", t.outputs)("effect", t.effect);
+}
+
+struct Delivered {
+  static constexpr std::string_view kName = "delivered";
+  Id output = 0;
+  Id pid = 0;
+  std::optional<Id> input;  // null: the destination was retired, the output is disposed of
+  bool operator==(const Delivered&) const = default;
+};
+template <typename V> void fields(V& v, Delivered& t) { v("output", t.output)("pid", t.pid)("input", t.input); }
+
+// ---- queries ---------------------------------------------------------------------
+
+/// A continuation: the cut (the first page's authority position) and where the last page stopped.
+struct Cursor {
+  static constexpr std::string_view kName = "Cursor";
+  Id cut = 0;
+  Id after = 0;  // a resource id, or an association revision
+  bool operator==(const Cursor&) const = default;
+};
+template <typename V> void fields(V& v, Cursor& t) { v("cut", t.cut)("after", t.after); }
+
+struct EntryCursor {
+  static constexpr std::string_view kName = "EntryCursor";
+  Id cut = 0;
+  EntryKey after;
+  bool operator==(const EntryCursor&) const = default;
+};
+template <typename V> void fields(V& v, EntryCursor& t) { v("cut", t.cut)("after", t.after); }
+
+struct ListResources {
+  static constexpr std::string_view kName = "list_resources";
+  std::optional<Cursor> cursor;
+  bool operator==(const ListResources&) const = default;
+};
+template <typename V> void fields(V& v, ListResources& t) { v("cursor", t.cursor); }
+
+struct ListAssociations {
+  static constexpr std::string_view kName = "list_associations";
+  Id pid = 0;
+  std::optional<Cursor> cursor;
+  bool operator==(const ListAssociations&) const = default;
+};
+template <typename V> void fields(V& v, ListAssociations& t) { v("pid", t.pid)("cursor", t.cursor); }
+
+/// An entry read's one basis: the resource at its exact current revision, or a retained view.
+struct CurrentBasis {
+  static constexpr std::string_view kName = "current";
+  Id resource = 0;
+  Id revision = 0;
+  bool operator==(const CurrentBasis&) const = default;
+};
+template <typename V> void fields(V& v, CurrentBasis& t) { v("resource", t.resource)("revision", t.revision); }
+
+struct ViewBasis {
+  static constexpr std::string_view kName = "view";
+  Id view = 0;
+  bool operator==(const ViewBasis&) const = default;
+};
+template <typename V> void fields(V& v, ViewBasis& t) { v("view", t.view); }
+
+using Basis = std::variant<CurrentBasis, ViewBasis>;
+
+/// A page of entries in key order; `key` (a direct lookup) and `cursor` are exclusive.
+struct ListEntries {
+  static constexpr std::string_view kName = "list_entries";
+  Basis basis;
+  std::optional<EntryKey> key;
+  std::optional<EntryCursor> cursor;
+  bool operator==(const ListEntries&) const = default;
+};
+template <typename V> void fields(V& v, ListEntries& t) { v("basis", t.basis)("key", t.key)("cursor", t.cursor); }
+
+/// One to eight distinct keys of one resource, in one observation.
+struct ReadEntries {
+  static constexpr std::string_view kName = "read_entries";
+  Id resource = 0;
+  std::optional<Id> revision;
+  std::optional<Id> view;
+  Slots<EntryKey, kPageRecords> keys;
+  bool operator==(const ReadEntries&) const = default;
+};
+template <typename V> void fields(V& v, ReadEntries& t) {
+  v("resource", t.resource)("revision", t.revision)("view", t.view)("keys", t.keys);
+}
+
+struct AssociationLookup {
+  static constexpr std::string_view kName = "association_lookup";
+  Id pid = 0;
+  Name name;
+  bool operator==(const AssociationLookup&) const = default;
+};
+template <typename V> void fields(V& v, AssociationLookup& t) { v("pid", t.pid)("name", t.name); }
+
+struct ReadAccess {
+  static constexpr std::string_view kName = "read_access";
+  Id resource = 0;
+  bool operator==(const ReadAccess&) const = default;
+};
+template <typename V> void fields(V& v, ReadAccess& t) { v("resource", t.resource); }
+
+/// A process's metadata and, when the caller may execute it now, its next input.
+struct ProcessRead {
+  static constexpr std::string_view kName = "process";
+  Id pid = 0;
+  bool operator==(const ProcessRead&) const = default;
+};
+template <typename V> void fields(V& v, ProcessRead& t) { v("pid", t.pid); }
+
+struct ReadBlock {
+  static constexpr std::string_view kName = "read_block";
+  Basis basis;
+  EntryKey name;
+  bool operator==(const ReadBlock&) const = default;
+};
+template <typename V> void fields(V& v, ReadBlock& t) { v("basis", t.basis)("name", t.name); }
+
+// ---- query results ------------------------------------------------------------------
+
+struct ResourceInfo {
+  static constexpr std::string_view kName = "ResourceInfo";
+  Id resource = 0;
+  Name name;
+  std::optional<Id> owner;
+  Id revision = 0;
+  bool retired = false;
+  bool operator==(const ResourceInfo&) const = default;
+};
+template <typename V> void fields(V& v, ResourceInfo& t) {
+  v("resource", t.resource)("name", t.name)("owner", t.owner)("revision", t.revision)("retired", t.retired);
+}
+
+struct Association {
+  static constexpr std::string_view kName = "Association";
+  Id pid = 0;
+  Name name;
+  Id resource = 0;
+  Id revision = 0;  // the association revision
+  bool operator==(const Association&) const = default;
+};
+template <typename V> void fields(V& v, Association& t) {
+  v("pid", t.pid)("name", t.name)("resource", t.resource)("revision", t.revision);
+}
+
+struct Entry {
+  static constexpr std::string_view kName = "Entry";
+  EntryKey key;
+  EntryValue value;
+  Id revision = 0;  // the resource revision that wrote it
+  bool operator==(const Entry&) const = default;
+};
+template <typename V> void fields(V& v, Entry& t) { v("key", t.key)("value", t.value)("revision", t.revision); }
+
+struct ResourcePage {
+  static constexpr std::string_view kName = "resource_page";
+  Id cut = 0;
+  List<ResourceInfo, kPageRecords> items;
+  std::optional<Cursor> cursor;  // null: the listing is complete
+  bool operator==(const ResourcePage&) const = default;
+};
+template <typename V> void fields(V& v, ResourcePage& t) { v("cut", t.cut)("items", t.items)("cursor", t.cursor); }
+
+struct AssociationPage {
+  static constexpr std::string_view kName = "association_page";
+  Id cut = 0;
+  Id pid = 0;
+  List<Association, kPageRecords> items;
+  std::optional<Cursor> cursor;
+  bool operator==(const AssociationPage&) const = default;
+};
+template <typename V> void fields(V& v, AssociationPage& t) {
+  v("cut", t.cut)("pid", t.pid)("items", t.items)("cursor", t.cursor);
+}
+
+struct EntryPage {
+  static constexpr std::string_view kName = "entry_page";
+  Id cut = 0;
+  ResourceInfo resource;
+  Id revision = 0;  // the state read: the basis revision, or the view's
+  std::optional<Id> view;
+  List<Entry, kPageRecords> items;
+  std::optional<EntryCursor> cursor;
+  bool operator==(const EntryPage&) const = default;
+};
+template <typename V> void fields(V& v, EntryPage& t) {
+  v("cut", t.cut)("resource", t.resource)("revision", t.revision)("view", t.view)("items", t.items)(
+      "cursor", t.cursor);
+}
+
+struct EntryBatch {
+  static constexpr std::string_view kName = "entry_batch";
+  ResourceInfo resource;
+  Id revision = 0;
+  std::optional<Id> view;
+  Slots<Entry, kPageRecords> entries;  // slot i answers keys[i]; null: absent (or not asked)
+  bool operator==(const EntryBatch&) const = default;
+};
+template <typename V> void fields(V& v, EntryBatch& t) {
+  v("resource", t.resource)("revision", t.revision)("view", t.view)("entries", t.entries);
+}
+
+struct LookupResult {
+  static constexpr std::string_view kName = "association";
+  Id pid = 0;
+  Name name;
+  std::optional<Association> association;  // null: absent or hidden, alike
+  bool operator==(const LookupResult&) const = default;
+};
+template <typename V> void fields(V& v, LookupResult& t) { v("pid", t.pid)("name", t.name)("association", t.association); }
+
+struct ResourceAccess {
+  static constexpr std::string_view kName = "read_access";
+  ResourceInfo resource;
+  bool operator==(const ResourceAccess&) const = default;
+};
+template <typename V> void fields(V& v, ResourceAccess& t) { v("resource", t.resource); }
+
+enum class ProcessState : std::uint8_t { kUninitialized, kIdle, kOwned, kBlocked, kSuspended, kRetired };
+template <> struct EnumTraits<ProcessState> {
+  static constexpr std::array<std::string_view, 6> kNames = {"uninitialized", "idle",      "owned",
+                                                             "blocked",       "suspended", "retired"};
+};
+
+enum class OutputState : std::uint8_t { kPending, kDelivered, kDisposed };
+template <> struct EnumTraits<OutputState> {
+  static constexpr std::array<std::string_view, 3> kNames = {"pending", "delivered", "disposed"};
+};
+
+struct Origin {
+  static constexpr std::string_view kName = "Origin";
+  std::optional<Id> principal;  // a send's signer
+  std::optional<Id> output;     // a delivered output
+  std::optional<Id> source;     // ... and the process that produced it
+  bool operator==(const Origin&) const = default;
+};
+template <typename V> void fields(V& v, Origin& t) { v("principal", t.principal)("output", t.output)("source", t.source); }
+
+struct Input {
+  static constexpr std::string_view kName = "Input";
+  Id input = 0;
+  InputValue value;
+  Origin origin;
+  bool operator==(const Input&) const = default;
+};
+template <typename V> void fields(V& v, Input& t) { v("input", t.input)("value", t.value)("origin", t.origin); }
+
+struct ProcessInfo {
+  static constexpr std::string_view kName = "process";
+  Id pid = 0;
+  Id generation = 0;
+  ProcessState state = ProcessState::kUninitialized;
+  std::optional<Id> owner;
+  std::optional<Id> failure;  // the failed input a blocked process waits on
+  std::optional<Id> resume_by_ms;
+  List<Name, kRequiredNames> required;
+  Id head = 1;  // the next input to consume
+  Id tail = 0;  // the last input admitted
+  Id cancelled = 0;
+  std::optional<Input> input;  // released only to its current executor
+  bool operator==(const ProcessInfo&) const = default;
+};
+template <typename V> void fields(V& v, ProcessInfo& t) {
+  v("pid", t.pid)("generation", t.generation)("state", t.state)("owner", t.owner)("failure", t.failure)(
+      "resume_by_ms", t.resume_by_ms)("required", t.required)("head", t.head)("tail", t.tail)(
+      "cancelled", t.cancelled)("input", t.input);
+}
+
+struct Block {
+  static constexpr std::string_view kName = "block";
+  Id resource = 0;
+  Id revision = 0;
+  EntryKey name;
+  Hex<kBlockBytes> body;
+  bool operator==(const Block&) const = default;
+};
+template <typename V> void fields(V& v, Block& t) {
+  v("resource", t.resource)("revision", t.revision)("name", t.name)("body", t.body);
+}
+
+}  // namespace cowboy::transit

@@ -1,0 +1,80 @@
+// transitd's storage layout: every RocksDB key is spelled here and nowhere
+// else (docs/transit.md, decision 13). Ids are big-endian so keys sort by id.
+// An entry version is resource | key (zero-padded to 32 bytes, then its
+// length, which sorts keys as byte strings) | ~revision, so the version of a
+// key as of revision R is the first at or after (resource, key, ~R): one seek.
+#pragma once
+
+#include <string>
+#include <string_view>
+
+#include "transit/contract/state.h"
+
+namespace cowboy::transit::node::layout {
+
+inline constexpr std::string_view kGenesis = "genesis";
+inline constexpr std::string_view kHead = "head";
+
+// Tables, one letter each.
+inline constexpr char kPrincipals = 'p', kRoles = 'r', kGrants = 'g', kCredentials = 'c', kSequences = 's',
+                      kJournal = 'j', kResources = 'x', kProcesses = 'q', kAssociations = 'a', kViews = 'v',
+                      kOutputs = 'o', kEffects = 'f', kEntries = 'e', kInputs = 'm', kBlocks = 'b';
+
+inline void put_be64(std::string& out, std::uint64_t v) {
+  for (int shift = 56; shift >= 0; shift -= 8) out.push_back(static_cast<char>((v >> shift) & 0xff));
+}
+inline std::uint64_t get_be64(std::string_view in) {
+  std::uint64_t v = 0;
+  for (int i = 0; i < 8; ++i) v = (v << 8) | static_cast<std::uint8_t>(in[i]);
+  return v;
+}
+
+inline std::string table(char t) { return std::string{t, '/'}; }
+inline std::string key(char t, std::uint64_t a) {
+  std::string k = table(t);
+  put_be64(k, a);
+  return k;
+}
+inline std::string key(char t, std::uint64_t a, std::uint64_t b) {
+  std::string k = key(t, a);
+  put_be64(k, b);
+  return k;
+}
+
+inline constexpr std::size_t kPaddedKey = 33;  // 32 bytes, then the length
+
+inline std::string padded(char t, std::uint64_t resource, const EntryKey& entry_key) {
+  std::string k = key(t, resource);
+  k.append(reinterpret_cast<const char*>(entry_key.value.data()), entry_key.value.size());
+  k.append(32 - entry_key.value.size(), '\0');
+  k.push_back(static_cast<char>(entry_key.value.size()));
+  return k;
+}
+
+/// All versions of all entries of `resource`.
+inline std::string entries_of(std::uint64_t resource) { return key(kEntries, resource); }
+/// The versions of one entry.
+inline std::string entry_versions(std::uint64_t resource, const EntryKey& k) { return padded(kEntries, resource, k); }
+/// The version written at `revision`; seeking it finds the newest at or below it.
+inline std::string entry(std::uint64_t resource, const EntryKey& k, std::uint64_t revision) {
+  std::string out = entry_versions(resource, k);
+  put_be64(out, ~revision);
+  return out;
+}
+/// Past every version of `k`: seeking it finds the next key.
+inline std::string entry_end(std::uint64_t resource, const EntryKey& k) {
+  std::string out = entry_versions(resource, k);
+  out.append(8, '\xff');
+  return out;
+}
+/// The key and revision of a stored entry version (`stored` starts with entries_of()).
+inline std::pair<EntryKey, std::uint64_t> parse_entry(std::string_view stored) {
+  const std::string_view rest = stored.substr(10);
+  const auto length = static_cast<std::uint8_t>(rest[32]);
+  EntryKey k{std::vector<std::uint8_t>(rest.begin(), rest.begin() + length)};
+  return {std::move(k), ~get_be64(rest.substr(kPaddedKey))};
+}
+
+inline std::string block(std::uint64_t resource, const EntryKey& name) { return padded(kBlocks, resource, name); }
+
+}  // namespace cowboy::transit::node::layout

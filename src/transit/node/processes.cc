@@ -1,0 +1,347 @@
+// Processes and their mailboxes: the lifecycle (create, initialize, own,
+// suspend, resume, expiry), sends, turns, failures and scoped retry, courier
+// delivery and the process read (docs/transit.md, decisions 10 and 32-40).
+#include "transit/node/authority.h"
+
+#include <set>
+
+namespace cowboy::transit::node {
+namespace {
+
+Err<Refusal> refuse(RejectionCode code, std::string reason, std::string message) {
+  return Err{Refusal{code, std::move(reason), std::move(message)}};
+}
+
+Err<Refusal> stale_generation(Id expected, Id current) {
+  return refuse(RejectionCode::kConflict, "stale_generation",
+                "expected generation " + std::to_string(expected) + ", the process is at " + std::to_string(current));
+}
+
+}  // namespace
+
+const ProcessRecord* Authority::process(Id pid) const {
+  auto it = processes_.find(pid);
+  return it == processes_.end() ? nullptr : &it->second;
+}
+const OutputRecord* Authority::output(Id id) const {
+  auto it = outputs_.find(id);
+  return it == outputs_.end() ? nullptr : &it->second;
+}
+const EffectRecord* Authority::effect(Id id) const {
+  auto it = effects_.find(id);
+  return it == effects_.end() ? nullptr : &it->second;
+}
+
+// A suspension past its deadline is a permanent retirement from that instant;
+// trusted time never goes back, so nothing needs writing for it to hold.
+bool Authority::retired(const ProcessRecord& p, std::uint64_t now_ms) const {
+  return p.retired || (p.resume_by_ms && now_ms > *p.resume_by_ms);
+}
+
+ProcessState Authority::state_of(const ProcessRecord& p, std::uint64_t now_ms) const {
+  if (retired(p, now_ms)) return ProcessState::kRetired;
+  if (!p.initialized) return ProcessState::kUninitialized;
+  if (p.resume_by_ms) return ProcessState::kSuspended;
+  if (p.failure) return ProcessState::kBlocked;
+  return p.owner ? ProcessState::kOwned : ProcessState::kIdle;
+}
+
+std::optional<Refusal> Authority::check_required(const ProcessRecord& p, std::uint64_t now_ms) const {
+  for (const auto& name : p.required.items) {
+    const auto* a = associated(p.pid, name.value);
+    const auto* r = a ? resource(a->resource) : nullptr;
+    if (!r || !alive(*r, now_ms))
+      return Refusal{RejectionCode::kInvalidProposal, "missing_dependency", "required association " + name.value + " is missing or expired"};
+  }
+  return std::nullopt;
+}
+
+std::optional<Refusal> Authority::check_executor(Id caller, const ProcessRecord& p, Id generation,
+                                                 std::uint64_t now_ms) const {
+  if (!(pid_rights(caller, p.pid) & kExecute))
+    return Refusal{RejectionCode::kDenied, "not_permitted", "requires execute at the process"};
+  const auto state = state_of(p, now_ms);
+  if (state != ProcessState::kOwned || p.owner != caller)
+    return Refusal{RejectionCode::kInvalidProposal, "not_owner",
+                   "the process is " + std::string(EnumTraits<ProcessState>::kNames[static_cast<int>(state)]) +
+                       (state == ProcessState::kOwned ? " by another principal" : "")};
+  if (generation != p.generation) return stale_generation(generation, p.generation).error;
+  return check_required(p, now_ms);
+}
+
+Result<ProcessRecord*, Refusal> Authority::live_process(Id pid, const Step& step) {
+  auto it = processes_.find(pid);
+  if (it == processes_.end()) return refuse(RejectionCode::kInvalidProposal, "unknown_process", "no process " + std::to_string(pid));
+  if (retired(it->second, step.now_ms)) return refuse(RejectionCode::kInvalidProposal, "retired", "the process is permanently retired");
+  return &it->second;
+}
+
+Result<Outcome, Refusal> Authority::apply_state(const Command& op, Step& step) {
+  return std::visit(
+      [&](const auto& command) -> Result<Outcome, Refusal> {
+        if constexpr (requires { command.expected_revision; }) {
+          return refuse(RejectionCode::kInvalidRequest, "not_state", "an administration command");
+        } else {
+          return apply(command, step);
+        }
+      },
+      op);
+}
+
+Result<Outcome, Refusal> Authority::apply(const CreateProcess& op, Step& step) {
+  if (!(pid_rights(step.caller, op.pid) & kPidAdmin))
+    return refuse(RejectionCode::kDenied, "not_permitted", "requires pid_admin at the process");
+  if (op.pid == 0) return refuse(RejectionCode::kInvalidProposal, "zero_identity", "pid 0 is invalid");
+  if (processes_.count(op.pid))
+    return refuse(RejectionCode::kConflict, "subject_taken", "pid " + std::to_string(op.pid) + " was allocated before");
+  ProcessRecord p;
+  p.pid = op.pid;
+  p.required = op.required;
+  p.associations_position = step.position;
+  processes_[op.pid] = std::move(p);
+  step.touched.processes.push_back(op.pid);
+  return Outcome{ProcessChanged{op.pid, 0}};
+}
+
+Result<Outcome, Refusal> Authority::apply(const Initialize& op, Step& step) {
+  auto p = live_process(op.pid, step);
+  if (!p.ok()) return Err{p.error()};
+  if (!(pid_rights(step.caller, op.pid) & kPidAdmin))
+    return refuse(RejectionCode::kDenied, "not_permitted", "requires pid_admin at the process");
+  auto& process = **p;
+  if (process.initialized) return refuse(RejectionCode::kInvalidProposal, "already_initialized", "the process is initialized");
+  if (op.generation != process.generation) return stale_generation(op.generation, process.generation);
+  if (auto missing = check_required(process, step.now_ms)) return Err{*missing};
+  process.initialized = true;
+  process.generation += 1;  // fences anything prepared against the uninitialized process
+  step.touched.processes.push_back(op.pid);
+  return Outcome{ProcessChanged{op.pid, process.generation}};
+}
+
+Result<Outcome, Refusal> Authority::apply(const Own& op, Step& step) {
+  auto p = live_process(op.pid, step);
+  if (!p.ok()) return Err{p.error()};
+  if (!(pid_rights(step.caller, op.pid) & kExecute))
+    return refuse(RejectionCode::kDenied, "not_permitted", "requires execute at the process");
+  auto& process = **p;
+  const auto state = state_of(process, step.now_ms);
+  if (state != ProcessState::kIdle)
+    return refuse(RejectionCode::kInvalidProposal, "not_idle",
+                  "the process is " + std::string(EnumTraits<ProcessState>::kNames[static_cast<int>(state)]));
+  if (op.generation != process.generation) return stale_generation(op.generation, process.generation);
+  if (auto missing = check_required(process, step.now_ms)) return Err{*missing};
+  process.owner = step.caller;
+  process.generation += 1;  // a previous owner's prepared turns no longer match
+  step.touched.processes.push_back(op.pid);
+  return Outcome{ProcessChanged{op.pid, process.generation}};
+}
+
+Result<Outcome, Refusal> Authority::apply(const Send& op, Step& step) {
+  auto p = live_process(op.pid, step);
+  if (!p.ok()) return Err{p.error()};
+  if (!(pid_rights(step.caller, op.pid) & kSend))
+    return refuse(RejectionCode::kDenied, "not_permitted", "requires send at the process");
+  auto& process = **p;
+  if (!process.initialized) return refuse(RejectionCode::kInvalidProposal, "uninitialized", "the process is not initialized");
+  if (auto missing = check_required(process, step.now_ms)) return Err{*missing};
+  // Admitted behind a failed head too: the block holds the head, not the mailbox.
+  const Id input = ++process.tail;
+  step.touched.inputs.push_back({op.pid, Input{input, op.value, Origin{step.caller, std::nullopt, std::nullopt}}});
+  step.touched.processes.push_back(op.pid);
+  return Outcome{Sent{op.pid, input}};
+}
+
+Result<Outcome, Refusal> Authority::apply(const Turn& op, Step& step) {
+  auto p = live_process(op.pid, step);
+  if (!p.ok()) return Err{p.error()};
+  auto& process = **p;
+  if (auto refusal = check_executor(step.caller, process, op.generation, step.now_ms)) return Err{*refusal};
+  if (op.input && (*op.input != process.head || process.head > process.tail))
+    return refuse(RejectionCode::kInvalidProposal, "not_head", "a turn consumes the mailbox head, input " + std::to_string(process.head));
+
+  ResourceRecord* written = nullptr;
+  if (!op.mutations.items.empty() || !op.blocks.items.empty()) {
+    if (!op.resource) return refuse(RejectionCode::kInvalidProposal, "no_resource", "mutations need the writable resource");
+  }
+  if (op.resource) {
+    if (!associated(op.pid, *op.resource))
+      return refuse(RejectionCode::kInvalidProposal, "not_associated", "a turn writes only an associated resource");
+    if (auto refusal = check_resource(step.caller, *op.resource, kWrite, step.now_ms)) return Err{*refusal};
+    written = &resources_.at(*op.resource);
+    if (op.resource_revision && *op.resource_revision != written->info.revision)
+      return refuse(RejectionCode::kConflict, "resource_revision_changed",
+                    "the resource is at revision " + std::to_string(written->info.revision));
+    for (const auto& b : op.blocks.items)
+      if (step.catalog.block(*op.resource, b.name))
+        return refuse(RejectionCode::kInvalidProposal, "block_exists", "blocks are immutable once written");
+  }
+  for (Id viewed : op.views.items) {
+    if (!associated(op.pid, viewed))
+      return refuse(RejectionCode::kInvalidProposal, "not_associated", "views are of associated resources");
+    if (auto refusal = check_resource(step.caller, viewed, kInspect | kRead, step.now_ms)) return Err{*refusal};
+  }
+  for (const auto& o : op.outputs.items)
+    if (!this->process(o.destination))
+      return refuse(RejectionCode::kInvalidProposal, "unknown_destination", "no process " + std::to_string(o.destination));
+  if (op.effect && !principal(op.effect->executor))
+    return refuse(RejectionCode::kInvalidProposal, "unknown_executor", "no such effect executor");
+
+  // Every rule held: publish it all in this one decision.
+  TurnPublished published{op.pid, process.generation, std::nullopt, op.resource, std::nullopt, {}, {}, std::nullopt};
+  if (op.input) {
+    published.consumed = process.head;
+    process.head += 1;
+  }
+  if (written) {
+    if (!op.mutations.items.empty() || !op.blocks.items.empty()) {
+      written->info.revision += 1;
+      written->changed_at = step.position;
+      head_.resources_position = step.position;
+      step.touched.resources.push_back(written->info.resource);
+    }
+    const Id revision = written->info.revision;
+    published.revision = revision;
+    for (const auto& m : op.mutations.items)
+      step.touched.entries.push_back({written->info.resource, m.key, revision, m.value});
+    for (std::size_t i = 0; i < op.blocks.items.size(); ++i)
+      step.touched.blocks.push_back({written->info.resource, op.blocks.items[i].name, revision, &step.blocks[i]});
+  }
+  for (Id viewed : op.views.items) {
+    const Id id = head_.next_view++;
+    views_[id] = ViewRecord{id, op.pid, viewed, resources_.at(viewed).info.revision};
+    step.touched.views.push_back(id);
+    published.views.items.push_back(id);
+  }
+  for (const auto& o : op.outputs.items) {
+    const Id id = head_.next_output++;
+    outputs_[id] = OutputRecord{id, op.pid, o.destination, o.value, OutputState::kPending, std::nullopt};
+    pending_routes_[{op.pid, o.destination}].insert(id);
+    step.touched.outputs.push_back(id);
+    published.outputs.items.push_back(id);
+  }
+  if (op.effect) {
+    const Id id = head_.next_effect++;
+    effects_[id] = EffectRecord{id, op.pid, *op.effect, head_.policy_revision};
+    step.touched.effects.push_back(id);
+    published.effect = id;
+  }
+  step.touched.processes.push_back(op.pid);
+  return Outcome{std::move(published)};
+}
+
+Result<Outcome, Refusal> Authority::apply(const FailTurn& op, Step& step) {
+  auto p = live_process(op.pid, step);
+  if (!p.ok()) return Err{p.error()};
+  auto& process = **p;
+  if (auto refusal = check_executor(step.caller, process, op.generation, step.now_ms)) return Err{*refusal};
+  if (op.input != process.head || process.head > process.tail)
+    return refuse(RejectionCode::kInvalidProposal, "not_head", "only the mailbox head can fail");
+  // The input stays at the head; the owner is fenced until a retry.
+  process.failure = op.input;
+  process.failure_reason = op.reason;
+  process.owner.reset();
+  step.touched.processes.push_back(op.pid);
+  return Outcome{ProcessChanged{op.pid, process.generation}};
+}
+
+Result<Outcome, Refusal> Authority::apply(const Retry& op, Step& step) {
+  auto p = live_process(op.pid, step);
+  if (!p.ok()) return Err{p.error()};
+  if (!(pid_rights(step.caller, op.pid) & kPidAdmin))
+    return refuse(RejectionCode::kDenied, "not_permitted", "requires pid_admin at the process");
+  auto& process = **p;
+  if (!process.failure) return refuse(RejectionCode::kInvalidProposal, "not_blocked", "the process is not blocked");
+  if (op.expected_generation != process.generation) return stale_generation(op.expected_generation, process.generation);
+  if (op.failure_input != *process.failure)
+    return refuse(RejectionCode::kInvalidProposal, "failure_mismatch",
+                  "the process is blocked on input " + std::to_string(*process.failure));
+  if (auto missing = check_required(process, step.now_ms)) return Err{*missing};
+  process.failure.reset();
+  process.failure_reason = {};
+  process.owner.reset();
+  process.generation += 1;  // consumes nothing: the failed input is the head again
+  step.touched.processes.push_back(op.pid);
+  return Outcome{ProcessChanged{op.pid, process.generation}};
+}
+
+Result<Outcome, Refusal> Authority::apply(const Suspend& op, Step& step) {
+  auto p = live_process(op.pid, step);
+  if (!p.ok()) return Err{p.error()};
+  if (!(pid_rights(step.caller, op.pid) & kPidAdmin))
+    return refuse(RejectionCode::kDenied, "not_permitted", "requires pid_admin at the process");
+  auto& process = **p;
+  if (process.resume_by_ms) return refuse(RejectionCode::kInvalidProposal, "suspended", "the process is suspended");
+  if (op.generation != process.generation) return stale_generation(op.generation, process.generation);
+  if (op.resume_by_ms <= step.now_ms)
+    return refuse(RejectionCode::kInvalidProposal, "deadline_passed", "the resume deadline must be in the future");
+  process.resume_by_ms = op.resume_by_ms;
+  process.owner.reset();  // suspension revokes execution
+  step.touched.processes.push_back(op.pid);
+  return Outcome{ProcessChanged{op.pid, process.generation}};
+}
+
+Result<Outcome, Refusal> Authority::apply(const Resume& op, Step& step) {
+  auto p = live_process(op.pid, step);
+  if (!p.ok()) return Err{p.error()};
+  if (!(pid_rights(step.caller, op.pid) & kPidAdmin))
+    return refuse(RejectionCode::kDenied, "not_permitted", "requires pid_admin at the process");
+  auto& process = **p;
+  if (!process.resume_by_ms) return refuse(RejectionCode::kInvalidProposal, "not_suspended", "the process is not suspended");
+  if (op.generation != process.generation) return stale_generation(op.generation, process.generation);
+  if (auto missing = check_required(process, step.now_ms)) return Err{*missing};
+  process.resume_by_ms.reset();
+  process.generation += 1;
+  step.touched.processes.push_back(op.pid);
+  return Outcome{ProcessChanged{op.pid, process.generation}};
+}
+
+Result<Outcome, Refusal> Authority::apply(const Deliver& op, Step& step) {
+  auto it = outputs_.find(op.output);
+  if (it == outputs_.end()) return refuse(RejectionCode::kInvalidProposal, "unknown_output", "no such output");
+  auto& out = it->second;
+  if (!(pid_rights(step.caller, out.destination) & kCourier))
+    return refuse(RejectionCode::kDenied, "not_permitted", "requires courier at the destination");
+  if (out.state != OutputState::kPending)
+    return refuse(RejectionCode::kInvalidProposal, "resolved", "the output is delivered or disposed of");
+  auto& route = pending_routes_.at({out.source, out.destination});
+  if (*route.begin() != op.output)
+    return refuse(RejectionCode::kConflict, "route_order",
+                  "output " + std::to_string(*route.begin()) + " of this route is unresolved before it");
+  auto& destination = processes_.at(out.destination);
+  Delivered delivered{op.output, out.destination, std::nullopt};
+  if (retired(destination, step.now_ms)) {
+    out.state = OutputState::kDisposed;  // a terminal disposition also releases the route
+  } else {
+    if (!destination.initialized)
+      return refuse(RejectionCode::kInvalidProposal, "uninitialized", "the destination is not initialized");
+    if (auto missing = check_required(destination, step.now_ms)) return Err{*missing};
+    const Id input = ++destination.tail;
+    step.touched.inputs.push_back({out.destination, Input{input, out.value, Origin{std::nullopt, op.output, out.source}}});
+    step.touched.processes.push_back(out.destination);
+    out.state = OutputState::kDelivered;
+    out.input = input;
+    delivered.input = input;
+  }
+  route.erase(route.begin());
+  if (route.empty()) pending_routes_.erase({out.source, out.destination});
+  step.touched.outputs.push_back(op.output);
+  return Outcome{delivered};
+}
+
+Result<QueryResult, Refusal> Authority::read(const ReadCtx& ctx, const ProcessRead& q) const {
+  const auto rights = pid_rights(ctx.caller, q.pid);
+  if (!(rights & (kInspect | kExecute)))
+    return refuse(RejectionCode::kDenied, "not_permitted", "requires inspect or execute at the process");
+  const auto* p = process(q.pid);
+  if (!p) return refuse(RejectionCode::kInvalidProposal, "unknown_process", "no such process");
+  ProcessInfo info{p->pid, p->generation, state_of(*p, ctx.now_ms), p->owner, p->failure, p->resume_by_ms,
+                   p->required, p->head, p->tail, p->cancelled, std::nullopt};
+  if (info.state == ProcessState::kRetired && !p->retired)
+    info.cancelled += p->tail + 1 - p->head;  // unconsumed input of an expired suspension
+  // The next input goes only to whoever may execute it now.
+  if (!check_executor(ctx.caller, *p, p->generation, ctx.now_ms) && p->head <= p->tail)
+    info.input = ctx.catalog.input(q.pid, p->head);
+  return QueryResult{std::move(info)};
+}
+
+}  // namespace cowboy::transit::node

@@ -1,0 +1,282 @@
+// Resources, associations and every read of them: rights, lifetimes, the one
+// basis of an entry read, and the bounded pages with their cuts
+// (docs/transit.md, decisions 6 and 24-30).
+#include "transit/node/authority.h"
+
+namespace cowboy::transit::node {
+namespace {
+
+Err<Refusal> refuse(RejectionCode code, std::string reason, std::string message) {
+  return Err{Refusal{code, std::move(reason), std::move(message)}};
+}
+
+// A filtered page examines at most this many candidates, so a page costs the
+// same however much is hidden; it may then be empty with a cursor.
+constexpr std::size_t kScanBudget = 64;
+
+std::optional<Refusal> stale_cut(Id cut, Id head, Id policy_position, Id catalog_position) {
+  if (cut == 0 || cut > head) return Refusal{RejectionCode::kInvalidRequest, "bad_cut", "the cursor's cut is no position of this node"};
+  if (policy_position > cut)
+    return Refusal{RejectionCode::kStaleCut, "policy_changed", "the policy changed after the cut; list again from the start"};
+  if (catalog_position > cut)
+    return Refusal{RejectionCode::kStaleCut, "catalog_changed", "the catalog changed after the cut; list again from the start"};
+  return std::nullopt;
+}
+
+}  // namespace
+
+const ResourceRecord* Authority::resource(Id id) const {
+  auto it = resources_.find(id);
+  return it == resources_.end() ? nullptr : &it->second;
+}
+const ViewRecord* Authority::view(Id id) const {
+  auto it = views_.find(id);
+  return it == views_.end() ? nullptr : &it->second;
+}
+const Association* Authority::association(Id pid, Id revision) const {
+  auto it = associations_.find({pid, revision});
+  return it == associations_.end() ? nullptr : &it->second;
+}
+
+const Association* Authority::associated(Id pid, Id resource_id) const {
+  for (auto it = associations_.lower_bound({pid, 0}); it != associations_.end() && it->first.first == pid; ++it)
+    if (it->second.resource == resource_id) return &it->second;
+  return nullptr;
+}
+const Association* Authority::associated(Id pid, std::string_view name) const {
+  auto it = association_names_.find({pid, std::string(name)});
+  return it == association_names_.end() ? nullptr : association(pid, it->second);
+}
+
+bool Authority::alive(const ResourceRecord& r, std::uint64_t now_ms) const {
+  if (r.info.retired) return false;
+  if (!r.info.owner) return true;
+  const auto* owner = process(*r.info.owner);
+  return owner && !retired(*owner, now_ms);
+}
+
+std::uint64_t Authority::pid_rights(Id caller, Id pid) const {
+  const auto* p = principal(caller);
+  if (!p || p->revoked || (p->pid_scope && *p->pid_scope != pid)) return 0;
+  return permissions(caller, PidScope{pid});
+}
+
+std::uint64_t Authority::resource_rights(Id caller, Id resource_id) const {
+  const auto* p = principal(caller);
+  if (!p || p->revoked) return 0;
+  // A PID-scoped principal reaches only what its process is associated with or owns.
+  if (p->pid_scope) {
+    const auto* r = resource(resource_id);
+    if (!associated(*p->pid_scope, resource_id) && !(r && r->info.owner == p->pid_scope)) return 0;
+  }
+  return permissions(caller, ResourceScope{resource_id});
+}
+
+std::optional<Refusal> Authority::check_resource(Id caller, Id resource_id, std::uint64_t wanted,
+                                                 std::uint64_t now_ms) const {
+  const auto* r = resource(resource_id);
+  if (!r) return Refusal{RejectionCode::kInvalidProposal, "unknown_resource", "no resource " + std::to_string(resource_id)};
+  if ((resource_rights(caller, resource_id) & wanted) != wanted)
+    return Refusal{RejectionCode::kDenied, "not_permitted", "the resource's grants do not allow this"};
+  if (!alive(*r, now_ms)) return Refusal{RejectionCode::kDenied, "lifetime_ended", "the resource is retired or its owner is"};
+  return std::nullopt;
+}
+
+std::optional<Refusal> Authority::fence(Id checked_at) const {
+  // Reads run on the decide thread between decisions, so the tail cannot
+  // move; this keeps the rule checked should reads ever leave that thread.
+  if (head_.position != checked_at)
+    return Refusal{RejectionCode::kServiceUncertain, "authority_moved", "the authority changed during the read; retry"};
+  return std::nullopt;
+}
+
+Result<Authority::Selected, Refusal> Authority::select(const ReadCtx& ctx, Id resource_id, std::optional<Id> revision,
+                                                       std::optional<Id> view_id) const {
+  if (auto refusal = check_resource(ctx.caller, resource_id, kInspect | kRead, ctx.now_ms)) return Err{*refusal};
+  const auto& r = resources_.at(resource_id);
+  if (!view_id) {
+    if (revision && *revision != r.info.revision)
+      return refuse(RejectionCode::kConflict, "resource_revision_changed",
+                    "the resource is at revision " + std::to_string(r.info.revision));
+    return Selected{&r, r.info.revision, std::nullopt};
+  }
+  // A view is never a bearer capability: only its process's current executor reads through it.
+  const auto* v = view(*view_id);
+  if (!v || v->resource != resource_id)
+    return refuse(RejectionCode::kInvalidProposal, "unknown_view", "no such view of this resource");
+  if (revision && *revision != v->revision)
+    return refuse(RejectionCode::kInvalidProposal, "view_revision_mismatch", "the view holds another revision");
+  const auto* p = process(v->pid);
+  if (!p || retired(*p, ctx.now_ms)) return refuse(RejectionCode::kDenied, "view_expired", "the view's process is retired");
+  if (p->owner != ctx.caller || !(pid_rights(ctx.caller, v->pid) & kExecute))
+    return refuse(RejectionCode::kDenied, "not_executor", "views are read by their process's current executor");
+  return Selected{&r, v->revision, v->view};
+}
+
+Result<Authority::Selected, Refusal> Authority::select(const ReadCtx& ctx, const Basis& basis) const {
+  if (const auto* current = std::get_if<CurrentBasis>(&basis))
+    return select(ctx, current->resource, current->revision, std::nullopt);
+  const auto* v = view(std::get<ViewBasis>(basis).view);
+  if (!v) return refuse(RejectionCode::kInvalidProposal, "unknown_view", "no such view");
+  return select(ctx, v->resource, v->revision, v->view);
+}
+
+// ---- commands ----------------------------------------------------------------------
+
+Result<Outcome, Refusal> Authority::apply(const CreateResource& op, Step& step) {
+  const auto scope = op.owner ? Scope{PidScope{*op.owner}} : Scope{RealmScope{}};
+  if (!(permissions(step.caller, scope) & kPidAdmin))
+    return refuse(RejectionCode::kDenied, "not_permitted", "requires pid_admin at the owner's scope");
+  if (resource_names_.count(op.name.value))
+    return refuse(RejectionCode::kConflict, "name_taken", "the name " + op.name.value + " is reserved");
+  if (op.owner) {
+    const auto* owner = process(*op.owner);
+    if (!owner || retired(*owner, step.now_ms))
+      return refuse(RejectionCode::kInvalidProposal, "unknown_owner", "the lifetime owner is no live process");
+  }
+  const Id id = head_.next_resource++;
+  resources_[id] = ResourceRecord{ResourceInfo{id, op.name, op.owner, 1, false}, step.position, step.position};
+  resource_names_[op.name.value] = id;
+  head_.resources_position = step.position;
+  step.touched.resources.push_back(id);
+  return Outcome{ResourceCreated{id, 1}};
+}
+
+Result<Outcome, Refusal> Authority::apply(const RetireResource& op, Step& step) {
+  auto it = resources_.find(op.resource);
+  if (it == resources_.end()) return refuse(RejectionCode::kInvalidProposal, "unknown_resource", "no such resource");
+  auto& info = it->second.info;
+  const auto scope = info.owner ? Scope{PidScope{*info.owner}} : Scope{RealmScope{}};
+  if (!(permissions(step.caller, scope) & kPidAdmin))
+    return refuse(RejectionCode::kDenied, "not_permitted", "requires pid_admin at the owner's scope");
+  if (info.retired) return refuse(RejectionCode::kInvalidProposal, "already_retired", "the resource is retired");
+  info.retired = true;  // the name stays reserved
+  it->second.changed_at = step.position;
+  head_.resources_position = step.position;
+  step.touched.resources.push_back(op.resource);
+  return Outcome{ResourceRetired{op.resource}};
+}
+
+Result<Outcome, Refusal> Authority::apply(const Associate& op, Step& step) {
+  auto p = live_process(op.pid, step);
+  if (!p.ok()) return Err{p.error()};
+  if (!(pid_rights(step.caller, op.pid) & kPidAdmin))
+    return refuse(RejectionCode::kDenied, "not_permitted", "requires pid_admin at the process");
+  const auto* r = resource(op.resource);
+  if (!r || !alive(*r, step.now_ms)) return refuse(RejectionCode::kInvalidProposal, "unknown_resource", "no live resource");
+  if (associated(op.pid, op.name.value))
+    return refuse(RejectionCode::kConflict, "association_exists", "the process has an association of that name");
+  const Id revision = head_.next_association++;
+  associations_[{op.pid, revision}] = Association{op.pid, op.name, op.resource, revision};
+  association_names_[{op.pid, op.name.value}] = revision;
+  (*p)->associations_position = step.position;
+  step.touched.associations.push_back({op.pid, revision});
+  step.touched.processes.push_back(op.pid);
+  return Outcome{Associated{op.pid, revision}};
+}
+
+// ---- reads --------------------------------------------------------------------------
+
+Result<QueryResult, Refusal> Authority::read(const ReadCtx& ctx, const ListResources& q) const {
+  if (q.cursor)
+    if (auto stale = stale_cut(q.cursor->cut, head_.position, head_.policy_position, head_.resources_position))
+      return Err{*stale};
+  ResourcePage page;
+  page.cut = q.cursor ? q.cursor->cut : head_.position;
+  std::size_t examined = 0;
+  auto it = resources_.upper_bound(q.cursor ? q.cursor->after : 0);
+  Id last = q.cursor ? q.cursor->after : 0;
+  for (; it != resources_.end() && page.items.items.size() < kPageRecords && examined < kScanBudget; ++it, ++examined) {
+    last = it->first;
+    if (resource_rights(ctx.caller, it->first) & kInspect) page.items.items.push_back(it->second.info);
+  }
+  if (it != resources_.end()) page.cursor = Cursor{page.cut, last};
+  return QueryResult{std::move(page)};
+}
+
+Result<QueryResult, Refusal> Authority::read(const ReadCtx& ctx, const ListAssociations& q) const {
+  if (!(pid_rights(ctx.caller, q.pid) & kInspect))
+    return refuse(RejectionCode::kDenied, "not_permitted", "requires inspect at the process");
+  const auto* p = process(q.pid);
+  if (!p) return refuse(RejectionCode::kInvalidProposal, "unknown_process", "no such process");
+  if (q.cursor)
+    if (auto stale = stale_cut(q.cursor->cut, head_.position, head_.policy_position, p->associations_position))
+      return Err{*stale};
+  AssociationPage page;
+  page.cut = q.cursor ? q.cursor->cut : head_.position;
+  page.pid = q.pid;
+  // The cursor is an association revision, so a hidden association's name never leaves.
+  Id last = q.cursor ? q.cursor->after : 0;
+  auto it = associations_.upper_bound({q.pid, last});
+  std::size_t examined = 0;
+  for (; it != associations_.end() && it->first.first == q.pid && page.items.items.size() < kPageRecords &&
+         examined < kScanBudget;
+       ++it, ++examined) {
+    last = it->first.second;
+    if (resource_rights(ctx.caller, it->second.resource) & kInspect) page.items.items.push_back(it->second);
+  }
+  if (it != associations_.end() && it->first.first == q.pid) page.cursor = Cursor{page.cut, last};
+  return QueryResult{std::move(page)};
+}
+
+Result<QueryResult, Refusal> Authority::read(const ReadCtx& ctx, const ListEntries& q) const {
+  auto selected = select(ctx, q.basis);
+  if (!selected.ok()) return Err{selected.error()};
+  if (q.cursor)
+    if (auto stale = stale_cut(q.cursor->cut, head_.position, head_.policy_position, 0)) return Err{*stale};
+  EntryPage page;
+  page.cut = q.cursor ? q.cursor->cut : head_.position;
+  page.resource = selected->resource->info;
+  page.revision = selected->revision;
+  page.view = selected->view;
+  const Id id = selected->resource->info.resource;
+  if (q.key) {
+    if (auto e = ctx.catalog.entry(id, *q.key, selected->revision)) page.items.items.push_back(std::move(*e));
+    return QueryResult{std::move(page)};
+  }
+  std::optional<EntryKey> after;
+  if (q.cursor) after = q.cursor->after;
+  auto scan = ctx.catalog.entries(id, selected->revision, after, kPageRecords, kScanBudget);
+  page.items.items = std::move(scan.entries);
+  if (!scan.complete && scan.last_key) page.cursor = EntryCursor{page.cut, *scan.last_key};
+  return QueryResult{std::move(page)};
+}
+
+Result<QueryResult, Refusal> Authority::read(const ReadCtx& ctx, const ReadEntries& q) const {
+  auto selected = select(ctx, q.resource, q.revision, q.view);
+  if (!selected.ok()) return Err{selected.error()};
+  EntryBatch batch;
+  batch.resource = selected->resource->info;
+  batch.revision = selected->revision;
+  batch.view = selected->view;
+  // All keys at one revision: one observation, in the caller's order.
+  for (std::size_t i = 0; i < kPageRecords; ++i)
+    if (q.keys.items[i]) batch.entries.items[i] = ctx.catalog.entry(q.resource, *q.keys.items[i], selected->revision);
+  return QueryResult{std::move(batch)};
+}
+
+Result<QueryResult, Refusal> Authority::read(const ReadCtx& ctx, const AssociationLookup& q) const {
+  if (!(pid_rights(ctx.caller, q.pid) & kInspect))
+    return refuse(RejectionCode::kDenied, "not_permitted", "requires inspect at the process");
+  LookupResult result{q.pid, q.name, std::nullopt};
+  if (const auto* a = associated(q.pid, q.name.value))
+    if (resource_rights(ctx.caller, a->resource) & kInspect) result.association = *a;  // hidden reads as absent
+  return QueryResult{std::move(result)};
+}
+
+Result<QueryResult, Refusal> Authority::read(const ReadCtx& ctx, const ReadAccess& q) const {
+  if (auto refusal = check_resource(ctx.caller, q.resource, kInspect | kRead, ctx.now_ms)) return Err{*refusal};
+  return QueryResult{ResourceAccess{resources_.at(q.resource).info}};
+}
+
+Result<QueryResult, Refusal> Authority::read(const ReadCtx& ctx, const ReadBlock& q) const {
+  auto selected = select(ctx, q.basis);
+  if (!selected.ok()) return Err{selected.error()};
+  const Id id = selected->resource->info.resource;
+  auto found = ctx.catalog.block(id, q.name);
+  if (!found || found->first > selected->revision)
+    return refuse(RejectionCode::kInvalidProposal, "unknown_block", "no such block at this revision");
+  return QueryResult{Block{id, found->first, q.name, Hex<kBlockBytes>{std::move(found->second)}}};
+}
+
+}  // namespace cowboy::transit::node
