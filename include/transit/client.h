@@ -39,6 +39,7 @@ struct ClientError {
     kRejected,   // the node refused it; `rejection` says why, nothing changed
     kUncertain,  // the outcome is unknown; the signed bytes are kept for resubmission
     kMalformed,  // the node answered something this client does not accept
+    kInvalid,    // refused before signing (a rule of the contract); nothing was sent
   };
   Kind kind;
   std::optional<Rejection> rejection;
@@ -53,11 +54,12 @@ class Client {
   ~Client();
   Client(Client&&) noexcept;
 
+  using Bytes = std::vector<std::uint8_t>;
   /// Signs `op` at the next sequence (learnt from the identity query when not
-  /// set) and submits it.
-  ClientResult<Receipt> submit(Command op);
+  /// set) and submits it, with the bodies of a turn's block descriptors.
+  ClientResult<Receipt> submit(Command op, std::vector<Bytes> blocks = {});
   /// Resends saved signed bytes as they are (an exact retry).
-  ClientResult<Receipt> resubmit(const SignedRequest& signed_request);
+  ClientResult<Receipt> resubmit(const SignedRequest& signed_request, const std::vector<Bytes>& blocks = {});
   /// The signed request whose outcome is unknown, if any.
   const std::optional<SignedRequest>& pending() const;
 
@@ -79,7 +81,7 @@ class Client {
   std::unique_ptr<Impl> impl_;
 };
 
-/// The outcome variant a command's receipt must carry (the client checks it).
+/// The outcome variant a command's receipt must carry, naming what was asked (the client checks it).
 bool outcome_matches(const Command& op, const Outcome& outcome);
 
 }  // namespace cowboy::transit

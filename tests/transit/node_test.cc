@@ -4,15 +4,9 @@
 // signature check and leave the state as it was.
 #include <gtest/gtest.h>
 
-#include <atomic>
-#include <filesystem>
 #include <thread>
 
-#include "net/http_connection.h"
-#include "samples.h"
-#include "transit/client.h"
-#include "transit/contract/envelope.h"
-#include "transit/node/node.h"
+#include "node_fixture.h"
 
 namespace cowboy::transit {
 namespace {
@@ -21,78 +15,6 @@ using testing::key_of;
 using testing::replace;
 using testing::sample_genesis;
 using testing::seed_of;
-
-class AtomicClock final : public Clock {
- public:
-  std::uint64_t now_ms() const override { return now_.load(); }
-  void set(std::uint64_t ms) { now_ = ms; }
-
- private:
-  std::atomic<std::uint64_t> now_{1'800'000'000'000};
-};
-
-class NodeTest : public ::testing::Test {
- protected:
-  void SetUp() override {
-    crypto::init();
-    dir_ = std::filesystem::temp_directory_path() /
-           ("transit-node-" + std::to_string(::getpid()) + "-" + ::testing::UnitTest::GetInstance()->current_test_info()->name());
-    std::filesystem::remove_all(dir_);
-  }
-  void TearDown() override {
-    node_.reset();
-    std::filesystem::remove_all(dir_);
-  }
-
-  void start(Genesis genesis = sample_genesis()) {
-    genesis_ = genesis;
-    node::NodeConfig config;
-    config.data_dir = dir_;
-    config.genesis = genesis;
-    auto n = node::Node::open(config, clock_);
-    ASSERT_TRUE(n.ok()) << n.error();
-    node_ = std::move(*n);
-  }
-  void restart() {
-    node_.reset();
-    start(genesis_);
-  }
-
-  ClientOptions options(Id principal, std::uint8_t seed) {
-    ClientOptions o;
-    o.port = node_->port();
-    o.realm = "dev";
-    o.principal = principal;
-    o.seed = seed_of(seed);
-    o.max_attempts = 2;
-    o.retry_backoff = std::chrono::milliseconds(1);
-    return o;
-  }
-  Client root() { return Client(options(1, 0)); }
-
-  net::HttpAnswer post(const std::string& target, const std::string& body,
-                       std::vector<std::pair<std::string, std::string>> headers = {}) {
-    net::HttpConnection c("127.0.0.1", node_->port());
-    auto r = c.post(target, body, headers);
-    EXPECT_TRUE(r.ok()) << (r.ok() ? "" : r.error());
-    return r.ok() ? *r : net::HttpAnswer{};
-  }
-  static Rejection rejection_of(const net::HttpAnswer& a) {
-    auto r = from_json<Rejection>(a.body, kMaxAnswerBytes);
-    EXPECT_TRUE(r.ok()) << a.body;
-    return r.ok() ? *r : Rejection{};
-  }
-  Id position() { return root().identity().ok() ? node_->sequencer().stats().position : 0; }
-
-  static Command create(Id id, std::uint8_t seed, std::uint64_t bits = kReadOnly) {
-    return CreatePrincipal{id, key_of(seed_of(seed)), RealmScope{}, Permissions{bits}, std::nullopt, std::nullopt};
-  }
-
-  std::filesystem::path dir_;
-  Genesis genesis_;
-  AtomicClock clock_;
-  std::unique_ptr<node::Node> node_;
-};
 
 TEST_F(NodeTest, RootCreatesAPrincipalWhoseIdentityIsReadOnly) {
   start();

@@ -3,6 +3,8 @@
 #include <thread>
 
 #include "net/http_connection.h"
+#include "transit/client/checks.h"
+#include "transit/contract/rules.h"
 #include "transit/contract/envelope.h"
 #include "transit/contract/signing.h"
 
@@ -10,38 +12,22 @@ namespace cowboy::transit {
 namespace {
 
 ClientError malformed(std::string message) { return ClientError{ClientError::Kind::kMalformed, std::nullopt, std::move(message)}; }
+ClientError invalid(const DecodeError& e) {
+  return ClientError{ClientError::Kind::kInvalid, std::nullopt, "not sent: " + e.message()};
+}
 
 bool uncertain(RejectionCode code) {
   return code == RejectionCode::kServiceUncertain || code == RejectionCode::kClockUncertain;
 }
 
-template <typename T> bool holds(const QueryResult& r) { return std::holds_alternative<T>(r); }
-
 }  // namespace
-
-bool outcome_matches(const Command& op, const Outcome& outcome) {
-  return std::visit(
-      [&](const auto& command) {
-        using C = std::decay_t<decltype(command)>;
-        if constexpr (std::is_same_v<C, CreatePrincipal>) {
-          const auto* created = std::get_if<PrincipalCreated>(&outcome);
-          return created && created->principal == command.principal;
-        } else if constexpr (std::is_same_v<C, CreateRole>) {
-          return std::holds_alternative<RoleCreated>(outcome);
-        } else if constexpr (std::is_same_v<C, Grant>) {
-          return std::holds_alternative<Granted>(outcome);
-        } else {
-          return std::holds_alternative<PolicyChanged>(outcome);
-        }
-      },
-      op);
-}
 
 struct Client::Impl {
   ClientOptions options;
   net::HttpConnection connection;
   std::optional<Id> next_sequence;
   std::optional<SignedRequest> pending;
+  std::vector<Bytes> pending_blocks;
   Id last_position = 0;
 
   explicit Impl(ClientOptions o)
@@ -104,9 +90,9 @@ struct Client::Impl {
                            std::to_string(options.max_attempts) + " attempts: " + last_problem}};
   }
 
-  ClientResult<Receipt> send(const SignedRequest& s) {
+  ClientResult<Receipt> send(const SignedRequest& s, const std::vector<Bytes>& blocks) {
     const Digest digest = request_digest(s.request);
-    return settle<Receipt>("/v1/command", to_json(s), [&](const std::string& answer) -> Settled<Receipt> {
+    return settle<Receipt>("/v1/command", command_body(to_json(s), blocks), [&](const std::string& answer) -> Settled<Receipt> {
       // A malformed success authorizes nothing new: treat it as a loss and resend the same bytes.
       auto receipt = from_json<Receipt>(answer, kMaxAnswerBytes);
       if (!receipt.ok()) return Resend{"malformed receipt: " + receipt.error().message()};
@@ -117,15 +103,14 @@ struct Client::Impl {
   }
 
   ClientResult<Response> ask(QueryOp op) {
+    if (auto broken = check_rules(op)) return Err{invalid(*broken)};
     const SignedQuery s = sign(Query{Version{}, Definition{}, {options.realm}, options.principal, op}, options.seed);
     return settle<Response>("/v1/query", to_json(s), [&](const std::string& answer) -> Settled<Response> {
       auto response = from_json<Response>(answer, kMaxAnswerBytes);
       if (!response.ok()) return malformed("malformed response: " + response.error().message());
       if (response->realm.value != options.realm) return malformed("response of another realm");
-      if (response->result.index() != op.index()) return malformed("response of another query kind");
+      if (auto problem = result_problem(op, response->result)) return malformed(*problem);
       if (response->position < last_position) return malformed("response position went backwards");
-      if (const auto* d = std::get_if<Decision>(&response->result); d && d->principal != std::get<DecisionQuery>(op).principal)
-        return malformed("decision for another principal");
       if (const auto* i = std::get_if<Identity>(&response->result); i && i->principal != options.principal)
         return malformed("identity of another principal");
       observe(response->position);
@@ -142,9 +127,11 @@ Request Client::build(Command op, Id sequence) const {
   return Request{Version{}, Definition{}, {impl_->options.realm}, impl_->options.principal, sequence, std::move(op)};
 }
 
-ClientResult<Receipt> Client::submit(Command op) {
+ClientResult<Receipt> Client::submit(Command op, std::vector<Bytes> blocks) {
+  if (auto broken = check_rules(op)) return Err{invalid(*broken)};
   if (impl_->pending) {  // settle the unknown outcome before signing anything new
-    auto settled = resubmit(*impl_->pending);
+    const SignedRequest pending = *impl_->pending;
+    auto settled = resubmit(pending, impl_->pending_blocks);
     if (!settled.ok() && settled.error().kind == ClientError::Kind::kUncertain) return settled;
   }
   if (!impl_->next_sequence) {
@@ -153,21 +140,24 @@ ClientResult<Receipt> Client::submit(Command op) {
     impl_->next_sequence = me->sequence + 1;
   }
   const SignedRequest s = sign(build(std::move(op), *impl_->next_sequence), impl_->options.seed);
-  return resubmit(s);
+  return resubmit(s, blocks);
 }
 
-ClientResult<Receipt> Client::resubmit(const SignedRequest& s) {
-  auto result = impl_->send(s);
+ClientResult<Receipt> Client::resubmit(const SignedRequest& s, const std::vector<Bytes>& blocks) {
+  auto result = impl_->send(s, blocks);
   const bool ours = s.request.principal == impl_->options.principal;
   if (!result.ok() && result.error().kind == ClientError::Kind::kUncertain) {
-    if (ours) impl_->pending = s;
+    if (ours) impl_->pending = s, impl_->pending_blocks = blocks;
     return result;
   }
-  if (ours && impl_->pending && impl_->pending->request.sequence == s.request.sequence) impl_->pending.reset();
+  if (ours && impl_->pending && impl_->pending->request.sequence == s.request.sequence)
+    impl_->pending.reset(), impl_->pending_blocks.clear();
   // Accepted, or refused without consuming it: the sequence after an accepted one is next.
   if (ours && result.ok()) impl_->next_sequence = std::max(impl_->next_sequence.value_or(0), s.request.sequence + 1);
-  if (ours && !result.ok() && result.error().rejection && result.error().rejection->code == RejectionCode::kConflict)
-    impl_->next_sequence.reset();  // learn it again from the node
+  if (ours && !result.ok() && result.error().rejection) {
+    const auto& reason = result.error().rejection->reason.value;
+    if (reason == "sequence_gap" || reason == "sequence_reused") impl_->next_sequence.reset();  // learn it again
+  }
   return result;
 }
 

@@ -1,0 +1,14 @@
+// The client's checks of query results (checks.cc); outcome_matches is in transit/client.h.
+#pragma once
+
+#include <optional>
+#include <string>
+
+#include "transit/contract/types.h"
+
+namespace cowboy::transit {
+
+/// Why `result` does not answer `op`, if it does not.
+std::optional<std::string> result_problem(const QueryOp& op, const QueryResult& result);
+
+}  // namespace cowboy::transit
