@@ -1,6 +1,7 @@
 // transitd and transit as real processes on 127.0.0.1: acknowledged decisions
-// survive SIGKILL (and their exact retries return the original receipts), and
-// the CLI works against `transitd --dev`.
+// and turns survive SIGKILL (and their exact retries return the original
+// receipts), no turn is published in part, and the CLI works against
+// `transitd --dev`.
 #include <gtest/gtest.h>
 #include <sys/stat.h>
 
@@ -118,6 +119,102 @@ TEST_F(ProcessTest, AcknowledgedDecisionsSurviveSigkillAndTheirRetriesReturnTheO
     ASSERT_TRUE(me.ok());
     EXPECT_GE(me->sequence, acked[i].back().first.request.sequence);
     EXPECT_LE(me->sequence, acked[i].back().first.request.sequence + 1);
+  }
+}
+
+// Workers send an input and publish a turn consuming it, writing the input's
+// number under four keys, until the node is killed: after the restart every
+// acknowledged turn is there, each resource shows all four keys of one turn
+// (never a mix), and the mailbox head moved with exactly the published turns.
+TEST_F(ProcessTest, ASigkillDuringTurnsLosesNoAcknowledgedTurnAndPublishesNoPartialOne) {
+  {
+    std::ofstream out(dir_ / "genesis.json");
+    out << to_json(testing::sample_genesis()) << "\n";
+  }
+  std::uint16_t port = 0;
+  auto node = start_node(port);
+  ASSERT_NE(port, 0);
+  auto options = [&](Id principal, std::uint8_t seed) {
+    ClientOptions o;
+    o.port = port;
+    o.realm = "dev";
+    o.principal = principal;
+    o.seed = seed_of(seed);
+    o.max_attempts = 1;
+    o.timeout = std::chrono::seconds(2);
+    return o;
+  };
+  auto bytes = [](const std::string& s) { return std::vector<std::uint8_t>(s.begin(), s.end()); };
+  const std::vector<std::string> names = {"n", "a", "b", "c"};
+  Client root(options(1, 0));
+  constexpr int kWorkers = 4;
+  for (int i = 0; i < kWorkers; ++i) {
+    const Id pid = 1 + i, worker = 10 + i;
+    ASSERT_TRUE(root.submit(CreatePrincipal{worker, key_of(seed_of(static_cast<std::uint8_t>(worker))), RealmScope{},
+                                            Permissions{kAllPermissions}, std::nullopt, std::nullopt})
+                    .ok());
+    auto created = root.submit(CreateResource{{"doc" + std::to_string(pid)}, std::nullopt});
+    ASSERT_TRUE(created.ok());
+    ASSERT_TRUE(root.submit(CreateProcess{pid, {{{"doc"}}}}).ok());
+    ASSERT_TRUE(root.submit(Associate{pid, {"doc"}, std::get<ResourceCreated>(created->outcome).resource}).ok());
+    ASSERT_TRUE(root.submit(Initialize{pid, 0}).ok());
+  }
+  std::vector<std::vector<std::pair<SignedRequest, Receipt>>> acked(kWorkers);
+  std::atomic<int> total{0};
+  std::vector<std::thread> workers;
+  for (int i = 0; i < kWorkers; ++i)
+    workers.emplace_back([&, i] {
+      const Id pid = 1 + i, resource = 1 + i;
+      Client c(options(10 + i, static_cast<std::uint8_t>(10 + i)));
+      auto owned = c.submit(Own{pid, 1});
+      if (!owned.ok()) return;
+      const Id generation = std::get<ProcessChanged>(owned->outcome).generation;
+      for (Id k = 1;; ++k) {
+        if (!c.submit(Send{pid, {bytes(std::to_string(k))}}).ok()) return;
+        Turn t{pid, generation, k, resource, std::nullopt, {}, {}, {}, {}, std::nullopt};
+        for (const auto& name : names) t.mutations.items.push_back({{bytes(name)}, {{bytes(std::to_string(k))}}});
+        const SignedRequest s = sign(c.build(t, *c.next_sequence()), seed_of(static_cast<std::uint8_t>(10 + i)));
+        auto r = c.resubmit(s);
+        if (!r.ok()) return;
+        acked[i].emplace_back(s, *r);
+        ++total;
+      }
+    });
+  while (total < 200) std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  node->kill(SIGKILL);
+  for (auto& w : workers) w.join();
+
+  node = start_node(port);
+  ASSERT_NE(port, 0);
+  Client reader(options(1, 0));
+  for (int i = 0; i < kWorkers; ++i) {
+    const Id pid = 1 + i, resource = 1 + i;
+    ASSERT_FALSE(acked[i].empty());
+    Client c(options(10 + i, static_cast<std::uint8_t>(10 + i)));
+    for (const auto& [signed_request, receipt] : acked[i]) {
+      auto again = c.resubmit(signed_request);
+      ASSERT_TRUE(again.ok()) << again.error().message;
+      EXPECT_EQ(to_json(*again), to_json(receipt));
+    }
+    Slots<EntryKey, 8> keys;
+    for (std::size_t k = 0; k < names.size(); ++k) keys.items[k] = EntryKey{bytes(names[k])};
+    auto read = reader.query(ReadEntries{resource, std::nullopt, std::nullopt, keys});
+    ASSERT_TRUE(read.ok()) << read.error().message;
+    const auto& batch = std::get<EntryBatch>(read->result);
+    ASSERT_TRUE(batch.entries.items[0]);
+    const auto n = batch.entries.items[0]->value;
+    for (std::size_t k = 1; k < names.size(); ++k) {
+      ASSERT_TRUE(batch.entries.items[k]);
+      EXPECT_EQ(batch.entries.items[k]->value, n);  // one turn's keys, never a mix
+    }
+    const Id published = std::stoull(std::string(n.value.begin(), n.value.end()));
+    const Id last_acked = std::get<TurnPublished>(acked[i].back().second.outcome).consumed.value();
+    EXPECT_GE(published, last_acked);
+    EXPECT_LE(published, last_acked + 1);
+    auto process = reader.query(ProcessRead{pid});
+    ASSERT_TRUE(process.ok());
+    EXPECT_EQ(std::get<ProcessInfo>(process->result).head, published + 1);  // mailbox progress moved with the turns
+    EXPECT_EQ(batch.revision, published + 1);
   }
 }
 
