@@ -18,6 +18,7 @@
 #include "transit/client/dev_profile.h"
 #include "transit/contract/envelope.h"
 #include "transit/contract/schema.h"
+#include "cli.h"
 
 using namespace cowboy;
 using namespace cowboy::transit;
@@ -73,34 +74,24 @@ std::string scope_name(const Scope& s) {
   return "realm";
 }
 
-struct Global {
-  std::string dev_dir, endpoint, realm, key_file;
-  Id principal = 0;
-  bool json = false;
-};
+}  // namespace
+
+namespace cowboy::transit::cli {
 
 int report(const Global& g, const ClientError& e) {
   if (g.json && e.rejection) std::cout << to_json(*e.rejection) << "\n";
-  const char* kind = e.kind == ClientError::Kind::kRejected ? "rejected" : e.kind == ClientError::Kind::kUncertain ? "uncertain" : "malformed answer";
+  const char* kind = e.kind == ClientError::Kind::kRejected    ? "rejected"
+                     : e.kind == ClientError::Kind::kUncertain ? "uncertain"
+                     : e.kind == ClientError::Kind::kInvalid   ? "invalid"
+                                                               : "malformed answer";
   std::fprintf(stderr, "transit: %s: %s\n", kind, e.message.c_str());
+  if (e.kind == ClientError::Kind::kInvalid) return 2;
   return e.kind == ClientError::Kind::kUncertain ? 3 : 1;
 }
 
-Result<ClientOptions, std::string> client_options(const Global& g) {
-  if (!g.dev_dir.empty()) return dev_client_options(g.dev_dir);
-  const auto hp = net::parse_host_port(g.endpoint);
-  if (!hp) return Err{std::string("--endpoint HOST:PORT is required (or --dev DIR)")};
-  if (g.realm.empty() || g.principal == 0 || g.key_file.empty())
-    return Err{std::string("--realm, --principal and --key are required without --dev")};
-  auto seed = load_secret(g.key_file);
-  if (!seed.ok()) return Err{seed.error()};
-  ClientOptions o;
-  o.host = hp->first;
-  o.port = hp->second;
-  o.realm = g.realm;
-  o.principal = g.principal;
-  o.seed = *seed;
-  return o;
+int usage(const std::string& message) {
+  std::fprintf(stderr, "transit: %s\n", message.c_str());
+  return 2;
 }
 
 void print_receipt(const Global& g, const Receipt& r) {
@@ -130,12 +121,34 @@ void print_receipt(const Global& g, const Receipt& r) {
       r.outcome);
 }
 
+}  // namespace cowboy::transit::cli
+
+namespace {
+using namespace cowboy::transit::cli;
+
+Result<ClientOptions, std::string> client_options(const Global& g) {
+  if (!g.dev_dir.empty()) return dev_client_options(g.dev_dir);
+  const auto hp = net::parse_host_port(g.endpoint);
+  if (!hp) return Err{std::string("--endpoint HOST:PORT is required (or --dev DIR)")};
+  if (g.realm.empty() || g.principal == 0 || g.key_file.empty())
+    return Err{std::string("--realm, --principal and --key are required without --dev")};
+  auto seed = load_secret(g.key_file);
+  if (!seed.ok()) return Err{seed.error()};
+  ClientOptions o;
+  o.host = hp->first;
+  o.port = hp->second;
+  o.realm = g.realm;
+  o.principal = g.principal;
+  o.seed = *seed;
+  return o;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
   crypto::init();
   Global g;
-  CLI::App app{"transit: the Transit v1 CLI - principals, roles, grants, identity and capabilities"};
+  CLI::App app{"transit: the Transit v1 CLI - principals, roles and grants; resources, processes, turns and reads"};
   app.require_subcommand(1);
   app.add_option("--dev", g.dev_dir, "a transitd --dev directory: endpoint, realm, root principal and key");
   app.add_option("--endpoint", g.endpoint, "the node's HTTP host:port");
@@ -215,6 +228,8 @@ int main(int argc, char** argv) {
   decision->add_option("--permissions", decision_permissions)->required();
   decision->add_option("--scope", decision_scope)->capture_default_str();
 
+  StateCommands state(app);
+
   CLI11_PARSE(app, argc, argv);
 
   if (schema->parsed()) {
@@ -243,6 +258,7 @@ int main(int argc, char** argv) {
     return 2;
   }
   Client client(*options);
+  if (auto status = state.run(g, client)) return *status;
 
   if (identity->parsed()) {
     auto r = client.query(IdentityQuery{});

@@ -266,6 +266,39 @@ TEST_F(ProcessTest, TheCliAgainstTransitdDev) {
   EXPECT_EQ((identity.out + created.out + json.out + mine.out + denied.out).find(seed_hex), std::string::npos);
 }
 
+// The worker loop docs/transit.md shows, command by command.
+TEST_F(ProcessTest, TheWorkerLoopFromTheCli) {
+  const auto dev = dir_ / "transitd-dev";
+  cowboy::testing::ChildProcess node({kBin + "/transitd", "--dev", "--dev-dir", dev.string(), "--listen", "127.0.0.1:0"});
+  ASSERT_NE(ready_port(node), 0);
+  const std::string cli = kBin + "/transit --dev " + dev.string() + " ";
+  auto run = [&](const std::string& args) {
+    auto r = cowboy::testing::run(cli + args);
+    EXPECT_EQ(r.status, 0) << args << ": " << r.out;
+    return r.out;
+  };
+  EXPECT_EQ(run("resource create --name doc"), "resource_created {\"resource\":1,\"revision\":1} at position 1\n");
+  run("process create --pid 7 --require doc");
+  run("process associate --pid 7 --name doc --resource 1");
+  run("process init --pid 7 --generation 0");
+  EXPECT_EQ(run("send --pid 7 --value hello"), "sent {\"pid\":7,\"input\":1} at position 5\n");
+  run("process own --pid 7 --generation 1");
+  EXPECT_EQ(run("process show --pid 7"), "process 7 generation 2 owned owner 1 mailbox 1..1\ninput 1 hello\n");
+  EXPECT_NE(run("turn --pid 7 --generation 2 --input 1 --resource 1 --put greeting=hello --put hex:00ff=hex:0102")
+                .find("\"consumed\":1,\"resource\":1,\"revision\":2"),
+            std::string::npos);
+  EXPECT_EQ(run("entries --resource 1 --revision 2 --all"),
+            "hex:00ff=hex:0102 (revision 2)\ngreeting=hello (revision 2)\n");
+  EXPECT_EQ(run("read --resource 1 --revision 2 greeting missing"),
+            "greeting=hello\nmissing=(absent)\n(resource 1 revision 2)\n");
+  EXPECT_EQ(run("process show --pid 7"), "process 7 generation 2 owned owner 1 mailbox 2..1\n");
+  auto stale = cowboy::testing::run(cli + "entries --resource 1 --revision 1");
+  EXPECT_EQ(stale.status, 1);
+  EXPECT_NE(stale.out.find("resource_revision_changed"), std::string::npos) << stale.out;
+  auto usage = cowboy::testing::run(cli + "entries --resource 1");
+  EXPECT_EQ(usage.status, 2);
+}
+
 TEST_F(ProcessTest, AGenesisFromTheCliLaidOutByHandStartsANode) {
   const std::string key = (dir_ / "root.key").string();
   auto made = cowboy::testing::run(kBin + "/transit genesis --realm prod --root-key " + key + " --admission-ceiling 100");

@@ -1,0 +1,34 @@
+// What the transit CLI's command files share: the global options, how an
+// answer and an error are printed, and the exit statuses (0 done, 1 rejected
+// or malformed, 2 usage, 3 outcome uncertain).
+#pragma once
+
+#include <CLI/CLI.hpp>
+
+#include "transit/client.h"
+
+namespace cowboy::transit::cli {
+
+struct Global {
+  std::string dev_dir, endpoint, realm, key_file;
+  Id principal = 0;
+  bool json = false;
+};
+
+int report(const Global& g, const ClientError& e);
+void print_receipt(const Global& g, const Receipt& r);
+int usage(const std::string& message);
+
+/// The state commands: resources, processes, sends, turns and reads (state.cc).
+class StateCommands {
+ public:
+  explicit StateCommands(CLI::App& app);
+  /// The exit status when one of these commands was parsed.
+  std::optional<int> run(const Global& g, Client& client);
+
+ private:
+  struct Options;
+  std::shared_ptr<Options> o_;
+};
+
+}  // namespace cowboy::transit::cli

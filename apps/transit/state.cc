@@ -1,0 +1,361 @@
+// The transit CLI's state commands (docs/transit.md, "A worker loop"):
+//
+//   transit resource create --name doc
+//   transit process create --pid 7 --require doc
+//   transit process associate --pid 7 --name doc --resource 1
+//   transit process init --pid 7 --generation 0
+//   transit send --pid 7 --value hello
+//   transit process own --pid 7 --generation 1
+//   transit process show --pid 7
+//   transit turn --pid 7 --generation 2 --input 1 --resource 1 --put greeting=hello
+//   transit entries --resource 1 --revision 2 --all
+//
+// Keys and values are text, or hex:... for any bytes; they print the same way.
+#include <fstream>
+#include <iostream>
+
+#include "cli.h"
+#include "common/bytes.h"
+#include "common/crypto.h"
+#include "transit/contract/codec.h"
+
+namespace cowboy::transit::cli {
+namespace {
+
+using Bytes = std::vector<std::uint8_t>;
+
+std::optional<Bytes> parse_bytes(const std::string& text) {
+  if (!text.starts_with("hex:")) return Bytes(text.begin(), text.end());
+  const std::string hex = text.substr(4);
+  if (hex.size() % 2 || hex.find_first_not_of("0123456789abcdefABCDEF") != std::string::npos) return std::nullopt;
+  Bytes out;
+  for (std::size_t i = 0; i < hex.size(); i += 2) out.push_back(static_cast<std::uint8_t>(std::stoi(hex.substr(i, 2), nullptr, 16)));
+  return out;
+}
+
+std::string show(const Bytes& b) {
+  const bool printable = std::all_of(b.begin(), b.end(), [](std::uint8_t c) { return c >= 0x21 && c < 0x7f && c != '='; });
+  if (printable && !b.empty()) return std::string(b.begin(), b.end());
+  std::string out = "hex:";
+  out.append(to_hex(ByteView(b)));
+  return out;
+}
+
+std::string opt(const std::optional<Id>& v) { return v ? std::to_string(*v) : "-"; }
+
+}  // namespace
+
+struct StateCommands::Options {
+  CLI::App *resource_create, *resource_retire, *resource_list, *resource_access;
+  CLI::App *process_create, *process_associate, *process_init, *process_own, *process_show, *process_suspend,
+      *process_resume, *process_retry, *associations, *lookup;
+  CLI::App *send, *turn, *fail, *deliver, *entries, *read, *block;
+
+  std::string name, value, reason, key, block_out;
+  std::optional<Id> owner, revision, view, input, resource_id, cut;
+  Id id = 0, pid = 0, generation = 0, resume_by_ms = 0, failure_input = 0, output = 0;
+  std::vector<std::string> required, puts, deletes, outputs, blocks, keys;
+  std::vector<Id> views;
+  std::string after;
+  bool all = false;
+};
+
+StateCommands::StateCommands(CLI::App& app) : o_(std::make_shared<Options>()) {
+  auto& o = *o_;
+  auto* resource = app.add_subcommand("resource", "resources: create, retire, list, check read access");
+  resource->require_subcommand(1);
+  o.resource_create = resource->add_subcommand("create", "a resource at revision 1 (its name is reserved forever)");
+  o.resource_create->add_option("--name", o.name, "1-32 bytes")->required();
+  o.resource_create->add_option("--owner", o.owner, "its lifetime owner PID");
+  o.resource_retire = resource->add_subcommand("retire", "retire a resource (its name stays reserved)");
+  o.resource_retire->add_option("--id", o.id)->required();
+  o.resource_list = resource->add_subcommand("list", "resources you may inspect, a page at a time");
+  o.resource_access = resource->add_subcommand("access", "check current inspect and read rights (read_access)");
+  o.resource_access->add_option("--id", o.id)->required();
+  for (auto* c : {o.resource_list}) {
+    c->add_option("--cut", o.cut, "continue a listing: its cut ...");
+    c->add_option("--after", o.after, "... and where the last page stopped");
+    c->add_flag("--all", o.all, "follow the cursor to the end");
+  }
+
+  auto* process = app.add_subcommand("process", "processes: create, associate, init, own, show, suspend, resume, retry");
+  process->require_subcommand(1);
+  o.process_create = process->add_subcommand("create", "an uninitialized process");
+  o.process_create->add_option("--pid", o.pid)->required();
+  o.process_create->add_option("--require", o.required, "an association name it needs (up to four)");
+  o.process_associate = process->add_subcommand("associate", "name a resource for a process");
+  o.process_associate->add_option("--pid", o.pid)->required();
+  o.process_associate->add_option("--name", o.name)->required();
+  o.process_associate->add_option("--resource", o.id)->required();
+  o.process_init = process->add_subcommand("init", "initialize: check its required associations");
+  o.process_own = process->add_subcommand("own", "take ownership to execute it");
+  o.process_resume = process->add_subcommand("resume", "resume a suspended process");
+  o.process_suspend = process->add_subcommand("suspend", "suspend until a finite deadline");
+  o.process_suspend->add_option("--resume-by-ms", o.resume_by_ms, "the deadline, ms since the Unix epoch")->required();
+  for (auto* c : {o.process_init, o.process_own, o.process_resume, o.process_suspend}) {
+    c->add_option("--pid", o.pid)->required();
+    c->add_option("--generation", o.generation)->required();
+  }
+  o.process_retry = process->add_subcommand("retry", "clear a failed input's block (scoped_retry)");
+  o.process_retry->add_option("--pid", o.pid)->required();
+  o.process_retry->add_option("--generation", o.generation, "the expected generation")->required();
+  o.process_retry->add_option("--input", o.failure_input, "the failed input")->required();
+  o.process_show = process->add_subcommand("show", "its metadata, and its next input if you execute it now");
+  o.process_show->add_option("--pid", o.pid)->required();
+  o.associations = app.add_subcommand("associations", "a process's associations, a page at a time");
+  o.associations->add_option("--pid", o.pid)->required();
+  o.associations->add_option("--cut", o.cut);
+  o.associations->add_option("--after", o.after, "an association revision");
+  o.associations->add_flag("--all", o.all);
+  o.lookup = app.add_subcommand("lookup", "one association by name (absent and hidden alike print none)");
+  o.lookup->add_option("--pid", o.pid)->required();
+  o.lookup->add_option("--name", o.name)->required();
+
+  o.send = app.add_subcommand("send", "send an input into a process's mailbox");
+  o.send->add_option("--pid", o.pid)->required();
+  o.send->add_option("--value", o.value, "at most 256 bytes")->required();
+  o.turn = app.add_subcommand("turn", "publish a turn: consume an input, write one resource, views, outputs");
+  o.turn->add_option("--pid", o.pid)->required();
+  o.turn->add_option("--generation", o.generation)->required();
+  o.turn->add_option("--input", o.input, "the mailbox head it consumes");
+  o.turn->add_option("--resource", o.resource_id, "the one writable associated resource");
+  o.turn->add_option("--revision", o.revision, "only if the resource is at this revision");
+  o.turn->add_option("--put", o.puts, "KEY=VALUE (up to four mutations)");
+  o.turn->add_option("--delete", o.deletes, "KEY");
+  o.turn->add_option("--block", o.blocks, "NAME=FILE, an immutable block (up to 16, 64 KiB each)");
+  o.turn->add_option("--view", o.views, "retain a view of this associated resource");
+  o.turn->add_option("--output", o.outputs, "PID=VALUE, for a courier to deliver");
+  o.fail = app.add_subcommand("fail", "report a failed turn: the process blocks on its head input");
+  o.fail->add_option("--pid", o.pid)->required();
+  o.fail->add_option("--generation", o.generation)->required();
+  o.fail->add_option("--input", o.failure_input)->required();
+  o.fail->add_option("--reason", o.reason);
+  o.deliver = app.add_subcommand("deliver", "deliver a pending output (courier)");
+  o.deliver->add_option("--output", o.output)->required();
+
+  o.entries = app.add_subcommand("entries", "a resource's entries at an exact revision or a view, a page at a time");
+  o.read = app.add_subcommand("read", "up to eight keys in one observation (read_entries)");
+  o.block = app.add_subcommand("block", "read one block to a file");
+  for (auto* c : {o.entries, o.read, o.block}) {
+    c->add_option("--resource", o.resource_id, "the resource");
+    c->add_option("--revision", o.revision, "its exact current revision");
+    c->add_option("--view", o.view, "or a retained view");
+  }
+  o.entries->add_option("--key", o.key, "one key only");
+  o.entries->add_option("--cut", o.cut);
+  o.entries->add_option("--after", o.after, "the key the last page stopped at");
+  o.entries->add_flag("--all", o.all, "follow the cursor to the end");
+  o.read->add_option("keys", o.keys, "KEY ...")->required();
+  o.block->add_option("--name", o.name)->required();
+  o.block->add_option("--out", o.block_out, "the file to write")->required();
+}
+
+std::optional<int> StateCommands::run(const Global& g, Client& client) {
+  auto& o = *o_;
+  auto submit = [&](Command op, std::vector<Bytes> blocks = {}) {
+    auto r = client.submit(std::move(op), std::move(blocks));
+    if (!r.ok()) return report(g, r.error());
+    print_receipt(g, *r);
+    return 0;
+  };
+  auto key_of = [&](const std::string& text) -> std::optional<EntryKey> {
+    auto b = parse_bytes(text);
+    if (!b) return std::nullopt;
+    return EntryKey{std::move(*b)};
+  };
+
+  if (o.resource_create->parsed()) return submit(CreateResource{{o.name}, o.owner});
+  if (o.resource_retire->parsed()) return submit(RetireResource{o.id});
+  if (o.process_create->parsed()) {
+    CreateProcess c{o.pid, {}};
+    for (const auto& n : o.required) c.required.items.push_back({n});
+    return submit(c);
+  }
+  if (o.process_associate->parsed()) return submit(Associate{o.pid, {o.name}, o.id});
+  if (o.process_init->parsed()) return submit(Initialize{o.pid, o.generation});
+  if (o.process_own->parsed()) return submit(Own{o.pid, o.generation});
+  if (o.process_suspend->parsed()) return submit(Suspend{o.pid, o.generation, o.resume_by_ms});
+  if (o.process_resume->parsed()) return submit(Resume{o.pid, o.generation});
+  if (o.process_retry->parsed()) return submit(Retry{o.pid, o.generation, o.failure_input});
+  if (o.send->parsed()) {
+    auto v = parse_bytes(o.value);
+    if (!v) return usage("--value: text, or hex:... with an even number of hex digits");
+    return submit(Send{o.pid, {std::move(*v)}});
+  }
+  if (o.fail->parsed()) return submit(FailTurn{o.pid, o.generation, o.failure_input, {o.reason}});
+  if (o.deliver->parsed()) return submit(Deliver{o.output});
+  if (o.turn->parsed()) {
+    Turn t{o.pid, o.generation, o.input, o.resource_id, o.revision, {}, {}, {}, {}, std::nullopt};
+    for (const auto& p : o.puts) {
+      const auto eq = p.find('=');
+      auto k = eq == std::string::npos ? std::nullopt : key_of(p.substr(0, eq));
+      auto v = eq == std::string::npos ? std::nullopt : parse_bytes(p.substr(eq + 1));
+      if (!k || !v) return usage("--put KEY=VALUE");
+      t.mutations.items.push_back({std::move(*k), EntryValue{std::move(*v)}});
+    }
+    for (const auto& d : o.deletes) {
+      auto k = key_of(d);
+      if (!k) return usage("--delete KEY");
+      t.mutations.items.push_back({std::move(*k), std::nullopt});
+    }
+    std::vector<Bytes> bodies;
+    for (const auto& b : o.blocks) {
+      const auto eq = b.find('=');
+      auto name = eq == std::string::npos ? std::nullopt : key_of(b.substr(0, eq));
+      if (!name) return usage("--block NAME=FILE");
+      std::ifstream in(b.substr(eq + 1), std::ios::binary);
+      if (!in) return usage("--block: cannot read " + b.substr(eq + 1));
+      Bytes body((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+      t.blocks.items.push_back({std::move(*name), body.size(), crypto::sha256(ByteView(body))});
+      bodies.push_back(std::move(body));
+    }
+    t.views.items = o.views;
+    for (const auto& out : o.outputs) {
+      const auto eq = out.find('=');
+      auto v = eq == std::string::npos ? std::nullopt : parse_bytes(out.substr(eq + 1));
+      Id destination = 0;
+      try {
+        destination = std::stoull(out.substr(0, eq));
+      } catch (...) {
+        v.reset();
+      }
+      if (!v) return usage("--output PID=VALUE");
+      t.outputs.items.push_back({destination, {std::move(*v)}});
+    }
+    return submit(t, std::move(bodies));
+  }
+
+  // Queries: print each answer (or, with --json, each Response as one line).
+  auto ask = [&](QueryOp op, auto print) -> int {
+    auto r = client.query(std::move(op));
+    if (!r.ok()) return report(g, r.error());
+    if (g.json) std::cout << to_json(*r) << "\n";
+    else print(*r);
+    return 0;
+  };
+  auto resource_line = [](const ResourceInfo& r) {
+    std::printf("resource %llu %s revision %llu owner %s%s\n", (unsigned long long)r.resource, r.name.value.c_str(),
+                (unsigned long long)r.revision, opt(r.owner).c_str(), r.retired ? " retired" : "");
+  };
+  auto after_id = [&]() -> std::optional<Id> {
+    try {
+      return o.after.empty() ? std::optional<Id>(0) : std::optional<Id>(std::stoull(o.after));
+    } catch (...) {
+      return std::nullopt;
+    }
+  };
+
+  if (o.resource_access->parsed())
+    return ask(ReadAccess{o.id}, [&](const Response& r) { resource_line(std::get<ResourceAccess>(r.result).resource); });
+  if (o.resource_list->parsed() || o.associations->parsed()) {
+    const auto after = after_id();
+    if (!after || (o.cut.has_value() != !o.after.empty())) return usage("--cut and --after go together (--after a number)");
+    std::optional<Cursor> cursor;
+    if (o.cut) cursor = Cursor{*o.cut, *after};
+    for (;;) {
+      QueryOp op = o.associations->parsed() ? QueryOp{ListAssociations{o.pid, cursor}} : QueryOp{ListResources{cursor}};
+      auto r = client.query(op);
+      if (!r.ok()) return report(g, r.error());
+      if (g.json) std::cout << to_json(*r) << "\n";
+      if (const auto* page = std::get_if<ResourcePage>(&r->result)) {
+        if (!g.json) for (const auto& item : page->items.items) resource_line(item);
+        cursor = page->cursor;
+      } else {
+        const auto& assoc = std::get<AssociationPage>(r->result);
+        if (!g.json)
+          for (const auto& a : assoc.items.items)
+            std::printf("association %llu %s -> resource %llu\n", (unsigned long long)a.revision, a.name.value.c_str(),
+                        (unsigned long long)a.resource);
+        cursor = assoc.cursor;
+      }
+      if (!cursor) return 0;
+      if (!o.all) {
+        if (!g.json) std::printf("more: --cut %llu --after %llu\n", (unsigned long long)cursor->cut, (unsigned long long)cursor->after);
+        return 0;
+      }
+    }
+  }
+  if (o.lookup->parsed())
+    return ask(AssociationLookup{o.pid, {o.name}}, [&](const Response& r) {
+      const auto& a = std::get<LookupResult>(r.result).association;
+      if (a) std::printf("association %llu %s -> resource %llu\n", (unsigned long long)a->revision, a->name.value.c_str(), (unsigned long long)a->resource);
+      else std::printf("none\n");
+    });
+  if (o.process_show->parsed())
+    return ask(ProcessRead{o.pid}, [&](const Response& r) {
+      const auto& p = std::get<ProcessInfo>(r.result);
+      std::printf("process %llu generation %llu %s owner %s mailbox %llu..%llu", (unsigned long long)p.pid,
+                  (unsigned long long)p.generation, std::string(EnumTraits<ProcessState>::kNames[static_cast<int>(p.state)]).c_str(),
+                  opt(p.owner).c_str(), (unsigned long long)p.head, (unsigned long long)p.tail);
+      if (p.failure) std::printf(" failed on input %llu", (unsigned long long)*p.failure);
+      if (p.cancelled) std::printf(" cancelled %llu", (unsigned long long)p.cancelled);
+      std::printf("\n");
+      if (p.input) std::printf("input %llu %s\n", (unsigned long long)p.input->input, show(p.input->value.value).c_str());
+    });
+
+  // Entry reads: exactly one basis.
+  if (o.entries->parsed() || o.read->parsed() || o.block->parsed()) {
+    if (o.view.has_value() == (o.resource_id.has_value() && o.revision.has_value()) && !o.read->parsed())
+      return usage("give --resource R --revision N, or --view V");
+    Basis basis = o.view ? Basis{ViewBasis{*o.view}} : Basis{CurrentBasis{o.resource_id.value_or(0), o.revision.value_or(0)}};
+    if (o.read->parsed()) {
+      if (!o.resource_id) return usage("read needs --resource");
+      if (o.keys.size() > kPageRecords) return usage("read takes at most eight keys");
+      ReadEntries q{*o.resource_id, o.revision, o.view, {}};
+      for (std::size_t i = 0; i < o.keys.size(); ++i) {
+        auto k = key_of(o.keys[i]);
+        if (!k) return usage("bad key " + o.keys[i]);
+        q.keys.items[i] = std::move(*k);
+      }
+      return ask(q, [&](const Response& r) {
+        const auto& b = std::get<EntryBatch>(r.result);
+        for (std::size_t i = 0; i < o.keys.size(); ++i) {
+          const auto& e = b.entries.items[i];
+          std::printf("%s=%s\n", o.keys[i].c_str(), e ? show(e->value.value).c_str() : "(absent)");
+        }
+        std::printf("(resource %llu revision %llu%s)\n", (unsigned long long)b.resource.resource,
+                    (unsigned long long)b.revision, b.view ? (", view " + std::to_string(*b.view)).c_str() : "");
+      });
+    }
+    if (o.block->parsed()) {
+      auto name = key_of(o.name);
+      if (!name) return usage("bad --name");
+      auto r = client.query(ReadBlock{basis, *name});
+      if (!r.ok()) return report(g, r.error());
+      const auto& b = std::get<Block>(r->result);
+      std::ofstream out(o.block_out, std::ios::binary | std::ios::trunc);
+      out.write(reinterpret_cast<const char*>(b.body.value.data()), static_cast<std::streamsize>(b.body.value.size()));
+      if (!out) return usage("cannot write " + o.block_out);
+      std::printf("block %s: %zu bytes from revision %llu\n", o.name.c_str(), b.body.value.size(), (unsigned long long)b.revision);
+      return 0;
+    }
+    std::optional<EntryKey> key;
+    if (!o.key.empty()) key = key_of(o.key);
+    std::optional<EntryCursor> cursor;
+    if (o.cut.has_value() != !o.after.empty()) return usage("--cut and --after go together");
+    if (o.cut) {
+      auto after = key_of(o.after);
+      if (!after) return usage("bad --after");
+      cursor = EntryCursor{*o.cut, std::move(*after)};
+    }
+    for (;;) {
+      auto r = client.query(ListEntries{basis, key, cursor});
+      if (!r.ok()) return report(g, r.error());
+      const auto& page = std::get<EntryPage>(r->result);
+      if (g.json) std::cout << to_json(*r) << "\n";
+      else
+        for (const auto& e : page.items.items)
+          std::printf("%s=%s (revision %llu)\n", show(e.key.value).c_str(), show(e.value.value).c_str(), (unsigned long long)e.revision);
+      cursor = page.cursor;
+      if (!cursor) break;
+      if (!o.all) {
+        if (!g.json) std::printf("more: --cut %llu --after %s\n", (unsigned long long)cursor->cut, show(cursor->after.value).c_str());
+        break;
+      }
+    }
+    return 0;
+  }
+  return std::nullopt;
+}
+
+}  // namespace cowboy::transit::cli
