@@ -58,6 +58,7 @@ bench: deps
 	$(BUILD)/bin/cip11_push_bench --runners 1000 --jobs 200 --runs 3 | tail -12
 	$(BUILD)/bin/cbqs_peer_bench --runs 3 --seconds 5 --records 200000 --out bench/results
 	$(BUILD)/bin/transit_bench --clients 1,16,64 --ops 20000 --runs 3
+	$(BUILD)/bin/transit_state_bench --workers 1,16 --ops 20000 --runs 3 --sizes 1000,100000,1000000
 
 clean:
 	rm -rf $(BUILD) build-fuzz

@@ -27,86 +27,24 @@
 #include "../tests/support/process.h"
 #include "../tests/transit/samples.h"
 #include "bench_util.h"
+#include "transit_load.h"
 #include "net/http_connection.h"
 #include "transit/client.h"
 #include "transit/node/node.h"
 
 using namespace cowboy;
 using namespace cowboy::transit;
-using Clock_ = std::chrono::steady_clock;
+using namespace cowboy::transit::bench;
 namespace samples = cowboy::transit::testing;
 namespace support = cowboy::testing;
 
 namespace {
 
-struct Sample {
-  double rate = 0;     // answered requests per second
-  double p50_ms = 0, p99_ms = 0;
-  double fsyncs_per_op = 0;
-  std::size_t failed = 0;
-};
-
-// `bodies[c]` are client c's requests in order; `rate` > 0 paces them (total per second).
-Sample drive(std::uint16_t port, const std::string& target, const std::vector<std::vector<std::string>>& bodies,
-             double rate) {
-  const std::size_t clients = bodies.size();
-  std::vector<std::vector<double>> latencies(clients);
-  std::atomic<std::size_t> failed{0};
-  const auto start = Clock_::now() + std::chrono::milliseconds(20);
-  std::vector<std::thread> threads;
-  for (std::size_t c = 0; c < clients; ++c)
-    threads.emplace_back([&, c] {
-      net::HttpConnection connection("127.0.0.1", port);
-      std::this_thread::sleep_until(start);
-      for (std::size_t i = 0; i < bodies[c].size(); ++i) {
-        auto sent = Clock_::now();
-        if (rate > 0) {  // open loop: request k of all is due at k / rate
-          const auto due = start + std::chrono::nanoseconds(static_cast<std::int64_t>(
-                                       1e9 * static_cast<double>(i * clients + c) / rate));
-          std::this_thread::sleep_until(due);
-          sent = due;
-        }
-        auto answer = connection.post(target, bodies[c][i]);
-        if (!answer.ok() || answer->status != 200) ++failed;
-        latencies[c].push_back(std::chrono::duration<double, std::milli>(Clock_::now() - sent).count());
-      }
-    });
-  for (auto& t : threads) t.join();
-  const double seconds = std::chrono::duration<double>(Clock_::now() - start).count();
-  std::vector<double> all;
-  for (auto& l : latencies) all.insert(all.end(), l.begin(), l.end());
-  Sample s;
-  s.rate = static_cast<double>(all.size()) / seconds;
-  s.p50_ms = bench::percentile(all, 0.5);
-  s.p99_ms = bench::percentile(all, 0.99);
-  s.failed = failed;
-  return s;
-}
-
-std::filesystem::path fresh_dir(const std::string& name) {
-  auto dir = std::filesystem::temp_directory_path() / ("transit-bench-" + std::to_string(::getpid()) + "-" + name);
-  std::filesystem::remove_all(dir);
-  std::filesystem::create_directories(dir);
-  return dir;
-}
-
 // One transit run: a node, `clients` administrators, `ops` signed commands.
 Sample run_transit(std::size_t clients, std::size_t ops, double rate, std::size_t& body_bytes) {
   const auto dir = fresh_dir("transit");
-  static const SystemClock clock{};
-  node::NodeConfig config;
-  config.data_dir = dir / "journal";
-  config.genesis = samples::sample_genesis();
-  auto node = node::Node::open(config, clock);
-  if (!node.ok()) {
-    std::fprintf(stderr, "transit_bench: %s\n", node.error().c_str());
-    std::exit(1);
-  }
-  ClientOptions root_options;
-  root_options.port = (*node)->port();
-  root_options.realm = "dev";
-  root_options.principal = 1;
-  root_options.seed = samples::seed_of(0);
+  auto node = start_node(dir);
+  const ClientOptions root_options = root_options_of(*node);
   Client root(root_options);
   for (std::size_t c = 0; c < clients; ++c) {
     auto r = root.submit(CreatePrincipal{100 + c, samples::key_of(samples::seed_of(static_cast<std::uint8_t>(c + 1))),
@@ -129,9 +67,9 @@ Sample run_transit(std::size_t clients, std::size_t ops, double rate, std::size_
     }
   }
   body_bytes = bodies[0][0].size();
-  const auto before = (*node)->sequencer().stats();
-  Sample s = drive((*node)->port(), "/v1/command", bodies, rate);
-  const auto after = (*node)->sequencer().stats();
+  const auto before = node->sequencer().stats();
+  Sample s = drive(node->port(), "/v1/command", bodies, rate);
+  const auto after = node->sequencer().stats();
   const double accepted = static_cast<double>(after.accepted - before.accepted);
   s.fsyncs_per_op = accepted > 0 ? static_cast<double>(after.synced_writes - before.synced_writes) / accepted : 0;
   s.failed = static_cast<std::size_t>(static_cast<double>(clients * (ops / clients)) - accepted);
@@ -142,7 +80,7 @@ Sample run_transit(std::size_t clients, std::size_t ops, double rate, std::size_
                  static_cast<double>(after.sync_us_total - before.sync_us_total) /
                      static_cast<double>(std::max<std::uint64_t>(1, after.synced_writes - before.synced_writes)),
                  (unsigned long long)after.sync_us_max);
-  node->reset();
+  node.reset();
   std::filesystem::remove_all(dir);
   return s;
 }
@@ -230,7 +168,7 @@ void print_row(const char* system, std::size_t clients, const std::vector<Sample
   auto med = [&](auto field) {
     std::vector<double> v;
     for (const auto& s : runs) v.push_back(field(s));
-    return bench::median(v);
+    return cowboy::bench::median(v);
   };
   std::size_t failed = 0;
   for (const auto& s : runs) failed += s.failed;
@@ -275,7 +213,7 @@ int main(int argc, char** argv) {
     if (with_etcd) print_row("etcd", clients, etcd_runs);
     std::vector<double> rates;
     for (const auto& s : transit_runs) rates.push_back(s.rate);
-    best_transit = std::max(best_transit, bench::median(rates));
+    best_transit = std::max(best_transit, cowboy::bench::median(rates));
     std::fflush(stdout);
   }
   // Below saturation: fractions of the best median rate, 16 clients, paced, 5 s each.

@@ -1,0 +1,93 @@
+// What the Transit benchmarks share: a node in this process with a fresh
+// journal, the root's client options, and the load harness (one keep-alive
+// HTTP/1.1 connection per client, the next request sent when the last is
+// answered, or paced at a fixed total rate).
+#pragma once
+
+#include <atomic>
+#include <cstdio>
+#include <filesystem>
+#include <thread>
+
+#include "../tests/transit/samples.h"
+#include "bench_util.h"
+#include "net/http_connection.h"
+#include "transit/client.h"
+#include "transit/node/node.h"
+
+namespace cowboy::transit::bench {
+
+struct Sample {
+  double rate = 0;     // answered requests per second
+  double p50_ms = 0, p99_ms = 0;
+  double fsyncs_per_op = 0;
+  std::size_t failed = 0;
+};
+
+/// `bodies[c]` are client c's requests in order; `rate` > 0 paces them (total per second).
+inline Sample drive(std::uint16_t port, const std::string& target, const std::vector<std::vector<std::string>>& bodies,
+             double rate) {
+  const std::size_t clients = bodies.size();
+  std::vector<std::vector<double>> latencies(clients);
+  std::atomic<std::size_t> failed{0};
+  const auto start = std::chrono::steady_clock::now() + std::chrono::milliseconds(20);
+  std::vector<std::thread> threads;
+  for (std::size_t c = 0; c < clients; ++c)
+    threads.emplace_back([&, c] {
+      net::HttpConnection connection("127.0.0.1", port);
+      std::this_thread::sleep_until(start);
+      for (std::size_t i = 0; i < bodies[c].size(); ++i) {
+        auto sent = std::chrono::steady_clock::now();
+        if (rate > 0) {  // open loop: request k of all is due at k / rate
+          const auto due = start + std::chrono::nanoseconds(static_cast<std::int64_t>(
+                                       1e9 * static_cast<double>(i * clients + c) / rate));
+          std::this_thread::sleep_until(due);
+          sent = due;
+        }
+        auto answer = connection.post(target, bodies[c][i]);
+        if (!answer.ok() || answer->status != 200) ++failed;
+        latencies[c].push_back(std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - sent).count());
+      }
+    });
+  for (auto& t : threads) t.join();
+  const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  std::vector<double> all;
+  for (auto& l : latencies) all.insert(all.end(), l.begin(), l.end());
+  Sample s;
+  s.rate = static_cast<double>(all.size()) / seconds;
+  s.p50_ms = cowboy::bench::percentile(all, 0.5);
+  s.p99_ms = cowboy::bench::percentile(all, 0.99);
+  s.failed = failed;
+  return s;
+}
+
+inline std::filesystem::path fresh_dir(const std::string& name) {
+  auto dir = std::filesystem::temp_directory_path() / ("transit-bench-" + std::to_string(::getpid()) + "-" + name);
+  std::filesystem::remove_all(dir);
+  std::filesystem::create_directories(dir);
+  return dir;
+}
+
+inline std::unique_ptr<node::Node> start_node(const std::filesystem::path& dir) {
+  static const SystemClock clock{};
+  node::NodeConfig config;
+  config.data_dir = dir / "journal";
+  config.genesis = testing::sample_genesis();
+  auto node = node::Node::open(config, clock);
+  if (!node.ok()) {
+    std::fprintf(stderr, "transit bench: %s\n", node.error().c_str());
+    std::exit(1);
+  }
+  return std::move(*node);
+}
+
+inline ClientOptions root_options_of(const node::Node& node) {
+  ClientOptions o;
+  o.port = node.port();
+  o.realm = "dev";
+  o.principal = 1;
+  o.seed = testing::seed_of(0);
+  return o;
+}
+
+}  // namespace cowboy::transit::bench

@@ -1,0 +1,269 @@
+// Transit state: durable turns against the foundation's commands, and the
+// cost of reads as one resource grows (docs/performance.md, "Transit state").
+//
+//   transit_state_bench --workers 1,16 --ops 20000 --runs 3 --sizes 1000,100000,1000000
+//
+// Turns: each run starts a fresh node (in this process, real HTTP on
+// 127.0.0.1, synced RocksDB journal); each worker owns its own process and
+// resource and publishes pre-signed turns of four 128-byte entries each. The
+// commands run beside it is the foundation's (create_principal, as in
+// transit_bench), alternated with the turns run (A B A B).
+// Reads: one node; sixteen processes share one resource and fill it with
+// turns to each size in turn; at each size one client measures read_entries
+// of eight random present keys and list_entries pages continued from random
+// keys, signed before the clock starts.
+#include <CLI/CLI.hpp>
+
+#include <random>
+
+#include "transit_load.h"
+#include "transit/contract/signing.h"
+
+using namespace cowboy;
+using namespace cowboy::transit;
+using namespace cowboy::transit::bench;
+
+namespace {
+
+using Bytes = std::vector<std::uint8_t>;
+
+EntryKey entry_key(std::uint64_t i) {
+  // Spread over the key space, as hashed application keys would be.
+  const std::uint64_t h = i * 0x9e3779b97f4a7c15ull;
+  EntryKey k;
+  for (int b = 7; b >= 0; --b) k.value.push_back(static_cast<std::uint8_t>(h >> (8 * b)));
+  return k;
+}
+EntryValue entry_value(std::uint64_t i) { return EntryValue{Bytes(128, static_cast<std::uint8_t>(i))}; }
+
+void need(bool ok, const std::string& what) {
+  if (!ok) std::exit((std::fprintf(stderr, "transit_state_bench: %s\n", what.c_str()), 1));
+}
+
+/// Workers 100.. with every permission; worker w owns process 1 + w, associated with `resource_of(w)`.
+std::vector<ClientOptions> setup_workers(Client& root, const ClientOptions& base, std::size_t workers,
+                                         const std::function<Id(std::size_t)>& resource_of) {
+  std::vector<ClientOptions> out;
+  for (std::size_t w = 0; w < workers; ++w) {
+    const auto seed = testing::seed_of(static_cast<std::uint8_t>(w + 1));
+    need(root.submit(CreatePrincipal{100 + w, testing::key_of(seed), RealmScope{}, Permissions{kAllPermissions},
+                                     std::nullopt, std::nullopt})
+             .ok(),
+         "create worker");
+    const Id pid = 1 + w;
+    need(root.submit(CreateProcess{pid, {}}).ok(), "create process");
+    need(root.submit(Associate{pid, {"doc"}, resource_of(w)}).ok(), "associate");
+    need(root.submit(Initialize{pid, 0}).ok(), "initialize");
+    ClientOptions o = base;
+    o.principal = 100 + w;
+    o.seed = seed;
+    Client worker(o);
+    need(worker.submit(Own{pid, 1}).ok(), "own");  // generation 2, sequence 1
+    out.push_back(o);
+  }
+  return out;
+}
+
+/// Turns of worker w from sequence 2 on, each writing four entries numbered from `first`.
+std::vector<std::string> turn_bodies(const ClientOptions& o, Id pid, Id resource, std::size_t count, std::uint64_t first) {
+  Client signer(o);
+  std::vector<std::string> bodies;
+  for (std::size_t i = 0; i < count; ++i) {
+    Turn t{pid, 2, std::nullopt, resource, std::nullopt, {}, {}, {}, {}, std::nullopt};
+    for (std::uint64_t k = 0; k < 4; ++k) {
+      const std::uint64_t n = first + 4 * i + k;
+      t.mutations.items.push_back({entry_key(n), entry_value(n)});
+    }
+    bodies.push_back(to_json(sign(signer.build(t, 2 + i), o.seed)));
+  }
+  return bodies;
+}
+
+Sample run_turns(std::size_t workers, std::size_t ops, std::size_t& body_bytes) {
+  const auto dir = fresh_dir("turns");
+  auto node = start_node(dir);
+  const auto base = root_options_of(*node);
+  Client root(base);
+  std::vector<Id> resources;
+  for (std::size_t w = 0; w < workers; ++w) {
+    auto r = root.submit(CreateResource{{"doc" + std::to_string(w)}, std::nullopt});
+    need(r.ok(), "create resource");
+    resources.push_back(std::get<ResourceCreated>(r->outcome).resource);
+  }
+  auto options = setup_workers(root, base, workers, [&](std::size_t w) { return resources[w]; });
+  std::vector<std::vector<std::string>> bodies;
+  for (std::size_t w = 0; w < workers; ++w) bodies.push_back(turn_bodies(options[w], 1 + w, resources[w], ops / workers, 0));
+  body_bytes = bodies[0][0].size();
+  const auto before = node->sequencer().stats();
+  Sample s = drive(node->port(), "/v1/command", bodies, 0);
+  const auto after = node->sequencer().stats();
+  const double accepted = static_cast<double>(after.accepted - before.accepted);
+  s.fsyncs_per_op = accepted > 0 ? static_cast<double>(after.synced_writes - before.synced_writes) / accepted : 0;
+  s.failed = workers * (ops / workers) - static_cast<std::size_t>(accepted);
+  node.reset();
+  std::filesystem::remove_all(dir);
+  return s;
+}
+
+Sample run_commands(std::size_t clients, std::size_t ops) {
+  const auto dir = fresh_dir("commands");
+  auto node = start_node(dir);
+  const auto base = root_options_of(*node);
+  Client root(base);
+  std::vector<std::vector<std::string>> bodies(clients);
+  for (std::size_t c = 0; c < clients; ++c) {
+    const auto seed = testing::seed_of(static_cast<std::uint8_t>(c + 1));
+    need(root.submit(CreatePrincipal{100 + c, testing::key_of(seed), RealmScope{}, Permissions{kAllPermissions},
+                                     std::nullopt, std::nullopt})
+             .ok(),
+         "create principal");
+    ClientOptions o = base;
+    o.principal = 100 + c;
+    Client signer(o);
+    for (std::size_t i = 0; i < ops / clients; ++i)
+      bodies[c].push_back(to_json(sign(signer.build(CreatePrincipal{1'000'000 * (c + 1) + i, testing::key_of(testing::seed_of(200)),
+                                                                    RealmScope{}, Permissions{kReadOnly}, std::nullopt, std::nullopt},
+                                                    i + 1),
+                                       seed)));
+  }
+  Sample s = drive(node->port(), "/v1/command", bodies, 0);
+  node.reset();
+  std::filesystem::remove_all(dir);
+  return s;
+}
+
+struct ReadSample {
+  double batch_p50_us = 0, batch_p99_us = 0, page_p50_us = 0, page_p99_us = 0;
+};
+
+double time_us(net::HttpConnection& c, const std::string& body) {
+  const auto start = std::chrono::steady_clock::now();
+  auto r = c.post("/v1/query", body);
+  need(r.ok() && r->status == 200, "query failed: " + (r.ok() ? r->body : r.error()));
+  return std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - start).count();
+}
+
+ReadSample measure_reads(node::Node& node, Id resource, std::uint64_t entries, std::size_t queries) {
+  const auto base = root_options_of(node);
+  Client root(base);
+  auto access = root.query(ReadAccess{resource});
+  need(access.ok(), "read_access");
+  const Id revision = std::get<ResourceAccess>(access->result).resource.revision;
+  const Id cut = access->position;
+  std::mt19937_64 random(entries);
+  std::vector<std::string> batches, pages;
+  for (std::size_t q = 0; q < queries; ++q) {
+    ReadEntries batch{resource, revision, std::nullopt, {}};
+    std::set<std::uint64_t> picked;
+    while (picked.size() < kPageRecords) picked.insert(random() % entries);
+    std::size_t slot = 0;
+    for (auto n : picked) batch.keys.items[slot++] = entry_key(n);
+    batches.push_back(to_json(sign(Query{Version{}, Definition{}, {"dev"}, 1, batch}, base.seed)));
+    pages.push_back(to_json(sign(Query{Version{}, Definition{}, {"dev"}, 1,
+                                       ListEntries{CurrentBasis{resource, revision}, std::nullopt,
+                                                   EntryCursor{cut, entry_key(random() % entries)}}},
+                                 base.seed)));
+  }
+  net::HttpConnection c("127.0.0.1", node.port());
+  std::vector<double> batch_us, page_us;
+  for (std::size_t q = 0; q < queries; ++q) {  // interleaved, so neither gets a warmer cache
+    batch_us.push_back(time_us(c, batches[q]));
+    page_us.push_back(time_us(c, pages[q]));
+  }
+  return ReadSample{cowboy::bench::percentile(batch_us, 0.5), cowboy::bench::percentile(batch_us, 0.99),
+                    cowboy::bench::percentile(page_us, 0.5), cowboy::bench::percentile(page_us, 0.99)};
+}
+
+std::vector<std::size_t> parse_list(const std::string& text) {
+  std::vector<std::size_t> out;
+  std::stringstream ss(text);
+  for (std::string item; std::getline(ss, item, ',');) out.push_back(std::stoul(item));
+  return out;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  std::string workers_list = "1,16", sizes_list = "1000,100000,1000000";
+  std::size_t ops = 20000, runs = 3, queries = 2000;
+  CLI::App app{"transit_state_bench: durable turns against commands, and read cost as a resource grows"};
+  app.add_option("--workers", workers_list, "concurrent workers, comma-separated")->capture_default_str();
+  app.add_option("--ops", ops, "turns (and commands) per run")->capture_default_str();
+  app.add_option("--runs", runs, "runs of each; medians are printed")->capture_default_str();
+  app.add_option("--sizes", sizes_list, "entries in the read resource, ascending (empty: skip reads)")->capture_default_str();
+  app.add_option("--queries", queries, "read_entries and pages per size and run")->capture_default_str();
+  CLI11_PARSE(app, argc, argv);
+  crypto::init();
+
+  std::size_t body_bytes = 0;
+  std::printf("| workload | workers | per second | p50 ms | p99 ms | fsyncs/op | failed |\n|---|---|---|---|---|---|---|\n");
+  for (const std::size_t workers : parse_list(workers_list)) {
+    const std::size_t n = workers == 1 ? std::min<std::size_t>(ops, 3000) : ops;
+    std::vector<double> commands, turns, turn_p50, turn_p99, cmd_p50, cmd_p99, turn_fsyncs;
+    std::size_t failed = 0;
+    for (std::size_t r = 0; r < runs; ++r) {  // A B A B
+      auto c = run_commands(workers, n);
+      auto t = run_turns(workers, n, body_bytes);
+      commands.push_back(c.rate), cmd_p50.push_back(c.p50_ms), cmd_p99.push_back(c.p99_ms);
+      turns.push_back(t.rate), turn_p50.push_back(t.p50_ms), turn_p99.push_back(t.p99_ms);
+      turn_fsyncs.push_back(t.fsyncs_per_op);
+      failed += c.failed + t.failed;
+    }
+    using cowboy::bench::median;
+    std::printf("| commands | %2zu | %8.0f | %6.2f | %6.2f | - | %zu |\n", workers, median(commands), median(cmd_p50),
+                median(cmd_p99), failed);
+    std::printf("| turns    | %2zu | %8.0f | %6.2f | %6.2f | %5.3f | %zu |\n", workers, median(turns), median(turn_p50),
+                median(turn_p99), median(turn_fsyncs), failed);
+    std::printf("| turns / commands | %2zu | %.2f | | | | |\n", workers, median(turns) / median(commands));
+    std::fflush(stdout);
+  }
+  std::printf("\nturn body: %zu bytes (4 entries of 128 bytes, 8-byte keys)\n", body_bytes);
+
+  const auto sizes = parse_list(sizes_list.empty() ? "0" : sizes_list);
+  if (sizes_list.empty()) return 0;
+  std::printf("\n| entries | read_entries p50 us | p99 us | page p50 us | p99 us |\n|---|---|---|---|---|\n");
+  std::vector<std::vector<ReadSample>> samples(sizes.size());
+  for (std::size_t r = 0; r < runs; ++r) {
+    const auto dir = fresh_dir("reads");
+    auto node = start_node(dir);
+    const auto base = root_options_of(*node);
+    Client root(base);
+    auto created = root.submit(CreateResource{{"big"}, std::nullopt});
+    need(created.ok(), "create resource");
+    const Id big = std::get<ResourceCreated>(created->outcome).resource;
+    constexpr std::size_t kFillers = 16;
+    auto options = setup_workers(root, base, kFillers, [&](std::size_t) { return big; });
+    std::vector<std::size_t> next_sequence(kFillers, 2);
+    std::uint64_t filled = 0;
+    for (std::size_t s = 0; s < sizes.size(); ++s) {
+      const std::uint64_t target = sizes[s];
+      std::vector<std::vector<std::string>> bodies(kFillers);
+      const std::uint64_t turns = (target - filled + 3) / 4;
+      for (std::size_t w = 0; w < kFillers; ++w) {
+        const std::size_t count = turns / kFillers + (w < turns % kFillers ? 1 : 0);
+        Client signer(options[w]);
+        for (std::size_t i = 0; i < count; ++i) {
+          Turn t{1 + w, 2, std::nullopt, big, std::nullopt, {}, {}, {}, {}, std::nullopt};
+          for (int k = 0; k < 4 && filled < target; ++k, ++filled) t.mutations.items.push_back({entry_key(filled), entry_value(filled)});
+          bodies[w].push_back(to_json(sign(signer.build(t, next_sequence[w]++), options[w].seed)));
+        }
+      }
+      const auto fill = drive(node->port(), "/v1/command", bodies, 0);
+      need(fill.failed == 0, "fill failed");
+      samples[s].push_back(measure_reads(*node, big, target, queries));
+    }
+    node.reset();
+    std::filesystem::remove_all(dir);
+  }
+  for (std::size_t s = 0; s < sizes.size(); ++s) {
+    auto med = [&](auto field) {
+      std::vector<double> v;
+      for (const auto& x : samples[s]) v.push_back(field(x));
+      return cowboy::bench::median(v);
+    };
+    std::printf("| %zu | %.0f | %.0f | %.0f | %.0f |\n", sizes[s], med([](const ReadSample& x) { return x.batch_p50_us; }),
+                med([](const ReadSample& x) { return x.batch_p99_us; }), med([](const ReadSample& x) { return x.page_p50_us; }),
+                med([](const ReadSample& x) { return x.page_p99_us; }));
+  }
+  return 0;
+}
