@@ -120,6 +120,12 @@ struct NameList {
 };
 
 class Reader {
+  static int nibble(char c) {
+    if (c >= '0' && c <= '9') return c - '0';
+    if (c >= 'a' && c <= 'f') return c - 'a' + 10;
+    return -1;
+  }
+
  public:
   template <typename T> bool read(const json::Tree& j, T& out) { return get(j, out); }
   const DecodeError& error() const { return error_; }
@@ -191,9 +197,13 @@ class Reader {
     const auto& s = j.get_ref<const std::string&>();
     if (s.size() > 2 * N || s.size() < 2 * M)
       return fail("bad_length", std::to_string(M) + ".." + std::to_string(N) + " bytes");
-    if (s.size() % 2 || s.find_first_not_of("0123456789abcdef") != std::string::npos) return fail("bad_hex");
+    if (s.size() % 2) return fail("bad_hex");
     v.value.resize(s.size() / 2);
-    for (std::size_t i = 0; i < v.value.size(); ++i) v.value[i] = static_cast<std::uint8_t>(std::stoi(s.substr(2 * i, 2), nullptr, 16));
+    for (std::size_t i = 0; i < v.value.size(); ++i) {
+      const int hi = nibble(s[2 * i]), lo = nibble(s[2 * i + 1]);
+      if (hi < 0 || lo < 0) return fail("bad_hex");  // lowercase only: one spelling
+      v.value[i] = static_cast<std::uint8_t>(hi << 4 | lo);
+    }
     return true;
   }
   template <std::size_t N> bool get(const json::Tree& j, Fixed<N>& v) {

@@ -49,7 +49,7 @@ Result<CommandBody, DecodeError> decode_command_body(std::string_view body, Dige
   const std::size_t newline = body.find('\n');
   auto request = decode_signed_request(body.substr(0, newline), digest);
   if (!request.ok()) return Err{request.error()};
-  CommandBody out{std::move(*request), {}};
+  CommandBody out{std::move(*request), {}, std::string(body.substr(0, newline))};
   std::string_view rest = newline == std::string_view::npos ? std::string_view{} : body.substr(newline + 1);
   const auto* turn = std::get_if<Turn>(&out.request.request.op);
   const std::size_t descriptors = turn ? turn->blocks.items.size() : 0;

@@ -28,6 +28,7 @@ Result<SignedQuery, DecodeError> decode_signed_query(std::string_view body, Dige
 struct CommandBody {
   SignedRequest request;
   std::vector<std::vector<std::uint8_t>> blocks;
+  std::string envelope;  // the canonical text of `request`, as received
 };
 Result<CommandBody, DecodeError> decode_command_body(std::string_view body, Digest* digest = nullptr);
 /// The body that carries `envelope` (canonical JSON) and `blocks`.

@@ -1,6 +1,6 @@
 // Transit v1 state types: resources and their entries, processes with their
 // mailboxes, turns, views and outputs, and the bounded catalog pages that
-// read them (docs/transit.md, decisions 24-40). Same conventions as types.h:
+// read them (docs/transit.md, decisions 6, 10 and 24-38). Same conventions as types.h:
 // one field list per type, declaration order is wire order.
 #pragma once
 

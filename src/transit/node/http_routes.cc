@@ -83,8 +83,7 @@ void Routes::command(const net::HttpRequest& http, net::HttpResponder respond) {
   const auto& request = decoded->request;
   auto key = authenticate(request.request.realm, request.request.principal, digest, request.signature);
   if (!key.ok()) return respond(reject(key.error()));
-  sequencer_.submit(std::move(decoded->request), digest, *key, std::move(decoded->blocks),
-                    answer_with<Receipt>(std::move(respond)));
+  sequencer_.submit(std::move(*decoded), digest, *key, answer_with<Receipt>(std::move(respond)));
 }
 
 void Routes::query(const net::HttpRequest& http, net::HttpResponder respond) {

@@ -117,14 +117,20 @@ Result<Authority, std::string> Journal::load() const {
   return Authority(genesis_, std::move(p));
 }
 
-void Journal::stage(const Authority& authority, const Touched& touched, const JournalEntry& entry) {
+void Journal::stage(const Authority& authority, const Touched& touched, std::string_view envelope,
+                    const Receipt& receipt) {
   using namespace layout;
   auto& w = *staged_;
-  const Receipt& receipt = entry.receipt;
   // The journal entry, the principal's sequence, the state roots (entry
   // versions at the new revisions), mailbox progress, outputs and views: one
   // decision's records, published together by the group's one write.
-  w.Put(key(kJournal, receipt.position), to_json(entry));
+  // to_json(JournalEntry{request, receipt}), spelled from the canonical text received.
+  std::string entry = R"({"request":)";
+  entry.append(envelope);
+  entry.append(R"(,"receipt":)");
+  codec::write(entry, receipt);
+  entry.push_back('}');
+  w.Put(key(kJournal, receipt.position), entry);
   std::string position;
   put_be64(position, receipt.position);
   w.Put(key(kSequences, receipt.principal, receipt.sequence), position);

@@ -43,7 +43,8 @@ class Journal {
     ~Batch();
     std::unique_ptr<rocksdb::WriteBatchWithIndex> writes;
   };
-  void stage(const Authority& authority, const Touched& touched, const JournalEntry& entry);
+  /// One accepted decision: `envelope` is the canonical SignedRequest text decided.
+  void stage(const Authority& authority, const Touched& touched, std::string_view envelope, const Receipt& receipt);
   /// Everything staged since the last take, with `head` (nullptr when nothing
   /// was staged). Called once the previous batch is committed; this one stays
   /// readable through catalog() until the next take.

@@ -1,6 +1,6 @@
 // Processes and their mailboxes: the lifecycle (create, initialize, own,
 // suspend, resume, expiry), sends, turns, failures and scoped retry, courier
-// delivery and the process read (docs/transit.md, decisions 10 and 32-40).
+// delivery and the process read (docs/transit.md, decisions 10 and 32-36).
 #include "transit/node/authority.h"
 
 #include <set>

@@ -67,10 +67,9 @@ bool Sequencer::enqueue(Work work) {
   return true;
 }
 
-void Sequencer::submit(SignedRequest request, Digest digest, PublicKey verified_with, std::vector<Bytes> blocks,
-                       CommandDone done) {
+void Sequencer::submit(CommandBody command, Digest digest, PublicKey verified_with, CommandDone done) {
   auto keep = done;
-  if (!enqueue(CommandWork{std::move(request), digest, verified_with, std::move(blocks), std::move(done)}))
+  if (!enqueue(CommandWork{std::move(command), digest, verified_with, std::move(done)}))
     keep(Err{uncertain("overloaded", "the decision queue is full or the node is stopping; resubmit the same bytes")});
 }
 
@@ -200,9 +199,9 @@ std::optional<Refusal> Sequencer::check_key(Id principal, const PublicKey& verif
 }
 
 Result<Receipt, Refusal> Sequencer::decide(CommandWork& work, Source& source) {
-  const Request& request = work.request.request;
+  const Request& request = work.command.request.request;
   if (auto refusal = authority_.check_signer(request.principal)) return Err{*refusal};
-  if (auto refusal = check_key(request.principal, work.verified_with, work.digest, work.request.signature))
+  if (auto refusal = check_key(request.principal, work.verified_with, work.digest, work.command.request.signature))
     return Err{*refusal};
 
   const Id last = authority_.principal(request.principal)->sequence;
@@ -226,9 +225,10 @@ Result<Receipt, Refusal> Sequencer::decide(CommandWork& work, Source& source) {
     return Err{Refusal{RejectionCode::kConflict, "sequence_gap", "expected sequence " + std::to_string(last + 1)}};
 
   Touched touched;
-  auto receipt = authority_.decide(request, work.digest, clock_.now_ms(), work.blocks, journal_->catalog(), touched);
+  auto receipt =
+      authority_.decide(request, work.digest, clock_.now_ms(), work.command.blocks, journal_->catalog(), touched);
   if (!receipt.ok()) return receipt;
-  journal_->stage(authority_, touched, JournalEntry{work.request, *receipt});
+  journal_->stage(authority_, touched, work.command.envelope, *receipt);
   for (Id id : touched.principals) publish_key(id);
   undurable_receipts_[{request.principal, request.sequence}] = *receipt;
   source = Source::kDecided;

@@ -19,6 +19,7 @@
 #include <unordered_map>
 
 #include "common/clock.h"
+#include "transit/contract/envelope.h"
 #include "transit/node/journal.h"
 
 namespace cowboy::transit::node {
@@ -46,8 +47,7 @@ class Sequencer {
   ~Sequencer();  // answers what is queued with ServiceUncertain, publishes what is decided, then stops
 
   /// Thread-safe. `verified_with` is the key the signature was checked against.
-  void submit(SignedRequest request, Digest digest, PublicKey verified_with, std::vector<Bytes> blocks,
-              CommandDone done);
+  void submit(CommandBody command, Digest digest, PublicKey verified_with, CommandDone done);
   void query(SignedQuery query, Digest digest, PublicKey verified_with, QueryDone done);
 
   /// The current key of a live principal (thread-safe).
@@ -57,10 +57,9 @@ class Sequencer {
 
  private:
   struct CommandWork {
-    SignedRequest request;
+    CommandBody command;  // the request, its block bodies (checked) and its canonical text
     Digest digest;
     PublicKey verified_with;
-    std::vector<Bytes> blocks;  // the bodies of the turn's block descriptors, checked against them
     CommandDone done;
   };
   struct QueryWork {
