@@ -9,13 +9,7 @@
 namespace cowboy::transit::node {
 namespace {
 
-constexpr std::size_t kMaxVersionBytes = 1024;
-
-std::optional<EntryValue> value_of(std::string_view stored) {
-  auto version = from_json<EntryVersion>(stored, kMaxVersionBytes);
-  if (!version.ok()) return std::nullopt;  // written by this build only; unreadable reads as absent
-  return std::move(version->value);
-}
+constexpr std::size_t kMaxInputBytes = 1024;
 
 }  // namespace
 
@@ -37,7 +31,7 @@ std::optional<Entry> Catalog::entry(Id resource, const EntryKey& key, Id revisio
   auto it = iterator();
   it->Seek(layout::entry(resource, key, revision));
   if (!it->Valid() || !it->key().starts_with(layout::entry_versions(resource, key))) return std::nullopt;
-  auto value = value_of(it->value().ToStringView());
+  auto value = layout::parse_entry_value(it->value().ToStringView());
   if (!value) return std::nullopt;  // deleted at that revision
   return Entry{key, std::move(*value), layout::parse_entry(it->key().ToStringView()).second};
 }
@@ -60,7 +54,7 @@ CatalogReader::Scan Catalog::entries(Id resource, Id revision, const std::option
       if (!in_range() || layout::parse_entry(it->key().ToStringView()).first != key) continue;
       version = layout::parse_entry(it->key().ToStringView()).second;
     }
-    if (auto value = value_of(it->value().ToStringView())) scan.entries.push_back(Entry{key, std::move(*value), version});
+    if (auto value = layout::parse_entry_value(it->value().ToStringView())) scan.entries.push_back(Entry{key, std::move(*value), version});
     it->Seek(layout::entry_end(resource, key));
   }
   scan.complete = !in_range();
@@ -70,7 +64,7 @@ CatalogReader::Scan Catalog::entries(Id resource, Id revision, const std::option
 std::optional<Input> Catalog::input(Id pid, Id input) const {
   auto stored = get(layout::key(layout::kInputs, pid, input));
   if (!stored) return std::nullopt;
-  auto decoded = from_json<Input>(*stored, kMaxVersionBytes);
+  auto decoded = from_json<Input>(*stored, kMaxInputBytes);
   if (!decoded.ok()) return std::nullopt;
   return std::move(*decoded);
 }

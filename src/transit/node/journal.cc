@@ -149,7 +149,7 @@ void Journal::stage(const Authority& authority, const Touched& touched, std::str
   for (Id id : touched.outputs) w.Put(key(kOutputs, id), to_json(*authority.output(id)));
   for (Id id : touched.effects) w.Put(key(kEffects, id), to_json(*authority.effect(id)));
   for (const auto& e : touched.entries)
-    w.Put(layout::entry(e.resource, e.key, e.revision), to_json(EntryVersion{e.value}));
+    w.Put(layout::entry(e.resource, e.key, e.revision), layout::entry_value(e.value));
   for (const auto& [pid, input] : touched.inputs) w.Put(key(kInputs, pid, input.input), to_json(input));
   for (const auto& b : touched.blocks) {
     std::string value;  // raw: blocks are outside the journal's JSON records

@@ -75,6 +75,20 @@ inline std::pair<EntryKey, std::uint64_t> parse_entry(std::string_view stored) {
   return {std::move(k), ~get_be64(rest.substr(kPaddedKey))};
 }
 
+/// An entry version's value: 0x01 and the value's bytes, or 0x00 for a delete.
+/// Raw, not JSON: entries are most of what turns write and reads return.
+inline std::string entry_value(const std::optional<EntryValue>& value) {
+  if (!value) return std::string(1, '\0');
+  std::string out(1, '\1');
+  out.append(reinterpret_cast<const char*>(value->value.data()), value->value.size());
+  return out;
+}
+/// Null for a delete, and for anything this build did not write.
+inline std::optional<EntryValue> parse_entry_value(std::string_view stored) {
+  if (stored.empty() || stored[0] != '\1' || stored.size() > 1 + 256) return std::nullopt;
+  return EntryValue{std::vector<std::uint8_t>(stored.begin() + 1, stored.end())};
+}
+
 inline std::string block(std::uint64_t resource, const EntryKey& name) { return padded(kBlocks, resource, name); }
 
 }  // namespace cowboy::transit::node::layout

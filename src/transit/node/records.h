@@ -150,13 +150,7 @@ template <typename V> void fields(V& v, EffectRecord& t) {
   v("effect", t.effect)("pid", t.pid)("intent", t.intent)("policy_revision", t.policy_revision);
 }
 
-/// One version of one entry; null value: deleted at that revision.
-struct EntryVersion {
-  static constexpr std::string_view kName = "EntryVersion";
-  std::optional<EntryValue> value;
-  bool operator==(const EntryVersion&) const = default;
-};
-template <typename V> void fields(V& v, EntryVersion& t) { v("value", t.value); }
+
 
 /// One accepted decision: the signed bytes decided and the receipt answered.
 struct JournalEntry {
