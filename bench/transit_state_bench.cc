@@ -185,13 +185,14 @@ std::vector<std::size_t> parse_list(const std::string& text) {
 
 int main(int argc, char** argv) {
   std::string workers_list = "1,16", sizes_list = "1000,100000,1000000";
-  std::size_t ops = 20000, runs = 3, queries = 2000;
+  std::size_t ops = 20000, runs = 3, queries = 2000, settle_seconds = 0;
   CLI::App app{"transit_state_bench: durable turns against commands, and read cost as a resource grows"};
   app.add_option("--workers", workers_list, "concurrent workers, comma-separated")->capture_default_str();
   app.add_option("--ops", ops, "turns (and commands) per run")->capture_default_str();
   app.add_option("--runs", runs, "runs of each; medians are printed")->capture_default_str();
   app.add_option("--sizes", sizes_list, "entries in the read resource, ascending (empty: skip reads)")->capture_default_str();
   app.add_option("--queries", queries, "read_entries and pages per size and run")->capture_default_str();
+  app.add_option("--settle", settle_seconds, "seconds to wait after each fill before reading")->capture_default_str();
   CLI11_PARSE(app, argc, argv);
   crypto::init();
 
@@ -250,6 +251,7 @@ int main(int argc, char** argv) {
       }
       const auto fill = drive(node->port(), "/v1/command", bodies, 0);
       need(fill.failed == 0, "fill failed");
+      std::this_thread::sleep_for(std::chrono::seconds(settle_seconds));  // let flushes and compactions finish
       samples[s].push_back(measure_reads(*node, big, target, queries));
     }
     node.reset();

@@ -326,6 +326,20 @@ TEST_F(StateTest, AViewReadsItsCapturedRootAfterChangesAndIsDeniedAfterRevocatio
   EXPECT_EQ(query_refused(worker, ReadEntries{doc, std::nullopt, view, slots({"a"})}).code, RejectionCode::kDenied);
 }
 
+TEST_F(StateTest, AViewExtendsNoLifetime) {
+  const Id doc = resource("doc");
+  process(doc);
+  const Id generation = fill(doc, 0);
+  auto turn = ok<TurnPublished>(admin_->submit(
+      Turn{kPid, generation, std::nullopt, doc, std::nullopt, {{{key("a"), value("one")}}}, {}, {{doc}}, {}, std::nullopt}));
+  ASSERT_EQ(turn.views.items.size(), 1u);
+  accept(*admin_, RetireResource{doc});
+  auto retired = query_refused(*admin_, ReadEntries{doc, std::nullopt, turn.views.items[0], slots({"a"})});
+  EXPECT_EQ(retired.reason.value, "lifetime_ended");
+  // The name stays reserved after retirement.
+  EXPECT_EQ(refused(admin_->submit(CreateResource{{"doc"}, std::nullopt})).reason.value, "name_taken");
+}
+
 TEST_F(StateTest, EachTurnBoundPlusOneIsRefusedAndNothingPartialIsPublished) {
   const Id doc = resource("doc");
   const Id elsewhere = resource("elsewhere");

@@ -1,6 +1,10 @@
 #include "transit/node/catalog.h"
 
+#include <rocksdb/cache.h>
 #include <rocksdb/db.h>
+#include <rocksdb/filter_policy.h>
+#include <rocksdb/slice_transform.h>
+#include <rocksdb/table.h>
 #include <rocksdb/utilities/write_batch_with_index.h>
 
 #include "transit/contract/codec.h"
@@ -11,24 +15,58 @@ namespace {
 
 constexpr std::size_t kMaxInputBytes = 1024;
 
+// The prefix of an entry version: everything but its revision.
+class EntryPrefix final : public rocksdb::SliceTransform {
+ public:
+  const char* Name() const override { return "transit.entry_prefix.v1"; }
+  rocksdb::Slice Transform(const rocksdb::Slice& key) const override {
+    return rocksdb::Slice(key.data(), layout::kEntryPrefix);
+  }
+  bool InDomain(const rocksdb::Slice& key) const override {
+    return key.size() >= layout::kEntryPrefix && key.starts_with(layout::table(layout::kEntries));
+  }
+};
+
+constexpr std::size_t kBlockCacheBytes = 256 << 20;
+
 }  // namespace
 
-std::unique_ptr<rocksdb::Iterator> Catalog::iterator() const {
-  rocksdb::Iterator* it = db_.NewIterator(rocksdb::ReadOptions());
-  if (in_flight_) it = in_flight_->NewIteratorWithBase(it);
-  if (staged_) it = staged_->NewIteratorWithBase(it);
-  return std::unique_ptr<rocksdb::Iterator>(it);
+void configure_entry_filters(rocksdb::Options& options) {
+  options.prefix_extractor = std::make_shared<EntryPrefix>();
+  rocksdb::BlockBasedTableOptions table;
+  table.filter_policy.reset(rocksdb::NewBloomFilterPolicy(10));
+  table.block_cache = rocksdb::NewLRUCache(kBlockCacheBytes);  // keep the versions read often in memory
+  options.table_factory.reset(rocksdb::NewBlockBasedTableFactory(table));
+  options.memtable_prefix_bloom_size_ratio = 0.05;
+}
+
+Catalog::Catalog(rocksdb::DB& db, rocksdb::WriteBatchWithIndex* staged, rocksdb::WriteBatchWithIndex* in_flight)
+    : db_(db), staged_(staged), in_flight_(in_flight) {}
+Catalog::~Catalog() = default;
+
+rocksdb::Iterator& Catalog::iterator(bool within_entry) const {
+  auto& slot = within_entry ? within_entry_ : ordered_;
+  if (!slot) {
+    rocksdb::ReadOptions options;
+    options.total_order_seek = !within_entry;
+    options.prefix_same_as_start = within_entry;
+    rocksdb::Iterator* it = db_.NewIterator(options);
+    if (in_flight_) it = in_flight_->NewIteratorWithBase(it);
+    if (staged_) it = staged_->NewIteratorWithBase(it);
+    slot.reset(it);
+  }
+  return *slot;
 }
 
 std::optional<std::string> Catalog::get(const std::string& key) const {
-  auto it = iterator();
+  auto* it = &iterator(false);
   it->Seek(key);
   if (!it->Valid() || it->key() != key) return std::nullopt;
   return it->value().ToString();
 }
 
 std::optional<Entry> Catalog::entry(Id resource, const EntryKey& key, Id revision) const {
-  auto it = iterator();
+  auto* it = &iterator(true);
   it->Seek(layout::entry(resource, key, revision));
   if (!it->Valid() || !it->key().starts_with(layout::entry_versions(resource, key))) return std::nullopt;
   auto value = layout::parse_entry_value(it->value().ToStringView());
@@ -40,7 +78,7 @@ CatalogReader::Scan Catalog::entries(Id resource, Id revision, const std::option
                                      std::size_t limit, std::size_t budget) const {
   Scan scan;
   const std::string prefix = layout::entries_of(resource);
-  auto it = iterator();
+  auto* it = &iterator(false);
   it->Seek(after ? layout::entry_end(resource, *after) : prefix);
   std::size_t examined = 0;
   auto in_range = [&] { return it->Valid() && it->key().starts_with(prefix); };

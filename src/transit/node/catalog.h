@@ -10,17 +10,22 @@
 
 namespace rocksdb {
 class DB;
+struct Options;
 class Iterator;
 class WriteBatchWithIndex;
 }  // namespace rocksdb
 
 namespace cowboy::transit::node {
 
+/// The store's options for entry versions: a prefix extractor and bloom filters.
+void configure_entry_filters(rocksdb::Options& options);
+
 class Catalog final : public CatalogReader {
  public:
-  /// `staged` and `in_flight` may be null; both outlive this reader.
-  Catalog(rocksdb::DB& db, rocksdb::WriteBatchWithIndex* staged, rocksdb::WriteBatchWithIndex* in_flight)
-      : db_(db), staged_(staged), in_flight_(in_flight) {}
+  /// `staged` and `in_flight` may be null; both outlive this reader, and
+  /// nothing is staged while it lives (its iterator would not see it).
+  Catalog(rocksdb::DB& db, rocksdb::WriteBatchWithIndex* staged, rocksdb::WriteBatchWithIndex* in_flight);
+  ~Catalog() override;
 
   std::optional<Entry> entry(Id resource, const EntryKey& key, Id revision) const override;
   Scan entries(Id resource, Id revision, const std::optional<EntryKey>& after, std::size_t limit,
@@ -29,12 +34,17 @@ class Catalog final : public CatalogReader {
   std::optional<std::pair<Id, Bytes>> block(Id resource, const EntryKey& name) const override;
 
  private:
-  std::unique_ptr<rocksdb::Iterator> iterator() const;
+  /// Two iterators for the reader's life (creating one costs more than a
+  /// seek): one in key order across everything, one that stays within an
+  /// entry's versions and so can skip, by their prefix bloom filters, the
+  /// files that hold none of them.
+  rocksdb::Iterator& iterator(bool within_entry) const;
   std::optional<std::string> get(const std::string& key) const;
 
   rocksdb::DB& db_;
   rocksdb::WriteBatchWithIndex* staged_;
   rocksdb::WriteBatchWithIndex* in_flight_;
+  mutable std::unique_ptr<rocksdb::Iterator> ordered_, within_entry_;
 };
 
 }  // namespace cowboy::transit::node

@@ -30,7 +30,9 @@ template <typename T> Result<T, std::string> decode(std::string_view what, std::
 template <typename T, typename Visit>
 std::optional<std::string> scan(rocksdb::DB& db, char table, Visit visit) {
   const std::string start = layout::table(table);
-  std::unique_ptr<rocksdb::Iterator> it(db.NewIterator(rocksdb::ReadOptions()));
+  rocksdb::ReadOptions in_order;
+  in_order.total_order_seek = true;  // a table scan, across prefixes
+  std::unique_ptr<rocksdb::Iterator> it(db.NewIterator(in_order));
   for (it->Seek(start); it->Valid() && it->key().starts_with(start); it->Next()) {
     if constexpr (std::is_void_v<T>) {
       visit(it->key().ToStringView().substr(start.size()));
@@ -58,6 +60,7 @@ Result<std::unique_ptr<Journal>, std::string> Journal::open(const std::filesyste
                                                              const std::optional<Genesis>& genesis) {
   rocksdb::Options options;
   options.create_if_missing = true;
+  configure_entry_filters(options);
   rocksdb::DB* raw = nullptr;
   auto status = rocksdb::DB::Open(options, dir.string(), &raw);
   if (!status.ok()) return Err{"cannot open journal " + dir.string() + ": " + status.ToString()};

@@ -42,6 +42,9 @@ inline std::string key(char t, std::uint64_t a, std::uint64_t b) {
 }
 
 inline constexpr std::size_t kPaddedKey = 33;  // 32 bytes, then the length
+/// The versions of one entry share their first kEntryPrefix bytes (table,
+/// resource, padded key): the prefix bloom filters of the store are on it.
+inline constexpr std::size_t kEntryPrefix = 2 + 8 + kPaddedKey;
 
 inline std::string padded(char t, std::uint64_t resource, const EntryKey& entry_key) {
   std::string k = key(t, resource);
