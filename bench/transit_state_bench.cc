@@ -79,6 +79,15 @@ std::vector<std::string> turn_bodies(const ClientOptions& o, Id pid, Id resource
   return bodies;
 }
 
+// With TRANSIT_BENCH_VERBOSE set: the journal's synced writes during a run.
+void report_syncs(const char* what, std::size_t workers, const node::SequencerStats& before, const node::SequencerStats& after) {
+  if (!std::getenv("TRANSIT_BENCH_VERBOSE")) return;
+  const auto syncs = std::max<std::uint64_t>(1, after.synced_writes - before.synced_writes);
+  std::fprintf(stderr, "  %s %zu workers: %llu syncs, mean %.0f us, %llu over 5 ms\n", what, workers,
+               (unsigned long long)syncs, static_cast<double>(after.sync_us_total - before.sync_us_total) / static_cast<double>(syncs),
+               (unsigned long long)(after.slow_syncs - before.slow_syncs));
+}
+
 Sample run_turns(std::size_t workers, std::size_t ops, std::size_t& body_bytes) {
   const auto dir = fresh_dir("turns");
   auto node = start_node(dir);
@@ -97,6 +106,7 @@ Sample run_turns(std::size_t workers, std::size_t ops, std::size_t& body_bytes) 
   const auto before = node->sequencer().stats();
   Sample s = drive(node->port(), "/v1/command", bodies, 0);
   const auto after = node->sequencer().stats();
+  report_syncs("turns", workers, before, after);
   const double accepted = static_cast<double>(after.accepted - before.accepted);
   s.fsyncs_per_op = accepted > 0 ? static_cast<double>(after.synced_writes - before.synced_writes) / accepted : 0;
   s.failed = workers * (ops / workers) - static_cast<std::size_t>(accepted);
@@ -126,7 +136,9 @@ Sample run_commands(std::size_t clients, std::size_t ops) {
                                                     i + 1),
                                        seed)));
   }
+  const auto before = node->sequencer().stats();
   Sample s = drive(node->port(), "/v1/command", bodies, 0);
+  report_syncs("commands", clients, before, node->sequencer().stats());
   node.reset();
   std::filesystem::remove_all(dir);
   return s;

@@ -54,9 +54,12 @@ template <std::size_t Lo, std::size_t Hi> void write_value(std::string& out, con
 }
 template <std::size_t N, std::size_t M> void write_value(std::string& out, const Hex<N, M>& v) {
   static constexpr char kHex[] = "0123456789abcdef";
-  out.push_back('"');
-  for (auto b : v.value) out.push_back(kHex[b >> 4]), out.push_back(kHex[b & 0xf]);
-  out.push_back('"');
+  const std::size_t at = out.size();
+  out.resize(at + 2 + 2 * v.value.size());  // one allocation, not one per digit
+  char* p = out.data() + at;
+  *p++ = '"';
+  for (auto b : v.value) *p++ = kHex[b >> 4], *p++ = kHex[b & 0xf];
+  *p = '"';
 }
 template <std::size_t N> void write_value(std::string& out, const Fixed<N>& v) {
   out.push_back('[');

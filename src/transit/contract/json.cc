@@ -1,5 +1,6 @@
 #include "transit/contract/json.h"
 
+#include <algorithm>
 #include <charconv>
 #include <set>
 #include <vector>
@@ -28,7 +29,8 @@ class StrictSax {
   bool binary(Tree::binary_t&) { return fail("syntax"); }
   bool start_object(std::size_t) { return open(Tree::object()); }
   bool key(std::string& k) {
-    if (!keys_.back().insert(k).second) return fail("duplicate_key", k);
+    // Objects here hold a dozen keys at most: the object itself is the set of keys seen.
+    if (stack_.back()->contains(k)) return fail("duplicate_key", k);
     key_ = std::move(k);
     return true;
   }
@@ -57,8 +59,9 @@ class StrictSax {
     }
     Tree& parent = *stack_.back();
     if (parent.is_object()) {
-      parent[key_] = std::move(value);
-      last_ = &parent[key_];
+      Tree& slot = parent[key_];
+      slot = std::move(value);
+      last_ = &slot;
     } else {
       parent.push_back(std::move(value));
       last_ = &parent.back();
@@ -67,7 +70,6 @@ class StrictSax {
   }
   bool open(Tree container) {
     if (stack_.size() >= static_cast<std::size_t>(kMaxDepth)) return fail("too_deep");
-    const bool object = container.is_object();
     if (stack_.empty()) {
       root_ = std::move(container);
       stack_.push_back(&root_);
@@ -75,19 +77,15 @@ class StrictSax {
       add(std::move(container));
       stack_.push_back(last_);
     }
-    keys_.emplace_back();
-    if (!object) keys_.back().clear();
     return true;
   }
   bool close() {
     stack_.pop_back();
-    keys_.pop_back();
     return true;
   }
 
   Tree root_;
   std::vector<Tree*> stack_;
-  std::vector<std::set<std::string>> keys_;
   std::string key_;
   Tree* last_ = nullptr;
   DecodeError error_;
@@ -107,6 +105,12 @@ Result<Tree, DecodeError> parse_strict(std::string_view text) {
 void write_string(std::string& out, std::string_view utf8) {
   static constexpr char kHex[] = "0123456789abcdef";
   out.push_back('"');
+  // Most text needs no escape: copy it whole.
+  if (std::none_of(utf8.begin(), utf8.end(), [](char c) { return c == '"' || c == '\\' || static_cast<unsigned char>(c) < 0x20; })) {
+    out.append(utf8);
+    out.push_back('"');
+    return;
+  }
   for (const char c : utf8) {
     const auto u = static_cast<unsigned char>(c);
     switch (c) {
