@@ -52,27 +52,31 @@ class ProcessTest : public ::testing::Test {
     return child;
   }
 
-  std::filesystem::path dir_;
-};
-
-TEST_F(ProcessTest, AcknowledgedDecisionsSurviveSigkillAndTheirRetriesReturnTheOriginals) {
-  {
+  void write_sample_genesis() {
     std::ofstream out(dir_ / "genesis.json");
     out << to_json(testing::sample_genesis()) << "\n";
   }
-  std::uint16_t port = 0;
-  auto node = start_node(port);
-  ASSERT_NE(port, 0);
-  auto options = [&](Id principal, std::uint8_t seed) {
+  /// A client that treats a kill as a loss: it keeps what was acknowledged and resends nothing.
+  static ClientOptions kill_options(std::uint16_t port, Id principal, std::uint8_t seed) {
     ClientOptions o;
     o.port = port;
     o.realm = "dev";
     o.principal = principal;
     o.seed = seed_of(seed);
-    o.max_attempts = 1;  // a kill is a loss: keep what was acknowledged, nothing else
+    o.max_attempts = 1;
     o.timeout = std::chrono::seconds(2);
     return o;
-  };
+  }
+
+  std::filesystem::path dir_;
+};
+
+TEST_F(ProcessTest, AcknowledgedDecisionsSurviveSigkillAndTheirRetriesReturnTheOriginals) {
+  write_sample_genesis();
+  std::uint16_t port = 0;
+  auto node = start_node(port);
+  ASSERT_NE(port, 0);
+  auto options = [&](Id principal, std::uint8_t seed) { return kill_options(port, principal, seed); };
   Client root(options(1, 0));
   constexpr int kWriters = 4;
   for (int i = 0; i < kWriters; ++i)
@@ -127,23 +131,11 @@ TEST_F(ProcessTest, AcknowledgedDecisionsSurviveSigkillAndTheirRetriesReturnTheO
 // acknowledged turn is there, each resource shows all four keys of one turn
 // (never a mix), and the mailbox head moved with exactly the published turns.
 TEST_F(ProcessTest, ASigkillDuringTurnsLosesNoAcknowledgedTurnAndPublishesNoPartialOne) {
-  {
-    std::ofstream out(dir_ / "genesis.json");
-    out << to_json(testing::sample_genesis()) << "\n";
-  }
+  write_sample_genesis();
   std::uint16_t port = 0;
   auto node = start_node(port);
   ASSERT_NE(port, 0);
-  auto options = [&](Id principal, std::uint8_t seed) {
-    ClientOptions o;
-    o.port = port;
-    o.realm = "dev";
-    o.principal = principal;
-    o.seed = seed_of(seed);
-    o.max_attempts = 1;
-    o.timeout = std::chrono::seconds(2);
-    return o;
-  };
+  auto options = [&](Id principal, std::uint8_t seed) { return kill_options(port, principal, seed); };
   auto bytes = [](const std::string& s) { return std::vector<std::uint8_t>(s.begin(), s.end()); };
   const std::vector<std::string> names = {"n", "a", "b", "c"};
   Client root(options(1, 0));

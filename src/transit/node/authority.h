@@ -183,7 +183,8 @@ class Authority {
   std::optional<Refusal> check_executor(Id caller, const ProcessRecord& p, Id generation, std::uint64_t now_ms) const;
   const Association* associated(Id pid, Id resource) const;
   const Association* associated(Id pid, std::string_view name) const;
-  Result<ProcessRecord*, Refusal> live_process(Id pid, const Step& step);
+  /// A process that exists, is not retired, and on which the caller holds `needs`.
+  Result<ProcessRecord*, Refusal> live_process(Id pid, const Step& step, Permission needs);
 
   Result<Outcome, Refusal> apply(Id caller, const CreatePrincipal& op, Touched& touched);
   Result<Outcome, Refusal> apply(Id caller, const CreateRole& op, Touched& touched);

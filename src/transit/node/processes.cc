@@ -69,10 +69,14 @@ std::optional<Refusal> Authority::check_executor(Id caller, const ProcessRecord&
   return check_required(p, now_ms);
 }
 
-Result<ProcessRecord*, Refusal> Authority::live_process(Id pid, const Step& step) {
+Result<ProcessRecord*, Refusal> Authority::live_process(Id pid, const Step& step, Permission needs) {
   auto it = processes_.find(pid);
   if (it == processes_.end()) return refuse(RejectionCode::kInvalidProposal, "unknown_process", "no process " + std::to_string(pid));
   if (retired(it->second, step.now_ms)) return refuse(RejectionCode::kInvalidProposal, "retired", "the process is permanently retired");
+  if (!(pid_rights(step.caller, pid) & needs))
+    return refuse(RejectionCode::kDenied, "not_permitted",
+                  std::string("requires ") + (needs == kPidAdmin ? "pid_admin" : needs == kExecute ? "execute" : "send") +
+                      " at the process");
   return &it->second;
 }
 
@@ -104,10 +108,8 @@ Result<Outcome, Refusal> Authority::apply(const CreateProcess& op, Step& step) {
 }
 
 Result<Outcome, Refusal> Authority::apply(const Initialize& op, Step& step) {
-  auto p = live_process(op.pid, step);
+  auto p = live_process(op.pid, step, kPidAdmin);
   if (!p.ok()) return Err{p.error()};
-  if (!(pid_rights(step.caller, op.pid) & kPidAdmin))
-    return refuse(RejectionCode::kDenied, "not_permitted", "requires pid_admin at the process");
   auto& process = **p;
   if (process.initialized) return refuse(RejectionCode::kInvalidProposal, "already_initialized", "the process is initialized");
   if (op.generation != process.generation) return stale_generation(op.generation, process.generation);
@@ -119,10 +121,8 @@ Result<Outcome, Refusal> Authority::apply(const Initialize& op, Step& step) {
 }
 
 Result<Outcome, Refusal> Authority::apply(const Own& op, Step& step) {
-  auto p = live_process(op.pid, step);
+  auto p = live_process(op.pid, step, kExecute);
   if (!p.ok()) return Err{p.error()};
-  if (!(pid_rights(step.caller, op.pid) & kExecute))
-    return refuse(RejectionCode::kDenied, "not_permitted", "requires execute at the process");
   auto& process = **p;
   const auto state = state_of(process, step.now_ms);
   if (state != ProcessState::kIdle)
@@ -137,10 +137,8 @@ Result<Outcome, Refusal> Authority::apply(const Own& op, Step& step) {
 }
 
 Result<Outcome, Refusal> Authority::apply(const Send& op, Step& step) {
-  auto p = live_process(op.pid, step);
+  auto p = live_process(op.pid, step, kSend);
   if (!p.ok()) return Err{p.error()};
-  if (!(pid_rights(step.caller, op.pid) & kSend))
-    return refuse(RejectionCode::kDenied, "not_permitted", "requires send at the process");
   auto& process = **p;
   if (!process.initialized) return refuse(RejectionCode::kInvalidProposal, "uninitialized", "the process is not initialized");
   if (auto missing = check_required(process, step.now_ms)) return Err{*missing};
@@ -152,7 +150,7 @@ Result<Outcome, Refusal> Authority::apply(const Send& op, Step& step) {
 }
 
 Result<Outcome, Refusal> Authority::apply(const Turn& op, Step& step) {
-  auto p = live_process(op.pid, step);
+  auto p = live_process(op.pid, step, kExecute);
   if (!p.ok()) return Err{p.error()};
   auto& process = **p;
   if (auto refusal = check_executor(step.caller, process, op.generation, step.now_ms)) return Err{*refusal};
@@ -230,7 +228,7 @@ Result<Outcome, Refusal> Authority::apply(const Turn& op, Step& step) {
 }
 
 Result<Outcome, Refusal> Authority::apply(const FailTurn& op, Step& step) {
-  auto p = live_process(op.pid, step);
+  auto p = live_process(op.pid, step, kExecute);
   if (!p.ok()) return Err{p.error()};
   auto& process = **p;
   if (auto refusal = check_executor(step.caller, process, op.generation, step.now_ms)) return Err{*refusal};
@@ -245,10 +243,8 @@ Result<Outcome, Refusal> Authority::apply(const FailTurn& op, Step& step) {
 }
 
 Result<Outcome, Refusal> Authority::apply(const Retry& op, Step& step) {
-  auto p = live_process(op.pid, step);
+  auto p = live_process(op.pid, step, kPidAdmin);
   if (!p.ok()) return Err{p.error()};
-  if (!(pid_rights(step.caller, op.pid) & kPidAdmin))
-    return refuse(RejectionCode::kDenied, "not_permitted", "requires pid_admin at the process");
   auto& process = **p;
   if (!process.failure) return refuse(RejectionCode::kInvalidProposal, "not_blocked", "the process is not blocked");
   if (op.expected_generation != process.generation) return stale_generation(op.expected_generation, process.generation);
@@ -265,10 +261,8 @@ Result<Outcome, Refusal> Authority::apply(const Retry& op, Step& step) {
 }
 
 Result<Outcome, Refusal> Authority::apply(const Suspend& op, Step& step) {
-  auto p = live_process(op.pid, step);
+  auto p = live_process(op.pid, step, kPidAdmin);
   if (!p.ok()) return Err{p.error()};
-  if (!(pid_rights(step.caller, op.pid) & kPidAdmin))
-    return refuse(RejectionCode::kDenied, "not_permitted", "requires pid_admin at the process");
   auto& process = **p;
   if (process.resume_by_ms) return refuse(RejectionCode::kInvalidProposal, "suspended", "the process is suspended");
   if (op.generation != process.generation) return stale_generation(op.generation, process.generation);
@@ -281,10 +275,8 @@ Result<Outcome, Refusal> Authority::apply(const Suspend& op, Step& step) {
 }
 
 Result<Outcome, Refusal> Authority::apply(const Resume& op, Step& step) {
-  auto p = live_process(op.pid, step);
+  auto p = live_process(op.pid, step, kPidAdmin);
   if (!p.ok()) return Err{p.error()};
-  if (!(pid_rights(step.caller, op.pid) & kPidAdmin))
-    return refuse(RejectionCode::kDenied, "not_permitted", "requires pid_admin at the process");
   auto& process = **p;
   if (!process.resume_by_ms) return refuse(RejectionCode::kInvalidProposal, "not_suspended", "the process is not suspended");
   if (op.generation != process.generation) return stale_generation(op.generation, process.generation);

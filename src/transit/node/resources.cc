@@ -158,10 +158,8 @@ Result<Outcome, Refusal> Authority::apply(const RetireResource& op, Step& step) 
 }
 
 Result<Outcome, Refusal> Authority::apply(const Associate& op, Step& step) {
-  auto p = live_process(op.pid, step);
+  auto p = live_process(op.pid, step, kPidAdmin);
   if (!p.ok()) return Err{p.error()};
-  if (!(pid_rights(step.caller, op.pid) & kPidAdmin))
-    return refuse(RejectionCode::kDenied, "not_permitted", "requires pid_admin at the process");
   const auto* r = resource(op.resource);
   if (!r || !alive(*r, step.now_ms)) return refuse(RejectionCode::kInvalidProposal, "unknown_resource", "no live resource");
   if (associated(op.pid, op.name.value))
