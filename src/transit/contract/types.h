@@ -280,7 +280,7 @@ struct Capabilities {
   Id max_request_bytes = kMaxRequestBytes;
   Id page_records = kPageRecords;
   Id required_resource_budget = 4;
-  Id lifetime_owner_budget = 0;
+  Id lifetime_owner_budget = 1;  // a resource has at most one lifetime owner, a process
   bool operator==(const Capabilities&) const = default;
 };
 template <typename V> void fields(V& v, Capabilities& t) {
