@@ -53,9 +53,10 @@ printf '\x00\x00\x00\x01\x80\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00
 mkdir -p "$corpus_root/fuzz_transit_envelope"
 definition=$(grep -m1 -o '"definition": "transit.v1:[0-9a-f]*"' schema/transit-v1.schema.json | cut -d'"' -f4)
 zeros=$(printf '0,%.0s' $(seq 63))0
-for kind in request:0 query:1; do  # wrapped as signed envelopes (an all-zero signature)
-  name=${kind%:*}
-  { printf "\\x0${kind#*:}"; printf '{"%s":' "$name"; sed "s/transit.v1:fixture/$definition/" "tests/fixtures/transit/$name.json" | tr -d '\n'
+# name:type byte:envelope field, each wrapped as a signed envelope (an all-zero signature)
+for kind in request:0:request query:1:query turn:0:request read_entries:1:query; do
+  IFS=: read -r name type field <<< "$kind"
+  { printf "\\x0$type"; printf '{"%s":' "$field"; sed "s/transit.v1:fixture/$definition/" "tests/fixtures/transit/$name.json" | tr -d '\n'
     printf ',"signature":[%s]}' "$zeros"; } > "$corpus_root/fuzz_transit_envelope/$name"
 done
 
