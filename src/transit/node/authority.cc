@@ -16,10 +16,6 @@ bool covers(const Scope& granted, const Scope& wanted) {
 
 }  // namespace
 
-bool is_administration(const Command& op) {
-  return std::visit([](const auto& c) { return requires { c.expected_revision; }; }, op);
-}
-
 bool is_control(const Command& op) {
   return std::holds_alternative<UnbindCredential>(op) || std::holds_alternative<RevokeGrant>(op) ||
          std::holds_alternative<RevokePrincipal>(op);
@@ -59,18 +55,15 @@ Authority::Authority(Genesis genesis, Published published)
     if (o.state == OutputState::kPending) pending_routes_[{o.source, o.destination}].insert(id);
 }
 
-const PrincipalRecord* Authority::principal(Id id) const {
-  auto it = principals_.find(id);
-  return it == principals_.end() ? nullptr : &it->second;
-}
-const RoleRecord* Authority::role(Id id) const {
-  auto it = roles_.find(id);
-  return it == roles_.end() ? nullptr : &it->second;
-}
-const GrantRecord* Authority::grant(Id id) const {
-  auto it = grants_.find(id);
-  return it == grants_.end() ? nullptr : &it->second;
-}
+const PrincipalRecord* Authority::principal(Id id) const { return find(principals_, id); }
+const RoleRecord* Authority::role(Id id) const { return find(roles_, id); }
+const GrantRecord* Authority::grant(Id id) const { return find(grants_, id); }
+const ResourceRecord* Authority::resource(Id id) const { return find(resources_, id); }
+const ProcessRecord* Authority::process(Id pid) const { return find(processes_, pid); }
+const ViewRecord* Authority::view(Id id) const { return find(views_, id); }
+const OutputRecord* Authority::output(Id id) const { return find(outputs_, id); }
+const EffectRecord* Authority::effect(Id id) const { return find(effects_, id); }
+const Association* Authority::association(Id pid, Id revision) const { return find(associations_, {pid, revision}); }
 
 std::uint64_t Authority::permissions(Id principal_id, const Scope& scope) const {
   const auto* p = principal(principal_id);
@@ -105,8 +98,12 @@ Result<Receipt, Refusal> Authority::decide(const Request& request, const Digest&
   const Head before = head_;
   Step step{request.principal, now_ms, blocks, catalog, touched, head_.position + 1};
   // Every rule is checked before anything changes, so a refusal leaves the state as it was.
-  auto outcome = is_administration(request.op) ? apply(request.principal, request.op, touched)
-                                               : apply_state(request.op, step);
+  auto outcome = std::visit(
+      [&](const auto& command) -> Result<Outcome, Refusal> {
+        if constexpr (requires { command.expected_revision; }) return administer(request.principal, command, touched);
+        else return apply(command, step);
+      },
+      request.op);
   if (!outcome.ok()) {
     head_ = before;
     touched = {};
@@ -121,28 +118,20 @@ Result<Receipt, Refusal> Authority::decide(const Request& request, const Digest&
                  request.sequence, digest, now_ms, std::move(*outcome)};
 }
 
-Result<Outcome, Refusal> Authority::apply(Id caller, const Command& op, Touched& touched) {
-  // Every foundation command administers the graph: realm-wide control authority.
+template <typename C> Result<Outcome, Refusal> Authority::administer(Id caller, const C& command, Touched& touched) {
+  // Administration of the graph needs realm-wide control authority, at the expected policy revision.
   if (!(permissions(caller, RealmScope{}) & kRealmControl))
     return refuse(RejectionCode::kDenied, "not_permitted", "requires realm_control at realm scope");
-  return std::visit(
-      [&](const auto& command) -> Result<Outcome, Refusal> {
-        if constexpr (requires { command.expected_revision; }) {
-          if (command.expected_revision && *command.expected_revision != head_.policy_revision)
-            return refuse(RejectionCode::kConflict, "stale_revision",
-                          "expected policy revision " + std::to_string(*command.expected_revision) + ", current is " +
-                              std::to_string(head_.policy_revision));
-          auto outcome = apply(caller, command, touched);
-          if (outcome.ok()) {
-            head_.policy_revision += 1;
-            head_.policy_position = head_.position + 1;
-          }
-          return outcome;
-        } else {
-          return refuse(RejectionCode::kInvalidRequest, "not_administration", "not an administration command");
-        }
-      },
-      op);
+  if (command.expected_revision && *command.expected_revision != head_.policy_revision)
+    return refuse(RejectionCode::kConflict, "stale_revision",
+                  "expected policy revision " + std::to_string(*command.expected_revision) + ", current is " +
+                      std::to_string(head_.policy_revision));
+  auto outcome = apply(caller, command, touched);
+  if (outcome.ok()) {
+    head_.policy_revision += 1;
+    head_.policy_position = head_.position + 1;
+  }
+  return outcome;
 }
 
 Id Authority::add_grant(Id role, const Scope& scope, Permissions permissions, Touched& touched) {

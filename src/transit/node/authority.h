@@ -131,8 +131,8 @@ class Authority {
     Touched& touched;
     Id position;  // the position this decision will take
   };
-  Result<Outcome, Refusal> apply(Id caller, const Command& op, Touched& touched);
-  Result<Outcome, Refusal> apply_state(const Command& op, Step& step);
+  /// An administration command (one with expected_revision): authority.cc.
+  template <typename C> Result<Outcome, Refusal> administer(Id caller, const C& command, Touched& touched);
   Result<Outcome, Refusal> apply(const CreateResource& op, Step& step);
   Result<Outcome, Refusal> apply(const RetireResource& op, Step& step);
   Result<Outcome, Refusal> apply(const CreateProcess& op, Step& step);
@@ -194,6 +194,10 @@ class Authority {
   Result<Outcome, Refusal> apply(Id caller, const RevokeGrant& op, Touched& touched);
   Result<Outcome, Refusal> apply(Id caller, const RevokePrincipal& op, Touched& touched);
   Id add_grant(Id role, const Scope& scope, Permissions permissions, Touched& touched);
+  template <typename Map> static const typename Map::mapped_type* find(const Map& map, const typename Map::key_type& key) {
+    auto it = map.find(key);
+    return it == map.end() ? nullptr : &it->second;
+  }
 
   Genesis genesis_;
   Head head_;
@@ -212,9 +216,6 @@ class Authority {
   std::map<std::pair<Id, Id>, std::set<Id>> pending_routes_;  // (source, destination) -> pending outputs, FIFO
   std::map<Id, EffectRecord> effects_;
 };
-
-/// The declarative_authorization commands (they carry expected_revision and need realm_control).
-bool is_administration(const Command& op);
 
 /// Control mutations (docs/transit.md, decision 9) may use the reserve beyond
 /// the admission ceiling: the ones that only take authority away.

@@ -19,19 +19,6 @@ Err<Refusal> stale_generation(Id expected, Id current) {
 
 }  // namespace
 
-const ProcessRecord* Authority::process(Id pid) const {
-  auto it = processes_.find(pid);
-  return it == processes_.end() ? nullptr : &it->second;
-}
-const OutputRecord* Authority::output(Id id) const {
-  auto it = outputs_.find(id);
-  return it == outputs_.end() ? nullptr : &it->second;
-}
-const EffectRecord* Authority::effect(Id id) const {
-  auto it = effects_.find(id);
-  return it == effects_.end() ? nullptr : &it->second;
-}
-
 // A suspension past its deadline is a permanent retirement from that instant;
 // trusted time never goes back, so nothing needs writing for it to hold.
 bool Authority::retired(const ProcessRecord& p, std::uint64_t now_ms) const {
@@ -78,18 +65,6 @@ Result<ProcessRecord*, Refusal> Authority::live_process(Id pid, const Step& step
                   std::string("requires ") + (needs == kPidAdmin ? "pid_admin" : needs == kExecute ? "execute" : "send") +
                       " at the process");
   return &it->second;
-}
-
-Result<Outcome, Refusal> Authority::apply_state(const Command& op, Step& step) {
-  return std::visit(
-      [&](const auto& command) -> Result<Outcome, Refusal> {
-        if constexpr (requires { command.expected_revision; }) {
-          return refuse(RejectionCode::kInvalidRequest, "not_state", "an administration command");
-        } else {
-          return apply(command, step);
-        }
-      },
-      op);
 }
 
 Result<Outcome, Refusal> Authority::apply(const CreateProcess& op, Step& step) {

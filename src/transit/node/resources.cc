@@ -25,19 +25,6 @@ std::optional<Refusal> stale_cut(Id cut, Id head, Id policy_position, Id catalog
 
 }  // namespace
 
-const ResourceRecord* Authority::resource(Id id) const {
-  auto it = resources_.find(id);
-  return it == resources_.end() ? nullptr : &it->second;
-}
-const ViewRecord* Authority::view(Id id) const {
-  auto it = views_.find(id);
-  return it == views_.end() ? nullptr : &it->second;
-}
-const Association* Authority::association(Id pid, Id revision) const {
-  auto it = associations_.find({pid, revision});
-  return it == associations_.end() ? nullptr : &it->second;
-}
-
 const Association* Authority::associated(Id pid, Id resource_id) const {
   for (auto it = associations_.lower_bound({pid, 0}); it != associations_.end() && it->first.first == pid; ++it)
     if (it->second.resource == resource_id) return &it->second;
