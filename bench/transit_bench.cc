@@ -46,26 +46,7 @@ Sample run_transit(std::size_t clients, std::size_t ops, double rate, std::size_
   auto node = start_node(dir);
   const ClientOptions root_options = root_options_of(*node);
   Client root(root_options);
-  for (std::size_t c = 0; c < clients; ++c) {
-    auto r = root.submit(CreatePrincipal{100 + c, samples::key_of(samples::seed_of(static_cast<std::uint8_t>(c + 1))),
-                                         RealmScope{}, Permissions{kAllPermissions}, std::nullopt, std::nullopt});
-    if (!r.ok()) std::exit((std::fprintf(stderr, "transit_bench: setup: %s\n", r.error().message.c_str()), 1));
-  }
-  // Signed before the clock starts; distinct new principals, so every command is a fresh decision.
-  std::vector<std::vector<std::string>> bodies(clients);
-  const PublicKey key = samples::key_of(samples::seed_of(200));
-  for (std::size_t c = 0; c < clients; ++c) {
-    ClientOptions o = root_options;
-    o.principal = 100 + c;
-    o.seed = samples::seed_of(static_cast<std::uint8_t>(c + 1));
-    Client writer(o);
-    for (std::size_t i = 0; i < ops / clients; ++i) {
-      const Request r = writer.build(
-          CreatePrincipal{1'000'000 * (c + 1) + i, key, RealmScope{}, Permissions{kReadOnly}, std::nullopt, std::nullopt},
-          i + 1);
-      bodies[c].push_back(to_json(sign(r, o.seed)));
-    }
-  }
+  const auto bodies = principal_commands(create_administrators(root, root_options, clients), ops / clients);
   body_bytes = bodies[0][0].size();
   const auto before = node->sequencer().stats();
   Sample s = drive(node->port(), "/v1/command", bodies, rate);

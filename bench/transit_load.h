@@ -13,6 +13,7 @@
 #include "bench_util.h"
 #include "net/http_connection.h"
 #include "transit/client.h"
+#include "transit/contract/signing.h"
 #include "transit/node/node.h"
 
 namespace cowboy::transit::bench {
@@ -88,6 +89,39 @@ inline ClientOptions root_options_of(const node::Node& node) {
   o.principal = 1;
   o.seed = testing::seed_of(0);
   return o;
+}
+
+/// `n` administrators, principals 100.. with every permission (seeds 1..): their client options.
+inline std::vector<ClientOptions> create_administrators(Client& root, const ClientOptions& base, std::size_t n) {
+  std::vector<ClientOptions> out;
+  for (std::size_t c = 0; c < n; ++c) {
+    ClientOptions o = base;
+    o.principal = 100 + c;
+    o.seed = testing::seed_of(static_cast<std::uint8_t>(c + 1));
+    auto r = root.submit(CreatePrincipal{o.principal, testing::key_of(o.seed), RealmScope{}, Permissions{kAllPermissions},
+                                         std::nullopt, std::nullopt});
+    if (!r.ok()) std::exit((std::fprintf(stderr, "transit bench: setup: %s\n", r.error().message.c_str()), 1));
+    out.push_back(o);
+  }
+  return out;
+}
+
+/// The foundation's workload: each administrator's `per_client` create_principal
+/// commands from sequence 1, signed before the clock starts (signing is the
+/// client's work); distinct new principals, so every one is a fresh decision.
+inline std::vector<std::vector<std::string>> principal_commands(const std::vector<ClientOptions>& admins,
+                                                                std::size_t per_client) {
+  std::vector<std::vector<std::string>> bodies(admins.size());
+  const PublicKey key = testing::key_of(testing::seed_of(200));
+  for (std::size_t c = 0; c < admins.size(); ++c) {
+    Client signer(admins[c]);
+    for (std::size_t i = 0; i < per_client; ++i)
+      bodies[c].push_back(to_json(sign(signer.build(CreatePrincipal{1'000'000 * (c + 1) + i, key, RealmScope{},
+                                                                    Permissions{kReadOnly}, std::nullopt, std::nullopt},
+                                                    i + 1),
+                                       admins[c].seed)));
+  }
+  return bodies;
 }
 
 }  // namespace cowboy::transit::bench

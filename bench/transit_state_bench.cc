@@ -40,26 +40,17 @@ void need(bool ok, const std::string& what) {
   if (!ok) std::exit((std::fprintf(stderr, "transit_state_bench: %s\n", what.c_str()), 1));
 }
 
-/// Workers 100.. with every permission; worker w owns process 1 + w, associated with `resource_of(w)`.
+/// Administrators 100.., of which worker w owns process 1 + w, associated with `resource_of(w)`.
 std::vector<ClientOptions> setup_workers(Client& root, const ClientOptions& base, std::size_t workers,
                                          const std::function<Id(std::size_t)>& resource_of) {
-  std::vector<ClientOptions> out;
+  auto out = create_administrators(root, base, workers);
   for (std::size_t w = 0; w < workers; ++w) {
-    const auto seed = testing::seed_of(static_cast<std::uint8_t>(w + 1));
-    need(root.submit(CreatePrincipal{100 + w, testing::key_of(seed), RealmScope{}, Permissions{kAllPermissions},
-                                     std::nullopt, std::nullopt})
-             .ok(),
-         "create worker");
     const Id pid = 1 + w;
     need(root.submit(CreateProcess{pid, {}}).ok(), "create process");
     need(root.submit(Associate{pid, {"doc"}, resource_of(w)}).ok(), "associate");
     need(root.submit(Initialize{pid, 0}).ok(), "initialize");
-    ClientOptions o = base;
-    o.principal = 100 + w;
-    o.seed = seed;
-    Client worker(o);
+    Client worker(out[w]);
     need(worker.submit(Own{pid, 1}).ok(), "own");  // generation 2, sequence 1
-    out.push_back(o);
   }
   return out;
 }
@@ -120,22 +111,7 @@ Sample run_commands(std::size_t clients, std::size_t ops) {
   auto node = start_node(dir);
   const auto base = root_options_of(*node);
   Client root(base);
-  std::vector<std::vector<std::string>> bodies(clients);
-  for (std::size_t c = 0; c < clients; ++c) {
-    const auto seed = testing::seed_of(static_cast<std::uint8_t>(c + 1));
-    need(root.submit(CreatePrincipal{100 + c, testing::key_of(seed), RealmScope{}, Permissions{kAllPermissions},
-                                     std::nullopt, std::nullopt})
-             .ok(),
-         "create principal");
-    ClientOptions o = base;
-    o.principal = 100 + c;
-    Client signer(o);
-    for (std::size_t i = 0; i < ops / clients; ++i)
-      bodies[c].push_back(to_json(sign(signer.build(CreatePrincipal{1'000'000 * (c + 1) + i, testing::key_of(testing::seed_of(200)),
-                                                                    RealmScope{}, Permissions{kReadOnly}, std::nullopt, std::nullopt},
-                                                    i + 1),
-                                       seed)));
-  }
+  const auto bodies = principal_commands(create_administrators(root, base, clients), ops / clients);
   const auto before = node->sequencer().stats();
   Sample s = drive(node->port(), "/v1/command", bodies, 0);
   report_syncs("commands", clients, before, node->sequencer().stats());
