@@ -25,8 +25,6 @@ using namespace cowboy::transit;
 
 namespace {
 
-constexpr std::array<std::string_view, 9> kPermissionNames = {"inspect", "read", "write", "send", "execute",
-                                                               "effect", "courier", "pid_admin", "realm_control"};
 
 std::optional<Permissions> parse_permissions(const std::string& text) {
   Permissions p;

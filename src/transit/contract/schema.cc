@@ -43,8 +43,8 @@ template <> struct SchemaOf<Definition> {
 template <> struct SchemaOf<Permissions> {
   static Schema get() {
     auto s = integer_schema(kAllPermissions);
-    s["x-transit-bits"] = Schema::array({"inspect", "read", "write", "send", "execute", "effect", "courier",
-                                          "pid_admin", "realm_control"});
+    s["x-transit-bits"] = Schema::array();
+    for (auto name : kPermissionNames) s["x-transit-bits"].push_back(name);
     return s;
   }
 };

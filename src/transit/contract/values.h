@@ -78,6 +78,15 @@ enum Permission : std::uint64_t {
   kRealmControl = 1u << 8,
 };
 inline constexpr std::uint64_t kAllPermissions = (1u << 9) - 1;
+/// Each bit's name, bit i at index i.
+inline constexpr std::array<std::string_view, 9> kPermissionNames = {
+    "inspect", "read", "write", "send", "execute", "effect", "courier", "pid_admin", "realm_control"};
+/// The name of a single permission bit.
+constexpr std::string_view permission_name(Permission bit) {
+  for (std::size_t i = 0; i < kPermissionNames.size(); ++i)
+    if (bit == (std::uint64_t{1} << i)) return kPermissionNames[i];
+  return "?";
+}
 inline constexpr std::uint64_t kReadOnly = kInspect | kRead;
 
 struct Permissions {

@@ -62,8 +62,7 @@ Result<ProcessRecord*, Refusal> Authority::live_process(Id pid, const Step& step
   if (retired(it->second, step.now_ms)) return refuse(RejectionCode::kInvalidProposal, "retired", "the process is permanently retired");
   if (!(pid_rights(step.caller, pid) & needs))
     return refuse(RejectionCode::kDenied, "not_permitted",
-                  std::string("requires ") + (needs == kPidAdmin ? "pid_admin" : needs == kExecute ? "execute" : "send") +
-                      " at the process");
+                  "requires " + std::string(permission_name(needs)) + " at the process");
   return &it->second;
 }
 
