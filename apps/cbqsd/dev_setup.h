@@ -6,7 +6,7 @@
 
 #include <filesystem>
 
-#include "cbqs/broker/stream.h"
+#include "cbqs/broker/stream/state.h"
 #include "devchain/api.h"
 
 namespace cowboy::cbqsd {

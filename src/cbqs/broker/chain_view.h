@@ -31,4 +31,12 @@ struct ChainView {
 
 using ChainViewPtr = std::shared_ptr<const ChainView>;
 
+/// Where the broker's parts read the snapshot in force.
+class ViewSource {
+ public:
+  virtual ~ViewSource() = default;
+  /// The current view, or null before the first.
+  virtual ChainViewPtr current() const = 0;
+};
+
 }  // namespace cowboy::cbqs::broker

@@ -1,30 +1,23 @@
-// The broker's request logic, independent of the transport. Every method runs
-// on one executor (the io_context thread), so no state here is locked; the
-// only work done elsewhere is the synced store write of a closed batch, on the
-// committer thread, whose completion is posted back.
+// The broker's connection side, independent of the transport: connections,
+// handshakes and their admission, sessions and their standing, verbs. Each
+// request of a session that stands goes to its stream's owner in one call
+// (stream/owner.h), which answers it. Every method runs on one executor (the
+// io_context thread), so no state here is locked.
 //
 // Request flow (docs/architecture.md): a Peer hands a binary message to
 // on_frame -> strict decode -> session lookup -> the session's standing under
-// the current snapshot -> verbs -> scope -> solvency -> the request itself
-// (stream state) -> the answer. Appends are answered only from
-// commit_finished(), after their batch is durable.
+// the current snapshot -> verbs -> StreamOwner::request.
 #pragma once
 
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/steady_timer.hpp>
 #include <boost/asio/thread_pool.hpp>
-#include <atomic>
-#include <deque>
-#include <list>
 #include <map>
 #include <memory>
-#include <set>
 
 #include "admission/fair_queue.h"
-#include "cbqs/broker/group.h"
-#include "cbqs/broker/rate.h"
 #include "cbqs/broker/snapshot.h"
-#include "cbqs/broker/stream.h"
+#include "cbqs/broker/stream/owner.h"
 #include "cbqs/wire/frames.h"
 #include "common/clock.h"
 
@@ -52,25 +45,6 @@ struct CoreConfig {
   std::uint64_t admission_credits_per_turn = 64;  // 16 verifications per turn
   std::uint64_t credit_cap = 1ULL << 30;              // docs/protocol.md §K
   std::size_t peer_queue_limit = 16 * 1024 * 1024;     // pause deliveries to a peer above this
-};
-
-struct GroupMetrics {
-  std::uint64_t group_id = 0;
-  std::uint64_t pending = 0;      // records not yet delivered, or waiting for redelivery
-  std::uint64_t in_flight = 0;
-  std::uint64_t dead_letters = 0;
-  GroupCounters counters;
-  std::uint64_t oldest_unacked_age_ms = 0;  // 0 when nothing is unacked
-};
-
-struct StreamMetrics {
-  Bytes32 stream_id{};
-  std::uint64_t head = 0;  // highest durable sequence
-  std::uint64_t floor = 0;
-  std::uint64_t retained_bytes = 0;
-  std::vector<std::pair<std::uint64_t, std::uint64_t>> lane_heads;    // (lane, head), at most 256 lanes
-  std::vector<std::pair<Bytes32, std::uint64_t>> subscription_lags;  // (subscription, records behind)
-  std::vector<GroupMetrics> groups;                                   // groups loaded since start
 };
 
 struct CoreMetrics {
@@ -101,9 +75,9 @@ struct CoreMetrics {
   std::uint64_t read_pauses = 0;               // times a connection's reads paused for its write queue
 };
 
-class Core {
+class Core final : private Outbound {
  public:
-  using ConnectionId = std::uint64_t;
+  using ConnectionId = broker::ConnectionId;
 
   Core(boost::asio::io_context& io, CoreConfig config, store::Store& store, SnapshotSource& snapshots,
        const Clock& clock, Entropy& entropy);
@@ -121,7 +95,7 @@ class Core {
   /// No batch is being written and nothing is staged.
   bool idle() const;
   CoreMetrics metrics() const;
-  bool store_failed() const { return store_failed_; }
+  bool store_failed() const { return health_.failed(); }
 
   // The dead-letter view (docs/protocol.md §O), for the operator's admin endpoint.
   /// EXPIRED records of a group, ascending after `after`, at most `limit`; nullopt for an unknown group.
@@ -141,8 +115,6 @@ class Core {
     StreamGrantV2 grant;
     Bytes32 grant_id{};
     SigningPublicKey admin_key_at_open;
-    TokenBucket append_rate;
-    std::set<Bytes32> subscriptions;
     std::unique_ptr<boost::asio::steady_timer> expiry;
   };
   struct Connection {
@@ -164,116 +136,31 @@ class Core {
     std::uint64_t queued_at_turn = 0;
   };
   using HandshakeJob = std::variant<OpenJob, CompleteJob>;
-  struct Waiter {  // an append waiting for its batch
-    ConnectionId connection;
-    Bytes32 request_id;
-    std::uint64_t sequence;
-  };
-  struct Subscription {
-    ConnectionId connection;
-    Bytes32 session_id;
-    Bytes32 id;
-    LaneScope scope;
-    std::uint64_t next_sequence = 1;
-    std::uint64_t credit = 0;
-    bool short_sent = false;
-    bool replaying = false;
-    std::uint64_t stalled_since_ms = 0;  // 0 = not stalled
-    std::optional<std::uint64_t> group;  // a Group source; nullopt for a Cursor
-    HolderId holder = 0;                 // who its leases are issued to
-    bool backpressure_sent = false;
-  };
-  struct Deferred {  // a frame to send once the group journal write holding its change is durable
-    ConnectionId connection;
-    CbqsServerFrameV2 frame;
-  };
-  struct StreamSlot {
-    StreamState state;
-    bool committing = false;
-    std::vector<Waiter> waiting;    // staged, not yet in a closed batch
-    std::vector<Waiter> in_flight;  // in the batch being written
-    std::list<Subscription> subscriptions;
-    TokenBucket append_rate;
-    TokenBucket delivered_rate;
-    std::deque<Record> recent;      // the newest durable records, to deliver without a store read
-    std::vector<Record> read_ahead;  // consecutive older records from one store scan (a backlog being read)
-    std::unique_ptr<boost::asio::steady_timer> pump_timer;
-    // Consumer groups (groups.cc).
-    std::map<std::uint64_t, GroupCycles> groups;  // loaded on first use
-    Timeline timeline;
-    std::unique_ptr<boost::asio::steady_timer> timeline_timer;
-    std::uint64_t timeline_armed_ms = UINT64_MAX;  // when the timer fires; UINT64_MAX = not armed
-    store::WriteBatch journal;                     // group changes not yet written
-    std::vector<Deferred> deferred;                // their frames
-    bool journal_writing = false;
-    bool pump_posted = false;
-  };
-  enum class Visit { kNothing, kProgress, kPaced };
-  enum class LeaseVerb { kAck, kNack, kExtend, kReject };
+  // Outbound, for the owners
+  void send(ConnectionId id, const CbqsServerFrameV2& frame) override;
+  Room room(ConnectionId id) const override;
 
-  // core.cc: framing and sessions
-  void send(ConnectionId id, const CbqsServerFrameV2& frame);
+  // core.cc: connections, requests and housekeeping
   void send_error(ConnectionId id, std::optional<Bytes32> request_id, ErrorCode code, std::string_view detail = {},
                   Bytes details = {});
-  ErrorFrame error_frame(std::optional<Bytes32> request_id, ErrorCode code, std::string_view detail = {},
-                         Bytes details = {});
-  void open_session(ConnectionId id, Connection& c, const OpenSession& f);
-  void complete_session(ConnectionId id, Connection& c, const CompleteSession& f);
+  // Requests are taken by mutable reference: an Append's payload moves into the batch.
+  void handle_request(ConnectionId id, Connection& c, Request& f);
+  /// The stream's owner, loaded on first use; null when its state cannot be read.
+  StreamOwner* owner(const Bytes32& stream_id);
   void end_session(ConnectionId id, const Bytes32& session_id);
   void close_sessionless(std::uint64_t now_ms, std::uint64_t timeout_ms);
+  void housekeeping();
+
+  // sessions.cc: handshakes (§7) and their admission
+  void open_session(ConnectionId id, Connection& c, const OpenSession& f);
+  void complete_session(ConnectionId id, Connection& c, const CompleteSession& f);
   void admit(ConnectionId id, const Bytes32& request_id, HandshakeJob job);
   void schedule_admission();
   void admission_turn();
   void finish_open(ConnectionId id, OpenJob& job);
   void finish_complete(ConnectionId id, CompleteJob& job);
   std::uint64_t steady_ms() const;
-  // Requests are taken by mutable reference: an Append's payload moves into the batch.
-  void handle_request(ConnectionId id, Connection& c, Request& f);
   Bytes32 random32();
-
-  // requests.cc: lanes, settings, checkpoints, appends and the commit pipeline
-  void dispatch(ConnectionId id, Session& s, const Bytes32& session_id, const ChainView& view,
-                const StreamRecordV2& stream, const Bytes32& request_id, CbqsRequestBodyV2& body);
-  StreamSlot* slot(const Bytes32& stream_id);
-  void append(ConnectionId id, Session& s, const ChainView& view, const StreamRecordV2& stream,
-              const Bytes32& request_id, req::Append& r);
-  void start_commit(const Bytes32& stream_id);
-  void commit_finished(const Bytes32& stream_id, PreparedBatch batch, bool ok, std::uint64_t sync_us);
-  void fail_store(std::string_view why);
-
-  // delivery.cc: cursor subscriptions and the delivery pump
-  void subscribe(ConnectionId id, Session& s, const Bytes32& session_id, StreamSlot& slot,
-                 const Bytes32& request_id, const req::Subscribe& r);
-  void add_credit(ConnectionId id, Session& s, StreamSlot& slot, const Bytes32& request_id, const req::AddCredit& r);
-  void unsubscribe(ConnectionId id, Session& s, StreamSlot& slot, const Bytes32& request_id, const req::Unsubscribe& r);
-  void drop_subscriptions(ConnectionId id, const Bytes32& session_id);
-  /// Applies due timeline entries, delivers what subscriptions can take, writes the group journal.
-  void pump(const Bytes32& stream_id);
-  void deliver(const Bytes32& stream_id, StreamSlot& slot, const ChainView& view, std::uint64_t head,
-               std::uint64_t floor, std::uint64_t now_ms);
-  void schedule_pump(const Bytes32& stream_id, std::uint64_t delay_ms);
-  void housekeeping();
-  std::optional<Record> record_at(StreamSlot& slot, std::uint64_t sequence);
-  Subscription* find_subscription(StreamSlot& slot, ConnectionId id, const Session& s, const Bytes32& subscription_id);
-  /// Removes a subscription (its leases end as if expired); the caller pumps.
-  void remove_subscription(StreamSlot& slot, std::list<Subscription>::iterator it);
-  void advance_retention(StreamSlot& slot, const Params& params);
-
-  // groups.cc: group subscriptions, leases, the timeline and the group journal
-  GroupCycles* group_runtime(StreamSlot& slot, std::uint64_t group_id);
-  void subscribe_group(ConnectionId id, Session& s, const Bytes32& session_id, StreamSlot& slot,
-                       const Bytes32& request_id, const req::Subscribe& r, const SourceGroup& source);
-  void lease_action(ConnectionId id, Session& s, StreamSlot& slot, const Bytes32& request_id,
-                    const Bytes32& subscription_id, const Bytes32& lease, LeaseVerb verb, std::uint64_t extend_ms);
-  void group_deleted(StreamSlot& slot, std::uint64_t group_id);
-  Visit deliver_group(StreamSlot& slot, Subscription& sub, bool solvent, std::uint64_t now_ms);
-  /// Sends after the deferred frames of this stream (so a subscription's frames keep their order).
-  void send_in_order(StreamSlot& slot, ConnectionId id, CbqsServerFrameV2 frame);
-  void run_timeline(StreamSlot& slot, std::uint64_t now_ms);
-  void pump_soon(StreamSlot& slot);
-  void arm_timeline(const Bytes32& stream_id);
-  void flush_journal(const Bytes32& stream_id);
-  void journal_finished(const Bytes32& stream_id, std::vector<Deferred> frames, bool ok);
 
   boost::asio::io_context& io_;
   const CoreConfig config_;
@@ -290,10 +177,9 @@ class Core {
   boost::asio::steady_timer housekeeping_timer_;
 
   ConnectionId next_connection_ = 1;
-  HolderId next_holder_ = 1;
   std::map<ConnectionId, Connection> connections_;
-  std::map<Bytes32, StreamSlot> streams_;
-  std::atomic<bool> store_failed_{false};  // also read by /readyz on the admin thread
+  StoreHealth health_;
+  std::map<Bytes32, std::unique_ptr<StreamOwner>> owners_;
   CoreMetrics metrics_;
 };
 

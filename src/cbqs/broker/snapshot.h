@@ -14,7 +14,7 @@
 
 namespace cowboy::cbqs::broker {
 
-class SnapshotSource {
+class SnapshotSource final : public ViewSource {
  public:
   SnapshotSource(devchain::ChainApi& chain, const Address& provider, const Clock& clock,
                  std::uint64_t block_interval_ms);
@@ -22,7 +22,7 @@ class SnapshotSource {
   /// Reads a new snapshot now; on failure the previous one stays in force.
   devchain::ApiResult<ChainViewPtr> refresh();
   /// The current view, or null before the first successful refresh.
-  ChainViewPtr current() const;
+  ChainViewPtr current() const override;
   /// Whole blocks elapsed since the current view was read; UINT64_MAX without one.
   std::uint64_t age_blocks() const;
   bool fresh() const;  // a view exists and its age is within cbqs.max_snapshot_age_blocks

@@ -21,6 +21,7 @@ std::string_view to_string(StoreError e) {
     case StoreError::kFormatMismatch: return "the store has no cbqs/store-format = 2 marker (§18 rule 4)";
     case StoreError::kFailed: return "the store failed earlier and accepts no more writes";
     case StoreError::kNoSpace: return "the store's filesystem has less than 32 MiB free";
+    case StoreError::kCorrupt: return "a stored value does not decode";
   }
   return "?";
 }

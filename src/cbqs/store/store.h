@@ -23,6 +23,7 @@ enum class StoreError : std::uint8_t {
   kFormatMismatch,  // §18 rule 4: no cbqs/store-format = 2 marker
   kFailed,          // a previous write failed: the store refuses further writes
   kNoSpace,         // too little free space to write safely: refused, and the store fails closed
+  kCorrupt,         // a stored value does not decode
 };
 std::string_view to_string(StoreError e);
 
@@ -44,6 +45,11 @@ class WriteBatch {
     ops_.push_back({Op::kDeleteRange, std::move(begin), std::move(end)});
   }
   void append(const WriteBatch& other) { ops_.insert(ops_.end(), other.ops_.begin(), other.ops_.end()); }
+  void append(WriteBatch&& other) {
+    if (ops_.empty()) ops_ = std::move(other.ops_);
+    else ops_.insert(ops_.end(), std::make_move_iterator(other.ops_.begin()), std::make_move_iterator(other.ops_.end()));
+    other.ops_.clear();
+  }
   const std::vector<Op>& ops() const { return ops_; }
   bool empty() const { return ops_.empty(); }
   std::size_t size() const { return ops_.size(); }

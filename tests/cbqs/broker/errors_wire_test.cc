@@ -13,7 +13,7 @@
 
 #include "broker_fixture.h"
 #include "cbqs/broker/auth.h"
-#include "cbqs/broker/stream.h"
+#include "cbqs/broker/stream/state.h"
 #include "cbqs/wire/codec.h"
 #include "cbqs/wire/ids.h"
 #include "common/bytes.h"
@@ -442,9 +442,11 @@ class ErrorsWireStoreTest : public ErrorsWireTest {
     o.memory_store = true;
     return o;
   }
-  void plant(std::string key, std::string value) {
+  /// Writes straight into the store, as a damaged or foreign store would hold it.
+  template <typename F>
+  void plant(F put) {
     store::WriteBatch b;
-    b.put(std::move(key), std::move(value));
+    put(StreamLayout(stream_id), b);
     ASSERT_TRUE(memory->write(b, store::Sync::kYes).ok());
   }
 };
@@ -452,9 +454,8 @@ class ErrorsWireStoreTest : public ErrorsWireTest {
 TEST_F(ErrorsWireStoreTest, ARoomLaneIdHeldByAPlainLaneIsAConflict) {
   RoomLaneV2 room = RoomMessages{Bytes32{0x42}};
   std::uint64_t id = room_lane_id(room);
-  Bytes plain = encode(LaneRecordV2{stream_id, id, LaneStatusV2::kActive});
-  plain.push_back(0);  // no room commitment: a plain lane
-  plant(stream_key(stream_id, 'l', id), std::string(plain.begin(), plain.end()));  // before the stream is loaded
+  // A plain lane (no room commitment) at the room's id, before the stream is loaded.
+  plant([&](const StreamLayout& layout, store::WriteBatch& b) { layout.put_lane(b, id, StoredLane{}); });
   auto c = connect();
   Bytes32 session = open_session(*c, grant(kAll));
   EXPECT_EQ(error_code(request(*c, session, 1, req::CreateLane{room})), code(ErrorCode::kLaneIdConflict));
@@ -464,7 +465,7 @@ TEST_F(ErrorsWireStoreTest, AnUnreadableReceiptIsInternal) {
   auto c = connect();
   Bytes32 session = open_session(*c, grant(kAll));
   std::uint64_t seq = append(*c, session, create_lane(*c, session), "x");
-  plant(stream_key(stream_id, 'c', seq), "not a receipt");
+  plant([&](const StreamLayout& layout, store::WriteBatch& b) { layout.put_receipt(b, seq, as_bytes("not a receipt")); });
   EXPECT_EQ(error_code(request(*c, session, 1, req::GetCheckpoint{})), code(ErrorCode::kInternal));
 }
 

@@ -1,11 +1,11 @@
 // The consumer-group state machine (§9.2) without a network: attempts,
 // expiry, Nack timing, Extend's cap, the three lease-check answers,
 // reclamation, a restart with outstanding leases, retention and redrive.
-#include "cbqs/broker/group.h"
+#include "cbqs/broker/stream/cycles.h"
 
 #include <gtest/gtest.h>
 
-#include "cbqs/broker/stream.h"
+#include "cbqs/broker/stream/state.h"
 #include "cbqs/store/memory_store.h"
 #include "group_config.h"
 

@@ -1,10 +1,11 @@
 // One stream's durable state: lanes, batches and the checkpoint chain,
 // crash and sync-failure behaviour, retention and settings.
-#include "cbqs/broker/stream.h"
+#include "cbqs/broker/stream/state.h"
 
 #include <gtest/gtest.h>
 
 #include "cbqs/store/memory_store.h"
+#include "durably.h"
 #include "group_config.h"
 #include "cbqs/wire/ids.h"
 
@@ -34,6 +35,7 @@ class StreamTest : public ::testing::Test {
   }
 
   StreamState load() { return std::move(*StreamState::load(store, sid)); }
+  testing::Durably durably(StreamState& s) { return {s, store}; }
 
   /// The owner's job: close the open batch, write it synced, publish it.
   bool commit(StreamState& s) {
@@ -55,34 +57,34 @@ class StreamTest : public ::testing::Test {
 
 TEST_F(StreamTest, PlainLaneIdsAreAssignedFromOneAndNeverReissued) {
   auto s = load();
-  EXPECT_EQ(*s.create_lane(store, std::nullopt, view.params), 1u);
-  EXPECT_EQ(*s.create_lane(store, std::nullopt, view.params), 2u);
-  ASSERT_TRUE(s.close_lane(store, 2).ok());
+  EXPECT_EQ(*durably(s).create_lane(std::nullopt, view.params), 1u);
+  EXPECT_EQ(*durably(s).create_lane(std::nullopt, view.params), 2u);
+  ASSERT_TRUE(durably(s).close_lane(2).ok());
   auto reloaded = load();  // across a restart too
-  EXPECT_EQ(*reloaded.create_lane(store, std::nullopt, view.params), 3u);
+  EXPECT_EQ(*durably(reloaded).create_lane(std::nullopt, view.params), 3u);
   EXPECT_EQ(reloaded.lane_status(2), LaneStatusV2::kClosed);
-  EXPECT_EQ(reloaded.close_lane(store, 2).error(), ErrorCode::kLaneClosed);
-  EXPECT_EQ(reloaded.close_lane(store, 99).error(), ErrorCode::kUnknownLane);
+  EXPECT_EQ(durably(reloaded).close_lane(2).error(), ErrorCode::kLaneClosed);
+  EXPECT_EQ(durably(reloaded).close_lane(99).error(), ErrorCode::kUnknownLane);
 }
 
 TEST_F(StreamTest, RoomLanesAreDerivedIdempotentAndNeverReopened) {
   auto s = load();
   RoomLaneV2 room = RoomMessages{Bytes32{7}};
-  auto id = s.create_lane(store, room, view.params);
+  auto id = durably(s).create_lane(room, view.params);
   ASSERT_TRUE(id.ok());
   EXPECT_EQ(*id, room_lane_id(room));
-  EXPECT_EQ(*s.create_lane(store, room, view.params), *id);  // anyone may "create" it again
+  EXPECT_EQ(*durably(s).create_lane(room, view.params), *id);  // anyone may "create" it again
   RoomLaneV2 inbox = RoomInbox{Bytes32{7}, Bytes32{9}};
-  EXPECT_NE(*s.create_lane(store, inbox, view.params), *id);
-  ASSERT_TRUE(s.close_lane(store, *id).ok());
-  EXPECT_EQ(s.create_lane(store, room, view.params).error(), ErrorCode::kLaneClosed);
+  EXPECT_NE(*durably(s).create_lane(inbox, view.params), *id);
+  ASSERT_TRUE(durably(s).close_lane(*id).ok());
+  EXPECT_EQ(durably(s).create_lane(room, view.params).error(), ErrorCode::kLaneClosed);
 }
 
 TEST_F(StreamTest, LaneLimitAndPaging) {
   view.params.max_lanes_per_stream = 3;
   auto s = load();
-  for (int i = 0; i < 3; ++i) ASSERT_TRUE(s.create_lane(store, std::nullopt, view.params).ok());
-  EXPECT_EQ(s.create_lane(store, std::nullopt, view.params).error(), ErrorCode::kLaneLimit);
+  for (int i = 0; i < 3; ++i) ASSERT_TRUE(durably(s).create_lane(std::nullopt, view.params).ok());
+  EXPECT_EQ(durably(s).create_lane(std::nullopt, view.params).error(), ErrorCode::kLaneLimit);
   auto page = s.list_lanes(std::nullopt, 2, LaneScopeAny{});
   ASSERT_EQ(page.lanes.size(), 2u);
   EXPECT_EQ(page.next_after_lane_id, 2u);
@@ -97,7 +99,7 @@ TEST_F(StreamTest, LaneLimitAndPaging) {
 
 TEST_F(StreamTest, CheckpointChainAlongManyBatches) {
   auto s = load();
-  std::uint64_t lane = *s.create_lane(store, std::nullopt, view.params);
+  std::uint64_t lane = *durably(s).create_lane(std::nullopt, view.params);
   std::vector<CheckpointReceiptV2> chain;
   for (int batch = 0; batch < 20; ++batch) {
     for (int i = 0; i <= batch % 4; ++i) append(s, lane, "record " + std::to_string(batch) + "/" + std::to_string(i));
@@ -136,7 +138,7 @@ TEST_F(StreamTest, CheckpointChainAlongManyBatches) {
 
 TEST_F(StreamTest, ReadRangeReturnsConsecutiveRecordsWithinItsBounds) {
   auto s = load();
-  std::uint64_t a = *s.create_lane(store, std::nullopt, view.params), b = *s.create_lane(store, std::nullopt, view.params);
+  std::uint64_t a = *durably(s).create_lane(std::nullopt, view.params), b = *durably(s).create_lane(std::nullopt, view.params);
   for (int i = 1; i <= 5; ++i) append(s, i % 2 ? a : b, "record-" + std::to_string(i));  // 8 bytes each
   ASSERT_TRUE(commit(s));
   auto all = *s.read_range(store, 2, 10, 1 << 20);
@@ -156,7 +158,7 @@ TEST_F(StreamTest, ReadRangeReturnsConsecutiveRecordsWithinItsBounds) {
 
 TEST_F(StreamTest, NothingIsReadableBeforeItsBatchIsDurable) {
   auto s = load();
-  std::uint64_t lane = *s.create_lane(store, std::nullopt, view.params);
+  std::uint64_t lane = *durably(s).create_lane(std::nullopt, view.params);
   std::uint64_t seq = append(s, lane, "pending");
   EXPECT_EQ(seq, 1u);
   EXPECT_EQ(s.durable_head(), 0u);
@@ -169,7 +171,7 @@ TEST_F(StreamTest, NothingIsReadableBeforeItsBatchIsDurable) {
 TEST_F(StreamTest, CrashOnEitherSideOfTheDurableWrite) {
   {
     auto s = load();
-    std::uint64_t lane = *s.create_lane(store, std::nullopt, view.params);
+    std::uint64_t lane = *durably(s).create_lane(std::nullopt, view.params);
     append(s, lane, "a");
     ASSERT_TRUE(commit(s));  // durable: record 1 with its receipt
     append(s, lane, "b");
@@ -188,7 +190,7 @@ TEST_F(StreamTest, CrashOnEitherSideOfTheDurableWrite) {
 
 TEST_F(StreamTest, AFailedSyncPublishesNothingAndFailsTheStreamClosed) {
   auto s = load();
-  std::uint64_t lane = *s.create_lane(store, std::nullopt, view.params);
+  std::uint64_t lane = *durably(s).create_lane(std::nullopt, view.params);
   append(s, lane, "doomed");
   store.fail_syncs(true);
   EXPECT_FALSE(commit(s));
@@ -202,23 +204,23 @@ TEST_F(StreamTest, AFailedSyncPublishesNothingAndFailsTheStreamClosed) {
 
 TEST_F(StreamTest, RetentionByTimeAndBytesWithReceipts) {
   auto s = load();
-  std::uint64_t lane = *s.create_lane(store, std::nullopt, view.params);
+  std::uint64_t lane = *durably(s).create_lane(std::nullopt, view.params);
   for (int i = 0; i < 3; ++i) {
     append(s, lane, "x");
     ASSERT_TRUE(commit(s));
     now += 1'000;
   }
   // By time: retention 1,500 ms at now = 1,003,000: records committed at 1,000,000 and 1,001,000 go.
-  ASSERT_TRUE(s.update_settings(store, StreamSettingsV2{1'500, 1'000'000, 1'024, 1'024, 4'096}, view.params).ok());
-  auto drop = s.advance_floor(view.params, now);
+  ASSERT_TRUE(durably(s).update_settings(StreamSettingsV2{1'500, 1'000'000, 1'024, 1'024, 4'096}, view.params).ok());
+  auto drop = testing::floor_writes(s, view.params, now);
   ASSERT_TRUE(store.write(drop, Sync::kYes).ok());
   EXPECT_EQ(s.floor(), 3u);
   EXPECT_FALSE(*s.read(store, 2));
   EXPECT_EQ(s.checkpoint(store, std::uint64_t{2}).error(), ErrorCode::kSequenceNotRetained);
   EXPECT_TRUE(s.checkpoint(store, std::uint64_t{3}).ok());
   // By bytes: a limit below one record plus its receipt empties the stream.
-  ASSERT_TRUE(s.update_settings(store, StreamSettingsV2{1'000'000, 10, 1'024, 1'024, 4'096}, view.params).ok());
-  ASSERT_TRUE(store.write(s.advance_floor(view.params, now), Sync::kYes).ok());
+  ASSERT_TRUE(durably(s).update_settings(StreamSettingsV2{1'000'000, 10, 1'024, 1'024, 4'096}, view.params).ok());
+  ASSERT_TRUE(store.write(testing::floor_writes(s, view.params, now), Sync::kYes).ok());
   EXPECT_EQ(s.floor(), 4u);
   EXPECT_EQ(s.retained_bytes(), 0u);
   EXPECT_EQ(s.checkpoint(store, std::nullopt).error(), ErrorCode::kCheckpointNotFound);
@@ -229,11 +231,11 @@ TEST_F(StreamTest, RetentionByTimeAndBytesWithReceipts) {
 TEST_F(StreamTest, SettingsAreValidatedStoredAndNotRedefinedByParameters) {
   auto s = load();
   EXPECT_EQ(s.effective_settings(view.params).retention_ms, view.params.retention_ms);
-  EXPECT_EQ(s.update_settings(store, StreamSettingsV2{0, 1, 1, 1, 1}, view.params).error(), ErrorCode::kInvalidSettings);
+  EXPECT_EQ(durably(s).update_settings(StreamSettingsV2{0, 1, 1, 1, 1}, view.params).error(), ErrorCode::kInvalidSettings);
   StreamSettingsV2 over{view.params.retention_ms + 1, 1, 1, 1, 1};
-  EXPECT_EQ(s.update_settings(store, over, view.params).error(), ErrorCode::kInvalidSettings);
+  EXPECT_EQ(durably(s).update_settings(over, view.params).error(), ErrorCode::kInvalidSettings);
   StreamSettingsV2 mine{60'000, 1'000'000, 4'096, 8'192, 16'384};
-  ASSERT_TRUE(s.update_settings(store, mine, view.params).ok());
+  ASSERT_TRUE(durably(s).update_settings(mine, view.params).ok());
   Params changed = view.params;
   changed.retention_ms = 1;  // a later governance change
   EXPECT_EQ(load().effective_settings(changed), mine);
@@ -253,28 +255,29 @@ class GroupStateTest : public ::testing::Test {
 
   static GroupConfigV2 config(std::uint64_t lane) { return testing::valid_group_config(lane); }
   StreamState load() { return std::move(*StreamState::load(store, sid)); }
+  testing::Durably durably(StreamState& s) { return {s, store}; }
 };
 
 TEST_F(GroupStateTest, IdsAreAssignedFromOneAndNeverReissuedAcrossRestarts) {
   auto s = load();
-  std::uint64_t lane = *s.create_lane(store, std::nullopt, params);
-  EXPECT_EQ(*s.create_group(store, config(lane), params), 1u);
-  EXPECT_EQ(*s.create_group(store, config(lane), params), 2u);
-  ASSERT_TRUE(s.delete_group(store, 2).ok());
+  std::uint64_t lane = *durably(s).create_lane(std::nullopt, params);
+  EXPECT_EQ(*durably(s).create_group(config(lane), params), 1u);
+  EXPECT_EQ(*durably(s).create_group(config(lane), params), 2u);
+  ASSERT_TRUE(durably(s).delete_group(2).ok());
   auto reloaded = load();
   EXPECT_EQ(reloaded.group(2), nullptr);
   ASSERT_NE(reloaded.group(1), nullptr);
   EXPECT_EQ(reloaded.group(1)->max_attempts, 5);
-  EXPECT_EQ(*reloaded.create_group(store, config(lane), params), 3u);  // 2 is never reissued
+  EXPECT_EQ(*durably(reloaded).create_group(config(lane), params), 3u);  // 2 is never reissued
 }
 
 TEST_F(GroupStateTest, FieldRulesAndCeilings) {
   auto s = load();
-  std::uint64_t lane = *s.create_lane(store, std::nullopt, params);
+  std::uint64_t lane = *durably(s).create_lane(std::nullopt, params);
   auto bad = [&](auto mutate) {
     auto c = config(lane);
     mutate(c);
-    return s.create_group(store, c, params).error();
+    return durably(s).create_group(c, params).error();
   };
   EXPECT_EQ(bad([](auto& c) { c.group_id = 9; }), ErrorCode::kInvalidRequest);  // ids are the broker's
   EXPECT_EQ(bad([](auto& c) { c.max_attempts = 0; }), ErrorCode::kInvalidGroupConfig);
@@ -288,29 +291,29 @@ TEST_F(GroupStateTest, FieldRulesAndCeilings) {
   EXPECT_EQ(bad([&](auto& c) { c.record_deadline_ms = params.retention_ms + 1; }), ErrorCode::kInvalidGroupConfig);
   EXPECT_EQ(bad([](auto& c) { c.lane_id = 99; }), ErrorCode::kUnknownLane);
   params.max_groups_per_stream = 1;
-  ASSERT_TRUE(s.create_group(store, config(lane), params).ok());
-  EXPECT_EQ(s.create_group(store, config(lane), params).error(), ErrorCode::kGroupLimit);
+  ASSERT_TRUE(durably(s).create_group(config(lane), params).ok());
+  EXPECT_EQ(durably(s).create_group(config(lane), params).error(), ErrorCode::kGroupLimit);
 }
 
 TEST_F(GroupStateTest, UpdateChangesOnlyMutableFields) {
   auto s = load();
-  std::uint64_t lane = *s.create_lane(store, std::nullopt, params);
-  std::uint64_t other = *s.create_lane(store, std::nullopt, params);
+  std::uint64_t lane = *durably(s).create_lane(std::nullopt, params);
+  std::uint64_t other = *durably(s).create_lane(std::nullopt, params);
   auto c = config(lane);
-  c.group_id = *s.create_group(store, c, params);
+  c.group_id = *durably(s).create_group(c, params);
   auto changed = c;
   changed.max_attempts = 9;
   changed.visibility_timeout_ms = 20'000;
-  EXPECT_EQ(s.update_group(store, changed, params)->max_attempts, 9);
+  EXPECT_EQ(durably(s).update_group(changed, params)->max_attempts, 9);
   auto moved = changed;
   moved.lane_id = other;
-  EXPECT_EQ(s.update_group(store, moved, params).error(), ErrorCode::kImmutableField);
+  EXPECT_EQ(durably(s).update_group(moved, params).error(), ErrorCode::kImmutableField);
   auto restarted = changed;
   restarted.start = StartAt{5};
-  EXPECT_EQ(s.update_group(store, restarted, params).error(), ErrorCode::kImmutableField);
+  EXPECT_EQ(durably(s).update_group(restarted, params).error(), ErrorCode::kImmutableField);
   auto unknown = changed;
   unknown.group_id = 77;
-  EXPECT_EQ(s.update_group(store, unknown, params).error(), ErrorCode::kUnknownGroup);
+  EXPECT_EQ(durably(s).update_group(unknown, params).error(), ErrorCode::kUnknownGroup);
   EXPECT_EQ(load().group(c.group_id)->visibility_timeout_ms, 20'000u);
 }
 
@@ -324,15 +327,15 @@ namespace {
 // the older floor: a restart derives the floor from the records themselves.
 TEST_F(StreamTest, TheFloorIsDerivedFromTheStoredRecordsOnRestart) {
   auto s = load();
-  std::uint64_t lane = *s.create_lane(store, std::nullopt, view.params);
+  std::uint64_t lane = *durably(s).create_lane(std::nullopt, view.params);
   for (int i = 0; i < 3; ++i) {
     append(s, lane, "x");
     ASSERT_TRUE(commit(s));
   }
   append(s, lane, "y");
   PreparedBatch next = s.close_batch(view, provider, now);  // captures floor 1 in its meta
-  ASSERT_TRUE(s.update_settings(store, StreamSettingsV2{1'000'000, 60, 1'024, 1'024, 4'096}, view.params).ok());
-  auto drop = s.advance_floor(view.params, now);  // retention moves the floor past records 1..3
+  ASSERT_TRUE(durably(s).update_settings(StreamSettingsV2{1'000'000, 60, 1'024, 1'024, 4'096}, view.params).ok());
+  auto drop = testing::floor_writes(s, view.params, now);  // retention moves the floor past records 1..3
   ASSERT_FALSE(drop.empty());
   ASSERT_TRUE(store.write(drop, store::Sync::kNo).ok());
   next.seal(provider);
@@ -356,14 +359,14 @@ namespace {
 // sequence numbers that were already durable.
 TEST_F(StreamTest, ALaneCreatedDuringAnInFlightBatchCannotRollBackTheChainTail) {
   auto s = load();
-  std::uint64_t lane = *s.create_lane(store, std::nullopt, view.params);
+  std::uint64_t lane = *durably(s).create_lane(std::nullopt, view.params);
   append(s, lane, "a");
   ASSERT_TRUE(commit(s));
   append(s, lane, "b");
   PreparedBatch in_flight = s.close_batch(view, provider, now);
   in_flight.seal(provider);
   ASSERT_TRUE(store.write(in_flight.write, store::Sync::kYes).ok());  // durable, not yet published
-  ASSERT_TRUE(s.create_lane(store, std::nullopt, view.params).ok());  // written in that window
+  ASSERT_TRUE(durably(s).create_lane(std::nullopt, view.params).ok());  // written in that window
   store.crash();
   auto restarted = load();
   EXPECT_EQ(restarted.durable_head(), 2u);

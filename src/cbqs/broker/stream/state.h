@@ -12,49 +12,24 @@
 // write returns leaves none of the batch; after, all of it with its receipt.
 // A failed write fails the stream closed: nothing more is staged or acked.
 //
-// Store layout, per stream (<sid> = 32 raw bytes):
-//   s/<sid>/m              the checkpoint-chain tail; written only by batches
-//   s/<sid>/n              the lane and group id counters; written only by lane and group creation
-//                          (two keys, so that no write can carry a stale copy of the other's fields;
-//                          the retention floor is not stored: it is derived from the records)
-//   s/<sid>/l/<lane BE>    lane: LaneRecordV2 || Option<Bytes32> room commitment
-//   s/<sid>/r/<seq BE>     record: lane u64 || committed_at_ms u64 || payload
-//   s/<sid>/c/<last BE>    CheckpointReceiptV2, keyed by its last_sequence
-//   s/<sid>/t              StreamSettingsV2, once the owner set them
-//   s/<sid>/g/<group BE>   GroupConfigV2 (deleted with its group; ids are never reissued)
-//   s/<sid>/f/<group BE>   the group's frontier: the lowest sequence it has not yet considered
-//   s/<sid>/y/<group BE>/<seq BE>  a live delivery cycle (group.h)
-//   s/<sid>/x/<group BE>/<seq BE>  a dead letter: an EXPIRED cycle, kept until its record goes
+// Every other change (lanes, groups, settings, retention) is applied here at
+// once and adds its writes to a batch the caller passes; the owner makes that
+// batch durable before it shows anyone the change. Nothing here writes.
+//
+// The keys and values it stores are spelled in layout.h.
 #pragma once
 
 #include <deque>
 #include <map>
 
 #include "cbqs/broker/chain_view.h"
+#include "cbqs/broker/stream/layout.h"
 #include "cbqs/store/store.h"
 #include "cbqs/wire/errors.h"
 #include "cbqs/wire/frames.h"
 #include "common/crypto.h"
 
 namespace cowboy::cbqs::broker {
-
-/// Bytes a record counts against retained_bytes_limit: canonical(RecordHeaderV2)
-/// 41 + sequence 8 + payload length 4 + n (docs/protocol.md §P).
-constexpr std::uint64_t retained_record_bytes(std::uint64_t n) { return 53 + n; }
-
-/// The one spelling of the store layout above: "s/<sid>/<kind>[/<a BE>[/<b BE>]]".
-std::string stream_key(const Bytes32& stream_id, char kind);
-std::string stream_key(const Bytes32& stream_id, char kind, std::uint64_t a);
-std::string stream_key(const Bytes32& stream_id, char kind, std::uint64_t a, std::uint64_t b);
-/// Every key "s/<sid>/<kind>/<a BE>/..." as a [begin, end) range.
-std::pair<std::string, std::string> stream_key_range(const Bytes32& stream_id, char kind, std::uint64_t a);
-
-struct Record {
-  std::uint64_t sequence = 0;
-  std::uint64_t lane_id = 0;
-  std::uint64_t committed_at_ms = 0;
-  Bytes payload;
-};
 
 /// Who signs checkpoints: the provider's address and Ed25519 seed.
 struct ProviderIdentity {
@@ -84,30 +59,32 @@ class StreamState {
   bool failed() const { return failed_; }
   void mark_failed() { failed_ = true; }
 
-  // ---- lanes (§8, docs/protocol.md §N); each change is one synced write ----
-  Result<std::uint64_t, ErrorCode> create_lane(store::Store& store, const std::optional<RoomLaneV2>& room,
-                                               const Params& params);
-  Result<Unit, ErrorCode> close_lane(store::Store& store, std::uint64_t lane_id);
+  // ---- lanes (§8, docs/protocol.md §N) ----
+  Result<std::uint64_t, ErrorCode> create_lane(const std::optional<RoomLaneV2>& room, const Params& params,
+                                               store::WriteBatch& w);
+  Result<Unit, ErrorCode> close_lane(std::uint64_t lane_id, store::WriteBatch& w);
   /// Lanes in ascending id after `after`, at most `limit`, only those `in_scope`.
   resp::Lanes list_lanes(std::optional<std::uint64_t> after, std::uint32_t limit, const LaneScope& scope) const;
   std::optional<LaneStatusV2> lane_status(std::uint64_t lane_id) const;
   /// The highest durable sequence per lane that has records (since this process started).
   const std::map<std::uint64_t, std::uint64_t>& lane_heads() const { return lane_heads_; }
 
-  // ---- consumer groups (§9.2, docs/protocol.md §O); each change is one synced write ----
+  // ---- consumer groups (§9.2, docs/protocol.md §O) ----
   /// `config.group_id` must be 0; returns the assigned id. The group's frontier
   /// is written with it: At(n) from max(n, floor), Head from the next sequence.
-  Result<std::uint64_t, ErrorCode> create_group(store::Store& store, const GroupConfigV2& config, const Params& params);
-  Result<GroupConfigV2, ErrorCode> update_group(store::Store& store, const GroupConfigV2& config, const Params& params);
+  Result<std::uint64_t, ErrorCode> create_group(const GroupConfigV2& config, const Params& params,
+                                                store::WriteBatch& w);
+  Result<GroupConfigV2, ErrorCode> update_group(const GroupConfigV2& config, const Params& params,
+                                                store::WriteBatch& w);
   /// Removes the group with its frontier, cycles and dead letters.
-  Result<Unit, ErrorCode> delete_group(store::Store& store, std::uint64_t group_id);
+  Result<Unit, ErrorCode> delete_group(std::uint64_t group_id, store::WriteBatch& w);
   const GroupConfigV2* group(std::uint64_t group_id) const;
   const std::map<std::uint64_t, GroupConfigV2>& groups() const { return groups_; }
 
   // ---- settings (§13) ----
   StreamSettingsV2 effective_settings(const Params& params) const;
-  Result<StreamSettingsV2, ErrorCode> update_settings(store::Store& store, const StreamSettingsV2& s,
-                                                      const Params& params);
+  Result<StreamSettingsV2, ErrorCode> update_settings(const StreamSettingsV2& s, const Params& params,
+                                                      store::WriteBatch& w);
 
   // ---- appends and the checkpoint chain (§9, §10) ----
   /// Stages an append into the open batch; returns its sequence. The lane must
@@ -122,7 +99,7 @@ class StreamState {
   void batch_durable(const PreparedBatch& batch);
 
   /// Highest durable sequence (0 before the first batch).
-  std::uint64_t durable_head() const { return next_sequence_durable_ - 1; }
+  std::uint64_t durable_head() const { return tail_.next_sequence - 1; }
   std::uint64_t floor() const { return floor_; }  // lowest retained sequence
   std::uint64_t retained_bytes() const { return retained_bytes_; }
   /// When a retained record's batch became durable; nullopt outside [floor, head].
@@ -143,15 +120,13 @@ class StreamState {
   Result<CheckpointReceiptV2, ErrorCode> checkpoint(store::Store& store, std::optional<std::uint64_t> covering) const;
 
   // ---- retention (§12) ----
-  /// Advances the floor by retention_ms and retained_bytes_limit; returns the
-  /// write that deletes what fell below it (empty if nothing did).
-  store::WriteBatch advance_floor(const Params& params, std::uint64_t now_ms);
+  /// Advances the floor by retention_ms and retained_bytes_limit; adds the
+  /// deletes of what fell below it to `w`. Whether the floor moved.
+  bool advance_floor(const Params& params, std::uint64_t now_ms, store::WriteBatch& w);
+  const StreamLayout& layout() const { return layout_; }
 
  private:
-  struct Lane {
-    LaneStatusV2 status = LaneStatusV2::kActive;
-    std::optional<Bytes32> room;  // the §11.1 commitment of a room lane
-  };
+  using Lane = StoredLane;
   struct Retained {  // one durable record, for retention accounting
     std::uint64_t sequence;
     std::uint64_t lane_id;
@@ -164,28 +139,20 @@ class StreamState {
     std::uint64_t bytes;
   };
 
-  explicit StreamState(const Bytes32& id) : stream_id_(id) {}
-  std::string key(char kind) const;
-  std::string key(char kind, std::uint64_t n) const;
-  std::string encode_counters() const;
-  Result<Unit, ErrorCode> write_lane(store::Store& store, std::uint64_t lane_id, const Lane& lane,
-                                     std::uint64_t next_lane_id);
+  explicit StreamState(const Bytes32& id) : stream_id_(id), layout_(id) {}
+  void write_lane(std::uint64_t lane_id, const Lane& lane, store::WriteBatch& w);
 
   Bytes32 stream_id_;
+  StreamLayout layout_;
   bool failed_ = false;
   std::map<std::uint64_t, Lane> lanes_;
   std::map<std::uint64_t, std::uint64_t> lane_heads_;
   std::map<std::uint64_t, GroupConfigV2> groups_;
   std::optional<ErrorCode> check_group_fields(const GroupConfigV2& c, const Params& params) const;
-  std::uint64_t next_lane_id_ = 1;
-  std::uint64_t next_group_id_ = 1;
+  IdCounters counters_;
   std::optional<StreamSettingsV2> settings_;
 
-  // The checkpoint chain tail (durable).
-  std::uint64_t next_sequence_durable_ = 1;
-  Bytes32 last_checkpoint_id_{};
-  std::uint64_t last_committed_at_ms_ = 0;
-  std::uint64_t last_snapshot_height_ = 0;
+  ChainTail tail_;  // durable
   // Staged, not yet durable.
   std::uint64_t next_sequence_staged_ = 1;
   std::vector<Record> open_;

@@ -1,9 +1,6 @@
-#include "cbqs/broker/group.h"
-#include <cstring>
+#include "cbqs/broker/stream/cycles.h"
 
-#include "cbqs/broker/store_bytes.h"
-#include "cbqs/broker/stream.h"
-#include "common/codec.h"
+#include <cstring>
 
 namespace cowboy::cbqs::broker {
 
@@ -11,38 +8,9 @@ namespace {
 
 using store::WriteBatch;
 
-// Stored values (stream.h has the keys):
-//   cycle:       state u8 (1 LEASED, 2 WAITING) || attempts u16 || visible_at_ms u64 || committed_at_ms u64
-//   dead letter: attempts u16 || reason u8 || expired_at_ms u64 || committed_at_ms u64
-//   frontier:    u64
-constexpr std::uint8_t kLeased = 1;
-constexpr std::uint8_t kWaiting = 2;
-
-
-std::string encode_dead(const DeadLetter& d, std::uint64_t committed_at_ms) {
-  codec::Writer w;
-  w.u16(d.attempts);
-  w.u8(static_cast<std::uint8_t>(d.reason));
-  w.u64(d.expired_at_ms);
-  w.u64(committed_at_ms);
-  return as_string(w.data());
-}
-
 std::uint64_t saturating_add(std::uint64_t a, std::uint64_t b) { return a > UINT64_MAX - b ? UINT64_MAX : a + b; }
 
-// The sequence that ends a cycle or dead-letter key.
-std::uint64_t sequence_of(std::string_view key) { return get_be64(key.substr(key.size() - 8)); }
-
 }  // namespace
-
-std::string_view to_string(DeadReason reason) {
-  switch (reason) {
-    case DeadReason::kAttempts: return "max_attempts";
-    case DeadReason::kRejected: return "rejected";
-    case DeadReason::kDeadline: return "record_deadline";
-  }
-  return "unknown";
-}
 
 std::optional<std::uint64_t> Timeline::next_due() const {
   if (heap_.empty()) return std::nullopt;
@@ -65,58 +33,38 @@ std::size_t GroupCycles::LeaseHash::operator()(const Bytes32& b) const {
 }
 
 GroupCycles::GroupCycles(const Bytes32& stream_id, std::uint64_t group_id, std::uint64_t frontier)
-    : stream_id_(stream_id), group_id_(group_id), frontier_(frontier) {}
-
-std::string GroupCycles::cycle_key(std::uint64_t sequence) const { return stream_key(stream_id_, 'y', group_id_, sequence); }
-std::string GroupCycles::dead_key(std::uint64_t sequence) const { return stream_key(stream_id_, 'x', group_id_, sequence); }
+    : layout_(stream_id), group_id_(group_id), frontier_(frontier) {}
 
 Result<GroupCycles, store::StoreError> GroupCycles::load(store::Store& store, const Bytes32& stream_id,
                                                          const GroupConfigV2& config, std::uint64_t floor,
                                                          std::uint64_t now_ms, Timeline& timeline,
                                                          WriteBatch& repair) {
-  auto stored = store.get(stream_key(stream_id, 'f', config.group_id));
+  const StreamLayout layout(stream_id);
+  auto stored = layout.frontier(store, config.group_id);
   if (!stored) return Err{stored.error()};
   std::uint64_t frontier = floor;
-  if (*stored) frontier = get_be64(**stored);
+  if (*stored) frontier = **stored;
   else if (const auto* at = std::get_if<StartAt>(&config.start)) frontier = at->sequence;
   GroupCycles g(stream_id, config.group_id, std::max({frontier, floor, std::uint64_t{1}}));
 
-  bool corrupt = false;
-  auto [cycles_begin, cycles_end] = stream_key_range(stream_id, 'y', config.group_id);
-  auto cycles = store.scan(cycles_begin, cycles_end, [&](std::string_view k, std::string_view v) {
-    std::uint64_t seq = sequence_of(k);
-    codec::Reader r(as_view(v));
-    std::uint8_t state = r.u8();
-    Cycle c;
-    c.attempts = r.u16();
-    c.visible_at_ms = r.u64();
-    c.committed_at_ms = r.u64();
-    r.finish();
-    if (!r.ok() || (state != kLeased && state != kWaiting)) return !(corrupt = true);
-    if (seq < floor) {
-      repair.del(std::string(k));
-      return true;
-    }
-    g.cycles_[seq] = c;
-    if (state == kLeased) {  // the lease ended with the process; its attempt is spent
+  auto cycles = layout.cycles(store, config.group_id, [&](std::uint64_t seq, const StoredCycle& stored_cycle) {
+    if (seq < floor) return layout.drop_cycle(repair, config.group_id, seq);
+    Cycle& c = g.cycles_[seq];
+    c.attempts = stored_cycle.attempts;
+    c.visible_at_ms = stored_cycle.visible_at_ms;
+    c.committed_at_ms = stored_cycle.committed_at_ms;
+    if (stored_cycle.leased) {  // the lease ended with the process; its attempt is spent
       g.attempt_over(seq, now_ms, config, now_ms, timeline, repair);
     } else {
-      g.schedule(seq, g.cycles_[seq], config, timeline, now_ms);
+      g.schedule(seq, c, config, timeline, now_ms);
     }
-    return true;
   });
-  auto [dead_begin, dead_end] = stream_key_range(stream_id, 'x', config.group_id);
-  auto dead = store.scan(dead_begin, dead_end, [&](std::string_view k, std::string_view v) {
-    std::uint64_t seq = sequence_of(k);
-    codec::Reader r(as_view(v));
-    DeadLetter d{seq, r.u16(), static_cast<DeadReason>(r.u8()), r.u64(), r.u64()};
-    r.finish();
-    if (!r.ok()) return !(corrupt = true);
-    if (seq < floor) repair.del(std::string(k));
-    else g.dead_[seq] = d;
-    return true;
+  if (!cycles) return Err{cycles.error()};
+  auto dead = layout.dead_letters(store, config.group_id, [&](const DeadLetter& d) {
+    if (d.sequence < floor) layout.drop_dead_letter(repair, config.group_id, d.sequence);
+    else g.dead_[d.sequence] = d;
   });
-  if (!cycles || !dead || corrupt) return Err{store::StoreError::kIo};
+  if (!dead) return Err{dead.error()};
   return g;
 }
 
@@ -132,12 +80,7 @@ bool GroupCycles::has_room(const GroupConfigV2& config, HolderId holder) const {
 }
 
 void GroupCycles::write_cycle(std::uint64_t sequence, const Cycle& c, WriteBatch& write) const {
-  codec::Writer w;
-  w.u8(c.leased ? kLeased : kWaiting);
-  w.u16(c.attempts);
-  w.u64(c.leased ? 0 : c.visible_at_ms);
-  w.u64(c.committed_at_ms);
-  write.put(cycle_key(sequence), as_string(w.data()));
+  layout_.put_cycle(write, group_id_, sequence, StoredCycle{c.leased, c.attempts, c.visible_at_ms, c.committed_at_ms});
 }
 
 // Gives the cycle a new epoch (older Timeline entries for it are now ignored)
@@ -204,7 +147,7 @@ std::optional<Issued> GroupCycles::issue(std::uint64_t sequence, std::uint64_t c
 
 void GroupCycles::write_frontier(WriteBatch& write) {
   if (!frontier_dirty_) return;
-  write.put(stream_key(stream_id_, 'f', group_id_), be64_string(frontier_));
+  layout_.put_frontier(write, group_id_, frontier_);
   frontier_dirty_ = false;
 }
 
@@ -274,10 +217,10 @@ void GroupCycles::terminate(std::uint64_t sequence, std::optional<DeadReason> ex
     if (reclaim_order_.empty()) timeline.add({reclaim_at, group_id_, 0, 0});  // one entry for the queue's head
     reclaim_order_.push_back(c.lease);
   }
-  write.del(cycle_key(sequence));
+  layout_.drop_cycle(write, group_id_, sequence);
   if (expired) {
     DeadLetter d{sequence, c.attempts, *expired, now_ms, c.committed_at_ms};
-    write.put(dead_key(sequence), encode_dead(d, c.committed_at_ms));
+    layout_.put_dead_letter(write, group_id_, d);
     dead_[sequence] = d;
     counters_.expired += 1;
   } else {
@@ -318,8 +261,7 @@ void GroupCycles::drop_below(std::uint64_t floor, WriteBatch& write) {
   }
   dead_.erase(dead_.begin(), dead_.lower_bound(floor));
   frontier_ = std::max(frontier_, floor);
-  write.delete_range(cycle_key(0), cycle_key(floor));
-  write.delete_range(dead_key(0), dead_key(floor));
+  layout_.drop_group_below(write, group_id_, floor);
 }
 
 std::size_t GroupCycles::redrive(const GroupConfigV2& config, std::uint64_t now_ms, Timeline& timeline,
@@ -329,7 +271,7 @@ std::size_t GroupCycles::redrive(const GroupConfigV2& config, std::uint64_t now_
     Cycle& c = cycles_[sequence];
     c.committed_at_ms = d.committed_at_ms;
     c.visible_at_ms = now_ms;
-    write.del(dead_key(sequence));
+    layout_.drop_dead_letter(write, group_id_, sequence);
     write_cycle(sequence, c, write);
     schedule(sequence, c, config, timeline, now_ms);
   }

@@ -22,7 +22,7 @@
 #include <unordered_map>
 #include <vector>
 
-#include "cbqs/store/store.h"
+#include "cbqs/broker/stream/layout.h"
 #include "cbqs/wire/errors.h"
 #include "cbqs/wire/types.h"
 
@@ -30,17 +30,6 @@ namespace cowboy::cbqs::broker {
 
 /// The subscription a lease was issued to (unique within the process).
 using HolderId = std::uint64_t;
-
-enum class DeadReason : std::uint8_t { kAttempts = 1, kRejected = 2, kDeadline = 3 };
-std::string_view to_string(DeadReason reason);
-
-struct DeadLetter {
-  std::uint64_t sequence = 0;
-  std::uint16_t attempts = 0;
-  DeadReason reason = DeadReason::kAttempts;
-  std::uint64_t expired_at_ms = 0;
-  std::uint64_t committed_at_ms = 0;
-};
 
 /// The one timer structure of a stream: lease expiries, redelivery times,
 /// record deadlines and reclamations of all its groups, earliest first. Entries
@@ -166,8 +155,6 @@ class GroupCycles {
     std::size_t operator()(const Bytes32& b) const;
   };
 
-  std::string cycle_key(std::uint64_t sequence) const;
-  std::string dead_key(std::uint64_t sequence) const;
   void write_cycle(std::uint64_t sequence, const Cycle& c, store::WriteBatch& write) const;
   void schedule(std::uint64_t sequence, Cycle& c, const GroupConfigV2& config, Timeline& timeline,
                 std::uint64_t now_ms);
@@ -178,7 +165,7 @@ class GroupCycles {
   void terminate(std::uint64_t sequence, std::optional<DeadReason> expired, const GroupConfigV2& config,
                  std::uint64_t now_ms, Timeline& timeline, store::WriteBatch& write);
 
-  Bytes32 stream_id_;
+  StreamLayout layout_;
   std::uint64_t group_id_;
   std::uint64_t frontier_;
   bool frontier_dirty_ = false;

@@ -1,0 +1,364 @@
+#include "cbqs/broker/stream/layout.h"
+
+#include "cbqs/wire/codec.h"
+
+namespace cowboy::cbqs::broker {
+
+namespace {
+
+using store::StoreError;
+using store::WriteBatch;
+
+constexpr std::uint8_t kMetaVersion = 1;
+constexpr std::uint8_t kLeased = 1;
+constexpr std::uint8_t kWaiting = 2;
+
+void put_be64(std::string& out, std::uint64_t v) {
+  for (int i = 7; i >= 0; --i) out.push_back(static_cast<char>(v >> (8 * i)));
+}
+std::uint64_t get_be64(std::string_view s) {
+  std::uint64_t v = 0;
+  for (std::size_t i = 0; i < 8 && i < s.size(); ++i) v = v << 8 | static_cast<std::uint8_t>(s[i]);
+  return v;
+}
+std::string as_string(ByteView b) { return std::string(reinterpret_cast<const char*>(b.data()), b.size()); }
+ByteView as_view(std::string_view s) { return {reinterpret_cast<const std::uint8_t*>(s.data()), s.size()}; }
+// The number that ends a key.
+std::uint64_t last_number(std::string_view key) { return get_be64(key.substr(key.size() - 8)); }
+
+template <typename T>
+std::optional<T> decode_value(std::string_view v) {
+  auto decoded = decode<T>(as_view(v));
+  if (!decoded) return std::nullopt;
+  return *decoded;
+}
+
+std::optional<Record> decode_record(std::uint64_t sequence, std::string_view v) {
+  if (v.size() < 16) return std::nullopt;
+  return Record{sequence, get_be64(v), get_be64(v.substr(8)), Bytes(v.begin() + 16, v.end())};
+}
+
+// A single value under `key`, decoded by `parse`; nullopt when absent.
+template <typename T, typename Parse>
+StreamLayout::Read<std::optional<T>> get_one(store::Store& store, const std::string& key, Parse parse) {
+  auto value = store.get(key);
+  if (!value) return Err{value.error()};
+  if (!*value) return std::optional<T>{};
+  std::optional<T> parsed = parse(std::string_view(**value));
+  if (!parsed) return Err{StoreError::kCorrupt};
+  return parsed;
+}
+
+// Visits [begin, end), decoding each value with `parse`; stops at the first that does not decode.
+template <typename Parse, typename Visit>
+StreamLayout::Read<Unit> scan_all(store::Store& store, const std::string& begin, const std::string& end, Parse parse,
+                                  Visit visit) {
+  bool corrupt = false;
+  auto scanned = store.scan(begin, end, [&](std::string_view k, std::string_view v) {
+    auto parsed = parse(last_number(k), v);
+    if (!parsed) return !(corrupt = true);
+    return visit(last_number(k), std::move(*parsed));
+  });
+  if (!scanned) return Err{scanned.error()};
+  if (corrupt) return Err{StoreError::kCorrupt};
+  return Unit{};
+}
+
+std::optional<ChainTail> parse_tail(std::string_view v) {
+  codec::Reader r(as_view(v));
+  r.version(kMetaVersion);
+  ChainTail t{r.u64(), r.fixed<32>(), r.u64(), r.u64()};
+  r.finish();
+  if (!r.ok()) return std::nullopt;
+  return t;
+}
+
+std::optional<IdCounters> parse_counters(std::string_view v) {
+  codec::Reader r(as_view(v));
+  r.version(kMetaVersion);
+  IdCounters c{r.u64(), r.u64()};
+  r.finish();
+  if (!r.ok()) return std::nullopt;
+  return c;
+}
+
+std::optional<StoredLane> parse_lane(std::string_view v) {
+  codec::Reader r(as_view(v));
+  LaneRecordV2 record;
+  get(r, record);
+  StoredLane lane{record.status, std::nullopt};
+  if (r.option_tag()) lane.room = r.fixed<32>();
+  r.finish();
+  if (!r.ok()) return std::nullopt;
+  return lane;
+}
+
+std::optional<StoredCycle> parse_cycle(std::string_view v) {
+  codec::Reader r(as_view(v));
+  std::uint8_t state = r.u8();
+  StoredCycle c{state == kLeased, r.u16(), r.u64(), r.u64()};
+  r.finish();
+  if (!r.ok() || (state != kLeased && state != kWaiting)) return std::nullopt;
+  return c;
+}
+
+std::optional<DeadLetter> parse_dead(std::uint64_t sequence, std::string_view v) {
+  codec::Reader r(as_view(v));
+  DeadLetter d{sequence, r.u16(), static_cast<DeadReason>(r.u8()), r.u64(), r.u64()};
+  r.finish();
+  if (!r.ok()) return std::nullopt;
+  return d;
+}
+
+}  // namespace
+
+std::string_view to_string(DeadReason reason) {
+  switch (reason) {
+    case DeadReason::kAttempts: return "max_attempts";
+    case DeadReason::kRejected: return "rejected";
+    case DeadReason::kDeadline: return "record_deadline";
+  }
+  return "unknown";
+}
+
+// ---- keys ----------------------------------------------------------------------
+
+std::string StreamLayout::key(char kind) const {
+  std::string k = "s/";
+  k.append(reinterpret_cast<const char*>(stream_id_.data()), stream_id_.size());
+  k.push_back('/');
+  k.push_back(kind);
+  return k;
+}
+
+std::string StreamLayout::key(char kind, std::uint64_t a) const {
+  std::string k = key(kind);
+  k.push_back('/');
+  put_be64(k, a);
+  return k;
+}
+
+std::string StreamLayout::key(char kind, std::uint64_t a, std::uint64_t b) const {
+  std::string k = key(kind, a);
+  k.push_back('/');
+  put_be64(k, b);
+  return k;
+}
+
+std::pair<std::string, std::string> StreamLayout::range(char kind, std::uint64_t a) const {
+  std::string prefix = key(kind, a);
+  std::string end = prefix;
+  prefix.push_back('/');
+  end.push_back('0');  // '0' follows '/'
+  return {std::move(prefix), std::move(end)};
+}
+
+std::pair<std::string, std::string> StreamLayout::range(char kind) const {
+  std::string prefix = key(kind);
+  std::string end = prefix;
+  prefix.push_back('/');
+  end.push_back('0');
+  return {std::move(prefix), std::move(end)};
+}
+
+// ---- writes --------------------------------------------------------------------
+
+void StreamLayout::put_tail(WriteBatch& w, const ChainTail& t) const {
+  codec::Writer v;
+  v.u8(kMetaVersion);
+  v.u64(t.next_sequence);
+  v.fixed(t.last_checkpoint_id);
+  v.u64(t.last_committed_at_ms);
+  v.u64(t.last_snapshot_height);
+  w.put(key('m'), as_string(v.data()));
+}
+
+void StreamLayout::put_counters(WriteBatch& w, const IdCounters& c) const {
+  codec::Writer v;
+  v.u8(kMetaVersion);
+  v.u64(c.next_lane_id);
+  v.u64(c.next_group_id);
+  w.put(key('n'), as_string(v.data()));
+}
+
+void StreamLayout::put_lane(WriteBatch& w, std::uint64_t lane_id, const StoredLane& lane) const {
+  codec::Writer v;
+  put(v, LaneRecordV2{stream_id_, lane_id, lane.status});
+  v.option(lane.room, [&](const Bytes32& c) { v.fixed(c); });
+  w.put(key('l', lane_id), as_string(v.data()));
+}
+
+void StreamLayout::put_record(WriteBatch& w, const Record& r) const {
+  std::string v;
+  v.reserve(16 + r.payload.size());
+  put_be64(v, r.lane_id);
+  put_be64(v, r.committed_at_ms);
+  v.append(reinterpret_cast<const char*>(r.payload.data()), r.payload.size());
+  w.put(key('r', r.sequence), std::move(v));
+}
+
+void StreamLayout::drop_records(WriteBatch& w, std::uint64_t from, std::uint64_t to) const {
+  w.delete_range(key('r', from), key('r', to));
+}
+
+void StreamLayout::put_receipt(WriteBatch& w, std::uint64_t last_sequence, ByteView encoded) const {
+  w.put(key('c', last_sequence), as_string(encoded));
+}
+
+void StreamLayout::drop_receipt(WriteBatch& w, std::uint64_t last_sequence) const { w.del(key('c', last_sequence)); }
+
+void StreamLayout::put_settings(WriteBatch& w, const StreamSettingsV2& s) const { w.put(key('t'), as_string(encode(s))); }
+
+void StreamLayout::put_group(WriteBatch& w, const GroupConfigV2& config) const {
+  w.put(key('g', config.group_id), as_string(encode(config)));
+}
+
+void StreamLayout::put_frontier(WriteBatch& w, std::uint64_t group_id, std::uint64_t frontier) const {
+  std::string v;
+  put_be64(v, frontier);
+  w.put(key('f', group_id), std::move(v));
+}
+
+void StreamLayout::drop_group(WriteBatch& w, std::uint64_t group_id) const {
+  w.del(key('g', group_id));
+  drop_group_state(w, group_id);
+}
+
+void StreamLayout::drop_group_state(WriteBatch& w, std::uint64_t group_id) const {
+  w.del(key('f', group_id));
+  for (char kind : {'y', 'x'}) {
+    auto [begin, end] = range(kind, group_id);
+    w.delete_range(std::move(begin), std::move(end));
+  }
+}
+
+void StreamLayout::put_cycle(WriteBatch& w, std::uint64_t group_id, std::uint64_t sequence,
+                             const StoredCycle& c) const {
+  codec::Writer v;
+  v.u8(c.leased ? kLeased : kWaiting);
+  v.u16(c.attempts);
+  v.u64(c.leased ? 0 : c.visible_at_ms);
+  v.u64(c.committed_at_ms);
+  w.put(key('y', group_id, sequence), as_string(v.data()));
+}
+
+void StreamLayout::drop_cycle(WriteBatch& w, std::uint64_t group_id, std::uint64_t sequence) const {
+  w.del(key('y', group_id, sequence));
+}
+
+void StreamLayout::put_dead_letter(WriteBatch& w, std::uint64_t group_id, const DeadLetter& d) const {
+  codec::Writer v;
+  v.u16(d.attempts);
+  v.u8(static_cast<std::uint8_t>(d.reason));
+  v.u64(d.expired_at_ms);
+  v.u64(d.committed_at_ms);
+  w.put(key('x', group_id, d.sequence), as_string(v.data()));
+}
+
+void StreamLayout::drop_dead_letter(WriteBatch& w, std::uint64_t group_id, std::uint64_t sequence) const {
+  w.del(key('x', group_id, sequence));
+}
+
+void StreamLayout::drop_group_below(WriteBatch& w, std::uint64_t group_id, std::uint64_t floor) const {
+  for (char kind : {'y', 'x'}) w.delete_range(key(kind, group_id, 0), key(kind, group_id, floor));
+}
+
+// ---- reads ---------------------------------------------------------------------
+
+StreamLayout::Read<std::optional<ChainTail>> StreamLayout::tail(store::Store& store) const {
+  return get_one<ChainTail>(store, key('m'), parse_tail);
+}
+
+StreamLayout::Read<std::optional<IdCounters>> StreamLayout::counters(store::Store& store) const {
+  return get_one<IdCounters>(store, key('n'), parse_counters);
+}
+
+StreamLayout::Read<std::optional<StreamSettingsV2>> StreamLayout::settings(store::Store& store) const {
+  return get_one<StreamSettingsV2>(store, key('t'), decode_value<StreamSettingsV2>);
+}
+
+StreamLayout::Read<std::optional<std::uint64_t>> StreamLayout::frontier(store::Store& store,
+                                                                        std::uint64_t group_id) const {
+  return get_one<std::uint64_t>(store, key('f', group_id), [](std::string_view v) -> std::optional<std::uint64_t> {
+    if (v.size() != 8) return std::nullopt;
+    return get_be64(v);
+  });
+}
+
+StreamLayout::Read<std::optional<Record>> StreamLayout::record(store::Store& store, std::uint64_t sequence) const {
+  return get_one<Record>(store, key('r', sequence), [&](std::string_view v) { return decode_record(sequence, v); });
+}
+
+StreamLayout::Read<std::optional<CheckpointReceiptV2>> StreamLayout::receipt(store::Store& store,
+                                                                             std::uint64_t last_sequence) const {
+  return get_one<CheckpointReceiptV2>(store, key('c', last_sequence), decode_value<CheckpointReceiptV2>);
+}
+
+StreamLayout::Read<Unit> StreamLayout::lanes(store::Store& store,
+                                             const std::function<void(std::uint64_t, const StoredLane&)>& visit) const {
+  auto [begin, end] = range('l');
+  return scan_all(store, begin, end, [](std::uint64_t, std::string_view v) { return parse_lane(v); },
+                  [&](std::uint64_t id, const StoredLane& lane) {
+                    visit(id, lane);
+                    return true;
+                  });
+}
+
+StreamLayout::Read<Unit> StreamLayout::records(store::Store& store, std::uint64_t from, std::uint64_t to,
+                                               const std::function<bool(Record)>& visit) const {
+  return scan_all(store, key('r', from), key('r', to), decode_record,
+                  [&](std::uint64_t, Record r) { return visit(std::move(r)); });
+}
+
+StreamLayout::Read<Unit> StreamLayout::receipts(
+    store::Store& store, const std::function<void(const CheckpointReceiptV2&, std::size_t)>& visit) const {
+  auto [begin, end] = range('c');
+  return scan_all(
+      store, begin, end,
+      [](std::uint64_t, std::string_view v) -> std::optional<std::pair<CheckpointReceiptV2, std::size_t>> {
+        auto receipt = decode_value<CheckpointReceiptV2>(v);
+        if (!receipt) return std::nullopt;
+        return std::pair{*receipt, v.size()};
+      },
+      [&](std::uint64_t, const std::pair<CheckpointReceiptV2, std::size_t>& r) {
+        visit(r.first, r.second);
+        return true;
+      });
+}
+
+StreamLayout::Read<Unit> StreamLayout::groups(store::Store& store,
+                                              const std::function<void(const GroupConfigV2&)>& visit) const {
+  auto [begin, end] = range('g');
+  return scan_all(
+      store, begin, end,
+      [](std::uint64_t id, std::string_view v) -> std::optional<GroupConfigV2> {
+        auto config = decode_value<GroupConfigV2>(v);
+        if (!config || config->group_id != id) return std::nullopt;
+        return config;
+      },
+      [&](std::uint64_t, const GroupConfigV2& config) {
+        visit(config);
+        return true;
+      });
+}
+
+StreamLayout::Read<Unit> StreamLayout::cycles(store::Store& store, std::uint64_t group_id,
+                                              const std::function<void(std::uint64_t, const StoredCycle&)>& visit) const {
+  auto [begin, end] = range('y', group_id);
+  return scan_all(store, begin, end, [](std::uint64_t, std::string_view v) { return parse_cycle(v); },
+                  [&](std::uint64_t seq, const StoredCycle& c) {
+                    visit(seq, c);
+                    return true;
+                  });
+}
+
+StreamLayout::Read<Unit> StreamLayout::dead_letters(store::Store& store, std::uint64_t group_id,
+                                                    const std::function<void(const DeadLetter&)>& visit) const {
+  auto [begin, end] = range('x', group_id);
+  return scan_all(store, begin, end, parse_dead, [&](std::uint64_t, const DeadLetter& d) {
+    visit(d);
+    return true;
+  });
+}
+
+}  // namespace cowboy::cbqs::broker
