@@ -37,6 +37,8 @@ class ViewSource {
   virtual ~ViewSource() = default;
   /// The current view, or null before the first.
   virtual ChainViewPtr current() const = 0;
+  /// A view exists and its age is within cbqs.max_snapshot_age_blocks.
+  virtual bool fresh() const = 0;
 };
 
 }  // namespace cowboy::cbqs::broker

@@ -14,7 +14,7 @@ constexpr auto kHousekeeping = std::chrono::seconds(1);
 constexpr std::size_t kSyncSamples = 4'096;
 }  // namespace
 
-Core::Core(boost::asio::io_context& io, CoreConfig config, store::Store& store, SnapshotSource& snapshots,
+Core::Core(boost::asio::io_context& io, CoreConfig config, store::Store& store, ViewSource& snapshots,
            const Clock& clock, Entropy& entropy)
     : io_(io), config_(std::move(config)), store_(store), snapshots_(snapshots), clock_(clock), entropy_(entropy),
       admission_(std::move(*admission::FairQueue<HandshakeJob>::create(config_.admission))),

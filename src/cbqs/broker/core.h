@@ -79,7 +79,7 @@ class Core final : private Outbound {
  public:
   using ConnectionId = broker::ConnectionId;
 
-  Core(boost::asio::io_context& io, CoreConfig config, store::Store& store, SnapshotSource& snapshots,
+  Core(boost::asio::io_context& io, CoreConfig config, store::Store& store, ViewSource& snapshots,
        const Clock& clock, Entropy& entropy);
   ~Core();
 
@@ -165,7 +165,7 @@ class Core final : private Outbound {
   boost::asio::io_context& io_;
   const CoreConfig config_;
   store::Store& store_;
-  SnapshotSource& snapshots_;
+  ViewSource& snapshots_;
   const Clock& clock_;
   Entropy& entropy_;
   boost::asio::thread_pool committer_{1};

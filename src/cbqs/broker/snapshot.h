@@ -25,7 +25,7 @@ class SnapshotSource final : public ViewSource {
   ChainViewPtr current() const override;
   /// Whole blocks elapsed since the current view was read; UINT64_MAX without one.
   std::uint64_t age_blocks() const;
-  bool fresh() const;  // a view exists and its age is within cbqs.max_snapshot_age_blocks
+  bool fresh() const override;
 
  private:
   devchain::ChainApi& chain_;

@@ -14,6 +14,7 @@
 #include <thread>
 
 #include "cbqs/store/memory_store.h"
+#include "fakes.h"
 #include "group_config.h"
 
 namespace cowboy::cbqs::broker {
@@ -26,20 +27,6 @@ class RecordingOutbound final : public Outbound {
   void send(ConnectionId connection, const CbqsServerFrameV2& frame) override { sent.emplace_back(connection, frame); }
   Room room(ConnectionId) const override { return Room::kOpen; }
   std::vector<Sent> sent;
-};
-
-class FixedViews final : public ViewSource {
- public:
-  ChainViewPtr current() const override { return view; }
-  std::shared_ptr<ChainView> view = std::make_shared<ChainView>();
-};
-
-class CountingEntropy final : public Entropy {
- public:
-  void fill(std::span<std::uint8_t> out) override {
-    for (auto& b : out) b = static_cast<std::uint8_t>(++n);
-  }
-  std::uint64_t n = 0;
 };
 
 // Records which thread made each write, so a test can see none ran on the owner's.
@@ -69,9 +56,9 @@ class OwnerTest : public ::testing::Test {
   boost::asio::executor_work_guard<boost::asio::io_context::executor_type> work = boost::asio::make_work_guard(io);
   boost::asio::thread_pool committer{1};
   ThreadRecordingStore store;
-  FixedViews views;
+  testing::FixedViews views;
   ManualClock clock{1'000'000};
-  CountingEntropy entropy;
+  testing::CountingEntropy entropy;
   RecordingOutbound out;
   StoreHealth health;
   ProviderIdentity provider;
@@ -86,16 +73,9 @@ class OwnerTest : public ::testing::Test {
     session[0] = 0x5a;
     provider.address[0] = 0xb0;
     provider.signing_seed[0] = 0x11;
-    ChainView& v = *views.view;
-    v.height = 100;
-    v.chain_instance_id[0] = 0xc1;
-    Address owner_address{};
-    owner_address[0] = 0x0a;
     StreamRecordV2 stream;
     stream.stream_id = sid;
-    stream.owner = owner_address;
-    v.streams[sid] = stream;
-    v.accounts[owner_address] = CbqsAccountV2{owner_address, provider.address, 1'000'000'000, 1, 1, 100, false};
+    testing::add_solvent_stream(*views.view, stream);
     grant.stream_id = sid;
     grant.verbs = 0xff;
     grant.max_message_bytes = 1 << 20;
