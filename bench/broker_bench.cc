@@ -7,6 +7,7 @@
 //   build/bin/cbqs_broker_bench --producers 16 --payload 256 --seconds 5 --runs 3
 //   build/bin/cbqs_broker_bench --producers 16 --payload 256 --rate 75000     # paced
 //   build/bin/cbqs_broker_bench --subscriber --rate 1000                      # append->delivery
+//   build/bin/cbqs_broker_bench --producers 16 --rate 20000 --lanes-per-sec 50   # lanes created under load
 #include <CLI/CLI.hpp>
 
 #include <unistd.h>
@@ -36,6 +37,7 @@ struct RunResult {
   double broker_cpu_us_per_append = 0;
   double p50_ms = 0, p99_ms = 0, max_ms = 0;
   double delivery_p50_ms = 0, delivery_p99_ms = 0;
+  double lane_p50_ms = 0, lane_p99_ms = 0;
 };
 
 Bytes32 rid(std::uint64_t n) { return testbed::request_id(n); }
@@ -54,6 +56,7 @@ struct Options {
   bool subscriber = false;
   int runs = 1;
   bool blocking = false;  // one blocking thread per producer instead of the async generator
+  double lanes_per_sec = 0;  // CreateLane requests per second during the run, from one more session
 };
 
 // One producer: its own connection and session, up to `window` appends in flight.
@@ -139,6 +142,27 @@ RunResult run_once(const Options& o, int index) {
     });
   }
 
+  // Lanes created while the producers append: each one is a durable change of the stream.
+  std::vector<double> lane_ms;
+  std::atomic<bool> stop_lanes{false};
+  std::thread lane_creator;
+  if (o.lanes_per_sec > 0) {
+    lane_creator = std::thread([&] {
+      auto lc = *d.connect();
+      Bytes32 ls = *d.open_session(*lc, d.grant(0x003f));
+      auto begin = SteadyClock::now();
+      for (std::uint64_t n = 0; !stop_lanes; ++n) {
+        std::this_thread::sleep_until(begin + std::chrono::duration_cast<SteadyClock::duration>(
+                                                  std::chrono::duration<double>(n / o.lanes_per_sec)));
+        std::uint64_t t = now_ns();
+        if (!lc->send(Request{rid(10 + n), ls, req::CreateLane{}})) return;
+        auto f = lc->receive(std::chrono::seconds(5));
+        if (!f) return;
+        lane_ms.push_back(static_cast<double>(now_ns() - t) / 1e6);
+      }
+    });
+  }
+
   std::vector<std::vector<double>> latencies(static_cast<std::size_t>(o.producers));
   std::vector<std::uint64_t> done(static_cast<std::size_t>(o.producers), 0);
   std::atomic<bool> failed{false};
@@ -173,6 +197,8 @@ RunResult run_once(const Options& o, int index) {
   }
   stop_subscriber = true;
   if (subscriber.joinable()) subscriber.join();
+  stop_lanes = true;
+  if (lane_creator.joinable()) lane_creator.join();
   if (failed) std::fprintf(stderr, "warning: a producer failed during the run\n");
 
   double broker_cpu = thread_cpu_seconds("cbqs-") - cpu_before;
@@ -191,6 +217,8 @@ RunResult run_once(const Options& o, int index) {
   r.max_ms = all.empty() ? 0 : *std::max_element(all.begin(), all.end());
   r.delivery_p50_ms = percentile(delivery_ms, 0.50);
   r.delivery_p99_ms = percentile(delivery_ms, 0.99);
+  r.lane_p50_ms = percentile(lane_ms, 0.50);
+  r.lane_p99_ms = percentile(lane_ms, 0.99);
   std::printf("run %d: %.0f appends/s, broker CPU %.1f us/append, append->Appended p50 %.3f ms p99 %.3f ms max %.3f ms, "
               "%llu batches (%.1f records/batch)",
               index, r.appends_per_sec, r.broker_cpu_us_per_append, r.p50_ms, r.p99_ms, r.max_ms,
@@ -200,6 +228,8 @@ RunResult run_once(const Options& o, int index) {
   for (auto us : m.sync_latency_us) sync_ms.push_back(static_cast<double>(us) / 1000.0);
   std::printf(", sync p50 %.3f ms p99 %.3f ms max %.3f", percentile(sync_ms, 0.50), percentile(sync_ms, 0.99), percentile(sync_ms, 1.0));
   if (o.subscriber) std::printf(", append->delivery p50 %.3f ms p99 %.3f ms", r.delivery_p50_ms, r.delivery_p99_ms);
+  if (o.lanes_per_sec > 0)
+    std::printf(", %zu lanes created, CreateLane p50 %.3f ms p99 %.3f ms", lane_ms.size(), r.lane_p50_ms, r.lane_p99_ms);
   std::printf("\n");
   std::fflush(stdout);
   started->reset();  // closes the store, whose file-deletion thread must not race remove_all
@@ -220,10 +250,12 @@ int main(int argc, char** argv) {
   app.add_option("--rate", o.rate, "total appends/s (0: as fast as possible)")->capture_default_str();
   app.add_flag("--subscriber", o.subscriber, "also measure append->delivery for a Head cursor subscriber");
   app.add_option("--runs", o.runs, "runs; the medians are printed last")->capture_default_str();
+  app.add_option("--lanes-per-sec", o.lanes_per_sec, "lanes created per second during the run, from one more session")
+      ->capture_default_str();
   app.add_flag("--blocking", o.blocking, "one blocking client thread per producer (the default is one async thread for all)");
   CLI11_PARSE(app, argc, argv);
   crypto::init();
-  std::vector<double> rate, p50, p99, dp50, dp99, cpu;
+  std::vector<double> rate, p50, p99, dp50, dp99, cpu, lp50, lp99;
   for (int i = 1; i <= o.runs; ++i) {
     auto r = run_once(o, i);
     rate.push_back(r.appends_per_sec);
@@ -232,12 +264,16 @@ int main(int argc, char** argv) {
     p99.push_back(r.p99_ms);
     dp50.push_back(r.delivery_p50_ms);
     dp99.push_back(r.delivery_p99_ms);
+    lp50.push_back(r.lane_p50_ms);
+    lp99.push_back(r.lane_p99_ms);
   }
   std::printf("median of %d: producers=%d payload=%zu window=%d rate=%s: %.0f appends/s, broker CPU %.1f us/append, "
               "p50 %.3f ms, p99 %.3f ms",
               o.runs, o.producers, o.payload, o.window, o.rate > 0 ? std::to_string(static_cast<long>(o.rate)).c_str() : "max",
               median(rate), median(cpu), median(p50), median(p99));
   if (o.subscriber) std::printf(", append->delivery p50 %.3f ms p99 %.3f ms", median(dp50), median(dp99));
+  if (o.lanes_per_sec > 0)
+    std::printf(", lanes=%.0f/s: CreateLane p50 %.3f ms p99 %.3f ms", o.lanes_per_sec, median(lp50), median(lp99));
   std::printf("\n");
   return 0;
 }
