@@ -21,6 +21,7 @@
 
 #include "cbqs/wire/codec.h"
 #include "cbqs/wire/ids.h"
+#include "cbqs/wire/verbs.h"
 #include "common/clock.h"
 #include "data_plane.h"
 #include "devchain/http_client.h"
@@ -65,15 +66,13 @@ template <>
 std::optional<Bytes32> hex_arg(const std::string& t) { return fixed_from_hex<32>(t); }
 
 std::uint16_t parse_verbs(const std::string& list) {
-  static const std::map<std::string, std::uint16_t> kVerbs{{"append", 0x01},  {"consume", 0x02}, {"replay", 0x04},
-                                                           {"lanes", 0x08},   {"groups", 0x10},  {"settings", 0x20},
-                                                           {"all", 0x3f}};
   std::uint16_t verbs = 0;
   std::stringstream in(list);
   for (std::string v; std::getline(in, v, ',');) {
-    auto it = kVerbs.find(v);
-    if (it == kVerbs.end()) throw CLI::ValidationError("--verbs", "unknown verb " + v);
-    verbs |= it->second;
+    const auto* named = std::find_if(std::begin(cbqs::verb::kNames), std::end(cbqs::verb::kNames),
+                                     [&](const auto& n) { return n.name == v; });
+    if (named == std::end(cbqs::verb::kNames)) throw CLI::ValidationError("--verbs", "unknown verb " + v);
+    verbs |= named->bits;
   }
   return verbs;
 }
@@ -315,20 +314,14 @@ int main(int argc, char** argv) {
     auto c = client();
     auto stream = c ? c->stream(*id) : devchain::ApiResult<cbqs::StreamRecordV2>(Err{devchain::ApiError{}});
     if (!stream) return void(rc = fail("cannot read the stream from the chain (its generation is needed)"));
-    cbqs::StreamGrantV2 g;
-    g.chain_instance_id = stream->chain_instance_id;
-    g.stream_id = *id;
-    g.authorization_generation = stream->authorization_generation;
-    crypto::random_bytes(g.grant_nonce);
-    g.holder_signing_key = cbqs::ed25519_public_key(*holder);
-    g.verbs = parse_verbs(verbs_arg);
-    g.lane_scope = parse_lanes(lanes_arg);
-    g.group_scope = group_arg == 0 ? cbqs::GroupScope{cbqs::GroupScopeAny{}} : cbqs::GroupScope{cbqs::GroupScopeExact{group_arg}};
-    g.not_before_ms = SystemClock().now_ms() - 60'000;
-    g.expires_at_ms = g.not_before_ms + 60'000 + ttl_s * 1'000;
-    g.max_message_bytes = 1'048'576;
-    g.max_append_bytes_per_sec = 268'435'456;
-    cbqs::sign_grant(g, *admin);
+    cbqs::GrantTerms terms;
+    crypto::random_bytes(terms.nonce);
+    terms.verbs = parse_verbs(verbs_arg);
+    terms.lanes = parse_lanes(lanes_arg);
+    if (group_arg != 0) terms.groups = cbqs::GroupScopeExact{group_arg};
+    terms.not_before_ms = SystemClock().now_ms() - 60'000;
+    terms.expires_at_ms = terms.not_before_ms + 60'000 + ttl_s * 1'000;
+    cbqs::StreamGrantV2 g = cbqs::mint_grant(*stream, cbqs::ed25519_public_key(*holder), std::move(terms), *admin);
     std::string hex = to_hex(cbqs::encode(g));
     if (!grant_out.empty()) std::ofstream(grant_out) << hex << "\n";
     rc = print({{"grant_id", devchain::json::hex0x(cbqs::grant_id(g))}, {"expires_at_ms", g.expires_at_ms},

@@ -7,6 +7,7 @@
 
 #include "cbqs/wire/codec.h"
 #include "cbqs/wire/ids.h"
+#include "cbqs/wire/verbs.h"
 #include "common/clock.h"
 #include "devchain/keyfile.h"
 #include "devchain/wallet.h"
@@ -16,7 +17,6 @@ namespace cowboy::cbqsd {
 namespace {
 constexpr u128 kProviderFunds = u128{100'000'000'000};  // 100 CBY
 constexpr u128 kAccountTopUp = u128{10'000'000'000};    // 10 CBY
-constexpr std::uint16_t kAllVerbs = 0x003f;
 
 std::string describe(const devchain::ApiResult<devchain::TxReceipt>& r) {
   if (!r) return std::string(devchain::api_error_name(r.error().code)) + ": " + r.error().message;
@@ -75,21 +75,11 @@ Result<DevDeployment, std::string> deploy_dev(devchain::ChainApi& chain, const s
   // A fresh 24-hour grant with every verb, for the holder key in the data dir.
   auto stream = chain.stream(d.stream_id);
   if (!stream) return Err{std::string("the dev stream is missing")};
-  cbqs::StreamGrantV2 g;
-  g.chain_instance_id = chain_id;
-  g.stream_id = d.stream_id;
-  g.authorization_generation = stream->authorization_generation;
-  crypto::random_bytes(g.grant_nonce);
-  g.holder_signing_key = cbqs::ed25519_public_key(*holder);
-  g.verbs = kAllVerbs;
-  g.lane_scope = cbqs::LaneScopeAny{};
-  g.group_scope = cbqs::GroupScopeAny{};
-  std::uint64_t now = SystemClock().now_ms();
-  g.not_before_ms = now - 60'000;
-  g.expires_at_ms = g.not_before_ms + cbqs::Params{}.max_grant_ttl_ms;
-  g.max_message_bytes = 1'048'576;
-  g.max_append_bytes_per_sec = 268'435'456;
-  cbqs::sign_grant(g, *stream_admin);
+  cbqs::GrantTerms terms;
+  crypto::random_bytes(terms.nonce);
+  terms.not_before_ms = SystemClock().now_ms() - 60'000;
+  terms.expires_at_ms = terms.not_before_ms + cbqs::Params{}.max_grant_ttl_ms;
+  cbqs::StreamGrantV2 g = cbqs::mint_grant(*stream, cbqs::ed25519_public_key(*holder), std::move(terms), *stream_admin);
   d.grant_file = dir / "dev-grant.hex";
   d.holder_key_file = dir / "dev-holder-key";
   std::ofstream(d.grant_file) << to_hex(cbqs::encode(g)) << "\n";

@@ -9,18 +9,10 @@
 #include "cbqs/broker/chain_view.h"
 #include "cbqs/wire/errors.h"
 #include "cbqs/wire/frames.h"
+#include "cbqs/wire/verbs.h"
 
 namespace cowboy::cbqs::broker {
 
-namespace verb {
-inline constexpr std::uint16_t kAppend = 0x0001;
-inline constexpr std::uint16_t kConsume = 0x0002;
-inline constexpr std::uint16_t kReplay = 0x0004;
-inline constexpr std::uint16_t kManageLanes = 0x0008;
-inline constexpr std::uint16_t kManageGroups = 0x0010;
-inline constexpr std::uint16_t kManageSettings = 0x0020;
-inline constexpr std::uint16_t kAllowedBits = 0x00ff;  // bits 0..7
-}  // namespace verb
 
 /// §7 checks 1-6 in the seed's order (check 7 refuses nothing). The broker
 /// runs them in three steps so that the signature (check 3) can wait in the

@@ -93,20 +93,9 @@ bool LocalDeployment::set_param(const std::string& name, std::uint64_t value) {
 
 StreamGrantV2 LocalDeployment::grant(std::uint16_t verbs, LaneScope lanes, std::uint64_t ttl_ms,
                                      GroupScope groups) const {
-  StreamGrantV2 g;
-  g.chain_instance_id = chain_id_;
-  g.stream_id = stream_id_;
-  g.authorization_generation = node_->stream(stream_id_)->authorization_generation;
-  g.holder_signing_key = ed25519_public_key(holder_);
-  g.verbs = verbs;
-  g.lane_scope = std::move(lanes);
-  g.group_scope = std::move(groups);
-  g.not_before_ms = clock_.now_ms() - 1'000;
-  g.expires_at_ms = clock_.now_ms() + ttl_ms;
-  g.max_message_bytes = 1'048'576;
-  g.max_append_bytes_per_sec = 268'435'456;
-  sign_grant(g, stream_admin_);
-  return g;
+  StreamRecordV2 stream = *node_->stream(stream_id_);
+  GrantTerms terms{verbs, std::move(lanes), std::move(groups), clock_.now_ms() - 1'000, clock_.now_ms() + ttl_ms};
+  return mint_grant(stream, ed25519_public_key(holder_), std::move(terms), stream_admin_);
 }
 
 Result<std::unique_ptr<client::WssConnection>, std::string> LocalDeployment::connect(std::string path) const {

@@ -125,6 +125,25 @@ SigningPublicKey ed25519_public_key(const crypto::Ed25519Seed& seed) {
 void sign_grant(StreamGrantV2& grant, const crypto::Ed25519Seed& admin_seed) {
   grant.signature = sign_ed25519(admin_seed, stream_grant_signing_bytes_v2(grant));
 }
+
+StreamGrantV2 mint_grant(const StreamRecordV2& stream, const SigningPublicKey& holder, GrantTerms terms,
+                         const crypto::Ed25519Seed& admin_seed) {
+  StreamGrantV2 g;
+  g.chain_instance_id = stream.chain_instance_id;
+  g.stream_id = stream.stream_id;
+  g.authorization_generation = stream.authorization_generation;
+  g.grant_nonce = terms.nonce;
+  g.holder_signing_key = holder;
+  g.verbs = terms.verbs;
+  g.lane_scope = std::move(terms.lanes);
+  g.group_scope = std::move(terms.groups);
+  g.not_before_ms = terms.not_before_ms;
+  g.expires_at_ms = terms.expires_at_ms;
+  g.max_message_bytes = terms.max_message_bytes;
+  g.max_append_bytes_per_sec = terms.max_append_bytes_per_sec;
+  sign_grant(g, admin_seed);
+  return g;
+}
 void sign_proof(SessionProofV2& proof, const crypto::Ed25519Seed& holder_seed) {
   proof.signature = sign_ed25519(holder_seed, session_proof_signing_bytes_v2(proof));
 }

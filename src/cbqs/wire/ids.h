@@ -5,6 +5,7 @@
 #pragma once
 
 #include "cbqs/wire/frames.h"
+#include "cbqs/wire/verbs.h"
 #include "common/crypto.h"
 #include "common/result.h"
 
@@ -48,6 +49,25 @@ bool verify(const SigningPublicKey& key, ByteView message, const Signature& sig)
 SigningPublicKey ed25519_public_key(const crypto::Ed25519Seed& seed);
 
 void sign_grant(StreamGrantV2& grant, const crypto::Ed25519Seed& admin_seed);
+
+/// What a stream's admin grants a holder (the fields of a StreamGrantV2 that
+/// are not the stream's): every verb on every lane and group, 1 MiB messages
+/// and 256 MiB/s unless set otherwise.
+struct GrantTerms {
+  std::uint16_t verbs = verb::kAll;
+  LaneScope lanes = LaneScopeAny{};
+  GroupScope groups = GroupScopeAny{};
+  std::uint64_t not_before_ms = 0;
+  std::uint64_t expires_at_ms = 0;
+  std::uint32_t max_message_bytes = 1'048'576;
+  std::uint64_t max_append_bytes_per_sec = 268'435'456;
+  Bytes32 nonce{};
+};
+/// The one way a grant is made (the CLI's mint-grant, cbqsd --dev, the
+/// testbed): `stream`'s chain, id and generation, the holder's key, the terms,
+/// signed by the admin seed.
+StreamGrantV2 mint_grant(const StreamRecordV2& stream, const SigningPublicKey& holder, GrantTerms terms,
+                         const crypto::Ed25519Seed& admin_seed);
 void sign_proof(SessionProofV2& proof, const crypto::Ed25519Seed& holder_seed);
 void sign_checkpoint(CheckpointReceiptV2& receipt, const crypto::Ed25519Seed& provider_seed);
 
