@@ -9,7 +9,7 @@
 #include "cbqs/client/request_ids.h"
 #include "cbqs/sdk/impl.h"
 #include "cbqs/wire/codec.h"
-#include "devchain/keyfile.h"
+#include "common/keyfile.h"
 
 namespace cowboy::cbqs::sdk {
 
@@ -82,7 +82,7 @@ Outcome<ClientOptions> ClientOptions::from_files(std::string endpoint, const std
   auto grant = read_grant_file(grant_file);
   if (!grant) return Err{grant.error()};
   o.grant = *grant;
-  auto holder = devchain::load_secret(holder_key_file);
+  auto holder = load_secret(holder_key_file);
   if (!holder) return Err{client_error(Error::Kind::kConfiguration, holder.error())};
   o.holder = *holder;
   return o;

@@ -1,5 +1,7 @@
 #include "cbqs/wire/codec.h"
 
+#include <concepts>
+
 #include "cbqs/wire/limits.h"
 
 namespace cowboy::cbqs {
@@ -11,376 +13,251 @@ namespace {
 
 constexpr std::uint8_t kVersion = limits::kVersion;
 
-// Fields of each union alternative (the tag is written by put_variant).
-void put_fields(Writer&, const LaneScopeAny&) {}
-void get_fields(Reader&, LaneScopeAny&) {}
-void put_fields(Writer& w, const LaneScopeExact& v) { w.u64(v.lane_id); }
-void get_fields(Reader& r, LaneScopeExact& v) { v.lane_id = r.u64(); }
-void put_fields(Writer& w, const LaneScopeSet& v) {
-  w.count(v.lane_ids.size());
-  for (auto id : v.lane_ids) w.u64(id);
-}
-void get_fields(Reader& r, LaneScopeSet& v) {
-  std::uint32_t n = r.count(limits::kMaxLaneIdsPerGrant, 8);
-  v.lane_ids.reserve(n);
-  for (std::uint32_t i = 0; i < n && r.ok(); ++i) v.lane_ids.push_back(r.u64());
-}
-void put_fields(Writer&, const GroupScopeAny&) {}
-void get_fields(Reader&, GroupScopeAny&) {}
-void put_fields(Writer& w, const GroupScopeExact& v) { w.u64(v.group_id); }
-void get_fields(Reader& r, GroupScopeExact& v) { v.group_id = r.u64(); }
-void put_fields(Writer&, const StartHead&) {}
-void get_fields(Reader&, StartHead&) {}
-void put_fields(Writer& w, const StartAt& v) { w.u64(v.sequence); }
-void get_fields(Reader& r, StartAt& v) { v.sequence = r.u64(); }
+// ---- the two walks of a field list ------------------------------------------------
+// Each type lists its fields once (below, CBQS_FIELDS); Put writes them in that
+// order and Get reads them back, bounding every length before it allocates.
 
-// ---- instructions --------------------------------------------------------
-void put_endpoints(Writer& w, const std::vector<Bytes>& endpoints) {
-  w.count(endpoints.size());
-  for (const auto& e : endpoints) w.bytes(e);
-}
-std::vector<Bytes> get_endpoints(Reader& r) {
-  std::uint32_t n = r.count(limits::kMaxProviderEndpoints, 4);
-  std::vector<Bytes> out;
-  out.reserve(n);
-  for (std::uint32_t i = 0; i < n && r.ok(); ++i) out.push_back(r.bytes(limits::kMaxProviderEndpointUriBytes));
-  return out;
-}
-template <typename T, typename GetFn>
-void get_option(Reader& r, std::optional<T>& out, GetFn&& get_value) {
-  if (r.option_tag()) out = get_value();
-}
+struct Put {
+  Writer& w;
+  void version() { w.u8(kVersion); }
+  void operator()(std::uint16_t v) { w.u16(v); }
+  void operator()(std::uint32_t v) { w.u32(v); }
+  void operator()(std::uint64_t v) { w.u64(v); }
+  void operator()(u128 v) { w.u128(v); }
+  void operator()(bool v) { w.boolean(v); }
+  template <std::size_t N>
+  void operator()(const std::array<std::uint8_t, N>& v) { w.fixed(v); }
+  template <typename T>
+    requires requires(Writer& w, const T& v) { put(w, v); }
+  void operator()(const T& v) { put(w, v); }
+  template <typename T>
+  void operator()(const std::optional<T>& v) { option(v, [&](const T& x) { (*this)(x); }); }
+  template <typename T, typename F>
+  void option(const std::optional<T>& v, F&& each) { w.option(v, each); }
+  void bytes(const Bytes& v, std::size_t) { w.bytes(v); }
+  /// Active = 1 | Closed = 2
+  template <typename Enum>
+  void status(Enum v) { w.u8(static_cast<std::uint8_t>(v)); }
+  template <typename T, typename F>
+  void list(const std::vector<T>& v, std::size_t, std::size_t, F&& each) {
+    w.count(v.size());
+    for (const auto& x : v) each(x);
+  }
+};
 
-void put_fields(Writer& w, const RegisterProviderV2& v) {
-  put(w, v.signing_key);
-  put_endpoints(w, v.endpoints);
-  w.u64(v.max_streams);
-  w.boolean(v.accepts_new);
-  w.fixed(v.metadata_hash);
-}
-void get_fields(Reader& r, RegisterProviderV2& v) {
-  get(r, v.signing_key);
-  v.endpoints = get_endpoints(r);
-  v.max_streams = r.u64();
-  v.accepts_new = r.boolean();
-  v.metadata_hash = r.fixed<32>();
-}
-void put_fields(Writer& w, const UpdateProviderV2& v) {
-  w.option(v.signing_key, [&](const auto& k) { put(w, k); });
-  w.option(v.endpoints, [&](const auto& e) { put_endpoints(w, e); });
-  w.option(v.max_streams, [&](auto m) { w.u64(m); });
-  w.option(v.accepts_new, [&](auto a) { w.boolean(a); });
-  w.option(v.metadata_hash, [&](const auto& h) { w.fixed(h); });
-}
-void get_fields(Reader& r, UpdateProviderV2& v) {
-  get_option(r, v.signing_key, [&] { SigningPublicKey k; get(r, k); return k; });
-  get_option(r, v.endpoints, [&] { return get_endpoints(r); });
-  get_option(r, v.max_streams, [&] { return r.u64(); });
-  get_option(r, v.accepts_new, [&] { return r.boolean(); });
-  get_option(r, v.metadata_hash, [&] { return r.fixed<32>(); });
-}
-void put_fields(Writer& w, const CreateStreamV2& v) {
-  w.u64(v.owner_nonce);
-  w.fixed(v.provider);
-  put(w, v.admin_key);
-}
-void get_fields(Reader& r, CreateStreamV2& v) {
-  v.owner_nonce = r.u64();
-  v.provider = r.fixed<20>();
-  get(r, v.admin_key);
-}
-void put_fields(Writer& w, const UpdateStreamV2& v) {
-  w.fixed(v.stream_id);
-  w.option(v.admin_key, [&](const auto& k) { put(w, k); });
-  w.boolean(v.bump_authorization_generation);
-}
-void get_fields(Reader& r, UpdateStreamV2& v) {
-  v.stream_id = r.fixed<32>();
-  get_option(r, v.admin_key, [&] { SigningPublicKey k; get(r, k); return k; });
-  v.bump_authorization_generation = r.boolean();
-}
-void put_fields(Writer& w, const CloseStreamV2& v) { w.fixed(v.stream_id); }
-void get_fields(Reader& r, CloseStreamV2& v) { v.stream_id = r.fixed<32>(); }
-void put_fields(Writer& w, const TopUpAccountV2& v) {
-  w.fixed(v.owner);
-  w.fixed(v.provider);
-  w.u128(v.amount);
-}
-void get_fields(Reader& r, TopUpAccountV2& v) {
-  v.owner = r.fixed<20>();
-  v.provider = r.fixed<20>();
-  v.amount = r.u128();
-}
-void put_fields(Writer& w, const SettleAccountV2& v) {
-  w.fixed(v.owner);
-  w.fixed(v.provider);
-}
-void get_fields(Reader& r, SettleAccountV2& v) {
-  v.owner = r.fixed<20>();
-  v.provider = r.fixed<20>();
-}
-void put_fields(Writer& w, const WithdrawAccountV2& v) {
-  w.fixed(v.provider);
-  w.option(v.amount, [&](auto a) { w.u128(a); });
-}
-void get_fields(Reader& r, WithdrawAccountV2& v) {
-  v.provider = r.fixed<20>();
-  get_option(r, v.amount, [&] { return r.u128(); });
+struct Get {
+  Reader& r;
+  void version() { r.version(kVersion); }
+  void operator()(std::uint16_t& v) { v = r.u16(); }
+  void operator()(std::uint32_t& v) { v = r.u32(); }
+  void operator()(std::uint64_t& v) { v = r.u64(); }
+  void operator()(u128& v) { v = r.u128(); }
+  void operator()(bool& v) { v = r.boolean(); }
+  template <std::size_t N>
+  void operator()(std::array<std::uint8_t, N>& v) { v = r.fixed<N>(); }
+  template <typename T>
+    requires requires(Reader& r, T& v) { get(r, v); }
+  void operator()(T& v) { get(r, v); }
+  template <typename T>
+  void operator()(std::optional<T>& v) { option(v, [&](T& x) { (*this)(x); }); }
+  template <typename T, typename F>
+  void option(std::optional<T>& v, F&& each) {
+    if (!r.option_tag()) return;
+    T x{};
+    each(x);
+    v = std::move(x);
+  }
+  void bytes(Bytes& v, std::size_t cap) { v = r.bytes(cap); }
+  template <typename Enum>
+  void status(Enum& v) {
+    std::uint8_t s = r.u8();
+    if (r.ok() && s != 1 && s != 2) r.fail(DecodeError::kUnknownVariant);
+    v = static_cast<Enum>(s == 2 ? 2 : 1);
+  }
+  /// At most `cap` elements, each at least `min_bytes` long on the wire.
+  template <typename T, typename F>
+  void list(std::vector<T>& v, std::size_t cap, std::size_t min_bytes, F&& each) {
+    std::uint32_t n = r.count(cap, min_bytes);
+    v.clear();
+    v.reserve(n);
+    for (std::uint32_t i = 0; i < n && r.ok(); ++i) {
+      T x{};
+      each(x);
+      v.push_back(std::move(x));
+    }
+  }
+};
+
+// fields(v, x): the one field list of a type, walked by Put (x const) or Get.
+#define CBQS_FIELDS(Type)                                  \
+  template <typename V, typename T>                        \
+    requires std::same_as<std::remove_const_t<T>, Type>    \
+  void fields([[maybe_unused]] V& v, [[maybe_unused]] T& x)
+
+template <typename V, typename T>
+void endpoints(V& v, T& list) {
+  v.list(list, limits::kMaxProviderEndpoints, 4, [&](auto& e) { v.bytes(e, limits::kMaxProviderEndpointUriBytes); });
 }
 
-// ---- subscriptions, delivery state, rooms --------------------------------
-void put_fields(Writer& w, const SourceCursor& v) {
-  put(w, v.lane_scope);
-  put(w, v.start);
+// ---- chain records -----------------------------------------------------------------
+CBQS_FIELDS(ProviderRecordV2) {
+  v.version();
+  v(x.chain_instance_id), v(x.provider), v(x.signing_key), v(x.signing_key_since), v(x.previous_signing_key);
+  v(x.previous_signing_key_since);
+  endpoints(v, x.endpoints);
+  v(x.accepts_new), v(x.max_streams), v(x.assigned_streams), v(x.metadata_hash);
 }
-void get_fields(Reader& r, SourceCursor& v) {
-  get(r, v.lane_scope);
-  get(r, v.start);
+CBQS_FIELDS(StreamRecordV2) {
+  v.version();
+  v(x.chain_instance_id), v(x.stream_id), v(x.owner), v(x.owner_nonce), v(x.admin_key), v(x.provider);
+  v(x.authorization_generation);
+  v.status(x.status);
 }
-void put_fields(Writer& w, const SourceGroup& v) {
-  w.u64(v.lane_id);
-  w.u64(v.group_id);
-}
-void get_fields(Reader& r, SourceGroup& v) {
-  v.lane_id = r.u64();
-  v.group_id = r.u64();
-}
-void put_fields(Writer& w, const CreditShort& v) { w.u32(v.needed_bytes); }
-void get_fields(Reader& r, CreditShort& v) { v.needed_bytes = r.u32(); }
-void put_fields(Writer& w, const RoomMessages& v) { w.fixed(v.room_id); }
-void get_fields(Reader& r, RoomMessages& v) { v.room_id = r.fixed<32>(); }
-void put_fields(Writer& w, const RoomInbox& v) {
-  w.fixed(v.room_id);
-  w.fixed(v.seat_id);
-}
-void get_fields(Reader& r, RoomInbox& v) {
-  v.room_id = r.fixed<32>();
-  v.seat_id = r.fixed<32>();
+CBQS_FIELDS(CbqsAccountV2) {
+  v.version();
+  v(x.owner), v(x.provider), v(x.balance), v(x.active_streams), v(x.rate_per_block), v(x.last_settled_block);
+  v(x.suspended);
 }
 
-// ---- request bodies --------------------------------------------------------
-void put_fields(Writer& w, const req::Append& v) { put(w, v.append); }
-void get_fields(Reader& r, req::Append& v) { get(r, v.append); }
-void put_fields(Writer& w, const req::CreateLane& v) { w.option(v.room, [&](const auto& room) { put(w, room); }); }
-void get_fields(Reader& r, req::CreateLane& v) {
-  get_option(r, v.room, [&] { RoomLaneV2 room; get(r, room); return room; });
+// ---- instructions: their fields; the SYS_CBQS payload adds version and tag ---------
+CBQS_FIELDS(RegisterProviderV2) {
+  v(x.signing_key);
+  endpoints(v, x.endpoints);
+  v(x.max_streams), v(x.accepts_new), v(x.metadata_hash);
 }
-void put_fields(Writer& w, const req::CloseLane& v) { w.u64(v.lane_id); }
-void get_fields(Reader& r, req::CloseLane& v) { v.lane_id = r.u64(); }
-void put_fields(Writer& w, const req::ListLanes& v) {
-  w.option(v.after_lane_id, [&](auto id) { w.u64(id); });
-  w.u32(v.limit);
+CBQS_FIELDS(UpdateProviderV2) {
+  v(x.signing_key);
+  v.option(x.endpoints, [&](auto& e) { endpoints(v, e); });
+  v(x.max_streams), v(x.accepts_new), v(x.metadata_hash);
 }
-void get_fields(Reader& r, req::ListLanes& v) {
-  get_option(r, v.after_lane_id, [&] { return r.u64(); });
-  v.limit = r.u32();
-}
-void put_fields(Writer&, const req::GetSettings&) {}
-void get_fields(Reader&, req::GetSettings&) {}
-void put_fields(Writer& w, const req::UpdateSettings& v) { put(w, v.settings); }
-void get_fields(Reader& r, req::UpdateSettings& v) { get(r, v.settings); }
-void put_fields(Writer& w, const req::GetCheckpoint& v) { w.option(v.covering_sequence, [&](auto s) { w.u64(s); }); }
-void get_fields(Reader& r, req::GetCheckpoint& v) { get_option(r, v.covering_sequence, [&] { return r.u64(); }); }
-void put_fields(Writer& w, const req::CreateGroup& v) { put(w, v.config); }
-void get_fields(Reader& r, req::CreateGroup& v) { get(r, v.config); }
-void put_fields(Writer& w, const req::UpdateGroup& v) { put(w, v.config); }
-void get_fields(Reader& r, req::UpdateGroup& v) { get(r, v.config); }
-void put_fields(Writer& w, const req::GetGroup& v) { w.u64(v.group_id); }
-void get_fields(Reader& r, req::GetGroup& v) { v.group_id = r.u64(); }
-void put_fields(Writer& w, const req::DeleteGroup& v) { w.u64(v.group_id); }
-void get_fields(Reader& r, req::DeleteGroup& v) { v.group_id = r.u64(); }
-void put_fields(Writer& w, const req::Subscribe& v) {
-  put(w, v.source);
-  w.u64(v.initial_credit_bytes);
-}
-void get_fields(Reader& r, req::Subscribe& v) {
-  get(r, v.source);
-  v.initial_credit_bytes = r.u64();
-}
-void put_fields(Writer& w, const req::AddCredit& v) {
-  w.fixed(v.subscription_id);
-  w.u64(v.credit_bytes);
-}
-void get_fields(Reader& r, req::AddCredit& v) {
-  v.subscription_id = r.fixed<32>();
-  v.credit_bytes = r.u64();
-}
-void put_fields(Writer& w, const req::Unsubscribe& v) { w.fixed(v.subscription_id); }
-void get_fields(Reader& r, req::Unsubscribe& v) { v.subscription_id = r.fixed<32>(); }
-template <typename LeaseAction>
-void put_lease_action(Writer& w, const LeaseAction& v) {
-  w.fixed(v.subscription_id);
-  w.fixed(v.lease);
-}
-template <typename LeaseAction>
-void get_lease_action(Reader& r, LeaseAction& v) {
-  v.subscription_id = r.fixed<32>();
-  v.lease = r.fixed<32>();
-}
-void put_fields(Writer& w, const req::Ack& v) { put_lease_action(w, v); }
-void get_fields(Reader& r, req::Ack& v) { get_lease_action(r, v); }
-void put_fields(Writer& w, const req::Nack& v) { put_lease_action(w, v); }
-void get_fields(Reader& r, req::Nack& v) { get_lease_action(r, v); }
-void put_fields(Writer& w, const req::Reject& v) { put_lease_action(w, v); }
-void get_fields(Reader& r, req::Reject& v) { get_lease_action(r, v); }
-void put_fields(Writer& w, const req::Extend& v) {
-  put_lease_action(w, v);
-  w.u64(v.extend_ms);
-}
-void get_fields(Reader& r, req::Extend& v) {
-  get_lease_action(r, v);
-  v.extend_ms = r.u64();
-}
-void put_fields(Writer&, const req::CloseSession&) {}
-void get_fields(Reader&, req::CloseSession&) {}
+CBQS_FIELDS(CreateStreamV2) { v(x.owner_nonce), v(x.provider), v(x.admin_key); }
+CBQS_FIELDS(UpdateStreamV2) { v(x.stream_id), v(x.admin_key), v(x.bump_authorization_generation); }
+CBQS_FIELDS(CloseStreamV2) { v(x.stream_id); }
+CBQS_FIELDS(TopUpAccountV2) { v(x.owner), v(x.provider), v(x.amount); }
+CBQS_FIELDS(SettleAccountV2) { v(x.owner), v(x.provider); }
+CBQS_FIELDS(WithdrawAccountV2) { v(x.provider), v(x.amount); }
 
-// ---- response bodies -------------------------------------------------------
-void put_fields(Writer& w, const resp::Appended& v) { w.u64(v.sequence); }
-void get_fields(Reader& r, resp::Appended& v) { v.sequence = r.u64(); }
-void put_fields(Writer& w, const resp::LaneCreated& v) { w.u64(v.lane_id); }
-void get_fields(Reader& r, resp::LaneCreated& v) { v.lane_id = r.u64(); }
+// ---- authorization -------------------------------------------------------------------
+CBQS_FIELDS(LaneScopeAny) {}
+CBQS_FIELDS(LaneScopeExact) { v(x.lane_id); }
+CBQS_FIELDS(LaneScopeSet) { v.list(x.lane_ids, limits::kMaxLaneIdsPerGrant, 8, [&](auto& id) { v(id); }); }
+CBQS_FIELDS(GroupScopeAny) {}
+CBQS_FIELDS(GroupScopeExact) { v(x.group_id); }
+CBQS_FIELDS(StreamGrantV2) {
+  v.version();
+  v(x.chain_instance_id), v(x.stream_id), v(x.authorization_generation), v(x.grant_nonce), v(x.holder_signing_key);
+  v(x.verbs), v(x.lane_scope), v(x.group_scope), v(x.not_before_ms), v(x.expires_at_ms), v(x.max_message_bytes);
+  v(x.max_append_bytes_per_sec), v(x.signature);
+}
+CBQS_FIELDS(SessionProofV2) {
+  v.version();
+  v(x.chain_instance_id), v(x.stream_id), v(x.grant_id), v(x.session_id), v(x.challenge), v(x.signature);
+}
+
+// ---- lanes, records, groups, settings, checkpoints ---------------------------------
+CBQS_FIELDS(LaneRecordV2) {
+  v.version();
+  v(x.stream_id), v(x.lane_id);
+  v.status(x.status);
+}
+CBQS_FIELDS(AppendRequestV2) {
+  v(x.lane_id);
+  v.bytes(x.payload, limits::kMaxMessageBytes);
+}
+CBQS_FIELDS(RecordHeaderV2) {
+  v.version();
+  v(x.stream_id), v(x.lane_id);
+}
+CBQS_FIELDS(StartHead) {}
+CBQS_FIELDS(StartAt) { v(x.sequence); }
+CBQS_FIELDS(GroupConfigV2) {
+  v.version();
+  v(x.group_id), v(x.lane_id), v(x.start), v(x.visibility_timeout_ms), v(x.max_visibility_ms), v(x.max_in_flight);
+  v(x.max_in_flight_per_holder), v(x.max_attempts), v(x.record_deadline_ms);
+}
+CBQS_FIELDS(GroupCeilingsV2) { v(x.max_visibility_ms), v(x.max_attempts), v(x.max_in_flight); }
+CBQS_FIELDS(StreamSettingsV2) {
+  v.version();
+  v(x.retention_ms), v(x.retained_bytes_limit), v(x.max_message_bytes), v(x.max_append_bytes_per_sec);
+  v(x.max_delivered_bytes_per_sec);
+}
+CBQS_FIELDS(CheckpointReceiptV2) {
+  v.version();
+  v(x.chain_instance_id), v(x.stream_id), v(x.provider), v(x.first_sequence), v(x.last_sequence);
+  v(x.records_digest), v(x.previous_checkpoint), v(x.committed_at_ms), v(x.snapshot_height), v(x.signature);
+}
+
+// ---- subscriptions, delivery state, rooms -----------------------------------------
+CBQS_FIELDS(SourceCursor) { v(x.lane_scope), v(x.start); }
+CBQS_FIELDS(SourceGroup) { v(x.lane_id), v(x.group_id); }
+CBQS_FIELDS(CreditShort) { v(x.needed_bytes); }
+CBQS_FIELDS(RoomMessages) { v(x.room_id); }
+CBQS_FIELDS(RoomInbox) { v(x.room_id), v(x.seat_id); }
+
+// ---- request bodies -------------------------------------------------------------------
+CBQS_FIELDS(req::Append) { v(x.append); }
+CBQS_FIELDS(req::CreateLane) { v(x.room); }
+CBQS_FIELDS(req::CloseLane) { v(x.lane_id); }
+CBQS_FIELDS(req::ListLanes) { v(x.after_lane_id), v(x.limit); }
+CBQS_FIELDS(req::GetSettings) {}
+CBQS_FIELDS(req::UpdateSettings) { v(x.settings); }
+CBQS_FIELDS(req::GetCheckpoint) { v(x.covering_sequence); }
+CBQS_FIELDS(req::CreateGroup) { v(x.config); }
+CBQS_FIELDS(req::UpdateGroup) { v(x.config); }
+CBQS_FIELDS(req::GetGroup) { v(x.group_id); }
+CBQS_FIELDS(req::DeleteGroup) { v(x.group_id); }
+CBQS_FIELDS(req::Subscribe) { v(x.source), v(x.initial_credit_bytes); }
+CBQS_FIELDS(req::AddCredit) { v(x.subscription_id), v(x.credit_bytes); }
+CBQS_FIELDS(req::Unsubscribe) { v(x.subscription_id); }
+CBQS_FIELDS(req::Ack) { v(x.subscription_id), v(x.lease); }
+CBQS_FIELDS(req::Nack) { v(x.subscription_id), v(x.lease); }
+CBQS_FIELDS(req::Extend) { v(x.subscription_id), v(x.lease), v(x.extend_ms); }
+CBQS_FIELDS(req::Reject) { v(x.subscription_id), v(x.lease); }
+CBQS_FIELDS(req::CloseSession) {}
+
+// ---- response bodies ------------------------------------------------------------------
 constexpr std::size_t kLaneRecordBytes = 1 + 32 + 8 + 1;
-void put_fields(Writer& w, const resp::Lanes& v) {
-  w.count(v.lanes.size());
-  for (const auto& lane : v.lanes) put(w, lane);
-  w.option(v.next_after_lane_id, [&](auto id) { w.u64(id); });
+CBQS_FIELDS(resp::Appended) { v(x.sequence); }
+CBQS_FIELDS(resp::LaneCreated) { v(x.lane_id); }
+CBQS_FIELDS(resp::Lanes) {
+  v.list(x.lanes, limits::kMaxLaneListPage, kLaneRecordBytes, [&](auto& lane) { v(lane); });
+  v(x.next_after_lane_id);
 }
-void get_fields(Reader& r, resp::Lanes& v) {
-  std::uint32_t n = r.count(limits::kMaxLaneListPage, kLaneRecordBytes);
-  v.lanes.resize(n);
-  for (auto& lane : v.lanes) get(r, lane);
-  get_option(r, v.next_after_lane_id, [&] { return r.u64(); });
-}
-void put_fields(Writer& w, const resp::Settings& v) {
-  put(w, v.settings);
-  put(w, v.group_ceilings);
-}
-void get_fields(Reader& r, resp::Settings& v) {
-  get(r, v.settings);
-  get(r, v.group_ceilings);
-}
-void put_fields(Writer& w, const resp::Checkpoint& v) { put(w, v.receipt); }
-void get_fields(Reader& r, resp::Checkpoint& v) { get(r, v.receipt); }
-void put_fields(Writer& w, const resp::Group& v) { put(w, v.config); }
-void get_fields(Reader& r, resp::Group& v) { get(r, v.config); }
-void put_fields(Writer& w, const resp::GroupCreated& v) { w.u64(v.group_id); }
-void get_fields(Reader& r, resp::GroupCreated& v) { v.group_id = r.u64(); }
-void put_fields(Writer&, const resp::Ok&) {}
-void get_fields(Reader&, resp::Ok&) {}
-void put_fields(Writer& w, const resp::CursorProgress& v) {
-  w.fixed(v.subscription_id);
-  w.u64(v.lane_id);
-  w.u64(v.scanned_through);
-}
-void get_fields(Reader& r, resp::CursorProgress& v) {
-  v.subscription_id = r.fixed<32>();
-  v.lane_id = r.u64();
-  v.scanned_through = r.u64();
-}
+CBQS_FIELDS(resp::Settings) { v(x.settings), v(x.group_ceilings); }
+CBQS_FIELDS(resp::Checkpoint) { v(x.receipt); }
+CBQS_FIELDS(resp::Group) { v(x.config); }
+CBQS_FIELDS(resp::GroupCreated) { v(x.group_id); }
+CBQS_FIELDS(resp::Ok) {}
+CBQS_FIELDS(resp::CursorProgress) { v(x.subscription_id), v(x.lane_id), v(x.scanned_through); }
 
-// ---- frames ----------------------------------------------------------------
-void put_fields(Writer& w, const OpenSession& v) {
-  w.fixed(v.request_id);
-  put(w, v.grant);
+// ---- frames ---------------------------------------------------------------------------
+CBQS_FIELDS(OpenSession) { v(x.request_id), v(x.grant); }
+CBQS_FIELDS(CompleteSession) { v(x.request_id), v(x.proof); }
+CBQS_FIELDS(Request) { v(x.request_id), v(x.session_id), v(x.body); }
+CBQS_FIELDS(SessionChallenge) { v(x.request_id), v(x.session_id), v(x.challenge), v(x.expires_at_ms); }
+CBQS_FIELDS(SessionOpened) { v(x.request_id), v(x.session_id), v(x.snapshot_height); }
+CBQS_FIELDS(Response) { v(x.request_id), v(x.body); }
+CBQS_FIELDS(Delivery) {
+  v(x.session_id), v(x.subscription_id), v(x.lease), v(x.header), v(x.sequence);
+  v.bytes(x.payload, limits::kMaxMessageBytes);
 }
-void get_fields(Reader& r, OpenSession& v) {
-  v.request_id = r.fixed<32>();
-  get(r, v.grant);
+CBQS_FIELDS(ErrorFrame) {
+  v(x.request_id), v(x.code);
+  v.bytes(x.message, limits::kMaxErrorMessageBytes);
+  v.bytes(x.details, limits::kMaxErrorDetailsBytes);
 }
-void put_fields(Writer& w, const CompleteSession& v) {
-  w.fixed(v.request_id);
-  put(w, v.proof);
-}
-void get_fields(Reader& r, CompleteSession& v) {
-  v.request_id = r.fixed<32>();
-  get(r, v.proof);
-}
-void put_fields(Writer& w, const Request& v) {
-  w.fixed(v.request_id);
-  w.fixed(v.session_id);
-  put(w, v.body);
-}
-void get_fields(Reader& r, Request& v) {
-  v.request_id = r.fixed<32>();
-  v.session_id = r.fixed<32>();
-  get(r, v.body);
-}
-void put_fields(Writer& w, const SessionChallenge& v) {
-  w.fixed(v.request_id);
-  w.fixed(v.session_id);
-  w.fixed(v.challenge);
-  w.u64(v.expires_at_ms);
-}
-void get_fields(Reader& r, SessionChallenge& v) {
-  v.request_id = r.fixed<32>();
-  v.session_id = r.fixed<32>();
-  v.challenge = r.fixed<32>();
-  v.expires_at_ms = r.u64();
-}
-void put_fields(Writer& w, const SessionOpened& v) {
-  w.fixed(v.request_id);
-  w.fixed(v.session_id);
-  w.u64(v.snapshot_height);
-}
-void get_fields(Reader& r, SessionOpened& v) {
-  v.request_id = r.fixed<32>();
-  v.session_id = r.fixed<32>();
-  v.snapshot_height = r.u64();
-}
-void put_fields(Writer& w, const Response& v) {
-  w.fixed(v.request_id);
-  put(w, v.body);
-}
-void get_fields(Reader& r, Response& v) {
-  v.request_id = r.fixed<32>();
-  get(r, v.body);
-}
-void put_fields(Writer& w, const Delivery& v) {
-  w.fixed(v.session_id);
-  w.fixed(v.subscription_id);
-  w.option(v.lease, [&](const auto& l) { w.fixed(l); });
-  put(w, v.header);
-  w.u64(v.sequence);
-  w.bytes(v.payload);
-}
-void get_fields(Reader& r, Delivery& v) {
-  v.session_id = r.fixed<32>();
-  v.subscription_id = r.fixed<32>();
-  get_option(r, v.lease, [&] { return r.fixed<32>(); });
-  get(r, v.header);
-  v.sequence = r.u64();
-  v.payload = r.bytes(limits::kMaxMessageBytes);
-}
-void put_fields(Writer& w, const ErrorFrame& v) {
-  w.option(v.request_id, [&](const auto& id) { w.fixed(id); });
-  w.u16(v.code);
-  w.bytes(v.message);
-  w.bytes(v.details);
-}
-void get_fields(Reader& r, ErrorFrame& v) {
-  get_option(r, v.request_id, [&] { return r.fixed<32>(); });
-  v.code = r.u16();
-  v.message = r.bytes(limits::kMaxErrorMessageBytes);
-  v.details = r.bytes(limits::kMaxErrorDetailsBytes);
-}
-void put_fields(Writer& w, const DeliveryState& v) {
-  w.fixed(v.session_id);
-  w.fixed(v.subscription_id);
-  put(w, v.state);
-}
-void get_fields(Reader& r, DeliveryState& v) {
-  v.session_id = r.fixed<32>();
-  v.subscription_id = r.fixed<32>();
-  get(r, v.state);
-}
+CBQS_FIELDS(DeliveryState) { v(x.session_id), v(x.subscription_id), v(x.state); }
 
-// ---- tagged unions: u8 tag (the alternative's kTag), then its fields --------
+#undef CBQS_FIELDS
+
+// ---- tagged unions: u8 tag (the alternative's kTag), then its fields --------------
 template <typename... Ts>
 void put_variant(Writer& w, const std::variant<Ts...>& v) {
   std::visit(
       [&](const auto& alt) {
         w.u8(std::decay_t<decltype(alt)>::kTag);
-        put_fields(w, alt);
+        Put p{w};
+        fields(p, alt);
       },
       v);
 }
@@ -391,7 +268,8 @@ void get_alternative(Reader& r, std::variant<Ts...>& out, std::uint8_t tag) {
     using Alt = std::variant_alternative_t<I, std::variant<Ts...>>;
     if (Alt::kTag == tag) {
       Alt alt{};
-      get_fields(r, alt);
+      Get g{r};
+      fields(g, alt);
       out = std::move(alt);
       return;
     }
@@ -421,7 +299,7 @@ void get_versioned_variant(Reader& r, std::variant<Ts...>& out) {
 
 }  // namespace
 
-// ---- keys --------------------------------------------------------------------
+// ---- keys: an algorithm byte (Ed25519 only), then the bytes -------------------------
 void put(Writer& w, const SigningPublicKey& v) {
   w.u8(static_cast<std::uint8_t>(v.alg));
   w.fixed(v.key);
@@ -443,295 +321,53 @@ void get(Reader& r, Signature& v) {
   v.bytes = r.fixed<64>();
 }
 
-// ---- chain records -----------------------------------------------------------
-void put(Writer& w, const ProviderRecordV2& v) {
-  w.u8(kVersion);
-  w.fixed(v.chain_instance_id);
-  w.fixed(v.provider);
-  put(w, v.signing_key);
-  w.u64(v.signing_key_since);
-  w.option(v.previous_signing_key, [&](const auto& k) { put(w, k); });
-  w.u64(v.previous_signing_key_since);
-  put_endpoints(w, v.endpoints);
-  w.boolean(v.accepts_new);
-  w.u64(v.max_streams);
-  w.u64(v.assigned_streams);
-  w.fixed(v.metadata_hash);
-}
-void get(Reader& r, ProviderRecordV2& v) {
-  r.version(kVersion);
-  v.chain_instance_id = r.fixed<32>();
-  v.provider = r.fixed<20>();
-  get(r, v.signing_key);
-  v.signing_key_since = r.u64();
-  get_option(r, v.previous_signing_key, [&] { SigningPublicKey k; get(r, k); return k; });
-  v.previous_signing_key_since = r.u64();
-  v.endpoints = get_endpoints(r);
-  v.accepts_new = r.boolean();
-  v.max_streams = r.u64();
-  v.assigned_streams = r.u64();
-  v.metadata_hash = r.fixed<32>();
-}
+// ---- every other type: its field list, or its union ---------------------------------
+#define CBQS_CODEC_FROM_FIELDS(T)                               \
+  void put(Writer& w, const T& v) {                             \
+    Put p{w};                                                   \
+    fields(p, v);                                               \
+  }                                                             \
+  void get(Reader& r, T& v) {                                   \
+    Get g{r};                                                   \
+    fields(g, v);                                               \
+  }
+CBQS_CODEC_FROM_FIELDS(ProviderRecordV2)
+CBQS_CODEC_FROM_FIELDS(StreamRecordV2)
+CBQS_CODEC_FROM_FIELDS(CbqsAccountV2)
+CBQS_CODEC_FROM_FIELDS(RegisterProviderV2)
+CBQS_CODEC_FROM_FIELDS(UpdateProviderV2)
+CBQS_CODEC_FROM_FIELDS(CreateStreamV2)
+CBQS_CODEC_FROM_FIELDS(UpdateStreamV2)
+CBQS_CODEC_FROM_FIELDS(CloseStreamV2)
+CBQS_CODEC_FROM_FIELDS(TopUpAccountV2)
+CBQS_CODEC_FROM_FIELDS(SettleAccountV2)
+CBQS_CODEC_FROM_FIELDS(WithdrawAccountV2)
+CBQS_CODEC_FROM_FIELDS(StreamGrantV2)
+CBQS_CODEC_FROM_FIELDS(SessionProofV2)
+CBQS_CODEC_FROM_FIELDS(LaneRecordV2)
+CBQS_CODEC_FROM_FIELDS(AppendRequestV2)
+CBQS_CODEC_FROM_FIELDS(RecordHeaderV2)
+CBQS_CODEC_FROM_FIELDS(GroupConfigV2)
+CBQS_CODEC_FROM_FIELDS(GroupCeilingsV2)
+CBQS_CODEC_FROM_FIELDS(StreamSettingsV2)
+CBQS_CODEC_FROM_FIELDS(CheckpointReceiptV2)
+#undef CBQS_CODEC_FROM_FIELDS
 
-namespace {
-template <typename Enum>
-Enum get_status(Reader& r) {  // Active = 1 | Closed = 2
-  std::uint8_t s = r.u8();
-  if (r.ok() && s != 1 && s != 2) r.fail(DecodeError::kUnknownVariant);
-  return static_cast<Enum>(s == 2 ? 2 : 1);
-}
-}  // namespace
-
-void put(Writer& w, const StreamRecordV2& v) {
-  w.u8(kVersion);
-  w.fixed(v.chain_instance_id);
-  w.fixed(v.stream_id);
-  w.fixed(v.owner);
-  w.u64(v.owner_nonce);
-  put(w, v.admin_key);
-  w.fixed(v.provider);
-  w.u64(v.authorization_generation);
-  w.u8(static_cast<std::uint8_t>(v.status));
-}
-void get(Reader& r, StreamRecordV2& v) {
-  r.version(kVersion);
-  v.chain_instance_id = r.fixed<32>();
-  v.stream_id = r.fixed<32>();
-  v.owner = r.fixed<20>();
-  v.owner_nonce = r.u64();
-  get(r, v.admin_key);
-  v.provider = r.fixed<20>();
-  v.authorization_generation = r.u64();
-  v.status = get_status<StreamStatusV2>(r);
-}
-
-void put(Writer& w, const CbqsAccountV2& v) {
-  w.u8(kVersion);
-  w.fixed(v.owner);
-  w.fixed(v.provider);
-  w.u128(v.balance);
-  w.u64(v.active_streams);
-  w.u128(v.rate_per_block);
-  w.u64(v.last_settled_block);
-  w.boolean(v.suspended);
-}
-void get(Reader& r, CbqsAccountV2& v) {
-  r.version(kVersion);
-  v.owner = r.fixed<20>();
-  v.provider = r.fixed<20>();
-  v.balance = r.u128();
-  v.active_streams = r.u64();
-  v.rate_per_block = r.u128();
-  v.last_settled_block = r.u64();
-  v.suspended = r.boolean();
-}
-
-// Instructions are encoded as their fields; the SYS_CBQS payload adds version + tag.
-#define CBQS_FIELDS_CODEC(T)                                   \
-  void put(Writer& w, const T& v) { put_fields(w, v); }         \
-  void get(Reader& r, T& v) { get_fields(r, v); }
-CBQS_FIELDS_CODEC(RegisterProviderV2)
-CBQS_FIELDS_CODEC(UpdateProviderV2)
-CBQS_FIELDS_CODEC(CreateStreamV2)
-CBQS_FIELDS_CODEC(UpdateStreamV2)
-CBQS_FIELDS_CODEC(CloseStreamV2)
-CBQS_FIELDS_CODEC(TopUpAccountV2)
-CBQS_FIELDS_CODEC(SettleAccountV2)
-CBQS_FIELDS_CODEC(WithdrawAccountV2)
-#undef CBQS_FIELDS_CODEC
-
-void put(Writer& w, const CbqsInstructionV2& v) { put_versioned_variant(w, v); }
-void get(Reader& r, CbqsInstructionV2& v) { get_versioned_variant(r, v); }
-
-// ---- authorization -------------------------------------------------------------
-void put(Writer& w, const LaneScope& v) { put_variant(w, v); }
-void get(Reader& r, LaneScope& v) { get_variant(r, v); }
-void put(Writer& w, const GroupScope& v) { put_variant(w, v); }
-void get(Reader& r, GroupScope& v) { get_variant(r, v); }
-void put(Writer& w, const StartPosition& v) { put_variant(w, v); }
-void get(Reader& r, StartPosition& v) { get_variant(r, v); }
-
-void put(Writer& w, const StreamGrantV2& v) {
-  w.u8(kVersion);
-  w.fixed(v.chain_instance_id);
-  w.fixed(v.stream_id);
-  w.u64(v.authorization_generation);
-  w.fixed(v.grant_nonce);
-  put(w, v.holder_signing_key);
-  w.u16(v.verbs);
-  put(w, v.lane_scope);
-  put(w, v.group_scope);
-  w.u64(v.not_before_ms);
-  w.u64(v.expires_at_ms);
-  w.u32(v.max_message_bytes);
-  w.u64(v.max_append_bytes_per_sec);
-  put(w, v.signature);
-}
-void get(Reader& r, StreamGrantV2& v) {
-  r.version(kVersion);
-  v.chain_instance_id = r.fixed<32>();
-  v.stream_id = r.fixed<32>();
-  v.authorization_generation = r.u64();
-  v.grant_nonce = r.fixed<32>();
-  get(r, v.holder_signing_key);
-  v.verbs = r.u16();
-  get(r, v.lane_scope);
-  get(r, v.group_scope);
-  v.not_before_ms = r.u64();
-  v.expires_at_ms = r.u64();
-  v.max_message_bytes = r.u32();
-  v.max_append_bytes_per_sec = r.u64();
-  get(r, v.signature);
-}
-
-void put(Writer& w, const SessionProofV2& v) {
-  w.u8(kVersion);
-  w.fixed(v.chain_instance_id);
-  w.fixed(v.stream_id);
-  w.fixed(v.grant_id);
-  w.fixed(v.session_id);
-  w.fixed(v.challenge);
-  put(w, v.signature);
-}
-void get(Reader& r, SessionProofV2& v) {
-  r.version(kVersion);
-  v.chain_instance_id = r.fixed<32>();
-  v.stream_id = r.fixed<32>();
-  v.grant_id = r.fixed<32>();
-  v.session_id = r.fixed<32>();
-  v.challenge = r.fixed<32>();
-  get(r, v.signature);
-}
-
-// ---- lanes, records, groups, settings, checkpoints --------------------------------
-void put(Writer& w, const LaneRecordV2& v) {
-  w.u8(kVersion);
-  w.fixed(v.stream_id);
-  w.u64(v.lane_id);
-  w.u8(static_cast<std::uint8_t>(v.status));
-}
-void get(Reader& r, LaneRecordV2& v) {
-  r.version(kVersion);
-  v.stream_id = r.fixed<32>();
-  v.lane_id = r.u64();
-  v.status = get_status<LaneStatusV2>(r);
-}
-
-void put(Writer& w, const AppendRequestV2& v) {
-  w.u64(v.lane_id);
-  w.bytes(v.payload);
-}
-void get(Reader& r, AppendRequestV2& v) {
-  v.lane_id = r.u64();
-  v.payload = r.bytes(limits::kMaxMessageBytes);
-}
-
-void put(Writer& w, const RecordHeaderV2& v) {
-  w.u8(kVersion);
-  w.fixed(v.stream_id);
-  w.u64(v.lane_id);
-}
-void get(Reader& r, RecordHeaderV2& v) {
-  r.version(kVersion);
-  v.stream_id = r.fixed<32>();
-  v.lane_id = r.u64();
-}
-
-void put(Writer& w, const GroupConfigV2& v) {
-  w.u8(kVersion);
-  w.u64(v.group_id);
-  w.u64(v.lane_id);
-  put(w, v.start);
-  w.u64(v.visibility_timeout_ms);
-  w.u64(v.max_visibility_ms);
-  w.u32(v.max_in_flight);
-  w.u32(v.max_in_flight_per_holder);
-  w.u16(v.max_attempts);
-  w.u64(v.record_deadline_ms);
-}
-void get(Reader& r, GroupConfigV2& v) {
-  r.version(kVersion);
-  v.group_id = r.u64();
-  v.lane_id = r.u64();
-  get(r, v.start);
-  v.visibility_timeout_ms = r.u64();
-  v.max_visibility_ms = r.u64();
-  v.max_in_flight = r.u32();
-  v.max_in_flight_per_holder = r.u32();
-  v.max_attempts = r.u16();
-  v.record_deadline_ms = r.u64();
-}
-
-void put(Writer& w, const GroupCeilingsV2& v) {
-  w.u64(v.max_visibility_ms);
-  w.u16(v.max_attempts);
-  w.u32(v.max_in_flight);
-}
-void get(Reader& r, GroupCeilingsV2& v) {
-  v.max_visibility_ms = r.u64();
-  v.max_attempts = r.u16();
-  v.max_in_flight = r.u32();
-}
-
-void put(Writer& w, const StreamSettingsV2& v) {
-  w.u8(kVersion);
-  w.u64(v.retention_ms);
-  w.u64(v.retained_bytes_limit);
-  w.u32(v.max_message_bytes);
-  w.u64(v.max_append_bytes_per_sec);
-  w.u64(v.max_delivered_bytes_per_sec);
-}
-void get(Reader& r, StreamSettingsV2& v) {
-  r.version(kVersion);
-  v.retention_ms = r.u64();
-  v.retained_bytes_limit = r.u64();
-  v.max_message_bytes = r.u32();
-  v.max_append_bytes_per_sec = r.u64();
-  v.max_delivered_bytes_per_sec = r.u64();
-}
-
-void put(Writer& w, const CheckpointReceiptV2& v) {
-  w.u8(kVersion);
-  w.fixed(v.chain_instance_id);
-  w.fixed(v.stream_id);
-  w.fixed(v.provider);
-  w.u64(v.first_sequence);
-  w.u64(v.last_sequence);
-  w.fixed(v.records_digest);
-  w.fixed(v.previous_checkpoint);
-  w.u64(v.committed_at_ms);
-  w.u64(v.snapshot_height);
-  put(w, v.signature);
-}
-void get(Reader& r, CheckpointReceiptV2& v) {
-  r.version(kVersion);
-  v.chain_instance_id = r.fixed<32>();
-  v.stream_id = r.fixed<32>();
-  v.provider = r.fixed<20>();
-  v.first_sequence = r.u64();
-  v.last_sequence = r.u64();
-  v.records_digest = r.fixed<32>();
-  v.previous_checkpoint = r.fixed<32>();
-  v.committed_at_ms = r.u64();
-  v.snapshot_height = r.u64();
-  get(r, v.signature);
-}
-
-// ---- unions and frames -----------------------------------------------------------
-void put(Writer& w, const SubscriptionSourceV2& v) { put_variant(w, v); }
-void get(Reader& r, SubscriptionSourceV2& v) { get_variant(r, v); }
-void put(Writer& w, const DeliveryStateBodyV2& v) { put_variant(w, v); }
-void get(Reader& r, DeliveryStateBodyV2& v) { get_variant(r, v); }
-void put(Writer& w, const RoomLaneV2& v) { put_variant(w, v); }
-void get(Reader& r, RoomLaneV2& v) { get_variant(r, v); }
-void put(Writer& w, const CbqsRequestBodyV2& v) { put_variant(w, v); }
-void get(Reader& r, CbqsRequestBodyV2& v) { get_variant(r, v); }
-void put(Writer& w, const CbqsResponseBodyV2& v) { put_variant(w, v); }
-void get(Reader& r, CbqsResponseBodyV2& v) { get_variant(r, v); }
-void put(Writer& w, const CbqsClientFrameV2& v) { put_versioned_variant(w, v); }
-void get(Reader& r, CbqsClientFrameV2& v) { get_versioned_variant(r, v); }
-void put(Writer& w, const CbqsServerFrameV2& v) { put_versioned_variant(w, v); }
-void get(Reader& r, CbqsServerFrameV2& v) { get_versioned_variant(r, v); }
+#define CBQS_CODEC_OF_UNION(T, put_union, get_union)     \
+  void put(Writer& w, const T& v) { put_union(w, v); }   \
+  void get(Reader& r, T& v) { get_union(r, v); }
+CBQS_CODEC_OF_UNION(LaneScope, put_variant, get_variant)
+CBQS_CODEC_OF_UNION(GroupScope, put_variant, get_variant)
+CBQS_CODEC_OF_UNION(StartPosition, put_variant, get_variant)
+CBQS_CODEC_OF_UNION(SubscriptionSourceV2, put_variant, get_variant)
+CBQS_CODEC_OF_UNION(DeliveryStateBodyV2, put_variant, get_variant)
+CBQS_CODEC_OF_UNION(RoomLaneV2, put_variant, get_variant)
+CBQS_CODEC_OF_UNION(CbqsRequestBodyV2, put_variant, get_variant)
+CBQS_CODEC_OF_UNION(CbqsResponseBodyV2, put_variant, get_variant)
+CBQS_CODEC_OF_UNION(CbqsClientFrameV2, put_versioned_variant, get_versioned_variant)
+CBQS_CODEC_OF_UNION(CbqsServerFrameV2, put_versioned_variant, get_versioned_variant)
+CBQS_CODEC_OF_UNION(CbqsInstructionV2, put_versioned_variant, get_versioned_variant)
+#undef CBQS_CODEC_OF_UNION
 
 std::optional<Bytes32> client_frame_request_id(ByteView frame) {
   constexpr std::size_t kHeader = 2;  // version, variant

@@ -4,15 +4,12 @@
 #include <gtest/gtest.h>
 
 #include "cbqs/wire/ids.h"
+#include "fakes.h"
 
 namespace cowboy::cbqs::broker {
 namespace {
 
-crypto::Ed25519Seed seed(std::uint8_t b) {
-  crypto::Ed25519Seed s{};
-  s[0] = b;
-  return s;
-}
+using testing::seed;
 
 class AuthTest : public ::testing::Test {
  protected:

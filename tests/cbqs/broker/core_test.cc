@@ -28,11 +28,7 @@ class RecordingPeer final : public Peer {
   bool lifted = false;
 };
 
-crypto::Ed25519Seed seed(std::uint8_t b) {
-  crypto::Ed25519Seed s{};
-  s[0] = b;
-  return s;
-}
+using testing::seed;
 
 class CoreTest : public ::testing::Test {
  protected:

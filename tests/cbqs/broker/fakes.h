@@ -22,6 +22,13 @@ class CountingEntropy final : public Entropy {
   std::uint64_t n = 0;
 };
 
+/// A recognisable Ed25519 seed: `b` then zeros.
+inline crypto::Ed25519Seed seed(std::uint8_t b) {
+  crypto::Ed25519Seed s{};
+  s[0] = b;
+  return s;
+}
+
 /// Adds `stream` to the view (height 100), with a solvent account for its owner.
 inline void add_solvent_stream(broker::ChainView& view, StreamRecordV2 stream) {
   view.height = 100;
