@@ -170,6 +170,7 @@ bool StreamOwner::idle() const { return !writing_ && waiting_.empty() && changes
 std::optional<std::vector<DeadLetter>> StreamOwner::dead_letters(std::uint64_t group_id, std::uint64_t after,
                                                                  std::size_t limit) {
   GroupCycles* g = group_runtime(group_id);
+  commit();  // a first load may have found repairs to write
   if (!g) return std::nullopt;
   std::vector<DeadLetter> out;
   for (auto it = g->dead_letters().upper_bound(after); it != g->dead_letters().end() && out.size() < limit; ++it)
