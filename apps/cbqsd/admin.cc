@@ -22,8 +22,8 @@ std::string prometheus_text(const cbqs::broker::CoreMetrics& m, std::uint64_t sn
   counter("cbqs_deliveries_total", "Delivery frames sent.", m.deliveries);
   counter("cbqs_delivered_bytes_total", "Delivery frame bytes sent.", m.delivered_bytes);
   counter("cbqs_errors_total", "Error frames sent.", m.errors_sent);
-  counter("cbqs_group_journal_writes_total", "Synced consumer-group journal batches.", m.journal_writes);
-  counter("cbqs_group_journal_ops_total", "Puts and deletes in consumer-group journal batches.", m.journal_ops);
+  counter("cbqs_group_journal_writes_total", "Synced writes carrying changes other than records: leases, lease actions, lanes, groups, settings, retention.", m.journal_writes);
+  counter("cbqs_group_journal_ops_total", "Puts and deletes of those changes.", m.journal_ops);
   counter("cbqs_sync_failures_total", "Failed synced writes (the store then fails closed).", m.sync_failures);
   gauge("cbqs_sessions", "Open sessions.", m.sessions);
   gauge("cbqs_subscriptions", "Open subscriptions.", m.subscriptions);

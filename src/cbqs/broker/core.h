@@ -65,7 +65,7 @@ struct CoreMetrics {
   std::uint64_t read_budget_bytes = 0, read_budget_in_use = 0;
   std::uint64_t errors_sent = 0;
   std::uint64_t sync_failures = 0;
-  std::uint64_t journal_writes = 0;  // synced group-journal batches
+  std::uint64_t journal_writes = 0;  // synced writes carrying changes other than records (leases, acks, lanes, groups, settings, retention)
   std::uint64_t journal_ops = 0;     // puts and deletes in them
   std::deque<std::uint64_t> sync_latency_us;  // the most recent samples, for the histogram
   std::vector<StreamMetrics> streams;

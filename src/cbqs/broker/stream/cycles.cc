@@ -113,7 +113,7 @@ std::optional<Issued> GroupCycles::issue(std::uint64_t sequence, std::uint64_t c
   auto it = cycles_.find(sequence);
   if (it == cycles_.end()) {  // the next PENDING record: the frontier moves past it
     frontier_ = sequence + 1;
-    frontier_dirty_ = true;  // written once per journal batch, by write_frontier
+    frontier_dirty_ = true;  // written once per write, by write_frontier
     it = cycles_.emplace(sequence, Cycle{}).first;
     it->second.committed_at_ms = committed_at_ms;
   }
