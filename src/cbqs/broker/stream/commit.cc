@@ -12,7 +12,6 @@ namespace cowboy::cbqs::broker {
 
 namespace {
 constexpr std::size_t kRecentRecords = 8'192;
-constexpr std::size_t kSyncSamples = 4'096;
 
 Bytes be64_bytes(std::uint64_t v) {
   Bytes b(8);
@@ -116,7 +115,7 @@ void StreamOwner::committed(std::shared_ptr<Write> write, bool ok, std::uint64_t
     ++counters_.batches;
     counters_.batch_records += batch.records.size();
   }
-  if (counters_.sync_latency_us.size() >= kSyncSamples) counters_.sync_latency_us.pop_front();
+  if (counters_.sync_latency_us.size() >= OwnerCounters::kSyncSamples) counters_.sync_latency_us.pop_front();
   counters_.sync_latency_us.push_back(sync_us);
   state_.batch_durable(batch);
   for (auto& r : batch.records) recent_.push_back(std::move(r));  // the batch is done with them
@@ -126,7 +125,8 @@ void StreamOwner::committed(std::shared_ptr<Write> write, bool ok, std::uint64_t
   for (const auto& o : in_flight_frames_) send(o.connection, o.frame);
   in_flight_frames_.clear();
 
-  if (ChainViewPtr view = context_.views.current()) advance_retention(view->params);
+  // Retention moves with new records (and with housekeeping's clock), as before the pipeline.
+  if (ChainViewPtr view = context_.views.current(); view && !batch.empty()) advance_retention(view->params);
   pump();  // delivers the new records, then commits what gathered meanwhile
 }
 
