@@ -11,7 +11,6 @@ namespace cowboy::cbqs::broker {
 
 namespace {
 constexpr auto kHousekeeping = std::chrono::seconds(1);
-constexpr std::size_t kSyncSamples = 4'096;
 }  // namespace
 
 Core::Core(boost::asio::io_context& io, CoreConfig config, store::Store& store, ViewSource& snapshots,
@@ -65,7 +64,7 @@ CoreMetrics Core::metrics() const {
     m.streams.push_back(o->metrics());
     m.subscriptions += m.streams.back().subscriptions;
   }
-  while (m.sync_latency_us.size() > kSyncSamples) m.sync_latency_us.pop_front();
+  while (m.sync_latency_us.size() > OwnerCounters::kSyncSamples) m.sync_latency_us.pop_front();
   m.sync_failures = health_.failures();
   m.admission_turns = admission_turns_;
   m.admission_pending = admission_.pending();

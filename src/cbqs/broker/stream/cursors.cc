@@ -26,7 +26,7 @@ void StreamOwner::subscribe(const Caller& caller, const Bytes32& request_id, con
   const auto& cursor = std::get<SourceCursor>(r.source);
   auto scope = intersect(cursor.lane_scope, caller.grant.lane_scope);
   if (!scope) return send_error(id, request_id, ErrorCode::kLaneNotInScope);
-  if (subscribed(caller, request_id)) return send_error(id, request_id, ErrorCode::kSubscriptionExists);
+  if (find_subscription(caller, request_id)) return send_error(id, request_id, ErrorCode::kSubscriptionExists);
   if (r.initial_credit_bytes > context_.credit_cap) return send_error(id, request_id, ErrorCode::kCreditOverflow);
 
   std::uint64_t head = state_.durable_head();
@@ -40,13 +40,6 @@ void StreamOwner::subscribe(const Caller& caller, const Bytes32& request_id, con
   if (!sub.replaying)  // nothing to replay: caught up at once, never going backwards (docs/protocol.md §L)
     send(id, Response{request_id, resp::CursorProgress{request_id, progress_lane(*scope), std::max(head, start - 1)}});
   pump();
-}
-
-bool StreamOwner::subscribed(const Caller& caller, const Bytes32& subscription_id) const {
-  for (const auto& sub : subscriptions_)
-    if (sub.connection == caller.connection && sub.session_id == caller.session_id && sub.id == subscription_id)
-      return true;
-  return false;
 }
 
 // Another session's subscription is not revealed: it is as unknown as none.

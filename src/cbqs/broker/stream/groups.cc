@@ -40,7 +40,7 @@ void StreamOwner::subscribe_group(const Caller& caller, const Bytes32& request_i
     return send_error(id, request_id, ErrorCode::kGroupNotInScope);
   const GroupConfigV2* config = state_.group(source.group_id);
   if (!config || config->lane_id != source.lane_id) return send_error(id, request_id, ErrorCode::kUnknownGroup);
-  if (subscribed(caller, request_id)) return send_error(id, request_id, ErrorCode::kSubscriptionExists);
+  if (find_subscription(caller, request_id)) return send_error(id, request_id, ErrorCode::kSubscriptionExists);
   if (r.initial_credit_bytes > context_.credit_cap) return send_error(id, request_id, ErrorCode::kCreditOverflow);
   if (!group_runtime(source.group_id))
     return send_error(id, request_id, ErrorCode::kUnavailable, "the group's state cannot be read");

@@ -23,6 +23,13 @@ std::uint64_t get_be64(std::string_view s) {
 }
 std::string as_string(ByteView b) { return std::string(reinterpret_cast<const char*>(b.data()), b.size()); }
 ByteView as_view(std::string_view s) { return {reinterpret_cast<const std::uint8_t*>(s.data()), s.size()}; }
+// Every key "<prefix>/..." as a [begin, end) range: '0' follows '/'.
+std::pair<std::string, std::string> children_of(std::string prefix) {
+  std::string end = prefix;
+  prefix.push_back('/');
+  end.push_back('0');
+  return {std::move(prefix), std::move(end)};
+}
 // The number that ends a key.
 std::uint64_t last_number(std::string_view key) { return get_be64(key.substr(key.size() - 8)); }
 
@@ -146,20 +153,10 @@ std::string StreamLayout::key(char kind, std::uint64_t a, std::uint64_t b) const
 }
 
 std::pair<std::string, std::string> StreamLayout::range(char kind, std::uint64_t a) const {
-  std::string prefix = key(kind, a);
-  std::string end = prefix;
-  prefix.push_back('/');
-  end.push_back('0');  // '0' follows '/'
-  return {std::move(prefix), std::move(end)};
+  return children_of(key(kind, a));
 }
 
-std::pair<std::string, std::string> StreamLayout::range(char kind) const {
-  std::string prefix = key(kind);
-  std::string end = prefix;
-  prefix.push_back('/');
-  end.push_back('0');
-  return {std::move(prefix), std::move(end)};
-}
+std::pair<std::string, std::string> StreamLayout::range(char kind) const { return children_of(key(kind)); }
 
 // ---- writes --------------------------------------------------------------------
 

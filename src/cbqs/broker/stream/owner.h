@@ -110,7 +110,8 @@ struct OwnerCounters {
   std::uint64_t delivered_bytes = 0;
   std::uint64_t journal_writes = 0;  // writes that carried other changes
   std::uint64_t journal_ops = 0;     // their puts and deletes
-  std::deque<std::uint64_t> sync_latency_us;  // the most recent write durations
+  static constexpr std::size_t kSyncSamples = 4'096;
+  std::deque<std::uint64_t> sync_latency_us;  // the most recent kSyncSamples write durations
 };
 
 class StreamOwner {
@@ -203,7 +204,6 @@ class StreamOwner {
   void add_credit(const Caller& caller, const Bytes32& request_id, const req::AddCredit& r);
   void unsubscribe(const Caller& caller, const Bytes32& request_id, const req::Unsubscribe& r);
   Subscription* find_subscription(const Caller& caller, const Bytes32& subscription_id);
-  bool subscribed(const Caller& caller, const Bytes32& subscription_id) const;
   /// Removes a subscription (its leases end as if expired); the caller pumps.
   void remove_subscription(std::list<Subscription>::iterator it);
   /// Applies due timeline entries, delivers what subscriptions can take, commits.
