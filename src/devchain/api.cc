@@ -30,4 +30,10 @@ std::optional<ApiErrorCode> api_error_from_name(std::string_view name) {
   return std::nullopt;
 }
 
+Result<ProviderSnapshot, std::string> ChainApi::read_snapshot(const Address& provider) {
+  auto snapshot = provider_snapshot(provider);
+  if (!snapshot) return Err{snapshot.error().message};
+  return std::move(*snapshot);
+}
+
 }  // namespace cowboy::devchain

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "cbqs/chain/registry.h"
+#include "cbqs/chain/snapshot.h"
 #include "devchain/tx.h"
 
 namespace cowboy::devchain {
@@ -60,15 +61,7 @@ struct AccountInfo {
   std::uint64_t next_nonce = 0;
 };
 
-/// Everything one provider's broker needs, at one finalized height.
-struct ProviderSnapshot {
-  std::uint64_t height = 0;
-  Bytes32 chain_instance_id{};
-  cbqs::ProviderRecordV2 provider;
-  std::vector<cbqs::StreamRecordV2> streams;  // every stream assigned to it, Closed included
-  std::vector<cbqs::CbqsAccountV2> accounts;  // the accounts of those streams that exist
-  cbqs::Params params;
-};
+using cbqs::ProviderSnapshot;
 
 struct BlockEvents {
   std::uint64_t height = 0;
@@ -76,7 +69,7 @@ struct BlockEvents {
   std::vector<cbqs::ChainEvent> events;
 };
 
-class ChainApi {
+class ChainApi : public cbqs::SnapshotProvider {
  public:
   virtual ~ChainApi() = default;
   virtual ApiResult<Bytes32> submit(const Transaction& tx) = 0;
@@ -92,6 +85,8 @@ class ChainApi {
   /// Events of blocks from..=to (inclusive), at most 1,000 blocks at a time.
   virtual ApiResult<std::vector<BlockEvents>> events(std::uint64_t from, std::uint64_t to) = 0;
   virtual ApiResult<ProviderSnapshot> provider_snapshot(const Address& provider) = 0;
+  /// cbqs::SnapshotProvider: provider_snapshot with its error as text.
+  Result<ProviderSnapshot, std::string> read_snapshot(const Address& provider) final;
 };
 
 inline constexpr std::uint64_t kMaxEventBlocksPerQuery = 1'000;

@@ -102,7 +102,7 @@ struct Broker::Impl {
   bool stopping = false;
   std::atomic<bool> listening{false};  // also read by /readyz on the admin thread
 
-  Impl(BrokerConfig c, store::Store& s, devchain::ChainApi& chain, const Clock& clk, Entropy& entropy)
+  Impl(BrokerConfig c, store::Store& s, SnapshotProvider& chain, const Clock& clk, Entropy& entropy)
       : config(std::move(c)), store(s), clock(clk),
         snapshots(chain, config.provider.address, clk, config.chain_block_ms) {
     core = std::make_unique<Core>(io, CoreConfig{config.provider}, store, snapshots, clock, entropy);
@@ -150,7 +150,7 @@ struct Broker::Impl {
         if (reachable)
           log::info("chain_reachable", log::field("height", (*refreshed)->height));
         else
-          log::warn("chain_unreachable", log::field("why", refreshed.error().message));
+          log::warn("chain_unreachable", log::field("why", refreshed.error()));
       }
       ChainViewPtr view = snapshots.current();
       auto every = std::chrono::milliseconds(view ? view->params.snapshot_refresh_ms : 1'000);
@@ -160,7 +160,7 @@ struct Broker::Impl {
   }
 };
 
-Broker::Broker(BrokerConfig config, store::Store& store, devchain::ChainApi& chain, const Clock& clock,
+Broker::Broker(BrokerConfig config, store::Store& store, SnapshotProvider& chain, const Clock& clock,
                Entropy& entropy)
     : impl_(std::make_unique<Impl>(std::move(config), store, chain, clock, entropy)) {}
 

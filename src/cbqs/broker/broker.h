@@ -8,8 +8,8 @@
 #include <string>
 
 #include "cbqs/broker/core.h"
+#include "cbqs/chain/snapshot.h"
 #include "cbqs/store/store.h"
-#include "devchain/api.h"
 
 namespace cowboy::cbqs::broker {
 
@@ -36,7 +36,7 @@ struct BrokerConfig {
 
 class Broker {
  public:
-  Broker(BrokerConfig config, store::Store& store, devchain::ChainApi& chain, const Clock& clock, Entropy& entropy);
+  Broker(BrokerConfig config, store::Store& store, SnapshotProvider& chain, const Clock& clock, Entropy& entropy);
   ~Broker();
 
   /// Binds, reads the first snapshot (a failure is not fatal: the broker then

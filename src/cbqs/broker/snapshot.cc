@@ -2,12 +2,12 @@
 
 namespace cowboy::cbqs::broker {
 
-SnapshotSource::SnapshotSource(devchain::ChainApi& chain, const Address& provider, const Clock& clock,
+SnapshotSource::SnapshotSource(SnapshotProvider& chain, const Address& provider, const Clock& clock,
                                std::uint64_t block_interval_ms)
     : chain_(chain), provider_(provider), clock_(clock), block_interval_ms_(std::max<std::uint64_t>(1, block_interval_ms)) {}
 
-devchain::ApiResult<ChainViewPtr> SnapshotSource::refresh() {
-  auto snapshot = chain_.provider_snapshot(provider_);
+Result<ChainViewPtr, std::string> SnapshotSource::refresh() {
+  auto snapshot = chain_.read_snapshot(provider_);
   if (!snapshot) return Err{snapshot.error()};
   auto view = std::make_shared<ChainView>();
   view->height = snapshot->height;

@@ -1,4 +1,4 @@
-// Reads the provider snapshot from the chain (any devchain::ChainApi) and
+// Reads the provider snapshot from the chain (cbqs/chain/snapshot.h) and
 // keeps the latest as an immutable ChainView. The snapshot's age in blocks is
 // measured by the broker's clock since the last successful read, in units of
 // the chain's block interval (docs/protocol.md §E): while the chain is
@@ -9,18 +9,18 @@
 #include <mutex>
 
 #include "cbqs/broker/chain_view.h"
+#include "cbqs/chain/snapshot.h"
 #include "common/clock.h"
-#include "devchain/api.h"
 
 namespace cowboy::cbqs::broker {
 
 class SnapshotSource final : public ViewSource {
  public:
-  SnapshotSource(devchain::ChainApi& chain, const Address& provider, const Clock& clock,
+  SnapshotSource(SnapshotProvider& chain, const Address& provider, const Clock& clock,
                  std::uint64_t block_interval_ms);
 
   /// Reads a new snapshot now; on failure the previous one stays in force.
-  devchain::ApiResult<ChainViewPtr> refresh();
+  Result<ChainViewPtr, std::string> refresh();
   /// The current view, or null before the first successful refresh.
   ChainViewPtr current() const override;
   /// Whole blocks elapsed since the current view was read; UINT64_MAX without one.
@@ -28,7 +28,7 @@ class SnapshotSource final : public ViewSource {
   bool fresh() const override;
 
  private:
-  devchain::ChainApi& chain_;
+  SnapshotProvider& chain_;
   const Address provider_;
   const Clock& clock_;
   const std::uint64_t block_interval_ms_;
