@@ -146,7 +146,10 @@ int run_dev(Options o, const sigset_t& signals) {
     nlohmann::json j{{"endpoint", "wss://" + host + ":" + std::to_string(wss) + "/"},
                      {"admin", "http://" + admin_host + ":" + std::to_string(admin_port)},
                      {"chain", "http://" + chain_host + ":" + std::to_string(chain_api->port())}};
-    std::ofstream(endpoints) << j.dump(2) << "\n";
+    // Written aside and renamed: a reader polling for the file sees all of it or none.
+    auto partial = std::filesystem::path(endpoints).concat(".partial");
+    std::ofstream(partial) << j.dump(2) << "\n";
+    std::filesystem::rename(partial, endpoints);
   });
   chain_api->stop();
   (*node)->stop();
