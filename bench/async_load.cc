@@ -26,17 +26,17 @@ Bytes32 rid(std::uint64_t n) { return client::request_id(n); }
 // One producer session on the same framing as cbqsd and the SDK (net/wss_channel.h).
 class Producer final : public net::WssChannel {
  public:
-  Producer(tcp::socket socket, ssl::context& tls, const AsyncLoadOptions& o, SteadyClock::time_point end,
-           double per_producer_rate, AsyncLoadResult& result)
+  Producer(tcp::socket socket, ssl::context& tls, const AsyncLoadOptions& o, const LoadTarget& target,
+           SteadyClock::time_point end, double per_producer_rate, AsyncLoadResult& result)
       : net::WssChannel(std::move(socket), tls.native_handle(), Role::kClient, {.max_message_bytes = limits::kMaxFrameBytes}),
-        timer_(this->socket().get_executor()), o_(o), end_(end), rate_(per_producer_rate), result_(result),
+        timer_(this->socket().get_executor()), o_(o), target_(target), end_(end), rate_(per_producer_rate), result_(result),
         payload_(o.payload, 0x5a) {
     set_server_name("localhost", true);
   }
 
  private:
   void on_open() override {
-    send(encode(CbqsClientFrameV2{OpenSession{rid(0), o_.grant}}));
+    send(encode(CbqsClientFrameV2{OpenSession{rid(0), target_.grant}}));
   }
   void on_message(ByteView message) override {
     auto frame = decode<CbqsServerFrameV2>(message);
@@ -56,7 +56,8 @@ class Producer final : public net::WssChannel {
 
   void on_frame(const CbqsServerFrameV2& f) {
     if (const auto* ch = std::get_if<SessionChallenge>(&f)) {
-      SessionProofV2 proof{o_.grant.chain_instance_id, o_.grant.stream_id, grant_id(o_.grant), ch->session_id,
+      const StreamGrantV2& g = target_.grant;
+      SessionProofV2 proof{g.chain_instance_id, g.stream_id, grant_id(g), ch->session_id,
                            ch->challenge, {}};
       sign_proof(proof, o_.holder);
       session_ = ch->session_id;
@@ -104,7 +105,7 @@ class Producer final : public net::WssChannel {
             std::chrono::duration_cast<std::chrono::nanoseconds>(SteadyClock::now().time_since_epoch()).count());
         std::memcpy(payload_.data(), &ns, 8);
       }
-      send(encode(CbqsClientFrameV2{Request{rid(next_), session_, req::Append{{o_.lane, payload_}}}}));
+      send(encode(CbqsClientFrameV2{Request{rid(next_), session_, req::Append{{target_.lane, payload_}}}}));
     }
     if (now >= end_ && in_flight_ == 0 && !done_) {
       done_ = true;
@@ -114,6 +115,7 @@ class Producer final : public net::WssChannel {
 
   asio::steady_timer timer_;
   const AsyncLoadOptions& o_;
+  const LoadTarget& target_;
   SteadyClock::time_point end_, start_;
   double rate_;
   AsyncLoadResult& result_;
@@ -136,15 +138,16 @@ AsyncLoadResult run_async_load(const AsyncLoadOptions& o) {
   auto begin = SteadyClock::now();
   auto end = begin + std::chrono::duration_cast<SteadyClock::duration>(std::chrono::duration<double>(o.seconds));
   double per_producer = o.rate > 0 ? o.rate / o.producers : 0;
-  for (int p = 0; p < o.producers; ++p) {
+  for (int p = 0; p < o.producers && !o.targets.empty(); ++p) {
+    const LoadTarget& target = o.targets[static_cast<std::size_t>(p) % o.targets.size()];
     auto socket = std::make_shared<tcp::socket>(io);
     socket->async_connect(tcp::endpoint{asio::ip::make_address("127.0.0.1"), o.port},
-                         [&, socket](boost::system::error_code ec) {
+                         [&, socket, &target = target](boost::system::error_code ec) {
                            if (ec) {
                              result.failed = true;
                              return;
                            }
-                           std::make_shared<Producer>(std::move(*socket), tls, o, end, per_producer, result)
+                           std::make_shared<Producer>(std::move(*socket), tls, o, target, end, per_producer, result)
                                ->connect("localhost", "/");
                          });
   }

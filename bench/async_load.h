@@ -12,12 +12,17 @@
 
 namespace cowboy::bench {
 
+/// Where a producer appends: a stream (its grant) and a lane of it.
+struct LoadTarget {
+  cbqs::StreamGrantV2 grant;
+  std::uint64_t lane = 0;
+};
+
 struct AsyncLoadOptions {
   std::uint16_t port = 0;
   std::filesystem::path ca_file;
-  cbqs::StreamGrantV2 grant;
+  std::vector<LoadTarget> targets;  // producer p appends to targets[p % size]
   crypto::Ed25519Seed holder{};
-  std::uint64_t lane = 0;
   int producers = 1;
   std::size_t payload = 256;
   int window = 64;

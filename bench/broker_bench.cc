@@ -8,6 +8,7 @@
 //   build/bin/cbqs_broker_bench --producers 16 --payload 256 --rate 75000     # paced
 //   build/bin/cbqs_broker_bench --subscriber --rate 1000                      # append->delivery
 //   build/bin/cbqs_broker_bench --producers 16 --rate 20000 --lanes-per-sec 50   # lanes created under load
+//   build/bin/cbqs_broker_bench --producers 16 --streams 2 --io-threads 2        # owners on two stream threads
 #include <CLI/CLI.hpp>
 
 #include <unistd.h>
@@ -57,7 +58,19 @@ struct Options {
   int runs = 1;
   bool blocking = false;  // one blocking thread per producer instead of the async generator
   double lanes_per_sec = 0;  // CreateLane requests per second during the run, from one more session
+  std::size_t streams = 1;   // producers spread over this many streams
+  std::size_t io_threads = 1;  // BrokerConfig::io_threads
 };
+
+// Raises a stream's settings to the ceilings and makes a lane on it.
+std::uint64_t prepare_stream(client::WssConnection& c, const Bytes32& session) {
+  (void)c.send(Request{rid(1), session, req::UpdateSettings{StreamSettingsV2{604'800'000, 1'073'741'824, 1'048'576,
+                                                                             268'435'456, 1'073'741'824}}});
+  (void)c.receive(std::chrono::seconds(5));
+  (void)c.send(Request{rid(2), session, req::CreateLane{}});
+  auto lane_frame = c.receive(std::chrono::seconds(5));
+  return std::get<resp::LaneCreated>(std::get<Response>(*lane_frame).body).lane_id;
+}
 
 // One producer: its own connection and session, up to `window` appends in flight.
 void produce(testbed::LocalDeployment& d, const Options& o, std::uint64_t lane, SteadyClock::time_point end,
@@ -107,21 +120,23 @@ RunResult run_once(const Options& o, int index) {
   testbed::DeploymentOptions options;
   options.snapshot_refresh_ms = 1'000;
   options.parameters = {{"cbqs.max_append_bytes_per_sec", 268'435'456}, {"cbqs.max_delivered_bytes_per_sec", 1'073'741'824}};
+  options.streams = o.streams;
+  options.io_threads = o.io_threads;
   auto started = testbed::LocalDeployment::start(dir, options);
   if (!started) {
     std::fprintf(stderr, "cannot start: %s\n", started.error().c_str());
     std::exit(1);
   }
   auto& d = **started;
-  // Raise this stream's settings to the ceilings, and make a lane.
   auto c = *d.connect();
   Bytes32 session = *d.open_session(*c, d.grant(0x003f));
-  (void)c->send(Request{rid(1), session, req::UpdateSettings{StreamSettingsV2{604'800'000, 1'073'741'824, 1'048'576,
-                                                                              268'435'456, 1'073'741'824}}});
-  (void)c->receive(std::chrono::seconds(5));
-  (void)c->send(Request{rid(2), session, req::CreateLane{}});
-  auto lane_frame = c->receive(std::chrono::seconds(5));
-  std::uint64_t lane = std::get<resp::LaneCreated>(std::get<Response>(*lane_frame).body).lane_id;
+  std::uint64_t lane = prepare_stream(*c, session);
+  std::vector<bench::LoadTarget> targets{{d.grant(0x003f), lane}};
+  for (std::size_t i = 1; i < d.stream_ids().size(); ++i) {
+    auto grant = d.grant_on(d.stream_ids()[i], 0x003f);
+    auto other = *d.connect();
+    targets.push_back({grant, prepare_stream(*other, *d.open_session(*other, grant))});
+  }
 
   std::vector<double> delivery_ms;
   std::atomic<bool> stop_subscriber{false};
@@ -181,9 +196,8 @@ RunResult run_once(const Options& o, int index) {
     bench::AsyncLoadOptions a;
     a.port = d.broker().port();
     a.ca_file = d.certificate();
-    a.grant = d.grant(0x003f);
+    a.targets = targets;
     a.holder = d.holder();
-    a.lane = lane;
     a.producers = o.producers;
     a.payload = o.payload;
     a.window = o.window;
@@ -252,6 +266,8 @@ int main(int argc, char** argv) {
   app.add_option("--runs", o.runs, "runs; the medians are printed last")->capture_default_str();
   app.add_option("--lanes-per-sec", o.lanes_per_sec, "lanes created per second during the run, from one more session")
       ->capture_default_str();
+  app.add_option("--streams", o.streams, "streams the producers spread over (async generator only)")->capture_default_str();
+  app.add_option("--io-threads", o.io_threads, "the broker's --io-threads")->capture_default_str();
   app.add_flag("--blocking", o.blocking, "one blocking client thread per producer (the default is one async thread for all)");
   CLI11_PARSE(app, argc, argv);
   crypto::init();

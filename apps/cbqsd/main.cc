@@ -56,6 +56,7 @@ struct Options {
   std::string store_path, tls_cert, tls_key, provider_key, provider_address, chain_url;
   std::uint64_t chain_block_ms = 1000;
   std::size_t max_connections = 1'024, max_connections_per_address = 128, read_budget_mib = 256;
+  std::size_t io_threads = 1;
 };
 
 // Runs the broker until SIGINT/SIGTERM, then stops it cleanly. `listening`
@@ -67,6 +68,7 @@ int serve(const Options& o, cbqs::broker::BrokerConfig config, cbqs::store::Stor
   config.max_connections = o.max_connections;
   config.max_connections_per_address = o.max_connections_per_address;
   config.read_budget_bytes = o.read_budget_mib << 20;
+  config.io_threads = o.io_threads;
   cbqs::broker::Broker broker(std::move(config), store, chain, clock, entropy);
   if (auto started = broker.start(); !started) return fail(started.error());
   std::string admin_host;
@@ -200,6 +202,10 @@ int main(int argc, char** argv) {
   app.add_option("--max-connections-per-address", o.max_connections_per_address, "wss connections one peer address may hold")
       ->capture_default_str();
   app.add_option("--read-budget-mib", o.read_budget_mib, "read memory for large frames, beyond 64 KiB per connection")
+      ->capture_default_str();
+  app.add_option("--io-threads", o.io_threads,
+                 "threads for the streams' work (1: with the connections on one thread; N: streams spread over N)")
+      ->check(CLI::Range(1, 64))
       ->capture_default_str();
   app.set_config("--config", "", "read options from a TOML file (keys are the long flag names)");
   CLI11_PARSE(app, argc, argv);

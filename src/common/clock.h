@@ -2,6 +2,7 @@
 // the system clock and libsodium; tests use the manual versions.
 #pragma once
 
+#include <atomic>
 #include <chrono>
 #include <cstdint>
 #include <span>
@@ -35,14 +36,16 @@ inline std::uint64_t unix_micros() {
 class ManualClock final : public Clock {
  public:
   explicit ManualClock(std::uint64_t start_ms = 0) : now_(start_ms) {}
-  std::uint64_t now_ms() const override { return now_; }
+  std::uint64_t now_ms() const override { return now_.load(); }
   void set(std::uint64_t ms) { now_ = ms; }
   void advance(std::uint64_t ms) { now_ += ms; }
 
  private:
-  std::uint64_t now_;
+  std::atomic<std::uint64_t> now_;  // read by the threads under test
 };
 
+/// Clocks and entropy may be shared by threads (cbqsd's io and stream threads):
+/// every implementation is safe to call from several at once.
 class Entropy {
  public:
   virtual ~Entropy() = default;
@@ -63,7 +66,7 @@ class SeededEntropy final : public Entropy {
   void fill(std::span<std::uint8_t> out) override;
 
  private:
-  std::uint64_t counter_;
+  std::atomic<std::uint64_t> counter_;
 };
 
 }  // namespace cowboy

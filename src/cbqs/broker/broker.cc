@@ -54,6 +54,7 @@ class Connection final : public Peer, public net::WssChannel {
     }
   }
   void on_written() override {
+    if (opened_) core_.on_written(id_);
     if (read_paused_ && queued_bytes() <= config_.write_low_water) {
       read_paused_ = false;
       resume_reading();
@@ -105,7 +106,9 @@ struct Broker::Impl {
   Impl(BrokerConfig c, store::Store& s, SnapshotProvider& chain, const Clock& clk, Entropy& entropy)
       : config(std::move(c)), store(s), clock(clk),
         snapshots(chain, config.provider.address, clk, config.chain_block_ms) {
-    core = std::make_unique<Core>(io, CoreConfig{config.provider}, store, snapshots, clock, entropy);
+    CoreConfig core_config{config.provider};
+    core_config.io_threads = config.io_threads;
+    core = std::make_unique<Core>(io, std::move(core_config), store, snapshots, clock, entropy);
   }
 
   void accept() {

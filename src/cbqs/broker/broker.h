@@ -32,6 +32,9 @@ struct BrokerConfig {
   /// so a client that sends without reading cannot grow the broker's memory.
   std::size_t write_high_water = 8 * 1024 * 1024;
   std::size_t write_low_water = 1024 * 1024;
+  /// Threads the stream owners run on (CoreConfig::io_threads): 1 keeps them on
+  /// the io thread with the connections.
+  std::size_t io_threads = 1;
 };
 
 class Broker {

@@ -1,6 +1,10 @@
 #include "cbqs/broker/core.h"
 
+#include <boost/asio/executor_work_guard.hpp>
 #include <boost/asio/post.hpp>
+#include <boost/asio/strand.hpp>
+#include <future>
+#include <latch>
 
 #include "cbqs/broker/auth.h"
 #include "cbqs/broker/error_frame.h"
@@ -13,23 +17,73 @@ namespace {
 constexpr auto kHousekeeping = std::chrono::seconds(1);
 }  // namespace
 
+template <typename F>
+void Core::at_owner(StreamOwner& o, F&& f) {
+  if (!streams_) return f(o);
+  boost::asio::post(o.home(), [&o, f = std::forward<F>(f)]() mutable { f(o); });
+}
+
+template <typename F>
+auto Core::ask(StreamOwner& o, F&& f) const {
+  if (!streams_) return f(o);
+  using R = decltype(f(o));
+  std::packaged_task<R()> task([&] { return f(o); });
+  auto answer = task.get_future();
+  boost::asio::post(o.home(), std::ref(task));
+  return answer.get();  // owners never wait on the io thread, so this cannot deadlock
+}
+
 Core::Core(boost::asio::io_context& io, CoreConfig config, store::Store& store, ViewSource& snapshots,
            const Clock& clock, Entropy& entropy)
     : io_(io), config_(std::move(config)), store_(store), snapshots_(snapshots), clock_(clock), entropy_(entropy),
+      committer_(std::max<std::size_t>(config_.io_threads, 1)),
       admission_(std::move(*admission::FairQueue<HandshakeJob>::create(config_.admission))),
       housekeeping_timer_(io) {
-  boost::asio::post(committer_, [] { pthread_setname_np(pthread_self(), "cbqs-commit"); });
+  // One name per committer thread: each naming task holds its thread until all are named.
+  const std::size_t committers = std::max<std::size_t>(config_.io_threads, 1);
+  auto named = std::make_shared<std::latch>(static_cast<std::ptrdiff_t>(committers));
+  for (std::size_t i = 0; i < committers; ++i)
+    boost::asio::post(committer_, [named] {
+      pthread_setname_np(pthread_self(), "cbqs-commit");
+      named->arrive_and_wait();
+    });
+  if (config_.io_threads > 1) {
+    streams_ = std::make_unique<boost::asio::io_context>(static_cast<int>(config_.io_threads));
+    for (std::size_t i = 0; i < config_.io_threads; ++i)
+      stream_threads_.emplace_back([io = streams_.get()] {
+        pthread_setname_np(pthread_self(), "cbqs-stream");
+        auto work = boost::asio::make_work_guard(*io);
+        io->run();
+      });
+    outbox_ = std::make_unique<Outbox>(io_.get_executor(), config_.peer_queue_limit,
+                                       [this](ConnectionId id, Bytes frame, bool is_error) {
+                                         return send_bytes(id, std::move(frame), is_error);
+                                       });
+  }
   housekeeping();
 }
 
-Core::~Core() { committer_.join(); }
+// The owners' work stops first, then their writes finish; the owners go last.
+Core::~Core() {
+  if (streams_) {
+    streams_->stop();
+    for (auto& t : stream_threads_) t.join();
+  }
+  committer_.join();
+}
 
 Core::ConnectionId Core::on_open(Peer& peer) {
   ConnectionId id = next_connection_++;
   Connection& c = connections_[id];
   c.peer = &peer;
   c.sessionless_since_ms = std::max<std::uint64_t>(clock_.now_ms(), 1);
+  if (outbox_) c.gauge = outbox_->opened(id);
   return id;
+}
+
+void Core::on_written(ConnectionId id) {
+  auto it = connections_.find(id);
+  if (it != connections_.end() && it->second.gauge) it->second.gauge->peer_queued = it->second.peer->queued_bytes();
 }
 
 void Core::on_close(ConnectionId id) {
@@ -39,6 +93,7 @@ void Core::on_close(ConnectionId id) {
   for (const auto& [sid, s] : it->second.sessions) sessions.push_back(sid);
   for (const auto& sid : sessions) end_session(id, sid);  // pairs and sessions die with the socket
   admission_.drop_source(id);
+  if (outbox_) outbox_->closed(id);
   connections_.erase(it);
 }
 
@@ -50,8 +105,8 @@ CoreMetrics Core::metrics() const {
     m.sessions += c.sessions.size();
     m.sessionless_connections += c.sessions.empty();
   }
-  for (const auto& [id, o] : owners_) {
-    const OwnerCounters& n = o->counters();
+  for (const auto& [id, owner] : owners_) {
+    auto [n, stream] = ask(*owner, [](StreamOwner& o) { return std::pair{o.counters(), o.metrics()}; });
     m.appends += n.appends;
     m.appended_bytes += n.appended_bytes;
     m.batches += n.batches;
@@ -61,7 +116,7 @@ CoreMetrics Core::metrics() const {
     m.journal_writes += n.journal_writes;
     m.journal_ops += n.journal_ops;
     m.sync_latency_us.insert(m.sync_latency_us.end(), n.sync_latency_us.begin(), n.sync_latency_us.end());
-    m.streams.push_back(o->metrics());
+    m.streams.push_back(std::move(stream));
     m.subscriptions += m.streams.back().subscriptions;
   }
   while (m.sync_latency_us.size() > OwnerCounters::kSyncSamples) m.sync_latency_us.pop_front();
@@ -73,10 +128,15 @@ CoreMetrics Core::metrics() const {
 }
 
 void Core::send(ConnectionId id, const CbqsServerFrameV2& frame) {
+  send_bytes(id, encode(frame), std::holds_alternative<ErrorFrame>(frame));
+}
+
+std::size_t Core::send_bytes(ConnectionId id, Bytes frame, bool is_error) {
   auto it = connections_.find(id);
-  if (it == connections_.end()) return;
-  if (std::holds_alternative<ErrorFrame>(frame)) ++metrics_.errors_sent;
-  it->second.peer->send(encode(frame));
+  if (it == connections_.end()) return 0;
+  if (is_error) ++metrics_.errors_sent;
+  it->second.peer->send(std::move(frame));
+  return it->second.peer->queued_bytes();
 }
 
 Outbound::Room Core::room(ConnectionId id) const {
@@ -118,9 +178,11 @@ void Core::on_frame_refused(ConnectionId id, bool too_large) {
 
 StreamOwner* Core::owner(const Bytes32& stream_id) {
   if (auto it = owners_.find(stream_id); it != owners_.end()) return it->second.get();
-  auto loaded = StreamOwner::load(stream_id, OwnerContext{io_.get_executor(), committer_.get_executor(), store_,
-                                                          snapshots_, clock_, entropy_, *this, health_,
-                                                          config_.provider, config_.credit_cap});
+  boost::asio::any_io_executor home = io_.get_executor();
+  if (streams_) home = boost::asio::make_strand(*streams_);
+  Outbound& out = outbox_ ? static_cast<Outbound&>(*outbox_) : *this;
+  auto loaded = StreamOwner::load(stream_id, OwnerContext{home, committer_.get_executor(), store_, snapshots_, clock_,
+                                                          entropy_, out, health_, config_.provider, config_.credit_cap});
   if (!loaded) return nullptr;
   return owners_.emplace(stream_id, std::move(loaded)).first->second.get();
 }
@@ -130,8 +192,8 @@ void Core::end_session(ConnectionId id, const Bytes32& session_id) {
   if (conn == connections_.end()) return;
   auto session = conn->second.sessions.find(session_id);
   if (session == conn->second.sessions.end()) return;
-  if (auto o = owners_.find(session->second.grant.stream_id); o != owners_.end())
-    o->second->session_ended(id, session_id);
+  if (auto o = owners_.find(session->second.grant->stream_id); o != owners_.end())
+    at_owner(*o->second, [id, session_id](StreamOwner& owner) { owner.session_ended(id, session_id); });
   conn->second.sessions.erase(session);
   if (conn->second.sessions.empty()) conn->second.sessionless_since_ms = std::max<std::uint64_t>(clock_.now_ms(), 1);
 }
@@ -157,21 +219,23 @@ void Core::handle_request(ConnectionId id, Connection& c, Request& f) {
   Session& s = it->second;
   ChainViewPtr view = snapshots_.current();  // one snapshot for the whole request
   std::uint64_t now = clock_.now_ms();
-  if (auto e = check_standing(s.grant, s.admin_key_at_open, *view, now)) {
+  if (auto e = check_standing(*s.grant, s.admin_key_at_open, *view, now)) {
     send_error(id, f.request_id, *e, "the session ended");
     log::info("session_ended", log::field("conn", id), log::field("reason", error_name(*e)));
     return end_session(id, f.session_id);
   }
   std::uint16_t needed = required_verbs(f.body);
-  if (needed != 0 && (s.grant.verbs & needed) == 0) return send_error(id, f.request_id, ErrorCode::kVerbNotGranted);
+  if (needed != 0 && (s.grant->verbs & needed) == 0) return send_error(id, f.request_id, ErrorCode::kVerbNotGranted);
   if (std::holds_alternative<req::CloseSession>(f.body)) {
     send(id, Response{f.request_id, resp::Ok{}});
     return end_session(id, f.session_id);
   }
-  const StreamRecordV2& stream = *view->stream(s.grant.stream_id);
-  StreamOwner* o = owner(stream.stream_id);
+  StreamOwner* o = owner(s.grant->stream_id);
   if (!o) return send_error(id, f.request_id, ErrorCode::kUnavailable, "the stream's state cannot be read");
-  o->request(Caller{id, f.session_id, s.grant}, *view, stream, f.request_id, f.body);
+  at_owner(*o, [id, session_id = f.session_id, grant = s.grant, view = std::move(view), request_id = f.request_id,
+                body = std::move(f.body)](StreamOwner& owner) mutable {
+    owner.request(Caller{id, session_id, *grant}, *view, *view->stream(grant->stream_id), request_id, body);
+  });
 }
 
 // Once a second: close connections that hold no session (close_sessionless),
@@ -180,7 +244,8 @@ void Core::housekeeping() {
   ChainViewPtr view = snapshots_.current();
   close_sessionless(clock_.now_ms(), (view ? view->params : Params{}).session_handshake_timeout_ms);
   if (view)
-    for (auto& [stream_id, o] : owners_) o->housekeeping(view->params);
+    for (auto& [stream_id, o] : owners_)
+      at_owner(*o, [params = view->params](StreamOwner& owner) { owner.housekeeping(params); });
   housekeeping_timer_.expires_after(kHousekeeping);
   housekeeping_timer_.async_wait([this](const boost::system::error_code& ec) {
     if (!ec) housekeeping();
@@ -188,12 +253,12 @@ void Core::housekeeping() {
 }
 
 void Core::drain() {
-  for (auto& [id, o] : owners_) o->drain();
+  for (auto& [id, o] : owners_) at_owner(*o, [](StreamOwner& owner) { owner.drain(); });
 }
 
 bool Core::idle() const {
   for (const auto& [id, o] : owners_)
-    if (!o->idle()) return false;
+    if (!ask(*o, [](StreamOwner& owner) { return owner.idle(); })) return false;
   return true;
 }
 
@@ -201,13 +266,13 @@ std::optional<std::vector<DeadLetter>> Core::dead_letters(const Bytes32& stream_
                                                           std::uint64_t after, std::size_t limit) {
   StreamOwner* o = owner(stream_id);
   if (!o) return std::nullopt;
-  return o->dead_letters(group_id, after, limit);
+  return ask(*o, [&](StreamOwner& owner) { return owner.dead_letters(group_id, after, limit); });
 }
 
 std::optional<std::size_t> Core::redrive(const Bytes32& stream_id, std::uint64_t group_id) {
   StreamOwner* o = owner(stream_id);
   if (!o) return std::nullopt;
-  return o->redrive(group_id);
+  return ask(*o, [&](StreamOwner& owner) { return owner.redrive(group_id); });
 }
 
 }  // namespace cowboy::cbqs::broker

@@ -2,7 +2,10 @@
 // handshakes and their admission, sessions and their standing, verbs. Each
 // request of a session that stands goes to its stream's owner in one call
 // (stream/owner.h), which answers it. Every method runs on one executor (the
-// io_context thread), so no state here is locked.
+// io_context thread), so no state here is locked. The owners run there too,
+// or, with io_threads > 1, each on a strand of a pool of stream threads: then
+// a call into an owner is posted to its strand (at_owner, or ask when Core
+// needs the answer) and owners reach connections through the Outbox.
 //
 // Request flow (docs/architecture.md): a Peer hands a binary message to
 // on_frame -> strict decode -> session lookup -> the session's standing under
@@ -14,8 +17,10 @@
 #include <boost/asio/thread_pool.hpp>
 #include <map>
 #include <memory>
+#include <thread>
 
 #include "admission/fair_queue.h"
+#include "cbqs/broker/outbox.h"
 #include "cbqs/broker/snapshot.h"
 #include "cbqs/broker/stream/owner.h"
 #include "cbqs/wire/frames.h"
@@ -45,6 +50,10 @@ struct CoreConfig {
   std::uint64_t admission_credits_per_turn = 64;  // 16 verifications per turn
   std::uint64_t credit_cap = 1ULL << 30;              // docs/protocol.md §K
   std::size_t peer_queue_limit = 16 * 1024 * 1024;     // pause deliveries to a peer above this
+  /// 1: the owners run on the io thread with the connections. N > 1: they run
+  /// on N stream threads ("cbqs-stream"), one strand each, and N committers
+  /// write for them; the connections stay on the io thread.
+  std::size_t io_threads = 1;
 };
 
 struct CoreMetrics {
@@ -90,6 +99,8 @@ class Core final : private Outbound {
   /// or one the process's read budget cannot hold now (Unavailable, then 1013).
   void on_frame_refused(ConnectionId id, bool too_large);
   void on_close(ConnectionId id);
+  /// The connection's write queue shrank (a write completed).
+  void on_written(ConnectionId id);
   /// Starts committing every staged append (clean shutdown).
   void drain();
   /// No batch is being written and nothing is staged.
@@ -112,7 +123,7 @@ class Core final : private Outbound {
     Bytes32 grant_id{};
   };
   struct Session {
-    StreamGrantV2 grant;
+    std::shared_ptr<const StreamGrantV2> grant;  // shared with the requests posted to the owner
     Bytes32 grant_id{};
     SigningPublicKey admin_key_at_open;
     std::unique_ptr<boost::asio::steady_timer> expiry;
@@ -122,6 +133,7 @@ class Core final : private Outbound {
     std::uint64_t sessionless_since_ms = 0;  // 0 while a session is open
     std::map<Bytes32, PendingHandshake> pending;
     std::map<Bytes32, Session> sessions;
+    std::shared_ptr<Outbox::Gauge> gauge;  // with owners off the io thread: what room() reads
   };
   // Handshake work waiting in the admission queue for its signature check.
   struct OpenJob {
@@ -147,6 +159,14 @@ class Core final : private Outbound {
   void handle_request(ConnectionId id, Connection& c, Request& f);
   /// The stream's owner, loaded on first use; null when its state cannot be read.
   StreamOwner* owner(const Bytes32& stream_id);
+  /// Runs `f(owner)` where the owner lives: here, or posted to its strand.
+  template <typename F>
+  void at_owner(StreamOwner& o, F&& f);
+  /// Runs `f(owner)` where the owner lives and returns its result (waits for it).
+  template <typename F>
+  auto ask(StreamOwner& o, F&& f) const;
+  /// Hands an encoded frame to a connection; its write queue afterwards (0 if gone).
+  std::size_t send_bytes(ConnectionId id, Bytes frame, bool is_error);
   void end_session(ConnectionId id, const Bytes32& session_id);
   void close_sessionless(std::uint64_t now_ms, std::uint64_t timeout_ms);
   void housekeeping();
@@ -168,7 +188,11 @@ class Core final : private Outbound {
   ViewSource& snapshots_;
   const Clock& clock_;
   Entropy& entropy_;
-  boost::asio::thread_pool committer_{1};
+  boost::asio::thread_pool committer_;
+  // With io_threads > 1: the stream threads the owners run on, and their Outbox.
+  std::unique_ptr<boost::asio::io_context> streams_;
+  std::vector<std::thread> stream_threads_;
+  std::unique_ptr<Outbox> outbox_;
   admission::FairQueue<HandshakeJob> admission_;
   bool admission_posted_ = false;
   std::uint64_t admission_turns_ = 0;

@@ -111,7 +111,7 @@ void Core::finish_complete(ConnectionId id, CompleteJob& job) {
   if (auto e = check_standing(p.grant, stream->admin_key, *view, now)) return send_error(id, job.request_id, *e);
 
   Session session;
-  session.grant = p.grant;
+  session.grant = std::make_shared<const StreamGrantV2>(p.grant);
   session.grant_id = p.grant_id;
   session.admin_key_at_open = stream->admin_key;
   // §7: the session ends when the grant expires, without waiting for a refresh.

@@ -92,7 +92,7 @@ class RocksDbStore final : public Store {
 
   std::unique_ptr<rocksdb::DB> db_;
   std::string path_;
-  std::atomic<bool> failed_{false};  // the committer and the io thread both write
+  std::atomic<bool> failed_{false};  // every committer thread writes
 };
 
 }  // namespace

@@ -46,10 +46,14 @@ Result<std::unique_ptr<LocalDeployment>, std::string> LocalDeployment::start(con
       !applied(d->admin_->send_and_wait(devchain::Transfer{d->provider_.address, 100'000'000'000})) ||
       !applied(d->provider_wallet_->send_instruction(RegisterProviderV2{
           ed25519_public_key(d->provider_.signing_seed), {Bytes(endpoint.begin(), endpoint.end())}, 100, true, {}})) ||
-      !applied(d->owner_->send_instruction(TopUpAccountV2{d->owner_->address(), d->provider_.address, 10'000'000'000})) ||
-      !applied(d->owner_->send_instruction(CreateStreamV2{0, d->provider_.address, ed25519_public_key(d->stream_admin_)})))
-    return Err{std::string("deploying the provider and stream failed")};
-  d->stream_id_ = cbqs::stream_id(d->chain_id_, d->owner_->address(), 0);
+      !applied(d->owner_->send_instruction(TopUpAccountV2{d->owner_->address(), d->provider_.address, 10'000'000'000})))
+    return Err{std::string("deploying the provider failed")};
+  for (std::uint64_t index = 0; index < std::max<std::size_t>(o.streams, 1); ++index) {
+    if (!applied(d->owner_->send_instruction(
+            CreateStreamV2{index, d->provider_.address, ed25519_public_key(d->stream_admin_)})))
+      return Err{std::string("creating the stream failed")};
+    d->stream_ids_.push_back(cbqs::stream_id(d->chain_id_, d->owner_->address(), index));
+  }
   if (!d->set_param("cbqs.snapshot_refresh_ms", o.snapshot_refresh_ms)) return Err{std::string("governance write failed")};
   for (const auto& [name, value] : o.parameters)
     if (!d->set_param(name, value)) return Err{"governance write of " + name + " failed"};
@@ -75,6 +79,7 @@ Result<std::unique_ptr<LocalDeployment>, std::string> LocalDeployment::start(con
     config.write_low_water = o.write_high_water / 4;
   }
   config.chain_block_ms = o.block_ms;
+  config.io_threads = o.io_threads;
   d->broker_ = std::make_unique<broker::Broker>(config, *store, *d->chain_, d->clock_, d->entropy_);
   if (auto started = d->broker_->start(); !started) return Err{started.error()};
   return d;
@@ -91,9 +96,15 @@ bool LocalDeployment::set_param(const std::string& name, std::uint64_t value) {
   return applied(admin_->send_and_wait(devchain::ParameterWrite{name, value}));
 }
 
+StreamGrantV2 LocalDeployment::grant_on(const Bytes32& stream_id, std::uint16_t verbs) const {
+  StreamRecordV2 stream = *node_->stream(stream_id);
+  GrantTerms terms{verbs, LaneScopeAny{}, GroupScopeAny{}, clock_.now_ms() - 1'000, clock_.now_ms() + 600'000};
+  return mint_grant(stream, ed25519_public_key(holder_), std::move(terms), stream_admin_);
+}
+
 StreamGrantV2 LocalDeployment::grant(std::uint16_t verbs, LaneScope lanes, std::uint64_t ttl_ms,
                                      GroupScope groups) const {
-  StreamRecordV2 stream = *node_->stream(stream_id_);
+  StreamRecordV2 stream = *node_->stream(stream_id());
   GrantTerms terms{verbs, std::move(lanes), std::move(groups), clock_.now_ms() - 1'000, clock_.now_ms() + ttl_ms};
   return mint_grant(stream, ed25519_public_key(holder_), std::move(terms), stream_admin_);
 }

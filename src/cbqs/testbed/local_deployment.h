@@ -51,6 +51,8 @@ struct DeploymentOptions {
   std::vector<std::pair<std::string, std::uint64_t>> parameters;  // more governance writes
   bool wrong_provider_key = false;       // the broker signs with a key the chain does not know
   std::size_t write_high_water = 0;      // 0: the broker's default
+  std::size_t io_threads = 1;            // BrokerConfig::io_threads
+  std::size_t streams = 1;               // the owner's streams 0..streams-1, all on the provider
 };
 
 class LocalDeployment {
@@ -66,7 +68,8 @@ class LocalDeployment {
   devchain::Wallet& admin() { return *admin_; }   // genesis funds and governance
   devchain::Wallet& owner() { return *owner_; }   // the stream's owner
   const broker::ProviderIdentity& provider() const { return provider_; }
-  const Bytes32& stream_id() const { return stream_id_; }
+  const Bytes32& stream_id() const { return stream_ids_.front(); }
+  const std::vector<Bytes32>& stream_ids() const { return stream_ids_; }
   const Bytes32& chain_id() const { return chain_id_; }
   const crypto::Ed25519Seed& holder() const { return holder_; }
   /// The stream's admin key, for tests that sign grants of their own shape.
@@ -78,6 +81,8 @@ class LocalDeployment {
   /// A grant for the holder key, signed by the stream's admin key.
   StreamGrantV2 grant(std::uint16_t verbs, LaneScope lanes = LaneScopeAny{}, std::uint64_t ttl_ms = 600'000,
                       GroupScope groups = GroupScopeAny{}) const;
+  /// The same on another of the owner's streams (stream_ids()), any lane or group, 10 minutes.
+  StreamGrantV2 grant_on(const Bytes32& stream_id, std::uint16_t verbs) const;
   Result<std::unique_ptr<client::WssConnection>, std::string> connect(std::string path = "/") const;
   /// OpenSession + CompleteSession on `c`; the session id, or the failure.
   Result<Bytes32, std::string> open_session(client::WssConnection& c, const StreamGrantV2& g) const;
@@ -90,7 +95,8 @@ class LocalDeployment {
   std::unique_ptr<devchain::Wallet> admin_, owner_, provider_wallet_;
   broker::ProviderIdentity provider_;
   crypto::Ed25519Seed stream_admin_{}, holder_{};
-  Bytes32 stream_id_{}, chain_id_{};
+  std::vector<Bytes32> stream_ids_;
+  Bytes32 chain_id_{};
   net::CertFiles cert_;
   std::unique_ptr<store::Store> rocks_;
   store::MemoryStore memory_;

@@ -4,6 +4,8 @@
 
 #include <gtest/gtest.h>
 
+#include <cstdlib>
+
 #include "../../support/poll.h"
 #include "../../support/temp_dir.h"
 #include "cbqs/testbed/local_deployment.h"
@@ -32,7 +34,10 @@ class BrokerFixture : public ::testing::Test {
   virtual testbed::DeploymentOptions options() { return {}; }
 
   void SetUp() override {
-    auto started = testbed::LocalDeployment::start(dir.path(), options());
+    testbed::DeploymentOptions o = options();
+    // ctest runs the suites again with the owners on two stream threads (tests/CMakeLists.txt).
+    if (const char* threads = std::getenv("CBQS_TEST_IO_THREADS")) o.io_threads = std::strtoul(threads, nullptr, 10);
+    auto started = testbed::LocalDeployment::start(dir.path(), o);
     ASSERT_TRUE(started.ok()) << (started.ok() ? "" : started.error());
     d = std::move(*started);
     node = &d->node();

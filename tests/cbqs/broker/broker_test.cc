@@ -2,6 +2,9 @@
 // the checkpoint chain), clause 8 (solvency mid-session), credit, and bad input.
 #include <gtest/gtest.h>
 
+#include <filesystem>
+#include <fstream>
+
 #include "broker_fixture.h"
 #include "group_config.h"
 #include "cbqs/broker/auth.h"
@@ -422,6 +425,64 @@ TEST_F(GroupRequestTest, ScopeRulesForGroups) {
   EXPECT_EQ(error_code(request(*narrow, narrow_session, 6, req::GetGroup{group_id})), code(ErrorCode::kLaneNotInScope));
   EXPECT_EQ(error_code(request(*narrow, narrow_session, 7, req::CreateGroup{group_config(lane)})),
             code(ErrorCode::kLaneNotInScope));
+}
+
+// --io-threads 2: the owners of two streams run on two stream threads, the
+// connections stay on cbqs-io, and both streams serve appends and deliveries.
+class StreamThreadsTest : public BrokerFixture {
+ protected:
+  testbed::DeploymentOptions options() override {
+    testbed::DeploymentOptions o;
+    o.io_threads = 2;
+    o.streams = 2;
+    return o;
+  }
+};
+
+std::map<std::string, int> thread_names() {
+  std::map<std::string, int> out;
+  for (const auto& t : std::filesystem::directory_iterator("/proc/self/task")) {
+    std::ifstream in(t.path() / "comm");
+    std::string name;
+    std::getline(in, name);
+    ++out[name];
+  }
+  return out;
+}
+
+TEST_F(StreamThreadsTest, TwoStreamsServeFromTheirOwnThreads) {
+  auto names = thread_names();
+  EXPECT_EQ(names["cbqs-stream"], 2);
+  EXPECT_EQ(names["cbqs-commit"], 2);
+  EXPECT_EQ(names["cbqs-io"], 1);
+  ASSERT_EQ(d->stream_ids().size(), 2u);
+  for (std::size_t s = 0; s < 2; ++s) {
+    SCOPED_TRACE("stream " + std::to_string(s));
+    auto c = connect();
+    ASSERT_TRUE(c);
+    Bytes32 session = open_session(*c, d->grant_on(d->stream_ids()[s], kAll));
+    auto created = request(*c, session, 1, req::CreateLane{});
+    ASSERT_TRUE(body<resp::LaneCreated>(created)) << error_text(created);
+    const std::uint64_t lane = body<resp::LaneCreated>(created)->lane_id;
+    auto subscribed = request(*c, session, 2, req::Subscribe{SourceCursor{LaneScopeAny{}, StartHead{}}, 1 << 20});
+    ASSERT_TRUE(body<resp::CursorProgress>(subscribed)) << error_text(subscribed);
+    for (std::uint64_t n = 0; n < 3; ++n)
+      ASSERT_TRUE(c->send(Request{rid(10 + n), session, req::Append{{lane, Bytes(4, static_cast<std::uint8_t>(n))}}}).ok());
+    std::vector<std::uint64_t> appended, delivered;
+    while (appended.size() < 3 || delivered.size() < 3) {
+      auto f = next(*c);
+      if (const auto* a = body<resp::Appended>(f)) appended.push_back(a->sequence);
+      else if (const auto* del = std::get_if<Delivery>(&f)) {
+        EXPECT_EQ(del->header.stream_id, d->stream_ids()[s]);
+        delivered.push_back(del->sequence);
+      } else if (!body<resp::CursorProgress>(f)) FAIL() << error_text(f);  // progress as the cursor catches up
+    }
+    EXPECT_EQ(appended, (std::vector<std::uint64_t>{1, 2, 3}));  // each stream numbers its own records
+    EXPECT_EQ(delivered, appended);
+  }
+  auto m = broker->metrics();
+  EXPECT_EQ(m.appends, 6u);
+  ASSERT_EQ(m.streams.size(), 2u);
 }
 
 }  // namespace

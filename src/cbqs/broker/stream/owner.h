@@ -123,6 +123,8 @@ class StreamOwner {
   StreamOwner& operator=(const StreamOwner&) = delete;
 
   const Bytes32& stream_id() const { return state_.stream_id(); }
+  /// The executor every method must be called on.
+  const boost::asio::any_io_executor& home() const { return context_.home; }
 
   /// One request of a session of this stream, judged against `view` (in which
   /// `stream` is this stream's record); every answer goes out through Outbound.
