@@ -183,6 +183,9 @@ RunResult run_once(const Options& o, int index) {
   std::atomic<bool> failed{false};
   double elapsed = 0;
   double cpu_before = thread_cpu_seconds("cbqs-");
+  const char* kinds[] = {"cbqs-io", "cbqs-stream", "cbqs-commit"};  // where the broker's CPU goes
+  std::vector<double> kind_before;
+  for (const char* k : kinds) kind_before.push_back(thread_cpu_seconds(k));
   if (o.blocking) {
     auto begin = SteadyClock::now();
     auto end = begin + std::chrono::duration_cast<SteadyClock::duration>(std::chrono::duration<double>(o.seconds));
@@ -242,6 +245,10 @@ RunResult run_once(const Options& o, int index) {
   for (auto us : m.sync_latency_us) sync_ms.push_back(static_cast<double>(us) / 1000.0);
   std::printf(", sync p50 %.3f ms p99 %.3f ms max %.3f", percentile(sync_ms, 0.50), percentile(sync_ms, 0.99), percentile(sync_ms, 1.0));
   if (o.subscriber) std::printf(", append->delivery p50 %.3f ms p99 %.3f ms", r.delivery_p50_ms, r.delivery_p99_ms);
+  std::printf(", CPU us/append");
+  for (std::size_t k = 0; k < std::size(kinds); ++k)
+    std::printf(" %s %.2f", kinds[k] + 5,
+                total ? (thread_cpu_seconds(kinds[k]) - kind_before[k]) * 1e6 / static_cast<double>(total) : 0.0);
   if (o.lanes_per_sec > 0)
     std::printf(", %zu lanes created, CreateLane p50 %.3f ms p99 %.3f ms", lane_ms.size(), r.lane_p50_ms, r.lane_p99_ms);
   std::printf("\n");

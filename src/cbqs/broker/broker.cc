@@ -35,7 +35,16 @@ class Connection final : public Peer, public net::WssChannel {
         peer_(std::move(peer)), core_(core), slots_(slots), config_(config), read_pauses_(read_pauses) {}
   ~Connection() override { slots_.give_back(peer_); }
 
-  void send(Bytes frame) override { net::WssChannel::send(frame); }
+  // The queue grows here, whoever answers (Core now, or an owner's frames
+  // handed over later): past the high-water mark reading stops until it drains.
+  void send(Bytes frame) override {
+    net::WssChannel::send(frame);
+    if (queued_bytes() > config_.write_high_water && !read_paused_) {  // resumed by on_written()
+      read_paused_ = true;
+      ++read_pauses_;
+      pause_reading();
+    }
+  }
   void close() override { net::WssChannel::close(net::ws::CloseCode::kPolicy); }
   std::size_t queued_bytes() const override { return net::WssChannel::queued_bytes(); }
   void lift_frame_cap() override { set_max_message_bytes(limits::kMaxFrameBytes); }
@@ -45,14 +54,7 @@ class Connection final : public Peer, public net::WssChannel {
     id_ = core_.on_open(*this);
     opened_ = true;
   }
-  void on_message(ByteView frame) override {
-    core_.on_frame(id_, frame);
-    if (queued_bytes() > config_.write_high_water && !read_paused_) {  // resumed by on_written()
-      read_paused_ = true;
-      ++read_pauses_;
-      pause_reading();
-    }
-  }
+  void on_message(ByteView frame) override { core_.on_frame(id_, frame); }
   void on_written() override {
     if (opened_) core_.on_written(id_);
     if (read_paused_ && queued_bytes() <= config_.write_low_water) {

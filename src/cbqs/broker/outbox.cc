@@ -13,13 +13,25 @@ void Outbox::send(ConnectionId connection, const CbqsServerFrameV2& frame) {
   auto g = gauge(connection);
   if (!g) return;  // gone
   Bytes bytes = encode(frame);
-  const std::size_t size = bytes.size();
-  g->in_transit += size;
-  boost::asio::post(io_, [this, g = std::move(g), connection, size, bytes = std::move(bytes),
-                          is_error = std::holds_alternative<ErrorFrame>(frame)]() mutable {
-    g->peer_queued = deliver_(connection, std::move(bytes), is_error);
-    g->in_transit -= size;
-  });
+  g->in_transit += bytes.size();
+  std::lock_guard lock(g->mu);
+  g->frames.emplace_back(std::move(bytes), std::holds_alternative<ErrorFrame>(frame));
+  if (std::exchange(g->posted, true)) return;
+  boost::asio::post(io_, [this, connection, g = std::move(g)] { hand_over(connection, *g); });
+}
+
+void Outbox::hand_over(ConnectionId connection, Gauge& g) {
+  std::vector<std::pair<Bytes, bool>> frames;
+  {
+    std::lock_guard lock(g.mu);
+    frames.swap(g.frames);
+    g.posted = false;
+  }
+  for (auto& [bytes, is_error] : frames) {
+    const std::size_t size = bytes.size();
+    g.peer_queued = deliver_(connection, std::move(bytes), is_error);
+    g.in_transit -= size;
+  }
 }
 
 Outbound::Room Outbox::room(ConnectionId connection) const {

@@ -1,9 +1,10 @@
 // Outbound for owners that run off the io thread (CoreConfig::io_threads > 1).
-// A frame is encoded on the owner's thread and its bytes posted to the io
-// thread, which hands them to the connection; frames one owner sends to one
-// connection keep their order (the io queue is FIFO). Whether a connection
-// takes more is read from a gauge per connection: the bytes posted and not yet
-// handed over plus the connection's write queue, as the io thread last saw it.
+// A frame is encoded on the owner's thread and queued on its connection's
+// gauge; the first frame queued posts one hand-over to the io thread, which
+// takes every frame queued by then (a committed batch's Appendeds cross in one
+// post, not one each) and keeps their order. Whether a connection takes more
+// is read from the gauge: the bytes queued and not yet handed over plus the
+// connection's write queue, as the io thread last saw it.
 #pragma once
 
 #include <boost/asio/any_io_executor.hpp>
@@ -12,6 +13,7 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <vector>
 
 #include "cbqs/broker/stream/owner.h"
 
@@ -20,8 +22,11 @@ namespace cowboy::cbqs::broker {
 class Outbox final : public Outbound {
  public:
   struct Gauge {
-    std::atomic<std::size_t> in_transit{0};    // posted, not yet handed to the connection
-    std::atomic<std::size_t> peer_queued{0};   // the connection's write queue
+    std::mutex mu;
+    std::vector<std::pair<Bytes, bool>> frames;  // (frame, is an Error), waiting for the hand-over
+    bool posted = false;                         // a hand-over is on its way to the io thread
+    std::atomic<std::size_t> in_transit{0};      // the bytes of `frames`
+    std::atomic<std::size_t> peer_queued{0};     // the connection's write queue
   };
   /// Runs on the io thread: hands a frame to a connection (nothing if it is
   /// gone) and says how many bytes the connection then holds queued.
@@ -39,6 +44,7 @@ class Outbox final : public Outbound {
 
  private:
   std::shared_ptr<Gauge> gauge(ConnectionId connection) const;
+  void hand_over(ConnectionId connection, Gauge& g);
 
   boost::asio::any_io_executor io_;
   const std::size_t queue_limit_;
