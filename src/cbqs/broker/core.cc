@@ -193,7 +193,7 @@ void Core::end_session(ConnectionId id, const Bytes32& session_id) {
   auto session = conn->second.sessions.find(session_id);
   if (session == conn->second.sessions.end()) return;
   if (auto o = owners_.find(session->second.grant->stream_id); o != owners_.end())
-    at_owner(*o->second, [id, session_id](StreamOwner& owner) { owner.session_ended(id, session_id); });
+    at_owner(*o->second, [id, session = SessionId{session_id}](StreamOwner& owner) { owner.session_ended(id, session); });
   conn->second.sessions.erase(session);
   if (conn->second.sessions.empty()) conn->second.sessionless_since_ms = std::max<std::uint64_t>(clock_.now_ms(), 1);
 }
@@ -232,8 +232,8 @@ void Core::handle_request(ConnectionId id, Connection& c, Request& f) {
   }
   StreamOwner* o = owner(s.grant->stream_id);
   if (!o) return send_error(id, f.request_id, ErrorCode::kUnavailable, "the stream's state cannot be read");
-  at_owner(*o, [id, session_id = f.session_id, grant = s.grant, view = std::move(view), request_id = f.request_id,
-                body = std::move(f.body)](StreamOwner& owner) mutable {
+  at_owner(*o, [id, session_id = SessionId{f.session_id}, grant = s.grant, view = std::move(view),
+                request_id = RequestId{f.request_id}, body = std::move(f.body)](StreamOwner& owner) mutable {
     owner.request(Caller{id, session_id, *grant}, *view, *view->stream(grant->stream_id), request_id, body);
   });
 }
@@ -266,13 +266,13 @@ std::optional<std::vector<DeadLetter>> Core::dead_letters(const Bytes32& stream_
                                                           std::uint64_t after, std::size_t limit) {
   StreamOwner* o = owner(stream_id);
   if (!o) return std::nullopt;
-  return ask(*o, [&](StreamOwner& owner) { return owner.dead_letters(group_id, after, limit); });
+  return ask(*o, [&](StreamOwner& owner) { return owner.dead_letters(GroupId{group_id}, Sequence{after}, limit); });
 }
 
 std::optional<std::size_t> Core::redrive(const Bytes32& stream_id, std::uint64_t group_id) {
   StreamOwner* o = owner(stream_id);
   if (!o) return std::nullopt;
-  return ask(*o, [&](StreamOwner& owner) { return owner.redrive(group_id); });
+  return ask(*o, [&](StreamOwner& owner) { return owner.redrive(GroupId{group_id}); });
 }
 
 }  // namespace cowboy::cbqs::broker

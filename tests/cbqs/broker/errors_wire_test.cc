@@ -455,7 +455,7 @@ TEST_F(ErrorsWireStoreTest, ARoomLaneIdHeldByAPlainLaneIsAConflict) {
   RoomLaneV2 room = RoomMessages{Bytes32{0x42}};
   std::uint64_t id = room_lane_id(room);
   // A plain lane (no room commitment) at the room's id, before the stream is loaded.
-  plant([&](const StreamLayout& layout, store::WriteBatch& b) { layout.put_lane(b, id, StoredLane{}); });
+  plant([&](const StreamLayout& layout, store::WriteBatch& b) { layout.put_lane(b, LaneId{id}, StoredLane{}); });
   auto c = connect();
   Bytes32 session = open_session(*c, grant(kAll));
   EXPECT_EQ(error_code(request(*c, session, 1, req::CreateLane{room})), code(ErrorCode::kLaneIdConflict));
@@ -465,7 +465,7 @@ TEST_F(ErrorsWireStoreTest, AnUnreadableReceiptIsInternal) {
   auto c = connect();
   Bytes32 session = open_session(*c, grant(kAll));
   std::uint64_t seq = append(*c, session, create_lane(*c, session), "x");
-  plant([&](const StreamLayout& layout, store::WriteBatch& b) { layout.put_receipt(b, seq, as_bytes("not a receipt")); });
+  plant([&](const StreamLayout& layout, store::WriteBatch& b) { layout.put_receipt(b, Sequence{seq}, as_bytes("not a receipt")); });
   EXPECT_EQ(error_code(request(*c, session, 1, req::GetCheckpoint{})), code(ErrorCode::kInternal));
 }
 

@@ -35,11 +35,11 @@ class GroupCyclesTest : public ::testing::Test {
     config.record_deadline_ms = 60'000;
   }
 
-  static Bytes32 handle(std::uint8_t n) {
-    Bytes32 b{};
-    b[0] = n;
-    b[31] = 0xee;
-    return b;
+  static LeaseId handle(std::uint8_t n) {
+    LeaseId lease;
+    lease.value[0] = n;
+    lease.value[31] = 0xee;
+    return lease;
   }
 
   /// Advances the clock and applies what came due, as the broker's timer does.
@@ -48,7 +48,7 @@ class GroupCyclesTest : public ::testing::Test {
     for (const auto& e : timeline.take_due(now)) g.on_due(e, config, now, timeline, w);
   }
 
-  GroupCycles fresh() { return GroupCycles(sid, config.group_id, 1); }
+  GroupCycles fresh() { return GroupCycles(sid, GroupId{config.group_id}, Sequence{1}); }
 };
 
 TEST_F(GroupCyclesTest, AnExpiredLeaseIsRedeliveredUntilTheExpiryThatExhaustsAttempts) {
@@ -57,7 +57,7 @@ TEST_F(GroupCyclesTest, AnExpiredLeaseIsRedeliveredUntilTheExpiryThatExhaustsAtt
   for (std::uint16_t attempt = 1; attempt <= 3; ++attempt) {
     auto ready = attempt == 1 ? std::optional<std::uint64_t>(1) : g.next_ready();
     ASSERT_EQ(ready, std::optional<std::uint64_t>(1)) << "attempt " << attempt;
-    auto issued = g.issue(1, committed_at, alice, config, now, handle(attempt), timeline, w);
+    auto issued = g.issue(Sequence{1}, committed_at, alice, config, now, handle(attempt), timeline, w);
     ASSERT_TRUE(issued);
     EXPECT_EQ(issued->attempt, attempt);
     EXPECT_EQ(g.in_flight(), 1u);
@@ -78,7 +78,7 @@ TEST_F(GroupCyclesTest, NackFreesTheSlotAtOnceAndRedeliversAtIssuedAtPlusVisibil
   GroupCycles g = fresh();
   WriteBatch w;
   std::uint64_t issued_at = now;
-  ASSERT_TRUE(g.issue(1, committed_at, alice, config, now, handle(1), timeline, w));
+  ASSERT_TRUE(g.issue(Sequence{1}, committed_at, alice, config, now, handle(1), timeline, w));
   advance_to(g, issued_at + 30, w);
   ASSERT_EQ(g.check_lease(handle(1), alice, now), std::nullopt);
   g.nack(handle(1), config, now, timeline, w);
@@ -95,7 +95,7 @@ TEST_F(GroupCyclesTest, ExtendIsCappedAtIssuedAtPlusMaxVisibility) {
   GroupCycles g = fresh();
   WriteBatch w;
   std::uint64_t issued_at = now;
-  ASSERT_TRUE(g.issue(1, committed_at, alice, config, now, handle(1), timeline, w));
+  ASSERT_TRUE(g.issue(Sequence{1}, committed_at, alice, config, now, handle(1), timeline, w));
   g.extend(handle(1), 5'000, config, now, timeline);  // asks past max_visibility_ms (1,000)
   advance_to(g, issued_at + 999, w);
   EXPECT_EQ(g.check_lease(handle(1), alice, now), std::nullopt);
@@ -107,7 +107,7 @@ TEST_F(GroupCyclesTest, ExtendIsCappedAtIssuedAtPlusMaxVisibility) {
 TEST_F(GroupCyclesTest, LeaseChecksAnswerNotLeaseHolderThenDeliveryTerminalThenLeaseStaleAfterReclamation) {
   GroupCycles g = fresh();
   WriteBatch w;
-  ASSERT_TRUE(g.issue(1, committed_at, alice, config, now, handle(1), timeline, w));
+  ASSERT_TRUE(g.issue(Sequence{1}, committed_at, alice, config, now, handle(1), timeline, w));
   EXPECT_EQ(g.check_lease(handle(1), bob, now), ErrorCode::kNotLeaseHolder);
   EXPECT_EQ(g.check_lease(handle(9), alice, now), ErrorCode::kLeaseStale);  // never issued
   g.ack(handle(1), config, now, timeline, w);
@@ -123,20 +123,20 @@ TEST_F(GroupCyclesTest, LeaseChecksAnswerNotLeaseHolderThenDeliveryTerminalThenL
 TEST_F(GroupCyclesTest, RejectExpiresAtOnceAndRecordDeadlineExpiresALeasedCycle) {
   GroupCycles g = fresh();
   WriteBatch w;
-  ASSERT_TRUE(g.issue(1, committed_at, alice, config, now, handle(1), timeline, w));
+  ASSERT_TRUE(g.issue(Sequence{1}, committed_at, alice, config, now, handle(1), timeline, w));
   g.reject(handle(1), config, now, timeline, w);
   EXPECT_EQ(g.dead_letters().at(1).reason, DeadReason::kRejected);
   EXPECT_EQ(g.dead_letters().at(1).attempts, 1);
 
   config.record_deadline_ms = 2'000;  // record 2 was committed at 999,000: deadline 1,001,000
   config.max_visibility_ms = 5'000;
-  ASSERT_TRUE(g.issue(2, committed_at, alice, config, now, handle(2), timeline, w));
+  ASSERT_TRUE(g.issue(Sequence{2}, committed_at, alice, config, now, handle(2), timeline, w));
   g.extend(handle(2), 4'000, config, now, timeline);
   advance_to(g, 1'001'000, w);
   EXPECT_EQ(g.dead_letters().at(2).reason, DeadReason::kDeadline);
   EXPECT_EQ(g.check_lease(handle(2), alice, now), ErrorCode::kDeliveryTerminal);
   // A PENDING record past its deadline is found EXPIRED when the group reaches it.
-  EXPECT_FALSE(g.issue(3, committed_at, alice, config, now, handle(3), timeline, w));
+  EXPECT_FALSE(g.issue(Sequence{3}, committed_at, alice, config, now, handle(3), timeline, w));
   EXPECT_EQ(g.dead_letters().at(3).attempts, 0);
   EXPECT_EQ(g.frontier(), 4u);
 }
@@ -146,11 +146,11 @@ TEST_F(GroupCyclesTest, InFlightLimitsPerGroupAndPerHolder) {
   config.max_in_flight_per_holder = 2;
   GroupCycles g = fresh();
   WriteBatch w;
-  ASSERT_TRUE(g.issue(1, committed_at, alice, config, now, handle(1), timeline, w));
-  ASSERT_TRUE(g.issue(2, committed_at, alice, config, now, handle(2), timeline, w));
+  ASSERT_TRUE(g.issue(Sequence{1}, committed_at, alice, config, now, handle(1), timeline, w));
+  ASSERT_TRUE(g.issue(Sequence{2}, committed_at, alice, config, now, handle(2), timeline, w));
   EXPECT_FALSE(g.has_room(config, alice));
   EXPECT_TRUE(g.has_room(config, bob));
-  ASSERT_TRUE(g.issue(3, committed_at, bob, config, now, handle(3), timeline, w));
+  ASSERT_TRUE(g.issue(Sequence{3}, committed_at, bob, config, now, handle(3), timeline, w));
   EXPECT_FALSE(g.has_room(config, bob));  // the group is full
   g.ack(handle(1), config, now, timeline, w);
   EXPECT_TRUE(g.has_room(config, alice));  // cleared by draining, not by time
@@ -166,11 +166,11 @@ TEST_F(GroupCyclesTest, ARestartCountsTheAttemptOfEveryOutstandingLeaseAndKeepsA
     GroupCycles g = fresh();
     WriteBatch w;
     for (std::uint64_t seq = 1; seq <= 4; ++seq)
-      ASSERT_TRUE(g.issue(seq, committed_at, alice, config, now, handle(static_cast<std::uint8_t>(seq)), timeline, w));
+      ASSERT_TRUE(g.issue(Sequence{seq}, committed_at, alice, config, now, handle(static_cast<std::uint8_t>(seq)), timeline, w));
     g.ack(handle(1), config, now, timeline, w);
     g.nack(handle(2), config, now, timeline, w);  // waiting until now + 100
     advance_to(g, now + 100, w);                  // 3 and 4 expire; all three are ready
-    ASSERT_TRUE(g.issue(3, committed_at, alice, config, now, handle(13), timeline, w));  // attempt 2
+    ASSERT_TRUE(g.issue(Sequence{3}, committed_at, alice, config, now, handle(13), timeline, w));  // attempt 2
     g.write_frontier(w);
     ASSERT_TRUE(store.write(w, Sync::kYes));
   }
@@ -193,7 +193,7 @@ TEST_F(GroupCyclesTest, RetentionDropsCyclesAndDeadLettersBelowTheFloorAndRedriv
   GroupCycles g = fresh();
   WriteBatch w;
   for (std::uint64_t seq = 1; seq <= 3; ++seq)
-    ASSERT_TRUE(g.issue(seq, committed_at, alice, config, now, handle(static_cast<std::uint8_t>(seq)), timeline, w));
+    ASSERT_TRUE(g.issue(Sequence{seq}, committed_at, alice, config, now, handle(static_cast<std::uint8_t>(seq)), timeline, w));
   g.reject(handle(1), config, now, timeline, w);
   g.reject(handle(3), config, now, timeline, w);
   g.drop_below(2, w);
@@ -202,7 +202,7 @@ TEST_F(GroupCyclesTest, RetentionDropsCyclesAndDeadLettersBelowTheFloorAndRedriv
   EXPECT_EQ(g.redrive(config, now, timeline, w), 1u);
   EXPECT_TRUE(g.dead_letters().empty());
   EXPECT_EQ(g.next_ready(), std::optional<std::uint64_t>(3));
-  auto again = g.issue(3, committed_at, alice, config, now, handle(23), timeline, w);
+  auto again = g.issue(Sequence{3}, committed_at, alice, config, now, handle(23), timeline, w);
   ASSERT_TRUE(again);
   EXPECT_EQ(again->attempt, 1);
 }
@@ -212,7 +212,7 @@ TEST_F(GroupCyclesTest, ALoadDeletesCyclesAndDeadLettersThatRetentionPassed) {
     GroupCycles g = fresh();
     WriteBatch w;
     for (std::uint64_t seq = 1; seq <= 3; ++seq)
-      ASSERT_TRUE(g.issue(seq, committed_at, alice, config, now, handle(static_cast<std::uint8_t>(seq)), timeline, w));
+      ASSERT_TRUE(g.issue(Sequence{seq}, committed_at, alice, config, now, handle(static_cast<std::uint8_t>(seq)), timeline, w));
     g.reject(handle(1), config, now, timeline, w);  // a dead letter at 1, live cycles at 2 and 3
     g.write_frontier(w);
     ASSERT_TRUE(store.write(w, Sync::kYes));

@@ -96,7 +96,8 @@ class OwnerTest : public ::testing::Test {
   Bytes32 request(CbqsRequestBodyV2 body) {
     Bytes32 id{};
     id[0] = ++next_request;
-    owner->request(Caller{kConnection, session, grant}, *views.view, views.view->streams.at(sid), id, body);
+    owner->request(Caller{kConnection, SessionId{session}, grant}, *views.view, views.view->streams.at(sid),
+                   RequestId{id}, body);
     return id;
   }
 

@@ -151,9 +151,9 @@ TEST_F(StreamTest, ReadRangeReturnsConsecutiveRecordsWithinItsBounds) {
   EXPECT_EQ(s.read_range(store, 1, 10, 12)->size(), 2u);      // stops once 12 payload bytes are read
   EXPECT_EQ(s.read_range(store, 1, 10, 1)->size(), 1u);       // the first record is always included
   EXPECT_TRUE(s.read_range(store, 6, 10, 1 << 20)->empty());  // above the head
-  EXPECT_EQ(s.next_in_lane(b, 1), std::optional<std::uint64_t>(2));
-  EXPECT_EQ(s.next_in_lane(b, 5), std::nullopt);
-  EXPECT_EQ(s.count_in_lane(a, 2), 2u);  // 3 and 5
+  EXPECT_EQ(s.next_in_lane(LaneId{b}, Sequence{1}), std::optional<std::uint64_t>(2));
+  EXPECT_EQ(s.next_in_lane(LaneId{b}, Sequence{5}), std::nullopt);
+  EXPECT_EQ(s.count_in_lane(LaneId{a}, Sequence{2}), 2u);  // 3 and 5
 }
 
 TEST_F(StreamTest, NothingIsReadableBeforeItsBatchIsDurable) {

@@ -21,7 +21,7 @@ Bytes be64_bytes(std::uint64_t v) {
 }  // namespace
 
 void StreamOwner::append(const Caller& caller, const ChainView& view, const StreamRecordV2& stream,
-                         const Bytes32& request_id, req::Append& r) {
+                         const RequestId& request_id, req::Append& r) {
   auto& a = r.append;
   const ConnectionId id = caller.connection;
   const StreamGrantV2& grant = caller.grant;
@@ -120,7 +120,7 @@ void StreamOwner::committed(std::shared_ptr<Write> write, bool ok, std::uint64_t
   state_.batch_durable(batch);
   for (auto& r : batch.records) recent_.push_back(std::move(r));  // the batch is done with them
   while (recent_.size() > kRecentRecords) recent_.pop_front();
-  for (const auto& w : in_flight_) send(w.connection, Response{w.request_id, resp::Appended{w.sequence}});
+  for (const auto& w : in_flight_) send(w.connection, Response{w.request_id.value, resp::Appended{w.sequence}});
   in_flight_.clear();
   for (const auto& o : in_flight_frames_) send(o.connection, o.frame);
   in_flight_frames_.clear();
@@ -141,7 +141,7 @@ void StreamOwner::fail_closed(std::string_view why) {
   for (auto* frames : {&in_flight_frames_, &gathered_})
     for (const auto& o : *frames)
       if (const auto* r = std::get_if<Response>(&o.frame))
-        send_error(o.connection, r->request_id, ErrorCode::kUnavailable, changes);
+        send_error(o.connection, RequestId{r->request_id}, ErrorCode::kUnavailable, changes);
   in_flight_.clear();
   waiting_.clear();
   in_flight_frames_.clear();

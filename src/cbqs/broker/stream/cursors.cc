@@ -21,29 +21,31 @@ std::uint64_t progress_lane(const LaneScope& scope) {
 }
 }  // namespace
 
-void StreamOwner::subscribe(const Caller& caller, const Bytes32& request_id, const req::Subscribe& r) {
+void StreamOwner::subscribe(const Caller& caller, const RequestId& request_id, const req::Subscribe& r) {
   const ConnectionId id = caller.connection;
+  const SubscriptionId sub_id{request_id.value};  // a subscription is named by its Subscribe's request id
   const auto& cursor = std::get<SourceCursor>(r.source);
   auto scope = intersect(cursor.lane_scope, caller.grant.lane_scope);
   if (!scope) return send_error(id, request_id, ErrorCode::kLaneNotInScope);
-  if (find_subscription(caller, request_id)) return send_error(id, request_id, ErrorCode::kSubscriptionExists);
+  if (find_subscription(caller, sub_id)) return send_error(id, request_id, ErrorCode::kSubscriptionExists);
   if (r.initial_credit_bytes > context_.credit_cap) return send_error(id, request_id, ErrorCode::kCreditOverflow);
 
   std::uint64_t head = state_.durable_head();
   std::uint64_t start = head + 1;
   if (const auto* at = std::get_if<StartAt>(&cursor.start))
     start = std::max({at->sequence, std::uint64_t{1}, state_.floor()});
-  Subscription sub{id, caller.session_id, request_id, *scope, start, r.initial_credit_bytes, false, start <= head, 0,
+  Subscription sub{id, caller.session_id, sub_id, *scope, start, r.initial_credit_bytes, false, start <= head, 0,
                    {}, 0, false};
   subscriptions_.push_back(sub);
-  send(id, Response{request_id, resp::CursorProgress{request_id, progress_lane(*scope), start - 1}});
+  send(id, Response{request_id.value, resp::CursorProgress{sub_id.value, progress_lane(*scope), start - 1}});
   if (!sub.replaying)  // nothing to replay: caught up at once, never going backwards (docs/protocol.md §L)
-    send(id, Response{request_id, resp::CursorProgress{request_id, progress_lane(*scope), std::max(head, start - 1)}});
+    send(id, Response{request_id.value,
+                      resp::CursorProgress{sub_id.value, progress_lane(*scope), std::max(head, start - 1)}});
   pump();
 }
 
 // Another session's subscription is not revealed: it is as unknown as none.
-StreamOwner::Subscription* StreamOwner::find_subscription(const Caller& caller, const Bytes32& subscription_id) {
+StreamOwner::Subscription* StreamOwner::find_subscription(const Caller& caller, const SubscriptionId& subscription_id) {
   for (auto& sub : subscriptions_)
     if (sub.connection == caller.connection && sub.session_id == caller.session_id && sub.id == subscription_id)
       return &sub;
@@ -60,24 +62,24 @@ void StreamOwner::remove_subscription(std::list<Subscription>::iterator it) {
   subscriptions_.erase(it);
 }
 
-void StreamOwner::add_credit(const Caller& caller, const Bytes32& request_id, const req::AddCredit& r) {
+void StreamOwner::add_credit(const Caller& caller, const RequestId& request_id, const req::AddCredit& r) {
   const ConnectionId id = caller.connection;
-  Subscription* sub = find_subscription(caller, r.subscription_id);
+  Subscription* sub = find_subscription(caller, SubscriptionId{r.subscription_id});
   if (!sub) return send_error(id, request_id, ErrorCode::kUnknownSubscription);
   if (r.credit_bytes > context_.credit_cap - sub->credit) return send_error(id, request_id, ErrorCode::kCreditOverflow);
   sub->credit += r.credit_bytes;
   sub->short_sent = false;  // if still short after this, say so once more
-  send(id, Response{request_id, resp::Ok{}});
+  send(id, Response{request_id.value, resp::Ok{}});
   pump();
 }
 
-void StreamOwner::unsubscribe(const Caller& caller, const Bytes32& request_id, const req::Unsubscribe& r) {
+void StreamOwner::unsubscribe(const Caller& caller, const RequestId& request_id, const req::Unsubscribe& r) {
   const ConnectionId id = caller.connection;
-  Subscription* sub = find_subscription(caller, r.subscription_id);
+  Subscription* sub = find_subscription(caller, SubscriptionId{r.subscription_id});
   if (!sub) return send_error(id, request_id, ErrorCode::kUnknownSubscription);
   auto it = std::find_if(subscriptions_.begin(), subscriptions_.end(), [&](const auto& x) { return &x == sub; });
   remove_subscription(it);
-  send(id, Response{request_id, resp::Ok{}});
+  send(id, Response{request_id.value, resp::Ok{}});
   pump();
 }
 
@@ -143,7 +145,7 @@ void StreamOwner::deliver(const ChainView& view, std::uint64_t head, std::uint64
       std::uint64_t frame_bytes = sizes::delivery_frame_bytes(record->payload.size(), false);
       if (frame_bytes > sub.credit) {
         if (!sub.short_sent) {
-          send(sub.connection, DeliveryState{sub.session_id, sub.id, CreditShort{static_cast<std::uint32_t>(frame_bytes)}});
+          send(sub.connection, DeliveryState{sub.session_id.value, sub.id.value, CreditShort{static_cast<std::uint32_t>(frame_bytes)}});
           sub.short_sent = true;
         }
         if (sub.stalled_since_ms == 0) sub.stalled_since_ms = std::max<std::uint64_t>(now, 1);
@@ -153,7 +155,7 @@ void StreamOwner::deliver(const ChainView& view, std::uint64_t head, std::uint64
         schedule_pump(std::max<std::uint64_t>(1, delivered_rate_.wait_ms(frame_bytes, now)));
         return;
       }
-      send(sub.connection, Delivery{sub.session_id, sub.id, std::nullopt, RecordHeaderV2{stream_id(), record->lane_id},
+      send(sub.connection, Delivery{sub.session_id.value, sub.id.value, std::nullopt, RecordHeaderV2{stream_id(), record->lane_id},
                                     record->sequence, std::move(record->payload)});
       sub.credit -= frame_bytes;
       sub.stalled_since_ms = 0;
@@ -168,7 +170,7 @@ void StreamOwner::deliver(const ChainView& view, std::uint64_t head, std::uint64
   for (auto& sub : subscriptions_) {
     if (sub.replaying && sub.next_sequence > head) {  // replay caught up with the committed head
       sub.replaying = false;
-      send(sub.connection, Response{sub.id, resp::CursorProgress{sub.id, progress_lane(sub.scope), head}});
+      send(sub.connection, Response{sub.id.value, resp::CursorProgress{sub.id.value, progress_lane(sub.scope), head}});
     }
   }
   if (retry) schedule_pump(kRetryMs);

@@ -32,23 +32,24 @@ std::size_t GroupCycles::LeaseHash::operator()(const Bytes32& b) const {
   return h;
 }
 
-GroupCycles::GroupCycles(const Bytes32& stream_id, std::uint64_t group_id, std::uint64_t frontier)
-    : layout_(stream_id), group_id_(group_id), frontier_(frontier) {}
+GroupCycles::GroupCycles(const Bytes32& stream_id, GroupId group, Sequence frontier)
+    : layout_(stream_id), group_(group), frontier_(frontier.value) {}
 
 Result<GroupCycles, store::StoreError> GroupCycles::load(store::Store& store, const Bytes32& stream_id,
                                                          const GroupConfigV2& config, std::uint64_t floor,
                                                          std::uint64_t now_ms, Timeline& timeline,
                                                          WriteBatch& repair) {
   const StreamLayout layout(stream_id);
-  auto stored = layout.frontier(store, config.group_id);
+  const GroupId group{config.group_id};
+  auto stored = layout.frontier(store, group);
   if (!stored) return Err{stored.error()};
   std::uint64_t frontier = floor;
   if (*stored) frontier = **stored;
   else if (const auto* at = std::get_if<StartAt>(&config.start)) frontier = at->sequence;
-  GroupCycles g(stream_id, config.group_id, std::max({frontier, floor, std::uint64_t{1}}));
+  GroupCycles g(stream_id, group, Sequence{std::max({frontier, floor, std::uint64_t{1}})});
 
-  auto cycles = layout.cycles(store, config.group_id, [&](std::uint64_t seq, const StoredCycle& stored_cycle) {
-    if (seq < floor) return layout.drop_cycle(repair, config.group_id, seq);
+  auto cycles = layout.cycles(store, group, [&](std::uint64_t seq, const StoredCycle& stored_cycle) {
+    if (seq < floor) return layout.drop_cycle(repair, group, Sequence{seq});
     Cycle& c = g.cycles_[seq];
     c.attempts = stored_cycle.attempts;
     c.visible_at_ms = stored_cycle.visible_at_ms;
@@ -60,8 +61,8 @@ Result<GroupCycles, store::StoreError> GroupCycles::load(store::Store& store, co
     }
   });
   if (!cycles) return Err{cycles.error()};
-  auto dead = layout.dead_letters(store, config.group_id, [&](const DeadLetter& d) {
-    if (d.sequence < floor) layout.drop_dead_letter(repair, config.group_id, d.sequence);
+  auto dead = layout.dead_letters(store, group, [&](const DeadLetter& d) {
+    if (d.sequence < floor) layout.drop_dead_letter(repair, group, Sequence{d.sequence});
     else g.dead_[d.sequence] = d;
   });
   if (!dead) return Err{dead.error()};
@@ -80,7 +81,7 @@ bool GroupCycles::has_room(const GroupConfigV2& config, HolderId holder) const {
 }
 
 void GroupCycles::write_cycle(std::uint64_t sequence, const Cycle& c, WriteBatch& write) const {
-  layout_.put_cycle(write, group_id_, sequence, StoredCycle{c.leased, c.attempts, c.visible_at_ms, c.committed_at_ms});
+  layout_.put_cycle(write, group_, Sequence{sequence}, StoredCycle{c.leased, c.attempts, c.visible_at_ms, c.committed_at_ms});
 }
 
 // Gives the cycle a new epoch (older Timeline entries for it are now ignored)
@@ -96,7 +97,7 @@ void GroupCycles::schedule(std::uint64_t sequence, Cycle& c, const GroupConfigV2
   } else {
     due = std::min(due, c.visible_at_ms);
   }
-  timeline.add({due, group_id_, sequence, c.epoch});
+  timeline.add({due, group_.value, sequence, c.epoch});
 }
 
 void GroupCycles::end_lease(Cycle& c) {
@@ -107,9 +108,10 @@ void GroupCycles::end_lease(Cycle& c) {
   if (auto h = per_holder_.find(c.holder); h != per_holder_.end() && --h->second == 0) per_holder_.erase(h);
 }
 
-std::optional<Issued> GroupCycles::issue(std::uint64_t sequence, std::uint64_t committed_at_ms, HolderId holder,
-                                         const GroupConfigV2& config, std::uint64_t now_ms, const Bytes32& lease,
+std::optional<Issued> GroupCycles::issue(Sequence issued, std::uint64_t committed_at_ms, HolderId holder,
+                                         const GroupConfigV2& config, std::uint64_t now_ms, const LeaseId& lease,
                                          Timeline& timeline, WriteBatch& write) {
+  const std::uint64_t sequence = issued.value;
   auto it = cycles_.find(sequence);
   if (it == cycles_.end()) {  // the next PENDING record: the frontier moves past it
     frontier_ = sequence + 1;
@@ -131,13 +133,13 @@ std::optional<Issued> GroupCycles::issue(std::uint64_t sequence, std::uint64_t c
   counters_.delivered += 1;
   c.attempts += 1;
   c.leased = true;
-  c.lease = lease;
+  c.lease = lease.value;
   c.holder = holder;
   c.issued_at_ms = now_ms;
   c.expires_at_ms = saturating_add(now_ms, config.visibility_timeout_ms);
   c.visibility_ms = config.visibility_timeout_ms;
   c.max_visibility_ms = config.max_visibility_ms;
-  leases_[lease] = sequence;
+  leases_[lease.value] = sequence;
   in_flight_ += 1;
   per_holder_[holder] += 1;
   write_cycle(sequence, c, write);
@@ -147,43 +149,43 @@ std::optional<Issued> GroupCycles::issue(std::uint64_t sequence, std::uint64_t c
 
 void GroupCycles::write_frontier(WriteBatch& write) {
   if (!frontier_dirty_) return;
-  layout_.put_frontier(write, group_id_, frontier_);
+  layout_.put_frontier(write, group_, Sequence{frontier_});
   frontier_dirty_ = false;
 }
 
-std::optional<ErrorCode> GroupCycles::check_lease(const Bytes32& lease, HolderId holder, std::uint64_t now_ms) const {
-  if (auto live = leases_.find(lease); live != leases_.end()) {
+std::optional<ErrorCode> GroupCycles::check_lease(const LeaseId& lease, HolderId holder, std::uint64_t now_ms) const {
+  if (auto live = leases_.find(lease.value); live != leases_.end()) {
     const Cycle& c = cycles_.at(live->second);
     if (now_ms >= c.expires_at_ms) return ErrorCode::kLeaseStale;  // expired; its timer has not run yet
     if (c.holder != holder) return ErrorCode::kNotLeaseHolder;
     return std::nullopt;
   }
-  if (auto t = terminal_.find(lease); t != terminal_.end() && now_ms < t->second.reclaim_at_ms)
+  if (auto t = terminal_.find(lease.value); t != terminal_.end() && now_ms < t->second.reclaim_at_ms)
     return ErrorCode::kDeliveryTerminal;
   return ErrorCode::kLeaseStale;
 }
 
-void GroupCycles::ack(const Bytes32& lease, const GroupConfigV2& config, std::uint64_t now_ms, Timeline& timeline,
+void GroupCycles::ack(const LeaseId& lease, const GroupConfigV2& config, std::uint64_t now_ms, Timeline& timeline,
                       WriteBatch& write) {
-  terminate(leases_.at(lease), std::nullopt, config, now_ms, timeline, write);
+  terminate(leases_.at(lease.value), std::nullopt, config, now_ms, timeline, write);
 }
 
-void GroupCycles::nack(const Bytes32& lease, const GroupConfigV2& config, std::uint64_t now_ms, Timeline& timeline,
+void GroupCycles::nack(const LeaseId& lease, const GroupConfigV2& config, std::uint64_t now_ms, Timeline& timeline,
                        WriteBatch& write) {
-  std::uint64_t sequence = leases_.at(lease);
+  std::uint64_t sequence = leases_.at(lease.value);
   const Cycle& c = cycles_.at(sequence);
   // §9.2: deliverable again when a silent expiry would have released it.
   attempt_over(sequence, saturating_add(c.issued_at_ms, c.visibility_ms), config, now_ms, timeline, write);
 }
 
-void GroupCycles::reject(const Bytes32& lease, const GroupConfigV2& config, std::uint64_t now_ms, Timeline& timeline,
+void GroupCycles::reject(const LeaseId& lease, const GroupConfigV2& config, std::uint64_t now_ms, Timeline& timeline,
                          WriteBatch& write) {
-  terminate(leases_.at(lease), DeadReason::kRejected, config, now_ms, timeline, write);
+  terminate(leases_.at(lease.value), DeadReason::kRejected, config, now_ms, timeline, write);
 }
 
-void GroupCycles::extend(const Bytes32& lease, std::uint64_t extend_ms, const GroupConfigV2& config,
+void GroupCycles::extend(const LeaseId& lease, std::uint64_t extend_ms, const GroupConfigV2& config,
                          std::uint64_t now_ms, Timeline& timeline) {
-  std::uint64_t sequence = leases_.at(lease);
+  std::uint64_t sequence = leases_.at(lease.value);
   Cycle& c = cycles_.at(sequence);
   c.expires_at_ms = std::min(saturating_add(now_ms, extend_ms), saturating_add(c.issued_at_ms, c.max_visibility_ms));
   schedule(sequence, c, config, timeline, now_ms);
@@ -214,13 +216,13 @@ void GroupCycles::terminate(std::uint64_t sequence, std::optional<DeadReason> ex
   if (c.attempts > 0) {  // its last lease handle answers DeliveryTerminal until reclaimed
     std::uint64_t reclaim_at = saturating_add(now_ms, config.visibility_timeout_ms);
     terminal_[c.lease] = Tombstone{sequence, reclaim_at};
-    if (reclaim_order_.empty()) timeline.add({reclaim_at, group_id_, 0, 0});  // one entry for the queue's head
+    if (reclaim_order_.empty()) timeline.add({reclaim_at, group_.value, 0, 0});  // one entry for the queue's head
     reclaim_order_.push_back(c.lease);
   }
-  layout_.drop_cycle(write, group_id_, sequence);
+  layout_.drop_cycle(write, group_, Sequence{sequence});
   if (expired) {
     DeadLetter d{sequence, c.attempts, *expired, now_ms, c.committed_at_ms};
-    layout_.put_dead_letter(write, group_id_, d);
+    layout_.put_dead_letter(write, group_, d);
     dead_[sequence] = d;
     counters_.expired += 1;
   } else {
@@ -239,7 +241,7 @@ void GroupCycles::on_due(const Timeline::Entry& entry, const GroupConfigV2& conf
       if (t != terminal_.end()) terminal_.erase(t);
       reclaim_order_.pop_front();
     }
-    if (!reclaim_order_.empty()) timeline.add({terminal_.at(reclaim_order_.front()).reclaim_at_ms, group_id_, 0, 0});
+    if (!reclaim_order_.empty()) timeline.add({terminal_.at(reclaim_order_.front()).reclaim_at_ms, group_.value, 0, 0});
     return;
   }
   auto it = cycles_.find(entry.sequence);
@@ -261,7 +263,7 @@ void GroupCycles::drop_below(std::uint64_t floor, WriteBatch& write) {
   }
   dead_.erase(dead_.begin(), dead_.lower_bound(floor));
   frontier_ = std::max(frontier_, floor);
-  layout_.drop_group_below(write, group_id_, floor);
+  layout_.drop_group_below(write, group_, Sequence{floor});
 }
 
 std::size_t GroupCycles::redrive(const GroupConfigV2& config, std::uint64_t now_ms, Timeline& timeline,
@@ -271,7 +273,7 @@ std::size_t GroupCycles::redrive(const GroupConfigV2& config, std::uint64_t now_
     Cycle& c = cycles_[sequence];
     c.committed_at_ms = d.committed_at_ms;
     c.visible_at_ms = now_ms;
-    layout_.drop_dead_letter(write, group_id_, sequence);
+    layout_.drop_dead_letter(write, group_, Sequence{sequence});
     write_cycle(sequence, c, write);
     schedule(sequence, c, config, timeline, now_ms);
   }

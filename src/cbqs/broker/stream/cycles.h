@@ -61,14 +61,14 @@ struct GroupCounters {
 };
 
 struct Issued {
-  Bytes32 lease{};
+  LeaseId lease;
   std::uint64_t sequence = 0;
   std::uint16_t attempt = 0;
 };
 
 class GroupCycles {
  public:
-  GroupCycles(const Bytes32& stream_id, std::uint64_t group_id, std::uint64_t frontier);
+  GroupCycles(const Bytes32& stream_id, GroupId group, Sequence frontier);
 
   /// Loads the group's frontier, cycles and dead letters. A cycle that was
   /// LEASED when the broker stopped has spent that attempt (its holder went with
@@ -79,7 +79,7 @@ class GroupCycles {
                                                      std::uint64_t now_ms, Timeline& timeline,
                                                      store::WriteBatch& repair);
 
-  std::uint64_t group_id() const { return group_id_; }
+  std::uint64_t group_id() const { return group_.value; }
   /// The lowest sequence never considered; records of the group's lane from here on are PENDING.
   std::uint64_t frontier() const { return frontier_; }
   /// The lowest WAITING cycle whose redelivery time has come.
@@ -91,22 +91,23 @@ class GroupCycles {
   /// the frontier) to `holder`: the attempt is counted and written. Nullopt
   /// when the cycle turned out to be EXPIRED instead (deadline passed, or
   /// max_attempts lowered below its attempts).
-  std::optional<Issued> issue(std::uint64_t sequence, std::uint64_t committed_at_ms, HolderId holder, const GroupConfigV2& config,
-               std::uint64_t now_ms, const Bytes32& lease, Timeline& timeline, store::WriteBatch& write);
+  std::optional<Issued> issue(Sequence sequence, std::uint64_t committed_at_ms, HolderId holder,
+                              const GroupConfigV2& config, std::uint64_t now_ms, const LeaseId& lease,
+                              Timeline& timeline, store::WriteBatch& write);
   /// Adds the frontier to `write` if it moved since the last call. The caller
   /// makes it part of the same durable batch as the leases that moved it.
   void write_frontier(store::WriteBatch& write);
 
   /// LeaseStale, DeliveryTerminal or NotLeaseHolder (that precedence), or nullopt.
-  std::optional<ErrorCode> check_lease(const Bytes32& lease, HolderId holder, std::uint64_t now_ms) const;
+  std::optional<ErrorCode> check_lease(const LeaseId& lease, HolderId holder, std::uint64_t now_ms) const;
   // Each action requires check_lease to have passed.
-  void ack(const Bytes32& lease, const GroupConfigV2& config, std::uint64_t now_ms, Timeline& timeline,
+  void ack(const LeaseId& lease, const GroupConfigV2& config, std::uint64_t now_ms, Timeline& timeline,
            store::WriteBatch& write);
-  void nack(const Bytes32& lease, const GroupConfigV2& config, std::uint64_t now_ms, Timeline& timeline,
+  void nack(const LeaseId& lease, const GroupConfigV2& config, std::uint64_t now_ms, Timeline& timeline,
             store::WriteBatch& write);
-  void reject(const Bytes32& lease, const GroupConfigV2& config, std::uint64_t now_ms, Timeline& timeline,
+  void reject(const LeaseId& lease, const GroupConfigV2& config, std::uint64_t now_ms, Timeline& timeline,
               store::WriteBatch& write);
-  void extend(const Bytes32& lease, std::uint64_t extend_ms, const GroupConfigV2& config, std::uint64_t now_ms,
+  void extend(const LeaseId& lease, std::uint64_t extend_ms, const GroupConfigV2& config, std::uint64_t now_ms,
               Timeline& timeline);
   /// The holder went away (unsubscribed, closed, session ended): its leases end
   /// as if they expired now.
@@ -166,7 +167,7 @@ class GroupCycles {
                  std::uint64_t now_ms, Timeline& timeline, store::WriteBatch& write);
 
   StreamLayout layout_;
-  std::uint64_t group_id_;
+  GroupId group_;
   std::uint64_t frontier_;
   bool frontier_dirty_ = false;
   std::uint64_t next_epoch_ = 1;

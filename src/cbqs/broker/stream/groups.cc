@@ -31,31 +31,32 @@ GroupCycles* StreamOwner::group_runtime(std::uint64_t group_id) {
   return &groups_.emplace(group_id, std::move(*loaded)).first->second;
 }
 
-void StreamOwner::subscribe_group(const Caller& caller, const Bytes32& request_id, const req::Subscribe& r,
+void StreamOwner::subscribe_group(const Caller& caller, const RequestId& request_id, const req::Subscribe& r,
                                   const SourceGroup& source) {
   const ConnectionId id = caller.connection;
+  const SubscriptionId sub_id{request_id.value};  // a subscription is named by its Subscribe's request id
   if (!lane_in_scope(caller.grant.lane_scope, source.lane_id))
     return send_error(id, request_id, ErrorCode::kLaneNotInScope);
   if (!group_in_scope(caller.grant.group_scope, source.group_id))
     return send_error(id, request_id, ErrorCode::kGroupNotInScope);
   const GroupConfigV2* config = state_.group(source.group_id);
   if (!config || config->lane_id != source.lane_id) return send_error(id, request_id, ErrorCode::kUnknownGroup);
-  if (find_subscription(caller, request_id)) return send_error(id, request_id, ErrorCode::kSubscriptionExists);
+  if (find_subscription(caller, sub_id)) return send_error(id, request_id, ErrorCode::kSubscriptionExists);
   if (r.initial_credit_bytes > context_.credit_cap) return send_error(id, request_id, ErrorCode::kCreditOverflow);
   if (!group_runtime(source.group_id))
     return send_error(id, request_id, ErrorCode::kUnavailable, "the group's state cannot be read");
 
-  subscriptions_.push_back(Subscription{id, caller.session_id, request_id, LaneScopeExact{source.lane_id}, 0,
+  subscriptions_.push_back(Subscription{id, caller.session_id, sub_id, LaneScopeExact{source.lane_id}, 0,
                                         r.initial_credit_bytes, false, false, 0, source.group_id, next_holder_++,
                                         false});
-  release(id, Response{request_id, resp::Ok{}});
+  release(id, Response{request_id.value, resp::Ok{}});
   pump();
 }
 
-void StreamOwner::lease_action(const Caller& caller, const Bytes32& request_id, const LeaseAction& action) {
+void StreamOwner::lease_action(const Caller& caller, const RequestId& request_id, const LeaseAction& action) {
   const ConnectionId id = caller.connection;
-  const auto& [subscription_id, lease] =
-      std::visit([](const auto& a) { return std::pair{a.subscription_id, a.lease}; }, action);
+  const auto& [subscription_id, lease] = std::visit(
+      [](const auto& a) { return std::pair{SubscriptionId{a.subscription_id}, LeaseId{a.lease}}; }, action);
   Subscription* sub = find_subscription(caller, subscription_id);
   if (!sub) return send_error(id, request_id, ErrorCode::kUnknownSubscription);
   const GroupConfigV2* config = sub->group ? state_.group(*sub->group) : nullptr;
@@ -82,7 +83,7 @@ void StreamOwner::lease_action(const Caller& caller, const Bytes32& request_id, 
         else g->extend(lease, a.extend_ms, *config, now, timeline_);  // nothing to write: no lease outlives the process (§O)
       },
       action);
-  release(id, Response{request_id, resp::Ok{}});
+  release(id, Response{request_id.value, resp::Ok{}});
 }
 
 // Lease actions arrive in bursts (one read can carry many Acks): one pump after
@@ -104,7 +105,7 @@ void StreamOwner::group_deleted(std::uint64_t group_id) {
       continue;
     }
     // After any Delivery of it still waiting for its write.
-    release(it->connection, error_frame(it->id, ErrorCode::kUnknownGroup, "the group was deleted"));
+    release(it->connection, error_frame(it->id.value, ErrorCode::kUnknownGroup, "the group was deleted"));
     it = subscriptions_.erase(it);
   }
   groups_.erase(group_id);
@@ -117,11 +118,11 @@ StreamOwner::Visit StreamOwner::deliver_group(Subscription& sub, bool solvent, s
   Visit visit = Visit::kNothing;
   for (int expiries = 0; expiries < kMaxExpiriesPerVisit; ++expiries) {
     std::optional<std::uint64_t> seq = g->next_ready();
-    if (!seq) seq = state_.next_in_lane(config->lane_id, g->frontier());
+    if (!seq) seq = state_.next_in_lane(LaneId{config->lane_id}, Sequence{g->frontier()});
     if (!seq) return visit;
     if (!g->has_room(*config, sub.holder)) {
       if (!sub.backpressure_sent) {  // once per stall; deliveries resume as holders drain
-        release(sub.connection, error_frame(sub.id, ErrorCode::kBackpressure));
+        release(sub.connection, error_frame(sub.id.value, ErrorCode::kBackpressure));
         sub.backpressure_sent = true;
       }
       return visit;
@@ -132,21 +133,21 @@ StreamOwner::Visit StreamOwner::deliver_group(Subscription& sub, bool solvent, s
     if (frame_bytes > sub.credit) {
       if (!sub.short_sent) {
         release(sub.connection,
-                DeliveryState{sub.session_id, sub.id, CreditShort{static_cast<std::uint32_t>(frame_bytes)}});
+                DeliveryState{sub.session_id.value, sub.id.value, CreditShort{static_cast<std::uint32_t>(frame_bytes)}});
         sub.short_sent = true;
       }
       if (sub.stalled_since_ms == 0) sub.stalled_since_ms = std::max<std::uint64_t>(now, 1);
       return visit;
     }
     if (!delivered_rate_.take(frame_bytes, now)) return Visit::kPaced;
-    Bytes32 lease;
-    context_.entropy.fill(lease);
-    auto issued = g->issue(*seq, record->committed_at_ms, sub.holder, *config, now, lease, timeline_, changes_);
+    LeaseId lease;
+    context_.entropy.fill(lease.value);
+    auto issued = g->issue(Sequence{*seq}, record->committed_at_ms, sub.holder, *config, now, lease, timeline_, changes_);
     if (!issued) {  // EXPIRED instead (deadline); look at the next one
       visit = Visit::kProgress;
       continue;
     }
-    release(sub.connection, Delivery{sub.session_id, sub.id, issued->lease, RecordHeaderV2{stream_id(), record->lane_id},
+    release(sub.connection, Delivery{sub.session_id.value, sub.id.value, issued->lease.value, RecordHeaderV2{stream_id(), record->lane_id},
                                      record->sequence, std::move(record->payload)});
     sub.credit -= frame_bytes;
     sub.stalled_since_ms = 0;

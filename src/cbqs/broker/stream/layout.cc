@@ -178,11 +178,11 @@ void StreamLayout::put_counters(WriteBatch& w, const IdCounters& c) const {
   w.put(key('n'), as_string(v.data()));
 }
 
-void StreamLayout::put_lane(WriteBatch& w, std::uint64_t lane_id, const StoredLane& lane) const {
+void StreamLayout::put_lane(WriteBatch& w, LaneId lane, const StoredLane& stored) const {
   codec::Writer v;
-  put(v, LaneRecordV2{stream_id_, lane_id, lane.status});
-  v.option(lane.room, [&](const Bytes32& c) { v.fixed(c); });
-  w.put(key('l', lane_id), as_string(v.data()));
+  put(v, LaneRecordV2{stream_id_, lane.value, stored.status});
+  v.option(stored.room, [&](const Bytes32& c) { v.fixed(c); });
+  w.put(key('l', lane.value), as_string(v.data()));
 }
 
 void StreamLayout::put_record(WriteBatch& w, const Record& r) const {
@@ -194,15 +194,15 @@ void StreamLayout::put_record(WriteBatch& w, const Record& r) const {
   w.put(key('r', r.sequence), std::move(v));
 }
 
-void StreamLayout::drop_records(WriteBatch& w, std::uint64_t from, std::uint64_t to) const {
-  w.delete_range(key('r', from), key('r', to));
+void StreamLayout::drop_records(WriteBatch& w, Sequence from, Sequence to) const {
+  w.delete_range(key('r', from.value), key('r', to.value));
 }
 
-void StreamLayout::put_receipt(WriteBatch& w, std::uint64_t last_sequence, ByteView encoded) const {
-  w.put(key('c', last_sequence), as_string(encoded));
+void StreamLayout::put_receipt(WriteBatch& w, Sequence last, ByteView encoded) const {
+  w.put(key('c', last.value), as_string(encoded));
 }
 
-void StreamLayout::drop_receipt(WriteBatch& w, std::uint64_t last_sequence) const { w.del(key('c', last_sequence)); }
+void StreamLayout::drop_receipt(WriteBatch& w, Sequence last) const { w.del(key('c', last.value)); }
 
 void StreamLayout::put_settings(WriteBatch& w, const StreamSettingsV2& s) const { w.put(key('t'), as_string(encode(s))); }
 
@@ -210,54 +210,53 @@ void StreamLayout::put_group(WriteBatch& w, const GroupConfigV2& config) const {
   w.put(key('g', config.group_id), as_string(encode(config)));
 }
 
-void StreamLayout::put_frontier(WriteBatch& w, std::uint64_t group_id, std::uint64_t frontier) const {
+void StreamLayout::put_frontier(WriteBatch& w, GroupId group, Sequence frontier) const {
   std::string v;
-  put_be64(v, frontier);
-  w.put(key('f', group_id), std::move(v));
+  put_be64(v, frontier.value);
+  w.put(key('f', group.value), std::move(v));
 }
 
-void StreamLayout::drop_group(WriteBatch& w, std::uint64_t group_id) const {
-  w.del(key('g', group_id));
-  drop_group_state(w, group_id);
+void StreamLayout::drop_group(WriteBatch& w, GroupId group) const {
+  w.del(key('g', group.value));
+  drop_group_state(w, group);
 }
 
-void StreamLayout::drop_group_state(WriteBatch& w, std::uint64_t group_id) const {
-  w.del(key('f', group_id));
+void StreamLayout::drop_group_state(WriteBatch& w, GroupId group) const {
+  w.del(key('f', group.value));
   for (char kind : {'y', 'x'}) {
-    auto [begin, end] = range(kind, group_id);
+    auto [begin, end] = range(kind, group.value);
     w.delete_range(std::move(begin), std::move(end));
   }
 }
 
-void StreamLayout::put_cycle(WriteBatch& w, std::uint64_t group_id, std::uint64_t sequence,
-                             const StoredCycle& c) const {
+void StreamLayout::put_cycle(WriteBatch& w, GroupId group, Sequence sequence, const StoredCycle& c) const {
   codec::Writer v;
   v.u8(c.leased ? kLeased : kWaiting);
   v.u16(c.attempts);
   v.u64(c.leased ? 0 : c.visible_at_ms);
   v.u64(c.committed_at_ms);
-  w.put(key('y', group_id, sequence), as_string(v.data()));
+  w.put(key('y', group.value, sequence.value), as_string(v.data()));
 }
 
-void StreamLayout::drop_cycle(WriteBatch& w, std::uint64_t group_id, std::uint64_t sequence) const {
-  w.del(key('y', group_id, sequence));
+void StreamLayout::drop_cycle(WriteBatch& w, GroupId group, Sequence sequence) const {
+  w.del(key('y', group.value, sequence.value));
 }
 
-void StreamLayout::put_dead_letter(WriteBatch& w, std::uint64_t group_id, const DeadLetter& d) const {
+void StreamLayout::put_dead_letter(WriteBatch& w, GroupId group, const DeadLetter& d) const {
   codec::Writer v;
   v.u16(d.attempts);
   v.u8(static_cast<std::uint8_t>(d.reason));
   v.u64(d.expired_at_ms);
   v.u64(d.committed_at_ms);
-  w.put(key('x', group_id, d.sequence), as_string(v.data()));
+  w.put(key('x', group.value, d.sequence), as_string(v.data()));
 }
 
-void StreamLayout::drop_dead_letter(WriteBatch& w, std::uint64_t group_id, std::uint64_t sequence) const {
-  w.del(key('x', group_id, sequence));
+void StreamLayout::drop_dead_letter(WriteBatch& w, GroupId group, Sequence sequence) const {
+  w.del(key('x', group.value, sequence.value));
 }
 
-void StreamLayout::drop_group_below(WriteBatch& w, std::uint64_t group_id, std::uint64_t floor) const {
-  for (char kind : {'y', 'x'}) w.delete_range(key(kind, group_id, 0), key(kind, group_id, floor));
+void StreamLayout::drop_group_below(WriteBatch& w, GroupId group, Sequence floor) const {
+  for (char kind : {'y', 'x'}) w.delete_range(key(kind, group.value, 0), key(kind, group.value, floor.value));
 }
 
 // ---- reads ---------------------------------------------------------------------
@@ -274,21 +273,20 @@ StreamLayout::Read<std::optional<StreamSettingsV2>> StreamLayout::settings(store
   return get_one<StreamSettingsV2>(store, key('t'), decode_value<StreamSettingsV2>);
 }
 
-StreamLayout::Read<std::optional<std::uint64_t>> StreamLayout::frontier(store::Store& store,
-                                                                        std::uint64_t group_id) const {
-  return get_one<std::uint64_t>(store, key('f', group_id), [](std::string_view v) -> std::optional<std::uint64_t> {
+StreamLayout::Read<std::optional<std::uint64_t>> StreamLayout::frontier(store::Store& store, GroupId group) const {
+  return get_one<std::uint64_t>(store, key('f', group.value), [](std::string_view v) -> std::optional<std::uint64_t> {
     if (v.size() != 8) return std::nullopt;
     return get_be64(v);
   });
 }
 
-StreamLayout::Read<std::optional<Record>> StreamLayout::record(store::Store& store, std::uint64_t sequence) const {
-  return get_one<Record>(store, key('r', sequence), [&](std::string_view v) { return decode_record(sequence, v); });
+StreamLayout::Read<std::optional<Record>> StreamLayout::record(store::Store& store, Sequence sequence) const {
+  return get_one<Record>(store, key('r', sequence.value),
+                         [&](std::string_view v) { return decode_record(sequence.value, v); });
 }
 
-StreamLayout::Read<std::optional<CheckpointReceiptV2>> StreamLayout::receipt(store::Store& store,
-                                                                             std::uint64_t last_sequence) const {
-  return get_one<CheckpointReceiptV2>(store, key('c', last_sequence), decode_value<CheckpointReceiptV2>);
+StreamLayout::Read<std::optional<CheckpointReceiptV2>> StreamLayout::receipt(store::Store& store, Sequence last) const {
+  return get_one<CheckpointReceiptV2>(store, key('c', last.value), decode_value<CheckpointReceiptV2>);
 }
 
 StreamLayout::Read<Unit> StreamLayout::lanes(store::Store& store,
@@ -301,9 +299,9 @@ StreamLayout::Read<Unit> StreamLayout::lanes(store::Store& store,
                   });
 }
 
-StreamLayout::Read<Unit> StreamLayout::records(store::Store& store, std::uint64_t from, std::uint64_t to,
+StreamLayout::Read<Unit> StreamLayout::records(store::Store& store, Sequence from, Sequence to,
                                                const std::function<bool(Record)>& visit) const {
-  return scan_all(store, key('r', from), key('r', to), decode_record,
+  return scan_all(store, key('r', from.value), key('r', to.value), decode_record,
                   [&](std::uint64_t, Record r) { return visit(std::move(r)); });
 }
 
@@ -339,9 +337,9 @@ StreamLayout::Read<Unit> StreamLayout::groups(store::Store& store,
       });
 }
 
-StreamLayout::Read<Unit> StreamLayout::cycles(store::Store& store, std::uint64_t group_id,
+StreamLayout::Read<Unit> StreamLayout::cycles(store::Store& store, GroupId group,
                                               const std::function<void(std::uint64_t, const StoredCycle&)>& visit) const {
-  auto [begin, end] = range('y', group_id);
+  auto [begin, end] = range('y', group.value);
   return scan_all(store, begin, end, [](std::uint64_t, std::string_view v) { return parse_cycle(v); },
                   [&](std::uint64_t seq, const StoredCycle& c) {
                     visit(seq, c);
@@ -349,9 +347,9 @@ StreamLayout::Read<Unit> StreamLayout::cycles(store::Store& store, std::uint64_t
                   });
 }
 
-StreamLayout::Read<Unit> StreamLayout::dead_letters(store::Store& store, std::uint64_t group_id,
+StreamLayout::Read<Unit> StreamLayout::dead_letters(store::Store& store, GroupId group,
                                                     const std::function<void(const DeadLetter&)>& visit) const {
-  auto [begin, end] = range('x', group_id);
+  auto [begin, end] = range('x', group.value);
   return scan_all(store, begin, end, parse_dead, [&](std::uint64_t, const DeadLetter& d) {
     visit(d);
     return true;

@@ -24,6 +24,7 @@
 #include <optional>
 #include <vector>
 
+#include "cbqs/broker/stream/ids.h"
 #include "cbqs/store/store.h"
 #include "cbqs/wire/types.h"
 
@@ -84,47 +85,47 @@ class StreamLayout {
   // ---- writes: each adds its operations to `w` ----
   void put_tail(store::WriteBatch& w, const ChainTail& tail) const;
   void put_counters(store::WriteBatch& w, const IdCounters& counters) const;
-  void put_lane(store::WriteBatch& w, std::uint64_t lane_id, const StoredLane& lane) const;
+  void put_lane(store::WriteBatch& w, LaneId lane, const StoredLane& stored) const;
   void put_record(store::WriteBatch& w, const Record& record) const;
   /// Deletes the records in [from, to).
-  void drop_records(store::WriteBatch& w, std::uint64_t from, std::uint64_t to) const;
+  void drop_records(store::WriteBatch& w, Sequence from, Sequence to) const;
   /// `encoded` is the canonical CheckpointReceiptV2.
-  void put_receipt(store::WriteBatch& w, std::uint64_t last_sequence, ByteView encoded) const;
-  void drop_receipt(store::WriteBatch& w, std::uint64_t last_sequence) const;
+  void put_receipt(store::WriteBatch& w, Sequence last, ByteView encoded) const;
+  void drop_receipt(store::WriteBatch& w, Sequence last) const;
   void put_settings(store::WriteBatch& w, const StreamSettingsV2& settings) const;
   void put_group(store::WriteBatch& w, const GroupConfigV2& config) const;
-  void put_frontier(store::WriteBatch& w, std::uint64_t group_id, std::uint64_t frontier) const;
+  void put_frontier(store::WriteBatch& w, GroupId group, Sequence frontier) const;
   /// Deletes the group's config, frontier, cycles and dead letters.
-  void drop_group(store::WriteBatch& w, std::uint64_t group_id) const;
+  void drop_group(store::WriteBatch& w, GroupId group) const;
   /// Deletes the group's state of a group whose config is gone already.
-  void drop_group_state(store::WriteBatch& w, std::uint64_t group_id) const;
-  void put_cycle(store::WriteBatch& w, std::uint64_t group_id, std::uint64_t sequence, const StoredCycle& c) const;
-  void drop_cycle(store::WriteBatch& w, std::uint64_t group_id, std::uint64_t sequence) const;
-  void put_dead_letter(store::WriteBatch& w, std::uint64_t group_id, const DeadLetter& d) const;
-  void drop_dead_letter(store::WriteBatch& w, std::uint64_t group_id, std::uint64_t sequence) const;
+  void drop_group_state(store::WriteBatch& w, GroupId group) const;
+  void put_cycle(store::WriteBatch& w, GroupId group, Sequence sequence, const StoredCycle& c) const;
+  void drop_cycle(store::WriteBatch& w, GroupId group, Sequence sequence) const;
+  void put_dead_letter(store::WriteBatch& w, GroupId group, const DeadLetter& d) const;
+  void drop_dead_letter(store::WriteBatch& w, GroupId group, Sequence sequence) const;
   /// Deletes the group's cycles and dead letters below `floor`.
-  void drop_group_below(store::WriteBatch& w, std::uint64_t group_id, std::uint64_t floor) const;
+  void drop_group_below(store::WriteBatch& w, GroupId group, Sequence floor) const;
 
   // ---- reads: a stored value that does not decode is StoreError::kCorrupt ----
   Read<std::optional<ChainTail>> tail(store::Store& store) const;
   Read<std::optional<IdCounters>> counters(store::Store& store) const;
   Read<std::optional<StreamSettingsV2>> settings(store::Store& store) const;
-  Read<std::optional<std::uint64_t>> frontier(store::Store& store, std::uint64_t group_id) const;
-  Read<std::optional<Record>> record(store::Store& store, std::uint64_t sequence) const;
-  Read<std::optional<CheckpointReceiptV2>> receipt(store::Store& store, std::uint64_t last_sequence) const;
+  Read<std::optional<std::uint64_t>> frontier(store::Store& store, GroupId group) const;
+  Read<std::optional<Record>> record(store::Store& store, Sequence sequence) const;
+  Read<std::optional<CheckpointReceiptV2>> receipt(store::Store& store, Sequence last) const;
 
   // Scans in ascending order.
   Read<Unit> lanes(store::Store& store, const std::function<void(std::uint64_t, const StoredLane&)>& visit) const;
   /// Records in [from, to) until `visit` returns false.
-  Read<Unit> records(store::Store& store, std::uint64_t from, std::uint64_t to,
+  Read<Unit> records(store::Store& store, Sequence from, Sequence to,
                      const std::function<bool(Record)>& visit) const;
   /// Every receipt with its encoded size.
   Read<Unit> receipts(store::Store& store,
                       const std::function<void(const CheckpointReceiptV2&, std::size_t)>& visit) const;
   Read<Unit> groups(store::Store& store, const std::function<void(const GroupConfigV2&)>& visit) const;
-  Read<Unit> cycles(store::Store& store, std::uint64_t group_id,
+  Read<Unit> cycles(store::Store& store, GroupId group,
                     const std::function<void(std::uint64_t, const StoredCycle&)>& visit) const;
-  Read<Unit> dead_letters(store::Store& store, std::uint64_t group_id,
+  Read<Unit> dead_letters(store::Store& store, GroupId group,
                           const std::function<void(const DeadLetter&)>& visit) const;
 
  private:

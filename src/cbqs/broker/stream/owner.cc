@@ -36,18 +36,20 @@ StreamOwner::StreamOwner(StreamState state, OwnerContext context)
 
 StreamOwner::~StreamOwner() = default;
 
-void StreamOwner::send_error(ConnectionId id, std::optional<Bytes32> request_id, ErrorCode code,
+void StreamOwner::send_error(ConnectionId id, std::optional<RequestId> request_id, ErrorCode code,
                              std::string_view detail, Bytes details) {
-  send(id, error_frame(request_id, code, detail, std::move(details)));
+  std::optional<Bytes32> wire_id;
+  if (request_id) wire_id = request_id->value;
+  send(id, error_frame(wire_id, code, detail, std::move(details)));
 }
 
 void StreamOwner::request(const Caller& caller, const ChainView& view, const StreamRecordV2& stream,
-                          const Bytes32& request_id, CbqsRequestBodyV2& body) {
+                          const RequestId& request_id, CbqsRequestBodyV2& body) {
   if (context_.health.failed()) state_.mark_failed();  // another stream's write failed: this one refuses too
   const ConnectionId id = caller.connection;
   const StreamGrantV2& g = caller.grant;
   const Params& p = view.params;
-  auto reply = [&](CbqsResponseBodyV2 b) { release(id, Response{request_id, std::move(b)}); };
+  auto reply = [&](CbqsResponseBodyV2 b) { release(id, Response{request_id.value, std::move(b)}); };
   auto fail = [&](ErrorCode e) { send_error(id, request_id, e); };
 
   std::visit(
@@ -131,7 +133,7 @@ void StreamOwner::request(const Caller& caller, const ChainView& view, const Str
   if (!pump_posted_) commit();  // else the pump after this burst commits
 }
 
-void StreamOwner::session_ended(ConnectionId connection, const Bytes32& session_id) {
+void StreamOwner::session_ended(ConnectionId connection, const SessionId& session_id) {
   session_rates_.erase(session_id);
   bool removed = false;
   for (auto it = subscriptions_.begin(); it != subscriptions_.end();) {
@@ -152,7 +154,7 @@ void StreamOwner::housekeeping(const Params& params) {
   for (auto it = subscriptions_.begin(); it != subscriptions_.end();) {
     auto next = std::next(it);
     if (it->stalled_since_ms != 0 && now - it->stalled_since_ms >= params.slow_consumer_timeout_ms) {
-      send_error(it->connection, it->id, ErrorCode::kSlowConsumer);
+      send_error(it->connection, RequestId{it->id.value}, ErrorCode::kSlowConsumer);  // a subscription is named by its Subscribe's id
       remove_subscription(it);
     }
     it = next;
@@ -167,20 +169,19 @@ void StreamOwner::drain() { commit(); }
 
 bool StreamOwner::idle() const { return !writing_ && waiting_.empty() && changes_.empty(); }
 
-std::optional<std::vector<DeadLetter>> StreamOwner::dead_letters(std::uint64_t group_id, std::uint64_t after,
-                                                                 std::size_t limit) {
-  GroupCycles* g = group_runtime(group_id);
+std::optional<std::vector<DeadLetter>> StreamOwner::dead_letters(GroupId group, Sequence after, std::size_t limit) {
+  GroupCycles* g = group_runtime(group.value);
   commit();  // a first load may have found repairs to write
   if (!g) return std::nullopt;
   std::vector<DeadLetter> out;
-  for (auto it = g->dead_letters().upper_bound(after); it != g->dead_letters().end() && out.size() < limit; ++it)
+  for (auto it = g->dead_letters().upper_bound(after.value); it != g->dead_letters().end() && out.size() < limit; ++it)
     out.push_back(it->second);
   return out;
 }
 
-std::optional<std::size_t> StreamOwner::redrive(std::uint64_t group_id) {
-  GroupCycles* g = group_runtime(group_id);
-  const GroupConfigV2* config = state_.group(group_id);
+std::optional<std::size_t> StreamOwner::redrive(GroupId group) {
+  GroupCycles* g = group_runtime(group.value);
+  const GroupConfigV2* config = state_.group(group.value);
   if (!g || !config) return std::nullopt;
   std::size_t n = g->redrive(*config, context_.clock.now_ms(), timeline_, changes_);
   pump();
@@ -196,16 +197,16 @@ StreamMetrics StreamOwner::metrics() const {
   }
   for (const auto& sub : subscriptions_)
     if (!sub.group)
-      sm.subscription_lags.emplace_back(sub.id, sm.head + 1 > sub.next_sequence ? sm.head + 1 - sub.next_sequence : 0);
+      sm.subscription_lags.emplace_back(sub.id.value, sm.head + 1 > sub.next_sequence ? sm.head + 1 - sub.next_sequence : 0);
   std::uint64_t now = context_.clock.now_ms();
   for (const auto& [group_id, g] : groups_) {
     const GroupConfigV2* config = state_.group(group_id);
     if (!config) continue;
-    GroupMetrics gm{group_id, state_.count_in_lane(config->lane_id, g.frontier()) + g.waiting(), g.in_flight(),
+    GroupMetrics gm{group_id, state_.count_in_lane(LaneId{config->lane_id}, Sequence{g.frontier()}) + g.waiting(), g.in_flight(),
                     g.dead_letters().size(), g.counters(), 0};
     // The oldest unacked record: the oldest live cycle, else the first never delivered.
     std::optional<std::uint64_t> oldest = g.oldest_live();
-    if (!oldest) oldest = state_.next_in_lane(config->lane_id, g.frontier());
+    if (!oldest) oldest = state_.next_in_lane(LaneId{config->lane_id}, Sequence{g.frontier()});
     if (auto at = oldest ? state_.committed_at(*oldest) : std::nullopt)
       gm.oldest_unacked_age_ms = now > *at ? now - *at : 0;
     sm.groups.push_back(gm);

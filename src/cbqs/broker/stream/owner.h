@@ -25,6 +25,7 @@
 
 #include "cbqs/broker/rate.h"
 #include "cbqs/broker/stream/cycles.h"
+#include "cbqs/broker/stream/ids.h"
 #include "cbqs/broker/stream/state.h"
 #include "cbqs/wire/frames.h"
 #include "common/clock.h"
@@ -37,7 +38,7 @@ using ConnectionId = std::uint64_t;
 /// request's snapshot and its verbs allow the request.
 struct Caller {
   ConnectionId connection = 0;
-  Bytes32 session_id{};
+  SessionId session_id;
   const StreamGrantV2& grant;
 };
 
@@ -129,10 +130,10 @@ class StreamOwner {
   /// One request of a session of this stream, judged against `view` (in which
   /// `stream` is this stream's record); every answer goes out through Outbound.
   /// Takes the body by reference: an Append's payload moves into the batch.
-  void request(const Caller& caller, const ChainView& view, const StreamRecordV2& stream, const Bytes32& request_id,
+  void request(const Caller& caller, const ChainView& view, const StreamRecordV2& stream, const RequestId& request_id,
                CbqsRequestBodyV2& body);
   /// The session ended: its subscriptions end (their leases as if expired).
-  void session_ended(ConnectionId connection, const Bytes32& session_id);
+  void session_ended(ConnectionId connection, const SessionId& session_id);
   /// Applies what came due on the clock and delivers what subscriptions can take.
   void tick();
   /// Once a second: closes stalled subscriptions, advances retention by time,
@@ -145,9 +146,9 @@ class StreamOwner {
 
   // The dead-letter view (docs/protocol.md §O), for the operator's admin endpoint.
   /// EXPIRED records of a group, ascending after `after`, at most `limit`; nullopt for an unknown group.
-  std::optional<std::vector<DeadLetter>> dead_letters(std::uint64_t group_id, std::uint64_t after, std::size_t limit);
+  std::optional<std::vector<DeadLetter>> dead_letters(GroupId group, Sequence after, std::size_t limit);
   /// Makes every dead letter of the group deliverable again (attempts reset); how many, or nullopt.
-  std::optional<std::size_t> redrive(std::uint64_t group_id);
+  std::optional<std::size_t> redrive(GroupId group);
 
   StreamMetrics metrics() const;
   const OwnerCounters& counters() const { return counters_; }
@@ -155,7 +156,7 @@ class StreamOwner {
  private:
   struct Waiter {  // an append waiting for its batch
     ConnectionId connection;
-    Bytes32 request_id;
+    RequestId request_id;
     std::uint64_t sequence;
   };
   struct Outgoing {  // a frame waiting for a write
@@ -164,8 +165,8 @@ class StreamOwner {
   };
   struct Subscription {
     ConnectionId connection;
-    Bytes32 session_id;
-    Bytes32 id;
+    SessionId session_id;
+    SubscriptionId id;
     LaneScope scope;
     std::uint64_t next_sequence = 1;
     std::uint64_t credit = 0;
@@ -186,12 +187,12 @@ class StreamOwner {
 
   StreamOwner(StreamState state, OwnerContext context);
   void send(ConnectionId id, const CbqsServerFrameV2& frame) { context_.out.send(id, frame); }
-  void send_error(ConnectionId id, std::optional<Bytes32> request_id, ErrorCode code, std::string_view detail = {},
+  void send_error(ConnectionId id, std::optional<RequestId> request_id, ErrorCode code, std::string_view detail = {},
                   Bytes details = {});
   bool failed() const { return state_.failed() || context_.health.failed(); }
 
   // commit.cc: appends, the commit pipeline and retention
-  void append(const Caller& caller, const ChainView& view, const StreamRecordV2& stream, const Bytes32& request_id,
+  void append(const Caller& caller, const ChainView& view, const StreamRecordV2& stream, const RequestId& request_id,
               req::Append& r);
   /// Sends `frame` once every change made so far is durable (at once if none is pending).
   void release(ConnectionId id, CbqsServerFrameV2 frame);
@@ -202,10 +203,10 @@ class StreamOwner {
   void advance_retention(const Params& params);
 
   // cursors.cc: cursor subscriptions and the delivery pump
-  void subscribe(const Caller& caller, const Bytes32& request_id, const req::Subscribe& r);
-  void add_credit(const Caller& caller, const Bytes32& request_id, const req::AddCredit& r);
-  void unsubscribe(const Caller& caller, const Bytes32& request_id, const req::Unsubscribe& r);
-  Subscription* find_subscription(const Caller& caller, const Bytes32& subscription_id);
+  void subscribe(const Caller& caller, const RequestId& request_id, const req::Subscribe& r);
+  void add_credit(const Caller& caller, const RequestId& request_id, const req::AddCredit& r);
+  void unsubscribe(const Caller& caller, const RequestId& request_id, const req::Unsubscribe& r);
+  Subscription* find_subscription(const Caller& caller, const SubscriptionId& subscription_id);
   /// Removes a subscription (its leases end as if expired); the caller pumps.
   void remove_subscription(std::list<Subscription>::iterator it);
   /// Applies due timeline entries, delivers what subscriptions can take, commits.
@@ -216,9 +217,9 @@ class StreamOwner {
 
   // groups.cc: group subscriptions, lease actions and the timeline
   GroupCycles* group_runtime(std::uint64_t group_id);
-  void subscribe_group(const Caller& caller, const Bytes32& request_id, const req::Subscribe& r,
+  void subscribe_group(const Caller& caller, const RequestId& request_id, const req::Subscribe& r,
                        const SourceGroup& source);
-  void lease_action(const Caller& caller, const Bytes32& request_id, const LeaseAction& action);
+  void lease_action(const Caller& caller, const RequestId& request_id, const LeaseAction& action);
   void group_deleted(std::uint64_t group_id);
   Visit deliver_group(Subscription& sub, bool solvent, std::uint64_t now_ms);
   void run_timeline(std::uint64_t now_ms);
@@ -241,7 +242,7 @@ class StreamOwner {
   std::list<Subscription> subscriptions_;
   HolderId next_holder_ = 1;
   TokenBucket append_rate_;
-  std::map<Bytes32, TokenBucket> session_rates_;  // per session: a grant's own append rate
+  std::map<SessionId, TokenBucket> session_rates_;  // per session: a grant's own append rate
   TokenBucket delivered_rate_;
   std::deque<Record> recent_;       // the newest durable records, to deliver without a store read
   std::vector<Record> read_ahead_;  // consecutive older records from one store scan (a backlog being read)

@@ -34,7 +34,7 @@ Result<StreamState, StoreError> StreamState::load(store::Store& store, const Byt
 
   auto lanes = layout.lanes(store, [&](std::uint64_t id, const StoredLane& lane) { s.lanes_[id] = lane; });
   if (!lanes) return Err{lanes.error()};
-  auto records = layout.records(store, 0, UINT64_MAX, [&](Record r) {
+  auto records = layout.records(store, Sequence{0}, Sequence{UINT64_MAX}, [&](Record r) {
     s.retain(r.sequence, r.lane_id, r.committed_at_ms, retained_record_bytes(r.payload.size()));
     return true;
   });
@@ -57,7 +57,7 @@ Result<StreamState, StoreError> StreamState::load(store::Store& store, const Byt
 // ---- lanes -------------------------------------------------------------------
 
 void StreamState::write_lane(std::uint64_t lane_id, const Lane& lane, WriteBatch& w) {
-  layout_.put_lane(w, lane_id, lane);
+  layout_.put_lane(w, LaneId{lane_id}, lane);
   layout_.put_counters(w, counters_);
   lanes_[lane_id] = lane;
 }
@@ -146,7 +146,7 @@ Result<std::uint64_t, ErrorCode> StreamState::create_group(const GroupConfigV2& 
   std::uint64_t frontier = next_sequence_staged_;  // Head: what is appended from now on
   if (const auto* at = std::get_if<StartAt>(&stored.start)) frontier = std::max({at->sequence, floor_, std::uint64_t{1}});
   layout_.put_group(w, stored);
-  layout_.put_frontier(w, stored.group_id, frontier);
+  layout_.put_frontier(w, GroupId{stored.group_id}, Sequence{frontier});
   layout_.put_counters(w, counters_);
   groups_[stored.group_id] = stored;
   return stored.group_id;
@@ -167,7 +167,7 @@ Result<GroupConfigV2, ErrorCode> StreamState::update_group(const GroupConfigV2& 
 Result<Unit, ErrorCode> StreamState::delete_group(std::uint64_t group_id, WriteBatch& w) {
   if (failed_) return Err{ErrorCode::kUnavailable};
   if (!groups_.contains(group_id)) return Err{ErrorCode::kUnknownGroup};
-  layout_.drop_group(w, group_id);
+  layout_.drop_group(w, GroupId{group_id});
   groups_.erase(group_id);
   return Unit{};
 }
@@ -245,7 +245,7 @@ void PreparedBatch::seal(const ProviderIdentity& provider) {
   const Bytes encoded = encode(receipt);
   receipt_bytes = encoded.size();
   checkpoint_id = cbqs::checkpoint_id(receipt);
-  layout.put_receipt(write, receipt.last_sequence, encoded);
+  layout.put_receipt(write, Sequence{receipt.last_sequence}, encoded);
   // The high-water marks as they stand once this batch is durable.
   layout.put_tail(write, ChainTail{receipt.last_sequence + 1, checkpoint_id, receipt.committed_at_ms,
                                    receipt.snapshot_height});
@@ -277,24 +277,24 @@ std::optional<std::uint64_t> StreamState::committed_at(std::uint64_t sequence) c
   return retained_[sequence - retained_.front().sequence].committed_at_ms;
 }
 
-std::optional<std::uint64_t> StreamState::next_in_lane(std::uint64_t lane_id, std::uint64_t from) const {
-  auto lane = lane_sequences_.find(lane_id);
+std::optional<std::uint64_t> StreamState::next_in_lane(LaneId lane_id, Sequence from) const {
+  auto lane = lane_sequences_.find(lane_id.value);
   if (lane == lane_sequences_.end()) return std::nullopt;
-  auto it = std::lower_bound(lane->second.begin(), lane->second.end(), from);
+  auto it = std::lower_bound(lane->second.begin(), lane->second.end(), from.value);
   if (it == lane->second.end()) return std::nullopt;
   return *it;
 }
 
-std::uint64_t StreamState::count_in_lane(std::uint64_t lane_id, std::uint64_t from) const {
-  auto lane = lane_sequences_.find(lane_id);
+std::uint64_t StreamState::count_in_lane(LaneId lane_id, Sequence from) const {
+  auto lane = lane_sequences_.find(lane_id.value);
   if (lane == lane_sequences_.end()) return 0;
   return static_cast<std::uint64_t>(lane->second.end() -
-                                    std::lower_bound(lane->second.begin(), lane->second.end(), from));
+                                    std::lower_bound(lane->second.begin(), lane->second.end(), from.value));
 }
 
 Result<std::optional<Record>, StoreError> StreamState::read(store::Store& store, std::uint64_t sequence) const {
   if (sequence < floor_ || sequence > durable_head()) return std::optional<Record>{};
-  return layout_.record(store, sequence);
+  return layout_.record(store, Sequence{sequence});
 }
 
 Result<std::vector<Record>, StoreError> StreamState::read_range(store::Store& store, std::uint64_t from,
@@ -304,7 +304,7 @@ Result<std::vector<Record>, StoreError> StreamState::read_range(store::Store& st
   std::uint64_t end = from + std::min<std::uint64_t>(max_records, durable_head() - from + 1);
   std::size_t bytes = 0;
   bool gap = false;
-  auto scanned = layout_.records(store, from, end, [&](Record r) {
+  auto scanned = layout_.records(store, Sequence{from}, Sequence{end}, [&](Record r) {
     if (r.sequence != from + out.size()) return !(gap = true);  // retained records are gapless
     bytes += r.payload.size();
     out.push_back(std::move(r));
@@ -327,7 +327,7 @@ Result<CheckpointReceiptV2, ErrorCode> StreamState::checkpoint(store::Store& sto
     if (it == receipts_.end() || it->second.first_sequence > *covering) return Err{ErrorCode::kCheckpointNotFound};
     last = it->first;
   }
-  auto receipt = layout_.receipt(store, last);
+  auto receipt = layout_.receipt(store, Sequence{last});
   if (!receipt) return Err{receipt.error() == StoreError::kCorrupt ? ErrorCode::kInternal : ErrorCode::kUnavailable};
   if (!*receipt) return Err{ErrorCode::kUnavailable};
   return **receipt;
@@ -350,12 +350,12 @@ bool StreamState::advance_floor(const Params& params, std::uint64_t now_ms, Writ
     // A receipt goes as soon as the floor passes the last record it attests.
     while (!receipts_.empty() && receipts_.begin()->first < floor_) {
       retained_bytes_ -= receipts_.begin()->second.bytes;
-      layout_.drop_receipt(w, receipts_.begin()->first);
+      layout_.drop_receipt(w, Sequence{receipts_.begin()->first});
       receipts_.erase(receipts_.begin());
     }
   }
   if (floor_ == old_floor) return false;
-  layout_.drop_records(w, old_floor, floor_);
+  layout_.drop_records(w, Sequence{old_floor}, Sequence{floor_});
   return true;
 }
 

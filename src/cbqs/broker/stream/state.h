@@ -105,9 +105,9 @@ class StreamState {
   /// When a retained record's batch became durable; nullopt outside [floor, head].
   std::optional<std::uint64_t> committed_at(std::uint64_t sequence) const;
   /// The lowest retained sequence >= `from` in `lane_id`; nullopt if none.
-  std::optional<std::uint64_t> next_in_lane(std::uint64_t lane_id, std::uint64_t from) const;
+  std::optional<std::uint64_t> next_in_lane(LaneId lane_id, Sequence from) const;
   /// Retained records of `lane_id` with sequence >= `from`.
-  std::uint64_t count_in_lane(std::uint64_t lane_id, std::uint64_t from) const;
+  std::uint64_t count_in_lane(LaneId lane_id, Sequence from) const;
 
   /// A durable, retained record; nullopt below the floor or above the head.
   Result<std::optional<Record>, store::StoreError> read(store::Store& store, std::uint64_t sequence) const;
