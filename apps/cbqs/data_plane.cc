@@ -23,10 +23,15 @@ namespace {
 
 std::string why(const sdk::Error& e) { return e.describe(); }
 
-std::string payload_text(const Bytes& p, bool hex) { return hex ? to_hex(p) : std::string(p.begin(), p.end()); }
+constexpr auto kStopPoll = std::chrono::milliseconds(200);  // how soon a stop request is seen
 
+// JSON strings must be UTF-8: other payloads go out as base64 (README, "cbqs").
 json record_json(const sdk::Record& r, bool hex) {
-  return {{"sequence", r.sequence}, {"lane", r.lane_id}, {"payload", payload_text(r.payload, hex)}};
+  json j{{"sequence", r.sequence}, {"lane", r.lane_id}};
+  if (hex) j["payload_hex"] = to_hex(r.payload);
+  else if (is_utf8(r.payload)) j["payload"] = std::string(r.payload.begin(), r.payload.end());
+  else j["payload_base64"] = to_base64(r.payload);
+  return j;
 }
 
 json group_json(const GroupConfigV2& g) {
@@ -198,15 +203,15 @@ Answer<json> produce(const SessionOptions& o, std::uint64_t lane, std::istream& 
               {"seconds", seconds}, {"records_per_sec", seconds > 0 ? static_cast<double>(answered) / seconds : 0}};
 }
 
-Answer<std::uint64_t> tail(const SessionOptions& o, const TailOptions& t, const Emit& emit) {
+Answer<std::uint64_t> tail(const SessionOptions& o, const TailOptions& t, const Emit& emit, const Stopped& stopped) {
   auto c = connect(o);
   if (!c) return Err{c.error()};
   StartPosition start = t.from == 0 ? StartPosition{StartHead{}} : StartPosition{StartAt{t.from}};
   auto reader = (*c)->read({LaneScopeAny{}, start});
   if (!reader) return Err{"Subscribe refused: " + why(reader.error())};
   std::uint64_t n = 0;
-  while (t.count == 0 || n < t.count) {
-    auto r = (*reader)->next(std::chrono::milliseconds(200));
+  while ((t.count == 0 || n < t.count) && !stopped()) {
+    auto r = (*reader)->next(kStopPoll);
     if (!r) return Err{why(r.error())};
     if (*r) {
       emit(record_json(**r, t.hex));
@@ -266,32 +271,42 @@ Answer<json> group_delete(const SessionOptions& o, std::uint64_t group) {
   return json{{"deleted", group}};
 }
 
-Answer<std::uint64_t> consume(const SessionOptions& o, const ConsumeOptions& opts, const Emit& emit) {
+// The record in hand is run, printed, then acked or nacked; a stop request is
+// seen between records, at most kStopPoll late.
+Answer<std::uint64_t> consume(const SessionOptions& o, const ConsumeOptions& opts, const Emit& emit,
+                              const Stopped& stopped) {
   auto c = connect(o);
   if (!c) return Err{c.error()};
   auto consumer = (*c)->consume({.group = opts.group, .auto_extend = opts.auto_extend});
   if (!consumer) return Err{"Subscribe refused: " + why(consumer.error())};
   auto idle = opts.idle_ms == 0 ? std::chrono::milliseconds(std::chrono::hours(24)) : std::chrono::milliseconds(opts.idle_ms);
   std::uint64_t n = 0;
-  while (opts.count == 0 || n < opts.count) {
-    auto lease = (*consumer)->next(idle);
+  auto idle_since = std::chrono::steady_clock::now();
+  while ((opts.count == 0 || n < opts.count) && !stopped()) {
+    auto lease = (*consumer)->next(std::min<std::chrono::milliseconds>(idle, kStopPoll));
     if (!lease) return Err{why(lease.error())};
-    if (!*lease) break;  // idle: the group has nothing more for us now
+    if (!*lease) {
+      if (std::chrono::steady_clock::now() - idle_since >= idle) break;  // the group has nothing more for us now
+      continue;
+    }
     const auto& record = (*lease)->record;
     bool ok = true;
     if (!opts.exec.empty()) {
       FILE* child = ::popen(opts.exec.c_str(), "w");
       if (!child) return Err{"cannot run " + opts.exec};
+      // A command that does not read its input closes the pipe early (EPIPE,
+      // SIGPIPE is ignored): only its exit status decides.
       std::fwrite(record.payload.data(), 1, record.payload.size(), child);
       int status = ::pclose(child);
       ok = WIFEXITED(status) && WEXITSTATUS(status) == 0;
     }
-    auto acted = ok ? (*consumer)->ack(**lease) : (*consumer)->nack(**lease);
-    if (!acted) return Err{std::string(ok ? "Ack" : "Nack") + " refused: " + why(acted.error())};
     json j = record_json(record, false);
     j["action"] = ok ? "ack" : "nack";
-    emit(j);
+    emit(j);  // before the ack: an acked record has always been shown
+    auto acted = ok ? (*consumer)->ack(**lease) : (*consumer)->nack(**lease);
+    if (!acted) return Err{std::string(ok ? "Ack" : "Nack") + " refused: " + why(acted.error())};
     ++n;
+    idle_since = std::chrono::steady_clock::now();
   }
   return n;
 }

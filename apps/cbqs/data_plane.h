@@ -20,7 +20,11 @@ namespace cowboy::cbqs_cli {
 using nlohmann::json;
 template <typename T>
 using Answer = Result<T, std::string>;
+/// Prints one record as it arrives (before it is acked).
 using Emit = std::function<void(const json&)>;
+/// Whether the user asked the command to stop (SIGINT, SIGTERM, or stdout closed):
+/// a streaming command finishes the record in hand and returns.
+using Stopped = std::function<bool()>;
 
 struct SessionOptions {
   std::string endpoint = "wss://127.0.0.1:7447/";
@@ -57,10 +61,11 @@ struct TailOptions {
   std::uint64_t from = 1;   // 0: only records appended from now on
   std::uint64_t count = 0;  // stop after this many (0: at the head, or never with follow)
   bool follow = false;
-  bool hex = false;         // payloads as hex instead of text
+  bool hex = false;         // payloads as hex (payload_hex) instead of text
 };
-/// Streams {sequence, lane, payload} through `emit`; the number emitted.
-Answer<std::uint64_t> tail(const SessionOptions& o, const TailOptions& t, const Emit& emit);
+/// Streams {sequence, lane, payload | payload_base64 | payload_hex} through
+/// `emit` (payload when the bytes are UTF-8, else base64); the number emitted.
+Answer<std::uint64_t> tail(const SessionOptions& o, const TailOptions& t, const Emit& emit, const Stopped& stopped);
 
 // ---- consumer groups --------------------------------------------------------------
 /// The group fields a command may set; unset ones keep their default (create)
@@ -83,8 +88,9 @@ struct ConsumeOptions {
   std::string exec;                // run per record, payload on stdin: exit 0 acks, else nacks
   bool auto_extend = true;         // keep leases alive while --exec runs
 };
-/// A competing consumer: {sequence, lane, payload, action} per record through `emit`.
-Answer<std::uint64_t> consume(const SessionOptions& o, const ConsumeOptions& c, const Emit& emit);
+/// A competing consumer: {sequence, lane, payload | payload_base64, action} per
+/// record through `emit`, each printed before its ack or nack is sent.
+Answer<std::uint64_t> consume(const SessionOptions& o, const ConsumeOptions& c, const Emit& emit, const Stopped& stopped);
 
 // ---- checkpoints --------------------------------------------------------------------
 /// The receipt covering `sequence` (0 = latest) and its verdict against the

@@ -1,6 +1,6 @@
 // cbqs: the CBQS command-line tool. Human output by default; --json on every
-// command prints one JSON document for scripts. Errors name the failing check
-// and exit 1.
+// command prints one JSON document for scripts (tail and consume: one JSON line
+// per record, as it arrives). Errors name the failing check and exit 1.
 //
 //   cbqs keygen --out holder.key
 //   cbqs chain status | params | provider ADDR | stream ID | account OWNER PROVIDER
@@ -14,6 +14,7 @@
 //   cbqs bench --dev .cbqs-dev --producers 4 --consumers 2     cbqs status
 #include <CLI/CLI.hpp>
 
+#include <csignal>
 #include <cstdio>
 #include <fstream>
 #include <iostream>
@@ -35,6 +36,19 @@ using nlohmann::json;
 namespace {
 
 bool g_json = false;
+
+// SIGINT or SIGTERM during tail or consume: the record in hand is finished and
+// printed, then the command exits with 128 + the signal's number.
+volatile std::sig_atomic_t g_stop_signal = 0;
+void on_stop_signal(int signal) { g_stop_signal = signal; }
+void catch_stop_signals() {
+  struct sigaction a{};
+  a.sa_handler = on_stop_signal;
+  a.sa_flags = SA_RESTART;
+  sigemptyset(&a.sa_mask);
+  ::sigaction(SIGINT, &a, nullptr);
+  ::sigaction(SIGTERM, &a, nullptr);
+}
 
 // Human output: the command's own lines when it has a formatter, else indented JSON.
 using Human = std::function<std::string(const json&)>;
@@ -98,6 +112,9 @@ json receipt_json(const devchain::TxReceipt& r) {
 
 int main(int argc, char** argv) {
   crypto::init();
+  // A closed pipe (an --exec command that does not read, `| head`) is an EPIPE
+  // on that write, not the end of cbqs.
+  std::signal(SIGPIPE, SIG_IGN);
   CLI::App app{"cbqs: the CBQS command-line tool"};
   app.require_subcommand(1);
   app.add_flag("--json", g_json, "print one JSON document (for scripts)");
@@ -354,24 +371,24 @@ int main(int argc, char** argv) {
     rc = r ? print(*r, human) : fail(r.error());
   };
   // Records stream as they arrive: a text line each, or (with --json) one
-  // array at the end, or JSON lines when following.
+  // JSON object per line.
   bool follow = false, hex = false;
-  json collected = json::array();
   auto emit = [&](const json& record) {
-    if (g_json && follow) {
+    if (g_json) {
       std::cout << record.dump() << std::endl;
-    } else if (g_json) {
-      collected.push_back(record);
-    } else {
-      std::cout << "#" << record["sequence"] << " lane " << record["lane"] << ": " << str(record["payload"]);
-      if (record.contains("action")) std::cout << " (" << str(record["action"]) << ")";
-      std::cout << std::endl;
+      return;
     }
+    std::cout << "#" << record["sequence"] << " lane " << record["lane"] << ": ";
+    if (record.contains("payload")) std::cout << str(record["payload"]);
+    else if (record.contains("payload_hex")) std::cout << str(record["payload_hex"]);
+    else std::cout << "(not UTF-8, base64) " << str(record["payload_base64"]);
+    if (record.contains("action")) std::cout << " (" << str(record["action"]) << ")";
+    std::cout << std::endl;
   };
+  auto stopped = [] { return g_stop_signal != 0 || !std::cout.good(); };
   auto streamed = [&](const cbqs_cli::Answer<std::uint64_t>& r) {
     if (!r) return void(rc = fail(r.error()));
-    if (g_json && !follow) print(collected);
-    rc = 0;
+    rc = g_stop_signal != 0 ? 128 + g_stop_signal : 0;
   };
 
   std::uint64_t lane = 0;
@@ -439,7 +456,8 @@ int main(int argc, char** argv) {
     prepare(tail_cmd);
     tail_opts.follow = follow;
     tail_opts.hex = hex;
-    streamed(cbqs_cli::tail(so, tail_opts, emit));
+    catch_stop_signals();
+    streamed(cbqs_cli::tail(so, tail_opts, emit, stopped));
   });
 
   // ---- consumer groups ----
@@ -527,7 +545,8 @@ int main(int argc, char** argv) {
   consume_cmd->add_option("--exec", consume_opts.exec, "shell command per record, payload on stdin: exit 0 acks, else nacks");
   consume_cmd->callback([&] {
     prepare(consume_cmd);
-    streamed(cbqs_cli::consume(so, consume_opts, emit));
+    catch_stop_signals();
+    streamed(cbqs_cli::consume(so, consume_opts, emit, stopped));
   });
 
   // ---- checkpoints ----

@@ -22,6 +22,10 @@ using u128 = unsigned __int128;
 std::string to_hex(ByteView bytes);
 /// Accepts an optional "0x" prefix; nullopt on odd length or a non-hex digit.
 std::optional<Bytes> from_hex(std::string_view hex);
+/// Standard base64 with padding (RFC 4648 §4).
+std::string to_base64(ByteView bytes);
+/// Well-formed UTF-8 (RFC 3629: no overlong forms, surrogates or code points past U+10FFFF).
+bool is_utf8(ByteView bytes);
 
 template <std::size_t N>
 std::optional<std::array<std::uint8_t, N>> fixed_from_hex(std::string_view hex) {

@@ -1,5 +1,7 @@
 #include "common/bytes.h"
 
+#include <sodium.h>
+
 #include <algorithm>
 
 namespace cowboy {
@@ -13,6 +15,41 @@ std::string to_hex(ByteView bytes) {
     out.push_back(digits[b & 0x0f]);
   }
   return out;
+}
+
+std::string to_base64(ByteView bytes) {
+  std::string out(sodium_base64_encoded_len(bytes.size(), sodium_base64_VARIANT_ORIGINAL), '\0');
+  sodium_bin2base64(out.data(), out.size(), bytes.data(), bytes.size(), sodium_base64_VARIANT_ORIGINAL);
+  out.pop_back();  // the terminating NUL
+  return out;
+}
+
+bool is_utf8(ByteView b) {
+  for (std::size_t i = 0; i < b.size();) {
+    const std::uint8_t c = b[i];
+    std::size_t n;          // continuation bytes
+    std::uint8_t lo = 0x80, hi = 0xbf;  // the range of the first continuation byte
+    if (c < 0x80) n = 0;
+    else if (c >= 0xc2 && c <= 0xdf) n = 1;
+    else if (c >= 0xe0 && c <= 0xef) {
+      n = 2;
+      if (c == 0xe0) lo = 0xa0;  // overlong
+      if (c == 0xed) hi = 0x9f;  // surrogates
+    } else if (c >= 0xf0 && c <= 0xf4) {
+      n = 3;
+      if (c == 0xf0) lo = 0x90;  // overlong
+      if (c == 0xf4) hi = 0x8f;  // past U+10FFFF
+    } else {
+      return false;
+    }
+    if (b.size() - i <= n) return false;
+    for (std::size_t k = 1; k <= n; ++k) {
+      const std::uint8_t x = b[i + k];
+      if (x < (k == 1 ? lo : 0x80) || x > (k == 1 ? hi : 0xbf)) return false;
+    }
+    i += n + 1;
+  }
+  return true;
 }
 
 namespace {

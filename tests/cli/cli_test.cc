@@ -6,10 +6,13 @@
 #include <cstdio>
 #include <fstream>
 #include <regex>
+#include <set>
+#include <sstream>
 #include <nlohmann/json.hpp>
 
 #include "../support/cbqsd_process.h"
 #include "../support/poll.h"
+#include "../support/process.h"
 #include "../support/run.h"
 #include "../support/temp_dir.h"
 #include "devchain/http_client.h"
@@ -22,6 +25,15 @@ namespace {
 using nlohmann::json;
 
 using testing::run;
+
+// `tail` and `consume` print one JSON object per record under --json.
+json json_lines(const std::string& out) {
+  json records = json::array();
+  std::istringstream in(out);
+  for (std::string line; std::getline(in, line);)
+    if (!line.empty()) records.push_back(json::parse(line));
+  return records;
+}
 
 TEST(Cli, AppendTailCheckpointGrantsAndRevocation) {
   testing::TempDir dir;
@@ -40,7 +52,7 @@ TEST(Cli, AppendTailCheckpointGrantsAndRevocation) {
 
   auto tailed = run(cbqs + " tail" + dev + " --from 1");
   ASSERT_EQ(tailed.status, 0) << tailed.out;
-  auto t = json::parse(tailed.out);
+  auto t = json_lines(tailed.out);
   ASSERT_EQ(t.size(), 2u);
   EXPECT_EQ(t[0]["payload"], "hello");
   EXPECT_EQ(t[1]["payload"], "world");
@@ -64,7 +76,7 @@ TEST(Cli, AppendTailCheckpointGrantsAndRevocation) {
   EXPECT_NE(refused.out.find("VerbNotGranted"), std::string::npos) << refused.out;
   auto read = run(cbqs + " tail" + reader + " --from 1");
   ASSERT_EQ(read.status, 0) << read.out;
-  EXPECT_EQ(json::parse(read.out).size(), 2u);
+  EXPECT_EQ(json_lines(read.out).size(), 2u);
 
   // Revoke every outstanding grant; the reader's next session is refused.
   auto bumped = run(cbqs + " chain update-stream --stream " + sid + " --bump-generation");
@@ -96,7 +108,7 @@ TEST(Cli, GroupsConsumeWithExecDeadLettersAndReplay) {
   // The command fails for the record "b": it is nacked, and with max_attempts 1 dead-lettered.
   auto consumed = run(cbqs + " consume" + dev + " --group 1 --idle-ms 1500 --exec 'grep -qv b'");
   ASSERT_EQ(consumed.status, 0) << consumed.out;
-  auto c = json::parse(consumed.out);
+  auto c = json_lines(consumed.out);
   ASSERT_EQ(c.size(), 3u) << consumed.out;
   EXPECT_EQ(c[0]["payload"], "a");
   EXPECT_EQ(c[0]["action"], "ack");
@@ -115,7 +127,7 @@ TEST(Cli, GroupsConsumeWithExecDeadLettersAndReplay) {
   EXPECT_EQ(json::parse(replayed.out)["redriven"], 1);
   auto again = run(cbqs + " consume" + dev + " --group 1 --count 1");
   ASSERT_EQ(again.status, 0) << again.out;
-  EXPECT_EQ(json::parse(again.out)[0]["payload"], "b");
+  EXPECT_EQ(json_lines(again.out)[0]["payload"], "b");
 
   auto updated = run(cbqs + " groups update" + dev + " --group 1 --max-attempts 3");
   ASSERT_EQ(updated.status, 0) << updated.out;
@@ -167,9 +179,9 @@ TEST(Cli, LanesProduceTailChainVerificationBenchAndStatus) {
   auto text = run(bin + " tail" + dev + " --from 499");
   ASSERT_EQ(text.status, 0) << text.out;
   EXPECT_EQ(text.out, "#499 lane 1: line 498\n#500 lane 1: line 499\n");
-  auto hex = json::parse(run(cbqs + " tail" + dev + " --from 500 --hex").out);
+  auto hex = json_lines(run(cbqs + " tail" + dev + " --from 500 --hex").out);
   ASSERT_EQ(hex.size(), 1u);
-  EXPECT_EQ(hex[0]["payload"], "6c696e6520343939");  // "line 499"
+  EXPECT_EQ(hex[0]["payload_hex"], "6c696e6520343939");  // "line 499"
 
   auto verified = run(cbqs + " checkpoint verify" + dev);
   ASSERT_EQ(verified.status, 0) << verified.out;
@@ -266,6 +278,102 @@ TEST(Cli, DevDataDirectoryAndDevchainPathFormats) {
   EXPECT_EQ(bodies[0], bodies[1]);
   EXPECT_EQ(bodies[0], bodies[2]);
   EXPECT_NE(bodies[0].find("0x" + bare), std::string::npos);
+}
+
+// Issue 25, broken items 1-3: what `tail` and `consume` print, and when.
+class CliRecords : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    ASSERT_TRUE(cbqsd.up());
+    cbqs = std::string(COWBOY_BIN_DIR) + "/cbqs --json --chain-url http://127.0.0.1:" + std::to_string(cbqsd.chain_port());
+    dev = " --dev " + cbqsd.data().string() + " --endpoint wss://127.0.0.1:" + std::to_string(cbqsd.port()) + "/";
+  }
+  /// Appends each line of `lines` to lane 1 with `produce`.
+  void produce(const std::string& lines) {
+    auto file = dir.path() / "lines";
+    std::ofstream(file, std::ios::binary) << lines;
+    auto produced = run(cbqs + " produce" + dev + " --lane 1 --file " + file.string());
+    ASSERT_EQ(produced.status, 0) << produced.out;
+  }
+  void create_group() {
+    auto created = run(cbqs + " groups create" + dev + " --lane 1 --start-at 1 --visibility-ms 1000");
+    ASSERT_EQ(created.status, 0) << created.out;
+  }
+  /// The same command as argv, for a child this test signals.
+  std::vector<std::string> argv(const std::string& command, std::vector<std::string> more) {
+    std::vector<std::string> out{std::string(COWBOY_BIN_DIR) + "/cbqs", "--json", "--chain-url",
+                                 "http://127.0.0.1:" + std::to_string(cbqsd.chain_port()), command, "--dev",
+                                 cbqsd.data().string(), "--endpoint",
+                                 "wss://127.0.0.1:" + std::to_string(cbqsd.port()) + "/"};
+    out.insert(out.end(), more.begin(), more.end());
+    return out;
+  }
+
+  testing::TempDir dir;
+  testing::CbqsdProcess cbqsd{dir.path()};
+  std::string cbqs, dev;
+};
+
+TEST_F(CliRecords, APayloadThatIsNotUtf8IsPrintedAsBase64AndConsumedLikeAnyOther) {
+  ASSERT_EQ(run(cbqs + " lanes create" + dev).status, 0);
+  produce("\xff\xfe\ntext\n");
+  auto tailed = run(cbqs + " tail" + dev + " --from 1");
+  ASSERT_EQ(tailed.status, 0) << tailed.out;
+  auto t = json_lines(tailed.out);
+  ASSERT_EQ(t.size(), 2u) << tailed.out;
+  EXPECT_EQ(t[0]["payload_base64"], "//4=");
+  EXPECT_FALSE(t[0].contains("payload"));
+  EXPECT_EQ(t[1]["payload"], "text");
+
+  create_group();
+  auto consumed = run(cbqs + " consume" + dev + " --group 1 --idle-ms 1000");
+  ASSERT_EQ(consumed.status, 0) << consumed.out;
+  auto c = json_lines(consumed.out);
+  ASSERT_EQ(c.size(), 2u) << consumed.out;
+  EXPECT_EQ(c[0]["payload_base64"], "//4=");
+  EXPECT_EQ(c[0]["action"], "ack");
+  EXPECT_EQ(c[1]["action"], "ack");
+}
+
+TEST_F(CliRecords, AnExecCommandThatDoesNotReadItsInputDecidesByItsExitStatusAlone) {
+  ASSERT_EQ(run(cbqs + " lanes create" + dev).status, 0);
+  // Payloads larger than a pipe's buffer: the write meets a closed pipe.
+  std::string lines;
+  for (int i = 0; i < 4; ++i) lines += std::string(100'000, static_cast<char>('a' + i)) + "\n";
+  produce(lines);
+  create_group();
+  auto consumed = run(cbqs + " consume" + dev + " --group 1 --idle-ms 1000 --exec true");
+  ASSERT_EQ(consumed.status, 0) << consumed.out.substr(0, 300);  // 141 (SIGPIPE) before
+  auto c = json_lines(consumed.out);
+  ASSERT_EQ(c.size(), 4u);
+  for (const auto& r : c) EXPECT_EQ(r["action"], "ack");
+  auto failing = run(cbqs + " consume" + dev + " --group 1 --idle-ms 500 --exec false");
+  EXPECT_EQ(failing.status, 0);
+  EXPECT_EQ(json_lines(failing.out).size(), 0u);  // all four acked: nothing left to nack
+}
+
+TEST_F(CliRecords, SigintFinishesTheRecordInHandPrintsItAndLosesNothing) {
+  ASSERT_EQ(run(cbqs + " lanes create" + dev).status, 0);
+  produce("r1\nr2\nr3\nr4\nr5\n");
+  create_group();
+  testing::ChildProcess consumer(argv("consume", {"--group", "1", "--idle-ms", "0", "--exec", "sleep 0.3"}));
+  ASSERT_TRUE(consumer.started());
+  auto first = consumer.wait_for_line("\"action\"");  // streamed as it is handled, not at exit
+  ASSERT_TRUE(first) << "no record printed while consuming";
+  int status = consumer.kill(SIGINT);
+  ASSERT_TRUE(WIFEXITED(status)) << "killed by signal " << (WIFSIGNALED(status) ? WTERMSIG(status) : 0);
+  EXPECT_EQ(WEXITSTATUS(status), 130);
+  std::set<std::uint64_t> seen{json::parse(*first)["sequence"].get<std::uint64_t>()};
+  while (auto line = consumer.wait_for_line("\"action\"", std::chrono::milliseconds(500))) {
+    auto r = json::parse(*line);
+    EXPECT_EQ(r["action"], "ack");
+    EXPECT_TRUE(seen.insert(r["sequence"].get<std::uint64_t>()).second);
+  }
+  // What the first consumer printed it acked; the rest is still there for the next.
+  auto rest = run(cbqs + " consume" + dev + " --group 1 --idle-ms 2500");
+  ASSERT_EQ(rest.status, 0) << rest.out;
+  for (const auto& r : json_lines(rest.out)) EXPECT_TRUE(seen.insert(r["sequence"].get<std::uint64_t>()).second) << r;
+  EXPECT_EQ(seen, (std::set<std::uint64_t>{1, 2, 3, 4, 5}));
 }
 
 }  // namespace
