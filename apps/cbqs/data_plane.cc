@@ -228,15 +228,9 @@ Answer<std::uint64_t> tail(const SessionOptions& o, const TailOptions& t, const 
 Answer<json> group_create(const SessionOptions& o, std::uint64_t lane, const GroupFields& f) {
   auto c = connect(o);
   if (!c) return Err{c.error()};
-  GroupConfigV2 g;  // defaults: a 30 s lease, 5 attempts, a one-hour deadline
+  GroupConfigV2 g;  // what the flags leave unset takes sdk::with_group_defaults
   g.lane_id = lane;
   g.start = f.start_at ? StartPosition{StartAt{*f.start_at}} : StartPosition{StartHead{}};
-  g.visibility_timeout_ms = 30'000;
-  g.max_visibility_ms = 30'000;
-  g.max_in_flight = 1'000;
-  g.max_in_flight_per_holder = 100;
-  g.max_attempts = 5;
-  g.record_deadline_ms = 3'600'000;
   apply(g, f);
   auto created = (*c)->create_group(g);
   if (!created) return Err{"CreateGroup refused: " + why(created.error())};

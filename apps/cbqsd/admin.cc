@@ -80,20 +80,15 @@ std::string prometheus_text(const cbqs::broker::CoreMetrics& m, std::uint64_t sn
   group_gauge("cbqs_group_acked_total", "counter", "Cycles ACKED (rate() of this is the acked rate).",
               [](const GM& g) { return g.counters.acked; });
   group_gauge("cbqs_group_expired_total", "counter", "Cycles EXPIRED.", [](const GM& g) { return g.counters.expired; });
-  // Sync latency over the most recent batches (up to 4,096).
-  static constexpr double kBuckets[] = {0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.1, 1.0};
-  out << "# HELP cbqs_sync_latency_seconds Latency of synced batch writes (recent batches).\n"
+  const LatencyHistogram& h = m.sync_latency;
+  out << "# HELP cbqs_sync_latency_seconds Latency of synced store writes since start.\n"
       << "# TYPE cbqs_sync_latency_seconds histogram\n";
-  double sum = 0;
-  for (auto us : m.sync_latency_us) sum += static_cast<double>(us) / 1e6;
-  for (double le : kBuckets) {
-    auto n = std::count_if(m.sync_latency_us.begin(), m.sync_latency_us.end(),
-                           [&](std::uint64_t us) { return static_cast<double>(us) / 1e6 <= le; });
-    out << "cbqs_sync_latency_seconds_bucket{le=\"" << le << "\"} " << n << "\n";
-  }
-  out << "cbqs_sync_latency_seconds_bucket{le=\"+Inf\"} " << m.sync_latency_us.size() << "\n"
-      << "cbqs_sync_latency_seconds_sum " << sum << "\n"
-      << "cbqs_sync_latency_seconds_count " << m.sync_latency_us.size() << "\n";
+  for (std::size_t i = 0; i < LatencyHistogram::kBoundsSeconds.size(); ++i)
+    out << "cbqs_sync_latency_seconds_bucket{le=\"" << LatencyHistogram::kBoundsSeconds[i] << "\"} " << h.cumulative(i)
+        << "\n";
+  out << "cbqs_sync_latency_seconds_bucket{le=\"+Inf\"} " << h.count() << "\n"
+      << "cbqs_sync_latency_seconds_sum " << h.sum_seconds() << "\n"
+      << "cbqs_sync_latency_seconds_count " << h.count() << "\n";
   return out.str();
 }
 

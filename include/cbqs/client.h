@@ -147,6 +147,14 @@ class Consumer {
   virtual void close() = 0;
 };
 
+/// The group fields create_group fills when left at 0 (0 is never valid for
+/// them): visibility_timeout_ms 30,000; max_visibility_ms 30,000 or the
+/// visibility timeout if longer; max_in_flight 1,000; max_in_flight_per_holder
+/// 100 or max_in_flight if smaller; max_attempts 5; record_deadline_ms
+/// 3,600,000. A value above the chain's ceiling is refused with
+/// InvalidGroupConfig naming the field and the ceiling.
+GroupConfigV2 with_group_defaults(GroupConfigV2 config);
+
 struct ClientStats {
   std::uint64_t connects = 0;       // sessions opened, the first one included
   std::uint64_t resent_appends = 0; // appends sent again after a reconnect
@@ -182,6 +190,7 @@ class Client {
   /// Every lane the grant's scope shows, paging through ListLanes.
   Outcome<std::vector<LaneRecordV2>> list_lanes();
   Outcome<resp::Settings> settings();
+  /// Creates a group on `config.lane_id`; fields left at 0 take with_group_defaults.
   Outcome<std::uint64_t> create_group(const GroupConfigV2& config);
   Outcome<GroupConfigV2> get_group(std::uint64_t group);
   Outcome<GroupConfigV2> update_group(const GroupConfigV2& config);

@@ -116,6 +116,7 @@ CoreMetrics Core::metrics() const {
     m.journal_writes += n.journal_writes;
     m.journal_ops += n.journal_ops;
     m.sync_latency_us.insert(m.sync_latency_us.end(), n.sync_latency_us.begin(), n.sync_latency_us.end());
+    m.sync_latency.add(n.sync_latency);
     m.streams.push_back(std::move(stream));
     m.subscriptions += m.streams.back().subscriptions;
   }

@@ -327,8 +327,22 @@ Outcome<std::vector<LaneRecordV2>> Client::list_lanes() {
 
 Outcome<resp::Settings> Client::settings() { return expect<resp::Settings>(call(req::GetSettings{})); }
 
+GroupConfigV2 with_group_defaults(GroupConfigV2 c) {
+  auto fill = [](auto& field, auto value) {
+    if (field == 0) field = value;
+  };
+  fill(c.visibility_timeout_ms, std::uint64_t{30'000});
+  fill(c.max_visibility_ms, std::max<std::uint64_t>(30'000, c.visibility_timeout_ms));
+  fill(c.max_in_flight, std::uint32_t{1'000});
+  fill(c.max_in_flight_per_holder, std::min<std::uint32_t>(100, c.max_in_flight));
+  fill(c.max_attempts, std::uint16_t{5});
+  fill(c.record_deadline_ms, std::uint64_t{3'600'000});
+  return c;
+}
+
 Outcome<std::uint64_t> Client::create_group(const GroupConfigV2& config) {
-  return pick_from<resp::GroupCreated>(call(req::CreateGroup{config}), [](auto& b) { return b.group_id; });
+  return pick_from<resp::GroupCreated>(call(req::CreateGroup{with_group_defaults(config)}),
+                                       [](auto& b) { return b.group_id; });
 }
 
 Outcome<GroupConfigV2> Client::get_group(std::uint64_t group) {

@@ -12,7 +12,7 @@ TEST(Metrics, PrometheusTextCarriesCountersGaugesAndPerStreamSeries) {
   m.batches = 2;
   m.batch_records = 7;
   m.sessions = 3;
-  m.sync_latency_us = {150, 300, 20'000};
+  for (std::uint64_t us : {150, 300, 20'000, 2'000'000}) m.sync_latency.observe_us(us);
   cbqs::broker::StreamMetrics s;
   s.stream_id[0] = 0xab;
   s.head = 42;
@@ -46,9 +46,28 @@ TEST(Metrics, PrometheusTextCarriesCountersGaugesAndPerStreamSeries) {
   EXPECT_TRUE(has("cbqs_group_oldest_unacked_age_ms" + group + "1500"));
   EXPECT_TRUE(has("cbqs_group_acked_total" + group + "90"));
   EXPECT_TRUE(has("cbqs_group_redelivered_total" + group + "6"));
+  EXPECT_TRUE(has("cbqs_sync_latency_seconds_bucket{le=\"0.0001\"} 0"));
   EXPECT_TRUE(has("cbqs_sync_latency_seconds_bucket{le=\"0.00025\"} 1"));
-  EXPECT_TRUE(has("cbqs_sync_latency_seconds_bucket{le=\"+Inf\"} 3"));
-  EXPECT_TRUE(has("cbqs_sync_latency_seconds_count 3"));
+  EXPECT_TRUE(has("cbqs_sync_latency_seconds_bucket{le=\"0.0005\"} 2"));  // cumulative
+  EXPECT_TRUE(has("cbqs_sync_latency_seconds_bucket{le=\"0.025\"} 3"));
+  EXPECT_TRUE(has("cbqs_sync_latency_seconds_bucket{le=\"1\"} 3"));  // 2 s is above the last bound
+  EXPECT_TRUE(has("cbqs_sync_latency_seconds_bucket{le=\"+Inf\"} 4"));
+  EXPECT_TRUE(has("cbqs_sync_latency_seconds_count 4"));
+  EXPECT_TRUE(has("cbqs_sync_latency_seconds_sum 2.02045"));
+}
+
+TEST(Metrics, TheSyncHistogramKeepsCountingPastAnyWindow) {
+  LatencyHistogram h;
+  for (int i = 0; i < 10'000; ++i) h.observe_us(400);  // 0.4 ms
+  cbqs::broker::CoreMetrics m;
+  m.sync_latency.add(h);
+  m.sync_latency.add(h);  // two streams' owners
+  std::string text = prometheus_text(m, 1, true);
+  auto has = [&](const std::string& line) { return text.find(line + "\n") != std::string::npos; };
+  EXPECT_TRUE(has("cbqs_sync_latency_seconds_bucket{le=\"0.00025\"} 0"));
+  EXPECT_TRUE(has("cbqs_sync_latency_seconds_bucket{le=\"0.0005\"} 20000"));
+  EXPECT_TRUE(has("cbqs_sync_latency_seconds_count 20000"));
+  EXPECT_TRUE(has("cbqs_sync_latency_seconds_sum 8"));
 }
 
 }  // namespace

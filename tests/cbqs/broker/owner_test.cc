@@ -283,5 +283,19 @@ TEST_F(OwnerTest, AFailedWriteAcknowledgesNothingAndFailsClosed) {
   EXPECT_FALSE(stored.lane_status(2).has_value());
 }
 
+// cbqs_sync_latency_seconds observes every write the owner makes (its _count
+// once froze at the 4,096 recent samples while writes went on).
+TEST_F(OwnerTest, TheSyncHistogramObservesEveryWrite) {
+  std::uint64_t lane = create_lane();
+  for (int i = 0; i < 20; ++i) {
+    request(append_to(lane, "x"));
+    settle();
+  }
+  const OwnerCounters& n = owner->counters();
+  EXPECT_GE(n.batches, 20u);
+  EXPECT_EQ(n.sync_latency.count(), n.batches + n.journal_writes);
+  EXPECT_EQ(n.sync_latency.count(), n.sync_latency_us.size());  // below the recent window's size, the two agree
+}
+
 }  // namespace
 }  // namespace cowboy::cbqs::broker

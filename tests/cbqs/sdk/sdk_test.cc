@@ -132,6 +132,41 @@ TEST_F(Sdk, RefusalsAreTypedErrorsWithTheSection14Code) {
   EXPECT_TRUE(consumer.error().is(ErrorCode::kUnknownGroup));
 }
 
+// Issue 25, broken item 6: a group given only its lane takes documented
+// defaults, and a field out of bounds is named with its bound.
+TEST_F(SdkOnALane, AGroupGivenOnlyItsLaneTakesTheDefaultsAndABadFieldIsNamed) {
+  GroupConfigV2 config;
+  config.lane_id = *lane;
+  auto group = c->create_group(config);
+  ASSERT_TRUE(group.ok()) << group.error().describe();  // InvalidGroupConfig (507) before
+  auto stored = c->get_group(*group);
+  ASSERT_TRUE(stored.ok());
+  EXPECT_EQ(stored->visibility_timeout_ms, 30'000u);
+  EXPECT_EQ(stored->max_visibility_ms, 30'000u);
+  EXPECT_EQ(stored->max_in_flight, 1'000u);
+  EXPECT_EQ(stored->max_in_flight_per_holder, 100u);
+  EXPECT_EQ(stored->max_attempts, 5u);
+  EXPECT_EQ(stored->record_deadline_ms, 3'600'000u);
+
+  auto settings = c->settings();
+  ASSERT_TRUE(settings.ok());
+  config.max_attempts = static_cast<std::uint16_t>(settings->group_ceilings.max_attempts + 1);
+  auto refused = c->create_group(config);
+  ASSERT_FALSE(refused.ok());
+  EXPECT_TRUE(refused.error().is(ErrorCode::kInvalidGroupConfig));
+  EXPECT_NE(refused.error().message.find("max_attempts " + std::to_string(config.max_attempts) +
+                                         " is above cbqs.max_attempts " +
+                                         std::to_string(settings->group_ceilings.max_attempts)),
+            std::string::npos)
+      << refused.error().describe();
+  stored->max_in_flight_per_holder = stored->max_in_flight + 1;  // an update is checked the same way
+  auto update = c->update_group(*stored);
+  ASSERT_FALSE(update.ok());
+  EXPECT_NE(update.error().message.find("max_in_flight_per_holder 1001 is above the group's max_in_flight 1000"),
+            std::string::npos)
+      << update.error().describe();
+}
+
 TEST_F(SdkOnALane, AutomaticCreditCarriesALongReplayThroughASmallWindowWithOneSubscribe) {
   // 3,000 records of ~200 B: about 950 KB of Delivery frames through a 4 KiB window.
   std::string pad(190, 'p');

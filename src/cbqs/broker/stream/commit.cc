@@ -117,6 +117,7 @@ void StreamOwner::committed(std::shared_ptr<Write> write, bool ok, std::uint64_t
   }
   if (counters_.sync_latency_us.size() >= OwnerCounters::kSyncSamples) counters_.sync_latency_us.pop_front();
   counters_.sync_latency_us.push_back(sync_us);
+  counters_.sync_latency.observe_us(sync_us);
   state_.batch_durable(batch);
   for (auto& r : batch.records) recent_.push_back(std::move(r));  // the batch is done with them
   while (recent_.size() > kRecentRecords) recent_.pop_front();

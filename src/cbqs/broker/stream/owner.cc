@@ -51,6 +51,9 @@ void StreamOwner::request(const Caller& caller, const ChainView& view, const Str
   const Params& p = view.params;
   auto reply = [&](CbqsResponseBodyV2 b) { release(id, Response{request_id.value, std::move(b)}); };
   auto fail = [&](ErrorCode e) { send_error(id, request_id, e); };
+  auto refuse_group = [&](ErrorCode e, const GroupConfigV2& config) {  // names the field out of bounds
+    send_error(id, request_id, e, e == ErrorCode::kInvalidGroupConfig ? *state_.group_config_problem(config, p) : "");
+  };
 
   std::visit(
       [&](auto& r) {
@@ -101,7 +104,7 @@ void StreamOwner::request(const Caller& caller, const ChainView& view, const Str
           if (!is_any(g.group_scope)) return fail(ErrorCode::kGroupScopeTooNarrow);
           if (!stream_solvent(view, stream)) return fail(ErrorCode::kAccountInsolvent);
           auto group_id = state_.create_group(r.config, p, changes_);
-          if (!group_id) return fail(group_id.error());
+          if (!group_id) return refuse_group(group_id.error(), r.config);
           reply(resp::GroupCreated{*group_id});
         } else if constexpr (is_one_of<T, req::UpdateGroup, req::GetGroup, req::DeleteGroup>) {
           std::uint64_t group_id;
@@ -116,7 +119,7 @@ void StreamOwner::request(const Caller& caller, const ChainView& view, const Str
           } else if constexpr (std::is_same_v<T, req::UpdateGroup>) {
             if (!stream_solvent(view, stream)) return fail(ErrorCode::kAccountInsolvent);
             auto updated = state_.update_group(r.config, p, changes_);
-            if (!updated) return fail(updated.error());
+            if (!updated) return refuse_group(updated.error(), r.config);
             reply(resp::Group{*updated});
           } else {
             auto deleted = state_.delete_group(group_id, changes_);

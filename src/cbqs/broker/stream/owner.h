@@ -29,6 +29,7 @@
 #include "cbqs/broker/stream/state.h"
 #include "cbqs/wire/frames.h"
 #include "common/clock.h"
+#include "common/histogram.h"
 
 namespace cowboy::cbqs::broker {
 
@@ -112,7 +113,8 @@ struct OwnerCounters {
   std::uint64_t journal_writes = 0;  // writes that carried other changes
   std::uint64_t journal_ops = 0;     // their puts and deletes
   static constexpr std::size_t kSyncSamples = 4'096;
-  std::deque<std::uint64_t> sync_latency_us;  // the most recent kSyncSamples write durations
+  std::deque<std::uint64_t> sync_latency_us;  // the most recent kSyncSamples write durations (for percentiles)
+  LatencyHistogram sync_latency;             // every write since start (cbqs_sync_latency_seconds)
 };
 
 class StreamOwner {

@@ -120,15 +120,29 @@ std::optional<LaneStatusV2> StreamState::lane_status(std::uint64_t lane_id) cons
 
 // ---- consumer groups ---------------------------------------------------------------
 
-std::optional<ErrorCode> StreamState::check_group_fields(const GroupConfigV2& c, const Params& p) const {
-  // Every numeric field > 0 and within its ceiling (§15 Ceiling class); the
-  // pairs ordered; a deadline no longer than the stream's retention.
-  bool ok = c.visibility_timeout_ms > 0 && c.max_visibility_ms > 0 && c.max_in_flight > 0 &&
-            c.max_in_flight_per_holder > 0 && c.max_attempts > 0 && c.record_deadline_ms > 0 &&
-            c.visibility_timeout_ms <= c.max_visibility_ms && c.max_visibility_ms <= p.visibility_ms &&
-            c.max_in_flight_per_holder <= c.max_in_flight && c.max_in_flight <= p.max_in_flight_per_group &&
-            c.max_attempts <= p.max_attempts && c.record_deadline_ms <= effective_settings(p).retention_ms;
-  if (!ok) return ErrorCode::kInvalidGroupConfig;
+// Every numeric field > 0 and within its ceiling (§15 Ceiling class); the
+// pairs ordered; a deadline no longer than the stream's retention.
+std::optional<std::string> StreamState::group_config_problem(const GroupConfigV2& c, const Params& p) const {
+  struct Bound {
+    const char* field;
+    std::uint64_t value;
+    std::uint64_t limit;
+    const char* limit_name;
+  };
+  const Bound bounds[] = {
+      {"visibility_timeout_ms", c.visibility_timeout_ms, c.max_visibility_ms, "the group's max_visibility_ms"},
+      {"max_visibility_ms", c.max_visibility_ms, p.visibility_ms, "cbqs.visibility_ms"},
+      {"max_in_flight_per_holder", c.max_in_flight_per_holder, c.max_in_flight, "the group's max_in_flight"},
+      {"max_in_flight", c.max_in_flight, p.max_in_flight_per_group, "cbqs.max_in_flight_per_group"},
+      {"max_attempts", c.max_attempts, p.max_attempts, "cbqs.max_attempts"},
+      {"record_deadline_ms", c.record_deadline_ms, effective_settings(p).retention_ms, "the stream's retention_ms"},
+  };
+  for (const Bound& b : bounds) {
+    if (b.value == 0) return std::string(b.field) + " must be at least 1";
+    if (b.value > b.limit)
+      return std::string(b.field) + " " + std::to_string(b.value) + " is above " + b.limit_name + " " +
+             std::to_string(b.limit);
+  }
   return std::nullopt;
 }
 
@@ -136,7 +150,7 @@ Result<std::uint64_t, ErrorCode> StreamState::create_group(const GroupConfigV2& 
                                                            WriteBatch& w) {
   if (failed_) return Err{ErrorCode::kUnavailable};
   if (config.group_id != 0) return Err{ErrorCode::kInvalidRequest};
-  if (auto e = check_group_fields(config, params)) return Err{*e};
+  if (group_config_problem(config, params)) return Err{ErrorCode::kInvalidGroupConfig};
   auto lane = lane_status(config.lane_id);
   if (!lane) return Err{ErrorCode::kUnknownLane};
   if (*lane == LaneStatusV2::kClosed) return Err{ErrorCode::kLaneClosed};
@@ -155,7 +169,7 @@ Result<std::uint64_t, ErrorCode> StreamState::create_group(const GroupConfigV2& 
 Result<GroupConfigV2, ErrorCode> StreamState::update_group(const GroupConfigV2& config, const Params& params,
                                                            WriteBatch& w) {
   if (failed_) return Err{ErrorCode::kUnavailable};
-  if (auto e = check_group_fields(config, params)) return Err{*e};
+  if (group_config_problem(config, params)) return Err{ErrorCode::kInvalidGroupConfig};
   auto it = groups_.find(config.group_id);
   if (it == groups_.end()) return Err{ErrorCode::kUnknownGroup};
   if (config.lane_id != it->second.lane_id || config.start != it->second.start) return Err{ErrorCode::kImmutableField};

@@ -76,6 +76,9 @@ class StreamState {
                                                 store::WriteBatch& w);
   Result<GroupConfigV2, ErrorCode> update_group(const GroupConfigV2& config, const Params& params,
                                                 store::WriteBatch& w);
+  /// Why `config` is an InvalidGroupConfig: the first field out of bounds, with
+  /// its bound (e.g. "max_attempts 9 is above cbqs.max_attempts 5"); nullopt if valid.
+  std::optional<std::string> group_config_problem(const GroupConfigV2& config, const Params& params) const;
   /// Removes the group with its frontier, cycles and dead letters.
   Result<Unit, ErrorCode> delete_group(std::uint64_t group_id, store::WriteBatch& w);
   const GroupConfigV2* group(std::uint64_t group_id) const;
@@ -148,7 +151,6 @@ class StreamState {
   std::map<std::uint64_t, Lane> lanes_;
   std::map<std::uint64_t, std::uint64_t> lane_heads_;
   std::map<std::uint64_t, GroupConfigV2> groups_;
-  std::optional<ErrorCode> check_group_fields(const GroupConfigV2& c, const Params& params) const;
   IdCounters counters_;
   std::optional<StreamSettingsV2> settings_;
 
