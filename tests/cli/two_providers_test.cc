@@ -3,6 +3,11 @@
 // stream, a client finding each stream's endpoint on the chain.
 #include <gtest/gtest.h>
 
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <filesystem>
 #include <regex>
 #include <set>
 
@@ -41,6 +46,31 @@ TEST(TwoProviders, EachStreamIsServedByItsOwnProviderFoundOnTheChain) {
   }
   EXPECT_EQ(providers.size(), 2u) << r.out;
   EXPECT_EQ(ports, (std::set<std::string>{std::to_string(p1), std::to_string(p2)})) << r.out;
+}
+
+// Issue 25, broken item 5: with a port taken (as `make run` takes 7545) the
+// script said nothing and exited 1 in 0.1 s, after talking to the wrong chain.
+TEST(TwoProviders, APortInUseIsNamedBeforeAnythingStarts) {
+  testing::TempDir dir;
+  int holder = ::socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in a{};
+  a.sin_family = AF_INET;
+  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  socklen_t len = sizeof a;
+  ASSERT_EQ(::bind(holder, reinterpret_cast<sockaddr*>(&a), sizeof a), 0);
+  ASSERT_EQ(::listen(holder, 4), 0);
+  ASSERT_EQ(::getsockname(holder, reinterpret_cast<sockaddr*>(&a), &len), 0);
+  const std::uint16_t taken = ntohs(a.sin_port);
+  std::uint16_t p1 = free_pair(), p2 = free_pair();
+  auto r = testing::run("cd " + std::string(COWBOY_SOURCE_DIR) + " && BIN=" + std::string(COWBOY_BIN_DIR) +
+                        " CHAIN_PORT=" + std::to_string(taken) + " P1_PORT=" + std::to_string(p1) +
+                        " P2_PORT=" + std::to_string(p2) + " timeout 60 scripts/two-providers.sh " +
+                        (dir.path() / "work").string());
+  ::close(holder);
+  EXPECT_EQ(r.status, 1) << r.out;
+  EXPECT_NE(r.out.find("127.0.0.1:" + std::to_string(taken) + " is in use"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("CHAIN_PORT"), std::string::npos) << r.out;
+  EXPECT_FALSE(std::filesystem::exists(dir.path() / "work" / "devchain.log"));  // nothing was started
 }
 
 }  // namespace
