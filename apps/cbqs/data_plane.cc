@@ -136,8 +136,14 @@ Answer<json> lane_list(const SessionOptions& o) {
 
 namespace {
 // `lane`, or a new one when it is 0.
-Answer<std::uint64_t> lane_or_new(Client& c, std::uint64_t lane) {
+// No --lane: the stream's first open lane, so repeated appends land together
+// (the first one on a fresh stream creates it).
+Answer<std::uint64_t> lane_or_default(Client& c, std::uint64_t lane) {
   if (lane != 0) return lane;
+  auto lanes = c.list_lanes();
+  if (!lanes) return Err{"ListLanes refused: " + why(lanes.error())};
+  for (const auto& l : *lanes)
+    if (l.status == LaneStatusV2::kActive) return l.lane_id;
   auto created = c.create_lane();
   if (!created) return Err{"CreateLane refused: " + why(created.error())};
   return *created;
@@ -147,7 +153,7 @@ Answer<std::uint64_t> lane_or_new(Client& c, std::uint64_t lane) {
 Answer<json> append(const SessionOptions& o, std::uint64_t lane, const std::vector<std::string>& messages) {
   auto c = connect(o);
   if (!c) return Err{c.error()};
-  auto target = lane_or_new(**c, lane);
+  auto target = lane_or_default(**c, lane);
   if (!target) return Err{target.error()};
   lane = *target;
   std::vector<std::future<sdk::Outcome<std::uint64_t>>> answers;
@@ -165,7 +171,7 @@ Answer<json> produce(const SessionOptions& o, std::uint64_t lane, std::istream& 
                      bool progress) {
   auto c = connect(o);
   if (!c) return Err{c.error()};
-  auto target = lane_or_new(**c, lane);
+  auto target = lane_or_default(**c, lane);
   if (!target) return Err{target.error()};
   lane = *target;
   constexpr std::uint64_t kWindow = 1'024;  // appends outstanding: enough to fill a commit batch
@@ -207,7 +213,8 @@ Answer<std::uint64_t> tail(const SessionOptions& o, const TailOptions& t, const 
   auto c = connect(o);
   if (!c) return Err{c.error()};
   StartPosition start = t.from == 0 ? StartPosition{StartHead{}} : StartPosition{StartAt{t.from}};
-  auto reader = (*c)->read({LaneScopeAny{}, start});
+  LaneScope scope = t.lane == 0 ? LaneScope{LaneScopeAny{}} : LaneScope{LaneScopeExact{t.lane}};
+  auto reader = (*c)->read({scope, start});
   if (!reader) return Err{"Subscribe refused: " + why(reader.error())};
   std::uint64_t n = 0;
   while ((t.count == 0 || n < t.count) && !stopped()) {

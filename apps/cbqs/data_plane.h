@@ -51,7 +51,8 @@ Answer<json> lane_close(const SessionOptions& o, std::uint64_t lane);
 Answer<json> lane_list(const SessionOptions& o);
 
 // ---- producing and reading ---------------------------------------------------
-/// Appends each message to `lane` (a new lane when 0); {sequence, lane} per message.
+/// Appends each message to `lane` (when 0: the stream's first open lane, created
+/// if there is none); {sequence, lane} per message.
 Answer<json> append(const SessionOptions& o, std::uint64_t lane, const std::vector<std::string>& messages);
 /// Appends every line of `in` (pipelined); `total` lines, when known, gives
 /// the progress bar its ETA. A summary: records, first/last sequence, rate.
@@ -62,6 +63,7 @@ struct TailOptions {
   std::uint64_t count = 0;  // stop after this many (0: at the head, or never with follow)
   bool follow = false;
   bool hex = false;         // payloads as hex (payload_hex) instead of text
+  std::uint64_t lane = 0;   // only this lane's records (0: every lane the grant shows)
 };
 /// Streams {sequence, lane, payload | payload_base64 | payload_hex} through
 /// `emit` (payload when the bytes are UTF-8, else base64); the number emitted.

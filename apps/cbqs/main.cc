@@ -420,7 +420,7 @@ int main(int argc, char** argv) {
   std::vector<std::string> messages;
   auto* append_cmd = app.add_subcommand("append", "append messages durably; prints their sequences");
   session_flags(append_cmd);
-  append_cmd->add_option("--lane", lane, "lane id (default: create a new lane)");
+  append_cmd->add_option("--lane", lane, "lane id (default: the stream's first open lane, created if none)");
   append_cmd->add_option("messages", messages, "one record per argument")->required();
   append_cmd->callback([&] {
     prepare(append_cmd);
@@ -433,7 +433,7 @@ int main(int argc, char** argv) {
   std::string input_file;
   auto* produce_cmd = app.add_subcommand("produce", "append every line of stdin (or --file), pipelined, with progress");
   session_flags(produce_cmd);
-  produce_cmd->add_option("--lane", lane, "lane id (default: create a new lane)");
+  produce_cmd->add_option("--lane", lane, "lane id (default: the stream's first open lane, created if none)");
   produce_cmd->add_option("--file", input_file, "read lines from this file instead of stdin");
   produce_cmd->callback([&] {
     prepare(produce_cmd);
@@ -450,6 +450,7 @@ int main(int argc, char** argv) {
   session_flags(tail_cmd);
   tail_cmd->add_option("--from", tail_opts.from, "first sequence (0: only new records)")->capture_default_str();
   tail_cmd->add_option("--count", tail_opts.count, "stop after this many");
+  tail_cmd->add_option("--lane", tail_opts.lane, "only this lane's records");
   tail_cmd->add_flag("--follow", follow, "keep waiting for new records");
   tail_cmd->add_flag("--hex", hex, "show payloads as hex");
   tail_cmd->callback([&] {

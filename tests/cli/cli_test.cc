@@ -376,5 +376,27 @@ TEST_F(CliRecords, SigintFinishesTheRecordInHandPrintsItAndLosesNothing) {
   EXPECT_EQ(seen, (std::set<std::uint64_t>{1, 2, 3, 4, 5}));
 }
 
+// Issue 25: `append` without --lane goes to the stream's first open lane (it
+// used to create a new lane each time); `tail --lane N` reads one lane.
+TEST_F(CliRecords, AppendsWithoutALaneShareTheFirstLaneAndTailReadsOneLane) {
+  auto first = json::parse(run(cbqs + " append" + dev + " one").out);
+  auto second = json::parse(run(cbqs + " append" + dev + " two").out);
+  EXPECT_EQ(first[0]["lane"], 1);
+  EXPECT_EQ(second[0]["lane"], 1);  // 2 before
+  EXPECT_EQ(second[0]["sequence"], 2);
+  auto lane = json::parse(run(cbqs + " lanes create" + dev).out)["lane"].get<std::uint64_t>();
+  ASSERT_EQ(lane, 2u);
+  ASSERT_EQ(run(cbqs + " append" + dev + " --lane 2 other").status, 0);
+  ASSERT_EQ(run(cbqs + " lanes close" + dev + " --lane 1").status, 0);
+  auto after_close = json::parse(run(cbqs + " append" + dev + " three").out);
+  EXPECT_EQ(after_close[0]["lane"], 2);  // the first lane still open
+
+  auto only = json_lines(run(cbqs + " tail" + dev + " --from 1 --lane 2").out);
+  ASSERT_EQ(only.size(), 2u);
+  EXPECT_EQ(only[0]["payload"], "other");
+  EXPECT_EQ(only[1]["payload"], "three");
+  EXPECT_EQ(json_lines(run(cbqs + " tail" + dev + " --from 1").out).size(), 4u);
+}
+
 }  // namespace
 }  // namespace cowboy
