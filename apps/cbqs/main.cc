@@ -1,6 +1,7 @@
 // cbqs: the CBQS command-line tool. Human output by default; --json on every
 // command prints one JSON document for scripts (tail and consume: one JSON line
-// per record, as it arrives). Errors name the failing check and exit 1.
+// per record, as it arrives). Errors name the failing check and exit 1; usage
+// errors exit 2.
 //
 //   cbqs keygen --out holder.key
 //   cbqs chain status | params | provider ADDR | stream ID | account OWNER PROVIDER
@@ -29,6 +30,7 @@
 #include "devchain/json.h"
 #include "devchain/keyfile.h"
 #include "devchain/wallet.h"
+#include "cowboy_version.h"  // generated: COWBOY_VERSION
 
 using namespace cowboy;
 using nlohmann::json;
@@ -116,6 +118,7 @@ int main(int argc, char** argv) {
   // on that write, not the end of cbqs.
   std::signal(SIGPIPE, SIG_IGN);
   CLI::App app{"cbqs: the CBQS command-line tool"};
+  app.set_version_flag("--version", COWBOY_VERSION);
   app.require_subcommand(1);
   app.add_flag("--json", g_json, "print one JSON document (for scripts)");
   std::string chain_url = "http://127.0.0.1:7545";
@@ -321,7 +324,7 @@ int main(int argc, char** argv) {
   mint->add_option("--verbs", verbs_arg, "append,consume,replay,lanes,groups,settings or all")->capture_default_str();
   mint->add_option("--lanes", lanes_arg, "any, a lane id, or a comma list")->capture_default_str();
   mint->add_option("--group", group_arg, "an exact group id (default: any)");
-  mint->add_option("--ttl", ttl_s, "seconds")->capture_default_str();
+  mint->add_option("--ttl", ttl_s, "seconds the grant is valid (at least 1)")->check(CLI::PositiveNumber)->capture_default_str();
   mint->add_option("--out", grant_out, "file for the grant's hex (default: print it)");
   mint->callback([&] {
     auto id = hex_arg<Bytes32>(id_arg);
@@ -603,7 +606,11 @@ int main(int argc, char** argv) {
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
-    return app.exit(e);
+    if (e.get_exit_code() == static_cast<int>(CLI::ExitCodes::Success)) return app.exit(e);  // --help, --version
+    // A usage error exits 2 (as getopt tools do); under --json it is JSON like every other error.
+    if (g_json) std::cout << json{{"error", e.what()}, {"code", "usage"}}.dump() << "\n";
+    else app.exit(e);
+    return 2;
   }
   return rc;
 }

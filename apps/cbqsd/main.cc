@@ -27,6 +27,7 @@
 #include "devchain/json.h"
 #include "devchain/keyfile.h"
 #include "devchain/node.h"
+#include "cowboy_version.h"  // generated: COWBOY_VERSION
 
 using namespace cowboy;
 
@@ -184,6 +185,7 @@ int run_provider(const Options& o, const sigset_t& signals) {
 
 int main(int argc, char** argv) {
   CLI::App app{"cbqsd: the CBQS (CIP-39) broker"};
+  app.set_version_flag("--version", COWBOY_VERSION);
   Options o;
   app.add_flag("--dev", o.dev, "embedded default: in-process devchain, dev certificate, a registered provider and a stream");
   app.add_option("--data-dir", o.data_dir, "where --dev keeps its chain, store, keys and certificate")->capture_default_str();

@@ -18,6 +18,7 @@
 #include "common/signals.h"
 #include "devchain/json.h"
 #include "devchain/keyfile.h"
+#include "cowboy_version.h"  // generated: COWBOY_VERSION
 
 using namespace cowboy;
 
@@ -44,6 +45,7 @@ void print(const cip11::RunnerEvent& e) {
 
 int main(int argc, char** argv) {
   CLI::App app{"cip11-runner: a CIP-11 runner - push job delivery from its validators, the poll fallback"};
+  app.set_version_flag("--version", COWBOY_VERSION);
   std::string dev_dir, key_file;
   std::uint32_t index = 0;
   std::uint64_t poll_ms = 1000, block_ms = 200, height_ms = 50;

@@ -27,6 +27,7 @@
 #include "net/dev_cert.h"
 #include "net/host_port.h"
 #include "net/http_server.h"
+#include "cowboy_version.h"  // generated: COWBOY_VERSION
 
 using namespace cowboy;
 
@@ -180,6 +181,7 @@ int run_validator(const Options& o, const sigset_t& signals) {
 
 int main(int argc, char** argv) {
   CLI::App app{"cip11d: the CIP-11 validator service - runner connections, presence and push job delivery"};
+  app.set_version_flag("--version", COWBOY_VERSION);
   Options o;
   app.add_flag("--dev", o.dev, "the embedded default: an in-process devchain, dev keys and dev runners");
   app.add_option("--data-dir", o.data_dir, "where keys, the TLS certificate and (with --dev) the chain live")

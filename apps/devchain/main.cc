@@ -16,6 +16,7 @@
 #include "devchain/keyfile.h"
 #include "devchain/node.h"
 #include "net/host_port.h"
+#include "cowboy_version.h"  // generated: COWBOY_VERSION
 
 using namespace cowboy;
 using namespace cowboy::devchain;
@@ -37,6 +38,7 @@ Cip11Genesis dev_cip11() {
 
 int main(int argc, char** argv) {
   CLI::App app{"devchain: a local single-validator Cowboy chain with the CIP-39 registry plane"};
+  app.set_version_flag("--version", COWBOY_VERSION);
   std::string data_dir = "devchain-data";
   std::string listen = "127.0.0.1:7545";
   std::uint64_t block_ms = 1000;

@@ -19,6 +19,7 @@
 #include "transit/contract/envelope.h"
 #include "transit/contract/schema.h"
 #include "cli.h"
+#include "cowboy_version.h"  // generated: COWBOY_VERSION
 
 using namespace cowboy;
 using namespace cowboy::transit;
@@ -147,6 +148,7 @@ int main(int argc, char** argv) {
   crypto::init();
   Global g;
   CLI::App app{"transit: the Transit v1 CLI - principals, roles and grants; resources, processes, turns and reads"};
+  app.set_version_flag("--version", COWBOY_VERSION);
   app.require_subcommand(1);
   app.add_option("--dev", g.dev_dir, "a transitd --dev directory: endpoint, realm, root principal and key");
   app.add_option("--endpoint", g.endpoint, "the node's HTTP host:port");

@@ -22,6 +22,7 @@
 #include "transit/client/dev_profile.h"
 #include "transit/contract/codec.h"
 #include "transit/node/node.h"
+#include "cowboy_version.h"  // generated: COWBOY_VERSION
 
 using namespace cowboy;
 
@@ -74,6 +75,7 @@ Result<transit::Genesis, std::string> dev_genesis(const std::filesystem::path& d
 int main(int argc, char** argv) {
   Options o;
   CLI::App app{"transitd: the Transit v1 node - signed commands and queries over HTTP, a synced journal"};
+  app.set_version_flag("--version", COWBOY_VERSION);
   app.add_flag("--dev", o.dev, "the embedded default: realm \"dev\" in ./transitd-dev, HTTP on 127.0.0.1:7550");
   app.add_option("--dev-dir", o.dev_dir, "--dev: the directory for the key, genesis, profile and journal")
       ->capture_default_str();

@@ -280,6 +280,28 @@ TEST(Cli, DevDataDirectoryAndDevchainPathFormats) {
   EXPECT_NE(bodies[0].find("0x" + bare), std::string::npos);
 }
 
+// Issue 25: --version on every binary; usage errors exit 2, as JSON under --json.
+TEST(Cli, EveryBinaryAnswersVersionAndUsageErrorsExitTwo) {
+  const std::string bin = std::string(COWBOY_BIN_DIR) + "/";
+  for (const char* tool : {"cbqs", "cbqsd", "devchain", "cip11d", "cip11-runner", "transit", "transitd"}) {
+    auto v = run(bin + tool + " --version");
+    EXPECT_EQ(v.status, 0) << tool << ": " << v.out;
+    EXPECT_NE(v.out.find("0.1.0 ("), std::string::npos) << tool << ": " << v.out;
+  }
+  auto missing = run(bin + "cbqs --json append");  // no messages
+  EXPECT_EQ(missing.status, 2) << missing.out;
+  auto j = json::parse(missing.out);
+  EXPECT_EQ(j["code"], "usage");
+  EXPECT_NE(j["error"].get<std::string>().find("messages"), std::string::npos) << missing.out;
+  auto human = run(bin + "cbqs lanes nonsense");
+  EXPECT_EQ(human.status, 2) << human.out;
+  testing::TempDir dir;
+  auto ttl = run(bin + "cbqs grant mint --admin-key " + (dir.path() / "a").string() + " --stream 0x" +
+                 std::string(64, '1') + " --holder-key " + (dir.path() / "h").string() + " --ttl 0");
+  EXPECT_EQ(ttl.status, 2) << ttl.out;
+  EXPECT_NE(ttl.out.find("--ttl"), std::string::npos) << ttl.out;
+}
+
 // Issue 25, broken items 1-3: what `tail` and `consume` print, and when.
 class CliRecords : public ::testing::Test {
  protected:
