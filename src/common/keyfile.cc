@@ -4,6 +4,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <cerrno>
+#include <cstring>
 #include <fstream>
 
 #include "common/crypto.h"
@@ -12,7 +14,7 @@ namespace cowboy {
 
 Result<Secret32, std::string> load_secret(const std::filesystem::path& path) {
   std::ifstream in(path);
-  if (!in) return Err{"cannot read key file " + path.string()};
+  if (!in) return Err{"cannot read key file " + path.string() + ": " + std::strerror(errno)};
   std::string line;
   std::getline(in, line);
   auto key = fixed_from_hex<32>(line);

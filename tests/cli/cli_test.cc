@@ -300,6 +300,15 @@ TEST(Cli, EveryBinaryAnswersVersionAndUsageErrorsExitTwo) {
                  std::string(64, '1') + " --holder-key " + (dir.path() / "h").string() + " --ttl 0");
   EXPECT_EQ(ttl.status, 2) << ttl.out;
   EXPECT_NE(ttl.out.find("--ttl"), std::string::npos) << ttl.out;
+
+  // A missing file says so ("truncated input" before).
+  auto missing_grant = run(bin + "cbqs append --endpoint wss://127.0.0.1:1/ --allow-private --grant " +
+                           (dir.path() / "no-grant").string() + " --holder-key " + (dir.path() / "h").string() + " x");
+  EXPECT_EQ(missing_grant.status, 1);
+  EXPECT_NE(missing_grant.out.find("cannot read grant file " + (dir.path() / "no-grant").string() +
+                                   ": No such file or directory"),
+            std::string::npos)
+      << missing_grant.out;
 }
 
 // Issue 25, broken items 1-3: what `tail` and `consume` print, and when.

@@ -3,6 +3,8 @@
 #include <openssl/pem.h>
 #include <openssl/x509.h>
 
+#include <cerrno>
+#include <cstring>
 #include <fstream>
 #include <nlohmann/json.hpp>
 
@@ -45,8 +47,13 @@ namespace {
 
 Outcome<StreamGrantV2> read_grant_file(const std::filesystem::path& file) {
   std::ifstream in(file);
+  if (!in)  // say why the file cannot be read: a missing file is not a bad grant
+    return Err{client_error(Error::Kind::kConfiguration,
+                            "cannot read grant file " + file.string() + ": " + std::strerror(errno))};
   std::string hex;
   in >> hex;
+  if (hex.empty())
+    return Err{client_error(Error::Kind::kConfiguration, "grant file " + file.string() + " is empty")};
   auto bytes = from_hex(hex);
   if (!bytes) return Err{client_error(Error::Kind::kConfiguration, "cannot read a grant from " + file.string())};
   auto grant = decode<StreamGrantV2>(*bytes);
