@@ -15,6 +15,7 @@ namespace cowboy::cbqs::broker {
 
 namespace {
 constexpr auto kHousekeeping = std::chrono::seconds(1);
+std::size_t committer_count(const CoreConfig& c) { return std::max<std::size_t>(c.io_threads, 1); }
 }  // namespace
 
 template <typename F>
@@ -36,11 +37,11 @@ auto Core::ask(StreamOwner& o, F&& f) const {
 Core::Core(boost::asio::io_context& io, CoreConfig config, store::Store& store, ViewSource& snapshots,
            const Clock& clock, Entropy& entropy)
     : io_(io), config_(std::move(config)), store_(store), snapshots_(snapshots), clock_(clock), entropy_(entropy),
-      committer_(std::max<std::size_t>(config_.io_threads, 1)),
+      committer_(committer_count(config_)),
       admission_(std::move(*admission::FairQueue<HandshakeJob>::create(config_.admission))),
       housekeeping_timer_(io) {
   // One name per committer thread: each naming task holds its thread until all are named.
-  const std::size_t committers = std::max<std::size_t>(config_.io_threads, 1);
+  const std::size_t committers = committer_count(config_);
   auto named = std::make_shared<std::latch>(static_cast<std::ptrdiff_t>(committers));
   for (std::size_t i = 0; i < committers; ++i)
     boost::asio::post(committer_, [named] {
@@ -82,6 +83,7 @@ Core::ConnectionId Core::on_open(Peer& peer) {
 }
 
 void Core::on_written(ConnectionId id) {
+  if (!outbox_) return;  // owners on this thread read the queue itself
   auto it = connections_.find(id);
   if (it != connections_.end() && it->second.gauge) it->second.gauge->peer_queued = it->second.peer->queued_bytes();
 }
