@@ -24,6 +24,7 @@ namespace {
 std::string why(const sdk::Error& e) { return e.describe(); }
 
 constexpr auto kStopPoll = std::chrono::milliseconds(200);  // how soon a stop request is seen
+constexpr auto kSettle = std::chrono::seconds(10);          // for the last pipelined acks' answers
 
 // JSON strings must be UTF-8: other payloads go out as base64 (README, "cbqs").
 json record_json(const sdk::Record& r, bool hex) {
@@ -36,8 +37,8 @@ json record_json(const sdk::Record& r, bool hex) {
 
 json group_json(const GroupConfigV2& g) {
   json start = std::holds_alternative<StartHead>(g.start) ? json("head") : json(std::get<StartAt>(g.start).sequence);
-  return {{"group_id", g.group_id},
-          {"lane_id", g.lane_id},
+  return {{"group", g.group_id},
+          {"lane", g.lane_id},
           {"start", start},
           {"visibility_timeout_ms", g.visibility_timeout_ms},
           {"max_visibility_ms", g.max_visibility_ms},
@@ -209,7 +210,18 @@ Answer<json> produce(const SessionOptions& o, std::uint64_t lane, std::istream& 
               {"seconds", seconds}, {"records_per_sec", seconds > 0 ? static_cast<double>(answered) / seconds : 0}};
 }
 
-Answer<std::uint64_t> tail(const SessionOptions& o, const TailOptions& t, const Emit& emit, const Stopped& stopped) {
+// The next record, flushing what was printed before waiting for one.
+template <typename Source>
+auto next_flushing(Source& source, const Sink& out, std::chrono::milliseconds wait) {
+  auto got = source.next(std::chrono::milliseconds(0));
+  if (got && !*got) {
+    out.flush();
+    got = source.next(wait);
+  }
+  return got;
+}
+
+Answer<std::uint64_t> tail(const SessionOptions& o, const TailOptions& t, const Sink& out, const Stopped& stopped) {
   auto c = connect(o);
   if (!c) return Err{c.error()};
   StartPosition start = t.from == 0 ? StartPosition{StartHead{}} : StartPosition{StartAt{t.from}};
@@ -218,15 +230,16 @@ Answer<std::uint64_t> tail(const SessionOptions& o, const TailOptions& t, const 
   if (!reader) return Err{"Subscribe refused: " + why(reader.error())};
   std::uint64_t n = 0;
   while ((t.count == 0 || n < t.count) && !stopped()) {
-    auto r = (*reader)->next(kStopPoll);
+    auto r = next_flushing(**reader, out, kStopPoll);
     if (!r) return Err{why(r.error())};
     if (*r) {
-      emit(record_json(**r, t.hex));
+      out.record(record_json(**r, t.hex));
       ++n;
     } else if (!t.follow && (*reader)->caught_up()) {
       break;  // the replay reached the head
     }
   }
+  out.flush();
   return n;
 }
 
@@ -272,43 +285,88 @@ Answer<json> group_delete(const SessionOptions& o, std::uint64_t group) {
   return json{{"deleted", group}};
 }
 
-// The record in hand is run, printed, then acked or nacked; a stop request is
+namespace {
+
+// Runs --exec with the payload on stdin: exit 0 acks. A command that does not
+// read its input closes the pipe early (EPIPE; SIGPIPE is ignored): only its
+// exit status decides.
+Answer<bool> run_exec(const std::string& command, const Bytes& payload) {
+  FILE* child = ::popen(command.c_str(), "w");
+  if (!child) return Err{"cannot run " + command};
+  std::fwrite(payload.data(), 1, payload.size(), child);
+  int status = ::pclose(child);
+  return WIFEXITED(status) && WEXITSTATUS(status) == 0;
+}
+
+// The first refusal among pipelined lease actions; written on the client's io thread.
+struct FirstFailure {
+  std::mutex m;
+  std::optional<std::string> why;
+  void note(std::string what) {
+    std::lock_guard lock(m);
+    if (!why) why = std::move(what);
+  }
+  std::optional<std::string> get() {
+    std::lock_guard lock(m);
+    return why;
+  }
+};
+
+}  // namespace
+
+// The records on hand (up to kBatch) are run and printed, the output flushed,
+// then their acks or nacks pipelined: a record is shown before its ack is
+// sent, and the broker sees acks as fast as they are made. A stop request is
 // seen between records, at most kStopPoll late.
-Answer<std::uint64_t> consume(const SessionOptions& o, const ConsumeOptions& opts, const Emit& emit,
+Answer<std::uint64_t> consume(const SessionOptions& o, const ConsumeOptions& opts, const Sink& out,
                               const Stopped& stopped) {
   auto c = connect(o);
   if (!c) return Err{c.error()};
-  auto consumer = (*c)->consume({.group = opts.group, .auto_extend = opts.auto_extend});
+  auto consumer = (*c)->consume({.group = opts.group, .window_bytes = 4 << 20, .auto_extend = opts.auto_extend});
   if (!consumer) return Err{"Subscribe refused: " + why(consumer.error())};
+  const std::size_t batch_limit = opts.exec.empty() ? 256 : 1;  // a command's record is acked when it ends
   auto idle = opts.idle_ms == 0 ? std::chrono::milliseconds(std::chrono::hours(24)) : std::chrono::milliseconds(opts.idle_ms);
+  auto failure = std::make_shared<FirstFailure>();
+  std::vector<std::pair<sdk::Lease, bool>> batch;  // (lease, ack?)
   std::uint64_t n = 0;
   auto idle_since = std::chrono::steady_clock::now();
   while ((opts.count == 0 || n < opts.count) && !stopped()) {
-    auto lease = (*consumer)->next(std::min<std::chrono::milliseconds>(idle, kStopPoll));
+    if (auto f = failure->get()) return Err{*f};
+    auto lease = next_flushing(**consumer, out, std::min<std::chrono::milliseconds>(idle, kStopPoll));
     if (!lease) return Err{why(lease.error())};
     if (!*lease) {
       if (std::chrono::steady_clock::now() - idle_since >= idle) break;  // the group has nothing more for us now
       continue;
     }
-    const auto& record = (*lease)->record;
-    bool ok = true;
-    if (!opts.exec.empty()) {
-      FILE* child = ::popen(opts.exec.c_str(), "w");
-      if (!child) return Err{"cannot run " + opts.exec};
-      // A command that does not read its input closes the pipe early (EPIPE,
-      // SIGPIPE is ignored): only its exit status decides.
-      std::fwrite(record.payload.data(), 1, record.payload.size(), child);
-      int status = ::pclose(child);
-      ok = WIFEXITED(status) && WEXITSTATUS(status) == 0;
+    batch.clear();
+    while (true) {
+      bool ok = true;
+      if (!opts.exec.empty()) {
+        auto ran = run_exec(opts.exec, (*lease)->record.payload);
+        if (!ran) return Err{ran.error()};
+        ok = *ran;
+      }
+      json j = record_json((*lease)->record, false);
+      j["action"] = ok ? "ack" : "nack";
+      out.record(j);
+      batch.emplace_back(std::move(**lease), ok);
+      if (batch.size() == batch_limit || (opts.count != 0 && n + batch.size() == opts.count) || stopped()) break;
+      lease = (*consumer)->next(std::chrono::milliseconds(0));
+      if (!lease || !*lease) break;  // an error shows again at the next wait
     }
-    json j = record_json(record, false);
-    j["action"] = ok ? "ack" : "nack";
-    emit(j);  // before the ack: an acked record has always been shown
-    auto acted = ok ? (*consumer)->ack(**lease) : (*consumer)->nack(**lease);
-    if (!acted) return Err{std::string(ok ? "Ack" : "Nack") + " refused: " + why(acted.error())};
-    ++n;
+    out.flush();  // before the acks: an acked record has always been shown
+    for (auto& [l, ok] : batch) {
+      auto done = [failure, ok = ok](sdk::Outcome<Unit> r) {
+        if (!r) failure->note(std::string(ok ? "Ack" : "Nack") + " refused: " + why(r.error()));
+      };
+      if (ok) (*consumer)->ack(l, done);
+      else (*consumer)->nack(l, done);
+    }
+    n += batch.size();
     idle_since = std::chrono::steady_clock::now();
   }
+  if (auto settled = (*consumer)->flush(kSettle); !settled) return Err{why(settled.error())};
+  if (auto f = failure->get()) return Err{*f};
   return n;
 }
 
@@ -362,8 +420,8 @@ Answer<json> bench(const SessionOptions& o, const BenchOptions& b) {
     g.lane_id = *lane;
     g.start = StartAt{1};
     g.visibility_timeout_ms = g.max_visibility_ms = 30'000;
-    g.max_in_flight = 1'000;
-    g.max_in_flight_per_holder = 500;
+    g.max_in_flight = 65'536;  // room for pipelined acks: consumers are not held back by the group
+    g.max_in_flight_per_holder = 4'096;
     g.max_attempts = 5;
     g.record_deadline_ms = 3'600'000;
     auto created = (*admin)->create_group(g);
@@ -416,13 +474,14 @@ Answer<json> bench(const SessionOptions& o, const BenchOptions& b) {
     threads.emplace_back([&] {
       auto c = connect(o);
       if (!c) return;
-      auto consumer = (*c)->consume({.lane = *lane, .group = group});
+      auto consumer = (*c)->consume({.lane = *lane, .group = group, .window_bytes = 4 << 20});
       if (!consumer) return;
       while (Clock::now() < end + std::chrono::seconds(1)) {
         auto l = (*consumer)->next(std::chrono::milliseconds(100));
         if (!l || !*l) continue;
-        if ((*consumer)->ack(**l)) ++consumed;
+        (*consumer)->ack(**l, [&](sdk::Outcome<Unit> r) { consumed += r.ok(); });  // pipelined
       }
+      (void)(*consumer)->flush(kSettle);
     });
   }
   for (auto& t : threads) t.join();

@@ -20,8 +20,13 @@ namespace cowboy::cbqs_cli {
 using nlohmann::json;
 template <typename T>
 using Answer = Result<T, std::string>;
-/// Prints one record as it arrives (before it is acked).
-using Emit = std::function<void(const json&)>;
+/// Where streamed records go: `record` writes one (it may stay buffered),
+/// `flush` pushes every written record out. Commands flush before they wait
+/// and before they ack, so a record is always shown before it is acked.
+struct Sink {
+  std::function<void(const json&)> record;
+  std::function<void()> flush;
+};
 /// Whether the user asked the command to stop (SIGINT, SIGTERM, or stdout closed):
 /// a streaming command finishes the record in hand and returns.
 using Stopped = std::function<bool()>;
@@ -65,9 +70,9 @@ struct TailOptions {
   bool hex = false;         // payloads as hex (payload_hex) instead of text
   std::uint64_t lane = 0;   // only this lane's records (0: every lane the grant shows)
 };
-/// Streams {sequence, lane, payload | payload_base64 | payload_hex} through
-/// `emit` (payload when the bytes are UTF-8, else base64); the number emitted.
-Answer<std::uint64_t> tail(const SessionOptions& o, const TailOptions& t, const Emit& emit, const Stopped& stopped);
+/// Streams {sequence, lane, payload | payload_base64 | payload_hex} to `out`
+/// (payload when the bytes are UTF-8, else base64); the number emitted.
+Answer<std::uint64_t> tail(const SessionOptions& o, const TailOptions& t, const Sink& out, const Stopped& stopped);
 
 // ---- consumer groups --------------------------------------------------------------
 /// The group fields a command may set; unset ones keep their default (create)
@@ -91,8 +96,9 @@ struct ConsumeOptions {
   bool auto_extend = true;         // keep leases alive while --exec runs
 };
 /// A competing consumer: {sequence, lane, payload | payload_base64, action} per
-/// record through `emit`, each printed before its ack or nack is sent.
-Answer<std::uint64_t> consume(const SessionOptions& o, const ConsumeOptions& c, const Emit& emit, const Stopped& stopped);
+/// record to `out`, flushed before its ack or nack is sent. The records on
+/// hand are taken in a batch and their acks pipelined (one at a time with --exec).
+Answer<std::uint64_t> consume(const SessionOptions& o, const ConsumeOptions& c, const Sink& out, const Stopped& stopped);
 
 // ---- checkpoints --------------------------------------------------------------------
 /// The receipt covering `sequence` (0 = latest) and its verdict against the

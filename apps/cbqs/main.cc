@@ -10,7 +10,8 @@
 //   cbqs lanes create|close|list --dev .cbqs-dev
 //   cbqs append --dev .cbqs-dev "hello" "world"        cbqs produce --dev .cbqs-dev --lane 1 < lines.txt
 //   cbqs tail --dev .cbqs-dev --from 1 [--follow]
-//   cbqs groups create|get|update|delete|expired|replay    cbqs consume --dev .cbqs-dev --group 1
+//   cbqs groups create|get|update|delete|list|info|expired|replay    cbqs consume --dev .cbqs-dev --group 1
+//   cbqs stream info --dev .cbqs-dev      cbqs settings get|set --dev .cbqs-dev --retention-ms 86400000
 //   cbqs checkpoint get|verify --dev .cbqs-dev
 //   cbqs bench --dev .cbqs-dev --producers 4 --consumers 2     cbqs status
 #include <CLI/CLI.hpp>
@@ -26,6 +27,8 @@
 #include "cbqs/wire/verbs.h"
 #include "common/clock.h"
 #include "data_plane.h"
+#include "inspect.h"
+#include "tables.h"
 #include "devchain/http_client.h"
 #include "devchain/json.h"
 #include "devchain/keyfile.h"
@@ -376,9 +379,11 @@ int main(int argc, char** argv) {
   // Records stream as they arrive: a text line each, or (with --json) one
   // JSON object per line.
   bool follow = false, hex = false;
-  auto emit = [&](const json& record) {
+  cbqs_cli::Sink out;
+  out.flush = [] { std::cout.flush(); };
+  out.record = [&](const json& record) {
     if (g_json) {
-      std::cout << record.dump() << std::endl;
+      std::cout << record.dump() << '\n';
       return;
     }
     std::cout << "#" << record["sequence"] << " lane " << record["lane"] << ": ";
@@ -386,7 +391,7 @@ int main(int argc, char** argv) {
     else if (record.contains("payload_hex")) std::cout << str(record["payload_hex"]);
     else std::cout << "(not UTF-8, base64) " << str(record["payload_base64"]);
     if (record.contains("action")) std::cout << " (" << str(record["action"]) << ")";
-    std::cout << std::endl;
+    std::cout << '\n';
   };
   auto stopped = [] { return g_stop_signal != 0 || !std::cout.good(); };
   auto streamed = [&](const cbqs_cli::Answer<std::uint64_t>& r) {
@@ -417,7 +422,11 @@ int main(int argc, char** argv) {
   session_flags(llist);
   llist->callback([&] {
     prepare(llist);
-    answer(cbqs_cli::lane_list(so));
+    answer(cbqs_cli::lane_list(so), [](const json& j) {
+      std::vector<std::vector<std::string>> rows;
+      for (const auto& l : j) rows.push_back({str(l["lane"]), str(l["status"])});
+      return rows.empty() ? std::string("no lanes yet (cbqs lanes create)\n") : cbqs_cli::table({"lane", "status"}, rows);
+    });
   });
 
   std::vector<std::string> messages;
@@ -440,13 +449,18 @@ int main(int argc, char** argv) {
   produce_cmd->add_option("--file", input_file, "read lines from this file instead of stdin");
   produce_cmd->callback([&] {
     prepare(produce_cmd);
-    if (input_file.empty()) return answer(cbqs_cli::produce(so, lane, std::cin, std::nullopt, !g_json));
+    auto human = [](const json& j) {
+      return "appended " + cbqs_cli::grouped(j["records"].get<std::uint64_t>()) + " records to lane " + str(j["lane"]) +
+             " (#" + str(j["first_sequence"]) + " to #" + str(j["last_sequence"]) + ") in " +
+             cbqs_cli::duration(j["seconds"].get<double>()) + ", " + cbqs_cli::per_second(j["records_per_sec"].get<double>()) + "\n";
+    };
+    if (input_file.empty()) return answer(cbqs_cli::produce(so, lane, std::cin, std::nullopt, !g_json), human);
     std::ifstream counting(input_file);
     if (!counting) return void(rc = fail("cannot read " + input_file));
     std::uint64_t lines = static_cast<std::uint64_t>(
         std::count(std::istreambuf_iterator<char>(counting), std::istreambuf_iterator<char>(), '\n'));
     std::ifstream in(input_file);
-    answer(cbqs_cli::produce(so, lane, in, lines, !g_json));
+    answer(cbqs_cli::produce(so, lane, in, lines, !g_json), human);
   });
   cbqs_cli::TailOptions tail_opts;
   auto* tail_cmd = app.add_subcommand("tail", "read records from a sequence: to the current end, or --follow");
@@ -461,7 +475,7 @@ int main(int argc, char** argv) {
     tail_opts.follow = follow;
     tail_opts.hex = hex;
     catch_stop_signals();
-    streamed(cbqs_cli::tail(so, tail_opts, emit, stopped));
+    streamed(cbqs_cli::tail(so, tail_opts, out, stopped));
   });
 
   // ---- consumer groups ----
@@ -485,7 +499,7 @@ int main(int argc, char** argv) {
   gcreate->callback([&] {
     prepare(gcreate);
     answer(cbqs_cli::group_create(so, lane, gf), [](const json& j) {
-      return "group " + str(j["group_id"]) + " on lane " + str(j["lane_id"]) + " (visibility " +
+      return "group " + str(j["group"]) + " on lane " + str(j["lane"]) + " (visibility " +
              str(j["visibility_timeout_ms"]) + " ms, max attempts " + str(j["max_attempts"]) + ")\n";
     });
   });
@@ -523,9 +537,66 @@ int main(int argc, char** argv) {
     if (!http) return fail("not an http:// URL: " + admin_url);
     std::string query = "?stream=" + stream_hex + "&group=" + std::to_string(group);
     auto r = redrive ? http->post_json("/v1/groups/redrive" + query) : http->get_json("/v1/groups/dead-letters" + query);
-    if (!r) return fail(r.error().message);
-    return print(*r);
+    if (!r) return fail("cbqsd's admin listener at " + admin_url + ": " + r.error().message);
+    if (redrive) return print(*r, [&](const json& j) { 
+      return "redelivering " + str(j["redriven"]) + (j["redriven"] == 1 ? " dead letter" : " dead letters") + " of group " +
+             std::to_string(group) + "\n";
+    });
+    return print(*r, [](const json& j) {
+      std::vector<std::vector<std::string>> rows;
+      for (const auto& d : j["dead_letters"]) rows.push_back({str(d["sequence"]), str(d["attempts"]), str(d["reason"])});
+      std::string more = j["next_after"].is_null() ? "" : "(more: --json shows next_after)\n";
+      return rows.empty() ? std::string("no dead letters\n") : cbqs_cli::table({"sequence", "attempts", "reason"}, rows) + more;
+    });
   };
+  cbqs_cli::AdminTarget target;
+  auto target_flags = [&](CLI::App* cmd) {
+    session_flags(cmd);
+    cmd->add_option("--admin", target.url, "cbqsd's admin listener (default: the --dev instance's)")->capture_default_str();
+    cmd->add_option("--stream", target.stream_hex, "stream id (hex; default: the grant's)");
+  };
+  auto prepare_target = [&](CLI::App* cmd) {
+    admin_url = target.url;
+    prepare(cmd);
+    target.url = admin_url;
+  };
+  auto* glist = groups_cmd->add_subcommand("list", "every group of the stream with its backlog, leases and consumers");
+  target_flags(glist);
+  glist->callback([&] {
+    prepare_target(glist);
+    answer(cbqs_cli::groups_list(so, target), [](const json& j) {
+      std::vector<std::vector<std::string>> rows;
+      for (const auto& g : j["groups"])
+        rows.push_back({str(g["group"]), str(g["lane"]), cbqs_cli::grouped(g["pending"]), cbqs_cli::grouped(g["in_flight"]),
+                        cbqs_cli::grouped(g["redelivered"]), cbqs_cli::grouped(g["dead_letters"]), str(g["ack_floor"]),
+                        g["oldest_unacked_age_seconds"].get<double>() > 0 ? cbqs_cli::duration(g["oldest_unacked_age_seconds"]) : "-",
+                        str(g["consumers"])});
+      if (rows.empty()) return std::string("no groups yet (cbqs groups create --lane N)\n");
+      return cbqs_cli::table({"group", "lane", "pending", "in flight", "redelivered", "dead letters", "ack floor",
+                              "oldest unacked", "consumers"},
+                             rows);
+    });
+  });
+  auto* ginfo = groups_cmd->add_subcommand("info", "one group: its config and its state now");
+  target_flags(ginfo);
+  ginfo->add_option("--group", group, "group id")->required();
+  ginfo->callback([&] {
+    prepare_target(ginfo);
+    answer(cbqs_cli::group_info(so, target, group), [](const json& g) {
+      auto n = [&](const char* k) { return cbqs_cli::grouped(g[k]); };
+      auto ms = [&](const char* k) { return cbqs_cli::duration(g[k].get<double>() / 1'000); };
+      double oldest = g["oldest_unacked_age_seconds"];
+      return "group " + str(g["group"]) + " on lane " + str(g["lane"]) + ", starting at " + str(g["start"]) + "\n" +
+             "  pending          " + n("pending") + "\n  in flight        " + n("in_flight") + " of " + n("max_in_flight") +
+             " (" + n("max_in_flight_per_holder") + " per consumer)\n  consumers        " + n("consumers") +
+             "\n  ack floor        #" + str(g["ack_floor"]) + "\n  oldest unacked   " +
+             (oldest > 0 ? cbqs_cli::duration(oldest) : std::string("-")) + "\n  delivered        " + n("delivered") +
+             "\n  redelivered      " + n("redelivered") + "\n  acked            " + n("acked") + "\n  dead letters     " +
+             n("dead_letters") + " (" + n("expired") + " expired in all)\n  visibility       " + ms("visibility_timeout_ms") +
+             " (extendable to " + ms("max_visibility_ms") + ")\n  max attempts     " + n("max_attempts") +
+             "\n  record deadline  " + ms("record_deadline_ms") + "\n";
+    });
+  });
   auto* gexpired = groups_cmd->add_subcommand("expired", "list a group's dead letters (EXPIRED records)");
   admin_flags(gexpired);
   gexpired->callback([&] {
@@ -550,7 +621,59 @@ int main(int argc, char** argv) {
   consume_cmd->callback([&] {
     prepare(consume_cmd);
     catch_stop_signals();
-    streamed(cbqs_cli::consume(so, consume_opts, emit, stopped));
+    streamed(cbqs_cli::consume(so, consume_opts, out, stopped));
+  });
+
+  // ---- the stream: its size and settings ----
+  auto* stream_group = app.add_subcommand("stream", "the stream: its size, lanes, groups and settings");
+  stream_group->require_subcommand(1);
+  auto* sinfo = stream_group->add_subcommand("info", "records, bytes retained, lanes, consumers and settings");
+  target_flags(sinfo);
+  sinfo->callback([&] {
+    prepare_target(sinfo);
+    answer(cbqs_cli::stream_info(so, target), [](const json& j) {
+      const auto& st = j["settings"];
+      auto head = j["head"].get<std::uint64_t>(), floor = j["floor"].get<std::uint64_t>();
+      return "stream " + str(j["stream"]) + "\n  records          " +
+             (head == 0 ? std::string("none yet") : "#" + cbqs_cli::grouped(floor + 1) + " to #" + cbqs_cli::grouped(head)) +
+             "\n  retained         " + cbqs_cli::bytes(j["retained_bytes"]) + " of " +
+             cbqs_cli::bytes(st["retained_bytes_limit"]) + "\n  lanes            " + str(j["lanes"]["active"]) + " open, " +
+             str(j["lanes"]["closed"]) + " closed\n  groups           " + str(j["groups"]) + "\n  subscriptions    " +
+             str(j["subscriptions"]) + "\n  retention        " +
+             cbqs_cli::duration(st["retention_ms"].get<double>() / 1'000) + "\n  max message      " +
+             cbqs_cli::bytes(st["max_message_bytes"]) + "\n";
+    });
+  });
+  auto* settings_cmd = app.add_subcommand("settings", "the stream's settings (§13): get, or set some of them");
+  settings_cmd->require_subcommand(1);
+  auto settings_human = [](const json& j) {
+    std::vector<std::vector<std::string>> rows;
+    for (const char* k : {"retention_ms", "retained_bytes_limit", "max_message_bytes", "max_append_bytes_per_sec",
+                          "max_delivered_bytes_per_sec"})
+      rows.push_back({k, cbqs_cli::grouped(j[k])});
+    for (const auto& [k, v] : j["group_ceilings"].items()) rows.push_back({"group ceiling: " + k, cbqs_cli::grouped(v)});
+    return cbqs_cli::table({"setting", "value"}, rows);
+  };
+  auto* sget = settings_cmd->add_subcommand("get", "every setting, and the chain's ceilings for groups");
+  session_flags(sget);
+  sget->callback([&] {
+    prepare(sget);
+    answer(cbqs_cli::settings_get(so), settings_human);
+  });
+  cbqs_cli::SettingsFields sf;
+  auto* sset = settings_cmd->add_subcommand("set", "change the settings given; the others keep their value");
+  session_flags(sset);
+  sset->add_option("--retention-ms", sf.retention_ms, "records older than this are dropped");
+  sset->add_option("--retained-bytes-limit", sf.retained_bytes_limit, "oldest records are dropped past this many bytes");
+  sset->add_option("--max-message-bytes", sf.max_message_bytes, "the largest payload an append may carry");
+  sset->add_option("--max-append-bytes-per-sec", sf.max_append_bytes_per_sec, "the stream's append rate limit");
+  sset->add_option("--max-delivered-bytes-per-sec", sf.max_delivered_bytes_per_sec, "the stream's delivery rate limit");
+  sset->callback([&] {
+    prepare(sset);
+    if (!sf.retention_ms && !sf.retained_bytes_limit && !sf.max_message_bytes && !sf.max_append_bytes_per_sec &&
+        !sf.max_delivered_bytes_per_sec)
+      return void(rc = fail("nothing to set: give at least one of the flags (cbqs settings set --help)"));
+    answer(cbqs_cli::settings_set(so, sf), settings_human);
   });
 
   // ---- checkpoints ----
@@ -566,7 +689,11 @@ int main(int argc, char** argv) {
   cget->add_option("--covering", covering, "a sequence it must cover (default: the latest)");
   cget->callback([&] {
     prepare(cget);
-    verdict_rc(cbqs_cli::checkpoint_get(so, covering));
+    verdict_rc(cbqs_cli::checkpoint_get(so, covering), [](const json& j) {
+      return str(j["verdict"]) + ": receipt for #" + str(j["first_sequence"]) + " to #" + str(j["last_sequence"]) +
+             " at snapshot height " + str(j["snapshot_height"]) + "\n  checkpoint  " + str(j["checkpoint_id"]) +
+             "\n  previous    " + str(j["previous_checkpoint"]) + "\n  committed   " + str(j["committed_at_ms"]) + " ms since 1970\n";
+    });
   });
   auto* cverify = checkpoint_cmd->add_subcommand("verify", "verify every receipt and record from sequence 1");
   session_flags(cverify);
@@ -591,7 +718,18 @@ int main(int argc, char** argv) {
   bench_cmd->add_option("--window", bench_opts.window, "appends outstanding per producer")->capture_default_str();
   bench_cmd->callback([&] {
     prepare(bench_cmd);
-    answer(cbqs_cli::bench(so, bench_opts));
+    answer(cbqs_cli::bench(so, bench_opts), [](const json& j) {
+      const auto& l = j["append_latency_ms"];
+      auto ms = [&](const char* k) { return cbqs_cli::duration(l[k].get<double>() / 1'000); };
+      std::string out = str(j["producers"]) + " producers, " + str(j["payload_bytes"]) + " B payloads, " +
+                        cbqs_cli::duration(j["seconds"]) + "\n  appends   " + cbqs_cli::grouped(j["appends"]) + " (" +
+                        cbqs_cli::per_second(j["appends_per_sec"]) + "), latency p50 " + ms("p50") + ", p99 " + ms("p99") +
+                        ", max " + ms("max") + "\n";
+      if (j["consumers"].get<int>() > 0)
+        out += "  acked     " + cbqs_cli::grouped(j["acked"]) + " (" + cbqs_cli::per_second(j["acked_per_sec"]) + ") by " +
+               str(j["consumers"]) + " consumers\n";
+      return out;
+    });
   });
   auto* status_cmd = app.add_subcommand("status", "a broker's health, readiness and main metrics");
   status_cmd->add_option("--admin", admin_url, "cbqsd's admin listener")->capture_default_str();
@@ -599,7 +737,13 @@ int main(int argc, char** argv) {
   status_cmd->callback([&] {
     prepare(status_cmd);
     auto r = cbqs_cli::status(admin_url);
-    answer(r);
+    answer(r, [](const json& j) {
+      std::string out = std::string(j["ready"].get<bool>() ? "ready" : "NOT READY: " + str(j["readiness"])) + "\n";
+      std::vector<std::vector<std::string>> rows;
+      for (const auto& [k, v] : j["metrics"].items())
+        rows.push_back({k, cbqs_cli::grouped(static_cast<std::uint64_t>(std::max(0.0, v.get<double>())))});
+      return out + cbqs_cli::table({"metric", "value"}, rows);
+    });
     if (r && !(*r)["ready"].get<bool>()) rc = 1;
   });
 

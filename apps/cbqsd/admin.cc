@@ -1,13 +1,18 @@
 #include "admin.h"
 
+#include "cowboy_version.h"
+#include "net/process_metrics.h"
+
 #include <algorithm>
 #include <charconv>
 #include <map>
+#include <nlohmann/json.hpp>
 #include <sstream>
 
 namespace cowboy::cbqsd {
 
-std::string prometheus_text(const cbqs::broker::CoreMetrics& m, std::uint64_t snapshot_height, bool ready) {
+std::string prometheus_text(const cbqs::broker::CoreMetrics& m, std::uint64_t snapshot_height, double snapshot_age_seconds,
+                            bool ready) {
   std::ostringstream out;
   auto counter = [&](const char* name, const char* help, std::uint64_t v) {
     out << "# HELP " << name << " " << help << "\n# TYPE " << name << " counter\n" << name << " " << v << "\n";
@@ -40,7 +45,12 @@ std::string prometheus_text(const cbqs::broker::CoreMetrics& m, std::uint64_t sn
   gauge("cbqs_read_budget_bytes", "Read memory for large frames, beyond 64 KiB per connection.", m.read_budget_bytes);
   gauge("cbqs_read_budget_in_use_bytes", "Of it, held now by messages being read.", m.read_budget_in_use);
   gauge("cbqs_snapshot_height", "Height of the chain snapshot in force.", snapshot_height);
+  out << "# HELP cbqs_snapshot_age_seconds Seconds since the chain snapshot in force was fetched (-1: none yet).\n"
+      << "# TYPE cbqs_snapshot_age_seconds gauge\ncbqs_snapshot_age_seconds " << snapshot_age_seconds << "\n";
   gauge("cbqs_ready", "1 when /readyz answers 200.", ready ? 1 : 0);
+  out << "# HELP cbqs_build_info The running cbqsd's version and commit (always 1).\n# TYPE cbqs_build_info gauge\n"
+      << "cbqs_build_info{version=\"" << COWBOY_VERSION_NUMBER << "\",commit=\"" << COWBOY_COMMIT << "\"} 1\n";
+  out << net::process_metrics_text();
   // Per stream, per lane, per subscription.
   out << "# HELP cbqs_stream_head_sequence Highest durable sequence of a stream.\n"
       << "# TYPE cbqs_stream_head_sequence gauge\n";
@@ -48,7 +58,13 @@ std::string prometheus_text(const cbqs::broker::CoreMetrics& m, std::uint64_t sn
   out << "# HELP cbqs_stream_retained_bytes Bytes counted against retained_bytes_limit.\n"
       << "# TYPE cbqs_stream_retained_bytes gauge\n";
   for (const auto& s : m.streams) out << "cbqs_stream_retained_bytes{stream=\"" << to_hex(s.stream_id) << "\"} " << s.retained_bytes << "\n";
-  out << "# HELP cbqs_lane_head_sequence Highest durable sequence of a lane (first 256 lanes of a stream).\n"
+  out << "# HELP cbqs_stream_lanes_with_records Lanes of a stream holding records (all of them, past the 256 cap below).\n"
+      << "# TYPE cbqs_stream_lanes_with_records gauge\n";
+  for (const auto& s : m.streams)
+    out << "cbqs_stream_lanes_with_records{stream=\"" << to_hex(s.stream_id) << "\"} " << s.lanes_with_records << "\n";
+  // A series per lane, capped so a stream with millions of room lanes cannot
+  // flood the scrape (docs/operations.md, "Metrics").
+  out << "# HELP cbqs_lane_head_sequence Highest durable sequence of a lane (the 256 lowest lane ids of a stream).\n"
       << "# TYPE cbqs_lane_head_sequence gauge\n";
   for (const auto& s : m.streams)
     for (const auto& [lane, head] : s.lane_heads)
@@ -72,8 +88,12 @@ std::string prometheus_text(const cbqs::broker::CoreMetrics& m, std::uint64_t sn
   group_gauge("cbqs_group_in_flight", "gauge", "Leases outstanding.", [](const GM& g) { return g.in_flight; });
   group_gauge("cbqs_group_dead_letters", "gauge", "EXPIRED records kept in the dead-letter view.",
               [](const GM& g) { return g.dead_letters; });
-  group_gauge("cbqs_group_oldest_unacked_age_ms", "gauge", "Age of the oldest record not yet acked (0: none).",
-              [](const GM& g) { return g.oldest_unacked_age_ms; });
+  group_gauge("cbqs_group_oldest_unacked_age_seconds", "gauge", "Age of the oldest record not yet acked, in seconds (0: none).",
+              [](const GM& g) { return static_cast<double>(g.oldest_unacked_age_ms) / 1'000.0; });
+  group_gauge("cbqs_group_ack_floor_sequence", "gauge", "Every record of the group's lane up to this sequence is acked or dead-lettered.",
+              [](const GM& g) { return g.ack_floor; });
+  group_gauge("cbqs_group_consumers", "gauge", "Consumers (group subscriptions) attached now.",
+              [](const GM& g) { return g.consumers; });
   group_gauge("cbqs_group_delivered_total", "counter", "Leases issued.", [](const GM& g) { return g.counters.delivered; });
   group_gauge("cbqs_group_redelivered_total", "counter", "Leases issued for a second or later attempt.",
               [](const GM& g) { return g.counters.redelivered; });
@@ -119,16 +139,81 @@ std::optional<std::uint64_t> number(const std::map<std::string, std::string>& q,
 
 net::HttpReply bad_request(std::string why) { return {400, "text/plain", why + "\n"}; }
 
+std::optional<Bytes32> stream_param(const std::map<std::string, std::string>& q) {
+  auto it = q.find("stream");
+  auto bytes = it == q.end() ? std::nullopt : from_hex(it->second);
+  if (!bytes || bytes->size() != 32) return std::nullopt;
+  Bytes32 id;
+  std::copy(bytes->begin(), bytes->end(), id.begin());
+  return id;
+}
+
+// A group as `cbqs groups list` and `groups info` show it (docs/operations.md).
+nlohmann::json group_json(const cbqs::broker::GroupReport& r) {
+  const auto& c = r.config;
+  const auto& m = r.metrics;
+  nlohmann::json start = std::holds_alternative<cbqs::StartHead>(c.start) ? nlohmann::json("head")
+                                                                          : nlohmann::json(std::get<cbqs::StartAt>(c.start).sequence);
+  return {{"group", c.group_id},
+          {"lane", c.lane_id},
+          {"start", start},
+          {"visibility_timeout_ms", c.visibility_timeout_ms},
+          {"max_visibility_ms", c.max_visibility_ms},
+          {"max_in_flight", c.max_in_flight},
+          {"max_in_flight_per_holder", c.max_in_flight_per_holder},
+          {"max_attempts", c.max_attempts},
+          {"record_deadline_ms", c.record_deadline_ms},
+          {"pending", m.pending},
+          {"in_flight", m.in_flight},
+          {"dead_letters", m.dead_letters},
+          {"delivered", m.counters.delivered},
+          {"redelivered", m.counters.redelivered},
+          {"acked", m.counters.acked},
+          {"expired", m.counters.expired},
+          {"ack_floor", m.ack_floor},
+          {"oldest_unacked_age_seconds", static_cast<double>(m.oldest_unacked_age_ms) / 1'000.0},
+          {"consumers", m.consumers}};
+}
+
+// GET /v1/groups?stream=<hex>[&group=<id>]: every group of the stream, or one.
+net::HttpReply groups_route(cbqs::broker::Broker& broker, const std::map<std::string, std::string>& q) {
+  auto stream = stream_param(q);
+  if (!stream) return bad_request("stream (64 hex digits) is required");
+  auto reports = broker.group_reports(*stream);
+  if (!reports) return {503, "text/plain", "the stream cannot be loaded now\n"};
+  auto only = q.contains("group") ? number(q, "group") : std::nullopt;
+  if (q.contains("group") && !only) return bad_request("group must be a number");
+  nlohmann::json groups = nlohmann::json::array();
+  for (const auto& r : *reports)
+    if (!only || r.config.group_id == *only) groups.push_back(group_json(r));
+  if (only && groups.empty()) return {404, "text/plain", "no such group\n"};
+  return {200, "application/json", nlohmann::json{{"groups", groups}}.dump() + "\n"};
+}
+
+// GET /v1/streams?stream=<hex>: a stream's size and activity (cbqs stream info).
+net::HttpReply stream_route(cbqs::broker::Broker& broker, const std::map<std::string, std::string>& q) {
+  auto stream = stream_param(q);
+  if (!stream) return bad_request("stream (64 hex digits) is required");
+  auto groups = broker.group_reports(*stream);
+  for (const auto& s : broker.metrics().streams) {
+    if (s.stream_id != *stream) continue;
+    nlohmann::json out{{"stream", to_hex(s.stream_id)},           {"head", s.head},
+                       {"floor", s.floor},                        {"retained_bytes", s.retained_bytes},
+                       {"lanes_with_records", s.lanes_with_records}, {"subscriptions", s.subscriptions},
+                       {"groups", groups ? groups->size() : 0}};
+    return {200, "application/json", out.dump() + "\n"};
+  }
+  return {404, "text/plain", "this cbqsd does not serve that stream\n"};
+}
+
 // GET  /v1/groups/dead-letters?stream=<hex>&group=<id>[&after=<seq>][&limit=<1..1000>]
 // POST /v1/groups/redrive?stream=<hex>&group=<id>
-net::HttpReply dead_letter_route(cbqs::broker::Broker& broker, std::string_view path, std::string_view query,
-                                 const std::string& method) {
-  auto q = query_params(query);
-  auto stream = q.contains("stream") ? from_hex(q["stream"]) : std::nullopt;
+net::HttpReply dead_letter_route(cbqs::broker::Broker& broker, std::string_view path,
+                                 const std::map<std::string, std::string>& q, const std::string& method) {
+  auto stream = stream_param(q);
   auto group = number(q, "group");
-  if (!stream || stream->size() != 32 || !group) return bad_request("stream (64 hex digits) and group are required");
-  Bytes32 stream_id;
-  std::copy(stream->begin(), stream->end(), stream_id.begin());
+  if (!stream || !group) return bad_request("stream (64 hex digits) and group are required");
+  const Bytes32& stream_id = *stream;
   if (path == "/v1/groups/redrive") {
     if (method != "POST") return {405, "text/plain", "use POST\n"};
     auto n = broker.redrive(stream_id, *group);
@@ -164,9 +249,10 @@ net::HttpHandler admin_handler(cbqs::broker::Broker& broker) {
     std::string_view target = req.target;
     auto question = target.find('?');
     std::string_view path = target.substr(0, question);
-    if (path.starts_with("/v1/groups/"))
-      return dead_letter_route(broker, path, question == std::string_view::npos ? "" : target.substr(question + 1),
-                               req.method);
+    auto q = query_params(question == std::string_view::npos ? "" : target.substr(question + 1));
+    if (path == "/v1/streams") return req.method == "GET" ? stream_route(broker, q) : net::HttpReply{405, "text/plain", "use GET\n"};
+    if (path == "/v1/groups") return req.method == "GET" ? groups_route(broker, q) : net::HttpReply{405, "text/plain", "use GET\n"};
+    if (path.starts_with("/v1/groups/")) return dead_letter_route(broker, path, q, req.method);
     if (req.method != "GET") return {405, "text/plain", "method not allowed\n"};
     if (req.target == "/healthz") return {200, "text/plain", "ok\n"};
     if (req.target == "/readyz") {
@@ -175,7 +261,7 @@ net::HttpHandler admin_handler(cbqs::broker::Broker& broker) {
       return {ready ? 200 : 503, "text/plain", ready ? "ready\n" : why + "\n"};
     }
     if (req.target == "/metrics")
-      return {200, "text/plain; version=0.0.4", prometheus_text(broker.metrics(), broker.snapshot_height(), broker.ready())};
+      return {200, "text/plain; version=0.0.4", prometheus_text(broker.metrics(), broker.snapshot_height(), broker.snapshot_age_seconds(), broker.ready())};
     return {404, "text/plain", "not found\n"};
   };
 }

@@ -9,6 +9,7 @@ namespace cowboy::cbqsd {
 
 net::HttpHandler admin_handler(cbqs::broker::Broker& broker);
 /// Prometheus text exposition of the broker's metrics.
-std::string prometheus_text(const cbqs::broker::CoreMetrics& m, std::uint64_t snapshot_height, bool ready);
+std::string prometheus_text(const cbqs::broker::CoreMetrics& m, std::uint64_t snapshot_height, double snapshot_age_seconds,
+                            bool ready);
 
 }  // namespace cowboy::cbqsd

@@ -209,10 +209,17 @@ int main(int argc, char** argv) {
                  "threads for the streams' work (1: with the connections on one thread; N: streams spread over N)")
       ->check(CLI::Range(1, 64))
       ->capture_default_str();
-  app.set_config("--config", "", "read options from a TOML file (keys are the long flag names)");
+  std::string log_level = "info";
+  app.add_option("--log-level", log_level, "debug: also each connection opened; warn: only problems")
+      ->check(CLI::IsMember({"trace", "debug", "info", "warn", "error"}))
+      ->capture_default_str();
+  // A key the file has and no flag knows is refused: a typo must not be ignored.
+  app.set_config("--config", "", "read options from a TOML file (keys are the long flag names; packaging/cbqsd.toml)");
+  app.allow_config_extras(CLI::config_extras_mode::error);
   CLI11_PARSE(app, argc, argv);
   crypto::init();
   log::init("cbqsd");
+  log::set_level(log_level);
   raise_descriptor_limit();
   sigset_t signals = block_stop_signals();  // before any thread starts
   return o.dev ? run_dev(o, signals) : run_provider(o, signals);

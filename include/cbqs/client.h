@@ -141,9 +141,14 @@ class Consumer {
   virtual Outcome<Unit> nack(const Lease& lease) = 0;
   virtual Outcome<Unit> reject(const Lease& lease) = 0;
   virtual Outcome<Unit> extend(const Lease& lease, std::chrono::milliseconds by) = 0;
-  /// Pipelined acknowledgement: `done` runs on the client's io thread once the
-  /// broker answers (the Ok waits for the group journal, docs/protocol.md §C).
+  /// Pipelined forms: `done` runs on the client's io thread once the broker
+  /// answers (the Ok waits for the group journal, docs/protocol.md §C). Any
+  /// number may be outstanding; this is how a consumer keeps up with the broker.
   virtual void ack(const Lease& lease, std::function<void(Outcome<Unit>)> done) = 0;
+  virtual void nack(const Lease& lease, std::function<void(Outcome<Unit>)> done) = 0;
+  /// Waits until every ack, nack, reject and extend made so far is answered
+  /// (their own outcomes went to their callers); a timeout error otherwise.
+  virtual Outcome<Unit> flush(std::chrono::milliseconds timeout) = 0;
   virtual void close() = 0;
 };
 
@@ -190,6 +195,8 @@ class Client {
   /// Every lane the grant's scope shows, paging through ListLanes.
   Outcome<std::vector<LaneRecordV2>> list_lanes();
   Outcome<resp::Settings> settings();
+  /// Replaces the stream's §13 settings; the stored ones (with the chain's group ceilings).
+  Outcome<resp::Settings> update_settings(const StreamSettingsV2& settings);
   /// Creates a group on `config.lane_id`; fields left at 0 take with_group_defaults.
   Outcome<std::uint64_t> create_group(const GroupConfigV2& config);
   Outcome<GroupConfigV2> get_group(std::uint64_t group);

@@ -25,6 +25,13 @@ std::string line(std::string_view event, Fields&&... fields) {
   return out;
 }
 
+/// "trace", "debug", "info", "warn" or "error": events below it are dropped. False for another name.
+bool set_level(std::string_view level);
+
+template <typename... Fields>
+void debug(std::string_view event, Fields&&... fields) {
+  if (spdlog::should_log(spdlog::level::debug)) spdlog::debug(line(event, std::forward<Fields>(fields)...));
+}
 template <typename... Fields>
 void info(std::string_view event, Fields&&... fields) {
   spdlog::info(line(event, std::forward<Fields>(fields)...));

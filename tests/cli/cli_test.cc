@@ -101,7 +101,7 @@ TEST(Cli, GroupsConsumeWithExecDeadLettersAndReplay) {
   auto created = run(cbqs + " groups create" + dev + " --lane 1 --start-at 1 --max-attempts 1 --visibility-ms 1000");
   ASSERT_EQ(created.status, 0) << created.out;
   auto g = json::parse(created.out);
-  EXPECT_EQ(g["group_id"], 1);
+  EXPECT_EQ(g["group"], 1);  // one name per concept: "group" and "lane" everywhere
   EXPECT_EQ(g["start"], 1);
   EXPECT_EQ(g["max_attempts"], 1);
 
@@ -427,6 +427,113 @@ TEST_F(CliRecords, AppendsWithoutALaneShareTheFirstLaneAndTailReadsOneLane) {
   EXPECT_EQ(only[0]["payload"], "other");
   EXPECT_EQ(only[1]["payload"], "three");
   EXPECT_EQ(json_lines(run(cbqs + " tail" + dev + " --from 1").out).size(), 4u);
+}
+
+// Issue 25, broken item 7: `consume` acked one record at a time, each ack
+// waiting for its journal write (about 2,700 records/s). It now pipelines the
+// acks of the records on hand, so many acks share one synced write.
+TEST_F(CliRecords, ConsumePipelinesItsAcksSoTheyShareJournalWrites) {
+  ASSERT_EQ(run(cbqs + " lanes create" + dev).status, 0);
+  constexpr int kRecords = 2'000;
+  std::string lines;
+  for (int i = 0; i < kRecords; ++i) lines += "job " + std::to_string(i) + "\n";
+  produce(lines);
+  ASSERT_EQ(run(cbqs + " groups create" + dev +
+                " --lane 1 --start-at 1 --visibility-ms 1000 --max-in-flight 4000 --max-in-flight-per-holder 1000")
+                .status,
+            0);
+  auto admin = *devchain::HttpClient::from_url("http://127.0.0.1:" + std::to_string(cbqsd.admin_port()));
+  auto journal_writes = [&] {
+    auto metrics = admin.get_text("/metrics");
+    std::smatch m;
+    if (!metrics || !std::regex_search(metrics->body, m, std::regex(R"(\ncbqs_group_journal_writes_total (\d+))"))) return -1.0;
+    return std::stod(m[1]);
+  };
+  double before = journal_writes();
+  auto consumed = run(cbqs + " consume" + dev + " --group 1 --idle-ms 1000");
+  ASSERT_EQ(consumed.status, 0) << consumed.out.substr(0, 300);
+  auto c = json_lines(consumed.out);
+  ASSERT_EQ(c.size(), static_cast<std::size_t>(kRecords));
+  std::set<std::uint64_t> sequences;
+  for (const auto& r : c) sequences.insert(r["sequence"].get<std::uint64_t>());
+  EXPECT_EQ(sequences.size(), static_cast<std::size_t>(kRecords));
+  double writes = journal_writes() - before;
+  EXPECT_GT(writes, 0);
+  EXPECT_LT(writes, kRecords / 4.0) << "acks (and leases) should share synced writes";  // >= 2,000 before
+  // Every ack was answered before consume exited: nothing comes back once the leases would have lapsed.
+  auto rest = run(cbqs + " consume" + dev + " --group 1 --idle-ms 2000");
+  EXPECT_EQ(json_lines(rest.out).size(), 0u) << rest.out.substr(0, 300);
+}
+
+// Issue 25: what a stream holds, as nats consumer info and rpk group describe show it.
+TEST_F(CliRecords, GroupsListAndInfoStreamInfoAndSettingsShowWhatTheStreamHolds) {
+  ASSERT_EQ(run(cbqs + " lanes create" + dev).status, 0);
+  produce("a\nb\nc\nd\n");
+  create_group();
+  ASSERT_EQ(run(cbqs + " consume" + dev + " --group 1 --count 2").status, 0);  // acks #1 and #2
+  std::string admin = " --admin http://127.0.0.1:" + std::to_string(cbqsd.admin_port());
+
+  auto listed = run(cbqs + " groups list" + dev + admin);
+  ASSERT_EQ(listed.status, 0) << listed.out;
+  auto groups = json::parse(listed.out)["groups"];
+  ASSERT_EQ(groups.size(), 1u) << listed.out;
+  EXPECT_EQ(groups[0]["group"], 1);
+  EXPECT_EQ(groups[0]["lane"], 1);
+  EXPECT_EQ(groups[0]["acked"], 2);
+  EXPECT_EQ(groups[0]["pending"], 2);
+  EXPECT_EQ(groups[0]["in_flight"], 0);
+  EXPECT_EQ(groups[0]["ack_floor"], 2);
+  EXPECT_EQ(groups[0]["consumers"], 0);
+  EXPECT_GE(groups[0]["oldest_unacked_age_seconds"].get<double>(), 0.0);
+
+  auto info = run(cbqs + " groups info" + dev + admin + " --group 1");
+  ASSERT_EQ(info.status, 0) << info.out;
+  EXPECT_EQ(json::parse(info.out)["acked"], 2);
+  auto unknown = run(cbqs + " groups info" + dev + admin + " --group 9");
+  EXPECT_EQ(unknown.status, 1);
+  EXPECT_NE(unknown.out.find("no group 9"), std::string::npos) << unknown.out;
+
+  // Human output is a table with its header, numbers right-aligned.
+  std::string human = std::string(COWBOY_BIN_DIR) + "/cbqs";
+  auto table = run(human + " groups list" + dev + admin);
+  ASSERT_EQ(table.status, 0) << table.out;
+  EXPECT_NE(table.out.find("GROUP  LANE  PENDING  IN FLIGHT  REDELIVERED  DEAD LETTERS  ACK FLOOR"), std::string::npos)
+      << table.out;
+
+  auto stream = run(cbqs + " stream info" + dev + admin);
+  ASSERT_EQ(stream.status, 0) << stream.out;
+  auto st = json::parse(stream.out);
+  EXPECT_EQ(st["head"], 4);
+  EXPECT_EQ(st["groups"], 1);
+  EXPECT_EQ(st["lanes"]["active"], 1);
+  EXPECT_GT(st["retained_bytes"].get<std::uint64_t>(), 0u);
+  EXPECT_GT(st["settings"]["max_message_bytes"].get<std::uint64_t>(), 0u);
+
+  auto set = run(cbqs + " settings set" + dev + " --retention-ms 86400000");
+  ASSERT_EQ(set.status, 0) << set.out;
+  EXPECT_EQ(json::parse(set.out)["retention_ms"], 86'400'000);
+  auto got = json::parse(run(cbqs + " settings get" + dev).out);
+  EXPECT_EQ(got["retention_ms"], 86'400'000);
+  EXPECT_EQ(got["max_message_bytes"], st["settings"]["max_message_bytes"]);  // the others kept
+  EXPECT_TRUE(got["group_ceilings"].contains("max_attempts"));
+  EXPECT_EQ(run(cbqs + " settings set" + dev).status, 1);  // nothing to set
+}
+
+// Issue 25: a typo in cbqsd.toml is refused at start, not ignored; the sample
+// file in packaging/ holds only keys cbqsd knows.
+TEST(Cbqsd, AConfigFileKeyNoFlagKnowsIsRefusedAndTheSampleParses) {
+  testing::TempDir dir;
+  auto file = dir.path() / "cbqsd.toml";
+  std::ofstream(file) << "dev = true\nlisten = \"127.0.0.1:0\"\nmax-conections = 10\n";
+  auto typo = run(std::string(COWBOY_BIN_DIR) + "/cbqsd --config " + file.string());
+  EXPECT_NE(typo.status, 0);
+  EXPECT_NE(typo.out.find("max-conections"), std::string::npos) << typo.out;
+  // The sample, with a key file that does not exist: it gets as far as reading that file.
+  auto sample = run(std::string(COWBOY_BIN_DIR) + "/cbqsd --config " COWBOY_SOURCE_DIR "/packaging/cbqsd.toml --provider-key " +
+                    (dir.path() / "no-such-key").string());
+  EXPECT_EQ(sample.status, 1);
+  EXPECT_NE(sample.out.find("no-such-key"), std::string::npos) << sample.out;
+  EXPECT_EQ(sample.out.find("not recognized"), std::string::npos) << sample.out;
 }
 
 }  // namespace

@@ -34,6 +34,7 @@ class Connection final : public Peer, public net::WssChannel {
                          .read_budget = &budget}),
         peer_(std::move(peer)), core_(core), slots_(slots), config_(config), read_pauses_(read_pauses) {}
   ~Connection() override { slots_.give_back(peer_); }
+  std::string remote_address() const override { return peer_.to_string(); }
 
   // The queue grows here, whoever answers (Core now, or an owner's frames
   // handed over later): past the high-water mark reading stops until it drains.
@@ -255,6 +256,11 @@ bool Broker::ready(std::string* why) const {
   return true;
 }
 
+double Broker::snapshot_age_seconds() const {
+  std::uint64_t ms = impl_->snapshots.age_ms();
+  return ms == UINT64_MAX ? -1.0 : static_cast<double>(ms) / 1'000.0;
+}
+
 std::uint64_t Broker::snapshot_height() const {
   ChainViewPtr view = impl_->snapshots.current();
   return view ? view->height : 0;
@@ -293,6 +299,11 @@ std::optional<std::vector<DeadLetter>> Broker::dead_letters(const Bytes32& strea
 std::optional<std::size_t> Broker::redrive(const Bytes32& stream_id, std::uint64_t group_id) {
   auto& i = *impl_;
   return on_io(i.io, i.io_thread, [&] { return i.core->redrive(stream_id, group_id); });
+}
+
+std::optional<std::vector<GroupReport>> Broker::group_reports(const Bytes32& stream_id) {
+  auto& i = *impl_;
+  return on_io(i.io, i.io_thread, [&] { return i.core->group_reports(stream_id); });
 }
 
 }  // namespace cowboy::cbqs::broker

@@ -56,8 +56,12 @@ class Broker {
                                                       std::uint64_t after, std::size_t limit);
   /// Redelivers every dead letter of a group; how many, or nullopt for an unknown group.
   std::optional<std::size_t> redrive(const Bytes32& stream_id, std::uint64_t group_id);
+  /// Every group of a stream with its state now; nullopt if the stream cannot be loaded.
+  std::optional<std::vector<GroupReport>> group_reports(const Bytes32& stream_id);
   /// Height of the snapshot in force (0 before the first).
   std::uint64_t snapshot_height() const;
+  /// Seconds since the snapshot in force was fetched from the chain (-1 before the first).
+  double snapshot_age_seconds() const;
 
  private:
   struct Impl;

@@ -77,6 +77,8 @@ Core::ConnectionId Core::on_open(Peer& peer) {
   ConnectionId id = next_connection_++;
   Connection& c = connections_[id];
   c.peer = &peer;
+  c.remote = peer.remote_address();
+  log::debug("connection_opened", log::field("conn", id), log::field("peer", c.remote));
   c.sessionless_since_ms = std::max<std::uint64_t>(clock_.now_ms(), 1);
   if (outbox_) c.gauge = outbox_->opened(id);
   return id;
@@ -93,6 +95,8 @@ void Core::on_close(ConnectionId id) {
   if (it == connections_.end()) return;
   std::vector<Bytes32> sessions;
   for (const auto& [sid, s] : it->second.sessions) sessions.push_back(sid);
+  log::info("connection_closed", log::field("conn", id), log::field("peer", it->second.remote),
+            log::field("sessions", sessions.size()));
   for (const auto& sid : sessions) end_session(id, sid);  // pairs and sessions die with the socket
   admission_.drop_source(id);
   if (outbox_) outbox_->closed(id);
@@ -276,6 +280,12 @@ std::optional<std::size_t> Core::redrive(const Bytes32& stream_id, std::uint64_t
   StreamOwner* o = owner(stream_id);
   if (!o) return std::nullopt;
   return ask(*o, [&](StreamOwner& owner) { return owner.redrive(GroupId{group_id}); });
+}
+
+std::optional<std::vector<GroupReport>> Core::group_reports(const Bytes32& stream_id) {
+  StreamOwner* o = owner(stream_id);
+  if (!o) return std::nullopt;
+  return ask(*o, [](StreamOwner& owner) { return owner.group_reports(); });
 }
 
 }  // namespace cowboy::cbqs::broker

@@ -40,6 +40,8 @@ class Peer {
   /// A session is open: frames up to cbqs.max_frame_bytes from now on (before
   /// one is, the cap is limits::kMaxPreSessionFrameBytes).
   virtual void lift_frame_cap() = 0;
+  /// The remote address, for logs.
+  virtual std::string remote_address() const { return "unknown"; }
 };
 
 struct CoreConfig {
@@ -115,6 +117,8 @@ class Core final : private Outbound {
                                                       std::uint64_t after, std::size_t limit);
   /// Makes every dead letter of the group deliverable again (attempts reset); how many, or nullopt.
   std::optional<std::size_t> redrive(const Bytes32& stream_id, std::uint64_t group_id);
+  /// Every group of a stream with its state (cbqs groups list / info); nullopt if the stream cannot be loaded.
+  std::optional<std::vector<GroupReport>> group_reports(const Bytes32& stream_id);
 
  private:
   struct PendingHandshake {
@@ -131,6 +135,7 @@ class Core final : private Outbound {
   };
   struct Connection {
     Peer* peer = nullptr;
+    std::string remote;  // the peer's address, for logs
     std::uint64_t sessionless_since_ms = 0;  // 0 while a session is open
     std::map<Bytes32, PendingHandshake> pending;
     std::map<Bytes32, Session> sessions;
@@ -154,6 +159,7 @@ class Core final : private Outbound {
   Room room(ConnectionId id) const override;
 
   // core.cc: connections, requests and housekeeping
+  void refuse_handshake(ConnectionId id, const Bytes32& request_id, const Bytes32& stream_id, ErrorCode code);
   void send_error(ConnectionId id, std::optional<Bytes32> request_id, ErrorCode code, std::string_view detail = {},
                   Bytes details = {});
   // Requests are taken by mutable reference: an Append's payload moves into the batch.

@@ -18,21 +18,31 @@ void Core::open_session(ConnectionId id, Connection& c, const OpenSession& f) {
   std::erase_if(c.pending, [&](const auto& p) { return now > p.second.expires_at_ms; });
   ChainViewPtr view = snapshots_.current();
   std::uint64_t limit = view ? view->params.max_sessions_per_connection : Params{}.max_sessions_per_connection;
-  if (c.pending.size() + c.sessions.size() >= limit) return send_error(id, f.request_id, ErrorCode::kSessionLimit);
-  if (!view || !snapshots_.fresh()) return send_error(id, f.request_id, ErrorCode::kChainStateStale);
-  if (auto e = check_grant_before_signature(f.grant, *view)) return send_error(id, f.request_id, *e);
+  if (c.pending.size() + c.sessions.size() >= limit) return refuse_handshake(id, f.request_id, f.grant.stream_id, ErrorCode::kSessionLimit);
+  if (!view || !snapshots_.fresh()) return refuse_handshake(id, f.request_id, f.grant.stream_id, ErrorCode::kChainStateStale);
+  if (auto e = check_grant_before_signature(f.grant, *view)) return refuse_handshake(id, f.request_id, f.grant.stream_id, *e);
   admit(id, f.request_id, OpenJob{f.request_id, f.grant, admission_turns_});
 }
 
 void Core::complete_session(ConnectionId id, Connection& c, const CompleteSession& f) {
   auto it = c.pending.find(f.proof.session_id);
   if (it == c.pending.end() || it->second.challenge != f.proof.challenge)
-    return send_error(id, f.request_id, ErrorCode::kChallengeUnknown);
+    return refuse_handshake(id, f.request_id, f.proof.stream_id, ErrorCode::kChallengeUnknown);
   PendingHandshake p = std::move(it->second);
   c.pending.erase(it);  // single use, whatever the outcome
-  if (clock_.now_ms() > p.expires_at_ms) return send_error(id, f.request_id, ErrorCode::kChallengeExpired);
-  if (!proof_fields_match(f.proof, p.grant, p.grant_id)) return send_error(id, f.request_id, ErrorCode::kProofMismatch);
+  if (clock_.now_ms() > p.expires_at_ms) return refuse_handshake(id, f.request_id, f.proof.stream_id, ErrorCode::kChallengeExpired);
+  if (!proof_fields_match(f.proof, p.grant, p.grant_id)) return refuse_handshake(id, f.request_id, f.proof.stream_id, ErrorCode::kProofMismatch);
   admit(id, f.request_id, CompleteJob{f.request_id, f.proof, std::move(p), admission_turns_});
+}
+
+// Refused handshakes are what an operator looks for when a client cannot
+// connect (a bad signature, an expired or revoked grant): logged with the peer.
+void Core::refuse_handshake(ConnectionId id, const Bytes32& request_id, const Bytes32& stream_id, ErrorCode code) {
+  auto c = connections_.find(id);
+  log::warn("handshake_refused", log::field("conn", id),
+            log::field("peer", c != connections_.end() ? c->second.remote : std::string("?")),
+            log::field("stream", to_hex(ByteView(stream_id).first(8))), log::field("code", error_name(code)));
+  send_error(id, request_id, code);
 }
 
 std::uint64_t Core::steady_ms() const {
@@ -86,12 +96,12 @@ void Core::finish_open(ConnectionId id, OpenJob& job) {
   Connection& c = connections_.at(id);
   std::uint64_t now = clock_.now_ms();
   ChainViewPtr view = snapshots_.current();
-  if (auto e = check_grant_before_signature(job.grant, *view)) return send_error(id, job.request_id, *e);
+  if (auto e = check_grant_before_signature(job.grant, *view)) return refuse_handshake(id, job.request_id, job.grant.stream_id, *e);
   if (!grant_signature_valid(job.grant, view->stream(job.grant.stream_id)->admin_key))
-    return send_error(id, job.request_id, ErrorCode::kBadGrantSignature);
-  if (auto e = check_grant_after_signature(job.grant, *view, now)) return send_error(id, job.request_id, *e);
+    return refuse_handshake(id, job.request_id, job.grant.stream_id, ErrorCode::kBadGrantSignature);
+  if (auto e = check_grant_after_signature(job.grant, *view, now)) return refuse_handshake(id, job.request_id, job.grant.stream_id, *e);
   if (c.pending.size() + c.sessions.size() >= view->params.max_sessions_per_connection)
-    return send_error(id, job.request_id, ErrorCode::kSessionLimit);
+    return refuse_handshake(id, job.request_id, job.grant.stream_id, ErrorCode::kSessionLimit);
 
   PendingHandshake p{random32(), now + view->params.session_handshake_timeout_ms, job.grant, grant_id(job.grant)};
   Bytes32 session_id = random32();
@@ -103,12 +113,12 @@ void Core::finish_open(ConnectionId id, OpenJob& job) {
 void Core::finish_complete(ConnectionId id, CompleteJob& job) {
   Connection& c = connections_.at(id);
   const PendingHandshake& p = job.pending;
-  if (!proof_signature_valid(job.proof, p.grant)) return send_error(id, job.request_id, ErrorCode::kBadProofSignature);
+  if (!proof_signature_valid(job.proof, p.grant)) return refuse_handshake(id, job.request_id, job.proof.stream_id, ErrorCode::kBadProofSignature);
   std::uint64_t now = clock_.now_ms();
   ChainViewPtr view = snapshots_.current();
   const StreamRecordV2* stream = view ? view->stream(p.grant.stream_id) : nullptr;
-  if (!stream) return send_error(id, job.request_id, ErrorCode::kUnknownStream);
-  if (auto e = check_standing(p.grant, stream->admin_key, *view, now)) return send_error(id, job.request_id, *e);
+  if (!stream) return refuse_handshake(id, job.request_id, job.proof.stream_id, ErrorCode::kUnknownStream);
+  if (auto e = check_standing(p.grant, stream->admin_key, *view, now)) return refuse_handshake(id, job.request_id, job.proof.stream_id, *e);
 
   Session session;
   session.grant = std::make_shared<const StreamGrantV2>(p.grant);
@@ -124,15 +134,17 @@ void Core::finish_complete(ConnectionId id, CompleteJob& job) {
     if (conn == connections_.end() || !conn->second.sessions.contains(session_id)) return;
     send_error(id, std::nullopt, ErrorCode::kGrantExpired, "the session's grant expired",
                Bytes(session_id.begin(), session_id.end()));
-    log::info("session_ended", log::field("conn", id), log::field("reason", "GrantExpired"));
+    log::info("session_ended", log::field("conn", id), log::field("peer", conn->second.remote), log::field("reason", "GrantExpired"),
+              log::field("grant_expired_at_ms", conn->second.sessions.at(session_id).grant->expires_at_ms));
     end_session(id, session_id);
   });
   c.sessions.emplace(session_id, std::move(session));
   c.sessionless_since_ms = 0;
   c.peer->lift_frame_cap();  // before SessionOpened: the client may send large frames at once
   send(id, SessionOpened{job.request_id, session_id, view->height});
-  log::info("session_opened", log::field("conn", id), log::field("stream", to_hex(ByteView(p.grant.stream_id).first(8))),
-            log::field("snapshot_height", view->height));
+  log::info("session_opened", log::field("conn", id), log::field("peer", c.remote),
+            log::field("stream", to_hex(ByteView(p.grant.stream_id).first(8))), log::field("snapshot_height", view->height),
+            log::field("grant_expires_at_ms", p.grant.expires_at_ms));
 }
 
 Bytes32 Core::random32() {

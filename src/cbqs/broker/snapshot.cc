@@ -29,10 +29,15 @@ ChainViewPtr SnapshotSource::current() const {
 }
 
 std::uint64_t SnapshotSource::age_blocks() const {
+  std::uint64_t age = age_ms();
+  return age == UINT64_MAX ? age : age / block_interval_ms_;
+}
+
+std::uint64_t SnapshotSource::age_ms() const {
   std::lock_guard lock(mu_);
   if (!view_) return UINT64_MAX;
   std::uint64_t now = clock_.now_ms();
-  return now <= fetched_at_ms_ ? 0 : (now - fetched_at_ms_) / block_interval_ms_;
+  return now <= fetched_at_ms_ ? 0 : now - fetched_at_ms_;
 }
 
 bool SnapshotSource::fresh() const {

@@ -25,6 +25,8 @@ class SnapshotSource final : public ViewSource {
   ChainViewPtr current() const override;
   /// Whole blocks elapsed since the current view was read; UINT64_MAX without one.
   std::uint64_t age_blocks() const;
+  /// Milliseconds since the view in force was fetched (UINT64_MAX before the first).
+  std::uint64_t age_ms() const;
   bool fresh() const override;
 
  private:

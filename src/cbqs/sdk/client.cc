@@ -333,6 +333,9 @@ Outcome<std::vector<LaneRecordV2>> Client::list_lanes() {
 }
 
 Outcome<resp::Settings> Client::settings() { return expect<resp::Settings>(call(req::GetSettings{})); }
+Outcome<resp::Settings> Client::update_settings(const StreamSettingsV2& settings) {
+  return expect<resp::Settings>(call(req::UpdateSettings{settings}));
+}
 
 GroupConfigV2 with_group_defaults(GroupConfigV2 c) {
   auto fill = [](auto& field, auto value) {

@@ -71,6 +71,7 @@ struct Subscription {
   std::optional<Error> ended;  // set once: next() returns it when the buffer is empty
   bool caught_up = false;
   std::uint64_t last_taken = 0;
+  std::uint64_t actions_outstanding = 0;  // lease actions sent, not yet answered (Consumer::flush)
 
   // The io thread's alone.
   bool group = false;

@@ -95,6 +95,17 @@ class ConsumerImpl final : public Consumer {
   void ack(const Lease& l, std::function<void(Outcome<Unit>)> done) override {
     act_async(l, req::Ack{l.subscription, l.handle}, true, std::move(done));
   }
+  void nack(const Lease& l, std::function<void(Outcome<Unit>)> done) override {
+    act_async(l, req::Nack{l.subscription, l.handle}, true, std::move(done));
+  }
+  Outcome<Unit> flush(std::chrono::milliseconds timeout) override {
+    std::unique_lock lock(s_->m);
+    if (!s_->cv.wait_for(lock, timeout, [&] { return s_->actions_outstanding == 0; }))
+      return Err{client_error(Error::Kind::kTimeout, std::to_string(s_->actions_outstanding) +
+                                                         " lease actions unanswered after " +
+                                                         std::to_string(timeout.count()) + " ms")};
+    return Unit{};
+  }
   void close() override {
     if (!closed_.exchange(true)) impl_->unsubscribe(s_);
   }
@@ -105,10 +116,16 @@ class ConsumerImpl final : public Consumer {
       return done(Err{client_error(Error::Kind::kDisconnected,
                                    "the lease's session was lost; the group delivers the record again")});
     if (resolves) impl_->lease_done(s_, l.handle);
-    impl_->request(std::move(body), false, [done = std::move(done)](Outcome<CbqsResponseBodyV2> r) {
-      if (!r) return done(Err{r.error()});
-      if (!std::holds_alternative<resp::Ok>(*r)) return done(Err{client_error(Error::Kind::kProtocol, "an answer of another kind")});
-      done(Unit{});
+    {
+      std::lock_guard lock(s_->m);
+      ++s_->actions_outstanding;
+    }
+    impl_->request(std::move(body), false, [s = s_, done = std::move(done)](Outcome<CbqsResponseBodyV2> r) {
+      if (!r) done(Err{r.error()});
+      else if (!std::holds_alternative<resp::Ok>(*r)) done(Err{client_error(Error::Kind::kProtocol, "an answer of another kind")});
+      else done(Unit{});
+      std::lock_guard lock(s->m);
+      if (--s->actions_outstanding == 0) s->cv.notify_all();
     });
   }
 

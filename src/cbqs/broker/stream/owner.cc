@@ -192,8 +192,8 @@ std::optional<std::size_t> StreamOwner::redrive(GroupId group) {
 }
 
 StreamMetrics StreamOwner::metrics() const {
-  StreamMetrics sm{stream_id(), state_.durable_head(), state_.floor(), state_.retained_bytes(), {}, {}, {},
-                   subscriptions_.size()};
+  StreamMetrics sm{stream_id(), state_.durable_head(), state_.floor(), state_.retained_bytes(), state_.lane_heads().size(),
+                   {}, {}, {}, subscriptions_.size()};
   for (const auto& [lane, head] : state_.lane_heads()) {
     if (sm.lane_heads.size() == 256) break;
     sm.lane_heads.emplace_back(lane, head);
@@ -202,19 +202,32 @@ StreamMetrics StreamOwner::metrics() const {
     if (!sub.group)
       sm.subscription_lags.emplace_back(sub.id.value, sm.head + 1 > sub.next_sequence ? sm.head + 1 - sub.next_sequence : 0);
   std::uint64_t now = context_.clock.now_ms();
-  for (const auto& [group_id, g] : groups_) {
-    const GroupConfigV2* config = state_.group(group_id);
-    if (!config) continue;
-    GroupMetrics gm{group_id, state_.count_in_lane(LaneId{config->lane_id}, Sequence{g.frontier()}) + g.waiting(), g.in_flight(),
-                    g.dead_letters().size(), g.counters(), 0};
-    // The oldest unacked record: the oldest live cycle, else the first never delivered.
-    std::optional<std::uint64_t> oldest = g.oldest_live();
-    if (!oldest) oldest = state_.next_in_lane(LaneId{config->lane_id}, Sequence{g.frontier()});
-    if (auto at = oldest ? state_.committed_at(*oldest) : std::nullopt)
-      gm.oldest_unacked_age_ms = now > *at ? now - *at : 0;
-    sm.groups.push_back(gm);
-  }
+  for (const auto& [group_id, g] : groups_)
+    if (const GroupConfigV2* config = state_.group(group_id)) sm.groups.push_back(group_metrics(group_id, g, *config, now));
   return sm;
+}
+
+GroupMetrics StreamOwner::group_metrics(std::uint64_t group_id, const GroupCycles& g, const GroupConfigV2& config,
+                                        std::uint64_t now_ms) const {
+  const LaneId lane{config.lane_id};
+  GroupMetrics gm{group_id, state_.count_in_lane(lane, Sequence{g.frontier()}) + g.waiting(), g.in_flight(),
+                  g.dead_letters().size(), g.counters(), 0, 0, 0};
+  // The oldest unacked record: the oldest live cycle, else the first never delivered.
+  std::optional<std::uint64_t> oldest = g.oldest_live();
+  if (!oldest) oldest = state_.next_in_lane(lane, Sequence{g.frontier()});
+  if (auto at = oldest ? state_.committed_at(*oldest) : std::nullopt) gm.oldest_unacked_age_ms = now_ms > *at ? now_ms - *at : 0;
+  // Resolved up to just below the oldest unresolved record, or up to the head when none is left.
+  gm.ack_floor = oldest ? *oldest - 1 : state_.durable_head();
+  for (const auto& sub : subscriptions_) gm.consumers += sub.group == group_id;
+  return gm;
+}
+
+std::vector<GroupReport> StreamOwner::group_reports() {
+  std::vector<GroupReport> out;
+  std::uint64_t now = context_.clock.now_ms();
+  for (const auto& [group_id, config] : state_.groups())
+    if (const GroupCycles* g = group_runtime(group_id)) out.push_back({config, group_metrics(group_id, *g, config, now)});
+  return out;
 }
 
 }  // namespace cowboy::cbqs::broker

@@ -89,6 +89,14 @@ struct GroupMetrics {
   std::uint64_t dead_letters = 0;
   GroupCounters counters;
   std::uint64_t oldest_unacked_age_ms = 0;  // 0 when nothing is unacked
+  std::uint64_t ack_floor = 0;  // every record of the lane up to it is resolved (acked or dead-lettered)
+  std::uint64_t consumers = 0;  // group subscriptions attached now
+};
+
+/// A group as `cbqs groups info` shows it: its config and its state now.
+struct GroupReport {
+  GroupConfigV2 config;
+  GroupMetrics metrics;
 };
 
 struct StreamMetrics {
@@ -96,7 +104,8 @@ struct StreamMetrics {
   std::uint64_t head = 0;  // highest durable sequence
   std::uint64_t floor = 0;
   std::uint64_t retained_bytes = 0;
-  std::vector<std::pair<std::uint64_t, std::uint64_t>> lane_heads;    // (lane, head), at most 256 lanes
+  std::uint64_t lanes_with_records = 0;
+  std::vector<std::pair<std::uint64_t, std::uint64_t>> lane_heads;    // (lane, head), the 256 lowest lane ids
   std::vector<std::pair<Bytes32, std::uint64_t>> subscription_lags;  // (subscription, records behind)
   std::vector<GroupMetrics> groups;                                   // groups loaded since start
   std::uint64_t subscriptions = 0;
@@ -153,6 +162,8 @@ class StreamOwner {
   std::optional<std::size_t> redrive(GroupId group);
 
   StreamMetrics metrics() const;
+  /// Every group of the stream (each loaded if it was not), by id.
+  std::vector<GroupReport> group_reports();
   const OwnerCounters& counters() const { return counters_; }
 
  private:
@@ -188,6 +199,8 @@ class StreamOwner {
   using LeaseAction = std::variant<req::Ack, req::Nack, req::Extend, req::Reject>;
 
   StreamOwner(StreamState state, OwnerContext context);
+  GroupMetrics group_metrics(std::uint64_t group_id, const GroupCycles& g, const GroupConfigV2& config,
+                             std::uint64_t now_ms) const;
   void send(ConnectionId id, const CbqsServerFrameV2& frame) { context_.out.send(id, frame); }
   void send_error(ConnectionId id, std::optional<RequestId> request_id, ErrorCode code, std::string_view detail = {},
                   Bytes details = {});

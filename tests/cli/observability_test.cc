@@ -1,0 +1,84 @@
+// The Grafana dashboard and the Prometheus alert rules in packaging/ against
+// what a real cbqsd serves at /metrics: every series they query must exist.
+#include <gtest/gtest.h>
+
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <regex>
+#include <set>
+#include <sstream>
+
+#include "../support/cbqsd_process.h"
+#include "../support/temp_dir.h"
+#include "devchain/http_client.h"
+
+namespace cowboy {
+namespace {
+
+// Sample names /metrics can carry: each family of a "# TYPE" line, and a
+// histogram's _bucket, _sum and _count.
+std::set<std::string> exported_names(const std::string& text) {
+  std::set<std::string> names;
+  std::istringstream in(text);
+  std::regex type_line(R"(^# TYPE (\S+) (\S+)$)");
+  for (std::string line; std::getline(in, line);) {
+    std::smatch m;
+    if (!std::regex_match(line, m, type_line)) continue;
+    names.insert(m[1]);
+    if (m[2] == "histogram")
+      for (const char* suffix : {"_bucket", "_sum", "_count"}) names.insert(std::string(m[1]) + suffix);
+  }
+  return names;
+}
+
+std::set<std::string> queried_names(const std::string& expr) {
+  std::set<std::string> names;
+  std::regex metric(R"(\b((?:cbqs|process)_[a-z0-9_]+)\b)");
+  for (auto it = std::sregex_iterator(expr.begin(), expr.end(), metric); it != std::sregex_iterator(); ++it)
+    names.insert((*it)[1]);
+  return names;
+}
+
+std::string read_file(const std::string& path) {
+  std::ifstream in(path);
+  return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
+}
+
+TEST(Observability, TheDashboardAndTheAlertRulesQueryOnlyMetricsCbqsdExports) {
+  testing::TempDir dir;
+  testing::CbqsdProcess cbqsd(dir.path());
+  ASSERT_TRUE(cbqsd.up());
+  auto admin = *devchain::HttpClient::from_url("http://127.0.0.1:" + std::to_string(cbqsd.admin_port()));
+  auto metrics = admin.get_text("/metrics");
+  ASSERT_TRUE(metrics) << metrics.error().message;
+  auto exported = exported_names(metrics->body);
+  ASSERT_GT(exported.size(), 40u);
+
+  auto dashboard = nlohmann::json::parse(read_file(COWBOY_SOURCE_DIR "/packaging/grafana/cbqsd-dashboard.json"));
+  std::set<std::string> on_dashboard;
+  for (const auto& panel : dashboard["panels"])
+    for (const auto& target : panel["targets"])
+      for (const auto& name : queried_names(target["expr"].get<std::string>())) {
+        on_dashboard.insert(name);
+        EXPECT_TRUE(exported.contains(name)) << "panel \"" << panel["title"].get<std::string>() << "\" queries " << name;
+      }
+  EXPECT_GE(on_dashboard.size(), 25u);
+
+  std::set<std::string> alerted;
+  std::istringstream rules(read_file(COWBOY_SOURCE_DIR "/packaging/prometheus/cbqsd-alerts.yml"));
+  for (std::string line; std::getline(rules, line);) {
+    auto at = line.find("expr:");
+    if (at == std::string::npos) continue;
+    for (const auto& name : queried_names(line.substr(at + 5))) {
+      alerted.insert(name);
+      EXPECT_TRUE(exported.contains(name)) << "an alert queries " << name;
+    }
+  }
+  // What an operator pages on: failed syncs, not ready, an aging group backlog, a stale chain snapshot.
+  for (const char* must : {"cbqs_sync_failures_total", "cbqs_ready", "cbqs_group_oldest_unacked_age_seconds",
+                           "cbqs_snapshot_age_seconds"})
+    EXPECT_TRUE(alerted.contains(must)) << must;
+}
+
+}  // namespace
+}  // namespace cowboy
