@@ -23,7 +23,7 @@ trap cleanup EXIT
 cbqsd_pid=$!
 for _ in $(seq 1 300); do [[ -s $work/dev/dev-endpoints.json ]] && break; sleep 0.1; done
 [[ -s $work/dev/dev-endpoints.json ]] || { cat "$work/cbqsd.log"; exit 1; }
-cbqs="$bin/cbqs --json --dev $work/dev"
+cbqs() { "$bin/cbqs" --json "$@" --dev "$work/dev"; }
 field() { sed -n "s/.*\"$1\":\([0-9.e+]*\).*/\1/p"; }
 seq 1 "$records" | sed 's/^/job /' > "$work/lines"
 now() { date +%s.%N; }
@@ -31,23 +31,23 @@ now() { date +%s.%N; }
 # A lane filled with RECORDS lines and a group on it; prints the group id.
 filled_group() {
   local lane first
-  lane=$($cbqs lanes create | field lane)
-  first=$($cbqs produce --lane "$lane" --file "$work/lines" | field first_sequence)
-  $cbqs groups create --lane "$lane" --start-at "$first" --max-in-flight 262144 --max-in-flight-per-holder 4096 | field group
+  lane=$(cbqs lanes create | field lane)
+  first=$(cbqs produce --lane "$lane" --file "$work/lines" | field first_sequence)
+  cbqs groups create --lane "$lane" --start-at "$first" --max-in-flight 262144 --max-in-flight-per-holder 4096 | field group
 }
 
 one=() two=() bench_acked=() bench_appends=() group_bench=()
 for r in $(seq 1 "$runs"); do
   g=$(filled_group)
-  t0=$(now); $cbqs consume --group "$g" --count "$records" > /dev/null; t1=$(now)
+  t0=$(now); cbqs consume --group "$g" --count "$records" > /dev/null; t1=$(now)
   one+=("$(echo "$records / ($t1 - $t0)" | bc -l)")
   g=$(filled_group)
   t0=$(now)
-  $cbqs consume --group "$g" --count $((records / 2)) > /dev/null & a=$!
-  $cbqs consume --group "$g" --count $((records / 2)) > /dev/null & b=$!
+  cbqs consume --group "$g" --count $((records / 2)) > /dev/null & a=$!
+  cbqs consume --group "$g" --count $((records / 2)) > /dev/null & b=$!
   wait $a $b; t1=$(now)
   two+=("$(echo "$records / ($t1 - $t0)" | bc -l)")
-  out=$($cbqs bench --producers 4 --consumers 2 --seconds 5)
+  out=$(cbqs bench --producers 4 --consumers 2 --seconds 5)
   bench_acked+=("$(echo "$out" | field acked_per_sec)")
   bench_appends+=("$(echo "$out" | field appends_per_sec)")
   gb=$("$bin/cbqs_group_bench" --consumers 2 --records "$records" --runs 1 2>/dev/null | sed -n 's/^run 1: \([0-9]*\) acked.*/\1/p')

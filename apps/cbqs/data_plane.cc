@@ -3,6 +3,7 @@
 #include <sys/wait.h>
 
 #include <atomic>
+#include <ctime>
 #include <fstream>
 #include <mutex>
 #include <thread>
@@ -67,20 +68,58 @@ Answer<ProviderRecordV2> provider_record(const SessionOptions& o, const Address&
 
 }  // namespace
 
+namespace {
+
+std::string utc_time(std::uint64_t ms) {
+  std::time_t t = static_cast<std::time_t>(ms / 1'000);
+  char buf[32];
+  std::strftime(buf, sizeof buf, "%Y-%m-%d %H:%M:%S UTC", std::gmtime(&t));
+  return buf;
+}
+
+// What to do about the errors people meet first, after what went wrong.
+std::string with_hint(const sdk::Error& e, const SessionOptions& o, const sdk::ClientOptions* options) {
+  std::string out = why(e);
+  if (e.kind == sdk::Error::Kind::kRefusedDestination)
+    return out + "\n  loopback and private addresses are refused by default (CIP-39 §11.4); for a development broker add"
+                 " --allow-private, or use --dev DIR";
+  if (e.message.find("cannot connect") != std::string::npos)
+    return out + "\n  is cbqsd running at " + o.endpoint + "? `make run` (cbqsd --dev) starts one; --endpoint or --dev DIR"
+                 " says where it listens";
+  if (e.message.find("certificate verify failed") != std::string::npos)
+    return out + "\n  the broker's certificate is not trusted: give its CA with --ca FILE, or use --dev DIR for a cbqsd --dev"
+                 " (its certificate is pinned)";
+  if (e.is(ErrorCode::kGrantExpired)) {
+    std::string when = options ? " (it expired at " + utc_time(options->grant.expires_at_ms) + ")" : "";
+    return out + when + "\n  mint a new grant with `cbqs grant mint --admin-key ... --stream ... --holder-key ... --out grant.hex`;"
+                        " a restarted cbqsd --dev writes a fresh dev-grant.hex";
+  }
+  return out;
+}
+
+}  // namespace
+
 Answer<std::unique_ptr<Client>> connect(const SessionOptions& o) {
   // §11.4 before anything else: a refused destination is the first thing to hear about.
   if (auto allowed = sdk::check_destination(o.endpoint, o.allow_private || !o.dev_dir.empty()); !allowed)
-    return Err{why(allowed.error())};
+    return Err{with_hint(allowed.error(), o, nullptr)};
   auto options = o.dev_dir.empty() ? sdk::ClientOptions::from_files(o.endpoint, o.grant_file, o.holder_key)
                                    : sdk::ClientOptions::from_dev_dir(o.dev_dir, o.endpoint);
   if (!options) return Err{why(options.error())};
+  if (!o.dev_dir.empty() && !o.grant_file.empty()) {  // --grant (and --holder-key) win over the dev dir's
+    auto given = sdk::ClientOptions::from_files(o.endpoint, o.grant_file,
+                                                o.holder_key.empty() ? o.dev_dir / "dev-holder-key" : o.holder_key);
+    if (!given) return Err{why(given.error())};
+    options->grant = given->grant;
+    options->holder = given->holder;
+  }
   if (!o.ca_file.empty()) {
     options->ca_file = o.ca_file;
     options->pinned_certificate.clear();
   }
   options->allow_private_destinations |= o.allow_private;
   auto client = Client::connect(*options);
-  if (!client) return Err{why(client.error())};
+  if (!client) return Err{with_hint(client.error(), o, &*options)};
   return std::move(*client);
 }
 

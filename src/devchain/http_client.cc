@@ -68,8 +68,11 @@ ApiResult<HttpText> exchange(const std::string& host, std::uint16_t port, std::c
     beast::error_code ignored;
     stream.socket().shutdown(tcp::socket::shutdown_both, ignored);
     return HttpText{static_cast<int>(parser.get().result_int()), std::move(parser.get().body())};
+  } catch (const boost::system::system_error& e) {  // its what() carries Boost's source location: not for users
+    return Err{ApiError{ApiErrorCode::kUnavailable, "nothing answers at " + host + ":" + std::to_string(port) + " (" +
+                                                        e.code().message() + ")"}};
   } catch (const std::exception& e) {
-    return Err{ApiError{ApiErrorCode::kUnavailable, std::string("devchain unreachable: ") + e.what()}};
+    return Err{ApiError{ApiErrorCode::kUnavailable, "no answer from " + host + ":" + std::to_string(port) + " (" + e.what() + ")"}};
   }
 }
 

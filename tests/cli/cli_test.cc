@@ -311,6 +311,23 @@ TEST(Cli, EveryBinaryAnswersVersionAndUsageErrorsExitTwo) {
       << missing_grant.out;
 }
 
+// Issue 25: errors say what to do, and carry no Boost source locations.
+TEST(Cli, ErrorsNameTheEndpointAndSayWhatToDo) {
+  testing::TempDir dir;
+  std::string bin = std::string(COWBOY_BIN_DIR) + "/";
+  ASSERT_EQ(run(bin + "cbqs keygen --out " + (dir.path() / "h").string()).status, 0);
+  auto grant = dir.path() / "g";
+  std::ofstream(grant) << "00\n";
+  std::string files = " --grant " + grant.string() + " --holder-key " + (dir.path() / "h").string();
+  auto refused = run(bin + "cbqs append --endpoint wss://127.0.0.1:1/" + files + " x");
+  EXPECT_EQ(refused.status, 1);
+  EXPECT_NE(refused.out.find("add --allow-private"), std::string::npos) << refused.out;
+  auto admin = run(bin + "cbqs status --admin http://127.0.0.1:1");
+  EXPECT_EQ(admin.status, 1);
+  EXPECT_NE(admin.out.find("nothing answers at 127.0.0.1:1 (Connection refused)"), std::string::npos) << admin.out;
+  EXPECT_EQ(admin.out.find(".hpp"), std::string::npos) << admin.out;
+}
+
 // Issue 25, broken items 1-3: what `tail` and `consume` print, and when.
 class CliRecords : public ::testing::Test {
  protected:

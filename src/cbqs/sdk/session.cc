@@ -49,7 +49,7 @@ void Client::Impl::dial() {
   asio::async_connect(*dialing, targets, [this, socket = dialing, e](boost::system::error_code ec, const tcp::endpoint&) {
     if (e != epoch) return;
     dialing.reset();
-    if (ec) return lost(client_error(Error::Kind::kDisconnected, "cannot connect: " + ec.message()));
+    if (ec) return lost(client_error(Error::Kind::kDisconnected, "cannot connect to " + options.endpoint + ": " + ec.message()));
     ws = std::make_shared<Channel>(std::move(*socket), tls.native_handle(), *this, e,
                                    net::WssChannel::Options{limits::kMaxFrameBytes, options.connect_timeout});
     // A pinned certificate replaces the name check; either way TLS verifies.
