@@ -29,8 +29,9 @@ pc_flags=$(PKG_CONFIG_PATH=$prefix/lib/pkgconfig pkg-config --cflags --libs cbqs
 c++ "$source/tests/packaging/consumer/hello_cbqs.cc" $pc_flags -Wl,-rpath,"$prefix/lib" -o "$work/hello_pc" \
   || fail "building with pkg-config"
 for exe in "$work/consumer/hello_cbqs" "$work/hello_pc"; do
-  ldd "$exe" | grep -q "$prefix/lib/libcbqs.so" || fail "$exe does not load the installed libcbqs.so"
-  if ldd "$exe" | grep -Ei 'rocksdb|devchain'; then fail "$exe needs RocksDB or the devchain"; fi
+  libs=$(ldd "$exe")  # read whole: `ldd | grep -q` can die of SIGPIPE, which pipefail reports as failure
+  [[ $libs == *"$prefix/lib/libcbqs.so"* ]] || fail "$exe does not load the installed libcbqs.so: $libs"
+  if grep -Ei 'rocksdb|devchain' <<< "$libs"; then fail "$exe needs RocksDB or the devchain"; fi
 done
 
 "$prefix/bin/cbqsd" --dev --data-dir "$work/dev" --listen 127.0.0.1:0 --admin-listen 127.0.0.1:0 --chain-listen 127.0.0.1:0 \
