@@ -10,10 +10,14 @@ DEB_PACKAGES := build-essential cmake pkg-config openssl libssl-dev libboost1.81
 # The peers `make bench` compares cbqsd with (bench/peers/), and their client libraries.
 PEER_PACKAGES := redis-server nats-server libhiredis-dev libnats-dev etcd-server
 
-.PHONY: deps build run test fuzz bench cip11d-dev cip11-demo transitd-dev clean
+.PHONY: deps js-deps build run test fuzz bench bench-js chat cip11d-dev cip11-demo transitd-dev clean
 
 deps:
 	@scripts/install-deps.sh $(DEB_PACKAGES)
+
+# Node.js, Chromium and the JavaScript client's npm lockfile (clients/js).
+js-deps:
+	@scripts/install-js-deps.sh
 
 build: deps
 	cmake -S . -B $(BUILD) -DCMAKE_BUILD_TYPE=Release $(CMAKE_FLAGS)
@@ -22,8 +26,17 @@ build: deps
 run: build
 	$(BUILD)/bin/cbqsd --dev
 
-test: build
+test: build js-deps
 	cd $(BUILD) && ctest --output-on-failure -j $(JOBS)
+
+# The chat room of the JavaScript client, on the cbqsd --dev that `make run` started.
+chat: js-deps
+	cd clients/js && npm run --silent build && node demo/server.mjs --dev $(CURDIR)/cbqsd-dev
+
+# Appends/s and latency from Node against the C++ SDK, alternated on one broker.
+bench-js: build js-deps
+	cd clients/js && npm run --silent build
+	bench/js_client.sh $(BUILD)/bin 5
 
 # The CIP-11 validator's embedded default: an in-process devchain, dev keys and runners.
 cip11d-dev: build

@@ -8,6 +8,7 @@
 #include <fstream>
 #include <sstream>
 
+#include "cbqs/wire/ids.h"
 #include "samples.h"
 #include "../../support/hex_fixture.h"
 
@@ -31,6 +32,36 @@ TEST(Fixtures, EveryObjectAndFrameMatchesItsFileByteForByte) {
     EXPECT_EQ(to_hex(s.encoded), to_hex(*expected)) << s.name;
     EXPECT_TRUE(s.decodes_to_sample(*expected)) << s.name;
   }
+}
+
+// Known answers for the ids and digests (tests/fixtures/cbqs/ids.txt, one
+// "name value" a line): the other-language clients (clients/js) compute the
+// same names from the same sample objects and compare with this file.
+TEST(Fixtures, IdsAndDigestsMatchTheirVectorFile) {
+  auto text = [](std::string_view s) { return Bytes(s.begin(), s.end()); };
+  const Bytes32 stream = testing::filled32(0x30);
+  const Bytes32 hello = record_digest(RecordHeaderV2{stream, 3}, text("hello"));
+  const Bytes32 world = record_digest(RecordHeaderV2{stream, 9}, text("world"));
+  const crypto::Ed25519Seed holder = testing::filled32(0x70);
+  std::ostringstream out;
+  out << "grant_id " << to_hex(grant_id(testing::sample_grant())) << "\n";
+  out << "checkpoint_id " << to_hex(checkpoint_id(testing::sample_checkpoint())) << "\n";
+  out << "stream_id " << to_hex(stream_id(testing::filled32(0x10), testing::filled20(0x11), 42)) << "\n";
+  out << "record_digest_hello_lane3 " << to_hex(hello) << "\n";
+  out << "records_digest_hello_world " << to_hex(records_digest(std::vector<Bytes32>{hello, world})) << "\n";
+  out << "records_digest_empty " << to_hex(records_digest(std::vector<Bytes32>{})) << "\n";
+  out << "room_lane_messages_0x33 " << room_lane_id(RoomMessages{testing::filled32(0x33)}) << "\n";
+  out << "room_lane_inbox_0x33_0x55 " << room_lane_id(RoomInbox{testing::filled32(0x33), testing::filled32(0x55)}) << "\n";
+  out << "public_key_seed_0x70 " << to_hex(ed25519_public_key(holder).key) << "\n";
+  out << "signature_seed_0x70_cbqs " << to_hex(sign_ed25519(holder, text("cbqs")).bytes) << "\n";
+
+  const std::string path = std::string(COWBOY_FIXTURE_DIR) + "/cbqs/ids.txt";
+  if (std::getenv("COWBOY_WRITE_FIXTURES")) std::ofstream(path) << out.str();
+  std::ifstream in(path);
+  ASSERT_TRUE(in) << "missing " << path;
+  std::stringstream expected;
+  expected << in.rdbuf();
+  EXPECT_EQ(out.str(), expected.str());
 }
 
 // A fixture built by hand, not by the encoder: Response { request_id, Ok }.

@@ -1,0 +1,58 @@
+// §11.4 (docs/protocol.md §M): the same cases as tests/cbqs/client/dialing_test.cc.
+import assert from "node:assert/strict";
+import { test } from "node:test";
+
+import { checkAddress, parseEndpoint, refusedRange } from "../../dist/dialing.js";
+import { nodeDialer } from "../../dist/node.js";
+
+test("every refused IPv4 range, including its edges", () => {
+  const refused = {
+    "0.0.0.0": "0.0.0.0/8", "10.255.255.255": "10.0.0.0/8", "100.64.0.1": "100.64.0.0/10",
+    "100.127.255.255": "100.64.0.0/10", "127.0.0.1": "127.0.0.0/8", "169.254.169.254": "169.254.0.0/16",
+    "172.16.0.1": "172.16.0.0/12", "172.31.255.255": "172.16.0.0/12", "192.0.0.8": "192.0.0.0/24",
+    "192.0.2.1": "192.0.2.0/24", "192.88.99.1": "192.88.99.0/24", "192.168.1.1": "192.168.0.0/16",
+    "198.18.0.1": "198.18.0.0/15", "198.19.255.255": "198.18.0.0/15", "198.51.100.7": "198.51.100.0/24",
+    "203.0.113.9": "203.0.113.0/24", "224.0.0.1": "224.0.0.0/4", "239.255.255.255": "224.0.0.0/4",
+    "240.0.0.1": "240.0.0.0/4", "255.255.255.255": "240.0.0.0/4",
+  };
+  for (const [addr, range] of Object.entries(refused)) assert.equal(refusedRange(addr), range, addr);
+  for (const addr of ["8.8.8.8", "1.1.1.1", "100.63.255.255", "100.128.0.0", "172.15.255.255", "172.32.0.0", "198.17.255.255", "198.20.0.0", "223.255.255.255"])
+    assert.equal(refusedRange(addr), null, addr);
+});
+
+test("IPv6 ranges and the forms that embed IPv4", () => {
+  assert.equal(refusedRange("::"), "::/128");
+  assert.equal(refusedRange("::1"), "::1/128");
+  assert.equal(refusedRange("::ffff:127.0.0.1"), "127.0.0.0/8");
+  assert.equal(refusedRange("::ffff:8.8.8.8"), null);
+  assert.equal(refusedRange("64:ff9b::a9fe:a9fe"), "169.254.0.0/16");
+  assert.equal(refusedRange("2002:c0a8:0101::1"), "192.168.0.0/16");
+  assert.equal(refusedRange("100::1"), "100::/64");
+  assert.equal(refusedRange("2001:db8::1"), "2001:db8::/32");
+  assert.equal(refusedRange("fd00::1"), "fc00::/7");
+  assert.equal(refusedRange("fe80::1"), "fe80::/10");
+  assert.equal(refusedRange("ff02::1"), "ff00::/8");
+  assert.equal(refusedRange("2606:4700:4700::1111"), null);
+});
+
+test("endpoints parse like the §4.1 examples; others are refused", () => {
+  assert.deepEqual(parseEndpoint("wss://cbqs.example/ws"), { url: "wss://cbqs.example/ws", host: "cbqs.example", port: 443, path: "/ws" });
+  assert.equal(parseEndpoint("wss://[2606:4700:4700::1111]/ws").host, "2606:4700:4700::1111");
+  assert.equal(parseEndpoint("wss://198.51.100.7:8443/ws").port, 8443);
+  for (const bad of ["https://cbqs.example/ws", "wss://host:99999/", "wss://[::1/", "ws://cbqs.example/", "wss://u:p@cbqs.example/"])
+    assert.throws(() => parseEndpoint(bad), (e) => e.kind === "configuration", bad);
+});
+
+test("a refused destination fails before any connection, unless development allows it", async () => {
+  assert.throws(() => checkAddress("wss://127.0.0.1:1/", "127.0.0.1", false), (e) => e.kind === "refused_destination" && /127\.0\.0\.0\/8/.test(e.message));
+  checkAddress("wss://127.0.0.1:1/", "127.0.0.1", true);
+  const dial = nodeDialer();
+  const events = { message() {}, closed() {} };
+  const opts = { allowPrivateDestinations: false, maxMessageBytes: 1 << 20, timeoutMs: 1_000 };
+  // Port 1: nothing listens, so only a refusal made before connecting can name the range.
+  await assert.rejects(dial(parseEndpoint("wss://127.0.0.1:1/"), opts, events), (e) => e.kind === "refused_destination");
+  // A name is refused when any address it resolves to is refused: localhost resolves to loopback only.
+  await assert.rejects(dial(parseEndpoint("wss://localhost:1/"), opts, events), (e) => e.kind === "refused_destination");
+  // With the opt-in the attempt is made and fails as a connection failure, not a refusal.
+  await assert.rejects(dial(parseEndpoint("wss://127.0.0.1:1/"), { ...opts, allowPrivateDestinations: true }, events), (e) => e.kind === "disconnected");
+});
