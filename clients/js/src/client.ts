@@ -129,8 +129,7 @@ const te = new TextEncoder();
 const toPayload = (p: Uint8Array | string): Uint8Array => (typeof p === "string" ? te.encode(p) : p);
 
 // The counter is the last 8 bytes of a request_id, as in the C++ SDK (src/cbqs/client/request_ids.h).
-function requestId(n: number): Uint8Array {
-  const id = new Uint8Array(32);
+function requestId(n: number, id = new Uint8Array(32)): Uint8Array {
   const hi = Math.floor(n / 0x100000000);
   id[24] = hi >>> 24;
   id[25] = hi >>> 16;
@@ -142,6 +141,9 @@ function requestId(n: number): Uint8Array {
   id[31] = n;
   return id;
 }
+// Outgoing frames are encoded (copied) at once, so their request_id can be one shared buffer.
+const outgoingId = new Uint8Array(32);
+
 function requestNumber(id: Uint8Array): number {
   for (let i = 0; i < 24; ++i) if (id[i] !== 0) return -1;
   const hi = ((id[24]! << 24) | (id[25]! << 16) | (id[26]! << 8) | id[27]!) >>> 0;
@@ -353,7 +355,7 @@ export class Client {
   }
 
   private sendRequest(n: number, body: RequestBody): void {
-    this.send({ kind: "Request", request_id: requestId(n), session_id: this.sessionId!, body });
+    this.send({ kind: "Request", request_id: requestId(n, outgoingId), session_id: this.sessionId!, body });
   }
 
   private send(frame: ClientFrame): void {

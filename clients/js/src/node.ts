@@ -99,7 +99,7 @@ export function nodeDialer(trust: NodeTrust = {}): Dialer {
       });
       ws.on("message", (data: Buffer, isBinary: boolean) => {
         if (!isBinary) return ws.terminate();
-        events.message(new Uint8Array(data.buffer, data.byteOffset, data.byteLength));
+        events.message(data); // a Buffer is a Uint8Array
       });
       ws.on("unexpected-response", (_req, res) => {
         ws.terminate();
