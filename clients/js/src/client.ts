@@ -16,7 +16,7 @@
 // requests in flight fail with kind "disconnected"; leases of the lost
 // session are void and their records come back to the group.
 import { encodeTransient } from "./codec.js";
-import { type Endpoint, parseEndpoint } from "./dialing.js";
+import { type Endpoint, checkAddress, isAddressLiteral, parseEndpoint } from "./dialing.js";
 import { CbqsError, type ErrorName } from "./errors.js";
 import { equalBytes, grantId, randomBytes, roomLaneId, signProof } from "./ids.js";
 import { type Dialer, type Socket, browserDialer } from "./transport.js";
@@ -120,6 +120,8 @@ type Pending = {
   timer?: ReturnType<typeof setTimeout>;
   /** An append: sent again after a reconnect until answered. */
   append?: { lane: bigint; payload: Uint8Array; epoch: number };
+  /** A Subscribe: after a drop its subscription subscribes again instead. */
+  subscribe?: true;
 };
 
 // The broker's refusals of OpenSession that a later attempt may not get.
@@ -281,7 +283,9 @@ export class Client {
 
   /** Drops the connection as if the network failed (tests, demos). */
   dropConnection(): void {
-    this.socket?.close();
+    const socket = this.socket;
+    if (socket?.abort) socket.abort();
+    else socket?.close();
   }
 
   // ---- internals: requests -------------------------------------------------------------
@@ -308,6 +312,7 @@ export class Client {
     this.subscriptions.set(n, sub);
     ++this.stats.subscribes;
     const p: Pending = {
+      subscribe: true,
       expect: body.source.kind === "Cursor" ? "CursorProgress" : "Ok",
       resolve: (b) => sub.subscribed(b as ResponseBody),
       reject: (e) => {
@@ -374,9 +379,12 @@ export class Client {
   // ---- internals: the connection and its session -----------------------------------------
   private async openSession(): Promise<void> {
     const timeoutMs = this.options.connectTimeoutMs ?? 5_000;
+    const allowPrivate = this.options.allowPrivateDestinations ?? false;
+    // §11.4 for an address literal, on every platform; a dialer that resolves names checks what they resolve to.
+    if (isAddressLiteral(this.endpoint.host)) checkAddress(this.endpoint.url, this.endpoint.host, allowPrivate);
     const socket = await this.dialer(
       this.endpoint,
-      { allowPrivateDestinations: this.options.allowPrivateDestinations ?? false, maxMessageBytes: limits.maxFrameBytes, timeoutMs },
+      { allowPrivateDestinations: allowPrivate, maxMessageBytes: limits.maxFrameBytes, timeoutMs },
       { message: (m) => this.onMessage(socket, m), closed: (reason) => this.onClosed(socket, reason) },
     );
     if (this.closedWith) {
@@ -526,7 +534,7 @@ export class Client {
       if (p.append) continue;
       this.pending.delete(n);
       clearTimeout(p.timer);
-      p.reject(lost);
+      if (!p.subscribe) p.reject(lost);
     }
     for (const sub of this.subscriptions.values()) sub.sessionLost();
     // Before the first session, connect() reports the failure; nothing is retried behind its back.

@@ -45,9 +45,8 @@ export function nodeDialer(trust: NodeTrust = {}): Dialer {
     const { default: WebSocket } = await import("ws");
     let address = endpoint.host;
     let family = address.includes(":") ? 6 : 4;
-    if (isAddressLiteral(endpoint.host)) {
-      checkAddress(endpoint.url, endpoint.host, options.allowPrivateDestinations);
-    } else {
+    // Literals were checked by the client; a name is checked here, every address it resolves to.
+    if (!isAddressLiteral(endpoint.host)) {
       const all = await dns.lookup(endpoint.host, { all: true }).catch((e: Error) => {
         throw new CbqsError("disconnected", `cannot resolve ${endpoint.host}: ${e.message}`);
       });
@@ -95,6 +94,7 @@ export function nodeDialer(trust: NodeTrust = {}): Dialer {
             }
           },
           close: () => ws.close(),
+          abort: () => ws.terminate(),
         });
       });
       ws.on("message", (data: Buffer, isBinary: boolean) => {

@@ -16,6 +16,8 @@ export interface Socket {
   /** Frames handed to send() in the current turn go out together (one TLS record where the platform allows). */
   flush?(): void;
   close(): void;
+  /** Ends the connection at once, unsent frames lost, as a network failure would (where the platform can). */
+  abort?(): void;
 }
 
 export interface DialOptions {
@@ -46,8 +48,10 @@ export const browserDialer: Dialer = (endpoint, options, events) =>
       resolve({ send: (frame) => ws.send(frame), close: () => ws.close() });
     };
     ws.onmessage = (e) => {
-      if (e.data instanceof ArrayBuffer) events.message(new Uint8Array(e.data));
-      else events.closed("a text message (frames are binary)");
+      if (e.data instanceof ArrayBuffer) return events.message(new Uint8Array(e.data));
+      open = false; // the close that follows is reported here, once
+      ws.close(1003);
+      events.closed("a text message (frames are binary)");
     };
     ws.onclose = (e) => {
       clearTimeout(timer);

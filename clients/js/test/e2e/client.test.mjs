@@ -173,6 +173,11 @@ test("after a dropped connection unanswered appends are sent again and a reader 
   const payloads = new Set(seen.map((r) => str(r.payload)));
   for (let i = 1; i <= 250; ++i) assert.ok(payloads.has(`r${i}`), `r${i} was delivered`);
   reader.close();
+  // A Subscribe still unanswered when the connection drops subscribes again; the reader does not fail.
+  const late = c.read({ lanes: lane, start });
+  c.dropConnection();
+  assert.equal(str((await late.next(5_000)).payload), "r0");
+  late.close();
 });
 
 test("a broker restart (SIGKILL) is ridden out: the client reconnects and its appends land", async () => {

@@ -2,8 +2,12 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
 
+import { Client } from "../../dist/client.js";
+import { decode } from "../../dist/codec.js";
 import { checkAddress, parseEndpoint, refusedRange } from "../../dist/dialing.js";
 import { nodeDialer } from "../../dist/node.js";
+import { StreamGrantV2 } from "../../dist/wire.js";
+import { readFixture } from "../fixtures.mjs";
 
 test("every refused IPv4 range, including its edges", () => {
   const refused = {
@@ -46,13 +50,24 @@ test("endpoints parse like the §4.1 examples; others are refused", () => {
 test("a refused destination fails before any connection, unless development allows it", async () => {
   assert.throws(() => checkAddress("wss://127.0.0.1:1/", "127.0.0.1", false), (e) => e.kind === "refused_destination" && /127\.0\.0\.0\/8/.test(e.message));
   checkAddress("wss://127.0.0.1:1/", "127.0.0.1", true);
-  const dial = nodeDialer();
+  // A literal is refused by the client on every platform, before its dialer is called.
+  let dialed = 0;
+  const options = (endpoint, allowPrivateDestinations) => ({
+    endpoint,
+    grant: decode(StreamGrantV2, readFixture("stream_grant")),
+    holderSeed: new Uint8Array(32),
+    allowPrivateDestinations,
+    dialer: nodeDialer(),
+  });
+  const counting = (o) => ({ ...o, dialer: (...args) => (++dialed, o.dialer(...args)) });
+  for (const literal of ["wss://127.0.0.1:1/", "wss://[::1]:1/", "wss://[::ffff:10.0.0.1]:1/", "wss://169.254.169.254/"])
+    await assert.rejects(Client.connect(counting(options(literal, false))), (e) => e.kind === "refused_destination", literal);
+  assert.equal(dialed, 0, "no dial was attempted");
+  // In Node a name is refused when any address it resolves to is refused: localhost resolves to loopback only.
   const events = { message() {}, closed() {} };
   const opts = { allowPrivateDestinations: false, maxMessageBytes: 1 << 20, timeoutMs: 1_000 };
-  // Port 1: nothing listens, so only a refusal made before connecting can name the range.
-  await assert.rejects(dial(parseEndpoint("wss://127.0.0.1:1/"), opts, events), (e) => e.kind === "refused_destination");
-  // A name is refused when any address it resolves to is refused: localhost resolves to loopback only.
-  await assert.rejects(dial(parseEndpoint("wss://localhost:1/"), opts, events), (e) => e.kind === "refused_destination");
-  // With the opt-in the attempt is made and fails as a connection failure, not a refusal.
-  await assert.rejects(dial(parseEndpoint("wss://127.0.0.1:1/"), { ...opts, allowPrivateDestinations: true }, events), (e) => e.kind === "disconnected");
+  await assert.rejects(nodeDialer()(parseEndpoint("wss://localhost:1/"), opts, events), (e) => e.kind === "refused_destination");
+  // With the opt-in the attempt is made (port 1: nothing listens) and fails as a connection failure, not a refusal.
+  await assert.rejects(Client.connect(counting(options("wss://127.0.0.1:1/", true))), (e) => e.kind === "disconnected");
+  assert.equal(dialed, 1);
 });
