@@ -306,7 +306,7 @@ export class Client {
     });
   }
 
-  /** Number of the request that `call` would send next (subscriptions are named by their Subscribe). */
+  /** @internal Opens a subscription; returns its number (its subscription_id is the Subscribe's request_id). */
   subscribe(sub: Subscription, body: Kind<RequestBody, "Subscribe">): number {
     const n = this.nextNumber++;
     this.subscriptions.set(n, sub);
@@ -326,10 +326,13 @@ export class Client {
     });
     return n;
   }
+  /** @internal */
   forget(subscription: number): void {
     this.subscriptions.delete(subscription);
   }
+  /** @internal */
   subscriptionId = requestId;
+  /** @internal Counts sessions; a lease belongs to the one it was delivered in. */
   get sessionEpoch(): number {
     return this.epoch;
   }
@@ -438,9 +441,11 @@ export class Client {
     ++this.epoch;
     ++this.stats.connects;
     this.options.onEvent?.({ type: "connected", sessions: this.stats.connects, snapshotHeight: opened.snapshot_height });
-    // Resubscribe first, then appends in the order they were made, then whatever waited.
+    // Resubscribe first (a Subscribe still waiting to be sent is replaced, not sent too),
+    // then appends in the order they were made, then whatever waited.
     for (const [n, sub] of [...this.subscriptions]) {
       this.subscriptions.delete(n);
+      this.pending.delete(n);
       sub.resubscribe();
     }
     for (const [n, p] of this.pending)
@@ -536,7 +541,6 @@ export class Client {
       clearTimeout(p.timer);
       if (!p.subscribe) p.reject(lost);
     }
-    for (const sub of this.subscriptions.values()) sub.sessionLost();
     // Before the first session, connect() reports the failure; nothing is retried behind its back.
     if (this.epoch > 0) void this.reconnect();
   }
@@ -591,7 +595,6 @@ interface Subscription {
   delivered(d: Kind<ServerFrame, "Delivery">, frameBytes: number): void;
   progressed(scannedThrough: bigint): void;
   creditShort(neededBytes: number): void;
-  sessionLost(): void;
   resubscribe(): void;
   failed(e: CbqsError): void;
 }
@@ -614,19 +617,23 @@ abstract class Stream<T> implements Subscription, AsyncIterable<T> {
   }
 
   protected abstract subscribeBody(): Kind<RequestBody, "Subscribe">;
+  /** @internal */
   abstract delivered(d: Kind<ServerFrame, "Delivery">, frameBytes: number): void;
 
+  /** @internal */
   start(): void {
     this.number = this.client.subscribe(this, this.subscribeBody());
   }
+  /** @internal */
   resubscribe(): void {
     if (this.error) return;
     this.consumedBytes = 0;
     this.start();
   }
+  /** @internal */
   subscribed(_answer: ResponseBody): void {}
+  /** @internal */
   progressed(_scannedThrough: bigint): void {}
-  sessionLost(): void {}
 
   protected push(item: T, bytes: number): void {
     const waiter = this.waiters.shift();
@@ -646,6 +653,7 @@ abstract class Stream<T> implements Subscription, AsyncIterable<T> {
     this.client.call({ kind: "AddCredit", subscription_id: this.client.subscriptionId(this.number), credit_bytes: credit }, "Ok").catch(() => undefined);
   }
 
+  /** @internal */
   creditShort(neededBytes: number): void {
     // A record bigger than the window: lend what it needs once the caller has taken everything before it.
     if (this.items.length === 0 && neededBytes > this.window / 2)
@@ -654,6 +662,7 @@ abstract class Stream<T> implements Subscription, AsyncIterable<T> {
         .catch(() => undefined);
   }
 
+  /** @internal */
   failed(e: CbqsError): void {
     this.error ??= e;
     for (const w of this.waiters) {
@@ -740,7 +749,7 @@ export class Reader extends Stream<Record> {
   }
 
   protected subscribeBody(): Kind<RequestBody, "Subscribe"> {
-    const resuming = this.lastDelivered > 0n || this.options.start !== "head" && this.options.start !== undefined;
+    const resuming = this.lastDelivered > 0n || typeof this.options.start === "bigint";
     return {
       kind: "Subscribe",
       source: {
@@ -752,6 +761,15 @@ export class Reader extends Stream<Record> {
     };
   }
 
+  // The first CursorProgress says where the subscription starts: a reader
+  // from the head resumes after it, not at a later head, so nothing appended
+  // while it reconnects is skipped.
+  /** @internal */
+  override subscribed(answer: ResponseBody): void {
+    if (answer.kind === "CursorProgress" && answer.scanned_through > this.lastDelivered) this.lastDelivered = answer.scanned_through;
+  }
+
+  /** @internal */
   override progressed(scannedThrough: bigint): void {
     if (this.replayHead === undefined) {
       this.replayHead = scannedThrough;
@@ -759,6 +777,7 @@ export class Reader extends Stream<Record> {
     }
   }
 
+  /** @internal */
   delivered(d: Kind<ServerFrame, "Delivery">, frameBytes: number): void {
     if (d.sequence <= this.lastDelivered) return; // a resubscription never repeats, but be sure
     this.lastDelivered = d.sequence;
@@ -792,6 +811,7 @@ export class Lease {
     return this.consumer.act(this, { kind: "Extend", ...this.names(), extend_ms: BigInt(ms) });
   }
 
+  /** @internal */
   autoExtend(everyMs: number): void {
     this.extendTimer = setTimeout(() => {
       this.extend(everyMs * 2).then(
@@ -822,6 +842,7 @@ export class Consumer extends Stream<Lease> {
     super(client, options.windowBytes);
   }
 
+  /** @internal */
   override start(): void {
     if (this.options.autoExtend && this.visibilityMs === undefined) {
       this.client.getGroup(this.options.group).then(
@@ -842,6 +863,7 @@ export class Consumer extends Stream<Lease> {
     };
   }
 
+  /** @internal */
   delivered(d: Kind<ServerFrame, "Delivery">, frameBytes: number): void {
     if (!d.lease) return;
     const lease = new Lease({ sequence: d.sequence, laneId: d.header.lane_id, payload: d.payload }, d.lease, this, this.number, this.client.sessionEpoch);
@@ -849,6 +871,7 @@ export class Consumer extends Stream<Lease> {
     this.push(lease, frameBytes);
   }
 
+  /** @internal */
   act(lease: Lease, body: RequestBody): Promise<void> {
     if (lease.epoch !== this.client.sessionEpoch)
       return Promise.reject(new CbqsError("disconnected", "the lease's session ended; its record comes back to the group"));

@@ -180,6 +180,21 @@ test("after a dropped connection unanswered appends are sent again and a reader 
   late.close();
 });
 
+test("a reader from the head that reconnects misses nothing appended while it was away", async () => {
+  const writer = await connect();
+  const lane = await writer.createLane();
+  // A long first backoff, so the append below lands before the reader's session is back.
+  const c = await connect({ reconnect: { initialMs: 500, maxMs: 500, jitter: 0 } });
+  const reader = c.read({ lanes: lane });
+  await reader.caughtUp;
+  c.dropConnection();
+  const seq = await writer.append(lane, "while away");
+  const r = await reader.next(5_000);
+  assert.ok(r, "the record appended during the outage arrived");
+  assert.equal(r.sequence, seq);
+  reader.close();
+});
+
 test("a broker restart (SIGKILL) is ridden out: the client reconnects and its appends land", async () => {
   const c = await connect({ reconnect: { initialMs: 50, maxMs: 300 }, requestTimeoutMs: 20_000 });
   const lane = await c.createLane();
