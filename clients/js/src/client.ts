@@ -541,6 +541,7 @@ export class Client {
       clearTimeout(p.timer);
       if (!p.subscribe) p.reject(lost);
     }
+    for (const sub of this.subscriptions.values()) sub.sessionLost();
     // Before the first session, connect() reports the failure; nothing is retried behind its back.
     if (this.epoch > 0) void this.reconnect();
   }
@@ -595,6 +596,8 @@ interface Subscription {
   delivered(d: Kind<ServerFrame, "Delivery">, frameBytes: number): void;
   progressed(scannedThrough: bigint): void;
   creditShort(neededBytes: number): void;
+  /** The connection dropped; resubscribe() follows once a new session is open. */
+  sessionLost(): void;
   resubscribe(): void;
   failed(e: CbqsError): void;
 }
@@ -603,7 +606,8 @@ interface Subscription {
 abstract class Stream<T> implements Subscription, AsyncIterable<T> {
   abstract readonly role: "reader" | "consumer";
   protected number = 0;
-  private readonly items: Array<{ item: T; bytes: number }> = [];
+  /** Buffered items, each with the subscription it came on: only the current one gets credit back. */
+  protected items: Array<{ item: T; bytes: number; on: number }> = [];
   private waiters: Array<{ resolve(v: T | null): void; reject(e: CbqsError): void; timer?: ReturnType<typeof setTimeout> }> = [];
   private error: CbqsError | undefined;
   private consumedBytes = 0;
@@ -634,6 +638,8 @@ abstract class Stream<T> implements Subscription, AsyncIterable<T> {
   subscribed(_answer: ResponseBody): void {}
   /** @internal */
   progressed(_scannedThrough: bigint): void {}
+  /** @internal */
+  sessionLost(): void {}
 
   protected push(item: T, bytes: number): void {
     const waiter = this.waiters.shift();
@@ -641,7 +647,7 @@ abstract class Stream<T> implements Subscription, AsyncIterable<T> {
       clearTimeout(waiter.timer);
       waiter.resolve(item);
       this.giveBack(bytes);
-    } else this.items.push({ item, bytes });
+    } else this.items.push({ item, bytes, on: this.number });
   }
 
   // Credit goes back in half-window steps, so AddCredit costs one request per half window.
@@ -676,7 +682,7 @@ abstract class Stream<T> implements Subscription, AsyncIterable<T> {
   next(timeoutMs?: number): Promise<T | null> {
     const first = this.items.shift();
     if (first) {
-      this.giveBack(first.bytes);
+      if (first.on === this.number) this.giveBack(first.bytes);
       return Promise.resolve(first.item);
     }
     if (this.error) return Promise.reject(this.error);
@@ -869,6 +875,12 @@ export class Consumer extends Stream<Lease> {
     const lease = new Lease({ sequence: d.sequence, laneId: d.header.lane_id, payload: d.payload }, d.lease, this, this.number, this.client.sessionEpoch);
     if (this.visibilityMs) lease.autoExtend(this.visibilityMs / 2);
     this.push(lease, frameBytes);
+  }
+
+  // Leases of the lost session are void (their records come back to the group): none is handed out.
+  /** @internal */
+  override sessionLost(): void {
+    this.items = [];
   }
 
   /** @internal */

@@ -83,6 +83,25 @@ test("group consumers: ack, nack (redelivered, attempt counted), reject and exte
   consumer.close();
 });
 
+test("a consumer that reconnects drops the old session's leases and gets their records again", async () => {
+  const c = await connect({ reconnect: { initialMs: 20, maxMs: 100 } });
+  const lane = await c.createLane();
+  const group = await c.createGroup({ lane_id: lane, start: { kind: "At", sequence: 1n } });
+  for (const p of ["x", "y"]) await c.append(lane, p);
+  const consumer = c.consume({ lane, group });
+  const first = await consumer.next(5_000);
+  await new Promise((r) => setTimeout(r, 200)); // "y" is delivered into the buffer too
+  c.dropConnection();
+  await assert.rejects(first.ack(), (e) => e.kind === "disconnected");
+  // Both records come back on the new session (their leases ended with the old one), each once.
+  const again = [await consumer.next(5_000), await consumer.next(5_000)];
+  assert.deepEqual(again.map((l) => str(l.record.payload)).sort(), ["x", "y"]);
+  assert.ok(again.every((l) => l.epoch === c.sessionEpoch), `epochs ${again.map((l) => l.epoch)} session ${c.sessionEpoch} connects ${c.stats.connects}`);
+  for (const l of again) await l.ack();
+  assert.equal(await consumer.next(300), null);
+  consumer.close();
+});
+
 test("auto-extend keeps a lease past its visibility timeout", async () => {
   const c = await connect();
   const lane = await c.createLane();
