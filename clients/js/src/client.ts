@@ -736,32 +736,38 @@ function laneScope(lanes: ReaderOptions["lanes"]): LaneScope {
 export class Reader extends Stream<Record> {
   readonly role = "reader";
   private readonly scope: LaneScope;
-  private lastDelivered: bigint;
+  /** Every record through this sequence was delivered or is outside the reader's lanes. */
+  private position: bigint;
   private replayHead: bigint | undefined;
   private caughtUpResolve!: (head: bigint) => void;
-  /** Resolves with the head sequence once the replay has caught up with it (§L). */
+  private caughtUpReject!: (e: CbqsError) => void;
+  /** Resolves with the head sequence once the replay has caught up with it (§L); rejects if the reader fails first. */
   readonly caughtUp: Promise<bigint>;
 
   constructor(client: Client, private readonly options: ReaderOptions) {
     super(client, options.windowBytes);
     this.scope = laneScope(options.lanes);
-    this.lastDelivered = typeof options.start === "bigint" && options.start > 0n ? options.start - 1n : 0n;
-    this.caughtUp = new Promise((resolve) => (this.caughtUpResolve = resolve));
+    this.position = typeof options.start === "bigint" && options.start > 0n ? options.start - 1n : 0n;
+    this.caughtUp = new Promise((resolve, reject) => {
+      this.caughtUpResolve = resolve;
+      this.caughtUpReject = reject;
+    });
     this.caughtUp.catch(() => undefined);
   }
 
+  /** The sequence the reader has reached: a reconnect resumes after it. */
   get lastSequence(): bigint {
-    return this.lastDelivered;
+    return this.position;
   }
 
   protected subscribeBody(): Kind<RequestBody, "Subscribe"> {
-    const resuming = this.lastDelivered > 0n || typeof this.options.start === "bigint";
+    const resuming = this.position > 0n || typeof this.options.start === "bigint";
     return {
       kind: "Subscribe",
       source: {
         kind: "Cursor",
         lane_scope: this.scope,
-        start: resuming ? { kind: "At", sequence: this.lastDelivered + 1n } : { kind: "Head" },
+        start: resuming ? { kind: "At", sequence: this.position + 1n } : { kind: "Head" },
       },
       initial_credit_bytes: BigInt(this.window),
     };
@@ -772,7 +778,7 @@ export class Reader extends Stream<Record> {
   // while it reconnects is skipped.
   /** @internal */
   override subscribed(answer: ResponseBody): void {
-    if (answer.kind === "CursorProgress" && answer.scanned_through > this.lastDelivered) this.lastDelivered = answer.scanned_through;
+    if (answer.kind === "CursorProgress" && answer.scanned_through > this.position) this.position = answer.scanned_through;
   }
 
   /** @internal */
@@ -784,9 +790,15 @@ export class Reader extends Stream<Record> {
   }
 
   /** @internal */
+  override failed(e: CbqsError): void {
+    super.failed(e);
+    this.caughtUpReject(e);
+  }
+
+  /** @internal */
   delivered(d: Kind<ServerFrame, "Delivery">, frameBytes: number): void {
-    if (d.sequence <= this.lastDelivered) return; // a resubscription never repeats, but be sure
-    this.lastDelivered = d.sequence;
+    if (d.sequence <= this.position) return; // a resubscription never repeats, but be sure
+    this.position = d.sequence;
     this.push({ sequence: d.sequence, laneId: d.header.lane_id, payload: d.payload }, frameBytes);
   }
 }

@@ -162,6 +162,10 @@ test("typed errors carry the §14 code and name", async () => {
   await c.closeLane(lane);
   await assert.rejects(c.append(lane, "x"), (e) => e.is("LaneClosed"));
   await assert.rejects(c.createGroup({ lane_id: lane, max_attempts: 65_535 }), (e) => e.is("InvalidGroupConfig") || e.is("LaneClosed"));
+  // A refused Subscribe fails its reader: next() and caughtUp reject with the code (a one-lane Set is not a Set, §L).
+  const refused = c.read({ lanes: { kind: "Set", lane_ids: [lane] } });
+  await assert.rejects(refused.caughtUp, (e) => e.is("InvalidLaneScope"));
+  await assert.rejects(refused.next(1_000), (e) => e.code === 308);
   // The session is still usable after refusals.
   assert.ok((await c.append(await c.createLane(), "still here")) > 0n);
 });
