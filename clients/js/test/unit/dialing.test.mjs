@@ -4,6 +4,7 @@ import { test } from "node:test";
 
 import { Client } from "../../dist/client.js";
 import { decode } from "../../dist/codec.js";
+import { CbqsError } from "../../dist/errors.js";
 import { checkAddress, parseEndpoint, refusedRange } from "../../dist/dialing.js";
 import { nodeDialer } from "../../dist/node.js";
 import { StreamGrantV2 } from "../../dist/wire.js";
@@ -51,14 +52,29 @@ test("a refused destination fails before any connection, unless development allo
   assert.throws(() => checkAddress("wss://127.0.0.1:1/", "127.0.0.1", false), (e) => e.kind === "refused_destination" && /127\.0\.0\.0\/8/.test(e.message));
   checkAddress("wss://127.0.0.1:1/", "127.0.0.1", true);
   // A literal is refused by the client on every platform, before its dialer is called.
-  let dialed = 0;
+  const dialed = [];
+  const recording = async (endpoint) => {
+    dialed.push(endpoint.host);
+    throw new CbqsError("disconnected", "no network in a unit test");
+  };
   const options = (endpoint, allowPrivateDestinations) => ({
     endpoint,
     grant: decode(StreamGrantV2, readFixture("stream_grant")),
     holderSeed: new Uint8Array(32),
     allowPrivateDestinations,
-    dialer: nodeDialer(),
+    dialer: recording,
   });
+  for (const literal of ["wss://127.0.0.1:1/", "wss://[::1]:1/", "wss://[::ffff:10.0.0.1]:1/", "wss://169.254.169.254/"])
+    await assert.rejects(Client.connect(options(literal, false)), (e) => e.kind === "refused_destination", literal);
+  assert.deepEqual(dialed, [], "no dial was attempted");
+  // With the development opt-in the dialer is called.
+  await assert.rejects(Client.connect(options("wss://127.0.0.1:1/", true)), (e) => e.kind === "disconnected");
+  assert.deepEqual(dialed, ["127.0.0.1"]);
+  // In Node a name is refused when any address it resolves to is refused: localhost resolves to loopback only.
+  const events = { message() {}, closed() {} };
+  const opts = { allowPrivateDestinations: false, maxMessageBytes: 1 << 20, timeoutMs: 1_000 };
+  await assert.rejects(nodeDialer()(parseEndpoint("wss://localhost:1/"), opts, events), (e) => e.kind === "refused_destination");
+});
   const counting = (o) => ({ ...o, dialer: (...args) => (++dialed, o.dialer(...args)) });
   for (const literal of ["wss://127.0.0.1:1/", "wss://[::1]:1/", "wss://[::ffff:10.0.0.1]:1/", "wss://169.254.169.254/"])
     await assert.rejects(Client.connect(counting(options(literal, false))), (e) => e.kind === "refused_destination", literal);
