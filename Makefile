@@ -53,7 +53,7 @@ transitd-dev: build
 fuzz: deps
 	@scripts/run-fuzz.sh $(or $(SECONDS_PER_TARGET),60)
 
-bench: deps
+bench: deps js-deps
 	@scripts/install-deps.sh $(PEER_PACKAGES)
 	cmake -S . -B $(BUILD) -DCMAKE_BUILD_TYPE=Release $(CMAKE_FLAGS)
 	cmake --build $(BUILD) -j $(JOBS)
@@ -72,6 +72,8 @@ bench: deps
 	$(BUILD)/bin/cbqs_peer_bench --runs 3 --seconds 5 --records 200000 --out bench/results
 	$(BUILD)/bin/transit_bench --clients 1,16,64 --ops 20000 --runs 3
 	$(BUILD)/bin/transit_state_bench --workers 1,16 --ops 20000 --runs 3 --sizes 1000,100000,1000000
+	cd clients/js && npm run --silent build
+	bench/js_client.sh $(BUILD)/bin 5 | tail -1
 
 clean:
 	rm -rf $(BUILD) build-fuzz
