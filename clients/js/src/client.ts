@@ -115,7 +115,8 @@ export function withGroupDefaults(g: GroupFields): GroupConfigV2 {
 type Kind<U, K> = Extract<U, { kind: K }>;
 type Pending = {
   expect: ResponseBody["kind"] | "handshake";
-  resolve(frame: ServerFrame | ResponseBody): void;
+  /** The answer: a frame (handshake), a response body, or an append's sequence. */
+  resolve(answer: ServerFrame | ResponseBody | bigint): void;
   reject(e: CbqsError): void;
   timer?: ReturnType<typeof setTimeout>;
   /** An append: sent again after a reconnect until answered. */
@@ -197,12 +198,7 @@ export class Client {
     const append = { lane: BigInt(lane), payload: toPayload(payload), epoch: -1 };
     return new Promise<bigint>((resolve, reject) => {
       const n = this.nextNumber++;
-      this.pending.set(n, {
-        expect: "Appended",
-        resolve: (b) => resolve((b as Kind<ResponseBody, "Appended">).sequence),
-        reject,
-        append,
-      });
+      this.pending.set(n, { expect: "Appended", resolve: resolve as Pending["resolve"], reject, append });
       if (this.sessionId) this.sendAppend(n, append);
     });
   }
@@ -437,7 +433,7 @@ export class Client {
   }
 
   private sessionOpened(opened: Kind<ServerFrame, "SessionOpened">): void {
-    this.sessionId = opened.session_id;
+    this.sessionId = opened.session_id.slice(); // kept: not a view into the message
     ++this.epoch;
     ++this.stats.connects;
     this.options.onEvent?.({ type: "connected", sessions: this.stats.connects, snapshotHeight: opened.snapshot_height });
@@ -497,7 +493,7 @@ export class Client {
     this.pending.delete(n);
     clearTimeout(p.timer);
     const expected = p.expect === "handshake" ? body.kind === "SessionChallenge" || body.kind === "SessionOpened" : body.kind === p.expect;
-    if (expected) p.resolve(body);
+    if (expected) p.resolve(p.append ? (body as Kind<ResponseBody, "Appended">).sequence : body);
     else p.reject(new CbqsError("protocol", `the broker answered ${body.kind} where ${p.expect} was due`));
   }
 
@@ -884,7 +880,8 @@ export class Consumer extends Stream<Lease> {
   /** @internal */
   delivered(d: Kind<ServerFrame, "Delivery">, frameBytes: number): void {
     if (!d.lease) return;
-    const lease = new Lease({ sequence: d.sequence, laneId: d.header.lane_id, payload: d.payload }, d.lease, this, this.number, this.client.sessionEpoch);
+    const handle = d.lease.slice(); // kept with the lease: not a view into the message
+    const lease = new Lease({ sequence: d.sequence, laneId: d.header.lane_id, payload: d.payload }, handle, this, this.number, this.client.sessionEpoch);
     if (this.visibilityMs) lease.autoExtend(this.visibilityMs / 2);
     this.push(lease, frameBytes);
   }

@@ -11,7 +11,10 @@
 // Each type is one Codec value built from its field list (wire.ts); the same
 // list encodes and decodes. Decoding is strict: every length is compared with
 // its cap and with the bytes left before anything is allocated, and any
-// failure throws a DecodeError naming what was wrong.
+// failure throws a DecodeError naming what was wrong. Fixed-size byte fields
+// (ids, keys, signatures) of a decoded value are views into the input, so the
+// hot path allocates no buffer for them: copy one (slice) to keep it past the
+// input's life. Variable-length bytes (payloads, messages) are copies.
 
 export type DecodeFailure =
   | "truncated"
@@ -145,17 +148,17 @@ export class Reader {
     const at = this.take(16);
     return (this.view.getBigUint64(at) << 64n) | this.view.getBigUint64(at + 8);
   }
-  /** N raw bytes, copied out of the input. */
+  /** N raw bytes: a view into the input (ids and keys; see bytes() for payloads). */
   fixed(n: number): Uint8Array {
     const at = this.take(n);
-    return this.input.slice(at, at + n);
+    return this.input.subarray(at, at + n);
   }
   /** Bytes with a u32 length, refused above `cap` before allocating. */
   bytes(cap: number): Uint8Array {
     const n = this.u32();
     if (n > cap) this.fail("length_over_cap");
     if (n > this.remaining) this.fail("truncated");
-    return this.fixed(n);
+    return this.fixed(n).slice(); // a copy: a payload must not pin the socket's buffer
   }
   /** A u32 element count, refused above `cap` or beyond what the input can hold. */
   count(cap: number, minElementBytes: number): number {
