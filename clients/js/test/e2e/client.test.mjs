@@ -4,7 +4,8 @@ import assert from "node:assert/strict";
 import { after, before, test } from "node:test";
 
 import { CbqsError, ChainVerifier, Client, fetchProviderRecord, roomLaneId, verifyChain } from "../../dist/index.js";
-import { devOptions, readDevFiles } from "../../dist/node.js";
+import { devOptions, nodeDialer, readDevFiles } from "../../dist/node.js";
+import { execFileSync } from "node:child_process";
 import { DevBroker } from "../broker.mjs";
 
 const text = (s) => new TextEncoder().encode(s);
@@ -172,6 +173,20 @@ test("typed errors carry the §14 code and name", async () => {
 
 test("the §11.4 policy refuses the dev broker's loopback address without the development opt-in", async () => {
   await assert.rejects(devOptions(broker.dataDir, { allowPrivateDestinations: false }).then(Client.connect), (e) => e.kind === "refused_destination");
+});
+
+test("TLS verification is on: no trust, or another pinned certificate, refuses the dev broker's", async () => {
+  const other = execFileSync("openssl", ["req", "-x509", "-newkey", "ed25519", "-nodes", "-keyout", "/dev/null", "-subj", "/CN=127.0.0.1", "-days", "1"], {
+    encoding: "utf8",
+    stdio: ["ignore", "pipe", "ignore"],
+  });
+  for (const [trust, why] of [
+    [{}, /self.signed/i],
+    [{ pinnedCertificate: other }, /self.signed|pinned|signature/i],
+  ]) {
+    const options = await devOptions(broker.dataDir, { dialer: nodeDialer(trust) });
+    await assert.rejects(Client.connect(options), (e) => e.kind === "disconnected" && why.test(e.message), JSON.stringify(Object.keys(trust)));
+  }
 });
 
 test("after a dropped connection unanswered appends are sent again and a reader resumes with no gap and no repeat", async () => {
