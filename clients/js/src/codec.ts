@@ -262,6 +262,20 @@ export function constant(value: number, failure: DecodeFailure): Constant {
   };
 }
 
+/** A constant byte (a version, an algorithm tag), then `inner`'s value. */
+export function prefixed<T>(prefix: Constant, inner: Codec<T>): Codec<T> {
+  return {
+    put: (w, v) => {
+      prefix.put(w, undefined);
+      inner.put(w, v);
+    },
+    get: (r) => {
+      prefix.get(r);
+      return inner.get(r);
+    },
+  };
+}
+
 type Fields = Record<string, Codec<any>>;
 type StructOf<F extends Fields> = { [K in keyof F as F[K] extends Constant ? never : K]: Infer<F[K]> };
 
@@ -306,12 +320,6 @@ export function union<V extends Variants>(variants: V): Codec<UnionOf<V>> {
       return value;
     },
   };
-}
-
-/** A codec whose definition refers to itself or comes later in the file. */
-export function lazy<T>(make: () => Codec<T>): Codec<T> {
-  let c: Codec<T> | undefined;
-  return { put: (w, v) => (c ??= make()).put(w, v), get: (r) => (c ??= make()).get(r) };
 }
 
 // One writer for every encode: JavaScript runs one encode at a time, and

@@ -6,7 +6,7 @@ import { ed25519 } from "@noble/curves/ed25519.js";
 import { keccak_256 } from "@noble/hashes/sha3.js";
 import { randomBytes } from "@noble/hashes/utils.js";
 
-import { type Codec, Writer, encode } from "./codec.js";
+import { type Codec, Writer, encode, encodeTransient } from "./codec.js";
 import {
   CheckpointReceiptV2,
   type ProviderRecordV2,
@@ -26,7 +26,10 @@ export const domains = {
   roomLane: "cowboy/room-lane/v1",
 } as const;
 
-const ascii = (s: string): Uint8Array => new TextEncoder().encode(s);
+// Each domain's bytes, encoded once.
+const domainBytes = Object.fromEntries(Object.entries(domains).map(([k, v]) => [k, new TextEncoder().encode(v)])) as {
+  [K in keyof typeof domains]: Uint8Array;
+};
 const SIGNATURE_BYTES = 1 + 64;
 
 export function keccak256(...parts: Uint8Array[]): Uint8Array {
@@ -36,9 +39,8 @@ export function keccak256(...parts: Uint8Array[]): Uint8Array {
 }
 
 // The signature is the last field of every signed object, fixed at 65 bytes.
-function signingBytes<T>(domain: string, codec: Codec<T>, value: T): Uint8Array {
-  const body = encode(codec, value);
-  const d = ascii(domain);
+function signingBytes<T>(d: Uint8Array, codec: Codec<T>, value: T): Uint8Array {
+  const body = encodeTransient(codec, value);
   const out = new Uint8Array(d.length + body.length - SIGNATURE_BYTES);
   out.set(d);
   out.set(body.subarray(0, body.length - SIGNATURE_BYTES), d.length);
@@ -49,11 +51,11 @@ type Unsigned<T> = Omit<T, "signature"> & { signature?: Uint8Array };
 const withBlank = <T extends { signature: Uint8Array }>(v: Unsigned<T>): T =>
   ({ ...v, signature: v.signature ?? new Uint8Array(64) }) as T;
 
-export const grantSigningBytes = (g: Unsigned<StreamGrantV2>) => signingBytes(domains.grant, StreamGrantV2, withBlank(g));
+export const grantSigningBytes = (g: Unsigned<StreamGrantV2>) => signingBytes(domainBytes.grant, StreamGrantV2, withBlank(g));
 export const checkpointSigningBytes = (r: Unsigned<CheckpointReceiptV2>) =>
-  signingBytes(domains.checkpoint, CheckpointReceiptV2, withBlank(r));
+  signingBytes(domainBytes.checkpoint, CheckpointReceiptV2, withBlank(r));
 export const sessionProofSigningBytes = (p: Unsigned<SessionProofV2>) =>
-  signingBytes(domains.sessionProof, SessionProofV2, withBlank(p));
+  signingBytes(domainBytes.sessionProof, SessionProofV2, withBlank(p));
 
 export const grantId = (g: StreamGrantV2): Uint8Array => keccak256(grantSigningBytes(g));
 export const checkpointId = (r: CheckpointReceiptV2): Uint8Array => keccak256(checkpointSigningBytes(r));
@@ -61,24 +63,24 @@ export const checkpointId = (r: CheckpointReceiptV2): Uint8Array => keccak256(ch
 export function streamId(chainInstanceId: Uint8Array, owner: Uint8Array, ownerNonce: bigint): Uint8Array {
   const nonce = new Writer(8);
   nonce.u64(ownerNonce);
-  return keccak256(ascii(domains.streamId), chainInstanceId, owner, nonce.finish());
+  return keccak256(domainBytes.streamId, chainInstanceId, owner, nonce.finish());
 }
 
 /** record_digest = keccak256("cbqs/record/v2" || canonical(header) || keccak256(payload)) */
 export function recordDigest(header: RecordHeaderV2, payload: Uint8Array): Uint8Array {
-  return keccak256(ascii(domains.record), encode(RecordHeaderV2, header), keccak256(payload));
+  return keccak256(domainBytes.record, encode(RecordHeaderV2, header), keccak256(payload));
 }
 
 /** records_digest = keccak256("cbqs/records-digest/v2" || u32 count || record_digest...) */
 export function recordsDigest(recordDigests: Uint8Array[]): Uint8Array {
   const count = new Writer(4);
   count.u32(recordDigests.length);
-  return keccak256(ascii(domains.recordsDigest), count.finish(), ...recordDigests);
+  return keccak256(domainBytes.recordsDigest, count.finish(), ...recordDigests);
 }
 
 /** commitment = keccak256("cowboy/room-lane/v1" || room_id || u8 kind [|| seat_id]) */
 export function roomLaneCommitment(room: RoomLaneV2): Uint8Array {
-  const d = ascii(domains.roomLane);
+  const d = domainBytes.roomLane;
   return room.kind === "Messages"
     ? keccak256(d, room.room_id, Uint8Array.of(1))
     : keccak256(d, room.room_id, Uint8Array.of(3), room.seat_id);
@@ -116,13 +118,13 @@ export function verify(publicKey: Uint8Array, message: Uint8Array, sig: Uint8Arr
 
 /** Signs a grant with the stream's admin seed (what a grant service does). */
 export function signGrant(grant: Unsigned<StreamGrantV2>, adminSeed: Uint8Array): StreamGrantV2 {
-  return { ...withBlank<StreamGrantV2>(grant), signature: sign(adminSeed, grantSigningBytes(grant)) };
+  return { ...grant, signature: sign(adminSeed, grantSigningBytes(grant)) };
 }
 export function signProof(proof: Unsigned<SessionProofV2>, holderSeed: Uint8Array): SessionProofV2 {
-  return { ...withBlank<SessionProofV2>(proof), signature: sign(holderSeed, sessionProofSigningBytes(proof)) };
+  return { ...proof, signature: sign(holderSeed, sessionProofSigningBytes(proof)) };
 }
 export function signCheckpoint(receipt: Unsigned<CheckpointReceiptV2>, providerSeed: Uint8Array): CheckpointReceiptV2 {
-  return { ...withBlank<CheckpointReceiptV2>(receipt), signature: sign(providerSeed, checkpointSigningBytes(receipt)) };
+  return { ...receipt, signature: sign(providerSeed, checkpointSigningBytes(receipt)) };
 }
 
 // ---- §10: three verdicts -----------------------------------------------------------------

@@ -11,9 +11,9 @@ import {
   bytes,
   constant,
   decode,
-  encode,
   fixed,
   option,
+  prefixed,
   struct,
   u128,
   u16,
@@ -43,23 +43,10 @@ export const bytes32 = fixed(32);
 export const address = fixed(20);
 
 /** SigningPublicKey = alg u8 (Ed25519 = 1) || 32 key bytes; the value is the key. */
-const ED25519 = 1;
-const algTagged = (n: number): Codec<Uint8Array> => {
-  const body = fixed(n);
-  return {
-    put: (w, v) => {
-      w.u8(ED25519);
-      body.put(w, v);
-    },
-    get: (r) => {
-      if (r.u8() !== ED25519) r.fail("unknown_variant");
-      return body.get(r);
-    },
-  };
-};
-export const signingPublicKey = algTagged(32);
+const ed25519 = constant(1, "unknown_variant");
+export const signingPublicKey = prefixed(ed25519, fixed(32));
 /** Signature = alg u8 (Ed25519 = 1) || 64 signature bytes; the value is the 64 bytes. */
-export const signature = algTagged(64);
+export const signature = prefixed(ed25519, fixed(64));
 
 /** Active = 1 | Closed = 2 */
 export type Status = "Active" | "Closed";
@@ -275,18 +262,7 @@ export const ResponseBody = union({
 export type ResponseBody = Infer<typeof ResponseBody>;
 
 // ---- frames: u8 version = 2 || u8 variant || fields --------------------------------------
-const versioned = <T>(inner: Codec<T>): Codec<T> => {
-  return {
-    put: (w, v) => {
-      w.u8(limits.version);
-      inner.put(w, v);
-    },
-    get: (r) => {
-      version.get(r);
-      return inner.get(r);
-    },
-  };
-};
+const versioned = <T>(inner: Codec<T>): Codec<T> => prefixed(version, inner);
 
 export const ClientFrame = versioned(
   union({
@@ -361,7 +337,4 @@ export type Instruction = Infer<typeof Instruction>;
 export function decodeServerFrame(message: Uint8Array): ServerFrame {
   if (message.length > limits.maxFrameBytes) throw new DecodeError("length_over_cap", 0);
   return decode(ServerFrame, message);
-}
-export function encodeClientFrame(frame: ClientFrame): Uint8Array {
-  return encode(ClientFrame, frame);
 }
