@@ -168,6 +168,7 @@ export class Client {
   private flushScheduled = false;
   private closedWith: CbqsError | undefined;
   private reconnecting = false;
+  private dropReason: string | undefined;
   readonly stats = { connects: 0, resentAppends: 0, subscribes: 0 };
 
   private constructor(readonly options: ClientOptions) {
@@ -290,15 +291,8 @@ export class Client {
     if (this.closedWith) return Promise.reject(this.closedWith);
     return new Promise((resolve, reject) => {
       const n = this.nextNumber++;
-      const p: Pending = { expect, resolve: resolve as Pending["resolve"], reject };
-      p.timer = setTimeout(() => {
-        if (this.pending.delete(n))
-          reject(new CbqsError("timeout", `no answer to ${body.kind} within ${this.requestTimeout} ms`));
-      }, this.requestTimeout);
-      this.pending.set(n, p);
-      this.whenSession(() => {
-        if (this.pending.get(n) === p) this.sendRequest(n, body);
-      });
+      this.register(n, { expect, resolve: resolve as Pending["resolve"], reject }, this.requestTimeout, `no answer to ${body.kind}`);
+      this.sendInSession(n, body);
     });
   }
 
@@ -307,7 +301,7 @@ export class Client {
     const n = this.nextNumber++;
     this.subscriptions.set(n, sub);
     ++this.stats.subscribes;
-    const p: Pending = {
+    this.register(n, {
       subscribe: true,
       expect: body.source.kind === "Cursor" ? "CursorProgress" : "Ok",
       resolve: (b) => sub.subscribed(b as ResponseBody),
@@ -315,11 +309,8 @@ export class Client {
         this.subscriptions.delete(n);
         sub.failed(e);
       },
-    };
-    this.pending.set(n, p);
-    this.whenSession(() => {
-      if (this.pending.get(n) === p) this.sendRequest(n, body);
     });
+    this.sendInSession(n, body);
     return n;
   }
   /** @internal */
@@ -347,9 +338,30 @@ export class Client {
     });
   }
 
-  private whenSession(then: () => void): void {
-    if (this.sessionId) then();
-    else this.waitingForSession.push(then);
+  /** Keeps `p` until its answer, or until `timeoutMs` passes (then it fails with kind "timeout"). */
+  private register(n: number, p: Pending, timeoutMs?: number, what = ""): void {
+    if (timeoutMs !== undefined)
+      p.timer = setTimeout(() => this.take(n)?.reject(new CbqsError("timeout", `${what} within ${timeoutMs} ms`)), timeoutMs);
+    this.pending.set(n, p);
+  }
+
+  /** The pending request `n`, no longer pending (its timer stopped), or undefined. */
+  private take(n: number): Pending | undefined {
+    const p = this.pending.get(n);
+    if (!p) return undefined;
+    this.pending.delete(n);
+    clearTimeout(p.timer);
+    return p;
+  }
+
+  /** Sends request `n` now, or once a session is open if it is still pending then. */
+  private sendInSession(n: number, body: RequestBody): void {
+    const p = this.pending.get(n);
+    const send = () => {
+      if (this.pending.get(n) === p) this.sendRequest(n, body);
+    };
+    if (this.sessionId) send();
+    else this.waitingForSession.push(send);
   }
 
   private sendAppend(n: number, append: NonNullable<Pending["append"]>): void {
@@ -423,11 +435,7 @@ export class Client {
     const n = this.nextNumber++;
     (frame as { request_id: Uint8Array }).request_id = requestId(n);
     return new Promise((resolve, reject) => {
-      const timer = setTimeout(() => {
-        this.pending.delete(n);
-        reject(new CbqsError("timeout", `no session within ${timeoutMs} ms`));
-      }, timeoutMs);
-      this.pending.set(n, { expect: "handshake", resolve: resolve as Pending["resolve"], reject, timer });
+      this.register(n, { expect: "handshake", resolve: resolve as Pending["resolve"], reject }, timeoutMs, "no session");
       this.send(frame);
     });
   }
@@ -460,7 +468,7 @@ export class Client {
     try {
       frame = decodeServerFrame(message);
     } catch (e) {
-      return this.protocolFailure(`a frame that does not decode: ${(e as Error).message}`);
+      return this.drop(`a frame that does not decode: ${(e as Error).message}`);
     }
     switch (frame.kind) {
       case "SessionChallenge":
@@ -484,14 +492,12 @@ export class Client {
 
   private answer(id: Uint8Array, body: ServerFrame | ResponseBody): void {
     const n = requestNumber(id);
-    const p = this.pending.get(n);
+    const p = this.take(n);
     if (!p) {
       // The unsolicited second CursorProgress of a cursor subscription (§L).
       if (body.kind === "CursorProgress") this.subscriptions.get(n)?.progressed(body.scanned_through);
       return;
     }
-    this.pending.delete(n);
-    clearTimeout(p.timer);
     const expected = p.expect === "handshake" ? body.kind === "SessionChallenge" || body.kind === "SessionOpened" : body.kind === p.expect;
     if (expected) p.resolve(p.append ? (body as Kind<ResponseBody, "Appended">).sequence : body);
     else p.reject(new CbqsError("protocol", `the broker answered ${body.kind} where ${p.expect} was due`));
@@ -500,18 +506,11 @@ export class Client {
   private onError(frame: Kind<ServerFrame, "Error">): void {
     const message = new TextDecoder().decode(frame.message);
     const error = new CbqsError("broker", message, frame.code, frame.details);
-    if (frame.request_id === null) {
-      // Ends the session (details = its id) or the connection (FrameTooLarge): start over.
-      this.options.onEvent?.({ type: "disconnected", reason: error.message });
-      return this.dropConnection();
-    }
+    // Ends the session (details = its id) or the connection (FrameTooLarge): start over.
+    if (frame.request_id === null) return this.drop(error.message);
     const n = requestNumber(frame.request_id);
-    const p = this.pending.get(n);
-    if (p) {
-      this.pending.delete(n);
-      clearTimeout(p.timer);
-      return p.reject(error);
-    }
+    const p = this.take(n);
+    if (p) return p.reject(error);
     const sub = this.subscriptions.get(n);
     if (!sub) return;
     if (error.is("Backpressure")) return this.options.onEvent?.({ type: "backpressure", subscription: sub.role });
@@ -519,13 +518,16 @@ export class Client {
     sub.failed(error);
   }
 
-  private protocolFailure(what: string): void {
-    this.options.onEvent?.({ type: "disconnected", reason: what });
+  /** Ends the connection for `reason`, which onClosed then reports (once) and recovers from. */
+  private drop(reason: string): void {
+    this.dropReason = reason;
     this.dropConnection();
   }
 
-  private onClosed(socket: Socket, reason: string): void {
+  private onClosed(socket: Socket, closed: string): void {
     if (socket !== this.socket) return;
+    const reason = this.dropReason ?? closed;
+    this.dropReason = undefined;
     this.socket = undefined;
     this.sessionId = undefined;
     if (this.closedWith) return;
@@ -533,8 +535,7 @@ export class Client {
     const lost = new CbqsError("disconnected", `the connection dropped (${reason}) before the answer came`);
     for (const [n, p] of this.pending) {
       if (p.append) continue;
-      this.pending.delete(n);
-      clearTimeout(p.timer);
+      this.take(n);
       if (!p.subscribe) p.reject(lost);
     }
     for (const sub of this.subscriptions.values()) sub.sessionLost();
@@ -572,11 +573,7 @@ export class Client {
     this.socket = undefined;
     this.sessionId = undefined;
     socket?.close();
-    for (const p of this.pending.values()) {
-      clearTimeout(p.timer);
-      p.reject(error);
-    }
-    this.pending.clear();
+    for (const n of [...this.pending.keys()]) this.take(n)!.reject(error);
     for (const sub of this.subscriptions.values()) sub.failed(error);
     this.subscriptions.clear();
     this.waitingForSession = [];
@@ -650,18 +647,20 @@ abstract class Stream<T> implements Subscription, AsyncIterable<T> {
   private giveBack(bytes: number): void {
     this.consumedBytes += bytes;
     if (this.consumedBytes * 2 < this.window) return;
-    const credit = BigInt(this.consumedBytes);
+    const credit = this.consumedBytes;
     this.consumedBytes = 0;
-    this.client.call({ kind: "AddCredit", subscription_id: this.client.subscriptionId(this.number), credit_bytes: credit }, "Ok").catch(() => undefined);
+    this.addCredit(credit);
+  }
+
+  // An AddCredit that fails (the session is gone) costs nothing: a resubscription starts with a full window.
+  private addCredit(bytes: number): void {
+    this.client.call({ kind: "AddCredit", subscription_id: this.client.subscriptionId(this.number), credit_bytes: BigInt(bytes) }, "Ok").catch(() => undefined);
   }
 
   /** @internal */
   creditShort(neededBytes: number): void {
     // A record bigger than the window: lend what it needs once the caller has taken everything before it.
-    if (this.items.length === 0 && neededBytes > this.window / 2)
-      this.client
-        .call({ kind: "AddCredit", subscription_id: this.client.subscriptionId(this.number), credit_bytes: BigInt(neededBytes) }, "Ok")
-        .catch(() => undefined);
+    if (this.items.length === 0 && neededBytes > this.window / 2) this.addCredit(neededBytes);
   }
 
   /** @internal */
