@@ -62,12 +62,21 @@ async function main() {
     }
     badge(await verifier.verify());
   };
-  let verifying = Promise.resolve();
-  const reverify = () =>
-    (verifying = verifying.then(verifyNow).catch((e) => {
-      $("badge").textContent = "unverified";
-      $("badge").title = e.message;
-    }));
+  // One verification at a time; records that arrive meanwhile ask for one more pass, not one each.
+  let verifying = false;
+  let again = false;
+  const reverify = async () => {
+    if (verifying) return void (again = true);
+    verifying = true;
+    do {
+      again = false;
+      await verifyNow().catch((e) => {
+        $("badge").textContent = "unverified";
+        $("badge").title = e.message;
+      });
+    } while (again);
+    verifying = false;
+  };
 
   const input = $("input");
   $("form").addEventListener("submit", async (e) => {

@@ -4,7 +4,7 @@
 //   import { Client } from "@cowboy/cbqs";
 //   import { devOptions } from "@cowboy/cbqs/node";
 //   const client = await Client.connect(await devOptions("cbqsd-dev"));
-import { createHash } from "node:crypto";
+import { X509Certificate } from "node:crypto";
 import { promises as dns } from "node:dns";
 import { readFile } from "node:fs/promises";
 import type { PeerCertificate } from "node:tls";
@@ -28,11 +28,6 @@ export interface NodeTrust {
   pinnedCertificate?: string;
 }
 
-function pemFingerprint(pem: string): string {
-  const body = pem.replace(/-----(BEGIN|END) CERTIFICATE-----/g, "").replace(/\s+/g, "");
-  return createHash("sha256").update(Buffer.from(body, "base64")).digest("hex");
-}
-
 /**
  * §11.4 in full: every address of the name is resolved and checked, the
  * endpoint is refused if any is refused, and the socket goes to a checked
@@ -40,7 +35,7 @@ function pemFingerprint(pem: string): string {
  * is followed; TLS verification stays on.
  */
 export function nodeDialer(trust: NodeTrust = {}): Dialer {
-  const pin = trust.pinnedCertificate ? pemFingerprint(trust.pinnedCertificate) : undefined;
+  const pin = trust.pinnedCertificate ? new X509Certificate(trust.pinnedCertificate).fingerprint256 : undefined;
   return async (endpoint, options, events) => {
     const { default: WebSocket } = await import("ws");
     let address = endpoint.host;
@@ -63,7 +58,7 @@ export function nodeDialer(trust: NodeTrust = {}): Dialer {
         servername: isAddressLiteral(endpoint.host) ? undefined : endpoint.host,
         lookup: lookup as never,
         checkServerIdentity: (host: string, cert: PeerCertificate) => {
-          if (pin && cert.fingerprint256.replaceAll(":", "").toLowerCase() !== pin)
+          if (pin && cert.fingerprint256 !== pin)
             return new Error("the server's certificate is not the pinned one");
           return checkServerIdentity(host, cert);
         },
