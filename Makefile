@@ -35,7 +35,6 @@ chat: js-deps
 
 # Appends/s and latency from Node against the C++ SDK, alternated on one broker.
 bench-js: build js-deps
-	cd clients/js && npm run --silent build
 	bench/js_client.sh $(BUILD)/bin 5
 
 # The CIP-11 validator's embedded default: an in-process devchain, dev keys and runners.
@@ -72,7 +71,6 @@ bench: deps js-deps
 	$(BUILD)/bin/cbqs_peer_bench --runs 3 --seconds 5 --records 200000 --out bench/results
 	$(BUILD)/bin/transit_bench --clients 1,16,64 --ops 20000 --runs 3
 	$(BUILD)/bin/transit_state_bench --workers 1,16 --ops 20000 --runs 3 --sizes 1000,100000,1000000
-	cd clients/js && npm run --silent build
 	bench/js_client.sh $(BUILD)/bin 5 | tail -1
 
 clean:

@@ -13,18 +13,9 @@
 # run. Medians of RUNS are printed at the end.
 set -euo pipefail
 bin=${1:-build/bin} runs=${2:-3} records=${3:-100000}
-work=$(mktemp -d)
-cbqsd_pid=
-cleanup() { [[ -n $cbqsd_pid ]] && kill "$cbqsd_pid" 2>/dev/null && wait "$cbqsd_pid" 2>/dev/null; rm -rf "$work"; }
-trap cleanup EXIT
-
-"$bin/cbqsd" --dev --data-dir "$work/dev" --listen 127.0.0.1:0 --admin-listen 127.0.0.1:0 --chain-listen 127.0.0.1:0 \
-  > "$work/cbqsd.log" 2>&1 &
-cbqsd_pid=$!
-for _ in $(seq 1 300); do [[ -s $work/dev/dev-endpoints.json ]] && break; sleep 0.1; done
-[[ -s $work/dev/dev-endpoints.json ]] || { cat "$work/cbqsd.log"; exit 1; }
+source "$(dirname "$0")/dev_broker.sh"
+start_dev_broker "$bin"
 cbqs() { "$bin/cbqs" --json "$@" --dev "$work/dev"; }
-field() { sed -n "s/.*\"$1\":\([0-9.e+]*\).*/\1/p"; }
 seq 1 "$records" | sed 's/^/job /' > "$work/lines"
 now() { date +%s.%N; }
 
@@ -55,7 +46,6 @@ for r in $(seq 1 "$runs"); do
   printf 'run %d: consume x1 %.0f/s, consume x2 %.0f/s, bench --consumers 2 acked %.0f/s (appends %.0f/s), cbqs_group_bench %s/s\n' \
     "$r" "${one[-1]}" "${two[-1]}" "${bench_acked[-1]}" "${bench_appends[-1]}" "$gb"
 done
-median() { printf '%s\n' "$@" | sort -g | awk '{v[NR]=$1} END {print (NR % 2) ? v[(NR+1)/2] : (v[NR/2] + v[NR/2+1]) / 2}'; }
 printf 'median of %d (%d records): consume x1 %.0f/s, consume x2 %.0f/s, bench --consumers 2 acked %.0f/s (appends %.0f/s), cbqs_group_bench %.0f/s\n' \
   "$runs" "$records" "$(median "${one[@]}")" "$(median "${two[@]}")" "$(median "${bench_acked[@]}")" \
   "$(median "${bench_appends[@]}")" "$(median "${group_bench[@]}")"
