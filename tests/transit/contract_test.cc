@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <fstream>
+#include <set>
 #include <sstream>
 
 #include "samples.h"
@@ -45,7 +46,7 @@ std::string signed_text() { return to_json(sign(sample_request(), seed_of(0))); 
 
 std::string refusal(std::string_view body) {
   auto r = decode_signed_request(body);
-  return r.ok() ? "accepted" : r.error().reason;
+  return r.ok() ? "accepted" : std::string(name_of(r.error().reason));
 }
 
 class ContractTest : public ::testing::Test {
@@ -181,6 +182,34 @@ TEST_F(ContractTest, ACommandSignatureNeverVerifiesAsAQuerySignatureNorTheRevers
   const Digest as_request = crypto::sha256({as_bytes(kRequestDomain), ByteView(&nul, 1), as_bytes(qjson)});
   EXPECT_TRUE(verify(q, key));
   EXPECT_FALSE(verify_digest(as_request, q.signature, key));
+}
+
+// Refusals name a Reason, never a string (node::Refusal, DecodeError), and a
+// Rejection's reason is that enum on the wire: nothing outside the catalogue
+// can be emitted, and a client's strict decoder refuses a name outside it.
+TEST_F(ContractTest, EveryRejectionReasonIsCataloguedOnceWithOneCodeAndMeaning) {
+  std::set<std::string_view> names;
+  for (std::size_t i = 0; i < std::size(kReasons); ++i) {
+    const auto& r = kReasons[i];
+    EXPECT_EQ(static_cast<std::size_t>(r.reason), i) << r.name;  // the enum's order is the catalogue's
+    EXPECT_TRUE(names.insert(r.name).second) << r.name << " twice";
+    EXPECT_FALSE(r.name.empty());
+    EXPECT_EQ(r.name.find_first_not_of("abcdefghijklmnopqrstuvwxyz_"), std::string_view::npos) << r.name;
+    EXPECT_FALSE(r.meaning.empty()) << r.name;
+    EXPECT_NE(http_status(r.code), 500) << r.name;
+    // Each reason travels under its own name and decodes back to itself.
+    const Rejection rejection{Version{}, Definition{}, {"dev"}, r.code, r.reason, {"m"}};
+    const std::string text = to_json(rejection);
+    EXPECT_NE(text.find("\"reason\":\"" + std::string(r.name) + "\""), std::string::npos) << text;
+    auto back = from_json<Rejection>(text, kMaxAnswerBytes);
+    ASSERT_TRUE(back.ok()) << back.error().message();
+    EXPECT_EQ(back->reason, r.reason);
+  }
+  const std::string known =
+      to_json(Rejection{Version{}, Definition{}, {"dev"}, RejectionCode::kDenied, Reason::kNotPermitted, {""}});
+  auto unknown = from_json<Rejection>(replace(known, "not_permitted", "not_permited"), kMaxAnswerBytes);
+  ASSERT_FALSE(unknown.ok());
+  EXPECT_EQ(unknown.error().reason, Reason::kUnknownVariant);
 }
 
 TEST_F(ContractTest, TheDefinitionIsTheSchemasHash) {

@@ -15,6 +15,8 @@
 
 namespace cowboy::transit {
 
+// gtest prints a reason by its wire name.
+inline void PrintTo(Reason reason, std::ostream* out) { *out << name_of(reason); }
 
 class AtomicClock final : public Clock {
  public:

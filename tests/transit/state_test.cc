@@ -139,7 +139,7 @@ TEST_F(StateTest, EntryPagesAreDenseOrderedAndOnlyANullCursorEndsThem) {
                           testing::seed_of(0));
   auto ambiguous = post("/v1/query", to_json(both));
   EXPECT_EQ(ambiguous.status, 400);
-  EXPECT_EQ(rejection_of(ambiguous).reason.value, "ambiguous_key_cursor");
+  EXPECT_EQ(rejection_of(ambiguous).reason, Reason::kAmbiguousKeyCursor);
   auto local = admin_->query(ListEntries{CurrentBasis{doc, revision}, key("k07"), EntryCursor{1, key("k01")}});
   ASSERT_FALSE(local.ok());
   EXPECT_EQ(local.error().kind, ClientError::Kind::kInvalid);  // refused before signing
@@ -164,8 +164,8 @@ TEST_F(StateTest, ContinuationsExpireOnGrantExpansionAndRevocationAndOtherwiseCo
   const Id expansion = grant(role, ResourceScope{other}, kInspect);
   auto stale = query_refused(reader, ListEntries{first.basis, std::nullopt, page1.cursor});
   EXPECT_EQ(stale.code, RejectionCode::kStaleCut);
-  EXPECT_EQ(stale.reason.value, "policy_changed");
-  EXPECT_EQ(node::http_status(stale.code), 409);
+  EXPECT_EQ(stale.reason, Reason::kPolicyChanged);
+  EXPECT_EQ(http_status(stale.code), 409);
 
   auto again = answer<EntryPage>(reader, first);
   ASSERT_TRUE(again.cursor);
@@ -179,14 +179,14 @@ TEST_F(StateTest, ContinuationsExpireOnGrantExpansionAndRevocationAndOtherwiseCo
   resource("late");
   auto changed = query_refused(*admin_, ListResources{resources.cursor});
   EXPECT_EQ(changed.code, RejectionCode::kStaleCut);
-  EXPECT_EQ(changed.reason.value, "catalog_changed");
+  EXPECT_EQ(changed.reason, Reason::kCatalogChanged);
 
   // A current-resource read at a revision that has moved on is refused, not pinned.
   Turn t{kPid, 2, std::nullopt, doc, std::nullopt, {{{key("k00"), value("new")}}}, {}, {}, {}, std::nullopt};
   accept(*admin_, t);
   auto moved = query_refused(reader, ListEntries{first.basis, std::nullopt, page1.cursor});
   EXPECT_EQ(moved.code, RejectionCode::kConflict);
-  EXPECT_EQ(moved.reason.value, "resource_revision_changed");
+  EXPECT_EQ(moved.reason, Reason::kResourceRevisionChanged);
 }
 
 TEST_F(StateTest, AnEmptyFilteredPageCarriesACursorThatAdvances) {
@@ -277,21 +277,21 @@ TEST_F(StateTest, ReadEntriesKeepsSlotOrderAndRefusesMalformedSlotsAndStaleRevis
   };
   Slots<EntryKey, 8> gap = slots({"k00"});
   gap.items[2] = key("k02");
-  const std::vector<std::pair<std::string, std::string>> cases = {
-      {raw(ReadEntries{doc, std::nullopt, std::nullopt, gap}), "keys_not_a_prefix"},
-      {raw(ReadEntries{doc, std::nullopt, std::nullopt, Slots<EntryKey, 8>{}}), "no_keys"},
-      {raw(ReadEntries{doc, std::nullopt, std::nullopt, slots({"k00", "k00"})}), "duplicate_key_slot"},
+  const std::vector<std::pair<std::string, Reason>> cases = {
+      {raw(ReadEntries{doc, std::nullopt, std::nullopt, gap}), Reason::kKeysNotAPrefix},
+      {raw(ReadEntries{doc, std::nullopt, std::nullopt, Slots<EntryKey, 8>{}}), Reason::kNoKeys},
+      {raw(ReadEntries{doc, std::nullopt, std::nullopt, slots({"k00", "k00"})}), Reason::kDuplicateKeySlot},
       {testing::replace(raw(ReadEntries{doc, std::nullopt, std::nullopt, slots({"k00"})}), "null]", "null,null]"),
-       "bad_length"},
+       Reason::kBadLength},
   };
   for (const auto& [body, reason] : cases) {
     auto a = post("/v1/query", body);
-    EXPECT_EQ(a.status, 400) << reason;
-    EXPECT_EQ(rejection_of(a).reason.value, reason);
+    EXPECT_EQ(a.status, 400) << name_of(reason);
+    EXPECT_EQ(rejection_of(a).reason, reason);
   }
   auto stale = query_refused(*admin_, ReadEntries{doc, revision - 1, std::nullopt, slots({"k00"})});
   EXPECT_EQ(stale.code, RejectionCode::kConflict);
-  EXPECT_EQ(stale.reason.value, "resource_revision_changed");
+  EXPECT_EQ(stale.reason, Reason::kResourceRevisionChanged);
 }
 
 TEST_F(StateTest, AViewReadsItsCapturedRootAfterChangesAndIsDeniedAfterRevocation) {
@@ -320,7 +320,7 @@ TEST_F(StateTest, AViewReadsItsCapturedRootAfterChangesAndIsDeniedAfterRevocatio
   EXPECT_EQ(listed.revision, 2u);
 
   // A view is no bearer capability: the root (not the executor) may not read through it...
-  EXPECT_EQ(query_refused(*admin_, ReadEntries{doc, std::nullopt, view, slots({"a"})}).reason.value, "not_executor");
+  EXPECT_EQ(query_refused(*admin_, ReadEntries{doc, std::nullopt, view, slots({"a"})}).reason, Reason::kNotExecutor);
   // ...and the executor loses it with its resource grant.
   ASSERT_TRUE(admin_->submit(RevokeGrant{access, std::nullopt}).ok());
   EXPECT_EQ(query_refused(worker, ReadEntries{doc, std::nullopt, view, slots({"a"})}).code, RejectionCode::kDenied);
@@ -335,9 +335,9 @@ TEST_F(StateTest, AViewExtendsNoLifetime) {
   ASSERT_EQ(turn.views.items.size(), 1u);
   accept(*admin_, RetireResource{doc});
   auto retired = query_refused(*admin_, ReadEntries{doc, std::nullopt, turn.views.items[0], slots({"a"})});
-  EXPECT_EQ(retired.reason.value, "lifetime_ended");
+  EXPECT_EQ(retired.reason, Reason::kLifetimeEnded);
   // The name stays reserved after retirement.
-  EXPECT_EQ(refused(admin_->submit(CreateResource{{"doc"}, std::nullopt})).reason.value, "name_taken");
+  EXPECT_EQ(refused(admin_->submit(CreateResource{{"doc"}, std::nullopt})).reason, Reason::kNameTaken);
 }
 
 TEST_F(StateTest, EachTurnBoundPlusOneIsRefusedAndNothingPartialIsPublished) {
@@ -364,15 +364,15 @@ TEST_F(StateTest, EachTurnBoundPlusOneIsRefusedAndNothingPartialIsPublished) {
            {mutations, "mutations"}, {blocks, "blocks"}, {views, "views"}, {outputs, "outputs"}}) {
     auto r = refused(admin_->submit(turn, what == "blocks" ? bodies : std::vector<Client::Bytes>{}));
     EXPECT_EQ(r.code, RejectionCode::kInvalidRequest) << what;
-    EXPECT_EQ(r.reason.value, "too_many_items") << what;
+    EXPECT_EQ(r.reason, Reason::kTooManyItems) << what;
   }
   // Sizes: a key of 33 bytes, a value of 257, a block of 64 KiB + 1, blocks of 128 KiB + 1.
   Turn long_key = base();
   long_key.mutations.items.push_back({key(std::string(33, 'k')), value("x")});
-  EXPECT_EQ(refused(admin_->submit(long_key)).reason.value, "bad_length");
+  EXPECT_EQ(refused(admin_->submit(long_key)).reason, Reason::kBadLength);
   Turn long_value = base();
   long_value.mutations.items.push_back({key("k"), value(std::string(257, 'v'))});
-  EXPECT_EQ(refused(admin_->submit(long_value)).reason.value, "bad_length");
+  EXPECT_EQ(refused(admin_->submit(long_value)).reason, Reason::kBadLength);
   Turn big_block = base();
   big_block.blocks.items.push_back({key("big"), kBlockBytes + 1, Digest{}});
   auto local = admin_->submit(big_block);
@@ -386,14 +386,14 @@ TEST_F(StateTest, EachTurnBoundPlusOneIsRefusedAndNothingPartialIsPublished) {
   Turn unassociated = base();
   unassociated.resource = elsewhere;
   unassociated.mutations.items.push_back({key("k"), value("x")});
-  EXPECT_EQ(refused(admin_->submit(unassociated)).reason.value, "not_associated");
+  EXPECT_EQ(refused(admin_->submit(unassociated)).reason, Reason::kNotAssociated);
   Turn one = base();
   one.mutations.items.push_back({key("k"), value("x")});
   const SignedRequest signed_one = sign(admin_->build(one, *admin_->next_sequence()), testing::seed_of(0));
   const std::string twice = testing::replace(to_json(signed_one), "\"resource\":" + std::to_string(doc) + ",",
                                              "\"resource\":" + std::to_string(doc) + ",\"resource\":" +
                                                  std::to_string(elsewhere) + ",");
-  EXPECT_EQ(rejection_of(post("/v1/command", twice)).reason.value, "duplicate_key");
+  EXPECT_EQ(rejection_of(post("/v1/command", twice)).reason, Reason::kDuplicateKey);
 
   // A turn refused by its last rule leaves no entry, revision, head or position behind.
   accept(*admin_, Send{kPid, value("in")});
@@ -402,7 +402,7 @@ TEST_F(StateTest, EachTurnBoundPlusOneIsRefusedAndNothingPartialIsPublished) {
   partial.input = 1;
   partial.mutations.items.push_back({key("k"), value("x")});
   partial.outputs.items.push_back({99, value("nowhere")});
-  EXPECT_EQ(refused(admin_->submit(partial)).reason.value, "unknown_destination");
+  EXPECT_EQ(refused(admin_->submit(partial)).reason, Reason::kUnknownDestination);
   EXPECT_EQ(position(), after_send);
   EXPECT_EQ(after_send, before + 1);
   EXPECT_EQ(revision_of(doc), 1u);
@@ -424,7 +424,7 @@ TEST_F(StateTest, BlocksTravelAfterTheEnvelopeAreCheckedAndImmutable) {
   EXPECT_EQ(read.revision, 2u);
 
   // The same name again is refused: blocks are immutable once written.
-  EXPECT_EQ(refused(admin_->submit(t, {body})).reason.value, "block_exists");
+  EXPECT_EQ(refused(admin_->submit(t, {body})).reason, Reason::kBlockExists);
   // A body that is not the descriptor's is refused before anything is decided.
   Turn other = t;
   other.blocks.items[0].name = key("blob2");
@@ -433,7 +433,7 @@ TEST_F(StateTest, BlocksTravelAfterTheEnvelopeAreCheckedAndImmutable) {
   wrong[100] ^= 1;
   auto mismatch = post("/v1/command", command_body(to_json(s), {wrong}));
   EXPECT_EQ(mismatch.status, 400);
-  EXPECT_EQ(rejection_of(mismatch).reason.value, "block_mismatch");
+  EXPECT_EQ(rejection_of(mismatch).reason, Reason::kBlockMismatch);
 }
 
 TEST_F(StateTest, AFailedTurnBlocksTheHeadAndOnlyAScopedRetryClearsIt) {
@@ -453,10 +453,10 @@ TEST_F(StateTest, AFailedTurnBlocksTheHeadAndOnlyAScopedRetryClearsIt) {
   EXPECT_FALSE(blocked.input);  // inspection discloses no input
   // Later sends are admitted behind the failed head.
   EXPECT_EQ(ok<Sent>(admin_->submit(Send{kPid, value("second")})).input, 2u);
-  EXPECT_EQ(refused(worker.submit(Own{kPid, generation})).reason.value, "not_idle");
+  EXPECT_EQ(refused(worker.submit(Own{kPid, generation})).reason, Reason::kNotIdle);
   EXPECT_EQ(refused(worker.submit(Retry{kPid, generation, 1})).code, RejectionCode::kDenied);  // no pid_admin
-  EXPECT_EQ(refused(admin_->submit(Retry{kPid, generation + 1, 1})).reason.value, "stale_generation");
-  EXPECT_EQ(refused(admin_->submit(Retry{kPid, generation, 2})).reason.value, "failure_mismatch");
+  EXPECT_EQ(refused(admin_->submit(Retry{kPid, generation + 1, 1})).reason, Reason::kStaleGeneration);
+  EXPECT_EQ(refused(admin_->submit(Retry{kPid, generation, 2})).reason, Reason::kFailureMismatch);
   EXPECT_EQ(process_info(*admin_).state, ProcessState::kBlocked);  // each refusal changed nothing
 
   const Id retried = ok<ProcessChanged>(admin_->submit(Retry{kPid, generation, 1})).generation;
@@ -469,8 +469,8 @@ TEST_F(StateTest, AFailedTurnBlocksTheHeadAndOnlyAScopedRetryClearsIt) {
   auto next = process_info(worker);
   ASSERT_TRUE(next.input);
   EXPECT_EQ(next.input->input, 1u);  // the failed input again, not the one behind it
-  EXPECT_EQ(refused(worker.submit(Turn{kPid, owned, 2, std::nullopt, std::nullopt, {}, {}, {}, {}, std::nullopt})).reason.value,
-            "not_head");
+  EXPECT_EQ(refused(worker.submit(Turn{kPid, owned, 2, std::nullopt, std::nullopt, {}, {}, {}, {}, std::nullopt})).reason,
+            Reason::kNotHead);
   accept(worker, Turn{kPid, owned, 1, std::nullopt, std::nullopt, {}, {}, {}, {}, std::nullopt});
   EXPECT_EQ(process_info(worker).input->value, value("second"));
 }
@@ -481,25 +481,25 @@ TEST_F(StateTest, AnExpiredSuspensionRetiresForGoodAndCountsItsInputCancelled) {
   const Id deadline = clock_.now_ms() + 1000;
   accept(*admin_, Suspend{kPid, 1, deadline});
   EXPECT_EQ(process_info(*admin_).state, ProcessState::kSuspended);
-  EXPECT_EQ(refused(admin_->submit(Own{kPid, 1})).reason.value, "not_idle");
+  EXPECT_EQ(refused(admin_->submit(Own{kPid, 1})).reason, Reason::kNotIdle);
   accept(*admin_, Send{kPid, value("a")});
   accept(*admin_, Send{kPid, value("b")});
-  EXPECT_EQ(refused(admin_->submit(Suspend{kPid, 1, clock_.now_ms() + 5})).reason.value, "suspended");
+  EXPECT_EQ(refused(admin_->submit(Suspend{kPid, 1, clock_.now_ms() + 5})).reason, Reason::kSuspended);
 
   clock_.set(deadline + 1);
   auto retired = process_info(*admin_);
   EXPECT_EQ(retired.state, ProcessState::kRetired);
   EXPECT_EQ(retired.cancelled, 2u);
-  EXPECT_EQ(refused(admin_->submit(Resume{kPid, 1})).reason.value, "retired");
-  EXPECT_EQ(refused(admin_->submit(Send{kPid, value("c")})).reason.value, "retired");
-  EXPECT_EQ(refused(admin_->submit(Retry{kPid, 1, 1})).reason.value, "retired");
+  EXPECT_EQ(refused(admin_->submit(Resume{kPid, 1})).reason, Reason::kRetired);
+  EXPECT_EQ(refused(admin_->submit(Send{kPid, value("c")})).reason, Reason::kRetired);
+  EXPECT_EQ(refused(admin_->submit(Retry{kPid, 1, 1})).reason, Reason::kRetired);
 }
 
 TEST_F(StateTest, SuspendAndResumeFenceTheGeneration) {
   const Id doc = resource("doc");
   process(doc);
   accept(*admin_, Suspend{kPid, 1, clock_.now_ms() + 60'000});
-  EXPECT_EQ(refused(admin_->submit(Resume{kPid, 0})).reason.value, "stale_generation");
+  EXPECT_EQ(refused(admin_->submit(Resume{kPid, 0})).reason, Reason::kStaleGeneration);
   EXPECT_EQ(ok<ProcessChanged>(admin_->submit(Resume{kPid, 1})).generation, 2u);
   EXPECT_EQ(process_info(*admin_).state, ProcessState::kIdle);
 }
@@ -518,10 +518,10 @@ TEST_F(StateTest, ACourierDeliversOutputsInRouteOrder) {
   Client courier(options(6, 106));
   courier.set_next_sequence(1);  // without inspect it cannot ask for its identity
   auto early = refused(courier.submit(Deliver{second}));
-  EXPECT_EQ(early.reason.value, "route_order");
+  EXPECT_EQ(early.reason, Reason::kRouteOrder);
   EXPECT_EQ(ok<Delivered>(courier.submit(Deliver{first})).input, 1u);
   EXPECT_EQ(ok<Delivered>(courier.submit(Deliver{second})).input, 2u);
-  EXPECT_EQ(refused(courier.submit(Deliver{second})).reason.value, "resolved");
+  EXPECT_EQ(refused(courier.submit(Deliver{second})).reason, Reason::kResolved);
   EXPECT_EQ(process_info(*admin_, 8).tail, 2u);
   // The destination's input keeps its origin.
   principal(9, 109, PidScope{8}, kExecute);

@@ -74,7 +74,7 @@ struct Client::Impl {
       switch (exchange(target, body, answer, rejection, why)) {
         case Exchange::kLost: last_problem = why; continue;
         case Exchange::kRejected: {
-          const std::string what = rejection.reason.value + ": " + rejection.message.value;
+          const std::string what = std::string(name_of(rejection.reason)) + ": " + rejection.message.value;
           if (uncertain(rejection.code)) { last_problem = what; continue; }
           return Err{ClientError{ClientError::Kind::kRejected, rejection, what}};
         }
@@ -155,8 +155,8 @@ ClientResult<Receipt> Client::resubmit(const SignedRequest& s, const std::vector
   // Accepted, or refused without consuming it: the sequence after an accepted one is next.
   if (ours && result.ok()) impl_->next_sequence = std::max(impl_->next_sequence.value_or(0), s.request.sequence + 1);
   if (ours && !result.ok() && result.error().rejection) {
-    const auto& reason = result.error().rejection->reason.value;
-    if (reason == "sequence_gap" || reason == "sequence_reused") impl_->next_sequence.reset();  // learn it again
+    const Reason reason = result.error().rejection->reason;
+    if (reason == Reason::kSequenceGap || reason == Reason::kSequenceReused) impl_->next_sequence.reset();  // learn it again
   }
   return result;
 }

@@ -132,10 +132,10 @@ class Reader {
  public:
   template <typename T> bool read(const json::Tree& j, T& out) { return get(j, out); }
   const DecodeError& error() const { return error_; }
-  bool failed() const { return !error_.reason.empty(); }
+  bool failed() const { return failed_; }
 
-  bool fail(std::string reason, std::string detail = {}) {
-    if (!failed()) error_ = DecodeError{std::move(reason), path(), std::move(detail)};
+  bool fail(Reason reason, std::string detail = {}) {
+    if (!failed_) error_ = DecodeError{reason, path(), std::move(detail)}, failed_ = true;
     return false;
   }
 
@@ -147,8 +147,8 @@ class Reader {
       if (r_.failed()) return *this;
       r_.path_.push_back(name);
       if (it_ == j_.end() || it_.key() != name) {
-        if (j_.contains(name)) r_.fail("field_order");
-        else r_.fail(std::is_same_v<T, Definition> ? "missing_definition" : "missing_field");
+        if (j_.contains(name)) r_.fail(Reason::kFieldOrder);
+        else r_.fail(std::is_same_v<T, Definition> ? Reason::kMissingDefinition : Reason::kMissingField);
       } else {
         r_.get(*it_, value);
         ++it_;
@@ -164,67 +164,67 @@ class Reader {
   };
 
   bool get(const json::Tree& j, std::uint64_t& v) {
-    if (!j.is_number_unsigned()) return fail("wrong_type", "expected an integer");
+    if (!j.is_number_unsigned()) return fail(Reason::kWrongType, "expected an integer");
     v = j.get<std::uint64_t>();  // parse_strict bounded it
     return true;
   }
   bool get(const json::Tree& j, bool& v) {
-    if (!j.is_boolean()) return fail("wrong_type", "expected true or false");
+    if (!j.is_boolean()) return fail(Reason::kWrongType, "expected true or false");
     v = j.get<bool>();
     return true;
   }
   bool get(const json::Tree& j, Version& v) {
-    if (!j.is_number_unsigned() || j.get<std::uint64_t>() != kVersion) return fail("unknown_version");
+    if (!j.is_number_unsigned() || j.get<std::uint64_t>() != kVersion) return fail(Reason::kUnknownVersion);
     v.value = kVersion;
     return true;
   }
   bool get(const json::Tree& j, Definition& v) {
-    if (!j.is_string() || j.get_ref<const std::string&>() != definition()) return fail("foreign_definition");
+    if (!j.is_string() || j.get_ref<const std::string&>() != definition()) return fail(Reason::kForeignDefinition);
     v.value = definition();
     return true;
   }
   bool get(const json::Tree& j, Permissions& v) {
     if (!get(j, v.bits)) return false;
-    if (v.bits & ~kAllPermissions) return fail("unknown_permission");
+    if (v.bits & ~kAllPermissions) return fail(Reason::kUnknownPermission);
     return true;
   }
   template <std::size_t Lo, std::size_t Hi> bool get(const json::Tree& j, Text<Lo, Hi>& v) {
-    if (!j.is_string()) return fail("wrong_type", "expected a string");
+    if (!j.is_string()) return fail(Reason::kWrongType, "expected a string");
     const auto& s = j.get_ref<const std::string&>();
-    if (s.size() < Lo || s.size() > Hi) return fail("bad_length", "text of " + std::to_string(Lo) + ".." + std::to_string(Hi) + " bytes");
+    if (s.size() < Lo || s.size() > Hi) return fail(Reason::kBadLength, "text of " + std::to_string(Lo) + ".." + std::to_string(Hi) + " bytes");
     v.value = s;
     return true;
   }
   template <std::size_t N, std::size_t M> bool get(const json::Tree& j, Hex<N, M>& v) {
-    if (!j.is_string()) return fail("wrong_type", "expected a hex string");
+    if (!j.is_string()) return fail(Reason::kWrongType, "expected a hex string");
     const auto& s = j.get_ref<const std::string&>();
     if (s.size() > 2 * N || s.size() < 2 * M)
-      return fail("bad_length", std::to_string(M) + ".." + std::to_string(N) + " bytes");
-    if (s.size() % 2) return fail("bad_hex");
+      return fail(Reason::kBadLength, std::to_string(M) + ".." + std::to_string(N) + " bytes");
+    if (s.size() % 2) return fail(Reason::kBadHex);
     v.value.resize(s.size() / 2);
     for (std::size_t i = 0; i < v.value.size(); ++i) {
       const int hi = nibble(s[2 * i]), lo = nibble(s[2 * i + 1]);
-      if (hi < 0 || lo < 0) return fail("bad_hex");  // lowercase only: one spelling
+      if (hi < 0 || lo < 0) return fail(Reason::kBadHex);  // lowercase only: one spelling
       v.value[i] = static_cast<std::uint8_t>(hi << 4 | lo);
     }
     return true;
   }
   template <std::size_t N> bool get(const json::Tree& j, Fixed<N>& v) {
-    if (!j.is_array()) return fail("wrong_type", "expected an array of " + std::to_string(N) + " bytes");
-    if (j.size() != N) return fail("bad_length", "expected " + std::to_string(N) + " bytes");
+    if (!j.is_array()) return fail(Reason::kWrongType, "expected an array of " + std::to_string(N) + " bytes");
+    if (j.size() != N) return fail(Reason::kBadLength, "expected " + std::to_string(N) + " bytes");
     for (std::size_t i = 0; i < N; ++i) {
       const auto& b = j[i];
-      if (!b.is_number_unsigned() || b.get<std::uint64_t>() > 255) return fail("wrong_type", "expected a byte");
+      if (!b.is_number_unsigned() || b.get<std::uint64_t>() > 255) return fail(Reason::kWrongType, "expected a byte");
       v[i] = static_cast<std::uint8_t>(b.get<std::uint64_t>());
     }
     return true;
   }
   template <typename E> requires requires { EnumTraits<E>::kNames; }
   bool get(const json::Tree& j, E& v) {
-    if (!j.is_string()) return fail("wrong_type", "expected a name");
+    if (!j.is_string()) return fail(Reason::kWrongType, "expected a name");
     const auto& names = EnumTraits<E>::kNames;
     const auto it = std::find(names.begin(), names.end(), j.get_ref<const std::string&>());
-    if (it == names.end()) return fail("unknown_variant");
+    if (it == names.end()) return fail(Reason::kUnknownVariant);
     v = static_cast<E>(it - names.begin());
     return true;
   }
@@ -234,35 +234,35 @@ class Reader {
     return get(j, *v);
   }
   template <typename T, std::size_t N> bool get(const json::Tree& j, List<T, N>& v) {
-    if (!j.is_array()) return fail("wrong_type", "expected an array");
-    if (j.size() > N) return fail("too_many_items", "at most " + std::to_string(N));
+    if (!j.is_array()) return fail(Reason::kWrongType, "expected an array");
+    if (j.size() > N) return fail(Reason::kTooManyItems, "at most " + std::to_string(N));
     v.items.assign(j.size(), T{});
     for (std::size_t i = 0; i < j.size(); ++i)
       if (!get(j[i], v.items[i])) return false;
     return true;
   }
   template <typename T, std::size_t N> bool get(const json::Tree& j, Slots<T, N>& v) {
-    if (!j.is_array()) return fail("wrong_type", "expected an array");
-    if (j.size() != N) return fail("bad_length", "exactly " + std::to_string(N) + " slots");
+    if (!j.is_array()) return fail(Reason::kWrongType, "expected an array");
+    if (j.size() != N) return fail(Reason::kBadLength, "exactly " + std::to_string(N) + " slots");
     for (std::size_t i = 0; i < N; ++i)
       if (!get(j[i], v.items[i])) return false;
     return true;
   }
   template <typename... A> bool get(const json::Tree& j, std::variant<A...>& v) {
-    if (!j.is_object() || j.size() != 1) return fail("wrong_type", "expected a single-key union object");
+    if (!j.is_object() || j.size() != 1) return fail(Reason::kWrongType, "expected a single-key union object");
     const std::string& key = j.begin().key();
     bool matched = false;
     (try_alternative<A>(key, j.begin().value(), v, matched), ...);
-    if (!matched) return fail("unknown_variant", key);
+    if (!matched) return fail(Reason::kUnknownVariant, key);
     return !failed();
   }
   template <Record T> bool get(const json::Tree& j, T& v) {
-    if (!j.is_object()) return fail("wrong_type", "expected an object");
+    if (!j.is_object()) return fail(Reason::kWrongType, "expected an object");
     NameList names;
     fields(names, v);
     for (auto it = j.begin(); it != j.end(); ++it)
       if (std::find(names.names.begin(), names.names.end(), it.key()) == names.names.end())
-        return fail("unknown_field", it.key());
+        return fail(Reason::kUnknownField, it.key());
     Fields walker(*this, j);
     fields(walker, v);
     return !failed();
@@ -291,6 +291,7 @@ class Reader {
 
   std::vector<std::string_view> path_;
   DecodeError error_;
+  bool failed_ = false;
 };
 
 }  // namespace codec
@@ -305,13 +306,13 @@ template <typename T> std::string to_json(const T& value) {
 /// Strict: at most max_bytes, one spelling (the canonical one), every rule of
 /// the value kinds; the first broken rule is the error.
 template <typename T> Result<T, DecodeError> from_json(std::string_view text, std::size_t max_bytes) {
-  if (text.size() > max_bytes) return Err{DecodeError{"too_large", "", std::to_string(text.size()) + " bytes"}};
+  if (text.size() > max_bytes) return Err{DecodeError{Reason::kTooLarge, "", std::to_string(text.size()) + " bytes"}};
   auto tree = json::parse_strict(text);
   if (!tree.ok()) return Err{tree.error()};
   T value{};
   codec::Reader reader;
   if (!reader.read(*tree, value)) return Err{reader.error()};
-  if (to_json(value) != text) return Err{DecodeError{"non_canonical", "", "not the canonical spelling"}};
+  if (to_json(value) != text) return Err{DecodeError{Reason::kNonCanonical, "", "not the canonical spelling"}};
   return value;
 }
 

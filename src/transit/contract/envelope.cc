@@ -20,7 +20,7 @@ std::optional<DecodeError> check_inner(std::string_view body, std::string_view f
                                        Digest* digest) {
   const std::string_view inner = inner_text(body, field);
   if (inner.size() > kMaxRequestBytes)
-    return DecodeError{"too_large", "", "canonical " + std::string(field) + " of " + std::to_string(inner.size()) + " bytes"};
+    return DecodeError{Reason::kTooLarge, "", "canonical " + std::string(field) + " of " + std::to_string(inner.size()) + " bytes"};
   if (digest) *digest = domain_digest(domain, inner);
   return std::nullopt;
 }
@@ -31,7 +31,7 @@ Result<SignedRequest, DecodeError> decode_signed_request(std::string_view body, 
   auto signed_request = from_json<SignedRequest>(body, kMaxEnvelopeBytes);
   if (!signed_request.ok()) return signed_request;
   if (signed_request->request.sequence == 0)
-    return Err{DecodeError{"zero_sequence", "request.sequence", "sequence 0 is invalid for mutations"}};
+    return Err{DecodeError{Reason::kZeroSequence, "request.sequence", "sequence 0 is invalid for mutations"}};
   if (auto e = check_inner(body, "request", kRequestDomain, digest)) return Err{*e};
   if (auto e = check_rules(signed_request->request.op)) return Err{*e};
   return signed_request;
@@ -54,18 +54,18 @@ Result<CommandBody, DecodeError> decode_command_body(std::string_view body, Dige
   const auto* turn = std::get_if<Turn>(&out.request.request.op);
   const std::size_t descriptors = turn ? turn->blocks.items.size() : 0;
   if (newline != std::string_view::npos && descriptors == 0)
-    return Err{DecodeError{"unexpected_blocks", "", "only a turn with block descriptors carries bodies"}};
+    return Err{DecodeError{Reason::kUnexpectedBlocks, "", "only a turn with block descriptors carries bodies"}};
   for (std::size_t i = 0; i < descriptors; ++i) {
     const auto& d = turn->blocks.items[i];
     if (rest.size() < d.length)
-      return Err{DecodeError{"block_mismatch", "request.op.turn.blocks", "block " + std::to_string(i) + " is short"}};
+      return Err{DecodeError{Reason::kBlockMismatch, "request.op.turn.blocks", "block " + std::to_string(i) + " is short"}};
     const auto* data = reinterpret_cast<const std::uint8_t*>(rest.data());
     if (crypto::sha256(ByteView(data, d.length)) != d.sha256)
-      return Err{DecodeError{"block_mismatch", "request.op.turn.blocks", "block " + std::to_string(i) + "'s SHA-256 differs"}};
+      return Err{DecodeError{Reason::kBlockMismatch, "request.op.turn.blocks", "block " + std::to_string(i) + "'s SHA-256 differs"}};
     out.blocks.emplace_back(data, data + d.length);
     rest.remove_prefix(d.length);
   }
-  if (!rest.empty()) return Err{DecodeError{"block_mismatch", "request.op.turn.blocks", "bytes after the last block"}};
+  if (!rest.empty()) return Err{DecodeError{Reason::kBlockMismatch, "request.op.turn.blocks", "bytes after the last block"}};
   return out;
 }
 

@@ -1,20 +1,21 @@
-// What the decoder reports: the rule broken (a snake_case reason that tests and
-// clients match on) and where (a dotted field path).
+// What the decoder reports: the rule broken (a catalogued Reason, reasons.h)
+// and where (a dotted field path).
 #pragma once
 
 #include <string>
 
 #include "common/result.h"
+#include "transit/contract/reasons.h"
 
 namespace cowboy::transit {
 
 struct DecodeError {
-  std::string reason;  // e.g. "unknown_field", "foreign_definition", "too_large"
-  std::string path;    // e.g. "request.op.create_principal.public_key"
+  Reason reason = Reason::kSyntax;  // e.g. unknown_field, foreign_definition, too_large
+  std::string path;                 // e.g. "request.op.create_principal.public_key"
   std::string detail;
 
   std::string message() const {
-    std::string m = reason;
+    std::string m(name_of(reason));
     if (!path.empty()) m += " at " + path;
     if (!detail.empty()) m += ": " + detail;
     return m;

@@ -15,22 +15,24 @@ class StrictSax {
  public:
   bool null() { return add(Tree(nullptr)); }
   bool boolean(bool v) { return add(Tree(v)); }
-  bool number_integer(std::int64_t) { return fail("negative_integer"); }  // only negatives arrive here
+  bool number_integer(std::int64_t) { return fail(Reason::kNegativeInteger); }  // only negatives arrive here
   bool number_unsigned(std::uint64_t v) {
-    if (v > kMaxSafeInteger) return fail("integer_too_large");
+    if (v > kMaxSafeInteger) return fail(Reason::kIntegerTooLarge);
     return add(Tree(v));
   }
   bool number_float(double, const std::string& text) {
     // 2^64 and above arrive as floats; tell them from fractions and exponents.
     const bool digits_only = !text.empty() && text.find_first_not_of("0123456789") == std::string::npos;
-    return fail(digits_only ? "integer_too_large" : text.starts_with('-') ? "negative_integer" : "not_integer");
+    return fail(digits_only            ? Reason::kIntegerTooLarge
+                : text.starts_with('-') ? Reason::kNegativeInteger
+                                        : Reason::kNotInteger);
   }
   bool string(std::string& v) { return add(Tree(std::move(v))); }
-  bool binary(Tree::binary_t&) { return fail("syntax"); }
+  bool binary(Tree::binary_t&) { return fail(Reason::kSyntax); }
   bool start_object(std::size_t) { return open(Tree::object()); }
   bool key(std::string& k) {
     // Objects here hold a dozen keys at most: the object itself is the set of keys seen.
-    if (stack_.back()->contains(k)) return fail("duplicate_key", k);
+    if (stack_.back()->contains(k)) return fail(Reason::kDuplicateKey, k);
     key_ = std::move(k);
     return true;
   }
@@ -38,18 +40,18 @@ class StrictSax {
   bool start_array(std::size_t) { return open(Tree::array()); }
   bool end_array() { return close(); }
   bool parse_error(std::size_t, const std::string&, const nlohmann::detail::exception& e) {
-    if (error_.reason.empty()) error_ = DecodeError{"syntax", "", e.what()};
+    if (!failed_) error_ = DecodeError{Reason::kSyntax, "", e.what()}, failed_ = true;
     return false;
   }
 
   Result<Tree, DecodeError> take() {
-    if (!error_.reason.empty()) return Err{error_};
+    if (failed_) return Err{error_};
     return std::move(root_);
   }
 
  private:
-  bool fail(const char* reason, std::string detail = {}) {
-    if (error_.reason.empty()) error_ = DecodeError{reason, "", std::move(detail)};
+  bool fail(Reason reason, std::string detail = {}) {
+    if (!failed_) error_ = DecodeError{reason, "", std::move(detail)}, failed_ = true;
     return false;
   }
   bool add(Tree value) {
@@ -69,7 +71,7 @@ class StrictSax {
     return true;
   }
   bool open(Tree container) {
-    if (stack_.size() >= static_cast<std::size_t>(kMaxDepth)) return fail("too_deep");
+    if (stack_.size() >= static_cast<std::size_t>(kMaxDepth)) return fail(Reason::kTooDeep);
     if (stack_.empty()) {
       root_ = std::move(container);
       stack_.push_back(&root_);
@@ -89,6 +91,7 @@ class StrictSax {
   std::string key_;
   Tree* last_ = nullptr;
   DecodeError error_;
+  bool failed_ = false;
 };
 
 }  // namespace
@@ -98,7 +101,7 @@ Result<Tree, DecodeError> parse_strict(std::string_view text) {
   const bool ok = Tree::sax_parse(text.begin(), text.end(), &sax, nlohmann::detail::input_format_t::json, true);
   auto tree = sax.take();
   if (!tree.ok()) return tree;
-  if (!ok) return Err{DecodeError{"syntax", "", "not one JSON value"}};
+  if (!ok) return Err{DecodeError{Reason::kSyntax, "", "not one JSON value"}};
   return tree;
 }
 

@@ -7,33 +7,33 @@ namespace {
 
 std::string bytes_of(const EntryKey& k) { return std::string(k.value.begin(), k.value.end()); }
 
-DecodeError broken(std::string reason, std::string path, std::string detail) {
-  return DecodeError{std::move(reason), std::move(path), std::move(detail)};
+DecodeError broken(Reason reason, std::string path, std::string detail) {
+  return DecodeError{reason, std::move(path), std::move(detail)};
 }
 
 std::optional<DecodeError> check(const Turn& t) {
   std::set<std::string> keys;
   for (const auto& m : t.mutations.items)
-    if (!keys.insert(bytes_of(m.key)).second) return broken("duplicate_mutation_key", "op.turn.mutations", "one mutation per key");
+    if (!keys.insert(bytes_of(m.key)).second) return broken(Reason::kDuplicateMutationKey, "op.turn.mutations", "one mutation per key");
   std::set<std::string> names;
   std::uint64_t total = 0;
   for (const auto& b : t.blocks.items) {
-    if (!names.insert(bytes_of(b.name)).second) return broken("duplicate_block", "op.turn.blocks", "one block per name");
+    if (!names.insert(bytes_of(b.name)).second) return broken(Reason::kDuplicateBlock, "op.turn.blocks", "one block per name");
     if (b.length == 0 || b.length > kBlockBytes)
-      return broken("block_too_large", "op.turn.blocks", "a block holds 1.." + std::to_string(kBlockBytes) + " bytes");
+      return broken(Reason::kBlockTooLarge, "op.turn.blocks", "a block holds 1.." + std::to_string(kBlockBytes) + " bytes");
     total += b.length;
   }
   if (total > kTurnBlockBytes)
-    return broken("blocks_too_large", "op.turn.blocks", "a turn's blocks hold at most " + std::to_string(kTurnBlockBytes) + " bytes");
+    return broken(Reason::kBlocksTooLarge, "op.turn.blocks", "a turn's blocks hold at most " + std::to_string(kTurnBlockBytes) + " bytes");
   std::set<Id> views(t.views.items.begin(), t.views.items.end());
-  if (views.size() != t.views.items.size()) return broken("duplicate_view", "op.turn.views", "one view per resource");
+  if (views.size() != t.views.items.size()) return broken(Reason::kDuplicateView, "op.turn.views", "one view per resource");
   return std::nullopt;
 }
 
 std::optional<DecodeError> check(const CreateProcess& c) {
   std::set<std::string> names;
   for (const auto& n : c.required.items)
-    if (!names.insert(n.value).second) return broken("duplicate_name", "op.create.required", "required names are distinct");
+    if (!names.insert(n.value).second) return broken(Reason::kDuplicateName, "op.create.required", "required names are distinct");
   return std::nullopt;
 }
 
@@ -45,15 +45,15 @@ std::optional<DecodeError> check(const ReadEntries& r) {
       ended = true;
       continue;
     }
-    if (ended) return broken("keys_not_a_prefix", "op.read_entries.keys", "keys fill a prefix of the slots, then nulls");
-    if (!keys.insert(bytes_of(*slot)).second) return broken("duplicate_key_slot", "op.read_entries.keys", "keys are distinct");
+    if (ended) return broken(Reason::kKeysNotAPrefix, "op.read_entries.keys", "keys fill a prefix of the slots, then nulls");
+    if (!keys.insert(bytes_of(*slot)).second) return broken(Reason::kDuplicateKeySlot, "op.read_entries.keys", "keys are distinct");
   }
-  if (keys.empty()) return broken("no_keys", "op.read_entries.keys", "at least one key");
+  if (keys.empty()) return broken(Reason::kNoKeys, "op.read_entries.keys", "at least one key");
   return std::nullopt;
 }
 
 std::optional<DecodeError> check(const ListEntries& l) {
-  if (l.key && l.cursor) return broken("ambiguous_key_cursor", "op.list_entries", "a key lookup or a continuation, not both");
+  if (l.key && l.cursor) return broken(Reason::kAmbiguousKeyCursor, "op.list_entries", "a key lookup or a continuation, not both");
   return std::nullopt;
 }
 

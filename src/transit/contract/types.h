@@ -5,6 +5,7 @@
 // Declaration order is wire order. A union alternative's kName is its key.
 #pragma once
 
+#include "transit/contract/reasons.h"
 #include "transit/contract/state.h"
 
 namespace cowboy::transit {
@@ -319,33 +320,14 @@ template <typename V> void fields(V& v, Response& t) {
 
 // ---- rejections -------------------------------------------------------------------
 
-/// One code per rejection class; HTTP statuses in node/http_routes.cc.
-enum class RejectionCode : std::uint8_t {
-  kInvalidRequest,    // 400: malformed, non-canonical, foreign definition or realm, unknown version
-  kTooLarge,          // 413: over a size bound
-  kDenied,            // 403: unknown principal, bad signature, missing permission, revoked
-  kConflict,          // 409: sequence taken by another body, sequence gap, stale revision, taken subject
-  kInvalidProposal,   // 422: well-formed but impossible (unknown role or grant, revoking the root)
-  kAdmissionClosed,   // 429: the journal admission ceiling is reached
-  kControlCapacity,   // 429: the control reserve is used up too
-  kServiceUncertain,  // 503: the outcome is unknown (storage, overload, deadline); resubmit the same bytes
-  kClockUncertain,    // 503: trusted time regressed
-  kStaleCut,          // 409: a continuation whose cut a later change expired (decision 6)
-};
-template <> struct EnumTraits<RejectionCode> {
-  static constexpr std::array<std::string_view, 10> kNames = {
-      "InvalidRequest",  "TooLarge",        "Denied",           "Conflict",       "InvalidProposal",
-      "AdmissionClosed", "ControlCapacity", "ServiceUncertain", "ClockUncertain", "StaleCut"};
-};
-
 struct Rejection {
   static constexpr std::string_view kName = "Rejection";
   Version version;
   Definition definition;
   Text<1, 64> realm;
-  RejectionCode code = RejectionCode::kInvalidRequest;
-  Text<1, 64> reason;      // the rule, snake_case (e.g. "duplicate_key")
-  Text<0, 512> message;    // for people
+  RejectionCode code = RejectionCode::kInvalidRequest;  // always code_of(reason)
+  Reason reason = Reason::kSyntax;  // the rule broken, from the catalogue (reasons.h)
+  Text<0, 512> message;             // for people; valid UTF-8
   bool operator==(const Rejection&) const = default;
 };
 template <typename V> void fields(V& v, Rejection& t) {

@@ -5,8 +5,8 @@
 namespace cowboy::transit::node {
 namespace {
 
-Err<Refusal> refuse(RejectionCode code, std::string reason, std::string message) {
-  return Err{Refusal{code, std::move(reason), std::move(message)}};
+Err<Refusal> refuse(Reason reason, std::string message) {
+  return Err{Refusal{reason, std::move(message)}};
 }
 
 bool covers(const Scope& granted, const Scope& wanted) {
@@ -77,8 +77,8 @@ std::uint64_t Authority::permissions(Id principal_id, const Scope& scope) const 
 
 std::optional<Refusal> Authority::check_signer(Id principal_id) const {
   const auto* p = principal(principal_id);
-  if (!p) return Refusal{RejectionCode::kDenied, "unknown_principal", "no principal " + std::to_string(principal_id)};
-  if (p->revoked) return Refusal{RejectionCode::kDenied, "revoked_principal", "principal is revoked"};
+  if (!p) return Refusal{Reason::kUnknownPrincipal, "no principal " + std::to_string(principal_id)};
+  if (p->revoked) return Refusal{Reason::kRevokedPrincipal, "principal is revoked"};
   return std::nullopt;
 }
 
@@ -89,12 +89,12 @@ Result<Receipt, Refusal> Authority::decide(const Request& request, const Digest&
   if (genesis_.admission_ceiling) {
     const Id ceiling = *genesis_.admission_ceiling;
     if (!is_control(request.op) && head_.position >= ceiling)
-      return refuse(RejectionCode::kAdmissionClosed, "admission_ceiling", "the journal admission ceiling is reached");
+      return refuse(Reason::kAdmissionCeiling, "the journal admission ceiling is reached");
     if (head_.position >= ceiling + genesis_.control_reserve)
-      return refuse(RejectionCode::kControlCapacity, "control_reserve", "the control reserve is used up");
+      return refuse(Reason::kControlReserve, "the control reserve is used up");
   }
   if (now_ms < head_.last_time_ms)
-    return refuse(RejectionCode::kClockUncertain, "clock_regressed", "trusted time is behind the last decision");
+    return refuse(Reason::kClockRegressed, "trusted time is behind the last decision");
   const Head before = head_;
   Step step{request.principal, now_ms, blocks, catalog, touched, head_.position + 1};
   // Every rule is checked before anything changes, so a refusal leaves the state as it was.
@@ -121,9 +121,9 @@ Result<Receipt, Refusal> Authority::decide(const Request& request, const Digest&
 template <typename C> Result<Outcome, Refusal> Authority::administer(Id caller, const C& command, Touched& touched) {
   // Administration of the graph needs realm-wide control authority, at the expected policy revision.
   if (!(permissions(caller, RealmScope{}) & kRealmControl))
-    return refuse(RejectionCode::kDenied, "not_permitted", "requires realm_control at realm scope");
+    return refuse(Reason::kNotPermitted, "requires realm_control at realm scope");
   if (command.expected_revision && *command.expected_revision != head_.policy_revision)
-    return refuse(RejectionCode::kConflict, "stale_revision",
+    return refuse(Reason::kStaleRevision,
                   "expected policy revision " + std::to_string(*command.expected_revision) + ", current is " +
                       std::to_string(head_.policy_revision));
   auto outcome = apply(caller, command, touched);
@@ -143,9 +143,9 @@ Id Authority::add_grant(Id role, const Scope& scope, Permissions permissions, To
 }
 
 Result<Outcome, Refusal> Authority::apply(Id, const CreatePrincipal& op, Touched& touched) {
-  if (op.principal == 0) return refuse(RejectionCode::kInvalidProposal, "zero_identity", "principal 0 is invalid");
+  if (op.principal == 0) return refuse(Reason::kZeroIdentity, "principal 0 is invalid");
   if (principals_.count(op.principal))
-    return refuse(RejectionCode::kConflict, "subject_taken",
+    return refuse(Reason::kSubjectTaken,
                   "principal " + std::to_string(op.principal) + " was allocated before");
   const Id role = head_.next_role++;
   principals_[op.principal] = PrincipalRecord{op.principal, op.public_key, role, op.pid_scope, 0, false, 1};
@@ -161,7 +161,7 @@ Result<Outcome, Refusal> Authority::apply(Id, const CreatePrincipal& op, Touched
 Result<Outcome, Refusal> Authority::apply(Id, const CreateRole& op, Touched& touched) {
   for (const auto& [id, r] : roles_)
     if (r.name.value == op.name.value)
-      return refuse(RejectionCode::kConflict, "role_name_taken", "a role named " + op.name.value + " exists");
+      return refuse(Reason::kRoleNameTaken, "a role named " + op.name.value + " exists");
   const Id role = head_.next_role++;
   roles_[role] = RoleRecord{role, {op.name.value}, std::nullopt};
   touched.roles.push_back(role);
@@ -170,35 +170,35 @@ Result<Outcome, Refusal> Authority::apply(Id, const CreateRole& op, Touched& tou
 
 Result<Outcome, Refusal> Authority::apply(Id, const BindCredential& op, Touched& touched) {
   const auto* p = principal(op.principal);
-  if (!p || p->revoked) return refuse(RejectionCode::kInvalidProposal, "unknown_principal", "no such live principal");
+  if (!p || p->revoked) return refuse(Reason::kUnknownSubject, "no such live principal");
   const auto* r = role(op.role);
-  if (!r || r->private_of) return refuse(RejectionCode::kInvalidProposal, "unknown_role", "no such named role");
+  if (!r || r->private_of) return refuse(Reason::kUnknownRole, "no such named role");
   if (!credentials_.insert({op.principal, op.role}).second)
-    return refuse(RejectionCode::kInvalidProposal, "already_bound", "the principal holds that role");
+    return refuse(Reason::kAlreadyBound, "the principal holds that role");
   touched.credentials_added.push_back({op.principal, op.role});
   return Outcome{PolicyChanged{head_.policy_revision + 1}};
 }
 
 Result<Outcome, Refusal> Authority::apply(Id, const UnbindCredential& op, Touched& touched) {
   const auto* r = role(op.role);
-  if (r && r->private_of) return refuse(RejectionCode::kInvalidProposal, "private_role", "a private role stays bound");
+  if (r && r->private_of) return refuse(Reason::kPrivateRole, "a private role stays bound");
   if (!credentials_.erase({op.principal, op.role}))
-    return refuse(RejectionCode::kInvalidProposal, "not_bound", "the principal does not hold that role");
+    return refuse(Reason::kNotBound, "the principal does not hold that role");
   touched.credentials_removed.push_back({op.principal, op.role});
   return Outcome{PolicyChanged{head_.policy_revision + 1}};
 }
 
 Result<Outcome, Refusal> Authority::apply(Id, const Grant& op, Touched& touched) {
-  if (!role(op.role)) return refuse(RejectionCode::kInvalidProposal, "unknown_role", "no such role");
-  if (op.permissions.bits == 0) return refuse(RejectionCode::kInvalidProposal, "empty_grant", "no permission bits");
+  if (!role(op.role)) return refuse(Reason::kUnknownRole, "no such role");
+  if (op.permissions.bits == 0) return refuse(Reason::kEmptyGrant, "no permission bits");
   const Id grant = add_grant(op.role, op.scope, op.permissions, touched);
   return Outcome{Granted{grant, head_.policy_revision + 1}};
 }
 
 Result<Outcome, Refusal> Authority::apply(Id, const RevokeGrant& op, Touched& touched) {
-  if (op.grant == 1) return refuse(RejectionCode::kInvalidProposal, "root_grant", "the root's genesis grant stays");
+  if (op.grant == 1) return refuse(Reason::kRootGrant, "the root's genesis grant stays");
   auto it = grants_.find(op.grant);
-  if (it == grants_.end()) return refuse(RejectionCode::kInvalidProposal, "unknown_grant", "no such grant");
+  if (it == grants_.end()) return refuse(Reason::kUnknownGrant, "no such grant");
   grants_by_role_.erase({it->second.role, op.grant});
   grants_.erase(it);
   touched.grants_removed.push_back(op.grant);
@@ -207,10 +207,10 @@ Result<Outcome, Refusal> Authority::apply(Id, const RevokeGrant& op, Touched& to
 
 Result<Outcome, Refusal> Authority::apply(Id, const RevokePrincipal& op, Touched& touched) {
   if (op.principal == genesis_.root_principal)
-    return refuse(RejectionCode::kInvalidProposal, "root_principal", "the root principal cannot be revoked");
+    return refuse(Reason::kRootPrincipal, "the root principal cannot be revoked");
   auto it = principals_.find(op.principal);
   if (it == principals_.end() || it->second.revoked)
-    return refuse(RejectionCode::kInvalidProposal, "unknown_principal", "no such live principal");
+    return refuse(Reason::kUnknownSubject, "no such live principal");
   it->second.revoked = true;
   touched.principals.push_back(op.principal);
   return Outcome{PolicyChanged{head_.policy_revision + 1}};
@@ -247,7 +247,7 @@ Result<QueryResult, Refusal> Authority::answer(const Query& query, std::uint64_t
           // Inspection: at realm scope, or at the caller's own PID scope.
           const bool inspect = (permissions(caller, RealmScope{}) & kInspect) ||
                                (p->pid_scope && (permissions(caller, PidScope{*p->pid_scope}) & kInspect));
-          if (!inspect) return refuse(RejectionCode::kDenied, "not_permitted", "requires inspect");
+          if (!inspect) return refuse(Reason::kNotPermitted, "requires inspect");
           if constexpr (std::is_same_v<Op, IdentityQuery>) {
             return QueryResult{Identity{caller, Permissions{permissions(caller, RealmScope{})}, p->pid_scope,
                                         head_.policy_revision, p->sequence}};

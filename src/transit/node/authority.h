@@ -17,10 +17,11 @@
 
 namespace cowboy::transit::node {
 
+/// Why a command or query is refused: a catalogued reason, which fixes its code.
 struct Refusal {
-  RejectionCode code;
-  std::string reason;
+  Reason reason;
   std::string message;
+  RejectionCode code() const { return code_of(reason); }
 };
 
 using Bytes = std::vector<std::uint8_t>;

@@ -12,46 +12,29 @@ net::HttpReply ok(std::string body) { return net::HttpReply{200, "application/js
 
 }  // namespace
 
-int http_status(RejectionCode code) {
-  switch (code) {
-    case RejectionCode::kInvalidRequest: return 400;
-    case RejectionCode::kTooLarge: return 413;
-    case RejectionCode::kDenied: return 403;
-    case RejectionCode::kConflict: return 409;
-    case RejectionCode::kInvalidProposal: return 422;
-    case RejectionCode::kAdmissionClosed: return 429;
-    case RejectionCode::kControlCapacity: return 429;
-    case RejectionCode::kServiceUncertain: return 503;
-    case RejectionCode::kClockUncertain: return 503;
-    case RejectionCode::kStaleCut: return 409;
-  }
-  return 500;
-}
-
 net::HttpReply Routes::reject(const Refusal& refusal) const {
-  Rejection r{Version{}, Definition{}, sequencer_.genesis().realm, refusal.code, {refusal.reason},
+  Rejection r{Version{}, Definition{}, sequencer_.genesis().realm, refusal.code(), refusal.reason,
               {refusal.message.substr(0, 512)}};
-  return net::HttpReply{http_status(refusal.code), "application/json", to_json(r)};
+  return net::HttpReply{http_status(refusal.code()), "application/json", to_json(r)};
 }
 
 net::HttpReply Routes::reject(const DecodeError& error) const {
-  const auto code = error.reason == "too_large" ? RejectionCode::kTooLarge : RejectionCode::kInvalidRequest;
-  return reject(Refusal{code, error.reason, error.message()});
+  return reject(Refusal{error.reason, error.message()});
 }
 
 void Routes::handle(net::HttpRequest request, net::HttpResponder respond) {
   const std::string_view path = std::string_view(request.target).substr(0, request.target.find('?'));
   const bool is_command = path == "/v1/command";
   if (!is_command && path != "/v1/query")
-    return respond(reject(Refusal{RejectionCode::kInvalidRequest, "unknown_route", "routes: POST /v1/command, POST /v1/query"}));
+    return respond(reject(Refusal{Reason::kUnknownRoute, "routes: POST /v1/command, POST /v1/query"}));
   if (request.method != "POST")
-    return respond(reject(Refusal{RejectionCode::kInvalidRequest, "method_not_allowed", "use POST"}));
+    return respond(reject(Refusal{Reason::kMethodNotAllowed, "use POST"}));
   // The hint is unsigned scheduling metadata; foundation has no query that may carry it.
   if (const auto hints = request.header_count(kControlHeader)) {
-    if (hints > 1) return respond(reject(Refusal{RejectionCode::kInvalidRequest, "duplicate_control_hint", "one X-Transit-Control at most"}));
+    if (hints > 1) return respond(reject(Refusal{Reason::kDuplicateControlHint, "one X-Transit-Control at most"}));
     if (request.header(kControlHeader) != "snapshot")
-      return respond(reject(Refusal{RejectionCode::kInvalidRequest, "unknown_control_hint", "the only hint is snapshot"}));
-    return respond(reject(Refusal{RejectionCode::kInvalidRequest, "control_hint_not_allowed",
+      return respond(reject(Refusal{Reason::kUnknownControlHint, "the only hint is snapshot"}));
+    return respond(reject(Refusal{Reason::kControlHintNotAllowed,
                                   "snapshot is only for close_snapshot and snapshot_read with finish: true"}));
   }
   if (is_command) return command(request, std::move(respond));
@@ -62,11 +45,11 @@ void Routes::handle(net::HttpRequest request, net::HttpResponder respond) {
 Result<PublicKey, Refusal> Routes::authenticate(const Text<1, 64>& realm, Id principal, const Digest& digest,
                                                 const Signature& signature) const {
   if (realm != sequencer_.genesis().realm)
-    return Err{Refusal{RejectionCode::kInvalidRequest, "foreign_realm", "this node serves another realm"}};
+    return Err{Refusal{Reason::kForeignRealm, "this node serves another realm"}};
   const auto key = sequencer_.key_of(principal);
-  if (!key) return Err{Refusal{RejectionCode::kDenied, "unknown_principal", "no live principal " + std::to_string(principal)}};
+  if (!key) return Err{Refusal{Reason::kUnknownPrincipal, "no live principal " + std::to_string(principal)}};
   if (!verify_digest(digest, signature, *key))
-    return Err{Refusal{RejectionCode::kDenied, "bad_signature", "the signature does not verify"}};
+    return Err{Refusal{Reason::kBadSignature, "the signature does not verify"}};
   return *key;
 }
 

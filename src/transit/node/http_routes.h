@@ -11,9 +11,6 @@
 
 namespace cowboy::transit::node {
 
-/// The HTTP status of each rejection class (docs/transit.md, decision 12).
-int http_status(RejectionCode code);
-
 class Routes {
  public:
   explicit Routes(Sequencer& sequencer) : sequencer_(sequencer) {}

@@ -8,12 +8,12 @@
 namespace cowboy::transit::node {
 namespace {
 
-Err<Refusal> refuse(RejectionCode code, std::string reason, std::string message) {
-  return Err{Refusal{code, std::move(reason), std::move(message)}};
+Err<Refusal> refuse(Reason reason, std::string message) {
+  return Err{Refusal{reason, std::move(message)}};
 }
 
 Err<Refusal> stale_generation(Id expected, Id current) {
-  return refuse(RejectionCode::kConflict, "stale_generation",
+  return refuse(Reason::kStaleGeneration,
                 "expected generation " + std::to_string(expected) + ", the process is at " + std::to_string(current));
 }
 
@@ -38,7 +38,7 @@ std::optional<Refusal> Authority::check_required(const ProcessRecord& p, std::ui
     const auto* a = associated(p.pid, name.value);
     const auto* r = a ? resource(a->resource) : nullptr;
     if (!r || !alive(*r, now_ms))
-      return Refusal{RejectionCode::kInvalidProposal, "missing_dependency", "required association " + name.value + " is missing or expired"};
+      return Refusal{Reason::kMissingDependency, "required association " + name.value + " is missing or expired"};
   }
   return std::nullopt;
 }
@@ -46,10 +46,10 @@ std::optional<Refusal> Authority::check_required(const ProcessRecord& p, std::ui
 std::optional<Refusal> Authority::check_executor(Id caller, const ProcessRecord& p, Id generation,
                                                  std::uint64_t now_ms) const {
   if (!(pid_rights(caller, p.pid) & kExecute))
-    return Refusal{RejectionCode::kDenied, "not_permitted", "requires execute at the process"};
+    return Refusal{Reason::kNotPermitted, "requires execute at the process"};
   const auto state = state_of(p, now_ms);
   if (state != ProcessState::kOwned || p.owner != caller)
-    return Refusal{RejectionCode::kInvalidProposal, "not_owner",
+    return Refusal{Reason::kNotOwner,
                    "the process is " + std::string(EnumTraits<ProcessState>::kNames[static_cast<int>(state)]) +
                        (state == ProcessState::kOwned ? " by another principal" : "")};
   if (generation != p.generation) return stale_generation(generation, p.generation).error;
@@ -58,20 +58,20 @@ std::optional<Refusal> Authority::check_executor(Id caller, const ProcessRecord&
 
 Result<ProcessRecord*, Refusal> Authority::live_process(Id pid, const Step& step, Permission needs) {
   auto it = processes_.find(pid);
-  if (it == processes_.end()) return refuse(RejectionCode::kInvalidProposal, "unknown_process", "no process " + std::to_string(pid));
-  if (retired(it->second, step.now_ms)) return refuse(RejectionCode::kInvalidProposal, "retired", "the process is permanently retired");
+  if (it == processes_.end()) return refuse(Reason::kUnknownProcess, "no process " + std::to_string(pid));
+  if (retired(it->second, step.now_ms)) return refuse(Reason::kRetired, "the process is permanently retired");
   if (!(pid_rights(step.caller, pid) & needs))
-    return refuse(RejectionCode::kDenied, "not_permitted",
+    return refuse(Reason::kNotPermitted,
                   "requires " + std::string(permission_name(needs)) + " at the process");
   return &it->second;
 }
 
 Result<Outcome, Refusal> Authority::apply(const CreateProcess& op, Step& step) {
   if (!(pid_rights(step.caller, op.pid) & kPidAdmin))
-    return refuse(RejectionCode::kDenied, "not_permitted", "requires pid_admin at the process");
-  if (op.pid == 0) return refuse(RejectionCode::kInvalidProposal, "zero_identity", "pid 0 is invalid");
+    return refuse(Reason::kNotPermitted, "requires pid_admin at the process");
+  if (op.pid == 0) return refuse(Reason::kZeroIdentity, "pid 0 is invalid");
   if (processes_.count(op.pid))
-    return refuse(RejectionCode::kConflict, "subject_taken", "pid " + std::to_string(op.pid) + " was allocated before");
+    return refuse(Reason::kSubjectTaken, "pid " + std::to_string(op.pid) + " was allocated before");
   ProcessRecord p;
   p.pid = op.pid;
   p.required = op.required;
@@ -85,7 +85,7 @@ Result<Outcome, Refusal> Authority::apply(const Initialize& op, Step& step) {
   auto p = live_process(op.pid, step, kPidAdmin);
   if (!p.ok()) return Err{p.error()};
   auto& process = **p;
-  if (process.initialized) return refuse(RejectionCode::kInvalidProposal, "already_initialized", "the process is initialized");
+  if (process.initialized) return refuse(Reason::kAlreadyInitialized, "the process is initialized");
   if (op.generation != process.generation) return stale_generation(op.generation, process.generation);
   if (auto missing = check_required(process, step.now_ms)) return Err{*missing};
   process.initialized = true;
@@ -100,7 +100,7 @@ Result<Outcome, Refusal> Authority::apply(const Own& op, Step& step) {
   auto& process = **p;
   const auto state = state_of(process, step.now_ms);
   if (state != ProcessState::kIdle)
-    return refuse(RejectionCode::kInvalidProposal, "not_idle",
+    return refuse(Reason::kNotIdle,
                   "the process is " + std::string(EnumTraits<ProcessState>::kNames[static_cast<int>(state)]));
   if (op.generation != process.generation) return stale_generation(op.generation, process.generation);
   if (auto missing = check_required(process, step.now_ms)) return Err{*missing};
@@ -114,7 +114,7 @@ Result<Outcome, Refusal> Authority::apply(const Send& op, Step& step) {
   auto p = live_process(op.pid, step, kSend);
   if (!p.ok()) return Err{p.error()};
   auto& process = **p;
-  if (!process.initialized) return refuse(RejectionCode::kInvalidProposal, "uninitialized", "the process is not initialized");
+  if (!process.initialized) return refuse(Reason::kUninitialized, "the process is not initialized");
   if (auto missing = check_required(process, step.now_ms)) return Err{*missing};
   // Admitted behind a failed head too: the block holds the head, not the mailbox.
   const Id input = ++process.tail;
@@ -129,34 +129,34 @@ Result<Outcome, Refusal> Authority::apply(const Turn& op, Step& step) {
   auto& process = **p;
   if (auto refusal = check_executor(step.caller, process, op.generation, step.now_ms)) return Err{*refusal};
   if (op.input && (*op.input != process.head || process.head > process.tail))
-    return refuse(RejectionCode::kInvalidProposal, "not_head", "a turn consumes the mailbox head, input " + std::to_string(process.head));
+    return refuse(Reason::kNotHead, "a turn consumes the mailbox head, input " + std::to_string(process.head));
 
   ResourceRecord* written = nullptr;
   if (!op.mutations.items.empty() || !op.blocks.items.empty()) {
-    if (!op.resource) return refuse(RejectionCode::kInvalidProposal, "no_resource", "mutations need the writable resource");
+    if (!op.resource) return refuse(Reason::kNoResource, "mutations need the writable resource");
   }
   if (op.resource) {
     if (!associated(op.pid, *op.resource))
-      return refuse(RejectionCode::kInvalidProposal, "not_associated", "a turn writes only an associated resource");
+      return refuse(Reason::kNotAssociated, "a turn writes only an associated resource");
     if (auto refusal = check_resource(step.caller, *op.resource, kWrite, step.now_ms)) return Err{*refusal};
     written = &resources_.at(*op.resource);
     if (op.resource_revision && *op.resource_revision != written->info.revision)
-      return refuse(RejectionCode::kConflict, "resource_revision_changed",
+      return refuse(Reason::kResourceRevisionChanged,
                     "the resource is at revision " + std::to_string(written->info.revision));
     for (const auto& b : op.blocks.items)
       if (step.catalog.block(*op.resource, b.name))
-        return refuse(RejectionCode::kInvalidProposal, "block_exists", "blocks are immutable once written");
+        return refuse(Reason::kBlockExists, "blocks are immutable once written");
   }
   for (Id viewed : op.views.items) {
     if (!associated(op.pid, viewed))
-      return refuse(RejectionCode::kInvalidProposal, "not_associated", "views are of associated resources");
+      return refuse(Reason::kNotAssociated, "views are of associated resources");
     if (auto refusal = check_resource(step.caller, viewed, kInspect | kRead, step.now_ms)) return Err{*refusal};
   }
   for (const auto& o : op.outputs.items)
     if (!this->process(o.destination))
-      return refuse(RejectionCode::kInvalidProposal, "unknown_destination", "no process " + std::to_string(o.destination));
+      return refuse(Reason::kUnknownDestination, "no process " + std::to_string(o.destination));
   if (op.effect && !principal(op.effect->executor))
-    return refuse(RejectionCode::kInvalidProposal, "unknown_executor", "no such effect executor");
+    return refuse(Reason::kUnknownExecutor, "no such effect executor");
 
   // Every rule held: publish it all in this one decision.
   TurnPublished published{op.pid, process.generation, std::nullopt, op.resource, std::nullopt, {}, {}, std::nullopt};
@@ -207,7 +207,7 @@ Result<Outcome, Refusal> Authority::apply(const FailTurn& op, Step& step) {
   auto& process = **p;
   if (auto refusal = check_executor(step.caller, process, op.generation, step.now_ms)) return Err{*refusal};
   if (op.input != process.head || process.head > process.tail)
-    return refuse(RejectionCode::kInvalidProposal, "not_head", "only the mailbox head can fail");
+    return refuse(Reason::kNotHead, "only the mailbox head can fail");
   // The input stays at the head; the owner is fenced until a retry.
   process.failure = op.input;
   process.failure_reason = op.reason;
@@ -220,10 +220,10 @@ Result<Outcome, Refusal> Authority::apply(const Retry& op, Step& step) {
   auto p = live_process(op.pid, step, kPidAdmin);
   if (!p.ok()) return Err{p.error()};
   auto& process = **p;
-  if (!process.failure) return refuse(RejectionCode::kInvalidProposal, "not_blocked", "the process is not blocked");
+  if (!process.failure) return refuse(Reason::kNotBlocked, "the process is not blocked");
   if (op.expected_generation != process.generation) return stale_generation(op.expected_generation, process.generation);
   if (op.failure_input != *process.failure)
-    return refuse(RejectionCode::kInvalidProposal, "failure_mismatch",
+    return refuse(Reason::kFailureMismatch,
                   "the process is blocked on input " + std::to_string(*process.failure));
   if (auto missing = check_required(process, step.now_ms)) return Err{*missing};
   process.failure.reset();
@@ -238,10 +238,10 @@ Result<Outcome, Refusal> Authority::apply(const Suspend& op, Step& step) {
   auto p = live_process(op.pid, step, kPidAdmin);
   if (!p.ok()) return Err{p.error()};
   auto& process = **p;
-  if (process.resume_by_ms) return refuse(RejectionCode::kInvalidProposal, "suspended", "the process is suspended");
+  if (process.resume_by_ms) return refuse(Reason::kSuspended, "the process is suspended");
   if (op.generation != process.generation) return stale_generation(op.generation, process.generation);
   if (op.resume_by_ms <= step.now_ms)
-    return refuse(RejectionCode::kInvalidProposal, "deadline_passed", "the resume deadline must be in the future");
+    return refuse(Reason::kDeadlinePassed, "the resume deadline must be in the future");
   process.resume_by_ms = op.resume_by_ms;
   process.owner.reset();  // suspension revokes execution
   step.touched.processes.push_back(op.pid);
@@ -252,7 +252,7 @@ Result<Outcome, Refusal> Authority::apply(const Resume& op, Step& step) {
   auto p = live_process(op.pid, step, kPidAdmin);
   if (!p.ok()) return Err{p.error()};
   auto& process = **p;
-  if (!process.resume_by_ms) return refuse(RejectionCode::kInvalidProposal, "not_suspended", "the process is not suspended");
+  if (!process.resume_by_ms) return refuse(Reason::kNotSuspended, "the process is not suspended");
   if (op.generation != process.generation) return stale_generation(op.generation, process.generation);
   if (auto missing = check_required(process, step.now_ms)) return Err{*missing};
   process.resume_by_ms.reset();
@@ -263,15 +263,15 @@ Result<Outcome, Refusal> Authority::apply(const Resume& op, Step& step) {
 
 Result<Outcome, Refusal> Authority::apply(const Deliver& op, Step& step) {
   auto it = outputs_.find(op.output);
-  if (it == outputs_.end()) return refuse(RejectionCode::kInvalidProposal, "unknown_output", "no such output");
+  if (it == outputs_.end()) return refuse(Reason::kUnknownOutput, "no such output");
   auto& out = it->second;
   if (!(pid_rights(step.caller, out.destination) & kCourier))
-    return refuse(RejectionCode::kDenied, "not_permitted", "requires courier at the destination");
+    return refuse(Reason::kNotPermitted, "requires courier at the destination");
   if (out.state != OutputState::kPending)
-    return refuse(RejectionCode::kInvalidProposal, "resolved", "the output is delivered or disposed of");
+    return refuse(Reason::kResolved, "the output is delivered or disposed of");
   auto& route = pending_routes_.at({out.source, out.destination});
   if (*route.begin() != op.output)
-    return refuse(RejectionCode::kConflict, "route_order",
+    return refuse(Reason::kRouteOrder,
                   "output " + std::to_string(*route.begin()) + " of this route is unresolved before it");
   auto& destination = processes_.at(out.destination);
   Delivered delivered{op.output, out.destination, std::nullopt};
@@ -279,7 +279,7 @@ Result<Outcome, Refusal> Authority::apply(const Deliver& op, Step& step) {
     out.state = OutputState::kDisposed;  // a terminal disposition also releases the route
   } else {
     if (!destination.initialized)
-      return refuse(RejectionCode::kInvalidProposal, "uninitialized", "the destination is not initialized");
+      return refuse(Reason::kUninitialized, "the destination is not initialized");
     if (auto missing = check_required(destination, step.now_ms)) return Err{*missing};
     const Id input = ++destination.tail;
     step.touched.inputs.push_back({out.destination, Input{input, out.value, Origin{std::nullopt, op.output, out.source}}});
@@ -297,9 +297,9 @@ Result<Outcome, Refusal> Authority::apply(const Deliver& op, Step& step) {
 Result<QueryResult, Refusal> Authority::read(const ReadCtx& ctx, const ProcessRead& q) const {
   const auto rights = pid_rights(ctx.caller, q.pid);
   if (!(rights & (kInspect | kExecute)))
-    return refuse(RejectionCode::kDenied, "not_permitted", "requires inspect or execute at the process");
+    return refuse(Reason::kNotPermitted, "requires inspect or execute at the process");
   const auto* p = process(q.pid);
-  if (!p) return refuse(RejectionCode::kInvalidProposal, "unknown_process", "no such process");
+  if (!p) return refuse(Reason::kUnknownProcess, "no such process");
   ProcessInfo info{p->pid, p->generation, state_of(*p, ctx.now_ms), p->owner, p->failure, p->resume_by_ms,
                    p->required, p->head, p->tail, p->cancelled, std::nullopt};
   if (info.state == ProcessState::kRetired && !p->retired)

@@ -6,8 +6,8 @@
 namespace cowboy::transit::node {
 namespace {
 
-Err<Refusal> refuse(RejectionCode code, std::string reason, std::string message) {
-  return Err{Refusal{code, std::move(reason), std::move(message)}};
+Err<Refusal> refuse(Reason reason, std::string message) {
+  return Err{Refusal{reason, std::move(message)}};
 }
 
 // A filtered page examines at most this many candidates, so a page costs the
@@ -15,11 +15,11 @@ Err<Refusal> refuse(RejectionCode code, std::string reason, std::string message)
 constexpr std::size_t kScanBudget = 64;
 
 std::optional<Refusal> stale_cut(Id cut, Id head, Id policy_position, Id catalog_position) {
-  if (cut == 0 || cut > head) return Refusal{RejectionCode::kInvalidRequest, "bad_cut", "the cursor's cut is no position of this node"};
+  if (cut == 0 || cut > head) return Refusal{Reason::kBadCut, "the cursor's cut is no position of this node"};
   if (policy_position > cut)
-    return Refusal{RejectionCode::kStaleCut, "policy_changed", "the policy changed after the cut; list again from the start"};
+    return Refusal{Reason::kPolicyChanged, "the policy changed after the cut; list again from the start"};
   if (catalog_position > cut)
-    return Refusal{RejectionCode::kStaleCut, "catalog_changed", "the catalog changed after the cut; list again from the start"};
+    return Refusal{Reason::kCatalogChanged, "the catalog changed after the cut; list again from the start"};
   return std::nullopt;
 }
 
@@ -62,10 +62,10 @@ std::uint64_t Authority::resource_rights(Id caller, Id resource_id) const {
 std::optional<Refusal> Authority::check_resource(Id caller, Id resource_id, std::uint64_t wanted,
                                                  std::uint64_t now_ms) const {
   const auto* r = resource(resource_id);
-  if (!r) return Refusal{RejectionCode::kInvalidProposal, "unknown_resource", "no resource " + std::to_string(resource_id)};
+  if (!r) return Refusal{Reason::kUnknownResource, "no resource " + std::to_string(resource_id)};
   if ((resource_rights(caller, resource_id) & wanted) != wanted)
-    return Refusal{RejectionCode::kDenied, "not_permitted", "the resource's grants do not allow this"};
-  if (!alive(*r, now_ms)) return Refusal{RejectionCode::kDenied, "lifetime_ended", "the resource is retired or its owner is"};
+    return Refusal{Reason::kNotPermitted, "the resource's grants do not allow this"};
+  if (!alive(*r, now_ms)) return Refusal{Reason::kLifetimeEnded, "the resource is retired or its owner is"};
   return std::nullopt;
 }
 
@@ -73,7 +73,7 @@ std::optional<Refusal> Authority::fence(Id checked_at) const {
   // Reads run on the decide thread between decisions, so the tail cannot
   // move; this keeps the rule checked should reads ever leave that thread.
   if (head_.position != checked_at)
-    return Refusal{RejectionCode::kServiceUncertain, "authority_moved", "the authority changed during the read; retry"};
+    return Refusal{Reason::kAuthorityMoved, "the authority changed during the read; retry"};
   return std::nullopt;
 }
 
@@ -83,20 +83,20 @@ Result<Authority::Selected, Refusal> Authority::select(const ReadCtx& ctx, Id re
   const auto& r = resources_.at(resource_id);
   if (!view_id) {
     if (revision && *revision != r.info.revision)
-      return refuse(RejectionCode::kConflict, "resource_revision_changed",
+      return refuse(Reason::kResourceRevisionChanged,
                     "the resource is at revision " + std::to_string(r.info.revision));
     return Selected{&r, r.info.revision, std::nullopt};
   }
   // A view is never a bearer capability: only its process's current executor reads through it.
   const auto* v = view(*view_id);
   if (!v || v->resource != resource_id)
-    return refuse(RejectionCode::kInvalidProposal, "unknown_view", "no such view of this resource");
+    return refuse(Reason::kUnknownView, "no such view of this resource");
   if (revision && *revision != v->revision)
-    return refuse(RejectionCode::kInvalidProposal, "view_revision_mismatch", "the view holds another revision");
+    return refuse(Reason::kViewRevisionMismatch, "the view holds another revision");
   const auto* p = process(v->pid);
-  if (!p || retired(*p, ctx.now_ms)) return refuse(RejectionCode::kDenied, "view_expired", "the view's process is retired");
+  if (!p || retired(*p, ctx.now_ms)) return refuse(Reason::kViewExpired, "the view's process is retired");
   if (p->owner != ctx.caller || !(pid_rights(ctx.caller, v->pid) & kExecute))
-    return refuse(RejectionCode::kDenied, "not_executor", "views are read by their process's current executor");
+    return refuse(Reason::kNotExecutor, "views are read by their process's current executor");
   return Selected{&r, v->revision, v->view};
 }
 
@@ -104,7 +104,7 @@ Result<Authority::Selected, Refusal> Authority::select(const ReadCtx& ctx, const
   if (const auto* current = std::get_if<CurrentBasis>(&basis))
     return select(ctx, current->resource, current->revision, std::nullopt);
   const auto* v = view(std::get<ViewBasis>(basis).view);
-  if (!v) return refuse(RejectionCode::kInvalidProposal, "unknown_view", "no such view");
+  if (!v) return refuse(Reason::kUnknownView, "no such view");
   return select(ctx, v->resource, v->revision, v->view);
 }
 
@@ -113,13 +113,13 @@ Result<Authority::Selected, Refusal> Authority::select(const ReadCtx& ctx, const
 Result<Outcome, Refusal> Authority::apply(const CreateResource& op, Step& step) {
   const auto scope = op.owner ? Scope{PidScope{*op.owner}} : Scope{RealmScope{}};
   if (!(permissions(step.caller, scope) & kPidAdmin))
-    return refuse(RejectionCode::kDenied, "not_permitted", "requires pid_admin at the owner's scope");
+    return refuse(Reason::kNotPermitted, "requires pid_admin at the owner's scope");
   if (resource_names_.count(op.name.value))
-    return refuse(RejectionCode::kConflict, "name_taken", "the name " + op.name.value + " is reserved");
+    return refuse(Reason::kNameTaken, "the name " + op.name.value + " is reserved");
   if (op.owner) {
     const auto* owner = process(*op.owner);
     if (!owner || retired(*owner, step.now_ms))
-      return refuse(RejectionCode::kInvalidProposal, "unknown_owner", "the lifetime owner is no live process");
+      return refuse(Reason::kUnknownOwner, "the lifetime owner is no live process");
   }
   const Id id = head_.next_resource++;
   resources_[id] = ResourceRecord{ResourceInfo{id, op.name, op.owner, 1, false}, step.position, step.position};
@@ -131,12 +131,12 @@ Result<Outcome, Refusal> Authority::apply(const CreateResource& op, Step& step) 
 
 Result<Outcome, Refusal> Authority::apply(const RetireResource& op, Step& step) {
   auto it = resources_.find(op.resource);
-  if (it == resources_.end()) return refuse(RejectionCode::kInvalidProposal, "unknown_resource", "no such resource");
+  if (it == resources_.end()) return refuse(Reason::kUnknownResource, "no such resource");
   auto& info = it->second.info;
   const auto scope = info.owner ? Scope{PidScope{*info.owner}} : Scope{RealmScope{}};
   if (!(permissions(step.caller, scope) & kPidAdmin))
-    return refuse(RejectionCode::kDenied, "not_permitted", "requires pid_admin at the owner's scope");
-  if (info.retired) return refuse(RejectionCode::kInvalidProposal, "already_retired", "the resource is retired");
+    return refuse(Reason::kNotPermitted, "requires pid_admin at the owner's scope");
+  if (info.retired) return refuse(Reason::kAlreadyRetired, "the resource is retired");
   info.retired = true;  // the name stays reserved
   it->second.changed_at = step.position;
   head_.resources_position = step.position;
@@ -148,9 +148,9 @@ Result<Outcome, Refusal> Authority::apply(const Associate& op, Step& step) {
   auto p = live_process(op.pid, step, kPidAdmin);
   if (!p.ok()) return Err{p.error()};
   const auto* r = resource(op.resource);
-  if (!r || !alive(*r, step.now_ms)) return refuse(RejectionCode::kInvalidProposal, "unknown_resource", "no live resource");
+  if (!r || !alive(*r, step.now_ms)) return refuse(Reason::kUnknownResource, "no live resource");
   if (associated(op.pid, op.name.value))
-    return refuse(RejectionCode::kConflict, "association_exists", "the process has an association of that name");
+    return refuse(Reason::kAssociationExists, "the process has an association of that name");
   const Id revision = head_.next_association++;
   associations_[{op.pid, revision}] = Association{op.pid, op.name, op.resource, revision};
   association_names_[{op.pid, op.name.value}] = revision;
@@ -181,9 +181,9 @@ Result<QueryResult, Refusal> Authority::read(const ReadCtx& ctx, const ListResou
 
 Result<QueryResult, Refusal> Authority::read(const ReadCtx& ctx, const ListAssociations& q) const {
   if (!(pid_rights(ctx.caller, q.pid) & kInspect))
-    return refuse(RejectionCode::kDenied, "not_permitted", "requires inspect at the process");
+    return refuse(Reason::kNotPermitted, "requires inspect at the process");
   const auto* p = process(q.pid);
-  if (!p) return refuse(RejectionCode::kInvalidProposal, "unknown_process", "no such process");
+  if (!p) return refuse(Reason::kUnknownProcess, "no such process");
   if (q.cursor)
     if (auto stale = stale_cut(q.cursor->cut, head_.position, head_.policy_position, p->associations_position))
       return Err{*stale};
@@ -242,7 +242,7 @@ Result<QueryResult, Refusal> Authority::read(const ReadCtx& ctx, const ReadEntri
 
 Result<QueryResult, Refusal> Authority::read(const ReadCtx& ctx, const AssociationLookup& q) const {
   if (!(pid_rights(ctx.caller, q.pid) & kInspect))
-    return refuse(RejectionCode::kDenied, "not_permitted", "requires inspect at the process");
+    return refuse(Reason::kNotPermitted, "requires inspect at the process");
   LookupResult result{q.pid, q.name, std::nullopt};
   if (const auto* a = associated(q.pid, q.name.value))
     if (resource_rights(ctx.caller, a->resource) & kInspect) result.association = *a;  // hidden reads as absent
@@ -260,7 +260,7 @@ Result<QueryResult, Refusal> Authority::read(const ReadCtx& ctx, const ReadBlock
   const Id id = selected->resource->info.resource;
   auto found = ctx.catalog.block(id, q.name);
   if (!found || found->first > selected->revision)
-    return refuse(RejectionCode::kInvalidProposal, "unknown_block", "no such block at this revision");
+    return refuse(Reason::kUnknownBlock, "no such block at this revision");
   return QueryResult{Block{id, found->first, q.name, Hex<kBlockBytes>{std::move(found->second)}}};
 }
 

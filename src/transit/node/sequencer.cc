@@ -8,12 +8,8 @@
 namespace cowboy::transit::node {
 namespace {
 
-Refusal uncertain(std::string reason, std::string message) {
-  return Refusal{RejectionCode::kServiceUncertain, std::move(reason), std::move(message)};
-}
-
 const Refusal& storage_failed() {
-  static const Refusal r = uncertain("storage_failed", "the synced write failed; resubmit the same bytes after a restart");
+  static const Refusal r = Refusal{Reason::kStorageFailed, "the synced write failed; resubmit the same bytes after a restart"};
   return r;
 }
 
@@ -70,13 +66,13 @@ bool Sequencer::enqueue(Work work) {
 void Sequencer::submit(CommandBody command, Digest digest, PublicKey verified_with, CommandDone done) {
   auto keep = done;
   if (!enqueue(CommandWork{std::move(command), digest, verified_with, std::move(done)}))
-    keep(Err{uncertain("overloaded", "the decision queue is full or the node is stopping; resubmit the same bytes")});
+    keep(Err{Refusal{Reason::kOverloaded, "the decision queue is full or the node is stopping; resubmit the same bytes"}});
 }
 
 void Sequencer::query(SignedQuery query, Digest digest, PublicKey verified_with, QueryDone done) {
   auto keep = done;
   if (!enqueue(QueryWork{std::move(query), digest, verified_with, std::move(done)}))
-    keep(Err{uncertain("overloaded", "the decision queue is full or the node is stopping; retry")});
+    keep(Err{Refusal{Reason::kOverloaded, "the decision queue is full or the node is stopping; retry"}});
 }
 
 void Sequencer::decide_loop() {
@@ -93,7 +89,7 @@ void Sequencer::decide_loop() {
     }
     if (stop) {
       for (auto& work : group)
-        std::visit([](auto& w) { w.done(Err{uncertain("stopping", "the node is shutting down")}); }, work);
+        std::visit([](auto& w) { w.done(Err{Refusal{Reason::kStopping, "the node is shutting down"}}); }, work);
       group.clear();
     }
     decide_group(group);
@@ -195,7 +191,7 @@ std::optional<Refusal> Sequencer::check_key(Id principal, const PublicKey& verif
   if (p->public_key == verified_with) return std::nullopt;
   // The key changed after the io thread looked it up: verify again against the current one.
   if (verify_digest(digest, signature, p->public_key)) return std::nullopt;
-  return Refusal{RejectionCode::kDenied, "bad_signature", "the signature does not verify with the principal's key"};
+  return Refusal{Reason::kBadSignature, "the signature does not verify with the principal's key"};
 }
 
 Result<Receipt, Refusal> Sequencer::decide(CommandWork& work, Source& source) {
@@ -215,14 +211,14 @@ Result<Receipt, Refusal> Sequencer::decide(CommandWork& work, Source& source) {
       original = journal_->receipt(request.principal, request.sequence);
       source = Source::kReplayedFromJournal;
     }
-    if (!original) return source = Source::kRefused, Err{uncertain("receipt_unreadable", "the original receipt could not be read")};
+    if (!original) return source = Source::kRefused, Err{Refusal{Reason::kReceiptUnreadable, "the original receipt could not be read"}};
     if (original->request_digest != work.digest)
-      return source = Source::kRefused, Err{Refusal{RejectionCode::kConflict, "sequence_reused",
+      return source = Source::kRefused, Err{Refusal{Reason::kSequenceReused,
                                                     "sequence " + std::to_string(request.sequence) + " was accepted with another body"}};
     return *original;
   }
   if (request.sequence != last + 1)
-    return Err{Refusal{RejectionCode::kConflict, "sequence_gap", "expected sequence " + std::to_string(last + 1)}};
+    return Err{Refusal{Reason::kSequenceGap, "expected sequence " + std::to_string(last + 1)}};
 
   Touched touched;
   auto receipt =

@@ -1,0 +1,198 @@
+// Every reason a Transit rejection can give, in one catalogue: its wire name,
+// its RejectionCode (and so its HTTP status) and what it means. A refusal
+// names a Reason, never a string, and takes its code from here, so no site
+// can spell a new reason or pair a reason with another code; the Rejection's
+// `reason` is this enum on the wire, so the strict decoder refuses any name
+// that is not catalogued (docs/transit.md, decision 12).
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <string_view>
+
+#include "transit/contract/values.h"
+
+namespace cowboy::transit {
+
+/// One code per rejection class; http_status() gives each its HTTP status.
+enum class RejectionCode : std::uint8_t {
+  kInvalidRequest,    // 400: malformed, non-canonical, foreign definition or realm, unknown version
+  kTooLarge,          // 413: over a size bound
+  kDenied,            // 403: unknown principal, bad signature, missing permission, revoked
+  kConflict,          // 409: sequence taken by another body, sequence gap, stale revision, taken subject
+  kInvalidProposal,   // 422: well-formed but impossible (unknown role or grant, revoking the root)
+  kAdmissionClosed,   // 429: the journal admission ceiling is reached
+  kControlCapacity,   // 429: the control reserve is used up too
+  kServiceUncertain,  // 503: the outcome is unknown (storage, overload, deadline); resubmit the same bytes
+  kClockUncertain,    // 503: trusted time regressed
+  kStaleCut,          // 409: a continuation whose cut a later change expired (decision 6)
+};
+template <> struct EnumTraits<RejectionCode> {
+  static constexpr std::array<std::string_view, 10> kNames = {
+      "InvalidRequest",  "TooLarge",        "Denied",           "Conflict",       "InvalidProposal",
+      "AdmissionClosed", "ControlCapacity", "ServiceUncertain", "ClockUncertain", "StaleCut"};
+};
+
+/// The HTTP status of a rejection class (the service contract owns the framing).
+constexpr int http_status(RejectionCode code) {
+  switch (code) {
+    case RejectionCode::kInvalidRequest: return 400;
+    case RejectionCode::kTooLarge: return 413;
+    case RejectionCode::kDenied: return 403;
+    case RejectionCode::kConflict: return 409;
+    case RejectionCode::kInvalidProposal: return 422;
+    case RejectionCode::kAdmissionClosed: return 429;
+    case RejectionCode::kControlCapacity: return 429;
+    case RejectionCode::kServiceUncertain: return 503;
+    case RejectionCode::kClockUncertain: return 503;
+    case RejectionCode::kStaleCut: return 409;
+  }
+  return 500;
+}
+
+// The catalogue: X(enumerator, wire name, code, meaning). Grouped by where the
+// rule is checked; the order is the enum's and the schema's.
+#define TRANSIT_REJECTION_REASONS(X)                                                                                  \
+  /* the strict decoder (contract/json.cc, codec.h, envelope.cc) */                                                  \
+  X(kSyntax, "syntax", kInvalidRequest, "not exactly one JSON value, or not valid UTF-8")                            \
+  X(kTooDeep, "too_deep", kInvalidRequest, "JSON nested deeper than 16 levels")                                      \
+  X(kDuplicateKey, "duplicate_key", kInvalidRequest, "an object names a key twice")                                  \
+  X(kNotInteger, "not_integer", kInvalidRequest, "a number with a fraction or an exponent")                          \
+  X(kNegativeInteger, "negative_integer", kInvalidRequest, "a negative number")                                      \
+  X(kIntegerTooLarge, "integer_too_large", kInvalidRequest, "an integer above 2^53 - 1")                             \
+  X(kUnknownVersion, "unknown_version", kInvalidRequest, "a version other than 1")                                   \
+  X(kMissingDefinition, "missing_definition", kInvalidRequest, "no definition field")                                \
+  X(kForeignDefinition, "foreign_definition", kInvalidRequest, "a definition other than this build's, in any spelling") \
+  X(kMissingField, "missing_field", kInvalidRequest, "a declared field is absent")                                   \
+  X(kFieldOrder, "field_order", kInvalidRequest, "fields out of declaration order")                                  \
+  X(kUnknownField, "unknown_field", kInvalidRequest, "a field the type does not declare")                            \
+  X(kUnknownVariant, "unknown_variant", kInvalidRequest, "a union key or enum name the contract does not have")      \
+  X(kWrongType, "wrong_type", kInvalidRequest, "a JSON value of another type than the field's")                      \
+  X(kBadLength, "bad_length", kInvalidRequest, "text, bytes or slots outside their length bounds")                   \
+  X(kBadHex, "bad_hex", kInvalidRequest, "opaque bytes not spelled as lowercase hex pairs")                          \
+  X(kUnknownPermission, "unknown_permission", kInvalidRequest, "a permission mask with an undefined bit")             \
+  X(kTooManyItems, "too_many_items", kInvalidRequest, "a list longer than its bound")                                \
+  X(kNonCanonical, "non_canonical", kInvalidRequest, "a value spelled other than its one canonical JSON")            \
+  X(kTooLarge, "too_large", kTooLarge, "a body or canonical request over its size bound")                            \
+  X(kZeroSequence, "zero_sequence", kInvalidRequest, "sequence 0 on a command")                                      \
+  X(kUnexpectedBlocks, "unexpected_blocks", kInvalidRequest, "block bodies after a command without block descriptors") \
+  X(kBlockMismatch, "block_mismatch", kInvalidRequest, "a block body differs from its descriptor's length or SHA-256") \
+  /* rules beyond the types, checked before signing (contract/rules.cc) */                                           \
+  X(kDuplicateMutationKey, "duplicate_mutation_key", kInvalidRequest, "a turn mutates one key twice")                \
+  X(kDuplicateBlock, "duplicate_block", kInvalidRequest, "a turn names one block twice")                             \
+  X(kBlockTooLarge, "block_too_large", kInvalidRequest, "a block of 0 bytes or over 64 KiB")                         \
+  X(kBlocksTooLarge, "blocks_too_large", kInvalidRequest, "a turn's blocks over 128 KiB in all")                     \
+  X(kDuplicateView, "duplicate_view", kInvalidRequest, "a turn views one resource twice")                            \
+  X(kDuplicateName, "duplicate_name", kInvalidRequest, "a process requires one association name twice")             \
+  X(kKeysNotAPrefix, "keys_not_a_prefix", kInvalidRequest, "read_entries keys do not fill a prefix of the slots")    \
+  X(kDuplicateKeySlot, "duplicate_key_slot", kInvalidRequest, "read_entries asks for one key twice")                 \
+  X(kNoKeys, "no_keys", kInvalidRequest, "read_entries asks for no key")                                             \
+  X(kAmbiguousKeyCursor, "ambiguous_key_cursor", kInvalidRequest, "an entry listing with both a key and a cursor")   \
+  /* the HTTP boundary (node/http_routes.cc) */                                                                      \
+  X(kUnknownRoute, "unknown_route", kInvalidRequest, "a path other than /v1/command and /v1/query")                  \
+  X(kMethodNotAllowed, "method_not_allowed", kInvalidRequest, "a method other than POST")                            \
+  X(kDuplicateControlHint, "duplicate_control_hint", kInvalidRequest, "X-Transit-Control given twice")               \
+  X(kUnknownControlHint, "unknown_control_hint", kInvalidRequest, "an X-Transit-Control value other than snapshot")  \
+  X(kControlHintNotAllowed, "control_hint_not_allowed", kInvalidRequest, "X-Transit-Control on a request that may not carry it") \
+  X(kForeignRealm, "foreign_realm", kInvalidRequest, "a realm this node does not serve")                             \
+  X(kUnknownPrincipal, "unknown_principal", kDenied, "the signer is no principal of this realm")                     \
+  X(kRevokedPrincipal, "revoked_principal", kDenied, "the signer is revoked")                                        \
+  X(kBadSignature, "bad_signature", kDenied, "the signature does not verify with the signer's current key")          \
+  /* the sequencer and admission (node/sequencer.cc, authority.cc) */                                                \
+  X(kSequenceGap, "sequence_gap", kConflict, "a sequence beyond the signer's last accepted one plus 1")              \
+  X(kSequenceReused, "sequence_reused", kConflict, "an accepted sequence signed again over another body")            \
+  X(kAdmissionCeiling, "admission_ceiling", kAdmissionClosed, "the journal admission ceiling is reached")            \
+  X(kControlReserve, "control_reserve", kControlCapacity, "the control reserve beyond the ceiling is used up")       \
+  X(kClockRegressed, "clock_regressed", kClockUncertain, "trusted time is behind the last decision")                 \
+  X(kOverloaded, "overloaded", kServiceUncertain, "the decision queue is full; resubmit the same bytes")             \
+  X(kStopping, "stopping", kServiceUncertain, "the node is shutting down; resubmit the same bytes")                  \
+  X(kStorageFailed, "storage_failed", kServiceUncertain, "a synced write failed; the node is failed closed until a restart") \
+  X(kReceiptUnreadable, "receipt_unreadable", kServiceUncertain, "an accepted request's receipt could not be read back") \
+  X(kAuthorityMoved, "authority_moved", kServiceUncertain, "the authority changed while a read was answered")        \
+  /* authorization (node/authority.cc) */                                                                             \
+  X(kNotPermitted, "not_permitted", kDenied, "the caller's current rights, within its PID scope, do not allow this") \
+  X(kStaleRevision, "stale_revision", kConflict, "expected_revision is not the current policy revision")            \
+  X(kZeroIdentity, "zero_identity", kInvalidProposal, "principal or PID 0")                                          \
+  X(kSubjectTaken, "subject_taken", kConflict, "a principal id or PID that was allocated before")                    \
+  X(kRoleNameTaken, "role_name_taken", kConflict, "a role of that name exists")                                      \
+  X(kUnknownSubject, "unknown_subject", kInvalidProposal, "the principal the command names is unknown or revoked")    \
+  X(kUnknownRole, "unknown_role", kInvalidProposal, "no such role (or, to bind, no such named role)")                \
+  X(kAlreadyBound, "already_bound", kInvalidProposal, "the principal holds that role")                               \
+  X(kPrivateRole, "private_role", kInvalidProposal, "a principal's private role cannot be unbound")                  \
+  X(kNotBound, "not_bound", kInvalidProposal, "the principal does not hold that role")                               \
+  X(kEmptyGrant, "empty_grant", kInvalidProposal, "a grant of no permission bits")                                   \
+  X(kUnknownGrant, "unknown_grant", kInvalidProposal, "no such grant")                                               \
+  X(kRootGrant, "root_grant", kInvalidProposal, "the root's genesis grant cannot be revoked")                        \
+  X(kRootPrincipal, "root_principal", kInvalidProposal, "the root principal cannot be revoked")                      \
+  /* resources and reads (node/resources.cc) */                                                                       \
+  X(kBadCut, "bad_cut", kInvalidRequest, "a cursor whose cut is no position of this node")                           \
+  X(kPolicyChanged, "policy_changed", kStaleCut, "the policy changed after the cut; list again")                     \
+  X(kCatalogChanged, "catalog_changed", kStaleCut, "the listed catalog changed after the cut; list again")           \
+  X(kUnknownResource, "unknown_resource", kInvalidProposal, "no such (live) resource")                               \
+  X(kLifetimeEnded, "lifetime_ended", kDenied, "the resource is retired or its lifetime owner is")                   \
+  X(kResourceRevisionChanged, "resource_revision_changed", kConflict, "the resource is no longer at the given revision") \
+  X(kUnknownView, "unknown_view", kInvalidProposal, "no such view (of this resource)")                               \
+  X(kViewRevisionMismatch, "view_revision_mismatch", kInvalidProposal, "the view holds another revision")            \
+  X(kViewExpired, "view_expired", kDenied, "the view's process is retired")                                          \
+  X(kNotExecutor, "not_executor", kDenied, "views are read only by their process's current executor")                \
+  X(kNameTaken, "name_taken", kConflict, "resource names are reserved forever")                                      \
+  X(kUnknownOwner, "unknown_owner", kInvalidProposal, "the lifetime owner is no live process")                       \
+  X(kAlreadyRetired, "already_retired", kInvalidProposal, "the resource is retired")                                 \
+  X(kAssociationExists, "association_exists", kConflict, "the process has an association of that name")             \
+  X(kUnknownBlock, "unknown_block", kInvalidProposal, "no such block at the basis read")                             \
+  /* processes (node/processes.cc) */                                                                                 \
+  X(kUnknownProcess, "unknown_process", kInvalidProposal, "no such process")                                         \
+  X(kRetired, "retired", kInvalidProposal, "the process is permanently retired")                                     \
+  X(kStaleGeneration, "stale_generation", kConflict, "the process is at another generation")                         \
+  X(kMissingDependency, "missing_dependency", kInvalidProposal, "a required association is missing or its lifetime ended") \
+  X(kAlreadyInitialized, "already_initialized", kInvalidProposal, "the process is initialized")                      \
+  X(kNotIdle, "not_idle", kInvalidProposal, "only an idle process can be owned")                                     \
+  X(kUninitialized, "uninitialized", kInvalidProposal, "the process is not initialized")                             \
+  X(kNotOwner, "not_owner", kInvalidProposal, "the caller is not the process's current owner")                       \
+  X(kNotHead, "not_head", kInvalidProposal, "a turn or failure names an input other than the mailbox head")          \
+  X(kNoResource, "no_resource", kInvalidProposal, "mutations or blocks without the writable resource")               \
+  X(kNotAssociated, "not_associated", kInvalidProposal, "a turn writes or views only associated resources")          \
+  X(kBlockExists, "block_exists", kInvalidProposal, "blocks are immutable once written")                             \
+  X(kUnknownDestination, "unknown_destination", kInvalidProposal, "an output to no process")                         \
+  X(kUnknownExecutor, "unknown_executor", kInvalidProposal, "an effect intent names no principal")                   \
+  X(kNotBlocked, "not_blocked", kInvalidProposal, "retry of a process that is not blocked")                          \
+  X(kFailureMismatch, "failure_mismatch", kInvalidProposal, "retry names another input than the recorded failure")   \
+  X(kSuspended, "suspended", kInvalidProposal, "the process is suspended")                                           \
+  X(kDeadlinePassed, "deadline_passed", kInvalidProposal, "a deadline at or before trusted time now")                \
+  X(kNotSuspended, "not_suspended", kInvalidProposal, "resume of a process that is not suspended")                   \
+  X(kUnknownOutput, "unknown_output", kInvalidProposal, "no such output")                                            \
+  X(kResolved, "resolved", kInvalidProposal, "the output is delivered or disposed of")                               \
+  X(kRouteOrder, "route_order", kConflict, "an older output of the same route is unresolved")
+
+enum class Reason : std::uint8_t {
+#define TRANSIT_REASON_ENUMERATOR(id, name, code, meaning) id,
+  TRANSIT_REJECTION_REASONS(TRANSIT_REASON_ENUMERATOR)
+#undef TRANSIT_REASON_ENUMERATOR
+};
+
+struct ReasonInfo {
+  Reason reason;
+  std::string_view name;
+  RejectionCode code;
+  std::string_view meaning;
+};
+
+inline constexpr ReasonInfo kReasons[] = {
+#define TRANSIT_REASON_ROW(id, name, code, meaning) {Reason::id, name, RejectionCode::code, meaning},
+    TRANSIT_REJECTION_REASONS(TRANSIT_REASON_ROW)
+#undef TRANSIT_REASON_ROW
+};
+
+constexpr const ReasonInfo& info(Reason reason) { return kReasons[static_cast<std::size_t>(reason)]; }
+constexpr RejectionCode code_of(Reason reason) { return info(reason).code; }
+constexpr std::string_view name_of(Reason reason) { return info(reason).name; }
+
+template <> struct EnumTraits<Reason> {
+  static constexpr auto kNames = [] {
+    std::array<std::string_view, std::size(kReasons)> names{};
+    for (std::size_t i = 0; i < names.size(); ++i) names[i] = kReasons[i].name;
+    return names;
+  }();
+};
+
+}  // namespace cowboy::transit
