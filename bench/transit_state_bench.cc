@@ -149,7 +149,7 @@ ReadSample measure_reads(node::Node& node, Id resource, std::uint64_t entries, s
     batches.push_back(to_json(sign(Query{Version{}, Definition{}, {"dev"}, 1, batch}, base.seed)));
     pages.push_back(to_json(sign(Query{Version{}, Definition{}, {"dev"}, 1,
                                        ListEntries{CurrentBasis{resource, revision}, std::nullopt,
-                                                   EntryCursor{cut, entry_key(random() % entries)}}},
+                                                   EntryCursor{cut, {entry_key(random() % entries).value}}}},
                                  base.seed)));
   }
   net::HttpConnection c("127.0.0.1", node.port());

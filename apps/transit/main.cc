@@ -17,6 +17,7 @@
 #include "transit/client.h"
 #include "transit/client/dev_profile.h"
 #include "transit/contract/envelope.h"
+#include "transit/contract/reference.h"
 #include "transit/contract/schema.h"
 #include "cli.h"
 #include "cowboy_version.h"  // generated: COWBOY_VERSION
@@ -82,6 +83,7 @@ int report(const Global& g, const ClientError& e) {
   const char* kind = e.kind == ClientError::Kind::kRejected    ? "rejected"
                      : e.kind == ClientError::Kind::kUncertain ? "uncertain"
                      : e.kind == ClientError::Kind::kInvalid   ? "invalid"
+                     : e.kind == ClientError::Kind::kUnsupported ? "unsupported by the peer"
                                                                : "malformed answer";
   std::fprintf(stderr, "transit: %s: %s\n", kind, e.message.c_str());
   if (e.kind == ClientError::Kind::kInvalid) return 2;
@@ -160,6 +162,7 @@ int main(int argc, char** argv) {
   auto* identity = app.add_subcommand("identity", "who the signing principal is, now");
   auto* capabilities = app.add_subcommand("capabilities", "what the node supports and its admission limits");
   auto* schema = app.add_subcommand("schema", "print transit-v1.schema.json");
+  auto* reference = app.add_subcommand("reference", "print docs/transit-reference.md, the wire reference");
   struct {
     std::string realm, root_key;
     Id root_principal = 1;
@@ -234,6 +237,10 @@ int main(int argc, char** argv) {
 
   if (schema->parsed()) {
     std::cout << schema_text();
+    return 0;
+  }
+  if (reference->parsed()) {
+    std::cout << reference_text();
     return 0;
   }
   if (genesis->parsed()) {

@@ -9,6 +9,7 @@
 //   transit process show --pid 7
 //   transit turn --pid 7 --generation 2 --input 1 --resource 1 --put greeting=hello
 //   transit entries --resource 1 --revision 2 --all
+//   transit process list --cut 12        # the first page at position 12
 //
 // Keys and values are text, or hex:... for any bytes; they print the same way.
 #include <fstream>
@@ -42,13 +43,14 @@ std::string show(const Bytes& b) {
 }
 
 std::string opt(const std::optional<Id>& v) { return v ? std::to_string(*v) : "-"; }
+std::string state_name(ProcessState s) { return std::string(EnumTraits<ProcessState>::kNames[static_cast<int>(s)]); }
 
 }  // namespace
 
 struct StateCommands::Options {
   CLI::App *resource_create, *resource_retire, *resource_list, *resource_access;
   CLI::App *process_create, *process_associate, *process_init, *process_own, *process_show, *process_suspend,
-      *process_resume, *process_retry, *associations, *lookup;
+      *process_resume, *process_retry, *process_list, *associations, *lookup;
   CLI::App *send, *turn, *fail, *deliver, *entries, *read, *block;
 
   std::string name, value, reason, key, block_out;
@@ -72,13 +74,8 @@ StateCommands::StateCommands(CLI::App& app) : o_(std::make_shared<Options>()) {
   o.resource_list = resource->add_subcommand("list", "resources you may inspect, a page at a time");
   o.resource_access = resource->add_subcommand("access", "check current inspect and read rights (read_access)");
   o.resource_access->add_option("--id", o.id)->required();
-  for (auto* c : {o.resource_list}) {
-    c->add_option("--cut", o.cut, "continue a listing: its cut ...");
-    c->add_option("--after", o.after, "... and where the last page stopped");
-    c->add_flag("--all", o.all, "follow the cursor to the end");
-  }
 
-  auto* process = app.add_subcommand("process", "processes: create, associate, init, own, show, suspend, resume, retry");
+  auto* process = app.add_subcommand("process", "processes: create, associate, init, own, show, list, suspend, resume, retry");
   process->require_subcommand(1);
   o.process_create = process->add_subcommand("create", "an uninitialized process");
   o.process_create->add_option("--pid", o.pid)->required();
@@ -102,11 +99,9 @@ StateCommands::StateCommands(CLI::App& app) : o_(std::make_shared<Options>()) {
   o.process_retry->add_option("--input", o.failure_input, "the failed input")->required();
   o.process_show = process->add_subcommand("show", "its metadata, and its next input if you execute it now");
   o.process_show->add_option("--pid", o.pid)->required();
+  o.process_list = process->add_subcommand("list", "processes you may inspect, as recorded, a page at a time");
   o.associations = app.add_subcommand("associations", "a process's associations, a page at a time");
   o.associations->add_option("--pid", o.pid)->required();
-  o.associations->add_option("--cut", o.cut);
-  o.associations->add_option("--after", o.after, "an association revision");
-  o.associations->add_flag("--all", o.all);
   o.lookup = app.add_subcommand("lookup", "one association by name (absent and hidden alike print none)");
   o.lookup->add_option("--pid", o.pid)->required();
   o.lookup->add_option("--name", o.name)->required();
@@ -142,9 +137,13 @@ StateCommands::StateCommands(CLI::App& app) : o_(std::make_shared<Options>()) {
     c->add_option("--view", o.view, "or a retained view");
   }
   o.entries->add_option("--key", o.key, "one key only");
-  o.entries->add_option("--cut", o.cut);
-  o.entries->add_option("--after", o.after, "the key the last page stopped at");
-  o.entries->add_flag("--all", o.all, "follow the cursor to the end");
+  // Listings: --cut alone reads the first page at that position (an identity
+  // observation's, decision 40); with --after it continues a listing.
+  for (auto* c : {o.resource_list, o.process_list, o.associations, o.entries}) {
+    c->add_option("--cut", o.cut, "the listing's position: the first page's, or an identity observation's");
+    c->add_option("--after", o.after, "with --cut: where the last page stopped");
+    c->add_flag("--all", o.all, "follow the cursor to the end");
+  }
   o.read->add_option("keys", o.keys, "KEY ...")->required();
   o.block->add_option("--name", o.name)->required();
   o.block->add_option("--out", o.block_out, "the file to write")->required();
@@ -247,19 +246,29 @@ std::optional<int> StateCommands::run(const Global& g, Client& client) {
 
   if (o.resource_access->parsed())
     return ask(ReadAccess{o.id}, [&](const Response& r) { resource_line(std::get<ResourceAccess>(r.result).resource); });
-  if (o.resource_list->parsed() || o.associations->parsed()) {
+  if (o.resource_list->parsed() || o.associations->parsed() || o.process_list->parsed()) {
     const auto after = after_id();
-    if (!after || (o.cut.has_value() != !o.after.empty())) return usage("--cut and --after go together (--after a number)");
+    if (!after || (!o.cut && !o.after.empty())) return usage("--after needs --cut (--after a number)");
     std::optional<Cursor> cursor;
     if (o.cut) cursor = Cursor{*o.cut, *after};
     for (;;) {
-      QueryOp op = o.associations->parsed() ? QueryOp{ListAssociations{o.pid, cursor}} : QueryOp{ListResources{cursor}};
+      QueryOp op = o.associations->parsed()  ? QueryOp{ListAssociations{o.pid, cursor}}
+                   : o.process_list->parsed() ? QueryOp{ListProcesses{cursor}}
+                                              : QueryOp{ListResources{cursor}};
       auto r = client.query(op);
       if (!r.ok()) return report(g, r.error());
       if (g.json) std::cout << to_json(*r) << "\n";
       if (const auto* page = std::get_if<ResourcePage>(&r->result)) {
         if (!g.json) for (const auto& item : page->items.items) resource_line(item);
         cursor = page->cursor;
+      } else if (const auto* processes = std::get_if<ProcessPage>(&r->result)) {
+        if (!g.json)
+          for (const auto& p : processes->items.items)
+            std::printf("process %llu generation %llu %s owner %s mailbox %llu..%llu%s\n", (unsigned long long)p.pid,
+                        (unsigned long long)p.generation, state_name(p.state).c_str(), opt(p.owner).c_str(),
+                        (unsigned long long)p.head, (unsigned long long)p.tail,
+                        p.resume_by_ms ? (" resume by " + std::to_string(*p.resume_by_ms)).c_str() : "");
+        cursor = processes->cursor;
       } else {
         const auto& assoc = std::get<AssociationPage>(r->result);
         if (!g.json)
@@ -285,7 +294,7 @@ std::optional<int> StateCommands::run(const Global& g, Client& client) {
     return ask(ProcessRead{o.pid}, [&](const Response& r) {
       const auto& p = std::get<ProcessInfo>(r.result);
       std::printf("process %llu generation %llu %s owner %s mailbox %llu..%llu", (unsigned long long)p.pid,
-                  (unsigned long long)p.generation, std::string(EnumTraits<ProcessState>::kNames[static_cast<int>(p.state)]).c_str(),
+                  (unsigned long long)p.generation, state_name(p.state).c_str(),
                   opt(p.owner).c_str(), (unsigned long long)p.head, (unsigned long long)p.tail);
       if (p.failure) std::printf(" failed on input %llu", (unsigned long long)*p.failure);
       if (p.cancelled) std::printf(" cancelled %llu", (unsigned long long)p.cancelled);
@@ -332,11 +341,11 @@ std::optional<int> StateCommands::run(const Global& g, Client& client) {
     std::optional<EntryKey> key;
     if (!o.key.empty()) key = key_of(o.key);
     std::optional<EntryCursor> cursor;
-    if (o.cut.has_value() != !o.after.empty()) return usage("--cut and --after go together");
+    if (!o.cut && !o.after.empty()) return usage("--after needs --cut");
     if (o.cut) {
-      auto after = key_of(o.after);
+      auto after = o.after.empty() ? std::optional<Bytes>(Bytes{}) : parse_bytes(o.after);
       if (!after) return usage("bad --after");
-      cursor = EntryCursor{*o.cut, std::move(*after)};
+      cursor = EntryCursor{*o.cut, {std::move(*after)}};
     }
     for (;;) {
       auto r = client.query(ListEntries{basis, key, cursor});

@@ -40,6 +40,7 @@ struct ClientError {
     kUncertain,  // the outcome is unknown; the signed bytes are kept for resubmission
     kMalformed,  // the node answered something this client does not accept
     kInvalid,    // refused before signing (a rule of the contract); nothing was sent
+    kUnsupported,  // the peer's capabilities do not list the operation's; nothing was sent
   };
   Kind kind;
   std::optional<Rejection> rejection;
@@ -65,8 +66,22 @@ class Client {
 
   ClientResult<Response> query(QueryOp op);
   ClientResult<Identity> identity();
+  /// The peer's capabilities, asked once and kept: every other operation is
+  /// refused (kUnsupported) before signing unless they list its capability.
   ClientResult<Capabilities> capabilities();
   ClientResult<Decision> decision(Id principal, Scope scope, Permissions permissions);
+
+  /// An identity observation and the position it was read at. An inspection
+  /// client checks read_only(), then lists catalogs at that same position by
+  /// starting each listing at first_page_at(position); a later grant change
+  /// expires that cut (StaleCut), so the observation is never joined to a
+  /// newer page (docs/transit.md, decision 40).
+  struct Observation {
+    Identity identity;
+    Id position = 0;
+    bool read_only() const { return identity.permissions.bits == kReadOnly; }
+  };
+  ClientResult<Observation> observe();
 
   void set_next_sequence(Id next);
   std::optional<Id> next_sequence() const;
@@ -80,6 +95,11 @@ class Client {
   struct Impl;
   std::unique_ptr<Impl> impl_;
 };
+
+/// The cursor that asks for a listing's first page at `position`: after 0 (or
+/// the empty key) is before everything.
+inline Cursor first_page_at(Id position) { return Cursor{position, 0}; }
+inline EntryCursor first_entries_at(Id position) { return EntryCursor{position, {}}; }
 
 /// The outcome variant a command's receipt must carry, naming what was asked (the client checks it).
 bool outcome_matches(const Command& op, const Outcome& outcome);

@@ -135,12 +135,12 @@ TEST_F(StateTest, EntryPagesAreDenseOrderedAndOnlyANullCursorEndsThem) {
   EXPECT_EQ(text(one.items.items[0].value), "vk07");
   EXPECT_EQ(one.items.items[0].revision, 3u);
   SignedQuery both = sign(Query{Version{}, Definition{}, {"dev"}, 1,
-                                ListEntries{CurrentBasis{doc, revision}, key("k07"), EntryCursor{1, key("k01")}}},
+                                ListEntries{CurrentBasis{doc, revision}, key("k07"), EntryCursor{1, {key("k01").value}}}},
                           testing::seed_of(0));
   auto ambiguous = post("/v1/query", to_json(both));
   EXPECT_EQ(ambiguous.status, 400);
   EXPECT_EQ(rejection_of(ambiguous).reason, Reason::kAmbiguousKeyCursor);
-  auto local = admin_->query(ListEntries{CurrentBasis{doc, revision}, key("k07"), EntryCursor{1, key("k01")}});
+  auto local = admin_->query(ListEntries{CurrentBasis{doc, revision}, key("k07"), EntryCursor{1, {key("k01").value}}});
   ASSERT_FALSE(local.ok());
   EXPECT_EQ(local.error().kind, ClientError::Kind::kInvalid);  // refused before signing
 }
@@ -555,6 +555,120 @@ TEST_F(StateTest, ARestartRecoversThePublishedStateExactly) {
   auto gone = answer<EntryBatch>(*admin_, ReadEntries{doc, std::nullopt, std::nullopt, slots({"k00", "k01"})});
   EXPECT_FALSE(gone.entries.items[0]);  // deleted at the new revision
   EXPECT_TRUE(gone.entries.items[1]);
+}
+
+TEST_F(StateTest, ProcessListsShowRecordedMetadataOnlyToThoseWhoMayInspectIt) {
+  const Id doc = resource("doc");
+  for (Id pid = 1; pid <= 10; ++pid)
+    if (pid != kPid) accept(*admin_, CreateProcess{pid, {}});
+  process(doc);
+  std::vector<Id> seen;
+  std::optional<Cursor> cursor;
+  Id cut = 0;
+  do {
+    auto page = answer<ProcessPage>(*admin_, ListProcesses{cursor});
+    if (!cut) cut = page.cut;
+    EXPECT_EQ(page.cut, cut);
+    for (const auto& p : page.items.items) seen.push_back(p.pid);
+    cursor = page.cursor;
+  } while (cursor);
+  EXPECT_EQ(seen, (std::vector<Id>{1, 2, 3, 4, 5, 6, 7, 8, 9, 10}));
+
+  // A PID-scoped principal sees its own process only, whatever its realm grant says.
+  principal(2, 100, RealmScope{}, kInspect, Id{3});
+  Client scoped(options(2, 100));
+  auto own = answer<ProcessPage>(scoped, ListProcesses{std::nullopt});
+  ASSERT_EQ(own.items.items.size(), 1u);
+  EXPECT_EQ(own.items.items[0].pid, 3u);
+  EXPECT_FALSE(own.cursor);
+  // A principal holding inspect at one PID's scope sees that one; without inspect or execute, none.
+  principal(3, 101, PidScope{5}, kInspect);
+  Client one(options(3, 101));
+  auto five = answer<ProcessPage>(one, ListProcesses{std::nullopt});
+  ASSERT_EQ(five.items.items.size(), 1u);
+  EXPECT_EQ(five.items.items[0].pid, 5u);
+  principal(4, 102, PidScope{5}, kSend);
+  Client sender(options(4, 102));
+  EXPECT_TRUE(answer<ProcessPage>(sender, ListProcesses{std::nullopt}).items.items.empty());
+
+  // Recorded metadata: an expired suspension still lists as suspended; the process read judges it retired.
+  const Id deadline = clock_.now_ms() + 1000;
+  accept(*admin_, Suspend{kPid, 1, deadline});
+  accept(*admin_, Send{kPid, value("a")});
+  clock_.set(deadline + 1);
+  auto listed = answer<ProcessPage>(*admin_, ListProcesses{Cursor{position(), 6}});
+  ASSERT_FALSE(listed.items.items.empty());
+  EXPECT_EQ(listed.items.items[0].pid, kPid);
+  EXPECT_EQ(listed.items.items[0].state, ProcessState::kSuspended);
+  EXPECT_EQ(listed.items.items[0].resume_by_ms, deadline);
+  EXPECT_EQ(listed.items.items[0].tail, 1u);
+  EXPECT_EQ(process_info(*admin_).state, ProcessState::kRetired);
+
+  // Any change to a process's recorded metadata expires a listing's cut.
+  auto first = answer<ProcessPage>(*admin_, ListProcesses{std::nullopt});
+  ASSERT_TRUE(first.cursor);
+  EXPECT_EQ(refused(admin_->submit(Send{1, value("x")})).reason, Reason::kUninitialized);  // changes nothing
+  EXPECT_EQ(answer<ProcessPage>(*admin_, ListProcesses{first.cursor}).cut, first.cut);
+  accept(*admin_, Initialize{1, 0});
+  auto stale = query_refused(*admin_, ListProcesses{first.cursor});
+  EXPECT_EQ(stale.code, RejectionCode::kStaleCut);
+  EXPECT_EQ(stale.reason, Reason::kCatalogChanged);
+}
+
+TEST_F(StateTest, AReadOnlyInspectorListsCatalogsAtItsIdentityObservationsPositionUntilAGrantChanges) {
+  const Id doc = resource("doc");
+  process(doc);
+  fill(doc, 12);
+  const Id revision = revision_of(doc);
+  for (int i = 0; i < 9; ++i) resource(numbered("r", i));
+  principal(2, 100, RealmScope{}, kReadOnly);
+  Client inspector(options(2, 100));
+  auto seen = inspector.observe();
+  ASSERT_TRUE(seen.ok()) << seen.error().message;
+  EXPECT_TRUE(seen->read_only());
+  const Id at = seen->position;
+
+  // Every catalog's first page at the observation's position, and its continuation.
+  auto resources = answer<ResourcePage>(inspector, ListResources{first_page_at(at)});
+  EXPECT_EQ(resources.cut, at);
+  EXPECT_EQ(resources.items.items.size(), 8u);
+  ASSERT_TRUE(resources.cursor);
+  EXPECT_EQ(answer<ResourcePage>(inspector, ListResources{resources.cursor}).items.items.size(), 2u);
+  auto processes = answer<ProcessPage>(inspector, ListProcesses{first_page_at(at)});
+  EXPECT_EQ(processes.cut, at);
+  ASSERT_EQ(processes.items.items.size(), 1u);
+  auto associations = answer<AssociationPage>(inspector, ListAssociations{kPid, first_page_at(at)});
+  EXPECT_EQ(associations.cut, at);
+  EXPECT_EQ(associations.items.items.size(), 1u);
+  auto entries = answer<EntryPage>(inspector, ListEntries{CurrentBasis{doc, revision}, std::nullopt, first_entries_at(at)});
+  EXPECT_EQ(entries.cut, at);
+  EXPECT_EQ(entries.items.items.size(), 8u);
+  EXPECT_EQ(text(entries.items.items[0].value), "vk00");
+
+  // A grant change - anyone's - expires that cut explicitly, first pages included.
+  const Id role = principal(3, 101, ResourceScope{doc}, kInspect);
+  for (QueryOp op : {QueryOp{ListResources{first_page_at(at)}}, QueryOp{ListProcesses{first_page_at(at)}},
+                     QueryOp{ListAssociations{kPid, first_page_at(at)}},
+                     QueryOp{ListEntries{CurrentBasis{doc, revision}, std::nullopt, first_entries_at(at)}}}) {
+    auto stale = query_refused(inspector, op);
+    EXPECT_EQ(stale.code, RejectionCode::kStaleCut);
+    EXPECT_EQ(stale.reason, Reason::kPolicyChanged);
+  }
+  // A new observation lists again, until its catalog changes; a position not yet reached is no cut.
+  auto again = inspector.observe();
+  ASSERT_TRUE(again.ok());
+  EXPECT_GT(again->position, at);
+  EXPECT_EQ(answer<ResourcePage>(inspector, ListResources{first_page_at(again->position)}).cut, again->position);
+  resource("late");
+  EXPECT_EQ(query_refused(inspector, ListResources{first_page_at(again->position)}).reason, Reason::kCatalogChanged);
+  EXPECT_EQ(query_refused(inspector, ListResources{first_page_at(again->position + 100)}).reason, Reason::kBadCut);
+
+  // An identity with more than inspect and read is not exactly read-only.
+  grant(role, RealmScope{}, kReadOnly | kWrite);
+  Client writer(options(3, 101));
+  auto more = writer.observe();
+  ASSERT_TRUE(more.ok());
+  EXPECT_FALSE(more->read_only());
 }
 
 }  // namespace

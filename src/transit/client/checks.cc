@@ -1,15 +1,18 @@
 // What the client checks in every answer before handing it over
-// (docs/transit.md, decision 21): a receipt's outcome is of its command's kind
-// and names what was asked; a query result answers the query asked, at the
-// basis asked, in dense order, with continuations that advance.
+// (docs/transit.md, decisions 21 and 42): a receipt's outcome is of its
+// command's kind and names what was asked; a query result answers the query
+// asked, at the basis asked, in dense order, with continuations that advance,
+// cuts no later than the response, and active resource metadata where the
+// contract promises it.
 #include "transit/client/checks.h"
 
 #include "transit/client.h"
+#include "transit/contract/operations.h"
 
 namespace cowboy::transit {
 namespace {
 
-std::string_view bytes(const EntryKey& k) {
+template <std::size_t N, std::size_t M> std::string_view bytes(const Hex<N, M>& k) {
   return std::string_view(reinterpret_cast<const char*>(k.value.data()), k.value.size());
 }
 
@@ -32,9 +35,27 @@ template <typename C> Problem continuation(const std::optional<C>& asked, Id cut
   return std::nullopt;
 }
 
+// Ids and revisions start at 1; an association revision is allocated by one
+// decision, so it is no later than the position it is read at.
+Problem check_info(const ResourceInfo& r) {
+  if (r.resource == 0 || r.revision == 0) return std::string("resource metadata with a zero id or revision");
+  return std::nullopt;
+}
+Problem check_active(const ResourceInfo& r) {
+  if (r.retired) return std::string("retired resource metadata where active metadata is promised");
+  return check_info(r);
+}
+Problem check_association(const Association& a, Id position) {
+  if (a.resource == 0 || a.revision == 0 || a.revision > position)
+    return std::string("association with a zero resource or a revision after the response");
+  return std::nullopt;
+}
+
 Problem check(const ListResources& q, const ResourcePage& page) {
   const auto after = q.cursor ? std::optional<Id>(q.cursor->after) : std::nullopt;
   if (auto p = dense(page.items.items, after, [](const ResourceInfo& r) { return r.resource; })) return p;
+  for (const auto& r : page.items.items)
+    if (auto p = check_info(r)) return p;
   if (page.cursor && !page.items.items.empty() && page.cursor->after < page.items.items.back().resource)
     return std::string("cursor behind its page");
   return continuation(q.cursor, page.cut, page.cursor, [](const Cursor& c) { return c.after; });
@@ -44,8 +65,17 @@ Problem check(const ListAssociations& q, const AssociationPage& page) {
   if (page.pid != q.pid) return std::string("associations of another process");
   for (const auto& a : page.items.items)
     if (a.pid != q.pid) return std::string("association of another process");
+    else if (auto p = check_association(a, page.cut)) return p;
   const auto after = q.cursor ? std::optional<Id>(q.cursor->after) : std::nullopt;
   if (auto p = dense(page.items.items, after, [](const Association& a) { return a.revision; })) return p;
+  return continuation(q.cursor, page.cut, page.cursor, [](const Cursor& c) { return c.after; });
+}
+
+Problem check(const ListProcesses& q, const ProcessPage& page) {
+  const auto after = q.cursor ? std::optional<Id>(q.cursor->after) : std::nullopt;
+  if (auto p = dense(page.items.items, after, [](const ProcessSummary& s) { return s.pid; })) return p;
+  if (page.cursor && !page.items.items.empty() && page.cursor->after < page.items.items.back().pid)
+    return std::string("cursor behind its page");
   return continuation(q.cursor, page.cut, page.cursor, [](const Cursor& c) { return c.after; });
 }
 
@@ -61,6 +91,7 @@ Problem check_basis(const Basis& basis, const ResourceInfo& resource, Id revisio
 
 Problem check(const ListEntries& q, const EntryPage& page) {
   if (auto p = check_basis(q.basis, page.resource, page.revision, page.view)) return p;
+  if (auto p = check_active(page.resource)) return p;
   for (const auto& e : page.items.items)
     if (e.revision > page.revision) return std::string("entry newer than the page's revision");
   if (q.key) {
@@ -78,6 +109,8 @@ Problem check(const ReadEntries& q, const EntryBatch& batch) {
   if (q.revision && batch.revision != *q.revision) return std::string("entries at another revision");
   if (batch.view != q.view) return std::string("entries through another view");
   if (!q.view && batch.revision != batch.resource.revision) return std::string("a current read not at the current revision");
+  if (batch.revision > batch.resource.revision) return std::string("a view newer than its resource");
+  if (auto p = check_active(batch.resource)) return p;
   for (std::size_t i = 0; i < kPageRecords; ++i) {
     const auto& asked = q.keys.items[i];
     const auto& got = batch.entries.items[i];
@@ -88,16 +121,17 @@ Problem check(const ReadEntries& q, const EntryBatch& batch) {
   return std::nullopt;
 }
 
-Problem check(const AssociationLookup& q, const LookupResult& r) {
+Problem check(const AssociationLookup& q, const LookupResult& r, Id position) {
   if (r.pid != q.pid || r.name != q.name) return std::string("lookup of another association");
-  if (r.association && (r.association->pid != q.pid || r.association->name != q.name))
+  if (!r.association) return std::nullopt;
+  if (r.association->pid != q.pid || r.association->name != q.name)
     return std::string("lookup answered with another association");
-  return std::nullopt;
+  return check_association(*r.association, position);
 }
 
 Problem check(const ReadAccess& q, const ResourceAccess& r) {
   if (r.resource.resource != q.resource) return std::string("access to another resource");
-  return std::nullopt;
+  return check_active(r.resource);
 }
 
 Problem check(const ProcessRead& q, const ProcessInfo& p) {
@@ -119,58 +153,38 @@ Problem check(const DecisionQuery& q, const Decision& d) {
   return std::nullopt;
 }
 
-template <typename Outcome, typename C> bool names(const Outcome* o, const C& c) {
-  if (!o) return false;
-  if constexpr (requires { o->pid; c.pid; }) return o->pid == c.pid;
-  return true;
-}
-
 }  // namespace
 
 bool outcome_matches(const Command& op, const Outcome& outcome) {
   return std::visit(
       [&](const auto& command) {
         using C = std::decay_t<decltype(command)>;
-        if constexpr (std::is_same_v<C, CreatePrincipal>) {
-          const auto* created = std::get_if<PrincipalCreated>(&outcome);
-          return created && created->principal == command.principal;
-        } else if constexpr (std::is_same_v<C, CreateRole>) {
-          return std::holds_alternative<RoleCreated>(outcome);
-        } else if constexpr (std::is_same_v<C, Grant>) {
-          return std::holds_alternative<Granted>(outcome);
-        } else if constexpr (requires { command.expected_revision; }) {
-          return std::holds_alternative<PolicyChanged>(outcome);
-        } else if constexpr (std::is_same_v<C, CreateResource>) {
-          return std::holds_alternative<ResourceCreated>(outcome);
-        } else if constexpr (std::is_same_v<C, RetireResource>) {
-          const auto* r = std::get_if<ResourceRetired>(&outcome);
-          return r && r->resource == command.resource;
-        } else if constexpr (std::is_same_v<C, Associate>) {
-          return names(std::get_if<Associated>(&outcome), command);
-        } else if constexpr (std::is_same_v<C, Send>) {
-          return names(std::get_if<Sent>(&outcome), command);
-        } else if constexpr (std::is_same_v<C, Turn>) {
-          const auto* t = std::get_if<TurnPublished>(&outcome);
-          return names(t, command) && t->views.items.size() == command.views.items.size() &&
-                 t->outputs.items.size() == command.outputs.items.size() && t->consumed == command.input &&
-                 t->resource == command.resource;
-        } else if constexpr (std::is_same_v<C, Deliver>) {
-          const auto* d = std::get_if<Delivered>(&outcome);
-          return d && d->output == command.output;
-        } else {
-          return names(std::get_if<ProcessChanged>(&outcome), command);
-        }
+        const auto* o = std::get_if<OutcomeOf<C>>(&outcome);
+        if (!o) return false;
+        // ... and it names what was asked.
+        if constexpr (std::is_same_v<C, CreatePrincipal>) return o->principal == command.principal;
+        else if constexpr (std::is_same_v<C, RetireResource>) return o->resource == command.resource;
+        else if constexpr (std::is_same_v<C, Deliver>) return o->output == command.output;
+        else if constexpr (std::is_same_v<C, Turn>)
+          return o->pid == command.pid && o->views.items.size() == command.views.items.size() &&
+                 o->outputs.items.size() == command.outputs.items.size() && o->consumed == command.input &&
+                 o->resource == command.resource;
+        else if constexpr (requires { o->pid; command.pid; }) return o->pid == command.pid;
+        else return true;
       },
       op);
 }
 
-std::optional<std::string> result_problem(const QueryOp& op, const QueryResult& result) {
+std::optional<std::string> result_problem(const QueryOp& op, const QueryResult& result, Id position) {
   if (result.index() != op.index()) return std::string("response of another query kind");
   return std::visit(
       [&](const auto& q) {
         return std::visit(
             [&](const auto& r) -> Problem {
-              if constexpr (requires { check(q, r); }) return check(q, r);
+              if constexpr (requires { r.cut; })
+                if (r.cut > position) return std::string("a page cut after its response's position");
+              if constexpr (requires { check(q, r, position); }) return check(q, r, position);
+              else if constexpr (requires { check(q, r); }) return check(q, r);
               else return std::nullopt;
             },
             result);

@@ -8,7 +8,7 @@
 
 namespace cowboy::transit {
 
-/// Why `result` does not answer `op`, if it does not.
-std::optional<std::string> result_problem(const QueryOp& op, const QueryResult& result);
+/// Why `result`, read at `position`, does not answer `op`, if it does not.
+std::optional<std::string> result_problem(const QueryOp& op, const QueryResult& result, Id position);
 
 }  // namespace cowboy::transit

@@ -4,6 +4,7 @@
 
 #include "net/http_connection.h"
 #include "transit/client/checks.h"
+#include "transit/contract/operations.h"
 #include "transit/contract/rules.h"
 #include "transit/contract/envelope.h"
 #include "transit/contract/signing.h"
@@ -29,6 +30,7 @@ struct Client::Impl {
   std::optional<SignedRequest> pending;
   std::vector<Bytes> pending_blocks;
   Id last_position = 0;
+  std::optional<Capabilities> peer;  // asked once, before the first operation that needs one
 
   explicit Impl(ClientOptions o)
       : options(std::move(o)), connection(options.host, options.port, options.timeout, kMaxAnswerBytes) {}
@@ -102,14 +104,30 @@ struct Client::Impl {
     });
   }
 
+  // The peer must list the capability `op` needs, else it is not sent (decision 42).
+  template <typename Op> std::optional<ClientError> require(const Op& op) {
+    const std::string_view needed = capability::required(op);
+    if (needed.empty()) return std::nullopt;
+    if (!peer) {
+      auto asked = ask(CapabilitiesQuery{});
+      if (!asked.ok()) return asked.error();
+      peer = std::get<Capabilities>(asked->result);
+    }
+    for (const auto& name : peer->supported.items)
+      if (name.value == needed) return std::nullopt;
+    return ClientError{ClientError::Kind::kUnsupported, std::nullopt,
+                       "not sent: the peer does not support " + std::string(needed)};
+  }
+
   ClientResult<Response> ask(QueryOp op) {
     if (auto broken = check_rules(op)) return Err{invalid(*broken)};
+    if (auto unsupported = require(op)) return Err{std::move(*unsupported)};
     const SignedQuery s = sign(Query{Version{}, Definition{}, {options.realm}, options.principal, op}, options.seed);
     return settle<Response>("/v1/query", to_json(s), [&](const std::string& answer) -> Settled<Response> {
       auto response = from_json<Response>(answer, kMaxAnswerBytes);
       if (!response.ok()) return malformed("malformed response: " + response.error().message());
       if (response->realm.value != options.realm) return malformed("response of another realm");
-      if (auto problem = result_problem(op, response->result)) return malformed(*problem);
+      if (auto problem = result_problem(op, response->result, response->position)) return malformed(*problem);
       if (response->position < last_position) return malformed("response position went backwards");
       if (const auto* i = std::get_if<Identity>(&response->result); i && i->principal != options.principal)
         return malformed("identity of another principal");
@@ -129,6 +147,7 @@ Request Client::build(Command op, Id sequence) const {
 
 ClientResult<Receipt> Client::submit(Command op, std::vector<Bytes> blocks) {
   if (auto broken = check_rules(op)) return Err{invalid(*broken)};
+  if (auto unsupported = impl_->require(op)) return Err{std::move(*unsupported)};
   if (impl_->pending) {  // settle the unknown outcome before signing anything new
     const SignedRequest pending = *impl_->pending;
     auto settled = resubmit(pending, impl_->pending_blocks);
@@ -144,6 +163,7 @@ ClientResult<Receipt> Client::submit(Command op, std::vector<Bytes> blocks) {
 }
 
 ClientResult<Receipt> Client::resubmit(const SignedRequest& s, const std::vector<Bytes>& blocks) {
+  if (auto unsupported = impl_->require(s.request.op)) return Err{std::move(*unsupported)};
   auto result = impl_->send(s, blocks);
   const bool ours = s.request.principal == impl_->options.principal;
   if (!result.ok() && result.error().kind == ClientError::Kind::kUncertain) {
@@ -172,9 +192,18 @@ ClientResult<Identity> Client::identity() {
 }
 
 ClientResult<Capabilities> Client::capabilities() {
-  auto r = query(CapabilitiesQuery{});
+  if (!impl_->peer) {
+    auto r = query(CapabilitiesQuery{});
+    if (!r.ok()) return Err{r.error()};
+    impl_->peer = std::get<Capabilities>(r->result);
+  }
+  return *impl_->peer;
+}
+
+ClientResult<Client::Observation> Client::observe() {
+  auto r = query(IdentityQuery{});
   if (!r.ok()) return Err{r.error()};
-  return std::get<Capabilities>(r->result);
+  return Observation{std::get<Identity>(r->result), r->position};
 }
 
 ClientResult<Decision> Client::decision(Id principal, Scope scope, Permissions permissions) {

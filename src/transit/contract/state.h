@@ -273,19 +273,23 @@ template <typename V> void fields(V& v, Delivered& t) { v("output", t.output)("p
 
 // ---- queries ---------------------------------------------------------------------
 
-/// A continuation: the cut (the first page's authority position) and where the last page stopped.
+/// A continuation: the cut (the first page's authority position) and where the
+/// last page stopped. A first page may name its cut with `after` 0, before
+/// every id (decision 40).
 struct Cursor {
   static constexpr std::string_view kName = "Cursor";
   Id cut = 0;
-  Id after = 0;  // a resource id, or an association revision
+  Id after = 0;  // a resource id, an association revision or a PID
   bool operator==(const Cursor&) const = default;
 };
 template <typename V> void fields(V& v, Cursor& t) { v("cut", t.cut)("after", t.after); }
 
+/// `after` is the last key examined; empty: before the first key, which is
+/// how a first page names its cut (decision 40).
 struct EntryCursor {
   static constexpr std::string_view kName = "EntryCursor";
   Id cut = 0;
-  EntryKey after;
+  Hex<32> after;
   bool operator==(const EntryCursor&) const = default;
 };
 template <typename V> void fields(V& v, EntryCursor& t) { v("cut", t.cut)("after", t.after); }
@@ -368,6 +372,14 @@ struct ProcessRead {
   bool operator==(const ProcessRead&) const = default;
 };
 template <typename V> void fields(V& v, ProcessRead& t) { v("pid", t.pid); }
+
+/// The processes the caller may inspect, in PID order, with their recorded metadata.
+struct ListProcesses {
+  static constexpr std::string_view kName = "list_processes";
+  std::optional<Cursor> cursor;
+  bool operator==(const ListProcesses&) const = default;
+};
+template <typename V> void fields(V& v, ListProcesses& t) { v("cursor", t.cursor); }
 
 struct ReadBlock {
   static constexpr std::string_view kName = "read_block";
@@ -526,6 +538,39 @@ template <typename V> void fields(V& v, ProcessInfo& t) {
       "resume_by_ms", t.resume_by_ms)("required", t.required)("head", t.head)("tail", t.tail)(
       "cancelled", t.cancelled)("input", t.input);
 }
+
+/// A process as recorded: the state its last decision left, judged neither by
+/// trusted time (an expired suspension still reads `suspended`, with its
+/// `resume_by_ms` in the past) nor by its dependencies. Only the process read
+/// judges readiness now (decision 41).
+struct ProcessSummary {
+  static constexpr std::string_view kName = "ProcessSummary";
+  Id pid = 0;
+  Id generation = 0;
+  ProcessState state = ProcessState::kUninitialized;
+  std::optional<Id> owner;
+  std::optional<Id> failure;
+  std::optional<Id> resume_by_ms;
+  List<Name, kRequiredNames> required;
+  Id head = 1;
+  Id tail = 0;
+  Id cancelled = 0;
+  bool operator==(const ProcessSummary&) const = default;
+};
+template <typename V> void fields(V& v, ProcessSummary& t) {
+  v("pid", t.pid)("generation", t.generation)("state", t.state)("owner", t.owner)("failure", t.failure)(
+      "resume_by_ms", t.resume_by_ms)("required", t.required)("head", t.head)("tail", t.tail)(
+      "cancelled", t.cancelled);
+}
+
+struct ProcessPage {
+  static constexpr std::string_view kName = "process_page";
+  Id cut = 0;
+  List<ProcessSummary, kPageRecords> items;
+  std::optional<Cursor> cursor;  // null: the listing is complete
+  bool operator==(const ProcessPage&) const = default;
+};
+template <typename V> void fields(V& v, ProcessPage& t) { v("cut", t.cut)("items", t.items)("cursor", t.cursor); }
 
 struct Block {
   static constexpr std::string_view kName = "block";

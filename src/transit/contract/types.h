@@ -168,8 +168,10 @@ template <typename V> void fields(V& v, DecisionQuery& t) {
   v("principal", t.principal)("scope", t.scope)("permissions", t.permissions);
 }
 
+/// The i-th query is answered by the i-th QueryResult alternative (the client checks it).
 using QueryOp = std::variant<IdentityQuery, CapabilitiesQuery, DecisionQuery, ListResources, ListAssociations,
-                             ListEntries, ReadEntries, AssociationLookup, ReadAccess, ProcessRead, ReadBlock>;
+                             ListEntries, ReadEntries, AssociationLookup, ReadAccess, ProcessRead, ReadBlock,
+                             ListProcesses>;
 
 struct Query {
   static constexpr std::string_view kName = "Query";
@@ -303,7 +305,8 @@ template <typename V> void fields(V& v, Decision& t) {
 }
 
 using QueryResult = std::variant<Identity, Capabilities, Decision, ResourcePage, AssociationPage, EntryPage,
-                                 EntryBatch, LookupResult, ResourceAccess, ProcessInfo, Block>;
+                                 EntryBatch, LookupResult, ResourceAccess, ProcessInfo, Block, ProcessPage>;
+static_assert(std::variant_size_v<QueryResult> == std::variant_size_v<QueryOp>);
 
 struct Response {
   static constexpr std::string_view kName = "Response";

@@ -1,5 +1,6 @@
 #include "transit/node/authority.h"
 
+#include "transit/contract/operations.h"
 #include "transit/contract/codec.h"
 
 namespace cowboy::transit::node {
@@ -111,6 +112,7 @@ Result<Receipt, Refusal> Authority::decide(const Request& request, const Digest&
   }
   head_.position += 1;
   head_.last_time_ms = now_ms;
+  if (!touched.processes.empty()) head_.processes_position = head_.position;  // a process listing's cut expires
   auto& signer = principals_.at(request.principal);
   signer.sequence = request.sequence;
   touched.principals.push_back(request.principal);
@@ -218,10 +220,7 @@ Result<Outcome, Refusal> Authority::apply(Id, const RevokePrincipal& op, Touched
 
 Capabilities Authority::capabilities() const {
   Capabilities c;
-  c.supported.items = {{"declarative_authorization"}, {"identity"},       {"decision"},
-                       {"resources"},                 {"paged_catalogs"}, {"association_lookup"},
-                       {"resource_read_access"},      {"resource_read_batch"}, {"retained_read_versions"},
-                       {"turn_with_versions"},        {"scoped_retry"},   {"courier_delivery"}};
+  for (auto name : capability::kSupported) c.supported.items.push_back({std::string(name)});
   c.admission_ceiling = genesis_.admission_ceiling;
   c.control_reserve = genesis_.control_reserve;
   c.allow_history_trim = genesis_.allow_history_trim;

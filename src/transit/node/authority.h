@@ -162,11 +162,19 @@ class Authority {
   Result<QueryResult, Refusal> read(const ReadCtx& ctx, const ReadAccess& q) const;
   Result<QueryResult, Refusal> read(const ReadCtx& ctx, const ReadBlock& q) const;
   Result<QueryResult, Refusal> read(const ReadCtx& ctx, const ProcessRead& q) const;
+  Result<QueryResult, Refusal> read(const ReadCtx& ctx, const ListProcesses& q) const;
   std::optional<Refusal> fence(Id checked_at) const;
+  /// Why a continuation at `cut` may not go on, given where its catalog last changed (decision 6).
+  std::optional<Refusal> stale_cut(Id cut, Id catalog_position) const;
+  /// A filtered page examines at most this many candidates, so a page costs the
+  /// same however much is hidden; it may then be empty with a cursor.
+  static constexpr std::size_t kScanBudget = 64;
 
   // The rules shared by commands and reads.
   std::uint64_t resource_rights(Id caller, Id resource) const;
   std::uint64_t pid_rights(Id caller, Id pid) const;
+  /// A process's metadata: inspect or execute at its PID (decision 25).
+  bool may_read_metadata(Id caller, Id pid) const;
   std::optional<Refusal> check_resource(Id caller, Id resource, std::uint64_t wanted, std::uint64_t now_ms) const;
   /// Which basis an entry read selects: the resource record, the revision to read and the view.
   struct Selected {
@@ -180,6 +188,8 @@ class Authority {
   bool alive(const ResourceRecord& r, std::uint64_t now_ms) const;
   bool retired(const ProcessRecord& p, std::uint64_t now_ms) const;
   ProcessState state_of(const ProcessRecord& p, std::uint64_t now_ms) const;
+  /// The state the last decision left, before trusted time or dependencies judge it.
+  static ProcessState recorded_state(const ProcessRecord& p);
   std::optional<Refusal> check_required(const ProcessRecord& p, std::uint64_t now_ms) const;
   std::optional<Refusal> check_executor(Id caller, const ProcessRecord& p, Id generation, std::uint64_t now_ms) const;
   const Association* associated(Id pid, Id resource) const;

@@ -26,7 +26,11 @@ bool Authority::retired(const ProcessRecord& p, std::uint64_t now_ms) const {
 }
 
 ProcessState Authority::state_of(const ProcessRecord& p, std::uint64_t now_ms) const {
-  if (retired(p, now_ms)) return ProcessState::kRetired;
+  return retired(p, now_ms) ? ProcessState::kRetired : recorded_state(p);
+}
+
+ProcessState Authority::recorded_state(const ProcessRecord& p) {
+  if (p.retired) return ProcessState::kRetired;
   if (!p.initialized) return ProcessState::kUninitialized;
   if (p.resume_by_ms) return ProcessState::kSuspended;
   if (p.failure) return ProcessState::kBlocked;
@@ -294,9 +298,10 @@ Result<Outcome, Refusal> Authority::apply(const Deliver& op, Step& step) {
   return Outcome{delivered};
 }
 
+bool Authority::may_read_metadata(Id caller, Id pid) const { return pid_rights(caller, pid) & (kInspect | kExecute); }
+
 Result<QueryResult, Refusal> Authority::read(const ReadCtx& ctx, const ProcessRead& q) const {
-  const auto rights = pid_rights(ctx.caller, q.pid);
-  if (!(rights & (kInspect | kExecute)))
+  if (!may_read_metadata(ctx.caller, q.pid))
     return refuse(Reason::kNotPermitted, "requires inspect or execute at the process");
   const auto* p = process(q.pid);
   if (!p) return refuse(Reason::kUnknownProcess, "no such process");
@@ -308,6 +313,30 @@ Result<QueryResult, Refusal> Authority::read(const ReadCtx& ctx, const ProcessRe
   if (!check_executor(ctx.caller, *p, p->generation, ctx.now_ms) && p->head <= p->tail)
     info.input = ctx.catalog.input(q.pid, p->head);
   return QueryResult{std::move(info)};
+}
+
+Result<QueryResult, Refusal> Authority::read(const ReadCtx& ctx, const ListProcesses& q) const {
+  if (q.cursor)
+    if (auto stale = stale_cut(q.cursor->cut, head_.processes_position)) return Err{*stale};
+  ProcessPage page;
+  page.cut = q.cursor ? q.cursor->cut : head_.position;
+  const Id after = q.cursor ? q.cursor->after : 0;
+  auto it = processes_.upper_bound(after), end = processes_.end();
+  // A PID-scoped principal sees at most its own process: one candidate, not a scan of the realm.
+  if (const auto* caller = principal(ctx.caller); caller && caller->pid_scope) {
+    it = *caller->pid_scope > after ? processes_.find(*caller->pid_scope) : end;
+    if (it != end) end = std::next(it);
+  }
+  std::size_t examined = 0;
+  for (; it != end && page.items.items.size() < kPageRecords && examined < kScanBudget; ++it, ++examined) {
+    if (!may_read_metadata(ctx.caller, it->first)) continue;
+    const auto& p = it->second;
+    // Recorded, not judged: no trusted-time expiry, no dependency check (decision 41).
+    page.items.items.push_back(ProcessSummary{p.pid, p.generation, recorded_state(p), p.owner, p.failure,
+                                              p.resume_by_ms, p.required, p.head, p.tail, p.cancelled});
+  }
+  if (it != end) page.cursor = Cursor{page.cut, std::prev(it)->first};
+  return QueryResult{std::move(page)};
 }
 
 }  // namespace cowboy::transit::node

@@ -54,6 +54,7 @@ struct Head {
   Id policy_revision = 1;
   Id policy_position = 0;     // where the policy revision last changed (cuts, decision 6)
   Id resources_position = 0;  // where the resource catalog last changed
+  Id processes_position = 0;  // where any process's recorded metadata last changed
   Id next_role = 1;
   Id next_grant = 1;
   Id next_resource = 1;
@@ -68,7 +69,8 @@ struct Head {
 };
 template <typename V> void fields(V& v, Head& t) {
   v("version", t.version)("definition", t.definition)("position", t.position)("policy_revision", t.policy_revision)(
-      "policy_position", t.policy_position)("resources_position", t.resources_position)("next_role", t.next_role)(
+      "policy_position", t.policy_position)("resources_position", t.resources_position)(
+      "processes_position", t.processes_position)("next_role", t.next_role)(
       "next_grant", t.next_grant)("next_resource", t.next_resource)("next_association", t.next_association)(
       "next_view", t.next_view)("next_output", t.next_output)("next_effect", t.next_effect)(
       "last_time_ms", t.last_time_ms)("storage_epoch", t.storage_epoch)("compaction_cursor", t.compaction_cursor);

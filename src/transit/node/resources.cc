@@ -10,20 +10,17 @@ Err<Refusal> refuse(Reason reason, std::string message) {
   return Err{Refusal{reason, std::move(message)}};
 }
 
-// A filtered page examines at most this many candidates, so a page costs the
-// same however much is hidden; it may then be empty with a cursor.
-constexpr std::size_t kScanBudget = 64;
+}  // namespace
 
-std::optional<Refusal> stale_cut(Id cut, Id head, Id policy_position, Id catalog_position) {
-  if (cut == 0 || cut > head) return Refusal{Reason::kBadCut, "the cursor's cut is no position of this node"};
-  if (policy_position > cut)
+std::optional<Refusal> Authority::stale_cut(Id cut, Id catalog_position) const {
+  if (cut == 0 || cut > head_.position)
+    return Refusal{Reason::kBadCut, "the cursor's cut is no position of this node"};
+  if (head_.policy_position > cut)
     return Refusal{Reason::kPolicyChanged, "the policy changed after the cut; list again from the start"};
   if (catalog_position > cut)
     return Refusal{Reason::kCatalogChanged, "the catalog changed after the cut; list again from the start"};
   return std::nullopt;
 }
-
-}  // namespace
 
 const Association* Authority::associated(Id pid, Id resource_id) const {
   for (auto it = associations_.lower_bound({pid, 0}); it != associations_.end() && it->first.first == pid; ++it)
@@ -164,7 +161,7 @@ Result<Outcome, Refusal> Authority::apply(const Associate& op, Step& step) {
 
 Result<QueryResult, Refusal> Authority::read(const ReadCtx& ctx, const ListResources& q) const {
   if (q.cursor)
-    if (auto stale = stale_cut(q.cursor->cut, head_.position, head_.policy_position, head_.resources_position))
+    if (auto stale = stale_cut(q.cursor->cut, head_.resources_position))
       return Err{*stale};
   ResourcePage page;
   page.cut = q.cursor ? q.cursor->cut : head_.position;
@@ -185,7 +182,7 @@ Result<QueryResult, Refusal> Authority::read(const ReadCtx& ctx, const ListAssoc
   const auto* p = process(q.pid);
   if (!p) return refuse(Reason::kUnknownProcess, "no such process");
   if (q.cursor)
-    if (auto stale = stale_cut(q.cursor->cut, head_.position, head_.policy_position, p->associations_position))
+    if (auto stale = stale_cut(q.cursor->cut, p->associations_position))
       return Err{*stale};
   AssociationPage page;
   page.cut = q.cursor ? q.cursor->cut : head_.position;
@@ -208,7 +205,7 @@ Result<QueryResult, Refusal> Authority::read(const ReadCtx& ctx, const ListEntri
   auto selected = select(ctx, q.basis);
   if (!selected.ok()) return Err{selected.error()};
   if (q.cursor)
-    if (auto stale = stale_cut(q.cursor->cut, head_.position, head_.policy_position, 0)) return Err{*stale};
+    if (auto stale = stale_cut(q.cursor->cut, 0)) return Err{*stale};
   EntryPage page;
   page.cut = q.cursor ? q.cursor->cut : head_.position;
   page.resource = selected->resource->info;
@@ -219,11 +216,11 @@ Result<QueryResult, Refusal> Authority::read(const ReadCtx& ctx, const ListEntri
     if (auto e = ctx.catalog.entry(id, *q.key, selected->revision)) page.items.items.push_back(std::move(*e));
     return QueryResult{std::move(page)};
   }
-  std::optional<EntryKey> after;
-  if (q.cursor) after = q.cursor->after;
+  std::optional<EntryKey> after;  // an empty cursor key is before the first (a first page at its cut)
+  if (q.cursor && !q.cursor->after.value.empty()) after = EntryKey{q.cursor->after.value};
   auto scan = ctx.catalog.entries(id, selected->revision, after, kPageRecords, kScanBudget);
   page.items.items = std::move(scan.entries);
-  if (!scan.complete && scan.last_key) page.cursor = EntryCursor{page.cut, *scan.last_key};
+  if (!scan.complete && scan.last_key) page.cursor = EntryCursor{page.cut, {scan.last_key->value}};
   return QueryResult{std::move(page)};
 }
 

@@ -1,0 +1,90 @@
+// What each operation needs and answers with: the capability it requires
+// (the node reports capability::kSupported; the client refuses, before
+// signing, an operation whose capability the peer does not report,
+// docs/transit.md decision 42) and the Receipt outcome a command is answered
+// with. A query is answered by the QueryResult alternative at its own index.
+// The client and the wire reference both read these.
+#pragma once
+
+#include <array>
+#include <string_view>
+
+#include "transit/contract/types.h"
+
+namespace cowboy::transit::capability {
+
+inline constexpr std::string_view kDeclarativeAuthorization = "declarative_authorization";
+inline constexpr std::string_view kIdentity = "identity";
+inline constexpr std::string_view kDecision = "decision";
+inline constexpr std::string_view kResources = "resources";
+inline constexpr std::string_view kPagedCatalogs = "paged_catalogs";
+inline constexpr std::string_view kProcessListing = "process_listing";
+inline constexpr std::string_view kAssociationLookup = "association_lookup";
+inline constexpr std::string_view kResourceReadAccess = "resource_read_access";
+inline constexpr std::string_view kResourceReadBatch = "resource_read_batch";
+inline constexpr std::string_view kProcesses = "processes";
+inline constexpr std::string_view kScopedRetry = "scoped_retry";
+inline constexpr std::string_view kCourierDelivery = "courier_delivery";
+// Reported, gating no operation of their own: what turns and views support.
+inline constexpr std::string_view kRetainedReadVersions = "retained_read_versions";
+inline constexpr std::string_view kTurnWithVersions = "turn_with_versions";
+
+/// What this build's node reports, in this order.
+inline constexpr std::array<std::string_view, 14> kSupported = {
+    kDeclarativeAuthorization, kIdentity,           kDecision,           kResources,
+    kPagedCatalogs,            kProcessListing,     kAssociationLookup,  kResourceReadAccess,
+    kResourceReadBatch,        kProcesses,          kScopedRetry,        kCourierDelivery,
+    kRetainedReadVersions,     kTurnWithVersions};
+
+template <typename Op, typename... Of> inline constexpr bool kOneOf = (std::is_same_v<Op, Of> || ...);
+
+/// The capability `Op` needs; empty for the capabilities query, which is how a client learns them.
+template <typename Op> constexpr std::string_view required() {
+  if constexpr (kOneOf<Op, CapabilitiesQuery>) return {};
+  else if constexpr (requires(Op op) { op.expected_revision; }) return kDeclarativeAuthorization;
+  else if constexpr (kOneOf<Op, IdentityQuery>) return kIdentity;
+  else if constexpr (kOneOf<Op, DecisionQuery>) return kDecision;
+  else if constexpr (kOneOf<Op, CreateResource, RetireResource, ReadBlock>) return kResources;
+  else if constexpr (kOneOf<Op, ListResources, ListAssociations, ListEntries>) return kPagedCatalogs;
+  else if constexpr (kOneOf<Op, ListProcesses>) return kProcessListing;
+  else if constexpr (kOneOf<Op, AssociationLookup>) return kAssociationLookup;
+  else if constexpr (kOneOf<Op, ReadAccess>) return kResourceReadAccess;
+  else if constexpr (kOneOf<Op, ReadEntries>) return kResourceReadBatch;
+  else if constexpr (kOneOf<Op, Retry>) return kScopedRetry;
+  else if constexpr (kOneOf<Op, Deliver>) return kCourierDelivery;
+  else {
+    static_assert(kOneOf<Op, CreateProcess, Associate, Initialize, Own, Send, Turn, FailTurn, Suspend, Resume,
+                         ProcessRead>,
+                  "every operation names its capability");
+    return kProcesses;
+  }
+}
+
+template <typename... A> constexpr std::string_view required(const std::variant<A...>& op) {
+  return std::visit([](const auto& o) { return required<std::decay_t<decltype(o)>>(); }, op);
+}
+
+}  // namespace cowboy::transit::capability
+
+namespace cowboy::transit {
+
+/// The Receipt outcome a command is answered with.
+template <typename Op> struct OutcomeFor {
+  using type = ProcessChanged;  // create, initialize, own, fail_turn, retry, suspend, resume
+};
+template <> struct OutcomeFor<CreatePrincipal> { using type = PrincipalCreated; };
+template <> struct OutcomeFor<CreateRole> { using type = RoleCreated; };
+template <> struct OutcomeFor<Grant> { using type = Granted; };
+template <> struct OutcomeFor<BindCredential> { using type = PolicyChanged; };
+template <> struct OutcomeFor<UnbindCredential> { using type = PolicyChanged; };
+template <> struct OutcomeFor<RevokeGrant> { using type = PolicyChanged; };
+template <> struct OutcomeFor<RevokePrincipal> { using type = PolicyChanged; };
+template <> struct OutcomeFor<CreateResource> { using type = ResourceCreated; };
+template <> struct OutcomeFor<RetireResource> { using type = ResourceRetired; };
+template <> struct OutcomeFor<Associate> { using type = Associated; };
+template <> struct OutcomeFor<Send> { using type = Sent; };
+template <> struct OutcomeFor<Turn> { using type = TurnPublished; };
+template <> struct OutcomeFor<Deliver> { using type = Delivered; };
+template <typename Op> using OutcomeOf = typename OutcomeFor<Op>::type;
+
+}  // namespace cowboy::transit

@@ -1,0 +1,160 @@
+// The client against a peer that answers what a test scripts, over real HTTP
+// on 127.0.0.1: it refuses, before signing, an operation whose capability the
+// peer does not list (decision 42), and refuses lookups and reads whose
+// resource metadata or revisions the contract rules out.
+#include <gtest/gtest.h>
+
+#include <mutex>
+
+#include "net/http_server.h"
+#include "samples.h"
+#include "transit/client.h"
+#include "transit/contract/envelope.h"
+#include "transit/contract/operations.h"
+
+namespace cowboy::transit {
+namespace {
+
+constexpr Id kPosition = 40;
+
+/// A peer that verifies nothing: it lists every capability but `missing`,
+/// answers other queries with `answer`, and records what reached it.
+class ScriptedPeer {
+ public:
+  explicit ScriptedPeer(std::vector<std::string_view> missing) : missing_(std::move(missing)) {
+    server_ = std::make_unique<net::HttpServer>([this](const net::HttpRequest& r) { return handle(r); }, "127.0.0.1", 0);
+    server_->start();
+  }
+  ~ScriptedPeer() { server_->stop(); }
+
+  std::function<QueryResult(const QueryOp&)> answer;
+
+  ClientOptions options() const {
+    ClientOptions o;
+    o.port = server_->port();
+    o.realm = "dev";
+    o.principal = 1;
+    o.seed = testing::seed_of(0);
+    o.max_attempts = 1;
+    return o;
+  }
+  std::vector<std::string> received() {
+    std::lock_guard lock(mu_);
+    return received_;
+  }
+
+ private:
+  net::HttpReply handle(const net::HttpRequest& r) {
+    if (r.target == "/v1/command") {
+      std::lock_guard lock(mu_);
+      received_.push_back("command");
+      return net::HttpReply{503, "application/json", ""};
+    }
+    auto q = decode_signed_query(r.body);
+    if (!q.ok()) return net::HttpReply{400, "application/json", ""};
+    const auto& op = q->query.op;
+    {
+      std::lock_guard lock(mu_);
+      received_.push_back(std::string(std::visit([](const auto& o) { return std::decay_t<decltype(o)>::kName; }, op)));
+    }
+    QueryResult result;
+    if (std::holds_alternative<CapabilitiesQuery>(op)) {
+      Capabilities c;
+      for (auto name : capability::kSupported)
+        if (std::find(missing_.begin(), missing_.end(), name) == missing_.end())
+          c.supported.items.push_back({std::string(name)});
+      result = c;
+    } else if (std::holds_alternative<IdentityQuery>(op)) {
+      result = Identity{1, Permissions{kAllPermissions}, std::nullopt, 1, 0};
+    } else {
+      result = answer(op);
+    }
+    return net::HttpReply{200, "application/json", to_json(Response{Version{}, Definition{}, {"dev"}, kPosition, result})};
+  }
+
+  std::vector<std::string_view> missing_;
+  std::unique_ptr<net::HttpServer> server_;
+  std::mutex mu_;
+  std::vector<std::string> received_;
+};
+
+ResourceInfo active(Id resource, Id revision) { return ResourceInfo{resource, {"doc"}, std::nullopt, revision, false}; }
+
+EntryKey key(const std::string& s) { return EntryKey{{s.begin(), s.end()}}; }
+
+TEST(TransitClient, AnOperationThePeerDoesNotListIsRefusedBeforeItIsSent) {
+  crypto::init();
+  ScriptedPeer peer({capability::kResourceReadAccess, capability::kResources});
+  peer.answer = [](const QueryOp&) { return QueryResult{ResourceAccess{active(1, 1)}}; };
+  Client client(peer.options());
+
+  auto access = client.query(ReadAccess{1});
+  ASSERT_FALSE(access.ok());
+  EXPECT_EQ(access.error().kind, ClientError::Kind::kUnsupported);
+  EXPECT_NE(access.error().message.find("resource_read_access"), std::string::npos) << access.error().message;
+
+  client.set_next_sequence(1);
+  auto retire = client.submit(RetireResource{1});
+  ASSERT_FALSE(retire.ok());
+  EXPECT_EQ(retire.error().kind, ClientError::Kind::kUnsupported);
+  EXPECT_FALSE(client.pending());  // nothing was signed to be resent
+
+  // What is listed goes through; the capabilities were asked once.
+  EXPECT_TRUE(client.identity().ok());
+  EXPECT_EQ(peer.received(), (std::vector<std::string>{"capabilities", "identity"}));
+}
+
+TEST(TransitClient, LookupsAndReadsMustCarryActiveMetadataAndPossibleRevisions) {
+  crypto::init();
+  ScriptedPeer peer({});
+  QueryResult next;
+  peer.answer = [&](const QueryOp&) { return next; };
+  Client client(peer.options());
+  auto malformed = [&](QueryOp op, QueryResult answer) {
+    next = std::move(answer);
+    auto r = client.query(std::move(op));
+    return !r.ok() && r.error().kind == ClientError::Kind::kMalformed;
+  };
+
+  const AssociationLookup lookup{7, {"doc"}};
+  const Association good{7, {"doc"}, 3, 5};
+  EXPECT_FALSE(malformed(lookup, LookupResult{7, {"doc"}, good}));
+  EXPECT_FALSE(malformed(lookup, LookupResult{7, {"doc"}, std::nullopt}));
+  auto later = good;
+  later.revision = kPosition + 1;  // allocated after the position it was read at
+  EXPECT_TRUE(malformed(lookup, LookupResult{7, {"doc"}, later}));
+  auto no_resource = good;
+  no_resource.resource = 0;
+  EXPECT_TRUE(malformed(lookup, LookupResult{7, {"doc"}, no_resource}));
+  auto zero = good;
+  zero.revision = 0;
+  EXPECT_TRUE(malformed(lookup, LookupResult{7, {"doc"}, zero}));
+
+  EXPECT_FALSE(malformed(ReadAccess{3}, ResourceAccess{active(3, 2)}));
+  auto retired = active(3, 2);
+  retired.retired = true;
+  EXPECT_TRUE(malformed(ReadAccess{3}, ResourceAccess{retired}));
+  EXPECT_TRUE(malformed(ReadAccess{3}, ResourceAccess{active(3, 0)}));
+
+  ReadEntries read{3, std::nullopt, std::nullopt, {}};
+  read.keys.items[0] = key("k");
+  EntryBatch batch{active(3, 2), 2, std::nullopt, {}};
+  batch.entries.items[0] = Entry{key("k"), {}, 2};
+  EXPECT_FALSE(malformed(read, batch));
+  auto of_retired = batch;
+  of_retired.resource.retired = true;
+  EXPECT_TRUE(malformed(read, of_retired));
+  ReadEntries through_view = read;
+  through_view.view = 9;
+  EntryBatch view_batch{active(3, 2), 4, 9, {}};  // a view newer than its resource
+  EXPECT_TRUE(malformed(through_view, view_batch));
+  view_batch.revision = 1;
+  EXPECT_FALSE(malformed(through_view, view_batch));
+
+  // A page whose cut is after the response it came in.
+  EXPECT_TRUE(malformed(ListResources{std::nullopt}, ResourcePage{kPosition + 1, {}, std::nullopt}));
+  EXPECT_FALSE(malformed(ListResources{std::nullopt}, ResourcePage{kPosition, {}, std::nullopt}));
+}
+
+}  // namespace
+}  // namespace cowboy::transit
