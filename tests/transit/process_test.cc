@@ -284,6 +284,12 @@ TEST_F(ProcessTest, TheWorkerLoopFromTheCli) {
   EXPECT_EQ(run("read --resource 1 --revision 2 greeting missing"),
             "greeting=hello\nmissing=(absent)\n(resource 1 revision 2)\n");
   EXPECT_EQ(run("process show --pid 7"), "process 7 generation 2 owned owner 1 mailbox 2..1\n");
+  // Listings as recorded, and a first page at a position (7: the turn's).
+  EXPECT_EQ(run("process list"), "process 7 generation 2 owned owner 1 mailbox 2..1\n");
+  EXPECT_EQ(run("process list --cut 7"), "process 7 generation 2 owned owner 1 mailbox 2..1\n");
+  auto expired = cowboy::testing::run(cli + "resource list --cut 6");  // the turn revised the resource at 7
+  EXPECT_EQ(expired.status, 1);
+  EXPECT_NE(expired.out.find("catalog_changed"), std::string::npos) << expired.out;
   auto stale = cowboy::testing::run(cli + "entries --resource 1 --revision 1");
   EXPECT_EQ(stale.status, 1);
   EXPECT_NE(stale.out.find("resource_revision_changed"), std::string::npos) << stale.out;
