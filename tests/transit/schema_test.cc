@@ -76,6 +76,20 @@ TEST(TransitReference, ItNamesEveryOperationAnswerCodeAndCapability) {
   EXPECT_NE(text.find("| `keys` | array of exactly 8 × (hex string, 1..32 bytes, or `null`) |"), std::string::npos);
 }
 
+// Every catalogued reason has its row - name, code, status and meaning - so a
+// reason added to the catalogue cannot be left out of the reference.
+TEST(TransitReference, ListsEveryRejectionReasonWithItsCodeAndStatus) {
+  const std::string text = reference_text();
+  for (const auto& r : kReasons) {
+    const std::string row = "| `" + std::string(r.name) + "` | `" +
+                            std::string(EnumTraits<RejectionCode>::kNames[static_cast<std::size_t>(r.code)]) + "` | " +
+                            std::to_string(http_status(r.code)) + " | " + std::string(r.meaning) + " |\n";
+    EXPECT_NE(text.find(row), std::string::npos) << row;
+  }
+  EXPECT_NE(text.find("| `not_permitted` | `Denied` | 403 | "), std::string::npos);  // one spelled out by hand
+  EXPECT_EQ(text.find("<!--"), std::string::npos);  // no placeholder left
+}
+
 // The example is checked with the hash and signature primitives directly, not
 // with the contract's signing code that produced it.
 TEST(TransitReference, TheWorkedExampleVerifies) {

@@ -136,6 +136,9 @@ template <> struct Tables::Describe<QueryOp> {
 template <> struct Tables::Describe<QueryResult> {
   static std::string get(Tables&) { return "union, one of the results (section 8)"; }
 };
+template <> struct Tables::Describe<Reason> {
+  static std::string get(Tables&) { return "one of the reasons of section 9, as a string (`\"syntax\"`)"; }
+};
 
 // One section per alternative of a top-level union (ops, outcomes, results).
 template <typename... A, typename Note>
@@ -296,7 +299,7 @@ which are inside the signed request.
          t.table<Receipt>() + "\n";
   out += "### `Response`\n\nThe answer to a query; `position` is the authority position it was read at.\n\n" +
          t.table<Response>() + "\n";
-  out += cat("### `Rejection`\n\nEvery refusal; section 9 lists the codes.\n\n", t.table<Rejection>(), "\n");
+  out += cat("### `Rejection`\n\nEvery refusal; section 9 lists the codes and the reasons.\n\n", t.table<Rejection>(), "\n");
   out += "### `Genesis`\n\nNot sent over HTTP: the file `transitd --genesis` reads (decision 23).\n\n" +
          t.table<Genesis>() + "\n";
 
@@ -332,16 +335,14 @@ which are inside the signed request.
     out += cat("| ", code(EnumTraits<RejectionCode>::kNames[i]), " | ", n(status), " | ",
                status == 503 ? "yes: the outcome is unknown" : "no: final, nothing changed", " |\n");
   }
-  out += R"(
-A rejection's `reason` names the rule broken, in snake_case; `message` is for
-people. A client matches on `code` and `reason`, never on `message`.
-
-<!-- reasons: generated from the contract's rejection catalogue (issue 39, h39a); not merged yet -->
-The list of every reason with its code is to be generated here from the
-contract's one catalogue of rejection reasons, which has not landed yet; until
-then the reasons are named in the decisions of `docs/transit.md`.
-
-)";
+  out += "\nA rejection's `reason` names the rule broken and always comes with the one `code` listed for it "
+         "below; `message` is for people. A client matches on `code` and `reason`, never on `message`; a "
+         "strict decoder refuses any reason not listed here (`unknown_variant`). Every reason, in the "
+         "catalogue's order:\n\n| reason | code | HTTP status | meaning |\n|---|---|---|---|\n";
+  for (const auto& r : kReasons)
+    out += cat("| ", code(r.name), " | ", code(EnumTraits<RejectionCode>::kNames[static_cast<std::size_t>(r.code)]),
+               " | ", n(http_status(r.code)), " | ", r.meaning, " |\n");
+  out += "\n";
 
   out += "## 10. Scopes, permissions and capabilities\n\n"
          "A scope is a union (decisions 15 and 25); the CLI spells it `realm`, `pid:N` or `resource:N`.\n\n"
