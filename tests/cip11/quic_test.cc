@@ -17,6 +17,11 @@
 #include "samples.h"
 
 namespace cowboy::cip11::quic {
+
+void PrintTo(const CloseCode& c, std::ostream* out) {
+  *out << (c.application ? "application 0x" : "transport 0x") << std::hex << c.code << std::dec;
+}
+
 namespace {
 
 // A validator endpoint (the QUIC server) and a runner endpoint (the client) on one io thread.
@@ -119,6 +124,44 @@ TEST(Cip11Quic, AnApplicationCloseReachesThePeer) {
   EXPECT_EQ(p.closed[0], "runner: closed by this end");
   EXPECT_EQ(p.closed[1], "validator: the peer closed the connection");
   ASSERT_TRUE(p.run_until([&] { return p.runner->connections() == 0 && p.validator->connections() == 0; }));
+}
+
+// RFC 9001 §8.1: ALPN is mandatory on both ends. A runner whose ClientHello
+// carries no ALPN extension, or offers only another protocol, fails the TLS
+// handshake with no_application_protocol (QUIC error 0x178) and is never
+// established; so does a runner facing a server that selects no protocol.
+TEST(Cip11Quic, AHandshakeThatDoesNotNegotiateCowboyCip11FailsWithNoApplicationProtocol) {
+  struct Case {
+    std::string runner_alpn, validator_alpn;
+    bool runner_refuses;  // the runner sends the alert (the server selected nothing)
+  };
+  for (const Case& k : {Case{"", std::string(kAlpn), false}, Case{"h3", std::string(kAlpn), false},
+                        Case{std::string(kAlpn), "", true}}) {
+    Pair p;
+    int established = 0;
+    std::optional<CloseCode> runner_heard, validator_heard;
+    bool runner_closed = false, validator_closed = false;
+    auto cert = net::ensure_dev_certificate(p.dir.path());
+    ASSERT_TRUE(cert.ok());
+    Events v, r;
+    v.on_established = [&](Connection&) { ++established; };
+    v.on_closed = [&](Connection& c, const std::string&) { validator_closed = true, validator_heard = c.peer_close(); };
+    r.on_established = [&](Connection&) { ++established; };
+    r.on_closed = [&](Connection& c, const std::string&) { runner_closed = true, runner_heard = c.peer_close(); };
+    auto server_config = testing::server_config(*cert);
+    server_config.alpn = k.validator_alpn;
+    EndpointConfig client_config;
+    client_config.alpn = k.runner_alpn;
+    auto validator = Endpoint::open(p.io, server_config, v);
+    auto runner = Endpoint::open(p.io, client_config, r);
+    ASSERT_TRUE(validator.ok() && runner.ok());
+    ASSERT_TRUE((*runner)->connect("127.0.0.1", (*validator)->port()).ok());
+    const std::string what = "runner offers '" + k.runner_alpn + "', validator selects '" + k.validator_alpn + "'";
+    ASSERT_TRUE(p.run_until([&] { return runner_closed && validator_closed; }))
+        << what << ": runner closed " << runner_closed << ", validator closed " << validator_closed;
+    EXPECT_EQ(established, 0) << what;
+    EXPECT_EQ(k.runner_refuses ? validator_heard : runner_heard, kNoApplicationProtocol) << what;
+  }
 }
 
 // §6.2 over real QUIC: each end runs Handshake on the control stream, fed by

@@ -66,6 +66,14 @@ Key cid_key(const std::uint8_t* data, std::size_t len) {
 
 void random_fill(std::uint8_t* out, std::size_t len) { (void)gnutls_rnd(GNUTLS_RND_RANDOM, out, len); }
 
+// RFC 9001 §8.1: a handshake must negotiate the application protocol, else it
+// fails with the no_application_protocol alert (QUIC error 0x178).
+bool negotiated(gnutls_session_t session, const std::string& alpn) {
+  gnutls_datum_t got{};
+  return gnutls_alpn_get_selected_protocol(session, &got) == 0 &&
+         std::string_view(reinterpret_cast<const char*>(got.data), got.size) == alpn;
+}
+
 class EndpointImpl;
 
 class ConnectionImpl final : public Connection {
@@ -93,6 +101,7 @@ class ConnectionImpl final : public Connection {
   void end_stream(std::int64_t stream_id) override;
   void close(std::uint64_t app_error_code) override;
   std::size_t unacked_bytes() const override;
+  std::optional<CloseCode> peer_close() const override { return peer_close_; }
 
   // ngtcp2 callbacks (user_data is this connection)
   static int on_handshake_completed(ngtcp2_conn*, void* self);
@@ -104,6 +113,7 @@ class ConnectionImpl final : public Connection {
                                   void*);
   static int on_stream_close(ngtcp2_conn*, std::uint32_t, std::int64_t stream_id, std::uint64_t, void* self, void*);
   static void on_rand(std::uint8_t* dest, std::size_t len, const ngtcp2_rand_ctx*) { random_fill(dest, len); }
+  static int check_alpn(gnutls_session_t session, unsigned htype, unsigned when, unsigned incoming, const gnutls_datum_t*);
   static int on_new_connection_id(ngtcp2_conn*, ngtcp2_cid* cid, std::uint8_t* token, std::size_t cidlen, void* self);
   static int on_remove_connection_id(ngtcp2_conn*, const ngtcp2_cid* cid, void* self);
   static int on_dcid_status(ngtcp2_conn*, int type, std::uint64_t, const ngtcp2_cid*, const std::uint8_t* token,
@@ -125,7 +135,8 @@ class ConnectionImpl final : public Connection {
   ngtcp2_transport_params transport_params(bool server);
   ngtcp2_path path();
   Result<Unit, std::string> start_tls(bool server);
-  void fail(const std::string& why);
+  /// A QUIC or TLS error (`liberr`, an NGTCP2_ERR_*): the matching CONNECTION_CLOSE, then gone.
+  void fail(const std::string& why, int liberr);
   void send_close(const ngtcp2_connection_close_error& ccerr);
   void finish(const std::string& why);
   void release_tls();
@@ -142,6 +153,7 @@ class ConnectionImpl final : public Connection {
   ngtcp2_conn* conn_ = nullptr;
   gnutls_session_t tls_ = nullptr;  // until the handshake is complete
   std::optional<Bytes32> binding_;  // the §6.2 exporter value, read when the handshake completes
+  std::optional<CloseCode> peer_close_;  // the peer's CONNECTION_CLOSE, once it has come
   std::map<std::int64_t, Outgoing> out_;
   std::vector<Key> cids_;          // keys under which the endpoint finds this connection
   std::vector<Key> reset_tokens_;  // the peer's stateless-reset tokens for the ids this end uses
@@ -523,12 +535,24 @@ Result<Unit, std::string> ConnectionImpl::start_tls(bool server) {
   if (gnutls_priority_set(tls_, ep_.priority()) != 0) return Err{std::string("cannot set the TLS priority")};
   if (gnutls_credentials_set(tls_, GNUTLS_CRD_CERTIFICATE, ep_.credentials()) != 0)
     return Err{std::string("cannot set TLS credentials")};
-  gnutls_datum_t alpn{reinterpret_cast<unsigned char*>(const_cast<char*>(kAlpn.data())), static_cast<unsigned>(kAlpn.size())};
-  gnutls_alpn_set_protocols(tls_, &alpn, 1, GNUTLS_ALPN_MANDATORY);
+  if (const std::string& protocol = ep_.config().alpn; !protocol.empty()) {
+    gnutls_datum_t alpn{reinterpret_cast<unsigned char*>(const_cast<char*>(protocol.data())),
+                        static_cast<unsigned>(protocol.size())};
+    gnutls_alpn_set_protocols(tls_, &alpn, 1, GNUTLS_ALPN_MANDATORY);
+    // The client checks the server's choice when the handshake completes.
+    if (server) gnutls_handshake_set_hook_function(tls_, GNUTLS_HANDSHAKE_CLIENT_HELLO, GNUTLS_HOOK_POST, check_alpn);
+  }
   if (!server) gnutls_server_name_set(tls_, GNUTLS_NAME_DNS, "localhost", 9);
   gnutls_session_set_ptr(tls_, &conn_ref_);
   ngtcp2_conn_set_tls_native_handle(conn_, tls_);
   return Unit{};
+}
+
+// The server's check, once the ClientHello is read: no ALPN extension at all
+// gets here too (GnuTLS itself refuses only an offer without our protocol).
+int ConnectionImpl::check_alpn(gnutls_session_t session, unsigned, unsigned, unsigned, const gnutls_datum_t*) {
+  auto* c = static_cast<ConnectionImpl*>(static_cast<ngtcp2_crypto_conn_ref*>(gnutls_session_get_ptr(session))->user_data);
+  return negotiated(session, c->ep_.config().alpn) ? 0 : GNUTLS_E_NO_APPLICATION_PROTOCOL;
 }
 
 ngtcp2_settings ConnectionImpl::default_settings() {
@@ -610,8 +634,13 @@ void ConnectionImpl::read(const std::uint8_t* data, std::size_t len) {
   auto p = path();
   ngtcp2_pkt_info pi{};
   int rv = ngtcp2_conn_read_pkt(conn_, &p, &pi, data, len, now_ns());
-  if (rv == NGTCP2_ERR_DRAINING) return finish("the peer closed the connection");
-  if (rv != 0) return fail(std::string("QUIC: ") + ngtcp2_strerror(rv));
+  if (rv == NGTCP2_ERR_DRAINING) {
+    ngtcp2_connection_close_error ccerr;
+    ngtcp2_conn_get_connection_close_error(conn_, &ccerr);
+    peer_close_ = CloseCode{ccerr.type == NGTCP2_CONNECTION_CLOSE_ERROR_CODE_TYPE_APPLICATION, ccerr.error_code};
+    return finish("the peer closed the connection");
+  }
+  if (rv != 0) return fail(std::string("QUIC: ") + ngtcp2_strerror(rv), rv);
   announce_established();
   release_tls();
   flush();
@@ -660,7 +689,7 @@ void ConnectionImpl::flush() {
       blocked.insert(stream_id);
       continue;
     }
-    if (n < 0) return fail(std::string("QUIC write: ") + ngtcp2_strerror(static_cast<int>(n)));
+    if (n < 0) return fail(std::string("QUIC write: ") + ngtcp2_strerror(static_cast<int>(n)), static_cast<int>(n));
     if (n == 0) break;
     ep_.send_datagram(remote_, packet.data(), static_cast<std::size_t>(n));
   }
@@ -672,7 +701,7 @@ void ConnectionImpl::on_expiry() {
   int rv = ngtcp2_conn_handle_expiry(conn_, now_ns());
   if (rv == NGTCP2_ERR_IDLE_CLOSE) return finish("idle timeout");
   if (rv == NGTCP2_ERR_HANDSHAKE_TIMEOUT) return finish("handshake timeout");
-  if (rv != 0) return fail(std::string("QUIC timer: ") + ngtcp2_strerror(rv));
+  if (rv != 0) return fail(std::string("QUIC timer: ") + ngtcp2_strerror(rv), rv);
   flush();
 }
 
@@ -752,10 +781,13 @@ void ConnectionImpl::close(std::uint64_t app_error_code) {
   });
 }
 
-void ConnectionImpl::fail(const std::string& why) {
+void ConnectionImpl::fail(const std::string& why, int liberr) {
   if (closed_) return;
   ngtcp2_connection_close_error ccerr;  // a transport error: tell the peer once, then forget the connection
-  ngtcp2_connection_close_error_default(&ccerr);
+  if (const std::uint8_t alert = ngtcp2_conn_get_tls_alert(conn_); alert != 0)
+    ngtcp2_connection_close_error_set_transport_error_tls_alert(&ccerr, alert, nullptr, 0);
+  else
+    ngtcp2_connection_close_error_set_transport_error_liberr(&ccerr, liberr, nullptr, 0);
   send_close(ccerr);
   finish(why);
 }
@@ -777,8 +809,12 @@ void ConnectionImpl::finish(const std::string& why) {
   ep_.closed(this, why);
 }
 
-int ConnectionImpl::on_handshake_completed(ngtcp2_conn*, void* self) {
+int ConnectionImpl::on_handshake_completed(ngtcp2_conn* conn, void* self) {
   auto* c = static_cast<ConnectionImpl*>(self);
+  if (const std::string& alpn = c->ep_.config().alpn; !c->server_ && !alpn.empty() && !negotiated(c->tls_, alpn)) {
+    ngtcp2_conn_set_tls_alert(conn, GNUTLS_A_NO_APPLICATION_PROTOCOL);  // the server selected none
+    return NGTCP2_ERR_CALLBACK_FAILURE;
+  }
   Bytes32 exported;
   if (gnutls_prf_rfc5705(c->tls_, kExporterLabel.size(), kExporterLabel.data(), 0, "", exported.size(),
                          reinterpret_cast<char*>(exported.data())) != 0)
@@ -790,7 +826,7 @@ int ConnectionImpl::on_handshake_completed(ngtcp2_conn*, void* self) {
   return 0;
 }
 
-int ConnectionImpl::on_recv_stream_data(ngtcp2_conn* conn, std::uint32_t, std::int64_t stream_id, std::uint64_t,
+int ConnectionImpl::on_recv_stream_data(ngtcp2_conn* conn, std::uint32_t flags, std::int64_t stream_id, std::uint64_t,
                                         const std::uint8_t* data, std::size_t len, void* self, void*) {
   auto* c = static_cast<ConnectionImpl*>(self);
   // Consumed at once: the flow-control credit goes back as it arrives.
@@ -798,6 +834,7 @@ int ConnectionImpl::on_recv_stream_data(ngtcp2_conn* conn, std::uint32_t, std::i
   ngtcp2_conn_extend_max_offset(conn, len);
   c->announce_established();  // stream bytes can share the datagram that completes the handshake
   if (len > 0 && c->ep_.events().on_stream_data) c->ep_.events().on_stream_data(*c, stream_id, ByteView(data, len));
+  if ((flags & NGTCP2_STREAM_DATA_FLAG_FIN) && c->ep_.events().on_stream_end) c->ep_.events().on_stream_end(*c, stream_id);
   return 0;
 }
 

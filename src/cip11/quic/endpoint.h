@@ -9,7 +9,9 @@
 // (they find it gone and do nothing). Datagrams move in batches
 // (recvmmsg/sendmmsg); one timer serves every connection's ngtcp2 expiry.
 //
-// Decisions (docs/cip11.md, "Transport"): ALPN "cowboy-cip11/1"; TLS 1.3 only,
+// Decisions (docs/cip11.md, "Transport"): ALPN "cowboy-cip11/1", mandatory on
+// both ends (a handshake that does not negotiate it fails with the
+// no_application_protocol alert, QUIC error 0x178); TLS 1.3 only,
 // no 0-RTT and no session tickets, so a channel binding is never shared across
 // connections; the server's certificate is not checked (§6.2: the TLS key is
 // not the identity; Hello/HelloAck over the exported binding authenticate).
@@ -33,6 +35,16 @@ inline constexpr std::string_view kAlpn = "cowboy-cip11/1";
 /// §6.2: TLS-Exporter("cowboy-cip11-handshake-v1", "", 32).
 inline constexpr std::string_view kExporterLabel = "cowboy-cip11-handshake-v1";
 
+/// A CONNECTION_CLOSE's code: a QUIC transport error (a TLS alert is
+/// 0x100 + alert, RFC 9001 §4.8) or the application's.
+struct CloseCode {
+  bool application = false;
+  std::uint64_t code = 0;
+  bool operator==(const CloseCode&) const = default;
+};
+/// RFC 9001 §8.1: no application protocol was negotiated.
+inline constexpr CloseCode kNoApplicationProtocol{false, 0x100 + 120};
+
 class Connection {
  public:
   virtual ~Connection() = default;
@@ -50,11 +62,15 @@ class Connection {
   virtual void close(std::uint64_t app_error_code) = 0;
   /// Bytes queued and not yet acknowledged by the peer, on every stream.
   virtual std::size_t unacked_bytes() const = 0;
+  /// The code of the CONNECTION_CLOSE the peer sent, once one has arrived (read it in on_closed).
+  virtual std::optional<CloseCode> peer_close() const = 0;
 };
 
 struct Events {
   std::function<void(Connection&)> on_established;
   std::function<void(Connection&, std::int64_t stream_id, ByteView data)> on_stream_data;
+  /// The peer ended its side of a stream (FIN), after the last on_stream_data of it.
+  std::function<void(Connection&, std::int64_t stream_id)> on_stream_end;
   /// Both sides of a stream have ended (or it was reset) and its bytes are acknowledged.
   std::function<void(Connection&, std::int64_t stream_id)> on_stream_closed;
   /// Once per connection; the handle is gone after it returns.
@@ -79,6 +95,10 @@ struct EndpointConfig {
   std::uint16_t port = 0;  // 0: a free port
   /// Server role: the certificate and key (PEM). A client leaves them empty.
   std::filesystem::path certificate, private_key;
+  /// The one application protocol this end offers (client) or selects
+  /// (server); the handshake fails with no_application_protocol unless both
+  /// ends agree on it. Tests set another, or "" (no ALPN at all), to show that.
+  std::string alpn{kAlpn};
   std::chrono::milliseconds idle_timeout{30'000};
   /// The QUIC/TLS handshake must finish within this, or the connection is dropped.
   std::chrono::milliseconds handshake_timeout{10'000};
