@@ -32,8 +32,9 @@ Handshake::Step Handshake::on_frame(const Frame& frame) {
 }
 
 // The peer's offer, in the order a mismatch is reported: version, chain, role,
-// the validator-set configuration (this end's only; §5.3 epoch pairing is
-// the Admission's), then the user's admission.
+// the validator-set configuration (this end's only: no §5.3 epoch pairing),
+// then the user's admission. The runner answers with its HelloAck at once;
+// the validator waits for the runner's.
 Handshake::Step Handshake::on_hello(const Hello& h) {
   if (peer_) return {{}, GoodbyeReason::kProtocolError};  // one Hello per connection
   if (check_version(h.version, offer_.version) != VersionVerdict::kSupported) return {{}, GoodbyeReason::kUnsupportedVersion};
@@ -45,17 +46,25 @@ Handshake::Step Handshake::on_hello(const Hello& h) {
   if (auto refused = admission_.admit(h)) return {{}, *refused};
   peer_ = h;
   key_of(binding_, h.party_role) = h.party_pubkey;
-  auto pre = hello_ack_preimage(offer_.chain_id, offer_.version, me_.role(), me_.pubkey(), h.party_role, h.party_pubkey,
-                                offer_.validator_set_hash, offer_.subset_epoch, h.challenge_nonce, binding_.channel_binding);
-  HelloAck ack{offer_.version,   offer_.chain_id, offer_.validator_set_hash, offer_.subset_epoch,
-               me_.pubkey(),     me_.role(),      offer_.block_height,       Sig{me_.sign(pre)}};
+  if (me_.role() == Role::kValidator) return {};
+  return {{Frame{ack()}}, std::nullopt};
+}
+
+// This end's proof over the peer's challenge and the channel binding.
+HelloAck Handshake::ack() {
+  auto pre = hello_ack_preimage(offer_.chain_id, offer_.version, me_.role(), me_.pubkey(), peer_->party_role,
+                                peer_->party_pubkey, offer_.validator_set_hash, offer_.subset_epoch,
+                                peer_->challenge_nonce, binding_.channel_binding);
   acked_ = true;
-  return {{Frame{std::move(ack)}}, std::nullopt};
+  return HelloAck{offer_.version, offer_.chain_id, offer_.validator_set_hash, offer_.subset_epoch,
+                  me_.pubkey(),   me_.role(),      offer_.block_height,       Sig{me_.sign(pre)}};
 }
 
 // The peer's proof over this end's challenge and the channel binding: a relay
 // that terminated TLS on each side has another binding on each, so its
-// forwarded HelloAck verifies on neither.
+// forwarded HelloAck verifies on neither. Its fields repeat the peer's Hello
+// (version, key, role) and this end's offer (chain, validator-set hash,
+// epoch); only block_height may differ. The validator then answers with its own.
 Handshake::Step Handshake::on_hello_ack(const HelloAck& a) {
   if (!peer_ || verified_) return {{}, GoodbyeReason::kProtocolError};
   if (a.party_pubkey != peer_->party_pubkey || a.party_role != peer_->party_role || a.chain_id != offer_.chain_id ||
@@ -67,7 +76,8 @@ Handshake::Step Handshake::on_hello_ack(const HelloAck& a) {
                                 binding_.channel_binding);
   if (!verify(pre, a.party_pubkey, a.signed_challenge.bytes)) return {{}, GoodbyeReason::kAuthFailed};
   verified_ = true;
-  return {};
+  if (me_.role() == Role::kRunner) return {};
+  return {{Frame{ack()}}, std::nullopt};
 }
 
 }  // namespace cowboy::cip11

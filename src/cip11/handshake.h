@@ -1,14 +1,31 @@
 // §6.2 mutual authentication as a state machine that each end runs over its
-// control stream, independent of the transport: both ends send Hello (a fresh
-// challenge), answer the peer's Hello with a HelloAck signed over the peer's
-// challenge and the channel binding, and verify the peer's HelloAck over
-// their own challenge. Admitted only when both proofs hold; before that the
+// control stream, independent of the transport. The order is fixed, so that
+// admission completes at a moment both ends can name:
+//
+//   runner                               validator
+//   Hello ---------------------------->                  (the runner speaks first)
+//         <---------------------------- Hello            (answering the runner's)
+//   HelloAck ------------------------->                  (over the validator's challenge)
+//                                       verifies it: ADMITTED
+//         <---------------------------- HelloAck         (over the runner's challenge)
+//   verifies it: ADMITTED
+//
+// The validator sends its HelloAck only once it has verified the runner's, so
+// the runner's admission implies the validator's: the validator's HelloAck
+// is what tells the runner it is admitted there. Everything a runner sends
+// after its HelloAck is read by an admitted validator. Before admission the
 // caller does nothing else with the peer (§6.2: no presence, no DoS
 // accounting, no pushes).
 //
+// This end has "proved" once it has sent its HelloAck: from then on it signs
+// its Goodbye (§12.5), and the peer, which reads that Goodbye after the
+// HelloAck, expects a signature on it.
+//
 // The chain-dependent checks (the runner's registration, Sub(R) membership,
-// the validator-set snapshot, §5.3 epoch pairing) are the user's, through
-// Admission: the chain plane supplies it; tests supply a fixed one.
+// the validator-set snapshot) are the user's, through Admission: the chain
+// plane supplies it; tests supply a fixed one. The offered
+// (validator_set_hash, subset_epoch) must equal this end's: §5.3 epoch
+// pairing during a reconfiguration overlap is not built (docs/cip11.md).
 #pragma once
 
 #include <optional>
@@ -43,7 +60,7 @@ class Handshake {
   /// `channel_binding` is the connection's TLS exporter value (quic::Connection).
   Handshake(const Signer& me, LocalOffer offer, const Bytes32& channel_binding, Admission& admission, Entropy& entropy);
 
-  /// This end's Hello, sent first.
+  /// This end's Hello: the runner's opens the control stream, the validator's answers it.
   const Hello& hello() const { return mine_; }
 
   struct Step {
@@ -53,6 +70,9 @@ class Handshake {
   /// A frame from the peer before admission. Anything but Hello then HelloAck is kProtocolError.
   Step on_frame(const Frame& frame);
 
+  /// This end has sent its HelloAck (its Goodbye is signed from now on).
+  bool proved() const { return acked_; }
+  /// Both proofs hold.
   bool admitted() const { return acked_ && verified_; }
   /// The identities the connection is bound to; valid once admitted.
   const ConnectionBinding& binding() const { return binding_; }
@@ -61,6 +81,7 @@ class Handshake {
  private:
   Step on_hello(const Hello& h);
   Step on_hello_ack(const HelloAck& a);
+  HelloAck ack();
 
   const Signer& me_;
   LocalOffer offer_;

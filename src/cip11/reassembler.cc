@@ -49,6 +49,12 @@ Res<Unit> FrameReassembler::push(ByteView bytes) {
   return Unit{};
 }
 
+Res<Unit> FrameReassembler::end() {
+  if (error_) return Err{*error_};
+  if (prefix_have_ > 0) return refuse(Errc::kFrameTruncated);
+  return Unit{};
+}
+
 std::optional<Frame> FrameReassembler::next() {
   if (ready_.empty()) return std::nullopt;
   Frame f = std::move(ready_.front());

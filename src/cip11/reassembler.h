@@ -7,7 +7,9 @@
 // connections cannot pin unbounded memory with half-sent frames.
 //
 // The first refusal is final for the stream (the caller answers Goodbye
-// ProtocolError, §12.5); frames decoded before it stay available.
+// ProtocolError, §12.5); frames decoded before it stay available. A stream
+// that ends (FIN) inside a frame, even inside its prefix, is a truncated
+// frame (§12.1): end() says so.
 #pragma once
 
 #include <vector>
@@ -28,6 +30,9 @@ class FrameReassembler {
   /// Takes the next bytes of the stream. The error, once there is one, is
   /// returned again for every later push.
   Res<Unit> push(ByteView bytes);
+  /// The peer ended the stream: kFrameTruncated if a frame was begun and not
+  /// finished. Like push(), the first refusal is final.
+  Res<Unit> end();
   /// The next whole frame, in stream order; nullopt when none is ready.
   std::optional<Frame> next();
   /// Payload bytes of the frame in progress (all taken from the budget).

@@ -9,80 +9,16 @@
 #include <boost/asio/io_context.hpp>
 
 #include "../support/temp_dir.h"
-#include "io_loop.h"
-#include "net/dev_cert.h"
+#include "channel_end.h"
 #include "samples.h"
 
 namespace cowboy::cip11 {
 namespace {
 
-class AdmitAll final : public Admission {
- public:
-  std::optional<GoodbyeReason> admit(const Hello&) override { return std::nullopt; }
-};
+using testing::End;
+using testing::Received;
 
 LocalOffer offer(std::uint64_t chain_id = 7) { return LocalOffer{chain_id, kProtocolVersion, testing::filled(0x40), 0, 1}; }
-
-struct Received {
-  std::int64_t stream;
-  Frame frame;
-  bool seal_ok;
-};
-
-// One end: an endpoint whose connections each get a Channel.
-struct End {
-  End(boost::asio::io_context& io, const Signer& me, LocalOffer o, const net::CertFiles* cert,
-      std::chrono::milliseconds deadline = std::chrono::seconds(10))
-      : me(me), offer(o), deadline(deadline), worker(io, 1) {
-    quic::Events e;
-    e.on_established = [this](quic::Connection& c) {
-      auto& ch = channel(c);
-      if (this->me.role() == Role::kRunner && open_control) {
-        EXPECT_TRUE(ch.open());
-      }
-    };
-    e.on_stream_data = [this](quic::Connection& c, std::int64_t s, ByteView d) { channel(c).on_stream_data(s, d); };
-    e.on_stream_closed = [this](quic::Connection& c, std::int64_t s) {
-      channel(c).on_stream_closed(s);
-      closed_streams.push_back(s);
-    };
-    e.on_closed = [this](quic::Connection& c, const std::string&) {
-      channels.erase(&c);
-      ++closed;
-    };
-    endpoint = std::move(*quic::Endpoint::open(io, cert ? testing::server_config(*cert) : quic::EndpointConfig{}, e));
-  }
-  Channel& channel(quic::Connection& c) {
-    auto it = channels.find(&c);
-    if (it == channels.end()) {
-      Channel::Callbacks cb;
-      cb.on_admitted = [this](Channel&) { ++admitted; };
-      cb.on_frame = [this](Channel&, std::int64_t s, const Frame& f, const Res<Unit>& seal) {
-        frames.push_back({s, f, seal.ok()});
-      };
-      cb.on_goodbye = [this](Channel&, const Goodbye& g, bool by_peer) { goodbyes.emplace_back(g.reason, by_peer); };
-      Channel::Setup setup{me, offer, admission, entropy, worker, &budget, deadline};
-      it = channels.emplace(&c, std::make_unique<Channel>(c, setup, cb)).first;
-    }
-    return *it->second;
-  }
-  Channel& only() { return *channels.begin()->second; }
-
-  const Signer& me;
-  LocalOffer offer;
-  std::chrono::milliseconds deadline;
-  bool open_control = true;
-  AdmitAll admission;
-  SystemEntropy entropy;
-  SignatureWorker worker;
-  net::ReadBudget budget{1 << 20};
-  std::unique_ptr<quic::Endpoint> endpoint;
-  std::map<quic::Connection*, std::unique_ptr<Channel>> channels;
-  std::vector<Received> frames;
-  std::vector<std::pair<GoodbyeReason, bool>> goodbyes;
-  std::vector<std::int64_t> closed_streams;
-  int admitted = 0, closed = 0;
-};
 
 struct Net {
   boost::asio::io_context io{1};
@@ -218,6 +154,173 @@ TEST(Cip11Channel, APeerThatDoesNotCompleteHelloWithinTheDeadlineIsRefused) {
   ASSERT_EQ(validator.goodbyes.size(), 1u);
   EXPECT_EQ(validator.goodbyes[0], std::make_pair(GoodbyeReason::kAuthFailed, false));
   EXPECT_EQ(validator.admitted, 0);
+}
+
+}  // namespace
+}  // namespace cowboy::cip11
+
+namespace cowboy::cip11 {
+namespace {
+
+// §12.1: half a frame and then the end of the stream is a truncated frame, a
+// protocol error on either kind of stream: the peer gets a signed
+// Goodbye{ProtocolError} and the connection closes. A control stream that
+// ends cleanly is one too: it lasts as long as the connection (§6.1).
+TEST(Cip11Channel, AStreamEndingInsideAFrameIsGoodbyeProtocolErrorOnBothStreamKinds) {
+  const Bytes ping = encode_frame(testing::heartbeat_ping());
+  for (int c = 0; c < 3; ++c) {
+    Admitted a;
+    quic::Connection& raw = a.runner.only().connection();  // below the runner's channel
+    std::int64_t stream = kControlStream;
+    if (c == 1) {  // a job stream, cut inside the runner's JobAck
+      auto opened = a.validator.only().open_job_stream(testing::job_assignment());
+      ASSERT_TRUE(opened);
+      ASSERT_TRUE(a.n.run_until([&] { return a.runner.frames.size() == 1; }));
+      stream = *opened;
+      const Bytes ack = encode_frame(testing::job_ack(AckStatus::accepted(), std::nullopt));
+      raw.send(stream, ByteView(ack).first(ack.size() - 3));
+    } else if (c == 0) {
+      raw.send(stream, ByteView(ping).first(10));
+    }  // c == 2: the control stream ends with nothing pending
+    raw.end_stream(stream);
+    ASSERT_TRUE(a.n.run_until([&] { return !a.runner.goodbyes.empty() && a.validator.closed == 1; })) << c;
+    EXPECT_EQ(a.validator.goodbyes[0], std::make_pair(GoodbyeReason::kProtocolError, false)) << c;
+    EXPECT_EQ(a.runner.goodbyes[0], std::make_pair(GoodbyeReason::kProtocolError, true)) << c;  // signed and verified
+    EXPECT_TRUE(a.validator.frames.empty()) << c;
+  }
+}
+
+// §12.5: after admission a Goodbye must be signed. An unsigned one is not
+// the peer's word; this end answers with its own signed Goodbye{AuthFailed}
+// and keeps the connection open for the grace period, so the peer reads it.
+TEST(Cip11Channel, AnUnsignedGoodbyeAfterAdmissionIsAnsweredWithASignedAuthFailedThePeerReceives) {
+  Admitted a;
+  a.runner.only().connection().send(kControlStream, encode_frame(Goodbye{GoodbyeReason::kShutdown, std::nullopt,
+                                                                          std::nullopt, std::nullopt}));
+  ASSERT_TRUE(a.n.run_until([&] { return !a.runner.goodbyes.empty(); }));
+  EXPECT_EQ(a.validator.goodbyes[0], std::make_pair(GoodbyeReason::kAuthFailed, false));
+  EXPECT_EQ(a.runner.goodbyes[0], std::make_pair(GoodbyeReason::kAuthFailed, true));  // its bytes arrived, signed
+  ASSERT_TRUE(a.n.run_until([&] { return a.validator.closed == 1 && a.runner.closed == 1; }));
+}
+
+// A Hello or HelloAck once admitted is a protocol error (the handshake is
+// over; one Hello per connection), refused with a signed Goodbye.
+TEST(Cip11Channel, AHelloOrHelloAckAfterAdmissionIsGoodbyeProtocolError) {
+  for (const Frame& again : {Frame{testing::hello()}, Frame{testing::hello_ack()}}) {
+    Admitted a;
+    a.runner.only().connection().send(kControlStream, encode_frame(again));
+    ASSERT_TRUE(a.n.run_until([&] { return !a.runner.goodbyes.empty(); })) << static_cast<int>(type_of(again));
+    EXPECT_EQ(a.validator.goodbyes[0], std::make_pair(GoodbyeReason::kProtocolError, false));
+    EXPECT_EQ(a.runner.goodbyes[0], std::make_pair(GoodbyeReason::kProtocolError, true));
+    EXPECT_TRUE(a.validator.frames.empty());
+  }
+}
+
+// One end of the §6.2 handshake written out by hand over a real connection,
+// below any Channel: it writes `then` in the same write as its HelloAck,
+// misbehaving at the first moment it can, and records what the peer says.
+struct RawPeer {
+  RawPeer(boost::asio::io_context& io, const Signer& me, const net::CertFiles* cert, Bytes then)
+      : me(me), then(std::move(then)) {
+    quic::Events e;
+    e.on_established = [this](quic::Connection& c) {
+      if (this->me.role() == Role::kRunner) hello(c, *c.open_stream());
+    };
+    e.on_stream_data = [this](quic::Connection& c, std::int64_t stream, ByteView data) {
+      hello(c, stream);  // a validator answers the runner's Hello with its own
+      State& st = *states[&c];
+      if (!st.frames.push(data)) return;
+      while (auto f = st.frames.next()) {
+        st.received.push_back(*f);
+        if (std::holds_alternative<Goodbye>(*f)) return c.close(0);  // read: no need for the grace period
+        if (st.handshake->admitted()) continue;
+        auto step = st.handshake->on_frame(*f);
+        for (const auto& out : step.send) {
+          Bytes bytes = encode_frame(out);
+          if (std::holds_alternative<HelloAck>(out)) bytes.insert(bytes.end(), this->then.begin(), this->then.end());
+          c.send(stream, bytes);
+        }
+      }
+    };
+    e.on_closed = [this](quic::Connection& c, const std::string&) {
+      if (auto it = states.find(&c); it != states.end()) finished.push_back(std::move(it->second)), states.erase(it);
+    };
+    quic::EndpointConfig config;
+    if (cert) {
+      config = testing::server_config(*cert);
+      config.new_connection_burst = 1'000;  // many connections from 127.0.0.1 in a row
+    }
+    endpoint = std::move(*quic::Endpoint::open(io, config, e));
+  }
+  void hello(quic::Connection& c, std::int64_t stream) {
+    auto& slot = states[&c];
+    if (!slot) slot = std::make_unique<State>();
+    State& st = *slot;
+    if (st.handshake) return;
+    st.handshake = std::make_unique<Handshake>(me, offer(), *c.channel_binding(), admission, entropy);
+    c.send(stream, encode_frame(st.handshake->hello()));
+  }
+  struct State {
+    std::unique_ptr<Handshake> handshake;
+    FrameReassembler frames;
+    std::vector<Frame> received;
+  };
+  const Signer& me;
+  Bytes then;
+  testing::AdmitAll admission;
+  SystemEntropy entropy;
+  std::unique_ptr<quic::Endpoint> endpoint;
+  std::map<quic::Connection*, std::unique_ptr<State>> states;
+  std::vector<std::unique_ptr<State>> finished;  // closed connections, in order
+};
+
+// The peer's Goodbye on a finished connection, if it is signed and its
+// signature verifies over the connection's identities; its reason.
+std::optional<GoodbyeReason> signed_goodbye(const RawPeer::State& st, Role peer) {
+  for (const Frame& f : st.received)
+    if (const auto* bye = std::get_if<Goodbye>(&f)) {
+      if (!bye->signed_ || !st.handshake->proved() || !check_seal(f, peer, BoundConnection(st.handshake->binding())))
+        return std::nullopt;
+      return bye->reason;
+    }
+  return std::nullopt;
+}
+
+// The moment admission completes is the validator's verification of the
+// runner's HelloAck (handshake.h), so a frame error sent right behind a
+// HelloAck is always read by an admitted peer and always answered with a
+// signed Goodbye - never an unsigned one by a race with the worker. Both
+// directions, 50 connections each.
+TEST(Cip11Channel, AFrameErrorRightBehindAHelloAckIsAlwaysAnsweredWithASignedGoodbye) {
+  constexpr int kTries = 50;
+  const Bytes misplaced = encode_frame(testing::job_ack(AckStatus::accepted(), std::nullopt));  // not on the control stream
+  {
+    Net n;
+    quic::EndpointConfig roomy;
+    roomy.new_connection_burst = 1'000;
+    End validator(n.io, testing::party().validator, offer(), &n.cert, std::chrono::seconds(10), roomy);
+    RawPeer runner(n.io, testing::party().runner, nullptr, misplaced);
+    for (int i = 0; i < kTries; ++i) {
+      ASSERT_TRUE(runner.endpoint->connect("127.0.0.1", validator.endpoint->port()).ok());
+      ASSERT_TRUE(n.run_until([&] { return runner.finished.size() == static_cast<std::size_t>(i + 1); })) << i;
+    }
+    int signed_ok = 0;
+    for (const auto& st : runner.finished) signed_ok += signed_goodbye(*st, Role::kValidator) == GoodbyeReason::kProtocolError;
+    EXPECT_EQ(signed_ok, kTries) << "the validator's Goodbye was signed on " << signed_ok << " of " << kTries;
+    EXPECT_EQ(validator.admitted, kTries);
+  }
+  {
+    Net n;
+    RawPeer validator(n.io, testing::party().validator, &n.cert, encode_frame(testing::heartbeat_ping()));
+    End runner(n.io, testing::party().runner, offer(), nullptr);
+    for (int i = 0; i < kTries; ++i) {
+      ASSERT_TRUE(runner.endpoint->connect("127.0.0.1", validator.endpoint->port()).ok());
+      ASSERT_TRUE(n.run_until([&] { return validator.finished.size() == static_cast<std::size_t>(i + 1); })) << i;
+    }
+    int signed_ok = 0;
+    for (const auto& st : validator.finished) signed_ok += signed_goodbye(*st, Role::kRunner) == GoodbyeReason::kProtocolError;
+    EXPECT_EQ(signed_ok, kTries) << "the runner's Goodbye was signed on " << signed_ok << " of " << kTries;
+  }
 }
 
 }  // namespace

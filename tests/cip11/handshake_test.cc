@@ -51,34 +51,78 @@ HelloAck only_ack(const Handshake::Step& step) {
   return std::get<HelloAck>(step.send.at(0));
 }
 
-TEST(Cip11Handshake, BothProofsOverOneBindingAdmitBothEnds) {
+// Nothing to send and no refusal.
+void nothing(const Handshake::Step& step) {
+  EXPECT_FALSE(step.refuse);
+  EXPECT_TRUE(step.send.empty());
+}
+
+// The fixed order (handshake.h): runner Hello, validator Hello, runner
+// HelloAck, validator HelloAck. The validator is admitted when it verifies
+// the runner's proof and only then proves itself, so the runner's admission
+// implies the validator's.
+TEST(Cip11Handshake, TheRunnerProvesFirstAndTheValidatorsHelloAckMeansItHasAdmitted) {
   Ends e(filled(0x80), filled(0x80));
   EXPECT_NE(e.runner.hello().challenge_nonce, e.validator.hello().challenge_nonce);
-  HelloAck from_validator = only_ack(e.validator.on_frame(e.runner.hello()));
+  nothing(e.validator.on_frame(e.runner.hello()));  // the validator has only its Hello to say
+  EXPECT_FALSE(e.validator.proved());
   HelloAck from_runner = only_ack(e.runner.on_frame(e.validator.hello()));
-  EXPECT_FALSE(e.runner.admitted());  // its own ack is out, the peer's proof is not in yet
-  EXPECT_FALSE(e.runner.on_frame(from_validator).refuse);
-  EXPECT_FALSE(e.validator.on_frame(from_runner).refuse);
-  EXPECT_TRUE(e.runner.admitted());
+  EXPECT_TRUE(e.runner.proved());     // its Goodbye is signed from now on
+  EXPECT_FALSE(e.runner.admitted());  // the validator's proof is not in yet
+  HelloAck from_validator = only_ack(e.validator.on_frame(from_runner));
   EXPECT_TRUE(e.validator.admitted());
+  EXPECT_TRUE(e.validator.proved());
+  nothing(e.runner.on_frame(from_validator));
+  EXPECT_TRUE(e.runner.admitted());
   EXPECT_EQ(connection_id(e.runner.binding()), connection_id(e.validator.binding()));
   EXPECT_EQ(e.runner.binding().runner, party().runner.pubkey());
   EXPECT_EQ(e.runner.binding().validator, party().validator.pubkey());
   ASSERT_EQ(e.validator_admission.seen.size(), 1u);  // the user's admission saw the runner's Hello
   EXPECT_EQ(e.validator_admission.seen[0].party_pubkey, party().runner.pubkey());
+  ASSERT_EQ(e.runner_admission.seen.size(), 1u);  // and the runner's saw the validator's
+  EXPECT_EQ(e.runner_admission.seen[0].party_pubkey, party().validator.pubkey());
 }
 
 // A relay terminates TLS on each side (binding A towards the runner, B
-// towards the validator) and forwards the frames verbatim: each proof is over
-// the other side's binding, so neither end admits.
+// towards the validator) and forwards the frames verbatim: the runner's proof
+// is over A, so the validator refuses it. Even a validator proof over B
+// (made for whoever holds the runner's key on B) is refused by the runner.
 TEST(Cip11Handshake, ARelayWithABindingOnEachSideIsRefusedByBothEnds) {
   Ends e(filled(0xa0), filled(0xb0));
-  HelloAck from_validator = only_ack(e.validator.on_frame(e.runner.hello()));
+  nothing(e.validator.on_frame(e.runner.hello()));
   HelloAck from_runner = only_ack(e.runner.on_frame(e.validator.hello()));
-  EXPECT_EQ(e.runner.on_frame(from_validator).refuse, GoodbyeReason::kAuthFailed);
   EXPECT_EQ(e.validator.on_frame(from_runner).refuse, GoodbyeReason::kAuthFailed);
-  EXPECT_FALSE(e.runner.admitted());
   EXPECT_FALSE(e.validator.admitted());
+
+  Ends b(filled(0xa0), filled(0xb0));
+  nothing(b.validator.on_frame(b.runner.hello()));
+  (void)only_ack(b.runner.on_frame(b.validator.hello()));
+  Handshake key_holder_on_b(party().runner, offer(), filled(0xb0), b.runner_admission, b.entropy);
+  HelloAck over_b = only_ack(key_holder_on_b.on_frame(b.validator.hello()));
+  HelloAck from_validator = only_ack(b.validator.on_frame(over_b));  // over the runner's challenge and B
+  EXPECT_EQ(b.runner.on_frame(from_validator).refuse, GoodbyeReason::kAuthFailed);
+  EXPECT_FALSE(b.runner.admitted());
+}
+
+// A HelloAck repeats its sender's Hello (version, key, role) and the offer
+// both ends share (chain, validator-set hash, epoch); any difference is
+// AuthFailed. Only the advisory block_height may differ (§6.2).
+TEST(Cip11Handshake, AHelloAckRepeatsItsHelloAndTheOfferAndOnlyBlockHeightMayDiffer) {
+  auto verdict = [](auto change) {
+    Ends e(filled(0x80), filled(0x80));
+    nothing(e.validator.on_frame(e.runner.hello()));
+    HelloAck ack = only_ack(e.runner.on_frame(e.validator.hello()));
+    change(ack);
+    auto step = e.validator.on_frame(ack);
+    return step.refuse ? std::optional<GoodbyeReason>(*step.refuse) : std::nullopt;
+  };
+  EXPECT_EQ(verdict([](HelloAck& a) { a.version = 0x0101; }), GoodbyeReason::kAuthFailed);
+  EXPECT_EQ(verdict([](HelloAck& a) { a.chain_id = 8; }), GoodbyeReason::kAuthFailed);
+  EXPECT_EQ(verdict([](HelloAck& a) { a.validator_set_hash = filled(0x41); }), GoodbyeReason::kAuthFailed);
+  EXPECT_EQ(verdict([](HelloAck& a) { a.subset_epoch = 1; }), GoodbyeReason::kAuthFailed);
+  EXPECT_EQ(verdict([](HelloAck& a) { a.party_pubkey = testing::runner_key(1).pubkey(); }), GoodbyeReason::kAuthFailed);
+  EXPECT_EQ(verdict([](HelloAck& a) { a.party_role = Role::kValidator; }), GoodbyeReason::kAuthFailed);
+  EXPECT_EQ(verdict([](HelloAck& a) { a.block_height += 12345; }), std::nullopt);  // not signed, not checked
 }
 
 TEST(Cip11Handshake, EachOfferMismatchHasItsGoodbyeReason) {
@@ -120,7 +164,7 @@ TEST(Cip11Handshake, OutOfOrderFramesAndForgedProofsAreRefused) {
   }
   {
     Ends e(filled(0x80), filled(0x80));
-    (void)only_ack(e.validator.on_frame(e.runner.hello()));
+    nothing(e.validator.on_frame(e.runner.hello()));
     EXPECT_EQ(e.validator.on_frame(e.runner.hello()).refuse, GoodbyeReason::kProtocolError);  // a second Hello
     EXPECT_EQ(e.validator.on_frame(e.runner.hello()).refuse, GoodbyeReason::kProtocolError);  // and final
   }
@@ -130,7 +174,7 @@ TEST(Cip11Handshake, OutOfOrderFramesAndForgedProofsAreRefused) {
   }
   {
     Ends e(filled(0x80), filled(0x80));
-    (void)only_ack(e.validator.on_frame(e.runner.hello()));
+    nothing(e.validator.on_frame(e.runner.hello()));
     HelloAck forged = only_ack(e.runner.on_frame(e.validator.hello()));
     forged.signed_challenge.bytes[10] ^= 1;
     EXPECT_EQ(e.validator.on_frame(forged).refuse, GoodbyeReason::kAuthFailed);
@@ -139,7 +183,7 @@ TEST(Cip11Handshake, OutOfOrderFramesAndForgedProofsAreRefused) {
   {
     // A valid proof from another runner key than the Hello named.
     Ends e(filled(0x80), filled(0x80));
-    (void)only_ack(e.validator.on_frame(e.runner.hello()));
+    nothing(e.validator.on_frame(e.runner.hello()));
     HelloAck ack = only_ack(e.runner.on_frame(e.validator.hello()));
     crypto::Secp256k1Secret other_secret;
     other_secret.fill(0x33);

@@ -11,7 +11,7 @@
 #include "../support/temp_dir.h"
 #include "cip11/link/runner_link.h"
 #include "cip11/link/validator_links.h"
-#include "io_loop.h"
+#include "channel_end.h"
 #include "net/dev_cert.h"
 #include "samples.h"
 
@@ -220,6 +220,40 @@ TEST(Cip11Links, AGoodbyesRetryAfterBlocksIsAFloorOnTheReconnectWait) {
   ASSERT_TRUE(w.run_until([&] { return w.runner_admissions == 2; }));
   EXPECT_GE(std::chrono::steady_clock::now() - said, std::chrono::milliseconds(400));
   EXPECT_EQ(w.lost.size(), 1u);
+}
+
+// §5.2/§15.1: the DoS gate bounds a registered identity to k connections,
+// one per validator of Sub(R). Here the same runner key connects three times
+// to one validator (k + 1 and more, for k = 1): each newer admitted
+// connection supersedes the older, which gets a signed Goodbye{RateLimited},
+// counts as lost and gets no more Pongs; only the newest is answered.
+TEST(Cip11Links, OneAdmittedConnectionPerRunnerTheNewestWinsAndOlderOnesGetGoodbyeRateLimited) {
+  World w;
+  w.runner.reset();  // its link would reconnect and take part
+  ASSERT_TRUE(w.run_until([&] { return w.validator->connections() == 0 && w.lost.size() == 1; }));
+  testing::End same_key(w.io, testing::party().runner, offer(), nullptr);
+  for (int i = 0; i < 3; ++i) {
+    ASSERT_TRUE(same_key.endpoint->connect("127.0.0.1", w.port).ok());
+    ASSERT_TRUE(w.run_until([&] { return same_key.admitted == i + 1 && w.validator->stats().admitted == 2u + i; })) << i;
+  }
+  ASSERT_TRUE(w.run_until([&] { return same_key.closed == 2 && w.validator->connections() == 1; }));
+  for (int older : {0, 1}) {
+    ASSERT_EQ(same_key.goodbyes_of[older].size(), 1u) << older;
+    EXPECT_EQ(same_key.goodbyes_of[older][0], std::make_pair(GoodbyeReason::kRateLimited, true)) << older;  // signed
+  }
+  EXPECT_TRUE(same_key.goodbyes_of[2].empty());
+  EXPECT_EQ(w.validator->admitted_runners(), 1u);
+  EXPECT_EQ(w.validator->stats().lost, 3u);
+  EXPECT_EQ(w.lost[1], "superseded by a newer connection");
+  EXPECT_EQ(w.lost[2], "superseded by a newer connection");
+  // Only the newest is answered, and it keeps the runner present.
+  ASSERT_TRUE(same_key.numbered(2)->send(kControlStream, HeartbeatPing{5, 0, {}}));
+  ASSERT_TRUE(w.run_until([&] {
+    const auto& f = same_key.frames_of[2];
+    return !f.empty() && std::holds_alternative<HeartbeatPong>(f.back());
+  }));
+  EXPECT_TRUE(w.validator->presence().present(runner_addr()));
+  EXPECT_EQ(w.validator->stats().pongs, 2u);  // the World runner's admission Ping, and this one
 }
 
 // A validator that answers each Ping with the wrong nonce_echo.

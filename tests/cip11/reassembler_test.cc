@@ -4,6 +4,8 @@
 
 #include <gtest/gtest.h>
 
+#include <set>
+
 #include "samples.h"
 
 namespace cowboy::cip11 {
@@ -49,6 +51,28 @@ TEST(Cip11Reassembler, OneByteAtATime) {
   }
   EXPECT_EQ(frames, testing::frame_samples().size());
   EXPECT_EQ(r.buffered(), 0u);
+}
+
+// §12.1: a stream that ends (FIN) inside a frame - its prefix or its body -
+// carries a truncated frame; one that ends between frames does not.
+TEST(Cip11Reassembler, AStreamEndingInsideAFrameIsTruncatedAndBetweenFramesIsNot) {
+  const Bytes all = stream_of_every_sample();
+  std::set<std::size_t> boundaries{0};
+  for (const auto& s : testing::frame_samples()) boundaries.insert(*boundaries.rbegin() + encode_frame(s.frame).size());
+  for (std::size_t split = 0; split <= all.size(); ++split) {
+    net::ReadBudget budget(kMaxFrameBytes);
+    FrameReassembler r(&budget);
+    ASSERT_TRUE(r.push(ByteView(all).first(split)).ok()) << split;
+    auto ended = r.end();
+    if (boundaries.contains(split)) {
+      EXPECT_TRUE(ended.ok()) << split;
+    } else {
+      ASSERT_FALSE(ended.ok()) << split;
+      EXPECT_EQ(ended.error(), Errc::kFrameTruncated) << split;
+      EXPECT_EQ(r.push(Bytes{0}).error(), Errc::kFrameTruncated) << split;  // final
+    }
+    EXPECT_EQ(budget.in_use(), 0u) << split;  // a truncated frame's bytes go back
+  }
 }
 
 TEST(Cip11Reassembler, ALengthOfZeroOrAboveTheMaximumIsRefusedFromThePrefixAlone) {

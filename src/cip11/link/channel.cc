@@ -18,7 +18,7 @@ bool server_initiated_bidi(std::int64_t stream) { return (stream & 0x03) == 0x01
 struct Channel::Crypto {
   const Signer& me;
   std::unique_ptr<Handshake> handshake;  // until admission
-  std::optional<BoundConnection> bound;  // from admission on
+  std::optional<BoundConnection> bound;  // from this end's HelloAck on
 };
 
 Channel::Channel(quic::Connection& connection, Setup setup, Callbacks callbacks)
@@ -57,25 +57,27 @@ void Channel::start(std::int64_t stream_id) {
 
 void Channel::on_stream_data(std::int64_t stream_id, ByteView data) {
   if (ended_) return after_goodbye(stream_id, data);
+  if (refusing_) return;
   if (!started_) {
-    if (stream_id != kControlStream) return refuse("the control stream is stream 0");
+    if (stream_id != kControlStream) return refuse_in_turn("the control stream is stream 0");
     start(stream_id);  // the validator answers on the stream the runner opened
   }
   auto it = streams_.find(stream_id);
   if (it == streams_.end()) {
     // Only the validator opens job streams. It may push as soon as it has
-    // admitted the runner, before the runner has admitted it: QUIC does not
-    // order streams, so such a stream's frames wait for this end's admission.
+    // admitted the runner, before the runner has read the validator's
+    // HelloAck: QUIC does not order streams, so such a stream's frames wait
+    // for this end's admission.
     if (me_.role() != Role::kRunner || !server_initiated_bidi(stream_id))
-      return refuse("a stream the validator did not open");
+      return refuse_in_turn("a stream the validator did not open");
     it = streams_.try_emplace(stream_id, budget_).first;
   }
   Stream& s = it->second;
   auto pushed = s.frames.push(data);
   while (auto f = s.frames.next()) {  // what decoded before a refusal still counts
     if (!placement_allowed(type_of(*f), peer_role(me_.role()), kind(stream_id), s.first))
-      return refuse("frame type " + std::to_string(static_cast<int>(type_of(*f))) +
-                    " on the wrong stream or from the wrong end");
+      return refuse_in_turn("frame type " + std::to_string(static_cast<int>(type_of(*f))) +
+                            " on the wrong stream or from the wrong end");
     s.first = false;
     Job job{stream_id, std::move(*f), Job::kIn};
     if (stream_id == kControlStream || admitted_) {
@@ -83,10 +85,24 @@ void Channel::on_stream_data(std::int64_t stream_id, ByteView data) {
     } else if (early_.size() < kMaxEarlyFrames) {
       early_.push_back(std::move(job));
     } else {
-      return refuse("job stream frames before admission");
+      return refuse_in_turn("job stream frames before admission");
     }
   }
-  if (!pushed) refuse(std::string(to_string(pushed.error())));
+  if (!pushed) refuse_in_turn(std::string(to_string(pushed.error())));
+}
+
+void Channel::on_stream_end(std::int64_t stream_id) {
+  if (ended_ || refusing_) return;
+  auto it = streams_.find(stream_id);
+  if (it == streams_.end()) return;
+  if (auto ended = it->second.frames.end(); !ended)
+    return refuse_in_turn("the stream ended inside a frame: " + std::string(to_string(ended.error())));
+  if (stream_id == kControlStream) refuse_in_turn("the control stream ended before the connection");
+}
+
+void Channel::refuse_in_turn(std::string detail) {
+  refusing_ = true;
+  enqueue(Job{kControlStream, Frame{Goodbye{}}, Job::kRefuse, std::move(detail)});
 }
 
 // This end has said Goodbye: nothing the peer says counts now, but its own
@@ -130,7 +146,9 @@ void Channel::goodbye(GoodbyeReason reason, std::optional<std::string> detail,
   ended_ = true;
   Goodbye bye{reason, std::move(detail), retry_after_blocks, std::nullopt};
   if (callbacks_.on_goodbye) callbacks_.on_goodbye(*this, bye, false);
-  if (admitted_) {  // §12.5: signed once both ends are authenticated, so it goes through the worker
+  // §12.5: signed once this end has proved itself, since the peer reads it
+  // after that HelloAck, as an admitted peer; it goes through the worker.
+  if (proved_) {
     close_after_send_ = true;
     enqueue(Job{kControlStream, Frame{std::move(bye)}, Job::kOut});
     return;
@@ -160,6 +178,10 @@ void Channel::pump() {
     if (job.kind == Job::kIn && ended_) continue;  // nothing the peer says counts after a Goodbye
     if (job.kind == Job::kEnd) {
       connection_.end_stream(job.stream);
+      continue;
+    }
+    if (job.kind == Job::kRefuse) {
+      refuse(std::move(job.detail));
       continue;
     }
     struct Out {
@@ -204,14 +226,19 @@ void Channel::take(std::int64_t stream, Frame frame, bool admitted_before, Hands
   if (ended_) return;
   if (admitted_before) {
     if (const auto* bye = std::get_if<Goodbye>(&frame)) return peer_goodbye(*bye, seal.ok());
+    const FrameType t = type_of(frame);
+    if (t == FrameType::kHello || t == FrameType::kHelloAck) return refuse("a Hello or HelloAck after admission");
     if (callbacks_.on_frame) callbacks_.on_frame(*this, stream, frame, seal);
     return;
   }
   for (const auto& f : step.send) write(kControlStream, f);
+  if (!proved_ && crypto_->handshake->proved()) {
+    proved_ = true;
+    crypto_->bound.emplace(crypto_->handshake->binding());  // no job runs now; later ones read it
+  }
   if (step.refuse) return goodbye(*step.refuse);
   if (!crypto_->handshake->admitted()) return;
   admitted_ = true;
-  crypto_->bound.emplace(crypto_->handshake->binding());  // no job runs now; later ones read it
   crypto_->handshake.reset();
   deadline_.cancel();
   if (callbacks_.on_admitted) callbacks_.on_admitted(*this);
@@ -219,12 +246,13 @@ void Channel::take(std::int64_t stream, Frame frame, bool admitted_before, Hands
 }
 
 // Once admitted, only a Goodbye signed by the peer counts as the peer's word
-// (its reason and retry_after_blocks); either way the connection ends.
+// (its reason and retry_after_blocks), and this end closes at once. An
+// unsigned or forged one is answered with this end's own signed
+// Goodbye{AuthFailed}, which the peer gets the grace period to read.
 void Channel::peer_goodbye(const Goodbye& bye, bool valid) {
+  if (!valid) return goodbye(GoodbyeReason::kAuthFailed, "a Goodbye whose signature does not verify");
   ended_ = true;
-  Goodbye said = bye;
-  if (!valid) said = Goodbye{GoodbyeReason::kAuthFailed, "a Goodbye whose signature does not verify", std::nullopt, std::nullopt};
-  if (callbacks_.on_goodbye) callbacks_.on_goodbye(*this, said, valid);
+  if (callbacks_.on_goodbye) callbacks_.on_goodbye(*this, bye, true);
   connection_.close(kGoodbyeCloseCode);
 }
 

@@ -3,14 +3,19 @@
 // validator's job streams, one per assignment. Stream bytes become §12.1
 // frames through a FrameReassembler per stream; each frame must be placed
 // as §12.2 says (seal.h) and, after admission, carry the peer's signature.
-// Every refusal ends in a Goodbye (§12.5: unsigned before admission, signed
-// after) and the connection's close.
+// Every refusal ends in a Goodbye and the connection's close: unsigned until
+// this end has sent its HelloAck, signed from then on (§12.5; handshake.h
+// gives the order, so each end knows which kind to expect).
 //
 // Signing and verifying run on a SignatureWorker, one job at a time per
 // channel, so frames keep their order; the channel itself lives on the
-// endpoint's thread. The runner opens the control stream (stream 0) and
-// starts; the validator starts when that stream's first bytes arrive. A peer
-// that is not admitted within the admission deadline is refused.
+// endpoint's thread. A refusal found in the bytes (a misplaced frame, a
+// broken or truncated one) joins the same queue, behind the frames that came
+// before it on the wire: whether its Goodbye is signed follows from the
+// stream's order, never from the worker's timing. The runner opens the
+// control stream (stream 0) and starts; the validator starts when that
+// stream's first bytes arrive. A peer that is not admitted within the
+// admission deadline is refused.
 #pragma once
 
 #include <boost/asio/steady_timer.hpp>
@@ -42,7 +47,7 @@ class Channel {
     std::function<void(Channel&, std::int64_t stream, const Frame&, const Res<Unit>& seal)> on_frame;
     /// This end refused the peer (`by_peer` false), or the peer said Goodbye
     /// (true; after admission only if its signature verifies, else this end
-    /// reports kAuthFailed). The connection closes next.
+    /// says Goodbye kAuthFailed itself). The connection closes next.
     std::function<void(Channel&, const Goodbye&, bool by_peer)> on_goodbye;
   };
 
@@ -68,6 +73,9 @@ class Channel {
   bool open();
   /// Bytes of a stream of this connection, as the endpoint reports them.
   void on_stream_data(std::int64_t stream_id, ByteView data);
+  /// The peer ended a stream (FIN): inside a frame that is a truncated frame,
+  /// and the control stream must last as long as the connection (§6.1, §12.1).
+  void on_stream_end(std::int64_t stream_id);
   /// The endpoint closed a stream: its reassembly state goes.
   void on_stream_closed(std::int64_t stream_id);
 
@@ -80,8 +88,8 @@ class Channel {
   std::optional<std::int64_t> open_job_stream(JobAssignment assignment);
   /// Ends this end's side of a job stream once its queued frames are sent.
   void end_job_stream(std::int64_t stream);
-  /// Says Goodbye (signed once admitted); the peer closes the connection when
-  /// it has read it, or this end does after a grace period.
+  /// Says Goodbye (signed once this end has sent its HelloAck); the peer
+  /// closes the connection when it has read it, or this end does after a grace period.
   void goodbye(GoodbyeReason reason, std::optional<std::string> detail = std::nullopt,
                std::optional<std::uint64_t> retry_after_blocks = std::nullopt);
 
@@ -98,10 +106,11 @@ class Channel {
     FrameReassembler frames;
     bool first = true;  // no frame has arrived on it yet
   };
-  struct Job {  // one frame in or out, or the end of a job stream, in order
+  struct Job {  // one frame in or out, the end of a job stream, or a refusal of the peer's bytes, in order
     std::int64_t stream;
     Frame frame;
-    enum Kind { kIn, kOut, kEnd } kind;
+    enum Kind { kIn, kOut, kEnd, kRefuse } kind;
+    std::string detail = {};  // kRefuse: why
   };
 
   void start(std::int64_t stream_id);
@@ -113,6 +122,8 @@ class Channel {
   void after_goodbye(std::int64_t stream_id, ByteView data);
   void write(std::int64_t stream, const Frame& frame) { connection_.send(stream, encode_frame(frame)); }
   void refuse(std::string detail) { goodbye(GoodbyeReason::kProtocolError, std::move(detail)); }
+  /// A protocol error in the peer's bytes, refused after the frames before it.
+  void refuse_in_turn(std::string detail);
   StreamKind kind(std::int64_t stream) const { return stream == kControlStream ? StreamKind::kControl : StreamKind::kJob; }
 
   quic::Connection& connection_;
@@ -128,6 +139,8 @@ class Channel {
   std::vector<Job> jobs_;   // short: a vector costs nothing while empty
   std::vector<Job> early_;  // runner: job stream frames that came before this end's admission
   bool busy_ = false, started_ = false, admitted_ = false, ended_ = false;
+  bool proved_ = false;     // this end has sent its HelloAck: its Goodbye is signed
+  bool refusing_ = false;   // a refusal is queued: later bytes are not read
   bool close_after_send_ = false;  // a signed Goodbye is in the queue
 };
 

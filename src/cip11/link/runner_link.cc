@@ -19,6 +19,9 @@ Result<std::unique_ptr<RunnerEndpoint>, std::string> RunnerEndpoint::open(boost:
   events.on_stream_data = [route](quic::Connection& c, std::int64_t stream, ByteView data) {
     if (RunnerLink* link = route(c)) link->on_stream_data(stream, data);
   };
+  events.on_stream_end = [route](quic::Connection& c, std::int64_t stream) {
+    if (RunnerLink* link = route(c)) link->on_stream_end(stream);
+  };
   events.on_stream_closed = [route](quic::Connection& c, std::int64_t stream) {
     if (RunnerLink* link = route(c)) link->on_stream_closed(stream);
   };

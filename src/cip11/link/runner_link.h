@@ -94,6 +94,9 @@ class RunnerLink {
   void on_stream_data(std::int64_t stream, ByteView data) {
     if (channel_) channel_->on_stream_data(stream, data);
   }
+  void on_stream_end(std::int64_t stream) {
+    if (channel_) channel_->on_stream_end(stream);
+  }
   void on_stream_closed(std::int64_t stream) {
     if (channel_) channel_->on_stream_closed(stream);
   }

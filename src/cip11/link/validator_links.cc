@@ -25,6 +25,9 @@ Result<std::unique_ptr<ValidatorLinks>, std::string> ValidatorLinks::open(boost:
   events.on_stream_data = [self](quic::Connection& c, std::int64_t stream, ByteView data) {
     if (auto it = self->peers_.find(&c); it != self->peers_.end()) it->second.channel->on_stream_data(stream, data);
   };
+  events.on_stream_end = [self](quic::Connection& c, std::int64_t stream) {
+    if (auto it = self->peers_.find(&c); it != self->peers_.end()) it->second.channel->on_stream_end(stream);
+  };
   events.on_stream_closed = [self](quic::Connection& c, std::int64_t stream) {
     if (auto it = self->peers_.find(&c); it != self->peers_.end()) it->second.channel->on_stream_closed(stream);
   };
@@ -61,12 +64,23 @@ void ValidatorLinks::on_established(quic::Connection& c) {
       c, Channel::Setup{me_, offer, admission_, entropy_, worker_, &budget_, config_.admission_deadline}, std::move(cb));
 }
 
-// §6.2: only now may anything about the runner be recorded.
+// §6.2: only now may anything about the runner be recorded. §5.2/§15.1: one
+// admitted connection per runner identity here, so an identity holds at most
+// k = |Sub(R)| across the validator set; the newest wins (a runner that
+// reconnects must not wait for its dead connection's idle timeout) and the
+// older one is told Goodbye{RateLimited} and counts as lost.
 void ValidatorLinks::on_admitted(Peer& peer) {
   auto address = runner_address(peer.channel->binding().runner);
   if (!address) return peer.channel->goodbye(GoodbyeReason::kAuthFailed);
   peer.runner = *address;
-  by_runner_[peer.runner] = &peer.channel->connection();  // a reconnect replaces the older connection
+  if (auto older = by_runner_.find(peer.runner); older != by_runner_.end()) {
+    quic::Connection* superseded = older->second;
+    by_runner_.erase(older);
+    if (auto p = peers_.find(superseded); p != peers_.end())
+      p->second.channel->goodbye(GoodbyeReason::kRateLimited, "superseded by a newer connection of this runner");
+    lose(peer.runner, "superseded by a newer connection");
+  }
+  by_runner_[peer.runner] = &peer.channel->connection();
   presence_.on_admitted(peer.runner);
   ++stats_.admitted;
   if (callbacks_.on_admitted) callbacks_.on_admitted(peer.runner);
@@ -113,6 +127,10 @@ void ValidatorLinks::on_closed(quic::Connection& c, const std::string& why) {
   peers_.erase(it);
   if (!current) return;
   by_runner_.erase(runner);
+  lose(runner, why);
+}
+
+void ValidatorLinks::lose(const Address& runner, const std::string& why) {
   leave_presence(runner);  // §11.3: at once, routing only
   ++stats_.lost;
   if (callbacks_.on_lost) callbacks_.on_lost(runner, why);

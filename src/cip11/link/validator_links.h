@@ -47,6 +47,8 @@ class ValidatorLinks {
  public:
   struct Callbacks {
     std::function<void(const Address& runner)> on_admitted;
+    /// The runner's admitted connection is gone, with its job streams: closed,
+    /// or superseded by a newer connection of the same runner (on_admitted follows).
     std::function<void(const Address& runner, const std::string& why)> on_lost;
     /// A runner frame on one of its job streams whose seal verified.
     std::function<void(const Address& runner, std::int64_t stream, const Frame&)> on_job_frame;
@@ -99,6 +101,8 @@ class ValidatorLinks {
   void on_admitted(Peer& peer);
   void on_frame(Peer& peer, std::int64_t stream, const Frame& frame, const Res<Unit>& seal);
   void on_closed(quic::Connection& c, const std::string& why);
+  /// The runner's current connection is gone (closed, or superseded by a newer one).
+  void lose(const Address& runner, const std::string& why);
   void leave_presence(const Address& runner);
   const Peer* peer_of(const Address& runner) const;
   Peer* peer_of(const Address& runner) { return const_cast<Peer*>(std::as_const(*this).peer_of(runner)); }
