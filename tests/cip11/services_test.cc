@@ -13,6 +13,8 @@
 #include "../support/poll.h"
 #include "../support/ports.h"
 #include "../support/temp_dir.h"
+#include "channel_end.h"
+#include "samples.h"
 #include "cip11/chain/codec.h"
 #include "cip11/link/runner_link.h"
 #include "cip11/link/validator_links.h"
@@ -26,9 +28,9 @@
 namespace cowboy::cip11 {
 namespace {
 
-using testing::Cip11dProcess;
-using testing::eventually;
-using testing::RunnerProcess;
+using cowboy::testing::Cip11dProcess;
+using cowboy::testing::eventually;
+using cowboy::testing::RunnerProcess;
 
 std::string hex(const Bytes32& id) { return devchain::json::hex0x(id); }
 
@@ -55,7 +57,7 @@ struct DevWorld {
   devchain::HttpClient chain() const { return validator->chain(); }
   std::optional<Bytes32> submit(const std::string& spec, std::uint64_t timeout_blocks = 50) {
     auto c = chain();
-    return testing::submit_job(c, data() / "keys" / "submitter.key", spec, timeout_blocks);
+    return cowboy::testing::submit_job(c, data() / "keys" / "submitter.key", spec, timeout_blocks);
   }
   bool present(double n) {
     return eventually([&] { return validator->metric("cip11d_present_runners") == n; }, std::chrono::seconds(20));
@@ -101,7 +103,7 @@ TEST(Cip11Services, ACommitteeOfTwoCommitsThenRevealsAndTheJobCompletes) {
   auto& b = w.runner(1);
   ASSERT_TRUE(w.present(2));
   auto c = w.chain();
-  auto id = testing::submit_job(c, w.data() / "keys" / "submitter.key", R"({"sha256":"committee"})", 20, 2);
+  auto id = cowboy::testing::submit_job(c, w.data() / "keys" / "submitter.key", R"({"sha256":"committee"})", 20, 2);
   ASSERT_TRUE(id);
   for (auto* r : {&a, &b}) {
     ASSERT_TRUE(r->wait_for({"event=included", hex(*id)}));
@@ -204,7 +206,7 @@ TEST(Cip11Services, AfterAValidatorSigkillAndRestartRunnersReturnAndNewJobsArePu
   ASSERT_TRUE(r.wait_count("event=connected", 2, std::chrono::seconds(30)));
   ASSERT_TRUE(eventually([&] { return again.metric("cip11d_present_runners") == 1; }, std::chrono::seconds(20)));
   auto c = again.chain();
-  auto id = testing::submit_job(c, data / "keys" / "submitter.key", R"({"echo":"after restart"})");
+  auto id = cowboy::testing::submit_job(c, data / "keys" / "submitter.key", R"({"echo":"after restart"})");
   ASSERT_TRUE(id);
   ASSERT_TRUE(r.wait_for({"event=included", hex(*id)}));
   EXPECT_TRUE(r.saw({"event=accepted", hex(*id), "via=push"}));
@@ -383,6 +385,42 @@ TEST(Cip11Services, APresentButSilentRunnerIsAHardFailureUntilItsNextValidPing) 
   });
 }
 
+// /metrics shows what the links drop: a Ping whose nonce is not above its
+// connection's last one, and frames whose seal fails (a forged Ping, a
+// CapabilityDelta signed by another key), from a dev runner in this process.
+TEST(Cip11Services, StaleNoncesAndBadSealsAreCountedInMetrics) {
+  DevWorld w;
+  auto chain = w.chain();
+  auto genesis = chain.cip11_genesis();
+  ASSERT_TRUE(genesis);
+  auto key = devchain::load_key(w.data() / "keys" / "runner-0.key");
+  ASSERT_TRUE(key);
+  const Signer me = *Signer::runner(*key);
+  const Signer stranger = cip11::testing::runner_key(9);
+  const LocalOffer offer{genesis->params.chain_id, kProtocolVersion,
+                         validator_set_hash(devchain::validator_peer_keys(*genesis)), 0, 0};
+  IoThread io;
+  auto end = io.on_io([&] { return std::make_unique<cip11::testing::End>(io.io, me, offer, nullptr); });
+  ASSERT_TRUE(io.on_io([&] { return end->endpoint->connect("127.0.0.1", w.validator->quic_port()).ok(); }));
+  ASSERT_TRUE(eventually([&] { return io.on_io([&] { return end->admitted; }) == 1; }));
+  EXPECT_EQ(w.validator->metric("cip11d_stale_nonces_total"), 0);
+  EXPECT_EQ(w.validator->metric("cip11d_bad_seals_total"), 0);
+  io.on_io([&] {
+    Channel& ch = end->only();
+    ch.send(kControlStream, HeartbeatPing{1, 3, {}});
+    ch.send(kControlStream, HeartbeatPing{1, 3, {}});  // stale: not above 3
+    ch.connection().send(kControlStream, encode_frame(HeartbeatPing{1, 4, {}}));  // unsigned: a forged Ping
+    Frame delta{CapabilityDelta{1, {"gpu"}, {}, {}, {}, {}}};
+    seal(delta, stranger, BoundConnection(ch.binding()));  // another key's signature
+    ch.connection().send(kControlStream, encode_frame(delta));
+    return 0;
+  });
+  EXPECT_TRUE(eventually([&] {
+    return w.validator->metric("cip11d_stale_nonces_total") == 1 && w.validator->metric("cip11d_bad_seals_total") == 2;
+  })) << w.validator->metrics_text();
+  io.on_io([&] { return (end.reset(), 0); });
+}
+
 // A validator in this process whose results go nowhere: the runner's own rebroadcast settles the job.
 class DropResults final : public ResultSink {
  public:
@@ -431,7 +469,7 @@ TEST(Cip11Services, AResultTheValidatorWithholdsIsRebroadcastByTheRunnerAndInclu
   ASSERT_TRUE(runner.wait_for_line("event=connected"));
   ASSERT_TRUE(eventually([&] { return (*node)->height().value() > 2; }));
   ASSERT_TRUE(eventually([&] { return s->metrics().find("cip11d_present_runners 1") != std::string::npos; }));
-  auto id = testing::submit_job(**node, dir.path() / "submitter.key", R"({"echo":"withheld"})");
+  auto id = cowboy::testing::submit_job(**node, dir.path() / "submitter.key", R"({"echo":"withheld"})");
   ASSERT_TRUE(id);
   ASSERT_TRUE(runner.wait_for_line("event=rebroadcast"));  // not included within RESULT_TX_INCLUSION_GRACE_BLOCKS
   ASSERT_TRUE(runner.wait_for_line("event=included job_id=" + hex(*id)));

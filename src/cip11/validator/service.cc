@@ -184,6 +184,13 @@ std::string ValidatorService::metrics() {
         counter("cip11d_presence_exits_total", "Runners that left local presence (timeout, loss, backpressure, hard failure).",
                 links_->stats().presence_exits);
         counter("cip11d_hard_failures_total", "Pushes without a framed response within ACK_TIMEOUT_BLOCKS.", d.hard_failures);
+        counter("cip11d_stale_nonces_total", "Heartbeat Pings whose nonce was not above their connection's last one, dropped.",
+                links_->stats().stale_nonces);
+        counter("cip11d_bad_seals_total",
+                "Frames whose signature did not verify (a forged Ping, a rejected CapabilityDelta), dropped.",
+                links_->stats().bad_seals);
+        counter("cip11d_goodbyes_sent_total", "Goodbyes this validator said (refusals, supersessions, shutdown).",
+                links_->stats().goodbyes_sent);
         counter("cip11d_cancels_total", "JobCancels sent.", d.cancels);
         out << "# HELP cip11d_results_forwarded_total Result frames checked and handed to the chain.\n"
             << "# TYPE cip11d_results_forwarded_total counter\n"
