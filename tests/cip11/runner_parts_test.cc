@@ -5,6 +5,7 @@
 #include "cip11/runner/job_book.h"
 #include "cip11/runner/ledger.h"
 #include "cip11/runner/task.h"
+#include "cip11/selection.h"
 #include "common/crypto.h"
 #include "net/http_server.h"
 #include "samples.h"
@@ -117,6 +118,18 @@ TEST(Cip11HeartbeatSchedule, ARunnerSpecificPhaseInsideTheCadenceAndAnEmergencyR
   EXPECT_FALSE(a.due(on_phase, on_phase));  // never twice for one height
   // Missed its phase: once a whole cadence has passed, at once (before the floor lapses at 100).
   EXPECT_TRUE(a.due(on_phase + 1 + 90, on_phase + 1));
+}
+
+// The runner's phase is choice 28's formula, selection.h's heartbeat_phase:
+// keccak256(chain_id_be8 || address) as a 256-bit big-endian integer, mod
+// the cadence - the whole hash, not a prefix of it.
+TEST(Cip11HeartbeatSchedule, ThePhaseIsTheLibrarysHeartbeatPhase) {
+  for (int i = 0; i < 64; ++i) {
+    Address runner{};
+    runner.fill(static_cast<std::uint8_t>(i));
+    runner[0] = static_cast<std::uint8_t>(i * 37);
+    EXPECT_EQ(HeartbeatSchedule(31337, runner, 100, 10).phase(), heartbeat_phase(31337, runner, 90)) << i;
+  }
 }
 
 }  // namespace

@@ -1,6 +1,6 @@
 #include "cip11/runner/ledger.h"
 
-#include "common/codec.h"
+#include "cip11/selection.h"
 
 namespace cowboy::cip11 {
 
@@ -28,10 +28,7 @@ std::vector<Bytes32> TxLedger::retained_hashes() const {
 HeartbeatSchedule::HeartbeatSchedule(std::uint64_t chain_id, const Address& runner, std::uint64_t timeout_blocks,
                                      std::uint64_t safety_margin_blocks) {
   cadence_ = timeout_blocks > safety_margin_blocks + 1 ? timeout_blocks - safety_margin_blocks : 1;
-  codec::Writer w(8);
-  w.u64(chain_id);
-  const Bytes32 h = crypto::keccak256({ByteView(w.data()), ByteView(runner)});
-  phase_ = codec::Reader(h).u64() % cadence_;  // the first 8 bytes, big-endian
+  phase_ = heartbeat_phase(chain_id, runner, cadence_);  // choice 28: the library's one formula
 }
 
 bool HeartbeatSchedule::due(std::uint64_t height, std::uint64_t last_heartbeat) const {

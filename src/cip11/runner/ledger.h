@@ -54,7 +54,7 @@ class TxLedger {
 /// with an emergency refresh once a whole cadence has passed without one.
 class HeartbeatSchedule {
  public:
-  /// phase = keccak256(chain_id_be8 || runner address) mod cadence.
+  /// phase = heartbeat_phase(chain_id, runner, cadence) (selection.h, choice 28).
   HeartbeatSchedule(std::uint64_t chain_id, const Address& runner, std::uint64_t timeout_blocks,
                     std::uint64_t safety_margin_blocks);
   /// Whether a heartbeat should be sent at `height`, given the last one the chain recorded.
