@@ -490,6 +490,83 @@ TEST(Cip11Services, AResultTheValidatorWithholdsIsRebroadcastByTheRunnerAndInclu
 namespace cowboy::cip11 {
 namespace {
 
+// §6.3/§7.4/§8.1, block by block: a runner whose last valid Ping the
+// validator stamped at height h leaves local presence when the validator
+// applies block h + PRESENCE_TIMEOUT_BLOCKS (silent through h+1..h+15). A
+// block's PresenceInput is the producer's local presence as it proposes it,
+// after its parent was applied, so blocks h+1..h+15 list the runner and block
+// h+16 is the first without it.
+TEST(Cip11Services, ALastPingAtHKeepsTheRunnerInThePresenceInputThroughHPlus15) {
+  cowboy::testing::TempDir dir;
+  crypto::Secp256k1Secret runner_key{}, submitter{};
+  runner_key.fill(0x0a), submitter.fill(0x0c);
+  const std::uint16_t quic_port = cowboy::testing::free_port();
+  devchain::Cip11Genesis g;
+  g.params.chain_id = 5;
+  g.params.present_first_enabled = true;
+  g.validators.push_back({crypto::ed25519_from_seed(testing_seed()).public_key, "127.0.0.1:" + std::to_string(quic_port)});
+  g.runners.push_back({*crypto::secp256k1_public_key(runner_key), 1000, 1u << 3, {}, 4, 0});
+  const Address funded = *crypto::secp256k1_address(submitter);
+  devchain::NodeConfig node_config;
+  node_config.data_dir = dir.path() / "chain";
+  auto node = devchain::Node::open(node_config, devchain::GenesisSpec{"presence-timing", funded, {{funded, 1'000'000}}, {}, g});
+  ASSERT_TRUE(node) << node.error();
+  devchain::Node& chain = **node;
+  auto cert = net::ensure_dev_certificate(dir.path() / "tls");
+  ASSERT_TRUE(cert);
+  ValidatorServiceConfig config;
+  config.key = testing_seed();
+  config.endpoint.port = quic_port;
+  config.endpoint.certificate = cert->certificate;
+  config.endpoint.private_key = cert->private_key;
+  auto service = ValidatorService::open(config, chain, chain);
+  ASSERT_TRUE(service) << service.error();
+  ValidatorService* s = service->get();
+  chain.set_presence_provider([s](std::uint64_t h, std::uint32_t n) { return s->presence_field(h, n); });
+  chain.set_block_observer([s](const devchain::CommittedBlock& b) { s->on_block(b); });
+
+  const Signer me = *Signer::runner(runner_key);
+  IoThread io;
+  SignatureWorker worker(io.io, 1);
+  net::ReadBudget budget(1 << 20);
+  SystemEntropy entropy;
+  cip11::testing::AdmitAll any_validator;
+  auto endpoint = io.on_io([&] { return RunnerEndpoint::open(io.io, worker, budget, {}); });
+  ASSERT_TRUE(endpoint);
+  RunnerLinkConfig link_config;
+  link_config.port = quic_port;
+  link_config.offer = LocalOffer{5, kProtocolVersion, validator_set_hash(devchain::validator_peer_keys(g)), 0, 0};
+  std::atomic<std::uint64_t> pongs{0};
+  RunnerLink::Callbacks cb;
+  cb.on_pong = [&](const HeartbeatPong&) { ++pongs; };
+  auto link = io.on_io([&] {
+    auto l = std::make_unique<RunnerLink>(**endpoint, me, any_validator, entropy, link_config, cb);
+    l->start();
+    return l;
+  });
+  ASSERT_TRUE(eventually([&] { return pongs.load() == 1; }));  // admitted; its admission Ping answered
+
+  for (int i = 0; i < 3; ++i) ASSERT_TRUE(chain.produce_block());
+  const std::uint64_t h = *chain.height();
+  // The block's dispatch was posted to the validator's io thread before this
+  // Ping is sent, so the Ping is stamped h.
+  io.on_io([&] { return (link->on_block(h), 0); });
+  ASSERT_TRUE(eventually([&] { return pongs.load() == 2; }));
+  for (std::uint64_t b = h + 1; b <= h + kPresenceTimeoutBlocks + 2; ++b) {
+    ASSERT_TRUE(chain.produce_block());
+    auto presence = chain.block_presence(b);
+    ASSERT_TRUE(presence);
+    const bool listed = presence->present == std::vector<std::uint32_t>{0};
+    EXPECT_EQ(listed, b <= h + kPresenceTimeoutBlocks) << "block h+" << b - h;
+  }
+  io.on_io([&] {
+    link.reset();
+    endpoint->reset();
+    return 0;
+  });
+  service->reset();
+}
+
 // §10.3: a reveal that reaches the validator before its commitment is
 // included is held - never submitted early - and goes once the next block can
 // include it. The chain is driven block by block here.
