@@ -98,6 +98,38 @@ TEST(Cip11Quic, HandshakeExporterAgreesAndAControlStreamCarriesBytesBothWays) {
   EXPECT_NE(p.runner_side[1]->channel_binding(), a);
 }
 
+// A FIN goes after every byte queued before it: two writes and the end of
+// the stream in one turn arrive as both writes, then the end.
+TEST(Cip11Quic, AStreamEndsAfterEveryByteQueuedBeforeIt) {
+  Pair p;
+  std::map<Connection*, int> ended;
+  Events v;
+  v.on_established = [&](Connection& c) { p.validator_side.push_back(&c); };
+  v.on_stream_data = [&](Connection& c, std::int64_t, ByteView data) {
+    p.received[&c].insert(p.received[&c].end(), data.begin(), data.end());
+  };
+  v.on_stream_end = [&](Connection& c, std::int64_t) { ++ended[&c]; };
+  auto cert = net::ensure_dev_certificate(p.dir.path());
+  auto validator = Endpoint::open(p.io, testing::server_config(*cert), v);
+  ASSERT_TRUE(validator.ok());
+  for (int round = 0; round < 20; ++round) {
+    ASSERT_TRUE(p.runner->connect("127.0.0.1", (*validator)->port()).ok());
+    ASSERT_TRUE(p.run_until([&] { return p.runner_side.size() == static_cast<std::size_t>(round + 1); }));
+    Connection& runner = *p.runner_side.back();
+    auto stream = runner.open_stream();
+    ASSERT_TRUE(stream);
+    const Bytes first(148, 0x0a), second(270, 0x0b);
+    ASSERT_TRUE(runner.send(*stream, first));
+    ASSERT_TRUE(runner.send(*stream, second));
+    runner.end_stream(*stream);
+    ASSERT_TRUE(p.run_until([&] { return p.validator_side.size() == static_cast<std::size_t>(round + 1) &&
+                                         ended[p.validator_side.back()] == 1; })) << round;
+    const Bytes& got = p.received[p.validator_side.back()];
+    EXPECT_EQ(got.size(), first.size() + second.size()) << round;  // not cut after the first write
+    EXPECT_TRUE(got == concat({first, second})) << round;
+  }
+}
+
 // The servers' arena (quic/arena.h) holds every ngtcp2 allocation of a
 // connection from its first Initial to its close, and frees none of it twice.
 TEST(Cip11Quic, ConnectionsLiveInTheDedicatedArena) {

@@ -671,7 +671,9 @@ void ConnectionImpl::flush() {
       stream_id = id;
       chosen = &o;
       vcnt = vec.len > 0 ? 1 : 0;
-      fin = o.fin;  // with the last bytes, or alone once they are all out
+      // With the last bytes, or alone once they are all out: never with an
+      // earlier chunk, which would end the stream before the later ones.
+      fin = o.fin && o.sent + vec.len == o.end;
       break;
     }
     ngtcp2_path_storage ps;
