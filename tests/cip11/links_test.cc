@@ -190,6 +190,24 @@ TEST(Cip11Links, APushedAssignmentArrivesSealedAndTheRunnersAckComesBack) {
   EXPECT_EQ(std::get<JobCancel>(std::get<1>(w.runner_job_frames[1])).reason, CancelReason::kExpired);
 }
 
+// A job stream holds one of the 64 stream credits the runner gives the
+// validator until both ends have ended it (docs/cip11.md, "Job streams"):
+// ended by both, 70 pushes in a row all open; a runner that never ends its
+// side would stop the validator at 64.
+TEST(Cip11Links, AJobStreamEndedByBothEndsGivesItsStreamCreditBack) {
+  World w;
+  for (int i = 0; i < 70; ++i) {
+    auto pushed = w.validator->push(runner_addr(), testing::job_assignment());
+    ASSERT_TRUE(pushed) << i;
+    ASSERT_TRUE(w.run_until([&] { return w.runner_job_frames.size() == static_cast<std::size_t>(i + 1); })) << i;
+    const auto& a = std::get<JobAssignment>(std::get<1>(w.runner_job_frames.back()));
+    ASSERT_TRUE(w.runner->send(pushed->stream, JobAck{a.job_id, a.assignment_hash, AckStatus::duplicate(), std::nullopt, {}}));
+    w.runner->end_job_stream(pushed->stream);  // the runner's last frame on it
+    w.validator->end_job_stream(runner_addr(), pushed->stream);
+  }
+  ASSERT_TRUE(w.run_until([&] { return w.validator->job_streams() == 0; })) << w.validator->job_streams();
+}
+
 // The validator admits first and may push at once, while the runner is still
 // verifying the validator's HelloAck: the job stream waits for it.
 TEST(Cip11Links, AnAssignmentPushedTheMomentTheValidatorAdmitsArrivesOnceTheRunnerHasAdmittedToo) {

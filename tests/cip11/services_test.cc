@@ -95,6 +95,10 @@ TEST(Cip11Services, AJobIsPushedToItsRunnerAndItsResultIsIncluded) {
   EXPECT_EQ(m["cip11d_results_forwarded_total"], 1);
   EXPECT_EQ(m["cip11d_push_latency_seconds_count"], 1);
   EXPECT_NE(w.validator->metrics_text().find("cip11d_acks_total{status=\"accepted\"} 1"), std::string::npos);
+  // Both ends ended the job stream (the runner after its JobResult, cip11d at
+  // the completion), so QUIC closed it and gave the stream credit back.
+  EXPECT_TRUE(eventually([&] { return w.validator->metric("cip11d_job_streams_open") == 0; }))
+      << w.validator->metric("cip11d_job_streams_open");
 }
 
 TEST(Cip11Services, ACommitteeOfTwoCommitsThenRevealsAndTheJobCompletes) {

@@ -179,6 +179,13 @@ void ValidatorLinks::goodbye_all(GoodbyeReason reason, std::optional<std::uint64
     if (peer.channel) peer.channel->goodbye(reason, std::nullopt, retry_after_blocks);
 }
 
+std::size_t ValidatorLinks::job_streams() const {
+  std::size_t n = 0;
+  for (const auto& [c, peer] : peers_)
+    if (peer.channel) n += peer.channel->job_streams();
+  return n;
+}
+
 const AdvisoryCapabilities* ValidatorLinks::capabilities(const Address& runner) const {
   const Peer* peer = peer_of(runner);
   return peer ? peer->capabilities.get() : nullptr;

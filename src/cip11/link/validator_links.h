@@ -80,6 +80,8 @@ class ValidatorLinks {
   const LocalPresence& presence() const { return presence_; }
   bool connected(const Address& runner) const { return by_runner_.contains(runner); }
   std::size_t admitted_runners() const { return by_runner_.size(); }
+  /// Job streams open on every connection: each holds one of the runner's stream credits until both ends FIN it.
+  std::size_t job_streams() const;
   /// nullptr until the runner's connection has sent a CapabilityDelta.
   const AdvisoryCapabilities* capabilities(const Address& runner) const;
   std::uint16_t port() const { return endpoint_->port(); }

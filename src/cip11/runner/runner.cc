@@ -69,6 +69,8 @@ struct Runner::Impl {
     JobAssignment assignment;   // what was accepted (built from the record for a polled job)
     RunnerLink* link = nullptr;  // the Accepted stream's connection; none for a polled job
     std::int64_t stream = -1;
+    std::uint64_t admission = 0;  // which of the link's connections holds the stream (its stats().admissions)
+    bool stream_ended = false;    // this end's FIN is sent (docs/cip11.md: after its last frame)
     std::string via;
     enum class Phase : std::uint8_t { kVerifying, kRunning, kAwaitingCommit, kAwaitingReveal, kRevealed } phase{};
     CancelFlag cancel = std::make_shared<std::atomic<bool>>(false);
@@ -258,6 +260,7 @@ struct Runner::Impl {
     job.assignment = a;
     job.link = &link;
     job.stream = stream;
+    job.admission = link.stats().admissions;
     job.via = "push";
     job.phase = Job::Phase::kVerifying;
     // §10.1: the assignment height must be applied in this runner's own view,
@@ -276,7 +279,7 @@ struct Runner::Impl {
              jobs.erase(it);
              return;
            }
-           ack(*linkp, stream, job.assignment, AckStatus::accepted());
+           if (on_its_stream(job)) ack(*linkp, stream, job.assignment, AckStatus::accepted());
            job.record = std::move(*record);
            run(id, job);
          });
@@ -363,7 +366,7 @@ struct Runner::Impl {
   // §10.4: informational, on the accepted stream only.
   void report_progress(const Bytes32& id, std::uint8_t fraction) {
     auto it = jobs.find(id);
-    if (it == jobs.end() || !it->second.link || !it->second.link->admitted() || it->second.cancel->load()) return;
+    if (it == jobs.end() || !on_its_stream(it->second) || it->second.cancel->load()) return;
     it->second.link->send(it->second.stream, JobProgress{id, fraction, std::nullopt});
   }
 
@@ -374,6 +377,7 @@ struct Runner::Impl {
     if (it == jobs.end()) return;
     Job& job = it->second;
     if (!result || job.cancel->load()) {  // §10.5: nothing committed yet, so no result frames after a cancel
+      end_stream(job);
       jobs.erase(it);
       return;
     }
@@ -397,6 +401,7 @@ struct Runner::Impl {
            it->second.checking = false;
            if (!record) return;
            if (chain::terminal(record->state)) {  // settled without this reveal: nothing left to send
+             end_stream(it->second);
              jobs.erase(it);
              return;
            }
@@ -416,12 +421,27 @@ struct Runner::Impl {
 
   /// On the Accepted stream while its connection lasts; else straight to the chain.
   void send_result(Job& job, Frame frame, const devchain::Transaction& tx, std::string what) {
-    if (job.link && job.link->admitted() && job.link->send(job.stream, std::move(frame))) {
+    const bool last = std::holds_alternative<JobResult>(frame);
+    if (on_its_stream(job) && job.link->send(job.stream, std::move(frame))) {
       emit(Kind::kResultSent, job.record.job_id, job.via, what + " on the accepted stream");
+      if (last) end_stream(job);
       return;
     }
     submit(tx);
     emit(Kind::kResultSent, job.record.job_id, job.via, what + " to the chain");
+  }
+
+  /// The stream of a pushed job, while the connection it came on lasts (a
+  /// reconnected link's new connection reuses stream ids) and this end has not ended it.
+  bool on_its_stream(const Job& job) const {
+    return job.link && job.link->admitted() && job.link->stats().admissions == job.admission && !job.stream_ended;
+  }
+  /// After this end's last frame on it (its JobResult; a JobCancel before any
+  /// commitment): the runner's FIN. With the validator's, QUIC closes the
+  /// stream and the validator may open another in its place.
+  void end_stream(Job& job) {
+    if (on_its_stream(job)) job.link->end_job_stream(job.stream);
+    job.stream_ended = true;
   }
 
   void cancel(std::map<Bytes32, Job>::iterator it) {
@@ -429,6 +449,7 @@ struct Runner::Impl {
     ++stats.cancelled;
     emit(Kind::kCancelled, it->first, job.via);
     job.cancel->store(true);
+    if (job.phase == Job::Phase::kVerifying || job.phase == Job::Phase::kRunning) end_stream(job);  // nothing more to send
     // A committed job still reveals (§10.5); one still running is dropped when its task returns.
     if (job.phase == Job::Phase::kVerifying) jobs.erase(it);
   }

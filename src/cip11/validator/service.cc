@@ -175,6 +175,7 @@ std::string ValidatorService::metrics() {
         gauge("cip11d_connected_runners", "Runners with an admitted connection.", links_->admitted_runners());
         gauge("cip11d_present_runners", "Runners in local presence (section 7.4).", links_->presence().present_runners().size());
         gauge("cip11d_in_flight_pushes", "Pushed assignments not yet ended.", dispatcher_->in_flight());
+        gauge("cip11d_job_streams_open", "Job streams not yet ended by both ends.", links_->job_streams());
         counter("cip11d_pushes_total", "JobAssignments pushed.", d.pushes);
         counter("cip11d_assignments_not_pushed_total", "Assignments to runners outside local presence.", d.not_present);
         out << "# HELP cip11d_acks_total JobAcks by status.\n# TYPE cip11d_acks_total counter\n"
