@@ -308,6 +308,14 @@ TEST(Cip11Channel, AFrameErrorRightBehindAHelloAckIsAlwaysAnsweredWithASignedGoo
     for (const auto& st : runner.finished) signed_ok += signed_goodbye(*st, Role::kValidator) == GoodbyeReason::kProtocolError;
     EXPECT_EQ(signed_ok, kTries) << "the validator's Goodbye was signed on " << signed_ok << " of " << kTries;
     EXPECT_EQ(validator.admitted, kTries);
+    // What the validator said on the control stream, in order: its Hello (to
+    // the runner's), its HelloAck (to the runner's), then the Goodbye.
+    for (const auto& st : runner.finished) {
+      ASSERT_EQ(st->received.size(), 3u);
+      EXPECT_EQ(type_of(st->received[0]), FrameType::kHello);
+      EXPECT_EQ(type_of(st->received[1]), FrameType::kHelloAck);
+      EXPECT_EQ(type_of(st->received[2]), FrameType::kGoodbye);
+    }
   }
   {
     Net n;

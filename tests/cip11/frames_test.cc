@@ -57,6 +57,20 @@ TEST(Cip11Frames, HandAssembledUnsignedGoodbye) {
   EXPECT_EQ(encode_frame(Goodbye{GoodbyeReason::kWrongChain, std::string("x"), std::nullopt, std::nullopt}), expected);
 }
 
+// §12.6 canonical_frame_body: the body map with `signed` left out. It is
+// the last field, so the other keys keep their numbers (0..n-2) and only the
+// map's count drops; nothing is renumbered and nothing stands in for it.
+TEST(Cip11Frames, HandAssembledCanonicalFrameBodyLeavesOutSignedAndKeepsTheKeys) {
+  // BackpressureSignal{block_height 1, active_jobs 4, max_concurrent 4, accepting_new false, reason "full"}
+  const Bytes backpressure{0xa5, 0x00, 0x01, 0x01, 0x04, 0x02, 0x04, 0x03, 0xf4, 0x04, 0x64, 'f', 'u', 'l', 'l'};
+  RunnerSig any{};
+  any.fill(0x77);
+  EXPECT_EQ(canonical_frame_body(BackpressureSignal{1, 4, 4, false, std::string("full"), any}), backpressure);
+  // CapabilityDelta{block_height 2, added ["gpu"], removed [], added_entitlements [], removed_entitlements []}
+  const Bytes delta{0xa5, 0x00, 0x02, 0x01, 0x81, 0x63, 'g', 'p', 'u', 0x02, 0x80, 0x03, 0x80, 0x04, 0x80};
+  EXPECT_EQ(canonical_frame_body(CapabilityDelta{2, {"gpu"}, {}, {}, {}, any}), delta);
+}
+
 TEST(Cip11Frames, HandAssembledJobProgressAndRejectStatus) {
   // {0: h'c0..df', 1: 100, 2: null}
   Bytes body{0xa3, 0x00, 0x58, 0x20};

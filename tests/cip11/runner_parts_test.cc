@@ -2,6 +2,11 @@
 // deduplication, the retained-transaction schedule and heartbeat staggering.
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <cstdlib>
+
+#include "../support/hex_fixture.h"
+#include "cip11/chain/instructions.h"
 #include "cip11/runner/job_book.h"
 #include "cip11/runner/ledger.h"
 #include "cip11/runner/task.h"
@@ -102,6 +107,45 @@ TEST(Cip11TxLedger, NoncesInOrderAndSelfSubmissionsAfterTheGraceThenEveryInterva
   ASSERT_TRUE(again);
   EXPECT_EQ(devchain::tx_hash(*again), b.hash);  // the same signed bytes, never a new transaction
   EXPECT_EQ(ledger.retained_hashes(), std::vector<Bytes32>{b.hash});
+}
+
+// A JobResult's tx_bytes (and a JobResultCommit's, with its instruction) is
+// the devchain's transaction encoding of a Cip11Call carrying the CIP-11
+// instruction, signed by the runner (docs/cip11.md, "The dev job spec and
+// result transactions"). Assembled here by hand, then the whole signed byte
+// string against tests/fixtures/cip11/job_result_tx_bytes.hex (RFC 6979:
+// the signature is deterministic).
+TEST(Cip11TxLedger, AJobResultsTxBytesArePinnedByteForByte) {
+  const crypto::Secp256k1Secret secret = testing::filled(0x21);
+  TxLedger ledger(testing::filled(0xc1), secret, 7);
+  const chain::JobResultSubmit reveal{testing::filled(0xaa), Bytes{'o', 'k'}, testing::filled(0x55)};
+  auto signed_tx = ledger.sign(devchain::Cip11Call{chain::encode_instruction(reveal)}, 1);
+
+  const Bytes32 job_id = reveal.job_id, salt = reveal.salt, chain_instance = testing::filled(0xc1);
+  Bytes payload{0x01, 0x07};                                      // instruction version 1, JobResultSubmit = 7
+  payload.insert(payload.end(), job_id.begin(), job_id.end());    // job_id
+  for (std::uint8_t b : {0x00, 0x00, 0x00, 0x02}) payload.push_back(b);  // result: u32 length, then its bytes
+  payload.push_back('o'), payload.push_back('k');
+  payload.insert(payload.end(), salt.begin(), salt.end());        // salt
+  ASSERT_EQ(payload.size(), 72u);
+  Bytes unsigned_tx{0x01};                                                   // DevchainTxV1 version
+  unsigned_tx.insert(unsigned_tx.end(), chain_instance.begin(), chain_instance.end());
+  for (std::uint8_t b : {0, 0, 0, 0, 0, 0, 0, 7}) unsigned_tx.push_back(b);  // nonce, u64 BE
+  unsigned_tx.push_back(0x04);                                               // body: Cip11 = 4
+  for (std::uint8_t b : {0x00, 0x00, 0x00, 0x48}) unsigned_tx.push_back(b);  // payload: u32 length 72
+  unsigned_tx.insert(unsigned_tx.end(), payload.begin(), payload.end());
+  ASSERT_EQ(signed_tx.bytes.size(), unsigned_tx.size() + 65);  // then r || s || recovery id
+  EXPECT_TRUE(std::equal(unsigned_tx.begin(), unsigned_tx.end(), signed_tx.bytes.begin()));
+  EXPECT_EQ(devchain::signing_digest(signed_tx.tx), crypto::keccak256({as_bytes("cowboy/devchain-tx/v1"), unsigned_tx}));
+  EXPECT_EQ(signed_tx.hash, crypto::keccak256(signed_tx.bytes));
+  EXPECT_LE(signed_tx.bytes.back(), 3);  // recovery id 0..3
+
+  const std::string path = std::string(COWBOY_FIXTURE_DIR) + "/cip11/job_result_tx_bytes.hex";
+  if (std::getenv("COWBOY_WRITE_FIXTURES"))
+    cowboy::testing::write_hex_fixture(path, "JobResult.tx_bytes: DevchainTxV1 { Cip11Call { JobResultSubmit } }, signed", signed_tx.bytes);
+  auto fixture = cowboy::testing::read_hex_fixture(path);
+  ASSERT_TRUE(fixture) << "missing fixture " << path;
+  EXPECT_EQ(to_hex(signed_tx.bytes), to_hex(*fixture));
 }
 
 TEST(Cip11HeartbeatSchedule, ARunnerSpecificPhaseInsideTheCadenceAndAnEmergencyRefresh) {

@@ -6,6 +6,7 @@
 
 #include <boost/asio/executor_work_guard.hpp>
 #include <boost/asio/io_context.hpp>
+#include <fstream>
 #include <future>
 #include <thread>
 
@@ -101,6 +102,54 @@ TEST(Cip11Services, AJobIsPushedToItsRunnerAndItsResultIsIncluded) {
       << w.validator->metric("cip11d_job_streams_open");
 }
 
+// What `cip11d --dev` writes for runners and tools (docs/cip11.md, "The dev
+// directory"): cip11-dev.json with exactly these fields, and key files of one
+// line of 64 lower-case hex digits, mode 0600, in a 0700 directory.
+TEST(Cip11Services, TheDevDirectoryHoldsTheDocumentedManifestAndKeyFiles) {
+  DevWorld w({"--dev-runners", "2", "--dev-validators", "2"});
+  const nlohmann::json& m = w.validator->manifest();
+  std::vector<std::string> keys;
+  for (const auto& [k, v] : m.items()) keys.push_back(k);
+  EXPECT_EQ(keys, (std::vector<std::string>{"chain_id", "chain_url", "runners", "submitter_key_file", "validators"}));
+  EXPECT_EQ(m["chain_id"], 31337);
+  EXPECT_EQ(m["chain_url"].get<std::string>().rfind("http://127.0.0.1:", 0), 0u);
+  EXPECT_EQ(m["submitter_key_file"], (w.data() / "keys" / "submitter.key").string());
+  auto key_file_ok = [](const std::filesystem::path& path) {
+    std::ifstream in(path, std::ios::binary);
+    std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    const bool hex = text.size() == 65 && text.back() == '\n' &&
+                     std::all_of(text.begin(), text.end() - 1, [](char c) { return std::isdigit(c) || (c >= 'a' && c <= 'f'); });
+    const auto perms = std::filesystem::status(path).permissions() & std::filesystem::perms::all;
+    return hex && perms == (std::filesystem::perms::owner_read | std::filesystem::perms::owner_write);
+  };
+  ASSERT_EQ(m["validators"].size(), 2u);
+  for (std::size_t i = 0; i < 2; ++i) {
+    const auto& v = m["validators"][i];
+    EXPECT_EQ(v.size(), 3u);
+    const std::filesystem::path file = v["key_file"].get<std::string>();
+    EXPECT_EQ(file, w.data() / "keys" / ("validator-" + std::to_string(i) + ".key"));
+    EXPECT_TRUE(key_file_ok(file)) << file;
+    auto seed = devchain::load_secret(file);
+    ASSERT_TRUE(seed);
+    EXPECT_EQ(v["peer_key"], devchain::json::hex0x(crypto::ed25519_from_seed(*seed).public_key));  // 0x + 64 hex
+    EXPECT_TRUE(net::parse_host_port(v["endpoint"].get<std::string>()).has_value());
+  }
+  ASSERT_EQ(m["runners"].size(), 2u);
+  for (std::size_t i = 0; i < 2; ++i) {
+    const auto& r = m["runners"][i];
+    EXPECT_EQ(r.size(), 2u);
+    const std::filesystem::path file = r["key_file"].get<std::string>();
+    EXPECT_EQ(file, w.data() / "keys" / ("runner-" + std::to_string(i) + ".key"));
+    EXPECT_TRUE(key_file_ok(file)) << file;
+    auto key = devchain::load_key(file);
+    ASSERT_TRUE(key);
+    EXPECT_EQ(r["address"], devchain::json::hex0x(*crypto::secp256k1_address(*key)));  // 0x + 40 hex
+  }
+  EXPECT_TRUE(key_file_ok(w.data() / "keys" / "submitter.key"));
+  EXPECT_EQ(std::filesystem::status(w.data() / "keys").permissions() & std::filesystem::perms::all,
+            std::filesystem::perms::owner_all);
+}
+
 TEST(Cip11Services, ACommitteeOfTwoCommitsThenRevealsAndTheJobCompletes) {
   DevWorld w({"--dev-runners", "2"});
   auto& a = w.runner(0);
@@ -172,6 +221,22 @@ TEST(Cip11Services, BackpressureTakesTheRunnerOutOfTheNextPresenceInput) {
     auto p = admin.get_json("/v1/progress/" + hex(*id));
     return p && p->value("fraction", 0) >= 25;
   }));
+  {  // the answer's form (docs/cip11.md): the id as 0x-hex or bare hex, three fields
+    auto p = admin.get_json("/v1/progress/" + to_hex(*id));
+    ASSERT_TRUE(p);
+    std::vector<std::string> keys;
+    for (const auto& [k, v] : p->items()) keys.push_back(k);
+    EXPECT_EQ(keys, (std::vector<std::string>{"detail", "fraction", "job_id"}));
+    EXPECT_EQ((*p)["job_id"], hex(*id));
+    EXPECT_TRUE((*p)["detail"].is_null());
+    auto unknown = admin.get_text("/v1/progress/" + hex(Bytes32{}));
+    ASSERT_TRUE(unknown);
+    EXPECT_EQ(unknown->status, 404);
+    EXPECT_EQ(unknown->body, "{\"error\":\"no progress for that job here\"}\n");
+    auto malformed = admin.get_text("/v1/progress/0x1234");
+    ASSERT_TRUE(malformed);
+    EXPECT_EQ(malformed->status, 400);
+  }
   const std::uint64_t h = w.height() + 1;
   ASSERT_TRUE(eventually([&] { return w.height() > h; }));
   auto c = w.chain();
