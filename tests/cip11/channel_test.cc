@@ -286,6 +286,19 @@ std::optional<GoodbyeReason> signed_goodbye(const RawPeer::State& st, Role peer)
   return std::nullopt;
 }
 
+// Connects `client` to `port` `tries` times in a row, each until the raw
+// peer has finished that connection; how many of the other end's Goodbyes
+// were a signed ProtocolError whose signature verifies (-1: one never ended).
+int signed_protocol_errors(Net& n, RawPeer& raw, quic::Endpoint& client, std::uint16_t port, Role other, int tries) {
+  for (int i = 0; i < tries; ++i) {
+    EXPECT_TRUE(client.connect("127.0.0.1", port).ok());
+    if (!n.run_until([&] { return raw.finished.size() == static_cast<std::size_t>(i + 1); })) return -1;
+  }
+  int ok = 0;
+  for (const auto& st : raw.finished) ok += signed_goodbye(*st, other) == GoodbyeReason::kProtocolError;
+  return ok;
+}
+
 // The moment admission completes is the validator's verification of the
 // runner's HelloAck (handshake.h), so a frame error sent right behind a
 // HelloAck is always read by an admitted peer and always answered with a
@@ -293,20 +306,14 @@ std::optional<GoodbyeReason> signed_goodbye(const RawPeer::State& st, Role peer)
 // directions, 50 connections each.
 TEST(Cip11Channel, AFrameErrorRightBehindAHelloAckIsAlwaysAnsweredWithASignedGoodbye) {
   constexpr int kTries = 50;
-  const Bytes misplaced = encode_frame(testing::job_ack(AckStatus::accepted(), std::nullopt));  // not on the control stream
   {
     Net n;
     quic::EndpointConfig roomy;
     roomy.new_connection_burst = 1'000;
     End validator(n.io, testing::party().validator, offer(), &n.cert, std::chrono::seconds(10), roomy);
-    RawPeer runner(n.io, testing::party().runner, nullptr, misplaced);
-    for (int i = 0; i < kTries; ++i) {
-      ASSERT_TRUE(runner.endpoint->connect("127.0.0.1", validator.endpoint->port()).ok());
-      ASSERT_TRUE(n.run_until([&] { return runner.finished.size() == static_cast<std::size_t>(i + 1); })) << i;
-    }
-    int signed_ok = 0;
-    for (const auto& st : runner.finished) signed_ok += signed_goodbye(*st, Role::kValidator) == GoodbyeReason::kProtocolError;
-    EXPECT_EQ(signed_ok, kTries) << "the validator's Goodbye was signed on " << signed_ok << " of " << kTries;
+    // A JobAck on the control stream, right behind the runner's HelloAck.
+    RawPeer runner(n.io, testing::party().runner, nullptr, encode_frame(testing::job_ack(AckStatus::accepted(), std::nullopt)));
+    EXPECT_EQ(signed_protocol_errors(n, runner, *runner.endpoint, validator.endpoint->port(), Role::kValidator, kTries), kTries);
     EXPECT_EQ(validator.admitted, kTries);
     // What the validator said on the control stream, in order: its Hello (to
     // the runner's), its HelloAck (to the runner's), then the Goodbye.
@@ -319,15 +326,10 @@ TEST(Cip11Channel, AFrameErrorRightBehindAHelloAckIsAlwaysAnsweredWithASignedGoo
   }
   {
     Net n;
+    // A Ping from the validator, right behind its HelloAck.
     RawPeer validator(n.io, testing::party().validator, &n.cert, encode_frame(testing::heartbeat_ping()));
     End runner(n.io, testing::party().runner, offer(), nullptr);
-    for (int i = 0; i < kTries; ++i) {
-      ASSERT_TRUE(runner.endpoint->connect("127.0.0.1", validator.endpoint->port()).ok());
-      ASSERT_TRUE(n.run_until([&] { return validator.finished.size() == static_cast<std::size_t>(i + 1); })) << i;
-    }
-    int signed_ok = 0;
-    for (const auto& st : validator.finished) signed_ok += signed_goodbye(*st, Role::kRunner) == GoodbyeReason::kProtocolError;
-    EXPECT_EQ(signed_ok, kTries) << "the runner's Goodbye was signed on " << signed_ok << " of " << kTries;
+    EXPECT_EQ(signed_protocol_errors(n, validator, *runner.endpoint, validator.endpoint->port(), Role::kRunner, kTries), kTries);
   }
 }
 

@@ -74,6 +74,17 @@ struct DevWorld {
     auto h = c.height();
     return h ? *h : 0;
   }
+  /// Dev runner `i`'s key, to play that runner in this process.
+  Signer runner_signer(unsigned i) const {
+    return *Signer::runner(*devchain::load_key(data() / "keys" / ("runner-" + std::to_string(i) + ".key")));
+  }
+  /// What a runner of this chain offers in its Hello.
+  LocalOffer offer() {
+    auto c = chain();
+    auto g = c.cip11_genesis();
+    EXPECT_TRUE(g);
+    return LocalOffer{g->params.chain_id, kProtocolVersion, validator_set_hash(devchain::validator_peer_keys(*g)), 0, 0};
+  }
 };
 
 TEST(Cip11Services, AJobIsPushedToItsRunnerAndItsResultIsIncluded) {
@@ -122,28 +133,26 @@ TEST(Cip11Services, TheDevDirectoryHoldsTheDocumentedManifestAndKeyFiles) {
     const auto perms = std::filesystem::status(path).permissions() & std::filesystem::perms::all;
     return hex && perms == (std::filesystem::perms::owner_read | std::filesystem::perms::owner_write);
   };
-  ASSERT_EQ(m["validators"].size(), 2u);
-  for (std::size_t i = 0; i < 2; ++i) {
-    const auto& v = m["validators"][i];
-    EXPECT_EQ(v.size(), 3u);
-    const std::filesystem::path file = v["key_file"].get<std::string>();
-    EXPECT_EQ(file, w.data() / "keys" / ("validator-" + std::to_string(i) + ".key"));
+  // Entry i of a manifest list: its field count and key file; the secret the file holds.
+  auto entry_secret = [&](const char* list, const std::string& name, std::size_t i, std::size_t fields) {
+    const auto& e = m[list][i];
+    EXPECT_EQ(e.size(), fields) << list << i;
+    const std::filesystem::path file = e["key_file"].get<std::string>();
+    EXPECT_EQ(file, w.data() / "keys" / (name + "-" + std::to_string(i) + ".key"));
     EXPECT_TRUE(key_file_ok(file)) << file;
-    auto seed = devchain::load_secret(file);
-    ASSERT_TRUE(seed);
-    EXPECT_EQ(v["peer_key"], devchain::json::hex0x(crypto::ed25519_from_seed(*seed).public_key));  // 0x + 64 hex
-    EXPECT_TRUE(net::parse_host_port(v["endpoint"].get<std::string>()).has_value());
-  }
+    auto secret = devchain::load_secret(file);
+    return secret ? std::optional<Bytes32>(*secret) : std::nullopt;
+  };
+  ASSERT_EQ(m["validators"].size(), 2u);
   ASSERT_EQ(m["runners"].size(), 2u);
   for (std::size_t i = 0; i < 2; ++i) {
-    const auto& r = m["runners"][i];
-    EXPECT_EQ(r.size(), 2u);
-    const std::filesystem::path file = r["key_file"].get<std::string>();
-    EXPECT_EQ(file, w.data() / "keys" / ("runner-" + std::to_string(i) + ".key"));
-    EXPECT_TRUE(key_file_ok(file)) << file;
-    auto key = devchain::load_key(file);
+    auto seed = entry_secret("validators", "validator", i, 3);
+    ASSERT_TRUE(seed);
+    EXPECT_EQ(m["validators"][i]["peer_key"], devchain::json::hex0x(crypto::ed25519_from_seed(*seed).public_key));
+    EXPECT_TRUE(net::parse_host_port(m["validators"][i]["endpoint"].get<std::string>()).has_value());
+    auto key = entry_secret("runners", "runner", i, 2);
     ASSERT_TRUE(key);
-    EXPECT_EQ(r["address"], devchain::json::hex0x(*crypto::secp256k1_address(*key)));  // 0x + 40 hex
+    EXPECT_EQ(m["runners"][i]["address"], devchain::json::hex0x(*crypto::secp256k1_address(*key)));
   }
   EXPECT_TRUE(key_file_ok(w.data() / "keys" / "submitter.key"));
   EXPECT_EQ(std::filesystem::status(w.data() / "keys").permissions() & std::filesystem::perms::all,
@@ -398,12 +407,7 @@ TEST(Cip11Services, APushWhoseAssignmentFieldsDifferIsRejectedAndAnIdenticalOneI
 // A runner that keeps pinging but never answers a push, in this process.
 TEST(Cip11Services, APresentButSilentRunnerIsAHardFailureUntilItsNextValidPing) {
   DevWorld w;
-  auto chain = w.chain();
-  auto genesis = chain.cip11_genesis();
-  ASSERT_TRUE(genesis);
-  auto key = devchain::load_key(w.data() / "keys" / "runner-0.key");
-  ASSERT_TRUE(key);
-  const Signer me = *Signer::runner(*key);
+  const Signer me = w.runner_signer(0);
   IoThread io;
   SignatureWorker worker(io.io, 1);
   net::ReadBudget budget(1 << 20);
@@ -417,7 +421,7 @@ TEST(Cip11Services, APresentButSilentRunnerIsAHardFailureUntilItsNextValidPing) 
   ASSERT_TRUE(endpoint);
   RunnerLinkConfig config;
   config.port = w.validator->quic_port();
-  config.offer = LocalOffer{genesis->params.chain_id, kProtocolVersion, validator_set_hash(devchain::validator_peer_keys(*genesis)), 0, 0};
+  config.offer = w.offer();
   RunnerLink::Callbacks cb;
   cb.on_job_frame = [&](std::int64_t, const Frame& f, const Res<Unit>&) {
     if (std::holds_alternative<JobAssignment>(f)) ++pushes;  // and no answer
@@ -459,15 +463,9 @@ TEST(Cip11Services, APresentButSilentRunnerIsAHardFailureUntilItsNextValidPing) 
 // CapabilityDelta signed by another key), from a dev runner in this process.
 TEST(Cip11Services, StaleNoncesAndBadSealsAreCountedInMetrics) {
   DevWorld w;
-  auto chain = w.chain();
-  auto genesis = chain.cip11_genesis();
-  ASSERT_TRUE(genesis);
-  auto key = devchain::load_key(w.data() / "keys" / "runner-0.key");
-  ASSERT_TRUE(key);
-  const Signer me = *Signer::runner(*key);
+  const Signer me = w.runner_signer(0);
   const Signer stranger = cip11::testing::runner_key(9);
-  const LocalOffer offer{genesis->params.chain_id, kProtocolVersion,
-                         validator_set_hash(devchain::validator_peer_keys(*genesis)), 0, 0};
+  const LocalOffer offer = w.offer();
   IoThread io;
   auto end = io.on_io([&] { return std::make_unique<cip11::testing::End>(io.io, me, offer, nullptr); });
   ASSERT_TRUE(io.on_io([&] { return end->endpoint->connect("127.0.0.1", w.validator->quic_port()).ok(); }));
