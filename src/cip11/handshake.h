@@ -13,7 +13,7 @@
 // The validator sends its HelloAck only once it has verified the runner's, so
 // the runner's admission implies the validator's: the validator's HelloAck
 // is what tells the runner it is admitted there. Everything a runner sends
-// after its HelloAck is read by an admitted validator. Before admission the
+// after a HelloAck that verifies is read by an admitted validator. Before admission the
 // caller does nothing else with the peer (§6.2: no presence, no DoS
 // accounting, no pushes).
 //
