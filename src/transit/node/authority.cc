@@ -66,9 +66,23 @@ const OutputRecord* Authority::output(Id id) const { return find(outputs_, id); 
 const EffectRecord* Authority::effect(Id id) const { return find(effects_, id); }
 const Association* Authority::association(Id pid, Id revision) const { return find(associations_, {pid, revision}); }
 
-std::uint64_t Authority::permissions(Id principal_id, const Scope& scope) const {
+std::uint64_t Authority::rights(Id principal_id, const Scope& target) const {
   const auto* p = principal(principal_id);
   if (!p || p->revoked) return 0;
+  if (p->pid_scope && !reaches(*p->pid_scope, target)) return 0;
+  return granted(principal_id, target);
+}
+
+bool Authority::reaches(Id pid, const Scope& target) const {
+  if (const auto* t = std::get_if<PidScope>(&target)) return t->pid == pid;
+  if (const auto* t = std::get_if<ResourceScope>(&target)) {
+    const auto* r = resource(t->resource);
+    return associated(pid, t->resource) || (r && r->info.owner == pid);
+  }
+  return false;  // the realm as a whole
+}
+
+std::uint64_t Authority::granted(Id principal_id, const Scope& scope) const {
   std::uint64_t bits = 0;
   for (auto it = credentials_.lower_bound({principal_id, 0}); it != credentials_.end() && it->first == principal_id; ++it)
     for (auto g = grants_by_role_.lower_bound({it->second, 0}); g != grants_by_role_.end() && g->first == it->second; ++g)
@@ -122,7 +136,7 @@ Result<Receipt, Refusal> Authority::decide(const Request& request, const Digest&
 
 template <typename C> Result<Outcome, Refusal> Authority::administer(Id caller, const C& command, Touched& touched) {
   // Administration of the graph needs realm-wide control authority, at the expected policy revision.
-  if (!(permissions(caller, RealmScope{}) & kRealmControl))
+  if (!(rights(caller, RealmScope{}) & kRealmControl))
     return refuse(Reason::kNotPermitted, "requires realm_control at realm scope");
   if (command.expected_revision && *command.expected_revision != head_.policy_revision)
     return refuse(Reason::kStaleRevision,
@@ -243,15 +257,14 @@ Result<QueryResult, Refusal> Authority::answer(const Query& query, std::uint64_t
           if (auto moved = fence(checked_at)) return Err{*moved};
           return result;
         } else {
-          // Inspection: at realm scope, or at the caller's own PID scope.
-          const bool inspect = (permissions(caller, RealmScope{}) & kInspect) ||
-                               (p->pid_scope && (permissions(caller, PidScope{*p->pid_scope}) & kInspect));
-          if (!inspect) return refuse(Reason::kNotPermitted, "requires inspect");
+          // Inspection at the caller's own scope: the realm, or its PID when it is PID-scoped.
+          const Scope home = p->pid_scope ? Scope{PidScope{*p->pid_scope}} : Scope{RealmScope{}};
+          const std::uint64_t bits = rights(caller, home);
+          if (!(bits & kInspect)) return refuse(Reason::kNotPermitted, "requires inspect at the caller's own scope");
           if constexpr (std::is_same_v<Op, IdentityQuery>) {
-            return QueryResult{Identity{caller, Permissions{permissions(caller, RealmScope{})}, p->pid_scope,
-                                        head_.policy_revision, p->sequence}};
+            return QueryResult{Identity{caller, Permissions{bits}, p->pid_scope, head_.policy_revision, p->sequence}};
           } else {
-            const bool allowed = (permissions(op.principal, op.scope) & op.permissions.bits) == op.permissions.bits;
+            const bool allowed = (rights(op.principal, op.scope) & op.permissions.bits) == op.permissions.bits;
             return QueryResult{Decision{op.principal, allowed, head_.policy_revision}};
           }
         }

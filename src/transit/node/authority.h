@@ -105,7 +105,12 @@ class Authority {
 
   Result<QueryResult, Refusal> answer(const Query& query, std::uint64_t now_ms, const CatalogReader& catalog) const;
 
-  std::uint64_t permissions(Id principal, const Scope& scope) const;
+  /// The bits `principal` holds at `target` now: those of its current grants
+  /// that cover the target, within its PID scope (decision 25). Every command
+  /// and query asks this, so PID scope applies in this one place: a
+  /// PID-scoped principal reaches its own PID and the resources that PID is
+  /// associated with or owns, never the realm as a whole nor another PID.
+  std::uint64_t rights(Id principal, const Scope& target) const;
 
   const Genesis& genesis() const { return genesis_; }
   const Head& head() const { return head_; }
@@ -171,8 +176,10 @@ class Authority {
   static constexpr std::size_t kScanBudget = 64;
 
   // The rules shared by commands and reads.
-  std::uint64_t resource_rights(Id caller, Id resource) const;
-  std::uint64_t pid_rights(Id caller, Id pid) const;
+  /// The bits of `principal`'s current grants that cover `scope`, PID scope aside (rights() applies it).
+  std::uint64_t granted(Id principal, const Scope& scope) const;
+  /// Whether a principal scoped to `pid` reaches `target`.
+  bool reaches(Id pid, const Scope& target) const;
   /// A process's metadata: inspect or execute at its PID (decision 25).
   bool may_read_metadata(Id caller, Id pid) const;
   std::optional<Refusal> check_resource(Id caller, Id resource, std::uint64_t wanted, std::uint64_t now_ms) const;

@@ -49,7 +49,7 @@ std::optional<Refusal> Authority::check_required(const ProcessRecord& p, std::ui
 
 std::optional<Refusal> Authority::check_executor(Id caller, const ProcessRecord& p, Id generation,
                                                  std::uint64_t now_ms) const {
-  if (!(pid_rights(caller, p.pid) & kExecute))
+  if (!(rights(caller, PidScope{p.pid}) & kExecute))
     return Refusal{Reason::kNotPermitted, "requires execute at the process"};
   const auto state = state_of(p, now_ms);
   if (state != ProcessState::kOwned || p.owner != caller)
@@ -64,14 +64,14 @@ Result<ProcessRecord*, Refusal> Authority::live_process(Id pid, const Step& step
   auto it = processes_.find(pid);
   if (it == processes_.end()) return refuse(Reason::kUnknownProcess, "no process " + std::to_string(pid));
   if (retired(it->second, step.now_ms)) return refuse(Reason::kRetired, "the process is permanently retired");
-  if (!(pid_rights(step.caller, pid) & needs))
+  if (!(rights(step.caller, PidScope{pid}) & needs))
     return refuse(Reason::kNotPermitted,
                   "requires " + std::string(permission_name(needs)) + " at the process");
   return &it->second;
 }
 
 Result<Outcome, Refusal> Authority::apply(const CreateProcess& op, Step& step) {
-  if (!(pid_rights(step.caller, op.pid) & kPidAdmin))
+  if (!(rights(step.caller, PidScope{op.pid}) & kPidAdmin))
     return refuse(Reason::kNotPermitted, "requires pid_admin at the process");
   if (op.pid == 0) return refuse(Reason::kZeroIdentity, "pid 0 is invalid");
   if (processes_.count(op.pid))
@@ -269,7 +269,7 @@ Result<Outcome, Refusal> Authority::apply(const Deliver& op, Step& step) {
   auto it = outputs_.find(op.output);
   if (it == outputs_.end()) return refuse(Reason::kUnknownOutput, "no such output");
   auto& out = it->second;
-  if (!(pid_rights(step.caller, out.destination) & kCourier))
+  if (!(rights(step.caller, PidScope{out.destination}) & kCourier))
     return refuse(Reason::kNotPermitted, "requires courier at the destination");
   if (out.state != OutputState::kPending)
     return refuse(Reason::kResolved, "the output is delivered or disposed of");
@@ -298,7 +298,7 @@ Result<Outcome, Refusal> Authority::apply(const Deliver& op, Step& step) {
   return Outcome{delivered};
 }
 
-bool Authority::may_read_metadata(Id caller, Id pid) const { return pid_rights(caller, pid) & (kInspect | kExecute); }
+bool Authority::may_read_metadata(Id caller, Id pid) const { return rights(caller, PidScope{pid}) & (kInspect | kExecute); }
 
 Result<QueryResult, Refusal> Authority::read(const ReadCtx& ctx, const ProcessRead& q) const {
   if (!may_read_metadata(ctx.caller, q.pid))

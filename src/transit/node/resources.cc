@@ -39,28 +39,11 @@ bool Authority::alive(const ResourceRecord& r, std::uint64_t now_ms) const {
   return owner && !retired(*owner, now_ms);
 }
 
-std::uint64_t Authority::pid_rights(Id caller, Id pid) const {
-  const auto* p = principal(caller);
-  if (!p || p->revoked || (p->pid_scope && *p->pid_scope != pid)) return 0;
-  return permissions(caller, PidScope{pid});
-}
-
-std::uint64_t Authority::resource_rights(Id caller, Id resource_id) const {
-  const auto* p = principal(caller);
-  if (!p || p->revoked) return 0;
-  // A PID-scoped principal reaches only what its process is associated with or owns.
-  if (p->pid_scope) {
-    const auto* r = resource(resource_id);
-    if (!associated(*p->pid_scope, resource_id) && !(r && r->info.owner == p->pid_scope)) return 0;
-  }
-  return permissions(caller, ResourceScope{resource_id});
-}
-
 std::optional<Refusal> Authority::check_resource(Id caller, Id resource_id, std::uint64_t wanted,
                                                  std::uint64_t now_ms) const {
   const auto* r = resource(resource_id);
   if (!r) return Refusal{Reason::kUnknownResource, "no resource " + std::to_string(resource_id)};
-  if ((resource_rights(caller, resource_id) & wanted) != wanted)
+  if ((rights(caller, ResourceScope{resource_id}) & wanted) != wanted)
     return Refusal{Reason::kNotPermitted, "the resource's grants do not allow this"};
   if (!alive(*r, now_ms)) return Refusal{Reason::kLifetimeEnded, "the resource is retired or its owner is"};
   return std::nullopt;
@@ -92,7 +75,7 @@ Result<Authority::Selected, Refusal> Authority::select(const ReadCtx& ctx, Id re
     return refuse(Reason::kViewRevisionMismatch, "the view holds another revision");
   const auto* p = process(v->pid);
   if (!p || retired(*p, ctx.now_ms)) return refuse(Reason::kViewExpired, "the view's process is retired");
-  if (p->owner != ctx.caller || !(pid_rights(ctx.caller, v->pid) & kExecute))
+  if (p->owner != ctx.caller || !(rights(ctx.caller, PidScope{v->pid}) & kExecute))
     return refuse(Reason::kNotExecutor, "views are read by their process's current executor");
   return Selected{&r, v->revision, v->view};
 }
@@ -109,7 +92,7 @@ Result<Authority::Selected, Refusal> Authority::select(const ReadCtx& ctx, const
 
 Result<Outcome, Refusal> Authority::apply(const CreateResource& op, Step& step) {
   const auto scope = op.owner ? Scope{PidScope{*op.owner}} : Scope{RealmScope{}};
-  if (!(permissions(step.caller, scope) & kPidAdmin))
+  if (!(rights(step.caller, scope) & kPidAdmin))
     return refuse(Reason::kNotPermitted, "requires pid_admin at the owner's scope");
   if (resource_names_.count(op.name.value))
     return refuse(Reason::kNameTaken, "the name " + op.name.value + " is reserved");
@@ -131,7 +114,7 @@ Result<Outcome, Refusal> Authority::apply(const RetireResource& op, Step& step) 
   if (it == resources_.end()) return refuse(Reason::kUnknownResource, "no such resource");
   auto& info = it->second.info;
   const auto scope = info.owner ? Scope{PidScope{*info.owner}} : Scope{RealmScope{}};
-  if (!(permissions(step.caller, scope) & kPidAdmin))
+  if (!(rights(step.caller, scope) & kPidAdmin))
     return refuse(Reason::kNotPermitted, "requires pid_admin at the owner's scope");
   if (info.retired) return refuse(Reason::kAlreadyRetired, "the resource is retired");
   info.retired = true;  // the name stays reserved
@@ -146,6 +129,9 @@ Result<Outcome, Refusal> Authority::apply(const Associate& op, Step& step) {
   if (!p.ok()) return Err{p.error()};
   const auto* r = resource(op.resource);
   if (!r || !alive(*r, step.now_ms)) return refuse(Reason::kUnknownResource, "no live resource");
+  // Naming a resource for a process reaches it: a PID-scoped caller cannot widen its own reach.
+  if (!(rights(step.caller, ResourceScope{op.resource}) & kInspect))
+    return refuse(Reason::kNotPermitted, "requires inspect on the resource");
   if (associated(op.pid, op.name.value))
     return refuse(Reason::kAssociationExists, "the process has an association of that name");
   const Id revision = head_.next_association++;
@@ -170,14 +156,14 @@ Result<QueryResult, Refusal> Authority::read(const ReadCtx& ctx, const ListResou
   Id last = q.cursor ? q.cursor->after : 0;
   for (; it != resources_.end() && page.items.items.size() < kPageRecords && examined < kScanBudget; ++it, ++examined) {
     last = it->first;
-    if (resource_rights(ctx.caller, it->first) & kInspect) page.items.items.push_back(it->second.info);
+    if (rights(ctx.caller, ResourceScope{it->first}) & kInspect) page.items.items.push_back(it->second.info);
   }
   if (it != resources_.end()) page.cursor = Cursor{page.cut, last};
   return QueryResult{std::move(page)};
 }
 
 Result<QueryResult, Refusal> Authority::read(const ReadCtx& ctx, const ListAssociations& q) const {
-  if (!(pid_rights(ctx.caller, q.pid) & kInspect))
+  if (!(rights(ctx.caller, PidScope{q.pid}) & kInspect))
     return refuse(Reason::kNotPermitted, "requires inspect at the process");
   const auto* p = process(q.pid);
   if (!p) return refuse(Reason::kUnknownProcess, "no such process");
@@ -195,7 +181,7 @@ Result<QueryResult, Refusal> Authority::read(const ReadCtx& ctx, const ListAssoc
          examined < kScanBudget;
        ++it, ++examined) {
     last = it->first.second;
-    if (resource_rights(ctx.caller, it->second.resource) & kInspect) page.items.items.push_back(it->second);
+    if (rights(ctx.caller, ResourceScope{it->second.resource}) & kInspect) page.items.items.push_back(it->second);
   }
   if (it != associations_.end() && it->first.first == q.pid) page.cursor = Cursor{page.cut, last};
   return QueryResult{std::move(page)};
@@ -238,11 +224,11 @@ Result<QueryResult, Refusal> Authority::read(const ReadCtx& ctx, const ReadEntri
 }
 
 Result<QueryResult, Refusal> Authority::read(const ReadCtx& ctx, const AssociationLookup& q) const {
-  if (!(pid_rights(ctx.caller, q.pid) & kInspect))
+  if (!(rights(ctx.caller, PidScope{q.pid}) & kInspect))
     return refuse(Reason::kNotPermitted, "requires inspect at the process");
   LookupResult result{q.pid, q.name, std::nullopt};
   if (const auto* a = associated(q.pid, q.name.value))
-    if (resource_rights(ctx.caller, a->resource) & kInspect) result.association = *a;  // hidden reads as absent
+    if (rights(ctx.caller, ResourceScope{a->resource}) & kInspect) result.association = *a;  // hidden reads as absent
   return QueryResult{std::move(result)};
 }
 

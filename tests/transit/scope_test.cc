@@ -1,0 +1,258 @@
+// PID scope and grant scope against every command and query, over real HTTP
+// (docs/transit.md, decision 25). Seven callers each hold every permission
+// bit at one scope; four of them are scoped to PID 7. Each op is aimed at
+// PID 7's side of the realm, at PID 8's, or at the realm as a whole, and is
+// built so that, once past the permission check, a later rule refuses it (a
+// taken name, an already retired resource, a stale generation...): a
+// permitted caller meets that reason, a denied one `not_permitted`, and the
+// state stays the same for every caller. Sends are accepted (harmless).
+#include <gtest/gtest.h>
+
+#include <functional>
+
+#include "state_fixture.h"
+
+namespace cowboy::transit {
+namespace {
+
+// The columns: who calls, with a grant of every bit at one scope.
+//   A unscoped, realm grant      B unscoped, PID 7 grant     C unscoped, grant on r7
+//   D scoped 7, realm grant      E scoped 7, PID 7 grant     F scoped 7, PID 8 grant
+//   G scoped 7, grant on r7
+// The expectations: 'Y' the op passes the permission check, '.' it is
+// denied (not_permitted; for listings and lookups, the target is not shown),
+// 'H' a lookup answers null (the target resource is hidden).
+constexpr const char* kRealm = "Y......";   // the realm as a whole: only an unscoped realm grant
+constexpr const char* kPid7 = "YY.YY..";    // PID 7: realm or PID 7 grants, scoped to 7 or not
+constexpr const char* kPid8 = "Y......";    // PID 8: no scoped caller, whatever its grants
+constexpr const char* kRes7 = "Y.YY..Y";    // r7 (owned by and associated with 7): realm or r7 grants
+constexpr const char* kElsewhere = "Y......";  // r8, an unowned resource: no scoped caller
+constexpr const char* kHome = "Y..YY..";    // identity, decision: inspect at the caller's own scope
+constexpr const char* kAssociate7 = "Y..Y...";  // pid_admin at 7 and inspect on the resource
+constexpr const char* kLookup7 = "YH.YH..";  // inspect at 7; the target shown only with inspect on r7
+
+struct Caller {
+  Id id;
+  std::uint8_t seed;
+  Scope scope;
+  std::optional<Id> pid_scope;
+};
+
+class ScopeTest : public StateTest {
+ protected:
+  void SetUp() override {
+    StateTest::SetUp();
+    // Processes 7 and 8, each requiring "doc": r7 and r8, each owned by its process.
+    accept(*admin_, CreateProcess{7, {{{"doc"}}}});
+    accept(*admin_, CreateProcess{8, {{{"doc"}}}});
+    r7_ = resource("r7", 7);
+    r8_ = resource("r8", 8);
+    ru_ = resource("ru");
+    accept(*admin_, Associate{7, {"doc"}, r7_});
+    accept(*admin_, Associate{8, {"doc"}, r8_});
+    accept(*admin_, Initialize{7, 0});
+    accept(*admin_, Initialize{8, 0});
+    // Retired resources, to aim retirements at; a role, to aim role names at.
+    for (const auto& [name, owner] : std::vector<std::pair<std::string, std::optional<Id>>>{
+             {"x7", 7}, {"x8", 8}, {"xu", std::nullopt}}) {
+      const Id id = resource(name, owner);
+      accept(*admin_, RetireResource{id});
+      retired_[name] = id;
+    }
+    accept(*admin_, CreateRole{{"ops"}, std::nullopt});
+    // Two resolved outputs of PID 7: one delivered to 7 itself, one to 8.
+    const Id generation = ok<ProcessChanged>(admin_->submit(Own{7, 1})).generation;
+    auto turn = ok<TurnPublished>(admin_->submit(Turn{7, generation, std::nullopt, std::nullopt, std::nullopt, {}, {},
+                                                      {}, {{{7, value("a")}, {8, value("b")}}}, std::nullopt}));
+    to7_ = turn.outputs.items.at(0);
+    to8_ = turn.outputs.items.at(1);
+    accept(*admin_, Deliver{to7_});
+    accept(*admin_, Deliver{to8_});
+
+    callers_ = {{20, 120, RealmScope{}, std::nullopt}, {21, 121, PidScope{7}, std::nullopt},
+                {22, 122, ResourceScope{r7_}, std::nullopt}, {23, 123, RealmScope{}, 7},
+                {24, 124, PidScope{7}, 7},           {25, 125, PidScope{8}, 7},
+                {26, 126, ResourceScope{r7_}, 7}};
+    for (const auto& c : callers_) {
+      principal(c.id, c.seed, c.scope, kAllPermissions, c.pid_scope);
+      clients_.push_back(std::make_unique<Client>(options(c.id, c.seed)));
+      clients_.back()->set_next_sequence(1);  // some may not read their own identity
+    }
+  }
+
+  static std::string outcome(const ClientResult<Receipt>& r) {
+    if (r.ok()) return "ok";
+    return r.error().rejection ? std::string(name_of(r.error().rejection->reason)) : r.error().message;
+  }
+  static std::string outcome(const ClientResult<Response>& r) {
+    if (r.ok()) return "ok";
+    return r.error().rejection ? std::string(name_of(r.error().rejection->reason)) : r.error().message;
+  }
+
+  struct Row {
+    std::string what;
+    std::function<std::string(Client&)> run;  // the outcome: "ok", a reason, "shown"...
+    std::string yes;                          // the outcome once past the permission check
+    const char* pattern;
+    std::string no = "not_permitted";
+  };
+  Row command(std::string what, Command op, std::string yes, const char* pattern) {
+    return Row{std::move(what), [op](Client& c) { return outcome(c.submit(op)); }, std::move(yes), pattern};
+  }
+  Row query(std::string what, QueryOp op, const char* pattern) {
+    return Row{std::move(what), [op](Client& c) { return outcome(c.query(op)); }, "ok", pattern};
+  }
+
+  /// Every cell that differs from its expectation, one line each.
+  std::string mismatches(const std::vector<Row>& rows) {
+    std::string out;
+    for (const auto& row : rows)
+      for (std::size_t i = 0; i < callers_.size(); ++i) {
+        const char want = row.pattern[i];
+        const std::string expected = want == 'Y' ? row.yes : want == 'H' ? "hidden" : row.no;
+        const std::string got = row.run(*clients_[i]);
+        if (got != expected)
+          out += row.what + ", caller " + std::string(1, static_cast<char>('A' + i)) + ": " + got + ", expected " +
+                 expected + "\n";
+      }
+    return out;
+  }
+
+  Id r7_ = 0, r8_ = 0, ru_ = 0, to7_ = 0, to8_ = 0;
+  std::map<std::string, Id> retired_;
+  std::vector<Caller> callers_;
+  std::vector<std::unique_ptr<Client>> clients_;
+};
+
+TEST_F(ScopeTest, EveryCommandAppliesPidScopeAndGrantScope) {
+  const auto turn = [](Id pid) { return Turn{pid, 999, std::nullopt, std::nullopt, std::nullopt, {}, {}, {}, {}, std::nullopt}; };
+  const std::vector<Row> rows = {
+      // Administration acts on the realm as a whole.
+      command("create_principal", CreatePrincipal{1, PublicKey{}, RealmScope{}, Permissions{kInspect}, std::nullopt, std::nullopt},
+              "subject_taken", kRealm),
+      command("create_role", CreateRole{{"ops"}, std::nullopt}, "role_name_taken", kRealm),
+      command("bind_credential", BindCredential{1, 9999, std::nullopt}, "unknown_role", kRealm),
+      command("unbind_credential", UnbindCredential{1, 1, std::nullopt}, "private_role", kRealm),
+      command("grant", Grant{9999, RealmScope{}, Permissions{kInspect}, std::nullopt}, "unknown_role", kRealm),
+      command("revoke_grant", RevokeGrant{1, std::nullopt}, "root_grant", kRealm),
+      command("revoke_principal", RevokePrincipal{1, std::nullopt}, "root_principal", kRealm),
+      // Resources: pid_admin at the lifetime owner's PID, or at the realm without one.
+      command("create_resource owned by 7", CreateResource{{"r7"}, 7}, "name_taken", kPid7),
+      command("create_resource owned by 8", CreateResource{{"r8"}, 8}, "name_taken", kPid8),
+      command("create_resource unowned", CreateResource{{"ru"}, std::nullopt}, "name_taken", kRealm),
+      command("retire_resource owned by 7", RetireResource{retired_["x7"]}, "already_retired", kPid7),
+      command("retire_resource owned by 8", RetireResource{retired_["x8"]}, "already_retired", kPid8),
+      command("retire_resource unowned", RetireResource{retired_["xu"]}, "already_retired", kRealm),
+      // Processes: the right at the PID, and for associate inspect on the resource too.
+      command("create 7", CreateProcess{7, {}}, "subject_taken", kPid7),
+      command("create 8", CreateProcess{8, {}}, "subject_taken", kPid8),
+      command("associate r7 to 7", Associate{7, {"doc"}, r7_}, "association_exists", kAssociate7),
+      command("associate r8 to 7", Associate{7, {"doc"}, r8_}, "association_exists", kRealm),
+      command("associate ru to 7", Associate{7, {"doc"}, ru_}, "association_exists", kRealm),
+      command("associate r8 to 8", Associate{8, {"doc"}, r8_}, "association_exists", kPid8),
+      command("initialize 7", Initialize{7, 0}, "already_initialized", kPid7),
+      command("initialize 8", Initialize{8, 0}, "already_initialized", kPid8),
+      command("own 7", Own{7, 999}, "not_idle", kPid7),  // the root owns it
+      command("own 8", Own{8, 999}, "stale_generation", kPid8),
+      command("send 7", Send{7, value("s")}, "ok", kPid7),
+      command("send 8", Send{8, value("s")}, "ok", kPid8),
+      command("turn 7", turn(7), "not_owner", kPid7),
+      command("turn 8", turn(8), "not_owner", kPid8),
+      command("fail_turn 7", FailTurn{7, 999, 1, {""}}, "not_owner", kPid7),
+      command("fail_turn 8", FailTurn{8, 999, 1, {""}}, "not_owner", kPid8),
+      command("retry 7", Retry{7, 999, 1}, "not_blocked", kPid7),
+      command("retry 8", Retry{8, 999, 1}, "not_blocked", kPid8),
+      command("suspend 7", Suspend{7, 999, clock_.now_ms() + 60'000}, "stale_generation", kPid7),
+      command("suspend 8", Suspend{8, 999, clock_.now_ms() + 60'000}, "stale_generation", kPid8),
+      command("resume 7", Resume{7, 999}, "not_suspended", kPid7),
+      command("resume 8", Resume{8, 999}, "not_suspended", kPid8),
+      command("deliver into 7", Deliver{to7_}, "resolved", kPid7),
+      command("deliver into 8", Deliver{to8_}, "resolved", kPid8),
+  };
+  EXPECT_EQ(mismatches(rows), "");
+}
+
+TEST_F(ScopeTest, EveryQueryAppliesPidScopeAndGrantScope) {
+  const auto shown = [](Id resource) {
+    return [resource](Client& c) {
+      auto r = c.query(ListResources{std::nullopt});
+      if (!r.ok()) return outcome(r);
+      for (const auto& info : std::get<ResourcePage>(r->result).items.items)
+        if (info.resource == resource) return std::string("shown");
+      return std::string("absent");
+    };
+  };
+  const auto lookup = [](Id pid) {
+    return [pid](Client& c) {
+      auto r = c.query(AssociationLookup{pid, {"doc"}});
+      if (!r.ok()) return outcome(r);
+      return std::string(std::get<LookupResult>(r->result).association ? "visible" : "hidden");
+    };
+  };
+  const auto entries = [](Id resource) {
+    return ReadEntries{resource, std::nullopt, std::nullopt, slots({"k"})};
+  };
+  std::vector<Row> rows = {
+      query("identity", IdentityQuery{}, kHome),
+      query("capabilities", CapabilitiesQuery{}, "YYYYYYY"),
+      query("decision", DecisionQuery{1, RealmScope{}, Permissions{kInspect}}, kHome),
+      Row{"list_resources shows r7", shown(r7_), "shown", kRes7, "absent"},
+      Row{"list_resources shows r8", shown(r8_), "shown", kElsewhere, "absent"},
+      Row{"list_resources shows ru", shown(ru_), "shown", kElsewhere, "absent"},
+      query("list_associations 7", ListAssociations{7, std::nullopt}, kPid7),
+      query("list_associations 8", ListAssociations{8, std::nullopt}, kPid8),
+      Row{"association_lookup 7 doc", lookup(7), "visible", kLookup7},
+      Row{"association_lookup 8 doc", lookup(8), "visible", kPid8},
+      query("read_access r7", ReadAccess{r7_}, kRes7),
+      query("read_access r8", ReadAccess{r8_}, kElsewhere),
+      query("read_access ru", ReadAccess{ru_}, kElsewhere),
+      query("read_entries r7", entries(r7_), kRes7),
+      query("read_entries r8", entries(r8_), kElsewhere),
+      query("read_entries ru", entries(ru_), kElsewhere),
+      query("list_entries r7", ListEntries{CurrentBasis{r7_, 1}, std::nullopt, std::nullopt}, kRes7),
+      query("list_entries r8", ListEntries{CurrentBasis{r8_, 1}, std::nullopt, std::nullopt}, kElsewhere),
+      query("list_entries ru", ListEntries{CurrentBasis{ru_, 1}, std::nullopt, std::nullopt}, kElsewhere),
+      query("process 7", ProcessRead{7}, kPid7),
+      query("process 8", ProcessRead{8}, kPid8),
+  };
+  Row block7 = query("read_block r7", ReadBlock{CurrentBasis{r7_, 1}, key("b")}, kRes7);
+  block7.yes = "unknown_block";
+  rows.push_back(block7);
+  Row block8 = query("read_block r8", ReadBlock{CurrentBasis{r8_, 1}, key("b")}, kElsewhere);
+  block8.yes = "unknown_block";
+  rows.push_back(block8);
+  EXPECT_EQ(mismatches(rows), "");
+}
+
+TEST_F(ScopeTest, APidScopedIdentityShowsTheBitsHeldAtItsPid) {
+  for (const std::size_t scoped : {3, 4}) {  // D (a realm grant) and E (a PID 7 grant), both scoped to 7
+    auto me = clients_[scoped]->identity();
+    ASSERT_TRUE(me.ok()) << me.error().message;
+    EXPECT_EQ(me->pid_scope, std::optional<Id>(7));
+    EXPECT_EQ(me->permissions.bits, kAllPermissions) << scoped;
+  }
+  auto unscoped = clients_[0]->identity();
+  ASSERT_TRUE(unscoped.ok());
+  EXPECT_EQ(unscoped->permissions.bits, kAllPermissions);  // A: realm-wide
+}
+
+// The decision query answers what the node would decide: a PID-scoped
+// principal's realm grant reaches only its own PID and what that PID reaches.
+TEST_F(ScopeTest, DecisionsApplyTheSubjectsPidScope) {
+  const std::vector<std::pair<Scope, const char*>> scopes = {
+      {RealmScope{}, kRealm}, {PidScope{7}, kPid7}, {PidScope{8}, kPid8},
+      {ResourceScope{r7_}, kRes7}, {ResourceScope{r8_}, kElsewhere}, {ResourceScope{ru_}, kElsewhere}};
+  std::string out;
+  for (const auto& [scope, pattern] : scopes)
+    for (std::size_t i = 0; i < callers_.size(); ++i) {
+      auto d = admin_->decision(callers_[i].id, scope, Permissions{kInspect});
+      ASSERT_TRUE(d.ok()) << d.error().message;
+      if (d->allowed != (pattern[i] == 'Y'))
+        out += to_json(scope) + ", caller " + std::string(1, static_cast<char>('A' + i)) + ": " +
+               (d->allowed ? "allowed" : "denied") + "\n";
+    }
+  EXPECT_EQ(out, "");
+}
+
+}  // namespace
+}  // namespace cowboy::transit
