@@ -234,15 +234,19 @@ TEST_F(StateTest, AViewReadsItsCapturedRootAfterChangesAndIsDeniedAfterRevocatio
 TEST_F(StateTest, AViewExtendsNoLifetime) {
   const Id doc = resource("doc");
   process(doc);
+  // A resource the process is associated with but does not require, so that
+  // it may retire while the process runs (decision 36a).
+  const Id notes = resource("notes");
+  accept(*admin_, Associate{kPid, {"notes"}, notes});
   const Id generation = fill(doc, 0);
   auto turn = ok<TurnPublished>(admin_->submit(
-      Turn{kPid, generation, std::nullopt, doc, std::nullopt, {{{key("a"), value("one")}}}, {}, {{doc}}, {}, std::nullopt}));
+      Turn{kPid, generation, std::nullopt, notes, std::nullopt, {{{key("a"), value("one")}}}, {}, {{notes}}, {}, std::nullopt}));
   ASSERT_EQ(turn.views.items.size(), 1u);
-  accept(*admin_, RetireResource{doc});
-  auto retired = query_refused(*admin_, ReadEntries{doc, std::nullopt, turn.views.items[0], slots({"a"})});
+  accept(*admin_, RetireResource{notes});
+  auto retired = query_refused(*admin_, ReadEntries{notes, std::nullopt, turn.views.items[0], slots({"a"})});
   EXPECT_EQ(retired.reason, Reason::kLifetimeEnded);
   // The name stays reserved after retirement.
-  EXPECT_EQ(refused(admin_->submit(CreateResource{{"doc"}, std::nullopt})).reason, Reason::kNameTaken);
+  EXPECT_EQ(refused(admin_->submit(CreateResource{{"notes"}, std::nullopt})).reason, Reason::kNameTaken);
 }
 
 TEST_F(StateTest, EachTurnBoundPlusOneIsRefusedAndNothingPartialIsPublished) {

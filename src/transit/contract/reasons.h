@@ -145,6 +145,7 @@ constexpr int http_status(RejectionCode code) {
   X(kRetired, "retired", kInvalidProposal, "the process is permanently retired")                                     \
   X(kStaleGeneration, "stale_generation", kConflict, "the process is at another generation")                         \
   X(kMissingDependency, "missing_dependency", kInvalidProposal, "a required association is missing or its lifetime ended") \
+  X(kNotQuiescent, "not_quiescent", kConflict, "a process requiring the resource, or a borrower of it, is active") \
   X(kAlreadyInitialized, "already_initialized", kInvalidProposal, "the process is initialized")                      \
   X(kNotIdle, "not_idle", kInvalidProposal, "only an idle process can be owned")                                     \
   X(kUninitialized, "uninitialized", kInvalidProposal, "the process is not initialized")                             \

@@ -489,10 +489,12 @@ struct ResourceAccess {
 };
 template <typename V> void fields(V& v, ResourceAccess& t) { v("resource", t.resource); }
 
-enum class ProcessState : std::uint8_t { kUninitialized, kIdle, kOwned, kBlocked, kSuspended, kRetired };
+/// A process read's current state (decisions 32-36); `fenced`: a required
+/// dependency is gone, so it cannot execute, though nothing has retired it yet.
+enum class ProcessState : std::uint8_t { kUninitialized, kIdle, kOwned, kBlocked, kSuspended, kRetired, kFenced };
 template <> struct EnumTraits<ProcessState> {
-  static constexpr std::array<std::string_view, 6> kNames = {"uninitialized", "idle",      "owned",
-                                                             "blocked",       "suspended", "retired"};
+  static constexpr std::array<std::string_view, 7> kNames = {"uninitialized", "idle",    "owned", "blocked",
+                                                             "suspended",     "retired", "fenced"};
 };
 
 enum class OutputState : std::uint8_t { kPending, kDelivered, kDisposed };

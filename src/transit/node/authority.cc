@@ -47,9 +47,13 @@ Authority::Authority(Genesis genesis, Published published)
       outputs_(std::move(published.outputs)),
       effects_(std::move(published.effects)) {
   for (const auto& [id, g] : grants_) grants_by_role_.insert({g.role, id});
-  for (const auto& [id, r] : resources_) resource_names_[r.info.name.value] = id;
+  for (const auto& [id, r] : resources_) {
+    resource_names_[r.info.name.value] = id;
+    if (r.info.owner) lifetime_of_[*r.info.owner].insert(id);
+  }
   for (auto& a : published.associations) {
     association_names_[{a.pid, a.name.value}] = a.revision;
+    associated_by_[a.resource].insert(a.pid);
     associations_[{a.pid, a.revision}] = std::move(a);
   }
   for (const auto& [id, o] : outputs_)

@@ -198,6 +198,13 @@ class Authority {
   /// The state the last decision left, before trusted time or dependencies judge it.
   static ProcessState recorded_state(const ProcessRecord& p);
   std::optional<Refusal> check_required(const ProcessRecord& p, std::uint64_t now_ms) const;
+  /// Whether one of `p`'s required names is associated with `resource`.
+  bool requires_resource(const ProcessRecord& p, Id resource) const;
+  /// Initialized, neither retired nor fenced, and owned or holding admitted input (decision 36a).
+  bool active(const ProcessRecord& p, std::uint64_t now_ms) const;
+  /// Retiring `resource` changes the required topology of the processes that
+  /// require it: refused while one of them, or one of its borrowers, is active.
+  std::optional<Refusal> check_quiescent(Id resource, std::uint64_t now_ms) const;
   std::optional<Refusal> check_executor(Id caller, const ProcessRecord& p, Id generation, std::uint64_t now_ms) const;
   const Association* associated(Id pid, Id resource) const;
   const Association* associated(Id pid, std::string_view name) const;
@@ -229,6 +236,8 @@ class Authority {
   std::map<Id, ProcessRecord> processes_;
   std::map<std::pair<Id, Id>, Association> associations_;  // (pid, association revision)
   std::map<std::pair<Id, std::string>, Id> association_names_;  // (pid, name) -> revision
+  std::map<Id, std::set<Id>> associated_by_;  // resource -> the PIDs associated with it (derived)
+  std::map<Id, std::set<Id>> lifetime_of_;    // PID -> the resources whose lifetime owner it is (derived)
   std::map<Id, ViewRecord> views_;
   std::map<Id, OutputRecord> outputs_;
   std::map<std::pair<Id, Id>, std::set<Id>> pending_routes_;  // (source, destination) -> pending outputs, FIFO

@@ -25,8 +25,13 @@ bool Authority::retired(const ProcessRecord& p, std::uint64_t now_ms) const {
   return p.retired || (p.resume_by_ms && now_ms > *p.resume_by_ms);
 }
 
+// Judged now: fenced comes before the recorded states, since a process whose
+// required dependency is gone cannot execute, whatever its record says, until
+// the maintenance process materializes its termination (a later issue).
 ProcessState Authority::state_of(const ProcessRecord& p, std::uint64_t now_ms) const {
-  return retired(p, now_ms) ? ProcessState::kRetired : recorded_state(p);
+  if (retired(p, now_ms)) return ProcessState::kRetired;
+  if (p.initialized && check_required(p, now_ms)) return ProcessState::kFenced;
+  return recorded_state(p);
 }
 
 ProcessState Authority::recorded_state(const ProcessRecord& p) {
@@ -47,17 +52,62 @@ std::optional<Refusal> Authority::check_required(const ProcessRecord& p, std::ui
   return std::nullopt;
 }
 
+bool Authority::requires_resource(const ProcessRecord& p, Id resource_id) const {
+  for (const auto& name : p.required.items)
+    if (const auto* a = associated(p.pid, name.value); a && a->resource == resource_id) return true;
+  return false;
+}
+
+bool Authority::active(const ProcessRecord& p, std::uint64_t now_ms) const {
+  switch (state_of(p, now_ms)) {
+    case ProcessState::kUninitialized:
+    case ProcessState::kRetired:
+    case ProcessState::kFenced: return false;
+    case ProcessState::kIdle:
+    case ProcessState::kOwned:
+    case ProcessState::kBlocked:
+    case ProcessState::kSuspended: return p.owner.has_value() || p.head <= p.tail;
+  }
+  return true;
+}
+
+std::optional<Refusal> Authority::check_quiescent(Id resource_id, std::uint64_t now_ms) const {
+  const auto busy = [&](const ProcessRecord& p, const std::string& why) -> std::optional<Refusal> {
+    if (!active(p, now_ms)) return std::nullopt;
+    return Refusal{Reason::kNotQuiescent, "process " + std::to_string(p.pid) + why + " is " +
+                                              (p.owner ? "owned" : "holding admitted input")};
+  };
+  const auto requiring = [&](Id r) {
+    std::vector<const ProcessRecord*> out;
+    if (auto it = associated_by_.find(r); it != associated_by_.end())
+      for (Id pid : it->second)
+        if (const auto& p = processes_.at(pid); requires_resource(p, r)) out.push_back(&p);
+    return out;
+  };
+  for (const auto* owner : requiring(resource_id)) {
+    if (auto refusal = busy(*owner, ", which requires the resource,")) return refusal;
+    // Its borrowers: processes requiring a resource whose lifetime it owns.
+    if (auto it = lifetime_of_.find(owner->pid); it != lifetime_of_.end())
+      for (Id lent : it->second)
+        for (const auto* borrower : requiring(lent))
+          if (borrower != owner)
+            if (auto refusal = busy(*borrower, ", a borrower of process " + std::to_string(owner->pid) + ",")) return refusal;
+  }
+  return std::nullopt;
+}
+
 std::optional<Refusal> Authority::check_executor(Id caller, const ProcessRecord& p, Id generation,
                                                  std::uint64_t now_ms) const {
   if (!(rights(caller, PidScope{p.pid}) & kExecute))
     return Refusal{Reason::kNotPermitted, "requires execute at the process"};
+  if (auto missing = check_required(p, now_ms)) return missing;  // fenced
   const auto state = state_of(p, now_ms);
   if (state != ProcessState::kOwned || p.owner != caller)
     return Refusal{Reason::kNotOwner,
                    "the process is " + std::string(EnumTraits<ProcessState>::kNames[static_cast<int>(state)]) +
                        (state == ProcessState::kOwned ? " by another principal" : "")};
   if (generation != p.generation) return stale_generation(generation, p.generation).error;
-  return check_required(p, now_ms);
+  return std::nullopt;
 }
 
 Result<ProcessRecord*, Refusal> Authority::live_process(Id pid, const Step& step, Permission needs) {
@@ -102,12 +152,12 @@ Result<Outcome, Refusal> Authority::apply(const Own& op, Step& step) {
   auto p = live_process(op.pid, step, kExecute);
   if (!p.ok()) return Err{p.error()};
   auto& process = **p;
+  if (auto missing = check_required(process, step.now_ms)) return Err{*missing};  // fenced
   const auto state = state_of(process, step.now_ms);
   if (state != ProcessState::kIdle)
     return refuse(Reason::kNotIdle,
                   "the process is " + std::string(EnumTraits<ProcessState>::kNames[static_cast<int>(state)]));
   if (op.generation != process.generation) return stale_generation(op.generation, process.generation);
-  if (auto missing = check_required(process, step.now_ms)) return Err{*missing};
   process.owner = step.caller;
   process.generation += 1;  // a previous owner's prepared turns no longer match
   step.touched.processes.push_back(op.pid);

@@ -77,6 +77,7 @@ Result<Authority::Selected, Refusal> Authority::select(const ReadCtx& ctx, Id re
   if (!p || retired(*p, ctx.now_ms)) return refuse(Reason::kViewExpired, "the view's process is retired");
   if (p->owner != ctx.caller || !(rights(ctx.caller, PidScope{v->pid}) & kExecute))
     return refuse(Reason::kNotExecutor, "views are read by their process's current executor");
+  if (auto missing = check_required(*p, ctx.now_ms)) return Err{*missing};  // a fenced process reads no view
   return Selected{&r, v->revision, v->view};
 }
 
@@ -104,6 +105,7 @@ Result<Outcome, Refusal> Authority::apply(const CreateResource& op, Step& step) 
   const Id id = head_.next_resource++;
   resources_[id] = ResourceRecord{ResourceInfo{id, op.name, op.owner, 1, false}, step.position, step.position};
   resource_names_[op.name.value] = id;
+  if (op.owner) lifetime_of_[*op.owner].insert(id);
   head_.resources_position = step.position;
   step.touched.resources.push_back(id);
   return Outcome{ResourceCreated{id, 1}};
@@ -117,6 +119,7 @@ Result<Outcome, Refusal> Authority::apply(const RetireResource& op, Step& step) 
   if (!(rights(step.caller, scope) & kPidAdmin))
     return refuse(Reason::kNotPermitted, "requires pid_admin at the owner's scope");
   if (info.retired) return refuse(Reason::kAlreadyRetired, "the resource is retired");
+  if (auto busy = check_quiescent(op.resource, step.now_ms)) return Err{*busy};
   info.retired = true;  // the name stays reserved
   it->second.changed_at = step.position;
   head_.resources_position = step.position;
@@ -137,6 +140,7 @@ Result<Outcome, Refusal> Authority::apply(const Associate& op, Step& step) {
   const Id revision = head_.next_association++;
   associations_[{op.pid, revision}] = Association{op.pid, op.name, op.resource, revision};
   association_names_[{op.pid, op.name.value}] = revision;
+  associated_by_[op.resource].insert(op.pid);
   (*p)->associations_position = step.position;
   step.touched.associations.push_back({op.pid, revision});
   step.touched.processes.push_back(op.pid);

@@ -1,0 +1,111 @@
+// The rules a running process relies on, over real HTTP: its required
+// dependencies change only while it and its borrowers are quiescent; a
+// process whose dependency ends anyway is reported fenced and its views are
+// not read; termination fences its undelivered outputs; an effect intent
+// names an executor with effect permission and a finite deadline; and a
+// delivery to a retired destination disposes of the output.
+#include <gtest/gtest.h>
+
+#include "state_fixture.h"
+
+namespace cowboy::transit {
+namespace {
+
+class LifecycleTest : public StateTest {
+ protected:
+  Turn empty_turn(Id pid, Id generation) {
+    return Turn{pid, generation, std::nullopt, std::nullopt, std::nullopt, {}, {}, {}, {}, std::nullopt};
+  }
+  /// `pid`, requiring each name, associated with its resource and initialized (generation 1).
+  void process_with(Id pid, const std::vector<std::pair<std::string, Id>>& required) {
+    CreateProcess create{pid, {}};
+    for (const auto& [name, r] : required) create.required.items.push_back({name});
+    accept(*admin_, create);
+    for (const auto& [name, r] : required) accept(*admin_, Associate{pid, {name}, r});
+    accept(*admin_, Initialize{pid, 0});
+  }
+  Rejection refused_as(Client& c, Command op, RejectionCode code, Reason reason) {
+    auto r = refused(c.submit(std::move(op)));
+    EXPECT_EQ(r.code, code) << name_of(reason);
+    EXPECT_EQ(r.reason, reason);
+    return r;
+  }
+};
+
+// "Active": initialized, neither retired nor fenced, and owned (an executor
+// may be in a turn) or holding admitted input not yet consumed. "Borrower" of
+// a process: another process that requires a resource whose lifetime owner it is.
+TEST_F(LifecycleTest, ARequiredResourceRetiresOnlyWhileItsDependentsAndTheirBorrowersAreQuiescent) {
+  const Id doc = resource("doc");
+  const Id lib = resource("lib");
+  process_with(7, {{"doc", doc}, {"lib", lib}});
+  const Id shared = resource("shared", 7);  // owned by 7, required by 8: 8 borrows from 7
+  process_with(8, {{"shared", shared}});
+  const Id owned = ok<ProcessChanged>(admin_->submit(Own{7, 1})).generation;
+
+  // The owner is active: its required resource stays.
+  refused_as(*admin_, RetireResource{lib}, RejectionCode::kConflict, Reason::kNotQuiescent);
+  auto running = process_info(*admin_, 7);
+  EXPECT_EQ(running.state, ProcessState::kOwned);
+  accept(*admin_, empty_turn(7, owned));  // and it runs on
+
+  // The owner quiescent (suspended, nothing admitted), its borrower owned: still refused.
+  accept(*admin_, Suspend{7, owned, clock_.now_ms() + 60'000});
+  accept(*admin_, Own{8, 1});
+  refused_as(*admin_, RetireResource{lib}, RejectionCode::kConflict, Reason::kNotQuiescent);
+  // Both quiescent: the change is accepted, and the owner is fenced by it.
+  accept(*admin_, Suspend{8, 2, clock_.now_ms() + 60'000});
+  accept(*admin_, RetireResource{lib});
+  EXPECT_EQ(process_info(*admin_, 7).state, ProcessState::kFenced);
+  EXPECT_EQ(process_info(*admin_, 8).state, ProcessState::kSuspended);  // its own dependency is live
+  refused_as(*admin_, Resume{7, owned}, RejectionCode::kInvalidProposal, Reason::kMissingDependency);
+
+  // Admitted input is work too: an idle process with a queued input is active.
+  const Id aux = resource("aux");
+  process_with(9, {{"aux", aux}});
+  accept(*admin_, Send{9, value("queued")});
+  refused_as(*admin_, RetireResource{aux}, RejectionCode::kConflict, Reason::kNotQuiescent);
+  EXPECT_EQ(process_info(*admin_, 9).state, ProcessState::kIdle);
+  // A resource no process requires retires at once, whatever the processes do.
+  const Id loose = resource("loose");
+  accept(*admin_, Associate{9, {"extra"}, loose});
+  accept(*admin_, RetireResource{loose});
+}
+
+// A required dependency can still end without a command: its lifetime owner
+// retires when its suspension expires. The dependent is then fenced: reported
+// so (not "owned"), its views are not read, and it runs no turn.
+TEST_F(LifecycleTest, AProcessWhoseDependencyEndedIsReportedFencedAndItsViewsAreNotRead) {
+  const Id doc = resource("doc");
+  process_with(9, {});
+  const Id lib = resource("lib", 9);  // lives while process 9 does
+  process_with(7, {{"doc", doc}, {"lib", lib}});
+  const Id generation = ok<ProcessChanged>(admin_->submit(Own{7, 1})).generation;
+  Turn with_view = empty_turn(7, generation);
+  with_view.resource = doc;
+  with_view.mutations.items.push_back({key("a"), value("one")});
+  with_view.views.items.push_back(doc);
+  const Id view = ok<TurnPublished>(admin_->submit(with_view)).views.items.at(0);
+  accept(*admin_, Send{7, value("next")});
+  EXPECT_EQ(answer<EntryBatch>(*admin_, ReadEntries{doc, std::nullopt, view, slots({"a"})}).view, view);
+
+  const Id deadline = clock_.now_ms() + 1000;
+  accept(*admin_, Suspend{9, 1, deadline});
+  clock_.set(deadline + 1);  // 9 retires for good, and lib's lifetime ends with it
+
+  auto fenced = process_info(*admin_, 7);
+  EXPECT_EQ(fenced.state, ProcessState::kFenced);
+  EXPECT_EQ(fenced.owner, std::optional<Id>(1));  // the recorded owner, no readiness claim
+  EXPECT_FALSE(fenced.input);                     // its next input is not released
+  // Every read through its view rechecks the dependencies.
+  EXPECT_EQ(query_refused(*admin_, ReadEntries{doc, std::nullopt, view, slots({"a"})}).reason, Reason::kMissingDependency);
+  EXPECT_EQ(query_refused(*admin_, ListEntries{ViewBasis{view}, std::nullopt, std::nullopt}).reason,
+            Reason::kMissingDependency);
+  EXPECT_EQ(query_refused(*admin_, ReadBlock{ViewBasis{view}, key("b")}).reason, Reason::kMissingDependency);
+  // The resource itself is still readable on its current basis: only its view is the process's.
+  EXPECT_EQ(answer<EntryBatch>(*admin_, ReadEntries{doc, std::nullopt, std::nullopt, slots({"a"})}).revision, 2u);
+  refused_as(*admin_, empty_turn(7, generation), RejectionCode::kInvalidProposal, Reason::kMissingDependency);
+}
+
+}  // namespace
+}  // namespace cowboy::transit
