@@ -107,5 +107,83 @@ TEST_F(LifecycleTest, AProcessWhoseDependencyEndedIsReportedFencedAndItsViewsAre
   refused_as(*admin_, empty_turn(7, generation), RejectionCode::kInvalidProposal, Reason::kMissingDependency);
 }
 
+// Termination (here, an expired suspension) fences the unattempted work of
+// the source at once: its undelivered outputs are never delivered.
+TEST_F(LifecycleTest, TerminationFencesTheUndeliveredOutputsOfItsSource) {
+  const Id doc = resource("doc");
+  const Id inbox = resource("inbox");
+  process_with(7, {{"doc", doc}});
+  process_with(8, {{"inbox", inbox}});
+  const Id generation = ok<ProcessChanged>(admin_->submit(Own{7, 1})).generation;
+  Turn outputs = empty_turn(7, generation);
+  outputs.outputs.items = {{8, value("one")}, {8, value("two")}};
+  const auto published = ok<TurnPublished>(admin_->submit(outputs));
+  const Id first = published.outputs.items.at(0), second = published.outputs.items.at(1);
+  EXPECT_EQ(ok<Delivered>(admin_->submit(Deliver{first})).input, std::optional<Id>(1));
+
+  const Id deadline = clock_.now_ms() + 1000;
+  accept(*admin_, Suspend{7, generation, deadline});
+  clock_.set(deadline + 1);
+  EXPECT_EQ(process_info(*admin_, 7).state, ProcessState::kRetired);
+  refused_as(*admin_, Deliver{second}, RejectionCode::kInvalidProposal, Reason::kSourceTerminated);
+  EXPECT_EQ(process_info(*admin_, 8).tail, 1u);  // only the output delivered before termination
+}
+
+// A delivery into a retired destination admits nothing: the output is
+// disposed of, its route released, and it cannot be resolved twice.
+TEST_F(LifecycleTest, ADeliveryToARetiredDestinationDisposesOfTheOutputAndReleasesTheRoute) {
+  const Id doc = resource("doc");
+  const Id inbox = resource("inbox");
+  process_with(7, {{"doc", doc}});
+  process_with(8, {{"inbox", inbox}});
+  const Id generation = ok<ProcessChanged>(admin_->submit(Own{7, 1})).generation;
+  Turn outputs = empty_turn(7, generation);
+  outputs.outputs.items = {{8, value("one")}, {8, value("two")}};
+  const auto published = ok<TurnPublished>(admin_->submit(outputs));
+  const Id first = published.outputs.items.at(0), second = published.outputs.items.at(1);
+  refused_as(*admin_, Deliver{second}, RejectionCode::kConflict, Reason::kRouteOrder);
+
+  const Id deadline = clock_.now_ms() + 1000;
+  accept(*admin_, Suspend{8, 1, deadline});
+  clock_.set(deadline + 1);
+  const auto disposed = ok<Delivered>(admin_->submit(Deliver{first}));
+  EXPECT_EQ(disposed.pid, 8u);
+  EXPECT_FALSE(disposed.input);  // disposed of, not admitted
+  EXPECT_FALSE(ok<Delivered>(admin_->submit(Deliver{second})).input);  // the route was released
+  refused_as(*admin_, Deliver{first}, RejectionCode::kInvalidProposal, Reason::kResolved);
+  const auto destination = process_info(*admin_, 8);
+  EXPECT_EQ(destination.state, ProcessState::kRetired);
+  EXPECT_EQ(destination.tail, 0u);  // nothing entered its mailbox
+}
+
+// An effect intent is captured only with an executor that holds `effect` at
+// the caller's PID (within its own PID scope) and, since every process here
+// is a finite caller, a reconciliation deadline after trusted time now.
+TEST_F(LifecycleTest, AnEffectIntentNeedsAnExecutorWithEffectPermissionAndAFiniteDeadline) {
+  const Id doc = resource("doc");
+  process_with(7, {{"doc", doc}});
+  const Id generation = ok<ProcessChanged>(admin_->submit(Own{7, 1})).generation;
+  principal(30, 130, RealmScope{}, kInspect | kRead);              // no effect anywhere
+  principal(31, 131, PidScope{7}, kEffect);                        // effect at 7
+  principal(32, 132, RealmScope{}, kEffect, /*pid_scope=*/8);      // effect, but scoped to 8
+  principal(33, 133, PidScope{7}, kEffect);
+  accept(*admin_, RevokePrincipal{33, std::nullopt});
+  const Id later = clock_.now_ms() + 60'000;
+  const auto with_effect = [&](Id executor, std::optional<Id> deadline) {
+    Turn t = empty_turn(7, generation);
+    t.effect = EffectIntent{executor, deadline, Hex<256>{{1, 2, 3}}};
+    return t;
+  };
+  refused_as(*admin_, with_effect(30, std::nullopt), RejectionCode::kInvalidProposal, Reason::kExecutorNotPermitted);
+  refused_as(*admin_, with_effect(30, later), RejectionCode::kInvalidProposal, Reason::kExecutorNotPermitted);
+  refused_as(*admin_, with_effect(32, later), RejectionCode::kInvalidProposal, Reason::kExecutorNotPermitted);
+  refused_as(*admin_, with_effect(33, later), RejectionCode::kInvalidProposal, Reason::kExecutorNotPermitted);
+  refused_as(*admin_, with_effect(99, later), RejectionCode::kInvalidProposal, Reason::kUnknownExecutor);
+  refused_as(*admin_, with_effect(31, std::nullopt), RejectionCode::kInvalidProposal, Reason::kDeadlineRequired);
+  refused_as(*admin_, with_effect(31, clock_.now_ms()), RejectionCode::kInvalidProposal, Reason::kDeadlinePassed);
+  const auto captured = ok<TurnPublished>(admin_->submit(with_effect(31, later)));
+  EXPECT_EQ(captured.effect, std::optional<Id>(1));  // the first effect: every refusal above left nothing
+}
+
 }  // namespace
 }  // namespace cowboy::transit

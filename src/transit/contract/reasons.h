@@ -156,6 +156,8 @@ constexpr int http_status(RejectionCode code) {
   X(kBlockExists, "block_exists", kInvalidProposal, "blocks are immutable once written")                             \
   X(kUnknownDestination, "unknown_destination", kInvalidProposal, "an output to no process")                         \
   X(kUnknownExecutor, "unknown_executor", kInvalidProposal, "an effect intent names no principal")                   \
+  X(kExecutorNotPermitted, "executor_not_permitted", kInvalidProposal, "an effect's executor holds no effect permission at the PID") \
+  X(kDeadlineRequired, "deadline_required", kInvalidProposal, "an effect of a finite caller needs a reconciliation deadline") \
   X(kNotBlocked, "not_blocked", kInvalidProposal, "retry of a process that is not blocked")                          \
   X(kFailureMismatch, "failure_mismatch", kInvalidProposal, "retry names another input than the recorded failure")   \
   X(kSuspended, "suspended", kInvalidProposal, "the process is suspended")                                           \
@@ -163,6 +165,7 @@ constexpr int http_status(RejectionCode code) {
   X(kNotSuspended, "not_suspended", kInvalidProposal, "resume of a process that is not suspended")                   \
   X(kUnknownOutput, "unknown_output", kInvalidProposal, "no such output")                                            \
   X(kResolved, "resolved", kInvalidProposal, "the output is delivered or disposed of")                               \
+  X(kSourceTerminated, "source_terminated", kInvalidProposal, "the output's source is retired: termination fenced it") \
   X(kRouteOrder, "route_order", kConflict, "an older output of the same route is unresolved")
 
 enum class Reason : std::uint8_t {

@@ -206,6 +206,7 @@ class Authority {
   /// require it: refused while one of them, or one of its borrowers, is active.
   std::optional<Refusal> check_quiescent(Id resource, std::uint64_t now_ms) const;
   std::optional<Refusal> check_executor(Id caller, const ProcessRecord& p, Id generation, std::uint64_t now_ms) const;
+  std::optional<Refusal> check_effect(const EffectIntent& effect, Id pid, std::uint64_t now_ms) const;
   const Association* associated(Id pid, Id resource) const;
   const Association* associated(Id pid, std::string_view name) const;
   /// A process that exists, is not retired, and on which the caller holds `needs`.

@@ -209,8 +209,8 @@ Result<Outcome, Refusal> Authority::apply(const Turn& op, Step& step) {
   for (const auto& o : op.outputs.items)
     if (!this->process(o.destination))
       return refuse(Reason::kUnknownDestination, "no process " + std::to_string(o.destination));
-  if (op.effect && !principal(op.effect->executor))
-    return refuse(Reason::kUnknownExecutor, "no such effect executor");
+  if (op.effect)
+    if (auto refusal = check_effect(*op.effect, op.pid, step.now_ms)) return Err{*refusal};
 
   // Every rule held: publish it all in this one decision.
   TurnPublished published{op.pid, process.generation, std::nullopt, op.resource, std::nullopt, {}, {}, std::nullopt};
@@ -253,6 +253,19 @@ Result<Outcome, Refusal> Authority::apply(const Turn& op, Step& step) {
   }
   step.touched.processes.push_back(op.pid);
   return Outcome{std::move(published)};
+}
+
+// Every process here is a finite caller (any can retire: an expired
+// suspension, a lifetime owner's end), so every intent needs a finite
+// reconciliation deadline, and its executor the effect permission at the
+// caller's PID, within the executor's own PID scope (decision 11).
+std::optional<Refusal> Authority::check_effect(const EffectIntent& effect, Id pid, std::uint64_t now_ms) const {
+  if (!principal(effect.executor)) return Refusal{Reason::kUnknownExecutor, "no such effect executor"};
+  if (!(rights(effect.executor, PidScope{pid}) & kEffect))
+    return Refusal{Reason::kExecutorNotPermitted, "the executor holds no effect permission at the process"};
+  if (!effect.deadline_ms) return Refusal{Reason::kDeadlineRequired, "a finite caller's effect needs a reconciliation deadline"};
+  if (*effect.deadline_ms <= now_ms) return Refusal{Reason::kDeadlinePassed, "the reconciliation deadline must be in the future"};
+  return std::nullopt;
 }
 
 Result<Outcome, Refusal> Authority::apply(const FailTurn& op, Step& step) {
@@ -323,6 +336,10 @@ Result<Outcome, Refusal> Authority::apply(const Deliver& op, Step& step) {
     return refuse(Reason::kNotPermitted, "requires courier at the destination");
   if (out.state != OutputState::kPending)
     return refuse(Reason::kResolved, "the output is delivered or disposed of");
+  // Termination fences the source's unattempted work at once; the record stays
+  // pending until the maintenance process materializes its disposition.
+  if (const auto& source = processes_.at(out.source); retired(source, step.now_ms))
+    return refuse(Reason::kSourceTerminated, "process " + std::to_string(out.source) + " is retired");
   auto& route = pending_routes_.at({out.source, out.destination});
   if (*route.begin() != op.output)
     return refuse(Reason::kRouteOrder,
