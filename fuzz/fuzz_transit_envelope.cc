@@ -1,7 +1,8 @@
 // Transit's strict JSON decoder and the two signed envelopes (a command with
 // any block bodies after it), as any HTTP client can reach them, plus the answers a client decodes. The first byte
 // picks the type. Whatever decodes is canonical: its spelling is the input,
-// byte for byte; whatever is refused names a catalogued rule.
+// byte for byte; whatever is refused names a catalogued rule in a Rejection
+// that is itself valid JSON.
 #include <cstdlib>
 
 #include "transit/contract/envelope.h"
@@ -9,14 +10,18 @@
 
 namespace {
 
-bool catalogued(const cowboy::transit::DecodeError& e) {
-  return static_cast<std::size_t>(e.reason) < std::size(cowboy::transit::kReasons);
+// A refusal names a catalogued reason, and the Rejection quoting it is valid
+// JSON (so valid UTF-8) whatever bytes the input held.
+bool answerable(const cowboy::transit::DecodeError& e) {
+  using namespace cowboy::transit;
+  if (static_cast<std::size_t>(e.reason) >= std::size(kReasons)) return false;
+  return from_json<Rejection>(to_json(make_rejection({"dev"}, e.reason, e.message())), kMaxAnswerBytes).ok();
 }
 
 template <typename T, typename Decode> void check(std::string_view text, Decode decode) {
   auto value = decode(text);
   if (!value.ok()) {
-    if (!catalogued(value.error())) std::abort();
+    if (!answerable(value.error())) std::abort();
     return;
   }
   if (cowboy::transit::to_json(*value) != text) std::abort();
@@ -33,7 +38,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
       Digest digest{};
       auto r = decode_command_body(text, &digest);
       if (!r.ok()) {
-        if (!catalogued(r.error())) std::abort();
+        if (!answerable(r.error())) std::abort();
         break;
       }
       if (digest != request_digest(r->request.request)) std::abort();  // the inner text is the canonical request

@@ -212,6 +212,25 @@ TEST_F(ContractTest, EveryRejectionReasonIsCataloguedOnceWithOneCodeAndMeaning) 
   EXPECT_EQ(unknown.error().reason, Reason::kUnknownVariant);
 }
 
+TEST_F(ContractTest, QuotedInputBecomesValidUtf8CutBetweenCharacters) {
+  EXPECT_EQ(json::valid_utf8("plain \xc3\xa9\xe2\x82\xac\xf0\x9f\x98\x80", 100), "plain \xc3\xa9\xe2\x82\xac\xf0\x9f\x98\x80");
+  EXPECT_EQ(json::valid_utf8("d\xffv", 100), "d\\xffv");
+  EXPECT_EQ(json::valid_utf8("\xc0\x80", 100), "\\xc0\\x80");          // overlong
+  EXPECT_EQ(json::valid_utf8("\xed\xa0\x80", 100), "\\xed\\xa0\\x80");  // a surrogate
+  EXPECT_EQ(json::valid_utf8("\xf4\x90\x80\x80", 100), "\\xf4\\x90\\x80\\x80");  // above U+10FFFF
+  EXPECT_EQ(json::valid_utf8("a\xe2\x82", 100), "a\\xe2\\x82");        // a sequence cut short
+  EXPECT_EQ(json::valid_utf8("ab\xc3\xa9", 3), "ab");                    // never half a character
+  EXPECT_EQ(json::valid_utf8("ab\xff", 5), "ab");                         // nor half an escape
+  EXPECT_EQ(json::valid_utf8("ab\xff", 6), "ab\\xff");
+  // A Rejection built from any bytes decodes strictly.
+  const std::string noise = "\xc3" + std::string(600, '\xa9');
+  const Rejection r = make_rejection({"dev"}, Reason::kSyntax, noise);
+  EXPECT_EQ(r.code, RejectionCode::kInvalidRequest);
+  auto back = from_json<Rejection>(to_json(r), kMaxAnswerBytes);
+  ASSERT_TRUE(back.ok()) << back.error().message();
+  EXPECT_LE(back->message.value.size(), 512u);
+}
+
 TEST_F(ContractTest, TheDefinitionIsTheSchemasHash) {
   EXPECT_TRUE(definition().starts_with("transit.v1:"));
   EXPECT_EQ(definition().size(), std::string("transit.v1:").size() + 64);

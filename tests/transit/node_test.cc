@@ -168,6 +168,42 @@ TEST_F(NodeTest, RefusalsComeBeforeTheSignatureCheckAndChangeNothing) {
   EXPECT_EQ(node_->sequencer().stats().refused, 0u);  // none reached the sequencer
 }
 
+// A Rejection is JSON, so valid UTF-8, whatever the request it quotes: an
+// invalid byte is escaped (as the text \xNN), and a message cut to its 512
+// bytes is cut between characters, never inside one.
+TEST_F(NodeTest, ARejectionIsValidUtf8WhateverItQuotes) {
+  start();
+  const std::string text = to_json(sign(root().build(create(2, 100), 1), seed_of(0)));
+  std::string accents;  // 300 two-byte characters
+  for (int i = 0; i < 300; ++i) accents += "\xc3\xa9";
+  struct Case {
+    std::string body;
+    Reason reason;
+  };
+  const std::vector<Case> cases = {
+      {replace(text, R"("realm":"dev")", "\"realm\":\"d\xffv\""), Reason::kSyntax},
+      // Long quotes, at both parities, so that a cut at 512 bytes would fall inside a character.
+      {replace(text, R"("realm":"dev")", "\"realm\":\"" + accents + "\xff\""), Reason::kSyntax},
+      {replace(text, R"("realm":"dev")", "\"realm\":\"a" + accents + "\xff\""), Reason::kSyntax},
+      {replace(text, R"("sequence":1,)", "\"sequence\":1,\"" + accents + "\":1,"), Reason::kUnknownField},
+      {replace(text, R"("sequence":1,)", "\"sequence\":1,\"a" + accents + "\":1,"), Reason::kUnknownField},
+  };
+  for (std::size_t i = 0; i < cases.size(); ++i) {
+    const auto& c = cases[i];
+    auto answer = post("/v1/command", c.body);
+    EXPECT_EQ(answer.status, 400);
+    auto rejection = from_json<Rejection>(answer.body, kMaxAnswerBytes);  // the strict decoder checks UTF-8
+    if (!rejection.ok()) {
+      ADD_FAILURE() << "case " << i << ": " << rejection.error().message();
+      continue;
+    }
+    EXPECT_EQ(rejection->reason, c.reason);
+    EXPECT_EQ(rejection->message.value.find('\xff'), std::string::npos);
+    EXPECT_LE(rejection->message.value.size(), 512u);
+  }
+  EXPECT_NE(rejection_of(post("/v1/command", cases[0].body)).message.value.find("\\xff"), std::string::npos);
+}
+
 TEST_F(NodeTest, ACommandSignatureIsNotAQuerySignature) {
   start();
   const Request r = root().build(create(2, 100), 1);

@@ -27,6 +27,10 @@ std::optional<DecodeError> check_inner(std::string_view body, std::string_view f
 
 }  // namespace
 
+Rejection make_rejection(const Text<1, 64>& realm, Reason reason, std::string_view message) {
+  return Rejection{Version{}, Definition{}, realm, code_of(reason), reason, {json::valid_utf8(message, 512)}};
+}
+
 Result<SignedRequest, DecodeError> decode_signed_request(std::string_view body, Digest* digest) {
   auto signed_request = from_json<SignedRequest>(body, kMaxEnvelopeBytes);
   if (!signed_request.ok()) return signed_request;

@@ -18,6 +18,10 @@ inline constexpr std::size_t kMaxCommandBodyBytes = kMaxEnvelopeBytes + 1 + kTur
 /// The largest is a read_block of 64 KiB, 128 KiB in hex.
 inline constexpr std::size_t kMaxAnswerBytes = 192 * 1024;
 
+/// The Rejection a node answers: the code is the reason's (reasons.h), the
+/// message valid UTF-8 of at most 512 bytes whatever input it quotes.
+Rejection make_rejection(const Text<1, 64>& realm, Reason reason, std::string_view message);
+
 /// `digest`, when given, receives the signed digest, hashed from the body's
 /// own inner text (canonical once decoded), so nothing is encoded again.
 Result<SignedRequest, DecodeError> decode_signed_request(std::string_view body, Digest* digest = nullptr);

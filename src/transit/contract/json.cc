@@ -137,6 +137,51 @@ void write_string(std::string& out, std::string_view utf8) {
   out.push_back('"');
 }
 
+namespace {
+
+// The length of the well-formed UTF-8 sequence at the start of `s`
+// (RFC 3629: no overlong forms, no surrogates, nothing above U+10FFFF), or 0.
+std::size_t sequence_length(std::string_view s) {
+  const auto b = [&](std::size_t i) { return static_cast<unsigned char>(s[i]); };
+  const auto tail = [&](std::size_t i, unsigned lo = 0x80, unsigned hi = 0xbf) {
+    return i < s.size() && b(i) >= lo && b(i) <= hi;
+  };
+  const unsigned c = b(0);
+  if (c < 0x80) return 1;
+  if (c >= 0xc2 && c <= 0xdf) return tail(1) ? 2 : 0;
+  if (c >= 0xe0 && c <= 0xef) {
+    const unsigned lo = c == 0xe0 ? 0xa0 : 0x80, hi = c == 0xed ? 0x9f : 0xbf;
+    return tail(1, lo, hi) && tail(2) ? 3 : 0;
+  }
+  if (c >= 0xf0 && c <= 0xf4) {
+    const unsigned lo = c == 0xf0 ? 0x90 : 0x80, hi = c == 0xf4 ? 0x8f : 0xbf;
+    return tail(1, lo, hi) && tail(2) && tail(3) ? 4 : 0;
+  }
+  return 0;
+}
+
+}  // namespace
+
+std::string valid_utf8(std::string_view bytes, std::size_t max_bytes) {
+  static constexpr char kHex[] = "0123456789abcdef";
+  std::string out;
+  while (!bytes.empty()) {
+    const std::size_t n = sequence_length(bytes);
+    const std::size_t width = n ? n : 4;  // an ill-formed byte becomes \xNN
+    if (out.size() + width > max_bytes) break;
+    if (n) {
+      out.append(bytes.substr(0, n));
+    } else {
+      const auto u = static_cast<unsigned char>(bytes[0]);
+      out += "\\x";
+      out.push_back(kHex[u >> 4]);
+      out.push_back(kHex[u & 0xf]);
+    }
+    bytes.remove_prefix(n ? n : 1);
+  }
+  return out;
+}
+
 void write_uint(std::string& out, std::uint64_t value) {
   char buf[24];
   const auto end = std::to_chars(buf, buf + sizeof buf, value).ptr;

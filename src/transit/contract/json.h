@@ -25,4 +25,9 @@ Result<Tree, DecodeError> parse_strict(std::string_view text);
 void write_string(std::string& out, std::string_view utf8);
 void write_uint(std::string& out, std::uint64_t value);
 
+/// `bytes` as valid UTF-8 of at most `max_bytes`: each byte that is not part
+/// of a well-formed sequence becomes the text \xNN, and the cut falls between
+/// characters. For messages that quote what a peer sent.
+std::string valid_utf8(std::string_view bytes, std::size_t max_bytes);
+
 }  // namespace cowboy::transit::json

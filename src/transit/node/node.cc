@@ -17,8 +17,8 @@ Result<std::unique_ptr<Node>, std::string> Node::open(const NodeConfig& config, 
   options.threads = config.io_threads;
   options.max_connections = config.max_connections;
   options.max_connections_per_address = config.max_connections_per_address;
-  Rejection too_large{Version{}, Definition{}, node->sequencer_->genesis().realm, RejectionCode::kTooLarge,
-                      Reason::kTooLarge, {"body over " + std::to_string(kMaxCommandBodyBytes) + " bytes"}};
+  const Rejection too_large = make_rejection(node->sequencer_->genesis().realm, Reason::kTooLarge,
+                                             "body over " + std::to_string(kMaxCommandBodyBytes) + " bytes");
   options.too_large = net::HttpReply{413, "application/json", to_json(too_large)};
   try {
     node->server_ = std::make_unique<net::HttpServer>(
