@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <fstream>
+#include <iostream>
 #include <set>
 #include <sstream>
 
@@ -229,6 +230,110 @@ TEST_F(ContractTest, QuotedInputBecomesValidUtf8CutBetweenCharacters) {
   auto back = from_json<Rejection>(to_json(r), kMaxAnswerBytes);
   ASSERT_TRUE(back.ok()) << back.error().message();
   EXPECT_LE(back->message.value.size(), 512u);
+}
+
+// The largest canonical spelling of a T: every integer at 2^53 - 1, every
+// text at its byte bound in characters written \u00XX (six bytes each), every
+// list full, every optional present, the longest enum name and union
+// alternative. Unions pick their longest alternative.
+template <typename T> T maximal();
+
+template <typename T> struct Maximal {
+  static T get() {
+    if constexpr (std::is_same_v<T, std::uint64_t>) return kMaxSafeInteger;
+    else if constexpr (std::is_same_v<T, bool>) return false;
+    else if constexpr (std::is_same_v<T, Version> || std::is_same_v<T, Definition>) return T{};
+    else if constexpr (std::is_same_v<T, Permissions>) return Permissions{kAllPermissions};
+    else if constexpr (requires { EnumTraits<T>::kNames; }) {
+      std::size_t longest = 0;
+      for (std::size_t i = 0; i < EnumTraits<T>::kNames.size(); ++i)
+        if (EnumTraits<T>::kNames[i].size() > EnumTraits<T>::kNames[longest].size()) longest = i;
+      return static_cast<T>(longest);
+    } else {
+      T value{};
+      Fill fill;
+      fields(fill, value);
+      return value;
+    }
+  }
+  struct Fill {
+    template <typename F> Fill& operator()(std::string_view, F& field) {
+      field = maximal<F>();
+      return *this;
+    }
+  };
+};
+template <std::size_t Lo, std::size_t Hi> struct Maximal<Text<Lo, Hi>> {
+  static Text<Lo, Hi> get() { return {std::string(Hi, '\x01')}; }
+};
+template <std::size_t N, std::size_t M> struct Maximal<Hex<N, M>> {
+  static Hex<N, M> get() { return {std::vector<std::uint8_t>(N, 0xff)}; }
+};
+template <std::size_t N> struct Maximal<Fixed<N>> {
+  static Fixed<N> get() {
+    Fixed<N> f;
+    f.fill(255);
+    return f;
+  }
+};
+template <typename T> struct Maximal<std::optional<T>> {
+  static std::optional<T> get() { return maximal<T>(); }  // present is never shorter than null here
+};
+template <typename T, std::size_t N> struct Maximal<List<T, N>> {
+  static List<T, N> get() { return {std::vector<T>(N, maximal<T>())}; }
+};
+template <typename T, std::size_t N> struct Maximal<Slots<T, N>> {
+  static Slots<T, N> get() {
+    Slots<T, N> s;
+    s.items.fill(maximal<T>());
+    return s;
+  }
+};
+template <typename... A> struct Maximal<std::variant<A...>> {
+  static std::variant<A...> get() {
+    std::variant<A...> best;
+    std::size_t best_size = 0;
+    ((to_json(std::variant<A...>{maximal<A>()}).size() > best_size
+          ? (best = maximal<A>(), best_size = to_json(best).size(), 0)
+          : 0),
+     ...);
+    return best;
+  }
+};
+template <typename T> T maximal() { return Maximal<T>::get(); }
+
+/// Calls f with the maximal value of each alternative of the union V.
+template <typename V, typename F> void each_maximal(F f) {
+  [&]<std::size_t... I>(std::index_sequence<I...>) {
+    (f(maximal<std::variant_alternative_t<I, V>>()), ...);
+  }(std::make_index_sequence<std::variant_size_v<V>>{});
+}
+
+// Decision 22: the 16 KiB bound on the canonical request is the contract's
+// ceiling; no request or query of any op can be spelled longer, so the bound
+// refuses nothing the decoder would accept. A new field that breaks this fails here.
+TEST_F(ContractTest, TheLargestRequestOfEveryOpFitsTheCanonicalBound) {
+  std::size_t largest = 0;
+  std::string which;
+  const auto measure = [&](const auto& outer, std::string_view op) {
+    const std::string text = to_json(outer);
+    using Outer = std::decay_t<decltype(outer)>;
+    auto decoded = from_json<Outer>(text, 4 * kMaxRequestBytes);  // a spelling the strict decoder takes
+    EXPECT_TRUE(decoded.ok()) << op << ": " << decoded.error().message();
+    EXPECT_LE(text.size(), kMaxRequestBytes) << op;
+    if (text.size() > largest) largest = text.size(), which = op;
+  };
+  each_maximal<Command>([&](const auto& op) {
+    measure(Request{Version{}, Definition{}, maximal<Text<1, 64>>(), kMaxSafeInteger, kMaxSafeInteger, op}, op.kName);
+  });
+  EXPECT_EQ(which, "turn");
+  const std::size_t largest_request = largest;
+  largest = 0;
+  each_maximal<QueryOp>([&](const auto& op) {
+    measure(Query{Version{}, Definition{}, maximal<Text<1, 64>>(), kMaxSafeInteger, op}, op.kName);
+  });
+  std::cout << "largest canonical request: " << largest_request << " bytes (a turn); largest query: " << largest
+            << " bytes (" << which << ")\n";
 }
 
 TEST_F(ContractTest, TheDefinitionIsTheSchemasHash) {

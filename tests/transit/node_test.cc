@@ -204,6 +204,31 @@ TEST_F(NodeTest, ARejectionIsValidUtf8WhateverItQuotes) {
   EXPECT_NE(rejection_of(post("/v1/command", cases[0].body)).message.value.find("\\xff"), std::string::npos);
 }
 
+// Decision 22: the canonical inner request (or query) is measured on the raw
+// body before anything is parsed; at 16 KiB it goes on to the decoder, one
+// byte more is too_large - though the envelope around it is within its limit.
+TEST_F(NodeTest, TheCanonicalRequestBoundIsReachedBeforeParsing) {
+  start();
+  const std::vector<std::pair<std::string, std::string>> envelopes = {
+      {"/v1/command", to_json(sign(root().build(create(2, 100), 1), seed_of(0)))},
+      {"/v1/query", to_json(sign(Query{Version{}, Definition{}, {"dev"}, 1, IdentityQuery{}}, seed_of(0)))}};
+  for (const auto& [route, text] : envelopes) {
+    const std::size_t inner = text.rfind(R"(,"signature":[)") - text.find(':') - 1;
+    // The realm padded so that the inner text is exactly `bytes` long.
+    const auto padded = [&, &text = text](std::size_t bytes) {
+      return replace(text, R"("realm":"dev")", "\"realm\":\"" + std::string(3 + bytes - inner, 'd') + "\"");
+    };
+    ASSERT_LE(padded(kMaxRequestBytes + 1).size(), kMaxEnvelopeBytes);
+    auto at_bound = post(route, padded(kMaxRequestBytes));
+    EXPECT_EQ(at_bound.status, 400) << route;
+    EXPECT_EQ(rejection_of(at_bound).reason, Reason::kBadLength) << route;  // the decoder's: a realm of 1-64 bytes
+    auto over = post(route, padded(kMaxRequestBytes + 1));
+    EXPECT_EQ(over.status, 413) << route;
+    EXPECT_EQ(rejection_of(over).reason, Reason::kTooLarge) << route;
+  }
+  EXPECT_EQ(node_->sequencer().stats().refused, 0u);  // none reached the sequencer
+}
+
 TEST_F(NodeTest, ACommandSignatureIsNotAQuerySignature) {
   start();
   const Request r = root().build(create(2, 100), 1);

@@ -7,22 +7,33 @@
 namespace cowboy::transit {
 namespace {
 
-// A decoded body is canonical, {"<field>":<inner>,"signature":[...]}, and the
+// A canonical body is {"<field>":<inner>,"signature":[...]}, and the
 // signature's digits and commas hold no '"', so the inner text is what lies
-// between the first key and the last "signature" key.
-std::string_view inner_text(std::string_view body, std::string_view field) {
+// between the first key and the last "signature" key. Null when the body is
+// not so shaped: then it is not canonical, and the decoder says why.
+std::optional<std::string_view> inner_text(std::string_view body, std::string_view field) {
   const std::size_t start = field.size() + 4;  // {"field":
+  if (body.size() < start || body.substr(0, 2) != "{\"" || body.substr(2, field.size()) != field ||
+      body.substr(2 + field.size(), 2) != "\":")
+    return std::nullopt;
   const std::size_t end = body.rfind(R"(,"signature":[)");
+  if (end == std::string_view::npos || end < start) return std::nullopt;
   return body.substr(start, end - start);
 }
 
-std::optional<DecodeError> check_inner(std::string_view body, std::string_view field, std::string_view domain,
+// The canonical inner request (or query) is bounded on the raw body, before
+// anything is parsed (decision 22); once decoded, its own text is what is hashed.
+template <typename T>
+Result<T, DecodeError> decode_envelope(std::string_view body, std::string_view field, std::string_view domain,
                                        Digest* digest) {
-  const std::string_view inner = inner_text(body, field);
-  if (inner.size() > kMaxRequestBytes)
-    return DecodeError{Reason::kTooLarge, "", "canonical " + std::string(field) + " of " + std::to_string(inner.size()) + " bytes"};
-  if (digest) *digest = domain_digest(domain, inner);
-  return std::nullopt;
+  if (body.size() > kMaxEnvelopeBytes)
+    return Err{DecodeError{Reason::kTooLarge, "", "an envelope of " + std::to_string(body.size()) + " bytes"}};
+  if (const auto inner = inner_text(body, field); inner && inner->size() > kMaxRequestBytes)
+    return Err{DecodeError{Reason::kTooLarge, std::string(field),
+                           "a canonical " + std::string(field) + " of " + std::to_string(inner->size()) + " bytes"}};
+  auto value = from_json<T>(body, kMaxEnvelopeBytes);
+  if (value.ok() && digest) *digest = domain_digest(domain, *inner_text(body, field));
+  return value;
 }
 
 }  // namespace
@@ -32,19 +43,17 @@ Rejection make_rejection(const Text<1, 64>& realm, Reason reason, std::string_vi
 }
 
 Result<SignedRequest, DecodeError> decode_signed_request(std::string_view body, Digest* digest) {
-  auto signed_request = from_json<SignedRequest>(body, kMaxEnvelopeBytes);
+  auto signed_request = decode_envelope<SignedRequest>(body, "request", kRequestDomain, digest);
   if (!signed_request.ok()) return signed_request;
   if (signed_request->request.sequence == 0)
     return Err{DecodeError{Reason::kZeroSequence, "request.sequence", "sequence 0 is invalid for mutations"}};
-  if (auto e = check_inner(body, "request", kRequestDomain, digest)) return Err{*e};
   if (auto e = check_rules(signed_request->request.op)) return Err{*e};
   return signed_request;
 }
 
 Result<SignedQuery, DecodeError> decode_signed_query(std::string_view body, Digest* digest) {
-  auto signed_query = from_json<SignedQuery>(body, kMaxEnvelopeBytes);
+  auto signed_query = decode_envelope<SignedQuery>(body, "query", kQueryDomain, digest);
   if (!signed_query.ok()) return signed_query;
-  if (auto e = check_inner(body, "query", kQueryDomain, digest)) return Err{*e};
   if (auto e = check_rules(signed_query->query.op)) return Err{*e};
   return signed_query;
 }

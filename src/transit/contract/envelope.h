@@ -1,14 +1,17 @@
 // Decoding the two signed envelopes, with every check that comes before a
-// signature is looked at: the strict decoder (version, definition, canonical
-// form, value rules), then sequence 0 and the 16 KiB bound on the canonical
-// inner request or query. Realm and key lookups are the node's.
+// signature is looked at: the envelope's size and the 16 KiB bound on its
+// canonical inner request or query, both on the raw body before anything is
+// parsed; the strict decoder (version, definition, canonical form, value
+// rules); then sequence 0 and the contract's rules. Realm and key lookups are
+// the node's.
 #pragma once
 
 #include "transit/contract/codec.h"
 
 namespace cowboy::transit {
 
-/// An envelope is its inner request (<= 16 KiB) plus the signature's spelling.
+/// An envelope is its inner request (<= 16 KiB) plus the signature's spelling
+/// and the two keys (at most 282 bytes: 512 leaves room).
 inline constexpr std::size_t kMaxEnvelopeBytes = kMaxRequestBytes + 512;
 /// A command body may carry a turn's block bodies after the envelope: the
 /// canonical envelope, one '\n' (canonical JSON never holds a raw newline),
