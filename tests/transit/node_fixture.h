@@ -50,6 +50,7 @@ class NodeTest : public ::testing::Test {
     node::NodeConfig config;
     config.data_dir = dir_;
     config.genesis = genesis;
+    config.storage_env = storage_env_;
     auto n = node::Node::open(config, clock_);
     ASSERT_TRUE(n.ok()) << n.error();
     node_ = std::move(*n);
@@ -93,6 +94,7 @@ class NodeTest : public ::testing::Test {
   Genesis genesis_;
   AtomicClock clock_;
   std::unique_ptr<node::Node> node_;
+  rocksdb::Env* storage_env_ = nullptr;  // the journal's file system; null: the default
 };
 
 }  // namespace cowboy::transit

@@ -57,9 +57,10 @@ Journal::Journal(std::unique_ptr<rocksdb::DB> db, Genesis genesis)
 Journal::~Journal() = default;
 
 Result<std::unique_ptr<Journal>, std::string> Journal::open(const std::filesystem::path& dir,
-                                                             const std::optional<Genesis>& genesis) {
+                                                             const std::optional<Genesis>& genesis, rocksdb::Env* env) {
   rocksdb::Options options;
   options.create_if_missing = true;
+  if (env) options.env = env;
   configure_entry_filters(options);
   rocksdb::DB* raw = nullptr;
   auto status = rocksdb::DB::Open(options, dir.string(), &raw);

@@ -19,6 +19,7 @@
 
 namespace rocksdb {
 class DB;
+class Env;
 class WriteBatchWithIndex;
 }  // namespace rocksdb
 
@@ -30,8 +31,11 @@ class Journal {
   /// An existing journal must hold the same genesis (when one is given) and a
   /// head of this build's definition; anything else is refused before reading
   /// the catalogs.
+  /// `env`: the file system beneath RocksDB (null: the default one; tests
+  /// pass one that fails syncs on demand).
   static Result<std::unique_ptr<Journal>, std::string> open(const std::filesystem::path& dir,
-                                                            const std::optional<Genesis>& genesis);
+                                                            const std::optional<Genesis>& genesis,
+                                                            rocksdb::Env* env = nullptr);
   ~Journal();
 
   /// The published state (recovery reads nothing else).

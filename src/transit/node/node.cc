@@ -5,7 +5,7 @@
 namespace cowboy::transit::node {
 
 Result<std::unique_ptr<Node>, std::string> Node::open(const NodeConfig& config, const Clock& clock) {
-  auto journal = Journal::open(config.data_dir, config.genesis);
+  auto journal = Journal::open(config.data_dir, config.genesis, config.storage_env);
   if (!journal.ok()) return Err{journal.error()};
   auto authority = (*journal)->load();
   if (!authority.ok()) return Err{authority.error()};

@@ -14,6 +14,7 @@ struct NodeConfig {
   int io_threads = 2;
   std::size_t max_connections = 1024;
   std::size_t max_connections_per_address = 256;  // many clients may share one host
+  rocksdb::Env* storage_env = nullptr;             // the journal's file system (null: the default; tests inject faults)
 };
 
 class Node {

@@ -1,0 +1,200 @@
+// The client's checks of what it is answered (docs/transit.md, decision 21),
+// against a real transitd seen through a proxy on 127.0.0.1 that rewrites
+// its answers: a receipt that is not the one of the request sent is a
+// malformed success, resent as the same bytes and never turned into a new
+// sequence; a response that does not answer the query asked is refused.
+#include <gtest/gtest.h>
+
+#include <mutex>
+
+#include "net/http_server.h"
+#include "state_fixture.h"
+
+namespace cowboy::transit {
+namespace {
+
+using testing::replace;
+
+using Rewrite = std::function<std::string(std::string)>;
+
+/// A rewrite of a decoded answer of type T, spelled canonically again.
+template <typename T> Rewrite edit(std::function<void(T&)> change) {
+  return [change](std::string body) {
+    auto value = from_json<T>(body, kMaxAnswerBytes);
+    if (!value.ok()) return body;
+    change(*value);
+    return to_json(*value);
+  };
+}
+Rewrite text(std::string from, std::string to) {
+  return [from, to](std::string body) { return replace(std::move(body), from, to); };
+}
+
+class AnswerCheckTest : public StateTest {
+ protected:
+  void SetUp() override {
+    StateTest::SetUp();
+    proxy_ = std::make_unique<net::HttpServer>(
+        [this](const net::HttpRequest& request) {
+          net::HttpConnection node("127.0.0.1", node_->port());
+          auto answer = node.post(request.target, request.body);
+          if (!answer.ok()) return net::HttpReply{502, "text/plain", answer.error()};
+          std::lock_guard lock(mutex_);
+          const bool rewrite = answer->status == 200 && rewrite_ && request.target == target_;
+          return net::HttpReply{answer->status, "application/json", rewrite ? rewrite_(answer->body) : answer->body};
+        },
+        "127.0.0.1", 0);
+    proxy_->start();
+  }
+  void TearDown() override {
+    proxy_->stop();
+    StateTest::TearDown();
+  }
+  /// The root's client, through the proxy.
+  Client proxied() {
+    ClientOptions o = options(1, 0);
+    o.port = proxy_->port();
+    return Client(o);
+  }
+  void rewrite(std::string target, Rewrite r) {
+    std::lock_guard lock(mutex_);
+    target_ = std::move(target);
+    rewrite_ = std::move(r);
+  }
+
+  std::unique_ptr<net::HttpServer> proxy_;
+  std::mutex mutex_;
+  std::string target_;
+  Rewrite rewrite_;
+};
+
+TEST_F(AnswerCheckTest, AMalformedReceiptIsResentAsTheSameBytesAndNeverBecomesANewSequence) {
+  const std::string unsafe = std::to_string(kMaxSafeInteger);
+  const std::vector<std::tuple<std::string, Rewrite, std::string>> cases = {
+      {"realm", edit<Receipt>([](Receipt& r) { r.realm.value = "other"; }), "receipt of another realm"},
+      {"principal", edit<Receipt>([](Receipt& r) { r.principal += 1; }), "receipt for another request"},
+      {"sequence", edit<Receipt>([](Receipt& r) { r.sequence += 1; }), "receipt for another request"},
+      {"digest", edit<Receipt>([](Receipt& r) { r.request_digest[0] ^= 1; }), "receipt of another body"},
+      {"position", edit<Receipt>([](Receipt& r) { r.position = 0; }), "receipt at position 0"},
+      {"outcome kind", edit<Receipt>([](Receipt& r) { r.outcome = RoleCreated{5, 9}; }), "receipt outcome of another kind"},
+      {"outcome id", edit<Receipt>([](Receipt& r) { std::get<PrincipalCreated>(r.outcome).principal += 1; }),
+       "receipt outcome of another kind"},
+      {"version", text(R"("version":1)", R"("version":2)"), "unknown_version"},
+      {"definition", text(definition(), "transit.v1:" + std::string(64, '0')), "foreign_definition"},
+      {"unsafe integer",
+       [unsafe](std::string body) {
+         return replace(edit<Receipt>([](Receipt& r) { r.accepted_at_ms = kMaxSafeInteger; })(std::move(body)), unsafe,
+                        "9007199254740992");
+       },
+       "integer_too_large"},
+  };
+  Client client = proxied();
+  auto me = client.identity();
+  ASSERT_TRUE(me.ok());
+  Id sequence = me->sequence + 1;
+  Id subject = 100;
+  for (const auto& [what, rewrite_receipt, problem] : cases) {
+    rewrite("/v1/command", rewrite_receipt);
+    auto r = client.submit(create(subject, 100));
+    ASSERT_FALSE(r.ok()) << what;
+    EXPECT_EQ(r.error().kind, ClientError::Kind::kUncertain) << what;
+    EXPECT_NE(r.error().message.find(problem), std::string::npos) << what << ": " << r.error().message;
+    ASSERT_TRUE(client.pending()) << what;
+    EXPECT_EQ(client.pending()->request.sequence, sequence) << what;
+    // Answered truthfully, the same bytes are the decision the node made: nothing new was signed.
+    rewrite("", nullptr);
+    auto settled = client.resubmit(*client.pending());
+    ASSERT_TRUE(settled.ok()) << what << ": " << settled.error().message;
+    EXPECT_EQ(settled->sequence, sequence) << what;
+    EXPECT_EQ(std::get<PrincipalCreated>(settled->outcome).principal, subject) << what;
+    EXPECT_FALSE(client.pending()) << what;
+    ++sequence, ++subject;
+  }
+  EXPECT_EQ(admin_->identity()->policy_revision, 1 + cases.size());  // each decided once
+}
+
+TEST_F(AnswerCheckTest, AResponseThatDoesNotAnswerTheQueryAskedIsRefused) {
+  // Material to ask about: nine resources (two pages), entries, a block, a process.
+  const Id doc = resource("doc");
+  for (int i = 0; i < 8; ++i) resource(numbered("r", i));
+  process(doc);
+  const Id generation = ok<ProcessChanged>(admin_->submit(Own{kPid, 1})).generation;
+  Client::Bytes body(16, 0x5a);
+  Turn t{kPid, generation, std::nullopt, doc, std::nullopt, {{{key("a"), value("1")}, {key("b"), value("2")}}},
+         {{{key("blob"), body.size(), crypto::sha256(ByteView(body))}}}, {}, {}, std::nullopt};
+  accept(*admin_, t, {body});
+  Client client = proxied();
+  ASSERT_TRUE(client.identity().ok());
+  const auto first = std::get<ResourcePage>(client.query(ListResources{std::nullopt})->result);
+  ASSERT_TRUE(first.cursor);
+
+  struct Case {
+    std::string what;
+    QueryOp op;
+    Rewrite rewrite;
+    std::string problem;
+  };
+  const std::vector<Case> cases = {
+      {"realm", IdentityQuery{}, edit<Response>([](Response& r) { r.realm.value = "other"; }), "response of another realm"},
+      {"variant", IdentityQuery{}, edit<Response>([](Response& r) { r.result = Capabilities{}; }),
+       "response of another query kind"},
+      {"identity", IdentityQuery{}, edit<Response>([](Response& r) { std::get<Identity>(r.result).principal = 2; }),
+       "identity of another principal"},
+      {"position", IdentityQuery{}, edit<Response>([](Response& r) { r.position = 1; }),
+       "response position went backwards"},
+      {"version", IdentityQuery{}, text(R"("version":1)", R"("version":2)"), "unknown_version"},
+      {"page order", ListResources{std::nullopt}, edit<Response>([](Response& r) {
+         auto& items = std::get<ResourcePage>(r.result).items.items;
+         std::reverse(items.begin(), items.end());
+       }),
+       "page out of order"},
+      {"cursor cut", ListResources{std::nullopt}, edit<Response>([](Response& r) {
+         std::get<ResourcePage>(r.result).cursor->cut += 1;
+       }),
+       "cursor of another cut"},
+      {"continuation", ListResources{first.cursor}, edit<Response>([&](Response& r) {
+         auto& page = std::get<ResourcePage>(r.result);
+         page.items.items.clear();
+         page.cursor = first.cursor;
+       }),
+       "continuation does not advance"},
+      {"entry basis", ListEntries{CurrentBasis{doc, 2}, std::nullopt, std::nullopt}, edit<Response>([](Response& r) {
+         std::get<EntryPage>(r.result).revision = 1;
+       }),
+       "entries of another resource or revision"},
+      {"entry slot", ReadEntries{doc, std::nullopt, std::nullopt, slots({"a", "b"})}, edit<Response>([](Response& r) {
+         std::swap(std::get<EntryBatch>(r.result).entries.items[0], std::get<EntryBatch>(r.result).entries.items[1]);
+       }),
+       "slot 0 answers another key"},
+      {"lookup", AssociationLookup{kPid, {"doc"}}, edit<Response>([](Response& r) {
+         std::get<LookupResult>(r.result).name.value = "other";
+       }),
+       "lookup of another association"},
+      {"read_access", ReadAccess{doc}, edit<Response>([](Response& r) {
+         std::get<ResourceAccess>(r.result).resource.resource += 1;
+       }),
+       "access to another resource"},
+      {"process", ProcessRead{kPid}, edit<Response>([](Response& r) { std::get<ProcessInfo>(r.result).pid += 1; }),
+       "another process"},
+      {"block", ReadBlock{CurrentBasis{doc, 2}, key("blob")}, edit<Response>([](Response& r) {
+         std::get<Block>(r.result).name = key("other");
+       }),
+       "another block"},
+      {"decision", DecisionQuery{1, RealmScope{}, Permissions{kInspect}}, edit<Response>([](Response& r) {
+         std::get<Decision>(r.result).principal = 2;
+       }),
+       "decision for another principal"},
+  };
+  for (const auto& c : cases) {
+    rewrite("/v1/query", c.rewrite);
+    auto r = client.query(c.op);
+    ASSERT_FALSE(r.ok()) << c.what;
+    EXPECT_EQ(r.error().kind, ClientError::Kind::kMalformed) << c.what;
+    EXPECT_NE(r.error().message.find(c.problem), std::string::npos) << c.what << ": " << r.error().message;
+    rewrite("", nullptr);
+    EXPECT_TRUE(client.query(c.op).ok()) << c.what;  // answered truthfully, the same query passes
+  }
+}
+
+}  // namespace
+}  // namespace cowboy::transit
