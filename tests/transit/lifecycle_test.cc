@@ -24,6 +24,20 @@ class LifecycleTest : public StateTest {
     for (const auto& [name, r] : required) accept(*admin_, Associate{pid, {name}, r});
     accept(*admin_, Initialize{pid, 0});
   }
+  struct Route {
+    Id generation;  // process 7's, owned by the root
+    Id first, second;
+  };
+  /// Processes 7 and 8, each with its own resource; 7 owned, and two outputs of it pending for 8.
+  Route two_outputs_from_7_to_8() {
+    process_with(7, {{"doc", resource("doc")}});
+    process_with(8, {{"inbox", resource("inbox")}});
+    const Id generation = ok<ProcessChanged>(admin_->submit(Own{7, 1})).generation;
+    Turn outputs = empty_turn(7, generation);
+    outputs.outputs.items = {{8, value("one")}, {8, value("two")}};
+    const auto published = ok<TurnPublished>(admin_->submit(outputs));
+    return {generation, published.outputs.items.at(0), published.outputs.items.at(1)};
+  }
   Rejection refused_as(Client& c, Command op, RejectionCode code, Reason reason) {
     auto r = refused(c.submit(std::move(op)));
     EXPECT_EQ(r.code, code) << name_of(reason);
@@ -110,15 +124,7 @@ TEST_F(LifecycleTest, AProcessWhoseDependencyEndedIsReportedFencedAndItsViewsAre
 // Termination (here, an expired suspension) fences the unattempted work of
 // the source at once: its undelivered outputs are never delivered.
 TEST_F(LifecycleTest, TerminationFencesTheUndeliveredOutputsOfItsSource) {
-  const Id doc = resource("doc");
-  const Id inbox = resource("inbox");
-  process_with(7, {{"doc", doc}});
-  process_with(8, {{"inbox", inbox}});
-  const Id generation = ok<ProcessChanged>(admin_->submit(Own{7, 1})).generation;
-  Turn outputs = empty_turn(7, generation);
-  outputs.outputs.items = {{8, value("one")}, {8, value("two")}};
-  const auto published = ok<TurnPublished>(admin_->submit(outputs));
-  const Id first = published.outputs.items.at(0), second = published.outputs.items.at(1);
+  const auto [generation, first, second] = two_outputs_from_7_to_8();
   EXPECT_EQ(ok<Delivered>(admin_->submit(Deliver{first})).input, std::optional<Id>(1));
 
   const Id deadline = clock_.now_ms() + 1000;
@@ -132,15 +138,7 @@ TEST_F(LifecycleTest, TerminationFencesTheUndeliveredOutputsOfItsSource) {
 // A delivery into a retired destination admits nothing: the output is
 // disposed of, its route released, and it cannot be resolved twice.
 TEST_F(LifecycleTest, ADeliveryToARetiredDestinationDisposesOfTheOutputAndReleasesTheRoute) {
-  const Id doc = resource("doc");
-  const Id inbox = resource("inbox");
-  process_with(7, {{"doc", doc}});
-  process_with(8, {{"inbox", inbox}});
-  const Id generation = ok<ProcessChanged>(admin_->submit(Own{7, 1})).generation;
-  Turn outputs = empty_turn(7, generation);
-  outputs.outputs.items = {{8, value("one")}, {8, value("two")}};
-  const auto published = ok<TurnPublished>(admin_->submit(outputs));
-  const Id first = published.outputs.items.at(0), second = published.outputs.items.at(1);
+  const auto [generation, first, second] = two_outputs_from_7_to_8();
   refused_as(*admin_, Deliver{second}, RejectionCode::kConflict, Reason::kRouteOrder);
 
   const Id deadline = clock_.now_ms() + 1000;

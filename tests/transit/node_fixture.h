@@ -15,13 +15,6 @@
 
 namespace cowboy::transit {
 
-// gtest prints a reason, a code or a state by its wire name.
-template <typename E> void print_name(E value, std::ostream* out) {
-  *out << EnumTraits<E>::kNames[static_cast<std::size_t>(value)];
-}
-inline void PrintTo(Reason value, std::ostream* out) { print_name(value, out); }
-inline void PrintTo(RejectionCode value, std::ostream* out) { print_name(value, out); }
-inline void PrintTo(ProcessState value, std::ostream* out) { print_name(value, out); }
 
 class AtomicClock final : public Clock {
  public:

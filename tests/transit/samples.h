@@ -2,11 +2,25 @@
 // for spelling requests the canonical writer never would.
 #pragma once
 
+#include <ostream>
 #include <string>
 
 #include "common/crypto.h"
 #include "transit/contract/codec.h"
 #include "transit/contract/signing.h"
+
+namespace cowboy::transit {
+
+// gtest prints a reason, a code or a state by its wire name. In this header,
+// which every Transit test includes, so that every test's printer is the same.
+template <typename E> void print_name(E value, std::ostream* out) {
+  *out << EnumTraits<E>::kNames[static_cast<std::size_t>(value)];
+}
+inline void PrintTo(Reason value, std::ostream* out) { print_name(value, out); }
+inline void PrintTo(RejectionCode value, std::ostream* out) { print_name(value, out); }
+inline void PrintTo(ProcessState value, std::ostream* out) { print_name(value, out); }
+
+}  // namespace cowboy::transit
 
 namespace cowboy::transit::testing {
 
