@@ -182,6 +182,15 @@ TEST_F(ScopeTest, EveryQueryAppliesPidScopeAndGrantScope) {
       return std::string("absent");
     };
   };
+  const auto listed = [](Id pid) {
+    return [pid](Client& c) {
+      auto r = c.query(ListProcesses{std::nullopt});
+      if (!r.ok()) return outcome(r);
+      for (const auto& p : std::get<ProcessPage>(r->result).items.items)
+        if (p.pid == pid) return std::string("shown");
+      return std::string("absent");
+    };
+  };
   const auto lookup = [](Id pid) {
     return [pid](Client& c) {
       auto r = c.query(AssociationLookup{pid, {"doc"}});
@@ -214,6 +223,8 @@ TEST_F(ScopeTest, EveryQueryAppliesPidScopeAndGrantScope) {
       query("list_entries ru", ListEntries{CurrentBasis{ru_, 1}, std::nullopt, std::nullopt}, kElsewhere),
       query("process 7", ProcessRead{7}, kPid7),
       query("process 8", ProcessRead{8}, kPid8),
+      Row{"list_processes shows 7", listed(7), "shown", kPid7, "absent"},
+      Row{"list_processes shows 8", listed(8), "shown", kPid8, "absent"},
   };
   Row block7 = query("read_block r7", ReadBlock{CurrentBasis{r7_, 1}, key("b")}, kRes7);
   block7.yes = "unknown_block";
