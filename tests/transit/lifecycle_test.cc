@@ -111,6 +111,11 @@ TEST_F(LifecycleTest, AProcessWhoseDependencyEndedIsReportedFencedAndItsViewsAre
   EXPECT_EQ(fenced.state, ProcessState::kFenced);
   EXPECT_EQ(fenced.owner, std::optional<Id>(1));  // the recorded owner, no readiness claim
   EXPECT_FALSE(fenced.input);                     // its next input is not released
+  // A listing shows the record, the read judges it now: not the same readiness claim.
+  const auto listed = answer<ProcessPage>(*admin_, ListProcesses{std::nullopt}).items.items;
+  const auto seven = std::find_if(listed.begin(), listed.end(), [](const ProcessSummary& p) { return p.pid == 7; });
+  ASSERT_NE(seven, listed.end());
+  EXPECT_EQ(seven->state, ProcessState::kOwned);
   // Every read through its view rechecks the dependencies.
   EXPECT_EQ(query_refused(*admin_, ReadEntries{doc, std::nullopt, view, slots({"a"})}).reason, Reason::kMissingDependency);
   EXPECT_EQ(query_refused(*admin_, ListEntries{ViewBasis{view}, std::nullopt, std::nullopt}).reason,
