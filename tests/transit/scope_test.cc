@@ -103,6 +103,20 @@ class ScopeTest : public StateTest {
     return Row{std::move(what), [op](Client& c) { return outcome(c.query(op)); }, "ok", pattern};
   }
 
+  static Id id_of(const ResourceInfo& r) { return r.resource; }
+  static Id id_of(const ProcessSummary& p) { return p.pid; }
+  /// Whether the first page of a filtered listing shows `id`.
+  template <typename Page> Row listing(std::string what, QueryOp op, Id id, const char* pattern) {
+    const auto run = [op, id](Client& c) {
+      auto r = c.query(op);
+      if (!r.ok()) return outcome(r);
+      for (const auto& item : std::get<Page>(r->result).items.items)
+        if (id_of(item) == id) return std::string("shown");
+      return std::string("absent");
+    };
+    return Row{std::move(what), run, "shown", pattern, "absent"};
+  }
+
   /// Every cell that differs from its expectation, one line each.
   std::string mismatches(const std::vector<Row>& rows) {
     std::string out;
@@ -173,24 +187,6 @@ TEST_F(ScopeTest, EveryCommandAppliesPidScopeAndGrantScope) {
 }
 
 TEST_F(ScopeTest, EveryQueryAppliesPidScopeAndGrantScope) {
-  const auto shown = [](Id resource) {
-    return [resource](Client& c) {
-      auto r = c.query(ListResources{std::nullopt});
-      if (!r.ok()) return outcome(r);
-      for (const auto& info : std::get<ResourcePage>(r->result).items.items)
-        if (info.resource == resource) return std::string("shown");
-      return std::string("absent");
-    };
-  };
-  const auto listed = [](Id pid) {
-    return [pid](Client& c) {
-      auto r = c.query(ListProcesses{std::nullopt});
-      if (!r.ok()) return outcome(r);
-      for (const auto& p : std::get<ProcessPage>(r->result).items.items)
-        if (p.pid == pid) return std::string("shown");
-      return std::string("absent");
-    };
-  };
   const auto lookup = [](Id pid) {
     return [pid](Client& c) {
       auto r = c.query(AssociationLookup{pid, {"doc"}});
@@ -205,9 +201,9 @@ TEST_F(ScopeTest, EveryQueryAppliesPidScopeAndGrantScope) {
       query("identity", IdentityQuery{}, kHome),
       query("capabilities", CapabilitiesQuery{}, "YYYYYYY"),
       query("decision", DecisionQuery{1, RealmScope{}, Permissions{kInspect}}, kHome),
-      Row{"list_resources shows r7", shown(r7_), "shown", kRes7, "absent"},
-      Row{"list_resources shows r8", shown(r8_), "shown", kElsewhere, "absent"},
-      Row{"list_resources shows ru", shown(ru_), "shown", kElsewhere, "absent"},
+      listing<ResourcePage>("list_resources shows r7", ListResources{std::nullopt}, r7_, kRes7),
+      listing<ResourcePage>("list_resources shows r8", ListResources{std::nullopt}, r8_, kElsewhere),
+      listing<ResourcePage>("list_resources shows ru", ListResources{std::nullopt}, ru_, kElsewhere),
       query("list_associations 7", ListAssociations{7, std::nullopt}, kPid7),
       query("list_associations 8", ListAssociations{8, std::nullopt}, kPid8),
       Row{"association_lookup 7 doc", lookup(7), "visible", kLookup7},
@@ -223,8 +219,8 @@ TEST_F(ScopeTest, EveryQueryAppliesPidScopeAndGrantScope) {
       query("list_entries ru", ListEntries{CurrentBasis{ru_, 1}, std::nullopt, std::nullopt}, kElsewhere),
       query("process 7", ProcessRead{7}, kPid7),
       query("process 8", ProcessRead{8}, kPid8),
-      Row{"list_processes shows 7", listed(7), "shown", kPid7, "absent"},
-      Row{"list_processes shows 8", listed(8), "shown", kPid8, "absent"},
+      listing<ProcessPage>("list_processes shows 7", ListProcesses{std::nullopt}, 7, kPid7),
+      listing<ProcessPage>("list_processes shows 8", ListProcesses{std::nullopt}, 8, kPid8),
   };
   Row block7 = query("read_block r7", ReadBlock{CurrentBasis{r7_, 1}, key("b")}, kRes7);
   block7.yes = "unknown_block";
