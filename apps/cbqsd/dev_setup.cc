@@ -1,10 +1,5 @@
 #include "dev_setup.h"
 
-#include <fcntl.h>
-#include <unistd.h>
-
-#include <fstream>
-
 #include "cbqs/wire/codec.h"
 #include "cbqs/wire/ids.h"
 #include "cbqs/wire/verbs.h"
@@ -82,7 +77,8 @@ Result<DevDeployment, std::string> deploy_dev(devchain::ChainApi& chain, const s
   cbqs::StreamGrantV2 g = cbqs::mint_grant(*stream, cbqs::ed25519_public_key(*holder), std::move(terms), *stream_admin);
   d.grant_file = dir / "dev-grant.hex";
   d.holder_key_file = dir / "dev-holder-key";
-  std::ofstream(d.grant_file) << to_hex(cbqs::encode(g)) << "\n";
+  auto written = data_dir::write_file(d.grant_file, to_hex(cbqs::encode(g)) + "\n", 0644, data_dir::IfExists::kReplace);
+  if (!written) return Err{written.error()};
   return d;
 }
 

@@ -7,9 +7,17 @@
 #include <filesystem>
 
 #include "cbqs/broker/stream/state.h"
+#include "common/data_dir.h"
 #include "devchain/api.h"
 
 namespace cowboy::cbqsd {
+
+/// The --data-dir: what cbqsd --dev keeps there marks it as its own
+/// (docs/operations.md lists each file).
+inline const data_dir::Owner kDevDataDir{
+    "cbqsd --dev data directory",
+    {"chain", "store", "tls", "provider-chain-key", "provider-signing-key", "stream-admin-key", "dev-grant.hex",
+     "dev-holder-key", "dev-endpoints.json"}};
 
 struct DevDeployment {
   cbqs::broker::ProviderIdentity provider;

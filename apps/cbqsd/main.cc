@@ -9,7 +9,6 @@
 
 #include <csignal>
 #include <cstdio>
-#include <fstream>
 #include <functional>
 #include <nlohmann/json.hpp>
 
@@ -95,6 +94,7 @@ int serve(const Options& o, cbqs::broker::BrokerConfig config, cbqs::store::Stor
 
 int run_dev(Options o, const sigset_t& signals) {
   std::filesystem::path dir = o.data_dir;
+  if (auto taken = data_dir::take(dir, cbqsd::kDevDataDir); !taken) return fail(taken.error());
   auto dev_key = devchain::load_or_create_key(devchain::default_dev_key_path());
   if (!dev_key) return fail(dev_key.error());
   Address dev = *crypto::secp256k1_address(*dev_key);
@@ -149,10 +149,8 @@ int run_dev(Options o, const sigset_t& signals) {
     nlohmann::json j{{"endpoint", "wss://" + host + ":" + std::to_string(wss) + "/"},
                      {"admin", "http://" + admin_host + ":" + std::to_string(admin_port)},
                      {"chain", "http://" + chain_host + ":" + std::to_string(chain_api->port())}};
-    // Written aside and renamed: a reader polling for the file sees all of it or none.
-    auto partial = std::filesystem::path(endpoints).concat(".partial");
-    std::ofstream(partial) << j.dump(2) << "\n";
-    std::filesystem::rename(partial, endpoints);
+    // Whole or absent: a reader polling for the file sees all of it or none.
+    (void)data_dir::write_file(endpoints, j.dump(2) + "\n", 0644, data_dir::IfExists::kReplace);
   });
   chain_api->stop();
   (*node)->stop();

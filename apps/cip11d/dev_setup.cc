@@ -87,9 +87,8 @@ Result<devchain::GenesisSpec, std::string> dev_genesis(const std::filesystem::pa
     return std::move(*spec);
   }
   auto spec = new_genesis(keys, o);
-  std::ofstream out(path, std::ios::trunc);
-  out << devchain::genesis_to_json(spec).dump(2) << "\n";
-  if (!out) return Err{"cannot write " + path.string()};
+  auto written = data_dir::write_file(path, devchain::genesis_to_json(spec).dump(2) + "\n", 0644, data_dir::IfExists::kReplace);
+  if (!written) return Err{written.error()};
   return spec;
 }
 
@@ -110,9 +109,8 @@ Result<std::filesystem::path, std::string> write_manifest(const std::filesystem:
                 {"runners", runners},
                 {"submitter_key_file", key_path(dir, "submitter").string()}};
   auto path = dir / "cip11-dev.json";
-  std::ofstream out(path, std::ios::trunc);
-  out << manifest.dump(2) << "\n";
-  if (!out) return Err{"cannot write " + path.string()};
+  auto written = data_dir::write_file(path, manifest.dump(2) + "\n", 0644, data_dir::IfExists::kReplace);
+  if (!written) return Err{written.error()};
   return path;
 }
 

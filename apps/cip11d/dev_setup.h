@@ -7,13 +7,21 @@
 //   genesis.json             the chain's genesis (devchain --genesis reads it too)
 //   cip11-dev.json           what runners and tools need: chain URL, chain_id,
 //                            validators (key, endpoint), runner and submitter key files
+//   chain/                   the in-process devchain's data directory
+// Each file is written whole or not at all, so a first start cut short at any
+// moment leaves what the next start completes.
 #pragma once
 
 #include <filesystem>
 
+#include "common/data_dir.h"
 #include "devchain/genesis.h"
 
 namespace cowboy::cip11d {
+
+/// The --data-dir: what cip11d keeps there (tls/ in either mode, the rest
+/// with --dev, the chain's store in chain/) marks it as its own.
+inline const data_dir::Owner kDataDir{"cip11d data directory", {"tls", "keys", "genesis.json", "cip11-dev.json", "chain"}};
 
 struct DevOptions {
   std::string listen = "127.0.0.1:7443";  // validator 0's QUIC endpoint (port 0: a free one)

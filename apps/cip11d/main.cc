@@ -215,6 +215,7 @@ int main(int argc, char** argv) {
   crypto::init();
   log::init("cip11d");
   raise_descriptor_limit();
+  if (auto taken = data_dir::take(o.data_dir, cip11d::kDataDir); !taken) return fail(taken.error());
   sigset_t signals = block_stop_signals();  // before any thread starts
   return o.dev ? run_dev(o, signals) : run_validator(o, signals);
 }

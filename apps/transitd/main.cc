@@ -15,6 +15,7 @@
 #include <sstream>
 
 #include "common/clock.h"
+#include "common/data_dir.h"
 #include "common/keyfile.h"
 #include "common/log.h"
 #include "common/signals.h"
@@ -49,11 +50,13 @@ Result<std::string, std::string> read_file(const std::filesystem::path& path) {
   return ss.str();
 }
 
+// What --dev keeps in its directory marks it as its own.
+const data_dir::Owner kDevDir{"transitd --dev directory",
+                              {"root.key", "genesis.json", "journal", transit::DevProfile::kFileName}};
+
 // The dev realm: a root key and a genesis, created once and reused.
 Result<transit::Genesis, std::string> dev_genesis(const std::filesystem::path& dir) {
-  std::error_code ec;
-  std::filesystem::create_directories(dir, ec);
-  if (ec) return Err{"cannot create " + dir.string() + ": " + ec.message()};
+  if (auto taken = data_dir::take(dir, kDevDir); !taken) return Err{taken.error()};
   auto seed = load_or_create_secret(dir / "root.key");
   if (!seed.ok()) return Err{seed.error()};
   transit::Genesis g;
@@ -63,10 +66,8 @@ Result<transit::Genesis, std::string> dev_genesis(const std::filesystem::path& d
   g.admission_ceiling = 10'000'000;
   g.control_reserve = 1'000;
   g.allow_history_trim = false;
-  {
-    std::ofstream out(dir / "genesis.json");
-    out << transit::to_json(g) << "\n";
-  }
+  auto written = data_dir::write_file(dir / "genesis.json", transit::to_json(g) + "\n", 0644, data_dir::IfExists::kReplace);
+  if (!written) return Err{written.error()};
   return g;
 }
 

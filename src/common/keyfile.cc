@@ -1,14 +1,13 @@
 #include "common/keyfile.h"
 
-#include <fcntl.h>
 #include <sys/stat.h>
-#include <unistd.h>
 
 #include <cerrno>
 #include <cstring>
 #include <fstream>
 
 #include "common/crypto.h"
+#include "common/data_dir.h"
 
 namespace cowboy {
 
@@ -33,12 +32,10 @@ Result<Secret32, std::string> load_or_create_secret(const std::filesystem::path&
   Secret32 key;
   do crypto::random_bytes(key);
   while (!crypto::secp256k1_address(key));  // valid as either kind of key
-  int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_EXCL, 0600);
-  if (fd < 0) return Err{"cannot create key file " + path.string()};
-  std::string line = to_hex(key) + "\n";
-  bool ok = ::write(fd, line.data(), line.size()) == static_cast<ssize_t>(line.size()) && ::fsync(fd) == 0;
-  ::close(fd);
-  if (!ok) return Err{"cannot write key file " + path.string()};
+  // Whole or absent after a crash; another process that made it first wins.
+  auto written = data_dir::write_file(path, to_hex(key) + "\n", 0600, data_dir::IfExists::kKeep);
+  if (!written) return Err{written.error()};
+  if (!*written) return load_secret(path);
   return key;
 }
 

@@ -6,6 +6,7 @@
 #include <nlohmann/json.hpp>
 #include <set>
 
+#include "common/data_dir.h"
 #include "common/log.h"
 #include "devchain/cip11_json.h"
 #include "devchain/json.h"
@@ -41,39 +42,56 @@ std::string_view as_sv(ByteView b) { return {reinterpret_cast<const char*>(b.dat
 ApiError internal(std::string message) { return ApiError{ApiErrorCode::kInternal, std::move(message)}; }
 ApiError not_found(std::string what) { return ApiError{ApiErrorCode::kNotFound, std::move(what)}; }
 
+// The data directory holds the chain's RocksDB store, which marks it.
+constexpr const char* kStoreName = "chain.rocksdb";
+const data_dir::Owner kDataDir{"devchain data directory", {kStoreName}};
+
+Result<std::unique_ptr<rocksdb::DB>, std::string> open_db(const std::filesystem::path& path, bool create) {
+  rocksdb::Options options;
+  options.create_if_missing = create;
+  rocksdb::DB* raw = nullptr;
+  auto status = rocksdb::DB::Open(options, path.string(), &raw);
+  if (!status.ok()) return Err{"cannot open the chain store: " + status.ToString()};
+  return std::unique_ptr<rocksdb::DB>(raw);
+}
+
+// A new chain at `path`: genesis as height 0, in one synced write (data_dir
+// publishes the data directory after it).
+Result<Unit, std::string> create_chain(const std::filesystem::path& path, const std::optional<GenesisSpec>& genesis) {
+  if (!genesis) return Err{std::string("the data directory holds no chain and no genesis was given")};
+  auto registry = cbqs::make_genesis(to_registry_genesis(*genesis));
+  if (!registry) return Err{std::string("the genesis is refused by §18 rule 1")};
+  ChainState state{std::move(*registry), {}, {}};
+  if (genesis->cip11) state.cip11 = cip11_genesis_state(*genesis->cip11);
+  auto db = open_db(path, true);
+  if (!db) return Err{db.error()};
+  rocksdb::WriteBatch batch;
+  batch.Put(std::string(kGenesisKey), genesis_to_json(*genesis).dump());
+  batch.Put(std::string(kChainKey), std::string(as_sv(state.registry.chain_instance_id)));
+  batch.Put(std::string(kStateKey), std::string(as_sv(encode_state(state))));
+  batch.Put(std::string(kHeightKey), be64(0));
+  rocksdb::WriteOptions sync;
+  sync.sync = true;
+  auto status = (*db)->Write(sync, &batch);
+  if (!status.ok()) return Err{"cannot write genesis: " + status.ToString()};
+  return Unit{};
+}
+
 }  // namespace
 
 Result<std::unique_ptr<Node>, std::string> Node::open(const NodeConfig& config,
                                                       const std::optional<GenesisSpec>& genesis) {
-  std::error_code ec;
-  std::filesystem::create_directories(config.data_dir, ec);
-  if (ec) return Err{"cannot create " + config.data_dir.string() + ": " + ec.message()};
-  rocksdb::Options options;
-  options.create_if_missing = true;
-  rocksdb::DB* raw = nullptr;
-  auto status = rocksdb::DB::Open(options, (config.data_dir / "chain.rocksdb").string(), &raw);
-  if (!status.ok()) return Err{"cannot open the chain store: " + status.ToString()};
-  std::unique_ptr<rocksdb::DB> db(raw);
-
+  auto created = data_dir::create_store(config.data_dir, kDataDir, [&](const std::filesystem::path& empty) {
+    return create_chain(empty / kStoreName, genesis);
+  });
+  if (!created) return Err{created.error()};
+  auto opened = open_db(config.data_dir / kStoreName, false);
+  if (!opened) return Err{opened.error()};
+  std::unique_ptr<rocksdb::DB> db = std::move(*opened);
   std::string stored_chain;
-  status = db->Get(rocksdb::ReadOptions(), std::string(kChainKey), &stored_chain);
-  if (status.IsNotFound()) {  // a new chain: write genesis as height 0, synced
-    if (!genesis) return Err{std::string("the data directory holds no chain and no genesis was given")};
-    auto registry = cbqs::make_genesis(to_registry_genesis(*genesis));
-    if (!registry) return Err{std::string("the genesis is refused by §18 rule 1")};
-    ChainState state{std::move(*registry), {}, {}};
-    if (genesis->cip11) state.cip11 = cip11_genesis_state(*genesis->cip11);
-    rocksdb::WriteBatch batch;
-    batch.Put(std::string(kGenesisKey), genesis_to_json(*genesis).dump());
-    batch.Put(std::string(kChainKey), std::string(as_sv(state.registry.chain_instance_id)));
-    batch.Put(std::string(kStateKey), std::string(as_sv(encode_state(state))));
-    batch.Put(std::string(kHeightKey), be64(0));
-    rocksdb::WriteOptions sync;
-    sync.sync = true;
-    status = db->Write(sync, &batch);
-    if (!status.ok()) return Err{"cannot write genesis: " + status.ToString()};
-    return std::unique_ptr<Node>(new Node(config, std::move(db), *genesis, std::move(state), 0));
-  }
+  auto status = db->Get(rocksdb::ReadOptions(), std::string(kChainKey), &stored_chain);
+  if (status.IsNotFound())
+    return Err{"refusing " + (config.data_dir / kStoreName).string() + ": a RocksDB store without a chain, not the devchain's"};
   if (!status.ok()) return Err{"cannot read the chain store: " + status.ToString()};
 
   std::string genesis_json, state_bytes, height_bytes;

@@ -55,9 +55,13 @@ struct CommittedBlock {
 
 class Node final : public ChainApi, public Cip11Api {
  public:
-  /// Opens (or creates, from `genesis`) the chain stored in config.data_dir. An
-  /// existing chain ignores `genesis` unless it names a different chain, which
-  /// is refused.
+  /// Opens (or creates, from `genesis`) the chain stored in config.data_dir
+  /// (its RocksDB store in chain.rocksdb/). A new data directory is absent or
+  /// empty (a mount point or a symlink to an empty directory will do); the
+  /// chain is built inside it crash-safely (common/data_dir.h). A directory
+  /// holding anything else is refused, and so is a chain.rocksdb without a
+  /// chain. An existing chain ignores `genesis` unless it names a different
+  /// chain, which is refused.
   static Result<std::unique_ptr<Node>, std::string> open(const NodeConfig& config,
                                                          const std::optional<GenesisSpec>& genesis);
   ~Node() override;

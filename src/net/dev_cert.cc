@@ -1,15 +1,15 @@
 #include "net/dev_cert.h"
 
-#include <fcntl.h>
-#include <sys/stat.h>
+#include <openssl/bio.h>
 #include <openssl/evp.h>
 #include <openssl/pem.h>
 #include <openssl/x509.h>
 #include <openssl/x509v3.h>
-#include <unistd.h>
 
 #include <functional>
 #include <memory>
+
+#include "common/data_dir.h"
 
 namespace cowboy::net {
 
@@ -33,18 +33,18 @@ bool add_extension(X509* cert, int nid, const char* value) {
   return ok;
 }
 
-bool write_pem(const std::filesystem::path& path, mode_t mode, const std::function<bool(FILE*)>& write) {
-  int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC, mode);
-  if (fd < 0) return false;
-  ::fchmod(fd, mode);
-  FILE* f = ::fdopen(fd, "w");
-  if (!f) {
-    ::close(fd);
-    return false;
-  }
-  bool ok = write(f) && std::fflush(f) == 0 && ::fsync(fd) == 0;
-  std::fclose(f);
-  return ok;
+using Bio = std::unique_ptr<BIO, Deleter<BIO, BIO_free_all>>;
+
+// PEM text from OpenSSL's writer, written whole or not at all: after a crash
+// each file is whole or absent, and a start that finds one alone makes both again.
+bool write_pem(const std::filesystem::path& path, mode_t mode, const std::function<bool(BIO*)>& write) {
+  Bio bio(BIO_new(BIO_s_mem()));
+  if (!bio || !write(bio.get())) return false;
+  char* text = nullptr;
+  long size = BIO_get_mem_data(bio.get(), &text);
+  return size >= 0 &&
+         data_dir::write_file(path, std::string_view(text, static_cast<std::size_t>(size)), mode, data_dir::IfExists::kReplace)
+             .ok();
 }
 
 }  // namespace
@@ -72,11 +72,11 @@ Result<CertFiles, std::string> ensure_dev_certificate(const std::filesystem::pat
       X509_sign(cert.get(), key.get(), EVP_sha256()) == 0)
     return Err{std::string("OpenSSL could not sign the dev certificate")};
 
-  if (!write_pem(files.private_key, 0600, [&](FILE* f) {
-        return PEM_write_PrivateKey(f, key.get(), nullptr, nullptr, 0, nullptr, nullptr) == 1;
+  if (!write_pem(files.private_key, 0600, [&](BIO* bio) {
+        return PEM_write_bio_PrivateKey(bio, key.get(), nullptr, nullptr, 0, nullptr, nullptr) == 1;
       }))
     return Err{"cannot write " + files.private_key.string()};
-  if (!write_pem(files.certificate, 0644, [&](FILE* f) { return PEM_write_X509(f, cert.get()) == 1; }))
+  if (!write_pem(files.certificate, 0644, [&](BIO* bio) { return PEM_write_bio_X509(bio, cert.get()) == 1; }))
     return Err{"cannot write " + files.certificate.string()};
   return files;
 }

@@ -11,6 +11,7 @@
 #include <filesystem>
 
 #include "cbqs/store/store.h"
+#include "common/data_dir.h"
 #include "common/log.h"
 
 namespace cowboy::cbqs::store {
@@ -145,33 +146,18 @@ Result<std::unique_ptr<RocksDbStore>, std::string> open_db(const std::string& pa
   return std::make_unique<RocksDbStore>(std::unique_ptr<rocksdb::DB>(raw), path);
 }
 
-bool fsync_dir(const std::filesystem::path& dir) {
-  int fd = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-  if (fd < 0) return false;
-  bool ok = ::fsync(fd) == 0;
-  ::close(fd);
-  return ok;
-}
+// The store's directory: RocksDB's files and the reserve (below). RocksDB's
+// CURRENT marks it as a store; what is inside is checked by the marker.
+const data_dir::Owner kStoreDir{"cbqsd store", {"CURRENT"}};
 
-// A new store is built beside its place, given its marker in a synced write,
-// closed and renamed into place: a crash at any moment of a first start
-// leaves either no store (the next start builds it again) or a whole one.
-Result<Unit, std::string> create_store(const std::filesystem::path& path) {
-  namespace fs = std::filesystem;
-  fs::path building = path;
-  building += ".creating";
-  std::error_code ec;
-  fs::remove_all(building, ec);  // what a crash left of an earlier attempt
-  {
-    auto db = open_db(building.string(), store_options());
-    if (!db) return Err{db.error()};
-    if (auto marked = ensure_format_marker(**db, true); !marked)
-      return Err{"cannot create store " + path.string() + ": " + std::string(to_string(marked.error()))};
-  }
-  fs::rename(building, path, ec);  // replaces an empty directory, as a pre-made mount point would be
-  if (ec) return Err{"cannot move the new store into " + path.string() + ": " + ec.message()};
-  if (!fsync_dir(path.parent_path().empty() ? fs::path(".") : path.parent_path()))
-    return Err{"cannot sync the directory of " + path.string()};
+// A new store is written with its marker in a synced write and closed before
+// data_dir publishes it: a crash at any moment of a first start leaves no
+// store (the next start builds it again) or a whole one.
+Result<Unit, std::string> build_store(const std::filesystem::path& dir) {
+  auto db = open_db(dir.string(), store_options());
+  if (!db) return Err{db.error()};
+  if (auto marked = ensure_format_marker(**db, true); !marked)
+    return Err{"cannot create store " + dir.string() + ": " + std::string(to_string(marked.error()))};
   return Unit{};
 }
 
@@ -179,14 +165,23 @@ Result<Unit, std::string> create_store(const std::filesystem::path& path) {
 // the WAL may need to flush a memtable (64 MiB) to a table file.
 constexpr std::uintmax_t kReserveBytes = 64ull << 20;
 
-// `PATH.reserve`: released when a start finds less than kReserveBytes free,
-// so that it can recover; made again by a start that finds twice that free.
+// `store` + `suffix`, beside the store's directory (given with or without a trailing slash).
+std::filesystem::path beside(const std::filesystem::path& store, std::string_view suffix) {
+  auto dir = store.lexically_normal();
+  if (!dir.has_filename()) dir = dir.parent_path();
+  return dir += suffix;
+}
+
+// `PATH/cbqsd.reserve`: released when a start finds less than kReserveBytes
+// free, so that it can recover; made again by a start that finds twice that
+// free. Inside the store's directory, so on its filesystem when that is a
+// volume of its own.
 void keep_disk_reserve(const std::filesystem::path& store) {
   namespace fs = std::filesystem;
   std::error_code ec;
-  fs::path reserve = store;
-  reserve += ".reserve";
-  auto space = fs::space(fs::absolute(store).parent_path(), ec);
+  fs::remove(beside(store, ".reserve"), ec);  // where cbqsd kept it before: above a mount point, on another filesystem
+  const fs::path reserve = store / "cbqsd.reserve";
+  auto space = fs::space(store, ec);
   if (ec) return;
   if (fs::exists(reserve, ec)) {
     if (space.available >= kReserveBytes) return;
@@ -208,10 +203,10 @@ void keep_disk_reserve(const std::filesystem::path& store) {
 Result<std::unique_ptr<Store>, std::string> open_rocksdb_store(const std::string& path) {
   namespace fs = std::filesystem;
   std::error_code ec;
+  fs::remove_all(beside(path, ".creating"), ec);  // what an older cbqsd's first start, cut short, left
+  auto created = data_dir::create_store(path, kStoreDir, build_store);
+  if (!created) return Err{created.error()};
   keep_disk_reserve(path);
-  bool absent = !fs::exists(path, ec) || (fs::is_directory(path, ec) && fs::is_empty(path, ec));
-  if (absent)
-    if (auto created = create_store(fs::absolute(path)); !created) return Err{created.error()};
   rocksdb::Options options = store_options();
   options.create_if_missing = false;  // created above, whole, or refused: never half-made here
   auto store = open_db(path, options);

@@ -70,11 +70,27 @@ class Store {
                                         const std::function<bool(std::string_view, std::string_view)>& visit) = 0;
 };
 
-/// Opens (or creates) a RocksDB store at `path`. A new store (no `path`, or an
-/// empty directory) is built in `path.creating` with the format marker, then
-/// renamed into place, so a crash during creation leaves nothing to refuse; an
-/// existing store without the marker, or with another value, is refused
-/// (kFormatMismatch: a version-1 or foreign store).
+/// Opens (or creates) a RocksDB store in the directory `path`. The layout:
+///
+///   path/                 the store's directory: absent, or an empty directory
+///                         for a new store - a mount point of its own volume, or
+///                         a symlink to an empty directory, are both fine (an
+///                         empty lost+found is ignored)
+///     CURRENT, MANIFEST-*, *.log, *.sst, OPTIONS-*, ...   RocksDB's files
+///     cbqsd.reserve       64 MiB kept free on the store's filesystem, for a
+///                         restart after a full disk (released, then remade)
+///     .creating           only while a new store is built: its presence at a
+///                         start means a first start was cut short
+///
+/// A new store is built inside `path` (never beside it and renamed: that
+/// fails onto a mount point or a symlink) under the `.creating` marker, as
+/// common/data_dir.h describes: the marker is synced first, the store gets the
+/// format marker in a synced write, every file is synced, and the marker is
+/// removed last. A start that finds the marker clears the directory and builds
+/// again, so a crash at any moment of a first start leaves nothing to refuse.
+/// Refused: a directory holding other files and no RocksDB store (the error
+/// names the path and what it holds), and a store without the format marker
+/// or with another value (kFormatMismatch: a version-1 or foreign store).
 Result<std::unique_ptr<Store>, std::string> open_rocksdb_store(const std::string& path);
 
 /// Checks or writes the §18 rule 4 marker on any store.

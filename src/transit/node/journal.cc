@@ -1,8 +1,10 @@
 #include "transit/node/journal.h"
 
 #include <rocksdb/db.h>
+#include <rocksdb/write_batch.h>
 #include <rocksdb/utilities/write_batch_with_index.h>
 
+#include "common/data_dir.h"
 #include "transit/contract/codec.h"
 #include "transit/node/layout.h"
 
@@ -46,6 +48,45 @@ std::optional<std::string> scan(rocksdb::DB& db, char table, Visit visit) {
   return std::nullopt;
 }
 
+// The journal's directory holds RocksDB's files; its CURRENT marks it.
+const data_dir::Owner kJournalDir{"Transit journal", {"CURRENT"}};
+
+Result<std::unique_ptr<rocksdb::DB>, std::string> open_db(const std::filesystem::path& dir, bool create,
+                                                           rocksdb::Env* env) {
+  rocksdb::Options options;
+  options.create_if_missing = create;
+  if (env) options.env = env;
+  configure_entry_filters(options);
+  rocksdb::DB* raw = nullptr;
+  auto status = rocksdb::DB::Open(options, dir.string(), &raw);
+  if (!status.ok()) return Err{"cannot open journal " + dir.string() + ": " + status.ToString()};
+  return std::unique_ptr<rocksdb::DB>(raw);
+}
+
+// A new realm in the empty directory `dir`: position 0, published with the
+// genesis in one synced write (data_dir publishes the journal after it).
+Result<Unit, std::string> create_realm(const std::filesystem::path& dir, const std::optional<Genesis>& genesis,
+                                       rocksdb::Env* env) {
+  if (!genesis) return Err{"journal " + dir.string() + " is empty and no genesis was given"};
+  Genesis g = *genesis;
+  g.definition.value = definition();
+  const Authority fresh(g);
+  auto db = open_db(dir, true, env);
+  if (!db.ok()) return Err{db.error()};
+  rocksdb::WriteBatch init;
+  init.Put(layout::kGenesis, to_json(g));
+  init.Put(layout::kHead, to_json(fresh.head()));
+  const auto& root = *fresh.principal(g.root_principal);
+  init.Put(key(layout::kPrincipals, root.principal), to_json(root));
+  init.Put(key(layout::kRoles, root.role), to_json(*fresh.role(root.role)));
+  init.Put(key(layout::kGrants, 1), to_json(*fresh.grant(1)));
+  init.Put(key(layout::kCredentials, root.principal, root.role), "");
+  rocksdb::WriteOptions synced;
+  synced.sync = true;
+  if (!(*db)->Write(synced, &init).ok()) return Err{"cannot write the genesis to " + dir.string()};
+  return Unit{};
+}
+
 }  // namespace
 
 Journal::Batch::Batch() : writes(new_batch()) {}
@@ -58,34 +99,15 @@ Journal::~Journal() = default;
 
 Result<std::unique_ptr<Journal>, std::string> Journal::open(const std::filesystem::path& dir,
                                                              const std::optional<Genesis>& genesis, rocksdb::Env* env) {
-  rocksdb::Options options;
-  options.create_if_missing = true;
-  if (env) options.env = env;
-  configure_entry_filters(options);
-  rocksdb::DB* raw = nullptr;
-  auto status = rocksdb::DB::Open(options, dir.string(), &raw);
-  if (!status.ok()) return Err{"cannot open journal " + dir.string() + ": " + status.ToString()};
-  std::unique_ptr<rocksdb::DB> db(raw);
-
+  auto created = data_dir::create_store(dir, kJournalDir, [&](const std::filesystem::path& empty) {
+    return create_realm(empty, genesis, env);
+  });
+  if (!created) return Err{created.error()};
+  auto db = open_db(dir, false, env);
+  if (!db.ok()) return Err{db.error()};
   std::string stored;
-  status = db->Get(rocksdb::ReadOptions(), layout::kGenesis, &stored);
-  if (status.IsNotFound()) {
-    if (!genesis) return Err{"journal " + dir.string() + " is empty and no genesis was given"};
-    Genesis g = *genesis;
-    g.definition.value = definition();
-    const Authority fresh(g);  // position 0, published with the genesis in one synced write
-    auto journal = std::unique_ptr<Journal>(new Journal(std::move(db), g));
-    auto init = new_batch();
-    init->Put(layout::kGenesis, to_json(g));
-    init->Put(layout::kHead, to_json(fresh.head()));
-    const auto& root = *fresh.principal(g.root_principal);
-    init->Put(key(layout::kPrincipals, root.principal), to_json(root));
-    init->Put(key(layout::kRoles, root.role), to_json(*fresh.role(root.role)));
-    init->Put(key(layout::kGrants, 1), to_json(*fresh.grant(1)));
-    init->Put(key(layout::kCredentials, root.principal, root.role), "");
-    if (!journal->write_synced(*init)) return Err{"cannot write the genesis to " + dir.string()};
-    return journal;
-  }
+  auto status = (*db)->Get(rocksdb::ReadOptions(), layout::kGenesis, &stored);
+  if (status.IsNotFound()) return Err{"refusing " + dir.string() + ": a RocksDB store without a Transit genesis, not a journal"};
   if (!status.ok()) return Err{"cannot read journal " + dir.string() + ": " + status.ToString()};
   auto stored_genesis = decode<Genesis>("stored genesis", stored);
   if (!stored_genesis.ok()) return Err{stored_genesis.error()};
@@ -94,7 +116,7 @@ Result<std::unique_ptr<Journal>, std::string> Journal::open(const std::filesyste
     given.definition.value = definition();
     if (!(given == *stored_genesis)) return Err{"journal " + dir.string() + " belongs to another genesis"};
   }
-  return std::unique_ptr<Journal>(new Journal(std::move(db), std::move(*stored_genesis)));
+  return std::unique_ptr<Journal>(new Journal(std::move(*db), std::move(*stored_genesis)));
 }
 
 Result<Authority, std::string> Journal::load() const {

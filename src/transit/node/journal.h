@@ -27,10 +27,12 @@ namespace cowboy::transit::node {
 
 class Journal {
  public:
-  /// Opens `dir`, creating the realm from `genesis` when the directory is new.
-  /// An existing journal must hold the same genesis (when one is given) and a
-  /// head of this build's definition; anything else is refused before reading
-  /// the catalogs.
+  /// Opens `dir`, creating the realm from `genesis` when the directory is new:
+  /// absent or empty (a mount point or a symlink to an empty directory will
+  /// do), built inside it crash-safely (common/data_dir.h). An existing journal
+  /// must hold the same genesis (when one is given) and a head of this build's
+  /// definition; a directory holding anything else, another RocksDB store
+  /// included, is refused before reading the catalogs.
   /// `env`: the file system beneath RocksDB (null: the default one; tests
   /// pass one that fails syncs on demand).
   static Result<std::unique_ptr<Journal>, std::string> open(const std::filesystem::path& dir,

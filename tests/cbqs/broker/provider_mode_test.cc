@@ -139,7 +139,7 @@ TEST_F(ProviderModeTest, CbqsdServesAStreamOfAChainItReadsOverHttp) {
 // Disk full while appends are unflushed in the WAL, then 16 MiB freed: cbqsd
 // restarts (it needed about the WAL's size free before) and every
 // acknowledged record is there. The store is on a 192 MiB tmpfs of its own
-// (64 MiB of it the store's reserve).
+// (64 MiB of it the store's reserve, in the store's directory).
 TEST_F(ProviderModeTest, AfterAFullDiskSixteenMiBFreeAreEnoughToRestartAndServe) {
   auto disk = dir.path() / "disk";
   std::filesystem::create_directory(disk);
@@ -179,14 +179,14 @@ TEST_F(ProviderModeTest, AfterAFullDiskSixteenMiBFreeAreEnoughToRestartAndServe)
     else acked = std::get<resp::Appended>(std::get<CbqsResponseBodyV2>(r)).sequence;
   }
   ASSERT_EQ(refusal, static_cast<std::uint16_t>(ErrorCode::kUnavailable));
-  EXPECT_TRUE(std::filesystem::exists(disk / "store.reserve"));
+  EXPECT_TRUE(std::filesystem::exists(disk / "store" / "cbqsd.reserve"));  // on the store's filesystem, inside its directory
   c.reset();
   EXPECT_TRUE(WIFSIGNALED(cbqsd->kill(SIGKILL)));  // it was still running: the full disk did not end it
 
   std::filesystem::resize_file(ballast, std::filesystem::file_size(ballast) - (16u << 20));  // the operator frees 16 MiB
   wss_port = start_cbqsd(disk / "store");
   ASSERT_NE(wss_port, 0) << "cbqsd did not restart with 16 MiB free";
-  EXPECT_FALSE(std::filesystem::exists(disk / "store.reserve"));  // released to recover
+  EXPECT_FALSE(std::filesystem::exists(disk / "store" / "cbqsd.reserve"));  // released to recover
   auto [reader, reader_session] = session(wss_port);
   ASSERT_NE(reader, nullptr);
   ASSERT_TRUE(std::holds_alternative<CbqsResponseBodyV2>(

@@ -3,6 +3,8 @@
 
 #include <rocksdb/db.h>
 
+#include <fstream>
+
 #include "../../support/temp_dir.h"
 #include "cbqs/store/memory_store.h"
 
@@ -78,6 +80,53 @@ TEST(Store, RocksDbTakesAnEmptyDirectoryAsANewStore) {
   auto s = open_rocksdb_store(path.string());
   ASSERT_TRUE(s.ok()) << s.error();
   EXPECT_EQ(**(*s)->get(kFormatMarkerKey), kFormatMarkerValue);
+}
+
+// A store on a volume of its own, reached through a symlink (issue 47): built
+// inside the target, the symlink kept. Renaming a store built beside it onto
+// the symlink failed ("Not a directory").
+TEST(Store, RocksDbBuildsANewStoreInsideASymlinkToAnEmptyDirectory) {
+  testing::TempDir dir;
+  std::filesystem::create_directory(dir.path() / "volume");
+  std::filesystem::create_directory_symlink(dir.path() / "volume", dir.path() / "store");
+  {
+    auto s = open_rocksdb_store((dir.path() / "store").string());
+    ASSERT_TRUE(s.ok()) << s.error();
+    EXPECT_EQ(**(*s)->get(kFormatMarkerKey), kFormatMarkerValue);
+  }
+  EXPECT_TRUE(std::filesystem::is_symlink(dir.path() / "store"));
+  EXPECT_TRUE(std::filesystem::exists(dir.path() / "volume" / "CURRENT"));
+  EXPECT_FALSE(std::filesystem::exists(dir.path() / "volume" / ".creating"));
+  EXPECT_TRUE(open_rocksdb_store((dir.path() / "store").string()).ok());
+}
+
+TEST(Store, RocksDbRefusesADirectoryOfOtherFilesNamingThem) {
+  testing::TempDir dir;
+  std::ofstream(dir.path() / "notes.txt") << "not a store";
+  auto s = open_rocksdb_store(dir.path().string());
+  ASSERT_FALSE(s.ok());
+  EXPECT_EQ(s.error(), "refusing " + dir.path().string() +
+                           ": it is not empty (notes.txt) and is not a cbqsd store; a new one needs an empty directory");
+  EXPECT_FALSE(std::filesystem::exists(dir.path() / "CURRENT"));  // nothing written among them
+}
+
+// A first start killed after RocksDB made its files but before the store was
+// published: the marker is there, the format marker is not. The next start
+// builds the store again instead of refusing it.
+TEST(Store, RocksDbBuildsAgainAFirstStartCutShort) {
+  testing::TempDir dir;
+  {
+    rocksdb::Options o;
+    o.create_if_missing = true;
+    rocksdb::DB* db = nullptr;
+    ASSERT_TRUE(rocksdb::DB::Open(o, dir.path().string(), &db).ok());
+    delete db;
+  }
+  std::ofstream(dir.path() / ".creating");
+  auto s = open_rocksdb_store(dir.path().string());
+  ASSERT_TRUE(s.ok()) << s.error();
+  EXPECT_EQ(**(*s)->get(kFormatMarkerKey), kFormatMarkerValue);
+  EXPECT_FALSE(std::filesystem::exists(dir.path() / ".creating"));
 }
 
 TEST(Store, MemoryStoreKeepsTheContract) {
