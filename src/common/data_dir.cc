@@ -93,27 +93,13 @@ Result<Unit, std::string> clear(const fs::path& dir) {
   return Unit{};
 }
 
-// Every file and directory under `dir`, then `dir`.
-bool sync_tree(const fs::path& dir) {
-  std::error_code ec;
-  for (fs::recursive_directory_iterator it(dir, ec), end; !ec && it != end; it.increment(ec)) {
-    if (ignored(*it)) {
-      it.disable_recursion_pending();
-      continue;
-    }
-    if (it->is_symlink(ec)) continue;
-    if (!fsync_path(it->path(), it->is_directory(ec))) return false;
-  }
-  return !ec && fsync_path(dir, true);
-}
-
-// An empty file needs no temporary: it is whole as soon as it exists.
+// An empty file needs no temporary, and its existence is made durable by
+// syncing the directory that names it.
 bool make_fence(const fs::path& fence) {
   int fd = ::open(fence.c_str(), O_WRONLY | O_CREAT | O_CLOEXEC, 0600);
   if (fd < 0) return false;
-  bool ok = ::fsync(fd) == 0;
   ::close(fd);
-  return ok && fsync_path(fence.parent_path(), true);
+  return fsync_path(fence.parent_path(), true);
 }
 
 Result<Unit, std::string> build_fenced(const fs::path& dir, const Owner& owner, const Build& build) {
@@ -124,7 +110,10 @@ Result<Unit, std::string> build_fenced(const fs::path& dir, const Owner& owner, 
     (void)clear(dir);  // the directory is left as it was found (the next start clears it otherwise)
     return Err{built.error()};
   }
-  if (!sync_tree(dir)) return Err{"cannot sync the new " + owner.what + " in " + dir.string()};
+  // The store's names are durable before the marker goes, and the marker's
+  // removal before the service writes anything: a marker back after a crash
+  // would have the next start clear acknowledged writes.
+  if (!fsync_path(dir, true)) return Err{"cannot sync the new " + owner.what + " in " + dir.string()};
   std::error_code ec;
   fs::remove(fence, ec);
   if (ec || !fsync_path(dir, true)) return Err{"cannot publish the new " + owner.what + " in " + dir.string()};

@@ -11,11 +11,13 @@
 // A new store is built inside its directory, never beside it and renamed into
 // place: a rename onto a mount point or a symlink, or across filesystems,
 // fails. The building is fenced by a marker, `.creating`:
-//   1. `.creating` is made and synced (and the directory synced) before
-//      anything else is written;
-//   2. the store is built in the directory;
-//   3. every file and directory under it is synced;
-//   4. `.creating` is removed, and the directory synced.
+//   1. `.creating` is made, and the directory synced, before anything else is
+//      written;
+//   2. the store is built in the directory, durably (a RocksDB store after its
+//      first synced write: RocksDB syncs its WAL, MANIFEST and CURRENT);
+//   3. the directory is synced;
+//   4. `.creating` is removed, and the directory synced again, before the
+//      service writes anything to the store.
 // A crash at any moment leaves either no store, a whole store, or the marker;
 // a start that finds the marker clears the directory (all but lost+found) and
 // builds again, so a half-made store is never opened or refused.
@@ -43,12 +45,12 @@ struct Owner {
 /// its own (write_file below, create_store for its stores).
 Result<Unit, std::string> take(const std::filesystem::path& dir, const Owner& owner);
 
-/// Writes a whole new store into the (empty) directory it is given; it need
-/// not sync, create_store syncs everything before publishing.
+/// Writes a whole new store into the (empty) directory it is given and
+/// returns once its contents are durable (create_store syncs the directory).
 using Build = std::function<Result<Unit, std::string>(const std::filesystem::path& dir)>;
 
 /// Takes `dir` for a store, building it with `build` when the directory holds
-/// none (step 1-4 above). True when it built one; false when `dir` already
+/// none (steps 1-4 above). True when it built one; false when `dir` already
 /// held the owner's store (the caller still checks what is inside). A failed
 /// build leaves the directory empty again.
 Result<bool, std::string> create_store(const std::filesystem::path& dir, const Owner& owner, const Build& build);

@@ -40,15 +40,10 @@ TEST(Cip11dDataDirLayouts, AFirstStartThroughASymlinkToAnEmptyDirectoryKilledAtA
 TEST(Cip11dDataDirLayouts, ADirectoryOfOtherFilesIsRefusedNamingThemAndLeftAsItWas) {
   testing::TempDir tmp;
   const auto data = tmp.path() / "data";
-  fs::create_directories(data);
-  std::ofstream(data / "notes.txt") << "not cip11d's";
-  auto refused = testing::run_to_end(argv(data));
-  EXPECT_EQ(refused.status, 1);
-  EXPECT_NE(refused.out.find("cip11d: refusing " + data.string() + ": it is not empty (notes.txt) and is not a cip11d data "
-                             "directory; a new one needs an empty directory"),
-            std::string::npos)
-      << refused.out;
-  EXPECT_EQ(testing::names_in(data), std::vector<std::string>{"notes.txt"});
+  testing::expect_other_files_refused(data, argv(data),
+                                      "cip11d: refusing " + data.string() +
+                                          ": it is not empty (notes.txt, photos) and is not a cip11d data directory; a "
+                                          "new one needs an empty directory");
 }
 
 }  // namespace

@@ -43,21 +43,17 @@ TEST_F(DevchainDataDirLayouts, AFirstStartThroughASymlinkToAnEmptyDirectoryKille
 
 TEST_F(DevchainDataDirLayouts, ADirectoryOfOtherFilesIsRefusedNamingThemAndLeftAsItWas) {
   const auto data = tmp.path() / "chain";
-  fs::create_directories(data);
-  std::ofstream(data / "notes.txt") << "not a chain";
-  auto refused = testing::run_to_end(argv(data));
-  EXPECT_EQ(refused.status, 1);
-  EXPECT_NE(refused.out.find("devchain: refusing " + data.string() + ": it is not empty (notes.txt) and is not a devchain "
-                             "data directory; a new one needs an empty directory"),
-            std::string::npos)
-      << refused.out;
-  EXPECT_EQ(testing::names_in(data), std::vector<std::string>{"notes.txt"});
+  testing::expect_other_files_refused(data, argv(data),
+                                      "devchain: refusing " + data.string() +
+                                          ": it is not empty (notes.txt, photos) and is not a devchain data directory; a "
+                                          "new one needs an empty directory");
 }
 
 // chain.rocksdb/ holding another service's RocksDB store (a cbqsd store):
 // refused, where the devchain used to write its genesis into it.
 TEST_F(DevchainDataDirLayouts, AnotherServicesStoreIsRefused) {
   const auto data = tmp.path() / "chain";
+  fs::create_directories(data);
   auto made = testing::run_to_end({kBin + "/cbqs_store_probe", (data / "chain.rocksdb").string()});
   ASSERT_EQ(made.status, 0) << made.out;
   auto refused = testing::run_to_end(argv(data));

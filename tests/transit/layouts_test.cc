@@ -49,26 +49,14 @@ TEST_F(TransitdJournalLayouts, ADevFirstStartWithItsJournalSymlinkedToAnEmptyDir
 
 TEST_F(TransitdJournalLayouts, ADirectoryOfOtherFilesIsRefusedNamingThemAndLeftAsItWas) {
   const auto journal = tmp.path() / "journal";
-  fs::create_directories(journal);
-  std::ofstream(journal / "notes.txt") << "not a journal";
-  auto refused = cowboy::testing::run_to_end(with_data(journal));
-  EXPECT_EQ(refused.status, 1);
-  EXPECT_NE(refused.out.find("transitd: refusing " + journal.string() +
-                             ": it is not empty (notes.txt) and is not a Transit journal; a new one needs an empty directory"),
-            std::string::npos)
-      << refused.out;
-  EXPECT_EQ(cowboy::testing::names_in(journal), std::vector<std::string>{"notes.txt"});
-
+  cowboy::testing::expect_other_files_refused(
+      journal, with_data(journal),
+      "transitd: refusing " + journal.string() +
+          ": it is not empty (notes.txt, photos) and is not a Transit journal; a new one needs an empty directory");
   const auto dev_dir = tmp.path() / "dev";
-  fs::create_directories(dev_dir);
-  std::ofstream(dev_dir / "notes.txt") << "not transitd's";
-  refused = cowboy::testing::run_to_end(dev(dev_dir));
-  EXPECT_EQ(refused.status, 1);
-  EXPECT_NE(refused.out.find("transitd: refusing " + dev_dir.string() + ": it is not empty (notes.txt) and is not a "
-                             "transitd --dev directory"),
-            std::string::npos)
-      << refused.out;
-  EXPECT_EQ(cowboy::testing::names_in(dev_dir), std::vector<std::string>{"notes.txt"});
+  cowboy::testing::expect_other_files_refused(
+      dev_dir, dev(dev_dir),
+      "transitd: refusing " + dev_dir.string() + ": it is not empty (notes.txt, photos) and is not a transitd --dev directory");
 }
 
 // A RocksDB store of another service (a cbqsd store here): refused, where

@@ -74,15 +74,10 @@ TEST_F(CbqsdStoreLayouts, TheDevDataDirWithItsStoreSymlinkedToAnEmptyVolume) {
 
 TEST_F(CbqsdStoreLayouts, ADirectoryOfOtherFilesIsRefusedNamingThemAndLeftAsItWas) {
   const auto store = tmp.path() / "store";
-  fs::create_directories(store / "photos");
-  std::ofstream(store / "notes.txt") << "not a store";
-  auto refused = testing::run_to_end(argv(store));
-  EXPECT_EQ(refused.status, 1);
-  EXPECT_NE(refused.out.find("cbqsd: refusing " + store.string() +
-                             ": it is not empty (notes.txt, photos) and is not a cbqsd store; a new one needs an empty directory"),
-            std::string::npos)
-      << refused.out;
-  EXPECT_EQ(testing::names_in(store), (std::vector<std::string>{"notes.txt", "photos"}));
+  testing::expect_other_files_refused(
+      store, argv(store),
+      "cbqsd: refusing " + store.string() +
+          ": it is not empty (notes.txt, photos) and is not a cbqsd store; a new one needs an empty directory");
 }
 
 }  // namespace
