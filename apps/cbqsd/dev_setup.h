@@ -13,11 +13,13 @@
 namespace cowboy::cbqsd {
 
 /// The --data-dir: what cbqsd --dev keeps there marks it as its own
-/// (docs/operations.md lists each file).
+/// (docs/operations.md lists each file), and so does the dev owner key when
+/// CBQS_HOME is the data directory (the JS client's tests run it so): made
+/// first, it may be all that a first start killed at once left.
 inline const data_dir::Owner kDevDataDir{
     "cbqsd --dev data directory",
     {"chain", "store", "tls", "provider-chain-key", "provider-signing-key", "stream-admin-key", "dev-grant.hex",
-     "dev-holder-key", "dev-endpoints.json"}};
+     "dev-holder-key", "dev-endpoints.json", "dev-key"}};
 
 struct DevDeployment {
   cbqs::broker::ProviderIdentity provider;

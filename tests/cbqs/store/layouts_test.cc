@@ -72,6 +72,20 @@ TEST_F(CbqsdStoreLayouts, TheDevDataDirWithItsStoreSymlinkedToAnEmptyVolume) {
   EXPECT_FALSE(fs::exists(tmp.path() / "data" / "store.reserve"));
 }
 
+// CBQS_HOME in the data directory (as the JS client's tests run it): the dev
+// owner key is made there first, so a first start killed at once may leave
+// nothing else. That is still cbqsd's directory.
+TEST_F(CbqsdStoreLayouts, ADevDataDirHoldingOnlyTheDevOwnerKeyIsItsOwn) {
+  const auto data = tmp.path() / "data";
+  fs::create_directories(data);
+  std::ofstream(data / "dev-key") << std::string(64, '5') << "\n";
+  ::setenv("CBQS_HOME", data.c_str(), 1);
+  testing::ChildProcess cbqsd({std::string(COWBOY_BIN_DIR) + "/cbqsd", "--dev", "--data-dir", data.string(), "--listen",
+                               "127.0.0.1:0", "--admin-listen", "127.0.0.1:0", "--chain-listen", "127.0.0.1:0"},
+                              (tmp.path() / "cbqsd.log").string());
+  EXPECT_TRUE(cbqsd.wait_for_line(kReady, std::chrono::seconds(60))) << testing::read_text(tmp.path() / "cbqsd.log");
+}
+
 TEST_F(CbqsdStoreLayouts, ADirectoryOfOtherFilesIsRefusedNamingThemAndLeftAsItWas) {
   const auto store = tmp.path() / "store";
   testing::expect_other_files_refused(
