@@ -74,8 +74,8 @@ class Store {
 ///
 ///   path/                 the store's directory: absent, or an empty directory
 ///                         for a new store - a mount point of its own volume, or
-///                         a symlink to an empty directory, are both fine (an
-///                         empty lost+found is ignored)
+///                         a symlink to an empty directory, are both fine (a
+///                         lost+found directory is ignored)
 ///     CURRENT, MANIFEST-*, *.log, *.sst, OPTIONS-*, ...   RocksDB's files
 ///     cbqsd.reserve       64 MiB kept free on the store's filesystem, for a
 ///                         restart after a full disk (released, then remade)
@@ -84,9 +84,9 @@ class Store {
 ///
 /// A new store is built inside `path` (never beside it and renamed: that
 /// fails onto a mount point or a symlink) under the `.creating` marker, as
-/// common/data_dir.h describes: the marker is synced first, the store gets the
-/// format marker in a synced write, every file is synced, and the marker is
-/// removed last. A start that finds the marker clears the directory and builds
+/// common/data_dir.h describes: the marker is made durable first, the store
+/// gets the format marker in a synced write (RocksDB syncs its WAL, MANIFEST
+/// and CURRENT), the directory is synced, and the marker is removed last. A start that finds the marker clears the directory and builds
 /// again, so a crash at any moment of a first start leaves nothing to refuse.
 /// Refused: a directory holding other files and no RocksDB store (the error
 /// names the path and what it holds), and a store without the format marker

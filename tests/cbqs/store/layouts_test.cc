@@ -1,7 +1,7 @@
 // cbqsd's store on a volume of its own (issue 47): on an empty mount point and
 // through a symlink to an empty directory, a first start SIGKILLed at moments
 // spread over it always restarts; a directory of other files is refused and
-// left as it was. Real cbqsd processes (slow: forty of them per layout).
+// left as it was. Real cbqsd processes (slow: over forty of them per layout).
 #include <gtest/gtest.h>
 
 #include <cstdlib>
