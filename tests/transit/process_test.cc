@@ -387,6 +387,13 @@ TEST_F(ProcessTest, TheWorkerLoopFromTheCli) {
   EXPECT_NE(stale.out.find("resource_revision_changed"), std::string::npos) << stale.out;
   auto usage = cowboy::testing::run(cli + "entries --resource 1");
   EXPECT_EQ(usage.status, 2);
+  // A child bound to the parent's resource, then the parent's end (decisions 60 and 62).
+  run("process spawn --parent 7 --generation 2 --pid 8 --require doc --allow-collection");
+  EXPECT_EQ(run("process show --pid 8"), "process 8 generation 1 idle owner - mailbox 1..0 parent 7 collectable\n");
+  run("send --pid 7 --value unread");
+  EXPECT_EQ(run("process terminate --pid 7 --generation 2"),
+            "process_terminated {\"pid\":7,\"generation\":2,\"cancelled\":1} at position 10\n");
+  EXPECT_EQ(run("process show --pid 7"), "process 7 generation 2 retired owner - mailbox 2..2 cancelled 1\n");
 }
 
 TEST_F(ProcessTest, AGenesisFromTheCliLaidOutByHandStartsANode) {

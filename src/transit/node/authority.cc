@@ -184,7 +184,7 @@ std::pair<Id, Id> Authority::add_private_role(Id principal_id, const Scope& scop
   return {role, add_grant(role, scope, permissions, touched)};
 }
 
-// Ordinary direct-native grant replacement (decision 60): the previous private
+// Ordinary direct-native grant replacement (decision 61): the previous private
 // role is retired - unbound, and every grant it held removed, resource grants
 // included - and a new one bound, so no old resource right survives it.
 Result<Outcome, Refusal> Authority::apply(Id, const ReplaceGrant& op, Touched& touched) {

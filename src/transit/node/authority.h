@@ -128,7 +128,7 @@ class Authority {
   Capabilities capabilities() const;
 
   /// Termination fences an effect intent not yet attempted: why an attempt of
-  /// `effect` would be refused now because its caller is retired (decision 59).
+  /// `effect` would be refused now because its caller is retired (decision 60).
   /// The attempt verb asks this of every unattempted intent; an intent already
   /// attempted keeps its executor and deadline whatever becomes of its caller.
   std::optional<Refusal> termination_fence(const EffectRecord& effect, std::uint64_t now_ms) const;
@@ -262,7 +262,7 @@ class Authority {
   std::map<Id, EffectRecord> effects_;
 };
 
-/// Control mutations (docs/transit.md, decisions 9 and 62) may use the reserve
+/// Control mutations (docs/transit.md, decisions 9 and 63) may use the reserve
 /// beyond the admission ceiling: the ones that only take authority away, and
 /// rotate_worker, which hands a process to a replacement worker.
 bool is_control(const Command& op);

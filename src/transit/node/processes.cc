@@ -1,23 +1,11 @@
 // Processes and their mailboxes: the lifecycle (create, initialize, own,
 // suspend, resume, expiry), sends, turns, failures and scoped retry, courier
 // delivery and the process read (docs/transit.md, decisions 10 and 32-36).
-#include "transit/node/authority.h"
+#include "transit/node/refusals.h"
 
 #include <set>
 
 namespace cowboy::transit::node {
-namespace {
-
-Err<Refusal> refuse(Reason reason, std::string message) {
-  return Err{Refusal{reason, std::move(message)}};
-}
-
-Err<Refusal> stale_generation(Id expected, Id current) {
-  return refuse(Reason::kStaleGeneration,
-                "expected generation " + std::to_string(expected) + ", the process is at " + std::to_string(current));
-}
-
-}  // namespace
 
 // A suspension past its deadline is a permanent retirement from that instant;
 // trusted time never goes back, so nothing needs writing for it to hold.

@@ -2,19 +2,10 @@
 // 57-63): rotate_worker hands a process to a replacement worker under the
 // same principal, terminate retires a process for good and fences its
 // unattempted work, spawn brings up a child bound to its parent's state.
-#include "transit/node/authority.h"
+#include "transit/node/refusals.h"
 
 namespace cowboy::transit::node {
 namespace {
-
-Err<Refusal> refuse(Reason reason, std::string message) {
-  return Err{Refusal{reason, std::move(message)}};
-}
-
-Err<Refusal> stale_generation(Id expected, Id current) {
-  return refuse(Reason::kStaleGeneration,
-                "expected generation " + std::to_string(expected) + ", the process is at " + std::to_string(current));
-}
 
 constexpr std::uint64_t kInspectExecute = kInspect | kExecute;
 
