@@ -170,19 +170,39 @@ TEST_F(FailoverTest, RotateWorkerRefusesAllButAnExactTakeover) {
 }
 
 // The expected mask pins what the worker holds; the rotation adds nothing, so
-// a permission removed before it stays removed after it.
+// a permission removed before it stays removed after it: one at the PID, and
+// one on a resource the process holds (the seed's "removed resource
+// permission"), while a resource grant still in force goes on with the key.
 TEST_F(FailoverTest, RotationCannotRenewARemovedPermission) {
   const Id doc = resource("doc");
   process(doc);
-  const Id role = worker(kWorker, kPid, kOldSeed);
+  const Id role = principal(kWorker, kOldSeed, PidScope{kPid}, kInspect | kExecute, kPid);
   const Id effect = grant(role, PidScope{kPid}, kEffect);
+  const Id write = grant(role, ResourceScope{doc}, kWrite);
+  grant(role, ResourceScope{doc}, kInspect | kRead);
   accept(*admin_, RevokeGrant{effect, std::nullopt});
-  refused_as(*admin_, rotation(1, kOldSeed, kNewSeed, kPid, kWorker, kWorkerBits | kEffect), Reason::kWorkerMaskChanged);
-  accept(*admin_, rotation(1));
-  EXPECT_FALSE(admin_->decision(kWorker, PidScope{kPid}, Permissions{kEffect})->allowed);
-  auto me = client_of(kWorker, kNewSeed).identity();
+  accept(*admin_, RevokeGrant{write, std::nullopt});
+  const auto removed = [&](Scope scope, std::uint64_t bits) {
+    return !admin_->decision(kWorker, scope, Permissions{bits})->allowed;
+  };
+  ASSERT_TRUE(removed(PidScope{kPid}, kEffect) && removed(ResourceScope{doc}, kWrite));
+  refused_as(*admin_, rotation(1, kOldSeed, kNewSeed, kPid, kWorker, kInspect | kExecute | kEffect),
+             Reason::kWorkerMaskChanged);
+  accept(*admin_, rotation(1, kOldSeed, kNewSeed, kPid, kWorker, kInspect | kExecute));
+  EXPECT_TRUE(removed(PidScope{kPid}, kEffect));
+  EXPECT_TRUE(removed(ResourceScope{doc}, kWrite));
+  EXPECT_FALSE(removed(ResourceScope{doc}, kInspect | kRead));  // the private role and its grants stay
+  Client replacement = client_of(kWorker, kNewSeed);
+  auto me = replacement.identity();
   ASSERT_TRUE(me.ok());
-  EXPECT_EQ(me->permissions.bits, kWorkerBits);  // as the expected mask said, without effect
+  EXPECT_EQ(me->permissions.bits, kInspect | kExecute);  // as the expected mask said, without effect
+  // The new key reads the resource and cannot write it.
+  EXPECT_TRUE(replacement.query(ReadEntries{doc, std::nullopt, std::nullopt, slots({"k"})}).ok());
+  const Id generation = process_info(replacement).generation;
+  Turn turn = empty_turn(kPid, generation);
+  turn.resource = doc;
+  turn.mutations.items.push_back({key("k"), value("v")});
+  EXPECT_EQ(refused(replacement.submit(turn)).reason, Reason::kNotPermitted);
 }
 
 // A revocation and a rotation of the same worker are two decisions of one

@@ -93,4 +93,14 @@ template <> struct OutcomeFor<ReplaceGrant> { using type = GrantReplaced; };
 template <> struct OutcomeFor<Terminate> { using type = ProcessTerminated; };
 template <typename Op> using OutcomeOf = typename OutcomeFor<Op>::type;
 
+/// The control mutations, which the control reserve admits beyond the
+/// admission ceiling (docs/transit.md, decisions 9 and 63): the ones that only
+/// take authority away, and rotate_worker, which hands a process to a
+/// replacement worker. The snapshot-closing controls join them when built.
+template <typename Op>
+inline constexpr bool kControl = capability::kOneOf<Op, UnbindCredential, RevokeGrant, RevokePrincipal, RotateWorker>;
+inline bool is_control(const Command& op) {
+  return std::visit([](const auto& c) { return kControl<std::decay_t<decltype(c)>>; }, op);
+}
+
 }  // namespace cowboy::transit

@@ -17,11 +17,6 @@ bool covers(const Scope& granted, const Scope& wanted) {
 
 }  // namespace
 
-bool is_control(const Command& op) {
-  return std::holds_alternative<UnbindCredential>(op) || std::holds_alternative<RevokeGrant>(op) ||
-         std::holds_alternative<RevokePrincipal>(op) || std::holds_alternative<RotateWorker>(op);
-}
-
 Authority::Authority(Genesis genesis) : genesis_(std::move(genesis)) {
   // Position 0: the root principal, its private role and one realm-wide grant of everything.
   const Id root = genesis_.root_principal;

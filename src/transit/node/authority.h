@@ -262,9 +262,4 @@ class Authority {
   std::map<Id, EffectRecord> effects_;
 };
 
-/// Control mutations (docs/transit.md, decisions 9 and 63) may use the reserve
-/// beyond the admission ceiling: the ones that only take authority away, and
-/// rotate_worker, which hands a process to a replacement worker.
-bool is_control(const Command& op);
-
 }  // namespace cowboy::transit::node
