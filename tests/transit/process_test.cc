@@ -270,11 +270,17 @@ TEST_F(ProcessTest, AReplacementWorkerFinishesTheMailboxOfASigkilledOne) {
   EXPECT_EQ(before.owner, std::optional<Id>(kWorker));
   EXPECT_GE(before.head, 11u);
   EXPECT_LE(before.head, kBeforeKill + 1);
-  auto rotated = cowboy::testing::run(kBin + "/transit --endpoint 127.0.0.1:" + std::to_string(port) +
-                                      " --realm dev --principal 1 --key " + root_key.string() + " worker rotate --pid 7" +
+  // The procedure's step 2: the dead worker's key file tells its mask at the PID.
+  const std::string cli = kBin + "/transit --endpoint 127.0.0.1:" + std::to_string(port) + " --realm dev";
+  auto identity = cowboy::testing::run(cli + " --principal 10 --key " + old_key.string() + " identity");
+  ASSERT_EQ(identity.status, 0) << identity.out;
+  const std::string prefix = "principal 10: ", suffix = ", pid scope 7";
+  ASSERT_EQ(identity.out.rfind(prefix, 0), 0u) << identity.out;
+  const std::string mask = identity.out.substr(prefix.size(), identity.out.find(suffix) - prefix.size());
+  EXPECT_EQ(mask, "inspect,read,write,execute");
+  auto rotated = cowboy::testing::run(cli + " --principal 1 --key " + root_key.string() + " worker rotate --pid 7" +
                                       " --generation " + std::to_string(before.generation) + " --worker 10 --old-key " +
-                                      old_key.string() + " --permissions inspect,read,write,execute --key-out " +
-                                      new_key.string());
+                                      old_key.string() + " --permissions " + mask + " --key-out " + new_key.string());
   ASSERT_EQ(rotated.status, 0) << rotated.out;
   EXPECT_NE(rotated.out.find("worker_rotated"), std::string::npos) << rotated.out;
   const auto new_seed = load_secret(new_key);
