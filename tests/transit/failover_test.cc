@@ -263,6 +263,7 @@ TEST_F(FailoverTest, TerminationRetiresForGoodAndFencesUnattemptedOutputsAndEffe
   const Id doc = resource("doc");
   process(doc);
   process(resource("inbox"), 8);
+  process(resource("lease", /*owner=*/kPid), 9);  // its required resource's lifetime is 7's
   principal(31, 131, PidScope{kPid}, kEffect);
   principal(32, 132, PidScope{8}, kEffect);
   principal(33, 133, PidScope{kPid}, kExecute | kInspect);  // no pid_admin
@@ -287,6 +288,7 @@ TEST_F(FailoverTest, TerminationRetiresForGoodAndFencesUnattemptedOutputsAndEffe
 
   refused_as(client_of(33, 133), Terminate{kPid, generation}, Reason::kNotPermitted);
   refused_as(*admin_, Terminate{kPid, generation - 1}, Reason::kStaleGeneration);
+  EXPECT_EQ(process_info(*admin_, 9).state, ProcessState::kIdle);
   const auto ended = ok<ProcessTerminated>(admin_->submit(Terminate{kPid, generation}));
   EXPECT_EQ(ended.pid, kPid);
   EXPECT_EQ(ended.cancelled, 2u);  // b and c
@@ -307,6 +309,7 @@ TEST_F(FailoverTest, TerminationRetiresForGoodAndFencesUnattemptedOutputsAndEffe
     refused_as(*admin_, Terminate{kPid, generation}, Reason::kRetired);
     refused_as(*admin_, Resume{kPid, generation}, Reason::kRetired);
     EXPECT_EQ(query_refused(*admin_, ReadEntries{doc, std::nullopt, view, slots({"a"})}).reason, Reason::kViewExpired);
+    EXPECT_EQ(process_info(*admin_, 9).state, ProcessState::kFenced);  // the lease ended with 7
   };
   check_fenced();
   // Into it: disposed of, nothing enters its mailbox.
