@@ -400,6 +400,14 @@ TEST_F(ProcessTest, TheWorkerLoopFromTheCli) {
   EXPECT_EQ(run("process terminate --pid 7 --generation 2"),
             "process_terminated {\"pid\":7,\"generation\":2,\"cancelled\":1} at position 10\n");
   EXPECT_EQ(run("process show --pid 7"), "process 7 generation 2 retired owner - mailbox 2..2 cancelled 1\n");
+  // Grant replacement (decision 61): the resource right of the retired private role is gone.
+  run("principal create --id 20 --permissions inspect,read --scope resource:1 --public-key " + std::string(64, '0'));
+  const std::string read_doc = "decision --principal 20 --scope resource:1 --permissions read";
+  EXPECT_EQ(run(read_doc), "principal 20 holds read at resource:1 (policy revision 2)\n");
+  EXPECT_EQ(run("principal replace-grant --id 20 --permissions inspect --scope pid:8"),
+            "grant_replaced {\"principal\":20,\"role\":3,\"retired_role\":2,\"grant\":3,\"policy_revision\":3} at "
+            "position 12, policy revision 3\n");
+  EXPECT_EQ(run(read_doc), "principal 20 does not hold read at resource:1 (policy revision 3)\n");
 }
 
 TEST_F(ProcessTest, AGenesisFromTheCliLaidOutByHandStartsANode) {
