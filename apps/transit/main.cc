@@ -178,7 +178,7 @@ int main(int argc, char** argv) {
   genesis->add_option("--control-reserve", gen.reserve, "positions beyond the ceiling for control mutations")->capture_default_str();
   genesis->add_flag("--allow-history-trim", gen.allow_history_trim, "opt in to checkpoint history trimming");
 
-  auto* principal = app.add_subcommand("principal", "create or revoke principals");
+  auto* principal = app.add_subcommand("principal", "create or revoke principals, or replace their grant");
   principal->require_subcommand(1);
   struct {
     Id id = 0;
@@ -198,6 +198,28 @@ int main(int argc, char** argv) {
   auto* prevoke = principal->add_subcommand("revoke", "revoke a principal (its subject stays allocated)");
   prevoke->add_option("--id", revoke_id)->required();
   prevoke->add_option("--expected-revision", revoke_rev);
+  auto* preplace = principal->add_subcommand(
+      "replace-grant", "retire a principal's private role and its grants; bind a new one holding this grant");
+  preplace->add_option("--id", pc.id)->required();
+  preplace->add_option("--permissions", pc.permissions, "comma-separated permission names, or all")->required();
+  preplace->add_option("--scope", pc.scope, "realm, pid:N or resource:N")->capture_default_str();
+  preplace->add_option("--expected-revision", pc.expected_revision);
+
+  // A replacement worker takes over a process (docs/transit.md, decision 59).
+  auto* worker = app.add_subcommand("worker", "rotate a PID-scoped worker's key to a replacement");
+  worker->require_subcommand(1);
+  struct {
+    Id pid = 0, generation = 0, worker = 0;
+    std::string old_key, old_public_key, key_out, permissions;
+  } wr;
+  auto* wrotate = worker->add_subcommand("rotate", "the worker's new key takes its process at the next generation");
+  wrotate->add_option("--pid", wr.pid)->required();
+  wrotate->add_option("--generation", wr.generation, "the process's current generation")->required();
+  wrotate->add_option("--worker", wr.worker, "the PID-scoped worker principal")->required();
+  wrotate->add_option("--old-key", wr.old_key, "its current seed file, to name its current public key");
+  wrotate->add_option("--old-public-key", wr.old_public_key, "or its current public key, 64 hex digits");
+  wrotate->add_option("--permissions", wr.permissions, "what it holds at the PID now, exactly")->required();
+  wrotate->add_option("--key-out", wr.key_out, "generate the replacement's seed into this file (0600)")->required();
 
   auto* role = app.add_subcommand("role", "named roles and their bindings");
   role->require_subcommand(1);
@@ -327,6 +349,28 @@ int main(int argc, char** argv) {
     op = CreatePrincipal{pc.id, key, *scope, *perms, pc.pid_scope, pc.expected_revision};
   } else if (prevoke->parsed()) {
     op = RevokePrincipal{revoke_id, revoke_rev};
+  } else if (preplace->parsed()) {
+    auto perms = parse_permissions(pc.permissions);
+    auto scope = parse_scope(pc.scope);
+    if (!perms || !scope) return std::fprintf(stderr, "transit: bad --permissions or --scope\n"), 2;
+    op = ReplaceGrant{pc.id, *scope, *perms, pc.expected_revision};
+  } else if (wrotate->parsed()) {
+    auto perms = parse_permissions(wr.permissions);
+    if (!perms) return std::fprintf(stderr, "transit: bad --permissions\n"), 2;
+    std::optional<PublicKey> old_key;
+    if (!wr.old_key.empty()) {
+      auto seed = load_secret(wr.old_key);
+      if (!seed.ok()) return std::fprintf(stderr, "transit: %s\n", seed.error().c_str()), 2;
+      old_key = crypto::ed25519_from_seed(*seed).public_key;
+    } else {
+      old_key = fixed_from_hex<32>(wr.old_public_key);
+    }
+    if (!old_key) return std::fprintf(stderr, "transit: --old-key FILE or --old-public-key (64 hex digits)\n"), 2;
+    if (std::filesystem::exists(wr.key_out))
+      return std::fprintf(stderr, "transit: %s exists; not overwriting a key\n", wr.key_out.c_str()), 2;
+    auto seed = load_or_create_secret(wr.key_out);
+    if (!seed.ok()) return std::fprintf(stderr, "transit: %s\n", seed.error().c_str()), 2;
+    op = RotateWorker{wr.pid, wr.generation, wr.worker, *old_key, *perms, crypto::ed25519_from_seed(*seed).public_key};
   } else if (rcreate->parsed()) {
     op = CreateRole{{role_name}, role_rev};
   } else if (rbind->parsed()) {
@@ -349,6 +393,7 @@ int main(int argc, char** argv) {
     // A key made for a principal that was refused belongs to nobody.
     if (pcreate->parsed() && !pc.key_out.empty() && receipt.error().kind == ClientError::Kind::kRejected)
       std::filesystem::remove(pc.key_out);
+    if (wrotate->parsed() && receipt.error().kind == ClientError::Kind::kRejected) std::filesystem::remove(wr.key_out);
     return report(g, receipt.error());
   }
   print_receipt(g, *receipt);

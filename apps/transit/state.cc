@@ -10,6 +10,8 @@
 //   transit turn --pid 7 --generation 2 --input 1 --resource 1 --put greeting=hello
 //   transit entries --resource 1 --revision 2 --all
 //   transit process list --cut 12        # the first page at position 12
+//   transit process terminate --pid 7 --generation 2
+//   transit process spawn --parent 7 --generation 2 --pid 8 --require doc
 //
 // Keys and values are text, or hex:... for any bytes; they print the same way.
 #include <fstream>
@@ -50,16 +52,16 @@ std::string state_name(ProcessState s) { return std::string(EnumTraits<ProcessSt
 struct StateCommands::Options {
   CLI::App *resource_create, *resource_retire, *resource_list, *resource_access;
   CLI::App *process_create, *process_associate, *process_init, *process_own, *process_show, *process_suspend,
-      *process_resume, *process_retry, *process_list, *associations, *lookup;
+      *process_resume, *process_retry, *process_list, *process_terminate, *process_spawn, *associations, *lookup;
   CLI::App *send, *turn, *fail, *deliver, *entries, *read, *block;
 
   std::string name, value, reason, key, block_out;
   std::optional<Id> owner, revision, view, input, resource_id, cut;
-  Id id = 0, pid = 0, generation = 0, resume_by_ms = 0, failure_input = 0, output = 0;
+  Id id = 0, pid = 0, generation = 0, resume_by_ms = 0, failure_input = 0, output = 0, parent = 0;
   std::vector<std::string> required, puts, deletes, outputs, blocks, keys;
   std::vector<Id> views;
   std::string after;
-  bool all = false;
+  bool all = false, allow_collection = false;
 };
 
 StateCommands::StateCommands(CLI::App& app) : o_(std::make_shared<Options>()) {
@@ -75,11 +77,13 @@ StateCommands::StateCommands(CLI::App& app) : o_(std::make_shared<Options>()) {
   o.resource_access = resource->add_subcommand("access", "check current inspect and read rights (read_access)");
   o.resource_access->add_option("--id", o.id)->required();
 
-  auto* process = app.add_subcommand("process", "processes: create, associate, init, own, show, list, suspend, resume, retry");
+  auto* process = app.add_subcommand(
+      "process", "processes: create, associate, init, own, show, list, suspend, resume, retry, terminate, spawn");
   process->require_subcommand(1);
   o.process_create = process->add_subcommand("create", "an uninitialized process");
   o.process_create->add_option("--pid", o.pid)->required();
   o.process_create->add_option("--require", o.required, "an association name it needs (up to four)");
+  o.process_create->add_flag("--allow-collection", o.allow_collection, "opt in to working-catalog collection (recorded)");
   o.process_associate = process->add_subcommand("associate", "name a resource for a process");
   o.process_associate->add_option("--pid", o.pid)->required();
   o.process_associate->add_option("--name", o.name)->required();
@@ -89,7 +93,8 @@ StateCommands::StateCommands(CLI::App& app) : o_(std::make_shared<Options>()) {
   o.process_resume = process->add_subcommand("resume", "resume a suspended process");
   o.process_suspend = process->add_subcommand("suspend", "suspend until a finite deadline");
   o.process_suspend->add_option("--resume-by-ms", o.resume_by_ms, "the deadline, ms since the Unix epoch")->required();
-  for (auto* c : {o.process_init, o.process_own, o.process_resume, o.process_suspend}) {
+  o.process_terminate = process->add_subcommand("terminate", "retire for good: cancel its inputs, fence its work");
+  for (auto* c : {o.process_init, o.process_own, o.process_resume, o.process_suspend, o.process_terminate}) {
     c->add_option("--pid", o.pid)->required();
     c->add_option("--generation", o.generation)->required();
   }
@@ -97,6 +102,12 @@ StateCommands::StateCommands(CLI::App& app) : o_(std::make_shared<Options>()) {
   o.process_retry->add_option("--pid", o.pid)->required();
   o.process_retry->add_option("--generation", o.generation, "the expected generation")->required();
   o.process_retry->add_option("--input", o.failure_input, "the failed input")->required();
+  o.process_spawn = process->add_subcommand("spawn", "as a parent's executor: a child bound to the parent's resources");
+  o.process_spawn->add_option("--parent", o.parent)->required();
+  o.process_spawn->add_option("--generation", o.generation, "the parent's")->required();
+  o.process_spawn->add_option("--pid", o.pid, "the child's")->required();
+  o.process_spawn->add_option("--require", o.required, "a name of the parent's associations it inherits (up to four)");
+  o.process_spawn->add_flag("--allow-collection", o.allow_collection, "opt in to working-catalog collection (recorded)");
   o.process_show = process->add_subcommand("show", "its metadata, and its next input if you execute it now");
   o.process_show->add_option("--pid", o.pid)->required();
   o.process_list = process->add_subcommand("list", "processes you may inspect, as recorded, a page at a time");
@@ -166,10 +177,16 @@ std::optional<int> StateCommands::run(const Global& g, Client& client) {
   if (o.resource_create->parsed()) return submit(CreateResource{{o.name}, o.owner});
   if (o.resource_retire->parsed()) return submit(RetireResource{o.id});
   if (o.process_create->parsed()) {
-    CreateProcess c{o.pid, {}};
+    CreateProcess c{o.pid, {}, o.allow_collection};
     for (const auto& n : o.required) c.required.items.push_back({n});
     return submit(c);
   }
+  if (o.process_spawn->parsed()) {
+    Spawn c{o.parent, o.generation, o.pid, {}, o.allow_collection};
+    for (const auto& n : o.required) c.required.items.push_back({n});
+    return submit(c);
+  }
+  if (o.process_terminate->parsed()) return submit(Terminate{o.pid, o.generation});
   if (o.process_associate->parsed()) return submit(Associate{o.pid, {o.name}, o.id});
   if (o.process_init->parsed()) return submit(Initialize{o.pid, o.generation});
   if (o.process_own->parsed()) return submit(Own{o.pid, o.generation});
@@ -298,6 +315,8 @@ std::optional<int> StateCommands::run(const Global& g, Client& client) {
                   opt(p.owner).c_str(), (unsigned long long)p.head, (unsigned long long)p.tail);
       if (p.failure) std::printf(" failed on input %llu", (unsigned long long)*p.failure);
       if (p.cancelled) std::printf(" cancelled %llu", (unsigned long long)p.cancelled);
+      if (p.parent) std::printf(" parent %llu", (unsigned long long)*p.parent);
+      if (p.allow_collection) std::printf(" collectable");
       std::printf("\n");
       if (p.input) std::printf("input %llu %s\n", (unsigned long long)p.input->input, show(p.input->value.value).c_str());
     });

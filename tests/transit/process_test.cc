@@ -15,6 +15,8 @@
 
 #include "../support/process.h"
 #include "../support/run.h"
+#include "common/bytes.h"
+#include "common/keyfile.h"
 #include "samples.h"
 #include "transit/client.h"
 
@@ -210,6 +212,102 @@ TEST_F(ProcessTest, ASigkillDuringTurnsLosesNoAcknowledgedTurnAndPublishesNoPart
   }
 }
 
+// A worker process is SIGKILLed in the middle of its loop. The operator
+// rotates the worker principal's key with the CLI (`transit worker rotate`,
+// the procedure of docs/transit.md decision 59); the replacement worker takes
+// over the process at the next generation and finishes the mailbox: every input consumed exactly
+// once (count and sum), none lost, none twice - the dead worker's last turn,
+// accepted or not, is counted once either way, since the replacement reads
+// the state and the mailbox head the node published.
+TEST_F(ProcessTest, AReplacementWorkerFinishesTheMailboxOfASigkilledOne) {
+  write_sample_genesis();
+  std::uint16_t port = 0;
+  auto node = start_node(port);
+  ASSERT_NE(port, 0);
+  ClientOptions root_options = kill_options(port, 1, 0);
+  root_options.max_attempts = 5;
+  Client root(root_options);
+  const auto old_key = dir_ / "old.key", new_key = dir_ / "new.key", root_key = dir_ / "root.key";
+  const auto old_seed = load_or_create_secret(old_key);
+  ASSERT_TRUE(old_seed.ok());
+  {
+    std::ofstream out(root_key);
+    out << to_hex(ByteView(seed_of(0))) << "\n";
+  }
+  constexpr Id kPid = 7, kWorker = 10;
+  constexpr std::uint64_t kBits = kInspect | kRead | kWrite | kExecute;
+  const auto accepted = [&](Command op) {
+    auto r = root.submit(std::move(op));
+    EXPECT_TRUE(r.ok()) << (r.ok() ? "" : r.error().message);
+    return r.ok() ? *r : Receipt{};
+  };
+  accepted(CreatePrincipal{kWorker, key_of(*old_seed), RealmScope{}, Permissions{kBits}, kPid, std::nullopt});
+  const Id doc = std::get<ResourceCreated>(accepted(CreateResource{{"doc"}, std::nullopt}).outcome).resource;
+  accepted(CreateProcess{kPid, {{{"doc"}}}});
+  accepted(Associate{kPid, {"doc"}, doc});
+  accepted(Initialize{kPid, 0});
+  constexpr Id kInputs = 60, kBeforeKill = 30;
+  const auto send = [&](Id n) {
+    const std::string v = std::to_string(n);
+    accepted(Send{kPid, {{v.begin(), v.end()}}});
+  };
+  for (Id n = 1; n <= kBeforeKill; ++n) send(n);
+
+  const auto worker = [&](const std::filesystem::path& key) {
+    return std::make_unique<cowboy::testing::ChildProcess>(std::vector<std::string>{
+        kBin + "/transit_test_worker", "--port", std::to_string(port), "--principal", std::to_string(kWorker), "--key",
+        key.string(), "--pid", std::to_string(kPid), "--resource", std::to_string(doc), "--until",
+        std::to_string(kInputs)});
+  };
+  auto first = worker(old_key);
+  ASSERT_TRUE(first->wait_for_line("consumed 10", std::chrono::seconds(60)));
+  first->kill(SIGKILL);
+  for (Id n = kBeforeKill + 1; n <= kInputs; ++n) send(n);  // work the dead worker never saw
+
+  auto read = root.query(ProcessRead{kPid});
+  ASSERT_TRUE(read.ok());
+  const auto before = std::get<ProcessInfo>(read->result);
+  EXPECT_EQ(before.owner, std::optional<Id>(kWorker));
+  EXPECT_GE(before.head, 11u);
+  EXPECT_LE(before.head, kBeforeKill + 1);
+  // The procedure's step 2: the dead worker's key file tells its mask at the PID.
+  const std::string cli = kBin + "/transit --endpoint 127.0.0.1:" + std::to_string(port) + " --realm dev";
+  auto identity = cowboy::testing::run(cli + " --principal 10 --key " + old_key.string() + " identity");
+  ASSERT_EQ(identity.status, 0) << identity.out;
+  const std::string prefix = "principal 10: ", suffix = ", pid scope 7";
+  ASSERT_EQ(identity.out.rfind(prefix, 0), 0u) << identity.out;
+  const std::string mask = identity.out.substr(prefix.size(), identity.out.find(suffix) - prefix.size());
+  EXPECT_EQ(mask, "inspect,read,write,execute");
+  auto rotated = cowboy::testing::run(cli + " --principal 1 --key " + root_key.string() + " worker rotate --pid 7" +
+                                      " --generation " + std::to_string(before.generation) + " --worker 10 --old-key " +
+                                      old_key.string() + " --permissions " + mask + " --key-out " + new_key.string());
+  ASSERT_EQ(rotated.status, 0) << rotated.out;
+  EXPECT_NE(rotated.out.find("worker_rotated"), std::string::npos) << rotated.out;
+  const auto new_seed = load_secret(new_key);
+  ASSERT_TRUE(new_seed.ok());
+  EXPECT_NE(key_of(*new_seed), key_of(*old_seed));
+  auto second = worker(new_key);
+  ASSERT_TRUE(second->wait_for_line("done", std::chrono::seconds(120)));
+
+  read = root.query(ProcessRead{kPid});
+  ASSERT_TRUE(read.ok());
+  const auto after = std::get<ProcessInfo>(read->result);
+  EXPECT_EQ(after.head, kInputs + 1);
+  EXPECT_EQ(after.generation, before.generation + 1);
+  EXPECT_EQ(after.owner, std::optional<Id>(kWorker));
+  Slots<EntryKey, 8> keys;
+  keys.items[0] = EntryKey{{'c', 'o', 'u', 'n', 't'}};
+  keys.items[1] = EntryKey{{'s', 'u', 'm'}};
+  auto state = root.query(ReadEntries{doc, std::nullopt, std::nullopt, keys});
+  ASSERT_TRUE(state.ok());
+  const auto& batch = std::get<EntryBatch>(state->result);
+  ASSERT_TRUE(batch.entries.items[0] && batch.entries.items[1]);
+  const auto number = [](const EntryValue& v) { return std::string(v.value.begin(), v.value.end()); };
+  EXPECT_EQ(number(batch.entries.items[0]->value), std::to_string(kInputs));                     // each input once
+  EXPECT_EQ(number(batch.entries.items[1]->value), std::to_string(kInputs * (kInputs + 1) / 2));  // and every one
+  EXPECT_EQ(batch.revision, kInputs + 1);  // one revision per turn: no turn published twice
+}
+
 TEST_F(ProcessTest, TheCliAgainstTransitdDev) {
   const auto dev = dir_ / "transitd-dev";
   cowboy::testing::ChildProcess node({kBin + "/transitd", "--dev", "--dev-dir", dev.string(), "--listen", "127.0.0.1:0"});
@@ -295,6 +393,21 @@ TEST_F(ProcessTest, TheWorkerLoopFromTheCli) {
   EXPECT_NE(stale.out.find("resource_revision_changed"), std::string::npos) << stale.out;
   auto usage = cowboy::testing::run(cli + "entries --resource 1");
   EXPECT_EQ(usage.status, 2);
+  // A child bound to the parent's resource, then the parent's end (decisions 60 and 62).
+  run("process spawn --parent 7 --generation 2 --pid 8 --require doc --allow-collection");
+  EXPECT_EQ(run("process show --pid 8"), "process 8 generation 1 idle owner - mailbox 1..0 parent 7 collectable\n");
+  run("send --pid 7 --value unread");
+  EXPECT_EQ(run("process terminate --pid 7 --generation 2"),
+            "process_terminated {\"pid\":7,\"generation\":2,\"cancelled\":1} at position 10\n");
+  EXPECT_EQ(run("process show --pid 7"), "process 7 generation 2 retired owner - mailbox 2..2 cancelled 1\n");
+  // Grant replacement (decision 61): the resource right of the retired private role is gone.
+  run("principal create --id 20 --permissions inspect,read --scope resource:1 --public-key " + std::string(64, '0'));
+  const std::string read_doc = "decision --principal 20 --scope resource:1 --permissions read";
+  EXPECT_EQ(run(read_doc), "principal 20 holds read at resource:1 (policy revision 2)\n");
+  EXPECT_EQ(run("principal replace-grant --id 20 --permissions inspect --scope pid:8"),
+            "grant_replaced {\"principal\":20,\"role\":3,\"retired_role\":2,\"grant\":3,\"policy_revision\":3} at "
+            "position 12, policy revision 3\n");
+  EXPECT_EQ(run(read_doc), "principal 20 does not hold read at resource:1 (policy revision 3)\n");
 }
 
 TEST_F(ProcessTest, AGenesisFromTheCliLaidOutByHandStartsANode) {

@@ -182,6 +182,15 @@ TEST_F(ScopeTest, EveryCommandAppliesPidScopeAndGrantScope) {
       command("resume 8", Resume{8, 999}, "not_suspended", kPid8),
       command("deliver into 7", Deliver{to7_}, "resolved", kPid7),
       command("deliver into 8", Deliver{to8_}, "resolved", kPid8),
+      // Workers that fail over, processes that end: rotation is root's, termination pid_admin's, spawn the
+      // parent's executor's (and pid_admin's at the child, FailoverTest.SpawnBringsUpAChildBoundToItsParentsResources).
+      command("rotate_worker 7", RotateWorker{7, 999, 1, PublicKey{}, Permissions{kInspect}, PublicKey{}}, "foreign_scope",
+              kRealm),
+      command("replace_grant", ReplaceGrant{1, RealmScope{}, Permissions{kInspect}, std::nullopt}, "root_grant", kRealm),
+      command("terminate 7", Terminate{7, 999}, "stale_generation", kPid7),
+      command("terminate 8", Terminate{8, 999}, "stale_generation", kPid8),
+      command("spawn from 7", Spawn{7, 999, 9, {}, false}, "not_owner", kPid7),  // the root owns it
+      command("spawn from 8", Spawn{8, 999, 9, {}, false}, "not_owner", kPid8),
   };
   EXPECT_EQ(mismatches(rows), "");
 }

@@ -162,7 +162,9 @@ bool outcome_matches(const Command& op, const Outcome& outcome) {
         const auto* o = std::get_if<OutcomeOf<C>>(&outcome);
         if (!o) return false;
         // ... and it names what was asked.
-        if constexpr (std::is_same_v<C, CreatePrincipal>) return o->principal == command.principal;
+        if constexpr (std::is_same_v<C, CreatePrincipal> || std::is_same_v<C, ReplaceGrant>)
+          return o->principal == command.principal;
+        else if constexpr (std::is_same_v<C, RotateWorker>) return o->pid == command.pid && o->worker == command.worker;
         else if constexpr (std::is_same_v<C, RetireResource>) return o->resource == command.resource;
         else if constexpr (std::is_same_v<C, Deliver>) return o->output == command.output;
         else if constexpr (std::is_same_v<C, Turn>)

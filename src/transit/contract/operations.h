@@ -25,16 +25,18 @@ inline constexpr std::string_view kResourceReadBatch = "resource_read_batch";
 inline constexpr std::string_view kProcesses = "processes";
 inline constexpr std::string_view kScopedRetry = "scoped_retry";
 inline constexpr std::string_view kCourierDelivery = "courier_delivery";
+inline constexpr std::string_view kWorkerRotation = "worker_rotation";
 // Reported, gating no operation of their own: what turns and views support.
 inline constexpr std::string_view kRetainedReadVersions = "retained_read_versions";
 inline constexpr std::string_view kTurnWithVersions = "turn_with_versions";
 
 /// What this build's node reports, in this order.
-inline constexpr std::array<std::string_view, 14> kSupported = {
+inline constexpr std::array<std::string_view, 15> kSupported = {
     kDeclarativeAuthorization, kIdentity,           kDecision,           kResources,
     kPagedCatalogs,            kProcessListing,     kAssociationLookup,  kResourceReadAccess,
     kResourceReadBatch,        kProcesses,          kScopedRetry,        kCourierDelivery,
-    kRetainedReadVersions,     kTurnWithVersions};
+    kRetainedReadVersions,     kTurnWithVersions,
+    kWorkerRotation};
 
 template <typename Op, typename... Of> inline constexpr bool kOneOf = (std::is_same_v<Op, Of> || ...);
 
@@ -52,9 +54,10 @@ template <typename Op> constexpr std::string_view required() {
   else if constexpr (kOneOf<Op, ReadEntries>) return kResourceReadBatch;
   else if constexpr (kOneOf<Op, Retry>) return kScopedRetry;
   else if constexpr (kOneOf<Op, Deliver>) return kCourierDelivery;
+  else if constexpr (kOneOf<Op, RotateWorker>) return kWorkerRotation;
   else {
     static_assert(kOneOf<Op, CreateProcess, Associate, Initialize, Own, Send, Turn, FailTurn, Suspend, Resume,
-                         ProcessRead>,
+                         ProcessRead, Terminate, Spawn>,
                   "every operation names its capability");
     return kProcesses;
   }
@@ -70,7 +73,7 @@ namespace cowboy::transit {
 
 /// The Receipt outcome a command is answered with.
 template <typename Op> struct OutcomeFor {
-  using type = ProcessChanged;  // create, initialize, own, fail_turn, retry, suspend, resume
+  using type = ProcessChanged;  // create, initialize, own, fail_turn, retry, suspend, resume, spawn
 };
 template <> struct OutcomeFor<CreatePrincipal> { using type = PrincipalCreated; };
 template <> struct OutcomeFor<CreateRole> { using type = RoleCreated; };
@@ -85,6 +88,19 @@ template <> struct OutcomeFor<Associate> { using type = Associated; };
 template <> struct OutcomeFor<Send> { using type = Sent; };
 template <> struct OutcomeFor<Turn> { using type = TurnPublished; };
 template <> struct OutcomeFor<Deliver> { using type = Delivered; };
+template <> struct OutcomeFor<RotateWorker> { using type = WorkerRotated; };
+template <> struct OutcomeFor<ReplaceGrant> { using type = GrantReplaced; };
+template <> struct OutcomeFor<Terminate> { using type = ProcessTerminated; };
 template <typename Op> using OutcomeOf = typename OutcomeFor<Op>::type;
+
+/// The control mutations, which the control reserve admits beyond the
+/// admission ceiling (docs/transit.md, decisions 9 and 63): the ones that only
+/// take authority away, and rotate_worker, which hands a process to a
+/// replacement worker. The snapshot-closing controls join them when built.
+template <typename Op>
+inline constexpr bool kControl = capability::kOneOf<Op, UnbindCredential, RevokeGrant, RevokePrincipal, RotateWorker>;
+inline bool is_control(const Command& op) {
+  return std::visit([](const auto& c) { return kControl<std::decay_t<decltype(c)>>; }, op);
+}
 
 }  // namespace cowboy::transit

@@ -166,7 +166,17 @@ constexpr int http_status(RejectionCode code) {
   X(kUnknownOutput, "unknown_output", kInvalidProposal, "no such output")                                            \
   X(kResolved, "resolved", kInvalidProposal, "the output is delivered or disposed of")                               \
   X(kSourceTerminated, "source_terminated", kInvalidProposal, "the output's source is retired: termination fenced it") \
-  X(kRouteOrder, "route_order", kConflict, "an older output of the same route is unresolved")
+  X(kRouteOrder, "route_order", kConflict, "an older output of the same route is unresolved")                      \
+  /* workers that fail over, processes that end (node/workers.cc) */                                                  \
+  X(kUnchangedKey, "unchanged_key", kInvalidProposal, "rotate_worker to the worker's current key")                   \
+  X(kRevokedWorker, "revoked_worker", kInvalidProposal, "rotate_worker of a revoked principal")                      \
+  X(kForeignScope, "foreign_scope", kInvalidProposal, "the worker is not scoped to the process's PID")               \
+  X(kWorkerKeyChanged, "worker_key_changed", kConflict, "the worker's current key is not the expected one")          \
+  X(kWorkerMaskChanged, "worker_mask_changed", kConflict, "the worker's permissions at the PID are not the expected mask") \
+  X(kWorkerNotExecutor, "worker_not_executor", kInvalidProposal, "the worker holds no inspect and execute at the PID") \
+  X(kBlocked, "blocked", kInvalidProposal, "the process is blocked on a failed input")                               \
+  X(kRetiredRole, "retired_role", kInvalidProposal, "the role is a replaced principal's retired private role")       \
+  X(kCallerTerminated, "caller_terminated", kInvalidProposal, "the effect's caller is retired: termination fenced its unattempted intent")
 
 enum class Reason : std::uint8_t {
 #define TRANSIT_REASON_ENUMERATOR(id, name, code, meaning) id,

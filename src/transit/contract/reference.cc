@@ -310,7 +310,11 @@ which are inside the signed request.
   out += alternatives(t, std::type_identity<Command>{}, [](auto op, std::size_t) {
     using Op = typename decltype(op)::type;
     return cat("Capability ", code(capability::required<Op>()), "; answered with the outcome ",
-               code(OutcomeOf<Op>::kName), ".\n\n");
+               code(OutcomeOf<Op>::kName), ".",
+               kControl<Op> ? " A control mutation: admitted into the control reserve beyond the admission "
+                              "ceiling (decision 63)."
+                            : "",
+               "\n\n");
   });
 
   out += "## 6. Receipt outcomes (`Receipt.outcome`)\n\n";

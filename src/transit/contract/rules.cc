@@ -30,12 +30,14 @@ std::optional<DecodeError> check(const Turn& t) {
   return std::nullopt;
 }
 
-std::optional<DecodeError> check(const CreateProcess& c) {
+std::optional<DecodeError> distinct(const List<Name, kRequiredNames>& required, std::string path) {
   std::set<std::string> names;
-  for (const auto& n : c.required.items)
-    if (!names.insert(n.value).second) return broken(Reason::kDuplicateName, "op.create.required", "required names are distinct");
+  for (const auto& n : required.items)
+    if (!names.insert(n.value).second) return broken(Reason::kDuplicateName, std::move(path), "required names are distinct");
   return std::nullopt;
 }
+std::optional<DecodeError> check(const CreateProcess& c) { return distinct(c.required, "op.create.required"); }
+std::optional<DecodeError> check(const Spawn& s) { return distinct(s.required, "op.spawn.required"); }
 
 std::optional<DecodeError> check(const ReadEntries& r) {
   std::set<std::string> keys;

@@ -44,13 +44,18 @@ struct RetireResource {
 template <typename V> void fields(V& v, RetireResource& t) { v("resource", t.resource); }
 
 /// A process, uninitialized, declaring the association names it needs.
+/// `allow_collection`: opts into working-catalog collection, recorded now
+/// since it cannot be given after admission (collection itself is not built).
 struct CreateProcess {
   static constexpr std::string_view kName = "create";
   Id pid = 0;
   List<Name, kRequiredNames> required;
+  bool allow_collection = false;
   bool operator==(const CreateProcess&) const = default;
 };
-template <typename V> void fields(V& v, CreateProcess& t) { v("pid", t.pid)("required", t.required); }
+template <typename V> void fields(V& v, CreateProcess& t) {
+  v("pid", t.pid)("required", t.required)("allow_collection", t.allow_collection);
+}
 
 /// Names `resource` as `name` for `pid`; the association gets the next association revision.
 struct Associate {
@@ -533,12 +538,14 @@ struct ProcessInfo {
   Id tail = 0;  // the last input admitted
   Id cancelled = 0;
   std::optional<Input> input;  // released only to its current executor
+  std::optional<Id> parent = std::nullopt;  // the process that spawned it
+  bool allow_collection = false;
   bool operator==(const ProcessInfo&) const = default;
 };
 template <typename V> void fields(V& v, ProcessInfo& t) {
   v("pid", t.pid)("generation", t.generation)("state", t.state)("owner", t.owner)("failure", t.failure)(
       "resume_by_ms", t.resume_by_ms)("required", t.required)("head", t.head)("tail", t.tail)(
-      "cancelled", t.cancelled)("input", t.input);
+      "cancelled", t.cancelled)("input", t.input)("parent", t.parent)("allow_collection", t.allow_collection);
 }
 
 /// A process as recorded: the state its last decision left, judged neither by
@@ -557,12 +564,14 @@ struct ProcessSummary {
   Id head = 1;
   Id tail = 0;
   Id cancelled = 0;
+  std::optional<Id> parent = std::nullopt;
+  bool allow_collection = false;
   bool operator==(const ProcessSummary&) const = default;
 };
 template <typename V> void fields(V& v, ProcessSummary& t) {
   v("pid", t.pid)("generation", t.generation)("state", t.state)("owner", t.owner)("failure", t.failure)(
       "resume_by_ms", t.resume_by_ms)("required", t.required)("head", t.head)("tail", t.tail)(
-      "cancelled", t.cancelled);
+      "cancelled", t.cancelled)("parent", t.parent)("allow_collection", t.allow_collection);
 }
 
 struct ProcessPage {

@@ -7,6 +7,7 @@
 
 #include "transit/contract/reasons.h"
 #include "transit/contract/state.h"
+#include "transit/contract/workers.h"
 
 namespace cowboy::transit {
 
@@ -115,9 +116,26 @@ template <typename V> void fields(V& v, RevokePrincipal& t) {
   v("principal", t.principal)("expected_revision", t.expected_revision);
 }
 
+/// Ordinary direct-native grant replacement: the principal's private role is
+/// retired (unbound, its grants removed, resource grants included) and a new
+/// private role bound, holding one grant made from these fields.
+struct ReplaceGrant {
+  static constexpr std::string_view kName = "replace_grant";
+  Id principal = 0;
+  Scope scope;
+  Permissions permissions;
+  std::optional<Id> expected_revision;
+  bool operator==(const ReplaceGrant&) const = default;
+};
+template <typename V> void fields(V& v, ReplaceGrant& t) {
+  v("principal", t.principal)("scope", t.scope)("permissions", t.permissions)("expected_revision", t.expected_revision);
+}
+
 using Command = std::variant<CreatePrincipal, CreateRole, BindCredential, UnbindCredential, Grant, RevokeGrant,
                              RevokePrincipal, CreateResource, RetireResource, CreateProcess, Associate, Initialize,
-                             Own, Send, Turn, FailTurn, Retry, Suspend, Resume, Deliver>;
+                             Own, Send, Turn, FailTurn, Retry, Suspend, Resume, Deliver,
+                             // workers that fail over, processes that end (workers.h)
+                             RotateWorker, ReplaceGrant, Terminate, Spawn>;
 
 struct Request {
   static constexpr std::string_view kName = "Request";
@@ -232,8 +250,24 @@ struct PolicyChanged {
 };
 template <typename V> void fields(V& v, PolicyChanged& t) { v("policy_revision", t.policy_revision); }
 
+struct GrantReplaced {
+  static constexpr std::string_view kName = "grant_replaced";
+  Id principal = 0;
+  Id role = 0;          // its new private role
+  Id retired_role = 0;  // the previous one, retired with its grants
+  Id grant = 0;         // the grant made from the command's fields
+  Id policy_revision = 0;
+  bool operator==(const GrantReplaced&) const = default;
+};
+template <typename V> void fields(V& v, GrantReplaced& t) {
+  v("principal", t.principal)("role", t.role)("retired_role", t.retired_role)("grant", t.grant)(
+      "policy_revision", t.policy_revision);
+}
+
 using Outcome = std::variant<PrincipalCreated, RoleCreated, Granted, PolicyChanged, ResourceCreated, ResourceRetired, Associated,
-                             ProcessChanged, Sent, TurnPublished, Delivered>;
+                             ProcessChanged, Sent, TurnPublished, Delivered,
+                             // workers that fail over, processes that end (workers.h)
+                             WorkerRotated, GrantReplaced, ProcessTerminated>;
 
 struct Receipt {
   static constexpr std::string_view kName = "Receipt";

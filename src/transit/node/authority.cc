@@ -17,11 +17,6 @@ bool covers(const Scope& granted, const Scope& wanted) {
 
 }  // namespace
 
-bool is_control(const Command& op) {
-  return std::holds_alternative<UnbindCredential>(op) || std::holds_alternative<RevokeGrant>(op) ||
-         std::holds_alternative<RevokePrincipal>(op);
-}
-
 Authority::Authority(Genesis genesis) : genesis_(std::move(genesis)) {
   // Position 0: the root principal, its private role and one realm-wide grant of everything.
   const Id root = genesis_.root_principal;
@@ -167,15 +162,44 @@ Result<Outcome, Refusal> Authority::apply(Id, const CreatePrincipal& op, Touched
   if (principals_.count(op.principal))
     return refuse(Reason::kSubjectTaken,
                   "principal " + std::to_string(op.principal) + " was allocated before");
-  const Id role = head_.next_role++;
-  principals_[op.principal] = PrincipalRecord{op.principal, op.public_key, role, op.pid_scope, 0, false, 1};
-  roles_[role] = RoleRecord{role, {}, op.principal};
-  credentials_.insert({op.principal, role});
-  const Id grant = add_grant(role, op.scope, op.permissions, touched);
+  principals_[op.principal] = PrincipalRecord{op.principal, op.public_key, 0, op.pid_scope, 0, false, 1};
+  const auto [role, grant] = add_private_role(op.principal, op.scope, op.permissions, touched);
   touched.principals.push_back(op.principal);
-  touched.roles.push_back(role);
-  touched.credentials_added.push_back({op.principal, role});
   return Outcome{PrincipalCreated{op.principal, role, grant, head_.policy_revision + 1}};
+}
+
+std::pair<Id, Id> Authority::add_private_role(Id principal_id, const Scope& scope, Permissions permissions,
+                                              Touched& touched) {
+  const Id role = head_.next_role++;
+  roles_[role] = RoleRecord{role, {}, principal_id};
+  credentials_.insert({principal_id, role});
+  principals_.at(principal_id).role = role;
+  touched.roles.push_back(role);
+  touched.credentials_added.push_back({principal_id, role});
+  return {role, add_grant(role, scope, permissions, touched)};
+}
+
+// Ordinary direct-native grant replacement (decision 61): the previous private
+// role is retired - unbound, and every grant it held removed, resource grants
+// included - and a new one bound, so no old resource right survives it.
+Result<Outcome, Refusal> Authority::apply(Id, const ReplaceGrant& op, Touched& touched) {
+  if (op.principal == genesis_.root_principal) return refuse(Reason::kRootGrant, "the root's genesis grant stays");
+  const auto* p = principal(op.principal);
+  if (!p || p->revoked) return refuse(Reason::kUnknownSubject, "no such live principal");
+  if (op.permissions.bits == 0) return refuse(Reason::kEmptyGrant, "no permission bits");
+  const Id retired = p->role;
+  credentials_.erase({op.principal, retired});
+  touched.credentials_removed.push_back({op.principal, retired});
+  for (auto g = grants_by_role_.lower_bound({retired, 0}); g != grants_by_role_.end() && g->first == retired;) {
+    grants_.erase(g->second);
+    touched.grants_removed.push_back(g->second);
+    g = grants_by_role_.erase(g);
+  }
+  roles_.at(retired).retired = true;
+  touched.roles.push_back(retired);
+  const auto [role, grant] = add_private_role(op.principal, op.scope, op.permissions, touched);
+  touched.principals.push_back(op.principal);
+  return Outcome{GrantReplaced{op.principal, role, retired, grant, head_.policy_revision + 1}};
 }
 
 Result<Outcome, Refusal> Authority::apply(Id, const CreateRole& op, Touched& touched) {
@@ -209,7 +233,9 @@ Result<Outcome, Refusal> Authority::apply(Id, const UnbindCredential& op, Touche
 }
 
 Result<Outcome, Refusal> Authority::apply(Id, const Grant& op, Touched& touched) {
-  if (!role(op.role)) return refuse(Reason::kUnknownRole, "no such role");
+  const auto* r = role(op.role);
+  if (!r) return refuse(Reason::kUnknownRole, "no such role");
+  if (r->retired) return refuse(Reason::kRetiredRole, "a replaced private role holds no grant again");
   if (op.permissions.bits == 0) return refuse(Reason::kEmptyGrant, "no permission bits");
   const Id grant = add_grant(op.role, op.scope, op.permissions, touched);
   return Outcome{Granted{grant, head_.policy_revision + 1}};

@@ -127,6 +127,12 @@ class Authority {
   const Association* association(Id pid, Id revision) const;
   Capabilities capabilities() const;
 
+  /// Termination fences an effect intent not yet attempted: why an attempt of
+  /// `effect` would be refused now because its caller is retired (decision 60).
+  /// The attempt verb asks this of every unattempted intent; an intent already
+  /// attempted keeps its executor and deadline whatever becomes of its caller.
+  std::optional<Refusal> termination_fence(const EffectRecord& effect, std::uint64_t now_ms) const;
+
  private:
   /// One decision's context for the state commands (resources.cc, processes.cc).
   struct Step {
@@ -152,6 +158,14 @@ class Authority {
   Result<Outcome, Refusal> apply(const Suspend& op, Step& step);
   Result<Outcome, Refusal> apply(const Resume& op, Step& step);
   Result<Outcome, Refusal> apply(const Deliver& op, Step& step);
+  // Workers that fail over, processes that end (workers.cc).
+  Result<Outcome, Refusal> apply(const RotateWorker& op, Step& step);
+  Result<Outcome, Refusal> apply(const Terminate& op, Step& step);
+  Result<Outcome, Refusal> apply(const Spawn& op, Step& step);
+  /// Why `worker` may not take over `pid` by rotation, the process's rules aside.
+  std::optional<Refusal> check_rotatable_worker(const RotateWorker& op) const;
+  /// Names `resource` as `name` for `pid` at the next association revision.
+  Id add_association(Id pid, const Name& name, Id resource, Step& step);
 
   // Reads (resources.cc, processes.cc): each checks authority before reading and fences after.
   struct ReadCtx {
@@ -219,7 +233,10 @@ class Authority {
   Result<Outcome, Refusal> apply(Id caller, const Grant& op, Touched& touched);
   Result<Outcome, Refusal> apply(Id caller, const RevokeGrant& op, Touched& touched);
   Result<Outcome, Refusal> apply(Id caller, const RevokePrincipal& op, Touched& touched);
+  Result<Outcome, Refusal> apply(Id caller, const ReplaceGrant& op, Touched& touched);
   Id add_grant(Id role, const Scope& scope, Permissions permissions, Touched& touched);
+  /// A new private role for `principal`, bound to it, holding one grant: (role, grant).
+  std::pair<Id, Id> add_private_role(Id principal, const Scope& scope, Permissions permissions, Touched& touched);
   template <typename Map> static const typename Map::mapped_type* find(const Map& map, const typename Map::key_type& key) {
     auto it = map.find(key);
     return it == map.end() ? nullptr : &it->second;
@@ -244,9 +261,5 @@ class Authority {
   std::map<std::pair<Id, Id>, std::set<Id>> pending_routes_;  // (source, destination) -> pending outputs, FIFO
   std::map<Id, EffectRecord> effects_;
 };
-
-/// Control mutations (docs/transit.md, decision 9) may use the reserve beyond
-/// the admission ceiling: the ones that only take authority away.
-bool is_control(const Command& op);
 
 }  // namespace cowboy::transit::node

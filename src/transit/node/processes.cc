@@ -1,23 +1,11 @@
 // Processes and their mailboxes: the lifecycle (create, initialize, own,
 // suspend, resume, expiry), sends, turns, failures and scoped retry, courier
 // delivery and the process read (docs/transit.md, decisions 10 and 32-36).
-#include "transit/node/authority.h"
+#include "transit/node/refusals.h"
 
 #include <set>
 
 namespace cowboy::transit::node {
-namespace {
-
-Err<Refusal> refuse(Reason reason, std::string message) {
-  return Err{Refusal{reason, std::move(message)}};
-}
-
-Err<Refusal> stale_generation(Id expected, Id current) {
-  return refuse(Reason::kStaleGeneration,
-                "expected generation " + std::to_string(expected) + ", the process is at " + std::to_string(current));
-}
-
-}  // namespace
 
 // A suspension past its deadline is a permanent retirement from that instant;
 // trusted time never goes back, so nothing needs writing for it to hold.
@@ -129,6 +117,7 @@ Result<Outcome, Refusal> Authority::apply(const CreateProcess& op, Step& step) {
   ProcessRecord p;
   p.pid = op.pid;
   p.required = op.required;
+  p.allow_collection = op.allow_collection;
   p.associations_position = step.position;
   processes_[op.pid] = std::move(p);
   step.touched.processes.push_back(op.pid);
@@ -373,7 +362,7 @@ Result<QueryResult, Refusal> Authority::read(const ReadCtx& ctx, const ProcessRe
   const auto* p = process(q.pid);
   if (!p) return refuse(Reason::kUnknownProcess, "no such process");
   ProcessInfo info{p->pid, p->generation, state_of(*p, ctx.now_ms), p->owner, p->failure, p->resume_by_ms,
-                   p->required, p->head, p->tail, p->cancelled, std::nullopt};
+                   p->required, p->head, p->tail, p->cancelled, std::nullopt, p->parent, p->allow_collection};
   if (info.state == ProcessState::kRetired && !p->retired)
     info.cancelled += p->tail + 1 - p->head;  // unconsumed input of an expired suspension
   // The next input goes only to whoever may execute it now.
@@ -400,7 +389,8 @@ Result<QueryResult, Refusal> Authority::read(const ReadCtx& ctx, const ListProce
     const auto& p = it->second;
     // Recorded, not judged: no trusted-time expiry, no dependency check (decision 41).
     page.items.items.push_back(ProcessSummary{p.pid, p.generation, recorded_state(p), p.owner, p.failure,
-                                              p.resume_by_ms, p.required, p.head, p.tail, p.cancelled});
+                                              p.resume_by_ms, p.required, p.head, p.tail, p.cancelled, p.parent,
+                                              p.allow_collection});
   }
   if (it != end) page.cursor = Cursor{page.cut, std::prev(it)->first};
   return QueryResult{std::move(page)};

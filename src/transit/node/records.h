@@ -27,9 +27,12 @@ struct RoleRecord {
   Id role = 0;
   Text<0, 32> name;                // empty for a private role
   std::optional<Id> private_of;    // the principal whose private role this is
+  bool retired = false;            // a private role replaced by replace_grant: unbound, no grants, forever
   bool operator==(const RoleRecord&) const = default;
 };
-template <typename V> void fields(V& v, RoleRecord& t) { v("role", t.role)("name", t.name)("private_of", t.private_of); }
+template <typename V> void fields(V& v, RoleRecord& t) {
+  v("role", t.role)("name", t.name)("private_of", t.private_of)("retired", t.retired);
+}
 
 struct GrantRecord {
   static constexpr std::string_view kName = "GrantRecord";
@@ -102,13 +105,15 @@ struct ProcessRecord {
   Id tail = 0;
   Id cancelled = 0;
   Id associations_position = 0;  // where its association catalog last changed
+  std::optional<Id> parent = std::nullopt;  // the process that spawned it
+  bool allow_collection = false;            // fixed at admission (create or spawn)
   bool operator==(const ProcessRecord&) const = default;
 };
 template <typename V> void fields(V& v, ProcessRecord& t) {
   v("pid", t.pid)("generation", t.generation)("initialized", t.initialized)("owner", t.owner)("failure", t.failure)(
       "failure_reason", t.failure_reason)("resume_by_ms", t.resume_by_ms)("retired", t.retired)(
       "required", t.required)("head", t.head)("tail", t.tail)("cancelled", t.cancelled)(
-      "associations_position", t.associations_position);
+      "associations_position", t.associations_position)("parent", t.parent)("allow_collection", t.allow_collection);
 }
 
 /// A retained committed view: `resource` as it stood at `revision`. Lives as long as its process.

@@ -137,14 +137,19 @@ Result<Outcome, Refusal> Authority::apply(const Associate& op, Step& step) {
     return refuse(Reason::kNotPermitted, "requires inspect on the resource");
   if (associated(op.pid, op.name.value))
     return refuse(Reason::kAssociationExists, "the process has an association of that name");
-  const Id revision = head_.next_association++;
-  associations_[{op.pid, revision}] = Association{op.pid, op.name, op.resource, revision};
-  association_names_[{op.pid, op.name.value}] = revision;
-  associated_by_[op.resource].insert(op.pid);
-  (*p)->associations_position = step.position;
-  step.touched.associations.push_back({op.pid, revision});
+  const Id revision = add_association(op.pid, op.name, op.resource, step);
   step.touched.processes.push_back(op.pid);
   return Outcome{Associated{op.pid, revision}};
+}
+
+Id Authority::add_association(Id pid, const Name& name, Id resource_id, Step& step) {
+  const Id revision = head_.next_association++;
+  associations_[{pid, revision}] = Association{pid, name, resource_id, revision};
+  association_names_[{pid, name.value}] = revision;
+  associated_by_[resource_id].insert(pid);
+  processes_.at(pid).associations_position = step.position;
+  step.touched.associations.push_back({pid, revision});
+  return revision;
 }
 
 // ---- reads --------------------------------------------------------------------------
