@@ -43,7 +43,8 @@ mkdir -p "$corpus_root/fuzz_transit_envelope"
 definition=$(grep -m1 -o '"definition": "transit.v1:[0-9a-f]*"' schema/transit-v1.schema.json | cut -d'"' -f4)
 zeros=$(printf '0,%.0s' $(seq 63))0
 # name:type byte:envelope field, each wrapped as a signed envelope (an all-zero signature)
-for kind in request:0:request query:1:query turn:0:request read_entries:1:query; do
+for kind in request:0:request query:1:query turn:0:request read_entries:1:query \
+    observe_effect:0:request list_effects:1:query; do
   IFS=: read -r name type field <<< "$kind"
   { printf "\\x0$type"; printf '{"%s":' "$field"; sed "s/transit.v1:fixture/$definition/" "tests/fixtures/transit/$name.json" | tr -d '\n'
     printf ',"signature":[%s]}' "$zeros"; } > "$corpus_root/fuzz_transit_envelope/$name"

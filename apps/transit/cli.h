@@ -31,4 +31,19 @@ class StateCommands {
   std::shared_ptr<Options> o_;
 };
 
+/// The effect commands: transit effect show/list/attempt/observe/close/cancel (effects.cc).
+class EffectCommands {
+ public:
+  explicit EffectCommands(CLI::App& app);
+  std::optional<int> run(const Global& g, Client& client);
+
+ private:
+  struct Options;
+  std::shared_ptr<Options> o_;
+};
+
+/// Text, or hex:... for any bytes (the state and effect commands' spelling).
+std::optional<std::vector<std::uint8_t>> parse_bytes(const std::string& text);
+std::string show_bytes(const std::vector<std::uint8_t>& bytes);
+
 }  // namespace cowboy::transit::cli

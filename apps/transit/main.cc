@@ -254,6 +254,7 @@ int main(int argc, char** argv) {
   decision->add_option("--scope", decision_scope)->capture_default_str();
 
   StateCommands state(app);
+  EffectCommands effects(app);
 
   CLI11_PARSE(app, argc, argv);
 
@@ -288,6 +289,7 @@ int main(int argc, char** argv) {
   }
   Client client(*options);
   if (auto status = state.run(g, client)) return *status;
+  if (auto status = effects.run(g, client)) return *status;
 
   if (identity->parsed()) {
     auto r = client.query(IdentityQuery{});

@@ -23,7 +23,6 @@
 #include "transit/contract/codec.h"
 
 namespace cowboy::transit::cli {
-namespace {
 
 using Bytes = std::vector<std::uint8_t>;
 
@@ -36,13 +35,15 @@ std::optional<Bytes> parse_bytes(const std::string& text) {
   return out;
 }
 
-std::string show(const Bytes& b) {
+std::string show_bytes(const Bytes& b) {
   const bool printable = std::all_of(b.begin(), b.end(), [](std::uint8_t c) { return c >= 0x21 && c < 0x7f && c != '='; });
   if (printable && !b.empty()) return std::string(b.begin(), b.end());
   std::string out = "hex:";
   out.append(to_hex(ByteView(b)));
   return out;
 }
+
+namespace {
 
 std::string opt(const std::optional<Id>& v) { return v ? std::to_string(*v) : "-"; }
 std::string state_name(ProcessState s) { return std::string(EnumTraits<ProcessState>::kNames[static_cast<int>(s)]); }
@@ -62,6 +63,9 @@ struct StateCommands::Options {
   std::vector<Id> views;
   std::string after;
   bool all = false, allow_collection = false;
+  std::optional<Id> effect_executor, effect_deadline_ms;
+  Id effect_budget = 1;
+  std::string effect_intent;
 };
 
 StateCommands::StateCommands(CLI::App& app) : o_(std::make_shared<Options>()) {
@@ -131,6 +135,10 @@ StateCommands::StateCommands(CLI::App& app) : o_(std::make_shared<Options>()) {
   o.turn->add_option("--block", o.blocks, "NAME=FILE, an immutable block (up to 16, 64 KiB each)");
   o.turn->add_option("--view", o.views, "retain a view of this associated resource");
   o.turn->add_option("--output", o.outputs, "PID=VALUE, for a courier to deliver");
+  o.turn->add_option("--effect-executor", o.effect_executor, "capture an effect intent for this executor");
+  o.turn->add_option("--effect-deadline-ms", o.effect_deadline_ms, "its reconciliation deadline, ms since the Unix epoch");
+  o.turn->add_option("--effect-budget", o.effect_budget, "its observation budget, 1-16")->capture_default_str();
+  o.turn->add_option("--effect-intent", o.effect_intent, "its opaque intent, at most 256 bytes");
   o.fail = app.add_subcommand("fail", "report a failed turn: the process blocks on its head input");
   o.fail->add_option("--pid", o.pid)->required();
   o.fail->add_option("--generation", o.generation)->required();
@@ -238,6 +246,11 @@ std::optional<int> StateCommands::run(const Global& g, Client& client) {
       if (!v) return usage("--output PID=VALUE");
       t.outputs.items.push_back({destination, {std::move(*v)}});
     }
+    if (o.effect_executor) {
+      auto intent = parse_bytes(o.effect_intent);
+      if (!intent) return usage("--effect-intent: text, or hex:... with an even number of hex digits");
+      t.effect = EffectIntent{*o.effect_executor, o.effect_deadline_ms, {std::move(*intent)}, o.effect_budget};
+    }
     return submit(t, std::move(bodies));
   }
 
@@ -318,7 +331,7 @@ std::optional<int> StateCommands::run(const Global& g, Client& client) {
       if (p.parent) std::printf(" parent %llu", (unsigned long long)*p.parent);
       if (p.allow_collection) std::printf(" collectable");
       std::printf("\n");
-      if (p.input) std::printf("input %llu %s\n", (unsigned long long)p.input->input, show(p.input->value.value).c_str());
+      if (p.input) std::printf("input %llu %s\n", (unsigned long long)p.input->input, show_bytes(p.input->value.value).c_str());
     });
 
   // Entry reads: exactly one basis.
@@ -339,7 +352,7 @@ std::optional<int> StateCommands::run(const Global& g, Client& client) {
         const auto& b = std::get<EntryBatch>(r.result);
         for (std::size_t i = 0; i < o.keys.size(); ++i) {
           const auto& e = b.entries.items[i];
-          std::printf("%s=%s\n", o.keys[i].c_str(), e ? show(e->value.value).c_str() : "(absent)");
+          std::printf("%s=%s\n", o.keys[i].c_str(), e ? show_bytes(e->value.value).c_str() : "(absent)");
         }
         std::printf("(resource %llu revision %llu%s)\n", (unsigned long long)b.resource.resource,
                     (unsigned long long)b.revision, b.view ? (", view " + std::to_string(*b.view)).c_str() : "");
@@ -373,11 +386,11 @@ std::optional<int> StateCommands::run(const Global& g, Client& client) {
       if (g.json) std::cout << to_json(*r) << "\n";
       else
         for (const auto& e : page.items.items)
-          std::printf("%s=%s (revision %llu)\n", show(e.key.value).c_str(), show(e.value.value).c_str(), (unsigned long long)e.revision);
+          std::printf("%s=%s (revision %llu)\n", show_bytes(e.key.value).c_str(), show_bytes(e.value.value).c_str(), (unsigned long long)e.revision);
       cursor = page.cursor;
       if (!cursor) break;
       if (!o.all) {
-        if (!g.json) std::printf("more: --cut %llu --after %s\n", (unsigned long long)cursor->cut, show(cursor->after.value).c_str());
+        if (!g.json) std::printf("more: --cut %llu --after %s\n", (unsigned long long)cursor->cut, show_bytes(cursor->after.value).c_str());
         break;
       }
     }

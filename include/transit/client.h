@@ -70,6 +70,16 @@ class Client {
   /// refused (kUnsupported) before signing unless they list its capability.
   ClientResult<Capabilities> capabilities();
   ClientResult<Decision> decision(Id principal, Scope scope, Permissions permissions);
+  /// An effect as recorded: intent, authorization, attempt, every observation
+  /// and closure, refused (kMalformed) unless the phase/observation/closure
+  /// combination is one the contract allows (docs/transit.md, decisions 43-49).
+  /// Its verbs are commands: submit(AttemptEffect{id}), ObserveEffect,
+  /// CloseEffect, CancelEffect.
+  ClientResult<EffectInfo> effect(Id effect);
+  /// One page of effects, in id order: of `pid`, or (null) of every process
+  /// the caller may inspect, that `filter` shows. The maintenance process
+  /// lists {null, cancellable} and cancels what it finds.
+  ClientResult<EffectPage> effects(std::optional<Id> pid, EffectFilter filter, std::optional<Cursor> cursor = std::nullopt);
 
   /// An identity observation and the position it was read at. An inspection
   /// client checks read_only(), then lists catalogs at that same position by

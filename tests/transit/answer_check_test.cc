@@ -196,5 +196,61 @@ TEST_F(AnswerCheckTest, AResponseThatDoesNotAnswerTheQueryAskedIsRefused) {
   }
 }
 
+// An effect answer outside the phase x closure matrix, or not of the effect
+// or listing asked, is refused (decision 47).
+TEST_F(AnswerCheckTest, AnEffectAnswerOutsideThePhaseClosureMatrixIsRefused) {
+  process(resource("doc"));
+  const Id generation = ok<ProcessChanged>(admin_->submit(Own{kPid, 1})).generation;
+  Turn t{kPid, generation, std::nullopt, std::nullopt, std::nullopt, {}, {}, {}, {}, std::nullopt};
+  t.effect = EffectIntent{1, clock_.now_ms() + 60'000, {}, 2};
+  const Id effect = ok<TurnPublished>(admin_->submit(t)).effect.value_or(0);
+  accept(*admin_, AttemptEffect{effect});
+  accept(*admin_, ObserveEffect{effect, value("pending"), false});
+  Client client = proxied();
+  ASSERT_TRUE(client.identity().ok());
+  const auto info = [](Response& r) -> EffectInfo& { return std::get<EffectInfo>(r.result); };
+  const auto first = [](Response& r) -> EffectInfo& { return std::get<EffectPage>(r.result).items.items.at(0); };
+  const ListEffects unresolved{std::nullopt, EffectFilter::kUnresolved, std::nullopt};
+  const std::vector<std::tuple<std::string, QueryOp, Rewrite, std::string>> cases = {
+      {"another effect", EffectRead{effect}, edit<Response>([&](Response& r) { info(r).effect += 1; }), "another effect"},
+      {"closed without a closure", EffectRead{effect},
+       edit<Response>([&](Response& r) { info(r).phase = EffectPhase::kClosed; }), "a closure without the closed phase"},
+      {"observed without a final result", EffectRead{effect}, edit<Response>([&](Response& r) {
+         info(r).phase = EffectPhase::kClosed;
+         info(r).closure = EffectClosure{ClosureKind::kObserved, info(r).observations.items.back().step, std::nullopt};
+       }),
+       "without a final observation"},
+      {"deadline short of the deadline", EffectRead{effect}, edit<Response>([&](Response& r) {
+         info(r).phase = EffectPhase::kClosed;
+         auto step = info(r).observations.items.back().step;
+         step.position += 1;
+         info(r).closure = EffectClosure{ClosureKind::kDeadline, step, *info(r).intent.deadline_ms - 1};
+       }),
+       "short of the reconciliation deadline"},
+      {"a step after the response", EffectRead{effect},
+       edit<Response>([&](Response& r) { info(r).observations.items.back().step.position = r.position + 1; }),
+       "after the position it was read at"},
+      {"a listing of another filter", unresolved,
+       edit<Response>([](Response& r) { std::get<EffectPage>(r.result).filter = EffectFilter::kAll; }),
+       "another process or filter"},
+      {"a closed effect listed as unresolved", unresolved, edit<Response>([&](Response& r) {
+         first(r).phase = EffectPhase::kClosed;
+         first(r).closure = EffectClosure{ClosureKind::kObservationBudget, first(r).observations.items.back().step,
+                                          std::nullopt};
+         first(r).intent.observation_budget = 1;
+       }),
+       "a closed effect in a listing of open ones"},
+  };
+  for (const auto& [what, op, change, problem] : cases) {
+    rewrite("/v1/query", change);
+    auto r = client.query(op);
+    ASSERT_FALSE(r.ok()) << what;
+    EXPECT_EQ(r.error().kind, ClientError::Kind::kMalformed) << what;
+    EXPECT_NE(r.error().message.find(problem), std::string::npos) << what << ": " << r.error().message;
+    rewrite("", nullptr);
+    EXPECT_TRUE(client.query(op).ok()) << what;
+  }
+}
+
 }  // namespace
 }  // namespace cowboy::transit

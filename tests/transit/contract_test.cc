@@ -66,6 +66,40 @@ TEST_F(ContractTest, CanonicalBytesDigestAndSignatureMatchTheFixtures) {
   EXPECT_EQ(to_hex(sign(q, seed_of(0)).signature), read_fixture("query.signature.hex"));
 }
 
+// The effect fixtures (also the fuzz seeds, scripts/fuzz-seeds.sh) are the
+// canonical spelling of these values: a turn carrying an intent with its
+// observation budget, an observation, a filtered listing's continuation.
+TEST_F(ContractTest, TheEffectFixturesAreTheCanonicalSpellingOfTheirValues) {
+  const auto request = [](Id principal, Id sequence, Command op) {
+    return Request{Version{}, Definition{kFixtureDefinition}, {"dev"}, principal, sequence, std::move(op)};
+  };
+  Turn turn{7, 2, 1, 1, 1, {}, {}, {}, {}, std::nullopt};
+  turn.mutations.items = {EntryMutation{{{'k'}}, EntryValue{{'v'}}}, EntryMutation{{{'g', 'o', 'n', 'e'}}, std::nullopt}};
+  turn.views.items = {1};
+  turn.outputs.items = {OutputProposal{8, {{'o'}}}};
+  turn.effect = EffectIntent{5, 1'800'000'000'000, {{0xab}}, 2};
+  const std::vector<std::pair<std::string, Request>> requests = {
+      {"turn.json", request(5, 3, turn)},
+      {"observe_effect.json", request(5, 4, ObserveEffect{3, {{0x00, 0xff}}, true})},
+  };
+  // As the seeds are: with this build's definition, which the decoder requires.
+  const auto as_built = [](std::string text) {
+    return text.replace(text.find(kFixtureDefinition), kFixtureDefinition.size(), definition());
+  };
+  for (const auto& [name, expected] : requests) {
+    EXPECT_EQ(to_json(expected), read_fixture(name)) << name;
+    auto decoded = from_json<Request>(as_built(read_fixture(name)), kMaxRequestBytes);
+    ASSERT_TRUE(decoded.ok()) << name << ": " << decoded.error().message();
+    EXPECT_EQ(decoded->op, expected.op) << name;
+  }
+  const Query listing{Version{}, Definition{kFixtureDefinition}, {"dev"}, 5,
+                      ListEffects{7, EffectFilter::kOverdue, Cursor{9, 3}}};
+  EXPECT_EQ(to_json(listing), read_fixture("list_effects.json"));
+  auto decoded = from_json<Query>(as_built(read_fixture("list_effects.json")), kMaxRequestBytes);
+  ASSERT_TRUE(decoded.ok()) << decoded.error().message();
+  EXPECT_EQ(decoded->op, listing.op);
+}
+
 TEST_F(ContractTest, TheDigestIsSha256OfDomainNulJson) {
   const Request r = fixture_request();
   const std::string text = std::string(kRequestDomain) + '\0' + to_json(r);

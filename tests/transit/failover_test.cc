@@ -327,10 +327,10 @@ TEST_F(FailoverTest, TerminationRetiresForGoodAndFencesUnattemptedOutputsAndEffe
   const auto* fenced = authority->effect(*published.effect);
   const auto* live = authority->effect(*published8.effect);
   ASSERT_TRUE(fenced && live);
-  const auto fence = authority->termination_fence(*fenced, clock_.now_ms());
+  const auto fence = authority->termination_fence(fenced->info, clock_.now_ms());
   ASSERT_TRUE(fence);
   EXPECT_EQ(fence->reason, Reason::kCallerTerminated);
-  EXPECT_FALSE(authority->termination_fence(*live, clock_.now_ms()));
+  EXPECT_FALSE(authority->termination_fence(live->info, clock_.now_ms()));
   (*journal).reset();
   start(genesis_);
 }

@@ -68,6 +68,17 @@ class ScopeTest : public StateTest {
     to8_ = turn.outputs.items.at(1);
     accept(*admin_, Deliver{to7_});
     accept(*admin_, Deliver{to8_});
+    // An effect of each process, executed by the root; 8 is left idle again.
+    const auto intent = [&](Id pid, Id generation) {
+      Turn t{pid, generation, std::nullopt, std::nullopt, std::nullopt, {}, {}, {}, {}, std::nullopt};
+      t.effect = EffectIntent{1, clock_.now_ms() + 60'000, {}, 1};
+      return ok<TurnPublished>(admin_->submit(t)).effect.value_or(0);
+    };
+    effect7_ = intent(7, generation);
+    const Id owned8 = ok<ProcessChanged>(admin_->submit(Own{8, 1})).generation;
+    effect8_ = intent(8, owned8);
+    accept(*admin_, Suspend{8, owned8, clock_.now_ms() + 60'000});
+    accept(*admin_, Resume{8, owned8});
 
     callers_ = {{20, 120, RealmScope{}, std::nullopt}, {21, 121, PidScope{7}, std::nullopt},
                 {22, 122, ResourceScope{r7_}, std::nullopt}, {23, 123, RealmScope{}, 7},
@@ -105,6 +116,7 @@ class ScopeTest : public StateTest {
 
   static Id id_of(const ResourceInfo& r) { return r.resource; }
   static Id id_of(const ProcessSummary& p) { return p.pid; }
+  static Id id_of(const EffectInfo& e) { return e.effect; }
   /// Whether the first page of a filtered listing shows `id`.
   template <typename Page> Row listing(std::string what, QueryOp op, Id id, const char* pattern) {
     const auto run = [op, id](Client& c) {
@@ -132,7 +144,7 @@ class ScopeTest : public StateTest {
     return out;
   }
 
-  Id r7_ = 0, r8_ = 0, ru_ = 0, to7_ = 0, to8_ = 0;
+  Id r7_ = 0, r8_ = 0, ru_ = 0, to7_ = 0, to8_ = 0, effect7_ = 0, effect8_ = 0;
   std::map<std::string, Id> retired_;
   std::vector<Caller> callers_;
   std::vector<std::unique_ptr<Client>> clients_;
@@ -191,6 +203,15 @@ TEST_F(ScopeTest, EveryCommandAppliesPidScopeAndGrantScope) {
       command("terminate 8", Terminate{8, 999}, "stale_generation", kPid8),
       command("spawn from 7", Spawn{7, 999, 9, {}, false}, "not_owner", kPid7),  // the root owns it
       command("spawn from 8", Spawn{8, 999, 9, {}, false}, "not_owner", kPid8),
+      // Effects: the rights at the effect's process; the root executes both.
+      command("attempt_effect of 7", AttemptEffect{effect7_}, "not_effect_executor", kPid7),
+      command("attempt_effect of 8", AttemptEffect{effect8_}, "not_effect_executor", kPid8),
+      command("observe_effect of 7", ObserveEffect{effect7_, value("r"), true}, "not_effect_executor", kPid7),
+      command("observe_effect of 8", ObserveEffect{effect8_, value("r"), true}, "not_effect_executor", kPid8),
+      command("close_effect of 7", CloseEffect{effect7_, CloseKind::kDeadline}, "deadline_not_reached", kPid7),
+      command("close_effect of 8", CloseEffect{effect8_, CloseKind::kDeadline}, "deadline_not_reached", kPid8),
+      command("cancel_effect of 7", CancelEffect{effect7_}, "caller_live", kPid7),
+      command("cancel_effect of 8", CancelEffect{effect8_}, "caller_live", kPid8),
   };
   EXPECT_EQ(mismatches(rows), "");
 }
@@ -230,6 +251,12 @@ TEST_F(ScopeTest, EveryQueryAppliesPidScopeAndGrantScope) {
       query("process 8", ProcessRead{8}, kPid8),
       listing<ProcessPage>("list_processes shows 7", ListProcesses{std::nullopt}, 7, kPid7),
       listing<ProcessPage>("list_processes shows 8", ListProcesses{std::nullopt}, 8, kPid8),
+      query("effect of 7", EffectRead{effect7_}, kPid7),
+      query("effect of 8", EffectRead{effect8_}, kPid8),
+      query("list_effects 7", ListEffects{7, EffectFilter::kAll, std::nullopt}, kPid7),
+      query("list_effects 8", ListEffects{8, EffectFilter::kAll, std::nullopt}, kPid8),
+      listing<EffectPage>("list_effects shows 7's", ListEffects{std::nullopt, EffectFilter::kAll, std::nullopt}, effect7_, kPid7),
+      listing<EffectPage>("list_effects shows 8's", ListEffects{std::nullopt, EffectFilter::kAll, std::nullopt}, effect8_, kPid8),
   };
   Row block7 = query("read_block r7", ReadBlock{CurrentBasis{r7_, 1}, key("b")}, kRes7);
   block7.yes = "unknown_block";

@@ -10,6 +10,7 @@
 #include "node_fixture.h"
 #include "transit/node/catalog.h"
 #include "transit/node/layout.h"
+#include "transit/node/records.h"
 
 namespace cowboy::transit {
 namespace {
@@ -128,6 +129,50 @@ TEST_F(StorageTest, AStoredHeadOrGenesisOfAnotherOrNoDefinitionIsRefusedBeforeAn
   put(*open_store(), node::layout::kGenesis, replace(genesis, field, foreign));
   const std::string error = open_error();
   EXPECT_NE(error.find("stored genesis: foreign_definition"), std::string::npos) << error;
+}
+
+// Reads reject a stored effect record whose phase, observations and closure
+// disagree (decision 47): planted on disk, it is not answered, listed or
+// built on, and it stays on disk as it was for an operator to look at.
+TEST_F(StorageTest, AStoredEffectOutsideThePhaseClosureMatrixIsNotReadListedOrActedOn) {
+  start();
+  Client client = root();
+  const Id doc = std::get<ResourceCreated>(client.submit(CreateResource{{"doc"}, std::nullopt})->outcome).resource;
+  ASSERT_TRUE(client.submit(CreateProcess{7, {{{"doc"}}}}).ok());
+  ASSERT_TRUE(client.submit(Associate{7, {"doc"}, doc}).ok());
+  ASSERT_TRUE(client.submit(Initialize{7, 0}).ok());
+  ASSERT_TRUE(client.submit(Own{7, 1}).ok());
+  Turn t{7, 2, std::nullopt, std::nullopt, std::nullopt, {}, {}, {}, {}, std::nullopt};
+  t.effect = EffectIntent{1, clock_.now_ms() + 60'000, {}, 2};
+  ASSERT_TRUE(client.submit(t).ok());
+  ASSERT_TRUE(client.submit(AttemptEffect{1}).ok());
+  node_.reset();
+  const std::string key = node::layout::key(node::layout::kEffects, 1);
+  std::string planted;
+  {
+    auto db = open_store();
+    auto record = from_json<node::EffectRecord>(get(*db, key), kMaxAnswerBytes);
+    ASSERT_TRUE(record.ok());
+    // Closed as observed, by no observation at all.
+    record->info.phase = EffectPhase::kClosed;
+    record->info.closure = EffectClosure{ClosureKind::kObserved, *record->info.attempt, std::nullopt};
+    planted = to_json(*record);
+    put(*db, key, planted);
+  }
+  start(genesis_);
+  const auto query = [&](QueryOp op) {
+    return post("/v1/query", to_json(sign(Query{Version{}, Definition{}, {"dev"}, 1, std::move(op)}, seed_of(0))));
+  };
+  const auto me = root().identity();
+  ASSERT_TRUE(me.ok());
+  for (const auto& answer : {query(EffectRead{1}), query(ListEffects{std::nullopt, EffectFilter::kAll, std::nullopt}),
+                             post("/v1/command", to_json(sign(client.build(ObserveEffect{1, {}, true}, me->sequence + 1),
+                                                              seed_of(0))))}) {
+    EXPECT_EQ(answer.status, 503);
+    EXPECT_EQ(rejection_of(answer).reason, Reason::kInconsistentEffect) << answer.body;
+  }
+  node_.reset();
+  EXPECT_EQ(get(*open_store(), key), planted);
 }
 
 }  // namespace

@@ -148,6 +148,41 @@ Problem check(const ReadBlock& q, const Block& b) {
   return std::nullopt;
 }
 
+// An effect record must be one the matrix allows, and no step of it later
+// than the position it was read at (decision 47).
+Problem check_effect(const EffectInfo& e, Id position) {
+  if (auto p = effect_inconsistency(e)) return "an inconsistent effect: " + *p;
+  const Id last = e.closure ? e.closure->step.position
+                  : !e.observations.items.empty() ? e.observations.items.back().step.position
+                  : e.attempt ? e.attempt->position
+                              : e.authorization.position;
+  if (last > position) return std::string("an effect step after the position it was read at");
+  return std::nullopt;
+}
+
+Problem check(const EffectRead& q, const EffectInfo& e, Id position) {
+  if (e.effect != q.effect) return std::string("another effect");
+  return check_effect(e, position);
+}
+
+Problem check(const ListEffects& q, const EffectPage& page) {
+  if (page.pid != q.pid || page.filter != q.filter) return std::string("a listing of another process or filter");
+  for (const auto& e : page.items.items) {
+    if (q.pid && e.pid != *q.pid) return std::string("an effect of another process");
+    if (auto p = check_effect(e, page.cut)) return p;
+    const bool open = e.phase != EffectPhase::kClosed;
+    if ((q.filter == EffectFilter::kUnresolved || q.filter == EffectFilter::kOverdue) && !open)
+      return std::string("a closed effect in a listing of open ones");
+    if (q.filter == EffectFilter::kCancellable && e.phase != EffectPhase::kAuthorized)
+      return std::string("an attempted or closed effect listed as cancellable");
+  }
+  const auto after = q.cursor ? std::optional<Id>(q.cursor->after) : std::nullopt;
+  if (auto p = dense(page.items.items, after, [](const EffectInfo& e) { return e.effect; })) return p;
+  if (page.cursor && !page.items.items.empty() && page.cursor->after < page.items.items.back().effect)
+    return std::string("cursor behind its page");
+  return continuation(q.cursor, page.cut, page.cursor, [](const Cursor& c) { return c.after; });
+}
+
 Problem check(const DecisionQuery& q, const Decision& d) {
   if (d.principal != q.principal) return std::string("decision for another principal");
   return std::nullopt;
@@ -171,6 +206,7 @@ bool outcome_matches(const Command& op, const Outcome& outcome) {
           return o->pid == command.pid && o->views.items.size() == command.views.items.size() &&
                  o->outputs.items.size() == command.outputs.items.size() && o->consumed == command.input &&
                  o->resource == command.resource;
+        else if constexpr (std::is_same_v<OutcomeOf<C>, EffectChanged>) return o->effect == command.effect;
         else if constexpr (requires { o->pid; command.pid; }) return o->pid == command.pid;
         else return true;
       },

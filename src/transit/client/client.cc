@@ -212,6 +212,18 @@ ClientResult<Decision> Client::decision(Id principal, Scope scope, Permissions p
   return std::get<Decision>(r->result);
 }
 
+ClientResult<EffectInfo> Client::effect(Id effect) {
+  auto r = query(EffectRead{effect});
+  if (!r.ok()) return Err{r.error()};
+  return std::get<EffectInfo>(std::move(r->result));
+}
+
+ClientResult<EffectPage> Client::effects(std::optional<Id> pid, EffectFilter filter, std::optional<Cursor> cursor) {
+  auto r = query(ListEffects{pid, filter, cursor});
+  if (!r.ok()) return Err{r.error()};
+  return std::get<EffectPage>(std::move(r->result));
+}
+
 void Client::set_next_sequence(Id next) { impl_->next_sequence = next; }
 std::optional<Id> Client::next_sequence() const { return impl_->next_sequence; }
 Id Client::last_position() const { return impl_->last_position; }

@@ -26,17 +26,18 @@ inline constexpr std::string_view kProcesses = "processes";
 inline constexpr std::string_view kScopedRetry = "scoped_retry";
 inline constexpr std::string_view kCourierDelivery = "courier_delivery";
 inline constexpr std::string_view kWorkerRotation = "worker_rotation";
+inline constexpr std::string_view kEffectReconciliation = "effect_reconciliation";
 // Reported, gating no operation of their own: what turns and views support.
 inline constexpr std::string_view kRetainedReadVersions = "retained_read_versions";
 inline constexpr std::string_view kTurnWithVersions = "turn_with_versions";
 
 /// What this build's node reports, in this order.
-inline constexpr std::array<std::string_view, 15> kSupported = {
+inline constexpr std::array kSupported = {  // deduced: std::array<std::string_view, N>
     kDeclarativeAuthorization, kIdentity,           kDecision,           kResources,
     kPagedCatalogs,            kProcessListing,     kAssociationLookup,  kResourceReadAccess,
     kResourceReadBatch,        kProcesses,          kScopedRetry,        kCourierDelivery,
     kRetainedReadVersions,     kTurnWithVersions,
-    kWorkerRotation};
+    kWorkerRotation,           kEffectReconciliation};
 
 template <typename Op, typename... Of> inline constexpr bool kOneOf = (std::is_same_v<Op, Of> || ...);
 
@@ -55,6 +56,8 @@ template <typename Op> constexpr std::string_view required() {
   else if constexpr (kOneOf<Op, Retry>) return kScopedRetry;
   else if constexpr (kOneOf<Op, Deliver>) return kCourierDelivery;
   else if constexpr (kOneOf<Op, RotateWorker>) return kWorkerRotation;
+  else if constexpr (kOneOf<Op, AttemptEffect, ObserveEffect, CloseEffect, CancelEffect, EffectRead, ListEffects>)
+    return kEffectReconciliation;
   else {
     static_assert(kOneOf<Op, CreateProcess, Associate, Initialize, Own, Send, Turn, FailTurn, Suspend, Resume,
                          ProcessRead, Terminate, Spawn>,
@@ -91,6 +94,10 @@ template <> struct OutcomeFor<Deliver> { using type = Delivered; };
 template <> struct OutcomeFor<RotateWorker> { using type = WorkerRotated; };
 template <> struct OutcomeFor<ReplaceGrant> { using type = GrantReplaced; };
 template <> struct OutcomeFor<Terminate> { using type = ProcessTerminated; };
+template <> struct OutcomeFor<AttemptEffect> { using type = EffectChanged; };
+template <> struct OutcomeFor<ObserveEffect> { using type = EffectChanged; };
+template <> struct OutcomeFor<CloseEffect> { using type = EffectChanged; };
+template <> struct OutcomeFor<CancelEffect> { using type = EffectChanged; };
 template <typename Op> using OutcomeOf = typename OutcomeFor<Op>::type;
 
 /// The control mutations, which the control reserve admits beyond the

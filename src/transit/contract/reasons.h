@@ -176,7 +176,18 @@ constexpr int http_status(RejectionCode code) {
   X(kWorkerNotExecutor, "worker_not_executor", kInvalidProposal, "the worker holds no inspect and execute at the PID") \
   X(kBlocked, "blocked", kInvalidProposal, "the process is blocked on a failed input")                               \
   X(kRetiredRole, "retired_role", kInvalidProposal, "the role is a replaced principal's retired private role")       \
-  X(kCallerTerminated, "caller_terminated", kInvalidProposal, "the effect's caller is retired: termination fenced its unattempted intent")
+  /* effects to closure (contract/rules.cc, node/effects.cc) */                                                       \
+  X(kBadObservationBudget, "bad_observation_budget", kInvalidRequest, "an effect intent's observation budget outside 1..16") \
+  X(kUnknownEffect, "unknown_effect", kInvalidProposal, "no such effect")                                            \
+  X(kNotEffectExecutor, "not_effect_executor", kDenied, "only the effect's executor attempts or observes it")          \
+  X(kCallerTerminated, "caller_terminated", kInvalidProposal, "the effect's caller is retired: termination fenced its unattempted effect") \
+  X(kAlreadyAttempted, "already_attempted", kInvalidProposal, "the effect was attempted: once only, and it cannot be cancelled") \
+  X(kNotAttempted, "not_attempted", kInvalidProposal, "the effect has no attempt to observe or abandon")             \
+  X(kEffectClosed, "effect_closed", kInvalidProposal, "the effect is closed: it takes no new result or closure")     \
+  X(kNotOrphaned, "not_orphaned", kInvalidProposal, "an administrator abandons only an attempt whose executor lost effect permission") \
+  X(kDeadlineNotReached, "deadline_not_reached", kInvalidProposal, "trusted time's lower bound is short of the reconciliation deadline") \
+  X(kCallerLive, "caller_live", kInvalidProposal, "cancel_effect needs a terminal (retired) caller")                  \
+  X(kInconsistentEffect, "inconsistent_effect", kServiceUncertain, "a stored effect record's phase, observations and closure disagree; it is not used")
 
 enum class Reason : std::uint8_t {
 #define TRANSIT_REASON_ENUMERATOR(id, name, code, meaning) id,

@@ -120,15 +120,18 @@ struct OutputProposal {
 };
 template <typename V> void fields(V& v, OutputProposal& t) { v("destination", t.destination)("value", t.value); }
 
+/// `observation_budget`: how many results the executor may record, 1..16
+/// (decision 44); the budget-th non-final one closes the effect.
 struct EffectIntent {
   static constexpr std::string_view kName = "EffectIntent";
   Id executor = 0;
   std::optional<Id> deadline_ms;
   Hex<256> intent;
+  Id observation_budget = 1;
   bool operator==(const EffectIntent&) const = default;
 };
 template <typename V> void fields(V& v, EffectIntent& t) {
-  v("executor", t.executor)("deadline_ms", t.deadline_ms)("intent", t.intent);
+  v("executor", t.executor)("deadline_ms", t.deadline_ms)("intent", t.intent)("observation_budget", t.observation_budget);
 }
 
 /// One bounded unit of work, published as one decision or not at all.
@@ -509,12 +512,15 @@ template <> struct EnumTraits<OutputState> {
 
 struct Origin {
   static constexpr std::string_view kName = "Origin";
-  std::optional<Id> principal;  // a send's signer
+  std::optional<Id> principal;  // a send's signer, or an effect observation's executor
   std::optional<Id> output;     // a delivered output
   std::optional<Id> source;     // ... and the process that produced it
+  std::optional<Id> effect;     // an observation of the caller's effect (decision 44)
   bool operator==(const Origin&) const = default;
 };
-template <typename V> void fields(V& v, Origin& t) { v("principal", t.principal)("output", t.output)("source", t.source); }
+template <typename V> void fields(V& v, Origin& t) {
+  v("principal", t.principal)("output", t.output)("source", t.source)("effect", t.effect);
+}
 
 struct Input {
   static constexpr std::string_view kName = "Input";

@@ -5,6 +5,7 @@
 // Declaration order is wire order. A union alternative's kName is its key.
 #pragma once
 
+#include "transit/contract/effects.h"
 #include "transit/contract/reasons.h"
 #include "transit/contract/state.h"
 #include "transit/contract/workers.h"
@@ -135,7 +136,9 @@ using Command = std::variant<CreatePrincipal, CreateRole, BindCredential, Unbind
                              RevokePrincipal, CreateResource, RetireResource, CreateProcess, Associate, Initialize,
                              Own, Send, Turn, FailTurn, Retry, Suspend, Resume, Deliver,
                              // workers that fail over, processes that end (workers.h)
-                             RotateWorker, ReplaceGrant, Terminate, Spawn>;
+                             RotateWorker, ReplaceGrant, Terminate, Spawn,
+                             // effects to closure (effects.h)
+                             AttemptEffect, ObserveEffect, CloseEffect, CancelEffect>;
 
 struct Request {
   static constexpr std::string_view kName = "Request";
@@ -189,7 +192,9 @@ template <typename V> void fields(V& v, DecisionQuery& t) {
 /// The i-th query is answered by the i-th QueryResult alternative (the client checks it).
 using QueryOp = std::variant<IdentityQuery, CapabilitiesQuery, DecisionQuery, ListResources, ListAssociations,
                              ListEntries, ReadEntries, AssociationLookup, ReadAccess, ProcessRead, ReadBlock,
-                             ListProcesses>;
+                             ListProcesses,
+                             // effects to closure (effects.h)
+                             EffectRead, ListEffects>;
 
 struct Query {
   static constexpr std::string_view kName = "Query";
@@ -267,7 +272,9 @@ template <typename V> void fields(V& v, GrantReplaced& t) {
 using Outcome = std::variant<PrincipalCreated, RoleCreated, Granted, PolicyChanged, ResourceCreated, ResourceRetired, Associated,
                              ProcessChanged, Sent, TurnPublished, Delivered,
                              // workers that fail over, processes that end (workers.h)
-                             WorkerRotated, GrantReplaced, ProcessTerminated>;
+                             WorkerRotated, GrantReplaced, ProcessTerminated,
+                             // effects to closure (effects.h)
+                             EffectChanged>;
 
 struct Receipt {
   static constexpr std::string_view kName = "Receipt";
@@ -339,7 +346,9 @@ template <typename V> void fields(V& v, Decision& t) {
 }
 
 using QueryResult = std::variant<Identity, Capabilities, Decision, ResourcePage, AssociationPage, EntryPage,
-                                 EntryBatch, LookupResult, ResourceAccess, ProcessInfo, Block, ProcessPage>;
+                                 EntryBatch, LookupResult, ResourceAccess, ProcessInfo, Block, ProcessPage,
+                                 // effects to closure (effects.h)
+                                 EffectInfo, EffectPage>;
 static_assert(std::variant_size_v<QueryResult> == std::variant_size_v<QueryOp>);
 
 struct Response {

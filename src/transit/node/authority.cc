@@ -53,6 +53,10 @@ Authority::Authority(Genesis genesis, Published published)
   }
   for (const auto& [id, o] : outputs_)
     if (o.state == OutputState::kPending) pending_routes_[{o.source, o.destination}].insert(id);
+  for (const auto& [id, e] : effects_) {
+    effects_of_[e.info.pid].insert(id);
+    if (e.info.phase != EffectPhase::kClosed) unresolved_effects_.insert(id);
+  }
 }
 
 const PrincipalRecord* Authority::principal(Id id) const { return find(principals_, id); }
@@ -126,6 +130,7 @@ Result<Receipt, Refusal> Authority::decide(const Request& request, const Digest&
   head_.position += 1;
   head_.last_time_ms = now_ms;
   if (!touched.processes.empty()) head_.processes_position = head_.position;  // a process listing's cut expires
+  if (!touched.effects.empty()) head_.effects_position = head_.position;      // and an effect listing's
   auto& signer = principals_.at(request.principal);
   signer.sequence = request.sequence;
   touched.principals.push_back(request.principal);

@@ -102,6 +102,9 @@ class Authority {
                                   std::span<const Bytes> blocks, const CatalogReader& catalog, Touched& touched);
   /// Refusals that come before the sequence rule: unknown or revoked principal.
   std::optional<Refusal> check_signer(Id principal) const;
+  /// What an exact retry must still hold now, before its original receipt is
+  /// returned: for effect evidence, the signer's current effect permission (decision 46).
+  std::optional<Refusal> recheck_retry(const Request& request) const;
 
   Result<QueryResult, Refusal> answer(const Query& query, std::uint64_t now_ms, const CatalogReader& catalog) const;
 
@@ -131,7 +134,7 @@ class Authority {
   /// `effect` would be refused now because its caller is retired (decision 60).
   /// The attempt verb asks this of every unattempted intent; an intent already
   /// attempted keeps its executor and deadline whatever becomes of its caller.
-  std::optional<Refusal> termination_fence(const EffectRecord& effect, std::uint64_t now_ms) const;
+  std::optional<Refusal> termination_fence(const EffectInfo& effect, std::uint64_t now_ms) const;
 
  private:
   /// One decision's context for the state commands (resources.cc, processes.cc).
@@ -166,6 +169,11 @@ class Authority {
   std::optional<Refusal> check_rotatable_worker(const RotateWorker& op) const;
   /// Names `resource` as `name` for `pid` at the next association revision.
   Id add_association(Id pid, const Name& name, Id resource, Step& step);
+  // Effects to closure (effects.cc, decisions 43-49).
+  Result<Outcome, Refusal> apply(const AttemptEffect& op, Step& step);
+  Result<Outcome, Refusal> apply(const ObserveEffect& op, Step& step);
+  Result<Outcome, Refusal> apply(const CloseEffect& op, Step& step);
+  Result<Outcome, Refusal> apply(const CancelEffect& op, Step& step);
 
   // Reads (resources.cc, processes.cc): each checks authority before reading and fences after.
   struct ReadCtx {
@@ -182,6 +190,8 @@ class Authority {
   Result<QueryResult, Refusal> read(const ReadCtx& ctx, const ReadBlock& q) const;
   Result<QueryResult, Refusal> read(const ReadCtx& ctx, const ProcessRead& q) const;
   Result<QueryResult, Refusal> read(const ReadCtx& ctx, const ListProcesses& q) const;
+  Result<QueryResult, Refusal> read(const ReadCtx& ctx, const EffectRead& q) const;
+  Result<QueryResult, Refusal> read(const ReadCtx& ctx, const ListEffects& q) const;
   std::optional<Refusal> fence(Id checked_at) const;
   /// Why a continuation at `cut` may not go on, given where its catalog last changed (decision 6).
   std::optional<Refusal> stale_cut(Id cut, Id catalog_position) const;
@@ -220,7 +230,20 @@ class Authority {
   /// require it: refused while one of them, or one of its borrowers, is active.
   std::optional<Refusal> check_quiescent(Id resource, std::uint64_t now_ms) const;
   std::optional<Refusal> check_executor(Id caller, const ProcessRecord& p, Id generation, std::uint64_t now_ms) const;
+  // The effect rules (effects.cc).
   std::optional<Refusal> check_effect(const EffectIntent& effect, Id pid, std::uint64_t now_ms) const;
+  /// Records a turn's checked intent as authorized at this decision; its id.
+  Id authorize_effect(Id pid, const EffectIntent& intent, Step& step);
+  /// A stored effect a command may act on: it exists and its record is consistent.
+  Result<EffectInfo*, Refusal> open_effect(Id effect);
+  /// Whether the caller may read `pid`'s effects: inspect, or effect, at the PID.
+  bool may_read_effects(Id caller, Id pid) const;
+  /// pid_admin and effect at the effect's process: who may cancel, or close by
+  /// deadline, or abandon an orphaned attempt.
+  bool administers_effect(Id caller, const EffectInfo& e) const;
+  /// Whether a listing with `filter` shows `e` now.
+  bool shown(const EffectInfo& e, EffectFilter filter, std::uint64_t now_ms) const;
+  void record_closure(EffectInfo& e, ClosureKind kind, const EffectStep& by, std::optional<Id> trusted_lower_bound_ms);
   const Association* associated(Id pid, Id resource) const;
   const Association* associated(Id pid, std::string_view name) const;
   /// A process that exists, is not retired, and on which the caller holds `needs`.
@@ -260,6 +283,8 @@ class Authority {
   std::map<Id, OutputRecord> outputs_;
   std::map<std::pair<Id, Id>, std::set<Id>> pending_routes_;  // (source, destination) -> pending outputs, FIFO
   std::map<Id, EffectRecord> effects_;
+  std::map<Id, std::set<Id>> effects_of_;  // PID -> its effects (derived)
+  std::set<Id> unresolved_effects_;        // the effects not closed (derived): what maintenance scans
 };
 
 }  // namespace cowboy::transit::node

@@ -138,7 +138,7 @@ Result<Authority, std::string> Journal::load() const {
   if (!error) error = scan<Association>(*db_, kAssociations, [&](Association a) { p.associations.push_back(a); });
   if (!error) error = scan<ViewRecord>(*db_, kViews, [&](ViewRecord r) { p.views[r.view] = r; });
   if (!error) error = scan<OutputRecord>(*db_, kOutputs, [&](OutputRecord r) { p.outputs[r.output] = r; });
-  if (!error) error = scan<EffectRecord>(*db_, kEffects, [&](EffectRecord r) { p.effects[r.effect] = r; });
+  if (!error) error = scan<EffectRecord>(*db_, kEffects, [&](EffectRecord r) { p.effects[r.info.effect] = r; });
   if (error) return Err{"journal: " + *error};
   return Authority(genesis_, std::move(p));
 }

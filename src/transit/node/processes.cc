@@ -161,7 +161,7 @@ Result<Outcome, Refusal> Authority::apply(const Send& op, Step& step) {
   if (auto missing = check_required(process, step.now_ms)) return Err{*missing};
   // Admitted behind a failed head too: the block holds the head, not the mailbox.
   const Id input = ++process.tail;
-  step.touched.inputs.push_back({op.pid, Input{input, op.value, Origin{step.caller, std::nullopt, std::nullopt}}});
+  step.touched.inputs.push_back({op.pid, Input{input, op.value, Origin{step.caller, std::nullopt, std::nullopt, std::nullopt}}});
   step.touched.processes.push_back(op.pid);
   return Outcome{Sent{op.pid, input}};
 }
@@ -234,27 +234,9 @@ Result<Outcome, Refusal> Authority::apply(const Turn& op, Step& step) {
     step.touched.outputs.push_back(id);
     published.outputs.items.push_back(id);
   }
-  if (op.effect) {
-    const Id id = head_.next_effect++;
-    effects_[id] = EffectRecord{id, op.pid, *op.effect, head_.policy_revision};
-    step.touched.effects.push_back(id);
-    published.effect = id;
-  }
+  if (op.effect) published.effect = authorize_effect(op.pid, *op.effect, step);
   step.touched.processes.push_back(op.pid);
   return Outcome{std::move(published)};
-}
-
-// Every process here is a finite caller (any can retire: an expired
-// suspension, a lifetime owner's end), so every intent needs a finite
-// reconciliation deadline, and its executor the effect permission at the
-// caller's PID, within the executor's own PID scope (decision 11).
-std::optional<Refusal> Authority::check_effect(const EffectIntent& effect, Id pid, std::uint64_t now_ms) const {
-  if (!principal(effect.executor)) return Refusal{Reason::kUnknownExecutor, "no such effect executor"};
-  if (!(rights(effect.executor, PidScope{pid}) & kEffect))
-    return Refusal{Reason::kExecutorNotPermitted, "the executor holds no effect permission at the process"};
-  if (!effect.deadline_ms) return Refusal{Reason::kDeadlineRequired, "a finite caller's effect needs a reconciliation deadline"};
-  if (*effect.deadline_ms <= now_ms) return Refusal{Reason::kDeadlinePassed, "the reconciliation deadline must be in the future"};
-  return std::nullopt;
 }
 
 Result<Outcome, Refusal> Authority::apply(const FailTurn& op, Step& step) {
@@ -342,7 +324,7 @@ Result<Outcome, Refusal> Authority::apply(const Deliver& op, Step& step) {
       return refuse(Reason::kUninitialized, "the destination is not initialized");
     if (auto missing = check_required(destination, step.now_ms)) return Err{*missing};
     const Id input = ++destination.tail;
-    step.touched.inputs.push_back({out.destination, Input{input, out.value, Origin{std::nullopt, op.output, out.source}}});
+    step.touched.inputs.push_back({out.destination, Input{input, out.value, Origin{std::nullopt, op.output, out.source, std::nullopt}}});
     step.touched.processes.push_back(out.destination);
     out.state = OutputState::kDelivered;
     out.input = input;

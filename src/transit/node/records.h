@@ -58,6 +58,7 @@ struct Head {
   Id policy_position = 0;     // where the policy revision last changed (cuts, decision 6)
   Id resources_position = 0;  // where the resource catalog last changed
   Id processes_position = 0;  // where any process's recorded metadata last changed
+  Id effects_position = 0;    // where any effect record last changed
   Id next_role = 1;
   Id next_grant = 1;
   Id next_resource = 1;
@@ -73,7 +74,7 @@ struct Head {
 template <typename V> void fields(V& v, Head& t) {
   v("version", t.version)("definition", t.definition)("position", t.position)("policy_revision", t.policy_revision)(
       "policy_position", t.policy_position)("resources_position", t.resources_position)(
-      "processes_position", t.processes_position)("next_role", t.next_role)(
+      "processes_position", t.processes_position)("effects_position", t.effects_position)("next_role", t.next_role)(
       "next_grant", t.next_grant)("next_resource", t.next_resource)("next_association", t.next_association)(
       "next_view", t.next_view)("next_output", t.next_output)("next_effect", t.next_effect)(
       "last_time_ms", t.last_time_ms)("storage_epoch", t.storage_epoch)("compaction_cursor", t.compaction_cursor);
@@ -144,20 +145,15 @@ template <typename V> void fields(V& v, OutputRecord& t) {
       "input", t.input);
 }
 
-/// A captured effect intent. Attempts, observations and closure are not built yet.
+/// An effect from its captured intent to its closure, as the effect read
+/// shows it (decisions 43-49). Each step's fields are written once, by the
+/// decision that takes it, and never again.
 struct EffectRecord {
   static constexpr std::string_view kName = "EffectRecord";
-  Id effect = 0;
-  Id pid = 0;
-  EffectIntent intent;
-  Id policy_revision = 0;
+  EffectInfo info;
   bool operator==(const EffectRecord&) const = default;
 };
-template <typename V> void fields(V& v, EffectRecord& t) {
-  v("effect", t.effect)("pid", t.pid)("intent", t.intent)("policy_revision", t.policy_revision);
-}
-
-
+template <typename V> void fields(V& v, EffectRecord& t) { v("info", t.info); }
 
 /// One accepted decision: the signed bytes decided and the receipt answered.
 struct JournalEntry {

@@ -215,6 +215,7 @@ Result<Receipt, Refusal> Sequencer::decide(CommandWork& work, Source& source) {
     if (original->request_digest != work.digest)
       return source = Source::kRefused, Err{Refusal{Reason::kSequenceReused,
                                                     "sequence " + std::to_string(request.sequence) + " was accepted with another body"}};
+    if (auto refusal = authority_.recheck_retry(request)) return source = Source::kRefused, Err{*refusal};
     return *original;
   }
   if (request.sequence != last + 1)

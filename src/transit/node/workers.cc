@@ -80,9 +80,9 @@ Result<Outcome, Refusal> Authority::apply(const Terminate& op, Step& step) {
   return Outcome{ProcessTerminated{op.pid, process.generation, cancelled}};
 }
 
-std::optional<Refusal> Authority::termination_fence(const EffectRecord& effect, std::uint64_t now_ms) const {
+std::optional<Refusal> Authority::termination_fence(const EffectInfo& effect, std::uint64_t now_ms) const {
   const auto* caller = process(effect.pid);
-  if (caller && retired(*caller, now_ms))
+  if (!caller || retired(*caller, now_ms))
     return Refusal{Reason::kCallerTerminated, "process " + std::to_string(effect.pid) + " is retired"};
   return std::nullopt;
 }

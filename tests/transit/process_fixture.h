@@ -1,0 +1,65 @@
+// transitd as a real process on 127.0.0.1: the fixture of the process tests
+// (a temporary directory, a node started from a genesis there and the port it
+// reports ready on, clients that treat a kill as a loss).
+#pragma once
+
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+#include <regex>
+
+#include "../support/process.h"
+#include "samples.h"
+#include "transit/client.h"
+
+namespace cowboy::transit {
+
+inline const std::string kBin = COWBOY_BIN_DIR;
+
+inline std::uint16_t ready_port(cowboy::testing::ChildProcess& child) {
+  auto line = child.wait_for_line("transitd_ready");
+  std::smatch m;
+  if (line && std::regex_search(*line, m, std::regex(R"(listen=127\.0\.0\.1:(\d+))"))) return static_cast<std::uint16_t>(std::stoi(m[1]));
+  return 0;
+}
+
+class ProcessTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    crypto::init();
+    dir_ = std::filesystem::temp_directory_path() /
+           ("transit-process-" + std::to_string(::getpid()) + "-" + ::testing::UnitTest::GetInstance()->current_test_info()->name());
+    std::filesystem::remove_all(dir_);
+    std::filesystem::create_directories(dir_);
+  }
+  void TearDown() override { std::filesystem::remove_all(dir_); }
+
+  std::unique_ptr<cowboy::testing::ChildProcess> start_node(std::uint16_t& port) {
+    auto child = std::make_unique<cowboy::testing::ChildProcess>(std::vector<std::string>{
+        kBin + "/transitd", "--genesis", (dir_ / "genesis.json").string(), "--data", (dir_ / "journal").string(),
+        "--listen", "127.0.0.1:0"});
+    port = ready_port(*child);
+    return child;
+  }
+
+  void write_sample_genesis() {
+    std::ofstream out(dir_ / "genesis.json");
+    out << to_json(testing::sample_genesis()) << "\n";
+  }
+  /// A client that treats a kill as a loss: it keeps what was acknowledged and resends nothing.
+  static ClientOptions kill_options(std::uint16_t port, Id principal, std::uint8_t seed) {
+    ClientOptions o;
+    o.port = port;
+    o.realm = "dev";
+    o.principal = principal;
+    o.seed = testing::seed_of(seed);
+    o.max_attempts = 1;
+    o.timeout = std::chrono::seconds(2);
+    return o;
+  }
+
+  std::filesystem::path dir_;
+};
+
+}  // namespace cowboy::transit
