@@ -166,7 +166,11 @@ constexpr int http_status(RejectionCode code) {
   X(kUnknownOutput, "unknown_output", kInvalidProposal, "no such output")                                            \
   X(kResolved, "resolved", kInvalidProposal, "the output is delivered or disposed of")                               \
   X(kSourceTerminated, "source_terminated", kInvalidProposal, "the output's source is retired: termination fenced it") \
-  X(kRouteOrder, "route_order", kConflict, "an older output of the same route is unresolved")
+  X(kRouteOrder, "route_order", kConflict, "an older output of the same route is unresolved")                      \
+  /* terminal dispositions for the maintenance process (node/maintenance.cc) */                                      \
+  X(kSourceNotTerminated, "source_not_terminated", kInvalidProposal, "only an output of a terminated source is cancelled") \
+  X(kNotEnded, "not_ended", kInvalidProposal, "the process has neither an expired suspension nor an ended dependency") \
+  X(kRetirementRecorded, "retirement_recorded", kInvalidProposal, "the process's retirement is recorded already")
 
 enum class Reason : std::uint8_t {
 #define TRANSIT_REASON_ENUMERATOR(id, name, code, meaning) id,
