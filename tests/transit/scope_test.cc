@@ -68,6 +68,11 @@ class ScopeTest : public StateTest {
     to8_ = turn.outputs.items.at(1);
     accept(*admin_, Deliver{to7_});
     accept(*admin_, Deliver{to8_});
+    // Two pending ones, the heads of their routes.
+    auto pending = ok<TurnPublished>(admin_->submit(Turn{7, generation, std::nullopt, std::nullopt, std::nullopt, {},
+                                                         {}, {}, {{{7, value("c")}, {8, value("d")}}}, std::nullopt}));
+    pending7_ = pending.outputs.items.at(0);
+    pending8_ = pending.outputs.items.at(1);
 
     callers_ = {{20, 120, RealmScope{}, std::nullopt}, {21, 121, PidScope{7}, std::nullopt},
                 {22, 122, ResourceScope{r7_}, std::nullopt}, {23, 123, RealmScope{}, 7},
@@ -105,6 +110,7 @@ class ScopeTest : public StateTest {
 
   static Id id_of(const ResourceInfo& r) { return r.resource; }
   static Id id_of(const ProcessSummary& p) { return p.pid; }
+  static Id id_of(const RouteHead& h) { return h.output; }
   /// Whether the first page of a filtered listing shows `id`.
   template <typename Page> Row listing(std::string what, QueryOp op, Id id, const char* pattern) {
     const auto run = [op, id](Client& c) {
@@ -132,7 +138,7 @@ class ScopeTest : public StateTest {
     return out;
   }
 
-  Id r7_ = 0, r8_ = 0, ru_ = 0, to7_ = 0, to8_ = 0;
+  Id r7_ = 0, r8_ = 0, ru_ = 0, to7_ = 0, to8_ = 0, pending7_ = 0, pending8_ = 0;
   std::map<std::string, Id> retired_;
   std::vector<Caller> callers_;
   std::vector<std::unique_ptr<Client>> clients_;
@@ -182,6 +188,11 @@ TEST_F(ScopeTest, EveryCommandAppliesPidScopeAndGrantScope) {
       command("resume 8", Resume{8, 999}, "not_suspended", kPid8),
       command("deliver into 7", Deliver{to7_}, "resolved", kPid7),
       command("deliver into 8", Deliver{to8_}, "resolved", kPid8),
+      // The maintenance process's commands: courier at the destination, pid_admin at the process.
+      command("cancel_output into 7", CancelOutput{to7_}, "resolved", kPid7),
+      command("cancel_output into 8", CancelOutput{to8_}, "resolved", kPid8),
+      command("record_retirement 7", RecordRetirement{7}, "not_ended", kPid7),
+      command("record_retirement 8", RecordRetirement{8}, "not_ended", kPid8),
   };
   EXPECT_EQ(mismatches(rows), "");
 }
@@ -221,6 +232,9 @@ TEST_F(ScopeTest, EveryQueryAppliesPidScopeAndGrantScope) {
       query("process 8", ProcessRead{8}, kPid8),
       listing<ProcessPage>("list_processes shows 7", ListProcesses{std::nullopt}, 7, kPid7),
       listing<ProcessPage>("list_processes shows 8", ListProcesses{std::nullopt}, 8, kPid8),
+      listing<RoutePage>("list_routes shows the head into 7", ListRoutes{std::nullopt}, pending7_, kPid7),
+      listing<RoutePage>("list_routes shows the head into 8", ListRoutes{std::nullopt}, pending8_, kPid8),
+      query("list_ended", ListEnded{std::nullopt}, "YYYYYYY"),  // a filtered listing anyone may ask
   };
   Row block7 = query("read_block r7", ReadBlock{CurrentBasis{r7_, 1}, key("b")}, kRes7);
   block7.yes = "unknown_block";

@@ -117,9 +117,9 @@ Result<QueryResult, Refusal> Authority::read(const ReadCtx& ctx, const ListRoute
   std::size_t examined = 0;
   for (; it != route_heads_.end() && page.items.items.size() < kPageRecords && examined < kScanBudget; ++it, ++examined) {
     const auto& o = outputs_.at(*it);
-    // Shown to whoever could resolve it and may see both its processes.
-    if (!(rights(ctx.caller, PidScope{o.destination}) & kCourier) || !may_read_metadata(ctx.caller, o.source) ||
-        !may_read_metadata(ctx.caller, o.destination))
+    // Shown to whoever could resolve it (a courier at its destination, which
+    // learns as much of the source from a delivery) and may read the destination's metadata.
+    if (!(rights(ctx.caller, PidScope{o.destination}) & kCourier) || !may_read_metadata(ctx.caller, o.destination))
       continue;
     page.items.items.push_back(RouteHead{o.output, o.source, o.destination,
                                          pending_routes_.at({o.source, o.destination}).size(), o.published_at,
