@@ -6,7 +6,11 @@
 // both indices come back the same after a restart.
 #include <gtest/gtest.h>
 
+#include <thread>
+
+#include "../support/poll.h"
 #include "state_fixture.h"
+#include "transit/maintain/maintainer.h"
 
 namespace cowboy::transit {
 namespace {
@@ -234,6 +238,108 @@ TEST_F(MaintenanceTest, ARestartListsTheSameRouteHeadsAndEndedProcesses) {
   admin_ = std::make_unique<Client>(root());
   EXPECT_EQ(heads(*admin_), routes_before);
   EXPECT_EQ(ended(), ended_before);
+}
+
+// ---- the maintainer's loop (src/transit/maintain), over the same HTTP ----------
+
+using maintain::Maintainer;
+
+class MaintainerTest : public MaintenanceTest {
+ protected:
+  /// A maintainer as principal `id`, created realm-wide with what it needs unless it exists.
+  std::unique_ptr<Maintainer> maintainer(Id id, std::uint8_t seed, bool create = true) {
+    if (create) principal(id, seed, RealmScope{}, maintain::kRequiredPermissions);
+    maintain::Options o;
+    o.client = options(id, seed);
+    o.idle = std::chrono::milliseconds(1);
+    auto m = std::make_unique<Maintainer>(o, clock_);
+    EXPECT_TRUE(m->authenticate().ok());
+    return m;
+  }
+  /// The values of `pid`'s inputs from its head on, each consumed by a turn as root.
+  std::vector<std::string> consume_all(Id pid) {
+    std::vector<std::string> out;
+    for (auto info = process_info(*admin_, pid);; info = process_info(*admin_, pid)) {
+      if (info.state != ProcessState::kOwned) {
+        ok<ProcessChanged>(admin_->submit(Own{pid, info.generation}));
+        continue;
+      }
+      if (!info.input) return out;
+      out.push_back(text(info.input->value));
+      accept(*admin_, Turn{pid, info.generation, info.input->input, std::nullopt, std::nullopt, {}, {}, {}, {}, std::nullopt});
+    }
+  }
+};
+
+// Decision 53: a route's later output never passes an unresolved earlier one,
+// and a waiting route holds up no other.
+TEST_F(MaintainerTest, A2IsNotDeliveredBeforeA1OnTheSameRouteWhileAnotherRouteProceeds) {
+  initialized(7);
+  initialized(8);
+  accept(*admin_, CreateProcess{9, {}});  // uninitialized: the route 7 -> 9 waits
+  const auto a = publish(7, {{9, "a1"}, {9, "a2"}, {8, "b1"}});
+  auto m = maintainer(30, 130);
+  EXPECT_EQ(m->round(), Maintainer::Round::kWorked);
+  EXPECT_EQ(process_info(*admin_, 8).tail, 1u);  // b1 went
+  EXPECT_EQ(process_info(*admin_, 9).tail, 0u);  // neither a1 nor a2
+  EXPECT_EQ(m->round(), Maintainer::Round::kIdle);
+  EXPECT_EQ(m->metrics().routes_waiting.load(), 1u);
+  EXPECT_EQ(refusal(*admin_, Deliver{a[1]}), Reason::kRouteOrder);  // nor could anyone else deliver a2 first
+  publish(7, {{8, "b2"}});
+  EXPECT_EQ(m->round(), Maintainer::Round::kWorked);  // 7 -> 8 goes on while 7 -> 9 waits
+  EXPECT_EQ(process_info(*admin_, 9).tail, 0u);
+  accept(*admin_, Initialize{9, 0});
+  EXPECT_EQ(m->round(), Maintainer::Round::kWorked);
+  EXPECT_EQ(consume_all(9), (std::vector<std::string>{"a1", "a2"}));
+  EXPECT_EQ(consume_all(8), (std::vector<std::string>{"b1", "b2"}));
+  EXPECT_EQ(m->metrics().delivered.load(), 4u);
+  EXPECT_EQ(m->metrics().lost_races.load(), 0u);
+  EXPECT_EQ(m->metrics().refused.load(), 0u);
+}
+
+// Decision 56: two maintainers running at once - as two principals, and as
+// one principal in two processes - resolve every output and record every
+// retirement exactly once; the conditional append decides each race, and
+// the loser counts it as a lost race, never as an error.
+TEST_F(MaintainerTest, TwoMaintainersAtOnceResolveEachOutputOnce) {
+  for (auto [id_x, id_y, base] : {std::tuple{Id{30}, Id{31}, Id{100}}, std::tuple{Id{32}, Id{32}, Id{200}}}) {
+    SCOPED_TRACE(base);
+    auto x = maintainer(id_x, static_cast<std::uint8_t>(id_x + 100));
+    auto y = maintainer(id_y, static_cast<std::uint8_t>(id_y + 100), /*create=*/id_x != id_y);
+    const Id from = base, to_a = base + 1, to_b = base + 2, doomed = base + 3;
+    for (Id pid : {from, to_a, to_b, doomed}) initialized(pid);
+    constexpr int kTurns = 10;
+    for (int t = 0; t < kTurns; ++t)
+      publish(from, {{to_a, numbered("a", t)}, {to_b, numbered("b", t)}, {to_a, numbered("c", t)}});
+    for (int t = 0; t < 3; ++t) publish(doomed, {{to_a, "never"}, {to_b, "never"}});
+    expire(doomed);  // its six outputs are to be cancelled, its retirement recorded
+    std::thread run_x([&] { x->run(); });
+    std::thread run_y([&] { y->run(); });
+    const bool drained = cowboy::testing::eventually([&] { return heads(*admin_).empty() && ended().empty(); },
+                                                     std::chrono::seconds(60));
+    x->stop();
+    y->stop();
+    run_x.join();
+    run_y.join();
+    ASSERT_TRUE(drained);
+    std::vector<std::string> expect_a, expect_b;
+    for (int t = 0; t < kTurns; ++t) {
+      expect_a.push_back(numbered("a", t));
+      expect_a.push_back(numbered("c", t));
+      expect_b.push_back(numbered("b", t));
+    }
+    EXPECT_EQ(consume_all(to_a), expect_a);  // each once, in route order
+    EXPECT_EQ(consume_all(to_b), expect_b);
+    EXPECT_EQ(x->metrics().delivered + y->metrics().delivered, 3u * kTurns);
+    EXPECT_EQ(x->metrics().cancelled + y->metrics().cancelled, 6u);
+    EXPECT_EQ(x->metrics().retired_expired + y->metrics().retired_expired, 1u);
+    EXPECT_EQ(process_info(*admin_, doomed).state, ProcessState::kRetired);
+    EXPECT_EQ(x->metrics().refused.load(), 0u);
+    EXPECT_EQ(y->metrics().refused.load(), 0u);
+    std::printf("maintainers %llu and %llu: %llu and %llu lost races\n", static_cast<unsigned long long>(id_x),
+                static_cast<unsigned long long>(id_y), static_cast<unsigned long long>(x->metrics().lost_races.load()),
+                static_cast<unsigned long long>(y->metrics().lost_races.load()));
+  }
 }
 
 }  // namespace
