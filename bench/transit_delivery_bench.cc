@@ -36,7 +36,7 @@ using namespace cowboy::transit;
 using namespace cowboy::transit::bench;
 namespace samples = cowboy::transit::testing;
 namespace support = cowboy::testing;
-using Clock = std::chrono::steady_clock;
+using Steady = std::chrono::steady_clock;
 
 namespace {
 
@@ -131,21 +131,21 @@ EndToEnd run_end_to_end(std::size_t routes, std::size_t outputs, const std::stri
   auto maintainer = start_maintainer(s, bin, idle_ms);
   const std::size_t per_route = outputs / routes;
   std::vector<std::vector<double>> latencies(routes);
-  const auto start = Clock::now();
+  const auto start = Steady::now();
   std::vector<std::thread> threads;
   for (std::size_t r = 0; r < routes; ++r)
     threads.emplace_back([&, r] {
       const Route& route = s.routes[r];
       Client sender(route.sender);
       for (std::size_t i = 0; i < per_route; ++i) {
-        const auto sent = Clock::now();
+        const auto sent = Steady::now();
         if (!sender.submit(turn_with(route, 1, i)).ok()) die("a turn was refused");
         while (tail_of(sender, route.destination) < i + 1) std::this_thread::sleep_for(std::chrono::microseconds(200));
-        latencies[r].push_back(std::chrono::duration<double, std::milli>(Clock::now() - sent).count());
+        latencies[r].push_back(std::chrono::duration<double, std::milli>(Steady::now() - sent).count());
       }
     });
   for (auto& t : threads) t.join();
-  const double seconds = std::chrono::duration<double>(Clock::now() - start).count();
+  const double seconds = std::chrono::duration<double>(Steady::now() - start).count();
   std::vector<double> all;
   for (auto& l : latencies) all.insert(all.end(), l.begin(), l.end());
   maintainer->kill(SIGTERM);
@@ -167,11 +167,11 @@ double run_backlog(std::size_t routes, std::size_t backlog, const std::string& b
     });
   for (auto& t : threads) t.join();
   auto maintainer = start_maintainer(s, bin, idle_ms);
-  const auto start = Clock::now();
+  const auto start = Steady::now();
   Client root(root_options_of(*s.node));
   for (std::size_t r = 0; r < routes; ++r)
     while (tail_of(root, s.routes[r].destination) < per_route) std::this_thread::sleep_for(std::chrono::milliseconds(1));
-  const double seconds = std::chrono::duration<double>(Clock::now() - start).count();
+  const double seconds = std::chrono::duration<double>(Steady::now() - start).count();
   maintainer->kill(SIGTERM);
   tear_down(s);
   return static_cast<double>(per_route * routes) / seconds;

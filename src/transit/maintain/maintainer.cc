@@ -144,9 +144,8 @@ Maintainer::Listed Maintainer::list(QueryOp op, Response& response) {
 Maintainer::Round Maintainer::round() {
   const auto started = std::chrono::steady_clock::now();
   ++metrics_.rounds;
-  // Ended processes first: recording a destination's retirement turns its waiting routes into disposals.
   Round result = Round::kIdle;
-  for (auto pass : {&Maintainer::terminal_pass, &Maintainer::courier_pass, &Maintainer::effects_pass}) {
+  for (auto pass : kPasses) {
     const Round r = (this->*pass)();
     if (r == Round::kUnreachable) return r;
     if (r == Round::kWorked) result = r;

@@ -8,7 +8,8 @@
 //      retired destination, disposes of it) or, when its source is
 //      terminated, cancels it; heads whose destination is uninitialized or
 //      fenced wait,
-//   3. runs the hooks that later work adds (effects of terminal callers).
+//   3. runs the passes later work adds (effects of terminal callers, and
+//      checkpoint trimming): the list is `kPasses`.
 // It keeps no state of its own: its work is found by bounded, paged listings
 // and each act is one signed command the node rechecks, so a SIGKILL at any
 // moment loses nothing (the next start lists the same work) and duplicates
@@ -66,6 +67,13 @@ class Maintainer {
   Round terminal_pass();
   Round courier_pass();
   Round effects_pass();
+  /// The passes of a round, in order; each lists its own work in bounded
+  /// pages and acts by signed commands. Ended processes first: recording a
+  /// destination's retirement turns its waiting routes into disposals.
+  /// Later maintenance (checkpoint trimming, issue 41) is one more entry here:
+  /// a `Round xxx_pass()` that returns kWorked when it changed something.
+  static constexpr Round (Maintainer::*kPasses[])() = {&Maintainer::terminal_pass, &Maintainer::courier_pass,
+                                                       &Maintainer::effects_pass};
   void reachable(bool up);
   /// Sleeps `pause` or until stop(); false once stopping.
   bool pause(std::chrono::milliseconds pause);
