@@ -11,7 +11,8 @@
 //   end to end  each sender publishes a turn with one output to its
 //               destination and polls the destination until that input is
 //               admitted (send turn -> maintenance courier -> destination
-//               input available), then the next: outputs/s over all routes,
+//               input available; polled every millisecond), then the
+//               next: outputs/s over all routes,
 //               and each output's latency (p50, p99);
 //   backlog     with no maintainer running, the senders publish `backlog`
 //               outputs (four per turn); then the maintainer starts and the
@@ -19,6 +20,7 @@
 //               all gives its throughput (deliveries/s).
 #include <CLI/CLI.hpp>
 
+#include <algorithm>
 #include <atomic>
 #include <cstdio>
 #include <filesystem>
@@ -140,7 +142,7 @@ EndToEnd run_end_to_end(std::size_t routes, std::size_t outputs, const std::stri
       for (std::size_t i = 0; i < per_route; ++i) {
         const auto sent = Steady::now();
         if (!sender.submit(turn_with(route, 1, i)).ok()) die("a turn was refused");
-        while (tail_of(sender, route.destination) < i + 1) std::this_thread::sleep_for(std::chrono::microseconds(200));
+        while (tail_of(sender, route.destination) < i + 1) std::this_thread::sleep_for(std::chrono::milliseconds(1));
         latencies[r].push_back(std::chrono::duration<double, std::milli>(Steady::now() - sent).count());
       }
     });
@@ -154,7 +156,12 @@ EndToEnd run_end_to_end(std::size_t routes, std::size_t outputs, const std::stri
           cowboy::bench::percentile(all, 0.99)};
 }
 
-double run_backlog(std::size_t routes, std::size_t backlog, const std::string& bin, int idle_ms) {
+struct Backlog {
+  double rate = 0;
+  double syncs_per_delivery = 0, mean_sync_us = 0;  // the node's synced writes while it drained
+};
+
+Backlog run_backlog(std::size_t routes, std::size_t backlog, const std::string& bin, int idle_ms) {
   Setup s = set_up(routes);
   constexpr std::size_t kPerTurn = 4;
   const std::size_t per_route = backlog / routes / kPerTurn * kPerTurn;
@@ -168,13 +175,18 @@ double run_backlog(std::size_t routes, std::size_t backlog, const std::string& b
   for (auto& t : threads) t.join();
   auto maintainer = start_maintainer(s, bin, idle_ms);
   const auto start = Steady::now();
+  const auto before = s.node->sequencer().stats();
   Client root(root_options_of(*s.node));
   for (std::size_t r = 0; r < routes; ++r)
     while (tail_of(root, s.routes[r].destination) < per_route) std::this_thread::sleep_for(std::chrono::milliseconds(1));
   const double seconds = std::chrono::duration<double>(Steady::now() - start).count();
+  const auto after = s.node->sequencer().stats();
   maintainer->kill(SIGTERM);
   tear_down(s);
-  return static_cast<double>(per_route * routes) / seconds;
+  const double delivered = static_cast<double>(per_route * routes);
+  const double syncs = static_cast<double>(after.synced_writes - before.synced_writes);
+  return {delivered / seconds, syncs / delivered,
+          static_cast<double>(after.sync_us_total - before.sync_us_total) / std::max(1.0, syncs)};
 }
 
 }  // namespace
@@ -198,9 +210,10 @@ int main(int argc, char** argv) {
     std::printf("run %zu: end to end %.0f outputs/s, p50 %.2f ms, p99 %.2f ms\n", r + 1, e.rate, e.p50_ms, e.p99_ms);
     std::fflush(stdout);
     rates.push_back(e.rate), p50s.push_back(e.p50_ms), p99s.push_back(e.p99_ms);
-    drains.push_back(run_backlog(routes, backlog, bin, idle_ms));
-    std::printf("run %zu: backlog of %zu drained at %.0f deliveries/s\n", r + 1, backlog / routes / 4 * 4 * routes,
-                drains.back());
+    const auto b = run_backlog(routes, backlog, bin, idle_ms);
+    drains.push_back(b.rate);
+    std::printf("run %zu: backlog of %zu drained at %.0f deliveries/s (%.2f synced writes per delivery, mean %.0f us)\n",
+                r + 1, backlog / routes / 4 * 4 * routes, b.rate, b.syncs_per_delivery, b.mean_sync_us);
     std::fflush(stdout);
   }
   using cowboy::bench::median;
