@@ -8,6 +8,7 @@
 #include <atomic>
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <regex>
 #include <thread>
 
@@ -230,10 +231,11 @@ TEST_F(ProcessTest, ASigkillDuringTurnsLosesNoAcknowledgedTurnAndPublishesNoPart
 // publishes a turn consuming its head input k and proposing k + 1 to the
 // other; only the maintainer's courier delivers. Along the way each process
 // is SIGKILLed and started again - the node once, the maintainer four times,
-// each worker once - and the exchange still ends exactly: every number once, in order
+// each worker once - with a second maintainer beside the first from 600 on,
+// and the exchange still ends exactly: every number once, in order
 // (a lost output would stall it, a duplicate would show in the mailbox counts).
 TEST_F(ProcessTest, APingPongOfAThousandMessagesRunsUnattendedAcrossASigkillOfEachProcess) {
-  constexpr Id kLast = 1000, kA = 1, kB = 2, kMaintainer = 3, kWorkerA = 10, kWorkerB = 11;
+  constexpr Id kLast = 1000, kA = 1, kB = 2, kMaintainer = 3, kSecondMaintainer = 4, kWorkerA = 10, kWorkerB = 11;
   write_sample_genesis();
   std::uint16_t port = 0;
   auto node = start_node(port);
@@ -244,8 +246,9 @@ TEST_F(ProcessTest, APingPongOfAThousandMessagesRunsUnattendedAcrossASigkillOfEa
     EXPECT_TRUE(r.ok()) << r.error().message;
     return r.ok() ? *r : Receipt{};
   };
-  must(CreatePrincipal{kMaintainer, key_of(seed_of(3)), RealmScope{}, Permissions{kInspect | kCourier | kPidAdmin | kRealmControl}, std::nullopt,
-                       std::nullopt});
+  for (Id m : {kMaintainer, kSecondMaintainer})
+    must(CreatePrincipal{m, key_of(seed_of(static_cast<std::uint8_t>(m))), RealmScope{},
+                         Permissions{kInspect | kCourier | kPidAdmin | kRealmControl}, std::nullopt, std::nullopt});
   for (Id worker : {kWorkerA, kWorkerB})  // everything but courier: the workers cannot deliver
     must(CreatePrincipal{worker, key_of(seed_of(static_cast<std::uint8_t>(worker))), RealmScope{},
                          Permissions{kAllPermissions & ~std::uint64_t{kCourier}}, std::nullopt, std::nullopt});
@@ -258,17 +261,17 @@ TEST_F(ProcessTest, APingPongOfAThousandMessagesRunsUnattendedAcrossASigkillOfEa
   must(Send{kA, InputValue{{'0'}}});  // A starts with 0: A consumes the even numbers, B the odd
 
   const std::string endpoint = "127.0.0.1:" + std::to_string(port);
-  const std::string maintainer_key = key_file("maintainer.key", 3);
-  std::uint16_t admin_port = 0;
-  auto start_maintainer = [&] {
+  std::map<Id, std::uint16_t> admin_port;  // each maintainer's /metrics
+  auto start_maintainer = [&](Id principal) {
     auto m = std::make_unique<cowboy::testing::ChildProcess>(std::vector<std::string>{
         kBin + "/transitd", "--maintain", "--endpoint", endpoint, "--realm", "dev", "--principal",
-        std::to_string(kMaintainer), "--key", maintainer_key, "--admin-listen", "127.0.0.1:0", "--idle-ms", "2",
-        "--log-level", "warn"});
+        std::to_string(principal), "--key",
+        key_file("maintainer" + std::to_string(principal) + ".key", static_cast<std::uint8_t>(principal)),
+        "--admin-listen", "127.0.0.1:0", "--idle-ms", "2", "--log-level", "warn"});
     auto ready = m->wait_for_line("transit_maintain_ready", std::chrono::seconds(30));
     std::smatch match;
     EXPECT_TRUE(ready && std::regex_search(*ready, match, std::regex(R"(admin=127\.0\.0\.1:(\d+))")));
-    admin_port = ready ? static_cast<std::uint16_t>(std::stoi(match[1])) : 0;
+    admin_port[principal] = ready ? static_cast<std::uint16_t>(std::stoi(match[1])) : 0;
     return m;
   };
   auto start_worker = [&](Id pid, Id peer, Id principal) {
@@ -280,7 +283,7 @@ TEST_F(ProcessTest, APingPongOfAThousandMessagesRunsUnattendedAcrossASigkillOfEa
     EXPECT_TRUE(w->wait_for_line("transit_test_worker_ready", std::chrono::seconds(30)));
     return w;
   };
-  auto maintainer = start_maintainer();
+  auto maintainer = start_maintainer(kMaintainer);
   auto worker_a = start_worker(kA, kB, kWorkerA);
   auto worker_b = start_worker(kB, kA, kWorkerB);
 
@@ -306,9 +309,10 @@ TEST_F(ProcessTest, APingPongOfAThousandMessagesRunsUnattendedAcrossASigkillOfEa
   ASSERT_TRUE(reach(400)) << "stalled at " << progress() << " after the node's SIGKILL";
   for (Id at = 450; at <= 600; at += 50) {  // the maintainer, four times, wherever it is in its round
     maintainer->kill(SIGKILL);
-    maintainer = start_maintainer();
+    maintainer = start_maintainer(kMaintainer);
     ASSERT_TRUE(reach(at)) << "stalled at " << progress() << " after the maintainer's SIGKILL";
   }
+  auto second = start_maintainer(kSecondMaintainer);  // from here on, two at once
   worker_a->kill(SIGKILL);
   worker_a = start_worker(kA, kB, kWorkerA);
   ASSERT_TRUE(reach(800)) << "stalled at " << progress() << " after worker A's SIGKILL";
@@ -341,16 +345,26 @@ TEST_F(ProcessTest, APingPongOfAThousandMessagesRunsUnattendedAcrossASigkillOfEa
   auto routes = root.query(ListRoutes{std::nullopt});
   ASSERT_TRUE(routes.ok());
   EXPECT_TRUE(std::get<RoutePage>(routes->result).items.items.empty());  // nothing left pending
-  // The maintainer started after its SIGKILL did the rest of the delivering, and says so on its /metrics.
+  // The two maintainers running since 600 delivered the rest between them, and say so on their /metrics.
   EXPECT_FALSE(maintainer->exited());
-  auto metrics = net::HttpConnection("127.0.0.1", admin_port).get("/metrics");
-  ASSERT_TRUE(metrics.ok()) << metrics.error();
-  std::smatch delivered;
-  ASSERT_TRUE(std::regex_search(metrics->body, delivered, std::regex(R"(\ntransit_maintain_resolved_total\{disposition="delivered"\} (\d+))")))
-      << metrics->body;
-  EXPECT_GE(std::stoull(delivered[1]), kLast - 600);  // at least every output from 600 on
-  EXPECT_NE(metrics->body.find("\ntransit_maintain_lag_positions 0\n"), std::string::npos);
-  EXPECT_NE(metrics->body.find("\ntransit_maintain_refused_total 0\n"), std::string::npos);  // races only, no errors
+  EXPECT_FALSE(second->exited());
+  Id delivered_by_both = 0;
+  for (const auto& [principal, at] : admin_port) {
+    auto metrics = net::HttpConnection("127.0.0.1", at).get("/metrics");
+    ASSERT_TRUE(metrics.ok()) << metrics.error();
+    std::smatch delivered;
+    ASSERT_TRUE(std::regex_search(metrics->body, delivered,
+                                  std::regex(R"(\ntransit_maintain_resolved_total\{disposition="delivered"\} (\d+))")))
+        << metrics->body;
+    delivered_by_both += std::stoull(delivered[1]);
+    std::printf("maintainer %llu (last start) delivered %s\n", static_cast<unsigned long long>(principal),
+                delivered[1].str().c_str());
+    EXPECT_NE(metrics->body.find("\ntransit_maintain_lag_positions 0\n"), std::string::npos) << principal;
+    EXPECT_NE(metrics->body.find("\ntransit_maintain_refused_total 0\n"), std::string::npos)  // races only, no errors
+        << principal;
+  }
+  EXPECT_GE(delivered_by_both, kLast - 600);  // every output from 600 on, each counted once
+  EXPECT_LE(delivered_by_both, kLast - 550);
 }
 
 TEST_F(ProcessTest, TheCliAgainstTransitdDev) {
