@@ -350,5 +350,26 @@ TEST_F(MaintainerTest, TwoMaintainersAtOnceResolveEachOutputOnce) {
   }
 }
 
+// Decision 50: a maintainer acts realm-wide or not at all; it says what is missing.
+TEST_F(MaintainerTest, AMaintainerWithoutRealmWideControlAuthorityRefusesToStart) {
+  initialized(7);
+  auto start = [&](Id id, std::uint8_t seed) {
+    maintain::Options o;
+    o.client = options(id, seed);
+    return Maintainer(o, clock_).authenticate();
+  };
+  principal(40, 140, RealmScope{}, maintain::kRequiredPermissions & ~std::uint64_t{kPidAdmin});
+  auto lacking = start(40, 140);
+  ASSERT_FALSE(lacking.ok());
+  EXPECT_NE(lacking.error().find("lacks realm-wide inspect, courier, pid_admin and realm_control"), std::string::npos)
+      << lacking.error();
+  principal(41, 141, RealmScope{}, maintain::kRequiredPermissions, /*pid_scope=*/7);
+  auto scoped = start(41, 141);
+  ASSERT_FALSE(scoped.ok());
+  EXPECT_NE(scoped.error().find("is scoped to a PID"), std::string::npos) << scoped.error();
+  principal(42, 142, RealmScope{}, maintain::kRequiredPermissions);
+  EXPECT_TRUE(start(42, 142).ok());
+}
+
 }  // namespace
 }  // namespace cowboy::transit
