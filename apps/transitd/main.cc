@@ -8,6 +8,11 @@
 //                     a node of the realm FILE describes (needed once, when
 //                     DIR is new), its journal in DIR. `transit genesis`
 //                     writes such a file.
+//   transitd --maintain --endpoint HOST:PORT --realm R --principal N --key FILE
+//                     [--admin-listen HOST:PORT]
+//                     the maintenance process beside a node (maintain.cc):
+//                     courier, recorded terminal dispositions, its /metrics.
+//                     With --dev, the --dev-dir's endpoint and root key.
 #include <CLI/CLI.hpp>
 
 #include <cstdio>
@@ -19,6 +24,7 @@
 #include "common/keyfile.h"
 #include "common/log.h"
 #include "common/signals.h"
+#include "maintain.h"
 #include "net/host_port.h"
 #include "transit/client/dev_profile.h"
 #include "transit/contract/codec.h"
@@ -84,7 +90,14 @@ int main(int argc, char** argv) {
   app.add_option("--data", o.data_dir, "the journal directory");
   app.add_option("--listen", o.listen, "HTTP host:port (default 127.0.0.1:7550)");
   app.add_option("--io-threads", o.io_threads, "HTTP io threads")->capture_default_str();
+  transitd::MaintainFlags maintain;
+  maintain.add_to(app);
   CLI11_PARSE(app, argc, argv);
+  if (maintain.enabled) {
+    if (!o.genesis_file.empty() || !o.data_dir.empty() || !o.listen.empty())
+      return fail("--maintain runs beside a node: no --genesis, --data or --listen");
+    return transitd::run_maintain(maintain, o.dev ? &o.dev_dir : nullptr);
+  }
 
   const auto listen = net::parse_host_port(o.listen.empty() ? "127.0.0.1:7550" : o.listen);
   if (!listen) return fail("--listen wants host:port");

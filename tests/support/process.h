@@ -78,6 +78,16 @@ class ChildProcess {
     }
   }
 
+  /// The wait status if the process has exited by itself (reaped), nullopt while it runs.
+  std::optional<int> exited() {
+    if (pid_ <= 0) return exit_status_;
+    int status = 0;
+    if (::waitpid(pid_, &status, WNOHANG) != pid_) return std::nullopt;
+    pid_ = -1;
+    exit_status_ = status;
+    return status;
+  }
+
   /// Sends `signal` and reaps the process; returns its wait status.
   int kill(int signal) {
     if (pid_ <= 0) return -1;
@@ -90,6 +100,7 @@ class ChildProcess {
 
  private:
   pid_t pid_ = -1;
+  std::optional<int> exit_status_;
   int out_ = -1;
   std::string buffer_;
 };

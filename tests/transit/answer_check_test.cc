@@ -114,14 +114,14 @@ TEST_F(AnswerCheckTest, AMalformedReceiptIsResentAsTheSameBytesAndNeverBecomesAN
 }
 
 TEST_F(AnswerCheckTest, AResponseThatDoesNotAnswerTheQueryAskedIsRefused) {
-  // Material to ask about: nine resources (two pages), entries, a block, a process.
+  // Material to ask about: nine resources (two pages), entries, a block, a process, a pending output.
   const Id doc = resource("doc");
   for (int i = 0; i < 8; ++i) resource(numbered("r", i));
   process(doc);
   const Id generation = ok<ProcessChanged>(admin_->submit(Own{kPid, 1})).generation;
   Client::Bytes body(16, 0x5a);
   Turn t{kPid, generation, std::nullopt, doc, std::nullopt, {{{key("a"), value("1")}, {key("b"), value("2")}}},
-         {{{key("blob"), body.size(), crypto::sha256(ByteView(body))}}}, {}, {}, std::nullopt};
+         {{{key("blob"), body.size(), crypto::sha256(ByteView(body))}}}, {}, {{{kPid, value("o")}}}, std::nullopt};
   accept(*admin_, t, {body});
   Client client = proxied();
   ASSERT_TRUE(client.identity().ok());
@@ -184,6 +184,15 @@ TEST_F(AnswerCheckTest, AResponseThatDoesNotAnswerTheQueryAskedIsRefused) {
          std::get<Decision>(r.result).principal = 2;
        }),
        "decision for another principal"},
+      {"route head", ListRoutes{std::nullopt}, edit<Response>([](Response& r) {
+         std::get<RoutePage>(r.result).items.items.at(0).published_at = r.position + 1;
+       }),
+       "published after the response"},
+      {"ended order", ListEnded{std::nullopt}, edit<Response>([](Response& r) {
+         std::get<EndedPage>(r.result).items.items = {EndedProcess{5, Ending::kSuspensionExpired, 0},
+                                                      EndedProcess{5, Ending::kSuspensionExpired, 0}};
+       }),
+       "page out of order"},
   };
   for (const auto& c : cases) {
     rewrite("/v1/query", c.rewrite);

@@ -10,6 +10,7 @@
 #include <regex>
 
 #include "../support/process.h"
+#include "common/bytes.h"
 #include "samples.h"
 #include "transit/client.h"
 
@@ -35,12 +36,24 @@ class ProcessTest : public ::testing::Test {
   }
   void TearDown() override { std::filesystem::remove_all(dir_); }
 
+  /// A node on `port` (0: any; set to the one it got).
   std::unique_ptr<cowboy::testing::ChildProcess> start_node(std::uint16_t& port) {
     auto child = std::make_unique<cowboy::testing::ChildProcess>(std::vector<std::string>{
         kBin + "/transitd", "--genesis", (dir_ / "genesis.json").string(), "--data", (dir_ / "journal").string(),
-        "--listen", "127.0.0.1:0"});
+        "--listen", "127.0.0.1:" + std::to_string(port)});
     port = ready_port(*child);
     return child;
+  }
+  /// A key file (hex, 0600) holding seed_of(seed).
+  std::string key_file(const std::string& name, std::uint8_t seed) {
+    const auto path = dir_ / name;
+    {
+      std::ofstream out(path);
+      const auto s = testing::seed_of(seed);
+      out << to_hex(ByteView(s.data(), s.size())) << "\n";
+    }
+    std::filesystem::permissions(path, std::filesystem::perms::owner_read | std::filesystem::perms::owner_write);
+    return path.string();
   }
 
   void write_sample_genesis() {

@@ -7,13 +7,16 @@
 
 #include <atomic>
 #include <fstream>
+#include <map>
 #include <thread>
 
 #include <nlohmann/json.hpp>
 
+#include "../support/poll.h"
 #include "../support/run.h"
 #include "common/bytes.h"
 #include "common/keyfile.h"
+#include "net/http_connection.h"
 #include "process_fixture.h"
 
 namespace cowboy::transit {
@@ -255,6 +258,147 @@ TEST_F(ProcessTest, AReplacementWorkerFinishesTheMailboxOfASigkilledOne) {
   EXPECT_EQ(number(batch.entries.items[0]->value), std::to_string(kInputs));                     // each input once
   EXPECT_EQ(number(batch.entries.items[1]->value), std::to_string(kInputs * (kInputs + 1) / 2));  // and every one
   EXPECT_EQ(batch.revision, kInputs + 1);  // one revision per turn: no turn published twice
+}
+
+// Two actors exchange 1,000 messages with nothing but transitd and
+// transitd --maintain moving them (decisions 50, 53, 56): each worker process
+// publishes a turn consuming its head input k and proposing k + 1 to the
+// other; only the maintainer's courier delivers. Along the way each process
+// is SIGKILLed and started again - the node once, the maintainer four times,
+// each worker once - with a second maintainer beside the first from 600 on,
+// and the exchange still ends exactly: every number once, in order
+// (a lost output would stall it, a duplicate would show in the mailbox counts).
+TEST_F(ProcessTest, APingPongOfAThousandMessagesRunsUnattendedAcrossASigkillOfEachProcess) {
+  constexpr Id kLast = 1000, kA = 1, kB = 2, kMaintainer = 3, kSecondMaintainer = 4, kWorkerA = 10, kWorkerB = 11;
+  write_sample_genesis();
+  std::uint16_t port = 0;
+  auto node = start_node(port);
+  ASSERT_NE(port, 0);
+  Client root(kill_options(port, 1, 0));
+  auto must = [&](Command op) {
+    auto r = root.submit(std::move(op));
+    EXPECT_TRUE(r.ok()) << r.error().message;
+    return r.ok() ? *r : Receipt{};
+  };
+  for (Id m : {kMaintainer, kSecondMaintainer})
+    must(CreatePrincipal{m, key_of(seed_of(static_cast<std::uint8_t>(m))), RealmScope{},
+                         Permissions{kInspect | kCourier | kPidAdmin | kRealmControl}, std::nullopt, std::nullopt});
+  for (Id worker : {kWorkerA, kWorkerB})  // everything but courier: the workers cannot deliver
+    must(CreatePrincipal{worker, key_of(seed_of(static_cast<std::uint8_t>(worker))), RealmScope{},
+                         Permissions{kAllPermissions & ~std::uint64_t{kCourier}}, std::nullopt, std::nullopt});
+  for (Id pid : {kA, kB}) {
+    const Id doc = std::get<ResourceCreated>(must(CreateResource{{"doc" + std::to_string(pid)}, std::nullopt}).outcome).resource;
+    must(CreateProcess{pid, {{{"doc"}}}});
+    must(Associate{pid, {"doc"}, doc});
+    must(Initialize{pid, 0});
+  }
+  must(Send{kA, InputValue{{'0'}}});  // A starts with 0: A consumes the even numbers, B the odd
+
+  const std::string endpoint = "127.0.0.1:" + std::to_string(port);
+  std::map<Id, std::uint16_t> admin_port;  // each maintainer's /metrics
+  auto start_maintainer = [&](Id principal) {
+    auto m = std::make_unique<cowboy::testing::ChildProcess>(std::vector<std::string>{
+        kBin + "/transitd", "--maintain", "--endpoint", endpoint, "--realm", "dev", "--principal",
+        std::to_string(principal), "--key",
+        key_file("maintainer" + std::to_string(principal) + ".key", static_cast<std::uint8_t>(principal)),
+        "--admin-listen", "127.0.0.1:0", "--idle-ms", "2", "--log-level", "warn"});
+    auto ready = m->wait_for_line("transit_maintain_ready", std::chrono::seconds(30));
+    std::smatch match;
+    EXPECT_TRUE(ready && std::regex_search(*ready, match, std::regex(R"(admin=127\.0\.0\.1:(\d+))")));
+    admin_port[principal] = ready ? static_cast<std::uint16_t>(std::stoi(match[1])) : 0;
+    return m;
+  };
+  auto start_worker = [&](Id pid, Id peer, Id principal) {
+    auto w = std::make_unique<cowboy::testing::ChildProcess>(std::vector<std::string>{
+        kBin + "/transit_ping_pong_worker", "--port", std::to_string(port), "--principal", std::to_string(principal), "--key",
+        key_file("worker" + std::to_string(principal) + ".key", static_cast<std::uint8_t>(principal)), "--pid",
+        std::to_string(pid), "--peer", std::to_string(peer), "--resource", std::to_string(pid), "--last",
+        std::to_string(kLast)});
+    EXPECT_TRUE(w->wait_for_line("transit_ping_pong_worker_ready", std::chrono::seconds(30)));
+    return w;
+  };
+  auto maintainer = start_maintainer(kMaintainer);
+  auto worker_a = start_worker(kA, kB, kWorkerA);
+  auto worker_b = start_worker(kB, kA, kWorkerB);
+
+  // The highest number consumed so far (the "last" entries), 0 while the node is away.
+  auto progress = [&] {
+    Id best = 0;
+    for (Id pid : {kA, kB}) {
+      Slots<EntryKey, 8> keys;
+      keys.items[0] = EntryKey{{'l', 'a', 's', 't'}};
+      auto read = root.query(ReadEntries{pid, std::nullopt, std::nullopt, keys});
+      if (!read.ok()) continue;
+      if (const auto& e = std::get<EntryBatch>(read->result).entries.items[0])
+        best = std::max<Id>(best, std::stoull(std::string(e->value.value.begin(), e->value.value.end())));
+    }
+    return best;
+  };
+  const auto started = std::chrono::steady_clock::now();
+  auto reach = [&](Id n) { return cowboy::testing::eventually([&] { return progress() >= n; }, std::chrono::seconds(60)); };
+  ASSERT_TRUE(reach(200)) << "stalled at " << progress();
+  node->kill(SIGKILL);
+  node = start_node(port);  // the same port: the others reconnect
+  ASSERT_NE(port, 0);
+  ASSERT_TRUE(reach(400)) << "stalled at " << progress() << " after the node's SIGKILL";
+  for (Id at = 450; at <= 600; at += 50) {  // the maintainer, four times, wherever it is in its round
+    maintainer->kill(SIGKILL);
+    maintainer = start_maintainer(kMaintainer);
+    ASSERT_TRUE(reach(at)) << "stalled at " << progress() << " after the maintainer's SIGKILL";
+  }
+  auto second = start_maintainer(kSecondMaintainer);  // from here on, two at once
+  worker_a->kill(SIGKILL);
+  worker_a = start_worker(kA, kB, kWorkerA);
+  ASSERT_TRUE(reach(800)) << "stalled at " << progress() << " after worker A's SIGKILL";
+  worker_b->kill(SIGKILL);
+  worker_b = start_worker(kB, kA, kWorkerB);
+  ASSERT_TRUE(reach(kLast)) << "stalled at " << progress() << " after worker B's SIGKILL";
+  // Both workers see the end and exit by themselves.
+  std::optional<int> a_status, b_status;
+  ASSERT_TRUE(cowboy::testing::eventually(
+      [&] {
+        if (!a_status) a_status = worker_a->exited();
+        if (!b_status) b_status = worker_b->exited();
+        return a_status && b_status;
+      },
+      std::chrono::seconds(30)));
+  EXPECT_TRUE(WIFEXITED(*a_status) && WEXITSTATUS(*a_status) == 0);
+  EXPECT_TRUE(WIFEXITED(*b_status) && WEXITSTATUS(*b_status) == 0);
+  std::printf("ping-pong of %llu messages across seven SIGKILLs: %.1f s\n", static_cast<unsigned long long>(kLast),
+              std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count());
+
+  // Exactly once: A was given 0, 2, .., 1000 (501 inputs), B 1, 3, .., 999 (500), each consumed.
+  for (auto [pid, inputs] : {std::pair<Id, Id>{kA, kLast / 2 + 1}, {kB, kLast / 2}}) {
+    auto read = root.query(ProcessRead{pid});
+    ASSERT_TRUE(read.ok()) << read.error().message;
+    const auto& info = std::get<ProcessInfo>(read->result);
+    EXPECT_EQ(info.tail, inputs) << "process " << pid;
+    EXPECT_EQ(info.head, inputs + 1) << "process " << pid;
+    EXPECT_EQ(info.cancelled, 0u);
+  }
+  auto routes = root.query(ListRoutes{std::nullopt});
+  ASSERT_TRUE(routes.ok());
+  EXPECT_TRUE(std::get<RoutePage>(routes->result).items.items.empty());  // nothing left pending
+  // The two maintainers running since 600 delivered the rest between them, and say so on their /metrics.
+  EXPECT_FALSE(maintainer->exited());
+  EXPECT_FALSE(second->exited());
+  Id delivered_by_both = 0;
+  for (const auto& [principal, at] : admin_port) {
+    auto metrics = net::HttpConnection("127.0.0.1", at).get("/metrics");
+    ASSERT_TRUE(metrics.ok()) << metrics.error();
+    std::smatch delivered;
+    ASSERT_TRUE(std::regex_search(metrics->body, delivered,
+                                  std::regex(R"(\ntransit_maintain_resolved_total\{disposition="delivered"\} (\d+))")))
+        << metrics->body;
+    delivered_by_both += std::stoull(delivered[1]);
+    std::printf("maintainer %llu (last start) delivered %s\n", static_cast<unsigned long long>(principal),
+                delivered[1].str().c_str());
+    EXPECT_NE(metrics->body.find("\ntransit_maintain_lag_positions 0\n"), std::string::npos) << principal;
+    EXPECT_NE(metrics->body.find("\ntransit_maintain_refused_total 0\n"), std::string::npos)  // races only, no errors
+        << principal;
+  }
+  EXPECT_GE(delivered_by_both, kLast - 600);  // every output from 600 on, each counted once
+  EXPECT_LE(delivered_by_both, kLast - 550);
 }
 
 TEST_F(ProcessTest, TheCliAgainstTransitdDev) {

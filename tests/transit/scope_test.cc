@@ -79,6 +79,11 @@ class ScopeTest : public StateTest {
     effect8_ = intent(8, owned8);
     accept(*admin_, Suspend{8, owned8, clock_.now_ms() + 60'000});
     accept(*admin_, Resume{8, owned8});
+    // Two pending ones, the heads of their routes.
+    auto pending = ok<TurnPublished>(admin_->submit(Turn{7, generation, std::nullopt, std::nullopt, std::nullopt, {},
+                                                         {}, {}, {{{7, value("c")}, {8, value("d")}}}, std::nullopt}));
+    pending7_ = pending.outputs.items.at(0);
+    pending8_ = pending.outputs.items.at(1);
 
     callers_ = {{20, 120, RealmScope{}, std::nullopt}, {21, 121, PidScope{7}, std::nullopt},
                 {22, 122, ResourceScope{r7_}, std::nullopt}, {23, 123, RealmScope{}, 7},
@@ -117,6 +122,7 @@ class ScopeTest : public StateTest {
   static Id id_of(const ResourceInfo& r) { return r.resource; }
   static Id id_of(const ProcessSummary& p) { return p.pid; }
   static Id id_of(const EffectInfo& e) { return e.effect; }
+  static Id id_of(const RouteHead& h) { return h.output; }
   /// Whether the first page of a filtered listing shows `id`.
   template <typename Page> Row listing(std::string what, QueryOp op, Id id, const char* pattern) {
     const auto run = [op, id](Client& c) {
@@ -144,7 +150,7 @@ class ScopeTest : public StateTest {
     return out;
   }
 
-  Id r7_ = 0, r8_ = 0, ru_ = 0, to7_ = 0, to8_ = 0, effect7_ = 0, effect8_ = 0;
+  Id r7_ = 0, r8_ = 0, ru_ = 0, to7_ = 0, to8_ = 0, effect7_ = 0, effect8_ = 0, pending7_ = 0, pending8_ = 0;
   std::map<std::string, Id> retired_;
   std::vector<Caller> callers_;
   std::vector<std::unique_ptr<Client>> clients_;
@@ -212,6 +218,11 @@ TEST_F(ScopeTest, EveryCommandAppliesPidScopeAndGrantScope) {
       command("close_effect of 8", CloseEffect{effect8_, CloseKind::kDeadline}, "deadline_not_reached", kPid8),
       command("cancel_effect of 7", CancelEffect{effect7_}, "caller_live", kPid7),
       command("cancel_effect of 8", CancelEffect{effect8_}, "caller_live", kPid8),
+      // The maintenance process's commands: courier at the destination, pid_admin at the process.
+      command("cancel_output into 7", CancelOutput{to7_}, "resolved", kPid7),
+      command("cancel_output into 8", CancelOutput{to8_}, "resolved", kPid8),
+      command("record_retirement 7", RecordRetirement{7}, "not_ended", kPid7),
+      command("record_retirement 8", RecordRetirement{8}, "not_ended", kPid8),
   };
   EXPECT_EQ(mismatches(rows), "");
 }
@@ -257,6 +268,9 @@ TEST_F(ScopeTest, EveryQueryAppliesPidScopeAndGrantScope) {
       query("list_effects 8", ListEffects{8, EffectFilter::kAll, std::nullopt}, kPid8),
       listing<EffectPage>("list_effects shows 7's", ListEffects{std::nullopt, EffectFilter::kAll, std::nullopt}, effect7_, kPid7),
       listing<EffectPage>("list_effects shows 8's", ListEffects{std::nullopt, EffectFilter::kAll, std::nullopt}, effect8_, kPid8),
+      listing<RoutePage>("list_routes shows the head into 7", ListRoutes{std::nullopt}, pending7_, kPid7),
+      listing<RoutePage>("list_routes shows the head into 8", ListRoutes{std::nullopt}, pending8_, kPid8),
+      query("list_ended", ListEnded{std::nullopt}, "YYYYYYY"),  // a filtered listing anyone may ask
   };
   Row block7 = query("read_block r7", ReadBlock{CurrentBasis{r7_, 1}, key("b")}, kRes7);
   block7.yes = "unknown_block";

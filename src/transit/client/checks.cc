@@ -79,6 +79,27 @@ Problem check(const ListProcesses& q, const ProcessPage& page) {
   return continuation(q.cursor, page.cut, page.cursor, [](const Cursor& c) { return c.after; });
 }
 
+// Route heads in output order, each a pending route's with a publication no
+// later than the page; ended processes in PID order (decisions 53, 54).
+Problem check(const ListRoutes& q, const RoutePage& page, Id position) {
+  const auto after = q.cursor ? std::optional<Id>(q.cursor->after) : std::nullopt;
+  if (auto p = dense(page.items.items, after, [](const RouteHead& h) { return h.output; })) return p;
+  for (const auto& h : page.items.items)
+    if (h.output == 0 || h.pending == 0 || h.published_at == 0 || h.published_at > position)
+      return std::string("a route head with a zero id or count, or published after the response");
+  if (page.cursor && !page.items.items.empty() && page.cursor->after < page.items.items.back().output)
+    return std::string("cursor behind its page");
+  return continuation(q.cursor, page.cut, page.cursor, [](const Cursor& c) { return c.after; });
+}
+
+Problem check(const ListEnded& q, const EndedPage& page) {
+  const auto after = q.cursor ? std::optional<Id>(q.cursor->after) : std::nullopt;
+  if (auto p = dense(page.items.items, after, [](const EndedProcess& e) { return e.pid; })) return p;
+  if (page.cursor && !page.items.items.empty() && page.cursor->after < page.items.items.back().pid)
+    return std::string("cursor behind its page");
+  return continuation(q.cursor, page.cut, page.cursor, [](const Cursor& c) { return c.after; });
+}
+
 Problem check_basis(const Basis& basis, const ResourceInfo& resource, Id revision, std::optional<Id> view) {
   if (const auto* current = std::get_if<CurrentBasis>(&basis)) {
     if (resource.resource != current->resource || revision != current->revision || view)
@@ -201,7 +222,7 @@ bool outcome_matches(const Command& op, const Outcome& outcome) {
           return o->principal == command.principal;
         else if constexpr (std::is_same_v<C, RotateWorker>) return o->pid == command.pid && o->worker == command.worker;
         else if constexpr (std::is_same_v<C, RetireResource>) return o->resource == command.resource;
-        else if constexpr (std::is_same_v<C, Deliver>) return o->output == command.output;
+        else if constexpr (std::is_same_v<C, Deliver> || std::is_same_v<C, CancelOutput>) return o->output == command.output;
         else if constexpr (std::is_same_v<C, Turn>)
           return o->pid == command.pid && o->views.items.size() == command.views.items.size() &&
                  o->outputs.items.size() == command.outputs.items.size() && o->consumed == command.input &&

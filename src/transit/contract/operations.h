@@ -27,6 +27,9 @@ inline constexpr std::string_view kScopedRetry = "scoped_retry";
 inline constexpr std::string_view kCourierDelivery = "courier_delivery";
 inline constexpr std::string_view kWorkerRotation = "worker_rotation";
 inline constexpr std::string_view kEffectReconciliation = "effect_reconciliation";
+// The maintenance process's work: route and ended-process listings, output
+// cancellation and recorded retirement (docs/transit.md, decisions 50-56).
+inline constexpr std::string_view kMaintenance = "maintenance";
 // Reported, gating no operation of their own: what turns and views support.
 inline constexpr std::string_view kRetainedReadVersions = "retained_read_versions";
 inline constexpr std::string_view kTurnWithVersions = "turn_with_versions";
@@ -37,7 +40,7 @@ inline constexpr std::array kSupported = {  // deduced: std::array<std::string_v
     kPagedCatalogs,            kProcessListing,     kAssociationLookup,  kResourceReadAccess,
     kResourceReadBatch,        kProcesses,          kScopedRetry,        kCourierDelivery,
     kRetainedReadVersions,     kTurnWithVersions,
-    kWorkerRotation,           kEffectReconciliation};
+    kWorkerRotation,           kEffectReconciliation, kMaintenance};
 
 template <typename Op, typename... Of> inline constexpr bool kOneOf = (std::is_same_v<Op, Of> || ...);
 
@@ -58,6 +61,7 @@ template <typename Op> constexpr std::string_view required() {
   else if constexpr (kOneOf<Op, RotateWorker>) return kWorkerRotation;
   else if constexpr (kOneOf<Op, AttemptEffect, ObserveEffect, CloseEffect, CancelEffect, EffectRead, ListEffects>)
     return kEffectReconciliation;
+  else if constexpr (kOneOf<Op, CancelOutput, RecordRetirement, ListRoutes, ListEnded>) return kMaintenance;
   else {
     static_assert(kOneOf<Op, CreateProcess, Associate, Initialize, Own, Send, Turn, FailTurn, Suspend, Resume,
                          ProcessRead, Terminate, Spawn>,
@@ -98,6 +102,8 @@ template <> struct OutcomeFor<AttemptEffect> { using type = EffectChanged; };
 template <> struct OutcomeFor<ObserveEffect> { using type = EffectChanged; };
 template <> struct OutcomeFor<CloseEffect> { using type = EffectChanged; };
 template <> struct OutcomeFor<CancelEffect> { using type = EffectChanged; };
+template <> struct OutcomeFor<CancelOutput> { using type = OutputCancelled; };
+template <> struct OutcomeFor<RecordRetirement> { using type = RetirementRecorded; };
 template <typename Op> using OutcomeOf = typename OutcomeFor<Op>::type;
 
 /// The control mutations, which the control reserve admits beyond the

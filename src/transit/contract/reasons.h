@@ -187,7 +187,11 @@ constexpr int http_status(RejectionCode code) {
   X(kNotOrphaned, "not_orphaned", kInvalidProposal, "an administrator abandons only an attempt whose executor lost effect permission") \
   X(kDeadlineNotReached, "deadline_not_reached", kInvalidProposal, "trusted time's lower bound is short of the reconciliation deadline") \
   X(kCallerLive, "caller_live", kInvalidProposal, "cancel_effect needs a terminal (retired) caller")                  \
-  X(kInconsistentEffect, "inconsistent_effect", kServiceUncertain, "a stored effect record's phase, observations and closure disagree; it is not used")
+  X(kInconsistentEffect, "inconsistent_effect", kServiceUncertain, "a stored effect record's phase, observations and closure disagree; it is not used") \
+  /* terminal dispositions for the maintenance process (node/maintenance.cc) */                                      \
+  X(kSourceNotTerminated, "source_not_terminated", kInvalidProposal, "only an output of a terminated source is cancelled") \
+  X(kNotEnded, "not_ended", kInvalidProposal, "the process has neither an expired suspension nor an ended dependency") \
+  X(kRetirementRecorded, "retirement_recorded", kInvalidProposal, "the process's retirement is recorded already")
 
 enum class Reason : std::uint8_t {
 #define TRANSIT_REASON_ENUMERATOR(id, name, code, meaning) id,

@@ -505,9 +505,10 @@ template <> struct EnumTraits<ProcessState> {
                                                              "suspended",     "retired", "fenced"};
 };
 
-enum class OutputState : std::uint8_t { kPending, kDelivered, kDisposed };
+/// disposed: delivered to a retired destination; cancelled: its source was terminated (decision 51).
+enum class OutputState : std::uint8_t { kPending, kDelivered, kDisposed, kCancelled };
 template <> struct EnumTraits<OutputState> {
-  static constexpr std::array<std::string_view, 3> kNames = {"pending", "delivered", "disposed"};
+  static constexpr std::array<std::string_view, 4> kNames = {"pending", "delivered", "disposed", "cancelled"};
 };
 
 struct Origin {

@@ -9,6 +9,7 @@
 #include "transit/contract/reasons.h"
 #include "transit/contract/state.h"
 #include "transit/contract/workers.h"
+#include "transit/contract/maintenance.h"
 
 namespace cowboy::transit {
 
@@ -138,7 +139,9 @@ using Command = std::variant<CreatePrincipal, CreateRole, BindCredential, Unbind
                              // workers that fail over, processes that end (workers.h)
                              RotateWorker, ReplaceGrant, Terminate, Spawn,
                              // effects to closure (effects.h)
-                             AttemptEffect, ObserveEffect, CloseEffect, CancelEffect>;
+                             AttemptEffect, ObserveEffect, CloseEffect, CancelEffect,
+                             // maintenance (maintenance.h)
+                             CancelOutput, RecordRetirement>;
 
 struct Request {
   static constexpr std::string_view kName = "Request";
@@ -194,7 +197,9 @@ using QueryOp = std::variant<IdentityQuery, CapabilitiesQuery, DecisionQuery, Li
                              ListEntries, ReadEntries, AssociationLookup, ReadAccess, ProcessRead, ReadBlock,
                              ListProcesses,
                              // effects to closure (effects.h)
-                             EffectRead, ListEffects>;
+                             EffectRead, ListEffects,
+                             // maintenance (maintenance.h)
+                             ListRoutes, ListEnded>;
 
 struct Query {
   static constexpr std::string_view kName = "Query";
@@ -274,7 +279,9 @@ using Outcome = std::variant<PrincipalCreated, RoleCreated, Granted, PolicyChang
                              // workers that fail over, processes that end (workers.h)
                              WorkerRotated, GrantReplaced, ProcessTerminated,
                              // effects to closure (effects.h)
-                             EffectChanged>;
+                             EffectChanged,
+                             // maintenance (maintenance.h)
+                             OutputCancelled, RetirementRecorded>;
 
 struct Receipt {
   static constexpr std::string_view kName = "Receipt";
@@ -348,7 +355,9 @@ template <typename V> void fields(V& v, Decision& t) {
 using QueryResult = std::variant<Identity, Capabilities, Decision, ResourcePage, AssociationPage, EntryPage,
                                  EntryBatch, LookupResult, ResourceAccess, ProcessInfo, Block, ProcessPage,
                                  // effects to closure (effects.h)
-                                 EffectInfo, EffectPage>;
+                                 EffectInfo, EffectPage,
+                                 // maintenance (maintenance.h)
+                                 RoutePage, EndedPage>;
 static_assert(std::variant_size_v<QueryResult> == std::variant_size_v<QueryOp>);
 
 struct Response {

@@ -57,6 +57,10 @@ Authority::Authority(Genesis genesis, Published published)
     effects_of_[e.info.pid].insert(id);
     if (e.info.phase != EffectPhase::kClosed) unresolved_effects_.insert(id);
   }
+  for (const auto& [route, pending] : pending_routes_) route_heads_.insert(*pending.begin());
+  for (const auto& [pid, p] : processes_)
+    if (may_have_ended(p)) may_have_ended_.insert(pid);
+  routes_position_ = ended_position_ = head_.position;
 }
 
 const PrincipalRecord* Authority::principal(Id id) const { return find(principals_, id); }

@@ -174,6 +174,8 @@ class Authority {
   Result<Outcome, Refusal> apply(const ObserveEffect& op, Step& step);
   Result<Outcome, Refusal> apply(const CloseEffect& op, Step& step);
   Result<Outcome, Refusal> apply(const CancelEffect& op, Step& step);
+  Result<Outcome, Refusal> apply(const CancelOutput& op, Step& step);
+  Result<Outcome, Refusal> apply(const RecordRetirement& op, Step& step);
 
   // Reads (resources.cc, processes.cc): each checks authority before reading and fences after.
   struct ReadCtx {
@@ -192,6 +194,8 @@ class Authority {
   Result<QueryResult, Refusal> read(const ReadCtx& ctx, const ListProcesses& q) const;
   Result<QueryResult, Refusal> read(const ReadCtx& ctx, const EffectRead& q) const;
   Result<QueryResult, Refusal> read(const ReadCtx& ctx, const ListEffects& q) const;
+  Result<QueryResult, Refusal> read(const ReadCtx& ctx, const ListRoutes& q) const;
+  Result<QueryResult, Refusal> read(const ReadCtx& ctx, const ListEnded& q) const;
   std::optional<Refusal> fence(Id checked_at) const;
   /// Why a continuation at `cut` may not go on, given where its catalog last changed (decision 6).
   std::optional<Refusal> stale_cut(Id cut, Id catalog_position) const;
@@ -249,6 +253,25 @@ class Authority {
   /// A process that exists, is not retired, and on which the caller holds `needs`.
   Result<ProcessRecord*, Refusal> live_process(Id pid, const Step& step, Permission needs);
 
+  // Routes and ended processes: the maintenance process's work (maintenance.cc, decisions 50-56).
+  /// Whether `source`'s pending outputs are fenced: it is retired now, other
+  /// than by a dependency's end (whose finished turns' outputs still go, decision 10).
+  bool terminated(const ProcessRecord& source, std::uint64_t now_ms) const;
+  /// How `p` has ended without a command, judged now; null while it has not.
+  std::optional<Ending> ending_of(const ProcessRecord& p, std::uint64_t now_ms) const;
+  /// A new pending output, at the tail of its route.
+  void add_pending(OutputRecord output, Id position);
+  /// Resolves the head of its route (delivered, disposed or cancelled) and releases the route.
+  void resolve(OutputRecord& output, OutputState state, Id position);
+  /// The one place a process's retirement is recorded: retired, its unconsumed
+  /// inputs counted cancelled, its owner gone; the ended-process index follows.
+  void retire_process(ProcessRecord& p, std::optional<Ending> ending, Step& step);
+  /// Whether `p` may have ended by what is recorded (an index of candidates, judged when listed).
+  bool may_have_ended(const ProcessRecord& p) const;
+  void refresh_ended(Id pid, Id position);
+  /// refresh_ended for every process associated with `resource`.
+  void refresh_requiring(Id resource, Id position);
+
   Result<Outcome, Refusal> apply(Id caller, const CreatePrincipal& op, Touched& touched);
   Result<Outcome, Refusal> apply(Id caller, const CreateRole& op, Touched& touched);
   Result<Outcome, Refusal> apply(Id caller, const BindCredential& op, Touched& touched);
@@ -282,6 +305,12 @@ class Authority {
   std::map<Id, ViewRecord> views_;
   std::map<Id, OutputRecord> outputs_;
   std::map<std::pair<Id, Id>, std::set<Id>> pending_routes_;  // (source, destination) -> pending outputs, FIFO
+  // Derived on load; the positions are where each listing last changed (cuts,
+  // decision 6), the head's position after a restart, which only expires more.
+  std::set<Id> route_heads_;  // the oldest pending output of every route
+  Id routes_position_ = 0;
+  std::set<Id> may_have_ended_;  // PIDs: suspended, or a required dependency recorded as ended
+  Id ended_position_ = 0;
   std::map<Id, EffectRecord> effects_;
   std::map<Id, std::set<Id>> effects_of_;  // PID -> its effects (derived)
   std::set<Id> unresolved_effects_;        // the effects not closed (derived): what maintenance scans

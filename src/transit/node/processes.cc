@@ -15,7 +15,7 @@ bool Authority::retired(const ProcessRecord& p, std::uint64_t now_ms) const {
 
 // Judged now: fenced comes before the recorded states, since a process whose
 // required dependency is gone cannot execute, whatever its record says, until
-// the maintenance process materializes its termination (a later issue).
+// the maintenance process records its retirement (record_retirement, decision 52).
 ProcessState Authority::state_of(const ProcessRecord& p, std::uint64_t now_ms) const {
   if (retired(p, now_ms)) return ProcessState::kRetired;
   if (p.initialized && check_required(p, now_ms)) return ProcessState::kFenced;
@@ -229,8 +229,9 @@ Result<Outcome, Refusal> Authority::apply(const Turn& op, Step& step) {
   }
   for (const auto& o : op.outputs.items) {
     const Id id = head_.next_output++;
-    outputs_[id] = OutputRecord{id, op.pid, o.destination, o.value, OutputState::kPending, std::nullopt};
-    pending_routes_[{op.pid, o.destination}].insert(id);
+    add_pending(OutputRecord{id, op.pid, o.destination, o.value, OutputState::kPending, std::nullopt, step.position,
+                             step.now_ms},
+                step.position);
     step.touched.outputs.push_back(id);
     published.outputs.items.push_back(id);
   }
@@ -283,6 +284,7 @@ Result<Outcome, Refusal> Authority::apply(const Suspend& op, Step& step) {
   process.resume_by_ms = op.resume_by_ms;
   process.owner.reset();  // suspension revokes execution
   step.touched.processes.push_back(op.pid);
+  refresh_ended(op.pid, step.position);  // it ends if the deadline passes
   return Outcome{ProcessChanged{op.pid, process.generation}};
 }
 
@@ -296,6 +298,7 @@ Result<Outcome, Refusal> Authority::apply(const Resume& op, Step& step) {
   process.resume_by_ms.reset();
   process.generation += 1;
   step.touched.processes.push_back(op.pid);
+  refresh_ended(op.pid, step.position);
   return Outcome{ProcessChanged{op.pid, process.generation}};
 }
 
@@ -308,17 +311,15 @@ Result<Outcome, Refusal> Authority::apply(const Deliver& op, Step& step) {
   if (out.state != OutputState::kPending)
     return refuse(Reason::kResolved, "the output is delivered or disposed of");
   // Termination fences the source's unattempted work at once; the record stays
-  // pending until the maintenance process materializes its disposition.
-  if (const auto& source = processes_.at(out.source); retired(source, step.now_ms))
-    return refuse(Reason::kSourceTerminated, "process " + std::to_string(out.source) + " is retired");
-  auto& route = pending_routes_.at({out.source, out.destination});
-  if (*route.begin() != op.output)
-    return refuse(Reason::kRouteOrder,
-                  "output " + std::to_string(*route.begin()) + " of this route is unresolved before it");
+  // pending until the maintenance process records its cancellation (decision 51).
+  if (terminated(processes_.at(out.source), step.now_ms))
+    return refuse(Reason::kSourceTerminated, "process " + std::to_string(out.source) + " is terminated");
+  if (const Id head = *pending_routes_.at({out.source, out.destination}).begin(); head != op.output)
+    return refuse(Reason::kRouteOrder, "output " + std::to_string(head) + " of this route is unresolved before it");
   auto& destination = processes_.at(out.destination);
   Delivered delivered{op.output, out.destination, std::nullopt};
   if (retired(destination, step.now_ms)) {
-    out.state = OutputState::kDisposed;  // a terminal disposition also releases the route
+    resolve(out, OutputState::kDisposed, step.position);  // a terminal disposition also releases the route
   } else {
     if (!destination.initialized)
       return refuse(Reason::kUninitialized, "the destination is not initialized");
@@ -326,12 +327,10 @@ Result<Outcome, Refusal> Authority::apply(const Deliver& op, Step& step) {
     const Id input = ++destination.tail;
     step.touched.inputs.push_back({out.destination, Input{input, out.value, Origin{std::nullopt, op.output, out.source, std::nullopt}}});
     step.touched.processes.push_back(out.destination);
-    out.state = OutputState::kDelivered;
     out.input = input;
     delivered.input = input;
+    resolve(out, OutputState::kDelivered, step.position);
   }
-  route.erase(route.begin());
-  if (route.empty()) pending_routes_.erase({out.source, out.destination});
   step.touched.outputs.push_back(op.output);
   return Outcome{delivered};
 }

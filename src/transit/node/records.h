@@ -108,13 +108,15 @@ struct ProcessRecord {
   Id associations_position = 0;  // where its association catalog last changed
   std::optional<Id> parent = std::nullopt;  // the process that spawned it
   bool allow_collection = false;            // fixed at admission (create or spawn)
+  std::optional<Ending> ending;  // how a recorded retirement came about; null: by a command (decision 52)
   bool operator==(const ProcessRecord&) const = default;
 };
 template <typename V> void fields(V& v, ProcessRecord& t) {
   v("pid", t.pid)("generation", t.generation)("initialized", t.initialized)("owner", t.owner)("failure", t.failure)(
       "failure_reason", t.failure_reason)("resume_by_ms", t.resume_by_ms)("retired", t.retired)(
       "required", t.required)("head", t.head)("tail", t.tail)("cancelled", t.cancelled)(
-      "associations_position", t.associations_position)("parent", t.parent)("allow_collection", t.allow_collection);
+      "associations_position", t.associations_position)("parent", t.parent)("allow_collection", t.allow_collection)(
+      "ending", t.ending);
 }
 
 /// A retained committed view: `resource` as it stood at `revision`. Lives as long as its process.
@@ -138,11 +140,13 @@ struct OutputRecord {
   InputValue value;
   OutputState state = OutputState::kPending;
   std::optional<Id> input;  // where it was admitted
+  Id published_at = 0;      // the position of the turn that published it
+  Id published_at_ms = 0;   // ... and its trusted time (the maintenance process's lag, decision 55)
   bool operator==(const OutputRecord&) const = default;
 };
 template <typename V> void fields(V& v, OutputRecord& t) {
   v("output", t.output)("source", t.source)("destination", t.destination)("value", t.value)("state", t.state)(
-      "input", t.input);
+      "input", t.input)("published_at", t.published_at)("published_at_ms", t.published_at_ms);
 }
 
 /// An effect from its captured intent to its closure, as the effect read

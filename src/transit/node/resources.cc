@@ -124,6 +124,7 @@ Result<Outcome, Refusal> Authority::apply(const RetireResource& op, Step& step) 
   it->second.changed_at = step.position;
   head_.resources_position = step.position;
   step.touched.resources.push_back(op.resource);
+  refresh_requiring(op.resource, step.position);  // processes requiring it are fenced: they have ended
   return Outcome{ResourceRetired{op.resource}};
 }
 

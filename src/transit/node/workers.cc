@@ -71,12 +71,9 @@ Result<Outcome, Refusal> Authority::apply(const Terminate& op, Step& step) {
   if (!p.ok()) return Err{p.error()};
   auto& process = **p;
   if (op.generation != process.generation) return stale_generation(op.generation, process.generation);
-  const Id cancelled = process.head <= process.tail ? process.tail + 1 - process.head : 0;
-  process.retired = true;
-  process.owner.reset();
+  const Id cancelled = process.tail + 1 - process.head;  // the mailbox never has head > tail + 1
   process.resume_by_ms.reset();
-  process.cancelled += cancelled;
-  step.touched.processes.push_back(op.pid);
+  retire_process(process, std::nullopt, step);  // by a command: no ending (decision 52)
   return Outcome{ProcessTerminated{op.pid, process.generation, cancelled}};
 }
 

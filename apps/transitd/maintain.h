@@ -1,0 +1,29 @@
+// `transitd --maintain`: the maintenance process beside a transitd
+// (docs/operations.md, "The maintenance process"; docs/transit.md, decision 50).
+#pragma once
+
+#include <CLI/CLI.hpp>
+
+#include <string>
+
+namespace cowboy::transitd {
+
+struct MaintainFlags {
+  bool enabled = false;
+  std::string endpoint = "127.0.0.1:7550";  // the transitd to maintain
+  std::string realm;
+  std::uint64_t principal = 0;
+  std::string key_file;
+  std::string admin_listen = "127.0.0.1:7551";  // its own /metrics, /healthz, /readyz
+  int idle_ms = 20;
+  std::string log_level = "info";
+
+  /// Adds --maintain and its options to `app`.
+  void add_to(CLI::App& app);
+};
+
+/// Runs the maintenance process until SIGINT or SIGTERM; its exit status.
+/// `dev_dir`: take the endpoint, realm, principal and key from a transitd --dev directory.
+int run_maintain(const MaintainFlags& flags, const std::string* dev_dir);
+
+}  // namespace cowboy::transitd

@@ -1,0 +1,90 @@
+// The maintenance process's loop (`transitd --maintain`, docs/transit.md
+// decisions 50-56): a trusted client of the node, holding realm-wide control
+// authority, that acts only through signed commands over the node's HTTP API.
+// Each round it
+//   1. records the retirement of every process that has ended without a
+//      command (an expired suspension, a required dependency's end),
+//   2. resolves the head of every route it can: delivers it (or, into a
+//      retired destination, disposes of it) or, when its source is
+//      terminated, cancels it; heads whose destination is uninitialized or
+//      fenced wait,
+//   3. runs the passes later work adds (effects of terminal callers, and
+//      checkpoint trimming): the list is `kPasses`.
+// It keeps no state of its own: its work is found by bounded, paged listings
+// and each act is one signed command the node rechecks, so a SIGKILL at any
+// moment loses nothing (the next start lists the same work) and duplicates
+// nothing (a resolved output or a recorded retirement is refused as such).
+// Two maintainers at once are safe for the same reason: the node's
+// conditional append decides, and the loser counts a lost race, not an error.
+#pragma once
+
+#include <atomic>
+#include <chrono>
+#include <condition_variable>
+#include <mutex>
+
+#include "common/clock.h"
+#include "common/result.h"
+#include "transit/client.h"
+#include "transit/maintain/metrics.h"
+
+namespace cowboy::transit::maintain {
+
+/// What the maintainer's principal holds at realm scope, unscoped by PID.
+inline constexpr std::uint64_t kRequiredPermissions = kInspect | kCourier | kPidAdmin | kRealmControl;
+
+struct Options {
+  ClientOptions client;
+  std::chrono::milliseconds idle{20};          // the pause after a round that found nothing to do
+  std::chrono::milliseconds unreachable{250};  // the pause after the node did not answer
+  std::size_t pages_per_pass = 16;             // listing pages read per pass, at most
+};
+
+class Maintainer {
+ public:
+  Maintainer(Options options, const Clock& clock);
+
+  /// Waits for the node (until stop()) and checks that it supports the
+  /// maintenance operations and that the principal holds kRequiredPermissions
+  /// realm-wide without a PID scope.
+  Result<Unit, std::string> authenticate();
+
+  enum class Round { kWorked, kIdle, kUnreachable };
+  /// One round; kWorked when something changed (by this maintainer or another).
+  Round round();
+  /// Rounds until stop(): the next at once after work, after a pause otherwise.
+  void run();
+  void stop();
+
+  const Metrics& metrics() const { return metrics_; }
+
+ private:
+  enum class Act { kDone, kLostRace, kWaiting, kRefused, kUnreachable };
+  Act act(const Command& op);
+  /// A listing page, or nothing: the cut went stale (list again), the node did not answer, or it refused.
+  enum class Listed { kPage, kStale, kUnreachable, kRefused };
+  Listed list(QueryOp op, Response& response);
+  Round terminal_pass();
+  Round courier_pass();
+  Round effects_pass();
+  /// The passes of a round, in order; each lists its own work in bounded
+  /// pages and acts by signed commands. Ended processes first: recording a
+  /// destination's retirement turns its waiting routes into disposals.
+  /// Later maintenance (checkpoint trimming, issue 41) is one more entry here:
+  /// a `Round xxx_pass()` that returns kWorked when it changed something.
+  static constexpr Round (Maintainer::*kPasses[])() = {&Maintainer::terminal_pass, &Maintainer::courier_pass,
+                                                       &Maintainer::effects_pass};
+  void reachable(bool up);
+  /// Sleeps `pause` or until stop(); false once stopping.
+  bool pause(std::chrono::milliseconds pause);
+
+  Options options_;
+  const Clock& clock_;
+  Client client_;
+  Metrics metrics_;
+  std::mutex mutex_;
+  std::condition_variable wake_;
+  bool stopping_ = false;
+};
+
+}  // namespace cowboy::transit::maintain

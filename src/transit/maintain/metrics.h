@@ -1,0 +1,41 @@
+// What the maintenance process reports on its own /metrics (docs/transit.md,
+// decision 55; docs/operations.md): its work as counters, its lag and what it
+// last saw as gauges, in the Prometheus text format. Written by the loop's
+// thread, read by the admin server's: every value is an atomic.
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+#include <string>
+
+namespace cowboy::transit::maintain {
+
+struct Metrics {
+  // Counters: each command the node accepted, by what it did.
+  std::atomic<std::uint64_t> delivered{0};   // admitted into the destination's mailbox
+  std::atomic<std::uint64_t> disposed{0};    // delivered to a retired destination: disposed of
+  std::atomic<std::uint64_t> cancelled{0};   // an output of a terminated source
+  std::atomic<std::uint64_t> retired_expired{0};     // retirements recorded: an expired suspension
+  std::atomic<std::uint64_t> retired_dependency{0};  // ... a required dependency's end
+  // Counters: what did not get done, and why.
+  std::atomic<std::uint64_t> lost_races{0};  // another courier or maintainer resolved it first: not an error
+  std::atomic<std::uint64_t> refused{0};     // any other refusal: an error, logged
+  std::atomic<std::uint64_t> uncertain{0};   // no answer from the node (it is down or restarting)
+  std::atomic<std::uint64_t> stale_cuts{0};  // a listing changed under its continuation: listed again
+  std::atomic<std::uint64_t> queries{0};
+  std::atomic<std::uint64_t> rounds{0};
+  // Gauges, from the last pass over the routes and the ended processes.
+  std::atomic<std::uint64_t> routes_seen{0};     // route heads listed
+  std::atomic<std::uint64_t> routes_waiting{0};  // ... whose destination is uninitialized or fenced
+  std::atomic<std::uint64_t> ended_seen{0};      // ended processes listed
+  std::atomic<std::uint64_t> lag_positions{0};   // the oldest route head's age in authority positions
+  std::atomic<std::uint64_t> lag_ms{0};          // ... and in milliseconds, by this process's clock
+  std::atomic<std::uint64_t> node_position{0};   // the node's position at the last answer
+  std::atomic<std::uint64_t> last_round_us{0};
+  std::atomic<bool> up{false};  // the last exchange with the node was answered
+
+  /// The text exposition: these series, then the process_* ones.
+  std::string text() const;
+};
+
+}  // namespace cowboy::transit::maintain

@@ -1,0 +1,151 @@
+// What the maintenance process acts on (docs/transit.md, decisions 50-56):
+// the index of route heads and its listing, the cancellation of a terminated
+// source's outputs, the index of processes that may have ended, their listing,
+// and the one place a process's retirement is recorded.
+#include "transit/node/authority.h"
+
+namespace cowboy::transit::node {
+namespace {
+
+Err<Refusal> refuse(Reason reason, std::string message) { return Err{Refusal{reason, std::move(message)}}; }
+
+}  // namespace
+
+// An expired suspension (recorded or not) and a retirement by command fence
+// the source's pending outputs; a dependency's end does not (decision 10), so
+// its outputs go on being delivered, before and after its retirement is recorded.
+bool Authority::terminated(const ProcessRecord& source, std::uint64_t now_ms) const {
+  const bool expired = source.resume_by_ms && now_ms > *source.resume_by_ms;
+  return expired || (source.retired && source.ending != Ending::kDependencyEnded);
+}
+
+std::optional<Ending> Authority::ending_of(const ProcessRecord& p, std::uint64_t now_ms) const {
+  if (p.retired) return std::nullopt;  // recorded already
+  if (p.resume_by_ms && now_ms > *p.resume_by_ms) return Ending::kSuspensionExpired;
+  if (p.initialized && check_required(p, now_ms)) return Ending::kDependencyEnded;
+  return std::nullopt;
+}
+
+// Judged at time 0, a dependency counts as ended only by what is recorded (a
+// retired resource, a lifetime owner whose retirement is recorded), so the
+// index is a function of the records alone and a restart rebuilds it exactly.
+// A suspended process is a candidate from the start: its deadline may pass.
+bool Authority::may_have_ended(const ProcessRecord& p) const {
+  if (p.retired) return false;
+  return p.resume_by_ms || (p.initialized && check_required(p, 0));
+}
+
+void Authority::refresh_ended(Id pid, Id position) {
+  const bool candidate = may_have_ended(processes_.at(pid));
+  const bool changed = candidate ? may_have_ended_.insert(pid).second : may_have_ended_.erase(pid) > 0;
+  if (changed) ended_position_ = position;
+}
+
+void Authority::refresh_requiring(Id resource_id, Id position) {
+  if (auto it = associated_by_.find(resource_id); it != associated_by_.end())
+    for (Id pid : it->second) refresh_ended(pid, position);
+}
+
+void Authority::retire_process(ProcessRecord& p, std::optional<Ending> ending, Step& step) {
+  p.retired = true;
+  p.ending = ending;
+  p.cancelled += p.tail + 1 - p.head;  // every admitted input not consumed, a blocked head included
+  p.owner.reset();
+  step.touched.processes.push_back(p.pid);
+  refresh_ended(p.pid, step.position);
+  // The resources whose lifetime it owns end with it: their dependents have ended too.
+  if (auto it = lifetime_of_.find(p.pid); it != lifetime_of_.end())
+    for (Id owned : it->second) refresh_requiring(owned, step.position);
+}
+
+void Authority::add_pending(OutputRecord output, Id position) {
+  auto& route = pending_routes_[{output.source, output.destination}];
+  if (route.empty()) {
+    route_heads_.insert(output.output);
+    routes_position_ = position;
+  }
+  route.insert(output.output);
+  const Id id = output.output;
+  outputs_[id] = std::move(output);
+}
+
+void Authority::resolve(OutputRecord& output, OutputState state, Id position) {
+  output.state = state;
+  auto route = pending_routes_.find({output.source, output.destination});
+  route->second.erase(output.output);
+  route_heads_.erase(output.output);
+  if (route->second.empty()) pending_routes_.erase(route);
+  else route_heads_.insert(*route->second.begin());
+  routes_position_ = position;
+}
+
+Result<Outcome, Refusal> Authority::apply(const CancelOutput& op, Step& step) {
+  auto it = outputs_.find(op.output);
+  if (it == outputs_.end()) return refuse(Reason::kUnknownOutput, "no such output");
+  auto& out = it->second;
+  if (!(rights(step.caller, PidScope{out.destination}) & kCourier))
+    return refuse(Reason::kNotPermitted, "requires courier at the destination");
+  if (out.state != OutputState::kPending) return refuse(Reason::kResolved, "the output is delivered or disposed of");
+  if (!terminated(processes_.at(out.source), step.now_ms))
+    return refuse(Reason::kSourceNotTerminated, "process " + std::to_string(out.source) + " is not terminated");
+  if (const Id head = *pending_routes_.at({out.source, out.destination}).begin(); head != op.output)
+    return refuse(Reason::kRouteOrder, "output " + std::to_string(head) + " of this route is unresolved before it");
+  resolve(out, OutputState::kCancelled, step.position);
+  step.touched.outputs.push_back(op.output);
+  return Outcome{OutputCancelled{op.output, out.source, out.destination}};
+}
+
+Result<Outcome, Refusal> Authority::apply(const RecordRetirement& op, Step& step) {
+  auto it = processes_.find(op.pid);
+  if (it == processes_.end()) return refuse(Reason::kUnknownProcess, "no process " + std::to_string(op.pid));
+  if (!(rights(step.caller, PidScope{op.pid}) & kPidAdmin))
+    return refuse(Reason::kNotPermitted, "requires pid_admin at the process");
+  auto& p = it->second;
+  if (p.retired) return refuse(Reason::kRetirementRecorded, "the process's retirement is recorded");
+  const auto ending = ending_of(p, step.now_ms);
+  if (!ending) return refuse(Reason::kNotEnded, "the process has not ended");
+  retire_process(p, ending, step);
+  return Outcome{RetirementRecorded{op.pid, *ending, p.cancelled}};
+}
+
+Result<QueryResult, Refusal> Authority::read(const ReadCtx& ctx, const ListRoutes& q) const {
+  if (q.cursor)
+    if (auto stale = stale_cut(q.cursor->cut, routes_position_)) return Err{*stale};
+  RoutePage page;
+  page.cut = q.cursor ? q.cursor->cut : head_.position;
+  auto it = route_heads_.upper_bound(q.cursor ? q.cursor->after : 0);
+  std::size_t examined = 0;
+  for (; it != route_heads_.end() && page.items.items.size() < kPageRecords && examined < kScanBudget; ++it, ++examined) {
+    const auto& o = outputs_.at(*it);
+    // Shown to whoever could resolve it (a courier at its destination, which
+    // learns as much of the source from a delivery) and may read the destination's metadata.
+    if (!(rights(ctx.caller, PidScope{o.destination}) & kCourier) || !may_read_metadata(ctx.caller, o.destination))
+      continue;
+    page.items.items.push_back(RouteHead{o.output, o.source, o.destination,
+                                         pending_routes_.at({o.source, o.destination}).size(), o.published_at,
+                                         o.published_at_ms, terminated(processes_.at(o.source), ctx.now_ms),
+                                         state_of(processes_.at(o.destination), ctx.now_ms)});
+  }
+  if (it != route_heads_.end()) page.cursor = Cursor{page.cut, *std::prev(it)};
+  return QueryResult{std::move(page)};
+}
+
+Result<QueryResult, Refusal> Authority::read(const ReadCtx& ctx, const ListEnded& q) const {
+  if (q.cursor)
+    if (auto stale = stale_cut(q.cursor->cut, ended_position_)) return Err{*stale};
+  EndedPage page;
+  page.cut = q.cursor ? q.cursor->cut : head_.position;
+  auto it = may_have_ended_.upper_bound(q.cursor ? q.cursor->after : 0);
+  std::size_t examined = 0;
+  for (; it != may_have_ended_.end() && page.items.items.size() < kPageRecords && examined < kScanBudget;
+       ++it, ++examined) {
+    if (!may_read_metadata(ctx.caller, *it)) continue;
+    const auto& p = processes_.at(*it);
+    if (const auto ending = ending_of(p, ctx.now_ms))
+      page.items.items.push_back(EndedProcess{p.pid, *ending, p.tail + 1 - p.head});
+  }
+  if (it != may_have_ended_.end()) page.cursor = Cursor{page.cut, *std::prev(it)};
+  return QueryResult{std::move(page)};
+}
+
+}  // namespace cowboy::transit::node

@@ -1,0 +1,375 @@
+// The node's side of the maintenance process, over real HTTP (docs/transit.md,
+// decisions 50-54): an output of a terminated source is cancelled, in route
+// order, and never delivered; the retirement of a process that ended without
+// a command is recorded once, counting its unconsumed inputs cancelled; route
+// heads and ended processes are listed in bounded pages whose cuts expire;
+// both indices come back the same after a restart.
+#include <gtest/gtest.h>
+
+#include <thread>
+
+#include "../support/poll.h"
+#include "state_fixture.h"
+#include "transit/maintain/maintainer.h"
+
+namespace cowboy::transit {
+namespace {
+
+class MaintenanceTest : public StateTest {
+ protected:
+  Turn empty_turn(Id pid, Id generation) {
+    return Turn{pid, generation, std::nullopt, std::nullopt, std::nullopt, {}, {}, {}, {}, std::nullopt};
+  }
+  /// `pid` requiring "doc", associated with a fresh resource (owned by `owner`) and initialized.
+  void initialized(Id pid, std::optional<Id> owner = std::nullopt) {
+    const Id doc = resource(numbered("doc", static_cast<int>(pid)), owner);
+    process(doc, pid);
+  }
+  /// Owns `source` and publishes one turn with these outputs; returns their ids.
+  std::vector<Id> publish(Id source, std::vector<std::pair<Id, std::string>> outputs) {
+    const auto info = process_info(*admin_, source);
+    Id generation = info.generation;
+    if (info.state != ProcessState::kOwned) generation = ok<ProcessChanged>(admin_->submit(Own{source, generation})).generation;
+    Turn t = empty_turn(source, generation);
+    for (const auto& [destination, v] : outputs) t.outputs.items.push_back({destination, value(v)});
+    return ok<TurnPublished>(admin_->submit(t)).outputs.items;
+  }
+  /// Suspends `pid` and lets the deadline pass: it has retired by trusted time.
+  void expire(Id pid) {
+    const Id deadline = clock_.now_ms() + 1000;
+    accept(*admin_, Suspend{pid, process_info(*admin_, pid).generation, deadline});
+    clock_.set(deadline + 1);
+  }
+  Reason refusal(Client& c, Command op) { return refused(c.submit(std::move(op))).reason; }
+  std::vector<RouteHead> heads(Client& c) {
+    std::vector<RouteHead> out;
+    std::optional<Cursor> cursor;
+    do {
+      auto page = answer<RoutePage>(c, ListRoutes{cursor});
+      out.insert(out.end(), page.items.items.begin(), page.items.items.end());
+      cursor = page.cursor;
+    } while (cursor);
+    return out;
+  }
+  std::vector<EndedProcess> ended() { return answer<EndedPage>(*admin_, ListEnded{std::nullopt}).items.items; }
+};
+
+TEST_F(MaintenanceTest, AnOutputOfATerminatedSourceIsCancelledInRouteOrderAndNeverDelivered) {
+  initialized(7);
+  initialized(8);
+  const auto outs = publish(7, {{8, "one"}, {8, "two"}});
+  // A live source's output is delivered, not cancelled.
+  EXPECT_EQ(refusal(*admin_, CancelOutput{outs[0]}), Reason::kSourceNotTerminated);
+  expire(7);
+  EXPECT_EQ(refusal(*admin_, Deliver{outs[0]}), Reason::kSourceTerminated);
+  // The disposition needs courier at the destination, and keeps route order.
+  principal(20, 120, PidScope{8}, kAllPermissions & ~std::uint64_t{kCourier});
+  Client no_courier(options(20, 120));
+  EXPECT_EQ(refusal(no_courier, CancelOutput{outs[0]}), Reason::kNotPermitted);
+  EXPECT_EQ(refusal(*admin_, CancelOutput{outs[1]}), Reason::kRouteOrder);
+  const auto first = ok<OutputCancelled>(admin_->submit(CancelOutput{outs[0]}));
+  EXPECT_EQ(first.source, 7u);
+  EXPECT_EQ(first.destination, 8u);
+  EXPECT_EQ(refusal(*admin_, CancelOutput{outs[0]}), Reason::kResolved);
+  EXPECT_EQ(refusal(*admin_, Deliver{outs[0]}), Reason::kResolved);
+  ok<OutputCancelled>(admin_->submit(CancelOutput{outs[1]}));  // the route was released
+  EXPECT_TRUE(heads(*admin_).empty());
+  EXPECT_EQ(process_info(*admin_, 8).tail, 0u);  // nothing ever reached the destination
+  EXPECT_EQ(refusal(*admin_, CancelOutput{999}), Reason::kUnknownOutput);
+}
+
+// An expired suspension: refused before its deadline, recorded once after,
+// with the same cancelled count the process read already showed.
+TEST_F(MaintenanceTest, AnExpiredSuspensionsRetirementIsRecordedOnceWithItsInputsCancelled) {
+  initialized(7);
+  accept(*admin_, Send{7, value("a")});
+  accept(*admin_, Send{7, value("b")});
+  const Id deadline = clock_.now_ms() + 1000;
+  accept(*admin_, Suspend{7, 1, deadline});
+  EXPECT_EQ(refusal(*admin_, RecordRetirement{7}), Reason::kNotEnded);
+  EXPECT_TRUE(ended().empty());
+  clock_.set(deadline + 1);
+  EXPECT_EQ(process_info(*admin_, 7).cancelled, 2u);  // judged now, before anything is recorded
+  const auto listed = ended();
+  ASSERT_EQ(listed.size(), 1u);
+  EXPECT_EQ(listed[0], (EndedProcess{7, Ending::kSuspensionExpired, 2}));
+
+  principal(20, 120, PidScope{7}, kAllPermissions & ~std::uint64_t{kPidAdmin});
+  Client no_admin(options(20, 120));
+  EXPECT_EQ(refusal(no_admin, RecordRetirement{7}), Reason::kNotPermitted);
+  EXPECT_EQ(answer<EndedPage>(no_admin, ListEnded{std::nullopt}).items.items.size(), 1u);  // it may inspect 7
+  principal(21, 121, PidScope{8}, kAllPermissions);
+  Client elsewhere(options(21, 121));
+  EXPECT_TRUE(answer<EndedPage>(elsewhere, ListEnded{std::nullopt}).items.items.empty());
+  const auto recorded = ok<RetirementRecorded>(admin_->submit(RecordRetirement{7}));
+  EXPECT_EQ(recorded, (RetirementRecorded{7, Ending::kSuspensionExpired, 2}));
+  EXPECT_EQ(refusal(*admin_, RecordRetirement{7}), Reason::kRetirementRecorded);
+  const auto info = process_info(*admin_, 7);
+  EXPECT_EQ(info.state, ProcessState::kRetired);
+  EXPECT_EQ(info.cancelled, 2u);  // the same count, now recorded
+  EXPECT_TRUE(ended().empty());
+  // The listing of recorded metadata says retired now too.
+  const auto page = answer<ProcessPage>(*admin_, ListProcesses{std::nullopt});
+  EXPECT_EQ(page.items.items.at(0).state, ProcessState::kRetired);
+  EXPECT_EQ(refusal(*admin_, RecordRetirement{99}), Reason::kUnknownProcess);
+}
+
+// A dependency's end: the lifetime owner's expiry fences its dependent; once
+// the owner's retirement is recorded, the dependent is listed as ended and
+// its own retirement recorded. Its outputs still go (decision 10), outputs
+// into it are disposed of once recorded.
+TEST_F(MaintenanceTest, ADependentOfAnEndedLifetimeIsListedAfterItsOwnerAndItsOutputsStillGo) {
+  initialized(9);
+  initialized(7, /*owner=*/9);  // 7 requires a resource whose lifetime 9 owns
+  initialized(8);
+  const auto from7 = publish(7, {{8, "still goes"}});
+  const auto into7 = publish(8, {{7, "disposed"}});
+  accept(*admin_, Send{7, value("queued")});
+  expire(9);
+  EXPECT_EQ(process_info(*admin_, 7).state, ProcessState::kFenced);
+  // Only 9 is listed: 7's dependency ended by trusted time, not by a record.
+  auto listed = ended();
+  ASSERT_EQ(listed.size(), 1u);
+  EXPECT_EQ(listed[0].pid, 9u);
+  EXPECT_EQ(refusal(*admin_, Deliver{into7[0]}), Reason::kMissingDependency);  // a fenced destination waits
+  ok<RetirementRecorded>(admin_->submit(RecordRetirement{9}));
+  listed = ended();
+  ASSERT_EQ(listed.size(), 1u);
+  EXPECT_EQ(listed[0], (EndedProcess{7, Ending::kDependencyEnded, 1}));
+  EXPECT_EQ(ok<RetirementRecorded>(admin_->submit(RecordRetirement{7})),
+            (RetirementRecorded{7, Ending::kDependencyEnded, 1}));
+  EXPECT_EQ(process_info(*admin_, 7).state, ProcessState::kRetired);
+  EXPECT_EQ(refusal(*admin_, CancelOutput{from7[0]}), Reason::kSourceNotTerminated);
+  EXPECT_EQ(ok<Delivered>(admin_->submit(Deliver{from7[0]})).input, std::optional<Id>(1));
+  EXPECT_FALSE(ok<Delivered>(admin_->submit(Deliver{into7[0]})).input);  // disposed of
+  EXPECT_TRUE(ended().empty());
+}
+
+TEST_F(MaintenanceTest, RouteHeadsAreListedOldestFirstOneForEachRouteWithWhatDecidesThem) {
+  initialized(7);
+  initialized(8);
+  accept(*admin_, CreateProcess{9, {}});  // uninitialized: its route waits
+  const auto a = publish(7, {{9, "a1"}, {9, "a2"}, {8, "b1"}});
+  const auto c = publish(8, {{7, "c1"}});
+  auto listed = heads(*admin_);
+  ASSERT_EQ(listed.size(), 3u);
+  const Id at = position();
+  EXPECT_EQ(listed[0].output, a[0]);  // 7 -> 9: its head only, two pending
+  EXPECT_EQ(listed[0].pending, 2u);
+  EXPECT_EQ(listed[0].destination_state, ProcessState::kUninitialized);
+  EXPECT_FALSE(listed[0].source_terminated);
+  EXPECT_EQ(listed[1].output, a[2]);  // 7 -> 8
+  EXPECT_EQ(listed[1].destination_state, ProcessState::kOwned);
+  EXPECT_EQ(listed[2].output, c[0]);  // 8 -> 7
+  EXPECT_EQ(listed[2].destination_state, ProcessState::kOwned);
+  EXPECT_LT(listed[0].published_at, listed[2].published_at);
+  EXPECT_LE(listed[2].published_at, at);
+  EXPECT_EQ(listed[2].published_at_ms, clock_.now_ms());
+
+  // A resolution moves the route's head to its next output: still the oldest waiting.
+  accept(*admin_, Initialize{9, 0});
+  ok<Delivered>(admin_->submit(Deliver{a[0]}));
+  listed = heads(*admin_);
+  ASSERT_EQ(listed.size(), 3u);
+  EXPECT_EQ(listed[0].output, a[1]);
+  EXPECT_EQ(listed[0].pending, 1u);
+  EXPECT_EQ(listed[0].destination_state, ProcessState::kIdle);
+
+  // Only a courier at the destination that may read its metadata sees a head.
+  principal(20, 120, PidScope{7}, kAllPermissions);
+  Client at7(options(20, 120));
+  listed = heads(at7);
+  ASSERT_EQ(listed.size(), 1u);
+  EXPECT_EQ(listed[0].output, c[0]);  // into 7, from 8
+  principal(21, 121, RealmScope{}, kInspect);
+  Client inspector(options(21, 121));
+  EXPECT_TRUE(heads(inspector).empty());
+}
+
+// Pages of eight heads; a continuation goes on at its cut until a head
+// changes: a resolution, or a route that gets its first pending output.
+TEST_F(MaintenanceTest, RouteListingsPageAndTheirCutsExpireWhenAHeadChanges) {
+  initialized(7);
+  for (Id pid = 100; pid < 112; ++pid) accept(*admin_, CreateProcess{pid, {}});
+  std::vector<Id> outs;
+  for (Id pid = 100; pid < 112; pid += 4) {
+    auto more = publish(7, {{pid, "x"}, {pid + 1, "x"}, {pid + 2, "x"}, {pid + 3, "x"}});
+    outs.insert(outs.end(), more.begin(), more.end());
+  }
+  auto first = answer<RoutePage>(*admin_, ListRoutes{std::nullopt});
+  ASSERT_EQ(first.items.items.size(), kPageRecords);
+  ASSERT_TRUE(first.cursor);
+  EXPECT_EQ(first.cursor->after, outs[7]);
+  auto second = answer<RoutePage>(*admin_, ListRoutes{first.cursor});
+  ASSERT_EQ(second.items.items.size(), 4u);
+  EXPECT_EQ(second.items.items[0].output, outs[8]);
+  EXPECT_FALSE(second.cursor);
+  EXPECT_EQ(second.cut, first.cut);
+  // Anything that does not change a head leaves the cut alone; a resolution expires it.
+  accept(*admin_, Send{7, value("unrelated")});
+  EXPECT_EQ(answer<RoutePage>(*admin_, ListRoutes{first.cursor}).cut, first.cut);
+  accept(*admin_, Initialize{100, 0});
+  ok<Delivered>(admin_->submit(Deliver{outs[0]}));
+  EXPECT_EQ(query_refused(*admin_, ListRoutes{first.cursor}).reason, Reason::kCatalogChanged);
+  // A new route's head is a change too.
+  auto fresh = answer<RoutePage>(*admin_, ListRoutes{std::nullopt});
+  publish(7, {{101, "again"}});  // 101's route is pending already: no new head
+  EXPECT_EQ(answer<RoutePage>(*admin_, ListRoutes{fresh.cursor}).cut, fresh.cut);
+  publish(7, {{100, "new route"}});
+  EXPECT_EQ(query_refused(*admin_, ListRoutes{fresh.cursor}).reason, Reason::kCatalogChanged);
+}
+
+// Both indices are derived from the records, so a restart lists the same work.
+TEST_F(MaintenanceTest, ARestartListsTheSameRouteHeadsAndEndedProcesses) {
+  initialized(7);
+  initialized(8);
+  publish(7, {{8, "a"}, {8, "b"}});
+  publish(8, {{7, "c"}});
+  initialized(9);
+  initialized(10, /*owner=*/9);
+  expire(9);
+  ok<RetirementRecorded>(admin_->submit(RecordRetirement{9}));
+  const auto routes_before = heads(*admin_);
+  const auto ended_before = ended();
+  ASSERT_EQ(routes_before.size(), 2u);
+  ASSERT_EQ(ended_before.size(), 1u);  // 10, whose dependency ended with 9
+  admin_.reset();
+  restart();
+  admin_ = std::make_unique<Client>(root());
+  EXPECT_EQ(heads(*admin_), routes_before);
+  EXPECT_EQ(ended(), ended_before);
+}
+
+// ---- the maintainer's loop (src/transit/maintain), over the same HTTP ----------
+
+using maintain::Maintainer;
+
+class MaintainerTest : public MaintenanceTest {
+ protected:
+  /// A maintainer as principal `id`, created realm-wide with what it needs unless it exists.
+  std::unique_ptr<Maintainer> maintainer(Id id, std::uint8_t seed, bool create = true) {
+    if (create) principal(id, seed, RealmScope{}, maintain::kRequiredPermissions);
+    maintain::Options o;
+    o.client = options(id, seed);
+    o.idle = std::chrono::milliseconds(1);
+    auto m = std::make_unique<Maintainer>(o, clock_);
+    EXPECT_TRUE(m->authenticate().ok());
+    return m;
+  }
+  /// The values of `pid`'s inputs from its head on, each consumed by a turn as root.
+  std::vector<std::string> consume_all(Id pid) {
+    std::vector<std::string> out;
+    for (auto info = process_info(*admin_, pid);; info = process_info(*admin_, pid)) {
+      if (info.state != ProcessState::kOwned) {
+        ok<ProcessChanged>(admin_->submit(Own{pid, info.generation}));
+        continue;
+      }
+      if (!info.input) return out;
+      out.push_back(text(info.input->value));
+      accept(*admin_, Turn{pid, info.generation, info.input->input, std::nullopt, std::nullopt, {}, {}, {}, {}, std::nullopt});
+    }
+  }
+};
+
+// Decision 53: a route's later output never passes an unresolved earlier one,
+// and a waiting route holds up no other.
+TEST_F(MaintainerTest, A2IsNotDeliveredBeforeA1OnTheSameRouteWhileAnotherRouteProceeds) {
+  initialized(7);
+  initialized(8);
+  accept(*admin_, CreateProcess{9, {}});  // uninitialized: the route 7 -> 9 waits
+  const auto a = publish(7, {{9, "a1"}, {9, "a2"}, {8, "b1"}});
+  auto m = maintainer(30, 130);
+  EXPECT_EQ(m->round(), Maintainer::Round::kWorked);
+  EXPECT_EQ(process_info(*admin_, 8).tail, 1u);  // b1 went
+  EXPECT_EQ(process_info(*admin_, 9).tail, 0u);  // neither a1 nor a2
+  EXPECT_EQ(m->round(), Maintainer::Round::kIdle);
+  EXPECT_EQ(m->metrics().routes_waiting.load(), 1u);
+  EXPECT_EQ(refusal(*admin_, Deliver{a[1]}), Reason::kRouteOrder);  // nor could anyone else deliver a2 first
+  publish(7, {{8, "b2"}});
+  EXPECT_EQ(m->round(), Maintainer::Round::kWorked);  // 7 -> 8 goes on while 7 -> 9 waits
+  EXPECT_EQ(process_info(*admin_, 9).tail, 0u);
+  accept(*admin_, Initialize{9, 0});
+  EXPECT_EQ(m->round(), Maintainer::Round::kWorked);
+  EXPECT_EQ(consume_all(9), (std::vector<std::string>{"a1", "a2"}));
+  EXPECT_EQ(consume_all(8), (std::vector<std::string>{"b1", "b2"}));
+  EXPECT_EQ(m->metrics().delivered.load(), 4u);
+  EXPECT_EQ(m->metrics().lost_races.load(), 0u);
+  EXPECT_EQ(m->metrics().refused.load(), 0u);
+}
+
+// Decision 56: two maintainers running at once - as two principals, and as
+// one principal in two processes - resolve every output and record every
+// retirement exactly once; the conditional append decides each race, and
+// the loser counts it as a lost race (or, sharing the principal, gets the
+// winner's receipt for the same signed bytes), never as an error.
+TEST_F(MaintainerTest, TwoMaintainersAtOnceResolveEachOutputOnce) {
+  for (auto [id_x, id_y, base] : {std::tuple{Id{30}, Id{31}, Id{100}}, std::tuple{Id{32}, Id{32}, Id{200}}}) {
+    SCOPED_TRACE(base);
+    auto x = maintainer(id_x, static_cast<std::uint8_t>(id_x + 100));
+    auto y = maintainer(id_y, static_cast<std::uint8_t>(id_y + 100), /*create=*/id_x != id_y);
+    const Id from = base, to_a = base + 1, to_b = base + 2, doomed = base + 3;
+    for (Id pid : {from, to_a, to_b, doomed}) initialized(pid);
+    constexpr int kTurns = 10;
+    for (int t = 0; t < kTurns; ++t)
+      publish(from, {{to_a, numbered("a", t)}, {to_b, numbered("b", t)}, {to_a, numbered("c", t)}});
+    for (int t = 0; t < 3; ++t) publish(doomed, {{to_a, "never"}, {to_b, "never"}});
+    expire(doomed);  // its six outputs are to be cancelled, its retirement recorded
+    std::thread run_x([&] { x->run(); });
+    std::thread run_y([&] { y->run(); });
+    const bool drained = cowboy::testing::eventually([&] { return heads(*admin_).empty() && ended().empty(); },
+                                                     std::chrono::seconds(60));
+    x->stop();
+    y->stop();
+    run_x.join();
+    run_y.join();
+    ASSERT_TRUE(drained);
+    std::vector<std::string> expect_a, expect_b;
+    for (int t = 0; t < kTurns; ++t) {
+      expect_a.push_back(numbered("a", t));
+      expect_a.push_back(numbered("c", t));
+      expect_b.push_back(numbered("b", t));
+    }
+    EXPECT_EQ(consume_all(to_a), expect_a);  // each once, in route order
+    EXPECT_EQ(consume_all(to_b), expect_b);
+    if (id_x != id_y) {  // each act counted by the one maintainer whose command decided it
+      EXPECT_EQ(x->metrics().delivered + y->metrics().delivered, 3u * kTurns);
+      EXPECT_EQ(x->metrics().cancelled + y->metrics().cancelled, 6u);
+      EXPECT_EQ(x->metrics().retired_expired + y->metrics().retired_expired, 1u);
+    } else {  // one principal: the same act at the same sequence signs to the same bytes, an
+              // exact retry answered with the original receipt, so both may count it (decision 56)
+      EXPECT_GE(x->metrics().delivered + y->metrics().delivered, 3u * kTurns);
+      EXPECT_LE(x->metrics().delivered.load(), 3u * kTurns);
+      EXPECT_LE(y->metrics().delivered.load(), 3u * kTurns);
+    }
+    EXPECT_EQ(process_info(*admin_, doomed).state, ProcessState::kRetired);
+    EXPECT_EQ(x->metrics().refused.load(), 0u);
+    EXPECT_EQ(y->metrics().refused.load(), 0u);
+    std::printf("maintainers %llu and %llu: %llu and %llu lost races\n", static_cast<unsigned long long>(id_x),
+                static_cast<unsigned long long>(id_y), static_cast<unsigned long long>(x->metrics().lost_races.load()),
+                static_cast<unsigned long long>(y->metrics().lost_races.load()));
+  }
+}
+
+// Decision 50: a maintainer acts realm-wide or not at all; it says what is missing.
+TEST_F(MaintainerTest, AMaintainerWithoutRealmWideControlAuthorityRefusesToStart) {
+  initialized(7);
+  auto start = [&](Id id, std::uint8_t seed) {
+    maintain::Options o;
+    o.client = options(id, seed);
+    return Maintainer(o, clock_).authenticate();
+  };
+  principal(40, 140, RealmScope{}, maintain::kRequiredPermissions & ~std::uint64_t{kPidAdmin});
+  auto lacking = start(40, 140);
+  ASSERT_FALSE(lacking.ok());
+  EXPECT_NE(lacking.error().find("lacks realm-wide inspect, courier, pid_admin and realm_control"), std::string::npos)
+      << lacking.error();
+  principal(41, 141, RealmScope{}, maintain::kRequiredPermissions, /*pid_scope=*/7);
+  auto scoped = start(41, 141);
+  ASSERT_FALSE(scoped.ok());
+  EXPECT_NE(scoped.error().find("is scoped to a PID"), std::string::npos) << scoped.error();
+  principal(42, 142, RealmScope{}, maintain::kRequiredPermissions);
+  EXPECT_TRUE(start(42, 142).ok());
+}
+
+}  // namespace
+}  // namespace cowboy::transit
