@@ -31,4 +31,15 @@ class StateCommands {
   std::shared_ptr<Options> o_;
 };
 
+/// Checkpoints and history trimming (history.cc).
+class HistoryCommands {
+ public:
+  explicit HistoryCommands(CLI::App& app);
+  std::optional<int> run(const Global& g, Client& client);
+
+ private:
+  struct Options;
+  std::shared_ptr<Options> o_;
+};
+
 }  // namespace cowboy::transit::cli

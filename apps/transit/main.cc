@@ -232,6 +232,7 @@ int main(int argc, char** argv) {
   decision->add_option("--scope", decision_scope)->capture_default_str();
 
   StateCommands state(app);
+  HistoryCommands history(app);
 
   CLI11_PARSE(app, argc, argv);
 
@@ -266,6 +267,7 @@ int main(int argc, char** argv) {
   }
   Client client(*options);
   if (auto status = state.run(g, client)) return *status;
+  if (auto status = history.run(g, client)) return *status;
 
   if (identity->parsed()) {
     auto r = client.query(IdentityQuery{});
@@ -286,10 +288,11 @@ int main(int argc, char** argv) {
     const auto& c = std::get<Capabilities>(r->result);
     std::string names;
     for (const auto& n : c.supported.items) names += (names.empty() ? "" : ", ") + n.value;
-    std::printf("supports: %s\nadmission ceiling: %s, control reserve %llu\nhistory trim: %s\n"
+    std::printf("supports: %s\nadmission ceiling: %s, control reserve %llu\nhistory trim: %s (reclamation %s)\n"
                 "max request %llu bytes, pages of %llu\n",
                 names.c_str(), c.admission_ceiling ? std::to_string(*c.admission_ceiling).c_str() : "none",
                 (unsigned long long)c.control_reserve, c.allow_history_trim ? "allowed" : "not allowed",
+                c.history_reclamation ? "supported" : "not supported",
                 (unsigned long long)c.max_request_bytes, (unsigned long long)c.page_records);
     return 0;
   }

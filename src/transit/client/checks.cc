@@ -148,6 +148,15 @@ Problem check(const ReadBlock& q, const Block& b) {
   return std::nullopt;
 }
 
+// The floor is a checkpoint's position, so it is never above the latest one,
+// and neither is after the position the status was read at.
+Problem check(const CheckpointQuery&, const CheckpointStatus& s, Id position) {
+  const Id latest = s.latest ? s.latest->position : 0;
+  if (s.floor > latest || latest > position) return std::string("a floor above its latest checkpoint, or a checkpoint after the response");
+  if (s.latest && latest == 0) return std::string("a checkpoint at position 0");
+  return std::nullopt;
+}
+
 Problem check(const DecisionQuery& q, const Decision& d) {
   if (d.principal != q.principal) return std::string("decision for another principal");
   return std::nullopt;
@@ -165,6 +174,7 @@ bool outcome_matches(const Command& op, const Outcome& outcome) {
         if constexpr (std::is_same_v<C, CreatePrincipal>) return o->principal == command.principal;
         else if constexpr (std::is_same_v<C, RetireResource>) return o->resource == command.resource;
         else if constexpr (std::is_same_v<C, Deliver>) return o->output == command.output;
+        else if constexpr (std::is_same_v<C, AdvanceFloor>) return o->floor == command.floor;
         else if constexpr (std::is_same_v<C, Turn>)
           return o->pid == command.pid && o->views.items.size() == command.views.items.size() &&
                  o->outputs.items.size() == command.outputs.items.size() && o->consumed == command.input &&

@@ -25,16 +25,19 @@ inline constexpr std::string_view kResourceReadBatch = "resource_read_batch";
 inline constexpr std::string_view kProcesses = "processes";
 inline constexpr std::string_view kScopedRetry = "scoped_retry";
 inline constexpr std::string_view kCourierDelivery = "courier_delivery";
+// Root-history reclamation (decisions 64-69): reported by every node of this
+// build; whether a realm uses it is its genesis's allow_history_trim.
+inline constexpr std::string_view kCheckpoints = "checkpoints";
 // Reported, gating no operation of their own: what turns and views support.
 inline constexpr std::string_view kRetainedReadVersions = "retained_read_versions";
 inline constexpr std::string_view kTurnWithVersions = "turn_with_versions";
 
 /// What this build's node reports, in this order.
-inline constexpr std::array<std::string_view, 14> kSupported = {
+inline constexpr std::array<std::string_view, 15> kSupported = {
     kDeclarativeAuthorization, kIdentity,           kDecision,           kResources,
     kPagedCatalogs,            kProcessListing,     kAssociationLookup,  kResourceReadAccess,
     kResourceReadBatch,        kProcesses,          kScopedRetry,        kCourierDelivery,
-    kRetainedReadVersions,     kTurnWithVersions};
+    kRetainedReadVersions,     kTurnWithVersions,   kCheckpoints};
 
 template <typename Op, typename... Of> inline constexpr bool kOneOf = (std::is_same_v<Op, Of> || ...);
 
@@ -52,6 +55,7 @@ template <typename Op> constexpr std::string_view required() {
   else if constexpr (kOneOf<Op, ReadEntries>) return kResourceReadBatch;
   else if constexpr (kOneOf<Op, Retry>) return kScopedRetry;
   else if constexpr (kOneOf<Op, Deliver>) return kCourierDelivery;
+  else if constexpr (kOneOf<Op, Checkpoint, AdvanceFloor, CheckpointQuery>) return kCheckpoints;
   else {
     static_assert(kOneOf<Op, CreateProcess, Associate, Initialize, Own, Send, Turn, FailTurn, Suspend, Resume,
                          ProcessRead>,
@@ -85,6 +89,8 @@ template <> struct OutcomeFor<Associate> { using type = Associated; };
 template <> struct OutcomeFor<Send> { using type = Sent; };
 template <> struct OutcomeFor<Turn> { using type = TurnPublished; };
 template <> struct OutcomeFor<Deliver> { using type = Delivered; };
+template <> struct OutcomeFor<Checkpoint> { using type = Checkpointed; };
+template <> struct OutcomeFor<AdvanceFloor> { using type = FloorAdvanced; };
 template <typename Op> using OutcomeOf = typename OutcomeFor<Op>::type;
 
 }  // namespace cowboy::transit

@@ -166,7 +166,12 @@ constexpr int http_status(RejectionCode code) {
   X(kUnknownOutput, "unknown_output", kInvalidProposal, "no such output")                                            \
   X(kResolved, "resolved", kInvalidProposal, "the output is delivered or disposed of")                               \
   X(kSourceTerminated, "source_terminated", kInvalidProposal, "the output's source is retired: termination fenced it") \
-  X(kRouteOrder, "route_order", kConflict, "an older output of the same route is unresolved")
+  X(kRouteOrder, "route_order", kConflict, "an older output of the same route is unresolved")                      \
+  /* checkpoints and the history floor (node/history.cc) */                                                          \
+  X(kHistoryTrimNotAllowed, "history_trim_not_allowed", kInvalidProposal, "the genesis does not opt in to history trimming (allow_history_trim)") \
+  X(kFloorNotAdvancing, "floor_not_advancing", kConflict, "the history floor is already at or above that position") \
+  X(kUnknownCheckpoint, "unknown_checkpoint", kInvalidProposal, "no committed checkpoint at that position (none there, or not yet durable)") \
+  X(kCheckpointMismatch, "checkpoint_mismatch", kConflict, "the checkpoint's committed entry is incomplete or carries other roots")
 
 enum class Reason : std::uint8_t {
 #define TRANSIT_REASON_ENUMERATOR(id, name, code, meaning) id,

@@ -5,6 +5,7 @@
 // Declaration order is wire order. A union alternative's kName is its key.
 #pragma once
 
+#include "transit/contract/history.h"
 #include "transit/contract/reasons.h"
 #include "transit/contract/state.h"
 
@@ -117,7 +118,7 @@ template <typename V> void fields(V& v, RevokePrincipal& t) {
 
 using Command = std::variant<CreatePrincipal, CreateRole, BindCredential, UnbindCredential, Grant, RevokeGrant,
                              RevokePrincipal, CreateResource, RetireResource, CreateProcess, Associate, Initialize,
-                             Own, Send, Turn, FailTurn, Retry, Suspend, Resume, Deliver>;
+                             Own, Send, Turn, FailTurn, Retry, Suspend, Resume, Deliver, Checkpoint, AdvanceFloor>;
 
 struct Request {
   static constexpr std::string_view kName = "Request";
@@ -171,7 +172,7 @@ template <typename V> void fields(V& v, DecisionQuery& t) {
 /// The i-th query is answered by the i-th QueryResult alternative (the client checks it).
 using QueryOp = std::variant<IdentityQuery, CapabilitiesQuery, DecisionQuery, ListResources, ListAssociations,
                              ListEntries, ReadEntries, AssociationLookup, ReadAccess, ProcessRead, ReadBlock,
-                             ListProcesses>;
+                             ListProcesses, CheckpointQuery>;
 
 struct Query {
   static constexpr std::string_view kName = "Query";
@@ -233,7 +234,7 @@ struct PolicyChanged {
 template <typename V> void fields(V& v, PolicyChanged& t) { v("policy_revision", t.policy_revision); }
 
 using Outcome = std::variant<PrincipalCreated, RoleCreated, Granted, PolicyChanged, ResourceCreated, ResourceRetired, Associated,
-                             ProcessChanged, Sent, TurnPublished, Delivered>;
+                             ProcessChanged, Sent, TurnPublished, Delivered, Checkpointed, FloorAdvanced>;
 
 struct Receipt {
   static constexpr std::string_view kName = "Receipt";
@@ -305,7 +306,8 @@ template <typename V> void fields(V& v, Decision& t) {
 }
 
 using QueryResult = std::variant<Identity, Capabilities, Decision, ResourcePage, AssociationPage, EntryPage,
-                                 EntryBatch, LookupResult, ResourceAccess, ProcessInfo, Block, ProcessPage>;
+                                 EntryBatch, LookupResult, ResourceAccess, ProcessInfo, Block, ProcessPage,
+                                 CheckpointStatus>;
 static_assert(std::variant_size_v<QueryResult> == std::variant_size_v<QueryOp>);
 
 struct Response {

@@ -8,6 +8,7 @@
 #include <rocksdb/utilities/write_batch_with_index.h>
 
 #include "transit/contract/codec.h"
+#include "transit/contract/envelope.h"
 #include "transit/node/layout.h"
 
 namespace cowboy::transit::node {
@@ -111,6 +112,20 @@ std::optional<std::pair<Id, Bytes>> Catalog::block(Id resource, const EntryKey& 
   auto stored = get(layout::block(resource, name));
   if (!stored || stored->size() < 8) return std::nullopt;
   return std::pair<Id, Bytes>{layout::get_be64(*stored), Bytes(stored->begin() + 8, stored->end())};
+}
+
+// Read from the store alone: the batches hold what is not durable yet.
+std::optional<JournalEntry> Catalog::committed_entry(Id position) const {
+  std::string text;
+  if (!db_.Get(rocksdb::ReadOptions(), layout::key(layout::kJournal, position), &text).ok()) return std::nullopt;
+  auto request = from_json<SignedRequest>(text, kMaxEnvelopeBytes);
+  if (!request.ok()) return std::nullopt;
+  const Request& r = request->request;
+  if (!db_.Get(rocksdb::ReadOptions(), layout::key(layout::kSequences, r.principal, r.sequence), &text).ok())
+    return std::nullopt;
+  auto receipt = from_json<Receipt>(text, kMaxAnswerBytes);
+  if (!receipt.ok()) return std::nullopt;
+  return JournalEntry{std::move(*request), std::move(*receipt)};
 }
 
 }  // namespace cowboy::transit::node
