@@ -116,16 +116,15 @@ std::optional<std::pair<Id, Bytes>> Catalog::block(Id resource, const EntryKey& 
 
 // Read from the store alone: the batches hold what is not durable yet.
 std::optional<JournalEntry> Catalog::committed_entry(Id position) const {
-  std::string text;
-  if (!db_.Get(rocksdb::ReadOptions(), layout::key(layout::kJournal, position), &text).ok()) return std::nullopt;
-  auto request = from_json<SignedRequest>(text, kMaxEnvelopeBytes);
-  if (!request.ok()) return std::nullopt;
-  const Request& r = request->request;
-  if (!db_.Get(rocksdb::ReadOptions(), layout::key(layout::kSequences, r.principal, r.sequence), &text).ok())
+  std::string request, receipt;
+  if (!db_.Get(rocksdb::ReadOptions(), layout::key(layout::kJournal, position), &request).ok()) return std::nullopt;
+  // The receipt's key is in the request: decode the request's identity first.
+  auto signed_request = from_json<SignedRequest>(request, kMaxEnvelopeBytes);
+  if (!signed_request.ok()) return std::nullopt;
+  const Request& r = signed_request->request;
+  if (!db_.Get(rocksdb::ReadOptions(), layout::key(layout::kSequences, r.principal, r.sequence), &receipt).ok())
     return std::nullopt;
-  auto receipt = from_json<Receipt>(text, kMaxAnswerBytes);
-  if (!receipt.ok()) return std::nullopt;
-  return JournalEntry{std::move(*request), std::move(*receipt)};
+  return stored_entry(request, receipt);
 }
 
 }  // namespace cowboy::transit::node

@@ -5,6 +5,7 @@
 #include "transit/node/authority.h"
 
 #include "transit/contract/codec.h"
+#include "transit/contract/envelope.h"
 #include "transit/contract/signing.h"
 
 namespace cowboy::transit::node {
@@ -15,6 +16,16 @@ Err<Refusal> refuse(Reason reason, std::string message) {
 }
 
 }  // namespace
+
+std::optional<JournalEntry> stored_entry(std::string_view request, std::string_view receipt) {
+  auto r = from_json<SignedRequest>(request, kMaxEnvelopeBytes);
+  auto answered = from_json<Receipt>(receipt, kMaxAnswerBytes);
+  if (!r.ok() || !answered.ok()) return std::nullopt;
+  if (answered->principal != r->request.principal || answered->sequence != r->request.sequence ||
+      answered->request_digest != request_digest(r->request))
+    return std::nullopt;
+  return JournalEntry{std::move(*r), std::move(*answered)};
+}
 
 std::optional<Refusal> Authority::check_history_control(Id caller) const {
   if (!(rights(caller, RealmScope{}) & kRealmControl))
@@ -72,8 +83,7 @@ Result<Outcome, Refusal> Authority::apply(const AdvanceFloor& op, Step& step) {
   if (!entry || !std::holds_alternative<Checkpoint>(entry->request.request.op))
     return refuse(Reason::kUnknownCheckpoint, "no committed checkpoint at " + std::to_string(op.floor));
   const auto* done = std::get_if<Checkpointed>(&entry->receipt.outcome);
-  if (!done || entry->receipt.position != op.floor ||
-      entry->receipt.request_digest != request_digest(entry->request.request))
+  if (!done || entry->receipt.position != op.floor)
     return refuse(Reason::kCheckpointMismatch, "the entry at " + std::to_string(op.floor) + " is not a complete checkpoint");
   if (done->roots != op.roots)
     return refuse(Reason::kCheckpointMismatch, "the checkpoint at " + std::to_string(op.floor) + " carries other roots");

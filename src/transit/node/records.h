@@ -170,4 +170,10 @@ struct JournalEntry {
 };
 template <typename V> void fields(V& v, JournalEntry& t) { v("request", t.request)("receipt", t.receipt); }
 
+/// A journal entry read back from its two tables: the canonical request text
+/// stored under j/ and the receipt text under s/ (history.cc). None when either
+/// does not decode or they do not belong together (the receipt names another
+/// principal, sequence or request digest).
+std::optional<JournalEntry> stored_entry(std::string_view request, std::string_view receipt);
+
 }  // namespace cowboy::transit::node
