@@ -7,6 +7,8 @@
 // restart; neither trim nor restart resets the admission ceiling's count.
 #include <gtest/gtest.h>
 
+#include <fstream>
+
 #include "../support/poll.h"
 #include "state_fixture.h"
 #include "store_probe.h"
@@ -28,6 +30,22 @@ template <typename Op> void refused_as(ClientResult<Receipt> r, RejectionCode co
   ASSERT_TRUE(r.error().rejection) << r.error().message;
   EXPECT_EQ(r.error().rejection->code, code) << Op::kName;
   EXPECT_EQ(r.error().rejection->reason, reason) << Op::kName << ": " << r.error().message;
+}
+
+// Byte-exact spellings of the history ops (the fixtures also seed the fuzzers).
+TEST(HistoryContract, TheHistoryOpsSpellAsTheirFixtures) {
+  const auto fixture = [](const std::string& name) {
+    std::ifstream in(std::string(COWBOY_FIXTURE_DIR) + "/transit/" + name);
+    std::string line;
+    std::getline(in, line);
+    return line;
+  };
+  Digest roots{};
+  for (std::size_t i = 0; i < roots.size(); ++i) roots[i] = static_cast<std::uint8_t>(i + 1);
+  const Definition definition{"transit.v1:fixture"};
+  EXPECT_EQ(to_json(Request{Version{}, definition, {"dev"}, 1, 9, AdvanceFloor{5, roots}}), fixture("advance_floor.json"));
+  EXPECT_EQ(to_json(Query{Version{}, definition, {"dev"}, 1, CheckpointQuery{}}), fixture("checkpoint_status.json"));
+  EXPECT_EQ(to_json(Checkpoint{}), "{}");
 }
 
 // The default realm keeps its whole history: this build supports reclamation,
