@@ -2,7 +2,7 @@
 // (docs/transit.md, decisions 64-69): a realm made with
 // `transit genesis --allow-history-trim`, workers publishing turns while a
 // maintainer checkpoints and trims, and transitd SIGKILLed right after a trim
-// was acknowledged (its reclaim compaction under way). After the restart
+// was acknowledged (when its reclaim compaction may still run). After the restart
 // nothing acknowledged is lost - every turn, checkpoint and floor answers its
 // exact retry with the original receipt - the floor is where it was
 // acknowledged, and trimming goes on, from the CLI too.
@@ -150,7 +150,7 @@ TEST_F(HistoryProcessTest, ASigkillDuringTrimmingLosesNothingAndTrimmingGoesOnAf
     std::this_thread::sleep_for(std::chrono::milliseconds(1));
   const int trims_seen = trims.load();
   while (trims == trims_seen && std::chrono::steady_clock::now() < deadline) std::this_thread::yield();
-  node->kill(SIGKILL);  // right after a trim's answer: its compaction has just started
+  node->kill(SIGKILL);  // right after a trim's answer, while its reclaim compaction may still run
   stop = true;
   for (auto& t : threads) t.join();
   ASSERT_GE(trims.load(), 4) << "the workload did not reach its trims before the deadline; turns " << turns.load();
