@@ -71,6 +71,7 @@ bench: deps js-deps
 	$(BUILD)/bin/cbqs_peer_bench --runs 3 --seconds 5 --records 200000 --out bench/results
 	$(BUILD)/bin/transit_bench --clients 1,16,64 --ops 20000 --runs 3
 	$(BUILD)/bin/transit_state_bench --workers 1,16 --ops 20000 --runs 3 --sizes 1000,100000,1000000
+	$(BUILD)/bin/transit_history_bench --workers 4 --turns 20000 --chunks 10 --runs 3
 	bench/js_client.sh $(BUILD)/bin 5 | tail -1
 
 clean:
