@@ -10,6 +10,7 @@
 #include <fstream>
 
 #include "../support/poll.h"
+#include "failing_fs.h"
 #include "state_fixture.h"
 #include "store_probe.h"
 #include "transit/history.h"
@@ -297,6 +298,55 @@ TEST_F(HistoryTest, ExactRetriesOfTrimmedCommandsGetTheirOriginalReceiptsByteFor
   admin_ = std::make_unique<Client>(root());
   retry_all("after a restart");
   EXPECT_EQ(node_->sequencer().stats().replayed, sent.size());
+}
+
+// Decision 66: the floor and the deletion below it are one synced write. A
+// sync that fails under advance_floor leaves, after the restart, either both
+// (the write reached the log) or neither - never a floor over requests still
+// there, nor requests gone under no floor - and the same bytes resent are
+// decided once. (The failing file system keeps what was written before the
+// failed sync, as a killed process's page cache does; it cannot show a torn
+// write that only a power loss would leave.)
+class HistoryStorageTest : public HistoryTest {
+ protected:
+  void SetUp() override {
+    storage_env_ = env_.get();
+    HistoryTest::SetUp();
+  }
+  std::shared_ptr<testing::SyncFailingFileSystem> fs_ = std::make_shared<testing::SyncFailingFileSystem>();
+  std::unique_ptr<rocksdb::Env> env_ = testing::env_over(fs_);
+};
+
+TEST_F(HistoryStorageTest, AFailedSyncUnderTheFloorLeavesBothTheFloorAndTheDeletionOrNeither) {
+  const Id doc = resource("doc");
+  process(doc);
+  turns(doc, 20);
+  const Receipt cp = checkpoint();
+  const SignedRequest advance = sign(admin_->build(AdvanceFloor{cp.position, roots_of(cp)}, *admin_->next_sequence()), seed_of(0));
+  fs_->fail_syncs(true);
+  const auto failed = post("/v1/command", to_json(advance));
+  EXPECT_EQ(failed.status, 503);
+  EXPECT_EQ(rejection_of(failed).reason, Reason::kStorageFailed);
+  fs_->fail_syncs(false);
+
+  restart();
+  admin_ = std::make_unique<Client>(root());
+  const Id floor = answer<CheckpointStatus>(*admin_, CheckpointQuery{}).floor;
+  EXPECT_TRUE(floor == 0 || floor == cp.position) << floor;
+  {
+    Stopped stopped(*this);
+    EXPECT_EQ(testing::journal_positions(*stopped.db).front(), floor == 0 ? 1u : cp.position) << floor;
+  }
+  auto resent = admin_->resubmit(advance);
+  ASSERT_TRUE(resent.ok()) << resent.error().message;
+  EXPECT_EQ(std::get<FloorAdvanced>(resent->outcome), (FloorAdvanced{cp.position, 0}));
+  EXPECT_EQ(resent->position, cp.position + 1);
+  wait_reclaimed(cp.position);
+  {
+    Stopped stopped(*this);
+    EXPECT_EQ(testing::journal_positions(*stopped.db).front(), cp.position);
+  }
+  EXPECT_EQ(answer<CheckpointStatus>(*admin_, CheckpointQuery{}).floor, cp.position);
 }
 
 // Decision 9: the ceiling counts journal positions, which trimming deletes
