@@ -73,6 +73,7 @@ bench: deps js-deps
 	$(BUILD)/bin/transit_state_bench --workers 1,16 --ops 20000 --runs 3 --sizes 1000,100000,1000000
 	$(BUILD)/bin/transit_delivery_bench --routes 8 --outputs 2000 --backlog 4000 --runs 3 | tail -1
 	$(BUILD)/bin/transit_delivery_bench --routes 1 --outputs 500 --backlog 4000 --runs 3 | tail -1
+	$(BUILD)/bin/transit_history_bench --workers 4 --turns 20000 --chunks 10 --runs 3
 	bench/js_client.sh $(BUILD)/bin 5 | tail -1
 
 clean:

@@ -50,3 +50,23 @@ for kind in request:0:request query:1:query turn:0:request read_entries:1:query 
     printf ',"signature":[%s]}' "$zeros"; } > "$corpus_root/fuzz_transit_envelope/$name"
 done
 
+# Transit history: a stored journal entry (the request fixture signed with zeros, a newline, a receipt
+# for it whose digest does not match, so both decoders run and the pairing check refuses it), and a head.
+mkdir -p "$corpus_root/fuzz_transit_history"
+digest=$(printf '0,%.0s' $(seq 31))0
+{ printf '\x00{"request":'; sed "s/transit.v1:fixture/$definition/" tests/fixtures/transit/request.json | tr -d '\n'
+  printf ',"signature":[%s]}\n' "$zeros"
+  printf '{"version":1,"definition":"%s","realm":"dev","position":1,"principal":1,"sequence":1,"request_digest":[%s],' "$definition" "$digest"
+  printf '"accepted_at_ms":0,"outcome":{"principal_created":{"principal":2,"role":2,"grant":2,"policy_revision":2}}}'; } \
+  > "$corpus_root/fuzz_transit_history/entry"
+{ printf '\x01{"version":1,"definition":"%s","position":9,"policy_revision":1,"policy_position":0,' "$definition"
+  printf '"resources_position":0,"processes_position":0,"next_role":1,"next_grant":1,"next_resource":1,'
+  printf '"next_association":1,"next_view":1,"next_output":1,"next_effect":1,"last_time_ms":0,"storage_epoch":0,'
+  printf '"compaction_cursor":0,"floor":5,"checkpoint":5,"checkpoint_roots":[%s]}' "$digest"; } \
+  > "$corpus_root/fuzz_transit_history/head"
+# ... and the history ops, wrapped as the transit fixtures above are.
+for kind in advance_floor:0:request checkpoint_status:1:query; do
+  IFS=: read -r name type field <<< "$kind"
+  { printf "\\x0$type"; printf '{"%s":' "$field"; sed "s/transit.v1:fixture/$definition/" "tests/fixtures/transit/$name.json" | tr -d '\n'
+    printf ',"signature":[%s]}' "$zeros"; } > "$corpus_root/fuzz_transit_envelope/$name"
+done

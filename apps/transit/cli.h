@@ -42,6 +42,17 @@ class EffectCommands {
   std::shared_ptr<Options> o_;
 };
 
+/// Checkpoints and history trimming (history.cc).
+class HistoryCommands {
+ public:
+  explicit HistoryCommands(CLI::App& app);
+  std::optional<int> run(const Global& g, Client& client);
+
+ private:
+  struct Options;
+  std::shared_ptr<Options> o_;
+};
+
 /// Text, or hex:... for any bytes (the state and effect commands' spelling).
 std::optional<std::vector<std::uint8_t>> parse_bytes(const std::string& text);
 std::string show_bytes(const std::vector<std::uint8_t>& bytes);

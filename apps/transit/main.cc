@@ -255,6 +255,7 @@ int main(int argc, char** argv) {
 
   StateCommands state(app);
   EffectCommands effects(app);
+  HistoryCommands history(app);
 
   CLI11_PARSE(app, argc, argv);
 
@@ -290,6 +291,7 @@ int main(int argc, char** argv) {
   Client client(*options);
   if (auto status = state.run(g, client)) return *status;
   if (auto status = effects.run(g, client)) return *status;
+  if (auto status = history.run(g, client)) return *status;
 
   if (identity->parsed()) {
     auto r = client.query(IdentityQuery{});
@@ -310,10 +312,11 @@ int main(int argc, char** argv) {
     const auto& c = std::get<Capabilities>(r->result);
     std::string names;
     for (const auto& n : c.supported.items) names += (names.empty() ? "" : ", ") + n.value;
-    std::printf("supports: %s\nadmission ceiling: %s, control reserve %llu\nhistory trim: %s\n"
+    std::printf("supports: %s\nadmission ceiling: %s, control reserve %llu\nhistory trim: %s (reclamation %s)\n"
                 "max request %llu bytes, pages of %llu\n",
                 names.c_str(), c.admission_ceiling ? std::to_string(*c.admission_ceiling).c_str() : "none",
                 (unsigned long long)c.control_reserve, c.allow_history_trim ? "allowed" : "not allowed",
+                c.history_reclamation ? "supported" : "not supported",
                 (unsigned long long)c.max_request_bytes, (unsigned long long)c.page_records);
     return 0;
   }

@@ -20,6 +20,16 @@ void keccak256_many(std::span<const ByteView> inputs, std::span<Bytes32> out);
 /// SHA-256 (libsodium's crypto_hash_sha256) over the parts in order.
 Bytes32 sha256(std::initializer_list<ByteView> parts);
 inline Bytes32 sha256(ByteView data) { return sha256({data}); }
+/// SHA-256 over parts fed one at a time, for input too large to hold at once.
+class Sha256 {
+ public:
+  Sha256();
+  void update(ByteView part);
+  Bytes32 finish();
+
+ private:
+  alignas(16) std::array<std::uint8_t, 128> state_;  // libsodium's crypto_hash_sha256_state
+};
 
 // ---- Ed25519 -------------------------------------------------------------
 using Ed25519Public = std::array<std::uint8_t, 32>;

@@ -32,6 +32,20 @@ Bytes32 sha256(std::initializer_list<ByteView> parts) {
   return out;
 }
 
+static_assert(sizeof(crypto_hash_sha256_state) <= 128 && alignof(crypto_hash_sha256_state) <= 16);
+
+Sha256::Sha256() { crypto_hash_sha256_init(reinterpret_cast<crypto_hash_sha256_state*>(state_.data())); }
+
+void Sha256::update(ByteView part) {
+  crypto_hash_sha256_update(reinterpret_cast<crypto_hash_sha256_state*>(state_.data()), part.data(), part.size());
+}
+
+Bytes32 Sha256::finish() {
+  Bytes32 out;
+  crypto_hash_sha256_final(reinterpret_cast<crypto_hash_sha256_state*>(state_.data()), out.data());
+  return out;
+}
+
 Bytes32 keccak256(std::initializer_list<ByteView> parts) {
   CryptoPP::Keccak_256 hash;
   for (auto p : parts) hash.Update(p.data(), p.size());

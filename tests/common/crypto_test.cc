@@ -23,6 +23,15 @@ TEST(Sha256, MatchesTheFips180Vectors) {
   EXPECT_EQ(sha256({as_bytes("a"), as_bytes("bc")}), sha256(as_bytes("abc")));
 }
 
+TEST(Sha256, FedInPartsItHashesTheConcatenation) {
+  Sha256 empty;
+  EXPECT_EQ(to_hex(empty.finish()), "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855");
+  const std::string text(1000, 'x');  // parts across the 64-byte blocks
+  Sha256 parts;
+  for (std::size_t at = 0; at < text.size(); at += 7) parts.update(as_bytes(std::string_view(text).substr(at, 7)));
+  EXPECT_EQ(parts.finish(), sha256(as_bytes(text)));
+}
+
 TEST(Keccak256, PartsHashLikeTheirConcatenation) {
   EXPECT_EQ(keccak256({as_bytes("ab"), as_bytes(""), as_bytes("c")}), keccak256(as_bytes("abc")));
 }

@@ -261,5 +261,29 @@ TEST_F(AnswerCheckTest, AnEffectAnswerOutsideThePhaseClosureMatrixIsRefused) {
   }
 }
 
+// History (decisions 64-69): the floor is a checkpoint's position, so it is
+// never above the latest checkpoint, and neither is after the response.
+TEST_F(AnswerCheckTest, ACheckpointStatusWithAFloorAboveItsCheckpointsIsRefused) {
+  Client client = proxied();
+  ASSERT_TRUE(client.identity().ok());
+  const std::vector<std::pair<std::string, Rewrite>> cases = {
+      {"floor without checkpoint", edit<Response>([](Response& r) { std::get<CheckpointStatus>(r.result).floor = 1; })},
+      {"checkpoint after the response", edit<Response>([](Response& r) {
+         std::get<CheckpointStatus>(r.result).latest = CheckpointInfo{r.position + 1, {}};
+       })},
+  };
+  for (const auto& [what, change] : cases) {
+    rewrite("/v1/query", change);
+    auto r = client.query(CheckpointQuery{});
+    ASSERT_FALSE(r.ok()) << what;
+    EXPECT_EQ(r.error().kind, ClientError::Kind::kMalformed) << what;
+    EXPECT_NE(r.error().message.find("a floor above its latest checkpoint, or a checkpoint after the response"),
+              std::string::npos)
+        << what << ": " << r.error().message;
+    rewrite("", nullptr);
+    EXPECT_TRUE(client.query(CheckpointQuery{}).ok()) << what;
+  }
+}
+
 }  // namespace
 }  // namespace cowboy::transit

@@ -25,9 +25,11 @@ inline constexpr Id kPid = 7;
 
 class StateTest : public NodeTest {
  protected:
+  /// The realm the node starts with.
+  virtual Genesis genesis() const { return testing::sample_genesis(); }
   void SetUp() override {
     NodeTest::SetUp();
-    start();
+    start(genesis());
     admin_ = std::make_unique<Client>(root());
   }
   void TearDown() override {

@@ -4,13 +4,12 @@
 // definition is refused before any catalog is read.
 #include <gtest/gtest.h>
 
-#include <rocksdb/db.h>
-
 #include "failing_fs.h"
 #include "node_fixture.h"
 #include "transit/node/catalog.h"
 #include "transit/node/layout.h"
 #include "transit/node/records.h"
+#include "store_probe.h"
 
 namespace cowboy::transit {
 namespace {
@@ -21,14 +20,7 @@ using testing::seed_of;
 class StorageTest : public NodeTest {
  protected:
   /// Opens the stopped node's RocksDB directly, as the journal does.
-  std::unique_ptr<rocksdb::DB> open_store() {
-    rocksdb::Options options;
-    node::configure_entry_filters(options);
-    rocksdb::DB* db = nullptr;
-    const auto status = rocksdb::DB::Open(options, dir_.string(), &db);
-    EXPECT_TRUE(status.ok()) << status.ToString();
-    return std::unique_ptr<rocksdb::DB>(db);
-  }
+  std::unique_ptr<rocksdb::DB> open_store() { return testing::open_store(dir_); }
   std::string get(rocksdb::DB& db, std::string_view key) {
     std::string value;
     EXPECT_TRUE(db.Get(rocksdb::ReadOptions(), key, &value).ok()) << key;

@@ -204,6 +204,15 @@ Problem check(const ListEffects& q, const EffectPage& page) {
   return continuation(q.cursor, page.cut, page.cursor, [](const Cursor& c) { return c.after; });
 }
 
+// The floor is a checkpoint's position, so it is never above the latest one,
+// and neither is after the position the status was read at.
+Problem check(const CheckpointQuery&, const CheckpointStatus& s, Id position) {
+  const Id latest = s.latest ? s.latest->position : 0;
+  if (s.floor > latest || latest > position) return std::string("a floor above its latest checkpoint, or a checkpoint after the response");
+  if (s.latest && latest == 0) return std::string("a checkpoint at position 0");
+  return std::nullopt;
+}
+
 Problem check(const DecisionQuery& q, const Decision& d) {
   if (d.principal != q.principal) return std::string("decision for another principal");
   return std::nullopt;
@@ -223,6 +232,7 @@ bool outcome_matches(const Command& op, const Outcome& outcome) {
         else if constexpr (std::is_same_v<C, RotateWorker>) return o->pid == command.pid && o->worker == command.worker;
         else if constexpr (std::is_same_v<C, RetireResource>) return o->resource == command.resource;
         else if constexpr (std::is_same_v<C, Deliver> || std::is_same_v<C, CancelOutput>) return o->output == command.output;
+        else if constexpr (std::is_same_v<C, AdvanceFloor>) return o->floor == command.floor;
         else if constexpr (std::is_same_v<C, Turn>)
           return o->pid == command.pid && o->views.items.size() == command.views.items.size() &&
                  o->outputs.items.size() == command.outputs.items.size() && o->consumed == command.input &&

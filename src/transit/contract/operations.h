@@ -30,6 +30,9 @@ inline constexpr std::string_view kEffectReconciliation = "effect_reconciliation
 // The maintenance process's work: route and ended-process listings, output
 // cancellation and recorded retirement (docs/transit.md, decisions 50-56).
 inline constexpr std::string_view kMaintenance = "maintenance";
+// Root-history reclamation (decisions 64-69): reported by every node of this
+// build; whether a realm uses it is its genesis's allow_history_trim.
+inline constexpr std::string_view kCheckpoints = "checkpoints";
 // Reported, gating no operation of their own: what turns and views support.
 inline constexpr std::string_view kRetainedReadVersions = "retained_read_versions";
 inline constexpr std::string_view kTurnWithVersions = "turn_with_versions";
@@ -40,7 +43,7 @@ inline constexpr std::array kSupported = {  // deduced: std::array<std::string_v
     kPagedCatalogs,            kProcessListing,     kAssociationLookup,  kResourceReadAccess,
     kResourceReadBatch,        kProcesses,          kScopedRetry,        kCourierDelivery,
     kRetainedReadVersions,     kTurnWithVersions,
-    kWorkerRotation,           kEffectReconciliation, kMaintenance};
+    kWorkerRotation,           kEffectReconciliation, kMaintenance,       kCheckpoints};
 
 template <typename Op, typename... Of> inline constexpr bool kOneOf = (std::is_same_v<Op, Of> || ...);
 
@@ -62,6 +65,7 @@ template <typename Op> constexpr std::string_view required() {
   else if constexpr (kOneOf<Op, AttemptEffect, ObserveEffect, CloseEffect, CancelEffect, EffectRead, ListEffects>)
     return kEffectReconciliation;
   else if constexpr (kOneOf<Op, CancelOutput, RecordRetirement, ListRoutes, ListEnded>) return kMaintenance;
+  else if constexpr (kOneOf<Op, Checkpoint, AdvanceFloor, CheckpointQuery>) return kCheckpoints;
   else {
     static_assert(kOneOf<Op, CreateProcess, Associate, Initialize, Own, Send, Turn, FailTurn, Suspend, Resume,
                          ProcessRead, Terminate, Spawn>,
@@ -104,6 +108,8 @@ template <> struct OutcomeFor<CloseEffect> { using type = EffectChanged; };
 template <> struct OutcomeFor<CancelEffect> { using type = EffectChanged; };
 template <> struct OutcomeFor<CancelOutput> { using type = OutputCancelled; };
 template <> struct OutcomeFor<RecordRetirement> { using type = RetirementRecorded; };
+template <> struct OutcomeFor<Checkpoint> { using type = Checkpointed; };
+template <> struct OutcomeFor<AdvanceFloor> { using type = FloorAdvanced; };
 template <typename Op> using OutcomeOf = typename OutcomeFor<Op>::type;
 
 /// The control mutations, which the control reserve admits beyond the

@@ -191,7 +191,12 @@ constexpr int http_status(RejectionCode code) {
   /* terminal dispositions for the maintenance process (node/maintenance.cc) */                                      \
   X(kSourceNotTerminated, "source_not_terminated", kInvalidProposal, "only an output of a terminated source is cancelled") \
   X(kNotEnded, "not_ended", kInvalidProposal, "the process has neither an expired suspension nor an ended dependency") \
-  X(kRetirementRecorded, "retirement_recorded", kInvalidProposal, "the process's retirement is recorded already")
+  X(kRetirementRecorded, "retirement_recorded", kInvalidProposal, "the process's retirement is recorded already") \
+  /* checkpoints and the history floor (node/history.cc) */                                                          \
+  X(kHistoryTrimNotAllowed, "history_trim_not_allowed", kInvalidProposal, "the genesis does not opt in to history trimming (allow_history_trim)") \
+  X(kFloorNotAdvancing, "floor_not_advancing", kConflict, "the history floor is already at or above that position") \
+  X(kUnknownCheckpoint, "unknown_checkpoint", kInvalidProposal, "no committed checkpoint at that position (none there, or not yet durable)") \
+  X(kCheckpointMismatch, "checkpoint_mismatch", kConflict, "the checkpoint's committed entry is incomplete or carries other roots")
 
 enum class Reason : std::uint8_t {
 #define TRANSIT_REASON_ENUMERATOR(id, name, code, meaning) id,

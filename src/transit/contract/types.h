@@ -6,6 +6,7 @@
 #pragma once
 
 #include "transit/contract/effects.h"
+#include "transit/contract/history.h"
 #include "transit/contract/reasons.h"
 #include "transit/contract/state.h"
 #include "transit/contract/workers.h"
@@ -141,7 +142,9 @@ using Command = std::variant<CreatePrincipal, CreateRole, BindCredential, Unbind
                              // effects to closure (effects.h)
                              AttemptEffect, ObserveEffect, CloseEffect, CancelEffect,
                              // maintenance (maintenance.h)
-                             CancelOutput, RecordRetirement>;
+                             CancelOutput, RecordRetirement,
+                             // checkpoints and the history floor (history.h)
+                             Checkpoint, AdvanceFloor>;
 
 struct Request {
   static constexpr std::string_view kName = "Request";
@@ -199,7 +202,9 @@ using QueryOp = std::variant<IdentityQuery, CapabilitiesQuery, DecisionQuery, Li
                              // effects to closure (effects.h)
                              EffectRead, ListEffects,
                              // maintenance (maintenance.h)
-                             ListRoutes, ListEnded>;
+                             ListRoutes, ListEnded,
+                             // checkpoints and the history floor (history.h)
+                             CheckpointQuery>;
 
 struct Query {
   static constexpr std::string_view kName = "Query";
@@ -281,7 +286,9 @@ using Outcome = std::variant<PrincipalCreated, RoleCreated, Granted, PolicyChang
                              // effects to closure (effects.h)
                              EffectChanged,
                              // maintenance (maintenance.h)
-                             OutputCancelled, RetirementRecorded>;
+                             OutputCancelled, RetirementRecorded,
+                             // checkpoints and the history floor (history.h)
+                             Checkpointed, FloorAdvanced>;
 
 struct Receipt {
   static constexpr std::string_view kName = "Receipt";
@@ -357,7 +364,9 @@ using QueryResult = std::variant<Identity, Capabilities, Decision, ResourcePage,
                                  // effects to closure (effects.h)
                                  EffectInfo, EffectPage,
                                  // maintenance (maintenance.h)
-                                 RoutePage, EndedPage>;
+                                 RoutePage, EndedPage,
+                                 // checkpoints and the history floor (history.h)
+                                 CheckpointStatus>;
 static_assert(std::variant_size_v<QueryResult> == std::variant_size_v<QueryOp>);
 
 struct Response {

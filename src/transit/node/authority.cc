@@ -277,7 +277,7 @@ Capabilities Authority::capabilities() const {
   c.admission_ceiling = genesis_.admission_ceiling;
   c.control_reserve = genesis_.control_reserve;
   c.allow_history_trim = genesis_.allow_history_trim;
-  c.history_reclamation = false;
+  c.history_reclamation = true;  // this build can trim; whether this realm may is allow_history_trim
   return c;
 }
 

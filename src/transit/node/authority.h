@@ -51,6 +51,7 @@ struct Touched {
   std::vector<EntryWrite> entries;
   std::vector<InputWrite> inputs;
   std::vector<BlockWrite> blocks;
+  std::optional<Id> trim_below;  // a new history floor: journal entries below it go (decision 66)
 };
 
 /// The growing part of the catalog, as published and staged (the journal's).
@@ -73,6 +74,9 @@ class CatalogReader {
   virtual std::optional<Input> input(Id pid, Id input) const = 0;
   /// A block and the revision that wrote it.
   virtual std::optional<std::pair<Id, Bytes>> block(Id resource, const EntryKey& name) const = 0;
+  /// The journal entry at `position` as published by a synced write: none
+  /// when it is trimmed, not yet durable, or does not decode.
+  virtual std::optional<JournalEntry> committed_entry(Id position) const = 0;
 };
 
 /// The permission bits `principal` holds at `scope` (none when revoked or unknown).
@@ -176,6 +180,14 @@ class Authority {
   Result<Outcome, Refusal> apply(const CancelEffect& op, Step& step);
   Result<Outcome, Refusal> apply(const CancelOutput& op, Step& step);
   Result<Outcome, Refusal> apply(const RecordRetirement& op, Step& step);
+  // Checkpoints and the history floor (history.cc).
+  Result<Outcome, Refusal> apply(const Checkpoint& op, Step& step);
+  Result<Outcome, Refusal> apply(const AdvanceFloor& op, Step& step);
+  /// Realm-wide control over history: realm_control, and the genesis opt-in.
+  std::optional<Refusal> check_history_control(Id caller) const;
+  /// SHA-256 of the published state as it stands: the head and every record
+  /// recovery reads, table by table in key order, each in its canonical JSON.
+  Digest roots() const;
 
   // Reads (resources.cc, processes.cc): each checks authority before reading and fences after.
   struct ReadCtx {
@@ -196,6 +208,7 @@ class Authority {
   Result<QueryResult, Refusal> read(const ReadCtx& ctx, const ListEffects& q) const;
   Result<QueryResult, Refusal> read(const ReadCtx& ctx, const ListRoutes& q) const;
   Result<QueryResult, Refusal> read(const ReadCtx& ctx, const ListEnded& q) const;
+  Result<QueryResult, Refusal> read(const ReadCtx& ctx, const CheckpointQuery& q) const;
   std::optional<Refusal> fence(Id checked_at) const;
   /// Why a continuation at `cut` may not go on, given where its catalog last changed (decision 6).
   std::optional<Refusal> stale_cut(Id cut, Id catalog_position) const;
@@ -288,6 +301,7 @@ class Authority {
     return it == map.end() ? nullptr : &it->second;
   }
 
+  // Every table below that recovery reads is also in roots() (history.cc).
   Genesis genesis_;
   Head head_;
   std::map<Id, PrincipalRecord> principals_;  // every subject ever allocated, revoked ones included

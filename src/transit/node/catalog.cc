@@ -8,6 +8,7 @@
 #include <rocksdb/utilities/write_batch_with_index.h>
 
 #include "transit/contract/codec.h"
+#include "transit/contract/envelope.h"
 #include "transit/node/layout.h"
 
 namespace cowboy::transit::node {
@@ -111,6 +112,19 @@ std::optional<std::pair<Id, Bytes>> Catalog::block(Id resource, const EntryKey& 
   auto stored = get(layout::block(resource, name));
   if (!stored || stored->size() < 8) return std::nullopt;
   return std::pair<Id, Bytes>{layout::get_be64(*stored), Bytes(stored->begin() + 8, stored->end())};
+}
+
+// Read from the store alone: the batches hold what is not durable yet.
+std::optional<JournalEntry> Catalog::committed_entry(Id position) const {
+  std::string request, receipt;
+  if (!db_.Get(rocksdb::ReadOptions(), layout::key(layout::kJournal, position), &request).ok()) return std::nullopt;
+  // The receipt's key is in the request: decode the request's identity first.
+  auto signed_request = from_json<SignedRequest>(request, kMaxEnvelopeBytes);
+  if (!signed_request.ok()) return std::nullopt;
+  const Request& r = signed_request->request;
+  if (!db_.Get(rocksdb::ReadOptions(), layout::key(layout::kSequences, r.principal, r.sequence), &receipt).ok())
+    return std::nullopt;
+  return stored_entry(request, receipt);
 }
 
 }  // namespace cowboy::transit::node

@@ -32,6 +32,7 @@ class Catalog final : public CatalogReader {
                std::size_t budget) const override;
   std::optional<Input> input(Id pid, Id input) const override;
   std::optional<std::pair<Id, Bytes>> block(Id resource, const EntryKey& name) const override;
+  std::optional<JournalEntry> committed_entry(Id position) const override;
 
  private:
   /// Two iterators for the reader's life (creating one costs more than a

@@ -5,6 +5,7 @@
 #include <rocksdb/utilities/write_batch_with_index.h>
 
 #include "common/data_dir.h"
+#include "common/log.h"
 #include "transit/contract/codec.h"
 #include "transit/node/layout.h"
 
@@ -95,7 +96,17 @@ Journal::Batch::~Batch() = default;
 Journal::Journal(std::unique_ptr<rocksdb::DB> db, Genesis genesis)
     : db_(std::move(db)), staged_(new_batch()), genesis_(std::move(genesis)) {}
 
-Journal::~Journal() = default;
+Journal::~Journal() {
+  {
+    std::lock_guard lock(reclaim_mutex_);
+    reclaim_stop_ = true;
+  }
+  reclaim_wake_.notify_all();
+  if (reclaimer_.joinable()) {
+    db_->DisableManualCompaction();  // a compaction under way returns early; its deletions are durable
+    reclaimer_.join();
+  }
+}
 
 Result<std::unique_ptr<Journal>, std::string> Journal::open(const std::filesystem::path& dir,
                                                              const std::optional<Genesis>& genesis, rocksdb::Env* env) {
@@ -147,19 +158,13 @@ void Journal::stage(const Authority& authority, const Touched& touched, std::str
                     const Receipt& receipt) {
   using namespace layout;
   auto& w = *staged_;
-  // The journal entry, the principal's sequence, the state roots (entry
-  // versions at the new revisions), mailbox progress, outputs and views: one
+  // The journal entry (the signed request as received, canonical, and the
+  // receipt under the principal's sequence), the state roots (entry versions
+  // at the new revisions), mailbox progress, outputs and views: one
   // decision's records, published together by the group's one write.
-  // to_json(JournalEntry{request, receipt}), spelled from the canonical text received.
-  std::string entry = R"({"request":)";
-  entry.append(envelope);
-  entry.append(R"(,"receipt":)");
-  codec::write(entry, receipt);
-  entry.push_back('}');
-  w.Put(key(kJournal, receipt.position), entry);
-  std::string position;
-  put_be64(position, receipt.position);
-  w.Put(key(kSequences, receipt.principal, receipt.sequence), position);
+  w.Put(key(kJournal, receipt.position), envelope);
+  w.Put(key(kSequences, receipt.principal, receipt.sequence), to_json(receipt));
+  if (touched.trim_below) staged_trim_ = std::max(staged_trim_.value_or(0), *touched.trim_below);
   for (Id id : touched.principals) w.Put(key(kPrincipals, id), to_json(*authority.principal(id)));
   for (Id id : touched.roles) w.Put(key(kRoles, id), to_json(*authority.role(id)));
   for (Id id : touched.grants_written)
@@ -190,40 +195,78 @@ std::shared_ptr<Journal::Batch> Journal::take_staged(const Head& head) {
   staged_->Put(layout::kHead, to_json(head));  // once per group: the head after its last decision
   auto batch = std::make_shared<Batch>();
   std::swap(batch->writes, staged_);
+  batch->trim_below = std::exchange(staged_trim_, std::nullopt);
   in_flight_ = batch;
   return batch;
 }
 
 Catalog Journal::catalog() { return Catalog(*db_, staged_.get(), in_flight_ ? in_flight_->writes.get() : nullptr); }
 
-bool Journal::commit(Batch& batch) { return write_synced(*batch.writes); }
+bool Journal::commit(Batch& batch) {
+  if (!batch.trim_below) return write_synced(*batch.writes->GetWriteBatch());
+  // The floor and the deletion below it in one synced write: either both or
+  // neither. (A WriteBatchWithIndex takes no range deletion, and the staging
+  // thread may still read this batch: the deletion goes on a copy.)
+  rocksdb::WriteBatch with_trim(*batch.writes->GetWriteBatch());
+  const auto [first, end] = layout::journal_below(*batch.trim_below);
+  if (!with_trim.DeleteRange(first, end).ok()) {
+    failed_ = true;
+    return false;
+  }
+  if (!write_synced(with_trim)) return false;
+  reclaim(*batch.trim_below);
+  return true;
+}
 
-bool Journal::write_synced(rocksdb::WriteBatchWithIndex& batch) {
+bool Journal::write_synced(rocksdb::WriteBatch& batch) {
   if (failed_) return false;
   rocksdb::WriteOptions options;
   options.sync = true;
-  const bool ok = db_->Write(options, batch.GetWriteBatch()).ok();
+  const bool ok = db_->Write(options, &batch).ok();
   if (!ok) failed_ = true;
   else ++synced_writes_;
   return ok;
 }
 
-std::optional<JournalEntry> Journal::entry(Id position) const {
+std::optional<Receipt> Journal::receipt(Id principal, Id sequence) const {
   std::string text;
-  if (!db_->Get(rocksdb::ReadOptions(), key(layout::kJournal, position), &text).ok()) return std::nullopt;
-  auto e = decode<JournalEntry>("journal entry", text);
-  if (!e.ok()) return std::nullopt;
-  return std::move(*e);
+  if (!db_->Get(rocksdb::ReadOptions(), key(layout::kSequences, principal, sequence), &text).ok()) return std::nullopt;
+  auto r = decode<Receipt>("receipt", text);
+  if (!r.ok()) return std::nullopt;
+  return std::move(*r);
 }
 
-std::optional<Receipt> Journal::receipt(Id principal, Id sequence) const {
-  std::string position;
-  if (!db_->Get(rocksdb::ReadOptions(), key(layout::kSequences, principal, sequence), &position).ok() ||
-      position.size() != 8)
-    return std::nullopt;
-  auto e = entry(get_be64(position));
-  if (!e) return std::nullopt;
-  return std::move(e->receipt);
+void Journal::reclaim(Id floor) {
+  if (floor <= 1) return;  // nothing lies below position 1
+  std::lock_guard lock(reclaim_mutex_);
+  if (floor <= reclaim_target_ || reclaim_stop_) return;
+  reclaim_target_ = floor;
+  if (!reclaimer_.joinable()) reclaimer_ = std::thread([this] { reclaim_loop(); });
+  reclaim_wake_.notify_one();
+}
+
+void Journal::reclaim_loop() {
+  Id attempted = 0;
+  for (;;) {
+    Id target = 0;
+    {
+      std::unique_lock lock(reclaim_mutex_);
+      reclaim_wake_.wait(lock, [&] { return reclaim_stop_ || reclaim_target_ > attempted; });
+      if (reclaim_stop_) return;
+      target = attempted = reclaim_target_;
+    }
+    // Compacting the range drops the deleted requests (and the range
+    // tombstone) from every file that held them; the rest of those files is
+    // rewritten as it was.
+    const auto [first, end] = layout::journal_below(target);
+    const rocksdb::Slice from(first), to(end);
+    rocksdb::CompactRangeOptions options;
+    options.exclusive_manual_compaction = false;  // background compactions go on beside it
+    options.bottommost_level_compaction = rocksdb::BottommostLevelCompaction::kForceOptimized;
+    const auto status = db_->CompactRange(options, &from, &to);
+    if (status.ok()) reclaimed_below_ = target;
+    else log::warn("transit_reclaim_failed", log::field("floor", target), log::field("status", status.ToString()));
+  }
 }
 
 }  // namespace cowboy::transit::node

@@ -1,17 +1,25 @@
 // The authority journal on RocksDB: the genesis, the head, the published
-// authorization records, one entry per accepted decision (the signed request
-// and its receipt) and the (principal, sequence) index that answers exact
-// retries. Decisions are staged into a batch, taken out with the head as it
-// stands after them, and published by one synced write (group commit); a
-// receipt may be answered only after commit() returns true for its batch.
+// authorization records, one entry per accepted decision (its signed request
+// under its position, its receipt under (principal, sequence), which answers
+// exact retries). Decisions are staged into a batch, taken out with the head
+// as it stands after them, and published by one synced write (group commit);
+// a receipt may be answered only after commit() returns true for its batch.
 // Staging and committing may run on two threads (one each). A failed write
 // fails the journal closed: nothing more is written, and the next open
 // recovers the last published state.
+//
+// History (decision 66): a batch that advances the floor also deletes the
+// requests below it, in the same synced write (a range deletion); a reclaim
+// thread then compacts that range so the disk space really returns. Nothing
+// else is ever deleted: receipts, records, entries, inputs and blocks stay.
 #pragma once
 
 #include <atomic>
+#include <condition_variable>
 #include <filesystem>
 #include <memory>
+#include <mutex>
+#include <thread>
 
 #include "transit/node/authority.h"
 
@@ -20,6 +28,7 @@
 namespace rocksdb {
 class DB;
 class Env;
+class WriteBatch;
 class WriteBatchWithIndex;
 }  // namespace rocksdb
 
@@ -38,7 +47,7 @@ class Journal {
   static Result<std::unique_ptr<Journal>, std::string> open(const std::filesystem::path& dir,
                                                             const std::optional<Genesis>& genesis,
                                                             rocksdb::Env* env = nullptr);
-  ~Journal();
+  ~Journal();  // stops a compaction under way (reclaim resumes at the next open)
 
   /// The published state (recovery reads nothing else).
   Result<Authority, std::string> load() const;
@@ -48,6 +57,7 @@ class Journal {
     Batch();
     ~Batch();
     std::unique_ptr<rocksdb::WriteBatchWithIndex> writes;
+    std::optional<Id> trim_below;  // a new floor decided in this group: requests below it go
   };
   /// One accepted decision: `envelope` is the canonical SignedRequest text decided.
   void stage(const Authority& authority, const Touched& touched, std::string_view envelope, const Receipt& receipt);
@@ -61,22 +71,38 @@ class Journal {
   bool commit(Batch& batch);
   bool failed() const { return failed_.load(); }
 
-  /// The receipt of an accepted (principal, sequence), if published.
+  /// The receipt of an accepted (principal, sequence), if published; it
+  /// outlives the request's trimming (decision 67).
   std::optional<Receipt> receipt(Id principal, Id sequence) const;
-  std::optional<JournalEntry> entry(Id position) const;
   std::uint64_t synced_writes() const { return synced_writes_; }
+
+  /// Compacts the journal's range below `floor` on the reclaim thread, so the
+  /// space of the deleted requests returns to the disk. commit() asks it after
+  /// every trim; the node asks it once at open, for the recovered floor.
+  void reclaim(Id floor);
+  /// The floor below which compaction has finished (0: none yet).
+  Id reclaimed_below() const { return reclaimed_below_.load(); }
 
  private:
   Journal(std::unique_ptr<rocksdb::DB> db, Genesis genesis);
 
-  bool write_synced(rocksdb::WriteBatchWithIndex& batch);
+  bool write_synced(rocksdb::WriteBatch& batch);
+  void reclaim_loop();
 
   std::unique_ptr<rocksdb::DB> db_;
   std::unique_ptr<rocksdb::WriteBatchWithIndex> staged_;  // the staging thread's
+  std::optional<Id> staged_trim_;                         // the staging thread's
   std::shared_ptr<Batch> in_flight_;                      // the staging thread's view of the last take
   Genesis genesis_;
   std::atomic<bool> failed_{false};
   std::atomic<std::uint64_t> synced_writes_{0};
+
+  std::mutex reclaim_mutex_;
+  std::condition_variable reclaim_wake_;
+  Id reclaim_target_ = 0;  // under reclaim_mutex_
+  bool reclaim_stop_ = false;
+  std::atomic<Id> reclaimed_below_{0};
+  std::thread reclaimer_;
 };
 
 }  // namespace cowboy::transit::node

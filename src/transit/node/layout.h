@@ -15,7 +15,10 @@ namespace cowboy::transit::node::layout {
 inline constexpr std::string_view kGenesis = "genesis";
 inline constexpr std::string_view kHead = "head";
 
-// Tables, one letter each.
+// Tables, one letter each. `j/` + position holds a decision's signed request
+// (the canonical SignedRequest text received) and `s/` + principal + sequence
+// its receipt, which answers exact retries; trimming deletes `j/` below the
+// floor and never `s/` (decisions 66, 67).
 inline constexpr char kPrincipals = 'p', kRoles = 'r', kGrants = 'g', kCredentials = 'c', kSequences = 's',
                       kJournal = 'j', kResources = 'x', kProcesses = 'q', kAssociations = 'a', kViews = 'v',
                       kOutputs = 'o', kEffects = 'f', kEntries = 'e', kInputs = 'm', kBlocks = 'b';
@@ -39,6 +42,11 @@ inline std::string key(char t, std::uint64_t a, std::uint64_t b) {
   std::string k = key(t, a);
   put_be64(k, b);
   return k;
+}
+
+/// The journal entries below `floor`, as a range [first, second) to delete.
+inline std::pair<std::string, std::string> journal_below(std::uint64_t floor) {
+  return {key(kJournal, 0), key(kJournal, floor)};
 }
 
 inline constexpr std::size_t kPaddedKey = 33;  // 32 bytes, then the length

@@ -9,6 +9,7 @@ Result<std::unique_ptr<Node>, std::string> Node::open(const NodeConfig& config, 
   if (!journal.ok()) return Err{journal.error()};
   auto authority = (*journal)->load();
   if (!authority.ok()) return Err{authority.error()};
+  (*journal)->reclaim(authority->head().floor);  // finishes a reclaim a stop or a crash cut short
   std::unique_ptr<Node> node(new Node());
   node->sequencer_ = std::make_unique<Sequencer>(std::move(*journal), std::move(*authority), clock);
   node->routes_ = std::make_unique<Routes>(*node->sequencer_);

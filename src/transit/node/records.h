@@ -69,6 +69,9 @@ struct Head {
   Id last_time_ms = 0;
   Id storage_epoch = 0;
   Id compaction_cursor = 0;
+  Id floor = 0;       // journal entries below it are trimmed; its own entry, a checkpoint's, stays (0: none)
+  Id checkpoint = 0;  // the latest checkpoint's position (0: none)
+  Digest checkpoint_roots{};  // ... and the roots its receipt carries
   bool operator==(const Head&) const = default;
 };
 template <typename V> void fields(V& v, Head& t) {
@@ -77,7 +80,8 @@ template <typename V> void fields(V& v, Head& t) {
       "processes_position", t.processes_position)("effects_position", t.effects_position)("next_role", t.next_role)(
       "next_grant", t.next_grant)("next_resource", t.next_resource)("next_association", t.next_association)(
       "next_view", t.next_view)("next_output", t.next_output)("next_effect", t.next_effect)(
-      "last_time_ms", t.last_time_ms)("storage_epoch", t.storage_epoch)("compaction_cursor", t.compaction_cursor);
+      "last_time_ms", t.last_time_ms)("storage_epoch", t.storage_epoch)("compaction_cursor", t.compaction_cursor)(
+      "floor", t.floor)("checkpoint", t.checkpoint)("checkpoint_roots", t.checkpoint_roots);
 }
 
 struct ResourceRecord {
@@ -160,6 +164,9 @@ struct EffectRecord {
 template <typename V> void fields(V& v, EffectRecord& t) { v("info", t.info); }
 
 /// One accepted decision: the signed bytes decided and the receipt answered.
+/// Stored in two tables (layout.h): the request under its position, the
+/// receipt under (principal, sequence), so that trimming the first keeps the
+/// second for exact retries (decision 67).
 struct JournalEntry {
   static constexpr std::string_view kName = "JournalEntry";
   SignedRequest request;
@@ -167,5 +174,11 @@ struct JournalEntry {
   bool operator==(const JournalEntry&) const = default;
 };
 template <typename V> void fields(V& v, JournalEntry& t) { v("request", t.request)("receipt", t.receipt); }
+
+/// A journal entry read back from its two tables: the canonical request text
+/// stored under j/ and the receipt text under s/ (history.cc). None when either
+/// does not decode or they do not belong together (the receipt names another
+/// principal, sequence or request digest).
+std::optional<JournalEntry> stored_entry(std::string_view request, std::string_view receipt);
 
 }  // namespace cowboy::transit::node

@@ -50,7 +50,9 @@ std::optional<PublicKey> Sequencer::key_of(Id principal) const {
 
 SequencerStats Sequencer::stats() const {
   std::lock_guard lock(mutex_);
-  return stats_;
+  SequencerStats out = stats_;
+  out.reclaimed_below = journal_->reclaimed_below();
+  return out;
 }
 
 bool Sequencer::enqueue(Work work) {

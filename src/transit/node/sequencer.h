@@ -37,6 +37,7 @@ struct SequencerStats {
   std::uint64_t sync_us_max = 0;
   std::uint64_t slow_syncs = 0;     // synced writes that took over 5 ms
   std::uint64_t position = 0;       // the durable authority position
+  std::uint64_t reclaimed_below = 0;  // history: the trimmed requests below it are compacted away (decision 66)
 };
 
 class Sequencer {
