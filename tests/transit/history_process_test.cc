@@ -9,15 +9,12 @@
 #include <gtest/gtest.h>
 
 #include <atomic>
-#include <filesystem>
-#include <regex>
 #include <thread>
 
 #include "../support/poll.h"
-#include "../support/process.h"
 #include "../support/run.h"
 #include "common/keyfile.h"
-#include "samples.h"
+#include "process_fixture.h"
 #include "transit/history.h"
 
 namespace cowboy::transit {
@@ -26,39 +23,14 @@ namespace {
 using testing::key_of;
 using testing::seed_of;
 
-const std::string kBin = COWBOY_BIN_DIR;
-
-class HistoryProcessTest : public ::testing::Test {
+// The process tests' fixture (a temporary directory, transitd as a child), on one port across restarts.
+class HistoryProcessTest : public ProcessTest {
  protected:
-  void SetUp() override {
-    crypto::init();
-    dir_ = std::filesystem::temp_directory_path() /
-           ("transit-history-" + std::to_string(::getpid()) + "-" + ::testing::UnitTest::GetInstance()->current_test_info()->name());
-    std::filesystem::remove_all(dir_);
-    std::filesystem::create_directories(dir_);
-  }
-  void TearDown() override { std::filesystem::remove_all(dir_); }
-
-  std::unique_ptr<cowboy::testing::ChildProcess> start_node() {
-    auto child = std::make_unique<cowboy::testing::ChildProcess>(std::vector<std::string>{
-        kBin + "/transitd", "--genesis", (dir_ / "genesis.json").string(), "--data", (dir_ / "journal").string(),
-        "--listen", "127.0.0.1:0"});
-    port_ = 0;
-    auto line = child->wait_for_line("transitd_ready");
-    std::smatch m;
-    if (line && std::regex_search(*line, m, std::regex(R"(listen=127\.0\.0\.1:(\d+))")))
-      port_ = static_cast<std::uint16_t>(std::stoi(m[1]));
-    return child;
-  }
+  std::unique_ptr<cowboy::testing::ChildProcess> start_node() { return ProcessTest::start_node(port_); }
   /// One attempt per request: a kill is a loss, nothing is resent.
   ClientOptions options(Id principal, const Secret32& seed) const {
-    ClientOptions o;
-    o.port = port_;
-    o.realm = "dev";
-    o.principal = principal;
+    ClientOptions o = kill_options(port_, principal, 0);
     o.seed = seed;
-    o.max_attempts = 1;
-    o.timeout = std::chrono::seconds(2);
     return o;
   }
   std::string cli() const {
@@ -66,7 +38,6 @@ class HistoryProcessTest : public ::testing::Test {
            (dir_ / "root.key").string() + " ";
   }
 
-  std::filesystem::path dir_;
   std::uint16_t port_ = 0;
 };
 
