@@ -85,6 +85,10 @@ class Chain {
     }
   }
   const JobRecord& job_of(const Bytes32& id) const { return state.jobs.at(id); }
+  /// The beacon_hash_v1 of Round(0, view)'s dev seed.
+  Bytes32 beacon_hash(std::uint64_t view) const { return *beacon_hash_v1(*DevBeacon(chain_, view + 1).seed(0, view)); }
+  /// The current block as the machine sees it (after begin()).
+  BlockContext context() { return BlockContext{height, params, *beacon_, present_}; }
   std::vector<Address> committee_of(const Bytes32& id) const {
     std::vector<Address> out;
     for (const auto& a : state.jobs.at(id).committee) out.push_back(a.runner);
@@ -92,8 +96,6 @@ class Chain {
   }
 
  private:
-  BlockContext context() { return BlockContext{height, params, *beacon_, present_}; }
-
   Bytes32 chain_{};
   std::optional<DevBeacon> beacon_;
   PresentSet present_;
