@@ -2,90 +2,25 @@
 // a real devchain (100 ms blocks). Where a test needs a party that misbehaves
 // - a validator that pushes differing fields or withholds results, a runner
 // that stays silent - that party runs in this process on the same libraries.
-#include <gtest/gtest.h>
-
-#include <boost/asio/executor_work_guard.hpp>
-#include <boost/asio/io_context.hpp>
 #include <fstream>
-#include <future>
-#include <thread>
 
-#include "../support/cip11_processes.h"
-#include "../support/poll.h"
-#include "../support/ports.h"
-#include "../support/temp_dir.h"
 #include "channel_end.h"
 #include "samples.h"
-#include "cip11/chain/codec.h"
-#include "cip11/link/runner_link.h"
-#include "cip11/link/validator_links.h"
 #include "cip11/subset.h"
 #include "cip11/validator/runner_directory.h"
-#include "cip11/validator/service.h"
-#include "net/dev_cert.h"
-#include "devchain/http_server.h"
 #include "net/host_port.h"
+#include "service_world.h"
 
 namespace cowboy::cip11 {
 namespace {
 
 using cowboy::testing::Cip11dProcess;
-using cowboy::testing::eventually;
-using cowboy::testing::RunnerProcess;
-
-std::string hex(const Bytes32& id) { return devchain::json::hex0x(id); }
-
-crypto::Ed25519Seed testing_seed() {
-  crypto::Ed25519Seed seed;
-  seed.fill(0x5d);
-  return seed;
-}
-
-struct DevWorld {
-  cowboy::testing::TempDir dir;
-  std::unique_ptr<Cip11dProcess> validator;
-  std::vector<std::unique_ptr<RunnerProcess>> runners;
-
-  explicit DevWorld(std::vector<std::string> flags = {"--dev-runners", "1"}) {
-    validator = std::make_unique<Cip11dProcess>(data(), flags);
-    EXPECT_TRUE(validator->up());
-  }
-  std::filesystem::path data() const { return dir.path() / "data"; }
-  RunnerProcess& runner(unsigned index, std::vector<std::string> extra = {}) {
-    runners.push_back(std::make_unique<RunnerProcess>(data(), index, std::move(extra)));
-    return *runners.back();
-  }
-  devchain::HttpClient chain() const { return validator->chain(); }
-  std::optional<Bytes32> submit(const std::string& spec, std::uint64_t timeout_blocks = 50) {
-    auto c = chain();
-    return cowboy::testing::submit_job(c, data() / "keys" / "submitter.key", spec, timeout_blocks);
-  }
-  bool present(double n) {
-    return eventually([&] { return validator->metric("cip11d_present_runners") == n; }, std::chrono::seconds(20));
-  }
-  std::optional<chain::JobRecord> job(const Bytes32& id) {
-    auto c = chain();
-    auto j = c.job(id);
-    if (!j) return std::nullopt;
-    return *j;
-  }
-  std::uint64_t height() {
-    auto c = chain();
-    auto h = c.height();
-    return h ? *h : 0;
-  }
-  /// Dev runner `i`'s key, to play that runner in this process.
-  Signer runner_signer(unsigned i) const {
-    return *Signer::runner(*devchain::load_key(data() / "keys" / ("runner-" + std::to_string(i) + ".key")));
-  }
-  /// What a runner of this chain offers in its Hello.
-  LocalOffer offer() {
-    auto c = chain();
-    auto g = c.cip11_genesis();
-    EXPECT_TRUE(g);
-    return LocalOffer{g->params.chain_id, kProtocolVersion, validator_set_hash(devchain::validator_peer_keys(*g)), 0, 0};
-  }
-};
+using testing::DevWorld;
+using testing::eventually;
+using testing::hex;
+using testing::IoThread;
+using testing::RunnerProcess;
+using testing::testing_seed;
 
 TEST(Cip11Services, AJobIsPushedToItsRunnerAndItsResultIsIncluded) {
   DevWorld w;
@@ -290,6 +225,55 @@ TEST(Cip11Services, AfterAValidatorSigkillAndRestartRunnersReturnAndNewJobsArePu
   EXPECT_TRUE(r.saw({"event=accepted", hex(*id), "via=push"}));
 }
 
+// §10.3: a runner SIGKILLed between its commitment and its reveal reveals
+// after a restart, from its journal, and the job settles. Runner 1 starts only
+// after the kill, so the reveal window (every commitment in) cannot open before.
+TEST(Cip11Services, ARunnerKilledBetweenCommitAndRevealRevealsAfterARestart) {
+  DevWorld w({"--dev-runners", "2"});
+  auto a = std::make_unique<RunnerProcess>(w.data(), 0);
+  ASSERT_TRUE(w.present(1));
+  auto id = w.submit(R"({"sha256":"restart"})", 300, 2);
+  ASSERT_TRUE(id);
+  ASSERT_TRUE(a->wait_for({"event=result_sent", hex(*id), "commit"}, std::chrono::seconds(30)));
+  a->kill9();
+  a.reset();
+  const std::uint64_t deadline = w.job(*id)->deadline_block;
+  auto& b = w.runner(1);
+  RunnerProcess again(w.data(), 0);
+  ASSERT_TRUE(again.wait_for({"event=resumed", hex(*id)}));
+  ASSERT_TRUE(again.wait_for({"event=included", hex(*id)}, std::chrono::seconds(60)));
+  EXPECT_EQ(again.count("event=result_sent"), 1u);  // the reveal; its commitment was not signed again
+  EXPECT_TRUE(again.saw({"event=result_sent", hex(*id), "reveal"}));
+  ASSERT_TRUE(b.wait_for({"event=included", hex(*id)}, std::chrono::seconds(30)));
+  auto job = w.job(*id);
+  ASSERT_TRUE(job);
+  EXPECT_EQ(job->state, chain::JobState::kCompleted);
+  EXPECT_LE(job->finished_at, deadline);  // settled by this committee, not by a re-selection
+  EXPECT_EQ(std::string(job->result.begin(), job->result.end()), to_hex(crypto::sha256(as_bytes("restart"))));
+  for (const auto& member : job->committee) EXPECT_TRUE(member.result_hash) << "both revealed";
+}
+
+// The duplicate case: killed right after its reveal left, a restarted runner
+// resends those same signed bytes and signs no second reveal.
+TEST(Cip11Services, ARunnerKilledAfterItsRevealResendsItAndSignsNoOther) {
+  DevWorld w;
+  auto a = std::make_unique<RunnerProcess>(w.data(), 0);
+  ASSERT_TRUE(w.present(1));
+  auto id = w.submit(R"({"echo":"once"})");  // M = 1: the result goes without a commitment
+  ASSERT_TRUE(id);
+  ASSERT_TRUE(a->wait_for({"event=result_sent", hex(*id), "reveal"}));
+  a->kill9();
+  a.reset();
+  RunnerProcess again(w.data(), 0);
+  ASSERT_TRUE(again.wait_for({"event=resumed", hex(*id), "reveal sent"}));
+  ASSERT_TRUE(again.wait_for({"event=included", hex(*id)}));
+  EXPECT_EQ(again.count("event=result_sent"), 0u);
+  auto job = w.job(*id);
+  ASSERT_TRUE(job);
+  EXPECT_EQ(job->state, chain::JobState::kCompleted);
+  EXPECT_EQ(std::string(job->result.begin(), job->result.end()), "once");
+}
+
 TEST(Cip11Services, AJobCancelStopsExecutionAndNoResultFollows) {
   DevWorld w;
   auto& r = w.runner(0);
@@ -319,25 +303,6 @@ TEST(Cip11Services, ASignedGoodbyeIsHonouredAtOnce) {
 
 namespace cowboy::cip11 {
 namespace {
-
-// Runs an io_context on a thread of its own; `on_io` waits for a task's answer.
-struct IoThread {
-  boost::asio::io_context io{1};
-  std::thread thread{[this] {
-    auto guard = boost::asio::make_work_guard(io);
-    io.run();
-  }};
-  ~IoThread() {
-    io.stop();
-    thread.join();
-  }
-  template <typename F>
-  auto on_io(F f) {
-    std::promise<decltype(f())> p;
-    boost::asio::post(io, [&] { p.set_value(f()); });
-    return p.get_future().get();
-  }
-};
 
 // A second validator of the genesis, in this process: it pushes what the test tells it to.
 TEST(Cip11Services, APushWhoseAssignmentFieldsDifferIsRejectedAndAnIdenticalOneIsADuplicate) {
@@ -504,6 +469,7 @@ TEST(Cip11Services, AResultTheValidatorWithholdsIsRebroadcastByTheRunnerAndInclu
   const std::uint16_t quic_port = cowboy::testing::free_port();
   devchain::Cip11Genesis g;
   g.params.chain_id = 5;
+  g.params.transport_enabled = true;
   g.params.present_first_enabled = true;
   g.validators.push_back({crypto::ed25519_from_seed(validator_seed).public_key, "127.0.0.1:" + std::to_string(quic_port)});
   g.runners.push_back({*crypto::secp256k1_public_key(*runner_key), 1000, 1u << 3, {}, 4, 0});
@@ -532,7 +498,8 @@ TEST(Cip11Services, AResultTheValidatorWithholdsIsRebroadcastByTheRunnerAndInclu
 
   cowboy::testing::ChildProcess runner({std::string(COWBOY_BIN_DIR) + "/cip11-runner", "--chain-url",
                                         "http://127.0.0.1:" + std::to_string(api.port()), "--key",
-                                        (dir.path() / "runner.key").string(), "--block-ms", "100"});
+                                        (dir.path() / "runner.key").string(), "--state-dir",
+                                        (dir.path() / "runner-state").string(), "--block-ms", "100"});
   ASSERT_TRUE(runner.wait_for_line("event=connected"));
   ASSERT_TRUE(eventually([&] { return (*node)->height().value() > 2; }));
   ASSERT_TRUE(eventually([&] { return s->metrics().find("cip11d_present_runners 1") != std::string::npos; }));
@@ -570,6 +537,7 @@ TEST(Cip11Services, ALastPingAtHKeepsTheRunnerInThePresenceInputThroughHPlus15) 
   const std::uint16_t quic_port = cowboy::testing::free_port();
   devchain::Cip11Genesis g;
   g.params.chain_id = 5;
+  g.params.transport_enabled = true;
   g.params.present_first_enabled = true;
   g.validators.push_back({crypto::ed25519_from_seed(testing_seed()).public_key, "127.0.0.1:" + std::to_string(quic_port)});
   g.runners.push_back({*crypto::secp256k1_public_key(runner_key), 1000, 1u << 3, {}, 4, 0});
