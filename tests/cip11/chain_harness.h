@@ -4,6 +4,7 @@
 
 #include <gtest/gtest.h>
 
+#include "cip11/chain/codec.h"
 #include "cip11/chain/machine.h"
 
 namespace cowboy::cip11::chain::testing {
@@ -22,6 +23,20 @@ inline Key key(std::uint8_t n) {
   k.pub = *crypto::secp256k1_public_key(k.secret);
   k.address = *crypto::secp256k1_key_address(k.pub);
   return k;
+}
+
+/// `n` keys from key(first) on.
+inline std::vector<Key> keys(std::uint8_t first, std::uint8_t n) {
+  std::vector<Key> out;
+  for (std::uint8_t i = 0; i < n; ++i) out.push_back(key(static_cast<std::uint8_t>(first + i)));
+  return out;
+}
+
+/// The stored form of a state: equal bytes, equal states.
+inline Bytes state_bytes(const State& s) {
+  codec::Writer w;
+  put_state(w, s);
+  return std::move(w).take();
 }
 
 inline constexpr std::uint32_t kAllKinds = 0x3f;

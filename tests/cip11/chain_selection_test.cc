@@ -14,18 +14,9 @@ namespace {
 using testing::Chain;
 using testing::key;
 using testing::Key;
+using testing::keys;
+using testing::state_bytes;
 
-std::vector<Key> keys(std::uint8_t first, std::uint8_t n) {
-  std::vector<Key> out;
-  for (std::uint8_t i = 0; i < n; ++i) out.push_back(key(static_cast<std::uint8_t>(first + i)));
-  return out;
-}
-
-Bytes state_bytes(const State& s) {
-  codec::Writer w;
-  put_state(w, s);
-  return std::move(w).take();
-}
 
 std::vector<Address> draw(std::span<const Candidate> eligible, const Bytes32& seed, std::uint32_t m,
                           const PresentSet* presence = nullptr) {

@@ -11,18 +11,9 @@ namespace {
 using testing::Chain;
 using testing::key;
 using testing::Key;
+using testing::keys;
+using testing::state_bytes;
 
-std::vector<Key> keys(std::uint8_t first, std::uint8_t n) {
-  std::vector<Key> out;
-  for (std::uint8_t i = 0; i < n; ++i) out.push_back(key(static_cast<std::uint8_t>(first + i)));
-  return out;
-}
-
-Bytes state_bytes(const State& s) {
-  codec::Writer w;
-  put_state(w, s);
-  return std::move(w).take();
-}
 
 TEST(Cip11Chain, InstructionsRoundTripAndRefuseBadBytes) {
   auto k = key(1);

@@ -13,7 +13,8 @@ using testing::LocalChain;
 using testing::LocalChainOptions;
 
 // CIP11_TRANSPORT_ENABLED off: there is no QUIC transport - cip11d's service
-// refuses to start - and a runner takes its jobs from the poll endpoint.
+// refuses to start, and a runner does not connect even to a validator that
+// listens at its genesis endpoint - and runners take their jobs from the poll endpoint.
 TEST(Cip11Phases, WithTheTransportOffThereIsNoValidatorServiceAndRunnersPoll) {
   LocalChainOptions options;
   options.service = false;
@@ -25,12 +26,14 @@ TEST(Cip11Phases, WithTheTransportOffThereIsNoValidatorServiceAndRunnersPoll) {
   ASSERT_FALSE(service.ok());
   EXPECT_NE(service.error().find("CIP11_TRANSPORT_ENABLED"), std::string::npos) << service.error();
 
+  testing::InProcessValidator listening(local.validator_seed, local.genesis, local.quic_port, local.dir.path() / "tls");
   auto runner = local.runner(0, {"--poll-ms", "200"});
   auto id = local.submit(R"({"echo":"polled"})");
   ASSERT_TRUE(id);
   ASSERT_TRUE(runner->wait_for({"event=included", hex(*id)}));
   EXPECT_TRUE(runner->saw({"event=accepted", hex(*id), "via=poll"}));
   EXPECT_EQ(runner->count("event=connected"), 0u);
+  EXPECT_EQ(listening.admitted.load(), 0);
 }
 
 // CIP11_PRESENCE_SHADOW_ENABLED with present-first off: blocks carry the
