@@ -245,13 +245,6 @@ void put_state(codec::Writer& w, const State& s) {
     w.fixed(m.runner);
     w.u64(m.set_at_block);
   }
-  w.count(s.pending_due.size());
-  for (const DueKey& k : s.pending_due) {
-    w.u64(k.seed_epoch);
-    w.u64(k.seed_view);
-    w.u64(k.submitted_at);
-    w.fixed(k.job_id);
-  }
 }
 
 State get_state(codec::Reader& r) {
@@ -290,25 +283,9 @@ State get_state(codec::Reader& r) {
     next_key(r, last_mru, std::pair(submitter, kind));
     s.mru[{submitter, kind}] = m;
   }
-  n = r.count(kMaxEntries, 56);
-  std::optional<DueKey> last_due;
-  for (std::uint32_t i = 0; i < n && r.ok(); ++i) {
-    DueKey k;
-    k.seed_epoch = r.u64();
-    k.seed_view = r.u64();
-    k.submitted_at = r.u64();
-    k.job_id = r.fixed<32>();
-    next_key(r, last_due, k);
-    s.pending_due.insert(k);
-  }
-  // The due index names exactly the pending selections, under their own keys.
-  std::size_t pending = 0;
-  for (const auto& [id, job] : s.jobs) {
-    if (!job.pending) continue;
-    ++pending;
-    if (!s.pending_due.contains(due_key(*job.pending))) r.fail(codec::DecodeError::kInvalidValue);
-  }
-  if (r.ok() && pending != s.pending_due.size()) r.fail(codec::DecodeError::kInvalidValue);
+  // The due-round index is derived from the pending records, not stored.
+  for (const auto& [id, job] : s.jobs)
+    if (job.pending) s.pending_due.insert(due_key(*job.pending));
   // The index names exactly the runners.
   if (r.ok() && s.index.size() != s.runners.size()) r.fail(codec::DecodeError::kInvalidValue);
   for (std::uint32_t i = 0; i < s.index.size() && r.ok(); ++i)

@@ -111,7 +111,7 @@ struct State {
   ActiveRunners index;                       // ACTIVE_RUNNERS_KEY: append-only (§7.2, §8.5)
   std::map<Bytes32, JobRecord> jobs;
   std::map<std::pair<Address, JobKind>, MruRecord> mru;  // mru_key (§9.4)
-  std::set<DueKey> pending_due;              // one per job in kPendingSelection
+  std::set<DueKey> pending_due;              // one per job in kPendingSelection; derived from them, not stored
   std::uint64_t jobs_submitted = 0;
   bool operator==(const State&) const = default;
 };
