@@ -100,6 +100,7 @@ struct World {
     const std::uint16_t port = cowboy::testing::free_port();
     devchain::Cip11Genesis g;
     g.params.chain_id = 31337;
+    g.params.transport_enabled = true;
     g.params.present_first_enabled = present_first;
     g.params.heartbeat_timeout_blocks = 1'000'000;  // no on-chain heartbeats in the bench: the floor holds
     g.validators.push_back({crypto::ed25519_from_seed(seed).public_key, "127.0.0.1:" + std::to_string(port)});

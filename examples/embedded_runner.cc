@@ -46,6 +46,7 @@ int main(int argc, char** argv) {
   cip11::RunnerOptions options;
   options.key = *key;
   options.chain_url = manifest["chain_url"].get<std::string>();
+  options.state_dir = std::filesystem::path(dev) / ("example-runner-" + std::to_string(index) + "-state");
   options.on_event = [](const cip11::RunnerEvent& e) {
     if (e.kind == cip11::RunnerEvent::Kind::kAccepted) std::printf("job accepted (%s)\n", e.via.c_str());
     if (e.kind != cip11::RunnerEvent::Kind::kIncluded) return;

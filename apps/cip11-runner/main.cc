@@ -1,7 +1,12 @@
 // cip11-runner: a CIP-11 runner (include/cip11/runner.h) as a program.
 //
 //   cip11-runner --dev cip11d-dev --runner 0     dev runner 0 of `cip11d --dev`
-//   cip11-runner --chain-url http://127.0.0.1:7546 --key FILE
+//                                                (state in cip11d-dev/runner-0-state)
+//   cip11-runner --chain-url http://127.0.0.1:7546 --key FILE --state-dir DIR
+//
+// The state directory keeps every transaction the runner signs until its
+// receipt, and what each commitment binds it to: a restart (even after
+// SIGKILL) resends them and still makes every reveal it owes (§10.3).
 //
 // Prints one logfmt line per event on stdout:
 //   event=accepted job_id=0x.. via=push height=12 at_us=1764612345678901
@@ -46,7 +51,7 @@ void print(const cip11::RunnerEvent& e) {
 int main(int argc, char** argv) {
   CLI::App app{"cip11-runner: a CIP-11 runner - push job delivery from its validators, the poll fallback"};
   app.set_version_flag("--version", COWBOY_VERSION);
-  std::string dev_dir, key_file;
+  std::string dev_dir, key_file, state_dir;
   std::uint32_t index = 0;
   std::uint64_t poll_ms = 1000, block_ms = 200, height_ms = 50;
   bool poll_only = false;
@@ -55,6 +60,9 @@ int main(int argc, char** argv) {
   app.add_option("--runner", index, "--dev: which dev runner (its key file keys/runner-N.key)")->capture_default_str();
   app.add_option("--chain-url", o.chain_url, "without --dev: the devchain HTTP API")->capture_default_str();
   app.add_option("--key", key_file, "without --dev: this runner's secp256k1 key (hex, 0600)");
+  app.add_option("--state-dir", state_dir,
+                 "where signed transactions and owed reveals are kept across restarts "
+                 "(default with --dev: DIR/runner-N-state; else cip11-runner-state)");
   app.add_option("--max-concurrent", o.max_concurrent, "jobs at once; at this many it signals backpressure")
       ->capture_default_str()
       ->check(CLI::Range(1, 1'000));
@@ -83,6 +91,10 @@ int main(int argc, char** argv) {
     key_file = manifest["runners"][index]["key_file"].get<std::string>();
   }
   if (key_file.empty()) return fail("give --dev DIR, or --key FILE");
+  if (state_dir.empty())
+    state_dir = dev_dir.empty() ? "cip11-runner-state"
+                                : (std::filesystem::path(dev_dir) / ("runner-" + std::to_string(index) + "-state")).string();
+  o.state_dir = state_dir;
   auto key = devchain::load_key(key_file);
   if (!key) return fail(key.error());
   o.key = *key;
@@ -98,7 +110,7 @@ int main(int argc, char** argv) {
   auto status = (*runner)->status();
   std::printf("cip11-runner %s started at height %llu, %zu validator(s) in Sub(R)%s, on-chain heartbeat phase %llu of %llu\n",
               devchain::json::hex0x((*runner)->address()).c_str(), static_cast<unsigned long long>(status.height),
-              status.validators, poll_only ? ", polling only" : "",
+              status.validators, status.validators == 0 ? ", polling only" : "",
               static_cast<unsigned long long>(status.heartbeat_phase),
               static_cast<unsigned long long>(status.heartbeat_cadence));
   std::fflush(stdout);

@@ -44,6 +44,7 @@ std::string with_port(const std::string& listen) {
 devchain::GenesisSpec new_genesis(const DevKeys& keys, const DevOptions& o) {
   devchain::Cip11Genesis g;
   g.params.chain_id = 31337;
+  g.params.transport_enabled = true;  // Phases 1 and 2 (§14): push, and CIP-11 selection
   g.params.present_first_enabled = true;
   g.params.multi_validator = keys.validators.size() > 1;
   for (std::size_t i = 0; i < keys.validators.size(); ++i)

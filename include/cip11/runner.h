@@ -1,7 +1,8 @@
 // An embeddable CIP-11 runner (docs/cip11.md, "Services"): what the
 // `cip11-runner` program is, as a library.
 //
-//   auto runner = cip11::Runner::start({.key = secret, .chain_url = "http://127.0.0.1:7545"});
+//   auto runner = cip11::Runner::start({.key = secret, .chain_url = "http://127.0.0.1:7545",
+//                                       .state_dir = "runner-state"});
 //
 // It reads the chain's CIP-11 genesis, connects to each validator of its
 // Sub(R) (§5) and keeps those connections (§6, §11.3), pings each block, sends
@@ -9,7 +10,8 @@
 // deduplicated by job_id and verified against the chain before it acks
 // (§10.1, §10.2) - runs them (cip11/runner/task.h: echo, sha256, sleep, a
 // loopback GET; no shell), and returns each result as a transaction it signs,
-// on the accepted stream, retained and rebroadcast until included (§10.3). It
+// on the accepted stream, kept on disk and rebroadcast until included, across
+// its own restarts too (§10.3). It
 // signals backpressure at max_concurrent (§6.4), stops at a JobCancel (§10.5)
 // and polls the chain (§14) while no validator is reachable.
 //
@@ -17,6 +19,7 @@
 #pragma once
 
 #include <chrono>
+#include <filesystem>
 #include <functional>
 #include <memory>
 #include <string>
@@ -41,6 +44,8 @@ struct RunnerEvent {
     kRebroadcast,   // a retained transaction submitted again (§10.3)
     kIncluded,      // the job's final transaction is in a block
     kHeartbeat,     // an on-chain heartbeat sent
+    kResumed,       // a job owed from before a restart, taken up again from the journal (detail: where it stood)
+    kStorageFailed, // a signed transaction could not be made durable, so it was not sent (detail says why)
   };
   Kind kind = Kind::kAssigned;
   std::array<std::uint8_t, 32> job_id{};
@@ -54,6 +59,10 @@ std::string_view runner_event_name(RunnerEvent::Kind kind);
 struct RunnerOptions {
   crypto::Secp256k1Secret key{};
   std::string chain_url = "http://127.0.0.1:7545";  // the devchain HTTP API
+  /// Required: where the runner keeps every transaction it signs until its
+  /// receipt, and the result and salt each commitment binds it to, so that a
+  /// restart resumes an owed reveal (cip11/runner/journal.h). One per runner key.
+  std::filesystem::path state_dir;
   std::uint32_t max_concurrent = 4;                 // should match the registration's
   std::vector<std::string> allowed_url_prefixes;    // what {"get": url} may fetch
   bool push = true;                                 // false: poll only, never connect (a comparison)
@@ -70,7 +79,7 @@ struct RunnerStatus {
   std::size_t validators = 0, admitted = 0;  // in Sub(R), and admitted now
   std::uint32_t running = 0;
   std::uint64_t accepted = 0, completed = 0, rejected = 0, duplicates = 0, cancelled = 0;
-  std::uint64_t heartbeats = 0, rebroadcasts = 0, polls = 0;
+  std::uint64_t heartbeats = 0, rebroadcasts = 0, polls = 0, resumed = 0;
   std::uint64_t heartbeat_phase = 0, heartbeat_cadence = 0;  // §6.6: on-chain heartbeats at height % cadence == phase
 };
 

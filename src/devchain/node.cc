@@ -77,6 +77,29 @@ Result<Unit, std::string> create_chain(const std::filesystem::path& path, const 
   return Unit{};
 }
 
+/// What a block's selection did that nothing else reports: the Phase-1 shadow
+/// draws (§14: telemetry only) and pending selections whose block-S snapshot
+/// did not verify (§9.2: never assigned).
+void log_selection_telemetry(std::uint64_t height, const cip11::chain::Effects& e) {
+  auto list = [](const std::vector<Address>& runners) {
+    std::string out;
+    for (const auto& r : runners) {
+      if (!out.empty()) out += ',';
+      out += json::hex0x(r);
+    }
+    return out;
+  };
+  for (const auto& s : e.shadow)
+    log::info("cip11_shadow_draw", log::field("height", height), log::field("job_id", json::hex0x(s.job_id)),
+              log::field("live", list(s.live)), log::field("shadow", list(s.shadow)),
+              log::field("shadow_present", s.shadow_present), log::field("agree", s.live == s.shadow ? "true" : "false"));
+  for (const auto& id : e.unverified_pending) {
+    const bool expired = std::find(e.expired_pending.begin(), e.expired_pending.end(), id) != e.expired_pending.end();
+    log::error("cip11_snapshot_root_mismatch", log::field("height", height), log::field("job_id", json::hex0x(id)),
+               log::field("outcome", expired ? "timed_out" : "left_pending"));
+  }
+}
+
 }  // namespace
 
 Result<std::unique_ptr<Node>, std::string> Node::open(const NodeConfig& config,
@@ -169,6 +192,9 @@ std::pair<std::optional<Bytes>, cip11::PresentSet> Node::presence_for(std::uint6
                                                                        std::uint32_t registry_size) {
   const auto& params = genesis_.cip11->params;
   cip11::PresentSet empty(registry_size);
+  // The field is populated only when something reads it: CIP-11 selection or
+  // its Phase-1 shadow (§14); otherwise blocks carry none (§7.2 rule 1).
+  if (!params.present_first_enabled && !params.presence_shadow_enabled) return {std::nullopt, empty};
   // No validator process plugged in: nobody is known to be present. With the
   // flag on that is stated as a valid empty set (§7.2 rule 2), else omitted.
   if (!presence_provider_)
@@ -270,7 +296,9 @@ ApiResult<std::uint64_t> Node::produce_block() {
     hashes.push_back(json::hex0x(txs[i].hash));
   }
   const auto& effects = committed.effects;
-  const bool changed = !txs.empty() || !effects.assigned.empty() || !effects.ended.empty();
+  const bool changed =
+      !txs.empty() || !effects.assigned.empty() || !effects.ended.empty() || !effects.expired_pending.empty();
+  log_selection_telemetry(h, effects);
   if (!txs.empty() || cip11) {
     nlohmann::json block{{"height", h}, {"txs", hashes}};
     if (cip11) json::put_cip11_block(block, committed.presence, registry_size, effects);

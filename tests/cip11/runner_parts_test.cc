@@ -97,6 +97,9 @@ TEST(Cip11TxLedger, NoncesInOrderAndSelfSubmissionsAfterTheGraceThenEveryInterva
   EXPECT_EQ(b.tx.nonce, 8u);
   EXPECT_EQ(devchain::recover_sender(a.tx), crypto::secp256k1_address(secret));
   EXPECT_EQ(devchain::decode_tx(a.bytes).value(), a.tx);
+  EXPECT_FALSE(ledger.due(a.hash, 12));  // not yet in the journal: it may not leave the runner
+  ledger.durable(a.hash);
+  ledger.durable(b.hash);
   EXPECT_FALSE(ledger.due(a.hash, 11));  // RESULT_TX_INCLUSION_GRACE_BLOCKS = 2
   EXPECT_TRUE(ledger.due(a.hash, 12));
   EXPECT_TRUE(ledger.due(b.hash, 12));
@@ -107,6 +110,12 @@ TEST(Cip11TxLedger, NoncesInOrderAndSelfSubmissionsAfterTheGraceThenEveryInterva
   ASSERT_TRUE(again);
   EXPECT_EQ(devchain::tx_hash(*again), b.hash);  // the same signed bytes, never a new transaction
   EXPECT_EQ(ledger.retained_hashes(), std::vector<Bytes32>{b.hash});
+
+  // After a restart: a transaction from the journal is due at once, and no nonce is signed twice.
+  TxLedger restarted(testing::filled(0xc1), secret, 7);  // the chain had seen neither
+  restarted.restore(b.tx, 20);
+  EXPECT_TRUE(restarted.due(b.hash, 20));
+  EXPECT_EQ(restarted.sign(devchain::Cip11Call{{3}}, 20).tx.nonce, 9u);
 }
 
 // A JobResult's tx_bytes (and a JobResultCommit's, with its instruction) is

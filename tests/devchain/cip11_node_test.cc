@@ -24,21 +24,22 @@ struct Cip11Fixture : ::testing::Test {
   std::vector<Key> runners{key(1), key(2), key(3), key(4)};
   Key submitter = key(9);
 
-  GenesisSpec genesis(bool present_first = true) const {
+  GenesisSpec genesis(bool present_first = true, bool shadow = false) const {
     GenesisSpec g = testing::genesis_for(testing::secret(1));
     for (const auto& k : runners) g.balances.emplace_back(k.address, 1'000'000);
     g.balances.emplace_back(submitter.address, 1'000'000);
     Cip11Genesis c;
     c.params.chain_id = 7;
     c.params.present_first_enabled = present_first;
+    c.params.presence_shadow_enabled = shadow;
     c.validators.push_back({crypto::Ed25519Public{}, "127.0.0.1:7443"});
     g.cip11 = c;
     return g;
   }
-  std::unique_ptr<Node> open(const std::filesystem::path& at, bool present_first = true) {
+  std::unique_ptr<Node> open(const std::filesystem::path& at, bool present_first = true, bool shadow = false) {
     NodeConfig c = config;
     c.data_dir = at;
-    auto node = Node::open(c, genesis(present_first));
+    auto node = Node::open(c, genesis(present_first, shadow));
     EXPECT_TRUE(node.ok()) << (node.ok() ? "" : node.error());
     return node.ok() ? std::move(*node) : nullptr;
   }
@@ -88,18 +89,32 @@ TEST_F(Cip11Fixture, ResubmittingTheSameTransactionIsIdempotent) {
 }
 
 TEST_F(Cip11Fixture, EveryBlockCarriesThePresenceFieldTheRulesAllow) {
-  for (bool flag : {false, true}) {
-    auto node = open(dir.path() / (flag ? "on" : "off"), flag);
+  enum class Flags { kNone, kShadow, kPresentFirst };
+  for (Flags flags : {Flags::kNone, Flags::kShadow, Flags::kPresentFirst}) {
+    auto node = open(dir.path() / std::to_string(static_cast<int>(flags)), flags == Flags::kPresentFirst,
+                     flags == Flags::kShadow);
     const Bytes malformed{0x01, 0x07};
-    node->set_presence_provider([&](std::uint64_t, std::uint32_t) { return malformed; });
+    int asked = 0;
+    node->set_presence_provider([&](std::uint64_t, std::uint32_t) { return ++asked, malformed; });
     auto h = node->produce_block();
     ASSERT_TRUE(h.ok());
     auto p = node->block_presence(*h);
     ASSERT_TRUE(p.ok());
     EXPECT_TRUE(p->present.empty());
-    // Flag off: the proposer's bytes are kept and read as empty (rule 1).
-    // Flag on: this proposer writes a valid empty set instead (rule 2).
-    EXPECT_EQ(*p->field, flag ? cip11::encode_presence(cip11::PresentSet(0)) : malformed);
+    switch (flags) {
+      case Flags::kNone:  // nothing reads the field (§14 Phase 1 without shadow): none is asked for or carried
+        EXPECT_EQ(asked, 0);
+        EXPECT_FALSE(p->field);
+        break;
+      case Flags::kShadow:  // the proposer's bytes are kept for the shadow draw and read as empty (rule 1)
+        EXPECT_EQ(asked, 1);
+        EXPECT_EQ(p->field, malformed);
+        break;
+      case Flags::kPresentFirst:  // this proposer writes a valid empty set instead (rule 2)
+        EXPECT_EQ(asked, 1);
+        EXPECT_EQ(p->field, cip11::encode_presence(cip11::PresentSet(0)));
+        break;
+    }
   }
 }
 

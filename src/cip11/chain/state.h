@@ -6,6 +6,7 @@
 
 #include <map>
 #include <optional>
+#include <set>
 #include <vector>
 
 #include "cip11/pending.h"
@@ -15,11 +16,14 @@
 
 namespace cowboy::cip11::chain {
 
-/// Fixed at genesis (docs/cip11.md, "Chain plane"). The §13 flags default off.
+/// Fixed at genesis (docs/cip11.md, "Chain plane"). The five §13 flags default off.
 struct ChainParams {
   std::uint64_t chain_id = 0;
-  bool present_first_enabled = false;  // CIP11_PRESENT_FIRST_ENABLED
-  bool poll_disabled = false;          // CIP11_POLL_DISABLED
+  bool transport_enabled = false;              // CIP11_TRANSPORT_ENABLED: QUIC and push (Phase 1)
+  bool presence_shadow_enabled = false;        // CIP11_PRESENCE_SHADOW_ENABLED: the CIP-11 draw as telemetry only
+  bool present_first_enabled = false;          // CIP11_PRESENT_FIRST_ENABLED: the whole CIP-11 selection (Phase 2)
+  bool poll_disabled = false;                  // CIP11_POLL_DISABLED: the poll endpoint answers 410 (Phase 3)
+  bool presence_hard_exclude_enabled = false;  // PRESENCE_HARD_EXCLUDE_ENABLED: Mode A, never effective here
   bool multi_validator = false;        // |ValidatorSetSnapshot(0)| > 1
   std::uint64_t heartbeat_timeout_blocks = kHeartbeatTimeoutBlocks;
   std::uint64_t mru_activation_height = UINT64_MAX;  // MRU dormant, as deployed (§9.4)
@@ -44,6 +48,10 @@ struct RunnerRecord {
   std::uint64_t last_heartbeat = 0;
   std::uint32_t active_jobs = 0;
   std::uint64_t reputation_x1e9 = 1'000'000'000;
+  /// Historical state for §9.2's block-S snapshots: (h, the record as it stood
+  /// at the end of block h-1), oldest first, kept while a pending selection may
+  /// read it (machine.cc, `edit_runner`). Versions never hold a history themselves.
+  std::vector<std::pair<std::uint64_t, RunnerRecord>> history;
   bool operator==(const RunnerRecord&) const = default;
 };
 
@@ -80,8 +88,8 @@ struct JobRecord {
   std::uint64_t deadline_block = 0;
   std::vector<Assignment> committee;  // the current committee, in draw order
   std::vector<Address> excluded;      // runners that timed out on this job (§11.2), sorted
-  std::optional<PendingSelectionV1> pending;
-  std::vector<Candidate> pending_snapshot;  // block-S candidates of `pending` (see docs: no historical state here)
+  std::optional<PendingSelectionV1> pending;  // pending_by_job_key (§9.2) while kPendingSelection
+  std::optional<Bytes32> selection_seed;      // its first committee's seed; re-selections derive from it (§11.2)
   Bytes result;                       // the agreed result once Completed
   std::uint64_t finished_at = 0;
   bool operator==(const JobRecord&) const = default;
@@ -90,11 +98,20 @@ struct JobRecord {
   Assignment* assignment_of(const Address& runner);
 };
 
+/// pending_due_round_index_key (§9.2): the order of the seed's iterable index.
+struct DueKey {
+  std::uint64_t seed_epoch = 0, seed_view = 0, submitted_at = 0;
+  Bytes32 job_id{};
+  auto operator<=>(const DueKey&) const = default;
+};
+DueKey due_key(const PendingSelectionV1& pending);
+
 struct State {
   std::map<Address, RunnerRecord> runners;
   ActiveRunners index;                       // ACTIVE_RUNNERS_KEY: append-only (§7.2, §8.5)
   std::map<Bytes32, JobRecord> jobs;
   std::map<std::pair<Address, JobKind>, MruRecord> mru;  // mru_key (§9.4)
+  std::set<DueKey> pending_due;              // one per job in kPendingSelection; derived from them, not stored
   std::uint64_t jobs_submitted = 0;
   bool operator==(const State&) const = default;
 };

@@ -8,13 +8,23 @@ TxLedger::Signed TxLedger::sign(devchain::TxBody body, std::uint64_t height) {
   devchain::Transaction tx{chain_, next_nonce_++, std::move(body), {}};
   devchain::sign_tx(tx, secret_);  // the secret was checked when the runner started
   Signed out{tx, devchain::encode_tx(tx), devchain::tx_hash(tx)};
-  retained_[out.hash] = Entry{std::move(tx), height + kResultTxInclusionGraceBlocks};
+  retained_[out.hash] = Entry{std::move(tx), height + kResultTxInclusionGraceBlocks, false};
   return out;
+}
+
+void TxLedger::durable(const Bytes32& hash) {
+  if (auto it = retained_.find(hash); it != retained_.end()) it->second.durable = true;
+}
+
+void TxLedger::restore(devchain::Transaction tx, std::uint64_t height) {
+  const Bytes32 hash = devchain::tx_hash(tx);
+  next_nonce_ = std::max(next_nonce_, tx.nonce + 1);
+  retained_[hash] = Entry{std::move(tx), height, true};
 }
 
 std::optional<devchain::Transaction> TxLedger::due(const Bytes32& hash, std::uint64_t height) {
   auto it = retained_.find(hash);
-  if (it == retained_.end() || height < it->second.next_due) return std::nullopt;
+  if (it == retained_.end() || !it->second.durable || height < it->second.next_due) return std::nullopt;
   it->second.next_due = height + kResultTxRebroadcastIntervalBlocks;
   return it->second.tx;
 }

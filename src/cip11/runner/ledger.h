@@ -27,8 +27,16 @@ class TxLedger {
     Bytes32 hash{};
   };
   /// Signs `body` with the next nonce and retains it, sent (by frame or to
-  /// the chain) at `height`: self-submissions start after the grace period.
+  /// the chain) at `height`: self-submissions start after the grace period,
+  /// and never before durable() says it is recorded (journal.h).
   Signed sign(devchain::TxBody body, std::uint64_t height);
+  /// `hash` is in the journal: it may now leave this runner.
+  void durable(const Bytes32& hash);
+  /// A transaction signed before a restart (journal.h): retained, durable, and
+  /// due for a self-submission at `height` - nobody knows whether it was sent.
+  void restore(devchain::Transaction tx, std::uint64_t height);
+  /// The next nonce sign() will use.
+  std::uint64_t next_nonce() const { return next_nonce_; }
   /// The retained transaction `hash` if it is due for a self-submission at
   /// `height` (ask after its receipt was found missing); it is then next due
   /// RESULT_TX_REBROADCAST_INTERVAL_BLOCKS later.
@@ -42,6 +50,7 @@ class TxLedger {
   struct Entry {
     devchain::Transaction tx;
     std::uint64_t next_due = 0;
+    bool durable = false;
   };
   Bytes32 chain_;
   crypto::Secp256k1Secret secret_;

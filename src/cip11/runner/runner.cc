@@ -6,11 +6,13 @@
 #include <boost/asio/thread_pool.hpp>
 #include <future>
 #include <map>
+#include <set>
 #include <thread>
 
 #include "cip11/chain/codec.h"
 #include "cip11/link/runner_link.h"
 #include "cip11/runner/job_book.h"
+#include "cip11/runner/journal.h"
 #include "cip11/runner/ledger.h"
 #include "cip11/runner/task.h"
 #include "cip11/subset.h"
@@ -37,6 +39,8 @@ std::string_view runner_event_name(Kind kind) {
     case Kind::kRebroadcast: return "rebroadcast";
     case Kind::kIncluded: return "included";
     case Kind::kHeartbeat: return "heartbeat";
+    case Kind::kResumed: return "resumed";
+    case Kind::kStorageFailed: return "storage_failed";
   }
   return "unknown";
 }
@@ -97,6 +101,8 @@ struct Runner::Impl {
   std::vector<std::unique_ptr<RunnerLink>> links;
   asio::thread_pool reads{2};   // chain reads: heights, jobs, receipts, polls
   asio::thread_pool writes{1};  // chain submissions, in nonce order
+  asio::thread_pool durable{1}; // the journal's synced writes, in signing order (never on the io thread)
+  std::unique_ptr<TxJournal> journal;  // used on `durable` only, after start()
   asio::thread_pool exec;
   asio::steady_timer height_timer{io}, poll_timer{io}, ping_timer{io};
   std::chrono::milliseconds ping_phase{0};
@@ -111,6 +117,7 @@ struct Runner::Impl {
   std::uint64_t last_heartbeat = 0;
   std::uint32_t running = 0;
   bool backpressured = false, height_read_busy = false, polling = false;
+  bool polling_allowed = true;  // false once the chain retired the poll endpoint (CIP11_POLL_DISABLED, §14)
   RunnerStatus stats;
   mutable std::mutex status_mu;
   RunnerStatus published;  // a copy for status(), refreshed on the io thread
@@ -168,9 +175,11 @@ struct Runner::Impl {
     if (ledger && !heartbeat_tx && schedule->due(h, last_heartbeat)) {
       auto tx = ledger->sign(devchain::Cip11Call{chain::encode_instruction(chain::RunnerHeartbeat{})}, h);
       heartbeat_tx = tx.hash;
-      submit(tx.tx);
-      ++stats.heartbeats;
-      emit(Kind::kHeartbeat);
+      keep(tx, std::nullopt, [this, tx] {
+        submit(tx.tx);
+        ++stats.heartbeats;
+        emit(Kind::kHeartbeat);
+      });
     }
     if (ledger) {
       // A receipt ends retention; no receipt past the grace period is a
@@ -195,6 +204,7 @@ struct Runner::Impl {
 
   void on_included(const Bytes32& hash, const devchain::TxReceipt& receipt) {
     ledger->included(hash);
+    asio::post(durable, [this, hash] { journal->forget_transaction(hash); });
     if (heartbeat_tx == hash) {
       heartbeat_tx.reset();
       if (receipt.ok()) last_heartbeat = receipt.height;
@@ -210,7 +220,7 @@ struct Runner::Impl {
       if (job.reveal_tx == hash) {
         ++stats.completed;
         emit(Kind::kIncluded, it->first, job.via, receipt.error.value_or("ok"));
-        jobs.erase(it);
+        forget(it);
         return;
       }
     }
@@ -314,12 +324,13 @@ struct Runner::Impl {
   }
 
   void poll() {
-    if (polling) return;
+    if (polling || !polling_allowed) return;
     polling = true;
     ++stats.polls;
     read([this] { return chain.runner_jobs(me); },
          [this](devchain::ApiResult<std::vector<chain::JobRecord>> found) {
            polling = false;
+           if (!found && found.error().code == devchain::ApiErrorCode::kGone) polling_allowed = false;  // 410: for good
            if (!found) return;
            for (auto& record : *found) take_polled(std::move(record));
          });
@@ -389,7 +400,8 @@ struct Runner::Impl {
                            stats.height);
     job.commit_tx = tx.hash;
     job.phase = Job::Phase::kAwaitingCommit;
-    send_result(job, JobResultCommit{id, tx.bytes}, tx.tx, "commit");
+    // The result and salt are on disk before the commitment leaves (§10.3, journal.h).
+    keep(tx, owed(id, job), [this, id, tx] { send_result(id, JobResultCommit{id, tx.bytes}, tx.tx, "commit"); });
   }
 
   void check_reveal(Job& job) {
@@ -402,7 +414,7 @@ struct Runner::Impl {
            if (!record) return;
            if (chain::terminal(record->state)) {  // settled without this reveal: nothing left to send
              end_stream(it->second);
-             jobs.erase(it);
+             forget(it);
              return;
            }
            // §10.3: never a reveal the next block could not include.
@@ -416,19 +428,74 @@ struct Runner::Impl {
         devchain::Cip11Call{chain::encode_instruction(chain::JobResultSubmit{id, job.result, job.salt})}, stats.height);
     job.reveal_tx = tx.hash;
     job.phase = Job::Phase::kRevealed;
-    send_result(job, JobResult{id, tx.bytes}, tx.tx, "reveal");
+    // Recorded with the obligation that names it: after a restart this reveal is resent, never re-signed.
+    keep(tx, owed(id, job), [this, id, tx] { send_result(id, JobResult{id, tx.bytes}, tx.tx, "reveal"); });
+  }
+
+  /// What the journal keeps for a job whose commitment or result is signed.
+  static Obligation owed(const Bytes32& id, const Job& job) {
+    return Obligation{id, job.record.runners, job.result, job.salt, job.commit_tx, job.reveal_tx};
+  }
+
+  /// Records `tx` (and the job's obligation) with one synced write on the
+  /// journal thread, then runs `send` on the io thread. What cannot be kept is
+  /// not sent: it stays unsent in the ledger, and the failure is reported.
+  template <typename Send>
+  void keep(const TxLedger::Signed& tx, std::optional<Obligation> obligation, Send send) {
+    asio::post(durable, [this, tx, obligation = std::move(obligation), send = std::move(send)]() mutable {
+      const bool kept = journal->record(RetainedTx{tx.hash, tx.tx.nonce, tx.bytes}, tx.tx.nonce + 1, obligation);
+      asio::post(io, [this, hash = tx.hash, kept, send = std::move(send)]() mutable {
+        if (!kept) return emit(Kind::kStorageFailed, {}, {}, "journal write failed for " + devchain::json::hex0x(hash));
+        ledger->durable(hash);
+        send();
+      });
+    });
+  }
+
+  /// The job is settled or gone: nothing of it is kept any more.
+  void forget(std::map<Bytes32, Job>::iterator it) {
+    asio::post(durable, [this, id = it->first] { journal->forget_obligation(id); });
+    jobs.erase(it);
   }
 
   /// On the Accepted stream while its connection lasts; else straight to the chain.
-  void send_result(Job& job, Frame frame, const devchain::Transaction& tx, std::string what) {
+  void send_result(const Bytes32& id, Frame frame, const devchain::Transaction& tx, std::string what) {
+    auto it = jobs.find(id);
+    const std::string via = it == jobs.end() ? "" : it->second.via;
     const bool last = std::holds_alternative<JobResult>(frame);
-    if (on_its_stream(job) && job.link->send(job.stream, std::move(frame))) {
-      emit(Kind::kResultSent, job.record.job_id, job.via, what + " on the accepted stream");
-      if (last) end_stream(job);
+    if (it != jobs.end() && on_its_stream(it->second) && it->second.link->send(it->second.stream, std::move(frame))) {
+      emit(Kind::kResultSent, id, via, what + " on the accepted stream");
+      if (last) end_stream(it->second);
       return;
     }
     submit(tx);
-    emit(Kind::kResultSent, job.record.job_id, job.via, what + " to the chain");
+    emit(Kind::kResultSent, id, via, what + " to the chain");
+  }
+
+  /// A job owed from before a restart (journal.h): where its transactions stood then.
+  void resume(const Obligation& o, const std::set<Bytes32>& retained) {
+    if (o.reveal_tx && !retained.contains(*o.reveal_tx)) {  // its reveal was included: nothing is owed
+      asio::post(durable, [this, id = o.job_id] { journal->forget_obligation(id); });
+      return;
+    }
+    Job& job = jobs[o.job_id];
+    job.record.job_id = o.job_id;
+    job.record.runners = o.runners;
+    job.result = o.result;
+    job.salt = o.salt;
+    job.commit_tx = o.commit_tx;
+    job.reveal_tx = o.reveal_tx;
+    job.via = "resume";
+    std::string where;
+    if (o.reveal_tx) {
+      job.phase = Job::Phase::kRevealed, where = "reveal sent, awaiting its receipt";
+    } else if (o.commit_tx && retained.contains(*o.commit_tx)) {
+      job.phase = Job::Phase::kAwaitingCommit, where = "commitment sent, awaiting its receipt";
+    } else {
+      job.phase = Job::Phase::kAwaitingReveal, where = "commitment included, reveal owed";
+    }
+    ++stats.resumed;
+    emit(Kind::kResumed, o.job_id, job.via, where);
   }
 
   /// The stream of a pushed job, while the connection it came on lasts (a
@@ -490,25 +557,49 @@ Result<std::unique_ptr<Runner>, std::string> Runner::start(RunnerOptions options
   if (!id || !account || !height) return Err{std::string("the chain stopped answering during start")};
   if (!record) return Err{"this key is not a registered runner: " + devchain::json::hex0x(r.me)};
   r.chain_instance_id = *id;
-  r.ledger.emplace(*id, r.o.key, account->next_nonce);
+  // What it signed before a restart: no nonce signed twice, every retained
+  // transaction submitted again, every owed reveal still made (§10.3).
+  if (r.o.state_dir.empty()) return Err{std::string("state_dir is required: the runner keeps what it signs there")};
+  auto journal = TxJournal::open(r.o.state_dir, *id, r.me);
+  if (!journal) return Err{journal.error()};
+  r.journal = std::move(*journal);
+  auto kept = r.journal->load();
+  if (!kept) return Err{kept.error()};
+  r.stats.height = *height;
+  r.ledger.emplace(*id, r.o.key, std::max(account->next_nonce, kept->next_nonce));
+  std::set<Bytes32> retained;
+  for (const auto& t : kept->transactions) {
+    auto tx = devchain::decode_tx(t.bytes);
+    if (!tx || devchain::tx_hash(*tx) != t.hash) return Err{"the journal in " + r.o.state_dir.string() + " holds a damaged transaction"};
+    r.ledger->restore(std::move(*tx), *height);
+    retained.insert(t.hash);
+  }
+  for (const auto& o : kept->obligations) r.resume(o, retained);
   r.schedule.emplace(r.genesis.params.chain_id, r.me, r.genesis.params.heartbeat_timeout_blocks,
                      r.o.heartbeat_margin_blocks);
   r.last_heartbeat = record->last_heartbeat;
   r.stats.heartbeat_phase = r.schedule->phase();
   r.stats.heartbeat_cadence = r.schedule->cadence();
-  r.stats.height = *height;
   const Bytes32 phase_hash = crypto::keccak256({as_bytes("cowboy/cip11-ping-phase/v1"), ByteView(r.me)});
   const auto spread = std::max<std::int64_t>(1, std::min<std::int64_t>(250, r.o.block_time.count() / 2));
   r.ping_phase = std::chrono::milliseconds((phase_hash[0] << 8 | phase_hash[1]) % spread);
 
-  // Then one link per validator of Sub(R) (§5).
+  // Then one link per validator of Sub(R) (§5), if the chain runs the
+  // transport (§14 Phase 1); the poll fallback unless Phase 3 retired it.
+  const auto& flags = r.genesis.params;
+  const bool connect = r.o.push && flags.transport_enabled;
+  r.polling_allowed = !flags.poll_disabled;
+  if (!connect && !r.polling_allowed)
+    return Err{std::string(flags.transport_enabled ? "--poll-only cannot work: this chain has CIP11_POLL_DISABLED set"
+                                                   : "no way to receive jobs: this chain has CIP11_TRANSPORT_ENABLED off "
+                                                     "and CIP11_POLL_DISABLED set")};
   const auto peers = devchain::validator_peer_keys(r.genesis);
   r.admission = std::make_unique<SnapshotAdmission>(peers);
   auto endpoint = RunnerEndpoint::open(r.io, r.worker, r.budget, {});
   if (!endpoint) return Err{"cannot open the QUIC endpoint: " + endpoint.error()};
   r.endpoint = std::move(*endpoint);
   const LocalOffer offer{r.genesis.params.chain_id, kProtocolVersion, validator_set_hash(peers), 0, *height};
-  for (std::size_t i : r.o.push ? subset_of(r.my_key, peers) : std::vector<std::size_t>{}) {
+  for (std::size_t i : connect ? subset_of(r.my_key, peers) : std::vector<std::size_t>{}) {
     auto host_port = net::parse_host_port(r.genesis.validators[i].endpoint);
     if (!host_port) return Err{"validator endpoint is not host:port: " + r.genesis.validators[i].endpoint};
     RunnerLinkConfig config;
@@ -568,6 +659,7 @@ Runner::~Runner() {
   r.exec.join();
   r.reads.join();
   r.writes.join();
+  r.durable.join();
 }
 
 RunnerStatus Runner::status() const {

@@ -67,6 +67,8 @@ Result<std::unique_ptr<ValidatorService>, std::string> ValidatorService::open(Va
                                                                               ResultSink* results) {
   auto genesis = cip11.cip11_genesis();
   if (!genesis) return Err{"the chain has no CIP-11 genesis: " + genesis.error().message};
+  if (!genesis->params.transport_enabled)  // §14: the QUIC transport runs only from Phase 1
+    return Err{std::string("this chain's genesis has CIP11_TRANSPORT_ENABLED off: there is no QUIC transport to run")};
   const auto me = crypto::ed25519_from_seed(config.key).public_key;
   bool listed = false;
   for (const auto& v : genesis->validators) listed = listed || v.peer_key == me;
@@ -144,6 +146,11 @@ void ValidatorService::on_block(const devchain::CommittedBlock& block) {
     auto job = cip11_.job(notice.job_id);
     if (job) work.assigned.push_back({notice, std::move(*job)});
   }
+  for (const auto& d : block.effects.shadow) {  // §14 Phase 1 telemetry: what CIP-11 selection would have drawn
+    ++shadow_draws_;
+    shadow_present_members_ += d.shadow_present;
+    if (d.shadow == d.live) ++shadow_agreements_;
+  }
   last_height_ = block.height;
   asio::post(io_, [this, work = std::move(work)] {
     links_->on_block(work.height);
@@ -201,6 +208,12 @@ std::string ValidatorService::metrics() {
         counter("cip11d_results_held_total", "Reveals held until their window opened.", forwarder_.held());
         counter("cip11d_results_submitted_total", "Result transactions the chain admitted.", forwarder_.submitted());
         counter("cip11d_job_progress_total", "JobProgress frames received.", d.progress);
+        counter("cip11d_shadow_draws_total",
+                "Selections whose CIP-11 draw was computed beside the live one (CIP11_PRESENCE_SHADOW_ENABLED).",
+                shadow_draws_.load());
+        counter("cip11d_shadow_agreements_total", "Shadow draws that chose the live committee.", shadow_agreements_.load());
+        counter("cip11d_shadow_present_members_total", "Members of shadow committees marked present in PresenceInput.",
+                shadow_present_members_.load());
         counter("cip11d_bad_frames_total", "Job-stream frames that named another assignment or came out of turn.", d.bad_frames);
         out << dispatcher_->ack_latency().render("cip11d_push_latency_seconds",
                                                  "Block durable to the runner's JobAck back at the validator.");

@@ -108,6 +108,7 @@ class ValidatorService {
   std::uint16_t port_ = 0;
   std::thread thread_;
   std::atomic<std::uint64_t> last_height_{0};
+  std::atomic<std::uint64_t> shadow_draws_{0}, shadow_agreements_{0}, shadow_present_members_{0};
 };
 
 /// For a validator that does not produce the blocks: watches the chain's
