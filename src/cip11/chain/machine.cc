@@ -75,11 +75,12 @@ SelectionMode mode_of(const JobRecord& job) {
 }
 
 /// §9.2 pending pass: every record whose seed view is known, in (submitted_at, job_id) order.
-void run_pending(State& state, const BlockContext& block, Effects& effects) {
+void run_pending(State& state, const BlockContext& block, const std::vector<Bytes32>& candidates, Effects& effects) {
   std::vector<JobRecord*> due;
-  for (auto& [id, job] : state.jobs)
-    if (job.state == JobState::kPendingSelection && job.pending && job.pending->seed_view < block.height)
-      due.push_back(&job);
+  for (const Bytes32& id : candidates)
+    if (const JobRecord* job = state.jobs.get(id);
+        job->state == JobState::kPendingSelection && job->pending && job->pending->seed_view < block.height)
+      due.push_back(&state.jobs.at(id));
   std::sort(due.begin(), due.end(), [](const JobRecord* a, const JobRecord* b) {
     return std::pair(a->submitted_at, a->job_id) < std::pair(b->submitted_at, b->job_id);
   });
@@ -120,9 +121,12 @@ void complete(State& state, const BlockContext& block, JobRecord& job, Bytes res
 
 /// §11.2: a committee whose deadline passed without a result times out; the
 /// next committee is drawn at this block, without the runners that timed out.
-void run_deadlines(State& state, const BlockContext& block, Effects& effects) {
-  for (auto& [id, job] : state.jobs) {
-    if (job.state != JobState::kAssigned || job.deadline_block >= block.height) continue;
+void run_deadlines(State& state, const BlockContext& block, std::vector<Bytes32> candidates, Effects& effects) {
+  std::sort(candidates.begin(), candidates.end());  // job_id order
+  for (const Bytes32& id : candidates) {
+    if (const JobRecord* j = state.jobs.get(id); j->state != JobState::kAssigned || j->deadline_block >= block.height)
+      continue;
+    JobRecord& job = state.jobs.at(id);
     for (const auto& a : job.committee)
       if (!a.result_hash) {
         auto at = std::lower_bound(job.excluded.begin(), job.excluded.end(), a.runner);
@@ -336,9 +340,23 @@ Res<PresentSet> presence_of_block(const ChainParams& params, const std::optional
   return set;
 }
 
+std::optional<std::uint64_t> next_due(const JobRecord& job) {
+  if (job.state == JobState::kPendingSelection && job.pending) return job.pending->seed_view + 1;
+  if (job.state == JobState::kAssigned) return job.deadline_block + 1;
+  return std::nullopt;
+}
+
 void begin_block(State& state, const BlockContext& block, Effects& effects) {
-  run_pending(state, block, effects);
-  run_deadlines(state, block, effects);
+  // The jobs changed since the last block are due anew; the others keep their time.
+  for (const Bytes32& id : state.jobs.take_touched()) {
+    const JobRecord* job = state.jobs.get(id);
+    state.due.set(id, job ? next_due(*job) : std::nullopt);
+  }
+  // Both passes look only at jobs due by now, each checked against its record
+  // again: a job stays due (and is looked at again) until its record changes.
+  const std::vector<Bytes32> due = state.due.due_by(block.height);
+  run_pending(state, block, due, effects);
+  run_deadlines(state, block, due, effects);
 }
 
 Outcome apply(State& state, std::map<Address, u128>& balances, const BlockContext& block, const TxContext& tx,

@@ -98,8 +98,14 @@ Res<PresentSet> presence_of_block(const ChainParams& params, const std::optional
                                   std::uint32_t registry_size);
 
 /// Start of block H: assigns due M > 1 selections in (submitted_at, job_id)
-/// order, then times out assignments past their deadline.
+/// order, then times out assignments past their deadline. It looks only at
+/// the jobs State::due holds for H, after bringing the index up to date with
+/// every job changed since the last block.
 void begin_block(State& state, const BlockContext& block, Effects& effects);
+/// The block from which begin_block must look at `job`: the one after a
+/// pending selection's seed view, the one after an assignment's deadline;
+/// nullopt once the job has ended. One rule for State::due.
+std::optional<std::uint64_t> next_due(const JobRecord& job);
 
 struct TxContext {
   Address sender{};

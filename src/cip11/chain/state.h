@@ -1,17 +1,23 @@
 // The CIP-11 chain plane's state (§7, §9, §10.1, §11.2): the Runner
 // Registry, the Job Dispatcher's jobs and MRU records, and the chain
-// parameters they run under. Plain data; machine.h changes it, codec.h
-// stores it.
+// parameters they run under. Data; machine.h changes it, codec.h encodes it.
+//
+// The records are RecordMaps (common/record_map.h), so the state knows what
+// changed since its last commit(): a store writes exactly that for a block
+// (the devchain's cip11_store.h) and rollback() undoes a block whose write
+// failed. A state fresh from genesis or from a decoder is committed.
 #pragma once
 
 #include <map>
 #include <optional>
+#include <set>
 #include <vector>
 
 #include "cip11/pending.h"
 #include "cip11/presence.h"
 #include "cip11/selection.h"
 #include "common/crypto.h"
+#include "common/record_map.h"
 
 namespace cowboy::cip11::chain {
 
@@ -90,13 +96,45 @@ struct JobRecord {
   Assignment* assignment_of(const Address& runner);
 };
 
+/// Jobs by the block at which begin_block must next look at them (machine.h
+/// next_due: after a pending job's seed view, after an assigned job's
+/// deadline), so that a block's work is what is due, not every job ever
+/// submitted. Derived from the jobs: never stored, rebuilt from them.
+class DueIndex {
+ public:
+  /// When `job` is next due; nullopt takes it out (it ended).
+  void set(const Bytes32& job, std::optional<std::uint64_t> height);
+  /// The jobs due at or before `height`, by (due height, job_id).
+  std::vector<Bytes32> due_by(std::uint64_t height) const;
+  std::size_t size() const { return of_job_.size(); }
+
+ private:
+  std::set<std::pair<std::uint64_t, Bytes32>> by_height_;
+  std::map<Bytes32, std::uint64_t> of_job_;
+};
+
 struct State {
-  std::map<Address, RunnerRecord> runners;
+  RecordMap<Address, RunnerRecord> runners;
   ActiveRunners index;                       // ACTIVE_RUNNERS_KEY: append-only (§7.2, §8.5)
-  std::map<Bytes32, JobRecord> jobs;
-  std::map<std::pair<Address, JobKind>, MruRecord> mru;  // mru_key (§9.4)
+  RecordMap<Bytes32, JobRecord> jobs;
+  RecordMap<std::pair<Address, JobKind>, MruRecord> mru;  // mru_key (§9.4)
   std::uint64_t jobs_submitted = 0;
-  bool operator==(const State&) const = default;
+  DueIndex due;  // kept up to date from the jobs by begin_block
+
+  /// The registry's length and the job counter as of the last commit: the
+  /// index entries from committed_registry_size() on are new.
+  std::uint32_t committed_registry_size() const { return committed_registry_size_; }
+  std::uint64_t committed_jobs_submitted() const { return committed_jobs_submitted_; }
+  /// The current state becomes the committed one (its store has it).
+  void commit();
+  /// Back to the committed state.
+  void rollback();
+  /// The records and counters; not the journal, not the derived index.
+  bool operator==(const State& other) const;
+
+ private:
+  std::uint32_t committed_registry_size_ = 0;
+  std::uint64_t committed_jobs_submitted_ = 0;
 };
 
 }  // namespace cowboy::cip11::chain
