@@ -48,6 +48,33 @@ std::optional<std::string> scan(rocksdb::DB& db, const rocksdb::ReadOptions& at,
   return std::nullopt;
 }
 
+/// The N bytes `s` holds, or nullopt for another length.
+template <std::size_t N>
+std::optional<std::array<std::uint8_t, N>> fixed_of(std::string_view s) {
+  if (s.size() != N) return std::nullopt;
+  std::array<std::uint8_t, N> out;
+  std::copy(s.begin(), s.end(), out.begin());
+  return out;
+}
+
+/// The records the keys under `prefix` name - by their suffix, or by their
+/// value (`by_value`) - each read with `one`, in key order.
+template <typename Record, std::size_t N, typename One>
+ApiResult<std::vector<Record>> read_named(rocksdb::DB& db, const rocksdb::ReadOptions& at, const std::string& prefix,
+                                          bool by_value, One one) {
+  std::vector<Record> out;
+  auto error = scan(db, at, prefix, [&](std::string_view suffix, std::string_view value) -> std::optional<std::string> {
+    auto name = fixed_of<N>(by_value ? value : suffix);
+    if (!name) return "a stored CIP-11 key is unreadable";
+    auto record = one(db, at, *name);
+    if (!record) return record.error().message;
+    out.push_back(std::move(*record));
+    return std::nullopt;
+  });
+  if (error) return Err{internal(*error)};
+  return out;
+}
+
 template <typename Record, typename Decode>
 ApiResult<Record> read(rocksdb::DB& db, const rocksdb::ReadOptions& at, const std::string& k, Decode decode,
                        std::string not_found) {
@@ -95,10 +122,9 @@ Result<chain::State, std::string> load(rocksdb::DB& db) {
   std::uint32_t expected = 0;
   if (!error)
     error = scan(db, now, kIndex, [&](std::string_view k, std::string_view value) -> std::optional<std::string> {
-      if (k.size() != 4 || layout::from_be(k) != expected++ || value.size() != 20) return "the stored registry index has a gap";
-      Address a;
-      std::copy(value.begin(), value.end(), a.begin());
-      if (!s.runners.contains(a) || s.index.register_runner(a) != expected - 1)
+      auto a = fixed_of<20>(value);
+      if (k.size() != 4 || layout::from_be(k) != expected++ || !a) return "the stored registry index has a gap";
+      if (!s.runners.contains(*a) || s.index.register_runner(*a) != expected - 1)
         return "the stored registry index names an unknown or repeated runner";
       return std::nullopt;
     });
@@ -113,11 +139,10 @@ Result<chain::State, std::string> load(rocksdb::DB& db) {
   if (!error)
     error = scan(db, now, kMru, [&](std::string_view k, std::string_view value) -> std::optional<std::string> {
       auto m = chain::decode_mru(as_bytes(value));
+      auto submitter = fixed_of<20>(k.substr(0, 20));
       auto kind = k.size() == 21 ? chain::job_kind_from_byte(static_cast<std::uint8_t>(k[20])) : std::nullopt;
-      if (!m || !kind) return "a stored MRU record is unreadable";
-      Address submitter;
-      std::copy(k.begin(), k.begin() + 20, submitter.begin());
-      s.mru[{submitter, *kind}] = *m;
+      if (!m || !submitter || !kind) return "a stored MRU record is unreadable";
+      s.mru[{*submitter, *kind}] = *m;
       return std::nullopt;
     });
   if (error) return Err{*error};
@@ -135,18 +160,7 @@ ApiResult<chain::RunnerRecord> runner(rocksdb::DB& db, const rocksdb::ReadOption
 }
 
 ApiResult<std::vector<chain::RunnerRecord>> runners(rocksdb::DB& db, const rocksdb::ReadOptions& at) {
-  std::vector<chain::RunnerRecord> out;
-  auto error = scan(db, at, kIndex, [&](std::string_view, std::string_view address) -> std::optional<std::string> {
-    Address a;
-    if (address.size() != a.size()) return "the stored registry index is unreadable";
-    std::copy(address.begin(), address.end(), a.begin());
-    auto r = runner(db, at, a);
-    if (!r) return r.error().message;
-    out.push_back(std::move(*r));
-    return std::nullopt;
-  });
-  if (error) return Err{internal(*error)};
-  return out;
+  return read_named<chain::RunnerRecord, 20>(db, at, std::string(kIndex), true, runner);
 }
 
 ApiResult<chain::JobRecord> job(rocksdb::DB& db, const rocksdb::ReadOptions& at, const Bytes32& job_id) {
@@ -155,18 +169,7 @@ ApiResult<chain::JobRecord> job(rocksdb::DB& db, const rocksdb::ReadOptions& at,
 
 ApiResult<std::vector<chain::JobRecord>> runner_jobs(rocksdb::DB& db, const rocksdb::ReadOptions& at,
                                                      const Address& runner) {
-  std::vector<chain::JobRecord> out;
-  auto error = scan(db, at, key(kAssigned, runner), [&](std::string_view id, std::string_view) -> std::optional<std::string> {
-    Bytes32 job_id;
-    if (id.size() != job_id.size()) return "the stored poll view is unreadable";
-    std::copy(id.begin(), id.end(), job_id.begin());
-    auto j = job(db, at, job_id);
-    if (!j) return j.error().message;
-    out.push_back(std::move(*j));
-    return std::nullopt;
-  });
-  if (error) return Err{internal(*error)};
-  return out;
+  return read_named<chain::JobRecord, 32>(db, at, key(kAssigned, runner), false, job);
 }
 
 }  // namespace cowboy::devchain::cip11_store

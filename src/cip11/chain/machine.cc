@@ -201,6 +201,7 @@ struct Apply {
     balances[tx.sender] = balance(tx.sender) + r->stake;
     r->stake = 0;
     r->health = HealthStatus::kDeregistered;
+    effects.deregistered.push_back(tx.sender);
     return std::nullopt;
   }
   std::optional<ChainError> operator()(const SubmitJob& b) {

@@ -81,6 +81,7 @@ struct ConsumedSeed {  // ConsumedSeedsV1 entry (§9.2)
 struct Effects {
   std::vector<AssignmentNotice> assigned;
   std::vector<AssignmentEnd> ended;
+  std::vector<Address> deregistered;  // runners this block deregistered: a validator closes their connections
   std::vector<ConsumedSeed> consumed_seeds;  // sorted by round, deduplicated
 };
 

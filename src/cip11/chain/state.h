@@ -37,6 +37,13 @@ struct ChainParams {
   bool operator==(const ChainParams&) const = default;
 };
 
+/// One entry of ValidatorSetSnapshot(0) (§5.4): a validator's Ed25519 peer key and its QUIC endpoint.
+struct ValidatorEntry {
+  crypto::Ed25519Public peer_key{};
+  std::string endpoint;  // host:port of its QUIC listener
+  bool operator==(const ValidatorEntry&) const = default;
+};
+
 struct RunnerRecord {
   Address address{};
   crypto::Secp256k1Compressed key{};

@@ -9,14 +9,14 @@
 #include <thread>
 
 #include "cip11/chain/codec.h"
+#include "cip11/chain/port.h"
 #include "cip11/link/runner_link.h"
+#include "cip11/runner/heartbeat.h"
 #include "cip11/runner/job_book.h"
 #include "cip11/runner/ledger.h"
 #include "cip11/runner/task.h"
 #include "cip11/subset.h"
 #include "common/clock.h"
-#include "devchain/http_client.h"
-#include "devchain/json.h"
 #include "net/host_port.h"
 
 namespace cowboy::cip11 {
@@ -81,12 +81,11 @@ struct Runner::Impl {
   };
 
   RunnerOptions o;
-  devchain::HttpClient chain;
+  std::unique_ptr<chain::ChainPort> port;  // called from the reads and writes pools and start()
   Signer signer;
   Address me{};
   crypto::Secp256k1Compressed my_key{};
-  devchain::Cip11Genesis genesis;
-  Bytes32 chain_instance_id{};
+  chain::ChainSetup setup;
 
   asio::io_context io{1};
   SystemEntropy entropy;
@@ -115,8 +114,8 @@ struct Runner::Impl {
   mutable std::mutex status_mu;
   RunnerStatus published;  // a copy for status(), refreshed on the io thread
 
-  Impl(RunnerOptions options, devchain::HttpClient client, Signer s)
-      : o(std::move(options)), chain(std::move(client)), signer(std::move(s)), exec(std::max(1u, o.max_concurrent)) {}
+  Impl(RunnerOptions options, std::unique_ptr<chain::ChainPort> chain, Signer s)
+      : o(std::move(options)), port(std::move(chain)), signer(std::move(s)), exec(std::max(1u, o.max_concurrent)) {}
 
   void emit(Kind kind, const Bytes32& job_id = {}, std::string via = {}, std::string detail = {}) {
     if (o.on_event) o.on_event(RunnerEvent{kind, job_id, std::move(via), std::move(detail), stats.height, unix_micros()});
@@ -135,8 +134,8 @@ struct Runner::Impl {
       asio::post(io, [then = std::move(then), answer = std::move(answer)]() mutable { then(std::move(answer)); });
     });
   }
-  void submit(devchain::Transaction tx) {
-    asio::post(writes, [this, tx = std::move(tx)] { (void)chain.submit(tx); });  // refusals are retried on schedule
+  void submit(Bytes tx) {
+    asio::post(writes, [this, tx = std::move(tx)] { (void)port->submit(tx); });  // refusals are retried on schedule
   }
 
   // --- the block clock ---------------------------------------------------
@@ -146,8 +145,8 @@ struct Runner::Impl {
       if (ec) return;
       if (!height_read_busy) {
         height_read_busy = true;
-        read([this] { return chain.height(); },
-             [this](devchain::ApiResult<std::uint64_t> h) {
+        read([this] { return port->height(); },
+             [this](chain::PortResult<std::uint64_t> h) {
                height_read_busy = false;
                if (h && *h > stats.height) on_block(*h);
              });
@@ -165,24 +164,18 @@ struct Runner::Impl {
       if (ec) return;
       for (auto& l : links) l->on_block(h);
     });
-    if (ledger && !heartbeat_tx && schedule->due(h, last_heartbeat)) {
-      auto tx = ledger->sign(devchain::Cip11Call{chain::encode_instruction(chain::RunnerHeartbeat{})}, h);
-      heartbeat_tx = tx.hash;
-      submit(tx.tx);
-      ++stats.heartbeats;
-      emit(Kind::kHeartbeat);
-    }
+    if (ledger && !heartbeat_tx && schedule->due(h, last_heartbeat)) submit(sign_heartbeat(h));
     if (ledger) {
       // A receipt ends retention; no receipt past the grace period is a
       // rebroadcast (§10.3), decided once the chain has answered.
       for (const auto& hash : ledger->retained_hashes())
-        read([this, hash] { return chain.receipt(hash); },
-             [this, hash, h](devchain::ApiResult<std::optional<devchain::TxReceipt>> r) {
+        read([this, hash] { return port->inclusion(hash); },
+             [this, hash, h](chain::PortResult<std::optional<chain::Inclusion>> r) {
                if (!r || !ledger->retained(hash)) return;
                if (*r) return on_included(hash, **r);
                if (auto tx = ledger->due(hash, h)) {
                  ++stats.rebroadcasts;
-                 emit(Kind::kRebroadcast, {}, {}, devchain::json::hex0x(hash));
+                 emit(Kind::kRebroadcast, {}, {}, to_hex0x(hash));
                  submit(std::move(*tx));
                }
              });
@@ -193,11 +186,34 @@ struct Runner::Impl {
     publish();
   }
 
-  void on_included(const Bytes32& hash, const devchain::TxReceipt& receipt) {
+  /// Signs a RunnerHeartbeat (§7.1) at `h` and remembers it as the one in flight.
+  Bytes sign_heartbeat(std::uint64_t h) {
+    auto tx = ledger->sign(chain::encode_instruction(chain::RunnerHeartbeat{}), h);
+    heartbeat_tx = tx.hash;
+    ++stats.heartbeats;
+    emit(Kind::kHeartbeat);
+    return std::move(tx.bytes);
+  }
+
+  /// Before the io thread runs: sends a heartbeat and waits (until `deadline`)
+  /// for the block that includes it. Not included by then: the block clock
+  /// carries on with it (rebroadcast, §10.3), as with any other.
+  void heartbeat_at_start(std::chrono::steady_clock::time_point deadline) {
+    Bytes tx = sign_heartbeat(stats.height);
+    const Bytes32 hash = *heartbeat_tx;
+    (void)port->submit(tx);
+    const auto step = std::clamp(o.block_time / 4, std::chrono::milliseconds(5), std::chrono::milliseconds(250));
+    while (std::chrono::steady_clock::now() < deadline) {
+      if (auto included = port->inclusion(hash); included && *included) return on_included(hash, **included);
+      std::this_thread::sleep_for(step);
+    }
+  }
+
+  void on_included(const Bytes32& hash, const chain::Inclusion& receipt) {
     ledger->included(hash);
     if (heartbeat_tx == hash) {
       heartbeat_tx.reset();
-      if (receipt.ok()) last_heartbeat = receipt.height;
+      if (!receipt.error) stats.last_heartbeat = last_heartbeat = receipt.height;
       return;
     }
     for (auto it = jobs.begin(); it != jobs.end(); ++it) {
@@ -265,8 +281,8 @@ struct Runner::Impl {
     job.phase = Job::Phase::kVerifying;
     // §10.1: the assignment height must be applied in this runner's own view,
     // and the chain must still hold this runner in the job's committee.
-    read([this, id = a.job_id] { return chain.job(id); },
-         [this, id = a.job_id, stream, linkp = &link](devchain::ApiResult<chain::JobRecord> record) {
+    read([this, id = a.job_id] { return port->job(id); },
+         [this, id = a.job_id, stream, linkp = &link](chain::PortResult<chain::JobRecord> record) {
            auto it = jobs.find(id);
            if (it == jobs.end() || it->second.phase != Job::Phase::kVerifying) return;
            Job& job = it->second;
@@ -317,8 +333,8 @@ struct Runner::Impl {
     if (polling) return;
     polling = true;
     ++stats.polls;
-    read([this] { return chain.runner_jobs(me); },
-         [this](devchain::ApiResult<std::vector<chain::JobRecord>> found) {
+    read([this] { return port->runner_jobs(me); },
+         [this](chain::PortResult<std::vector<chain::JobRecord>> found) {
            polling = false;
            if (!found) return;
            for (auto& record : *found) take_polled(std::move(record));
@@ -384,18 +400,18 @@ struct Runner::Impl {
     job.result = std::move(*result);
     entropy.fill(job.salt);
     if (job.record.runners <= 1) return reveal(id, job);
-    auto tx = ledger->sign(devchain::Cip11Call{chain::encode_instruction(chain::JobResultCommit{
-                               id, chain::result_commitment(id, me, job.result, job.salt)})},
-                           stats.height);
+    auto tx = ledger->sign(
+        chain::encode_instruction(chain::JobResultCommit{id, chain::result_commitment(id, me, job.result, job.salt)}),
+        stats.height);
     job.commit_tx = tx.hash;
     job.phase = Job::Phase::kAwaitingCommit;
-    send_result(job, JobResultCommit{id, tx.bytes}, tx.tx, "commit");
+    send_result(job, JobResultCommit{id, tx.bytes}, tx.bytes, "commit");
   }
 
   void check_reveal(Job& job) {
     job.checking = true;
-    read([this, id = job.record.job_id] { return chain.job(id); },
-         [this, id = job.record.job_id](devchain::ApiResult<chain::JobRecord> record) {
+    read([this, id = job.record.job_id] { return port->job(id); },
+         [this, id = job.record.job_id](chain::PortResult<chain::JobRecord> record) {
            auto it = jobs.find(id);
            if (it == jobs.end()) return;
            it->second.checking = false;
@@ -412,15 +428,14 @@ struct Runner::Impl {
   }
 
   void reveal(const Bytes32& id, Job& job) {
-    auto tx = ledger->sign(
-        devchain::Cip11Call{chain::encode_instruction(chain::JobResultSubmit{id, job.result, job.salt})}, stats.height);
+    auto tx = ledger->sign(chain::encode_instruction(chain::JobResultSubmit{id, job.result, job.salt}), stats.height);
     job.reveal_tx = tx.hash;
     job.phase = Job::Phase::kRevealed;
-    send_result(job, JobResult{id, tx.bytes}, tx.tx, "reveal");
+    send_result(job, JobResult{id, tx.bytes}, tx.bytes, "reveal");
   }
 
   /// On the Accepted stream while its connection lasts; else straight to the chain.
-  void send_result(Job& job, Frame frame, const devchain::Transaction& tx, std::string what) {
+  void send_result(Job& job, Frame frame, const Bytes& tx, std::string what) {
     const bool last = std::holds_alternative<JobResult>(frame);
     if (on_its_stream(job) && job.link->send(job.stream, std::move(frame))) {
       emit(Kind::kResultSent, job.record.job_id, job.via, what + " on the accepted stream");
@@ -466,51 +481,51 @@ struct Runner::Impl {
   }
 };
 
-Result<std::unique_ptr<Runner>, std::string> Runner::start(RunnerOptions options) {
-  auto client = devchain::HttpClient::from_url(options.chain_url);
-  if (!client) return Err{"--chain must be http://host:port, not " + options.chain_url};
+Result<std::unique_ptr<Runner>, std::string> Runner::start(RunnerOptions options, std::unique_ptr<chain::ChainPort> chain) {
+  if (!chain) return Err{std::string("no chain to run against")};
   auto signer = Signer::runner(options.key);
   if (!signer) return Err{std::string("the runner key is not a valid secp256k1 secret")};
-  auto impl = std::make_unique<Impl>(std::move(options), std::move(*client), std::move(*signer));
+  auto impl = std::make_unique<Impl>(std::move(options), std::move(chain), std::move(*signer));
   Impl& r = *impl;
   r.me = *runner_address(r.signer.pubkey());
   std::copy(r.signer.pubkey().raw().begin(), r.signer.pubkey().raw().end(), r.my_key.begin());
 
   // The chain first: genesis, registration, nonce (waiting while it starts).
   const auto deadline = std::chrono::steady_clock::now() + r.o.startup_timeout;
-  devchain::ApiResult<devchain::Cip11Genesis> genesis = Err{devchain::ApiError{}};
-  while (!(genesis = r.chain.cip11_genesis()) && std::chrono::steady_clock::now() < deadline)
+  chain::PortResult<chain::ChainSetup> setup = Err{chain::PortError{}};
+  while (!(setup = r.port->setup()) && std::chrono::steady_clock::now() < deadline)
     std::this_thread::sleep_for(std::chrono::milliseconds(100));
-  if (!genesis) return Err{"cannot read the chain's CIP-11 genesis: " + genesis.error().message};
-  r.genesis = std::move(*genesis);
-  auto id = r.chain.chain_instance_id();
-  auto account = r.chain.account_info(r.me);
-  auto record = r.chain.runner(r.me);
-  auto height = r.chain.height();
-  if (!id || !account || !height) return Err{std::string("the chain stopped answering during start")};
-  if (!record) return Err{"this key is not a registered runner: " + devchain::json::hex0x(r.me)};
-  r.chain_instance_id = *id;
-  r.ledger.emplace(*id, r.o.key, account->next_nonce);
-  r.schedule.emplace(r.genesis.params.chain_id, r.me, r.genesis.params.heartbeat_timeout_blocks,
-                     r.o.heartbeat_margin_blocks);
-  r.last_heartbeat = record->last_heartbeat;
+  if (!setup) return Err{"cannot read the chain's CIP-11 genesis: " + setup.error().message};
+  r.setup = std::move(*setup);
+  auto nonce = r.port->next_nonce(r.me);
+  auto record = r.port->runner(r.me);
+  auto height = r.port->height();
+  if (!nonce || !height || (!record && record.error().code != chain::PortErrc::kNotFound))
+    return Err{std::string("the chain stopped answering during start")};
+  if (!record) return Err{"this key is not a registered runner: " + to_hex0x(r.me)};
+  r.ledger.emplace(*r.setup.tx_format, r.o.key, *nonce);
+  r.schedule.emplace(r.setup.params.chain_id, r.me, r.setup.params.heartbeat_timeout_blocks, r.o.heartbeat_margin_blocks);
+  r.stats.last_heartbeat = r.last_heartbeat = record->last_heartbeat;
   r.stats.heartbeat_phase = r.schedule->phase();
   r.stats.heartbeat_cadence = r.schedule->cadence();
   r.stats.height = *height;
+  // A heartbeat a whole cadence old (a runner that was away): one now, and
+  // started means above the floor again - a job submitted next can draw it.
+  if (r.schedule->overdue(*height, r.last_heartbeat)) r.heartbeat_at_start(deadline);
   const Bytes32 phase_hash = crypto::keccak256({as_bytes("cowboy/cip11-ping-phase/v1"), ByteView(r.me)});
   const auto spread = std::max<std::int64_t>(1, std::min<std::int64_t>(250, r.o.block_time.count() / 2));
   r.ping_phase = std::chrono::milliseconds((phase_hash[0] << 8 | phase_hash[1]) % spread);
 
   // Then one link per validator of Sub(R) (§5).
-  const auto peers = devchain::validator_peer_keys(r.genesis);
+  const auto peers = r.setup.validator_keys();
   r.admission = std::make_unique<SnapshotAdmission>(peers);
   auto endpoint = RunnerEndpoint::open(r.io, r.worker, r.budget, {});
   if (!endpoint) return Err{"cannot open the QUIC endpoint: " + endpoint.error()};
   r.endpoint = std::move(*endpoint);
-  const LocalOffer offer{r.genesis.params.chain_id, kProtocolVersion, validator_set_hash(peers), 0, *height};
+  const LocalOffer offer{r.setup.params.chain_id, kProtocolVersion, validator_set_hash(peers), 0, *height};
   for (std::size_t i : r.o.push ? subset_of(r.my_key, peers) : std::vector<std::size_t>{}) {
-    auto host_port = net::parse_host_port(r.genesis.validators[i].endpoint);
-    if (!host_port) return Err{"validator endpoint is not host:port: " + r.genesis.validators[i].endpoint};
+    auto host_port = net::parse_host_port(r.setup.validators[i].endpoint);
+    if (!host_port) return Err{"validator endpoint is not host:port: " + r.setup.validators[i].endpoint};
     RunnerLinkConfig config;
     config.host = host_port->first;
     config.port = host_port->second;
@@ -519,7 +534,7 @@ Result<std::unique_ptr<Runner>, std::string> Runner::start(RunnerOptions options
     RunnerLink::Callbacks cb;
     auto* rp = &r;
     cb.on_admitted = [rp, i] {
-      rp->emit(Kind::kConnected, {}, {}, rp->genesis.validators[i].endpoint);
+      rp->emit(Kind::kConnected, {}, {}, rp->setup.validators[i].endpoint);
       rp->poll();  // catch up on what was assigned while it was away
       rp->publish();
     };
