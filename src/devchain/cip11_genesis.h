@@ -21,11 +21,7 @@
 
 namespace cowboy::devchain {
 
-struct Cip11Validator {
-  crypto::Ed25519Public peer_key{};
-  std::string endpoint;  // host:port of its QUIC listener
-  bool operator==(const Cip11Validator&) const = default;
-};
+using Cip11Validator = cip11::chain::ValidatorEntry;
 
 struct Cip11Genesis {
   cip11::chain::ChainParams params;  // multi_validator follows from `validators`

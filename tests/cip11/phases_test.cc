@@ -22,7 +22,8 @@ TEST(Cip11Phases, WithTheTransportOffThereIsNoValidatorServiceAndRunnersPoll) {
   LocalChain local(options);
   ValidatorServiceConfig config;
   config.key = local.validator_seed;
-  auto service = ValidatorService::open(config, *local.node, *local.node);
+  devchain::Cip11Port port(*local.node, *local.node);
+  auto service = ValidatorService::open(config, port);
   ASSERT_FALSE(service.ok());
   EXPECT_NE(service.error().find("CIP11_TRANSPORT_ENABLED"), std::string::npos) << service.error();
 

@@ -54,7 +54,8 @@ TEST(Cip11Refusals, RegistryAdmissionRefusesUnknownDeregisteredAndOutOfSubsetRun
   config.data_dir = dir.path() / "chain";
   auto node = devchain::Node::open(config, devchain::GenesisSpec{"admission", funded, {{funded, 1'000'000}}, {}, g});
   ASSERT_TRUE(node) << node.error();
-  RunnerDirectory directory(**node);
+  devchain::Cip11Port port(**node, **node);
+  RunnerDirectory directory(port);
   ASSERT_TRUE(directory.refresh());
   ASSERT_EQ(subset_size(peers.size()), 3u);
 

@@ -21,7 +21,9 @@
 #include "cip11/link/validator_links.h"
 #include "cip11/subset.h"
 #include "cip11/validator/service.h"
+#include "devchain/cip11_port.h"
 #include "devchain/http_server.h"
+#include "devchain/node.h"
 #include "net/dev_cert.h"
 
 namespace cowboy::cip11::testing {
@@ -148,12 +150,13 @@ class LocalChain {
       sc.endpoint.port = quic_port;
       sc.endpoint.certificate = cert->certificate;
       sc.endpoint.private_key = cert->private_key;
-      auto opened_service = ValidatorService::open(sc, *node, *node, o.results);
+      port = std::make_unique<devchain::Cip11Port>(*node, *node);
+      auto opened_service = ValidatorService::open(sc, *port, o.results);
       EXPECT_TRUE(opened_service) << opened_service.error();
       service = std::move(*opened_service);
       ValidatorService* s = service.get();
       node->set_presence_provider([s](std::uint64_t h, std::uint32_t n) { return s->presence_field(h, n); });
-      node->set_block_observer([s](const devchain::CommittedBlock& b) { s->on_block(b); });
+      node->set_block_observer([s](const devchain::CommittedBlock& b) { s->on_block({b.height, b.effects}); });
     }
     node->start();
   }
@@ -187,6 +190,7 @@ class LocalChain {
   std::vector<crypto::Secp256k1Secret> runner_keys;
   std::unique_ptr<devchain::Node> node;
   std::unique_ptr<devchain::HttpServer> api;
+  std::unique_ptr<devchain::Cip11Port> port;  // the service's view of `node`
   std::unique_ptr<ValidatorService> service;
 };
 

@@ -8,6 +8,7 @@
 #include "samples.h"
 #include "cip11/subset.h"
 #include "cip11/validator/runner_directory.h"
+#include "devchain/cip11_port.h"
 #include "net/host_port.h"
 #include "service_world.h"
 
@@ -56,7 +57,9 @@ TEST(Cip11Services, TheDevDirectoryHoldsTheDocumentedManifestAndKeyFiles) {
   const nlohmann::json& m = w.validator->manifest();
   std::vector<std::string> keys;
   for (const auto& [k, v] : m.items()) keys.push_back(k);
-  EXPECT_EQ(keys, (std::vector<std::string>{"chain_id", "chain_url", "runners", "submitter_key_file", "validators"}));
+  EXPECT_EQ(keys,
+            (std::vector<std::string>{"block_ms", "chain_id", "chain_url", "runners", "submitter_key_file", "validators"}));
+  EXPECT_EQ(m["block_ms"], 100);  // the --block-ms the test process gives it
   EXPECT_EQ(m["chain_id"], 31337);
   EXPECT_EQ(m["chain_url"].get<std::string>().rfind("http://127.0.0.1:", 0), 0u);
   EXPECT_EQ(m["submitter_key_file"], (w.data() / "keys" / "submitter.key").string());
@@ -312,7 +315,8 @@ TEST(Cip11Services, APushWhoseAssignmentFieldsDifferIsRejectedAndAnIdenticalOneI
   ASSERT_TRUE(genesis);
   auto seed = devchain::load_secret(w.data() / "keys" / "validator-1.key");
   ASSERT_TRUE(seed);
-  RunnerDirectory directory(chain);
+  devchain::Cip11Port port(chain, chain);
+  RunnerDirectory directory(port);
   ASSERT_TRUE(directory.refresh());
   RegistryAdmission admission(directory, devchain::validator_peer_keys(*genesis), crypto::ed25519_from_seed(*seed).public_key);
   testing::InProcessValidator second(*seed, *genesis, net::parse_host_port(genesis->validators[1].endpoint)->second,
@@ -393,7 +397,7 @@ TEST(Cip11Services, StaleNoncesAndBadSealsAreCountedInMetrics) {
 // A validator in this process whose results go nowhere: the runner's own rebroadcast settles the job.
 class DropResults final : public ResultSink {
  public:
-  void forward(devchain::Transaction, const Address&, const Bytes32&, bool) override { ++dropped; }
+  void forward(Bytes, const Address&, const Bytes32&, bool) override { ++dropped; }
   std::atomic<int> dropped{0};
 };
 
@@ -453,11 +457,12 @@ TEST(Cip11Services, ALastPingAtHKeepsTheRunnerInThePresenceInputThroughHPlus15) 
   config.endpoint.port = quic_port;
   config.endpoint.certificate = cert->certificate;
   config.endpoint.private_key = cert->private_key;
-  auto service = ValidatorService::open(config, chain, chain);
+  devchain::Cip11Port port(chain, chain);
+  auto service = ValidatorService::open(config, port);
   ASSERT_TRUE(service) << service.error();
   ValidatorService* s = service->get();
   chain.set_presence_provider([s](std::uint64_t h, std::uint32_t n) { return s->presence_field(h, n); });
-  chain.set_block_observer([s](const devchain::CommittedBlock& b) { s->on_block(b); });
+  chain.set_block_observer([s](const devchain::CommittedBlock& b) { s->on_block({b.height, b.effects}); });
 
   const Signer me = *Signer::runner(runner_key);
   IoThread io;
@@ -537,8 +542,9 @@ TEST(Cip11Services, AnEarlyRevealIsHeldUntilTheChainWouldIncludeIt) {
   };
   const Address runner_a = *crypto::secp256k1_address(a), runner_b = *crypto::secp256k1_address(b);
   auto reveal = tx(a, 1, chain::JobResultSubmit{id, result, salt});
-  ChainForwarder forwarder(chain, chain);
-  forwarder.forward(reveal, runner_a, id, true);  // before either commitment
+  devchain::Cip11Port port(chain, chain);
+  ChainForwarder forwarder(port);
+  forwarder.forward(devchain::encode_tx(reveal), runner_a, id, true);  // before either commitment
   ASSERT_TRUE(eventually([&] { return forwarder.held() == 1; }));
   EXPECT_EQ(forwarder.submitted(), 0u);
   forwarder.on_block(*chain.height());

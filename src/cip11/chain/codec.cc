@@ -158,6 +158,17 @@ JobRecord get_job(codec::Reader& r) {
   return x;
 }
 
+void put_mru(codec::Writer& w, const MruRecord& m) {
+  w.fixed(m.runner);
+  w.u64(m.set_at_block);
+}
+MruRecord get_mru(codec::Reader& r) {
+  MruRecord m;
+  m.runner = r.fixed<20>();
+  m.set_at_block = r.u64();
+  return m;
+}
+
 template <typename T, typename Put>
 Bytes encode_one(const T& x, Put put) {
   codec::Writer w;
@@ -193,6 +204,13 @@ Bytes encode_runner(const RunnerRecord& runner) { return encode_one(runner, put_
 Result<RunnerRecord, codec::DecodeError> decode_runner(ByteView bytes) { return decode_one(bytes, get_runner); }
 Bytes encode_job(const JobRecord& job) { return encode_one(job, put_job); }
 Result<JobRecord, codec::DecodeError> decode_job(ByteView bytes) { return decode_one(bytes, get_job); }
+std::optional<JobKind> job_kind_from_byte(std::uint8_t byte) {
+  if (byte > static_cast<std::uint8_t>(JobKind::kAgent)) return std::nullopt;
+  return static_cast<JobKind>(byte);
+}
+
+Bytes encode_mru(const MruRecord& m) { return encode_one(m, put_mru); }
+Result<MruRecord, codec::DecodeError> decode_mru(ByteView bytes) { return decode_one(bytes, get_mru); }
 
 void put_params(codec::Writer& w, const ChainParams& p) {
   w.u64(p.chain_id);
@@ -242,8 +260,7 @@ void put_state(codec::Writer& w, const State& s) {
   for (const auto& [key, m] : s.mru) {
     w.fixed(key.first);
     w.u8(static_cast<std::uint8_t>(key.second));
-    w.fixed(m.runner);
-    w.u64(m.set_at_block);
+    put_mru(w, m);
   }
 }
 
@@ -277,19 +294,15 @@ State get_state(codec::Reader& r) {
   for (std::uint32_t i = 0; i < n && r.ok(); ++i) {
     Address submitter = r.fixed<20>();
     auto kind = checked_enum<JobKind>(r, static_cast<std::uint8_t>(JobKind::kAgent));
-    MruRecord m;
-    m.runner = r.fixed<20>();
-    m.set_at_block = r.u64();
+    MruRecord m = get_mru(r);
     next_key(r, last_mru, std::pair(submitter, kind));
     s.mru[{submitter, kind}] = m;
   }
-  // The due-round index is derived from the pending records, not stored.
-  for (const auto& [id, job] : s.jobs)
-    if (job.pending) s.pending_due.insert(due_key(*job.pending));
   // The index names exactly the runners.
   if (r.ok() && s.index.size() != s.runners.size()) r.fail(codec::DecodeError::kInvalidValue);
   for (std::uint32_t i = 0; i < s.index.size() && r.ok(); ++i)
     if (!s.runners.contains(s.index.at(i))) r.fail(codec::DecodeError::kInvalidValue);
+  s.commit();
   return s;
 }
 

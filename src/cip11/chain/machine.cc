@@ -30,6 +30,32 @@ bool mru_reads(const BlockContext& block, bool cip11) {
   return cip11 && block.height >= block.params.mru_activation_height;
 }
 
+/// Brings State::due up to date with every job changed since it last took
+/// them in: when each is next due, and the block S of each pending selection.
+void refresh_due(State& state) {
+  for (const Bytes32& id : state.jobs.take_touched()) {
+    const JobRecord* job = state.jobs.get(id);
+    std::optional<std::uint64_t> pending_since;
+    if (job && job->state == JobState::kPendingSelection && job->pending) pending_since = job->pending->submitted_at;
+    state.due.set(id, job ? next_due(*job) : std::nullopt, pending_since);
+  }
+}
+
+/// The distinct block-S heights of the selections pending right now,
+/// ascending: State::due's, with each job changed since it last took them in
+/// counted as it stands now (mid-block, without touching the index).
+std::vector<std::uint64_t> pending_now(const State& state) {
+  std::map<std::uint64_t, std::uint32_t> count = state.due.pending_counts();
+  for (const Bytes32& id : state.jobs.touched()) {
+    if (auto since = state.due.pending_since(id); since && --count[*since] == 0) count.erase(*since);
+    const JobRecord* job = state.jobs.get(id);
+    if (job && job->state == JobState::kPendingSelection && job->pending) ++count[job->pending->submitted_at];
+  }
+  std::vector<std::uint64_t> out;
+  for (const auto& [submitted_at, n] : count) out.push_back(submitted_at);
+  return out;
+}
+
 /// The one way a runner record changes. Its first change in block `height`
 /// keeps the record as it stood at the end of block height-1, which a job
 /// submitted later in this block snapshots; and versions no pending selection
@@ -39,9 +65,7 @@ bool mru_reads(const BlockContext& block, bool cip11) {
 RunnerRecord& edit_runner(State& state, const Address& address, std::uint64_t height) {
   RunnerRecord& r = state.runners.at(address);
   if (!r.history.empty() && r.history.back().first == height) return r;
-  std::vector<std::uint64_t> pending;  // distinct submission heights of live pending selections, ascending
-  for (const DueKey& k : state.pending_due) pending.push_back(k.submitted_at);
-  std::sort(pending.begin(), pending.end());
+  const std::vector<std::uint64_t> pending = pending_now(state);
   auto serves = [&](std::uint64_t after, std::uint64_t upto) {
     auto it = std::upper_bound(pending.begin(), pending.end(), after);
     return it != pending.end() && *it <= upto;
@@ -192,19 +216,13 @@ void select_now(State& state, const BlockContext& block, JobRecord& job, std::ui
   if (!cip11 && block.params.presence_shadow_enabled) shadow_draw(state, block, job, eligible, v3, effects);
 }
 
-/// A pending selection leaves the state: its record and its index entry together (§9.2 step 4).
-void drop_pending(State& state, JobRecord& job) {
-  state.pending_due.erase(due_key(*job.pending));
-  job.pending.reset();
-}
-
 /// §9.2 pending pass: every record whose seed view is known, in (submitted_at, job_id) order.
-void run_pending(State& state, const BlockContext& block, Effects& effects) {
+void run_pending(State& state, const BlockContext& block, const std::vector<Bytes32>& candidates, Effects& effects) {
   std::vector<JobRecord*> due;
-  for (const DueKey& k : state.pending_due) {  // in round order: the due ones come first
-    if (k.seed_epoch != 0 || k.seed_view >= block.height) break;
-    due.push_back(&state.jobs.at(k.job_id));
-  }
+  for (const Bytes32& id : candidates)
+    if (const JobRecord* job = state.jobs.get(id);
+        job->state == JobState::kPendingSelection && job->pending && job->pending->seed_view < block.height)
+      due.push_back(&state.jobs.at(id));
   std::sort(due.begin(), due.end(), [](const JobRecord* a, const JobRecord* b) {
     return std::pair(a->submitted_at, a->job_id) < std::pair(b->submitted_at, b->job_id);
   });
@@ -219,7 +237,7 @@ void run_pending(State& state, const BlockContext& block, Effects& effects) {
       // seed may stand in: it stays pending, and at its deadline it ends.
       effects.unverified_pending.push_back(job->job_id);
       if (block.height > job->deadline_block) {
-        drop_pending(state, *job);
+        job->pending.reset();
         job->state = JobState::kTimedOut;
         job->finished_at = block.height;
         effects.expired_pending.push_back(job->job_id);
@@ -227,7 +245,7 @@ void run_pending(State& state, const BlockContext& block, Effects& effects) {
       continue;
     }
     note_seed(effects, beacon->first);
-    drop_pending(state, *job);
+    job->pending.reset();  // §9.2 step 4: the record leaves; State::due follows it
     job->selection_seed = selection_seed_v3(SelectionMode::kDelayed, beacon->second, job->job_id, p.submitted_at);
     assign(state, block, *job, snapshot, *job->selection_seed, job->deadline_block, effects);
   }
@@ -258,9 +276,12 @@ void complete(State& state, const BlockContext& block, JobRecord& job, Bytes res
 /// §11.2: a committee whose deadline passed without a result times out; the
 /// next committee is drawn at this block, without the runners that timed out,
 /// with a seed derived from the job's original one (§9.2: never a later beacon).
-void run_deadlines(State& state, const BlockContext& block, Effects& effects) {
-  for (auto& [id, job] : state.jobs) {
-    if (job.state != JobState::kAssigned || job.deadline_block >= block.height) continue;
+void run_deadlines(State& state, const BlockContext& block, std::vector<Bytes32> candidates, Effects& effects) {
+  std::sort(candidates.begin(), candidates.end());  // job_id order
+  for (const Bytes32& id : candidates) {
+    if (const JobRecord* j = state.jobs.get(id); j->state != JobState::kAssigned || j->deadline_block >= block.height)
+      continue;
+    JobRecord& job = state.jobs.at(id);
     for (const auto& a : job.committee)
       if (!a.result_hash) {
         auto at = std::lower_bound(job.excluded.begin(), job.excluded.end(), a.runner);
@@ -347,6 +368,7 @@ struct Apply {
     RunnerRecord& w = edit_runner(state, tx.sender, block.height);
     w.stake = 0;
     w.health = HealthStatus::kDeregistered;
+    effects.deregistered.push_back(tx.sender);
     return std::nullopt;
   }
   std::optional<ChainError> operator()(const SubmitJob& b) {
@@ -376,7 +398,6 @@ struct Apply {
       p.seed_delay_views = delay;
       p.candidates_snapshot_root =
           candidates_snapshot_root(snapshot_candidates(state, block, job, block.height), block.params.reputation);
-      state.pending_due.insert(due_key(p));
       job.pending = p;
       job.state = JobState::kPendingSelection;
     }
@@ -480,9 +501,20 @@ Res<PresentSet> presence_of_block(const ChainParams& params, const std::optional
   return set;
 }
 
+std::optional<std::uint64_t> next_due(const JobRecord& job) {
+  if (job.state == JobState::kPendingSelection && job.pending) return job.pending->seed_view + 1;
+  if (job.state == JobState::kAssigned) return job.deadline_block + 1;
+  return std::nullopt;
+}
+
 void begin_block(State& state, const BlockContext& block, Effects& effects) {
-  run_pending(state, block, effects);
-  run_deadlines(state, block, effects);
+  // The jobs changed since the index last looked are due anew; the others keep their time.
+  refresh_due(state);
+  // Both passes look only at jobs due by now, each checked against its record
+  // again: a job stays due (and is looked at again) until its record changes.
+  const std::vector<Bytes32> due = state.due.due_by(block.height);
+  run_pending(state, block, due, effects);
+  run_deadlines(state, block, due, effects);
 }
 
 Outcome apply(State& state, std::map<Address, u128>& balances, const BlockContext& block, const TxContext& tx,
@@ -530,8 +562,6 @@ std::vector<Candidate> snapshot_candidates(const State& state, const BlockContex
   }
   return out;
 }
-
-DueKey due_key(const PendingSelectionV1& p) { return DueKey{p.seed_epoch, p.seed_view, p.submitted_at, p.job_id}; }
 
 const Assignment* JobRecord::assignment_of(const Address& runner) const {
   for (const auto& a : committee)

@@ -89,6 +89,7 @@ struct ShadowDraw {
 struct Effects {
   std::vector<AssignmentNotice> assigned;
   std::vector<AssignmentEnd> ended;
+  std::vector<Address> deregistered;  // runners this block deregistered: a validator closes their connections
   std::vector<ConsumedSeed> consumed_seeds;  // sorted by round, deduplicated
   std::vector<ShadowDraw> shadow;
   /// Pending selections whose block-S snapshot did not verify against their
@@ -115,7 +116,13 @@ Res<PresentSet> presence_of_block(const ChainParams& params, const std::optional
 /// order, each from its block-S snapshot re-derived and checked against its
 /// committed candidates_snapshot_root; then times out assignments past their
 /// deadline and draws their next committees from each job's original seed.
+/// It looks only at the jobs State::due holds for H, after bringing the index
+/// up to date with every job changed since it last looked.
 void begin_block(State& state, const BlockContext& block, Effects& effects);
+/// The block from which begin_block must look at `job`: the one after a
+/// pending selection's seed view, the one after an assignment's deadline;
+/// nullopt once the job has ended. One rule for State::due.
+std::optional<std::uint64_t> next_due(const JobRecord& job);
 
 struct TxContext {
   Address sender{};

@@ -1,7 +1,11 @@
 // The CIP-11 chain plane's state (§7, §9, §10.1, §11.2): the Runner
 // Registry, the Job Dispatcher's jobs and MRU records, and the chain
-// parameters they run under. Plain data; machine.h changes it, codec.h
-// stores it.
+// parameters they run under. Data; machine.h changes it, codec.h encodes it.
+//
+// The records are RecordMaps (common/record_map.h), so the state knows what
+// changed since its last commit(): a store writes exactly that for a block
+// (the devchain's cip11_store.h) and rollback() undoes a block whose write
+// failed. A state fresh from genesis or from a decoder is committed.
 #pragma once
 
 #include <map>
@@ -13,6 +17,7 @@
 #include "cip11/presence.h"
 #include "cip11/selection.h"
 #include "common/crypto.h"
+#include "common/record_map.h"
 
 namespace cowboy::cip11::chain {
 
@@ -33,6 +38,13 @@ struct ChainParams {
   std::uint32_t max_selections = 3;                  // a job's committees before it is TimedOut
   ReputationConfig reputation;
   bool operator==(const ChainParams&) const = default;
+};
+
+/// One entry of ValidatorSetSnapshot(0) (§5.4): a validator's Ed25519 peer key and its QUIC endpoint.
+struct ValidatorEntry {
+  crypto::Ed25519Public peer_key{};
+  std::string endpoint;  // host:port of its QUIC listener
+  bool operator==(const ValidatorEntry&) const = default;
 };
 
 struct RunnerRecord {
@@ -98,22 +110,65 @@ struct JobRecord {
   Assignment* assignment_of(const Address& runner);
 };
 
-/// pending_due_round_index_key (§9.2): the order of the seed's iterable index.
-struct DueKey {
-  std::uint64_t seed_epoch = 0, seed_view = 0, submitted_at = 0;
-  Bytes32 job_id{};
-  auto operator<=>(const DueKey&) const = default;
+/// Jobs by the block at which begin_block must next look at them (machine.h
+/// next_due: after a pending job's seed view, after an assigned job's
+/// deadline), so that a block's work is what is due, not every job ever
+/// submitted; and the block-S heights of the pending selections among them,
+/// which a runner's `history` must keep readable (machine.cc, edit_runner).
+/// Derived from the jobs: never stored, rebuilt from them (machine.cc brings
+/// it up to date with every job changed since it last looked).
+class DueIndex {
+ public:
+  /// When `job` is next due, and its submitted_at while it is a pending
+  /// selection; a nullopt height takes it out (it ended).
+  void set(const Bytes32& job, std::optional<std::uint64_t> height,
+           std::optional<std::uint64_t> pending_since = std::nullopt);
+  /// The jobs due at or before `height`, by (due height, job_id).
+  std::vector<Bytes32> due_by(std::uint64_t height) const;
+  /// The distinct submission heights of the pending selections, ascending.
+  std::vector<std::uint64_t> pending_submissions() const;
+  /// How many pending selections each submission height has.
+  const std::map<std::uint64_t, std::uint32_t>& pending_counts() const { return pending_; }
+  /// The submission height `job` is pending since, as last set.
+  std::optional<std::uint64_t> pending_since(const Bytes32& job) const {
+    auto it = of_job_.find(job);
+    return it == of_job_.end() ? std::nullopt : it->second.pending_since;
+  }
+  std::size_t size() const { return of_job_.size(); }
+
+ private:
+  struct Due {
+    std::uint64_t height = 0;
+    std::optional<std::uint64_t> pending_since;
+    bool operator==(const Due&) const = default;
+  };
+  std::set<std::pair<std::uint64_t, Bytes32>> by_height_;
+  std::map<Bytes32, Due> of_job_;
+  std::map<std::uint64_t, std::uint32_t> pending_;  // submitted_at -> how many pending selections
 };
-DueKey due_key(const PendingSelectionV1& pending);
 
 struct State {
-  std::map<Address, RunnerRecord> runners;
+  RecordMap<Address, RunnerRecord> runners;
   ActiveRunners index;                       // ACTIVE_RUNNERS_KEY: append-only (§7.2, §8.5)
-  std::map<Bytes32, JobRecord> jobs;
-  std::map<std::pair<Address, JobKind>, MruRecord> mru;  // mru_key (§9.4)
-  std::set<DueKey> pending_due;              // one per job in kPendingSelection; derived from them, not stored
+  RecordMap<Bytes32, JobRecord> jobs;
+  RecordMap<std::pair<Address, JobKind>, MruRecord> mru;  // mru_key (§9.4)
   std::uint64_t jobs_submitted = 0;
-  bool operator==(const State&) const = default;
+  DueIndex due;  // kept up to date from the jobs by begin_block
+
+  /// The registry's length and the job counter as of the last commit: the
+  /// index entries from committed_registry_size() on are new.
+  std::uint32_t committed_registry_size() const { return committed_registry_size_; }
+  std::uint64_t committed_jobs_submitted() const { return committed_jobs_submitted_; }
+  /// The current state becomes the committed one (its store has it).
+  void commit();
+  /// Back to the committed state.
+  void rollback();
+  /// The records and counters; not the journal, not the derived index.
+  bool operator==(const State& other) const;
+
+ private:
+  std::uint32_t committed_registry_size_ = 0;
+  std::uint64_t committed_jobs_submitted_ = 0;
 };
 
 }  // namespace cowboy::cip11::chain

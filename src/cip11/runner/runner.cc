@@ -10,15 +10,15 @@
 #include <thread>
 
 #include "cip11/chain/codec.h"
+#include "cip11/chain/port.h"
 #include "cip11/link/runner_link.h"
+#include "cip11/runner/heartbeat.h"
 #include "cip11/runner/job_book.h"
 #include "cip11/runner/journal.h"
 #include "cip11/runner/ledger.h"
 #include "cip11/runner/task.h"
 #include "cip11/subset.h"
 #include "common/clock.h"
-#include "devchain/http_client.h"
-#include "devchain/json.h"
 #include "net/host_port.h"
 
 namespace cowboy::cip11 {
@@ -85,12 +85,11 @@ struct Runner::Impl {
   };
 
   RunnerOptions o;
-  devchain::HttpClient chain;
+  std::unique_ptr<chain::ChainPort> port;  // called from the reads and writes pools and start()
   Signer signer;
   Address me{};
   crypto::Secp256k1Compressed my_key{};
-  devchain::Cip11Genesis genesis;
-  Bytes32 chain_instance_id{};
+  chain::ChainSetup setup;
 
   asio::io_context io{1};
   SystemEntropy entropy;
@@ -122,8 +121,8 @@ struct Runner::Impl {
   mutable std::mutex status_mu;
   RunnerStatus published;  // a copy for status(), refreshed on the io thread
 
-  Impl(RunnerOptions options, devchain::HttpClient client, Signer s)
-      : o(std::move(options)), chain(std::move(client)), signer(std::move(s)), exec(std::max(1u, o.max_concurrent)) {}
+  Impl(RunnerOptions options, std::unique_ptr<chain::ChainPort> chain, Signer s)
+      : o(std::move(options)), port(std::move(chain)), signer(std::move(s)), exec(std::max(1u, o.max_concurrent)) {}
 
   void emit(Kind kind, const Bytes32& job_id = {}, std::string via = {}, std::string detail = {}) {
     if (o.on_event) o.on_event(RunnerEvent{kind, job_id, std::move(via), std::move(detail), stats.height, unix_micros()});
@@ -142,8 +141,8 @@ struct Runner::Impl {
       asio::post(io, [then = std::move(then), answer = std::move(answer)]() mutable { then(std::move(answer)); });
     });
   }
-  void submit(devchain::Transaction tx) {
-    asio::post(writes, [this, tx = std::move(tx)] { (void)chain.submit(tx); });  // refusals are retried on schedule
+  void submit(Bytes tx) {
+    asio::post(writes, [this, tx = std::move(tx)] { (void)port->submit(tx); });  // refusals are retried on schedule
   }
 
   // --- the block clock ---------------------------------------------------
@@ -153,8 +152,8 @@ struct Runner::Impl {
       if (ec) return;
       if (!height_read_busy) {
         height_read_busy = true;
-        read([this] { return chain.height(); },
-             [this](devchain::ApiResult<std::uint64_t> h) {
+        read([this] { return port->height(); },
+             [this](chain::PortResult<std::uint64_t> h) {
                height_read_busy = false;
                if (h && *h > stats.height) on_block(*h);
              });
@@ -173,10 +172,9 @@ struct Runner::Impl {
       for (auto& l : links) l->on_block(h);
     });
     if (ledger && !heartbeat_tx && schedule->due(h, last_heartbeat)) {
-      auto tx = ledger->sign(devchain::Cip11Call{chain::encode_instruction(chain::RunnerHeartbeat{})}, h);
-      heartbeat_tx = tx.hash;
+      auto tx = sign_heartbeat(h);
       keep(tx, std::nullopt, [this, tx] {
-        submit(tx.tx);
+        submit(tx.bytes);
         ++stats.heartbeats;
         emit(Kind::kHeartbeat);
       });
@@ -185,13 +183,13 @@ struct Runner::Impl {
       // A receipt ends retention; no receipt past the grace period is a
       // rebroadcast (§10.3), decided once the chain has answered.
       for (const auto& hash : ledger->retained_hashes())
-        read([this, hash] { return chain.receipt(hash); },
-             [this, hash, h](devchain::ApiResult<std::optional<devchain::TxReceipt>> r) {
+        read([this, hash] { return port->inclusion(hash); },
+             [this, hash, h](chain::PortResult<std::optional<chain::Inclusion>> r) {
                if (!r || !ledger->retained(hash)) return;
                if (*r) return on_included(hash, **r);
                if (auto tx = ledger->due(hash, h)) {
                  ++stats.rebroadcasts;
-                 emit(Kind::kRebroadcast, {}, {}, devchain::json::hex0x(hash));
+                 emit(Kind::kRebroadcast, {}, {}, to_hex0x(hash));
                  submit(std::move(*tx));
                }
              });
@@ -202,12 +200,42 @@ struct Runner::Impl {
     publish();
   }
 
-  void on_included(const Bytes32& hash, const devchain::TxReceipt& receipt) {
+  /// Signs a RunnerHeartbeat (§7.1) at `h` and remembers it as the one in flight.
+  chain::SignedTx sign_heartbeat(std::uint64_t h) {
+    auto tx = ledger->sign(chain::encode_instruction(chain::RunnerHeartbeat{}), h);
+    heartbeat_tx = tx.hash;
+    return tx;
+  }
+
+  /// Before the io thread runs: records a heartbeat in the journal, sends it
+  /// and waits (until `deadline`) for the block that includes it. Not included
+  /// by then: the block clock carries on with it (rebroadcast, §10.3), as with
+  /// any other.
+  Result<Unit, std::string> heartbeat_at_start(std::chrono::steady_clock::time_point deadline) {
+    const chain::SignedTx tx = sign_heartbeat(stats.height);
+    if (!journal->record(RetainedTx{tx.hash, tx.nonce, tx.bytes}, tx.nonce + 1, std::nullopt))
+      return Err{"journal write failed in " + o.state_dir.string()};
+    ledger->durable(tx.hash);
+    (void)port->submit(tx.bytes);
+    ++stats.heartbeats;
+    emit(Kind::kHeartbeat);
+    const auto step = std::clamp(o.block_time / 4, std::chrono::milliseconds(5), std::chrono::milliseconds(250));
+    while (std::chrono::steady_clock::now() < deadline) {
+      if (auto included = port->inclusion(tx.hash); included && *included) {
+        on_included(tx.hash, **included);
+        break;
+      }
+      std::this_thread::sleep_for(step);
+    }
+    return Unit{};
+  }
+
+  void on_included(const Bytes32& hash, const chain::Inclusion& receipt) {
     ledger->included(hash);
     asio::post(durable, [this, hash] { journal->forget_transaction(hash); });
     if (heartbeat_tx == hash) {
       heartbeat_tx.reset();
-      if (receipt.ok()) last_heartbeat = receipt.height;
+      if (!receipt.error) stats.last_heartbeat = last_heartbeat = receipt.height;
       return;
     }
     for (auto it = jobs.begin(); it != jobs.end(); ++it) {
@@ -275,8 +303,8 @@ struct Runner::Impl {
     job.phase = Job::Phase::kVerifying;
     // §10.1: the assignment height must be applied in this runner's own view,
     // and the chain must still hold this runner in the job's committee.
-    read([this, id = a.job_id] { return chain.job(id); },
-         [this, id = a.job_id, stream, linkp = &link](devchain::ApiResult<chain::JobRecord> record) {
+    read([this, id = a.job_id] { return port->job(id); },
+         [this, id = a.job_id, stream, linkp = &link](chain::PortResult<chain::JobRecord> record) {
            auto it = jobs.find(id);
            if (it == jobs.end() || it->second.phase != Job::Phase::kVerifying) return;
            Job& job = it->second;
@@ -327,10 +355,10 @@ struct Runner::Impl {
     if (polling || !polling_allowed) return;
     polling = true;
     ++stats.polls;
-    read([this] { return chain.runner_jobs(me); },
-         [this](devchain::ApiResult<std::vector<chain::JobRecord>> found) {
+    read([this] { return port->runner_jobs(me); },
+         [this](chain::PortResult<std::vector<chain::JobRecord>> found) {
            polling = false;
-           if (!found && found.error().code == devchain::ApiErrorCode::kGone) polling_allowed = false;  // 410: for good
+           if (!found && found.error().code == chain::PortErrc::kGone) polling_allowed = false;  // 410: for good
            if (!found) return;
            for (auto& record : *found) take_polled(std::move(record));
          });
@@ -395,19 +423,19 @@ struct Runner::Impl {
     job.result = std::move(*result);
     entropy.fill(job.salt);
     if (job.record.runners <= 1) return reveal(id, job);
-    auto tx = ledger->sign(devchain::Cip11Call{chain::encode_instruction(chain::JobResultCommit{
-                               id, chain::result_commitment(id, me, job.result, job.salt)})},
-                           stats.height);
+    auto tx = ledger->sign(
+        chain::encode_instruction(chain::JobResultCommit{id, chain::result_commitment(id, me, job.result, job.salt)}),
+        stats.height);
     job.commit_tx = tx.hash;
     job.phase = Job::Phase::kAwaitingCommit;
     // The result and salt are on disk before the commitment leaves (§10.3, journal.h).
-    keep(tx, owed(id, job), [this, id, tx] { send_result(id, JobResultCommit{id, tx.bytes}, tx.tx, "commit"); });
+    keep(tx, owed(id, job), [this, id, tx] { send_result(id, JobResultCommit{id, tx.bytes}, tx.bytes, "commit"); });
   }
 
   void check_reveal(Job& job) {
     job.checking = true;
-    read([this, id = job.record.job_id] { return chain.job(id); },
-         [this, id = job.record.job_id](devchain::ApiResult<chain::JobRecord> record) {
+    read([this, id = job.record.job_id] { return port->job(id); },
+         [this, id = job.record.job_id](chain::PortResult<chain::JobRecord> record) {
            auto it = jobs.find(id);
            if (it == jobs.end()) return;
            it->second.checking = false;
@@ -424,12 +452,11 @@ struct Runner::Impl {
   }
 
   void reveal(const Bytes32& id, Job& job) {
-    auto tx = ledger->sign(
-        devchain::Cip11Call{chain::encode_instruction(chain::JobResultSubmit{id, job.result, job.salt})}, stats.height);
+    auto tx = ledger->sign(chain::encode_instruction(chain::JobResultSubmit{id, job.result, job.salt}), stats.height);
     job.reveal_tx = tx.hash;
     job.phase = Job::Phase::kRevealed;
     // Recorded with the obligation that names it: after a restart this reveal is resent, never re-signed.
-    keep(tx, owed(id, job), [this, id, tx] { send_result(id, JobResult{id, tx.bytes}, tx.tx, "reveal"); });
+    keep(tx, owed(id, job), [this, id, tx] { send_result(id, JobResult{id, tx.bytes}, tx.bytes, "reveal"); });
   }
 
   /// What the journal keeps for a job whose commitment or result is signed.
@@ -441,11 +468,11 @@ struct Runner::Impl {
   /// journal thread, then runs `send` on the io thread. What cannot be kept is
   /// not sent: it stays unsent in the ledger, and the failure is reported.
   template <typename Send>
-  void keep(const TxLedger::Signed& tx, std::optional<Obligation> obligation, Send send) {
+  void keep(const chain::SignedTx& tx, std::optional<Obligation> obligation, Send send) {
     asio::post(durable, [this, tx, obligation = std::move(obligation), send = std::move(send)]() mutable {
-      const bool kept = journal->record(RetainedTx{tx.hash, tx.tx.nonce, tx.bytes}, tx.tx.nonce + 1, obligation);
+      const bool kept = journal->record(RetainedTx{tx.hash, tx.nonce, tx.bytes}, tx.nonce + 1, obligation);
       asio::post(io, [this, hash = tx.hash, kept, send = std::move(send)]() mutable {
-        if (!kept) return emit(Kind::kStorageFailed, {}, {}, "journal write failed for " + devchain::json::hex0x(hash));
+        if (!kept) return emit(Kind::kStorageFailed, {}, {}, "journal write failed for " + to_hex0x(hash));
         ledger->durable(hash);
         send();
       });
@@ -459,7 +486,7 @@ struct Runner::Impl {
   }
 
   /// On the Accepted stream while its connection lasts; else straight to the chain.
-  void send_result(const Bytes32& id, Frame frame, const devchain::Transaction& tx, std::string what) {
+  void send_result(const Bytes32& id, Frame frame, const Bytes& tx, std::string what) {
     auto it = jobs.find(id);
     const std::string via = it == jobs.end() ? "" : it->second.via;
     const bool last = std::holds_alternative<JobResult>(frame);
@@ -533,75 +560,77 @@ struct Runner::Impl {
   }
 };
 
-Result<std::unique_ptr<Runner>, std::string> Runner::start(RunnerOptions options) {
-  auto client = devchain::HttpClient::from_url(options.chain_url);
-  if (!client) return Err{"--chain must be http://host:port, not " + options.chain_url};
+Result<std::unique_ptr<Runner>, std::string> Runner::start(RunnerOptions options, std::unique_ptr<chain::ChainPort> chain) {
+  if (!chain) return Err{std::string("no chain to run against")};
   auto signer = Signer::runner(options.key);
   if (!signer) return Err{std::string("the runner key is not a valid secp256k1 secret")};
-  auto impl = std::make_unique<Impl>(std::move(options), std::move(*client), std::move(*signer));
+  auto impl = std::make_unique<Impl>(std::move(options), std::move(chain), std::move(*signer));
   Impl& r = *impl;
   r.me = *runner_address(r.signer.pubkey());
   std::copy(r.signer.pubkey().raw().begin(), r.signer.pubkey().raw().end(), r.my_key.begin());
 
   // The chain first: genesis, registration, nonce (waiting while it starts).
   const auto deadline = std::chrono::steady_clock::now() + r.o.startup_timeout;
-  devchain::ApiResult<devchain::Cip11Genesis> genesis = Err{devchain::ApiError{}};
-  while (!(genesis = r.chain.cip11_genesis()) && std::chrono::steady_clock::now() < deadline)
+  chain::PortResult<chain::ChainSetup> setup = Err{chain::PortError{}};
+  while (!(setup = r.port->setup()) && std::chrono::steady_clock::now() < deadline)
     std::this_thread::sleep_for(std::chrono::milliseconds(100));
-  if (!genesis) return Err{"cannot read the chain's CIP-11 genesis: " + genesis.error().message};
-  r.genesis = std::move(*genesis);
-  auto id = r.chain.chain_instance_id();
-  auto account = r.chain.account_info(r.me);
-  auto record = r.chain.runner(r.me);
-  auto height = r.chain.height();
-  if (!id || !account || !height) return Err{std::string("the chain stopped answering during start")};
-  if (!record) return Err{"this key is not a registered runner: " + devchain::json::hex0x(r.me)};
-  r.chain_instance_id = *id;
+  if (!setup) return Err{"cannot read the chain's CIP-11 genesis: " + setup.error().message};
+  r.setup = std::move(*setup);
+  auto nonce = r.port->next_nonce(r.me);
+  auto record = r.port->runner(r.me);
+  auto height = r.port->height();
+  if (!nonce || !height || (!record && record.error().code != chain::PortErrc::kNotFound))
+    return Err{std::string("the chain stopped answering during start")};
+  if (!record) return Err{"this key is not a registered runner: " + to_hex0x(r.me)};
   // What it signed before a restart: no nonce signed twice, every retained
   // transaction submitted again, every owed reveal still made (§10.3).
   if (r.o.state_dir.empty()) return Err{std::string("state_dir is required: the runner keeps what it signs there")};
-  auto journal = TxJournal::open(r.o.state_dir, *id, r.me);
+  auto journal = TxJournal::open(r.o.state_dir, r.setup.chain_instance_id, r.me);
   if (!journal) return Err{journal.error()};
   r.journal = std::move(*journal);
   auto kept = r.journal->load();
   if (!kept) return Err{kept.error()};
   r.stats.height = *height;
-  r.ledger.emplace(*id, r.o.key, std::max(account->next_nonce, kept->next_nonce));
+  r.ledger.emplace(*r.setup.tx_format, r.o.key, std::max(*nonce, kept->next_nonce));
   std::set<Bytes32> retained;
   for (const auto& t : kept->transactions) {
-    auto tx = devchain::decode_tx(t.bytes);
-    if (!tx || devchain::tx_hash(*tx) != t.hash) return Err{"the journal in " + r.o.state_dir.string() + " holds a damaged transaction"};
-    r.ledger->restore(std::move(*tx), *height);
+    auto opened = r.setup.tx_format->open(t.bytes);
+    if (!opened || opened->sender != r.me || opened->nonce != t.nonce)
+      return Err{"the journal in " + r.o.state_dir.string() + " holds a damaged transaction"};
+    r.ledger->restore(chain::SignedTx{t.bytes, t.hash, t.nonce}, *height);
     retained.insert(t.hash);
   }
   for (const auto& o : kept->obligations) r.resume(o, retained);
-  r.schedule.emplace(r.genesis.params.chain_id, r.me, r.genesis.params.heartbeat_timeout_blocks,
-                     r.o.heartbeat_margin_blocks);
-  r.last_heartbeat = record->last_heartbeat;
+  r.schedule.emplace(r.setup.params.chain_id, r.me, r.setup.params.heartbeat_timeout_blocks, r.o.heartbeat_margin_blocks);
+  r.stats.last_heartbeat = r.last_heartbeat = record->last_heartbeat;
   r.stats.heartbeat_phase = r.schedule->phase();
   r.stats.heartbeat_cadence = r.schedule->cadence();
+  // A heartbeat a whole cadence old (a runner that was away): one now, and
+  // started means above the floor again - a job submitted next can draw it.
+  if (r.schedule->overdue(*height, r.last_heartbeat))
+    if (auto sent = r.heartbeat_at_start(deadline); !sent) return Err{sent.error()};
   const Bytes32 phase_hash = crypto::keccak256({as_bytes("cowboy/cip11-ping-phase/v1"), ByteView(r.me)});
   const auto spread = std::max<std::int64_t>(1, std::min<std::int64_t>(250, r.o.block_time.count() / 2));
   r.ping_phase = std::chrono::milliseconds((phase_hash[0] << 8 | phase_hash[1]) % spread);
 
   // Then one link per validator of Sub(R) (§5), if the chain runs the
   // transport (§14 Phase 1); the poll fallback unless Phase 3 retired it.
-  const auto& flags = r.genesis.params;
+  const auto& flags = r.setup.params;
   const bool connect = r.o.push && flags.transport_enabled;
   r.polling_allowed = !flags.poll_disabled;
   if (!connect && !r.polling_allowed)
     return Err{std::string(flags.transport_enabled ? "--poll-only cannot work: this chain has CIP11_POLL_DISABLED set"
                                                    : "no way to receive jobs: this chain has CIP11_TRANSPORT_ENABLED off "
                                                      "and CIP11_POLL_DISABLED set")};
-  const auto peers = devchain::validator_peer_keys(r.genesis);
+  const auto peers = r.setup.validator_keys();
   r.admission = std::make_unique<SnapshotAdmission>(peers);
   auto endpoint = RunnerEndpoint::open(r.io, r.worker, r.budget, {});
   if (!endpoint) return Err{"cannot open the QUIC endpoint: " + endpoint.error()};
   r.endpoint = std::move(*endpoint);
-  const LocalOffer offer{r.genesis.params.chain_id, kProtocolVersion, validator_set_hash(peers), 0, *height};
+  const LocalOffer offer{r.setup.params.chain_id, kProtocolVersion, validator_set_hash(peers), 0, *height};
   for (std::size_t i : connect ? subset_of(r.my_key, peers) : std::vector<std::size_t>{}) {
-    auto host_port = net::parse_host_port(r.genesis.validators[i].endpoint);
-    if (!host_port) return Err{"validator endpoint is not host:port: " + r.genesis.validators[i].endpoint};
+    auto host_port = net::parse_host_port(r.setup.validators[i].endpoint);
+    if (!host_port) return Err{"validator endpoint is not host:port: " + r.setup.validators[i].endpoint};
     RunnerLinkConfig config;
     config.host = host_port->first;
     config.port = host_port->second;
@@ -610,7 +639,7 @@ Result<std::unique_ptr<Runner>, std::string> Runner::start(RunnerOptions options
     RunnerLink::Callbacks cb;
     auto* rp = &r;
     cb.on_admitted = [rp, i] {
-      rp->emit(Kind::kConnected, {}, {}, rp->genesis.validators[i].endpoint);
+      rp->emit(Kind::kConnected, {}, {}, rp->setup.validators[i].endpoint);
       rp->poll();  // catch up on what was assigned while it was away
       rp->publish();
     };
