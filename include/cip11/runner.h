@@ -53,6 +53,7 @@ struct RunnerEvent {
     kIncluded,      // the job's final transaction is in a block
     kHeartbeat,     // an on-chain heartbeat sent
     kResumed,       // a job owed from before a restart, taken up again from the journal (detail: where it stood)
+    kSuperseded,    // a signed transaction whose nonce the chain gave another: dropped, its content signed again (detail: hash)
     kStorageFailed, // a signed transaction could not be made durable, so it was not sent (detail says why)
   };
   Kind kind = Kind::kAssigned;

@@ -126,6 +126,22 @@ TEST(Cip11TxLedger, NoncesInOrderAndSelfSubmissionsAfterTheGraceThenEveryInterva
   EXPECT_EQ(restarted.sign({3}, 20).nonce, 9u);
 }
 
+// A retained transaction without a receipt whose nonce the chain already
+// counts can never be included: it leaves, and no nonce below the chain's is
+// signed again. One with a receipt unread (not named) stays.
+TEST(Cip11TxLedger, ATransactionWhoseNonceTheChainGaveAnotherIsSuperseded) {
+  const devchain::Cip11TxFormat format(testing::filled(0xc1));
+  TxLedger ledger(format, testing::filled(0x21), 3);
+  auto a = ledger.sign({1}, 10);
+  auto b = ledger.sign({2}, 10);
+  EXPECT_EQ(ledger.superseded(4, {a.hash, b.hash}), std::vector<Bytes32>{a.hash});
+  EXPECT_FALSE(ledger.retained(a.hash));
+  EXPECT_TRUE(ledger.retained(b.hash));
+  EXPECT_TRUE(ledger.superseded(9, {}).empty());
+  EXPECT_TRUE(ledger.retained(b.hash));
+  EXPECT_EQ(ledger.sign({3}, 10).nonce, 9u);
+}
+
 // A JobResult's tx_bytes (and a JobResultCommit's, with its instruction) is
 // the devchain's transaction encoding of a Cip11Call carrying the CIP-11
 // instruction, signed by the runner (docs/cip11.md, "The dev job spec and

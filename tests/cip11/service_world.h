@@ -110,6 +110,7 @@ struct LocalChainOptions {
   std::function<void(chain::ChainParams&)> flags;  // after the defaults: transport and present-first on
   bool service = true;                             // false: no validator here, the test plays it
   ResultSink* results = nullptr;                   // the service's checked results (default: the chain)
+  bool start = true;                               // false: no blocks until the test calls node->start()
 };
 
 /// A devchain Node (100 ms blocks), its HTTP API and, unless told otherwise, a
@@ -158,7 +159,7 @@ class LocalChain {
       node->set_presence_provider([s](std::uint64_t h, std::uint32_t n) { return s->presence_field(h, n); });
       node->set_block_observer([s](const devchain::CommittedBlock& b) { s->on_block({b.height, b.effects}); });
     }
-    node->start();
+    if (o.start) node->start();
   }
   ~LocalChain() {
     node->stop();

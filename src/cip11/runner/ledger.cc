@@ -4,7 +4,7 @@ namespace cowboy::cip11 {
 
 chain::SignedTx TxLedger::sign(Bytes payload, std::uint64_t height) {
   chain::SignedTx out = format_.sign(secret_, next_nonce_++, std::move(payload));  // the secret was checked at start
-  retained_[out.hash] = Entry{out.bytes, height + kResultTxInclusionGraceBlocks, false};
+  retained_[out.hash] = Entry{out.bytes, out.nonce, height + kResultTxInclusionGraceBlocks, false};
   return out;
 }
 
@@ -14,7 +14,18 @@ void TxLedger::durable(const Bytes32& hash) {
 
 void TxLedger::restore(const chain::SignedTx& tx, std::uint64_t height) {
   next_nonce_ = std::max(next_nonce_, tx.nonce + 1);
-  retained_[tx.hash] = Entry{tx.bytes, height, true};
+  retained_[tx.hash] = Entry{tx.bytes, tx.nonce, height, true};
+}
+
+std::vector<Bytes32> TxLedger::superseded(std::uint64_t chain_next, const std::vector<Bytes32>& unincluded) {
+  next_nonce_ = std::max(next_nonce_, chain_next);
+  std::vector<Bytes32> out;
+  for (const Bytes32& hash : unincluded)
+    if (auto it = retained_.find(hash); it != retained_.end() && it->second.nonce < chain_next) {
+      out.push_back(hash);
+      retained_.erase(it);
+    }
+  return out;
 }
 
 std::optional<Bytes> TxLedger::due(const Bytes32& hash, std::uint64_t height) {

@@ -34,6 +34,11 @@ class TxLedger {
   void restore(const chain::SignedTx& tx, std::uint64_t height);
   /// The next nonce sign() will use.
   std::uint64_t next_nonce() const { return next_nonce_; }
+  /// The chain counts `chain_next` as the account's next nonce, and none of
+  /// `unincluded` has a receipt (read after it): those below it can never be
+  /// included - another transaction of the account took their nonce - and
+  /// leave; they are returned. sign() never goes below `chain_next` again.
+  std::vector<Bytes32> superseded(std::uint64_t chain_next, const std::vector<Bytes32>& unincluded);
   /// The retained transaction `hash` if it is due for a self-submission at
   /// `height` (ask after its receipt was found missing); it is then next due
   /// RESULT_TX_REBROADCAST_INTERVAL_BLOCKS later.
@@ -46,6 +51,7 @@ class TxLedger {
  private:
   struct Entry {
     Bytes tx;
+    std::uint64_t nonce = 0;
     std::uint64_t next_due = 0;
     bool durable = false;
   };

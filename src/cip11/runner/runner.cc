@@ -40,6 +40,7 @@ std::string_view runner_event_name(Kind kind) {
     case Kind::kIncluded: return "included";
     case Kind::kHeartbeat: return "heartbeat";
     case Kind::kResumed: return "resumed";
+    case Kind::kSuperseded: return "superseded";
     case Kind::kStorageFailed: return "storage_failed";
   }
   return "unknown";
@@ -115,7 +116,7 @@ struct Runner::Impl {
   std::optional<Bytes32> heartbeat_tx;
   std::uint64_t last_heartbeat = 0;
   std::uint32_t running = 0;
-  bool backpressured = false, height_read_busy = false, polling = false;
+  bool backpressured = false, height_read_busy = false, receipts_read_busy = false, polling = false;
   bool polling_allowed = true;  // false once the chain retired the poll endpoint (CIP11_POLL_DISABLED, §14)
   RunnerStatus stats;
   mutable std::mutex status_mu;
@@ -179,25 +180,69 @@ struct Runner::Impl {
         emit(Kind::kHeartbeat);
       });
     }
-    if (ledger) {
-      // A receipt ends retention; no receipt past the grace period is a
-      // rebroadcast (§10.3), decided once the chain has answered.
-      for (const auto& hash : ledger->retained_hashes())
-        read([this, hash] { return port->inclusion(hash); },
-             [this, hash, h](chain::PortResult<std::optional<chain::Inclusion>> r) {
-               if (!r || !ledger->retained(hash)) return;
-               if (*r) return on_included(hash, **r);
-               if (auto tx = ledger->due(hash, h)) {
-                 ++stats.rebroadcasts;
-                 emit(Kind::kRebroadcast, {}, {}, to_hex0x(hash));
-                 submit(std::move(*tx));
-               }
-             });
+    if (ledger && !receipts_read_busy && !ledger->retained_hashes().empty()) {
+      receipts_read_busy = true;
+      read([this, hashes = ledger->retained_hashes()] { return receipts_of(hashes); },
+           [this, h](Receipts r) {
+             receipts_read_busy = false;
+             settle(r, h);
+           });
     }
     for (auto& [id, job] : jobs)
       if (job.phase == Job::Phase::kAwaitingReveal && !job.checking) check_reveal(job);
     book.forget_ended(h);
     publish();
+  }
+
+  /// What the chain says of retained transactions: the account's next nonce,
+  /// read first, then each one's receipt.
+  struct Receipts {
+    chain::PortResult<std::uint64_t> next_nonce;
+    std::vector<std::pair<Bytes32, chain::PortResult<std::optional<chain::Inclusion>>>> inclusions;
+  };
+  Receipts receipts_of(const std::vector<Bytes32>& hashes) {
+    Receipts out{port->next_nonce(me), {}};
+    for (const auto& hash : hashes) out.inclusions.emplace_back(hash, port->inclusion(hash));
+    return out;
+  }
+
+  /// A receipt ends retention. No receipt, but a nonce the chain already
+  /// counts: another transaction of this account took it (an earlier process
+  /// whose journal is gone, the same key elsewhere), so it can never be
+  /// included - it is dropped and what it carried is signed again. No receipt
+  /// past the grace period at block `h` is a rebroadcast (§10.3).
+  void settle(const Receipts& r, std::optional<std::uint64_t> h) {
+    std::vector<Bytes32> unincluded;
+    for (const auto& [hash, found] : r.inclusions) {
+      if (!found || !ledger->retained(hash)) continue;
+      if (*found) {
+        on_included(hash, **found);
+      } else {
+        unincluded.push_back(hash);
+      }
+    }
+    if (r.next_nonce)
+      for (const Bytes32& hash : ledger->superseded(*r.next_nonce, unincluded)) superseded(hash);
+    if (!h) return;
+    for (const Bytes32& hash : unincluded)
+      if (auto tx = ledger->due(hash, *h)) {
+        ++stats.rebroadcasts;
+        emit(Kind::kRebroadcast, {}, {}, to_hex0x(hash));
+        submit(std::move(*tx));
+      }
+  }
+
+  void superseded(const Bytes32& hash) {
+    asio::post(durable, [this, hash] { journal->forget_transaction(hash); });
+    emit(Kind::kSuperseded, {}, {}, to_hex0x(hash));
+    if (heartbeat_tx == hash) return heartbeat_tx.reset();  // the next due heartbeat goes out
+    for (auto& [id, job] : jobs) {
+      if (job.commit_tx == hash && job.phase == Job::Phase::kAwaitingCommit) return commit(id, job);
+      if (job.reveal_tx == hash && job.phase == Job::Phase::kRevealed) {
+        job.phase = Job::Phase::kAwaitingReveal;  // it was never included: one reveal, signed again
+        return check_reveal(job);
+      }
+    }
   }
 
   /// Signs a RunnerHeartbeat (§7.1) at `h` and remembers it as the one in flight.
@@ -212,20 +257,20 @@ struct Runner::Impl {
   /// by then: the block clock carries on with it (rebroadcast, §10.3), as with
   /// any other.
   Result<Unit, std::string> heartbeat_at_start(std::chrono::steady_clock::time_point deadline) {
-    const chain::SignedTx tx = sign_heartbeat(stats.height);
-    if (!journal->record(RetainedTx{tx.hash, tx.nonce, tx.bytes}, tx.nonce + 1, std::nullopt))
-      return Err{"journal write failed in " + o.state_dir.string()};
-    ledger->durable(tx.hash);
-    (void)port->submit(tx.bytes);
-    ++stats.heartbeats;
-    emit(Kind::kHeartbeat);
     const auto step = std::clamp(o.block_time / 4, std::chrono::milliseconds(5), std::chrono::milliseconds(250));
-    while (std::chrono::steady_clock::now() < deadline) {
-      if (auto included = port->inclusion(tx.hash); included && *included) {
-        on_included(tx.hash, **included);
-        break;
+    const std::uint64_t before = last_heartbeat;
+    while (last_heartbeat == before && std::chrono::steady_clock::now() < deadline) {
+      if (!heartbeat_tx) {  // the first, or one the chain refused or superseded
+        const chain::SignedTx tx = sign_heartbeat(stats.height);
+        if (!journal->record(RetainedTx{tx.hash, tx.nonce, tx.bytes}, tx.nonce + 1, std::nullopt))
+          return Err{"journal write failed in " + o.state_dir.string()};
+        ledger->durable(tx.hash);
+        (void)port->submit(tx.bytes);
+        ++stats.heartbeats;
+        emit(Kind::kHeartbeat);
       }
-      std::this_thread::sleep_for(step);
+      settle(receipts_of({*heartbeat_tx}), std::nullopt);
+      if (last_heartbeat == before) std::this_thread::sleep_for(step);
     }
     return Unit{};
   }
@@ -423,6 +468,10 @@ struct Runner::Impl {
     job.result = std::move(*result);
     entropy.fill(job.salt);
     if (job.record.runners <= 1) return reveal(id, job);
+    commit(id, job);
+  }
+
+  void commit(const Bytes32& id, Job& job) {
     auto tx = ledger->sign(
         chain::encode_instruction(chain::JobResultCommit{id, chain::result_commitment(id, me, job.result, job.salt)}),
         stats.height);
@@ -601,6 +650,11 @@ Result<std::unique_ptr<Runner>, std::string> Runner::start(RunnerOptions options
     retained.insert(t.hash);
   }
   for (const auto& o : kept->obligations) r.resume(o, retained);
+  // What the journal held goes out again at once, in nonce order: a heartbeat
+  // signed now would otherwise wait behind a nonce nobody sent.
+  std::sort(kept->transactions.begin(), kept->transactions.end(),
+            [](const RetainedTx& a, const RetainedTx& b) { return a.nonce < b.nonce; });
+  for (const auto& t : kept->transactions) (void)r.port->submit(t.bytes);
   r.schedule.emplace(r.setup.params.chain_id, r.me, r.setup.params.heartbeat_timeout_blocks, r.o.heartbeat_margin_blocks);
   r.stats.last_heartbeat = r.last_heartbeat = record->last_heartbeat;
   r.stats.heartbeat_phase = r.schedule->phase();
