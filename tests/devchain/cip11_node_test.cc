@@ -200,6 +200,44 @@ TEST_F(Cip11Fixture, SigkillRestartReplaysToTheSameCommitteesAndState) {
   EXPECT_GT(assigned, 0u);  // the script left jobs in flight, so committees were compared too
 }
 
+// A block that leaves a committee empty - its one runner timed out, the other
+// registered runner deregistered, so the re-selection draws nobody - writes
+// that job, the freed runner and the poll view, so a restart serves exactly
+// what the node served before it.
+TEST_F(Cip11Fixture, ACommitteeLeftEmptyIsStoredAndARestartServesTheSame) {
+  const auto at = dir.path() / "chain";
+  Bytes32 id{};
+  chain::JobRecord served;
+  Bytes32 state_hash{};
+  {
+    auto node = open(at);
+    ASSERT_TRUE(run(*node, runners[0], chain::testing::registration(runners[0])).ok());
+    ASSERT_TRUE(run(*node, runners[1], chain::testing::registration(runners[1])).ok());
+    ASSERT_TRUE(run(*node, runners[1], chain::DeregisterRunner{}).ok());
+    auto submitted = run(*node, submitter, chain::testing::job(1, 3));
+    ASSERT_TRUE(submitted.ok()) << submitted.error.value_or("");
+    id = *submitted.job_id;
+    ASSERT_EQ(node->job(id)->committee.size(), 1u);
+    ASSERT_EQ(node->runner_jobs(runners[0].address)->size(), 1u);
+    while (node->job(id)->selections < 2) ASSERT_TRUE(node->produce_block().ok());
+    served = *node->job(id);
+    ASSERT_EQ(served.state, chain::JobState::kAssigned);
+    ASSERT_TRUE(served.committee.empty()) << "the only eligible runner timed out and is excluded";
+    EXPECT_TRUE(node->runner_jobs(runners[0].address)->empty());
+    EXPECT_EQ(node->runner(runners[0].address)->active_jobs, 0u);
+    state_hash = node->state_hash();
+  }
+  auto node = open(at);
+  EXPECT_EQ(*node->job(id), served);
+  EXPECT_TRUE(node->runner_jobs(runners[0].address)->empty());
+  EXPECT_EQ(node->runner(runners[0].address)->active_jobs, 0u);
+  EXPECT_EQ(node->runner(runners[1].address)->health, cip11::HealthStatus::kDeregistered);
+  EXPECT_EQ(node->state_hash(), state_hash);
+  // And the chain goes on from it: the empty committee ends at its deadline.
+  while (node->job(id)->state == chain::JobState::kAssigned) ASSERT_TRUE(node->produce_block().ok());
+  EXPECT_EQ(node->job(id)->state, chain::JobState::kTimedOut);
+}
+
 TEST_F(Cip11Fixture, AnOlderStoreIsRefusedByName) {
   const auto at = dir.path() / "old";
   { auto node = open(at); }
