@@ -69,7 +69,8 @@ struct RunnerOptions {
   crypto::Secp256k1Secret key{};
   /// Required: where the runner keeps every transaction it signs until its
   /// receipt, and the result and salt each commitment binds it to, so that a
-  /// restart resumes an owed reveal (cip11/runner/journal.h). One per runner key.
+  /// restart resumes an owed reveal (cip11/runner/journal.h). One per runner key;
+  /// absent or empty at first (a directory holding other files is refused).
   std::filesystem::path state_dir;
   std::uint32_t max_concurrent = 4;                 // should match the registration's
   std::vector<std::string> allowed_url_prefixes;    // what {"get": url} may fetch

@@ -1,12 +1,16 @@
 // The runner's journal (cip11/runner/journal.h) on real RocksDB: what one
 // synced write records survives the process being SIGKILLed, a store
-// belongs to one chain and key, the bounds hold, and the stored forms are
-// pinned byte for byte.
+// belongs to one chain and key, its state directory follows the
+// data-directory rule (common/data_dir.h), the bounds hold, and the stored
+// forms are pinned byte for byte.
 #include <gtest/gtest.h>
 #include <signal.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <fstream>
+
+#include "../support/data_dir_layouts.h"
 #include "../support/temp_dir.h"
 #include "cip11/runner/journal.h"
 
@@ -88,6 +92,35 @@ TEST_F(Cip11TxJournal, AStoreBelongsToOneChainAndOneKey) {
   ASSERT_FALSE(wrong_key.ok());
   EXPECT_NE(wrong_key.error().find("another chain or runner key"), std::string::npos) << wrong_key.error();
   EXPECT_FALSE(TxJournal::open(dir.path() / "state", filled32(0xc2), runner).ok());
+}
+
+// docs/operations.md, "Data directories": a directory of other files is
+// refused and left as it was; a symlink to an empty directory (or an empty
+// mount point) gets the journal inside it; a creation cut short is built again.
+TEST_F(Cip11TxJournal, TheStateDirectoryIsADataDirectory) {
+  const auto foreign = dir.path() / "foreign";
+  std::filesystem::create_directories(foreign / "photos");
+  std::ofstream(foreign / "notes.txt") << "mine";
+  auto refused = TxJournal::open(foreign, chain, runner);
+  ASSERT_FALSE(refused.ok());
+  EXPECT_NE(refused.error().find("refusing " + foreign.string() + ": it is not empty (notes.txt, photos)"), std::string::npos)
+      << refused.error();
+  EXPECT_NE(refused.error().find("cip11-runner state directory"), std::string::npos) << refused.error();
+  EXPECT_EQ(cowboy::testing::names_in(foreign), (std::vector<std::string>{"notes.txt", "photos"}));
+
+  const auto link = cowboy::testing::symlink_to_empty_dir(dir.path() / "linked").dir;
+  ASSERT_TRUE(TxJournal::open(link, chain, runner).ok());
+  EXPECT_EQ(cowboy::testing::names_in(dir.path() / "linked.target"), std::vector<std::string>{"journal.rocksdb"});
+
+  // A kill during creation: the marker, and a store whose CURRENT names a MANIFEST never written.
+  const auto cut = dir.path() / "cut";
+  std::filesystem::create_directories(cut / "journal.rocksdb");
+  std::ofstream(cut / ".creating");
+  std::ofstream(cut / "journal.rocksdb" / "CURRENT") << "MANIFEST-000099\n";
+  auto rebuilt = TxJournal::open(cut, chain, runner);
+  ASSERT_TRUE(rebuilt.ok()) << rebuilt.error();
+  EXPECT_TRUE((*rebuilt)->record(RetainedTx{filled32(0x01), 0, Bytes{1}}, 1, std::nullopt));
+  EXPECT_EQ(cowboy::testing::names_in(cut), std::vector<std::string>{"journal.rocksdb"});
 }
 
 TEST_F(Cip11TxJournal, RecordsBeyondTheBoundsAreRefusedAndNothingIsWritten) {

@@ -5,6 +5,7 @@
 
 #include "cip11/chain/instructions.h"
 #include "common/codec.h"
+#include "common/data_dir.h"
 
 namespace cowboy::cip11 {
 namespace {
@@ -12,6 +13,9 @@ namespace {
 constexpr std::uint8_t kEntryVersion = 1;
 constexpr std::size_t kMaxTxBytes = 2 * chain::kMaxResultBytes;  // a JobResultSubmit's result and its envelope
 constexpr std::string_view kMetaKey = "meta", kNonceKey = "nonce", kTxPrefix = "tx/", kJobPrefix = "job/";
+// The state directory holds the journal's RocksDB store, which marks it (docs/operations.md, "Data directories").
+constexpr const char* kStoreName = "journal.rocksdb";
+const data_dir::Owner kStateDir{"cip11-runner state directory", {kStoreName}};
 
 std::string key(std::string_view prefix, const Bytes32& id) { return std::string(prefix) + std::string(id.begin(), id.end()); }
 rocksdb::Slice slice(ByteView b) { return {reinterpret_cast<const char*>(b.data()), b.size()}; }
@@ -32,6 +36,15 @@ Bytes meta_value(const Bytes32& chain_instance_id, const Address& runner) {
   w.fixed(chain_instance_id);
   w.fixed(runner);
   return std::move(w).take();
+}
+
+Result<std::unique_ptr<rocksdb::DB>, std::string> open_db(const std::filesystem::path& dir, bool create) {
+  rocksdb::Options options;
+  options.create_if_missing = create;
+  rocksdb::DB* raw = nullptr;
+  auto status = rocksdb::DB::Open(options, (dir / kStoreName).string(), &raw);
+  if (!status.ok()) return Err{"cannot open the runner journal in " + dir.string() + ": " + status.ToString()};
+  return std::unique_ptr<rocksdb::DB>(raw);
 }
 
 }  // namespace
@@ -84,29 +97,31 @@ Result<Obligation, std::string> decode_obligation(ByteView bytes) {
 Result<std::unique_ptr<TxJournal>, std::string> TxJournal::open(const std::filesystem::path& dir,
                                                                 const Bytes32& chain_instance_id,
                                                                 const Address& runner, JournalLimits limits) {
-  std::error_code ec;
-  std::filesystem::create_directories(dir, ec);
-  if (ec) return Err{"cannot create " + dir.string() + ": " + ec.message()};
-  std::filesystem::permissions(dir, std::filesystem::perms::owner_all, ec);  // it holds signed transactions
-  rocksdb::Options options;
-  options.create_if_missing = true;
-  rocksdb::DB* raw = nullptr;
-  auto status = rocksdb::DB::Open(options, (dir / "journal.rocksdb").string(), &raw);
-  if (!status.ok()) return Err{"cannot open the runner journal in " + dir.string() + ": " + status.ToString()};
-  std::unique_ptr<TxJournal> journal(new TxJournal(std::unique_ptr<rocksdb::DB>(raw), limits));
   const Bytes meta = meta_value(chain_instance_id, runner);
-  std::string stored;
-  status = journal->db_->Get({}, kMetaKey, &stored);
-  if (status.IsNotFound()) {
+  // A new journal is built inside its directory with its owner in its first
+  // synced write (data_dir publishes it after that); a foreign directory is refused.
+  auto build = [&](const std::filesystem::path& empty) -> Result<Unit, std::string> {
+    auto db = open_db(empty, true);
+    if (!db) return Err{db.error()};
     rocksdb::WriteOptions sync;
     sync.sync = true;
-    status = journal->db_->Put(sync, kMetaKey, slice(meta));
-    if (!status.ok()) return Err{"cannot write the runner journal: " + status.ToString()};
-  } else if (!status.ok()) {
-    return Err{"cannot read the runner journal: " + status.ToString()};
-  } else if (Bytes(stored.begin(), stored.end()) != meta) {
+    auto written = (*db)->Put(sync, kMetaKey, slice(meta));
+    if (!written.ok()) return Err{"cannot write the runner journal: " + written.ToString()};
+    return Unit{};
+  };
+  if (auto created = data_dir::create_store(dir, kStateDir, build); !created) return Err{created.error()};
+  std::error_code ec;
+  std::filesystem::permissions(dir, std::filesystem::perms::owner_all, ec);  // it holds signed transactions
+  auto db = open_db(dir, false);
+  if (!db) return Err{db.error()};
+  std::unique_ptr<TxJournal> journal(new TxJournal(std::move(*db), limits));
+  std::string stored;
+  auto status = journal->db_->Get({}, kMetaKey, &stored);
+  if (status.IsNotFound())
+    return Err{"refusing " + (dir / kStoreName).string() + ": a RocksDB store without a runner journal's owner"};
+  if (!status.ok()) return Err{"cannot read the runner journal: " + status.ToString()};
+  if (Bytes(stored.begin(), stored.end()) != meta)
     return Err{"the runner journal in " + dir.string() + " belongs to another chain or runner key"};
-  }
   auto contents = journal->load();
   if (!contents) return Err{contents.error()};
   for (const auto& tx : contents->transactions) journal->transactions_.insert(tx.hash);

@@ -72,7 +72,9 @@ Result<Obligation, std::string> decode_obligation(ByteView bytes);
 class TxJournal {
  public:
   /// Opens (or creates) the store in `dir` for this chain and runner; a store
-  /// written for another chain or key is refused.
+  /// written for another chain or key is refused. `dir` is a data directory
+  /// (common/data_dir.h): a new store is built inside it crash-safely, and a
+  /// directory holding other files is refused.
   static Result<std::unique_ptr<TxJournal>, std::string> open(const std::filesystem::path& dir,
                                                               const Bytes32& chain_instance_id,
                                                               const Address& runner, JournalLimits limits = {});
