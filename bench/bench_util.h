@@ -45,6 +45,17 @@ inline double thread_cpu_seconds(std::string_view prefix) {
   return total;
 }
 
+/// Bytes this process has handed to write(2) and its kin so far, every thread
+/// counted ("wchar" of /proc/self/io): a store's log, flush and compaction writes.
+inline std::uint64_t process_write_bytes() {
+  std::ifstream io("/proc/self/io");
+  std::string key;
+  std::uint64_t value = 0;
+  while (io >> key >> value)
+    if (key == "wchar:") return value;
+  return 0;
+}
+
 /// The p-quantile (0..1) of `v` by rank; 0 for an empty sample.
 inline double percentile(std::vector<double> v, double p) {
   if (v.empty()) return 0;

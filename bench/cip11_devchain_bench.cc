@@ -3,7 +3,12 @@
 // PresenceInputV1 every block (every runner present: a 625-byte bitmap), and
 // per block the steady traffic of such a chain: 50 on-chain heartbeats (5,000
 // runners staggered over 100 blocks), 5 new jobs and 5 results (--churn).
+// Besides the time of a block it counts the bytes the process writes per block
+// (/proc/self/io wchar: the synced block write, and RocksDB's flushes and
+// compactions, which run on its own threads), in total over the measured blocks
+// and per block's produce_block() call.
 //   build/bin/cip11_devchain_bench --blocks 60 --runs 3
+//   build/bin/cip11_devchain_bench --runners 1000 --jobs 1000 --blocks 100 --runs 5  (docs/performance.md)
 #include <CLI/CLI.hpp>
 
 #include <chrono>
@@ -34,6 +39,8 @@ struct Key {
 
 struct Run {
   double median_ms = 0, p99_ms = 0, max_ms = 0;
+  double written_kib_per_block = 0;   // everything written during the measured blocks, divided by them
+  double block_write_kib_median = 0;  // written during one produce_block() call, median
   std::size_t open_jobs = 0, state_kib = 0;
 };
 
@@ -79,8 +86,9 @@ Run run_once(int runners, int open_jobs, int blocks, int churn) {
   for (int i = 0; i < open_jobs; ++i) submit(submitter, job);
   (void)node->produce_block();
 
-  std::vector<double> ms;
+  std::vector<double> ms, block_kib;
   std::uint32_t next_heartbeat = 0;
+  const std::uint64_t written_before = bench::process_write_bytes();
   for (int b = 0; b < blocks; ++b) {
     for (int i = 0; i < runners / 100; ++i) submit(keys[next_heartbeat++ % keys.size()], chain::RunnerHeartbeat{});
     for (int i = 0; i < churn; ++i) submit(submitter, job);
@@ -90,10 +98,15 @@ Run run_once(int runners, int open_jobs, int blocks, int churn) {
       assigned.erase(it);
     }
     const auto t = std::chrono::steady_clock::now();
+    const std::uint64_t w = bench::process_write_bytes();
     if (!node->produce_block()) std::abort();
     ms.push_back(std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t).count());
+    block_kib.push_back(static_cast<double>(bench::process_write_bytes() - w) / 1024);
   }
+  const double written = static_cast<double>(bench::process_write_bytes() - written_before);
   Run r;
+  r.written_kib_per_block = written / 1024 / blocks;
+  r.block_write_kib_median = bench::median(block_kib);
   r.median_ms = bench::median(ms);
   r.p99_ms = bench::percentile(ms, 0.99);
   r.max_ms = *std::max_element(ms.begin(), ms.end());
@@ -117,12 +130,14 @@ int main(int argc, char** argv) {
   app.add_option("--runs", runs, "runs; the last line is their median")->capture_default_str();
   CLI11_PARSE(app, argc, argv);
   crypto::init();
-  std::printf("| runners | open jobs | block ms median | p99 | max | store KiB |\n|---|---|---|---|---|---|\n");
+  std::printf("| runners | open jobs | block ms median | p99 | max | store KiB | KiB written per block | per block write, median KiB |\n"
+              "|---|---|---|---|---|---|---|---|\n");
   std::vector<Run> all;
   for (int i = 0; i < runs; ++i) {
     all.push_back(run_once(runners, jobs, blocks, churn));
     const auto& r = all.back();
-    std::printf("| %d | %zu | %.1f | %.1f | %.1f | %zu |\n", runners, r.open_jobs, r.median_ms, r.p99_ms, r.max_ms, r.state_kib);
+    std::printf("| %d | %zu | %.1f | %.1f | %.1f | %zu | %.1f | %.1f |\n", runners, r.open_jobs, r.median_ms, r.p99_ms,
+                r.max_ms, r.state_kib, r.written_kib_per_block, r.block_write_kib_median);
     std::fflush(stdout);
   }
   auto med = [&](auto field) {
@@ -130,8 +145,9 @@ int main(int argc, char** argv) {
     for (const auto& r : all) v.push_back(field(r));
     return bench::median(v);
   };
-  std::printf("| median of %d, %d | %d | %.1f | %.1f | %.1f | |\n", runs, runners, jobs,
+  std::printf("| median of %d, %d | %d | %.1f | %.1f | %.1f | | %.1f | %.1f |\n", runs, runners, jobs,
               med([](const Run& r) { return r.median_ms; }), med([](const Run& r) { return r.p99_ms; }),
-              med([](const Run& r) { return r.max_ms; }));
+              med([](const Run& r) { return r.max_ms; }), med([](const Run& r) { return r.written_kib_per_block; }),
+              med([](const Run& r) { return r.block_write_kib_median; }));
   return 0;
 }

@@ -40,6 +40,8 @@
 #include "cip11/validator/service.h"
 #include "common/log.h"
 #include "common/process_limits.h"
+#include "devchain/cip11_port.h"
+#include "devchain/node.h"
 #include "devchain/wallet.h"
 #include "net/dev_cert.h"
 
@@ -89,6 +91,7 @@ struct Record {
 struct World {
   cowboy::testing::TempDir dir;
   std::unique_ptr<devchain::Node> node;
+  std::unique_ptr<devchain::Cip11Port> chain_port;  // the service's view of the node
   std::unique_ptr<ValidatorService> service;
   crypto::Secp256k1Secret submitter{};
   Record record;
@@ -100,6 +103,7 @@ struct World {
     const std::uint16_t port = cowboy::testing::free_port();
     devchain::Cip11Genesis g;
     g.params.chain_id = 31337;
+    g.params.transport_enabled = true;
     g.params.present_first_enabled = present_first;
     g.params.heartbeat_timeout_blocks = 1'000'000;  // no on-chain heartbeats in the bench: the floor holds
     g.validators.push_back({crypto::ed25519_from_seed(seed).public_key, "127.0.0.1:" + std::to_string(port)});
@@ -121,13 +125,14 @@ struct World {
       vc.endpoint.new_connections_per_address_per_sec = 1e6;
       vc.endpoint.new_connection_burst = 1e6;
       vc.endpoint.max_half_open = 4096;
-      service = std::move(*ValidatorService::open(vc, *node, *node));
+      chain_port = std::make_unique<devchain::Cip11Port>(*node, *node);
+      service = std::move(*ValidatorService::open(vc, *chain_port));
       ValidatorService* s = service.get();
       node->set_presence_provider([s](std::uint64_t h, std::uint32_t n) { return s->presence_field(h, n); });
     }
     node->set_block_observer([this](const devchain::CommittedBlock& b) {
       record.on_block(b);
-      if (service) service->on_block(b);
+      if (service) service->on_block({b.height, b.effects});
     });
   }
   ~World() {
@@ -331,7 +336,7 @@ PathFigures figures(World& w, const std::vector<Bytes32>& ids, const Crowd* crow
 void start_blocks(World& w, Crowd* crowd, const Options& o) {
   w.node->set_block_observer([&w, crowd, o](const devchain::CommittedBlock& b) {
     w.record.on_block(b);
-    if (w.service) w.service->on_block(b);
+    if (w.service) w.service->on_block({b.height, b.effects});
     if (crowd) crowd->on_block(b.height, std::chrono::milliseconds(o.block_ms));
   });
   w.node->start();

@@ -14,6 +14,7 @@
 #include <nlohmann/json.hpp>
 
 #include "cip11/runner.h"
+#include "devchain/cip11_port.h"
 #include "devchain/keyfile.h"
 
 using namespace cowboy;
@@ -45,7 +46,7 @@ int main(int argc, char** argv) {
 
   cip11::RunnerOptions options;
   options.key = *key;
-  options.chain_url = manifest["chain_url"].get<std::string>();
+  options.state_dir = std::filesystem::path(dev) / ("example-runner-" + std::to_string(index) + "-state");
   options.on_event = [](const cip11::RunnerEvent& e) {
     if (e.kind == cip11::RunnerEvent::Kind::kAccepted) std::printf("job accepted (%s)\n", e.via.c_str());
     if (e.kind != cip11::RunnerEvent::Kind::kIncluded) return;
@@ -54,7 +55,8 @@ int main(int argc, char** argv) {
     ++completed;
     changed.notify_all();
   };
-  auto runner = cip11::Runner::start(options);
+  // The runner sees the chain through a port; this one is the devchain's HTTP API.
+  auto runner = cip11::Runner::start(options, devchain::Cip11Port::over_http(manifest["chain_url"].get<std::string>()));
   if (!runner) return std::fprintf(stderr, "%s\n", runner.error().c_str()), 1;
   std::printf("running; %zu validator(s) in Sub(R)\n", (*runner)->status().validators);
   std::signal(SIGINT, [](int) { interrupted = 1; });

@@ -1,6 +1,6 @@
-// The stored CIP-11 chain state (what the devchain reads from its store at
-// every open): arbitrary bytes are refused or decode to a state whose
-// encoding is exactly those bytes.
+// The stored CIP-11 chain state and each of its records (what the devchain
+// reads from its store at every open, one record per key): arbitrary bytes
+// are refused or decode to a value whose encoding is exactly those bytes.
 #include <cstdlib>
 #include <cstring>
 
@@ -23,6 +23,10 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   }
   if (auto job = decode_job(ByteView(data, size))) {
     Bytes again = encode_job(*job);
+    if (again.size() != size || std::memcmp(again.data(), data, size) != 0) std::abort();
+  }
+  if (auto mru = decode_mru(ByteView(data, size))) {
+    Bytes again = encode_mru(*mru);
     if (again.size() != size || std::memcmp(again.data(), data, size) != 0) std::abort();
   }
   return 0;

@@ -35,9 +35,13 @@ mkdir -p "$corpus_root/fuzz_cip11_presence"
 printf '\x00\x0a\x01\x00\x09\x02' > "$corpus_root/fuzz_cip11_presence/bitmap"
 printf '\x00\x0a\x01\x01\x00\x00\x00\x01\x00\x00\x00\x03' > "$corpus_root/fuzz_cip11_presence/sparse"
 mkdir -p "$corpus_root/fuzz_stored_records" "$corpus_root/fuzz_devchain_tx" "$corpus_root/fuzz_ws_frames"
+seed "$corpus_root/fuzz_devchain_registry" 'registry_*' devchain
 mkdir -p "$corpus_root/fuzz_cip11_chain_state"  # an empty state: an empty index (CBOR []), then zero counts
 printf '\x00\x00\x00\x01\x80\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00' \
   > "$corpus_root/fuzz_cip11_chain_state/empty"
+mkdir -p "$corpus_root/fuzz_cip11_runner_journal"  # a retained transaction: version, hash, nonce, 1 byte
+{ printf '\x01'; head -c 32 /dev/zero; printf '\x00\x00\x00\x00\x00\x00\x00\x07\x00\x00\x00\x01\xab'; } \
+  > "$corpus_root/fuzz_cip11_runner_journal/retained"
 # A type byte, then the text: the transit fixtures with this build's definition (the checked-in schema's).
 mkdir -p "$corpus_root/fuzz_transit_envelope"
 definition=$(grep -m1 -o '"definition": "transit.v1:[0-9a-f]*"' schema/transit-v1.schema.json | cut -d'"' -f4)

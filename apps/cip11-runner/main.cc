@@ -1,7 +1,13 @@
-// cip11-runner: a CIP-11 runner (include/cip11/runner.h) as a program.
+// cip11-runner: a CIP-11 runner (include/cip11/runner.h) as a program, on
+// the devchain's chain port over its HTTP API (devchain/cip11_port.h).
 //
 //   cip11-runner --dev cip11d-dev --runner 0     dev runner 0 of `cip11d --dev`
-//   cip11-runner --chain-url http://127.0.0.1:7546 --key FILE
+//                                                (state in cip11d-dev/runner-0-state)
+//   cip11-runner --chain-url http://127.0.0.1:7546 --key FILE --state-dir DIR
+//
+// The state directory keeps every transaction the runner signs until its
+// receipt, and what each commitment binds it to: a restart (even after
+// SIGKILL) resends them and still makes every reveal it owes (§10.3).
 //
 // Prints one logfmt line per event on stdout:
 //   event=accepted job_id=0x.. via=push height=12 at_us=1764612345678901
@@ -16,7 +22,7 @@
 #include "cip11/runner.h"
 #include "common/log.h"
 #include "common/signals.h"
-#include "devchain/json.h"
+#include "devchain/cip11_port.h"
 #include "devchain/keyfile.h"
 #include "cowboy_version.h"  // generated: COWBOY_VERSION
 
@@ -32,7 +38,7 @@ int fail(const std::string& what) {
 void print(const cip11::RunnerEvent& e) {
   static std::mutex mu;
   std::string line = "event=" + std::string(cip11::runner_event_name(e.kind));
-  if (e.job_id != Bytes32{}) line += " job_id=" + devchain::json::hex0x(e.job_id);
+  if (e.job_id != Bytes32{}) line += " job_id=" + to_hex0x(e.job_id);
   if (!e.via.empty()) line += " via=" + e.via;
   line += " height=" + std::to_string(e.height) + " at_us=" + std::to_string(e.at_unix_us);
   if (!e.detail.empty()) line += " " + log::field("detail", e.detail);
@@ -46,15 +52,18 @@ void print(const cip11::RunnerEvent& e) {
 int main(int argc, char** argv) {
   CLI::App app{"cip11-runner: a CIP-11 runner - push job delivery from its validators, the poll fallback"};
   app.set_version_flag("--version", COWBOY_VERSION);
-  std::string dev_dir, key_file;
+  std::string dev_dir, key_file, state_dir, chain_url = "http://127.0.0.1:7545";
   std::uint32_t index = 0;
   std::uint64_t poll_ms = 1000, block_ms = 200, height_ms = 50;
   bool poll_only = false;
   cip11::RunnerOptions o;
   app.add_option("--dev", dev_dir, "a `cip11d --dev` data directory: chain URL and dev runner keys from its manifest");
   app.add_option("--runner", index, "--dev: which dev runner (its key file keys/runner-N.key)")->capture_default_str();
-  app.add_option("--chain-url", o.chain_url, "without --dev: the devchain HTTP API")->capture_default_str();
+  app.add_option("--chain-url", chain_url, "without --dev: the devchain HTTP API")->capture_default_str();
   app.add_option("--key", key_file, "without --dev: this runner's secp256k1 key (hex, 0600)");
+  app.add_option("--state-dir", state_dir,
+                 "where signed transactions and owed reveals are kept across restarts "
+                 "(default with --dev: DIR/runner-N-state; else cip11-runner-state)");
   app.add_option("--max-concurrent", o.max_concurrent, "jobs at once; at this many it signals backpressure")
       ->capture_default_str()
       ->check(CLI::Range(1, 1'000));
@@ -66,8 +75,11 @@ int main(int argc, char** argv) {
   app.add_option("--height-poll-ms", height_ms, "how often the chain's height is read")
       ->capture_default_str()
       ->check(CLI::Range(5, 10'000));
-  app.add_option("--block-ms", block_ms, "the chain's block interval (turns a Goodbye's retry_after_blocks into a wait)")
-      ->capture_default_str();
+  auto* block_ms_option =
+      app.add_option("--block-ms", block_ms,
+                     "the chain's block interval (turns a Goodbye's retry_after_blocks into a wait); "
+                     "with --dev, the manifest's")
+          ->capture_default_str();
   CLI11_PARSE(app, argc, argv);
 
   crypto::init();
@@ -79,10 +91,16 @@ int main(int argc, char** argv) {
       return fail("no cip11-dev.json in " + dev_dir + " (start cip11d --dev first)");
     if (index >= manifest["runners"].size())
       return fail("the dev chain has " + std::to_string(manifest["runners"].size()) + " runners");
-    o.chain_url = manifest["chain_url"].get<std::string>();
+    chain_url = manifest["chain_url"].get<std::string>();
     key_file = manifest["runners"][index]["key_file"].get<std::string>();
+    if (block_ms_option->count() == 0 && manifest.contains("block_ms") && manifest["block_ms"].is_number_unsigned())
+      block_ms = manifest["block_ms"].get<std::uint64_t>();
   }
   if (key_file.empty()) return fail("give --dev DIR, or --key FILE");
+  if (state_dir.empty())
+    state_dir = dev_dir.empty() ? "cip11-runner-state"
+                                : (std::filesystem::path(dev_dir) / ("runner-" + std::to_string(index) + "-state")).string();
+  o.state_dir = state_dir;
   auto key = devchain::load_key(key_file);
   if (!key) return fail(key.error());
   o.key = *key;
@@ -92,15 +110,20 @@ int main(int argc, char** argv) {
   o.height_poll = std::chrono::milliseconds(height_ms);
   o.on_event = print;
 
+  auto chain = devchain::Cip11Port::over_http(chain_url);
+  if (!chain) return fail("--chain-url must be http://host:port, not " + chain_url);
+
   sigset_t signals = block_stop_signals();  // before any thread starts
-  auto runner = cip11::Runner::start(o);
+  auto runner = cip11::Runner::start(o, std::move(chain));
   if (!runner) return fail(runner.error());
   auto status = (*runner)->status();
-  std::printf("cip11-runner %s started at height %llu, %zu validator(s) in Sub(R)%s, on-chain heartbeat phase %llu of %llu\n",
-              devchain::json::hex0x((*runner)->address()).c_str(), static_cast<unsigned long long>(status.height),
-              status.validators, poll_only ? ", polling only" : "",
+  std::printf("cip11-runner %s started at height %llu, %zu validator(s) in Sub(R)%s, on-chain heartbeat phase %llu of %llu"
+              " (last at height %llu)\n",
+              to_hex0x((*runner)->address()).c_str(), static_cast<unsigned long long>(status.height),
+              status.validators, status.validators == 0 ? ", polling only" : "",
               static_cast<unsigned long long>(status.heartbeat_phase),
-              static_cast<unsigned long long>(status.heartbeat_cadence));
+              static_cast<unsigned long long>(status.heartbeat_cadence),
+              static_cast<unsigned long long>(status.last_heartbeat));
   std::fflush(stdout);
   wait_for_stop_signal(signals);
   runner->reset();

@@ -44,6 +44,7 @@ std::string with_port(const std::string& listen) {
 devchain::GenesisSpec new_genesis(const DevKeys& keys, const DevOptions& o) {
   devchain::Cip11Genesis g;
   g.params.chain_id = 31337;
+  g.params.transport_enabled = true;  // Phases 1 and 2 (§14): push, and CIP-11 selection
   g.params.present_first_enabled = true;
   g.params.multi_validator = keys.validators.size() > 1;
   for (std::size_t i = 0; i < keys.validators.size(); ++i)
@@ -93,7 +94,8 @@ Result<devchain::GenesisSpec, std::string> dev_genesis(const std::filesystem::pa
 }
 
 Result<std::filesystem::path, std::string> write_manifest(const std::filesystem::path& dir, const std::string& chain_url,
-                                                          const devchain::Cip11Genesis& genesis, const DevOptions& o) {
+                                                          std::uint64_t block_ms, const devchain::Cip11Genesis& genesis,
+                                                          const DevOptions& o) {
   using Json = nlohmann::json;
   Json validators = Json::array(), runners = Json::array();
   for (std::size_t i = 0; i < genesis.validators.size(); ++i)
@@ -105,6 +107,7 @@ Result<std::filesystem::path, std::string> write_manifest(const std::filesystem:
                        {"key_file", key_path(dir, "runner-" + std::to_string(i)).string()}});
   Json manifest{{"chain_url", chain_url},
                 {"chain_id", genesis.params.chain_id},
+                {"block_ms", block_ms},
                 {"validators", validators},
                 {"runners", runners},
                 {"submitter_key_file", key_path(dir, "submitter").string()}};

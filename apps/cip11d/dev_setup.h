@@ -5,8 +5,8 @@
 //   keys/runner-<i>.key      secp256k1 keys of the dev runners registered at genesis
 //   keys/submitter.key       a funded account that submits jobs
 //   genesis.json             the chain's genesis (devchain --genesis reads it too)
-//   cip11-dev.json           what runners and tools need: chain URL, chain_id,
-//                            validators (key, endpoint), runner and submitter key files
+//   cip11-dev.json           what runners and tools need: chain URL, chain_id, the block
+//                            interval, validators (key, endpoint), runner and submitter key files
 //   chain/                   the in-process devchain's data directory
 // Each file is written whole or not at all, so a first start cut short at any
 // moment leaves what the next start completes.
@@ -44,6 +44,7 @@ Result<devchain::GenesisSpec, std::string> dev_genesis(const std::filesystem::pa
                                                        const DevOptions& o);
 /// Writes cip11-dev.json for the chain as it is (its stored genesis wins over a new one).
 Result<std::filesystem::path, std::string> write_manifest(const std::filesystem::path& dir, const std::string& chain_url,
-                                                          const devchain::Cip11Genesis& genesis, const DevOptions& o);
+                                                          std::uint64_t block_ms, const devchain::Cip11Genesis& genesis,
+                                                          const DevOptions& o);
 
 }  // namespace cowboy::cip11d

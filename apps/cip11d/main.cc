@@ -1,13 +1,18 @@
 // cip11d: the CIP-11 validator service (docs/cip11.md, "Services").
 //
 //   cip11d --dev     the embedded default: an in-process devchain (HTTP on
-//                    127.0.0.1:7546) whose genesis holds this validator and
-//                    four registered dev runners, their keys and a funded
-//                    submitter in the data directory; QUIC on 127.0.0.1:7443.
-//                    Its local presence is each block's PresenceInput (§8.1).
+//                    127.0.0.1:7546, a block every 200 ms) whose genesis holds
+//                    this validator and four registered dev runners, their keys
+//                    and a funded submitter in the data directory; QUIC on
+//                    127.0.0.1:7443. Its local presence is each block's
+//                    PresenceInput (§8.1).
 //   cip11d --chain-url http://127.0.0.1:7546 --key FILE
 //                    a validator of a chain another process produces: it
 //                    follows the blocks and pushes what they assign.
+//
+// The service sees the chain through cip11::chain::ChainPort only; this file
+// wires the devchain's (devchain/cip11_port.h) to it: over a Node that --dev
+// embeds, or over the HTTP API of the chain it follows.
 #include <CLI/CLI.hpp>
 
 #include <cstdio>
@@ -19,9 +24,8 @@
 #include "common/process_limits.h"
 #include "common/signals.h"
 #include "dev_setup.h"
-#include "devchain/http_client.h"
+#include "devchain/cip11_port.h"
 #include "devchain/http_server.h"
-#include "devchain/json.h"
 #include "devchain/keyfile.h"
 #include "devchain/node.h"
 #include "net/dev_cert.h"
@@ -49,7 +53,7 @@ struct Options {
   cip11d::DevOptions dev_options;
 };
 
-net::HttpHandler admin_handler(cip11::ValidatorService& service, devchain::ChainApi& chain) {
+net::HttpHandler admin_handler(cip11::ValidatorService& service, cip11::chain::ChainPort& chain) {
   return [&service, &chain](const net::HttpRequest& req) -> net::HttpReply {
     if (req.method != "GET") return {405, "text/plain", "GET only\n"};
     if (req.target == "/healthz") return {200, "text/plain", "ok\n"};
@@ -65,7 +69,7 @@ net::HttpHandler admin_handler(cip11::ValidatorService& service, devchain::Chain
       if (!id) return {400, "text/plain", "job_id must be 32 bytes of hex\n"};
       auto p = service.progress(*id);
       if (!p) return {404, "application/json", R"({"error":"no progress for that job here"})" "\n"};
-      nlohmann::json j{{"job_id", devchain::json::hex0x(*id)}, {"fraction", p->fraction},
+      nlohmann::json j{{"job_id", to_hex0x(*id)}, {"fraction", p->fraction},
                        {"detail", p->detail ? nlohmann::json(*p->detail) : nlohmann::json(nullptr)}};
       return {200, "application/json", j.dump() + "\n"};
     }
@@ -74,19 +78,20 @@ net::HttpHandler admin_handler(cip11::ValidatorService& service, devchain::Chain
 }
 
 // The endpoint `key` has in the chain's ValidatorSetSnapshot(0).
-std::optional<std::string> endpoint_of(const devchain::Cip11Genesis& g, const crypto::Ed25519Seed& key) {
+std::optional<std::string> endpoint_of(const cip11::chain::ChainSetup& setup, const crypto::Ed25519Seed& key) {
   const auto me = crypto::ed25519_from_seed(key).public_key;
-  for (const auto& v : g.validators)
+  for (const auto& v : setup.validators)
     if (v.peer_key == me) return v.endpoint;
   return std::nullopt;
 }
 
-// Serves until SIGINT/SIGTERM; `follow` for a validator that does not produce the blocks.
-int serve(const Options& o, const crypto::Ed25519Seed& key, devchain::ChainApi& chain, devchain::Cip11Api& cip11,
-          devchain::Node* producer, const sigset_t& signals) {
-  auto genesis = cip11.cip11_genesis();
-  if (!genesis) return fail("the chain has no CIP-11 genesis: " + genesis.error().message);
-  auto endpoint = endpoint_of(*genesis, key);
+// Serves until SIGINT/SIGTERM: with `producer`, the Node this process embeds
+// (its blocks come to the service from its observer); else a BlockFollower.
+int serve(const Options& o, const crypto::Ed25519Seed& key, cip11::chain::ChainPort& chain, devchain::Node* producer,
+          const sigset_t& signals) {
+  auto setup = chain.setup();
+  if (!setup) return fail("the chain has no CIP-11 genesis: " + setup.error().message);
+  auto endpoint = endpoint_of(*setup, key);
   if (!endpoint) return fail("this validator key is not in the chain's ValidatorSetSnapshot(0)");
   auto listen = net::parse_host_port(o.listen.empty() ? *endpoint : o.listen);
   if (!listen) return fail("the listen address must be host:port");
@@ -100,16 +105,16 @@ int serve(const Options& o, const crypto::Ed25519Seed& key, devchain::ChainApi& 
   config.endpoint.certificate = cert->certificate;
   config.endpoint.private_key = cert->private_key;
   config.endpoint.connection_memory = &cip11::quic::dedicated_arena();
-  auto service = cip11::ValidatorService::open(config, chain, cip11);
+  auto service = cip11::ValidatorService::open(config, chain);
   if (!service) return fail(service.error());
   std::unique_ptr<cip11::BlockFollower> follower;
   if (producer) {
     cip11::ValidatorService* s = service->get();
     producer->set_presence_provider([s](std::uint64_t h, std::uint32_t n) { return s->presence_field(h, n); });
-    producer->set_block_observer([s](const devchain::CommittedBlock& b) { s->on_block(b); });
+    producer->set_block_observer([s](const devchain::CommittedBlock& b) { s->on_block({b.height, b.effects}); });
     producer->start();
   } else {
-    follower = std::make_unique<cip11::BlockFollower>(chain, cip11, **service);
+    follower = std::make_unique<cip11::BlockFollower>(chain, **service);
   }
 
   auto admin_hp = net::parse_host_port(o.admin_listen);
@@ -123,7 +128,7 @@ int serve(const Options& o, const crypto::Ed25519Seed& key, devchain::ChainApi& 
   admin->start();
   std::printf("cip11d listening on quic://%s:%u admin http://%s:%u validator %s\n", listen->first.c_str(),
               (*service)->port(), admin_hp->first.c_str(), admin->port(),
-              devchain::json::hex0x(crypto::ed25519_from_seed(key).public_key).c_str());
+              to_hex0x(crypto::ed25519_from_seed(key).public_key).c_str());
   std::fflush(stdout);
   log::info("cip11d_started", log::field("quic_port", (*service)->port()), log::field("admin_port", admin->port()));
 
@@ -159,22 +164,24 @@ int run_dev(Options o, const sigset_t& signals) {
   const std::string chain_url = "http://" + chain_hp->first + ":" + std::to_string(api->port());
   auto genesis = (*node)->cip11_genesis();
   if (!genesis) return fail(genesis.error().message);
-  auto manifest = cip11d::write_manifest(dir, chain_url, *genesis, o.dev_options);
+  auto manifest = cip11d::write_manifest(dir, chain_url, o.block_ms, *genesis, o.dev_options);
   if (!manifest) return fail(manifest.error());
-  std::printf("devchain API %s (cip11 chain_id %llu), dev manifest %s\n", chain_url.c_str(),
-              static_cast<unsigned long long>(genesis->params.chain_id), manifest->c_str());
+  std::printf("devchain API %s (cip11 chain_id %llu, a block every %llu ms), dev manifest %s\n", chain_url.c_str(),
+              static_cast<unsigned long long>(genesis->params.chain_id), static_cast<unsigned long long>(o.block_ms),
+              manifest->c_str());
   std::fflush(stdout);
-  int rc = serve(o, keys->validators.front(), **node, **node, node->get(), signals);
+  devchain::Cip11Port port(**node, **node);
+  int rc = serve(o, keys->validators.front(), port, node->get(), signals);
   api->stop();
   return rc;
 }
 
 int run_validator(const Options& o, const sigset_t& signals) {
-  auto chain = devchain::HttpClient::from_url(o.chain_url);
+  auto chain = devchain::Cip11Port::over_http(o.chain_url);
   if (!chain) return fail("--chain-url must be http://host:port");
   auto key = devchain::load_secret(o.key_file);
   if (!key) return fail(key.error());
-  return serve(o, *key, *chain, *chain, nullptr, signals);
+  return serve(o, *key, *chain, nullptr, signals);
 }
 
 }  // namespace

@@ -1,15 +1,21 @@
 // An embeddable CIP-11 runner (docs/cip11.md, "Services"): what the
 // `cip11-runner` program is, as a library.
 //
-//   auto runner = cip11::Runner::start({.key = secret, .chain_url = "http://127.0.0.1:7545"});
+//   auto runner = cip11::Runner::start({.key = secret, .state_dir = "runner-state"},
+//                                      devchain::Cip11Port::over_http("http://127.0.0.1:7546"));
 //
-// It reads the chain's CIP-11 genesis, connects to each validator of its
-// Sub(R) (§5) and keeps those connections (§6, §11.3), pings each block, sends
-// its staggered on-chain heartbeats (§6.6), takes pushed assignments -
+// It sees the chain only through the port it is given (src/cip11/chain/port.h;
+// the devchain's is devchain/cip11_port.h). It reads the chain's CIP-11
+// genesis; when its on-chain heartbeat is a whole cadence old it sends one
+// and waits for it to be included, so a started runner is above the
+// eligibility floor (§7.1). It connects to each validator of its Sub(R) (§5)
+// and keeps those connections (§6, §11.3), pings each block, sends its
+// staggered on-chain heartbeats (§6.6), takes pushed assignments -
 // deduplicated by job_id and verified against the chain before it acks
 // (§10.1, §10.2) - runs them (cip11/runner/task.h: echo, sha256, sleep, a
 // loopback GET; no shell), and returns each result as a transaction it signs,
-// on the accepted stream, retained and rebroadcast until included (§10.3). It
+// on the accepted stream, kept on disk and rebroadcast until included, across
+// its own restarts too (§10.3). It
 // signals backpressure at max_concurrent (§6.4), stops at a JobCancel (§10.5)
 // and polls the chain (§14) while no validator is reachable.
 //
@@ -17,6 +23,7 @@
 #pragma once
 
 #include <chrono>
+#include <filesystem>
 #include <functional>
 #include <memory>
 #include <string>
@@ -26,6 +33,10 @@
 #include "common/result.h"
 
 namespace cowboy::cip11 {
+
+namespace chain {
+class ChainPort;
+}
 
 /// What a runner did, for logs and measurements (called on the runner's thread: keep it short).
 struct RunnerEvent {
@@ -41,6 +52,9 @@ struct RunnerEvent {
     kRebroadcast,   // a retained transaction submitted again (§10.3)
     kIncluded,      // the job's final transaction is in a block
     kHeartbeat,     // an on-chain heartbeat sent
+    kResumed,       // a job owed from before a restart, taken up again from the journal (detail: where it stood)
+    kSuperseded,    // a signed transaction whose nonce the chain gave another: dropped, its content signed again (detail: hash)
+    kStorageFailed, // a signed transaction could not be made durable, so it was not sent (detail says why)
   };
   Kind kind = Kind::kAssigned;
   std::array<std::uint8_t, 32> job_id{};
@@ -53,7 +67,11 @@ std::string_view runner_event_name(RunnerEvent::Kind kind);
 
 struct RunnerOptions {
   crypto::Secp256k1Secret key{};
-  std::string chain_url = "http://127.0.0.1:7545";  // the devchain HTTP API
+  /// Required: where the runner keeps every transaction it signs until its
+  /// receipt, and the result and salt each commitment binds it to, so that a
+  /// restart resumes an owed reveal (cip11/runner/journal.h). One per runner key;
+  /// absent or empty at first (a directory holding other files is refused).
+  std::filesystem::path state_dir;
   std::uint32_t max_concurrent = 4;                 // should match the registration's
   std::vector<std::string> allowed_url_prefixes;    // what {"get": url} may fetch
   bool push = true;                                 // false: poll only, never connect (a comparison)
@@ -70,16 +88,18 @@ struct RunnerStatus {
   std::size_t validators = 0, admitted = 0;  // in Sub(R), and admitted now
   std::uint32_t running = 0;
   std::uint64_t accepted = 0, completed = 0, rejected = 0, duplicates = 0, cancelled = 0;
-  std::uint64_t heartbeats = 0, rebroadcasts = 0, polls = 0;
+  std::uint64_t heartbeats = 0, rebroadcasts = 0, polls = 0, resumed = 0;
   std::uint64_t heartbeat_phase = 0, heartbeat_cadence = 0;  // §6.6: on-chain heartbeats at height % cadence == phase
+  std::uint64_t last_heartbeat = 0;  // the height of the last one the chain included (the floor counts from it)
 };
 
 class Runner {
  public:
-  /// Reads the genesis, this runner's registration and nonce, then connects.
-  /// Fails when the chain cannot be read within startup_timeout or the key is
-  /// not a registered runner.
-  static Result<std::unique_ptr<Runner>, std::string> start(RunnerOptions options);
+  /// Reads the genesis, this runner's registration and nonce, brings its
+  /// heartbeat up to date, then connects. Fails when the chain cannot be read
+  /// within startup_timeout or the key is not a registered runner.
+  static Result<std::unique_ptr<Runner>, std::string> start(RunnerOptions options,
+                                                            std::unique_ptr<chain::ChainPort> chain);
   ~Runner();
   RunnerStatus status() const;
   const std::array<std::uint8_t, 20>& address() const;

@@ -20,6 +20,8 @@ using u128 = unsigned __int128;
 
 /// Lower-case hex without a prefix.
 std::string to_hex(ByteView bytes);
+/// Lower-case hex with the "0x" prefix (how addresses, ids and keys are shown).
+inline std::string to_hex0x(ByteView bytes) { return "0x" + to_hex(bytes); }
 /// Accepts an optional "0x" prefix; nullopt on odd length or a non-hex digit.
 std::optional<Bytes> from_hex(std::string_view hex);
 /// Standard base64 with padding (RFC 4648 §4).

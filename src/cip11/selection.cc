@@ -115,6 +115,23 @@ Bytes32 selection_seed_v3(SelectionMode mode, const Bytes32& beacon_hash, const 
   return crypto::keccak256(w.data());
 }
 
+Bytes32 selection_seed_v2(const Bytes32& beacon_hash, const Bytes32& job_id, std::uint64_t submitted_at) {
+  codec::Writer w;
+  w.raw("cowboy-runner-select-v2:");
+  w.raw(beacon_hash);
+  w.raw(job_id);
+  w.raw(le8(submitted_at));
+  return crypto::keccak256(w.data());
+}
+
+Bytes32 reselection_seed(const Bytes32& original_seed, std::uint32_t selection) {
+  codec::Writer w;
+  w.raw("cowboy-runner-reselect-v1:");
+  w.raw(original_seed);
+  w.raw(ByteView(le8(selection)).first(4));
+  return crypto::keccak256(w.data());
+}
+
 Bytes32 candidate_leaf(std::uint32_t index, const Candidate& c, u128 base_weight) {
   codec::Writer w;
   w.raw("cowboy-candidates-leaf-v1");

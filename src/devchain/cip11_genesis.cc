@@ -104,8 +104,11 @@ Result<Cip11Genesis, std::string> cip11_genesis_from_json(const Json& j) {
   auto chain_id = u64_field(j, "chain_id");
   if (!chain_id) return Err{Error("cip11.chain_id (a u64) is required")};
   p.chain_id = *chain_id;
-  for (auto [key, flag] : {std::pair{"present_first_enabled", &p.present_first_enabled},
-                           std::pair{"poll_disabled", &p.poll_disabled}}) {
+  for (auto [key, flag] : {std::pair{"transport_enabled", &p.transport_enabled},
+                           std::pair{"presence_shadow_enabled", &p.presence_shadow_enabled},
+                           std::pair{"present_first_enabled", &p.present_first_enabled},
+                           std::pair{"poll_disabled", &p.poll_disabled},
+                           std::pair{"presence_hard_exclude_enabled", &p.presence_hard_exclude_enabled}}) {
     if (!j.contains(key)) continue;
     if (!j[key].is_boolean()) return Err{std::string("cip11.") + key + " must be true or false"};
     *flag = j[key].get<bool>();
@@ -153,8 +156,11 @@ Json cip11_genesis_to_json(const Cip11Genesis& g) {
   }
   const auto& p = g.params;
   return {{"chain_id", p.chain_id},
+          {"transport_enabled", p.transport_enabled},
+          {"presence_shadow_enabled", p.presence_shadow_enabled},
           {"present_first_enabled", p.present_first_enabled},
           {"poll_disabled", p.poll_disabled},
+          {"presence_hard_exclude_enabled", p.presence_hard_exclude_enabled},
           {"heartbeat_timeout_blocks", p.heartbeat_timeout_blocks},
           {"mru_activation_height", p.mru_activation_height},
           {"selection_seed_delay_views", p.selection_seed_delay_views},

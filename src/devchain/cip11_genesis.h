@@ -1,8 +1,10 @@
 // The CIP-11 part of a devchain genesis: the u64 chain_id of every CIP-11
 // preimage, ValidatorSetSnapshot(0) (§5.4: each validator's Ed25519 peer key
-// and QUIC endpoint), the §13 flags and dev runners registered at height 0.
+// and QUIC endpoint), the five §13 flags (each false unless given) and dev
+// runners registered at height 0.
 //
-//   "cip11": {"chain_id": 7,
+//   "cip11": {"chain_id": 7, "transport_enabled": true, "presence_shadow_enabled": false,
+//             "presence_hard_exclude_enabled": false,
 //             "validators": [{"peer_key": "0x…32 bytes", "endpoint": "127.0.0.1:7443"}],
 //             "present_first_enabled": true, "poll_disabled": false,
 //             "heartbeat_timeout_blocks": 100, "mru_activation_height": 1000,
@@ -19,11 +21,7 @@
 
 namespace cowboy::devchain {
 
-struct Cip11Validator {
-  crypto::Ed25519Public peer_key{};
-  std::string endpoint;  // host:port of its QUIC listener
-  bool operator==(const Cip11Validator&) const = default;
-};
+using Cip11Validator = cip11::chain::ValidatorEntry;
 
 struct Cip11Genesis {
   cip11::chain::ChainParams params;  // multi_validator follows from `validators`

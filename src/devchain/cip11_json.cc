@@ -144,13 +144,16 @@ void put_assignments(json& block, const chain::Effects& effects) {
     assigned.push_back({{"job_id", hex0x(a.job_id)}, {"runner", hex0x(a.runner)}, {"deadline_block", a.deadline_block}});
   for (const auto& e : effects.ended)
     ended.push_back({{"job_id", hex0x(e.job_id)}, {"runner", hex0x(e.runner)}, {"reason", end_name(e.reason)}});
+  json deregistered = json::array();
+  for (const auto& r : effects.deregistered) deregistered.push_back(hex0x(r));
   block["assigned"] = assigned;
   block["ended"] = ended;
+  block["deregistered"] = deregistered;
 }
 
 std::optional<chain::Effects> assignments_from_json(const json& block, std::uint64_t height) {
   if (!block.is_object() || !block.contains("assigned") || !block["assigned"].is_array() || !block.contains("ended") ||
-      !block["ended"].is_array())
+      !block["ended"].is_array() || !block.contains("deregistered") || !block["deregistered"].is_array())
     return std::nullopt;
   auto ids = [](const json& j) -> std::optional<std::pair<Bytes32, Address>> {
     if (!j.is_object() || !j.contains("job_id") || !j["job_id"].is_string() || !j.contains("runner") ||
@@ -176,6 +179,11 @@ std::optional<chain::Effects> assignments_from_json(const json& block, std::uint
       if (end_name(r) == e["reason"].get<std::string>()) reason = r;
     if (!reason) return std::nullopt;
     out.ended.push_back({id->first, id->second, *reason});
+  }
+  for (const auto& r : block["deregistered"]) {
+    auto runner = r.is_string() ? fixed_from_hex<20>(r.get<std::string>()) : std::nullopt;
+    if (!runner) return std::nullopt;
+    out.deregistered.push_back(*runner);
   }
   return out;
 }

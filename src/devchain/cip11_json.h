@@ -25,9 +25,9 @@ std::optional<BlockPresence> block_presence_from_json(const nlohmann::json& j);
 /// consumed seeds and the assignments made and ended.
 void put_cip11_block(nlohmann::json& block, const std::optional<Bytes>& presence, std::uint32_t registry_size,
                      const cip11::chain::Effects& effects);
-/// The "assigned" and "ended" lists of a block record, which the effects
-/// route answers with too; read back with the block's height (assignments
-/// are made at it).
+/// The "assigned", "ended" and "deregistered" lists of a block record, which
+/// the assignments route answers with too; read back with the block's height
+/// (assignments are made at it).
 void put_assignments(nlohmann::json& block, const cip11::chain::Effects& effects);
 std::optional<cip11::chain::Effects> assignments_from_json(const nlohmann::json& block, std::uint64_t height);
 /// Reads the presence part back (the height is the caller's).

@@ -6,7 +6,7 @@
 
 namespace cowboy::devchain::json {
 
-std::string hex0x(ByteView bytes) { return "0x" + to_hex(bytes); }
+std::string hex0x(ByteView bytes) { return to_hex0x(bytes); }
 
 namespace {
 

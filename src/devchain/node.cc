@@ -9,35 +9,15 @@
 #include "common/data_dir.h"
 #include "common/log.h"
 #include "devchain/cip11_json.h"
+#include "devchain/cip11_store.h"
 #include "devchain/json.h"
+#include "devchain/layout.h"
 
 namespace cowboy::devchain {
 
 namespace {
 
-// Store layout (all values written by one synced WriteBatch per block):
-//   meta/genesis        genesis JSON               meta/height   u64 BE
-//   meta/chain          chain_instance_id          state         encode_state()
-//   block/<u64 BE>      JSON {height, txs: [hash]} for blocks with transactions
-//   tx/<hash>           receipt JSON
-constexpr std::string_view kGenesisKey = "meta/genesis";
-constexpr std::string_view kChainKey = "meta/chain";
-constexpr std::string_view kHeightKey = "meta/height";
-constexpr std::string_view kStateKey = "state";
-
-std::string be64(std::uint64_t v) {
-  std::string out(8, '\0');
-  for (int i = 0; i < 8; ++i) out[i] = static_cast<char>(v >> (56 - 8 * i));
-  return out;
-}
-std::uint64_t from_be64(std::string_view s) {
-  std::uint64_t v = 0;
-  for (char c : s) v = v << 8 | static_cast<std::uint8_t>(c);
-  return v;
-}
-std::string block_key(std::uint64_t h) { return "block/" + be64(h); }
-std::string tx_key(const Bytes32& hash) { return "tx/" + std::string(hash.begin(), hash.end()); }
-std::string_view as_sv(ByteView b) { return {reinterpret_cast<const char*>(b.data()), b.size()}; }
+using layout::as_sv;
 
 ApiError internal(std::string message) { return ApiError{ApiErrorCode::kInternal, std::move(message)}; }
 ApiError not_found(std::string what) { return ApiError{ApiErrorCode::kNotFound, std::move(what)}; }
@@ -55,8 +35,8 @@ Result<std::unique_ptr<rocksdb::DB>, std::string> open_db(const std::filesystem:
   return std::unique_ptr<rocksdb::DB>(raw);
 }
 
-// A new chain at `path`: genesis as height 0, in one synced write (data_dir
-// publishes the data directory after it).
+// A new chain at `path`: genesis as height 0, one key per record in one synced
+// write like any block (data_dir publishes the data directory after it).
 Result<Unit, std::string> create_chain(const std::filesystem::path& path, const std::optional<GenesisSpec>& genesis) {
   if (!genesis) return Err{std::string("the data directory holds no chain and no genesis was given")};
   auto registry = cbqs::make_genesis(to_registry_genesis(*genesis));
@@ -66,15 +46,71 @@ Result<Unit, std::string> create_chain(const std::filesystem::path& path, const 
   auto db = open_db(path, true);
   if (!db) return Err{db.error()};
   rocksdb::WriteBatch batch;
-  batch.Put(std::string(kGenesisKey), genesis_to_json(*genesis).dump());
-  batch.Put(std::string(kChainKey), std::string(as_sv(state.registry.chain_instance_id)));
-  batch.Put(std::string(kStateKey), std::string(as_sv(encode_state(state))));
-  batch.Put(std::string(kHeightKey), be64(0));
+  batch.Put(std::string(layout::kGenesis), genesis_to_json(*genesis).dump());
+  batch.Put(std::string(layout::kChain), std::string(as_sv(state.registry.chain_instance_id)));
+  batch.Put(std::string(layout::kRegistry), std::string(as_sv(encode_registry(state.registry))));
+  cip11_store::stage(state.cip11, batch);  // every genesis record is a change
+  batch.Put(std::string(layout::kHeight), layout::be64(0));
   rocksdb::WriteOptions sync;
   sync.sync = true;
   auto status = (*db)->Write(sync, &batch);
   if (!status.ok()) return Err{"cannot write genesis: " + status.ToString()};
   return Unit{};
+}
+
+std::shared_ptr<const rocksdb::Snapshot> snapshot_of(rocksdb::DB& db) {
+  return {db.GetSnapshot(), [&db](const rocksdb::Snapshot* s) { db.ReleaseSnapshot(s); }};
+}
+
+/// f(read options at `at`), keeping the snapshot alive meanwhile.
+template <typename F>
+auto read_at(const std::shared_ptr<const rocksdb::Snapshot>& at, F f) {
+  rocksdb::ReadOptions options;
+  options.snapshot = at.get();
+  return f(options);
+}
+
+/// The nonces of a block's senders, one key each.
+void stage_nonces(const std::map<Address, std::uint64_t>& nonces, rocksdb::WriteBatch& batch) {
+  for (const auto& [sender, next] : nonces) batch.Put(layout::nonce_key(sender), layout::be64(next));
+}
+
+Result<std::map<Address, std::uint64_t>, std::string> load_nonces(rocksdb::DB& db) {
+  std::map<Address, std::uint64_t> out;
+  const std::string prefix(layout::kNoncePrefix);
+  std::unique_ptr<rocksdb::Iterator> it(db.NewIterator({}));
+  for (it->Seek(prefix); it->Valid() && it->key().starts_with(prefix); it->Next()) {
+    auto k = it->key().ToStringView().substr(prefix.size());
+    if (k.size() != 20 || it->value().size() != 8) return Err{std::string("a stored nonce is unreadable")};
+    Address a;
+    std::copy(k.begin(), k.end(), a.begin());
+    out[a] = layout::from_be(it->value().ToStringView());
+  }
+  if (!it->status().ok()) return Err{it->status().ToString()};
+  return out;
+}
+
+/// What a block's selection did that nothing else reports: the Phase-1 shadow
+/// draws (§14: telemetry only) and pending selections whose block-S snapshot
+/// did not verify (§9.2: never assigned).
+void log_selection_telemetry(std::uint64_t height, const cip11::chain::Effects& e) {
+  auto list = [](const std::vector<Address>& runners) {
+    std::string out;
+    for (const auto& r : runners) {
+      if (!out.empty()) out += ',';
+      out += json::hex0x(r);
+    }
+    return out;
+  };
+  for (const auto& s : e.shadow)
+    log::info("cip11_shadow_draw", log::field("height", height), log::field("job_id", json::hex0x(s.job_id)),
+              log::field("live", list(s.live)), log::field("shadow", list(s.shadow)),
+              log::field("shadow_present", s.shadow_present), log::field("agree", s.live == s.shadow ? "true" : "false"));
+  for (const auto& id : e.unverified_pending) {
+    const bool expired = std::find(e.expired_pending.begin(), e.expired_pending.end(), id) != e.expired_pending.end();
+    log::error("cip11_snapshot_root_mismatch", log::field("height", height), log::field("job_id", json::hex0x(id)),
+               log::field("outcome", expired ? "timed_out" : "left_pending"));
+  }
 }
 
 }  // namespace
@@ -89,28 +125,36 @@ Result<std::unique_ptr<Node>, std::string> Node::open(const NodeConfig& config,
   if (!opened) return Err{opened.error()};
   std::unique_ptr<rocksdb::DB> db = std::move(*opened);
   std::string stored_chain;
-  auto status = db->Get(rocksdb::ReadOptions(), std::string(kChainKey), &stored_chain);
+  auto status = db->Get(rocksdb::ReadOptions(), std::string(layout::kChain), &stored_chain);
   if (status.IsNotFound())
     return Err{"refusing " + (config.data_dir / kStoreName).string() + ": a RocksDB store without a chain, not the devchain's"};
   if (!status.ok()) return Err{"cannot read the chain store: " + status.ToString()};
 
-  std::string genesis_json, state_bytes, height_bytes;
-  if (!db->Get({}, std::string(kGenesisKey), &genesis_json).ok() || !db->Get({}, std::string(kStateKey), &state_bytes).ok() ||
-      !db->Get({}, std::string(kHeightKey), &height_bytes).ok() || height_bytes.size() != 8)
+  std::string whole_state;
+  if (db->Get({}, std::string(layout::kWholeState), &whole_state).ok())
+    return Err{"the chain store holds the whole state under one key (state version " +
+               std::to_string(whole_state.empty() ? 0 : whole_state[0]) +
+               "); this devchain stores each record under its own key (version " + std::to_string(kRegistryVersion) +
+               "): start it on a new --data-dir"};
+  std::string genesis_json, registry_bytes, height_bytes;
+  if (!db->Get({}, std::string(layout::kGenesis), &genesis_json).ok() ||
+      !db->Get({}, std::string(layout::kRegistry), &registry_bytes).ok() ||
+      !db->Get({}, std::string(layout::kHeight), &height_bytes).ok() || height_bytes.size() != 8)
     return Err{std::string("the chain store is incomplete")};
   auto parsed = nlohmann::json::parse(genesis_json, nullptr, false);
   auto stored_genesis = genesis_from_json(parsed);
   if (!stored_genesis) return Err{"the stored genesis is unreadable: " + stored_genesis.error()};
   if (genesis && chain_instance_id_of(*genesis) != chain_instance_id_of(*stored_genesis))
     return Err{std::string("the data directory holds a different chain than the given genesis")};
-  auto state = decode_state(as_bytes(state_bytes));
-  if (!state && state.error() == codec::DecodeError::kBadVersion)
-    return Err{"the chain store holds state version " + std::to_string(stored_state_version(as_bytes(state_bytes))) +
-               "; this devchain reads version " + std::to_string(kStateVersion) +
-               " (CIP-39 and CIP-11): start it on a new --data-dir"};
-  if (!state) return Err{"the stored state is unreadable: " + std::string(codec::to_string(state.error()))};
+  auto registry = decode_registry(as_bytes(registry_bytes));
+  if (!registry) return Err{"the stored registry is unreadable: " + std::string(codec::to_string(registry.error()))};
+  auto nonces = load_nonces(*db);
+  if (!nonces) return Err{"the stored nonces are unreadable: " + nonces.error()};
+  auto cip11 = cip11_store::load(*db);
+  if (!cip11) return Err{"the stored CIP-11 state is unreadable: " + cip11.error()};
+  ChainState state{std::move(*registry), std::move(*nonces), std::move(*cip11)};
   return std::unique_ptr<Node>(
-      new Node(config, std::move(db), *stored_genesis, std::move(*state), from_be64(height_bytes)));
+      new Node(config, std::move(db), *stored_genesis, std::move(state), layout::from_be(height_bytes)));
 }
 
 Node::Node(NodeConfig config, std::unique_ptr<rocksdb::DB> db, GenesisSpec genesis, ChainState state,
@@ -121,9 +165,18 @@ Node::Node(NodeConfig config, std::unique_ptr<rocksdb::DB> db, GenesisSpec genes
       chain_instance_id_(state.registry.chain_instance_id),
       state_(std::move(state)),
       height_(height),
+      published_(snapshot_of(*db_)),
       next_nonce_(state_.nonces) {}
 
-Node::~Node() { stop(); }
+Node::~Node() {
+  stop();
+  published_.reset();  // before the store closes
+}
+
+std::shared_ptr<const rocksdb::Snapshot> Node::published() const {
+  std::lock_guard lock(mu_);
+  return published_;
+}
 
 void Node::start() {
   std::lock_guard lock(mu_);
@@ -158,6 +211,7 @@ void Node::run() {
 GenesisSpec Node::genesis() const { return genesis_; }
 
 Bytes32 Node::state_hash() const {
+  std::lock_guard produce_lock(produce_mu_);
   std::lock_guard lock(mu_);
   return crypto::keccak256(encode_state(state_));
 }
@@ -169,6 +223,9 @@ std::pair<std::optional<Bytes>, cip11::PresentSet> Node::presence_for(std::uint6
                                                                        std::uint32_t registry_size) {
   const auto& params = genesis_.cip11->params;
   cip11::PresentSet empty(registry_size);
+  // The field is populated only when something reads it: CIP-11 selection or
+  // its Phase-1 shadow (§14); otherwise blocks carry none (§7.2 rule 1).
+  if (!params.present_first_enabled && !params.presence_shadow_enabled) return {std::nullopt, empty};
   // No validator process plugged in: nobody is known to be present. With the
   // flag on that is stated as a valid empty set (§7.2 rule 2), else omitted.
   if (!presence_provider_)
@@ -183,14 +240,15 @@ std::pair<std::optional<Bytes>, cip11::PresentSet> Node::presence_for(std::uint6
   return {cip11::encode_presence(empty), std::move(empty)};
 }
 
-TxReceipt Node::apply(ChainState& state, const Pending& p, std::uint64_t height, std::uint32_t index,
-                      const cip11::chain::BlockContext* cip11, cip11::chain::Effects& effects) const {
+TxReceipt Node::apply(BlockWork& work, const Pending& p, std::uint64_t height, std::uint32_t index,
+                      const cip11::chain::BlockContext* cip11, cip11::chain::Effects& effects) {
   TxReceipt receipt;
   receipt.tx_hash = p.hash;
   receipt.height = height;
   receipt.index = index;
   receipt.sender = p.sender;
   receipt.nonce = p.tx.nonce;
+  cbqs::RegistryState& registry = *work.registry;
   cbqs::TxContext ctx{p.sender, height};
   std::visit(
       [&](const auto& body) {
@@ -201,25 +259,25 @@ TxReceipt Node::apply(ChainState& state, const Pending& p, std::uint64_t height,
             receipt.error = "Cip11NotEnabled";  // this chain's genesis has no CIP-11 section
             return;
           }
-          auto out = cip11::chain::apply(state.cip11, state.registry.native_balances, *cip11, {p.sender, p.hash},
+          auto out = cip11::chain::apply(state_.cip11, registry.native_balances, *cip11, {p.sender, p.hash},
                                          body.payload, effects);
           if (out.error) receipt.error = std::string(cip11::chain::chain_error_name(*out.error));
           receipt.job_id = out.job_id;
           return;
         } else if constexpr (std::is_same_v<T, CbqsCall>) {
-          r = cbqs::apply_payload(state.registry, ctx, body.payload);
+          r = cbqs::apply_payload(registry, ctx, body.payload);
         } else if constexpr (std::is_same_v<T, ParameterWrite>) {
-          r = cbqs::apply_parameter_write(state.registry, ctx, body.name, body.value);
+          r = cbqs::apply_parameter_write(registry, ctx, body.name, body.value);
         } else {  // a plain native transfer, for funding dev accounts
-          auto& balances = state.registry.native_balances;
-          u128 from = state.registry.native_balance(p.sender);
+          auto& balances = registry.native_balances;
+          u128 from = registry.native_balance(p.sender);
           if (body.to == cbqs::registry_address()) {
             r.error = cbqs::ChainError::kNotAuthorized;  // custody moves only through the registry
           } else if (from < body.amount) {
             r.error = cbqs::ChainError::kInsufficientFunds;
           } else if (body.amount > 0 && body.to != p.sender) {
             balances[p.sender] = from - body.amount;
-            balances[body.to] = state.registry.native_balance(body.to) + body.amount;
+            balances[body.to] = registry.native_balance(body.to) + body.amount;
           }
         }
         if (r.error) receipt.error = std::string(cbqs::chain_error_name(*r.error));
@@ -227,28 +285,28 @@ TxReceipt Node::apply(ChainState& state, const Pending& p, std::uint64_t height,
         receipt.metering = r.metering;
       },
       p.tx.body);
-  state.nonces[p.sender] = p.tx.nonce + 1;  // included transactions consume their nonce, applied or not
+  work.nonces[p.sender] = p.tx.nonce + 1;  // included transactions consume their nonce, applied or not
   return receipt;
 }
 
 ApiResult<std::uint64_t> Node::produce_block() {
   std::lock_guard produce_lock(produce_mu_);
   std::vector<Pending> txs;
-  ChainState next;
   std::uint64_t h;
-  std::uint32_t registry_size = 0;
   const bool cip11 = genesis_.cip11.has_value();
+  const std::uint32_t registry_size = state_.cip11.index.size();  // |registry(H-1)|
+  BlockWork work;
   {
     std::lock_guard lock(mu_);
     std::size_t n = std::min(mempool_.size(), config_.max_block_txs);
     txs.assign(std::make_move_iterator(mempool_.begin()), std::make_move_iterator(mempool_.begin() + static_cast<std::ptrdiff_t>(n)));
     h = height_ + 1;
-    registry_size = state_.cip11.index.size();
-    if (!txs.empty() || cip11) next = state_;  // applied to a copy; published only after the write
   }
+  if (!txs.empty()) work.registry = state_.registry;  // applied to a copy; published only after the write
 
   // A CIP-11 block: its presence field, decoded against registry(H-1), then
-  // the dispatcher's start-of-block passes (§7.2, §9.2, §11.2).
+  // the dispatcher's start-of-block passes (§7.2, §9.2, §11.2). The plane is
+  // changed in place; its journal is what the block writes.
   CommittedBlock committed{h, std::nullopt, {}};
   std::optional<cip11::PresentSet> present;
   std::optional<cip11::chain::DevBeacon> beacon;
@@ -259,40 +317,48 @@ ApiResult<std::uint64_t> Node::produce_block() {
     present = std::move(set);
     beacon.emplace(chain_instance_id_, h);
     context.emplace(cip11::chain::BlockContext{h, genesis_.cip11->params, *beacon, *present});
-    cip11::chain::begin_block(next.cip11, *context, committed.effects);
+    cip11::chain::begin_block(state_.cip11, *context, committed.effects);
   }
 
   rocksdb::WriteBatch batch;
   nlohmann::json hashes = nlohmann::json::array();
   for (std::uint32_t i = 0; i < txs.size(); ++i) {
-    TxReceipt receipt = apply(next, txs[i], h, i, context ? &*context : nullptr, committed.effects);
-    batch.Put(tx_key(txs[i].hash), json::receipt_to_json(receipt).dump());
+    TxReceipt receipt = apply(work, txs[i], h, i, context ? &*context : nullptr, committed.effects);
+    batch.Put(layout::tx_key(txs[i].hash), json::receipt_to_json(receipt).dump());
     hashes.push_back(json::hex0x(txs[i].hash));
   }
-  const auto& effects = committed.effects;
-  const bool changed = !txs.empty() || !effects.assigned.empty() || !effects.ended.empty();
   if (!txs.empty() || cip11) {
     nlohmann::json block{{"height", h}, {"txs", hashes}};
-    if (cip11) json::put_cip11_block(block, committed.presence, registry_size, effects);
-    batch.Put(block_key(h), block.dump());
+    if (cip11) json::put_cip11_block(block, committed.presence, registry_size, committed.effects);
+    batch.Put(layout::block_key(h), block.dump());
   }
-  if (changed) batch.Put(std::string(kStateKey), std::string(as_sv(encode_state(next))));
-  batch.Put(std::string(kHeightKey), be64(h));
+  // Only what this block changed: the registry if it did, its senders' nonces, the CIP-11 records.
+  const bool registry_changed = work.registry && !(*work.registry == state_.registry);
+  if (registry_changed) batch.Put(std::string(layout::kRegistry), std::string(as_sv(encode_registry(*work.registry))));
+  stage_nonces(work.nonces, batch);
+  cip11_store::stage(state_.cip11, batch);
+  batch.Put(std::string(layout::kHeight), layout::be64(h));
   rocksdb::WriteOptions sync;
   sync.sync = true;
   auto status = db_->Write(sync, &batch);
   if (!status.ok()) {
+    state_.cip11.rollback();
     log::error("block_write_failed", log::field("height", h), log::field("why", status.ToString()));
     return Err{internal("block write failed: " + status.ToString())};
   }
+  state_.cip11.commit();
 
+  auto snapshot = snapshot_of(*db_);
   {
     std::lock_guard lock(mu_);
-    if (changed) state_ = std::move(next);
+    if (registry_changed) state_.registry = std::move(*work.registry);
+    for (const auto& [sender, next] : work.nonces) state_.nonces[sender] = next;
     for (const auto& p : txs) mempool_hashes_.erase(p.hash);
     mempool_.erase(mempool_.begin(), mempool_.begin() + static_cast<std::ptrdiff_t>(txs.size()));
     height_ = h;
+    published_ = std::move(snapshot);
   }
+  log_selection_telemetry(h, committed.effects);
   if (cip11 && observer_) observer_(committed);
   return h;
 }
@@ -307,7 +373,7 @@ ApiResult<Bytes32> Node::submit(const Transaction& tx) {
   // The same signed transaction again (a runner rebroadcasting its result,
   // §10.3) answers with its hash, whether it is pending or already included.
   if (mempool_hashes_.contains(hash)) return hash;
-  if (std::string included; db_->Get({}, tx_key(hash), &included).ok()) return hash;
+  if (std::string included; db_->Get({}, layout::tx_key(hash), &included).ok()) return hash;
   if (mempool_.size() >= config_.max_mempool_txs)
     return Err{ApiError{ApiErrorCode::kMempoolFull, std::to_string(mempool_.size()) + " transactions pending"}};
   auto it = next_nonce_.find(*sender);
@@ -342,7 +408,7 @@ ApiResult<Bytes32> Node::submit(const Transaction& tx) {
 
 ApiResult<std::optional<TxReceipt>> Node::receipt(const Bytes32& tx_hash) {
   std::string value;
-  auto status = db_->Get({}, tx_key(tx_hash), &value);
+  auto status = db_->Get({}, layout::tx_key(tx_hash), &value);
   if (status.IsNotFound()) return std::optional<TxReceipt>{};
   if (!status.ok()) return Err{internal(status.ToString())};
   auto r = json::receipt_from_json(nlohmann::json::parse(value, nullptr, false));
@@ -394,8 +460,9 @@ ApiResult<std::vector<BlockEvents>> Node::events(std::uint64_t from, std::uint64
     return Err{ApiError{ApiErrorCode::kBadRequest, "need from <= to and at most 1,000 blocks"}};
   std::vector<BlockEvents> out;
   std::unique_ptr<rocksdb::Iterator> it(db_->NewIterator({}));
-  for (it->Seek(block_key(from)); it->Valid() && it->key().starts_with("block/"); it->Next()) {
-    std::uint64_t h = from_be64(it->key().ToStringView().substr(6));
+  const std::string prefix(layout::kBlockPrefix);
+  for (it->Seek(layout::block_key(from)); it->Valid() && it->key().starts_with(prefix); it->Next()) {
+    std::uint64_t h = layout::from_be(it->key().ToStringView().substr(prefix.size()));
     if (h > to) break;
     auto block = nlohmann::json::parse(it->value().ToStringView(), nullptr, false);
     if (!block.is_object() || !block.contains("txs")) return Err{internal("stored block unreadable")};
@@ -443,43 +510,28 @@ ApiResult<Cip11Genesis> Node::cip11_genesis() {
 
 ApiResult<std::vector<cip11::chain::RunnerRecord>> Node::runners() {
   if (auto ok = require_cip11(); !ok) return Err{ok.error()};
-  std::lock_guard lock(mu_);
-  const auto& c = state_.cip11;
-  std::vector<cip11::chain::RunnerRecord> out;
-  out.reserve(c.index.size());
-  for (std::uint32_t i = 0; i < c.index.size(); ++i) out.push_back(c.runners.at(c.index.at(i)));
-  return out;
+  return read_at(published(), [&](const rocksdb::ReadOptions& at) { return cip11_store::runners(*db_, at); });
 }
 
 ApiResult<cip11::chain::RunnerRecord> Node::runner(const Address& runner) {
   if (auto ok = require_cip11(); !ok) return Err{ok.error()};
-  std::lock_guard lock(mu_);
-  auto it = state_.cip11.runners.find(runner);
-  if (it == state_.cip11.runners.end()) return Err{not_found("no runner " + json::hex0x(runner))};
-  return it->second;
+  return read_at(published(), [&](const rocksdb::ReadOptions& at) { return cip11_store::runner(*db_, at, runner); });
 }
 
 ApiResult<cip11::chain::JobRecord> Node::job(const Bytes32& job_id) {
   if (auto ok = require_cip11(); !ok) return Err{ok.error()};
-  std::lock_guard lock(mu_);
-  auto it = state_.cip11.jobs.find(job_id);
-  if (it == state_.cip11.jobs.end()) return Err{not_found("no job " + json::hex0x(job_id))};
-  return it->second;
+  return read_at(published(), [&](const rocksdb::ReadOptions& at) { return cip11_store::job(*db_, at, job_id); });
 }
 
 ApiResult<std::vector<cip11::chain::JobRecord>> Node::runner_jobs(const Address& runner) {
   if (auto ok = require_cip11(); !ok) return Err{ok.error()};
-  std::lock_guard lock(mu_);
-  std::vector<cip11::chain::JobRecord> out;
-  for (const auto& [id, job] : state_.cip11.jobs)
-    if (job.state == cip11::chain::JobState::kAssigned && job.assignment_of(runner)) out.push_back(job);
-  return out;
+  return read_at(published(), [&](const rocksdb::ReadOptions& at) { return cip11_store::runner_jobs(*db_, at, runner); });
 }
 
 namespace {
 ApiResult<nlohmann::json> read_block(rocksdb::DB& db, std::uint64_t height) {
   std::string value;
-  auto status = db.Get({}, block_key(height), &value);
+  auto status = db.Get({}, layout::block_key(height), &value);
   if (status.IsNotFound()) return Err{not_found("no block " + std::to_string(height))};
   if (!status.ok()) return Err{internal(status.ToString())};
   return nlohmann::json::parse(value, nullptr, false);

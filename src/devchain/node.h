@@ -7,13 +7,21 @@
 // block's assignments after the write (§10.1: push only what is final).
 //
 // Durability contract: a block is one synced RocksDB WriteBatch holding its
-// receipts, the state after it (when it changed) and the new height. Nothing
-// about a block is visible - no receipt, no height, no state - until that write
-// returned, so after a crash the chain resumes at the last written block with
-// exactly its state: no finalized block lost, none applied twice. Pending
-// (mempool) transactions are not durable; after a restart clients resubmit them
-// with the same nonces. A transaction up to 16 nonces ahead of its sender's
-// next one waits, unapplied, until the gap fills.
+// receipts, exactly the state records it changed (the registry when it
+// changed, each sender's nonce, each CIP-11 record, layout.h) and the new
+// height. Nothing about a block is visible - no receipt, no height, no state -
+// until that write returned, so after a crash the chain resumes at the last
+// written block with exactly its state: no finalized block lost, none applied
+// twice. A failed write undoes the block in memory (cip11::chain::State
+// rollback) and the next tick tries again. Pending (mempool) transactions are
+// not durable; after a restart clients resubmit them with the same nonces. A
+// transaction up to 16 nonces ahead of its sender's next one waits, unapplied,
+// until the gap fills.
+//
+// Who owns what: the CIP-11 plane in memory belongs to the block producer
+// (produce_mu_) and is changed in place, journaled; its reads are served from
+// the store at the snapshot of the last published block. The registry, the
+// nonces, the height and that snapshot are published together under mu_.
 #pragma once
 
 #include <chrono>
@@ -35,6 +43,7 @@
 
 namespace rocksdb {
 class DB;
+class Snapshot;
 }
 
 namespace cowboy::devchain {
@@ -111,8 +120,16 @@ class Node final : public ChainApi, public Cip11Api {
 
   Node(NodeConfig config, std::unique_ptr<rocksdb::DB> db, GenesisSpec genesis, ChainState state,
        std::uint64_t height);
-  TxReceipt apply(ChainState& state, const Pending& p, std::uint64_t height, std::uint32_t index,
-                  const cip11::chain::BlockContext* cip11, cip11::chain::Effects& effects) const;
+  /// What a block changes besides the CIP-11 plane: a copy of the registry
+  /// (when it has transactions) and its senders' next nonces.
+  struct BlockWork {
+    std::optional<cbqs::RegistryState> registry;
+    std::map<Address, std::uint64_t> nonces;
+  };
+  TxReceipt apply(BlockWork& work, const Pending& p, std::uint64_t height, std::uint32_t index,
+                  const cip11::chain::BlockContext* cip11, cip11::chain::Effects& effects);
+  /// The store as of the last published block, for reads.
+  std::shared_ptr<const rocksdb::Snapshot> published() const;
   /// The block's presence field and the set it stands for (§7.2 rules 1-2).
   std::pair<std::optional<Bytes>, cip11::PresentSet> presence_for(std::uint64_t height, std::uint32_t registry_size);
   ApiResult<Unit> require_cip11() const;
@@ -123,9 +140,11 @@ class Node final : public ChainApi, public Cip11Api {
   const GenesisSpec genesis_;
   const Bytes32 chain_instance_id_;
 
+  ChainState state_;  // .cip11: the producer's (produce_mu_); .registry, .nonces: written under mu_ by the producer
+
   mutable std::mutex mu_;  // guards everything below
-  ChainState state_;
   std::uint64_t height_;
+  std::shared_ptr<const rocksdb::Snapshot> published_;  // the store as of height_
   std::deque<Pending> mempool_;
   std::set<Bytes32> mempool_hashes_;
   std::map<Address, std::uint64_t> next_nonce_;  // including pending transactions
@@ -136,7 +155,7 @@ class Node final : public ChainApi, public Cip11Api {
   PresenceProvider presence_provider_;
   std::function<void(const CommittedBlock&)> observer_;
 
-  std::mutex produce_mu_;  // one block at a time
+  mutable std::mutex produce_mu_;  // one block at a time
   std::condition_variable wake_;
   bool stopping_ = false;
   std::thread producer_;

@@ -31,12 +31,8 @@ std::vector<Record> get_records(codec::Reader& r) {
   }
   return out;
 }
-}  // namespace
 
-Bytes encode_state(const ChainState& state) {
-  const auto& reg = state.registry;
-  codec::Writer w(4096);  // also keeps GCC 12 from a false -Warray-bounds on the first writes
-  w.u8(kStateVersion);
+void put_registry(codec::Writer& w, const cbqs::RegistryState& reg) {
   w.fixed(reg.chain_instance_id);
   w.fixed(reg.governance_admin);
   auto table = cbqs::param_table();
@@ -55,20 +51,20 @@ Bytes encode_state(const ChainState& state) {
   put_records<cbqs::ProviderRecordV2>(w, reg.providers);
   put_records<cbqs::StreamRecordV2>(w, reg.streams);
   put_records<cbqs::CbqsAccountV2>(w, reg.accounts);
-  w.count(state.nonces.size());
-  for (const auto& [addr, nonce] : state.nonces) {
-    w.fixed(addr);
-    w.u64(nonce);
-  }
-  cip11::chain::put_state(w, state.cip11);
+}
+}  // namespace
+
+Bytes encode_registry(const cbqs::RegistryState& registry) {
+  codec::Writer w(4096);  // also keeps GCC 12 from a false -Warray-bounds on the first writes
+  w.u8(kRegistryVersion);
+  put_registry(w, registry);
   return std::move(w).take();
 }
 
-Result<ChainState, codec::DecodeError> decode_state(ByteView bytes) {
+Result<cbqs::RegistryState, codec::DecodeError> decode_registry(ByteView bytes) {
   codec::Reader r(bytes);
-  ChainState state;
-  auto& reg = state.registry;
-  r.version(kStateVersion);
+  cbqs::RegistryState reg;
+  r.version(kRegistryVersion);
   reg.chain_instance_id = r.fixed<32>();
   reg.governance_admin = r.fixed<20>();
   std::uint32_t n_params = r.count(cbqs::param_table().size(), 12);
@@ -88,15 +84,22 @@ Result<ChainState, codec::DecodeError> decode_state(ByteView bytes) {
   for (auto& p : get_records<cbqs::ProviderRecordV2>(r)) reg.providers[p.provider] = std::move(p);
   for (auto& s : get_records<cbqs::StreamRecordV2>(r)) reg.streams[s.stream_id] = std::move(s);
   for (auto& a : get_records<cbqs::CbqsAccountV2>(r)) reg.accounts[{a.owner, a.provider}] = std::move(a);
-  std::uint32_t n_nonces = r.count(kMaxEntries, 28);
-  for (std::uint32_t i = 0; i < n_nonces && r.ok(); ++i) {
-    Address a = r.fixed<20>();
-    state.nonces[a] = r.u64();
-  }
-  state.cip11 = cip11::chain::get_state(r);
   r.finish();
   if (!r.ok()) return Err{r.error()};
-  return state;
+  return reg;
+}
+
+Bytes encode_state(const ChainState& state) {
+  codec::Writer w(4096);
+  w.u8(kRegistryVersion);
+  put_registry(w, state.registry);
+  w.count(state.nonces.size());
+  for (const auto& [addr, nonce] : state.nonces) {
+    w.fixed(addr);
+    w.u64(nonce);
+  }
+  cip11::chain::put_state(w, state.cip11);
+  return std::move(w).take();
 }
 
 }  // namespace cowboy::devchain

@@ -1,7 +1,9 @@
-// Binary encoding of the whole devchain state, stored once per block that
-// changed it. Records inside use the one CIP-39 codec, so a stored record with a
-// version byte other than 2 is refused on load (§18 rule 3). Version 2 adds
-// the CIP-11 plane; a version-1 store is refused by name (stored_state_version).
+// The devchain's state and the stored form of its CIP-39 part. The registry
+// (parameters, balances, providers, streams, accounts) is one value, written
+// in a block that changed it; its records use the one CIP-39 codec, so a
+// stored record with a version byte other than 2 is refused on load (§18
+// rule 3). Nonces and the CIP-11 plane are stored per record (node.cc,
+// cip11_store.h).
 #pragma once
 
 #include <map>
@@ -19,11 +21,15 @@ struct ChainState {
   bool operator==(const ChainState&) const = default;
 };
 
-inline constexpr std::uint8_t kStateVersion = 2;
-/// The version byte a stored state starts with (0 for an empty one).
-inline std::uint8_t stored_state_version(ByteView bytes) { return bytes.empty() ? 0 : bytes[0]; }
+/// The version byte of the stored registry. Version 3 stores the registry
+/// alone; versions 1 and 2 held the whole state under one key, and a store of
+/// that layout is refused by name (node.cc).
+inline constexpr std::uint8_t kRegistryVersion = 3;
 
+Bytes encode_registry(const cbqs::RegistryState& registry);
+Result<cbqs::RegistryState, codec::DecodeError> decode_registry(ByteView bytes);
+
+/// The whole state in one encoding, for Node::state_hash: equal bytes, equal states.
 Bytes encode_state(const ChainState& state);
-Result<ChainState, codec::DecodeError> decode_state(ByteView bytes);
 
 }  // namespace cowboy::devchain

@@ -4,6 +4,7 @@
 
 #include <gtest/gtest.h>
 
+#include "cip11/chain/codec.h"
 #include "cip11/chain/machine.h"
 
 namespace cowboy::cip11::chain::testing {
@@ -22,6 +23,20 @@ inline Key key(std::uint8_t n) {
   k.pub = *crypto::secp256k1_public_key(k.secret);
   k.address = *crypto::secp256k1_key_address(k.pub);
   return k;
+}
+
+/// `n` keys from key(first) on.
+inline std::vector<Key> keys(std::uint8_t first, std::uint8_t n) {
+  std::vector<Key> out;
+  for (std::uint8_t i = 0; i < n; ++i) out.push_back(key(static_cast<std::uint8_t>(first + i)));
+  return out;
+}
+
+/// The stored form of a state: equal bytes, equal states.
+inline Bytes state_bytes(const State& s) {
+  codec::Writer w;
+  put_state(w, s);
+  return std::move(w).take();
 }
 
 inline constexpr std::uint32_t kAllKinds = 0x3f;
@@ -85,6 +100,10 @@ class Chain {
     }
   }
   const JobRecord& job_of(const Bytes32& id) const { return state.jobs.at(id); }
+  /// The beacon_hash_v1 of Round(0, view)'s dev seed.
+  Bytes32 beacon_hash(std::uint64_t view) const { return *beacon_hash_v1(*DevBeacon(chain_, view + 1).seed(0, view)); }
+  /// The current block as the machine sees it (after begin()).
+  BlockContext context() { return BlockContext{height, params, *beacon_, present_}; }
   std::vector<Address> committee_of(const Bytes32& id) const {
     std::vector<Address> out;
     for (const auto& a : state.jobs.at(id).committee) out.push_back(a.runner);
@@ -92,8 +111,6 @@ class Chain {
   }
 
  private:
-  BlockContext context() { return BlockContext{height, params, *beacon_, present_}; }
-
   Bytes32 chain_{};
   std::optional<DevBeacon> beacon_;
   PresentSet present_;

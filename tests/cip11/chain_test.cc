@@ -11,18 +11,9 @@ namespace {
 using testing::Chain;
 using testing::key;
 using testing::Key;
+using testing::keys;
+using testing::state_bytes;
 
-std::vector<Key> keys(std::uint8_t first, std::uint8_t n) {
-  std::vector<Key> out;
-  for (std::uint8_t i = 0; i < n; ++i) out.push_back(key(static_cast<std::uint8_t>(first + i)));
-  return out;
-}
-
-Bytes state_bytes(const State& s) {
-  codec::Writer w;
-  put_state(w, s);
-  return std::move(w).take();
-}
 
 TEST(Cip11Chain, InstructionsRoundTripAndRefuseBadBytes) {
   auto k = key(1);
@@ -95,11 +86,13 @@ TEST(Cip11Chain, RegistrationRulesAndStakeCustody) {
 
 TEST(Cip11Chain, EmptyPresentSetDrawsTheFallbackCommitteeAndPresentFirstPrefersPresentRunners) {
   auto ks = keys(10, 8);
-  // Two chains identical but for presence: none present, and runner index 5 present.
+  // Chains identical but for presence. Runner 6 is paused: floor-ineligible, so
+  // a present set naming only it leaves the present pool empty.
   auto run = [&](bool present_first, std::vector<std::uint32_t> present) {
     Chain c;
     c.params.present_first_enabled = present_first;
     c.register_all(ks);
+    c.ok(ks[6].address, SetRunnerHealth{HealthStatus::kPaused});
     std::vector<std::vector<Address>> committees;
     for (int j = 0; j < 6; ++j) {
       auto out = c.ok(ks[0].address, testing::job(1), present);
@@ -107,13 +100,15 @@ TEST(Cip11Chain, EmptyPresentSetDrawsTheFallbackCommitteeAndPresentFirstPrefersP
     }
     return committees;
   };
-  auto fallback_only = run(false, {5});  // flag off: presence is ignored (§7.2 rule 1)
-  EXPECT_EQ(run(true, {}), fallback_only);  // an empty present set draws exactly the fallback committee
+  EXPECT_EQ(run(false, {5}), run(false, {}));  // flag off: presence is ignored (§7.2 rule 1)
+  const auto fallback_only = run(true, {});
+  EXPECT_EQ(run(true, {6}), fallback_only);  // no eligible runner present: the whole floor-eligible pool (§7.3)
   for (const auto& committee : run(true, {5})) EXPECT_EQ(committee, std::vector<Address>{ks[5].address});
   // Not everyone wins with nobody present: the draw spreads over the floor-eligible pool.
   std::set<Address> winners;
   for (const auto& committee : fallback_only) winners.insert(committee.at(0));
   EXPECT_GT(winners.size(), 1u);
+  EXPECT_FALSE(winners.contains(ks[6].address));
 }
 
 // §7.3's steering bound: with more than one validator an M > 1 committee is
@@ -197,6 +192,7 @@ TEST(Cip11Chain, ASelectionIsTheSameBlocksReplayed) {
 
 TEST(Cip11Chain, MultiRunnerJobsWaitForTheirSeedRound) {
   Chain c;
+  c.params.present_first_enabled = true;  // commit-then-reveal belongs to CIP-11 selection (§13)
   auto ks = keys(50, 5);
   c.register_all(ks);
   auto out = c.ok(ks[0].address, testing::job(3, 20));
@@ -220,6 +216,18 @@ TEST(Cip11Chain, MultiRunnerJobsWaitForTheirSeedRound) {
   c.begin();
   EXPECT_EQ(c.tx(ks[0].address, testing::job(2, c.params.selection_seed_delay_views + 1)).error,
             ChainError::kTimeoutTooShort);
+
+  // Flag off: CIP-2 v2 draws an M > 1 committee in block S at once, and needs no delay.
+  Chain v2;
+  v2.register_all(ks);
+  auto now = v2.ok(ks[0].address, testing::job(3, v2.params.selection_seed_delay_views + 1));
+  EXPECT_EQ(v2.job_of(*now.job_id).state, JobState::kAssigned);
+  EXPECT_EQ(v2.committee_of(*now.job_id).size(), 3u);
+  EXPECT_FALSE(v2.job_of(*now.job_id).pending);
+  EXPECT_EQ(v2.effects.assigned.size(), 3u);
+  EXPECT_TRUE(v2.effects.consumed_seeds.empty());
+  v2.begin();  // the derived index has looked at the job: it never was a pending selection
+  EXPECT_TRUE(v2.state.due.pending_submissions().empty());
 }
 
 TEST(Cip11Chain, TimeoutReselectsWithoutTheRunnerThatTimedOut) {
@@ -298,6 +306,10 @@ TEST(Cip11Chain, CommitBeforeRevealForCommittees) {
   // One runner's commitment is not another's.
   EXPECT_FALSE(c.tx(committee[0], JobResultSubmit{id, result, salt}).error);
   EXPECT_EQ(c.job_of(id).state, JobState::kAssigned);
+  // A second reveal from the same runner (a restarted runner's, say) is refused and changes nothing.
+  const auto revealed = state_bytes(c.state);
+  EXPECT_EQ(c.tx(committee[0], JobResultSubmit{id, result, salt}).error, ChainError::kAlreadyRevealed);
+  EXPECT_EQ(state_bytes(c.state), revealed);
   EXPECT_FALSE(c.tx(committee[2], JobResultSubmit{id, Bytes{'x'}, salt}).error);
   EXPECT_EQ(c.job_of(id).state, JobState::kAssigned);  // 1 : 1, no majority of 3 yet
   EXPECT_FALSE(c.tx(committee[1], JobResultSubmit{id, result, salt}).error);
@@ -344,8 +356,9 @@ TEST(Cip11Chain, PresenceFieldRulesInBothFlagStates) {
 TEST(Cip11Chain, MruBiasesOnlyAfterItsActivationHeight) {
   auto ks = keys(100, 6);
   // How often a job goes to the previous job's runner, the MRU record's runner once active.
-  auto winners = [&](std::uint64_t activation) {
+  auto winners = [&](std::uint64_t activation, bool present_first = true) {
     Chain c;
+    c.params.present_first_enabled = present_first;
     c.params.mru_activation_height = activation;
     c.register_all(ks);
     std::optional<Address> previous;
@@ -364,6 +377,8 @@ TEST(Cip11Chain, MruBiasesOnlyAfterItsActivationHeight) {
   auto [active_repeats, active_records] = winners(0);
   EXPECT_EQ(active_records, 1u);
   EXPECT_GT(active_repeats, dormant_repeats);  // x4 weight at i == 0
+  // MRU is part of CIP-11 selection: with the flag off it stays dormant above its activation height.
+  EXPECT_EQ(winners(0, false).second, 0u);
 }
 
 }  // namespace

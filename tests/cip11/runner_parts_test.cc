@@ -7,11 +7,14 @@
 
 #include "../support/hex_fixture.h"
 #include "cip11/chain/instructions.h"
+#include "cip11/runner/heartbeat.h"
 #include "cip11/runner/job_book.h"
 #include "cip11/runner/ledger.h"
 #include "cip11/runner/task.h"
 #include "cip11/selection.h"
 #include "common/crypto.h"
+#include "devchain/cip11_port.h"
+#include "devchain/tx.h"
 #include "net/http_server.h"
 #include "samples.h"
 
@@ -90,13 +93,21 @@ TEST(Cip11JobBook, OneAssignmentPerJobThenDuplicatesOrDifferences) {
 
 TEST(Cip11TxLedger, NoncesInOrderAndSelfSubmissionsAfterTheGraceThenEveryInterval) {
   const crypto::Secp256k1Secret secret = testing::filled(0x21);
-  TxLedger ledger(testing::filled(0xc1), secret, 7);
-  auto a = ledger.sign(devchain::Cip11Call{{1}}, 10);
-  auto b = ledger.sign(devchain::Cip11Call{{2}}, 10);
-  EXPECT_EQ(a.tx.nonce, 7u);
-  EXPECT_EQ(b.tx.nonce, 8u);
-  EXPECT_EQ(devchain::recover_sender(a.tx), crypto::secp256k1_address(secret));
-  EXPECT_EQ(devchain::decode_tx(a.bytes).value(), a.tx);
+  const devchain::Cip11TxFormat format(testing::filled(0xc1));
+  TxLedger ledger(format, secret, 7);
+  auto a = ledger.sign({1}, 10);
+  auto b = ledger.sign({2}, 10);
+  auto opened = format.open(a.bytes);
+  ASSERT_TRUE(opened);
+  EXPECT_EQ(opened->nonce, 7u);
+  EXPECT_EQ(a.nonce, 7u);
+  EXPECT_EQ(format.open(b.bytes)->nonce, 8u);
+  EXPECT_EQ(opened->sender, crypto::secp256k1_address(secret));
+  EXPECT_EQ(opened->cip11_payload, Bytes{1});
+  EXPECT_EQ(devchain::tx_hash(devchain::decode_tx(a.bytes).value()), a.hash);
+  EXPECT_FALSE(ledger.due(a.hash, 12));  // not yet in the journal: it may not leave the runner
+  ledger.durable(a.hash);
+  ledger.durable(b.hash);
   EXPECT_FALSE(ledger.due(a.hash, 11));  // RESULT_TX_INCLUSION_GRACE_BLOCKS = 2
   EXPECT_TRUE(ledger.due(a.hash, 12));
   EXPECT_TRUE(ledger.due(b.hash, 12));
@@ -105,8 +116,30 @@ TEST(Cip11TxLedger, NoncesInOrderAndSelfSubmissionsAfterTheGraceThenEveryInterva
   EXPECT_FALSE(ledger.due(a.hash, 14));  // a receipt ends it
   auto again = ledger.due(b.hash, 14);
   ASSERT_TRUE(again);
-  EXPECT_EQ(devchain::tx_hash(*again), b.hash);  // the same signed bytes, never a new transaction
+  EXPECT_EQ(*again, b.bytes);  // the same signed bytes, never a new transaction
   EXPECT_EQ(ledger.retained_hashes(), std::vector<Bytes32>{b.hash});
+
+  // After a restart: a transaction from the journal is due at once, and no nonce is signed twice.
+  TxLedger restarted(format, secret, 7);  // the chain had seen neither
+  restarted.restore(b, 20);
+  EXPECT_TRUE(restarted.due(b.hash, 20));
+  EXPECT_EQ(restarted.sign({3}, 20).nonce, 9u);
+}
+
+// A retained transaction without a receipt whose nonce the chain already
+// counts can never be included: it leaves, and no nonce below the chain's is
+// signed again. One with a receipt unread (not named) stays.
+TEST(Cip11TxLedger, ATransactionWhoseNonceTheChainGaveAnotherIsSuperseded) {
+  const devchain::Cip11TxFormat format(testing::filled(0xc1));
+  TxLedger ledger(format, testing::filled(0x21), 3);
+  auto a = ledger.sign({1}, 10);
+  auto b = ledger.sign({2}, 10);
+  EXPECT_EQ(ledger.superseded(4, {a.hash, b.hash}), std::vector<Bytes32>{a.hash});
+  EXPECT_FALSE(ledger.retained(a.hash));
+  EXPECT_TRUE(ledger.retained(b.hash));
+  EXPECT_TRUE(ledger.superseded(9, {}).empty());
+  EXPECT_TRUE(ledger.retained(b.hash));
+  EXPECT_EQ(ledger.sign({3}, 10).nonce, 9u);
 }
 
 // A JobResult's tx_bytes (and a JobResultCommit's, with its instruction) is
@@ -117,9 +150,10 @@ TEST(Cip11TxLedger, NoncesInOrderAndSelfSubmissionsAfterTheGraceThenEveryInterva
 // the signature is deterministic).
 TEST(Cip11TxLedger, AJobResultsTxBytesArePinnedByteForByte) {
   const crypto::Secp256k1Secret secret = testing::filled(0x21);
-  TxLedger ledger(testing::filled(0xc1), secret, 7);
+  const devchain::Cip11TxFormat format(testing::filled(0xc1));
+  TxLedger ledger(format, secret, 7);
   const chain::JobResultSubmit reveal{testing::filled(0xaa), Bytes{'o', 'k'}, testing::filled(0x55)};
-  auto signed_tx = ledger.sign(devchain::Cip11Call{chain::encode_instruction(reveal)}, 1);
+  auto signed_tx = ledger.sign(chain::encode_instruction(reveal), 1);
 
   const Bytes32 job_id = reveal.job_id, salt = reveal.salt, chain_instance = testing::filled(0xc1);
   Bytes payload{0x01, 0x07};                                      // instruction version 1, JobResultSubmit = 7
@@ -136,7 +170,8 @@ TEST(Cip11TxLedger, AJobResultsTxBytesArePinnedByteForByte) {
   unsigned_tx.insert(unsigned_tx.end(), payload.begin(), payload.end());
   ASSERT_EQ(signed_tx.bytes.size(), unsigned_tx.size() + 65);  // then r || s || recovery id
   EXPECT_TRUE(std::equal(unsigned_tx.begin(), unsigned_tx.end(), signed_tx.bytes.begin()));
-  EXPECT_EQ(devchain::signing_digest(signed_tx.tx), crypto::keccak256({as_bytes("cowboy/devchain-tx/v1"), unsigned_tx}));
+  EXPECT_EQ(devchain::signing_digest(*devchain::decode_tx(signed_tx.bytes)),
+            crypto::keccak256({as_bytes("cowboy/devchain-tx/v1"), unsigned_tx}));
   EXPECT_EQ(signed_tx.hash, crypto::keccak256(signed_tx.bytes));
   EXPECT_LE(signed_tx.bytes.back(), 3);  // recovery id 0..3
 
@@ -162,6 +197,8 @@ TEST(Cip11HeartbeatSchedule, ARunnerSpecificPhaseInsideTheCadenceAndAnEmergencyR
   EXPECT_FALSE(a.due(on_phase, on_phase));  // never twice for one height
   // Missed its phase: once a whole cadence has passed, at once (before the floor lapses at 100).
   EXPECT_TRUE(a.due(on_phase + 1 + 90, on_phase + 1));
+  EXPECT_TRUE(a.overdue(on_phase + 1 + 90, on_phase + 1));
+  EXPECT_FALSE(a.overdue(on_phase + 89, on_phase));
 }
 
 // The runner's phase is choice 28's formula, selection.h's heartbeat_phase:

@@ -148,6 +148,13 @@ TEST(Cip11Selection, BeaconHashAndV3SeedLayouts) {
                                       submitted_le})));
   EXPECT_NE(selection_seed_v3(SelectionMode::kDelayed, *beacon_hash, job, 12345),
             selection_seed_v3(SelectionMode::kImmediate, *beacon_hash, job, 12345));
+  // The CIP-2 v2 stand-in (flag off): its own domain, no mode byte.
+  EXPECT_EQ(selection_seed_v2(*beacon_hash, job, 12345),
+            crypto::keccak256(concat({as_bytes("cowboy-runner-select-v2:"), *beacon_hash, job, submitted_le})));
+  // A re-selection's seed: the original seed and the committee's number, u32 little-endian.
+  const Bytes32 original = seed_named("original");
+  EXPECT_EQ(reselection_seed(original, 2),
+            crypto::keccak256(concat({as_bytes("cowboy-runner-reselect-v1:"), original, Bytes{0x02, 0, 0, 0}})));
 
   EXPECT_EQ(beacon_hash_v1(Beacon{3, 77, 0x02, Bytes(96, 1)}).error(), Errc::kBadBeaconScheme);
   EXPECT_EQ(beacon_hash_v1(Beacon{3, 77, 0x01, Bytes(47, 1)}).error(), Errc::kWrongLength);

@@ -2,90 +2,26 @@
 // a real devchain (100 ms blocks). Where a test needs a party that misbehaves
 // - a validator that pushes differing fields or withholds results, a runner
 // that stays silent - that party runs in this process on the same libraries.
-#include <gtest/gtest.h>
-
-#include <boost/asio/executor_work_guard.hpp>
-#include <boost/asio/io_context.hpp>
 #include <fstream>
-#include <future>
-#include <thread>
 
-#include "../support/cip11_processes.h"
-#include "../support/poll.h"
-#include "../support/ports.h"
-#include "../support/temp_dir.h"
 #include "channel_end.h"
 #include "samples.h"
-#include "cip11/chain/codec.h"
-#include "cip11/link/runner_link.h"
-#include "cip11/link/validator_links.h"
 #include "cip11/subset.h"
 #include "cip11/validator/runner_directory.h"
-#include "cip11/validator/service.h"
-#include "net/dev_cert.h"
-#include "devchain/http_server.h"
+#include "devchain/cip11_port.h"
 #include "net/host_port.h"
+#include "service_world.h"
 
 namespace cowboy::cip11 {
 namespace {
 
 using cowboy::testing::Cip11dProcess;
-using cowboy::testing::eventually;
-using cowboy::testing::RunnerProcess;
-
-std::string hex(const Bytes32& id) { return devchain::json::hex0x(id); }
-
-crypto::Ed25519Seed testing_seed() {
-  crypto::Ed25519Seed seed;
-  seed.fill(0x5d);
-  return seed;
-}
-
-struct DevWorld {
-  cowboy::testing::TempDir dir;
-  std::unique_ptr<Cip11dProcess> validator;
-  std::vector<std::unique_ptr<RunnerProcess>> runners;
-
-  explicit DevWorld(std::vector<std::string> flags = {"--dev-runners", "1"}) {
-    validator = std::make_unique<Cip11dProcess>(data(), flags);
-    EXPECT_TRUE(validator->up());
-  }
-  std::filesystem::path data() const { return dir.path() / "data"; }
-  RunnerProcess& runner(unsigned index, std::vector<std::string> extra = {}) {
-    runners.push_back(std::make_unique<RunnerProcess>(data(), index, std::move(extra)));
-    return *runners.back();
-  }
-  devchain::HttpClient chain() const { return validator->chain(); }
-  std::optional<Bytes32> submit(const std::string& spec, std::uint64_t timeout_blocks = 50) {
-    auto c = chain();
-    return cowboy::testing::submit_job(c, data() / "keys" / "submitter.key", spec, timeout_blocks);
-  }
-  bool present(double n) {
-    return eventually([&] { return validator->metric("cip11d_present_runners") == n; }, std::chrono::seconds(20));
-  }
-  std::optional<chain::JobRecord> job(const Bytes32& id) {
-    auto c = chain();
-    auto j = c.job(id);
-    if (!j) return std::nullopt;
-    return *j;
-  }
-  std::uint64_t height() {
-    auto c = chain();
-    auto h = c.height();
-    return h ? *h : 0;
-  }
-  /// Dev runner `i`'s key, to play that runner in this process.
-  Signer runner_signer(unsigned i) const {
-    return *Signer::runner(*devchain::load_key(data() / "keys" / ("runner-" + std::to_string(i) + ".key")));
-  }
-  /// What a runner of this chain offers in its Hello.
-  LocalOffer offer() {
-    auto c = chain();
-    auto g = c.cip11_genesis();
-    EXPECT_TRUE(g);
-    return LocalOffer{g->params.chain_id, kProtocolVersion, validator_set_hash(devchain::validator_peer_keys(*g)), 0, 0};
-  }
-};
+using testing::DevWorld;
+using testing::eventually;
+using testing::hex;
+using testing::IoThread;
+using testing::RunnerProcess;
+using testing::testing_seed;
 
 TEST(Cip11Services, AJobIsPushedToItsRunnerAndItsResultIsIncluded) {
   DevWorld w;
@@ -121,7 +57,9 @@ TEST(Cip11Services, TheDevDirectoryHoldsTheDocumentedManifestAndKeyFiles) {
   const nlohmann::json& m = w.validator->manifest();
   std::vector<std::string> keys;
   for (const auto& [k, v] : m.items()) keys.push_back(k);
-  EXPECT_EQ(keys, (std::vector<std::string>{"chain_id", "chain_url", "runners", "submitter_key_file", "validators"}));
+  EXPECT_EQ(keys,
+            (std::vector<std::string>{"block_ms", "chain_id", "chain_url", "runners", "submitter_key_file", "validators"}));
+  EXPECT_EQ(m["block_ms"], 100);  // the --block-ms the test process gives it
   EXPECT_EQ(m["chain_id"], 31337);
   EXPECT_EQ(m["chain_url"].get<std::string>().rfind("http://127.0.0.1:", 0), 0u);
   EXPECT_EQ(m["submitter_key_file"], (w.data() / "keys" / "submitter.key").string());
@@ -290,6 +228,55 @@ TEST(Cip11Services, AfterAValidatorSigkillAndRestartRunnersReturnAndNewJobsArePu
   EXPECT_TRUE(r.saw({"event=accepted", hex(*id), "via=push"}));
 }
 
+// §10.3: a runner SIGKILLed between its commitment and its reveal reveals
+// after a restart, from its journal, and the job settles. Runner 1 starts only
+// after the kill, so the reveal window (every commitment in) cannot open before.
+TEST(Cip11Services, ARunnerKilledBetweenCommitAndRevealRevealsAfterARestart) {
+  DevWorld w({"--dev-runners", "2"});
+  auto a = std::make_unique<RunnerProcess>(w.data(), 0);
+  ASSERT_TRUE(w.present(1));
+  auto id = w.submit(R"({"sha256":"restart"})", 300, 2);
+  ASSERT_TRUE(id);
+  ASSERT_TRUE(a->wait_for({"event=result_sent", hex(*id), "commit"}, std::chrono::seconds(30)));
+  a->kill9();
+  a.reset();
+  const std::uint64_t deadline = w.job(*id)->deadline_block;
+  auto& b = w.runner(1);
+  RunnerProcess again(w.data(), 0);
+  ASSERT_TRUE(again.wait_for({"event=resumed", hex(*id)}));
+  ASSERT_TRUE(again.wait_for({"event=included", hex(*id)}, std::chrono::seconds(60)));
+  EXPECT_EQ(again.count("event=result_sent"), 1u);  // the reveal; its commitment was not signed again
+  EXPECT_TRUE(again.saw({"event=result_sent", hex(*id), "reveal"}));
+  ASSERT_TRUE(b.wait_for({"event=included", hex(*id)}, std::chrono::seconds(30)));
+  auto job = w.job(*id);
+  ASSERT_TRUE(job);
+  EXPECT_EQ(job->state, chain::JobState::kCompleted);
+  EXPECT_LE(job->finished_at, deadline);  // settled by this committee, not by a re-selection
+  EXPECT_EQ(std::string(job->result.begin(), job->result.end()), to_hex(crypto::sha256(as_bytes("restart"))));
+  for (const auto& member : job->committee) EXPECT_TRUE(member.result_hash) << "both revealed";
+}
+
+// The duplicate case: killed right after its reveal left, a restarted runner
+// resends those same signed bytes and signs no second reveal.
+TEST(Cip11Services, ARunnerKilledAfterItsRevealResendsItAndSignsNoOther) {
+  DevWorld w;
+  auto a = std::make_unique<RunnerProcess>(w.data(), 0);
+  ASSERT_TRUE(w.present(1));
+  auto id = w.submit(R"({"echo":"once"})");  // M = 1: the result goes without a commitment
+  ASSERT_TRUE(id);
+  ASSERT_TRUE(a->wait_for({"event=result_sent", hex(*id), "reveal"}));
+  a->kill9();
+  a.reset();
+  RunnerProcess again(w.data(), 0);
+  ASSERT_TRUE(again.wait_for({"event=resumed", hex(*id), "reveal sent"}));
+  ASSERT_TRUE(again.wait_for({"event=included", hex(*id)}));
+  EXPECT_EQ(again.count("event=result_sent"), 0u);
+  auto job = w.job(*id);
+  ASSERT_TRUE(job);
+  EXPECT_EQ(job->state, chain::JobState::kCompleted);
+  EXPECT_EQ(std::string(job->result.begin(), job->result.end()), "once");
+}
+
 TEST(Cip11Services, AJobCancelStopsExecutionAndNoResultFollows) {
   DevWorld w;
   auto& r = w.runner(0);
@@ -320,25 +307,6 @@ TEST(Cip11Services, ASignedGoodbyeIsHonouredAtOnce) {
 namespace cowboy::cip11 {
 namespace {
 
-// Runs an io_context on a thread of its own; `on_io` waits for a task's answer.
-struct IoThread {
-  boost::asio::io_context io{1};
-  std::thread thread{[this] {
-    auto guard = boost::asio::make_work_guard(io);
-    io.run();
-  }};
-  ~IoThread() {
-    io.stop();
-    thread.join();
-  }
-  template <typename F>
-  auto on_io(F f) {
-    std::promise<decltype(f())> p;
-    boost::asio::post(io, [&] { p.set_value(f()); });
-    return p.get_future().get();
-  }
-};
-
 // A second validator of the genesis, in this process: it pushes what the test tells it to.
 TEST(Cip11Services, APushWhoseAssignmentFieldsDifferIsRejectedAndAnIdenticalOneIsADuplicate) {
   DevWorld w({"--dev-runners", "1", "--dev-validators", "2"});
@@ -347,31 +315,12 @@ TEST(Cip11Services, APushWhoseAssignmentFieldsDifferIsRejectedAndAnIdenticalOneI
   ASSERT_TRUE(genesis);
   auto seed = devchain::load_secret(w.data() / "keys" / "validator-1.key");
   ASSERT_TRUE(seed);
-  const Signer me = Signer::validator(*seed);
-  RunnerDirectory directory(chain);
+  devchain::Cip11Port port(chain, chain);
+  RunnerDirectory directory(port);
   ASSERT_TRUE(directory.refresh());
   RegistryAdmission admission(directory, devchain::validator_peer_keys(*genesis), crypto::ed25519_from_seed(*seed).public_key);
-  SystemEntropy entropy;
-  auto cert = net::ensure_dev_certificate(w.dir.path() / "tls");
-  ASSERT_TRUE(cert);
-  IoThread io;
-  std::mutex mu;
-  std::vector<JobAck> acks;
-  ValidatorLinksConfig config;
-  auto endpoint = net::parse_host_port(genesis->validators[1].endpoint);
-  config.endpoint.port = endpoint->second;
-  config.endpoint.certificate = cert->certificate;
-  config.endpoint.private_key = cert->private_key;
-  config.offer = LocalOffer{genesis->params.chain_id, kProtocolVersion, validator_set_hash(devchain::validator_peer_keys(*genesis)), 0, 0};
-  ValidatorLinks::Callbacks cb;
-  cb.on_job_frame = [&](const Address&, std::int64_t, const Frame& f) {
-    if (const auto* ack = std::get_if<JobAck>(&f)) {
-      std::lock_guard lock(mu);
-      acks.push_back(*ack);
-    }
-  };
-  auto links = io.on_io([&] { return ValidatorLinks::open(io.io, me, admission, entropy, config, cb); });
-  ASSERT_TRUE(links) << links.error();
+  testing::InProcessValidator second(*seed, *genesis, net::parse_host_port(genesis->validators[1].endpoint)->second,
+                                     w.dir.path() / "tls", &admission);
 
   auto& r = w.runner(0);
   ASSERT_TRUE(r.wait_count("event=connected", 2));
@@ -382,80 +331,37 @@ TEST(Cip11Services, APushWhoseAssignmentFieldsDifferIsRejectedAndAnIdenticalOneI
   auto record = chain.job(*id);
   ASSERT_TRUE(record);
   const Address runner = record->committee.at(0).runner;
-  JobAssignment same;
-  same.job_id = *id;
-  same.job_spec = chain::job_spec_bytes(*record);
-  same.assignment_height = record->assignment_height;
-  same.deadline_block = record->deadline_block;
+  const JobAssignment same = testing::assignment_of(*record);
   JobAssignment later = same;
   later.deadline_block += 1;  // validators must not move the chain-derived deadline
-  ASSERT_TRUE(io.on_io([&] { return (*links)->push(runner, same).has_value(); }));
-  ASSERT_TRUE(io.on_io([&] { return (*links)->push(runner, later).has_value(); }));
-  ASSERT_TRUE(eventually([&] {
-    std::lock_guard lock(mu);
-    return acks.size() == 2;
-  }));
-  std::lock_guard lock(mu);
+  ASSERT_TRUE(second.push(runner, same));
+  ASSERT_TRUE(second.push(runner, later));
+  auto first_ack = second.frames.received<JobAck>(0), second_ack = second.frames.received<JobAck>(1);
+  ASSERT_TRUE(first_ack && second_ack);
+  std::vector<JobAck> acks{first_ack->second, second_ack->second};
   std::sort(acks.begin(), acks.end(), [](const JobAck& a, const JobAck& b) { return a.status.kind < b.status.kind; });
   EXPECT_EQ(acks[0].status, AckStatus::duplicate());
   EXPECT_EQ(acks[1].status, AckStatus::reject(RejectReason::kUnverifiableAssignment));
   EXPECT_EQ(acks[1].reason, "its fields differ from the assignment already taken");
   EXPECT_EQ(r.count("event=accepted"), 1u);
-  io.on_io([&] { return (links->reset(), 0); });
 }
 
 // A runner that keeps pinging but never answers a push, in this process.
 TEST(Cip11Services, APresentButSilentRunnerIsAHardFailureUntilItsNextValidPing) {
   DevWorld w;
-  const Signer me = w.runner_signer(0);
-  IoThread io;
-  SignatureWorker worker(io.io, 1);
-  net::ReadBudget budget(1 << 20);
-  SystemEntropy entropy;
-  class AnyValidator final : public Admission {
-   public:
-    std::optional<GoodbyeReason> admit(const Hello&) override { return std::nullopt; }
-  } admit;
-  std::atomic<int> pushes{0};
-  auto endpoint = io.on_io([&] { return RunnerEndpoint::open(io.io, worker, budget, {}); });
-  ASSERT_TRUE(endpoint);
-  RunnerLinkConfig config;
-  config.port = w.validator->quic_port();
-  config.offer = w.offer();
-  RunnerLink::Callbacks cb;
-  cb.on_job_frame = [&](std::int64_t, const Frame& f, const Res<Unit>&) {
-    if (std::holds_alternative<JobAssignment>(f)) ++pushes;  // and no answer
-  };
-  auto link = io.on_io([&] {
-    auto l = std::make_unique<RunnerLink>(**endpoint, me, admit, entropy, config, cb);
-    l->start();
-    return l;
-  });
-  std::atomic<bool> stop{false};
-  std::thread clock([&] {  // a Ping at each block, as a live runner sends
-    while (!stop) {
-      auto h = w.height();
-      boost::asio::post(io.io, [&, h] { link->on_block(h); });
-      std::this_thread::sleep_for(std::chrono::milliseconds(20));
-    }
-  });
+  auto genesis = w.chain().cip11_genesis();
+  ASSERT_TRUE(genesis);
+  testing::InProcessRunner runner(w.runner_signer(0), *genesis, w.validator->quic_port(), [&] { return w.height(); });
   ASSERT_TRUE(w.present(1));
   const double exits_before = w.validator->metric("cip11d_presence_exits_total");
   auto id = w.submit(R"({"echo":"nobody answers"})");
   ASSERT_TRUE(id);
-  ASSERT_TRUE(eventually([&] { return pushes.load() == 1; }));
+  ASSERT_TRUE(runner.frames.received<JobAssignment>());  // and no answer
   const std::uint64_t pushed_at = w.height();
   ASSERT_TRUE(eventually([&] { return w.validator->metric("cip11d_hard_failures_total") == 1; }, std::chrono::seconds(10)));
   EXPECT_GE(w.height() - pushed_at, kAckTimeoutBlocks - 2);  // ACK_TIMEOUT_BLOCKS after the push
   EXPECT_GT(w.validator->metric("cip11d_presence_exits_total"), exits_before);  // local presence cleared...
   ASSERT_TRUE(w.present(1));                                                    // ...and the next Ping restores it
-  stop = true;
-  clock.join();
-  io.on_io([&] {
-    link.reset();
-    endpoint->reset();
-    return 0;
-  });
 }
 
 // /metrics shows what the links drop: a Ping whose nonce is not above its
@@ -491,64 +397,28 @@ TEST(Cip11Services, StaleNoncesAndBadSealsAreCountedInMetrics) {
 // A validator in this process whose results go nowhere: the runner's own rebroadcast settles the job.
 class DropResults final : public ResultSink {
  public:
-  void forward(devchain::Transaction, const Address&, const Bytes32&, bool) override { ++dropped; }
+  void forward(Bytes, const Address&, const Bytes32&, bool) override { ++dropped; }
   std::atomic<int> dropped{0};
 };
 
 TEST(Cip11Services, AResultTheValidatorWithholdsIsRebroadcastByTheRunnerAndIncluded) {
-  cowboy::testing::TempDir dir;
-  const crypto::Ed25519Seed validator_seed = testing_seed();
-  auto runner_key = devchain::load_or_create_key(dir.path() / "runner.key");
-  auto submitter_key = devchain::load_or_create_key(dir.path() / "submitter.key");
-  ASSERT_TRUE(runner_key && submitter_key);
-  const std::uint16_t quic_port = cowboy::testing::free_port();
-  devchain::Cip11Genesis g;
-  g.params.chain_id = 5;
-  g.params.present_first_enabled = true;
-  g.validators.push_back({crypto::ed25519_from_seed(validator_seed).public_key, "127.0.0.1:" + std::to_string(quic_port)});
-  g.runners.push_back({*crypto::secp256k1_public_key(*runner_key), 1000, 1u << 3, {}, 4, 0});
-  const Address submitter = *crypto::secp256k1_address(*submitter_key);
-  devchain::NodeConfig node_config;
-  node_config.data_dir = dir.path() / "chain";
-  node_config.block_interval = std::chrono::milliseconds(100);
-  auto node = devchain::Node::open(node_config, devchain::GenesisSpec{"withholding", submitter, {{submitter, 1'000'000}}, {}, g});
-  ASSERT_TRUE(node) << node.error();
-  devchain::HttpServer api(**node, node->get(), "127.0.0.1", 0);
-  api.start();
-  auto cert = net::ensure_dev_certificate(dir.path() / "tls");
-  ASSERT_TRUE(cert);
-  ValidatorServiceConfig config;
-  config.key = validator_seed;
-  config.endpoint.port = quic_port;
-  config.endpoint.certificate = cert->certificate;
-  config.endpoint.private_key = cert->private_key;
   DropResults drop;
-  auto service = ValidatorService::open(config, **node, **node, &drop);
-  ASSERT_TRUE(service) << service.error();
-  ValidatorService* s = service->get();
-  (*node)->set_presence_provider([s](std::uint64_t h, std::uint32_t n) { return s->presence_field(h, n); });
-  (*node)->set_block_observer([s](const devchain::CommittedBlock& b) { s->on_block(b); });
-  (*node)->start();
-
-  cowboy::testing::ChildProcess runner({std::string(COWBOY_BIN_DIR) + "/cip11-runner", "--chain-url",
-                                        "http://127.0.0.1:" + std::to_string(api.port()), "--key",
-                                        (dir.path() / "runner.key").string(), "--block-ms", "100"});
-  ASSERT_TRUE(runner.wait_for_line("event=connected"));
-  ASSERT_TRUE(eventually([&] { return (*node)->height().value() > 2; }));
-  ASSERT_TRUE(eventually([&] { return s->metrics().find("cip11d_present_runners 1") != std::string::npos; }));
-  auto id = cowboy::testing::submit_job(**node, dir.path() / "submitter.key", R"({"echo":"withheld"})");
+  testing::LocalChainOptions options;
+  options.results = &drop;
+  testing::LocalChain local(options);
+  auto runner = local.runner(0);
+  ASSERT_TRUE(runner->wait_for({"event=connected"}));
+  ASSERT_TRUE(eventually([&] { return local.node->height().value() > 2; }));
+  ASSERT_TRUE(local.metric_is("cip11d_present_runners 1"));
+  auto id = local.submit(R"({"echo":"withheld"})");
   ASSERT_TRUE(id);
-  ASSERT_TRUE(runner.wait_for_line("event=rebroadcast"));  // not included within RESULT_TX_INCLUSION_GRACE_BLOCKS
-  ASSERT_TRUE(runner.wait_for_line("event=included job_id=" + hex(*id)));
+  ASSERT_TRUE(runner->wait_for({"event=rebroadcast"}));  // not included within RESULT_TX_INCLUSION_GRACE_BLOCKS
+  ASSERT_TRUE(runner->wait_for({"event=included", hex(*id)}));
   EXPECT_EQ(drop.dropped.load(), 1);  // the one result frame went to the withholding validator
-  auto job = (*node)->job(*id);
+  auto job = local.node->job(*id);
   ASSERT_TRUE(job);
   EXPECT_EQ(job->state, chain::JobState::kCompleted);
   EXPECT_EQ(std::string(job->result.begin(), job->result.end()), "withheld");
-  runner.kill(SIGTERM);
-  (*node)->stop();
-  service->reset();
-  api.stop();
 }
 
 }  // namespace
@@ -570,6 +440,7 @@ TEST(Cip11Services, ALastPingAtHKeepsTheRunnerInThePresenceInputThroughHPlus15) 
   const std::uint16_t quic_port = cowboy::testing::free_port();
   devchain::Cip11Genesis g;
   g.params.chain_id = 5;
+  g.params.transport_enabled = true;
   g.params.present_first_enabled = true;
   g.validators.push_back({crypto::ed25519_from_seed(testing_seed()).public_key, "127.0.0.1:" + std::to_string(quic_port)});
   g.runners.push_back({*crypto::secp256k1_public_key(runner_key), 1000, 1u << 3, {}, 4, 0});
@@ -586,11 +457,12 @@ TEST(Cip11Services, ALastPingAtHKeepsTheRunnerInThePresenceInputThroughHPlus15) 
   config.endpoint.port = quic_port;
   config.endpoint.certificate = cert->certificate;
   config.endpoint.private_key = cert->private_key;
-  auto service = ValidatorService::open(config, chain, chain);
+  devchain::Cip11Port port(chain, chain);
+  auto service = ValidatorService::open(config, port);
   ASSERT_TRUE(service) << service.error();
   ValidatorService* s = service->get();
   chain.set_presence_provider([s](std::uint64_t h, std::uint32_t n) { return s->presence_field(h, n); });
-  chain.set_block_observer([s](const devchain::CommittedBlock& b) { s->on_block(b); });
+  chain.set_block_observer([s](const devchain::CommittedBlock& b) { s->on_block({b.height, b.effects}); });
 
   const Signer me = *Signer::runner(runner_key);
   IoThread io;
@@ -670,8 +542,9 @@ TEST(Cip11Services, AnEarlyRevealIsHeldUntilTheChainWouldIncludeIt) {
   };
   const Address runner_a = *crypto::secp256k1_address(a), runner_b = *crypto::secp256k1_address(b);
   auto reveal = tx(a, 1, chain::JobResultSubmit{id, result, salt});
-  ChainForwarder forwarder(chain, chain);
-  forwarder.forward(reveal, runner_a, id, true);  // before either commitment
+  devchain::Cip11Port port(chain, chain);
+  ChainForwarder forwarder(port);
+  forwarder.forward(devchain::encode_tx(reveal), runner_a, id, true);  // before either commitment
   ASSERT_TRUE(eventually([&] { return forwarder.held() == 1; }));
   EXPECT_EQ(forwarder.submitted(), 0u);
   forwarder.on_block(*chain.height());

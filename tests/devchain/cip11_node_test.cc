@@ -24,21 +24,22 @@ struct Cip11Fixture : ::testing::Test {
   std::vector<Key> runners{key(1), key(2), key(3), key(4)};
   Key submitter = key(9);
 
-  GenesisSpec genesis(bool present_first = true) const {
+  GenesisSpec genesis(bool present_first = true, bool shadow = false) const {
     GenesisSpec g = testing::genesis_for(testing::secret(1));
     for (const auto& k : runners) g.balances.emplace_back(k.address, 1'000'000);
     g.balances.emplace_back(submitter.address, 1'000'000);
     Cip11Genesis c;
     c.params.chain_id = 7;
     c.params.present_first_enabled = present_first;
+    c.params.presence_shadow_enabled = shadow;
     c.validators.push_back({crypto::Ed25519Public{}, "127.0.0.1:7443"});
     g.cip11 = c;
     return g;
   }
-  std::unique_ptr<Node> open(const std::filesystem::path& at, bool present_first = true) {
+  std::unique_ptr<Node> open(const std::filesystem::path& at, bool present_first = true, bool shadow = false) {
     NodeConfig c = config;
     c.data_dir = at;
-    auto node = Node::open(c, genesis(present_first));
+    auto node = Node::open(c, genesis(present_first, shadow));
     EXPECT_TRUE(node.ok()) << (node.ok() ? "" : node.error());
     return node.ok() ? std::move(*node) : nullptr;
   }
@@ -88,18 +89,32 @@ TEST_F(Cip11Fixture, ResubmittingTheSameTransactionIsIdempotent) {
 }
 
 TEST_F(Cip11Fixture, EveryBlockCarriesThePresenceFieldTheRulesAllow) {
-  for (bool flag : {false, true}) {
-    auto node = open(dir.path() / (flag ? "on" : "off"), flag);
+  enum class Flags { kNone, kShadow, kPresentFirst };
+  for (Flags flags : {Flags::kNone, Flags::kShadow, Flags::kPresentFirst}) {
+    auto node = open(dir.path() / std::to_string(static_cast<int>(flags)), flags == Flags::kPresentFirst,
+                     flags == Flags::kShadow);
     const Bytes malformed{0x01, 0x07};
-    node->set_presence_provider([&](std::uint64_t, std::uint32_t) { return malformed; });
+    int asked = 0;
+    node->set_presence_provider([&](std::uint64_t, std::uint32_t) { return ++asked, malformed; });
     auto h = node->produce_block();
     ASSERT_TRUE(h.ok());
     auto p = node->block_presence(*h);
     ASSERT_TRUE(p.ok());
     EXPECT_TRUE(p->present.empty());
-    // Flag off: the proposer's bytes are kept and read as empty (rule 1).
-    // Flag on: this proposer writes a valid empty set instead (rule 2).
-    EXPECT_EQ(*p->field, flag ? cip11::encode_presence(cip11::PresentSet(0)) : malformed);
+    switch (flags) {
+      case Flags::kNone:  // nothing reads the field (§14 Phase 1 without shadow): none is asked for or carried
+        EXPECT_EQ(asked, 0);
+        EXPECT_FALSE(p->field);
+        break;
+      case Flags::kShadow:  // the proposer's bytes are kept for the shadow draw and read as empty (rule 1)
+        EXPECT_EQ(asked, 1);
+        EXPECT_EQ(p->field, malformed);
+        break;
+      case Flags::kPresentFirst:  // this proposer writes a valid empty set instead (rule 2)
+        EXPECT_EQ(asked, 1);
+        EXPECT_EQ(p->field, cip11::encode_presence(cip11::PresentSet(0)));
+        break;
+    }
   }
 }
 
@@ -172,10 +187,55 @@ TEST_F(Cip11Fixture, SigkillRestartReplaysToTheSameCommitteesAndState) {
   EXPECT_EQ(a->state_hash(), b->state_hash());
   for (std::uint64_t h = 1; h <= *a->height(); ++h)
     EXPECT_EQ(a->block_presence(h)->field, b->block_presence(h)->field);
+  // The records as the store serves them, each read from its own key.
   std::size_t assigned = 0;
   auto listed = b->runners();
-  for (const auto& r : *listed) assigned += b->runner_jobs(r.address)->size();
+  ASSERT_EQ(*a->runners(), *listed);
+  for (const auto& r : *listed) {
+    auto jobs = b->runner_jobs(r.address);
+    EXPECT_EQ(*a->runner_jobs(r.address), *jobs);
+    for (const auto& j : *jobs) EXPECT_EQ(*a->job(j.job_id), j);
+    assigned += jobs->size();
+  }
   EXPECT_GT(assigned, 0u);  // the script left jobs in flight, so committees were compared too
+}
+
+// A block that leaves a committee empty - its one runner timed out, the other
+// registered runner deregistered, so the re-selection draws nobody - writes
+// that job, the freed runner and the poll view, so a restart serves exactly
+// what the node served before it.
+TEST_F(Cip11Fixture, ACommitteeLeftEmptyIsStoredAndARestartServesTheSame) {
+  const auto at = dir.path() / "chain";
+  Bytes32 id{};
+  chain::JobRecord served;
+  Bytes32 state_hash{};
+  {
+    auto node = open(at);
+    ASSERT_TRUE(run(*node, runners[0], chain::testing::registration(runners[0])).ok());
+    ASSERT_TRUE(run(*node, runners[1], chain::testing::registration(runners[1])).ok());
+    ASSERT_TRUE(run(*node, runners[1], chain::DeregisterRunner{}).ok());
+    auto submitted = run(*node, submitter, chain::testing::job(1, 3));
+    ASSERT_TRUE(submitted.ok()) << submitted.error.value_or("");
+    id = *submitted.job_id;
+    ASSERT_EQ(node->job(id)->committee.size(), 1u);
+    ASSERT_EQ(node->runner_jobs(runners[0].address)->size(), 1u);
+    while (node->job(id)->selections < 2) ASSERT_TRUE(node->produce_block().ok());
+    served = *node->job(id);
+    ASSERT_EQ(served.state, chain::JobState::kAssigned);
+    ASSERT_TRUE(served.committee.empty()) << "the only eligible runner timed out and is excluded";
+    EXPECT_TRUE(node->runner_jobs(runners[0].address)->empty());
+    EXPECT_EQ(node->runner(runners[0].address)->active_jobs, 0u);
+    state_hash = node->state_hash();
+  }
+  auto node = open(at);
+  EXPECT_EQ(*node->job(id), served);
+  EXPECT_TRUE(node->runner_jobs(runners[0].address)->empty());
+  EXPECT_EQ(node->runner(runners[0].address)->active_jobs, 0u);
+  EXPECT_EQ(node->runner(runners[1].address)->health, cip11::HealthStatus::kDeregistered);
+  EXPECT_EQ(node->state_hash(), state_hash);
+  // And the chain goes on from it: the empty committee ends at its deadline.
+  while (node->job(id)->state == chain::JobState::kAssigned) ASSERT_TRUE(node->produce_block().ok());
+  EXPECT_EQ(node->job(id)->state, chain::JobState::kTimedOut);
 }
 
 TEST_F(Cip11Fixture, AnOlderStoreIsRefusedByName) {
@@ -185,16 +245,14 @@ TEST_F(Cip11Fixture, AnOlderStoreIsRefusedByName) {
     rocksdb::DB* raw = nullptr;
     ASSERT_TRUE(rocksdb::DB::Open(rocksdb::Options(), (at / "chain.rocksdb").string(), &raw).ok());
     std::unique_ptr<rocksdb::DB> db(raw);
-    std::string state;
-    ASSERT_TRUE(db->Get({}, "state", &state).ok());
-    state[0] = 1;  // what a CIP-39-only devchain wrote
-    ASSERT_TRUE(db->Put({}, "state", state).ok());
+    // What a devchain of store version 2 wrote: the whole state under one key.
+    ASSERT_TRUE(db->Put({}, "state", std::string(1, '\x02') + "whole state").ok());
   }
   NodeConfig c = config;
   c.data_dir = at;
   auto node = Node::open(c, genesis());
   ASSERT_FALSE(node.ok());
-  EXPECT_NE(node.error().find("state version 1"), std::string::npos) << node.error();
+  EXPECT_NE(node.error().find("state version 2"), std::string::npos) << node.error();
 }
 
 }  // namespace

@@ -12,6 +12,7 @@
 #include "../support/temp_dir.h"
 #include "cip11/chain/instructions.h"
 #include "devchain/http_client.h"
+#include "devchain/json.h"
 #include "scenario.h"
 
 namespace cowboy::devchain {
@@ -199,6 +200,44 @@ TEST_F(ProcessTest, Cip11RunnerJobAndResultOverHttp) {
   EXPECT_EQ(job->result, (Bytes{'o', 'k'}));
   EXPECT_TRUE(api.runner_jobs(admin.address())->empty());
   EXPECT_EQ(api.job(Bytes32{}).error().code, ApiErrorCode::kNotFound);
+}
+
+// §14 Phase 3: with CIP11_POLL_DISABLED the poll endpoint answers 410 Gone
+// (the job itself stays readable); without it, the same request lists the job.
+TEST_F(ProcessTest, Cip11PollEndpointAnswers410GoneOncePollDisabled) {
+  for (bool disabled : {false, true}) {
+    GenesisSpec genesis = testing::genesis_for(secret(1));
+    Cip11Genesis cip11;
+    cip11.params.chain_id = 7;
+    cip11.params.poll_disabled = disabled;
+    cip11.runners.push_back(cip11::chain::RegisterRunner{*crypto::secp256k1_public_key(secret(2)), 1'000, 0x3f, {}, 2, 0});
+    genesis.cip11 = cip11;
+    std::ofstream(genesis_file, std::ios::trunc) << genesis_to_json(genesis).dump();
+    DevchainProcess chain(dir.path() / (disabled ? "disabled" : "enabled"), genesis_file);
+    ASSERT_TRUE(chain.up());
+    HttpClient api = chain.client();
+    EXPECT_EQ(api.cip11_genesis()->params.poll_disabled, disabled);
+    Wallet submitter(api, secret(1));
+    auto submitted = submitter.send_and_wait(
+        Cip11Call{cip11::chain::encode_instruction(cip11::chain::SubmitJob{cip11::JobKind::kLlm, Bytes{'x'}, 50, 1, 0})});
+    ASSERT_TRUE(submitted && submitted->ok() && submitted->job_id);
+    const Address runner = *crypto::secp256k1_address(secret(2));
+    auto raw = api.get_text("/runner/" + json::hex0x(runner) + "/jobs");
+    ASSERT_TRUE(raw.ok());
+    auto polled = api.runner_jobs(runner);
+    if (disabled) {
+      EXPECT_EQ(raw->status, 410) << raw->body;
+      EXPECT_NE(raw->body.find("CIP11_POLL_DISABLED"), std::string::npos) << raw->body;
+      ASSERT_FALSE(polled.ok());
+      EXPECT_EQ(polled.error().code, ApiErrorCode::kGone);
+    } else {
+      EXPECT_EQ(raw->status, 200) << raw->body;
+      ASSERT_TRUE(polled.ok());
+      ASSERT_EQ(polled->size(), 1u);
+      EXPECT_EQ((*polled)[0].job_id, *submitted->job_id);
+    }
+    EXPECT_EQ(api.job(*submitted->job_id)->committee.at(0).runner, runner);  // assigned either way
+  }
 }
 
 }  // namespace

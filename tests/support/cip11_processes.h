@@ -97,11 +97,17 @@ class Cip11dProcess {
 class RunnerProcess {
  public:
   RunnerProcess(const std::filesystem::path& dev_dir, unsigned index, std::vector<std::string> extra = {})
+      : RunnerProcess([&] {
+          std::vector<std::string> args{"--dev", dev_dir.string(), "--runner", std::to_string(index), "--block-ms",
+                                        take_block_ms(extra)};
+          for (auto& a : extra) args.push_back(std::move(a));
+          return args;
+        }()) {}
+  /// `cip11-runner` with exactly these arguments.
+  explicit RunnerProcess(std::vector<std::string> args)
       : child_([&] {
-          std::vector<std::string> argv{std::string(COWBOY_BIN_DIR) + "/cip11-runner", "--dev", dev_dir.string(),
-                                        "--runner", std::to_string(index), "--block-ms", take_block_ms(extra)};
-          for (auto& a : extra) argv.push_back(std::move(a));
-          return argv;
+          args.insert(args.begin(), std::string(COWBOY_BIN_DIR) + "/cip11-runner");
+          return args;
         }()) {}
 
   /// The first event line (seen before or arriving within `timeout`) containing every needle.

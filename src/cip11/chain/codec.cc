@@ -5,7 +5,7 @@
 namespace cowboy::cip11::chain {
 namespace {
 
-constexpr std::uint8_t kRecordVersion = 1;
+constexpr std::uint8_t kRecordVersion = 2;  // 2: runner history, job selection seed, no candidate cache
 constexpr std::size_t kMaxEntries = 10'000'000;
 constexpr std::size_t kMaxRecordBytes = 1 << 20;
 
@@ -31,21 +31,6 @@ void next_key(codec::Reader& r, std::optional<Key>& previous, const Key& key) {
   previous = key;
 }
 
-void put_candidate(codec::Writer& w, const Candidate& c) {
-  w.fixed(c.address);
-  w.option(c.registry_index, [&](std::uint32_t i) { w.u32(i); });
-  w.u128(c.effective_stake);
-  w.u64(c.reputation_x1e9);
-}
-Candidate get_candidate(codec::Reader& r) {
-  Candidate c;
-  c.address = r.fixed<20>();
-  if (r.option_tag()) c.registry_index = r.u32();
-  c.effective_stake = r.u128();
-  c.reputation_x1e9 = r.u64();
-  return c;
-}
-
 template <typename T>
 T checked_enum(codec::Reader& r, std::uint8_t max) {
   std::uint8_t v = r.u8();
@@ -53,8 +38,7 @@ T checked_enum(codec::Reader& r, std::uint8_t max) {
   return static_cast<T>(v);
 }
 
-void put_runner(codec::Writer& w, const RunnerRecord& x) {
-  w.u8(kRecordVersion);
+void put_runner_fields(codec::Writer& w, const RunnerRecord& x) {
   w.fixed(x.address);
   w.fixed(x.key);
   w.u128(x.stake);
@@ -68,9 +52,8 @@ void put_runner(codec::Writer& w, const RunnerRecord& x) {
   w.u32(x.active_jobs);
   w.u64(x.reputation_x1e9);
 }
-RunnerRecord get_runner(codec::Reader& r) {
+RunnerRecord get_runner_fields(codec::Reader& r) {
   RunnerRecord x;
-  r.version(kRecordVersion);
   x.address = r.fixed<20>();
   x.key = r.fixed<33>();
   x.stake = r.u128();
@@ -83,6 +66,31 @@ RunnerRecord get_runner(codec::Reader& r) {
   x.last_heartbeat = r.u64();
   x.active_jobs = r.u32();
   x.reputation_x1e9 = r.u64();
+  return x;
+}
+
+/// A record, then its history: (height, fields) pairs in strictly ascending
+/// height, each version of the same runner and without a history of its own.
+void put_runner(codec::Writer& w, const RunnerRecord& x) {
+  w.u8(kRecordVersion);
+  put_runner_fields(w, x);
+  w.count(x.history.size());
+  for (const auto& [height, version] : x.history) {
+    w.u64(height);
+    put_runner_fields(w, version);
+  }
+}
+RunnerRecord get_runner(codec::Reader& r) {
+  r.version(kRecordVersion);
+  RunnerRecord x = get_runner_fields(r);
+  std::uint32_t n = r.count(kMaxEntries, 8 + 20);
+  for (std::uint32_t i = 0; i < n && r.ok(); ++i) {
+    const std::uint64_t height = r.u64();
+    RunnerRecord version = get_runner_fields(r);
+    if (version.address != x.address || (i > 0 && x.history.back().first >= height))
+      r.fail(codec::DecodeError::kInvalidValue);
+    x.history.emplace_back(height, std::move(version));
+  }
   return x;
 }
 
@@ -109,8 +117,7 @@ void put_job(codec::Writer& w, const JobRecord& x) {
   }
   put_address_list(w, x.excluded);
   w.option(x.pending, [&](const PendingSelectionV1& p) { w.bytes(encode(p)); });
-  w.count(x.pending_snapshot.size());
-  for (const auto& c : x.pending_snapshot) put_candidate(w, c);
+  w.option(x.selection_seed, [&](const Bytes32& seed) { w.fixed(seed); });
   w.bytes(x.result);
   w.u64(x.finished_at);
 }
@@ -145,12 +152,21 @@ JobRecord get_job(codec::Reader& r) {
     if (r.ok() && !pending) r.fail(codec::DecodeError::kInvalidValue);
     if (pending) x.pending = *pending;
   }
-  std::uint32_t m = r.count(kMaxEntries, 38);
-  x.pending_snapshot.reserve(m);
-  for (std::uint32_t i = 0; i < m && r.ok(); ++i) x.pending_snapshot.push_back(get_candidate(r));
+  if (r.option_tag()) x.selection_seed = r.fixed<32>();
   x.result = r.bytes(kMaxResultBytes);
   x.finished_at = r.u64();
   return x;
+}
+
+void put_mru(codec::Writer& w, const MruRecord& m) {
+  w.fixed(m.runner);
+  w.u64(m.set_at_block);
+}
+MruRecord get_mru(codec::Reader& r) {
+  MruRecord m;
+  m.runner = r.fixed<20>();
+  m.set_at_block = r.u64();
+  return m;
 }
 
 template <typename T, typename Put>
@@ -188,11 +204,21 @@ Bytes encode_runner(const RunnerRecord& runner) { return encode_one(runner, put_
 Result<RunnerRecord, codec::DecodeError> decode_runner(ByteView bytes) { return decode_one(bytes, get_runner); }
 Bytes encode_job(const JobRecord& job) { return encode_one(job, put_job); }
 Result<JobRecord, codec::DecodeError> decode_job(ByteView bytes) { return decode_one(bytes, get_job); }
+std::optional<JobKind> job_kind_from_byte(std::uint8_t byte) {
+  if (byte > static_cast<std::uint8_t>(JobKind::kAgent)) return std::nullopt;
+  return static_cast<JobKind>(byte);
+}
+
+Bytes encode_mru(const MruRecord& m) { return encode_one(m, put_mru); }
+Result<MruRecord, codec::DecodeError> decode_mru(ByteView bytes) { return decode_one(bytes, get_mru); }
 
 void put_params(codec::Writer& w, const ChainParams& p) {
   w.u64(p.chain_id);
+  w.boolean(p.transport_enabled);
+  w.boolean(p.presence_shadow_enabled);
   w.boolean(p.present_first_enabled);
   w.boolean(p.poll_disabled);
+  w.boolean(p.presence_hard_exclude_enabled);
   w.boolean(p.multi_validator);
   w.u64(p.heartbeat_timeout_blocks);
   w.u64(p.mru_activation_height);
@@ -206,8 +232,11 @@ void put_params(codec::Writer& w, const ChainParams& p) {
 ChainParams get_params(codec::Reader& r) {
   ChainParams p;
   p.chain_id = r.u64();
+  p.transport_enabled = r.boolean();
+  p.presence_shadow_enabled = r.boolean();
   p.present_first_enabled = r.boolean();
   p.poll_disabled = r.boolean();
+  p.presence_hard_exclude_enabled = r.boolean();
   p.multi_validator = r.boolean();
   p.heartbeat_timeout_blocks = r.u64();
   p.mru_activation_height = r.u64();
@@ -231,8 +260,7 @@ void put_state(codec::Writer& w, const State& s) {
   for (const auto& [key, m] : s.mru) {
     w.fixed(key.first);
     w.u8(static_cast<std::uint8_t>(key.second));
-    w.fixed(m.runner);
-    w.u64(m.set_at_block);
+    put_mru(w, m);
   }
 }
 
@@ -266,9 +294,7 @@ State get_state(codec::Reader& r) {
   for (std::uint32_t i = 0; i < n && r.ok(); ++i) {
     Address submitter = r.fixed<20>();
     auto kind = checked_enum<JobKind>(r, static_cast<std::uint8_t>(JobKind::kAgent));
-    MruRecord m;
-    m.runner = r.fixed<20>();
-    m.set_at_block = r.u64();
+    MruRecord m = get_mru(r);
     next_key(r, last_mru, std::pair(submitter, kind));
     s.mru[{submitter, kind}] = m;
   }
@@ -276,6 +302,7 @@ State get_state(codec::Reader& r) {
   if (r.ok() && s.index.size() != s.runners.size()) r.fail(codec::DecodeError::kInvalidValue);
   for (std::uint32_t i = 0; i < s.index.size() && r.ok(); ++i)
     if (!s.runners.contains(s.index.at(i))) r.fail(codec::DecodeError::kInvalidValue);
+  s.commit();
   return s;
 }
 

@@ -1,6 +1,7 @@
-// The stored form of the CIP-11 chain state and its parameters (common/codec.h
-// rules). Decoding is strict and bounded: every count and length is checked
-// against the remaining input before anything is allocated.
+// The stored form of the CIP-11 chain state, of each of its records, and of
+// its parameters (common/codec.h rules). Decoding is strict and bounded: every
+// count and length is checked against the remaining input before anything is
+// allocated. A decoded state is committed (state.h).
 #pragma once
 
 #include "cip11/chain/state.h"
@@ -26,5 +27,10 @@ Result<RunnerRecord, codec::DecodeError> decode_runner(ByteView bytes);
 /// One job record alone.
 Bytes encode_job(const JobRecord& job);
 Result<JobRecord, codec::DecodeError> decode_job(ByteView bytes);
+/// One MRU record alone (its key, submitter and job kind, is the store's).
+Bytes encode_mru(const MruRecord& mru);
+Result<MruRecord, codec::DecodeError> decode_mru(ByteView bytes);
+/// A job kind byte as the codec accepts it (the §9.4 table).
+std::optional<JobKind> job_kind_from_byte(std::uint8_t byte);
 
 }  // namespace cowboy::cip11::chain

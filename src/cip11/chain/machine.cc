@@ -2,52 +2,176 @@
 
 #include <algorithm>
 
+#include "cip11/subset.h"
+
 namespace cowboy::cip11::chain {
 namespace {
 
 constexpr std::string_view kBeaconDomain = "cowboy/devchain-beacon/v1";
+
+// PRESENCE_HARD_EXCLUDE_ENABLED can never take effect in this build: Mode A
+// needs effective_k >= K_HARD_MIN, and effective_k is at most MAX_SUBSET
+// (§8.4). Its §8.3 certificate machinery is not built; should the constants
+// change, this stops the build before a Mode A block could be made.
+static_assert(SubsetParams{}.max_subset < kHardMinSubset);
 
 bool supports(const RunnerRecord& r, JobKind kind) { return (r.job_kinds >> static_cast<unsigned>(kind) & 1u) != 0; }
 
 /// The view whose seed a selection in block H reads: R_{H-1} for M == 1 (§9.2).
 std::uint64_t parent_view(std::uint64_t height) { return height == 0 ? 0 : height - 1; }
 
+/// CIP11_PRESENT_FIRST_ENABLED switches CIP-11 selection on as one bundle
+/// (§13): the v3 seed domain, M > 1 commit-then-reveal, MRU and present-first.
+/// Off, live selection is CIP-2 v2: immediate, v2 seed, no presence, no MRU.
+bool cip11_selection(const ChainParams& params) { return params.present_first_enabled; }
+
+/// MRU is read and written only under CIP-11 selection and from its activation height (§9.4).
+bool mru_reads(const BlockContext& block, bool cip11) {
+  return cip11 && block.height >= block.params.mru_activation_height;
+}
+
+/// Brings State::due up to date with every job changed since it last took
+/// them in: when each is next due, and the block S of each pending selection.
+void refresh_due(State& state) {
+  for (const Bytes32& id : state.jobs.take_touched()) {
+    const JobRecord* job = state.jobs.get(id);
+    std::optional<std::uint64_t> pending_since;
+    if (job && job->state == JobState::kPendingSelection && job->pending) pending_since = job->pending->submitted_at;
+    state.due.set(id, job ? next_due(*job) : std::nullopt, pending_since);
+  }
+}
+
+/// The distinct block-S heights of the selections pending right now,
+/// ascending: State::due's, with each job changed since it last took them in
+/// counted as it stands now (mid-block, without touching the index).
+std::vector<std::uint64_t> pending_now(const State& state) {
+  std::map<std::uint64_t, std::uint32_t> count = state.due.pending_counts();
+  for (const Bytes32& id : state.jobs.touched()) {
+    if (auto since = state.due.pending_since(id); since && --count[*since] == 0) count.erase(*since);
+    const JobRecord* job = state.jobs.get(id);
+    if (job && job->state == JobState::kPendingSelection && job->pending) ++count[job->pending->submitted_at];
+  }
+  std::vector<std::uint64_t> out;
+  for (const auto& [submitted_at, n] : count) out.push_back(submitted_at);
+  return out;
+}
+
+/// The one way a runner record changes. Its first change in block `height`
+/// keeps the record as it stood at the end of block height-1, which a job
+/// submitted later in this block snapshots; and versions no pending selection
+/// can read any more are dropped (version i serves the submission heights S in
+/// (tag[i-1], tag[i]], see `record_before`), so a runner keeps at most one
+/// version per distinct pending S, plus this block's.
+RunnerRecord& edit_runner(State& state, const Address& address, std::uint64_t height) {
+  RunnerRecord& r = state.runners.at(address);
+  if (!r.history.empty() && r.history.back().first == height) return r;
+  const std::vector<std::uint64_t> pending = pending_now(state);
+  auto serves = [&](std::uint64_t after, std::uint64_t upto) {
+    auto it = std::upper_bound(pending.begin(), pending.end(), after);
+    return it != pending.end() && *it <= upto;
+  };
+  auto old = std::move(r.history);
+  r.history.clear();
+  std::uint64_t previous = 0;
+  for (auto& version : old) {
+    if (serves(previous, version.first)) r.history.push_back(std::move(version));
+    previous = version.first;
+  }
+  RunnerRecord before = r;
+  before.history.clear();
+  r.history.emplace_back(height, std::move(before));
+  return r;
+}
+
+/// The record as it stood at the end of block S-1, or null when the runner
+/// was not registered then (or only as a deregistered earlier incarnation,
+/// which no filter passes).
+const RunnerRecord* record_before(const RunnerRecord& r, std::uint64_t submitted_at) {
+  const RunnerRecord* at = &r;
+  for (const auto& [tag, version] : r.history)
+    if (tag >= submitted_at) {
+      at = &version;
+      break;
+    }
+  return at->registered_at < submitted_at ? at : nullptr;
+}
+
+/// §9.1 filters 0, 1, 3, 5, 6 and 9 for `job` at `height`.
+bool passes_filters(const RunnerRecord& r, const JobRecord& job, std::uint64_t height, const ChainParams& params) {
+  if (std::binary_search(job.excluded.begin(), job.excluded.end(), r.address)) return false;     // 0: exclusion list
+  if (!passes_liveness_floor(r.health, r.last_heartbeat, height, params.heartbeat_timeout_blocks)) return false;  // 1
+  if (!supports(r, job.kind)) return false;                                                      // 3: capability
+  if (r.price > job.max_price) return false;                                                     // 5: price
+  if (r.active_jobs >= r.max_concurrent) return false;                                           // 6: concurrency
+  return saturating_mul(r.stake, 2) >= saturating_mul(job.max_price, 3);                         // 9: stake >= 1.5 x max_price
+}
+
+Candidate candidate_of(const State& state, const BlockContext& block, const RunnerRecord& r) {
+  Candidate c;
+  c.address = r.address;
+  // Registered in this block: no index in registry(H-1), so never present (§8.5).
+  if (auto i = state.index.index_of(r.address); i && *i < block.presence.registry_size()) c.registry_index = i;
+  c.effective_stake = r.stake;
+  c.reputation_x1e9 = r.reputation_x1e9;
+  return c;
+}
+
 /// Ends every current assignment of `job` with `reason` (their concurrency slots free up).
-void end_committee(State& state, JobRecord& job, EndReason reason, Effects& effects) {
+void end_committee(State& state, const BlockContext& block, JobRecord& job, EndReason reason, Effects& effects) {
   for (const auto& a : job.committee) {
     if (auto it = state.runners.find(a.runner); it != state.runners.end() && it->second.active_jobs > 0)
-      --it->second.active_jobs;
+      --edit_runner(state, a.runner, block.height).active_jobs;
     effects.ended.push_back({job.job_id, a.runner, reason});
   }
 }
 
-/// Draws and writes a committee at block H (§9.2, §7.3, §9.3, §10.1).
-void assign(State& state, const BlockContext& block, JobRecord& job, std::span<const Candidate> eligible,
-            const Bytes32& seed, std::uint64_t deadline_block, Effects& effects) {
+/// One §9.2 draw: present-first and MRU under CIP-11 rules, else over the whole pool.
+std::vector<Address> draw(const State& state, const BlockContext& block, const JobRecord& job,
+                          std::span<const Candidate> eligible, const Bytes32& seed, bool cip11) {
   std::optional<Address> mru;
-  if (block.height >= block.params.mru_activation_height) {  // below it MRU state is neither read nor written (§9.4)
+  if (mru_reads(block, cip11)) {  // below activation MRU state is neither read nor written (§9.4)
     auto it = state.mru.find({job.submitter, job.kind});
     mru = lookup_mru(it == state.mru.end() ? std::nullopt : std::optional<MruRecord>(it->second), block.height,
                      block.params.mru_ttl_blocks);
   }
   CommitteeRequest request;
   request.eligible = eligible;
-  request.presence = block.params.present_first_enabled ? &block.presence : nullptr;
+  request.presence = cip11 ? &block.presence : nullptr;
   request.committee_size = job.runners;
   request.seed = seed;
   request.mru = mru;
   request.config = block.params.reputation;
   request.multi_validator = block.params.multi_validator;
+  return select_committee(request);
+}
+
+/// Draws and writes a committee at block H (§9.2, §7.3, §9.3, §10.1).
+void assign(State& state, const BlockContext& block, JobRecord& job, std::span<const Candidate> eligible,
+            const Bytes32& seed, std::uint64_t deadline_block, Effects& effects) {
   job.committee.clear();
-  for (const Address& runner : select_committee(request)) {
+  for (const Address& runner : draw(state, block, job, eligible, seed, cip11_selection(block.params))) {
     job.committee.push_back(Assignment{runner, std::nullopt, 0, std::nullopt});
-    ++state.runners.at(runner).active_jobs;
+    ++edit_runner(state, runner, block.height).active_jobs;
     effects.assigned.push_back({job.job_id, runner, block.height, deadline_block});
   }
   job.state = JobState::kAssigned;
   job.selections += 1;
   job.assignment_height = block.height;
   job.deadline_block = deadline_block;
+}
+
+/// §14 Phase 1 shadow mode: the CIP-11 draw beside the live one, as telemetry.
+void shadow_draw(const State& state, const BlockContext& block, const JobRecord& job,
+                 std::span<const Candidate> eligible, const Bytes32& v3_seed, Effects& effects) {
+  ShadowDraw s;
+  s.job_id = job.job_id;
+  for (const auto& a : job.committee) s.live.push_back(a.runner);
+  s.shadow = draw(state, block, job, eligible, v3_seed, true);
+  for (const Address& runner : s.shadow) {
+    auto c = std::find_if(eligible.begin(), eligible.end(), [&](const Candidate& x) { return x.address == runner; });
+    if (c != eligible.end() && c->registry_index && block.presence.contains(*c->registry_index)) ++s.shadow_present;
+  }
+  effects.shadow.push_back(std::move(s));
 }
 
 void note_seed(Effects& effects, const Beacon& beacon) {
@@ -59,40 +183,71 @@ void note_seed(Effects& effects, const Beacon& beacon) {
   if (at == seeds.end() || at->epoch != entry.epoch || at->view != entry.view) seeds.insert(at, std::move(entry));
 }
 
-/// A selection seed from the seed of Round(0, view), or nullopt while that seed is unknown.
-std::optional<Bytes32> seed_for(const BlockContext& block, SelectionMode mode, std::uint64_t view, const JobRecord& job,
-                                std::uint64_t submitted_at, Effects* consumed) {
+/// The beacon of Round(0, view) and its beacon_hash_v1, or nullopt while that seed is unknown.
+std::optional<std::pair<Beacon, Bytes32>> beacon_at(const BlockContext& block, std::uint64_t view) {
   auto beacon = block.beacon.seed(0, view);
   if (!beacon) return std::nullopt;
   auto hash = beacon_hash_v1(*beacon);
   if (!hash) return std::nullopt;
-  if (consumed) note_seed(*consumed, *beacon);
-  return selection_seed_v3(mode, *hash, job.job_id, submitted_at);
+  return std::pair(std::move(*beacon), *hash);
 }
 
 SelectionMode mode_of(const JobRecord& job) {
   return job.runners == 1 ? SelectionMode::kImmediate : SelectionMode::kDelayed;
 }
 
+/// An immediate first selection in block H = S from R_{S-1}: v3 under CIP-11
+/// selection, else CIP-2 v2 (and, under shadow mode, the v3 draw beside it).
+void select_now(State& state, const BlockContext& block, JobRecord& job, std::uint64_t deadline_block,
+                Effects& effects) {
+  const bool cip11 = cip11_selection(block.params);
+  auto eligible = eligible_candidates(state, block, job);
+  auto beacon = beacon_at(block, parent_view(block.height));
+  if (!beacon) {  // no seed (genesis edge): an empty committee, drawn again at its deadline
+    job.state = JobState::kAssigned;
+    job.selections += 1;
+    job.assignment_height = block.height;
+    job.deadline_block = deadline_block;
+    return;
+  }
+  const Bytes32 v3 = selection_seed_v3(mode_of(job), beacon->second, job.job_id, job.submitted_at);
+  job.selection_seed = cip11 ? v3 : selection_seed_v2(beacon->second, job.job_id, job.submitted_at);
+  assign(state, block, job, eligible, *job.selection_seed, deadline_block, effects);
+  if (!cip11 && block.params.presence_shadow_enabled) shadow_draw(state, block, job, eligible, v3, effects);
+}
+
 /// §9.2 pending pass: every record whose seed view is known, in (submitted_at, job_id) order.
-void run_pending(State& state, const BlockContext& block, Effects& effects) {
+void run_pending(State& state, const BlockContext& block, const std::vector<Bytes32>& candidates, Effects& effects) {
   std::vector<JobRecord*> due;
-  for (auto& [id, job] : state.jobs)
-    if (job.state == JobState::kPendingSelection && job.pending && job.pending->seed_view < block.height)
-      due.push_back(&job);
+  for (const Bytes32& id : candidates)
+    if (const JobRecord* job = state.jobs.get(id);
+        job->state == JobState::kPendingSelection && job->pending && job->pending->seed_view < block.height)
+      due.push_back(&state.jobs.at(id));
   std::sort(due.begin(), due.end(), [](const JobRecord* a, const JobRecord* b) {
     return std::pair(a->submitted_at, a->job_id) < std::pair(b->submitted_at, b->job_id);
   });
   for (JobRecord* job : due) {
-    const PendingSelectionV1& p = *job->pending;
-    auto seed = seed_for(block, SelectionMode::kDelayed, p.seed_view, *job, p.submitted_at, &effects);
-    if (!seed) continue;  // stays pending under the same round; never a substitute seed
-    if (candidates_snapshot_root(job->pending_snapshot, block.params.reputation) != p.candidates_snapshot_root)
-      continue;  // cannot happen from this machine's own writes; a corrupted record is left, not misassigned
-    std::vector<Candidate> snapshot = std::move(job->pending_snapshot);
-    job->pending.reset();
-    job->pending_snapshot.clear();
-    assign(state, block, *job, snapshot, *seed, job->deadline_block, effects);
+    const PendingSelectionV1 p = *job->pending;
+    auto beacon = beacon_at(block, p.seed_view);
+    if (!beacon) continue;  // stays pending under the same round; never a substitute seed
+    // Re-derived from the registry as of block S, never from a copy kept with the record.
+    auto snapshot = snapshot_candidates(state, block, *job, p.submitted_at);
+    if (candidates_snapshot_root(snapshot, block.params.reputation) != p.candidates_snapshot_root) {
+      // Assigning it would make this block invalid, and no other snapshot or
+      // seed may stand in: it stays pending, and at its deadline it ends.
+      effects.unverified_pending.push_back(job->job_id);
+      if (block.height > job->deadline_block) {
+        job->pending.reset();
+        job->state = JobState::kTimedOut;
+        job->finished_at = block.height;
+        effects.expired_pending.push_back(job->job_id);
+      }
+      continue;
+    }
+    note_seed(effects, beacon->first);
+    job->pending.reset();  // §9.2 step 4: the record leaves; State::due follows it
+    job->selection_seed = selection_seed_v3(SelectionMode::kDelayed, beacon->second, job->job_id, p.submitted_at);
+    assign(state, block, *job, snapshot, *job->selection_seed, job->deadline_block, effects);
   }
 }
 
@@ -106,39 +261,47 @@ std::optional<Bytes32> majority(const JobRecord& job) {
 
 void complete(State& state, const BlockContext& block, JobRecord& job, Bytes result, const Bytes32& agreed,
               Effects& effects) {
-  if (block.height >= block.params.mru_activation_height)  // §9.4 write path: first matching runner in committee order
+  if (mru_reads(block, cip11_selection(block.params)))  // §9.4 write path: first matching runner in committee order
     for (const auto& a : job.committee)
       if (a.result_hash == agreed) {
         state.mru[{job.submitter, job.kind}] = MruRecord{a.runner, block.height};
         break;
       }
-  end_committee(state, job, EndReason::kCompleted, effects);
+  end_committee(state, block, job, EndReason::kCompleted, effects);
   job.state = JobState::kCompleted;
   job.result = std::move(result);
   job.finished_at = block.height;
 }
 
 /// §11.2: a committee whose deadline passed without a result times out; the
-/// next committee is drawn at this block, without the runners that timed out.
-void run_deadlines(State& state, const BlockContext& block, Effects& effects) {
-  for (auto& [id, job] : state.jobs) {
-    if (job.state != JobState::kAssigned || job.deadline_block >= block.height) continue;
+/// next committee is drawn at this block, without the runners that timed out,
+/// with a seed derived from the job's original one (§9.2: never a later beacon).
+void run_deadlines(State& state, const BlockContext& block, std::vector<Bytes32> candidates, Effects& effects) {
+  std::sort(candidates.begin(), candidates.end());  // job_id order
+  for (const Bytes32& id : candidates) {
+    if (const JobRecord* j = state.jobs.get(id); j->state != JobState::kAssigned || j->deadline_block >= block.height)
+      continue;
+    JobRecord& job = state.jobs.at(id);
     for (const auto& a : job.committee)
       if (!a.result_hash) {
         auto at = std::lower_bound(job.excluded.begin(), job.excluded.end(), a.runner);
         if (at == job.excluded.end() || *at != a.runner) job.excluded.insert(at, a.runner);
       }
     const bool last = job.selections >= block.params.max_selections;
-    end_committee(state, job, last ? EndReason::kExpired : EndReason::kReassigned, effects);
+    end_committee(state, block, job, last ? EndReason::kExpired : EndReason::kReassigned, effects);
     job.committee.clear();
     if (last) {
       job.state = JobState::kTimedOut;
       job.finished_at = block.height;
       continue;
     }
-    auto seed = seed_for(block, mode_of(job), parent_view(block.height), job, block.height, nullptr);
+    if (!job.selection_seed) {  // the genesis edge had no seed: this is its first draw
+      select_now(state, block, job, block.height + job.timeout_blocks, effects);
+      continue;
+    }
     auto eligible = eligible_candidates(state, block, job);
-    if (seed) assign(state, block, job, eligible, *seed, block.height + job.timeout_blocks, effects);
+    assign(state, block, job, eligible, reselection_seed(*job.selection_seed, job.selections + 1),
+           block.height + job.timeout_blocks, effects);
   }
 }
 
@@ -174,20 +337,27 @@ struct Apply {
     if (b.stake < block.params.min_stake) return ChainError::kStakeBelowMinimum;
     if (balance(tx.sender) < b.stake) return ChainError::kInsufficientFunds;
     balances[tx.sender] -= b.stake;
-    state.runners[tx.sender] = runner_record(b, tx.sender, block.height);
+    if (existing) {  // a returning runner: its earlier incarnation stays readable for pending snapshots
+      RunnerRecord& r = edit_runner(state, tx.sender, block.height);
+      auto history = std::move(r.history);
+      r = runner_record(b, tx.sender, block.height);
+      r.history = std::move(history);
+    } else {
+      state.runners[tx.sender] = runner_record(b, tx.sender, block.height);
+    }
     state.index.register_runner(tx.sender);  // a returning runner keeps its index (§7.2)
     return std::nullopt;
   }
   std::optional<ChainError> operator()(const RunnerHeartbeat&) {
     RunnerRecord* r = nullptr;
     if (auto e = live_runner(r)) return e;
-    r->last_heartbeat = block.height;
+    edit_runner(state, tx.sender, block.height).last_heartbeat = block.height;
     return std::nullopt;
   }
   std::optional<ChainError> operator()(const SetRunnerHealth& b) {
     RunnerRecord* r = nullptr;
     if (auto e = live_runner(r)) return e;
-    r->health = b.health;
+    edit_runner(state, tx.sender, block.height).health = b.health;
     return std::nullopt;
   }
   std::optional<ChainError> operator()(const DeregisterRunner&) {
@@ -195,13 +365,16 @@ struct Apply {
     if (auto e = live_runner(r)) return e;
     if (r->active_jobs > 0) return ChainError::kRunnerBusy;
     balances[tx.sender] = balance(tx.sender) + r->stake;
-    r->stake = 0;
-    r->health = HealthStatus::kDeregistered;
+    RunnerRecord& w = edit_runner(state, tx.sender, block.height);
+    w.stake = 0;
+    w.health = HealthStatus::kDeregistered;
+    effects.deregistered.push_back(tx.sender);
     return std::nullopt;
   }
   std::optional<ChainError> operator()(const SubmitJob& b) {
+    const bool cip11 = cip11_selection(block.params);
     const std::uint64_t delay = block.params.selection_seed_delay_views;
-    if (b.runners > 1 && b.timeout_blocks <= delay + 1) return ChainError::kTimeoutTooShort;
+    if (cip11 && b.runners > 1 && b.timeout_blocks <= delay + 1) return ChainError::kTimeoutTooShort;
     JobRecord job;
     job.job_id = job_id_of(tx.tx_hash);
     job.submitter = tx.sender;
@@ -212,17 +385,9 @@ struct Apply {
     job.max_price = b.max_price;
     job.submitted_at = block.height;
     job.deadline_block = block.height + b.timeout_blocks;  // §10.1: submitted_at + timeout_blocks
-    auto eligible = eligible_candidates(state, block, job);
-    if (b.runners == 1) {
-      auto seed = seed_for(block, SelectionMode::kImmediate, parent_view(block.height), job, block.height, nullptr);
-      if (seed) {
-        assign(state, block, job, eligible, *seed, job.deadline_block, effects);
-      } else {
-        job.state = JobState::kAssigned;  // no seed (genesis edge): an empty committee, re-selected at the deadline
-        job.selections = 1;
-        job.assignment_height = block.height;
-      }
-    } else {
+    if (b.runners == 1 || !cip11) {
+      select_now(state, block, job, job.deadline_block, effects);
+    } else {  // §9.2 commit-then-reveal: bound now to a seed round nobody knows yet
       PendingSelectionV1 p;
       p.job_id = job.job_id;
       p.submitted_at = block.height;
@@ -231,9 +396,9 @@ struct Apply {
       p.submission_view = block.height;
       p.seed_view = block.height + delay;  // advance_round within the devchain's one epoch
       p.seed_delay_views = delay;
-      p.candidates_snapshot_root = candidates_snapshot_root(eligible, block.params.reputation);
+      p.candidates_snapshot_root =
+          candidates_snapshot_root(snapshot_candidates(state, block, job, block.height), block.params.reputation);
       job.pending = p;
-      job.pending_snapshot = std::move(eligible);
       job.state = JobState::kPendingSelection;
     }
     out.job_id = job.job_id;
@@ -277,7 +442,7 @@ struct Apply {
     } else if (std::all_of(job->committee.begin(), job->committee.end(),
                            [](const Assignment& m) { return m.result_hash.has_value(); }) &&
                job->committee.size() == job->runners) {
-      end_committee(state, *job, EndReason::kFailed, effects);
+      end_committee(state, block, *job, EndReason::kFailed, effects);
       job->state = JobState::kFailed;
       job->finished_at = block.height;
     }
@@ -336,9 +501,20 @@ Res<PresentSet> presence_of_block(const ChainParams& params, const std::optional
   return set;
 }
 
+std::optional<std::uint64_t> next_due(const JobRecord& job) {
+  if (job.state == JobState::kPendingSelection && job.pending) return job.pending->seed_view + 1;
+  if (job.state == JobState::kAssigned) return job.deadline_block + 1;
+  return std::nullopt;
+}
+
 void begin_block(State& state, const BlockContext& block, Effects& effects) {
-  run_pending(state, block, effects);
-  run_deadlines(state, block, effects);
+  // The jobs changed since the index last looked are due anew; the others keep their time.
+  refresh_due(state);
+  // Both passes look only at jobs due by now, each checked against its record
+  // again: a job stays due (and is looked at again) until its record changes.
+  const std::vector<Bytes32> due = state.due.due_by(block.height);
+  run_pending(state, block, due, effects);
+  run_deadlines(state, block, due, effects);
 }
 
 Outcome apply(State& state, std::map<Address, u128>& balances, const BlockContext& block, const TxContext& tx,
@@ -372,22 +548,19 @@ Bytes32 job_id_of(const Bytes32& tx_hash) {
 
 std::vector<Candidate> eligible_candidates(const State& state, const BlockContext& block, const JobRecord& job) {
   std::vector<Candidate> out;
-  for (const auto& [address, r] : state.runners) {
-    if (std::binary_search(job.excluded.begin(), job.excluded.end(), address)) continue;       // 0: exclusion list
-    if (!passes_liveness_floor(r.health, r.last_heartbeat, block.height, block.params.heartbeat_timeout_blocks)) continue;  // 1
-    if (!supports(r, job.kind)) continue;                                                      // 3: capability
-    if (r.price > job.max_price) continue;                                                     // 5: price
-    if (r.active_jobs >= r.max_concurrent) continue;                                           // 6: concurrency
-    if (saturating_mul(r.stake, 2) < saturating_mul(job.max_price, 3)) continue;               // 9: stake >= 1.5 x max_price
-    Candidate c;
-    c.address = address;
-    // Registered in this block: no index in registry(H-1), so never present (§8.5).
-    if (auto i = state.index.index_of(address); i && *i < block.presence.registry_size()) c.registry_index = i;
-    c.effective_stake = r.stake;
-    c.reputation_x1e9 = r.reputation_x1e9;
-    out.push_back(c);
-  }
+  for (const auto& [address, r] : state.runners)
+    if (passes_filters(r, job, block.height, block.params)) out.push_back(candidate_of(state, block, r));
   return out;  // std::map order is address order
+}
+
+std::vector<Candidate> snapshot_candidates(const State& state, const BlockContext& block, const JobRecord& job,
+                                           std::uint64_t submitted_at) {
+  std::vector<Candidate> out;
+  for (const auto& [address, current] : state.runners) {
+    const RunnerRecord* r = record_before(current, submitted_at);
+    if (r && passes_filters(*r, job, submitted_at, block.params)) out.push_back(candidate_of(state, block, *r));
+  }
+  return out;
 }
 
 const Assignment* JobRecord::assignment_of(const Address& runner) const {

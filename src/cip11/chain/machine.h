@@ -78,10 +78,25 @@ struct ConsumedSeed {  // ConsumedSeedsV1 entry (§9.2)
   Bytes signature;
   bool operator==(const ConsumedSeed&) const = default;
 };
+/// CIP11_PRESENCE_SHADOW_ENABLED telemetry (§14 Phase 1): the committee the
+/// CIP-11 draw (v3 seed, PresenceInput, MRU) would have chosen beside the one
+/// live selection chose. Never state, never a reason to change anything.
+struct ShadowDraw {
+  Bytes32 job_id{};
+  std::vector<Address> live, shadow;
+  std::uint32_t shadow_present = 0;  // members of `shadow` marked present in PresenceInput(H)
+};
 struct Effects {
   std::vector<AssignmentNotice> assigned;
   std::vector<AssignmentEnd> ended;
+  std::vector<Address> deregistered;  // runners this block deregistered: a validator closes their connections
   std::vector<ConsumedSeed> consumed_seeds;  // sorted by round, deduplicated
+  std::vector<ShadowDraw> shadow;
+  /// Pending selections whose block-S snapshot did not verify against their
+  /// committed root in this block: left pending, never assigned (§9.2).
+  std::vector<Bytes32> unverified_pending;
+  /// Of those, the ones past their deadline_block: ended TimedOut, never assigned.
+  std::vector<Bytes32> expired_pending;
 };
 
 struct BlockContext {
@@ -98,8 +113,16 @@ Res<PresentSet> presence_of_block(const ChainParams& params, const std::optional
                                   std::uint32_t registry_size);
 
 /// Start of block H: assigns due M > 1 selections in (submitted_at, job_id)
-/// order, then times out assignments past their deadline.
+/// order, each from its block-S snapshot re-derived and checked against its
+/// committed candidates_snapshot_root; then times out assignments past their
+/// deadline and draws their next committees from each job's original seed.
+/// It looks only at the jobs State::due holds for H, after bringing the index
+/// up to date with every job changed since it last looked.
 void begin_block(State& state, const BlockContext& block, Effects& effects);
+/// The block from which begin_block must look at `job`: the one after a
+/// pending selection's seed view, the one after an assignment's deadline;
+/// nullopt once the job has ended. One rule for State::due.
+std::optional<std::uint64_t> next_due(const JobRecord& job);
 
 struct TxContext {
   Address sender{};
@@ -131,5 +154,10 @@ RunnerRecord runner_record(const RegisterRunner& registration, const Address& ad
 /// §9.1 at the block's height: the floor-eligible runners that pass this job's
 /// filters, address-sorted, indexed against registry(H-1) (the presence set's size).
 std::vector<Candidate> eligible_candidates(const State& state, const BlockContext& block, const JobRecord& job);
+/// The same filters over the registry as it stood at the end of block S-1
+/// (each runner's `history`), at height S: the block-S snapshot a pending
+/// selection commits to in S and is assigned from at its pass (§9.2).
+std::vector<Candidate> snapshot_candidates(const State& state, const BlockContext& block, const JobRecord& job,
+                                           std::uint64_t submitted_at);
 
 }  // namespace cowboy::cip11::chain

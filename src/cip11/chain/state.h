@@ -1,25 +1,34 @@
 // The CIP-11 chain plane's state (§7, §9, §10.1, §11.2): the Runner
 // Registry, the Job Dispatcher's jobs and MRU records, and the chain
-// parameters they run under. Plain data; machine.h changes it, codec.h
-// stores it.
+// parameters they run under. Data; machine.h changes it, codec.h encodes it.
+//
+// The records are RecordMaps (common/record_map.h), so the state knows what
+// changed since its last commit(): a store writes exactly that for a block
+// (the devchain's cip11_store.h) and rollback() undoes a block whose write
+// failed. A state fresh from genesis or from a decoder is committed.
 #pragma once
 
 #include <map>
 #include <optional>
+#include <set>
 #include <vector>
 
 #include "cip11/pending.h"
 #include "cip11/presence.h"
 #include "cip11/selection.h"
 #include "common/crypto.h"
+#include "common/record_map.h"
 
 namespace cowboy::cip11::chain {
 
-/// Fixed at genesis (docs/cip11.md, "Chain plane"). The §13 flags default off.
+/// Fixed at genesis (docs/cip11.md, "Chain plane"). The five §13 flags default off.
 struct ChainParams {
   std::uint64_t chain_id = 0;
-  bool present_first_enabled = false;  // CIP11_PRESENT_FIRST_ENABLED
-  bool poll_disabled = false;          // CIP11_POLL_DISABLED
+  bool transport_enabled = false;              // CIP11_TRANSPORT_ENABLED: QUIC and push (Phase 1)
+  bool presence_shadow_enabled = false;        // CIP11_PRESENCE_SHADOW_ENABLED: the CIP-11 draw as telemetry only
+  bool present_first_enabled = false;          // CIP11_PRESENT_FIRST_ENABLED: the whole CIP-11 selection (Phase 2)
+  bool poll_disabled = false;                  // CIP11_POLL_DISABLED: the poll endpoint answers 410 (Phase 3)
+  bool presence_hard_exclude_enabled = false;  // PRESENCE_HARD_EXCLUDE_ENABLED: Mode A, never effective here
   bool multi_validator = false;        // |ValidatorSetSnapshot(0)| > 1
   std::uint64_t heartbeat_timeout_blocks = kHeartbeatTimeoutBlocks;
   std::uint64_t mru_activation_height = UINT64_MAX;  // MRU dormant, as deployed (§9.4)
@@ -29,6 +38,13 @@ struct ChainParams {
   std::uint32_t max_selections = 3;                  // a job's committees before it is TimedOut
   ReputationConfig reputation;
   bool operator==(const ChainParams&) const = default;
+};
+
+/// One entry of ValidatorSetSnapshot(0) (§5.4): a validator's Ed25519 peer key and its QUIC endpoint.
+struct ValidatorEntry {
+  crypto::Ed25519Public peer_key{};
+  std::string endpoint;  // host:port of its QUIC listener
+  bool operator==(const ValidatorEntry&) const = default;
 };
 
 struct RunnerRecord {
@@ -44,6 +60,10 @@ struct RunnerRecord {
   std::uint64_t last_heartbeat = 0;
   std::uint32_t active_jobs = 0;
   std::uint64_t reputation_x1e9 = 1'000'000'000;
+  /// Historical state for §9.2's block-S snapshots: (h, the record as it stood
+  /// at the end of block h-1), oldest first, kept while a pending selection may
+  /// read it (machine.cc, `edit_runner`). Versions never hold a history themselves.
+  std::vector<std::pair<std::uint64_t, RunnerRecord>> history;
   bool operator==(const RunnerRecord&) const = default;
 };
 
@@ -80,8 +100,8 @@ struct JobRecord {
   std::uint64_t deadline_block = 0;
   std::vector<Assignment> committee;  // the current committee, in draw order
   std::vector<Address> excluded;      // runners that timed out on this job (§11.2), sorted
-  std::optional<PendingSelectionV1> pending;
-  std::vector<Candidate> pending_snapshot;  // block-S candidates of `pending` (see docs: no historical state here)
+  std::optional<PendingSelectionV1> pending;  // pending_by_job_key (§9.2) while kPendingSelection
+  std::optional<Bytes32> selection_seed;      // its first committee's seed; re-selections derive from it (§11.2)
   Bytes result;                       // the agreed result once Completed
   std::uint64_t finished_at = 0;
   bool operator==(const JobRecord&) const = default;
@@ -90,13 +110,65 @@ struct JobRecord {
   Assignment* assignment_of(const Address& runner);
 };
 
+/// Jobs by the block at which begin_block must next look at them (machine.h
+/// next_due: after a pending job's seed view, after an assigned job's
+/// deadline), so that a block's work is what is due, not every job ever
+/// submitted; and the block-S heights of the pending selections among them,
+/// which a runner's `history` must keep readable (machine.cc, edit_runner).
+/// Derived from the jobs: never stored, rebuilt from them (machine.cc brings
+/// it up to date with every job changed since it last looked).
+class DueIndex {
+ public:
+  /// When `job` is next due, and its submitted_at while it is a pending
+  /// selection; a nullopt height takes it out (it ended).
+  void set(const Bytes32& job, std::optional<std::uint64_t> height,
+           std::optional<std::uint64_t> pending_since = std::nullopt);
+  /// The jobs due at or before `height`, by (due height, job_id).
+  std::vector<Bytes32> due_by(std::uint64_t height) const;
+  /// The distinct submission heights of the pending selections, ascending.
+  std::vector<std::uint64_t> pending_submissions() const;
+  /// How many pending selections each submission height has.
+  const std::map<std::uint64_t, std::uint32_t>& pending_counts() const { return pending_; }
+  /// The submission height `job` is pending since, as last set.
+  std::optional<std::uint64_t> pending_since(const Bytes32& job) const {
+    auto it = of_job_.find(job);
+    return it == of_job_.end() ? std::nullopt : it->second.pending_since;
+  }
+  std::size_t size() const { return of_job_.size(); }
+
+ private:
+  struct Due {
+    std::uint64_t height = 0;
+    std::optional<std::uint64_t> pending_since;
+    bool operator==(const Due&) const = default;
+  };
+  std::set<std::pair<std::uint64_t, Bytes32>> by_height_;
+  std::map<Bytes32, Due> of_job_;
+  std::map<std::uint64_t, std::uint32_t> pending_;  // submitted_at -> how many pending selections
+};
+
 struct State {
-  std::map<Address, RunnerRecord> runners;
+  RecordMap<Address, RunnerRecord> runners;
   ActiveRunners index;                       // ACTIVE_RUNNERS_KEY: append-only (§7.2, §8.5)
-  std::map<Bytes32, JobRecord> jobs;
-  std::map<std::pair<Address, JobKind>, MruRecord> mru;  // mru_key (§9.4)
+  RecordMap<Bytes32, JobRecord> jobs;
+  RecordMap<std::pair<Address, JobKind>, MruRecord> mru;  // mru_key (§9.4)
   std::uint64_t jobs_submitted = 0;
-  bool operator==(const State&) const = default;
+  DueIndex due;  // kept up to date from the jobs by begin_block
+
+  /// The registry's length and the job counter as of the last commit: the
+  /// index entries from committed_registry_size() on are new.
+  std::uint32_t committed_registry_size() const { return committed_registry_size_; }
+  std::uint64_t committed_jobs_submitted() const { return committed_jobs_submitted_; }
+  /// The current state becomes the committed one (its store has it).
+  void commit();
+  /// Back to the committed state.
+  void rollback();
+  /// The records and counters; not the journal, not the derived index.
+  bool operator==(const State& other) const;
+
+ private:
+  std::uint32_t committed_registry_size_ = 0;
+  std::uint64_t committed_jobs_submitted_ = 0;
 };
 
 }  // namespace cowboy::cip11::chain

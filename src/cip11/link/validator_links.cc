@@ -174,6 +174,11 @@ void ValidatorLinks::end_job_stream(const Address& runner, std::int64_t stream) 
 
 void ValidatorLinks::hard_failure(const Address& runner) { leave_presence(runner); }
 
+void ValidatorLinks::goodbye(const Address& runner, GoodbyeReason reason, std::optional<std::string> detail) {
+  for (auto& [c, peer] : peers_)
+    if (peer.channel && peer.channel->admitted() && peer.runner == runner) peer.channel->goodbye(reason, detail);
+}
+
 void ValidatorLinks::goodbye_all(GoodbyeReason reason, std::optional<std::uint64_t> retry_after_blocks) {
   for (auto& [c, peer] : peers_)
     if (peer.channel) peer.channel->goodbye(reason, std::nullopt, retry_after_blocks);

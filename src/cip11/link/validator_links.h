@@ -74,6 +74,8 @@ class ValidatorLinks {
   void end_job_stream(const Address& runner, std::int64_t stream);
   /// §10.6 HardFailure: out of local presence until its next valid Ping.
   void hard_failure(const Address& runner);
+  /// Says Goodbye to every admitted connection of `runner` (a deregistered runner: kAuthFailed).
+  void goodbye(const Address& runner, GoodbyeReason reason, std::optional<std::string> detail = std::nullopt);
   /// Says Goodbye to every connection (kShutdown, kDraining).
   void goodbye_all(GoodbyeReason reason, std::optional<std::uint64_t> retry_after_blocks = std::nullopt);
 

@@ -1,20 +1,36 @@
 #include "cip11/runner/ledger.h"
 
-#include "cip11/selection.h"
-
 namespace cowboy::cip11 {
 
-TxLedger::Signed TxLedger::sign(devchain::TxBody body, std::uint64_t height) {
-  devchain::Transaction tx{chain_, next_nonce_++, std::move(body), {}};
-  devchain::sign_tx(tx, secret_);  // the secret was checked when the runner started
-  Signed out{tx, devchain::encode_tx(tx), devchain::tx_hash(tx)};
-  retained_[out.hash] = Entry{std::move(tx), height + kResultTxInclusionGraceBlocks};
+chain::SignedTx TxLedger::sign(Bytes payload, std::uint64_t height) {
+  chain::SignedTx out = format_.sign(secret_, next_nonce_++, std::move(payload));  // the secret was checked at start
+  retained_[out.hash] = Entry{out.bytes, out.nonce, height + kResultTxInclusionGraceBlocks, false};
   return out;
 }
 
-std::optional<devchain::Transaction> TxLedger::due(const Bytes32& hash, std::uint64_t height) {
+void TxLedger::durable(const Bytes32& hash) {
+  if (auto it = retained_.find(hash); it != retained_.end()) it->second.durable = true;
+}
+
+void TxLedger::restore(const chain::SignedTx& tx, std::uint64_t height) {
+  next_nonce_ = std::max(next_nonce_, tx.nonce + 1);
+  retained_[tx.hash] = Entry{tx.bytes, tx.nonce, height, true};
+}
+
+std::vector<Bytes32> TxLedger::superseded(std::uint64_t chain_next, const std::vector<Bytes32>& unincluded) {
+  next_nonce_ = std::max(next_nonce_, chain_next);
+  std::vector<Bytes32> out;
+  for (const Bytes32& hash : unincluded)
+    if (auto it = retained_.find(hash); it != retained_.end() && it->second.nonce < chain_next) {
+      out.push_back(hash);
+      retained_.erase(it);
+    }
+  return out;
+}
+
+std::optional<Bytes> TxLedger::due(const Bytes32& hash, std::uint64_t height) {
   auto it = retained_.find(hash);
-  if (it == retained_.end() || height < it->second.next_due) return std::nullopt;
+  if (it == retained_.end() || !it->second.durable || height < it->second.next_due) return std::nullopt;
   it->second.next_due = height + kResultTxRebroadcastIntervalBlocks;
   return it->second.tx;
 }
@@ -23,17 +39,6 @@ std::vector<Bytes32> TxLedger::retained_hashes() const {
   std::vector<Bytes32> out;
   for (const auto& [hash, e] : retained_) out.push_back(hash);
   return out;
-}
-
-HeartbeatSchedule::HeartbeatSchedule(std::uint64_t chain_id, const Address& runner, std::uint64_t timeout_blocks,
-                                     std::uint64_t safety_margin_blocks) {
-  cadence_ = timeout_blocks > safety_margin_blocks + 1 ? timeout_blocks - safety_margin_blocks : 1;
-  phase_ = heartbeat_phase(chain_id, runner, cadence_);  // choice 28: the library's one formula
-}
-
-bool HeartbeatSchedule::due(std::uint64_t height, std::uint64_t last_heartbeat) const {
-  if (height <= last_heartbeat) return false;
-  return height % cadence_ == phase_ || height - last_heartbeat >= cadence_;
 }
 
 }  // namespace cowboy::cip11

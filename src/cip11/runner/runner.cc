@@ -6,17 +6,19 @@
 #include <boost/asio/thread_pool.hpp>
 #include <future>
 #include <map>
+#include <set>
 #include <thread>
 
 #include "cip11/chain/codec.h"
+#include "cip11/chain/port.h"
 #include "cip11/link/runner_link.h"
+#include "cip11/runner/heartbeat.h"
 #include "cip11/runner/job_book.h"
+#include "cip11/runner/journal.h"
 #include "cip11/runner/ledger.h"
 #include "cip11/runner/task.h"
 #include "cip11/subset.h"
 #include "common/clock.h"
-#include "devchain/http_client.h"
-#include "devchain/json.h"
 #include "net/host_port.h"
 
 namespace cowboy::cip11 {
@@ -37,6 +39,9 @@ std::string_view runner_event_name(Kind kind) {
     case Kind::kRebroadcast: return "rebroadcast";
     case Kind::kIncluded: return "included";
     case Kind::kHeartbeat: return "heartbeat";
+    case Kind::kResumed: return "resumed";
+    case Kind::kSuperseded: return "superseded";
+    case Kind::kStorageFailed: return "storage_failed";
   }
   return "unknown";
 }
@@ -81,12 +86,11 @@ struct Runner::Impl {
   };
 
   RunnerOptions o;
-  devchain::HttpClient chain;
+  std::unique_ptr<chain::ChainPort> port;  // called from the reads and writes pools and start()
   Signer signer;
   Address me{};
   crypto::Secp256k1Compressed my_key{};
-  devchain::Cip11Genesis genesis;
-  Bytes32 chain_instance_id{};
+  chain::ChainSetup setup;
 
   asio::io_context io{1};
   SystemEntropy entropy;
@@ -97,6 +101,8 @@ struct Runner::Impl {
   std::vector<std::unique_ptr<RunnerLink>> links;
   asio::thread_pool reads{2};   // chain reads: heights, jobs, receipts, polls
   asio::thread_pool writes{1};  // chain submissions, in nonce order
+  asio::thread_pool durable{1}; // the journal's synced writes, in signing order (never on the io thread)
+  std::unique_ptr<TxJournal> journal;  // used on `durable` only, after start()
   asio::thread_pool exec;
   asio::steady_timer height_timer{io}, poll_timer{io}, ping_timer{io};
   std::chrono::milliseconds ping_phase{0};
@@ -110,13 +116,14 @@ struct Runner::Impl {
   std::optional<Bytes32> heartbeat_tx;
   std::uint64_t last_heartbeat = 0;
   std::uint32_t running = 0;
-  bool backpressured = false, height_read_busy = false, polling = false;
+  bool backpressured = false, height_read_busy = false, receipts_read_busy = false, polling = false;
+  bool polling_allowed = true;  // false once the chain retired the poll endpoint (CIP11_POLL_DISABLED, §14)
   RunnerStatus stats;
   mutable std::mutex status_mu;
   RunnerStatus published;  // a copy for status(), refreshed on the io thread
 
-  Impl(RunnerOptions options, devchain::HttpClient client, Signer s)
-      : o(std::move(options)), chain(std::move(client)), signer(std::move(s)), exec(std::max(1u, o.max_concurrent)) {}
+  Impl(RunnerOptions options, std::unique_ptr<chain::ChainPort> chain, Signer s)
+      : o(std::move(options)), port(std::move(chain)), signer(std::move(s)), exec(std::max(1u, o.max_concurrent)) {}
 
   void emit(Kind kind, const Bytes32& job_id = {}, std::string via = {}, std::string detail = {}) {
     if (o.on_event) o.on_event(RunnerEvent{kind, job_id, std::move(via), std::move(detail), stats.height, unix_micros()});
@@ -135,8 +142,8 @@ struct Runner::Impl {
       asio::post(io, [then = std::move(then), answer = std::move(answer)]() mutable { then(std::move(answer)); });
     });
   }
-  void submit(devchain::Transaction tx) {
-    asio::post(writes, [this, tx = std::move(tx)] { (void)chain.submit(tx); });  // refusals are retried on schedule
+  void submit(Bytes tx) {
+    asio::post(writes, [this, tx = std::move(tx)] { (void)port->submit(tx); });  // refusals are retried on schedule
   }
 
   // --- the block clock ---------------------------------------------------
@@ -146,8 +153,8 @@ struct Runner::Impl {
       if (ec) return;
       if (!height_read_busy) {
         height_read_busy = true;
-        read([this] { return chain.height(); },
-             [this](devchain::ApiResult<std::uint64_t> h) {
+        read([this] { return port->height(); },
+             [this](chain::PortResult<std::uint64_t> h) {
                height_read_busy = false;
                if (h && *h > stats.height) on_block(*h);
              });
@@ -166,26 +173,20 @@ struct Runner::Impl {
       for (auto& l : links) l->on_block(h);
     });
     if (ledger && !heartbeat_tx && schedule->due(h, last_heartbeat)) {
-      auto tx = ledger->sign(devchain::Cip11Call{chain::encode_instruction(chain::RunnerHeartbeat{})}, h);
-      heartbeat_tx = tx.hash;
-      submit(tx.tx);
-      ++stats.heartbeats;
-      emit(Kind::kHeartbeat);
+      auto tx = sign_heartbeat(h);
+      keep(tx, std::nullopt, [this, tx] {
+        submit(tx.bytes);
+        ++stats.heartbeats;
+        emit(Kind::kHeartbeat);
+      });
     }
-    if (ledger) {
-      // A receipt ends retention; no receipt past the grace period is a
-      // rebroadcast (§10.3), decided once the chain has answered.
-      for (const auto& hash : ledger->retained_hashes())
-        read([this, hash] { return chain.receipt(hash); },
-             [this, hash, h](devchain::ApiResult<std::optional<devchain::TxReceipt>> r) {
-               if (!r || !ledger->retained(hash)) return;
-               if (*r) return on_included(hash, **r);
-               if (auto tx = ledger->due(hash, h)) {
-                 ++stats.rebroadcasts;
-                 emit(Kind::kRebroadcast, {}, {}, devchain::json::hex0x(hash));
-                 submit(std::move(*tx));
-               }
-             });
+    if (ledger && !receipts_read_busy && !ledger->retained_hashes().empty()) {
+      receipts_read_busy = true;
+      read([this, hashes = ledger->retained_hashes()] { return receipts_of(hashes); },
+           [this, h](Receipts r) {
+             receipts_read_busy = false;
+             settle(r, h);
+           });
     }
     for (auto& [id, job] : jobs)
       if (job.phase == Job::Phase::kAwaitingReveal && !job.checking) check_reveal(job);
@@ -193,11 +194,93 @@ struct Runner::Impl {
     publish();
   }
 
-  void on_included(const Bytes32& hash, const devchain::TxReceipt& receipt) {
+  /// What the chain says of retained transactions: the account's next nonce,
+  /// read first, then each one's receipt.
+  struct Receipts {
+    chain::PortResult<std::uint64_t> next_nonce;
+    std::vector<std::pair<Bytes32, chain::PortResult<std::optional<chain::Inclusion>>>> inclusions;
+  };
+  Receipts receipts_of(const std::vector<Bytes32>& hashes) {
+    Receipts out{port->next_nonce(me), {}};
+    for (const auto& hash : hashes) out.inclusions.emplace_back(hash, port->inclusion(hash));
+    return out;
+  }
+
+  /// A receipt ends retention. No receipt, but a nonce the chain already
+  /// counts: another transaction of this account took it (an earlier process
+  /// whose journal is gone, the same key elsewhere), so it can never be
+  /// included - it is dropped and what it carried is signed again. No receipt
+  /// past the grace period at block `h` is a rebroadcast (§10.3).
+  void settle(const Receipts& r, std::optional<std::uint64_t> h) {
+    std::vector<Bytes32> unincluded;
+    for (const auto& [hash, found] : r.inclusions) {
+      if (!found || !ledger->retained(hash)) continue;
+      if (*found) {
+        on_included(hash, **found);
+      } else {
+        unincluded.push_back(hash);
+      }
+    }
+    if (r.next_nonce)
+      for (const Bytes32& hash : ledger->superseded(*r.next_nonce, unincluded)) superseded(hash);
+    if (!h) return;
+    for (const Bytes32& hash : unincluded)
+      if (auto tx = ledger->due(hash, *h)) {
+        ++stats.rebroadcasts;
+        emit(Kind::kRebroadcast, {}, {}, to_hex0x(hash));
+        submit(std::move(*tx));
+      }
+  }
+
+  void superseded(const Bytes32& hash) {
+    asio::post(durable, [this, hash] { journal->forget_transaction(hash); });
+    emit(Kind::kSuperseded, {}, {}, to_hex0x(hash));
+    if (heartbeat_tx == hash) return heartbeat_tx.reset();  // the next due heartbeat goes out
+    for (auto& [id, job] : jobs) {
+      if (job.commit_tx == hash && job.phase == Job::Phase::kAwaitingCommit) return commit(id, job);
+      if (job.reveal_tx == hash && job.phase == Job::Phase::kRevealed) {
+        job.phase = Job::Phase::kAwaitingReveal;  // it was never included: one reveal, signed again
+        return check_reveal(job);
+      }
+    }
+  }
+
+  /// Signs a RunnerHeartbeat (§7.1) at `h` and remembers it as the one in flight.
+  chain::SignedTx sign_heartbeat(std::uint64_t h) {
+    auto tx = ledger->sign(chain::encode_instruction(chain::RunnerHeartbeat{}), h);
+    heartbeat_tx = tx.hash;
+    return tx;
+  }
+
+  /// Before the io thread runs: records a heartbeat in the journal, sends it
+  /// and waits (until `deadline`) for the block that includes it. Not included
+  /// by then: the block clock carries on with it (rebroadcast, §10.3), as with
+  /// any other.
+  Result<Unit, std::string> heartbeat_at_start(std::chrono::steady_clock::time_point deadline) {
+    const auto step = std::clamp(o.block_time / 4, std::chrono::milliseconds(5), std::chrono::milliseconds(250));
+    const std::uint64_t before = last_heartbeat;
+    while (last_heartbeat == before && std::chrono::steady_clock::now() < deadline) {
+      if (!heartbeat_tx) {  // the first, or one the chain refused or superseded
+        const chain::SignedTx tx = sign_heartbeat(stats.height);
+        if (!journal->record(RetainedTx{tx.hash, tx.nonce, tx.bytes}, tx.nonce + 1, std::nullopt))
+          return Err{"journal write failed in " + o.state_dir.string()};
+        ledger->durable(tx.hash);
+        (void)port->submit(tx.bytes);
+        ++stats.heartbeats;
+        emit(Kind::kHeartbeat);
+      }
+      settle(receipts_of({*heartbeat_tx}), std::nullopt);
+      if (last_heartbeat == before) std::this_thread::sleep_for(step);
+    }
+    return Unit{};
+  }
+
+  void on_included(const Bytes32& hash, const chain::Inclusion& receipt) {
     ledger->included(hash);
+    asio::post(durable, [this, hash] { journal->forget_transaction(hash); });
     if (heartbeat_tx == hash) {
       heartbeat_tx.reset();
-      if (receipt.ok()) last_heartbeat = receipt.height;
+      if (!receipt.error) stats.last_heartbeat = last_heartbeat = receipt.height;
       return;
     }
     for (auto it = jobs.begin(); it != jobs.end(); ++it) {
@@ -210,7 +293,7 @@ struct Runner::Impl {
       if (job.reveal_tx == hash) {
         ++stats.completed;
         emit(Kind::kIncluded, it->first, job.via, receipt.error.value_or("ok"));
-        jobs.erase(it);
+        forget(it);
         return;
       }
     }
@@ -265,8 +348,8 @@ struct Runner::Impl {
     job.phase = Job::Phase::kVerifying;
     // §10.1: the assignment height must be applied in this runner's own view,
     // and the chain must still hold this runner in the job's committee.
-    read([this, id = a.job_id] { return chain.job(id); },
-         [this, id = a.job_id, stream, linkp = &link](devchain::ApiResult<chain::JobRecord> record) {
+    read([this, id = a.job_id] { return port->job(id); },
+         [this, id = a.job_id, stream, linkp = &link](chain::PortResult<chain::JobRecord> record) {
            auto it = jobs.find(id);
            if (it == jobs.end() || it->second.phase != Job::Phase::kVerifying) return;
            Job& job = it->second;
@@ -314,12 +397,13 @@ struct Runner::Impl {
   }
 
   void poll() {
-    if (polling) return;
+    if (polling || !polling_allowed) return;
     polling = true;
     ++stats.polls;
-    read([this] { return chain.runner_jobs(me); },
-         [this](devchain::ApiResult<std::vector<chain::JobRecord>> found) {
+    read([this] { return port->runner_jobs(me); },
+         [this](chain::PortResult<std::vector<chain::JobRecord>> found) {
            polling = false;
+           if (!found && found.error().code == chain::PortErrc::kGone) polling_allowed = false;  // 410: for good
            if (!found) return;
            for (auto& record : *found) take_polled(std::move(record));
          });
@@ -384,25 +468,30 @@ struct Runner::Impl {
     job.result = std::move(*result);
     entropy.fill(job.salt);
     if (job.record.runners <= 1) return reveal(id, job);
-    auto tx = ledger->sign(devchain::Cip11Call{chain::encode_instruction(chain::JobResultCommit{
-                               id, chain::result_commitment(id, me, job.result, job.salt)})},
-                           stats.height);
+    commit(id, job);
+  }
+
+  void commit(const Bytes32& id, Job& job) {
+    auto tx = ledger->sign(
+        chain::encode_instruction(chain::JobResultCommit{id, chain::result_commitment(id, me, job.result, job.salt)}),
+        stats.height);
     job.commit_tx = tx.hash;
     job.phase = Job::Phase::kAwaitingCommit;
-    send_result(job, JobResultCommit{id, tx.bytes}, tx.tx, "commit");
+    // The result and salt are on disk before the commitment leaves (§10.3, journal.h).
+    keep(tx, owed(id, job), [this, id, tx] { send_result(id, JobResultCommit{id, tx.bytes}, tx.bytes, "commit"); });
   }
 
   void check_reveal(Job& job) {
     job.checking = true;
-    read([this, id = job.record.job_id] { return chain.job(id); },
-         [this, id = job.record.job_id](devchain::ApiResult<chain::JobRecord> record) {
+    read([this, id = job.record.job_id] { return port->job(id); },
+         [this, id = job.record.job_id](chain::PortResult<chain::JobRecord> record) {
            auto it = jobs.find(id);
            if (it == jobs.end()) return;
            it->second.checking = false;
            if (!record) return;
            if (chain::terminal(record->state)) {  // settled without this reveal: nothing left to send
              end_stream(it->second);
-             jobs.erase(it);
+             forget(it);
              return;
            }
            // §10.3: never a reveal the next block could not include.
@@ -412,23 +501,77 @@ struct Runner::Impl {
   }
 
   void reveal(const Bytes32& id, Job& job) {
-    auto tx = ledger->sign(
-        devchain::Cip11Call{chain::encode_instruction(chain::JobResultSubmit{id, job.result, job.salt})}, stats.height);
+    auto tx = ledger->sign(chain::encode_instruction(chain::JobResultSubmit{id, job.result, job.salt}), stats.height);
     job.reveal_tx = tx.hash;
     job.phase = Job::Phase::kRevealed;
-    send_result(job, JobResult{id, tx.bytes}, tx.tx, "reveal");
+    // Recorded with the obligation that names it: after a restart this reveal is resent, never re-signed.
+    keep(tx, owed(id, job), [this, id, tx] { send_result(id, JobResult{id, tx.bytes}, tx.bytes, "reveal"); });
+  }
+
+  /// What the journal keeps for a job whose commitment or result is signed.
+  static Obligation owed(const Bytes32& id, const Job& job) {
+    return Obligation{id, job.record.runners, job.result, job.salt, job.commit_tx, job.reveal_tx};
+  }
+
+  /// Records `tx` (and the job's obligation) with one synced write on the
+  /// journal thread, then runs `send` on the io thread. What cannot be kept is
+  /// not sent: it stays unsent in the ledger, and the failure is reported.
+  template <typename Send>
+  void keep(const chain::SignedTx& tx, std::optional<Obligation> obligation, Send send) {
+    asio::post(durable, [this, tx, obligation = std::move(obligation), send = std::move(send)]() mutable {
+      const bool kept = journal->record(RetainedTx{tx.hash, tx.nonce, tx.bytes}, tx.nonce + 1, obligation);
+      asio::post(io, [this, hash = tx.hash, kept, send = std::move(send)]() mutable {
+        if (!kept) return emit(Kind::kStorageFailed, {}, {}, "journal write failed for " + to_hex0x(hash));
+        ledger->durable(hash);
+        send();
+      });
+    });
+  }
+
+  /// The job is settled or gone: nothing of it is kept any more.
+  void forget(std::map<Bytes32, Job>::iterator it) {
+    asio::post(durable, [this, id = it->first] { journal->forget_obligation(id); });
+    jobs.erase(it);
   }
 
   /// On the Accepted stream while its connection lasts; else straight to the chain.
-  void send_result(Job& job, Frame frame, const devchain::Transaction& tx, std::string what) {
+  void send_result(const Bytes32& id, Frame frame, const Bytes& tx, std::string what) {
+    auto it = jobs.find(id);
+    const std::string via = it == jobs.end() ? "" : it->second.via;
     const bool last = std::holds_alternative<JobResult>(frame);
-    if (on_its_stream(job) && job.link->send(job.stream, std::move(frame))) {
-      emit(Kind::kResultSent, job.record.job_id, job.via, what + " on the accepted stream");
-      if (last) end_stream(job);
+    if (it != jobs.end() && on_its_stream(it->second) && it->second.link->send(it->second.stream, std::move(frame))) {
+      emit(Kind::kResultSent, id, via, what + " on the accepted stream");
+      if (last) end_stream(it->second);
       return;
     }
     submit(tx);
-    emit(Kind::kResultSent, job.record.job_id, job.via, what + " to the chain");
+    emit(Kind::kResultSent, id, via, what + " to the chain");
+  }
+
+  /// A job owed from before a restart (journal.h): where its transactions stood then.
+  void resume(const Obligation& o, const std::set<Bytes32>& retained) {
+    if (o.reveal_tx && !retained.contains(*o.reveal_tx)) {  // its reveal was included: nothing is owed
+      asio::post(durable, [this, id = o.job_id] { journal->forget_obligation(id); });
+      return;
+    }
+    Job& job = jobs[o.job_id];
+    job.record.job_id = o.job_id;
+    job.record.runners = o.runners;
+    job.result = o.result;
+    job.salt = o.salt;
+    job.commit_tx = o.commit_tx;
+    job.reveal_tx = o.reveal_tx;
+    job.via = "resume";
+    std::string where;
+    if (o.reveal_tx) {
+      job.phase = Job::Phase::kRevealed, where = "reveal sent, awaiting its receipt";
+    } else if (o.commit_tx && retained.contains(*o.commit_tx)) {
+      job.phase = Job::Phase::kAwaitingCommit, where = "commitment sent, awaiting its receipt";
+    } else {
+      job.phase = Job::Phase::kAwaitingReveal, where = "commitment included, reveal owed";
+    }
+    ++stats.resumed;
+    emit(Kind::kResumed, o.job_id, job.via, where);
   }
 
   /// The stream of a pushed job, while the connection it came on lasts (a
@@ -466,51 +609,82 @@ struct Runner::Impl {
   }
 };
 
-Result<std::unique_ptr<Runner>, std::string> Runner::start(RunnerOptions options) {
-  auto client = devchain::HttpClient::from_url(options.chain_url);
-  if (!client) return Err{"--chain must be http://host:port, not " + options.chain_url};
+Result<std::unique_ptr<Runner>, std::string> Runner::start(RunnerOptions options, std::unique_ptr<chain::ChainPort> chain) {
+  if (!chain) return Err{std::string("no chain to run against")};
   auto signer = Signer::runner(options.key);
   if (!signer) return Err{std::string("the runner key is not a valid secp256k1 secret")};
-  auto impl = std::make_unique<Impl>(std::move(options), std::move(*client), std::move(*signer));
+  auto impl = std::make_unique<Impl>(std::move(options), std::move(chain), std::move(*signer));
   Impl& r = *impl;
   r.me = *runner_address(r.signer.pubkey());
   std::copy(r.signer.pubkey().raw().begin(), r.signer.pubkey().raw().end(), r.my_key.begin());
 
   // The chain first: genesis, registration, nonce (waiting while it starts).
   const auto deadline = std::chrono::steady_clock::now() + r.o.startup_timeout;
-  devchain::ApiResult<devchain::Cip11Genesis> genesis = Err{devchain::ApiError{}};
-  while (!(genesis = r.chain.cip11_genesis()) && std::chrono::steady_clock::now() < deadline)
+  chain::PortResult<chain::ChainSetup> setup = Err{chain::PortError{}};
+  while (!(setup = r.port->setup()) && std::chrono::steady_clock::now() < deadline)
     std::this_thread::sleep_for(std::chrono::milliseconds(100));
-  if (!genesis) return Err{"cannot read the chain's CIP-11 genesis: " + genesis.error().message};
-  r.genesis = std::move(*genesis);
-  auto id = r.chain.chain_instance_id();
-  auto account = r.chain.account_info(r.me);
-  auto record = r.chain.runner(r.me);
-  auto height = r.chain.height();
-  if (!id || !account || !height) return Err{std::string("the chain stopped answering during start")};
-  if (!record) return Err{"this key is not a registered runner: " + devchain::json::hex0x(r.me)};
-  r.chain_instance_id = *id;
-  r.ledger.emplace(*id, r.o.key, account->next_nonce);
-  r.schedule.emplace(r.genesis.params.chain_id, r.me, r.genesis.params.heartbeat_timeout_blocks,
-                     r.o.heartbeat_margin_blocks);
-  r.last_heartbeat = record->last_heartbeat;
+  if (!setup) return Err{"cannot read the chain's CIP-11 genesis: " + setup.error().message};
+  r.setup = std::move(*setup);
+  auto nonce = r.port->next_nonce(r.me);
+  auto record = r.port->runner(r.me);
+  auto height = r.port->height();
+  if (!nonce || !height || (!record && record.error().code != chain::PortErrc::kNotFound))
+    return Err{std::string("the chain stopped answering during start")};
+  if (!record) return Err{"this key is not a registered runner: " + to_hex0x(r.me)};
+  // What it signed before a restart: no nonce signed twice, every retained
+  // transaction submitted again, every owed reveal still made (§10.3).
+  if (r.o.state_dir.empty()) return Err{std::string("state_dir is required: the runner keeps what it signs there")};
+  auto journal = TxJournal::open(r.o.state_dir, r.setup.chain_instance_id, r.me);
+  if (!journal) return Err{journal.error()};
+  r.journal = std::move(*journal);
+  auto kept = r.journal->load();
+  if (!kept) return Err{kept.error()};
+  r.stats.height = *height;
+  r.ledger.emplace(*r.setup.tx_format, r.o.key, std::max(*nonce, kept->next_nonce));
+  std::set<Bytes32> retained;
+  for (const auto& t : kept->transactions) {
+    auto opened = r.setup.tx_format->open(t.bytes);
+    if (!opened || opened->sender != r.me || opened->nonce != t.nonce)
+      return Err{"the journal in " + r.o.state_dir.string() + " holds a damaged transaction"};
+    r.ledger->restore(chain::SignedTx{t.bytes, t.hash, t.nonce}, *height);
+    retained.insert(t.hash);
+  }
+  for (const auto& o : kept->obligations) r.resume(o, retained);
+  // What the journal held goes out again at once, in nonce order: a heartbeat
+  // signed now would otherwise wait behind a nonce nobody sent.
+  std::sort(kept->transactions.begin(), kept->transactions.end(),
+            [](const RetainedTx& a, const RetainedTx& b) { return a.nonce < b.nonce; });
+  for (const auto& t : kept->transactions) (void)r.port->submit(t.bytes);
+  r.schedule.emplace(r.setup.params.chain_id, r.me, r.setup.params.heartbeat_timeout_blocks, r.o.heartbeat_margin_blocks);
+  r.stats.last_heartbeat = r.last_heartbeat = record->last_heartbeat;
   r.stats.heartbeat_phase = r.schedule->phase();
   r.stats.heartbeat_cadence = r.schedule->cadence();
-  r.stats.height = *height;
+  // A heartbeat a whole cadence old (a runner that was away): one now, and
+  // started means above the floor again - a job submitted next can draw it.
+  if (r.schedule->overdue(*height, r.last_heartbeat))
+    if (auto sent = r.heartbeat_at_start(deadline); !sent) return Err{sent.error()};
   const Bytes32 phase_hash = crypto::keccak256({as_bytes("cowboy/cip11-ping-phase/v1"), ByteView(r.me)});
   const auto spread = std::max<std::int64_t>(1, std::min<std::int64_t>(250, r.o.block_time.count() / 2));
   r.ping_phase = std::chrono::milliseconds((phase_hash[0] << 8 | phase_hash[1]) % spread);
 
-  // Then one link per validator of Sub(R) (§5).
-  const auto peers = devchain::validator_peer_keys(r.genesis);
+  // Then one link per validator of Sub(R) (§5), if the chain runs the
+  // transport (§14 Phase 1); the poll fallback unless Phase 3 retired it.
+  const auto& flags = r.setup.params;
+  const bool connect = r.o.push && flags.transport_enabled;
+  r.polling_allowed = !flags.poll_disabled;
+  if (!connect && !r.polling_allowed)
+    return Err{std::string(flags.transport_enabled ? "--poll-only cannot work: this chain has CIP11_POLL_DISABLED set"
+                                                   : "no way to receive jobs: this chain has CIP11_TRANSPORT_ENABLED off "
+                                                     "and CIP11_POLL_DISABLED set")};
+  const auto peers = r.setup.validator_keys();
   r.admission = std::make_unique<SnapshotAdmission>(peers);
   auto endpoint = RunnerEndpoint::open(r.io, r.worker, r.budget, {});
   if (!endpoint) return Err{"cannot open the QUIC endpoint: " + endpoint.error()};
   r.endpoint = std::move(*endpoint);
-  const LocalOffer offer{r.genesis.params.chain_id, kProtocolVersion, validator_set_hash(peers), 0, *height};
-  for (std::size_t i : r.o.push ? subset_of(r.my_key, peers) : std::vector<std::size_t>{}) {
-    auto host_port = net::parse_host_port(r.genesis.validators[i].endpoint);
-    if (!host_port) return Err{"validator endpoint is not host:port: " + r.genesis.validators[i].endpoint};
+  const LocalOffer offer{r.setup.params.chain_id, kProtocolVersion, validator_set_hash(peers), 0, *height};
+  for (std::size_t i : connect ? subset_of(r.my_key, peers) : std::vector<std::size_t>{}) {
+    auto host_port = net::parse_host_port(r.setup.validators[i].endpoint);
+    if (!host_port) return Err{"validator endpoint is not host:port: " + r.setup.validators[i].endpoint};
     RunnerLinkConfig config;
     config.host = host_port->first;
     config.port = host_port->second;
@@ -519,7 +693,7 @@ Result<std::unique_ptr<Runner>, std::string> Runner::start(RunnerOptions options
     RunnerLink::Callbacks cb;
     auto* rp = &r;
     cb.on_admitted = [rp, i] {
-      rp->emit(Kind::kConnected, {}, {}, rp->genesis.validators[i].endpoint);
+      rp->emit(Kind::kConnected, {}, {}, rp->setup.validators[i].endpoint);
       rp->poll();  // catch up on what was assigned while it was away
       rp->publish();
     };
@@ -568,6 +742,7 @@ Runner::~Runner() {
   r.exec.join();
   r.reads.join();
   r.writes.join();
+  r.durable.join();
 }
 
 RunnerStatus Runner::status() const {

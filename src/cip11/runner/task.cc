@@ -6,8 +6,8 @@
 #include <thread>
 
 #include "common/crypto.h"
-#include "devchain/http_client.h"
 #include "net/host_port.h"
+#include "net/http_connection.h"
 
 namespace cowboy::cip11 {
 namespace {
@@ -38,9 +38,9 @@ Bytes run_get(const std::string& url, const TaskLimits& limits) {
   if (!allowed) return failure("url not allow-listed");
   auto parts = loopback_url(url);
   if (!parts) return failure("only http:// URLs on 127.0.0.1 or localhost are fetched");
-  devchain::HttpClient client(parts->first.first, parts->first.second, std::chrono::seconds(5));
-  auto reply = client.get_text(parts->second);
-  if (!reply) return failure(reply.error().message);
+  net::HttpConnection client(parts->first.first, parts->first.second, std::chrono::seconds(5), limits.max_result_bytes);
+  auto reply = client.get(parts->second);
+  if (!reply) return failure(reply.error());
   if (reply->status != 200) return failure("status " + std::to_string(reply->status));
   return text_bytes(reply->body);
 }

@@ -4,7 +4,6 @@
 
 #include "cip11/chain/codec.h"
 #include "common/log.h"
-#include "devchain/json.h"
 
 namespace cowboy::cip11 {
 namespace {
@@ -22,25 +21,23 @@ std::string short_hex(const Bytes32& id) { return to_hex(ByteView(id).first(8));
 // §10.3 checks 1-3 on a result frame's tx_bytes: the chain's own decoder, the
 // runner that sent the frame as signer, the instruction the frame names and
 // its job_id. Check 4 (size, signature, nonce) is the chain's admission.
-Result<devchain::Transaction, std::string> check_result_tx(const Bytes& tx_bytes, const Address& runner,
-                                                           const Bytes32& job_id, bool reveal) {
-  auto tx = devchain::decode_tx(tx_bytes);
-  if (!tx) return Err{std::string("tx_bytes do not decode as a transaction")};
-  auto sender = devchain::recover_sender(*tx);
-  if (!sender || *sender != runner) return Err{std::string("the transaction is not signed by the runner")};
-  const auto* call = std::get_if<devchain::Cip11Call>(&tx->body);
-  if (!call) return Err{std::string("the transaction is not a CIP-11 call")};
-  auto instruction = chain::decode_instruction(call->payload);
-  if (!instruction) return Err{std::string("the CIP-11 payload does not decode")};
+std::optional<std::string> check_result_tx(const chain::TxFormat& format, const Bytes& tx_bytes, const Address& runner,
+                                           const Bytes32& job_id, bool reveal) {
+  auto tx = format.open(tx_bytes);
+  if (!tx) return "tx_bytes do not decode as a transaction of this chain";
+  if (tx->sender != runner) return "the transaction is not signed by the runner";
+  if (!tx->cip11_payload) return "the transaction is not a CIP-11 call";
+  auto instruction = chain::decode_instruction(*tx->cip11_payload);
+  if (!instruction) return "the CIP-11 payload does not decode";
   const Bytes32* id = nullptr;
   if (reveal) {
     if (const auto* r = std::get_if<chain::JobResultSubmit>(&*instruction)) id = &r->job_id;
   } else if (const auto* c = std::get_if<chain::JobResultCommit>(&*instruction)) {
     id = &c->job_id;
   }
-  if (!id) return Err{std::string(reveal ? "a JobResult must carry JobResultSubmit" : "a JobResultCommit must carry JobResultCommit")};
-  if (*id != job_id) return Err{std::string("the instruction names another job_id")};
-  return std::move(*tx);
+  if (!id) return reveal ? "a JobResult must carry JobResultSubmit" : "a JobResultCommit must carry JobResultCommit";
+  if (*id != job_id) return "the instruction names another job_id";
+  return std::nullopt;
 }
 
 }  // namespace
@@ -101,7 +98,7 @@ void Dispatcher::on_block(const CommittedAssignments& block) {
     if (it->second.phase == Phase::kAwaitingAck && block.height >= it->second.pushed_at + ack_timeout_) {
       ++stats_.hard_failures;
       log::warn("hard_failure", log::field("job_id", short_hex(it->first.first)),
-                log::field("runner", devchain::json::hex0x(it->first.second)));
+                log::field("runner", to_hex0x(it->first.second)));
       links_.hard_failure(it->first.second);
       end(it);
     }
@@ -165,14 +162,13 @@ void Dispatcher::on_result(std::map<Key, Push>::iterator it, const Bytes& tx_byt
     ++stats_.bad_frames;
     return;
   }
-  auto tx = check_result_tx(tx_bytes, runner, job_id, reveal);
-  if (!tx) {
+  if (auto refused = check_result_tx(tx_format_, tx_bytes, runner, job_id, reveal)) {
     ++stats_.results_refused;
-    log::warn("result_refused", log::field("job_id", short_hex(job_id)), log::field("why", tx.error()));
+    log::warn("result_refused", log::field("job_id", short_hex(job_id)), log::field("why", *refused));
     return;
   }
   ++(reveal ? stats_.results_forwarded : stats_.commits_forwarded);
-  sink_.forward(std::move(*tx), runner, job_id, reveal);
+  sink_.forward(tx_bytes, runner, job_id, reveal);  // verbatim (§10.3)
 }
 
 void Dispatcher::end(std::map<Key, Push>::iterator it) {

@@ -13,9 +13,8 @@
 #include <chrono>
 #include <map>
 
-#include "cip11/chain/machine.h"
+#include "cip11/chain/port.h"
 #include "cip11/link/validator_links.h"
-#include "devchain/tx.h"
 
 namespace cowboy::cip11 {
 
@@ -38,7 +37,7 @@ class ResultSink {
  public:
   virtual ~ResultSink() = default;
   /// `reveal`: a JobResultSubmit (which may have to wait for its window), else a JobResultCommit.
-  virtual void forward(devchain::Transaction tx, const Address& runner, const Bytes32& job_id, bool reveal) = 0;
+  virtual void forward(Bytes tx, const Address& runner, const Bytes32& job_id, bool reveal) = 0;
 };
 
 /// A fixed-bucket latency histogram, rendered in the Prometheus text format.
@@ -69,8 +68,10 @@ struct DispatcherStats {
 
 class Dispatcher {
  public:
-  explicit Dispatcher(ValidatorLinks& links, ResultSink& sink, std::uint64_t ack_timeout_blocks = kAckTimeoutBlocks)
-      : links_(links), sink_(sink), ack_timeout_(ack_timeout_blocks) {}
+  /// `tx_format`: the chain's, to check result transactions (§10.3).
+  Dispatcher(ValidatorLinks& links, ResultSink& sink, const chain::TxFormat& tx_format,
+             std::uint64_t ack_timeout_blocks = kAckTimeoutBlocks)
+      : links_(links), sink_(sink), tx_format_(tx_format), ack_timeout_(ack_timeout_blocks) {}
 
   void on_block(const CommittedAssignments& block);
   /// A sealed runner frame on one of its job streams (ValidatorLinks::Callbacks::on_job_frame).
@@ -103,6 +104,7 @@ class Dispatcher {
 
   ValidatorLinks& links_;
   ResultSink& sink_;
+  const chain::TxFormat& tx_format_;
   const std::uint64_t ack_timeout_;
   std::map<Key, Push> pushes_;
   std::map<std::pair<Address, std::int64_t>, Key> by_stream_;

@@ -7,48 +7,58 @@ namespace cowboy::cip11 {
 bool RunnerDirectory::refresh() {
   auto runners = chain_.runners();
   if (!runners) return false;
-  std::map<Address, Entry> fresh;
-  for (std::uint32_t i = 0; i < runners->size(); ++i) {
-    const auto& r = (*runners)[i];
-    fresh[r.address] = Entry{r.key, i, r.health};
-  }
+  std::map<Address, std::uint32_t> fresh;
+  for (std::uint32_t i = 0; i < runners->size(); ++i) fresh[(*runners)[i].address] = i;
   std::lock_guard lock(mu_);
-  entries_ = std::move(fresh);
+  index_ = std::move(fresh);
   return true;
 }
 
-std::optional<RunnerDirectory::Entry> RunnerDirectory::find(const Address& runner) const {
-  std::lock_guard lock(mu_);
-  auto it = entries_.find(runner);
-  if (it == entries_.end()) return std::nullopt;
-  return it->second;
+std::optional<std::uint32_t> RunnerDirectory::index_of(const Address& runner) {
+  for (int attempt = 0; attempt < 2; ++attempt) {
+    {
+      std::lock_guard lock(mu_);
+      if (auto it = index_.find(runner); it != index_.end()) return it->second;
+    }
+    if (attempt == 0 && !refresh()) break;
+  }
+  return std::nullopt;
 }
 
-std::optional<RunnerDirectory::Entry> RunnerDirectory::find_or_refresh(const Address& runner) {
-  if (auto e = find(runner)) return e;
-  refresh();
-  return find(runner);
+std::optional<chain::RunnerRecord> RunnerDirectory::current(const Address& runner) {
+  auto record = chain_.runner(runner);
+  if (!record) return std::nullopt;
+  std::lock_guard lock(mu_);
+  if (record->health == HealthStatus::kDeregistered) deregistered_.insert(runner);
+  else deregistered_.erase(runner);  // registered again since
+  return std::move(*record);
 }
 
-std::size_t RunnerDirectory::size() const {
+void RunnerDirectory::on_deregistered(const std::vector<Address>& runners) {
   std::lock_guard lock(mu_);
-  return entries_.size();
+  deregistered_.insert(runners.begin(), runners.end());
+}
+
+bool RunnerDirectory::deregistered(const Address& runner) const {
+  std::lock_guard lock(mu_);
+  return deregistered_.contains(runner);
 }
 
 PresentSet RunnerDirectory::present_set(const std::vector<Address>& runners, std::uint32_t registry_size) const {
   PresentSet set(registry_size);
   std::lock_guard lock(mu_);
   for (const auto& runner : runners)
-    if (auto it = entries_.find(runner); it != entries_.end() && it->second.index < registry_size) set.add(it->second.index);
+    if (auto it = index_.find(runner); it != index_.end() && it->second < registry_size) set.add(it->second);
   return set;
 }
 
 std::optional<GoodbyeReason> RegistryAdmission::admit(const Hello& peer) {
   auto address = runner_address(peer.party_pubkey);
   if (!address) return GoodbyeReason::kAuthFailed;
-  auto entry = directory_.find_or_refresh(*address);
-  if (!entry || entry->health == HealthStatus::kDeregistered) return GoodbyeReason::kAuthFailed;
-  if (!in_subset(entry->key, validators_, me_)) return GoodbyeReason::kNotInSubset;
+  auto record = directory_.current(*address);
+  if (!record || record->health == HealthStatus::kDeregistered) return GoodbyeReason::kAuthFailed;
+  if (!in_subset(record->key, validators_, me_)) return GoodbyeReason::kNotInSubset;
+  if (!directory_.index_of(*address)) return GoodbyeReason::kAuthFailed;  // registered, yet not in the registry read
   return std::nullopt;
 }
 

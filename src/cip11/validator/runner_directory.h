@@ -1,46 +1,54 @@
-// What a validator knows of the Runner Registry (§7.1, §8.5): each runner's
-// key, registry index and health, read from the chain, and the admission
-// gate built on it (§6.2, §5.2): a runner is admitted when it is registered,
-// not deregistered, and this validator is in its Sub(R).
+// What a validator knows of the Runner Registry (§7.1, §8.5) and the
+// admission gate built on it (§6.2, §5.2): a runner is admitted when the
+// chain's latest applied block holds it registered and not deregistered, and
+// this validator is in its Sub(R).
 //
-// Thread-safe: the admission check runs on signature worker threads, the
-// refresh on the service's block path.
+// Admission reads the runner's record through the chain port at each Hello,
+// so a deregistration counts from the block that applies it; each block's
+// deregistrations also arrive with its effects (on_block), which is how a
+// runner's open connections are closed at that block. The directory keeps
+// each runner's registry index (fixed for life) for the presence field, read
+// with the whole registry when an admitted runner is not yet known.
+//
+// Thread-safe: admission runs on signature worker threads, the block path on
+// the service's.
 #pragma once
 
-#include <mutex>
 #include <map>
+#include <mutex>
+#include <set>
 
-#include "cip11/chain/state.h"
+#include "cip11/chain/port.h"
 #include "cip11/handshake.h"
 #include "cip11/presence.h"
-#include "devchain/cip11_api.h"
 
 namespace cowboy::cip11 {
 
 class RunnerDirectory {
  public:
-  struct Entry {
-    crypto::Secp256k1Compressed key{};
-    std::uint32_t index = 0;  // ACTIVE_RUNNERS_KEY position, fixed for life
-    HealthStatus health = HealthStatus::kHealthy;
-  };
-
-  explicit RunnerDirectory(devchain::Cip11Api& chain) : chain_(chain) {}
+  explicit RunnerDirectory(chain::ChainPort& chain) : chain_(chain) {}
 
   /// Reads the whole registry again. False (and the old view kept) if the chain cannot answer.
   bool refresh();
-  std::optional<Entry> find(const Address& runner) const;
-  /// Refreshes once if `runner` is unknown (a registration newer than the last refresh).
-  std::optional<Entry> find_or_refresh(const Address& runner);
-  std::size_t size() const;
+  /// The runner's registry index, refreshing once if it is not known yet (a newer registration).
+  std::optional<std::uint32_t> index_of(const Address& runner);
+  /// The runner's record in the chain's latest applied block; nullopt when it
+  /// is not registered or the chain does not answer.
+  std::optional<chain::RunnerRecord> current(const Address& runner);
+  /// A block's deregistrations: from now on these runners count as deregistered here.
+  void on_deregistered(const std::vector<Address>& runners);
+  /// Whether a block this directory saw deregistered `runner` (and no later
+  /// admission read found it registered again).
+  bool deregistered(const Address& runner) const;
   /// §8.1: the present set over registry(H-1) - only runners whose index is
   /// below `registry_size` (registered as of the parent block).
   PresentSet present_set(const std::vector<Address>& runners, std::uint32_t registry_size) const;
 
  private:
-  devchain::Cip11Api& chain_;
+  chain::ChainPort& chain_;
   mutable std::mutex mu_;
-  std::map<Address, Entry> entries_;
+  std::map<Address, std::uint32_t> index_;
+  std::set<Address> deregistered_;
 };
 
 class RegistryAdmission final : public Admission {
@@ -49,8 +57,8 @@ class RegistryAdmission final : public Admission {
   RegistryAdmission(RunnerDirectory& directory, std::vector<crypto::Ed25519Public> validators,
                     const crypto::Ed25519Public& me)
       : directory_(directory), validators_(std::move(validators)), me_(me) {}
-  /// kAuthFailed for a key that is no registered, live runner; kNotInSubset
-  /// when this validator is not in its Sub(R).
+  /// kAuthFailed for a key that is no registered, live runner in the latest
+  /// applied block; kNotInSubset when this validator is not in its Sub(R).
   std::optional<GoodbyeReason> admit(const Hello& peer) override;
 
  private:

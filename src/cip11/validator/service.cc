@@ -7,13 +7,12 @@
 
 #include "cip11/subset.h"
 #include "common/log.h"
-#include "devchain/json.h"
 
 namespace cowboy::cip11 {
 
 namespace asio = boost::asio;
 
-void ChainForwarder::forward(devchain::Transaction tx, const Address& runner, const Bytes32& job_id, bool reveal) {
+void ChainForwarder::forward(Bytes tx, const Address& runner, const Bytes32& job_id, bool reveal) {
   asio::post(thread_, [this, h = Held{std::move(tx), runner, job_id}, reveal] {
     auto height = chain_.height();
     if (!height) {
@@ -35,7 +34,7 @@ void ChainForwarder::on_block(std::uint64_t height) {
 
 bool ChainForwarder::try_forward(const Held& h, bool reveal, std::uint64_t height) {
   if (reveal) {
-    auto job = cip11_.job(h.job_id);
+    auto job = chain_.job(h.job_id);
     if (!job) return false;  // the chain did not answer: try again next block
     if (chain::terminal(job->state)) return true;  // nothing left to reveal for
     // §10.3: a reveal the next block could not include is held, never sent early.
@@ -46,7 +45,7 @@ bool ChainForwarder::try_forward(const Held& h, bool reveal, std::uint64_t heigh
     ++submitted_;
   } else {
     ++refused_;
-    log::warn("result_not_admitted", log::field("job_id", devchain::json::hex0x(h.job_id)),
+    log::warn("result_not_admitted", log::field("job_id", to_hex0x(h.job_id)),
               log::field("why", submitted.error().message));
   }
   return true;
@@ -62,16 +61,17 @@ auto ValidatorService::on_io(F f, std::chrono::milliseconds timeout) -> std::opt
 }
 
 Result<std::unique_ptr<ValidatorService>, std::string> ValidatorService::open(ValidatorServiceConfig config,
-                                                                              devchain::ChainApi& chain,
-                                                                              devchain::Cip11Api& cip11,
+                                                                              chain::ChainPort& chain,
                                                                               ResultSink* results) {
-  auto genesis = cip11.cip11_genesis();
-  if (!genesis) return Err{"the chain has no CIP-11 genesis: " + genesis.error().message};
+  auto setup = chain.setup();
+  if (!setup) return Err{"the chain has no CIP-11 genesis: " + setup.error().message};
+  if (!setup->params.transport_enabled)  // §14: the QUIC transport runs only from Phase 1
+    return Err{std::string("this chain's genesis has CIP11_TRANSPORT_ENABLED off: there is no QUIC transport to run")};
   const auto me = crypto::ed25519_from_seed(config.key).public_key;
   bool listed = false;
-  for (const auto& v : genesis->validators) listed = listed || v.peer_key == me;
+  for (const auto& v : setup->validators) listed = listed || v.peer_key == me;
   if (!listed) return Err{std::string("this validator key is not in the chain's ValidatorSetSnapshot(0)")};
-  std::unique_ptr<ValidatorService> s(new ValidatorService(std::move(config), chain, cip11, std::move(*genesis)));
+  std::unique_ptr<ValidatorService> s(new ValidatorService(std::move(config), chain, std::move(*setup)));
   if (results) s->results_ = results;
   if (!s->directory_.refresh()) return Err{std::string("the chain's runner registry cannot be read")};
 
@@ -82,14 +82,18 @@ Result<std::unique_ptr<ValidatorService>, std::string> ValidatorService::open(Va
   links.endpoint.stateless_reset_secret =
       crypto::keccak256({as_bytes("cowboy/cip11-stateless-reset/v1"), ByteView(s->config_.key)});
   auto height = chain.height();
-  links.offer = LocalOffer{s->genesis_.params.chain_id, kProtocolVersion, validator_set_hash(devchain::validator_peer_keys(s->genesis_)), 0,
+  links.offer = LocalOffer{s->setup_.params.chain_id, kProtocolVersion, validator_set_hash(s->setup_.validator_keys()), 0,
                            height ? *height : 0};
   links.signature_threads = s->config_.signature_threads;
   ValidatorService* self = s.get();
   ValidatorLinks::Callbacks cb;
-  cb.on_admitted = [](const Address& runner) { log::info("runner_admitted", log::field("runner", devchain::json::hex0x(runner))); };
+  cb.on_admitted = [self](const Address& runner) {
+    log::info("runner_admitted", log::field("runner", to_hex0x(runner)));
+    // Its Hello was judged before a block that deregistered it: that block's Goodbye applies.
+    if (self->directory_.deregistered(runner)) self->links_->goodbye(runner, GoodbyeReason::kAuthFailed, "deregistered");
+  };
   cb.on_lost = [self](const Address& runner, const std::string& why) {
-    log::info("runner_lost", log::field("runner", devchain::json::hex0x(runner)), log::field("why", why));
+    log::info("runner_lost", log::field("runner", to_hex0x(runner)), log::field("why", why));
     self->dispatcher_->on_lost(runner);
   };
   cb.on_job_frame = [self](const Address& runner, std::int64_t stream, const Frame& f) {
@@ -98,7 +102,7 @@ Result<std::unique_ptr<ValidatorService>, std::string> ValidatorService::open(Va
   auto opened = ValidatorLinks::open(s->io_, s->signer_, s->admission_, s->entropy_, std::move(links), std::move(cb));
   if (!opened) return Err{"cannot listen: " + opened.error()};
   s->links_ = std::move(*opened);
-  s->dispatcher_ = std::make_unique<Dispatcher>(*s->links_, *s->results_, s->config_.ack_timeout_blocks);
+  s->dispatcher_ = std::make_unique<Dispatcher>(*s->links_, *s->results_, *s->setup_.tx_format, s->config_.ack_timeout_blocks);
   s->port_ = s->links_->port();
   s->thread_ = std::thread([self] {
     auto guard = asio::make_work_guard(self->io_);
@@ -107,16 +111,14 @@ Result<std::unique_ptr<ValidatorService>, std::string> ValidatorService::open(Va
   return s;
 }
 
-ValidatorService::ValidatorService(ValidatorServiceConfig config, devchain::ChainApi& chain,
-                                   devchain::Cip11Api& cip11, devchain::Cip11Genesis genesis)
+ValidatorService::ValidatorService(ValidatorServiceConfig config, chain::ChainPort& chain, chain::ChainSetup setup)
     : config_(std::move(config)),
       chain_(chain),
-      cip11_(cip11),
-      genesis_(std::move(genesis)),
+      setup_(std::move(setup)),
       signer_(Signer::validator(config_.key)),
-      directory_(cip11),
-      admission_(directory_, devchain::validator_peer_keys(genesis_), crypto::ed25519_from_seed(config_.key).public_key),
-      forwarder_(chain, cip11) {}
+      directory_(chain),
+      admission_(directory_, setup_.validator_keys(), crypto::ed25519_from_seed(config_.key).public_key),
+      forwarder_(chain) {}
 
 ValidatorService::~ValidatorService() {
   if (thread_.joinable()) {
@@ -133,25 +135,33 @@ ValidatorService::~ValidatorService() {
   links_.reset();
 }
 
-void ValidatorService::on_block(const devchain::CommittedBlock& block) {
+void ValidatorService::on_block(const AppliedBlock& block) {
   // Off the io thread: what the pushes carry is read here, so the io thread never waits on the chain.
   CommittedAssignments work{block.height, std::chrono::steady_clock::now(), {}, block.effects.ended};
   const std::uint64_t durable_us = unix_micros();
   for (const auto& notice : block.effects.assigned) {
-    log::info("assignment", log::field("job_id", devchain::json::hex0x(notice.job_id)),
-              log::field("runner", devchain::json::hex0x(notice.runner)), log::field("height", block.height),
-              log::field("durable_at_us", durable_us));
-    auto job = cip11_.job(notice.job_id);
+    log::info("assignment", log::field("job_id", to_hex0x(notice.job_id)), log::field("runner", to_hex0x(notice.runner)),
+              log::field("height", block.height), log::field("durable_at_us", durable_us));
+    auto job = chain_.job(notice.job_id);
     if (job) work.assigned.push_back({notice, std::move(*job)});
   }
+  for (const auto& d : block.effects.shadow) {  // §14 Phase 1 telemetry: what CIP-11 selection would have drawn
+    ++shadow_draws_;
+    shadow_present_members_ += d.shadow_present;
+    if (d.shadow == d.live) ++shadow_agreements_;
+  }
+  // §6.2: a deregistered runner is no longer admitted, from the block that deregistered it on.
+  directory_.on_deregistered(block.effects.deregistered);
   last_height_ = block.height;
-  asio::post(io_, [this, work = std::move(work)] {
+  asio::post(io_, [this, work = std::move(work), deregistered = block.effects.deregistered] {
     links_->on_block(work.height);
+    for (const auto& runner : deregistered) {
+      log::info("runner_deregistered", log::field("runner", to_hex0x(runner)), log::field("height", work.height));
+      links_->goodbye(runner, GoodbyeReason::kAuthFailed, "deregistered at block " + std::to_string(work.height));
+    }
     dispatcher_->on_block(work);
   });
   forwarder_.on_block(block.height);
-  // After the pushes are on their way: a registry read must not delay them.
-  if (config_.registry_refresh_blocks && block.height % config_.registry_refresh_blocks == 0) directory_.refresh();
 }
 
 std::optional<Bytes> ValidatorService::presence_field(std::uint64_t, std::uint32_t registry_size) {
@@ -201,6 +211,12 @@ std::string ValidatorService::metrics() {
         counter("cip11d_results_held_total", "Reveals held until their window opened.", forwarder_.held());
         counter("cip11d_results_submitted_total", "Result transactions the chain admitted.", forwarder_.submitted());
         counter("cip11d_job_progress_total", "JobProgress frames received.", d.progress);
+        counter("cip11d_shadow_draws_total",
+                "Selections whose CIP-11 draw was computed beside the live one (CIP11_PRESENCE_SHADOW_ENABLED).",
+                shadow_draws_.load());
+        counter("cip11d_shadow_agreements_total", "Shadow draws that chose the live committee.", shadow_agreements_.load());
+        counter("cip11d_shadow_present_members_total", "Members of shadow committees marked present in PresenceInput.",
+                shadow_present_members_.load());
         counter("cip11d_bad_frames_total", "Job-stream frames that named another assignment or came out of turn.", d.bad_frames);
         out << dispatcher_->ack_latency().render("cip11d_push_latency_seconds",
                                                  "Block durable to the runner's JobAck back at the validator.");
@@ -215,9 +231,8 @@ std::optional<JobProgress> ValidatorService::progress(const Bytes32& job_id) {
   return p ? *p : std::nullopt;
 }
 
-BlockFollower::BlockFollower(devchain::ChainApi& chain, devchain::Cip11Api& cip11, ValidatorService& service,
-                             std::chrono::milliseconds interval)
-    : chain_(chain), cip11_(cip11), service_(service), interval_(interval), thread_([this] { run(); }) {}
+BlockFollower::BlockFollower(chain::ChainPort& chain, ValidatorService& service, std::chrono::milliseconds interval)
+    : chain_(chain), service_(service), interval_(interval), thread_([this] { run(); }) {}
 
 BlockFollower::~BlockFollower() {
   stop_ = true;
@@ -230,9 +245,9 @@ void BlockFollower::run() {
     if (auto h = chain_.height(); h) {
       if (!seen) seen = *h;  // from now on: a validator pushes what is final after it started
       for (std::uint64_t next = *seen + 1; next <= *h && !stop_; ++next) {
-        auto effects = cip11_.block_assignments(next);
+        auto effects = chain_.block_effects(next);
         if (!effects) break;
-        service_.on_block(devchain::CommittedBlock{next, std::nullopt, std::move(*effects)});
+        service_.on_block(AppliedBlock{next, std::move(*effects)});
         seen = next;
       }
     }

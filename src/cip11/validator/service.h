@@ -1,10 +1,12 @@
 // The validator's CIP-11 service, what `cip11d` runs: the runner-facing QUIC
 // listener (ValidatorLinks) with registry admission, the push dispatcher,
-// and the path of result transactions into the chain's admission.
+// and the path of result transactions into the chain's admission. It sees
+// the chain only through chain::ChainPort (cip11/chain/port.h).
 //
 //   block durable ──on_block()──> read the block's job records ──post──> io thread:
-//       links.on_block (presence timeouts) -> dispatcher.on_block (push, cancel,
-//       hard failures) -> forwarder.on_block (held reveals)
+//       links.on_block (presence timeouts) -> Goodbye to the runners the block
+//       deregistered -> dispatcher.on_block (push, cancel, hard failures)
+//       -> forwarder.on_block (held reveals)
 //   runner frame ──io thread──> dispatcher ──checked tx──> forwarder thread -> chain.submit
 //   block producer ──presence_field()──> io thread: local presence as PresenceInputV1 (§8.1)
 //
@@ -18,8 +20,6 @@
 
 #include "cip11/validator/dispatcher.h"
 #include "cip11/validator/runner_directory.h"
-#include "devchain/api.h"
-#include "devchain/node.h"
 
 namespace cowboy::cip11 {
 
@@ -27,17 +27,23 @@ struct ValidatorServiceConfig {
   crypto::Ed25519Seed key{};      // this validator's peer key seed (§5.4)
   quic::EndpointConfig endpoint;  // host, port, certificate and key; the reset secret is derived from `key`
   std::uint64_t ack_timeout_blocks = kAckTimeoutBlocks;
-  std::uint64_t registry_refresh_blocks = 10;  // the registry is read again this often (and on an unknown Hello)
   unsigned signature_threads = 1;
+};
+
+/// A committed block as the service learns of it: from the producer's
+/// observer, or from a BlockFollower.
+struct AppliedBlock {
+  std::uint64_t height = 0;
+  chain::Effects effects;  // assignments made and ended, runners deregistered
 };
 
 /// Result transactions into the chain, on a thread of their own: commitments
 /// at once, reveals once the chain would take them (§10.3: never early).
 class ChainForwarder final : public ResultSink {
  public:
-  ChainForwarder(devchain::ChainApi& chain, devchain::Cip11Api& cip11) : chain_(chain), cip11_(cip11) {}
+  explicit ChainForwarder(chain::ChainPort& chain) : chain_(chain) {}
   ~ChainForwarder() override { thread_.join(); }
-  void forward(devchain::Transaction tx, const Address& runner, const Bytes32& job_id, bool reveal) override;
+  void forward(Bytes tx, const Address& runner, const Bytes32& job_id, bool reveal) override;
   /// A block was committed: held reveals whose window opened go now.
   void on_block(std::uint64_t height);
   std::uint64_t submitted() const { return submitted_; }
@@ -46,15 +52,14 @@ class ChainForwarder final : public ResultSink {
 
  private:
   struct Held {
-    devchain::Transaction tx;
+    Bytes tx;
     Address runner;
     Bytes32 job_id;
   };
   /// On the thread: submits now, holds for later, or drops a reveal whose job ended. True when done with it.
   bool try_forward(const Held& h, bool reveal, std::uint64_t height);
 
-  devchain::ChainApi& chain_;
-  devchain::Cip11Api& cip11_;
+  chain::ChainPort& chain_;
   boost::asio::thread_pool thread_{1};
   std::vector<Held> held_;  // touched on the thread only
   std::atomic<std::uint64_t> submitted_{0}, held_count_{0}, refused_{0};
@@ -67,35 +72,32 @@ class ValidatorService {
   /// `results`: where checked result transactions go; by default the
   /// chain's admission through a ChainForwarder.
   static Result<std::unique_ptr<ValidatorService>, std::string> open(ValidatorServiceConfig config,
-                                                                     devchain::ChainApi& chain,
-                                                                     devchain::Cip11Api& cip11,
+                                                                     chain::ChainPort& chain,
                                                                      ResultSink* results = nullptr);
   /// Says Goodbye{Shutdown} to every runner, then stops.
   ~ValidatorService();
 
-  /// A block is durable (the Node's observer, or a BlockFollower).
-  void on_block(const devchain::CommittedBlock& block);
-  /// The producer's PresenceInputV1 field for `height` (devchain::Node::PresenceProvider).
+  /// A block is durable (the producer's observer, or a BlockFollower).
+  void on_block(const AppliedBlock& block);
+  /// The producer's PresenceInputV1 field for `height`, given |registry(H-1)|.
   std::optional<Bytes> presence_field(std::uint64_t height, std::uint32_t registry_size);
   /// The Prometheus text of /metrics.
   std::string metrics();
   /// The latest JobProgress of a job this validator pushed and has not ended.
   std::optional<JobProgress> progress(const Bytes32& job_id);
   std::uint16_t port() const { return port_; }
-  const devchain::Cip11Genesis& genesis() const { return genesis_; }
+  const chain::ChainSetup& setup() const { return setup_; }
   const Signer& signer() const { return signer_; }
 
  private:
-  ValidatorService(ValidatorServiceConfig config, devchain::ChainApi& chain, devchain::Cip11Api& cip11,
-                   devchain::Cip11Genesis genesis);
+  ValidatorService(ValidatorServiceConfig config, chain::ChainPort& chain, chain::ChainSetup setup);
   /// Runs `f` on the io thread and waits for its answer (nullopt after `timeout`).
   template <typename F>
   auto on_io(F f, std::chrono::milliseconds timeout) -> std::optional<decltype(f())>;
 
   const ValidatorServiceConfig config_;
-  devchain::ChainApi& chain_;
-  devchain::Cip11Api& cip11_;
-  const devchain::Cip11Genesis genesis_;
+  chain::ChainPort& chain_;
+  const chain::ChainSetup setup_;
   const Signer signer_;
   SystemEntropy entropy_;
   RunnerDirectory directory_;
@@ -108,20 +110,20 @@ class ValidatorService {
   std::uint16_t port_ = 0;
   std::thread thread_;
   std::atomic<std::uint64_t> last_height_{0};
+  std::atomic<std::uint64_t> shadow_draws_{0}, shadow_agreements_{0}, shadow_present_members_{0};
 };
 
 /// For a validator that does not produce the blocks: watches the chain's
 /// height and hands each new block's assignments to the service.
 class BlockFollower {
  public:
-  BlockFollower(devchain::ChainApi& chain, devchain::Cip11Api& cip11, ValidatorService& service,
+  BlockFollower(chain::ChainPort& chain, ValidatorService& service,
                 std::chrono::milliseconds interval = std::chrono::milliseconds(20));
   ~BlockFollower();
 
  private:
   void run();
-  devchain::ChainApi& chain_;
-  devchain::Cip11Api& cip11_;
+  chain::ChainPort& chain_;
   ValidatorService& service_;
   const std::chrono::milliseconds interval_;
   std::atomic<bool> stop_{false};

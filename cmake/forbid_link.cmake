@@ -1,0 +1,37 @@
+# cowboy_forbid_link(<target> <regex>): configuration fails if <target>
+# links, directly or through any library it links, a target whose name
+# matches <regex>. Call it after every target is defined. It keeps a layer
+# from reaching the one above it, e.g. the CIP-11 services from the devchain
+# (docs/architecture.md, "Dependency direction").
+function(_cowboy_link_closure target out)
+  set(seen ${${out}})
+  get_target_property(type ${target} TYPE)
+  set(props INTERFACE_LINK_LIBRARIES)
+  if(NOT type STREQUAL "INTERFACE_LIBRARY")
+    list(APPEND props LINK_LIBRARIES)
+  endif()
+  foreach(prop ${props})
+    get_target_property(libs ${target} ${prop})
+    if(NOT libs)
+      continue()
+    endif()
+    foreach(lib ${libs})
+      string(REGEX REPLACE "^\\$<LINK_ONLY:(.*)>$" "\\1" lib "${lib}")
+      if(TARGET ${lib} AND NOT lib IN_LIST seen)
+        list(APPEND seen ${lib})
+        _cowboy_link_closure(${lib} seen)
+      endif()
+    endforeach()
+  endforeach()
+  set(${out} ${seen} PARENT_SCOPE)
+endfunction()
+
+function(cowboy_forbid_link target regex)
+  set(closure "")
+  _cowboy_link_closure(${target} closure)
+  foreach(lib ${closure})
+    if(lib MATCHES "${regex}")
+      message(FATAL_ERROR "${target} links ${lib}: it must not link anything matching '${regex}'")
+    endif()
+  endforeach()
+endfunction()

@@ -1,0 +1,235 @@
+// The refusals of cip11d and cip11-runner, each driven by a misbehaving party
+// in this process against the real other end: admission (§5.2, §6.2), a
+// JobAck for another assignment (§10.2), result transactions that fail the
+// §10.3 checks, and a JobCancel for another assignment (§10.5).
+#include <fstream>
+
+#include "cip11/validator/runner_directory.h"
+#include "devchain/wallet.h"
+#include "net/host_port.h"
+#include "service_world.h"
+
+namespace cowboy::cip11 {
+namespace {
+
+using testing::DevWorld;
+using testing::eventually;
+using testing::hex;
+using testing::InProcessRunner;
+using testing::InProcessValidator;
+using testing::LocalChain;
+
+crypto::Secp256k1Secret secret(std::uint8_t n) {
+  crypto::Secp256k1Secret s{};
+  s[0] = 0x3c;
+  s[31] = n;
+  return s;
+}
+
+Hello hello_from(const crypto::Secp256k1Secret& runner) {
+  Hello h;
+  h.party_pubkey = PubKey::runner(*crypto::secp256k1_public_key(runner));
+  return h;
+}
+
+// §5.2 / §6.2 on a real chain: a key the registry does not hold, a runner
+// deregistered since, and a registered runner at a validator outside its
+// Sub(R) (|V| = 4, so k = 3) are refused, each with its reason.
+TEST(Cip11Refusals, RegistryAdmissionRefusesUnknownDeregisteredAndOutOfSubsetRunners) {
+  cowboy::testing::TempDir dir;
+  const auto a = secret(1), b = secret(2), unknown = secret(3);
+  devchain::Cip11Genesis g;
+  g.params.chain_id = 5;
+  g.params.multi_validator = true;  // as the stored genesis reads back (four validators): Node::open compares the two
+  std::vector<crypto::Ed25519Public> peers;
+  for (std::uint8_t i = 0; i < 4; ++i) {
+    crypto::Ed25519Seed seed;
+    seed.fill(static_cast<std::uint8_t>(0x40 + i));
+    peers.push_back(crypto::ed25519_from_seed(seed).public_key);
+    g.validators.push_back({peers.back(), "127.0.0.1:" + std::to_string(7000 + i)});
+  }
+  for (const auto& k : {a, b}) g.runners.push_back({*crypto::secp256k1_public_key(k), 1000, 1u << 3, {}, 4, 0});
+  const Address funded = *crypto::secp256k1_address(b);
+  devchain::NodeConfig config;
+  config.data_dir = dir.path() / "chain";
+  auto node = devchain::Node::open(config, devchain::GenesisSpec{"admission", funded, {{funded, 1'000'000}}, {}, g});
+  ASSERT_TRUE(node) << node.error();
+  devchain::Cip11Port port(**node, **node);
+  RunnerDirectory directory(port);
+  ASSERT_TRUE(directory.refresh());
+  ASSERT_EQ(subset_size(peers.size()), 3u);
+
+  const auto a_key = *crypto::secp256k1_public_key(a);
+  int admitted = 0, not_in_subset = 0;
+  for (const auto& v : peers) {
+    RegistryAdmission admission(directory, peers, v);
+    const auto verdict = admission.admit(hello_from(a));
+    EXPECT_EQ(verdict.has_value(), !in_subset(a_key, peers, v));
+    admitted += !verdict;
+    not_in_subset += verdict == GoodbyeReason::kNotInSubset;
+    EXPECT_EQ(admission.admit(hello_from(unknown)), GoodbyeReason::kAuthFailed);
+    Hello validator_key = hello_from(a);
+    validator_key.party_pubkey = PubKey::validator(v);  // no runner address derives from it
+    EXPECT_EQ(admission.admit(validator_key), GoodbyeReason::kAuthFailed);
+  }
+  EXPECT_EQ(admitted, 3);
+  EXPECT_EQ(not_in_subset, 1);
+
+  // b leaves the registry; once the directory has read that, b is refused everywhere.
+  devchain::Wallet wallet(**node, b);
+  ASSERT_TRUE(wallet.send(devchain::Cip11Call{chain::encode_instruction(chain::DeregisterRunner{})}));
+  ASSERT_TRUE((*node)->produce_block());
+  ASSERT_EQ((*node)->runner(*crypto::secp256k1_address(b))->health, HealthStatus::kDeregistered);
+  ASSERT_TRUE(directory.refresh());
+  for (const auto& v : peers) EXPECT_EQ(RegistryAdmission(directory, peers, v).admit(hello_from(b)), GoodbyeReason::kAuthFailed);
+}
+
+// Over QUIC: cip11d tells an unregistered key Goodbye{AuthFailed} and never admits it.
+TEST(Cip11Refusals, AnUnregisteredRunnerIsToldAuthFailedAndNeverAdmitted) {
+  cowboy::testing::TempDir dir;
+  const auto log = dir.path() / "cip11d.log";
+  cowboy::testing::Cip11dProcess validator(dir.path() / "data", {"--dev-runners", "1"}, 0, 0, log.string());
+  ASSERT_TRUE(validator.up());
+  auto chain = validator.chain();
+  auto genesis = chain.cip11_genesis();
+  ASSERT_TRUE(genesis);
+  InProcessRunner stranger(*Signer::runner(secret(9)), *genesis, validator.quic_port(), [&] { return *chain.height(); });
+  ASSERT_TRUE(eventually([&] {
+    std::ifstream in(log);
+    std::string text((std::istreambuf_iterator<char>(in)), {});
+    return text.find("goodbye_sent reason=AuthFailed") != std::string::npos;
+  }));
+  EXPECT_FALSE(stranger.admitted());
+  EXPECT_EQ(validator.metric("cip11d_connected_runners"), 0);
+}
+
+// §6.2 on the runner's side: a validator whose key is not in
+// ValidatorSetSnapshot(0) - an impostor on validator 1's endpoint, offering
+// the right validator_set_hash - is never admitted, while the real validator 0 is.
+TEST(Cip11Refusals, ARunnerRefusesAValidatorOutsideTheSnapshot) {
+  DevWorld w({"--dev-runners", "1", "--dev-validators", "2"});
+  auto genesis = w.chain().cip11_genesis();
+  ASSERT_TRUE(genesis);
+  crypto::Ed25519Seed impostor_seed;
+  impostor_seed.fill(0x66);
+  InProcessValidator impostor(impostor_seed, *genesis, net::parse_host_port(genesis->validators[1].endpoint)->second,
+                              w.dir.path() / "tls");
+  auto& r = w.runner(0);
+  ASSERT_TRUE(r.wait_for({"event=connected"}));  // validator 0, the real one
+  ASSERT_TRUE(w.present(1));
+  // The runner has tried the impostor meanwhile (both links start together, and retry within 200 ms).
+  EXPECT_FALSE(r.saw({"event=connected", genesis->validators[1].endpoint}, std::chrono::milliseconds(1500)));
+  EXPECT_EQ(impostor.admitted.load(), 0);
+  EXPECT_EQ(r.count("event=connected"), 1u);
+}
+
+// §10.2: "a validator MUST reject a JobAck whose assignment_hash does not
+// match a JobAssignment it sent for job_id on that connection".
+TEST(Cip11Refusals, AJobAckForAnotherAssignmentIsABadFrameNotAnAck) {
+  DevWorld w;
+  auto genesis = w.chain().cip11_genesis();
+  auto key = devchain::load_key(w.data() / "keys" / "runner-0.key");
+  ASSERT_TRUE(genesis && key);
+  InProcessRunner runner(*Signer::runner(*key), *genesis, w.validator->quic_port(), [&] { return w.height(); });
+  ASSERT_TRUE(w.present(1));
+  auto id = w.submit(R"({"echo":"ack"})");
+  ASSERT_TRUE(id);
+  auto push = runner.frames.received<JobAssignment>();
+  ASSERT_TRUE(push);
+  const auto& [stream, a] = *push;
+  Bytes32 other_hash = a.assignment_hash;
+  other_hash[0] ^= 1;
+  Bytes32 other_job = a.job_id;
+  other_job[0] ^= 1;
+  ASSERT_TRUE(runner.send(stream, JobAck{a.job_id, other_hash, AckStatus::accepted(), std::nullopt, {}}));
+  ASSERT_TRUE(runner.send(stream, JobAck{other_job, a.assignment_hash, AckStatus::accepted(), std::nullopt, {}}));
+  ASSERT_TRUE(eventually([&] { return w.validator->metric("cip11d_bad_frames_total") == 2; }));
+  EXPECT_EQ(w.validator->metric("cip11d_acks_total"), 0);
+  // The ack that names it is still taken: the stream was not ended by the bad ones.
+  ASSERT_TRUE(runner.send(stream, JobAck{a.job_id, a.assignment_hash, AckStatus::accepted(), std::nullopt, {}}));
+  ASSERT_TRUE(eventually([&] {
+    return w.validator->metrics_text().find("cip11d_acks_total{status=\"accepted\"} 1") != std::string::npos;
+  }));
+  EXPECT_EQ(w.validator->metric("cip11d_bad_frames_total"), 2);
+}
+
+// §10.3 checks 1-3 on a result frame's tx_bytes: the runner's signature, the
+// instruction the frame names, the frame's job_id; and bytes that are no
+// transaction. None is forwarded; the good one after them settles the job.
+TEST(Cip11Refusals, ResultTransactionsThatFailTheSection103ChecksAreNotForwarded) {
+  DevWorld w;
+  auto chain = w.chain();
+  auto genesis = chain.cip11_genesis();
+  auto key = devchain::load_key(w.data() / "keys" / "runner-0.key");
+  auto other = devchain::load_key(w.data() / "keys" / "submitter.key");
+  ASSERT_TRUE(genesis && key && other);
+  InProcessRunner runner(*Signer::runner(*key), *genesis, w.validator->quic_port(), [&] { return w.height(); });
+  ASSERT_TRUE(w.present(1));
+  auto id = w.submit(R"({"echo":"checked"})");
+  ASSERT_TRUE(id);
+  auto push = runner.frames.received<JobAssignment>();
+  ASSERT_TRUE(push);
+  const auto& [stream, a] = *push;
+  ASSERT_TRUE(runner.send(stream, JobAck{a.job_id, a.assignment_hash, AckStatus::accepted(), std::nullopt, {}}));
+  ASSERT_TRUE(eventually([&] { return w.validator->metric("cip11d_acks_total") == 1; }));
+
+  const Bytes32 chain_id = *chain.chain_instance_id();
+  const Address me = *crypto::secp256k1_address(*key);
+  const std::uint64_t nonce = chain.account_info(me)->next_nonce;
+  auto tx = [&](const crypto::Secp256k1Secret& signer, const chain::Instruction& i) {
+    devchain::Transaction t{chain_id, nonce, devchain::Cip11Call{chain::encode_instruction(i)}, {}};
+    EXPECT_TRUE(devchain::sign_tx(t, signer));
+    return devchain::encode_tx(t);
+  };
+  const Bytes result{'o', 'k'};
+  Bytes32 another_job = *id;
+  another_job[31] ^= 1;
+  const chain::JobResultSubmit reveal{*id, result, Bytes32{}};
+  ASSERT_TRUE(runner.send(stream, JobResult{*id, tx(*other, reveal)}));                            // 1: another signer
+  ASSERT_TRUE(runner.send(stream, JobResult{*id, tx(*key, chain::JobResultCommit{*id, Bytes32{}})}));  // 2: a commit in a JobResult
+  ASSERT_TRUE(runner.send(stream, JobResultCommit{*id, tx(*key, reveal)}));                         // 2: a reveal in a JobResultCommit
+  ASSERT_TRUE(runner.send(stream, JobResult{*id, tx(*key, chain::JobResultSubmit{another_job, result, Bytes32{}})}));  // 3
+  ASSERT_TRUE(runner.send(stream, JobResult{*id, Bytes{0xde, 0xad}}));                            // no transaction at all
+  ASSERT_TRUE(eventually([&] { return w.validator->metric("cip11d_results_refused_total") == 5; }));
+  EXPECT_EQ(w.validator->metric("cip11d_results_forwarded_total"), 0);
+  EXPECT_EQ(w.job(*id)->state, chain::JobState::kAssigned);
+
+  ASSERT_TRUE(runner.send(stream, JobResult{*id, tx(*key, reveal)}));
+  ASSERT_TRUE(eventually([&] { return w.job(*id)->state == chain::JobState::kCompleted; }));
+  EXPECT_EQ(w.validator->metric("cip11d_results_forwarded_total"), 1);
+  EXPECT_EQ(w.job(*id)->result, result);
+}
+
+// §10.5: "the runner MUST reject a JobCancel whose assignment_hash does not
+// match an in-flight assignment for job_id on that connection". The
+// validator is this test; the runner is cip11-runner.
+TEST(Cip11Refusals, ARunnerIgnoresAJobCancelForAnotherAssignment) {
+  testing::LocalChainOptions options;
+  options.service = false;
+  LocalChain local(options);
+  InProcessValidator validator(local.validator_seed, local.genesis, local.quic_port, local.dir.path() / "tls");
+  auto runner = local.runner(0);
+  ASSERT_TRUE(runner->wait_for({"event=connected"}));
+  ASSERT_TRUE(eventually([&] { return validator.admitted.load() == 1; }));
+  auto id = local.submit(R"({"sleep_ms":3000})");
+  ASSERT_TRUE(id);
+  auto job = local.node->job(*id);
+  ASSERT_TRUE(job);
+  const Address me = job->committee.at(0).runner;
+  auto pushed = validator.push(me, testing::assignment_of(*job));
+  ASSERT_TRUE(pushed);
+  auto ack = validator.frames.received<JobAck>();
+  ASSERT_TRUE(ack);
+  ASSERT_EQ(ack->second.status, AckStatus::accepted());
+  ASSERT_TRUE(runner->wait_for({"event=accepted", hex(*id)}));
+  Bytes32 other = pushed->assignment_hash;
+  other[0] ^= 1;
+  ASSERT_TRUE(validator.send(me, pushed->stream, JobCancel{*id, other, CancelReason::kExpired, {}}));
+  EXPECT_FALSE(runner->saw({"event=cancelled"}, std::chrono::milliseconds(1000)));  // still running
+  ASSERT_TRUE(validator.send(me, pushed->stream, JobCancel{*id, pushed->assignment_hash, CancelReason::kExpired, {}}));
+  ASSERT_TRUE(runner->wait_for({"event=cancelled", hex(*id)}));
+  EXPECT_FALSE(runner->saw({"event=result_sent", hex(*id)}, std::chrono::milliseconds(2500)));
+}
+
+}  // namespace
+}  // namespace cowboy::cip11
