@@ -18,6 +18,7 @@
 #include "common/keyfile.h"
 #include "net/http_connection.h"
 #include "process_fixture.h"
+#include "transit/maintain/maintainer.h"
 
 namespace cowboy::transit {
 namespace {
@@ -282,7 +283,7 @@ TEST_F(ProcessTest, APingPongOfAThousandMessagesRunsUnattendedAcrossASigkillOfEa
   };
   for (Id m : {kMaintainer, kSecondMaintainer})
     must(CreatePrincipal{m, key_of(seed_of(static_cast<std::uint8_t>(m))), RealmScope{},
-                         Permissions{kInspect | kCourier | kPidAdmin | kRealmControl}, std::nullopt, std::nullopt});
+                         Permissions{maintain::kRequiredPermissions}, std::nullopt, std::nullopt});
   for (Id worker : {kWorkerA, kWorkerB})  // everything but courier: the workers cannot deliver
     must(CreatePrincipal{worker, key_of(seed_of(static_cast<std::uint8_t>(worker))), RealmScope{},
                          Permissions{kAllPermissions & ~std::uint64_t{kCourier}}, std::nullopt, std::nullopt});

@@ -1,6 +1,5 @@
 // The terminal pass: every ended process the node lists gets its retirement
-// recorded (docs/transit.md, decisions 52, 54); and the hook for the effects
-// of terminal callers.
+// recorded (docs/transit.md, decisions 52, 54).
 #include "transit/maintain/maintainer.h"
 
 namespace cowboy::transit::maintain {
@@ -37,12 +36,5 @@ Maintainer::Round Maintainer::terminal_pass() {
   metrics_.ended_seen = seen;
   return worked ? Round::kWorked : Round::kIdle;
 }
-
-// HOOK (issue 41, effects to closure): the unattempted effect intents of
-// terminal callers are to be cancelled here with `cancel_effect`, found
-// through a bounded listing the same way as the passes above, each one a
-// signed command whose refusal as already attempted or closed is a lost race.
-// Nothing to do until that command exists.
-Maintainer::Round Maintainer::effects_pass() { return Round::kIdle; }
 
 }  // namespace cowboy::transit::maintain
