@@ -262,6 +262,28 @@ TEST_F(ProcessTest, AReplacementWorkerFinishesTheMailboxOfASigkilledOne) {
   EXPECT_EQ(batch.revision, kInputs + 1);  // one revision per turn: no turn published twice
 }
 
+/// `op` accepted by `c`: its receipt (an empty one, after a failure).
+Receipt accepted(Client& c, Command op) {
+  auto r = c.submit(std::move(op));
+  EXPECT_TRUE(r.ok()) << r.error().message;
+  return r.ok() ? *r : Receipt{};
+}
+/// A realm-wide principal `id` with the key of seed_of(id), holding `bits`.
+void realm_principal(Client& root, Id id, std::uint64_t bits) {
+  accepted(root, CreatePrincipal{id, key_of(seed_of(static_cast<std::uint8_t>(id))), RealmScope{}, Permissions{bits},
+                                 std::nullopt, std::nullopt});
+}
+/// Process `pid` requiring "doc", associated with a new resource "doc<pid>", initialized (idle, generation 1).
+void doc_process(Client& root, Id pid) {
+  std::string name = "doc";
+  const Id doc = std::get<ResourceCreated>(accepted(root, CreateResource{{name.append(std::to_string(pid))}, std::nullopt}).outcome).resource;
+  accepted(root, CreateProcess{pid, {{{"doc"}}}});
+  accepted(root, Associate{pid, {"doc"}, doc});
+  accepted(root, Initialize{pid, 0});
+}
+/// What a ping-pong actor holds: everything but courier, so it cannot deliver.
+constexpr std::uint64_t kActor = kAllPermissions & ~std::uint64_t{kCourier};
+
 // Two actors exchange 1,000 messages with nothing but transitd and
 // transitd --maintain moving them (decisions 50, 53, 56): each worker process
 // publishes a turn consuming its head input k and proposing k + 1 to the
@@ -277,24 +299,10 @@ TEST_F(ProcessTest, APingPongOfAThousandMessagesRunsUnattendedAcrossASigkillOfEa
   auto node = start_node(port);
   ASSERT_NE(port, 0);
   Client root(kill_options(port, 1, 0));
-  auto must = [&](Command op) {
-    auto r = root.submit(std::move(op));
-    EXPECT_TRUE(r.ok()) << r.error().message;
-    return r.ok() ? *r : Receipt{};
-  };
-  for (Id m : {kMaintainer, kSecondMaintainer})
-    must(CreatePrincipal{m, key_of(seed_of(static_cast<std::uint8_t>(m))), RealmScope{},
-                         Permissions{maintain::kRequiredPermissions}, std::nullopt, std::nullopt});
-  for (Id worker : {kWorkerA, kWorkerB})  // everything but courier: the workers cannot deliver
-    must(CreatePrincipal{worker, key_of(seed_of(static_cast<std::uint8_t>(worker))), RealmScope{},
-                         Permissions{kAllPermissions & ~std::uint64_t{kCourier}}, std::nullopt, std::nullopt});
-  for (Id pid : {kA, kB}) {
-    const Id doc = std::get<ResourceCreated>(must(CreateResource{{"doc" + std::to_string(pid)}, std::nullopt}).outcome).resource;
-    must(CreateProcess{pid, {{{"doc"}}}});
-    must(Associate{pid, {"doc"}, doc});
-    must(Initialize{pid, 0});
-  }
-  must(Send{kA, InputValue{{'0'}}});  // A starts with 0: A consumes the even numbers, B the odd
+  for (Id m : {kMaintainer, kSecondMaintainer}) realm_principal(root, m, maintain::kRequiredPermissions);
+  for (Id worker : {kWorkerA, kWorkerB}) realm_principal(root, worker, kActor);
+  for (Id pid : {kA, kB}) doc_process(root, pid);
+  accepted(root, Send{kA, InputValue{{'0'}}});  // A starts with 0: A consumes the even numbers, B the odd
 
   const std::string endpoint = "127.0.0.1:" + std::to_string(port);
   std::map<Id, std::uint16_t> admin_port;  // each maintainer's /metrics
@@ -428,26 +436,12 @@ TEST_F(ProcessTest, TwoActorsCallingAnExternalApiRunUnattendedAcrossAnExecutorsS
   auto node = start_node(port);
   ASSERT_NE(port, 0);
   Client root(kill_options(port, 1, 0));
-  auto must = [&](Command op) {
-    auto r = root.submit(std::move(op));
-    EXPECT_TRUE(r.ok()) << r.error().message;
-    return r.ok() ? *r : Receipt{};
-  };
-  auto create = [&](Id id, std::uint64_t bits) {
-    must(CreatePrincipal{id, key_of(seed_of(static_cast<std::uint8_t>(id))), RealmScope{}, Permissions{bits},
-                         std::nullopt, std::nullopt});
-  };
-  create(kMaintainer, maintain::kRequiredPermissions);
-  create(kWorkerA, kAllPermissions & ~std::uint64_t{kCourier});
-  create(kWorkerB, kAllPermissions & ~std::uint64_t{kCourier});
-  create(kExecutor, kInspect | kEffect);
-  for (Id pid : {kA, kB}) {
-    const Id doc = std::get<ResourceCreated>(must(CreateResource{{"doc" + std::to_string(pid)}, std::nullopt}).outcome).resource;
-    must(CreateProcess{pid, {{{"doc"}}}});
-    must(Associate{pid, {"doc"}, doc});
-    must(Initialize{pid, 0});
-  }
-  must(Send{kA, InputValue{{'0'}}});
+  realm_principal(root, kMaintainer, maintain::kRequiredPermissions);
+  realm_principal(root, kWorkerA, kActor);
+  realm_principal(root, kWorkerB, kActor);
+  realm_principal(root, kExecutor, kInspect | kEffect);
+  for (Id pid : {kA, kB}) doc_process(root, pid);
+  accepted(root, Send{kA, InputValue{{'0'}}});
 
   const auto key = [&](Id id) {
     std::string name = std::to_string(id);  // GCC 12 warns, wrongly, about "p" + std::to_string(id)
@@ -530,15 +524,12 @@ TEST_F(ProcessTest, TwoActorsCallingAnExternalApiRunUnattendedAcrossAnExecutorsS
   // terminated before anyone attempts it: the maintainer process closes the
   // intent unattempted_cancel, as its own principal (decision 60).
   executor->kill(SIGKILL);
-  const Id doc = std::get<ResourceCreated>(must(CreateResource{{"doc3"}, std::nullopt}).outcome).resource;
-  must(CreateProcess{3, {{{"doc"}}}});
-  must(Associate{3, {"doc"}, doc});
-  must(Initialize{3, 0});
-  const Id generation = std::get<ProcessChanged>(must(Own{3, 1}).outcome).generation;
+  doc_process(root, 3);
+  const Id generation = std::get<ProcessChanged>(accepted(root, Own{3, 1}).outcome).generation;
   Turn charge{3, generation, std::nullopt, std::nullopt, std::nullopt, {}, {}, {}, {}, std::nullopt};
   charge.effect = EffectIntent{kExecutor, SystemClock().now_ms() + 600'000, Hex<256>{{'9', '9'}}, 1};
-  const Id orphan = std::get<TurnPublished>(must(charge).outcome).effect.value_or(0);
-  must(Terminate{3, generation});
+  const Id orphan = std::get<TurnPublished>(accepted(root, charge).outcome).effect.value_or(0);
+  accepted(root, Terminate{3, generation});
   std::optional<EffectInfo> closed;
   ASSERT_TRUE(cowboy::testing::eventually(
       [&] {

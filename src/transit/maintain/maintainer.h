@@ -27,6 +27,7 @@
 #include <chrono>
 #include <condition_variable>
 #include <mutex>
+#include <set>
 
 #include "common/clock.h"
 #include "common/result.h"
@@ -80,6 +81,13 @@ class Maintainer {
   /// A listing page, or nothing: the cut went stale (list again), the node did not answer, or it refused.
   enum class Listed { kPage, kStale, kUnreachable, kRefused };
   Listed list(QueryOp op, Response& response);
+  /// Acts on every item of a paged listing - `listing(cursor)` answers a
+  /// `Page`, `act_on(item)` names the item and the command that resolves it -
+  /// reading at most `pages_per_pass` pages. Once an act changed something
+  /// the cut has moved, and the listing starts again at its first page (what
+  /// is left is listed again). `seen`: the items listed.
+  template <typename Page, typename Listing, typename ActOn>
+  Round act_on_listed(Listing listing, ActOn act_on, std::set<Id>& seen);
   Round terminal_pass();
   Round courier_pass();
   Round effects_pass();
@@ -107,5 +115,38 @@ class Maintainer {
   std::condition_variable wake_;
   bool stopping_ = false;
 };
+
+template <typename Page, typename Listing, typename ActOn>
+Maintainer::Round Maintainer::act_on_listed(Listing listing, ActOn act_on, std::set<Id>& seen) {
+  std::optional<Cursor> cursor;
+  bool worked = false;
+  for (std::size_t pages = 0; pages < options_.pages_per_pass; ++pages) {
+    Response response;
+    switch (list(listing(cursor), response)) {
+      case Listed::kPage: break;
+      case Listed::kStale: cursor.reset(); continue;
+      case Listed::kUnreachable: return Round::kUnreachable;
+      case Listed::kRefused: return worked ? Round::kWorked : Round::kIdle;
+    }
+    const auto& page = std::get<Page>(response.result);
+    bool moved = false;
+    for (const auto& item : page.items.items) {
+      const auto [id, command] = act_on(item);
+      seen.insert(id);
+      switch (act(command)) {
+        case Act::kUnreachable: return Round::kUnreachable;
+        case Act::kDone:
+        case Act::kLostRace: moved = true; break;
+        case Act::kWaiting:
+        case Act::kRefused: break;
+      }
+    }
+    worked = worked || moved;
+    if (moved) cursor.reset();  // our own acts moved the cut
+    else if (page.cursor) cursor = page.cursor;
+    else break;
+  }
+  return worked ? Round::kWorked : Round::kIdle;
+}
 
 }  // namespace cowboy::transit::maintain
