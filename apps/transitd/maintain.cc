@@ -4,8 +4,8 @@
 
 #include <atomic>
 #include <csignal>
-#include <limits>
 #include <cstdio>
+#include <limits>
 #include <thread>
 
 #include "common/keyfile.h"

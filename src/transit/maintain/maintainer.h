@@ -48,11 +48,12 @@ struct Options {
   std::chrono::milliseconds unreachable{250};  // the pause after the node did not answer
   std::size_t pages_per_pass = 16;             // listing pages read per pass, at most
   /// Publish a checkpoint once this many positions were decided after the
-  /// latest one, when the realm opts in to history trimming; 0: never. At
-  /// least 2: the floor's own advance takes a position, which must not call
-  /// for the next checkpoint.
+  /// latest one, when the realm opts in to history trimming; 0: never.
+  /// Taken as at least kMinCheckpointEvery.
   std::uint64_t checkpoint_every = 0;
 };
+/// The floor's own advance takes a position after each checkpoint, which must
+/// not call for the next one (a maintainer would feed itself).
 inline constexpr std::uint64_t kMinCheckpointEvery = 2;
 
 class Maintainer {

@@ -3,6 +3,8 @@
 // positions when asked to, and advance the history floor onto the latest
 // checkpoint with `trim_history`, the one trim step (include/transit/history.h).
 // In any other realm it does nothing, not even a query: the genesis is fixed.
+#include <algorithm>
+
 #include "transit/history.h"
 #include "transit/maintain/maintainer.h"
 
@@ -21,7 +23,8 @@ Maintainer::Round Maintainer::trim_pass() {
     }
     const auto& status = std::get<CheckpointStatus>(response.result);
     const Id latest = status.latest ? status.latest->position : 0;
-    if (response.position >= latest + options_.checkpoint_every) switch (act(Checkpoint{})) {
+    const Id every = std::max(options_.checkpoint_every, kMinCheckpointEvery);
+    if (response.position >= latest + every) switch (act(Checkpoint{})) {
         case Act::kUnreachable: return Round::kUnreachable;
         case Act::kDone: worked = true; break;
         case Act::kLostRace:
