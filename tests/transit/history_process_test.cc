@@ -10,15 +10,19 @@
 
 #include <atomic>
 #include <filesystem>
+#include <fstream>
 #include <regex>
 #include <thread>
 
 #include "../support/poll.h"
 #include "../support/process.h"
 #include "../support/run.h"
+#include "common/bytes.h"
 #include "common/keyfile.h"
+#include "net/http_connection.h"
 #include "samples.h"
 #include "transit/history.h"
+#include "transit/maintain/maintainer.h"
 
 namespace cowboy::transit {
 namespace {
@@ -209,6 +213,67 @@ TEST_F(HistoryProcessTest, ASigkillDuringTrimmingLosesNothingAndTrimmingGoesOnAf
   EXPECT_EQ(shown.status, 0);
   EXPECT_TRUE(std::regex_search(shown.out, std::regex("^floor " + at + ", latest checkpoint at position " + at + ", roots [0-9a-f]{64}\n$")))
       << shown.out;
+}
+
+// Decision 68 as processes: `transitd --maintain --checkpoint-every 20` beside
+// a transitd whose genesis opts in publishes checkpoints as commands go by and
+// moves the floor onto each: after each batch of commands the floor rests on
+// the latest checkpoint, fewer than 20 positions behind, and the maintainer's
+// /metrics count a checkpoint per batch at least, with no refusal.
+TEST_F(HistoryProcessTest, TransitdMaintainCheckpointsEveryNPositionsAndTrimsUnattended) {
+  const auto made = cowboy::testing::run(kBin + "/transit genesis --realm dev --root-key " + (dir_ / "root.key").string() +
+                                         " --allow-history-trim > " + (dir_ / "genesis.json").string());
+  ASSERT_EQ(made.status, 0) << made.out;
+  const auto root_seed = load_secret(dir_ / "root.key");
+  ASSERT_TRUE(root_seed.ok()) << root_seed.error();
+  auto node = start_node();
+  ASSERT_NE(port_, 0);
+  Client root(options(1, *root_seed));
+  constexpr Id kMaintainer = 3, kEvery = 20;
+  ASSERT_TRUE(root.submit(CreatePrincipal{kMaintainer, key_of(seed_of(kMaintainer)), RealmScope{},
+                                          Permissions{maintain::kRequiredPermissions}, std::nullopt, std::nullopt})
+                  .ok());
+  const auto key = dir_ / "maintainer.key";
+  {
+    std::ofstream out(key);
+    const auto seed = seed_of(kMaintainer);
+    out << to_hex(ByteView(seed.data(), seed.size())) << "\n";
+  }
+  std::filesystem::permissions(key, std::filesystem::perms::owner_read | std::filesystem::perms::owner_write);
+  cowboy::testing::ChildProcess maintainer({kBin + "/transitd", "--maintain", "--endpoint", "127.0.0.1:" + std::to_string(port_),
+                                            "--realm", "dev", "--principal", std::to_string(kMaintainer), "--key",
+                                            key.string(), "--admin-listen", "127.0.0.1:0", "--idle-ms", "2",
+                                            "--checkpoint-every", std::to_string(kEvery), "--log-level", "warn"});
+  auto ready = maintainer.wait_for_line("transit_maintain_ready", std::chrono::seconds(30));
+  std::smatch admin;
+  ASSERT_TRUE(ready && std::regex_search(*ready, admin, std::regex(R"(admin=127\.0\.0\.1:(\d+))")));
+  // Five batches of 25 commands, each more than N: each calls for a checkpoint.
+  constexpr int kBatches = 5, kBatch = 25;
+  CheckpointStatus last;
+  Id position = 0;
+  for (int b = 0; b < kBatches; ++b) {
+    for (int i = 0; i < kBatch; ++i) {
+      std::string name = "role";
+      ASSERT_TRUE(root.submit(CreateRole{{name.append(std::to_string(b * kBatch + i))}, std::nullopt}).ok());
+    }
+    ASSERT_TRUE(cowboy::testing::eventually(
+        [&] {
+          auto read = root.query(CheckpointQuery{});
+          if (!read.ok()) return false;
+          last = std::get<CheckpointStatus>(read->result);
+          position = read->position;
+          return last.latest && last.floor == last.latest->position && position < last.latest->position + kEvery;
+        },
+        std::chrono::seconds(60)))
+        << "batch " << b << ": floor " << last.floor << " at position " << position;
+  }
+  auto metrics = net::HttpConnection("127.0.0.1", static_cast<std::uint16_t>(std::stoi(admin[1]))).get("/metrics");
+  ASSERT_TRUE(metrics.ok()) << metrics.error();
+  std::smatch checkpoints;
+  ASSERT_TRUE(std::regex_search(metrics->body, checkpoints, std::regex(R"(\ntransit_maintain_checkpoints_total (\d+)\n)")));
+  EXPECT_GE(std::stoull(checkpoints[1]), std::uint64_t{kBatches});
+  EXPECT_NE(metrics->body.find("\ntransit_maintain_history_floor " + std::to_string(last.floor) + "\n"), std::string::npos);
+  EXPECT_NE(metrics->body.find("\ntransit_maintain_refused_total 0\n"), std::string::npos);
 }
 
 }  // namespace
