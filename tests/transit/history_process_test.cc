@@ -70,19 +70,26 @@ class HistoryProcessTest : public ::testing::Test {
            (dir_ / "root.key").string() + " ";
   }
 
+  /// genesis.json made by `transit genesis --allow-history-trim`, its root key in root.key (root_seed_).
+  void opted_in_realm() {
+    const auto made = cowboy::testing::run(kBin + "/transit genesis --realm dev --root-key " + (dir_ / "root.key").string() +
+                                           " --allow-history-trim > " + (dir_ / "genesis.json").string());
+    ASSERT_EQ(made.status, 0) << made.out;
+    const auto seed = load_secret(dir_ / "root.key");
+    ASSERT_TRUE(seed.ok()) << seed.error();
+    root_seed_ = *seed;
+  }
+
   std::filesystem::path dir_;
   std::uint16_t port_ = 0;
+  Secret32 root_seed_{};
 };
 
 TEST_F(HistoryProcessTest, ASigkillDuringTrimmingLosesNothingAndTrimmingGoesOnAfterTheRestart) {
-  const auto made = cowboy::testing::run(kBin + "/transit genesis --realm dev --root-key " + (dir_ / "root.key").string() +
-                                         " --allow-history-trim > " + (dir_ / "genesis.json").string());
-  ASSERT_EQ(made.status, 0) << made.out;
-  const auto root_seed = load_secret(dir_ / "root.key");
-  ASSERT_TRUE(root_seed.ok()) << root_seed.error();
+  ASSERT_NO_FATAL_FAILURE(opted_in_realm());
   auto node = start_node();
   ASSERT_NE(port_, 0);
-  Client root(options(1, *root_seed));
+  Client root(options(1, root_seed_));
   auto caps = root.capabilities();
   ASSERT_TRUE(caps.ok()) << caps.error().message;
   ASSERT_TRUE(caps->allow_history_trim);
@@ -130,18 +137,18 @@ TEST_F(HistoryProcessTest, ASigkillDuringTrimmingLosesNothingAndTrimmingGoesOnAf
   // (signed here, not by trim_history, to keep the bytes for the retries).
   std::atomic<Id> floor_acked{0};
   threads.emplace_back([&] {
-    Client m(options(1, *root_seed));
+    Client m(options(1, root_seed_));
     auto& mine = acked[kWorkers];
     auto me = m.identity();
     if (!me.ok()) return;
     m.set_next_sequence(me->sequence + 1);
     while (!stop) {
-      const SignedRequest cp = sign(m.build(Checkpoint{}, *m.next_sequence()), *root_seed);
+      const SignedRequest cp = sign(m.build(Checkpoint{}, *m.next_sequence()), root_seed_);
       auto r = m.resubmit(cp);
       if (!r.ok()) return;
       mine.emplace_back(cp, *r);
       const SignedRequest floor =
-          sign(m.build(AdvanceFloor{r->position, std::get<Checkpointed>(r->outcome).roots}, *m.next_sequence()), *root_seed);
+          sign(m.build(AdvanceFloor{r->position, std::get<Checkpointed>(r->outcome).roots}, *m.next_sequence()), root_seed_);
       auto moved = m.resubmit(floor);
       if (!moved.ok()) return;
       mine.emplace_back(floor, *moved);
@@ -161,7 +168,7 @@ TEST_F(HistoryProcessTest, ASigkillDuringTrimmingLosesNothingAndTrimmingGoesOnAf
 
   node = start_node();
   ASSERT_NE(port_, 0);
-  Client reader(options(1, *root_seed));
+  Client reader(options(1, root_seed_));
   const auto status = reader.query(CheckpointQuery{});
   ASSERT_TRUE(status.ok()) << status.error().message;
   const auto& history = std::get<CheckpointStatus>(status->result);
@@ -174,7 +181,7 @@ TEST_F(HistoryProcessTest, ASigkillDuringTrimmingLosesNothingAndTrimmingGoesOnAf
   for (int i = 0; i <= kWorkers; ++i) {
     ASSERT_FALSE(acked[i].empty());
     const bool maintainer = i == kWorkers;
-    Client c(maintainer ? options(1, *root_seed) : options(10 + i, seed_of(static_cast<std::uint8_t>(10 + i))));
+    Client c(maintainer ? options(1, root_seed_) : options(10 + i, seed_of(static_cast<std::uint8_t>(10 + i))));
     for (const auto& [signed_request, receipt] : acked[i]) {
       auto again = c.resubmit(signed_request);
       ASSERT_TRUE(again.ok()) << again.error().message;
@@ -221,14 +228,10 @@ TEST_F(HistoryProcessTest, ASigkillDuringTrimmingLosesNothingAndTrimmingGoesOnAf
 // the latest checkpoint, fewer than 20 positions behind, and the maintainer's
 // /metrics count a checkpoint per batch at least, with no refusal.
 TEST_F(HistoryProcessTest, TransitdMaintainCheckpointsEveryNPositionsAndTrimsUnattended) {
-  const auto made = cowboy::testing::run(kBin + "/transit genesis --realm dev --root-key " + (dir_ / "root.key").string() +
-                                         " --allow-history-trim > " + (dir_ / "genesis.json").string());
-  ASSERT_EQ(made.status, 0) << made.out;
-  const auto root_seed = load_secret(dir_ / "root.key");
-  ASSERT_TRUE(root_seed.ok()) << root_seed.error();
+  ASSERT_NO_FATAL_FAILURE(opted_in_realm());
   auto node = start_node();
   ASSERT_NE(port_, 0);
-  Client root(options(1, *root_seed));
+  Client root(options(1, root_seed_));
   constexpr Id kMaintainer = 3, kEvery = 20;
   ASSERT_TRUE(root.submit(CreatePrincipal{kMaintainer, key_of(seed_of(kMaintainer)), RealmScope{},
                                           Permissions{maintain::kRequiredPermissions}, std::nullopt, std::nullopt})
