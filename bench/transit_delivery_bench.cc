@@ -31,6 +31,7 @@
 #include "../tests/support/process.h"
 #include "bench_util.h"
 #include "common/bytes.h"
+#include "transit/maintain/maintainer.h"
 #include "transit_load.h"
 
 using namespace cowboy;
@@ -75,7 +76,7 @@ Setup set_up(std::size_t routes) {
   Client root(root_options);
   const auto maintainer_seed = samples::seed_of(3);
   must(root, CreatePrincipal{kMaintainer, samples::key_of(maintainer_seed), RealmScope{},
-                             Permissions{kInspect | kCourier | kPidAdmin | kRealmControl}, std::nullopt, std::nullopt});
+                             Permissions{maintain::kRequiredPermissions}, std::nullopt, std::nullopt});
   s.key_file = (s.dir / "maintainer.key").string();
   {
     std::ofstream out(s.key_file);

@@ -5,6 +5,7 @@
 #include <atomic>
 #include <csignal>
 #include <cstdio>
+#include <limits>
 #include <thread>
 
 #include "common/keyfile.h"
@@ -44,13 +45,17 @@ void MaintainFlags::add_to(CLI::App& app) {
                "run the maintenance process instead of a node: a trusted client of the transitd at --endpoint");
   app.add_option("--endpoint", endpoint, "--maintain: the transitd's HTTP host:port")->capture_default_str();
   app.add_option("--realm", realm, "--maintain: the realm");
-  app.add_option("--principal", principal, "--maintain: its principal (realm-wide inspect, courier, pid_admin, realm_control)");
+  app.add_option("--principal", principal, "--maintain: its principal (realm-wide inspect, effect, courier, pid_admin, realm_control)");
   app.add_option("--key", key_file, "--maintain: that principal's Ed25519 seed file (hex, 0600)");
   app.add_option("--admin-listen", admin_listen, "--maintain: its own HTTP /metrics /healthz /readyz host:port")
       ->capture_default_str();
   app.add_option("--idle-ms", idle_ms, "--maintain: the pause after a round that found nothing to do")
       ->capture_default_str()
       ->check(CLI::Range(1, 60'000));
+  app.add_option("--checkpoint-every", checkpoint_every,
+                 "--maintain: publish a checkpoint once this many positions follow the latest, when the realm's genesis "
+                 "allows history trimming (omitted: never; the floor still follows others' checkpoints)")
+      ->check(CLI::Range(transit::maintain::kMinCheckpointEvery, std::numeric_limits<std::uint64_t>::max()));
   app.add_option("--log-level", log_level, "--maintain: trace, debug, info, warn or error")->capture_default_str();
 }
 
@@ -74,6 +79,7 @@ int run_maintain(const MaintainFlags& flags, const std::string* dev_dir) {
     options.client.seed = *seed;
   }
   options.idle = std::chrono::milliseconds(flags.idle_ms);
+  options.checkpoint_every = flags.checkpoint_every;
   const auto admin_at = net::parse_host_port(flags.admin_listen);
   if (!admin_at) return fail("--admin-listen wants host:port");
 

@@ -16,6 +16,7 @@ struct MaintainFlags {
   std::string key_file;
   std::string admin_listen = "127.0.0.1:7551";  // its own /metrics, /healthz, /readyz
   int idle_ms = 20;
+  std::uint64_t checkpoint_every = 0;  // positions between checkpoints it publishes; 0: none
   std::string log_level = "info";
 
   /// Adds --maintain and its options to `app`.

@@ -13,9 +13,12 @@
 
 #include "../support/poll.h"
 #include "../support/run.h"
+#include "common/bytes.h"
 #include "common/keyfile.h"
+#include "net/http_connection.h"
 #include "process_fixture.h"
 #include "transit/history.h"
+#include "transit/maintain/maintainer.h"
 
 namespace cowboy::transit {
 namespace {
@@ -38,18 +41,25 @@ class HistoryProcessTest : public ProcessTest {
            (dir_ / "root.key").string() + " ";
   }
 
+  /// genesis.json made by `transit genesis --allow-history-trim`, its root key in root.key (root_seed_).
+  void opted_in_realm() {
+    const auto made = cowboy::testing::run(kBin + "/transit genesis --realm dev --root-key " + (dir_ / "root.key").string() +
+                                           " --allow-history-trim > " + (dir_ / "genesis.json").string());
+    ASSERT_EQ(made.status, 0) << made.out;
+    const auto seed = load_secret(dir_ / "root.key");
+    ASSERT_TRUE(seed.ok()) << seed.error();
+    root_seed_ = *seed;
+  }
+
   std::uint16_t port_ = 0;
+  Secret32 root_seed_{};
 };
 
 TEST_F(HistoryProcessTest, ASigkillDuringTrimmingLosesNothingAndTrimmingGoesOnAfterTheRestart) {
-  const auto made = cowboy::testing::run(kBin + "/transit genesis --realm dev --root-key " + (dir_ / "root.key").string() +
-                                         " --allow-history-trim > " + (dir_ / "genesis.json").string());
-  ASSERT_EQ(made.status, 0) << made.out;
-  const auto root_seed = load_secret(dir_ / "root.key");
-  ASSERT_TRUE(root_seed.ok()) << root_seed.error();
+  ASSERT_NO_FATAL_FAILURE(opted_in_realm());
   auto node = start_node();
   ASSERT_NE(port_, 0);
-  Client root(options(1, *root_seed));
+  Client root(options(1, root_seed_));
   auto caps = root.capabilities();
   ASSERT_TRUE(caps.ok()) << caps.error().message;
   ASSERT_TRUE(caps->allow_history_trim);
@@ -97,18 +107,18 @@ TEST_F(HistoryProcessTest, ASigkillDuringTrimmingLosesNothingAndTrimmingGoesOnAf
   // (signed here, not by trim_history, to keep the bytes for the retries).
   std::atomic<Id> floor_acked{0};
   threads.emplace_back([&] {
-    Client m(options(1, *root_seed));
+    Client m(options(1, root_seed_));
     auto& mine = acked[kWorkers];
     auto me = m.identity();
     if (!me.ok()) return;
     m.set_next_sequence(me->sequence + 1);
     while (!stop) {
-      const SignedRequest cp = sign(m.build(Checkpoint{}, *m.next_sequence()), *root_seed);
+      const SignedRequest cp = sign(m.build(Checkpoint{}, *m.next_sequence()), root_seed_);
       auto r = m.resubmit(cp);
       if (!r.ok()) return;
       mine.emplace_back(cp, *r);
       const SignedRequest floor =
-          sign(m.build(AdvanceFloor{r->position, std::get<Checkpointed>(r->outcome).roots}, *m.next_sequence()), *root_seed);
+          sign(m.build(AdvanceFloor{r->position, std::get<Checkpointed>(r->outcome).roots}, *m.next_sequence()), root_seed_);
       auto moved = m.resubmit(floor);
       if (!moved.ok()) return;
       mine.emplace_back(floor, *moved);
@@ -128,7 +138,7 @@ TEST_F(HistoryProcessTest, ASigkillDuringTrimmingLosesNothingAndTrimmingGoesOnAf
 
   node = start_node();
   ASSERT_NE(port_, 0);
-  Client reader(options(1, *root_seed));
+  Client reader(options(1, root_seed_));
   const auto status = reader.query(CheckpointQuery{});
   ASSERT_TRUE(status.ok()) << status.error().message;
   const auto& history = std::get<CheckpointStatus>(status->result);
@@ -141,7 +151,7 @@ TEST_F(HistoryProcessTest, ASigkillDuringTrimmingLosesNothingAndTrimmingGoesOnAf
   for (int i = 0; i <= kWorkers; ++i) {
     ASSERT_FALSE(acked[i].empty());
     const bool maintainer = i == kWorkers;
-    Client c(maintainer ? options(1, *root_seed) : options(10 + i, seed_of(static_cast<std::uint8_t>(10 + i))));
+    Client c(maintainer ? options(1, root_seed_) : options(10 + i, seed_of(static_cast<std::uint8_t>(10 + i))));
     for (const auto& [signed_request, receipt] : acked[i]) {
       auto again = c.resubmit(signed_request);
       ASSERT_TRUE(again.ok()) << again.error().message;
@@ -180,6 +190,63 @@ TEST_F(HistoryProcessTest, ASigkillDuringTrimmingLosesNothingAndTrimmingGoesOnAf
   EXPECT_EQ(shown.status, 0);
   EXPECT_TRUE(std::regex_search(shown.out, std::regex("^floor " + at + ", latest checkpoint at position " + at + ", roots [0-9a-f]{64}\n$")))
       << shown.out;
+}
+
+// Decision 68 as processes: `transitd --maintain --checkpoint-every 20` beside
+// a transitd whose genesis opts in publishes checkpoints as commands go by and
+// moves the floor onto each: after each batch of commands the floor rests on
+// the latest checkpoint, fewer than 20 positions behind, and the maintainer's
+// /metrics count a checkpoint per batch at least, with no refusal.
+TEST_F(HistoryProcessTest, TransitdMaintainCheckpointsEveryNPositionsAndTrimsUnattended) {
+  ASSERT_NO_FATAL_FAILURE(opted_in_realm());
+  auto node = start_node();
+  ASSERT_NE(port_, 0);
+  Client root(options(1, root_seed_));
+  constexpr Id kMaintainer = 3, kEvery = 20;
+  ASSERT_TRUE(root.submit(CreatePrincipal{kMaintainer, key_of(seed_of(kMaintainer)), RealmScope{},
+                                          Permissions{maintain::kRequiredPermissions}, std::nullopt, std::nullopt})
+                  .ok());
+  const auto key = dir_ / "maintainer.key";
+  {
+    std::ofstream out(key);
+    const auto seed = seed_of(kMaintainer);
+    out << to_hex(ByteView(seed.data(), seed.size())) << "\n";
+  }
+  std::filesystem::permissions(key, std::filesystem::perms::owner_read | std::filesystem::perms::owner_write);
+  cowboy::testing::ChildProcess maintainer({kBin + "/transitd", "--maintain", "--endpoint", "127.0.0.1:" + std::to_string(port_),
+                                            "--realm", "dev", "--principal", std::to_string(kMaintainer), "--key",
+                                            key.string(), "--admin-listen", "127.0.0.1:0", "--idle-ms", "2",
+                                            "--checkpoint-every", std::to_string(kEvery), "--log-level", "warn"});
+  auto ready = maintainer.wait_for_line("transit_maintain_ready", std::chrono::seconds(30));
+  std::smatch admin;
+  ASSERT_TRUE(ready && std::regex_search(*ready, admin, std::regex(R"(admin=127\.0\.0\.1:(\d+))")));
+  // Five batches of 25 commands, each more than N: each calls for a checkpoint.
+  constexpr int kBatches = 5, kBatch = 25;
+  CheckpointStatus last;
+  Id position = 0;
+  for (int b = 0; b < kBatches; ++b) {
+    for (int i = 0; i < kBatch; ++i) {
+      std::string name = "role";
+      ASSERT_TRUE(root.submit(CreateRole{{name.append(std::to_string(b * kBatch + i))}, std::nullopt}).ok());
+    }
+    ASSERT_TRUE(cowboy::testing::eventually(
+        [&] {
+          auto read = root.query(CheckpointQuery{});
+          if (!read.ok()) return false;
+          last = std::get<CheckpointStatus>(read->result);
+          position = read->position;
+          return last.latest && last.floor == last.latest->position && position < last.latest->position + kEvery;
+        },
+        std::chrono::seconds(60)))
+        << "batch " << b << ": floor " << last.floor << " at position " << position;
+  }
+  auto metrics = net::HttpConnection("127.0.0.1", static_cast<std::uint16_t>(std::stoi(admin[1]))).get("/metrics");
+  ASSERT_TRUE(metrics.ok()) << metrics.error();
+  std::smatch checkpoints;
+  ASSERT_TRUE(std::regex_search(metrics->body, checkpoints, std::regex(R"(\ntransit_maintain_checkpoints_total (\d+)\n)")));
+  EXPECT_GE(std::stoull(checkpoints[1]), std::uint64_t{kBatches});
+  EXPECT_NE(metrics->body.find("\ntransit_maintain_history_floor " + std::to_string(last.floor) + "\n"), std::string::npos);
+  EXPECT_NE(metrics->body.find("\ntransit_maintain_refused_total 0\n"), std::string::npos);
 }
 
 }  // namespace

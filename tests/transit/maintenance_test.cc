@@ -3,7 +3,10 @@
 // order, and never delivered; the retirement of a process that ended without
 // a command is recorded once, counting its unconsumed inputs cancelled; route
 // heads and ended processes are listed in bounded pages whose cuts expire;
-// both indices come back the same after a restart.
+// both indices come back the same after a restart. Then the maintainer's
+// loop (src/transit/maintain): route order, two at once, what it needs to
+// start, the effects it closes (decisions 49, 60) and the history it trims
+// (decision 68).
 #include <gtest/gtest.h>
 
 #include <thread>
@@ -247,11 +250,12 @@ using maintain::Maintainer;
 class MaintainerTest : public MaintenanceTest {
  protected:
   /// A maintainer as principal `id`, created realm-wide with what it needs unless it exists.
-  std::unique_ptr<Maintainer> maintainer(Id id, std::uint8_t seed, bool create = true) {
+  std::unique_ptr<Maintainer> maintainer(Id id, std::uint8_t seed, bool create = true, std::uint64_t checkpoint_every = 0) {
     if (create) principal(id, seed, RealmScope{}, maintain::kRequiredPermissions);
     maintain::Options o;
     o.client = options(id, seed);
     o.idle = std::chrono::milliseconds(1);
+    o.checkpoint_every = checkpoint_every;
     auto m = std::make_unique<Maintainer>(o, clock_);
     EXPECT_TRUE(m->authenticate().ok());
     return m;
@@ -361,14 +365,197 @@ TEST_F(MaintainerTest, AMaintainerWithoutRealmWideControlAuthorityRefusesToStart
   principal(40, 140, RealmScope{}, maintain::kRequiredPermissions & ~std::uint64_t{kPidAdmin});
   auto lacking = start(40, 140);
   ASSERT_FALSE(lacking.ok());
-  EXPECT_NE(lacking.error().find("lacks realm-wide inspect, courier, pid_admin and realm_control"), std::string::npos)
-      << lacking.error();
+  EXPECT_NE(lacking.error().find("lacks realm-wide pid_admin (holds"), std::string::npos) << lacking.error();
+  // Closing others' effects takes effect beside pid_admin (decisions 45, 49).
+  principal(43, 143, RealmScope{}, maintain::kRequiredPermissions & ~std::uint64_t{kEffect | kRealmControl});
+  auto no_effect = start(43, 143);
+  ASSERT_FALSE(no_effect.ok());
+  EXPECT_NE(no_effect.error().find("lacks realm-wide effect, realm_control (holds"), std::string::npos) << no_effect.error();
   principal(41, 141, RealmScope{}, maintain::kRequiredPermissions, /*pid_scope=*/7);
   auto scoped = start(41, 141);
   ASSERT_FALSE(scoped.ok());
   EXPECT_NE(scoped.error().find("is scoped to a PID"), std::string::npos) << scoped.error();
   principal(42, 142, RealmScope{}, maintain::kRequiredPermissions);
   EXPECT_TRUE(start(42, 142).ok());
+}
+
+// ---- the effects pass (decisions 49, 60) -----------------------------------------
+
+// A terminated caller's unattempted intent is cancelled; its attempted one
+// stays open for its executor until trusted time reaches the reconciliation
+// deadline, then it is closed `deadline` with the trusted sample. Each
+// closure names the maintainer's principal and the policy revision it acted
+// under; a live caller's intent before its deadline is left alone.
+TEST_F(MaintainerTest, TheEffectsNobodyCanTakeFurtherAreClosedByTheMaintainerWithItsProvenance) {
+  constexpr Id kExecutor = 31, kMaintainer = 30;
+  initialized(7);
+  initialized(8);
+  principal(kExecutor, 131, RealmScope{}, kEffect | kInspect);
+  Client executor(options(kExecutor, 131));
+  const Id deadline = clock_.now_ms() + 60'000;
+  const auto capture = [&](Id pid, Id at) {
+    const auto info = process_info(*admin_, pid);
+    Id generation = info.generation;
+    if (info.state != ProcessState::kOwned) generation = ok<ProcessChanged>(admin_->submit(Own{pid, generation})).generation;
+    Turn t = empty_turn(pid, generation);
+    t.effect = EffectIntent{kExecutor, at, Hex<256>{{'p', 'a', 'y'}}, 2};
+    return ok<TurnPublished>(admin_->submit(t)).effect.value_or(0);
+  };
+  const Id unattempted = capture(7, deadline), attempted = capture(7, deadline), live = capture(8, deadline + 60'000);
+  ok<EffectChanged>(executor.submit(AttemptEffect{attempted}));
+  ok<EffectChanged>(executor.submit(ObserveEffect{attempted, InputValue{{'1'}}, false}));
+  auto m = maintainer(kMaintainer, 130);
+  EXPECT_EQ(m->round(), Maintainer::Round::kIdle);  // nothing is terminal or overdue yet
+  accept(*admin_, Terminate{7, process_info(*admin_, 7).generation});
+  const Id terminated_at = position();
+  const Id revision = admin_->identity()->policy_revision;
+  const auto read = [&](Id effect) { return answer<EffectInfo>(*admin_, EffectRead{effect}); };
+
+  EXPECT_EQ(m->round(), Maintainer::Round::kWorked);
+  auto closed = read(unattempted);
+  ASSERT_TRUE(closed.closure);
+  EXPECT_EQ(closed.phase, EffectPhase::kClosed);
+  EXPECT_EQ(closed.closure->kind, ClosureKind::kUnattemptedCancel);
+  EXPECT_EQ(closed.closure->step.principal, kMaintainer);
+  EXPECT_EQ(closed.closure->step.policy_revision, revision);
+  EXPECT_GT(closed.closure->step.position, terminated_at);
+  EXPECT_FALSE(closed.closure->trusted_lower_bound_ms);
+  EXPECT_EQ(read(attempted).phase, EffectPhase::kAttempted);  // an attempt is not cancelled
+  EXPECT_EQ(read(live).phase, EffectPhase::kAuthorized);
+  EXPECT_EQ(m->round(), Maintainer::Round::kIdle);
+  EXPECT_EQ(m->metrics().effects_cancelled.load(), 1u);
+
+  // The deadline, one millisecond short and then reached by trusted time.
+  clock_.set(deadline - 1);
+  EXPECT_EQ(m->round(), Maintainer::Round::kIdle);
+  EXPECT_EQ(read(attempted).phase, EffectPhase::kAttempted);
+  clock_.set(deadline + 5);
+  EXPECT_EQ(m->round(), Maintainer::Round::kWorked);
+  closed = read(attempted);
+  ASSERT_TRUE(closed.closure);
+  EXPECT_EQ(closed.closure->kind, ClosureKind::kDeadline);
+  EXPECT_EQ(closed.closure->step.principal, kMaintainer);
+  EXPECT_EQ(closed.closure->step.policy_revision, revision);
+  EXPECT_EQ(closed.closure->trusted_lower_bound_ms, std::optional<Id>(deadline + 5));
+  EXPECT_EQ(closed.observations.items.size(), 1u);  // the evidence stays as it was
+  EXPECT_EQ(refusal(executor, ObserveEffect{attempted, InputValue{{'2'}}, true}), Reason::kEffectClosed);
+  EXPECT_EQ(read(live).phase, EffectPhase::kAuthorized);  // its caller lives and its deadline is ahead
+  EXPECT_EQ(m->round(), Maintainer::Round::kIdle);
+  EXPECT_EQ(m->metrics().effects_deadline.load(), 1u);
+  EXPECT_EQ(m->metrics().refused.load(), 0u);
+  EXPECT_NE(m->metrics().text().find("\ntransit_maintain_effects_closed_total{closure=\"deadline\"} 1\n"), std::string::npos);
+}
+
+// Two maintainers closing the same effects: each closure is decided once,
+// the loser's `effect_closed` counted as a lost race, not an error.
+TEST_F(MaintainerTest, TwoMaintainersCloseEachEffectOnce) {
+  initialized(7);
+  principal(31, 131, RealmScope{}, kEffect | kInspect);
+  const Id generation = ok<ProcessChanged>(admin_->submit(Own{7, 1})).generation;
+  constexpr int kEffects = 12;
+  for (int i = 0; i < kEffects; ++i) {
+    Turn t = empty_turn(7, generation);
+    t.effect = EffectIntent{31, clock_.now_ms() + 60'000, Hex<256>{{'x'}}, 1};
+    accept(*admin_, t);
+  }
+  accept(*admin_, Terminate{7, generation});
+  auto x = maintainer(30, 130);
+  auto y = maintainer(33, 133);
+  std::thread run_x([&] { x->run(); });
+  std::thread run_y([&] { y->run(); });
+  const bool closed = cowboy::testing::eventually(
+      [&] { return answer<EffectPage>(*admin_, ListEffects{std::nullopt, EffectFilter::kUnresolved, std::nullopt}).items.items.empty(); },
+      std::chrono::seconds(60));
+  x->stop();
+  y->stop();
+  run_x.join();
+  run_y.join();
+  ASSERT_TRUE(closed);
+  EXPECT_EQ(x->metrics().effects_cancelled + y->metrics().effects_cancelled, std::uint64_t{kEffects});
+  EXPECT_EQ(x->metrics().refused.load(), 0u);
+  EXPECT_EQ(y->metrics().refused.load(), 0u);
+}
+
+// ---- the trim pass (decision 68) --------------------------------------------------
+
+class MaintainerTrimTest : public MaintainerTest {
+ protected:
+  Genesis genesis() const override {
+    Genesis g = testing::sample_genesis();
+    g.allow_history_trim = true;
+    return g;
+  }
+  CheckpointStatus status() { return answer<CheckpointStatus>(*admin_, CheckpointQuery{}); }
+  void wait_reclaimed(Id floor) {
+    EXPECT_TRUE(cowboy::testing::eventually([&] { return node_->sequencer().stats().reclaimed_below >= floor; },
+                                            std::chrono::seconds(60)));
+  }
+};
+
+// With the opt-in, the maintainer checkpoints every N positions and advances
+// the floor onto each checkpoint, whoever published it; the trimmed commands'
+// exact retries still get their original receipts, byte for byte.
+TEST_F(MaintainerTrimTest, TheMaintainerCheckpointsAndTrimsAndTrimmedCommandsAreStillAnswered) {
+  principal(2, 102, RealmScope{}, kAllPermissions);
+  Client worker(options(2, 102));
+  struct Sent {
+    std::string body, answer;
+  };
+  std::vector<Sent> sent;
+  Id sequence = 1;
+  const auto send = [&](const std::string& role) {
+    const std::string body = to_json(sign(worker.build(CreateRole{{role}, std::nullopt}, sequence++), testing::seed_of(102)));
+    const auto answer = post("/v1/command", body);
+    EXPECT_EQ(answer.status, 200) << answer.body;
+    sent.push_back({body, answer.body});
+  };
+  constexpr std::uint64_t kEvery = 10;
+  auto m = maintainer(30, 130, /*create=*/true, kEvery);
+  for (int i = 0; i < 12; ++i) send(numbered("r", i));
+  const Id before = position();
+  ASSERT_GE(before, kEvery);
+  EXPECT_EQ(m->round(), Maintainer::Round::kWorked);
+  auto now = status();
+  ASSERT_TRUE(now.latest);
+  EXPECT_EQ(now.latest->position, before + 1);  // the maintainer's checkpoint ...
+  EXPECT_EQ(now.floor, before + 1);             // ... and the floor on it
+  EXPECT_EQ(position(), before + 2);
+  EXPECT_EQ(m->metrics().checkpoints.load(), 1u);
+  EXPECT_EQ(m->metrics().floor_advances.load(), 1u);
+  EXPECT_EQ(m->metrics().history_floor.load(), before + 1);
+  // Its own floor advance does not call for the next checkpoint.
+  EXPECT_EQ(m->round(), Maintainer::Round::kIdle);
+  EXPECT_EQ(position(), before + 2);
+  wait_reclaimed(now.floor);
+  for (const auto& s : sent) {
+    const auto again = post("/v1/command", s.body);
+    EXPECT_EQ(again.status, 200);
+    EXPECT_EQ(again.body, s.answer);
+  }
+  // An operator's checkpoint is trimmed onto too, without waiting for N positions.
+  const Receipt operator_checkpoint = accept(*admin_, Checkpoint{});
+  EXPECT_EQ(m->round(), Maintainer::Round::kWorked);
+  EXPECT_EQ(status().floor, operator_checkpoint.position);
+  EXPECT_EQ(m->metrics().checkpoints.load(), 1u);
+  EXPECT_EQ(m->metrics().floor_advances.load(), 2u);
+  EXPECT_EQ(m->metrics().refused.load(), 0u);
+  EXPECT_NE(m->metrics().text().find("\ntransit_maintain_history_floor " + std::to_string(operator_checkpoint.position) + "\n"),
+            std::string::npos);
+}
+
+// Without the opt-in the trim pass does nothing at all, even asked to
+// checkpoint: no command, no refusal, the floor at 0.
+TEST_F(MaintainerTest, WithoutTheOptInTheMaintainerNeitherCheckpointsNorTrimsNorIsRefused) {
+  for (int i = 0; i < 12; ++i) accept(*admin_, CreateRole{{numbered("r", i)}, std::nullopt});
+  auto m = maintainer(30, 130, /*create=*/true, /*checkpoint_every=*/2);
+  const Id before = position();
+  EXPECT_EQ(m->round(), Maintainer::Round::kIdle);
+  EXPECT_EQ(m->round(), Maintainer::Round::kIdle);
+  EXPECT_EQ(position(), before);
+  EXPECT_EQ(answer<CheckpointStatus>(*admin_, CheckpointQuery{}), (CheckpointStatus{0, std::nullopt}));
+  EXPECT_EQ(m->metrics().checkpoints.load(), 0u);
+  EXPECT_EQ(m->metrics().refused.load(), 0u);
+  EXPECT_EQ(m->metrics().history_floor.load(), 0u);
 }
 
 }  // namespace

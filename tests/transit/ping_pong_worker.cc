@@ -9,12 +9,28 @@
 // (the turn names the input it consumes and the generation it holds).
 // It exits 0 once "last" shows its part of the exchange done (k >= last - 1).
 //
+// With --effect-every K --executor E, the turn consuming a multiple of K also
+// declares an effect intent executed by principal E (an external API call);
+// the result entering the mailbox is consumed by a turn recording it under
+// "api", and the worker exits only once none of its effects is unresolved.
+//
+// With --execute it is that executor instead (ProcessTest.TwoActorsCalling...):
+// it lists the unresolved effects it executes, attempts each authorized one,
+// calls the HTTP API at --api-port for each attempted one and observes the
+// answer as the final result. It too keeps nothing of its own: after a
+// SIGKILL the listing says which step each effect is at (an attempt whose
+// answer it had not recorded calls the API again: at least once, decision 43).
+//
 //   transit_ping_pong_worker --port P --principal N --key FILE --pid X --peer Y --resource R --last L
+//                            [--effect-every K --executor E]
+//   transit_ping_pong_worker --port P --principal E --key FILE --execute --api-port A
 #include <CLI/CLI.hpp>
 
 #include <thread>
 
+#include "common/clock.h"
 #include "common/keyfile.h"
+#include "net/http_connection.h"
 #include "transit/client.h"
 
 namespace {
@@ -39,20 +55,59 @@ std::optional<Id> last_recorded(Client& c, Id resource) {
   return entry ? std::stoull(text_of(entry->value.value)) : 0;
 }
 
+/// Whether `pid` has an effect not closed yet; nullopt when the node does not answer.
+std::optional<bool> effects_open(Client& c, Id pid) {
+  auto page = c.query(ListEffects{pid, EffectFilter::kUnresolved, std::nullopt});
+  if (!page.ok()) return std::nullopt;
+  return !std::get<EffectPage>(page->result).items.items.empty();
+}
+
+/// The executor's loop (--execute): never returns.
+int execute(Client& c, Id me, std::uint16_t api_port) {
+  for (;;) {
+    bool acted = false;
+    std::optional<Cursor> cursor;
+    do {
+      auto read = c.query(ListEffects{std::nullopt, EffectFilter::kUnresolved, cursor});
+      if (!read.ok()) break;  // a stale cut after our own act, or the node away: list again
+      const auto& page = std::get<EffectPage>(read->result);
+      for (const auto& e : page.items.items) {
+        if (e.intent.executor != me) continue;
+        acted = true;
+        if (e.phase == EffectPhase::kAuthorized) {
+          (void)c.submit(AttemptEffect{e.effect});  // the next listing says what became of it
+          continue;
+        }
+        auto answer = net::HttpConnection("127.0.0.1", api_port).get("/charge/" + text_of(e.intent.intent.value));
+        if (!answer.ok() || answer->status != 200) continue;
+        (void)c.submit(ObserveEffect{e.effect, InputValue{{answer->body.begin(), answer->body.end()}}, true});
+      }
+      cursor = page.cursor;
+    } while (cursor);
+    if (!acted) std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  }
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
   CLI::App app{"transit_ping_pong_worker: one actor of the ping-pong test"};
   std::uint16_t port = 0;
-  Id principal = 0, pid = 0, peer = 0, resource = 0, last = 0;
+  Id principal = 0, pid = 0, peer = 0, resource = 0, last = 0, effect_every = 0, executor = 0;
   std::string key_file;
+  bool executes = false;
+  std::uint16_t api_port = 0;
   app.add_option("--port", port)->required();
   app.add_option("--principal", principal)->required();
   app.add_option("--key", key_file)->required();
-  app.add_option("--pid", pid)->required();
-  app.add_option("--peer", peer)->required();
-  app.add_option("--resource", resource)->required();
-  app.add_option("--last", last)->required();
+  app.add_option("--pid", pid);
+  app.add_option("--peer", peer);
+  app.add_option("--resource", resource);
+  app.add_option("--last", last);
+  app.add_option("--effect-every", effect_every);
+  app.add_option("--executor", executor);
+  app.add_flag("--execute", executes);
+  app.add_option("--api-port", api_port);
   CLI11_PARSE(app, argc, argv);
   crypto::init();
   auto seed = load_secret(key_file);
@@ -69,6 +124,8 @@ int main(int argc, char** argv) {
   Client c(options);
   std::printf("transit_ping_pong_worker_ready pid=%llu\n", static_cast<unsigned long long>(pid));
   std::fflush(stdout);
+  if (executes) return execute(c, principal, api_port);
+  const SystemClock clock;
   const auto pause = [] { std::this_thread::sleep_for(std::chrono::milliseconds(2)); };
   for (;;) {
     auto read = c.query(ProcessRead{pid});
@@ -86,15 +143,28 @@ int main(int argc, char** argv) {
                    std::string(EnumTraits<ProcessState>::kNames[static_cast<int>(info.state)]).c_str());
       return 1;
     }
-    if (!info.input) {  // an empty mailbox: done, or waiting for the courier
-      if (auto recorded = last_recorded(c, resource); recorded && last > 0 && *recorded >= last - 1) return 0;
+    if (!info.input) {  // an empty mailbox: done, or waiting for the courier (or an effect's result)
+      if (auto recorded = last_recorded(c, resource); recorded && last > 0 && *recorded >= last - 1) {
+        // A closed effect's result is in the mailbox already (one decision), so read it once more.
+        if (const auto open = effects_open(c, pid); open && !*open) {
+          auto again = c.query(ProcessRead{pid});
+          if (again.ok() && !std::get<ProcessInfo>(again->result).input) return 0;
+        }
+      }
       pause();
       continue;
     }
-    const Id k = std::stoull(text_of(info.input->value.value));
     Turn t{pid, info.generation, info.input->input, resource, std::nullopt, {}, {}, {}, {}, std::nullopt};
+    if (info.input->origin.effect) {  // the API's answer to one of this actor's effects
+      t.mutations.items.push_back({EntryKey{{'a', 'p', 'i'}}, EntryValue{info.input->value.value}});
+      (void)c.submit(t);
+      continue;
+    }
+    const Id k = std::stoull(text_of(info.input->value.value));
     t.mutations.items.push_back({kLast, EntryValue{number(k).value}});
     if (k < last) t.outputs.items.push_back({peer, number(k + 1)});
+    if (effect_every && k % effect_every == 0)  // call the API: "k", answered within ten minutes
+      t.effect = EffectIntent{executor, clock.now_ms() + 600'000, Hex<256>{number(k).value}, 1};
     (void)c.submit(t);  // accepted, refused or uncertain: the next read says which
   }
 }

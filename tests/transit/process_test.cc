@@ -17,7 +17,9 @@
 #include "common/bytes.h"
 #include "common/keyfile.h"
 #include "net/http_connection.h"
+#include "net/http_server.h"
 #include "process_fixture.h"
+#include "transit/maintain/maintainer.h"
 
 namespace cowboy::transit {
 namespace {
@@ -260,6 +262,28 @@ TEST_F(ProcessTest, AReplacementWorkerFinishesTheMailboxOfASigkilledOne) {
   EXPECT_EQ(batch.revision, kInputs + 1);  // one revision per turn: no turn published twice
 }
 
+/// `op` accepted by `c`: its receipt (an empty one, after a failure).
+Receipt accepted(Client& c, Command op) {
+  auto r = c.submit(std::move(op));
+  EXPECT_TRUE(r.ok()) << r.error().message;
+  return r.ok() ? *r : Receipt{};
+}
+/// A realm-wide principal `id` with the key of seed_of(id), holding `bits`.
+void realm_principal(Client& root, Id id, std::uint64_t bits) {
+  accepted(root, CreatePrincipal{id, key_of(seed_of(static_cast<std::uint8_t>(id))), RealmScope{}, Permissions{bits},
+                                 std::nullopt, std::nullopt});
+}
+/// Process `pid` requiring "doc", associated with a new resource "doc<pid>", initialized (idle, generation 1).
+void doc_process(Client& root, Id pid) {
+  std::string name = "doc";
+  const Id doc = std::get<ResourceCreated>(accepted(root, CreateResource{{name.append(std::to_string(pid))}, std::nullopt}).outcome).resource;
+  accepted(root, CreateProcess{pid, {{{"doc"}}}});
+  accepted(root, Associate{pid, {"doc"}, doc});
+  accepted(root, Initialize{pid, 0});
+}
+/// What a ping-pong actor holds: everything but courier, so it cannot deliver.
+constexpr std::uint64_t kActor = kAllPermissions & ~std::uint64_t{kCourier};
+
 // Two actors exchange 1,000 messages with nothing but transitd and
 // transitd --maintain moving them (decisions 50, 53, 56): each worker process
 // publishes a turn consuming its head input k and proposing k + 1 to the
@@ -275,24 +299,10 @@ TEST_F(ProcessTest, APingPongOfAThousandMessagesRunsUnattendedAcrossASigkillOfEa
   auto node = start_node(port);
   ASSERT_NE(port, 0);
   Client root(kill_options(port, 1, 0));
-  auto must = [&](Command op) {
-    auto r = root.submit(std::move(op));
-    EXPECT_TRUE(r.ok()) << r.error().message;
-    return r.ok() ? *r : Receipt{};
-  };
-  for (Id m : {kMaintainer, kSecondMaintainer})
-    must(CreatePrincipal{m, key_of(seed_of(static_cast<std::uint8_t>(m))), RealmScope{},
-                         Permissions{kInspect | kCourier | kPidAdmin | kRealmControl}, std::nullopt, std::nullopt});
-  for (Id worker : {kWorkerA, kWorkerB})  // everything but courier: the workers cannot deliver
-    must(CreatePrincipal{worker, key_of(seed_of(static_cast<std::uint8_t>(worker))), RealmScope{},
-                         Permissions{kAllPermissions & ~std::uint64_t{kCourier}}, std::nullopt, std::nullopt});
-  for (Id pid : {kA, kB}) {
-    const Id doc = std::get<ResourceCreated>(must(CreateResource{{"doc" + std::to_string(pid)}, std::nullopt}).outcome).resource;
-    must(CreateProcess{pid, {{{"doc"}}}});
-    must(Associate{pid, {"doc"}, doc});
-    must(Initialize{pid, 0});
-  }
-  must(Send{kA, InputValue{{'0'}}});  // A starts with 0: A consumes the even numbers, B the odd
+  for (Id m : {kMaintainer, kSecondMaintainer}) realm_principal(root, m, maintain::kRequiredPermissions);
+  for (Id worker : {kWorkerA, kWorkerB}) realm_principal(root, worker, kActor);
+  for (Id pid : {kA, kB}) doc_process(root, pid);
+  accepted(root, Send{kA, InputValue{{'0'}}});  // A starts with 0: A consumes the even numbers, B the odd
 
   const std::string endpoint = "127.0.0.1:" + std::to_string(port);
   std::map<Id, std::uint16_t> admin_port;  // each maintainer's /metrics
@@ -399,6 +409,140 @@ TEST_F(ProcessTest, APingPongOfAThousandMessagesRunsUnattendedAcrossASigkillOfEa
   }
   EXPECT_GE(delivered_by_both, kLast - 600);  // every output from 600 on, each counted once
   EXPECT_LE(delivered_by_both, kLast - 550);
+}
+
+// Two actors exchanging messages and calling an external API run unattended:
+// every fifth number's turn also declares an effect (a charge) executed by a
+// third real process, which attempts it, calls an HTTP API (this test's) and
+// observes the answer as its final result; the answer enters the caller's
+// mailbox and the actor consumes it. Only transitd, transitd --maintain, the
+// two actors and the executor run; the executor is SIGKILLed once midway.
+// Every effect ends closed `observed` with its result in its caller's
+// mailbox, consumed; each message arrives once. Then a terminated caller's
+// unattempted charge is closed by the maintainer process.
+TEST_F(ProcessTest, TwoActorsCallingAnExternalApiRunUnattendedAcrossAnExecutorsSigkill) {
+  constexpr Id kLast = 60, kEvery = 5, kA = 1, kB = 2, kMaintainer = 3, kWorkerA = 10, kWorkerB = 11, kExecutor = 12;
+  constexpr Id kEffects = kLast / kEvery + 1;  // 0, 5, .., 60
+  std::atomic<int> calls{0};
+  net::HttpServer api(
+      [&](const net::HttpRequest& req) -> net::HttpReply {
+        ++calls;
+        return {200, "text/plain", "paid " + req.target.substr(req.target.rfind('/') + 1)};
+      },
+      "127.0.0.1", 0);
+  api.start();
+  write_sample_genesis();
+  std::uint16_t port = 0;
+  auto node = start_node(port);
+  ASSERT_NE(port, 0);
+  Client root(kill_options(port, 1, 0));
+  realm_principal(root, kMaintainer, maintain::kRequiredPermissions);
+  realm_principal(root, kWorkerA, kActor);
+  realm_principal(root, kWorkerB, kActor);
+  realm_principal(root, kExecutor, kInspect | kEffect);
+  for (Id pid : {kA, kB}) doc_process(root, pid);
+  accepted(root, Send{kA, InputValue{{'0'}}});
+
+  const auto key = [&](Id id) {
+    std::string name = std::to_string(id);  // GCC 12 warns, wrongly, about "p" + std::to_string(id)
+    return key_file(name.append(".key"), static_cast<std::uint8_t>(id));
+  };
+  const std::string bin = kBin + "/transit_ping_pong_worker";
+  auto spawn = [&](std::vector<std::string> argv, const char* ready) {
+    auto child = std::make_unique<cowboy::testing::ChildProcess>(std::move(argv));
+    EXPECT_TRUE(child->wait_for_line(ready, std::chrono::seconds(30)));
+    return child;
+  };
+  auto maintainer = spawn({kBin + "/transitd", "--maintain", "--endpoint", "127.0.0.1:" + std::to_string(port), "--realm",
+                           "dev", "--principal", std::to_string(kMaintainer), "--key", key(kMaintainer),
+                           "--admin-listen", "127.0.0.1:0", "--idle-ms", "2", "--log-level", "warn"},
+                          "transit_maintain_ready");
+  auto start_executor = [&] {
+    return spawn({bin, "--port", std::to_string(port), "--principal", std::to_string(kExecutor), "--key", key(kExecutor),
+                  "--execute", "--api-port", std::to_string(api.port())},
+                 "transit_ping_pong_worker_ready");
+  };
+  auto executor = start_executor();
+  auto actor = [&](Id pid, Id peer, Id principal) {
+    return spawn({bin, "--port", std::to_string(port), "--principal", std::to_string(principal), "--key", key(principal),
+                  "--pid", std::to_string(pid), "--peer", std::to_string(peer), "--resource", std::to_string(pid),
+                  "--last", std::to_string(kLast), "--effect-every", std::to_string(kEvery), "--executor",
+                  std::to_string(kExecutor)},
+                 "transit_ping_pong_worker_ready");
+  };
+  auto a = actor(kA, kB, kWorkerA);
+  auto b = actor(kB, kA, kWorkerB);
+  ASSERT_TRUE(cowboy::testing::eventually([&] { return calls >= 4; }, std::chrono::seconds(60)));
+  executor->kill(SIGKILL);
+  executor = start_executor();
+  std::optional<int> a_status, b_status;
+  ASSERT_TRUE(cowboy::testing::eventually(
+      [&] {
+        if (!a_status) a_status = a->exited();
+        if (!b_status) b_status = b->exited();
+        return a_status && b_status;
+      },
+      std::chrono::seconds(120)))
+      << calls << " API calls";
+  EXPECT_TRUE(WIFEXITED(*a_status) && WEXITSTATUS(*a_status) == 0);
+  EXPECT_TRUE(WIFEXITED(*b_status) && WEXITSTATUS(*b_status) == 0);
+
+  // Each effect closed observed once, its answer an input of its caller's mailbox.
+  std::map<Id, Id> results;  // per caller
+  std::optional<Cursor> cursor;
+  Id effects = 0;
+  do {
+    auto page = root.query(ListEffects{std::nullopt, EffectFilter::kAll, cursor});
+    ASSERT_TRUE(page.ok()) << page.error().message;
+    for (const auto& e : std::get<EffectPage>(page->result).items.items) {
+      ++effects;
+      ASSERT_TRUE(e.closure) << e.effect;
+      EXPECT_EQ(e.closure->kind, ClosureKind::kObserved);
+      EXPECT_EQ(e.closure->step.principal, kExecutor);
+      ASSERT_EQ(e.observations.items.size(), 1u);
+      EXPECT_TRUE(e.observations.items[0].input);
+      const std::string paid = "paid " + std::string(e.intent.intent.value.begin(), e.intent.intent.value.end());
+      EXPECT_EQ(std::string(e.observations.items[0].result.value.begin(), e.observations.items[0].result.value.end()), paid);
+      ++results[e.pid];
+    }
+    cursor = std::get<EffectPage>(page->result).cursor;
+  } while (cursor);
+  EXPECT_EQ(effects, kEffects);
+  EXPECT_GE(calls.load(), static_cast<int>(kEffects));  // at least once each: a SIGKILL may repeat one
+  // A consumed 0, 2, .., 60 and its results, B 1, 3, .., 59 and its; nothing left.
+  for (auto [pid, numbers] : {std::pair<Id, Id>{kA, kLast / 2 + 1}, {kB, kLast / 2}}) {
+    auto read = root.query(ProcessRead{pid});
+    ASSERT_TRUE(read.ok()) << read.error().message;
+    const auto& info = std::get<ProcessInfo>(read->result);
+    EXPECT_EQ(info.tail, numbers + results[pid]) << "process " << pid;
+    EXPECT_EQ(info.head, info.tail + 1) << "process " << pid;
+    EXPECT_EQ(info.cancelled, 0u);
+  }
+  std::printf("%llu effects, %d API calls\n", static_cast<unsigned long long>(effects), calls.load());
+
+  // With the executor gone, a process that declares a charge and is
+  // terminated before anyone attempts it: the maintainer process closes the
+  // intent unattempted_cancel, as its own principal (decision 60).
+  executor->kill(SIGKILL);
+  doc_process(root, 3);
+  const Id generation = std::get<ProcessChanged>(accepted(root, Own{3, 1}).outcome).generation;
+  Turn charge{3, generation, std::nullopt, std::nullopt, std::nullopt, {}, {}, {}, {}, std::nullopt};
+  charge.effect = EffectIntent{kExecutor, SystemClock().now_ms() + 600'000, Hex<256>{{'9', '9'}}, 1};
+  const Id orphan = std::get<TurnPublished>(accepted(root, charge).outcome).effect.value_or(0);
+  accepted(root, Terminate{3, generation});
+  std::optional<EffectInfo> closed;
+  ASSERT_TRUE(cowboy::testing::eventually(
+      [&] {
+        auto read = root.query(EffectRead{orphan});
+        if (read.ok()) closed = std::get<EffectInfo>(read->result);
+        return closed && closed->closure;
+      },
+      std::chrono::seconds(60)));
+  EXPECT_EQ(closed->closure->kind, ClosureKind::kUnattemptedCancel);
+  EXPECT_EQ(closed->closure->step.principal, kMaintainer);
+  EXPECT_FALSE(closed->attempt);
+  EXPECT_FALSE(maintainer->exited());
+  api.stop();
 }
 
 TEST_F(ProcessTest, TheCliAgainstTransitdDev) {

@@ -1,5 +1,5 @@
 // The loop, its one act (a signed command, classified) and its one listing
-// read; the passes are in courier.cc and terminal.cc.
+// read; the passes are in courier.cc, terminal.cc, effects.cc and trim.cc.
 #include "transit/maintain/maintainer.h"
 
 #include "common/log.h"
@@ -9,7 +9,8 @@ namespace cowboy::transit::maintain {
 namespace {
 
 // What a refusal means to a maintainer. A lost race - someone resolved it or
-// recorded it first, or time fenced the source after it was listed, or another
+// recorded it first, or time fenced the source after it was listed, or the
+// executor or another maintainer closed the effect first, or another
 // maintainer sharing this principal took the sequence - is the conditional
 // append deciding, not an error; a destination that cannot admit yet waits.
 enum class Meaning { kLostRace, kWaiting, kError };
@@ -19,6 +20,7 @@ Meaning meaning(Reason reason) {
     case Reason::kRouteOrder:
     case Reason::kSourceTerminated:
     case Reason::kRetirementRecorded:
+    case Reason::kEffectClosed:
     case Reason::kSequenceReused:
     case Reason::kSequenceGap: return Meaning::kLostRace;
     case Reason::kUninitialized:
@@ -66,17 +68,25 @@ Result<Unit, std::string> Maintainer::authenticate() {
     caps = client_.capabilities();
   }
   const auto& supported = caps->supported.items;
-  for (auto needed : {capability::kCourierDelivery, capability::kMaintenance})
+  for (auto needed : {capability::kCourierDelivery, capability::kMaintenance, capability::kEffectReconciliation})
     if (std::none_of(supported.begin(), supported.end(), [&](const auto& name) { return name.value == needed; }))
       return Err{"the node does not support " + std::string(needed)};
+  history_trim_ = caps->allow_history_trim;
+  if (options_.checkpoint_every && !history_trim_)
+    log::warn("transit_maintain_no_checkpoints", log::field("why", "the realm's genesis keeps its whole history"));
   auto me = client_.identity();
   if (!me.ok()) return Err{"identity: " + me.error().message};
   reachable(true);
   if (me->pid_scope) return Err{"principal " + std::to_string(me->principal) + " is scoped to a PID; a maintainer acts realm-wide"};
-  if (!me->permissions.has(kRequiredPermissions))
-    return Err{"principal " + std::to_string(me->principal) +
-               " lacks realm-wide inspect, courier, pid_admin and realm_control (holds " +
-               std::to_string(me->permissions.bits) + ")"};
+  if (!me->permissions.has(kRequiredPermissions)) {
+    std::string missing;
+    for (std::size_t i = 0; i < kPermissionNames.size(); ++i)
+      if ((kRequiredPermissions & ~me->permissions.bits) & (std::uint64_t{1} << i))
+        missing.append(missing.empty() ? "" : ", ").append(kPermissionNames[i]);
+    return Err{"principal " + std::to_string(me->principal) + " lacks realm-wide " + missing + " (holds " +
+               std::to_string(me->permissions.bits) + "; a maintainer needs inspect, effect, courier, pid_admin and "
+               "realm_control)"};
+  }
   return Unit{};
 }
 
@@ -92,11 +102,18 @@ Maintainer::Act Maintainer::act(const Command& op) {
           else if constexpr (std::is_same_v<O, OutputCancelled>) ++metrics_.cancelled;
           else if constexpr (std::is_same_v<O, RetirementRecorded>)
             ++(o.ending == Ending::kSuspensionExpired ? metrics_.retired_expired : metrics_.retired_dependency);
+          else if constexpr (std::is_same_v<O, EffectChanged>) {
+            if (o.closure == ClosureKind::kUnattemptedCancel) ++metrics_.effects_cancelled;
+            else if (o.closure == ClosureKind::kDeadline) ++metrics_.effects_deadline;
+          } else if constexpr (std::is_same_v<O, Checkpointed>) ++metrics_.checkpoints;
         },
         r->outcome);
     return Act::kDone;
   }
-  const auto& e = r.error();
+  return failed(r.error(), op_name(op));
+}
+
+Maintainer::Act Maintainer::failed(const ClientError& e, std::string_view op) {
   if (e.kind == ClientError::Kind::kUncertain) {
     ++metrics_.uncertain;
     reachable(false);
@@ -106,13 +123,13 @@ Maintainer::Act Maintainer::act(const Command& op) {
   if (e.rejection) switch (meaning(e.rejection->reason)) {
       case Meaning::kLostRace:
         ++metrics_.lost_races;
-        log::debug("transit_maintain_lost_race", log::field("op", op_name(op)), log::field("reason", name_of(e.rejection->reason)));
+        log::debug("transit_maintain_lost_race", log::field("op", op), log::field("reason", name_of(e.rejection->reason)));
         return Act::kLostRace;
       case Meaning::kWaiting: return Act::kWaiting;
       case Meaning::kError: break;
     }
   ++metrics_.refused;
-  log::warn("transit_maintain_refused", log::field("op", op_name(op)), log::field("why", e.message));
+  log::warn("transit_maintain_refused", log::field("op", op), log::field("why", e.message));
   return Act::kRefused;
 }
 

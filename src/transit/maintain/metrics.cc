@@ -33,6 +33,13 @@ std::string Metrics::text() const {
   series(out, "transit_maintain_retirements_total", "counter", "Retirements recorded by this maintainer, by ending.",
          sample("transit_maintain_retirements_total", retired_expired, R"({ending="suspension_expired"})") +
              sample("transit_maintain_retirements_total", retired_dependency, R"({ending="dependency_ended"})"));
+  series(out, "transit_maintain_effects_closed_total", "counter", "Effects closed by this maintainer, by closure.",
+         sample("transit_maintain_effects_closed_total", effects_cancelled, R"({closure="unattempted_cancel"})") +
+             sample("transit_maintain_effects_closed_total", effects_deadline, R"({closure="deadline"})"));
+  series(out, "transit_maintain_checkpoints_total", "counter", "Checkpoints published by this maintainer.",
+         sample("transit_maintain_checkpoints_total", checkpoints));
+  series(out, "transit_maintain_floor_advances_total", "counter", "History floors advanced (trims) by this maintainer.",
+         sample("transit_maintain_floor_advances_total", floor_advances));
   series(out, "transit_maintain_lost_races_total", "counter",
          "Commands another courier or maintainer made unnecessary (not errors).",
          sample("transit_maintain_lost_races_total", lost_races));
@@ -50,6 +57,11 @@ std::string Metrics::text() const {
              sample("transit_maintain_routes", routes_waiting, R"({state="waiting"})"));
   series(out, "transit_maintain_ended_processes", "gauge", "Ended processes awaiting their recorded retirement, last pass.",
          sample("transit_maintain_ended_processes", ended_seen));
+  series(out, "transit_maintain_effects", "gauge", "Effects listed to close in the last pass, by filter.",
+         sample("transit_maintain_effects", cancellable_seen, R"({filter="cancellable"})") +
+             sample("transit_maintain_effects", overdue_seen, R"({filter="overdue"})"));
+  series(out, "transit_maintain_history_floor", "gauge", "The history floor at the last trim step (0: nothing trimmed).",
+         sample("transit_maintain_history_floor", history_floor));
   series(out, "transit_maintain_lag_positions", "gauge", "Authority positions since the oldest pending output was published.",
          sample("transit_maintain_lag_positions", lag_positions));
   series(out, "transit_maintain_lag_seconds", "gauge", "Seconds since the oldest pending output was published.",

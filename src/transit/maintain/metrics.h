@@ -17,6 +17,10 @@ struct Metrics {
   std::atomic<std::uint64_t> cancelled{0};   // an output of a terminated source
   std::atomic<std::uint64_t> retired_expired{0};     // retirements recorded: an expired suspension
   std::atomic<std::uint64_t> retired_dependency{0};  // ... a required dependency's end
+  std::atomic<std::uint64_t> effects_cancelled{0};   // effects closed unattempted_cancel
+  std::atomic<std::uint64_t> effects_deadline{0};    // ... and deadline
+  std::atomic<std::uint64_t> checkpoints{0};         // checkpoints published
+  std::atomic<std::uint64_t> floor_advances{0};      // history floors advanced (trims)
   // Counters: what did not get done, and why.
   std::atomic<std::uint64_t> lost_races{0};  // another courier or maintainer resolved it first: not an error
   std::atomic<std::uint64_t> refused{0};     // any other refusal: an error, logged
@@ -24,10 +28,13 @@ struct Metrics {
   std::atomic<std::uint64_t> stale_cuts{0};  // a listing changed under its continuation: listed again
   std::atomic<std::uint64_t> queries{0};
   std::atomic<std::uint64_t> rounds{0};
-  // Gauges, from the last pass over the routes and the ended processes.
+  // Gauges, from the last pass of each kind.
   std::atomic<std::uint64_t> routes_seen{0};     // route heads listed
   std::atomic<std::uint64_t> routes_waiting{0};  // ... whose destination is uninitialized or fenced
   std::atomic<std::uint64_t> ended_seen{0};      // ended processes listed
+  std::atomic<std::uint64_t> cancellable_seen{0};  // effects listed cancellable
+  std::atomic<std::uint64_t> overdue_seen{0};      // ... and overdue
+  std::atomic<std::uint64_t> history_floor{0};     // the floor after the last trim step (0 without the opt-in)
   std::atomic<std::uint64_t> lag_positions{0};   // the oldest route head's age in authority positions
   std::atomic<std::uint64_t> lag_ms{0};          // ... and in milliseconds, by this process's clock
   std::atomic<std::uint64_t> node_position{0};   // the node's position at the last answer
