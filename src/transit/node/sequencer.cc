@@ -86,7 +86,6 @@ void Sequencer::decide_loop() {
       wake_.wait(lock, [&] { return stopping_ || !queue_.empty() || (!syncing_ && !building_.empty()); });
       group.swap(queue_);  // everything that arrived during the last write shares the next one
       stop = stopping_;
-      deciding_ = true;
       // Receipts at or below the durable position are in the journal now.
       std::erase_if(undurable_receipts_, [&](const auto& kv) { return kv.second.position <= durable_position_; });
     }
@@ -98,9 +97,12 @@ void Sequencer::decide_loop() {
     decide_group(group);
     group.clear();
     std::unique_lock lock(mutex_);
-    deciding_ = false;
     if (!syncing_ && !building_.empty()) {
-      seal_locked();
+      building_.batch = journal_->take_staged(authority_.head());
+      building_.position = authority_.head().position;
+      in_sync_ = std::move(building_);
+      building_ = Flight{};
+      syncing_ = true;
       sync_wake_.notify_one();
     }
     if (stop) {
@@ -146,22 +148,10 @@ void Sequencer::sync_loop() {
       stats_.slow_syncs += flight.counts.slow_syncs;
       stats_.position = durable_position_;
       syncing_ = false;  // the next flight may start; its answers still follow these, from this thread
-      // Between groups the decide thread holds nothing of the next flight: seal it here and
-      // write it next, instead of waking the decide thread to hand it over (two wake-ups
-      // per flight on a loaded machine). Mid-group, the decide thread seals it when done.
-      if (!deciding_ && !building_.empty()) seal_locked();
     }
-    if (!syncing_) wake_.notify_one();
+    wake_.notify_one();
     for (auto& release : flight.answers) release(durable);
   }
-}
-
-void Sequencer::seal_locked() {
-  building_.batch = journal_->take_staged(authority_.head());
-  building_.position = authority_.head().position;
-  in_sync_ = std::move(building_);
-  building_ = Flight{};
-  syncing_ = true;
 }
 
 void Sequencer::decide_group(std::deque<Work>& group) {

@@ -5,9 +5,6 @@
 // sync thread publishes a flight's decisions with one synced write and only
 // then releases its answers. While one flight syncs, the next one is being
 // decided, so a group is as large as what arrived during the previous write.
-// The next flight is sealed by whichever thread sees it ready first: the decide
-// thread at the end of a group if the sync thread is idle, else the sync thread
-// after its write if the decide thread is between groups (no hand-over wake-up).
 // Flights are released in order, so no answer (a query's included) reflects a
 // decision that is not yet durable. A read-mostly key directory, updated as
 // decisions are made, lets io threads verify signatures before queueing; the
@@ -88,8 +85,6 @@ class Sequencer {
   void decide_loop();
   void sync_loop();
   void decide_group(std::deque<Work>& group);
-  /// Hands `building_` to the sync thread. Holds mutex_, and the decide thread is not mid-group.
-  void seal_locked();
   Result<Receipt, Refusal> decide(CommandWork& work, Source& source);
   Result<Response, Refusal> answer(const QueryWork& work) const;
   std::optional<Refusal> check_key(Id principal, const PublicKey& verified_with, const Digest& digest,
@@ -97,13 +92,11 @@ class Sequencer {
   void publish_key(Id principal);
   bool enqueue(Work work);
 
-  // The decide thread's while it decides a group (deciding_); between groups, whoever holds
-  // mutex_ may seal building_ (seal_locked), which reads authority_ and takes the journal's staging.
   const Genesis genesis_;
   const Clock& clock_;
   std::unique_ptr<Journal> journal_;  // staged by the decide thread, committed by the sync thread
-  Authority authority_;
-  Flight building_;
+  Authority authority_;               // decide thread only
+  Flight building_;                   // decide thread only
   /// Receipts of decisions not yet known durable, for exact retries (decide thread only).
   std::map<std::pair<Id, Id>, Receipt> undurable_receipts_;
 
@@ -116,7 +109,6 @@ class Sequencer {
   std::deque<Work> queue_;
   std::optional<Flight> in_sync_;  // handed to the sync thread
   bool syncing_ = false;
-  bool deciding_ = false;  // the decide thread is deciding a group outside mutex_
   bool stopping_ = false;
   bool sync_exit_ = false;
   Id durable_position_ = 0;
