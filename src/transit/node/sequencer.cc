@@ -97,15 +97,6 @@ void Sequencer::decide_loop() {
     decide_group(group);
     group.clear();
     std::unique_lock lock(mutex_);
-    // What arrived while this group was decided joins the flight too: deciding a command
-    // costs tens of microseconds, waiting for the next synced write a millisecond or more.
-    while (!syncing_ && !stopping_ && !queue_.empty() && building_.answers.size() < kMaxFlight) {
-      group.swap(queue_);
-      lock.unlock();
-      decide_group(group);
-      group.clear();
-      lock.lock();
-    }
     if (!syncing_ && !building_.empty()) {
       building_.batch = journal_->take_staged(authority_.head());
       building_.position = authority_.head().position;

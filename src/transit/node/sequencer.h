@@ -4,8 +4,7 @@
 // answers every query, collecting the answers of a group into a flight; the
 // sync thread publishes a flight's decisions with one synced write and only
 // then releases its answers. While one flight syncs, the next one is being
-// decided, so a group is as large as what arrived during the previous write
-// (and while the group itself was being decided).
+// decided, so a group is as large as what arrived during the previous write.
 // Flights are released in order, so no answer (a query's included) reflects a
 // decision that is not yet durable. A read-mostly key directory, updated as
 // decisions are made, lets io threads verify signatures before queueing; the
@@ -44,8 +43,6 @@ struct SequencerStats {
 class Sequencer {
  public:
   static constexpr std::size_t kMaxQueued = 8192;
-  /// A flight stops taking late arrivals at this many answers (they wait for the next one).
-  static constexpr std::size_t kMaxFlight = 512;
 
   Sequencer(std::unique_ptr<Journal> journal, Authority authority, const Clock& clock);
   ~Sequencer();  // answers what is queued with ServiceUncertain, publishes what is decided, then stops
