@@ -12,12 +12,14 @@
 // clock starts (signing is the client's work); every one is verified by the
 // node. etcd gets PUTs through its v3 JSON gateway (POST /v3/kv/put) with a
 // value sized so the request body matches the Transit body. The two are
-// alternated (transit, etcd, transit, etcd, ...). Then a paced run at half of
-// the best Transit rate measures latency below saturation (from each
-// request's scheduled send time).
+// alternated (transit, etcd, transit, etcd, ...). Then paced runs at fractions
+// of the best Transit rate (or at fixed rates, --paced-rate) measure latency
+// below saturation (from each request's scheduled send time), Transit and etcd
+// alternated at the same offered rate.
 #include <CLI/CLI.hpp>
 
 #include <atomic>
+#include <cmath>
 #include <cstdio>
 #include <filesystem>
 #include <regex>
@@ -55,7 +57,8 @@ Sample run_transit(std::size_t clients, std::size_t ops, double rate, std::size_
   s.fsyncs_per_op = accepted > 0 ? static_cast<double>(after.synced_writes - before.synced_writes) / accepted : 0;
   s.failed = static_cast<std::size_t>(static_cast<double>(clients * (ops / clients)) - accepted);
   if (std::getenv("TRANSIT_BENCH_VERBOSE"))
-    std::fprintf(stderr, "  transit %zu clients: %llu syncs (%llu over 5 ms), mean %.0f us, max %llu us\n", clients,
+    std::fprintf(stderr, "  transit %zu clients: %.0f/s p50 %.2f p99 %.2f ms; %llu syncs (%llu over 5 ms), mean %.0f us, max %llu us\n",
+                 clients, s.rate, s.p50_ms, s.p99_ms,
                  (unsigned long long)(after.synced_writes - before.synced_writes),
                  (unsigned long long)(after.slow_syncs - before.slow_syncs),
                  static_cast<double>(after.sync_us_total - before.sync_us_total) /
@@ -96,7 +99,7 @@ double etcd_fsyncs(std::uint16_t port) {
   return 0;
 }
 
-Sample run_etcd(const std::string& etcd, std::size_t clients, std::size_t ops, std::size_t body_bytes) {
+Sample run_etcd(const std::string& etcd, std::size_t clients, std::size_t ops, double rate, std::size_t body_bytes) {
   const auto dir = fresh_dir("etcd");
   const auto client_port = support::free_port();
   const auto peer_port = support::free_port();
@@ -124,9 +127,11 @@ Sample run_etcd(const std::string& etcd, std::size_t clients, std::size_t ops, s
       bodies[c].push_back("{\"key\":\"" + base64(key) + "\",\"value\":\"" + value + "\"}");
     }
   const double before = etcd_fsyncs(client_port);
-  Sample s = drive(client_port, "/v3/kv/put", bodies, 0);
+  Sample s = drive(client_port, "/v3/kv/put", bodies, rate);
   const double after = etcd_fsyncs(client_port);
   s.fsyncs_per_op = (after - before) / static_cast<double>(clients * (ops / clients));
+  if (std::getenv("TRANSIT_BENCH_VERBOSE"))
+    std::fprintf(stderr, "  etcd %zu clients: %.0f/s p50 %.2f p99 %.2f ms\n", clients, s.rate, s.p50_ms, s.p99_ms);
   child.kill(SIGTERM);
   std::filesystem::remove_all(dir);
   return s;
@@ -165,7 +170,7 @@ int main(int argc, char** argv) {
   std::string clients_list = "1,16,64", etcd = "/usr/bin/etcd";
   std::size_t ops = 20000, runs = 3;
   bool no_etcd = false;
-  std::string fractions = "0.5";
+  std::string fractions = "0.5", paced_rates;
   std::size_t paced_clients = 16;
   CLI::App app{"transit_bench: signed durable Transit commands against etcd puts"};
   app.add_option("--clients", clients_list, "concurrent clients, comma-separated")->capture_default_str();
@@ -174,6 +179,7 @@ int main(int argc, char** argv) {
   app.add_option("--etcd", etcd, "the etcd binary")->capture_default_str();
   app.add_flag("--no-etcd", no_etcd, "Transit only");
   app.add_option("--paced", fractions, "paced runs at these fractions of the best rate")->capture_default_str();
+  app.add_option("--paced-rate", paced_rates, "paced runs at these total rates (requests/s), comma-separated");
   app.add_option("--paced-clients", paced_clients, "clients of the paced runs")->capture_default_str();
   CLI11_PARSE(app, argc, argv);
   crypto::init();
@@ -188,7 +194,8 @@ int main(int argc, char** argv) {
     const std::size_t n = std::max(ops, clients) / clients * clients;
     for (std::size_t r = 0; r < runs; ++r) {  // A B A B
       transit_runs.push_back(run_transit(clients, clients == 1 ? std::min<std::size_t>(n, 3000) : n, 0, body_bytes));
-      if (with_etcd) etcd_runs.push_back(run_etcd(etcd, clients, clients == 1 ? std::min<std::size_t>(n, 3000) : n, body_bytes));
+      if (with_etcd)
+        etcd_runs.push_back(run_etcd(etcd, clients, clients == 1 ? std::min<std::size_t>(n, 3000) : n, 0, body_bytes));
     }
     print_row("transit", clients, transit_runs);
     if (with_etcd) print_row("etcd", clients, etcd_runs);
@@ -197,16 +204,21 @@ int main(int argc, char** argv) {
     best_transit = std::max(best_transit, cowboy::bench::median(rates));
     std::fflush(stdout);
   }
-  // Below saturation: fractions of the best median rate, 16 clients, paced, 5 s each.
-  for (const std::string& f : split(fractions)) {
-    const double rate = best_transit * std::stod(f);
-    std::vector<Sample> paced;
-    for (std::size_t r = 0; r < runs; ++r)
-      paced.push_back(run_transit(paced_clients, static_cast<std::size_t>(rate * 5) / paced_clients * paced_clients,
-                                  rate, body_bytes));
-    std::printf("\npaced at %.0f requests/s (%s of %.0f), %zu clients, 5 s:\n", rate, f.c_str(), best_transit,
-                paced_clients);
+  // Below saturation: fractions of the best median rate and fixed rates, 16 clients, paced, 5 s each.
+  std::vector<std::pair<double, std::string>> paced_at;
+  for (const std::string& f : split(fractions))
+    if (std::stod(f) > 0) paced_at.emplace_back(best_transit * std::stod(f), f + " of " + std::to_string(std::lround(best_transit)));
+  for (const std::string& r : split(paced_rates)) paced_at.emplace_back(std::stod(r), "fixed");
+  for (const auto& [rate, label] : paced_at) {
+    const std::size_t n = static_cast<std::size_t>(rate * 5) / paced_clients * paced_clients;
+    std::vector<Sample> paced, etcd_paced;
+    for (std::size_t r = 0; r < runs; ++r) {  // A B A B at the same offered rate
+      paced.push_back(run_transit(paced_clients, n, rate, body_bytes));
+      if (with_etcd) etcd_paced.push_back(run_etcd(etcd, paced_clients, n, rate, body_bytes));
+    }
+    std::printf("\npaced at %.0f requests/s (%s), %zu clients, 5 s:\n", rate, label.c_str(), paced_clients);
     print_row("transit", paced_clients, paced);
+    if (with_etcd) print_row("etcd", paced_clients, etcd_paced);
   }
   std::printf("\nrequest body: %zu bytes (Transit SignedRequest; etcd PUT bodies of the same length)\n", body_bytes);
   return 0;
