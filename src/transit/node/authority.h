@@ -139,6 +139,9 @@ class Authority {
   /// The attempt verb asks this of every unattempted intent; an intent already
   /// attempted keeps its executor and deadline whatever becomes of its caller.
   std::optional<Refusal> termination_fence(const EffectInfo& effect, std::uint64_t now_ms) const;
+  /// Whether the effect's caller is terminal (retired, or gone): the one rule
+  /// behind the fence, cancel_effect and the cancellable listing.
+  bool caller_terminal(const EffectInfo& effect, std::uint64_t now_ms) const;
 
  private:
   /// One decision's context for the state commands (resources.cc, processes.cc).
@@ -278,7 +281,7 @@ class Authority {
   void resolve(OutputRecord& output, OutputState state, Id position);
   /// The one place a process's retirement is recorded: retired, its unconsumed
   /// inputs counted cancelled, its owner gone; the ended-process index follows.
-  void retire_process(ProcessRecord& p, std::optional<Ending> ending, Step& step);
+  Id retire_process(ProcessRecord& p, std::optional<Ending> ending, Step& step);  // returns the inputs it cancelled
   /// Whether `p` may have ended by what is recorded (an index of candidates, judged when listed).
   bool may_have_ended(const ProcessRecord& p) const;
   void refresh_ended(Id pid, Id position);

@@ -179,7 +179,7 @@ Result<Outcome, Refusal> Authority::apply(const CancelEffect& op, Step& step) {
   if (auto refusal = check_open(e)) return Err{*refusal};
   // An attempt may have started external work; cancelling cannot claim it stopped.
   if (e.phase == EffectPhase::kAttempted) return refuse(Reason::kAlreadyAttempted, "an attempted effect is not cancelled");
-  if (const auto* caller = process(e.pid); caller && !retired(*caller, step.now_ms))
+  if (!caller_terminal(e, step.now_ms))
     return refuse(Reason::kCallerLive, "process " + std::to_string(e.pid) + " is not terminal");
   record_closure(e, ClosureKind::kUnattemptedCancel, EffectStep{step.caller, head_.policy_revision, step.position},
                  std::nullopt);
@@ -194,10 +194,7 @@ bool Authority::shown(const EffectInfo& e, EffectFilter filter, std::uint64_t no
   switch (filter) {
     case EffectFilter::kAll: return true;
     case EffectFilter::kUnresolved: return open;
-    case EffectFilter::kCancellable: {
-      const auto* caller = process(e.pid);
-      return e.phase == EffectPhase::kAuthorized && (!caller || retired(*caller, now_ms));
-    }
+    case EffectFilter::kCancellable: return e.phase == EffectPhase::kAuthorized && caller_terminal(e, now_ms);
     case EffectFilter::kOverdue: return open && e.intent.deadline_ms && now_ms >= *e.intent.deadline_ms;
   }
   return false;

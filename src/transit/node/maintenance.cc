@@ -46,16 +46,18 @@ void Authority::refresh_requiring(Id resource_id, Id position) {
     for (Id pid : it->second) refresh_ended(pid, position);
 }
 
-void Authority::retire_process(ProcessRecord& p, std::optional<Ending> ending, Step& step) {
+Id Authority::retire_process(ProcessRecord& p, std::optional<Ending> ending, Step& step) {
   p.retired = true;
   p.ending = ending;
-  p.cancelled += p.tail + 1 - p.head;  // every admitted input not consumed, a blocked head included
+  const Id cancelled = p.tail + 1 - p.head;  // every admitted input not consumed, a blocked head included
+  p.cancelled += cancelled;
   p.owner.reset();
   step.touched.processes.push_back(p.pid);
   refresh_ended(p.pid, step.position);
   // The resources whose lifetime it owns end with it: their dependents have ended too.
   if (auto it = lifetime_of_.find(p.pid); it != lifetime_of_.end())
     for (Id owned : it->second) refresh_requiring(owned, step.position);
+  return cancelled;
 }
 
 void Authority::add_pending(OutputRecord output, Id position) {

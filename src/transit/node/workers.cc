@@ -71,15 +71,18 @@ Result<Outcome, Refusal> Authority::apply(const Terminate& op, Step& step) {
   if (!p.ok()) return Err{p.error()};
   auto& process = **p;
   if (op.generation != process.generation) return stale_generation(op.generation, process.generation);
-  const Id cancelled = process.tail + 1 - process.head;  // the mailbox never has head > tail + 1
   process.resume_by_ms.reset();
-  retire_process(process, std::nullopt, step);  // by a command: no ending (decision 52)
+  const Id cancelled = retire_process(process, std::nullopt, step);  // by a command: no ending (decision 52)
   return Outcome{ProcessTerminated{op.pid, process.generation, cancelled}};
 }
 
-std::optional<Refusal> Authority::termination_fence(const EffectInfo& effect, std::uint64_t now_ms) const {
+bool Authority::caller_terminal(const EffectInfo& effect, std::uint64_t now_ms) const {
   const auto* caller = process(effect.pid);
-  if (!caller || retired(*caller, now_ms))
+  return !caller || retired(*caller, now_ms);
+}
+
+std::optional<Refusal> Authority::termination_fence(const EffectInfo& effect, std::uint64_t now_ms) const {
+  if (caller_terminal(effect, now_ms))
     return Refusal{Reason::kCallerTerminated, "process " + std::to_string(effect.pid) + " is retired"};
   return std::nullopt;
 }
