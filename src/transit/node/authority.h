@@ -254,6 +254,11 @@ class Authority {
   std::optional<Refusal> check_effect(const EffectIntent& effect, Id pid, std::uint64_t now_ms) const;
   /// Records a turn's checked intent as authorized at this decision; its id.
   Id authorize_effect(Id pid, const EffectIntent& intent, Step& step);
+  /// A pending output the caller may resolve: it exists, the caller holds
+  /// courier at its destination, and it is not resolved (deliver, cancel_output).
+  Result<OutputRecord*, Refusal> resolvable_output(Id output, Id caller);
+  /// Why `out` may not be resolved yet: an older output of its route is unresolved.
+  std::optional<Refusal> route_order(const OutputRecord& out) const;
   /// A stored effect a command may act on: it exists and its record is consistent.
   Result<EffectInfo*, Refusal> open_effect(Id effect);
   /// Whether the caller may read `pid`'s effects: inspect, or effect, at the PID.

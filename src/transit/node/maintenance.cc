@@ -82,16 +82,12 @@ void Authority::resolve(OutputRecord& output, OutputState state, Id position) {
 }
 
 Result<Outcome, Refusal> Authority::apply(const CancelOutput& op, Step& step) {
-  auto it = outputs_.find(op.output);
-  if (it == outputs_.end()) return refuse(Reason::kUnknownOutput, "no such output");
-  auto& out = it->second;
-  if (!(rights(step.caller, PidScope{out.destination}) & kCourier))
-    return refuse(Reason::kNotPermitted, "requires courier at the destination");
-  if (out.state != OutputState::kPending) return refuse(Reason::kResolved, "the output is delivered or disposed of");
+  auto found = resolvable_output(op.output, step.caller);
+  if (!found.ok()) return Err{found.error()};
+  auto& out = **found;
   if (!terminated(processes_.at(out.source), step.now_ms))
     return refuse(Reason::kSourceNotTerminated, "process " + std::to_string(out.source) + " is not terminated");
-  if (const Id head = *pending_routes_.at({out.source, out.destination}).begin(); head != op.output)
-    return refuse(Reason::kRouteOrder, "output " + std::to_string(head) + " of this route is unresolved before it");
+  if (auto refusal = route_order(out)) return Err{*refusal};
   resolve(out, OutputState::kCancelled, step.position);
   step.touched.outputs.push_back(op.output);
   return Outcome{OutputCancelled{op.output, out.source, out.destination}};

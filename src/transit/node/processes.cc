@@ -302,20 +302,32 @@ Result<Outcome, Refusal> Authority::apply(const Resume& op, Step& step) {
   return Outcome{ProcessChanged{op.pid, process.generation}};
 }
 
-Result<Outcome, Refusal> Authority::apply(const Deliver& op, Step& step) {
-  auto it = outputs_.find(op.output);
+Result<OutputRecord*, Refusal> Authority::resolvable_output(Id output, Id caller) {
+  auto it = outputs_.find(output);
   if (it == outputs_.end()) return refuse(Reason::kUnknownOutput, "no such output");
   auto& out = it->second;
-  if (!(rights(step.caller, PidScope{out.destination}) & kCourier))
+  if (!(rights(caller, PidScope{out.destination}) & kCourier))
     return refuse(Reason::kNotPermitted, "requires courier at the destination");
   if (out.state != OutputState::kPending)
     return refuse(Reason::kResolved, "the output is delivered or disposed of");
+  return &out;
+}
+
+std::optional<Refusal> Authority::route_order(const OutputRecord& out) const {
+  if (const Id head = *pending_routes_.at({out.source, out.destination}).begin(); head != out.output)
+    return Refusal{Reason::kRouteOrder, "output " + std::to_string(head) + " of this route is unresolved before it"};
+  return std::nullopt;
+}
+
+Result<Outcome, Refusal> Authority::apply(const Deliver& op, Step& step) {
+  auto found = resolvable_output(op.output, step.caller);
+  if (!found.ok()) return Err{found.error()};
+  auto& out = **found;
   // Termination fences the source's unattempted work at once; the record stays
   // pending until the maintenance process records its cancellation (decision 51).
   if (terminated(processes_.at(out.source), step.now_ms))
     return refuse(Reason::kSourceTerminated, "process " + std::to_string(out.source) + " is terminated");
-  if (const Id head = *pending_routes_.at({out.source, out.destination}).begin(); head != op.output)
-    return refuse(Reason::kRouteOrder, "output " + std::to_string(head) + " of this route is unresolved before it");
+  if (auto refusal = route_order(out)) return Err{*refusal};
   auto& destination = processes_.at(out.destination);
   Delivered delivered{op.output, out.destination, std::nullopt};
   if (retired(destination, step.now_ms)) {
