@@ -20,10 +20,16 @@
 
 #include <atomic>
 #include <cmath>
+#include <fstream>
+#include <functional>
+#include <map>
+#include <sstream>
 #include <cstdio>
 #include <filesystem>
 #include <regex>
 #include <thread>
+
+#include <unistd.h>
 
 #include "../tests/support/ports.h"
 #include "../tests/support/process.h"
@@ -32,6 +38,8 @@
 #include "transit_load.h"
 #include "net/http_connection.h"
 #include "transit/client.h"
+#include "transit/contract/envelope.h"
+#include "transit/contract/signing.h"
 #include "transit/node/node.h"
 
 using namespace cowboy;
@@ -42,16 +50,57 @@ namespace support = cowboy::testing;
 
 namespace {
 
-// One transit run: a node, `clients` administrators, `ops` signed commands.
-Sample run_transit(std::size_t clients, std::size_t ops, double rate, std::size_t& body_bytes) {
+// CPU seconds of this process's threads, by thread name (/proc/self/task/*/stat).
+std::map<std::string, double> thread_cpu() {
+  std::map<std::string, double> out;
+  const double tick = static_cast<double>(::sysconf(_SC_CLK_TCK));
+  for (const auto& task : std::filesystem::directory_iterator("/proc/self/task")) {
+    std::ifstream stat(task.path() / "stat");
+    std::string line;
+    std::getline(stat, line);
+    const auto open = line.find('('), close = line.rfind(')');
+    if (open == std::string::npos || close == std::string::npos) continue;
+    std::istringstream rest(line.substr(close + 2));
+    std::string field;
+    double utime = 0, stime = 0;
+    for (int i = 3; i <= 15 && rest >> field; ++i) {  // fields 14 and 15: utime, stime
+      if (i == 14) utime = std::stod(field);
+      if (i == 15) stime = std::stod(field);
+    }
+    std::string name = line.substr(open + 1, close - open - 1);
+    if (name.rfind("rocksdb", 0) == 0) name = "rocksdb";
+    out[name] += (utime + stime) / tick;
+  }
+  return out;
+}
+
+// With TRANSIT_BENCH_VERBOSE: CPU microseconds per request of each of the
+// node's thread groups during a run, and of the load generator's clients.
+void report_cpu(const std::map<std::string, double>& before, const std::map<std::string, double>& after,
+                double client_cpu_s, std::size_t requests) {
+  if (!std::getenv("TRANSIT_BENCH_VERBOSE") || requests == 0) return;
+  std::string line = "  cpu us/request: clients " + std::to_string(std::lround(1e6 * client_cpu_s / static_cast<double>(requests)));
+  double total = client_cpu_s;
+  for (const auto& [name, seconds] : after) {
+    const auto was = before.find(name);
+    const double used = seconds - (was == before.end() ? 0 : was->second);
+    total += used;
+    if (used > 0) line += " " + name + " " + std::to_string(std::lround(1e6 * used / static_cast<double>(requests)));
+  }
+  std::fprintf(stderr, "%s; total %ld\n", line.c_str(), std::lround(1e6 * total / static_cast<double>(requests)));
+}
+
+// One transit run on a fresh node: `workload` builds each client's signed bodies.
+using Workload = std::function<std::vector<std::vector<std::string>>(node::Node&)>;
+Sample run_transit(std::size_t clients, std::size_t ops, double rate, std::size_t& body_bytes, const Workload& workload) {
   const auto dir = fresh_dir("transit");
   auto node = start_node(dir);
-  const ClientOptions root_options = root_options_of(*node);
-  Client root(root_options);
-  const auto bodies = principal_commands(create_administrators(root, root_options, clients), ops / clients);
+  const auto bodies = workload(*node);
   body_bytes = bodies[0][0].size();
   const auto before = node->sequencer().stats();
+  const auto cpu_before = thread_cpu();
   Sample s = drive(node->port(), "/v1/command", bodies, rate);
+  report_cpu(cpu_before, thread_cpu(), s.client_cpu_s, clients * (ops / clients));
   const auto after = node->sequencer().stats();
   const double accepted = static_cast<double>(after.accepted - before.accepted);
   s.fsyncs_per_op = accepted > 0 ? static_cast<double>(after.synced_writes - before.synced_writes) / accepted : 0;
@@ -97,6 +146,48 @@ double etcd_fsyncs(std::uint16_t port) {
   if (std::regex_search(m->body, match, std::regex(R"(etcd_disk_wal_fsync_duration_seconds_count (\d+))")))
     return std::stod(match[1]);
   return 0;
+}
+
+// The io thread's fixed work per command, measured alone on this thread:
+// decoding the body (JSON, canonical envelope, digest) and verifying the
+// Ed25519 signature. Medians of 5 passes over 2,000 signed commands.
+void report_io_cost() {
+  std::vector<ClientOptions> admins(1);
+  admins[0].realm = "dev";
+  admins[0].principal = 100;
+  admins[0].seed = samples::seed_of(1);
+  const auto bodies = principal_commands(admins, 2000)[0];
+  const PublicKey key = samples::key_of(admins[0].seed);
+  std::vector<double> decode_us, verify_us;
+  for (int pass = 0; pass < 5; ++pass) {
+    std::vector<Digest> digests(bodies.size());
+    std::vector<Signature> signatures;
+    auto t0 = std::chrono::steady_clock::now();
+    for (std::size_t i = 0; i < bodies.size(); ++i) {
+      auto decoded = decode_command_body(bodies[i], &digests[i]);
+      need(decoded.ok(), "decode");
+      signatures.push_back(decoded->request.signature);
+    }
+    auto t1 = std::chrono::steady_clock::now();
+    for (std::size_t i = 0; i < bodies.size(); ++i) need(verify_digest(digests[i], signatures[i], key), "verify");
+    auto t2 = std::chrono::steady_clock::now();
+    decode_us.push_back(std::chrono::duration<double, std::micro>(t1 - t0).count() / static_cast<double>(bodies.size()));
+    verify_us.push_back(std::chrono::duration<double, std::micro>(t2 - t1).count() / static_cast<double>(bodies.size()));
+  }
+  std::printf("io work per command, one thread: decode %.1f us, Ed25519 verify %.1f us (medians of 5 passes of 2,000)\n\n",
+              cowboy::bench::median(decode_us), cowboy::bench::median(verify_us));
+}
+
+Workload commands(std::size_t clients, std::size_t ops) {
+  return [=](node::Node& node) {
+    const ClientOptions root_options = root_options_of(node);
+    Client root(root_options);
+    return principal_commands(create_administrators(root, root_options, clients), ops / clients);
+  };
+}
+
+Workload turns(std::size_t workers, std::size_t ops) {
+  return [=](node::Node& node) { return turn_workload(node, workers, ops); };
 }
 
 Sample run_etcd(const std::string& etcd, std::size_t clients, std::size_t ops, double rate, std::size_t body_bytes) {
@@ -170,7 +261,7 @@ int main(int argc, char** argv) {
   std::string clients_list = "1,16,64", etcd = "/usr/bin/etcd";
   std::size_t ops = 20000, runs = 3;
   bool no_etcd = false;
-  std::string fractions = "0.5", paced_rates;
+  std::string fractions = "0.5", paced_rates, turns_list;
   std::size_t paced_clients = 16;
   CLI::App app{"transit_bench: signed durable Transit commands against etcd puts"};
   app.add_option("--clients", clients_list, "concurrent clients, comma-separated")->capture_default_str();
@@ -178,6 +269,7 @@ int main(int argc, char** argv) {
   app.add_option("--runs", runs, "runs of each; medians are printed")->capture_default_str();
   app.add_option("--etcd", etcd, "the etcd binary")->capture_default_str();
   app.add_flag("--no-etcd", no_etcd, "Transit only");
+  app.add_option("--turns", turns_list, "also turns at these worker counts against etcd, comma-separated");
   app.add_option("--paced", fractions, "paced runs at these fractions of the best rate")->capture_default_str();
   app.add_option("--paced-rate", paced_rates, "paced runs at these total rates (requests/s), comma-separated");
   app.add_option("--paced-clients", paced_clients, "clients of the paced runs")->capture_default_str();
@@ -186,6 +278,7 @@ int main(int argc, char** argv) {
   const bool with_etcd = !no_etcd && std::filesystem::exists(etcd);
   if (!no_etcd && !with_etcd) std::fprintf(stderr, "transit_bench: %s not found; Transit only\n", etcd.c_str());
 
+  report_io_cost();
   std::size_t body_bytes = 0;
   std::printf("| system | clients | requests/s | p50 ms | p99 ms | fsyncs/request | failed |\n|---|---|---|---|---|---|---|\n");
   double best_transit = 0;
@@ -193,15 +286,29 @@ int main(int argc, char** argv) {
     std::vector<Sample> transit_runs, etcd_runs;
     const std::size_t n = std::max(ops, clients) / clients * clients;
     for (std::size_t r = 0; r < runs; ++r) {  // A B A B
-      transit_runs.push_back(run_transit(clients, clients == 1 ? std::min<std::size_t>(n, 3000) : n, 0, body_bytes));
-      if (with_etcd)
-        etcd_runs.push_back(run_etcd(etcd, clients, clients == 1 ? std::min<std::size_t>(n, 3000) : n, 0, body_bytes));
+      const std::size_t m = clients == 1 ? std::min<std::size_t>(n, 3000) : n;
+      transit_runs.push_back(run_transit(clients, m, 0, body_bytes, commands(clients, m)));
+      if (with_etcd) etcd_runs.push_back(run_etcd(etcd, clients, m, 0, body_bytes));
     }
     print_row("transit", clients, transit_runs);
     if (with_etcd) print_row("etcd", clients, etcd_runs);
     std::vector<double> rates;
     for (const auto& s : transit_runs) rates.push_back(s.rate);
     best_transit = std::max(best_transit, cowboy::bench::median(rates));
+    std::fflush(stdout);
+  }
+  // Turns (four 128-byte entries each) against etcd PUTs of the turn body's length, alternated.
+  std::size_t turn_bytes = 0;
+  for (const std::size_t workers : parse_list(turns_list)) {
+    std::vector<Sample> turn_runs, etcd_runs;
+    const std::size_t n = std::max(ops, workers) / workers * workers;
+    for (std::size_t r = 0; r < runs; ++r) {  // A B A B
+      turn_runs.push_back(run_transit(workers, n, 0, turn_bytes, turns(workers, n)));
+      if (with_etcd) etcd_runs.push_back(run_etcd(etcd, workers, n, 0, turn_bytes));
+    }
+    print_row("turns", workers, turn_runs);
+    if (with_etcd) print_row("etcd", workers, etcd_runs);
+    std::printf("(turn body: %zu bytes; etcd PUT bodies of the same length)\n", turn_bytes);
     std::fflush(stdout);
   }
   // Below saturation: fractions of the best median rate and fixed rates, 16 clients, paced, 5 s each.
@@ -213,7 +320,7 @@ int main(int argc, char** argv) {
     const std::size_t n = static_cast<std::size_t>(rate * 5) / paced_clients * paced_clients;
     std::vector<Sample> paced, etcd_paced;
     for (std::size_t r = 0; r < runs; ++r) {  // A B A B at the same offered rate
-      paced.push_back(run_transit(paced_clients, n, rate, body_bytes));
+      paced.push_back(run_transit(paced_clients, n, rate, body_bytes, commands(paced_clients, n)));
       if (with_etcd) etcd_paced.push_back(run_etcd(etcd, paced_clients, n, rate, body_bytes));
     }
     std::printf("\npaced at %.0f requests/s (%s), %zu clients, 5 s:\n", rate, label.c_str(), paced_clients);

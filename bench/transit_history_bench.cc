@@ -27,10 +27,6 @@ using namespace cowboy::transit::bench;
 
 namespace {
 
-void need(bool ok, const std::string& what) {
-  if (!ok) std::exit((std::fprintf(stderr, "transit_history_bench: %s\n", what.c_str()), 1));
-}
-
 std::uint64_t directory_bytes(const std::filesystem::path& dir) {
   std::uint64_t bytes = 0;
   for (const auto& f : std::filesystem::recursive_directory_iterator(dir))

@@ -5,8 +5,10 @@
 #pragma once
 
 #include <atomic>
+#include <ctime>
 #include <cstdio>
 #include <filesystem>
+#include <functional>
 #include <thread>
 
 #include "../tests/transit/samples.h"
@@ -23,7 +25,14 @@ struct Sample {
   double p50_ms = 0, p99_ms = 0;
   double fsyncs_per_op = 0;
   std::size_t failed = 0;
+  double client_cpu_s = 0;  // CPU time of the load generator's client threads
 };
+
+inline double thread_cpu_seconds() {
+  timespec t{};
+  ::clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t);
+  return static_cast<double>(t.tv_sec) + 1e-9 * static_cast<double>(t.tv_nsec);
+}
 
 /// `bodies[c]` are client c's requests in order; `rate` > 0 paces them (total per second).
 inline Sample drive(std::uint16_t port, const std::string& target, const std::vector<std::vector<std::string>>& bodies,
@@ -31,12 +40,14 @@ inline Sample drive(std::uint16_t port, const std::string& target, const std::ve
   const std::size_t clients = bodies.size();
   std::vector<std::vector<double>> latencies(clients);
   std::atomic<std::size_t> failed{0};
+  std::vector<double> client_cpu(clients);
   const auto start = std::chrono::steady_clock::now() + std::chrono::milliseconds(20);
   std::vector<std::thread> threads;
   for (std::size_t c = 0; c < clients; ++c)
     threads.emplace_back([&, c] {
       net::HttpConnection connection("127.0.0.1", port);
       std::this_thread::sleep_until(start);
+      const double cpu_start = thread_cpu_seconds();
       for (std::size_t i = 0; i < bodies[c].size(); ++i) {
         auto sent = std::chrono::steady_clock::now();
         if (rate > 0) {  // open loop: request k of all is due at k / rate
@@ -49,6 +60,7 @@ inline Sample drive(std::uint16_t port, const std::string& target, const std::ve
         if (!answer.ok() || answer->status != 200) ++failed;
         latencies[c].push_back(std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - sent).count());
       }
+      client_cpu[c] = thread_cpu_seconds() - cpu_start;
     });
   for (auto& t : threads) t.join();
   const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
@@ -59,6 +71,7 @@ inline Sample drive(std::uint16_t port, const std::string& target, const std::ve
   s.p50_ms = cowboy::bench::percentile(all, 0.5);
   s.p99_ms = cowboy::bench::percentile(all, 0.99);
   s.failed = failed;
+  for (double cpu : client_cpu) s.client_cpu_s += cpu;
   return s;
 }
 
@@ -121,6 +134,71 @@ inline std::vector<std::vector<std::string>> principal_commands(const std::vecto
                                                     i + 1),
                                        admins[c].seed)));
   }
+  return bodies;
+}
+
+/// Exits the benchmark with `what` unless `ok` (setup steps that must not fail).
+inline void need(bool ok, const std::string& what) {
+  if (!ok) std::exit((std::fprintf(stderr, "transit bench: %s\n", what.c_str()), 1));
+}
+
+inline EntryKey entry_key(std::uint64_t i) {
+  // Spread over the key space, as hashed application keys would be.
+  const std::uint64_t h = i * 0x9e3779b97f4a7c15ull;
+  EntryKey k;
+  for (int b = 7; b >= 0; --b) k.value.push_back(static_cast<std::uint8_t>(h >> (8 * b)));
+  return k;
+}
+inline EntryValue entry_value(std::uint64_t i) {
+  return EntryValue{std::vector<std::uint8_t>(128, static_cast<std::uint8_t>(i))};
+}
+
+/// Administrators 100.., of which worker w owns process 1 + w, associated with `resource_of(w)`.
+inline std::vector<ClientOptions> setup_workers(Client& root, const ClientOptions& base, std::size_t workers,
+                                                const std::function<Id(std::size_t)>& resource_of) {
+  auto out = create_administrators(root, base, workers);
+  for (std::size_t w = 0; w < workers; ++w) {
+    const Id pid = 1 + w;
+    need(root.submit(CreateProcess{pid, {}}).ok(), "create process");
+    need(root.submit(Associate{pid, {"doc"}, resource_of(w)}).ok(), "associate");
+    need(root.submit(Initialize{pid, 0}).ok(), "initialize");
+    Client worker(out[w]);
+    need(worker.submit(Own{pid, 1}).ok(), "own");  // generation 2, sequence 1
+  }
+  return out;
+}
+
+/// Turns of worker w from sequence 2 on, each writing four entries numbered from `first`.
+inline std::vector<std::string> turn_bodies(const ClientOptions& o, Id pid, Id resource, std::size_t count,
+                                            std::uint64_t first) {
+  Client signer(o);
+  std::vector<std::string> bodies;
+  for (std::size_t i = 0; i < count; ++i) {
+    Turn t{pid, 2, std::nullopt, resource, std::nullopt, {}, {}, {}, {}, std::nullopt};
+    for (std::uint64_t k = 0; k < 4; ++k) {
+      const std::uint64_t n = first + 4 * i + k;
+      t.mutations.items.push_back({entry_key(n), entry_value(n)});
+    }
+    bodies.push_back(to_json(sign(signer.build(t, 2 + i), o.seed)));
+  }
+  return bodies;
+}
+
+/// The turn workload on a fresh node: `workers` workers, each owning a process
+/// on its own resource, `ops / workers` turns each (four 128-byte entries per
+/// turn), signed before the clock starts.
+inline std::vector<std::vector<std::string>> turn_workload(node::Node& node, std::size_t workers, std::size_t ops) {
+  const auto base = root_options_of(node);
+  Client root(base);
+  std::vector<Id> resources;
+  for (std::size_t w = 0; w < workers; ++w) {
+    auto r = root.submit(CreateResource{{"doc" + std::to_string(w)}, std::nullopt});
+    need(r.ok(), "create resource");
+    resources.push_back(std::get<ResourceCreated>(r->outcome).resource);
+  }
+  auto options = setup_workers(root, base, workers, [&](std::size_t w) { return resources[w]; });
+  std::vector<std::vector<std::string>> bodies;
+  for (std::size_t w = 0; w < workers; ++w) bodies.push_back(turn_bodies(options[w], 1 + w, resources[w], ops / workers, 0));
   return bodies;
 }
 

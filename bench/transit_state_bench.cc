@@ -25,51 +25,6 @@ using namespace cowboy::transit::bench;
 
 namespace {
 
-using Bytes = std::vector<std::uint8_t>;
-
-EntryKey entry_key(std::uint64_t i) {
-  // Spread over the key space, as hashed application keys would be.
-  const std::uint64_t h = i * 0x9e3779b97f4a7c15ull;
-  EntryKey k;
-  for (int b = 7; b >= 0; --b) k.value.push_back(static_cast<std::uint8_t>(h >> (8 * b)));
-  return k;
-}
-EntryValue entry_value(std::uint64_t i) { return EntryValue{Bytes(128, static_cast<std::uint8_t>(i))}; }
-
-void need(bool ok, const std::string& what) {
-  if (!ok) std::exit((std::fprintf(stderr, "transit_state_bench: %s\n", what.c_str()), 1));
-}
-
-/// Administrators 100.., of which worker w owns process 1 + w, associated with `resource_of(w)`.
-std::vector<ClientOptions> setup_workers(Client& root, const ClientOptions& base, std::size_t workers,
-                                         const std::function<Id(std::size_t)>& resource_of) {
-  auto out = create_administrators(root, base, workers);
-  for (std::size_t w = 0; w < workers; ++w) {
-    const Id pid = 1 + w;
-    need(root.submit(CreateProcess{pid, {}}).ok(), "create process");
-    need(root.submit(Associate{pid, {"doc"}, resource_of(w)}).ok(), "associate");
-    need(root.submit(Initialize{pid, 0}).ok(), "initialize");
-    Client worker(out[w]);
-    need(worker.submit(Own{pid, 1}).ok(), "own");  // generation 2, sequence 1
-  }
-  return out;
-}
-
-/// Turns of worker w from sequence 2 on, each writing four entries numbered from `first`.
-std::vector<std::string> turn_bodies(const ClientOptions& o, Id pid, Id resource, std::size_t count, std::uint64_t first) {
-  Client signer(o);
-  std::vector<std::string> bodies;
-  for (std::size_t i = 0; i < count; ++i) {
-    Turn t{pid, 2, std::nullopt, resource, std::nullopt, {}, {}, {}, {}, std::nullopt};
-    for (std::uint64_t k = 0; k < 4; ++k) {
-      const std::uint64_t n = first + 4 * i + k;
-      t.mutations.items.push_back({entry_key(n), entry_value(n)});
-    }
-    bodies.push_back(to_json(sign(signer.build(t, 2 + i), o.seed)));
-  }
-  return bodies;
-}
-
 // With TRANSIT_BENCH_VERBOSE set: the journal's synced writes during a run.
 void report_syncs(const char* what, std::size_t workers, const node::SequencerStats& before, const node::SequencerStats& after) {
   if (!std::getenv("TRANSIT_BENCH_VERBOSE")) return;
@@ -82,17 +37,7 @@ void report_syncs(const char* what, std::size_t workers, const node::SequencerSt
 Sample run_turns(std::size_t workers, std::size_t ops, std::size_t& body_bytes) {
   const auto dir = fresh_dir("turns");
   auto node = start_node(dir);
-  const auto base = root_options_of(*node);
-  Client root(base);
-  std::vector<Id> resources;
-  for (std::size_t w = 0; w < workers; ++w) {
-    auto r = root.submit(CreateResource{{"doc" + std::to_string(w)}, std::nullopt});
-    need(r.ok(), "create resource");
-    resources.push_back(std::get<ResourceCreated>(r->outcome).resource);
-  }
-  auto options = setup_workers(root, base, workers, [&](std::size_t w) { return resources[w]; });
-  std::vector<std::vector<std::string>> bodies;
-  for (std::size_t w = 0; w < workers; ++w) bodies.push_back(turn_bodies(options[w], 1 + w, resources[w], ops / workers, 0));
+  const auto bodies = turn_workload(*node, workers, ops);
   body_bytes = bodies[0][0].size();
   const auto before = node->sequencer().stats();
   Sample s = drive(node->port(), "/v1/command", bodies, 0);
