@@ -378,6 +378,37 @@ TEST_F(SnapshotTest, TheControlHintAdmitsExactlyTheReleasesAndRefusesEveryOtherR
             Reason::kSnapshotClosed);
 }
 
+// The registry alone, on injected entropy and trusted time: its memory of
+// ended snapshots is bounded, and a token of an incarnation that started
+// earlier is told apart from one never issued (decisions 73, 77).
+TEST(SnapshotRegistry, ItsMemoryOfEndedSnapshotsIsBoundedAndEarlierIncarnationsAreNamed) {
+  SeededEntropy entropy(7);
+  node::SnapshotRegistry earlier(entropy, 1'000, {4, 8});
+  auto old = earlier.open(1, 1, 1, 1, 100, 1'000);
+  ASSERT_TRUE(old.ok());
+  node::SnapshotRegistry registry(entropy, 2'000, {4, 8});
+  EXPECT_EQ(registry.find(old->token, 1, 2'000).error().reason, Reason::kSnapshotRestarted);
+  SnapshotToken later = old->token;
+  later.value[0] = 0x80;  // an incarnation that started after this one: no token of it can exist here
+  EXPECT_EQ(registry.find(later, 1, 2'000).error().reason, Reason::kUnknownSnapshot);
+
+  auto first = registry.open(1, 1, 1, 1, 100, 2'000);
+  ASSERT_TRUE(first.ok());
+  EXPECT_TRUE(registry.close(first->token, 1, 2'000));
+  EXPECT_FALSE(registry.close(first->token, 1, 2'000));
+  for (std::size_t i = 1; i < node::SnapshotRegistry::kEndedMemory; ++i) {
+    auto s = registry.open(1, 1, 1, 1, 100, 2'000);
+    ASSERT_TRUE(s.ok());
+    ASSERT_TRUE(registry.close(s->token, 1, 2'000));
+  }
+  EXPECT_EQ(registry.find(first->token, 1, 2'000).error().reason, Reason::kSnapshotClosed);  // the oldest remembered
+  auto one_more = registry.open(1, 1, 1, 1, 100, 2'000);
+  ASSERT_TRUE(one_more.ok());
+  ASSERT_TRUE(registry.close(one_more->token, 1, 2'000));
+  EXPECT_EQ(registry.find(first->token, 1, 2'000).error().reason, Reason::kUnknownSnapshot);  // forgotten
+  EXPECT_EQ(registry.open_count(), 0u);
+}
+
 TEST(SnapshotContract, TheSnapshotQueriesSpellAsTheirFixtures) {
   const auto fixture = [](const std::string& name) {
     std::ifstream in(std::string(COWBOY_FIXTURE_DIR) + "/transit/" + name);
