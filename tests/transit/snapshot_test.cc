@@ -240,6 +240,10 @@ TEST_F(SnapshotTest, CurrentAuthorizationGatesEveryReadThroughAnOpenSnapshot) {
   auto released = reader.close_snapshot(opened.snapshot.token);
   ASSERT_TRUE(released.ok());
   EXPECT_TRUE(released->released);
+  // PID scope applies as to every read: a resource grant outside the caller's PID reaches nothing.
+  const Id other = resource("other");
+  grant(role, ResourceScope{other}, kInspect | kRead);
+  EXPECT_EQ(refused_with(reader.open_snapshot(other, std::nullopt, kLease)).reason, Reason::kNotPermitted);
   // Without inspect and read on the resource nothing opens.
   principal(6, 106, RealmScope{}, kInspect);
   Client inspector(options(6, 106));
