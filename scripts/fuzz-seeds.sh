@@ -68,8 +68,8 @@ digest=$(printf '0,%.0s' $(seq 31))0
   printf '"next_association":1,"next_view":1,"next_output":1,"next_effect":1,"last_time_ms":0,"storage_epoch":0,'
   printf '"compaction_cursor":0,"floor":5,"checkpoint":5,"checkpoint_roots":[%s]}' "$digest"; } \
   > "$corpus_root/fuzz_transit_history/head"
-# ... and the history ops, wrapped as the transit fixtures above are.
-for kind in advance_floor:0:request checkpoint_status:1:query; do
+# ... and the history and snapshot ops, wrapped as the transit fixtures above are.
+for kind in advance_floor:0:request checkpoint_status:1:query open_snapshot:1:query snapshot_read:1:query; do
   IFS=: read -r name type field <<< "$kind"
   { printf "\\x0$type"; printf '{"%s":' "$field"; sed "s/transit.v1:fixture/$definition/" "tests/fixtures/transit/$name.json" | tr -d '\n'
     printf ',"signature":[%s]}' "$zeros"; } > "$corpus_root/fuzz_transit_envelope/$name"

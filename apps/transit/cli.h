@@ -53,6 +53,17 @@ class HistoryCommands {
   std::shared_ptr<Options> o_;
 };
 
+/// Leased snapshots: transit snapshot open/entries/read/close (snapshots.cc).
+class SnapshotCommands {
+ public:
+  explicit SnapshotCommands(CLI::App& app);
+  std::optional<int> run(const Global& g, Client& client);
+
+ private:
+  struct Options;
+  std::shared_ptr<Options> o_;
+};
+
 /// Text, or hex:... for any bytes (the state and effect commands' spelling).
 std::optional<std::vector<std::uint8_t>> parse_bytes(const std::string& text);
 std::string show_bytes(const std::vector<std::uint8_t>& bytes);

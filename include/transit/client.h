@@ -81,6 +81,19 @@ class Client {
   /// lists {null, cancellable} and cancels what it finds.
   ClientResult<EffectPage> effects(std::optional<Id> pid, EffectFilter filter, std::optional<Cursor> cursor = std::nullopt);
 
+  /// Leased snapshots (docs/transit.md, decisions 70-78): a volatile snapshot
+  /// of one resource at its current revision, pinned at the position it is
+  /// opened at, held by the returned token while reads renew its lease.
+  /// Every read rechecks the caller's current rights; close is idempotent.
+  /// close_snapshot and snapshot_read with finish are sent with
+  /// X-Transit-Control: snapshot, the reserved control admission.
+  ClientResult<SnapshotOpened> open_snapshot(Id resource, std::optional<Id> revision, Id lease_ms);
+  ClientResult<SnapshotPage> snapshot_entries(const SnapshotToken& token, std::optional<EntryCursor> cursor = std::nullopt);
+  ClientResult<SnapshotClosed> close_snapshot(const SnapshotToken& token);
+  /// A range of up to read.limit captured entries with the resource's current
+  /// metadata, acquiring a snapshot or continuing one, releasing it on finish.
+  ClientResult<SnapshotRange> snapshot_read(SnapshotRead read);
+
   /// An identity observation and the position it was read at. An inspection
   /// client checks read_only(), then lists catalogs at that same position by
   /// starting each listing at first_page_at(position); a later grant change

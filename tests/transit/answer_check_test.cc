@@ -285,5 +285,70 @@ TEST_F(AnswerCheckTest, ACheckpointStatusWithAFloorAboveItsCheckpointsIsRefused)
   }
 }
 
+// Leased snapshots (decisions 70-78): an answer names the snapshot asked,
+// pinned where it was opened, with entries of its captured revision only, in
+// order, and the release that was asked.
+TEST_F(AnswerCheckTest, ASnapshotAnswerOfAnotherSnapshotRevisionOrReleaseIsRefused) {
+  const Id doc = resource("doc");
+  process(doc);
+  fill(doc, 3);
+  Client client = proxied();
+  ASSERT_TRUE(client.capabilities().ok());  // asked once, before any rewrite
+  auto opened = admin_->open_snapshot(doc, std::nullopt, 60'000);
+  ASSERT_TRUE(opened.ok()) << opened.error().message;
+  const SnapshotToken token = opened->snapshot.token;
+  const QueryOp open = OpenSnapshot{doc, std::nullopt, 1};  // a lease of 1 ms: trusted time ends each before the next
+  const QueryOp entries = SnapshotEntries{token, std::nullopt, std::nullopt};
+  const QueryOp range = SnapshotRead{TokenSource{token}, std::nullopt, 8, false};
+  struct Case {
+    std::string what;
+    QueryOp op;
+    Rewrite rewrite;
+    std::string problem;
+  };
+  const std::vector<Case> cases = {
+      {"an open at another revision", open, edit<Response>([](Response& r) {
+         ++std::get<SnapshotOpened>(r.result).snapshot.revision;
+       }),
+       "a snapshot of another revision"},
+      {"an open pinned before its response", open, edit<Response>([](Response& r) {
+         --std::get<SnapshotOpened>(r.result).snapshot.position;
+       }),
+       "not pinned at the position it was opened at"},
+      {"a page of another snapshot", entries, edit<Response>([](Response& r) {
+         std::get<SnapshotPage>(r.result).snapshot.token.value[31] ^= 1;
+       }),
+       "a page of another snapshot"},
+      {"an entry newer than the snapshot", entries, edit<Response>([](Response& r) {
+         auto& page = std::get<SnapshotPage>(r.result);
+         page.items.items[0].revision = page.snapshot.revision + 1;
+       }),
+       "an entry newer than the snapshot's revision"},
+      {"a range out of order", range, edit<Response>([](Response& r) {
+         auto& items = std::get<SnapshotRange>(r.result).items.items;
+         std::reverse(items.begin(), items.end());
+       }),
+       "page out of order"},
+      {"current metadata of another resource", range, edit<Response>([](Response& r) {
+         ++std::get<SnapshotRange>(r.result).current.resource;
+       }),
+       "current metadata of another resource"},
+      {"a release that was not asked", range, edit<Response>([](Response& r) {
+         std::get<SnapshotRange>(r.result).released = true;
+       }),
+       "a release that was not asked"},
+  };
+  for (const auto& c : cases) {
+    rewrite("/v1/query", c.rewrite);
+    auto r = client.query(c.op);
+    ASSERT_FALSE(r.ok()) << c.what;
+    EXPECT_EQ(r.error().kind, ClientError::Kind::kMalformed) << c.what;
+    EXPECT_NE(r.error().message.find(c.problem), std::string::npos) << c.what << ": " << r.error().message;
+    rewrite("", nullptr);
+    EXPECT_TRUE(client.query(c.op).ok()) << c.what;
+    clock_.set(clock_.now_ms() + 1);  // the quota holds 4: the 1 ms opens end here
+  }
+}
+
 }  // namespace
 }  // namespace cowboy::transit

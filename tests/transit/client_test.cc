@@ -104,6 +104,25 @@ TEST(TransitClient, AnOperationThePeerDoesNotListIsRefusedBeforeItIsSent) {
   EXPECT_EQ(peer.received(), (std::vector<std::string>{"capabilities", "identity"}));
 }
 
+// Leased snapshots (decisions 70-78): a peer that does not list them is sent
+// none of the four, not even the release.
+TEST(TransitClient, SnapshotsAreSentOnlyToAPeerThatListsTheirCapabilities) {
+  crypto::init();
+  ScriptedPeer peer({capability::kLeasedSnapshots, capability::kSnapshotRead});
+  Client client(peer.options());
+  const SnapshotToken token{std::vector<std::uint8_t>(kSnapshotTokenBytes, 1)};
+  auto opened = client.open_snapshot(1, std::nullopt, 1'000);
+  ASSERT_FALSE(opened.ok());
+  EXPECT_EQ(opened.error().kind, ClientError::Kind::kUnsupported);
+  EXPECT_NE(opened.error().message.find("leased_snapshots"), std::string::npos) << opened.error().message;
+  EXPECT_EQ(client.close_snapshot(token).error().kind, ClientError::Kind::kUnsupported);
+  EXPECT_EQ(client.snapshot_entries(token).error().kind, ClientError::Kind::kUnsupported);
+  auto range = client.snapshot_read(SnapshotRead{TokenSource{token}, std::nullopt, 8, true});
+  ASSERT_FALSE(range.ok());
+  EXPECT_NE(range.error().message.find("snapshot_read"), std::string::npos) << range.error().message;
+  EXPECT_EQ(peer.received(), (std::vector<std::string>{"capabilities"}));
+}
+
 TEST(TransitClient, LookupsAndReadsMustCarryActiveMetadataAndPossibleRevisions) {
   crypto::init();
   ScriptedPeer peer({});

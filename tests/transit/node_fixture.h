@@ -44,6 +44,7 @@ class NodeTest : public ::testing::Test {
     config.data_dir = dir_;
     config.genesis = genesis;
     config.storage_env = storage_env_;
+    config.snapshots = snapshot_limits_;
     auto n = node::Node::open(config, clock_);
     ASSERT_TRUE(n.ok()) << n.error();
     node_ = std::move(*n);
@@ -88,6 +89,7 @@ class NodeTest : public ::testing::Test {
   AtomicClock clock_;
   std::unique_ptr<node::Node> node_;
   rocksdb::Env* storage_env_ = nullptr;  // the journal's file system; null: the default
+  node::SnapshotLimits snapshot_limits_;  // open snapshots per principal and per node
 };
 
 }  // namespace cowboy::transit

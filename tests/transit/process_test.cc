@@ -647,6 +647,40 @@ TEST_F(ProcessTest, TheWorkerLoopFromTheCli) {
   EXPECT_EQ(run(read_doc), "principal 20 does not hold read at resource:1 (policy revision 3)\n");
 }
 
+// Leased snapshots from the CLI (decisions 70-78): the token printed by one
+// invocation holds the snapshot for the next, which reads the pinned state
+// while a turn changes the resource; a finishing read releases it.
+TEST_F(ProcessTest, SnapshotsFromTheCli) {
+  const auto dev = dir_ / "transitd-dev";
+  cowboy::testing::ChildProcess node({kBin + "/transitd", "--dev", "--dev-dir", dev.string(), "--listen", "127.0.0.1:0"});
+  ASSERT_NE(ready_port(node), 0);
+  const std::string cli = kBin + "/transit --dev " + dev.string() + " ";
+  auto run = [&](const std::string& args, int status = 0) {
+    auto r = cowboy::testing::run(cli + args);
+    EXPECT_EQ(r.status, status) << args << ": " << r.out;
+    return r.out;
+  };
+  run("resource create --name doc");
+  run("process create --pid 7 --require doc");
+  run("process associate --pid 7 --name doc --resource 1");
+  run("process init --pid 7 --generation 0");
+  run("process own --pid 7 --generation 1");
+  run("turn --pid 7 --generation 2 --resource 1 --put a=one --put b=two");
+  const std::string opened = run("snapshot open --resource 1 --revision 2 --lease-ms 60000");
+  ASSERT_EQ(opened.rfind("snapshot ", 0), 0u) << opened;
+  const std::string token = opened.substr(9, 64);
+  EXPECT_NE(opened.find(" of resource 1 at revision 2, position 6, lease until "), std::string::npos) << opened;
+  run("turn --pid 7 --generation 2 --resource 1 --put a=changed --delete b");
+  EXPECT_EQ(run("snapshot entries --token " + token + " --all"), "a=one (revision 2)\nb=two (revision 2)\n");
+  EXPECT_EQ(run("snapshot entries --token " + token + " --key b"), "b=two (revision 2)\n");
+  const std::string read = run("snapshot read --token " + token + " --after a --finish");
+  EXPECT_NE(read.find("b=two (revision 2)\n(current revision 3, released)\n"), std::string::npos) << read;
+  EXPECT_EQ(run("snapshot close --token " + token), "not open (closed, expired or unknown): nothing to release\n");
+  EXPECT_NE(run("snapshot entries --token " + token, 1).find("snapshot_closed"), std::string::npos);
+  EXPECT_NE(run("capabilities").find("leased_snapshots, snapshot_read"), std::string::npos);
+  run("snapshot entries --token 00", 2);  // not a token: usage
+}
+
 TEST_F(ProcessTest, AGenesisFromTheCliLaidOutByHandStartsANode) {
   const std::string key = (dir_ / "root.key").string();
   auto made = cowboy::testing::run(kBin + "/transit genesis --realm prod --root-key " + key + " --admission-ceiling 100");

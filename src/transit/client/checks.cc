@@ -213,6 +213,69 @@ Problem check(const CheckpointQuery&, const CheckpointStatus& s, Id position) {
   return std::nullopt;
 }
 
+// Leased snapshots (decisions 70-78): a snapshot of the resource asked,
+// pinned no later than the response, and entries of its captured revision
+// only, in key order after where the read began.
+Problem check_snapshot(const SnapshotInfo& s, Id position) {
+  if (s.resource == 0 || s.revision == 0 || s.position == 0 || s.expires_at_ms == 0 || s.position > position)
+    return std::string("a snapshot with a zero resource, revision, position or lease, or pinned after the response");
+  return std::nullopt;
+}
+Problem captured(const std::vector<Entry>& items, const SnapshotInfo& s, std::optional<std::string_view> after) {
+  for (const auto& e : items)
+    if (e.revision > s.revision) return std::string("an entry newer than the snapshot's revision");
+  return dense(items, after, [](const Entry& e) { return bytes(e.key); });
+}
+
+Problem check(const OpenSnapshot& q, const SnapshotOpened& r, Id position) {
+  if (r.snapshot.resource != q.resource || r.resource.resource != q.resource) return std::string("a snapshot of another resource");
+  if (r.snapshot.revision != r.resource.revision || (q.revision && r.snapshot.revision != *q.revision))
+    return std::string("a snapshot of another revision");
+  if (r.snapshot.position != position) return std::string("a snapshot not pinned at the position it was opened at");
+  if (auto p = check_snapshot(r.snapshot, position)) return p;
+  return check_active(r.resource);
+}
+
+Problem check(const SnapshotEntries& q, const SnapshotPage& page, Id position) {
+  if (page.snapshot.token != q.token) return std::string("a page of another snapshot");
+  if (auto p = check_snapshot(page.snapshot, position)) return p;
+  if (q.key) {
+    if (page.items.items.size() > 1 || (page.items.items.size() == 1 && page.items.items[0].key != *q.key) || page.cursor)
+      return std::string("a key lookup answered with other entries");
+    return captured(page.items.items, page.snapshot, std::nullopt);
+  }
+  const auto after = q.cursor ? std::optional<std::string_view>(bytes(q.cursor->after)) : std::nullopt;
+  if (auto p = captured(page.items.items, page.snapshot, after)) return p;
+  return continuation(q.cursor, page.snapshot.position, page.cursor, [](const EntryCursor& c) { return bytes(c.after); });
+}
+
+Problem check(const CloseSnapshot& q, const SnapshotClosed& r) {
+  if (r.token != q.token) return std::string("another snapshot closed");
+  return std::nullopt;
+}
+
+Problem check(const SnapshotRead& q, const SnapshotRange& r, Id position) {
+  if (const auto* t = std::get_if<TokenSource>(&q.source); t && r.snapshot.token != t->token)
+    return std::string("a range of another snapshot");
+  if (const auto* a = std::get_if<AcquireSource>(&q.source)) {
+    if (r.snapshot.resource != a->resource || (a->revision && r.snapshot.revision != *a->revision) ||
+        r.snapshot.position != position)
+      return std::string("an acquired snapshot of another resource, revision or position");
+  }
+  if (auto p = check_snapshot(r.snapshot, position)) return p;
+  if (r.current.resource != r.snapshot.resource || r.current.revision < r.snapshot.revision)
+    return std::string("current metadata of another resource, or older than the snapshot");
+  if (auto p = check_active(r.current)) return p;
+  if (r.items.items.size() > q.limit) return std::string("a range over its limit");
+  if (r.released != q.finish) return std::string("a release that was not asked, or not made");
+  const auto after = q.after ? std::optional<std::string_view>(bytes(*q.after)) : std::nullopt;
+  if (auto p = captured(r.items.items, r.snapshot, after)) return p;
+  if (r.next && ((after && !(*after < bytes(*r.next))) ||
+                 (!r.items.items.empty() && bytes(*r.next) < bytes(r.items.items.back().key))))
+    return std::string("a range whose next key does not advance");
+  return std::nullopt;
+}
+
 Problem check(const DecisionQuery& q, const Decision& d) {
   if (d.principal != q.principal) return std::string("decision for another principal");
   return std::nullopt;

@@ -37,9 +37,10 @@ struct Client::Impl {
 
   // One exchange: a checked answer body for 200, the rejection otherwise, or a transport loss.
   enum class Exchange { kOk, kRejected, kLost };
-  Exchange exchange(const std::string& target, const std::string& body, std::string& answer, Rejection& rejection,
-                    std::string& why) {
-    auto res = connection.post(target, body);
+  Exchange exchange(const std::string& target, const std::string& body, bool control, std::string& answer,
+                    Rejection& rejection, std::string& why) {
+    static const std::vector<std::pair<std::string, std::string>> kNone, kControl = {{"X-Transit-Control", "snapshot"}};
+    auto res = connection.post(target, body, control ? kControl : kNone);
     if (!res.ok()) return why = res.error(), Exchange::kLost;
     if (res->status == 200) return answer = std::move(res->body), Exchange::kOk;
     auto decoded = from_json<Rejection>(res->body, kMaxAnswerBytes);
@@ -67,13 +68,13 @@ struct Client::Impl {
 
   // Sends `body` until it is settled: accepted, refused for good, or still unknown after max_attempts.
   template <typename T, typename OnOk>
-  ClientResult<T> settle(const std::string& target, const std::string& body, OnOk on_ok) {
+  ClientResult<T> settle(const std::string& target, const std::string& body, OnOk on_ok, bool control = false) {
     std::string last_problem;
     for (int attempt = 0; attempt < std::max(1, options.max_attempts); ++attempt) {
       if (attempt) std::this_thread::sleep_for(options.retry_backoff * attempt);
       std::string answer, why;
       Rejection rejection;
-      switch (exchange(target, body, answer, rejection, why)) {
+      switch (exchange(target, body, control, answer, rejection, why)) {
         case Exchange::kLost: last_problem = why; continue;
         case Exchange::kRejected: {
           const std::string what = std::string(name_of(rejection.reason)) + ": " + rejection.message.value;
@@ -123,6 +124,8 @@ struct Client::Impl {
     if (auto broken = check_rules(op)) return Err{invalid(*broken)};
     if (auto unsupported = require(op)) return Err{std::move(*unsupported)};
     const SignedQuery s = sign(Query{Version{}, Definition{}, {options.realm}, options.principal, op}, options.seed);
+    // A snapshot's release asks for the reserved control admission (decision 76).
+    const bool control = takes_control_hint(op);
     return settle<Response>("/v1/query", to_json(s), [&](const std::string& answer) -> Settled<Response> {
       auto response = from_json<Response>(answer, kMaxAnswerBytes);
       if (!response.ok()) return malformed("malformed response: " + response.error().message());
@@ -133,7 +136,7 @@ struct Client::Impl {
         return malformed("identity of another principal");
       observe(response->position);
       return std::move(*response);
-    });
+    }, control);
   }
 };
 
@@ -227,5 +230,29 @@ ClientResult<EffectPage> Client::effects(std::optional<Id> pid, EffectFilter fil
 void Client::set_next_sequence(Id next) { impl_->next_sequence = next; }
 std::optional<Id> Client::next_sequence() const { return impl_->next_sequence; }
 Id Client::last_position() const { return impl_->last_position; }
+
+ClientResult<SnapshotOpened> Client::open_snapshot(Id resource, std::optional<Id> revision, Id lease_ms) {
+  auto r = query(OpenSnapshot{resource, revision, lease_ms});
+  if (!r.ok()) return Err{r.error()};
+  return std::get<SnapshotOpened>(r->result);
+}
+
+ClientResult<SnapshotPage> Client::snapshot_entries(const SnapshotToken& token, std::optional<EntryCursor> cursor) {
+  auto r = query(SnapshotEntries{token, std::nullopt, std::move(cursor)});
+  if (!r.ok()) return Err{r.error()};
+  return std::get<SnapshotPage>(r->result);
+}
+
+ClientResult<SnapshotClosed> Client::close_snapshot(const SnapshotToken& token) {
+  auto r = query(CloseSnapshot{token});
+  if (!r.ok()) return Err{r.error()};
+  return std::get<SnapshotClosed>(r->result);
+}
+
+ClientResult<SnapshotRange> Client::snapshot_read(SnapshotRead read) {
+  auto r = query(std::move(read));
+  if (!r.ok()) return Err{r.error()};
+  return std::get<SnapshotRange>(r->result);
+}
 
 }  // namespace cowboy::transit

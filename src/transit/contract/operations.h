@@ -33,6 +33,9 @@ inline constexpr std::string_view kMaintenance = "maintenance";
 // Root-history reclamation (decisions 64-69): reported by every node of this
 // build; whether a realm uses it is its genesis's allow_history_trim.
 inline constexpr std::string_view kCheckpoints = "checkpoints";
+// Leased snapshots (decisions 70-78): open/entries/close, and snapshot_read.
+inline constexpr std::string_view kLeasedSnapshots = "leased_snapshots";
+inline constexpr std::string_view kSnapshotRead = "snapshot_read";
 // Reported, gating no operation of their own: what turns and views support.
 inline constexpr std::string_view kRetainedReadVersions = "retained_read_versions";
 inline constexpr std::string_view kTurnWithVersions = "turn_with_versions";
@@ -43,7 +46,8 @@ inline constexpr std::array kSupported = {  // deduced: std::array<std::string_v
     kPagedCatalogs,            kProcessListing,     kAssociationLookup,  kResourceReadAccess,
     kResourceReadBatch,        kProcesses,          kScopedRetry,        kCourierDelivery,
     kRetainedReadVersions,     kTurnWithVersions,
-    kWorkerRotation,           kEffectReconciliation, kMaintenance,       kCheckpoints};
+    kWorkerRotation,           kEffectReconciliation, kMaintenance,       kCheckpoints,
+    kLeasedSnapshots,          kSnapshotRead};
 
 template <typename Op, typename... Of> inline constexpr bool kOneOf = (std::is_same_v<Op, Of> || ...);
 
@@ -66,6 +70,8 @@ template <typename Op> constexpr std::string_view required() {
     return kEffectReconciliation;
   else if constexpr (kOneOf<Op, CancelOutput, RecordRetirement, ListRoutes, ListEnded>) return kMaintenance;
   else if constexpr (kOneOf<Op, Checkpoint, AdvanceFloor, CheckpointQuery>) return kCheckpoints;
+  else if constexpr (kOneOf<Op, OpenSnapshot, SnapshotEntries, CloseSnapshot>) return kLeasedSnapshots;
+  else if constexpr (kOneOf<Op, SnapshotRead>) return kSnapshotRead;
   else {
     static_assert(kOneOf<Op, CreateProcess, Associate, Initialize, Own, Send, Turn, FailTurn, Suspend, Resume,
                          ProcessRead, Terminate, Spawn>,
@@ -115,11 +121,26 @@ template <typename Op> using OutcomeOf = typename OutcomeFor<Op>::type;
 /// The control mutations, which the control reserve admits beyond the
 /// admission ceiling (docs/transit.md, decisions 9 and 63): the ones that only
 /// take authority away, and rotate_worker, which hands a process to a
-/// replacement worker. The snapshot-closing controls join them when built.
+/// replacement worker. The snapshot-closing controls are queries, not
+/// mutations: their reserve is the one of takes_control_hint below.
 template <typename Op>
 inline constexpr bool kControl = capability::kOneOf<Op, UnbindCredential, RevokeGrant, RevokePrincipal, RotateWorker>;
 inline bool is_control(const Command& op) {
   return std::visit([](const auto& c) { return kControl<std::decay_t<decltype(c)>>; }, op);
 }
+
+/// The queries that may carry `X-Transit-Control: snapshot` and so take the
+/// reserved control admission (decision 76): the ones that release a
+/// snapshot, close_snapshot and snapshot_read with finish. Any other query,
+/// and every command, with the hint is control_hint_not_allowed.
+inline bool takes_control_hint(const QueryOp& op) {
+  if (std::holds_alternative<CloseSnapshot>(op)) return true;
+  const auto* read = std::get_if<SnapshotRead>(&op);
+  return read && read->finish;
+}
+
+/// The queries a node answers from its snapshot registry rather than the authority alone.
+template <typename Op>
+inline constexpr bool kSnapshotQuery = capability::kOneOf<Op, OpenSnapshot, SnapshotEntries, CloseSnapshot, SnapshotRead>;
 
 }  // namespace cowboy::transit

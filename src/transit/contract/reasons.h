@@ -196,7 +196,16 @@ constexpr int http_status(RejectionCode code) {
   X(kHistoryTrimNotAllowed, "history_trim_not_allowed", kInvalidProposal, "the genesis does not opt in to history trimming (allow_history_trim)") \
   X(kFloorNotAdvancing, "floor_not_advancing", kConflict, "the history floor is already at or above that position") \
   X(kUnknownCheckpoint, "unknown_checkpoint", kInvalidProposal, "no committed checkpoint at that position (none there, or not yet durable)") \
-  X(kCheckpointMismatch, "checkpoint_mismatch", kConflict, "the checkpoint's committed entry is incomplete or carries other roots")
+  X(kCheckpointMismatch, "checkpoint_mismatch", kConflict, "the checkpoint's committed entry is incomplete or carries other roots") \
+  /* leased snapshots (contract/rules.cc, node/http_routes.cc, node/snapshots.cc) */                                 \
+  X(kBadLease, "bad_lease", kInvalidRequest, "a snapshot lease outside 1..60,000 ms")                                \
+  X(kBadRangeLimit, "bad_range_limit", kInvalidRequest, "a snapshot_read limit outside 1..32")                       \
+  X(kUnknownSnapshot, "unknown_snapshot", kInvalidProposal, "no snapshot of this token was opened by the caller on this node incarnation") \
+  X(kSnapshotExpired, "snapshot_expired", kConflict, "the snapshot's lease ran out; open another")                   \
+  X(kSnapshotClosed, "snapshot_closed", kInvalidProposal, "the snapshot was closed")                                 \
+  X(kSnapshotRestarted, "snapshot_restarted", kConflict, "the token is of an earlier incarnation of this node: a restart ended every snapshot") \
+  X(kSnapshotQuota, "snapshot_quota", kAdmissionClosed, "the caller holds as many open snapshots as one principal may") \
+  X(kSnapshotCapacity, "snapshot_capacity", kAdmissionClosed, "the node holds as many open snapshots as it may")
 
 enum class Reason : std::uint8_t {
 #define TRANSIT_REASON_ENUMERATOR(id, name, code, meaning) id,

@@ -218,8 +218,11 @@ the decisions of `docs/transit.md`, cited here as "decision N".
 
 Every answer is one JSON document in the spelling below (`Content-Type:
 application/json`). Nothing else is routed (`unknown_route`,
-`method_not_allowed`). The optional header `X-Transit-Control` is refused on
-every request of this build (decision 19).
+`method_not_allowed`). The optional header `X-Transit-Control: snapshot` is
+accepted only on `POST /v1/query` carrying `close_snapshot` or `snapshot_read`
+with `finish: true`, which it admits into the reserved control admission; on
+any other request it is `control_hint_not_allowed`, another value
+`unknown_control_hint`, two of them `duplicate_control_hint` (decisions 19, 76).
 
 )";
   out += cat("Sizes: the canonical inner `request` or `query` is at most ", n(kMaxRequestBytes),
@@ -327,7 +330,10 @@ which are inside the signed request.
     const auto needs = capability::required<Op>();
     return cat(needs.empty() ? std::string("Needs no capability (it is how a client learns them)")
                              : cat("Capability ", code(needs)),
-               "; answered with the result ", code(name_at(std::type_identity<QueryResult>{}, index)), ".\n\n");
+               "; answered with the result ", code(name_at(std::type_identity<QueryResult>{}, index)), ".",
+               std::is_same_v<Op, CloseSnapshot> ? " May carry `X-Transit-Control: snapshot` (decision 76)." : "",
+               std::is_same_v<Op, SnapshotRead> ? " With `finish: true` it may carry `X-Transit-Control: snapshot` (decision 76)." : "",
+               "\n\n");
   });
   out += "## 8. Query results (`Response.result`)\n\n";
   out += alternatives(t, std::type_identity<QueryResult>{}, [](auto, std::size_t) { return std::string(); });

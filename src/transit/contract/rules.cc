@@ -62,6 +62,26 @@ std::optional<DecodeError> check(const ListEntries& l) {
   return std::nullopt;
 }
 
+std::optional<DecodeError> lease(Id lease_ms, std::string path) {
+  if (lease_ms == 0 || lease_ms > kSnapshotLeaseMaxMs)
+    return broken(Reason::kBadLease, std::move(path), "a lease of 1.." + std::to_string(kSnapshotLeaseMaxMs) + " ms");
+  return std::nullopt;
+}
+std::optional<DecodeError> check(const OpenSnapshot& o) { return lease(o.lease_ms, "op.open_snapshot.lease_ms"); }
+
+std::optional<DecodeError> check(const SnapshotEntries& s) {
+  if (s.key && s.cursor) return broken(Reason::kAmbiguousKeyCursor, "op.snapshot_entries", "a key lookup or a continuation, not both");
+  return std::nullopt;
+}
+
+std::optional<DecodeError> check(const SnapshotRead& r) {
+  if (r.limit == 0 || r.limit > kSnapshotRangeRecords)
+    return broken(Reason::kBadRangeLimit, "op.snapshot_read.limit", "a range of 1.." + std::to_string(kSnapshotRangeRecords) + " entries");
+  if (const auto* acquire = std::get_if<AcquireSource>(&r.source))
+    return lease(acquire->lease_ms, "op.snapshot_read.source.acquire.lease_ms");
+  return std::nullopt;
+}
+
 }  // namespace
 
 std::optional<DecodeError> check_rules(const Command& op) {

@@ -11,6 +11,7 @@
 #include "transit/contract/state.h"
 #include "transit/contract/workers.h"
 #include "transit/contract/maintenance.h"
+#include "transit/contract/snapshots.h"
 
 namespace cowboy::transit {
 
@@ -204,7 +205,9 @@ using QueryOp = std::variant<IdentityQuery, CapabilitiesQuery, DecisionQuery, Li
                              // maintenance (maintenance.h)
                              ListRoutes, ListEnded,
                              // checkpoints and the history floor (history.h)
-                             CheckpointQuery>;
+                             CheckpointQuery,
+                             // leased snapshots (snapshots.h)
+                             OpenSnapshot, SnapshotEntries, CloseSnapshot, SnapshotRead>;
 
 struct Query {
   static constexpr std::string_view kName = "Query";
@@ -339,13 +342,21 @@ struct Capabilities {
   Id page_records = kPageRecords;
   Id required_resource_budget = 4;
   Id lifetime_owner_budget = 1;  // a resource has at most one lifetime owner, a process
+  // Leased snapshots (decisions 70-78): the longest lease, the open snapshots
+  // one principal and the whole node may hold, snapshot_read's range budget.
+  Id snapshot_lease_max_ms = kSnapshotLeaseMaxMs;
+  Id snapshots_per_principal = 0;
+  Id snapshots_per_node = 0;
+  Id snapshot_range_records = kSnapshotRangeRecords;
   bool operator==(const Capabilities&) const = default;
 };
 template <typename V> void fields(V& v, Capabilities& t) {
   v("supported", t.supported)("admission_ceiling", t.admission_ceiling)("control_reserve", t.control_reserve)(
       "allow_history_trim", t.allow_history_trim)("history_reclamation", t.history_reclamation)(
       "max_request_bytes", t.max_request_bytes)("page_records", t.page_records)(
-      "required_resource_budget", t.required_resource_budget)("lifetime_owner_budget", t.lifetime_owner_budget);
+      "required_resource_budget", t.required_resource_budget)("lifetime_owner_budget", t.lifetime_owner_budget)(
+      "snapshot_lease_max_ms", t.snapshot_lease_max_ms)("snapshots_per_principal", t.snapshots_per_principal)(
+      "snapshots_per_node", t.snapshots_per_node)("snapshot_range_records", t.snapshot_range_records);
 }
 
 struct Decision {
@@ -366,7 +377,9 @@ using QueryResult = std::variant<Identity, Capabilities, Decision, ResourcePage,
                                  // maintenance (maintenance.h)
                                  RoutePage, EndedPage,
                                  // checkpoints and the history floor (history.h)
-                                 CheckpointStatus>;
+                                 CheckpointStatus,
+                                 // leased snapshots (snapshots.h)
+                                 SnapshotOpened, SnapshotPage, SnapshotClosed, SnapshotRange>;
 static_assert(std::variant_size_v<QueryResult> == std::variant_size_v<QueryOp>);
 
 struct Response {

@@ -290,6 +290,9 @@ Result<QueryResult, Refusal> Authority::answer(const Query& query, std::uint64_t
         using Op = std::decay_t<decltype(op)>;
         if constexpr (std::is_same_v<Op, CapabilitiesQuery>) {
           return QueryResult{capabilities()};
+        } else if constexpr (kSnapshotQuery<Op>) {
+          // The sequencer answers these from its snapshot registry (answer_snapshot).
+          return refuse(Reason::kUnknownVariant, "a snapshot query without a snapshot registry");
         } else if constexpr (!std::is_same_v<Op, IdentityQuery> && !std::is_same_v<Op, DecisionQuery>) {
           const Id checked_at = head_.position;
           auto result = read(ReadCtx{caller, now_ms, catalog}, op);

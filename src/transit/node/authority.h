@@ -139,6 +139,18 @@ class Authority {
   /// The attempt verb asks this of every unattempted intent; an intent already
   /// attempted keeps its executor and deadline whatever becomes of its caller.
   std::optional<Refusal> termination_fence(const EffectInfo& effect, std::uint64_t now_ms) const;
+  /// Why `caller` may not read `resource`'s entries now: inspect and read on
+  /// it, within its PID scope, and the resource's lifetime (decision 27). A
+  /// snapshot asks this at every read (decision 72).
+  std::optional<Refusal> check_readable(Id caller, Id resource, std::uint64_t now_ms) const {
+    return check_resource(caller, resource, kInspect | kRead, now_ms);
+  }
+  /// The final authority-tail fence: the authority has not moved since `checked_at`.
+  std::optional<Refusal> fence(Id checked_at) const;
+  /// A filtered page examines at most this many candidates, so a page costs the
+  /// same however much is hidden; it may then be empty with a cursor.
+  static constexpr std::size_t kScanBudget = 64;
+
   /// Whether the effect's caller is terminal (retired, or gone): the one rule
   /// behind the fence, cancel_effect and the cancellable listing.
   bool caller_terminal(const EffectInfo& effect, std::uint64_t now_ms) const;
@@ -212,12 +224,8 @@ class Authority {
   Result<QueryResult, Refusal> read(const ReadCtx& ctx, const ListRoutes& q) const;
   Result<QueryResult, Refusal> read(const ReadCtx& ctx, const ListEnded& q) const;
   Result<QueryResult, Refusal> read(const ReadCtx& ctx, const CheckpointQuery& q) const;
-  std::optional<Refusal> fence(Id checked_at) const;
   /// Why a continuation at `cut` may not go on, given where its catalog last changed (decision 6).
   std::optional<Refusal> stale_cut(Id cut, Id catalog_position) const;
-  /// A filtered page examines at most this many candidates, so a page costs the
-  /// same however much is hidden; it may then be empty with a cursor.
-  static constexpr std::size_t kScanBudget = 64;
 
   // The rules shared by commands and reads.
   /// The bits of `principal`'s current grants that cover `scope`, PID scope aside (rights() applies it).

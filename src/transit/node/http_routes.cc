@@ -1,6 +1,7 @@
 #include "transit/node/http_routes.h"
 
 #include "transit/contract/envelope.h"
+#include "transit/contract/operations.h"
 #include "transit/contract/signing.h"
 
 namespace cowboy::transit::node {
@@ -28,16 +29,22 @@ void Routes::handle(net::HttpRequest request, net::HttpResponder respond) {
     return respond(reject(Refusal{Reason::kUnknownRoute, "routes: POST /v1/command, POST /v1/query"}));
   if (request.method != "POST")
     return respond(reject(Refusal{Reason::kMethodNotAllowed, "use POST"}));
-  // The hint is unsigned scheduling metadata; foundation has no query that may carry it.
+  // The hint is unsigned scheduling metadata: it admits a snapshot's release
+  // into the control reserve and proves nothing (decision 76).
+  bool control = false;
   if (const auto hints = request.header_count(kControlHeader)) {
     if (hints > 1) return respond(reject(Refusal{Reason::kDuplicateControlHint, "one X-Transit-Control at most"}));
     if (request.header(kControlHeader) != "snapshot")
       return respond(reject(Refusal{Reason::kUnknownControlHint, "the only hint is snapshot"}));
-    return respond(reject(Refusal{Reason::kControlHintNotAllowed,
-                                  "snapshot is only for close_snapshot and snapshot_read with finish: true"}));
+    if (is_command) return respond(reject(hint_not_allowed()));
+    control = true;
   }
   if (is_command) return command(request, std::move(respond));
-  query(request, std::move(respond));
+  query(request, control, std::move(respond));
+}
+
+Refusal Routes::hint_not_allowed() {
+  return Refusal{Reason::kControlHintNotAllowed, "snapshot is only for close_snapshot and snapshot_read with finish: true"};
 }
 
 // Realm, key and signature, the same for both envelopes: the verifying key, or why not.
@@ -68,13 +75,15 @@ void Routes::command(const net::HttpRequest& http, net::HttpResponder respond) {
   sequencer_.submit(std::move(*decoded), digest, *key, answer_with<Receipt>(std::move(respond)));
 }
 
-void Routes::query(const net::HttpRequest& http, net::HttpResponder respond) {
+void Routes::query(const net::HttpRequest& http, bool control, net::HttpResponder respond) {
   Digest digest;
   auto decoded = decode_signed_query(http.body, &digest);
   if (!decoded.ok()) return respond(reject(decoded.error()));
+  // Which queries may carry the hint is known once the body is decoded; still before the signature.
+  if (control && !takes_control_hint(decoded->query.op)) return respond(reject(hint_not_allowed()));
   auto key = authenticate(decoded->query.realm, decoded->query.principal, digest, decoded->signature);
   if (!key.ok()) return respond(reject(key.error()));
-  sequencer_.query(std::move(*decoded), digest, *key, answer_with<Response>(std::move(respond)));
+  sequencer_.query(std::move(*decoded), digest, *key, answer_with<Response>(std::move(respond)), control);
 }
 
 }  // namespace cowboy::transit::node

@@ -1,7 +1,7 @@
 // transitd's HTTP boundary: POST /v1/command (SignedRequest -> Receipt) and
 // POST /v1/query (SignedQuery -> Response), nothing else. On the io thread a
-// request is decoded, its realm and X-Transit-Control header checked and its
-// signature verified; then it waits in the sequencer, and the answer is sent
+// request is decoded, its realm and X-Transit-Control header checked (only a
+// query that releases a snapshot may carry it) and its signature verified; then it waits in the sequencer, and the answer is sent
 // from there without holding the io thread.
 #pragma once
 
@@ -18,7 +18,8 @@ class Routes {
 
  private:
   void command(const net::HttpRequest& request, net::HttpResponder respond);
-  void query(const net::HttpRequest& request, net::HttpResponder respond);
+  void query(const net::HttpRequest& request, bool control, net::HttpResponder respond);
+  static Refusal hint_not_allowed();
   Result<PublicKey, Refusal> authenticate(const Text<1, 64>& realm, Id principal, const Digest& digest,
                                           const Signature& signature) const;
   template <typename Answer> std::function<void(Result<Answer, Refusal>)> answer_with(net::HttpResponder respond) const;

@@ -11,7 +11,10 @@ Result<std::unique_ptr<Node>, std::string> Node::open(const NodeConfig& config, 
   if (!authority.ok()) return Err{authority.error()};
   (*journal)->reclaim(authority->head().floor);  // finishes a reclaim a stop or a crash cut short
   std::unique_ptr<Node> node(new Node());
-  node->sequencer_ = std::make_unique<Sequencer>(std::move(*journal), std::move(*authority), clock);
+  Entropy* entropy = config.entropy;
+  if (!entropy) entropy = (node->system_entropy_ = std::make_unique<SystemEntropy>()).get();
+  node->sequencer_ =
+      std::make_unique<Sequencer>(std::move(*journal), std::move(*authority), clock, *entropy, config.snapshots);
   node->routes_ = std::make_unique<Routes>(*node->sequencer_);
   net::HttpServerOptions options;
   options.max_body_bytes = kMaxCommandBodyBytes;  // the query route holds its own bodies to kMaxEnvelopeBytes

@@ -15,6 +15,8 @@ struct NodeConfig {
   std::size_t max_connections = 1024;
   std::size_t max_connections_per_address = 256;  // many clients may share one host
   rocksdb::Env* storage_env = nullptr;             // the journal's file system (null: the default; tests inject faults)
+  Entropy* entropy = nullptr;                      // snapshot tokens (null: the system CSPRNG)
+  SnapshotLimits snapshots;                        // open snapshots per principal and per node
 };
 
 class Node {
@@ -26,6 +28,7 @@ class Node {
 
  private:
   Node() = default;
+  std::unique_ptr<SystemEntropy> system_entropy_;  // when the config injects none
   std::unique_ptr<Sequencer> sequencer_;
   std::unique_ptr<Routes> routes_;
   std::unique_ptr<net::HttpServer> server_;

@@ -3,6 +3,7 @@
 #include <pthread.h>
 
 #include "transit/contract/codec.h"
+#include "transit/contract/operations.h"
 #include "transit/contract/signing.h"
 
 namespace cowboy::transit::node {
@@ -15,8 +16,13 @@ const Refusal& storage_failed() {
 
 }  // namespace
 
-Sequencer::Sequencer(std::unique_ptr<Journal> journal, Authority authority, const Clock& clock)
-    : genesis_(authority.genesis()), clock_(clock), journal_(std::move(journal)), authority_(std::move(authority)) {
+Sequencer::Sequencer(std::unique_ptr<Journal> journal, Authority authority, const Clock& clock, Entropy& entropy,
+                     SnapshotLimits snapshots)
+    : genesis_(authority.genesis()),
+      clock_(clock),
+      journal_(std::move(journal)),
+      authority_(std::move(authority)),
+      snapshots_(entropy, clock.now_ms(), snapshots) {
   for (const auto& [id, p] : authority_.principals())
     if (!p.revoked) keys_[id] = p.public_key;
   durable_position_ = authority_.head().position;
@@ -55,10 +61,10 @@ SequencerStats Sequencer::stats() const {
   return out;
 }
 
-bool Sequencer::enqueue(Work work) {
+bool Sequencer::enqueue(Work work, std::size_t limit) {
   {
     std::lock_guard lock(mutex_);
-    if (stopping_ || queue_.size() >= kMaxQueued) return false;
+    if (stopping_ || queue_.size() >= limit) return false;
     queue_.push_back(std::move(work));
   }
   wake_.notify_one();
@@ -71,9 +77,10 @@ void Sequencer::submit(CommandBody command, Digest digest, PublicKey verified_wi
     keep(Err{Refusal{Reason::kOverloaded, "the decision queue is full or the node is stopping; resubmit the same bytes"}});
 }
 
-void Sequencer::query(SignedQuery query, Digest digest, PublicKey verified_with, QueryDone done) {
+void Sequencer::query(SignedQuery query, Digest digest, PublicKey verified_with, QueryDone done, bool control) {
   auto keep = done;
-  if (!enqueue(QueryWork{std::move(query), digest, verified_with, std::move(done)}))
+  if (!enqueue(QueryWork{std::move(query), digest, verified_with, std::move(done)},
+               control ? kMaxQueued + kControlReserve : kMaxQueued))
     keep(Err{Refusal{Reason::kOverloaded, "the decision queue is full or the node is stopping; retry"}});
 }
 
@@ -177,12 +184,20 @@ void Sequencer::decide_group(std::deque<Work>& group) {
   }
 }
 
-Result<Response, Refusal> Sequencer::answer(const QueryWork& q) const {
+Result<Response, Refusal> Sequencer::answer(const QueryWork& q) {
   const Query& query = q.query.query;
   if (auto refusal = authority_.check_signer(query.principal)) return Err{*refusal};
   if (auto refusal = check_key(query.principal, q.verified_with, q.digest, q.query.signature)) return Err{*refusal};
-  auto result = authority_.answer(query, clock_.now_ms(), journal_->catalog());
+  const bool snapshot = std::visit([](const auto& op) { return kSnapshotQuery<std::decay_t<decltype(op)>>; }, query.op);
+  const Id checked_at = authority_.head().position;
+  auto result = snapshot ? answer_snapshot(authority_, snapshots_, query, clock_.now_ms(), journal_->catalog())
+                         : authority_.answer(query, clock_.now_ms(), journal_->catalog());
   if (!result.ok()) return Err{result.error()};
+  if (auto moved = authority_.fence(checked_at)) return Err{*moved};
+  if (auto* caps = std::get_if<Capabilities>(&*result)) {  // the registry's limits are the node's, not the realm's
+    caps->snapshots_per_principal = snapshots_.limits().per_principal;
+    caps->snapshots_per_node = snapshots_.limits().per_node;
+  }
   // Released with this flight: the position is durable by the time anyone reads it.
   return Response{Version{}, Definition{definition()}, genesis_.realm, authority_.head().position, std::move(*result)};
 }

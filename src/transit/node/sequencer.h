@@ -21,6 +21,7 @@
 #include "common/clock.h"
 #include "transit/contract/envelope.h"
 #include "transit/node/journal.h"
+#include "transit/node/snapshots.h"
 
 namespace cowboy::transit::node {
 
@@ -43,13 +44,19 @@ struct SequencerStats {
 class Sequencer {
  public:
   static constexpr std::size_t kMaxQueued = 8192;
+  static constexpr std::size_t kControlReserve = 256;  // control-hinted releases beyond kMaxQueued
 
-  Sequencer(std::unique_ptr<Journal> journal, Authority authority, const Clock& clock);
+  /// `entropy` draws snapshot tokens; `snapshots` bounds how many may be open.
+  Sequencer(std::unique_ptr<Journal> journal, Authority authority, const Clock& clock, Entropy& entropy,
+            SnapshotLimits snapshots = {});
   ~Sequencer();  // answers what is queued with ServiceUncertain, publishes what is decided, then stops
 
   /// Thread-safe. `verified_with` is the key the signature was checked against.
   void submit(CommandBody command, Digest digest, PublicKey verified_with, CommandDone done);
-  void query(SignedQuery query, Digest digest, PublicKey verified_with, QueryDone done);
+  /// `control`: the query carried X-Transit-Control: snapshot and may release a
+  /// snapshot (takes_control_hint); it is queued within kControlReserve beyond
+  /// kMaxQueued, so a full queue still admits releases (decision 76).
+  void query(SignedQuery query, Digest digest, PublicKey verified_with, QueryDone done, bool control = false);
 
   /// The current key of a live principal (thread-safe).
   std::optional<PublicKey> key_of(Id principal) const;
@@ -86,16 +93,17 @@ class Sequencer {
   void sync_loop();
   void decide_group(std::deque<Work>& group);
   Result<Receipt, Refusal> decide(CommandWork& work, Source& source);
-  Result<Response, Refusal> answer(const QueryWork& work) const;
+  Result<Response, Refusal> answer(const QueryWork& work);
   std::optional<Refusal> check_key(Id principal, const PublicKey& verified_with, const Digest& digest,
                                    const Signature& signature) const;
   void publish_key(Id principal);
-  bool enqueue(Work work);
+  bool enqueue(Work work, std::size_t limit = kMaxQueued);
 
   const Genesis genesis_;
   const Clock& clock_;
   std::unique_ptr<Journal> journal_;  // staged by the decide thread, committed by the sync thread
   Authority authority_;               // decide thread only
+  SnapshotRegistry snapshots_;        // decide thread only; volatile (decisions 70-77)
   Flight building_;                   // decide thread only
   /// Receipts of decisions not yet known durable, for exact retries (decide thread only).
   std::map<std::pair<Id, Id>, Receipt> undurable_receipts_;
