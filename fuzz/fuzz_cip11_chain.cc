@@ -27,10 +27,12 @@ struct Live {
   std::map<Address, u128> balances;
   std::vector<Address> senders;
   std::uint64_t height = 1;
+  ValidatorSnapshots validators = ValidatorSnapshots::genesis({crypto::Ed25519Public{}});
 
   Live() {
     crypto::init();
     params.present_first_enabled = true;
+    params.presence_hard_exclude_enabled = true;  // certificates are evaluated, not refused at the door
     for (std::uint8_t n = 1; n <= 2; ++n) {
       crypto::Secp256k1Secret secret{};
       secret[31] = n;
@@ -53,7 +55,7 @@ struct Live {
     ++height;
     cowboy::cip11::PresentSet present(state.index.size());
     DevBeacon beacon(Bytes32{}, height);
-    BlockContext block{height, params, beacon, present};
+    BlockContext block{height, params, beacon, present, validators};
     Effects effects;
     begin_block(state, block, effects);
     Bytes32 hash{};
@@ -76,7 +78,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   const Address sender = chain.senders[data[0] % chain.senders.size()];
   cowboy::cip11::PresentSet present(chain.state.index.size());
   DevBeacon beacon(Bytes32{}, chain.height);
-  BlockContext block{chain.height, chain.params, beacon, present};
+  BlockContext block{chain.height, chain.params, beacon, present, chain.validators};
   const Bytes before = stored(chain.state);
   const auto balances = chain.balances;
   Effects effects;

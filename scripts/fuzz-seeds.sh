@@ -24,6 +24,7 @@ seed "$corpus_root/fuzz_cip11_frame" '*' cip11
 seed "$corpus_root/fuzz_cip11_reassembler" '*' cip11
 seed "$corpus_root/fuzz_cip11_handshake" '*' cip11
 seed "$corpus_root/fuzz_cip11_cbor" '*' cip11 5   # frame bodies without length and type
+seed "$corpus_root/fuzz_cip11_receipt" 'presence_receipt' cip11
 mkdir -p "$corpus_root/fuzz_cip11_task"
 printf '{"echo":"hi"}' > "$corpus_root/fuzz_cip11_task/echo"
 printf '{"sleep_ms":250}' > "$corpus_root/fuzz_cip11_task/sleep"
@@ -31,13 +32,15 @@ mkdir -p "$corpus_root/fuzz_cip11_chain"  # a sender byte, then a payload: a hea
 printf '\x00\x01\x02' > "$corpus_root/fuzz_cip11_chain/heartbeat"
 printf '\x01\x01\x05\x00\x00\x00\x00\x01\x73\x00\x00\x00\x00\x00\x00\x00\x0a\x00\x00\x00\x01\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00' \
   > "$corpus_root/fuzz_cip11_chain/submit_job"
+{ printf '\x00\x01\x08'; head -c 20 /dev/zero; printf '\x00\x00\x00\x00\x00\x00\x00\x02\x00\x00\x00\x00\x00\x01\x00\x00'
+  printf '\x00\x00\x00\x01\x00\x00\x00\x02\xa8\x00'; } > "$corpus_root/fuzz_cip11_chain/certificate"  # a presence certificate
 mkdir -p "$corpus_root/fuzz_cip11_presence"
 printf '\x00\x0a\x01\x00\x09\x02' > "$corpus_root/fuzz_cip11_presence/bitmap"
 printf '\x00\x0a\x01\x01\x00\x00\x00\x01\x00\x00\x00\x03' > "$corpus_root/fuzz_cip11_presence/sparse"
 mkdir -p "$corpus_root/fuzz_stored_records" "$corpus_root/fuzz_devchain_tx" "$corpus_root/fuzz_ws_frames"
 seed "$corpus_root/fuzz_devchain_registry" 'registry_*' devchain
 mkdir -p "$corpus_root/fuzz_cip11_chain_state"  # an empty state: an empty index (CBOR []), then zero counts
-printf '\x00\x00\x00\x01\x80\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00' \
+printf '\x00\x00\x00\x01\x80\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00' \
   > "$corpus_root/fuzz_cip11_chain_state/empty"
 mkdir -p "$corpus_root/fuzz_cip11_runner_journal"  # a retained transaction: version, hash, nonce, 1 byte
 { printf '\x01'; head -c 32 /dev/zero; printf '\x00\x00\x00\x00\x00\x00\x00\x07\x00\x00\x00\x01\xab'; } \

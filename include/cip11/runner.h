@@ -55,6 +55,7 @@ struct RunnerEvent {
     kResumed,       // a job owed from before a restart, taken up again from the journal (detail: where it stood)
     kSuperseded,    // a signed transaction whose nonce the chain gave another: dropped, its content signed again (detail: hash)
     kStorageFailed, // a signed transaction could not be made durable, so it was not sent (detail says why)
+    kCertificate,   // a Mode A presence certificate sent (detail: the anchor it proves)
   };
   Kind kind = Kind::kAssigned;
   std::array<std::uint8_t, 32> job_id{};
@@ -91,6 +92,8 @@ struct RunnerStatus {
   std::uint64_t heartbeats = 0, rebroadcasts = 0, polls = 0, resumed = 0;
   std::uint64_t heartbeat_phase = 0, heartbeat_cadence = 0;  // §6.6: on-chain heartbeats at height % cadence == phase
   std::uint64_t last_heartbeat = 0;  // the height of the last one the chain included (the floor counts from it)
+  // Mode A (§8.3): receipts held now, certificates the chain accepted, and the presence they prove.
+  std::uint64_t receipts = 0, certificates = 0, presence_proven_until = 0;
 };
 
 class Runner {

@@ -44,6 +44,8 @@ std::string_view to_string(Errc e) {
     case Errc::kSparseNotAscending: return "sparse presence indices not strictly ascending";
     case Errc::kIndexBeyondRegistry: return "presence index beyond the registry";
     case Errc::kBadBeaconScheme: return "beacon scheme is not MinSig";
+    case Errc::kReceiptTooLarge: return "longer than any PresenceReceipt can be";
+    case Errc::kReceiptMismatch: return "a receipt not for this connection's runner, validator, epoch and set";
   }
   return "unknown error";
 }

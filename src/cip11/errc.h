@@ -56,6 +56,9 @@ enum class Errc : std::uint8_t {
   kIndexBeyondRegistry,
   // §9.2 beacon
   kBadBeaconScheme,      // a seed scheme other than the active MinSig (0x01)
+  // §8.3 PresenceReceipt
+  kReceiptTooLarge,      // longer than any receipt can be (receipt.h kMaxReceiptBytes)
+  kReceiptMismatch,      // a receipt frame whose keys, epoch or set hash are not its connection's
 };
 
 std::string_view to_string(Errc e);

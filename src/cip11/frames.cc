@@ -57,6 +57,10 @@ template <typename V> void fields(V& v, JobResultCommit& f) { v(f.job_id), v(f.t
 template <typename V> void fields(V& v, Goodbye& f) {
   v(f.reason), v(f.detail), v(f.retry_after_blocks), v(f.signed_);
 }
+template <typename V> void fields(V& v, PresenceReceipt& f) {
+  v(f.validator_pubkey), v(f.runner_pubkey), v(f.subset_epoch), v(f.validator_set_hash), v(f.block_height),
+      v(f.nonce_echo), v(f.accepting_new), v(f.validator_signed);
+}
 
 namespace {
 
@@ -70,6 +74,10 @@ Res<Unit> check(const HelloAck& f) {
 Res<Unit> check(const JobAssignment& f) {
   if (auto ok = check_role(f.runner_pubkey, Role::kRunner); !ok) return ok;
   return check_role(f.validator_pubkey, Role::kValidator);
+}
+Res<Unit> check(const PresenceReceipt& f) {
+  if (auto ok = check_role(f.validator_pubkey, Role::kValidator); !ok) return ok;
+  return check_role(f.runner_pubkey, Role::kRunner);
 }
 Res<Unit> check(const JobProgress& f) {
   if (f.fraction > 100) return Err{Errc::kOutOfRange};
@@ -88,7 +96,7 @@ constexpr FrameType kTypes[] = {
     FrameType::kHello,          FrameType::kHelloAck,  FrameType::kHeartbeatPing,   FrameType::kHeartbeatPong,
     FrameType::kBackpressureSignal, FrameType::kCapabilityDelta, FrameType::kJobAssignment, FrameType::kJobAck,
     FrameType::kJobProgress,    FrameType::kJobResult, FrameType::kJobCancel,       FrameType::kJobResultCommit,
-    FrameType::kGoodbye};
+    FrameType::kGoodbye,        FrameType::kPresenceReceipt};
 static_assert(std::size(kTypes) == std::variant_size_v<Frame>, "one type byte per Frame alternative, in order");
 
 }  // namespace
@@ -126,6 +134,7 @@ Res<Frame> decode_body(FrameType type, ByteView payload) {
     case FrameType::kJobCancel: return decode_as<JobCancel>(payload);
     case FrameType::kJobResultCommit: return decode_as<JobResultCommit>(payload);
     case FrameType::kGoodbye: return decode_as<Goodbye>(payload);
+    case FrameType::kPresenceReceipt: return decode_as<PresenceReceipt>(payload);
   }
   return Err{Errc::kUnknownFrameType};
 }

@@ -45,6 +45,7 @@ enum class FrameType : std::uint8_t {
   kHeartbeatPong = 0x11,
   kBackpressureSignal = 0x12,
   kCapabilityDelta = 0x13,
+  kPresenceReceipt = 0x14,  // V -> R, Mode A (§8.3): not in §12.2's table (docs/cip11.md choice 73)
   kJobAssignment = 0x20,
   kJobAck = 0x21,
   kJobProgress = 0x22,
@@ -159,6 +160,20 @@ struct CapabilityDelta {
   bool operator==(const CapabilityDelta&) const = default;
 };
 
+/// Mode A (§8.3): what a validator signs for a runner it holds a connection
+/// to; receipt.h has its encoding as a record, its signing and verification.
+struct PresenceReceipt {
+  PubKey validator_pubkey;
+  PubKey runner_pubkey;
+  std::uint64_t subset_epoch = 0;
+  Bytes32 validator_set_hash{};
+  std::uint64_t block_height = 0;
+  std::uint64_t nonce_echo = 0;
+  bool accepting_new = false;
+  ValidatorSig validator_signed{};
+  bool operator==(const PresenceReceipt&) const = default;
+};
+
 struct JobAssignment {
   Bytes32 job_id{};
   Bytes job_spec;  // cowboy-protocol-codec bytes, carried and hashed exactly as received
@@ -217,7 +232,8 @@ struct Goodbye {
 };
 
 using Frame = std::variant<Hello, HelloAck, HeartbeatPing, HeartbeatPong, BackpressureSignal, CapabilityDelta,
-                           JobAssignment, JobAck, JobProgress, JobResult, JobCancel, JobResultCommit, Goodbye>;
+                           JobAssignment, JobAck, JobProgress, JobResult, JobCancel, JobResultCommit, Goodbye,
+                           PresenceReceipt>;
 
 FrameType type_of(const Frame& frame);
 /// The deterministic-CBOR body (the frame's payload).

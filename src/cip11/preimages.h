@@ -12,6 +12,7 @@
 
 #include "cip11/frames.h"
 #include "cip11/identity.h"
+#include "cip11/receipt.h"
 
 namespace cowboy::cip11 {
 
@@ -45,16 +46,6 @@ Preimage heartbeat_ping_preimage(const Bytes32& connection_id, const PubKey& run
 Preimage heartbeat_pong_preimage(const Bytes32& connection_id, const PubKey& validator, const PubKey& runner,
                                  const HeartbeatPong& pong);
 
-struct PresenceReceipt {
-  PubKey validator_pubkey;
-  PubKey runner_pubkey;
-  std::uint64_t subset_epoch = 0;
-  Bytes32 validator_set_hash{};
-  std::uint64_t block_height = 0;
-  std::uint64_t nonce_echo = 0;
-  bool accepting_new = false;
-  ValidatorSig validator_signed{};
-};
 /// Mode A; no channel binding, so the chain can verify it. chain_id is the executing network's.
 Preimage presence_receipt_preimage(std::uint64_t chain_id, const PresenceReceipt& receipt);
 

@@ -16,6 +16,7 @@ namespace cowboy::cip11 {
 struct SubsetParams {
   std::size_t min_subset = 3;  // §13 MIN_SUBSET
   std::size_t max_subset = 8;  // §13 MAX_SUBSET
+  bool operator==(const SubsetParams&) const = default;
 };
 
 std::size_t subset_size(std::size_t validators, SubsetParams params = {});

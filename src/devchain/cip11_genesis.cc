@@ -122,6 +122,19 @@ Result<Cip11Genesis, std::string> cip11_genesis_from_json(const Json& j) {
     *value = *v;
   }
   if (p.heartbeat_timeout_blocks == 0) return Err{Error("cip11.heartbeat_timeout_blocks must be positive")};
+  // Mode A's operating point (§8.4): MIN_SUBSET/MAX_SUBSET size k, t_hard its receipt threshold.
+  for (auto [key, value] : {std::pair{"min_subset", &p.subset.min_subset}, std::pair{"max_subset", &p.subset.max_subset}}) {
+    if (!j.contains(key)) continue;
+    auto v = u64_field(j, key);
+    if (!v || *v == 0 || *v > 1024) return Err{std::string("cip11.") + key + " must be a count from 1 to 1024"};
+    *value = static_cast<std::size_t>(*v);
+  }
+  if (p.subset.max_subset < p.subset.min_subset) return Err{Error("cip11.max_subset must be at least min_subset")};
+  if (j.contains("t_hard")) {
+    auto v = u64_field(j, "t_hard");
+    if (!v || *v == 0 || *v > 1024) return Err{Error("cip11.t_hard must be a count from 1 to 1024")};
+    p.t_hard = static_cast<std::uint32_t>(*v);
+  }
   if (j.contains("validators")) {
     if (!j["validators"].is_array()) return Err{Error("cip11.validators must be a list")};
     for (const auto& v : j["validators"]) {
@@ -164,6 +177,9 @@ Json cip11_genesis_to_json(const Cip11Genesis& g) {
           {"heartbeat_timeout_blocks", p.heartbeat_timeout_blocks},
           {"mru_activation_height", p.mru_activation_height},
           {"selection_seed_delay_views", p.selection_seed_delay_views},
+          {"min_subset", p.subset.min_subset},
+          {"max_subset", p.subset.max_subset},
+          {"t_hard", p.t_hard},
           {"validators", validators},
           {"runners", runners}};
 }

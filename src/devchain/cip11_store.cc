@@ -19,6 +19,7 @@ constexpr std::string_view kRunner = "c11/runner/";
 constexpr std::string_view kIndex = "c11/index/";
 constexpr std::string_view kJob = "c11/job/";
 constexpr std::string_view kMru = "c11/mru/";
+constexpr std::string_view kPresence = "c11/presence/";
 constexpr std::string_view kJobsSubmitted = "c11/jobs_submitted";
 constexpr std::string_view kAssigned = "c11/assigned/";
 
@@ -106,6 +107,9 @@ void stage(const chain::State& state, rocksdb::WriteBatch& batch) {
   state.mru.changes([&](const auto& k, const cip11::MruRecord*, const cip11::MruRecord* now) {
     batch.Put(mru_key(k), as_sv(chain::encode_mru(*now)));
   });
+  state.presence.changes([&](const Address& runner, const chain::PresenceProof*, const chain::PresenceProof* now) {
+    batch.Put(key(kPresence, runner), as_sv(chain::encode_presence_proof(*now)));  // proofs are never removed
+  });
   if (state.jobs_submitted != state.committed_jobs_submitted())
     batch.Put(std::string(kJobsSubmitted), layout::be64(state.jobs_submitted));
 }
@@ -145,6 +149,14 @@ Result<chain::State, std::string> load(rocksdb::DB& db) {
       s.mru[{*submitter, *kind}] = *m;
       return std::nullopt;
     });
+  if (!error)
+    error = scan(db, now, kPresence, [&](std::string_view k, std::string_view value) -> std::optional<std::string> {
+      auto proof = chain::decode_presence_proof(as_bytes(value));
+      auto runner = fixed_of<20>(k);
+      if (!proof || !runner) return "a stored presence proof is unreadable";
+      s.presence[*runner] = *proof;
+      return std::nullopt;
+    });
   if (error) return Err{*error};
   std::string counter;
   if (auto status = db.Get(now, std::string(kJobsSubmitted), &counter); status.ok() && counter.size() == 8)
@@ -157,6 +169,11 @@ Result<chain::State, std::string> load(rocksdb::DB& db) {
 
 ApiResult<chain::RunnerRecord> runner(rocksdb::DB& db, const rocksdb::ReadOptions& at, const Address& runner) {
   return read<chain::RunnerRecord>(db, at, key(kRunner, runner), chain::decode_runner, "no runner " + json::hex0x(runner));
+}
+
+ApiResult<chain::PresenceProof> presence(rocksdb::DB& db, const rocksdb::ReadOptions& at, const Address& runner) {
+  return read<chain::PresenceProof>(db, at, key(kPresence, runner), chain::decode_presence_proof,
+                                    "no presence proof for " + json::hex0x(runner));
 }
 
 ApiResult<std::vector<chain::RunnerRecord>> runners(rocksdb::DB& db, const rocksdb::ReadOptions& at) {

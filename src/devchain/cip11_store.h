@@ -7,6 +7,8 @@
 //   c11/index/<u32 BE>                    the address at that ACTIVE_RUNNERS_KEY position
 //   c11/job/<job_id 32>                   encode_job
 //   c11/mru/<submitter 20><kind u8>       encode_mru
+//   c11/presence/<runner 20>              encode_presence_proof: Mode A's presence_anchor
+//                                         and presence_proven_until (§8.3)
 //   c11/jobs_submitted                    u64 BE
 //   c11/assigned/<runner 20><job_id 32>   empty: the poll view (§14), a job in state
 //                                         Assigned whose current committee holds the runner
@@ -34,6 +36,8 @@ ApiResult<cip11::chain::RunnerRecord> runner(rocksdb::DB& db, const rocksdb::Rea
 /// Every runner in registry index order.
 ApiResult<std::vector<cip11::chain::RunnerRecord>> runners(rocksdb::DB& db, const rocksdb::ReadOptions& at);
 ApiResult<cip11::chain::JobRecord> job(rocksdb::DB& db, const rocksdb::ReadOptions& at, const Bytes32& job_id);
+/// A runner's Mode A presence proof (§8.3); kNotFound before its first certificate.
+ApiResult<cip11::chain::PresenceProof> presence(rocksdb::DB& db, const rocksdb::ReadOptions& at, const Address& runner);
 /// The poll view: the jobs in state Assigned whose current committee holds `runner`.
 ApiResult<std::vector<cip11::chain::JobRecord>> runner_jobs(rocksdb::DB& db, const rocksdb::ReadOptions& at,
                                                             const Address& runner);

@@ -163,6 +163,8 @@ Node::Node(NodeConfig config, std::unique_ptr<rocksdb::DB> db, GenesisSpec genes
       db_(std::move(db)),
       genesis_(std::move(genesis)),
       chain_instance_id_(state.registry.chain_instance_id),
+      snapshots_(cip11::chain::ValidatorSnapshots::genesis(
+          genesis_.cip11 ? validator_peer_keys(*genesis_.cip11) : std::vector<crypto::Ed25519Public>{})),
       state_(std::move(state)),
       height_(height),
       published_(snapshot_of(*db_)),
@@ -222,6 +224,12 @@ void Node::set_block_observer(std::function<void(const CommittedBlock&)> observe
 std::pair<std::optional<Bytes>, cip11::PresentSet> Node::presence_for(std::uint64_t height,
                                                                        std::uint32_t registry_size) {
   const auto& params = genesis_.cip11->params;
+  // Effective Mode A: PresenceInput(H) is presence_proven_until of the parent
+  // state (§8.3); no proposer view is asked, and the field states that set.
+  if (cip11::chain::mode_a_effective(params, snapshots_, height)) {
+    auto proven = cip11::chain::proven_presence(state_.cip11, height, registry_size);
+    return {cip11::encode_presence(proven), std::move(proven)};
+  }
   cip11::PresentSet empty(registry_size);
   // The field is populated only when something reads it: CIP-11 selection or
   // its Phase-1 shadow (§14); otherwise blocks carry none (§7.2 rule 1).
@@ -316,7 +324,7 @@ ApiResult<std::uint64_t> Node::produce_block() {
     committed.presence = std::move(field);
     present = std::move(set);
     beacon.emplace(chain_instance_id_, h);
-    context.emplace(cip11::chain::BlockContext{h, genesis_.cip11->params, *beacon, *present});
+    context.emplace(cip11::chain::BlockContext{h, genesis_.cip11->params, *beacon, *present, snapshots_});
     cip11::chain::begin_block(state_.cip11, *context, committed.effects);
   }
 
@@ -516,6 +524,11 @@ ApiResult<std::vector<cip11::chain::RunnerRecord>> Node::runners() {
 ApiResult<cip11::chain::RunnerRecord> Node::runner(const Address& runner) {
   if (auto ok = require_cip11(); !ok) return Err{ok.error()};
   return read_at(published(), [&](const rocksdb::ReadOptions& at) { return cip11_store::runner(*db_, at, runner); });
+}
+
+ApiResult<cip11::chain::PresenceProof> Node::presence_proof(const Address& runner) {
+  if (auto ok = require_cip11(); !ok) return Err{ok.error()};
+  return read_at(published(), [&](const rocksdb::ReadOptions& at) { return cip11_store::presence(*db_, at, runner); });
 }
 
 ApiResult<cip11::chain::JobRecord> Node::job(const Bytes32& job_id) {

@@ -106,6 +106,8 @@ class Node final : public ChainApi, public Cip11Api {
   ApiResult<Cip11Genesis> cip11_genesis() override;
   ApiResult<std::vector<cip11::chain::RunnerRecord>> runners() override;
   ApiResult<cip11::chain::RunnerRecord> runner(const Address& runner) override;
+  /// Mode A: the runner's presence_anchor and presence_proven_until (§8.3).
+  ApiResult<cip11::chain::PresenceProof> presence_proof(const Address& runner);
   ApiResult<cip11::chain::JobRecord> job(const Bytes32& job_id) override;
   ApiResult<std::vector<cip11::chain::JobRecord>> runner_jobs(const Address& runner) override;
   ApiResult<BlockPresence> block_presence(std::uint64_t height) override;
@@ -139,6 +141,7 @@ class Node final : public ChainApi, public Cip11Api {
   std::unique_ptr<rocksdb::DB> db_;
   const GenesisSpec genesis_;
   const Bytes32 chain_instance_id_;
+  const cip11::chain::ValidatorSnapshots snapshots_;  // ValidatorSetSnapshot(0): the devchain has one epoch
 
   ChainState state_;  // .cip11: the producer's (produce_mu_); .registry, .nonces: written under mu_ by the producer
 

@@ -67,6 +67,7 @@ class Chain {
   std::map<Address, u128> balances;
   std::uint64_t height = 0;
   Effects effects;  // the current block's
+  ValidatorSnapshots validators = ValidatorSnapshots::genesis({crypto::Ed25519Public{}});  // |V| = 1
 
   /// Starts the next block with these registry indices present.
   void begin(const std::vector<std::uint32_t>& present = {}) {
@@ -74,6 +75,8 @@ class Chain {
     effects = {};
     present_ = PresentSet(state.index.size());
     for (auto i : present) present_.add(i);
+    // As the devchain's producer: under effective Mode A the proposer's view is not read (§8.3).
+    if (mode_a_effective(params, validators, height)) present_ = proven_presence(state, height, state.index.size());
     beacon_.emplace(chain_, height);
     begin_block(state, context(), effects);
   }
@@ -103,7 +106,7 @@ class Chain {
   /// The beacon_hash_v1 of Round(0, view)'s dev seed.
   Bytes32 beacon_hash(std::uint64_t view) const { return *beacon_hash_v1(*DevBeacon(chain_, view + 1).seed(0, view)); }
   /// The current block as the machine sees it (after begin()).
-  BlockContext context() { return BlockContext{height, params, *beacon_, present_}; }
+  BlockContext context() { return BlockContext{height, params, *beacon_, present_, validators}; }
   std::vector<Address> committee_of(const Bytes32& id) const {
     std::vector<Address> out;
     for (const auto& a : state.jobs.at(id).committee) out.push_back(a.runner);

@@ -89,9 +89,10 @@ TEST(Cip11Chain, ShadowModeDrawsTheCip11CommitteeBesideTheLiveOneAndChangesNothi
 }
 
 // §8.4: PRESENCE_HARD_EXCLUDE_ENABLED takes effect only with effective_k >=
-// K_HARD_MIN, which MAX_SUBSET = 8 never reaches. Set, it changes nothing: a
-// non-present floor-eligible runner is still drawn, and rule 2 still holds.
-TEST(Cip11Chain, HardExcludeIsNeverEffectiveHereSoPresenceStillOnlyOrders) {
+// K_HARD_MIN, which the default MAX_SUBSET = 8 never reaches. Set, it changes
+// no draw: a non-present floor-eligible runner is still drawn, and rule 2
+// still holds (chain_mode_a_test.cc has the guard met).
+TEST(Cip11Chain, HardExcludeBelowTheKHardMinGuardPresenceStillOnlyOrders) {
   auto ks = keys(130, 4);
   auto run = [&](bool hard) {
     Chain c;

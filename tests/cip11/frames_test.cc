@@ -121,7 +121,7 @@ TEST(Cip11Frames, EnvelopeRefusals) {
   Bytes whole = encode_frame(testing::heartbeat_ping());
   whole.pop_back();
   EXPECT_EQ(decode_error(whole), Errc::kFrameTruncated);
-  for (std::uint8_t type : {0x00, 0x03, 0x14, 0x26, 0xef, 0xff})
+  for (std::uint8_t type : {0x00, 0x03, 0x15, 0x26, 0xef, 0xff})  // 0x14 is PresenceReceipt (choice 73)
     EXPECT_EQ(decode_error(frame_with_body(type, {0xa0})), Errc::kUnknownFrameType) << int(type);
 }
 
@@ -236,6 +236,7 @@ TEST(Cip11Frames, DiscriminantTablesArePinned) {
   EXPECT_EQ(static_cast<int>(FrameType::kJobCancel), 0x24);
   EXPECT_EQ(static_cast<int>(FrameType::kJobResultCommit), 0x25);
   EXPECT_EQ(static_cast<int>(FrameType::kGoodbye), 0xF0);
+  EXPECT_EQ(static_cast<int>(FrameType::kPresenceReceipt), 0x14);  // ours, not §12.2's (choice 73)
   // §12.6 enum bytes.
   EXPECT_EQ(static_cast<int>(Role::kRunner), 0x01);
   EXPECT_EQ(static_cast<int>(Role::kValidator), 0x02);

@@ -137,6 +137,13 @@ inline Goodbye goodbye_signed() {
   return f;
 }
 
+/// A Mode A receipt (§8.3) for the party's runner, signed for chain 7.
+inline PresenceReceipt presence_receipt() {
+  const auto& p = party();
+  PresenceReceipt r{p.validator.pubkey(), p.runner.pubkey(), 0, filled(0x40), 1005, 3, true, {}};
+  return sign_receipt(p.validator, 7, r);
+}
+
 struct FrameSample {
   std::string name;
   Frame frame;
@@ -162,6 +169,7 @@ inline std::vector<FrameSample> frame_samples() {
       {"goodbye", goodbye_signed()},
       {"goodbye_unsigned", Goodbye{GoodbyeReason::kWrongChain, std::string("chain 7 expected"), std::nullopt,
                                    std::nullopt}},
+      {"presence_receipt_frame", presence_receipt()},
   };
 }
 

@@ -136,6 +136,12 @@ TEST_F(Cip11StoreTest, WhatIsStoredLoadsBackToTheSameState) {
   c.ok(ks[1].address, chain::testing::job(2, 12));  // pending, with its candidate snapshot
   write_block();
   ASSERT_EQ(c.state.mru.size(), 1u);
+  // A Mode A presence proof (docs/cip11.md choice 72): one key per runner.
+  c.begin();
+  c.state.presence[ks[2].address] = chain::PresenceProof{c.height - 1, c.height - 1 + chain::kPresenceProofTtlBlocks};
+  EXPECT_EQ(staged(c.state).puts,
+            (std::set<std::string>{"c11/presence/" + std::string(ks[2].address.begin(), ks[2].address.end())}));
+  write_block();
 
   auto loaded = cip11_store::load(*db);
   ASSERT_TRUE(loaded.ok()) << loaded.error();

@@ -169,6 +169,19 @@ MruRecord get_mru(codec::Reader& r) {
   return m;
 }
 
+/// proven_until is always anchor + PRESENCE_PROOF_TTL_BLOCKS (mode_a.h); both are stored as they were set.
+void put_presence_proof(codec::Writer& w, const PresenceProof& p) {
+  w.u64(p.anchor);
+  w.u64(p.proven_until);
+}
+PresenceProof get_presence_proof(codec::Reader& r) {
+  PresenceProof p;
+  p.anchor = r.u64();
+  p.proven_until = r.u64();
+  if (r.ok() && p.proven_until < p.anchor) r.fail(codec::DecodeError::kInvalidValue);
+  return p;
+}
+
 template <typename T, typename Put>
 Bytes encode_one(const T& x, Put put) {
   codec::Writer w;
@@ -209,6 +222,11 @@ std::optional<JobKind> job_kind_from_byte(std::uint8_t byte) {
   return static_cast<JobKind>(byte);
 }
 
+Bytes encode_presence_proof(const PresenceProof& p) { return encode_one(p, put_presence_proof); }
+Result<PresenceProof, codec::DecodeError> decode_presence_proof(ByteView bytes) {
+  return decode_one(bytes, get_presence_proof);
+}
+
 Bytes encode_mru(const MruRecord& m) { return encode_one(m, put_mru); }
 Result<MruRecord, codec::DecodeError> decode_mru(ByteView bytes) { return decode_one(bytes, get_mru); }
 
@@ -228,6 +246,9 @@ void put_params(codec::Writer& w, const ChainParams& p) {
   w.u32(p.max_selections);
   w.u64(p.reputation.reputation_normalizer);
   w.u64(p.reputation.w_min_floor_x1e6);
+  w.u32(static_cast<std::uint32_t>(p.subset.min_subset));
+  w.u32(static_cast<std::uint32_t>(p.subset.max_subset));
+  w.u32(p.t_hard);
 }
 ChainParams get_params(codec::Reader& r) {
   ChainParams p;
@@ -246,6 +267,11 @@ ChainParams get_params(codec::Reader& r) {
   p.max_selections = r.u32();
   p.reputation.reputation_normalizer = r.u64();
   p.reputation.w_min_floor_x1e6 = r.u64();
+  p.subset.min_subset = r.u32();
+  p.subset.max_subset = r.u32();
+  p.t_hard = r.u32();
+  if (r.ok() && (p.subset.min_subset == 0 || p.subset.max_subset < p.subset.min_subset || p.t_hard == 0))
+    r.fail(codec::DecodeError::kInvalidValue);
   return p;
 }
 
@@ -261,6 +287,11 @@ void put_state(codec::Writer& w, const State& s) {
     w.fixed(key.first);
     w.u8(static_cast<std::uint8_t>(key.second));
     put_mru(w, m);
+  }
+  w.count(s.presence.size());
+  for (const auto& [runner, proof] : s.presence) {
+    w.fixed(runner);
+    put_presence_proof(w, proof);
   }
 }
 
@@ -297,6 +328,14 @@ State get_state(codec::Reader& r) {
     MruRecord m = get_mru(r);
     next_key(r, last_mru, std::pair(submitter, kind));
     s.mru[{submitter, kind}] = m;
+  }
+  n = r.count(kMaxEntries, 36);
+  std::optional<Address> last_proof;
+  for (std::uint32_t i = 0; i < n && r.ok(); ++i) {
+    Address runner = r.fixed<20>();
+    PresenceProof proof = get_presence_proof(r);
+    next_key(r, last_proof, runner);
+    s.presence[runner] = proof;
   }
   // The index names exactly the runners.
   if (r.ok() && s.index.size() != s.runners.size()) r.fail(codec::DecodeError::kInvalidValue);

@@ -30,6 +30,9 @@ Result<JobRecord, codec::DecodeError> decode_job(ByteView bytes);
 /// One MRU record alone (its key, submitter and job kind, is the store's).
 Bytes encode_mru(const MruRecord& mru);
 Result<MruRecord, codec::DecodeError> decode_mru(ByteView bytes);
+/// One runner's Mode A presence proof (its key, the runner's address, is the store's).
+Bytes encode_presence_proof(const PresenceProof& proof);
+Result<PresenceProof, codec::DecodeError> decode_presence_proof(ByteView bytes);
 /// A job kind byte as the codec accepts it (the §9.4 table).
 std::optional<JobKind> job_kind_from_byte(std::uint8_t byte);
 

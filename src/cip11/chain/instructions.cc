@@ -34,6 +34,25 @@ void put(codec::Writer& w, const JobResultSubmit& b) {
   w.fixed(b.salt);
 }
 
+void put(codec::Writer& w, const SubmitPresenceCertificate& b) {
+  w.fixed(b.runner);
+  w.u64(b.height);
+  w.u64(b.cycle_limit);
+  w.count(b.receipts.size());
+  for (const auto& receipt : b.receipts) w.bytes(receipt);
+}
+
+SubmitPresenceCertificate get_certificate(codec::Reader& r) {
+  SubmitPresenceCertificate b;
+  b.runner = r.fixed<20>();
+  b.height = r.u64();
+  b.cycle_limit = r.u64();
+  const std::uint32_t n = r.count(kMaxCertificateReceipts, 4);  // bounded before the vector is sized
+  b.receipts.reserve(n);
+  for (std::uint32_t i = 0; i < n && r.ok(); ++i) b.receipts.push_back(r.bytes(kMaxReceiptBytes));
+  return b;
+}
+
 RegisterRunner get_register(codec::Reader& r) {
   RegisterRunner b;
   b.key = r.fixed<33>();
@@ -120,6 +139,7 @@ Result<Instruction, codec::DecodeError> decode_instruction(ByteView payload) {
       out = std::move(b);
       break;
     }
+    case SubmitPresenceCertificate::kTag: out = get_certificate(r); break;
     default: r.fail(codec::DecodeError::kUnknownVariant);
   }
   r.finish();

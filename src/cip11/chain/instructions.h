@@ -11,12 +11,20 @@
 //     5 SubmitJob        { kind: u8, spec: Bytes, timeout_blocks: u64, runners: u32, max_price: u128 }
 //     6 JobResultCommit  { job_id: [u8; 32], commitment: [u8; 32] }
 //     7 JobResultSubmit  { job_id: [u8; 32], result: Bytes, salt: [u8; 32] }
+//     8 SubmitPresenceCertificate { runner: [u8; 20], height: u64, cycle_limit: u64,
+//                                   receipts: [Bytes] }   // each a receipt.h encoding, not yet decoded
 //
+// A SubmitPresenceCertificate (§8.3, Mode A) carries at most
+// kMaxCertificateReceipts receipts of at most kMaxReceiptBytes each; both bounds
+// are checked before anything is allocated. Its receipts stay bytes here: the
+// machine decodes each one after charging for it (mode_a.h). cycle_limit is the
+// transaction's cycle budget, which DevchainTxV1 has no field for.
 // A JobResultCommit's commitment is result_commitment(job_id, runner, result, salt).
 #pragma once
 
 #include <variant>
 
+#include "cip11/receipt.h"
 #include "cip11/selection.h"
 #include "common/codec.h"
 #include "common/crypto.h"
@@ -29,6 +37,7 @@ inline constexpr std::size_t kMaxCapabilities = 16;
 inline constexpr std::size_t kMaxCapabilityBytes = 64;
 inline constexpr std::uint32_t kMaxCommittee = 16;
 inline constexpr std::uint64_t kMaxTimeoutBlocks = 100'000;
+inline constexpr std::size_t kMaxCertificateReceipts = 256;  // above any t_hard a k <= |V| can ask for (§8.4)
 
 struct RegisterRunner {
   static constexpr std::uint8_t kTag = 1;
@@ -76,8 +85,17 @@ struct JobResultSubmit {
   bool operator==(const JobResultSubmit&) const = default;
 };
 
+struct SubmitPresenceCertificate {
+  static constexpr std::uint8_t kTag = 8;
+  Address runner{};
+  std::uint64_t height = 0;       // the certificate height receipts are fresh against
+  std::uint64_t cycle_limit = 0;  // what the transaction may spend (mode_a.h's charges)
+  std::vector<Bytes> receipts;    // encode_receipt bytes
+  bool operator==(const SubmitPresenceCertificate&) const = default;
+};
+
 using Instruction = std::variant<RegisterRunner, RunnerHeartbeat, SetRunnerHealth, DeregisterRunner, SubmitJob,
-                                 JobResultCommit, JobResultSubmit>;
+                                 JobResultCommit, JobResultSubmit, SubmitPresenceCertificate>;
 
 Bytes encode_instruction(const Instruction& instruction);
 /// Strict: version 1, a known tag, every bound above, no trailing bytes.

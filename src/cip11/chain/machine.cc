@@ -9,12 +9,6 @@ namespace {
 
 constexpr std::string_view kBeaconDomain = "cowboy/devchain-beacon/v1";
 
-// PRESENCE_HARD_EXCLUDE_ENABLED can never take effect in this build: Mode A
-// needs effective_k >= K_HARD_MIN, and effective_k is at most MAX_SUBSET
-// (§8.4). Its §8.3 certificate machinery is not built; should the constants
-// change, this stops the build before a Mode A block could be made.
-static_assert(SubsetParams{}.max_subset < kHardMinSubset);
-
 bool supports(const RunnerRecord& r, JobKind kind) { return (r.job_kinds >> static_cast<unsigned>(kind) & 1u) != 0; }
 
 /// The view whose seed a selection in block H reads: R_{H-1} for M == 1 (§9.2).
@@ -142,6 +136,8 @@ std::vector<Address> draw(const State& state, const BlockContext& block, const J
   request.mru = mru;
   request.config = block.params.reputation;
   request.multi_validator = block.params.multi_validator;
+  // Hard exclusion only under CIP-11 selection and the §8.4 guard; below it presence only orders.
+  request.mode_a = cip11 && mode_a_effective(block.params, block.validators, block.height);
   return select_committee(request);
 }
 
@@ -448,6 +444,12 @@ struct Apply {
     }
     return std::nullopt;
   }
+  std::optional<ChainError> operator()(const SubmitPresenceCertificate& b) {
+    CertificateReport report = submit_certificate(state, block.params, block.validators, block.height, tx.sender, b);
+    const auto error = report.error;
+    out.certificate = std::move(report);
+    return error;
+  }
 };
 
 }  // namespace
@@ -520,7 +522,7 @@ void begin_block(State& state, const BlockContext& block, Effects& effects) {
 Outcome apply(State& state, std::map<Address, u128>& balances, const BlockContext& block, const TxContext& tx,
               ByteView payload, Effects& effects) {
   auto instruction = decode_instruction(payload);
-  if (!instruction) return Outcome{ChainError::kMalformedInstruction, std::nullopt};
+  if (!instruction) return Outcome{ChainError::kMalformedInstruction, std::nullopt, std::nullopt};
   // Every handler checks all of its rules before its first write, so a refusal
   // leaves `state`, `balances` and `effects` as they were.
   Apply run{state, balances, block, tx, effects, {}};

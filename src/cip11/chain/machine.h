@@ -8,36 +8,13 @@
 
 #include <functional>
 
+#include "cip11/chain/errors.h"
 #include "cip11/chain/instructions.h"
+#include "cip11/chain/mode_a.h"
+#include "cip11/chain/snapshots.h"
 #include "cip11/chain/state.h"
 
 namespace cowboy::cip11::chain {
-
-#define CIP11_CHAIN_ERRORS(X)                                                                  \
-  X(MalformedInstruction, "the CIP-11 payload failed strict decoding")                         \
-  X(KeyNotSender, "the runner key does not derive the transaction's sender")                   \
-  X(RunnerExists, "the sender is a registered runner")                                         \
-  X(UnknownRunner, "the sender is not a registered runner")                                    \
-  X(RunnerDeregistered, "the runner is deregistered")                                          \
-  X(RunnerBusy, "the runner holds assignments; it can deregister once they end")              \
-  X(StakeBelowMinimum, "stake below MIN_STAKE")                                                \
-  X(InsufficientFunds, "the sender's native balance is below the stake")                      \
-  X(TimeoutTooShort, "an M > 1 job needs timeout_blocks > SELECTION_SEED_DELAY_VIEWS + 1")     \
-  X(UnknownJob, "no such job")                                                                 \
-  X(JobClosed, "the job is in a terminal state")                                               \
-  X(NotAssigned, "the sender is not in the job's current committee")                           \
-  X(AlreadyCommitted, "the runner has a commitment for this job")                              \
-  X(AlreadyRevealed, "the runner has revealed its result for this job")                        \
-  X(NoCommitment, "an M > 1 reveal needs the runner's commitment in an earlier block")        \
-  X(RevealWindowClosed, "the reveal window has not opened")                                    \
-  X(CommitmentMismatch, "the reveal does not match the runner's commitment")
-
-enum class ChainError : std::uint8_t {
-#define X(name, text) k##name,
-  CIP11_CHAIN_ERRORS(X)
-#undef X
-};
-std::string_view chain_error_name(ChainError e);
 
 /// The §9.2 seed source. A real chain reads verified threshold seeds; the
 /// devchain's DevBeacon derives one per view (docs/cip11.md, "Chain plane").
@@ -103,8 +80,14 @@ struct BlockContext {
   std::uint64_t height = 0;
   const ChainParams& params;
   const BeaconSource& beacon;
-  const PresentSet& presence;  // PresenceInput(H); its size is |registry(H-1)|, the index basis
+  /// PresenceInput(H); its size is |registry(H-1)|, the index basis. Under
+  /// effective Mode A it is proven_presence(parent state) (mode_a.h), and the
+  /// proposer's field is not read (§7.2 rule 3).
+  const PresentSet& presence;
+  /// The validator-set snapshots (Mode A receipts, the §8.4 guard's |V|).
+  const ValidatorSnapshots& validators;
 };
+
 
 /// §7.2 rules 1-2: the present set a block's field stands for. With the flag
 /// off an absent or malformed field is the empty set; with it on either makes
@@ -130,7 +113,8 @@ struct TxContext {
 };
 struct Outcome {
   std::optional<ChainError> error;
-  std::optional<Bytes32> job_id;  // SubmitJob: the new job
+  std::optional<Bytes32> job_id;                 // SubmitJob: the new job
+  std::optional<CertificateReport> certificate;  // SubmitPresenceCertificate: its charges and verdicts
 };
 /// Applies one Cip11Call payload. Stake moves between `balances` and the runner record.
 Outcome apply(State& state, std::map<Address, u128>& balances, const BlockContext& block, const TxContext& tx,

@@ -34,6 +34,7 @@ void State::commit() {
   runners.commit();
   jobs.commit();
   mru.commit();
+  presence.commit();
   committed_registry_size_ = index.size();
   committed_jobs_submitted_ = jobs_submitted;
 }
@@ -42,6 +43,7 @@ void State::rollback() {
   runners.rollback();
   jobs.rollback();
   mru.rollback();
+  presence.rollback();
   if (index.size() != committed_registry_size_) {  // the index only grows: keep its committed prefix
     ActiveRunners kept;
     for (std::uint32_t i = 0; i < committed_registry_size_; ++i) kept.register_runner(index.at(i));
@@ -52,6 +54,7 @@ void State::rollback() {
 
 bool State::operator==(const State& other) const {
   return runners == other.runners && index == other.index && jobs == other.jobs && mru == other.mru &&
+         presence == other.presence &&
          jobs_submitted == other.jobs_submitted;
 }
 

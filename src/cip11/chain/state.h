@@ -16,6 +16,7 @@
 #include "cip11/pending.h"
 #include "cip11/presence.h"
 #include "cip11/selection.h"
+#include "cip11/subset.h"
 #include "common/crypto.h"
 #include "common/record_map.h"
 
@@ -28,7 +29,7 @@ struct ChainParams {
   bool presence_shadow_enabled = false;        // CIP11_PRESENCE_SHADOW_ENABLED: the CIP-11 draw as telemetry only
   bool present_first_enabled = false;          // CIP11_PRESENT_FIRST_ENABLED: the whole CIP-11 selection (Phase 2)
   bool poll_disabled = false;                  // CIP11_POLL_DISABLED: the poll endpoint answers 410 (Phase 3)
-  bool presence_hard_exclude_enabled = false;  // PRESENCE_HARD_EXCLUDE_ENABLED: Mode A, never effective here
+  bool presence_hard_exclude_enabled = false;  // PRESENCE_HARD_EXCLUDE_ENABLED: certificates; Mode A if the §8.4 guard holds
   bool multi_validator = false;        // |ValidatorSetSnapshot(0)| > 1
   std::uint64_t heartbeat_timeout_blocks = kHeartbeatTimeoutBlocks;
   std::uint64_t mru_activation_height = UINT64_MAX;  // MRU dormant, as deployed (§9.4)
@@ -37,6 +38,8 @@ struct ChainParams {
   u128 min_stake = 1;                                // MIN_STAKE_CBY_WEI
   std::uint32_t max_selections = 3;                  // a job's committees before it is TimedOut
   ReputationConfig reputation;
+  SubsetParams subset;                               // MIN_SUBSET, MAX_SUBSET (§5.1): k for Sub(R)
+  std::uint32_t t_hard = 1;                          // Mode A receipt threshold; 1 = floor(k/2)+1 at |V| = 1
   bool operator==(const ChainParams&) const = default;
 };
 
@@ -65,6 +68,14 @@ struct RunnerRecord {
   /// read it (machine.cc, `edit_runner`). Versions never hold a history themselves.
   std::vector<std::pair<std::uint64_t, RunnerRecord>> history;
   bool operator==(const RunnerRecord&) const = default;
+};
+
+/// A runner's Mode A presence (§8.3): the newest receipt height a certificate
+/// proved, and the last block it keeps the runner present for.
+struct PresenceProof {
+  std::uint64_t anchor = 0;         // presence_anchor[runner]
+  std::uint64_t proven_until = 0;   // presence_proven_until[runner] = anchor + PRESENCE_PROOF_TTL_BLOCKS
+  bool operator==(const PresenceProof&) const = default;
 };
 
 enum class JobState : std::uint8_t {
@@ -152,6 +163,7 @@ struct State {
   ActiveRunners index;                       // ACTIVE_RUNNERS_KEY: append-only (§7.2, §8.5)
   RecordMap<Bytes32, JobRecord> jobs;
   RecordMap<std::pair<Address, JobKind>, MruRecord> mru;  // mru_key (§9.4)
+  RecordMap<Address, PresenceProof> presence;             // Mode A certificates' anchors (§8.3)
   std::uint64_t jobs_submitted = 0;
   DueIndex due;  // kept up to date from the jobs by begin_block
 

@@ -99,6 +99,15 @@ void RunnerLink::on_frame(std::int64_t stream, const Frame& frame, const Res<Uni
     ++stats_.pongs;
     accepting_ = pong->accepting_new;
     if (callbacks_.on_pong) callbacks_.on_pong(*pong);
+  } else if (const auto* receipt = std::get_if<PresenceReceipt>(&frame)) {
+    // Its seal checked its keys, epoch and set against this connection and
+    // its signature with the chain's id (§8.3); it answers this link's own Ping.
+    if (!seal || !nonces_.pong_matches(receipt->nonce_echo)) {
+      ++stats_.rejected_receipts;
+      return;
+    }
+    ++stats_.receipts;
+    if (callbacks_.on_receipt) callbacks_.on_receipt(*receipt);
   }
 }
 

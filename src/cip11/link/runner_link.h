@@ -52,6 +52,7 @@ struct RunnerLinkStats {
   std::uint64_t connects = 0, admissions = 0, losses = 0;
   std::uint64_t pings = 0, pongs = 0;
   std::uint64_t rejected_pongs = 0;  // a bad signature or a nonce_echo other than the outstanding Ping's
+  std::uint64_t receipts = 0, rejected_receipts = 0;  // Mode A PresenceReceipts (§8.3), by the same two checks
 };
 
 class RunnerLink {
@@ -62,6 +63,9 @@ class RunnerLink {
     std::function<void(const std::string& why)> on_lost;
     /// A valid Pong for the outstanding Ping.
     std::function<void(const HeartbeatPong&)> on_pong;
+    /// A valid PresenceReceipt (Mode A, §8.3) for the outstanding Ping, sent
+    /// after its Pong by a validator this runner asked (kPresenceReceiptsCapability).
+    std::function<void(const PresenceReceipt&)> on_receipt;
     /// A validator frame on a job stream, with its seal verdict (§10.1: an
     /// assignment failing it is answered with Reject(UnverifiableAssignment)).
     std::function<void(std::int64_t stream, const Frame&, const Res<Unit>& seal)> on_job_frame;

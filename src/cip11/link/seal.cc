@@ -13,7 +13,8 @@ bool placement_allowed(FrameType type, Role sender, StreamKind stream, bool firs
     case FrameType::kHeartbeatPing:
     case FrameType::kBackpressureSignal:
     case FrameType::kCapabilityDelta: return control && runner;
-    case FrameType::kHeartbeatPong: return control && !runner;
+    case FrameType::kHeartbeatPong:
+    case FrameType::kPresenceReceipt: return control && !runner;
     case FrameType::kJobAssignment: return !control && !runner && first_on_stream;
     case FrameType::kJobCancel: return !control && !runner && !first_on_stream;
     case FrameType::kJobAck:
@@ -77,7 +78,21 @@ Preimage fill_assignment(JobAssignment& a, const ConnectionBinding& binding) {
   return pre;
 }
 
+/// A receipt names the connection's two keys and offer; the chain, not the
+/// connection, is in its preimage (§8.3: the network's chain_id).
+void bind_receipt(PresenceReceipt& r, const ConnectionBinding& b) {
+  r.validator_pubkey = b.validator;
+  r.runner_pubkey = b.runner;
+  r.subset_epoch = b.subset_epoch;
+  r.validator_set_hash = b.validator_set_hash;
+}
+
 void seal(Frame& frame, const Signer& me, const BoundConnection& connection) {
+  if (auto* r = std::get_if<PresenceReceipt>(&frame)) {
+    bind_receipt(*r, connection.binding);
+    *r = sign_receipt(me, connection.binding.chain_id, std::move(*r));
+    return;
+  }
   if (auto* a = std::get_if<JobAssignment>(&frame)) {
     put(a->validator_signed, me.sign(fill_assignment(*a, connection.binding)));
     return;
@@ -98,6 +113,12 @@ void seal(Frame& frame, const Signer& me, const BoundConnection& connection) {
 Res<Unit> check_seal(const Frame& frame, Role sender, const BoundConnection& connection) {
   const ConnectionBinding& binding = connection.binding;
   const PubKey& signer = key_of(binding, sender);
+  if (const auto* r = std::get_if<PresenceReceipt>(&frame)) {
+    PresenceReceipt bound = *r;
+    bind_receipt(bound, binding);
+    if (bound != *r) return Err{Errc::kReceiptMismatch};
+    return verify_receipt(binding.chain_id, *r);
+  }
   if (const auto* a = std::get_if<JobAssignment>(&frame)) {
     if (a->runner_pubkey != binding.runner || a->validator_pubkey != binding.validator ||
         a->job_spec_hash != job_spec_hash(a->job_spec))

@@ -6,6 +6,7 @@
 
 #include "cip11/frames.h"
 #include "cip11/preimages.h"
+#include "cip11/receipt.h"
 
 namespace cowboy::cip11 {
 
@@ -21,7 +22,7 @@ struct BoundConnection {
 
 /// §12.2 placement: Hello, HelloAck and Goodbye go both ways on the control
 /// stream; Ping, Backpressure and CapabilityDelta go runner to validator on
-/// it, Pong the other way. A job stream opens with the validator's
+/// it, Pong and PresenceReceipt the other way. A job stream opens with the validator's
 /// JobAssignment and then carries the runner's JobAck, JobProgress,
 /// JobResultCommit and JobResult, and the validator's JobCancel.
 /// Anything else is Goodbye{ProtocolError}.
@@ -32,8 +33,9 @@ bool placement_allowed(FrameType type, Role sender, StreamKind stream, bool firs
 Preimage fill_assignment(JobAssignment& assignment, const ConnectionBinding& binding);
 
 /// Fills the signature (and, for a JobAssignment, its derived fields:
-/// job_spec_hash, assignment_hash, the two keys) of a frame `me` sends on the
-/// connection. Frames without a signature are left as they are.
+/// job_spec_hash, assignment_hash, the two keys; for a PresenceReceipt, the
+/// two keys and the connection's epoch and set hash) of a frame `me` sends on
+/// the connection. Frames without a signature are left as they are.
 void seal(Frame& frame, const Signer& me, const BoundConnection& connection);
 
 /// Checks the signature of a frame the peer (of role `sender`) sent on the

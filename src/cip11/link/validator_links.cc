@@ -106,6 +106,15 @@ void ValidatorLinks::on_frame(Peer& peer, std::int64_t stream, const Frame& fram
       presence_.on_ping(peer.runner, height_);
     HeartbeatPong pong{height_, ping->nonce, presence_.accepting_new(peer.runner), {}};
     if (peer.channel->send(kControlStream, pong)) ++stats_.pongs;
+    // Mode A (§8.3): alongside the Pong, to a runner that asked; the seal fills
+    // in the keys, the offer's epoch and set hash, and signs for the chain.
+    if (peer.capabilities && peer.capabilities->added.contains(std::string(kPresenceReceiptsCapability))) {
+      PresenceReceipt receipt;
+      receipt.block_height = pong.block_height;
+      receipt.nonce_echo = pong.nonce_echo;
+      receipt.accepting_new = pong.accepting_new;
+      if (peer.channel->send(kControlStream, receipt)) ++stats_.receipts;
+    }
   } else if (const auto* b = std::get_if<BackpressureSignal>(&frame)) {
     const bool was_present = presence_.present(peer.runner);
     presence_.on_backpressure(peer.runner, b->accepting_new);

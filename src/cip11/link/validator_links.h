@@ -41,6 +41,7 @@ struct ValidatorLinksStats {
   std::uint64_t bad_seals = 0;     // frames whose signature did not verify, dropped
   std::uint64_t presence_exits = 0;  // runners that left local presence (timeout, loss, backpressure, hard failure)
   std::uint64_t goodbyes_sent = 0;
+  std::uint64_t receipts = 0;  // PresenceReceipts sent with a Pong to runners that asked (§8.3)
 };
 
 class ValidatorLinks {

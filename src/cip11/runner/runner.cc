@@ -42,6 +42,7 @@ std::string_view runner_event_name(Kind kind) {
     case Kind::kResumed: return "resumed";
     case Kind::kSuperseded: return "superseded";
     case Kind::kStorageFailed: return "storage_failed";
+    case Kind::kCertificate: return "certificate";
   }
   return "unknown";
 }
@@ -115,6 +116,11 @@ struct Runner::Impl {
   std::optional<HeartbeatSchedule> schedule;
   std::optional<Bytes32> heartbeat_tx;
   std::uint64_t last_heartbeat = 0;
+  // Mode A (§8.3): the newest receipt of each validator (by its raw key), the
+  // certificate in flight and the anchor it would set, the anchor the chain holds.
+  std::map<crypto::Ed25519Public, PresenceReceipt> receipts;
+  std::optional<Bytes32> certificate_tx;
+  std::uint64_t certificate_anchor = 0, anchor = 0;
   std::uint32_t running = 0;
   bool backpressured = false, height_read_busy = false, receipts_read_busy = false, polling = false;
   bool polling_allowed = true;  // false once the chain retired the poll endpoint (CIP11_POLL_DISABLED, §14)
@@ -180,6 +186,7 @@ struct Runner::Impl {
         emit(Kind::kHeartbeat);
       });
     }
+    if (ledger && setup.params.presence_hard_exclude_enabled && !certificate_tx) certify(h);
     if (ledger && !receipts_read_busy && !ledger->retained_hashes().empty()) {
       receipts_read_busy = true;
       read([this, hashes = ledger->retained_hashes()] { return receipts_of(hashes); },
@@ -236,6 +243,7 @@ struct Runner::Impl {
     asio::post(durable, [this, hash] { journal->forget_transaction(hash); });
     emit(Kind::kSuperseded, {}, {}, to_hex0x(hash));
     if (heartbeat_tx == hash) return heartbeat_tx.reset();  // the next due heartbeat goes out
+    if (certificate_tx == hash) return certificate_tx.reset();  // the next block certifies again
     for (auto& [id, job] : jobs) {
       if (job.commit_tx == hash && job.phase == Job::Phase::kAwaitingCommit) return commit(id, job);
       if (job.reveal_tx == hash && job.phase == Job::Phase::kRevealed) {
@@ -243,6 +251,38 @@ struct Runner::Impl {
         return check_reveal(job);
       }
     }
+  }
+
+  /// Mode A (§8.3): once the proven presence is half through its TTL, a
+  /// certificate of every validator's newest accepting receipt that is fresh
+  /// against the newest of them, if they reach t_hard and are newer than the
+  /// anchor the chain holds. Its cycle limit pays every charge exactly.
+  void on_receipt(const PresenceReceipt& r) {
+    crypto::Ed25519Public validator;
+    std::copy(r.validator_pubkey.raw().begin(), r.validator_pubkey.raw().end(), validator.begin());
+    auto& kept = receipts[validator];
+    if (r.block_height >= kept.block_height) kept = r;
+    stats.receipts = receipts.size();
+  }
+  void certify(std::uint64_t h) {
+    if (stats.presence_proven_until > h + chain::kPresenceProofTtlBlocks / 2) return;
+    std::uint64_t newest = 0;
+    for (const auto& [key, r] : receipts)
+      if (r.accepting_new) newest = std::max(newest, r.block_height);
+    chain::SubmitPresenceCertificate cert{me, newest, chain::kPresenceCertBaseCycles, {}};
+    for (const auto& [key, r] : receipts)
+      if (r.accepting_new && newest - r.block_height <= chain::kReceiptFreshnessBlocks) {
+        cert.receipts.push_back(encode_receipt(r));
+        cert.cycle_limit += chain::kPresenceReceiptPrecheckCycles + chain::kPresenceReceiptVerifyCycles;
+      }
+    if (cert.receipts.size() < setup.params.t_hard || newest <= anchor) return;
+    auto tx = ledger->sign(chain::encode_instruction(cert), h);
+    certificate_tx = tx.hash;
+    certificate_anchor = newest;
+    keep(tx, std::nullopt, [this, tx, newest] {
+      submit(tx.bytes);
+      emit(Kind::kCertificate, {}, {}, std::to_string(newest));
+    });
   }
 
   /// Signs a RunnerHeartbeat (§7.1) at `h` and remembers it as the one in flight.
@@ -281,6 +321,16 @@ struct Runner::Impl {
     if (heartbeat_tx == hash) {
       heartbeat_tx.reset();
       if (!receipt.error) stats.last_heartbeat = last_heartbeat = receipt.height;
+      return;
+    }
+    if (certificate_tx == hash) {
+      certificate_tx.reset();
+      // Refused or not, these receipts are spent: the next certificate needs a newer one.
+      anchor = std::max(anchor, certificate_anchor);
+      if (!receipt.error) {
+        ++stats.certificates;
+        stats.presence_proven_until = certificate_anchor + chain::kPresenceProofTtlBlocks;
+      }
       return;
     }
     for (auto it = jobs.begin(); it != jobs.end(); ++it) {
@@ -682,7 +732,7 @@ Result<std::unique_ptr<Runner>, std::string> Runner::start(RunnerOptions options
   if (!endpoint) return Err{"cannot open the QUIC endpoint: " + endpoint.error()};
   r.endpoint = std::move(*endpoint);
   const LocalOffer offer{r.setup.params.chain_id, kProtocolVersion, validator_set_hash(peers), 0, *height};
-  for (std::size_t i : connect ? subset_of(r.my_key, peers) : std::vector<std::size_t>{}) {
+  for (std::size_t i : connect ? subset_of(r.my_key, peers, r.setup.params.subset) : std::vector<std::size_t>{}) {
     auto host_port = net::parse_host_port(r.setup.validators[i].endpoint);
     if (!host_port) return Err{"validator endpoint is not host:port: " + r.setup.validators[i].endpoint};
     RunnerLinkConfig config;
@@ -692,8 +742,13 @@ Result<std::unique_ptr<Runner>, std::string> Runner::start(RunnerOptions options
     config.block_time = r.o.block_time;
     RunnerLink::Callbacks cb;
     auto* rp = &r;
-    cb.on_admitted = [rp, i] {
+    auto index = r.links.size();
+    cb.on_admitted = [rp, i, index] {
       rp->emit(Kind::kConnected, {}, {}, rp->setup.validators[i].endpoint);
+      // Mode A (§8.3): ask this validator for a PresenceReceipt with each Pong.
+      if (rp->setup.params.presence_hard_exclude_enabled)
+        rp->links[index]->send(kControlStream, CapabilityDelta{rp->stats.height,
+                                                               {std::string(kPresenceReceiptsCapability)}, {}, {}, {}, {}});
       rp->poll();  // catch up on what was assigned while it was away
       rp->publish();
     };
@@ -701,7 +756,7 @@ Result<std::unique_ptr<Runner>, std::string> Runner::start(RunnerOptions options
       rp->emit(Kind::kDisconnected, {}, {}, why);
       rp->publish();
     };
-    auto index = r.links.size();
+    cb.on_receipt = [rp](const PresenceReceipt& receipt) { rp->on_receipt(receipt); };
     cb.on_job_frame = [rp, index](std::int64_t stream, const Frame& f, const Res<Unit>& seal) {
       rp->on_job_frame(*rp->links[index], stream, f, seal);
     };

@@ -54,9 +54,10 @@ class RunnerDirectory {
 class RegistryAdmission final : public Admission {
  public:
   /// `validators`: ValidatorSetSnapshot(0)'s peer keys in snapshot order; `me` among them.
+  /// `subset`: the chain's MIN_SUBSET and MAX_SUBSET (k for Sub(R)).
   RegistryAdmission(RunnerDirectory& directory, std::vector<crypto::Ed25519Public> validators,
-                    const crypto::Ed25519Public& me)
-      : directory_(directory), validators_(std::move(validators)), me_(me) {}
+                    const crypto::Ed25519Public& me, SubsetParams subset = {})
+      : directory_(directory), validators_(std::move(validators)), me_(me), subset_(subset) {}
   /// kAuthFailed for a key that is no registered, live runner in the latest
   /// applied block; kNotInSubset when this validator is not in its Sub(R).
   std::optional<GoodbyeReason> admit(const Hello& peer) override;
@@ -65,6 +66,7 @@ class RegistryAdmission final : public Admission {
   RunnerDirectory& directory_;
   const std::vector<crypto::Ed25519Public> validators_;
   const crypto::Ed25519Public me_;
+  const SubsetParams subset_;
 };
 
 }  // namespace cowboy::cip11

@@ -117,7 +117,8 @@ ValidatorService::ValidatorService(ValidatorServiceConfig config, chain::ChainPo
       setup_(std::move(setup)),
       signer_(Signer::validator(config_.key)),
       directory_(chain),
-      admission_(directory_, setup_.validator_keys(), crypto::ed25519_from_seed(config_.key).public_key),
+      admission_(directory_, setup_.validator_keys(), crypto::ed25519_from_seed(config_.key).public_key,
+                 setup_.params.subset),
       forwarder_(chain) {}
 
 ValidatorService::~ValidatorService() {
@@ -202,6 +203,8 @@ std::string ValidatorService::metrics() {
                 links_->stats().bad_seals);
         counter("cip11d_goodbyes_sent_total", "Goodbyes this validator said (refusals, supersessions, shutdown).",
                 links_->stats().goodbyes_sent);
+        counter("cip11d_presence_receipts_total", "Mode A PresenceReceipts sent with a Pong to runners that asked.",
+                links_->stats().receipts);
         counter("cip11d_cancels_total", "JobCancels sent.", d.cancels);
         out << "# HELP cip11d_results_forwarded_total Result frames checked and handed to the chain.\n"
             << "# TYPE cip11d_results_forwarded_total counter\n"
