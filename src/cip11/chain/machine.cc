@@ -175,7 +175,7 @@ void shadow_draw(const State& state, const BlockContext& block, const JobRecord&
 }
 
 void note_seed(Effects& effects, const Beacon& beacon) {
-  ConsumedSeed entry{beacon.epoch, beacon.view, beacon.signature};
+  ConsumedSeed entry{beacon.epoch, beacon.view, beacon.signature, beacon.evidence};
   auto& seeds = effects.consumed_seeds;
   auto at = std::lower_bound(seeds.begin(), seeds.end(), entry, [](const ConsumedSeed& a, const ConsumedSeed& b) {
     return std::pair(a.epoch, a.view) < std::pair(b.epoch, b.view);

@@ -76,6 +76,7 @@ struct AssignmentEnd {
 struct ConsumedSeed {  // ConsumedSeedsV1 entry (§9.2)
   std::uint64_t epoch = 0, view = 0;
   Bytes signature;
+  Bytes evidence{};  // the devchain seed's ECVRF proof (Beacon::evidence), so replay checks it from chain data
   bool operator==(const ConsumedSeed&) const = default;
 };
 /// CIP11_PRESENCE_SHADOW_ENABLED telemetry (§14 Phase 1): the committee the
