@@ -167,6 +167,18 @@ TEST(Cip11SeedChain, SkippedRoundsAreNullifiedAndDerivedByEveryone) {
   EXPECT_FALSE(verify_round_seed(validator_key(1), chain_id(), {0, 4}, out1, *proof4).ok());
 }
 
+TEST(Cip11SeedChain, ARoundWithoutAProofIsDerivedAsANullifiedOne) {
+  SeedChain seeds = one_leader_chain();
+  ASSERT_TRUE(seeds.take({0, 1}, std::nullopt).ok());
+  EXPECT_EQ(*seeds.at({0, 1}), (RoundSeed{{0, 1}, std::nullopt, nullified_seed(chain_id(), {0, 1}, genesis_seed(chain_id()))}));
+  EXPECT_EQ(seeds.last_round(), (Round{0, 1}));
+  // A chain whose rounds have no leader at all takes only proofless rounds.
+  SeedChain leaderless(chain_id(), {}, [](Round) { return std::optional<vrf::PublicKey>(); });
+  EXPECT_EQ(leaderless.take({0, 1}, *one_leader_chain().prove(validator_seed(1), {0, 1})).error().error,
+            SeedError::kNoLeader);
+  EXPECT_TRUE(leaderless.take({0, 1}, std::nullopt).ok());
+}
+
 TEST(Cip11SeedChain, ARefusedProofChangesNothing) {
   SeedChain seeds = one_leader_chain(1);
   ASSERT_TRUE(seeds.take({0, 1}, *seeds.prove(validator_seed(1), {0, 1})).ok());

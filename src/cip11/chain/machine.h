@@ -40,7 +40,7 @@ enum class ChainError : std::uint8_t {
 std::string_view chain_error_name(ChainError e);
 
 /// The §9.2 seed source. A real chain reads verified threshold seeds; the
-/// devchain's DevBeacon derives one per view (docs/cip11.md, "Chain plane").
+/// devchain reads its round seeds (chain/seed.h: SeedsBefore, docs/cip11.md choice 65).
 class BeaconSource {
  public:
   virtual ~BeaconSource() = default;
@@ -48,8 +48,9 @@ class BeaconSource {
   virtual std::optional<Beacon> seed(std::uint64_t epoch, std::uint64_t view) const = 0;
 };
 
-/// Block h is proposed in Round(0, h); its seed is known once h is final, so a
-/// block H can read the seed of any view below H.
+/// A public beacon anyone can compute (keccak of the chain id and view): the
+/// machine's tests and fuzz targets pin committees with it. No node uses it.
+/// Block h is proposed in Round(0, h); a block H can read any view below H.
 class DevBeacon final : public BeaconSource {
  public:
   DevBeacon(const Bytes32& chain_instance_id, std::uint64_t height) : chain_(chain_instance_id), height_(height) {}

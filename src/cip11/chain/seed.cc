@@ -121,16 +121,34 @@ Result<std::pair<std::vector<RoundSeed>, SeedOutput>, SeedRefusal> SeedChain::ga
   return std::pair(std::move(nullified), previous);
 }
 
-Result<Unit, SeedRefusal> SeedChain::take(Round r, const crypto::ecvrf::Proof& proof) {
+Result<SeedChain::Advance, SeedRefusal> SeedChain::advance(Round r,
+                                                           const std::optional<crypto::ecvrf::Proof>& proof) const {
   auto gap = gap_to(r);
   if (!gap) return Err(gap.error());
+  Advance out = std::move(gap->first);
+  if (!proof) {
+    out.push_back(RoundSeed{r, std::nullopt, nullified_seed(chain_, r, gap->second)});
+    return out;
+  }
   auto leader = leader_of_(r);
   if (!leader) return Err(SeedRefusal{SeedError::kNoLeader, std::nullopt});
-  auto seed = verify_round_seed(*leader, chain_, r, gap->second, proof);
+  auto seed = verify_round_seed(*leader, chain_, r, gap->second, *proof);
   if (!seed) return Err(SeedRefusal{SeedError::kProofRefused, seed.error()});
-  for (auto& s : gap->first) seeds_.emplace(s.round, std::move(s));
-  seeds_.emplace(r, std::move(*seed));
-  last_ = r;
+  out.push_back(std::move(*seed));
+  return out;
+}
+
+void SeedChain::commit(Advance seeds) {
+  for (auto& s : seeds) {
+    last_ = s.round;
+    seeds_.insert_or_assign(s.round, std::move(s));
+  }
+}
+
+Result<Unit, SeedRefusal> SeedChain::take(Round r, const std::optional<crypto::ecvrf::Proof>& proof) {
+  auto seeds = advance(r, proof);
+  if (!seeds) return Err(seeds.error());
+  commit(std::move(*seeds));
   return Unit{};
 }
 

@@ -103,10 +103,16 @@ class SeedChain {
 
   SeedChain(const Bytes32& chain_instance_id, EpochSchedule schedule, LeaderOf leader_of);
 
-  /// Round r proposed with `proof`: every round between the last one taken and r
-  /// is nullified (derived), then r's proof must verify against its leader and
-  /// the previous output. A refusal changes nothing.
-  Result<Unit, SeedRefusal> take(Round r, const crypto::ecvrf::Proof& proof);
+  /// The seeds a block in round r adds: every round between the last one taken
+  /// and r nullified (derived), then r's own - its leader's proof, which must
+  /// verify against that leader and the previous output, or, with no proof, r
+  /// derived too (its leader revealed nothing, as if it had withheld the block).
+  using Advance = std::vector<RoundSeed>;
+  Result<Advance, SeedRefusal> advance(Round r, const std::optional<crypto::ecvrf::Proof>& proof) const;
+  /// Records what advance() returned; nothing else changes the chain.
+  void commit(Advance seeds);
+  /// advance() then commit(); a refusal changes nothing.
+  Result<Unit, SeedRefusal> take(Round r, const std::optional<crypto::ecvrf::Proof>& proof);
   /// The proof the holder of `leader_key` makes for round r, after the rounds
   /// between the last one taken and r went nullified (nothing is taken).
   Result<crypto::ecvrf::Proof, SeedRefusal> prove(const crypto::ecvrf::Seed& leader_key, Round r) const;
