@@ -152,10 +152,12 @@ Result<std::optional<crypto::ecvrf::Proof>, std::string> stored_seed_proof(const
 Result<std::unique_ptr<cip11::chain::SeedChain>, std::string> replay_seeds(rocksdb::DB& db, const Cip11Genesis& genesis,
                                                                           const Bytes32& chain, std::uint64_t height,
                                                                           const cip11::chain::State& state) {
-  auto seeds = std::make_unique<cip11::chain::SeedChain>(chain, cip11::chain::EpochSchedule{}, devchain_leader(genesis));
+  auto seeds =
+      std::make_unique<cip11::chain::SeedChain>(chain, cip11::chain::devchain_schedule(), devchain_leader(genesis));
   std::optional<std::uint64_t> oldest_pending;
   for (const auto& [id, job] : state.jobs)
-    if (job.pending) oldest_pending = std::min(oldest_pending.value_or(job.pending->submitted_at), job.pending->submitted_at);
+    if (job.pending)
+      oldest_pending = std::min(oldest_pending.value_or(job.pending->submitted_at), job.pending->submitted_at);
   for (std::uint64_t h = 1; h <= height; ++h) {
     std::string value;
     if (!db.Get({}, layout::block_key(h), &value).ok()) return Err{"block " + std::to_string(h) + " is missing"};

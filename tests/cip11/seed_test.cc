@@ -170,7 +170,8 @@ TEST(Cip11SeedChain, SkippedRoundsAreNullifiedAndDerivedByEveryone) {
 TEST(Cip11SeedChain, ARoundWithoutAProofIsDerivedAsANullifiedOne) {
   SeedChain seeds = one_leader_chain();
   ASSERT_TRUE(seeds.take({0, 1}, std::nullopt).ok());
-  EXPECT_EQ(*seeds.at({0, 1}), (RoundSeed{{0, 1}, std::nullopt, nullified_seed(chain_id(), {0, 1}, genesis_seed(chain_id()))}));
+  const SeedOutput derived = nullified_seed(chain_id(), {0, 1}, genesis_seed(chain_id()));
+  EXPECT_EQ(*seeds.at({0, 1}), (RoundSeed{{0, 1}, std::nullopt, derived}));
   EXPECT_EQ(seeds.last_round(), (Round{0, 1}));
   // A chain whose rounds have no leader at all takes only proofless rounds.
   SeedChain leaderless(chain_id(), {}, [](Round) { return std::optional<vrf::PublicKey>(); });
@@ -284,6 +285,7 @@ TEST(Cip11SeedChain, AnMGreaterThanOneCommitteeIsDrawnFromExactlyTheSeedOfItsSee
   const JobRecord& pending = state.jobs.at(id);
   ASSERT_TRUE(pending.pending.has_value());
   const std::uint64_t seed_view = pending.pending->seed_view;
+  EXPECT_EQ(pending.pending->seed_epoch, 0u);  // advance_round(Round(0, S), K) in the one open epoch
   EXPECT_EQ(seed_view, s + params.selection_seed_delay_views);
   while (height < seed_view) {
     block({});

@@ -46,6 +46,8 @@ struct EpochSchedule {
 /// the next epoch at an epoch's end. nullopt when r is not a round of the
 /// schedule or the view would overflow: the caller stays pending, never substitutes.
 std::optional<Round> advance_round(const EpochSchedule& schedule, Round r, std::uint64_t k);
+/// The devchain's schedule: one open epoch 0, block h proposed in Round(0, h).
+inline EpochSchedule devchain_schedule() { return {}; }
 
 using SeedOutput = std::array<std::uint8_t, 64>;
 inline constexpr Round kGenesisRound{0, 0};
@@ -74,7 +76,8 @@ RoundSeed prove_round_seed(const crypto::ecvrf::Seed& leader_key, const Bytes32&
 /// Anyone's side: round r's seed from its leader's proof, or the ECVRF refusal.
 Result<RoundSeed, crypto::ecvrf::Error> verify_round_seed(const crypto::ecvrf::PublicKey& leader,
                                                           const Bytes32& chain_instance_id, Round r,
-                                                          const SeedOutput& previous, const crypto::ecvrf::Proof& proof);
+                                                          const SeedOutput& previous,
+                                                          const crypto::ecvrf::Proof& proof);
 
 enum class SeedError : std::uint8_t {
   kRoundNotAfter,   // the round is not after the last one taken
