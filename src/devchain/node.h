@@ -3,8 +3,10 @@
 // (cip11/chain/machine.h). Blocks come at a fixed interval and are final at once.
 //
 // Each block of a CIP-11 chain carries a PresenceInputV1 field from the
-// validator's presence provider (§8.1), and an observer sees every committed
-// block's assignments after the write (§10.1: push only what is final).
+// validator's presence provider (§8.1) and, given validator 0's key, its
+// round's ECVRF seed proof (docs/cip11.md choice 65: the seeds are replayed
+// and verified from the stored proofs at open); an observer sees every
+// committed block's assignments after the write (§10.1: push only what is final).
 //
 // Durability contract: a block is one synced RocksDB WriteBatch holding its
 // receipts, exactly the state records it changed (the registry when it
