@@ -96,12 +96,19 @@ bool on_curve(const Point& p) {
 }
 
 // cofactor * P by three doublings: libsodium's scalar multiplications refuse
-// points outside the prime-order subgroup, its addition does not. P on the curve.
-Point times_cofactor(Point p) {
+// points outside the prime-order subgroup, its addition does not (it checks
+// only that its inputs decode). nullopt when P does not decode.
+std::optional<Point> try_times_cofactor(Point p) {
   for (int i = 0; i < 3; ++i) {
-    if (crypto_core_ed25519_add(p.data(), p.data(), p.data()) != 0) std::abort();  // P was on the curve
+    if (crypto_core_ed25519_add(p.data(), p.data(), p.data()) != 0) return std::nullopt;
   }
   return p;
+}
+
+Point times_cofactor(const Point& p) {
+  auto out = try_times_cofactor(p);
+  if (!out) std::abort();  // callers pass points that decode
+  return *out;
 }
 
 // n * P for a prime-subgroup P other than the identity and n < q; 0 * P is the identity.
@@ -171,9 +178,9 @@ Point encode_to_curve(const PublicKey& salt, ByteView alpha) {
                       .finish();
     Point candidate;
     std::copy_n(hash.begin(), 32, candidate.begin());
-    if (!canonical_encoding(candidate) || !on_curve(candidate)) continue;
-    Point h = times_cofactor(candidate);
-    if (h != kIdentity) return h;
+    if (!canonical_encoding(candidate)) continue;
+    auto h = try_times_cofactor(candidate);  // nullopt: not on the curve
+    if (h && *h != kIdentity) return *h;
   }
   std::abort();  // 256 failures in a row: probability about 2^-256
 }
@@ -219,10 +226,11 @@ Keypair keypair_from_seed(const Seed& seed) {
 Result<Unit, Error> validate_key(const PublicKey& key) {
   crypto::init();
   if (!canonical_encoding(key)) return Err(Error::kKeyNotCanonical);
+  if (crypto_core_ed25519_is_valid_point(key.data()) == 1) return Unit{};  // the usual case, in one check
+  // Refused: say why.
   if (!on_curve(key)) return Err(Error::kKeyNotOnCurve);
   if (times_cofactor(key) == kIdentity) return Err(Error::kKeySmallOrder);
-  if (crypto_core_ed25519_is_valid_point(key.data()) != 1) return Err(Error::kKeyOutsidePrimeSubgroup);
-  return Unit{};
+  return Err(Error::kKeyOutsidePrimeSubgroup);
 }
 
 Proof prove(const Seed& seed, ByteView alpha) {
