@@ -146,9 +146,34 @@ Result<std::optional<crypto::ecvrf::Proof>, std::string> stored_seed_proof(const
   return std::optional<crypto::ecvrf::Proof>(*proof);
 }
 
+/// A stored block's consumed_seeds (the ConsumedSeedsV1 entries it committed).
+Result<std::vector<cip11::chain::ConsumedSeed>, std::string> stored_consumed_seeds(const nlohmann::json& block) {
+  std::vector<cip11::chain::ConsumedSeed> out;
+  auto it = block.find("consumed_seeds");
+  if (it == block.end()) return out;
+  if (!it->is_array()) return Err{std::string("consumed_seeds is not a list")};
+  for (const auto& e : *it) {
+    if (!e.is_object() || !e.contains("epoch") || !e.contains("view") || !e.contains("signature") ||
+        !e["epoch"].is_number_unsigned() || !e["view"].is_number_unsigned() || !e["signature"].is_string())
+      return Err{std::string("a consumed seed is unreadable")};
+    cip11::chain::ConsumedSeed s{e["epoch"].get<std::uint64_t>(), e["view"].get<std::uint64_t>(), {}, {}};
+    auto signature = from_hex(e["signature"].get<std::string>());
+    if (!signature) return Err{std::string("a consumed seed's signature is not hex")};
+    s.signature = std::move(*signature);
+    if (e.contains("evidence")) {
+      auto evidence = e["evidence"].is_string() ? from_hex(e["evidence"].get<std::string>()) : std::nullopt;
+      if (!evidence) return Err{std::string("a consumed seed's evidence is not hex")};
+      s.evidence = std::move(*evidence);
+    }
+    out.push_back(std::move(s));
+  }
+  return out;
+}
+
 /// Every round's seed from genesis to `height`, from the stored blocks alone:
 /// each block's proof must verify against its round's leader and the previous
-/// output. A block whose proof does not is refused, and so is the store.
+/// output, and each seed the block consumed must be its round's. A block that
+/// fails either is refused, and so is the store.
 Result<std::unique_ptr<cip11::chain::SeedChain>, std::string> replay_seeds(rocksdb::DB& db, const Cip11Genesis& genesis,
                                                                           const Bytes32& chain, std::uint64_t height,
                                                                           const cip11::chain::State& state) {
@@ -161,14 +186,20 @@ Result<std::unique_ptr<cip11::chain::SeedChain>, std::string> replay_seeds(rocks
   for (std::uint64_t h = 1; h <= height; ++h) {
     std::string value;
     if (!db.Get({}, layout::block_key(h), &value).ok()) return Err{"block " + std::to_string(h) + " is missing"};
-    auto proof = stored_seed_proof(nlohmann::json::parse(value, nullptr, false));
+    const auto block = nlohmann::json::parse(value, nullptr, false);
+    auto proof = stored_seed_proof(block);
     if (!proof) return Err{"block " + std::to_string(h) + "'s seed: " + proof.error()};
+    auto consumed = stored_consumed_seeds(block);
+    if (!consumed) return Err{"block " + std::to_string(h) + ": " + consumed.error()};
     auto taken = seeds->take({0, h}, *proof);  // block h is proposed in Round(0, h)
     if (!taken) {
       std::string why(cip11::chain::to_string(taken.error().error));
       if (taken.error().vrf) why += ": " + std::string(crypto::ecvrf::to_string(*taken.error().vrf));
       return Err{"block " + std::to_string(h) + "'s seed proof is refused (" + why + ")"};
     }
+    if (auto checked = cip11::chain::check_consumed(*seeds, *consumed); !checked)
+      return Err{"block " + std::to_string(h) + "'s consumed seeds are refused (" +
+                 std::string(cip11::chain::to_string(checked.error())) + ")"};
     seeds->forget_before(seed_floor(h, oldest_pending));
   }
   return seeds;

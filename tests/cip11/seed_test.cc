@@ -300,6 +300,16 @@ TEST(Cip11SeedChain, AnMGreaterThanOneCommitteeIsDrawnFromExactlyTheSeedOfItsSee
   EXPECT_EQ(effects.consumed_seeds[0].evidence.size(), vrf::kProofSize);
   EXPECT_EQ(assigned.selection_seed,
             selection_seed_v3(SelectionMode::kDelayed, *beacon_hash_v1(committed), id, s));
+  EXPECT_TRUE(check_consumed(seeds, effects.consumed_seeds).ok());
+  ConsumedSeed forged = effects.consumed_seeds[0];
+  forged.evidence[40] ^= 1;
+  EXPECT_EQ(check_consumed(seeds, std::vector{forged}).error(), SeedError::kConsumedMismatch);
+  forged = effects.consumed_seeds[0];
+  forged.signature[0] ^= 1;
+  EXPECT_EQ(check_consumed(seeds, std::vector{forged}).error(), SeedError::kConsumedMismatch);
+  forged = effects.consumed_seeds[0];
+  forged.view = height + 5;
+  EXPECT_EQ(check_consumed(seeds, std::vector{forged}).error(), SeedError::kUnknownRound);
   // The consumed entry alone lets anyone check the seed: its proof verifies
   // against the leader and the previous round's output.
   vrf::Proof proof;

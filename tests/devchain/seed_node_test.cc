@@ -6,6 +6,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "../cip11/chain_harness.h"
 #include "../support/temp_dir.h"
 #include "cip11/chain/seed.h"
 #include "devchain/json.h"
@@ -29,8 +30,13 @@ struct SeedNodeFixture : ::testing::Test {
   cowboy::testing::TempDir dir;
   const crypto::Ed25519Seed producer = validator_seed(7);
 
+  std::vector<chain::testing::Key> runners{chain::testing::key(1), chain::testing::key(2)};
+  chain::testing::Key submitter = chain::testing::key(9);
+
   GenesisSpec genesis() const {
     GenesisSpec g = testing::genesis_for(testing::secret(1));
+    for (const auto& k : runners) g.balances.emplace_back(k.address, 1'000'000);
+    g.balances.emplace_back(submitter.address, 1'000'000);
     Cip11Genesis c;
     c.params.chain_id = 7;
     c.params.present_first_enabled = true;
@@ -60,6 +66,16 @@ struct SeedNodeFixture : ::testing::Test {
     auto block = nlohmann::json::parse(value);
     edit(block);
     ASSERT_TRUE(db->Put({}, layout::block_key(h), block.dump()).ok());
+  }
+  /// Submits `instruction` signed by `k` and produces a block.
+  static TxReceipt run(Node& node, const chain::testing::Key& k, const chain::Instruction& instruction) {
+    Transaction tx{*node.chain_instance_id(), node.account_info(k.address)->next_nonce,
+                   Cip11Call{chain::encode_instruction(instruction)}, {}};
+    EXPECT_TRUE(sign_tx(tx, k.secret));
+    auto hash = node.submit(tx);
+    EXPECT_TRUE(hash.ok());
+    EXPECT_TRUE(node.produce_block().ok());
+    return **node.receipt(*hash);
   }
   std::optional<vrf::Proof> stored_proof(std::uint64_t h) {
     std::optional<vrf::Proof> out;
@@ -137,6 +153,39 @@ TEST_F(SeedNodeFixture, DroppingAProofChangesThatSeedSoEveryLaterProofFails) {
   auto refused = open(producer);
   ASSERT_FALSE(refused.ok());
   EXPECT_NE(refused.error().find("block 3's seed proof is refused"), std::string::npos) << refused.error();
+}
+
+TEST_F(SeedNodeFixture, AConsumedSeedThatIsNotItsRoundsRefusesTheStore) {
+  std::uint64_t pass = 0;
+  {
+    auto node = open_ok(producer);
+    for (const auto& k : runners) ASSERT_TRUE(run(*node, k, chain::testing::registration(k)).ok());
+    auto submitted = run(*node, submitter, chain::testing::job(2, 20));  // M = 2: waits for its seed round
+    ASSERT_TRUE(submitted.ok() && submitted.job_id);
+    while (node->job(*submitted.job_id)->state == chain::JobState::kPendingSelection) {
+      auto h = node->produce_block();
+      ASSERT_TRUE(h.ok());
+      pass = *h;
+    }
+  }
+  nlohmann::json entry;
+  edit_block(pass, [&](nlohmann::json& block) { entry = block["consumed_seeds"].at(0); });
+  EXPECT_EQ(entry["evidence"].get<std::string>().size(), 2 + 2 * vrf::kProofSize);  // the round's proof
+  EXPECT_TRUE(open(producer).ok());
+  for (const char* field : {"signature", "evidence"}) {
+    edit_block(pass, [&](nlohmann::json& block) {
+      std::string hex = entry[field].get<std::string>();
+      hex[10] = hex[10] == '0' ? '1' : '0';
+      block["consumed_seeds"][0][field] = hex;
+    });
+    auto refused = open(producer);
+    ASSERT_FALSE(refused.ok()) << field;
+    EXPECT_NE(refused.error().find("block " + std::to_string(pass) + "'s consumed seeds are refused"),
+              std::string::npos)
+        << refused.error();
+    edit_block(pass, [&](nlohmann::json& block) { block["consumed_seeds"][0] = entry; });
+  }
+  EXPECT_TRUE(open(producer).ok());
 }
 
 TEST_F(SeedNodeFixture, OnlyValidatorZerosKeyMayProduce) {

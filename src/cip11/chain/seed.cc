@@ -98,6 +98,8 @@ std::string_view to_string(SeedError e) {
     case SeedError::kGapTooLong: return "too many nullified rounds before the round";
     case SeedError::kNoLeader: return "no validator leads the round";
     case SeedError::kProofRefused: return "the round's seed proof does not verify";
+    case SeedError::kUnknownRound: return "a consumed seed names a round with no known seed";
+    case SeedError::kConsumedMismatch: return "a consumed seed is not its round's output and proof";
   }
   return "unknown seed error";
 }
@@ -166,6 +168,17 @@ std::optional<RoundSeed> SeedChain::at(Round r) const {
 
 void SeedChain::forget_before(Round r) {
   for (auto it = seeds_.begin(); it != seeds_.end() && it->first < r && it->first != last_;) it = seeds_.erase(it);
+}
+
+Result<Unit, SeedError> check_consumed(const SeedChain& seeds, std::span<const ConsumedSeed> consumed) {
+  for (const auto& entry : consumed) {
+    auto seed = seeds.at({entry.epoch, entry.view});
+    if (!seed) return Err(SeedError::kUnknownRound);
+    const Beacon expected = beacon_of(*seed);
+    if (entry.signature != expected.signature || entry.evidence != expected.evidence)
+      return Err(SeedError::kConsumedMismatch);
+  }
+  return Unit{};
 }
 
 std::optional<Beacon> SeedsBefore::seed(std::uint64_t epoch, std::uint64_t view) const {

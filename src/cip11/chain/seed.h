@@ -85,6 +85,8 @@ enum class SeedError : std::uint8_t {
   kGapTooLong,      // more than kMaxNullifiedRun rounds nullified before it
   kNoLeader,        // no validator leads the round
   kProofRefused,    // the proof does not verify (see `vrf`)
+  kUnknownRound,    // a consumed seed names a round this chain holds no seed for
+  kConsumedMismatch,  // a consumed seed's bytes are not that round's output and proof
 };
 std::string_view to_string(SeedError e);
 struct SeedRefusal {
@@ -136,6 +138,11 @@ class SeedChain {
   std::map<Round, RoundSeed> seeds_;
   Round last_ = kGenesisRound;
 };
+
+/// §9.2 replay: a block's ConsumedSeedsV1 entries, checked against the seeds
+/// taken from chain data - each entry's signature that round's output and its
+/// evidence that round's proof (none for a derived round).
+Result<Unit, SeedError> check_consumed(const SeedChain& seeds, std::span<const ConsumedSeed> consumed);
 
 /// What block `limit` may read: the seeds of the rounds before its own.
 class SeedsBefore final : public BeaconSource {
