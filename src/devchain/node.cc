@@ -197,6 +197,11 @@ Result<std::unique_ptr<cip11::chain::SeedChain>, std::string> replay_seeds(rocks
       if (taken.error().vrf) why += ": " + std::string(crypto::ecvrf::to_string(*taken.error().vrf));
       return Err{"block " + std::to_string(h) + "'s seed proof is refused (" + why + ")"};
     }
+    for (const auto& c : *consumed)
+      if (c.signature.size() == 48)  // the former keccak dev beacon's length (MinSig's)
+        return Err{"block " + std::to_string(h) +
+                   " consumed a seed of the former dev beacon: this store predates the ECVRF round seeds "
+                   "(docs/cip11.md choice 65); start it on a new --data-dir"};
     if (auto checked = cip11::chain::check_consumed(*seeds, *consumed); !checked)
       return Err{"block " + std::to_string(h) + "'s consumed seeds are refused (" +
                  std::string(cip11::chain::to_string(checked.error())) + ")"};

@@ -185,6 +185,15 @@ TEST_F(SeedNodeFixture, AConsumedSeedThatIsNotItsRoundsRefusesTheStore) {
         << refused.error();
     edit_block(pass, [&](nlohmann::json& block) { block["consumed_seeds"][0] = entry; });
   }
+  // What a store of the former keccak dev beacon holds: 48-byte seeds, no evidence.
+  edit_block(pass, [&](nlohmann::json& block) {
+    block["consumed_seeds"][0]["signature"] = json::hex0x(Bytes(48, 7));
+    block["consumed_seeds"][0].erase("evidence");
+  });
+  auto old = open(producer);
+  ASSERT_FALSE(old.ok());
+  EXPECT_NE(old.error().find("consumed a seed of the former dev beacon"), std::string::npos) << old.error();
+  edit_block(pass, [&](nlohmann::json& block) { block["consumed_seeds"][0] = entry; });
   EXPECT_TRUE(open(producer).ok());
 }
 
