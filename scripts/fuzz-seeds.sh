@@ -37,6 +37,13 @@ printf '\x01\x01\x05\x00\x00\x00\x00\x01\x73\x00\x00\x00\x00\x00\x00\x00\x0a\x00
 mkdir -p "$corpus_root/fuzz_cip11_presence"
 printf '\x00\x0a\x01\x00\x09\x02' > "$corpus_root/fuzz_cip11_presence/bitmap"
 printf '\x00\x0a\x01\x01\x00\x00\x00\x01\x00\x00\x00\x03' > "$corpus_root/fuzz_cip11_presence/sparse"
+mkdir -p "$corpus_root/fuzz_ecvrf"  # RFC 9381 B.3 examples 16 and 17: public key, proof, alpha
+perl -e 'print pack("H*", $ARGV[0])' \
+  d75a980182b10ab7d54bfed3c964073a0ee172f3daa62325af021a68f707511a8657106690b5526245a92b003bb079ccd1a92130477671f6fc01ad16f26f723f26f8a57ccaed74ee1b190bed1f479d9727d2d0f9b005a6e456a35d4fb0daab1268a1b0db10836d9826a528ca76567805 \
+  > "$corpus_root/fuzz_ecvrf/example16"
+perl -e 'print pack("H*", $ARGV[0])' \
+  3d4017c3e843895a92b70aa74d1b7ebc9c982ccf2ec4968cc0cd55f12af4660cf3141cd382dc42909d19ec5110469e4feae18300e94f304590abdced48aed5933bf0864a62558b3ed7f2fea45c92a465301b3bbf5e3e54ddf2d935be3b67926da3ef39226bbc355bdc9850112c8f4b0272 \
+  > "$corpus_root/fuzz_ecvrf/example17"
 mkdir -p "$corpus_root/fuzz_stored_records" "$corpus_root/fuzz_devchain_tx" "$corpus_root/fuzz_ws_frames"
 seed "$corpus_root/fuzz_devchain_registry" 'registry_*' devchain
 mkdir -p "$corpus_root/fuzz_cip11_chain_state"  # an empty state: an empty index (CBOR []), then zero counts

@@ -150,6 +150,7 @@ int run_dev(Options o, const sigset_t& signals) {
   devchain::NodeConfig config;
   config.data_dir = dir / "chain";
   config.block_interval = std::chrono::milliseconds(o.block_ms);
+  config.validator_key = keys->validators.front();  // the producer: each block carries its round's seed proof
   auto node = devchain::Node::open(config, *genesis_spec);
   if (!node) return fail(node.error());
   auto chain_hp = net::parse_host_port(o.chain_listen);

@@ -92,8 +92,14 @@ void sort_by_address(std::vector<Candidate>& candidates) {
 }
 
 Res<Bytes32> beacon_hash_v1(const Beacon& beacon) {
-  if (beacon.scheme_id != 0x01) return Err{Errc::kBadBeaconScheme};
-  if (beacon.signature.size() != 48) return Err{Errc::kWrongLength};
+  std::size_t length = 0;
+  switch (beacon.scheme_id) {
+    case kSchemeMinSig: length = 48; break;
+    case kSchemeDevchainVrf:
+    case kSchemeDevchainDerived: length = 64; break;
+    default: return Err{Errc::kBadBeaconScheme};
+  }
+  if (beacon.signature.size() != length) return Err{Errc::kWrongLength};
   codec::Writer w;
   w.raw("cowboy-beacon-v1");
   w.u64(beacon.epoch);

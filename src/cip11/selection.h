@@ -65,14 +65,24 @@ void sort_by_address(std::vector<Candidate>& candidates);
 // ---- seed (§9.2) -----------------------------------------------------------
 
 /// A consensus threshold-VRF seed for an absolute round.
+/// scheme_id: 0x01 MinSig (48-byte G1); 0x02 MinPk is reserved, not active. The
+/// devchain's seeds (chain/seed.h, docs/cip11.md choice 74): 0x10 a round leader's
+/// ECVRF output, 0x11 an output everyone derives (genesis, nullified rounds), 64 bytes each.
+inline constexpr std::uint8_t kSchemeMinSig = 0x01;
+inline constexpr std::uint8_t kSchemeDevchainVrf = 0x10;
+inline constexpr std::uint8_t kSchemeDevchainDerived = 0x11;
 struct Beacon {
   std::uint64_t epoch = 0;
   std::uint64_t view = 0;
-  std::uint8_t scheme_id = 0x01;  // 0x01 MinSig (48-byte G1); 0x02 MinPk is reserved, not active
+  std::uint8_t scheme_id = kSchemeMinSig;
   Bytes signature;
+  /// What makes `signature` checkable where it is not a signature itself: the
+  /// devchain's 80-byte ECVRF proof for scheme 0x10. Never hashed.
+  Bytes evidence{};
 };
 /// keccak256("cowboy-beacon-v1" || epoch_be8 || view_be8 || scheme_id || len_be2 || signature).
-/// kBadBeaconScheme for any scheme but MinSig, kWrongLength for a signature not 48 bytes.
+/// kBadBeaconScheme for a scheme other than MinSig and the devchain's, kWrongLength
+/// for a signature not 48 bytes (MinSig) or 64 (the devchain's).
 Res<Bytes32> beacon_hash_v1(const Beacon& beacon);
 
 enum class SelectionMode : std::uint8_t { kImmediate = 0x00, kDelayed = 0x01 };  // M == 1 / M > 1

@@ -132,8 +132,11 @@ void put_cip11_block(json& block, const std::optional<Bytes>& presence, std::uin
   block["presence"] = presence ? json(hex0x(*presence)) : json(nullptr);
   block["registry_size"] = registry_size;
   json seeds = json::array();
-  for (const auto& s : effects.consumed_seeds)
-    seeds.push_back({{"epoch", s.epoch}, {"view", s.view}, {"signature", hex0x(s.signature)}});
+  for (const auto& s : effects.consumed_seeds) {
+    json entry{{"epoch", s.epoch}, {"view", s.view}, {"signature", hex0x(s.signature)}};
+    if (!s.evidence.empty()) entry["evidence"] = hex0x(s.evidence);
+    seeds.push_back(std::move(entry));
+  }
   block["consumed_seeds"] = seeds;
   put_assignments(block, effects);
 }

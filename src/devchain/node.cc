@@ -113,6 +113,103 @@ void log_selection_telemetry(std::uint64_t height, const cip11::chain::Effects& 
   }
 }
 
+// ---- round seeds (docs/cip11.md choice 74) ----------------------------------
+
+/// The leader of every round: the devchain's one producer, validator 0 of
+/// ValidatorSetSnapshot(0). A chain with no validator has no leader, so no proof.
+cip11::chain::LeaderOf devchain_leader(const Cip11Genesis& genesis) {
+  std::optional<crypto::ecvrf::PublicKey> key;
+  if (!genesis.validators.empty()) key = genesis.validators.front().peer_key;  // the ECVRF key of the same seed
+  return [key](cip11::chain::Round) { return key; };
+}
+
+/// Rounds kept besides those a block may read, for Node::round_seed.
+constexpr std::uint64_t kRetainedSeedRounds = 1024;
+
+/// The seeds kept start here: the last kRetainedSeedRounds rounds, and from an
+/// older pending selection's block S on (its seed round is later still).
+cip11::chain::Round seed_floor(std::uint64_t height, std::optional<std::uint64_t> oldest_pending) {
+  const std::uint64_t recent = height > kRetainedSeedRounds ? height - kRetainedSeedRounds : 0;
+  return {0, oldest_pending ? std::min(recent, *oldest_pending) : recent};
+}
+
+/// A stored block's seed proof: none, or 80 bytes that decode (Gamma, s).
+Result<std::optional<crypto::ecvrf::Proof>, std::string> stored_seed_proof(const nlohmann::json& block) {
+  if (!block.is_object()) return Err{std::string("unreadable")};
+  auto it = block.find("seed_proof");
+  if (it == block.end()) return std::optional<crypto::ecvrf::Proof>{};
+  if (!it->is_string()) return Err{std::string("seed_proof is not a string")};
+  auto bytes = from_hex(it->get<std::string>());
+  if (!bytes) return Err{std::string("seed_proof is not hex")};
+  auto proof = crypto::ecvrf::decode_proof(*bytes);
+  if (!proof) return Err{"seed_proof: " + std::string(crypto::ecvrf::to_string(proof.error()))};
+  return std::optional<crypto::ecvrf::Proof>(*proof);
+}
+
+/// A stored block's consumed_seeds (the ConsumedSeedsV1 entries it committed).
+Result<std::vector<cip11::chain::ConsumedSeed>, std::string> stored_consumed_seeds(const nlohmann::json& block) {
+  std::vector<cip11::chain::ConsumedSeed> out;
+  auto it = block.find("consumed_seeds");
+  if (it == block.end()) return out;
+  if (!it->is_array()) return Err{std::string("consumed_seeds is not a list")};
+  for (const auto& e : *it) {
+    if (!e.is_object() || !e.contains("epoch") || !e.contains("view") || !e.contains("signature") ||
+        !e["epoch"].is_number_unsigned() || !e["view"].is_number_unsigned() || !e["signature"].is_string())
+      return Err{std::string("a consumed seed is unreadable")};
+    cip11::chain::ConsumedSeed s{e["epoch"].get<std::uint64_t>(), e["view"].get<std::uint64_t>(), {}, {}};
+    auto signature = from_hex(e["signature"].get<std::string>());
+    if (!signature) return Err{std::string("a consumed seed's signature is not hex")};
+    s.signature = std::move(*signature);
+    if (e.contains("evidence")) {
+      auto evidence = e["evidence"].is_string() ? from_hex(e["evidence"].get<std::string>()) : std::nullopt;
+      if (!evidence) return Err{std::string("a consumed seed's evidence is not hex")};
+      s.evidence = std::move(*evidence);
+    }
+    out.push_back(std::move(s));
+  }
+  return out;
+}
+
+/// Every round's seed from genesis to `height`, from the stored blocks alone:
+/// each block's proof must verify against its round's leader and the previous
+/// output, and each seed the block consumed must be its round's. A block that
+/// fails either is refused, and so is the store.
+Result<std::unique_ptr<cip11::chain::SeedChain>, std::string> replay_seeds(rocksdb::DB& db, const Cip11Genesis& genesis,
+                                                                          const Bytes32& chain, std::uint64_t height,
+                                                                          const cip11::chain::State& state) {
+  auto seeds =
+      std::make_unique<cip11::chain::SeedChain>(chain, cip11::chain::devchain_schedule(), devchain_leader(genesis));
+  std::optional<std::uint64_t> oldest_pending;
+  for (const auto& [id, job] : state.jobs)
+    if (job.pending)
+      oldest_pending = std::min(oldest_pending.value_or(job.pending->submitted_at), job.pending->submitted_at);
+  for (std::uint64_t h = 1; h <= height; ++h) {
+    std::string value;
+    if (!db.Get({}, layout::block_key(h), &value).ok()) return Err{"block " + std::to_string(h) + " is missing"};
+    const auto block = nlohmann::json::parse(value, nullptr, false);
+    auto proof = stored_seed_proof(block);
+    if (!proof) return Err{"block " + std::to_string(h) + "'s seed: " + proof.error()};
+    auto consumed = stored_consumed_seeds(block);
+    if (!consumed) return Err{"block " + std::to_string(h) + ": " + consumed.error()};
+    auto taken = seeds->take({0, h}, *proof);  // block h is proposed in Round(0, h)
+    if (!taken) {
+      std::string why(cip11::chain::to_string(taken.error().error));
+      if (taken.error().vrf) why += ": " + std::string(crypto::ecvrf::to_string(*taken.error().vrf));
+      return Err{"block " + std::to_string(h) + "'s seed proof is refused (" + why + ")"};
+    }
+    for (const auto& c : *consumed)
+      if (c.signature.size() == 48)  // the former keccak dev beacon's length (MinSig's)
+        return Err{"block " + std::to_string(h) +
+                   " consumed a seed of the former dev beacon: this store predates the ECVRF round seeds "
+                   "(docs/cip11.md choice 74); start it on a new --data-dir"};
+    if (auto checked = cip11::chain::check_consumed(*seeds, *consumed); !checked)
+      return Err{"block " + std::to_string(h) + "'s consumed seeds are refused (" +
+                 std::string(cip11::chain::to_string(checked.error())) + ")"};
+    seeds->forget_before(seed_floor(h, oldest_pending));
+  }
+  return seeds;
+}
+
 }  // namespace
 
 Result<std::unique_ptr<Node>, std::string> Node::open(const NodeConfig& config,
@@ -153,8 +250,21 @@ Result<std::unique_ptr<Node>, std::string> Node::open(const NodeConfig& config,
   auto cip11 = cip11_store::load(*db);
   if (!cip11) return Err{"the stored CIP-11 state is unreadable: " + cip11.error()};
   ChainState state{std::move(*registry), std::move(*nonces), std::move(*cip11)};
-  return std::unique_ptr<Node>(
-      new Node(config, std::move(db), *stored_genesis, std::move(state), layout::from_be(height_bytes)));
+  const std::uint64_t height = layout::from_be(height_bytes);
+  std::unique_ptr<cip11::chain::SeedChain> seeds;
+  if (stored_genesis->cip11) {
+    const auto& validators = stored_genesis->cip11->validators;
+    if (config.validator_key && (validators.empty() || validators.front().peer_key !=
+                                                           crypto::ed25519_from_seed(*config.validator_key).public_key))
+      return Err{std::string("the validator key is not validator 0 of the CIP-11 genesis, the devchain's producer")};
+    auto replayed = replay_seeds(*db, *stored_genesis->cip11, state.registry.chain_instance_id, height, state.cip11);
+    if (!replayed) return Err{"the stored chain is refused: " + replayed.error()};
+    seeds = std::move(*replayed);
+  }
+  auto node = std::unique_ptr<Node>(new Node(config, std::move(db), *stored_genesis, std::move(state), height));
+  node->seeds_ = std::move(seeds);
+  if (node->seeds_ && config.validator_key) node->seed_key_ = *config.validator_key;
+  return node;
 }
 
 Node::Node(NodeConfig config, std::unique_ptr<rocksdb::DB> db, GenesisSpec genesis, ChainState state,
@@ -317,13 +427,27 @@ ApiResult<std::uint64_t> Node::produce_block() {
   // changed in place; its journal is what the block writes.
   CommittedBlock committed{h, std::nullopt, {}};
   std::optional<cip11::PresentSet> present;
-  std::optional<cip11::chain::DevBeacon> beacon;
+  std::optional<cip11::chain::SeedsBefore> beacon;
   std::optional<cip11::chain::BlockContext> context;
+  std::optional<crypto::ecvrf::Proof> seed_proof;
+  std::optional<cip11::chain::SeedChain::Advance> seeds;
   if (cip11) {
+    // Block h is proposed in Round(0, h): its proof reveals that round's seed,
+    // which only later blocks read. A proof that does not verify makes no block.
+    const cip11::chain::Round round{0, h};
+    if (seed_key_)
+      if (auto proof = seeds_->prove(*seed_key_, round)) seed_proof = *proof;
+    auto advance = seeds_->advance(round, seed_proof);
+    if (!advance) {
+      log::error("seed_proof_refused", log::field("height", h),
+                 log::field("why", std::string(cip11::chain::to_string(advance.error().error))));
+      return Err{internal("the block's seed proof is refused")};
+    }
+    seeds = std::move(*advance);
     auto [field, set] = presence_for(h, registry_size);
     committed.presence = std::move(field);
     present = std::move(set);
-    beacon.emplace(chain_instance_id_, h);
+    beacon.emplace(*seeds_, round);
     context.emplace(cip11::chain::BlockContext{h, genesis_.cip11->params, *beacon, *present, snapshots_});
     cip11::chain::begin_block(state_.cip11, *context, committed.effects);
   }
@@ -338,6 +462,7 @@ ApiResult<std::uint64_t> Node::produce_block() {
   if (!txs.empty() || cip11) {
     nlohmann::json block{{"height", h}, {"txs", hashes}};
     if (cip11) json::put_cip11_block(block, committed.presence, registry_size, committed.effects);
+    if (seed_proof) block["seed_proof"] = json::hex0x(*seed_proof);
     batch.Put(layout::block_key(h), block.dump());
   }
   // Only what this block changed: the registry if it did, its senders' nonces, the CIP-11 records.
@@ -355,6 +480,11 @@ ApiResult<std::uint64_t> Node::produce_block() {
     return Err{internal("block write failed: " + status.ToString())};
   }
   state_.cip11.commit();
+  if (seeds) {
+    seeds_->commit(std::move(*seeds));
+    const auto& pending = state_.cip11.due.pending_counts();
+    seeds_->forget_before(seed_floor(h, pending.empty() ? std::nullopt : std::optional(pending.begin()->first)));
+  }
 
   auto snapshot = snapshot_of(*db_);
   {
@@ -550,6 +680,12 @@ ApiResult<nlohmann::json> read_block(rocksdb::DB& db, std::uint64_t height) {
   return nlohmann::json::parse(value, nullptr, false);
 }
 }  // namespace
+
+std::optional<cip11::chain::RoundSeed> Node::round_seed(std::uint64_t view) const {
+  std::lock_guard produce_lock(produce_mu_);
+  if (!seeds_) return std::nullopt;
+  return seeds_->at({0, view});
+}
 
 ApiResult<BlockPresence> Node::block_presence(std::uint64_t height) {
   if (auto ok = require_cip11(); !ok) return Err{ok.error()};

@@ -3,8 +3,10 @@
 // (cip11/chain/machine.h). Blocks come at a fixed interval and are final at once.
 //
 // Each block of a CIP-11 chain carries a PresenceInputV1 field from the
-// validator's presence provider (§8.1), and an observer sees every committed
-// block's assignments after the write (§10.1: push only what is final).
+// validator's presence provider (§8.1) and, given validator 0's key, its
+// round's ECVRF seed proof (docs/cip11.md choice 74: the seeds are replayed
+// and verified from the stored proofs at open); an observer sees every
+// committed block's assignments after the write (§10.1: push only what is final).
 //
 // Durability contract: a block is one synced RocksDB WriteBatch holding its
 // receipts, exactly the state records it changed (the registry when it
@@ -36,6 +38,7 @@
 
 #include "common/clock.h"
 #include "cip11/chain/machine.h"
+#include "cip11/chain/seed.h"
 #include "devchain/api.h"
 #include "devchain/cip11_api.h"
 #include "devchain/genesis.h"
@@ -53,6 +56,11 @@ struct NodeConfig {
   std::chrono::milliseconds block_interval{1000};
   std::size_t max_block_txs = 5'000;
   std::size_t max_mempool_txs = 50'000;
+  /// The producer's Ed25519 seed, which must be validator 0 of the CIP-11
+  /// genesis (the devchain's one producer leads every round): each block then
+  /// carries its round's ECVRF seed proof (docs/cip11.md choice 74). Without
+  /// it a block carries none and its round's seed is derived, as a nullified one.
+  std::optional<crypto::Ed25519Seed> validator_key{};
 };
 
 /// A committed block as the validator process sees it (after its durable write).
@@ -112,6 +120,9 @@ class Node final : public ChainApi, public Cip11Api {
   ApiResult<std::vector<cip11::chain::JobRecord>> runner_jobs(const Address& runner) override;
   ApiResult<BlockPresence> block_presence(std::uint64_t height) override;
   ApiResult<cip11::chain::Effects> block_assignments(std::uint64_t height) override;
+  /// The seed of Round(0, view) while the producer still holds it (the rounds
+  /// a pending selection or the next block may read); nullopt otherwise.
+  std::optional<cip11::chain::RoundSeed> round_seed(std::uint64_t view) const;
 
  private:
   struct Pending {
@@ -144,6 +155,10 @@ class Node final : public ChainApi, public Cip11Api {
   const cip11::chain::ValidatorSnapshots snapshots_;  // ValidatorSetSnapshot(0): the devchain has one epoch
 
   ChainState state_;  // .cip11: the producer's (produce_mu_); .registry, .nonces: written under mu_ by the producer
+  // The producer's (produce_mu_): every round's seed, replayed from the stored
+  // blocks' proofs at open, and the key that proves the next ones.
+  std::unique_ptr<cip11::chain::SeedChain> seeds_;
+  std::optional<crypto::ecvrf::Seed> seed_key_;
 
   mutable std::mutex mu_;  // guards everything below
   std::uint64_t height_;

@@ -61,8 +61,11 @@ TEST(Cip11Phases, ShadowModeComputesTheCip11DrawAsTelemetryOnly) {
   ASSERT_TRUE(block);
   EXPECT_TRUE(block->field.has_value());
   EXPECT_EQ(block->present, std::vector<std::uint32_t>{0});
-  const Bytes32 beacon = *beacon_hash_v1(*chain::DevBeacon(*local.node->chain_instance_id(), job->submitted_at)
-                                              .seed(0, job->submitted_at - 1));
+  auto parent_seed = local.node->round_seed(job->submitted_at - 1);  // R_{S-1}: the parent round's seed
+  ASSERT_TRUE(parent_seed);
+  // The producer proved it, unless it is Round(0, 0): the configured genesis beacon.
+  EXPECT_EQ(parent_seed->proof.has_value(), job->submitted_at > 1);
+  const Bytes32 beacon = *beacon_hash_v1(chain::beacon_of(*parent_seed));
   EXPECT_EQ(*job->selection_seed, selection_seed_v2(beacon, *id, job->submitted_at));  // live selection is v2
 }
 

@@ -138,6 +138,7 @@ class LocalChain {
     devchain::NodeConfig config;
     config.data_dir = dir.path() / "chain";
     config.block_interval = std::chrono::milliseconds(100);
+    config.validator_key = validator_seed;  // validator 0 produces: its blocks carry their seed proofs
     auto opened = devchain::Node::open(config, devchain::GenesisSpec{"local", submitter, {{submitter, 1'000'000}}, {}, genesis});
     EXPECT_TRUE(opened) << opened.error();
     node = std::move(*opened);

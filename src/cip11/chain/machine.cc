@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "cip11/chain/seed.h"
 #include "cip11/subset.h"
 
 namespace cowboy::cip11::chain {
@@ -171,7 +172,7 @@ void shadow_draw(const State& state, const BlockContext& block, const JobRecord&
 }
 
 void note_seed(Effects& effects, const Beacon& beacon) {
-  ConsumedSeed entry{beacon.epoch, beacon.view, beacon.signature};
+  ConsumedSeed entry{beacon.epoch, beacon.view, beacon.signature, beacon.evidence};
   auto& seeds = effects.consumed_seeds;
   auto at = std::lower_bound(seeds.begin(), seeds.end(), entry, [](const ConsumedSeed& a, const ConsumedSeed& b) {
     return std::pair(a.epoch, a.view) < std::pair(b.epoch, b.view);
@@ -179,9 +180,10 @@ void note_seed(Effects& effects, const Beacon& beacon) {
   if (at == seeds.end() || at->epoch != entry.epoch || at->view != entry.view) seeds.insert(at, std::move(entry));
 }
 
-/// The beacon of Round(0, view) and its beacon_hash_v1, or nullopt while that seed is unknown.
-std::optional<std::pair<Beacon, Bytes32>> beacon_at(const BlockContext& block, std::uint64_t view) {
-  auto beacon = block.beacon.seed(0, view);
+/// The beacon of Round(epoch, view) and its beacon_hash_v1, or nullopt while that seed is unknown.
+std::optional<std::pair<Beacon, Bytes32>> beacon_at(const BlockContext& block, std::uint64_t view,
+                                                    std::uint64_t epoch = 0) {
+  auto beacon = block.beacon.seed(epoch, view);
   if (!beacon) return std::nullopt;
   auto hash = beacon_hash_v1(*beacon);
   if (!hash) return std::nullopt;
@@ -217,14 +219,15 @@ void run_pending(State& state, const BlockContext& block, const std::vector<Byte
   std::vector<JobRecord*> due;
   for (const Bytes32& id : candidates)
     if (const JobRecord* job = state.jobs.get(id);
-        job->state == JobState::kPendingSelection && job->pending && job->pending->seed_view < block.height)
+        job->state == JobState::kPendingSelection && job->pending &&
+        Round{job->pending->seed_epoch, job->pending->seed_view} < Round{0, block.height})  // block H is Round(0, H)
       due.push_back(&state.jobs.at(id));
   std::sort(due.begin(), due.end(), [](const JobRecord* a, const JobRecord* b) {
     return std::pair(a->submitted_at, a->job_id) < std::pair(b->submitted_at, b->job_id);
   });
   for (JobRecord* job : due) {
     const PendingSelectionV1 p = *job->pending;
-    auto beacon = beacon_at(block, p.seed_view);
+    auto beacon = beacon_at(block, p.seed_view, p.seed_epoch);
     if (!beacon) continue;  // stays pending under the same round; never a substitute seed
     // Re-derived from the registry as of block S, never from a copy kept with the record.
     auto snapshot = snapshot_candidates(state, block, *job, p.submitted_at);
@@ -390,7 +393,11 @@ struct Apply {
       p.selection_state_height = block.height;
       p.committee_size = b.runners;
       p.submission_view = block.height;
-      p.seed_view = block.height + delay;  // advance_round within the devchain's one epoch
+      // r_seed = advance_round(r_submit, K), consensus round arithmetic; block S is Round(0, S).
+      // Every devchain height maps (one open epoch), so value() never throws.
+      const Round r_seed = advance_round(devchain_schedule(), {0, block.height}, delay).value();
+      p.seed_epoch = r_seed.epoch;
+      p.seed_view = r_seed.view;
       p.seed_delay_views = delay;
       p.candidates_snapshot_root =
           candidates_snapshot_root(snapshot_candidates(state, block, job, block.height), block.params.reputation);
@@ -504,6 +511,7 @@ Res<PresentSet> presence_of_block(const ChainParams& params, const std::optional
 }
 
 std::optional<std::uint64_t> next_due(const JobRecord& job) {
+  // The block after r_seed: Round(0, v) is block v's round (one open epoch).
   if (job.state == JobState::kPendingSelection && job.pending) return job.pending->seed_view + 1;
   if (job.state == JobState::kAssigned) return job.deadline_block + 1;
   return std::nullopt;

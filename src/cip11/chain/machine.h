@@ -17,7 +17,7 @@
 namespace cowboy::cip11::chain {
 
 /// The §9.2 seed source. A real chain reads verified threshold seeds; the
-/// devchain's DevBeacon derives one per view (docs/cip11.md, "Chain plane").
+/// devchain reads its round seeds (chain/seed.h: SeedsBefore, docs/cip11.md choice 74).
 class BeaconSource {
  public:
   virtual ~BeaconSource() = default;
@@ -25,8 +25,9 @@ class BeaconSource {
   virtual std::optional<Beacon> seed(std::uint64_t epoch, std::uint64_t view) const = 0;
 };
 
-/// Block h is proposed in Round(0, h); its seed is known once h is final, so a
-/// block H can read the seed of any view below H.
+/// A public beacon anyone can compute (keccak of the chain id and view): the
+/// machine's tests and fuzz targets pin committees with it. No node uses it.
+/// Block h is proposed in Round(0, h); a block H can read any view below H.
 class DevBeacon final : public BeaconSource {
  public:
   DevBeacon(const Bytes32& chain_instance_id, std::uint64_t height) : chain_(chain_instance_id), height_(height) {}
@@ -53,6 +54,7 @@ struct AssignmentEnd {
 struct ConsumedSeed {  // ConsumedSeedsV1 entry (§9.2)
   std::uint64_t epoch = 0, view = 0;
   Bytes signature;
+  Bytes evidence{};  // the devchain seed's ECVRF proof (Beacon::evidence), so replay checks it from chain data
   bool operator==(const ConsumedSeed&) const = default;
 };
 /// CIP11_PRESENCE_SHADOW_ENABLED telemetry (§14 Phase 1): the committee the
