@@ -115,7 +115,13 @@ TEST_F(OperationsTest, BeyondMaxPendingARequestIsRefusedOverloadedAtOnceAndItsRe
   auto second = std::async(std::launch::async, [&] { return post("/v1/command", b); });
   ASSERT_TRUE(cowboy::testing::eventually([&] { return node_->sequencer().stats().pending == 2; }));
 
-  auto refused = post("/v1/command", c);
+  // Refused at once, not after the held disk: bounded here so that a node that queues it fails, not hangs.
+  auto third = std::async(std::launch::async, [&] { return post("/v1/command", c); });
+  if (third.wait_for(std::chrono::seconds(10)) != std::future_status::ready) {
+    fs_->hold_syncs(false);
+    FAIL() << "the request beyond max_pending waited for the disk instead of being refused";
+  }
+  auto refused = third.get();
   EXPECT_EQ(refused.status, 503);
   EXPECT_EQ(rejection_of(refused).reason, Reason::kOverloaded);
   EXPECT_EQ(rejection_of(refused).code, RejectionCode::kServiceUncertain);
