@@ -56,7 +56,6 @@ struct Options {
   std::size_t max_connections_per_address = 256;
   std::size_t max_pending = 8192;
   std::uint64_t request_deadline_ms = 5000;
-  std::string log_level = "info";
 };
 
 constexpr const char* kDefaultAdmin = "127.0.0.1:7552";
@@ -103,10 +102,13 @@ int main(int argc, char** argv) {
   app.add_option("--data", o.data_dir, "the journal directory");
   app.add_option("--listen", o.listen, "HTTP host:port (default 127.0.0.1:7550)");
   app.add_option("--io-threads", o.io_threads, "HTTP io threads")->capture_default_str()->check(CLI::Range(1, 64));
-  app.add_option("--max-connections", o.max_connections, "HTTP connections held at once")->capture_default_str();
+  app.add_option("--max-connections", o.max_connections, "HTTP connections held at once")
+      ->capture_default_str()
+      ->check(CLI::PositiveNumber);
   app.add_option("--max-connections-per-address", o.max_connections_per_address,
                  "HTTP connections one peer address may hold")
-      ->capture_default_str();
+      ->capture_default_str()
+      ->check(CLI::PositiveNumber);
   app.add_option("--max-pending", o.max_pending,
                  "requests in the node at once (queued, deciding, awaiting their write); beyond: overloaded")
       ->capture_default_str()
