@@ -22,34 +22,39 @@ DeadlineWatch::~DeadlineWatch() {
 }
 
 void DeadlineWatch::watch(std::shared_ptr<Pending> pending) {
-  bool first = false;
+  bool wake = false;
   {
     std::lock_guard lock(mutex_);
     // Answers mostly come in order: what is answered at the front need not wait for its deadline to go.
     while (!entries_.empty() && entries_.front().pending->answered.load()) entries_.pop_front();
-    first = entries_.empty();
     entries_.push_back(Entry{std::chrono::steady_clock::now() + bound_, std::move(pending)});
+    // A thread waiting for an earlier deadline wakes in time for this later one by itself:
+    // only one waiting for any entry at all needs waking (a wake per request costs a switch).
+    wake = idle_;
+    idle_ = false;
   }
-  if (first) wake_.notify_one();
+  if (wake) wake_.notify_one();
 }
 
 void DeadlineWatch::loop() {
   std::unique_lock lock(mutex_);
   while (!stop_) {
     if (entries_.empty()) {
+      idle_ = true;
       wake_.wait(lock);
       continue;
     }
-    Entry& front = entries_.front();
-    if (front.pending->answered.load()) {
+    if (entries_.front().pending->answered.load()) {
       entries_.pop_front();
       continue;
     }
-    if (std::chrono::steady_clock::now() < front.at) {
-      wake_.wait_until(lock, front.at);
+    // A copy: watch() may pop the front while this thread waits.
+    const auto at = entries_.front().at;
+    if (std::chrono::steady_clock::now() < at) {
+      wake_.wait_until(lock, at);
       continue;
     }
-    auto due = std::move(front.pending);
+    auto due = std::move(entries_.front().pending);
     entries_.pop_front();
     lock.unlock();  // the answer goes out through the HTTP server, never under this lock
     if (due->expire()) ++expired_;

@@ -72,6 +72,7 @@ class DeadlineWatch {
   std::condition_variable wake_;
   std::deque<Entry> entries_;  // in deadline order: one bound, taken under the lock
   bool stop_ = false;
+  bool idle_ = false;  // the thread waits with no entry: the next one must wake it
   std::atomic<std::uint64_t> expired_{0};
   std::thread thread_;
 };
