@@ -64,6 +64,10 @@ class SnapshotCommands {
   std::shared_ptr<Options> o_;
 };
 
+/// transit status: a transitd's admin listener (host:port) for a person, or --json (status.cc).
+/// 0 ready, 1 not ready, 3 unreachable.
+int status(const std::string& admin, bool json);
+
 /// Text, or hex:... for any bytes (the state and effect commands' spelling).
 std::optional<std::vector<std::uint8_t>> parse_bytes(const std::string& text);
 std::string show_bytes(const std::vector<std::uint8_t>& bytes);

@@ -161,6 +161,9 @@ int main(int argc, char** argv) {
 
   auto* identity = app.add_subcommand("identity", "who the signing principal is, now");
   auto* capabilities = app.add_subcommand("capabilities", "what the node supports and its admission limits");
+  auto* status_cmd = app.add_subcommand("status", "a transitd's health, readiness and main metrics, from its admin listener");
+  std::string status_admin = "127.0.0.1:7552";
+  status_cmd->add_option("--admin", status_admin, "transitd's --admin-listen host:port")->capture_default_str();
   auto* schema = app.add_subcommand("schema", "print transit-v1.schema.json");
   auto* reference = app.add_subcommand("reference", "print docs/transit-reference.md, the wire reference");
   struct {
@@ -260,6 +263,7 @@ int main(int argc, char** argv) {
 
   CLI11_PARSE(app, argc, argv);
 
+  if (status_cmd->parsed()) return status(status_admin, g.json);
   if (schema->parsed()) {
     std::cout << schema_text();
     return 0;

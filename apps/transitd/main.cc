@@ -8,6 +8,12 @@
 //                     a node of the realm FILE describes (needed once, when
 //                     DIR is new), its journal in DIR. `transit genesis`
 //                     writes such a file.
+//   transitd --config FILE
+//                     the same from a TOML file whose keys are the long flag
+//                     names (packaging/transitd.toml); a key no flag knows
+//                     refuses the start, naming it; a flag given wins.
+//   Either node serves GET /healthz /readyz /metrics on --admin-listen
+//   (default 127.0.0.1:7552), apart from its POST routes.
 //   transitd --maintain --endpoint HOST:PORT --realm R --principal N --key FILE
 //                     [--admin-listen HOST:PORT]
 //                     the maintenance process beside a node (maintain.cc):
@@ -46,7 +52,13 @@ struct Options {
   std::string genesis_file, data_dir;
   std::string listen;  // default 127.0.0.1:7550
   int io_threads = 2;
+  std::size_t max_connections = 1024;
+  std::size_t max_connections_per_address = 256;
+  std::size_t max_pending = 8192;
+  std::uint64_t request_deadline_ms = 5000;
 };
+
+constexpr const char* kDefaultAdmin = "127.0.0.1:7552";
 
 Result<std::string, std::string> read_file(const std::filesystem::path& path) {
   std::ifstream in(path);
@@ -89,10 +101,33 @@ int main(int argc, char** argv) {
   app.add_option("--genesis", o.genesis_file, "the realm's genesis (JSON); needed when --data is new");
   app.add_option("--data", o.data_dir, "the journal directory");
   app.add_option("--listen", o.listen, "HTTP host:port (default 127.0.0.1:7550)");
-  app.add_option("--io-threads", o.io_threads, "HTTP io threads")->capture_default_str();
+  app.add_option("--io-threads", o.io_threads, "HTTP io threads")->capture_default_str()->check(CLI::Range(1, 64));
+  app.add_option("--max-connections", o.max_connections, "HTTP connections held at once")
+      ->capture_default_str()
+      ->check(CLI::PositiveNumber);
+  app.add_option("--max-connections-per-address", o.max_connections_per_address,
+                 "HTTP connections one peer address may hold")
+      ->capture_default_str()
+      ->check(CLI::PositiveNumber);
+  app.add_option("--max-pending", o.max_pending,
+                 "requests in the node at once (queued, deciding, awaiting their write); beyond: overloaded")
+      ->capture_default_str()
+      ->check(CLI::Range(std::size_t{1}, std::size_t{1} << 20));
+  app.add_option("--request-deadline-ms", o.request_deadline_ms,
+                 "a request unanswered this long after submission gets ServiceUncertain (0: none)")
+      ->capture_default_str()
+      ->check(CLI::Range(std::uint64_t{0}, std::uint64_t{3'600'000}));
   transitd::MaintainFlags maintain;
   maintain.add_to(app);
-  CLI11_PARSE(app, argc, argv);
+  app.set_config("--config", "", "read options from a TOML file (keys are the long flag names; packaging/transitd.toml)");
+  app.allow_config_extras(CLI::config_extras_mode::error);  // a key no flag knows is refused, named
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ConfigError& e) {  // CLI11 says "INI was not able to parse <key>"
+    return fail(std::string("--config: a key no flag knows, refused (") + e.what() + "); see packaging/transitd.toml");
+  } catch (const CLI::ParseError& e) {
+    return app.exit(e);
+  }
   if (maintain.enabled) {
     if (!o.genesis_file.empty() || !o.data_dir.empty() || !o.listen.empty())
       return fail("--maintain runs beside a node: no --genesis, --data or --listen");
@@ -106,6 +141,17 @@ int main(int argc, char** argv) {
   config.listen_address = listen->first;
   config.port = listen->second;
   config.io_threads = o.io_threads;
+  config.max_connections = o.max_connections;
+  config.max_connections_per_address = o.max_connections_per_address;
+  config.max_pending = o.max_pending;
+  config.request_deadline = std::chrono::milliseconds(o.request_deadline_ms);
+  if (maintain.admin_listen != "off") {
+    const auto admin = net::parse_host_port(maintain.admin_listen.empty() ? kDefaultAdmin : maintain.admin_listen);
+    if (!admin) return fail("--admin-listen wants host:port (or off)");
+    config.admin = *admin;
+  }
+  // The node logs on stdout, where its transitd_ready line is awaited; --maintain logs on stderr.
+  if (!log::set_level(maintain.log_level)) return fail("--log-level: trace, debug, info, warn or error");
   if (o.dev) {
     auto g = dev_genesis(o.dev_dir);
     if (!g.ok()) return fail(g.error());
@@ -139,6 +185,7 @@ int main(int argc, char** argv) {
   }
   log::info("transitd_ready", log::field("realm", genesis.realm.value),
             log::field("listen", config.listen_address + ":" + std::to_string((*node)->port())),
+            log::field("admin", config.admin ? config.admin->first + ":" + std::to_string((*node)->admin_port()) : "off"),
             log::field("position", (*node)->sequencer().stats().position), log::field("data", config.data_dir.string()),
             log::field("definition", transit::definition()));
   if (o.dev)

@@ -47,8 +47,9 @@ void MaintainFlags::add_to(CLI::App& app) {
   app.add_option("--realm", realm, "--maintain: the realm");
   app.add_option("--principal", principal, "--maintain: its principal (realm-wide inspect, effect, courier, pid_admin, realm_control)");
   app.add_option("--key", key_file, "--maintain: that principal's Ed25519 seed file (hex, 0600)");
-  app.add_option("--admin-listen", admin_listen, "--maintain: its own HTTP /metrics /healthz /readyz host:port")
-      ->capture_default_str();
+  app.add_option("--admin-listen", admin_listen,
+                 "GET /healthz /readyz /metrics on their own listener, host:port (default 127.0.0.1:7552 for a node, "
+                 "127.0.0.1:7551 with --maintain; \"off\": none, a node only)");
   app.add_option("--idle-ms", idle_ms, "--maintain: the pause after a round that found nothing to do")
       ->capture_default_str()
       ->check(CLI::Range(1, 60'000));
@@ -56,7 +57,7 @@ void MaintainFlags::add_to(CLI::App& app) {
                  "--maintain: publish a checkpoint once this many positions follow the latest, when the realm's genesis "
                  "allows history trimming (omitted: never; the floor still follows others' checkpoints)")
       ->check(CLI::Range(transit::maintain::kMinCheckpointEvery, std::numeric_limits<std::uint64_t>::max()));
-  app.add_option("--log-level", log_level, "--maintain: trace, debug, info, warn or error")->capture_default_str();
+  app.add_option("--log-level", log_level, "trace, debug, info, warn or error")->capture_default_str();
 }
 
 int run_maintain(const MaintainFlags& flags, const std::string* dev_dir) {
@@ -80,7 +81,7 @@ int run_maintain(const MaintainFlags& flags, const std::string* dev_dir) {
   }
   options.idle = std::chrono::milliseconds(flags.idle_ms);
   options.checkpoint_every = flags.checkpoint_every;
-  const auto admin_at = net::parse_host_port(flags.admin_listen);
+  const auto admin_at = net::parse_host_port(flags.admin_listen.empty() ? std::string(MaintainFlags::kDefaultAdmin) : flags.admin_listen);
   if (!admin_at) return fail("--admin-listen wants host:port");
 
   log::init("transitd");  // logs to stderr; stdout carries the ready line

@@ -14,7 +14,9 @@ struct MaintainFlags {
   std::string realm;
   std::uint64_t principal = 0;
   std::string key_file;
-  std::string admin_listen = "127.0.0.1:7551";  // its own /metrics, /healthz, /readyz
+  /// Its own /metrics, /healthz, /readyz; the flag is shared with the node's (main.cc), whose default is 7552.
+  std::string admin_listen;  // empty: kDefaultAdmin
+  static constexpr const char* kDefaultAdmin = "127.0.0.1:7551";
   int idle_ms = 20;
   std::uint64_t checkpoint_every = 0;  // positions between checkpoints it publishes; 0: none
   std::string log_level = "info";

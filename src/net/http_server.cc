@@ -169,6 +169,8 @@ HttpServer::HttpServer(AsyncHttpHandler handler, const std::string& address, std
 HttpServer::~HttpServer() { stop(); }
 
 std::uint16_t HttpServer::port() const { return impl_->acceptor.local_endpoint().port(); }
+std::size_t HttpServer::open_connections() const { return impl_->slots.live(); }
+std::uint64_t HttpServer::refused_connections() const { return impl_->slots.refused(); }
 
 void HttpServer::start() {
   impl_->accept();

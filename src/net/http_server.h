@@ -54,6 +54,9 @@ class HttpServer {
   HttpServer(AsyncHttpHandler handler, const std::string& address, std::uint16_t port, HttpServerOptions options);
   ~HttpServer();
   std::uint16_t port() const;
+  /// Connections held now, and those refused at accept (a full slot table) since start.
+  std::size_t open_connections() const;
+  std::uint64_t refused_connections() const;
   /// Serves on background threads until stop().
   void start();
   void stop();

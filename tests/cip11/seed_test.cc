@@ -252,6 +252,7 @@ TEST(Cip11SeedChain, AnMGreaterThanOneCommitteeIsDrawnFromExactlyTheSeedOfItsSee
   std::uint64_t height = 0;
   std::uint32_t txs = 0;
   Effects effects;
+  const ValidatorSnapshots validators = ValidatorSnapshots::genesis({crypto::Ed25519Public{}});  // |V| = 1
   // One block: its leader's proof is taken (as the block carries it), then the
   // block runs against the seeds of the rounds before its own.
   auto block = [&](std::vector<std::pair<Address, Instruction>> instructions) {
@@ -261,7 +262,7 @@ TEST(Cip11SeedChain, AnMGreaterThanOneCommitteeIsDrawnFromExactlyTheSeedOfItsSee
     effects = {};
     PresentSet present(state.index.size());
     SeedsBefore beacon(seeds, r);
-    BlockContext context{height, params, beacon, present};
+    BlockContext context{height, params, beacon, present, validators};
     begin_block(state, context, effects);
     std::vector<Outcome> out;
     for (const auto& [sender, ins] : instructions) {

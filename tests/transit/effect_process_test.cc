@@ -12,7 +12,7 @@ namespace {
 
 TEST_F(ProcessTest, EffectsTakenThroughTheCliSurviveASigkill) {
   const auto dev = dir_ / "transitd-dev";
-  const std::vector<std::string> node_args{kBin + "/transitd", "--dev", "--dev-dir", dev.string(), "--listen", "127.0.0.1:0"};
+  const std::vector<std::string> node_args{kBin + "/transitd", "--dev", "--dev-dir", dev.string(), "--listen", "127.0.0.1:0", "--admin-listen", "127.0.0.1:0"};
   auto node = std::make_unique<cowboy::testing::ChildProcess>(node_args);
   ASSERT_NE(ready_port(*node), 0);
   const std::string cli = kBin + "/transit --dev " + dev.string() + " ";

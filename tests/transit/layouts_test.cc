@@ -22,10 +22,10 @@ class TransitdJournalLayouts : public ::testing::Test {
   void SetUp() override { std::ofstream(genesis()) << to_json(testing::sample_genesis()) << "\n"; }
   fs::path genesis() const { return tmp.path() / "genesis.json"; }
   std::vector<std::string> with_data(const fs::path& journal) const {
-    return {kBin + "/transitd", "--genesis", genesis().string(), "--data", journal.string(), "--listen", "127.0.0.1:0"};
+    return {kBin + "/transitd", "--genesis", genesis().string(), "--data", journal.string(), "--listen", "127.0.0.1:0", "--admin-listen", "127.0.0.1:0"};
   }
   static std::vector<std::string> dev(const fs::path& dev_dir) {
-    return {kBin + "/transitd", "--dev", "--dev-dir", dev_dir.string(), "--listen", "127.0.0.1:0"};
+    return {kBin + "/transitd", "--dev", "--dev-dir", dev_dir.string(), "--listen", "127.0.0.1:0", "--admin-listen", "127.0.0.1:0"};
   }
 
   cowboy::testing::TempDir tmp;

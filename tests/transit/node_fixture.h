@@ -45,6 +45,9 @@ class NodeTest : public ::testing::Test {
     config.genesis = genesis;
     config.storage_env = storage_env_;
     config.snapshots = snapshot_limits_;
+    config.max_pending = max_pending_;
+    config.request_deadline = request_deadline_;
+    config.admin = admin_;
     auto n = node::Node::open(config, clock_);
     ASSERT_TRUE(n.ok()) << n.error();
     node_ = std::move(*n);
@@ -90,6 +93,9 @@ class NodeTest : public ::testing::Test {
   std::unique_ptr<node::Node> node_;
   rocksdb::Env* storage_env_ = nullptr;  // the journal's file system; null: the default
   node::SnapshotLimits snapshot_limits_;  // open snapshots per principal and per node
+  std::size_t max_pending_ = 8192;
+  std::chrono::milliseconds request_deadline_{5000};
+  std::optional<std::pair<std::string, std::uint16_t>> admin_;  // the admin listener; none by default
 };
 
 }  // namespace cowboy::transit

@@ -18,11 +18,16 @@ namespace cowboy::transit {
 
 inline const std::string kBin = COWBOY_BIN_DIR;
 
+/// The port a transitd_ready line names for the command listener (0: none).
+inline std::uint16_t ready_port_of(const std::string& line) {
+  std::smatch m;
+  if (std::regex_search(line, m, std::regex(R"(listen=127\.0\.0\.1:(\d+))"))) return static_cast<std::uint16_t>(std::stoi(m[1]));
+  return 0;
+}
+
 inline std::uint16_t ready_port(cowboy::testing::ChildProcess& child) {
   auto line = child.wait_for_line("transitd_ready");
-  std::smatch m;
-  if (line && std::regex_search(*line, m, std::regex(R"(listen=127\.0\.0\.1:(\d+))"))) return static_cast<std::uint16_t>(std::stoi(m[1]));
-  return 0;
+  return line ? ready_port_of(*line) : 0;
 }
 
 class ProcessTest : public ::testing::Test {
@@ -40,7 +45,7 @@ class ProcessTest : public ::testing::Test {
   std::unique_ptr<cowboy::testing::ChildProcess> start_node(std::uint16_t& port) {
     auto child = std::make_unique<cowboy::testing::ChildProcess>(std::vector<std::string>{
         kBin + "/transitd", "--genesis", (dir_ / "genesis.json").string(), "--data", (dir_ / "journal").string(),
-        "--listen", "127.0.0.1:" + std::to_string(port)});
+        "--listen", "127.0.0.1:" + std::to_string(port), "--admin-listen", "127.0.0.1:0"});
     port = ready_port(*child);
     return child;
   }

@@ -547,7 +547,8 @@ TEST_F(ProcessTest, TwoActorsCallingAnExternalApiRunUnattendedAcrossAnExecutorsS
 
 TEST_F(ProcessTest, TheCliAgainstTransitdDev) {
   const auto dev = dir_ / "transitd-dev";
-  cowboy::testing::ChildProcess node({kBin + "/transitd", "--dev", "--dev-dir", dev.string(), "--listen", "127.0.0.1:0"});
+  cowboy::testing::ChildProcess node({kBin + "/transitd", "--dev", "--dev-dir", dev.string(), "--listen", "127.0.0.1:0",
+                                         "--admin-listen", "127.0.0.1:0"});
   ASSERT_NE(ready_port(node), 0);
   const std::string cli = kBin + "/transit --dev " + dev.string();
 
@@ -596,7 +597,8 @@ TEST_F(ProcessTest, TheCliAgainstTransitdDev) {
 // The worker loop docs/transit.md shows, command by command.
 TEST_F(ProcessTest, TheWorkerLoopFromTheCli) {
   const auto dev = dir_ / "transitd-dev";
-  cowboy::testing::ChildProcess node({kBin + "/transitd", "--dev", "--dev-dir", dev.string(), "--listen", "127.0.0.1:0"});
+  cowboy::testing::ChildProcess node({kBin + "/transitd", "--dev", "--dev-dir", dev.string(), "--listen", "127.0.0.1:0",
+                                         "--admin-listen", "127.0.0.1:0"});
   ASSERT_NE(ready_port(node), 0);
   const std::string cli = kBin + "/transit --dev " + dev.string() + " ";
   auto run = [&](const std::string& args) {

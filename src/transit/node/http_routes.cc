@@ -14,6 +14,7 @@ net::HttpReply ok(std::string body) { return net::HttpReply{200, "application/js
 }  // namespace
 
 net::HttpReply Routes::reject(const Refusal& refusal) const {
+  ++rejected_[static_cast<std::size_t>(refusal.reason)];
   const Rejection r = make_rejection(sequencer_.genesis().realm, refusal.reason, refusal.message);
   return net::HttpReply{http_status(refusal.code()), "application/json", to_json(r)};
 }

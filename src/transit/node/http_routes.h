@@ -5,6 +5,9 @@
 // from there without holding the io thread.
 #pragma once
 
+#include <array>
+#include <atomic>
+
 #include "net/http_server.h"
 #include "transit/contract/errors.h"
 #include "transit/node/sequencer.h"
@@ -15,6 +18,8 @@ class Routes {
  public:
   explicit Routes(Sequencer& sequencer) : sequencer_(sequencer) {}
   void handle(net::HttpRequest request, net::HttpResponder respond);
+  /// Rejections answered since start with `reason` (the admin listener's /metrics).
+  std::uint64_t rejections(Reason reason) const { return rejected_[static_cast<std::size_t>(reason)].load(); }
 
  private:
   void command(const net::HttpRequest& request, net::HttpResponder respond);
@@ -27,6 +32,7 @@ class Routes {
   net::HttpReply reject(const DecodeError& error) const;
 
   Sequencer& sequencer_;
+  mutable std::array<std::atomic<std::uint64_t>, std::size(kReasons)> rejected_{};  // counted where they are answered
 };
 
 }  // namespace cowboy::transit::node

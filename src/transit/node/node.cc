@@ -11,10 +11,12 @@ Result<std::unique_ptr<Node>, std::string> Node::open(const NodeConfig& config, 
   if (!authority.ok()) return Err{authority.error()};
   (*journal)->reclaim(authority->head().floor);  // finishes a reclaim a stop or a crash cut short
   std::unique_ptr<Node> node(new Node());
+  node->data_dir_ = config.data_dir;
   Entropy* entropy = config.entropy;
   if (!entropy) entropy = (node->system_entropy_ = std::make_unique<SystemEntropy>()).get();
-  node->sequencer_ =
-      std::make_unique<Sequencer>(std::move(*journal), std::move(*authority), clock, *entropy, config.snapshots);
+  node->sequencer_ = std::make_unique<Sequencer>(std::move(*journal), std::move(*authority), clock, *entropy,
+                                                 config.snapshots,
+                                                 SequencerOptions{config.max_pending, config.request_deadline});
   node->routes_ = std::make_unique<Routes>(*node->sequencer_);
   net::HttpServerOptions options;
   options.max_body_bytes = kMaxCommandBodyBytes;  // the query route holds its own bodies to kMaxEnvelopeBytes
@@ -30,14 +32,20 @@ Result<std::unique_ptr<Node>, std::string> Node::open(const NodeConfig& config, 
           routes->handle(std::move(request), std::move(respond));
         },
         config.listen_address, config.port, options);
+    if (config.admin)
+      node->admin_ = std::make_unique<net::HttpServer>(
+          [n = node.get()](const net::HttpRequest& request) { return n->admin(request); }, config.admin->first,
+          config.admin->second);
   } catch (const std::exception& e) {
     return Err{std::string(e.what())};
   }
   node->server_->start();
+  if (node->admin_) node->admin_->start();
   return node;
 }
 
 Node::~Node() {
+  if (admin_) admin_->stop();
   if (server_) server_->stop();  // no new work, then the sequencer answers what is queued
   sequencer_.reset();
 }

@@ -14,12 +14,22 @@ const Refusal& storage_failed() {
   return r;
 }
 
+std::uint64_t micros_since(std::chrono::steady_clock::time_point start, std::chrono::steady_clock::time_point now) {
+  return static_cast<std::uint64_t>(std::chrono::duration_cast<std::chrono::microseconds>(now - start).count());
+}
+
+Refusal past_deadline(std::chrono::milliseconds bound, const char* what) {
+  return Refusal{Reason::kOverloaded, "no answer within the " + std::to_string(bound.count()) + " ms deadline: " + what};
+}
+
 }  // namespace
 
 Sequencer::Sequencer(std::unique_ptr<Journal> journal, Authority authority, const Clock& clock, Entropy& entropy,
-                     SnapshotLimits snapshots)
+                     SnapshotLimits snapshots, SequencerOptions options)
     : genesis_(authority.genesis()),
       clock_(clock),
+      options_(options),
+      deadlines_(options.deadline),
       journal_(std::move(journal)),
       authority_(std::move(authority)),
       snapshots_(entropy, clock.now_ms(), snapshots) {
@@ -30,6 +40,8 @@ Sequencer::Sequencer(std::unique_ptr<Journal> journal, Authority authority, cons
   sync_thread_ = std::thread([this] {
     pthread_setname_np(pthread_self(), "transit-sync");
     sync_loop();
+    std::lock_guard lock(mutex_);
+    sync_running_ = false;
   });
   decide_thread_ = std::thread([this] {
     pthread_setname_np(pthread_self(), "transit-seq");
@@ -58,13 +70,31 @@ SequencerStats Sequencer::stats() const {
   std::lock_guard lock(mutex_);
   SequencerStats out = stats_;
   out.reclaimed_below = journal_->reclaimed_below();
+  out.pending = pending_;
+  out.deadline_expired = deadlines_.expired();
   return out;
 }
 
-bool Sequencer::enqueue(Work work, std::size_t limit) {
+SequencerHealth Sequencer::health() const {
+  std::lock_guard lock(mutex_);
+  SequencerHealth h;
+  h.journal_failed = journal_->failed();
+  h.stopping = stopping_;
+  h.sync_thread_running = sync_running_;
+  if (sync_started_)
+    h.sync_running_ms = micros_since(*sync_started_, std::chrono::steady_clock::now()) / 1000;
+  return h;
+}
+
+bool Sequencer::enqueue(Work work, std::size_t reserve) {
   {
     std::lock_guard lock(mutex_);
-    if (stopping_ || queue_.size() >= limit) return false;
+    if (stopping_) return false;
+    if (pending_ >= options_.max_pending + reserve) {
+      ++stats_.overloaded;
+      return false;
+    }
+    ++pending_;
     queue_.push_back(std::move(work));
   }
   wake_.notify_one();
@@ -72,15 +102,18 @@ bool Sequencer::enqueue(Work work, std::size_t limit) {
 }
 
 void Sequencer::submit(CommandBody command, Digest digest, PublicKey verified_with, CommandDone done) {
+  done = deadlines_.guard(std::move(done),
+                          past_deadline(options_.deadline, "the command may still commit; the outcome is uncertain - "
+                                                           "resubmit the same bytes for its receipt"));
   auto keep = done;
-  if (!enqueue(CommandWork{std::move(command), digest, verified_with, std::move(done)}))
+  if (!enqueue(CommandWork{std::move(command), digest, verified_with, std::move(done), std::chrono::steady_clock::now()}))
     keep(Err{Refusal{Reason::kOverloaded, "the decision queue is full or the node is stopping; resubmit the same bytes"}});
 }
 
 void Sequencer::query(SignedQuery query, Digest digest, PublicKey verified_with, QueryDone done, bool control) {
+  done = deadlines_.guard(std::move(done), past_deadline(options_.deadline, "retry"));
   auto keep = done;
-  if (!enqueue(QueryWork{std::move(query), digest, verified_with, std::move(done)},
-               control ? kMaxQueued + kControlReserve : kMaxQueued))
+  if (!enqueue(QueryWork{std::move(query), digest, verified_with, std::move(done)}, control ? kControlReserve : 0))
     keep(Err{Refusal{Reason::kOverloaded, "the decision queue is full or the node is stopping; retry"}});
 }
 
@@ -99,6 +132,8 @@ void Sequencer::decide_loop() {
     if (stop) {
       for (auto& work : group)
         std::visit([](auto& w) { w.done(Err{Refusal{Reason::kStopping, "the node is shutting down"}}); }, work);
+      std::lock_guard lock(mutex_);
+      pending_ -= group.size();
       group.clear();
     }
     decide_group(group);
@@ -131,13 +166,14 @@ void Sequencer::sync_loop() {
       if (!in_sync_) return;
       flight = std::move(*in_sync_);
       in_sync_.reset();
+      if (flight.batch) sync_started_ = std::chrono::steady_clock::now();
     }
     const auto start = std::chrono::steady_clock::now();
     // Without a batch the flight still waits for the one before it, whose outcome failed() tells.
     const bool durable = flight.batch ? journal_->commit(*flight.batch) : !journal_->failed();
+    const auto end = std::chrono::steady_clock::now();
     if (flight.batch) {
-      const auto us = static_cast<std::uint64_t>(
-          std::chrono::duration_cast<std::chrono::microseconds>(std::chrono::steady_clock::now() - start).count());
+      const auto us = micros_since(start, end);
       flight.counts.sync_us_total = us;
       flight.counts.sync_us_max = us;
       flight.counts.slow_syncs = us > 5000 ? 1 : 0;
@@ -154,6 +190,10 @@ void Sequencer::sync_loop() {
       stats_.sync_us_max = std::max(stats_.sync_us_max, flight.counts.sync_us_max);
       stats_.slow_syncs += flight.counts.slow_syncs;
       stats_.position = durable_position_;
+      if (flight.batch) stats_.sync_latency.observe_us(flight.counts.sync_us_total);
+      for (const auto submitted : flight.commands_submitted) stats_.decision_latency.observe_us(micros_since(submitted, end));
+      pending_ -= flight.answers.size();
+      sync_started_.reset();
       syncing_ = false;  // the next flight may start; its answers still follow these, from this thread
     }
     wake_.notify_one();
@@ -169,6 +209,7 @@ void Sequencer::decide_group(std::deque<Work>& group) {
       if (!result.ok()) ++building_.counts.refused;
       else if (source == Source::kDecided) ++building_.counts.accepted;
       else ++building_.counts.replayed;
+      building_.commands_submitted.push_back(command->submitted);
       // A failed write makes every answer of its flight uncertain: they were decided on top of it.
       building_.answers.push_back([done = std::move(command->done), result = std::move(result)](bool durable) mutable {
         done(durable ? std::move(result) : Result<Receipt, Refusal>(Err{storage_failed()}));

@@ -9,6 +9,12 @@
 // decision that is not yet durable. A read-mostly key directory, updated as
 // decisions are made, lets io threads verify signatures before queueing; the
 // decide thread rechecks that the verifying key is still current.
+//
+// At most max_pending requests are in the node at once (queued, being decided
+// or awaiting their write): beyond that a request is refused `overloaded` at
+// once. A request not answered within the deadline of its submission is
+// answered ServiceUncertain by the DeadlineWatch (deadline.h) and stays in the
+// pipeline: a command may still commit, and an exact retry gets its receipt.
 #pragma once
 
 #include <condition_variable>
@@ -19,7 +25,9 @@
 #include <unordered_map>
 
 #include "common/clock.h"
+#include "common/histogram.h"
 #include "transit/contract/envelope.h"
+#include "transit/node/deadline.h"
 #include "transit/node/journal.h"
 #include "transit/node/snapshots.h"
 
@@ -39,29 +47,48 @@ struct SequencerStats {
   std::uint64_t slow_syncs = 0;     // synced writes that took over 5 ms
   std::uint64_t position = 0;       // the durable authority position
   std::uint64_t reclaimed_below = 0;  // history: the trimmed requests below it are compacted away (decision 66)
+  std::uint64_t pending = 0;          // requests queued, being decided or awaiting their synced write
+  std::uint64_t overloaded = 0;       // requests refused at once: max_pending were pending
+  std::uint64_t deadline_expired = 0;  // requests answered ServiceUncertain by the deadline
+  LatencyHistogram decision_latency;  // commands decided (accepted, replayed or refused): submission to the answer's release
+  LatencyHistogram sync_latency;      // each synced write
+};
+
+struct SequencerOptions {
+  std::size_t max_pending = 8192;
+  std::chrono::milliseconds deadline{5000};  // 0: none (requests wait for the disk however long it takes)
+};
+
+/// What /readyz checks (node/admin.cc).
+struct SequencerHealth {
+  bool journal_failed = false;      // a synced write failed: failed closed until a restart
+  bool stopping = false;
+  bool sync_thread_running = false;  // the sync thread has not returned
+  std::uint64_t sync_running_ms = 0;  // how long the synced write under way has run (0: none)
 };
 
 class Sequencer {
  public:
-  static constexpr std::size_t kMaxQueued = 8192;
-  static constexpr std::size_t kControlReserve = 256;  // control-hinted releases beyond kMaxQueued
+  static constexpr std::size_t kControlReserve = 256;  // control-hinted releases beyond max_pending
 
   /// `entropy` draws snapshot tokens; `snapshots` bounds how many may be open.
   Sequencer(std::unique_ptr<Journal> journal, Authority authority, const Clock& clock, Entropy& entropy,
-            SnapshotLimits snapshots = {});
+            SnapshotLimits snapshots = {}, SequencerOptions options = {});
   ~Sequencer();  // answers what is queued with ServiceUncertain, publishes what is decided, then stops
 
   /// Thread-safe. `verified_with` is the key the signature was checked against.
   void submit(CommandBody command, Digest digest, PublicKey verified_with, CommandDone done);
   /// `control`: the query carried X-Transit-Control: snapshot and may release a
-  /// snapshot (takes_control_hint); it is queued within kControlReserve beyond
-  /// kMaxQueued, so a full queue still admits releases (decision 76).
+  /// snapshot (takes_control_hint); it is admitted within kControlReserve beyond
+  /// max_pending, so a full node still admits releases (decision 76).
   void query(SignedQuery query, Digest digest, PublicKey verified_with, QueryDone done, bool control = false);
 
   /// The current key of a live principal (thread-safe).
   std::optional<PublicKey> key_of(Id principal) const;
   const Genesis& genesis() const { return genesis_; }
   SequencerStats stats() const;
+  SequencerHealth health() const;
+  const SequencerOptions& options() const { return options_; }
 
  private:
   struct CommandWork {
@@ -69,6 +96,7 @@ class Sequencer {
     Digest digest;
     PublicKey verified_with;
     CommandDone done;
+    std::chrono::steady_clock::time_point submitted;
   };
   struct QueryWork {
     SignedQuery query;
@@ -84,6 +112,7 @@ class Sequencer {
   struct Flight {
     std::shared_ptr<Journal::Batch> batch;
     std::vector<std::function<void(bool durable)>> answers;
+    std::vector<std::chrono::steady_clock::time_point> commands_submitted;  // for decision_latency
     Id position = 0;
     SequencerStats counts;
     bool empty() const { return answers.empty(); }
@@ -97,10 +126,12 @@ class Sequencer {
   std::optional<Refusal> check_key(Id principal, const PublicKey& verified_with, const Digest& digest,
                                    const Signature& signature) const;
   void publish_key(Id principal);
-  bool enqueue(Work work, std::size_t limit = kMaxQueued);
+  bool enqueue(Work work, std::size_t reserve = 0);  // admitted while pending < max_pending + reserve
 
   const Genesis genesis_;
   const Clock& clock_;
+  const SequencerOptions options_;
+  DeadlineWatch deadlines_;  // outlives the threads: it drops their late answers
   std::unique_ptr<Journal> journal_;  // staged by the decide thread, committed by the sync thread
   Authority authority_;               // decide thread only
   SnapshotRegistry snapshots_;        // decide thread only; volatile (decisions 70-77)
@@ -120,6 +151,9 @@ class Sequencer {
   bool stopping_ = false;
   bool sync_exit_ = false;
   Id durable_position_ = 0;
+  std::size_t pending_ = 0;  // submitted and not yet answered by the pipeline
+  std::optional<std::chrono::steady_clock::time_point> sync_started_;  // the synced write under way
+  bool sync_running_ = true;
   SequencerStats stats_;
   std::thread sync_thread_;
   std::thread decide_thread_;
