@@ -11,33 +11,13 @@
 #include "../support/cbqsd_process.h"
 #include "../support/temp_dir.h"
 #include "devchain/http_client.h"
+#include "../support/metric_names.h"
 
 namespace cowboy {
 namespace {
 
-// Sample names /metrics can carry: each family of a "# TYPE" line, and a
-// histogram's _bucket, _sum and _count.
-std::set<std::string> exported_names(const std::string& text) {
-  std::set<std::string> names;
-  std::istringstream in(text);
-  std::regex type_line(R"(^# TYPE (\S+) (\S+)$)");
-  for (std::string line; std::getline(in, line);) {
-    std::smatch m;
-    if (!std::regex_match(line, m, type_line)) continue;
-    names.insert(m[1]);
-    if (m[2] == "histogram")
-      for (const char* suffix : {"_bucket", "_sum", "_count"}) names.insert(std::string(m[1]) + suffix);
-  }
-  return names;
-}
-
-std::set<std::string> queried_names(const std::string& expr) {
-  std::set<std::string> names;
-  std::regex metric(R"(\b((?:cbqs|process)_[a-z0-9_]+)\b)");
-  for (auto it = std::sregex_iterator(expr.begin(), expr.end(), metric); it != std::sregex_iterator(); ++it)
-    names.insert((*it)[1]);
-  return names;
-}
+using cowboy::testing::exported_names;
+using cowboy::testing::queried_names;
 
 std::string read_file(const std::string& path) {
   std::ifstream in(path);
@@ -58,7 +38,7 @@ TEST(Observability, TheDashboardAndTheAlertRulesQueryOnlyMetricsCbqsdExports) {
   std::set<std::string> on_dashboard;
   for (const auto& panel : dashboard["panels"])
     for (const auto& target : panel["targets"])
-      for (const auto& name : queried_names(target["expr"].get<std::string>())) {
+      for (const auto& name : queried_names(target["expr"].get<std::string>(), "cbqs")) {
         on_dashboard.insert(name);
         EXPECT_TRUE(exported.contains(name)) << "panel \"" << panel["title"].get<std::string>() << "\" queries " << name;
       }
@@ -69,7 +49,7 @@ TEST(Observability, TheDashboardAndTheAlertRulesQueryOnlyMetricsCbqsdExports) {
   for (std::string line; std::getline(rules, line);) {
     auto at = line.find("expr:");
     if (at == std::string::npos) continue;
-    for (const auto& name : queried_names(line.substr(at + 5))) {
+    for (const auto& name : queried_names(line.substr(at + 5), "cbqs")) {
       alerted.insert(name);
       EXPECT_TRUE(exported.contains(name)) << "an alert queries " << name;
     }

@@ -15,9 +15,13 @@
 #include "../support/run.h"
 #include "net/http_connection.h"
 #include "process_fixture.h"
+#include "../support/metric_names.h"
 
 namespace cowboy::transit {
 namespace {
+
+using cowboy::testing::exported_names;
+using cowboy::testing::queried_names;
 
 const std::string kSource = COWBOY_SOURCE_DIR;
 
@@ -30,29 +34,6 @@ std::uint16_t admin_port(const std::string& ready_line) {
   std::smatch m;
   if (std::regex_search(ready_line, m, std::regex(R"(admin=127\.0\.0\.1:(\d+))"))) return static_cast<std::uint16_t>(std::stoi(m[1]));
   return 0;
-}
-
-// Sample names /metrics can carry: each family of a "# TYPE" line, and a histogram's _bucket, _sum and _count.
-std::set<std::string> exported_names(const std::string& text) {
-  std::set<std::string> names;
-  std::istringstream in(text);
-  std::regex type_line(R"(^# TYPE (\S+) (\S+)$)");
-  for (std::string line; std::getline(in, line);) {
-    std::smatch m;
-    if (!std::regex_match(line, m, type_line)) continue;
-    names.insert(m[1]);
-    if (m[2] == "histogram")
-      for (const char* suffix : {"_bucket", "_sum", "_count"}) names.insert(std::string(m[1]) + suffix);
-  }
-  return names;
-}
-
-std::set<std::string> queried_names(const std::string& expr) {
-  std::set<std::string> names;
-  std::regex metric(R"(\b((?:transitd|process)_[a-z0-9_]+)\b)");
-  for (auto it = std::sregex_iterator(expr.begin(), expr.end(), metric); it != std::sregex_iterator(); ++it)
-    names.insert((*it)[1]);
-  return names;
 }
 
 class OperationsProcessTest : public ProcessTest {
@@ -160,7 +141,7 @@ TEST_F(OperationsProcessTest, TransitStatusAndTheDashboardAndAlertsReadWhatTrans
   std::set<std::string> on_dashboard;
   for (const auto& panel : dashboard["panels"])
     for (const auto& target : panel["targets"])
-      for (const auto& name : queried_names(target["expr"].get<std::string>())) {
+      for (const auto& name : queried_names(target["expr"].get<std::string>(), "transitd")) {
         on_dashboard.insert(name);
         EXPECT_TRUE(exported.contains(name)) << "panel \"" << panel["title"].get<std::string>() << "\" queries " << name;
       }
@@ -175,7 +156,7 @@ TEST_F(OperationsProcessTest, TransitStatusAndTheDashboardAndAlertsReadWhatTrans
   for (std::string line; std::getline(rules, line);) {
     auto expr = line.find("expr:");
     if (expr == std::string::npos) continue;
-    for (const auto& name : queried_names(line.substr(expr + 5))) {
+    for (const auto& name : queried_names(line.substr(expr + 5), "transitd")) {
       alerted.insert(name);
       EXPECT_TRUE(exported.contains(name)) << "an alert queries " << name;
     }
