@@ -36,6 +36,7 @@ printf '\x00\x0a\x01\x00\x09\x02' > "$corpus_root/fuzz_cip11_presence/bitmap"
 printf '\x00\x0a\x01\x01\x00\x00\x00\x01\x00\x00\x00\x03' > "$corpus_root/fuzz_cip11_presence/sparse"
 mkdir -p "$corpus_root/fuzz_stored_records" "$corpus_root/fuzz_devchain_tx" "$corpus_root/fuzz_ws_frames"
 seed "$corpus_root/fuzz_devchain_registry" 'registry_*' devchain
+seed "$corpus_root/fuzz_devchain_block" 'block_*' devchain
 mkdir -p "$corpus_root/fuzz_cip11_chain_state"  # an empty state: an empty index (CBOR []), then zero counts
 printf '\x00\x00\x00\x01\x80\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00' \
   > "$corpus_root/fuzz_cip11_chain_state/empty"

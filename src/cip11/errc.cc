@@ -44,6 +44,7 @@ std::string_view to_string(Errc e) {
     case Errc::kSparseNotAscending: return "sparse presence indices not strictly ascending";
     case Errc::kIndexBeyondRegistry: return "presence index beyond the registry";
     case Errc::kBadBeaconScheme: return "beacon scheme is not MinSig";
+    case Errc::kSeedsNotAscending: return "consumed seeds not strictly ascending by round";
   }
   return "unknown error";
 }

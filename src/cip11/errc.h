@@ -56,6 +56,8 @@ enum class Errc : std::uint8_t {
   kIndexBeyondRegistry,
   // §9.2 beacon
   kBadBeaconScheme,      // a seed scheme other than the active MinSig (0x01)
+  // §9.2 ConsumedSeedsV1
+  kSeedsNotAscending,    // entries not strictly ascending by (seed_epoch, seed_view)
 };
 
 std::string_view to_string(Errc e);

@@ -266,3 +266,43 @@ ApiResult<cip11::chain::Effects> HttpClient::block_assignments(std::uint64_t hei
 }
 
 }  // namespace cowboy::devchain
+
+namespace cowboy::devchain {
+
+ApiResult<std::uint64_t> HttpClient::accept_block(const SignedBlock& block) {
+  Json body{{"block", json::hex0x(encode_signed_block(block))}};
+  return parse_with<std::uint64_t>(
+      call(host_, port_, timeout_, http::verb::post, "/v1/chain/blocks", body.dump()),
+      [](const Json& j) { return j.contains("height") && j["height"].is_number_unsigned() ? std::optional(j["height"].get<std::uint64_t>()) : std::nullopt; },
+      "height");
+}
+
+ApiResult<SignedBlock> HttpClient::block_at(std::uint64_t height) {
+  return parse_with<SignedBlock>(
+      call(host_, port_, timeout_, http::verb::get, "/v1/chain/blocks/" + std::to_string(height)),
+      [](const Json& j) -> std::optional<SignedBlock> {
+        if (!j.contains("block") || !j["block"].is_string()) return std::nullopt;
+        auto bytes = from_hex(j["block"].get<std::string>());
+        if (!bytes) return std::nullopt;
+        auto block = decode_signed_block(*bytes);
+        if (!block) return std::nullopt;
+        return std::move(*block);
+      },
+      "block");
+}
+
+ApiResult<ChainHead> HttpClient::chain_head() {
+  return parse_with<ChainHead>(
+      call(host_, port_, timeout_, http::verb::get, "/v1/chain/head"),
+      [](const Json& j) -> std::optional<ChainHead> {
+        if (!j.contains("height") || !j["height"].is_number_unsigned() || !j.contains("view") ||
+            !j["view"].is_number_unsigned() || !j.contains("digest") || !j["digest"].is_string())
+          return std::nullopt;
+        auto digest = fixed_from_hex<32>(j["digest"].get<std::string>());
+        if (!digest) return std::nullopt;
+        return ChainHead{j["height"].get<std::uint64_t>(), j["view"].get<std::uint64_t>(), *digest};
+      },
+      "head");
+}
+
+}  // namespace cowboy::devchain

@@ -7,7 +7,9 @@
 #include <set>
 
 #include "common/data_dir.h"
+#include "cip11/chain/consumed_seeds.h"
 #include "common/log.h"
+#include "devchain/cip11_genesis.h"
 #include "devchain/cip11_json.h"
 #include "devchain/cip11_store.h"
 #include "devchain/json.h"
@@ -153,18 +155,49 @@ Result<std::unique_ptr<Node>, std::string> Node::open(const NodeConfig& config,
   auto cip11 = cip11_store::load(*db);
   if (!cip11) return Err{"the stored CIP-11 state is unreadable: " + cip11.error()};
   ChainState state{std::move(*registry), std::move(*nonces), std::move(*cip11)};
-  return std::unique_ptr<Node>(
-      new Node(config, std::move(db), *stored_genesis, std::move(state), layout::from_be(height_bytes)));
+  // The head: the last block as proposed (a store written before blocks were
+  // kept so has none, and no other validator's block can follow it).
+  Head head{layout::from_be(height_bytes), 0, state.registry.chain_instance_id};
+  if (head.height > 0) {
+    std::string last;
+    if (!db->Get({}, layout::chain_block_key(head.height), &last).ok()) last.clear();
+    auto block = decode_signed_block(as_bytes(last));
+    if (block) {
+      head.view = block->block.view;
+      head.digest = block->digest;
+    } else {
+      head.view = head.height;
+      head.digest = Bytes32{};
+    }
+  }
+  if (config.validator_key) {
+    auto keys = stored_genesis->cip11 ? canonical_validator_keys(*stored_genesis->cip11) : std::vector<crypto::Ed25519Public>{};
+    if (std::find(keys.begin(), keys.end(), crypto::ed25519_from_seed(*config.validator_key).public_key) == keys.end())
+      return Err{std::string("the validator key is not one of the genesis validators' peer keys")};
+  }
+  return std::unique_ptr<Node>(new Node(config, std::move(db), *stored_genesis, std::move(state), head));
 }
 
-Node::Node(NodeConfig config, std::unique_ptr<rocksdb::DB> db, GenesisSpec genesis, ChainState state,
-           std::uint64_t height)
+namespace {
+std::optional<std::uint32_t> index_of(const std::vector<crypto::Ed25519Public>& validators,
+                                      const std::optional<crypto::Ed25519Seed>& key) {
+  if (!key) return std::nullopt;
+  auto at = std::find(validators.begin(), validators.end(), crypto::ed25519_from_seed(*key).public_key);
+  if (at == validators.end()) return std::nullopt;
+  return static_cast<std::uint32_t>(at - validators.begin());
+}
+}  // namespace
+
+Node::Node(NodeConfig config, std::unique_ptr<rocksdb::DB> db, GenesisSpec genesis, ChainState state, Head head)
     : config_(std::move(config)),
       db_(std::move(db)),
       genesis_(std::move(genesis)),
       chain_instance_id_(state.registry.chain_instance_id),
+      validators_(genesis_.cip11 ? canonical_validator_keys(*genesis_.cip11) : std::vector<crypto::Ed25519Public>{}),
+      validator_index_(index_of(validators_, config_.validator_key)),
       state_(std::move(state)),
-      height_(height),
+      height_(head.height),
+      head_(head),
       published_(snapshot_of(*db_)),
       next_nonce_(state_.nonces) {}
 
@@ -217,6 +250,9 @@ Bytes32 Node::state_hash() const {
 }
 
 void Node::set_presence_provider(PresenceProvider provider) { presence_provider_ = std::move(provider); }
+void Node::set_submit_observer(std::function<void(const Transaction&)> observer) {
+  submit_observer_ = std::move(observer);
+}
 void Node::set_block_observer(std::function<void(const CommittedBlock&)> observer) { observer_ = std::move(observer); }
 
 std::pair<std::optional<Bytes>, cip11::PresentSet> Node::presence_for(std::uint64_t height,
@@ -289,53 +325,61 @@ TxReceipt Node::apply(BlockWork& work, const Pending& p, std::uint64_t height, s
   return receipt;
 }
 
-ApiResult<std::uint64_t> Node::produce_block() {
-  std::lock_guard produce_lock(produce_mu_);
-  std::vector<Pending> txs;
-  std::uint64_t h;
-  const bool cip11 = genesis_.cip11.has_value();
-  const std::uint32_t registry_size = state_.cip11.index.size();  // |registry(H-1)|
+struct Node::Execution {
   BlockWork work;
-  {
-    std::lock_guard lock(mu_);
-    std::size_t n = std::min(mempool_.size(), config_.max_block_txs);
-    txs.assign(std::make_move_iterator(mempool_.begin()), std::make_move_iterator(mempool_.begin() + static_cast<std::ptrdiff_t>(n)));
-    h = height_ + 1;
-  }
-  if (!txs.empty()) work.registry = state_.registry;  // applied to a copy; published only after the write
+  CommittedBlock committed;
+  std::uint32_t registry_size = 0;  // |registry(H-1)|
+  std::vector<TxReceipt> receipts;
+  Bytes consumed_seeds;  // ConsumedSeedsV1 of what the block's records consumed
+  Bytes32 state_root{};
+};
 
-  // A CIP-11 block: its presence field, decoded against registry(H-1), then
-  // the dispatcher's start-of-block passes (§7.2, §9.2, §11.2). The plane is
-  // changed in place; its journal is what the block writes.
-  CommittedBlock committed{h, std::nullopt, {}};
-  std::optional<cip11::PresentSet> present;
+void Node::execute(const Block& block, const std::vector<Pending>& txs, const cip11::PresentSet* present,
+                   Execution& out) {
+  const std::uint64_t h = block.height;
+  out.committed = CommittedBlock{h, block.presence, {}};
+  if (!txs.empty()) out.work.registry = state_.registry;  // applied to a copy; published only after the write
+  // A CIP-11 block: the dispatcher's start-of-block passes (§7.2, §9.2,
+  // §11.2) against the block's present set, then its instructions. The plane
+  // is changed in place; its journal is what the block writes.
   std::optional<cip11::chain::DevBeacon> beacon;
   std::optional<cip11::chain::BlockContext> context;
-  if (cip11) {
-    auto [field, set] = presence_for(h, registry_size);
-    committed.presence = std::move(field);
-    present = std::move(set);
+  if (present) {
     beacon.emplace(chain_instance_id_, h);
     context.emplace(cip11::chain::BlockContext{h, genesis_.cip11->params, *beacon, *present});
-    cip11::chain::begin_block(state_.cip11, *context, committed.effects);
+    cip11::chain::begin_block(state_.cip11, *context, out.committed.effects);
   }
+  for (std::uint32_t i = 0; i < txs.size(); ++i)
+    out.receipts.push_back(apply(out.work, txs[i], h, i, context ? &*context : nullptr, out.committed.effects));
+  if (present) out.consumed_seeds = cip11::chain::encode_consumed_seeds(out.committed.effects.consumed_seeds);
+  // The state after the block, from the parts the node publishes only after the write.
+  std::map<Address, std::uint64_t> nonces = state_.nonces;
+  for (const auto& [sender, next] : out.work.nonces) nonces[sender] = next;
+  out.state_root =
+      crypto::keccak256(encode_state(out.work.registry ? *out.work.registry : state_.registry, nonces, state_.cip11));
+}
 
+ApiResult<std::uint64_t> Node::write_block(const SignedBlock& signed_block, const std::vector<Pending>& txs,
+                                           Execution& ex) {
+  const Block& block = signed_block.block;
+  const std::uint64_t h = block.height;
+  const bool cip11 = genesis_.cip11.has_value();
   rocksdb::WriteBatch batch;
   nlohmann::json hashes = nlohmann::json::array();
   for (std::uint32_t i = 0; i < txs.size(); ++i) {
-    TxReceipt receipt = apply(work, txs[i], h, i, context ? &*context : nullptr, committed.effects);
-    batch.Put(layout::tx_key(txs[i].hash), json::receipt_to_json(receipt).dump());
+    batch.Put(layout::tx_key(txs[i].hash), json::receipt_to_json(ex.receipts[i]).dump());
     hashes.push_back(json::hex0x(txs[i].hash));
   }
   if (!txs.empty() || cip11) {
-    nlohmann::json block{{"height", h}, {"txs", hashes}};
-    if (cip11) json::put_cip11_block(block, committed.presence, registry_size, committed.effects);
-    batch.Put(layout::block_key(h), block.dump());
+    nlohmann::json record{{"height", h}, {"txs", hashes}};
+    if (cip11) json::put_cip11_block(record, ex.committed.presence, ex.registry_size, ex.committed.effects);
+    batch.Put(layout::block_key(h), record.dump());
   }
+  batch.Put(layout::chain_block_key(h), std::string(as_sv(encode_signed_block(signed_block))));
   // Only what this block changed: the registry if it did, its senders' nonces, the CIP-11 records.
-  const bool registry_changed = work.registry && !(*work.registry == state_.registry);
-  if (registry_changed) batch.Put(std::string(layout::kRegistry), std::string(as_sv(encode_registry(*work.registry))));
-  stage_nonces(work.nonces, batch);
+  const bool registry_changed = ex.work.registry && !(*ex.work.registry == state_.registry);
+  if (registry_changed) batch.Put(std::string(layout::kRegistry), std::string(as_sv(encode_registry(*ex.work.registry))));
+  stage_nonces(ex.work.nonces, batch);
   cip11_store::stage(state_.cip11, batch);
   batch.Put(std::string(layout::kHeight), layout::be64(h));
   rocksdb::WriteOptions sync;
@@ -351,19 +395,222 @@ ApiResult<std::uint64_t> Node::produce_block() {
   auto snapshot = snapshot_of(*db_);
   {
     std::lock_guard lock(mu_);
-    if (registry_changed) state_.registry = std::move(*work.registry);
-    for (const auto& [sender, next] : work.nonces) state_.nonces[sender] = next;
-    for (const auto& p : txs) mempool_hashes_.erase(p.hash);
-    mempool_.erase(mempool_.begin(), mempool_.begin() + static_cast<std::ptrdiff_t>(txs.size()));
+    if (registry_changed) state_.registry = std::move(*ex.work.registry);
+    for (const auto& [sender, next] : ex.work.nonces) state_.nonces[sender] = next;
+    drop_included_locked(ex.work.nonces);
     height_ = h;
+    head_ = Head{h, block.view, signed_block.digest};
     published_ = std::move(snapshot);
   }
-  log_selection_telemetry(h, committed.effects);
-  if (cip11 && observer_) observer_(committed);
+  log_selection_telemetry(h, ex.committed.effects);
+  if (cip11 && observer_) observer_(ex.committed);
   return h;
 }
 
+void Node::drop_included_locked(const std::map<Address, std::uint64_t>& senders) {
+  if (senders.empty()) return;
+  // A pending transaction on a nonce a committed block used is included or
+  // superseded (another validator's block took that nonce): either way it is done.
+  std::erase_if(mempool_, [&](const Pending& p) {
+    auto it = senders.find(p.sender);
+    if (it == senders.end() || p.tx.nonce >= it->second) return false;
+    mempool_hashes_.erase(p.hash);
+    return true;
+  });
+  for (const auto& [sender, committed] : senders) {
+    auto& next = next_nonce_[sender];
+    if (next >= committed) continue;
+    // A block from another validator moved the sender past what this node had
+    // pending: queued successors below it are done, the next one is pending now.
+    next = committed;
+    auto q = future_.find(sender);
+    if (q == future_.end()) continue;
+    auto& queued = q->second;
+    for (auto e = queued.begin(); e != queued.end() && e->first < next;) {
+      mempool_hashes_.erase(e->second.hash);
+      e = queued.erase(e);
+      --future_count_;
+    }
+    for (auto e = queued.begin(); e != queued.end() && e->first == next; e = queued.erase(e), ++next) {
+      mempool_.push_back(std::move(e->second));
+      --future_count_;
+    }
+    if (queued.empty()) future_.erase(q);
+  }
+}
+
+ApiResult<std::uint64_t> Node::produce_block() {
+  auto b = propose(std::nullopt);
+  if (!b) return Err{b.error()};
+  return b->block.height;
+}
+
+ApiResult<SignedBlock> Node::propose_block(std::uint64_t view) { return propose(view); }
+
+ApiResult<SignedBlock> Node::propose(std::optional<std::uint64_t> view) {
+  std::lock_guard produce_lock(produce_mu_);
+  Block b;
+  std::vector<Pending> candidates;
+  {
+    std::lock_guard lock(mu_);
+    if (view && *view <= head_.view)
+      return Err{ApiError{ApiErrorCode::kBadRequest, "view " + std::to_string(*view) + " is not above the head's " +
+                                                         std::to_string(head_.view)}};
+    b.view = view.value_or(head_.view + 1);
+    b.height = height_ + 1;
+    b.parent = head_.digest;
+    std::size_t n = std::min(mempool_.size(), config_.max_block_txs);
+    candidates.assign(mempool_.begin(), mempool_.begin() + static_cast<std::ptrdiff_t>(n));
+  }
+  b.chain_instance_id = chain_instance_id_;
+  b.proposer = validator_index_.value_or(0);
+  // Each sender's transactions from its committed nonce on, as every verifier
+  // checks them; one a block from another validator superseded stays out.
+  std::vector<Pending> txs;
+  std::map<Address, std::uint64_t> expected;
+  for (auto& p : candidates) {
+    auto [at, fresh] = expected.try_emplace(p.sender, 0);
+    if (fresh) {
+      auto it = state_.nonces.find(p.sender);  // the producer's own to read (produce_mu_)
+      at->second = it == state_.nonces.end() ? 0 : it->second;
+    }
+    if (p.tx.nonce != at->second) continue;
+    ++at->second;
+    b.txs.push_back(encode_tx(p.tx));
+    txs.push_back(std::move(p));
+  }
+  Execution ex;
+  std::optional<cip11::PresentSet> present;
+  if (genesis_.cip11) {
+    ex.registry_size = state_.cip11.index.size();  // |registry(H-1)|
+    auto [field, set] = presence_for(b.height, ex.registry_size);
+    b.presence = std::move(field);
+    present = std::move(set);
+  }
+  execute(b, txs, present ? &*present : nullptr, ex);
+  b.consumed_seeds = ex.consumed_seeds;
+  b.state_root = ex.state_root;
+  SignedBlock sealed = config_.validator_key ? seal_block(std::move(b), *config_.validator_key)
+                                             : SignedBlock{b, block_digest(b), {}};
+  auto written = write_block(sealed, txs, ex);
+  if (!written) return Err{written.error()};
+  return sealed;
+}
+
+ApiError Node::refuse(BlockRefusal why, const std::string& detail) {
+  {
+    std::lock_guard lock(mu_);
+    ++refusals_[static_cast<std::size_t>(why)];
+  }
+  log::warn("block_refused", log::field("reason", std::string(block_refusal_name(why))), log::field("detail", detail));
+  return ApiError{ApiErrorCode::kBlockRefused, std::string(block_refusal_name(why)) + ": " + detail};
+}
+
+ApiResult<std::uint64_t> Node::accept_block(const SignedBlock& sb) {
+  std::lock_guard produce_lock(produce_mu_);
+  const Block& b = sb.block;
+  const Head at = head();
+  auto no = [&](BlockRefusal why, const std::string& detail) -> ApiResult<std::uint64_t> {
+    return Err{refuse(why, "block " + std::to_string(b.height) + ": " + detail)};
+  };
+  // Who may propose what, before any work.
+  if (validators_.empty()) return no(BlockRefusal::kNoValidatorSet, "no ValidatorSetSnapshot(0)");
+  if (b.chain_instance_id != chain_instance_id_) return no(BlockRefusal::kWrongChain, json::hex0x(b.chain_instance_id));
+  if (b.epoch != 0) return no(BlockRefusal::kWrongEpoch, "epoch " + std::to_string(b.epoch));
+  if (b.height != at.height + 1) return no(BlockRefusal::kNotNext, "the head is " + std::to_string(at.height));
+  if (b.parent != at.digest) return no(BlockRefusal::kWrongParent, "parent " + json::hex0x(b.parent));
+  if (b.view <= at.view) return no(BlockRefusal::kStaleView, "view " + std::to_string(b.view));
+  if (b.proposer != leader_of(b.view, validators_.size()))
+    return no(BlockRefusal::kWrongProposer, "proposer " + std::to_string(b.proposer) + " in view " + std::to_string(b.view));
+  if (block_digest(b) != sb.digest) return no(BlockRefusal::kBadDigest, "digest " + json::hex0x(sb.digest));
+  if (!crypto::ed25519_verify(validators_[b.proposer], sb.digest, sb.signature))
+    return no(BlockRefusal::kBadSignature, "proposer " + std::to_string(b.proposer));
+  if (!b.seed_evidence.empty()) return no(BlockRefusal::kUnexpectedSeedEvidence, std::to_string(b.seed_evidence.size()) + " bytes");
+
+  // The transactions, decoded from their literal bytes, each its sender's next nonce.
+  std::vector<Pending> txs;
+  std::map<Address, std::uint64_t> expected;
+  for (std::size_t i = 0; i < b.txs.size(); ++i) {
+    auto tx = decode_tx(b.txs[i]);
+    if (!tx) return no(BlockRefusal::kBadTx, "tx " + std::to_string(i) + ": " + std::string(codec::to_string(tx.error())));
+    if (tx->chain_instance_id != chain_instance_id_) return no(BlockRefusal::kBadTx, "tx " + std::to_string(i) + " names another chain");
+    auto sender = recover_sender(*tx);
+    if (!sender) return no(BlockRefusal::kBadTx, "tx " + std::to_string(i) + " recovers no sender");
+    auto [e, fresh] = expected.try_emplace(*sender, 0);
+    if (fresh) {
+      auto it = state_.nonces.find(*sender);
+      e->second = it == state_.nonces.end() ? 0 : it->second;
+    }
+    if (tx->nonce != e->second)
+      return no(BlockRefusal::kBadNonce, "tx " + std::to_string(i) + " has nonce " + std::to_string(tx->nonce) +
+                                             ", its sender's next is " + std::to_string(e->second));
+    ++e->second;
+    Bytes32 hash = tx_hash(*tx);
+    txs.push_back(Pending{std::move(*tx), *sender, hash});
+  }
+
+  // The committed CIP-11 fields, decoded strictly from their literal bytes.
+  Execution ex;
+  std::optional<cip11::PresentSet> present;
+  if (genesis_.cip11) {
+    const auto& params = genesis_.cip11->params;
+    ex.registry_size = state_.cip11.index.size();
+    if (!params.present_first_enabled && !params.presence_shadow_enabled) {
+      if (b.presence) return no(BlockRefusal::kBadPresence, "a PresenceInput field on a chain that reads none (§7.2 rule 1)");
+      present.emplace(ex.registry_size);
+    } else {
+      auto set = cip11::chain::presence_of_block(params, b.presence, ex.registry_size);
+      if (!set) return no(BlockRefusal::kBadPresence, std::string(cip11::to_string(set.error())));
+      present = std::move(*set);
+    }
+    if (auto seeds = cip11::chain::decode_consumed_seeds(b.consumed_seeds); !seeds)
+      return no(BlockRefusal::kBadConsumedSeeds, std::string(cip11::to_string(seeds.error())));
+  } else if (b.presence || !b.consumed_seeds.empty()) {
+    return no(b.presence ? BlockRefusal::kBadPresence : BlockRefusal::kBadConsumedSeeds, "a CIP-11 field on a chain without CIP-11");
+  }
+
+  // Re-execution on this node's state; the results must be what the proposer committed.
+  execute(b, txs, present ? &*present : nullptr, ex);
+  if (ex.consumed_seeds != b.consumed_seeds) {
+    state_.cip11.rollback();
+    return no(BlockRefusal::kSeedsMismatch, "the block's records consumed " +
+                                                std::to_string(ex.committed.effects.consumed_seeds.size()) + " seeds");
+  }
+  if (ex.state_root != b.state_root) {
+    state_.cip11.rollback();
+    return no(BlockRefusal::kStateMismatch, "re-executed to " + json::hex0x(ex.state_root));
+  }
+  return write_block(sb, txs, ex);
+}
+
+ApiResult<SignedBlock> Node::block_at(std::uint64_t height) {
+  std::string value;
+  auto status = db_->Get({}, layout::chain_block_key(height), &value);
+  if (status.IsNotFound()) return Err{not_found("no block " + std::to_string(height))};
+  if (!status.ok()) return Err{internal(status.ToString())};
+  auto block = decode_signed_block(as_bytes(value));
+  if (!block) return Err{internal("stored block unreadable")};
+  return std::move(*block);
+}
+
+Node::Head Node::head() const {
+  std::lock_guard lock(mu_);
+  return head_;
+}
+
+std::array<std::uint64_t, kBlockRefusalCount> Node::refusals() const {
+  std::lock_guard lock(mu_);
+  return refusals_;
+}
+
 ApiResult<Bytes32> Node::submit(const Transaction& tx) {
+  bool fresh = false;
+  auto hash = admit(tx, fresh);
+  if (hash && fresh && submit_observer_) submit_observer_(tx);
+  return hash;
+}
+
+ApiResult<Bytes32> Node::admit(const Transaction& tx, bool& fresh) {
   if (tx.chain_instance_id != chain_instance_id_)
     return Err{ApiError{ApiErrorCode::kWrongChain, "chain_instance_id is " + json::hex0x(chain_instance_id_)}};
   auto sender = recover_sender(tx);
@@ -386,6 +633,7 @@ ApiResult<Bytes32> Node::submit(const Transaction& tx) {
     queued.emplace(tx.nonce, Pending{tx, *sender, hash});
     ++future_count_;
     mempool_hashes_.insert(hash);
+    fresh = true;
     return hash;
   }
   if (tx.nonce != expected) {
@@ -403,6 +651,7 @@ ApiResult<Bytes32> Node::submit(const Transaction& tx) {
   }
   if (queued.empty()) future_.erase(*sender);
   next_nonce_[*sender] = next;
+  fresh = true;
   return hash;
 }
 
