@@ -88,7 +88,7 @@ struct Cip11Validators : ::testing::Test {
       seeds.push_back(*seed);
       chain_ports.push_back(cowboy::testing::free_port());
       c.validators.push_back({crypto::ed25519_from_seed(*seed).public_key,
-                              "127.0.0.1:" + std::to_string(cowboy::testing::free_port())});
+                              "127.0.0.1:" + std::to_string(cowboy::testing::free_udp_port())});
     }
     canonical = devchain::canonical_validator_keys(c);
     g.cip11 = c;
