@@ -440,14 +440,16 @@ void Node::drop_included_locked(const std::map<Address, std::uint64_t>& senders)
 }
 
 ApiResult<std::uint64_t> Node::produce_block() {
-  auto b = propose(std::nullopt);
+  auto b = propose(std::nullopt, {});
   if (!b) return Err{b.error()};
   return b->block.height;
 }
 
-ApiResult<SignedBlock> Node::propose_block(std::uint64_t view) { return propose(view); }
+ApiResult<SignedBlock> Node::propose_block(std::uint64_t view, const Announce& announce) {
+  return propose(view, announce);
+}
 
-ApiResult<SignedBlock> Node::propose(std::optional<std::uint64_t> view) {
+ApiResult<SignedBlock> Node::propose(std::optional<std::uint64_t> view, const Announce& announce) {
   std::lock_guard produce_lock(produce_mu_);
   Block b;
   std::vector<Pending> candidates;
@@ -492,6 +494,7 @@ ApiResult<SignedBlock> Node::propose(std::optional<std::uint64_t> view) {
   b.state_root = ex.state_root;
   SignedBlock sealed = config_.validator_key ? seal_block(std::move(b), *config_.validator_key)
                                              : SignedBlock{b, block_digest(b), {}};
+  if (announce) announce(sealed);
   auto written = write_block(sealed, txs, ex);
   if (!written) return Err{written.error()};
   return sealed;

@@ -108,8 +108,12 @@ class Node final : public ChainApi, public Cip11Api, public BlocksApi {
   ApiResult<std::uint64_t> produce_block();
   /// Proposes the block of `view` from the mempool and commits it; returns it
   /// sealed for the other validators. kBadRequest unless `view` is above the
-  /// head's; the caller (the rotation) knows this node leads it.
-  ApiResult<SignedBlock> propose_block(std::uint64_t view);
+  /// head's; the caller (the rotation) knows this node leads it. `announce`
+  /// gets the sealed block before this node's own write, so a proposer killed
+  /// between the two finds its block at its peers when it restarts, and never
+  /// holds a block no one else has.
+  using Announce = std::function<void(const SignedBlock&)>;
+  ApiResult<SignedBlock> propose_block(std::uint64_t view, const Announce& announce = {});
   /// Verifies a block another validator proposed by re-executing it on this
   /// node's state, and commits it. A block that does not verify changes nothing
   /// and is answered kBlockRefused, its BlockRefusal named first in the message.
@@ -179,7 +183,7 @@ class Node final : public ChainApi, public Cip11Api, public BlocksApi {
   /// a used nonce and lines up queued successors (under mu_).
   void drop_included_locked(const std::map<Address, std::uint64_t>& senders);
   /// propose_block in `view`, or (nullopt) in the view after the head's.
-  ApiResult<SignedBlock> propose(std::optional<std::uint64_t> view);
+  ApiResult<SignedBlock> propose(std::optional<std::uint64_t> view, const Announce& announce);
   /// The store as of the last published block, for reads.
   std::shared_ptr<const rocksdb::Snapshot> published() const;
   /// The block's presence field and the set it stands for (§7.2 rules 1-2).

@@ -113,12 +113,9 @@ void Rotation::run() {
     if (leader_of(view, validators_) != me_ || view <= proposed) continue;
     if (catch_up()) continue;  // never propose on a stale head
     proposed = view;
-    auto block = node_.propose_block(view);
-    if (!block) {
-      log::warn("propose_failed", log::field("view", view), log::field("why", block.error().message));
-      continue;
-    }
-    broadcast(*block);
+    // Sent before this validator's own write (Node::propose_block).
+    auto block = node_.propose_block(view, [this](const SignedBlock& b) { broadcast(b); });
+    if (!block) log::warn("propose_failed", log::field("view", view), log::field("why", block.error().message));
   }
 }
 

@@ -9,7 +9,9 @@
 // A view whose block has not come view_timeout after that is nullified - no
 // message says so; every validator reads it off its own clock - and the leader
 // of the next view proposes, one view per further view_timeout. The proposer
-// sends its block to every peer (POST /v1/chain/blocks), which re-executes it.
+// sends its block to every peer (POST /v1/chain/blocks), which re-executes it,
+// before it writes the block itself: killed in between, it finds the block at
+// its peers when it restarts instead of holding one they never saw.
 //
 // Catch-up: a validator that starts, or hears no block for a whole view,
 // asks its peers for their heads and fetches and accepts every block it lacks
