@@ -14,7 +14,7 @@
 //     presence:          Option<Bytes>,  // the PresenceInputV1 field, its literal bytes (§7.2)
 //     consumed_seeds:    Bytes,          // ConsumedSeedsV1, its literal bytes (§9.2)
 //     seed_evidence:     Bytes,          // the beacon's proof for this view; empty until the beacon gives one
-//     state_root:        Bytes32,        // keccak256(encode_state) after the block
+//     state_root:        Bytes32,        // keccak256(encode_state) after the block; zeros on a one-validator chain
 //   }
 //   digest    = keccak256("cowboy/devchain-block/v1" || canonical(block))
 //   signature = Ed25519 by the proposer's peer key over the digest

@@ -352,11 +352,15 @@ void Node::execute(const Block& block, const std::vector<Pending>& txs, const ci
   for (std::uint32_t i = 0; i < txs.size(); ++i)
     out.receipts.push_back(apply(out.work, txs[i], h, i, context ? &*context : nullptr, out.committed.effects));
   if (present) out.consumed_seeds = cip11::chain::encode_consumed_seeds(out.committed.effects.consumed_seeds);
-  // The state after the block, from the parts the node publishes only after the write.
-  std::map<Address, std::uint64_t> nonces = state_.nonces;
-  for (const auto& [sender, next] : out.work.nonces) nonces[sender] = next;
-  out.state_root =
-      crypto::keccak256(encode_state(out.work.registry ? *out.work.registry : state_.registry, nonces, state_.cip11));
+  // The state after the block, from the parts the node publishes only after
+  // the write. It encodes the whole state, so only a chain with verifiers pays
+  // for it; a lone producer's blocks carry zeros.
+  if (validators_.size() > 1) {
+    std::map<Address, std::uint64_t> nonces = state_.nonces;
+    for (const auto& [sender, next] : out.work.nonces) nonces[sender] = next;
+    out.state_root =
+        crypto::keccak256(encode_state(out.work.registry ? *out.work.registry : state_.registry, nonces, state_.cip11));
+  }
 }
 
 ApiResult<std::uint64_t> Node::write_block(const SignedBlock& signed_block, const std::vector<Pending>& txs,
