@@ -514,7 +514,11 @@ ApiError Node::refuse(BlockRefusal why, const std::string& detail) {
 }
 
 ApiResult<std::uint64_t> Node::accept_block(const SignedBlock& sb) {
-  std::lock_guard produce_lock(produce_mu_);
+  // Never wait for this node's own block: its proposer may be sending that
+  // block to the validator whose block this is, which would wait in turn.
+  std::unique_lock produce_lock(produce_mu_, std::try_to_lock);
+  if (!produce_lock.owns_lock())
+    return Err{ApiError{ApiErrorCode::kUnavailable, "busy with another block; fetch this one again later"}};
   const Block& b = sb.block;
   const Head at = head();
   auto no = [&](BlockRefusal why, const std::string& detail) -> ApiResult<std::uint64_t> {

@@ -117,6 +117,9 @@ class Node final : public ChainApi, public Cip11Api, public BlocksApi {
   /// Verifies a block another validator proposed by re-executing it on this
   /// node's state, and commits it. A block that does not verify changes nothing
   /// and is answered kBlockRefused, its BlockRefusal named first in the message.
+  /// kUnavailable, without waiting, while this node is executing another
+  /// block (two proposers sending each other their blocks must not wait on
+  /// each other); the caller fetches it again later.
   ApiResult<std::uint64_t> accept_block(const SignedBlock& block) override;
   /// The committed block at `height` >= 1, as proposed (a validator that was
   /// down fetches these from a peer and accepts them in order).

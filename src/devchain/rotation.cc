@@ -91,7 +91,13 @@ void Rotation::run() {
   ChainHead last = node_.head();
   auto since = Clock::now();  // when `last` became the head here
   auto synced = since;
+  const auto started = since;
   std::uint64_t proposed = last.view;  // the last view this validator proposed (or passed)
+  // Back on a chain that has blocks, its clock does not know the others' views
+  // yet: it proposes only once it has committed a block from them, or after a
+  // whole rotation of timeouts with none (then nobody else is proposing).
+  bool joined = last.height == 0;
+  const auto alone = config_.view_timeout * static_cast<std::int64_t>(validators_);
   for (;;) {
     {
       std::unique_lock lock(mu_);
@@ -99,7 +105,7 @@ void Rotation::run() {
     }
     const auto now = Clock::now();
     const ChainHead head = node_.head();
-    if (head != last) last = head, since = now;
+    if (head != last) last = head, since = now, joined = true;
     const auto elapsed = now - since;
     if (elapsed < config_.block_interval) continue;
     // The view due now: the one after the head's, one more per view_timeout without a block.
@@ -111,6 +117,7 @@ void Rotation::run() {
       if (catch_up()) continue;  // behind: the head moved, timing starts again from it
     }
     if (leader_of(view, validators_) != me_ || view <= proposed) continue;
+    if (!joined && now - started < alone) continue;
     if (catch_up()) continue;  // never propose on a stale head
     proposed = view;
     // Sent before this validator's own write (Node::propose_block).

@@ -16,7 +16,11 @@
 // Catch-up: a validator that starts, or hears no block for a whole view,
 // asks its peers for their heads and fetches and accepts every block it lacks
 // from one that is ahead. A leader does the same before it proposes, so a
-// validator back from a crash never proposes on a stale head.
+// validator back from a crash never proposes on a stale head; and it proposes
+// only after it has committed a block from the others (or a whole rotation of
+// timeouts passed with none), since until then its clock does not know their
+// views. A validator busy with a block answers another's at once
+// (Node::accept_block) rather than wait, and fetches it later.
 //
 // Transactions: each one a validator's node newly accepts is forwarded to
 // every peer (POST /v1/tx), so the next leaders hold it if this one dies.
