@@ -50,9 +50,20 @@ ApiResult<HttpText> exchange(const std::string& host, std::uint16_t port, std::c
   try {
     asio::io_context io;
     beast::tcp_stream stream(io);
+    // The deadline covers the whole exchange. It applies only to the stream's
+    // asynchronous operations, so each step is one run on this call's own
+    // io_context (a peer that accepts and never answers must not hold a caller).
     stream.expires_after(timeout);
+    auto step = [&io](auto start) {
+      beast::error_code ec;
+      start([&ec](beast::error_code e, auto&&...) { ec = e; });
+      io.restart();
+      io.run();
+      if (ec) throw boost::system::system_error(ec);
+    };
     tcp::resolver resolver(io);
-    stream.connect(resolver.resolve(host, std::to_string(port)));
+    auto endpoints = resolver.resolve(host, std::to_string(port));
+    step([&](auto done) { stream.async_connect(endpoints, done); });
     http::request<http::string_body> req{method, target, 11};
     req.set(http::field::host, host);
     if (!body.empty()) {
@@ -60,11 +71,11 @@ ApiResult<HttpText> exchange(const std::string& host, std::uint16_t port, std::c
       req.body() = body;
       req.prepare_payload();
     }
-    http::write(stream, req);
+    step([&](auto done) { http::async_write(stream, req, done); });
     beast::flat_buffer buffer;
     http::response_parser<http::string_body> parser;
     parser.body_limit(kMaxResponseBytes);
-    http::read(stream, buffer, parser);
+    step([&](auto done) { http::async_read(stream, buffer, parser, done); });
     beast::error_code ignored;
     stream.socket().shutdown(tcp::socket::shutdown_both, ignored);
     return HttpText{static_cast<int>(parser.get().result_int()), std::move(parser.get().body())};
