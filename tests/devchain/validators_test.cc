@@ -122,6 +122,16 @@ struct DevchainValidators : ::testing::Test {
       EXPECT_EQ(n->head().height, head->height);
       EXPECT_EQ(n->head().digest, head->digest);
     }
+    // And the same round seeds, each taken from the committed blocks.
+    for (std::uint64_t v = 0; v <= head->view + 1; ++v) {
+      std::optional<std::optional<chain::RoundSeed>> seed;
+      for (auto& n : nodes) {
+        if (!n) continue;
+        if (!seed) seed = n->round_seed(v);
+        EXPECT_EQ(n->round_seed(v), *seed) << "view " << v;
+      }
+      EXPECT_EQ(seed->has_value(), v <= head->view) << "view " << v;
+    }
   }
 };
 
@@ -167,6 +177,25 @@ TEST_F(DevchainValidators, FourValidatorsProposeInRotationAndReachOneStateHash) 
   EXPECT_EQ(after_gap.block.parent, before.digest);
   EXPECT_EQ(after_gap.block.view, before.view + 2);
   expect_one_state();
+  // Each block's seed_evidence is its proposer's proof of its view's round
+  // seed, which every validator took; the skipped view's seed is derived.
+  blocks.push_back(after_gap);
+  for (const auto& b : blocks) {
+    ASSERT_EQ(b.block.seed_evidence.size(), crypto::ecvrf::kProofSize);
+    for (auto& n : nodes) {
+      auto seed = n->round_seed(b.block.view);
+      ASSERT_TRUE(seed && seed->proof);
+      EXPECT_EQ(Bytes(seed->proof->begin(), seed->proof->end()), b.block.seed_evidence);
+      EXPECT_EQ(*seed, *chain::verify_round_seed(crypto::ecvrf::keypair_from_seed(seeds[b.block.proposer]).public_key,
+                                                 *n->chain_instance_id(), {0, b.block.view},
+                                                 n->round_seed(b.block.view - 1)->output, *seed->proof));
+    }
+  }
+  const auto skipped = nodes[0]->round_seed(before.view + 1);
+  ASSERT_TRUE(skipped);
+  EXPECT_FALSE(skipped->proof.has_value());
+  EXPECT_EQ(skipped->output, chain::nullified_seed(*nodes[0]->chain_instance_id(), {0, before.view + 1},
+                                                   nodes[0]->round_seed(before.view)->output));
   for (auto& n : nodes)
     for (auto c : n->refusals()) EXPECT_EQ(c, 0u);
 }
@@ -358,6 +387,29 @@ TEST_F(DevchainValidators, AValidatorDownMidEpochLosesNoJobAndCatchesUpFromAPeer
   while (leader_of(view, kValidators) != down) ++view;
   EXPECT_EQ(step(view).block.proposer, down);
   expect_one_state();
+}
+
+TEST_F(DevchainValidators, ARotatingValidatorsKeyIsAnyGenesisValidatorsAndNoOtherKey) {
+  // One meaning of validator_key: the peer-key seed that signs blocks and
+  // proves their seeds. Rotating, any genesis validator's is taken (SetUp
+  // opened all four, including non-zero genesis positions); another key is refused.
+  crypto::Ed25519Seed stranger = peer_seed(9);
+  NodeConfig config{dir.path() / "stranger", std::chrono::milliseconds(5)};
+  config.validator_key = stranger;
+  config.rotating = true;
+  auto refused = Node::open(config, genesis());
+  ASSERT_FALSE(refused.ok());
+  EXPECT_NE(refused.error().find("not one of the genesis validators' peer keys"), std::string::npos) << refused.error();
+  // As a lone producer, only genesis validator 0 leads the rounds.
+  const auto zero = genesis().cip11->validators.front().peer_key;
+  for (std::size_t i = 0; i < kValidators; ++i) {
+    if (crypto::ed25519_from_seed(seeds[i]).public_key == zero) continue;
+    NodeConfig lone{dir.path() / ("lone" + std::to_string(i)), std::chrono::milliseconds(5)};
+    lone.validator_key = seeds[i];
+    auto not_zero = Node::open(lone, genesis());
+    ASSERT_FALSE(not_zero.ok());
+    EXPECT_NE(not_zero.error().find("not validator 0"), std::string::npos) << not_zero.error();
+  }
 }
 
 }  // namespace
