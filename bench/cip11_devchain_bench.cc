@@ -9,6 +9,7 @@
 // and per block's produce_block() call.
 //   build/bin/cip11_devchain_bench --blocks 60 --runs 3
 //   build/bin/cip11_devchain_bench --runners 1000 --jobs 1000 --blocks 100 --runs 5  (docs/performance.md)
+//   ... --validators 4: blocks of a chain with several validators, which commit a state_root
 #include <CLI/CLI.hpp>
 
 #include <chrono>
@@ -44,13 +45,20 @@ struct Run {
   std::size_t open_jobs = 0, state_kib = 0;
 };
 
-Run run_once(int runners, int open_jobs, int blocks, int churn) {
+Run run_once(int runners, int open_jobs, int blocks, int churn, int validators) {
   const auto dir = std::filesystem::temp_directory_path() / ("cip11-devchain-bench-" + std::to_string(::getpid()));
   std::filesystem::remove_all(dir);
   std::vector<Key> keys;
   GenesisSpec genesis{"bench", Address{}, {}, {}, Cip11Genesis{}};
   genesis.cip11->params.chain_id = 1;
   genesis.cip11->params.present_first_enabled = true;
+  // More than one validator: every block also commits its state_root (the whole state hashed).
+  for (int i = 0; i < validators; ++i) {
+    crypto::Ed25519Seed seed{};
+    seed[0] = static_cast<std::uint8_t>(i + 1);
+    genesis.cip11->validators.push_back({crypto::ed25519_from_seed(seed).public_key, "127.0.0.1:1"});
+  }
+  genesis.cip11->params.multi_validator = validators > 1;
   for (int i = 0; i < runners; ++i) {
     Key k{secret(static_cast<std::uint32_t>(i)), {}};
     auto pub = *crypto::secp256k1_public_key(k.secret);
@@ -122,19 +130,21 @@ Run run_once(int runners, int open_jobs, int blocks, int churn) {
 
 int main(int argc, char** argv) {
   CLI::App app{"CIP-11 devchain block production"};
-  int runners = 5'000, jobs = 1'000, blocks = 60, runs = 3, churn = 5;
+  int runners = 5'000, jobs = 1'000, blocks = 60, runs = 3, churn = 5, validators = 0;
   app.add_option("--runners", runners, "registered runners")->capture_default_str();
   app.add_option("--jobs", jobs, "open jobs")->capture_default_str();
   app.add_option("--blocks", blocks, "blocks measured per run")->capture_default_str();
   app.add_option("--churn", churn, "new jobs and results per block")->capture_default_str();
   app.add_option("--runs", runs, "runs; the last line is their median")->capture_default_str();
+  app.add_option("--validators", validators, "validators in genesis; above 1 blocks commit a state_root")
+      ->capture_default_str();
   CLI11_PARSE(app, argc, argv);
   crypto::init();
   std::printf("| runners | open jobs | block ms median | p99 | max | store KiB | KiB written per block | per block write, median KiB |\n"
               "|---|---|---|---|---|---|---|---|\n");
   std::vector<Run> all;
   for (int i = 0; i < runs; ++i) {
-    all.push_back(run_once(runners, jobs, blocks, churn));
+    all.push_back(run_once(runners, jobs, blocks, churn, validators));
     const auto& r = all.back();
     std::printf("| %d | %zu | %.1f | %.1f | %.1f | %zu | %.1f | %.1f |\n", runners, r.open_jobs, r.median_ms, r.p99_ms,
                 r.max_ms, r.state_kib, r.written_kib_per_block, r.block_write_kib_median);

@@ -46,6 +46,7 @@ perl -e 'print pack("H*", $ARGV[0])' \
   > "$corpus_root/fuzz_ecvrf/example17"
 mkdir -p "$corpus_root/fuzz_stored_records" "$corpus_root/fuzz_devchain_tx" "$corpus_root/fuzz_ws_frames"
 seed "$corpus_root/fuzz_devchain_registry" 'registry_*' devchain
+seed "$corpus_root/fuzz_devchain_block" 'block_*' devchain
 mkdir -p "$corpus_root/fuzz_cip11_chain_state"  # an empty state: an empty index (CBOR []), then zero counts
 printf '\x00\x00\x00\x01\x80\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00' \
   > "$corpus_root/fuzz_cip11_chain_state/empty"

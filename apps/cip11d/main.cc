@@ -9,6 +9,10 @@
 //   cip11d --chain-url http://127.0.0.1:7546 --key FILE
 //                    a validator of a chain another process produces: it
 //                    follows the blocks and pushes what they assign.
+//   cip11d --genesis FILE --key FILE --peers URL,URL,... --chain-listen HOST:PORT
+//                    one of several validators of a devchain: its own chain
+//                    store in <data-dir>/chain, proposing in rotation and
+//                    re-executing the others' blocks (devchain/rotation.h).
 //
 // The service sees the chain through cip11::chain::ChainPort only; this file
 // wires the devchain's (devchain/cip11_port.h) to it: over a Node that --dev
@@ -16,6 +20,7 @@
 #include <CLI/CLI.hpp>
 
 #include <cstdio>
+#include <fstream>
 #include <nlohmann/json.hpp>
 
 #include "cip11/quic/arena.h"
@@ -28,6 +33,7 @@
 #include "devchain/http_server.h"
 #include "devchain/keyfile.h"
 #include "devchain/node.h"
+#include "devchain/rotation.h"
 #include "net/dev_cert.h"
 #include "net/host_port.h"
 #include "net/http_server.h"
@@ -50,11 +56,27 @@ struct Options {
   std::string chain_listen = "127.0.0.1:7546";
   std::string chain_url, key_file;
   std::uint64_t block_ms = 200;
+  std::string genesis_file;        // a validator of several: the chain's genesis
+  std::vector<std::string> peers;  // ... and the other validators' chain APIs
+  std::uint64_t view_timeout_ms = 0;  // 0: five block intervals
   cip11d::DevOptions dev_options;
 };
 
-net::HttpHandler admin_handler(cip11::ValidatorService& service, cip11::chain::ChainPort& chain) {
-  return [&service, &chain](const net::HttpRequest& req) -> net::HttpReply {
+/// The chain's own series, when this process holds a chain: blocks refused by reason.
+std::string chain_metrics(const devchain::Node& node) {
+  std::string out = "# TYPE devchain_blocks_refused_total counter\n";
+  auto refused = node.refusals();
+  for (std::size_t i = 0; i < refused.size(); ++i)
+    out += "devchain_blocks_refused_total{reason=\"" +
+           std::string(devchain::block_refusal_name(static_cast<devchain::BlockRefusal>(i))) + "\"} " +
+           std::to_string(refused[i]) + "\n";
+  out += "# TYPE devchain_height gauge\ndevchain_height " + std::to_string(node.head().height) + "\n";
+  return out;
+}
+
+net::HttpHandler admin_handler(cip11::ValidatorService& service, cip11::chain::ChainPort& chain,
+                               const devchain::Node* node) {
+  return [&service, &chain, node](const net::HttpRequest& req) -> net::HttpReply {
     if (req.method != "GET") return {405, "text/plain", "GET only\n"};
     if (req.target == "/healthz") return {200, "text/plain", "ok\n"};
     if (req.target == "/readyz") {
@@ -62,7 +84,8 @@ net::HttpHandler admin_handler(cip11::ValidatorService& service, cip11::chain::C
       if (!h) return {503, "text/plain", "the chain does not answer: " + h.error().message + "\n"};
       return {200, "text/plain", "ready at height " + std::to_string(*h) + "\n"};
     }
-    if (req.target == "/metrics") return {200, "text/plain; version=0.0.4", service.metrics()};
+    if (req.target == "/metrics")
+      return {200, "text/plain; version=0.0.4", service.metrics() + (node ? chain_metrics(*node) : std::string())};
     constexpr std::string_view kProgress = "/v1/progress/";  // §10.4, for RPC clients
     if (req.target.starts_with(kProgress)) {
       auto id = fixed_from_hex<32>(req.target.substr(kProgress.size()));
@@ -86,9 +109,10 @@ std::optional<std::string> endpoint_of(const cip11::chain::ChainSetup& setup, co
 }
 
 // Serves until SIGINT/SIGTERM: with `producer`, the Node this process embeds
-// (its blocks come to the service from its observer); else a BlockFollower.
+// (its blocks come to the service from its observer), producing alone or, with
+// `rotation`, in turn with the other validators; else a BlockFollower.
 int serve(const Options& o, const crypto::Ed25519Seed& key, cip11::chain::ChainPort& chain, devchain::Node* producer,
-          const sigset_t& signals) {
+          const sigset_t& signals, devchain::Rotation* rotation = nullptr) {
   auto setup = chain.setup();
   if (!setup) return fail("the chain has no CIP-11 genesis: " + setup.error().message);
   auto endpoint = endpoint_of(*setup, key);
@@ -112,7 +136,10 @@ int serve(const Options& o, const crypto::Ed25519Seed& key, cip11::chain::ChainP
     cip11::ValidatorService* s = service->get();
     producer->set_presence_provider([s](std::uint64_t h, std::uint32_t n) { return s->presence_field(h, n); });
     producer->set_block_observer([s](const devchain::CommittedBlock& b) { s->on_block({b.height, b.effects}); });
-    producer->start();
+    if (rotation)
+      rotation->start();
+    else
+      producer->start();
   } else {
     follower = std::make_unique<cip11::BlockFollower>(chain, **service);
   }
@@ -121,7 +148,7 @@ int serve(const Options& o, const crypto::Ed25519Seed& key, cip11::chain::ChainP
   if (!admin_hp) return fail("--admin-listen must be host:port");
   std::unique_ptr<net::HttpServer> admin;
   try {
-    admin = std::make_unique<net::HttpServer>(admin_handler(**service, chain), admin_hp->first, admin_hp->second);
+    admin = std::make_unique<net::HttpServer>(admin_handler(**service, chain, producer), admin_hp->first, admin_hp->second);
   } catch (const std::exception& e) {
     return fail(e.what());
   }
@@ -135,6 +162,7 @@ int serve(const Options& o, const crypto::Ed25519Seed& key, cip11::chain::ChainP
   wait_for_stop_signal(signals);
   admin->stop();
   follower.reset();
+  if (rotation) rotation->stop();
   if (producer) producer->stop();
   service->reset();  // Goodbye{Shutdown} to every runner
   std::printf("cip11d stopped\n");
@@ -177,6 +205,52 @@ int run_dev(Options o, const sigset_t& signals) {
   return rc;
 }
 
+// One of several validators: its own Node on the shared genesis, its chain API
+// (with the routes validators use between them) and the rotation.
+int run_chain_validator(const Options& o, const sigset_t& signals) {
+  std::ifstream in(o.genesis_file);
+  if (!in) return fail("cannot read " + o.genesis_file);
+  auto genesis = devchain::genesis_from_json(nlohmann::json::parse(in, nullptr, false));
+  if (!genesis) return fail("bad genesis: " + genesis.error());
+  auto key = devchain::load_secret(o.key_file);
+  if (!key) return fail(key.error());
+  devchain::NodeConfig config;
+  config.data_dir = std::filesystem::path(o.data_dir) / "chain";
+  config.block_interval = std::chrono::milliseconds(o.block_ms);
+  config.validator_key = *key;
+  config.rotating = true;  // the proposer of view v leads Round(0, v) and proves its seed
+  auto node = devchain::Node::open(config, *genesis);
+  if (!node) return fail(node.error());
+  if ((*node)->validator_count() < 2) return fail("the genesis names fewer than two validators: run cip11d --dev");
+  std::vector<std::unique_ptr<devchain::HttpClient>> peers;
+  for (const auto& url : o.peers) {
+    auto peer = devchain::HttpClient::from_url(url);
+    if (!peer) return fail("--peers: " + url + " is not http://host:port");
+    peers.push_back(std::make_unique<devchain::HttpClient>(std::move(*peer)));
+  }
+  auto chain_hp = net::parse_host_port(o.chain_listen);
+  if (!chain_hp) return fail("--chain-listen must be host:port");
+  std::unique_ptr<devchain::HttpServer> api;
+  try {
+    api = std::make_unique<devchain::HttpServer>(**node, node->get(), chain_hp->first, chain_hp->second, node->get());
+  } catch (const std::exception& e) {
+    return fail(e.what());
+  }
+  devchain::RotationConfig timing;
+  timing.block_interval = std::chrono::milliseconds(o.block_ms);
+  timing.view_timeout = std::chrono::milliseconds(o.view_timeout_ms ? o.view_timeout_ms : 5 * o.block_ms);
+  devchain::Rotation rotation(**node, std::move(peers), timing);  // forwards what the API accepts from its start
+  api->start();
+  std::printf("devchain API http://%s:%u validator %u of %zu at height %llu\n", chain_hp->first.c_str(), api->port(),
+              *(*node)->validator_index(), (*node)->validator_count(),
+              static_cast<unsigned long long>((*node)->head().height));
+  std::fflush(stdout);
+  devchain::Cip11Port port(**node, **node);
+  int rc = serve(o, *key, port, node->get(), signals, &rotation);
+  api->stop();
+  return rc;
+}
+
 int run_validator(const Options& o, const sigset_t& signals) {
   auto chain = devchain::Cip11Port::over_http(o.chain_url);
   if (!chain) return fail("--chain-url must be http://host:port");
@@ -214,9 +288,17 @@ int main(int argc, char** argv) {
       ->check(CLI::Range(1, 1'000));
   app.add_option("--chain-url", o.chain_url, "without --dev: the devchain HTTP API this validator follows");
   app.add_option("--key", o.key_file, "without --dev: this validator's Ed25519 seed (hex, 0600)");
+  app.add_option("--genesis", o.genesis_file,
+                 "one of several validators: the chain's genesis JSON (its own chain lives in <data-dir>/chain)");
+  app.add_option("--peers", o.peers, "with --genesis: the other validators' chain APIs, http://host:port each")
+      ->delimiter(',');
+  app.add_option("--view-timeout-ms", o.view_timeout_ms,
+                 "with --genesis: a view with no block after this long passes to the next leader (default 5 blocks)")
+      ->check(CLI::Range(10, 600'000));
   CLI11_PARSE(app, argc, argv);
-  if (!o.dev && (o.chain_url.empty() || o.key_file.empty())) {
-    std::fprintf(stderr, "cip11d: give --dev, or --chain-url and --key\n");
+  const bool several = !o.genesis_file.empty();
+  if (!o.dev && (o.key_file.empty() || (o.chain_url.empty() && !several))) {
+    std::fprintf(stderr, "cip11d: give --dev, or --chain-url and --key, or --genesis, --key and --peers\n");
     return 2;
   }
 
@@ -225,5 +307,6 @@ int main(int argc, char** argv) {
   raise_descriptor_limit();
   if (auto taken = data_dir::take(o.data_dir, cip11d::kDataDir); !taken) return fail(taken.error());
   sigset_t signals = block_stop_signals();  // before any thread starts
-  return o.dev ? run_dev(o, signals) : run_validator(o, signals);
+  if (o.dev) return run_dev(o, signals);
+  return several ? run_chain_validator(o, signals) : run_validator(o, signals);
 }

@@ -46,6 +46,7 @@ std::string_view to_string(Errc e) {
     case Errc::kBadBeaconScheme: return "beacon scheme is not MinSig";
     case Errc::kReceiptTooLarge: return "longer than any PresenceReceipt can be";
     case Errc::kReceiptMismatch: return "a receipt not for this connection's runner, validator, epoch and set";
+    case Errc::kSeedsNotAscending: return "consumed seeds not strictly ascending by round";
   }
   return "unknown error";
 }

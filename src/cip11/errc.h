@@ -59,6 +59,8 @@ enum class Errc : std::uint8_t {
   // §8.3 PresenceReceipt
   kReceiptTooLarge,      // longer than any receipt can be (receipt.h kMaxReceiptBytes)
   kReceiptMismatch,      // a receipt frame whose keys, epoch or set hash are not its connection's
+  // §9.2 ConsumedSeedsV1
+  kSeedsNotAscending,    // entries not strictly ascending by (seed_epoch, seed_view)
 };
 
 std::string_view to_string(Errc e);

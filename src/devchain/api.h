@@ -24,6 +24,7 @@ namespace cowboy::devchain {
   X(Gone, 410, "the poll endpoint is retired on this chain (CIP11_POLL_DISABLED)")   \
   X(BadRequest, 400, "the request is malformed")                                    \
   X(Unavailable, 503, "the chain cannot be reached or is shutting down")           \
+  X(BlockRefused, 422, "the block does not verify; nothing of it was applied")     \
   X(Internal, 500, "an internal failure")
 
 enum class ApiErrorCode : std::uint8_t {

@@ -1,5 +1,7 @@
 #include "devchain/cip11_genesis.h"
 
+#include <algorithm>
+
 #include <nlohmann/json.hpp>
 
 #include "cip11/chain/codec.h"
@@ -14,6 +16,12 @@ using Json = nlohmann::json;
 std::vector<crypto::Ed25519Public> validator_peer_keys(const Cip11Genesis& genesis) {
   std::vector<crypto::Ed25519Public> keys;
   for (const auto& v : genesis.validators) keys.push_back(v.peer_key);
+  return keys;
+}
+
+std::vector<crypto::Ed25519Public> canonical_validator_keys(const Cip11Genesis& genesis) {
+  auto keys = validator_peer_keys(genesis);
+  std::sort(keys.begin(), keys.end());
   return keys;
 }
 

@@ -33,6 +33,9 @@ struct Cip11Genesis {
 /// ValidatorSetSnapshot(0)'s peer keys in snapshot order (what subsets and
 /// validator_set_hash are computed over).
 std::vector<crypto::Ed25519Public> validator_peer_keys(const Cip11Genesis& genesis);
+/// The same keys in the canonical participant order of §5.4 (ascending
+/// peer_pubkey): the order block proposers rotate in (devchain/block.h).
+std::vector<crypto::Ed25519Public> canonical_validator_keys(const Cip11Genesis& genesis);
 
 /// The registry at height 0: each genesis runner registered, Healthy, with a heartbeat at 0.
 /// (cip11_genesis_from_json has checked that every key derives an address.)

@@ -50,9 +50,20 @@ ApiResult<HttpText> exchange(const std::string& host, std::uint16_t port, std::c
   try {
     asio::io_context io;
     beast::tcp_stream stream(io);
+    // The deadline covers the whole exchange. It applies only to the stream's
+    // asynchronous operations, so each step is one run on this call's own
+    // io_context (a peer that accepts and never answers must not hold a caller).
     stream.expires_after(timeout);
+    auto step = [&io](auto start) {
+      beast::error_code ec;
+      start([&ec](beast::error_code e, auto&&...) { ec = e; });
+      io.restart();
+      io.run();
+      if (ec) throw boost::system::system_error(ec);
+    };
     tcp::resolver resolver(io);
-    stream.connect(resolver.resolve(host, std::to_string(port)));
+    auto endpoints = resolver.resolve(host, std::to_string(port));
+    step([&](auto done) { stream.async_connect(endpoints, done); });
     http::request<http::string_body> req{method, target, 11};
     req.set(http::field::host, host);
     if (!body.empty()) {
@@ -60,11 +71,11 @@ ApiResult<HttpText> exchange(const std::string& host, std::uint16_t port, std::c
       req.body() = body;
       req.prepare_payload();
     }
-    http::write(stream, req);
+    step([&](auto done) { http::async_write(stream, req, done); });
     beast::flat_buffer buffer;
     http::response_parser<http::string_body> parser;
     parser.body_limit(kMaxResponseBytes);
-    http::read(stream, buffer, parser);
+    step([&](auto done) { http::async_read(stream, buffer, parser, done); });
     beast::error_code ignored;
     stream.socket().shutdown(tcp::socket::shutdown_both, ignored);
     return HttpText{static_cast<int>(parser.get().result_int()), std::move(parser.get().body())};
@@ -263,6 +274,46 @@ ApiResult<cip11::chain::Effects> HttpClient::block_assignments(std::uint64_t hei
   return parse_with<cip11::chain::Effects>(
       call(host_, port_, timeout_, http::verb::get, "/v1/cip11/blocks/" + std::to_string(height) + "/assignments"),
       [height](const Json& j) { return json::assignments_from_json(j, height); }, "block assignments");
+}
+
+}  // namespace cowboy::devchain
+
+namespace cowboy::devchain {
+
+ApiResult<std::uint64_t> HttpClient::accept_block(const SignedBlock& block) {
+  Json body{{"block", json::hex0x(encode_signed_block(block))}};
+  return parse_with<std::uint64_t>(
+      call(host_, port_, timeout_, http::verb::post, "/v1/chain/blocks", body.dump()),
+      [](const Json& j) { return j.contains("height") && j["height"].is_number_unsigned() ? std::optional(j["height"].get<std::uint64_t>()) : std::nullopt; },
+      "height");
+}
+
+ApiResult<SignedBlock> HttpClient::block_at(std::uint64_t height) {
+  return parse_with<SignedBlock>(
+      call(host_, port_, timeout_, http::verb::get, "/v1/chain/blocks/" + std::to_string(height)),
+      [](const Json& j) -> std::optional<SignedBlock> {
+        if (!j.contains("block") || !j["block"].is_string()) return std::nullopt;
+        auto bytes = from_hex(j["block"].get<std::string>());
+        if (!bytes) return std::nullopt;
+        auto block = decode_signed_block(*bytes);
+        if (!block) return std::nullopt;
+        return std::move(*block);
+      },
+      "block");
+}
+
+ApiResult<ChainHead> HttpClient::chain_head() {
+  return parse_with<ChainHead>(
+      call(host_, port_, timeout_, http::verb::get, "/v1/chain/head"),
+      [](const Json& j) -> std::optional<ChainHead> {
+        if (!j.contains("height") || !j["height"].is_number_unsigned() || !j.contains("view") ||
+            !j["view"].is_number_unsigned() || !j.contains("digest") || !j["digest"].is_string())
+          return std::nullopt;
+        auto digest = fixed_from_hex<32>(j["digest"].get<std::string>());
+        if (!digest) return std::nullopt;
+        return ChainHead{j["height"].get<std::uint64_t>(), j["view"].get<std::uint64_t>(), *digest};
+      },
+      "head");
 }
 
 }  // namespace cowboy::devchain

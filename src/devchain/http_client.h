@@ -8,6 +8,7 @@
 #include <nlohmann/json.hpp>
 
 #include "devchain/api.h"
+#include "devchain/blocks_api.h"
 #include "devchain/cip11_api.h"
 
 namespace cowboy::devchain {
@@ -17,7 +18,7 @@ struct HttpText {
   std::string body;
 };
 
-class HttpClient final : public ChainApi, public Cip11Api {
+class HttpClient final : public ChainApi, public Cip11Api, public BlocksApi {
  public:
   HttpClient(std::string host, std::uint16_t port, std::chrono::milliseconds timeout = std::chrono::seconds(5));
   /// Parses "http://host:port" (the only scheme the devchain serves).
@@ -42,6 +43,9 @@ class HttpClient final : public ChainApi, public Cip11Api {
   ApiResult<std::vector<cip11::chain::JobRecord>> runner_jobs(const Address& runner) override;
   ApiResult<BlockPresence> block_presence(std::uint64_t height) override;
   ApiResult<cip11::chain::Effects> block_assignments(std::uint64_t height) override;
+  ApiResult<std::uint64_t> accept_block(const SignedBlock& block) override;
+  ApiResult<SignedBlock> block_at(std::uint64_t height) override;
+  ApiResult<ChainHead> chain_head() override;
   /// Any JSON route on the same host (the CLI also reads cbqsd's admin routes with it).
   ApiResult<nlohmann::json> get_json(const std::string& target);
   ApiResult<nlohmann::json> post_json(const std::string& target, const std::string& body = {});

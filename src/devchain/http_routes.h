@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "devchain/api.h"
+#include "devchain/blocks_api.h"
 #include "devchain/cip11_api.h"
 
 namespace cowboy::devchain::http {
@@ -31,6 +32,10 @@ std::optional<std::uint64_t> parse_u64(std::string_view digits);
 std::optional<std::uint64_t> query_u64(std::string_view query, std::string_view key);
 
 /// The CIP-11 routes (docs/devchain.md); nullopt when `parts` names none of them.
+/// The validators' routes (chain_routes.cc); nullopt when `parts` names none of them.
+std::optional<Reply> route_blocks(BlocksApi& api, std::string_view method, const std::vector<std::string_view>& parts,
+                                  const std::string& body);
+
 std::optional<Reply> route_cip11(Cip11Api& api, std::string_view method, const std::vector<std::string_view>& parts);
 
 }  // namespace cowboy::devchain::http

@@ -57,7 +57,7 @@ namespace {
 
 using namespace http;
 
-Reply route(ChainApi& api, Cip11Api* cip11, std::string_view method, std::string_view target,
+Reply route(ChainApi& api, Cip11Api* cip11, BlocksApi* blocks, std::string_view method, std::string_view target,
             const std::string& body) {
   auto qpos = target.find('?');
   std::string_view path = target.substr(0, qpos);
@@ -65,6 +65,8 @@ Reply route(ChainApi& api, Cip11Api* cip11, std::string_view method, std::string
   auto parts = split_path(path);
   if (cip11)
     if (auto r = route_cip11(*cip11, method, parts)) return std::move(*r);
+  if (blocks)
+    if (auto r = route_blocks(*blocks, method, parts, body)) return std::move(*r);
   if (parts.size() < 2 || parts[0] != "v1") return error_reply(ApiError{ApiErrorCode::kNotFound, "no such route"});
   std::string_view what = parts[1];
   auto arg = [&](std::size_t i) { return i < parts.size() ? std::string(parts[i]) : std::string(); };
@@ -146,10 +148,11 @@ Reply route(ChainApi& api, Cip11Api* cip11, std::string_view method, std::string
 
 }  // namespace
 
-HttpServer::HttpServer(ChainApi& api, Cip11Api* cip11, const std::string& address, std::uint16_t port)
+HttpServer::HttpServer(ChainApi& api, Cip11Api* cip11, const std::string& address, std::uint16_t port,
+                       BlocksApi* blocks)
     : server_(std::make_unique<net::HttpServer>(
-          [&api, cip11](const net::HttpRequest& req) {
-            Reply r = route(api, cip11, req.method, req.target, req.body);
+          [&api, cip11, blocks](const net::HttpRequest& req) {
+            Reply r = route(api, cip11, blocks, req.method, req.target, req.body);
             return net::HttpReply{r.status, "application/json", r.body.dump()};
           },
           address, port)) {}

@@ -8,6 +8,7 @@
 #include <thread>
 
 #include "devchain/api.h"
+#include "devchain/blocks_api.h"
 #include "devchain/cip11_api.h"
 
 namespace cowboy::net {
@@ -19,7 +20,9 @@ namespace cowboy::devchain {
 class HttpServer {
  public:
   /// Binds address:port (port 0 picks a free one); throws std::runtime_error if it cannot.
-  HttpServer(ChainApi& api, Cip11Api* cip11, const std::string& address, std::uint16_t port);
+  /// With `blocks`, a validator's: it also serves the routes validators use between them.
+  HttpServer(ChainApi& api, Cip11Api* cip11, const std::string& address, std::uint16_t port,
+             BlocksApi* blocks = nullptr);
   HttpServer(ChainApi& api, const std::string& address, std::uint16_t port) : HttpServer(api, nullptr, address, port) {}
   ~HttpServer();
   std::uint16_t port() const;

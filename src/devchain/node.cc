@@ -7,7 +7,9 @@
 #include <set>
 
 #include "common/data_dir.h"
+#include "cip11/chain/consumed_seeds.h"
 #include "common/log.h"
+#include "devchain/cip11_genesis.h"
 #include "devchain/cip11_json.h"
 #include "devchain/cip11_store.h"
 #include "devchain/json.h"
@@ -115,11 +117,21 @@ void log_selection_telemetry(std::uint64_t height, const cip11::chain::Effects& 
 
 // ---- round seeds (docs/cip11.md choice 74) ----------------------------------
 
-/// The leader of every round: the devchain's one producer, validator 0 of
-/// ValidatorSetSnapshot(0). A chain with no validator has no leader, so no proof.
-cip11::chain::LeaderOf devchain_leader(const Cip11Genesis& genesis) {
+/// The leader of each round, whose ECVRF key (that of its peer key's seed)
+/// proves the round's seed. Rotating validators: the proposer of view v leads
+/// Round(0, v), the canonical validators[v mod N] (block.h leader_of). A lone
+/// producer: validator 0 of ValidatorSetSnapshot(0) leads every round. A chain
+/// with no validator has no leader, so no proof.
+cip11::chain::LeaderOf devchain_leader(const Cip11Genesis& genesis, bool rotating) {
+  if (rotating) {
+    auto keys = canonical_validator_keys(genesis);
+    return [keys = std::move(keys)](cip11::chain::Round r) -> std::optional<crypto::ecvrf::PublicKey> {
+      if (keys.empty()) return std::nullopt;
+      return keys[leader_of(r.view, keys.size())];
+    };
+  }
   std::optional<crypto::ecvrf::PublicKey> key;
-  if (!genesis.validators.empty()) key = genesis.validators.front().peer_key;  // the ECVRF key of the same seed
+  if (!genesis.validators.empty()) key = genesis.validators.front().peer_key;
   return [key](cip11::chain::Round) { return key; };
 }
 
@@ -175,10 +187,11 @@ Result<std::vector<cip11::chain::ConsumedSeed>, std::string> stored_consumed_see
 /// output, and each seed the block consumed must be its round's. A block that
 /// fails either is refused, and so is the store.
 Result<std::unique_ptr<cip11::chain::SeedChain>, std::string> replay_seeds(rocksdb::DB& db, const Cip11Genesis& genesis,
-                                                                          const Bytes32& chain, std::uint64_t height,
+                                                                          bool rotating, const Bytes32& chain,
+                                                                          std::uint64_t height,
                                                                           const cip11::chain::State& state) {
-  auto seeds =
-      std::make_unique<cip11::chain::SeedChain>(chain, cip11::chain::devchain_schedule(), devchain_leader(genesis));
+  auto seeds = std::make_unique<cip11::chain::SeedChain>(chain, cip11::chain::devchain_schedule(),
+                                                         devchain_leader(genesis, rotating));
   std::optional<std::uint64_t> oldest_pending;
   for (const auto& [id, job] : state.jobs)
     if (job.pending)
@@ -191,7 +204,11 @@ Result<std::unique_ptr<cip11::chain::SeedChain>, std::string> replay_seeds(rocks
     if (!proof) return Err{"block " + std::to_string(h) + "'s seed: " + proof.error()};
     auto consumed = stored_consumed_seeds(block);
     if (!consumed) return Err{"block " + std::to_string(h) + ": " + consumed.error()};
-    auto taken = seeds->take({0, h}, *proof);  // block h is proposed in Round(0, h)
+    // Block h is proposed in Round(0, its view): a lone producer's view is h.
+    std::uint64_t view = h;
+    if (std::string sealed; db.Get({}, layout::chain_block_key(h), &sealed).ok())
+      if (auto b = decode_signed_block(as_bytes(sealed))) view = b->block.view;
+    auto taken = seeds->take({0, view}, *proof);
     if (!taken) {
       std::string why(cip11::chain::to_string(taken.error().error));
       if (taken.error().vrf) why += ": " + std::string(crypto::ecvrf::to_string(*taken.error().vrf));
@@ -251,32 +268,69 @@ Result<std::unique_ptr<Node>, std::string> Node::open(const NodeConfig& config,
   if (!cip11) return Err{"the stored CIP-11 state is unreadable: " + cip11.error()};
   ChainState state{std::move(*registry), std::move(*nonces), std::move(*cip11)};
   const std::uint64_t height = layout::from_be(height_bytes);
+  // The head: the last block as proposed (a store written before blocks were
+  // kept so has none, and no other validator's block can follow it).
+  Head head{height, 0, state.registry.chain_instance_id};
+  if (head.height > 0) {
+    std::string last;
+    if (!db->Get({}, layout::chain_block_key(head.height), &last).ok()) last.clear();
+    auto block = decode_signed_block(as_bytes(last));
+    if (block) {
+      head.view = block->block.view;
+      head.digest = block->digest;
+    } else {
+      head.view = head.height;
+      head.digest = Bytes32{};
+    }
+  }
   std::unique_ptr<cip11::chain::SeedChain> seeds;
   if (stored_genesis->cip11) {
     const auto& validators = stored_genesis->cip11->validators;
-    if (config.validator_key && (validators.empty() || validators.front().peer_key !=
-                                                           crypto::ed25519_from_seed(*config.validator_key).public_key))
-      return Err{std::string("the validator key is not validator 0 of the CIP-11 genesis, the devchain's producer")};
-    auto replayed = replay_seeds(*db, *stored_genesis->cip11, state.registry.chain_instance_id, height, state.cip11);
+    if (config.validator_key) {
+      const auto mine = crypto::ed25519_from_seed(*config.validator_key).public_key;
+      if (config.rotating) {
+        auto keys = canonical_validator_keys(*stored_genesis->cip11);
+        if (std::find(keys.begin(), keys.end(), mine) == keys.end())
+          return Err{std::string("the validator key is not one of the genesis validators' peer keys")};
+      } else if (validators.empty() || validators.front().peer_key != mine) {
+        return Err{std::string("the validator key is not validator 0 of the CIP-11 genesis, the devchain's producer")};
+      }
+    }
+    auto replayed = replay_seeds(*db, *stored_genesis->cip11, config.rotating, state.registry.chain_instance_id,
+                                 height, state.cip11);
     if (!replayed) return Err{"the stored chain is refused: " + replayed.error()};
     seeds = std::move(*replayed);
+  } else if (config.validator_key) {
+    return Err{std::string("the validator key is not one of the genesis validators' peer keys")};
   }
-  auto node = std::unique_ptr<Node>(new Node(config, std::move(db), *stored_genesis, std::move(state), height));
+  auto node = std::unique_ptr<Node>(new Node(config, std::move(db), *stored_genesis, std::move(state), head));
   node->seeds_ = std::move(seeds);
   if (node->seeds_ && config.validator_key) node->seed_key_ = *config.validator_key;
   return node;
 }
 
-Node::Node(NodeConfig config, std::unique_ptr<rocksdb::DB> db, GenesisSpec genesis, ChainState state,
-           std::uint64_t height)
+namespace {
+std::optional<std::uint32_t> index_of(const std::vector<crypto::Ed25519Public>& validators,
+                                      const std::optional<crypto::Ed25519Seed>& key) {
+  if (!key) return std::nullopt;
+  auto at = std::find(validators.begin(), validators.end(), crypto::ed25519_from_seed(*key).public_key);
+  if (at == validators.end()) return std::nullopt;
+  return static_cast<std::uint32_t>(at - validators.begin());
+}
+}  // namespace
+
+Node::Node(NodeConfig config, std::unique_ptr<rocksdb::DB> db, GenesisSpec genesis, ChainState state, Head head)
     : config_(std::move(config)),
       db_(std::move(db)),
       genesis_(std::move(genesis)),
       chain_instance_id_(state.registry.chain_instance_id),
       snapshots_(cip11::chain::ValidatorSnapshots::genesis(
           genesis_.cip11 ? validator_peer_keys(*genesis_.cip11) : std::vector<crypto::Ed25519Public>{})),
+      validators_(genesis_.cip11 ? canonical_validator_keys(*genesis_.cip11) : std::vector<crypto::Ed25519Public>{}),
+      validator_index_(index_of(validators_, config_.validator_key)),
       state_(std::move(state)),
-      height_(height),
+      height_(head.height),
+      head_(head),
       published_(snapshot_of(*db_)),
       next_nonce_(state_.nonces) {}
 
@@ -329,6 +383,9 @@ Bytes32 Node::state_hash() const {
 }
 
 void Node::set_presence_provider(PresenceProvider provider) { presence_provider_ = std::move(provider); }
+void Node::set_submit_observer(std::function<void(const Transaction&)> observer) {
+  submit_observer_ = std::move(observer);
+}
 void Node::set_block_observer(std::function<void(const CommittedBlock&)> observer) { observer_ = std::move(observer); }
 
 std::pair<std::optional<Bytes>, cip11::PresentSet> Node::presence_for(std::uint64_t height,
@@ -407,68 +464,72 @@ TxReceipt Node::apply(BlockWork& work, const Pending& p, std::uint64_t height, s
   return receipt;
 }
 
-ApiResult<std::uint64_t> Node::produce_block() {
-  std::lock_guard produce_lock(produce_mu_);
-  std::vector<Pending> txs;
-  std::uint64_t h;
-  const bool cip11 = genesis_.cip11.has_value();
-  const std::uint32_t registry_size = state_.cip11.index.size();  // |registry(H-1)|
+struct Node::Execution {
   BlockWork work;
-  {
-    std::lock_guard lock(mu_);
-    std::size_t n = std::min(mempool_.size(), config_.max_block_txs);
-    txs.assign(std::make_move_iterator(mempool_.begin()), std::make_move_iterator(mempool_.begin() + static_cast<std::ptrdiff_t>(n)));
-    h = height_ + 1;
-  }
-  if (!txs.empty()) work.registry = state_.registry;  // applied to a copy; published only after the write
+  CommittedBlock committed;
+  std::uint32_t registry_size = 0;  // |registry(H-1)|
+  std::vector<TxReceipt> receipts;
+  Bytes consumed_seeds;  // ConsumedSeedsV1 of what the block's records consumed
+  Bytes32 state_root{};
+  std::optional<cip11::chain::SeedChain::Advance> seeds;  // the rounds the block takes, committed after its write
+};
 
-  // A CIP-11 block: its presence field, decoded against registry(H-1), then
-  // the dispatcher's start-of-block passes (§7.2, §9.2, §11.2). The plane is
-  // changed in place; its journal is what the block writes.
-  CommittedBlock committed{h, std::nullopt, {}};
-  std::optional<cip11::PresentSet> present;
+void Node::execute(const Block& block, const std::vector<Pending>& txs, const cip11::PresentSet* present,
+                   Execution& out) {
+  const std::uint64_t h = block.height;
+  out.committed = CommittedBlock{h, block.presence, {}};
+  if (!txs.empty()) out.work.registry = state_.registry;  // applied to a copy; published only after the write
+  // A CIP-11 block: the dispatcher's start-of-block passes (§7.2, §9.2,
+  // §11.2) against the block's present set, then its instructions. The plane
+  // is changed in place; its journal is what the block writes. The block is
+  // proposed in Round(0, view) and reads the seeds of the rounds before it,
+  // taken from the committed blocks' seed proofs (docs/cip11.md choice 78).
   std::optional<cip11::chain::SeedsBefore> beacon;
   std::optional<cip11::chain::BlockContext> context;
-  std::optional<crypto::ecvrf::Proof> seed_proof;
-  std::optional<cip11::chain::SeedChain::Advance> seeds;
-  if (cip11) {
-    // Block h is proposed in Round(0, h): its proof reveals that round's seed,
-    // which only later blocks read. A proof that does not verify makes no block.
-    const cip11::chain::Round round{0, h};
-    if (seed_key_)
-      if (auto proof = seeds_->prove(*seed_key_, round)) seed_proof = *proof;
-    auto advance = seeds_->advance(round, seed_proof);
-    if (!advance) {
-      log::error("seed_proof_refused", log::field("height", h),
-                 log::field("why", std::string(cip11::chain::to_string(advance.error().error))));
-      return Err{internal("the block's seed proof is refused")};
-    }
-    seeds = std::move(*advance);
-    auto [field, set] = presence_for(h, registry_size);
-    committed.presence = std::move(field);
-    present = std::move(set);
-    beacon.emplace(*seeds_, round);
+  if (present) {
+    beacon.emplace(*seeds_, cip11::chain::Round{0, block.view},
+                   out.seeds ? std::span<const cip11::chain::RoundSeed>(*out.seeds)
+                             : std::span<const cip11::chain::RoundSeed>{});
     context.emplace(cip11::chain::BlockContext{h, genesis_.cip11->params, *beacon, *present, snapshots_});
-    cip11::chain::begin_block(state_.cip11, *context, committed.effects);
+    cip11::chain::begin_block(state_.cip11, *context, out.committed.effects);
   }
+  for (std::uint32_t i = 0; i < txs.size(); ++i)
+    out.receipts.push_back(apply(out.work, txs[i], h, i, context ? &*context : nullptr, out.committed.effects));
+  if (present) out.consumed_seeds = cip11::chain::encode_consumed_seeds(out.committed.effects.consumed_seeds);
+  // The state after the block, from the parts the node publishes only after
+  // the write. It encodes the whole state, so only a chain with verifiers pays
+  // for it; a lone producer's blocks carry zeros.
+  if (validators_.size() > 1) {
+    std::map<Address, std::uint64_t> nonces = state_.nonces;
+    for (const auto& [sender, next] : out.work.nonces) nonces[sender] = next;
+    out.state_root =
+        crypto::keccak256(encode_state(out.work.registry ? *out.work.registry : state_.registry, nonces, state_.cip11));
+  }
+}
 
+ApiResult<std::uint64_t> Node::write_block(const SignedBlock& signed_block, const std::vector<Pending>& txs,
+                                           Execution& ex) {
+  const Block& block = signed_block.block;
+  const std::uint64_t h = block.height;
+  const bool cip11 = genesis_.cip11.has_value();
   rocksdb::WriteBatch batch;
   nlohmann::json hashes = nlohmann::json::array();
   for (std::uint32_t i = 0; i < txs.size(); ++i) {
-    TxReceipt receipt = apply(work, txs[i], h, i, context ? &*context : nullptr, committed.effects);
-    batch.Put(layout::tx_key(txs[i].hash), json::receipt_to_json(receipt).dump());
+    batch.Put(layout::tx_key(txs[i].hash), json::receipt_to_json(ex.receipts[i]).dump());
     hashes.push_back(json::hex0x(txs[i].hash));
   }
   if (!txs.empty() || cip11) {
-    nlohmann::json block{{"height", h}, {"txs", hashes}};
-    if (cip11) json::put_cip11_block(block, committed.presence, registry_size, committed.effects);
-    if (seed_proof) block["seed_proof"] = json::hex0x(*seed_proof);
-    batch.Put(layout::block_key(h), block.dump());
+    nlohmann::json record{{"height", h}, {"txs", hashes}};
+    if (cip11) json::put_cip11_block(record, ex.committed.presence, ex.registry_size, ex.committed.effects);
+    // The committed seed_evidence, kept where the replay at open reads it.
+    if (!block.seed_evidence.empty()) record["seed_proof"] = json::hex0x(block.seed_evidence);
+    batch.Put(layout::block_key(h), record.dump());
   }
+  batch.Put(layout::chain_block_key(h), std::string(as_sv(encode_signed_block(signed_block))));
   // Only what this block changed: the registry if it did, its senders' nonces, the CIP-11 records.
-  const bool registry_changed = work.registry && !(*work.registry == state_.registry);
-  if (registry_changed) batch.Put(std::string(layout::kRegistry), std::string(as_sv(encode_registry(*work.registry))));
-  stage_nonces(work.nonces, batch);
+  const bool registry_changed = ex.work.registry && !(*ex.work.registry == state_.registry);
+  if (registry_changed) batch.Put(std::string(layout::kRegistry), std::string(as_sv(encode_registry(*ex.work.registry))));
+  stage_nonces(ex.work.nonces, batch);
   cip11_store::stage(state_.cip11, batch);
   batch.Put(std::string(layout::kHeight), layout::be64(h));
   rocksdb::WriteOptions sync;
@@ -480,8 +541,8 @@ ApiResult<std::uint64_t> Node::produce_block() {
     return Err{internal("block write failed: " + status.ToString())};
   }
   state_.cip11.commit();
-  if (seeds) {
-    seeds_->commit(std::move(*seeds));
+  if (ex.seeds) {
+    seeds_->commit(std::move(*ex.seeds));
     const auto& pending = state_.cip11.due.pending_counts();
     seeds_->forget_before(seed_floor(h, pending.empty() ? std::nullopt : std::optional(pending.begin()->first)));
   }
@@ -489,19 +550,266 @@ ApiResult<std::uint64_t> Node::produce_block() {
   auto snapshot = snapshot_of(*db_);
   {
     std::lock_guard lock(mu_);
-    if (registry_changed) state_.registry = std::move(*work.registry);
-    for (const auto& [sender, next] : work.nonces) state_.nonces[sender] = next;
-    for (const auto& p : txs) mempool_hashes_.erase(p.hash);
-    mempool_.erase(mempool_.begin(), mempool_.begin() + static_cast<std::ptrdiff_t>(txs.size()));
+    if (registry_changed) state_.registry = std::move(*ex.work.registry);
+    for (const auto& [sender, next] : ex.work.nonces) state_.nonces[sender] = next;
+    drop_included_locked(ex.work.nonces);
     height_ = h;
+    head_ = Head{h, block.view, signed_block.digest};
     published_ = std::move(snapshot);
   }
-  log_selection_telemetry(h, committed.effects);
-  if (cip11 && observer_) observer_(committed);
+  log_selection_telemetry(h, ex.committed.effects);
+  if (cip11 && observer_) observer_(ex.committed);
   return h;
 }
 
+void Node::drop_included_locked(const std::map<Address, std::uint64_t>& senders) {
+  if (senders.empty()) return;
+  // A pending transaction on a nonce a committed block used is included or
+  // superseded (another validator's block took that nonce): either way it is done.
+  std::erase_if(mempool_, [&](const Pending& p) {
+    auto it = senders.find(p.sender);
+    if (it == senders.end() || p.tx.nonce >= it->second) return false;
+    mempool_hashes_.erase(p.hash);
+    return true;
+  });
+  for (const auto& [sender, committed] : senders) {
+    auto& next = next_nonce_[sender];
+    if (next >= committed) continue;
+    // A block from another validator moved the sender past what this node had
+    // pending: queued successors below it are done, the next one is pending now.
+    next = committed;
+    auto q = future_.find(sender);
+    if (q == future_.end()) continue;
+    auto& queued = q->second;
+    for (auto e = queued.begin(); e != queued.end() && e->first < next;) {
+      mempool_hashes_.erase(e->second.hash);
+      e = queued.erase(e);
+      --future_count_;
+    }
+    for (auto e = queued.begin(); e != queued.end() && e->first == next; e = queued.erase(e), ++next) {
+      mempool_.push_back(std::move(e->second));
+      --future_count_;
+    }
+    if (queued.empty()) future_.erase(q);
+  }
+}
+
+ApiResult<std::uint64_t> Node::produce_block() {
+  auto b = propose(std::nullopt, {});
+  if (!b) return Err{b.error()};
+  return b->block.height;
+}
+
+ApiResult<SignedBlock> Node::propose_block(std::uint64_t view, const Announce& announce) {
+  return propose(view, announce);
+}
+
+ApiResult<SignedBlock> Node::propose(std::optional<std::uint64_t> view, const Announce& announce) {
+  std::lock_guard produce_lock(produce_mu_);
+  Block b;
+  std::vector<Pending> candidates;
+  {
+    std::lock_guard lock(mu_);
+    if (view && *view <= head_.view)
+      return Err{ApiError{ApiErrorCode::kBadRequest, "view " + std::to_string(*view) + " is not above the head's " +
+                                                         std::to_string(head_.view)}};
+    b.view = view.value_or(head_.view + 1);
+    b.height = height_ + 1;
+    b.parent = head_.digest;
+    std::size_t n = std::min(mempool_.size(), config_.max_block_txs);
+    candidates.assign(mempool_.begin(), mempool_.begin() + static_cast<std::ptrdiff_t>(n));
+  }
+  b.chain_instance_id = chain_instance_id_;
+  b.proposer = validator_index_.value_or(0);
+  // Each sender's transactions from its committed nonce on, as every verifier
+  // checks them; one a block from another validator superseded stays out.
+  std::vector<Pending> txs;
+  std::map<Address, std::uint64_t> expected;
+  for (auto& p : candidates) {
+    auto [at, fresh] = expected.try_emplace(p.sender, 0);
+    if (fresh) {
+      auto it = state_.nonces.find(p.sender);  // the producer's own to read (produce_mu_)
+      at->second = it == state_.nonces.end() ? 0 : it->second;
+    }
+    if (p.tx.nonce != at->second) continue;
+    ++at->second;
+    b.txs.push_back(encode_tx(p.tx));
+    txs.push_back(std::move(p));
+  }
+  Execution ex;
+  std::optional<cip11::PresentSet> present;
+  if (genesis_.cip11) {
+    ex.registry_size = state_.cip11.index.size();  // |registry(H-1)|
+    auto [field, set] = presence_for(b.height, ex.registry_size);
+    b.presence = std::move(field);
+    present = std::move(set);
+    // The block's round seed: its leader's proof over the previous output,
+    // committed as seed_evidence (choices 74, 78). A proof that does not verify
+    // (this node does not lead the round) makes no block.
+    const cip11::chain::Round round{0, b.view};
+    std::optional<crypto::ecvrf::Proof> proof;
+    if (seed_key_)
+      if (auto p = seeds_->prove(*seed_key_, round)) proof = *p;
+    auto advance = seeds_->advance(round, proof);
+    if (!advance) {
+      log::error("seed_proof_refused", log::field("height", b.height), log::field("view", b.view),
+                 log::field("why", std::string(cip11::chain::to_string(advance.error().error))));
+      return Err{internal("the block's seed proof is refused")};
+    }
+    ex.seeds = std::move(*advance);
+    if (proof) b.seed_evidence.assign(proof->begin(), proof->end());
+  }
+  execute(b, txs, present ? &*present : nullptr, ex);
+  b.consumed_seeds = ex.consumed_seeds;
+  b.state_root = ex.state_root;
+  SignedBlock sealed = config_.validator_key ? seal_block(std::move(b), *config_.validator_key)
+                                             : SignedBlock{b, block_digest(b), {}};
+  if (announce) announce(sealed);
+  auto written = write_block(sealed, txs, ex);
+  if (!written) return Err{written.error()};
+  return sealed;
+}
+
+ApiError Node::refuse(BlockRefusal why, const std::string& detail) {
+  {
+    std::lock_guard lock(mu_);
+    ++refusals_[static_cast<std::size_t>(why)];
+  }
+  log::warn("block_refused", log::field("reason", std::string(block_refusal_name(why))), log::field("detail", detail));
+  return ApiError{ApiErrorCode::kBlockRefused, std::string(block_refusal_name(why)) + ": " + detail};
+}
+
+ApiResult<std::uint64_t> Node::accept_block(const SignedBlock& sb) {
+  // Never wait for this node's own block: its proposer may be sending that
+  // block to the validator whose block this is, which would wait in turn.
+  std::unique_lock produce_lock(produce_mu_, std::try_to_lock);
+  if (!produce_lock.owns_lock())
+    return Err{ApiError{ApiErrorCode::kUnavailable, "busy with another block; fetch this one again later"}};
+  const Block& b = sb.block;
+  const Head at = head();
+  auto no = [&](BlockRefusal why, const std::string& detail) -> ApiResult<std::uint64_t> {
+    return Err{refuse(why, "block " + std::to_string(b.height) + ": " + detail)};
+  };
+  // Who may propose what, before any work.
+  if (validators_.empty()) return no(BlockRefusal::kNoValidatorSet, "no ValidatorSetSnapshot(0)");
+  if (b.chain_instance_id != chain_instance_id_) return no(BlockRefusal::kWrongChain, json::hex0x(b.chain_instance_id));
+  if (b.epoch != 0) return no(BlockRefusal::kWrongEpoch, "epoch " + std::to_string(b.epoch));
+  if (b.height != at.height + 1) return no(BlockRefusal::kNotNext, "the head is " + std::to_string(at.height));
+  if (b.parent != at.digest) return no(BlockRefusal::kWrongParent, "parent " + json::hex0x(b.parent));
+  if (b.view <= at.view) return no(BlockRefusal::kStaleView, "view " + std::to_string(b.view));
+  if (b.proposer != leader_of(b.view, validators_.size()))
+    return no(BlockRefusal::kWrongProposer, "proposer " + std::to_string(b.proposer) + " in view " + std::to_string(b.view));
+  if (block_digest(b) != sb.digest) return no(BlockRefusal::kBadDigest, "digest " + json::hex0x(sb.digest));
+  if (!crypto::ed25519_verify(validators_[b.proposer], sb.digest, sb.signature))
+    return no(BlockRefusal::kBadSignature, "proposer " + std::to_string(b.proposer));
+  // The round seed: the proposer leads Round(0, view), and its proof over the
+  // previous output must verify against its key (choice 78). A block without
+  // one makes its round derived, as a nullified one (choice 74: withholding
+  // the proof is worth no more to a leader than withholding the block).
+  std::optional<cip11::chain::SeedChain::Advance> seed_advance;
+  if (seeds_) {
+    std::optional<crypto::ecvrf::Proof> proof;
+    if (!b.seed_evidence.empty()) {
+      auto decoded = crypto::ecvrf::decode_proof(b.seed_evidence);
+      if (!decoded) return no(BlockRefusal::kBadSeedEvidence, std::string(crypto::ecvrf::to_string(decoded.error())));
+      proof = *decoded;
+    }
+    auto advance = seeds_->advance({0, b.view}, proof);
+    if (!advance) {
+      std::string why(cip11::chain::to_string(advance.error().error));
+      if (advance.error().vrf) why += ": " + std::string(crypto::ecvrf::to_string(*advance.error().vrf));
+      return no(BlockRefusal::kBadSeedEvidence, why);
+    }
+    seed_advance = std::move(*advance);
+  } else if (!b.seed_evidence.empty()) {
+    return no(BlockRefusal::kBadSeedEvidence, "seed evidence on a chain without CIP-11 round seeds");
+  }
+
+  // The transactions, decoded from their literal bytes, each its sender's next nonce.
+  std::vector<Pending> txs;
+  std::map<Address, std::uint64_t> expected;
+  for (std::size_t i = 0; i < b.txs.size(); ++i) {
+    auto tx = decode_tx(b.txs[i]);
+    if (!tx) return no(BlockRefusal::kBadTx, "tx " + std::to_string(i) + ": " + std::string(codec::to_string(tx.error())));
+    if (tx->chain_instance_id != chain_instance_id_) return no(BlockRefusal::kBadTx, "tx " + std::to_string(i) + " names another chain");
+    auto sender = recover_sender(*tx);
+    if (!sender) return no(BlockRefusal::kBadTx, "tx " + std::to_string(i) + " recovers no sender");
+    auto [e, fresh] = expected.try_emplace(*sender, 0);
+    if (fresh) {
+      auto it = state_.nonces.find(*sender);
+      e->second = it == state_.nonces.end() ? 0 : it->second;
+    }
+    if (tx->nonce != e->second)
+      return no(BlockRefusal::kBadNonce, "tx " + std::to_string(i) + " has nonce " + std::to_string(tx->nonce) +
+                                             ", its sender's next is " + std::to_string(e->second));
+    ++e->second;
+    Bytes32 hash = tx_hash(*tx);
+    txs.push_back(Pending{std::move(*tx), *sender, hash});
+  }
+
+  // The committed CIP-11 fields, decoded strictly from their literal bytes.
+  Execution ex;
+  ex.seeds = std::move(seed_advance);
+  std::optional<cip11::PresentSet> present;
+  if (genesis_.cip11) {
+    const auto& params = genesis_.cip11->params;
+    ex.registry_size = state_.cip11.index.size();
+    if (!params.present_first_enabled && !params.presence_shadow_enabled) {
+      if (b.presence) return no(BlockRefusal::kBadPresence, "a PresenceInput field on a chain that reads none (§7.2 rule 1)");
+      present.emplace(ex.registry_size);
+    } else {
+      auto set = cip11::chain::presence_of_block(params, b.presence, ex.registry_size);
+      if (!set) return no(BlockRefusal::kBadPresence, std::string(cip11::to_string(set.error())));
+      present = std::move(*set);
+    }
+    if (auto seeds = cip11::chain::decode_consumed_seeds(b.consumed_seeds); !seeds)
+      return no(BlockRefusal::kBadConsumedSeeds, std::string(cip11::to_string(seeds.error())));
+  } else if (b.presence || !b.consumed_seeds.empty()) {
+    return no(b.presence ? BlockRefusal::kBadPresence : BlockRefusal::kBadConsumedSeeds, "a CIP-11 field on a chain without CIP-11");
+  }
+
+  // Re-execution on this node's state; the results must be what the proposer committed.
+  execute(b, txs, present ? &*present : nullptr, ex);
+  if (ex.consumed_seeds != b.consumed_seeds) {
+    state_.cip11.rollback();
+    return no(BlockRefusal::kSeedsMismatch, "the block's records consumed " +
+                                                std::to_string(ex.committed.effects.consumed_seeds.size()) + " seeds");
+  }
+  if (ex.state_root != b.state_root) {
+    state_.cip11.rollback();
+    return no(BlockRefusal::kStateMismatch, "re-executed to " + json::hex0x(ex.state_root));
+  }
+  return write_block(sb, txs, ex);
+}
+
+ApiResult<SignedBlock> Node::block_at(std::uint64_t height) {
+  std::string value;
+  auto status = db_->Get({}, layout::chain_block_key(height), &value);
+  if (status.IsNotFound()) return Err{not_found("no block " + std::to_string(height))};
+  if (!status.ok()) return Err{internal(status.ToString())};
+  auto block = decode_signed_block(as_bytes(value));
+  if (!block) return Err{internal("stored block unreadable")};
+  return std::move(*block);
+}
+
+Node::Head Node::head() const {
+  std::lock_guard lock(mu_);
+  return head_;
+}
+
+std::array<std::uint64_t, kBlockRefusalCount> Node::refusals() const {
+  std::lock_guard lock(mu_);
+  return refusals_;
+}
+
 ApiResult<Bytes32> Node::submit(const Transaction& tx) {
+  bool fresh = false;
+  auto hash = admit(tx, fresh);
+  if (hash && fresh && submit_observer_) submit_observer_(tx);
+  return hash;
+}
+
+ApiResult<Bytes32> Node::admit(const Transaction& tx, bool& fresh) {
   if (tx.chain_instance_id != chain_instance_id_)
     return Err{ApiError{ApiErrorCode::kWrongChain, "chain_instance_id is " + json::hex0x(chain_instance_id_)}};
   auto sender = recover_sender(tx);
@@ -524,6 +832,7 @@ ApiResult<Bytes32> Node::submit(const Transaction& tx) {
     queued.emplace(tx.nonce, Pending{tx, *sender, hash});
     ++future_count_;
     mempool_hashes_.insert(hash);
+    fresh = true;
     return hash;
   }
   if (tx.nonce != expected) {
@@ -541,6 +850,7 @@ ApiResult<Bytes32> Node::submit(const Transaction& tx) {
   }
   if (queued.empty()) future_.erase(*sender);
   next_nonce_[*sender] = next;
+  fresh = true;
   return hash;
 }
 

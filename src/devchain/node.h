@@ -2,10 +2,19 @@
 // machine and, when its genesis has a CIP-11 section, the CIP-11 chain plane
 // (cip11/chain/machine.h). Blocks come at a fixed interval and are final at once.
 //
+// Every block is a DevchainBlockV1 (block.h) whose digest covers its
+// execution inputs. On a chain with several validators each validator runs its
+// own Node: the leader of a view proposes (propose_block) and the others
+// re-execute what it sent on their own state and commit it only when every
+// committed field verifies (accept_block); the rotation, the view timeouts and
+// the transport are the validator process's (docs/devchain.md "Several validators").
+//
 // Each block of a CIP-11 chain carries a PresenceInputV1 field from the
-// validator's presence provider (§8.1) and, given validator 0's key, its
-// round's ECVRF seed proof (docs/cip11.md choice 74: the seeds are replayed
-// and verified from the stored proofs at open); an observer sees every
+// validator's presence provider (§8.1) and, given its leader's key, the ECVRF
+// proof of its round's seed as seed_evidence (docs/cip11.md choices 74, 78:
+// the round of view v is led by the proposer of v, or by validator 0 for a
+// lone producer; followers verify each proof before executing the block, and
+// the seeds are replayed and verified from the stored proofs at open); an observer sees every
 // committed block's assignments after the write (§10.1: push only what is final).
 //
 // Durability contract: a block is one synced RocksDB WriteBatch holding its
@@ -26,6 +35,7 @@
 // nonces, the height and that snapshot are published together under mu_.
 #pragma once
 
+#include <array>
 #include <chrono>
 #include <condition_variable>
 #include <deque>
@@ -40,6 +50,7 @@
 #include "cip11/chain/machine.h"
 #include "cip11/chain/seed.h"
 #include "devchain/api.h"
+#include "devchain/blocks_api.h"
 #include "devchain/cip11_api.h"
 #include "devchain/genesis.h"
 #include "devchain/state_codec.h"
@@ -56,11 +67,21 @@ struct NodeConfig {
   std::chrono::milliseconds block_interval{1000};
   std::size_t max_block_txs = 5'000;
   std::size_t max_mempool_txs = 50'000;
-  /// The producer's Ed25519 seed, which must be validator 0 of the CIP-11
-  /// genesis (the devchain's one producer leads every round): each block then
-  /// carries its round's ECVRF seed proof (docs/cip11.md choice 74). Without
-  /// it a block carries none and its round's seed is derived, as a nullified one.
+  /// The seed of this validator's Ed25519 peer key (one meaning for both
+  /// uses): it signs the blocks this node proposes, its place in the canonical
+  /// order is the proposer index they carry, and the ECVRF key of the same
+  /// seed proves the round seed of each block it proposes (docs/cip11.md
+  /// choices 74 and 78). A lone producer's must be validator 0 of the genesis,
+  /// a rotating validator's one of the genesis validators'. Unset, blocks carry
+  /// proposer 0, a zero signature and no seed proof (each round's seed is
+  /// derived, as a nullified one's).
   std::optional<crypto::Ed25519Seed> validator_key{};
+  /// Who leads the rounds, for the blocks and their seeds alike. false: this
+  /// node is the chain's one producer (cip11d --dev), and genesis validator 0
+  /// leads every round. true: the validators take turns (cip11d --genesis,
+  /// the rotation), and the leader of Round(0, v) is the canonical
+  /// validators[v mod N], the proposer of view v.
+  bool rotating = false;
 };
 
 /// A committed block as the validator process sees it (after its durable write).
@@ -70,7 +91,7 @@ struct CommittedBlock {
   cip11::chain::Effects effects;   // assignments made and ended in this block
 };
 
-class Node final : public ChainApi, public Cip11Api {
+class Node final : public ChainApi, public Cip11Api, public BlocksApi {
  public:
   /// Opens (or creates, from `genesis`) the chain stored in config.data_dir
   /// (its RocksDB store in chain.rocksdb/). A new data directory is absent or
@@ -87,14 +108,45 @@ class Node final : public ChainApi, public Cip11Api {
   /// §8.1), given |registry(H-1)|; unset, blocks carry none. Set before start().
   using PresenceProvider = std::function<std::optional<Bytes>(std::uint64_t height, std::uint32_t registry_size)>;
   void set_presence_provider(PresenceProvider provider);
+  /// Called with each transaction submit() newly accepted (pending or queued,
+  /// not a resubmission), on the submitting thread: a validator forwards it to
+  /// the others so that no leader's death loses it. Set before serving.
+  void set_submit_observer(std::function<void(const Transaction&)> observer);
   /// Called after each block is durable, on the producing thread. Set before start().
   void set_block_observer(std::function<void(const CommittedBlock&)> observer);
 
   /// Produces blocks every config.block_interval on a background thread.
   void start();
   void stop();
-  /// Produces one block now; returns its height (tests drive the chain with this).
+  /// Produces one block now, in the view after the head's, as a lone producer
+  /// (no rotation); returns its height (tests drive the chain with this).
   ApiResult<std::uint64_t> produce_block();
+  /// Proposes the block of `view` from the mempool and commits it; returns it
+  /// sealed for the other validators. kBadRequest unless `view` is above the
+  /// head's; the caller (the rotation) knows this node leads it. `announce`
+  /// gets the sealed block before this node's own write, so a proposer killed
+  /// between the two finds its block at its peers when it restarts, and never
+  /// holds a block no one else has.
+  using Announce = std::function<void(const SignedBlock&)>;
+  ApiResult<SignedBlock> propose_block(std::uint64_t view, const Announce& announce = {});
+  /// Verifies a block another validator proposed by re-executing it on this
+  /// node's state, and commits it. A block that does not verify changes nothing
+  /// and is answered kBlockRefused, its BlockRefusal named first in the message.
+  /// kUnavailable, without waiting, while this node is executing another
+  /// block (two proposers sending each other their blocks must not wait on
+  /// each other); the caller fetches it again later.
+  ApiResult<std::uint64_t> accept_block(const SignedBlock& block) override;
+  /// The committed block at `height` >= 1, as proposed (a validator that was
+  /// down fetches these from a peer and accepts them in order).
+  ApiResult<SignedBlock> block_at(std::uint64_t height) override;
+  using Head = ChainHead;
+  Head head() const;
+  ApiResult<ChainHead> chain_head() override { return head(); }
+  /// Blocks refused so far, by reason (the validator's metric).
+  std::array<std::uint64_t, kBlockRefusalCount> refusals() const;
+  /// This node's index among the canonical validators; nullopt without a key.
+  std::optional<std::uint32_t> validator_index() const { return validator_index_; }
+  std::size_t validator_count() const { return validators_.size(); }
   GenesisSpec genesis() const;
   /// keccak256 of the encoded state at the current height: equal hashes, equal states.
   Bytes32 state_hash() const;
@@ -131,8 +183,7 @@ class Node final : public ChainApi, public Cip11Api {
     Bytes32 hash;
   };
 
-  Node(NodeConfig config, std::unique_ptr<rocksdb::DB> db, GenesisSpec genesis, ChainState state,
-       std::uint64_t height);
+  Node(NodeConfig config, std::unique_ptr<rocksdb::DB> db, GenesisSpec genesis, ChainState state, Head head);
   /// What a block changes besides the CIP-11 plane: a copy of the registry
   /// (when it has transactions) and its senders' next nonces.
   struct BlockWork {
@@ -141,6 +192,21 @@ class Node final : public ChainApi, public Cip11Api {
   };
   TxReceipt apply(BlockWork& work, const Pending& p, std::uint64_t height, std::uint32_t index,
                   const cip11::chain::BlockContext* cip11, cip11::chain::Effects& effects);
+  struct Execution;
+  /// Runs `txs` as block `block.height` on the state in memory (the CIP-11
+  /// plane in place, journaled); writes nothing.
+  void execute(const Block& block, const std::vector<Pending>& txs, const cip11::PresentSet* present,
+               Execution& out);
+  /// The block's one synced write, then the in-memory commit and publication.
+  ApiResult<std::uint64_t> write_block(const SignedBlock& block, const std::vector<Pending>& txs, Execution& ex);
+  /// submit() without the observer; `fresh` when the transaction is new here.
+  ApiResult<Bytes32> admit(const Transaction& tx, bool& fresh);
+  ApiError refuse(BlockRefusal why, const std::string& detail);
+  /// After a block moved these senders' nonces: drops pending transactions on
+  /// a used nonce and lines up queued successors (under mu_).
+  void drop_included_locked(const std::map<Address, std::uint64_t>& senders);
+  /// propose_block in `view`, or (nullopt) in the view after the head's.
+  ApiResult<SignedBlock> propose(std::optional<std::uint64_t> view, const Announce& announce);
   /// The store as of the last published block, for reads.
   std::shared_ptr<const rocksdb::Snapshot> published() const;
   /// The block's presence field and the set it stands for (§7.2 rules 1-2).
@@ -153,6 +219,8 @@ class Node final : public ChainApi, public Cip11Api {
   const GenesisSpec genesis_;
   const Bytes32 chain_instance_id_;
   const cip11::chain::ValidatorSnapshots snapshots_;  // ValidatorSetSnapshot(0): the devchain has one epoch
+  const std::vector<crypto::Ed25519Public> validators_;  // canonical order (§5.4)
+  const std::optional<std::uint32_t> validator_index_;
 
   ChainState state_;  // .cip11: the producer's (produce_mu_); .registry, .nonces: written under mu_ by the producer
   // The producer's (produce_mu_): every round's seed, replayed from the stored
@@ -162,6 +230,8 @@ class Node final : public ChainApi, public Cip11Api {
 
   mutable std::mutex mu_;  // guards everything below
   std::uint64_t height_;
+  Head head_;  // of height_
+  std::array<std::uint64_t, kBlockRefusalCount> refusals_{};
   std::shared_ptr<const rocksdb::Snapshot> published_;  // the store as of height_
   std::deque<Pending> mempool_;
   std::set<Bytes32> mempool_hashes_;
@@ -172,6 +242,7 @@ class Node final : public ChainApi, public Cip11Api {
 
   PresenceProvider presence_provider_;
   std::function<void(const CommittedBlock&)> observer_;
+  std::function<void(const Transaction&)> submit_observer_;
 
   mutable std::mutex produce_mu_;  // one block at a time
   std::condition_variable wake_;

@@ -89,16 +89,19 @@ Result<cbqs::RegistryState, codec::DecodeError> decode_registry(ByteView bytes) 
   return reg;
 }
 
-Bytes encode_state(const ChainState& state) {
+Bytes encode_state(const ChainState& state) { return encode_state(state.registry, state.nonces, state.cip11); }
+
+Bytes encode_state(const cbqs::RegistryState& registry, const std::map<Address, std::uint64_t>& nonces,
+                   const cip11::chain::State& cip11) {
   codec::Writer w(4096);
   w.u8(kRegistryVersion);
-  put_registry(w, state.registry);
-  w.count(state.nonces.size());
-  for (const auto& [addr, nonce] : state.nonces) {
+  put_registry(w, registry);
+  w.count(nonces.size());
+  for (const auto& [addr, nonce] : nonces) {
     w.fixed(addr);
     w.u64(nonce);
   }
-  cip11::chain::put_state(w, state.cip11);
+  cip11::chain::put_state(w, cip11);
   return std::move(w).take();
 }
 

@@ -31,5 +31,9 @@ Result<cbqs::RegistryState, codec::DecodeError> decode_registry(ByteView bytes);
 
 /// The whole state in one encoding, for Node::state_hash: equal bytes, equal states.
 Bytes encode_state(const ChainState& state);
+/// The same encoding from the parts, for a block's state_root before the
+/// node publishes them (node.cc).
+Bytes encode_state(const cbqs::RegistryState& registry, const std::map<Address, std::uint64_t>& nonces,
+                   const cip11::chain::State& cip11);
 
 }  // namespace cowboy::devchain

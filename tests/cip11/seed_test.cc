@@ -240,6 +240,27 @@ TEST(Cip11SeedChain, ABlockReadsOnlyTheSeedsOfRoundsBeforeItsOwn) {
   EXPECT_TRUE(block3.seed(0, 2).has_value());
 }
 
+TEST(Cip11SeedChain, ABlockAfterSkippedViewsReadsTheirDerivedSeedsButNotItsOwn) {
+  SeedChain seeds = one_leader_chain();
+  ASSERT_TRUE(seeds.take({0, 1}, *seeds.prove(validator_seed(1), {0, 1})).ok());
+  // Views 2 and 3 had no block; the block of view 4 takes them nullified.
+  auto advance = seeds.advance({0, 4}, *seeds.prove(validator_seed(1), {0, 4}));
+  ASSERT_TRUE(advance.ok());
+  ASSERT_EQ(advance->size(), 3u);
+  const SeedsBefore without(seeds, {0, 4});
+  EXPECT_FALSE(without.seed(0, 3).has_value());  // not committed yet
+  const SeedsBefore block4(seeds, {0, 4}, *advance);
+  const SeedOutput out2 = nullified_seed(chain_id(), {0, 2}, seeds.at({0, 1})->output);
+  const SeedOutput out3 = nullified_seed(chain_id(), {0, 3}, out2);
+  ASSERT_TRUE(block4.seed(0, 3).has_value());
+  EXPECT_EQ(block4.seed(0, 2)->signature, Bytes(out2.begin(), out2.end()));
+  EXPECT_EQ(block4.seed(0, 3)->signature, Bytes(out3.begin(), out3.end()));
+  EXPECT_EQ(block4.seed(0, 3)->scheme_id, 0x11);
+  EXPECT_FALSE(block4.seed(0, 4).has_value());  // its own round: never in that same round
+  const SeedOutput out1 = seeds.at({0, 1})->output;
+  EXPECT_EQ(block4.seed(0, 1)->signature, Bytes(out1.begin(), out1.end()));
+}
+
 // ---- the pending pass reads exactly the committed seed of r_seed ---------------
 
 TEST(Cip11SeedChain, AnMGreaterThanOneCommitteeIsDrawnFromExactlyTheSeedOfItsSeedRound) {

@@ -30,4 +30,18 @@ inline std::uint16_t free_port() {
   return bindable(0, &port) ? port : 0;
 }
 
+/// A loopback UDP port the kernel just handed out, for a QUIC listener told its port in advance
+/// (free_port() asks TCP, whose free ports a UDP listener may still find taken).
+inline std::uint16_t free_udp_port() {
+  int fd = ::socket(AF_INET, SOCK_DGRAM, 0);
+  sockaddr_in a{};
+  a.sin_family = AF_INET;
+  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  socklen_t len = sizeof a;
+  bool ok = ::bind(fd, reinterpret_cast<sockaddr*>(&a), sizeof a) == 0 &&
+            ::getsockname(fd, reinterpret_cast<sockaddr*>(&a), &len) == 0;
+  ::close(fd);
+  return ok ? ntohs(a.sin_port) : 0;
+}
+
 }  // namespace cowboy::testing

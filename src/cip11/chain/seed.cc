@@ -184,9 +184,10 @@ Result<Unit, SeedError> check_consumed(const SeedChain& seeds, std::span<const C
 std::optional<Beacon> SeedsBefore::seed(std::uint64_t epoch, std::uint64_t view) const {
   const Round r{epoch, view};
   if (!(r < limit_)) return std::nullopt;
-  auto s = seeds_.at(r);
-  if (!s) return std::nullopt;
-  return beacon_of(*s);
+  if (auto s = seeds_.at(r)) return beacon_of(*s);
+  for (const auto& s : taking_)
+    if (s.round == r) return beacon_of(s);
+  return std::nullopt;
 }
 
 }  // namespace cowboy::cip11::chain

@@ -144,15 +144,20 @@ class SeedChain {
 /// evidence that round's proof (none for a derived round).
 Result<Unit, SeedError> check_consumed(const SeedChain& seeds, std::span<const ConsumedSeed> consumed);
 
-/// What block `limit` may read: the seeds of the rounds before its own.
+/// What block `limit` may read: the seeds of the rounds before its own. Given
+/// the block's own Advance (not yet committed), that includes the nullified
+/// rounds between its parent's round and its own, which are fixed before it
+/// (rotating validators skip views; docs/cip11.md choice 78).
 class SeedsBefore final : public BeaconSource {
  public:
-  SeedsBefore(const SeedChain& seeds, Round limit) : seeds_(seeds), limit_(limit) {}
+  SeedsBefore(const SeedChain& seeds, Round limit, std::span<const RoundSeed> taking = {})
+      : seeds_(seeds), limit_(limit), taking_(taking) {}
   std::optional<Beacon> seed(std::uint64_t epoch, std::uint64_t view) const override;
 
  private:
   const SeedChain& seeds_;
   Round limit_;
+  std::span<const RoundSeed> taking_;
 };
 
 }  // namespace cowboy::cip11::chain

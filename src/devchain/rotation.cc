@@ -1,0 +1,129 @@
+#include "devchain/rotation.h"
+
+#include "common/log.h"
+
+namespace cowboy::devchain {
+
+Rotation::Rotation(Node& node, std::vector<std::unique_ptr<HttpClient>> peers, RotationConfig config)
+    : node_(node),
+      peers_(std::move(peers)),
+      config_(config),
+      me_(node.validator_index().value_or(0)),
+      validators_(std::max<std::size_t>(node.validator_count(), 1)) {
+  node_.set_submit_observer([this](const Transaction& tx) {
+    std::lock_guard lock(mu_);
+    if (to_forward_.size() >= kMaxForwardQueue) return;  // the client's own resubmission covers the rest
+    to_forward_.push_back(tx);
+    wake_.notify_all();
+  });
+}
+
+Rotation::~Rotation() { stop(); }
+
+void Rotation::start() {
+  std::lock_guard lock(mu_);
+  if (thread_.joinable()) return;
+  stopping_ = false;
+  thread_ = std::thread([this] { run(); });
+  forwarder_ = std::thread([this] { forward_loop(); });
+}
+
+void Rotation::stop() {
+  {
+    std::lock_guard lock(mu_);
+    stopping_ = true;
+  }
+  wake_.notify_all();
+  if (thread_.joinable()) thread_.join();
+  if (forwarder_.joinable()) forwarder_.join();
+}
+
+void Rotation::forward_loop() {
+  for (;;) {
+    Transaction tx;
+    {
+      std::unique_lock lock(mu_);
+      wake_.wait(lock, [this] { return stopping_ || !to_forward_.empty(); });
+      if (stopping_) return;
+      tx = std::move(to_forward_.front());
+      to_forward_.pop_front();
+    }
+    // A peer that is down misses it; the others hold it.
+    for (auto& peer : peers_) (void)peer->submit(tx);
+  }
+}
+
+bool Rotation::catch_up() {
+  const ChainHead mine = node_.head();
+  HttpClient* best = nullptr;
+  std::uint64_t best_height = mine.height;
+  for (auto& peer : peers_) {
+    auto h = peer->chain_head();
+    if (h && h->height > best_height) best = peer.get(), best_height = h->height;
+  }
+  if (!best) return false;
+  for (std::uint64_t h = mine.height + 1; h <= best_height; ++h) {
+    auto block = best->block_at(h);
+    if (!block) return true;
+    auto accepted = node_.accept_block(*block);
+    if (!accepted) {
+      log::warn("catch_up_refused", log::field("height", h), log::field("why", accepted.error().message));
+      return true;
+    }
+  }
+  log::info("caught_up", log::field("height", best_height));
+  return true;
+}
+
+void Rotation::broadcast(const SignedBlock& block) {
+  for (auto& peer : peers_) {
+    auto r = peer->accept_block(block);
+    if (!r && r.error().code == ApiErrorCode::kBlockRefused)
+      log::warn("block_refused_by_peer", log::field("height", block.block.height),
+                log::field("why", r.error().message));
+  }
+}
+
+void Rotation::run() {
+  using Clock = std::chrono::steady_clock;
+  const auto tick = std::max(std::chrono::milliseconds(5), std::min(config_.block_interval, config_.view_timeout) / 4);
+  (void)catch_up();  // back from a crash: the blocks it missed first
+  ChainHead last = node_.head();
+  auto since = Clock::now();  // when `last` became the head here
+  auto synced = since;
+  const auto started = since;
+  std::uint64_t proposed = last.view;  // the last view this validator proposed (or passed)
+  // Back on a chain that has blocks, its clock does not know the others' views
+  // yet: it proposes only once it has committed a block from them, or after a
+  // whole rotation of timeouts with none (then nobody else is proposing).
+  bool joined = last.height == 0;
+  const auto alone = config_.view_timeout * static_cast<std::int64_t>(validators_);
+  for (;;) {
+    {
+      std::unique_lock lock(mu_);
+      if (wake_.wait_for(lock, tick, [this] { return stopping_; })) return;
+    }
+    const auto now = Clock::now();
+    const ChainHead head = node_.head();
+    if (head != last) last = head, since = now, joined = true;
+    const auto elapsed = now - since;
+    if (elapsed < config_.block_interval) continue;
+    // The view due now: the one after the head's, one more per view_timeout without a block.
+    const std::uint64_t skipped =
+        static_cast<std::uint64_t>((elapsed - config_.block_interval) / config_.view_timeout);
+    const std::uint64_t view = head.view + 1 + skipped;
+    if (skipped > 0 && now - synced >= config_.view_timeout) {
+      synced = now;
+      if (catch_up()) continue;  // behind: the head moved, timing starts again from it
+    }
+    if (leader_of(view, validators_) != me_ || view <= proposed) continue;
+    if (!joined && now - started < alone) continue;
+    if (catch_up()) continue;  // never propose on a stale head
+    proposed = view;
+    // Sent before this validator's own write (Node::propose_block).
+    auto block = node_.propose_block(view, [this](const SignedBlock& b) { broadcast(b); });
+    if (!block) log::warn("propose_failed", log::field("view", view), log::field("why", block.error().message));
+  }
+}
+
+}  // namespace cowboy::devchain

@@ -1,0 +1,76 @@
+// devchain::Rotation: one validator of a devchain with several of them
+// (docs/devchain.md "Several validators"). It owns the timing; the Node owns
+// the state and the verification. Not Byzantine fault tolerant, and not meant
+// to be: a devchain with a rotating proposer whose every block the others
+// re-execute.
+//
+// Views: after a validator commits the block of view v (its own or a peer's),
+// the leader of v+1 (validators[(v+1) mod N]) proposes block_interval later.
+// A view whose block has not come view_timeout after that is nullified - no
+// message says so; every validator reads it off its own clock - and the leader
+// of the next view proposes, one view per further view_timeout. The proposer
+// sends its block to every peer (POST /v1/chain/blocks), which re-executes it,
+// before it writes the block itself: killed in between, it finds the block at
+// its peers when it restarts instead of holding one they never saw.
+//
+// Catch-up: a validator that starts, or hears no block for a whole view,
+// asks its peers for their heads and fetches and accepts every block it lacks
+// from one that is ahead. A leader does the same before it proposes, so a
+// validator back from a crash never proposes on a stale head; and it proposes
+// only after it has committed a block from the others (or a whole rotation of
+// timeouts passed with none), since until then its clock does not know their
+// views. A validator busy with a block answers another's at once
+// (Node::accept_block) rather than wait, and fetches it later.
+//
+// Transactions: each one a validator's node newly accepts is forwarded to
+// every peer (POST /v1/tx), so the next leaders hold it if this one dies.
+#pragma once
+
+#include <chrono>
+#include <condition_variable>
+#include <deque>
+#include <memory>
+#include <mutex>
+#include <thread>
+#include <vector>
+
+#include "devchain/http_client.h"
+#include "devchain/node.h"
+
+namespace cowboy::devchain {
+
+struct RotationConfig {
+  std::chrono::milliseconds block_interval{200};
+  std::chrono::milliseconds view_timeout{1'000};
+};
+
+class Rotation {
+ public:
+  /// `node` has a validator key; `peers` are the other validators' chain APIs.
+  Rotation(Node& node, std::vector<std::unique_ptr<HttpClient>> peers, RotationConfig config);
+  ~Rotation();
+  void start();
+  void stop();
+
+ private:
+  void run();
+  void forward_loop();
+  /// Fetches and accepts blocks from the peer furthest ahead; true when it was behind.
+  bool catch_up();
+  void broadcast(const SignedBlock& block);
+
+  Node& node_;
+  std::vector<std::unique_ptr<HttpClient>> peers_;
+  const RotationConfig config_;
+  const std::uint32_t me_;
+  const std::size_t validators_;
+
+  std::mutex mu_;
+  std::condition_variable wake_;
+  bool stopping_ = false;
+  std::deque<Transaction> to_forward_;
+  static constexpr std::size_t kMaxForwardQueue = 50'000;
+  std::thread thread_, forwarder_;
+};
+
+}  // namespace cowboy::devchain

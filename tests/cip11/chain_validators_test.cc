@@ -1,0 +1,266 @@
+// Four validators of one devchain as four `cip11d --genesis` processes over
+// 127.0.0.1 (docs/devchain.md "Several validators"): each with its own chain
+// store, QUIC listener and peer key, proposing in rotation and re-executing
+// the others' blocks. Waits are on conditions with generous deadlines.
+#include <gtest/gtest.h>
+
+#include <fstream>
+
+#include "../support/cip11_processes.h"
+#include "../support/poll.h"
+#include "../support/ports.h"
+#include "../support/temp_dir.h"
+#include "cip11/chain/consumed_seeds.h"
+#include "cip11/presence.h"
+#include "devchain/genesis.h"
+#include "devchain/http_client.h"
+#include "devchain/json.h"
+
+namespace cowboy::cip11 {
+namespace {
+
+using namespace std::chrono_literals;
+using cowboy::testing::ChildProcess;
+using cowboy::testing::eventually;
+
+constexpr std::size_t kValidators = 4;
+
+/// `cip11d --genesis` for validator `i` (index into the genesis list, not the canonical order).
+class ValidatorProcess {
+ public:
+  ValidatorProcess(const std::filesystem::path& data, const std::filesystem::path& genesis,
+                   const std::filesystem::path& key, std::uint16_t chain_port, std::vector<std::string> peers)
+      : child_([&] {
+          std::string joined;
+          for (const auto& p : peers) joined += (joined.empty() ? "" : ",") + p;
+          return std::vector<std::string>{std::string(COWBOY_BIN_DIR) + "/cip11d", "--data-dir", data.string(),
+                                          "--genesis", genesis.string(), "--key", key.string(), "--peers", joined,
+                                          "--chain-listen", "127.0.0.1:" + std::to_string(chain_port),
+                                          "--admin-listen", "127.0.0.1:0", "--block-ms", "100",
+                                          "--view-timeout-ms", "500"};
+        }()) {
+    auto line = child_.wait_for_line("cip11d listening on quic://", 30s);
+    admin_port_ = cowboy::testing::port_in(line, R"(admin http://127\.0\.0\.1:(\d+))");
+  }
+  bool up() const { return admin_port_ != 0; }
+  /// The /metrics line of the series with exactly these labels, e.g. `x{reason="A"}`; nullopt when absent.
+  std::optional<double> metric(const std::string& series) const {
+    devchain::HttpClient admin("127.0.0.1", admin_port_);
+    auto text = admin.get_text("/metrics");
+    if (!text) return std::nullopt;
+    auto at = text->body.find("\n" + series + " ");
+    if (at == std::string::npos) return std::nullopt;
+    return std::stod(text->body.substr(at + series.size() + 2));
+  }
+  void kill9() { child_.kill(SIGKILL); }
+
+ private:
+  ChildProcess child_;
+  std::uint16_t admin_port_ = 0;
+};
+
+struct Cip11Validators : ::testing::Test {
+  cowboy::testing::TempDir dir;
+  std::vector<crypto::Ed25519Seed> seeds;  // genesis order
+  std::vector<std::uint16_t> chain_ports;
+  std::vector<std::unique_ptr<ValidatorProcess>> processes;
+  std::vector<crypto::Ed25519Public> canonical;
+  crypto::Secp256k1Secret submitter{};
+  std::filesystem::path genesis_path;
+
+  void SetUp() override {
+    crypto::init();
+    submitter[31] = 0x77;
+    devchain::GenesisSpec g;
+    g.chain_name = "four-validators";
+    g.governance_admin = *crypto::secp256k1_address(submitter);
+    g.balances.emplace_back(g.governance_admin, u128{1'000'000'000});
+    std::filesystem::create_directories(dir.path() / "keys");
+    std::filesystem::create_directories(dir.path() / "v");
+    devchain::Cip11Genesis c;
+    c.params.chain_id = 11;
+    c.params.transport_enabled = true;
+    c.params.present_first_enabled = true;
+    c.params.multi_validator = true;  // as the genesis JSON derives it
+    for (std::size_t i = 0; i < kValidators; ++i) {
+      auto seed = load_or_create_secret(key_path(i));
+      ASSERT_TRUE(seed.ok());
+      seeds.push_back(*seed);
+      chain_ports.push_back(cowboy::testing::free_port());
+      c.validators.push_back({crypto::ed25519_from_seed(*seed).public_key,
+                              "127.0.0.1:" + std::to_string(cowboy::testing::free_udp_port())});
+    }
+    canonical = devchain::canonical_validator_keys(c);
+    g.cip11 = c;
+    genesis_path = dir.path() / "genesis.json";
+    std::ofstream(genesis_path) << devchain::genesis_to_json(g).dump();
+    for (std::size_t i = 0; i < kValidators; ++i) processes.push_back(start(i));
+    for (auto& p : processes) ASSERT_TRUE(p->up());
+  }
+
+  std::unique_ptr<ValidatorProcess> start(std::size_t i) {
+    std::vector<std::string> peers;
+    for (std::size_t j = 0; j < kValidators; ++j)
+      if (j != i) peers.push_back(url(j));
+    return std::make_unique<ValidatorProcess>(dir.path() / "v" / std::to_string(i), genesis_path,
+                                              key_path(i), chain_ports[i],
+                                              peers);
+  }
+  std::filesystem::path key_path(std::size_t i) const { return dir.path() / "keys" / std::to_string(i); }
+  std::string url(std::size_t i) const { return "http://127.0.0.1:" + std::to_string(chain_ports[i]); }
+  devchain::HttpClient chain(std::size_t i) const { return devchain::HttpClient("127.0.0.1", chain_ports[i], 2s); }
+  std::uint64_t height(std::size_t i) const {
+    auto h = chain(i).chain_head();
+    return h ? h->height : 0;
+  }
+  /// Validator `i`'s canonical index (what blocks name as proposer).
+  std::uint32_t index_of(std::size_t i) const {
+    auto pub = crypto::ed25519_from_seed(seeds[i]).public_key;
+    return static_cast<std::uint32_t>(std::find(canonical.begin(), canonical.end(), pub) - canonical.begin());
+  }
+  const crypto::Ed25519Seed& seed_of_index(std::uint32_t index) const {
+    for (std::size_t i = 0; i < kValidators; ++i)
+      if (index_of(i) == index) return seeds[i];
+    throw std::logic_error("no such validator");
+  }
+  /// Every listed validator holds the same block at every height up to `to`.
+  void expect_same_blocks(const std::vector<std::size_t>& who, std::uint64_t to) {
+    for (std::uint64_t h = 1; h <= to; ++h) {
+      auto first = chain(who[0]).block_at(h);
+      ASSERT_TRUE(first.ok()) << "height " << h;
+      for (std::size_t i : who) {
+        auto b = chain(i).block_at(h);
+        ASSERT_TRUE(b.ok()) << "validator " << i << " height " << h;
+        EXPECT_EQ(b->digest, first->digest) << "validator " << i << " height " << h;
+      }
+    }
+  }
+  bool all_at_least(const std::vector<std::size_t>& who, std::uint64_t h) const {
+    return std::all_of(who.begin(), who.end(), [&](std::size_t i) { return height(i) >= h; });
+  }
+};
+
+TEST_F(Cip11Validators, FourProcessesProposeInRotationAndHoldTheSameBlocks) {
+  const std::vector<std::size_t> all{0, 1, 2, 3};
+  ASSERT_TRUE(eventually([&] { return all_at_least(all, 12); }, 60s));
+  // A transaction sent to one validator is included whoever leads: forwarded to all.
+  auto api = chain(1);
+  devchain::Wallet wallet(api, submitter);
+  auto receipt = wallet.send_and_wait(devchain::Transfer{Address{}, 5});
+  ASSERT_TRUE(receipt.ok()) << receipt.error().message;
+  ASSERT_TRUE(eventually([&] { return all_at_least(all, receipt->height); }, 30s));
+  for (std::size_t i : all) {
+    auto r = chain(i).receipt(receipt->tx_hash);
+    ASSERT_TRUE(r.ok() && *r) << "validator " << i;
+    EXPECT_EQ((*r)->height, receipt->height);
+  }
+  const std::uint64_t to = std::min({height(0), height(1), height(2), height(3)});
+  expect_same_blocks(all, to);
+  // Proposers in rotation: each block's proposer leads its view, and all four proposed.
+  std::set<std::uint32_t> proposers;
+  for (std::uint64_t h = 1; h <= to; ++h) {
+    auto b = chain(0).block_at(h);
+    ASSERT_TRUE(b.ok());
+    EXPECT_EQ(b->block.proposer, devchain::leader_of(b->block.view, kValidators));
+    proposers.insert(b->block.proposer);
+  }
+  EXPECT_EQ(proposers.size(), kValidators);
+}
+
+TEST_F(Cip11Validators, AForgedBlockIsRefusedByTheOtherThree) {
+  const std::vector<std::size_t> all{0, 1, 2, 3};
+  ASSERT_TRUE(eventually([&] { return all_at_least(all, 3); }, 60s));
+  // Each forgery is sealed by the leader of the next view on the follower's
+  // own head; a head that moved meanwhile (NotNext, WrongParent, StaleView) is retried.
+  struct Case {
+    const char* reason;
+    std::function<void(devchain::SignedBlock&, const crypto::Ed25519Seed&)> forge;
+  };
+  const std::vector<Case> cases = {
+      {"BadPresence",  // a bit past the registry (it is empty): decoded from the literal bytes, refused
+       [](devchain::SignedBlock& b, const crypto::Ed25519Seed& k) {
+         b.block.presence = Bytes{0x01, 0x00, 0x01};
+         b = devchain::seal_block(b.block, k);
+       }},
+      {"BadDigest",  // a valid presence field swapped in under the digest of another
+       [](devchain::SignedBlock& b, const crypto::Ed25519Seed& k) {
+         b = devchain::seal_block(b.block, k);
+         b.block.presence = Bytes{0x01, 0x01, 0x00, 0x00, 0x00, 0x00};
+       }},
+      {"SeedsMismatch",  // a consumed seed no record consumed
+       [](devchain::SignedBlock& b, const crypto::Ed25519Seed& k) {
+         b.block.consumed_seeds = chain::encode_consumed_seeds({chain::ConsumedSeed{0, 1, Bytes(48, 0xab)}});
+         b = devchain::seal_block(b.block, k);
+       }},
+  };
+  for (const auto& c : cases) {
+    for (std::size_t i : all) {
+      std::string refused;
+      for (int attempt = 0; attempt < 50; ++attempt) {
+        auto api = chain(i);
+        auto head = api.chain_head();
+        ASSERT_TRUE(head.ok());
+        devchain::SignedBlock b;
+        b.block.chain_instance_id = *api.chain_instance_id();
+        b.block.height = head->height + 1;
+        b.block.view = head->view + 1;
+        b.block.proposer = devchain::leader_of(b.block.view, kValidators);
+        if (b.block.proposer == index_of(i)) b.block.view++, b.block.proposer = devchain::leader_of(b.block.view, kValidators);
+        b.block.parent = head->digest;
+        b.block.presence = encode_presence(PresentSet(0));
+        b.block.consumed_seeds = chain::encode_consumed_seeds({});
+        c.forge(b, seed_of_index(b.block.proposer));
+        auto r = api.accept_block(b);
+        ASSERT_FALSE(r.ok()) << c.reason;
+        ASSERT_EQ(r.error().code, devchain::ApiErrorCode::kBlockRefused) << r.error().message;
+        refused = r.error().message;
+        if (!refused.starts_with("NotNext") && !refused.starts_with("WrongParent") && !refused.starts_with("StaleView"))
+          break;
+      }
+      EXPECT_TRUE(refused.starts_with(std::string(c.reason) + ":")) << "validator " << i << ": " << refused;
+    }
+  }
+  // Each counted the refusals in its metrics, and they go on agreeing.
+  for (std::size_t i : all)
+    for (const auto& c : cases)
+      EXPECT_EQ(processes[i]->metric("devchain_blocks_refused_total{reason=\"" + std::string(c.reason) + "\"}"), 1.0)
+          << "validator " << i << " " << c.reason;
+  const std::uint64_t h = std::max({height(0), height(1), height(2), height(3)}) + 3;
+  ASSERT_TRUE(eventually([&] { return all_at_least(all, h); }, 60s));
+  expect_same_blocks(all, h);
+}
+
+TEST_F(Cip11Validators, ASigkilledValidatorIsSkippedLosesNoJobAndCatchesUpAfterARestart) {
+  const std::vector<std::size_t> all{0, 1, 2, 3}, others{0, 1, 3};
+  ASSERT_TRUE(eventually([&] { return all_at_least(all, 4); }, 60s));
+  processes[2]->kill9();
+  const std::uint64_t killed_at = std::max({height(0), height(1), height(3)});
+  // A transaction sent meanwhile is included by the three.
+  auto api = chain(0);
+  devchain::Wallet wallet(api, submitter);
+  auto receipt = wallet.send_and_wait(devchain::Transfer{Address{}, 7});
+  ASSERT_TRUE(receipt.ok()) << receipt.error().message;
+  ASSERT_TRUE(eventually([&] { return all_at_least(others, killed_at + 10); }, 60s));
+  expect_same_blocks(others, killed_at + 10);
+  // Its views were nullified: no block after the kill (and the one it may
+  // have been sending) names it as proposer.
+  for (std::uint64_t h = killed_at + 2; h <= killed_at + 10; ++h)
+    EXPECT_NE(chain(0).block_at(h)->block.proposer, index_of(2)) << h;
+  // Restarted on its store, it catches up to the same blocks and leads again.
+  processes[2] = start(2);
+  ASSERT_TRUE(processes[2]->up());
+  const std::uint64_t target = height(0) + 2;
+  ASSERT_TRUE(eventually([&] { return all_at_least(all, target); }, 60s));
+  expect_same_blocks(all, target);
+  auto r = chain(2).receipt(receipt->tx_hash);
+  ASSERT_TRUE(r.ok() && *r);
+  ASSERT_TRUE(eventually(
+      [&] {
+        auto b = chain(2).block_at(height(2));
+        return b.ok() && b->block.proposer == index_of(2);
+      },
+      60s));
+}
+
+}  // namespace
+}  // namespace cowboy::cip11

@@ -1,0 +1,416 @@
+// Several validators on one devchain, in process: four Nodes, each on its own
+// store with its own peer key, propose in rotation and re-execute each other's
+// blocks (devchain/node.h propose_block, accept_block). A block whose
+// committed fields do not verify is refused by every other validator and
+// changes nothing; a validator that was down catches up from a peer's blocks.
+// The same over HTTP between cip11d processes: tests/cip11/validators_test.cc.
+#include <gtest/gtest.h>
+
+#include "../cip11/chain_harness.h"
+#include "../support/temp_dir.h"
+#include "cip11/chain/consumed_seeds.h"
+#include "devchain/cip11_genesis.h"
+#include "devchain/node.h"
+#include "scenario.h"
+
+namespace cowboy::devchain {
+namespace {
+
+namespace chain = cip11::chain;
+using chain::testing::key;
+using chain::testing::Key;
+
+constexpr std::size_t kValidators = 4;
+
+crypto::Ed25519Seed peer_seed(std::uint8_t n) {
+  crypto::Ed25519Seed s{};
+  s[0] = 0x70;
+  s[31] = n;
+  return s;
+}
+
+struct DevchainValidators : ::testing::Test {
+  cowboy::testing::TempDir dir;
+  std::vector<Key> runners{key(1), key(2), key(3), key(4)};
+  Key submitter = key(9);
+  std::vector<crypto::Ed25519Seed> seeds;  // by canonical index
+  std::vector<std::unique_ptr<Node>> nodes;  // by canonical index; null while "down"
+  std::map<Address, std::uint64_t> nonces;  // the next nonce each key signs
+
+  DevchainValidators() {
+    crypto::init();
+    std::filesystem::create_directories(dir.path() / "v");
+    std::vector<std::pair<crypto::Ed25519Public, crypto::Ed25519Seed>> keys;
+    for (std::uint8_t i = 0; i < kValidators; ++i)
+      keys.emplace_back(crypto::ed25519_from_seed(peer_seed(i)).public_key, peer_seed(i));
+    std::sort(keys.begin(), keys.end());
+    for (auto& k : keys) seeds.push_back(k.second);
+  }
+
+  GenesisSpec genesis() const {
+    GenesisSpec g = testing::genesis_for(testing::secret(1));
+    for (const auto& k : runners) g.balances.emplace_back(k.address, 1'000'000);
+    g.balances.emplace_back(submitter.address, 1'000'000);
+    Cip11Genesis c;
+    c.params.chain_id = 7;
+    c.params.present_first_enabled = true;
+    c.params.multi_validator = true;  // as the genesis JSON derives it
+    // The genesis lists them in another order than the canonical one.
+    for (std::uint8_t i = 0; i < kValidators; ++i)
+      c.validators.push_back({crypto::ed25519_from_seed(peer_seed(i)).public_key, "127.0.0.1:" + std::to_string(7443 + i)});
+    g.cip11 = c;
+    return g;
+  }
+
+  std::unique_ptr<Node> open(std::size_t i) {
+    NodeConfig config{dir.path() / "v" / std::to_string(i), std::chrono::milliseconds(5)};
+    config.validator_key = seeds[i];
+    config.rotating = true;
+    auto node = Node::open(config, genesis());
+    EXPECT_TRUE(node.ok()) << (node.ok() ? "" : node.error());
+    if (!node.ok()) return nullptr;
+    EXPECT_EQ((*node)->validator_index(), i);
+    // Every validator sees every runner (each proposer's own view, §8.1).
+    (*node)->set_presence_provider([](std::uint64_t, std::uint32_t n) {
+      cip11::PresentSet s(n);
+      for (std::uint32_t j = 0; j < n; ++j) s.add(j);
+      return cip11::encode_presence(s);
+    });
+    return std::move(*node);
+  }
+  void SetUp() override {
+    for (std::size_t i = 0; i < kValidators; ++i) nodes.push_back(open(i));
+  }
+
+  Node& any() {
+    for (auto& n : nodes)
+      if (n) return *n;
+    throw std::logic_error("no validator up");
+  }
+  /// Signs the key's next instruction and submits it to every validator that
+  /// is up (what a submitter's forwarding achieves); returns its hash.
+  Bytes32 submit(const Key& k, const chain::Instruction& instruction) {
+    Transaction tx{*any().chain_instance_id(), nonces[k.address]++, Cip11Call{chain::encode_instruction(instruction)}, {}};
+    EXPECT_TRUE(sign_tx(tx, k.secret));
+    for (auto& n : nodes) {
+      if (n) {
+        EXPECT_TRUE(n->submit(tx).ok());
+      }
+    }
+    return tx_hash(tx);
+  }
+  /// The leader of `view` proposes; every other validator that is up accepts.
+  SignedBlock step(std::uint64_t view) {
+    auto& leader = nodes[leader_of(view, kValidators)];
+    EXPECT_TRUE(leader) << "the leader of view " << view << " is down";
+    auto block = leader->propose_block(view);
+    EXPECT_TRUE(block.ok()) << (block.ok() ? "" : block.error().message);
+    for (auto& n : nodes) {
+      if (!n || n == leader) continue;
+      auto accepted = n->accept_block(*block);
+      EXPECT_TRUE(accepted.ok()) << "view " << view << ": " << (accepted.ok() ? "" : accepted.error().message);
+    }
+    return *block;
+  }
+  void expect_one_state() {
+    std::optional<Bytes32> hash;
+    std::optional<Node::Head> head;
+    for (auto& n : nodes) {
+      if (!n) continue;
+      if (!hash) hash = n->state_hash(), head = n->head();
+      EXPECT_EQ(n->state_hash(), *hash);
+      EXPECT_EQ(n->head().height, head->height);
+      EXPECT_EQ(n->head().digest, head->digest);
+    }
+    // And the same round seeds, each taken from the committed blocks.
+    for (std::uint64_t v = 0; v <= head->view + 1; ++v) {
+      std::optional<std::optional<chain::RoundSeed>> seed;
+      for (auto& n : nodes) {
+        if (!n) continue;
+        if (!seed) seed = n->round_seed(v);
+        EXPECT_EQ(n->round_seed(v), *seed) << "view " << v;
+      }
+      EXPECT_EQ(seed->has_value(), v <= head->view) << "view " << v;
+    }
+  }
+};
+
+TEST_F(DevchainValidators, FourValidatorsProposeInRotationAndReachOneStateHash) {
+  for (const auto& r : runners) submit(r, chain::testing::registration(r));
+  std::uint64_t view = 1;
+  auto first = step(view++);
+  EXPECT_EQ(first.block.txs.size(), runners.size());  // from the leader's mempool, forwarded to all
+  // An immediate job and a committee job whose seed a later block consumes.
+  Bytes32 one = submit(submitter, chain::testing::job(1, 40));
+  Bytes32 two = submit(submitter, chain::testing::job(2, 40));
+  std::vector<SignedBlock> blocks{first};
+  for (; view <= 12; ++view) blocks.push_back(step(view));
+  expect_one_state();
+  for (std::size_t i = 0; i < blocks.size(); ++i) {
+    EXPECT_EQ(blocks[i].block.height, i + 1);
+    EXPECT_EQ(blocks[i].block.proposer, leader_of(blocks[i].block.view, kValidators));
+    EXPECT_EQ(blocks[i].block.parent, i == 0 ? *any().chain_instance_id() : blocks[i - 1].digest);
+    for (auto& n : nodes) EXPECT_EQ(n->block_at(i + 1)->digest, blocks[i].digest);
+  }
+  // Every validator executed the same assignments and consumed the same seed,
+  // which the block that consumed it commits.
+  std::size_t consuming = 0;
+  for (const auto& b : blocks) {
+    auto seeds = chain::decode_consumed_seeds(b.block.consumed_seeds);
+    ASSERT_TRUE(seeds.ok());
+    consuming += !seeds->empty();
+  }
+  EXPECT_EQ(consuming, 1u);
+  for (const Bytes32& tx : {one, two}) {
+    auto receipt = *nodes[0]->receipt(tx);
+    ASSERT_TRUE(receipt && receipt->job_id);
+    auto job = nodes[0]->job(*receipt->job_id);
+    ASSERT_TRUE(job.ok());
+    EXPECT_EQ(job->state, chain::JobState::kAssigned);
+    for (auto& n : nodes) EXPECT_EQ(n->job(*receipt->job_id)->committee, job->committee);
+  }
+  // A view with no block (its leader silent) is skipped; the next leader goes on from the same parent.
+  Node::Head before = nodes[0]->head();
+  ++view;
+  auto after_gap = step(view);
+  EXPECT_EQ(after_gap.block.height, before.height + 1);
+  EXPECT_EQ(after_gap.block.parent, before.digest);
+  EXPECT_EQ(after_gap.block.view, before.view + 2);
+  expect_one_state();
+  // Each block's seed_evidence is its proposer's proof of its view's round
+  // seed, which every validator took; the skipped view's seed is derived.
+  blocks.push_back(after_gap);
+  for (const auto& b : blocks) {
+    ASSERT_EQ(b.block.seed_evidence.size(), crypto::ecvrf::kProofSize);
+    for (auto& n : nodes) {
+      auto seed = n->round_seed(b.block.view);
+      ASSERT_TRUE(seed && seed->proof);
+      EXPECT_EQ(Bytes(seed->proof->begin(), seed->proof->end()), b.block.seed_evidence);
+      EXPECT_EQ(*seed, *chain::verify_round_seed(crypto::ecvrf::keypair_from_seed(seeds[b.block.proposer]).public_key,
+                                                 *n->chain_instance_id(), {0, b.block.view},
+                                                 n->round_seed(b.block.view - 1)->output, *seed->proof));
+    }
+  }
+  const auto skipped = nodes[0]->round_seed(before.view + 1);
+  ASSERT_TRUE(skipped);
+  EXPECT_FALSE(skipped->proof.has_value());
+  EXPECT_EQ(skipped->output, chain::nullified_seed(*nodes[0]->chain_instance_id(), {0, before.view + 1},
+                                                   nodes[0]->round_seed(before.view)->output));
+  for (auto& n : nodes)
+    for (auto c : n->refusals()) EXPECT_EQ(c, 0u);
+}
+
+/// What a proposer may forge, resealed with its own key where the forgery
+/// needs a valid signature, and the reason every other validator gives.
+struct Forgery {
+  const char* name;
+  BlockRefusal reason;
+  std::function<void(SignedBlock&, const std::vector<crypto::Ed25519Seed>&)> forge;
+};
+
+void reseal(SignedBlock& b, const std::vector<crypto::Ed25519Seed>& seeds) { b = seal_block(b.block, seeds[b.block.proposer]); }
+
+TEST_F(DevchainValidators, ABlockWithForgedCommittedFieldsIsRefusedByEveryOtherValidator) {
+  for (const auto& r : runners) submit(r, chain::testing::registration(r));
+  step(1);
+  step(2);
+  submit(runners[0], chain::RunnerHeartbeat{});
+  submit(runners[1], chain::RunnerHeartbeat{});
+  const std::uint64_t view = 3;
+  Node& leader = *nodes[leader_of(view, kValidators)];
+  auto genuine = leader.propose_block(view);
+  ASSERT_TRUE(genuine.ok());
+  ASSERT_EQ(genuine->block.txs.size(), 2u);
+  ASSERT_EQ(genuine->block.presence, cip11::encode_presence([] {
+              cip11::PresentSet s(4);
+              for (std::uint32_t j = 0; j < 4; ++j) s.add(j);
+              return s;
+            }()));
+  // The leader's seed proof of Round(0, 3) verifies against its key over
+  // round 2's output; the next validator's proof of the same round does not.
+  const auto previous = leader.round_seed(view - 1);
+  ASSERT_TRUE(previous);
+  const auto chain_id = *leader.chain_instance_id();
+  const auto own = chain::verify_round_seed(crypto::ecvrf::keypair_from_seed(seeds[leader_of(view, kValidators)]).public_key,
+                                            chain_id, {0, view}, previous->output,
+                                            *crypto::ecvrf::decode_proof(genuine->block.seed_evidence));
+  ASSERT_TRUE(own.ok());
+  EXPECT_EQ(*leader.round_seed(view), *own);  // the leader took the round seed its block commits
+  const auto other = chain::prove_round_seed(seeds[(leader_of(view, kValidators) + 1) % kValidators], chain_id,
+                                             {0, view}, previous->output);
+  const Bytes other_proof(other.proof->begin(), other.proof->end());
+
+  const std::vector<Forgery> forgeries = {
+      {"presence bytes changed under the old digest", BlockRefusal::kBadDigest,
+       [](SignedBlock& b, auto&) { (*b.block.presence)[2] = 0x01; }},
+      {"presence with a bit beyond the registry", BlockRefusal::kBadPresence,
+       [](SignedBlock& b, auto& s) { (*b.block.presence)[2] = 0x1f, reseal(b, s); }},
+      {"presence of another kind byte", BlockRefusal::kBadPresence,
+       [](SignedBlock& b, auto& s) { (*b.block.presence)[1] = 0x07, reseal(b, s); }},
+      {"presence absent under present-first", BlockRefusal::kBadPresence,
+       [](SignedBlock& b, auto& s) { b.block.presence.reset(), reseal(b, s); }},
+      {"consumed seeds that do not decode", BlockRefusal::kBadConsumedSeeds,
+       [](SignedBlock& b, auto& s) { b.block.consumed_seeds = {0x81}, reseal(b, s); }},
+      {"a consumed seed no record consumed", BlockRefusal::kSeedsMismatch,
+       [](SignedBlock& b, auto& s) {
+         b.block.consumed_seeds = chain::encode_consumed_seeds({chain::ConsumedSeed{0, 1, Bytes(48, 0xab)}});
+         reseal(b, s);
+       }},
+      {"a state root execution does not give", BlockRefusal::kStateMismatch,
+       [](SignedBlock& b, auto& s) { b.block.state_root[0] ^= 1, reseal(b, s); }},
+      {"a transaction twice", BlockRefusal::kBadNonce,
+       [](SignedBlock& b, auto& s) { b.block.txs.push_back(b.block.txs[0]), reseal(b, s); }},
+      {"a transaction that does not decode", BlockRefusal::kBadTx,
+       [](SignedBlock& b, auto& s) { b.block.txs[1] = {0x01}, reseal(b, s); }},
+      {"seed evidence that is no proof", BlockRefusal::kBadSeedEvidence,
+       [](SignedBlock& b, auto& s) { b.block.seed_evidence = {0x01}, reseal(b, s); }},
+      {"a seed proof with one byte changed", BlockRefusal::kBadSeedEvidence,
+       [](SignedBlock& b, auto& s) { b.block.seed_evidence[40] ^= 1, reseal(b, s); }},
+      {"the round's seed proved by another validator than its leader", BlockRefusal::kBadSeedEvidence,
+       [&other_proof](SignedBlock& b, auto& s) { b.block.seed_evidence = other_proof, reseal(b, s); }},
+      {"signed by another validator", BlockRefusal::kBadSignature,
+       [](SignedBlock& b, auto& s) { b.signature = seal_block(b.block, s[(b.block.proposer + 1) % s.size()]).signature; }},
+      {"proposed by a validator that does not lead the view", BlockRefusal::kWrongProposer,
+       [](SignedBlock& b, auto& s) { b.block.proposer = (b.block.proposer + 1) % s.size(), reseal(b, s); }},
+      {"a view not above the parent's", BlockRefusal::kStaleView,
+       [](SignedBlock& b, auto& s) { b.block.view = 2, b.block.proposer = leader_of(2, kValidators), reseal(b, s); }},
+      {"another parent", BlockRefusal::kWrongParent, [](SignedBlock& b, auto& s) { b.block.parent[0] ^= 1, reseal(b, s); }},
+      {"a height ahead", BlockRefusal::kNotNext, [](SignedBlock& b, auto& s) { ++b.block.height, reseal(b, s); }},
+      {"another chain", BlockRefusal::kWrongChain,
+       [](SignedBlock& b, auto& s) { b.block.chain_instance_id[0] ^= 1, reseal(b, s); }},
+      {"another epoch", BlockRefusal::kWrongEpoch, [](SignedBlock& b, auto& s) { b.block.epoch = 1, reseal(b, s); }},
+  };
+  const Bytes32 state = nodes[(leader_of(view, kValidators) + 1) % kValidators]->state_hash();
+  std::map<BlockRefusal, std::uint64_t> counted;
+  for (const auto& f : forgeries) {
+    ++counted[f.reason];
+    SignedBlock forged = *genuine;
+    f.forge(forged, seeds);
+    for (auto& n : nodes) {
+      if (n.get() == &leader) continue;
+      auto r = n->accept_block(forged);
+      ASSERT_FALSE(r.ok()) << f.name;
+      EXPECT_EQ(r.error().code, ApiErrorCode::kBlockRefused) << f.name;
+      EXPECT_TRUE(r.error().message.starts_with(std::string(block_refusal_name(f.reason)) + ":"))
+          << f.name << ": " << r.error().message;
+      // Nothing of it applied: the state, the height and the mempool are as they were.
+      EXPECT_EQ(n->state_hash(), state) << f.name;
+      EXPECT_EQ(*n->height(), 2u) << f.name;
+      EXPECT_EQ(n->refusals()[static_cast<std::size_t>(f.reason)], counted[f.reason]) << f.name;
+    }
+  }
+  for (auto& n : nodes) {
+    if (n.get() == &leader) continue;
+    EXPECT_EQ(n->refusals()[static_cast<std::size_t>(BlockRefusal::kBadPresence)], 3u);
+    // The genuine block still applies, and every validator is at one state.
+    EXPECT_TRUE(n->accept_block(*genuine).ok());
+    EXPECT_FALSE(n->accept_block(*genuine).ok());  // once
+  }
+  expect_one_state();
+  EXPECT_TRUE((*nodes[0]->receipt(tx_hash(*decode_tx(genuine->block.txs[0]))))->ok());
+}
+
+TEST_F(DevchainValidators, ACommitteeSeedIsCommittedAndAForgedOneIsRefused) {
+  for (const auto& r : runners) submit(r, chain::testing::registration(r));
+  std::uint64_t view = 1;
+  step(view++);
+  submit(submitter, chain::testing::job(2, 40));
+  // Views until the leader's block consumes the pending selection's seed; that
+  // block is sent to no one until its forgeries were refused.
+  for (; view < 40; ++view) {
+    Node& leader = *nodes[leader_of(view, kValidators)];
+    auto block = leader.propose_block(view);
+    ASSERT_TRUE(block.ok());
+    auto consumed = chain::decode_consumed_seeds(block->block.consumed_seeds);
+    ASSERT_TRUE(consumed.ok());
+    if (!consumed->empty()) {
+      ASSERT_EQ(consumed->size(), 1u);
+      // Left out, and the right round with another signature.
+      for (const Bytes& forged_seeds :
+           {chain::encode_consumed_seeds({}), chain::encode_consumed_seeds({chain::ConsumedSeed{
+                                                  (*consumed)[0].epoch, (*consumed)[0].view, Bytes(48, 0x00)}})}) {
+        SignedBlock forged = *block;
+        forged.block.consumed_seeds = forged_seeds;
+        reseal(forged, seeds);
+        for (auto& n : nodes) {
+          if (n.get() == &leader) continue;
+          auto r = n->accept_block(forged);
+          ASSERT_FALSE(r.ok());
+          EXPECT_TRUE(r.error().message.starts_with("SeedsMismatch:")) << r.error().message;
+        }
+      }
+      for (auto& n : nodes) {
+        if (n.get() != &leader) {
+          EXPECT_TRUE(n->accept_block(*block).ok());
+        }
+      }
+      expect_one_state();
+      return;
+    }
+    for (auto& n : nodes) {
+      if (n.get() != &leader) {
+        ASSERT_TRUE(n->accept_block(*block).ok());
+      }
+    }
+  }
+  FAIL() << "no block consumed the committee's seed";
+}
+
+TEST_F(DevchainValidators, AValidatorDownMidEpochLosesNoJobAndCatchesUpFromAPeer) {
+  for (const auto& r : runners) submit(r, chain::testing::registration(r));
+  std::uint64_t view = 1;
+  step(view++);
+  // Validator 2 goes down (its store stays). Its views pass with no block.
+  const std::size_t down = 2;
+  nodes[down].reset();
+  std::vector<Bytes32> jobs;
+  for (int i = 0; i < 3; ++i) jobs.push_back(submit(submitter, chain::testing::job(1, 40)));
+  std::uint64_t produced = 1;
+  for (; view <= 14; ++view)
+    if (leader_of(view, kValidators) != down) step(view), ++produced;
+  for (const auto& tx : jobs) EXPECT_TRUE((*nodes[0]->receipt(tx)).has_value());  // none lost
+  expect_one_state();
+  const Node::Head head = nodes[0]->head();
+  EXPECT_EQ(head.height, produced);
+  EXPECT_EQ(produced, 10u);  // views 2..14 less the four it leads (2, 6, 10, 14)
+  // Restarted, it fetches each block it missed from a peer and re-executes it.
+  nodes[down] = open(down);
+  ASSERT_TRUE(nodes[down]);
+  EXPECT_EQ(nodes[down]->head().height, 1u);
+  for (std::uint64_t h = nodes[down]->head().height + 1; h <= head.height; ++h) {
+    auto block = nodes[0]->block_at(h);
+    ASSERT_TRUE(block.ok());
+    ASSERT_TRUE(nodes[down]->accept_block(*block).ok()) << h;
+  }
+  expect_one_state();
+  // And it leads its next view again.
+  while (leader_of(view, kValidators) != down) ++view;
+  EXPECT_EQ(step(view).block.proposer, down);
+  expect_one_state();
+}
+
+TEST_F(DevchainValidators, ARotatingValidatorsKeyIsAnyGenesisValidatorsAndNoOtherKey) {
+  // One meaning of validator_key: the peer-key seed that signs blocks and
+  // proves their seeds. Rotating, any genesis validator's is taken (SetUp
+  // opened all four, including non-zero genesis positions); another key is refused.
+  crypto::Ed25519Seed stranger = peer_seed(9);
+  NodeConfig config{dir.path() / "stranger", std::chrono::milliseconds(5)};
+  config.validator_key = stranger;
+  config.rotating = true;
+  auto refused = Node::open(config, genesis());
+  ASSERT_FALSE(refused.ok());
+  EXPECT_NE(refused.error().find("not one of the genesis validators' peer keys"), std::string::npos) << refused.error();
+  // As a lone producer, only genesis validator 0 leads the rounds.
+  const auto zero = genesis().cip11->validators.front().peer_key;
+  for (std::size_t i = 0; i < kValidators; ++i) {
+    if (crypto::ed25519_from_seed(seeds[i]).public_key == zero) continue;
+    NodeConfig lone{dir.path() / ("lone" + std::to_string(i)), std::chrono::milliseconds(5)};
+    lone.validator_key = seeds[i];
+    auto not_zero = Node::open(lone, genesis());
+    ASSERT_FALSE(not_zero.ok());
+    EXPECT_NE(not_zero.error().find("not validator 0"), std::string::npos) << not_zero.error();
+  }
+}
+
+}  // namespace
+}  // namespace cowboy::devchain
