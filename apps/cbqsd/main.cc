@@ -60,7 +60,7 @@ struct Options {
 };
 
 // Runs the broker until SIGINT/SIGTERM, then stops it cleanly. `listening`
-// hears the wss and admin ports once both listen.
+// hears the wss and admin ports once both listen, before the "listening" line.
 int serve(const Options& o, cbqs::broker::BrokerConfig config, cbqs::store::Store& store, devchain::ChainApi& chain,
           const sigset_t& signals, const std::function<void(std::uint16_t, std::uint16_t)>& listening = {}) {
   SystemClock clock;
@@ -81,10 +81,11 @@ int serve(const Options& o, cbqs::broker::BrokerConfig config, cbqs::store::Stor
     return fail(e.what());
   }
   admin->start();
+  // Before the line: whoever waits for it may read what `listening` writes (--dev's endpoints file).
+  if (listening) listening(broker.port(), admin->port());
   std::printf("cbqsd listening on wss://%s:%u admin http://%s:%u\n", o.listen.substr(0, o.listen.rfind(':')).c_str(),
               broker.port(), admin_host.c_str(), admin->port());
   std::fflush(stdout);
-  if (listening) listening(broker.port(), admin->port());
   wait_for_stop_signal(signals);
   std::printf("cbqsd: stopping (finishing open batches)\n");
   admin->stop();
