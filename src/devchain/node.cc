@@ -182,10 +182,29 @@ Result<std::vector<cip11::chain::ConsumedSeed>, std::string> stored_consumed_see
   return out;
 }
 
-/// Every round's seed from genesis to `height`, from the stored blocks alone:
-/// each block's proof must verify against its round's leader and the previous
-/// output, and each seed the block consumed must be its round's. A block that
-/// fails either is refused, and so is the store.
+/// The seed a stored block's round ended with (seed_view, seed_output and its
+/// proof), or nullopt when the block does not hold one.
+std::optional<cip11::chain::RoundSeed> stored_round_seed(rocksdb::DB& db, std::uint64_t h) {
+  std::string value;
+  if (!db.Get({}, layout::block_key(h), &value).ok()) return std::nullopt;
+  const auto block = nlohmann::json::parse(value, nullptr, false);
+  if (!block.is_object() || !block.contains("seed_view") || !block["seed_view"].is_number_unsigned() ||
+      !block.contains("seed_output") || !block["seed_output"].is_string())
+    return std::nullopt;
+  auto output = fixed_from_hex<64>(block["seed_output"].get<std::string>());
+  auto proof = stored_seed_proof(block);
+  if (!output || !proof) return std::nullopt;
+  return cip11::chain::RoundSeed{{0, block["seed_view"].get<std::uint64_t>()}, *proof, *output};
+}
+
+/// The rounds' seeds up to `height` from the stored blocks alone, replayed from
+/// a floor - the last kRetainedSeedRounds blocks, or from the oldest pending
+/// selection's block S - on the output the block before it stored, so that a
+/// restart reads a bounded number of blocks; from genesis when the chain is
+/// shorter or that block holds no output. Each replayed block's proof must
+/// verify against its round's leader and the previous output, and each seed
+/// the block consumed must be its round's. A block that fails either is
+/// refused, and so is the store.
 Result<std::unique_ptr<cip11::chain::SeedChain>, std::string> replay_seeds(rocksdb::DB& db, const Cip11Genesis& genesis,
                                                                           bool rotating, const Bytes32& chain,
                                                                           std::uint64_t height,
@@ -196,7 +215,14 @@ Result<std::unique_ptr<cip11::chain::SeedChain>, std::string> replay_seeds(rocks
   for (const auto& [id, job] : state.jobs)
     if (job.pending)
       oldest_pending = std::min(oldest_pending.value_or(job.pending->submitted_at), job.pending->submitted_at);
-  for (std::uint64_t h = 1; h <= height; ++h) {
+  std::uint64_t first = 1;
+  const std::uint64_t floor = seed_floor(height, oldest_pending).view;
+  if (floor > 1)
+    if (auto anchor = stored_round_seed(db, floor - 1)) {
+      seeds->resume_after(std::move(*anchor));
+      first = floor;
+    }
+  for (std::uint64_t h = first; h <= height; ++h) {
     std::string value;
     if (!db.Get({}, layout::block_key(h), &value).ok()) return Err{"block " + std::to_string(h) + " is missing"};
     const auto block = nlohmann::json::parse(value, nullptr, false);
@@ -523,6 +549,11 @@ ApiResult<std::uint64_t> Node::write_block(const SignedBlock& signed_block, cons
     if (cip11) json::put_cip11_block(record, ex.committed.presence, ex.registry_size, ex.committed.effects);
     // The committed seed_evidence, kept where the replay at open reads it.
     if (!block.seed_evidence.empty()) record["seed_proof"] = json::hex0x(block.seed_evidence);
+    // Its round's output: where a restart's replay of the seeds may begin (replay_seeds).
+    if (ex.seeds && !ex.seeds->empty()) {
+      record["seed_view"] = ex.seeds->back().round.view;
+      record["seed_output"] = json::hex0x(ex.seeds->back().output);
+    }
     batch.Put(layout::block_key(h), record.dump());
   }
   batch.Put(layout::chain_block_key(h), std::string(as_sv(encode_signed_block(signed_block))));

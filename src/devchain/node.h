@@ -14,7 +14,8 @@
 // proof of its round's seed as seed_evidence (docs/cip11.md choices 74, 78:
 // the round of view v is led by the proposer of v, or by validator 0 for a
 // lone producer; followers verify each proof before executing the block, and
-// the seeds are replayed and verified from the stored proofs at open); an observer sees every
+// the last rounds' seeds are replayed and verified from the stored proofs at
+// open); an observer sees every
 // committed block's assignments after the write (§10.1: push only what is final).
 //
 // Durability contract: a block is one synced RocksDB WriteBatch holding its
@@ -223,8 +224,8 @@ class Node final : public ChainApi, public Cip11Api, public BlocksApi {
   const std::optional<std::uint32_t> validator_index_;
 
   ChainState state_;  // .cip11: the producer's (produce_mu_); .registry, .nonces: written under mu_ by the producer
-  // The producer's (produce_mu_): every round's seed, replayed from the stored
-  // blocks' proofs at open, and the key that proves the next ones.
+  // The producer's (produce_mu_): the recent rounds' seeds, replayed from the
+  // stored blocks' proofs at open, and the key that proves the next ones.
   std::unique_ptr<cip11::chain::SeedChain> seeds_;
   std::optional<crypto::ecvrf::Seed> seed_key_;
 

@@ -130,6 +130,42 @@ TEST_F(SeedNodeFixture, ATamperedStoredProofRefusesTheStore) {
   EXPECT_TRUE(open(producer).ok());
 }
 
+TEST_F(SeedNodeFixture, ARestartReplaysOnlyTheLastRoundsOnTheOutputStoredBeforeThem) {
+  constexpr std::uint64_t kBlocks = 1100;  // past the 1,024 rounds a restart replays
+  std::optional<chain::RoundSeed> last;
+  {
+    auto node = open_ok(producer);
+    for (std::uint64_t h = 0; h < kBlocks; ++h) ASSERT_TRUE(node->produce_block().ok());
+    last = node->round_seed(kBlocks);
+    ASSERT_TRUE(last && last->proof);
+  }
+  const auto early = *stored_proof(2);
+  edit_block(2, [&](nlohmann::json& block) {
+    vrf::Proof bad = early;
+    bad[40] ^= 0x01;
+    block["seed_proof"] = json::hex0x(bad);
+  });
+  {
+    // Block 2 is below the floor: the restart starts from block 75's stored output and never reads it.
+    auto node = open_ok(producer);
+    ASSERT_TRUE(node);
+    EXPECT_EQ(node->round_seed(kBlocks), last);
+    EXPECT_FALSE(node->round_seed(2).has_value());
+    ASSERT_TRUE(node->produce_block().ok());
+    EXPECT_TRUE(node->round_seed(kBlocks + 1)->proof.has_value());
+  }
+  // A block above the floor is still replayed, and its proof still checked.
+  const auto recent = *stored_proof(kBlocks - 10);
+  edit_block(kBlocks - 10, [&](nlohmann::json& block) {
+    vrf::Proof bad = recent;
+    bad[40] ^= 0x01;
+    block["seed_proof"] = json::hex0x(bad);
+  });
+  auto refused = open(producer);
+  ASSERT_FALSE(refused.ok());
+  EXPECT_NE(refused.error().find("block 1090's seed proof is refused"), std::string::npos) << refused.error();
+}
+
 TEST_F(SeedNodeFixture, AnotherValidatorsProofForTheRoundIsRefused) {
   Bytes32 chain_id{};
   chain::SeedOutput previous{};

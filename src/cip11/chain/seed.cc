@@ -140,6 +140,12 @@ Result<SeedChain::Advance, SeedRefusal> SeedChain::advance(Round r,
   return out;
 }
 
+void SeedChain::resume_after(RoundSeed anchor) {
+  seeds_.clear();
+  last_ = anchor.round;
+  seeds_.emplace(anchor.round, std::move(anchor));
+}
+
 void SeedChain::commit(Advance seeds) {
   for (auto& s : seeds) {
     last_ = s.round;

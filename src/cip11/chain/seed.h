@@ -122,6 +122,11 @@ class SeedChain {
   /// between the last one taken and r went nullified (nothing is taken).
   Result<crypto::ecvrf::Proof, SeedRefusal> prove(const crypto::ecvrf::Seed& leader_key, Round r) const;
 
+  /// Continues after `anchor`, a round already taken and read back from a
+  /// store, in place of everything before it (a restart replays from a floor
+  /// rather than from genesis).
+  void resume_after(RoundSeed anchor);
+
   Round last_round() const { return last_; }
   const SeedOutput& last_output() const { return seeds_.at(last_).output; }
   std::optional<RoundSeed> at(Round r) const;
