@@ -182,19 +182,24 @@ Result<std::vector<cip11::chain::ConsumedSeed>, std::string> stored_consumed_see
   return out;
 }
 
-/// The seed a stored block's round ended with (seed_view, seed_output and its
+/// Stored block h's view, from its signed block; a lone producer's view is h.
+std::uint64_t stored_view(rocksdb::DB& db, std::uint64_t h) {
+  if (std::string sealed; db.Get({}, layout::chain_block_key(h), &sealed).ok())
+    if (auto b = decode_signed_block(as_bytes(sealed))) return b->block.view;
+  return h;
+}
+
+/// The seed a stored block's round ended with (its view, seed_output and its
 /// proof), or nullopt when the block does not hold one.
 std::optional<cip11::chain::RoundSeed> stored_round_seed(rocksdb::DB& db, std::uint64_t h) {
   std::string value;
   if (!db.Get({}, layout::block_key(h), &value).ok()) return std::nullopt;
   const auto block = nlohmann::json::parse(value, nullptr, false);
-  if (!block.is_object() || !block.contains("seed_view") || !block["seed_view"].is_number_unsigned() ||
-      !block.contains("seed_output") || !block["seed_output"].is_string())
-    return std::nullopt;
+  if (!block.is_object() || !block.contains("seed_output") || !block["seed_output"].is_string()) return std::nullopt;
   auto output = fixed_from_hex<64>(block["seed_output"].get<std::string>());
   auto proof = stored_seed_proof(block);
   if (!output || !proof) return std::nullopt;
-  return cip11::chain::RoundSeed{{0, block["seed_view"].get<std::uint64_t>()}, *proof, *output};
+  return cip11::chain::RoundSeed{{0, stored_view(db, h)}, *proof, *output};
 }
 
 /// The rounds' seeds up to `height` from the stored blocks alone, replayed from
@@ -230,11 +235,7 @@ Result<std::unique_ptr<cip11::chain::SeedChain>, std::string> replay_seeds(rocks
     if (!proof) return Err{"block " + std::to_string(h) + "'s seed: " + proof.error()};
     auto consumed = stored_consumed_seeds(block);
     if (!consumed) return Err{"block " + std::to_string(h) + ": " + consumed.error()};
-    // Block h is proposed in Round(0, its view): a lone producer's view is h.
-    std::uint64_t view = h;
-    if (std::string sealed; db.Get({}, layout::chain_block_key(h), &sealed).ok())
-      if (auto b = decode_signed_block(as_bytes(sealed))) view = b->block.view;
-    auto taken = seeds->take({0, view}, *proof);
+    auto taken = seeds->take({0, stored_view(db, h)}, *proof);  // block h is proposed in Round(0, its view)
     if (!taken) {
       std::string why(cip11::chain::to_string(taken.error().error));
       if (taken.error().vrf) why += ": " + std::string(crypto::ecvrf::to_string(*taken.error().vrf));
@@ -550,10 +551,7 @@ ApiResult<std::uint64_t> Node::write_block(const SignedBlock& signed_block, cons
     // The committed seed_evidence, kept where the replay at open reads it.
     if (!block.seed_evidence.empty()) record["seed_proof"] = json::hex0x(block.seed_evidence);
     // Its round's output: where a restart's replay of the seeds may begin (replay_seeds).
-    if (ex.seeds && !ex.seeds->empty()) {
-      record["seed_view"] = ex.seeds->back().round.view;
-      record["seed_output"] = json::hex0x(ex.seeds->back().output);
-    }
+    if (ex.seeds && !ex.seeds->empty()) record["seed_output"] = json::hex0x(ex.seeds->back().output);
     batch.Put(layout::block_key(h), record.dump());
   }
   batch.Put(layout::chain_block_key(h), std::string(as_sv(encode_signed_block(signed_block))));
