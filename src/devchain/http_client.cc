@@ -7,6 +7,7 @@
 
 #include "devchain/cip11_json.h"
 #include "devchain/json.h"
+#include "net/run_step.h"
 
 namespace cowboy::devchain {
 
@@ -50,17 +51,10 @@ ApiResult<HttpText> exchange(const std::string& host, std::uint16_t port, std::c
   try {
     asio::io_context io;
     beast::tcp_stream stream(io);
-    // The deadline covers the whole exchange. It applies only to the stream's
-    // asynchronous operations, so each step is one run on this call's own
-    // io_context (a peer that accepts and never answers must not hold a caller).
+    // The deadline covers the whole exchange (net/run_step.h: why each step
+    // runs asynchronously on this call's own io_context).
     stream.expires_after(timeout);
-    auto step = [&io](auto start) {
-      beast::error_code ec;
-      start([&ec](beast::error_code e, auto&&...) { ec = e; });
-      io.restart();
-      io.run();
-      if (ec) throw boost::system::system_error(ec);
-    };
+    auto step = [&io](auto start) { net::run_step(io, start); };
     tcp::resolver resolver(io);
     auto endpoints = resolver.resolve(host, std::to_string(port));
     step([&](auto done) { stream.async_connect(endpoints, done); });

@@ -4,6 +4,8 @@
 #include <boost/beast/core.hpp>
 #include <boost/beast/http.hpp>
 
+#include "net/run_step.h"
+
 namespace cowboy::net {
 
 namespace asio = boost::asio;
@@ -27,7 +29,8 @@ struct HttpConnection::Impl {
     stream.emplace(io);
     stream->expires_after(timeout);
     tcp::resolver resolver(io);
-    stream->connect(resolver.resolve(host, std::to_string(port)));
+    auto endpoints = resolver.resolve(host, std::to_string(port));
+    run_step(io, [&](auto done) { stream->async_connect(endpoints, done); });
     stream->socket().set_option(tcp::no_delay(true));
     buffer.clear();
   }
@@ -60,16 +63,19 @@ Result<HttpAnswer, std::string> HttpConnection::exchange(bool post, const std::s
       req.prepare_payload();
     }
     impl_->stream->expires_after(impl_->timeout);
-    http::write(*impl_->stream, req);
+    run_step(impl_->io, [&](auto done) { http::async_write(*impl_->stream, req, done); });
     http::response_parser<http::string_body> parser;
     parser.body_limit(impl_->max_body_bytes);
-    http::read(*impl_->stream, impl_->buffer, parser);
+    run_step(impl_->io, [&](auto done) { http::async_read(*impl_->stream, impl_->buffer, parser, done); });
     auto& res = parser.get();
     HttpAnswer answer{static_cast<int>(res.result_int()), std::move(res.body())};
     if (!res.keep_alive()) impl_->stream.reset();
     return answer;
-  } catch (const std::exception& e) {
+  } catch (const boost::system::system_error& e) {  // its what() carries Boost's source location: not for users
     impl_->stream.reset();  // the next exchange opens a fresh connection
+    return Err{e.code().message()};
+  } catch (const std::exception& e) {
+    impl_->stream.reset();
     return Err{std::string(e.what())};
   }
 }
