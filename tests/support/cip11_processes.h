@@ -83,6 +83,11 @@ class Cip11dProcess {
     auto text = admin.get_text("/metrics");
     return text ? text->body : "";
   }
+  /// The `height=` field of an event line (0 if it has none).
+  static std::uint64_t height_of(const std::string& line) {
+    auto at = line.find(" height=");
+    return at == std::string::npos ? 0 : std::stoull(line.substr(at + 8));
+  }
   void kill9() { child_.kill(SIGKILL); }
   void terminate() { child_.kill(SIGTERM); }
 
@@ -147,6 +152,18 @@ class RunnerProcess {
   std::size_t count(const std::string& needle) const {
     return static_cast<std::size_t>(
         std::count_if(lines_.begin(), lines_.end(), [&](const std::string& l) { return l.find(needle) != std::string::npos; }));
+  }
+  /// The event lines read so far that contain `needle`.
+  std::vector<std::string> lines_with(const std::string& needle) const {
+    std::vector<std::string> out;
+    std::copy_if(lines_.begin(), lines_.end(), std::back_inserter(out),
+                 [&](const std::string& l) { return l.find(needle) != std::string::npos; });
+    return out;
+  }
+  /// The `height=` field of an event line (0 if it has none).
+  static std::uint64_t height_of(const std::string& line) {
+    auto at = line.find(" height=");
+    return at == std::string::npos ? 0 : std::stoull(line.substr(at + 8));
   }
   void kill9() { child_.kill(SIGKILL); }
   void terminate() { child_.kill(SIGTERM); }

@@ -528,7 +528,7 @@ struct Runner::Impl {
     job.commit_tx = tx.hash;
     job.phase = Job::Phase::kAwaitingCommit;
     // The result and salt are on disk before the commitment leaves (§10.3, journal.h).
-    keep(tx, owed(id, job), [this, id, tx] { send_result(id, JobResultCommit{id, tx.bytes}, tx.bytes, "commit"); });
+    keep(tx, owed(id, job), [this, id, tx] { send_result(id, JobResultCommit{id, tx.bytes}, tx, "commit"); });
   }
 
   void check_reveal(Job& job) {
@@ -555,7 +555,7 @@ struct Runner::Impl {
     job.reveal_tx = tx.hash;
     job.phase = Job::Phase::kRevealed;
     // Recorded with the obligation that names it: after a restart this reveal is resent, never re-signed.
-    keep(tx, owed(id, job), [this, id, tx] { send_result(id, JobResult{id, tx.bytes}, tx.bytes, "reveal"); });
+    keep(tx, owed(id, job), [this, id, tx] { send_result(id, JobResult{id, tx.bytes}, tx, "reveal"); });
   }
 
   /// What the journal keeps for a job whose commitment or result is signed.
@@ -584,18 +584,19 @@ struct Runner::Impl {
     jobs.erase(it);
   }
 
-  /// On the Accepted stream while its connection lasts; else straight to the chain.
-  void send_result(const Bytes32& id, Frame frame, const Bytes& tx, std::string what) {
+  /// On the Accepted stream while its connection lasts; else straight to the
+  /// chain. The event names the transaction, which a rebroadcast names too.
+  void send_result(const Bytes32& id, Frame frame, const chain::SignedTx& tx, std::string what) {
     auto it = jobs.find(id);
     const std::string via = it == jobs.end() ? "" : it->second.via;
     const bool last = std::holds_alternative<JobResult>(frame);
     if (it != jobs.end() && on_its_stream(it->second) && it->second.link->send(it->second.stream, std::move(frame))) {
-      emit(Kind::kResultSent, id, via, what + " on the accepted stream");
+      emit(Kind::kResultSent, id, via, what + " on the accepted stream, tx " + to_hex0x(tx.hash));
       if (last) end_stream(it->second);
       return;
     }
-    submit(tx);
-    emit(Kind::kResultSent, id, via, what + " to the chain");
+    submit(tx.bytes);
+    emit(Kind::kResultSent, id, via, what + " to the chain, tx " + to_hex0x(tx.hash));
   }
 
   /// A job owed from before a restart (journal.h): where its transactions stood then.
