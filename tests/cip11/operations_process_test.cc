@@ -19,7 +19,6 @@ namespace {
 using cowboy::testing::ChildProcess;
 using cowboy::testing::exported_names;
 using cowboy::testing::port_in;
-using cowboy::testing::queried_names;
 using testing::DevWorld;
 using testing::eventually;
 using testing::RunnerProcess;
@@ -47,32 +46,18 @@ std::uint16_t admin_port_of(const std::optional<std::string>& line) {
   return port_in(line, R"(admin http://127\.0\.0\.1:(\d+))");
 }
 
-// The dashboard's panels and the alert rules query only series `service` exports
-// (`metrics`: a live /metrics); returns the names they query.
-std::set<std::string> check_dashboard(const std::string& file, const std::string& prefix, const std::set<std::string>& exported) {
-  std::set<std::string> queried;
-  auto dashboard = nlohmann::json::parse(read_text(kSource + "/packaging/grafana/" + file));
-  for (const auto& panel : dashboard["panels"])
-    for (const auto& target : panel["targets"])
-      for (const auto& name : queried_names(target["expr"].get<std::string>(), prefix)) {
-        queried.insert(name);
-        EXPECT_TRUE(exported.contains(name)) << file << ": panel \"" << panel["title"].get<std::string>() << "\" queries " << name;
-      }
-  return queried;
+// The dashboard's panels and the alert rules query only series the service
+// exports (`exported`: from a live /metrics); the names each file queries.
+std::set<std::string> dashboard_names(const std::string& file, const std::string& prefix, const std::set<std::string>& exported) {
+  const auto check = cowboy::testing::check_dashboard(read_text(kSource + "/packaging/grafana/" + file), prefix, exported);
+  EXPECT_EQ(check.missing, std::vector<std::string>{}) << file;
+  return check.queried;
 }
 
-std::set<std::string> check_alerts(const std::string& file, const std::string& prefix, const std::set<std::string>& exported) {
-  std::set<std::string> alerted;
-  std::istringstream rules(read_text(kSource + "/packaging/prometheus/" + file));
-  for (std::string line; std::getline(rules, line);) {
-    auto expr = line.find("expr:");
-    if (expr == std::string::npos) continue;
-    for (const auto& name : queried_names(line.substr(expr + 5), prefix)) {
-      alerted.insert(name);
-      EXPECT_TRUE(exported.contains(name)) << file << ": an alert queries " << name;
-    }
-  }
-  return alerted;
+std::set<std::string> alerted_names(const std::string& file, const std::string& prefix, const std::set<std::string>& exported) {
+  const auto check = cowboy::testing::check_alert_rules(read_text(kSource + "/packaging/prometheus/" + file), prefix, exported);
+  EXPECT_EQ(check.missing, std::vector<std::string>{}) << file;
+  return check.queried;
 }
 
 // systemd-analyze verify passes on the unit with ExecStart pointed at this
@@ -236,7 +221,7 @@ TEST(Cip11Operations, TheDashboardsAndAlertsReadWhatCip11dAndTheRunnerExport) {
   EXPECT_NE(validator_text.find("\ncip11d_push_latency_seconds_bucket{le=\"+Inf\"} 1\n"), std::string::npos);
   EXPECT_NE(validator_text.find("\ncip11d_signature_queue_depth{queue=\"peers\"} "), std::string::npos);
 
-  const auto on_dashboard = check_dashboard("cip11d-dashboard.json", "cip11d", validator);
+  const auto on_dashboard = dashboard_names("cip11d-dashboard.json", "cip11d", validator);
   // Connections, admissions and refusals by reason, presence per block, push
   // latency, acks, rejects and hard failures, the signature queue.
   for (const char* must :
@@ -244,7 +229,7 @@ TEST(Cip11Operations, TheDashboardsAndAlertsReadWhatCip11dAndTheRunnerExport) {
         "cip11d_present_runners", "cip11d_presence_input_runners", "cip11d_push_latency_seconds_bucket", "cip11d_acks_total",
         "cip11d_hard_failures_total", "cip11d_signature_queue_depth"})
     EXPECT_TRUE(on_dashboard.contains(must)) << must;
-  const auto alerted = check_alerts("cip11d-alerts.yml", "cip11d", validator);
+  const auto alerted = alerted_names("cip11d-alerts.yml", "cip11d", validator);
   for (const char* must : {"cip11d_ready", "cip11d_block_height", "cip11d_push_latency_seconds_bucket",
                            "cip11d_hard_failures_total", "cip11d_admission_refusals_total", "cip11d_signature_queue_depth"})
     EXPECT_TRUE(alerted.contains(must)) << must;
@@ -259,11 +244,11 @@ TEST(Cip11Operations, TheDashboardsAndAlertsReadWhatCip11dAndTheRunnerExport) {
   EXPECT_NE(runner_text->body.find("\ncip11_runner_acks_sent_total{status=\"accepted\"} 1\n"), std::string::npos);
   EXPECT_NE(runner_text->body.find("\ncip11_runner_jobs_failed_total 0\n"), std::string::npos);
   const auto runner_names = exported_names(runner_text->body);
-  const auto on_runner_dashboard = check_dashboard("cip11-runner-dashboard.json", "cip11_runner", runner_names);
+  const auto on_runner_dashboard = dashboard_names("cip11-runner-dashboard.json", "cip11_runner", runner_names);
   for (const char* must : {"cip11_runner_connected_validators", "cip11_runner_jobs_running", "cip11_runner_jobs_completed_total",
                            "cip11_runner_jobs_failed_total", "cip11_runner_acks_sent_total", "cip11_runner_reconnects_total"})
     EXPECT_TRUE(on_runner_dashboard.contains(must)) << must;
-  const auto runner_alerted = check_alerts("cip11-runner-alerts.yml", "cip11_runner", runner_names);
+  const auto runner_alerted = alerted_names("cip11-runner-alerts.yml", "cip11_runner", runner_names);
   for (const char* must : {"cip11_runner_ready", "cip11_runner_jobs_failed_total", "cip11_runner_reconnects_total"})
     EXPECT_TRUE(runner_alerted.contains(must)) << must;
 }
