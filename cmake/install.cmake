@@ -29,6 +29,8 @@ Version: ${PROJECT_VERSION}
 Cflags: -I\\\${includedir} -std=c++20
 Libs: -L\\\${libdir} -lcbqs
 \")")
-install(FILES packaging/cbqsd.service packaging/transitd.service DESTINATION ${CMAKE_INSTALL_LIBDIR}/systemd/system)
-install(FILES packaging/cbqsd.toml packaging/transitd.toml DESTINATION ${CMAKE_INSTALL_DATADIR}/cbqs)
+install(FILES packaging/cbqsd.service packaging/transitd.service packaging/cip11d.service packaging/cip11-runner.service
+        DESTINATION ${CMAKE_INSTALL_LIBDIR}/systemd/system)
+install(FILES packaging/cbqsd.toml packaging/transitd.toml packaging/cip11d.toml packaging/cip11-runner.toml
+        DESTINATION ${CMAKE_INSTALL_DATADIR}/cbqs)
 install(FILES docs/operations.md docs/protocol.md docs/quickstart.md docs/transit.md DESTINATION ${CMAKE_INSTALL_DATADIR}/doc/cbqs)

@@ -4,6 +4,13 @@
 //   cip11-runner --dev cip11d-dev --runner 0     dev runner 0 of `cip11d --dev`
 //                                                (state in cip11d-dev/runner-0-state)
 //   cip11-runner --chain-url http://127.0.0.1:7546 --key FILE --state-dir DIR
+//   cip11-runner --config FILE                   the same from a TOML file whose keys
+//                                                are the long flag names
+//                                                (packaging/cip11-runner.toml); a key
+//                                                no flag knows refuses the start,
+//                                                naming it; a flag given wins.
+//   With --admin-listen HOST:PORT (off unless given): GET /healthz /readyz
+//   /metrics (admin.h).
 //
 // The state directory keeps every transaction the runner signs until its
 // receipt, and what each commitment binds it to: a restart (even after
@@ -19,11 +26,14 @@
 #include <mutex>
 #include <nlohmann/json.hpp>
 
+#include "admin.h"
 #include "cip11/runner.h"
 #include "common/log.h"
 #include "common/signals.h"
+#include "config_file.h"
 #include "devchain/cip11_port.h"
 #include "devchain/keyfile.h"
+#include "net/host_port.h"
 #include "cowboy_version.h"  // generated: COWBOY_VERSION
 
 using namespace cowboy;
@@ -52,7 +62,7 @@ void print(const cip11::RunnerEvent& e) {
 int main(int argc, char** argv) {
   CLI::App app{"cip11-runner: a CIP-11 runner - push job delivery from its validators, the poll fallback"};
   app.set_version_flag("--version", COWBOY_VERSION);
-  std::string dev_dir, key_file, state_dir, chain_url = "http://127.0.0.1:7545";
+  std::string dev_dir, key_file, state_dir, chain_url = "http://127.0.0.1:7545", admin_listen = "off";
   std::uint32_t index = 0;
   std::uint64_t poll_ms = 1000, block_ms = 200, height_ms = 50;
   bool poll_only = false;
@@ -80,7 +90,12 @@ int main(int argc, char** argv) {
                      "the chain's block interval (turns a Goodbye's retry_after_blocks into a wait); "
                      "with --dev, the manifest's")
           ->capture_default_str();
-  CLI11_PARSE(app, argc, argv);
+  app.add_option("--admin-listen", admin_listen,
+                 "HTTP /healthz /readyz /metrics host:port, no authentication: keep it on loopback; off: none")
+      ->capture_default_str();
+  apps::add_config_file(app, "packaging/cip11-runner.toml");
+  if (auto status = apps::parse_command_line(app, argc, argv, "cip11-runner", "packaging/cip11-runner.toml"))
+    return *status;
 
   crypto::init();
   log::init("cip11-runner");
@@ -114,18 +129,39 @@ int main(int argc, char** argv) {
   if (!chain) return fail("--chain-url must be http://host:port, not " + chain_url);
 
   sigset_t signals = block_stop_signals();  // before any thread starts
+  // Up before the runner starts (which may wait for its heartbeat's block): /healthz answers, /readyz says starting.
+  cip11_runner::AdminState admin_state;
+  admin_state.max_concurrent = o.max_concurrent;
+  admin_state.poll_only = poll_only;
+  std::unique_ptr<net::HttpServer> admin;
+  std::string admin_note;  // for the started line
+  if (admin_listen != "off") {
+    auto hp = net::parse_host_port(admin_listen);
+    if (!hp) return fail("--admin-listen must be host:port or off");
+    try {
+      admin = std::make_unique<net::HttpServer>(cip11_runner::admin_handler(admin_state), hp->first, hp->second);
+    } catch (const std::exception& e) {
+      return fail(std::string("--admin-listen: ") + e.what());
+    }
+    admin->start();
+    admin_note = ", admin http://" + hp->first + ":" + std::to_string(admin->port());
+  }
   auto runner = cip11::Runner::start(o, std::move(chain));
   if (!runner) return fail(runner.error());
+  admin_state.runner = runner->get();
   auto status = (*runner)->status();
   std::printf("cip11-runner %s started at height %llu, %zu validator(s) in Sub(R)%s, on-chain heartbeat phase %llu of %llu"
-              " (last at height %llu)\n",
+              " (last at height %llu)%s\n",
               to_hex0x((*runner)->address()).c_str(), static_cast<unsigned long long>(status.height),
               status.validators, status.validators == 0 ? ", polling only" : "",
               static_cast<unsigned long long>(status.heartbeat_phase),
               static_cast<unsigned long long>(status.heartbeat_cadence),
-              static_cast<unsigned long long>(status.last_heartbeat));
+              static_cast<unsigned long long>(status.last_heartbeat),
+              admin_note.c_str());
   std::fflush(stdout);
   wait_for_stop_signal(signals);
+  if (admin) admin->stop();
+  admin_state.runner = nullptr;
   runner->reset();
   return 0;
 }

@@ -13,6 +13,10 @@
 //                    one of several validators of a devchain: its own chain
 //                    store in <data-dir>/chain, proposing in rotation and
 //                    re-executing the others' blocks (devchain/rotation.h).
+//   cip11d --config FILE
+//                    any of these from a TOML file whose keys are the long flag
+//                    names (packaging/cip11d.toml); a key no flag knows refuses
+//                    the start, naming it; a flag given wins.
 //
 // The service sees the chain through cip11::chain::ChainPort only; this file
 // wires the devchain's (devchain/cip11_port.h) to it: over a Node that --dev
@@ -28,6 +32,7 @@
 #include "common/log.h"
 #include "common/process_limits.h"
 #include "common/signals.h"
+#include "config_file.h"
 #include "dev_setup.h"
 #include "devchain/cip11_port.h"
 #include "devchain/http_server.h"
@@ -37,6 +42,7 @@
 #include "net/dev_cert.h"
 #include "net/host_port.h"
 #include "net/http_server.h"
+#include "net/process_metrics.h"
 #include "cowboy_version.h"  // generated: COWBOY_VERSION
 
 using namespace cowboy;
@@ -59,6 +65,7 @@ struct Options {
   std::string genesis_file;        // a validator of several: the chain's genesis
   std::vector<std::string> peers;  // ... and the other validators' chain APIs
   std::uint64_t view_timeout_ms = 0;  // 0: five block intervals
+  unsigned signature_threads = 1;
   cip11d::DevOptions dev_options;
 };
 
@@ -84,8 +91,14 @@ net::HttpHandler admin_handler(cip11::ValidatorService& service, cip11::chain::C
       if (!h) return {503, "text/plain", "the chain does not answer: " + h.error().message + "\n"};
       return {200, "text/plain", "ready at height " + std::to_string(*h) + "\n"};
     }
-    if (req.target == "/metrics")
-      return {200, "text/plain; version=0.0.4", service.metrics() + (node ? chain_metrics(*node) : std::string())};
+    if (req.target == "/metrics") {
+      // What /readyz answers, for alerts: the chain this validator reads answers.
+      const std::string ready = std::string("# HELP cip11d_ready 1 when /readyz answers 200 (the chain answers).\n"
+                                            "# TYPE cip11d_ready gauge\ncip11d_ready ") +
+                                (chain.height() ? "1" : "0") + "\n";
+      return {200, "text/plain; version=0.0.4",
+              ready + service.metrics() + (node ? chain_metrics(*node) : std::string()) + net::process_metrics_text()};
+    }
     constexpr std::string_view kProgress = "/v1/progress/";  // §10.4, for RPC clients
     if (req.target.starts_with(kProgress)) {
       auto id = fixed_from_hex<32>(req.target.substr(kProgress.size()));
@@ -129,6 +142,7 @@ int serve(const Options& o, const crypto::Ed25519Seed& key, cip11::chain::ChainP
   config.endpoint.certificate = cert->certificate;
   config.endpoint.private_key = cert->private_key;
   config.endpoint.connection_memory = &cip11::quic::dedicated_arena();
+  config.signature_threads = o.signature_threads;
   auto service = cip11::ValidatorService::open(config, chain);
   if (!service) return fail(service.error());
   std::unique_ptr<cip11::BlockFollower> follower;
@@ -295,7 +309,12 @@ int main(int argc, char** argv) {
   app.add_option("--view-timeout-ms", o.view_timeout_ms,
                  "with --genesis: a view with no block after this long passes to the next leader (default 5 blocks)")
       ->check(CLI::Range(10, 600'000));
-  CLI11_PARSE(app, argc, argv);
+  app.add_option("--signature-threads", o.signature_threads,
+                 "threads checking and making signatures (Hellos, Pings, pushes) off the QUIC thread")
+      ->capture_default_str()
+      ->check(CLI::Range(1, 64));
+  apps::add_config_file(app, "packaging/cip11d.toml");
+  if (auto status = apps::parse_command_line(app, argc, argv, "cip11d", "packaging/cip11d.toml")) return *status;
   const bool several = !o.genesis_file.empty();
   if (!o.dev && (o.key_file.empty() || (o.chain_url.empty() && !several))) {
     std::fprintf(stderr, "cip11d: give --dev, or --chain-url and --key, or --genesis, --key and --peers\n");

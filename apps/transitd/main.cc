@@ -30,6 +30,7 @@
 #include "common/keyfile.h"
 #include "common/log.h"
 #include "common/signals.h"
+#include "config_file.h"
 #include "maintain.h"
 #include "net/host_port.h"
 #include "transit/client/dev_profile.h"
@@ -119,15 +120,8 @@ int main(int argc, char** argv) {
       ->check(CLI::Range(std::uint64_t{0}, std::uint64_t{3'600'000}));
   transitd::MaintainFlags maintain;
   maintain.add_to(app);
-  app.set_config("--config", "", "read options from a TOML file (keys are the long flag names; packaging/transitd.toml)");
-  app.allow_config_extras(CLI::config_extras_mode::error);  // a key no flag knows is refused, named
-  try {
-    app.parse(argc, argv);
-  } catch (const CLI::ConfigError& e) {  // CLI11 says "INI was not able to parse <key>"
-    return fail(std::string("--config: a key no flag knows, refused (") + e.what() + "); see packaging/transitd.toml");
-  } catch (const CLI::ParseError& e) {
-    return app.exit(e);
-  }
+  apps::add_config_file(app, "packaging/transitd.toml");
+  if (auto status = apps::parse_command_line(app, argc, argv, "transitd", "packaging/transitd.toml")) return *status;
   if (maintain.enabled) {
     if (!o.genesis_file.empty() || !o.data_dir.empty() || !o.listen.empty())
       return fail("--maintain runs beside a node: no --genesis, --data or --listen");

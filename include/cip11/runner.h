@@ -90,6 +90,9 @@ struct RunnerStatus {
   std::uint32_t running = 0;
   std::uint64_t accepted = 0, completed = 0, rejected = 0, duplicates = 0, cancelled = 0;
   std::uint64_t heartbeats = 0, rebroadcasts = 0, polls = 0, resumed = 0;
+  std::uint64_t failed = 0;  // jobs whose task ended without a result (not cancelled): nothing was committed
+  std::uint64_t acks_accepted = 0, acks_duplicate = 0, acks_rejected = 0;  // JobAcks sent, by status
+  std::uint64_t reconnects = 0;  // connection attempts to a validator after each one's first
   std::uint64_t heartbeat_phase = 0, heartbeat_cadence = 0;  // §6.6: on-chain heartbeats at height % cadence == phase
   std::uint64_t last_heartbeat = 0;  // the height of the last one the chain included (the floor counts from it)
   // Mode A (§8.3): receipts held now, certificates the chain accepted, and the presence they prove.

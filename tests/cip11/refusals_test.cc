@@ -3,6 +3,7 @@
 // JobAck for another assignment (§10.2), result transactions that fail the
 // §10.3 checks, and a JobCancel for another assignment (§10.5).
 #include <fstream>
+#include <regex>
 
 #include "cip11/validator/runner_directory.h"
 #include "devchain/wallet.h"
@@ -101,6 +102,14 @@ TEST(Cip11Refusals, AnUnregisteredRunnerIsToldAuthFailedAndNeverAdmitted) {
   }));
   EXPECT_FALSE(stranger.admitted());
   EXPECT_EQ(validator.metric("cip11d_connected_runners"), 0);
+  // The refusal is counted by its reason, as the dashboard reads it (docs/operations.md).
+  const auto text = validator.metrics_text();
+  std::smatch m;  // at least this one (the stranger may try again meanwhile)
+  ASSERT_TRUE(std::regex_search(text, m, std::regex(R"(\ncip11d_admission_refusals_total\{reason="AuthFailed"\} (\d+)\n)")))
+      << text;
+  EXPECT_GE(std::stoi(m[1]), 1);
+  EXPECT_NE(text.find("\ncip11d_admission_refusals_total{reason=\"NotInSubset\"} 0\n"), std::string::npos) << text;
+  EXPECT_EQ(validator.metric("cip11d_admissions_total"), 0);
 }
 
 // §6.2 on the runner's side: a validator whose key is not in

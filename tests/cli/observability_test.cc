@@ -17,7 +17,8 @@ namespace cowboy {
 namespace {
 
 using cowboy::testing::exported_names;
-using cowboy::testing::queried_names;
+using cowboy::testing::check_alert_rules;
+using cowboy::testing::check_dashboard;
 
 std::string read_file(const std::string& path) {
   std::ifstream in(path);
@@ -34,26 +35,13 @@ TEST(Observability, TheDashboardAndTheAlertRulesQueryOnlyMetricsCbqsdExports) {
   auto exported = exported_names(metrics->body);
   ASSERT_GT(exported.size(), 40u);
 
-  auto dashboard = nlohmann::json::parse(read_file(COWBOY_SOURCE_DIR "/packaging/grafana/cbqsd-dashboard.json"));
-  std::set<std::string> on_dashboard;
-  for (const auto& panel : dashboard["panels"])
-    for (const auto& target : panel["targets"])
-      for (const auto& name : queried_names(target["expr"].get<std::string>(), "cbqs")) {
-        on_dashboard.insert(name);
-        EXPECT_TRUE(exported.contains(name)) << "panel \"" << panel["title"].get<std::string>() << "\" queries " << name;
-      }
-  EXPECT_GE(on_dashboard.size(), 25u);
+  const auto dashboard = check_dashboard(read_file(COWBOY_SOURCE_DIR "/packaging/grafana/cbqsd-dashboard.json"), "cbqs", exported);
+  EXPECT_EQ(dashboard.missing, std::vector<std::string>{});
+  EXPECT_GE(dashboard.queried.size(), 25u);
 
-  std::set<std::string> alerted;
-  std::istringstream rules(read_file(COWBOY_SOURCE_DIR "/packaging/prometheus/cbqsd-alerts.yml"));
-  for (std::string line; std::getline(rules, line);) {
-    auto at = line.find("expr:");
-    if (at == std::string::npos) continue;
-    for (const auto& name : queried_names(line.substr(at + 5), "cbqs")) {
-      alerted.insert(name);
-      EXPECT_TRUE(exported.contains(name)) << "an alert queries " << name;
-    }
-  }
+  const auto rules = check_alert_rules(read_file(COWBOY_SOURCE_DIR "/packaging/prometheus/cbqsd-alerts.yml"), "cbqs", exported);
+  EXPECT_EQ(rules.missing, std::vector<std::string>{});
+  const auto& alerted = rules.queried;
   // What an operator pages on: failed syncs, not ready, an aging group backlog, a stale chain snapshot.
   for (const char* must : {"cbqs_sync_failures_total", "cbqs_ready", "cbqs_group_oldest_unacked_age_seconds",
                            "cbqs_snapshot_age_seconds"})

@@ -16,7 +16,8 @@ prefix=$work/prefix
 cmake --install "$build" --prefix "$prefix" > "$work/install.log" || { cat "$work/install.log"; fail "cmake --install"; }
 for f in bin/cbqsd bin/cbqs lib/libcbqs.so include/cbqs/client.h lib/cmake/cbqs/cbqsConfig.cmake lib/pkgconfig/cbqs.pc \
          lib/systemd/system/cbqsd.service share/cbqs/cbqsd.toml lib/systemd/system/transitd.service \
-         share/cbqs/transitd.toml; do
+         share/cbqs/transitd.toml lib/systemd/system/cip11d.service share/cbqs/cip11d.toml \
+         lib/systemd/system/cip11-runner.service share/cbqs/cip11-runner.toml; do
   [[ -e $prefix/$f ]] || fail "$f was not installed"
 done
 if grep -rEn '#include "(net|devchain|cbqs/(broker|sdk|client|store|testbed))/' "$prefix/include"; then

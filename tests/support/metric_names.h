@@ -1,11 +1,14 @@
 // What the dashboard and alert tests compare: the metric names a live
-// /metrics exports and the ones a PromQL expression queries.
+// /metrics exports and the ones a PromQL expression queries, in a Grafana
+// dashboard's panels or a Prometheus rules file's `expr:` lines.
 #pragma once
 
+#include <nlohmann/json.hpp>
 #include <regex>
 #include <set>
 #include <sstream>
 #include <string>
+#include <vector>
 
 namespace cowboy::testing {
 
@@ -32,6 +35,43 @@ inline std::set<std::string> queried_names(const std::string& expr, const std::s
   for (auto it = std::sregex_iterator(expr.begin(), expr.end(), metric); it != std::sregex_iterator(); ++it)
     names.insert((*it)[1]);
   return names;
+}
+
+/// A dashboard's or a rules file's queries against what a service exports.
+struct QueryCheck {
+  std::set<std::string> queried;     // every metric name the file queries
+  std::vector<std::string> missing;  // one line per query of a name not exported: where, and the name
+};
+
+/// Each panel target's `expr` of a Grafana dashboard (JSON text).
+inline QueryCheck check_dashboard(const std::string& json_text, const std::string& service,
+                                  const std::set<std::string>& exported) {
+  QueryCheck check;
+  const auto dashboard = nlohmann::json::parse(json_text);
+  for (const auto& panel : dashboard["panels"])
+    for (const auto& target : panel["targets"])
+      for (const auto& name : queried_names(target["expr"].get<std::string>(), service)) {
+        check.queried.insert(name);
+        if (!exported.contains(name))
+          check.missing.push_back("panel \"" + panel["title"].get<std::string>() + "\" queries " + name);
+      }
+  return check;
+}
+
+/// Each `expr:` line of a Prometheus rules file (YAML text, one expression per line).
+inline QueryCheck check_alert_rules(const std::string& yaml_text, const std::string& service,
+                                    const std::set<std::string>& exported) {
+  QueryCheck check;
+  std::istringstream rules(yaml_text);
+  for (std::string line; std::getline(rules, line);) {
+    const auto at = line.find("expr:");
+    if (at == std::string::npos) continue;
+    for (const auto& name : queried_names(line.substr(at + 5), service)) {
+      check.queried.insert(name);
+      if (!exported.contains(name)) check.missing.push_back("an alert queries " + name);
+    }
+  }
+  return check;
 }
 
 }  // namespace cowboy::testing

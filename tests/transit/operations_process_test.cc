@@ -20,8 +20,9 @@
 namespace cowboy::transit {
 namespace {
 
+using cowboy::testing::check_alert_rules;
+using cowboy::testing::check_dashboard;
 using cowboy::testing::exported_names;
-using cowboy::testing::queried_names;
 
 const std::string kSource = COWBOY_SOURCE_DIR;
 
@@ -137,30 +138,18 @@ TEST_F(OperationsProcessTest, TransitStatusAndTheDashboardAndAlertsReadWhatTrans
   const auto exported = exported_names(metrics->body);
   ASSERT_GT(exported.size(), 25u);
 
-  auto dashboard = nlohmann::json::parse(read_text(kSource + "/packaging/grafana/transitd-dashboard.json"));
-  std::set<std::string> on_dashboard;
-  for (const auto& panel : dashboard["panels"])
-    for (const auto& target : panel["targets"])
-      for (const auto& name : queried_names(target["expr"].get<std::string>(), "transitd")) {
-        on_dashboard.insert(name);
-        EXPECT_TRUE(exported.contains(name)) << "panel \"" << panel["title"].get<std::string>() << "\" queries " << name;
-      }
+  const auto dashboard = check_dashboard(read_text(kSource + "/packaging/grafana/transitd-dashboard.json"), "transitd", exported);
+  EXPECT_EQ(dashboard.missing, std::vector<std::string>{});
+  const auto& on_dashboard = dashboard.queried;
   // Rate, latency, rejections, queue, position, journal growth.
   for (const char* must : {"transitd_commands_total", "transitd_decision_duration_seconds_bucket",
                            "transitd_sync_duration_seconds_bucket", "transitd_rejections_total",
                            "transitd_pending_requests", "transitd_authority_position", "transitd_journal_bytes"})
     EXPECT_TRUE(on_dashboard.contains(must)) << must;
 
-  std::set<std::string> alerted;
-  std::istringstream rules(read_text(kSource + "/packaging/prometheus/transitd-alerts.yml"));
-  for (std::string line; std::getline(rules, line);) {
-    auto expr = line.find("expr:");
-    if (expr == std::string::npos) continue;
-    for (const auto& name : queried_names(line.substr(expr + 5), "transitd")) {
-      alerted.insert(name);
-      EXPECT_TRUE(exported.contains(name)) << "an alert queries " << name;
-    }
-  }
+  const auto rules = check_alert_rules(read_text(kSource + "/packaging/prometheus/transitd-alerts.yml"), "transitd", exported);
+  EXPECT_EQ(rules.missing, std::vector<std::string>{});
+  const auto& alerted = rules.queried;
   for (const char* must : {"transitd_ready", "transitd_journal_failed", "transitd_deadline_expired_total",
                            "transitd_pending_requests", "transitd_decision_duration_seconds_bucket",
                            "transitd_journal_bytes"})

@@ -26,6 +26,15 @@ class SignatureWorker {
 
   boost::asio::io_context& io() { return io_; }
 
+  /// Tasks waiting for a worker thread: this end's own seals, and checks of what peers sent.
+  struct Depth {
+    std::size_t own = 0, peers = 0;
+  };
+  Depth depth() const {
+    std::lock_guard lock(mu_);
+    return {own_.size(), peers_.size()};
+  }
+
   /// `own`: sealing a frame this end sends (served first).
   void run(std::function<void()> work, std::function<void()> done, bool own = false) {
     {
@@ -52,7 +61,7 @@ class SignatureWorker {
   };
   boost::asio::io_context& io_;
   boost::asio::thread_pool pool_;
-  std::mutex mu_;
+  mutable std::mutex mu_;
   std::deque<Task> own_, peers_;
 };
 

@@ -52,9 +52,10 @@ void ValidatorLinks::on_established(quic::Connection& c) {
   cb.on_frame = [this, &peer](Channel&, std::int64_t stream, const Frame& f, const Res<Unit>& seal) {
     on_frame(peer, stream, f, seal);
   };
-  cb.on_goodbye = [this](Channel&, const Goodbye& bye, bool by_peer) {
+  cb.on_goodbye = [this](Channel& channel, const Goodbye& bye, bool by_peer) {
     if (by_peer) return;
     ++stats_.goodbyes_sent;
+    if (!channel.admitted()) ++stats_.refused.at(static_cast<std::size_t>(bye.reason));
     log::info("goodbye_sent", log::field("reason", goodbye_reason_name(bye.reason)),
               log::field("detail", bye.detail.value_or("")));
   };

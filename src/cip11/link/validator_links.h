@@ -10,6 +10,7 @@
 // applies. Runs on the io_context's thread; signature work on the worker.
 #pragma once
 
+#include <array>
 #include <map>
 #include <memory>
 #include <set>
@@ -42,6 +43,9 @@ struct ValidatorLinksStats {
   std::uint64_t presence_exits = 0;  // runners that left local presence (timeout, loss, backpressure, hard failure)
   std::uint64_t goodbyes_sent = 0;
   std::uint64_t receipts = 0;  // PresenceReceipts sent with a Pong to runners that asked (§8.3)
+  /// Connections this end said Goodbye to before admitting them, by the Goodbye's reason (its wire value).
+  static constexpr std::size_t kReasons = static_cast<std::size_t>(GoodbyeReason::kShutdown) + 1;
+  std::array<std::uint64_t, kReasons> refused{};
 };
 
 class ValidatorLinks {
@@ -91,6 +95,8 @@ class ValidatorLinks {
   const ValidatorLinksStats& stats() const { return stats_; }
   quic::EndpointStats endpoint_stats() const { return endpoint_->stats(); }
   std::size_t connections() const { return endpoint_->connections(); }
+  /// Signature work waiting for the worker's threads (Hello checks, Ping seals, push seals).
+  SignatureWorker::Depth signature_queue() const { return worker_.depth(); }
 
  private:
   struct Peer {

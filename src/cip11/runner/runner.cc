@@ -137,7 +137,11 @@ struct Runner::Impl {
   void publish() {
     stats.running = running;
     stats.admitted = 0;
-    for (const auto& l : links) stats.admitted += l->admitted() ? 1 : 0;
+    stats.reconnects = 0;
+    for (const auto& l : links) {
+      stats.admitted += l->admitted() ? 1 : 0;
+      stats.reconnects += std::max<std::uint64_t>(l->stats().connects, 1) - 1;
+    }
     std::lock_guard lock(status_mu);
     published = stats;
   }
@@ -366,6 +370,11 @@ struct Runner::Impl {
   void ack(RunnerLink& link, std::int64_t stream, const JobAssignment& a, AckStatus status,
            std::optional<std::string> why = std::nullopt) {
     link.send(stream, JobAck{a.job_id, a.assignment_hash, status, why, {}});
+    switch (status.kind) {
+      case AckStatus::Kind::kAccepted: ++stats.acks_accepted; break;
+      case AckStatus::Kind::kDuplicate: ++stats.acks_duplicate; break;
+      case AckStatus::Kind::kReject: ++stats.acks_rejected; break;
+    }
     if (status.kind != AckStatus::Kind::kAccepted) link.end_job_stream(stream);
   }
 
@@ -511,6 +520,7 @@ struct Runner::Impl {
     if (it == jobs.end()) return;
     Job& job = it->second;
     if (!result || job.cancel->load()) {  // §10.5: nothing committed yet, so no result frames after a cancel
+      if (!job.cancel->load()) ++stats.failed;
       end_stream(job);
       jobs.erase(it);
       return;

@@ -43,6 +43,11 @@ class RunnerDirectory {
   /// §8.1: the present set over registry(H-1) - only runners whose index is
   /// below `registry_size` (registered as of the parent block).
   PresentSet present_set(const std::vector<Address>& runners, std::uint32_t registry_size) const;
+  /// Runners in the registry as last read.
+  std::size_t size() const {
+    std::lock_guard lock(mu_);
+    return index_.size();
+  }
 
  private:
   chain::ChainPort& chain_;

@@ -165,10 +165,13 @@ void ValidatorService::on_block(const AppliedBlock& block) {
   forwarder_.on_block(block.height);
 }
 
-std::optional<Bytes> ValidatorService::presence_field(std::uint64_t, std::uint32_t registry_size) {
+std::optional<Bytes> ValidatorService::presence_field(std::uint64_t height, std::uint32_t registry_size) {
   auto present = on_io([this] { return links_->presence().present_runners(); }, std::chrono::milliseconds(200));
   if (!present) return std::nullopt;  // the producer then states an empty set (§7.2), which fails open
-  return encode_presence(directory_.present_set(*present, registry_size));
+  const PresentSet set = directory_.present_set(*present, registry_size);
+  presence_input_runners_ = set.count();
+  presence_input_height_ = height;
+  return encode_presence(set);
 }
 
 std::string ValidatorService::metrics() {
@@ -183,8 +186,30 @@ std::string ValidatorService::metrics() {
           out << "# HELP " << name << ' ' << help << "\n# TYPE " << name << " counter\n" << name << ' ' << value << '\n';
         };
         gauge("cip11d_block_height", "The last committed block this validator has dispatched.", last_height_.load());
+        gauge("cip11d_quic_connections", "QUIC connections held, admitted or not yet.", links_->connections());
         gauge("cip11d_connected_runners", "Runners with an admitted connection.", links_->admitted_runners());
+        gauge("cip11d_registered_runners", "Runners in the registry as this validator last read it.", directory_.size());
         gauge("cip11d_present_runners", "Runners in local presence (section 7.4).", links_->presence().present_runners().size());
+        gauge("cip11d_presence_input_runners",
+              "Runners marked present in the last PresenceInput this validator stated as a block's producer (section 8.1).",
+              presence_input_runners_.load());
+        gauge("cip11d_presence_input_height", "The block of that PresenceInput (0: this validator has produced none).",
+              presence_input_height_.load());
+        const auto queue = links_->signature_queue();
+        out << "# HELP cip11d_signature_queue_depth Signature work waiting for a worker thread: own seals, peers' checks.\n"
+            << "# TYPE cip11d_signature_queue_depth gauge\n"
+            << "cip11d_signature_queue_depth{queue=\"own\"} " << queue.own << '\n'
+            << "cip11d_signature_queue_depth{queue=\"peers\"} " << queue.peers << '\n';
+        const ValidatorLinksStats& l = links_->stats();
+        counter("cip11d_admissions_total", "Runner connections admitted (section 6.2).", l.admitted);
+        out << "# HELP cip11d_admission_refusals_total Connections said Goodbye to before admission, by reason.\n"
+            << "# TYPE cip11d_admission_refusals_total counter\n";
+        for (std::size_t r = 0; r < l.refused.size(); ++r)
+          out << "cip11d_admission_refusals_total{reason=\"" << goodbye_reason_name(static_cast<GoodbyeReason>(r))
+              << "\"} " << l.refused[r] << '\n';
+        counter("cip11d_refused_initials_total", "QUIC Initials dropped by the pre-handshake limits.",
+                links_->endpoint_stats().refused_initials);
+        counter("cip11d_runner_losses_total", "Admitted runner connections lost (closed, timed out or superseded).", l.lost);
         gauge("cip11d_in_flight_pushes", "Pushed assignments not yet ended.", dispatcher_->in_flight());
         gauge("cip11d_job_streams_open", "Job streams not yet ended by both ends.", links_->job_streams());
         counter("cip11d_pushes_total", "JobAssignments pushed.", d.pushes);

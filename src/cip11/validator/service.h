@@ -111,6 +111,8 @@ class ValidatorService {
   std::thread thread_;
   std::atomic<std::uint64_t> last_height_{0};
   std::atomic<std::uint64_t> shadow_draws_{0}, shadow_agreements_{0}, shadow_present_members_{0};
+  // The last PresenceInput this validator stated as a block's producer: its block and how many it marked present.
+  std::atomic<std::uint64_t> presence_input_height_{0}, presence_input_runners_{0};
 };
 
 /// For a validator that does not produce the blocks: watches the chain's

@@ -1,0 +1,83 @@
+#include "admin.h"
+
+#include <sstream>
+
+#include "net/process_metrics.h"
+
+namespace cowboy::cip11_runner {
+
+namespace {
+bool ready(const AdminState& state, const cip11::RunnerStatus& s) { return state.poll_only || s.admitted > 0; }
+}  // namespace
+
+std::string runner_metrics(const cip11::RunnerStatus& s, std::uint32_t max_concurrent, bool ready) {
+  std::ostringstream out;
+  auto series = [&](std::string_view name, std::string_view type, std::string_view help, auto value) {
+    out << "# HELP " << name << ' ' << help << "\n# TYPE " << name << ' ' << type << '\n' << name << ' ' << value << '\n';
+  };
+  series("cip11_runner_ready", "gauge", "1 when /readyz answers 200.", ready ? 1 : 0);
+  series("cip11_runner_block_height", "gauge", "The chain height this runner has seen.", s.height);
+  series("cip11_runner_validators", "gauge", "Validators in this runner's Sub(R) (section 5).", s.validators);
+  series("cip11_runner_connected_validators", "gauge", "Validators of Sub(R) that have admitted this runner now.",
+         s.admitted);
+  series("cip11_runner_jobs_running", "gauge", "Jobs executing now.", s.running);
+  series("cip11_runner_max_concurrent", "gauge", "Jobs at once before it signals backpressure (--max-concurrent).",
+         max_concurrent);
+  series("cip11_runner_jobs_accepted_total", "counter", "Jobs verified and started (pushed or polled).", s.accepted);
+  series("cip11_runner_jobs_completed_total", "counter", "Jobs whose final result transaction is in a block.",
+         s.completed);
+  series("cip11_runner_jobs_failed_total", "counter", "Jobs whose task ended without a result (not cancelled).",
+         s.failed);
+  series("cip11_runner_jobs_cancelled_total", "counter", "Jobs stopped by a JobCancel.", s.cancelled);
+  series("cip11_runner_jobs_resumed_total", "counter", "Jobs owed from before a restart, taken up from the journal.",
+         s.resumed);
+  out << "# HELP cip11_runner_acks_sent_total JobAcks sent, by status.\n# TYPE cip11_runner_acks_sent_total counter\n"
+      << "cip11_runner_acks_sent_total{status=\"accepted\"} " << s.acks_accepted << '\n'
+      << "cip11_runner_acks_sent_total{status=\"duplicate\"} " << s.acks_duplicate << '\n'
+      << "cip11_runner_acks_sent_total{status=\"reject\"} " << s.acks_rejected << '\n';
+  series("cip11_runner_reconnects_total", "counter", "Connection attempts to a validator after each one's first.",
+         s.reconnects);
+  series("cip11_runner_polls_total", "counter", "Chain polls for jobs while no validator had admitted it (section 14).",
+         s.polls);
+  series("cip11_runner_rebroadcasts_total", "counter", "Retained result transactions submitted again (section 10.3).",
+         s.rebroadcasts);
+  series("cip11_runner_heartbeats_total", "counter", "On-chain heartbeats sent (section 6.6).", s.heartbeats);
+  series("cip11_runner_last_heartbeat_height", "gauge", "The block of the last on-chain heartbeat the chain included.",
+         s.last_heartbeat);
+  series("cip11_runner_heartbeat_cadence_blocks", "gauge",
+         "Blocks between this runner's on-chain heartbeats (section 6.6); it is ineligible when the last is older.",
+         s.heartbeat_cadence);
+  return out.str();
+}
+
+net::HttpHandler admin_handler(const AdminState& state) {
+  return [&state](const net::HttpRequest& req) -> net::HttpReply {
+    if (req.method != "GET") return {405, "text/plain", "GET only\n"};
+    if (req.target == "/healthz") return {200, "text/plain", "ok\n"};
+    const cip11::Runner* runner = state.runner.load();
+    if (req.target == "/readyz") {
+      if (!runner) return {503, "text/plain", "starting: reading the chain and its heartbeat\n"};
+      const auto s = runner->status();
+      if (state.poll_only) return {200, "text/plain", "ready: polling only, at height " + std::to_string(s.height) + "\n"};
+      if (!ready(state, s))
+        return {503, "text/plain",
+                "no validator of " + std::to_string(s.validators) + " in Sub(R) has admitted this runner\n"};
+      return {200, "text/plain",
+              "ready: " + std::to_string(s.admitted) + " of " + std::to_string(s.validators) +
+                  " validators connected, at height " + std::to_string(s.height) + "\n"};
+    }
+    if (req.target == "/metrics") {
+      // Starting: not ready, and nothing else to say yet.
+      std::string text = "# HELP cip11_runner_ready 1 when /readyz answers 200.\n# TYPE cip11_runner_ready gauge\n"
+                         "cip11_runner_ready 0\n";
+      if (runner) {
+        const auto s = runner->status();
+        text = runner_metrics(s, state.max_concurrent, ready(state, s));
+      }
+      return {200, "text/plain; version=0.0.4", text + net::process_metrics_text()};
+    }
+    return {404, "text/plain", "no such route: /healthz, /readyz, /metrics\n"};
+  };
+}
+
+}  // namespace cowboy::cip11_runner
