@@ -29,6 +29,7 @@
 #include "common/data_dir.h"
 #include "common/keyfile.h"
 #include "common/log.h"
+#include "common/process_limits.h"
 #include "common/signals.h"
 #include "maintain.h"
 #include "net/host_port.h"
@@ -173,6 +174,7 @@ int main(int argc, char** argv) {
   }
 
   const sigset_t signals = block_stop_signals();
+  raise_descriptor_limit();  // every connection is a descriptor (docs/operations.md)
   SystemClock clock;
   auto node = transit::node::Node::open(config, clock);
   if (!node.ok()) return fail(node.error());
