@@ -29,8 +29,10 @@ double seconds_since(Clock::time_point start) { return std::chrono::duration<dou
 
 class AbuseProcessTest : public ProcessTest {
  protected:
-  /// transitd from the sample genesis on free ports, `prefix` before it (prlimit); false if it did not come up.
-  bool start(std::vector<std::string> prefix = {}) {
+  /// transitd from the sample genesis on free ports, `prefix` before it
+  /// (prlimit); false if it did not come up, or if `logged` is given and no
+  /// line before the ready line had it.
+  bool start(std::vector<std::string> prefix = {}, const std::string& logged = {}) {
     write_sample_genesis();
     std::vector<std::string> argv = std::move(prefix);
     for (std::string a : {kBin + "/transitd", std::string("--genesis"), (dir_ / "genesis.json").string(),
@@ -38,6 +40,7 @@ class AbuseProcessTest : public ProcessTest {
                           std::string("127.0.0.1:0"), std::string("--admin-listen"), std::string("127.0.0.1:0")})
       argv.push_back(std::move(a));
     node_ = std::make_unique<cowboy::testing::ChildProcess>(argv);
+    if (!logged.empty() && !node_->wait_for_line(logged)) return false;
     const auto line = node_->wait_for_line("transitd_ready");
     if (!line) return false;
     port_ = ready_port_of(*line);
@@ -204,12 +207,13 @@ TEST_F(AbuseProcessTest, AThousandIdleAndSlowConnectionsCostBoundedMemoryLeaveAn
   EXPECT_TRUE(cowboy::testing::eventually([&] { return metrics()["transitd_open_connections"] == 0; }));
 }
 
-// At RLIMIT_NOFILE 256, 400 connections: accept(2) fails EMFILE with the
-// rest in the listen queue, and the listener backs off (10 ms doubling to
-// 1 s) instead of retrying in a spin; once they go it accepts and serves.
+// At RLIMIT_NOFILE 256 (the start warns: it wants max-connections + 384),
+// 400 connections: accept(2) fails EMFILE with the rest in the listen queue,
+// and the listener backs off (10 ms doubling to 1 s) instead of retrying in a
+// spin; once they go it accepts and serves.
 TEST_F(AbuseProcessTest, RunningOutOfDescriptorsSpinsNoThreadAndTheNodeServesOnceTheFloodGoes) {
   if (!std::filesystem::exists("/usr/bin/prlimit")) GTEST_SKIP() << "needs prlimit";
-  ASSERT_TRUE(start({"/usr/bin/prlimit", "--nofile=256:256", "--"}));
+  ASSERT_TRUE(start({"/usr/bin/prlimit", "--nofile=256:256", "--"}, "event=descriptor_limit_low soft=256 wanted=1408"));
   ASSERT_GE(honest_request(), 0);
   auto flood = connections(port_, 4, 100);
   ASSERT_EQ(flood.size(), 400u);
