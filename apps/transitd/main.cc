@@ -29,10 +29,12 @@
 #include "common/data_dir.h"
 #include "common/keyfile.h"
 #include "common/log.h"
+#include "common/process_limits.h"
 #include "common/signals.h"
 #include "config_file.h"
 #include "maintain.h"
 #include "net/host_port.h"
+#include "net/http_server.h"
 #include "transit/client/dev_profile.h"
 #include "transit/contract/codec.h"
 #include "transit/node/node.h"
@@ -60,6 +62,8 @@ struct Options {
 };
 
 constexpr const char* kDefaultAdmin = "127.0.0.1:7552";
+// Descriptors beyond the two listeners' slot tables the start asks for: the journal's files and the rest.
+constexpr std::uint64_t kOtherDescriptors = 128;
 
 Result<std::string, std::string> read_file(const std::filesystem::path& path) {
   std::ifstream in(path);
@@ -167,6 +171,13 @@ int main(int argc, char** argv) {
   }
 
   const sigset_t signals = block_stop_signals();
+  // Every connection is a descriptor: below this the listeners (and the journal) run out
+  // before the slot tables fill, and accept backs off instead (docs/operations.md).
+  const std::uint64_t descriptors = raise_descriptor_limit();
+  const std::uint64_t wanted = o.max_connections + net::HttpServerOptions{}.max_connections + kOtherDescriptors;
+  if (descriptors < wanted)
+    log::warn("descriptor_limit_low", log::field("soft", descriptors), log::field("wanted", wanted),
+              log::field("max_connections", static_cast<std::uint64_t>(o.max_connections)));
   SystemClock clock;
   auto node = transit::node::Node::open(config, clock);
   if (!node.ok()) return fail(node.error());

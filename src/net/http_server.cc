@@ -1,11 +1,13 @@
 #include "net/http_server.h"
 
+#include "common/log.h"
 #include "net/connection_slots.h"
 
 #include <boost/asio.hpp>
 #include <boost/beast/core.hpp>
 #include <boost/beast/http.hpp>
 #include <algorithm>
+#include <atomic>
 #include <cctype>
 #include <thread>
 
@@ -37,7 +39,8 @@ class Session : public std::enable_shared_from_this<Session> {
  private:
   void read() {
     parser_.emplace();
-    parser_->body_limit(options_.max_body_bytes);
+    parser_->body_limit(options_.max_body_bytes);    // a declared Content-Length over it fails at the header
+    parser_->header_limit(static_cast<std::uint32_t>(std::min<std::size_t>(options_.max_header_bytes, UINT32_MAX)));
     stream_.expires_after(kHeaderTimeout);
     http::async_read_header(stream_, buffer_, *parser_, [self = shared_from_this()](beast::error_code ec, std::size_t) {
       if (ec) return self->on_read(ec);
@@ -50,6 +53,7 @@ class Session : public std::enable_shared_from_this<Session> {
   void on_read(beast::error_code ec) {
     if (ec == http::error::end_of_stream) return close();
     if (ec == http::error::body_limit) return respond(options_.too_large, false);
+    if (ec == http::error::header_limit) return respond(options_.header_too_large, false);
     if (ec) return close();
     auto& req = parser_->get();
     HttpRequest request{std::string(req.method_string()), std::string(req.target()), std::move(req.body()), {}};
@@ -118,6 +122,8 @@ struct HttpServer::Impl {
   tcp::acceptor acceptor{io};
   std::vector<std::thread> threads;
   asio::steady_timer accept_pause{io};
+  std::chrono::milliseconds accept_backoff{0};
+  std::atomic<std::uint64_t> accept_errors{0};
 
   Impl(AsyncHttpHandler h, HttpServerOptions o)
       : handler(std::move(h)), options(std::move(o)), slots(options.max_connections, options.max_connections_per_address) {}
@@ -126,12 +132,8 @@ struct HttpServer::Impl {
     // Each connection gets a strand, so its handlers never run on two threads at once.
     acceptor.async_accept(asio::make_strand(io), [this](beast::error_code ec, tcp::socket socket) {
       if (ec == asio::error::operation_aborted) return;
-      if (ec) {  // EMFILE and the like: retry after a pause, not in a spin
-        accept_pause.expires_after(std::chrono::milliseconds(100));
-        return accept_pause.async_wait([this](beast::error_code e) {
-          if (!e) accept();
-        });
-      }
+      if (ec) return pause_accepting(ec);
+      accept_backoff = std::chrono::milliseconds(0);
       beast::error_code no_peer;
       auto peer = socket.remote_endpoint(no_peer).address();
       if (no_peer || !slots.take(peer)) {
@@ -143,6 +145,20 @@ struct HttpServer::Impl {
         std::make_shared<Session>(std::move(socket), peer, handler, options, slots)->start();
       }
       accept();
+    });
+  }
+
+  // accept(2) failed (EMFILE, ENFILE, ENOBUFS...): retrying at once would spin
+  // a core while the listen queue holds the connection; wait 10 ms doubling
+  // to 1 s, logging the first failure of a streak (as cbqsd's listener does).
+  void pause_accepting(const beast::error_code& ec) {
+    ++accept_errors;
+    if (accept_backoff.count() == 0)
+      log::warn("accept_failed", log::field("why", ec.message()), log::field("connections", slots.live()));
+    accept_backoff = std::clamp(accept_backoff * 2, std::chrono::milliseconds(10), std::chrono::milliseconds(1'000));
+    accept_pause.expires_after(accept_backoff);
+    accept_pause.async_wait([this](beast::error_code e) {
+      if (!e) accept();
     });
   }
 };
@@ -171,6 +187,7 @@ HttpServer::~HttpServer() { stop(); }
 std::uint16_t HttpServer::port() const { return impl_->acceptor.local_endpoint().port(); }
 std::size_t HttpServer::open_connections() const { return impl_->slots.live(); }
 std::uint64_t HttpServer::refused_connections() const { return impl_->slots.refused(); }
+std::uint64_t HttpServer::accept_errors() const { return impl_->accept_errors.load(); }
 
 void HttpServer::start() {
   impl_->accept();

@@ -127,6 +127,9 @@ std::string Node::metrics_text() const {
            server_->open_connections());
   e.series("transitd_refused_connections_total", "counter", "Connections closed at accept: the slot table was full.",
            server_->refused_connections());
+  e.series("transitd_accept_errors_total", "counter",
+           "accept(2) failures on the command listener (EMFILE, ENFILE...), each followed by a back-off.",
+           server_->accept_errors());
   return e.text() + net::process_metrics_text();
 }
 

@@ -26,6 +26,11 @@ Result<std::unique_ptr<Node>, std::string> Node::open(const NodeConfig& config, 
   const Rejection too_large = make_rejection(node->sequencer_->genesis().realm, Reason::kTooLarge,
                                              "body over " + std::to_string(kMaxCommandBodyBytes) + " bytes");
   options.too_large = net::HttpReply{413, "application/json", to_json(too_large)};
+  // A header over the server's 8 KiB (a request needs a few hundred bytes): 431, before any of it is kept.
+  const Rejection header_too_large = make_rejection(
+      node->sequencer_->genesis().realm, Reason::kTooLarge,
+      "request header over " + std::to_string(options.max_header_bytes) + " bytes");
+  options.header_too_large = net::HttpReply{431, "application/json", to_json(header_too_large)};
   try {
     node->server_ = std::make_unique<net::HttpServer>(
         [routes = node->routes_.get()](net::HttpRequest request, net::HttpResponder respond) {
