@@ -9,17 +9,20 @@
 // receipt, and what each commitment binds it to: a restart (even after
 // SIGKILL) resends them and still makes every reveal it owes (§10.3).
 //
-// Prints one logfmt line per event on stdout:
-//   event=accepted job_id=0x.. via=push height=12 at_us=1764612345678901
+// Prints one line per job event on stdout, rendered like its log lines on
+// stderr (--log-format, common/log.h):
+//   ts=... level=info service=cip11-runner event=accepted job_id=0x.. via=push height=12 at_us=1764612345678901
 #include <CLI/CLI.hpp>
 
 #include <csignal>
 #include <cstdio>
 #include <fstream>
 #include <mutex>
+#include <vector>
 #include <nlohmann/json.hpp>
 
 #include "cip11/runner.h"
+#include "../service_log.h"
 #include "common/log.h"
 #include "common/signals.h"
 #include "devchain/cip11_port.h"
@@ -37,11 +40,13 @@ int fail(const std::string& what) {
 
 void print(const cip11::RunnerEvent& e) {
   static std::mutex mu;
-  std::string line = "event=" + std::string(cip11::runner_event_name(e.kind));
-  if (e.job_id != Bytes32{}) line += " job_id=" + to_hex0x(e.job_id);
-  if (!e.via.empty()) line += " via=" + e.via;
-  line += " height=" + std::to_string(e.height) + " at_us=" + std::to_string(e.at_unix_us);
-  if (!e.detail.empty()) line += " " + log::field("detail", e.detail);
+  std::vector<log::Field> fields;
+  if (e.job_id != Bytes32{}) fields.push_back(log::field("job_id", to_hex0x(e.job_id)));
+  if (!e.via.empty()) fields.push_back(log::field("via", e.via));
+  fields.push_back(log::field("height", e.height));
+  fields.push_back(log::field("at_us", e.at_unix_us));
+  if (!e.detail.empty()) fields.push_back(log::field("detail", e.detail));
+  const std::string line = log::line(log::Level::kInfo, cip11::runner_event_name(e.kind), fields);
   std::lock_guard lock(mu);
   std::fprintf(stdout, "%s\n", line.c_str());
   std::fflush(stdout);
@@ -57,6 +62,7 @@ int main(int argc, char** argv) {
   std::uint64_t poll_ms = 1000, block_ms = 200, height_ms = 50;
   bool poll_only = false;
   cip11::RunnerOptions o;
+  service_log::Flags logs;
   app.add_option("--dev", dev_dir, "a `cip11d --dev` data directory: chain URL and dev runner keys from its manifest");
   app.add_option("--runner", index, "--dev: which dev runner (its key file keys/runner-N.key)")->capture_default_str();
   app.add_option("--chain-url", chain_url, "without --dev: the devchain HTTP API")->capture_default_str();
@@ -80,10 +86,11 @@ int main(int argc, char** argv) {
                      "the chain's block interval (turns a Goodbye's retry_after_blocks into a wait); "
                      "with --dev, the manifest's")
           ->capture_default_str();
+  service_log::add_flags(app, logs);
   CLI11_PARSE(app, argc, argv);
 
   crypto::init();
-  log::init("cip11-runner");
+  service_log::start("cip11-runner", logs, COWBOY_VERSION);
   if (!dev_dir.empty()) {
     std::ifstream in(std::filesystem::path(dev_dir) / "cip11-dev.json");
     auto manifest = nlohmann::json::parse(in, nullptr, false);
@@ -125,7 +132,11 @@ int main(int argc, char** argv) {
               static_cast<unsigned long long>(status.heartbeat_cadence),
               static_cast<unsigned long long>(status.last_heartbeat));
   std::fflush(stdout);
-  wait_for_stop_signal(signals);
+  log::info(log::event::kStoreOpened, log::field("store", "runner_state"), log::field("path", state_dir));
+  log::info(log::event::kReady, log::field("runner", to_hex0x((*runner)->address())), log::field("height", status.height),
+            log::field("validators", status.validators), log::field("push", o.push));
+  service_log::shutdown(wait_for_stop_signal(signals));
   runner->reset();
+  log::info(log::event::kStopped);
   return 0;
 }

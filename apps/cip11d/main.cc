@@ -25,6 +25,7 @@
 
 #include "cip11/quic/arena.h"
 #include "cip11/validator/service.h"
+#include "../service_log.h"
 #include "common/log.h"
 #include "common/process_limits.h"
 #include "common/signals.h"
@@ -60,6 +61,7 @@ struct Options {
   std::vector<std::string> peers;  // ... and the other validators' chain APIs
   std::uint64_t view_timeout_ms = 0;  // 0: five block intervals
   cip11d::DevOptions dev_options;
+  service_log::Flags logs;
 };
 
 /// The chain's own series, when this process holds a chain: blocks refused by reason.
@@ -157,15 +159,19 @@ int serve(const Options& o, const crypto::Ed25519Seed& key, cip11::chain::ChainP
               (*service)->port(), admin_hp->first.c_str(), admin->port(),
               to_hex0x(crypto::ed25519_from_seed(key).public_key).c_str());
   std::fflush(stdout);
-  log::info("cip11d_started", log::field("quic_port", (*service)->port()), log::field("admin_port", admin->port()));
+  service_log::listening("quic", listen->first, (*service)->port());
+  service_log::listening("admin", admin_hp->first, admin->port());
+  log::info(log::event::kReady, log::field("validator", to_hex0x(crypto::ed25519_from_seed(key).public_key)),
+            log::field("chain", producer ? "embedded" : "followed"));
 
-  wait_for_stop_signal(signals);
+  service_log::shutdown(wait_for_stop_signal(signals));
   admin->stop();
   follower.reset();
   if (rotation) rotation->stop();
   if (producer) producer->stop();
   service->reset();  // Goodbye{Shutdown} to every runner
   std::printf("cip11d stopped\n");
+  log::info(log::event::kStopped);
   return 0;
 }
 
@@ -181,6 +187,8 @@ int run_dev(Options o, const sigset_t& signals) {
   config.validator_key = keys->validators.front();  // the producer: each block carries its round's seed proof
   auto node = devchain::Node::open(config, *genesis_spec);
   if (!node) return fail(node.error());
+  log::info(log::event::kStoreOpened, log::field("store", "chain"), log::field("path", config.data_dir.string()),
+            log::field("height", (*node)->head().height));
   auto chain_hp = net::parse_host_port(o.chain_listen);
   if (!chain_hp) return fail("--chain-listen must be host:port");
   std::unique_ptr<devchain::HttpServer> api;
@@ -190,6 +198,7 @@ int run_dev(Options o, const sigset_t& signals) {
     return fail(e.what());
   }
   api->start();
+  service_log::listening("chain", chain_hp->first, api->port());
   const std::string chain_url = "http://" + chain_hp->first + ":" + std::to_string(api->port());
   auto genesis = (*node)->cip11_genesis();
   if (!genesis) return fail(genesis.error().message);
@@ -221,6 +230,8 @@ int run_chain_validator(const Options& o, const sigset_t& signals) {
   config.rotating = true;  // the proposer of view v leads Round(0, v) and proves its seed
   auto node = devchain::Node::open(config, *genesis);
   if (!node) return fail(node.error());
+  log::info(log::event::kStoreOpened, log::field("store", "chain"), log::field("path", config.data_dir.string()),
+            log::field("height", (*node)->head().height));
   if ((*node)->validator_count() < 2) return fail("the genesis names fewer than two validators: run cip11d --dev");
   std::vector<std::unique_ptr<devchain::HttpClient>> peers;
   for (const auto& url : o.peers) {
@@ -241,6 +252,7 @@ int run_chain_validator(const Options& o, const sigset_t& signals) {
   timing.view_timeout = std::chrono::milliseconds(o.view_timeout_ms ? o.view_timeout_ms : 5 * o.block_ms);
   devchain::Rotation rotation(**node, std::move(peers), timing);  // forwards what the API accepts from its start
   api->start();
+  service_log::listening("chain", chain_hp->first, api->port());
   std::printf("devchain API http://%s:%u validator %u of %zu at height %llu\n", chain_hp->first.c_str(), api->port(),
               *(*node)->validator_index(), (*node)->validator_count(),
               static_cast<unsigned long long>((*node)->head().height));
@@ -295,6 +307,7 @@ int main(int argc, char** argv) {
   app.add_option("--view-timeout-ms", o.view_timeout_ms,
                  "with --genesis: a view with no block after this long passes to the next leader (default 5 blocks)")
       ->check(CLI::Range(10, 600'000));
+  service_log::add_flags(app, o.logs);
   CLI11_PARSE(app, argc, argv);
   const bool several = !o.genesis_file.empty();
   if (!o.dev && (o.key_file.empty() || (o.chain_url.empty() && !several))) {
@@ -303,7 +316,7 @@ int main(int argc, char** argv) {
   }
 
   crypto::init();
-  log::init("cip11d");
+  service_log::start("cip11d", o.logs, COWBOY_VERSION);
   raise_descriptor_limit();
   if (auto taken = data_dir::take(o.data_dir, cip11d::kDataDir); !taken) return fail(taken.error());
   sigset_t signals = block_stop_signals();  // before any thread starts

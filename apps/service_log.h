@@ -1,0 +1,51 @@
+// The logging surface every service shares: --log-format (kv or json) and
+// --log-level, and the first line, `starting` (src/common/log.h,
+// docs/operations.md "Logs"). Header-only: each service links CLI11 already.
+#pragma once
+
+#include <CLI/CLI.hpp>
+#include <unistd.h>
+
+#include <string>
+
+#include "common/log.h"
+#include "common/log_events.h"
+
+namespace cowboy::service_log {
+
+struct Flags {
+  std::string format = "kv";
+  std::string level = "info";
+};
+
+/// --log-format; with `level`, --log-level too (transitd and cbqsd declare their own).
+inline void add_flags(CLI::App& app, Flags& flags, bool level = true) {
+  app.add_option("--log-format", flags.format, "log lines on stderr: kv (logfmt) or json (one object per line)")
+      ->check(CLI::IsMember({"kv", "json"}))
+      ->capture_default_str();
+  if (level)
+    app.add_option("--log-level", flags.level, "trace, debug, info, warn or error")
+        ->check(CLI::IsMember({"trace", "debug", "info", "warn", "error"}))
+        ->capture_default_str();
+}
+
+/// Sets the process's log service, format and level and writes `starting`.
+/// False for a level name log::set_level does not know.
+inline bool start(std::string_view service, const Flags& flags, std::string_view version) {
+  log::init(service, log::parse_format(flags.format).value_or(log::Format::kKv));
+  if (!log::set_level(flags.level)) return false;
+  log::info(log::event::kStarting, log::field("version", version), log::field("pid", static_cast<std::int64_t>(::getpid())));
+  return true;
+}
+
+/// `listening` for one listener.
+inline void listening(std::string_view listener, const std::string& host, std::uint16_t port) {
+  log::info(log::event::kListening, log::field("listener", listener), log::field("address", host + ":" + std::to_string(port)));
+}
+
+/// `shutdown` naming the stop signal.
+inline void shutdown(int signal) {
+  log::info(log::event::kShutdown, log::field("signal", signal == SIGINT ? "SIGINT" : signal == SIGTERM ? "SIGTERM" : "other"));
+}
+
+}  // namespace cowboy::service_log
