@@ -6,6 +6,7 @@
 #include <CLI/CLI.hpp>
 #include <unistd.h>
 
+#include <csignal>
 #include <string>
 
 #include "common/log.h"
@@ -18,7 +19,7 @@ struct Flags {
   std::string level = "info";
 };
 
-/// --log-format; with `level`, --log-level too (transitd and cbqsd declare their own).
+/// --log-format; with `level`, --log-level too (cbqsd declares its own, with its own help).
 inline void add_flags(CLI::App& app, Flags& flags, bool level = true) {
   app.add_option("--log-format", flags.format, "log lines on stderr: kv (logfmt) or json (one object per line)")
       ->check(CLI::IsMember({"kv", "json"}))
@@ -29,13 +30,11 @@ inline void add_flags(CLI::App& app, Flags& flags, bool level = true) {
         ->capture_default_str();
 }
 
-/// Sets the process's log service, format and level and writes `starting`.
-/// False for a level name log::set_level does not know.
-inline bool start(std::string_view service, const Flags& flags, std::string_view version) {
+/// Sets the process's log service, format and level (both checked by add_flags) and writes `starting`.
+inline void start(std::string_view service, const Flags& flags, std::string_view version) {
   log::init(service, log::parse_format(flags.format).value_or(log::Format::kKv));
-  if (!log::set_level(flags.level)) return false;
+  log::set_level(flags.level);
   log::info(log::event::kStarting, log::field("version", version), log::field("pid", static_cast<std::int64_t>(::getpid())));
-  return true;
 }
 
 /// `listening` for one listener.

@@ -104,9 +104,10 @@ TEST(ServiceLogs, TransitdWritesJsonLinesWithTheSharedEvents) {
                             tmp.path() / "transitd.log", "transitd", "transitd_ready");
   EXPECT_EQ(lifecycle(names(events)), kServiceLifecycle);
   EXPECT_EQ(listeners(events), (std::vector<std::string>{"http", "admin"}));
-  for (const auto& e : events)
+  for (const auto& e : events) {
     if (e["event"] == "store_opened") EXPECT_EQ(e.value("store", ""), "journal");
-    else if (e["event"] == "shutdown") EXPECT_EQ(e.value("signal", ""), "SIGTERM");
+    if (e["event"] == "shutdown") EXPECT_EQ(e.value("signal", ""), "SIGTERM");
+  }
 }
 
 TEST(ServiceLogs, TransitdNamesItsConfigFile) {
