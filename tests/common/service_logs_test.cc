@@ -105,8 +105,12 @@ TEST(ServiceLogs, TransitdWritesJsonLinesWithTheSharedEvents) {
   EXPECT_EQ(lifecycle(names(events)), kServiceLifecycle);
   EXPECT_EQ(listeners(events), (std::vector<std::string>{"http", "admin"}));
   for (const auto& e : events) {
-    if (e["event"] == "store_opened") EXPECT_EQ(e.value("store", ""), "journal");
-    if (e["event"] == "shutdown") EXPECT_EQ(e.value("signal", ""), "SIGTERM");
+    if (e["event"] == "store_opened") {
+      EXPECT_EQ(e.value("store", ""), "journal");
+    }
+    if (e["event"] == "shutdown") {
+      EXPECT_EQ(e.value("signal", ""), "SIGTERM");
+    }
   }
 }
 
