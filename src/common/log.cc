@@ -101,7 +101,7 @@ std::string timestamp(std::chrono::system_clock::time_point at) {
   const std::time_t seconds = static_cast<std::time_t>(ms / 1000);
   std::tm tm{};
   ::gmtime_r(&seconds, &tm);
-  char buf[40];
+  char buf[80];  // room for any int the compiler imagines
   std::snprintf(buf, sizeof buf, "%04d-%02d-%02dT%02d:%02d:%02d.%03dZ", tm.tm_year + 1900, tm.tm_mon + 1, tm.tm_mday,
                 tm.tm_hour, tm.tm_min, tm.tm_sec, static_cast<int>(ms % 1000));
   return buf;
