@@ -439,7 +439,7 @@ int main(int argc, char** argv) {
   CLI11_PARSE(app, argc, argv);
   cowboy::crypto::init();
   cowboy::raise_descriptor_limit();
-  spdlog::set_level(spdlog::level::warn);
+  cowboy::log::set_level("warn");
 
   std::vector<double> push50, push99, inc_push, poll50, poll99, inc_poll, start_poll, start_push;
   std::vector<double> on_wasted, on_start50, on_start99, off_wasted, off_start50, off_start99;

@@ -16,6 +16,7 @@
 #include "cbqs/broker/broker.h"
 #include "net/dev_cert.h"
 #include "cbqs/store/store.h"
+#include "service_log.h"
 #include "common/log.h"
 #include "common/process_limits.h"
 #include "common/signals.h"
@@ -81,15 +82,18 @@ int serve(const Options& o, cbqs::broker::BrokerConfig config, cbqs::store::Stor
     return fail(e.what());
   }
   admin->start();
+  service_log::listening("admin", admin_host, admin->port());
+  log::info(log::event::kReady, log::field("snapshot_height", broker.snapshot_height()));
   // Before the line: whoever waits for it may read what `listening` writes (--dev's endpoints file).
   if (listening) listening(broker.port(), admin->port());
   std::printf("cbqsd listening on wss://%s:%u admin http://%s:%u\n", o.listen.substr(0, o.listen.rfind(':')).c_str(),
               broker.port(), admin_host.c_str(), admin->port());
   std::fflush(stdout);
-  wait_for_stop_signal(signals);
+  service_log::shutdown(wait_for_stop_signal(signals));
   std::printf("cbqsd: stopping (finishing open batches)\n");
   admin->stop();
   broker.stop();
+  log::info(log::event::kStopped);
   return 0;
 }
 
@@ -102,6 +106,8 @@ int run_dev(Options o, const sigset_t& signals) {
   devchain::GenesisSpec genesis{"cbqsd-dev", dev, {{dev, kDevFunds}}, {}, std::nullopt};
   auto node = devchain::Node::open({dir / "chain", std::chrono::milliseconds(kDevBlockMs)}, genesis);
   if (!node) return fail(node.error());
+  log::info(log::event::kStoreOpened, log::field("store", "chain"), log::field("path", (dir / "chain").string()),
+            log::field("height", (*node)->head().height));
   (*node)->start();
   std::string chain_host;
   std::uint16_t chain_port = 0;
@@ -113,6 +119,7 @@ int run_dev(Options o, const sigset_t& signals) {
     return fail(e.what());
   }
   chain_api->start();
+  service_log::listening("chain", chain_host, chain_api->port());
 
   std::string host;
   std::uint16_t port = 0;
@@ -123,6 +130,7 @@ int run_dev(Options o, const sigset_t& signals) {
   if (!cert) return fail(cert.error());
   auto store = cbqs::store::open_rocksdb_store((dir / "store").string());
   if (!store) return fail(store.error());
+  log::info(log::event::kStoreOpened, log::field("store", "broker"), log::field("path", (dir / "store").string()));
 
   std::printf("cbqsd --dev (data in %s)\n", dir.c_str());
   std::printf("  devchain API       http://%s:%u  chain_instance_id %s\n", chain_host.c_str(), chain_api->port(),
@@ -171,6 +179,7 @@ int run_provider(const Options& o, const sigset_t& signals) {
   if (!seed) return fail(seed.error());
   auto store = cbqs::store::open_rocksdb_store(o.store_path);
   if (!store) return fail(store.error());
+  log::info(log::event::kStoreOpened, log::field("store", "broker"), log::field("path", o.store_path));
   cbqs::broker::BrokerConfig config;
   if (!split_host_port(o.listen, config.host, config.port)) return fail("--listen must be host:port");
   config.tls_certificate = o.tls_cert;
@@ -208,17 +217,19 @@ int main(int argc, char** argv) {
                  "threads for the streams' work (1: with the connections on one thread; N: streams spread over N)")
       ->check(CLI::Range(1, 64))
       ->capture_default_str();
-  std::string log_level = "info";
-  app.add_option("--log-level", log_level, "debug: also each connection opened; warn: only problems")
+  service_log::Flags logs;
+  app.add_option("--log-level", logs.level, "debug: also each connection opened; warn: only problems")
       ->check(CLI::IsMember({"trace", "debug", "info", "warn", "error"}))
       ->capture_default_str();
+  service_log::add_flags(app, logs, /*level=*/false);
   // A key the file has and no flag knows is refused: a typo must not be ignored.
   app.set_config("--config", "", "read options from a TOML file (keys are the long flag names; packaging/cbqsd.toml)");
   app.allow_config_extras(CLI::config_extras_mode::error);
   CLI11_PARSE(app, argc, argv);
   crypto::init();
-  log::init("cbqsd");
-  log::set_level(log_level);
+  service_log::start("cbqsd", logs, COWBOY_VERSION);
+  if (const auto* config = app.get_config_ptr(); config && config->count() > 0)
+    log::info(log::event::kConfigLoaded, log::field("path", config->as<std::string>()));
   raise_descriptor_limit();
   sigset_t signals = block_stop_signals();  // before any thread starts
   return o.dev ? run_dev(o, signals) : run_provider(o, signals);

@@ -16,18 +16,21 @@
 // receipt, and what each commitment binds it to: a restart (even after
 // SIGKILL) resends them and still makes every reveal it owes (§10.3).
 //
-// Prints one logfmt line per event on stdout:
-//   event=accepted job_id=0x.. via=push height=12 at_us=1764612345678901
+// Prints one line per job event on stdout, rendered like its log lines on
+// stderr (--log-format, common/log.h):
+//   ts=... level=info service=cip11-runner event=accepted job_id=0x.. via=push height=12 at_us=1764612345678901
 #include <CLI/CLI.hpp>
 
 #include <csignal>
 #include <cstdio>
 #include <fstream>
 #include <mutex>
+#include <vector>
 #include <nlohmann/json.hpp>
 
 #include "admin.h"
 #include "cip11/runner.h"
+#include "service_log.h"
 #include "common/log.h"
 #include "common/signals.h"
 #include "config_file.h"
@@ -47,11 +50,13 @@ int fail(const std::string& what) {
 
 void print(const cip11::RunnerEvent& e) {
   static std::mutex mu;
-  std::string line = "event=" + std::string(cip11::runner_event_name(e.kind));
-  if (e.job_id != Bytes32{}) line += " job_id=" + to_hex0x(e.job_id);
-  if (!e.via.empty()) line += " via=" + e.via;
-  line += " height=" + std::to_string(e.height) + " at_us=" + std::to_string(e.at_unix_us);
-  if (!e.detail.empty()) line += " " + log::field("detail", e.detail);
+  std::vector<log::Field> fields;
+  if (e.job_id != Bytes32{}) fields.push_back(log::field("job_id", to_hex0x(e.job_id)));
+  if (!e.via.empty()) fields.push_back(log::field("via", e.via));
+  fields.push_back(log::field("height", e.height));
+  fields.push_back(log::field("at_us", e.at_unix_us));
+  if (!e.detail.empty()) fields.push_back(log::field("detail", e.detail));
+  const std::string line = log::line(log::Level::kInfo, cip11::runner_event_name(e.kind), fields);
   std::lock_guard lock(mu);
   std::fprintf(stdout, "%s\n", line.c_str());
   std::fflush(stdout);
@@ -67,6 +72,7 @@ int main(int argc, char** argv) {
   std::uint64_t poll_ms = 1000, block_ms = 200, height_ms = 50;
   bool poll_only = false;
   cip11::RunnerOptions o;
+  service_log::Flags logs;
   app.add_option("--dev", dev_dir, "a `cip11d --dev` data directory: chain URL and dev runner keys from its manifest");
   app.add_option("--runner", index, "--dev: which dev runner (its key file keys/runner-N.key)")->capture_default_str();
   app.add_option("--chain-url", chain_url, "without --dev: the devchain HTTP API")->capture_default_str();
@@ -93,12 +99,14 @@ int main(int argc, char** argv) {
   app.add_option("--admin-listen", admin_listen,
                  "HTTP /healthz /readyz /metrics host:port, no authentication: keep it on loopback; off: none")
       ->capture_default_str();
+  service_log::add_flags(app, logs);
   apps::add_config_file(app, "packaging/cip11-runner.toml");
   if (auto status = apps::parse_command_line(app, argc, argv, "cip11-runner", "packaging/cip11-runner.toml"))
     return *status;
 
   crypto::init();
-  log::init("cip11-runner");
+  service_log::start("cip11-runner", logs, COWBOY_VERSION);
+  service_log::config_loaded(app);
   if (!dev_dir.empty()) {
     std::ifstream in(std::filesystem::path(dev_dir) / "cip11-dev.json");
     auto manifest = nlohmann::json::parse(in, nullptr, false);
@@ -159,9 +167,13 @@ int main(int argc, char** argv) {
               static_cast<unsigned long long>(status.last_heartbeat),
               admin_note.c_str());
   std::fflush(stdout);
-  wait_for_stop_signal(signals);
+  log::info(log::event::kStoreOpened, log::field("store", "runner_state"), log::field("path", state_dir));
+  log::info(log::event::kReady, log::field("runner", to_hex0x((*runner)->address())), log::field("height", status.height),
+            log::field("validators", status.validators), log::field("push", o.push));
+  service_log::shutdown(wait_for_stop_signal(signals));
   if (admin) admin->stop();
   admin_state.runner = nullptr;
   runner->reset();
+  log::info(log::event::kStopped);
   return 0;
 }

@@ -29,6 +29,7 @@
 
 #include "cip11/quic/arena.h"
 #include "cip11/validator/service.h"
+#include "service_log.h"
 #include "common/log.h"
 #include "common/process_limits.h"
 #include "common/signals.h"
@@ -67,6 +68,7 @@ struct Options {
   std::uint64_t view_timeout_ms = 0;  // 0: five block intervals
   unsigned signature_threads = 1;
   cip11d::DevOptions dev_options;
+  service_log::Flags logs;
 };
 
 /// The chain's own series, when this process holds a chain: blocks refused by reason.
@@ -171,15 +173,19 @@ int serve(const Options& o, const crypto::Ed25519Seed& key, cip11::chain::ChainP
               (*service)->port(), admin_hp->first.c_str(), admin->port(),
               to_hex0x(crypto::ed25519_from_seed(key).public_key).c_str());
   std::fflush(stdout);
-  log::info("cip11d_started", log::field("quic_port", (*service)->port()), log::field("admin_port", admin->port()));
+  service_log::listening("quic", listen->first, (*service)->port());
+  service_log::listening("admin", admin_hp->first, admin->port());
+  log::info(log::event::kReady, log::field("validator", to_hex0x(crypto::ed25519_from_seed(key).public_key)),
+            log::field("chain", producer ? "embedded" : "followed"));
 
-  wait_for_stop_signal(signals);
+  service_log::shutdown(wait_for_stop_signal(signals));
   admin->stop();
   follower.reset();
   if (rotation) rotation->stop();
   if (producer) producer->stop();
   service->reset();  // Goodbye{Shutdown} to every runner
   std::printf("cip11d stopped\n");
+  log::info(log::event::kStopped);
   return 0;
 }
 
@@ -195,6 +201,8 @@ int run_dev(Options o, const sigset_t& signals) {
   config.validator_key = keys->validators.front();  // the producer: each block carries its round's seed proof
   auto node = devchain::Node::open(config, *genesis_spec);
   if (!node) return fail(node.error());
+  log::info(log::event::kStoreOpened, log::field("store", "chain"), log::field("path", config.data_dir.string()),
+            log::field("height", (*node)->head().height));
   auto chain_hp = net::parse_host_port(o.chain_listen);
   if (!chain_hp) return fail("--chain-listen must be host:port");
   std::unique_ptr<devchain::HttpServer> api;
@@ -204,6 +212,7 @@ int run_dev(Options o, const sigset_t& signals) {
     return fail(e.what());
   }
   api->start();
+  service_log::listening("chain", chain_hp->first, api->port());
   const std::string chain_url = "http://" + chain_hp->first + ":" + std::to_string(api->port());
   auto genesis = (*node)->cip11_genesis();
   if (!genesis) return fail(genesis.error().message);
@@ -235,6 +244,8 @@ int run_chain_validator(const Options& o, const sigset_t& signals) {
   config.rotating = true;  // the proposer of view v leads Round(0, v) and proves its seed
   auto node = devchain::Node::open(config, *genesis);
   if (!node) return fail(node.error());
+  log::info(log::event::kStoreOpened, log::field("store", "chain"), log::field("path", config.data_dir.string()),
+            log::field("height", (*node)->head().height));
   if ((*node)->validator_count() < 2) return fail("the genesis names fewer than two validators: run cip11d --dev");
   std::vector<std::unique_ptr<devchain::HttpClient>> peers;
   for (const auto& url : o.peers) {
@@ -255,6 +266,7 @@ int run_chain_validator(const Options& o, const sigset_t& signals) {
   timing.view_timeout = std::chrono::milliseconds(o.view_timeout_ms ? o.view_timeout_ms : 5 * o.block_ms);
   devchain::Rotation rotation(**node, std::move(peers), timing);  // forwards what the API accepts from its start
   api->start();
+  service_log::listening("chain", chain_hp->first, api->port());
   std::printf("devchain API http://%s:%u validator %u of %zu at height %llu\n", chain_hp->first.c_str(), api->port(),
               *(*node)->validator_index(), (*node)->validator_count(),
               static_cast<unsigned long long>((*node)->head().height));
@@ -313,6 +325,7 @@ int main(int argc, char** argv) {
                  "threads checking and making signatures (Hellos, Pings, pushes) off the QUIC thread")
       ->capture_default_str()
       ->check(CLI::Range(1, 64));
+  service_log::add_flags(app, o.logs);
   apps::add_config_file(app, "packaging/cip11d.toml");
   if (auto status = apps::parse_command_line(app, argc, argv, "cip11d", "packaging/cip11d.toml")) return *status;
   const bool several = !o.genesis_file.empty();
@@ -322,7 +335,8 @@ int main(int argc, char** argv) {
   }
 
   crypto::init();
-  log::init("cip11d");
+  service_log::start("cip11d", o.logs, COWBOY_VERSION);
+  service_log::config_loaded(app);
   raise_descriptor_limit();
   if (auto taken = data_dir::take(o.data_dir, cip11d::kDataDir); !taken) return fail(taken.error());
   sigset_t signals = block_stop_signals();  // before any thread starts

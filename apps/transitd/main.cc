@@ -29,6 +29,7 @@
 #include "common/data_dir.h"
 #include "common/keyfile.h"
 #include "common/log.h"
+#include "common/log_events.h"
 #include "common/process_limits.h"
 #include "common/signals.h"
 #include "config_file.h"
@@ -126,6 +127,8 @@ int main(int argc, char** argv) {
   maintain.add_to(app);
   apps::add_config_file(app, "packaging/transitd.toml");
   if (auto status = apps::parse_command_line(app, argc, argv, "transitd", "packaging/transitd.toml")) return *status;
+  service_log::start("transitd", maintain.logs, COWBOY_VERSION);
+  service_log::config_loaded(app);
   if (maintain.enabled) {
     if (!o.genesis_file.empty() || !o.data_dir.empty() || !o.listen.empty())
       return fail("--maintain runs beside a node: no --genesis, --data or --listen");
@@ -148,8 +151,6 @@ int main(int argc, char** argv) {
     if (!admin) return fail("--admin-listen wants host:port (or off)");
     config.admin = *admin;
   }
-  // The node logs on stdout, where its transitd_ready line is awaited; --maintain logs on stderr.
-  if (!log::set_level(maintain.log_level)) return fail("--log-level: trace, debug, info, warn or error");
   if (o.dev) {
     auto g = dev_genesis(o.dev_dir);
     if (!g.ok()) return fail(g.error());
@@ -188,18 +189,24 @@ int main(int argc, char** argv) {
     profile.port = (*node)->port();
     if (auto saved = transit::save_dev_profile(o.dev_dir, profile); !saved.ok()) return fail(saved.error());
   }
-  log::info("transitd_ready", log::field("realm", genesis.realm.value),
-            log::field("listen", config.listen_address + ":" + std::to_string((*node)->port())),
-            log::field("admin", config.admin ? config.admin->first + ":" + std::to_string((*node)->admin_port()) : "off"),
-            log::field("position", (*node)->sequencer().stats().position), log::field("data", config.data_dir.string()),
+  const auto position = (*node)->sequencer().stats().position;
+  log::info(log::event::kStoreOpened, log::field("store", "journal"), log::field("path", config.data_dir.string()),
+            log::field("position", position));
+  service_log::listening("http", config.listen_address, (*node)->port());
+  if (config.admin) service_log::listening("admin", config.admin->first, (*node)->admin_port());
+  log::info(log::event::kReady, log::field("realm", genesis.realm.value), log::field("position", position),
             log::field("definition", transit::definition()));
+  // The line scripts and tests wait for on stdout: the ports actually bound.
+  const std::string admin_at = config.admin ? config.admin->first + ":" + std::to_string((*node)->admin_port()) : "off";
+  std::printf("transitd_ready listen=%s:%u admin=%s realm=%s position=%llu\n", config.listen_address.c_str(),
+              (*node)->port(), admin_at.c_str(), genesis.realm.value.c_str(), static_cast<unsigned long long>(position));
   if (o.dev)
     std::printf("transitd --dev: realm dev on http://%s:%u, root principal 1 (key %s/root.key)\n"
                 "try: build/bin/transit --dev %s identity\n",
                 config.listen_address.c_str(), (*node)->port(), o.dev_dir.c_str(), o.dev_dir.c_str());
   std::fflush(stdout);
-  wait_for_stop_signal(signals);
-  log::info("transitd_stopping");
+  service_log::shutdown(wait_for_stop_signal(signals));
   node->reset();
+  log::info(log::event::kStopped);
   return 0;
 }

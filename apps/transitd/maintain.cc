@@ -10,6 +10,7 @@
 
 #include "common/keyfile.h"
 #include "common/log.h"
+#include "common/log_events.h"
 #include "common/signals.h"
 #include "net/host_port.h"
 #include "net/http_server.h"
@@ -57,7 +58,7 @@ void MaintainFlags::add_to(CLI::App& app) {
                  "--maintain: publish a checkpoint once this many positions follow the latest, when the realm's genesis "
                  "allows history trimming (omitted: never; the floor still follows others' checkpoints)")
       ->check(CLI::Range(transit::maintain::kMinCheckpointEvery, std::numeric_limits<std::uint64_t>::max()));
-  app.add_option("--log-level", log_level, "trace, debug, info, warn or error")->capture_default_str();
+  service_log::add_flags(app, logs);
 }
 
 int run_maintain(const MaintainFlags& flags, const std::string* dev_dir) {
@@ -84,8 +85,6 @@ int run_maintain(const MaintainFlags& flags, const std::string* dev_dir) {
   const auto admin_at = net::parse_host_port(flags.admin_listen.empty() ? std::string(MaintainFlags::kDefaultAdmin) : flags.admin_listen);
   if (!admin_at) return fail("--admin-listen wants host:port");
 
-  log::init("transitd");  // logs to stderr; stdout carries the ready line
-  if (!log::set_level(flags.log_level)) return fail("--log-level: trace, debug, info, warn or error");
   const sigset_t signals = block_stop_signals();
   SystemClock clock;
   transit::maintain::Maintainer maintainer(options, clock);
@@ -98,6 +97,7 @@ int run_maintain(const MaintainFlags& flags, const std::string* dev_dir) {
     return fail(e.what());
   }
   admin->start();
+  service_log::listening("admin", admin_at->first, admin->port());
   std::printf("transitd --maintain: principal %llu of realm %s against http://%s:%u; metrics on http://%s:%u/metrics\n",
               static_cast<unsigned long long>(options.client.principal), options.client.realm.c_str(),
               options.client.host.c_str(), options.client.port, admin_at->first.c_str(), admin->port());
@@ -113,18 +113,18 @@ int run_maintain(const MaintainFlags& flags, const std::string* dev_dir) {
       return;
     }
     authenticated = true;
-    log::info("transit_maintain_ready", log::field("principal", options.client.principal),
+    log::info(log::event::kReady, log::field("mode", "maintain"), log::field("principal", options.client.principal),
               log::field("node", options.client.host + ":" + std::to_string(options.client.port)));
     std::printf("transit_maintain_ready admin=%s:%u\n", admin_at->first.c_str(), admin->port());
     std::fflush(stdout);
     maintainer.run();
   });
-  wait_for_stop_signal(signals);
+  service_log::shutdown(wait_for_stop_signal(signals));
   maintainer.stop();
   loop.join();
   admin->stop();
   if (!refused.empty()) return fail(refused);
-  log::info("transit_maintain_stopped");
+  log::info(log::event::kStopped, log::field("mode", "maintain"));
   return 0;
 }
 

@@ -6,6 +6,8 @@
 
 #include <string>
 
+#include "service_log.h"
+
 namespace cowboy::transitd {
 
 struct MaintainFlags {
@@ -19,7 +21,7 @@ struct MaintainFlags {
   static constexpr const char* kDefaultAdmin = "127.0.0.1:7551";
   int idle_ms = 20;
   std::uint64_t checkpoint_every = 0;  // positions between checkpoints it publishes; 0: none
-  std::string log_level = "info";
+  service_log::Flags logs;  // --log-format, --log-level: the node's too
 
   /// Adds --maintain and its options to `app`.
   void add_to(CLI::App& app);

@@ -3,6 +3,7 @@
 #include <sys/resource.h>
 
 #include "common/log.h"
+#include "common/log_events.h"
 
 namespace cowboy {
 
@@ -14,7 +15,7 @@ std::uint64_t raise_descriptor_limit() {
     raised.rlim_cur = r.rlim_max;
     if (::setrlimit(RLIMIT_NOFILE, &raised) == 0) r = raised;
   }
-  log::info("descriptor_limit", log::field("soft", static_cast<std::uint64_t>(r.rlim_cur)),
+  log::info(log::event::kDescriptorLimit, log::field("soft", static_cast<std::uint64_t>(r.rlim_cur)),
             log::field("hard", static_cast<std::uint64_t>(r.rlim_max)));
   return r.rlim_cur;
 }

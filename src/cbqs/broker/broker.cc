@@ -9,6 +9,7 @@
 #include "cbqs/wire/ids.h"
 #include "cbqs/wire/limits.h"
 #include "common/log.h"
+#include "common/log_events.h"
 #include "net/connection_slots.h"
 #include "net/wss_channel.h"
 
@@ -198,7 +199,7 @@ Result<Unit, std::string> Broker::start() {
     pthread_setname_np(pthread_self(), "cbqs-snapshot");
     i.refresh_loop();
   });
-  log::info("listening", log::field("wss", i.config.host + ":" + std::to_string(port())),
+  log::info(log::event::kListening, log::field("listener", "wss"), log::field("address", i.config.host + ":" + std::to_string(port())),
             log::field("provider", to_hex(i.config.provider.address)), log::field("snapshot_height", snapshot_height()));
   return Unit{};
 }
@@ -233,7 +234,6 @@ void Broker::stop() {
     }
     i.io.stop();
     i.io_thread.join();
-    log::info("stopped");
   }
   i.listening = false;
 }
