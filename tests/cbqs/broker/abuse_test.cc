@@ -10,6 +10,7 @@
 
 #include "../../support/cbqsd_process.h"
 #include "../../support/poll.h"
+#include "../../support/proc_stats.h"
 #include "../../support/raw_wss.h"
 #include "../../support/temp_dir.h"
 #include "cbqs/wire/codec.h"
@@ -22,18 +23,8 @@ namespace cowboy::cbqs {
 namespace {
 
 using cowboy::testing::RawWss;
-
-std::uint64_t rss_kib(pid_t pid) {
-  std::ifstream in("/proc/" + std::to_string(pid) + "/status");
-  std::string key;
-  while (in >> key)
-    if (key == "VmRSS:") {
-      std::uint64_t kib = 0;
-      in >> kib;
-      return kib;
-    }
-  return 0;
-}
+using cowboy::testing::rss_kib;
+using cowboy::testing::thread_cpu;
 
 std::map<std::string, double> metrics(const cowboy::testing::CbqsdProcess& p) {
   auto http = devchain::HttpClient::from_url("http://127.0.0.1:" + std::to_string(p.admin_port()));
@@ -163,27 +154,6 @@ TEST(CbqsdAbuse, AnHonestClientIsServedWhileOneAddressFloodsAndAnotherSendsBadSi
   EXPECT_GE(metrics(cbqsd)["cbqs_connections_refused_total"], 1);
 }
 
-// Per-thread CPU seconds of a process, from /proc.
-std::map<std::string, double> thread_cpu(pid_t pid) {
-  std::map<std::string, double> out;
-  const double tick = static_cast<double>(::sysconf(_SC_CLK_TCK));
-  for (const auto& t : std::filesystem::directory_iterator("/proc/" + std::to_string(pid) + "/task")) {
-    std::ifstream in(t.path() / "stat");
-    std::string stat((std::istreambuf_iterator<char>(in)), {});
-    auto close = stat.rfind(')');
-    if (close == std::string::npos) continue;
-    std::istringstream rest(stat.substr(close + 2));
-    std::string field;
-    double utime = 0, stime = 0;
-    for (int i = 3; i <= 15 && rest >> field; ++i) {  // fields 14 and 15: utime, stime
-      if (i == 14) utime = std::stod(field);
-      if (i == 15) stime = std::stod(field);
-    }
-    out[t.path().filename().string()] = (utime + stime) / tick;
-  }
-  return out;
-}
-
 TEST(CbqsdAbuse, DescriptorExhaustionBacksOffInsteadOfSpinning) {
   cowboy::testing::TempDir dir;
   cowboy::testing::CbqsdProcess cbqsd(dir.path(), 0, {}, {"/usr/bin/prlimit", "--nofile=256:256", "--"});
@@ -197,8 +167,7 @@ TEST(CbqsdAbuse, DescriptorExhaustionBacksOffInsteadOfSpinning) {
   auto before = thread_cpu(cbqsd.pid());
   std::this_thread::sleep_for(std::chrono::seconds(2));
   auto after = thread_cpu(cbqsd.pid());
-  double busiest = 0;
-  for (const auto& [tid, cpu] : after) busiest = std::max(busiest, (cpu - before[tid]) / 2.0);
+  const double busiest = cowboy::testing::busiest_thread(before, after, 2.0);
   std::printf("figure: %zu idle connections at RLIMIT_NOFILE 256: busiest thread %.1f%% CPU\n", idle.size(),
               100 * busiest);
   EXPECT_LT(busiest, 0.10);
