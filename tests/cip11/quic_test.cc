@@ -358,16 +358,15 @@ TEST(Cip11Quic, HalfOpenHandshakesAreCappedTheOldestIsEvictedAndTheRestExpire) {
   auto silent = Endpoint::open(stalled, from_three, {});
   ASSERT_TRUE(silent.ok());
   for (int i = 0; i < 5; ++i) ASSERT_TRUE((*silent)->connect("127.0.0.1", (*validator)->port()).ok());
-  ASSERT_TRUE(p.run_until([&] { return (*validator)->stats().evicted_handshakes == 3; }));
-  EXPECT_EQ((*validator)->stats().half_open, 2u);
-  EXPECT_EQ((*validator)->stats().refused_initials, 0u);
+  ASSERT_TRUE(p.run_until([&] { return (*validator)->stats().half_open == 2 && (*validator)->connections() == 2; }));
   auto start = std::chrono::steady_clock::now();
   ASSERT_TRUE(p.runner->connect("127.0.0.1", (*validator)->port()).ok());
   ASSERT_TRUE(p.run_until([&] { return established == 1; }));
   double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
   std::printf("figure: an honest runner established %.1f ms after stalled half-open handshakes filled the cap\n", ms);
   EXPECT_LT(ms, 1'000.0);  // the stalled ones last 2 s: it did not wait for them
-  EXPECT_EQ((*validator)->stats().evicted_handshakes, 4u);
+  EXPECT_EQ((*validator)->stats().evicted_handshakes, 4u);  // three by the stalled Initials, one by the runner's
+  EXPECT_EQ((*validator)->stats().refused_initials, 0u);
   // The one stalled handshake left is dropped at its timeout.
   ASSERT_TRUE(p.run_until([&] { return (*validator)->stats().half_open == 0 && (*validator)->connections() == 1; }));
 }
