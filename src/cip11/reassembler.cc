@@ -31,7 +31,7 @@ Res<Unit> FrameReassembler::push(ByteView bytes) {
       if (prefix_have_ < 4) break;
       length_ = codec::Reader(ByteView(prefix_, 4)).u32();  // the §12.1 u32 BE prefix, as decode_frame reads it
       if (length_ == 0) return refuse(Errc::kFrameEmpty);
-      if (length_ > kMaxFrameBytes) return refuse(Errc::kFrameTooLarge);
+      if (length_ > max_length_) return refuse(Errc::kFrameTooLarge);
       continue;
     }
     std::size_t n = std::min<std::size_t>(bytes.size(), length_ - payload_.size());

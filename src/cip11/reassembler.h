@@ -12,8 +12,9 @@
 // frame (§12.1): end() says so.
 #pragma once
 
-#include <vector>
+#include <algorithm>
 #include <optional>
+#include <vector>
 
 #include "cip11/frames.h"
 #include "net/read_budget.h"
@@ -37,6 +38,9 @@ class FrameReassembler {
   std::optional<Frame> next();
   /// Payload bytes of the frame in progress (all taken from the budget).
   std::size_t buffered() const { return payload_.size(); }
+  /// A tighter bound than MAX_FRAME_BYTES for the lengths declared from now
+  /// on (kFrameTooLarge from the prefix alone); the channel's, before admission.
+  void set_max_frame_bytes(std::uint32_t max) { max_length_ = std::min(max, kMaxFrameBytes); }
 
  private:
   Res<Unit> refuse(Errc e);
@@ -46,6 +50,7 @@ class FrameReassembler {
   std::uint8_t prefix_[4]{};
   std::size_t prefix_have_ = 0;
   std::uint32_t length_ = 0;  // of type byte + body, once the prefix is whole
+  std::uint32_t max_length_ = kMaxFrameBytes;
   Bytes payload_;             // the type byte and body received so far
   std::vector<Frame> ready_;  // rarely more than one: a vector costs nothing while empty
   std::optional<Errc> error_;

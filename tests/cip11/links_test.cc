@@ -7,6 +7,8 @@
 #include <gtest/gtest.h>
 
 #include <boost/asio/io_context.hpp>
+#include <future>
+#include <mutex>
 
 #include "../support/temp_dir.h"
 #include "cip11/link/runner_link.h"
@@ -17,6 +19,47 @@
 
 namespace cowboy::cip11 {
 namespace {
+
+// Handshake checks of unadmitted peers wait in seed 003's fair queue under
+// their address: one address's backlog is served round robin with another's
+// check, which runs second instead of behind the backlog, and beyond 64
+// waiting for one address the queue refuses (the channel then says
+// Goodbye{RateLimited}). IPv6 peers share a source per /64.
+TEST(Cip11SignatureWorker, HandshakesOfOneAddressWaitBehindThemselvesNotInFrontOfAnother) {
+  boost::asio::io_context io{1};
+  SignatureWorker worker(io, 1);
+  std::promise<void> gate;
+  std::shared_future<void> open = gate.get_future().share();
+  worker.run([open] { open.wait(); }, [] {}, true);  // holds the one thread while the queue fills
+  std::mutex mu;
+  std::vector<int> order;
+  int refused = 0, done = 0;
+  const auto flood = handshake_source(boost::asio::ip::make_address("127.0.0.2"));
+  const auto honest = handshake_source(boost::asio::ip::make_address("127.0.0.1"));
+  auto check = [&](int n) {
+    return [&, n] {
+      std::lock_guard lock(mu);
+      order.push_back(n);
+    };
+  };
+  for (int i = 0; i < 100; ++i) worker.run_handshake(flood, check(i), [&] { ++done; }, [&] { ++refused; });
+  worker.run_handshake(honest, check(-1), [&] { ++done; }, [&] { ++refused; });
+  gate.set_value();
+  ASSERT_TRUE(testing::run_until(io, [&] { return done == 65 && refused == 36; }));
+  std::lock_guard lock(mu);
+  ASSERT_EQ(order.size(), 65u);
+  EXPECT_EQ(order[0], 0);
+  EXPECT_EQ(order[1], -1);  // FIFO would have put it 65th
+  const auto stats = worker.stats();
+  EXPECT_EQ(stats.handshakes_checked, 65u);
+  EXPECT_EQ(stats.handshakes_refused, 36u);
+  EXPECT_EQ(stats.handshakes_waiting, 0u);
+
+  using boost::asio::ip::make_address;
+  EXPECT_EQ(handshake_source(make_address("2001:db8:1:2::1")), handshake_source(make_address("2001:db8:1:2:ffff::9")));
+  EXPECT_NE(handshake_source(make_address("2001:db8:1:2::1")), handshake_source(make_address("2001:db8:1:3::1")));
+  EXPECT_EQ(handshake_source(make_address("::ffff:127.0.0.2")), flood);
+}
 
 class AdmitAll final : public Admission {
  public:

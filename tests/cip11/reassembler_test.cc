@@ -87,6 +87,27 @@ TEST(Cip11Reassembler, ALengthOfZeroOrAboveTheMaximumIsRefusedFromThePrefixAlone
   EXPECT_TRUE(max.push(Bytes{0x00, 0x20, 0x00, 0x00}).ok());  // exactly MAX_FRAME_BYTES is allowed
 }
 
+// The channel's bound before admission (4 KiB on the control stream): a
+// longer declared length is refused from the prefix, nothing of it kept;
+// lengths up to it pass, and a raised bound takes the larger frames again.
+TEST(Cip11Reassembler, ATighterBoundRefusesALongerDeclaredLengthFromThePrefix) {
+  FrameReassembler tight;
+  tight.set_max_frame_bytes(4 * 1024);
+  EXPECT_EQ(tight.push(Bytes{0x00, 0x00, 0x10, 0x01, 0x5a}).error(), Errc::kFrameTooLarge);
+  EXPECT_EQ(tight.buffered(), 0u);
+  FrameReassembler raised;
+  raised.set_max_frame_bytes(4 * 1024);
+  ASSERT_TRUE(raised.push(encode_frame(testing::heartbeat_ping())).ok());
+  EXPECT_TRUE(raised.next());
+  raised.set_max_frame_bytes(kMaxFrameBytes);
+  Bytes big = encode_frame(JobResult{testing::filled(0xc0), Bytes(8'000, 0x11)});
+  ASSERT_TRUE(raised.push(big).ok());
+  EXPECT_TRUE(raised.next());
+  FrameReassembler capped;
+  capped.set_max_frame_bytes(kMaxFrameBytes + 1);  // never above MAX_FRAME_BYTES
+  EXPECT_EQ(capped.push(Bytes{0x00, 0x20, 0x00, 0x01}).error(), Errc::kFrameTooLarge);
+}
+
 TEST(Cip11Reassembler, AnUnknownTypeIsRefusedAndEarlierFramesStayAvailable) {
   Bytes stream = encode_frame(testing::heartbeat_ping());
   Bytes bad = {0, 0, 0, 2, 0x7f, 0xa0};  // type 0x7f, an empty map

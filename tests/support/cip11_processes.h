@@ -36,11 +36,14 @@ inline std::string take_block_ms(std::vector<std::string>& extra) {
 class Cip11dProcess {
  public:
   /// `log_file`: where cip11d's logfmt log (stderr) goes; default this process's stderr.
+  /// `prefix` runs before the binary (e.g. prlimit).
   Cip11dProcess(const std::filesystem::path& data, std::vector<std::string> extra = {}, std::uint16_t chain_port = 0,
-                std::uint16_t admin_port = 0, const std::string& log_file = {})
+                std::uint16_t admin_port = 0, const std::string& log_file = {}, std::vector<std::string> prefix = {})
       : data_(data), child_([&] {
-          std::vector<std::string> argv{std::string(COWBOY_BIN_DIR) + "/cip11d", "--data-dir", data.string(),
-                                        "--admin-listen", "127.0.0.1:" + std::to_string(admin_port)};
+          std::vector<std::string> argv = std::move(prefix);
+          for (std::string a : {std::string(COWBOY_BIN_DIR) + "/cip11d", std::string("--data-dir"), data.string(),
+                                std::string("--admin-listen"), "127.0.0.1:" + std::to_string(admin_port)})
+            argv.push_back(std::move(a));
           bool follower = false;
           for (const auto& a : extra) follower = follower || a == "--chain-url";
           if (!follower)
@@ -90,6 +93,7 @@ class Cip11dProcess {
   }
   void kill9() { child_.kill(SIGKILL); }
   void terminate() { child_.kill(SIGTERM); }
+  pid_t pid() const { return child_.pid(); }
 
  private:
   std::filesystem::path data_;

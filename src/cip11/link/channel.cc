@@ -10,6 +10,12 @@ constexpr std::chrono::milliseconds kGoodbyeGrace{1'000};
 // Job stream frames a runner holds until its own admission (one assignment
 // per stream, and the validator has just admitted it): a few are plenty.
 constexpr std::size_t kMaxEarlyFrames = 16;
+// Before admission the control stream carries a Hello, a HelloAck and maybe
+// a Goodbye, each a few hundred bytes: a larger declared length, or more
+// frames, is refused from what arrived, so an unadmitted peer holds at most
+// this much of the process's read budget and queues at most this many jobs.
+constexpr std::uint32_t kMaxHandshakeFrameBytes = 4 * 1024;
+constexpr std::size_t kMaxHandshakeFrames = 3;
 
 bool server_initiated_bidi(std::int64_t stream) { return (stream & 0x03) == 0x01; }
 }  // namespace
@@ -51,7 +57,7 @@ bool Channel::open() {
 
 void Channel::start(std::int64_t stream_id) {
   started_ = true;
-  streams_.try_emplace(stream_id, budget_);
+  streams_.try_emplace(stream_id, budget_).first->second.frames.set_max_frame_bytes(kMaxHandshakeFrameBytes);
   write(stream_id, crypto_->handshake->hello());
 }
 
@@ -80,6 +86,8 @@ void Channel::on_stream_data(std::int64_t stream_id, ByteView data) {
                             " on the wrong stream or from the wrong end");
     s.first = false;
     Job job{stream_id, std::move(*f), Job::kIn};
+    if (stream_id == kControlStream && !admitted_ && ++handshake_frames_ > kMaxHandshakeFrames)
+      return refuse_in_turn("more frames before admission than a handshake has");
     if (stream_id == kControlStream || admitted_) {
       enqueue(std::move(job));
     } else if (early_.size() < kMaxEarlyFrames) {
@@ -201,24 +209,34 @@ void Channel::pump() {
     }
     busy_ = true;
     const bool own = out->job.kind == Job::kOut;
-    worker_.run(
-        [out, crypto = crypto_, admitted] {
-          if (out->job.kind == Job::kOut) seal(out->job.frame, crypto->me, *crypto->bound);
-          else if (!admitted) out->step = crypto->handshake->on_frame(out->job.frame);
-          else out->seal = check_seal(out->job.frame, peer_role(crypto->me.role()), *crypto->bound);
-        },
-        [this, out, alive = std::weak_ptr<bool>(alive_), admitted] {
-          if (!alive.lock()) return;
-          busy_ = false;
-          if (out->job.kind == Job::kOut) {
-            write(out->job.stream, out->job.frame);
-            if (std::holds_alternative<Goodbye>(out->job.frame) && close_after_send_) close_soon();
-          } else {
-            take(out->job.stream, std::move(out->job.frame), admitted, std::move(out->step), std::move(out->seal));
-          }
-          pump();
-        },
-        own);
+    auto work = [out, crypto = crypto_, admitted] {
+      if (out->job.kind == Job::kOut) seal(out->job.frame, crypto->me, *crypto->bound);
+      else if (!admitted) out->step = crypto->handshake->on_frame(out->job.frame);
+      else out->seal = check_seal(out->job.frame, peer_role(crypto->me.role()), *crypto->bound);
+    };
+    auto done = [this, out, alive = std::weak_ptr<bool>(alive_), admitted] {
+      if (!alive.lock()) return;
+      busy_ = false;
+      if (out->job.kind == Job::kOut) {
+        write(out->job.stream, out->job.frame);
+        if (std::holds_alternative<Goodbye>(out->job.frame) && close_after_send_) close_soon();
+      } else {
+        take(out->job.stream, std::move(out->job.frame), admitted, std::move(out->step), std::move(out->seal));
+      }
+      pump();
+    };
+    if (own || admitted) {
+      worker_.run(std::move(work), std::move(done), own);
+      continue;
+    }
+    // A handshake frame of a peer not yet admitted: in the fair queue, under its address.
+    worker_.run_handshake(handshake_source(connection_.peer_address()), std::move(work), std::move(done),
+                          [this, alive = std::weak_ptr<bool>(alive_)] {
+                            if (!alive.lock()) return;
+                            busy_ = false;
+                            goodbye(GoodbyeReason::kRateLimited, "the handshake verification queue has no room");
+                            pump();
+                          });
   }
 }
 
@@ -240,6 +258,8 @@ void Channel::take(std::int64_t stream, Frame frame, bool admitted_before, Hands
   if (!crypto_->handshake->admitted()) return;
   admitted_ = true;
   crypto_->handshake.reset();
+  if (auto control = streams_.find(kControlStream); control != streams_.end())
+    control->second.frames.set_max_frame_bytes(kMaxFrameBytes);
   deadline_.cancel();
   if (callbacks_.on_admitted) callbacks_.on_admitted(*this);
   for (auto& job : std::exchange(early_, {})) enqueue(std::move(job));

@@ -15,7 +15,9 @@
 // stream's order, never from the worker's timing. The runner opens the
 // control stream (stream 0) and starts; the validator starts when that
 // stream's first bytes arrive. A peer that is not admitted within the
-// admission deadline is refused.
+// admission deadline is refused. Before admission its handshake frames are
+// checked through the worker's fair queue (signature_worker.h), and the
+// control stream takes at most a handshake's frames, each at most 4 KiB.
 #pragma once
 
 #include <boost/asio/steady_timer.hpp>
@@ -144,6 +146,7 @@ class Channel {
   bool proved_ = false;     // this end has sent its HelloAck: its Goodbye is signed
   bool refusing_ = false;   // a refusal is queued: later bytes are not read
   bool close_after_send_ = false;  // a signed Goodbye is in the queue
+  std::size_t handshake_frames_ = 0;  // control-stream frames read before admission
 };
 
 }  // namespace cowboy::cip11

@@ -94,6 +94,7 @@ class ValidatorLinks {
   std::uint16_t port() const { return endpoint_->port(); }
   const ValidatorLinksStats& stats() const { return stats_; }
   quic::EndpointStats endpoint_stats() const { return endpoint_->stats(); }
+  SignatureWorkerStats signature_stats() { return worker_.stats(); }
   std::size_t connections() const { return endpoint_->connections(); }
   /// Signature work waiting for the worker's threads (Hello checks, Ping seals, push seals).
   SignatureWorker::Depth signature_queue() const { return worker_.depth(); }

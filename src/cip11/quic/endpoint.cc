@@ -17,6 +17,7 @@
 #include <sys/socket.h>
 
 #include <cstring>
+#include <list>
 #include <map>
 #include <set>
 #include <unordered_map>
@@ -102,6 +103,11 @@ class ConnectionImpl final : public Connection {
   void close(std::uint64_t app_error_code) override;
   std::size_t unacked_bytes() const override;
   std::optional<CloseCode> peer_close() const override { return peer_close_; }
+  asio::ip::address peer_address() const override { return remote_.address(); }
+  /// The endpoint's half-open cap evicts this handshake: CONNECTION_REFUSED, then gone.
+  void evict();
+  /// Where the endpoint's half-open list holds this connection (server role, until the handshake finishes).
+  std::optional<std::list<ConnectionImpl*>::iterator>& half_open_at() { return half_open_at_; }
 
   // ngtcp2 callbacks (user_data is this connection)
   static int on_handshake_completed(ngtcp2_conn*, void* self);
@@ -161,6 +167,7 @@ class ConnectionImpl final : public Connection {
   bool flush_posted_ = false;
   bool established_ = false, announce_established_ = false, closed_ = false;
   std::uint64_t scheduled_at_ = kUnscheduled;
+  std::optional<std::list<ConnectionImpl*>::iterator> half_open_at_;
   std::shared_ptr<bool> alive_ = std::make_shared<bool>(true);  // posted work checks it: the endpoint may be gone
 };
 
@@ -203,9 +210,15 @@ class EndpointImpl final : public Endpoint {
 
   std::uint16_t port() const override { return local_.port(); }
   std::size_t connections() const override { return conns_.size(); }
-  EndpointStats stats() const override { return stats_; }
+  EndpointStats stats() const override {
+    EndpointStats s = stats_;
+    s.half_open = half_open_.size();
+    return s;
+  }
   /// A server connection's handshake finished, or it ended before that.
-  void half_open_done() { --half_open_; }
+  void half_open_done(ConnectionImpl* c) {
+    if (auto& at = c->half_open_at(); at) half_open_.erase(*at), at.reset();
+  }
 
   Result<Connection*, std::string> connect(const std::string& host, std::uint16_t port) override {
     boost::system::error_code ec;
@@ -397,14 +410,24 @@ class EndpointImpl final : public Endpoint {
     if (!(data[0] & 0x80)) return stateless_reset(vc, n, from);
     ngtcp2_pkt_hd hd;
     if (ngtcp2_accept(&hd, data, n) != 0) return;
-    if (half_open_ >= config_.max_half_open || !new_connection_allowed(from.address())) {
+    if (!new_connection_allowed(from.address())) {
       ++stats_.refused_initials;
       return;
     }
+    // At the cap the oldest handshake goes, not the newest: a peer that
+    // stalls its handshakes then holds a slot for as long as max_half_open
+    // newer Initials take to arrive, which per-address rates make long for
+    // one address and short only for a spread of them; an honest handshake
+    // takes a round trip or two. Refusing instead would keep every new peer
+    // out for the whole handshake timeout.
+    while (!half_open_.empty() && half_open_.size() >= std::max<std::size_t>(config_.max_half_open, 1)) {
+      ++stats_.evicted_handshakes;
+      half_open_.front()->evict();
+    }
     auto c = std::make_unique<ConnectionImpl>(*this, from);
     if (!c->start_server(hd)) return;
-    ++half_open_;
     ConnectionImpl* raw = c.get();
+    raw->half_open_at() = half_open_.insert(half_open_.end(), raw);
     conns_.emplace(raw, std::move(c));
     raw->read(data, n);
   }
@@ -468,7 +491,7 @@ class EndpointImpl final : public Endpoint {
     double tokens, at;
   };
   std::map<asio::ip::address, Bucket> buckets_;
-  std::size_t half_open_ = 0;
+  std::list<ConnectionImpl*> half_open_;  // server connections mid-handshake, oldest first
   std::uint64_t reset_second_ = 0, resets_this_second_ = 0;
   bool rearm_ = false;
   EndpointStats stats_;
@@ -487,6 +510,7 @@ ConnectionImpl::ConnectionImpl(EndpointImpl& ep, udp::endpoint remote) : ep_(ep)
 }
 
 ConnectionImpl::~ConnectionImpl() {
+  ep_.half_open_done(this);
   ep_.unschedule(this);
   for (const auto& k : cids_) ep_.remove_cid(k);
   for (const auto& t : reset_tokens_) ep_.remove_reset_token(t);
@@ -783,6 +807,14 @@ void ConnectionImpl::close(std::uint64_t app_error_code) {
   });
 }
 
+void ConnectionImpl::evict() {
+  if (closed_) return ep_.half_open_done(this);
+  ngtcp2_connection_close_error ccerr;
+  ngtcp2_connection_close_error_set_transport_error(&ccerr, NGTCP2_CONNECTION_REFUSED, nullptr, 0);
+  send_close(ccerr);
+  finish("evicted: the half-open handshake cap was reached");
+}
+
 void ConnectionImpl::fail(const std::string& why, int liberr) {
   if (closed_) return;
   ngtcp2_connection_close_error ccerr;  // a transport error: tell the peer once, then forget the connection
@@ -806,7 +838,7 @@ void ConnectionImpl::send_close(const ngtcp2_connection_close_error& ccerr) {
 void ConnectionImpl::finish(const std::string& why) {
   if (closed_) return;
   closed_ = true;
-  if (server_ && !established_) ep_.half_open_done();
+  ep_.half_open_done(this);
   ep_.unschedule(this);
   ep_.closed(this, why);
 }
@@ -824,7 +856,7 @@ int ConnectionImpl::on_handshake_completed(ngtcp2_conn* conn, void* self) {
   c->binding_ = exported;
   c->established_ = true;
   c->announce_established_ = true;  // told to the user outside this callback
-  if (c->server_) c->ep_.half_open_done();
+  c->ep_.half_open_done(c);
   return 0;
 }
 

@@ -18,6 +18,7 @@
 #pragma once
 
 #include <boost/asio/io_context.hpp>
+#include <boost/asio/ip/address.hpp>
 #include <chrono>
 #include <cstdint>
 #include <filesystem>
@@ -64,6 +65,8 @@ class Connection {
   virtual std::size_t unacked_bytes() const = 0;
   /// The code of the CONNECTION_CLOSE the peer sent, once one has arrived (read it in on_closed).
   virtual std::optional<CloseCode> peer_close() const = 0;
+  /// The peer's address (without its port): the source its unauthenticated work is queued under.
+  virtual boost::asio::ip::address peer_address() const = 0;
 };
 
 struct Events {
@@ -105,7 +108,9 @@ struct EndpointConfig {
   /// Pre-auth protection (§6.2, §6.6), server role: at most this many
   /// connections whose handshake has not finished, and new connections from
   /// one address at this rate (a token bucket holding `new_connection_burst`).
-  /// An Initial beyond either is dropped unanswered.
+  /// An Initial beyond its address's rate is dropped unanswered; one that
+  /// finds the half-open cap reached evicts the oldest half-open handshake
+  /// (CONNECTION_REFUSED), so stalled handshakes cannot keep a new peer out.
   std::size_t max_half_open = 256;
   double new_connections_per_address_per_sec = 16;
   double new_connection_burst = 32;
@@ -119,7 +124,9 @@ struct EndpointConfig {
 
 /// What an endpoint has done, for tests, benchmarks and metrics.
 struct EndpointStats {
-  std::uint64_t refused_initials = 0;      // dropped by the pre-auth limits
+  std::uint64_t refused_initials = 0;      // dropped by the per-address rate
+  std::uint64_t evicted_handshakes = 0;    // half-open handshakes evicted by a newer Initial at the cap
+  std::uint64_t half_open = 0;             // now: server connections whose handshake has not finished
   std::uint64_t stateless_resets = 0;      // sent for packets of unknown connections
   std::uint64_t datagrams_in = 0, datagrams_out = 0;
   std::uint64_t send_drops = 0;            // datagrams the socket would not take (QUIC recovers)

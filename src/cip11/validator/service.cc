@@ -246,6 +246,22 @@ std::string ValidatorService::metrics() {
         counter("cip11d_shadow_present_members_total", "Members of shadow committees marked present in PresenceInput.",
                 shadow_present_members_.load());
         counter("cip11d_bad_frames_total", "Job-stream frames that named another assignment or came out of turn.", d.bad_frames);
+        // Pre-auth limits (docs/cip11.md, "Pre-auth limits"; docs/operations.md, "Abuse limits").
+        const quic::EndpointStats q = links_->endpoint_stats();
+        const SignatureWorkerStats w = links_->signature_stats();
+        gauge("cip11d_quic_connections", "QUIC connections, admitted or not, handshake finished or not.",
+              links_->connections());
+        gauge("cip11d_quic_half_open", "QUIC connections whose handshake has not finished.", q.half_open);
+        counter("cip11d_quic_refused_initials_total", "Initials dropped unanswered by the per-address connection rate.",
+                q.refused_initials);
+        counter("cip11d_quic_evicted_handshakes_total", "Half-open handshakes evicted by a newer Initial at the cap.",
+                q.evicted_handshakes);
+        gauge("cip11d_handshake_queue_waiting", "Handshake frames of unadmitted peers waiting for verification.",
+              w.handshakes_waiting);
+        out << "# HELP cip11d_handshake_queue_refusals_total Handshakes answered RateLimited by the verification queue.\n"
+            << "# TYPE cip11d_handshake_queue_refusals_total counter\n"
+            << "cip11d_handshake_queue_refusals_total{why=\"full\"} " << w.handshakes_refused << '\n'
+            << "cip11d_handshake_queue_refusals_total{why=\"expired\"} " << w.handshakes_expired << '\n';
         out << dispatcher_->ack_latency().render("cip11d_push_latency_seconds",
                                                  "Block durable to the runner's JobAck back at the validator.");
         return out.str();
