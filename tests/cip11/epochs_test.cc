@@ -9,6 +9,7 @@
 
 #include "cip11/chain/snapshots.h"
 #include "cip11/handshake.h"
+#include "handshake_fakes.h"
 #include "samples.h"
 
 namespace cowboy::cip11 {
@@ -160,33 +161,13 @@ TEST(Cip11Epochs, AnEndOffersTheActivePairAndDuringTheWindowAlsoThePrevious) {
 // The handshake side of point 2. The runner chooses the connection's epoch;
 // the validator, with both pairs current, binds to it, and its Admission sees
 // that pair; both HelloAcks sign and repeat it.
-class Entropy1 final : public Entropy {
- public:
-  void fill(std::span<std::uint8_t> out) override {
-    for (auto& b : out) b = static_cast<std::uint8_t>(++n_);
-  }
-
- private:
-  std::uint64_t n_ = 0;
-};
-
-class SeenAdmission final : public Admission {
- public:
-  std::vector<Hello> seen;
-  std::optional<GoodbyeReason> refuse;
-  std::optional<GoodbyeReason> admit(const Hello& peer) override {
-    seen.push_back(peer);
-    return refuse;
-  }
-};
-
 LocalOffer pair_offer(const EpochPair& p, std::optional<EpochPair> overlap = std::nullopt) {
   return LocalOffer{7, kProtocolVersion, p.validator_set_hash, p.subset_epoch, 100, overlap};
 }
 
 struct Exchange {
-  Entropy1 entropy;
-  SeenAdmission runner_admission, validator_admission;
+  testing::CountingEntropy entropy;
+  testing::FixedAdmission runner_admission, validator_admission;
   Handshake runner, validator;
   Exchange(LocalOffer r, LocalOffer v)
       : runner(party().runner, r, filled(0x80), runner_admission, entropy),
