@@ -322,9 +322,10 @@ struct Cip11Reconfiguration : Cip11Validators {
     if (!receipt || !receipt->ok()) return std::nullopt;
     return receipt->job_id;
   }
-  static std::uint64_t height_of(const std::string& line) {
-    const auto at = line.find(" height=");
-    return at == std::string::npos ? 0 : std::stoull(line.substr(at + 8));
+  static std::uint64_t height_of(const std::string& line) { return field_of(line, " height="); }
+  static std::uint64_t field_of(const std::string& line, const std::string& name) {
+    const auto at = line.find(name);
+    return at == std::string::npos ? 0 : std::stoull(line.substr(at + name.size()));
   }
 };
 
@@ -358,15 +359,22 @@ TEST_F(Cip11Reconfiguration, EveryRunnerReconnectsWithinTheOverlapOverlapExpired
   expect_same_blocks(all, kCutoff + 30);
 
   std::size_t expected_expired = 0;
+  // From the runner's reading of the activation block (its first retired
+  // epoch-0 link) to its last epoch-1 admission: a figure, not a bound.
+  std::uint64_t slowest_us = 0;
   const auto e0 = epoch0();
   for (std::size_t i = 0; i < kRunners; ++i) {
     auto& r = *runners[i];
     // Its three epoch-1 validators admitted it inside the window.
+    auto retired = r.wait_for({"event=disconnected", "retired:", "epoch 0"}, 10s);
+    ASSERT_TRUE(retired) << "runner " << i;  // each had an epoch-0 link to a validator of both epochs
     for (std::size_t v = 0; v < kValidators; ++v) {
       if (v == kLeaving) continue;
       auto line = r.wait_for({"event=connected", endpoints.at(v) + " epoch 1"}, 30s);
       ASSERT_TRUE(line) << "runner " << i << " validator " << v;
       EXPECT_LT(height_of(*line), kCutoff) << *line;
+      const std::uint64_t t0 = field_of(*retired, " at_us="), t1 = field_of(*line, " at_us=");
+      if (t1 > t0) slowest_us = std::max(slowest_us, t1 - t0);
     }
     // Validator 3, if in its Sub_0(R): told OverlapExpired, never again admitted.
     const bool had_leaving = in_subset(raw_key(i), e0, e0[kLeaving]);
@@ -384,6 +392,9 @@ TEST_F(Cip11Reconfiguration, EveryRunnerReconnectsWithinTheOverlapOverlapExpired
     }
   }
   ASSERT_GT(expected_expired, 0u) << "no runner had validator 3 in its subset: choose other keys";
+  RecordProperty("reconnect_ms", static_cast<int>(slowest_us / 1000));
+  std::printf("reconfiguration: every runner held its epoch-1 subset %.1f ms after it read the activation block\n",
+              static_cast<double>(slowest_us) / 1000.0);
   EXPECT_EQ(processes[kLeaving]->metric("cip11d_overlap_expired_total"), static_cast<double>(expected_expired));
   EXPECT_EQ(processes[kLeaving]->metric("cip11d_connected_runners"), 0.0);
   for (std::size_t v : all) EXPECT_EQ(processes[v]->metric("cip11d_subset_epoch"), 1.0) << v;
