@@ -809,7 +809,8 @@ Result<std::unique_ptr<Runner>, std::string> Runner::start(RunnerOptions options
   const auto spread = std::max<std::int64_t>(1, std::min<std::int64_t>(250, r.o.block_time.count() / 2));
   r.ping_phase = std::chrono::milliseconds((phase_hash[0] << 8 | phase_hash[1]) % spread);
 
-  // Then one link per validator of Sub(R) (§5), if the chain runs the
+  // Then one link per validator of Sub(R) (§5; of the union during a §5.3
+  // overlap, reconcile_links), if the chain runs the
   // transport (§14 Phase 1); the poll fallback unless Phase 3 retired it.
   const auto& flags = r.setup.params;
   const bool connect = r.o.push && flags.transport_enabled;
