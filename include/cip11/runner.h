@@ -86,7 +86,7 @@ struct RunnerOptions {
 
 struct RunnerStatus {
   std::uint64_t height = 0;
-  std::size_t validators = 0, admitted = 0;  // in Sub(R), and admitted now
+  std::size_t validators = 0, admitted = 0;  // linked (Sub(R), or Sub_E ∪ Sub_{E+1} in a §5.3 overlap), and admitted now
   std::uint32_t running = 0;
   std::uint64_t accepted = 0, completed = 0, rejected = 0, duplicates = 0, cancelled = 0;
   std::uint64_t heartbeats = 0, rebroadcasts = 0, polls = 0, resumed = 0;

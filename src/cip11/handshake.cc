@@ -32,18 +32,24 @@ Handshake::Step Handshake::on_frame(const Frame& frame) {
 }
 
 // The peer's offer, in the order a mismatch is reported: version, chain, role,
-// the validator-set configuration (this end's only: no §5.3 epoch pairing),
-// then the user's admission. The runner answers with its HelloAck at once;
-// the validator waits for the runner's.
+// the validator-set configuration (one of this end's current pairs, §5.3),
+// then the user's admission. A validator binds the connection to the runner's
+// pair (the runner chose it; the Admission sees it in `h`). The runner answers
+// with its HelloAck at once; the validator waits for the runner's.
 Handshake::Step Handshake::on_hello(const Hello& h) {
   if (peer_) return {{}, GoodbyeReason::kProtocolError};  // one Hello per connection
   if (check_version(h.version, offer_.version) != VersionVerdict::kSupported) return {{}, GoodbyeReason::kUnsupportedVersion};
   if (h.chain_id != offer_.chain_id) return {{}, GoodbyeReason::kWrongChain};
   if (h.party_role != peer_role(me_.role()) || h.party_pubkey.wire().empty() || !check_role(h.party_pubkey, h.party_role))
     return {{}, GoodbyeReason::kAuthFailed};
-  if (h.validator_set_hash != offer_.validator_set_hash || h.subset_epoch != offer_.subset_epoch)
-    return {{}, GoodbyeReason::kNotInSubset};
+  const EpochPair offered{h.subset_epoch, h.validator_set_hash};
+  const bool mine = offered == EpochPair{offer_.subset_epoch, offer_.validator_set_hash};
+  if (!mine && offered != offer_.overlap) return {{}, GoodbyeReason::kNotInSubset};
   if (auto refused = admission_.admit(h)) return {{}, *refused};
+  if (me_.role() == Role::kValidator && !mine) {
+    offer_.validator_set_hash = binding_.validator_set_hash = h.validator_set_hash;
+    offer_.subset_epoch = binding_.subset_epoch = h.subset_epoch;
+  }
   peer_ = h;
   key_of(binding_, h.party_role) = h.party_pubkey;
   if (me_.role() == Role::kValidator) return {};

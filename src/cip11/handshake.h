@@ -23,9 +23,15 @@
 //
 // The chain-dependent checks (the runner's registration, Sub(R) membership,
 // the validator-set snapshot) are the user's, through Admission: the chain
-// plane supplies it; tests supply a fixed one. The offered
-// (validator_set_hash, subset_epoch) must equal this end's: §5.3 epoch
-// pairing during a reconfiguration overlap is not built (docs/cip11.md).
+// plane supplies it; tests supply a fixed one.
+//
+// Epoch pairing (§5.3, §6.2): each end has one (subset_epoch,
+// validator_set_hash) pair current, two during a reconfiguration overlap
+// (LocalOffer::overlap). The peer's Hello must offer one of them. The runner
+// speaks first and chooses the epoch of the connection: its offered pair is
+// the one the connection is bound to (both HelloAcks sign it and repeat it),
+// and the validator's Admission checks membership in the snapshot that pair
+// names, never in the other.
 #pragma once
 
 #include <optional>
@@ -38,6 +44,13 @@
 
 namespace cowboy::cip11 {
 
+/// One validator-set snapshot as a Hello names it (§5.3: both fields select it).
+struct EpochPair {
+  std::uint64_t subset_epoch = 0;
+  Bytes32 validator_set_hash{};
+  bool operator==(const EpochPair&) const = default;
+};
+
 /// What this end offers: its chain, the validator-set configuration and its key.
 struct LocalOffer {
   std::uint64_t chain_id = 0;
@@ -45,6 +58,8 @@ struct LocalOffer {
   Bytes32 validator_set_hash{};
   std::uint64_t subset_epoch = 0;
   std::uint64_t block_height = 0;  // advisory telemetry (§6.2): in no check
+  /// During a §5.3 overlap, the other epoch's pair, also current at this end.
+  std::optional<EpochPair> overlap = std::nullopt;
 };
 
 class Admission {

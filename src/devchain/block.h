@@ -6,7 +6,7 @@
 //     version:           u8 = 1,
 //     chain_instance_id: Bytes32,
 //     height:            u64,
-//     epoch:             u64,            // the ValidatorSetSnapshot epoch (always 0: a static set)
+//     epoch:             u64,            // the subset_epoch active at its height (D9)
 //     view:              u64,            // the rotation view; its leader is validators[view mod N]
 //     proposer:          u32,            // the leader's index in the canonical validator order
 //     parent:            Bytes32,        // the digest of block height-1 (block 1: chain_instance_id)
@@ -67,7 +67,7 @@ struct SignedBlock {
 #define DEVCHAIN_BLOCK_REFUSALS(X)                                                            \
   X(NoValidatorSet, "this chain's genesis names no validators to verify a proposer against") \
   X(WrongChain, "the block names another chain_instance_id")                                 \
-  X(WrongEpoch, "the block names a ValidatorSetSnapshot epoch other than 0")                 \
+  X(WrongEpoch, "the block names a ValidatorSetSnapshot epoch other than the one active at its height")                 \
   X(NotNext, "the block is not at the height after this node's head")                        \
   X(WrongParent, "the block's parent is not this node's head")                               \
   X(StaleView, "the block's view is not above its parent's")                                 \

@@ -25,6 +25,11 @@ std::vector<crypto::Ed25519Public> canonical_validator_keys(const Cip11Genesis& 
   return keys;
 }
 
+cip11::chain::ValidatorSnapshots validator_snapshots(const Cip11Genesis& genesis) {
+  return cip11::chain::ValidatorSnapshots::scheduled(validator_peer_keys(genesis), genesis.validator_set_changes,
+                                                     genesis.overlap_blocks);
+}
+
 cip11::chain::State cip11_genesis_state(const Cip11Genesis& genesis) {
   cip11::chain::State state;
   for (const auto& g : genesis.runners) {
@@ -46,6 +51,17 @@ void put_cip11_genesis(codec::Writer& w, const Cip11Genesis& genesis) {
   }
   w.count(genesis.runners.size());
   for (const auto& r : genesis.runners) w.bytes(cip11::chain::encode_instruction(r));
+  // Only a chain that schedules changes names them, so every older genesis
+  // keeps its chain_instance_id.
+  if (genesis.validator_set_changes.empty() && genesis.overlap_blocks == cip11::chain::kOverlapBlocks) return;
+  w.raw(std::string_view("validator-set-changes/v1"));
+  w.u64(genesis.overlap_blocks);
+  w.count(genesis.validator_set_changes.size());
+  for (const auto& c : genesis.validator_set_changes) {
+    w.u64(c.activation_height);
+    w.count(c.peer_keys.size());
+    for (const auto& k : c.peer_keys) w.fixed(k);
+  }
 }
 
 namespace {
@@ -103,6 +119,45 @@ Result<cip11::chain::RegisterRunner, Error> runner_from_json(const Json& j) {
   return r;
 }
 
+// The §5.4 rules a schedule must keep: activation heights strictly ascending
+// from 1, every member a genesis validator, no member twice, and each set
+// different from the one before (an unchanged list is no reconfiguration).
+Result<Unit, Error> changes_from_json(const Json& j, Cip11Genesis& g) {
+  if (j.contains("overlap_blocks")) {
+    auto v = u64_field(j, "overlap_blocks");
+    if (!v || *v == 0) return Err{Error("cip11.overlap_blocks must be a positive u64")};
+    g.overlap_blocks = *v;
+  }
+  if (!j.contains("validator_set_changes")) return Unit{};
+  const auto& list = j["validator_set_changes"];
+  if (!list.is_array()) return Err{Error("cip11.validator_set_changes must be a list")};
+  const auto genesis_keys = validator_peer_keys(g);
+  std::vector<crypto::Ed25519Public> previous = canonical_validator_keys(g);  // the same set, compared in one order
+  std::uint64_t last = 0;
+  for (const auto& c : list) {
+    auto height = c.is_object() ? u64_field(c, "activation_height") : std::nullopt;
+    if (!height || *height <= last)
+      return Err{Error("each validator set change needs an activation_height above the one before (and above 0)")};
+    if (!c.contains("peer_keys") || !c["peer_keys"].is_array() || c["peer_keys"].empty())
+      return Err{Error("a validator set change lists its peer_keys")};
+    cip11::chain::ValidatorSetChange change{*height, {}};
+    for (const auto& k : c["peer_keys"]) {
+      auto key = k.is_string() ? fixed_from_hex<32>(k.get<std::string>()) : std::nullopt;
+      if (!key || std::find(genesis_keys.begin(), genesis_keys.end(), *key) == genesis_keys.end())
+        return Err{Error("a validator set change names a key that is not a genesis validator's peer key")};
+      change.peer_keys.push_back(*key);
+    }
+    std::sort(change.peer_keys.begin(), change.peer_keys.end());  // canonical (§5.4)
+    if (std::adjacent_find(change.peer_keys.begin(), change.peer_keys.end()) != change.peer_keys.end())
+      return Err{Error("a validator set change names a key twice")};
+    if (change.peer_keys == previous) return Err{Error("a validator set change must change the ordered peer keys")};
+    previous = change.peer_keys;
+    last = *height;
+    g.validator_set_changes.push_back(std::move(change));
+  }
+  return Unit{};
+}
+
 }  // namespace
 
 Result<Cip11Genesis, std::string> cip11_genesis_from_json(const Json& j) {
@@ -155,6 +210,7 @@ Result<Cip11Genesis, std::string> cip11_genesis_from_json(const Json& j) {
     }
   }
   p.multi_validator = g.validators.size() > 1;
+  if (auto changes = changes_from_json(j, g); !changes) return Err{changes.error()};
   if (j.contains("runners")) {
     if (!j["runners"].is_array()) return Err{Error("cip11.runners must be a list")};
     for (const auto& r : j["runners"]) {
@@ -175,8 +231,14 @@ Json cip11_genesis_to_json(const Cip11Genesis& g) {
                        {"max_concurrent", r.max_concurrent}, {"price", u128_to_string(r.price)},
                        {"capabilities", r.capabilities}});
   }
+  Json changes = Json::array();
+  for (const auto& c : g.validator_set_changes) {
+    Json keys = Json::array();
+    for (const auto& k : c.peer_keys) keys.push_back(json::hex0x(k));
+    changes.push_back({{"activation_height", c.activation_height}, {"peer_keys", keys}});
+  }
   const auto& p = g.params;
-  return {{"chain_id", p.chain_id},
+  Json out = {{"chain_id", p.chain_id},
           {"transport_enabled", p.transport_enabled},
           {"presence_shadow_enabled", p.presence_shadow_enabled},
           {"present_first_enabled", p.present_first_enabled},
@@ -190,6 +252,9 @@ Json cip11_genesis_to_json(const Cip11Genesis& g) {
           {"t_hard", p.t_hard},
           {"validators", validators},
           {"runners", runners}};
+  if (!changes.empty()) out["validator_set_changes"] = changes;  // what an older genesis never had, only when set
+  if (g.overlap_blocks != cip11::chain::kOverlapBlocks) out["overlap_blocks"] = g.overlap_blocks;
+  return out;
 }
 
 }  // namespace cowboy::devchain

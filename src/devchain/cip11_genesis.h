@@ -9,13 +9,21 @@
 //             "present_first_enabled": true, "poll_disabled": false,
 //             "heartbeat_timeout_blocks": 100, "mru_activation_height": 1000,
 //             "runners": [{"key": "0x02…33 bytes", "stake": "1000", "job_kinds": ["Llm", "Http"],
-//                          "max_concurrent": 4, "price": "0", "capabilities": ["gpu"]}]}
+//                          "max_concurrent": 4, "price": "0", "capabilities": ["gpu"]}],
+//             "validator_set_changes": [{"activation_height": 40, "peer_keys": ["0x…32 bytes", …]}],
+//             "overlap_blocks": 160}
+//
+// `validator_set_changes` schedules ValidatorSetSnapshot(1), (2), … (§5.4;
+// docs/devchain.md D9): each from its activation height, its members genesis
+// validators (their endpoints are the genesis entries'), kept in canonical
+// order; `overlap_blocks` is §13's OVERLAP_BLOCKS for the §5.3 window.
 #pragma once
 
 #include <nlohmann/json_fwd.hpp>
 #include <string>
 
 #include "cip11/chain/instructions.h"
+#include "cip11/chain/snapshots.h"
 #include "cip11/chain/state.h"
 #include "common/codec.h"
 
@@ -27,6 +35,8 @@ struct Cip11Genesis {
   cip11::chain::ChainParams params;  // multi_validator follows from `validators`
   std::vector<Cip11Validator> validators;
   std::vector<cip11::chain::RegisterRunner> runners;  // registered at height 0, stake minted
+  std::vector<cip11::chain::ValidatorSetChange> validator_set_changes;  // epochs 1, 2, … (canonical order)
+  std::uint64_t overlap_blocks = cip11::chain::kOverlapBlocks;
   bool operator==(const Cip11Genesis&) const = default;
 };
 
@@ -36,6 +46,10 @@ std::vector<crypto::Ed25519Public> validator_peer_keys(const Cip11Genesis& genes
 /// The same keys in the canonical participant order of §5.4 (ascending
 /// peer_pubkey): the order block proposers rotate in (devchain/block.h).
 std::vector<crypto::Ed25519Public> canonical_validator_keys(const Cip11Genesis& genesis);
+
+/// ValidatorSetSnapshot(0) and the scheduled changes (what every node reads
+/// the active epoch and the §5.3 window from).
+cip11::chain::ValidatorSnapshots validator_snapshots(const Cip11Genesis& genesis);
 
 /// The registry at height 0: each genesis runner registered, Healthy, with a heartbeat at 0.
 /// (cip11_genesis_from_json has checked that every key derives an address.)

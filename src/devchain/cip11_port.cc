@@ -69,7 +69,12 @@ port::PortResult<port::ChainSetup> Cip11Port::setup() {
   if (!genesis) return Err{port_error(genesis.error())};
   auto id = chain_.chain_instance_id();
   if (!id) return Err{port_error(id.error())};
-  return port::ChainSetup{*id, genesis->params, genesis->validators, std::make_shared<Cip11TxFormat>(*id)};
+  return port::ChainSetup{*id,
+                          genesis->params,
+                          genesis->validators,
+                          std::make_shared<Cip11TxFormat>(*id),
+                          genesis->validator_set_changes,
+                          genesis->overlap_blocks};
 }
 
 port::PortResult<std::uint64_t> Cip11Port::height() { return answer(chain_.height()); }

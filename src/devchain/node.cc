@@ -351,8 +351,8 @@ Node::Node(NodeConfig config, std::unique_ptr<rocksdb::DB> db, GenesisSpec genes
       db_(std::move(db)),
       genesis_(std::move(genesis)),
       chain_instance_id_(state.registry.chain_instance_id),
-      snapshots_(cip11::chain::ValidatorSnapshots::genesis(
-          genesis_.cip11 ? validator_peer_keys(*genesis_.cip11) : std::vector<crypto::Ed25519Public>{})),
+      snapshots_(genesis_.cip11 ? validator_snapshots(*genesis_.cip11)
+                                : cip11::chain::ValidatorSnapshots::genesis(std::vector<crypto::Ed25519Public>{})),
       validators_(genesis_.cip11 ? canonical_validator_keys(*genesis_.cip11) : std::vector<crypto::Ed25519Public>{}),
       validator_index_(index_of(validators_, config_.validator_key)),
       state_(std::move(state)),
@@ -649,6 +649,7 @@ ApiResult<SignedBlock> Node::propose(std::optional<std::uint64_t> view, const An
     candidates.assign(mempool_.begin(), mempool_.begin() + static_cast<std::ptrdiff_t>(n));
   }
   b.chain_instance_id = chain_instance_id_;
+  b.epoch = snapshots_.active(b.height).epoch;
   b.proposer = validator_index_.value_or(0);
   // Each sender's transactions from its committed nonce on, as every verifier
   // checks them; one a block from another validator superseded stays out.
@@ -722,7 +723,8 @@ ApiResult<std::uint64_t> Node::accept_block(const SignedBlock& sb) {
   // Who may propose what, before any work.
   if (validators_.empty()) return no(BlockRefusal::kNoValidatorSet, "no ValidatorSetSnapshot(0)");
   if (b.chain_instance_id != chain_instance_id_) return no(BlockRefusal::kWrongChain, json::hex0x(b.chain_instance_id));
-  if (b.epoch != 0) return no(BlockRefusal::kWrongEpoch, "epoch " + std::to_string(b.epoch));
+  if (b.epoch != snapshots_.active(b.height).epoch)  // the subset_epoch active at its height (§5.4, D9)
+    return no(BlockRefusal::kWrongEpoch, "epoch " + std::to_string(b.epoch));
   if (b.height != at.height + 1) return no(BlockRefusal::kNotNext, "the head is " + std::to_string(at.height));
   if (b.parent != at.digest) return no(BlockRefusal::kWrongParent, "parent " + json::hex0x(b.parent));
   if (b.view <= at.view) return no(BlockRefusal::kStaleView, "view " + std::to_string(b.view));

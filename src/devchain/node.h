@@ -219,7 +219,7 @@ class Node final : public ChainApi, public Cip11Api, public BlocksApi {
   std::unique_ptr<rocksdb::DB> db_;
   const GenesisSpec genesis_;
   const Bytes32 chain_instance_id_;
-  const cip11::chain::ValidatorSnapshots snapshots_;  // ValidatorSetSnapshot(0): the devchain has one epoch
+  const cip11::chain::ValidatorSnapshots snapshots_;  // ValidatorSetSnapshot(0) and the genesis schedule (D9)
   const std::vector<crypto::Ed25519Public> validators_;  // canonical order (§5.4)
   const std::optional<std::uint32_t> validator_index_;
 

@@ -12,6 +12,8 @@
 #include "../support/temp_dir.h"
 #include "cip11/chain/consumed_seeds.h"
 #include "cip11/presence.h"
+#include "cip11/subset.h"
+#include "devchain/keyfile.h"
 #include "devchain/genesis.h"
 #include "devchain/http_client.h"
 #include "devchain/json.h"
@@ -65,6 +67,7 @@ struct Cip11Validators : ::testing::Test {
   std::vector<std::uint16_t> chain_ports;
   std::vector<std::unique_ptr<ValidatorProcess>> processes;
   std::vector<crypto::Ed25519Public> canonical;
+  std::vector<std::string> endpoints;  // each validator's QUIC host:port, genesis order
   crypto::Secp256k1Secret submitter{};
   std::filesystem::path genesis_path;
 
@@ -89,7 +92,9 @@ struct Cip11Validators : ::testing::Test {
       chain_ports.push_back(cowboy::testing::free_port());
       c.validators.push_back({crypto::ed25519_from_seed(*seed).public_key,
                               "127.0.0.1:" + std::to_string(cowboy::testing::free_udp_port())});
+      endpoints.push_back(c.validators.back().endpoint);
     }
+    configure(c);
     canonical = devchain::canonical_validator_keys(c);
     g.cip11 = c;
     genesis_path = dir.path() / "genesis.json";
@@ -97,6 +102,9 @@ struct Cip11Validators : ::testing::Test {
     for (std::size_t i = 0; i < kValidators; ++i) processes.push_back(start(i));
     for (auto& p : processes) ASSERT_TRUE(p->up());
   }
+
+  /// A subclass's additions to the CIP-11 genesis (runners, a validator-set schedule).
+  virtual void configure(devchain::Cip11Genesis&) {}
 
   std::unique_ptr<ValidatorProcess> start(std::size_t i) {
     std::vector<std::string> peers;
@@ -260,6 +268,147 @@ TEST_F(Cip11Validators, ASigkilledValidatorIsSkippedLosesNoJobAndCatchesUpAfterA
         return b.ok() && b->block.proposer == index_of(2);
       },
       60s));
+}
+
+// §5.3 with real processes (docs/cip11.md choices 79-82, docs/devchain.md
+// D9): the genesis schedules ValidatorSetSnapshot(1) at kActivation without
+// genesis validator 3, so |V| goes from 4 (k = 3) to 3 (k = 3: all of them).
+// Runners open their epoch-1 connections at activation, within the window;
+// validator 3 tells its runners Goodbye{OverlapExpired} at the cutoff and
+// admits none again; jobs running across the boundary all complete.
+struct Cip11Reconfiguration : Cip11Validators {
+  static constexpr std::uint64_t kActivation = 120, kOverlap = 60, kCutoff = kActivation + kOverlap;
+  static constexpr std::size_t kRunners = 6, kLeaving = 3;
+  std::vector<crypto::Secp256k1Secret> runner_keys;
+  std::vector<std::unique_ptr<cowboy::testing::RunnerProcess>> runners;
+
+  void configure(devchain::Cip11Genesis& c) override {
+    std::filesystem::create_directories(dir.path() / "runners");
+    for (std::size_t i = 0; i < kRunners; ++i) {
+      auto key = devchain::load_or_create_key(dir.path() / "runners" / (std::to_string(i) + ".key"));
+      ASSERT_TRUE(key.ok());
+      runner_keys.push_back(*key);
+      c.runners.push_back({*crypto::secp256k1_public_key(*key), 1000,
+                           1u << static_cast<unsigned>(JobKind::kCustom), {}, 2, 0});
+    }
+    chain::ValidatorSetChange change{kActivation, {}};
+    for (std::size_t i = 0; i < kValidators; ++i)
+      if (i != kLeaving) change.peer_keys.push_back(c.validators[i].peer_key);
+    std::sort(change.peer_keys.begin(), change.peer_keys.end());
+    c.validator_set_changes.push_back(change);
+    c.overlap_blocks = kOverlap;
+  }
+  void start_runners() {
+    for (std::size_t i = 0; i < kRunners; ++i) {
+      const auto state = dir.path() / "runners" / ("state-" + std::to_string(i));
+      runners.push_back(std::make_unique<cowboy::testing::RunnerProcess>(std::vector<std::string>{
+          "--chain-url", url(i % 3), "--key", (dir.path() / "runners" / (std::to_string(i) + ".key")).string(),
+          "--state-dir", state.string(), "--block-ms", "100", "--height-poll-ms", "20"}));
+    }
+  }
+  crypto::Secp256k1Compressed raw_key(std::size_t runner) const {
+    return *crypto::secp256k1_public_key(runner_keys[runner]);
+  }
+  std::vector<crypto::Ed25519Public> epoch0() const {
+    std::vector<crypto::Ed25519Public> v;
+    for (const auto& s : seeds) v.push_back(crypto::ed25519_from_seed(s).public_key);
+    return v;  // genesis order: ValidatorSetSnapshot(0)'s snapshot order
+  }
+  std::optional<Bytes32> submit(const std::string& spec) {
+    auto api = chain(0);
+    devchain::Wallet wallet(api, submitter);
+    chain::SubmitJob job{JobKind::kCustom, Bytes(spec.begin(), spec.end()), 80, 1, 0};
+    auto receipt = wallet.send_and_wait(devchain::Cip11Call{chain::encode_instruction(job)});
+    if (!receipt || !receipt->ok()) return std::nullopt;
+    return receipt->job_id;
+  }
+  static std::uint64_t height_of(const std::string& line) { return field_of(line, " height="); }
+  static std::uint64_t field_of(const std::string& line, const std::string& name) {
+    const auto at = line.find(name);
+    return at == std::string::npos ? 0 : std::stoull(line.substr(at + name.size()));
+  }
+};
+
+TEST_F(Cip11Reconfiguration, EveryRunnerReconnectsWithinTheOverlapOverlapExpiredAtTheCutoffAndNoJobIsLost) {
+  const std::vector<std::size_t> all{0, 1, 2, 3};
+  start_runners();
+  const std::string leaving = endpoints.at(kLeaving);
+  // Before the change each runner is admitted by its three of Sub_0(R).
+  for (auto& r : runners) ASSERT_TRUE(r->wait_count("event=connected", 3, 60s));
+  ASSERT_LT(height(0), kActivation) << "the runners came up after the change; raise kActivation";
+
+  // Jobs across the whole window: before activation, inside the overlap, and
+  // running while the cutoff closes validator 3's connections.
+  std::vector<Bytes32> jobs;
+  auto submit_at = [&](std::uint64_t h, int n, int sleep_ms) {
+    ASSERT_TRUE(eventually([&] { return height(0) >= h; }, 60s));
+    for (int i = 0; i < n; ++i) {
+      auto id = submit(R"({"sleep_ms":)" + std::to_string(sleep_ms) + "}");
+      ASSERT_TRUE(id);
+      jobs.push_back(*id);
+    }
+  };
+  submit_at(kActivation - 8, 3, 1500);
+  submit_at(kActivation + 5, 3, 800);
+  submit_at(kCutoff - 6, 4, 2000);
+  ASSERT_TRUE(eventually([&] { return all_at_least(all, kCutoff + 30); }, 120s));
+
+  // Blocks name the epoch active at their height, and every validator holds them alike.
+  EXPECT_EQ(chain(0).block_at(kActivation - 1)->block.epoch, 0u);
+  EXPECT_EQ(chain(0).block_at(kActivation)->block.epoch, 1u);
+  expect_same_blocks(all, kCutoff + 30);
+
+  std::size_t expected_expired = 0;
+  // From the runner's reading of the activation block (its first retired
+  // epoch-0 link) to its last epoch-1 admission: a figure, not a bound.
+  std::uint64_t slowest_us = 0;
+  const auto e0 = epoch0();
+  for (std::size_t i = 0; i < kRunners; ++i) {
+    auto& r = *runners[i];
+    // Its three epoch-1 validators admitted it inside the window.
+    auto retired = r.wait_for({"event=disconnected", "retired:", "epoch 0"}, 10s);
+    ASSERT_TRUE(retired) << "runner " << i;  // each had an epoch-0 link to a validator of both epochs
+    for (std::size_t v = 0; v < kValidators; ++v) {
+      if (v == kLeaving) continue;
+      auto line = r.wait_for({"event=connected", endpoints.at(v) + " epoch 1"}, 30s);
+      ASSERT_TRUE(line) << "runner " << i << " validator " << v;
+      EXPECT_LT(height_of(*line), kCutoff) << *line;
+      const std::uint64_t t0 = field_of(*retired, " at_us="), t1 = field_of(*line, " at_us=");
+      if (t1 > t0) slowest_us = std::max(slowest_us, t1 - t0);
+    }
+    // Validator 3, if in its Sub_0(R): told OverlapExpired, never again admitted.
+    const bool had_leaving = in_subset(raw_key(i), e0, e0[kLeaving]);
+    expected_expired += had_leaving ? 1 : 0;
+    if (had_leaving) {
+      auto bye = r.wait_for({"event=disconnected", "Goodbye OverlapExpired", leaving + " epoch 0"}, 10s);
+      ASSERT_TRUE(bye) << "runner " << i;
+      // At the cutoff block exactly, as the validator's Goodbye says (the
+      // line's own height is the runner's last read, which may lag).
+      EXPECT_NE(bye->find("the overlap window ended at block " + std::to_string(kCutoff)), std::string::npos) << *bye;
+    }
+    auto late = r.wait_for({"event=connected", leaving}, 0ms);
+    if (late) {
+      EXPECT_LT(height_of(*late), kActivation) << *late;
+    }
+  }
+  ASSERT_GT(expected_expired, 0u) << "no runner had validator 3 in its subset: choose other keys";
+  RecordProperty("reconnect_ms", static_cast<int>(slowest_us / 1000));
+  std::printf("reconfiguration: every runner held its epoch-1 subset %.1f ms after it read the activation block\n",
+              static_cast<double>(slowest_us) / 1000.0);
+  EXPECT_EQ(processes[kLeaving]->metric("cip11d_overlap_expired_total"), static_cast<double>(expected_expired));
+  EXPECT_EQ(processes[kLeaving]->metric("cip11d_connected_runners"), 0.0);
+  for (std::size_t v : all) EXPECT_EQ(processes[v]->metric("cip11d_subset_epoch"), 1.0) << v;
+
+  // No job lost: every one completed.
+  for (const auto& id : jobs) {
+    ASSERT_TRUE(eventually(
+        [&] {
+          auto j = chain(0).job(id);
+          return j.ok() && chain::terminal(j->state);
+        },
+        60s));
+    EXPECT_EQ(chain(0).job(id)->state, chain::JobState::kCompleted) << to_hex0x(id);
+  }
 }
 
 }  // namespace

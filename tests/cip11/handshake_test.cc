@@ -5,6 +5,7 @@
 
 #include <gtest/gtest.h>
 
+#include "handshake_fakes.h"
 #include "samples.h"
 
 namespace cowboy::cip11 {
@@ -12,26 +13,8 @@ namespace {
 
 using testing::filled;
 using testing::party;
-
-class CountingEntropy final : public Entropy {
- public:
-  void fill(std::span<std::uint8_t> out) override {
-    for (auto& b : out) b = static_cast<std::uint8_t>(++n_);
-  }
-
- private:
-  std::uint64_t n_ = 0;
-};
-
-class FixedAdmission final : public Admission {
- public:
-  std::optional<GoodbyeReason> refuse;
-  std::vector<Hello> seen;
-  std::optional<GoodbyeReason> admit(const Hello& peer) override {
-    seen.push_back(peer);
-    return refuse;
-  }
-};
+using testing::CountingEntropy;
+using testing::FixedAdmission;
 
 LocalOffer offer() { return LocalOffer{7, kProtocolVersion, filled(0x40), 0, 1000}; }
 

@@ -352,5 +352,45 @@ TEST(Cip11Links, APongEchoingAnotherNonceIsRejectedByTheRunner) {
   EXPECT_EQ(runner.stats().pongs, 0u);
 }
 
+// §5.3 point 4 over real QUIC: at the cutoff the validator says
+// Goodbye{OverlapExpired} to the connections under the old pair only, and a
+// runner link told so never reconnects (no Hello under the old hash again).
+TEST(Cip11Links, OverlapExpiredEndsOnlyOldEpochConnectionsAndTheRunnerDoesNotComeBack) {
+  World w;  // its runner is under epoch 0 (offer())
+  const EpochPair old_pair{0, testing::filled(0x40)}, new_pair{1, testing::filled(0x60)};
+  LocalOffer window = offer();
+  window.subset_epoch = new_pair.subset_epoch;
+  window.validator_set_hash = new_pair.validator_set_hash;
+  window.overlap = old_pair;
+  w.validator->set_offer(window);
+  // A second runner connects under the new epoch during the window.
+  const Signer second_key = testing::runner_key(1);
+  RunnerLinkConfig config;
+  config.port = w.port;
+  config.offer = window;  // its own pair first; the old one is what it accepts from the validator
+  config.offer.overlap = old_pair;
+  int second_admissions = 0;
+  RunnerLink::Callbacks cb;
+  cb.on_admitted = [&] { ++second_admissions; };
+  RunnerLink second(*w.runner_endpoint, second_key, w.admit_all, w.entropy, config, cb);
+  second.start();
+  ASSERT_TRUE(w.run_until([&] { return second.admitted() && w.validator->admitted_runners() == 2; }));
+
+  const auto expired = [&](const ConnectionBinding& b) {
+    return EpochPair{b.subset_epoch, b.validator_set_hash} == old_pair;
+  };
+  EXPECT_EQ(w.validator->goodbye_where(expired, GoodbyeReason::kOverlapExpired, "the overlap window ended at block 9"), 1u);
+  ASSERT_TRUE(w.run_until([&] { return w.runner->stats().losses == 1 && w.validator->admitted_runners() == 1; }));
+  EXPECT_EQ(w.lost.size(), 1u);
+  EXPECT_TRUE(second.admitted());
+  // Past the first backoff (100 ms) and more: no new connection, no new admission.
+  const auto connects = w.runner->stats().connects;
+  EXPECT_FALSE(w.run_until([&] { return w.runner->stats().connects > connects; }));
+  EXPECT_EQ(w.runner->stats().admissions, 1u);
+  EXPECT_FALSE(w.runner->admitted());
+  EXPECT_EQ(second_admissions, 1);
+  EXPECT_EQ(w.validator->stats().admitted, 2u);
+}
+
 }  // namespace
 }  // namespace cowboy::cip11

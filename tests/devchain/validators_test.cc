@@ -6,9 +6,13 @@
 // The same over HTTP between cip11d processes: tests/cip11/validators_test.cc.
 #include <gtest/gtest.h>
 
+#include <nlohmann/json.hpp>
+
 #include "../cip11/chain_harness.h"
 #include "../support/temp_dir.h"
 #include "cip11/chain/consumed_seeds.h"
+#include "cip11/subset.h"
+#include "common/codec.h"
 #include "devchain/cip11_genesis.h"
 #include "devchain/node.h"
 #include "scenario.h"
@@ -36,6 +40,7 @@ struct DevchainValidators : ::testing::Test {
   std::vector<crypto::Ed25519Seed> seeds;  // by canonical index
   std::vector<std::unique_ptr<Node>> nodes;  // by canonical index; null while "down"
   std::map<Address, std::uint64_t> nonces;  // the next nonce each key signs
+  std::vector<chain::ValidatorSetChange> changes;  // the genesis schedule (D9); none unless a test sets it
 
   DevchainValidators() {
     crypto::init();
@@ -58,6 +63,7 @@ struct DevchainValidators : ::testing::Test {
     // The genesis lists them in another order than the canonical one.
     for (std::uint8_t i = 0; i < kValidators; ++i)
       c.validators.push_back({crypto::ed25519_from_seed(peer_seed(i)).public_key, "127.0.0.1:" + std::to_string(7443 + i)});
+    c.validator_set_changes = changes;
     g.cip11 = c;
     return g;
   }
@@ -410,6 +416,111 @@ TEST_F(DevchainValidators, ARotatingValidatorsKeyIsAnyGenesisValidatorsAndNoOthe
     ASSERT_FALSE(not_zero.ok());
     EXPECT_NE(not_zero.error().find("not validator 0"), std::string::npos) << not_zero.error();
   }
+}
+
+// D9: a genesis schedule makes ValidatorSetSnapshot(1) active at its height;
+// every block names the epoch active at its own height, and one naming the
+// other is refused by every follower before anything runs.
+struct DevchainEpochs : DevchainValidators {
+  static constexpr std::uint64_t kActivation = 3;
+  DevchainEpochs() {
+    chain::ValidatorSetChange c{kActivation, {}};
+    for (std::size_t i = 0; i + 1 < kValidators; ++i) c.peer_keys.push_back(crypto::ed25519_from_seed(seeds[i]).public_key);
+    changes.push_back(c);  // the canonical first three: already ascending
+  }
+};
+
+TEST_F(DevchainEpochs, EachBlockNamesTheEpochActiveAtItsHeightAndAnotherIsRefused) {
+  std::uint64_t view = 1;
+  for (; view < kActivation; ++view) EXPECT_EQ(step(view).block.epoch, 0u) << view;
+  // The leader of the activation block names epoch 0 again: refused by all.
+  auto& leader = *nodes[leader_of(view, kValidators)];
+  auto genuine = leader.propose_block(view);
+  ASSERT_TRUE(genuine.ok());
+  EXPECT_EQ(genuine->block.epoch, 1u);
+  SignedBlock forged = *genuine;
+  forged.block.epoch = 0;
+  forged = seal_block(forged.block, seeds[forged.block.proposer]);
+  for (auto& n : nodes) {
+    if (n.get() == &leader) continue;
+    auto r = n->accept_block(forged);
+    ASSERT_FALSE(r.ok());
+    EXPECT_TRUE(r.error().message.starts_with("WrongEpoch:")) << r.error().message;
+    EXPECT_TRUE(n->accept_block(*genuine).ok());
+  }
+  for (++view; view < kActivation + 4; ++view) EXPECT_EQ(step(view).block.epoch, 1u) << view;
+  expect_one_state();
+}
+
+// The schedule's rules (D9), each refused by name, and a schedule that
+// survives the genesis JSON both ways.
+TEST(DevchainEpochSchedule, AGenesisScheduleIsCheckedAndRoundTrips) {
+  crypto::init();
+  Cip11Genesis g;
+  g.params.chain_id = 7;
+  for (std::uint8_t i = 0; i < 3; ++i)
+    g.validators.push_back({crypto::ed25519_from_seed(peer_seed(i)).public_key, "127.0.0.1:" + std::to_string(7443 + i)});
+  g.params.multi_validator = true;
+  auto hex = [](const crypto::Ed25519Public& k) { return to_hex0x(k); };
+  auto with = [&](nlohmann::json changes) {  // the genesis JSON with this schedule
+    auto j = cip11_genesis_to_json(g);
+    j["validator_set_changes"] = std::move(changes);
+    return cip11_genesis_from_json(j);
+  };
+  const auto k0 = g.validators[0].peer_key, k1 = g.validators[1].peer_key, k2 = g.validators[2].peer_key;
+  crypto::Ed25519Seed other_seed{};
+  other_seed.fill(0x5a);
+  const auto stranger = crypto::ed25519_from_seed(other_seed).public_key;
+  auto refused = [&](nlohmann::json changes, const std::string& why) {
+    auto r = with(std::move(changes));
+    ASSERT_FALSE(r.ok()) << why;
+    EXPECT_NE(r.error().find(why), std::string::npos) << r.error();
+  };
+  using Json = nlohmann::json;
+  auto change = [&](std::uint64_t h, const std::vector<crypto::Ed25519Public>& keys) {
+    Json list = Json::array();
+    for (const auto& k : keys) list.push_back(hex(k));
+    Json c = Json::object();
+    c["activation_height"] = h;
+    c["peer_keys"] = list;
+    return c;
+  };
+  auto one = [](Json c) {
+    Json a = Json::array();
+    a.push_back(std::move(c));
+    return a;
+  };
+  refused(one(change(0, {k0})), "above the one before");
+  {
+    Json two_at_5 = Json::array();
+    two_at_5.push_back(change(5, {k0}));
+    two_at_5.push_back(change(5, {k1}));
+    refused(two_at_5, "above the one before");
+  }
+  refused(one(change(5, {stranger})), "not a genesis validator");
+  refused(one(change(5, {k0, k0})), "twice");
+  refused(one(change(5, {})), "lists its peer_keys");
+  // Epoch 0's set again, in whatever order: no reconfiguration (§5.4).
+  refused(one(change(5, {k1, k2, k0})), "must change");
+  // Listed in any order, kept canonical; the JSON gives back the same genesis.
+  auto ok = with(one(change(5, {k2, k0})));
+  ASSERT_TRUE(ok.ok()) << ok.error();
+  ASSERT_EQ(ok->validator_set_changes.size(), 1u);
+  auto two = std::vector<crypto::Ed25519Public>{k2, k0};
+  std::sort(two.begin(), two.end());
+  EXPECT_EQ(ok->validator_set_changes[0].peer_keys, two);
+  auto back = cip11_genesis_from_json(cip11_genesis_to_json(*ok));
+  ASSERT_TRUE(back.ok());
+  EXPECT_EQ(*back, *ok);
+  auto snaps = validator_snapshots(*ok);
+  EXPECT_EQ(snaps.active(4).epoch, 0u);
+  EXPECT_EQ(snaps.active(5).epoch, 1u);
+  EXPECT_EQ(snaps.active(5).hash, cip11::validator_set_hash(two));
+  // A genesis without a schedule hashes as it always did; with one, otherwise.
+  codec::Writer plain, scheduled;
+  put_cip11_genesis(plain, g);
+  put_cip11_genesis(scheduled, *ok);
+  EXPECT_NE(plain.data(), scheduled.data());
 }
 
 }  // namespace

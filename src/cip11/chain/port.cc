@@ -9,4 +9,14 @@ std::vector<crypto::Ed25519Public> ChainSetup::validator_keys() const {
   return out;
 }
 
+ValidatorSnapshots ChainSetup::snapshots() const {
+  return ValidatorSnapshots::scheduled(validator_keys(), changes, overlap_blocks);
+}
+
+std::string ChainSetup::endpoint_of(const crypto::Ed25519Public& peer) const {
+  for (const auto& v : validators)
+    if (v.peer_key == peer) return v.endpoint;
+  return {};
+}
+
 }  // namespace cowboy::cip11::chain

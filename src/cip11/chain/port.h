@@ -8,8 +8,9 @@
 // or over the devchain's HTTP API); a client of a Cowboy node would be another
 // implementation. Every read answers as of the latest block the chain applied.
 //
-//   setup()             the CIP-11 genesis: parameters, ValidatorSetSnapshot(0),
-//                       and the chain's transaction format (TxFormat)
+//   setup()             the CIP-11 genesis: parameters, ValidatorSetSnapshot(0)
+//                       and its scheduled successors, and the chain's
+//                       transaction format (TxFormat)
 //   runner(), runners() the Runner Registry (§7.1, §8.5)
 //   job(), runner_jobs() a job record; the CIP-2 poll view (§14)
 //   block_effects(h)    what block h assigned and ended (a validator that does
@@ -22,6 +23,7 @@
 #include <vector>
 
 #include "cip11/chain/machine.h"
+#include "cip11/chain/snapshots.h"
 
 namespace cowboy::cip11::chain {
 
@@ -69,8 +71,15 @@ struct ChainSetup {
   ChainParams params;
   std::vector<ValidatorEntry> validators;  // ValidatorSetSnapshot(0), in snapshot order
   std::shared_ptr<const TxFormat> tx_format;
+  /// The later snapshots (epochs 1, 2, ...), their members among `validators`.
+  std::vector<ValidatorSetChange> changes = {};
+  std::uint64_t overlap_blocks = kOverlapBlocks;  // OVERLAP_BLOCKS (§13)
   /// The validators' peer keys in snapshot order (what subsets and validator_set_hash are over).
   std::vector<crypto::Ed25519Public> validator_keys() const;
+  /// ValidatorSetSnapshot(0) and every change: what §5.3 reacts to.
+  ValidatorSnapshots snapshots() const;
+  /// The QUIC endpoint of a validator of any epoch; empty if none.
+  std::string endpoint_of(const crypto::Ed25519Public& peer) const;
 };
 
 /// A transaction the chain included, and how its instruction fared.

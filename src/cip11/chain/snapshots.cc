@@ -1,14 +1,26 @@
 #include "cip11/chain/snapshots.h"
 
+#include <algorithm>
 #include <cassert>
-
-#include "cip11/subset.h"
 
 namespace cowboy::cip11::chain {
 
-ValidatorSnapshots ValidatorSnapshots::genesis(std::vector<crypto::Ed25519Public> peers) {
+bool ValidatorSnapshot::has(const crypto::Ed25519Public& peer) const {
+  return std::find(peers.begin(), peers.end(), peer) != peers.end();
+}
+
+ValidatorSnapshots ValidatorSnapshots::genesis(std::vector<crypto::Ed25519Public> peers, std::uint64_t overlap_blocks) {
   ValidatorSnapshots s;
+  s.overlap_blocks_ = overlap_blocks;
   s.epochs_.push_back(ValidatorSnapshot{0, 0, peers, validator_set_hash(peers)});
+  return s;
+}
+
+ValidatorSnapshots ValidatorSnapshots::scheduled(std::vector<crypto::Ed25519Public> peers,
+                                                 const std::vector<ValidatorSetChange>& changes,
+                                                 std::uint64_t overlap_blocks) {
+  ValidatorSnapshots s = genesis(std::move(peers), overlap_blocks);
+  for (std::size_t i = 0; i < changes.size(); ++i) s.add(i + 1, changes[i].activation_height, changes[i].peer_keys);
   return s;
 }
 
@@ -25,14 +37,59 @@ const ValidatorSnapshot& ValidatorSnapshots::active(std::uint64_t height) const 
   return epochs_[i];
 }
 
+std::vector<const ValidatorSnapshot*> ValidatorSnapshots::current(std::uint64_t height) const {
+  const ValidatorSnapshot& now = active(height);
+  std::vector<const ValidatorSnapshot*> out{&now};
+  const std::size_t i = static_cast<std::size_t>(&now - epochs_.data());
+  // Saturating: a window that would run past the last height never ends.
+  const std::uint64_t end =
+      now.activation_height > UINT64_MAX - overlap_blocks_ ? UINT64_MAX : now.activation_height + overlap_blocks_;
+  if (i > 0 && height < end) out.push_back(&epochs_[i - 1]);
+  return out;
+}
+
 const ValidatorSnapshot* ValidatorSnapshots::select(std::uint64_t subset_epoch, const Bytes32& validator_set_hash,
                                                     std::uint64_t height) const {
-  const ValidatorSnapshot& now = active(height);
-  auto names = [&](const ValidatorSnapshot& s) { return s.epoch == subset_epoch && s.hash == validator_set_hash; };
-  if (names(now)) return &now;
-  const std::size_t i = static_cast<std::size_t>(&now - epochs_.data());
-  if (i > 0 && height < now.activation_height + kOverlapBlocks && names(epochs_[i - 1])) return &epochs_[i - 1];
+  for (const ValidatorSnapshot* s : current(height))
+    if (s->epoch == subset_epoch && s->hash == validator_set_hash) return s;
   return nullptr;
+}
+
+std::optional<std::uint64_t> ValidatorSnapshots::cutoff(std::uint64_t epoch) const {
+  for (std::size_t i = 0; i + 1 < epochs_.size(); ++i)
+    if (epochs_[i].epoch == epoch) {
+      const std::uint64_t a = epochs_[i + 1].activation_height;
+      return a > UINT64_MAX - overlap_blocks_ ? UINT64_MAX : a + overlap_blocks_;
+    }
+  return std::nullopt;
+}
+
+std::vector<EpochLink> runner_links(const ValidatorSnapshots& snapshots, const crypto::Secp256k1Compressed& runner_key,
+                                    std::uint64_t height, SubsetParams params) {
+  std::vector<EpochLink> out;
+  for (const ValidatorSnapshot* s : snapshots.current(height))
+    for (std::size_t i : subset_of(runner_key, s->peers, params)) out.push_back(EpochLink{s->peers[i], s->pair()});
+  return out;
+}
+
+std::optional<GoodbyeReason> admit_epoch_paired(const ValidatorSnapshots& snapshots, const crypto::Ed25519Public& me,
+                                                const crypto::Secp256k1Compressed& runner_key, const EpochPair& pair,
+                                                std::uint64_t height, SubsetParams params) {
+  // Membership and subset both in the snapshot the pair selects, never the other.
+  const ValidatorSnapshot* s = snapshots.select(pair, height);
+  if (s == nullptr || !s->has(me) || !in_subset(runner_key, s->peers, me, params)) return GoodbyeReason::kNotInSubset;
+  return std::nullopt;
+}
+
+bool overlap_expired(const ValidatorSnapshots& snapshots, const EpochPair& pair, std::uint64_t height) {
+  return snapshots.select(pair, height) == nullptr;
+}
+
+LocalOffer offer_at(const ValidatorSnapshots& snapshots, std::uint64_t chain_id, std::uint64_t height) {
+  const auto now = snapshots.current(height);
+  LocalOffer offer{chain_id, kProtocolVersion, now[0]->hash, now[0]->epoch, height};
+  if (now.size() > 1) offer.overlap = now[1]->pair();
+  return offer;
 }
 
 }  // namespace cowboy::cip11::chain

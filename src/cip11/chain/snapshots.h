@@ -1,19 +1,26 @@
-// The validator-set snapshots execution reads (§5.3-§5.4): the identities a
-// Mode A receipt is checked against, and the |V| of the §8.4 guard.
+// The validator-set snapshots (§5.3-§5.4): the identities a Mode A receipt is
+// checked against, the |V| of the §8.4 guard, and what the transport reacts
+// to when the set changes.
 //
 // A snapshot is active from its activation_height until its successor's. For
-// OVERLAP_BLOCKS from a successor's activation the predecessor still counts
-// (§5.3 point 3), and at activation_height + OVERLAP_BLOCKS it stops, a cutoff
-// tied to the executing block's height. A receipt's (subset_epoch,
-// validator_set_hash) must name one of these snapshots with both fields
-// (epoch-paired, never one epoch's hash with another's membership).
+// overlap_blocks (OVERLAP_BLOCKS, §13) from a successor's activation the
+// predecessor still counts (§5.3 points 1-3), and at activation_height +
+// overlap_blocks it stops, a cutoff tied to the block height and the same for
+// every node (point 4). A (subset_epoch, validator_set_hash) pair - a
+// receipt's, a Hello's - must name one of the current snapshots with both
+// fields (epoch-paired, never one epoch's hash with another's membership).
 //
-// The devchain has ValidatorSetSnapshot(0) only (genesis()); a chain that
-// follows ValidatorSetActivated events appends snapshots with add().
+// The devchain fills it from its genesis: ValidatorSetSnapshot(0) and the
+// scheduled changes (docs/devchain.md D9); a chain that follows
+// ValidatorSetActivated events appends snapshots with add().
 #pragma once
 
+#include <optional>
 #include <vector>
 
+#include "cip11/frames.h"
+#include "cip11/handshake.h"
+#include "cip11/subset.h"
 #include "common/crypto.h"
 
 namespace cowboy::cip11::chain {
@@ -25,12 +32,28 @@ struct ValidatorSnapshot {
   std::uint64_t activation_height = 0;
   std::vector<crypto::Ed25519Public> peers;  // canonical order (§5.4)
   Bytes32 hash{};                            // validator_set_hash over `peers` (subset.h)
+  EpochPair pair() const { return EpochPair{epoch, hash}; }
+  bool has(const crypto::Ed25519Public& peer) const;
+};
+
+/// A later ValidatorSetSnapshot (§5.4) as a chain fixes it: from
+/// `activation_height` on, these peer keys in canonical order (ascending).
+/// The n-th change of a chain is epoch n.
+struct ValidatorSetChange {
+  std::uint64_t activation_height = 0;
+  std::vector<crypto::Ed25519Public> peer_keys;
+  bool operator==(const ValidatorSetChange&) const = default;
 };
 
 class ValidatorSnapshots {
  public:
-  /// ValidatorSetSnapshot(0), active from height 0.
-  static ValidatorSnapshots genesis(std::vector<crypto::Ed25519Public> peers);
+  /// ValidatorSetSnapshot(0), active from height 0, its peers in the order given.
+  static ValidatorSnapshots genesis(std::vector<crypto::Ed25519Public> peers,
+                                    std::uint64_t overlap_blocks = kOverlapBlocks);
+  /// ValidatorSetSnapshot(0) and then the n-th change as epoch n (a schedule
+  /// that a genesis has checked: heights ascending, each set changed).
+  static ValidatorSnapshots scheduled(std::vector<crypto::Ed25519Public> peers,
+                                      const std::vector<ValidatorSetChange>& changes, std::uint64_t overlap_blocks);
   /// The next epoch's snapshot, active from `activation_height`. Precondition:
   /// epochs and activation heights both ascend.
   void add(std::uint64_t epoch, std::uint64_t activation_height, std::vector<crypto::Ed25519Public> peers);
@@ -41,10 +64,56 @@ class ValidatorSnapshots {
   /// epoch and hash are both these; null for any other pair.
   const ValidatorSnapshot* select(std::uint64_t subset_epoch, const Bytes32& validator_set_hash,
                                   std::uint64_t height) const;
+  const ValidatorSnapshot* select(const EpochPair& pair, std::uint64_t height) const {
+    return select(pair.subset_epoch, pair.validator_set_hash, height);
+  }
+  /// The snapshots current at `height`: the active one, then its predecessor
+  /// while the overlap window runs (§5.3: at most two).
+  std::vector<const ValidatorSnapshot*> current(std::uint64_t height) const;
+  /// The first height at which `epoch` no longer counts (its successor's
+  /// activation + overlap_blocks); nullopt while it has no successor.
+  std::optional<std::uint64_t> cutoff(std::uint64_t epoch) const;
+
+  std::uint64_t overlap_blocks() const { return overlap_blocks_; }
+  const std::vector<ValidatorSnapshot>& epochs() const { return epochs_; }
 
  private:
   ValidatorSnapshots() = default;
   std::vector<ValidatorSnapshot> epochs_;  // ascending; never empty
+  std::uint64_t overlap_blocks_ = kOverlapBlocks;
 };
+
+// The transport's reaction (§5.3, §6.2), pure functions of the snapshots and
+// a height that every node computes alike.
+
+/// One connection a runner holds: to `validator` under `pair`.
+struct EpochLink {
+  crypto::Ed25519Public validator{};
+  EpochPair pair;
+  bool operator==(const EpochLink&) const = default;
+};
+
+/// §5.3 point 1: the connections a runner holds at `height`, for each current
+/// snapshot (the active one first) each validator of its Sub_epoch(R). During
+/// an overlap a validator in both subsets appears twice, once per epoch: a
+/// connection is bound to the pair it was admitted under (docs/cip11.md choice 79).
+std::vector<EpochLink> runner_links(const ValidatorSnapshots& snapshots, const crypto::Secp256k1Compressed& runner_key,
+                                    std::uint64_t height, SubsetParams params);
+
+/// §5.3 point 2 at a validator: may `me` admit `runner_key` under the offered
+/// `pair` at `height`? nullopt: yes; kNotInSubset unless the pair names one
+/// current snapshot with both fields, `me` is in that snapshot and in that
+/// snapshot's Sub(runner).
+std::optional<GoodbyeReason> admit_epoch_paired(const ValidatorSnapshots& snapshots, const crypto::Ed25519Public& me,
+                                                const crypto::Secp256k1Compressed& runner_key, const EpochPair& pair,
+                                                std::uint64_t height, SubsetParams params);
+
+/// §5.3 point 4: a connection admitted under `pair` no longer counts at
+/// `height` (the validator says Goodbye{OverlapExpired} to it).
+bool overlap_expired(const ValidatorSnapshots& snapshots, const EpochPair& pair, std::uint64_t height);
+
+/// What this end offers in a Hello at `height`: the active snapshot's pair,
+/// and during an overlap its predecessor's as the second it admits.
+LocalOffer offer_at(const ValidatorSnapshots& snapshots, std::uint64_t chain_id, std::uint64_t height);
 
 }  // namespace cowboy::cip11::chain

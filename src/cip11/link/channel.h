@@ -96,6 +96,8 @@ class Channel {
                std::optional<std::uint64_t> retry_after_blocks = std::nullopt);
 
   bool admitted() const { return admitted_; }
+  /// This end or the peer has said Goodbye.
+  bool ended() const { return ended_; }
   /// Job streams not yet closed at both ends (QUIC closes one when both have sent FIN).
   std::size_t job_streams() const { return streams_.size() - streams_.count(kControlStream); }
   /// The identities the connection is bound to; complete once admitted.

@@ -51,6 +51,7 @@ RunnerLink::~RunnerLink() {
 }
 
 void RunnerLink::start() {
+  if (leaving_) return;
   ++stats_.connects;
   auto c = endpoint_.quic().connect(config_.host, config_.port);
   if (!c) return reconnect_later();
@@ -74,6 +75,9 @@ void RunnerLink::on_established(quic::Connection& c) {
     if (by_peer) {
       retry_after_blocks_ = bye.retry_after_blocks;
       peer_goodbye_ = bye.reason;
+      peer_goodbye_detail_ = bye.detail.value_or("");
+      // §5.3 point 4: never back under the pair whose window ended.
+      if (bye.reason == GoodbyeReason::kOverlapExpired) leaving_ = true;
     }
   };
   LocalOffer offer = config_.offer;
@@ -133,6 +137,11 @@ void RunnerLink::goodbye(GoodbyeReason reason) {
   if (channel_) channel_->goodbye(reason);
 }
 
+void RunnerLink::retire() {
+  leaving_ = true;
+  retry_.cancel();
+}
+
 void RunnerLink::on_closed(const std::string& why) {
   const bool was_admitted = admitted();
   connection_ = nullptr;
@@ -140,7 +149,9 @@ void RunnerLink::on_closed(const std::string& why) {
   if (was_admitted) {
     ++stats_.losses;
     if (callbacks_.on_lost)
-      callbacks_.on_lost(peer_goodbye_ ? "Goodbye " + std::string(goodbye_reason_name(*peer_goodbye_)) : why);
+      callbacks_.on_lost(peer_goodbye_ ? "Goodbye " + std::string(goodbye_reason_name(*peer_goodbye_)) +
+                                             (peer_goodbye_detail_.empty() ? "" : ": " + peer_goodbye_detail_)
+                                       : why);
   }
   peer_goodbye_.reset();
   reconnect_later();

@@ -59,7 +59,8 @@ class RunnerLink {
  public:
   struct Callbacks {
     std::function<void()> on_admitted;
-    /// `why`: "Goodbye <Reason>" when the validator said Goodbye, else the transport's reason.
+    /// `why`: "Goodbye <Reason>" (then ": <detail>" if it gave one) when the
+    /// validator said Goodbye, else the transport's reason.
     std::function<void(const std::string& why)> on_lost;
     /// A valid Pong for the outstanding Ping.
     std::function<void(const HeartbeatPong&)> on_pong;
@@ -86,6 +87,11 @@ class RunnerLink {
   void end_job_stream(std::int64_t stream);
   /// Says Goodbye and stops reconnecting (the runner is leaving).
   void goodbye(GoodbyeReason reason);
+  /// No longer wanted (§5.3: a reconfiguration left it out): it never
+  /// reconnects, and its connection lasts until the validator ends it.
+  void retire();
+  /// What the next connection's Hello offers (the pairs current now).
+  void set_offer(const LocalOffer& offer) { config_.offer = offer; }
 
   bool admitted() const { return channel_ && channel_->admitted(); }
   /// The validator's accepting_new in its last valid Pong (§6.4).
@@ -123,6 +129,7 @@ class RunnerLink {
   HeartbeatNonces nonces_;
   std::optional<std::uint64_t> retry_after_blocks_;
   std::optional<GoodbyeReason> peer_goodbye_;  // the connection's end, as the validator said it
+  std::string peer_goodbye_detail_;
   std::uint64_t height_ = 0;
   bool accepting_ = true;
   bool leaving_ = false;

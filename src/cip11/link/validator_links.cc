@@ -189,6 +189,17 @@ void ValidatorLinks::goodbye(const Address& runner, GoodbyeReason reason, std::o
     if (peer.channel && peer.channel->admitted() && peer.runner == runner) peer.channel->goodbye(reason, detail);
 }
 
+std::size_t ValidatorLinks::goodbye_where(const std::function<bool(const ConnectionBinding&)>& ends,
+                                          GoodbyeReason reason, const std::string& detail) {
+  std::size_t n = 0;
+  for (auto& [c, peer] : peers_)
+    if (peer.channel && peer.channel->admitted() && !peer.channel->ended() && ends(peer.channel->binding())) {
+      peer.channel->goodbye(reason, detail);
+      ++n;
+    }
+  return n;
+}
+
 void ValidatorLinks::goodbye_all(GoodbyeReason reason, std::optional<std::uint64_t> retry_after_blocks) {
   for (auto& [c, peer] : peers_)
     if (peer.channel) peer.channel->goodbye(reason, std::nullopt, retry_after_blocks);

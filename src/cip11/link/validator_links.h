@@ -81,6 +81,12 @@ class ValidatorLinks {
   void hard_failure(const Address& runner);
   /// Says Goodbye to every admitted connection of `runner` (a deregistered runner: kAuthFailed).
   void goodbye(const Address& runner, GoodbyeReason reason, std::optional<std::string> detail = std::nullopt);
+  /// New connections offer this from their Hello on (§5.3: a block changes the current pairs).
+  void set_offer(const LocalOffer& offer) { config_.offer = offer; }
+  /// Says Goodbye to every admitted connection whose binding `ends` picks
+  /// (§5.3 point 4: kOverlapExpired to those under an expired pair); how many.
+  std::size_t goodbye_where(const std::function<bool(const ConnectionBinding&)>& ends, GoodbyeReason reason,
+                            const std::string& detail);
   /// Says Goodbye to every connection (kShutdown, kDraining).
   void goodbye_all(GoodbyeReason reason, std::optional<std::uint64_t> retry_after_blocks = std::nullopt);
 

@@ -50,21 +50,22 @@ std::string_view runner_event_name(Kind kind) {
 namespace {
 
 /// §6.2 on the runner's side: the validator's key is in ValidatorSetSnapshot(0).
-class SnapshotAdmission final : public Admission {
+// §6.2 at the runner, epoch-paired (§5.3): each link dials one validator
+// of one snapshot's Sub(R), so the validator's key must be that one (which
+// resolves in the snapshot the link's pair names, never the other epoch's).
+class PeerAdmission final : public Admission {
  public:
-  explicit SnapshotAdmission(std::vector<crypto::Ed25519Public> validators) : validators_(std::move(validators)) {}
+  explicit PeerAdmission(const crypto::Ed25519Public& validator) : validator_(validator) {}
   std::optional<GoodbyeReason> admit(const Hello& peer) override {
-    for (const auto& v : validators_)
-      if (ByteView(v).size() == peer.party_pubkey.raw().size() &&
-          std::equal(v.begin(), v.end(), peer.party_pubkey.raw().begin()))
-        return std::nullopt;
+    const auto raw = peer.party_pubkey.raw();
+    if (raw.size() == validator_.size() && std::equal(validator_.begin(), validator_.end(), raw.begin()))
+      return std::nullopt;
     return GoodbyeReason::kAuthFailed;
   }
 
  private:
-  const std::vector<crypto::Ed25519Public> validators_;
+  const crypto::Ed25519Public validator_;
 };
-
 
 }  // namespace
 
@@ -97,9 +98,15 @@ struct Runner::Impl {
   SystemEntropy entropy;
   SignatureWorker worker{io, 1};
   net::ReadBudget budget{16 << 20};
-  std::unique_ptr<SnapshotAdmission> admission;
   std::unique_ptr<RunnerEndpoint> endpoint;
+  // One link per (validator, epoch pair) this runner has dialled; a link
+  // retired by a reconfiguration stays here, never reconnecting, while a job
+  // may still name it (§5.3, §11.5). Index i of each vector is one link.
+  std::vector<std::unique_ptr<PeerAdmission>> link_admissions;  // before links: each link holds one
   std::vector<std::unique_ptr<RunnerLink>> links;
+  std::vector<chain::EpochLink> link_targets;
+  std::vector<bool> link_retired;
+  std::optional<chain::ValidatorSnapshots> snapshots;  // with `connect` only
   asio::thread_pool reads{2};   // chain reads: heights, jobs, receipts, polls
   asio::thread_pool writes{1};  // chain submissions, in nonce order
   asio::thread_pool durable{1}; // the journal's synced writes, in signing order (never on the io thread)
@@ -175,6 +182,7 @@ struct Runner::Impl {
 
   void on_block(std::uint64_t h) {
     stats.height = h;
+    if (snapshots) reconcile_links(h);
     // The Ping goes at this runner's own phase of the block, so thousands of
     // runners do not all ping at the same instant.
     ping_timer.expires_after(ping_phase);
@@ -658,6 +666,90 @@ struct Runner::Impl {
     if (job.phase == Job::Phase::kVerifying) jobs.erase(it);
   }
 
+  /// §5.3 point 1: the links this runner holds at `height`, one per validator
+  /// of Sub_E(R) ∪ Sub_{E+1}(R), each under the newest epoch whose subset
+  /// holds it. A link no longer wanted is retired: it never reconnects, and
+  /// its connection lasts until the validator ends it (a newer connection of
+  /// this runner supersedes it, or Goodbye{OverlapExpired} at the cutoff), so
+  /// the jobs on it drain (§11.5; a result whose stream is gone goes to the chain).
+  void reconcile_links(std::uint64_t height) {
+    std::vector<chain::EpochLink> wanted;
+    for (const auto& t : chain::runner_links(*snapshots, my_key, height, setup.params.subset))
+      if (std::none_of(wanted.begin(), wanted.end(), [&](const auto& w) { return w.validator == t.validator; }))
+        wanted.push_back(t);
+    const LocalOffer now = chain::offer_at(*snapshots, setup.params.chain_id, height);
+    for (std::size_t i = 0; i < links.size(); ++i) {
+      if (link_retired[i]) continue;
+      if (std::find(wanted.begin(), wanted.end(), link_targets[i]) == wanted.end()) {
+        link_retired[i] = true;
+        links[i]->retire();
+        emit(Kind::kDisconnected, {}, {}, "retired: " + describe(link_targets[i]));
+      } else {
+        links[i]->set_offer(offer_for(link_targets[i], now));
+      }
+    }
+    for (const auto& t : wanted) {
+      bool held = false;
+      for (std::size_t i = 0; i < links.size(); ++i) held = held || (!link_retired[i] && link_targets[i] == t);
+      if (held) continue;
+      if (auto opened = open_link(t, now); opened) links.back()->start();
+    }
+    stats.validators = static_cast<std::size_t>(std::count(link_retired.begin(), link_retired.end(), false));
+    publish();
+  }
+
+  std::string describe(const chain::EpochLink& t) const {
+    return setup.endpoint_of(t.validator) + " epoch " + std::to_string(t.pair.subset_epoch);
+  }
+
+  /// A link's Hello offers its own pair; the other pair current now, if any, is
+  /// what it accepts in the validator's Hello (handshake.h).
+  static LocalOffer offer_for(const chain::EpochLink& t, const LocalOffer& now) {
+    LocalOffer offer = now;
+    offer.subset_epoch = t.pair.subset_epoch;
+    offer.validator_set_hash = t.pair.validator_set_hash;
+    const EpochPair active{now.subset_epoch, now.validator_set_hash};
+    offer.overlap = t.pair == active ? now.overlap : std::optional<EpochPair>(active);
+    return offer;
+  }
+
+  /// A link to `t`, not started. False if its endpoint is no host:port.
+  Result<Unit, std::string> open_link(const chain::EpochLink& t, const LocalOffer& now) {
+    const std::string where = setup.endpoint_of(t.validator);
+    auto host_port = net::parse_host_port(where);
+    if (!host_port) return Err{"validator endpoint is not host:port: " + where};
+    RunnerLinkConfig config;
+    config.host = host_port->first;
+    config.port = host_port->second;
+    config.offer = offer_for(t, now);
+    config.block_time = o.block_time;
+    RunnerLink::Callbacks cb;
+    const auto index = links.size();
+    const std::string detail = describe(t);
+    cb.on_admitted = [this, index, detail] {
+      emit(Kind::kConnected, {}, {}, detail);
+      // Mode A (§8.3): ask this validator for a PresenceReceipt with each Pong.
+      if (setup.params.presence_hard_exclude_enabled)
+        links[index]->send(kControlStream,
+                           CapabilityDelta{stats.height, {std::string(kPresenceReceiptsCapability)}, {}, {}, {}, {}});
+      poll();  // catch up on what was assigned while it was away
+      publish();
+    };
+    cb.on_lost = [this, detail](const std::string& why) {
+      emit(Kind::kDisconnected, {}, {}, why + " (" + detail + ")");
+      publish();
+    };
+    cb.on_receipt = [this](const PresenceReceipt& receipt) { on_receipt(receipt); };
+    cb.on_job_frame = [this, index](std::int64_t stream, const Frame& f, const Res<Unit>& seal) {
+      on_job_frame(*links[index], stream, f, seal);
+    };
+    link_admissions.push_back(std::make_unique<PeerAdmission>(t.validator));
+    links.push_back(std::make_unique<RunnerLink>(*endpoint, signer, *link_admissions.back(), entropy, config, cb));
+    link_targets.push_back(t);
+    link_retired.push_back(false);
+    return Unit{};
+  }
+
   void update_backpressure() {
     const bool full = running >= o.max_concurrent;
     if (full == backpressured) return;
@@ -728,7 +820,8 @@ Result<std::unique_ptr<Runner>, std::string> Runner::start(RunnerOptions options
   const auto spread = std::max<std::int64_t>(1, std::min<std::int64_t>(250, r.o.block_time.count() / 2));
   r.ping_phase = std::chrono::milliseconds((phase_hash[0] << 8 | phase_hash[1]) % spread);
 
-  // Then one link per validator of Sub(R) (§5), if the chain runs the
+  // Then one link per validator of Sub(R) (§5; of the union during a §5.3
+  // overlap, reconcile_links), if the chain runs the
   // transport (§14 Phase 1); the poll fallback unless Phase 3 retired it.
   const auto& flags = r.setup.params;
   const bool connect = r.o.push && flags.transport_enabled;
@@ -737,41 +830,18 @@ Result<std::unique_ptr<Runner>, std::string> Runner::start(RunnerOptions options
     return Err{std::string(flags.transport_enabled ? "--poll-only cannot work: this chain has CIP11_POLL_DISABLED set"
                                                    : "no way to receive jobs: this chain has CIP11_TRANSPORT_ENABLED off "
                                                      "and CIP11_POLL_DISABLED set")};
-  const auto peers = r.setup.validator_keys();
-  r.admission = std::make_unique<SnapshotAdmission>(peers);
   auto endpoint = RunnerEndpoint::open(r.io, r.worker, r.budget, {});
   if (!endpoint) return Err{"cannot open the QUIC endpoint: " + endpoint.error()};
   r.endpoint = std::move(*endpoint);
-  const LocalOffer offer{r.setup.params.chain_id, kProtocolVersion, validator_set_hash(peers), 0, *height};
-  for (std::size_t i : connect ? subset_of(r.my_key, peers, r.setup.params.subset) : std::vector<std::size_t>{}) {
-    auto host_port = net::parse_host_port(r.setup.validators[i].endpoint);
-    if (!host_port) return Err{"validator endpoint is not host:port: " + r.setup.validators[i].endpoint};
-    RunnerLinkConfig config;
-    config.host = host_port->first;
-    config.port = host_port->second;
-    config.offer = offer;
-    config.block_time = r.o.block_time;
-    RunnerLink::Callbacks cb;
-    auto* rp = &r;
-    auto index = r.links.size();
-    cb.on_admitted = [rp, i, index] {
-      rp->emit(Kind::kConnected, {}, {}, rp->setup.validators[i].endpoint);
-      // Mode A (§8.3): ask this validator for a PresenceReceipt with each Pong.
-      if (rp->setup.params.presence_hard_exclude_enabled)
-        rp->links[index]->send(kControlStream, CapabilityDelta{rp->stats.height,
-                                                               {std::string(kPresenceReceiptsCapability)}, {}, {}, {}, {}});
-      rp->poll();  // catch up on what was assigned while it was away
-      rp->publish();
-    };
-    cb.on_lost = [rp](const std::string& why) {
-      rp->emit(Kind::kDisconnected, {}, {}, why);
-      rp->publish();
-    };
-    cb.on_receipt = [rp](const PresenceReceipt& receipt) { rp->on_receipt(receipt); };
-    cb.on_job_frame = [rp, index](std::int64_t stream, const Frame& f, const Res<Unit>& seal) {
-      rp->on_job_frame(*rp->links[index], stream, f, seal);
-    };
-    r.links.push_back(std::make_unique<RunnerLink>(*r.endpoint, r.signer, *r.admission, r.entropy, config, cb));
+  if (connect) {
+    r.snapshots.emplace(r.setup.snapshots());
+    const LocalOffer now = chain::offer_at(*r.snapshots, r.setup.params.chain_id, *height);
+    for (const auto& t : chain::runner_links(*r.snapshots, r.my_key, *height, r.setup.params.subset)) {
+      bool held = false;  // one link per validator: the newest epoch's (reconcile_links)
+      for (const auto& h : r.link_targets) held = held || h.validator == t.validator;
+      if (held) continue;
+      if (auto opened = r.open_link(t, now); !opened) return Err{opened.error()};
+    }
   }
   r.stats.validators = r.links.size();
   r.publish();

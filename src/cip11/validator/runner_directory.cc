@@ -57,7 +57,13 @@ std::optional<GoodbyeReason> RegistryAdmission::admit(const Hello& peer) {
   if (!address) return GoodbyeReason::kAuthFailed;
   auto record = directory_.current(*address);
   if (!record || record->health == HealthStatus::kDeregistered) return GoodbyeReason::kAuthFailed;
-  if (!in_subset(record->key, validators_, me_, subset_)) return GoodbyeReason::kNotInSubset;
+  if (snapshots_) {
+    const EpochPair offered{peer.subset_epoch, peer.validator_set_hash};
+    if (auto refused = chain::admit_epoch_paired(*snapshots_, me_, record->key, offered, height_->load(), subset_))
+      return refused;
+  } else if (!in_subset(record->key, validators_, me_, subset_)) {
+    return GoodbyeReason::kNotInSubset;
+  }
   if (!directory_.index_of(*address)) return GoodbyeReason::kAuthFailed;  // registered, yet not in the registry read
   return std::nullopt;
 }

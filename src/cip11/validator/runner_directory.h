@@ -1,7 +1,8 @@
 // What a validator knows of the Runner Registry (§7.1, §8.5) and the
 // admission gate built on it (§6.2, §5.2): a runner is admitted when the
 // chain's latest applied block holds it registered and not deregistered, and
-// this validator is in its Sub(R).
+// this validator is in its Sub(R) - during a §5.3 overlap, in the Sub of the
+// snapshot the runner's Hello names (epoch-paired).
 //
 // Admission reads the runner's record through the chain port at each Hello,
 // so a deregistration counts from the block that applies it; each block's
@@ -14,6 +15,7 @@
 // the service's.
 #pragma once
 
+#include <atomic>
 #include <map>
 #include <mutex>
 #include <set>
@@ -59,10 +61,17 @@ class RunnerDirectory {
 class RegistryAdmission final : public Admission {
  public:
   /// `validators`: ValidatorSetSnapshot(0)'s peer keys in snapshot order; `me` among them.
-  /// `subset`: the chain's MIN_SUBSET and MAX_SUBSET (k for Sub(R)).
+  /// `subset`: the chain's MIN_SUBSET and MAX_SUBSET (k for Sub(R)). The Hello's
+  /// pair is the handshake's to check (one epoch).
   RegistryAdmission(RunnerDirectory& directory, std::vector<crypto::Ed25519Public> validators,
                     const crypto::Ed25519Public& me, SubsetParams subset = {})
       : directory_(directory), validators_(std::move(validators)), me_(me), subset_(subset) {}
+  /// Epoch-paired (§5.3): the Hello's (subset_epoch, validator_set_hash) must
+  /// name a snapshot current at `height` (the validator's latest applied
+  /// block), `me` must be in it and in its Sub(R).
+  RegistryAdmission(RunnerDirectory& directory, chain::ValidatorSnapshots snapshots, const crypto::Ed25519Public& me,
+                    SubsetParams subset, const std::atomic<std::uint64_t>& height)
+      : directory_(directory), me_(me), subset_(subset), snapshots_(std::move(snapshots)), height_(&height) {}
   /// kAuthFailed for a key that is no registered, live runner in the latest
   /// applied block; kNotInSubset when this validator is not in its Sub(R).
   std::optional<GoodbyeReason> admit(const Hello& peer) override;
@@ -72,6 +81,8 @@ class RegistryAdmission final : public Admission {
   const std::vector<crypto::Ed25519Public> validators_;
   const crypto::Ed25519Public me_;
   const SubsetParams subset_;
+  const std::optional<chain::ValidatorSnapshots> snapshots_;
+  const std::atomic<std::uint64_t>* height_ = nullptr;
 };
 
 }  // namespace cowboy::cip11

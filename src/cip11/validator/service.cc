@@ -82,8 +82,8 @@ Result<std::unique_ptr<ValidatorService>, std::string> ValidatorService::open(Va
   links.endpoint.stateless_reset_secret =
       crypto::keccak256({as_bytes("cowboy/cip11-stateless-reset/v1"), ByteView(s->config_.key)});
   auto height = chain.height();
-  links.offer = LocalOffer{s->setup_.params.chain_id, kProtocolVersion, validator_set_hash(s->setup_.validator_keys()), 0,
-                           height ? *height : 0};
+  s->last_height_ = height ? *height : 0;
+  links.offer = chain::offer_at(s->snapshots_, s->setup_.params.chain_id, s->last_height_);
   links.signature_threads = s->config_.signature_threads;
   ValidatorService* self = s.get();
   ValidatorLinks::Callbacks cb;
@@ -115,10 +115,11 @@ ValidatorService::ValidatorService(ValidatorServiceConfig config, chain::ChainPo
     : config_(std::move(config)),
       chain_(chain),
       setup_(std::move(setup)),
+      snapshots_(setup_.snapshots()),
       signer_(Signer::validator(config_.key)),
       directory_(chain),
-      admission_(directory_, setup_.validator_keys(), crypto::ed25519_from_seed(config_.key).public_key,
-                 setup_.params.subset),
+      admission_(directory_, snapshots_, crypto::ed25519_from_seed(config_.key).public_key, setup_.params.subset,
+                 last_height_),
       forwarder_(chain) {}
 
 ValidatorService::~ValidatorService() {
@@ -156,6 +157,7 @@ void ValidatorService::on_block(const AppliedBlock& block) {
   last_height_ = block.height;
   asio::post(io_, [this, work = std::move(work), deregistered = block.effects.deregistered] {
     links_->on_block(work.height);
+    react_to_epochs(work.height);
     for (const auto& runner : deregistered) {
       log::info("runner_deregistered", log::field("runner", to_hex0x(runner)), log::field("height", work.height));
       links_->goodbye(runner, GoodbyeReason::kAuthFailed, "deregistered at block " + std::to_string(work.height));
@@ -163,6 +165,24 @@ void ValidatorService::on_block(const AppliedBlock& block) {
     dispatcher_->on_block(work);
   });
   forwarder_.on_block(block.height);
+}
+
+// §5.3 at block `height`, on the io thread: new connections are offered the
+// pairs current now, and at a cutoff every connection admitted under the
+// epoch it ends is told Goodbye{OverlapExpired} (point 4). Its runner drains
+// what it had in flight on it through the chain (§11.5) and does not come
+// back under that pair: no validator admits it any more.
+void ValidatorService::react_to_epochs(std::uint64_t height) {
+  links_->set_offer(chain::offer_at(snapshots_, setup_.params.chain_id, height));
+  const auto expired = [&](const ConnectionBinding& b) {
+    return chain::overlap_expired(snapshots_, EpochPair{b.subset_epoch, b.validator_set_hash}, height);
+  };
+  const std::size_t n = links_->goodbye_where(expired, GoodbyeReason::kOverlapExpired,
+                                              "the overlap window ended at block " + std::to_string(height));
+  if (n == 0) return;
+  overlap_expired_ += n;
+  log::info("overlap_expired", log::field("height", height), log::field("connections", n),
+            log::field("epoch", snapshots_.active(height).epoch));
 }
 
 std::optional<Bytes> ValidatorService::presence_field(std::uint64_t height, std::uint32_t registry_size) {
@@ -187,6 +207,11 @@ std::string ValidatorService::metrics() {
         };
         gauge("cip11d_block_height", "The last committed block this validator has dispatched.", last_height_.load());
         gauge("cip11d_quic_connections", "QUIC connections held, admitted or not yet.", links_->connections());
+        gauge("cip11d_subset_epoch", "The subset_epoch active at the last committed block (section 5.3).",
+              snapshots_.active(last_height_.load()).epoch);
+        counter("cip11d_overlap_expired_total",
+                "Connections told Goodbye OverlapExpired at the end of a reconfiguration overlap (section 5.3).",
+                overlap_expired_.load());
         gauge("cip11d_connected_runners", "Runners with an admitted connection.", links_->admitted_runners());
         gauge("cip11d_registered_runners", "Runners in the registry as this validator last read it.", directory_.size());
         gauge("cip11d_present_runners", "Runners in local presence (section 7.4).", links_->presence().present_runners().size());
@@ -207,8 +232,6 @@ std::string ValidatorService::metrics() {
         for (std::size_t r = 0; r < l.refused.size(); ++r)
           out << "cip11d_admission_refusals_total{reason=\"" << goodbye_reason_name(static_cast<GoodbyeReason>(r))
               << "\"} " << l.refused[r] << '\n';
-        counter("cip11d_refused_initials_total", "QUIC Initials dropped by the pre-handshake limits.",
-                links_->endpoint_stats().refused_initials);
         counter("cip11d_runner_losses_total", "Admitted runner connections lost (closed, timed out or superseded).", l.lost);
         gauge("cip11d_in_flight_pushes", "Pushed assignments not yet ended.", dispatcher_->in_flight());
         gauge("cip11d_job_streams_open", "Job streams not yet ended by both ends.", links_->job_streams());
@@ -249,8 +272,6 @@ std::string ValidatorService::metrics() {
         // Pre-auth limits (docs/cip11.md, "Pre-auth limits"; docs/operations.md, "Abuse limits").
         const quic::EndpointStats q = links_->endpoint_stats();
         const SignatureWorkerStats w = links_->signature_stats();
-        gauge("cip11d_quic_connections", "QUIC connections, admitted or not, handshake finished or not.",
-              links_->connections());
         gauge("cip11d_quic_half_open", "QUIC connections whose handshake has not finished.", q.half_open);
         counter("cip11d_quic_refused_initials_total", "Initials dropped unanswered by the per-address connection rate.",
                 q.refused_initials);

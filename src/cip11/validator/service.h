@@ -4,8 +4,9 @@
 // the chain only through chain::ChainPort (cip11/chain/port.h).
 //
 //   block durable ──on_block()──> read the block's job records ──post──> io thread:
-//       links.on_block (presence timeouts) -> Goodbye to the runners the block
-//       deregistered -> dispatcher.on_block (push, cancel, hard failures)
+//       links.on_block (presence timeouts) -> the block's current epoch pairs
+//       (§5.3: new Hellos, Goodbye{OverlapExpired} at a cutoff) -> Goodbye to
+//       the runners the block deregistered -> dispatcher.on_block (push, cancel, hard failures)
 //       -> forwarder.on_block (held reveals)
 //   runner frame ──io thread──> dispatcher ──checked tx──> forwarder thread -> chain.submit
 //   block producer ──presence_field()──> io thread: local presence as PresenceInputV1 (§8.1)
@@ -91,6 +92,7 @@ class ValidatorService {
 
  private:
   ValidatorService(ValidatorServiceConfig config, chain::ChainPort& chain, chain::ChainSetup setup);
+  void react_to_epochs(std::uint64_t height);
   /// Runs `f` on the io thread and waits for its answer (nullopt after `timeout`).
   template <typename F>
   auto on_io(F f, std::chrono::milliseconds timeout) -> std::optional<decltype(f())>;
@@ -98,8 +100,10 @@ class ValidatorService {
   const ValidatorServiceConfig config_;
   chain::ChainPort& chain_;
   const chain::ChainSetup setup_;
+  const chain::ValidatorSnapshots snapshots_;  // epoch 0 and the chain's scheduled changes (§5.3)
   const Signer signer_;
   SystemEntropy entropy_;
+  std::atomic<std::uint64_t> last_height_{0};  // the latest applied block (admission's height)
   RunnerDirectory directory_;
   RegistryAdmission admission_;
   ChainForwarder forwarder_;
@@ -109,7 +113,7 @@ class ValidatorService {
   std::unique_ptr<Dispatcher> dispatcher_;   // on the io thread
   std::uint16_t port_ = 0;
   std::thread thread_;
-  std::atomic<std::uint64_t> last_height_{0};
+  std::atomic<std::uint64_t> overlap_expired_{0};  // Goodbye{OverlapExpired} sent (§5.3 point 4)
   std::atomic<std::uint64_t> shadow_draws_{0}, shadow_agreements_{0}, shadow_present_members_{0};
   // The last PresenceInput this validator stated as a block's producer: its block and how many it marked present.
   std::atomic<std::uint64_t> presence_input_height_{0}, presence_input_runners_{0};
