@@ -56,6 +56,8 @@ struct Options {
   std::size_t max_connections_per_address = 256;
   std::size_t max_pending = 8192;
   std::uint64_t request_deadline_ms = 5000;
+  std::string payload_listen;  // default: --listen's host, any free port
+  std::size_t max_transfers = 4;
 };
 
 constexpr const char* kDefaultAdmin = "127.0.0.1:7552";
@@ -101,6 +103,11 @@ int main(int argc, char** argv) {
   app.add_option("--genesis", o.genesis_file, "the realm's genesis (JSON); needed when --data is new");
   app.add_option("--data", o.data_dir, "the journal directory");
   app.add_option("--listen", o.listen, "HTTP host:port (default 127.0.0.1:7550)");
+  app.add_option("--payload-listen", o.payload_listen,
+                 "the payload listener, host:port (default: --listen's host, any free port; printed as payloads=)");
+  app.add_option("--max-transfers", o.max_transfers, "payload bodies moving at once; beyond: transfers_full")
+      ->capture_default_str()
+      ->check(CLI::Range(1, 256));
   app.add_option("--io-threads", o.io_threads, "HTTP io threads")->capture_default_str()->check(CLI::Range(1, 64));
   app.add_option("--max-connections", o.max_connections, "HTTP connections held at once")
       ->capture_default_str()
@@ -145,6 +152,14 @@ int main(int argc, char** argv) {
   config.max_connections_per_address = o.max_connections_per_address;
   config.max_pending = o.max_pending;
   config.request_deadline = std::chrono::milliseconds(o.request_deadline_ms);
+  if (o.payload_listen.empty()) {
+    config.payload_listen = {listen->first, 0};
+  } else {
+    const auto payloads = net::parse_host_port(o.payload_listen);
+    if (!payloads) return fail("--payload-listen wants host:port");
+    config.payload_listen = *payloads;
+  }
+  config.payload_transfers.max_transfers = o.max_transfers;
   if (maintain.admin_listen != "off") {
     const auto admin = net::parse_host_port(maintain.admin_listen.empty() ? kDefaultAdmin : maintain.admin_listen);
     if (!admin) return fail("--admin-listen wants host:port (or off)");
@@ -181,11 +196,13 @@ int main(int argc, char** argv) {
     transit::DevProfile profile;
     profile.host = config.listen_address;
     profile.port = (*node)->port();
+    profile.payload_port = (*node)->payload_port();
     if (auto saved = transit::save_dev_profile(o.dev_dir, profile); !saved.ok()) return fail(saved.error());
   }
   log::info("transitd_ready", log::field("realm", genesis.realm.value),
             log::field("listen", config.listen_address + ":" + std::to_string((*node)->port())),
             log::field("admin", config.admin ? config.admin->first + ":" + std::to_string((*node)->admin_port()) : "off"),
+            log::field("payloads", config.payload_listen.first + ":" + std::to_string((*node)->payload_port())),
             log::field("position", (*node)->sequencer().stats().position), log::field("data", config.data_dir.string()),
             log::field("definition", transit::definition()));
   if (o.dev)
