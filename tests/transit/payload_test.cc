@@ -9,6 +9,10 @@
 
 #include <filesystem>
 
+#include <condition_variable>
+#include <thread>
+
+#include "../support/poll.h"
 #include "common/crypto.h"
 #include "state_fixture.h"
 
@@ -68,6 +72,11 @@ class PayloadTest : public StateTest {
     return got;
   }
   std::filesystem::path payload_dir() const { return dir_ / "payloads"; }
+  /// An upload of `id` holds its transfer slot and is under way in the store (it registers after taking the slot).
+  bool uploading(Id id, const Bytes& bytes) {
+    const auto digest = sha256_of(bytes);
+    return !node_->payload_store().absent(id, digest) && !node_->payload_store().holds(id, bytes.size(), digest);
+  }
   std::size_t files_in_store() const {
     std::size_t n = 0;
     for ([[maybe_unused]] const auto& e : std::filesystem::directory_iterator(payload_dir())) ++n;
@@ -265,6 +274,67 @@ TEST_F(PayloadTest, DeletionNeedsAllowDeleteARetiredProcessRetirementAndConfirme
   accept(*admin_, Terminate{8, 0});
   accept(*admin_, RetirePayload{never});
   accept(*admin_, PayloadDeleted{never});
+}
+
+// An upload that stops after its header, until released: it holds its
+// transfer slot (and its payload's upload) meanwhile.
+class StalledUpload {
+ public:
+  StalledUpload(ClientOptions options, Id id, const Bytes& bytes) {
+    thread_ = std::thread([this, options, id, &bytes] {
+      Client c(options);
+      auto source = from(bytes);
+      result_ = c.put_payload(id, [&](std::span<std::uint8_t> out) {
+        std::unique_lock lock(mutex_);
+        wake_.wait(lock, [&] { return released_; });
+        return source(out);
+      });
+    });
+  }
+  ~StalledUpload() { finish(); }
+  ClientResult<PayloadInfo>& finish() {
+    {
+      std::lock_guard lock(mutex_);
+      released_ = true;
+    }
+    wake_.notify_all();
+    if (thread_.joinable()) thread_.join();
+    return *result_;
+  }
+
+ private:
+  std::mutex mutex_;
+  std::condition_variable wake_;
+  bool released_ = false;
+  std::optional<ClientResult<PayloadInfo>> result_;
+  std::thread thread_;
+};
+
+TEST_F(PayloadTest, OneUploadOfAPayloadAtATimeAndNoMoreTransfersThanTheBudget) {
+  const Bytes bytes = pattern(100 * 1024);
+  const Id id = declare(bytes);
+  {
+    StalledUpload first(options(1, 0), id, bytes);
+    ASSERT_TRUE(cowboy::testing::eventually([&] { return uploading(id, bytes); }));
+    // A second upload of the same payload is refused while the first runs.
+    EXPECT_EQ(transfer_refused(admin_->put_payload(id, from(bytes))), Reason::kPayloadBusy);
+    const auto done = first.finish();
+    EXPECT_TRUE(done.ok()) << (done.ok() ? "" : done.error().message);
+  }
+  accept(*admin_, PayloadReady{id});
+  // Four transfers (the default budget) held: a fifth, a download here, is refused transfers_full.
+  std::vector<Id> others;
+  for (int i = 0; i < 4; ++i) others.push_back(declare(bytes));
+  std::vector<std::unique_ptr<StalledUpload>> held;
+  for (Id other : others) held.push_back(std::make_unique<StalledUpload>(options(1, 0), other, bytes));
+  for (Id other : others) ASSERT_TRUE(cowboy::testing::eventually([&] { return uploading(other, bytes); }));
+  EXPECT_EQ(transfer_refused(admin_->get_payload(id, [](std::span<const std::uint8_t>) { return true; })),
+            Reason::kTransfersFull);
+  for (auto& h : held) {
+    const auto& done = h->finish();
+    EXPECT_TRUE(done.ok()) << (done.ok() ? "" : done.error().message);
+  }
+  EXPECT_EQ(download(id), bytes);  // the budget is free again
 }
 
 TEST_F(PayloadTest, RecordsAndBytesSurviveARestartAndIdsAreNotReused) {
