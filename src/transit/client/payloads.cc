@@ -172,6 +172,7 @@ ClientResult<PayloadInfo> Client::get_payload(Id payload, const PayloadSink& sin
 }
 
 ClientResult<PayloadInfo> Client::delete_payload_bytes(Id payload) {
+  if (auto info = this->payload(payload); !info.ok()) return info;  // the capability, and who may see it
   Transfer t(options());
   if (auto error = t.connect()) return Err{*error};
   http::request<http::empty_body> req{http::verb::delete_, payload_target(payload), 11};
