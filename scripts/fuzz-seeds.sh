@@ -75,13 +75,20 @@ digest=$(printf '0,%.0s' $(seq 31))0
   printf '"accepted_at_ms":0,"outcome":{"principal_created":{"principal":2,"role":2,"grant":2,"policy_revision":2}}}'; } \
   > "$corpus_root/fuzz_transit_history/entry"
 { printf '\x01{"version":1,"definition":"%s","position":9,"policy_revision":1,"policy_position":0,' "$definition"
-  printf '"resources_position":0,"processes_position":0,"next_role":1,"next_grant":1,"next_resource":1,'
-  printf '"next_association":1,"next_view":1,"next_output":1,"next_effect":1,"last_time_ms":0,"storage_epoch":0,'
+  printf '"resources_position":0,"processes_position":0,"effects_position":0,"next_role":1,"next_grant":1,"next_resource":1,'
+  printf '"next_association":1,"next_view":1,"next_output":1,"next_effect":1,"next_payload":1,"last_time_ms":0,"storage_epoch":0,'
   printf '"compaction_cursor":0,"floor":5,"checkpoint":5,"checkpoint_roots":[%s]}' "$digest"; } \
   > "$corpus_root/fuzz_transit_history/head"
 # ... and the history and snapshot ops, wrapped as the transit fixtures above are.
-for kind in advance_floor:0:request checkpoint_status:1:query open_snapshot:1:query snapshot_read:1:query; do
+for kind in advance_floor:0:request checkpoint_status:1:query open_snapshot:1:query snapshot_read:1:query \
+            declare_payload:0:request payload:1:query; do
   IFS=: read -r name type field <<< "$kind"
   { printf "\\x0$type"; printf '{"%s":' "$field"; sed "s/transit.v1:fixture/$definition/" "tests/fixtures/transit/$name.json" | tr -d '\n'
     printf ',"signature":[%s]}' "$zeros"; } > "$corpus_root/fuzz_transit_envelope/$name"
 done
+
+# The payload route's path (fuzz_transit_payload_route): request targets.
+mkdir -p "$corpus_root/fuzz_transit_payload_route"
+printf '/v1/payloads/1' > "$corpus_root/fuzz_transit_payload_route/one"
+printf '/v1/payloads/9007199254740991' > "$corpus_root/fuzz_transit_payload_route/largest"
+printf '/v1/payloads/01?x' > "$corpus_root/fuzz_transit_payload_route/leading_zero"

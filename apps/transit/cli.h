@@ -64,6 +64,17 @@ class SnapshotCommands {
   std::shared_ptr<Options> o_;
 };
 
+/// Payloads: transit payload declare/put/ready/get/show/retire/delete-bytes/deleted (payloads.cc).
+class PayloadCommands {
+ public:
+  explicit PayloadCommands(CLI::App& app);
+  std::optional<int> run(const Global& g, Client& client);
+
+ private:
+  struct Options;
+  std::shared_ptr<Options> o_;
+};
+
 /// transit status: a transitd's admin listener (host:port) for a person, or --json (status.cc).
 /// 0 ready, 1 not ready, 3 unreachable.
 int status(const std::string& admin, bool json);

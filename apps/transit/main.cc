@@ -260,6 +260,7 @@ int main(int argc, char** argv) {
   EffectCommands effects(app);
   HistoryCommands history(app);
   SnapshotCommands snapshots(app);
+  PayloadCommands payloads(app);
 
   CLI11_PARSE(app, argc, argv);
 
@@ -298,6 +299,7 @@ int main(int argc, char** argv) {
   if (auto status = effects.run(g, client)) return *status;
   if (auto status = history.run(g, client)) return *status;
   if (auto status = snapshots.run(g, client)) return *status;
+  if (auto status = payloads.run(g, client)) return *status;
 
   if (identity->parsed()) {
     auto r = client.query(IdentityQuery{});
@@ -320,13 +322,15 @@ int main(int argc, char** argv) {
     for (const auto& n : c.supported.items) names += (names.empty() ? "" : ", ") + n.value;
     std::printf("supports: %s\nadmission ceiling: %s, control reserve %llu\nhistory trim: %s (reclamation %s)\n"
                 "max request %llu bytes, pages of %llu\n"
-                "snapshots: leases up to %llu ms, %llu per principal, %llu per node, ranges of %llu\n",
+                "snapshots: leases up to %llu ms, %llu per principal, %llu per node, ranges of %llu\n"
+                "payloads: up to %llu bytes, moved in chunks of %llu\n",
                 names.c_str(), c.admission_ceiling ? std::to_string(*c.admission_ceiling).c_str() : "none",
                 (unsigned long long)c.control_reserve, c.allow_history_trim ? "allowed" : "not allowed",
                 c.history_reclamation ? "supported" : "not supported",
                 (unsigned long long)c.max_request_bytes, (unsigned long long)c.page_records,
                 (unsigned long long)c.snapshot_lease_max_ms, (unsigned long long)c.snapshots_per_principal,
-                (unsigned long long)c.snapshots_per_node, (unsigned long long)c.snapshot_range_records);
+                (unsigned long long)c.snapshots_per_node, (unsigned long long)c.snapshot_range_records,
+                (unsigned long long)c.max_payload_bytes, (unsigned long long)c.payload_chunk_bytes);
     return 0;
   }
   if (decision->parsed()) {

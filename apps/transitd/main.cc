@@ -60,6 +60,8 @@ struct Options {
   std::size_t max_connections_per_address = 256;
   std::size_t max_pending = 8192;
   std::uint64_t request_deadline_ms = 5000;
+  std::string payload_listen;  // default: --listen's host, any free port
+  std::size_t max_transfers = 4;
 };
 
 constexpr const char* kDefaultAdmin = "127.0.0.1:7552";
@@ -107,6 +109,11 @@ int main(int argc, char** argv) {
   app.add_option("--genesis", o.genesis_file, "the realm's genesis (JSON); needed when --data is new");
   app.add_option("--data", o.data_dir, "the journal directory");
   app.add_option("--listen", o.listen, "HTTP host:port (default 127.0.0.1:7550)");
+  app.add_option("--payload-listen", o.payload_listen,
+                 "the payload listener, host:port (default: --listen's host, any free port; printed as payloads=)");
+  app.add_option("--max-transfers", o.max_transfers, "payload bodies moving at once; beyond: transfers_full")
+      ->capture_default_str()
+      ->check(CLI::Range(1, 256));
   app.add_option("--io-threads", o.io_threads, "HTTP io threads")->capture_default_str()->check(CLI::Range(1, 64));
   app.add_option("--max-connections", o.max_connections, "HTTP connections held at once")
       ->capture_default_str()
@@ -146,6 +153,14 @@ int main(int argc, char** argv) {
   config.max_connections_per_address = o.max_connections_per_address;
   config.max_pending = o.max_pending;
   config.request_deadline = std::chrono::milliseconds(o.request_deadline_ms);
+  if (o.payload_listen.empty()) {
+    config.payload_listen = {listen->first, 0};
+  } else {
+    const auto payloads = net::parse_host_port(o.payload_listen);
+    if (!payloads) return fail("--payload-listen wants host:port");
+    config.payload_listen = *payloads;
+  }
+  config.payload_transfers.max_transfers = o.max_transfers;
   if (maintain.admin_listen != "off") {
     const auto admin = net::parse_host_port(maintain.admin_listen.empty() ? kDefaultAdmin : maintain.admin_listen);
     if (!admin) return fail("--admin-listen wants host:port (or off)");
@@ -187,6 +202,7 @@ int main(int argc, char** argv) {
     transit::DevProfile profile;
     profile.host = config.listen_address;
     profile.port = (*node)->port();
+    profile.payload_port = (*node)->payload_port();
     if (auto saved = transit::save_dev_profile(o.dev_dir, profile); !saved.ok()) return fail(saved.error());
   }
   const auto position = (*node)->sequencer().stats().position;
@@ -194,12 +210,14 @@ int main(int argc, char** argv) {
             log::field("position", position));
   service_log::listening("http", config.listen_address, (*node)->port());
   if (config.admin) service_log::listening("admin", config.admin->first, (*node)->admin_port());
+  service_log::listening("payloads", config.payload_listen.first, (*node)->payload_port());
   log::info(log::event::kReady, log::field("realm", genesis.realm.value), log::field("position", position),
             log::field("definition", transit::definition()));
   // The line scripts and tests wait for on stdout: the ports actually bound.
   const std::string admin_at = config.admin ? config.admin->first + ":" + std::to_string((*node)->admin_port()) : "off";
-  std::printf("transitd_ready listen=%s:%u admin=%s realm=%s position=%llu\n", config.listen_address.c_str(),
-              (*node)->port(), admin_at.c_str(), genesis.realm.value.c_str(), static_cast<unsigned long long>(position));
+  std::printf("transitd_ready listen=%s:%u admin=%s payloads=%s:%u realm=%s position=%llu\n",
+              config.listen_address.c_str(), (*node)->port(), admin_at.c_str(), config.payload_listen.first.c_str(),
+              (*node)->payload_port(), genesis.realm.value.c_str(), static_cast<unsigned long long>(position));
   if (o.dev)
     std::printf("transitd --dev: realm dev on http://%s:%u, root principal 1 (key %s/root.key)\n"
                 "try: build/bin/transit --dev %s identity\n",

@@ -13,7 +13,9 @@
 #pragma once
 
 #include <chrono>
+#include <functional>
 #include <memory>
+#include <span>
 #include <optional>
 #include <string>
 
@@ -32,6 +34,7 @@ struct ClientOptions {
   std::chrono::milliseconds timeout = std::chrono::seconds(10);
   int max_attempts = 5;
   std::chrono::milliseconds retry_backoff = std::chrono::milliseconds(50);
+  std::uint16_t payload_port = 0;  // the node's payload listener (decision 87); 0: payload bytes are not moved
 };
 
 struct ClientError {
@@ -94,6 +97,24 @@ class Client {
   /// metadata, acquiring a snapshot or continuing one, releasing it on finish.
   ClientResult<SnapshotRange> snapshot_read(SnapshotRead read);
 
+  /// Payloads (docs/transit.md, decisions 84-92). Their steps are commands:
+  /// submit(DeclarePayload{...}), PayloadReady, RetirePayload, PayloadDeleted.
+  /// The record, refused (kMalformed) unless its steps' positions fit its state.
+  ClientResult<PayloadInfo> payload(Id payload);
+  /// Fills the span it is given with the next bytes and returns how many (0: none left).
+  using PayloadSource = std::function<std::size_t(std::span<std::uint8_t>)>;
+  /// Takes the next bytes; false stops the download.
+  using PayloadSink = std::function<bool(std::span<const std::uint8_t>)>;
+  /// PUT /v1/payloads/{id} on the payload listener: the declared length of
+  /// bytes from `source`, streamed in chunks; the record the node checked it
+  /// against. The bytes are kept only if their SHA-256 is the declared one; then submit(PayloadReady{id}).
+  ClientResult<PayloadInfo> put_payload(Id payload, const PayloadSource& source);
+  /// GET /v1/payloads/{id}: the bytes to `sink` in chunks, their length and
+  /// SHA-256 checked against the record as they go by (kMalformed otherwise).
+  ClientResult<PayloadInfo> get_payload(Id payload, const PayloadSink& sink);
+  /// DELETE /v1/payloads/{id}: the store deletes a retired payload's bytes; then submit(PayloadDeleted{id}).
+  ClientResult<PayloadInfo> delete_payload_bytes(Id payload);
+
   /// An identity observation and the position it was read at. An inspection
   /// client checks read_only(), then lists catalogs at that same position by
   /// starting each listing at first_page_at(position); a later grant change
@@ -113,6 +134,9 @@ class Client {
 
   /// The request submit(op) would sign next, without sending it.
   Request build(Command op, Id sequence) const;
+  /// The query query(op) would send, signed, as canonical JSON (the payload route's X-Transit-Query).
+  std::string signed_query(QueryOp op) const;
+  const ClientOptions& options() const;
 
  private:
   struct Impl;

@@ -29,6 +29,12 @@ bool fsync_path(const fs::path& path, bool directory) {
   return ok;
 }
 
+}  // namespace
+
+bool sync_directory(const fs::path& dir) { return fsync_path(dir, true); }
+
+namespace {
+
 fs::path parent_of(const fs::path& path) {
   auto whole = fs::absolute(path).lexically_normal();
   if (!whole.has_filename()) whole = whole.parent_path();  // "dir/"

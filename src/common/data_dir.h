@@ -55,6 +55,9 @@ using Build = std::function<Result<Unit, std::string>(const std::filesystem::pat
 /// build leaves the directory empty again.
 Result<bool, std::string> create_store(const std::filesystem::path& dir, const Owner& owner, const Build& build);
 
+/// fsync of the directory itself, so the names made or removed in it are durable.
+bool sync_directory(const std::filesystem::path& dir);
+
 enum class IfExists : bool { kReplace, kKeep };
 
 /// `content` at `path`, whole or not at all: written to a temporary beside

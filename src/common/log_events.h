@@ -17,7 +17,7 @@ inline constexpr std::string_view kConfigLoaded = "config_loaded";
 inline constexpr std::string_view kDescriptorLimit = "descriptor_limit";
 /// The durable store is open: `store` (journal, broker, chain, runner_state), `path`, and where it stands.
 inline constexpr std::string_view kStoreOpened = "store_opened";
-/// A listener is bound: `listener` (http, admin, quic, wss, chain), `address` (host:port actually bound).
+/// A listener is bound: `listener` (http, admin, payloads, quic, wss, chain), `address` (host:port actually bound).
 inline constexpr std::string_view kListening = "listening";
 /// Start-up finished, work is taken: once, after every `listening`.
 inline constexpr std::string_view kReady = "ready";

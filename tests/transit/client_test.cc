@@ -123,6 +123,39 @@ TEST(TransitClient, SnapshotsAreSentOnlyToAPeerThatListsTheirCapabilities) {
   EXPECT_EQ(peer.received(), (std::vector<std::string>{"capabilities"}));
 }
 
+TEST(TransitClient, PayloadsAreSentOnlyToAPeerThatListsTheCapabilityAndTheirRecordsMustFitTheirState) {
+  crypto::init();
+  ScriptedPeer peer({capability::kPayloads});
+  Client client(peer.options());
+  auto declared = client.submit(DeclarePayload{7, 10, Digest{}, false});
+  ASSERT_FALSE(declared.ok());
+  EXPECT_EQ(declared.error().kind, ClientError::Kind::kUnsupported);
+  EXPECT_NE(declared.error().message.find("payloads"), std::string::npos) << declared.error().message;
+  EXPECT_EQ(client.submit(PayloadReady{1}).error().kind, ClientError::Kind::kUnsupported);
+  EXPECT_EQ(client.payload(1).error().kind, ClientError::Kind::kUnsupported);
+  EXPECT_EQ(client.put_payload(1, [](std::span<std::uint8_t>) { return std::size_t{0}; }).error().kind,
+            ClientError::Kind::kUnsupported);
+  EXPECT_EQ(client.get_payload(1, [](std::span<const std::uint8_t>) { return true; }).error().kind,
+            ClientError::Kind::kUnsupported);
+  EXPECT_EQ(client.delete_payload_bytes(1).error().kind, ClientError::Kind::kUnsupported);
+  EXPECT_EQ(peer.received(), (std::vector<std::string>{"capabilities"}));
+
+  // A record whose state and step positions disagree is refused.
+  ScriptedPeer full({});
+  PayloadInfo answer{1, 7, 1, 10, Digest{}, false, PayloadState::kReady, 2, std::nullopt, std::nullopt, std::nullopt};
+  full.answer = [&](const QueryOp&) { return QueryResult{answer}; };
+  Client checked(full.options());
+  EXPECT_EQ(checked.payload(1).error().kind, ClientError::Kind::kMalformed);  // ready without ready_at
+  answer.ready_at = 3;
+  EXPECT_TRUE(checked.payload(1).ok());
+  answer.state = PayloadState::kRetired;
+  answer.retired_at = 4;
+  EXPECT_EQ(checked.payload(1).error().kind, ClientError::Kind::kMalformed);  // retired without allow_delete
+  answer.allow_delete = true;
+  EXPECT_TRUE(checked.payload(1).ok());
+  EXPECT_EQ(checked.payload(2).error().kind, ClientError::Kind::kMalformed);  // another payload than asked
+}
+
 TEST(TransitClient, LookupsAndReadsMustCarryActiveMetadataAndPossibleRevisions) {
   crypto::init();
   ScriptedPeer peer({});

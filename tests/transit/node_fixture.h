@@ -60,6 +60,7 @@ class NodeTest : public ::testing::Test {
   ClientOptions options(Id principal, std::uint8_t seed) {
     ClientOptions o;
     o.port = node_->port();
+    o.payload_port = node_->payload_port();
     o.realm = "dev";
     o.principal = principal;
     o.seed = testing::seed_of(seed);

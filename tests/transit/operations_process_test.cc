@@ -89,7 +89,7 @@ TEST_F(OperationsProcessTest, ThePackagedConfigIsAcceptedWholeAndThePackagedUnit
   write_sample_genesis();
   const auto ready = start({"--config", kSource + "/packaging/transitd.toml", "--genesis", (dir_ / "genesis.json").string(),
                             "--data", (dir_ / "journal").string(), "--listen", "127.0.0.1:0", "--admin-listen",
-                            "127.0.0.1:0"});
+                            "127.0.0.1:0", "--payload-listen", "127.0.0.1:0"});
   ASSERT_FALSE(ready.empty());
   node_.reset();
 

@@ -25,8 +25,12 @@ inline std::uint16_t ready_port_of(const std::string& line) {
   return 0;
 }
 
-inline std::uint16_t ready_port(cowboy::testing::ChildProcess& child) {
+inline std::uint16_t ready_port(cowboy::testing::ChildProcess& child, std::uint16_t* payload_port = nullptr) {
   auto line = child.wait_for_line("transitd_ready");
+  if (line && payload_port) {
+    std::smatch m;
+    if (std::regex_search(*line, m, std::regex(R"(payloads=127\.0\.0\.1:(\d+))"))) *payload_port = static_cast<std::uint16_t>(std::stoi(m[1]));
+  }
   return line ? ready_port_of(*line) : 0;
 }
 
@@ -42,11 +46,12 @@ class ProcessTest : public ::testing::Test {
   void TearDown() override { std::filesystem::remove_all(dir_); }
 
   /// A node on `port` (0: any; set to the one it got).
-  std::unique_ptr<cowboy::testing::ChildProcess> start_node(std::uint16_t& port) {
+  /// `payload_port`, when given, receives the payload listener's port (any free one).
+  std::unique_ptr<cowboy::testing::ChildProcess> start_node(std::uint16_t& port, std::uint16_t* payload_port = nullptr) {
     auto child = std::make_unique<cowboy::testing::ChildProcess>(std::vector<std::string>{
         kBin + "/transitd", "--genesis", (dir_ / "genesis.json").string(), "--data", (dir_ / "journal").string(),
         "--listen", "127.0.0.1:" + std::to_string(port), "--admin-listen", "127.0.0.1:0"});
-    port = ready_port(*child);
+    port = ready_port(*child, payload_port);
     return child;
   }
   /// A key file (hex, 0600) holding seed_of(seed).

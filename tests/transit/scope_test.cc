@@ -223,6 +223,9 @@ TEST_F(ScopeTest, EveryCommandAppliesPidScopeAndGrantScope) {
       command("cancel_output into 8", CancelOutput{to8_}, "resolved", kPid8),
       command("record_retirement 7", RecordRetirement{7}, "not_ended", kPid7),
       command("record_retirement 8", RecordRetirement{8}, "not_ended", kPid8),
+      // Payloads: execute at the process to declare one (the later steps are its publisher's alone).
+      command("declare_payload of 7", DeclarePayload{7, 1, Digest{}, false}, "ok", kPid7),
+      command("declare_payload of 8", DeclarePayload{8, 1, Digest{}, false}, "ok", kPid8),
   };
   EXPECT_EQ(mismatches(rows), "");
 }
@@ -238,7 +241,12 @@ TEST_F(ScopeTest, EveryQueryAppliesPidScopeAndGrantScope) {
   const auto entries = [](Id resource) {
     return ReadEntries{resource, std::nullopt, std::nullopt, slots({"k"})};
   };
+  // A payload of each process, declared by the root: read with read at its PID.
+  const Id pay7 = ok<PayloadChanged>(admin_->submit(DeclarePayload{7, 1, Digest{}, false})).payload;
+  const Id pay8 = ok<PayloadChanged>(admin_->submit(DeclarePayload{8, 1, Digest{}, false})).payload;
   std::vector<Row> rows = {
+      query("payload of 7", PayloadRead{pay7}, kPid7),
+      query("payload of 8", PayloadRead{pay8}, kPid8),
       query("identity", IdentityQuery{}, kHome),
       query("capabilities", CapabilitiesQuery{}, "YYYYYYY"),
       query("decision", DecisionQuery{1, RealmScope{}, Permissions{kInspect}}, kHome),

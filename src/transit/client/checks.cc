@@ -276,6 +276,32 @@ Problem check(const SnapshotRead& q, const SnapshotRange& r, Id position) {
   return std::nullopt;
 }
 
+// A payload's steps are taken in order and each records its position once (decisions 84-86).
+Problem check(const PayloadRead& q, const PayloadInfo& p, Id position) {
+  if (p.payload != q.payload) return std::string("another payload than the one asked");
+  if (p.length > kMaxPayloadBytes) return std::string("a payload over its bound");
+  if (p.declared_at == 0 || p.declared_at > position) return std::string("a declaration after its response's position");
+  const bool ready = p.ready_at.has_value(), retired = p.retired_at.has_value(), deleted = p.deleted_at.has_value();
+  const bool steps_fit = [&] {
+    switch (p.state) {
+      case PayloadState::kDeclared: return !ready && !retired && !deleted;
+      case PayloadState::kReady: return ready && !retired && !deleted;
+      case PayloadState::kRetired: return retired && !deleted;
+      case PayloadState::kDeleted: return retired && deleted;
+    }
+    return false;
+  }();
+  if (!steps_fit) return std::string("a payload state without its steps' positions, or with later ones");
+  if ((retired || deleted) && !p.allow_delete) return std::string("a retired payload declared without allow_delete");
+  Id last = p.declared_at;
+  for (const auto& at : {p.ready_at, p.retired_at, p.deleted_at})
+    if (at) {
+      if (*at <= last || *at > position) return std::string("payload steps out of order");
+      last = *at;
+    }
+  return std::nullopt;
+}
+
 Problem check(const DecisionQuery& q, const Decision& d) {
   if (d.principal != q.principal) return std::string("decision for another principal");
   return std::nullopt;
@@ -301,6 +327,9 @@ bool outcome_matches(const Command& op, const Outcome& outcome) {
                  o->outputs.items.size() == command.outputs.items.size() && o->consumed == command.input &&
                  o->resource == command.resource;
         else if constexpr (std::is_same_v<OutcomeOf<C>, EffectChanged>) return o->effect == command.effect;
+        else if constexpr (std::is_same_v<C, DeclarePayload>)
+          return command.pid == o->pid && o->state == PayloadState::kDeclared;
+        else if constexpr (std::is_same_v<OutcomeOf<C>, PayloadChanged>) return o->payload == command.payload;
         else if constexpr (requires { o->pid; command.pid; }) return o->pid == command.pid;
         else return true;
       },

@@ -215,6 +215,19 @@ ClientResult<Decision> Client::decision(Id principal, Scope scope, Permissions p
   return std::get<Decision>(r->result);
 }
 
+const ClientOptions& Client::options() const { return impl_->options; }
+
+std::string Client::signed_query(QueryOp op) const {
+  const auto& o = impl_->options;
+  return to_json(sign(Query{Version{}, Definition{}, {o.realm}, o.principal, std::move(op)}, o.seed));
+}
+
+ClientResult<PayloadInfo> Client::payload(Id payload) {
+  auto r = query(PayloadRead{payload});
+  if (!r.ok()) return Err{r.error()};
+  return std::get<PayloadInfo>(std::move(r->result));
+}
+
 ClientResult<EffectInfo> Client::effect(Id effect) {
   auto r = query(EffectRead{effect});
   if (!r.ok()) return Err{r.error()};

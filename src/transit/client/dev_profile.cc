@@ -12,7 +12,8 @@ Result<Unit, std::string> save_dev_profile(const std::filesystem::path& dir, con
   const nlohmann::ordered_json j{{"endpoint", p.host + ":" + std::to_string(p.port)},
                                  {"realm", p.realm},
                                  {"principal", p.principal},
-                                 {"key_file", p.key_file}};
+                                 {"key_file", p.key_file},
+                                 {"payload_port", p.payload_port}};
   std::ofstream out(dir / DevProfile::kFileName);
   out << j.dump(2) << "\n";
   if (!out) return Err{"cannot write " + (dir / DevProfile::kFileName).string()};
@@ -34,6 +35,7 @@ Result<DevProfile, std::string> load_dev_profile(const std::filesystem::path& di
     p.realm = j.at("realm").get<std::string>();
     p.principal = j.at("principal").get<Id>();
     p.key_file = j.at("key_file").get<std::string>();
+    p.payload_port = j.value("payload_port", std::uint16_t{0});
     return p;
   } catch (const std::exception& e) {
     return Err{path.string() + " is not a transitd dev profile: " + e.what()};
@@ -48,6 +50,7 @@ Result<ClientOptions, std::string> dev_client_options(const std::filesystem::pat
   ClientOptions o;
   o.host = profile->host;
   o.port = profile->port;
+  o.payload_port = profile->payload_port;
   o.realm = profile->realm;
   o.principal = profile->principal;
   o.seed = *seed;

@@ -14,6 +14,7 @@ namespace cowboy::transit {
 struct DevProfile {
   std::string host = "127.0.0.1";
   std::uint16_t port = 7550;
+  std::uint16_t payload_port = 0;  // the payload listener (0: unknown)
   std::string realm = "dev";
   Id principal = 1;
   std::string key_file = "root.key";  // relative to the directory

@@ -36,6 +36,8 @@ inline constexpr std::string_view kCheckpoints = "checkpoints";
 // Leased snapshots (decisions 70-78): open/entries/close, and snapshot_read.
 inline constexpr std::string_view kLeasedSnapshots = "leased_snapshots";
 inline constexpr std::string_view kSnapshotRead = "snapshot_read";
+// Payloads (decisions 84-92): the four commands, the payload read and the payload route.
+inline constexpr std::string_view kPayloads = "payloads";
 // Reported, gating no operation of their own: what turns and views support.
 inline constexpr std::string_view kRetainedReadVersions = "retained_read_versions";
 inline constexpr std::string_view kTurnWithVersions = "turn_with_versions";
@@ -47,7 +49,7 @@ inline constexpr std::array kSupported = {  // deduced: std::array<std::string_v
     kResourceReadBatch,        kProcesses,          kScopedRetry,        kCourierDelivery,
     kRetainedReadVersions,     kTurnWithVersions,
     kWorkerRotation,           kEffectReconciliation, kMaintenance,       kCheckpoints,
-    kLeasedSnapshots,          kSnapshotRead};
+    kLeasedSnapshots,          kSnapshotRead,       kPayloads};
 
 template <typename Op, typename... Of> inline constexpr bool kOneOf = (std::is_same_v<Op, Of> || ...);
 
@@ -72,6 +74,7 @@ template <typename Op> constexpr std::string_view required() {
   else if constexpr (kOneOf<Op, Checkpoint, AdvanceFloor, CheckpointQuery>) return kCheckpoints;
   else if constexpr (kOneOf<Op, OpenSnapshot, SnapshotEntries, CloseSnapshot>) return kLeasedSnapshots;
   else if constexpr (kOneOf<Op, SnapshotRead>) return kSnapshotRead;
+  else if constexpr (kOneOf<Op, DeclarePayload, PayloadReady, RetirePayload, PayloadDeleted, PayloadRead>) return kPayloads;
   else {
     static_assert(kOneOf<Op, CreateProcess, Associate, Initialize, Own, Send, Turn, FailTurn, Suspend, Resume,
                          ProcessRead, Terminate, Spawn>,
@@ -116,6 +119,10 @@ template <> struct OutcomeFor<CancelOutput> { using type = OutputCancelled; };
 template <> struct OutcomeFor<RecordRetirement> { using type = RetirementRecorded; };
 template <> struct OutcomeFor<Checkpoint> { using type = Checkpointed; };
 template <> struct OutcomeFor<AdvanceFloor> { using type = FloorAdvanced; };
+template <> struct OutcomeFor<DeclarePayload> { using type = PayloadChanged; };
+template <> struct OutcomeFor<PayloadReady> { using type = PayloadChanged; };
+template <> struct OutcomeFor<RetirePayload> { using type = PayloadChanged; };
+template <> struct OutcomeFor<PayloadDeleted> { using type = PayloadChanged; };
 template <typename Op> using OutcomeOf = typename OutcomeFor<Op>::type;
 
 /// The control mutations, which the control reserve admits beyond the

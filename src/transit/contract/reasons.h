@@ -205,7 +205,24 @@ constexpr int http_status(RejectionCode code) {
   X(kSnapshotClosed, "snapshot_closed", kInvalidProposal, "the snapshot was closed")                                 \
   X(kSnapshotRestarted, "snapshot_restarted", kConflict, "the token is of an earlier incarnation of this node: a restart ended every snapshot") \
   X(kSnapshotQuota, "snapshot_quota", kAdmissionClosed, "the caller holds as many open snapshots as one principal may") \
-  X(kSnapshotCapacity, "snapshot_capacity", kAdmissionClosed, "the node holds as many open snapshots as it may")
+  X(kSnapshotCapacity, "snapshot_capacity", kAdmissionClosed, "the node holds as many open snapshots as it may") \
+  /* payloads (contract/rules.cc, node/payloads.cc, node/payload_routes.cc) */                                        \
+  X(kPayloadTooLarge, "payload_too_large", kInvalidRequest, "a declared payload length over 1 TiB")                  \
+  X(kStandalonePayload, "standalone_payload", kInvalidProposal, "a payload of no process: every process lifetime here is finite") \
+  X(kUnknownPayload, "unknown_payload", kInvalidProposal, "no such payload")                                         \
+  X(kNotPublisher, "not_publisher", kDenied, "only the payload's publisher records its steps and moves its bytes")  \
+  X(kPayloadNotDeclared, "payload_not_declared", kInvalidProposal, "the payload is past declared: ready, retired or deleted") \
+  X(kPayloadBytesMissing, "payload_bytes_missing", kInvalidProposal, "the store holds no complete synced copy of the declared bytes") \
+  X(kDeleteNotAllowed, "delete_not_allowed", kInvalidProposal, "the payload was declared without allow_delete")       \
+  X(kProcessNotRetired, "process_not_retired", kInvalidProposal, "a payload is retired only once its process is")   \
+  X(kPayloadRetired, "payload_retired", kInvalidProposal, "the payload is retired or deleted")                       \
+  X(kPayloadNotRetired, "payload_not_retired", kInvalidProposal, "deletion evidence for a payload that is not retired") \
+  X(kPayloadBytesPresent, "payload_bytes_present", kConflict, "the store still holds the payload's bytes (or is writing them)") \
+  X(kPayloadNotReady, "payload_not_ready", kInvalidProposal, "a download of a payload that is not ready")            \
+  X(kPayloadMismatch, "payload_mismatch", kInvalidRequest, "uploaded bytes differ from the declared length or SHA-256") \
+  X(kPayloadBusy, "payload_busy", kConflict, "an upload of the payload is under way")                                \
+  X(kMissingQueryHeader, "missing_query_header", kInvalidRequest, "a payload route request without one X-Transit-Query") \
+  X(kTransfersFull, "transfers_full", kServiceUncertain, "the payload listener moves as many payloads as it may; try again")
 
 enum class Reason : std::uint8_t {
 #define TRANSIT_REASON_ENUMERATOR(id, name, code, meaning) id,

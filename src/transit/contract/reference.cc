@@ -216,6 +216,17 @@ the decisions of `docs/transit.md`, cited here as "decision N".
 | `POST /v1/command` | `SignedRequest`, then for a turn with blocks `\n` and the block bodies | `Receipt` | `Rejection` |
 | `POST /v1/query` | `SignedQuery` | `Response` | `Rejection` |
 
+The payload listener (`transitd --payload-listen`, decisions 87-90) is apart, with its own transport
+budget; each of its requests carries the header `X-Transit-Query`, a `SignedQuery` of `payload` for the
+payload the path names (`missing_query_header` otherwise), and its answer is decided by that query's
+`PayloadInfo` and who signed it:
+
+| route | body | 200 answer | otherwise |
+|---|---|---|---|
+| `PUT /v1/payloads/{id}` | the payload's bytes, `Content-Length` the declared length (publisher; `declared`) | `Response` (the `payload` query's) | `Rejection` |
+| `GET /v1/payloads/{id}` | none (`read` at its PID; `ready`) | the bytes, `application/octet-stream` | `Rejection` |
+| `DELETE /v1/payloads/{id}` | none (publisher; `retired`) | `Response` (the `payload` query's) | `Rejection` |
+
 Every answer is one JSON document in the spelling below (`Content-Type:
 application/json`). Nothing else is routed (`unknown_route`,
 `method_not_allowed`). The optional header `X-Transit-Control: snapshot` is

@@ -82,6 +82,12 @@ std::optional<DecodeError> check(const SnapshotRead& r) {
   return std::nullopt;
 }
 
+std::optional<DecodeError> check(const DeclarePayload& d) {
+  if (d.length > kMaxPayloadBytes)
+    return broken(Reason::kPayloadTooLarge, "op.declare_payload.length", "a payload holds at most 2^40 bytes");
+  return std::nullopt;
+}
+
 }  // namespace
 
 std::optional<DecodeError> check_rules(const Command& op) {

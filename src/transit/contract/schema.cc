@@ -123,6 +123,10 @@ std::string render(const std::string& definition_id) {
       {"max_request_bytes", kMaxRequestBytes},
       {"routes", Schema{{"POST /v1/command", Schema{{"request", "SignedRequest"}, {"response", "Receipt"}}},
                         {"POST /v1/query", Schema{{"request", "SignedQuery"}, {"response", "Response"}}},
+                        // The payload listener's routes (decisions 87-90): X-Transit-Query is a SignedQuery of payload.
+                        {"PUT /v1/payloads/{id}", Schema{{"header", "X-Transit-Query: SignedQuery"}, {"request", "bytes"}, {"response", "Response"}}},
+                        {"GET /v1/payloads/{id}", Schema{{"header", "X-Transit-Query: SignedQuery"}, {"response", "bytes"}}},
+                        {"DELETE /v1/payloads/{id}", Schema{{"header", "X-Transit-Query: SignedQuery"}, {"response", "Response"}}},
                         {"rejection", "Rejection"}}}};
   s["$defs"] = definitions<SignedRequest, Request, SignedQuery, Query, Receipt, Response, Rejection, Genesis>();
   return s.dump(2) + "\n";

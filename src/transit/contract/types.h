@@ -12,6 +12,7 @@
 #include "transit/contract/workers.h"
 #include "transit/contract/maintenance.h"
 #include "transit/contract/snapshots.h"
+#include "transit/contract/payloads.h"
 
 namespace cowboy::transit {
 
@@ -145,7 +146,9 @@ using Command = std::variant<CreatePrincipal, CreateRole, BindCredential, Unbind
                              // maintenance (maintenance.h)
                              CancelOutput, RecordRetirement,
                              // checkpoints and the history floor (history.h)
-                             Checkpoint, AdvanceFloor>;
+                             Checkpoint, AdvanceFloor,
+                             // payloads (payloads.h)
+                             DeclarePayload, PayloadReady, RetirePayload, PayloadDeleted>;
 
 struct Request {
   static constexpr std::string_view kName = "Request";
@@ -207,7 +210,9 @@ using QueryOp = std::variant<IdentityQuery, CapabilitiesQuery, DecisionQuery, Li
                              // checkpoints and the history floor (history.h)
                              CheckpointQuery,
                              // leased snapshots (snapshots.h)
-                             OpenSnapshot, SnapshotEntries, CloseSnapshot, SnapshotRead>;
+                             OpenSnapshot, SnapshotEntries, CloseSnapshot, SnapshotRead,
+                             // payloads (payloads.h)
+                             PayloadRead>;
 
 struct Query {
   static constexpr std::string_view kName = "Query";
@@ -291,7 +296,9 @@ using Outcome = std::variant<PrincipalCreated, RoleCreated, Granted, PolicyChang
                              // maintenance (maintenance.h)
                              OutputCancelled, RetirementRecorded,
                              // checkpoints and the history floor (history.h)
-                             Checkpointed, FloorAdvanced>;
+                             Checkpointed, FloorAdvanced,
+                             // payloads (payloads.h)
+                             PayloadChanged>;
 
 struct Receipt {
   static constexpr std::string_view kName = "Receipt";
@@ -348,6 +355,9 @@ struct Capabilities {
   Id snapshots_per_principal = 0;
   Id snapshots_per_node = 0;
   Id snapshot_range_records = kSnapshotRangeRecords;
+  // Payloads (decisions 84-92): the largest payload, and the route's chunk.
+  Id max_payload_bytes = kMaxPayloadBytes;
+  Id payload_chunk_bytes = kPayloadChunkBytes;
   bool operator==(const Capabilities&) const = default;
 };
 template <typename V> void fields(V& v, Capabilities& t) {
@@ -356,7 +366,8 @@ template <typename V> void fields(V& v, Capabilities& t) {
       "max_request_bytes", t.max_request_bytes)("page_records", t.page_records)(
       "required_resource_budget", t.required_resource_budget)("lifetime_owner_budget", t.lifetime_owner_budget)(
       "snapshot_lease_max_ms", t.snapshot_lease_max_ms)("snapshots_per_principal", t.snapshots_per_principal)(
-      "snapshots_per_node", t.snapshots_per_node)("snapshot_range_records", t.snapshot_range_records);
+      "snapshots_per_node", t.snapshots_per_node)("snapshot_range_records", t.snapshot_range_records)(
+      "max_payload_bytes", t.max_payload_bytes)("payload_chunk_bytes", t.payload_chunk_bytes);
 }
 
 struct Decision {
@@ -379,7 +390,9 @@ using QueryResult = std::variant<Identity, Capabilities, Decision, ResourcePage,
                                  // checkpoints and the history floor (history.h)
                                  CheckpointStatus,
                                  // leased snapshots (snapshots.h)
-                                 SnapshotOpened, SnapshotPage, SnapshotClosed, SnapshotRange>;
+                                 SnapshotOpened, SnapshotPage, SnapshotClosed, SnapshotRange,
+                                 // payloads (payloads.h)
+                                 PayloadInfo>;
 static_assert(std::variant_size_v<QueryResult> == std::variant_size_v<QueryOp>);
 
 struct Response {

@@ -40,7 +40,8 @@ Authority::Authority(Genesis genesis, Published published)
       processes_(std::move(published.processes)),
       views_(std::move(published.views)),
       outputs_(std::move(published.outputs)),
-      effects_(std::move(published.effects)) {
+      effects_(std::move(published.effects)),
+      payloads_(std::move(published.payloads)) {
   for (const auto& [id, g] : grants_) grants_by_role_.insert({g.role, id});
   for (const auto& [id, r] : resources_) {
     resource_names_[r.info.name.value] = id;
@@ -71,6 +72,7 @@ const ProcessRecord* Authority::process(Id pid) const { return find(processes_, 
 const ViewRecord* Authority::view(Id id) const { return find(views_, id); }
 const OutputRecord* Authority::output(Id id) const { return find(outputs_, id); }
 const EffectRecord* Authority::effect(Id id) const { return find(effects_, id); }
+const PayloadRecord* Authority::payload(Id id) const { return find(payloads_, id); }
 const Association* Authority::association(Id pid, Id revision) const { return find(associations_, {pid, revision}); }
 
 std::uint64_t Authority::rights(Id principal_id, const Scope& target) const {
@@ -106,7 +108,7 @@ std::optional<Refusal> Authority::check_signer(Id principal_id) const {
 
 Result<Receipt, Refusal> Authority::decide(const Request& request, const Digest& digest, std::uint64_t now_ms,
                                            std::span<const Bytes> blocks, const CatalogReader& catalog,
-                                           Touched& touched) {
+                                           const PayloadFacts& payloads, Touched& touched) {
   // Admission: ordinary obligations stop at the ceiling, control mutations at its reserve's end.
   if (genesis_.admission_ceiling) {
     const Id ceiling = *genesis_.admission_ceiling;
@@ -118,7 +120,7 @@ Result<Receipt, Refusal> Authority::decide(const Request& request, const Digest&
   if (now_ms < head_.last_time_ms)
     return refuse(Reason::kClockRegressed, "trusted time is behind the last decision");
   const Head before = head_;
-  Step step{request.principal, now_ms, blocks, catalog, touched, head_.position + 1};
+  Step step{request.principal, now_ms, blocks, catalog, touched, head_.position + 1, payloads};
   // Every rule is checked before anything changes, so a refusal leaves the state as it was.
   auto outcome = std::visit(
       [&](const auto& command) -> Result<Outcome, Refusal> {

@@ -46,7 +46,7 @@ struct Touched {
   };
   std::vector<Id> principals, roles, grants_written, grants_removed;
   std::vector<std::pair<Id, Id>> credentials_added, credentials_removed;
-  std::vector<Id> resources, processes, views, outputs, effects;
+  std::vector<Id> resources, processes, views, outputs, effects, payloads;
   std::vector<std::pair<Id, Id>> associations;  // (pid, association revision)
   std::vector<EntryWrite> entries;
   std::vector<InputWrite> inputs;
@@ -79,6 +79,18 @@ class CatalogReader {
   virtual std::optional<JournalEntry> committed_entry(Id position) const = 0;
 };
 
+/// What the payload store holds, as the decide thread asks it (payload_store.h
+/// implements it): the one fact payload_ready and payload_deleted are judged on.
+class PayloadFacts {
+ public:
+  virtual ~PayloadFacts() = default;
+  /// A complete copy of `payload` whose bytes are `length` long with this
+  /// SHA-256, written and synced (file and directory), is stored.
+  virtual bool holds(Id payload, Id length, const Digest& sha256) const = 0;
+  /// Nothing of `payload` (declared with this SHA-256) is stored or being written.
+  virtual bool absent(Id payload, const Digest& sha256) const = 0;
+};
+
 /// The permission bits `principal` holds at `scope` (none when revoked or unknown).
 class Authority {
  public:
@@ -96,6 +108,7 @@ class Authority {
     std::map<Id, ViewRecord> views;
     std::map<Id, OutputRecord> outputs;
     std::map<Id, EffectRecord> effects;
+    std::map<Id, PayloadRecord> payloads;
   };
   Authority(Genesis genesis, Published published);  // recovery
 
@@ -103,7 +116,8 @@ class Authority {
   /// the block bodies that came with it: its receipt (the head advanced,
   /// `touched` filled) or why not (nothing changed).
   Result<Receipt, Refusal> decide(const Request& request, const Digest& digest, std::uint64_t now_ms,
-                                  std::span<const Bytes> blocks, const CatalogReader& catalog, Touched& touched);
+                                  std::span<const Bytes> blocks, const CatalogReader& catalog,
+                                  const PayloadFacts& payloads, Touched& touched);
   /// Refusals that come before the sequence rule: unknown or revoked principal.
   std::optional<Refusal> check_signer(Id principal) const;
   /// What an exact retry must still hold now, before its original receipt is
@@ -131,6 +145,7 @@ class Authority {
   const ViewRecord* view(Id id) const;
   const OutputRecord* output(Id id) const;
   const EffectRecord* effect(Id id) const;
+  const PayloadRecord* payload(Id id) const;
   const Association* association(Id pid, Id revision) const;
   Capabilities capabilities() const;
 
@@ -164,6 +179,7 @@ class Authority {
     const CatalogReader& catalog;
     Touched& touched;
     Id position;  // the position this decision will take
+    const PayloadFacts& payloads;
   };
   /// An administration command (one with expected_revision): authority.cc.
   template <typename C> Result<Outcome, Refusal> administer(Id caller, const C& command, Touched& touched);
@@ -198,6 +214,14 @@ class Authority {
   // Checkpoints and the history floor (history.cc).
   Result<Outcome, Refusal> apply(const Checkpoint& op, Step& step);
   Result<Outcome, Refusal> apply(const AdvanceFloor& op, Step& step);
+  // Payloads (payloads.cc, decisions 84-86).
+  Result<Outcome, Refusal> apply(const DeclarePayload& op, Step& step);
+  Result<Outcome, Refusal> apply(const PayloadReady& op, Step& step);
+  Result<Outcome, Refusal> apply(const RetirePayload& op, Step& step);
+  Result<Outcome, Refusal> apply(const PayloadDeleted& op, Step& step);
+  /// A payload whose next step the caller may record: it exists, the caller
+  /// is its publisher and holds execute at its PID now.
+  Result<PayloadInfo*, Refusal> published_payload(Id payload, const Step& step);
   /// Realm-wide control over history: realm_control, and the genesis opt-in.
   std::optional<Refusal> check_history_control(Id caller) const;
   /// SHA-256 of the published state as it stands: the head and every record
@@ -224,6 +248,7 @@ class Authority {
   Result<QueryResult, Refusal> read(const ReadCtx& ctx, const ListRoutes& q) const;
   Result<QueryResult, Refusal> read(const ReadCtx& ctx, const ListEnded& q) const;
   Result<QueryResult, Refusal> read(const ReadCtx& ctx, const CheckpointQuery& q) const;
+  Result<QueryResult, Refusal> read(const ReadCtx& ctx, const PayloadRead& q) const;
   /// Why a continuation at `cut` may not go on, given where its catalog last changed (decision 6).
   std::optional<Refusal> stale_cut(Id cut, Id catalog_position) const;
 
@@ -344,6 +369,7 @@ class Authority {
   std::map<Id, EffectRecord> effects_;
   std::map<Id, std::set<Id>> effects_of_;  // PID -> its effects (derived)
   std::set<Id> unresolved_effects_;        // the effects not closed (derived): what maintenance scans
+  std::map<Id, PayloadRecord> payloads_;
 };
 
 }  // namespace cowboy::transit::node

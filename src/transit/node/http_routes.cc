@@ -48,12 +48,11 @@ Refusal Routes::hint_not_allowed() {
   return Refusal{Reason::kControlHintNotAllowed, "snapshot is only for close_snapshot and snapshot_read with finish: true"};
 }
 
-// Realm, key and signature, the same for both envelopes: the verifying key, or why not.
-Result<PublicKey, Refusal> Routes::authenticate(const Text<1, 64>& realm, Id principal, const Digest& digest,
-                                                const Signature& signature) const {
-  if (realm != sequencer_.genesis().realm)
+Result<PublicKey, Refusal> authenticate(const Sequencer& sequencer, const Text<1, 64>& realm, Id principal,
+                                        const Digest& digest, const Signature& signature) {
+  if (realm != sequencer.genesis().realm)
     return Err{Refusal{Reason::kForeignRealm, "this node serves another realm"}};
-  const auto key = sequencer_.key_of(principal);
+  const auto key = sequencer.key_of(principal);
   if (!key) return Err{Refusal{Reason::kUnknownPrincipal, "no live principal " + std::to_string(principal)}};
   if (!verify_digest(digest, signature, *key))
     return Err{Refusal{Reason::kBadSignature, "the signature does not verify"}};
@@ -71,7 +70,7 @@ void Routes::command(const net::HttpRequest& http, net::HttpResponder respond) {
   auto decoded = decode_command_body(http.body, &digest);
   if (!decoded.ok()) return respond(reject(decoded.error()));
   const auto& request = decoded->request;
-  auto key = authenticate(request.request.realm, request.request.principal, digest, request.signature);
+  auto key = authenticate(sequencer_, request.request.realm, request.request.principal, digest, request.signature);
   if (!key.ok()) return respond(reject(key.error()));
   sequencer_.submit(std::move(*decoded), digest, *key, answer_with<Receipt>(std::move(respond)));
 }
@@ -82,7 +81,7 @@ void Routes::query(const net::HttpRequest& http, bool control, net::HttpResponde
   if (!decoded.ok()) return respond(reject(decoded.error()));
   // Which queries may carry the hint is known once the body is decoded; still before the signature.
   if (control && !takes_control_hint(decoded->query.op)) return respond(reject(hint_not_allowed()));
-  auto key = authenticate(decoded->query.realm, decoded->query.principal, digest, decoded->signature);
+  auto key = authenticate(sequencer_, decoded->query.realm, decoded->query.principal, digest, decoded->signature);
   if (!key.ok()) return respond(reject(key.error()));
   sequencer_.query(std::move(*decoded), digest, *key, answer_with<Response>(std::move(respond)), control);
 }

@@ -14,6 +14,11 @@
 
 namespace cowboy::transit::node {
 
+/// Realm, key and signature, the same for every signed envelope: the key it
+/// verified with, or why not (the payload route asks it too).
+Result<PublicKey, Refusal> authenticate(const Sequencer& sequencer, const Text<1, 64>& realm, Id principal,
+                                        const Digest& digest, const Signature& signature);
+
 class Routes {
  public:
   explicit Routes(Sequencer& sequencer) : sequencer_(sequencer) {}
@@ -25,8 +30,6 @@ class Routes {
   void command(const net::HttpRequest& request, net::HttpResponder respond);
   void query(const net::HttpRequest& request, bool control, net::HttpResponder respond);
   static Refusal hint_not_allowed();
-  Result<PublicKey, Refusal> authenticate(const Text<1, 64>& realm, Id principal, const Digest& digest,
-                                          const Signature& signature) const;
   template <typename Answer> std::function<void(Result<Answer, Refusal>)> answer_with(net::HttpResponder respond) const;
   net::HttpReply reject(const Refusal& refusal) const;
   net::HttpReply reject(const DecodeError& error) const;

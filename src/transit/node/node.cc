@@ -12,10 +12,13 @@ Result<std::unique_ptr<Node>, std::string> Node::open(const NodeConfig& config, 
   (*journal)->reclaim(authority->head().floor);  // finishes a reclaim a stop or a crash cut short
   std::unique_ptr<Node> node(new Node());
   node->data_dir_ = config.data_dir;
+  auto store = LocalPayloadStore::open(config.data_dir / "payloads");
+  if (!store.ok()) return Err{store.error()};
+  node->payload_store_ = std::move(*store);
   Entropy* entropy = config.entropy;
   if (!entropy) entropy = (node->system_entropy_ = std::make_unique<SystemEntropy>()).get();
   node->sequencer_ = std::make_unique<Sequencer>(std::move(*journal), std::move(*authority), clock, *entropy,
-                                                 config.snapshots,
+                                                 *node->payload_store_, config.snapshots,
                                                  SequencerOptions{config.max_pending, config.request_deadline});
   node->routes_ = std::make_unique<Routes>(*node->sequencer_);
   net::HttpServerOptions options;
@@ -37,6 +40,9 @@ Result<std::unique_ptr<Node>, std::string> Node::open(const NodeConfig& config, 
           routes->handle(std::move(request), std::move(respond));
         },
         config.listen_address, config.port, options);
+    node->payload_listener_ = std::make_unique<PayloadListener>(*node->sequencer_, *node->payload_store_,
+                                                                config.payload_listen.first,
+                                                                config.payload_listen.second, config.payload_transfers);
     if (config.admin)
       node->admin_ = std::make_unique<net::HttpServer>(
           [n = node.get()](const net::HttpRequest& request) { return n->admin(request); }, config.admin->first,
@@ -45,12 +51,14 @@ Result<std::unique_ptr<Node>, std::string> Node::open(const NodeConfig& config, 
     return Err{std::string(e.what())};
   }
   node->server_->start();
+  node->payload_listener_->start();
   if (node->admin_) node->admin_->start();
   return node;
 }
 
 Node::~Node() {
   if (admin_) admin_->stop();
+  if (payload_listener_) payload_listener_->stop();  // its transfers ask the sequencer: stopped before it
   if (server_) server_->stop();  // no new work, then the sequencer answers what is queued
   sequencer_.reset();
 }

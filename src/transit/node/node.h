@@ -4,6 +4,7 @@
 #pragma once
 
 #include "transit/node/http_routes.h"
+#include "transit/node/payload_routes.h"
 
 namespace cowboy::transit::node {
 
@@ -22,6 +23,10 @@ struct NodeConfig {
   std::chrono::milliseconds request_deadline{5000};  // unanswered by then: ServiceUncertain (0: no deadline)
   /// GET /healthz, /readyz, /metrics on their own listener (host, port; port 0: any free one). None: no listener.
   std::optional<std::pair<std::string, std::uint16_t>> admin;
+  /// The payload listener (decision 87): PUT/GET/DELETE /v1/payloads/{id}, on
+  /// its own port (0: any free one). Its bytes are kept in <data_dir>/payloads.
+  std::pair<std::string, std::uint16_t> payload_listen{"127.0.0.1", 0};
+  PayloadListenerOptions payload_transfers;
 };
 
 class Node {
@@ -31,6 +36,8 @@ class Node {
   std::uint16_t port() const { return server_->port(); }
   /// The admin listener's port (0: none).
   std::uint16_t admin_port() const { return admin_ ? admin_->port() : 0; }
+  std::uint16_t payload_port() const { return payload_listener_->port(); }
+  PayloadStore& payload_store() { return *payload_store_; }
   Sequencer& sequencer() { return *sequencer_; }
 
   /// /readyz (admin.cc): nullopt when ready, else why not.
@@ -44,7 +51,9 @@ class Node {
   Node() = default;
   std::unique_ptr<SystemEntropy> system_entropy_;  // when the config injects none
   std::filesystem::path data_dir_;
+  std::unique_ptr<LocalPayloadStore> payload_store_;  // outlives the sequencer, which asks it
   std::unique_ptr<Sequencer> sequencer_;
+  std::unique_ptr<PayloadListener> payload_listener_;
   std::unique_ptr<Routes> routes_;
   std::unique_ptr<net::HttpServer> server_;
   std::unique_ptr<net::HttpServer> admin_;

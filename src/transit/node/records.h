@@ -66,6 +66,7 @@ struct Head {
   Id next_view = 1;
   Id next_output = 1;
   Id next_effect = 1;
+  Id next_payload = 1;
   Id last_time_ms = 0;
   Id storage_epoch = 0;
   Id compaction_cursor = 0;
@@ -80,7 +81,7 @@ template <typename V> void fields(V& v, Head& t) {
       "processes_position", t.processes_position)("effects_position", t.effects_position)("next_role", t.next_role)(
       "next_grant", t.next_grant)("next_resource", t.next_resource)("next_association", t.next_association)(
       "next_view", t.next_view)("next_output", t.next_output)("next_effect", t.next_effect)(
-      "last_time_ms", t.last_time_ms)("storage_epoch", t.storage_epoch)("compaction_cursor", t.compaction_cursor)(
+      "next_payload", t.next_payload)("last_time_ms", t.last_time_ms)("storage_epoch", t.storage_epoch)("compaction_cursor", t.compaction_cursor)(
       "floor", t.floor)("checkpoint", t.checkpoint)("checkpoint_roots", t.checkpoint_roots);
 }
 
@@ -162,6 +163,14 @@ struct EffectRecord {
   bool operator==(const EffectRecord&) const = default;
 };
 template <typename V> void fields(V& v, EffectRecord& t) { v("info", t.info); }
+
+/// A payload's metadata (decisions 84-86); its bytes are the payload store's, never the journal's.
+struct PayloadRecord {
+  static constexpr std::string_view kName = "PayloadRecord";
+  PayloadInfo info;
+  bool operator==(const PayloadRecord&) const = default;
+};
+template <typename V> void fields(V& v, PayloadRecord& t) { v("info", t.info); }
 
 /// One accepted decision: the signed bytes decided and the receipt answered.
 /// Stored in two tables (layout.h): the request under its position, the

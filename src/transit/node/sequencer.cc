@@ -25,9 +25,10 @@ Refusal past_deadline(std::chrono::milliseconds bound, const char* what) {
 }  // namespace
 
 Sequencer::Sequencer(std::unique_ptr<Journal> journal, Authority authority, const Clock& clock, Entropy& entropy,
-                     SnapshotLimits snapshots, SequencerOptions options)
+                     const PayloadFacts& payloads, SnapshotLimits snapshots, SequencerOptions options)
     : genesis_(authority.genesis()),
       clock_(clock),
+      payloads_(payloads),
       options_(options),
       deadlines_(options.deadline),
       journal_(std::move(journal)),
@@ -281,7 +282,8 @@ Result<Receipt, Refusal> Sequencer::decide(CommandWork& work, Source& source) {
 
   Touched touched;
   auto receipt =
-      authority_.decide(request, work.digest, clock_.now_ms(), work.command.blocks, journal_->catalog(), touched);
+      authority_.decide(request, work.digest, clock_.now_ms(), work.command.blocks, journal_->catalog(), payloads_,
+                        touched);
   if (!receipt.ok()) return receipt;
   journal_->stage(authority_, touched, work.command.envelope, *receipt);
   for (Id id : touched.principals) publish_key(id);

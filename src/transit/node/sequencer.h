@@ -71,9 +71,10 @@ class Sequencer {
  public:
   static constexpr std::size_t kControlReserve = 256;  // control-hinted releases beyond max_pending
 
-  /// `entropy` draws snapshot tokens; `snapshots` bounds how many may be open.
+  /// `entropy` draws snapshot tokens; `snapshots` bounds how many may be open;
+  /// `payloads` is what the payload store holds, as payload_ready and payload_deleted ask it.
   Sequencer(std::unique_ptr<Journal> journal, Authority authority, const Clock& clock, Entropy& entropy,
-            SnapshotLimits snapshots = {}, SequencerOptions options = {});
+            const PayloadFacts& payloads, SnapshotLimits snapshots = {}, SequencerOptions options = {});
   ~Sequencer();  // answers what is queued with ServiceUncertain, publishes what is decided, then stops
 
   /// Thread-safe. `verified_with` is the key the signature was checked against.
@@ -130,6 +131,7 @@ class Sequencer {
 
   const Genesis genesis_;
   const Clock& clock_;
+  const PayloadFacts& payloads_;  // asked on the decide thread
   const SequencerOptions options_;
   DeadlineWatch deadlines_;  // outlives the threads: it drops their late answers
   std::unique_ptr<Journal> journal_;  // staged by the decide thread, committed by the sync thread
