@@ -84,6 +84,7 @@ Result<std::unique_ptr<ValidatorService>, std::string> ValidatorService::open(Va
   auto height = chain.height();
   links.offer = LocalOffer{s->setup_.params.chain_id, kProtocolVersion, validator_set_hash(s->setup_.validator_keys()), 0,
                            height ? *height : 0};
+  s->opened_at_ = height ? *height : 0;
   links.signature_threads = s->config_.signature_threads;
   ValidatorService* self = s.get();
   ValidatorLinks::Callbacks cb;
@@ -216,7 +217,9 @@ void ValidatorService::send_views() {
 
 Res<bool> ValidatorService::receive_view(ByteView bytes) {
   auto view = decode_view(bytes);
-  auto sender = view ? check_view(view_context_, *view, last_height_.load()) : Res<std::uint32_t>(Err{view.error()});
+  // Until its first block this validator's head is the chain's when it opened (a restart on a long chain).
+  const std::uint64_t head = std::max(last_height_.load(), opened_at_);
+  auto sender = view ? check_view(view_context_, *view, head) : Res<std::uint32_t>(Err{view.error()});
   if (!sender) {
     ++views_refused_;
     log::warn("presence_view_refused", log::field("why", std::string(to_string(sender.error()))));

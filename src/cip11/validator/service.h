@@ -126,6 +126,7 @@ class ValidatorService {
   std::uint16_t port_ = 0;
   std::thread thread_;
   std::atomic<std::uint64_t> last_height_{0};
+  std::uint64_t opened_at_ = 0;  // the chain's height at open; set before the io thread starts
   std::atomic<std::uint64_t> shadow_draws_{0}, shadow_agreements_{0}, shadow_present_members_{0};
 
   /// Signs this validator's view at `height` and queues it for the peers.
