@@ -25,6 +25,7 @@ seed "$corpus_root/fuzz_cip11_reassembler" '*' cip11
 seed "$corpus_root/fuzz_cip11_handshake" '*' cip11
 seed "$corpus_root/fuzz_cip11_cbor" '*' cip11 5   # frame bodies without length and type
 seed "$corpus_root/fuzz_cip11_receipt" 'presence_receipt' cip11
+seed "$corpus_root/fuzz_cip11_presence_view" 'presence_view' cip11
 mkdir -p "$corpus_root/fuzz_cip11_task"
 printf '{"echo":"hi"}' > "$corpus_root/fuzz_cip11_task/echo"
 printf '{"sleep_ms":250}' > "$corpus_root/fuzz_cip11_task/sleep"

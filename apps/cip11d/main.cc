@@ -12,7 +12,9 @@
 //   cip11d --genesis FILE --key FILE --peers URL,URL,... --chain-listen HOST:PORT
 //                    one of several validators of a devchain: its own chain
 //                    store in <data-dir>/chain, proposing in rotation and
-//                    re-executing the others' blocks (devchain/rotation.h).
+//                    re-executing the others' blocks (devchain/rotation.h),
+//                    and telling them which runners it holds (§8.2 presence
+//                    gossip, POST /v1/chain/presence on the same API).
 //   cip11d --config FILE
 //                    any of these from a TOML file whose keys are the long flag
 //                    names (packaging/cip11d.toml); a key no flag knows refuses
@@ -25,6 +27,7 @@
 
 #include <cstdio>
 #include <fstream>
+#include <mutex>
 #include <nlohmann/json.hpp>
 
 #include "cip11/quic/arena.h"
@@ -115,6 +118,32 @@ net::HttpHandler admin_handler(cip11::ValidatorService& service, cip11::chain::C
   };
 }
 
+// §8.2 presence gossip in a validator of several: the chain API's route for
+// the peers' views hands them to the service once it runs.
+class ViewInbox final : public devchain::PresenceViewsApi {
+ public:
+  void attach(cip11::ValidatorService* service) {
+    std::lock_guard lock(mu_);  // waits out a view in hand: detached, nothing uses the service
+    service_ = service;
+  }
+  devchain::ApiResult<bool> post_presence_view(const Bytes& view) override {
+    std::lock_guard lock(mu_);
+    if (!service_) return Err{devchain::ApiError{devchain::ApiErrorCode::kUnavailable, "the validator service is not running"}};
+    auto kept = service_->receive_view(view);
+    if (!kept) return Err{devchain::ApiError{devchain::ApiErrorCode::kViewRefused, std::string(cip11::to_string(kept.error()))}};
+    return *kept;
+  }
+
+ private:
+  std::mutex mu_;
+  cip11::ValidatorService* service_ = nullptr;
+};
+
+struct Gossip {
+  ViewInbox* inbox;
+  std::vector<std::string> peers;  // the other validators' chain APIs
+};
+
 // The endpoint `key` has in the chain's ValidatorSetSnapshot(0).
 std::optional<std::string> endpoint_of(const cip11::chain::ChainSetup& setup, const crypto::Ed25519Seed& key) {
   const auto me = crypto::ed25519_from_seed(key).public_key;
@@ -127,7 +156,7 @@ std::optional<std::string> endpoint_of(const cip11::chain::ChainSetup& setup, co
 // (its blocks come to the service from its observer), producing alone or, with
 // `rotation`, in turn with the other validators; else a BlockFollower.
 int serve(const Options& o, const crypto::Ed25519Seed& key, cip11::chain::ChainPort& chain, devchain::Node* producer,
-          const sigset_t& signals, devchain::Rotation* rotation = nullptr) {
+          const sigset_t& signals, devchain::Rotation* rotation = nullptr, const Gossip* gossip = nullptr) {
   auto setup = chain.setup();
   if (!setup) return fail("the chain has no CIP-11 genesis: " + setup.error().message);
   auto endpoint = endpoint_of(*setup, key);
@@ -148,6 +177,16 @@ int serve(const Options& o, const crypto::Ed25519Seed& key, cip11::chain::ChainP
   auto service = cip11::ValidatorService::open(config, chain);
   if (!service) return fail(service.error());
   std::unique_ptr<cip11::BlockFollower> follower;
+  if (gossip) {
+    std::vector<cip11::ValidatorService::ViewSink> sinks;
+    for (const auto& url : gossip->peers) {
+      // A short timeout: a peer that hangs delays the next view to the others by this much at most.
+      auto peer = std::make_shared<devchain::HttpClient>(*devchain::HttpClient::from_url(url, std::chrono::milliseconds(500)));
+      sinks.push_back([peer](const Bytes& view) { (void)peer->post_presence_view(view); });
+    }
+    (*service)->set_view_peers(std::move(sinks));
+    gossip->inbox->attach(service->get());
+  }
   if (producer) {
     cip11::ValidatorService* s = service->get();
     producer->set_presence_provider([s](std::uint64_t h, std::uint32_t n) { return s->presence_field(h, n); });
@@ -183,6 +222,7 @@ int serve(const Options& o, const crypto::Ed25519Seed& key, cip11::chain::ChainP
   follower.reset();
   if (rotation) rotation->stop();
   if (producer) producer->stop();
+  if (gossip) gossip->inbox->attach(nullptr);
   service->reset();  // Goodbye{Shutdown} to every runner
   std::printf("cip11d stopped\n");
   log::info(log::event::kStopped);
@@ -255,9 +295,11 @@ int run_chain_validator(const Options& o, const sigset_t& signals) {
   }
   auto chain_hp = net::parse_host_port(o.chain_listen);
   if (!chain_hp) return fail("--chain-listen must be host:port");
+  ViewInbox inbox;
   std::unique_ptr<devchain::HttpServer> api;
   try {
-    api = std::make_unique<devchain::HttpServer>(**node, node->get(), chain_hp->first, chain_hp->second, node->get());
+    api = std::make_unique<devchain::HttpServer>(**node, node->get(), chain_hp->first, chain_hp->second, node->get(),
+                                                 &inbox);
   } catch (const std::exception& e) {
     return fail(e.what());
   }
@@ -272,7 +314,8 @@ int run_chain_validator(const Options& o, const sigset_t& signals) {
               static_cast<unsigned long long>((*node)->head().height));
   std::fflush(stdout);
   devchain::Cip11Port port(**node, **node);
-  int rc = serve(o, *key, port, node->get(), signals, &rotation);
+  const Gossip gossip{&inbox, o.peers};
+  int rc = serve(o, *key, port, node->get(), signals, &rotation, &gossip);
   api->stop();
   return rc;
 }

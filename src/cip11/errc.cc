@@ -47,6 +47,11 @@ std::string_view to_string(Errc e) {
     case Errc::kReceiptTooLarge: return "longer than any PresenceReceipt can be";
     case Errc::kReceiptMismatch: return "a receipt not for this connection's runner, validator, epoch and set";
     case Errc::kSeedsNotAscending: return "consumed seeds not strictly ascending by round";
+    case Errc::kViewTooLarge: return "longer than any presence view can be";
+    case Errc::kWrongValidatorSet: return "a presence view under another validator set or epoch";
+    case Errc::kUnknownValidator: return "a presence view from a key outside the validator set";
+    case Errc::kViewFromSelf: return "a presence view under this validator's own key";
+    case Errc::kViewFromTheFuture: return "a presence view above the receiver's head";
   }
   return "unknown error";
 }

@@ -61,6 +61,12 @@ enum class Errc : std::uint8_t {
   kReceiptMismatch,      // a receipt frame whose keys, epoch or set hash are not its connection's
   // §9.2 ConsumedSeedsV1
   kSeedsNotAscending,    // entries not strictly ascending by (seed_epoch, seed_view)
+  // §8.2 presence gossip (presence_gossip.h)
+  kViewTooLarge,         // longer than any PresenceViewV1 can be
+  kWrongValidatorSet,    // a view under another (subset_epoch, validator_set_hash) than the one in force
+  kUnknownValidator,     // a view from a key outside the validator set
+  kViewFromSelf,         // this validator's own key on a view it received
+  kViewFromTheFuture,    // a view's height too far above the receiver's head
 };
 
 std::string_view to_string(Errc e);

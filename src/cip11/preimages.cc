@@ -84,6 +84,19 @@ Preimage presence_receipt_preimage(std::uint64_t chain_id, const PresenceReceipt
   return {"cowboy-cip11-presence-receipt-v1", Role::kValidator, std::move(w).take()};
 }
 
+Preimage presence_view_preimage(std::uint64_t chain_id, const PresenceView& v) {
+  codec::Writer w;
+  w.u64(chain_id);
+  w.raw(v.validator_pubkey.wire());
+  w.u64(v.subset_epoch);
+  w.raw(v.validator_set_hash);
+  w.u64(v.height);
+  w.u32(v.registry_size);
+  w.u32(static_cast<std::uint32_t>(v.presence.size()));  // bounded by kMaxViewBytes
+  w.raw(v.presence);
+  return {"cowboy-cip11-presence-view-v1", Role::kValidator, std::move(w).take()};
+}
+
 namespace {
 Preimage control(const Bytes32& connection_id, const PubKey& runner, const PubKey& validator, FrameType type,
                  std::uint64_t block_height, const Bytes& canonical_body) {

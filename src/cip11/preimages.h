@@ -12,6 +12,7 @@
 
 #include "cip11/frames.h"
 #include "cip11/identity.h"
+#include "cip11/presence_gossip.h"
 #include "cip11/receipt.h"
 
 namespace cowboy::cip11 {
@@ -48,6 +49,10 @@ Preimage heartbeat_pong_preimage(const Bytes32& connection_id, const PubKey& val
 
 /// Mode A; no channel binding, so the chain can verify it. chain_id is the executing network's.
 Preimage presence_receipt_preimage(std::uint64_t chain_id, const PresenceReceipt& receipt);
+
+/// §8.2 Mode B presence gossip between validators (presence_gossip.h): every
+/// field of the view but the signature, with the chain's chain_id first.
+Preimage presence_view_preimage(std::uint64_t chain_id, const PresenceView& view);
 
 /// The shared "cowboy-cip11-control-v1" domain; frame_type keeps the two frames apart.
 Preimage control_preimage(const Bytes32& connection_id, const PubKey& runner, const PubKey& validator,

@@ -25,6 +25,7 @@ namespace cowboy::devchain {
   X(BadRequest, 400, "the request is malformed")                                    \
   X(Unavailable, 503, "the chain cannot be reached or is shutting down")           \
   X(BlockRefused, 422, "the block does not verify; nothing of it was applied")     \
+  X(ViewRefused, 422, "the presence view does not decode or verify; it was dropped") \
   X(Internal, 500, "an internal failure")
 
 enum class ApiErrorCode : std::uint8_t {

@@ -3,6 +3,8 @@
 //   POST /v1/chain/blocks {"block": "0x…"}   a proposed block: {"height"} or BlockRefused (422)
 //   GET  /v1/chain/blocks/{height}           a committed block as proposed: {"block": "0x…"}
 //   GET  /v1/chain/head                      {"height", "view", "digest"}
+//   POST /v1/chain/presence {"view": "0x…"}  a validator's signed presence view (§8.2):
+//                                            {"kept"} or ViewRefused (422)
 #include <nlohmann/json.hpp>
 
 #include "devchain/http_routes.h"
@@ -37,6 +39,17 @@ std::optional<Reply> route_blocks(BlocksApi& api, std::string_view method, const
       return Json{{"height", h.height}, {"view", h.view}, {"digest", json::hex0x(h.digest)}};
     });
   return error_reply(ApiError{ApiErrorCode::kNotFound, "no such route"});
+}
+
+std::optional<Reply> route_presence_views(PresenceViewsApi& api, std::string_view method,
+                                          const std::vector<std::string_view>& parts, const std::string& body) {
+  if (parts.size() != 3 || parts[0] != "v1" || parts[1] != "chain" || parts[2] != "presence") return std::nullopt;
+  if (method != "POST") return error_reply(ApiError{ApiErrorCode::kBadRequest, "method not allowed"});
+  auto j = Json::parse(body, nullptr, false);
+  if (!j.is_object() || !j.contains("view") || !j["view"].is_string()) return bad_request("body must be {\"view\": \"0x…\"}");
+  auto bytes = from_hex(j["view"].get<std::string>());  // the request body bounds it (net::HttpServer)
+  if (!bytes) return bad_request("view is not hex");
+  return reply_from(api.post_presence_view(*bytes), [](bool kept) { return Json{{"kept", kept}}; });
 }
 
 }  // namespace cowboy::devchain::http

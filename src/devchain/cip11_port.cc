@@ -22,6 +22,7 @@ port::PortError port_error(const ApiError& e) {
     case ApiErrorCode::kBadNonce:
     case ApiErrorCode::kMempoolFull:
     case ApiErrorCode::kBlockRefused:
+    case ApiErrorCode::kViewRefused:
     case ApiErrorCode::kBadRequest: return {port::PortErrc::kRefused, e.message};
   }
   return {port::PortErrc::kUnavailable, e.message};

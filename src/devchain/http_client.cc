@@ -28,7 +28,7 @@ ApiError unreadable(std::string_view what) {
 HttpClient::HttpClient(std::string host, std::uint16_t port, std::chrono::milliseconds timeout)
     : host_(std::move(host)), port_(port), timeout_(timeout) {}
 
-std::optional<HttpClient> HttpClient::from_url(const std::string& url) {
+std::optional<HttpClient> HttpClient::from_url(const std::string& url, std::chrono::milliseconds timeout) {
   std::string_view rest = url;
   if (!rest.starts_with("http://")) return std::nullopt;
   rest.remove_prefix(7);
@@ -41,7 +41,7 @@ std::optional<HttpClient> HttpClient::from_url(const std::string& url) {
     port = port * 10 + static_cast<unsigned>(c - '0');
     if (port > 65535) return std::nullopt;
   }
-  return HttpClient(std::string(rest.substr(0, colon)), static_cast<std::uint16_t>(port));
+  return HttpClient(std::string(rest.substr(0, colon)), static_cast<std::uint16_t>(port), timeout);
 }
 
 namespace {
@@ -308,6 +308,14 @@ ApiResult<ChainHead> HttpClient::chain_head() {
         return ChainHead{j["height"].get<std::uint64_t>(), j["view"].get<std::uint64_t>(), *digest};
       },
       "head");
+}
+
+ApiResult<bool> HttpClient::post_presence_view(const Bytes& view) {
+  Json body{{"view", json::hex0x(view)}};
+  return parse_with<bool>(
+      call(host_, port_, timeout_, http::verb::post, "/v1/chain/presence", body.dump()),
+      [](const Json& j) { return j.contains("kept") && j["kept"].is_boolean() ? std::optional(j["kept"].get<bool>()) : std::nullopt; },
+      "kept");
 }
 
 }  // namespace cowboy::devchain

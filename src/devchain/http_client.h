@@ -18,11 +18,12 @@ struct HttpText {
   std::string body;
 };
 
-class HttpClient final : public ChainApi, public Cip11Api, public BlocksApi {
+class HttpClient final : public ChainApi, public Cip11Api, public BlocksApi, public PresenceViewsApi {
  public:
   HttpClient(std::string host, std::uint16_t port, std::chrono::milliseconds timeout = std::chrono::seconds(5));
   /// Parses "http://host:port" (the only scheme the devchain serves).
-  static std::optional<HttpClient> from_url(const std::string& url);
+  static std::optional<HttpClient> from_url(const std::string& url,
+                                            std::chrono::milliseconds timeout = std::chrono::seconds(5));
 
   ApiResult<Bytes32> submit(const Transaction& tx) override;
   ApiResult<std::optional<TxReceipt>> receipt(const Bytes32& tx_hash) override;
@@ -46,6 +47,7 @@ class HttpClient final : public ChainApi, public Cip11Api, public BlocksApi {
   ApiResult<std::uint64_t> accept_block(const SignedBlock& block) override;
   ApiResult<SignedBlock> block_at(std::uint64_t height) override;
   ApiResult<ChainHead> chain_head() override;
+  ApiResult<bool> post_presence_view(const Bytes& view) override;
   /// Any JSON route on the same host (the CLI also reads cbqsd's admin routes with it).
   ApiResult<nlohmann::json> get_json(const std::string& target);
   ApiResult<nlohmann::json> post_json(const std::string& target, const std::string& body = {});

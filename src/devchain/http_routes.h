@@ -36,6 +36,10 @@ std::optional<std::uint64_t> query_u64(std::string_view query, std::string_view 
 std::optional<Reply> route_blocks(BlocksApi& api, std::string_view method, const std::vector<std::string_view>& parts,
                                   const std::string& body);
 
+/// POST /v1/chain/presence; nullopt when `parts` names another route.
+std::optional<Reply> route_presence_views(PresenceViewsApi& api, std::string_view method,
+                                          const std::vector<std::string_view>& parts, const std::string& body);
+
 std::optional<Reply> route_cip11(Cip11Api& api, std::string_view method, const std::vector<std::string_view>& parts);
 
 }  // namespace cowboy::devchain::http

@@ -57,14 +57,16 @@ namespace {
 
 using namespace http;
 
-Reply route(ChainApi& api, Cip11Api* cip11, BlocksApi* blocks, std::string_view method, std::string_view target,
-            const std::string& body) {
+Reply route(ChainApi& api, Cip11Api* cip11, BlocksApi* blocks, PresenceViewsApi* views, std::string_view method,
+            std::string_view target, const std::string& body) {
   auto qpos = target.find('?');
   std::string_view path = target.substr(0, qpos);
   std::string_view query = qpos == std::string_view::npos ? std::string_view{} : target.substr(qpos + 1);
   auto parts = split_path(path);
   if (cip11)
     if (auto r = route_cip11(*cip11, method, parts)) return std::move(*r);
+  if (views)
+    if (auto r = route_presence_views(*views, method, parts, body)) return std::move(*r);
   if (blocks)
     if (auto r = route_blocks(*blocks, method, parts, body)) return std::move(*r);
   if (parts.size() < 2 || parts[0] != "v1") return error_reply(ApiError{ApiErrorCode::kNotFound, "no such route"});
@@ -149,10 +151,10 @@ Reply route(ChainApi& api, Cip11Api* cip11, BlocksApi* blocks, std::string_view 
 }  // namespace
 
 HttpServer::HttpServer(ChainApi& api, Cip11Api* cip11, const std::string& address, std::uint16_t port,
-                       BlocksApi* blocks)
+                       BlocksApi* blocks, PresenceViewsApi* views)
     : server_(std::make_unique<net::HttpServer>(
-          [&api, cip11, blocks](const net::HttpRequest& req) {
-            Reply r = route(api, cip11, blocks, req.method, req.target, req.body);
+          [&api, cip11, blocks, views](const net::HttpRequest& req) {
+            Reply r = route(api, cip11, blocks, views, req.method, req.target, req.body);
             return net::HttpReply{r.status, "application/json", r.body.dump()};
           },
           address, port)) {}

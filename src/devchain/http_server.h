@@ -20,9 +20,10 @@ namespace cowboy::devchain {
 class HttpServer {
  public:
   /// Binds address:port (port 0 picks a free one); throws std::runtime_error if it cannot.
-  /// With `blocks`, a validator's: it also serves the routes validators use between them.
+  /// With `blocks`, a validator's: it also serves the routes validators use
+  /// between them, and with `views` the presence gossip's (§8.2).
   HttpServer(ChainApi& api, Cip11Api* cip11, const std::string& address, std::uint16_t port,
-             BlocksApi* blocks = nullptr);
+             BlocksApi* blocks = nullptr, PresenceViewsApi* views = nullptr);
   HttpServer(ChainApi& api, const std::string& address, std::uint16_t port) : HttpServer(api, nullptr, address, port) {}
   ~HttpServer();
   std::uint16_t port() const;

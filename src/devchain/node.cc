@@ -785,7 +785,19 @@ ApiResult<std::uint64_t> Node::accept_block(const SignedBlock& sb) {
   if (genesis_.cip11) {
     const auto& params = genesis_.cip11->params;
     ex.registry_size = state_.cip11.index.size();
-    if (!params.present_first_enabled && !params.presence_shadow_enabled) {
+    if (cip11::chain::mode_a_effective(params, snapshots_, b.height)) {
+      // Effective Mode A (§7.2 rule 3): PresenceInput(H) is the parent state's
+      // presence_proven_until set, derived here, never the proposer's; a field,
+      // which the block MAY omit, must state exactly that set.
+      auto proven = cip11::chain::proven_presence(state_.cip11, b.height, ex.registry_size);
+      if (b.presence) {
+        auto stated = cip11::decode_presence(*b.presence, ex.registry_size);
+        if (!stated) return no(BlockRefusal::kBadPresence, std::string(cip11::to_string(stated.error())));
+        if (*stated != proven)
+          return no(BlockRefusal::kBadPresence, "a Mode A field that is not presence_proven_until's set (§8.3)");
+      }
+      present = std::move(proven);
+    } else if (!params.present_first_enabled && !params.presence_shadow_enabled) {
       if (b.presence) return no(BlockRefusal::kBadPresence, "a PresenceInput field on a chain that reads none (§7.2 rule 1)");
       present.emplace(ex.registry_size);
     } else {

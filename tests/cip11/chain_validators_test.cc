@@ -1,7 +1,9 @@
 // Four validators of one devchain as four `cip11d --genesis` processes over
 // 127.0.0.1 (docs/devchain.md "Several validators"): each with its own chain
 // store, QUIC listener and peer key, proposing in rotation and re-executing
-// the others' blocks. Waits are on conditions with generous deadlines.
+// the others' blocks, and gossiping their local presence (§8.2) so that each
+// proposer's PresenceInput holds every runner present anywhere, those whose
+// Sub(R) excludes it included. Waits are on conditions with generous deadlines.
 #include <gtest/gtest.h>
 
 #include <fstream>
@@ -10,8 +12,10 @@
 #include "../support/poll.h"
 #include "../support/ports.h"
 #include "../support/temp_dir.h"
+#include "chain_harness.h"
 #include "cip11/chain/consumed_seeds.h"
 #include "cip11/presence.h"
+#include "cip11/presence_gossip.h"
 #include "cip11/subset.h"
 #include "devchain/keyfile.h"
 #include "devchain/genesis.h"
@@ -23,6 +27,7 @@ namespace {
 
 using namespace std::chrono_literals;
 using cowboy::testing::ChildProcess;
+using cowboy::testing::RunnerProcess;
 using cowboy::testing::eventually;
 
 constexpr std::size_t kValidators = 4;
@@ -45,6 +50,7 @@ class ValidatorProcess {
     admin_port_ = cowboy::testing::port_in(line, R"(admin http://127\.0\.0\.1:(\d+))");
   }
   bool up() const { return admin_port_ != 0; }
+  std::uint16_t admin_port() const { return admin_port_; }
   /// The /metrics line of the series with exactly these labels, e.g. `x{reason="A"}`; nullopt when absent.
   std::optional<double> metric(const std::string& series) const {
     devchain::HttpClient admin("127.0.0.1", admin_port_);
@@ -70,6 +76,9 @@ struct Cip11Validators : ::testing::Test {
   std::vector<std::string> endpoints;  // each validator's QUIC host:port, genesis order
   crypto::Secp256k1Secret submitter{};
   std::filesystem::path genesis_path;
+  std::size_t runner_count = 0;  // runners registered at genesis, each excluding one validator from its Sub(R)
+  std::vector<chain::testing::Key> runner_keys;
+  std::vector<std::size_t> excluded;  // by runner: the validator (genesis order) its Sub(R) leaves out
 
   void SetUp() override {
     crypto::init();
@@ -96,6 +105,23 @@ struct Cip11Validators : ::testing::Test {
     }
     configure(c);
     canonical = devchain::canonical_validator_keys(c);
+    // Runners chosen so that every validator is left out of as many subsets
+    // (k = 3 of 4), so every proposer has runners only its peers hold.
+    const auto snapshot = devchain::validator_peer_keys(c);
+    std::vector<std::size_t> per_validator(kValidators, 0);
+    for (std::uint8_t n = 1; runner_keys.size() < runner_count; ++n) {
+      ASSERT_NE(n, 0) << "no balanced runner keys";
+      auto k = chain::testing::key(n);
+      auto sub = subset_of(k.pub, snapshot, c.params.subset);
+      ASSERT_EQ(sub.size(), kValidators - 1);
+      std::size_t out = 0;
+      while (std::find(sub.begin(), sub.end(), out) != sub.end()) ++out;
+      if (per_validator[out] >= runner_count / kValidators) continue;
+      ++per_validator[out];
+      runner_keys.push_back(k);
+      excluded.push_back(out);
+      c.runners.push_back(chain::testing::registration(k));
+    }
     g.cip11 = c;
     genesis_path = dir.path() / "genesis.json";
     std::ofstream(genesis_path) << devchain::genesis_to_json(g).dump();
@@ -115,6 +141,15 @@ struct Cip11Validators : ::testing::Test {
                                               peers);
   }
   std::filesystem::path key_path(std::size_t i) const { return dir.path() / "keys" / std::to_string(i); }
+  /// `cip11-runner` for runner `r`, reading the chain through validator `r mod 4`'s API.
+  std::unique_ptr<RunnerProcess> start_runner(std::size_t r) {
+    const auto key = dir.path() / "keys" / ("runner-" + std::to_string(r));
+    std::ofstream(key) << to_hex(runner_keys[r].secret) << "\n";
+    std::filesystem::permissions(key, std::filesystem::perms::owner_read | std::filesystem::perms::owner_write);
+    return std::make_unique<RunnerProcess>(std::vector<std::string>{
+        "--chain-url", url(r % kValidators), "--key", key.string(), "--state-dir",
+        (dir.path() / ("runner-" + std::to_string(r) + "-state")).string(), "--block-ms", "100"});
+  }
   std::string url(std::size_t i) const { return "http://127.0.0.1:" + std::to_string(chain_ports[i]); }
   devchain::HttpClient chain(std::size_t i) const { return devchain::HttpClient("127.0.0.1", chain_ports[i], 2s); }
   std::uint64_t height(std::size_t i) const {
@@ -409,6 +444,97 @@ TEST_F(Cip11Reconfiguration, EveryRunnerReconnectsWithinTheOverlapOverlapExpired
         60s));
     EXPECT_EQ(chain(0).job(id)->state, chain::JobState::kCompleted) << to_hex0x(id);
   }
+
+struct Cip11PresenceGossipProcesses : Cip11Validators {
+  Cip11PresenceGossipProcesses() { runner_count = 12; }
+  std::vector<std::unique_ptr<RunnerProcess>> runners;
+  /// The present set of block `h` as validator `i` holds it.
+  std::optional<PresentSet> presence_at(std::size_t i, std::uint64_t h) {
+    auto b = chain(i).block_at(h);
+    if (!b || !b->block.presence) return std::nullopt;
+    auto set = decode_presence(*b->block.presence, static_cast<std::uint32_t>(runner_count));
+    if (!set) return std::nullopt;
+    return *set;
+  }
+  /// POSTs `bytes` as a presence view to validator `i`: the refusal's message, or "" when kept.
+  std::string post_view(std::size_t i, const Bytes& bytes) {
+    auto r = chain(i).post_presence_view(bytes);
+    if (r) return *r ? "" : "not newer";
+    EXPECT_EQ(r.error().code, devchain::ApiErrorCode::kViewRefused) << r.error().message;
+    return r.error().message;
+  }
+};
+
+TEST_F(Cip11PresenceGossipProcesses, EveryRunnerIsPresentInTheBlocksOfEveryProposerAndAForgedViewIsRefused) {
+  const std::vector<std::size_t> all{0, 1, 2, 3};
+  ASSERT_TRUE(eventually([&] { return all_at_least(all, 3); }, 60s));
+  // Forged views, before any runner is up: each refused by name, counted, and without effect.
+  const std::uint64_t head = height(0);
+  PresenceView v;
+  v.subset_epoch = 0;
+  {
+    std::vector<crypto::Ed25519Public> genesis_order;
+    for (const auto& s : seeds) genesis_order.push_back(crypto::ed25519_from_seed(s).public_key);
+    v.validator_set_hash = validator_set_hash(genesis_order);
+  }
+  v.height = head;
+  v.registry_size = static_cast<std::uint32_t>(runner_count);
+  PresentSet everyone(v.registry_size);
+  for (std::uint32_t j = 0; j < v.registry_size; ++j) everyone.add(j);
+  v.presence = encode_presence(everyone);
+  const std::uint64_t chain_id = 11;
+  PresenceView tampered = sign_view(Signer::validator(seeds[1]), chain_id, v);
+  tampered.height += 1;  // after signing
+  crypto::Ed25519Seed stranger{};
+  stranger[0] = 0x99;
+  const std::vector<std::pair<std::string, Bytes>> forged = {
+      {"signature does not verify", encode_view(tampered)},
+      {"a presence view from a key outside the validator set", encode_view(sign_view(Signer::validator(stranger), chain_id, v))},
+      {"a presence view under this validator's own key", encode_view(sign_view(Signer::validator(seeds[0]), chain_id, v))},
+      {"signature does not verify", encode_view(sign_view(Signer::validator(seeds[1]), chain_id + 1, v))},
+      {"body without exactly its fields", Bytes{0xa0}},
+  };
+  for (const auto& [why, bytes] : forged) EXPECT_EQ(post_view(0, bytes), why);
+  EXPECT_EQ(processes[0]->metric("cip11d_presence_views_refused_total"), static_cast<double>(forged.size()));
+  // The next blocks, whoever proposes them, mark no runner present: none is connected, and no forgery counted.
+  ASSERT_TRUE(eventually([&] { return all_at_least(all, head + 6); }, 60s));
+  for (std::uint64_t h = head + 1; h <= head + 6; ++h) {
+    auto set = presence_at(0, h);
+    ASSERT_TRUE(set) << h;
+    EXPECT_EQ(set->count(), 0u) << h;
+  }
+
+  // The runners: each admitted by the three validators of its Sub(R).
+  for (std::size_t r = 0; r < runner_count; ++r) runners.push_back(start_runner(r));
+  for (std::size_t r = 0; r < runner_count; ++r)
+    ASSERT_TRUE(runners[r]->wait_count("event=connected", kValidators - 1, 60s)) << "runner " << r;
+  // Each validator holds the runners whose subset names it, and hears the other three's views.
+  for (std::size_t i : all) {
+    const double holds = static_cast<double>(std::count_if(excluded.begin(), excluded.end(), [&](std::size_t e) { return e != i; }));
+    ASSERT_TRUE(eventually([&] { return processes[i]->metric("cip11d_present_runners") == holds; }, 60s)) << i;
+    ASSERT_TRUE(eventually([&] { return processes[i]->metric("cip11d_presence_views_fresh") == kValidators - 1.0; }, 60s)) << i;
+  }
+  // From here on every block, whichever validator proposes it, marks every
+  // runner present, though each proposer holds only three quarters of them.
+  // (Two blocks on, so that every view a proposer holds was taken after the counts above.)
+  const std::uint64_t from = std::max({height(0), height(1), height(2), height(3)}) + 3;
+  const std::uint64_t to = from + 11;
+  ASSERT_TRUE(eventually([&] { return all_at_least(all, to); }, 60s));
+  std::map<std::uint32_t, std::size_t> blocks_of;
+  for (std::uint64_t h = from; h <= to; ++h) {
+    auto b = chain(0).block_at(h);
+    ASSERT_TRUE(b.ok()) << h;
+    auto set = presence_at(0, h);
+    ASSERT_TRUE(set) << h;
+    EXPECT_EQ(set->count(), runner_count) << "block " << h << " proposed by " << b->block.proposer;
+    ++blocks_of[b->block.proposer];
+  }
+  EXPECT_EQ(blocks_of.size(), kValidators);  // each validator proposed some of them
+  for (std::size_t i : all) {
+    EXPECT_GT(processes[i]->metric("cip11d_presence_views_sent_total").value_or(0), 0.0) << i;
+    EXPECT_GT(processes[i]->metric("cip11d_presence_views_kept_total").value_or(0), 0.0) << i;
+  }
+  expect_same_blocks(all, to);
 }
 
 }  // namespace

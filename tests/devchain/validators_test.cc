@@ -521,6 +521,72 @@ TEST(DevchainEpochSchedule, AGenesisScheduleIsCheckedAndRoundTrips) {
   put_cip11_genesis(plain, g);
   put_cip11_genesis(scheduled, *ok);
   EXPECT_NE(plain.data(), scheduled.data());
+
+// Effective Mode A (§7.2 rule 3, §8.3): a follower derives PresenceInput(H)
+// from the parent state's presence_proven_until and executes on that set; a
+// proposer's field that states another set is refused, an omitted one is not.
+TEST(DevchainModeA, AFollowerDerivesPresenceFromProvenUntilAndRefusesAnyOtherField) {
+  crypto::init();
+  cowboy::testing::TempDir dir;
+  constexpr std::size_t kSet = 20;  // the §8.4 guard: effective_k >= K_HARD_MIN (20)
+  std::vector<std::pair<crypto::Ed25519Public, crypto::Ed25519Seed>> keys;
+  for (std::uint8_t i = 0; i < kSet; ++i) keys.emplace_back(crypto::ed25519_from_seed(peer_seed(i)).public_key, peer_seed(i));
+  std::sort(keys.begin(), keys.end());
+  GenesisSpec g = testing::genesis_for(testing::secret(1));
+  Cip11Genesis c;
+  c.params.chain_id = 7;
+  c.params.present_first_enabled = true;
+  c.params.presence_hard_exclude_enabled = true;
+  c.params.subset = {20, 20};
+  c.params.t_hard = 11;
+  c.params.multi_validator = true;
+  for (const auto& k : keys) c.validators.push_back({k.first, "127.0.0.1:7443"});
+  for (std::uint8_t i = 1; i <= 4; ++i) c.runners.push_back(chain::testing::registration(key(i)));
+  g.cip11 = c;
+  auto open = [&](std::size_t i) {
+    NodeConfig config{dir.path() / std::to_string(i), std::chrono::milliseconds(5)};
+    config.validator_key = keys[i].second;
+    config.rotating = true;
+    auto node = Node::open(config, g);
+    EXPECT_TRUE(node.ok()) << (node.ok() ? "" : node.error());
+    // A provider that would say every runner is present: effective Mode A never asks it.
+    (*node)->set_presence_provider([](std::uint64_t, std::uint32_t n) {
+      cip11::PresentSet s(n);
+      for (std::uint32_t j = 0; j < n; ++j) s.add(j);
+      return cip11::encode_presence(s);
+    });
+    return std::move(*node);
+  };
+  auto leader = open(1), follower = open(0), other = open(2);
+  auto genuine = leader->propose_block(1);  // view 1's leader is canonical validator 1
+  ASSERT_TRUE(genuine.ok()) << genuine.error().message;
+  // No runner has proven presence: the field states the empty set over registry(0).
+  ASSERT_EQ(genuine->block.presence, cip11::encode_presence(cip11::PresentSet(4)));
+  const Bytes32 state = follower->state_hash();
+  SignedBlock forged = *genuine;
+  forged.block.presence = cip11::encode_presence([] {
+    cip11::PresentSet s(4);
+    s.add(2);
+    return s;
+  }());
+  forged = seal_block(forged.block, keys[1].second);
+  auto refused = follower->accept_block(forged);
+  ASSERT_FALSE(refused.ok());
+  EXPECT_TRUE(refused.error().message.starts_with("BadPresence:")) << refused.error().message;
+  EXPECT_EQ(follower->state_hash(), state);
+  EXPECT_EQ(*follower->height(), 0u);
+  // The same set in the other encoding is the same field: decoded, never re-canonicalized (§7.2).
+  SignedBlock sparse = *genuine;
+  sparse.block.presence = cip11::encode_presence(cip11::PresentSet(4), cip11::PresenceKind::kSparse);
+  sparse = seal_block(sparse.block, keys[1].second);
+  EXPECT_TRUE(other->accept_block(sparse).ok());
+  // The field omitted: the block MAY (§7.2 rule 3), and executes on the derived set.
+  SignedBlock omitted = *genuine;
+  omitted.block.presence.reset();
+  omitted = seal_block(omitted.block, keys[1].second);
+  auto accepted = follower->accept_block(omitted);
+  EXPECT_TRUE(accepted.ok()) << (accepted.ok() ? "" : accepted.error().message);
+  EXPECT_EQ(follower->state_hash(), leader->state_hash());
 }
 
 }  // namespace

@@ -52,6 +52,11 @@ PresentSet RunnerDirectory::present_set(const std::vector<Address>& runners, std
   return set;
 }
 
+std::uint32_t RunnerDirectory::size() const {
+  std::lock_guard lock(mu_);
+  return static_cast<std::uint32_t>(index_.size());
+}
+
 std::optional<GoodbyeReason> RegistryAdmission::admit(const Hello& peer) {
   auto address = runner_address(peer.party_pubkey);
   if (!address) return GoodbyeReason::kAuthFailed;

@@ -45,11 +45,8 @@ class RunnerDirectory {
   /// §8.1: the present set over registry(H-1) - only runners whose index is
   /// below `registry_size` (registered as of the parent block).
   PresentSet present_set(const std::vector<Address>& runners, std::uint32_t registry_size) const;
-  /// Runners in the registry as last read.
-  std::size_t size() const {
-    std::lock_guard lock(mu_);
-    return index_.size();
-  }
+  /// |registry| as of the directory's last read (the indices it knows are 0..size-1).
+  std::uint32_t size() const;
 
  private:
   chain::ChainPort& chain_;

@@ -120,7 +120,11 @@ ValidatorService::ValidatorService(ValidatorServiceConfig config, chain::ChainPo
       directory_(chain),
       admission_(directory_, snapshots_, crypto::ed25519_from_seed(config_.key).public_key, setup_.params.subset,
                  last_height_),
-      forwarder_(chain) {}
+      forwarder_(chain),
+      // A view names epoch 0's snapshot whatever the epoch (docs/cip11.md, "Not built").
+      view_context_{setup_.params.chain_id, 0, validator_set_hash(setup_.validator_keys()), setup_.validator_keys(),
+                    crypto::ed25519_from_seed(config_.key).public_key},
+      views_(setup_.validators.size()) {}
 
 ValidatorService::~ValidatorService() {
   if (thread_.joinable()) {
@@ -158,6 +162,8 @@ void ValidatorService::on_block(const AppliedBlock& block) {
   asio::post(io_, [this, work = std::move(work), deregistered = block.effects.deregistered] {
     links_->on_block(work.height);
     react_to_epochs(work.height);
+    // §8.2: the other validators' proposers hear of this local presence as of this block.
+    if (!view_peers_.empty()) gossip_view(work.height, links_->presence().present_runners());
     for (const auto& runner : deregistered) {
       log::info("runner_deregistered", log::field("runner", to_hex0x(runner)), log::field("height", work.height));
       links_->goodbye(runner, GoodbyeReason::kAuthFailed, "deregistered at block " + std::to_string(work.height));
@@ -187,11 +193,64 @@ void ValidatorService::react_to_epochs(std::uint64_t height) {
 
 std::optional<Bytes> ValidatorService::presence_field(std::uint64_t height, std::uint32_t registry_size) {
   auto present = on_io([this] { return links_->presence().present_runners(); }, std::chrono::milliseconds(200));
-  if (!present) return std::nullopt;  // the producer then states an empty set (§7.2), which fails open
-  const PresentSet set = directory_.present_set(*present, registry_size);
+  // Without an answer from the io thread its own view is empty, which fails open (§7.3); the peers' still count.
+  const PresentSet own = present ? directory_.present_set(*present, registry_size) : PresentSet(registry_size);
+  std::lock_guard lock(views_mu_);
+  const PresentSet set = views_.aggregate(own, height);
   presence_input_runners_ = set.count();
   presence_input_height_ = height;
   return encode_presence(set);
+}
+
+void ValidatorService::set_view_peers(std::vector<ViewSink> peers) { view_peers_ = std::move(peers); }
+
+void ValidatorService::gossip_view(std::uint64_t height, const std::vector<Address>& present) {
+  PresenceView view;
+  view.subset_epoch = view_context_.subset_epoch;
+  view.validator_set_hash = view_context_.validator_set_hash;
+  view.height = height;
+  view.registry_size = directory_.size();
+  if (view.registry_size > kMaxViewRegistry) return;  // beyond what a peer decodes: its proposers see only their own
+  view.presence = encode_presence(directory_.present_set(present, view.registry_size));
+  Bytes bytes = encode_view(sign_view(signer_, setup_.params.chain_id, std::move(view)));
+  std::lock_guard lock(views_mu_);
+  view_to_send_ = std::move(bytes);
+  if (view_sending_) return;  // the sender takes the latest when it is done with the one in hand
+  view_sending_ = true;
+  asio::post(gossip_, [this] { send_views(); });
+}
+
+void ValidatorService::send_views() {
+  for (;;) {
+    Bytes bytes;
+    {
+      std::lock_guard lock(views_mu_);
+      if (!view_to_send_) {
+        view_sending_ = false;
+        return;
+      }
+      bytes = std::move(*view_to_send_);
+      view_to_send_.reset();
+    }
+    for (const auto& peer : view_peers_) peer(bytes);  // a peer that is down misses this one; the next block's goes
+    ++views_sent_;
+  }
+}
+
+Res<bool> ValidatorService::receive_view(ByteView bytes) {
+  auto view = decode_view(bytes);
+  // Until its first block this validator's head is the chain's when it opened (a restart on a long chain).
+  const std::uint64_t head = last_height_.load();
+  auto sender = view ? check_view(view_context_, *view, head) : Res<std::uint32_t>(Err{view.error()});
+  if (!sender) {
+    ++views_refused_;
+    log::warn("presence_view_refused", log::field("why", std::string(to_string(sender.error()))));
+    return Err{sender.error()};
+  }
+  std::lock_guard lock(views_mu_);
+  const bool kept = views_.offer(*sender, *view);
+  ++(kept ? views_kept_ : views_not_newer_);
+  return kept;
 }
 
 std::string ValidatorService::metrics() {
@@ -262,6 +321,19 @@ std::string ValidatorService::metrics() {
         counter("cip11d_results_held_total", "Reveals held until their window opened.", forwarder_.held());
         counter("cip11d_results_submitted_total", "Result transactions the chain admitted.", forwarder_.submitted());
         counter("cip11d_job_progress_total", "JobProgress frames received.", d.progress);
+        counter("cip11d_presence_views_sent_total", "Views of local presence this validator gossiped to its peers (section 8.2).",
+                views_sent_.load());
+        counter("cip11d_presence_views_kept_total", "Peers' presence views checked and kept (section 8.2).", views_kept_.load());
+        counter("cip11d_presence_views_not_newer_total", "Peers' presence views that verified but were not newer than the one held.",
+                views_not_newer_.load());
+        counter("cip11d_presence_views_refused_total", "Presence views that did not decode or verify, dropped.",
+                views_refused_.load());
+        {
+          std::lock_guard lock(views_mu_);
+          std::size_t fresh = 0;
+          for (std::uint32_t v = 0; v < view_context_.validators.size(); ++v) fresh += views_.fresh(v, last_height_ + 1);
+          gauge("cip11d_presence_views_fresh", "Peers whose presence view counts for the next block.", fresh);
+        }
         counter("cip11d_shadow_draws_total",
                 "Selections whose CIP-11 draw was computed beside the live one (CIP11_PRESENCE_SHADOW_ENABLED).",
                 shadow_draws_.load());

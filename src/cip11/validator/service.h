@@ -9,16 +9,22 @@
 //       the runners the block deregistered -> dispatcher.on_block (push, cancel, hard failures)
 //       -> forwarder.on_block (held reveals)
 //   runner frame ──io thread──> dispatcher ──checked tx──> forwarder thread -> chain.submit
-//   block producer ──presence_field()──> io thread: local presence as PresenceInputV1 (§8.1)
+//   block producer ──presence_field()──> io thread: local presence, ∪ the other
+//       validators' fresh gossiped views (§8.2), as PresenceInputV1
+//   block durable ──> io thread: local presence ──> gossip thread: signed
+//       PresenceViewV1 to each peer (§8.2); a peer's view ──receive_view()──> kept if newer
 //
 // The service owns its io thread; every public call is safe from any thread.
 #pragma once
 
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/thread_pool.hpp>
+#include <functional>
 #include <memory>
+#include <mutex>
 #include <thread>
 
+#include "cip11/presence_gossip.h"
 #include "cip11/validator/dispatcher.h"
 #include "cip11/validator/runner_directory.h"
 
@@ -80,8 +86,18 @@ class ValidatorService {
 
   /// A block is durable (the producer's observer, or a BlockFollower).
   void on_block(const AppliedBlock& block);
-  /// The producer's PresenceInputV1 field for `height`, given |registry(H-1)|.
+  /// The producer's PresenceInputV1 field for `height`, given |registry(H-1)|:
+  /// local presence ∪ every fresh view the other validators gossiped (§8.2).
   std::optional<Bytes> presence_field(std::uint64_t height, std::uint32_t registry_size);
+  /// §8.2: sends this validator's signed view of its local presence to each
+  /// peer after every block it commits (on a thread of its own, the latest
+  /// view only: a slow peer never queues them up). Set before the first block.
+  using ViewSink = std::function<void(const Bytes&)>;
+  void set_view_peers(std::vector<ViewSink> peers);
+  /// A PresenceViewV1 another validator sent: decoded, checked (check_view,
+  /// against this validator's head) and kept when newer than the one held of
+  /// its sender. Returns whether it was kept; any thread.
+  Res<bool> receive_view(ByteView bytes);
   /// The Prometheus text of /metrics.
   std::string metrics();
   /// The latest JobProgress of a job this validator pushed and has not ended.
@@ -117,6 +133,18 @@ class ValidatorService {
   std::atomic<std::uint64_t> shadow_draws_{0}, shadow_agreements_{0}, shadow_present_members_{0};
   // The last PresenceInput this validator stated as a block's producer: its block and how many it marked present.
   std::atomic<std::uint64_t> presence_input_height_{0}, presence_input_runners_{0};
+
+  /// Signs this validator's view at `height` and queues it for the peers.
+  void gossip_view(std::uint64_t height, const std::vector<Address>& present);
+  void send_views();
+  const ViewContext view_context_;
+  std::mutex views_mu_;
+  PresenceAggregator views_;  // under views_mu_
+  std::vector<ViewSink> view_peers_;
+  std::optional<Bytes> view_to_send_;  // under views_mu_: the latest, not yet sent
+  bool view_sending_ = false;          // under views_mu_
+  std::atomic<std::uint64_t> views_sent_{0}, views_kept_{0}, views_not_newer_{0}, views_refused_{0};
+  boost::asio::thread_pool gossip_{1};  // last: joined first, before what it uses goes
 };
 
 /// For a validator that does not produce the blocks: watches the chain's

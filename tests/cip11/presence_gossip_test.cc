@@ -1,0 +1,220 @@
+// §8.2 Mode B presence gossip (cip11/presence_gossip.h): the PresenceViewV1
+// encoding pinned byte for byte (tests/fixtures/cip11/presence_view.hex),
+// every decoder refusal, every check a receiving validator makes in its
+// order, and the aggregation rules a proposer applies (docs/cip11.md choices 84-87).
+// Regenerate the fixture deliberately with
+//   COWBOY_WRITE_FIXTURES=1 build/bin/cip11_tests --gtest_filter='Cip11PresenceGossip.*'
+#include <gtest/gtest.h>
+
+#include <cstdlib>
+
+#include "../support/hex_fixture.h"
+#include "cip11/presence_gossip.h"
+#include "cip11/subset.h"
+#include "samples.h"
+
+namespace cowboy::cip11 {
+namespace {
+
+using testing::filled;
+
+constexpr std::uint64_t kChain = 7;
+
+crypto::Ed25519Seed validator_seed(std::uint8_t n) {
+  crypto::Ed25519Seed s{};
+  s.fill(static_cast<std::uint8_t>(0x50 + n));
+  return s;
+}
+
+struct Cip11PresenceGossip : ::testing::Test {
+  std::vector<Signer> signers;
+  ViewContext ctx;  // as validator 0 receives
+
+  Cip11PresenceGossip() {
+    crypto::init();
+    for (std::uint8_t i = 0; i < 4; ++i) {
+      signers.push_back(Signer::validator(validator_seed(i)));
+      ctx.validators.push_back(crypto::ed25519_from_seed(validator_seed(i)).public_key);
+    }
+    ctx.chain_id = kChain;
+    ctx.subset_epoch = 0;
+    ctx.validator_set_hash = validator_set_hash(ctx.validators);
+    ctx.me = ctx.validators[0];
+  }
+
+  static PresentSet set_of(std::uint32_t n, std::initializer_list<std::uint32_t> present) {
+    PresentSet s(n);
+    for (auto i : present) s.add(i);
+    return s;
+  }
+  /// Validator `from`'s signed view at `height` over a registry of `n` runners.
+  PresenceView view(std::uint32_t from, std::uint64_t height, std::uint32_t n, std::initializer_list<std::uint32_t> present,
+                    std::uint64_t chain_id = kChain) const {
+    PresenceView v;
+    v.subset_epoch = 0;
+    v.validator_set_hash = ctx.validator_set_hash;
+    v.height = height;
+    v.registry_size = n;
+    v.presence = encode_presence(set_of(n, present));
+    return sign_view(signers[from], chain_id, v);
+  }
+};
+
+std::string fixture_path(const std::string& name) { return std::string(COWBOY_FIXTURE_DIR) + "/cip11/" + name + ".hex"; }
+
+TEST_F(Cip11PresenceGossip, TheViewMatchesItsFixtureByteForByteAndRoundTrips) {
+  const PresenceView v = view(1, 1005, 12, {0, 3, 11});
+  const Bytes encoded = encode_view(v);
+  const std::string path = fixture_path("presence_view");
+  if (std::getenv("COWBOY_WRITE_FIXTURES"))
+    cowboy::testing::write_hex_fixture(
+        path, "presence_view: " + std::to_string(encoded.size()) + " bytes, PresenceViewV1 (CBOR map keyed 0..6, presence_gossip.h)",
+        encoded);
+  auto expected = cowboy::testing::read_hex_fixture(path);
+  ASSERT_TRUE(expected) << "missing fixture " << path;
+  EXPECT_EQ(to_hex(encoded), to_hex(*expected));
+  // Built from the layout and RFC 8949, not by the encoder: a7, then each key and field.
+  Bytes hand{0xa7, 0x00, 0x58, 0x21};
+  for (auto b : v.validator_pubkey.wire()) hand.push_back(b);
+  hand.insert(hand.end(), {0x01, 0x00, 0x02, 0x58, 0x20});
+  for (auto b : ctx.validator_set_hash) hand.push_back(b);
+  hand.insert(hand.end(), {0x03, 0x19, 0x03, 0xed, 0x04, 0x0c, 0x05, 0x44, 0x01, 0x00, 0x09, 0x08, 0x06, 0x58, 0x40});
+  for (auto b : v.validator_signed) hand.push_back(b);
+  EXPECT_EQ(to_hex(encoded), to_hex(hand));
+  auto decoded = decode_view(*expected);
+  ASSERT_TRUE(decoded.ok()) << to_string(decoded.error());
+  EXPECT_EQ(*decoded, v);
+  EXPECT_EQ(view_set(*decoded)->indices(), (std::vector<std::uint32_t>{0, 3, 11}));
+  EXPECT_EQ(check_view(ctx, *decoded, 1004).value(), 1u);
+  // The preimage starts with its own domain, the validator role and Ed25519.
+  const Bytes pre = presence_view_preimage(kChain, v).bytes();
+  const std::string domain = "cowboy-cip11-presence-view-v1";
+  EXPECT_EQ(std::string(pre.begin(), pre.begin() + static_cast<std::ptrdiff_t>(domain.size())), domain);
+  EXPECT_EQ(pre[domain.size()], 0x02);
+  EXPECT_EQ(pre[domain.size() + 1], 0x02);
+}
+
+TEST_F(Cip11PresenceGossip, EveryDecoderRefusal) {
+  const Bytes good = encode_view(view(1, 10, 12, {3}));
+  ASSERT_TRUE(decode_view(good).ok());
+  // Longer than any view can be, refused before it is read.
+  Bytes big(kMaxViewBytes + 1, 0);
+  EXPECT_EQ(decode_view(big).error(), Errc::kViewTooLarge);
+  // A field missing, one too many, trailing bytes, a truncated input.
+  Bytes missing = good;
+  missing[0] = 0xa6;
+  EXPECT_FALSE(decode_view(missing).ok());
+  Bytes extra = good;
+  extra[0] = 0xa8;
+  EXPECT_FALSE(decode_view(extra).ok());
+  Bytes trailing = good;
+  trailing.push_back(0x00);
+  EXPECT_EQ(decode_view(trailing).error(), Errc::kTrailingBytes);
+  for (std::size_t cut = 0; cut < good.size(); ++cut)
+    EXPECT_FALSE(decode_view(ByteView(good).first(cut)).ok()) << cut;
+  // A runner key where the validator's goes.
+  PresenceView runner_keyed = view(1, 10, 12, {3});
+  runner_keyed.validator_pubkey = testing::runner_key(1).pubkey();
+  EXPECT_EQ(decode_view(encode_view(runner_keyed)).error(), Errc::kRoleSchemeMismatch);
+  // A registry beyond the bound, refused before a set is allocated for it.
+  PresenceView huge = view(1, 10, 12, {3});
+  huge.registry_size = kMaxViewRegistry + 1;
+  huge.presence = Bytes{0x01, 0x01, 0x00, 0x00, 0x00, 0x00};  // an empty sparse set: small, whatever n
+  EXPECT_EQ(decode_view(encode_view(huge)).error(), Errc::kOutOfRange);
+  huge.registry_size = kMaxViewRegistry;
+  EXPECT_TRUE(decode_view(encode_view(huge)).ok());
+  // A presence field that is not §7.2-valid against the view's own registry_size.
+  PresenceView beyond = view(1, 10, 12, {3});
+  beyond.registry_size = 3;  // index 3 is now beyond it
+  EXPECT_EQ(decode_view(encode_view(beyond)).error(), Errc::kBadBitmapLength);
+  beyond.presence = Bytes{0x01, 0x01, 0x00, 0x00, 0x00, 0x01, 0x00, 0x00, 0x00, 0x03};
+  EXPECT_EQ(decode_view(encode_view(beyond)).error(), Errc::kIndexBeyondRegistry);
+  PresenceView versionless = view(1, 10, 12, {3});
+  versionless.presence = {};
+  EXPECT_EQ(decode_view(encode_view(versionless)).error(), Errc::kBadPresenceVersion);
+  // A registry_size above u32.
+  Bytes wide = good;
+  const std::size_t at = 4 + 33 + 2 + 3 + 32 + 3;  // key 4's value (0x0c)
+  ASSERT_EQ(wide[at - 1], 0x04);
+  ASSERT_EQ(wide[at], 0x0c);
+  wide[at] = 0x1b;
+  wide.insert(wide.begin() + static_cast<std::ptrdiff_t>(at + 1), {0x00, 0x00, 0x00, 0x01, 0x00, 0x00, 0x00, 0x0c});
+  EXPECT_EQ(decode_view(wide).error(), Errc::kOutOfRange);
+}
+
+TEST_F(Cip11PresenceGossip, EveryReceiverCheckInItsOrder) {
+  const PresenceView good = view(2, 10, 12, {3});
+  EXPECT_EQ(check_view(ctx, good, 10).value(), 2u);
+  PresenceView v = good;
+  v.subset_epoch = 1;
+  EXPECT_EQ(check_view(ctx, v, 10).error(), Errc::kWrongValidatorSet);
+  v = good;
+  v.validator_set_hash[0] ^= 1;
+  EXPECT_EQ(check_view(ctx, v, 10).error(), Errc::kWrongValidatorSet);
+  // A key outside the set, even with its own valid signature.
+  const Signer stranger = Signer::validator(validator_seed(9));
+  v = sign_view(stranger, kChain, good);
+  EXPECT_EQ(check_view(ctx, v, 10).error(), Errc::kUnknownValidator);
+  // The receiver's own key: nobody else may speak for it, and it never needs to hear itself.
+  EXPECT_EQ(check_view(ctx, view(0, 10, 12, {3}), 10).error(), Errc::kViewFromSelf);
+  // Up to kViewMaxAgeBlocks above the head counts (a peer a block or two ahead); more does not.
+  EXPECT_TRUE(check_view(ctx, view(2, 10 + kViewMaxAgeBlocks, 12, {3}), 10).ok());
+  EXPECT_EQ(check_view(ctx, view(2, 11 + kViewMaxAgeBlocks, 12, {3}), 10).error(), Errc::kViewFromTheFuture);
+  // Every signed field tampered with, another chain, and another validator's signature under this one's key.
+  std::vector<std::pair<const char*, std::function<void(PresenceView&)>>> tampers = {
+      {"height", [](PresenceView& x) { ++x.height; }},
+      {"registry_size", [](PresenceView& x) { x.registry_size = 13; }},
+      {"presence", [](PresenceView& x) { x.presence = encode_presence(set_of(12, {4})); }},
+      {"presence kind", [](PresenceView& x) { x.presence = encode_presence(set_of(12, {3}), PresenceKind::kSparse); }},
+      {"signature", [](PresenceView& x) { x.validator_signed[5] ^= 1; }},
+      {"sender", [&](PresenceView& x) { x.validator_pubkey = signers[3].pubkey(); }},
+  };
+  for (const auto& [name, tamper] : tampers) {
+    PresenceView t = good;
+    tamper(t);
+    EXPECT_EQ(check_view(ctx, t, 10).error(), Errc::kBadSignature) << name;
+  }
+  EXPECT_EQ(check_view(ctx, view(2, 10, 12, {3}, kChain + 1), 10).error(), Errc::kBadSignature);
+}
+
+TEST_F(Cip11PresenceGossip, TheAggregateIsTheProposersViewUnionEveryFreshPeerView) {
+  PresenceAggregator agg(4);
+  const PresentSet own = set_of(10, {0, 1});
+  // Nothing heard: the proposer's own view, exactly (§8.1 as a special case).
+  EXPECT_EQ(agg.aggregate(own, 20), own);
+  // Runners only a peer holds (their Sub(R) excludes the proposer) are present too.
+  ASSERT_TRUE(agg.offer(1, view(1, 19, 10, {2, 3})));
+  ASSERT_TRUE(agg.offer(2, view(2, 18, 10, {3, 9})));
+  EXPECT_EQ(agg.aggregate(own, 20).indices(), (std::vector<std::uint32_t>{0, 1, 2, 3, 9}));
+  // Indices at or above |registry(H-1)| (a peer's view of a later registry) are left out (§8.1).
+  ASSERT_TRUE(agg.offer(3, view(3, 19, 12, {4, 10, 11})));
+  EXPECT_EQ(agg.aggregate(own, 20).indices(), (std::vector<std::uint32_t>{0, 1, 2, 3, 4, 9}));
+  // A silent peer's last view stops counting kViewMaxAgeBlocks blocks after
+  // block H-1: view 18 counts up to block 22 (parent 21), not at 23.
+  EXPECT_TRUE(agg.fresh(2, 18 + kViewMaxAgeBlocks + 1));
+  EXPECT_FALSE(agg.fresh(2, 18 + kViewMaxAgeBlocks + 2));
+  EXPECT_EQ(agg.aggregate(own, 23).indices(), (std::vector<std::uint32_t>{0, 1, 2, 3, 4}));
+  EXPECT_EQ(agg.aggregate(own, 30), own);
+  // Nor does a view far above the proposer's parent (it cannot have come from a live peer's head).
+  PresenceAggregator ahead(4);
+  ASSERT_TRUE(ahead.offer(1, view(1, 40, 10, {5})));
+  EXPECT_EQ(ahead.aggregate(own, 20), own);
+  EXPECT_TRUE(ahead.aggregate(own, 38).contains(5));
+}
+
+TEST_F(Cip11PresenceGossip, AnOlderOrEqualViewNeverReplacesTheNewerOne) {
+  PresenceAggregator agg(4);
+  ASSERT_TRUE(agg.offer(1, view(1, 19, 10, {2})));
+  // A replay of an older view (or one reordered in flight) changes nothing.
+  EXPECT_FALSE(agg.offer(1, view(1, 18, 10, {7})));
+  EXPECT_FALSE(agg.offer(1, view(1, 19, 10, {7})));
+  EXPECT_EQ(agg.aggregate(PresentSet(10), 20).indices(), (std::vector<std::uint32_t>{2}));
+  // A newer one replaces it whole: a runner that left the peer's presence leaves the aggregate.
+  EXPECT_TRUE(agg.offer(1, view(1, 20, 10, {8})));
+  EXPECT_EQ(agg.aggregate(PresentSet(10), 21).indices(), (std::vector<std::uint32_t>{8}));
+  // A sender outside the aggregator's set is ignored.
+  EXPECT_FALSE(agg.offer(4, view(1, 30, 10, {1})));
+}
+
+}  // namespace
+}  // namespace cowboy::cip11
