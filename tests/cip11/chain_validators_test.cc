@@ -444,6 +444,7 @@ TEST_F(Cip11Reconfiguration, EveryRunnerReconnectsWithinTheOverlapOverlapExpired
         60s));
     EXPECT_EQ(chain(0).job(id)->state, chain::JobState::kCompleted) << to_hex0x(id);
   }
+}
 
 struct Cip11PresenceGossipProcesses : Cip11Validators {
   Cip11PresenceGossipProcesses() { runner_count = 12; }

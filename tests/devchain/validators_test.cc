@@ -521,6 +521,7 @@ TEST(DevchainEpochSchedule, AGenesisScheduleIsCheckedAndRoundTrips) {
   put_cip11_genesis(plain, g);
   put_cip11_genesis(scheduled, *ok);
   EXPECT_NE(plain.data(), scheduled.data());
+}
 
 // Effective Mode A (§7.2 rule 3, §8.3): a follower derives PresenceInput(H)
 // from the parent state's presence_proven_until and executes on that set; a
