@@ -8,6 +8,7 @@
 #include <gtest/gtest.h>
 #include <sys/resource.h>
 
+#include <algorithm>
 #include <atomic>
 #include <regex>
 #include <thread>
@@ -15,6 +16,7 @@
 #include "../support/poll.h"
 #include "../support/proc_stats.h"
 #include "../support/raw_tcp.h"
+#include "common/crypto.h"
 #include "net/http_connection.h"
 #include "net/prometheus_text.h"
 #include "process_fixture.h"
@@ -47,6 +49,8 @@ class AbuseProcessTest : public ProcessTest {
     std::smatch m;
     if (std::regex_search(*line, m, std::regex(R"(admin=127\.0\.0\.1:(\d+))")))
       admin_port_ = static_cast<std::uint16_t>(std::stoi(m[1]));
+    if (std::regex_search(*line, m, std::regex(R"(payloads=127\.0\.0\.1:(\d+))")))
+      payload_port_ = static_cast<std::uint16_t>(std::stoi(m[1]));
     return port_ != 0 && admin_port_ != 0;
   }
   pid_t pid() const { return node_->pid(); }
@@ -80,7 +84,7 @@ class AbuseProcessTest : public ProcessTest {
   }
 
   std::unique_ptr<cowboy::testing::ChildProcess> node_;
-  std::uint16_t port_ = 0, admin_port_ = 0;
+  std::uint16_t port_ = 0, admin_port_ = 0, payload_port_ = 0;
 };
 
 // Content-Length 10^12 fails at the header (413, the body limit is
@@ -205,6 +209,67 @@ TEST_F(AbuseProcessTest, AThousandIdleAndSlowConnectionsCostBoundedMemoryLeaveAn
   EXPECT_EQ(closed, kHostile);
   EXPECT_EQ(admin_closed, static_cast<int>(admin_hostile.size()));
   EXPECT_TRUE(cowboy::testing::eventually([&] { return metrics()["transitd_open_connections"] == 0; }));
+}
+
+// The payload listener holds max_transfers + 4 connections (8), at most 2 from
+// one address (decision 89). 1,000 idle connections from two addresses (500
+// each): it holds 2 of each until the header timeout and closes the rest at
+// accept, and an honest signed GET of a ready payload from 127.0.0.1 is served
+// within 1 s beside them. Without the per-address bound one address held all 8
+// and the honest connection was closed at accept.
+TEST_F(AbuseProcessTest, AThousandIdleConnectionsFromTwoAddressesLeaveAnHonestPayloadDownloadServed) {
+  rlimit limit{};
+  ASSERT_EQ(::getrlimit(RLIMIT_NOFILE, &limit), 0);
+  if (limit.rlim_max < 2048) GTEST_SKIP() << "needs a hard RLIMIT_NOFILE of 2,048";
+  if (limit.rlim_cur < 2048) {  // this process holds the 1,000 connections (most closed by the server)
+    limit.rlim_cur = 2048;
+    ASSERT_EQ(::setrlimit(RLIMIT_NOFILE, &limit), 0);
+  }
+  ASSERT_TRUE(start());
+  ASSERT_NE(payload_port_, 0);
+  auto options = kill_options(port_, 1, 0);
+  options.payload_port = payload_port_;
+  Client client(options);
+  std::vector<std::uint8_t> bytes(64 * 1024);
+  for (std::size_t i = 0; i < bytes.size(); ++i) bytes[i] = static_cast<std::uint8_t>(i * 131 ^ (i >> 9));
+  ASSERT_TRUE(client.submit(CreateProcess{7, {}, false}).ok());
+  auto declared = client.submit(DeclarePayload{7, bytes.size(), crypto::sha256(ByteView(bytes.data(), bytes.size())), false});
+  ASSERT_TRUE(declared.ok()) << declared.error().message;
+  const Id id = std::get<PayloadChanged>(declared->outcome).payload;
+  std::size_t sent = 0;
+  auto put = client.put_payload(id, [&](std::span<std::uint8_t> out) {
+    const std::size_t n = std::min(out.size(), bytes.size() - sent);
+    std::copy_n(bytes.begin() + static_cast<std::ptrdiff_t>(sent), n, out.begin());
+    sent += n;
+    return n;
+  });
+  ASSERT_TRUE(put.ok()) << put.error().message;
+  ASSERT_TRUE(client.submit(PayloadReady{id}).ok());
+
+  constexpr int kAddresses = 2, kPerAddress = 500;
+  const auto opened = Clock::now();
+  auto hostile = connections(payload_port_, kAddresses, kPerAddress);
+  ASSERT_EQ(hostile.size(), static_cast<std::size_t>(kAddresses * kPerAddress));
+  std::this_thread::sleep_for(std::chrono::milliseconds(200));  // the listener has taken (or closed) every one
+
+  const auto start = Clock::now();
+  Client honest_client(options);  // new connections, as an uploader's would be
+  std::vector<std::uint8_t> got;
+  auto get = honest_client.get_payload(id, [&](std::span<const std::uint8_t> chunk) {
+    got.insert(got.end(), chunk.begin(), chunk.end());
+    return true;
+  });
+  const double honest = seconds_since(start);
+  const double since_opened = seconds_since(opened);
+  int held = 0;
+  for (auto& c : hostile) held += !c->closed_within(std::chrono::milliseconds(100));
+  std::printf("figure: beside %d idle payload connections from %d addresses (%d still held by the server %.1f s "
+              "after they opened) an honest signed GET of %zu bytes was served in %.1f ms\n",
+              kAddresses * kPerAddress, kAddresses, held, since_opened, bytes.size(), 1000 * honest);
+  ASSERT_TRUE(get.ok()) << get.error().message;
+  EXPECT_EQ(got, bytes);
+  EXPECT_LT(honest, 1.0);
+  EXPECT_EQ(held, kAddresses * 2);  // two from each address, the rest closed at accept
 }
 
 // At RLIMIT_NOFILE 256 (the start warns: it wants max-connections + 384),

@@ -48,6 +48,7 @@ class NodeTest : public ::testing::Test {
     config.max_pending = max_pending_;
     config.request_deadline = request_deadline_;
     config.admin = admin_;
+    config.payload_transfers = payload_transfers_;
     auto n = node::Node::open(config, clock_);
     ASSERT_TRUE(n.ok()) << n.error();
     node_ = std::move(*n);
@@ -97,6 +98,7 @@ class NodeTest : public ::testing::Test {
   std::size_t max_pending_ = 8192;
   std::chrono::milliseconds request_deadline_{5000};
   std::optional<std::pair<std::string, std::uint16_t>> admin_;  // the admin listener; none by default
+  node::PayloadListenerOptions payload_transfers_;
 };
 
 }  // namespace cowboy::transit

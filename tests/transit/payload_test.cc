@@ -41,6 +41,7 @@ Client::PayloadSource from(const Bytes& bytes) {
 class PayloadTest : public StateTest {
  protected:
   void SetUp() override {
+    payload_transfers_.max_connections_per_address = 5;  // every client here is 127.0.0.1: the budget's 4 and one more
     StateTest::SetUp();
     accept(*admin_, CreateProcess{kPid, {}, false});
   }

@@ -49,13 +49,17 @@ Refusal store_refusal(const StoreFailure& f) {
 
 struct PayloadListener::Connection {
   int fd;
+  asio::ip::address peer;
   std::thread thread;
   std::atomic<bool> done{false};
 };
 
 PayloadListener::PayloadListener(Sequencer& sequencer, PayloadStore& store, const std::string& address,
                                  std::uint16_t port, PayloadListenerOptions options)
-    : sequencer_(sequencer), store_(store), options_(options) {
+    : sequencer_(sequencer),
+      store_(store),
+      options_(options),
+      slots_(options.max_transfers + kRefusalSlack, options.max_connections_per_address) {
   sockaddr_in addr{};
   addr.sin_family = AF_INET;
   addr.sin_port = htons(port);
@@ -64,8 +68,10 @@ PayloadListener::PayloadListener(Sequencer& sequencer, PayloadStore& store, cons
   listen_fd_ = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
   const int one = 1;
   ::setsockopt(listen_fd_, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
+  // A burst beyond the backlog is not answered: its SYNs, an honest one among
+  // them, wait for the retry a second later. The kernel's bound, as asio's listeners.
   if (listen_fd_ < 0 || ::bind(listen_fd_, reinterpret_cast<sockaddr*>(&addr), sizeof addr) != 0 ||
-      ::listen(listen_fd_, 64) != 0) {
+      ::listen(listen_fd_, SOMAXCONN) != 0) {  // a burst of connections waits for accept, not for a SYN retry
     if (listen_fd_ >= 0) ::close(listen_fd_);
     throw std::runtime_error("cannot bind the payload listener " + address + ":" + std::to_string(port));
   }
@@ -94,6 +100,7 @@ void PayloadListener::stop() {
   for (auto& c : connections_) {
     c->thread.join();
     ::close(c->fd);
+    slots_.give_back(c->peer);
   }
   connections_.clear();
 }
@@ -104,6 +111,7 @@ void PayloadListener::reap() {
     if ((*it)->done) {
       (*it)->thread.join();
       ::close((*it)->fd);
+      slots_.give_back((*it)->peer);
       it = connections_.erase(it);
     } else {
       ++it;
@@ -115,18 +123,22 @@ void PayloadListener::accept_loop() {
   while (!stopping_) {
     pollfd p{listen_fd_, POLLIN, 0};
     if (::poll(&p, 1, 100) <= 0) continue;  // wakes to see stopping_
-    const int fd = ::accept4(listen_fd_, nullptr, nullptr, SOCK_CLOEXEC);
+    sockaddr_in from{};
+    socklen_t from_len = sizeof from;
+    const int fd = ::accept4(listen_fd_, reinterpret_cast<sockaddr*>(&from), &from_len, SOCK_CLOEXEC);
     if (fd < 0) continue;
     reap();
-    std::lock_guard lock(mutex_);
-    if (connections_.size() >= options_.max_transfers + kRefusalSlack) {
-      ::close(fd);  // beyond the slack even a refusal costs too much
+    const asio::ip::address peer = asio::ip::address_v4(ntohl(from.sin_addr.s_addr));
+    if (!slots_.take(peer)) {
+      ::close(fd);  // beyond the slack, or beyond this address's share: even a refusal costs too much
       continue;
     }
+    std::lock_guard lock(mutex_);
     const int one = 1;
     ::setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
     auto c = std::make_unique<Connection>();
     c->fd = fd;
+    c->peer = peer;
     auto* raw = c.get();
     c->thread = std::thread([this, raw] {
       pthread_setname_np(pthread_self(), "payload-io");

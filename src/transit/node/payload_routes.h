@@ -13,8 +13,11 @@
 //
 // Budget: one request per connection; at most max_transfers bodies moving at
 // once (beyond: transfers_full) and a few connections more for refusals
-// (beyond: closed at accept); a header within 5 s, and every chunk within
-// io_timeout. Each connection has a thread and an io_context of its own.
+// (beyond: closed at accept), of which one peer address holds at most
+// max_connections_per_address (beyond: closed at accept), so that idle
+// connections from one host cannot keep an uploader out; a header within 5 s,
+// and every chunk within io_timeout. Each connection has a thread and an
+// io_context of its own.
 #pragma once
 
 #include <atomic>
@@ -22,6 +25,7 @@
 #include <mutex>
 #include <thread>
 
+#include "net/connection_slots.h"
 #include "transit/node/payload_store.h"
 #include "transit/node/sequencer.h"
 
@@ -29,6 +33,7 @@ namespace cowboy::transit::node {
 
 struct PayloadListenerOptions {
   std::size_t max_transfers = 4;
+  std::size_t max_connections_per_address = 2;  // of the max_transfers + 4 connections held at once
   std::chrono::milliseconds io_timeout{30000};
 };
 
@@ -60,6 +65,7 @@ class PayloadListener {
   std::atomic<std::size_t> transfers_{0};
   std::atomic<std::uint64_t> refused_{0};
   std::thread acceptor_;
+  net::ConnectionSlots slots_;  // taken at accept, given back as a connection is reaped
   std::mutex mutex_;
   std::list<std::unique_ptr<Connection>> connections_;  // under mutex_
 };
