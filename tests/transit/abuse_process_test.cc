@@ -10,6 +10,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <fstream>
 #include <regex>
 #include <thread>
 
@@ -33,7 +34,7 @@ class AbuseProcessTest : public ProcessTest {
  protected:
   /// transitd from the sample genesis on free ports, `prefix` before it
   /// (prlimit); false if it did not come up, or if `logged` is given and no
-  /// line before the ready line had it.
+  /// log line (stderr) before the ready line (stdout) had it.
   bool start(std::vector<std::string> prefix = {}, const std::string& logged = {}) {
     write_sample_genesis();
     std::vector<std::string> argv = std::move(prefix);
@@ -41,10 +42,15 @@ class AbuseProcessTest : public ProcessTest {
                           std::string("--data"), (dir_ / "journal").string(), std::string("--listen"),
                           std::string("127.0.0.1:0"), std::string("--admin-listen"), std::string("127.0.0.1:0")})
       argv.push_back(std::move(a));
-    node_ = std::make_unique<cowboy::testing::ChildProcess>(argv);
-    if (!logged.empty() && !node_->wait_for_line(logged)) return false;
+    const auto log_file = dir_ / "transitd.stderr";  // log lines go to stderr, the ready line to stdout
+    node_ = std::make_unique<cowboy::testing::ChildProcess>(argv, log_file.string());
     const auto line = node_->wait_for_line("transitd_ready");
     if (!line) return false;
+    if (!logged.empty()) {
+      std::ifstream in(log_file);
+      const std::string log((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+      if (log.find(logged) == std::string::npos) return false;
+    }
     port_ = ready_port_of(*line);
     std::smatch m;
     if (std::regex_search(*line, m, std::regex(R"(admin=127\.0\.0\.1:(\d+))")))
