@@ -7,7 +7,7 @@
 
 #include "devchain/cip11_json.h"
 #include "devchain/json.h"
-#include "net/run_step.h"
+#include "net/timed_io.h"
 
 namespace cowboy::devchain {
 
@@ -51,10 +51,14 @@ ApiResult<HttpText> exchange(const std::string& host, std::uint16_t port, std::c
   try {
     asio::io_context io;
     beast::tcp_stream stream(io);
-    // The deadline covers the whole exchange (net/run_step.h: why each step
-    // runs asynchronously on this call's own io_context).
-    stream.expires_after(timeout);
-    auto step = [&io](auto start) { net::run_step(io, start); };
+    // The deadline covers the whole exchange; each step runs asynchronously
+    // on this call's own io_context (net/timed_io.h says why).
+    const auto deadline = std::chrono::steady_clock::now() + timeout;
+    auto step = [&](auto start) {
+      const auto left = std::chrono::ceil<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
+      if (auto ec = net::run_timed(io, stream, std::max(left, std::chrono::milliseconds(1)), start))
+        throw boost::system::system_error(ec);
+    };
     tcp::resolver resolver(io);
     auto endpoints = resolver.resolve(host, std::to_string(port));
     step([&](auto done) { stream.async_connect(endpoints, done); });

@@ -5,7 +5,7 @@
 #include <boost/beast/http.hpp>
 
 #include "net/deadline_socket.h"
-#include "net/run_step.h"
+#include "net/timed_io.h"
 
 namespace cowboy::net {
 
@@ -28,10 +28,10 @@ struct HttpConnection::Impl {
 
   void connect() {
     stream.emplace(io);
-    stream->expires_after(timeout);
     tcp::resolver resolver(io);
     auto endpoints = resolver.resolve(host, std::to_string(port));
-    run_step(io, [&](auto done) { stream->async_connect(endpoints, done); });
+    if (auto ec = run_timed(io, *stream, timeout, [&](auto done) { stream->async_connect(endpoints, done); }))
+      throw boost::system::system_error(ec);
     stream->socket().set_option(tcp::no_delay(true));
     buffer.clear();
   }

@@ -1,6 +1,6 @@
 // Blocking steps with a deadline each, for a thread that owns one connection
 // and its own io_context (the payload route and its client move bodies this
-// way, chunk by chunk). Beast applies expires_after to asynchronous
+// way, chunk by chunk; the HTTP clients connect this way). Beast applies expires_after to asynchronous
 // operations only, so a step is the asynchronous operation run on that
 // io_context until it completes or its timer closes the stream.
 #pragma once
@@ -19,7 +19,7 @@ boost::system::error_code run_timed(boost::asio::io_context& io, boost::beast::t
   boost::system::error_code result;
   bool done = false;
   stream.expires_after(timeout);
-  start([&](boost::system::error_code ec, std::size_t) {
+  start([&](boost::system::error_code ec, auto&&...) {  // a byte count, an endpoint, or nothing
     result = ec;
     done = true;
   });

@@ -103,7 +103,7 @@ TEST(ServiceLogs, TransitdWritesJsonLinesWithTheSharedEvents) {
                              "127.0.0.1:0", "--admin-listen", "127.0.0.1:0", "--log-format", "json"},
                             tmp.path() / "transitd.log", "transitd", "transitd_ready");
   EXPECT_EQ(lifecycle(names(events)), kServiceLifecycle);
-  EXPECT_EQ(listeners(events), (std::vector<std::string>{"http", "admin"}));
+  EXPECT_EQ(listeners(events), (std::vector<std::string>{"http", "admin", "payloads"}));
   for (const auto& e : events) {
     if (e["event"] == "store_opened") {
       EXPECT_EQ(e.value("store", ""), "journal");
