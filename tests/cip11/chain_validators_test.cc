@@ -94,13 +94,13 @@ struct Cip11Validators : ::testing::Test {
     c.params.transport_enabled = true;
     c.params.present_first_enabled = true;
     c.params.multi_validator = true;  // as the genesis JSON derives it
+    chain_ports = cowboy::testing::free_ports(SOCK_STREAM, kValidators);
+    const auto quic_ports = cowboy::testing::free_ports(SOCK_DGRAM, kValidators);
     for (std::size_t i = 0; i < kValidators; ++i) {
       auto seed = load_or_create_secret(key_path(i));
       ASSERT_TRUE(seed.ok());
       seeds.push_back(*seed);
-      chain_ports.push_back(cowboy::testing::free_port());
-      c.validators.push_back({crypto::ed25519_from_seed(*seed).public_key,
-                              "127.0.0.1:" + std::to_string(cowboy::testing::free_udp_port())});
+      c.validators.push_back({crypto::ed25519_from_seed(*seed).public_key, "127.0.0.1:" + std::to_string(quic_ports[i])});
       endpoints.push_back(c.validators.back().endpoint);
     }
     configure(c);
