@@ -183,7 +183,7 @@ class ValidatorProcess {
         ValidatorStats s;
         std::istringstream in(l);
         std::string word;
-        in >> word;
+        if (!(in >> word) || word != "stats") continue;  // a log line, not the validator's figures
         while (in >> word)
           if (auto eq = word.find('='); eq != std::string::npos) s.v[word.substr(0, eq)] = std::stod(word.substr(eq + 1));
         std::lock_guard lock(m_);
