@@ -12,6 +12,7 @@
 #include <nlohmann/json.hpp>
 #include <regex>
 
+#include "../support/silent_listener.h"
 #include "../support/poll.h"
 #include "../support/process.h"
 #include "../support/temp_dir.h"
@@ -290,19 +291,13 @@ namespace {
 // a wedged peer) is Unavailable after the client's timeout, not a call that
 // never returns: a validator's rotation calls its peers with it.
 TEST(HttpClientTest, APeerThatAcceptsAndNeverAnswersIsUnavailableAfterTheTimeout) {
-  int listener = ::socket(AF_INET, SOCK_STREAM, 0);
-  sockaddr_in a{};
-  a.sin_family = AF_INET;
-  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  socklen_t len = sizeof a;
-  ASSERT_EQ(::bind(listener, reinterpret_cast<sockaddr*>(&a), sizeof a), 0);
-  ASSERT_EQ(::listen(listener, 4), 0);  // the kernel completes the handshake; nothing reads or answers
-  ASSERT_EQ(::getsockname(listener, reinterpret_cast<sockaddr*>(&a), &len), 0);
-  HttpClient client("127.0.0.1", ntohs(a.sin_port), std::chrono::milliseconds(300));
+  cowboy::testing::SilentListener listener;
+  ASSERT_NE(listener.port(), 0);
+  HttpClient client("127.0.0.1", listener.port(), std::chrono::milliseconds(300));
   const auto start = std::chrono::steady_clock::now();
   auto answer = std::async(std::launch::async, [&] { return client.height(); });
   const bool returned = answer.wait_for(std::chrono::seconds(20)) == std::future_status::ready;
-  ::close(listener);  // resets the queued connection, so a client that hung returns now
+  listener.close();
   ASSERT_TRUE(returned) << "the call outlived its 300 ms timeout by 20 s";
   auto r = answer.get();
   ASSERT_FALSE(r.ok());
