@@ -2,6 +2,7 @@
 
 #include <sstream>
 
+#include "net/metrics_text.h"
 #include "net/process_metrics.h"
 
 namespace cowboy::cip11_runner {
@@ -11,43 +12,40 @@ bool ready(const AdminState& state, const cip11::RunnerStatus& s) { return state
 }  // namespace
 
 std::string runner_metrics(const cip11::RunnerStatus& s, std::uint32_t max_concurrent, bool ready) {
-  std::ostringstream out;
-  auto series = [&](std::string_view name, std::string_view type, std::string_view help, auto value) {
-    out << "# HELP " << name << ' ' << help << "\n# TYPE " << name << ' ' << type << '\n' << name << ' ' << value << '\n';
-  };
-  series("cip11_runner_ready", "gauge", "1 when /readyz answers 200.", ready ? 1 : 0);
-  series("cip11_runner_block_height", "gauge", "The chain height this runner has seen.", s.height);
-  series("cip11_runner_validators", "gauge", "Validators in this runner's Sub(R) (section 5).", s.validators);
-  series("cip11_runner_connected_validators", "gauge", "Validators of Sub(R) that have admitted this runner now.",
+  net::MetricsText out;
+  out.series("cip11_runner_ready", "gauge", "1 when /readyz answers 200.", ready ? 1 : 0);
+  out.series("cip11_runner_block_height", "gauge", "The chain height this runner has seen.", s.height);
+  out.series("cip11_runner_validators", "gauge", "Validators in this runner's Sub(R) (section 5).", s.validators);
+  out.series("cip11_runner_connected_validators", "gauge", "Validators of Sub(R) that have admitted this runner now.",
          s.admitted);
-  series("cip11_runner_jobs_running", "gauge", "Jobs executing now.", s.running);
-  series("cip11_runner_max_concurrent", "gauge", "Jobs at once before it signals backpressure (--max-concurrent).",
+  out.series("cip11_runner_jobs_running", "gauge", "Jobs executing now.", s.running);
+  out.series("cip11_runner_max_concurrent", "gauge", "Jobs at once before it signals backpressure (--max-concurrent).",
          max_concurrent);
-  series("cip11_runner_jobs_accepted_total", "counter", "Jobs verified and started (pushed or polled).", s.accepted);
-  series("cip11_runner_jobs_completed_total", "counter", "Jobs whose final result transaction is in a block.",
+  out.series("cip11_runner_jobs_accepted_total", "counter", "Jobs verified and started (pushed or polled).", s.accepted);
+  out.series("cip11_runner_jobs_completed_total", "counter", "Jobs whose final result transaction is in a block.",
          s.completed);
-  series("cip11_runner_jobs_failed_total", "counter", "Jobs whose task ended without a result (not cancelled).",
+  out.series("cip11_runner_jobs_failed_total", "counter", "Jobs whose task ended without a result (not cancelled).",
          s.failed);
-  series("cip11_runner_jobs_cancelled_total", "counter", "Jobs stopped by a JobCancel.", s.cancelled);
-  series("cip11_runner_jobs_resumed_total", "counter", "Jobs owed from before a restart, taken up from the journal.",
+  out.series("cip11_runner_jobs_cancelled_total", "counter", "Jobs stopped by a JobCancel.", s.cancelled);
+  out.series("cip11_runner_jobs_resumed_total", "counter", "Jobs owed from before a restart, taken up from the journal.",
          s.resumed);
-  out << "# HELP cip11_runner_acks_sent_total JobAcks sent, by status.\n# TYPE cip11_runner_acks_sent_total counter\n"
-      << "cip11_runner_acks_sent_total{status=\"accepted\"} " << s.acks_accepted << '\n'
-      << "cip11_runner_acks_sent_total{status=\"duplicate\"} " << s.acks_duplicate << '\n'
-      << "cip11_runner_acks_sent_total{status=\"reject\"} " << s.acks_rejected << '\n';
-  series("cip11_runner_reconnects_total", "counter", "Connection attempts to a validator after each one's first.",
+  out.head("cip11_runner_acks_sent_total", "counter", "JobAcks sent, by status.");
+  out.sample("cip11_runner_acks_sent_total", s.acks_accepted, "{status=\"accepted\"}");
+  out.sample("cip11_runner_acks_sent_total", s.acks_duplicate, "{status=\"duplicate\"}");
+  out.sample("cip11_runner_acks_sent_total", s.acks_rejected, "{status=\"reject\"}");
+  out.series("cip11_runner_reconnects_total", "counter", "Connection attempts to a validator after each one's first.",
          s.reconnects);
-  series("cip11_runner_polls_total", "counter", "Chain polls for jobs while no validator had admitted it (section 14).",
+  out.series("cip11_runner_polls_total", "counter", "Chain polls for jobs while no validator had admitted it (section 14).",
          s.polls);
-  series("cip11_runner_rebroadcasts_total", "counter", "Retained result transactions submitted again (section 10.3).",
+  out.series("cip11_runner_rebroadcasts_total", "counter", "Retained result transactions submitted again (section 10.3).",
          s.rebroadcasts);
-  series("cip11_runner_heartbeats_total", "counter", "On-chain heartbeats sent (section 6.6).", s.heartbeats);
-  series("cip11_runner_last_heartbeat_height", "gauge", "The block of the last on-chain heartbeat the chain included.",
+  out.series("cip11_runner_heartbeats_total", "counter", "On-chain heartbeats sent (section 6.6).", s.heartbeats);
+  out.series("cip11_runner_last_heartbeat_height", "gauge", "The block of the last on-chain heartbeat the chain included.",
          s.last_heartbeat);
-  series("cip11_runner_heartbeat_cadence_blocks", "gauge",
+  out.series("cip11_runner_heartbeat_cadence_blocks", "gauge",
          "Blocks between this runner's on-chain heartbeats (section 6.6); it is ineligible when the last is older.",
          s.heartbeat_cadence);
-  return out.str();
+  return out.text();
 }
 
 net::HttpHandler admin_handler(const AdminState& state) {

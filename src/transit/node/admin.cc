@@ -7,6 +7,7 @@
 #include <filesystem>
 #include <sstream>
 
+#include "net/metrics_text.h"
 #include "net/process_metrics.h"
 #include "transit/contract/codec.h"
 #include "transit/node/node.h"
@@ -24,33 +25,6 @@ std::string label_value(std::string_view v) {
   }
   return out;
 }
-
-class Exposition {
- public:
-  Exposition() { out_.precision(15); }
-  void head(const char* name, const char* type, const char* help) {
-    out_ << "# HELP " << name << ' ' << help << "\n# TYPE " << name << ' ' << type << '\n';
-  }
-  template <typename V> void sample(const char* name, V value, const std::string& labels = "") {
-    out_ << name << labels << ' ' << value << '\n';
-  }
-  template <typename V> void series(const char* name, const char* type, const char* help, V value) {
-    head(name, type, help);
-    sample(name, value);
-  }
-  void histogram(const std::string& name, const char* help, const LatencyHistogram& h) {
-    head(name.c_str(), "histogram", help);
-    for (std::size_t i = 0; i < LatencyHistogram::kBoundsSeconds.size(); ++i)
-      out_ << name << "_bucket{le=\"" << LatencyHistogram::kBoundsSeconds[i] << "\"} " << h.cumulative(i) << '\n';
-    out_ << name << "_bucket{le=\"+Inf\"} " << h.count() << '\n'
-         << name << "_sum " << h.sum_seconds() << '\n'
-         << name << "_count " << h.count() << '\n';
-  }
-  std::string text() const { return out_.str(); }
-
- private:
-  std::ostringstream out_;
-};
 
 /// Every regular file under the journal's directory (RocksDB's tables, logs and manifests).
 std::uint64_t bytes_under(const std::filesystem::path& dir) {
@@ -84,7 +58,7 @@ std::optional<std::string> Node::not_ready() const {
 std::string Node::metrics_text() const {
   const SequencerStats s = sequencer_->stats();
   const Genesis& genesis = sequencer_->genesis();
-  Exposition e;
+  net::MetricsText e;
   e.head("transitd_info", "gauge", "The realm this node serves and its definition (always 1).");
   e.sample("transitd_info", 1,
            "{realm=\"" + label_value(genesis.realm.value) + "\",definition=\"" + label_value(definition()) + "\"}");
