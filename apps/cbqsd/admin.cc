@@ -1,6 +1,7 @@
 #include "admin.h"
 
 #include "cowboy_version.h"
+#include "net/metrics_text.h"
 #include "net/process_metrics.h"
 
 #include <algorithm>
@@ -13,13 +14,9 @@ namespace cowboy::cbqsd {
 
 std::string prometheus_text(const cbqs::broker::CoreMetrics& m, std::uint64_t snapshot_height, double snapshot_age_seconds,
                             bool ready) {
-  std::ostringstream out;
-  auto counter = [&](const char* name, const char* help, std::uint64_t v) {
-    out << "# HELP " << name << " " << help << "\n# TYPE " << name << " counter\n" << name << " " << v << "\n";
-  };
-  auto gauge = [&](const char* name, const char* help, std::uint64_t v) {
-    out << "# HELP " << name << " " << help << "\n# TYPE " << name << " gauge\n" << name << " " << v << "\n";
-  };
+  net::MetricsText out;
+  auto counter = [&](const char* name, const char* help, std::uint64_t v) { out.series(name, "counter", help, v); };
+  auto gauge = [&](const char* name, const char* help, auto v) { out.series(name, "gauge", help, v); };
   counter("cbqs_appends_total", "Appends acknowledged or staged.", m.appends);
   counter("cbqs_appended_bytes_total", "Payload bytes appended.", m.appended_bytes);
   counter("cbqs_commit_batches_total", "Synced commit batches.", m.batches);
@@ -45,42 +42,39 @@ std::string prometheus_text(const cbqs::broker::CoreMetrics& m, std::uint64_t sn
   gauge("cbqs_read_budget_bytes", "Read memory for large frames, beyond 64 KiB per connection.", m.read_budget_bytes);
   gauge("cbqs_read_budget_in_use_bytes", "Of it, held now by messages being read.", m.read_budget_in_use);
   gauge("cbqs_snapshot_height", "Height of the chain snapshot in force.", snapshot_height);
-  out << "# HELP cbqs_snapshot_age_seconds Seconds since the chain snapshot in force was fetched (-1: none yet).\n"
-      << "# TYPE cbqs_snapshot_age_seconds gauge\ncbqs_snapshot_age_seconds " << snapshot_age_seconds << "\n";
+  gauge("cbqs_snapshot_age_seconds", "Seconds since the chain snapshot in force was fetched (-1: none yet).",
+        snapshot_age_seconds);
   gauge("cbqs_ready", "1 when /readyz answers 200.", ready ? 1 : 0);
-  out << "# HELP cbqs_build_info The running cbqsd's version and commit (always 1).\n# TYPE cbqs_build_info gauge\n"
-      << "cbqs_build_info{version=\"" << COWBOY_VERSION_NUMBER << "\",commit=\"" << COWBOY_COMMIT << "\"} 1\n";
-  out << net::process_metrics_text();
+  out.head("cbqs_build_info", "gauge", "The running cbqsd's version and commit (always 1).");
+  out.sample("cbqs_build_info", 1,
+             std::string("{version=\"") + COWBOY_VERSION_NUMBER + "\",commit=\"" + COWBOY_COMMIT + "\"}");
+  out.raw(net::process_metrics_text());
   // Per stream, per lane, per subscription.
-  out << "# HELP cbqs_stream_head_sequence Highest durable sequence of a stream.\n"
-      << "# TYPE cbqs_stream_head_sequence gauge\n";
-  for (const auto& s : m.streams) out << "cbqs_stream_head_sequence{stream=\"" << to_hex(s.stream_id) << "\"} " << s.head << "\n";
-  out << "# HELP cbqs_stream_retained_bytes Bytes counted against retained_bytes_limit.\n"
-      << "# TYPE cbqs_stream_retained_bytes gauge\n";
-  for (const auto& s : m.streams) out << "cbqs_stream_retained_bytes{stream=\"" << to_hex(s.stream_id) << "\"} " << s.retained_bytes << "\n";
-  out << "# HELP cbqs_stream_lanes_with_records Lanes of a stream holding records (all of them, past the 256 cap below).\n"
-      << "# TYPE cbqs_stream_lanes_with_records gauge\n";
-  for (const auto& s : m.streams)
-    out << "cbqs_stream_lanes_with_records{stream=\"" << to_hex(s.stream_id) << "\"} " << s.lanes_with_records << "\n";
+  auto stream_label = [](const auto& s) { return "{stream=\"" + to_hex(s.stream_id) + "\""; };
+  out.head("cbqs_stream_head_sequence", "gauge", "Highest durable sequence of a stream.");
+  for (const auto& s : m.streams) out.sample("cbqs_stream_head_sequence", s.head, stream_label(s) + "}");
+  out.head("cbqs_stream_retained_bytes", "gauge", "Bytes counted against retained_bytes_limit.");
+  for (const auto& s : m.streams) out.sample("cbqs_stream_retained_bytes", s.retained_bytes, stream_label(s) + "}");
+  out.head("cbqs_stream_lanes_with_records", "gauge",
+           "Lanes of a stream holding records (all of them, past the 256 cap below).");
+  for (const auto& s : m.streams) out.sample("cbqs_stream_lanes_with_records", s.lanes_with_records, stream_label(s) + "}");
   // A series per lane, capped so a stream with millions of room lanes cannot
   // flood the scrape (docs/operations.md, "Metrics").
-  out << "# HELP cbqs_lane_head_sequence Highest durable sequence of a lane (the 256 lowest lane ids of a stream).\n"
-      << "# TYPE cbqs_lane_head_sequence gauge\n";
+  out.head("cbqs_lane_head_sequence", "gauge", "Highest durable sequence of a lane (the 256 lowest lane ids of a stream).");
   for (const auto& s : m.streams)
     for (const auto& [lane, head] : s.lane_heads)
-      out << "cbqs_lane_head_sequence{stream=\"" << to_hex(s.stream_id) << "\",lane=\"" << lane << "\"} " << head << "\n";
-  out << "# HELP cbqs_subscription_lag_records Committed records a subscription has not yet been sent.\n"
-      << "# TYPE cbqs_subscription_lag_records gauge\n";
+      out.sample("cbqs_lane_head_sequence", head, stream_label(s) + ",lane=\"" + std::to_string(lane) + "\"}");
+  out.head("cbqs_subscription_lag_records", "gauge", "Committed records a subscription has not yet been sent.");
   for (const auto& s : m.streams)
     for (const auto& [sub, lag] : s.subscription_lags)
-      out << "cbqs_subscription_lag_records{stream=\"" << to_hex(s.stream_id) << "\",subscription=\""
-          << to_hex(ByteView(sub).first(8)) << "\"} " << lag << "\n";
+      out.sample("cbqs_subscription_lag_records", lag,
+                 stream_label(s) + ",subscription=\"" + to_hex(ByteView(sub).first(8)) + "\"}");
   // Per consumer group (groups loaded since the broker started).
   auto group_gauge = [&](const char* name, const char* type, const char* help, auto value) {
-    out << "# HELP " << name << " " << help << "\n# TYPE " << name << " " << type << "\n";
+    out.head(name, type, help);
     for (const auto& s : m.streams)
       for (const auto& g : s.groups)
-        out << name << "{stream=\"" << to_hex(s.stream_id) << "\",group=\"" << g.group_id << "\"} " << value(g) << "\n";
+        out.sample(name, value(g), stream_label(s) + ",group=\"" + std::to_string(g.group_id) + "\"}");
   };
   using GM = cbqs::broker::GroupMetrics;
   group_gauge("cbqs_group_pending_records", "gauge", "Records not yet delivered or waiting for redelivery.",
@@ -100,16 +94,8 @@ std::string prometheus_text(const cbqs::broker::CoreMetrics& m, std::uint64_t sn
   group_gauge("cbqs_group_acked_total", "counter", "Cycles ACKED (rate() of this is the acked rate).",
               [](const GM& g) { return g.counters.acked; });
   group_gauge("cbqs_group_expired_total", "counter", "Cycles EXPIRED.", [](const GM& g) { return g.counters.expired; });
-  const LatencyHistogram& h = m.sync_latency;
-  out << "# HELP cbqs_sync_latency_seconds Latency of synced store writes since start.\n"
-      << "# TYPE cbqs_sync_latency_seconds histogram\n";
-  for (std::size_t i = 0; i < LatencyHistogram::kBoundsSeconds.size(); ++i)
-    out << "cbqs_sync_latency_seconds_bucket{le=\"" << LatencyHistogram::kBoundsSeconds[i] << "\"} " << h.cumulative(i)
-        << "\n";
-  out << "cbqs_sync_latency_seconds_bucket{le=\"+Inf\"} " << h.count() << "\n"
-      << "cbqs_sync_latency_seconds_sum " << h.sum_seconds() << "\n"
-      << "cbqs_sync_latency_seconds_count " << h.count() << "\n";
-  return out.str();
+  out.histogram("cbqs_sync_latency_seconds", "Latency of synced store writes since start.", m.sync_latency);
+  return out.text();
 }
 
 namespace {

@@ -1,6 +1,6 @@
 // Writing the Prometheus text format: a series with its HELP and TYPE, a
 // labelled sample, a cumulative latency histogram. One writer for the
-// services' /metrics (transitd, cip11-runner); prometheus_text.h reads it back.
+// services' /metrics (cbqsd, transitd, cip11-runner); prometheus_text.h reads it back.
 #pragma once
 
 #include <sstream>
@@ -31,6 +31,8 @@ class MetricsText {
          << name << "_sum " << h.sum_seconds() << '\n'
          << name << "_count " << h.count() << '\n';
   }
+  /// Text already in the format (process_metrics_text()).
+  void raw(const std::string& text) { out_ << text; }
   std::string text() const { return out_.str(); }
 
  private:

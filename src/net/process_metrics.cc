@@ -1,5 +1,7 @@
 #include "net/process_metrics.h"
 
+#include "net/metrics_text.h"
+
 #include <sys/resource.h>
 #include <unistd.h>
 
@@ -42,10 +44,9 @@ double boot_time_seconds() {
 }  // namespace
 
 std::string process_metrics_text() {
-  std::ostringstream out;
-  out.precision(15);  // a start time in seconds since 1970 keeps its fraction
+  MetricsText out;  // its precision keeps a start time's fraction (seconds since 1970)
   auto series = [&](const char* name, const char* type, const char* help, double value) {
-    out << "# HELP " << name << " " << help << "\n# TYPE " << name << " " << type << "\n" << name << " " << value << "\n";
+    out.series(name, type, help, value);
   };
   auto f = stat_fields();
   const double ticks = static_cast<double>(::sysconf(_SC_CLK_TCK));
@@ -68,7 +69,7 @@ std::string process_metrics_text() {
   rlimit limit{};
   ::getrlimit(RLIMIT_NOFILE, &limit);
   series("process_max_fds", "gauge", "The most file descriptors the process may open.", static_cast<double>(limit.rlim_cur));
-  return out.str();
+  return out.text();
 }
 
 }  // namespace cowboy::net

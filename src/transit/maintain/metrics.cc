@@ -1,29 +1,30 @@
 #include "transit/maintain/metrics.h"
 
+#include "net/metrics_text.h"
 #include "net/process_metrics.h"
 
 namespace cowboy::transit::maintain {
 namespace {
 
-/// One sample of a series: its value as written, and its labels.
+/// One sample of a series: its value and its labels.
 struct Sample {
-  Sample(std::uint64_t v, const char* l = "") : value(std::to_string(v)), labels(l) {}
-  Sample(double v, const char* l = "") : value(std::to_string(v)), labels(l) {}
-  std::string value;
+  Sample(std::uint64_t v, const char* l = "") : value(static_cast<double>(v)), labels(l) {}
+  Sample(double v, const char* l = "") : value(v), labels(l) {}
+  double value;
   const char* labels;
 };
 
 /// A series' HELP and TYPE lines, then its samples, each under the series' own name.
 template <typename... Samples>
-void series(std::string& out, const char* name, const char* type, const char* help, const Samples&... samples) {
-  out += std::string("# HELP ") + name + ' ' + help + "\n# TYPE " + name + ' ' + type + '\n';
-  ((out += std::string(name) + samples.labels + ' ' + samples.value + '\n'), ...);
+void series(net::MetricsText& out, const char* name, const char* type, const char* help, const Samples&... samples) {
+  out.head(name, type, help);
+  (out.sample(name, samples.value, samples.labels), ...);
 }
 
 }  // namespace
 
 std::string Metrics::text() const {
-  std::string out;
+  net::MetricsText out;
   series(out, "transit_maintain_resolved_total", "counter", "Outputs resolved by this maintainer, by disposition.",
          Sample{delivered, R"({disposition="delivered"})"},
          Sample{disposed, R"({disposition="disposed"})"},
@@ -70,7 +71,8 @@ std::string Metrics::text() const {
          Sample{static_cast<double>(last_round_us) / 1e6});
   series(out, "transit_maintain_up", "gauge", "1 when the last exchange with the node was answered.",
          Sample{std::uint64_t{up ? 1u : 0u}});
-  return out + net::process_metrics_text();
+  out.raw(net::process_metrics_text());
+  return out.text();
 }
 
 }  // namespace cowboy::transit::maintain
