@@ -22,7 +22,7 @@
 
 #include "async_load.h"
 #include "bench_util.h"
-#include "cbqs/testbed/local_deployment.h"
+#include "support/local_deployment.h"
 
 using namespace cowboy;
 using namespace cowboy::cbqs;

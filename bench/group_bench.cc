@@ -27,7 +27,7 @@
 
 #include "bench_util.h"
 #include "cbqs/client.h"
-#include "cbqs/testbed/local_deployment.h"
+#include "support/local_deployment.h"
 
 using namespace cowboy;
 using namespace cowboy::cbqs;

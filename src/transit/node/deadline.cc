@@ -57,7 +57,7 @@ void DeadlineWatch::loop() {
     auto due = std::move(entries_.front().pending);
     entries_.pop_front();
     lock.unlock();  // the answer goes out through the HTTP server, never under this lock
-    if (due->expire()) ++expired_;
+    due->expire(expired_);
     lock.lock();
   }
 }

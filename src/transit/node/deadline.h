@@ -42,20 +42,23 @@ class DeadlineWatch {
  private:
   struct Pending {
     virtual ~Pending() = default;
-    virtual bool expire() = 0;  // true: it answered
+    /// Answers with the refusal unless already answered; counts it in
+    /// `expired` first, so that whoever reads the answer sees the count.
+    virtual void expire(std::atomic<std::uint64_t>& expired) = 0;
     /// True for the one caller that may answer.
     bool claim() { return !answered.exchange(true); }
     std::atomic<bool> answered{false};
   };
   template <typename T> struct Answer final : Pending {
     Answer(std::function<void(Result<T, Refusal>)> d, Refusal r) : done(std::move(d)), on_expiry(std::move(r)) {}
-    bool answer(Result<T, Refusal> r) {
+    bool answer(Result<T, Refusal> r, std::atomic<std::uint64_t>* counted = nullptr) {
       if (!claim()) return false;
+      if (counted) ++*counted;
       auto d = std::move(done);  // released with its captures once answered
       d(std::move(r));
       return true;
     }
-    bool expire() override { return answer(Err{on_expiry}); }
+    void expire(std::atomic<std::uint64_t>& expired) override { answer(Err{on_expiry}, &expired); }
     std::function<void(Result<T, Refusal>)> done;
     Refusal on_expiry;
   };

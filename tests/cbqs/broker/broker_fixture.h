@@ -8,7 +8,7 @@
 
 #include "../../support/poll.h"
 #include "../../support/temp_dir.h"
-#include "cbqs/testbed/local_deployment.h"
+#include "support/local_deployment.h"
 
 namespace cowboy::cbqs::broker::testing {
 

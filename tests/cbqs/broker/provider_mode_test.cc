@@ -14,7 +14,7 @@
 #include "../../support/temp_dir.h"
 #include "net/dev_cert.h"
 #include "cbqs/client/wss_connection.h"
-#include "cbqs/testbed/local_deployment.h"
+#include "support/local_deployment.h"
 #include "cbqs/wire/ids.h"
 #include "devchain/genesis.h"
 #include "devchain/http_client.h"

@@ -197,7 +197,9 @@ TEST_F(SdkOnALane, RecordsLargerThanTheWindowStillFlowOnCreditShort) {
 }
 
 TEST_F(SdkOnALane, CompetingConsumersAckEveryRecordOnceAndANackComesBack) {
-  auto group = c->create_group(group_on(*lane, 1'000));
+  // 3 s: a lease waits in the consumer's buffer until the loop reaches it,
+  // which on a loaded machine took longer than 1 s (CI saw LeaseStale).
+  auto group = c->create_group(group_on(*lane, 3'000));
   ASSERT_TRUE(group.ok()) << group.error().describe();
   append_all(*c, *lane, 400, "job-");
   auto a = c->consume({.lane = *lane, .group = *group});
@@ -234,14 +236,16 @@ TEST_F(SdkOnALane, CompetingConsumersAckEveryRecordOnceAndANackComesBack) {
 }
 
 TEST_F(SdkOnALane, AutoExtendKeepsALeaseAliveBeyondItsVisibilityTimeout) {
-  auto group = c->create_group(group_on(*lane, 400));
+  // 1.5 s: the extender has that long to renew; with 400 ms a loaded
+  // machine let the lease lapse (CI saw LeaseStale and a redelivery).
+  auto group = c->create_group(group_on(*lane, 1'500));
   ASSERT_TRUE(group.ok());
   append_all(*c, *lane, 1, "long-job");
   auto consumer = c->consume({.lane = *lane, .group = *group, .auto_extend = true});
   ASSERT_TRUE(consumer.ok());
   auto lease = (*consumer)->next(10s);
   ASSERT_TRUE(lease.ok() && *lease);
-  std::this_thread::sleep_for(1'500ms);  // long work: almost four visibility timeouts
+  std::this_thread::sleep_for(4'500ms);  // long work: three visibility timeouts
   auto acked = (*consumer)->ack(**lease);
   EXPECT_TRUE(acked.ok()) << acked.error().describe();
   auto again = (*consumer)->next(600ms);  // and it was never redelivered meanwhile

@@ -1,4 +1,4 @@
-#include "cbqs/testbed/local_deployment.h"
+#include "support/local_deployment.h"
 
 #include "cbqs/wire/ids.h"
 
