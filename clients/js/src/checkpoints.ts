@@ -4,7 +4,8 @@
 // signature, a broken link, a record that does not match its receipt's
 // digest); unverifiable (no key the provider record resolves, or records this
 // grant cannot see).
-import type { Client, Reader } from "./client.js";
+import type { Client } from "./client.js";
+import type { Reader } from "./subscriptions.js";
 import { decode } from "./codec.js";
 import { CbqsError } from "./errors.js";
 import { type Verdict, checkpointId, equalBytes, fromHex, recordDigest, recordsDigest, toHex, verifyCheckpoint } from "./ids.js";

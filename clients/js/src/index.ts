@@ -1,7 +1,9 @@
 // @cowboy/cbqs: the CBQS (CIP-39) client for browsers and Node.
 // Node programs import "@cowboy/cbqs/node" for its dialer and the dev files.
-export { Client, Consumer, Lease, Reader, withGroupDefaults } from "./client.js";
-export type { Backoff, ClientEvent, ClientOptions, ConsumerOptions, GroupFields, ReaderOptions, Record } from "./client.js";
+export { Client, withGroupDefaults } from "./client.js";
+export type { Backoff, ClientEvent, ClientOptions, GroupFields } from "./client.js";
+export { Consumer, Lease, Reader } from "./subscriptions.js";
+export type { ConsumerOptions, ReaderOptions, Record } from "./subscriptions.js";
 export { ChainVerifier, fetchProviderRecord, verifyChain } from "./checkpoints.js";
 export type { ChainReport } from "./checkpoints.js";
 export { CbqsError, errorCode, errorName, errorTable } from "./errors.js";

@@ -338,3 +338,6 @@ export function decodeServerFrame(message: Uint8Array): ServerFrame {
   if (message.length > limits.maxFrameBytes) throw new DecodeError("length_over_cap", 0);
   return decode(ServerFrame, message);
 }
+
+/** The member of a tagged union `U` whose kind is `K` (a frame or body by its kind). */
+export type Kind<U, K> = Extract<U, { kind: K }>;
