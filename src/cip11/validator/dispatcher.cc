@@ -1,6 +1,5 @@
 #include "cip11/validator/dispatcher.h"
 
-#include <sstream>
 
 #include "cip11/chain/codec.h"
 #include "common/log.h"
@@ -41,24 +40,6 @@ std::optional<std::string> check_result_tx(const chain::TxFormat& format, const 
 }
 
 }  // namespace
-
-void LatencyHistogram::observe(double seconds) {
-  for (std::size_t i = 0; i < std::size(kBuckets); ++i)
-    if (seconds <= kBuckets[i]) ++counts_[i];
-  ++count_;
-  sum_ += seconds;
-}
-
-std::string LatencyHistogram::render(std::string_view name, std::string_view help) const {
-  std::ostringstream out;
-  out << "# HELP " << name << ' ' << help << "\n# TYPE " << name << " histogram\n";
-  for (std::size_t i = 0; i < std::size(kBuckets); ++i)
-    out << name << "_bucket{le=\"" << kBuckets[i] << "\"} " << counts_[i] << '\n';
-  out << name << "_bucket{le=\"+Inf\"} " << count_ << '\n'
-      << name << "_sum " << sum_ << '\n'
-      << name << "_count " << count_ << '\n';
-  return out.str();
-}
 
 void Dispatcher::on_block(const CommittedAssignments& block) {
   // Ends first: a re-selection ends one committee and draws the next in one block.
@@ -137,7 +118,8 @@ void Dispatcher::on_ack(std::map<Key, Push>::iterator it, const JobAck& ack) {
     ++stats_.bad_frames;
     return;
   }
-  ack_latency_.observe(std::chrono::duration<double>(std::chrono::steady_clock::now() - p.durable_at).count());
+  ack_latency_.observe_us(static_cast<std::uint64_t>(
+      std::chrono::duration_cast<std::chrono::microseconds>(std::chrono::steady_clock::now() - p.durable_at).count()));
   switch (ack.status.kind) {
     case AckStatus::Kind::kAccepted:
       ++stats_.acks_accepted;

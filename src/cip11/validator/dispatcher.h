@@ -14,6 +14,7 @@
 #include <map>
 
 #include "cip11/chain/port.h"
+#include "common/histogram.h"
 #include "cip11/link/validator_links.h"
 
 namespace cowboy::cip11 {
@@ -38,20 +39,6 @@ class ResultSink {
   virtual ~ResultSink() = default;
   /// `reveal`: a JobResultSubmit (which may have to wait for its window), else a JobResultCommit.
   virtual void forward(Bytes tx, const Address& runner, const Bytes32& job_id, bool reveal) = 0;
-};
-
-/// A fixed-bucket latency histogram, rendered in the Prometheus text format.
-class LatencyHistogram {
- public:
-  static constexpr double kBuckets[] = {0.0005, 0.001, 0.002, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 1.0};
-  void observe(double seconds);
-  std::string render(std::string_view name, std::string_view help) const;
-  std::uint64_t count() const { return count_; }
-
- private:
-  std::array<std::uint64_t, std::size(kBuckets)> counts_{};
-  std::uint64_t count_ = 0;
-  double sum_ = 0;
 };
 
 struct DispatcherStats {
@@ -81,6 +68,7 @@ class Dispatcher {
 
   const DispatcherStats& stats() const { return stats_; }
   /// Block durable -> JobAck back at the validator.
+  /// Block durable to the runner's JobAck back here.
   const LatencyHistogram& ack_latency() const { return ack_latency_; }
   std::size_t in_flight() const { return pushes_.size(); }
   /// The latest JobProgress of a job in flight here (§10.4: for RPC clients).

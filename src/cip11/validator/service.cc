@@ -7,6 +7,7 @@
 
 #include "cip11/subset.h"
 #include "common/log.h"
+#include "net/metrics_text.h"
 
 namespace cowboy::cip11 {
 
@@ -355,8 +356,10 @@ std::string ValidatorService::metrics() {
             << "# TYPE cip11d_handshake_queue_refusals_total counter\n"
             << "cip11d_handshake_queue_refusals_total{why=\"full\"} " << w.handshakes_refused << '\n'
             << "cip11d_handshake_queue_refusals_total{why=\"expired\"} " << w.handshakes_expired << '\n';
-        out << dispatcher_->ack_latency().render("cip11d_push_latency_seconds",
-                                                 "Block durable to the runner's JobAck back at the validator.");
+        net::MetricsText latency;
+        latency.histogram("cip11d_push_latency_seconds", "Block durable to the runner's JobAck back at the validator.",
+                          dispatcher_->ack_latency());
+        out << latency.text();
         return out.str();
       },
       std::chrono::seconds(2));
