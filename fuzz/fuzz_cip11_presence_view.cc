@@ -21,8 +21,15 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   ViewContext ctx;  // any bytes: a refusal, never a crash
   ctx.chain_id = 7;
   (void)check_view(ctx, *view, 0);
-  PresenceAggregator agg(1);
-  (void)agg.offer(0, *view);
-  (void)agg.aggregate(PresentSet(16), view->height + 1);
+  // Under the pair it names, with its own key in the snapshot: every check runs, to the signature.
+  const EpochPair pair{view->subset_epoch, view->validator_set_hash};
+  cowboy::crypto::Ed25519Public sender{};
+  std::memcpy(sender.data(), view->validator_pubkey.raw().data(), sender.size());
+  ctx.snapshots.push_back(ViewSnapshot{pair, {sender}});
+  (void)check_view(ctx, *view, view->height);
+  PresenceAggregator agg;
+  (void)agg.offer(sender, *view);
+  (void)agg.aggregate(PresentSet(16), view->height + 1, {pair});
+  (void)agg.fresh_count(view->height + 1, {pair});
   return 0;
 }

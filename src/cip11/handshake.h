@@ -40,16 +40,10 @@
 #include "cip11/frames.h"
 #include "cip11/identity.h"
 #include "cip11/preimages.h"
+#include "cip11/subset.h"
 #include "common/clock.h"
 
 namespace cowboy::cip11 {
-
-/// One validator-set snapshot as a Hello names it (§5.3: both fields select it).
-struct EpochPair {
-  std::uint64_t subset_epoch = 0;
-  Bytes32 validator_set_hash{};
-  bool operator==(const EpochPair&) const = default;
-};
 
 /// What this end offers: its chain, the validator-set configuration and its key.
 struct LocalOffer {

@@ -32,47 +32,64 @@ PresenceView sign_view(const Signer& validator, std::uint64_t chain_id, Presence
   return view;
 }
 
-Res<std::uint32_t> check_view(const ViewContext& ctx, const PresenceView& view, std::uint64_t head) {
-  if (view.subset_epoch != ctx.subset_epoch || view.validator_set_hash != ctx.validator_set_hash)
-    return Err{Errc::kWrongValidatorSet};
+Res<crypto::Ed25519Public> check_view(const ViewContext& ctx, const PresenceView& view, std::uint64_t head) {
+  const EpochPair pair{view.subset_epoch, view.validator_set_hash};
+  auto named = std::find_if(ctx.snapshots.begin(), ctx.snapshots.end(), [&](const ViewSnapshot& s) { return s.pair == pair; });
+  if (named == ctx.snapshots.end()) return Err{Errc::kWrongValidatorSet};
   if (view.validator_pubkey.scheme() != Scheme::kEd25519) return Err{Errc::kRoleSchemeMismatch};
   crypto::Ed25519Public sender;
   std::copy(view.validator_pubkey.raw().begin(), view.validator_pubkey.raw().end(), sender.begin());
-  auto at = std::find(ctx.validators.begin(), ctx.validators.end(), sender);
-  if (at == ctx.validators.end()) return Err{Errc::kUnknownValidator};
+  // Membership in the snapshot the pair names and no other (epoch-paired, as admission and receipts).
+  if (std::find(named->validators.begin(), named->validators.end(), sender) == named->validators.end())
+    return Err{Errc::kUnknownValidator};
   if (sender == ctx.me) return Err{Errc::kViewFromSelf};
   if (view.height > head + kViewMaxAgeBlocks) return Err{Errc::kViewFromTheFuture};
   if (auto ok = verify(presence_view_preimage(ctx.chain_id, view), view.validator_pubkey, view.validator_signed); !ok)
     return Err{Errc::kBadSignature};  // another key's signature is as bad as none
-  return static_cast<std::uint32_t>(at - ctx.validators.begin());
+  return sender;
 }
 
-bool PresenceAggregator::offer(std::uint32_t sender, const PresenceView& view) {
-  if (sender >= views_.size()) return false;
-  auto& held = views_[sender];
-  if (held && view.height <= held->height) return false;  // a replayed or reordered older view changes nothing
+bool PresenceAggregator::offer(const crypto::Ed25519Public& sender, const PresenceView& view) {
+  auto held = views_.find(sender);
+  if (held != views_.end() && view.height <= held->second.height) return false;  // a replayed or reordered older view changes nothing
   auto set = view_set(view);
   if (!set) return false;
-  held = Held{view.height, set->indices()};
+  views_[sender] = Held{view.height, EpochPair{view.subset_epoch, view.validator_set_hash}, set->indices()};
   return true;
 }
 
-bool PresenceAggregator::fresh(std::uint32_t sender, std::uint64_t height) const {
-  if (sender >= views_.size() || !views_[sender]) return false;
+namespace {
+// A view taken at `at` counts for block `height` while `at` is within kViewMaxAgeBlocks of height-1, either side.
+bool young(std::uint64_t at, std::uint64_t height) {
   const std::uint64_t parent = height > 0 ? height - 1 : 0;
-  const std::uint64_t at = views_[sender]->height;
   return at + kViewMaxAgeBlocks >= parent && at <= parent + kViewMaxAgeBlocks;
 }
+}  // namespace
 
-PresentSet PresenceAggregator::aggregate(const PresentSet& own, std::uint64_t height) const {
+bool PresenceAggregator::fresh(const crypto::Ed25519Public& sender, std::uint64_t height) const {
+  auto held = views_.find(sender);
+  return held != views_.end() && young(held->second.height, height);
+}
+
+bool PresenceAggregator::counts(const Held& held, std::uint64_t height, const std::vector<EpochPair>& current) {
+  return young(held.height, height) && std::find(current.begin(), current.end(), held.pair) != current.end();
+}
+
+PresentSet PresenceAggregator::aggregate(const PresentSet& own, std::uint64_t height,
+                                         const std::vector<EpochPair>& current) const {
   PresentSet out = own;
-  for (std::uint32_t v = 0; v < views_.size(); ++v) {
-    if (!fresh(v, height)) continue;
-    for (std::uint32_t i : views_[v]->indices)
+  for (const auto& [sender, held] : views_) {
+    if (!counts(held, height, current)) continue;
+    for (std::uint32_t i : held.indices)
       if (i < out.registry_size()) out.add(i);  // indices are ascending: the rest are later registrations
       else break;
   }
   return out;
+}
+
+std::size_t PresenceAggregator::fresh_count(std::uint64_t height, const std::vector<EpochPair>& current) const {
+  return static_cast<std::size_t>(
+      std::count_if(views_.begin(), views_.end(), [&](const auto& v) { return counts(v.second, height, current); }));
 }
 
 }  // namespace cowboy::cip11

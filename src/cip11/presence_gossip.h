@@ -5,8 +5,8 @@
 //
 //   PresenceViewV1, deterministic CBOR, a map keyed 0..6 (frames.h's body rules):
 //     0 validator_pubkey    bytes(33)  Ed25519 wire PubKey of the sender
-//     1 subset_epoch        uint       the snapshot it states its view under
-//     2 validator_set_hash  bytes(32)  ... and that snapshot's hash
+//     1 subset_epoch        uint       the snapshot it states its view under: the newest
+//     2 validator_set_hash  bytes(32)  ... snapshot current at `height` it is in (§5.3 point 3)
 //     3 height              uint       the sender's head when it took the view
 //     4 registry_size       uint       the index basis of 5: |registry(height)|, <= kMaxViewRegistry
 //     5 presence            bytes      PresenceInputV1 (§7.2) over registry_size
@@ -16,11 +16,13 @@
 // view that decodes names only indices below its registry_size.
 #pragma once
 
+#include <map>
 #include <optional>
 #include <vector>
 
 #include "cip11/identity.h"
 #include "cip11/presence.h"
+#include "cip11/subset.h"
 
 namespace cowboy::cip11 {
 
@@ -64,45 +66,60 @@ Res<PresentSet> view_set(const PresenceView& view);
 /// `view` with validator_pubkey and validator_signed set by `validator`, for `chain_id`.
 PresenceView sign_view(const Signer& validator, std::uint64_t chain_id, PresenceView view);
 
-/// What a receiving validator checks a view against: its chain, the snapshot
-/// in force (epoch 0 on the devchain), its peer keys in snapshot order, and itself.
+/// A validator-set snapshot a view may name: its pair and its peer keys.
+struct ViewSnapshot {
+  EpochPair pair;
+  std::vector<crypto::Ed25519Public> validators;
+};
+
+/// What a receiving validator checks a view against: its chain, the
+/// snapshots current at the view's height (§5.3 point 3, as for a receipt:
+/// the active one and, during an overlap, its predecessor), and itself.
 struct ViewContext {
   std::uint64_t chain_id = 0;
-  std::uint64_t subset_epoch = 0;
-  Bytes32 validator_set_hash{};
-  std::vector<crypto::Ed25519Public> validators;
+  std::vector<ViewSnapshot> snapshots;
   crypto::Ed25519Public me{};
 };
 
-/// Checks a decoded view received at head `head`, in this order: another
-/// snapshot (kWrongValidatorSet), a sender not in it (kUnknownValidator),
-/// this validator's own key (kViewFromSelf), a height more than
-/// kViewMaxAgeBlocks above `head` (kViewFromTheFuture: it would count for
-/// blocks no one has yet), the signature (kBadSignature). Returns the
-/// sender's position in `ctx.validators`.
-Res<std::uint32_t> check_view(const ViewContext& ctx, const PresenceView& view, std::uint64_t head);
+/// Checks a decoded view received at head `head`, in this order: a pair that
+/// names none of `ctx.snapshots` with both fields (kWrongValidatorSet), a
+/// sender not in the snapshot it names (kUnknownValidator), this validator's
+/// own key (kViewFromSelf), a height more than kViewMaxAgeBlocks above `head`
+/// (kViewFromTheFuture: it would count for blocks no one has yet), the
+/// signature (kBadSignature). Returns the sender's key.
+Res<crypto::Ed25519Public> check_view(const ViewContext& ctx, const PresenceView& view, std::uint64_t head);
 
 /// The latest checked view of each other validator and the §8.2 aggregate a
-/// proposer commits. Not synchronized: its owner locks.
+/// proposer commits, across a reconfiguration's overlap: views are held by
+/// their sender's key with the pair they name, and count for a block only
+/// while that pair is current at it. Holds one view per key that passed
+/// check_view, so at most one per validator of any snapshot. Not
+/// synchronized: its owner locks.
 class PresenceAggregator {
  public:
-  explicit PresenceAggregator(std::size_t validators) : views_(validators) {}
   /// Keeps `view` (checked, from `sender`) when it is above the height of the
   /// sender's view held; false (nothing changes) when it is not.
-  bool offer(std::uint32_t sender, const PresenceView& view);
-  /// Whether the view held of `sender` counts for block `height`.
-  bool fresh(std::uint32_t sender, std::uint64_t height) const;
+  bool offer(const crypto::Ed25519Public& sender, const PresenceView& view);
+  /// Whether the view held of `sender` counts for block `height` by its age
+  /// (its pair is not looked at).
+  bool fresh(const crypto::Ed25519Public& sender, std::uint64_t height) const;
   /// §8.2: the present set of block `height` = `own` (the proposer's local
-  /// presence over registry(H-1)) ∪ every view fresh for `height`, each index
-  /// kept only when below own.registry_size() (registered as of H-1, §8.1).
-  PresentSet aggregate(const PresentSet& own, std::uint64_t height) const;
+  /// presence over registry(H-1)) ∪ every view fresh for `height` whose pair
+  /// is one of `current` (the snapshots current at `height`: past a cutoff
+  /// the old epoch's views stop counting, §5.3 point 4), each index kept only
+  /// when below own.registry_size() (registered as of H-1, §8.1).
+  PresentSet aggregate(const PresentSet& own, std::uint64_t height, const std::vector<EpochPair>& current) const;
+  /// How many held views are fresh for `height` under one of `current`.
+  std::size_t fresh_count(std::uint64_t height, const std::vector<EpochPair>& current) const;
 
  private:
   struct Held {
     std::uint64_t height = 0;
+    EpochPair pair;
     std::vector<std::uint32_t> indices;
   };
-  std::vector<std::optional<Held>> views_;  // by the sender's position in the snapshot
+  static bool counts(const Held& held, std::uint64_t height, const std::vector<EpochPair>& current);
+  std::map<crypto::Ed25519Public, Held> views_;
 };
 
 }  // namespace cowboy::cip11

@@ -29,6 +29,14 @@ Bytes32 validator_set_hash(std::span<const crypto::Ed25519Public> ordered_peers)
 std::vector<std::size_t> subset_of(const crypto::Secp256k1Compressed& runner_key,
                                    std::span<const crypto::Ed25519Public> ordered_peers, SubsetParams params = {});
 
+/// One validator-set snapshot as a Hello, a receipt or a presence view names
+/// it (§5.3: both fields select it, never one epoch's number with another's hash).
+struct EpochPair {
+  std::uint64_t subset_epoch = 0;
+  Bytes32 validator_set_hash{};
+  bool operator==(const EpochPair&) const = default;
+};
+
 /// The §5.2 validator-side admission gate.
 bool in_subset(const crypto::Secp256k1Compressed& runner_key, std::span<const crypto::Ed25519Public> ordered_peers,
                const crypto::Ed25519Public& validator, SubsetParams params = {});

@@ -181,6 +181,21 @@ struct Cip11Validators : ::testing::Test {
   bool all_at_least(const std::vector<std::size_t>& who, std::uint64_t h) const {
     return std::all_of(who.begin(), who.end(), [&](std::size_t i) { return height(i) >= h; });
   }
+  /// The present set of block `h` as validator `i` holds it, over a registry of `registry` runners.
+  std::optional<PresentSet> presence_at(std::size_t i, std::uint64_t h, std::uint32_t registry) {
+    auto b = chain(i).block_at(h);
+    if (!b || !b->block.presence) return std::nullopt;
+    auto set = decode_presence(*b->block.presence, registry);
+    if (!set) return std::nullopt;
+    return *set;
+  }
+  /// POSTs `bytes` as a presence view to validator `i`: the refusal's message, "" when kept, "not newer".
+  std::string post_view(std::size_t i, const Bytes& bytes) {
+    auto r = chain(i).post_presence_view(bytes);
+    if (r) return *r ? "" : "not newer";
+    EXPECT_EQ(r.error().code, devchain::ApiErrorCode::kViewRefused) << r.error().message;
+    return r.error().message;
+  }
 };
 
 TEST_F(Cip11Validators, FourProcessesProposeInRotationAndHoldTheSameBlocks) {
@@ -455,20 +470,8 @@ TEST_F(Cip11Reconfiguration, EveryRunnerReconnectsWithinTheOverlapOverlapExpired
 struct Cip11PresenceGossipProcesses : Cip11Validators {
   Cip11PresenceGossipProcesses() { runner_count = 12; }
   std::vector<std::unique_ptr<RunnerProcess>> runners;
-  /// The present set of block `h` as validator `i` holds it.
   std::optional<PresentSet> presence_at(std::size_t i, std::uint64_t h) {
-    auto b = chain(i).block_at(h);
-    if (!b || !b->block.presence) return std::nullopt;
-    auto set = decode_presence(*b->block.presence, static_cast<std::uint32_t>(runner_count));
-    if (!set) return std::nullopt;
-    return *set;
-  }
-  /// POSTs `bytes` as a presence view to validator `i`: the refusal's message, or "" when kept.
-  std::string post_view(std::size_t i, const Bytes& bytes) {
-    auto r = chain(i).post_presence_view(bytes);
-    if (r) return *r ? "" : "not newer";
-    EXPECT_EQ(r.error().code, devchain::ApiErrorCode::kViewRefused) << r.error().message;
-    return r.error().message;
+    return Cip11Validators::presence_at(i, h, static_cast<std::uint32_t>(runner_count));
   }
 };
 
@@ -541,6 +544,121 @@ TEST_F(Cip11PresenceGossipProcesses, EveryRunnerIsPresentInTheBlocksOfEveryPropo
     EXPECT_GT(processes[i]->metric("cip11d_presence_views_sent_total").value_or(0), 0.0) << i;
     EXPECT_GT(processes[i]->metric("cip11d_presence_views_kept_total").value_or(0), 0.0) << i;
   }
+  expect_same_blocks(all, to);
+}
+
+// §5.3 point 3 for the §8.2 gossip (docs/cip11.md choice 90), through the
+// reconfiguration above with its six runners: validators 0-2 state their
+// views under epoch 1 from the activation, validator 3 under epoch 0 until
+// the cutoff and then none; no gossiped view is refused on either side of
+// the change; every block marks every runner present whoever proposes it,
+// validator 3's past the cutoff (it holds no runner then) from the epoch-1
+// views alone; and a receiver takes a pair only while it is current.
+struct Cip11PresenceAcrossEpochs : Cip11Reconfiguration {
+  /// Validator `from` (genesis order)'s view at `at` under `pair`, marking every runner present.
+  Bytes view_of(std::size_t from, const EpochPair& pair, std::uint64_t at) const {
+    PresenceView v;
+    v.subset_epoch = pair.subset_epoch;
+    v.validator_set_hash = pair.validator_set_hash;
+    v.height = at;
+    v.registry_size = static_cast<std::uint32_t>(kRunners);
+    PresentSet everyone(v.registry_size);
+    for (std::uint32_t j = 0; j < v.registry_size; ++j) everyone.add(j);
+    v.presence = encode_presence(everyone);
+    return encode_view(sign_view(Signer::validator(seeds[from]), 11, v));
+  }
+  /// Views refused by any validator, and the pair each states its own under.
+  double refused_anywhere() const {
+    double n = 0;
+    for (const auto& p : processes) n += p->metric("cip11d_presence_views_refused_total").value_or(-1);
+    return n;
+  }
+};
+
+TEST_F(Cip11PresenceAcrossEpochs, ViewsNameTheirSendersSnapshotAndEveryProposerMarksEveryRunnerAcrossTheChange) {
+  const std::vector<std::size_t> all{0, 1, 2, 3};
+  const auto e0 = epoch0();
+  const EpochPair old_pair{0, validator_set_hash(e0)};
+  std::vector<crypto::Ed25519Public> next;
+  for (std::size_t i = 0; i < kValidators; ++i)
+    if (i != kLeaving) next.push_back(e0[i]);
+  std::sort(next.begin(), next.end());
+  const EpochPair new_pair{1, validator_set_hash(next)};
+  const auto registry = static_cast<std::uint32_t>(kRunners);
+  const auto accepted = [](const std::string& answer) { return answer.empty() || answer == "not newer"; };
+  const auto settled = [&] { return std::max({height(0), height(1), height(2), height(3)}) + 3; };
+
+  // Before the change: each validator holds the runners of its Sub_0(R) present.
+  start_runners();
+  for (auto& r : runners) ASSERT_TRUE(r->wait_count("event=connected", 3, 60s));
+  for (std::size_t v : all) {
+    double holds = 0;
+    for (std::size_t i = 0; i < kRunners; ++i) holds += in_subset(raw_key(i), e0, e0[v]) ? 1 : 0;
+    ASSERT_TRUE(eventually([&] { return processes[v]->metric("cip11d_present_runners") == holds; }, 60s)) << v;
+  }
+  const std::uint64_t before = settled();
+  ASSERT_LT(before + 4, kActivation) << "the runners came up too close to the change; raise kActivation";
+  for (std::size_t v : all) EXPECT_EQ(processes[v]->metric("cip11d_presence_view_epoch"), 0.0) << v;
+
+  // Inside the overlap: validators 0-2 state epoch 1, validator 3 epoch 0; a
+  // receiver takes an epoch-1 view from a member of epoch 1, an epoch-0 view
+  // from validator 3, and no epoch-1 view from validator 3.
+  ASSERT_TRUE(eventually([&] { return all_at_least(all, kActivation + 5); }, 60s));
+  for (std::size_t v : all)
+    EXPECT_EQ(processes[v]->metric("cip11d_presence_view_epoch"), v == kLeaving ? 0.0 : 1.0) << v;
+  {
+    const std::uint64_t head = height(0);
+    EXPECT_PRED1(accepted, post_view(0, view_of(1, new_pair, head)));
+    EXPECT_PRED1(accepted, post_view(0, view_of(kLeaving, old_pair, head)));
+    EXPECT_PRED1(accepted, post_view(0, view_of(1, old_pair, head)));  // a member of both may name either
+    EXPECT_EQ(post_view(0, view_of(kLeaving, new_pair, head)), "a presence view from a key outside the validator set");
+    EXPECT_EQ(post_view(0, view_of(1, EpochPair{1, old_pair.validator_set_hash}, head)),
+              "a presence view under another validator set or epoch");
+  }
+  // Each runner readmitted under epoch 1 by validators 0-2, and present there again.
+  for (std::size_t i = 0; i < kRunners; ++i)
+    for (std::size_t v = 0; v < kValidators; ++v) {
+      if (v == kLeaving) continue;
+      ASSERT_TRUE(runners[i]->wait_for({"event=connected", endpoints.at(v) + " epoch 1"}, 30s)) << i << " " << v;
+    }
+  for (std::size_t v : {0, 1, 2})
+    ASSERT_TRUE(eventually([&] { return processes[v]->metric("cip11d_present_runners") == static_cast<double>(kRunners); }, 30s)) << v;
+  const std::uint64_t after = settled();
+  ASSERT_LT(after + 2, kCutoff) << "the runners were readmitted too close to the cutoff; raise kOverlap";
+
+  // Past the cutoff: epoch 0 is refused whoever signs it, and validator 3,
+  // in no current snapshot, holds no runner and states no view.
+  ASSERT_TRUE(eventually([&] { return all_at_least(all, kCutoff + 3); }, 60s));
+  {
+    const std::uint64_t head = height(0);
+    EXPECT_EQ(post_view(0, view_of(kLeaving, old_pair, head)), "a presence view under another validator set or epoch");
+    EXPECT_EQ(post_view(0, view_of(1, old_pair, head)), "a presence view under another validator set or epoch");
+    EXPECT_PRED1(accepted, post_view(0, view_of(2, new_pair, head)));
+  }
+  EXPECT_EQ(processes[0]->metric("cip11d_presence_views_refused_total"), 4.0);  // the four posted above
+  // No view the validators gossiped each other was refused, on either side of the change.
+  EXPECT_EQ(refused_anywhere(), 4.0);
+  EXPECT_GT(processes[kLeaving]->metric("cip11d_presence_views_unstated_total").value_or(0), 0.0);
+  for (std::size_t v : {0, 1, 2}) EXPECT_EQ(processes[v]->metric("cip11d_presence_views_unstated_total"), 0.0) << v;
+  EXPECT_EQ(processes[kLeaving]->metric("cip11d_connected_runners"), 0.0);
+
+  // Every runner present in every block, whoever proposed it: before the
+  // change, and from its settling after the readmissions (a runner whose
+  // three links all moved to epoch 1 at once is briefly held by no one) to
+  // past the cutoff, validator 3's blocks there included.
+  const std::uint64_t to = kCutoff + 16;
+  ASSERT_TRUE(eventually([&] { return all_at_least(all, to); }, 60s));
+  std::size_t by_leaving_after_cutoff = 0;
+  for (std::uint64_t h = before; h <= to; ++h) {
+    if (h >= kActivation && h < after) continue;
+    auto b = chain(0).block_at(h);
+    ASSERT_TRUE(b.ok()) << h;
+    auto set = presence_at(0, h, registry);
+    ASSERT_TRUE(set) << h;
+    EXPECT_EQ(set->count(), kRunners) << "block " << h << " proposed by " << b->block.proposer;
+    if (h >= kCutoff && b->block.proposer == index_of(kLeaving)) ++by_leaving_after_cutoff;
+  }
+  EXPECT_GT(by_leaving_after_cutoff, 0u) << "validator 3 proposed none of the blocks after the cutoff";
   expect_same_blocks(all, to);
 }
 

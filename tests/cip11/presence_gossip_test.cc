@@ -9,6 +9,7 @@
 #include <cstdlib>
 
 #include "../support/hex_fixture.h"
+#include "cip11/chain/snapshots.h"
 #include "cip11/presence_gossip.h"
 #include "cip11/subset.h"
 #include "samples.h"
@@ -28,18 +29,20 @@ crypto::Ed25519Seed validator_seed(std::uint8_t n) {
 
 struct Cip11PresenceGossip : ::testing::Test {
   std::vector<Signer> signers;
-  ViewContext ctx;  // as validator 0 receives
+  std::vector<crypto::Ed25519Public> keys;  // snapshot order
+  EpochPair epoch0;
+  ViewContext ctx;  // as validator 0 receives, one snapshot current
 
   Cip11PresenceGossip() {
     crypto::init();
     for (std::uint8_t i = 0; i < 4; ++i) {
       signers.push_back(Signer::validator(validator_seed(i)));
-      ctx.validators.push_back(crypto::ed25519_from_seed(validator_seed(i)).public_key);
+      keys.push_back(crypto::ed25519_from_seed(validator_seed(i)).public_key);
     }
+    epoch0 = EpochPair{0, validator_set_hash(keys)};
     ctx.chain_id = kChain;
-    ctx.subset_epoch = 0;
-    ctx.validator_set_hash = validator_set_hash(ctx.validators);
-    ctx.me = ctx.validators[0];
+    ctx.snapshots = {ViewSnapshot{epoch0, keys}};
+    ctx.me = keys[0];
   }
 
   static PresentSet set_of(std::uint32_t n, std::initializer_list<std::uint32_t> present) {
@@ -50,9 +53,13 @@ struct Cip11PresenceGossip : ::testing::Test {
   /// Validator `from`'s signed view at `height` over a registry of `n` runners.
   PresenceView view(std::uint32_t from, std::uint64_t height, std::uint32_t n, std::initializer_list<std::uint32_t> present,
                     std::uint64_t chain_id = kChain) const {
+    return view_under(epoch0, from, height, n, present, chain_id);
+  }
+  PresenceView view_under(const EpochPair& pair, std::uint32_t from, std::uint64_t height, std::uint32_t n,
+                          std::initializer_list<std::uint32_t> present, std::uint64_t chain_id = kChain) const {
     PresenceView v;
-    v.subset_epoch = 0;
-    v.validator_set_hash = ctx.validator_set_hash;
+    v.subset_epoch = pair.subset_epoch;
+    v.validator_set_hash = pair.validator_set_hash;
     v.height = height;
     v.registry_size = n;
     v.presence = encode_presence(set_of(n, present));
@@ -77,7 +84,7 @@ TEST_F(Cip11PresenceGossip, TheViewMatchesItsFixtureByteForByteAndRoundTrips) {
   Bytes hand{0xa7, 0x00, 0x58, 0x21};
   for (auto b : v.validator_pubkey.wire()) hand.push_back(b);
   hand.insert(hand.end(), {0x01, 0x00, 0x02, 0x58, 0x20});
-  for (auto b : ctx.validator_set_hash) hand.push_back(b);
+  for (auto b : epoch0.validator_set_hash) hand.push_back(b);
   hand.insert(hand.end(), {0x03, 0x19, 0x03, 0xed, 0x04, 0x0c, 0x05, 0x44, 0x01, 0x00, 0x09, 0x08, 0x06, 0x58, 0x40});
   for (auto b : v.validator_signed) hand.push_back(b);
   EXPECT_EQ(to_hex(encoded), to_hex(hand));
@@ -85,7 +92,7 @@ TEST_F(Cip11PresenceGossip, TheViewMatchesItsFixtureByteForByteAndRoundTrips) {
   ASSERT_TRUE(decoded.ok()) << to_string(decoded.error());
   EXPECT_EQ(*decoded, v);
   EXPECT_EQ(view_set(*decoded)->indices(), (std::vector<std::uint32_t>{0, 3, 11}));
-  EXPECT_EQ(check_view(ctx, *decoded, 1004).value(), 1u);
+  EXPECT_EQ(check_view(ctx, *decoded, 1004).value(), keys[1]);
   // The preimage starts with its own domain, the validator role and Ed25519.
   const Bytes pre = presence_view_preimage(kChain, v).bytes();
   const std::string domain = "cowboy-cip11-presence-view-v1";
@@ -144,7 +151,7 @@ TEST_F(Cip11PresenceGossip, EveryDecoderRefusal) {
 
 TEST_F(Cip11PresenceGossip, EveryReceiverCheckInItsOrder) {
   const PresenceView good = view(2, 10, 12, {3});
-  EXPECT_EQ(check_view(ctx, good, 10).value(), 2u);
+  EXPECT_EQ(check_view(ctx, good, 10).value(), keys[2]);
   PresenceView v = good;
   v.subset_epoch = 1;
   EXPECT_EQ(check_view(ctx, v, 10).error(), Errc::kWrongValidatorSet);
@@ -178,42 +185,107 @@ TEST_F(Cip11PresenceGossip, EveryReceiverCheckInItsOrder) {
 }
 
 TEST_F(Cip11PresenceGossip, TheAggregateIsTheProposersViewUnionEveryFreshPeerView) {
-  PresenceAggregator agg(4);
+  PresenceAggregator agg;
+  const std::vector<EpochPair> current{epoch0};
   const PresentSet own = set_of(10, {0, 1});
   // Nothing heard: the proposer's own view, exactly (§8.1 as a special case).
-  EXPECT_EQ(agg.aggregate(own, 20), own);
+  EXPECT_EQ(agg.aggregate(own, 20, current), own);
   // Runners only a peer holds (their Sub(R) excludes the proposer) are present too.
-  ASSERT_TRUE(agg.offer(1, view(1, 19, 10, {2, 3})));
-  ASSERT_TRUE(agg.offer(2, view(2, 18, 10, {3, 9})));
-  EXPECT_EQ(agg.aggregate(own, 20).indices(), (std::vector<std::uint32_t>{0, 1, 2, 3, 9}));
+  ASSERT_TRUE(agg.offer(keys[1], view(1, 19, 10, {2, 3})));
+  ASSERT_TRUE(agg.offer(keys[2], view(2, 18, 10, {3, 9})));
+  EXPECT_EQ(agg.aggregate(own, 20, current).indices(), (std::vector<std::uint32_t>{0, 1, 2, 3, 9}));
   // Indices at or above |registry(H-1)| (a peer's view of a later registry) are left out (§8.1).
-  ASSERT_TRUE(agg.offer(3, view(3, 19, 12, {4, 10, 11})));
-  EXPECT_EQ(agg.aggregate(own, 20).indices(), (std::vector<std::uint32_t>{0, 1, 2, 3, 4, 9}));
+  ASSERT_TRUE(agg.offer(keys[3], view(3, 19, 12, {4, 10, 11})));
+  EXPECT_EQ(agg.aggregate(own, 20, current).indices(), (std::vector<std::uint32_t>{0, 1, 2, 3, 4, 9}));
+  EXPECT_EQ(agg.fresh_count(20, current), 3u);
   // A silent peer's last view stops counting kViewMaxAgeBlocks blocks after
   // block H-1: view 18 counts up to block 22 (parent 21), not at 23.
-  EXPECT_TRUE(agg.fresh(2, 18 + kViewMaxAgeBlocks + 1));
-  EXPECT_FALSE(agg.fresh(2, 18 + kViewMaxAgeBlocks + 2));
-  EXPECT_EQ(agg.aggregate(own, 23).indices(), (std::vector<std::uint32_t>{0, 1, 2, 3, 4}));
-  EXPECT_EQ(agg.aggregate(own, 30), own);
+  EXPECT_TRUE(agg.fresh(keys[2], 18 + kViewMaxAgeBlocks + 1));
+  EXPECT_FALSE(agg.fresh(keys[2], 18 + kViewMaxAgeBlocks + 2));
+  EXPECT_EQ(agg.aggregate(own, 23, current).indices(), (std::vector<std::uint32_t>{0, 1, 2, 3, 4}));
+  EXPECT_EQ(agg.aggregate(own, 30, current), own);
+  EXPECT_EQ(agg.fresh_count(30, current), 0u);
   // Nor does a view far above the proposer's parent (it cannot have come from a live peer's head).
-  PresenceAggregator ahead(4);
-  ASSERT_TRUE(ahead.offer(1, view(1, 40, 10, {5})));
-  EXPECT_EQ(ahead.aggregate(own, 20), own);
-  EXPECT_TRUE(ahead.aggregate(own, 38).contains(5));
+  PresenceAggregator ahead;
+  ASSERT_TRUE(ahead.offer(keys[1], view(1, 40, 10, {5})));
+  EXPECT_EQ(ahead.aggregate(own, 20, current), own);
+  EXPECT_TRUE(ahead.aggregate(own, 38, current).contains(5));
 }
 
 TEST_F(Cip11PresenceGossip, AnOlderOrEqualViewNeverReplacesTheNewerOne) {
-  PresenceAggregator agg(4);
-  ASSERT_TRUE(agg.offer(1, view(1, 19, 10, {2})));
+  PresenceAggregator agg;
+  const std::vector<EpochPair> current{epoch0};
+  ASSERT_TRUE(agg.offer(keys[1], view(1, 19, 10, {2})));
   // A replay of an older view (or one reordered in flight) changes nothing.
-  EXPECT_FALSE(agg.offer(1, view(1, 18, 10, {7})));
-  EXPECT_FALSE(agg.offer(1, view(1, 19, 10, {7})));
-  EXPECT_EQ(agg.aggregate(PresentSet(10), 20).indices(), (std::vector<std::uint32_t>{2}));
+  EXPECT_FALSE(agg.offer(keys[1], view(1, 18, 10, {7})));
+  EXPECT_FALSE(agg.offer(keys[1], view(1, 19, 10, {7})));
+  EXPECT_EQ(agg.aggregate(PresentSet(10), 20, current).indices(), (std::vector<std::uint32_t>{2}));
   // A newer one replaces it whole: a runner that left the peer's presence leaves the aggregate.
-  EXPECT_TRUE(agg.offer(1, view(1, 20, 10, {8})));
-  EXPECT_EQ(agg.aggregate(PresentSet(10), 21).indices(), (std::vector<std::uint32_t>{8}));
-  // A sender outside the aggregator's set is ignored.
-  EXPECT_FALSE(agg.offer(4, view(1, 30, 10, {1})));
+  EXPECT_TRUE(agg.offer(keys[1], view(1, 20, 10, {8})));
+  EXPECT_EQ(agg.aggregate(PresentSet(10), 21, current).indices(), (std::vector<std::uint32_t>{8}));
+  // A view held under a pair that is not current at the block does not count, however fresh.
+  EXPECT_EQ(agg.aggregate(PresentSet(10), 21, {EpochPair{1, epoch0.validator_set_hash}}), PresentSet(10));
+}
+
+// §5.3 point 3 for views (docs/cip11.md choice 90): epoch 1 at block 100
+// leaves validator 3 out; the overlap runs to the cutoff at 120. A view
+// names the newest snapshot current at its height that its sender is in, is
+// checked against the snapshots current at that height, membership in the
+// one it names, and counts for a block only while its pair is current there.
+TEST_F(Cip11PresenceGossip, AcrossAReconfigurationAViewNamesTheSnapshotItsSenderIsIn) {
+  constexpr std::uint64_t kActivation = 100, kOverlap = 20, kCutoff = kActivation + kOverlap;
+  const std::vector<crypto::Ed25519Public> next{keys[0], keys[1], keys[2]};
+  const auto snapshots =
+      chain::ValidatorSnapshots::scheduled(keys, {chain::ValidatorSetChange{kActivation, next}}, kOverlap);
+  const EpochPair epoch1{1, validator_set_hash(next)};
+  ASSERT_EQ(snapshots.epochs()[1].pair(), epoch1);
+
+  // What each validator states its view under.
+  EXPECT_EQ(chain::view_pair(snapshots, keys[1], kActivation - 1), epoch0);
+  EXPECT_EQ(chain::view_pair(snapshots, keys[1], kActivation), epoch1);  // in both: the newest
+  EXPECT_EQ(chain::view_pair(snapshots, keys[3], kActivation), epoch0);  // left: its old epoch, through the overlap
+  EXPECT_EQ(chain::view_pair(snapshots, keys[3], kCutoff - 1), epoch0);
+  EXPECT_EQ(chain::view_pair(snapshots, keys[3], kCutoff), std::nullopt);  // then none
+  EXPECT_EQ(chain::current_pairs(snapshots, kCutoff - 1), (std::vector<EpochPair>{epoch1, epoch0}));
+  EXPECT_EQ(chain::current_pairs(snapshots, kCutoff), (std::vector<EpochPair>{epoch1}));
+
+  // What validator 0 accepts, by the snapshots current at the view's height.
+  const auto check = [&](const PresenceView& v) {
+    return check_view(ViewContext{kChain, chain::view_snapshots(snapshots, v.height), keys[0]}, v, v.height);
+  };
+  EXPECT_EQ(check(view_under(epoch0, 1, kActivation - 1, 12, {3})).value(), keys[1]);
+  EXPECT_EQ(check(view_under(epoch1, 1, kActivation - 1, 12, {3})).error(), Errc::kWrongValidatorSet);  // not yet
+  EXPECT_EQ(check(view_under(epoch1, 1, kActivation, 12, {3})).value(), keys[1]);
+  EXPECT_EQ(check(view_under(epoch0, 1, kActivation, 12, {3})).value(), keys[1]);  // either, in the window
+  EXPECT_EQ(check(view_under(epoch0, 3, kCutoff - 1, 12, {3})).value(), keys[3]);
+  EXPECT_EQ(check(view_under(epoch0, 3, kCutoff, 12, {3})).error(), Errc::kWrongValidatorSet);  // past the cutoff
+  EXPECT_EQ(check(view_under(epoch0, 1, kCutoff, 12, {3})).error(), Errc::kWrongValidatorSet);
+  // Epoch-paired: membership in the snapshot the pair names, never the other.
+  EXPECT_EQ(check(view_under(epoch1, 3, kActivation + 1, 12, {3})).error(), Errc::kUnknownValidator);
+  EXPECT_EQ(check(view_under(EpochPair{1, epoch0.validator_set_hash}, 1, kActivation + 1, 12, {3})).error(),
+            Errc::kWrongValidatorSet);
+  EXPECT_EQ(check(view_under(EpochPair{0, epoch1.validator_set_hash}, 1, kActivation + 1, 12, {3})).error(),
+            Errc::kWrongValidatorSet);
+  // Relabelled to the other epoch after signing: the pair is signed.
+  PresenceView relabelled = view_under(epoch0, 1, kActivation + 1, 12, {3});
+  relabelled.subset_epoch = epoch1.subset_epoch;
+  relabelled.validator_set_hash = epoch1.validator_set_hash;
+  EXPECT_EQ(check(relabelled).error(), Errc::kBadSignature);
+
+  // The proposer aggregates across the overlap: an epoch-1 view and the
+  // leaving validator's epoch-0 view both count, until the cutoff.
+  PresenceAggregator agg;
+  ASSERT_TRUE(agg.offer(keys[1], view_under(epoch1, 1, kCutoff - 2, 12, {1})));
+  ASSERT_TRUE(agg.offer(keys[3], view_under(epoch0, 3, kCutoff - 2, 12, {3})));
+  const auto block = [&](std::uint64_t h) {
+    return agg.aggregate(PresentSet(12), h, chain::current_pairs(snapshots, h)).indices();
+  };
+  EXPECT_EQ(block(kCutoff - 1), (std::vector<std::uint32_t>{1, 3}));
+  EXPECT_EQ(agg.fresh_count(kCutoff - 1, chain::current_pairs(snapshots, kCutoff - 1)), 2u);
+  // At the cutoff both views are still young, but only the epoch-1 one counts.
+  ASSERT_TRUE(agg.fresh(keys[3], kCutoff));
+  EXPECT_EQ(block(kCutoff), (std::vector<std::uint32_t>{1}));
+  EXPECT_EQ(agg.fresh_count(kCutoff, chain::current_pairs(snapshots, kCutoff)), 1u);
 }
 
 }  // namespace

@@ -92,4 +92,23 @@ LocalOffer offer_at(const ValidatorSnapshots& snapshots, std::uint64_t chain_id,
   return offer;
 }
 
+std::vector<EpochPair> current_pairs(const ValidatorSnapshots& snapshots, std::uint64_t height) {
+  std::vector<EpochPair> out;
+  for (const ValidatorSnapshot* s : snapshots.current(height)) out.push_back(s->pair());
+  return out;
+}
+
+std::optional<EpochPair> view_pair(const ValidatorSnapshots& snapshots, const crypto::Ed25519Public& me,
+                                   std::uint64_t height) {
+  for (const ValidatorSnapshot* s : snapshots.current(height))
+    if (s->has(me)) return s->pair();
+  return std::nullopt;
+}
+
+std::vector<ViewSnapshot> view_snapshots(const ValidatorSnapshots& snapshots, std::uint64_t height) {
+  std::vector<ViewSnapshot> out;
+  for (const ValidatorSnapshot* s : snapshots.current(height)) out.push_back(ViewSnapshot{s->pair(), s->peers});
+  return out;
+}
+
 }  // namespace cowboy::cip11::chain

@@ -20,6 +20,7 @@
 
 #include "cip11/frames.h"
 #include "cip11/handshake.h"
+#include "cip11/presence_gossip.h"
 #include "cip11/subset.h"
 #include "common/crypto.h"
 
@@ -115,5 +116,18 @@ bool overlap_expired(const ValidatorSnapshots& snapshots, const EpochPair& pair,
 /// What this end offers in a Hello at `height`: the active snapshot's pair,
 /// and during an overlap its predecessor's as the second it admits.
 LocalOffer offer_at(const ValidatorSnapshots& snapshots, std::uint64_t chain_id, std::uint64_t height);
+
+/// The pairs of the snapshots current at `height`, the active one first.
+std::vector<EpochPair> current_pairs(const ValidatorSnapshots& snapshots, std::uint64_t height);
+
+// §8.2 presence views across a reconfiguration (§5.3 point 3, as a receipt).
+
+/// The pair validator `me` states its view at `height` under: the newest
+/// current snapshot it is in. nullopt when it is in none (a validator that
+/// left states no view once its last epoch's overlap has ended).
+std::optional<EpochPair> view_pair(const ValidatorSnapshots& snapshots, const crypto::Ed25519Public& me,
+                                   std::uint64_t height);
+/// What a view taken at `height` may name, for check_view: the snapshots current at that height.
+std::vector<ViewSnapshot> view_snapshots(const ValidatorSnapshots& snapshots, std::uint64_t height);
 
 }  // namespace cowboy::cip11::chain

@@ -122,10 +122,7 @@ ValidatorService::ValidatorService(ValidatorServiceConfig config, chain::ChainPo
       admission_(directory_, snapshots_, crypto::ed25519_from_seed(config_.key).public_key, setup_.params.subset,
                  last_height_),
       forwarder_(chain),
-      // A view names epoch 0's snapshot whatever the epoch (docs/cip11.md, "Not built").
-      view_context_{setup_.params.chain_id, 0, validator_set_hash(setup_.validator_keys()), setup_.validator_keys(),
-                    crypto::ed25519_from_seed(config_.key).public_key},
-      views_(setup_.validators.size()) {}
+      me_(crypto::ed25519_from_seed(config_.key).public_key) {}
 
 ValidatorService::~ValidatorService() {
   if (thread_.joinable()) {
@@ -197,7 +194,8 @@ std::optional<Bytes> ValidatorService::presence_field(std::uint64_t height, std:
   // Without an answer from the io thread its own view is empty, which fails open (§7.3); the peers' still count.
   const PresentSet own = present ? directory_.present_set(*present, registry_size) : PresentSet(registry_size);
   std::lock_guard lock(views_mu_);
-  const PresentSet set = views_.aggregate(own, height);
+  // Across an overlap the views of both epochs count; past its cutoff the old epoch's do not (§5.3).
+  const PresentSet set = views_.aggregate(own, height, chain::current_pairs(snapshots_, height));
   presence_input_runners_ = set.count();
   presence_input_height_ = height;
   return encode_presence(set);
@@ -206,14 +204,21 @@ std::optional<Bytes> ValidatorService::presence_field(std::uint64_t height, std:
 void ValidatorService::set_view_peers(std::vector<ViewSink> peers) { view_peers_ = std::move(peers); }
 
 void ValidatorService::gossip_view(std::uint64_t height, const std::vector<Address>& present) {
+  // §5.3 point 3: under the snapshot this validator is in at `height`, the newest if both.
+  const auto pair = chain::view_pair(snapshots_, me_, height);
+  if (!pair) {  // it left the set and the overlap is over: it holds no runner, and no peer would take the view
+    ++views_unstated_;
+    return;
+  }
   PresenceView view;
-  view.subset_epoch = view_context_.subset_epoch;
-  view.validator_set_hash = view_context_.validator_set_hash;
+  view.subset_epoch = pair->subset_epoch;
+  view.validator_set_hash = pair->validator_set_hash;
   view.height = height;
   view.registry_size = directory_.size();
   if (view.registry_size > kMaxViewRegistry) return;  // beyond what a peer decodes: its proposers see only their own
   view.presence = encode_presence(directory_.present_set(present, view.registry_size));
   Bytes bytes = encode_view(sign_view(signer_, setup_.params.chain_id, std::move(view)));
+  view_epoch_ = pair->subset_epoch;
   std::lock_guard lock(views_mu_);
   view_to_send_ = std::move(bytes);
   if (view_sending_) return;  // the sender takes the latest when it is done with the one in hand
@@ -242,7 +247,10 @@ Res<bool> ValidatorService::receive_view(ByteView bytes) {
   auto view = decode_view(bytes);
   // Until its first block this validator's head is the chain's when it opened (a restart on a long chain).
   const std::uint64_t head = last_height_.load();
-  auto sender = view ? check_view(view_context_, *view, head) : Res<std::uint32_t>(Err{view.error()});
+  // Checked against the snapshots current at the height the sender took it (§5.3 point 3, as a receipt).
+  auto sender = view ? check_view(ViewContext{setup_.params.chain_id, chain::view_snapshots(snapshots_, view->height), me_},
+                                  *view, head)
+                     : Res<crypto::Ed25519Public>(Err{view.error()});
   if (!sender) {
     ++views_refused_;
     log::warn("presence_view_refused", log::field("why", std::string(to_string(sender.error()))));
@@ -329,10 +337,15 @@ std::string ValidatorService::metrics() {
                 views_not_newer_.load());
         counter("cip11d_presence_views_refused_total", "Presence views that did not decode or verify, dropped.",
                 views_refused_.load());
+        gauge("cip11d_presence_view_epoch", "The subset_epoch of the snapshot the last view this validator signed names (section 5.3).",
+              view_epoch_.load());
+        counter("cip11d_presence_views_unstated_total",
+                "Blocks after which this validator stated no view: it was in no current validator-set snapshot (section 5.3).",
+                views_unstated_.load());
         {
           std::lock_guard lock(views_mu_);
-          std::size_t fresh = 0;
-          for (std::uint32_t v = 0; v < view_context_.validators.size(); ++v) fresh += views_.fresh(v, last_height_ + 1);
+          const std::uint64_t next = last_height_ + 1;
+          const std::size_t fresh = views_.fresh_count(next, chain::current_pairs(snapshots_, next));
           gauge("cip11d_presence_views_fresh", "Peers whose presence view counts for the next block.", fresh);
         }
         counter("cip11d_shadow_draws_total",

@@ -137,13 +137,15 @@ class ValidatorService {
   /// Signs this validator's view at `height` and queues it for the peers.
   void gossip_view(std::uint64_t height, const std::vector<Address>& present);
   void send_views();
-  const ViewContext view_context_;
+  const crypto::Ed25519Public me_;
   std::mutex views_mu_;
   PresenceAggregator views_;  // under views_mu_
   std::vector<ViewSink> view_peers_;
   std::optional<Bytes> view_to_send_;  // under views_mu_: the latest, not yet sent
   bool view_sending_ = false;          // under views_mu_
   std::atomic<std::uint64_t> views_sent_{0}, views_kept_{0}, views_not_newer_{0}, views_refused_{0};
+  std::atomic<std::uint64_t> views_unstated_{0};  // blocks at which this validator was in no current snapshot
+  std::atomic<std::uint64_t> view_epoch_{0};      // the subset_epoch of the last view it signed
   boost::asio::thread_pool gossip_{1};  // last: joined first, before what it uses goes
 };
 
