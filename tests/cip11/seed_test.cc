@@ -263,6 +263,19 @@ TEST(Cip11SeedChain, ABlockAfterSkippedViewsReadsTheirDerivedSeedsButNotItsOwn) 
 
 // ---- the pending pass reads exactly the committed seed of r_seed ---------------
 
+/// Applies each (sender, instruction) in one block, each under a transaction hash of its own.
+std::vector<Outcome> apply_all(State& state, std::map<Address, u128>& balances, const BlockContext& context,
+                               const std::vector<std::pair<Address, Instruction>>& instructions, std::uint32_t& txs,
+                               Effects& effects) {
+  std::vector<Outcome> out;
+  for (const auto& [sender, ins] : instructions) {
+    Bytes32 hash{};
+    hash[0] = static_cast<std::uint8_t>(++txs);
+    out.push_back(apply(state, balances, context, TxContext{sender, hash}, encode_instruction(ins), effects));
+  }
+  return out;
+}
+
 TEST(Cip11SeedChain, AnMGreaterThanOneCommitteeIsDrawnFromExactlyTheSeedOfItsSeedRound) {
   using namespace testing;
   SeedChain seeds = one_leader_chain();
@@ -285,12 +298,7 @@ TEST(Cip11SeedChain, AnMGreaterThanOneCommitteeIsDrawnFromExactlyTheSeedOfItsSee
     SeedsBefore beacon(seeds, r);
     BlockContext context{height, params, beacon, present, validators};
     begin_block(state, context, effects);
-    std::vector<Outcome> out;
-    for (const auto& [sender, ins] : instructions) {
-      Bytes32 hash{};
-      hash[0] = static_cast<std::uint8_t>(++txs);
-      out.push_back(apply(state, balances, context, TxContext{sender, hash}, encode_instruction(ins), effects));
-    }
+    auto out = apply_all(state, balances, context, instructions, txs, effects);
     return out;
   };
   const auto runners = keys(1, 4);
@@ -372,12 +380,7 @@ TEST(Cip11SeedChain, APendingSelectionsSeedRoundIsKViewsAfterItsBlocksViewNotIts
     SeedsBefore beacon(seeds, r, *advance);
     BlockContext context{height, params, beacon, present, validators, view};
     begin_block(state, context, effects);
-    std::vector<Outcome> out;
-    for (const auto& [sender, ins] : instructions) {
-      Bytes32 hash{};
-      hash[0] = static_cast<std::uint8_t>(++txs);
-      out.push_back(apply(state, balances, context, TxContext{sender, hash}, encode_instruction(ins), effects));
-    }
+    auto out = apply_all(state, balances, context, instructions, txs, effects);
     seeds.commit(std::move(*advance));
     return out;
   };

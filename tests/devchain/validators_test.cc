@@ -602,6 +602,44 @@ TEST(DevchainModeA, AFollowerDerivesPresenceFromProvenUntilAndRefusesAnyOtherFie
   EXPECT_EQ(follower->state_hash(), leader->state_hash());
 }
 
+// docs/cip11.md choice 102: after views without a block the chain's views
+// run ahead of its heights, and a committee job's seed round is K views after
+// its block's view: a leader's proof revealed after the submission, consumed
+// by the first block past it, the same at every validator.
+TEST_F(DevchainValidators, ACommitteesSeedRoundIsKViewsAfterItsBlocksViewOnceViewsRunAheadOfHeights) {
+  for (const auto& r : runners) submit(r, chain::testing::registration(r));
+  step(1);
+  step(2);
+  submit(submitter, chain::testing::job(2, 40));
+  const std::uint64_t s_view = 11;  // eight views nullified: the block of view 11 is at height 3
+  const auto submitted = step(s_view);
+  ASSERT_EQ(submitted.block.height, 3u);
+  ASSERT_EQ(submitted.block.txs.size(), 1u);
+  const auto receipt = *nodes[0]->receipt(tx_hash(*decode_tx(submitted.block.txs[0])));
+  ASSERT_TRUE(receipt && receipt->job_id);
+  const auto job = nodes[0]->job(*receipt->job_id);
+  ASSERT_TRUE(job.ok() && job->pending);
+  const std::uint64_t k = genesis().cip11->params.selection_seed_delay_views;
+  EXPECT_EQ(job->pending->submission_view, s_view);
+  EXPECT_EQ(job->pending->seed_view, s_view + k);  // not height 3 + k, a round nullified before the job
+  std::uint64_t view = s_view;
+  std::optional<chain::ConsumedSeed> consumed;
+  while (!consumed && view < s_view + 10) {
+    auto block = step(++view);
+    auto seeds_of = chain::decode_consumed_seeds(block.block.consumed_seeds);
+    ASSERT_TRUE(seeds_of.ok());
+    if (!seeds_of->empty()) consumed = (*seeds_of)[0];
+  }
+  ASSERT_TRUE(consumed);
+  EXPECT_EQ(view, s_view + k + 1);  // the first block after r_seed
+  EXPECT_EQ(consumed->view, s_view + k);
+  const auto seed = nodes[0]->round_seed(s_view + k);
+  ASSERT_TRUE(seed && seed->proof);  // its leader's proof, revealed after the submission
+  EXPECT_EQ(consumed->signature, Bytes(seed->output.begin(), seed->output.end()));
+  for (auto& n : nodes) EXPECT_EQ(n->job(*receipt->job_id)->state, chain::JobState::kAssigned);
+  expect_one_state();
+}
+
 // docs/cip11.md choice 100: each validator's ECVRF key apart from its peer
 // key, named in the genesis. The round seeds are proved by the VRF keys; a
 // proof by the leader's peer key is refused; a node is opened only with the
