@@ -118,7 +118,8 @@ void log_selection_telemetry(std::uint64_t height, const cip11::chain::Effects& 
 // ---- round seeds (docs/cip11.md choice 74) ----------------------------------
 
 /// The leader of each round, whose ECVRF key (its genesis vrf_key, or its peer
-/// key in a genesis that names none: choice 100) proves the round's seed. Rotating validators: the proposer of view v leads
+/// key in a genesis that names none: choice 100) proves the round's seed.
+/// Rotating validators: the proposer of view v leads
 /// Round(0, v), the canonical validators[v mod N] (block.h leader_of). A lone
 /// producer: validator 0 of ValidatorSetSnapshot(0) leads every round. A chain
 /// with no validator has no leader, so no proof.
