@@ -49,7 +49,8 @@ devchain::GenesisSpec new_genesis(const DevKeys& keys, const DevOptions& o) {
   g.params.multi_validator = keys.validators.size() > 1;
   for (std::size_t i = 0; i < keys.validators.size(); ++i)
     g.validators.push_back({crypto::ed25519_from_seed(keys.validators[i]).public_key,
-                            i == 0 ? with_port(o.listen) : "127.0.0.1:" + std::to_string(free_udp_port())});
+                            i == 0 ? with_port(o.listen) : "127.0.0.1:" + std::to_string(free_udp_port()),
+                            crypto::ecvrf::keypair_from_seed(keys.vrfs[i]).public_key});
   std::uint32_t every_kind = 0;
   for (std::uint8_t k = 0; k <= static_cast<std::uint8_t>(cip11::JobKind::kAgent); ++k) every_kind |= 1u << k;
   for (const auto& key : keys.runners)
@@ -61,12 +62,19 @@ devchain::GenesisSpec new_genesis(const DevKeys& keys, const DevOptions& o) {
 
 }  // namespace
 
+std::filesystem::path vrf_key_path(const std::filesystem::path& dir, std::size_t validator) {
+  return key_path(dir, "vrf-" + std::to_string(validator));
+}
+
 Result<DevKeys, std::string> dev_keys(const std::filesystem::path& dir, const DevOptions& o) {
   DevKeys keys;
   for (std::uint32_t i = 0; i < o.validators; ++i) {
     auto seed = devchain::load_or_create_secret(key_path(dir, "validator-" + std::to_string(i)));
     if (!seed) return Err{seed.error()};
     keys.validators.push_back(*seed);
+    auto vrf = devchain::load_or_create_secret(vrf_key_path(dir, i));
+    if (!vrf) return Err{vrf.error()};
+    keys.vrfs.push_back(*vrf);
   }
   for (std::uint32_t i = 0; i < o.runners; ++i) {
     auto key = devchain::load_or_create_key(key_path(dir, "runner-" + std::to_string(i)));
@@ -102,6 +110,8 @@ Result<std::filesystem::path, std::string> write_manifest(const std::filesystem:
     validators.push_back({{"peer_key", devchain::json::hex0x(genesis.validators[i].peer_key)},
                           {"endpoint", genesis.validators[i].endpoint},
                           {"key_file", key_path(dir, "validator-" + std::to_string(i)).string()}});
+  for (std::size_t i = 0; i < genesis.validators.size(); ++i)
+    if (genesis.validators[i].vrf_key) validators[i]["vrf_key_file"] = vrf_key_path(dir, i).string();
   for (std::size_t i = 0; i < genesis.runners.size() && i < o.runners; ++i)
     runners.push_back({{"address", devchain::json::hex0x(*crypto::secp256k1_key_address(genesis.runners[i].key))},
                        {"key_file", key_path(dir, "runner-" + std::to_string(i)).string()}});

@@ -2,11 +2,13 @@
 // its data directory (every key file 0600):
 //
 //   keys/validator-<i>.key   Ed25519 seeds of ValidatorSetSnapshot(0); this process is validator 0
+//   keys/vrf-<i>.key         their ECVRF secrets, whose public keys a new genesis names
+//                            (vrf_key, docs/cip11.md choice 100)
 //   keys/runner-<i>.key      secp256k1 keys of the dev runners registered at genesis
 //   keys/submitter.key       a funded account that submits jobs
 //   genesis.json             the chain's genesis (devchain --genesis reads it too)
 //   cip11-dev.json           what runners and tools need: chain URL, chain_id, the block
-//                            interval, validators (key, endpoint), runner and submitter key files
+//                            interval, validators (key, endpoint, key files), runner and submitter key files
 //   chain/                   the in-process devchain's data directory
 // Each file is written whole or not at all, so a first start cut short at any
 // moment leaves what the next start completes.
@@ -32,6 +34,7 @@ struct DevOptions {
 
 struct DevKeys {
   std::vector<crypto::Ed25519Seed> validators;
+  std::vector<crypto::ecvrf::Seed> vrfs;  // by validator: the secret of its genesis vrf_key
   std::vector<crypto::Secp256k1Secret> runners;
   crypto::Secp256k1Secret submitter{};
 };
@@ -42,6 +45,8 @@ Result<DevKeys, std::string> dev_keys(const std::filesystem::path& dir, const De
 /// written there (a new chain picks its free ports once; restarts reuse them).
 Result<devchain::GenesisSpec, std::string> dev_genesis(const std::filesystem::path& dir, const DevKeys& keys,
                                                        const DevOptions& o);
+/// keys/vrf-<i>.key (cip11d --genesis --vrf-key).
+std::filesystem::path vrf_key_path(const std::filesystem::path& dir, std::size_t validator);
 /// Writes cip11-dev.json for the chain as it is (its stored genesis wins over a new one).
 Result<std::filesystem::path, std::string> write_manifest(const std::filesystem::path& dir, const std::string& chain_url,
                                                           std::uint64_t block_ms, const devchain::Cip11Genesis& genesis,

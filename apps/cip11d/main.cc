@@ -9,7 +9,7 @@
 //   cip11d --chain-url http://127.0.0.1:7546 --key FILE
 //                    a validator of a chain another process produces: it
 //                    follows the blocks and pushes what they assign.
-//   cip11d --genesis FILE --key FILE --peers URL,URL,... --chain-listen HOST:PORT
+//   cip11d --genesis FILE --key FILE [--vrf-key FILE] --peers URL,URL,... --chain-listen HOST:PORT
 //                    one of several validators of a devchain: its own chain
 //                    store in <data-dir>/chain, proposing in rotation and
 //                    re-executing the others' blocks (devchain/rotation.h),
@@ -65,6 +65,7 @@ struct Options {
   std::string admin_listen = "127.0.0.1:7444";
   std::string chain_listen = "127.0.0.1:7546";
   std::string chain_url, key_file;
+  std::string vrf_key_file;  // with --genesis: the secret of the vrf_key the genesis names for this validator
   std::uint64_t block_ms = 200;
   std::string genesis_file;        // a validator of several: the chain's genesis
   std::vector<std::string> peers;  // ... and the other validators' chain APIs
@@ -239,6 +240,10 @@ int run_dev(Options o, const sigset_t& signals) {
   config.data_dir = dir / "chain";
   config.block_interval = std::chrono::milliseconds(o.block_ms);
   config.validator_key = keys->validators.front();  // the producer: each block carries its round's seed proof
+  // Its ECVRF key, apart from the peer key, when the chain's genesis names one
+  // (a dev chain made before docs/cip11.md choice 100 names none).
+  if (genesis_spec->cip11 && !genesis_spec->cip11->validators.empty() && genesis_spec->cip11->validators.front().vrf_key)
+    config.vrf_key = keys->vrfs.front();
   auto node = devchain::Node::open(config, *genesis_spec);
   if (!node) return fail(node.error());
   log::info(log::event::kStoreOpened, log::field("store", "chain"), log::field("path", config.data_dir.string()),
@@ -281,6 +286,11 @@ int run_chain_validator(const Options& o, const sigset_t& signals) {
   config.data_dir = std::filesystem::path(o.data_dir) / "chain";
   config.block_interval = std::chrono::milliseconds(o.block_ms);
   config.validator_key = *key;
+  if (!o.vrf_key_file.empty()) {
+    auto vrf = devchain::load_secret(o.vrf_key_file);
+    if (!vrf) return fail(vrf.error());
+    config.vrf_key = *vrf;
+  }
   config.rotating = true;  // the proposer of view v leads Round(0, v) and proves its seed
   auto node = devchain::Node::open(config, *genesis);
   if (!node) return fail(node.error());
@@ -357,6 +367,8 @@ int main(int argc, char** argv) {
       ->check(CLI::Range(1, 1'000));
   app.add_option("--chain-url", o.chain_url, "without --dev: the devchain HTTP API this validator follows");
   app.add_option("--key", o.key_file, "without --dev: this validator's Ed25519 seed (hex, 0600)");
+  app.add_option("--vrf-key", o.vrf_key_file,
+                 "with --genesis: this validator's ECVRF secret (hex, 0600) when the genesis names its vrf_key");
   app.add_option("--genesis", o.genesis_file,
                  "one of several validators: the chain's genesis JSON (its own chain lives in <data-dir>/chain)");
   app.add_option("--peers", o.peers, "with --genesis: the other validators' chain APIs, http://host:port each")
@@ -374,6 +386,11 @@ int main(int argc, char** argv) {
   const bool several = !o.genesis_file.empty();
   if (!o.dev && (o.key_file.empty() || (o.chain_url.empty() && !several))) {
     std::fprintf(stderr, "cip11d: give --dev, or --chain-url and --key, or --genesis, --key and --peers\n");
+    return 2;
+  }
+
+  if (!o.vrf_key_file.empty() && !several) {
+    std::fprintf(stderr, "cip11d: --vrf-key goes with --genesis\n");
     return 2;
   }
 

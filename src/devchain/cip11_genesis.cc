@@ -25,6 +25,19 @@ std::vector<crypto::Ed25519Public> canonical_validator_keys(const Cip11Genesis& 
   return keys;
 }
 
+crypto::ecvrf::PublicKey vrf_key_of(const Cip11Validator& validator) {
+  return validator.vrf_key.value_or(validator.peer_key);
+}
+
+std::vector<crypto::ecvrf::PublicKey> canonical_vrf_keys(const Cip11Genesis& genesis) {
+  std::vector<const Cip11Validator*> order;
+  for (const auto& v : genesis.validators) order.push_back(&v);
+  std::sort(order.begin(), order.end(), [](const auto* a, const auto* b) { return a->peer_key < b->peer_key; });
+  std::vector<crypto::ecvrf::PublicKey> keys;
+  for (const auto* v : order) keys.push_back(vrf_key_of(*v));
+  return keys;
+}
+
 cip11::chain::ValidatorSnapshots validator_snapshots(const Cip11Genesis& genesis) {
   return cip11::chain::ValidatorSnapshots::scheduled(validator_peer_keys(genesis), genesis.validator_set_changes,
                                                      genesis.overlap_blocks);
@@ -51,17 +64,21 @@ void put_cip11_genesis(codec::Writer& w, const Cip11Genesis& genesis) {
   }
   w.count(genesis.runners.size());
   for (const auto& r : genesis.runners) w.bytes(cip11::chain::encode_instruction(r));
-  // Only a chain that schedules changes names them, so every older genesis
-  // keeps its chain_instance_id.
-  if (genesis.validator_set_changes.empty() && genesis.overlap_blocks == cip11::chain::kOverlapBlocks) return;
-  w.raw(std::string_view("validator-set-changes/v1"));
-  w.u64(genesis.overlap_blocks);
-  w.count(genesis.validator_set_changes.size());
-  for (const auto& c : genesis.validator_set_changes) {
-    w.u64(c.activation_height);
-    w.count(c.peer_keys.size());
-    for (const auto& k : c.peer_keys) w.fixed(k);
+  // Only a chain that schedules changes names them, and only one that names
+  // VRF keys hashes them, so every older genesis keeps its chain_instance_id.
+  if (!genesis.validator_set_changes.empty() || genesis.overlap_blocks != cip11::chain::kOverlapBlocks) {
+    w.raw(std::string_view("validator-set-changes/v1"));
+    w.u64(genesis.overlap_blocks);
+    w.count(genesis.validator_set_changes.size());
+    for (const auto& c : genesis.validator_set_changes) {
+      w.u64(c.activation_height);
+      w.count(c.peer_keys.size());
+      for (const auto& k : c.peer_keys) w.fixed(k);
+    }
   }
+  if (genesis.validators.empty() || !genesis.validators.front().vrf_key) return;  // all or none (cip11_genesis_from_json)
+  w.raw(std::string_view("validator-vrf-keys/v1"));
+  for (const auto& v : genesis.validators) w.fixed(*v.vrf_key);
 }
 
 namespace {
@@ -117,6 +134,34 @@ Result<cip11::chain::RegisterRunner, Error> runner_from_json(const Json& j) {
     }
   }
   return r;
+}
+
+// A validator's "vrf_key" (docs/cip11.md choice 100): a valid ECVRF public
+// key (RFC 9381 ECVRF_validate_key, prime-order subgroup) that is not its peer
+// key, so the two secrets stay apart.
+Result<std::optional<crypto::ecvrf::PublicKey>, Error> vrf_key_from_json(const Json& v,
+                                                                         const crypto::Ed25519Public& peer_key) {
+  if (!v.contains("vrf_key")) return std::optional<crypto::ecvrf::PublicKey>{};
+  auto key = v["vrf_key"].is_string() ? fixed_from_hex<32>(v["vrf_key"].get<std::string>()) : std::nullopt;
+  if (!key) return Err{Error("a validator's vrf_key is 32 bytes of hex")};
+  if (auto valid = crypto::ecvrf::validate_key(*key); !valid)
+    return Err{"a validator's vrf_key is not an ECVRF public key (" + std::string(crypto::ecvrf::to_string(valid.error())) +
+               ")"};
+  if (*key == peer_key) return Err{Error("a validator's vrf_key must not be its peer_key")};
+  return std::optional<crypto::ecvrf::PublicKey>(*key);
+}
+
+// Every validator names a vrf_key or none does, and no two name the same.
+Result<Unit, Error> check_vrf_keys(const std::vector<Cip11Validator>& validators) {
+  std::vector<crypto::ecvrf::PublicKey> keys;
+  for (const auto& v : validators)
+    if (v.vrf_key) keys.push_back(*v.vrf_key);
+  if (!keys.empty() && keys.size() != validators.size())
+    return Err{Error("either every validator names a vrf_key or none does")};
+  std::sort(keys.begin(), keys.end());
+  if (std::adjacent_find(keys.begin(), keys.end()) != keys.end())
+    return Err{Error("two validators name the same vrf_key")};
+  return Unit{};
 }
 
 // The §5.4 rules a schedule must keep: activation heights strictly ascending
@@ -207,7 +252,12 @@ Result<Cip11Genesis, std::string> cip11_genesis_from_json(const Json& j) {
       if (!key || !v.contains("endpoint") || !v["endpoint"].is_string())
         return Err{Error("a validator is {\"peer_key\": 32 bytes of hex, \"endpoint\": \"host:port\"}")};
       g.validators.push_back({*key, v["endpoint"].get<std::string>()});
+      if (auto vrf = vrf_key_from_json(v, *key); !vrf)
+        return Err{vrf.error()};
+      else
+        g.validators.back().vrf_key = *vrf;
     }
+    if (auto checked = check_vrf_keys(g.validators); !checked) return Err{checked.error()};
   }
   p.multi_validator = g.validators.size() > 1;
   if (auto changes = changes_from_json(j, g); !changes) return Err{changes.error()};
@@ -224,7 +274,10 @@ Result<Cip11Genesis, std::string> cip11_genesis_from_json(const Json& j) {
 
 Json cip11_genesis_to_json(const Cip11Genesis& g) {
   Json validators = Json::array(), runners = Json::array();
-  for (const auto& v : g.validators) validators.push_back({{"peer_key", json::hex0x(v.peer_key)}, {"endpoint", v.endpoint}});
+  for (const auto& v : g.validators) {
+    validators.push_back({{"peer_key", json::hex0x(v.peer_key)}, {"endpoint", v.endpoint}});
+    if (v.vrf_key) validators.back()["vrf_key"] = json::hex0x(*v.vrf_key);
+  }
   for (const auto& r : g.runners) {
     runners.push_back({{"key", json::hex0x(r.key)}, {"stake", u128_to_string(r.stake)},
                        {"job_kinds", json::job_kinds_to_json(r.job_kinds)},

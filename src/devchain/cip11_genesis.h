@@ -5,7 +5,8 @@
 //
 //   "cip11": {"chain_id": 7, "transport_enabled": true, "presence_shadow_enabled": false,
 //             "presence_hard_exclude_enabled": false,
-//             "validators": [{"peer_key": "0x…32 bytes", "endpoint": "127.0.0.1:7443"}],
+//             "validators": [{"peer_key": "0x…32 bytes", "endpoint": "127.0.0.1:7443",
+//                             "vrf_key": "0x…32 bytes"}],
 //             "present_first_enabled": true, "poll_disabled": false,
 //             "heartbeat_timeout_blocks": 100, "mru_activation_height": 1000,
 //             "runners": [{"key": "0x02…33 bytes", "stake": "1000", "job_kinds": ["Llm", "Http"],
@@ -13,6 +14,9 @@
 //             "validator_set_changes": [{"activation_height": 40, "peer_keys": ["0x…32 bytes", …]}],
 //             "overlap_blocks": 160}
 //
+// `vrf_key` (optional; every validator or none) is the ECVRF public key that
+// proves the round seeds the validator leads, apart from its peer key
+// (docs/cip11.md choice 100); without it the peer key's seed proves them.
 // `validator_set_changes` schedules ValidatorSetSnapshot(1), (2), … (§5.4;
 // docs/devchain.md D9): each from its activation height, its members genesis
 // validators (their endpoints are the genesis entries'), kept in canonical
@@ -46,6 +50,12 @@ std::vector<crypto::Ed25519Public> validator_peer_keys(const Cip11Genesis& genes
 /// The same keys in the canonical participant order of §5.4 (ascending
 /// peer_pubkey): the order block proposers rotate in (devchain/block.h).
 std::vector<crypto::Ed25519Public> canonical_validator_keys(const Cip11Genesis& genesis);
+
+/// The ECVRF key that proves the round seeds a validator leads: its genesis
+/// vrf_key, or, in a genesis that names none, its peer key (docs/cip11.md choice 100).
+crypto::ecvrf::PublicKey vrf_key_of(const Cip11Validator& validator);
+/// Those keys in the canonical order of canonical_validator_keys.
+std::vector<crypto::ecvrf::PublicKey> canonical_vrf_keys(const Cip11Genesis& genesis);
 
 /// ValidatorSetSnapshot(0) and the scheduled changes (what every node reads
 /// the active epoch and the §5.3 window from).

@@ -117,21 +117,22 @@ void log_selection_telemetry(std::uint64_t height, const cip11::chain::Effects& 
 
 // ---- round seeds (docs/cip11.md choice 74) ----------------------------------
 
-/// The leader of each round, whose ECVRF key (that of its peer key's seed)
-/// proves the round's seed. Rotating validators: the proposer of view v leads
+/// The leader of each round, whose ECVRF key (its genesis vrf_key, or its peer
+/// key in a genesis that names none: choice 100) proves the round's seed.
+/// Rotating validators: the proposer of view v leads
 /// Round(0, v), the canonical validators[v mod N] (block.h leader_of). A lone
 /// producer: validator 0 of ValidatorSetSnapshot(0) leads every round. A chain
 /// with no validator has no leader, so no proof.
 cip11::chain::LeaderOf devchain_leader(const Cip11Genesis& genesis, bool rotating) {
   if (rotating) {
-    auto keys = canonical_validator_keys(genesis);
+    auto keys = canonical_vrf_keys(genesis);
     return [keys = std::move(keys)](cip11::chain::Round r) -> std::optional<crypto::ecvrf::PublicKey> {
       if (keys.empty()) return std::nullopt;
       return keys[leader_of(r.view, keys.size())];
     };
   }
   std::optional<crypto::ecvrf::PublicKey> key;
-  if (!genesis.validators.empty()) key = genesis.validators.front().peer_key;
+  if (!genesis.validators.empty()) key = vrf_key_of(genesis.validators.front());
   return [key](cip11::chain::Round) { return key; };
 }
 
@@ -182,11 +183,33 @@ Result<std::vector<cip11::chain::ConsumedSeed>, std::string> stored_consumed_see
   return out;
 }
 
-/// Stored block h's view, from its signed block; a lone producer's view is h.
-std::uint64_t stored_view(rocksdb::DB& db, std::uint64_t h) {
-  if (std::string sealed; db.Get({}, layout::chain_block_key(h), &sealed).ok())
-    if (auto b = decode_signed_block(as_bytes(sealed))) return b->block.view;
-  return h;
+/// Stored block h's round and seed proof. Both come from the signed
+/// DevchainBlockV1 under chain/<h>: its view and its committed seed_evidence,
+/// the bytes under the digest its proposer signed (docs/cip11.md choice 101).
+/// The JSON record's seed_proof is a copy written in the same batch; one that
+/// differs from the evidence refuses the store. A store written before blocks
+/// were kept so (docs/devchain.md D8) has only the record: view h, its proof.
+struct StoredSeed {
+  std::uint64_t view = 0;
+  std::optional<crypto::ecvrf::Proof> proof;
+};
+Result<StoredSeed, std::string> stored_block_seed(rocksdb::DB& db, std::uint64_t h, const nlohmann::json& record) {
+  auto copied = stored_seed_proof(record);
+  if (!copied) return Err{copied.error()};
+  std::string sealed;
+  if (!db.Get({}, layout::chain_block_key(h), &sealed).ok()) return StoredSeed{h, *copied};
+  auto signed_block = decode_signed_block(as_bytes(sealed));
+  if (!signed_block) return Err{"the signed block is unreadable: " + std::string(codec::to_string(signed_block.error()))};
+  if (signed_block->block.height != h) return Err{std::string("the signed block under its height names another")};
+  StoredSeed out{signed_block->block.view, std::nullopt};
+  if (const Bytes& evidence = signed_block->block.seed_evidence; !evidence.empty()) {
+    auto proof = crypto::ecvrf::decode_proof(evidence);
+    if (!proof) return Err{"seed_evidence: " + std::string(crypto::ecvrf::to_string(proof.error()))};
+    out.proof = *proof;
+  }
+  if (out.proof != *copied)
+    return Err{std::string("the record's seed_proof differs from the signed block's seed_evidence")};
+  return out;
 }
 
 /// The seed a stored block's round ended with (its view, seed_output and its
@@ -197,9 +220,9 @@ std::optional<cip11::chain::RoundSeed> stored_round_seed(rocksdb::DB& db, std::u
   const auto block = nlohmann::json::parse(value, nullptr, false);
   if (!block.is_object() || !block.contains("seed_output") || !block["seed_output"].is_string()) return std::nullopt;
   auto output = fixed_from_hex<64>(block["seed_output"].get<std::string>());
-  auto proof = stored_seed_proof(block);
-  if (!output || !proof) return std::nullopt;
-  return cip11::chain::RoundSeed{{0, stored_view(db, h)}, *proof, *output};
+  auto seed = stored_block_seed(db, h, block);
+  if (!output || !seed) return std::nullopt;
+  return cip11::chain::RoundSeed{{0, seed->view}, seed->proof, *output};
 }
 
 /// The rounds' seeds up to `height` from the stored blocks alone, replayed from
@@ -231,11 +254,11 @@ Result<std::unique_ptr<cip11::chain::SeedChain>, std::string> replay_seeds(rocks
     std::string value;
     if (!db.Get({}, layout::block_key(h), &value).ok()) return Err{"block " + std::to_string(h) + " is missing"};
     const auto block = nlohmann::json::parse(value, nullptr, false);
-    auto proof = stored_seed_proof(block);
-    if (!proof) return Err{"block " + std::to_string(h) + "'s seed: " + proof.error()};
+    auto stored = stored_block_seed(db, h, block);
+    if (!stored) return Err{"block " + std::to_string(h) + "'s seed: " + stored.error()};
     auto consumed = stored_consumed_seeds(block);
     if (!consumed) return Err{"block " + std::to_string(h) + ": " + consumed.error()};
-    auto taken = seeds->take({0, stored_view(db, h)}, *proof);  // block h is proposed in Round(0, its view)
+    auto taken = seeds->take({0, stored->view}, stored->proof);  // block h is proposed in Round(0, its view)
     if (!taken) {
       std::string why(cip11::chain::to_string(taken.error().error));
       if (taken.error().vrf) why += ": " + std::string(crypto::ecvrf::to_string(*taken.error().vrf));
@@ -252,6 +275,28 @@ Result<std::unique_ptr<cip11::chain::SeedChain>, std::string> replay_seeds(rocks
     seeds->forget_before(seed_floor(h, oldest_pending));
   }
   return seeds;
+}
+
+/// The ECVRF secret that proves this validator's rounds: the one config.vrf_key
+/// holds when its genesis entry names a vrf_key (refused unless it is that
+/// key's), else its peer key's seed (a genesis written before choice 100).
+Result<std::optional<crypto::ecvrf::Seed>, std::string> vrf_secret(const NodeConfig& config,
+                                                                   const std::vector<Cip11Validator>& validators) {
+  if (!config.validator_key) {
+    if (config.vrf_key) return Err{std::string("a VRF key without a validator key proves nothing")};
+    return std::optional<crypto::ecvrf::Seed>{};
+  }
+  const auto mine = crypto::ed25519_from_seed(*config.validator_key).public_key;
+  auto entry = std::find_if(validators.begin(), validators.end(), [&](const auto& v) { return v.peer_key == mine; });
+  if (entry == validators.end() || !entry->vrf_key) {
+    if (config.vrf_key) return Err{std::string("the genesis names no vrf_key for this validator: give no VRF key")};
+    return std::optional<crypto::ecvrf::Seed>(*config.validator_key);
+  }
+  if (!config.vrf_key)
+    return Err{std::string("the genesis names a vrf_key for this validator: give its secret (cip11d --vrf-key)")};
+  if (crypto::ecvrf::keypair_from_seed(*config.vrf_key).public_key != *entry->vrf_key)
+    return Err{std::string("the VRF key is not the vrf_key the genesis names for this validator")};
+  return std::optional<crypto::ecvrf::Seed>(*config.vrf_key);
 }
 
 }  // namespace
@@ -311,6 +356,7 @@ Result<std::unique_ptr<Node>, std::string> Node::open(const NodeConfig& config,
     }
   }
   std::unique_ptr<cip11::chain::SeedChain> seeds;
+  std::optional<crypto::ecvrf::Seed> seed_key;
   if (stored_genesis->cip11) {
     const auto& validators = stored_genesis->cip11->validators;
     if (config.validator_key) {
@@ -323,16 +369,19 @@ Result<std::unique_ptr<Node>, std::string> Node::open(const NodeConfig& config,
         return Err{std::string("the validator key is not validator 0 of the CIP-11 genesis, the devchain's producer")};
       }
     }
+    auto vrf = vrf_secret(config, validators);
+    if (!vrf) return Err{vrf.error()};
+    seed_key = *vrf;
     auto replayed = replay_seeds(*db, *stored_genesis->cip11, config.rotating, state.registry.chain_instance_id,
                                  height, state.cip11);
     if (!replayed) return Err{"the stored chain is refused: " + replayed.error()};
     seeds = std::move(*replayed);
-  } else if (config.validator_key) {
+  } else if (config.validator_key || config.vrf_key) {
     return Err{std::string("the validator key is not one of the genesis validators' peer keys")};
   }
   auto node = std::unique_ptr<Node>(new Node(config, std::move(db), *stored_genesis, std::move(state), head));
   node->seeds_ = std::move(seeds);
-  if (node->seeds_ && config.validator_key) node->seed_key_ = *config.validator_key;
+  node->seed_key_ = seed_key;
   return node;
 }
 
@@ -517,7 +566,7 @@ void Node::execute(const Block& block, const std::vector<Pending>& txs, const ci
     beacon.emplace(*seeds_, cip11::chain::Round{0, block.view},
                    out.seeds ? std::span<const cip11::chain::RoundSeed>(*out.seeds)
                              : std::span<const cip11::chain::RoundSeed>{});
-    context.emplace(cip11::chain::BlockContext{h, genesis_.cip11->params, *beacon, *present, snapshots_});
+    context.emplace(cip11::chain::BlockContext{h, genesis_.cip11->params, *beacon, *present, snapshots_, block.view});
     cip11::chain::begin_block(state_.cip11, *context, out.committed.effects);
   }
   for (std::uint32_t i = 0; i < txs.size(); ++i)

@@ -72,11 +72,16 @@ struct NodeConfig {
   /// uses): it signs the blocks this node proposes, its place in the canonical
   /// order is the proposer index they carry, and the ECVRF key of the same
   /// seed proves the round seed of each block it proposes (docs/cip11.md
-  /// choices 74 and 78). A lone producer's must be validator 0 of the genesis,
+  /// choices 74 and 78) unless the genesis names a separate VRF key (vrf_key). A lone producer's must be validator 0 of the genesis,
   /// a rotating validator's one of the genesis validators'. Unset, blocks carry
   /// proposer 0, a zero signature and no seed proof (each round's seed is
   /// derived, as a nullified one's).
   std::optional<crypto::Ed25519Seed> validator_key{};
+  /// The secret of this validator's ECVRF key when its genesis entry names a
+  /// vrf_key (docs/cip11.md choice 100): it proves the round seeds in place of
+  /// the peer key's seed, and must be that key's; given when the genesis names
+  /// none, the open is refused.
+  std::optional<crypto::ecvrf::Seed> vrf_key{};
   /// Who leads the rounds, for the blocks and their seeds alike. false: this
   /// node is the chain's one producer (cip11d --dev), and genesis validator 0
   /// leads every round. true: the validators take turns (cip11d --genesis,

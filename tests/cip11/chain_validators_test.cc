@@ -7,6 +7,7 @@
 #include <gtest/gtest.h>
 
 #include <fstream>
+#include <nlohmann/json.hpp>
 
 #include "../support/cip11_processes.h"
 #include "../support/poll.h"
@@ -14,6 +15,7 @@
 #include "../support/temp_dir.h"
 #include "chain_harness.h"
 #include "cip11/chain/consumed_seeds.h"
+#include "cip11/chain/seed.h"
 #include "cip11/presence.h"
 #include "cip11/presence_gossip.h"
 #include "cip11/subset.h"
@@ -36,12 +38,13 @@ constexpr std::size_t kValidators = 4;
 class ValidatorProcess {
  public:
   ValidatorProcess(const std::filesystem::path& data, const std::filesystem::path& genesis,
-                   const std::filesystem::path& key, std::uint16_t chain_port, std::vector<std::string> peers)
+                   const std::filesystem::path& key, const std::filesystem::path& vrf_key, std::uint16_t chain_port,
+                   std::vector<std::string> peers)
       : child_([&] {
           std::string joined;
           for (const auto& p : peers) joined += (joined.empty() ? "" : ",") + p;
           return std::vector<std::string>{std::string(COWBOY_BIN_DIR) + "/cip11d", "--data-dir", data.string(),
-                                          "--genesis", genesis.string(), "--key", key.string(), "--peers", joined,
+                                          "--genesis", genesis.string(), "--key", key.string(), "--vrf-key", vrf_key.string(), "--peers", joined,
                                           "--chain-listen", "127.0.0.1:" + std::to_string(chain_port),
                                           "--admin-listen", "127.0.0.1:0", "--block-ms", "100",
                                           "--view-timeout-ms", "500"};
@@ -70,6 +73,7 @@ class ValidatorProcess {
 struct Cip11Validators : ::testing::Test {
   cowboy::testing::TempDir dir;
   std::vector<crypto::Ed25519Seed> seeds;  // genesis order
+  std::vector<crypto::ecvrf::PublicKey> vrf_keys;  // genesis order: each validator's genesis vrf_key
   std::vector<std::uint16_t> chain_ports;
   std::vector<std::unique_ptr<ValidatorProcess>> processes;
   std::vector<crypto::Ed25519Public> canonical;
@@ -100,7 +104,12 @@ struct Cip11Validators : ::testing::Test {
       auto seed = load_or_create_secret(key_path(i));
       ASSERT_TRUE(seed.ok());
       seeds.push_back(*seed);
-      c.validators.push_back({crypto::ed25519_from_seed(*seed).public_key, "127.0.0.1:" + std::to_string(quic_ports[i])});
+      // Each its own ECVRF key, apart from its peer key (docs/cip11.md choice 100).
+      auto vrf = load_or_create_secret(vrf_key_path(i));
+      ASSERT_TRUE(vrf.ok());
+      vrf_keys.push_back(crypto::ecvrf::keypair_from_seed(*vrf).public_key);
+      c.validators.push_back({crypto::ed25519_from_seed(*seed).public_key, "127.0.0.1:" + std::to_string(quic_ports[i]),
+                              vrf_keys.back()});
       endpoints.push_back(c.validators.back().endpoint);
     }
     configure(c);
@@ -137,10 +146,11 @@ struct Cip11Validators : ::testing::Test {
     for (std::size_t j = 0; j < kValidators; ++j)
       if (j != i) peers.push_back(url(j));
     return std::make_unique<ValidatorProcess>(dir.path() / "v" / std::to_string(i), genesis_path,
-                                              key_path(i), chain_ports[i],
+                                              key_path(i), vrf_key_path(i), chain_ports[i],
                                               peers);
   }
   std::filesystem::path key_path(std::size_t i) const { return dir.path() / "keys" / std::to_string(i); }
+  std::filesystem::path vrf_key_path(std::size_t i) const { return dir.path() / "keys" / ("vrf-" + std::to_string(i)); }
   /// `cip11-runner` for runner `r`, reading the chain through validator `r mod 4`'s API.
   std::unique_ptr<RunnerProcess> start_runner(std::size_t r) {
     const auto key = dir.path() / "keys" / ("runner-" + std::to_string(r));
@@ -223,6 +233,29 @@ TEST_F(Cip11Validators, FourProcessesProposeInRotationAndHoldTheSameBlocks) {
     proposers.insert(b->block.proposer);
   }
   EXPECT_EQ(proposers.size(), kValidators);
+  // Each block's seed_evidence is its proposer's proof under the vrf_key the
+  // genesis names (choice 100): the rounds replay against those keys, and
+  // the first proof is refused against the peer keys.
+  auto genesis = devchain::genesis_from_json(nlohmann::json::parse(std::ifstream(genesis_path)));
+  ASSERT_TRUE(genesis.ok());
+  const Bytes32 chain_id = devchain::chain_instance_id_of(*genesis);
+  auto leaders = [](std::vector<crypto::ecvrf::PublicKey> keys) -> chain::LeaderOf {
+    return [keys](chain::Round r) -> std::optional<crypto::ecvrf::PublicKey> { return keys[r.view % keys.size()]; };
+  };
+  chain::SeedChain by_vrf(chain_id, chain::devchain_schedule(), leaders(devchain::canonical_vrf_keys(*genesis->cip11)));
+  chain::SeedChain by_peer(chain_id, chain::devchain_schedule(), leaders(canonical));
+  for (std::uint64_t h = 1; h <= to; ++h) {
+    auto b = chain(0).block_at(h);
+    ASSERT_TRUE(b.ok());
+    auto proof = crypto::ecvrf::decode_proof(b->block.seed_evidence);
+    ASSERT_TRUE(proof.ok()) << "block " << h;
+    ASSERT_TRUE(by_vrf.take({0, b->block.view}, *proof).ok()) << "block " << h;
+    if (h == 1) {
+      auto refused = by_peer.take({0, b->block.view}, *proof);
+      ASSERT_FALSE(refused.ok());
+      EXPECT_EQ(refused.error().error, chain::SeedError::kProofRefused);
+    }
+  }
 }
 
 TEST_F(Cip11Validators, AForgedBlockIsRefusedByTheOtherThree) {

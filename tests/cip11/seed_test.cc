@@ -263,6 +263,19 @@ TEST(Cip11SeedChain, ABlockAfterSkippedViewsReadsTheirDerivedSeedsButNotItsOwn) 
 
 // ---- the pending pass reads exactly the committed seed of r_seed ---------------
 
+/// Applies each (sender, instruction) in one block, each under a transaction hash of its own.
+std::vector<Outcome> apply_all(State& state, std::map<Address, u128>& balances, const BlockContext& context,
+                               const std::vector<std::pair<Address, Instruction>>& instructions, std::uint32_t& txs,
+                               Effects& effects) {
+  std::vector<Outcome> out;
+  for (const auto& [sender, ins] : instructions) {
+    Bytes32 hash{};
+    hash[0] = static_cast<std::uint8_t>(++txs);
+    out.push_back(apply(state, balances, context, TxContext{sender, hash}, encode_instruction(ins), effects));
+  }
+  return out;
+}
+
 TEST(Cip11SeedChain, AnMGreaterThanOneCommitteeIsDrawnFromExactlyTheSeedOfItsSeedRound) {
   using namespace testing;
   SeedChain seeds = one_leader_chain();
@@ -285,12 +298,7 @@ TEST(Cip11SeedChain, AnMGreaterThanOneCommitteeIsDrawnFromExactlyTheSeedOfItsSee
     SeedsBefore beacon(seeds, r);
     BlockContext context{height, params, beacon, present, validators};
     begin_block(state, context, effects);
-    std::vector<Outcome> out;
-    for (const auto& [sender, ins] : instructions) {
-      Bytes32 hash{};
-      hash[0] = static_cast<std::uint8_t>(++txs);
-      out.push_back(apply(state, balances, context, TxContext{sender, hash}, encode_instruction(ins), effects));
-    }
+    auto out = apply_all(state, balances, context, instructions, txs, effects);
     return out;
   };
   const auto runners = keys(1, 4);
@@ -343,4 +351,78 @@ TEST(Cip11SeedChain, AnMGreaterThanOneCommitteeIsDrawnFromExactlyTheSeedOfItsSee
 }
 
 }  // namespace
+// Choice 102: rounds are views. On rotating validators a block's view runs
+// ahead of its height (skipped views are nullified rounds), so a pending
+// selection's seed round is advance_round(Round(0, view of S), K): after the
+// submission's own round, unknown when it is submitted. Named from the height
+// S (the code before), it was a round already past - derived by everyone
+// before the job existed.
+TEST(Cip11SeedChain, APendingSelectionsSeedRoundIsKViewsAfterItsBlocksViewNotItsHeight) {
+  using namespace testing;
+  SeedChain seeds = one_leader_chain();
+  ChainParams params;
+  params.present_first_enabled = true;
+  State state;
+  std::map<Address, u128> balances;
+  std::uint64_t height = 0, view = 0;
+  std::uint32_t txs = 0;
+  Effects effects;
+  const ValidatorSnapshots validators = ValidatorSnapshots::genesis({crypto::Ed25519Public{}});
+  // One block in round `at` (views between the last block's and `at` nullified).
+  auto block = [&](std::uint64_t at, std::vector<std::pair<Address, Instruction>> instructions) {
+    ++height;
+    view = at;
+    const Round r{0, view};
+    auto advance = seeds.advance(r, *seeds.prove(validator_seed(1), r));
+    EXPECT_TRUE(advance.ok());
+    effects = {};
+    PresentSet present(state.index.size());
+    SeedsBefore beacon(seeds, r, *advance);
+    BlockContext context{height, params, beacon, present, validators, view};
+    begin_block(state, context, effects);
+    auto out = apply_all(state, balances, context, instructions, txs, effects);
+    seeds.commit(std::move(*advance));
+    return out;
+  };
+  const auto runners = keys(1, 4);
+  for (const auto& k : runners) {
+    balances[k.address] += 1'000'000;
+    EXPECT_FALSE(block(view + 1, {{k.address, registration(k)}})[0].error);
+  }
+  // Twenty views pass without a block: the chain's views run ahead of its heights.
+  const Key submitter = key(9);
+  balances[submitter.address] += 1'000'000;
+  const auto submitted = block(view + 20, {{submitter.address, job(2, 20)}});
+  ASSERT_FALSE(submitted[0].error);
+  const Bytes32 id = *submitted[0].job_id;
+  const std::uint64_t s = height, s_view = view;
+  ASSERT_EQ(s, 5u);
+  ASSERT_EQ(s_view, 24u);
+  const PendingSelectionV1 p = *state.jobs.at(id).pending;
+  EXPECT_EQ(p.submission_view, s_view);
+  EXPECT_EQ((Round{p.seed_epoch, p.seed_view}), (Round{0, s_view + params.selection_seed_delay_views}));
+  EXPECT_FALSE(seeds.at({p.seed_epoch, p.seed_view}).has_value());  // nobody holds it at submission
+  block(view + 1, {});
+  block(view + 1, {});
+  EXPECT_EQ(state.jobs.at(id).state, JobState::kPendingSelection);  // view 26: its round (27) has not passed
+  block(view + 1, {});  // view 27 is the seed round itself: a block never reads its own round
+  EXPECT_EQ(state.jobs.at(id).state, JobState::kPendingSelection);
+  block(view + 1, {});  // view 28: the first block after r_seed assigns, at height 9 = S + 4
+  const JobRecord& assigned = state.jobs.at(id);
+  ASSERT_EQ(assigned.state, JobState::kAssigned);
+  EXPECT_EQ(assigned.assignment_height, s + 4);
+  const Beacon committed = beacon_of(*seeds.at({0, p.seed_view}));
+  ASSERT_EQ(effects.consumed_seeds.size(), 1u);
+  EXPECT_EQ(effects.consumed_seeds[0], (ConsumedSeed{0, p.seed_view, committed.signature, committed.evidence}));
+  EXPECT_EQ(committed.evidence.size(), vrf::kProofSize);  // a leader's proof, not a derived round
+  EXPECT_EQ(assigned.selection_seed, selection_seed_v3(SelectionMode::kDelayed, *beacon_hash_v1(committed), id, s));
+  // An M = 1 job reads the round just before its block's (view - 1), not height - 1.
+  const auto now = block(view + 5, {{submitter.address, job(1, 20)}});
+  ASSERT_FALSE(now[0].error);
+  const Beacon parent = beacon_of(*seeds.at({0, view - 1}));  // a nullified round of the gap
+  EXPECT_TRUE(parent.evidence.empty());
+  EXPECT_EQ(state.jobs.at(*now[0].job_id).selection_seed,
+            selection_seed_v3(SelectionMode::kImmediate, *beacon_hash_v1(parent), *now[0].job_id, height));
+}
+
 }  // namespace cowboy::cip11::chain

@@ -9,6 +9,7 @@
 #include "cip11/runner/ledger.h"
 #include "cip11/subset.h"
 #include "cip11/validator/runner_directory.h"
+#include "common/ecvrf.h"
 #include "devchain/cip11_port.h"
 #include "net/host_port.h"
 #include "service_world.h"
@@ -95,10 +96,20 @@ TEST(Cip11Services, TheDevDirectoryHoldsTheDocumentedManifestAndKeyFiles) {
   };
   ASSERT_EQ(m["validators"].size(), 2u);
   ASSERT_EQ(m["runners"].size(), 2u);
+  const auto genesis = nlohmann::json::parse(std::ifstream(w.data() / "genesis.json"));
   for (std::size_t i = 0; i < 2; ++i) {
-    auto seed = entry_secret("validators", "validator", i, 3);
+    auto seed = entry_secret("validators", "validator", i, 4);
     ASSERT_TRUE(seed);
     EXPECT_EQ(m["validators"][i]["peer_key"], devchain::json::hex0x(crypto::ed25519_from_seed(*seed).public_key));
+    // Its ECVRF secret apart (docs/cip11.md choice 100): 0600, and the genesis names its public key.
+    const std::filesystem::path vrf_file = m["validators"][i]["vrf_key_file"].get<std::string>();
+    EXPECT_EQ(vrf_file, w.data() / "keys" / ("vrf-" + std::to_string(i) + ".key"));
+    EXPECT_TRUE(key_file_ok(vrf_file)) << vrf_file;
+    auto vrf = devchain::load_secret(vrf_file);
+    ASSERT_TRUE(vrf);
+    EXPECT_NE(*vrf, *seed);
+    EXPECT_EQ(genesis["cip11"]["validators"][i]["vrf_key"],
+              devchain::json::hex0x(crypto::ecvrf::keypair_from_seed(*vrf).public_key));
     EXPECT_TRUE(net::parse_host_port(m["validators"][i]["endpoint"].get<std::string>()).has_value());
     auto key = entry_secret("runners", "runner", i, 2);
     ASSERT_TRUE(key);

@@ -10,6 +10,7 @@
 #include "../support/temp_dir.h"
 #include "cip11/chain/seed.h"
 #include "devchain/json.h"
+#include "devchain/block.h"
 #include "devchain/layout.h"
 #include "devchain/node.h"
 #include "scenario.h"
@@ -67,6 +68,31 @@ struct SeedNodeFixture : ::testing::Test {
     edit(block);
     ASSERT_TRUE(db->Put({}, layout::block_key(h), block.dump()).ok());
   }
+  /// Edits stored block h as signed (the node closed): its seed_evidence is
+  /// what the replay at open reads.
+  void edit_signed_block(std::uint64_t h, const std::function<void(Block&)>& edit) {
+    rocksdb::DB* raw = nullptr;
+    ASSERT_TRUE(rocksdb::DB::Open(rocksdb::Options(), (dir.path() / "chain" / "chain.rocksdb").string(), &raw).ok());
+    std::unique_ptr<rocksdb::DB> db(raw);
+    std::string value;
+    ASSERT_TRUE(db->Get({}, layout::chain_block_key(h), &value).ok());
+    auto sealed = decode_signed_block(as_bytes(value));
+    ASSERT_TRUE(sealed.ok());
+    edit(sealed->block);
+    ASSERT_TRUE(db->Put({}, layout::chain_block_key(h), std::string(layout::as_sv(encode_signed_block(*sealed)))).ok());
+  }
+  /// Replaces block h's stored proof where the replay reads it and in its
+  /// record's copy alike (none: erased from both).
+  void set_proof(std::uint64_t h, const std::optional<Bytes>& proof) {
+    edit_signed_block(h, [&](Block& b) { b.seed_evidence = proof.value_or(Bytes{}); });
+    edit_block(h, [&](nlohmann::json& block) {
+      if (proof)
+        block["seed_proof"] = json::hex0x(*proof);
+      else
+        block.erase("seed_proof");
+    });
+  }
+  static Bytes bytes_of(const vrf::Proof& p) { return Bytes(p.begin(), p.end()); }
   /// Submits `instruction` signed by `k` and produces a block.
   static TxReceipt run(Node& node, const chain::testing::Key& k, const chain::Instruction& instruction) {
     Transaction tx{*node.chain_instance_id(), node.account_info(k.address)->next_nonce,
@@ -112,21 +138,24 @@ TEST_F(SeedNodeFixture, EachBlockCarriesItsRoundsProofChainedOnThePreviousSeed) 
 TEST_F(SeedNodeFixture, ATamperedStoredProofRefusesTheStore) {
   { auto node = open_ok(producer); for (int i = 0; i < 4; ++i) ASSERT_TRUE(node->produce_block().ok()); }
   const auto good = *stored_proof(3);
-  edit_block(3, [&](nlohmann::json& block) {
-    vrf::Proof bad = good;
-    bad[40] ^= 0x01;  // the challenge
-    block["seed_proof"] = json::hex0x(bad);
-  });
+  vrf::Proof bad = good;
+  bad[40] ^= 0x01;  // the challenge
+  set_proof(3, bytes_of(bad));
   auto refused = open(producer);
   ASSERT_FALSE(refused.ok());
   EXPECT_NE(refused.error().find("block 3's seed proof is refused"), std::string::npos) << refused.error();
   EXPECT_NE(refused.error().find("proof does not verify"), std::string::npos) << refused.error();
-  edit_block(3, [&](nlohmann::json& block) { block["seed_proof"] = "0x00"; });
+  set_proof(3, Bytes{0x00});
   refused = open(producer);
   ASSERT_FALSE(refused.ok());
   EXPECT_NE(refused.error().find("block 3's seed: seed_proof: proof not 80 bytes"), std::string::npos)
       << refused.error();
-  edit_block(3, [&](nlohmann::json& block) { block["seed_proof"] = json::hex0x(good); });
+  edit_block(3, [&](nlohmann::json& block) { block["seed_proof"] = json::hex0x(good); });  // the record alone
+  refused = open(producer);
+  ASSERT_FALSE(refused.ok());
+  EXPECT_NE(refused.error().find("block 3's seed: seed_evidence: proof not 80 bytes"), std::string::npos)
+      << refused.error();
+  set_proof(3, bytes_of(good));
   EXPECT_TRUE(open(producer).ok());
 }
 
@@ -139,12 +168,9 @@ TEST_F(SeedNodeFixture, ARestartReplaysOnlyTheLastRoundsOnTheOutputStoredBeforeT
     last = node->round_seed(kBlocks);
     ASSERT_TRUE(last && last->proof);
   }
-  const auto early = *stored_proof(2);
-  edit_block(2, [&](nlohmann::json& block) {
-    vrf::Proof bad = early;
-    bad[40] ^= 0x01;
-    block["seed_proof"] = json::hex0x(bad);
-  });
+  vrf::Proof early = *stored_proof(2);
+  early[40] ^= 0x01;
+  set_proof(2, bytes_of(early));
   {
     // Block 2 is below the floor: the restart starts from block 75's stored output and never reads it.
     auto node = open_ok(producer);
@@ -155,12 +181,9 @@ TEST_F(SeedNodeFixture, ARestartReplaysOnlyTheLastRoundsOnTheOutputStoredBeforeT
     EXPECT_TRUE(node->round_seed(kBlocks + 1)->proof.has_value());
   }
   // A block above the floor is still replayed, and its proof still checked.
-  const auto recent = *stored_proof(kBlocks - 10);
-  edit_block(kBlocks - 10, [&](nlohmann::json& block) {
-    vrf::Proof bad = recent;
-    bad[40] ^= 0x01;
-    block["seed_proof"] = json::hex0x(bad);
-  });
+  vrf::Proof recent = *stored_proof(kBlocks - 10);
+  recent[40] ^= 0x01;
+  set_proof(kBlocks - 10, bytes_of(recent));
   auto refused = open(producer);
   ASSERT_FALSE(refused.ok());
   EXPECT_NE(refused.error().find("block 1090's seed proof is refused"), std::string::npos) << refused.error();
@@ -177,7 +200,7 @@ TEST_F(SeedNodeFixture, AnotherValidatorsProofForTheRoundIsRefused) {
   }
   // Validator 1's proof over exactly the right message: not the round's leader.
   const auto other = chain::prove_round_seed(validator_seed(8), chain_id, {0, 2}, previous);
-  edit_block(2, [&](nlohmann::json& block) { block["seed_proof"] = json::hex0x(*other.proof); });
+  set_proof(2, bytes_of(*other.proof));
   auto refused = open(producer);
   ASSERT_FALSE(refused.ok());
   EXPECT_NE(refused.error().find("block 2's seed proof is refused"), std::string::npos) << refused.error();
@@ -185,10 +208,37 @@ TEST_F(SeedNodeFixture, AnotherValidatorsProofForTheRoundIsRefused) {
 
 TEST_F(SeedNodeFixture, DroppingAProofChangesThatSeedSoEveryLaterProofFails) {
   { auto node = open_ok(producer); for (int i = 0; i < 4; ++i) ASSERT_TRUE(node->produce_block().ok()); }
-  edit_block(2, [](nlohmann::json& block) { block.erase("seed_proof"); });  // round 2 now derived
+  set_proof(2, std::nullopt);  // round 2 now derived
   auto refused = open(producer);
   ASSERT_FALSE(refused.ok());
   EXPECT_NE(refused.error().find("block 3's seed proof is refused"), std::string::npos) << refused.error();
+}
+
+// The replay reads each proof from the signed block's seed_evidence, the
+// bytes under its digest, not from the record's copy: a copy that differs
+// refuses the store, even where the copy alone would replay (choice 101).
+TEST_F(SeedNodeFixture, TheReplayReadsTheSignedBlocksEvidenceAndRefusesARecordThatDiffers) {
+  { auto node = open_ok(producer); for (int i = 0; i < 4; ++i) ASSERT_TRUE(node->produce_block().ok()); }
+  const vrf::Proof good = *stored_proof(4);
+  // The last block's evidence says it carried no proof; its record still
+  // holds the proof, which verifies: only the comparison refuses this store.
+  edit_signed_block(4, [](Block& b) { b.seed_evidence.clear(); });  // the evidence says: no proof
+  auto refused = open(producer);
+  ASSERT_FALSE(refused.ok());
+  EXPECT_NE(refused.error().find("block 4's seed: the record's seed_proof differs from the signed block's seed_evidence"),
+            std::string::npos)
+      << refused.error();
+  // The other way: the record lost its copy, the signed block holds the proof.
+  edit_signed_block(4, [&](Block& b) { b.seed_evidence = bytes_of(good); });
+  edit_block(4, [](nlohmann::json& block) { block.erase("seed_proof"); });
+  refused = open(producer);
+  ASSERT_FALSE(refused.ok());
+  EXPECT_NE(refused.error().find("block 4's seed: the record's seed_proof differs"), std::string::npos)
+      << refused.error();
+  edit_block(4, [&](nlohmann::json& block) { block["seed_proof"] = json::hex0x(good); });
+  auto node = open_ok(producer);
+  ASSERT_TRUE(node);
+  EXPECT_EQ(node->round_seed(4)->proof, good);
 }
 
 TEST_F(SeedNodeFixture, AConsumedSeedThatIsNotItsRoundsRefusesTheStore) {

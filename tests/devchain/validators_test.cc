@@ -33,11 +33,20 @@ crypto::Ed25519Seed peer_seed(std::uint8_t n) {
   return s;
 }
 
+crypto::ecvrf::Seed vrf_seed(std::uint8_t n) {
+  crypto::ecvrf::Seed s{};
+  s[0] = 0x71;
+  s[31] = n;
+  return s;
+}
+
 struct DevchainValidators : ::testing::Test {
   cowboy::testing::TempDir dir;
   std::vector<Key> runners{key(1), key(2), key(3), key(4)};
   Key submitter = key(9);
   std::vector<crypto::Ed25519Seed> seeds;  // by canonical index
+  std::vector<crypto::ecvrf::Seed> vrf_seeds;  // by canonical index: the secrets of the genesis vrf_keys
+  bool separate_vrf = false;  // the genesis names each validator's vrf_key (docs/cip11.md choice 100)
   std::vector<std::unique_ptr<Node>> nodes;  // by canonical index; null while "down"
   std::map<Address, std::uint64_t> nonces;  // the next nonce each key signs
   std::vector<chain::ValidatorSetChange> changes;  // the genesis schedule (D9); none unless a test sets it
@@ -45,11 +54,11 @@ struct DevchainValidators : ::testing::Test {
   DevchainValidators() {
     crypto::init();
     std::filesystem::create_directories(dir.path() / "v");
-    std::vector<std::pair<crypto::Ed25519Public, crypto::Ed25519Seed>> keys;
+    std::vector<std::tuple<crypto::Ed25519Public, crypto::Ed25519Seed, crypto::ecvrf::Seed>> keys;
     for (std::uint8_t i = 0; i < kValidators; ++i)
-      keys.emplace_back(crypto::ed25519_from_seed(peer_seed(i)).public_key, peer_seed(i));
+      keys.emplace_back(crypto::ed25519_from_seed(peer_seed(i)).public_key, peer_seed(i), vrf_seed(i));
     std::sort(keys.begin(), keys.end());
-    for (auto& k : keys) seeds.push_back(k.second);
+    for (auto& k : keys) seeds.push_back(std::get<1>(k)), vrf_seeds.push_back(std::get<2>(k));
   }
 
   GenesisSpec genesis() const {
@@ -62,7 +71,9 @@ struct DevchainValidators : ::testing::Test {
     c.params.multi_validator = true;  // as the genesis JSON derives it
     // The genesis lists them in another order than the canonical one.
     for (std::uint8_t i = 0; i < kValidators; ++i)
-      c.validators.push_back({crypto::ed25519_from_seed(peer_seed(i)).public_key, "127.0.0.1:" + std::to_string(7443 + i)});
+      c.validators.push_back({crypto::ed25519_from_seed(peer_seed(i)).public_key, "127.0.0.1:" + std::to_string(7443 + i),
+                              separate_vrf ? std::optional(crypto::ecvrf::keypair_from_seed(vrf_seed(i)).public_key)
+                                           : std::nullopt});
     c.validator_set_changes = changes;
     g.cip11 = c;
     return g;
@@ -71,6 +82,7 @@ struct DevchainValidators : ::testing::Test {
   std::unique_ptr<Node> open(std::size_t i) {
     NodeConfig config{dir.path() / "v" / std::to_string(i), std::chrono::milliseconds(5)};
     config.validator_key = seeds[i];
+    if (separate_vrf) config.vrf_key = vrf_seeds[i];
     config.rotating = true;
     auto node = Node::open(config, genesis());
     EXPECT_TRUE(node.ok()) << (node.ok() ? "" : node.error());
@@ -588,6 +600,139 @@ TEST(DevchainModeA, AFollowerDerivesPresenceFromProvenUntilAndRefusesAnyOtherFie
   auto accepted = follower->accept_block(omitted);
   EXPECT_TRUE(accepted.ok()) << (accepted.ok() ? "" : accepted.error().message);
   EXPECT_EQ(follower->state_hash(), leader->state_hash());
+}
+
+// docs/cip11.md choice 102: after views without a block the chain's views
+// run ahead of its heights, and a committee job's seed round is K views after
+// its block's view: a leader's proof revealed after the submission, consumed
+// by the first block past it, the same at every validator.
+TEST_F(DevchainValidators, ACommitteesSeedRoundIsKViewsAfterItsBlocksViewOnceViewsRunAheadOfHeights) {
+  for (const auto& r : runners) submit(r, chain::testing::registration(r));
+  step(1);
+  step(2);
+  submit(submitter, chain::testing::job(2, 40));
+  const std::uint64_t s_view = 11;  // eight views nullified: the block of view 11 is at height 3
+  const auto submitted = step(s_view);
+  ASSERT_EQ(submitted.block.height, 3u);
+  ASSERT_EQ(submitted.block.txs.size(), 1u);
+  const auto receipt = *nodes[0]->receipt(tx_hash(*decode_tx(submitted.block.txs[0])));
+  ASSERT_TRUE(receipt && receipt->job_id);
+  const auto job = nodes[0]->job(*receipt->job_id);
+  ASSERT_TRUE(job.ok() && job->pending);
+  const std::uint64_t k = genesis().cip11->params.selection_seed_delay_views;
+  EXPECT_EQ(job->pending->submission_view, s_view);
+  EXPECT_EQ(job->pending->seed_view, s_view + k);  // not height 3 + k, a round nullified before the job
+  std::uint64_t view = s_view;
+  std::optional<chain::ConsumedSeed> consumed;
+  while (!consumed && view < s_view + 10) {
+    auto block = step(++view);
+    auto seeds_of = chain::decode_consumed_seeds(block.block.consumed_seeds);
+    ASSERT_TRUE(seeds_of.ok());
+    if (!seeds_of->empty()) consumed = (*seeds_of)[0];
+  }
+  ASSERT_TRUE(consumed);
+  EXPECT_EQ(view, s_view + k + 1);  // the first block after r_seed
+  EXPECT_EQ(consumed->view, s_view + k);
+  const auto seed = nodes[0]->round_seed(s_view + k);
+  ASSERT_TRUE(seed && seed->proof);  // its leader's proof, revealed after the submission
+  EXPECT_EQ(consumed->signature, Bytes(seed->output.begin(), seed->output.end()));
+  for (auto& n : nodes) EXPECT_EQ(n->job(*receipt->job_id)->state, chain::JobState::kAssigned);
+  expect_one_state();
+}
+
+// docs/cip11.md choice 100: each validator's ECVRF key apart from its peer
+// key, named in the genesis. The round seeds are proved by the VRF keys; a
+// proof by the leader's peer key is refused; a node is opened only with the
+// VRF secret its genesis entry names.
+struct DevchainVrfKeys : DevchainValidators {
+  void SetUp() override {
+    separate_vrf = true;
+    DevchainValidators::SetUp();
+  }
+};
+
+TEST_F(DevchainVrfKeys, TheRoundSeedsAreProvedByTheGenesisVrfKeysAndAPeerKeyProofIsRefused) {
+  for (std::uint64_t view = 1; view <= 4; ++view) {
+    auto block = step(view);
+    const auto leader = leader_of(view, kValidators);
+    const auto previous = nodes[0]->round_seed(view - 1)->output;
+    auto proof = crypto::ecvrf::decode_proof(block.block.seed_evidence);
+    ASSERT_TRUE(proof.ok());
+    const auto chain_id = *nodes[0]->chain_instance_id();
+    EXPECT_TRUE(chain::verify_round_seed(crypto::ecvrf::keypair_from_seed(vrf_seeds[leader]).public_key, chain_id,
+                                         {0, view}, previous, *proof)
+                    .ok())
+        << view;
+    auto by_peer = chain::verify_round_seed(crypto::ed25519_from_seed(seeds[leader]).public_key, chain_id, {0, view},
+                                            previous, *proof);
+    ASSERT_FALSE(by_peer.ok()) << view;
+    EXPECT_EQ(by_peer.error(), crypto::ecvrf::Error::kProofMismatch);
+  }
+  expect_one_state();
+  // The leader of view 5 proves with its peer key's seed, as a genesis without
+  // vrf_keys would have it: every other validator refuses the block.
+  const std::uint64_t view = 5;
+  const auto leader = leader_of(view, kValidators);
+  auto genuine = nodes[leader]->propose_block(view);
+  ASSERT_TRUE(genuine.ok());
+  const auto by_peer = chain::prove_round_seed(seeds[leader], *nodes[0]->chain_instance_id(), {0, view},
+                                               nodes[0]->round_seed(view - 1)->output);
+  SignedBlock forged = *genuine;
+  forged.block.seed_evidence.assign(by_peer.proof->begin(), by_peer.proof->end());
+  forged = seal_block(forged.block, seeds[leader]);
+  for (std::size_t i = 0; i < kValidators; ++i) {
+    if (i == leader) continue;
+    auto refused = nodes[i]->accept_block(forged);
+    ASSERT_FALSE(refused.ok());
+    EXPECT_TRUE(refused.error().message.starts_with("BadSeedEvidence:")) << refused.error().message;
+    EXPECT_TRUE(nodes[i]->accept_block(*genuine).ok());
+  }
+  expect_one_state();
+}
+
+TEST_F(DevchainVrfKeys, AValidatorOpensOnlyWithTheVrfSecretItsGenesisEntryNames) {
+  const std::size_t i = 2;
+  nodes[i].reset();
+  NodeConfig config{dir.path() / "v" / std::to_string(i), std::chrono::milliseconds(5)};
+  config.validator_key = seeds[i];
+  config.rotating = true;
+  auto refused = Node::open(config, genesis());  // none given
+  ASSERT_FALSE(refused.ok());
+  EXPECT_NE(refused.error().find("the genesis names a vrf_key for this validator"), std::string::npos) << refused.error();
+  config.vrf_key = vrf_seeds[(i + 1) % kValidators];  // another validator's
+  refused = Node::open(config, genesis());
+  ASSERT_FALSE(refused.ok());
+  EXPECT_NE(refused.error().find("not the vrf_key the genesis names"), std::string::npos) << refused.error();
+  config.vrf_key = seeds[i];  // its peer key's seed
+  EXPECT_FALSE(Node::open(config, genesis()).ok());
+  config.vrf_key = vrf_seeds[i];
+  EXPECT_TRUE(Node::open(config, genesis()).ok());
+}
+
+TEST_F(DevchainVrfKeys, TheGenesisNamesVrfKeysAllOrNoneValidAndApartFromThePeerKeys) {
+  const GenesisSpec with = genesis();
+  auto json = genesis_to_json(with);
+  auto back = genesis_from_json(json);
+  ASSERT_TRUE(back.ok()) << back.error();
+  EXPECT_EQ(back->cip11->validators, with.cip11->validators);
+  ASSERT_TRUE(back->cip11->validators[0].vrf_key);
+  // The keys are hashed into the chain's id; a genesis without them keeps its old id.
+  separate_vrf = false;
+  const GenesisSpec without = genesis();
+  EXPECT_NE(chain_instance_id_of(with), chain_instance_id_of(without));
+  EXPECT_EQ(canonical_vrf_keys(*without.cip11), canonical_validator_keys(*without.cip11));
+  auto refused_with = [&](const std::function<void(nlohmann::json&)>& edit, const std::string& why) {
+    auto j = json;
+    edit(j["cip11"]["validators"]);
+    auto r = genesis_from_json(j);
+    ASSERT_FALSE(r.ok()) << why;
+    EXPECT_NE(r.error().find(why), std::string::npos) << r.error();
+  };
+  refused_with([](auto& v) { v[1].erase("vrf_key"); }, "either every validator names a vrf_key or none does");
+  refused_with([](auto& v) { v[1]["vrf_key"] = v[1]["peer_key"]; }, "must not be its peer_key");
+  refused_with([](auto& v) { v[1]["vrf_key"] = v[2]["vrf_key"]; }, "two validators name the same vrf_key");
+  refused_with([](auto& v) { v[1]["vrf_key"] = "0x" + std::string(64, '0'); }, "not an ECVRF public key");
+  refused_with([](auto& v) { v[1]["vrf_key"] = "0x01"; }, "vrf_key is 32 bytes of hex");
 }
 
 }  // namespace

@@ -200,7 +200,7 @@ void select_now(State& state, const BlockContext& block, JobRecord& job, std::ui
                 Effects& effects) {
   const bool cip11 = cip11_selection(block.params);
   auto eligible = eligible_candidates(state, block, job);
-  auto beacon = beacon_at(block, parent_view(block.height));
+  auto beacon = beacon_at(block, parent_view(block.round_view()));  // the round just before the block's
   if (!beacon) {  // no seed (genesis edge): an empty committee, drawn again at its deadline
     job.state = JobState::kAssigned;
     job.selections += 1;
@@ -220,7 +220,7 @@ void run_pending(State& state, const BlockContext& block, const std::vector<Byte
   for (const Bytes32& id : candidates)
     if (const JobRecord* job = state.jobs.get(id);
         job->state == JobState::kPendingSelection && job->pending &&
-        Round{job->pending->seed_epoch, job->pending->seed_view} < Round{0, block.height})  // block H is Round(0, H)
+        Round{job->pending->seed_epoch, job->pending->seed_view} < Round{0, block.round_view()})
       due.push_back(&state.jobs.at(id));
   std::sort(due.begin(), due.end(), [](const JobRecord* a, const JobRecord* b) {
     return std::pair(a->submitted_at, a->job_id) < std::pair(b->submitted_at, b->job_id);
@@ -392,10 +392,11 @@ struct Apply {
       p.submitted_at = block.height;
       p.selection_state_height = block.height;
       p.committee_size = b.runners;
-      p.submission_view = block.height;
-      // r_seed = advance_round(r_submit, K), consensus round arithmetic; block S is Round(0, S).
-      // Every devchain height maps (one open epoch), so value() never throws.
-      const Round r_seed = advance_round(devchain_schedule(), {0, block.height}, delay).value();
+      // r_seed = advance_round(r_submit, K), consensus round arithmetic over
+      // views: block S is proposed in Round(0, its view), which on rotating
+      // validators runs ahead of S (choice 102). One open epoch: value() never throws.
+      p.submission_view = block.round_view();
+      const Round r_seed = advance_round(devchain_schedule(), {0, p.submission_view}, delay).value();
       p.seed_epoch = r_seed.epoch;
       p.seed_view = r_seed.view;
       p.seed_delay_views = delay;
@@ -511,7 +512,7 @@ Res<PresentSet> presence_of_block(const ChainParams& params, const std::optional
 }
 
 std::optional<std::uint64_t> next_due(const JobRecord& job) {
-  // The block after r_seed: Round(0, v) is block v's round (one open epoch).
+  // The first block whose round is after r_seed (one open epoch): a view.
   if (job.state == JobState::kPendingSelection && job.pending) return job.pending->seed_view + 1;
   if (job.state == JobState::kAssigned) return job.deadline_block + 1;
   return std::nullopt;
@@ -522,7 +523,10 @@ void begin_block(State& state, const BlockContext& block, Effects& effects) {
   refresh_due(state);
   // Both passes look only at jobs due by now, each checked against its record
   // again: a job stays due (and is looked at again) until its record changes.
-  const std::vector<Bytes32> due = state.due.due_by(block.height);
+  // A pending selection is due after its seed view, an assignment after its
+  // deadline height; a view is never below its height, so the index is read
+  // up to the view and each job's own check decides (choice 102).
+  const std::vector<Bytes32> due = state.due.due_by(std::max(block.height, block.round_view()));
   run_pending(state, block, due, effects);
   run_deadlines(state, block, due, effects);
 }

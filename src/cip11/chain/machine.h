@@ -88,6 +88,11 @@ struct BlockContext {
   const PresentSet& presence;
   /// The validator-set snapshots (Mode A receipts, the §8.4 guard's |V|).
   const ValidatorSnapshots& validators;
+  /// The consensus view the block is proposed in: its round is Round(0, view)
+  /// (§9.2 rounds are views, docs/cip11.md choice 102). nullopt: the height,
+  /// as for a lone producer, whose views are its heights.
+  std::optional<std::uint64_t> view{};
+  std::uint64_t round_view() const { return view.value_or(height); }
 };
 
 

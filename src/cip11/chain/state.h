@@ -18,6 +18,7 @@
 #include "cip11/selection.h"
 #include "cip11/subset.h"
 #include "common/crypto.h"
+#include "common/ecvrf.h"
 #include "common/record_map.h"
 
 namespace cowboy::cip11::chain {
@@ -47,6 +48,9 @@ struct ChainParams {
 struct ValidatorEntry {
   crypto::Ed25519Public peer_key{};
   std::string endpoint;  // host:port of its QUIC listener
+  /// The ECVRF key that proves the round seeds it leads (docs/cip11.md choice
+  /// 100); absent in a genesis written before, where the peer key's seed proves.
+  std::optional<crypto::ecvrf::PublicKey> vrf_key{};
   bool operator==(const ValidatorEntry&) const = default;
 };
 
