@@ -124,12 +124,6 @@ struct NoPayloads final : node::PayloadFacts {
   bool absent(Id, const Digest&) const override { return true; }
 };
 
-// A build that reads processes from the journal needs to be told where from;
-// one that loads them all at open has no such call.
-template <typename A> void read_records_from(A& authority, node::Journal& journal) {
-  if constexpr (requires { authority.read_records_from(&journal); }) authority.read_records_from(&journal);
-}
-
 std::uint64_t wall_ms() {
   return static_cast<std::uint64_t>(
       std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::system_clock::now().time_since_epoch()).count());
@@ -172,8 +166,7 @@ void fill_scale(const std::filesystem::path& dir, std::size_t processes, std::si
   need(journal.ok(), "open journal");
   auto loaded = (*journal)->load();
   need(loaded.ok(), "load journal");
-  node::Authority& authority = *loaded;
-  read_records_from(authority, **journal);
+  node::Authority& authority = *loaded;  // reads its processes from the journal it was loaded from
   NoPayloads payloads;
   std::size_t staged = 0;
   const auto decide = [&](Id principal, std::uint8_t seed, Command op) {

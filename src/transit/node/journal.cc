@@ -159,7 +159,9 @@ Result<Authority, std::string> Journal::load() const {
   if (!error) error = scan<EffectRecord>(*db_, kEffects, [&](EffectRecord r) { p.effects[r.info.effect] = r; });
   if (!error) error = scan<PayloadRecord>(*db_, kPayloads, [&](PayloadRecord r) { p.payloads[r.info.payload] = r; });
   if (error) return Err{"journal: " + *error};
-  return Authority(genesis_, std::move(p));
+  Authority authority(genesis_, std::move(p));
+  authority.read_records_from(this);  // its processes are read from here: the journal must outlive it
+  return authority;
 }
 
 void Journal::stage(const Authority& authority, const Touched& touched, std::string_view envelope,

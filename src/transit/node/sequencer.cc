@@ -34,7 +34,6 @@ Sequencer::Sequencer(std::unique_ptr<Journal> journal, Authority authority, cons
       journal_(std::move(journal)),
       authority_(std::move(authority)),
       snapshots_(entropy, clock.now_ms(), snapshots) {
-  authority_.read_records_from(journal_.get());
   for (const auto& [id, p] : authority_.principals())
     if (!p.revoked) keys_[id] = p.public_key;
   durable_position_ = authority_.head().position;
