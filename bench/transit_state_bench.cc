@@ -12,12 +12,19 @@
 // turns to each size in turn; at each size one client measures read_entries
 // of eight random present keys and list_entries pages continued from random
 // keys, signed before the clock starts.
+// Scale (--processes N --entries M --data DIR): a journal holding N processes
+// and M entries in one resource, filled once, then opened --restarts times,
+// each time measuring how long the node takes to open, its resident memory,
+// process reads of random PIDs, read_entries over the M entries and turns of
+// 16 workers (docs/performance.md, "Transit at 10^6 processes").
 #include <CLI/CLI.hpp>
 
+#include <fstream>
 #include <random>
 
 #include "transit_load.h"
 #include "transit/contract/signing.h"
+#include "transit/node/journal.h"
 
 using namespace cowboy;
 using namespace cowboy::transit;
@@ -107,6 +114,133 @@ ReadSample measure_reads(node::Node& node, Id resource, std::uint64_t entries, s
                     cowboy::bench::percentile(page_us, 0.5), cowboy::bench::percentile(page_us, 0.99)};
 }
 
+// ---- Scale: many processes and entries in one journal ----
+
+constexpr Id kFillFirstPid = 1'000'000;  // the filler processes' PIDs; workers are 1..16
+constexpr std::size_t kScaleWorkers = 16;
+
+struct NoPayloads final : node::PayloadFacts {
+  bool holds(Id, Id, const Digest&) const override { return false; }
+  bool absent(Id, const Digest&) const override { return true; }
+};
+
+std::uint64_t wall_ms() {
+  return static_cast<std::uint64_t>(
+      std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::system_clock::now().time_since_epoch()).count());
+}
+
+double rss_mib() {
+  std::ifstream status("/proc/self/status");
+  for (std::string line; std::getline(status, line);)
+    if (line.starts_with("VmRSS:")) return std::stod(line.substr(6)) / 1024.0;
+  return 0;
+}
+
+/// Workers 100.. (seeds 1..) own processes 1..16 on resources 1..16, set up over HTTP.
+std::vector<ClientOptions> scale_workers(const ClientOptions& base) {
+  std::vector<ClientOptions> out;
+  for (std::size_t w = 0; w < kScaleWorkers; ++w) {
+    ClientOptions o = base;
+    o.principal = 100 + w;
+    o.seed = testing::seed_of(static_cast<std::uint8_t>(w + 1));
+    out.push_back(o);
+  }
+  return out;
+}
+
+// The fill goes through Authority::decide and Journal::stage/commit directly:
+// the same signed requests, decisions and records as over HTTP, in groups of
+// 4096 per synced write, without the HTTP hop (10^6 commands in minutes).
+void fill_scale(const std::filesystem::path& dir, std::size_t processes, std::size_t entries) {
+  {
+    auto node = start_node(dir);
+    const auto base = root_options_of(*node);
+    Client root(base);
+    for (std::size_t w = 0; w < kScaleWorkers; ++w) {
+      auto r = root.submit(CreateResource{{"doc" + std::to_string(w)}, std::nullopt});
+      need(r.ok() && std::get<ResourceCreated>(r->outcome).resource == 1 + w, "create resource");
+    }
+    setup_workers(root, base, kScaleWorkers, [](std::size_t w) { return Id{1 + w}; });
+  }
+  auto journal = node::Journal::open(dir / "journal", testing::sample_genesis());
+  need(journal.ok(), "open journal");
+  auto loaded = (*journal)->load();
+  need(loaded.ok(), "load journal");
+  node::Authority& authority = *loaded;  // reads its processes from the journal it was loaded from
+  NoPayloads payloads;
+  std::size_t staged = 0;
+  const auto decide = [&](Id principal, std::uint8_t seed, Command op) {
+    const Request r{Version{}, Definition{definition()}, {"dev"}, principal,
+                    authority.principal(principal)->sequence + 1, std::move(op)};
+    const SignedRequest signed_request = sign(r, testing::seed_of(seed));
+    node::Touched touched;
+    auto receipt = authority.decide(r, request_digest(r), wall_ms(), {}, (*journal)->catalog(), payloads, touched);
+    need(receipt.ok(), "fill decision refused: " + (receipt.ok() ? std::string() : receipt.error().message));
+    (*journal)->stage(authority, touched, to_json(signed_request), *receipt);
+    if (++staged % 4096 == 0) need((*journal)->commit(*(*journal)->take_staged(authority.head())), "fill write");
+  };
+  const auto start = std::chrono::steady_clock::now();
+  for (std::size_t i = 0; i < processes; ++i) decide(1, 0, CreateProcess{kFillFirstPid + i, {}});
+  for (std::uint64_t n = 0; n < entries; n += 4) {  // worker 0's turns on resource 1, four entries each
+    Turn t{1, 2, std::nullopt, 1, std::nullopt, {}, {}, {}, {}, std::nullopt};
+    for (std::uint64_t k = n; k < std::min<std::uint64_t>(entries, n + 4); ++k)
+      t.mutations.items.push_back({entry_key(k), entry_value(k)});
+    decide(100, 1, t);
+  }
+  if (auto last = (*journal)->take_staged(authority.head())) need((*journal)->commit(*last), "fill write");
+  std::printf("filled %zu processes and %zu entries in %.1f s (journal direct, 4096 decisions per synced write)\n",
+              processes, entries, std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
+}
+
+struct ScaleSample {
+  double open_ms = 0, rss_mib = 0, process_p50_us = 0, process_p99_us = 0, turns_per_s = 0, turn_p50_ms = 0;
+  ReadSample entries;
+};
+
+ScaleSample measure_scale(const std::filesystem::path& dir, std::size_t processes, std::size_t entries,
+                          std::size_t queries, std::size_t turns) {
+  ScaleSample s;
+  const auto start = std::chrono::steady_clock::now();
+  auto node = start_node(dir);
+  s.open_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
+  s.rss_mib = rss_mib();
+  const auto base = root_options_of(*node);
+  std::mt19937_64 random(wall_ms());
+  std::vector<std::string> reads;
+  for (std::size_t q = 0; q < queries; ++q)
+    reads.push_back(to_json(sign(Query{Version{}, Definition{}, {"dev"}, 1, ProcessRead{kFillFirstPid + random() % processes}},
+                                 base.seed)));
+  net::HttpConnection c("127.0.0.1", node->port());
+  std::vector<double> us;
+  for (const auto& body : reads) us.push_back(time_us(c, body));
+  s.process_p50_us = cowboy::bench::percentile(us, 0.5);
+  s.process_p99_us = cowboy::bench::percentile(us, 0.99);
+  if (entries >= kPageRecords) s.entries = measure_reads(*node, 1, entries, queries);
+  // Turns: each worker from its last sequence on, new keys each run.
+  auto workers = scale_workers(base);
+  std::vector<std::vector<std::string>> bodies(kScaleWorkers);
+  for (std::size_t w = 0; w < kScaleWorkers; ++w) {
+    workers[w].port = node->port();
+    Client signer(workers[w]);
+    auto identity = signer.identity();
+    need(identity.ok(), "worker identity");
+    for (std::size_t i = 0; i < turns / kScaleWorkers; ++i) {
+      const Id sequence = identity->sequence + 1 + i;
+      Turn t{1 + w, 2, std::nullopt, 1 + w, std::nullopt, {}, {}, {}, {}, std::nullopt};
+      for (std::uint64_t k = 0; k < 4; ++k) {
+        const std::uint64_t n = (std::uint64_t{1} << 40) + sequence * 4 + k;  // past the filled keys
+        t.mutations.items.push_back({entry_key(n), entry_value(n)});
+      }
+      bodies[w].push_back(to_json(sign(signer.build(t, sequence), workers[w].seed)));
+    }
+  }
+  const auto driven = drive(node->port(), "/v1/command", bodies, 0);
+  need(driven.failed == 0, "turns failed");
+  s.turns_per_s = driven.rate;
+  s.turn_p50_ms = driven.p50_ms;
+  return s;
+}
+
 std::vector<std::size_t> parse_list(const std::string& text) {
   std::vector<std::size_t> out;
   std::stringstream ss(text);
@@ -126,8 +260,29 @@ int main(int argc, char** argv) {
   app.add_option("--sizes", sizes_list, "entries in the read resource, ascending (empty: skip reads)")->capture_default_str();
   app.add_option("--queries", queries, "read_entries and pages per size and run")->capture_default_str();
   app.add_option("--settle", settle_seconds, "seconds to wait after each fill before reading")->capture_default_str();
+  std::size_t processes = 0, scale_entries = 0, restarts = 5, scale_turns = 4000;
+  std::string data;
+  app.add_option("--processes", processes, "scale: processes in the journal (0: no scale section)");
+  app.add_option("--entries", scale_entries, "scale: entries in resource 1")->capture_default_str();
+  app.add_option("--data", data, "scale: the journal's directory, filled when empty and kept");
+  app.add_option("--restarts", restarts, "scale: openings measured")->capture_default_str();
+  app.add_option("--turns", scale_turns, "scale: turns per opening (16 workers)")->capture_default_str();
   CLI11_PARSE(app, argc, argv);
   crypto::init();
+  if (processes > 0) {
+    need(!data.empty(), "--processes needs --data");
+    const std::filesystem::path dir = data;
+    if (!std::filesystem::exists(dir / "journal" / "CURRENT")) fill_scale(dir, processes, scale_entries);
+    std::printf("| open ms | RSS MiB | process read p50 us | p99 us | read_entries p50 us | p99 us | turns/s | turn p50 ms |\n"
+                "|---|---|---|---|---|---|---|---|\n");
+    for (std::size_t r = 0; r < restarts; ++r) {
+      const auto s = measure_scale(dir, processes, scale_entries, queries, scale_turns);
+      std::printf("| %.0f | %.0f | %.0f | %.0f | %.0f | %.0f | %.0f | %.2f |\n", s.open_ms, s.rss_mib, s.process_p50_us,
+                  s.process_p99_us, s.entries.batch_p50_us, s.entries.batch_p99_us, s.turns_per_s, s.turn_p50_ms);
+      std::fflush(stdout);
+    }
+    return 0;
+  }
 
   std::size_t body_bytes = 0;
   std::printf("| workload | workers | per second | p50 ms | p99 ms | fsyncs/op | failed |\n|---|---|---|---|---|---|---|\n");

@@ -49,6 +49,7 @@ class NodeTest : public ::testing::Test {
     config.request_deadline = request_deadline_;
     config.admin = admin_;
     config.payload_transfers = payload_transfers_;
+    config.resident_processes = resident_processes_;
     auto n = node::Node::open(config, clock_);
     ASSERT_TRUE(n.ok()) << n.error();
     node_ = std::move(*n);
@@ -99,6 +100,7 @@ class NodeTest : public ::testing::Test {
   std::chrono::milliseconds request_deadline_{5000};
   std::optional<std::pair<std::string, std::uint16_t>> admin_;  // the admin listener; none by default
   node::PayloadListenerOptions payload_transfers_;
+  std::size_t resident_processes_ = node::Authority::kResidentProcesses;
 };
 
 }  // namespace cowboy::transit

@@ -37,7 +37,6 @@ Authority::Authority(Genesis genesis, Published published)
       grants_(std::move(published.grants)),
       credentials_(std::move(published.credentials)),
       resources_(std::move(published.resources)),
-      processes_(std::move(published.processes)),
       views_(std::move(published.views)),
       outputs_(std::move(published.outputs)),
       effects_(std::move(published.effects)),
@@ -59,8 +58,7 @@ Authority::Authority(Genesis genesis, Published published)
     if (e.info.phase != EffectPhase::kClosed) unresolved_effects_.insert(id);
   }
   for (const auto& [route, pending] : pending_routes_) route_heads_.insert(*pending.begin());
-  for (const auto& [pid, p] : processes_)
-    if (may_have_ended(p)) may_have_ended_.insert(pid);
+  may_have_ended_ = std::move(published.may_have_ended);  // stored, not rebuilt: processes stay on disk
   routes_position_ = ended_position_ = head_.position;
 }
 
@@ -68,7 +66,23 @@ const PrincipalRecord* Authority::principal(Id id) const { return find(principal
 const RoleRecord* Authority::role(Id id) const { return find(roles_, id); }
 const GrantRecord* Authority::grant(Id id) const { return find(grants_, id); }
 const ResourceRecord* Authority::resource(Id id) const { return find(resources_, id); }
-const ProcessRecord* Authority::process(Id pid) const { return find(processes_, pid); }
+const ProcessRecord* Authority::process(Id pid) const {
+  if (const auto* resident = find(processes_, pid)) return resident;
+  if (!source_) return nullptr;
+  auto stored = source_->process(pid, head_.position);
+  if (!stored) return nullptr;
+  return &processes_.emplace(pid, std::move(*stored)).first->second;
+}
+
+void Authority::visit_processes(Id after, const std::function<bool(const ProcessRecord&)>& visit) const {
+  if (source_) return source_->processes(after, head_.position, visit);
+  for (auto it = processes_.upper_bound(after); it != processes_.end(); ++it)
+    if (!visit(it->second)) return;
+}
+
+void Authority::bound_resident() const {
+  if (source_ && processes_.size() > resident_limit_) processes_.clear();
+}
 const ViewRecord* Authority::view(Id id) const { return find(views_, id); }
 const OutputRecord* Authority::output(Id id) const { return find(outputs_, id); }
 const EffectRecord* Authority::effect(Id id) const { return find(effects_, id); }
@@ -119,6 +133,7 @@ Result<Receipt, Refusal> Authority::decide(const Request& request, const Digest&
   }
   if (now_ms < head_.last_time_ms)
     return refuse(Reason::kClockRegressed, "trusted time is behind the last decision");
+  bound_resident();
   const Head before = head_;
   Step step{request.principal, now_ms, blocks, catalog, touched, head_.position + 1, payloads};
   // Every rule is checked before anything changes, so a refusal leaves the state as it was.
@@ -287,6 +302,7 @@ Result<QueryResult, Refusal> Authority::answer(const Query& query, std::uint64_t
                                                const CatalogReader& catalog) const {
   const Id caller = query.principal;
   const auto* p = principal(caller);
+  bound_resident();
   return std::visit(
       [&](const auto& op) -> Result<QueryResult, Refusal> {
         using Op = std::decay_t<decltype(op)>;

@@ -8,6 +8,7 @@
 // instance and the journal persists what each decision touched.
 #pragma once
 
+#include <functional>
 #include <map>
 #include <set>
 #include <span>
@@ -52,6 +53,20 @@ struct Touched {
   std::vector<InputWrite> inputs;
   std::vector<BlockWrite> blocks;
   std::optional<Id> trim_below;  // a new history floor: journal entries below it go (decision 66)
+  std::vector<std::pair<Id, bool>> ended;  // the ended-process index: (pid, candidate now)
+};
+
+/// The records the authority does not keep resident, read from storage as
+/// published, being committed and staged (the journal's; decision 130).
+/// Processes for now: a realm's process catalog grows without bound.
+class RecordSource {
+ public:
+  virtual ~RecordSource() = default;
+  /// `pid`'s record as of `position` (its newest version at or below it);
+  /// null when it had none then.
+  virtual std::optional<ProcessRecord> process(Id pid, Id position) const = 0;
+  /// The records in PID order after `after`, each as of `position`, until `visit` returns false.
+  virtual void processes(Id after, Id position, const std::function<bool(const ProcessRecord&)>& visit) const = 0;
 };
 
 /// The growing part of the catalog, as published and staged (the journal's).
@@ -103,7 +118,7 @@ class Authority {
     std::map<Id, GrantRecord> grants;
     std::set<std::pair<Id, Id>> credentials;
     std::map<Id, ResourceRecord> resources;
-    std::map<Id, ProcessRecord> processes;
+    std::set<Id> may_have_ended;  // the ended-process index as stored (processes are read when needed)
     std::vector<Association> associations;
     std::map<Id, ViewRecord> views;
     std::map<Id, OutputRecord> outputs;
@@ -111,6 +126,15 @@ class Authority {
     std::map<Id, PayloadRecord> payloads;
   };
   Authority(Genesis genesis, Published published);  // recovery
+
+  /// Where process records come from when they are not resident (the
+  /// journal; it outlives this authority). Without one (a fresh realm being
+  /// created), every process stays resident.
+  void read_records_from(const RecordSource* source) { source_ = source; }
+  /// At most this many process records stay resident between decisions
+  /// (decision 130); a decision or query over it starts by dropping them.
+  static constexpr std::size_t kResidentProcesses = 1 << 16;
+  void limit_resident(std::size_t processes) { resident_limit_ = processes; }
 
   /// A fresh command at sequence last + 1, signature already verified, with
   /// the block bodies that came with it: its receipt (the head advanced,
@@ -141,6 +165,8 @@ class Authority {
   const GrantRecord* grant(Id id) const;
   const std::set<std::pair<Id, Id>>& credentials() const { return credentials_; }
   const ResourceRecord* resource(Id id) const;
+  /// The process as it stands, read from the record source when not resident;
+  /// valid until the next decide() or answer().
   const ProcessRecord* process(Id pid) const;
   const ViewRecord* view(Id id) const;
   const OutputRecord* output(Id id) const;
@@ -227,6 +253,13 @@ class Authority {
   /// SHA-256 of the published state as it stands: the head and every record
   /// recovery reads, table by table in key order, each in its canonical JSON.
   Digest roots() const;
+  /// process() for changing it (a decision's): the caller stages it through Touched.
+  ProcessRecord* process_mut(Id pid) { return const_cast<ProcessRecord*>(process(pid)); }
+  /// Drops the resident process records once they exceed kResidentProcesses:
+  /// everything decided is staged by now, so the source holds it.
+  void bound_resident() const;
+  /// Every process in PID order after `after`, as it stands, until `visit` returns false.
+  void visit_processes(Id after, const std::function<bool(const ProcessRecord&)>& visit) const;
 
   // Reads (resources.cc, processes.cc): each checks authority before reading and fences after.
   struct ReadCtx {
@@ -322,9 +355,9 @@ class Authority {
   Id retire_process(ProcessRecord& p, std::optional<Ending> ending, Step& step);  // returns the inputs it cancelled
   /// Whether `p` may have ended by what is recorded (an index of candidates, judged when listed).
   bool may_have_ended(const ProcessRecord& p) const;
-  void refresh_ended(Id pid, Id position);
+  void refresh_ended(Id pid, Step& step);
   /// refresh_ended for every process associated with `resource`.
-  void refresh_requiring(Id resource, Id position);
+  void refresh_requiring(Id resource, Step& step);
 
   Result<Outcome, Refusal> apply(Id caller, const CreatePrincipal& op, Touched& touched);
   Result<Outcome, Refusal> apply(Id caller, const CreateRole& op, Touched& touched);
@@ -352,7 +385,11 @@ class Authority {
   std::set<std::pair<Id, Id>> grants_by_role_;  // (role, grant), derived from grants_
   std::map<Id, ResourceRecord> resources_;
   std::map<std::string, Id, std::less<>> resource_names_;  // reserved forever
-  std::map<Id, ProcessRecord> processes_;
+  // Processes are a bounded cache over source_ (decision 130): resident ones
+  // and those a decision is changing, never a complete list.
+  mutable std::map<Id, ProcessRecord> processes_;
+  const RecordSource* source_ = nullptr;
+  std::size_t resident_limit_ = kResidentProcesses;
   std::map<std::pair<Id, Id>, Association> associations_;  // (pid, association revision)
   std::map<std::pair<Id, std::string>, Id> association_names_;  // (pid, name) -> revision
   std::map<Id, std::set<Id>> associated_by_;  // resource -> the PIDs associated with it (derived)

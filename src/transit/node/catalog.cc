@@ -15,6 +15,7 @@ namespace cowboy::transit::node {
 namespace {
 
 constexpr std::size_t kMaxInputBytes = 1024;
+constexpr std::size_t kMaxProcessBytes = 256 * 1024;  // the journal's bound on a stored record
 
 // The prefix of an entry version: everything but its revision.
 class EntryPrefix final : public rocksdb::SliceTransform {
@@ -112,6 +113,35 @@ std::optional<std::pair<Id, Bytes>> Catalog::block(Id resource, const EntryKey& 
   auto stored = get(layout::block(resource, name));
   if (!stored || stored->size() < 8) return std::nullopt;
   return std::pair<Id, Bytes>{layout::get_be64(*stored), Bytes(stored->begin() + 8, stored->end())};
+}
+
+std::optional<ProcessRecord> Catalog::process(Id pid, Id position) const {
+  auto* it = &iterator(false);
+  it->Seek(layout::process_version(pid, position));
+  if (!it->Valid() || !it->key().starts_with(layout::process_versions(pid))) return std::nullopt;
+  auto record = from_json<ProcessRecord>(it->value().ToStringView(), kMaxProcessBytes);
+  if (!record.ok()) return std::nullopt;
+  return std::move(*record);
+}
+
+// One seek per PID: (pid, ~position) lands on its version as of `position`,
+// or past its versions onto the next PID's newest, which is then sought as of
+// `position` in turn.
+void Catalog::processes(Id after, Id position, const std::function<bool(const ProcessRecord&)>& visit) const {
+  const std::string table = layout::table(layout::kProcesses);
+  auto* it = &iterator(false);
+  for (Id next = after + 1; next != 0;) {
+    it->Seek(layout::process_version(next, position));
+    if (!it->Valid() || !it->key().starts_with(table) || it->key().size() != layout::kProcessKey) return;
+    const Id pid = layout::parse_process(it->key().ToStringView()).first;
+    if (pid != next) {
+      next = pid;
+      continue;
+    }
+    next = pid + 1;
+    auto record = from_json<ProcessRecord>(it->value().ToStringView(), kMaxProcessBytes);
+    if (record.ok() && !visit(*record)) return;
+  }
 }
 
 // Read from the store alone: the batches hold what is not durable yet.

@@ -1,7 +1,8 @@
 // The growing catalog as the decide thread sees it: what is published in
 // RocksDB, under the group being synced, under the group being staged. Entry
-// versions are immutable, so a read at a revision gives the same answer
-// whichever of the three holds it.
+// versions and process versions are immutable, so a read at a revision or a
+// position gives the same answer whichever of the three holds it, and
+// whatever was decided after it (decision 130).
 #pragma once
 
 #include <memory>
@@ -33,6 +34,12 @@ class Catalog final : public CatalogReader {
   std::optional<Input> input(Id pid, Id input) const override;
   std::optional<std::pair<Id, Bytes>> block(Id resource, const EntryKey& name) const override;
   std::optional<JournalEntry> committed_entry(Id position) const override;
+
+  /// `pid`'s record as of `position`: its newest version at or below it.
+  std::optional<ProcessRecord> process(Id pid, Id position) const;
+  /// The records in PID order after `after`, each as of `position`, until
+  /// `visit` returns false; a PID with no version by then is skipped.
+  void processes(Id after, Id position, const std::function<bool(const ProcessRecord&)>& visit) const;
 
  private:
   /// Two iterators for the reader's life (creating one costs more than a

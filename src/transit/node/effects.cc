@@ -129,9 +129,9 @@ Result<Outcome, Refusal> Authority::apply(const ObserveEffect& op, Step& step) {
   // The result enters the caller's mailbox while it can take input; after
   // that it is evidence only, and the caller stays as it is (decision 44).
   std::optional<Id> input;
-  if (auto it = processes_.find(e.pid);
-      it != processes_.end() && !retired(it->second, step.now_ms) && !check_required(it->second, step.now_ms)) {
-    input = ++it->second.tail;
+  if (auto* caller = process_mut(e.pid);
+      caller && !retired(*caller, step.now_ms) && !check_required(*caller, step.now_ms)) {
+    input = ++caller->tail;
     step.touched.inputs.push_back({e.pid, Input{*input, op.result, Origin{step.caller, std::nullopt, std::nullopt, e.effect}}});
     step.touched.processes.push_back(e.pid);
   }

@@ -52,7 +52,10 @@ Digest Authority::roots() const {
   for (const auto& [id, r] : grants_) add(r);
   for (const auto& [principal, role] : credentials_) add(List<Id, 2>{{principal, role}});
   for (const auto& [id, r] : resources_) add(r);
-  for (const auto& [id, r] : processes_) add(r);
+  visit_processes(0, [&](const ProcessRecord& r) {  // from storage: they are not all resident
+    add(r);
+    return true;
+  });
   for (const auto& [key, a] : associations_) add(a);
   for (const auto& [id, r] : views_) add(r);
   for (const auto& [id, r] : outputs_) add(r);

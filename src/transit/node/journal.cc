@@ -76,6 +76,7 @@ Result<Unit, std::string> create_realm(const std::filesystem::path& dir, const s
   if (!db.ok()) return Err{db.error()};
   rocksdb::WriteBatch init;
   init.Put(layout::kGenesis, to_json(g));
+  init.Put(layout::kFormat, layout::kFormatVersion);
   init.Put(layout::kHead, to_json(fresh.head()));
   const auto& root = *fresh.principal(g.root_principal);
   init.Put(key(layout::kPrincipals, root.principal), to_json(root));
@@ -122,6 +123,11 @@ Result<std::unique_ptr<Journal>, std::string> Journal::open(const std::filesyste
   if (!status.ok()) return Err{"cannot read journal " + dir.string() + ": " + status.ToString()};
   auto stored_genesis = decode<Genesis>("stored genesis", stored);
   if (!stored_genesis.ok()) return Err{stored_genesis.error()};
+  std::string format;
+  if (!(*db)->Get(rocksdb::ReadOptions(), layout::kFormat, &format).ok() || format != layout::kFormatVersion)
+    return Err{"refusing " + dir.string() + ": a journal of another storage format (" +
+               (format.empty() ? std::string("none recorded") : format) + "; this build reads " +
+               std::string(layout::kFormatVersion) + ")"};
   if (genesis) {
     Genesis given = *genesis;
     given.definition.value = definition();
@@ -145,14 +151,17 @@ Result<Authority, std::string> Journal::load() const {
   if (!error)
     error = scan<void>(*db_, kCredentials, [&](std::string_view k) { p.credentials.insert({get_be64(k), get_be64(k.substr(8))}); });
   if (!error) error = scan<ResourceRecord>(*db_, kResources, [&](ResourceRecord r) { p.resources[r.info.resource] = r; });
-  if (!error) error = scan<ProcessRecord>(*db_, kProcesses, [&](ProcessRecord r) { p.processes[r.pid] = r; });
+  // Processes are not loaded: the authority reads them through process() (decision 130).
+  if (!error) error = scan<void>(*db_, kEnded, [&](std::string_view k) { p.may_have_ended.insert(get_be64(k)); });
   if (!error) error = scan<Association>(*db_, kAssociations, [&](Association a) { p.associations.push_back(a); });
   if (!error) error = scan<ViewRecord>(*db_, kViews, [&](ViewRecord r) { p.views[r.view] = r; });
   if (!error) error = scan<OutputRecord>(*db_, kOutputs, [&](OutputRecord r) { p.outputs[r.output] = r; });
   if (!error) error = scan<EffectRecord>(*db_, kEffects, [&](EffectRecord r) { p.effects[r.info.effect] = r; });
   if (!error) error = scan<PayloadRecord>(*db_, kPayloads, [&](PayloadRecord r) { p.payloads[r.info.payload] = r; });
   if (error) return Err{"journal: " + *error};
-  return Authority(genesis_, std::move(p));
+  Authority authority(genesis_, std::move(p));
+  authority.read_records_from(this);  // its processes are read from here: the journal must outlive it
+  return authority;
 }
 
 void Journal::stage(const Authority& authority, const Touched& touched, std::string_view envelope,
@@ -174,7 +183,12 @@ void Journal::stage(const Authority& authority, const Touched& touched, std::str
   for (const auto& [p, r] : touched.credentials_added) w.Put(key(kCredentials, p, r), "");
   for (const auto& [p, r] : touched.credentials_removed) w.Delete(key(kCredentials, p, r));
   for (Id id : touched.resources) w.Put(key(kResources, id), to_json(*authority.resource(id)));
-  for (Id id : touched.processes) w.Put(key(kProcesses, id), to_json(*authority.process(id)));
+  // A new version at this position, beside the earlier ones (decision 130).
+  for (Id id : touched.processes) w.Put(process_version(id, receipt.position), to_json(*authority.process(id)));
+  for (const auto& [pid, candidate] : touched.ended) {
+    if (candidate) w.Put(key(kEnded, pid), "");
+    else w.Delete(key(kEnded, pid));
+  }
   for (const auto& [pid, revision] : touched.associations)
     w.Put(key(kAssociations, pid, revision), to_json(*authority.association(pid, revision)));
   for (Id id : touched.views) w.Put(key(kViews, id), to_json(*authority.view(id)));
@@ -203,6 +217,15 @@ std::shared_ptr<Journal::Batch> Journal::take_staged(const Head& head) {
 }
 
 Catalog Journal::catalog() { return Catalog(*db_, staged_.get(), in_flight_ ? in_flight_->writes.get() : nullptr); }
+
+// A fresh reader each time: it sees everything staged so far.
+std::optional<ProcessRecord> Journal::process(Id pid, Id position) const {
+  return Catalog(*db_, staged_.get(), in_flight_ ? in_flight_->writes.get() : nullptr).process(pid, position);
+}
+
+void Journal::processes(Id after, Id position, const std::function<bool(const ProcessRecord&)>& visit) const {
+  Catalog(*db_, staged_.get(), in_flight_ ? in_flight_->writes.get() : nullptr).processes(after, position, visit);
+}
 
 bool Journal::commit(Batch& batch) {
   if (!batch.trim_below) return write_synced(*batch.writes->GetWriteBatch());

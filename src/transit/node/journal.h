@@ -34,7 +34,7 @@ class WriteBatchWithIndex;
 
 namespace cowboy::transit::node {
 
-class Journal {
+class Journal final : public RecordSource {
  public:
   /// Opens `dir`, creating the realm from `genesis` when the directory is new:
   /// absent or empty (a mount point or a symlink to an empty directory will
@@ -47,7 +47,7 @@ class Journal {
   static Result<std::unique_ptr<Journal>, std::string> open(const std::filesystem::path& dir,
                                                             const std::optional<Genesis>& genesis,
                                                             rocksdb::Env* env = nullptr);
-  ~Journal();  // stops a compaction under way (reclaim resumes at the next open)
+  ~Journal() override;  // stops a compaction under way (reclaim resumes at the next open)
 
   /// The published state (recovery reads nothing else).
   Result<Authority, std::string> load() const;
@@ -74,6 +74,10 @@ class Journal {
   /// The receipt of an accepted (principal, sequence), if published; it
   /// outlives the request's trimming (decision 67).
   std::optional<Receipt> receipt(Id principal, Id sequence) const;
+
+  // The authority's process records, as decided so far (staging thread only).
+  std::optional<ProcessRecord> process(Id pid, Id position) const override;
+  void processes(Id after, Id position, const std::function<bool(const ProcessRecord&)>& visit) const override;
   std::uint64_t synced_writes() const { return synced_writes_; }
 
   /// Compacts the journal's range below `floor` on the reclaim thread, so the

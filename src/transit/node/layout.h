@@ -14,6 +14,10 @@ namespace cowboy::transit::node::layout {
 
 inline constexpr std::string_view kGenesis = "genesis";
 inline constexpr std::string_view kHead = "head";
+/// The storage format, written with the genesis: a journal without this one
+/// is refused as it opens (there is no decoder of an earlier format).
+inline constexpr std::string_view kFormat = "format";
+inline constexpr std::string_view kFormatVersion = "transit.storage.2";  // 2: immutable process versions
 
 // Tables, one letter each. `j/` + position holds a decision's signed request
 // (the canonical SignedRequest text received) and `s/` + principal + sequence
@@ -22,7 +26,8 @@ inline constexpr std::string_view kHead = "head";
 inline constexpr char kPrincipals = 'p', kRoles = 'r', kGrants = 'g', kCredentials = 'c', kSequences = 's',
                       kJournal = 'j', kResources = 'x', kProcesses = 'q', kAssociations = 'a', kViews = 'v',
                       kOutputs = 'o', kEffects = 'f', kEntries = 'e', kInputs = 'm', kBlocks = 'b',
-                      kPayloads = 'y';  // payload records; the bytes live in the payload store (payload_store.h)
+                      kPayloads = 'y',  // payload records; the bytes live in the payload store (payload_store.h)
+                      kEnded = 'n';     // the index of processes that may have ended: `n/` + pid, no value
 
 inline void put_be64(std::string& out, std::uint64_t v) {
   for (int shift = 56; shift >= 0; shift -= 8) out.push_back(static_cast<char>((v >> shift) & 0xff));
@@ -48,6 +53,18 @@ inline std::string key(char t, std::uint64_t a, std::uint64_t b) {
 /// The journal entries below `floor`, as a range [first, second) to delete.
 inline std::pair<std::string, std::string> journal_below(std::uint64_t floor) {
   return {key(kJournal, 0), key(kJournal, floor)};
+}
+
+// Process records are immutable versions (decision 130): `q/` + pid +
+// ~position, written by each decision that changes the process and never
+// overwritten, so the record as of position P is the first at or after
+// (pid, ~P): one seek, like an entry version.
+inline std::string process_version(std::uint64_t pid, std::uint64_t position) { return key(kProcesses, pid, ~position); }
+inline std::string process_versions(std::uint64_t pid) { return key(kProcesses, pid); }
+inline constexpr std::size_t kProcessKey = 2 + 8 + 8;
+/// The pid and position of a stored process version (a key kProcessKey long).
+inline std::pair<std::uint64_t, std::uint64_t> parse_process(std::string_view stored) {
+  return {get_be64(stored.substr(2)), ~get_be64(stored.substr(10))};
 }
 
 inline constexpr std::size_t kPaddedKey = 33;  // 32 bytes, then the length

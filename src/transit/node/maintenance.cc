@@ -35,15 +35,19 @@ bool Authority::may_have_ended(const ProcessRecord& p) const {
   return p.resume_by_ms || (p.initialized && check_required(p, 0));
 }
 
-void Authority::refresh_ended(Id pid, Id position) {
-  const bool candidate = may_have_ended(processes_.at(pid));
+// The index is stored (`n/`, decision 130): each change goes to the journal
+// with the decision, so a restart reads it instead of every process.
+void Authority::refresh_ended(Id pid, Step& step) {
+  const bool candidate = may_have_ended(*process(pid));
   const bool changed = candidate ? may_have_ended_.insert(pid).second : may_have_ended_.erase(pid) > 0;
-  if (changed) ended_position_ = position;
+  if (!changed) return;
+  ended_position_ = step.position;
+  step.touched.ended.push_back({pid, candidate});
 }
 
-void Authority::refresh_requiring(Id resource_id, Id position) {
+void Authority::refresh_requiring(Id resource_id, Step& step) {
   if (auto it = associated_by_.find(resource_id); it != associated_by_.end())
-    for (Id pid : it->second) refresh_ended(pid, position);
+    for (Id pid : it->second) refresh_ended(pid, step);
 }
 
 Id Authority::retire_process(ProcessRecord& p, std::optional<Ending> ending, Step& step) {
@@ -53,10 +57,10 @@ Id Authority::retire_process(ProcessRecord& p, std::optional<Ending> ending, Ste
   p.cancelled += cancelled;
   p.owner.reset();
   step.touched.processes.push_back(p.pid);
-  refresh_ended(p.pid, step.position);
+  refresh_ended(p.pid, step);
   // The resources whose lifetime it owns end with it: their dependents have ended too.
   if (auto it = lifetime_of_.find(p.pid); it != lifetime_of_.end())
-    for (Id owned : it->second) refresh_requiring(owned, step.position);
+    for (Id owned : it->second) refresh_requiring(owned, step);
   return cancelled;
 }
 
@@ -85,7 +89,7 @@ Result<Outcome, Refusal> Authority::apply(const CancelOutput& op, Step& step) {
   auto found = resolvable_output(op.output, step.caller);
   if (!found.ok()) return Err{found.error()};
   auto& out = **found;
-  if (!terminated(processes_.at(out.source), step.now_ms))
+  if (!terminated(*process(out.source), step.now_ms))
     return refuse(Reason::kSourceNotTerminated, "process " + std::to_string(out.source) + " is not terminated");
   if (auto refusal = route_order(out)) return Err{*refusal};
   resolve(out, OutputState::kCancelled, step.position);
@@ -94,11 +98,11 @@ Result<Outcome, Refusal> Authority::apply(const CancelOutput& op, Step& step) {
 }
 
 Result<Outcome, Refusal> Authority::apply(const RecordRetirement& op, Step& step) {
-  auto it = processes_.find(op.pid);
-  if (it == processes_.end()) return refuse(Reason::kUnknownProcess, "no process " + std::to_string(op.pid));
+  auto* found = process_mut(op.pid);
+  if (!found) return refuse(Reason::kUnknownProcess, "no process " + std::to_string(op.pid));
   if (!(rights(step.caller, PidScope{op.pid}) & kPidAdmin))
     return refuse(Reason::kNotPermitted, "requires pid_admin at the process");
-  auto& p = it->second;
+  auto& p = *found;
   if (p.retired) return refuse(Reason::kRetirementRecorded, "the process's retirement is recorded");
   const auto ending = ending_of(p, step.now_ms);
   if (!ending) return refuse(Reason::kNotEnded, "the process has not ended");
@@ -121,8 +125,8 @@ Result<QueryResult, Refusal> Authority::read(const ReadCtx& ctx, const ListRoute
       continue;
     page.items.items.push_back(RouteHead{o.output, o.source, o.destination,
                                          pending_routes_.at({o.source, o.destination}).size(), o.published_at,
-                                         o.published_at_ms, terminated(processes_.at(o.source), ctx.now_ms),
-                                         state_of(processes_.at(o.destination), ctx.now_ms)});
+                                         o.published_at_ms, terminated(*process(o.source), ctx.now_ms),
+                                         state_of(*process(o.destination), ctx.now_ms)});
   }
   if (it != route_heads_.end()) page.cursor = Cursor{page.cut, *std::prev(it)};
   return QueryResult{std::move(page)};
@@ -138,7 +142,7 @@ Result<QueryResult, Refusal> Authority::read(const ReadCtx& ctx, const ListEnded
   for (; it != may_have_ended_.end() && page.items.items.size() < kPageRecords && examined < kScanBudget;
        ++it, ++examined) {
     if (!may_read_metadata(ctx.caller, *it)) continue;
-    const auto& p = processes_.at(*it);
+    const auto& p = *process(*it);
     if (const auto ending = ending_of(p, ctx.now_ms))
       page.items.items.push_back(EndedProcess{p.pid, *ending, p.tail + 1 - p.head});
   }

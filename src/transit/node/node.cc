@@ -9,7 +9,8 @@ Result<std::unique_ptr<Node>, std::string> Node::open(const NodeConfig& config, 
   if (!journal.ok()) return Err{journal.error()};
   auto authority = (*journal)->load();
   if (!authority.ok()) return Err{authority.error()};
-  (*journal)->reclaim(authority->head().floor);  // finishes a reclaim a stop or a crash cut short
+  (*journal)->reclaim(authority->head().floor);
+  authority->limit_resident(config.resident_processes);  // finishes a reclaim a stop or a crash cut short
   std::unique_ptr<Node> node(new Node());
   node->data_dir_ = config.data_dir;
   auto store = LocalPayloadStore::open(config.data_dir / "payloads");

@@ -69,7 +69,7 @@ std::optional<Refusal> Authority::check_quiescent(Id resource_id, std::uint64_t 
     std::vector<const ProcessRecord*> out;
     if (auto it = associated_by_.find(r); it != associated_by_.end())
       for (Id pid : it->second)
-        if (const auto& p = processes_.at(pid); requires_resource(p, r)) out.push_back(&p);
+        if (const auto* p = process(pid); p && requires_resource(*p, r)) out.push_back(p);
     return out;
   };
   for (const auto* owner : requiring(resource_id)) {
@@ -99,20 +99,20 @@ std::optional<Refusal> Authority::check_executor(Id caller, const ProcessRecord&
 }
 
 Result<ProcessRecord*, Refusal> Authority::live_process(Id pid, const Step& step, Permission needs) {
-  auto it = processes_.find(pid);
-  if (it == processes_.end()) return refuse(Reason::kUnknownProcess, "no process " + std::to_string(pid));
-  if (retired(it->second, step.now_ms)) return refuse(Reason::kRetired, "the process is permanently retired");
+  auto* found = process_mut(pid);
+  if (!found) return refuse(Reason::kUnknownProcess, "no process " + std::to_string(pid));
+  if (retired(*found, step.now_ms)) return refuse(Reason::kRetired, "the process is permanently retired");
   if (!(rights(step.caller, PidScope{pid}) & needs))
     return refuse(Reason::kNotPermitted,
                   "requires " + std::string(permission_name(needs)) + " at the process");
-  return &it->second;
+  return found;
 }
 
 Result<Outcome, Refusal> Authority::apply(const CreateProcess& op, Step& step) {
   if (!(rights(step.caller, PidScope{op.pid}) & kPidAdmin))
     return refuse(Reason::kNotPermitted, "requires pid_admin at the process");
   if (op.pid == 0) return refuse(Reason::kZeroIdentity, "pid 0 is invalid");
-  if (processes_.count(op.pid))
+  if (process(op.pid))
     return refuse(Reason::kSubjectTaken, "pid " + std::to_string(op.pid) + " was allocated before");
   ProcessRecord p;
   p.pid = op.pid;
@@ -284,7 +284,7 @@ Result<Outcome, Refusal> Authority::apply(const Suspend& op, Step& step) {
   process.resume_by_ms = op.resume_by_ms;
   process.owner.reset();  // suspension revokes execution
   step.touched.processes.push_back(op.pid);
-  refresh_ended(op.pid, step.position);  // it ends if the deadline passes
+  refresh_ended(op.pid, step);  // it ends if the deadline passes
   return Outcome{ProcessChanged{op.pid, process.generation}};
 }
 
@@ -298,7 +298,7 @@ Result<Outcome, Refusal> Authority::apply(const Resume& op, Step& step) {
   process.resume_by_ms.reset();
   process.generation += 1;
   step.touched.processes.push_back(op.pid);
-  refresh_ended(op.pid, step.position);
+  refresh_ended(op.pid, step);
   return Outcome{ProcessChanged{op.pid, process.generation}};
 }
 
@@ -325,10 +325,10 @@ Result<Outcome, Refusal> Authority::apply(const Deliver& op, Step& step) {
   auto& out = **found;
   // Termination fences the source's unattempted work at once; the record stays
   // pending until the maintenance process records its cancellation (decision 51).
-  if (terminated(processes_.at(out.source), step.now_ms))
+  if (terminated(*process(out.source), step.now_ms))
     return refuse(Reason::kSourceTerminated, "process " + std::to_string(out.source) + " is terminated");
   if (auto refusal = route_order(out)) return Err{*refusal};
-  auto& destination = processes_.at(out.destination);
+  auto& destination = *process_mut(out.destination);
   Delivered delivered{op.output, out.destination, std::nullopt};
   if (retired(destination, step.now_ms)) {
     resolve(out, OutputState::kDisposed, step.position);  // a terminal disposition also releases the route
@@ -370,22 +370,30 @@ Result<QueryResult, Refusal> Authority::read(const ReadCtx& ctx, const ListProce
   ProcessPage page;
   page.cut = q.cursor ? q.cursor->cut : head_.position;
   const Id after = q.cursor ? q.cursor->after : 0;
-  auto it = processes_.upper_bound(after), end = processes_.end();
-  // A PID-scoped principal sees at most its own process: one candidate, not a scan of the realm.
-  if (const auto* caller = principal(ctx.caller); caller && caller->pid_scope) {
-    it = *caller->pid_scope > after ? processes_.find(*caller->pid_scope) : end;
-    if (it != end) end = std::next(it);
-  }
   std::size_t examined = 0;
-  for (; it != end && page.items.items.size() < kPageRecords && examined < kScanBudget; ++it, ++examined) {
-    if (!may_read_metadata(ctx.caller, it->first)) continue;
-    const auto& p = it->second;
+  Id last = after;
+  bool more = false;
+  const auto show = [&](const ProcessRecord& p) {
+    if (page.items.items.size() >= kPageRecords || examined >= kScanBudget) {
+      more = true;  // a candidate past the page: a continuation follows
+      return false;
+    }
+    ++examined;
+    last = p.pid;
+    if (!may_read_metadata(ctx.caller, p.pid)) return true;
     // Recorded, not judged: no trusted-time expiry, no dependency check (decision 41).
     page.items.items.push_back(ProcessSummary{p.pid, p.generation, recorded_state(p), p.owner, p.failure,
                                               p.resume_by_ms, p.required, p.head, p.tail, p.cancelled, p.parent,
                                               p.allow_collection});
+    return true;
+  };
+  // A PID-scoped principal sees at most its own process: one candidate, not a scan of the realm.
+  if (const auto* caller = principal(ctx.caller); caller && caller->pid_scope) {
+    if (const auto* own = *caller->pid_scope > after ? process(*caller->pid_scope) : nullptr) show(*own);
+  } else {
+    visit_processes(after, show);
   }
-  if (it != end) page.cursor = Cursor{page.cut, std::prev(it)->first};
+  if (more) page.cursor = Cursor{page.cut, last};
   return QueryResult{std::move(page)};
 }
 

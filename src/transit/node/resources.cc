@@ -124,7 +124,7 @@ Result<Outcome, Refusal> Authority::apply(const RetireResource& op, Step& step) 
   it->second.changed_at = step.position;
   head_.resources_position = step.position;
   step.touched.resources.push_back(op.resource);
-  refresh_requiring(op.resource, step.position);  // processes requiring it are fenced: they have ended
+  refresh_requiring(op.resource, step);  // processes requiring it are fenced: they have ended
   return Outcome{ResourceRetired{op.resource}};
 }
 
@@ -148,7 +148,7 @@ Id Authority::add_association(Id pid, const Name& name, Id resource_id, Step& st
   associations_[{pid, revision}] = Association{pid, name, resource_id, revision};
   association_names_[{pid, name.value}] = revision;
   associated_by_[resource_id].insert(pid);
-  processes_.at(pid).associations_position = step.position;
+  process_mut(pid)->associations_position = step.position;
   step.touched.associations.push_back({pid, revision});
   return revision;
 }

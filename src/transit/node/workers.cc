@@ -35,9 +35,9 @@ std::optional<Refusal> Authority::check_rotatable_worker(const RotateWorker& op)
 Result<Outcome, Refusal> Authority::apply(const RotateWorker& op, Step& step) {
   if (!(rights(step.caller, RealmScope{}) & kRealmControl))
     return refuse(Reason::kNotPermitted, "requires realm_control at realm scope");
-  auto it = processes_.find(op.pid);
-  if (it == processes_.end()) return refuse(Reason::kUnknownProcess, "no process " + std::to_string(op.pid));
-  auto& process = it->second;
+  auto* found = process_mut(op.pid);
+  if (!found) return refuse(Reason::kUnknownProcess, "no process " + std::to_string(op.pid));
+  auto& process = *found;
   if (auto refusal = check_rotatable_worker(op)) return Err{*refusal};
   // An executable process: initialized, live, neither fenced, suspended nor blocked.
   if (retired(process, step.now_ms)) return refuse(Reason::kRetired, "the process is permanently retired");
@@ -100,7 +100,7 @@ Result<Outcome, Refusal> Authority::apply(const Spawn& op, Step& step) {
   if (!(rights(step.caller, PidScope{op.pid}) & kPidAdmin))
     return refuse(Reason::kNotPermitted, "requires pid_admin at the child");
   if (op.pid == 0) return refuse(Reason::kZeroIdentity, "pid 0 is invalid");
-  if (processes_.count(op.pid))
+  if (process(op.pid))
     return refuse(Reason::kSubjectTaken, "pid " + std::to_string(op.pid) + " was allocated before");
   std::vector<Id> inherited;
   for (const auto& name : op.required.items) {
