@@ -22,7 +22,8 @@ inline constexpr std::string_view kHead = "head";
 inline constexpr char kPrincipals = 'p', kRoles = 'r', kGrants = 'g', kCredentials = 'c', kSequences = 's',
                       kJournal = 'j', kResources = 'x', kProcesses = 'q', kAssociations = 'a', kViews = 'v',
                       kOutputs = 'o', kEffects = 'f', kEntries = 'e', kInputs = 'm', kBlocks = 'b',
-                      kPayloads = 'y';  // payload records; the bytes live in the payload store (payload_store.h)
+                      kPayloads = 'y',  // payload records; the bytes live in the payload store (payload_store.h)
+                      kRuntime = 'u';   // runtime bindings by PID (decisions 120-129)
 
 inline void put_be64(std::string& out, std::uint64_t v) {
   for (int shift = 56; shift >= 0; shift -= 8) out.push_back(static_cast<char>((v >> shift) & 0xff));
