@@ -208,9 +208,6 @@ TEST(TransitClient, LookupsAndReadsMustCarryActiveMetadataAndPossibleRevisions) 
   EXPECT_FALSE(malformed(ListResources{std::nullopt}, ResourcePage{kPosition, {}, std::nullopt}));
 }
 
-}  // namespace
-}  // namespace cowboy::transit
-
 // Runtime binding (decisions 120-129) and the station profile (decision 128):
 // a peer that does not list them is refused before anything is signed.
 TEST(TransitClient, RuntimeBindingAndStationAreRequiredOfThePeer) {
@@ -247,3 +244,6 @@ TEST(TransitClient, RuntimeBindingAndStationAreRequiredOfThePeer) {
   EXPECT_TRUE(checked.runtime(7).ok());
   EXPECT_EQ(checked.runtime(8).error().kind, ClientError::Kind::kMalformed);  // another process
 }
+
+}  // namespace
+}  // namespace cowboy::transit

@@ -13,6 +13,12 @@ constexpr std::uint64_t kInspectExecute = kInspect | kExecute;
 
 int rank(RuntimeStatus s) { return static_cast<int>(s); }  // intended < starting < ready < stopped
 
+Result<RuntimeInfo*, Refusal> bound(std::map<Id, RuntimeRecord>& bindings, Id pid) {
+  auto it = bindings.find(pid);
+  if (it == bindings.end()) return refuse(Reason::kNoRuntimeBinding, "process " + std::to_string(pid) + " is not bound");
+  return &it->second.info;
+}
+
 }  // namespace
 
 std::optional<Refusal> Authority::check_unbound(Id pid) const {
@@ -86,9 +92,9 @@ Result<Outcome, Refusal> Authority::apply(const RuntimeIntent& op, Step& step) {
 Result<Outcome, Refusal> Authority::apply(const RuntimeObserve& op, Step& step) {
   auto p = live_process(op.pid, step, kPidAdmin);
   if (!p.ok()) return Err{p.error()};
-  auto it = runtime_.find(op.pid);
-  if (it == runtime_.end()) return refuse(Reason::kNoRuntimeBinding, "process " + std::to_string(op.pid) + " is not bound");
-  auto& r = it->second.info;
+  auto b = bound(runtime_, op.pid);
+  if (!b.ok()) return Err{b.error()};
+  auto& r = **b;
   if (op.operation != r.operation)
     return refuse(Reason::kStaleOperation, "the current operation is " + std::to_string(r.operation));
   const bool fresh = r.status == RuntimeStatus::kIntended;  // nothing observed of this operation yet
@@ -120,9 +126,9 @@ Result<Outcome, Refusal> Authority::apply(const RuntimeObserve& op, Step& step) 
 Result<Outcome, Refusal> Authority::apply(const RuntimeUpgrade& op, Step& step) {
   auto p = live_process(op.pid, step, kPidAdmin);
   if (!p.ok()) return Err{p.error()};
-  auto it = runtime_.find(op.pid);
-  if (it == runtime_.end()) return refuse(Reason::kNoRuntimeBinding, "process " + std::to_string(op.pid) + " is not bound");
-  auto& r = it->second.info;
+  auto b = bound(runtime_, op.pid);
+  if (!b.ok()) return Err{b.error()};
+  auto& r = **b;
   if (op.expected_operation != r.operation || op.operation <= r.operation)
     return refuse(Reason::kStaleOperation, "the current operation is " + std::to_string(r.operation));
   if (op.revision <= r.revision)
@@ -149,9 +155,9 @@ Result<Outcome, Refusal> Authority::apply(const Activate& op, Step& step) {
   auto pit = processes_.find(op.pid);
   if (pit == processes_.end()) return refuse(Reason::kUnknownProcess, "no process " + std::to_string(op.pid));
   auto& process = pit->second;
-  auto it = runtime_.find(op.pid);
-  if (it == runtime_.end()) return refuse(Reason::kNoRuntimeBinding, "process " + std::to_string(op.pid) + " is not bound");
-  auto& r = it->second.info;
+  auto b = bound(runtime_, op.pid);
+  if (!b.ok()) return Err{b.error()};
+  auto& r = **b;
   if (op.operation != r.operation)
     return refuse(Reason::kStaleOperation, "the current operation is " + std::to_string(r.operation));
   if (op.incarnation != r.incarnation)
