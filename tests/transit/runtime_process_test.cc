@@ -7,6 +7,7 @@
 
 #include <fstream>
 
+#include "../support/run.h"
 #include "process_fixture.h"
 
 namespace cowboy::transit {

@@ -9,6 +9,7 @@
 #include <fstream>
 
 #include "state_fixture.h"
+#include "transit/contract/operations.h"
 
 namespace cowboy::transit {
 namespace {
@@ -186,10 +187,12 @@ TEST_F(RuntimeTest, BootstrapEvidenceMustBeTheOperationsArtifactAndConfiguration
   EXPECT_FALSE(binding().bootstrap);
   EXPECT_EQ(binding().status, RuntimeStatus::kStarting);
   // The manager is any pid_admin at the PID; the evidence names it.
-  principal(20, 120, PidScope{kPid}, kPidAdmin | kInspect);
+  principal(20, 120, RealmScope{}, kPidAdmin | kInspect, kPid);  // scoped to the PID it manages
   Client manager = client_of(20, 120);
   ok<RuntimeChanged>(manager.submit(observe(1, RuntimeStatus::kReady)));
-  EXPECT_EQ(binding().bootstrap->principal, 20u);
+  const auto bootstrap = binding().bootstrap;
+  ASSERT_TRUE(bootstrap);
+  EXPECT_EQ(bootstrap->principal, 20u);
 }
 
 // Decision 120: who may intend, at which operation, for which worker; one placement at a time.
