@@ -75,6 +75,17 @@ class PayloadCommands {
   std::shared_ptr<Options> o_;
 };
 
+/// Runtime binding: transit runtime intent/observe/upgrade/activate/show (runtime.cc).
+class RuntimeCommands {
+ public:
+  explicit RuntimeCommands(CLI::App& app);
+  std::optional<int> run(const Global& g, Client& client);
+
+ private:
+  struct Options;
+  std::shared_ptr<Options> o_;
+};
+
 /// transit status: a transitd's admin listener (host:port) for a person, or --json (status.cc).
 /// 0 ready, 1 not ready, 3 unreachable.
 int status(const std::string& admin, bool json);

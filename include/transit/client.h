@@ -72,6 +72,14 @@ class Client {
   /// The peer's capabilities, asked once and kept: every other operation is
   /// refused (kUnsupported) before signing unless they list its capability.
   ClientResult<Capabilities> capabilities();
+  /// Refuses (kUnsupported) a peer whose capabilities do not list `name`:
+  /// for a profile that gates no single operation, such as `station`
+  /// (docs/transit.md, decision 128), which a client for Station requires first.
+  ClientResult<Capabilities> require(std::string_view name);
+  /// A PID's runtime binding (decisions 120-129), refused (kMalformed) unless
+  /// its positions fit the response's and an unbound answer is all zero.
+  /// Its commands: submit(RuntimeIntent{...}), RuntimeObserve, RuntimeUpgrade, Activate.
+  ClientResult<RuntimeInfo> runtime(Id pid);
   ClientResult<Decision> decision(Id principal, Scope scope, Permissions permissions);
   /// An effect as recorded: intent, authorization, attempt, every observation
   /// and closure, refused (kMalformed) unless the phase/observation/closure

@@ -208,5 +208,42 @@ TEST(TransitClient, LookupsAndReadsMustCarryActiveMetadataAndPossibleRevisions) 
   EXPECT_FALSE(malformed(ListResources{std::nullopt}, ResourcePage{kPosition, {}, std::nullopt}));
 }
 
+// Runtime binding (decisions 120-129) and the station profile (decision 128):
+// a peer that does not list them is refused before anything is signed.
+TEST(TransitClient, RuntimeBindingAndStationAreRequiredOfThePeer) {
+  crypto::init();
+  ScriptedPeer peer({capability::kRuntimeBinding, capability::kStation});
+  Client client(peer.options());
+  auto intent = client.submit(RuntimeIntent{7, 1, 1, Name{"host-a"}, 10, Digest{}, Digest{}});
+  ASSERT_FALSE(intent.ok());
+  EXPECT_EQ(intent.error().kind, ClientError::Kind::kUnsupported);
+  EXPECT_NE(intent.error().message.find("runtime_binding"), std::string::npos) << intent.error().message;
+  EXPECT_EQ(client.submit(RuntimeObserve{7, 1, 1, RuntimeStatus::kStarting, std::nullopt}).error().kind,
+            ClientError::Kind::kUnsupported);
+  EXPECT_EQ(client.submit(RuntimeUpgrade{7, 1, 2, 2, Digest{}, Digest{}}).error().kind, ClientError::Kind::kUnsupported);
+  EXPECT_EQ(client.submit(Activate{7, 1, 1, 1, PublicKey{}, PublicKey{}}).error().kind, ClientError::Kind::kUnsupported);
+  EXPECT_EQ(client.runtime(7).error().kind, ClientError::Kind::kUnsupported);
+  EXPECT_EQ(client.require(capability::kStation).error().kind, ClientError::Kind::kUnsupported);
+  EXPECT_EQ(peer.received(), (std::vector<std::string>{"capabilities"}));
+
+  // A binding whose positions or fields do not fit is refused.
+  ScriptedPeer full({});
+  RuntimeInfo answer;
+  answer.pid = 7;
+  full.answer = [&](const QueryOp&) { return QueryResult{answer}; };
+  Client checked(full.options());
+  EXPECT_TRUE(checked.runtime(7).ok());  // unbound
+  EXPECT_TRUE(checked.require(capability::kStation).ok());
+  answer.operation = 1;
+  EXPECT_EQ(checked.runtime(7).error().kind, ClientError::Kind::kMalformed);  // unbound with a binding's field
+  answer.bound = true;
+  answer.provider.value = "host-a";
+  answer.operation_at = 1'000'000;
+  EXPECT_EQ(checked.runtime(7).error().kind, ClientError::Kind::kMalformed);  // after the response's position
+  answer.operation_at = 1;
+  EXPECT_TRUE(checked.runtime(7).ok());
+  EXPECT_EQ(checked.runtime(8).error().kind, ClientError::Kind::kMalformed);  // another process
+}
+
 }  // namespace
 }  // namespace cowboy::transit

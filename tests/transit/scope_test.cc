@@ -226,6 +226,13 @@ TEST_F(ScopeTest, EveryCommandAppliesPidScopeAndGrantScope) {
       // Payloads: execute at the process to declare one (the later steps are its publisher's alone).
       command("declare_payload of 7", DeclarePayload{7, 1, Digest{}, false}, "ok", kPid7),
       command("declare_payload of 8", DeclarePayload{8, 1, Digest{}, false}, "ok", kPid8),
+      // Runtime binding: pid_admin at the process for the local manager's records, root's to activate.
+      command("runtime_intent 7", RuntimeIntent{7, 1, 1, Name{"p"}, 999, Digest{}, Digest{}}, "unknown_subject", kPid7),
+      command("runtime_intent 8", RuntimeIntent{8, 1, 1, Name{"p"}, 999, Digest{}, Digest{}}, "unknown_subject", kPid8),
+      command("runtime_observe 7", RuntimeObserve{7, 1, 1, RuntimeStatus::kStarting, std::nullopt}, "no_runtime_binding",
+              kPid7),
+      command("runtime_upgrade 8", RuntimeUpgrade{8, 1, 2, 2, Digest{}, Digest{}}, "no_runtime_binding", kPid8),
+      command("activate 7", Activate{7, 999, 1, 1, PublicKey{}, PublicKey{}}, "no_runtime_binding", kRealm),
   };
   EXPECT_EQ(mismatches(rows), "");
 }
@@ -268,6 +275,8 @@ TEST_F(ScopeTest, EveryQueryAppliesPidScopeAndGrantScope) {
       query("list_entries ru", ListEntries{CurrentBasis{ru_, 1}, std::nullopt, std::nullopt}, kElsewhere),
       query("process 7", ProcessRead{7}, kPid7),
       query("process 8", ProcessRead{8}, kPid8),
+      query("runtime 7", RuntimeQuery{7}, kPid7),
+      query("runtime 8", RuntimeQuery{8}, kPid8),
       listing<ProcessPage>("list_processes shows 7", ListProcesses{std::nullopt}, 7, kPid7),
       listing<ProcessPage>("list_processes shows 8", ListProcesses{std::nullopt}, 8, kPid8),
       query("effect of 7", EffectRead{effect7_}, kPid7),

@@ -302,6 +302,24 @@ Problem check(const PayloadRead& q, const PayloadInfo& p, Id position) {
   return std::nullopt;
 }
 
+// A binding's positions are no later than the answer's; an unbound PID's answer carries nothing else.
+Problem check(const RuntimeQuery& q, const RuntimeInfo& r, Id position) {
+  if (r.pid != q.pid) return std::string("the binding of another process");
+  if (!r.bound) {
+    RuntimeInfo unbound;
+    unbound.pid = q.pid;
+    return r == unbound ? Problem{} : std::string("an unbound process with a binding's fields");
+  }
+  if (r.operation == 0 || r.operation_at == 0 || r.operation_at > position || r.provider.value.empty())
+    return std::string("a binding without its operation, provider or position");
+  if (r.bootstrap && (r.bootstrap->position < r.operation_at || r.bootstrap->position > position ||
+                      r.bootstrap->incarnation > r.incarnation))
+    return std::string("bootstrap evidence outside its operation");
+  if (r.activation && (r.activation->position > position || r.activation->generation == 0))
+    return std::string("an activation after its response's position");
+  return std::nullopt;
+}
+
 Problem check(const DecisionQuery& q, const Decision& d) {
   if (d.principal != q.principal) return std::string("decision for another principal");
   return std::nullopt;

@@ -203,6 +203,21 @@ ClientResult<Capabilities> Client::capabilities() {
   return *impl_->peer;
 }
 
+ClientResult<Capabilities> Client::require(std::string_view name) {
+  auto c = capabilities();
+  if (!c.ok()) return c;
+  for (const auto& n : c->supported.items)
+    if (n.value == name) return c;
+  return Err{ClientError{ClientError::Kind::kUnsupported, std::nullopt,
+                         "the peer does not support " + std::string(name)}};
+}
+
+ClientResult<RuntimeInfo> Client::runtime(Id pid) {
+  auto r = query(RuntimeQuery{pid});
+  if (!r.ok()) return Err{r.error()};
+  return std::get<RuntimeInfo>(std::move(r->result));
+}
+
 ClientResult<Client::Observation> Client::observe() {
   auto r = query(IdentityQuery{});
   if (!r.ok()) return Err{r.error()};

@@ -38,6 +38,11 @@ inline constexpr std::string_view kLeasedSnapshots = "leased_snapshots";
 inline constexpr std::string_view kSnapshotRead = "snapshot_read";
 // Payloads (decisions 84-92): the four commands, the payload read and the payload route.
 inline constexpr std::string_view kPayloads = "payloads";
+// Runtime binding (decisions 120-129): runtime_intent/observe/upgrade, activate and the runtime read.
+inline constexpr std::string_view kRuntimeBinding = "runtime_binding";
+// Station's native profile (decision 128): ownership, resources and retained
+// reads as Station uses them; a client for Station requires it (Client::require).
+inline constexpr std::string_view kStation = "station";
 // Reported, gating no operation of their own: what turns and views support.
 inline constexpr std::string_view kRetainedReadVersions = "retained_read_versions";
 inline constexpr std::string_view kTurnWithVersions = "turn_with_versions";
@@ -49,7 +54,8 @@ inline constexpr std::array kSupported = {  // deduced: std::array<std::string_v
     kResourceReadBatch,        kProcesses,          kScopedRetry,        kCourierDelivery,
     kRetainedReadVersions,     kTurnWithVersions,
     kWorkerRotation,           kEffectReconciliation, kMaintenance,       kCheckpoints,
-    kLeasedSnapshots,          kSnapshotRead,       kPayloads};
+    kLeasedSnapshots,          kSnapshotRead,       kPayloads,
+    kRuntimeBinding,           kStation};
 
 template <typename Op, typename... Of> inline constexpr bool kOneOf = (std::is_same_v<Op, Of> || ...);
 
@@ -75,6 +81,8 @@ template <typename Op> constexpr std::string_view required() {
   else if constexpr (kOneOf<Op, OpenSnapshot, SnapshotEntries, CloseSnapshot>) return kLeasedSnapshots;
   else if constexpr (kOneOf<Op, SnapshotRead>) return kSnapshotRead;
   else if constexpr (kOneOf<Op, DeclarePayload, PayloadReady, RetirePayload, PayloadDeleted, PayloadRead>) return kPayloads;
+  else if constexpr (kOneOf<Op, RuntimeIntent, RuntimeObserve, RuntimeUpgrade, Activate, RuntimeQuery>)
+    return kRuntimeBinding;
   else {
     static_assert(kOneOf<Op, CreateProcess, Associate, Initialize, Own, Send, Turn, FailTurn, Suspend, Resume,
                          ProcessRead, Terminate, Spawn>,
@@ -123,6 +131,10 @@ template <> struct OutcomeFor<DeclarePayload> { using type = PayloadChanged; };
 template <> struct OutcomeFor<PayloadReady> { using type = PayloadChanged; };
 template <> struct OutcomeFor<RetirePayload> { using type = PayloadChanged; };
 template <> struct OutcomeFor<PayloadDeleted> { using type = PayloadChanged; };
+template <> struct OutcomeFor<RuntimeIntent> { using type = RuntimeChanged; };
+template <> struct OutcomeFor<RuntimeObserve> { using type = RuntimeChanged; };
+template <> struct OutcomeFor<RuntimeUpgrade> { using type = RuntimeChanged; };
+template <> struct OutcomeFor<Activate> { using type = RuntimeChanged; };
 template <typename Op> using OutcomeOf = typename OutcomeFor<Op>::type;
 
 /// The control mutations, which the control reserve admits beyond the

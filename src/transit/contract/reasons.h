@@ -222,7 +222,18 @@ constexpr int http_status(RejectionCode code) {
   X(kPayloadMismatch, "payload_mismatch", kInvalidRequest, "uploaded bytes differ from the declared length or SHA-256") \
   X(kPayloadBusy, "payload_busy", kConflict, "an upload of the payload is under way")                                \
   X(kMissingQueryHeader, "missing_query_header", kInvalidRequest, "a payload route request without one X-Transit-Query") \
-  X(kTransfersFull, "transfers_full", kServiceUncertain, "the payload listener moves as many payloads as it may; try again")
+  X(kTransfersFull, "transfers_full", kServiceUncertain, "the payload listener moves as many payloads as it may; try again") \
+  /* runtime binding (node/runtime.cc) */                                                                            \
+  X(kRuntimeBound, "runtime_bound", kInvalidProposal, "the PID is bound to a runtime placement: it runs through activate, not own or rotate_worker") \
+  X(kNoRuntimeBinding, "no_runtime_binding", kInvalidProposal, "the PID has no runtime binding")                                  \
+  X(kStaleOperation, "stale_operation", kConflict, "not the binding's current operation, or a new one that does not advance it") \
+  X(kStaleObservation, "stale_observation", kConflict, "an older incarnation, or a status its incarnation is already at or past") \
+  X(kProviderRunning, "provider_running", kInvalidProposal, "the binding's provider is not observed stopped")      \
+  X(kNotReady, "not_ready", kInvalidProposal, "activation of an incarnation not observed ready")                   \
+  X(kRevisionNotAdvancing, "revision_not_advancing", kConflict, "an upgrade to a revision at or below the current one") \
+  X(kMissingEvidence, "missing_evidence", kInvalidProposal, "ready without bootstrap evidence, or evidence with another status") \
+  X(kArtifactMismatch, "artifact_mismatch", kInvalidProposal, "the bootstrap evidence's artifact is not the operation's") \
+  X(kConfigurationMismatch, "configuration_mismatch", kInvalidProposal, "the bootstrap evidence's configuration is not the operation's")
 
 enum class Reason : std::uint8_t {
 #define TRANSIT_REASON_ENUMERATOR(id, name, code, meaning) id,

@@ -40,7 +40,8 @@ Authority::Authority(Genesis genesis, Published published)
       views_(std::move(published.views)),
       outputs_(std::move(published.outputs)),
       effects_(std::move(published.effects)),
-      payloads_(std::move(published.payloads)) {
+      payloads_(std::move(published.payloads)),
+      runtime_(std::move(published.runtime)) {
   for (const auto& [id, g] : grants_) grants_by_role_.insert({g.role, id});
   for (const auto& [id, r] : resources_) {
     resource_names_[r.info.name.value] = id;
@@ -87,6 +88,7 @@ const ViewRecord* Authority::view(Id id) const { return find(views_, id); }
 const OutputRecord* Authority::output(Id id) const { return find(outputs_, id); }
 const EffectRecord* Authority::effect(Id id) const { return find(effects_, id); }
 const PayloadRecord* Authority::payload(Id id) const { return find(payloads_, id); }
+const RuntimeRecord* Authority::runtime(Id pid) const { return find(runtime_, pid); }
 const Association* Authority::association(Id pid, Id revision) const { return find(associations_, {pid, revision}); }
 
 std::uint64_t Authority::rights(Id principal_id, const Scope& target) const {

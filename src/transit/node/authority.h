@@ -48,6 +48,7 @@ struct Touched {
   std::vector<Id> principals, roles, grants_written, grants_removed;
   std::vector<std::pair<Id, Id>> credentials_added, credentials_removed;
   std::vector<Id> resources, processes, views, outputs, effects, payloads;
+  std::vector<Id> runtime;  // PIDs whose runtime binding changed
   std::vector<std::pair<Id, Id>> associations;  // (pid, association revision)
   std::vector<EntryWrite> entries;
   std::vector<InputWrite> inputs;
@@ -124,6 +125,7 @@ class Authority {
     std::map<Id, OutputRecord> outputs;
     std::map<Id, EffectRecord> effects;
     std::map<Id, PayloadRecord> payloads;
+    std::map<Id, RuntimeRecord> runtime;
   };
   Authority(Genesis genesis, Published published);  // recovery
 
@@ -172,6 +174,7 @@ class Authority {
   const OutputRecord* output(Id id) const;
   const EffectRecord* effect(Id id) const;
   const PayloadRecord* payload(Id id) const;
+  const RuntimeRecord* runtime(Id pid) const;
   const Association* association(Id pid, Id revision) const;
   Capabilities capabilities() const;
 
@@ -226,6 +229,9 @@ class Authority {
   Result<Outcome, Refusal> apply(const RotateWorker& op, Step& step);
   Result<Outcome, Refusal> apply(const Terminate& op, Step& step);
   Result<Outcome, Refusal> apply(const Spawn& op, Step& step);
+  /// Why `worker` may not take `process` over at `generation` (rotate_worker, activate).
+  std::optional<Refusal> check_takeover(const ProcessRecord& process, Id worker, Id generation,
+                                        std::uint64_t now_ms) const;
   /// Why `worker` may not take over `pid` by rotation, the process's rules aside.
   std::optional<Refusal> check_rotatable_worker(const RotateWorker& op) const;
   /// Names `resource` as `name` for `pid` at the next association revision.
@@ -245,6 +251,18 @@ class Authority {
   Result<Outcome, Refusal> apply(const PayloadReady& op, Step& step);
   Result<Outcome, Refusal> apply(const RetirePayload& op, Step& step);
   Result<Outcome, Refusal> apply(const PayloadDeleted& op, Step& step);
+  // Runtime binding (runtime.cc, decisions 120-129).
+  Result<Outcome, Refusal> apply(const RuntimeIntent& op, Step& step);
+  Result<Outcome, Refusal> apply(const RuntimeObserve& op, Step& step);
+  Result<Outcome, Refusal> apply(const RuntimeUpgrade& op, Step& step);
+  Result<Outcome, Refusal> apply(const Activate& op, Step& step);
+  /// Why `pid` may not be run by direct own or rotate_worker: it is bound (decision 122).
+  std::optional<Refusal> check_unbound(Id pid) const;
+  /// Why a suspended `pid` may not resume: its binding's provider is not observed stopped (decision 126).
+  std::optional<Refusal> check_provider_stopped(Id pid) const;
+  /// Why `worker` may not be bound to `pid` or activated there: the worker rules of rotate_worker.
+  std::optional<Refusal> check_bindable_worker(Id worker, Id pid) const;
+  RuntimeChanged runtime_changed(const RuntimeInfo& r) const;
   /// A payload whose next step the caller may record: it exists, the caller
   /// is its publisher and holds execute at its PID now.
   Result<PayloadInfo*, Refusal> published_payload(Id payload, const Step& step);
@@ -282,6 +300,7 @@ class Authority {
   Result<QueryResult, Refusal> read(const ReadCtx& ctx, const ListEnded& q) const;
   Result<QueryResult, Refusal> read(const ReadCtx& ctx, const CheckpointQuery& q) const;
   Result<QueryResult, Refusal> read(const ReadCtx& ctx, const PayloadRead& q) const;
+  Result<QueryResult, Refusal> read(const ReadCtx& ctx, const RuntimeQuery& q) const;
   /// Why a continuation at `cut` may not go on, given where its catalog last changed (decision 6).
   std::optional<Refusal> stale_cut(Id cut, Id catalog_position) const;
 
@@ -407,6 +426,7 @@ class Authority {
   std::map<Id, std::set<Id>> effects_of_;  // PID -> its effects (derived)
   std::set<Id> unresolved_effects_;        // the effects not closed (derived): what maintenance scans
   std::map<Id, PayloadRecord> payloads_;
+  std::map<Id, RuntimeRecord> runtime_;  // PID -> its binding, kept for good once bound
 };
 
 }  // namespace cowboy::transit::node

@@ -61,6 +61,7 @@ Digest Authority::roots() const {
   for (const auto& [id, r] : outputs_) add(r);
   for (const auto& [id, r] : effects_) add(r);
   for (const auto& [id, r] : payloads_) add(r);
+  for (const auto& [id, r] : runtime_) add(r);
   return hash.finish();
 }
 

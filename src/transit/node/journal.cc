@@ -158,6 +158,7 @@ Result<Authority, std::string> Journal::load() const {
   if (!error) error = scan<OutputRecord>(*db_, kOutputs, [&](OutputRecord r) { p.outputs[r.output] = r; });
   if (!error) error = scan<EffectRecord>(*db_, kEffects, [&](EffectRecord r) { p.effects[r.info.effect] = r; });
   if (!error) error = scan<PayloadRecord>(*db_, kPayloads, [&](PayloadRecord r) { p.payloads[r.info.payload] = r; });
+  if (!error) error = scan<RuntimeRecord>(*db_, kRuntime, [&](RuntimeRecord r) { p.runtime[r.info.pid] = r; });
   if (error) return Err{"journal: " + *error};
   Authority authority(genesis_, std::move(p));
   authority.read_records_from(this);  // its processes are read from here: the journal must outlive it
@@ -195,6 +196,7 @@ void Journal::stage(const Authority& authority, const Touched& touched, std::str
   for (Id id : touched.outputs) w.Put(key(kOutputs, id), to_json(*authority.output(id)));
   for (Id id : touched.effects) w.Put(key(kEffects, id), to_json(*authority.effect(id)));
   for (Id id : touched.payloads) w.Put(key(kPayloads, id), to_json(*authority.payload(id)));
+  for (Id pid : touched.runtime) w.Put(key(kRuntime, pid), to_json(*authority.runtime(pid)));
   for (const auto& e : touched.entries)
     w.Put(layout::entry(e.resource, e.key, e.revision), layout::entry_value(e.value));
   for (const auto& [pid, input] : touched.inputs) w.Put(key(kInputs, pid, input.input), to_json(input));

@@ -27,7 +27,8 @@ inline constexpr char kPrincipals = 'p', kRoles = 'r', kGrants = 'g', kCredentia
                       kJournal = 'j', kResources = 'x', kProcesses = 'q', kAssociations = 'a', kViews = 'v',
                       kOutputs = 'o', kEffects = 'f', kEntries = 'e', kInputs = 'm', kBlocks = 'b',
                       kPayloads = 'y',  // payload records; the bytes live in the payload store (payload_store.h)
-                      kEnded = 'n';     // the index of processes that may have ended: `n/` + pid, no value
+                      kEnded = 'n',     // the index of processes that may have ended: `n/` + pid, no value
+                      kRuntime = 'u';   // runtime bindings by PID (decisions 120-129)
 
 inline void put_be64(std::string& out, std::uint64_t v) {
   for (int shift = 56; shift >= 0; shift -= 8) out.push_back(static_cast<char>((v >> shift) & 0xff));

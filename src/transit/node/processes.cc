@@ -141,6 +141,7 @@ Result<Outcome, Refusal> Authority::apply(const Own& op, Step& step) {
   auto p = live_process(op.pid, step, kExecute);
   if (!p.ok()) return Err{p.error()};
   auto& process = **p;
+  if (auto bound = check_unbound(op.pid)) return Err{*bound};  // a bound PID is activated instead (decision 122)
   if (auto missing = check_required(process, step.now_ms)) return Err{*missing};  // fenced
   const auto state = state_of(process, step.now_ms);
   if (state != ProcessState::kIdle)
@@ -295,6 +296,7 @@ Result<Outcome, Refusal> Authority::apply(const Resume& op, Step& step) {
   if (!process.resume_by_ms) return refuse(Reason::kNotSuspended, "the process is not suspended");
   if (op.generation != process.generation) return stale_generation(op.generation, process.generation);
   if (auto missing = check_required(process, step.now_ms)) return Err{*missing};
+  if (auto running = check_provider_stopped(op.pid)) return Err{*running};  // decision 126
   process.resume_by_ms.reset();
   process.generation += 1;
   step.touched.processes.push_back(op.pid);

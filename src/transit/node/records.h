@@ -172,6 +172,14 @@ struct PayloadRecord {
 };
 template <typename V> void fields(V& v, PayloadRecord& t) { v("info", t.info); }
 
+/// A PID's runtime binding (decisions 120-129), written by the four runtime commands.
+struct RuntimeRecord {
+  static constexpr std::string_view kName = "RuntimeRecord";
+  RuntimeInfo info;
+  bool operator==(const RuntimeRecord&) const = default;
+};
+template <typename V> void fields(V& v, RuntimeRecord& t) { v("info", t.info); }
+
 /// One accepted decision: the signed bytes decided and the receipt answered.
 /// Stored in two tables (layout.h): the request under its position, the
 /// receipt under (principal, sequence), so that trimming the first keeps the

@@ -28,6 +28,23 @@ std::optional<Refusal> Authority::check_rotatable_worker(const RotateWorker& op)
   return std::nullopt;
 }
 
+// An executable process: initialized, live, neither fenced, suspended nor
+// blocked, idle or owned by `worker` already, at `generation`.
+std::optional<Refusal> Authority::check_takeover(const ProcessRecord& process, Id worker, Id generation,
+                                                 std::uint64_t now_ms) const {
+  if (retired(process, now_ms)) return Refusal{Reason::kRetired, "the process is permanently retired"};
+  if (!process.initialized) return Refusal{Reason::kUninitialized, "the process is not initialized"};
+  if (auto missing = check_required(process, now_ms)) return missing;
+  if (process.resume_by_ms) return Refusal{Reason::kSuspended, "the process is suspended"};
+  if (process.failure) return Refusal{Reason::kBlocked, "a blocked process is retried, not taken over"};
+  if (process.owner && *process.owner != worker)
+    return Refusal{Reason::kNotOwner, "the process is owned by principal " + std::to_string(*process.owner)};
+  if (generation != process.generation)
+    return Refusal{Reason::kStaleGeneration, "expected generation " + std::to_string(generation) +
+                                                 ", the process is at " + std::to_string(process.generation)};
+  return std::nullopt;
+}
+
 // One decision replaces the worker's key, hands it the process at the next
 // generation and advances its credential epoch and the policy revision. It
 // grants nothing: the worker's bits are those it held, which the expected
@@ -38,16 +55,9 @@ Result<Outcome, Refusal> Authority::apply(const RotateWorker& op, Step& step) {
   auto* found = process_mut(op.pid);
   if (!found) return refuse(Reason::kUnknownProcess, "no process " + std::to_string(op.pid));
   auto& process = *found;
+  if (auto bound = check_unbound(op.pid)) return Err{*bound};  // a bound PID is activated instead (decision 122)
   if (auto refusal = check_rotatable_worker(op)) return Err{*refusal};
-  // An executable process: initialized, live, neither fenced, suspended nor blocked.
-  if (retired(process, step.now_ms)) return refuse(Reason::kRetired, "the process is permanently retired");
-  if (!process.initialized) return refuse(Reason::kUninitialized, "the process is not initialized");
-  if (auto missing = check_required(process, step.now_ms)) return Err{*missing};
-  if (process.resume_by_ms) return refuse(Reason::kSuspended, "the process is suspended");
-  if (process.failure) return refuse(Reason::kBlocked, "a blocked process is retried, not rotated");
-  if (process.owner && *process.owner != op.worker)
-    return refuse(Reason::kNotOwner, "the process is owned by principal " + std::to_string(*process.owner));
-  if (op.expected_generation != process.generation) return stale_generation(op.expected_generation, process.generation);
+  if (auto refusal = check_takeover(process, op.worker, op.expected_generation, step.now_ms)) return Err{*refusal};
 
   auto& worker = principals_.at(op.worker);
   worker.public_key = op.public_key;  // its sequence and private role stay
