@@ -38,6 +38,8 @@ inline constexpr std::string_view kLeasedSnapshots = "leased_snapshots";
 inline constexpr std::string_view kSnapshotRead = "snapshot_read";
 // Payloads (decisions 84-92): the four commands, the payload read and the payload route.
 inline constexpr std::string_view kPayloads = "payloads";
+// Working-catalog collection (decisions 110-119): collect.
+inline constexpr std::string_view kCollection = "collection";
 // Reported, gating no operation of their own: what turns and views support.
 inline constexpr std::string_view kRetainedReadVersions = "retained_read_versions";
 inline constexpr std::string_view kTurnWithVersions = "turn_with_versions";
@@ -49,7 +51,8 @@ inline constexpr std::array kSupported = {  // deduced: std::array<std::string_v
     kResourceReadBatch,        kProcesses,          kScopedRetry,        kCourierDelivery,
     kRetainedReadVersions,     kTurnWithVersions,
     kWorkerRotation,           kEffectReconciliation, kMaintenance,       kCheckpoints,
-    kLeasedSnapshots,          kSnapshotRead,       kPayloads};
+    kLeasedSnapshots,          kSnapshotRead,       kPayloads,
+    kCollection};
 
 template <typename Op, typename... Of> inline constexpr bool kOneOf = (std::is_same_v<Op, Of> || ...);
 
@@ -75,6 +78,7 @@ template <typename Op> constexpr std::string_view required() {
   else if constexpr (kOneOf<Op, OpenSnapshot, SnapshotEntries, CloseSnapshot>) return kLeasedSnapshots;
   else if constexpr (kOneOf<Op, SnapshotRead>) return kSnapshotRead;
   else if constexpr (kOneOf<Op, DeclarePayload, PayloadReady, RetirePayload, PayloadDeleted, PayloadRead>) return kPayloads;
+  else if constexpr (kOneOf<Op, Collect>) return kCollection;
   else {
     static_assert(kOneOf<Op, CreateProcess, Associate, Initialize, Own, Send, Turn, FailTurn, Suspend, Resume,
                          ProcessRead, Terminate, Spawn>,
@@ -123,6 +127,7 @@ template <> struct OutcomeFor<DeclarePayload> { using type = PayloadChanged; };
 template <> struct OutcomeFor<PayloadReady> { using type = PayloadChanged; };
 template <> struct OutcomeFor<RetirePayload> { using type = PayloadChanged; };
 template <> struct OutcomeFor<PayloadDeleted> { using type = PayloadChanged; };
+template <> struct OutcomeFor<Collect> { using type = Collected; };
 template <typename Op> using OutcomeOf = typename OutcomeFor<Op>::type;
 
 /// The control mutations, which the control reserve admits beyond the

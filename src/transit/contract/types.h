@@ -13,6 +13,7 @@
 #include "transit/contract/maintenance.h"
 #include "transit/contract/snapshots.h"
 #include "transit/contract/payloads.h"
+#include "transit/contract/collection.h"
 
 namespace cowboy::transit {
 
@@ -148,7 +149,9 @@ using Command = std::variant<CreatePrincipal, CreateRole, BindCredential, Unbind
                              // checkpoints and the history floor (history.h)
                              Checkpoint, AdvanceFloor,
                              // payloads (payloads.h)
-                             DeclarePayload, PayloadReady, RetirePayload, PayloadDeleted>;
+                             DeclarePayload, PayloadReady, RetirePayload, PayloadDeleted,
+                             // collection (collection.h)
+                             Collect>;
 
 struct Request {
   static constexpr std::string_view kName = "Request";
@@ -298,7 +301,9 @@ using Outcome = std::variant<PrincipalCreated, RoleCreated, Granted, PolicyChang
                              // checkpoints and the history floor (history.h)
                              Checkpointed, FloorAdvanced,
                              // payloads (payloads.h)
-                             PayloadChanged>;
+                             PayloadChanged,
+                             // collection (collection.h)
+                             Collected>;
 
 struct Receipt {
   static constexpr std::string_view kName = "Receipt";
