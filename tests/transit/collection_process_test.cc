@@ -5,6 +5,7 @@
 #include <atomic>
 #include <thread>
 
+#include "../support/run.h"
 #include "process_fixture.h"
 
 namespace cowboy::transit {
@@ -65,9 +66,15 @@ TEST_F(CollectionProcessTest, ASigkillAmidACollectionLosesNothingAndTheRestartGo
 
   node_ = start_node(port_);
   ASSERT_NE(port_, 0);
+  // The first command after the restart from the CLI, the rest from the client.
+  auto cli = cowboy::testing::run(kBin + "/transit --endpoint 127.0.0.1:" + std::to_string(port_) +
+                                  " --realm dev --principal 1 --key " + key_file("root.key", 0) +
+                                  " collect --pid 7 --kind process");
+  ASSERT_EQ(cli.status, 0) << cli.out;
+  ASSERT_EQ(cli.out.rfind("collected {\"pid\":7,\"kind\":\"process\",\"record\":7,\"removed\":8,", 0), 0u) << cli.out;
   Client after(options());
-  Id removed_after = 0;
-  int commands = 0;
+  Id removed_after = kCollectRemovals;
+  int commands = 1;
   for (bool complete = false; !complete && commands < kInputs; ++commands) {
     auto r = after.submit(Collect{kPid, CollectKind::kProcess, std::nullopt});
     ASSERT_TRUE(r.ok()) << r.error().message;

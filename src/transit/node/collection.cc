@@ -110,10 +110,9 @@ Result<Outcome, Refusal> Authority::collect_resource(ProcessRecord& p, Id id, St
         if (at->second.resource == id) associations.push_back(at->first);
     }
   Id removed = 0;
-  for (Id view : views)
-    if (removed < kCollectRemovals) remove_view(view, step), ++removed;
-  for (const auto& a : associations)
-    if (removed < kCollectRemovals) detach(a, step), ++removed;
+  for (std::size_t i = 0; i < views.size() && removed < kCollectRemovals; ++i, ++removed) remove_view(views[i], step);
+  for (std::size_t i = 0; i < associations.size() && removed < kCollectRemovals; ++i, ++removed)
+    detach(associations[i], step);
   const bool complete = removed == views.size() + associations.size();
   if (complete) {
     r.collected_at = step.position;
@@ -153,22 +152,35 @@ Result<Outcome, Refusal> Authority::collect_process(ProcessRecord& p, Step& step
     return it == index.end() ? std::vector<Id>{} : std::vector<Id>(it->second.begin(), it->second.end());
   };
   for (Id view : ids(views_of_, pid))
-    if (budget()) remove_view(view, step), ++removed;
+    if (budget()) {
+      remove_view(view, step);
+      ++removed;
+    }
   std::vector<std::pair<Id, Id>> associations;
   for (auto at = associations_.lower_bound({pid, 0}); at != associations_.end() && at->first.first == pid; ++at)
     associations.push_back(at->first);
   for (const auto& a : associations)
-    if (budget()) detach(a, step), ++removed;
-  for (; p.inputs_removed < p.tail && budget(); ++removed) {
-    step.touched.inputs_removed.push_back({pid, ++p.inputs_removed});
-    step.touched.processes.push_back(pid);
-  }
+    if (budget()) {
+      detach(a, step);
+      ++removed;
+    }
+  if (p.inputs_removed < p.tail && budget()) step.touched.processes.push_back(pid);  // its inputs_removed moves
+  for (; p.inputs_removed < p.tail && budget(); ++removed) step.touched.inputs_removed.push_back({pid, ++p.inputs_removed});
   for (Id output : ids(outputs_of_, pid))
-    if (budget()) remove_output(output, step), ++removed;
+    if (budget()) {
+      remove_output(output, step);
+      ++removed;
+    }
   for (Id effect : ids(effects_of_, pid))
-    if (budget()) remove_effect(effect, step), ++removed;
+    if (budget()) {
+      remove_effect(effect, step);
+      ++removed;
+    }
   for (Id payload : ids(payloads_of_, pid))
-    if (budget()) remove_payload(payload, step), ++removed;
+    if (budget()) {
+      remove_payload(payload, step);
+      ++removed;
+    }
   const bool complete = !views_of_.count(pid) && associations_.lower_bound({pid, 0}) == associations_.lower_bound({pid + 1, 0}) &&
                         p.inputs_removed == p.tail && !outputs_of_.count(pid) && !effects_of_.count(pid) &&
                         !payloads_of_.count(pid);
