@@ -146,10 +146,13 @@ Result<Outcome, Refusal> Authority::collect_process(ProcessRecord& p, Step& step
 
   Id removed = 0;
   auto budget = [&] { return removed < kCollectRemovals; };
-  // Copies of the index sets: removal edits them.
-  auto ids = [](const std::map<Id, std::set<Id>>& index, Id key) {
-    auto it = index.find(key);
-    return it == index.end() ? std::vector<Id>{} : std::vector<Id>(it->second.begin(), it->second.end());
+  // The first ids of an index set, no more than the budget left: copies, as removal edits the set.
+  auto ids = [&](const std::map<Id, std::set<Id>>& index, Id key) {
+    std::vector<Id> out;
+    if (auto it = index.find(key); it != index.end())
+      for (auto at = it->second.begin(); at != it->second.end() && out.size() < kCollectRemovals - removed; ++at)
+        out.push_back(*at);
+    return out;
   };
   for (Id view : ids(views_of_, pid))
     if (budget()) {
@@ -157,7 +160,8 @@ Result<Outcome, Refusal> Authority::collect_process(ProcessRecord& p, Step& step
       ++removed;
     }
   std::vector<std::pair<Id, Id>> associations;
-  for (auto at = associations_.lower_bound({pid, 0}); at != associations_.end() && at->first.first == pid; ++at)
+  for (auto at = associations_.lower_bound({pid, 0});
+       at != associations_.end() && at->first.first == pid && associations.size() < kCollectRemovals - removed; ++at)
     associations.push_back(at->first);
   for (const auto& a : associations)
     if (budget()) {
