@@ -226,6 +226,9 @@ TEST_F(ScopeTest, EveryCommandAppliesPidScopeAndGrantScope) {
       // Payloads: execute at the process to declare one (the later steps are its publisher's alone).
       command("declare_payload of 7", DeclarePayload{7, 1, Digest{}, false}, "ok", kPid7),
       command("declare_payload of 8", DeclarePayload{8, 1, Digest{}, false}, "ok", kPid8),
+      // Collection: pid_admin at the process, as create (neither allows collection).
+      command("collect 7", Collect{7, CollectKind::kProcess, std::nullopt}, "collection_not_allowed", kPid7),
+      command("collect 8", Collect{8, CollectKind::kProcess, std::nullopt}, "collection_not_allowed", kPid8),
   };
   EXPECT_EQ(mismatches(rows), "");
 }
