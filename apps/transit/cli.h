@@ -86,6 +86,17 @@ class RuntimeCommands {
   std::shared_ptr<Options> o_;
 };
 
+/// Collection: transit collect --pid --kind [--record] (collection.cc).
+class CollectCommands {
+ public:
+  explicit CollectCommands(CLI::App& app);
+  std::optional<int> run(const Global& g, Client& client);
+
+ private:
+  struct Options;
+  std::shared_ptr<Options> o_;
+};
+
 /// transit status: a transitd's admin listener (host:port) for a person, or --json (status.cc).
 /// 0 ready, 1 not ready, 3 unreachable.
 int status(const std::string& admin, bool json);

@@ -262,6 +262,7 @@ int main(int argc, char** argv) {
   SnapshotCommands snapshots(app);
   PayloadCommands payloads(app);
   RuntimeCommands runtime(app);
+  CollectCommands collection(app);
 
   CLI11_PARSE(app, argc, argv);
 
@@ -302,6 +303,7 @@ int main(int argc, char** argv) {
   if (auto status = snapshots.run(g, client)) return *status;
   if (auto status = payloads.run(g, client)) return *status;
   if (auto status = runtime.run(g, client)) return *status;
+  if (auto status = collection.run(g, client)) return *status;
 
   if (identity->parsed()) {
     auto r = client.query(IdentityQuery{});

@@ -123,6 +123,20 @@ TEST(TransitClient, SnapshotsAreSentOnlyToAPeerThatListsTheirCapabilities) {
   EXPECT_EQ(peer.received(), (std::vector<std::string>{"capabilities"}));
 }
 
+TEST(TransitClient, CollectIsSentOnlyToAPeerThatListsCollection) {
+  crypto::init();
+  ScriptedPeer peer({capability::kCollection});
+  Client client(peer.options());
+  auto r = client.submit(Collect{7, CollectKind::kProcess, std::nullopt});
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.error().kind, ClientError::Kind::kUnsupported);
+  EXPECT_NE(r.error().message.find("collection"), std::string::npos) << r.error().message;
+  EXPECT_EQ(peer.received(), (std::vector<std::string>{"capabilities"}));
+  // The record is named exactly when the kind is not process: refused before signing.
+  EXPECT_EQ(client.submit(Collect{7, CollectKind::kOutput, std::nullopt}).error().kind, ClientError::Kind::kInvalid);
+  EXPECT_EQ(client.submit(Collect{7, CollectKind::kProcess, Id{7}}).error().kind, ClientError::Kind::kInvalid);
+}
+
 TEST(TransitClient, PayloadsAreSentOnlyToAPeerThatListsTheCapabilityAndTheirRecordsMustFitTheirState) {
   crypto::init();
   ScriptedPeer peer({capability::kPayloads});

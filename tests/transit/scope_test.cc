@@ -233,6 +233,9 @@ TEST_F(ScopeTest, EveryCommandAppliesPidScopeAndGrantScope) {
               kPid7),
       command("runtime_upgrade 8", RuntimeUpgrade{8, 1, 2, 2, Digest{}, Digest{}}, "no_runtime_binding", kPid8),
       command("activate 7", Activate{7, 999, 1, 1, PublicKey{}, PublicKey{}}, "no_runtime_binding", kRealm),
+      // Collection: pid_admin at the process, as create (neither allows collection).
+      command("collect 7", Collect{7, CollectKind::kProcess, std::nullopt}, "collection_not_allowed", kPid7),
+      command("collect 8", Collect{8, CollectKind::kProcess, std::nullopt}, "collection_not_allowed", kPid8),
   };
   EXPECT_EQ(mismatches(rows), "");
 }

@@ -348,6 +348,9 @@ bool outcome_matches(const Command& op, const Outcome& outcome) {
         else if constexpr (std::is_same_v<C, DeclarePayload>)
           return command.pid == o->pid && o->state == PayloadState::kDeclared;
         else if constexpr (std::is_same_v<OutcomeOf<C>, PayloadChanged>) return o->payload == command.payload;
+        else if constexpr (std::is_same_v<C, Collect>)  // the record asked, and no more removed than one command may
+          return o->pid == command.pid && o->kind == command.kind && o->record == command.record.value_or(command.pid) &&
+                 o->removed <= kCollectRemovals;
         else if constexpr (requires { o->pid; command.pid; }) return o->pid == command.pid;
         else return true;
       },

@@ -43,6 +43,8 @@ inline constexpr std::string_view kRuntimeBinding = "runtime_binding";
 // Station's native profile (decision 128): ownership, resources and retained
 // reads as Station uses them; a client for Station requires it (Client::require).
 inline constexpr std::string_view kStation = "station";
+// Working-catalog collection (decisions 110-119): collect.
+inline constexpr std::string_view kCollection = "collection";
 // Reported, gating no operation of their own: what turns and views support.
 inline constexpr std::string_view kRetainedReadVersions = "retained_read_versions";
 inline constexpr std::string_view kTurnWithVersions = "turn_with_versions";
@@ -55,7 +57,8 @@ inline constexpr std::array kSupported = {  // deduced: std::array<std::string_v
     kRetainedReadVersions,     kTurnWithVersions,
     kWorkerRotation,           kEffectReconciliation, kMaintenance,       kCheckpoints,
     kLeasedSnapshots,          kSnapshotRead,       kPayloads,
-    kRuntimeBinding,           kStation};
+    kRuntimeBinding,           kStation,
+    kCollection};
 
 template <typename Op, typename... Of> inline constexpr bool kOneOf = (std::is_same_v<Op, Of> || ...);
 
@@ -83,6 +86,7 @@ template <typename Op> constexpr std::string_view required() {
   else if constexpr (kOneOf<Op, DeclarePayload, PayloadReady, RetirePayload, PayloadDeleted, PayloadRead>) return kPayloads;
   else if constexpr (kOneOf<Op, RuntimeIntent, RuntimeObserve, RuntimeUpgrade, Activate, RuntimeQuery>)
     return kRuntimeBinding;
+  else if constexpr (kOneOf<Op, Collect>) return kCollection;
   else {
     static_assert(kOneOf<Op, CreateProcess, Associate, Initialize, Own, Send, Turn, FailTurn, Suspend, Resume,
                          ProcessRead, Terminate, Spawn>,
@@ -135,6 +139,7 @@ template <> struct OutcomeFor<RuntimeIntent> { using type = RuntimeChanged; };
 template <> struct OutcomeFor<RuntimeObserve> { using type = RuntimeChanged; };
 template <> struct OutcomeFor<RuntimeUpgrade> { using type = RuntimeChanged; };
 template <> struct OutcomeFor<Activate> { using type = RuntimeChanged; };
+template <> struct OutcomeFor<Collect> { using type = Collected; };
 template <typename Op> using OutcomeOf = typename OutcomeFor<Op>::type;
 
 /// The control mutations, which the control reserve admits beyond the

@@ -233,7 +233,21 @@ constexpr int http_status(RejectionCode code) {
   X(kRevisionNotAdvancing, "revision_not_advancing", kConflict, "an upgrade to a revision at or below the current one") \
   X(kMissingEvidence, "missing_evidence", kInvalidProposal, "ready without bootstrap evidence, or evidence with another status") \
   X(kArtifactMismatch, "artifact_mismatch", kInvalidProposal, "the bootstrap evidence's artifact is not the operation's") \
-  X(kConfigurationMismatch, "configuration_mismatch", kInvalidProposal, "the bootstrap evidence's configuration is not the operation's")
+  X(kConfigurationMismatch, "configuration_mismatch", kInvalidProposal, "the bootstrap evidence's configuration is not the operation's") \
+  /* collection (contract/rules.cc, node/collection.cc) */                                                           \
+  X(kCollectTarget, "collect_target", kInvalidRequest, "collect names a record exactly when its kind is not process") \
+  X(kCollectionNotAllowed, "collection_not_allowed", kInvalidProposal, "the process was admitted without allow_collection") \
+  X(kAlreadyCollected, "already_collected", kInvalidProposal, "the resource or process is a tombstone already")    \
+  X(kNotOfProcess, "not_of_process", kInvalidProposal, "the record belongs to another process than the one named") \
+  X(kOutputPending, "output_pending", kInvalidProposal, "a pending output: it is delivered or cancelled first")    \
+  X(kEffectUnresolved, "effect_unresolved", kInvalidProposal, "an effect not closed")                              \
+  X(kPayloadNotDeleted, "payload_not_deleted", kInvalidProposal, "a payload without confirmed deletion (payload_deleted)") \
+  X(kResourceNotRetired, "resource_not_retired", kInvalidProposal, "a resource is collected only once retired")    \
+  X(kViewLive, "view_live", kConflict, "a running process holds a view of the resource")                            \
+  X(kVersionRetained, "version_retained", kConflict, "a retired, uncollected process retains a view of the resource") \
+  X(kAssociationLive, "association_live", kConflict, "a running process is associated with the resource")          \
+  X(kProcessLive, "process_live", kInvalidProposal, "a process is collected only once its permanent retirement is recorded") \
+  X(kResourceNotRemoved, "resource_not_removed", kInvalidProposal, "a resource whose lifetime the process owns is not collected yet")
 
 enum class Reason : std::uint8_t {
 #define TRANSIT_REASON_ENUMERATOR(id, name, code, meaning) id,

@@ -88,6 +88,13 @@ std::optional<DecodeError> check(const DeclarePayload& d) {
   return std::nullopt;
 }
 
+// The process itself is named by its pid alone; every other record by its id (decision 110).
+std::optional<DecodeError> check(const Collect& c) {
+  if ((c.kind == CollectKind::kProcess) == c.record.has_value())
+    return broken(Reason::kCollectTarget, "op.collect.record", "null exactly when kind is process");
+  return std::nullopt;
+}
+
 }  // namespace
 
 std::optional<DecodeError> check_rules(const Command& op) {

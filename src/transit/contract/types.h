@@ -14,6 +14,7 @@
 #include "transit/contract/snapshots.h"
 #include "transit/contract/payloads.h"
 #include "transit/contract/runtime.h"
+#include "transit/contract/collection.h"
 
 namespace cowboy::transit {
 
@@ -151,7 +152,9 @@ using Command = std::variant<CreatePrincipal, CreateRole, BindCredential, Unbind
                              // payloads (payloads.h)
                              DeclarePayload, PayloadReady, RetirePayload, PayloadDeleted,
                              // runtime binding (runtime.h)
-                             RuntimeIntent, RuntimeObserve, RuntimeUpgrade, Activate>;
+                             RuntimeIntent, RuntimeObserve, RuntimeUpgrade, Activate,
+                             // collection (collection.h)
+                             Collect>;
 
 struct Request {
   static constexpr std::string_view kName = "Request";
@@ -305,7 +308,9 @@ using Outcome = std::variant<PrincipalCreated, RoleCreated, Granted, PolicyChang
                              // payloads (payloads.h)
                              PayloadChanged,
                              // runtime binding (runtime.h)
-                             RuntimeChanged>;
+                             RuntimeChanged,
+                             // collection (collection.h)
+                             Collected>;
 
 struct Receipt {
   static constexpr std::string_view kName = "Receipt";

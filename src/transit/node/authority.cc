@@ -52,8 +52,15 @@ Authority::Authority(Genesis genesis, Published published)
     associated_by_[a.resource].insert(a.pid);
     associations_[{a.pid, a.revision}] = std::move(a);
   }
-  for (const auto& [id, o] : outputs_)
+  for (const auto& [id, o] : outputs_) {
     if (o.state == OutputState::kPending) pending_routes_[{o.source, o.destination}].insert(id);
+    outputs_of_[o.source].insert(id);
+  }
+  for (const auto& [id, y] : payloads_) payloads_of_[y.info.pid].insert(id);
+  for (const auto& [id, v] : views_) {
+    views_of_[v.pid].insert(id);
+    views_on_[v.resource].insert(id);
+  }
   for (const auto& [id, e] : effects_) {
     effects_of_[e.info.pid].insert(id);
     if (e.info.phase != EffectPhase::kClosed) unresolved_effects_.insert(id);
@@ -153,7 +160,8 @@ Result<Receipt, Refusal> Authority::decide(const Request& request, const Digest&
   head_.position += 1;
   head_.last_time_ms = now_ms;
   if (!touched.processes.empty()) head_.processes_position = head_.position;  // a process listing's cut expires
-  if (!touched.effects.empty()) head_.effects_position = head_.position;      // and an effect listing's
+  if (!touched.effects.empty() || !touched.effects_removed.empty())
+    head_.effects_position = head_.position;  // and an effect listing's
   auto& signer = principals_.at(request.principal);
   signer.sequence = request.sequence;
   touched.principals.push_back(request.principal);

@@ -53,6 +53,9 @@ struct Touched {
   std::vector<EntryWrite> entries;
   std::vector<InputWrite> inputs;
   std::vector<BlockWrite> blocks;
+  // Records collection removes (collection.cc, decisions 110-119): deleted, never rewritten.
+  std::vector<Id> views_removed, outputs_removed, effects_removed, payloads_removed;
+  std::vector<std::pair<Id, Id>> associations_removed, inputs_removed;  // (pid, revision), (pid, input)
   std::optional<Id> trim_below;  // a new history floor: journal entries below it go (decision 66)
   std::vector<std::pair<Id, bool>> ended;  // the ended-process index: (pid, candidate now)
 };
@@ -266,6 +269,18 @@ class Authority {
   /// A payload whose next step the caller may record: it exists, the caller
   /// is its publisher and holds execute at its PID now.
   Result<PayloadInfo*, Refusal> published_payload(Id payload, const Step& step);
+  // Collection (collection.cc, decisions 110-119): one kind each; every gate before any removal.
+  Result<Outcome, Refusal> apply(const Collect& op, Step& step);
+  Result<Outcome, Refusal> collect_output(ProcessRecord& p, Id output, Step& step);
+  Result<Outcome, Refusal> collect_effect(ProcessRecord& p, Id effect, Step& step);
+  Result<Outcome, Refusal> collect_payload(ProcessRecord& p, Id payload, Step& step);
+  Result<Outcome, Refusal> collect_resource(ProcessRecord& p, Id resource, Step& step);
+  Result<Outcome, Refusal> collect_process(ProcessRecord& p, Step& step);
+  void remove_output(Id output, Step& step);
+  void remove_effect(Id effect, Step& step);
+  void remove_payload(Id payload, Step& step);
+  void remove_view(Id view, Step& step);
+  void detach(std::pair<Id, Id> association, Step& step);  // (pid, association revision)
   /// Realm-wide control over history: realm_control, and the genesis opt-in.
   std::optional<Refusal> check_history_control(Id caller) const;
   /// SHA-256 of the published state as it stands: the head and every record
@@ -427,6 +442,11 @@ class Authority {
   std::set<Id> unresolved_effects_;        // the effects not closed (derived): what maintenance scans
   std::map<Id, PayloadRecord> payloads_;
   std::map<Id, RuntimeRecord> runtime_;  // PID -> its binding, kept for good once bound
+  // What collection finds a process's or a resource's records by (derived).
+  std::map<Id, std::set<Id>> outputs_of_;   // source PID -> its outputs
+  std::map<Id, std::set<Id>> payloads_of_;  // PID -> its payloads
+  std::map<Id, std::set<Id>> views_of_;     // PID -> its views
+  std::map<Id, std::set<Id>> views_on_;     // resource -> the views of it
 };
 
 }  // namespace cowboy::transit::node

@@ -200,6 +200,13 @@ void Journal::stage(const Authority& authority, const Touched& touched, std::str
   for (const auto& e : touched.entries)
     w.Put(layout::entry(e.resource, e.key, e.revision), layout::entry_value(e.value));
   for (const auto& [pid, input] : touched.inputs) w.Put(key(kInputs, pid, input.input), to_json(input));
+  // Collection's removals (decisions 110-119); journal entries, receipts, entry versions and blocks are never among them.
+  for (Id id : touched.views_removed) w.Delete(key(kViews, id));
+  for (Id id : touched.outputs_removed) w.Delete(key(kOutputs, id));
+  for (Id id : touched.effects_removed) w.Delete(key(kEffects, id));
+  for (Id id : touched.payloads_removed) w.Delete(key(kPayloads, id));
+  for (const auto& [pid, revision] : touched.associations_removed) w.Delete(key(kAssociations, pid, revision));
+  for (const auto& [pid, input] : touched.inputs_removed) w.Delete(key(kInputs, pid, input));
   for (const auto& b : touched.blocks) {
     std::string value;  // raw: blocks are outside the journal's JSON records
     put_be64(value, b.revision);

@@ -72,6 +72,7 @@ void Authority::add_pending(OutputRecord output, Id position) {
   }
   route.insert(output.output);
   const Id id = output.output;
+  outputs_of_[output.source].insert(id);
   outputs_[id] = std::move(output);
 }
 

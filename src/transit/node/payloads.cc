@@ -27,6 +27,7 @@ Result<Outcome, Refusal> Authority::apply(const DeclarePayload& op, Step& step) 
   PayloadInfo info{id, *op.pid, step.caller, op.length, op.sha256, op.allow_delete, PayloadState::kDeclared,
                    step.position, std::nullopt, std::nullopt, std::nullopt};
   payloads_[id] = PayloadRecord{info};
+  payloads_of_[*op.pid].insert(id);
   step.touched.payloads.push_back(id);
   return Outcome{changed(info)};
 }

@@ -225,6 +225,8 @@ Result<Outcome, Refusal> Authority::apply(const Turn& op, Step& step) {
   for (Id viewed : op.views.items) {
     const Id id = head_.next_view++;
     views_[id] = ViewRecord{id, op.pid, viewed, resources_.at(viewed).info.revision};
+    views_of_[op.pid].insert(id);
+    views_on_[viewed].insert(id);
     step.touched.views.push_back(id);
     published.views.items.push_back(id);
   }

@@ -90,10 +90,11 @@ struct ResourceRecord {
   ResourceInfo info;
   Id created_at = 0;   // position
   Id changed_at = 0;   // position of its last revision
+  std::optional<Id> collected_at = std::nullopt;  // a tombstone since (decision 114): its name stays reserved
   bool operator==(const ResourceRecord&) const = default;
 };
 template <typename V> void fields(V& v, ResourceRecord& t) {
-  v("info", t.info)("created_at", t.created_at)("changed_at", t.changed_at);
+  v("info", t.info)("created_at", t.created_at)("changed_at", t.changed_at)("collected_at", t.collected_at);
 }
 
 struct ProcessRecord {
@@ -114,6 +115,8 @@ struct ProcessRecord {
   std::optional<Id> parent = std::nullopt;  // the process that spawned it
   bool allow_collection = false;            // fixed at admission (create or spawn)
   std::optional<Ending> ending;  // how a recorded retirement came about; null: by a command (decision 52)
+  Id inputs_removed = 0;                  // collection removed its mailbox inputs 1..this (decision 115)
+  std::optional<Id> collected_at;         // a permanent identity tombstone since (decision 115)
   bool operator==(const ProcessRecord&) const = default;
 };
 template <typename V> void fields(V& v, ProcessRecord& t) {
@@ -121,7 +124,7 @@ template <typename V> void fields(V& v, ProcessRecord& t) {
       "failure_reason", t.failure_reason)("resume_by_ms", t.resume_by_ms)("retired", t.retired)(
       "required", t.required)("head", t.head)("tail", t.tail)("cancelled", t.cancelled)(
       "associations_position", t.associations_position)("parent", t.parent)("allow_collection", t.allow_collection)(
-      "ending", t.ending);
+      "ending", t.ending)("inputs_removed", t.inputs_removed)("collected_at", t.collected_at);
 }
 
 /// A retained committed view: `resource` as it stood at `revision`. Lives as long as its process.

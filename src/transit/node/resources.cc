@@ -103,7 +103,7 @@ Result<Outcome, Refusal> Authority::apply(const CreateResource& op, Step& step) 
       return refuse(Reason::kUnknownOwner, "the lifetime owner is no live process");
   }
   const Id id = head_.next_resource++;
-  resources_[id] = ResourceRecord{ResourceInfo{id, op.name, op.owner, 1, false}, step.position, step.position};
+  resources_[id] = ResourceRecord{ResourceInfo{id, op.name, op.owner, 1, false}, step.position, step.position, std::nullopt};
   resource_names_[op.name.value] = id;
   if (op.owner) lifetime_of_[*op.owner].insert(id);
   head_.resources_position = step.position;

@@ -1,0 +1,240 @@
+// Working-catalog collection (docs/transit.md, decisions 110-119): one
+// finished record of a process that opted in, or at last the process itself,
+// which stays as a permanent identity tombstone. Every gate is checked before
+// anything is removed (a refusal changes nothing), each with its own reason;
+// one command removes at most kCollectRemovals records and says whether it
+// finished, so a large collection is a sequence of commands, each one synced
+// decision, and a restart goes on from what was committed.
+#include "transit/node/authority.h"
+
+namespace cowboy::transit::node {
+namespace {
+
+Err<Refusal> refuse(Reason reason, std::string message) { return Err{Refusal{reason, std::move(message)}}; }
+
+std::string id_text(std::string_view what, Id id) { return std::string(what) + " " + std::to_string(id); }
+
+/// Removes `id` from the set under `key`, and the set once empty.
+template <typename K> void unindex(std::map<K, std::set<Id>>& index, const K& key, Id id) {
+  auto it = index.find(key);
+  if (it == index.end()) return;
+  it->second.erase(id);
+  if (it->second.empty()) index.erase(it);
+}
+
+}  // namespace
+
+Result<Outcome, Refusal> Authority::apply(const Collect& op, Step& step) {
+  if (!(rights(step.caller, PidScope{op.pid}) & kPidAdmin))
+    return refuse(Reason::kNotPermitted, "requires pid_admin at the process");
+  auto* found = process_mut(op.pid);
+  if (!found) return refuse(Reason::kUnknownProcess, id_text("no process", op.pid));
+  auto& p = *found;
+  if (!p.allow_collection)
+    return refuse(Reason::kCollectionNotAllowed, "the process was admitted without allow_collection");
+  if (p.collected_at) return refuse(Reason::kAlreadyCollected, "the process is a tombstone");
+  const Id record = op.record.value_or(op.pid);
+  switch (op.kind) {
+    case CollectKind::kOutput: return collect_output(p, record, step);
+    case CollectKind::kEffect: return collect_effect(p, record, step);
+    case CollectKind::kPayload: return collect_payload(p, record, step);
+    case CollectKind::kResource: return collect_resource(p, record, step);
+    case CollectKind::kProcess: return collect_process(p, step);
+  }
+  return refuse(Reason::kCollectTarget, "unknown kind");
+}
+
+// An output the process sent, once resolved. The destination's input, if it
+// was delivered, is the destination's own record and stays (decision 112).
+Result<Outcome, Refusal> Authority::collect_output(ProcessRecord& p, Id id, Step& step) {
+  auto it = outputs_.find(id);
+  if (it == outputs_.end()) return refuse(Reason::kUnknownOutput, id_text("no output", id));
+  if (it->second.source != p.pid) return refuse(Reason::kNotOfProcess, id_text("the output was sent by process", it->second.source));
+  if (it->second.state == OutputState::kPending)
+    return refuse(Reason::kOutputPending, "the output is pending: delivered or cancelled first");
+  remove_output(id, step);
+  return Outcome{Collected{p.pid, CollectKind::kOutput, id, 1, true}};
+}
+
+Result<Outcome, Refusal> Authority::collect_effect(ProcessRecord& p, Id id, Step& step) {
+  auto it = effects_.find(id);
+  if (it == effects_.end()) return refuse(Reason::kUnknownEffect, id_text("no effect", id));
+  if (it->second.info.pid != p.pid) return refuse(Reason::kNotOfProcess, id_text("the effect is of process", it->second.info.pid));
+  if (it->second.info.phase != EffectPhase::kClosed) return refuse(Reason::kEffectUnresolved, "the effect is not closed");
+  remove_effect(id, step);
+  return Outcome{Collected{p.pid, CollectKind::kEffect, id, 1, true}};
+}
+
+Result<Outcome, Refusal> Authority::collect_payload(ProcessRecord& p, Id id, Step& step) {
+  auto it = payloads_.find(id);
+  if (it == payloads_.end()) return refuse(Reason::kUnknownPayload, id_text("no payload", id));
+  if (it->second.info.pid != p.pid) return refuse(Reason::kNotOfProcess, id_text("the payload is of process", it->second.info.pid));
+  if (it->second.info.state != PayloadState::kDeleted)
+    return refuse(Reason::kPayloadNotDeleted, "the payload's deletion is not confirmed (payload_deleted)");
+  remove_payload(id, step);
+  return Outcome{Collected{p.pid, CollectKind::kPayload, id, 1, true}};
+}
+
+// A resource whose lifetime the process owns, retired or ended with it (decision 114). Views of
+// it held by a running process, views retained by a retired process not yet
+// collected, and associations of running processes block; the owner's own
+// views and retired processes' associations are unusable and go with it,
+// kCollectRemovals at a time, before its tombstone is written. Its entry
+// versions and blocks stay: they are immutable storage, never rewritten.
+Result<Outcome, Refusal> Authority::collect_resource(ProcessRecord& p, Id id, Step& step) {
+  auto it = resources_.find(id);
+  if (it == resources_.end()) return refuse(Reason::kUnknownResource, id_text("no resource", id));
+  auto& r = it->second;
+  if (r.info.owner != p.pid) return refuse(Reason::kNotOfProcess, "the process does not own the resource's lifetime");
+  if (r.collected_at) return refuse(Reason::kAlreadyCollected, "the resource is a tombstone");
+  // Retired, or its lifetime ended with its owner's retirement (decision 114).
+  if (alive(r, step.now_ms)) return refuse(Reason::kResourceNotRetired, "retire the resource (or its owner) first");
+  std::vector<Id> views;
+  if (auto v = views_on_.find(id); v != views_on_.end())
+    for (Id view : v->second) {
+      const Id holder = views_.at(view).pid;
+      if (holder == p.pid) {
+        views.push_back(view);
+        continue;
+      }
+      const auto& q = *process(holder);
+      if (!retired(q, step.now_ms)) return refuse(Reason::kViewLive, id_text("a view of it is held by process", holder));
+      if (!q.collected_at) return refuse(Reason::kVersionRetained, id_text("a view of it is retained by process", holder));
+    }
+  std::vector<std::pair<Id, Id>> associations;  // (pid, association revision)
+  if (auto a = associated_by_.find(id); a != associated_by_.end())
+    for (Id pid : a->second) {
+      if (!retired(*process(pid), step.now_ms))
+        return refuse(Reason::kAssociationLive, id_text("a running process is associated with it:", pid));
+      for (auto at = associations_.lower_bound({pid, 0}); at != associations_.end() && at->first.first == pid; ++at)
+        if (at->second.resource == id) associations.push_back(at->first);
+    }
+  Id removed = 0;
+  for (std::size_t i = 0; i < views.size() && removed < kCollectRemovals; ++i, ++removed) remove_view(views[i], step);
+  for (std::size_t i = 0; i < associations.size() && removed < kCollectRemovals; ++i, ++removed)
+    detach(associations[i], step);
+  const bool complete = removed == views.size() + associations.size();
+  if (complete) {
+    r.collected_at = step.position;
+    step.touched.resources.push_back(id);
+  }
+  return Outcome{Collected{p.pid, CollectKind::kResource, id, removed, complete}};
+}
+
+// The process itself (decision 115): its retirement recorded, none of its
+// work unresolved, the resources it owns collected. Then its views,
+// associations, mailbox inputs and finished outputs, effects and payloads go,
+// kCollectRemovals at a time, and last its record becomes a tombstone that
+// keeps the PID allocated forever.
+Result<Outcome, Refusal> Authority::collect_process(ProcessRecord& p, Step& step) {
+  const Id pid = p.pid;
+  if (!p.retired) return refuse(Reason::kProcessLive, "the process's permanent retirement is not recorded");
+  for (const auto& [route, pending] : pending_routes_)
+    if (route.first == pid || route.second == pid)
+      return refuse(Reason::kOutputPending, id_text("a pending output on its route, output", *pending.begin()));
+  if (auto e = effects_of_.find(pid); e != effects_of_.end())
+    for (Id effect : e->second)
+      if (unresolved_effects_.count(effect)) return refuse(Reason::kEffectUnresolved, id_text("effect", effect) + " is not closed");
+  if (auto y = payloads_of_.find(pid); y != payloads_of_.end())
+    for (Id payload : y->second)
+      if (payloads_.at(payload).info.state != PayloadState::kDeleted)
+        return refuse(Reason::kPayloadNotDeleted, id_text("payload", payload) + "'s deletion is not confirmed");
+  if (auto l = lifetime_of_.find(pid); l != lifetime_of_.end())
+    for (Id resource : l->second)
+      if (!resources_.at(resource).collected_at)
+        return refuse(Reason::kResourceNotRemoved, id_text("it owns resource", resource) + ", not collected");
+
+  Id removed = 0;
+  auto budget = [&] { return removed < kCollectRemovals; };
+  // The first ids of an index set, no more than the budget left: copies, as removal edits the set.
+  auto ids = [&](const std::map<Id, std::set<Id>>& index, Id key) {
+    std::vector<Id> out;
+    if (auto it = index.find(key); it != index.end())
+      for (auto at = it->second.begin(); at != it->second.end() && out.size() < kCollectRemovals - removed; ++at)
+        out.push_back(*at);
+    return out;
+  };
+  for (Id view : ids(views_of_, pid))
+    if (budget()) {
+      remove_view(view, step);
+      ++removed;
+    }
+  std::vector<std::pair<Id, Id>> associations;
+  for (auto at = associations_.lower_bound({pid, 0});
+       at != associations_.end() && at->first.first == pid && associations.size() < kCollectRemovals - removed; ++at)
+    associations.push_back(at->first);
+  for (const auto& a : associations)
+    if (budget()) {
+      detach(a, step);
+      ++removed;
+    }
+  if (p.inputs_removed < p.tail && budget()) step.touched.processes.push_back(pid);  // its inputs_removed moves
+  for (; p.inputs_removed < p.tail && budget(); ++removed) step.touched.inputs_removed.push_back({pid, ++p.inputs_removed});
+  for (Id output : ids(outputs_of_, pid))
+    if (budget()) {
+      remove_output(output, step);
+      ++removed;
+    }
+  for (Id effect : ids(effects_of_, pid))
+    if (budget()) {
+      remove_effect(effect, step);
+      ++removed;
+    }
+  for (Id payload : ids(payloads_of_, pid))
+    if (budget()) {
+      remove_payload(payload, step);
+      ++removed;
+    }
+  const bool complete = !views_of_.count(pid) && associations_.lower_bound({pid, 0}) == associations_.lower_bound({pid + 1, 0}) &&
+                        p.inputs_removed == p.tail && !outputs_of_.count(pid) && !effects_of_.count(pid) &&
+                        !payloads_of_.count(pid);
+  if (complete) {
+    p.collected_at = step.position;
+    step.touched.processes.push_back(pid);
+  }
+  return Outcome{Collected{pid, CollectKind::kProcess, pid, removed, complete}};
+}
+
+void Authority::remove_output(Id id, Step& step) {
+  unindex(outputs_of_, outputs_.at(id).source, id);
+  outputs_.erase(id);
+  step.touched.outputs_removed.push_back(id);
+}
+
+void Authority::remove_effect(Id id, Step& step) {
+  unindex(effects_of_, effects_.at(id).info.pid, id);
+  effects_.erase(id);
+  step.touched.effects_removed.push_back(id);
+}
+
+void Authority::remove_payload(Id id, Step& step) {
+  unindex(payloads_of_, payloads_.at(id).info.pid, id);
+  payloads_.erase(id);
+  step.touched.payloads_removed.push_back(id);
+}
+
+void Authority::remove_view(Id id, Step& step) {
+  const auto& v = views_.at(id);
+  unindex(views_of_, v.pid, id);
+  unindex(views_on_, v.resource, id);
+  views_.erase(id);
+  step.touched.views_removed.push_back(id);
+}
+
+void Authority::detach(std::pair<Id, Id> key, Step& step) {
+  auto it = associations_.find(key);
+  const Id pid = key.first, resource = it->second.resource;
+  if (auto n = association_names_.find({pid, it->second.name.value}); n != association_names_.end() && n->second == key.second)
+    association_names_.erase(n);
+  associations_.erase(it);
+  bool still = false;
+  for (auto at = associations_.lower_bound({pid, 0}); at != associations_.end() && at->first.first == pid; ++at)
+    still = still || at->second.resource == resource;
+  if (!still) unindex(associated_by_, resource, pid);
+  auto& p = *process_mut(pid);
+  p.associations_position = step.position;  // its association listing's cut expires
+  step.touched.processes.push_back(pid);
+  step.touched.associations_removed.push_back(key);
+}
+
+}  // namespace cowboy::transit::node

@@ -1,0 +1,205 @@
+// Collection over real HTTP against a transitd in this process (docs/transit.md,
+// decisions 110-119): each gate refusing its blocked case by name, the budget
+// of eight removals per command with a restart between two commands, the
+// permanent tombstone, and that no PID, resource name or record id comes back.
+#include "common/crypto.h"
+#include "state_fixture.h"
+
+namespace cowboy::transit {
+namespace {
+
+InputValue bytes(const std::string& s) { return InputValue{{s.begin(), s.end()}}; }
+
+class CollectionTest : public StateTest {
+ protected:
+  void SetUp() override {
+    StateTest::SetUp();
+    doc_ = resource("doc");
+    accept(*admin_, CreateProcess{kPid, {{{"doc"}}}, true});
+    accept(*admin_, Associate{kPid, {"doc"}, doc_});
+    accept(*admin_, Initialize{kPid, 0});
+    generation_ = ok<ProcessChanged>(admin_->submit(Own{kPid, 1})).generation;
+  }
+  Turn turn(Id pid = kPid, std::optional<Id> generation = std::nullopt) {
+    return Turn{pid, generation.value_or(generation_), std::nullopt, std::nullopt, std::nullopt, {}, {}, {}, {},
+                std::nullopt};
+  }
+  TurnPublished publish(const Turn& t) { return ok<TurnPublished>(admin_->submit(t)); }
+  ClientResult<Receipt> collect(CollectKind kind, std::optional<Id> record, Id pid = kPid) {
+    return admin_->submit(Collect{pid, kind, record});
+  }
+  Collected collected(CollectKind kind, std::optional<Id> record, Id pid = kPid) {
+    return ok<Collected>(collect(kind, record, pid));
+  }
+  Reason refusal(CollectKind kind, std::optional<Id> record, Id pid = kPid) {
+    return refused(collect(kind, record, pid)).reason;
+  }
+  void terminate(Id pid = kPid) {
+    accept(*admin_, Terminate{pid, process_info(*admin_, pid).generation});
+  }
+  /// A process that allows collection, initialized and owned by the root: its generation.
+  Id running(Id pid, bool allow_collection = true) {
+    accept(*admin_, CreateProcess{pid, {}, allow_collection});
+    accept(*admin_, Initialize{pid, 0});
+    return ok<ProcessChanged>(admin_->submit(Own{pid, 1})).generation;
+  }
+
+  Id doc_ = 0;
+  Id generation_ = 0;
+};
+
+TEST_F(CollectionTest, TheCapabilityIsReported) {
+  const auto caps = admin_->capabilities();
+  ASSERT_TRUE(caps.ok());
+  EXPECT_NE(std::find(caps->supported.items.begin(), caps->supported.items.end(), CapabilityName{"collection"}),
+            caps->supported.items.end());
+}
+
+TEST_F(CollectionTest, OnlyAProcessAdmittedWithAllowCollectionIsCollected) {
+  accept(*admin_, CreateProcess{8, {}, false});
+  terminate(8);
+  EXPECT_EQ(refusal(CollectKind::kProcess, std::nullopt, 8), Reason::kCollectionNotAllowed);
+  EXPECT_EQ(refusal(CollectKind::kOutput, Id{1}, 8), Reason::kCollectionNotAllowed);
+  EXPECT_EQ(refusal(CollectKind::kProcess, std::nullopt, 99), Reason::kUnknownProcess);
+}
+
+// A pending output is refused; a delivered one goes, and the input it became
+// stays the destination's (decision 112).
+TEST_F(CollectionTest, AnOutputIsCollectedOnlyOnceResolvedAndItsDeliveredInputStays) {
+  running(9);
+  Turn t = turn();
+  t.outputs.items = {{9, bytes("first")}, {9, bytes("second")}};
+  const auto published = publish(t);
+  const Id first = published.outputs.items[0], second = published.outputs.items[1];
+  EXPECT_EQ(refusal(CollectKind::kOutput, first), Reason::kOutputPending);
+  const auto delivered = ok<Delivered>(admin_->submit(Deliver{first}));
+  ASSERT_TRUE(delivered.input);
+  EXPECT_EQ(refusal(CollectKind::kOutput, first, 9), Reason::kNotOfProcess);
+  EXPECT_EQ(collected(CollectKind::kOutput, first), (Collected{kPid, CollectKind::kOutput, first, 1, true}));
+  EXPECT_EQ(refusal(CollectKind::kOutput, first), Reason::kUnknownOutput);
+  const auto destination = process_info(*admin_, 9);
+  ASSERT_TRUE(destination.input);
+  EXPECT_EQ(destination.input->input, *delivered.input);
+  EXPECT_EQ(destination.input->value, bytes("first"));
+
+  // The process itself waits for its pending output too, on either end of the route.
+  terminate();
+  EXPECT_EQ(refusal(CollectKind::kProcess, std::nullopt), Reason::kOutputPending);
+  accept(*admin_, CancelOutput{second});
+  EXPECT_TRUE(collected(CollectKind::kOutput, second).complete);
+}
+
+TEST_F(CollectionTest, AnEffectIsCollectedOnlyOnceClosed) {
+  Turn t = turn();
+  t.effect = EffectIntent{1, clock_.now_ms() + 60'000, {}, 1};
+  const Id effect = publish(t).effect.value_or(0);
+  ASSERT_NE(effect, 0u);
+  EXPECT_EQ(refusal(CollectKind::kEffect, effect), Reason::kEffectUnresolved);
+  terminate();
+  EXPECT_EQ(refusal(CollectKind::kProcess, std::nullopt), Reason::kEffectUnresolved);
+  accept(*admin_, CancelEffect{effect});
+  EXPECT_EQ(collected(CollectKind::kEffect, effect), (Collected{kPid, CollectKind::kEffect, effect, 1, true}));
+  EXPECT_EQ(query_refused(*admin_, EffectRead{effect}).reason, Reason::kUnknownEffect);
+}
+
+// Every step short of confirmed deletion is refused: declared, retired.
+TEST_F(CollectionTest, APayloadIsCollectedOnlyWithConfirmedDeletion) {
+  const Id payload = ok<PayloadChanged>(admin_->submit(DeclarePayload{kPid, 3, Digest{}, true})).payload;
+  EXPECT_EQ(refusal(CollectKind::kPayload, payload), Reason::kPayloadNotDeleted);
+  terminate();
+  EXPECT_EQ(refusal(CollectKind::kProcess, std::nullopt), Reason::kPayloadNotDeleted);
+  accept(*admin_, RetirePayload{payload});
+  EXPECT_EQ(refusal(CollectKind::kPayload, payload), Reason::kPayloadNotDeleted);
+  accept(*admin_, PayloadDeleted{payload});  // nothing was ever uploaded: the store holds none of it
+  EXPECT_EQ(collected(CollectKind::kPayload, payload), (Collected{kPid, CollectKind::kPayload, payload, 1, true}));
+  EXPECT_EQ(query_refused(*admin_, PayloadRead{payload}).reason, Reason::kUnknownPayload);
+}
+
+// A resource the process owns: retired first, then a running holder's view,
+// a retired holder's retained view and a running consumer's association each
+// block; the owner's own view and retired consumers' associations go with it.
+TEST_F(CollectionTest, AResourceWaitsForRetirementViewsAndRunningConsumers) {
+  const Id r = resource("r", kPid);
+  EXPECT_EQ(refusal(CollectKind::kResource, r), Reason::kResourceNotRetired);
+  const Id viewer = 11, viewer_generation = running(viewer);
+  EXPECT_EQ(refusal(CollectKind::kResource, r, viewer), Reason::kNotOfProcess);  // kPid owns its lifetime
+  accept(*admin_, Associate{viewer, {"r"}, r});
+  Turn viewing = turn(viewer, viewer_generation);
+  viewing.views.items = {r};
+  publish(viewing);
+  accept(*admin_, CreateProcess{9, {}, false});
+  accept(*admin_, Associate{9, {"r"}, r});
+  accept(*admin_, Associate{kPid, {"r"}, r});
+  Turn own_view = turn();
+  own_view.views.items = {r};
+  publish(own_view);
+  accept(*admin_, RetireResource{r});
+
+  EXPECT_EQ(refusal(CollectKind::kResource, r), Reason::kViewLive);
+  terminate(viewer);
+  EXPECT_EQ(refusal(CollectKind::kResource, r), Reason::kVersionRetained);
+  EXPECT_EQ(collected(CollectKind::kProcess, std::nullopt, viewer),
+            (Collected{viewer, CollectKind::kProcess, viewer, 2, true}));  // its view and its association
+  EXPECT_EQ(refusal(CollectKind::kResource, r), Reason::kAssociationLive);
+  terminate(9);
+  EXPECT_EQ(refusal(CollectKind::kResource, r), Reason::kAssociationLive);  // the owner's own, while it runs
+  terminate();
+  // kPid's view and association, 9's association.
+  EXPECT_EQ(collected(CollectKind::kResource, r), (Collected{kPid, CollectKind::kResource, r, 3, true}));
+  EXPECT_EQ(refusal(CollectKind::kResource, r), Reason::kAlreadyCollected);
+  EXPECT_EQ(refused(admin_->submit(CreateResource{{"r"}, std::nullopt})).reason, Reason::kNameTaken);
+  EXPECT_TRUE(answer<AssociationPage>(*admin_, ListAssociations{9, std::nullopt}).items.items.empty());
+}
+
+// A payload declared without allow_delete is kept forever, and so is its process.
+TEST_F(CollectionTest, APayloadKeptForeverKeepsItsProcess) {
+  ok<PayloadChanged>(admin_->submit(DeclarePayload{kPid, 3, Digest{}, false}));
+  terminate();
+  EXPECT_EQ(refusal(CollectKind::kProcess, std::nullopt), Reason::kPayloadNotDeleted);
+}
+
+// The process last: retired, its resources collected, then its views,
+// associations, mailbox inputs and finished outputs, eight per command, a
+// restart between two commands; then a tombstone that keeps the PID, the
+// resource name and every id taken, across restarts.
+TEST_F(CollectionTest, AProcessIsCollectedEightRecordsACommandAndNothingIsReallocated) {
+  const Id r = resource("r", kPid);
+  for (int i = 0; i < 10; ++i) accept(*admin_, Send{kPid, bytes(numbered("in", i))});
+  for (int i = 0; i < 2; ++i) {
+    Turn viewing = turn();
+    viewing.views.items = {doc_};
+    publish(viewing);
+  }
+  Turn out = turn();
+  out.outputs.items = {{kPid, bytes("self")}};
+  const Id output = publish(out).outputs.items[0];
+  accept(*admin_, Deliver{output});  // the 11th input
+  EXPECT_EQ(refusal(CollectKind::kProcess, std::nullopt), Reason::kProcessLive);
+  terminate();
+  EXPECT_EQ(refusal(CollectKind::kProcess, std::nullopt), Reason::kResourceNotRemoved);
+  EXPECT_EQ(collected(CollectKind::kResource, r), (Collected{kPid, CollectKind::kResource, r, 0, true}));
+
+  // 2 views + 1 association + 11 inputs + 1 output = 15: two commands, a restart between them.
+  EXPECT_EQ(collected(CollectKind::kProcess, std::nullopt), (Collected{kPid, CollectKind::kProcess, kPid, 8, false}));
+  restart();
+  admin_ = std::make_unique<Client>(root());
+  EXPECT_EQ(collected(CollectKind::kProcess, std::nullopt), (Collected{kPid, CollectKind::kProcess, kPid, 7, true}));
+  EXPECT_EQ(refusal(CollectKind::kProcess, std::nullopt), Reason::kAlreadyCollected);
+  EXPECT_EQ(refusal(CollectKind::kOutput, output), Reason::kAlreadyCollected);
+
+  for (int round = 0; round < 2; ++round) {
+    EXPECT_EQ(refused(admin_->submit(CreateProcess{kPid, {}, true})).reason, Reason::kSubjectTaken);
+    EXPECT_EQ(refused(admin_->submit(CreateResource{{"r"}, std::nullopt})).reason, Reason::kNameTaken);
+    const Id parent = 20 + round, parent_generation = running(parent);
+    EXPECT_EQ(refused(admin_->submit(Spawn{parent, parent_generation, kPid, {}, true})).reason, Reason::kSubjectTaken);
+    // New records take new ids: the collected output's id is not handed out again.
+    Turn next = turn(parent, parent_generation);
+    next.outputs.items = {{parent, bytes("x")}};
+    EXPECT_GT(publish(next).outputs.items[0], output);
+    restart();
+    admin_ = std::make_unique<Client>(root());
+  }
+}
+
+}  // namespace
+}  // namespace cowboy::transit
