@@ -261,6 +261,7 @@ int main(int argc, char** argv) {
   HistoryCommands history(app);
   SnapshotCommands snapshots(app);
   PayloadCommands payloads(app);
+  BlockCommands blocks(app);
 
   CLI11_PARSE(app, argc, argv);
 
@@ -300,6 +301,7 @@ int main(int argc, char** argv) {
   if (auto status = history.run(g, client)) return *status;
   if (auto status = snapshots.run(g, client)) return *status;
   if (auto status = payloads.run(g, client)) return *status;
+  if (auto status = blocks.run(g, client)) return *status;
 
   if (identity->parsed()) {
     auto r = client.query(IdentityQuery{});

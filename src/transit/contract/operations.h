@@ -38,6 +38,8 @@ inline constexpr std::string_view kLeasedSnapshots = "leased_snapshots";
 inline constexpr std::string_view kSnapshotRead = "snapshot_read";
 // Payloads (decisions 84-92): the four commands, the payload read and the payload route.
 inline constexpr std::string_view kPayloads = "payloads";
+// Blocks (decisions 100-109): their records, source-qualified reads, retirement and deletion.
+inline constexpr std::string_view kBlocks = "blocks";
 // Reported, gating no operation of their own: what turns and views support.
 inline constexpr std::string_view kRetainedReadVersions = "retained_read_versions";
 inline constexpr std::string_view kTurnWithVersions = "turn_with_versions";
@@ -49,7 +51,8 @@ inline constexpr std::array kSupported = {  // deduced: std::array<std::string_v
     kResourceReadBatch,        kProcesses,          kScopedRetry,        kCourierDelivery,
     kRetainedReadVersions,     kTurnWithVersions,
     kWorkerRotation,           kEffectReconciliation, kMaintenance,       kCheckpoints,
-    kLeasedSnapshots,          kSnapshotRead,       kPayloads};
+    kLeasedSnapshots,          kSnapshotRead,       kPayloads,
+    kBlocks};
 
 template <typename Op, typename... Of> inline constexpr bool kOneOf = (std::is_same_v<Op, Of> || ...);
 
@@ -59,7 +62,7 @@ template <typename Op> constexpr std::string_view required() {
   else if constexpr (requires(Op op) { op.expected_revision; }) return kDeclarativeAuthorization;
   else if constexpr (kOneOf<Op, IdentityQuery>) return kIdentity;
   else if constexpr (kOneOf<Op, DecisionQuery>) return kDecision;
-  else if constexpr (kOneOf<Op, CreateResource, RetireResource, ReadBlock>) return kResources;
+  else if constexpr (kOneOf<Op, CreateResource, RetireResource>) return kResources;
   else if constexpr (kOneOf<Op, ListResources, ListAssociations, ListEntries>) return kPagedCatalogs;
   else if constexpr (kOneOf<Op, ListProcesses>) return kProcessListing;
   else if constexpr (kOneOf<Op, AssociationLookup>) return kAssociationLookup;
@@ -75,6 +78,7 @@ template <typename Op> constexpr std::string_view required() {
   else if constexpr (kOneOf<Op, OpenSnapshot, SnapshotEntries, CloseSnapshot>) return kLeasedSnapshots;
   else if constexpr (kOneOf<Op, SnapshotRead>) return kSnapshotRead;
   else if constexpr (kOneOf<Op, DeclarePayload, PayloadReady, RetirePayload, PayloadDeleted, PayloadRead>) return kPayloads;
+  else if constexpr (kOneOf<Op, ReadBlock, BlockRead, RetireBlock, DeleteBlock>) return kBlocks;
   else {
     static_assert(kOneOf<Op, CreateProcess, Associate, Initialize, Own, Send, Turn, FailTurn, Suspend, Resume,
                          ProcessRead, Terminate, Spawn>,
@@ -123,6 +127,8 @@ template <> struct OutcomeFor<DeclarePayload> { using type = PayloadChanged; };
 template <> struct OutcomeFor<PayloadReady> { using type = PayloadChanged; };
 template <> struct OutcomeFor<RetirePayload> { using type = PayloadChanged; };
 template <> struct OutcomeFor<PayloadDeleted> { using type = PayloadChanged; };
+template <> struct OutcomeFor<RetireBlock> { using type = BlockChanged; };
+template <> struct OutcomeFor<DeleteBlock> { using type = BlockChanged; };
 template <typename Op> using OutcomeOf = typename OutcomeFor<Op>::type;
 
 /// The control mutations, which the control reserve admits beyond the

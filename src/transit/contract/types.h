@@ -13,6 +13,7 @@
 #include "transit/contract/maintenance.h"
 #include "transit/contract/snapshots.h"
 #include "transit/contract/payloads.h"
+#include "transit/contract/blocks.h"
 
 namespace cowboy::transit {
 
@@ -148,7 +149,9 @@ using Command = std::variant<CreatePrincipal, CreateRole, BindCredential, Unbind
                              // checkpoints and the history floor (history.h)
                              Checkpoint, AdvanceFloor,
                              // payloads (payloads.h)
-                             DeclarePayload, PayloadReady, RetirePayload, PayloadDeleted>;
+                             DeclarePayload, PayloadReady, RetirePayload, PayloadDeleted,
+                             // blocks (blocks.h)
+                             RetireBlock, DeleteBlock>;
 
 struct Request {
   static constexpr std::string_view kName = "Request";
@@ -212,7 +215,9 @@ using QueryOp = std::variant<IdentityQuery, CapabilitiesQuery, DecisionQuery, Li
                              // leased snapshots (snapshots.h)
                              OpenSnapshot, SnapshotEntries, CloseSnapshot, SnapshotRead,
                              // payloads (payloads.h)
-                             PayloadRead>;
+                             PayloadRead,
+                             // blocks (blocks.h)
+                             BlockRead>;
 
 struct Query {
   static constexpr std::string_view kName = "Query";
@@ -298,7 +303,9 @@ using Outcome = std::variant<PrincipalCreated, RoleCreated, Granted, PolicyChang
                              // checkpoints and the history floor (history.h)
                              Checkpointed, FloorAdvanced,
                              // payloads (payloads.h)
-                             PayloadChanged>;
+                             PayloadChanged,
+                             // blocks (blocks.h)
+                             BlockChanged>;
 
 struct Receipt {
   static constexpr std::string_view kName = "Receipt";
@@ -392,7 +399,9 @@ using QueryResult = std::variant<Identity, Capabilities, Decision, ResourcePage,
                                  // leased snapshots (snapshots.h)
                                  SnapshotOpened, SnapshotPage, SnapshotClosed, SnapshotRange,
                                  // payloads (payloads.h)
-                                 PayloadInfo>;
+                                 PayloadInfo,
+                                 // blocks (blocks.h)
+                                 BlockInfo>;
 static_assert(std::variant_size_v<QueryResult> == std::variant_size_v<QueryOp>);
 
 struct Response {

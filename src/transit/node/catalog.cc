@@ -15,6 +15,7 @@ namespace cowboy::transit::node {
 namespace {
 
 constexpr std::size_t kMaxInputBytes = 1024;
+constexpr std::size_t kMaxBlockRecordBytes = 1024;  // a BlockInfo spelled at its longest is under 700
 
 // The prefix of an entry version: everything but its revision.
 class EntryPrefix final : public rocksdb::SliceTransform {
@@ -112,6 +113,18 @@ std::optional<std::pair<Id, Bytes>> Catalog::block(Id resource, const EntryKey& 
   auto stored = get(layout::block(resource, name));
   if (!stored || stored->size() < 8) return std::nullopt;
   return std::pair<Id, Bytes>{layout::get_be64(*stored), Bytes(stored->begin() + 8, stored->end())};
+}
+
+std::optional<BlockInfo> decode_block_record(std::string_view stored) {
+  auto decoded = from_json<BlockInfo>(stored, kMaxBlockRecordBytes);
+  if (!decoded.ok()) return std::nullopt;
+  return std::move(*decoded);
+}
+
+std::optional<BlockInfo> Catalog::block_record(Id resource, const EntryKey& name) const {
+  auto stored = get(layout::block_record(resource, name));
+  if (!stored) return std::nullopt;
+  return decode_block_record(*stored);
 }
 
 // Read from the store alone: the batches hold what is not durable yet.
