@@ -653,15 +653,9 @@ TEST_F(ProcessTest, TheWorkerLoopFromTheCli) {
 // invocation holds the snapshot for the next, which reads the pinned state
 // while a turn changes the resource; a finishing read releases it.
 TEST_F(ProcessTest, SnapshotsFromTheCli) {
-  const auto dev = dir_ / "transitd-dev";
-  cowboy::testing::ChildProcess node({kBin + "/transitd", "--dev", "--dev-dir", dev.string(), "--listen", "127.0.0.1:0"});
+  auto node = start_dev_node();
   ASSERT_NE(ready_port(node), 0);
-  const std::string cli = kBin + "/transit --dev " + dev.string() + " ";
-  auto run = [&](const std::string& args, int status = 0) {
-    auto r = cowboy::testing::run(cli + args);
-    EXPECT_EQ(r.status, status) << args << ": " << r.out;
-    return r.out;
-  };
+  const auto run = [this](const std::string& args, int status = 0) { return dev_cli(args, status); };
   run("resource create --name doc");
   run("process create --pid 7 --require doc");
   run("process associate --pid 7 --name doc --resource 1");
@@ -685,15 +679,9 @@ TEST_F(ProcessTest, SnapshotsFromTheCli) {
 
 // Blocks from the CLI (decisions 100-109): a record, a source-qualified read, retirement and deletion.
 TEST_F(ProcessTest, BlocksFromTheCli) {
-  const auto dev = dir_ / "transitd-dev";
-  cowboy::testing::ChildProcess node({kBin + "/transitd", "--dev", "--dev-dir", dev.string(), "--listen", "127.0.0.1:0"});
+  auto node = start_dev_node();
   ASSERT_NE(ready_port(node), 0);
-  const std::string cli = kBin + "/transit --dev " + dev.string() + " ";
-  auto run = [&](const std::string& args, int status = 0) {
-    auto r = cowboy::testing::run(cli + args);
-    EXPECT_EQ(r.status, status) << args << ": " << r.out;
-    return r.out;
-  };
+  const auto run = [this](const std::string& args, int status = 0) { return dev_cli(args, status); };
   const std::string in = (dir_ / "blob.in").string(), out = (dir_ / "blob.out").string();
   std::ofstream(in) << "hello block";
   run("resource create --name doc");
