@@ -82,11 +82,21 @@ digest=$(printf '0,%.0s' $(seq 31))0
   > "$corpus_root/fuzz_transit_history/head"
 # ... and the history and snapshot ops, wrapped as the transit fixtures above are.
 for kind in advance_floor:0:request checkpoint_status:1:query open_snapshot:1:query snapshot_read:1:query \
-            declare_payload:0:request payload:1:query runtime_observe:0:request activate:0:request collect:0:request; do
+            declare_payload:0:request payload:1:query runtime_observe:0:request activate:0:request collect:0:request \
+            retire_block:0:request read_block:1:query; do
   IFS=: read -r name type field <<< "$kind"
   { printf "\\x0$type"; printf '{"%s":' "$field"; sed "s/transit.v1:fixture/$definition/" "tests/fixtures/transit/$name.json" | tr -d '\n'
     printf ',"signature":[%s]}' "$zeros"; } > "$corpus_root/fuzz_transit_envelope/$name"
 done
+
+# A block's record as stored (fuzz_transit_block_record): published, and deleted.
+mkdir -p "$corpus_root/fuzz_transit_block_record"
+{ printf '{"resource":1,"name":"626c6f62","revision":2,"length":10,"sha256":[%s],"pid":7,"publisher":1,' "$digest"
+  printf '"state":"published","published_at":9,"retired_revision":null,"retired_at":null,"deleted_at":null}'; } \
+  > "$corpus_root/fuzz_transit_block_record/published"
+{ printf '{"resource":1,"name":"626c6f62","revision":2,"length":10,"sha256":[%s],"pid":7,"publisher":1,' "$digest"
+  printf '"state":"deleted","published_at":9,"retired_revision":3,"retired_at":10,"deleted_at":11}'; } \
+  > "$corpus_root/fuzz_transit_block_record/deleted"
 
 # The payload route's path (fuzz_transit_payload_route): request targets.
 mkdir -p "$corpus_root/fuzz_transit_payload_route"

@@ -97,6 +97,18 @@ class CollectCommands {
   std::shared_ptr<Options> o_;
 };
 
+/// Block records: transit blocks show/retire/delete (blocks.cc).
+class BlockCommands {
+ public:
+  explicit BlockCommands(CLI::App& app);
+  std::optional<int> run(const Global& g, Client& client);
+
+ private:
+  struct Options;
+  std::shared_ptr<Options> o_;
+};
+void print_block(const BlockInfo& b);
+
 /// transit status: a transitd's admin listener (host:port) for a person, or --json (status.cc).
 /// 0 ready, 1 not ready, 3 unreachable.
 int status(const std::string& admin, bool json);

@@ -263,6 +263,7 @@ int main(int argc, char** argv) {
   PayloadCommands payloads(app);
   RuntimeCommands runtime(app);
   CollectCommands collection(app);
+  BlockCommands blocks(app);
 
   CLI11_PARSE(app, argc, argv);
 
@@ -304,6 +305,7 @@ int main(int argc, char** argv) {
   if (auto status = payloads.run(g, client)) return *status;
   if (auto status = runtime.run(g, client)) return *status;
   if (auto status = collection.run(g, client)) return *status;
+  if (auto status = blocks.run(g, client)) return *status;
 
   if (identity->parsed()) {
     auto r = client.query(IdentityQuery{});

@@ -56,7 +56,8 @@ struct StateCommands::Options {
       *process_resume, *process_retry, *process_list, *process_terminate, *process_spawn, *associations, *lookup;
   CLI::App *send, *turn, *fail, *deliver, *entries, *read, *block;
 
-  std::string name, value, reason, key, block_out;
+  std::string name, value, reason, key, block_out, source_sha256;
+  std::optional<Id> source_revision;
   std::optional<Id> owner, revision, view, input, resource_id, cut;
   Id id = 0, pid = 0, generation = 0, resume_by_ms = 0, failure_input = 0, output = 0, parent = 0;
   std::vector<std::string> required, puts, deletes, outputs, blocks, keys;
@@ -166,6 +167,8 @@ StateCommands::StateCommands(CLI::App& app) : o_(std::make_shared<Options>()) {
   o.read->add_option("keys", o.keys, "KEY ...")->required();
   o.block->add_option("--name", o.name)->required();
   o.block->add_option("--out", o.block_out, "the file to write")->required();
+  o.block->add_option("--source-revision", o.source_revision, "source-qualified: the revision that published it");
+  o.block->add_option("--source-sha256", o.source_sha256, "... and its SHA-256 (64 hex digits)");
 }
 
 std::optional<int> StateCommands::run(const Global& g, Client& client) {
@@ -361,7 +364,13 @@ std::optional<int> StateCommands::run(const Global& g, Client& client) {
     if (o.block->parsed()) {
       auto name = key_of(o.name);
       if (!name) return usage("bad --name");
-      auto r = client.query(ReadBlock{basis, *name});
+      std::optional<BlockSource> source;
+      if (o.source_revision || !o.source_sha256.empty()) {
+        auto digest = fixed_from_hex<32>(o.source_sha256);
+        if (!o.source_revision || !digest) return usage("--source-revision N and --source-sha256 HEX go together");
+        source = BlockSource{*o.source_revision, *digest};
+      }
+      auto r = client.query(ReadBlock{basis, *name, source});
       if (!r.ok()) return report(g, r.error());
       const auto& b = std::get<Block>(r->result);
       std::ofstream out(o.block_out, std::ios::binary | std::ios::trunc);

@@ -176,10 +176,14 @@ TEST_F(AnswerCheckTest, AResponseThatDoesNotAnswerTheQueryAskedIsRefused) {
        "access to another resource"},
       {"process", ProcessRead{kPid}, edit<Response>([](Response& r) { std::get<ProcessInfo>(r.result).pid += 1; }),
        "another process"},
-      {"block", ReadBlock{CurrentBasis{doc, 2}, key("blob")}, edit<Response>([](Response& r) {
+      {"block", ReadBlock{CurrentBasis{doc, 2}, key("blob"), std::nullopt}, edit<Response>([](Response& r) {
          std::get<Block>(r.result).name = key("other");
        }),
        "another block"},
+      {"block body", ReadBlock{CurrentBasis{doc, 2}, key("blob"), std::nullopt}, edit<Response>([](Response& r) {
+         std::get<Block>(r.result).body.value.at(0) ^= 1;
+       }),
+       "a block body that does not match its SHA-256"},
       {"decision", DecisionQuery{1, RealmScope{}, Permissions{kInspect}}, edit<Response>([](Response& r) {
          std::get<Decision>(r.result).principal = 2;
        }),

@@ -170,6 +170,46 @@ TEST(TransitClient, PayloadsAreSentOnlyToAPeerThatListsTheCapabilityAndTheirReco
   EXPECT_EQ(checked.payload(2).error().kind, ClientError::Kind::kMalformed);  // another payload than asked
 }
 
+// Blocks (decisions 100-109): a peer that does not list the capability is
+// sent no block operation, reads included; a record whose state and steps
+// disagree, or a body that is not its SHA-256's, is refused.
+TEST(TransitClient, BlocksAreSentOnlyToAPeerThatListsTheCapabilityAndWhatIsReadMustFitItsRecord) {
+  crypto::init();
+  ScriptedPeer peer({capability::kBlocks});
+  Client client(peer.options());
+  const EntryKey name{{'a'}};
+  auto retired = client.submit(RetireBlock{1, name});
+  ASSERT_FALSE(retired.ok());
+  EXPECT_EQ(retired.error().kind, ClientError::Kind::kUnsupported);
+  EXPECT_NE(retired.error().message.find("blocks"), std::string::npos) << retired.error().message;
+  EXPECT_EQ(client.submit(DeleteBlock{1, name}).error().kind, ClientError::Kind::kUnsupported);
+  EXPECT_EQ(client.query(BlockRead{1, name}).error().kind, ClientError::Kind::kUnsupported);
+  EXPECT_EQ(client.query(ReadBlock{CurrentBasis{1, 2}, name, std::nullopt}).error().kind, ClientError::Kind::kUnsupported);
+  EXPECT_EQ(peer.received(), (std::vector<std::string>{"capabilities"}));
+
+  ScriptedPeer full({});
+  BlockInfo record{1, name, 2, 10, Digest{}, 7, 1, BlockState::kRetired, 3, std::nullopt, std::nullopt, std::nullopt};
+  full.answer = [&](const QueryOp&) { return QueryResult{record}; };
+  Client checked(full.options());
+  EXPECT_EQ(checked.query(BlockRead{1, name}).error().kind, ClientError::Kind::kMalformed);  // retired without its steps
+  record.retired_revision = 3;
+  record.retired_at = 4;
+  EXPECT_TRUE(checked.query(BlockRead{1, name}).ok());
+  record.retired_revision = 2;  // retired at its own source revision
+  EXPECT_EQ(checked.query(BlockRead{1, name}).error().kind, ClientError::Kind::kMalformed);
+  EXPECT_EQ(checked.query(BlockRead{2, name}).error().kind, ClientError::Kind::kMalformed);  // another block than asked
+
+  const std::vector<std::uint8_t> body{1, 2, 3};
+  Block block{1, 2, name, crypto::sha256(ByteView(body.data(), body.size())), {body}};
+  full.answer = [&](const QueryOp&) { return QueryResult{block}; };
+  EXPECT_TRUE(checked.query(ReadBlock{CurrentBasis{1, 2}, name, std::nullopt}).ok());
+  EXPECT_EQ(checked.query(ReadBlock{CurrentBasis{1, 2}, name, BlockSource{2, Digest{}}}).error().kind,
+            ClientError::Kind::kMalformed);  // another source than asked
+  block.body.value[0] ^= 1;
+  EXPECT_EQ(checked.query(ReadBlock{CurrentBasis{1, 2}, name, std::nullopt}).error().kind,
+            ClientError::Kind::kMalformed);  // a body that is not its SHA-256's
+}
+
 TEST(TransitClient, LookupsAndReadsMustCarryActiveMetadataAndPossibleRevisions) {
   crypto::init();
   ScriptedPeer peer({});

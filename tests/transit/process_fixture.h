@@ -10,6 +10,7 @@
 #include <regex>
 
 #include "../support/process.h"
+#include "../support/run.h"
 #include "common/bytes.h"
 #include "samples.h"
 #include "transit/client.h"
@@ -53,6 +54,17 @@ class ProcessTest : public ::testing::Test {
         "--listen", "127.0.0.1:" + std::to_string(port), "--admin-listen", "127.0.0.1:0"});
     port = ready_port(*child, payload_port);
     return child;
+  }
+  /// `transitd --dev` in dir_/transitd-dev on any port, for dev_cli (ready_port gives its port, 0 if it failed).
+  cowboy::testing::ChildProcess start_dev_node() {
+    return cowboy::testing::ChildProcess(
+        {kBin + "/transitd", "--dev", "--dev-dir", (dir_ / "transitd-dev").string(), "--listen", "127.0.0.1:0"});
+  }
+  /// The CLI against that node, expecting exit status `status`; what it printed.
+  std::string dev_cli(const std::string& args, int status = 0) {
+    auto r = cowboy::testing::run(kBin + "/transit --dev " + (dir_ / "transitd-dev").string() + " " + args);
+    EXPECT_EQ(r.status, status) << args << ": " << r.out;
+    return r.out;
   }
   /// A key file (hex, 0600) holding seed_of(seed).
   std::string key_file(const std::string& name, std::uint8_t seed) {

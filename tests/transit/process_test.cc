@@ -653,15 +653,9 @@ TEST_F(ProcessTest, TheWorkerLoopFromTheCli) {
 // invocation holds the snapshot for the next, which reads the pinned state
 // while a turn changes the resource; a finishing read releases it.
 TEST_F(ProcessTest, SnapshotsFromTheCli) {
-  const auto dev = dir_ / "transitd-dev";
-  cowboy::testing::ChildProcess node({kBin + "/transitd", "--dev", "--dev-dir", dev.string(), "--listen", "127.0.0.1:0"});
+  auto node = start_dev_node();
   ASSERT_NE(ready_port(node), 0);
-  const std::string cli = kBin + "/transit --dev " + dev.string() + " ";
-  auto run = [&](const std::string& args, int status = 0) {
-    auto r = cowboy::testing::run(cli + args);
-    EXPECT_EQ(r.status, status) << args << ": " << r.out;
-    return r.out;
-  };
+  const auto run = [this](const std::string& args, int status = 0) { return dev_cli(args, status); };
   run("resource create --name doc");
   run("process create --pid 7 --require doc");
   run("process associate --pid 7 --name doc --resource 1");
@@ -681,6 +675,38 @@ TEST_F(ProcessTest, SnapshotsFromTheCli) {
   EXPECT_NE(run("snapshot entries --token " + token, 1).find("snapshot_closed"), std::string::npos);
   EXPECT_NE(run("capabilities").find("leased_snapshots, snapshot_read"), std::string::npos);
   run("snapshot entries --token 00", 2);  // not a token: usage
+}
+
+// Blocks from the CLI (decisions 100-109): a record, a source-qualified read, retirement and deletion.
+TEST_F(ProcessTest, BlocksFromTheCli) {
+  auto node = start_dev_node();
+  ASSERT_NE(ready_port(node), 0);
+  const auto run = [this](const std::string& args, int status = 0) { return dev_cli(args, status); };
+  const std::string in = (dir_ / "blob.in").string(), out = (dir_ / "blob.out").string();
+  std::ofstream(in) << "hello block";
+  run("resource create --name doc");
+  run("process create --pid 7 --require doc");
+  run("process associate --pid 7 --name doc --resource 1");
+  run("process init --pid 7 --generation 0");
+  run("process own --pid 7 --generation 1");
+  run("turn --pid 7 --generation 2 --resource 1 --block blob=" + in);  // revision 2
+  const std::string shown = run("blocks show --resource 1 --name blob");
+  const std::string expected = "block blob of resource 1: published, published at revision 2 by process 7 (principal 1), 11 bytes, sha256 ";
+  ASSERT_EQ(shown.rfind(expected, 0), 0u) << shown;
+  const std::string sha = shown.substr(expected.size(), 64);
+  EXPECT_EQ(run("block --resource 1 --revision 2 --name blob --out " + out + " --source-revision 2 --source-sha256 " + sha),
+            "block blob: 11 bytes from revision 2\n");
+  std::ifstream got(out);
+  EXPECT_EQ(std::string(std::istreambuf_iterator<char>(got), {}), "hello block");
+  EXPECT_NE(run("block --resource 1 --revision 2 --name blob --out " + out + " --source-revision 1 --source-sha256 " + sha, 1)
+                .find("block_source_mismatch"),
+            std::string::npos);
+  EXPECT_NE(run("blocks delete --resource 1 --name blob", 1).find("block_not_retired"), std::string::npos);
+  EXPECT_NE(run("blocks retire --resource 1 --name blob").find("block_changed"), std::string::npos);
+  EXPECT_NE(run("block --resource 1 --revision 3 --name blob --out " + out, 1).find("block_retired"), std::string::npos);
+  EXPECT_NE(run("blocks delete --resource 1 --name blob").find(R"("state":"deleted")"), std::string::npos);
+  EXPECT_NE(run("blocks show --resource 1 --name blob").find(": deleted, "), std::string::npos);
+  EXPECT_NE(run("capabilities").find("collection, blocks"), std::string::npos);  // the last two names
 }
 
 TEST_F(ProcessTest, AGenesisFromTheCliLaidOutByHandStartsANode) {

@@ -236,6 +236,11 @@ TEST_F(ScopeTest, EveryCommandAppliesPidScopeAndGrantScope) {
       // Collection: pid_admin at the process, as create (neither allows collection).
       command("collect 7", Collect{7, CollectKind::kProcess, std::nullopt}, "collection_not_allowed", kPid7),
       command("collect 8", Collect{8, CollectKind::kProcess, std::nullopt}, "collection_not_allowed", kPid8),
+      // Blocks: write on the resource first (then pid_admin at the block's owner, BlockTest.*).
+      command("retire_block in r7", RetireBlock{r7_, key("b")}, "unknown_block", kRes7),
+      command("retire_block in r8", RetireBlock{r8_, key("b")}, "unknown_block", kElsewhere),
+      command("delete_block in r7", DeleteBlock{r7_, key("b")}, "unknown_block", kRes7),
+      command("delete_block in r8", DeleteBlock{r8_, key("b")}, "unknown_block", kElsewhere),
   };
   EXPECT_EQ(mismatches(rows), "");
 }
@@ -292,12 +297,18 @@ TEST_F(ScopeTest, EveryQueryAppliesPidScopeAndGrantScope) {
       listing<RoutePage>("list_routes shows the head into 8", ListRoutes{std::nullopt}, pending8_, kPid8),
       query("list_ended", ListEnded{std::nullopt}, "YYYYYYY"),  // a filtered listing anyone may ask
   };
-  Row block7 = query("read_block r7", ReadBlock{CurrentBasis{r7_, 1}, key("b")}, kRes7);
+  Row block7 = query("read_block r7", ReadBlock{CurrentBasis{r7_, 1}, key("b"), std::nullopt}, kRes7);
   block7.yes = "unknown_block";
   rows.push_back(block7);
-  Row block8 = query("read_block r8", ReadBlock{CurrentBasis{r8_, 1}, key("b")}, kElsewhere);
+  Row block8 = query("read_block r8", ReadBlock{CurrentBasis{r8_, 1}, key("b"), std::nullopt}, kElsewhere);
   block8.yes = "unknown_block";
   rows.push_back(block8);
+  Row info7 = query("block_info r7", BlockRead{r7_, key("b")}, kRes7);
+  info7.yes = "unknown_block";
+  rows.push_back(info7);
+  Row info8 = query("block_info r8", BlockRead{r8_, key("b")}, kElsewhere);
+  info8.yes = "unknown_block";
+  rows.push_back(info8);
   EXPECT_EQ(mismatches(rows), "");
 }
 

@@ -331,7 +331,7 @@ template <typename Op> Op sample_query(const SnapshotToken& token) {
   if constexpr (requires { op.token; }) op.token = token;
   if constexpr (std::is_same_v<Op, ReadEntries>) op.keys = slots({"a"});
   if constexpr (std::is_same_v<Op, AssociationLookup>) op.name = {"doc"};
-  if constexpr (std::is_same_v<Op, ReadBlock>) op.name = key("b");
+  if constexpr (std::is_same_v<Op, ReadBlock> || std::is_same_v<Op, BlockRead>) op.name = key("b");
   if constexpr (std::is_same_v<Op, OpenSnapshot>) op.lease_ms = kLease;
   if constexpr (std::is_same_v<Op, SnapshotRead>) op.source = TokenSource{token};
   return op;

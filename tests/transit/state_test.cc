@@ -328,7 +328,7 @@ TEST_F(StateTest, BlocksTravelAfterTheEnvelopeAreCheckedAndImmutable) {
   t.blocks.items.push_back({key("blob"), body.size(), crypto::sha256(ByteView(body))});
   auto published = ok<TurnPublished>(admin_->submit(t, {body}));
   EXPECT_EQ(published.revision, 2u);
-  auto read = answer<Block>(*admin_, ReadBlock{CurrentBasis{doc, 2}, key("blob")});
+  auto read = answer<Block>(*admin_, ReadBlock{CurrentBasis{doc, 2}, key("blob"), std::nullopt});
   EXPECT_EQ(read.body.value, body);
   EXPECT_EQ(read.revision, 2u);
 

@@ -6,6 +6,7 @@
 // contract promises it.
 #include "transit/client/checks.h"
 
+#include "common/crypto.h"
 #include "transit/client.h"
 #include "transit/contract/operations.h"
 
@@ -161,11 +162,41 @@ Problem check(const ProcessRead& q, const ProcessInfo& p) {
   return std::nullopt;
 }
 
+// A block's body must be what its source says, whatever the node checked (decision 101).
 Problem check(const ReadBlock& q, const Block& b) {
   if (b.name != q.name) return std::string("another block");
   if (const auto* current = std::get_if<CurrentBasis>(&q.basis);
       current && (b.resource != current->resource || b.revision > current->revision))
     return std::string("a block of another resource or revision");
+  if (q.source && (b.revision != q.source->revision || b.sha256 != q.source->sha256))
+    return std::string("a block of another source than the one asked");
+  if (b.body.value.empty() || crypto::sha256(ByteView(b.body.value.data(), b.body.value.size())) != b.sha256)
+    return std::string("a block body that does not match its SHA-256");
+  return std::nullopt;
+}
+
+// A block record's state must fit its steps' positions and revisions (decisions 100, 105, 106).
+Problem check(const BlockRead& q, const BlockInfo& b, Id position) {
+  if (b.resource != q.resource || b.name != q.name) return std::string("another block than the one asked");
+  if (b.length == 0 || b.length > kBlockBytes) return std::string("a block length outside its bounds");
+  if (b.published_at == 0 || b.published_at > position) return std::string("a publication after its response's position");
+  const bool retired = b.retired_at.has_value(), deleted = b.deleted_at.has_value();
+  const bool steps_fit = [&] {
+    switch (b.state) {
+      case BlockState::kPublished: return !retired && !deleted && !b.retired_revision;
+      case BlockState::kRetired: return retired && !deleted && b.retired_revision;
+      case BlockState::kDeleted: return retired && deleted && b.retired_revision;
+    }
+    return false;
+  }();
+  if (!steps_fit) return std::string("a block state without its steps' positions, or with later ones");
+  if (b.retired_revision && *b.retired_revision <= b.revision) return std::string("a block retired before its source");
+  Id last = b.published_at;
+  for (const auto& at : {b.retired_at, b.deleted_at})
+    if (at) {
+      if (*at <= last || *at > position) return std::string("block steps out of order");
+      last = *at;
+    }
   return std::nullopt;
 }
 
@@ -351,6 +382,10 @@ bool outcome_matches(const Command& op, const Outcome& outcome) {
         else if constexpr (std::is_same_v<C, Collect>)  // the record asked, and no more removed than one command may
           return o->pid == command.pid && o->kind == command.kind && o->record == command.record.value_or(command.pid) &&
                  o->removed <= kCollectRemovals;
+        else if constexpr (std::is_same_v<C, RetireBlock>)
+          return o->resource == command.resource && o->name == command.name && o->state == BlockState::kRetired;
+        else if constexpr (std::is_same_v<C, DeleteBlock>)
+          return o->resource == command.resource && o->name == command.name && o->state == BlockState::kDeleted;
         else if constexpr (requires { o->pid; command.pid; }) return o->pid == command.pid;
         else return true;
       },

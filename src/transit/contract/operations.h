@@ -45,6 +45,8 @@ inline constexpr std::string_view kRuntimeBinding = "runtime_binding";
 inline constexpr std::string_view kStation = "station";
 // Working-catalog collection (decisions 110-119): collect.
 inline constexpr std::string_view kCollection = "collection";
+// Blocks (decisions 100-109): their records, source-qualified reads, retirement and deletion.
+inline constexpr std::string_view kBlocks = "blocks";
 // Reported, gating no operation of their own: what turns and views support.
 inline constexpr std::string_view kRetainedReadVersions = "retained_read_versions";
 inline constexpr std::string_view kTurnWithVersions = "turn_with_versions";
@@ -58,7 +60,7 @@ inline constexpr std::array kSupported = {  // deduced: std::array<std::string_v
     kWorkerRotation,           kEffectReconciliation, kMaintenance,       kCheckpoints,
     kLeasedSnapshots,          kSnapshotRead,       kPayloads,
     kRuntimeBinding,           kStation,
-    kCollection};
+    kCollection,               kBlocks};
 
 template <typename Op, typename... Of> inline constexpr bool kOneOf = (std::is_same_v<Op, Of> || ...);
 
@@ -68,7 +70,7 @@ template <typename Op> constexpr std::string_view required() {
   else if constexpr (requires(Op op) { op.expected_revision; }) return kDeclarativeAuthorization;
   else if constexpr (kOneOf<Op, IdentityQuery>) return kIdentity;
   else if constexpr (kOneOf<Op, DecisionQuery>) return kDecision;
-  else if constexpr (kOneOf<Op, CreateResource, RetireResource, ReadBlock>) return kResources;
+  else if constexpr (kOneOf<Op, CreateResource, RetireResource>) return kResources;
   else if constexpr (kOneOf<Op, ListResources, ListAssociations, ListEntries>) return kPagedCatalogs;
   else if constexpr (kOneOf<Op, ListProcesses>) return kProcessListing;
   else if constexpr (kOneOf<Op, AssociationLookup>) return kAssociationLookup;
@@ -87,6 +89,7 @@ template <typename Op> constexpr std::string_view required() {
   else if constexpr (kOneOf<Op, RuntimeIntent, RuntimeObserve, RuntimeUpgrade, Activate, RuntimeQuery>)
     return kRuntimeBinding;
   else if constexpr (kOneOf<Op, Collect>) return kCollection;
+  else if constexpr (kOneOf<Op, ReadBlock, BlockRead, RetireBlock, DeleteBlock>) return kBlocks;
   else {
     static_assert(kOneOf<Op, CreateProcess, Associate, Initialize, Own, Send, Turn, FailTurn, Suspend, Resume,
                          ProcessRead, Terminate, Spawn>,
@@ -140,6 +143,8 @@ template <> struct OutcomeFor<RuntimeObserve> { using type = RuntimeChanged; };
 template <> struct OutcomeFor<RuntimeUpgrade> { using type = RuntimeChanged; };
 template <> struct OutcomeFor<Activate> { using type = RuntimeChanged; };
 template <> struct OutcomeFor<Collect> { using type = Collected; };
+template <> struct OutcomeFor<RetireBlock> { using type = BlockChanged; };
+template <> struct OutcomeFor<DeleteBlock> { using type = BlockChanged; };
 template <typename Op> using OutcomeOf = typename OutcomeFor<Op>::type;
 
 /// The control mutations, which the control reserve admits beyond the

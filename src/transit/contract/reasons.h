@@ -247,7 +247,15 @@ constexpr int http_status(RejectionCode code) {
   X(kVersionRetained, "version_retained", kConflict, "a retired, uncollected process retains a view of the resource") \
   X(kAssociationLive, "association_live", kConflict, "a running process is associated with the resource")          \
   X(kProcessLive, "process_live", kInvalidProposal, "a process is collected only once its permanent retirement is recorded") \
-  X(kResourceNotRemoved, "resource_not_removed", kInvalidProposal, "a resource whose lifetime the process owns is not collected yet")
+  X(kResourceNotRemoved, "resource_not_removed", kInvalidProposal, "a resource whose lifetime the process owns is not collected yet") \
+  /* blocks (node/blocks.cc) */                                                                                        \
+  X(kNotBlockOwner, "not_block_owner", kDenied, "only an administrator (pid_admin) of the block's owning process retires or deletes it") \
+  X(kBlockRetired, "block_retired", kInvalidProposal, "the block is retired at the revision read, or retired already") \
+  X(kBlockDeleted, "block_deleted", kInvalidProposal, "the block's body is deleted: only its record remains")        \
+  X(kBlockNotRetired, "block_not_retired", kInvalidProposal, "only a retired block's body is deleted")               \
+  X(kBlockViewed, "block_viewed", kConflict, "a view of a live process can still read the block")                    \
+  X(kBlockSourceMismatch, "block_source_mismatch", kConflict, "the block was published at another revision or with another SHA-256") \
+  X(kBlockCorrupt, "block_corrupt", kServiceUncertain, "the stored body no longer matches its recorded SHA-256; it is not served")
 
 enum class Reason : std::uint8_t {
 #define TRANSIT_REASON_ENUMERATOR(id, name, code, meaning) id,

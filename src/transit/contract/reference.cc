@@ -276,6 +276,12 @@ is not a turn with block descriptors; a short, extra or altered body is
 signed; the block bodies are bound by their descriptors (`length`, `sha256`),
 which are inside the signed request.
 
+Block bodies are never in the journal's records (decision 108). A published
+block has a record (`block_info`: its source revision, length, SHA-256 and
+owning process); `read_block` answers the body with its source and SHA-256,
+which the node checked the stored body against and a client checks again,
+and may name the `source` it expects (decisions 100-106).
+
 ### Value kinds
 
 | kind in the tables | JSON | example |

@@ -389,14 +389,6 @@ struct ListProcesses {
 };
 template <typename V> void fields(V& v, ListProcesses& t) { v("cursor", t.cursor); }
 
-struct ReadBlock {
-  static constexpr std::string_view kName = "read_block";
-  Basis basis;
-  EntryKey name;
-  bool operator==(const ReadBlock&) const = default;
-};
-template <typename V> void fields(V& v, ReadBlock& t) { v("basis", t.basis)("name", t.name); }
-
 // ---- query results ------------------------------------------------------------------
 
 struct ResourceInfo {
@@ -590,16 +582,6 @@ struct ProcessPage {
 };
 template <typename V> void fields(V& v, ProcessPage& t) { v("cut", t.cut)("items", t.items)("cursor", t.cursor); }
 
-struct Block {
-  static constexpr std::string_view kName = "block";
-  Id resource = 0;
-  Id revision = 0;
-  EntryKey name;
-  Hex<kBlockBytes> body;
-  bool operator==(const Block&) const = default;
-};
-template <typename V> void fields(V& v, Block& t) {
-  v("resource", t.resource)("revision", t.revision)("name", t.name)("body", t.body);
-}
+// read_block and its Block answer: blocks.h.
 
 }  // namespace cowboy::transit

@@ -15,6 +15,7 @@
 #include "transit/contract/payloads.h"
 #include "transit/contract/runtime.h"
 #include "transit/contract/collection.h"
+#include "transit/contract/blocks.h"
 
 namespace cowboy::transit {
 
@@ -154,7 +155,9 @@ using Command = std::variant<CreatePrincipal, CreateRole, BindCredential, Unbind
                              // runtime binding (runtime.h)
                              RuntimeIntent, RuntimeObserve, RuntimeUpgrade, Activate,
                              // collection (collection.h)
-                             Collect>;
+                             Collect,
+                             // blocks (blocks.h)
+                             RetireBlock, DeleteBlock>;
 
 struct Request {
   static constexpr std::string_view kName = "Request";
@@ -220,7 +223,9 @@ using QueryOp = std::variant<IdentityQuery, CapabilitiesQuery, DecisionQuery, Li
                              // payloads (payloads.h)
                              PayloadRead,
                              // runtime binding (runtime.h)
-                             RuntimeQuery>;
+                             RuntimeQuery,
+                             // blocks (blocks.h)
+                             BlockRead>;
 
 struct Query {
   static constexpr std::string_view kName = "Query";
@@ -310,7 +315,9 @@ using Outcome = std::variant<PrincipalCreated, RoleCreated, Granted, PolicyChang
                              // runtime binding (runtime.h)
                              RuntimeChanged,
                              // collection (collection.h)
-                             Collected>;
+                             Collected,
+                             // blocks (blocks.h)
+                             BlockChanged>;
 
 struct Receipt {
   static constexpr std::string_view kName = "Receipt";
@@ -406,7 +413,9 @@ using QueryResult = std::variant<Identity, Capabilities, Decision, ResourcePage,
                                  // payloads (payloads.h)
                                  PayloadInfo,
                                  // runtime binding (runtime.h)
-                                 RuntimeInfo>;
+                                 RuntimeInfo,
+                                 // blocks (blocks.h)
+                                 BlockInfo>;
 static_assert(std::variant_size_v<QueryResult> == std::variant_size_v<QueryOp>);
 
 struct Response {

@@ -56,6 +56,8 @@ struct Touched {
   // Records collection removes (collection.cc, decisions 110-119): deleted, never rewritten.
   std::vector<Id> views_removed, outputs_removed, effects_removed, payloads_removed;
   std::vector<std::pair<Id, Id>> associations_removed, inputs_removed;  // (pid, revision), (pid, input)
+  std::vector<BlockInfo> block_records;                   // written whole (decisions 100-109)
+  std::vector<std::pair<Id, EntryKey>> blocks_deleted;    // bodies removed by delete_block
   std::optional<Id> trim_below;  // a new history floor: journal entries below it go (decision 66)
   std::vector<std::pair<Id, bool>> ended;  // the ended-process index: (pid, candidate now)
 };
@@ -93,6 +95,8 @@ class CatalogReader {
   virtual std::optional<Input> input(Id pid, Id input) const = 0;
   /// A block and the revision that wrote it.
   virtual std::optional<std::pair<Id, Bytes>> block(Id resource, const EntryKey& name) const = 0;
+  /// A block's record, whatever its state; none when the name was never published.
+  virtual std::optional<BlockInfo> block_record(Id resource, const EntryKey& name) const = 0;
   /// The journal entry at `position` as published by a synced write: none
   /// when it is trimmed, not yet durable, or does not decode.
   virtual std::optional<JournalEntry> committed_entry(Id position) const = 0;
@@ -266,6 +270,13 @@ class Authority {
   /// Why `worker` may not be bound to `pid` or activated there: the worker rules of rotate_worker.
   std::optional<Refusal> check_bindable_worker(Id worker, Id pid) const;
   RuntimeChanged runtime_changed(const RuntimeInfo& r) const;
+  // Blocks (blocks.cc, decisions 100-109).
+  Result<Outcome, Refusal> apply(const RetireBlock& op, Step& step);
+  Result<Outcome, Refusal> apply(const DeleteBlock& op, Step& step);
+  /// A block whose next step the caller may take: its resource is writable
+  /// by the caller and live, the block is recorded, and the caller
+  /// administers its owning process.
+  Result<BlockInfo, Refusal> owned_block(Id resource, const EntryKey& name, const Step& step) const;
   /// A payload whose next step the caller may record: it exists, the caller
   /// is its publisher and holds execute at its PID now.
   Result<PayloadInfo*, Refusal> published_payload(Id payload, const Step& step);
@@ -316,6 +327,7 @@ class Authority {
   Result<QueryResult, Refusal> read(const ReadCtx& ctx, const CheckpointQuery& q) const;
   Result<QueryResult, Refusal> read(const ReadCtx& ctx, const PayloadRead& q) const;
   Result<QueryResult, Refusal> read(const ReadCtx& ctx, const RuntimeQuery& q) const;
+  Result<QueryResult, Refusal> read(const ReadCtx& ctx, const BlockRead& q) const;
   /// Why a continuation at `cut` may not go on, given where its catalog last changed (decision 6).
   std::optional<Refusal> stale_cut(Id cut, Id catalog_position) const;
 

@@ -16,6 +16,7 @@ namespace {
 
 constexpr std::size_t kMaxInputBytes = 1024;
 constexpr std::size_t kMaxProcessBytes = 256 * 1024;  // the journal's bound on a stored record
+constexpr std::size_t kMaxBlockRecordBytes = 1024;  // a BlockInfo spelled at its longest is under 700
 
 // The prefix of an entry version: everything but its revision.
 class EntryPrefix final : public rocksdb::SliceTransform {
@@ -142,6 +143,18 @@ void Catalog::processes(Id after, Id position, const std::function<bool(const Pr
     auto record = from_json<ProcessRecord>(it->value().ToStringView(), kMaxProcessBytes);
     if (record.ok() && !visit(*record)) return;
   }
+}
+
+std::optional<BlockInfo> decode_block_record(std::string_view stored) {
+  auto decoded = from_json<BlockInfo>(stored, kMaxBlockRecordBytes);
+  if (!decoded.ok()) return std::nullopt;
+  return std::move(*decoded);
+}
+
+std::optional<BlockInfo> Catalog::block_record(Id resource, const EntryKey& name) const {
+  auto stored = get(layout::block_record(resource, name));
+  if (!stored) return std::nullopt;
+  return decode_block_record(*stored);
 }
 
 // Read from the store alone: the batches hold what is not durable yet.

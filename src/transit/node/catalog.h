@@ -21,6 +21,11 @@ namespace cowboy::transit::node {
 /// The store's options for entry versions: a prefix extractor and bloom filters.
 void configure_entry_filters(rocksdb::Options& options);
 
+/// A stored block record (layout::block_record's value) as the node reads it
+/// back: strictly, bounded; none for anything this build did not write.
+/// (fuzz_transit_block_record)
+std::optional<BlockInfo> decode_block_record(std::string_view stored);
+
 class Catalog final : public CatalogReader {
  public:
   /// `staged` and `in_flight` may be null; both outlive this reader, and
@@ -33,6 +38,7 @@ class Catalog final : public CatalogReader {
                std::size_t budget) const override;
   std::optional<Input> input(Id pid, Id input) const override;
   std::optional<std::pair<Id, Bytes>> block(Id resource, const EntryKey& name) const override;
+  std::optional<BlockInfo> block_record(Id resource, const EntryKey& name) const override;
   std::optional<JournalEntry> committed_entry(Id position) const override;
 
   /// `pid`'s record as of `position`: its newest version at or below it.

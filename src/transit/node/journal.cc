@@ -213,6 +213,8 @@ void Journal::stage(const Authority& authority, const Touched& touched, std::str
     value.append(reinterpret_cast<const char*>(b.body->data()), b.body->size());
     w.Put(layout::block(b.resource, b.name), value);
   }
+  for (const auto& r : touched.block_records) w.Put(layout::block_record(r.resource, r.name), to_json(r));
+  for (const auto& [resource, name] : touched.blocks_deleted) w.Delete(layout::block(resource, name));
 }
 
 std::shared_ptr<Journal::Batch> Journal::take_staged(const Head& head) {

@@ -121,4 +121,12 @@ inline std::optional<EntryValue> parse_entry_value(std::string_view stored) {
 
 inline std::string block(std::uint64_t resource, const EntryKey& name) { return padded(kBlocks, resource, name); }
 
+/// A block's record (BlockInfo, JSON), beside its body and outliving it
+/// (docs/transit.md, decisions 100-109): written by the turn that publishes
+/// the block and rewritten by its retirement and deletion.
+inline constexpr char kBlockRecords = 'k';
+inline std::string block_record(std::uint64_t resource, const EntryKey& name) {
+  return padded(kBlockRecords, resource, name);
+}
+
 }  // namespace cowboy::transit::node::layout

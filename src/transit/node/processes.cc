@@ -187,8 +187,9 @@ Result<Outcome, Refusal> Authority::apply(const Turn& op, Step& step) {
     if (op.resource_revision && *op.resource_revision != written->info.revision)
       return refuse(Reason::kResourceRevisionChanged,
                     "the resource is at revision " + std::to_string(written->info.revision));
+    // A name is published once, ever: a retired or deleted block's record keeps it (decision 100).
     for (const auto& b : op.blocks.items)
-      if (step.catalog.block(*op.resource, b.name))
+      if (step.catalog.block_record(*op.resource, b.name))
         return refuse(Reason::kBlockExists, "blocks are immutable once written");
   }
   for (Id viewed : op.views.items) {
@@ -219,8 +220,13 @@ Result<Outcome, Refusal> Authority::apply(const Turn& op, Step& step) {
     published.revision = revision;
     for (const auto& m : op.mutations.items)
       step.touched.entries.push_back({written->info.resource, m.key, revision, m.value});
-    for (std::size_t i = 0; i < op.blocks.items.size(); ++i)
-      step.touched.blocks.push_back({written->info.resource, op.blocks.items[i].name, revision, &step.blocks[i]});
+    for (std::size_t i = 0; i < op.blocks.items.size(); ++i) {
+      const auto& b = op.blocks.items[i];
+      step.touched.blocks.push_back({written->info.resource, b.name, revision, &step.blocks[i]});
+      step.touched.block_records.push_back(BlockInfo{written->info.resource, b.name, revision, b.length, b.sha256,
+                                                     op.pid, step.caller, BlockState::kPublished, step.position,
+                                                     std::nullopt, std::nullopt, std::nullopt});
+    }
   }
   for (Id viewed : op.views.items) {
     const Id id = head_.next_view++;

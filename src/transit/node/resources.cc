@@ -247,14 +247,6 @@ Result<QueryResult, Refusal> Authority::read(const ReadCtx& ctx, const ReadAcces
   return QueryResult{ResourceAccess{resources_.at(q.resource).info}};
 }
 
-Result<QueryResult, Refusal> Authority::read(const ReadCtx& ctx, const ReadBlock& q) const {
-  auto selected = select(ctx, q.basis);
-  if (!selected.ok()) return Err{selected.error()};
-  const Id id = selected->resource->info.resource;
-  auto found = ctx.catalog.block(id, q.name);
-  if (!found || found->first > selected->revision)
-    return refuse(Reason::kUnknownBlock, "no such block at this revision");
-  return QueryResult{Block{id, found->first, q.name, Hex<kBlockBytes>{std::move(found->second)}}};
-}
+// read_block: blocks.cc.
 
 }  // namespace cowboy::transit::node
