@@ -160,6 +160,12 @@ struct World {
   std::uint16_t port() { return static_cast<std::uint16_t>(std::stoi(node->cip11_genesis()->validators[0].endpoint.substr(10))); }
 };
 
+// The load generator's runners admit any validator (their seals are not checked either).
+class AdmitAll final : public Admission {
+ public:
+  std::optional<GoodbyeReason> admit(const Hello&) override { return std::nullopt; }
+};
+
 // Both crowds keep their runners on two io threads, runner i on groups[i % 2];
 // silencing a group stops its thread.
 template <typename Group>
@@ -231,10 +237,7 @@ struct Crowd {
     bool stopped = false;
   };
   SystemEntropy entropy;
-  class AdmitAll final : public Admission {
-   public:
-    std::optional<GoodbyeReason> admit(const Hello&) override { return std::nullopt; }
-  } admit_all;
+  AdmitAll admit_all;
   std::array<Group, 2> groups;
   std::vector<Runner> runners;
   std::atomic<int> admitted{0};
@@ -619,10 +622,7 @@ struct Fleet {
   };
   static constexpr int kPerAddress = 20;
   SystemEntropy entropy;
-  class AdmitAll final : public Admission {
-   public:
-    std::optional<GoodbyeReason> admit(const Hello&) override { return std::nullopt; }
-  } admit_all;
+  AdmitAll admit_all;
   std::array<Group, 2> groups;
   std::vector<Runner> runners;
   std::atomic<std::size_t> admitted{0};  // epoch-0 links admitted (no losses counted: the ramp's figure)
