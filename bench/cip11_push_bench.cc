@@ -19,28 +19,44 @@
 // validator's per-address connection rate limit is lifted here.
 //
 //   build/bin/cip11_push_bench --runners 1000 --jobs 200 --runs 3
+//
+// With --validators 4 the chain is four `cip11d --genesis` processes instead
+// (issue 42: push after block commit, reconnection across the genesis'
+// validator-set change, first attempts wasted on silent runners with
+// present-first on and off, alternated; the section "several validators"):
+//
+//   build/bin/cip11_push_bench --validators 4 --runners 400 --jobs 100 --runs 5 --activation 50
 #include <CLI/CLI.hpp>
 #include <boost/asio/executor_work_guard.hpp>
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/post.hpp>
 #include <boost/asio/steady_timer.hpp>
 #include <cstdio>
+#include <ctime>
+#include <fstream>
 #include <future>
 #include <mutex>
 #include <set>
 #include <thread>
 
 #include "../tests/support/ports.h"
+#include "../tests/support/process.h"
 #include "../tests/support/temp_dir.h"
 #include "bench_util.h"
 #include "cip11/chain/codec.h"
+#include "cip11/chain/snapshots.h"
 #include "cip11/link/runner_link.h"
 #include "cip11/quic/arena.h"
 #include "cip11/subset.h"
 #include "cip11/validator/service.h"
+#include "common/clock.h"
+#include "common/keyfile.h"
 #include "common/log.h"
 #include "common/process_limits.h"
+#include "devchain/cip11_genesis.h"
 #include "devchain/cip11_port.h"
+#include "devchain/genesis.h"
+#include "devchain/http_client.h"
 #include "devchain/node.h"
 #include "devchain/wallet.h"
 #include "net/dev_cert.h"
@@ -60,6 +76,8 @@ struct Options {
   int block_ms = 1000;  // the spec's default block time (§6.6)
   int poll_ms = 1000;
   std::uint64_t timeout_blocks = 5;
+  int validators = 0;             // 4: four cip11d processes (the section "several validators" below)
+  std::uint64_t activation = 70;  // --validators: the height of the scheduled set change
 };
 
 double ms_between(Clock::time_point a, Clock::time_point b) { return std::chrono::duration<double, std::milli>(b - a).count(); }
@@ -142,6 +160,61 @@ struct World {
   std::uint16_t port() { return static_cast<std::uint16_t>(std::stoi(node->cip11_genesis()->validators[0].endpoint.substr(10))); }
 };
 
+// The load generator's runners admit any validator (their seals are not checked either).
+class AdmitAll final : public Admission {
+ public:
+  std::optional<GoodbyeReason> admit(const Hello&) override { return std::nullopt; }
+};
+
+// Both crowds keep their runners on two io threads, runner i on groups[i % 2];
+// silencing a group stops its thread.
+template <typename Group>
+void run_groups(std::array<Group, 2>& groups) {
+  for (auto& g : groups)
+    g.thread = std::thread([&g] {
+      auto guard = asio::make_work_guard(g.io);
+      g.io.run();
+    });
+}
+
+// Ends each live group's runners on its own thread (`end(i)`), then stops and joins every thread.
+template <typename Group>
+void stop_groups(std::array<Group, 2>& groups, std::size_t runners, const std::function<void(std::size_t)>& end) {
+  for (std::size_t k = 0; k < groups.size(); ++k) {
+    Group& g = groups[k];
+    if (!g.stopped) {
+      std::promise<void> done;
+      asio::post(g.io, [&] {
+        for (std::size_t i = k; i < runners; i += groups.size()) end(i);
+        done.set_value();
+      });
+      done.get_future().wait();
+      g.io.stop();
+    }
+    g.thread.join();
+  }
+}
+
+// A Ping per block, spread over the first half of the block as runners'
+// phases spread them: `ping(i)` for each runner of each live group, in 50 slices.
+template <typename Group>
+void ping_spread(std::array<Group, 2>& groups, std::size_t runners, std::chrono::milliseconds block,
+                 std::function<void(std::size_t)> ping) {
+  for (std::size_t k = 0; k < groups.size(); ++k) {
+    Group& g = groups[k];
+    if (g.stopped) continue;
+    asio::post(g.io, [&g, k, runners, block, ping, n = groups.size()] {
+      const std::size_t slices = 50;
+      for (std::size_t s = 0; s < slices; ++s) {
+        auto t = std::make_shared<asio::steady_timer>(g.io, block / 2 * static_cast<int>(s) / static_cast<int>(slices));
+        t->async_wait([t, s, k, slices, runners, ping, n](boost::system::error_code) {
+          for (std::size_t i = k + s * n; i < runners; i += slices * n) ping(i);
+        });
+      }
+    });
+  }
+}
+
 // The runners: RunnerLinks in two groups, each with its own io thread and UDP
 // socket; each acks a push and answers with its result. Silencing a group
 // stops its io thread: no Ping, no answer, not even a QUIC ACK, and no
@@ -164,10 +237,7 @@ struct Crowd {
     bool stopped = false;
   };
   SystemEntropy entropy;
-  class AdmitAll final : public Admission {
-   public:
-    std::optional<GoodbyeReason> admit(const Hello&) override { return std::nullopt; }
-  } admit_all;
+  AdmitAll admit_all;
   std::array<Group, 2> groups;
   std::vector<Runner> runners;
   std::atomic<int> admitted{0};
@@ -202,45 +272,18 @@ struct Crowd {
       asio::post(g.io, [this, k] {
         for (std::size_t i = k; i < runners.size(); i += groups.size()) runners[i].link->start();
       });
-      g.thread = std::thread([&g] {
-        auto guard = asio::make_work_guard(g.io);
-        g.io.run();
-      });
     }
+    run_groups(groups);
   }
   ~Crowd() {
-    for (std::size_t k = 0; k < groups.size(); ++k) {
-      Group& g = groups[k];
-      if (!g.stopped) {
-        std::promise<void> done;
-        asio::post(g.io, [&] {
-          for (std::size_t i = k; i < runners.size(); i += groups.size()) runners[i].link.reset();
-          done.set_value();
-        });
-        done.get_future().wait();
-        g.io.stop();
-      }
-      g.thread.join();
-    }
+    stop_groups(groups, runners.size(), [this](std::size_t i) { runners[i].link.reset(); });
     runners.clear();  // a silenced group's links go without a word, as a dead process's would
     for (auto& g : groups) g.endpoint.reset();
   }
 
   // A Ping per block, spread over the first half of the block as runners' phases spread them.
   void on_block(std::uint64_t h, std::chrono::milliseconds block) {
-    for (std::size_t k = 0; k < groups.size(); ++k) {
-      Group& g = groups[k];
-      asio::post(g.io, [this, &g, k, h, block] {
-        const std::size_t slices = 50;
-        for (std::size_t s = 0; s < slices; ++s) {
-          auto t = std::make_shared<asio::steady_timer>(g.io, block / 2 * static_cast<int>(s) / static_cast<int>(slices));
-          t->async_wait([this, t, h, s, k, slices](boost::system::error_code) {
-            for (std::size_t i = k + s * groups.size(); i < runners.size(); i += slices * groups.size())
-              runners[i].link->on_block(h);
-          });
-        }
-      });
-    }
+    ping_spread(groups, runners.size(), block, [this, h](std::size_t i) { runners[i].link->on_block(h); });
   }
 
   void on_frame(Runner& r, std::int64_t stream, const Frame& f) {
@@ -422,6 +465,475 @@ RunResult run_once(const Options& o) {
   return out;
 }
 
+// ---- several validators (--validators 4) -----------------------------------
+//
+// Four `cip11d --genesis` processes (docs/devchain.md "Several validators",
+// each its own chain store, QUIC listener and key, proposing in rotation and
+// gossiping presence) and N runners in this process, each holding one
+// RunnerLink per validator of its Sub(R) (k = 3 of 4: 3N connections), spread
+// 20 runners to a loopback source address (127.0.x.y) as in cip11_quic_bench,
+// so the validators' per-address connection limits stay on. The genesis
+// schedules ValidatorSetSnapshot(1) at --activation without validator 3
+// (docs/devchain.md D9), with an overlap longer than the run.
+//
+// One run, on one chain: ramp (runners started 25 every 250 ms); push phase
+// (jobs while every runner is live: commit -> JobAssignment, where "commit" is
+// the earliest `durable_at_us` any validator logged for the assignment and the
+// arrival is the first push at the runner, both on the host's clock); the
+// reconfiguration (from the crowd reading the activation block, as a runner
+// does, to each runner's last epoch-1 admission); then half of the runners
+// silent and, after PRESENCE_TIMEOUT_BLOCKS, the wasted-first-attempt phase.
+
+struct Fleet;
+
+struct ValidatorsRun {
+  double ramp_s = 0;
+  std::vector<double> commit_to_assignment;  // ms
+  std::vector<double> reconnect;             // ms, one per live runner
+  std::size_t reconnect_missing = 0;         // live runners not readmitted under epoch 1 within the wait
+  std::map<std::string, std::size_t> epoch1_losses;  // why epoch-1 links were lost or refused, by reason
+  double wasted = 0;
+  std::size_t wasted_jobs = 0;
+  std::string failure;  // empty when the run completed
+};
+
+struct ValidatorChain {
+  static constexpr std::size_t kValidators = 4, kLeaving = 3;
+  cowboy::testing::TempDir dir;
+  crypto::Secp256k1Secret submitter{};
+  devchain::Cip11Genesis cip11;
+  std::vector<std::uint16_t> chain_ports, quic_ports;
+  std::vector<std::unique_ptr<cowboy::testing::ChildProcess>> processes;
+  std::optional<chain::ValidatorSnapshots> snapshots;
+  Bytes32 instance{};
+
+  ValidatorChain(const Options& o, bool present_first) {
+    submitter.fill(0x44);
+    devchain::GenesisSpec g;
+    g.chain_name = "push-bench-validators";
+    g.governance_admin = *crypto::secp256k1_address(submitter);
+    g.balances.emplace_back(g.governance_admin, u128{1} << 100);
+    std::filesystem::create_directories(dir.path() / "keys");
+    cip11.params.chain_id = 31337;
+    cip11.params.transport_enabled = true;
+    cip11.params.present_first_enabled = present_first;
+    cip11.params.multi_validator = true;
+    cip11.params.heartbeat_timeout_blocks = 1'000'000;  // no on-chain heartbeats in the bench: the floor holds
+    chain_ports = cowboy::testing::free_ports(SOCK_STREAM, kValidators);
+    quic_ports = cowboy::testing::free_ports(SOCK_DGRAM, kValidators);
+    for (std::size_t i = 0; i < kValidators; ++i) {
+      auto seed = load_or_create_secret(key_path(i));
+      cip11.validators.push_back({crypto::ed25519_from_seed(*seed).public_key, "127.0.0.1:" + std::to_string(quic_ports[i])});
+    }
+    for (int i = 0; i < o.runners; ++i)
+      cip11.runners.push_back({*crypto::secp256k1_public_key(runner_secret(static_cast<std::uint32_t>(i))), 1000, 1u << 3, {}, 4, 0});
+    chain::ValidatorSetChange change{o.activation, {}};
+    for (std::size_t i = 0; i < kValidators; ++i)
+      if (i != kLeaving) change.peer_keys.push_back(cip11.validators[i].peer_key);
+    std::sort(change.peer_keys.begin(), change.peer_keys.end());
+    cip11.validator_set_changes.push_back(change);
+    cip11.overlap_blocks = 100'000;  // no cutoff within a run
+    g.cip11 = cip11;
+    snapshots = devchain::validator_snapshots(cip11);
+    std::ofstream(dir.path() / "genesis.json") << devchain::genesis_to_json(g).dump();
+    for (std::size_t i = 0; i < kValidators; ++i) {
+      std::string peers;
+      for (std::size_t j = 0; j < kValidators; ++j)
+        if (j != i) peers += (peers.empty() ? "" : ",") + url(j);
+      processes.push_back(std::make_unique<cowboy::testing::ChildProcess>(
+          std::vector<std::string>{std::string(COWBOY_BIN_DIR) + "/cip11d", "--data-dir", (dir.path() / std::to_string(i)).string(),
+                                   "--genesis", (dir.path() / "genesis.json").string(), "--key", key_path(i).string(),
+                                   "--peers", peers, "--chain-listen", "127.0.0.1:" + std::to_string(chain_ports[i]),
+                                   "--admin-listen", "127.0.0.1:0", "--block-ms", std::to_string(o.block_ms)},
+          log_path(i).string()));
+    }
+    for (auto& p : processes)
+      if (!p->wait_for_line("cip11d listening on quic://", std::chrono::seconds(60))) throw std::runtime_error("a cip11d did not start");
+    for (int i = 0; i < 100 && instance == Bytes32{}; ++i) {
+      if (auto id = api(0).chain_instance_id()) instance = *id;
+      else std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    }
+  }
+  std::filesystem::path key_path(std::size_t i) const { return dir.path() / "keys" / std::to_string(i); }
+  std::filesystem::path log_path(std::size_t i) const { return dir.path() / ("cip11d-" + std::to_string(i) + ".log"); }
+  std::string url(std::size_t i) const { return "http://127.0.0.1:" + std::to_string(chain_ports[i]); }
+  devchain::HttpClient api(std::size_t i) const { return devchain::HttpClient("127.0.0.1", chain_ports[i], std::chrono::seconds(2)); }
+  std::uint64_t height() const {
+    auto h = api(0).chain_head();
+    return h ? h->height : 0;
+  }
+
+  // Every validator's `event=assignment` lines: per job, its first attempt
+  // (lowest height) and that block's earliest durable time at any validator.
+  struct FirstAttempt {
+    std::uint64_t height = 0, durable_us = 0;
+    std::string runner;
+  };
+  std::map<std::string, FirstAttempt> first_attempts() const {
+    std::map<std::string, FirstAttempt> out;
+    auto field = [](const std::string& line, const std::string& name) -> std::string {
+      auto at = line.find(" " + name + "=");
+      if (at == std::string::npos) return {};
+      at += name.size() + 2;
+      return line.substr(at, line.find(' ', at) - at);
+    };
+    for (std::size_t i = 0; i < kValidators; ++i) {
+      std::ifstream in(log_path(i));
+      for (std::string line; std::getline(in, line);) {
+        if (line.find("event=assignment") == std::string::npos) continue;
+        const std::string job = field(line, "job_id"), runner = field(line, "runner");
+        if (field(line, "height").empty() || field(line, "durable_at_us").empty()) continue;
+        const std::uint64_t h = std::stoull(field(line, "height")), t = std::stoull(field(line, "durable_at_us"));
+        auto [it, fresh] = out.try_emplace(job, FirstAttempt{h, t, runner});
+        if (fresh) continue;
+        if (h < it->second.height) it->second = FirstAttempt{h, t, runner};
+        else if (h == it->second.height) it->second.durable_us = std::min(it->second.durable_us, t);
+      }
+    }
+    return out;
+  }
+};
+
+struct Fleet {
+  struct Link {
+    std::size_t validator = 0;
+    std::uint64_t epoch = 0;
+    std::unique_ptr<RunnerLink> link;
+  };
+  struct Runner {
+    crypto::Secp256k1Secret secret{};
+    crypto::Secp256k1Compressed pub{};
+    std::string address;  // 0x…, as cip11d logs it
+    std::unique_ptr<Signer> key;
+    std::vector<Link> links;
+    std::uint64_t nonce = 0;
+    std::set<Bytes32> answered;
+    std::size_t epoch1_admitted = 0, epoch1_wanted = 0;
+    std::atomic<std::uint64_t> epoch1_done_us{0};
+    bool silent = false;
+  };
+  struct Group {
+    asio::io_context io{1};
+    SignatureWorker worker{io, 1};
+    net::ReadBudget budget{512 * 1024 * 1024};
+    std::vector<std::unique_ptr<RunnerEndpoint>> endpoints;
+    std::thread thread;
+    bool stopped = false;
+  };
+  static constexpr int kPerAddress = 20;
+  SystemEntropy entropy;
+  AdmitAll admit_all;
+  std::array<Group, 2> groups;
+  std::vector<Runner> runners;
+  std::atomic<std::size_t> admitted{0};  // epoch-0 links admitted (no losses counted: the ramp's figure)
+  ValidatorChain& vc;
+  const Options& o;
+  std::mutex mu;
+  std::map<Bytes32, std::uint64_t> received_us;  // job -> first push at any runner
+  std::map<std::string, std::size_t> epoch1_losses;
+  std::atomic<std::uint64_t> activation_seen_us{0};
+
+  Group& group_of(std::size_t i) { return groups[i % 2]; }
+
+  Fleet(const Options& opts, ValidatorChain& c) : runners(static_cast<std::size_t>(opts.runners)), vc(c), o(opts) {
+    for (std::size_t k = 0; k < groups.size(); ++k) {
+      const int addresses = (o.runners / 2 + kPerAddress) / kPerAddress;
+      for (int a = 0; a < addresses; ++a) {
+        const int n = 2 * a + static_cast<int>(k) + 1;
+        quic::EndpointConfig ec;
+        ec.host = "127.0." + std::to_string(1 + n / 250) + "." + std::to_string(1 + n % 250);
+        auto e = RunnerEndpoint::open(groups[k].io, groups[k].worker, groups[k].budget, ec);
+        if (!e) throw std::runtime_error("runner endpoint: " + e.error());
+        groups[k].endpoints.push_back(std::move(*e));
+      }
+    }
+    const auto& snap = *vc.snapshots;
+    for (std::size_t i = 0; i < runners.size(); ++i) {
+      Runner& r = runners[i];
+      r.secret = runner_secret(static_cast<std::uint32_t>(i));
+      r.pub = *crypto::secp256k1_public_key(r.secret);
+      r.address = to_hex0x(*crypto::secp256k1_address(r.secret));
+      r.key = std::make_unique<Signer>(*Signer::runner(r.secret));
+      for (const auto& t : chain::runner_links(snap, r.pub, 0, vc.cip11.params.subset)) add_link(i, t, 0);
+    }
+    run_groups(groups);
+  }
+  ~Fleet() {
+    stop_groups(groups, runners.size(), [this](std::size_t i) { runners[i].links.clear(); });
+    runners.clear();
+    for (auto& g : groups) g.endpoints.clear();
+  }
+
+  std::size_t validator_of(const crypto::Ed25519Public& key) const {
+    for (std::size_t v = 0; v < vc.cip11.validators.size(); ++v)
+      if (vc.cip11.validators[v].peer_key == key) return v;
+    throw std::logic_error("no such validator");
+  }
+
+  // A link of runner i to `t`, not started (as the runner's own offer_for: its pair, the active one as the other).
+  void add_link(std::size_t i, const chain::EpochLink& t, std::uint64_t height) {
+    Runner& r = runners[i];
+    const std::size_t v = validator_of(t.validator);
+    RunnerLinkConfig config;
+    config.port = vc.quic_ports[v];
+    LocalOffer now = chain::offer_at(*vc.snapshots, vc.cip11.params.chain_id, height);
+    config.offer = now;
+    config.offer.subset_epoch = t.pair.subset_epoch;
+    config.offer.validator_set_hash = t.pair.validator_set_hash;
+    const EpochPair active{now.subset_epoch, now.validator_set_hash};
+    config.offer.overlap = t.pair == active ? now.overlap : std::optional<EpochPair>(active);
+    config.block_time = std::chrono::milliseconds(o.block_ms);
+    config.check_peer_seals = false;
+    const std::uint64_t epoch = t.pair.subset_epoch;
+    RunnerLink::Callbacks cb;
+    cb.on_admitted = [this, &r, epoch] {
+      if (epoch == 0) {
+        ++admitted;
+      } else if (++r.epoch1_admitted == r.epoch1_wanted) {
+        r.epoch1_done_us = unix_micros();
+      }
+    };
+    auto self = std::make_shared<RunnerLink*>(nullptr);  // the callback needs its link, made after it
+    if (epoch == 1)
+      cb.on_lost = [this](const std::string& why) {
+        std::lock_guard lock(mu);
+        ++epoch1_losses[why.substr(0, why.find(':'))];
+      };
+    cb.on_job_frame = [this, &r, self](std::int64_t stream, const Frame& f, const Res<Unit>&) { on_frame(r, **self, stream, f); };
+    Group& g = group_of(i);
+    r.links.push_back({v, epoch, std::make_unique<RunnerLink>(*g.endpoints[i / 2 / kPerAddress], *r.key, admit_all, entropy, config, cb)});
+    *self = r.links.back().link.get();
+  }
+
+  // Starts the epoch-0 links, 25 runners every 250 ms.
+  void ramp() {
+    for (std::size_t from = 0; from < runners.size(); from += 25) {
+      for (std::size_t k = 0; k < groups.size(); ++k)
+        asio::post(groups[k].io, [this, from, k] {
+          for (std::size_t i = from; i < std::min(from + 25, runners.size()); ++i)
+            if (i % groups.size() == k)
+              for (auto& l : runners[i].links) l.link->start();
+        });
+      std::this_thread::sleep_for(std::chrono::milliseconds(250));
+    }
+  }
+
+  // A Ping per link per block, spread over the first half of the block.
+  void on_block(std::uint64_t h) {
+    ping_spread(groups, runners.size(), std::chrono::milliseconds(o.block_ms), [this, h](std::size_t i) {
+      for (auto& l : runners[i].links) l.link->on_block(h);
+    });
+  }
+
+  // The activation block read: the epoch-1 links open and the epoch-0 link to
+  // each validator of both subsets is retired (choice 81), on the runners' threads.
+  void reconfigure(std::uint64_t height) {
+    activation_seen_us = unix_micros();
+    for (std::size_t k = 0; k < groups.size(); ++k) {
+      if (groups[k].stopped) continue;
+      asio::post(groups[k].io, [this, k, height] {
+        for (std::size_t i = k; i < runners.size(); i += groups.size()) {
+          Runner& r = runners[i];
+          std::vector<chain::EpochLink> wanted;
+          for (const auto& t : chain::runner_links(*vc.snapshots, r.pub, height, vc.cip11.params.subset))
+            if (t.pair.subset_epoch == 1) wanted.push_back(t);
+          r.epoch1_wanted = wanted.size();
+          std::erase_if(r.links, [&](const Link& l) {
+            return l.epoch == 0 && std::any_of(wanted.begin(), wanted.end(), [&](const chain::EpochLink& t) {
+                     return validator_of(t.validator) == l.validator;
+                   });
+          });
+          const std::size_t before = r.links.size();
+          for (const auto& t : wanted) add_link(i, t, height);
+          for (std::size_t n = before; n < r.links.size(); ++n) r.links[n].link->start();
+        }
+      });
+    }
+  }
+
+  void on_frame(Runner& r, RunnerLink& link, std::int64_t stream, const Frame& f) {
+    const auto* a = std::get_if<JobAssignment>(&f);
+    if (!a) return;
+    {
+      std::lock_guard lock(mu);
+      received_us.try_emplace(a->job_id, unix_micros());
+    }
+    // Each validator holding the runner pushes the same assignment: the first
+    // accepted and answered with its result, the others Duplicate.
+    if (!r.answered.insert(a->job_id).second) {
+      link.send(stream, JobAck{a->job_id, a->assignment_hash, AckStatus::duplicate(), std::nullopt, {}});
+      return;
+    }
+    link.send(stream, JobAck{a->job_id, a->assignment_hash, AckStatus::accepted(), std::nullopt, {}});
+    devchain::Transaction tx{vc.instance, r.nonce++,
+                             devchain::Cip11Call{chain::encode_instruction(chain::JobResultSubmit{a->job_id, {'o', 'k'}, {}})}, {}};
+    devchain::sign_tx(tx, r.secret);
+    link.send(stream, JobResult{a->job_id, devchain::encode_tx(tx)});
+  }
+
+  void silence_half() {
+    Group& g = groups[0];
+    g.io.stop();
+    g.stopped = true;
+    for (std::size_t i = 0; i < runners.size(); i += groups.size()) runners[i].silent = true;
+  }
+  bool silent(const std::string& address) const {
+    for (const auto& r : runners)
+      if (r.address == address) return r.silent;
+    return false;
+  }
+};
+
+ValidatorsRun run_validators_once(const Options& o, bool present_first) {
+  ValidatorsRun out;
+  ValidatorChain vc(o, present_first);
+  if (vc.instance == Bytes32{}) {
+    out.failure = "the chain API did not answer";
+    return out;
+  }
+  Fleet fleet(o, vc);
+  std::atomic<bool> stop{false};
+  std::atomic<std::uint64_t> head{0};
+  // The runners' block clock: validator 0's head read every 20 ms (a runner's --height-poll-ms).
+  std::thread clock([&] {
+    auto api = vc.api(0);
+    std::uint64_t seen = 0;
+    while (!stop) {
+      auto h = api.chain_head();
+      if (h && h->height > seen) {
+        seen = h->height;
+        head = seen;
+        if (seen >= o.activation && fleet.activation_seen_us == 0) fleet.reconfigure(seen);
+        fleet.on_block(seen);
+      }
+      std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    }
+  });
+  auto finish = [&](std::string failure) {
+    out.failure = std::move(failure);
+    stop = true;
+    clock.join();
+    return out;
+  };
+  auto wait_blocks = [&](std::uint64_t n) {
+    const std::uint64_t to = head + n;
+    return wait_until([&] { return head >= to; }, std::chrono::seconds(static_cast<long>(10 + n * static_cast<std::uint64_t>(o.block_ms) / 250)));
+  };
+  auto api = vc.api(0);
+  devchain::Wallet wallet(api, vc.submitter);
+  auto submit = [&](int jobs) {
+    std::vector<Bytes32> ids;
+    std::uint64_t h = head;
+    for (int sent = 0; sent < jobs;) {
+      if (!wait_until([&] { return head > h; }, std::chrono::seconds(30))) break;
+      h = head;
+      for (int k = 0; k < o.jobs_per_block && sent < jobs; ++k, ++sent) {
+        const std::string spec = R"({"echo":"bench"})";
+        chain::SubmitJob job{JobKind::kCustom, Bytes(spec.begin(), spec.end()), o.timeout_blocks, 1, 0};
+        if (auto hash = wallet.send(devchain::Cip11Call{chain::encode_instruction(job)})) ids.push_back(chain::job_id_of(*hash));
+      }
+    }
+    return ids;
+  };
+
+  const auto ramp_start = Clock::now();
+  fleet.ramp();
+  const std::size_t links = 3 * fleet.runners.size();
+  if (!wait_until([&] { return fleet.admitted >= links; }, std::chrono::seconds(180)))
+    return finish("ramp: " + std::to_string(fleet.admitted) + " of " + std::to_string(links) + " link admissions in 180 s");
+  out.ramp_s = std::chrono::duration<double>(Clock::now() - ramp_start).count();
+  wait_blocks(3);
+
+  // Push: every runner live.
+  auto ids = submit(o.jobs);
+  wait_until([&] { std::lock_guard l(fleet.mu); return std::all_of(ids.begin(), ids.end(), [&](const Bytes32& id) { return fleet.received_us.count(id) > 0; }); },
+             std::chrono::seconds(120));
+  wait_blocks(2);  // every validator's log line written
+  if (fleet.activation_seen_us != 0) return finish("the activation came during the push phase: raise --activation");
+  {
+    auto firsts = vc.first_attempts();
+    std::lock_guard l(fleet.mu);
+    for (const auto& id : ids) {
+      auto r = fleet.received_us.find(id);
+      auto f = firsts.find(to_hex0x(id));
+      if (r != fleet.received_us.end() && f != firsts.end())
+        out.commit_to_assignment.push_back((static_cast<double>(r->second) - static_cast<double>(f->second.durable_us)) / 1000.0);
+    }
+  }
+
+  // The reconfiguration at the genesis' activation height.
+  if (!wait_until([&] { return fleet.activation_seen_us != 0; }, std::chrono::seconds(static_cast<long>(30 + 2 * o.activation * static_cast<std::uint64_t>(o.block_ms) / 1000))))
+    return finish("the activation block never came");
+  auto readmitted = [&] {
+    return static_cast<std::size_t>(std::count_if(fleet.runners.begin(), fleet.runners.end(), [](const Fleet::Runner& r) { return r.epoch1_done_us != 0; }));
+  };
+  wait_until([&] { return readmitted() == fleet.runners.size(); }, std::chrono::seconds(120));
+  for (const auto& r : fleet.runners) {
+    if (r.epoch1_done_us == 0) ++out.reconnect_missing;
+    else out.reconnect.push_back((static_cast<double>(r.epoch1_done_us) - static_cast<double>(fleet.activation_seen_us.load())) / 1000.0);
+  }
+
+  {
+    std::lock_guard l(fleet.mu);
+    out.epoch1_losses = fleet.epoch1_losses;
+  }
+
+  // Half silent, then first attempts.
+  fleet.silence_half();
+  wait_blocks(kPresenceTimeoutBlocks + 2);
+  auto later = submit(o.jobs);
+  wait_blocks(3);
+  std::map<std::string, ValidatorChain::FirstAttempt> firsts;
+  wait_until([&] {
+    firsts = vc.first_attempts();
+    return std::all_of(later.begin(), later.end(), [&](const Bytes32& id) { return firsts.count(to_hex0x(id)) > 0; });
+  }, std::chrono::seconds(60));
+  std::size_t wasted = 0;
+  for (const auto& id : later)
+    if (auto f = firsts.find(to_hex0x(id)); f != firsts.end() && fleet.silent(f->second.runner)) ++wasted;
+  out.wasted_jobs = later.size();
+  out.wasted = later.empty() ? 0 : static_cast<double>(wasted) / static_cast<double>(later.size());
+  return finish({});
+}
+
+int validators_main(const Options& o) {
+  struct Row {
+    bool present_first;
+    ValidatorsRun r;
+  };
+  std::vector<Row> rows;
+  for (int run = 0; run < 2 * o.runs; ++run) {
+    const bool pf = run % 2 == 0;  // alternated: on, off, on, off, ...
+    const auto started = std::time(nullptr);
+    char when[16];
+    std::strftime(when, sizeof when, "%H:%M:%S", std::gmtime(&started));
+    auto r = run_validators_once(o, pf);
+    std::printf("run %d (%s UTC) present-first %s: ", run + 1, when, pf ? "on " : "off");
+    if (!r.failure.empty()) std::printf("FAILED: %s; ", r.failure.c_str());
+    std::printf("ramp %.1f s; push commit->assignment p50 %.2f p99 %.2f ms (n=%zu); reconnect p50 %.0f p99 %.0f max %.0f ms (n=%zu, %zu missing); "
+                "wasted %.1f %% of %zu\n",
+                r.ramp_s, percentile(r.commit_to_assignment, 0.5), percentile(r.commit_to_assignment, 0.99), r.commit_to_assignment.size(),
+                percentile(r.reconnect, 0.5), percentile(r.reconnect, 0.99), percentile(r.reconnect, 1.0), r.reconnect.size(),
+                r.reconnect_missing, 100 * r.wasted, r.wasted_jobs);
+    for (const auto& [why, n] : r.epoch1_losses) std::printf("    epoch-1 link lost or refused: %zu x %s\n", n, why.c_str());
+    std::fflush(stdout);
+    rows.push_back({pf, std::move(r)});
+  }
+  for (bool pf : {true, false}) {
+    std::vector<double> p99, rec99, recmax, wasted;
+    for (const auto& row : rows)
+      if (row.present_first == pf && row.r.failure.empty()) {
+        p99.push_back(percentile(row.r.commit_to_assignment, 0.99));
+        rec99.push_back(percentile(row.r.reconnect, 0.99));
+        recmax.push_back(percentile(row.r.reconnect, 1.0));
+        wasted.push_back(row.r.wasted);
+      }
+    std::printf("present-first %s, medians of %zu runs: push p99 %.2f ms; reconnect p99 %.0f ms, all %.0f ms; wasted %.1f %%\n",
+                pf ? "on " : "off", p99.size(), median(p99), median(rec99), median(recmax), 100 * median(wasted));
+  }
+  return 0;
+}
+
 }  // namespace
 }  // namespace cowboy::bench
 
@@ -436,10 +948,15 @@ int main(int argc, char** argv) {
   app.add_option("--block-ms", o.block_ms, "block interval")->capture_default_str();
   app.add_option("--poll-ms", o.poll_ms, "the poll fallback's interval")->capture_default_str();
   app.add_option("--timeout-blocks", o.timeout_blocks, "each job's timeout_blocks (a silent runner's cost)")->capture_default_str();
+  app.add_option("--validators", o.validators, "0: one validator in process; 4: four cip11d --genesis processes")
+      ->check(CLI::IsMember({0, 4}))->capture_default_str();
+  app.add_option("--activation", o.activation, "--validators 4: the height at which validator 3 leaves the set")
+      ->capture_default_str();
   CLI11_PARSE(app, argc, argv);
   cowboy::crypto::init();
   cowboy::raise_descriptor_limit();
   cowboy::log::set_level("warn");
+  if (o.validators > 0) return validators_main(o);
 
   std::vector<double> push50, push99, inc_push, poll50, poll99, inc_poll, start_poll, start_push;
   std::vector<double> on_wasted, on_start50, on_start99, off_wasted, off_start50, off_start99;

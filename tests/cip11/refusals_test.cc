@@ -240,5 +240,59 @@ TEST(Cip11Refusals, ARunnerIgnoresAJobCancelForAnotherAssignment) {
   EXPECT_FALSE(runner->saw({"event=result_sent", hex(*id)}, std::chrono::milliseconds(2500)));
 }
 
+// §10.1 with several validators: a push can come from a validator that
+// applied the assignment's block before the one this runner reads the chain
+// through. The runner holds it - no ack, nothing run - and verifies it again
+// once its own view applies assignment_height, instead of refusing a valid
+// assignment "the chain has no such job" and costing the job its timeout
+// (docs/cip11.md choice 111). Here the chain makes no block until the push is in.
+TEST(Cip11Refusals, APushAheadOfTheRunnersViewIsHeldUntilItsBlockIsAppliedNotRefused) {
+  testing::LocalChainOptions options;
+  options.service = false;
+  options.start = false;  // height 0 until the test starts the blocks
+  LocalChain local(options);
+  InProcessValidator validator(local.validator_seed, local.genesis, local.quic_port, local.dir.path() / "tls");
+  auto runner = local.runner(0, {"--height-poll-ms", "20"});
+  ASSERT_TRUE(runner->wait_for({"event=connected"}));
+  ASSERT_TRUE(eventually([&] { return validator.admitted.load() == 1; }));
+  // The job waits in the mempool: block 1 includes it and, M = 1, assigns it
+  // there to the one registered runner (machine.cc: deadline = 1 + timeout).
+  auto key = devchain::load_key(local.submitter_file());
+  ASSERT_TRUE(key);
+  devchain::Wallet wallet(*local.node, *key);
+  chain::JobRecord job;
+  job.kind = JobKind::kCustom;
+  const std::string spec = R"({"echo":"held"})";
+  job.spec = Bytes(spec.begin(), spec.end());
+  job.timeout_blocks = 50;
+  job.runners = 1;
+  job.submitter = *crypto::secp256k1_address(*key);
+  auto hash = wallet.send(devchain::Cip11Call{chain::encode_instruction(
+      chain::SubmitJob{job.kind, job.spec, job.timeout_blocks, job.runners, job.max_price})});
+  ASSERT_TRUE(hash.ok()) << hash.error().message;
+  job.job_id = chain::job_id_of(*hash);
+  job.assignment_height = 1;
+  job.deadline_block = 1 + job.timeout_blocks;
+  const Address me = *crypto::secp256k1_address(local.runner_keys[0]);
+  auto pushed = validator.push(me, testing::assignment_of(job));
+  ASSERT_TRUE(pushed);
+  ASSERT_TRUE(runner->wait_for({"event=assigned", hex(job.job_id), "via=push"}));
+  // Its view is at height 0: held, neither refused nor started.
+  EXPECT_FALSE(runner->saw({"event=rejected"}, std::chrono::milliseconds(1000)));
+  EXPECT_FALSE(runner->saw({"event=accepted"}));
+  // Block 1: the same assignment on the chain; the runner accepts it on the
+  // stream it came on, runs it and answers there.
+  local.node->start();
+  auto ack = validator.frames.received<JobAck>();
+  ASSERT_TRUE(ack);
+  EXPECT_EQ(ack->first, pushed->stream);
+  EXPECT_EQ(ack->second.status, AckStatus::accepted());
+  ASSERT_TRUE(runner->wait_for({"event=accepted", hex(job.job_id), "via=push"}));
+  auto result = validator.frames.received<JobResult>();
+  ASSERT_TRUE(result);
+  EXPECT_EQ(result->second.job_id, job.job_id);
+  EXPECT_FALSE(runner->saw({"event=rejected"}));
+}
+
 }  // namespace
 }  // namespace cowboy::cip11

@@ -85,6 +85,7 @@ struct Runner::Impl {
     Bytes32 salt{};
     std::optional<Bytes32> commit_tx, reveal_tx;
     bool checking = false;  // a chain read for its reveal window is under way
+    bool held = false;      // pushed ahead of this runner's view: verified again once it applies assignment_height
   };
 
   RunnerOptions o;
@@ -207,8 +208,13 @@ struct Runner::Impl {
              settle(r, h);
            });
     }
-    for (auto& [id, job] : jobs)
+    for (auto& [id, job] : jobs) {
       if (job.phase == Job::Phase::kAwaitingReveal && !job.checking) check_reveal(job);
+      if (job.phase == Job::Phase::kVerifying && job.held && h >= job.assignment.assignment_height) {
+        job.held = false;
+        verify_push(id);
+      }
+    }
     book.forget_ended(h);
     publish();
   }
@@ -413,14 +419,28 @@ struct Runner::Impl {
     job.admission = link.stats().admissions;
     job.via = "push";
     job.phase = Job::Phase::kVerifying;
-    // §10.1: the assignment height must be applied in this runner's own view,
-    // and the chain must still hold this runner in the job's committee.
-    read([this, id = a.job_id] { return port->job(id); },
-         [this, id = a.job_id, stream, linkp = &link](chain::PortResult<chain::JobRecord> record) {
+    verify_push(a.job_id);
+  }
+
+  // §10.1: the assignment height must be applied in this runner's own view,
+  // and the chain must still hold this runner in the job's committee. With
+  // several validators a push can come from one that applied the block
+  // before the one this runner reads the chain through: what the read did not
+  // find yet is held, not refused, and read again at the first block at or
+  // past assignment_height (docs/cip11.md choice 111). Nothing runs meanwhile.
+  void verify_push(const Bytes32& id) {
+    const std::uint64_t asked_at = stats.height;
+    auto& j = jobs.at(id);
+    read([this, id] { return port->job(id); },
+         [this, id, asked_at, stream = j.stream, linkp = j.link](chain::PortResult<chain::JobRecord> record) {
            auto it = jobs.find(id);
            if (it == jobs.end() || it->second.phase != Job::Phase::kVerifying) return;
            Job& job = it->second;
            std::string why = record ? mismatch(*record, job.assignment) : "the chain has no such job";
+           if (!why.empty() && job.assignment.assignment_height > asked_at) {
+             job.held = true;
+             return;
+           }
            if (!why.empty()) {
              ++stats.rejected;
              emit(Kind::kRejected, id, "push", why);
