@@ -162,6 +162,25 @@ TEST_F(CollectionTest, APayloadKeptForeverKeepsItsProcess) {
 // associations, mailbox inputs and finished outputs, eight per command, a
 // restart between two commands; then a tombstone that keeps the PID, the
 // resource name and every id taken, across restarts.
+// Decision 115's provider gate: a process bound to a runtime placement is
+// collected only once its provider is observed stopped, which is taken after
+// the retirement too.
+TEST_F(CollectionTest, ABoundProcessIsCollectedOnlyOnceItsProviderIsObservedStopped) {
+  constexpr Id kWorker = 10;
+  principal(kWorker, 110, RealmScope{}, kInspect | kRead | kWrite | kSend | kExecute, kPid);
+  Digest digest{};
+  digest.fill(0xa1);
+  accept(*admin_, RuntimeIntent{kPid, 1, 3, Name{"host-a"}, kWorker, digest, digest});
+  accept(*admin_, RuntimeObserve{kPid, 1, 1, RuntimeStatus::kStarting, std::nullopt});
+  terminate();
+  EXPECT_EQ(refusal(CollectKind::kProcess, std::nullopt), Reason::kProviderRunning);
+  accept(*admin_, RuntimeObserve{kPid, 1, 1, RuntimeStatus::kStopped, std::nullopt});
+  EXPECT_TRUE(collected(CollectKind::kProcess, std::nullopt).complete);
+  // Collected: nothing more is observed of it.
+  EXPECT_EQ(refused(admin_->submit(RuntimeObserve{kPid, 1, 2, RuntimeStatus::kStopped, std::nullopt})).reason,
+            Reason::kRetired);
+}
+
 TEST_F(CollectionTest, AProcessIsCollectedEightRecordsACommandAndNothingIsReallocated) {
   const Id r = resource("r", kPid);
   for (int i = 0; i < 10; ++i) accept(*admin_, Send{kPid, bytes(numbered("in", i))});

@@ -129,6 +129,7 @@ Result<Outcome, Refusal> Authority::collect_resource(ProcessRecord& p, Id id, St
 Result<Outcome, Refusal> Authority::collect_process(ProcessRecord& p, Step& step) {
   const Id pid = p.pid;
   if (!p.retired) return refuse(Reason::kProcessLive, "the process's permanent retirement is not recorded");
+  if (auto running = check_provider_stopped(pid)) return Err{*running};  // a bound process's provider (decision 115)
   for (const auto& [route, pending] : pending_routes_)
     if (route.first == pid || route.second == pid)
       return refuse(Reason::kOutputPending, id_text("a pending output on its route, output", *pending.begin()));

@@ -90,8 +90,17 @@ Result<Outcome, Refusal> Authority::apply(const RuntimeIntent& op, Step& step) {
 // refused, never recorded. Ready carries the bootstrap evidence, checked
 // against the operation's artifact and configuration.
 Result<Outcome, Refusal> Authority::apply(const RuntimeObserve& op, Step& step) {
-  auto p = live_process(op.pid, step, kPidAdmin);
-  if (!p.ok()) return Err{p.error()};
+  // A provider stops after its process retires, too, and collection waits
+  // for that report (decision 115): `stopped` is taken of a retired process.
+  if (op.status == RuntimeStatus::kStopped) {
+    const auto* p = process(op.pid);
+    if (!p) return refuse(Reason::kUnknownProcess, "no process " + std::to_string(op.pid));
+    if (p->collected_at) return refuse(Reason::kRetired, "the process is collected");
+    if (!(rights(step.caller, PidScope{op.pid}) & kPidAdmin))
+      return refuse(Reason::kNotPermitted, "requires pid_admin at the process");
+  } else if (auto p = live_process(op.pid, step, kPidAdmin); !p.ok()) {
+    return Err{p.error()};
+  }
   auto b = bound(runtime_, op.pid);
   if (!b.ok()) return Err{b.error()};
   auto& r = **b;
