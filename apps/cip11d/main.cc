@@ -46,6 +46,7 @@
 #include "net/dev_cert.h"
 #include "net/host_port.h"
 #include "net/http_server.h"
+#include "net/metrics_text.h"
 #include "net/process_metrics.h"
 #include "cowboy_version.h"  // generated: COWBOY_VERSION
 
@@ -77,14 +78,14 @@ struct Options {
 
 /// The chain's own series, when this process holds a chain: blocks refused by reason.
 std::string chain_metrics(const devchain::Node& node) {
-  std::string out = "# TYPE devchain_blocks_refused_total counter\n";
+  net::MetricsText out;
+  out.head("devchain_blocks_refused_total", "counter", "Blocks from other validators refused, by reason.");
   auto refused = node.refusals();
   for (std::size_t i = 0; i < refused.size(); ++i)
-    out += "devchain_blocks_refused_total{reason=\"" +
-           std::string(devchain::block_refusal_name(static_cast<devchain::BlockRefusal>(i))) + "\"} " +
-           std::to_string(refused[i]) + "\n";
-  out += "# TYPE devchain_height gauge\ndevchain_height " + std::to_string(node.head().height) + "\n";
-  return out;
+    out.sample("devchain_blocks_refused_total", refused[i],
+               "{reason=\"" + std::string(devchain::block_refusal_name(static_cast<devchain::BlockRefusal>(i))) + "\"}");
+  out.series("devchain_height", "gauge", "The last block this node committed.", node.head().height);
+  return out.text();
 }
 
 net::HttpHandler admin_handler(cip11::ValidatorService& service, cip11::chain::ChainPort& chain,
@@ -99,11 +100,10 @@ net::HttpHandler admin_handler(cip11::ValidatorService& service, cip11::chain::C
     }
     if (req.target == "/metrics") {
       // What /readyz answers, for alerts: the chain this validator reads answers.
-      const std::string ready = std::string("# HELP cip11d_ready 1 when /readyz answers 200 (the chain answers).\n"
-                                            "# TYPE cip11d_ready gauge\ncip11d_ready ") +
-                                (chain.height() ? "1" : "0") + "\n";
+      net::MetricsText ready;
+      ready.series("cip11d_ready", "gauge", "1 when /readyz answers 200 (the chain answers).", chain.height() ? 1 : 0);
       return {200, "text/plain; version=0.0.4",
-              ready + service.metrics() + (node ? chain_metrics(*node) : std::string()) + net::process_metrics_text()};
+              ready.text() + service.metrics() + (node ? chain_metrics(*node) : std::string()) + net::process_metrics_text()};
     }
     constexpr std::string_view kProgress = "/v1/progress/";  // §10.4, for RPC clients
     if (req.target.starts_with(kProgress)) {

@@ -3,7 +3,6 @@
 #include <boost/asio/executor_work_guard.hpp>
 #include <boost/asio/post.hpp>
 #include <future>
-#include <sstream>
 
 #include "cip11/subset.h"
 #include "common/log.h"
@@ -266,13 +265,9 @@ std::string ValidatorService::metrics() {
   auto text = on_io(
       [this] {
         const DispatcherStats& d = dispatcher_->stats();
-        std::ostringstream out;
-        auto gauge = [&](std::string_view name, std::string_view help, auto value) {
-          out << "# HELP " << name << ' ' << help << "\n# TYPE " << name << " gauge\n" << name << ' ' << value << '\n';
-        };
-        auto counter = [&](std::string_view name, std::string_view help, auto value) {
-          out << "# HELP " << name << ' ' << help << "\n# TYPE " << name << " counter\n" << name << ' ' << value << '\n';
-        };
+        net::MetricsText out;
+        auto gauge = [&](const char* name, const char* help, auto value) { out.series(name, "gauge", help, value); };
+        auto counter = [&](const char* name, const char* help, auto value) { out.series(name, "counter", help, value); };
         gauge("cip11d_block_height", "The last committed block this validator has dispatched.", last_height_.load());
         gauge("cip11d_quic_connections", "QUIC connections held, admitted or not yet.", links_->connections());
         gauge("cip11d_subset_epoch", "The subset_epoch active at the last committed block (section 5.3).",
@@ -289,26 +284,24 @@ std::string ValidatorService::metrics() {
         gauge("cip11d_presence_input_height", "The block of that PresenceInput (0: this validator has produced none).",
               presence_input_height_.load());
         const auto queue = links_->signature_queue();
-        out << "# HELP cip11d_signature_queue_depth Signature work waiting for a worker thread: own seals, peers' checks.\n"
-            << "# TYPE cip11d_signature_queue_depth gauge\n"
-            << "cip11d_signature_queue_depth{queue=\"own\"} " << queue.own << '\n'
-            << "cip11d_signature_queue_depth{queue=\"peers\"} " << queue.peers << '\n';
+        out.head("cip11d_signature_queue_depth", "gauge", "Signature work waiting for a worker thread: own seals, peers' checks.");
+        out.sample("cip11d_signature_queue_depth", queue.own, R"({queue="own"})");
+        out.sample("cip11d_signature_queue_depth", queue.peers, R"({queue="peers"})");
         const ValidatorLinksStats& l = links_->stats();
         counter("cip11d_admissions_total", "Runner connections admitted (section 6.2).", l.admitted);
-        out << "# HELP cip11d_admission_refusals_total Connections said Goodbye to before admission, by reason.\n"
-            << "# TYPE cip11d_admission_refusals_total counter\n";
+        out.head("cip11d_admission_refusals_total", "counter", "Connections said Goodbye to before admission, by reason.");
         for (std::size_t r = 0; r < l.refused.size(); ++r)
-          out << "cip11d_admission_refusals_total{reason=\"" << goodbye_reason_name(static_cast<GoodbyeReason>(r))
-              << "\"} " << l.refused[r] << '\n';
+          out.sample("cip11d_admission_refusals_total", l.refused[r],
+                     "{reason=\"" + std::string(goodbye_reason_name(static_cast<GoodbyeReason>(r))) + "\"}");
         counter("cip11d_runner_losses_total", "Admitted runner connections lost (closed, timed out or superseded).", l.lost);
         gauge("cip11d_in_flight_pushes", "Pushed assignments not yet ended.", dispatcher_->in_flight());
         gauge("cip11d_job_streams_open", "Job streams not yet ended by both ends.", links_->job_streams());
         counter("cip11d_pushes_total", "JobAssignments pushed.", d.pushes);
         counter("cip11d_assignments_not_pushed_total", "Assignments to runners outside local presence.", d.not_present);
-        out << "# HELP cip11d_acks_total JobAcks by status.\n# TYPE cip11d_acks_total counter\n"
-            << "cip11d_acks_total{status=\"accepted\"} " << d.acks_accepted << '\n'
-            << "cip11d_acks_total{status=\"duplicate\"} " << d.acks_duplicate << '\n'
-            << "cip11d_acks_total{status=\"reject\"} " << d.acks_rejected << '\n';
+        out.head("cip11d_acks_total", "counter", "JobAcks by status.");
+        out.sample("cip11d_acks_total", d.acks_accepted, R"({status="accepted"})");
+        out.sample("cip11d_acks_total", d.acks_duplicate, R"({status="duplicate"})");
+        out.sample("cip11d_acks_total", d.acks_rejected, R"({status="reject"})");
         counter("cip11d_presence_exits_total", "Runners that left local presence (timeout, loss, backpressure, hard failure).",
                 links_->stats().presence_exits);
         counter("cip11d_hard_failures_total", "Pushes without a framed response within ACK_TIMEOUT_BLOCKS.", d.hard_failures);
@@ -322,10 +315,9 @@ std::string ValidatorService::metrics() {
         counter("cip11d_presence_receipts_total", "Mode A PresenceReceipts sent with a Pong to runners that asked.",
                 links_->stats().receipts);
         counter("cip11d_cancels_total", "JobCancels sent.", d.cancels);
-        out << "# HELP cip11d_results_forwarded_total Result frames checked and handed to the chain.\n"
-            << "# TYPE cip11d_results_forwarded_total counter\n"
-            << "cip11d_results_forwarded_total{frame=\"commit\"} " << d.commits_forwarded << '\n'
-            << "cip11d_results_forwarded_total{frame=\"result\"} " << d.results_forwarded << '\n';
+        out.head("cip11d_results_forwarded_total", "counter", "Result frames checked and handed to the chain.");
+        out.sample("cip11d_results_forwarded_total", d.commits_forwarded, R"({frame="commit"})");
+        out.sample("cip11d_results_forwarded_total", d.results_forwarded, R"({frame="result"})");
         counter("cip11d_results_refused_total", "Result frames whose transaction failed the section 10.3 checks.", d.results_refused);
         counter("cip11d_results_held_total", "Reveals held until their window opened.", forwarder_.held());
         counter("cip11d_results_submitted_total", "Result transactions the chain admitted.", forwarder_.submitted());
@@ -365,15 +357,12 @@ std::string ValidatorService::metrics() {
                 q.evicted_handshakes);
         gauge("cip11d_handshake_queue_waiting", "Handshake frames of unadmitted peers waiting for verification.",
               w.handshakes_waiting);
-        out << "# HELP cip11d_handshake_queue_refusals_total Handshakes answered RateLimited by the verification queue.\n"
-            << "# TYPE cip11d_handshake_queue_refusals_total counter\n"
-            << "cip11d_handshake_queue_refusals_total{why=\"full\"} " << w.handshakes_refused << '\n'
-            << "cip11d_handshake_queue_refusals_total{why=\"expired\"} " << w.handshakes_expired << '\n';
-        net::MetricsText latency;
-        latency.histogram("cip11d_push_latency_seconds", "Block durable to the runner's JobAck back at the validator.",
-                          dispatcher_->ack_latency());
-        out << latency.text();
-        return out.str();
+        out.head("cip11d_handshake_queue_refusals_total", "counter", "Handshakes answered RateLimited by the verification queue.");
+        out.sample("cip11d_handshake_queue_refusals_total", w.handshakes_refused, R"({why="full"})");
+        out.sample("cip11d_handshake_queue_refusals_total", w.handshakes_expired, R"({why="expired"})");
+        out.histogram("cip11d_push_latency_seconds", "Block durable to the runner's JobAck back at the validator.",
+                      dispatcher_->ack_latency());
+        return out.text();
       },
       std::chrono::seconds(2));
   return text.value_or("");
