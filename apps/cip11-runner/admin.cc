@@ -66,8 +66,9 @@ net::HttpHandler admin_handler(const AdminState& state) {
     }
     if (req.target == "/metrics") {
       // Starting: not ready, and nothing else to say yet.
-      std::string text = "# HELP cip11_runner_ready 1 when /readyz answers 200.\n# TYPE cip11_runner_ready gauge\n"
-                         "cip11_runner_ready 0\n";
+      net::MetricsText starting;
+      starting.series("cip11_runner_ready", "gauge", "1 when /readyz answers 200.", 0);
+      std::string text = starting.text();
       if (runner) {
         const auto s = runner->status();
         text = runner_metrics(s, state.max_concurrent, ready(state, s));
