@@ -9,11 +9,14 @@ namespace cowboy::cip11_runner {
 
 namespace {
 bool ready(const AdminState& state, const cip11::RunnerStatus& s) { return state.poll_only || s.admitted > 0; }
+void ready_series(net::MetricsText& out, bool ready) {
+  out.series("cip11_runner_ready", "gauge", "1 when /readyz answers 200.", ready ? 1 : 0);
+}
 }  // namespace
 
 std::string runner_metrics(const cip11::RunnerStatus& s, std::uint32_t max_concurrent, bool ready) {
   net::MetricsText out;
-  out.series("cip11_runner_ready", "gauge", "1 when /readyz answers 200.", ready ? 1 : 0);
+  ready_series(out, ready);
   out.series("cip11_runner_block_height", "gauge", "The chain height this runner has seen.", s.height);
   out.series("cip11_runner_validators", "gauge", "Validators in this runner's Sub(R) (section 5).", s.validators);
   out.series("cip11_runner_connected_validators", "gauge", "Validators of Sub(R) that have admitted this runner now.",
@@ -67,7 +70,7 @@ net::HttpHandler admin_handler(const AdminState& state) {
     if (req.target == "/metrics") {
       // Starting: not ready, and nothing else to say yet.
       net::MetricsText starting;
-      starting.series("cip11_runner_ready", "gauge", "1 when /readyz answers 200.", 0);
+      ready_series(starting, false);
       std::string text = starting.text();
       if (runner) {
         const auto s = runner->status();

@@ -384,6 +384,9 @@ class Authority {
   const Association* associated(Id pid, Id resource) const;
   const Association* associated(Id pid, std::string_view name) const;
   /// A process that exists, is not retired, and on which the caller holds `needs`.
+  /// `pid`, known and with `needs` at it for the caller; retired or not.
+  Result<ProcessRecord*, Refusal> known_process(Id pid, const Step& step, Permission needs);
+  /// The same, and not retired.
   Result<ProcessRecord*, Refusal> live_process(Id pid, const Step& step, Permission needs);
 
   // Routes and ended processes: the maintenance process's work (maintenance.cc, decisions 50-56).

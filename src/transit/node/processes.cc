@@ -98,13 +98,18 @@ std::optional<Refusal> Authority::check_executor(Id caller, const ProcessRecord&
   return std::nullopt;
 }
 
-Result<ProcessRecord*, Refusal> Authority::live_process(Id pid, const Step& step, Permission needs) {
+Result<ProcessRecord*, Refusal> Authority::known_process(Id pid, const Step& step, Permission needs) {
   auto* found = process_mut(pid);
   if (!found) return refuse(Reason::kUnknownProcess, "no process " + std::to_string(pid));
-  if (retired(*found, step.now_ms)) return refuse(Reason::kRetired, "the process is permanently retired");
   if (!(rights(step.caller, PidScope{pid}) & needs))
     return refuse(Reason::kNotPermitted,
                   "requires " + std::string(permission_name(needs)) + " at the process");
+  return found;
+}
+
+Result<ProcessRecord*, Refusal> Authority::live_process(Id pid, const Step& step, Permission needs) {
+  auto found = known_process(pid, step, needs);
+  if (found.ok() && retired(**found, step.now_ms)) return refuse(Reason::kRetired, "the process is permanently retired");
   return found;
 }
 

@@ -92,15 +92,10 @@ Result<Outcome, Refusal> Authority::apply(const RuntimeIntent& op, Step& step) {
 Result<Outcome, Refusal> Authority::apply(const RuntimeObserve& op, Step& step) {
   // A provider stops after its process retires, too, and collection waits
   // for that report (decision 115): `stopped` is taken of a retired process.
-  if (op.status == RuntimeStatus::kStopped) {
-    const auto* p = process(op.pid);
-    if (!p) return refuse(Reason::kUnknownProcess, "no process " + std::to_string(op.pid));
-    if (p->collected_at) return refuse(Reason::kRetired, "the process is collected");
-    if (!(rights(step.caller, PidScope{op.pid}) & kPidAdmin))
-      return refuse(Reason::kNotPermitted, "requires pid_admin at the process");
-  } else if (auto p = live_process(op.pid, step, kPidAdmin); !p.ok()) {
-    return Err{p.error()};
-  }
+  auto p = op.status == RuntimeStatus::kStopped ? known_process(op.pid, step, kPidAdmin)
+                                                 : live_process(op.pid, step, kPidAdmin);
+  if (!p.ok()) return Err{p.error()};
+  if ((*p)->collected_at) return refuse(Reason::kRetired, "the process is collected");
   auto b = bound(runtime_, op.pid);
   if (!b.ok()) return Err{b.error()};
   auto& r = **b;
