@@ -9,6 +9,7 @@
 #include <nlohmann/json.hpp>
 #include <thread>
 
+#include "cip11/chain/codec.h"
 #include "validator_processes.h"
 
 namespace cowboy::cip11 {
@@ -166,6 +167,84 @@ TEST_F(Cip11Validators, ASigkilledValidatorIsSkippedLosesNoJobAndCatchesUpAfterA
         return b.ok() && b->block.proposer == index_of(2);
       },
       60s));
+}
+
+// A fork forced with the test hook (docs/devchain.md D11): validator kLate
+// holds the first block it proposes from kHoldFromView on for four view
+// timeouts before it sends it, and only then writes it; meanwhile the others
+// nullify that view and the next leader commits another block at its height.
+// Every validator must end on the higher view's branch, the late one by
+// rolling its block back, with the same blocks (so the same state roots) and
+// every job that was sent through the late validator held alike.
+struct Cip11Forks : Cip11Validators {
+  static constexpr std::size_t kLate = 1;  // genesis order
+  static constexpr std::uint64_t kHoldFromView = 16;
+  static constexpr int kHoldMs = 2'000;
+  std::vector<std::string> extra_args(std::size_t i) const override {
+    if (i != kLate) return {};
+    return {"--test-hold-view", std::to_string(kHoldFromView), "--test-hold-ms", std::to_string(kHoldMs)};
+  }
+};
+
+TEST_F(Cip11Forks, ABlockHeldPastAViewTimeoutForksTheChainAndEveryValidatorConvergesWithNoJobLost) {
+  const std::vector<std::size_t> all{0, 1, 2, 3};
+  // The view whose block is held: the first the late validator leads from kHoldFromView on.
+  std::uint64_t held_view = kHoldFromView;
+  while (devchain::leader_of(held_view, kValidators) != index_of(kLate)) ++held_view;
+  // Jobs sent through the late validator before, during and after its held
+  // block, until it has rolled that block back.
+  auto api = chain(kLate);
+  devchain::Wallet wallet(api, submitter);
+  std::vector<Bytes32> sent;
+  const auto rolled_back = [&] { return processes[kLate]->metric("devchain_blocks_rolled_back_total").value_or(0) >= 1; };
+  const auto deadline = std::chrono::steady_clock::now() + 90s;
+  while (!rolled_back() && std::chrono::steady_clock::now() < deadline) {
+    const std::string spec = "job " + std::to_string(sent.size());
+    chain::SubmitJob job{JobKind::kCustom, Bytes(spec.begin(), spec.end()), 40, 1, 0};
+    auto h = wallet.send(devchain::Cip11Call{chain::encode_instruction(job)});
+    ASSERT_TRUE(h.ok()) << h.error().message;
+    sent.push_back(*h);
+    std::this_thread::sleep_for(150ms);
+  }
+  ASSERT_TRUE(rolled_back()) << "the held block never forked the chain";
+  // One more job after the fork was resolved.
+  chain::SubmitJob last{JobKind::kCustom, Bytes{'l'}, 40, 1, 0};
+  auto h = wallet.send(devchain::Cip11Call{chain::encode_instruction(last)});
+  ASSERT_TRUE(h.ok()) << h.error().message;
+  sent.push_back(*h);
+  // Every job has its receipt at every validator, at one height: none was lost with the dropped block.
+  ASSERT_TRUE(eventually(
+      [&] {
+        for (const auto& tx : sent)
+          for (std::size_t i : all)
+            if (auto r = chain(i).receipt(tx); !r.ok() || !r->has_value()) return false;
+        return true;
+      },
+      60s));
+  const std::uint64_t to = std::max({height(0), height(1), height(2), height(3)}) + 2;
+  ASSERT_TRUE(eventually([&] { return all_at_least(all, to); }, 60s));
+  expect_same_blocks(all, to);  // so the same state_root at each height, which the digest covers
+  for (const auto& tx : sent) {
+    auto first = *chain(0).receipt(tx);
+    ASSERT_TRUE(first && first->job_id);
+    auto job = chain(0).job(*first->job_id);
+    ASSERT_TRUE(job.ok());
+    for (std::size_t i : all) {
+      auto r = *chain(i).receipt(tx);
+      EXPECT_EQ(r->height, first->height) << "validator " << i;
+      auto j = chain(i).job(*first->job_id);
+      ASSERT_TRUE(j.ok()) << "validator " << i;
+      EXPECT_EQ(chain::encode_job(*j), chain::encode_job(*job)) << "validator " << i;
+    }
+  }
+  // The held block is on no validator's chain: its height holds a later view's block.
+  for (std::uint64_t at = 1; at <= to; ++at) EXPECT_NE(chain(kLate).block_at(at)->block.view, held_view) << at;
+  EXPECT_EQ(processes[kLate]->metric("devchain_blocks_rolled_back_total").value_or(0), 1.0);
+  for (std::size_t i : all) {
+    if (i != kLate) {
+      EXPECT_EQ(processes[i]->metric("devchain_blocks_rolled_back_total").value_or(-1), 0.0) << i;
+    }
+  }
 }
 
 // §5.3 with real processes (docs/cip11.md choices 79-82, docs/devchain.md
