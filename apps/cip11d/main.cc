@@ -385,7 +385,8 @@ int main(int argc, char** argv) {
       ->check(CLI::Range(10, 600'000));
   // Test hooks (tests/cip11/chain_validators_test.cc), not for operators: hidden from --help.
   app.add_option("--test-hold-view", o.test_hold_view,
-                 "test hook: the first block proposed from this view on reaches the peers --test-hold-ms late")
+                 "test hook: the first block proposed from this view on is held until a peer has a block at its "
+                 "height (--test-hold-ms at most)")
       ->group("");
   app.add_option("--test-hold-ms", o.test_hold_ms, "test hook: how long --test-hold-view holds the block")
       ->group("")

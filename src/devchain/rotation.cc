@@ -90,8 +90,18 @@ void Rotation::hold(const SignedBlock& block) {
   held_ = true;
   log::warn("block_held", log::field("height", block.block.height), log::field("view", block.block.view),
             log::field("ms", config_.hold_for.count()));
-  std::unique_lock lock(mu_);
-  wake_.wait_for(lock, config_.hold_for, [this] { return stopping_; });
+  // Until a peer has committed a block at its height (the fork, not timing
+  // luck), or hold_for at most.
+  const auto until = std::chrono::steady_clock::now() + config_.hold_for;
+  for (;;) {
+    for (auto& peer : peers_)
+      if (auto h = peer->chain_head(); h && h->height >= block.block.height) return;
+    std::unique_lock lock(mu_);
+    if (wake_.wait_until(lock, std::min(until, std::chrono::steady_clock::now() + std::chrono::milliseconds(20)),
+                         [this] { return stopping_; }) ||
+        std::chrono::steady_clock::now() >= until)
+      return;
+  }
 }
 
 void Rotation::broadcast(const SignedBlock& block) {

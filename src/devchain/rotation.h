@@ -46,9 +46,10 @@ struct RotationConfig {
   std::chrono::milliseconds block_interval{200};
   std::chrono::milliseconds view_timeout{1'000};
   /// Test hook (cip11d --test-hold-view): the first block this validator
-  /// proposes at a view from hold_from_view on reaches its peers hold_for
-  /// late, and is written here only after; held past a view timeout, the next
-  /// leader commits another block at its height - a fork (docs/devchain.md D11).
+  /// proposes at a view from hold_from_view on is held - neither sent nor
+  /// written here - until a peer has committed another block at its height
+  /// (the next leader's, after a view timeout), or hold_for at most; then sent
+  /// and written: a fork (docs/devchain.md D11).
   std::optional<std::uint64_t> hold_from_view;
   std::chrono::milliseconds hold_for{0};
 };
