@@ -206,7 +206,7 @@ TEST_F(Cip11Forks, ABlockHeldPastAViewTimeoutForksTheChainAndEveryValidatorConve
     sent.push_back(*h);
     std::this_thread::sleep_for(150ms);
   }
-  ASSERT_TRUE(rolled_back()) << "the held block never forked the chain";
+  ASSERT_TRUE(rolled_back()) << "the late validator never rolled its held block back";
   // One more job after the fork was resolved.
   chain::SubmitJob last{JobKind::kCustom, Bytes{'l'}, 40, 1, 0};
   auto h = wallet.send(devchain::Cip11Call{chain::encode_instruction(last)});
