@@ -328,7 +328,7 @@ Result<std::optional<crypto::ecvrf::Seed>, std::string> vrf_secret(const NodeCon
 }
 
 /// What a node holds in memory, read from its store: at open, and again after
-/// a rollback (Node::rollback_to), so both are one path.
+/// a rollback (Node::unapply_to), so both are one path.
 struct Loaded {
   ChainState state;
   ChainHead head;
@@ -950,10 +950,10 @@ ApiResult<SignedBlock> Node::block_at(std::uint64_t height) {
 
 ApiResult<Unit> Node::roll_back_to(std::uint64_t height) {
   std::lock_guard produce_lock(produce_mu_);
-  return rollback_to(height);
+  return unapply_to(height);
 }
 
-ApiResult<Unit> Node::rollback_to(std::uint64_t target) {
+ApiResult<Unit> Node::unapply_to(std::uint64_t target) {
   const std::uint64_t top = head().height;
   if (target > top) return Err{ApiError{ApiErrorCode::kBadRequest, "height " + std::to_string(target) + " is above the head"}};
   // Every step's record first: a rollback goes all the way or not at all.
@@ -1120,7 +1120,7 @@ ApiResult<Node::Followed> Node::follow(BlocksApi& peer) {
       if (!b) return Err{b.error()};
       own.push_back(std::move(*b));
     }
-    auto rolled = rollback_to(ancestor);
+    auto rolled = unapply_to(ancestor);
     out.dropped = mine.height - head().height;
     if (!rolled) return Err{rolled.error()};
   }

@@ -1,6 +1,8 @@
 // devchain::Node: a single-validator chain over the CIP-39 registry state
 // machine and, when its genesis has a CIP-11 section, the CIP-11 chain plane
-// (cip11/chain/machine.h). Blocks come at a fixed interval and are final at once.
+// (cip11/chain/machine.h). Blocks come at a fixed interval; a lone producer's
+// are final at once, and with several validators a node may un-apply its last
+// kMaxRollbackDepth blocks to follow a winning branch (fork.h, follow()).
 //
 // Every block is a DevchainBlockV1 (block.h) whose digest covers its
 // execution inputs. On a chain with several validators each validator runs its
@@ -19,16 +21,16 @@
 // committed block's assignments after the write (§10.1: push only what is final).
 //
 // Durability contract: a block is one synced RocksDB WriteBatch holding its
-// receipts, exactly the state records it changed (the registry when it
-// changed, each sender's nonce, each CIP-11 record, layout.h) and the new
-// height. Nothing about a block is visible - no receipt, no height, no state -
-// until that write returned, so after a crash the chain resumes at the last
-// written block with exactly its state: no finalized block lost, none applied
-// twice. A failed write undoes the block in memory (cip11::chain::State
-// rollback) and the next tick tries again. Pending (mempool) transactions are
-// not durable; after a restart clients resubmit them with the same nonces. A
-// transaction up to 16 nonces ahead of its sender's next one waits, unapplied,
-// until the gap fills.
+// receipts, exactly the state records it changed (the registry when it changed,
+// each sender's nonce, each CIP-11 record, layout.h) and the new height (with
+// several validators, also its undo record, fork.h). Nothing about a block is
+// visible - no receipt, no height, no state - until that write returned, so
+// after a crash the chain resumes at the last written block with exactly its
+// state: no finalized block lost, none applied twice. A failed write undoes the
+// block in memory (cip11::chain::State rollback) and the next tick tries again.
+// Pending (mempool) transactions are not durable; after a restart clients
+// resubmit them with the same nonces. A transaction up to 16 nonces ahead of
+// its sender's next one waits, unapplied, until the gap fills.
 //
 // Who owns what: the CIP-11 plane in memory belongs to the block producer
 // (produce_mu_) and is changed in place, journaled; its reads are served from
@@ -131,8 +133,8 @@ class Node final : public ChainApi, public Cip11Api, public BlocksApi {
   void set_submit_observer(std::function<void(const Transaction&)> observer);
   /// Called after each block is durable, on the producing thread. Set before start().
   void set_block_observer(std::function<void(const CommittedBlock&)> observer);
-  /// Called after follow() un-applied blocks, before it accepts the winning
-  /// branch's, on the thread that called follow(). Set before start().
+  /// Called after blocks were un-applied (follow(), before it accepts the
+  /// winning branch's; roll_back_to()), on the calling thread. Set before start().
   void set_rollback_observer(std::function<void(const RolledBack&)> observer);
 
   /// Produces blocks every config.block_interval on a background thread.
@@ -183,7 +185,7 @@ class Node final : public ChainApi, public Cip11Api, public BlocksApi {
   /// this node's at a height it holds (WrongParent, or NotNext at or below the
   /// head with another digest): the rotation then follows its peers at once.
   bool take_fork_seen() { return fork_seen_.exchange(false); }
-  /// Blocks un-applied so far by follow() (the validator's metric).
+  /// Blocks un-applied so far (the validator's metric).
   std::uint64_t rolled_back() const { return rolled_back_; }
   using Head = ChainHead;
   Head head() const;
@@ -255,7 +257,7 @@ class Node final : public ChainApi, public Cip11Api, public BlocksApi {
   /// batch each, then reads the state, the head and the round seeds back from
   /// the store and puts the dropped blocks' transactions back into the mempool
   /// (produce_mu_ held).
-  ApiResult<Unit> rollback_to(std::uint64_t height);
+  ApiResult<Unit> unapply_to(std::uint64_t height);
   ApiError refuse(BlockRefusal why, const std::string& detail);
   /// After a block moved these senders' nonces: drops pending transactions on
   /// a used nonce and lines up queued successors (under mu_).
