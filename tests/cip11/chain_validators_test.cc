@@ -178,68 +178,112 @@ TEST_F(Cip11Validators, ASigkilledValidatorIsSkippedLosesNoJobAndCatchesUpAfterA
 // every job that was sent through the late validator held alike.
 struct Cip11Forks : Cip11Validators {
   static constexpr std::size_t kLate = 1;  // genesis order
-  static constexpr std::uint64_t kHoldFromView = 16;
   static constexpr int kHoldMs = 30'000;  // at most; the hook ends at the peers' block
+  std::uint64_t hold_from_view = 16;
   std::vector<std::string> extra_args(std::size_t i) const override {
     if (i != kLate) return {};
-    return {"--test-hold-view", std::to_string(kHoldFromView), "--test-hold-ms", std::to_string(kHoldMs)};
+    return {"--test-hold-view", std::to_string(hold_from_view), "--test-hold-ms", std::to_string(kHoldMs)};
+  }
+  /// The view whose block is held: the first the late validator leads from hold_from_view on.
+  std::uint64_t held_view() const {
+    std::uint64_t v = hold_from_view;
+    while (devchain::leader_of(v, kValidators) != index_of(kLate)) ++v;
+    return v;
+  }
+  bool rolled_back() const { return processes[kLate]->metric("devchain_blocks_rolled_back_total").value_or(0) >= 1; }
+  /// Sends `spec` jobs through the late validator every 150 ms until it has
+  /// rolled its held block back, then one more; their transaction hashes.
+  std::vector<Bytes32> send_jobs_across_the_fork(const std::string& spec) {
+    auto api = chain(kLate);
+    devchain::Wallet wallet(api, submitter);
+    std::vector<Bytes32> sent;
+    const auto send = [&] {
+      chain::SubmitJob job{JobKind::kCustom, Bytes(spec.begin(), spec.end()), 40, 1, 0};
+      auto h = wallet.send(devchain::Cip11Call{chain::encode_instruction(job)});
+      EXPECT_TRUE(h.ok()) << h.error().message;
+      if (h) sent.push_back(*h);
+    };
+    const auto deadline = std::chrono::steady_clock::now() + 90s;
+    while (!rolled_back() && std::chrono::steady_clock::now() < deadline) {
+      send();
+      std::this_thread::sleep_for(150ms);
+    }
+    EXPECT_TRUE(rolled_back()) << "the late validator never rolled its held block back";
+    send();  // one after the fork was resolved
+    return sent;
+  }
+  /// Every transaction has its receipt at every validator, at one height, and
+  /// its job the same record everywhere; the validators hold the same blocks
+  /// (so the same state roots, which the digests cover), none the held one.
+  void expect_one_chain_with(const std::vector<Bytes32>& sent) {
+    const std::vector<std::size_t> all{0, 1, 2, 3};
+    ASSERT_TRUE(eventually(
+        [&] {
+          for (const auto& tx : sent)
+            for (std::size_t i : all)
+              if (auto r = chain(i).receipt(tx); !r.ok() || !r->has_value()) return false;
+          return true;
+        },
+        60s));
+    const std::uint64_t to = std::max({height(0), height(1), height(2), height(3)}) + 2;
+    ASSERT_TRUE(eventually([&] { return all_at_least(all, to); }, 60s));
+    expect_same_blocks(all, to);
+    for (const auto& tx : sent) {
+      auto first = *chain(0).receipt(tx);
+      ASSERT_TRUE(first && first->job_id);
+      auto job = chain(0).job(*first->job_id);
+      ASSERT_TRUE(job.ok());
+      for (std::size_t i : all) {
+        EXPECT_EQ((*chain(i).receipt(tx))->height, first->height) << "validator " << i;
+        auto j = chain(i).job(*first->job_id);
+        ASSERT_TRUE(j.ok()) << "validator " << i;
+        EXPECT_EQ(chain::encode_job(*j), chain::encode_job(*job)) << "validator " << i;
+      }
+    }
+    for (std::uint64_t at = 1; at <= to; ++at) EXPECT_NE(chain(kLate).block_at(at)->block.view, held_view()) << at;
+    EXPECT_GE(processes[kLate]->metric("devchain_blocks_rolled_back_total").value_or(0), 1.0);
   }
 };
 
 TEST_F(Cip11Forks, ABlockHeldPastAViewTimeoutForksTheChainAndEveryValidatorConvergesWithNoJobLost) {
-  const std::vector<std::size_t> all{0, 1, 2, 3};
-  // The view whose block is held: the first the late validator leads from kHoldFromView on.
-  std::uint64_t held_view = kHoldFromView;
-  while (devchain::leader_of(held_view, kValidators) != index_of(kLate)) ++held_view;
-  // Jobs sent through the late validator before, during and after its held
-  // block, until it has rolled that block back.
-  auto api = chain(kLate);
-  devchain::Wallet wallet(api, submitter);
-  std::vector<Bytes32> sent;
-  const auto rolled_back = [&] { return processes[kLate]->metric("devchain_blocks_rolled_back_total").value_or(0) >= 1; };
-  const auto deadline = std::chrono::steady_clock::now() + 90s;
-  while (!rolled_back() && std::chrono::steady_clock::now() < deadline) {
-    const std::string spec = "job " + std::to_string(sent.size());
-    chain::SubmitJob job{JobKind::kCustom, Bytes(spec.begin(), spec.end()), 40, 1, 0};
-    auto h = wallet.send(devchain::Cip11Call{chain::encode_instruction(job)});
-    ASSERT_TRUE(h.ok()) << h.error().message;
-    sent.push_back(*h);
-    std::this_thread::sleep_for(150ms);
+  const auto sent = send_jobs_across_the_fork("job");
+  ASSERT_FALSE(HasFailure());
+  expect_one_chain_with(sent);
+}
+
+// The same with runners executing the jobs: an assignment the dropped block
+// made is withdrawn (JobCancel{Reassigned} where it was pushed) and the job is
+// assigned again on the winning branch; every job completes. The block is held
+// later, once the runners are connected.
+struct Cip11ForksWithRunners : Cip11Forks {
+  Cip11ForksWithRunners() {
+    runner_count = 4;
+    hold_from_view = 120;
   }
-  ASSERT_TRUE(rolled_back()) << "the late validator never rolled its held block back";
-  // One more job after the fork was resolved.
-  chain::SubmitJob last{JobKind::kCustom, Bytes{'l'}, 40, 1, 0};
-  auto h = wallet.send(devchain::Cip11Call{chain::encode_instruction(last)});
-  ASSERT_TRUE(h.ok()) << h.error().message;
-  sent.push_back(*h);
-  // Every job has its receipt at every validator, at one height: none was lost with the dropped block.
-  ASSERT_TRUE(eventually(
-      [&] {
-        for (const auto& tx : sent)
-          for (std::size_t i : all)
-            if (auto r = chain(i).receipt(tx); !r.ok() || !r->has_value()) return false;
-        return true;
-      },
-      60s));
-  const std::uint64_t to = std::max({height(0), height(1), height(2), height(3)}) + 2;
-  ASSERT_TRUE(eventually([&] { return all_at_least(all, to); }, 60s));
-  expect_same_blocks(all, to);  // so the same state_root at each height, which the digest covers
+  std::vector<std::unique_ptr<RunnerProcess>> runners;
+};
+
+TEST_F(Cip11ForksWithRunners, EveryJobSentAcrossTheForkCompletesOnEveryValidator) {
+  for (std::size_t r = 0; r < runner_count; ++r) runners.push_back(start_runner(r));
+  for (std::size_t r = 0; r < runner_count; ++r)
+    ASSERT_TRUE(runners[r]->wait_count("event=connected", kValidators - 1, 60s)) << "runner " << r;
+  const auto sent = send_jobs_across_the_fork(R"({"sleep_ms":100})");
+  ASSERT_FALSE(HasFailure());
+  expect_one_chain_with(sent);
   for (const auto& tx : sent) {
-    auto first = *chain(0).receipt(tx);
-    ASSERT_TRUE(first && first->job_id);
-    auto job = chain(0).job(*first->job_id);
-    ASSERT_TRUE(job.ok());
-    for (std::size_t i : all) {
-      auto r = *chain(i).receipt(tx);
-      EXPECT_EQ(r->height, first->height) << "validator " << i;
-      auto j = chain(i).job(*first->job_id);
-      ASSERT_TRUE(j.ok()) << "validator " << i;
-      EXPECT_EQ(chain::encode_job(*j), chain::encode_job(*job)) << "validator " << i;
-    }
+    const Bytes32 id = *(*chain(0).receipt(tx))->job_id;
+    ASSERT_TRUE(eventually(
+        [&] {
+          for (std::size_t i : {0, 1, 2, 3}) {
+            auto j = chain(i).job(id);
+            if (!j.ok() || !chain::terminal(j->state)) return false;
+          }
+          return true;
+        },
+        90s))
+        << to_hex0x(id);
+    for (std::size_t i : {0, 1, 2, 3}) EXPECT_EQ(chain(i).job(id)->state, chain::JobState::kCompleted) << to_hex0x(id) << " at " << i;
   }
-  // The held block is on no validator's chain: its height holds a later view's block.
-  for (std::uint64_t at = 1; at <= to; ++at) EXPECT_NE(chain(kLate).block_at(at)->block.view, held_view) << at;
-  EXPECT_GE(processes[kLate]->metric("devchain_blocks_rolled_back_total").value_or(0), 1.0);
 }
 
 // §5.3 with real processes (docs/cip11.md choices 79-82, docs/devchain.md
