@@ -957,8 +957,9 @@ ApiResult<Unit> Node::unapply_to(std::uint64_t target) {
   const std::uint64_t top = head().height;
   if (target > top) return Err{ApiError{ApiErrorCode::kBadRequest, "height " + std::to_string(target) + " is above the head"}};
   // Every step's record first: a rollback goes all the way or not at all.
+  std::vector<std::string> records;  // from the head down
   for (std::uint64_t h = top; h > target; --h)
-    if (std::string record; !db_->Get({}, layout::undo_key(h), &record).ok())
+    if (!db_->Get({}, layout::undo_key(h), &records.emplace_back()).ok())
       return Err{ApiError{ApiErrorCode::kBadRequest, "block " + std::to_string(h) +
                                                          " keeps no undo record: it is final here (more than " +
                                                          std::to_string(kMaxRollbackDepth) + " blocks deep, or a lone producer's)"}};
@@ -966,11 +967,7 @@ ApiResult<Unit> Node::unapply_to(std::uint64_t target) {
   std::vector<std::vector<Pending>> dropped;  // each dropped block's transactions, from the head down
   ApiResult<Unit> outcome = Unit{};
   for (std::uint64_t h = top; h > target; --h) {
-    std::string undo_bytes;
-    if (!db_->Get({}, layout::undo_key(h), &undo_bytes).ok()) {
-      outcome = Err{internal("block " + std::to_string(h) + " keeps no undo record: it is final here")};
-      break;
-    }
+    const std::string& undo_bytes = records[top - h];
     auto undo = decode_undo(as_bytes(undo_bytes));
     auto block = block_at(h);
     if (!undo || !block) {
