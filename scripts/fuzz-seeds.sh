@@ -48,6 +48,9 @@ perl -e 'print pack("H*", $ARGV[0])' \
 mkdir -p "$corpus_root/fuzz_stored_records" "$corpus_root/fuzz_devchain_tx" "$corpus_root/fuzz_ws_frames"
 seed "$corpus_root/fuzz_devchain_registry" 'registry_*' devchain
 seed "$corpus_root/fuzz_devchain_block" 'block_*' devchain
+mkdir -p "$corpus_root/fuzz_devchain_undo"  # version 1, two entries: a key that held "v", a key that was absent
+{ printf '\x01\x00\x00\x00\x02\x00\x00\x00\x01k\x01\x00\x00\x00\x01v\x00\x00\x00\x01n\x00'; } \
+  > "$corpus_root/fuzz_devchain_undo/two"
 mkdir -p "$corpus_root/fuzz_cip11_chain_state"  # an empty state: an empty index (CBOR []), then zero counts
 printf '\x00\x00\x00\x01\x80\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00' \
   > "$corpus_root/fuzz_cip11_chain_state/empty"

@@ -71,6 +71,8 @@ struct Options {
   std::string genesis_file;        // a validator of several: the chain's genesis
   std::vector<std::string> peers;  // ... and the other validators' chain APIs
   std::uint64_t view_timeout_ms = 0;  // 0: five block intervals
+  std::optional<std::uint64_t> test_hold_view;  // the test hook that forces a fork (RotationConfig::hold_from_view)
+  std::uint64_t test_hold_ms = 0;
   unsigned signature_threads = 1;
   cip11d::DevOptions dev_options;
   service_log::Flags logs;
@@ -85,6 +87,8 @@ std::string chain_metrics(const devchain::Node& node) {
     out.sample("devchain_blocks_refused_total", refused[i],
                "{reason=\"" + std::string(devchain::block_refusal_name(static_cast<devchain::BlockRefusal>(i))) + "\"}");
   out.series("devchain_height", "gauge", "The last block this node committed.", node.head().height);
+  out.series("devchain_blocks_rolled_back_total", "counter",
+             "Blocks this node un-applied to follow a winning branch (docs/devchain.md D11).", node.rolled_back());
   return out.text();
 }
 
@@ -192,6 +196,7 @@ int serve(const Options& o, const crypto::Ed25519Seed& key, cip11::chain::ChainP
     cip11::ValidatorService* s = service->get();
     producer->set_presence_provider([s](std::uint64_t h, std::uint32_t n) { return s->presence_field(h, n); });
     producer->set_block_observer([s](const devchain::CommittedBlock& b) { s->on_block({b.height, b.effects}); });
+    producer->set_rollback_observer([s](const devchain::RolledBack& r) { s->on_rollback(r.height, r.withdrawn); });
     if (rotation)
       rotation->start();
     else
@@ -316,6 +321,8 @@ int run_chain_validator(const Options& o, const sigset_t& signals) {
   devchain::RotationConfig timing;
   timing.block_interval = std::chrono::milliseconds(o.block_ms);
   timing.view_timeout = std::chrono::milliseconds(o.view_timeout_ms ? o.view_timeout_ms : 5 * o.block_ms);
+  timing.hold_from_view = o.test_hold_view;
+  timing.hold_for = std::chrono::milliseconds(o.test_hold_ms);
   devchain::Rotation rotation(**node, std::move(peers), timing);  // forwards what the API accepts from its start
   api->start();
   service_log::listening("chain", chain_hp->first, api->port());
@@ -376,6 +383,14 @@ int main(int argc, char** argv) {
   app.add_option("--view-timeout-ms", o.view_timeout_ms,
                  "with --genesis: a view with no block after this long passes to the next leader (default 5 blocks)")
       ->check(CLI::Range(10, 600'000));
+  // Test hooks (tests/cip11/chain_validators_test.cc), not for operators: hidden from --help.
+  app.add_option("--test-hold-view", o.test_hold_view,
+                 "test hook: the first block proposed from this view on is held until a peer has a block at its "
+                 "height (--test-hold-ms at most)")
+      ->group("");
+  app.add_option("--test-hold-ms", o.test_hold_ms, "test hook: how long --test-hold-view holds the block")
+      ->group("")
+      ->check(CLI::Range(0, 600'000));
   app.add_option("--signature-threads", o.signature_threads,
                  "threads checking and making signatures (Hellos, Pings, pushes) off the QUIC thread")
       ->capture_default_str()

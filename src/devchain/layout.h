@@ -9,6 +9,8 @@
 //   block/<u64 BE>      block JSON {height, txs: [hash], cip11 part}
 //   chain/<u64 BE>      the block as proposed: encode_signed_block() (block.h)
 //   tx/<hash>           receipt JSON
+//   undo/<u64 BE>       the block's undo record: encode_undo() (fork.h), the
+//                       last kMaxRollbackDepth blocks of a chain with several validators
 //   c11/...             the CIP-11 plane, one key per record (cip11_store.h)
 //
 // `state` is the whole-state key of store versions 1 and 2: its presence
@@ -31,6 +33,7 @@ inline constexpr std::string_view kNoncePrefix = "nonce/";
 inline constexpr std::string_view kBlockPrefix = "block/";
 inline constexpr std::string_view kTxPrefix = "tx/";
 inline constexpr std::string_view kChainBlockPrefix = "chain/";
+inline constexpr std::string_view kUndoPrefix = "undo/";
 
 inline std::string be64(std::uint64_t v) {
   std::string out(8, '\0');
@@ -60,6 +63,7 @@ std::string key(std::string_view prefix, const Parts&... parts) {
 inline std::string nonce_key(const Address& a) { return key(kNoncePrefix, a); }
 inline std::string block_key(std::uint64_t h) { return std::string(kBlockPrefix) + be64(h); }
 inline std::string chain_block_key(std::uint64_t h) { return std::string(kChainBlockPrefix) + be64(h); }
+inline std::string undo_key(std::uint64_t h) { return std::string(kUndoPrefix) + be64(h); }
 inline std::string tx_key(const Bytes32& hash) { return key(kTxPrefix, hash); }
 
 }  // namespace cowboy::devchain::layout

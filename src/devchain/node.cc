@@ -12,6 +12,7 @@
 #include "devchain/cip11_genesis.h"
 #include "devchain/cip11_json.h"
 #include "devchain/cip11_store.h"
+#include "devchain/fork.h"
 #include "devchain/json.h"
 #include "devchain/layout.h"
 
@@ -90,6 +91,33 @@ Result<std::map<Address, std::uint64_t>, std::string> load_nonces(rocksdb::DB& d
   }
   if (!it->status().ok()) return Err{it->status().ToString()};
   return out;
+}
+
+/// Block h's undo record (fork.h), staged in its own batch: every key the
+/// batch puts or deletes, with its value in the store now, before the block.
+/// The record kMaxRollbackDepth blocks below is pruned in the same batch.
+rocksdb::Status stage_undo(rocksdb::DB& db, std::uint64_t h, rocksdb::WriteBatch& batch) {
+  struct Keys : rocksdb::WriteBatch::Handler {
+    std::set<std::string> keys;
+    void Put(const rocksdb::Slice& key, const rocksdb::Slice&) override { keys.insert(key.ToString()); }
+    void Delete(const rocksdb::Slice& key) override { keys.insert(key.ToString()); }
+  } written;
+  if (auto status = batch.Iterate(&written); !status.ok()) return status;
+  UndoRecord record;
+  for (const auto& key : written.keys) {
+    std::string before;
+    auto status = db.Get({}, key, &before);
+    if (status.IsNotFound()) {
+      record.entries.push_back({key, std::nullopt});
+    } else if (status.ok()) {
+      record.entries.push_back({key, std::move(before)});
+    } else {
+      return status;
+    }
+  }
+  batch.Put(layout::undo_key(h), as_sv(encode_undo(record)));
+  if (h > kMaxRollbackDepth) batch.Delete(layout::undo_key(h - kMaxRollbackDepth));
+  return rocksdb::Status::OK();
 }
 
 /// What a block's selection did that nothing else reports: the Phase-1 shadow
@@ -299,6 +327,47 @@ Result<std::optional<crypto::ecvrf::Seed>, std::string> vrf_secret(const NodeCon
   return std::optional<crypto::ecvrf::Seed>(*config.vrf_key);
 }
 
+/// What a node holds in memory, read from its store: at open, and again after
+/// a rollback (Node::unapply_to), so both are one path.
+struct Loaded {
+  ChainState state;
+  ChainHead head;
+  std::unique_ptr<cip11::chain::SeedChain> seeds;  // on a CIP-11 chain
+};
+Result<Loaded, std::string> load_chain(rocksdb::DB& db, const GenesisSpec& genesis, bool rotating,
+                                       const std::string& registry_bytes, const std::string& height_bytes) {
+  auto registry = decode_registry(as_bytes(registry_bytes));
+  if (!registry) return Err{"the stored registry is unreadable: " + std::string(codec::to_string(registry.error()))};
+  auto nonces = load_nonces(db);
+  if (!nonces) return Err{"the stored nonces are unreadable: " + nonces.error()};
+  auto cip11 = cip11_store::load(db);
+  if (!cip11) return Err{"the stored CIP-11 state is unreadable: " + cip11.error()};
+  Loaded out{ChainState{std::move(*registry), std::move(*nonces), std::move(*cip11)}, {}, nullptr};
+  const std::uint64_t height = layout::from_be(height_bytes);
+  // The head: the last block as proposed (a store written before blocks were
+  // kept so has none, and no other validator's block can follow it).
+  out.head = ChainHead{height, 0, out.state.registry.chain_instance_id};
+  if (height > 0) {
+    std::string last;
+    if (!db.Get({}, layout::chain_block_key(height), &last).ok()) last.clear();
+    auto block = decode_signed_block(as_bytes(last));
+    if (block) {
+      out.head.view = block->block.view;
+      out.head.digest = block->digest;
+    } else {
+      out.head.view = height;
+      out.head.digest = Bytes32{};
+    }
+  }
+  if (genesis.cip11) {
+    auto replayed = replay_seeds(db, *genesis.cip11, rotating, out.state.registry.chain_instance_id, height,
+                                 out.state.cip11);
+    if (!replayed) return Err{"the stored chain is refused: " + replayed.error()};
+    out.seeds = std::move(*replayed);
+  }
+  return out;
+}
+
 }  // namespace
 
 Result<std::unique_ptr<Node>, std::string> Node::open(const NodeConfig& config,
@@ -322,7 +391,7 @@ Result<std::unique_ptr<Node>, std::string> Node::open(const NodeConfig& config,
                std::to_string(whole_state.empty() ? 0 : whole_state[0]) +
                "); this devchain stores each record under its own key (version " + std::to_string(kRegistryVersion) +
                "): start it on a new --data-dir"};
-  std::string genesis_json, registry_bytes, height_bytes;
+  std::string genesis_json, registry_bytes, height_bytes;  // read here: their absence names an incomplete store
   if (!db->Get({}, std::string(layout::kGenesis), &genesis_json).ok() ||
       !db->Get({}, std::string(layout::kRegistry), &registry_bytes).ok() ||
       !db->Get({}, std::string(layout::kHeight), &height_bytes).ok() || height_bytes.size() != 8)
@@ -332,30 +401,6 @@ Result<std::unique_ptr<Node>, std::string> Node::open(const NodeConfig& config,
   if (!stored_genesis) return Err{"the stored genesis is unreadable: " + stored_genesis.error()};
   if (genesis && chain_instance_id_of(*genesis) != chain_instance_id_of(*stored_genesis))
     return Err{std::string("the data directory holds a different chain than the given genesis")};
-  auto registry = decode_registry(as_bytes(registry_bytes));
-  if (!registry) return Err{"the stored registry is unreadable: " + std::string(codec::to_string(registry.error()))};
-  auto nonces = load_nonces(*db);
-  if (!nonces) return Err{"the stored nonces are unreadable: " + nonces.error()};
-  auto cip11 = cip11_store::load(*db);
-  if (!cip11) return Err{"the stored CIP-11 state is unreadable: " + cip11.error()};
-  ChainState state{std::move(*registry), std::move(*nonces), std::move(*cip11)};
-  const std::uint64_t height = layout::from_be(height_bytes);
-  // The head: the last block as proposed (a store written before blocks were
-  // kept so has none, and no other validator's block can follow it).
-  Head head{height, 0, state.registry.chain_instance_id};
-  if (head.height > 0) {
-    std::string last;
-    if (!db->Get({}, layout::chain_block_key(head.height), &last).ok()) last.clear();
-    auto block = decode_signed_block(as_bytes(last));
-    if (block) {
-      head.view = block->block.view;
-      head.digest = block->digest;
-    } else {
-      head.view = head.height;
-      head.digest = Bytes32{};
-    }
-  }
-  std::unique_ptr<cip11::chain::SeedChain> seeds;
   std::optional<crypto::ecvrf::Seed> seed_key;
   if (stored_genesis->cip11) {
     const auto& validators = stored_genesis->cip11->validators;
@@ -372,13 +417,14 @@ Result<std::unique_ptr<Node>, std::string> Node::open(const NodeConfig& config,
     auto vrf = vrf_secret(config, validators);
     if (!vrf) return Err{vrf.error()};
     seed_key = *vrf;
-    auto replayed = replay_seeds(*db, *stored_genesis->cip11, config.rotating, state.registry.chain_instance_id,
-                                 height, state.cip11);
-    if (!replayed) return Err{"the stored chain is refused: " + replayed.error()};
-    seeds = std::move(*replayed);
   } else if (config.validator_key || config.vrf_key) {
     return Err{std::string("the validator key is not one of the genesis validators' peer keys")};
   }
+  auto loaded = load_chain(*db, *stored_genesis, config.rotating, registry_bytes, height_bytes);
+  if (!loaded) return Err{loaded.error()};
+  auto seeds = std::move(loaded->seeds);
+  auto state = std::move(loaded->state);
+  const Head head = loaded->head;
   auto node = std::unique_ptr<Node>(new Node(config, std::move(db), *stored_genesis, std::move(state), head));
   node->seeds_ = std::move(seeds);
   node->seed_key_ = seed_key;
@@ -463,6 +509,9 @@ void Node::set_submit_observer(std::function<void(const Transaction&)> observer)
   submit_observer_ = std::move(observer);
 }
 void Node::set_block_observer(std::function<void(const CommittedBlock&)> observer) { observer_ = std::move(observer); }
+void Node::set_rollback_observer(std::function<void(const RolledBack&)> observer) {
+  rollback_observer_ = std::move(observer);
+}
 
 std::pair<std::optional<Bytes>, cip11::PresentSet> Node::presence_for(std::uint64_t height,
                                                                        std::uint32_t registry_size) {
@@ -610,9 +659,12 @@ ApiResult<std::uint64_t> Node::write_block(const SignedBlock& signed_block, cons
   stage_nonces(ex.work.nonces, batch);
   cip11_store::stage(state_.cip11, batch);
   batch.Put(std::string(layout::kHeight), layout::be64(h));
+  // A chain with several validators may have to un-apply the block (D11); a
+  // lone producer's never forks and pays nothing for it.
+  auto status = validators_.size() > 1 ? stage_undo(*db_, h, batch) : rocksdb::Status::OK();
   rocksdb::WriteOptions sync;
   sync.sync = true;
-  auto status = db_->Write(sync, &batch);
+  if (status.ok()) status = db_->Write(sync, &batch);
   if (!status.ok()) {
     state_.cip11.rollback();
     log::error("block_write_failed", log::field("height", h), log::field("why", status.ToString()));
@@ -764,6 +816,10 @@ ApiResult<std::uint64_t> Node::accept_block(const SignedBlock& sb) {
   std::unique_lock produce_lock(produce_mu_, std::try_to_lock);
   if (!produce_lock.owns_lock())
     return Err{ApiError{ApiErrorCode::kUnavailable, "busy with another block; fetch this one again later"}};
+  return accept_locked(sb);
+}
+
+ApiResult<std::uint64_t> Node::accept_locked(const SignedBlock& sb) {
   const Block& b = sb.block;
   const Head at = head();
   auto no = [&](BlockRefusal why, const std::string& detail) -> ApiResult<std::uint64_t> {
@@ -774,8 +830,16 @@ ApiResult<std::uint64_t> Node::accept_block(const SignedBlock& sb) {
   if (b.chain_instance_id != chain_instance_id_) return no(BlockRefusal::kWrongChain, json::hex0x(b.chain_instance_id));
   if (b.epoch != snapshots_.active(b.height).epoch)  // the subset_epoch active at its height (§5.4, D9)
     return no(BlockRefusal::kWrongEpoch, "epoch " + std::to_string(b.epoch));
-  if (b.height != at.height + 1) return no(BlockRefusal::kNotNext, "the head is " + std::to_string(at.height));
-  if (b.parent != at.digest) return no(BlockRefusal::kWrongParent, "parent " + json::hex0x(b.parent));
+  if (b.height != at.height + 1) {
+    // A block at a height this node holds, other than its own there: a fork (D11).
+    if (b.height <= at.height)
+      if (auto own = block_at(b.height); !own || own->digest != sb.digest) fork_seen_ = true;
+    return no(BlockRefusal::kNotNext, "the head is " + std::to_string(at.height));
+  }
+  if (b.parent != at.digest) {
+    fork_seen_ = true;  // it builds on another block at this node's head height (D11)
+    return no(BlockRefusal::kWrongParent, "parent " + json::hex0x(b.parent));
+  }
   if (b.view <= at.view) return no(BlockRefusal::kStaleView, "view " + std::to_string(b.view));
   if (b.proposer != leader_of(b.view, validators_.size()))
     return no(BlockRefusal::kWrongProposer, "proposer " + std::to_string(b.proposer) + " in view " + std::to_string(b.view));
@@ -884,6 +948,193 @@ ApiResult<SignedBlock> Node::block_at(std::uint64_t height) {
   return std::move(*block);
 }
 
+ApiResult<Unit> Node::roll_back_to(std::uint64_t height) {
+  std::lock_guard produce_lock(produce_mu_);
+  return unapply_to(height);
+}
+
+ApiResult<Unit> Node::unapply_to(std::uint64_t target) {
+  const std::uint64_t top = head().height;
+  if (target > top) return Err{ApiError{ApiErrorCode::kBadRequest, "height " + std::to_string(target) + " is above the head"}};
+  // Every step's record first: a rollback goes all the way or not at all.
+  std::vector<std::string> records;  // from the head down
+  for (std::uint64_t h = top; h > target; --h)
+    if (!db_->Get({}, layout::undo_key(h), &records.emplace_back()).ok())
+      return Err{ApiError{ApiErrorCode::kBadRequest, "block " + std::to_string(h) +
+                                                         " keeps no undo record: it is final here (more than " +
+                                                         std::to_string(kMaxRollbackDepth) + " blocks deep, or a lone producer's)"}};
+  RolledBack notice{target, 0, {}};
+  std::vector<std::vector<Pending>> dropped;  // each dropped block's transactions, from the head down
+  ApiResult<Unit> outcome = Unit{};
+  for (std::uint64_t h = top; h > target; --h) {
+    const std::string& undo_bytes = records[top - h];
+    auto undo = decode_undo(as_bytes(undo_bytes));
+    auto block = block_at(h);
+    if (!undo || !block) {
+      outcome = Err{internal("block " + std::to_string(h) + "'s undo record or block is unreadable")};
+      break;
+    }
+    // What the block assigned no longer holds; its transactions go back to the mempool.
+    if (genesis_.cip11)
+      if (auto effects = block_assignments(h))
+        for (const auto& a : effects->assigned)
+          notice.withdrawn.push_back({a.job_id, a.runner, cip11::chain::EndReason::kReassigned});
+    std::vector<Pending> txs;
+    for (const auto& bytes : block->block.txs) {
+      auto tx = decode_tx(bytes);
+      auto sender = tx ? recover_sender(*tx) : std::nullopt;
+      if (sender) txs.push_back(Pending{*tx, *sender, tx_hash(*tx)});
+    }
+    // One synced batch a block: a crash leaves the head at h or at h - 1.
+    rocksdb::WriteBatch batch;
+    for (const auto& e : undo->entries) {
+      if (e.before)
+        batch.Put(e.key, *e.before);
+      else
+        batch.Delete(e.key);
+    }
+    batch.Delete(layout::undo_key(h));
+    rocksdb::WriteOptions sync;
+    sync.sync = true;
+    if (auto status = db_->Write(sync, &batch); !status.ok()) {
+      outcome = Err{internal("un-applying block " + std::to_string(h) + " failed: " + status.ToString())};
+      break;
+    }
+    dropped.push_back(std::move(txs));
+    ++notice.dropped;
+    ++rolled_back_;
+    log::warn("block_rolled_back", log::field("height", h), log::field("digest", json::hex0x(block->digest)),
+              log::field("view", block->block.view));
+  }
+  if (notice.dropped == 0) return outcome;
+  // The state in memory, the head and the round seeds follow the store,
+  // read back as at open, wherever the steps stopped.
+  std::string registry_bytes, height_bytes;
+  (void)db_->Get({}, std::string(layout::kRegistry), &registry_bytes);
+  (void)db_->Get({}, std::string(layout::kHeight), &height_bytes);
+  auto loaded = load_chain(*db_, genesis_, config_.rotating, registry_bytes, height_bytes);
+  if (!loaded) {
+    // The store is one written block; only the memory disagrees. A restart reads it back.
+    log::error("rollback_reload_failed", log::field("why", loaded.error()));
+    std::abort();
+  }
+  state_.cip11 = std::move(loaded->state.cip11);
+  seeds_ = std::move(loaded->seeds);
+  notice.height = loaded->head.height;
+  auto snapshot = snapshot_of(*db_);
+  {
+    std::lock_guard lock(mu_);
+    state_.registry = std::move(loaded->state.registry);
+    state_.nonces = std::move(loaded->state.nonces);
+    height_ = loaded->head.height;
+    head_ = loaded->head;
+    published_ = std::move(snapshot);
+    // The mempool again from the committed nonces: the dropped blocks'
+    // transactions in block order, then what was pending.
+    std::vector<Pending> again;
+    for (auto b = dropped.rbegin(); b != dropped.rend(); ++b)
+      for (auto& p : *b) again.push_back(std::move(p));
+    for (auto& p : mempool_) again.push_back(std::move(p));
+    for (auto& [sender, queued] : future_)
+      for (auto& [nonce, p] : queued) again.push_back(std::move(p));
+    mempool_.clear();
+    mempool_hashes_.clear();
+    future_.clear();
+    future_count_ = 0;
+    next_nonce_ = state_.nonces;
+    for (auto& p : again) {
+      bool fresh = false;
+      (void)admit_locked(std::move(p), fresh);  // one a later block superseded is refused here
+    }
+  }
+  if (rollback_observer_) rollback_observer_(notice);
+  return outcome;
+}
+
+ApiResult<Node::Followed> Node::follow(BlocksApi& peer) {
+  // At most this many of the peer's blocks at once; the next follow takes the rest.
+  constexpr std::uint64_t kMaxFollowBlocks = 1024;
+  auto theirs = peer.chain_head();
+  if (!theirs) return Err{theirs.error()};
+  const Head mine = head();
+  Followed out;
+  if (theirs->digest == mine.digest) return out;
+  std::map<std::uint64_t, SignedBlock> fetched;  // theirs, by height
+  auto their_block = [&](std::uint64_t h) -> ApiResult<const SignedBlock*> {
+    if (auto it = fetched.find(h); it != fetched.end()) return &it->second;
+    auto b = peer.block_at(h);
+    if (!b) return Err{b.error()};
+    if (b->block.height != h) return Err{ApiError{ApiErrorCode::kBadRequest, "the peer's block names another height"}};
+    return &fetched.emplace(h, std::move(*b)).first->second;
+  };
+  // The common ancestor: the highest height holding one block on both chains
+  // (the genesis at worst), no deeper than the undo records reach.
+  const std::uint64_t floor = mine.height > kMaxRollbackDepth ? mine.height - kMaxRollbackDepth : 0;
+  std::uint64_t ancestor = std::min(mine.height, theirs->height);
+  for (; ancestor > 0; --ancestor) {
+    Bytes32 their_digest = theirs->digest;
+    if (ancestor != theirs->height) {
+      auto b = their_block(ancestor);
+      if (!b) return Err{b.error()};
+      their_digest = (*b)->digest;
+    }
+    Bytes32 my_digest = mine.digest;
+    if (ancestor != mine.height) {
+      auto b = block_at(ancestor);
+      if (!b) return Err{b.error()};
+      my_digest = b->digest;
+    }
+    if (their_digest == my_digest) break;
+    if (ancestor <= floor)
+      return Err{ApiError{ApiErrorCode::kBadRequest, "the chains part more than " + std::to_string(kMaxRollbackDepth) +
+                                                         " blocks below the head, where blocks are final"}};
+  }
+  if (ancestor == theirs->height) return out;  // theirs is a prefix of this chain
+  if (ancestor < mine.height) {
+    // A fork: decided by the blocks at the first height where they differ.
+    auto first = their_block(ancestor + 1);
+    if (!first) return Err{first.error()};
+    auto own = block_at(ancestor + 1);
+    if (!own) return Err{own.error()};
+    if (!wins_at_height((*first)->block.view, (*first)->digest, own->block.view, own->digest)) return out;
+    log::warn("fork_choice", log::field("height", ancestor + 1), log::field("their_view", (*first)->block.view),
+              log::field("own_view", own->block.view), log::field("dropping", mine.height - ancestor));
+  }
+  std::vector<SignedBlock> branch;
+  for (std::uint64_t h = ancestor + 1; h <= std::min(theirs->height, ancestor + kMaxFollowBlocks); ++h) {
+    auto b = their_block(h);
+    if (!b) break;  // what it has; the next follow fetches the rest
+    branch.push_back(**b);
+  }
+  if (branch.empty()) return Err{ApiError{ApiErrorCode::kUnavailable, "the peer's blocks could not be fetched"}};
+
+  std::lock_guard produce_lock(produce_mu_);
+  if (head() != mine) return Err{ApiError{ApiErrorCode::kUnavailable, "the head moved meanwhile; follow again"}};
+  std::vector<SignedBlock> own;  // this node's blocks above the ancestor, to restore if theirs do not verify
+  if (ancestor < mine.height) {
+    for (std::uint64_t h = ancestor + 1; h <= mine.height; ++h) {
+      auto b = block_at(h);
+      if (!b) return Err{b.error()};
+      own.push_back(std::move(*b));
+    }
+    auto rolled = unapply_to(ancestor);
+    out.dropped = mine.height - head().height;
+    if (!rolled) return Err{rolled.error()};
+  }
+  for (const auto& b : branch) {
+    auto accepted = accept_locked(b);
+    if (accepted) {
+      ++out.accepted;
+      continue;
+    }
+    if (out.accepted == 0)  // its branch does not verify here: back to this node's own, which did
+      for (const auto& o : own)
+        if (!accept_locked(o)) break;
+    return Err{accepted.error()};
+  }
+  return out;
+}
+
 Node::Head Node::head() const {
   std::lock_guard lock(mu_);
   return head_;
@@ -906,33 +1157,39 @@ ApiResult<Bytes32> Node::admit(const Transaction& tx, bool& fresh) {
     return Err{ApiError{ApiErrorCode::kWrongChain, "chain_instance_id is " + json::hex0x(chain_instance_id_)}};
   auto sender = recover_sender(tx);
   if (!sender) return Err{ApiError{ApiErrorCode::kBadSignature, "the signature recovers no key, or is high-S (low S only)"}};
-  Bytes32 hash = tx_hash(tx);
   std::lock_guard lock(mu_);
+  return admit_locked(Pending{tx, *sender, tx_hash(tx)}, fresh);
+}
+
+ApiResult<Bytes32> Node::admit_locked(Pending p, bool& fresh) {
+  const Address sender = p.sender;
+  const Bytes32 hash = p.hash;
+  const std::uint64_t nonce = p.tx.nonce;
   // The same signed transaction again (a runner rebroadcasting its result,
   // §10.3) answers with its hash, whether it is pending or already included.
   if (mempool_hashes_.contains(hash)) return hash;
   if (std::string included; db_->Get({}, layout::tx_key(hash), &included).ok()) return hash;
   if (mempool_.size() >= config_.max_mempool_txs)
     return Err{ApiError{ApiErrorCode::kMempoolFull, std::to_string(mempool_.size()) + " transactions pending"}};
-  auto it = next_nonce_.find(*sender);
+  auto it = next_nonce_.find(sender);
   std::uint64_t expected = it == next_nonce_.end() ? 0 : it->second;
-  auto& queued = future_[*sender];
+  auto& queued = future_[sender];
   // A nonce a little ahead waits for the ones before it: transactions sent
   // on different QUIC streams (§10.3 result frames) may arrive out of order.
-  if (tx.nonce > expected && tx.nonce - expected <= kMaxNonceGap && !queued.contains(tx.nonce) &&
+  if (nonce > expected && nonce - expected <= kMaxNonceGap && !queued.contains(nonce) &&
       future_count_ < config_.max_mempool_txs) {
-    queued.emplace(tx.nonce, Pending{tx, *sender, hash});
+    queued.emplace(nonce, std::move(p));
     ++future_count_;
     mempool_hashes_.insert(hash);
     fresh = true;
     return hash;
   }
-  if (tx.nonce != expected) {
-    if (queued.empty()) future_.erase(*sender);
-    return Err{ApiError{ApiErrorCode::kBadNonce, "sender " + json::hex0x(*sender) + " expects nonce " +
+  if (nonce != expected) {
+    if (queued.empty()) future_.erase(sender);
+    return Err{ApiError{ApiErrorCode::kBadNonce, "sender " + json::hex0x(sender) + " expects nonce " +
                                                      std::to_string(expected)}};
   }
-  mempool_.push_back(Pending{tx, *sender, hash});
+  mempool_.push_back(std::move(p));
   mempool_hashes_.insert(hash);
   // Then every queued successor that is now next, in nonce order.
   std::uint64_t next = expected + 1;
@@ -940,8 +1197,8 @@ ApiResult<Bytes32> Node::admit(const Transaction& tx, bool& fresh) {
     mempool_.push_back(std::move(q->second));
     --future_count_;
   }
-  if (queued.empty()) future_.erase(*sender);
-  next_nonce_[*sender] = next;
+  if (queued.empty()) future_.erase(sender);
+  next_nonce_[sender] = next;
   fresh = true;
   return hash;
 }

@@ -1,6 +1,8 @@
 // devchain::Node: a single-validator chain over the CIP-39 registry state
 // machine and, when its genesis has a CIP-11 section, the CIP-11 chain plane
-// (cip11/chain/machine.h). Blocks come at a fixed interval and are final at once.
+// (cip11/chain/machine.h). Blocks come at a fixed interval; a lone producer's
+// are final at once, and with several validators a node may un-apply its last
+// kMaxRollbackDepth blocks to follow a winning branch (fork.h, follow()).
 //
 // Every block is a DevchainBlockV1 (block.h) whose digest covers its
 // execution inputs. On a chain with several validators each validator runs its
@@ -19,16 +21,16 @@
 // committed block's assignments after the write (§10.1: push only what is final).
 //
 // Durability contract: a block is one synced RocksDB WriteBatch holding its
-// receipts, exactly the state records it changed (the registry when it
-// changed, each sender's nonce, each CIP-11 record, layout.h) and the new
-// height. Nothing about a block is visible - no receipt, no height, no state -
-// until that write returned, so after a crash the chain resumes at the last
-// written block with exactly its state: no finalized block lost, none applied
-// twice. A failed write undoes the block in memory (cip11::chain::State
-// rollback) and the next tick tries again. Pending (mempool) transactions are
-// not durable; after a restart clients resubmit them with the same nonces. A
-// transaction up to 16 nonces ahead of its sender's next one waits, unapplied,
-// until the gap fills.
+// receipts, exactly the state records it changed (the registry when it changed,
+// each sender's nonce, each CIP-11 record, layout.h) and the new height (with
+// several validators, also its undo record, fork.h). Nothing about a block is
+// visible - no receipt, no height, no state - until that write returned, so
+// after a crash the chain resumes at the last written block with exactly its
+// state: no finalized block lost, none applied twice. A failed write undoes the
+// block in memory (cip11::chain::State rollback) and the next tick tries again.
+// Pending (mempool) transactions are not durable; after a restart clients
+// resubmit them with the same nonces. A transaction up to 16 nonces ahead of
+// its sender's next one waits, unapplied, until the gap fills.
 //
 // Who owns what: the CIP-11 plane in memory belongs to the block producer
 // (produce_mu_) and is changed in place, journaled; its reads are served from
@@ -37,6 +39,7 @@
 #pragma once
 
 #include <array>
+#include <atomic>
 #include <chrono>
 #include <condition_variable>
 #include <deque>
@@ -97,6 +100,16 @@ struct CommittedBlock {
   cip11::chain::Effects effects;   // assignments made and ended in this block
 };
 
+/// Blocks this node un-applied to follow a winning branch (docs/devchain.md
+/// D11), as the validator process sees it: the new head's height and the
+/// assignments the dropped blocks made, none of which holds any more (the
+/// winning branch's blocks come after, each through the block observer).
+struct RolledBack {
+  std::uint64_t height = 0;
+  std::uint64_t dropped = 0;  // how many blocks
+  std::vector<cip11::chain::AssignmentEnd> withdrawn;  // reason kReassigned
+};
+
 class Node final : public ChainApi, public Cip11Api, public BlocksApi {
  public:
   /// Opens (or creates, from `genesis`) the chain stored in config.data_dir
@@ -120,6 +133,9 @@ class Node final : public ChainApi, public Cip11Api, public BlocksApi {
   void set_submit_observer(std::function<void(const Transaction&)> observer);
   /// Called after each block is durable, on the producing thread. Set before start().
   void set_block_observer(std::function<void(const CommittedBlock&)> observer);
+  /// Called after blocks were un-applied (follow(), before it accepts the
+  /// winning branch's; roll_back_to()), on the calling thread. Set before start().
+  void set_rollback_observer(std::function<void(const RolledBack&)> observer);
 
   /// Produces blocks every config.block_interval on a background thread.
   void start();
@@ -145,6 +161,32 @@ class Node final : public ChainApi, public Cip11Api, public BlocksApi {
   /// The committed block at `height` >= 1, as proposed (a validator that was
   /// down fetches these from a peer and accepts them in order).
   ApiResult<SignedBlock> block_at(std::uint64_t height) override;
+  /// Fork choice with one peer (docs/devchain.md D7, D11): finds the highest
+  /// height where this node's chain and the peer's hold the same block (at most
+  /// kMaxRollbackDepth below this head, fork.h); when the peer's block above
+  /// it wins (wins_at_height), un-applies this node's blocks down to it - one
+  /// synced batch each, from the undo records - and accepts the peer's from
+  /// there, every one verified as accept_block does. A peer whose chain is
+  /// this one's continuation is caught up with; a losing or shorter one
+  /// changes nothing. The dropped blocks' transactions go back to the mempool.
+  /// If the peer's first block does not verify, this node's own blocks are
+  /// accepted again. Fetches before it takes the producer's lock;
+  /// kUnavailable when the head moved meanwhile (follow again).
+  struct Followed {
+    std::uint64_t dropped = 0;   // blocks un-applied
+    std::uint64_t accepted = 0;  // the peer's blocks accepted
+  };
+  ApiResult<Followed> follow(BlocksApi& peer);
+  /// Un-applies the blocks above `height` (follow()'s way back, D11): refused,
+  /// changing nothing, when one of them keeps no undo record (deeper than
+  /// kMaxRollbackDepth, or written by a lone producer).
+  ApiResult<Unit> roll_back_to(std::uint64_t height);
+  /// True once after a block was refused that builds on another block than
+  /// this node's at a height it holds (WrongParent, or NotNext at or below the
+  /// head with another digest): the rotation then follows its peers at once.
+  bool take_fork_seen() { return fork_seen_.exchange(false); }
+  /// Blocks un-applied so far (the validator's metric).
+  std::uint64_t rolled_back() const { return rolled_back_; }
   using Head = ChainHead;
   Head head() const;
   ApiResult<ChainHead> chain_head() override { return head(); }
@@ -207,6 +249,15 @@ class Node final : public ChainApi, public Cip11Api, public BlocksApi {
   ApiResult<std::uint64_t> write_block(const SignedBlock& block, const std::vector<Pending>& txs, Execution& ex);
   /// submit() without the observer; `fresh` when the transaction is new here.
   ApiResult<Bytes32> admit(const Transaction& tx, bool& fresh);
+  /// admit() of a transaction whose sender and hash are known, under mu_.
+  ApiResult<Bytes32> admit_locked(Pending p, bool& fresh);
+  /// accept_block with produce_mu_ held.
+  ApiResult<std::uint64_t> accept_locked(const SignedBlock& block);
+  /// Un-applies blocks down to `height` from their undo records, one synced
+  /// batch each, then reads the state, the head and the round seeds back from
+  /// the store and puts the dropped blocks' transactions back into the mempool
+  /// (produce_mu_ held).
+  ApiResult<Unit> unapply_to(std::uint64_t height);
   ApiError refuse(BlockRefusal why, const std::string& detail);
   /// After a block moved these senders' nonces: drops pending transactions on
   /// a used nonce and lines up queued successors (under mu_).
@@ -249,6 +300,9 @@ class Node final : public ChainApi, public Cip11Api, public BlocksApi {
   PresenceProvider presence_provider_;
   std::function<void(const CommittedBlock&)> observer_;
   std::function<void(const Transaction&)> submit_observer_;
+  std::function<void(const RolledBack&)> rollback_observer_;
+  std::atomic<bool> fork_seen_{false};
+  std::atomic<std::uint64_t> rolled_back_{0};
 
   mutable std::mutex produce_mu_;  // one block at a time
   std::condition_variable wake_;

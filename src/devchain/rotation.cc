@@ -1,5 +1,7 @@
 #include "devchain/rotation.h"
 
+#include <algorithm>
+
 #include "common/log.h"
 
 namespace cowboy::devchain {
@@ -54,25 +56,52 @@ void Rotation::forward_loop() {
 }
 
 bool Rotation::catch_up() {
-  const ChainHead mine = node_.head();
-  HttpClient* best = nullptr;
-  std::uint64_t best_height = mine.height;
-  for (auto& peer : peers_) {
-    auto h = peer->chain_head();
-    if (h && h->height > best_height) best = peer.get(), best_height = h->height;
-  }
-  if (!best) return false;
-  for (std::uint64_t h = mine.height + 1; h <= best_height; ++h) {
-    auto block = best->block_at(h);
-    if (!block) return true;
-    auto accepted = node_.accept_block(*block);
-    if (!accepted) {
-      log::warn("catch_up_refused", log::field("height", h), log::field("why", accepted.error().message));
-      return true;
+  const ChainHead before = node_.head();
+  // Each peer whose head is not on this chain: one ahead is caught up with,
+  // one on another branch is followed when its branch wins (Node::follow,
+  // docs/devchain.md D11). The highest first, so a validator behind fetches
+  // from the one furthest ahead.
+  std::vector<std::pair<ChainHead, HttpClient*>> heads;
+  for (auto& peer : peers_)
+    if (auto h = peer->chain_head()) heads.emplace_back(*h, peer.get());
+  std::sort(heads.begin(), heads.end(), [](const auto& a, const auto& b) { return a.first.height > b.first.height; });
+  for (const auto& [theirs, peer] : heads) {
+    const ChainHead mine = node_.head();
+    if (theirs.digest == mine.digest) continue;
+    if (theirs.height < mine.height)
+      if (auto own = node_.block_at(theirs.height); own && own->digest == theirs.digest) continue;  // behind on this chain
+    auto followed = node_.follow(*peer);
+    if (!followed) {
+      log::warn("catch_up_refused", log::field("height", theirs.height), log::field("why", followed.error().message));
+      continue;
     }
+    if (followed->dropped > 0)
+      log::warn("fork_resolved", log::field("dropped", followed->dropped), log::field("accepted", followed->accepted),
+                log::field("height", node_.head().height));
   }
-  log::info("caught_up", log::field("height", best_height));
+  const ChainHead after = node_.head();
+  if (after == before) return false;
+  log::info("caught_up", log::field("height", after.height));
   return true;
+}
+
+void Rotation::hold(const SignedBlock& block) {
+  if (!config_.hold_from_view || held_ || block.block.view < *config_.hold_from_view) return;
+  held_ = true;
+  log::warn("block_held", log::field("height", block.block.height), log::field("view", block.block.view),
+            log::field("ms", config_.hold_for.count()));
+  // Until a peer has committed a block at its height (the fork, not timing
+  // luck), or hold_for at most.
+  const auto until = std::chrono::steady_clock::now() + config_.hold_for;
+  for (;;) {
+    for (auto& peer : peers_)
+      if (auto h = peer->chain_head(); h && h->height >= block.block.height) return;
+    std::unique_lock lock(mu_);
+    if (wake_.wait_until(lock, std::min(until, std::chrono::steady_clock::now() + std::chrono::milliseconds(20)),
+                         [this] { return stopping_; }) ||
+        std::chrono::steady_clock::now() >= until)
+      return;
+  }
 }
 
 void Rotation::broadcast(const SignedBlock& block) {
@@ -103,6 +132,9 @@ void Rotation::run() {
       std::unique_lock lock(mu_);
       if (wake_.wait_for(lock, tick, [this] { return stopping_; })) return;
     }
+    // A peer's block built on another block at a height this one holds: follow
+    // the peers now (D11) rather than after a view timeout.
+    if (node_.take_fork_seen() && catch_up()) continue;
     const auto now = Clock::now();
     const ChainHead head = node_.head();
     if (head != last) last = head, since = now, joined = true;
@@ -121,7 +153,10 @@ void Rotation::run() {
     if (catch_up()) continue;  // never propose on a stale head
     proposed = view;
     // Sent before this validator's own write (Node::propose_block).
-    auto block = node_.propose_block(view, [this](const SignedBlock& b) { broadcast(b); });
+    auto block = node_.propose_block(view, [this](const SignedBlock& b) {
+      hold(b);
+      broadcast(b);
+    });
     if (!block) log::warn("propose_failed", log::field("view", view), log::field("why", block.error().message));
   }
 }

@@ -15,7 +15,9 @@
 //
 // Catch-up: a validator that starts, or hears no block for a whole view,
 // asks its peers for their heads and fetches and accepts every block it lacks
-// from one that is ahead. A leader does the same before it proposes, so a
+// from one that is ahead; a peer on another branch is followed when its
+// branch wins the fork-choice rule (Node::follow, docs/devchain.md D11), at
+// once when a peer's block was refused for building on another branch. A leader does the same before it proposes, so a
 // validator back from a crash never proposes on a stale head; and it proposes
 // only after it has committed a block from the others (or a whole rotation of
 // timeouts passed with none), since until then its clock does not know their
@@ -31,6 +33,7 @@
 #include <deque>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <thread>
 #include <vector>
 
@@ -42,6 +45,13 @@ namespace cowboy::devchain {
 struct RotationConfig {
   std::chrono::milliseconds block_interval{200};
   std::chrono::milliseconds view_timeout{1'000};
+  /// Test hook (cip11d --test-hold-view): the first block this validator
+  /// proposes at a view from hold_from_view on is held - neither sent nor
+  /// written here - until a peer has committed another block at its height
+  /// (the next leader's, after a view timeout), or hold_for at most; then sent
+  /// and written: a fork (docs/devchain.md D11).
+  std::optional<std::uint64_t> hold_from_view;
+  std::chrono::milliseconds hold_for{0};
 };
 
 class Rotation {
@@ -58,6 +68,8 @@ class Rotation {
   /// Fetches and accepts blocks from the peer furthest ahead; true when it was behind.
   bool catch_up();
   void broadcast(const SignedBlock& block);
+  /// The test hook's delay, before `block` is sent (RotationConfig::hold_from_view).
+  void hold(const SignedBlock& block);
 
   Node& node_;
   std::vector<std::unique_ptr<HttpClient>> peers_;
@@ -71,6 +83,7 @@ class Rotation {
   std::deque<Transaction> to_forward_;
   static constexpr std::size_t kMaxForwardQueue = 50'000;
   std::thread thread_, forwarder_;
+  bool held_ = false;  // the rotation thread's: the hook held its block
 };
 
 }  // namespace cowboy::devchain

@@ -9,6 +9,7 @@
 #include <nlohmann/json.hpp>
 #include <thread>
 
+#include "cip11/chain/codec.h"
 #include "validator_processes.h"
 
 namespace cowboy::cip11 {
@@ -166,6 +167,123 @@ TEST_F(Cip11Validators, ASigkilledValidatorIsSkippedLosesNoJobAndCatchesUpAfterA
         return b.ok() && b->block.proposer == index_of(2);
       },
       60s));
+}
+
+// A fork forced with the test hook (docs/devchain.md D11): validator kLate
+// holds the first block it proposes from kHoldFromView on - neither sent nor
+// written - until a peer has committed a block at its height (the others
+// nullify that view and the next leader proposes), then sends and writes it.
+// Every validator must end on the higher view's branch, the late one by
+// rolling its block back, with the same blocks (so the same state roots) and
+// every job that was sent through the late validator held alike.
+struct Cip11Forks : Cip11Validators {
+  static constexpr std::size_t kLate = 1;  // genesis order
+  static constexpr int kHoldMs = 30'000;  // at most; the hook ends at the peers' block
+  std::uint64_t hold_from_view = 16;
+  std::vector<std::string> extra_args(std::size_t i) const override {
+    if (i != kLate) return {};
+    return {"--test-hold-view", std::to_string(hold_from_view), "--test-hold-ms", std::to_string(kHoldMs)};
+  }
+  /// The view whose block is held: the first the late validator leads from hold_from_view on.
+  std::uint64_t held_view() const {
+    std::uint64_t v = hold_from_view;
+    while (devchain::leader_of(v, kValidators) != index_of(kLate)) ++v;
+    return v;
+  }
+  bool rolled_back() const { return processes[kLate]->metric("devchain_blocks_rolled_back_total").value_or(0) >= 1; }
+  /// Sends `spec` jobs through the late validator every 150 ms until it has
+  /// rolled its held block back, then one more; their transaction hashes.
+  std::vector<Bytes32> send_jobs_across_the_fork(const std::string& spec) {
+    auto api = chain(kLate);
+    devchain::Wallet wallet(api, submitter);
+    std::vector<Bytes32> sent;
+    const auto send = [&] {
+      chain::SubmitJob job{JobKind::kCustom, Bytes(spec.begin(), spec.end()), 40, 1, 0};
+      auto h = wallet.send(devchain::Cip11Call{chain::encode_instruction(job)});
+      EXPECT_TRUE(h.ok()) << h.error().message;
+      if (h) sent.push_back(*h);
+    };
+    const auto deadline = std::chrono::steady_clock::now() + 90s;
+    while (!rolled_back() && std::chrono::steady_clock::now() < deadline) {
+      send();
+      std::this_thread::sleep_for(150ms);
+    }
+    EXPECT_TRUE(rolled_back()) << "the late validator never rolled its held block back";
+    send();  // one after the fork was resolved
+    return sent;
+  }
+  /// Every transaction has its receipt at every validator, at one height, and
+  /// its job the same record everywhere; the validators hold the same blocks
+  /// (so the same state roots, which the digests cover), none the held one.
+  void expect_one_chain_with(const std::vector<Bytes32>& sent) {
+    const std::vector<std::size_t> all{0, 1, 2, 3};
+    ASSERT_TRUE(eventually(
+        [&] {
+          for (const auto& tx : sent)
+            for (std::size_t i : all)
+              if (auto r = chain(i).receipt(tx); !r.ok() || !r->has_value()) return false;
+          return true;
+        },
+        60s));
+    const std::uint64_t to = std::max({height(0), height(1), height(2), height(3)}) + 2;
+    ASSERT_TRUE(eventually([&] { return all_at_least(all, to); }, 60s));
+    expect_same_blocks(all, to);
+    for (const auto& tx : sent) {
+      auto first = *chain(0).receipt(tx);
+      ASSERT_TRUE(first && first->job_id);
+      auto job = chain(0).job(*first->job_id);
+      ASSERT_TRUE(job.ok());
+      for (std::size_t i : all) {
+        EXPECT_EQ((*chain(i).receipt(tx))->height, first->height) << "validator " << i;
+        auto j = chain(i).job(*first->job_id);
+        ASSERT_TRUE(j.ok()) << "validator " << i;
+        EXPECT_EQ(chain::encode_job(*j), chain::encode_job(*job)) << "validator " << i;
+      }
+    }
+    for (std::uint64_t at = 1; at <= to; ++at) EXPECT_NE(chain(kLate).block_at(at)->block.view, held_view()) << at;
+    EXPECT_GE(processes[kLate]->metric("devchain_blocks_rolled_back_total").value_or(0), 1.0);
+  }
+};
+
+TEST_F(Cip11Forks, ABlockHeldPastAViewTimeoutForksTheChainAndEveryValidatorConvergesWithNoJobLost) {
+  const auto sent = send_jobs_across_the_fork("job");
+  ASSERT_FALSE(HasFailure());
+  expect_one_chain_with(sent);
+}
+
+// The same with runners executing the jobs: an assignment the dropped block
+// made is withdrawn (JobCancel{Reassigned} where it was pushed) and the job is
+// assigned again on the winning branch; every job completes. The block is held
+// later, once the runners are connected.
+struct Cip11ForksWithRunners : Cip11Forks {
+  Cip11ForksWithRunners() {
+    runner_count = 4;
+    hold_from_view = 120;
+  }
+  std::vector<std::unique_ptr<RunnerProcess>> runners;
+};
+
+TEST_F(Cip11ForksWithRunners, EveryJobSentAcrossTheForkCompletesOnEveryValidator) {
+  for (std::size_t r = 0; r < runner_count; ++r) runners.push_back(start_runner(r));
+  for (std::size_t r = 0; r < runner_count; ++r)
+    ASSERT_TRUE(runners[r]->wait_count("event=connected", kValidators - 1, 60s)) << "runner " << r;
+  const auto sent = send_jobs_across_the_fork(R"({"sleep_ms":100})");
+  ASSERT_FALSE(HasFailure());
+  expect_one_chain_with(sent);
+  for (const auto& tx : sent) {
+    const Bytes32 id = *(*chain(0).receipt(tx))->job_id;
+    ASSERT_TRUE(eventually(
+        [&] {
+          for (std::size_t i : {0, 1, 2, 3}) {
+            auto j = chain(i).job(id);
+            if (!j.ok() || !chain::terminal(j->state)) return false;
+          }
+          return true;
+        },
+        90s))
+        << to_hex0x(id);
+    for (std::size_t i : {0, 1, 2, 3}) EXPECT_EQ(chain(i).job(id)->state, chain::JobState::kCompleted) << to_hex0x(id) << " at " << i;
+  }
 }
 
 // §5.3 with real processes (docs/cip11.md choices 79-82, docs/devchain.md

@@ -25,7 +25,8 @@ struct Cip11FortyRunners : Cip11Validators {
     runner_count = 40;
     // Forty runner processes starting at once on a shared two-core machine
     // once delayed a block past 500 ms and forked a validator off at height
-    // 6 (D7 resolves no fork); 3 s makes that need a three-second stall.
+    // 6, before forks were resolved (D11); 3 s keeps such a fork, and the
+    // pushes it withdraws, to a three-second stall.
     view_timeout_ms = 3000;
   }
   std::vector<std::unique_ptr<RunnerProcess>> runners;

@@ -37,16 +37,18 @@ class ValidatorProcess {
  public:
   ValidatorProcess(const std::filesystem::path& data, const std::filesystem::path& genesis,
                    const std::filesystem::path& key, const std::filesystem::path& vrf_key, std::uint16_t chain_port,
-                   std::vector<std::string> peers, int view_timeout_ms = 500)
+                   std::vector<std::string> peers, int view_timeout_ms = 500, std::vector<std::string> extra = {})
       : child_([&] {
           std::string joined;
           for (const auto& p : peers) joined += (joined.empty() ? "" : ",") + p;
-          return std::vector<std::string>{std::string(COWBOY_BIN_DIR) + "/cip11d", "--data-dir", data.string(),
-                                          "--genesis", genesis.string(), "--key", key.string(),
-                                          "--vrf-key", vrf_key.string(), "--peers", joined,
-                                          "--chain-listen", "127.0.0.1:" + std::to_string(chain_port),
-                                          "--admin-listen", "127.0.0.1:0", "--block-ms", "100",
-                                          "--view-timeout-ms", std::to_string(view_timeout_ms)};
+          std::vector<std::string> args{std::string(COWBOY_BIN_DIR) + "/cip11d", "--data-dir", data.string(),
+                                        "--genesis", genesis.string(), "--key", key.string(),
+                                        "--vrf-key", vrf_key.string(), "--peers", joined,
+                                        "--chain-listen", "127.0.0.1:" + std::to_string(chain_port),
+                                        "--admin-listen", "127.0.0.1:0", "--block-ms", "100",
+                                        "--view-timeout-ms", std::to_string(view_timeout_ms)};
+          args.insert(args.end(), extra.begin(), extra.end());
+          return args;
         }()) {
     auto line = child_.wait_for_line("cip11d listening on quic://", 30s);
     admin_port_ = cowboy::testing::port_in(line, R"(admin http://127\.0\.0\.1:(\d+))");
@@ -80,9 +82,10 @@ struct Cip11Validators : ::testing::Test {
   crypto::Secp256k1Secret submitter{};
   std::filesystem::path genesis_path;
   std::size_t runner_count = 0;  // runners registered at genesis, each excluding one validator from its Sub(R)
-  // A view with no block after this long passes to the next leader. Forks are
-  // not resolved (docs/devchain.md D7), so a suite that loads the machine (many
-  // runner processes) gives a block longer to arrive.
+  // A view with no block after this long passes to the next leader. A block
+  // later than that forks one height, which is resolved (docs/devchain.md
+  // D11); a suite that loads the machine (many runner processes) still gives a
+  // block longer to arrive, so that no push is withdrawn and sent again.
   int view_timeout_ms = 500;
   std::vector<chain::testing::Key> runner_keys;
   std::vector<std::size_t> excluded;  // by runner: the validator (genesis order) its Sub(R) leaves out
@@ -143,6 +146,8 @@ struct Cip11Validators : ::testing::Test {
 
   /// A subclass's additions to the CIP-11 genesis (runners, a validator-set schedule).
   virtual void configure(devchain::Cip11Genesis&) {}
+  /// A subclass's further flags for validator `i` (genesis order), e.g. a test hook.
+  virtual std::vector<std::string> extra_args(std::size_t) const { return {}; }
 
   std::unique_ptr<ValidatorProcess> start(std::size_t i) {
     std::vector<std::string> peers;
@@ -150,7 +155,7 @@ struct Cip11Validators : ::testing::Test {
       if (j != i) peers.push_back(url(j));
     return std::make_unique<ValidatorProcess>(dir.path() / "v" / std::to_string(i), genesis_path,
                                               key_path(i), vrf_key_path(i), chain_ports[i],
-                                              peers, view_timeout_ms);
+                                              peers, view_timeout_ms, extra_args(i));
   }
   std::filesystem::path key_path(std::size_t i) const { return dir.path() / "keys" / std::to_string(i); }
   std::filesystem::path vrf_key_path(std::size_t i) const { return dir.path() / "keys" / ("vrf-" + std::to_string(i)); }

@@ -14,6 +14,7 @@
 #include "cip11/subset.h"
 #include "common/codec.h"
 #include "devchain/cip11_genesis.h"
+#include "devchain/fork.h"
 #include "devchain/node.h"
 #include "scenario.h"
 
@@ -733,6 +734,143 @@ TEST_F(DevchainVrfKeys, TheGenesisNamesVrfKeysAllOrNoneValidAndApartFromThePeerK
   refused_with([](auto& v) { v[1]["vrf_key"] = v[2]["vrf_key"]; }, "two validators name the same vrf_key");
   refused_with([](auto& v) { v[1]["vrf_key"] = "0x" + std::string(64, '0'); }, "not an ECVRF public key");
   refused_with([](auto& v) { v[1]["vrf_key"] = "0x01"; }, "vrf_key is 32 bytes of hex");
+}
+
+// ---- fork resolution (docs/devchain.md D7, D11) ------------------------------
+
+TEST_F(DevchainValidators, ApplyingThenUndoingABlockRestoresItsStateRootHeadSeedsAndMempool) {
+  for (const auto& r : runners) submit(r, chain::testing::registration(r));
+  step(1);
+  step(2);
+  const Bytes32 job_tx = submit(submitter, chain::testing::job(1, 40));  // one runner: assigned in its block
+  const std::size_t at = leader_of(3, kValidators);
+  Node& a = *nodes[at];
+  const Bytes32 root = a.state_hash();
+  const Node::Head head = a.head();
+  std::vector<RolledBack> seen;
+  a.set_rollback_observer([&](const RolledBack& r) { seen.push_back(r); });
+  auto block = a.propose_block(3);
+  ASSERT_TRUE(block.ok()) << block.error().message;
+  ASSERT_EQ(block->block.txs.size(), 1u);
+  ASSERT_NE(a.state_hash(), root);
+  ASSERT_TRUE(a.receipt(job_tx)->has_value());
+  ASSERT_TRUE(a.round_seed(3).has_value());
+
+  ASSERT_TRUE(a.roll_back_to(head.height).ok());
+  EXPECT_EQ(a.state_hash(), root);  // keccak256 of the whole encoded state: byte for byte
+  EXPECT_EQ(a.head(), head);
+  EXPECT_FALSE(a.receipt(job_tx)->has_value());
+  EXPECT_FALSE(a.block_at(head.height + 1).ok());
+  EXPECT_FALSE(a.round_seed(3).has_value());
+  ASSERT_EQ(seen.size(), 1u);
+  EXPECT_EQ(seen[0].height, head.height);
+  EXPECT_EQ(seen[0].dropped, 1u);
+  ASSERT_EQ(seen[0].withdrawn.size(), 1u);  // the job's one assignment no longer holds
+  EXPECT_EQ(seen[0].withdrawn[0].reason, chain::EndReason::kReassigned);
+  // The store holds what memory does: reopened, the same root.
+  nodes[at].reset();
+  nodes[at] = open(at);
+  ASSERT_TRUE(nodes[at]);
+  EXPECT_EQ(nodes[at]->state_hash(), root);
+  // Its transaction went back to the mempool (resubmitted to the reopened
+  // node, whose mempool is not durable): the same view again makes the same
+  // block, and every validator accepts it.
+  ASSERT_TRUE(nodes[at]->submit(*decode_tx(block->block.txs[0])).ok());
+  EXPECT_EQ(step(3).digest, block->digest);
+  expect_one_state();
+}
+
+TEST_F(DevchainValidators, AHeldBlockForksTheChainAndEveryNodeFollowsTheHigherViewWithNoTransactionLost) {
+  for (const auto& r : runners) submit(r, chain::testing::registration(r));
+  step(1);
+  step(2);
+  const std::size_t late = leader_of(3, kValidators), next = leader_of(4, kValidators), third = leader_of(5, kValidators);
+  // A transfer only the late leader holds: its block includes it, and no one
+  // else hears of it (no forwarding here).
+  Transaction only{*any().chain_instance_id(), nonces[submitter.address]++, Transfer{Address{0x5a}, 9}, {}};
+  ASSERT_TRUE(sign_tx(only, submitter.secret));
+  ASSERT_TRUE(nodes[late]->submit(only).ok());
+  auto held = nodes[late]->propose_block(3);
+  ASSERT_TRUE(held.ok());
+  ASSERT_EQ(held->block.txs.size(), 1u);
+  // Held past the view timeout: the others nullify view 3, and view 4's
+  // leader commits another block at the same height, then view 5's.
+  auto won = nodes[next]->propose_block(4);
+  ASSERT_TRUE(won.ok());
+  ASSERT_EQ(won->block.height, held->block.height);
+  for (std::size_t i = 0; i < kValidators; ++i)
+    if (i != late && i != next) {
+      ASSERT_TRUE(nodes[i]->accept_block(*won).ok());
+    }
+  auto above = nodes[third]->propose_block(5);
+  ASSERT_TRUE(above.ok());
+  for (std::size_t i = 0; i < kValidators; ++i)
+    if (i != late && i != third) {
+      ASSERT_TRUE(nodes[i]->accept_block(*above).ok());
+    }
+  // The late one refuses what builds on the other branch, and says it saw a fork.
+  auto refused = nodes[late]->accept_block(*above);
+  ASSERT_FALSE(refused.ok());
+  EXPECT_TRUE(refused.error().message.starts_with("WrongParent")) << refused.error().message;
+  EXPECT_TRUE(nodes[late]->take_fork_seen());
+  EXPECT_FALSE(nodes[late]->take_fork_seen());  // once
+  // The held block arrives late at the others: NotNext, a fork there too.
+  auto late_arrival = nodes[next]->accept_block(*held);
+  ASSERT_FALSE(late_arrival.ok());
+  EXPECT_TRUE(late_arrival.error().message.starts_with("NotNext")) << late_arrival.error().message;
+  EXPECT_TRUE(nodes[next]->take_fork_seen());
+  // The rule, applied alike: a winner following the loser changes nothing ...
+  const Node::Head winner = nodes[next]->head();
+  auto kept = nodes[next]->follow(*nodes[late]);
+  ASSERT_TRUE(kept.ok()) << kept.error().message;
+  EXPECT_EQ(kept->dropped, 0u);
+  EXPECT_EQ(kept->accepted, 0u);
+  EXPECT_EQ(nodes[next]->head(), winner);
+  // ... and the loser, following a winner, drops its block (view 3 < view 4)
+  // and takes the other branch.
+  auto followed = nodes[late]->follow(*nodes[next]);
+  ASSERT_TRUE(followed.ok()) << followed.error().message;
+  EXPECT_EQ(followed->dropped, 1u);
+  EXPECT_EQ(followed->accepted, 2u);
+  EXPECT_EQ(nodes[late]->rolled_back(), 1u);
+  expect_one_state();
+  EXPECT_FALSE(nodes[late]->receipt(tx_hash(only))->has_value());
+  // The dropped transfer is back in the late leader's mempool: its next block includes it.
+  std::uint64_t view = 6;
+  while (leader_of(view, kValidators) != late) step(view++);
+  auto with_it = step(view);
+  ASSERT_EQ(with_it.block.txs.size(), 1u);
+  EXPECT_EQ(tx_hash(*decode_tx(with_it.block.txs[0])), tx_hash(only));
+  expect_one_state();
+  for (auto& n : nodes) {
+    auto r = n->receipt(tx_hash(only));
+    ASSERT_TRUE(r.ok() && r->has_value());
+    EXPECT_EQ((*r)->height, with_it.block.height);
+  }
+}
+
+TEST_F(DevchainValidators, BlocksDeeperThanTheRollbackBoundAreFinalAndTheirUndoRecordsPruned) {
+  std::uint64_t view = 1;
+  while (nodes[0]->head().height < kMaxRollbackDepth + 2) step(view++);
+  const Bytes32 root = nodes[0]->state_hash();
+  const Node::Head head = nodes[0]->head();
+  // One block past the bound: refused whole, nothing un-applied.
+  auto refused = nodes[0]->roll_back_to(head.height - kMaxRollbackDepth - 1);
+  ASSERT_FALSE(refused.ok());
+  EXPECT_NE(refused.error().message.find("final"), std::string::npos) << refused.error().message;
+  EXPECT_EQ(nodes[0]->head(), head);
+  EXPECT_EQ(nodes[0]->state_hash(), root);
+  EXPECT_EQ(nodes[0]->rolled_back(), 0u);
+  // Exactly the bound: back to that block's state, as every other node held it then.
+  ASSERT_TRUE(nodes[0]->roll_back_to(head.height - kMaxRollbackDepth).ok());
+  EXPECT_EQ(nodes[0]->head().height, head.height - kMaxRollbackDepth);
+  EXPECT_EQ(nodes[0]->head().digest, nodes[1]->block_at(head.height - kMaxRollbackDepth)->digest);
+  // And it follows the others back to their head.
+  auto followed = nodes[0]->follow(*nodes[1]);
+  ASSERT_TRUE(followed.ok()) << followed.error().message;
+  EXPECT_EQ(followed->dropped, 0u);
+  EXPECT_EQ(followed->accepted, kMaxRollbackDepth);
+  expect_one_state();
 }
 
 }  // namespace

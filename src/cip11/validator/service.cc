@@ -170,6 +170,16 @@ void ValidatorService::on_block(const AppliedBlock& block) {
   forwarder_.on_block(block.height);
 }
 
+void ValidatorService::on_rollback(std::uint64_t height, const std::vector<chain::AssignmentEnd>& withdrawn) {
+  log::warn("chain_rolled_back", log::field("height", height), log::field("withdrawn", withdrawn.size()));
+  last_height_ = height;
+  (void)directory_.refresh();  // a dropped block may have registered runners the winning branch orders otherwise
+  // The dispatcher ends the withdrawn pushes as a block's ends; no push is
+  // due and no ack times out at a height below its last block.
+  CommittedAssignments work{height, std::chrono::steady_clock::now(), {}, withdrawn};
+  asio::post(io_, [this, work = std::move(work)] { dispatcher_->on_block(work); });
+}
+
 // §5.3 at block `height`, on the io thread: new connections are offered the
 // pairs current now, and at a cutoff every connection admitted under the
 // epoch it ends is told Goodbye{OverlapExpired} (point 4). Its runner drains

@@ -86,6 +86,12 @@ class ValidatorService {
 
   /// A block is durable (the producer's observer, or a BlockFollower).
   void on_block(const AppliedBlock& block);
+  /// The chain un-applied its blocks above `height` to follow another branch
+  /// (a devchain with several validators, docs/devchain.md D11): what they
+  /// assigned is withdrawn (JobCancel{Reassigned} to the runners it was pushed
+  /// to here), the registry index is read again and admission reads at
+  /// `height`; the winning branch's blocks come after through on_block.
+  void on_rollback(std::uint64_t height, const std::vector<chain::AssignmentEnd>& withdrawn);
   /// The producer's PresenceInputV1 field for `height`, given |registry(H-1)|:
   /// local presence ∪ every fresh view the other validators gossiped (§8.2).
   std::optional<Bytes> presence_field(std::uint64_t height, std::uint32_t registry_size);

@@ -1,0 +1,58 @@
+// Fork resolution on a devchain with several validators (docs/devchain.md D7,
+// D11): the rule every node applies alike to two blocks at one height, and
+// the undo record each block stores so that a node can un-apply it.
+//
+// A block writes only what it changed (node.h), so un-applying one needs what
+// those keys held before it: the undo record lists every key the block's
+// WriteBatch put or deleted with its value before the block (none: the key was
+// absent), and is written in that same synced batch under undo/<height>. Un-applying
+// the head block is one more synced batch that puts each key back (or deletes
+// it) and drops the record, so a crash leaves the head before or after that
+// step, never between. Only the last kMaxRollbackDepth blocks keep a record;
+// older blocks are final.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "common/bytes.h"
+#include "common/codec.h"
+#include "common/result.h"
+
+namespace cowboy::devchain {
+
+/// How many blocks below its head a node may un-apply to follow a winning
+/// branch; the undo record of block h - kMaxRollbackDepth is pruned in the
+/// batch of block h. A fork older than this stays apart (never seen in the
+/// tests: a held block forks one height).
+inline constexpr std::uint64_t kMaxRollbackDepth = 64;
+
+/// At one height, whether block `a` (its view and digest) wins over block `b`:
+/// the higher view (its leader saw the lower view time out), the lower digest
+/// on a tie. A strict order: exactly one of two different blocks wins.
+bool wins_at_height(std::uint64_t view_a, const Bytes32& digest_a, std::uint64_t view_b, const Bytes32& digest_b);
+
+/// One key a block's batch wrote, and its value before the block.
+struct UndoEntry {
+  std::string key;
+  std::optional<std::string> before;  // nullopt: absent before the block
+  bool operator==(const UndoEntry&) const = default;
+};
+
+/// A block's undo record: version 1, then Vec<(key: Bytes, before: Option<Bytes>)>.
+struct UndoRecord {
+  std::vector<UndoEntry> entries;
+  bool operator==(const UndoRecord&) const = default;
+};
+
+inline constexpr std::uint8_t kUndoVersion = 1;
+inline constexpr std::size_t kMaxUndoKeyBytes = 1024;
+inline constexpr std::size_t kMaxUndoEntries = 1u << 22;
+
+Bytes encode_undo(const UndoRecord& record);
+/// Every length bounded before anything is allocated (a key at most
+/// kMaxUndoKeyBytes, a value no longer than the input, kMaxUndoEntries).
+Result<UndoRecord, codec::DecodeError> decode_undo(ByteView bytes);
+
+}  // namespace cowboy::devchain
