@@ -122,5 +122,33 @@ TEST_F(CatalogTest, AJournalOfAnotherStorageFormatIsRefusedAsItOpens) {
   EXPECT_EQ(open_error(), "opened");
 }
 
+// The registry (layout::kTables) lists every table once: a realm that has
+// used processes, entries, inputs and blocks stores no key outside it.
+TEST_F(CatalogTest, EveryStoredKeyBelongsToATableOfTheRegistry) {
+  const Id doc = resource("doc");
+  process(doc, 9);
+  accept(*admin_, Own{9, 1});
+  accept(*admin_, Send{9, InputValue{{1, 2, 3}}});
+  accept(*admin_, Turn{9, 2, std::nullopt, doc, std::nullopt, {{{key("a"), value("b")}}}, {}, {}, {}, std::nullopt});
+  admin_.reset();
+  node_.reset();
+  auto db = testing::open_store(dir_);
+  rocksdb::ReadOptions in_order;
+  in_order.total_order_seek = true;
+  std::unique_ptr<rocksdb::Iterator> it(db->NewIterator(in_order));
+  std::set<char> seen;
+  for (it->SeekToFirst(); it->Valid(); it->Next()) {
+    const std::string k = it->key().ToString();
+    if (k == node::layout::kGenesis || k == node::layout::kHead || k == node::layout::kFormat) continue;
+    ASSERT_GE(k.size(), 2u) << k;
+    EXPECT_EQ(k[1], '/') << k;
+    EXPECT_TRUE(node::layout::table_of(k[0])) << "a key outside the registry: " << k;
+    seen.insert(k[0]);
+  }
+  for (char t : {node::layout::kJournal, node::layout::kSequences, node::layout::kPrincipals, node::layout::kProcesses,
+                 node::layout::kEntries, node::layout::kInputs, node::layout::kResources, node::layout::kAssociations})
+    EXPECT_TRUE(seen.count(t)) << t;
+}
+
 }  // namespace
 }  // namespace cowboy::transit

@@ -5,6 +5,7 @@
 // key as of revision R is the first at or after (resource, key, ~R): one seek.
 #pragma once
 
+#include <iterator>
 #include <string>
 #include <string_view>
 
@@ -19,16 +20,64 @@ inline constexpr std::string_view kHead = "head";
 inline constexpr std::string_view kFormat = "format";
 inline constexpr std::string_view kFormatVersion = "transit.storage.2";  // 2: immutable process versions
 
-// Tables, one letter each. `j/` + position holds a decision's signed request
-// (the canonical SignedRequest text received) and `s/` + principal + sequence
-// its receipt, which answers exact retries; trimming deletes `j/` below the
-// floor and never `s/` (decisions 66, 67).
+// Tables, one letter each, listed once in kTables below. `j/` + position
+// holds a decision's signed request (the canonical SignedRequest text
+// received) and `s/` + principal + sequence its receipt, which answers exact
+// retries; trimming deletes `j/` below the floor and never `s/` (decisions 66, 67).
 inline constexpr char kPrincipals = 'p', kRoles = 'r', kGrants = 'g', kCredentials = 'c', kSequences = 's',
                       kJournal = 'j', kResources = 'x', kProcesses = 'q', kAssociations = 'a', kViews = 'v',
                       kOutputs = 'o', kEffects = 'f', kEntries = 'e', kInputs = 'm', kBlocks = 'b',
                       kPayloads = 'y',  // payload records; the bytes live in the payload store (payload_store.h)
                       kEnded = 'n',     // the index of processes that may have ended: `n/` + pid, no value
-                      kRuntime = 'u';   // runtime bindings by PID (decisions 120-129)
+                      kRuntime = 'u',   // runtime bindings by PID (decisions 120-129)
+                      kBlockRecords = 'k';
+
+/// One storage table: its key prefix, its name, what it holds, and whether
+/// the journal reads it whole into the authority at start.
+struct Table {
+  char prefix;
+  std::string_view name;
+  std::string_view holds;
+  bool read_at_start;
+};
+/// Every table of the store, once: Journal::load reads those marked
+/// read_at_start, Journal::stage writes a decision's records table by table
+/// in this order, and the storage tests check that every stored key belongs
+/// to one of them.
+inline constexpr Table kTables[] = {
+    {kJournal, "journal", "signed requests by position; trimmed below the floor", false},
+    {kSequences, "receipts", "receipts by (principal, sequence): exact retries", false},
+    {kPrincipals, "principals", "PrincipalRecord by principal", true},
+    {kRoles, "roles", "RoleRecord by role", true},
+    {kGrants, "grants", "GrantRecord by grant", true},
+    {kCredentials, "credentials", "(principal, role) bindings, no value", true},
+    {kResources, "resources", "ResourceRecord by resource", true},
+    {kProcesses, "processes", "ProcessRecord versions by (pid, ~position), read from disk (decision 130)", false},
+    {kEnded, "ended", "the processes that may have ended, by pid, no value", true},
+    {kAssociations, "associations", "Association by (pid, association revision)", true},
+    {kViews, "views", "ViewRecord by view", true},
+    {kOutputs, "outputs", "OutputRecord by output", true},
+    {kEffects, "effects", "EffectRecord by effect", true},
+    {kPayloads, "payloads", "PayloadRecord by payload", true},
+    {kRuntime, "runtime", "RuntimeRecord by pid", true},
+    {kEntries, "entries", "entry versions by (resource, padded key, ~revision), read from disk", false},
+    {kInputs, "inputs", "mailbox inputs by (pid, input), read from disk", false},
+    {kBlocks, "blocks", "block bodies by (resource, padded name), read from disk", false},
+    {kBlockRecords, "block records", "BlockInfo by (resource, padded name), read from disk", false},
+};
+consteval bool prefixes_distinct() {
+  for (std::size_t i = 0; i < std::size(kTables); ++i)
+    for (std::size_t j = i + 1; j < std::size(kTables); ++j)
+      if (kTables[i].prefix == kTables[j].prefix) return false;
+  return true;
+}
+static_assert(prefixes_distinct(), "two storage tables share a prefix");
+/// The registry's entry for `prefix`; null for none.
+constexpr const Table* table_of(char prefix) {
+  for (const auto& t : kTables)
+    if (t.prefix == prefix) return &t;
+  return nullptr;
+}
 
 inline void put_be64(std::string& out, std::uint64_t v) {
   for (int shift = 56; shift >= 0; shift -= 8) out.push_back(static_cast<char>((v >> shift) & 0xff));
@@ -124,7 +173,6 @@ inline std::string block(std::uint64_t resource, const EntryKey& name) { return 
 /// A block's record (BlockInfo, JSON), beside its body and outliving it
 /// (docs/transit.md, decisions 100-109): written by the turn that publishes
 /// the block and rewritten by its retirement and deletion.
-inline constexpr char kBlockRecords = 'k';
 inline std::string block_record(std::uint64_t resource, const EntryKey& name) {
   return padded(kBlockRecords, resource, name);
 }
