@@ -29,21 +29,43 @@ template <typename T> Result<T, std::string> decode(std::string_view what, std::
   return std::move(*value);
 }
 
-// Reads every record of one table, stopping at the first that does not decode.
+// Reads the newest version of every record of one table (the published
+// state; a removed record's newest version is kRemoved), stopping at the
+// first that does not decode: the journal then does not open (fails closed).
+// One seek per record skips its older versions. The ended index, the one
+// table of rows changed in place, is read row by row.
 template <typename T, typename Visit>
 std::optional<std::string> scan(rocksdb::DB& db, char table, Visit visit) {
+  const auto& t = *layout::table_of(table);
   const std::string start = layout::table(table);
+  std::string what;
+  if constexpr (std::is_void_v<T>) what = t.name;
+  else what = T::kName;
   rocksdb::ReadOptions in_order;
   in_order.total_order_seek = true;  // a table scan, across prefixes
   std::unique_ptr<rocksdb::Iterator> it(db.NewIterator(in_order));
-  for (it->Seek(start); it->Valid() && it->key().starts_with(start); it->Next()) {
-    if constexpr (std::is_void_v<T>) {
-      visit(it->key().ToStringView().substr(start.size()));
-    } else {
-      auto record = decode<T>(T::kName, it->value().ToStringView());
-      if (!record.ok()) return record.error();
-      visit(std::move(*record));
+  for (it->Seek(start); it->Valid() && it->key().starts_with(start);) {
+    const std::string_view stored = it->key().ToStringView();
+    if (t.record_key == 0) {
+      if constexpr (std::is_void_v<T>) visit(stored.substr(start.size()));
+      it->Next();
+      continue;
     }
+    if (stored.size() != t.record_key + 8) return what + ": a stored key of another shape";
+    const std::string record(stored.substr(0, t.record_key));
+    if (it->value() != layout::kRemoved) {
+      if constexpr (std::is_void_v<T>) {
+        if (it->value() != layout::kPresent) return what + ": a stored row of another shape";
+        visit(std::string_view(record).substr(start.size()));
+      } else {
+        auto decoded = decode<T>(T::kName, it->value().ToStringView());
+        if (!decoded.ok()) return decoded.error();
+        visit(std::move(*decoded));
+      }
+    }
+    const std::string oldest = layout::version(record, 0);
+    it->Seek(oldest);
+    if (it->Valid() && it->key() == oldest) it->Next();
   }
   if (!it->status().ok()) return it->status().ToString();
   return std::nullopt;
@@ -87,29 +109,31 @@ std::optional<std::string> load_table(rocksdb::DB& db, char table, Authority::Pu
 
 // One table's share of a decision's records (Journal::stage walks the
 // registry; the realm's creation stages its genesis records the same way).
-// Within a table, writes come before collection's removals (decisions 110-119).
+// Every record is a new version at `position` (decisions 130, 161); a
+// removal by collection (decisions 110-119) is a kRemoved version, after the
+// table's writes. Only the ended index and block bodies change in place.
 void stage_table(rocksdb::WriteBatchBase& w, char table, const Authority& a, const Touched& t, Id position) {
   using namespace layout;
   switch (table) {
     case kJournal:
     case kSequences: return;  // the decision's own entry: written by stage()
     case kPrincipals:
-      for (Id id : t.principals) w.Put(key(table, id), to_json(*a.principal(id)));
+      for (Id id : t.principals) w.Put(version(key(table, id), position), to_json(*a.principal(id)));
       return;
     case kRoles:
-      for (Id id : t.roles) w.Put(key(table, id), to_json(*a.role(id)));
+      for (Id id : t.roles) w.Put(version(key(table, id), position), to_json(*a.role(id)));
       return;
     case kGrants:
       for (Id id : t.grants_written)
-        if (const auto* g = a.grant(id)) w.Put(key(table, id), to_json(*g));
-      for (Id id : t.grants_removed) w.Delete(key(table, id));
+        if (const auto* g = a.grant(id)) w.Put(version(key(table, id), position), to_json(*g));
+      for (Id id : t.grants_removed) w.Put(version(key(table, id), position), kRemoved);
       return;
     case kCredentials:
-      for (const auto& [p, r] : t.credentials_added) w.Put(key(table, p, r), "");
-      for (const auto& [p, r] : t.credentials_removed) w.Delete(key(table, p, r));
+      for (const auto& [p, r] : t.credentials_added) w.Put(version(key(table, p, r), position), kPresent);
+      for (const auto& [p, r] : t.credentials_removed) w.Put(version(key(table, p, r), position), kRemoved);
       return;
     case kResources:
-      for (Id id : t.resources) w.Put(key(table, id), to_json(*a.resource(id)));
+      for (Id id : t.resources) w.Put(version(key(table, id), position), to_json(*a.resource(id)));
       return;
     case kProcesses:  // a new version at this position, beside the earlier ones (decision 130)
       for (Id id : t.processes) w.Put(process_version(id, position), to_json(*a.process(id)));
@@ -122,34 +146,34 @@ void stage_table(rocksdb::WriteBatchBase& w, char table, const Authority& a, con
       return;
     case kAssociations:
       for (const auto& [pid, revision] : t.associations)
-        w.Put(key(table, pid, revision), to_json(*a.association(pid, revision)));
-      for (const auto& [pid, revision] : t.associations_removed) w.Delete(key(table, pid, revision));
+        w.Put(version(key(table, pid, revision), position), to_json(*a.association(pid, revision)));
+      for (const auto& [pid, revision] : t.associations_removed) w.Put(version(key(table, pid, revision), position), kRemoved);
       return;
     case kViews:
-      for (Id id : t.views) w.Put(key(table, id), to_json(*a.view(id)));
-      for (Id id : t.views_removed) w.Delete(key(table, id));
+      for (Id id : t.views) w.Put(version(key(table, id), position), to_json(*a.view(id)));
+      for (Id id : t.views_removed) w.Put(version(key(table, id), position), kRemoved);
       return;
     case kOutputs:
-      for (Id id : t.outputs) w.Put(key(table, id), to_json(*a.output(id)));
-      for (Id id : t.outputs_removed) w.Delete(key(table, id));
+      for (Id id : t.outputs) w.Put(version(key(table, id), position), to_json(*a.output(id)));
+      for (Id id : t.outputs_removed) w.Put(version(key(table, id), position), kRemoved);
       return;
     case kEffects:
-      for (Id id : t.effects) w.Put(key(table, id), to_json(*a.effect(id)));
-      for (Id id : t.effects_removed) w.Delete(key(table, id));
+      for (Id id : t.effects) w.Put(version(key(table, id), position), to_json(*a.effect(id)));
+      for (Id id : t.effects_removed) w.Put(version(key(table, id), position), kRemoved);
       return;
     case kPayloads:
-      for (Id id : t.payloads) w.Put(key(table, id), to_json(*a.payload(id)));
-      for (Id id : t.payloads_removed) w.Delete(key(table, id));
+      for (Id id : t.payloads) w.Put(version(key(table, id), position), to_json(*a.payload(id)));
+      for (Id id : t.payloads_removed) w.Put(version(key(table, id), position), kRemoved);
       return;
     case kRuntime:
-      for (Id pid : t.runtime) w.Put(key(table, pid), to_json(*a.runtime(pid)));
+      for (Id pid : t.runtime) w.Put(version(key(table, pid), position), to_json(*a.runtime(pid)));
       return;
     case kEntries:
       for (const auto& e : t.entries) w.Put(entry(e.resource, e.key, e.revision), entry_value(e.value));
       return;
     case kInputs:
-      for (const auto& [pid, input] : t.inputs) w.Put(key(table, pid, input.input), to_json(input));
-      for (const auto& [pid, input] : t.inputs_removed) w.Delete(key(table, pid, input));
+      for (const auto& [pid, input] : t.inputs) w.Put(version(key(table, pid, input.input), position), to_json(input));
+      for (const auto& [pid, input] : t.inputs_removed) w.Put(version(key(table, pid, input), position), kRemoved);
       return;
     case kBlocks:
       for (const auto& b : t.blocks) {
@@ -161,7 +185,7 @@ void stage_table(rocksdb::WriteBatchBase& w, char table, const Authority& a, con
       for (const auto& [resource, name] : t.blocks_deleted) w.Delete(block(resource, name));
       return;
     case kBlockRecords:
-      for (const auto& r : t.block_records) w.Put(block_record(r.resource, r.name), to_json(r));
+      for (const auto& r : t.block_records) w.Put(version(block_record(r.resource, r.name), position), to_json(r));
       return;
     default: return;
   }
