@@ -110,31 +110,29 @@ std::optional<std::string> load_table(rocksdb::DB& db, char table, Authority::Pu
 // One table's share of a decision's records (Journal::stage walks the
 // registry; the realm's creation stages its genesis records the same way).
 // Every record is a new version at `position` (decisions 130, 161); a
-// removal by collection (decisions 110-119) is a kRemoved version, after the
+// removal (collection's, decisions 110-119; a revoked grant) is a kRemoved version, after the
 // table's writes. Only the ended index and block bodies change in place.
 void stage_table(rocksdb::WriteBatchBase& w, char table, const Authority& a, const Touched& t, Id position) {
   using namespace layout;
+  const auto put = [&](std::string record, std::string_view value) { w.Put(version(std::move(record), position), value); };
+  // A table keyed by one id: a version of each record written, then a removal of each removed.
+  const auto by_id = [&](const std::vector<Id>& written, const auto& record_of, const std::vector<Id>& removed) {
+    for (Id id : written)
+      if (const auto* r = record_of(id)) put(key(table, id), to_json(*r));
+    for (Id id : removed) put(key(table, id), kRemoved);
+  };
+  const std::vector<Id> none;
   switch (table) {
     case kJournal:
     case kSequences: return;  // the decision's own entry: written by stage()
-    case kPrincipals:
-      for (Id id : t.principals) w.Put(version(key(table, id), position), to_json(*a.principal(id)));
-      return;
-    case kRoles:
-      for (Id id : t.roles) w.Put(version(key(table, id), position), to_json(*a.role(id)));
-      return;
-    case kGrants:
-      for (Id id : t.grants_written)
-        if (const auto* g = a.grant(id)) w.Put(version(key(table, id), position), to_json(*g));
-      for (Id id : t.grants_removed) w.Put(version(key(table, id), position), kRemoved);
-      return;
+    case kPrincipals: return by_id(t.principals, [&](Id id) { return a.principal(id); }, none);
+    case kRoles: return by_id(t.roles, [&](Id id) { return a.role(id); }, none);
+    case kGrants: return by_id(t.grants_written, [&](Id id) { return a.grant(id); }, t.grants_removed);
     case kCredentials:
-      for (const auto& [p, r] : t.credentials_added) w.Put(version(key(table, p, r), position), kPresent);
-      for (const auto& [p, r] : t.credentials_removed) w.Put(version(key(table, p, r), position), kRemoved);
+      for (const auto& [p, r] : t.credentials_added) put(key(table, p, r), kPresent);
+      for (const auto& [p, r] : t.credentials_removed) put(key(table, p, r), kRemoved);
       return;
-    case kResources:
-      for (Id id : t.resources) w.Put(version(key(table, id), position), to_json(*a.resource(id)));
-      return;
+    case kResources: return by_id(t.resources, [&](Id id) { return a.resource(id); }, none);
     case kProcesses:  // a new version at this position, beside the earlier ones (decision 130)
       for (Id id : t.processes) w.Put(process_version(id, position), to_json(*a.process(id)));
       return;
@@ -146,34 +144,20 @@ void stage_table(rocksdb::WriteBatchBase& w, char table, const Authority& a, con
       return;
     case kAssociations:
       for (const auto& [pid, revision] : t.associations)
-        w.Put(version(key(table, pid, revision), position), to_json(*a.association(pid, revision)));
-      for (const auto& [pid, revision] : t.associations_removed) w.Put(version(key(table, pid, revision), position), kRemoved);
+        put(key(table, pid, revision), to_json(*a.association(pid, revision)));
+      for (const auto& [pid, revision] : t.associations_removed) put(key(table, pid, revision), kRemoved);
       return;
-    case kViews:
-      for (Id id : t.views) w.Put(version(key(table, id), position), to_json(*a.view(id)));
-      for (Id id : t.views_removed) w.Put(version(key(table, id), position), kRemoved);
-      return;
-    case kOutputs:
-      for (Id id : t.outputs) w.Put(version(key(table, id), position), to_json(*a.output(id)));
-      for (Id id : t.outputs_removed) w.Put(version(key(table, id), position), kRemoved);
-      return;
-    case kEffects:
-      for (Id id : t.effects) w.Put(version(key(table, id), position), to_json(*a.effect(id)));
-      for (Id id : t.effects_removed) w.Put(version(key(table, id), position), kRemoved);
-      return;
-    case kPayloads:
-      for (Id id : t.payloads) w.Put(version(key(table, id), position), to_json(*a.payload(id)));
-      for (Id id : t.payloads_removed) w.Put(version(key(table, id), position), kRemoved);
-      return;
-    case kRuntime:
-      for (Id pid : t.runtime) w.Put(version(key(table, pid), position), to_json(*a.runtime(pid)));
-      return;
+    case kViews: return by_id(t.views, [&](Id id) { return a.view(id); }, t.views_removed);
+    case kOutputs: return by_id(t.outputs, [&](Id id) { return a.output(id); }, t.outputs_removed);
+    case kEffects: return by_id(t.effects, [&](Id id) { return a.effect(id); }, t.effects_removed);
+    case kPayloads: return by_id(t.payloads, [&](Id id) { return a.payload(id); }, t.payloads_removed);
+    case kRuntime: return by_id(t.runtime, [&](Id pid) { return a.runtime(pid); }, none);
     case kEntries:
       for (const auto& e : t.entries) w.Put(entry(e.resource, e.key, e.revision), entry_value(e.value));
       return;
     case kInputs:
-      for (const auto& [pid, input] : t.inputs) w.Put(version(key(table, pid, input.input), position), to_json(input));
-      for (const auto& [pid, input] : t.inputs_removed) w.Put(version(key(table, pid, input), position), kRemoved);
+      for (const auto& [pid, input] : t.inputs) put(key(table, pid, input.input), to_json(input));
+      for (const auto& [pid, input] : t.inputs_removed) put(key(table, pid, input), kRemoved);
       return;
     case kBlocks:
       for (const auto& b : t.blocks) {
@@ -185,7 +169,7 @@ void stage_table(rocksdb::WriteBatchBase& w, char table, const Authority& a, con
       for (const auto& [resource, name] : t.blocks_deleted) w.Delete(block(resource, name));
       return;
     case kBlockRecords:
-      for (const auto& r : t.block_records) w.Put(version(block_record(r.resource, r.name), position), to_json(r));
+      for (const auto& r : t.block_records) put(block_record(r.resource, r.name), to_json(r));
       return;
     default: return;
   }
