@@ -1,7 +1,10 @@
-// The immutable catalog (docs/transit.md, decision 130): a process record is
+// The immutable catalog (docs/transit.md, decisions 130, 160-164): a record is
 // a version under the position that decided it, never overwritten, so the
 // state at any published position stays readable exactly; the node keeps a
-// bounded number of records in memory and reads the rest from disk.
+// bounded number of process records in memory and reads the rest from disk.
+#include <map>
+#include <set>
+
 #include "state_fixture.h"
 #include "store_probe.h"
 #include "transit/node/catalog.h"
@@ -120,6 +123,186 @@ TEST_F(CatalogTest, AJournalOfAnotherStorageFormatIsRefusedAsItOpens) {
   EXPECT_NE(open_error().find("another storage format (transit.storage.1"), std::string::npos) << open_error();
   set_format(std::string(node::layout::kFormatVersion));
   EXPECT_EQ(open_error(), "opened");
+}
+
+// The registry (layout::kTables) lists every table once: a realm that has
+// used processes, entries, inputs and blocks stores no key outside it.
+TEST_F(CatalogTest, EveryStoredKeyBelongsToATableOfTheRegistry) {
+  const Id doc = resource("doc");
+  process(doc, 9);
+  accept(*admin_, Own{9, 1});
+  accept(*admin_, Send{9, InputValue{{1, 2, 3}}});
+  accept(*admin_, Turn{9, 2, std::nullopt, doc, std::nullopt, {{{key("a"), value("b")}}}, {}, {}, {}, std::nullopt});
+  admin_.reset();
+  node_.reset();
+  auto db = testing::open_store(dir_);
+  rocksdb::ReadOptions in_order;
+  in_order.total_order_seek = true;
+  std::unique_ptr<rocksdb::Iterator> it(db->NewIterator(in_order));
+  std::set<char> seen;
+  for (it->SeekToFirst(); it->Valid(); it->Next()) {
+    const std::string k = it->key().ToString();
+    if (k == node::layout::kGenesis || k == node::layout::kHead || k == node::layout::kFormat) continue;
+    ASSERT_GE(k.size(), 2u) << k;
+    EXPECT_EQ(k[1], '/') << k;
+    EXPECT_TRUE(node::layout::table_of(k[0])) << "a key outside the registry: " << k;
+    seen.insert(k[0]);
+  }
+  for (char t : {node::layout::kJournal, node::layout::kSequences, node::layout::kPrincipals, node::layout::kProcesses,
+                 node::layout::kEntries, node::layout::kInputs, node::layout::kResources, node::layout::kAssociations})
+    EXPECT_TRUE(seen.count(t)) << t;
+}
+
+// Every record table keeps a version per decision (decision 161): the state
+// as of an earlier position, read from the store after later decisions that
+// change and remove its records, is what it was before them, table by table.
+class VersionsTest : public CatalogTest {
+ protected:
+  /// Every record of every table of versions as of `position`: record key -> stored value.
+  std::map<std::string, std::string> state_at(Id position) {
+    auto db = testing::open_store(dir_);
+    node::Catalog catalog(*db, nullptr, nullptr);
+    std::map<std::string, std::string> state;
+    for (const auto& table : node::layout::kTables) {
+      if (!table.record_key) continue;
+      std::set<std::string> records;
+      for (const auto& k : testing::table_keys(*db, table.prefix)) records.insert(k.substr(0, table.record_key));
+      for (const auto& record : records)
+        if (auto stored = catalog.version_at(record, position)) state[record] = *stored;
+    }
+    return state;
+  }
+  void stop() {
+    admin_.reset();
+    node_.reset();
+  }
+  void start_again() {
+    restart();
+    admin_ = std::make_unique<Client>(root());
+  }
+  static std::set<char> tables_of(const std::map<std::string, std::string>& state) {
+    std::set<char> tables;
+    for (const auto& [k, v] : state) tables.insert(k[0]);
+    return tables;
+  }
+};
+
+TEST_F(VersionsTest, LaterDecisionsThatChangeAndRemoveRecordsLeaveEveryEarlierPositionAsItWas) {
+  const Id doc = resource("doc");
+  process(doc, 9);
+  accept(*admin_, CreateProcess{10, {}});
+  accept(*admin_, Initialize{10, 0});
+  const Id role = principal(2, 2, RealmScope{}, kInspect);
+  const Id extra = grant(role, RealmScope{}, kRead);
+  const Id generation = ok<ProcessChanged>(admin_->submit(Own{9, 1})).generation;
+  accept(*admin_, Send{9, InputValue{{1, 2, 3}}});
+  Turn t{9, generation, std::nullopt, doc, std::nullopt, {{{key("a"), value("b")}}}, {}, {}, {}, std::nullopt};
+  t.views.items.push_back(doc);
+  t.outputs.items.push_back(OutputProposal{10, InputValue{{4}}});
+  accept(*admin_, t);
+  Turn with_effect{9, generation, std::nullopt, std::nullopt, std::nullopt, {}, {}, {}, {}, std::nullopt};
+  with_effect.effect = EffectIntent{1, clock_.now_ms() + 60'000, {}, 2};
+  const Id first = accept(*admin_, with_effect).position;
+  stop();
+  const auto before = state_at(first);
+  // Principals, roles, grants, credentials, resources, processes, associations, inputs, views, outputs, effects.
+  for (char t : {'p', 'r', 'g', 'c', 'x', 'q', 'a', 'm', 'v', 'o', 'f'}) EXPECT_TRUE(tables_of(before).count(t)) << t;
+  const std::string revoked_principal = node::layout::key(node::layout::kPrincipals, 2);
+  const std::string removed_grant = node::layout::key(node::layout::kGrants, extra);
+  const std::string delivered = node::layout::key(node::layout::kOutputs, 1);
+  const std::string attempted = node::layout::key(node::layout::kEffects, 1);
+  ASSERT_TRUE(before.count(revoked_principal) && before.count(removed_grant) && before.count(delivered) &&
+              before.count(attempted));
+
+  start_again();
+  accept(*admin_, RevokeGrant{extra, std::nullopt});
+  accept(*admin_, RevokePrincipal{2, std::nullopt});
+  accept(*admin_, Deliver{1});
+  const Id last = accept(*admin_, AttemptEffect{1}).position;
+  stop();
+  EXPECT_EQ(state_at(first), before);  // every record of every table, exactly
+  const auto after = state_at(last);
+  EXPECT_FALSE(after.count(removed_grant));  // a removal is a version of its own
+  for (const auto& k : {revoked_principal, delivered, attempted}) {
+    ASSERT_TRUE(after.count(k));
+    EXPECT_NE(after.at(k), before.at(k));
+  }
+  // The typed reads show the same, and a restart serves the latest versions.
+  {
+    auto db = testing::open_store(dir_);
+    node::Catalog catalog(*db, nullptr, nullptr);
+    EXPECT_FALSE(catalog.record_at<node::PrincipalRecord>(revoked_principal, first)->value().revoked);
+    EXPECT_TRUE(catalog.record_at<node::PrincipalRecord>(revoked_principal, last)->value().revoked);
+    EXPECT_EQ(catalog.record_at<node::OutputRecord>(delivered, first)->value().state, OutputState::kPending);
+    EXPECT_EQ(catalog.record_at<node::OutputRecord>(delivered, last)->value().state, OutputState::kDelivered);
+    EXPECT_FALSE(catalog.record_at<node::GrantRecord>(removed_grant, last)->has_value());
+  }
+  start_again();
+  EXPECT_FALSE(admin_->decision(2, RealmScope{}, Permissions{kInspect})->allowed);  // revoked, as the newest version says
+  EXPECT_EQ(answer<EffectInfo>(*admin_, EffectRead{1}).phase, EffectPhase::kAttempted);
+}
+
+// A stored version that does not decode, or a key not of its table's shape,
+// fails closed: the journal does not open, and a read as of a position is a
+// typed error naming the table, never an answer without the record.
+TEST_F(VersionsTest, ACorruptStoredVersionFailsClosed) {
+  const Id doc = resource("doc");
+  process(doc, 9);
+  const Id at = accept(*admin_, Own{9, 1}).position;
+  stop();
+  const auto open_error = [&] {
+    node::NodeConfig config;
+    config.data_dir = dir_;
+    auto n = node::Node::open(config, clock_);
+    return n.ok() ? std::string("opened") : n.error();
+  };
+  const std::string record = node::layout::key(node::layout::kAssociations, 9, 1);
+  std::string good;
+  const auto plant = [&](const std::string& k, const std::optional<std::string>& v) {
+    auto db = testing::open_store(dir_);
+    rocksdb::WriteOptions synced;
+    synced.sync = true;
+    ASSERT_TRUE((v ? db->Put(synced, k, *v) : db->Delete(synced, k)).ok());
+  };
+  {
+    auto db = testing::open_store(dir_);
+    const auto keys = testing::table_keys(*db, node::layout::kAssociations);
+    ASSERT_EQ(keys.size(), 1u);
+    ASSERT_TRUE(db->Get(rocksdb::ReadOptions(), keys[0], &good).ok());
+  }
+  const std::string newest = node::layout::version(record, at + 1);  // newer than every version
+  plant(newest, "{\"not\":\"an association\"}");
+  EXPECT_NE(open_error().find("journal: Association"), std::string::npos) << open_error();
+  {
+    auto db = testing::open_store(dir_);
+    node::Catalog catalog(*db, nullptr, nullptr);
+    auto read = catalog.record_at<Association>(record, at + 1);
+    ASSERT_FALSE(read.ok());
+    EXPECT_EQ(read.error().table, "associations");
+    EXPECT_TRUE(catalog.record_at<Association>(record, at).ok());  // the earlier version is intact
+  }
+  plant(newest, std::nullopt);
+  plant(record, good);  // a key without its position
+  EXPECT_NE(open_error().find("a stored key of another shape"), std::string::npos) << open_error();
+  plant(record, std::nullopt);
+  EXPECT_EQ(open_error(), "opened");
+}
+
+TEST_F(VersionsTest, AJournalOfTheProcessVersionsFormatIsRefused) {
+  stop();
+  {
+    auto db = testing::open_store(dir_);
+    rocksdb::WriteOptions synced;
+    synced.sync = true;
+    ASSERT_TRUE(db->Put(synced, node::layout::kFormat, "transit.storage.2").ok());
+  }
+  node::NodeConfig config;
+  config.data_dir = dir_;
+  auto n = node::Node::open(config, clock_);
+  ASSERT_FALSE(n.ok());
+  EXPECT_NE(n.error().find("another storage format (transit.storage.2; this build reads transit.storage.3)"),
+            std::string::npos)
+      << n.error();
 }
 
 }  // namespace

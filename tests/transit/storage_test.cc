@@ -97,8 +97,8 @@ TEST_F(StorageTest, AStoredHeadOrGenesisOfAnotherOrNoDefinitionIsRefusedBeforeAn
     auto db = open_store();
     head = get(*db, node::layout::kHead);
     genesis = get(*db, node::layout::kGenesis);
-    // A principal record no decoder accepts: reading the catalogs would report it.
-    put(*db, node::layout::key(node::layout::kPrincipals, 2), "not a record");
+    // A principal record no decoder accepts, as its newest version: reading the catalogs would report it.
+    put(*db, node::layout::version(node::layout::key(node::layout::kPrincipals, 2), 1000), "not a record");
   }
   const std::string field = "\"definition\":\"" + definition() + "\"";
   ASSERT_NE(head.find(field), std::string::npos);
@@ -139,10 +139,10 @@ TEST_F(StorageTest, AStoredEffectOutsideThePhaseClosureMatrixIsNotReadListedOrAc
   ASSERT_TRUE(client.submit(t).ok());
   ASSERT_TRUE(client.submit(AttemptEffect{1}).ok());
   node_.reset();
-  const std::string key = node::layout::key(node::layout::kEffects, 1);
-  std::string planted;
+  std::string key, planted;
   {
     auto db = open_store();
+    key = testing::newest_version(*db, node::layout::key(node::layout::kEffects, 1));  // decision 161
     auto record = from_json<node::EffectRecord>(get(*db, key), kMaxAnswerBytes);
     ASSERT_TRUE(record.ok());
     // Closed as observed, by no observation at all.

@@ -35,6 +35,15 @@ inline std::vector<std::string> table_keys(rocksdb::DB& db, char table) {
   return keys;
 }
 
+/// The key of the newest stored version of the record under `record_key`
+/// (decision 161); empty when it has none.
+inline std::string newest_version(rocksdb::DB& db, const std::string& record_key) {
+  std::unique_ptr<rocksdb::Iterator> it(db.NewIterator(rocksdb::ReadOptions()));
+  it->Seek(record_key);
+  if (!it->Valid() || !it->key().starts_with(record_key) || it->key().size() != record_key.size() + 8) return {};
+  return it->key().ToString();
+}
+
 /// The positions of the journal's requests (`j/` + position).
 inline std::vector<Id> journal_positions(rocksdb::DB& db) {
   std::vector<Id> positions;

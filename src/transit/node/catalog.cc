@@ -102,8 +102,25 @@ CatalogReader::Scan Catalog::entries(Id resource, Id revision, const std::option
   return scan;
 }
 
+std::optional<std::string> Catalog::version_at(const std::string& record_key, Id position) const {
+  auto* it = &iterator(false);
+  it->Seek(layout::version(record_key, position));
+  if (!it->Valid() || !it->key().starts_with(record_key) || it->key().size() != record_key.size() + 8) return std::nullopt;
+  if (it->value() == layout::kRemoved) return std::nullopt;
+  return it->value().ToString();
+}
+
+CorruptVersion Catalog::corrupt(const std::string& record_key, std::string message) {
+  static constexpr char kHex[] = "0123456789abcdef";
+  std::string hex;
+  for (unsigned char c : record_key) hex += {kHex[c >> 4], kHex[c & 15]};
+  const auto* table = record_key.empty() ? nullptr : layout::table_of(record_key[0]);
+  return CorruptVersion{table ? std::string(table->name) : std::string("unknown"), std::move(hex), std::move(message)};
+}
+
+// Inputs and block records: their newest version (position ~0 sorts first).
 std::optional<Input> Catalog::input(Id pid, Id input) const {
-  auto stored = get(layout::key(layout::kInputs, pid, input));
+  auto stored = version_at(layout::key(layout::kInputs, pid, input), ~Id{0});
   if (!stored) return std::nullopt;
   auto decoded = from_json<Input>(*stored, kMaxInputBytes);
   if (!decoded.ok()) return std::nullopt;
@@ -152,7 +169,7 @@ std::optional<BlockInfo> decode_block_record(std::string_view stored) {
 }
 
 std::optional<BlockInfo> Catalog::block_record(Id resource, const EntryKey& name) const {
-  auto stored = get(layout::block_record(resource, name));
+  auto stored = version_at(layout::block_record(resource, name), ~Id{0});
   if (!stored) return std::nullopt;
   return decode_block_record(*stored);
 }

@@ -1,12 +1,13 @@
 // The growing catalog as the decide thread sees it: what is published in
 // RocksDB, under the group being synced, under the group being staged. Entry
-// versions and process versions are immutable, so a read at a revision or a
+// versions and record versions are immutable, so a read at a revision or a
 // position gives the same answer whichever of the three holds it, and
-// whatever was decided after it (decision 130).
+// whatever was decided after it (decisions 130, 161).
 #pragma once
 
 #include <memory>
 
+#include "transit/contract/codec.h"
 #include "transit/node/authority.h"
 
 namespace rocksdb {
@@ -26,6 +27,14 @@ void configure_entry_filters(rocksdb::Options& options);
 /// (fuzz_transit_block_record)
 std::optional<BlockInfo> decode_block_record(std::string_view stored);
 
+/// A stored record version that does not decode, or whose key is not of its
+/// table's shape: the read fails closed rather than answering without it.
+struct CorruptVersion {
+  std::string table;   // the registry's name of its table
+  std::string record;  // the record's key, hex
+  std::string message;
+};
+
 class Catalog final : public CatalogReader {
  public:
   /// `staged` and `in_flight` may be null; both outlive this reader, and
@@ -41,6 +50,22 @@ class Catalog final : public CatalogReader {
   std::optional<BlockInfo> block_record(Id resource, const EntryKey& name) const override;
   std::optional<JournalEntry> committed_entry(Id position) const override;
 
+  /// The stored value of the record under `record_key` (a table's prefix and
+  /// its ids: layout::key, layout::block_record) as of `position`: its newest
+  /// version at or below it; none when it had none by then or its newest was
+  /// a removal (layout::kRemoved).
+  std::optional<std::string> version_at(const std::string& record_key, Id position) const;
+  /// The same, decoded as `T` (bounded by the journal's record size).
+  template <typename T>
+  Result<std::optional<T>, CorruptVersion> record_at(const std::string& record_key, Id position) const {
+    auto stored = version_at(record_key, position);
+    if (!stored) return std::optional<T>{};
+    auto decoded = from_json<T>(*stored, kMaxStoredRecord);
+    if (!decoded.ok()) return Err{corrupt(record_key, decoded.error().message())};
+    return std::optional<T>(std::move(*decoded));
+  }
+  static constexpr std::size_t kMaxStoredRecord = 256 * 1024;  // the journal's bound on a stored record
+
   /// `pid`'s record as of `position`: its newest version at or below it.
   std::optional<ProcessRecord> process(Id pid, Id position) const;
   /// The records in PID order after `after`, each as of `position`, until
@@ -54,6 +79,7 @@ class Catalog final : public CatalogReader {
   /// files that hold none of them.
   rocksdb::Iterator& iterator(bool within_entry) const;
   std::optional<std::string> get(const std::string& key) const;
+  static CorruptVersion corrupt(const std::string& record_key, std::string message);
 
   rocksdb::DB& db_;
   rocksdb::WriteBatchWithIndex* staged_;

@@ -29,21 +29,43 @@ template <typename T> Result<T, std::string> decode(std::string_view what, std::
   return std::move(*value);
 }
 
-// Reads every record of one table, stopping at the first that does not decode.
+// Reads the newest version of every record of one table (the published
+// state; a removed record's newest version is kRemoved), stopping at the
+// first that does not decode: the journal then does not open (fails closed).
+// One seek per record skips its older versions. The ended index, the one
+// table of rows changed in place, is read row by row.
 template <typename T, typename Visit>
 std::optional<std::string> scan(rocksdb::DB& db, char table, Visit visit) {
+  const auto& t = *layout::table_of(table);
   const std::string start = layout::table(table);
+  std::string what;
+  if constexpr (std::is_void_v<T>) what = t.name;
+  else what = T::kName;
   rocksdb::ReadOptions in_order;
   in_order.total_order_seek = true;  // a table scan, across prefixes
   std::unique_ptr<rocksdb::Iterator> it(db.NewIterator(in_order));
-  for (it->Seek(start); it->Valid() && it->key().starts_with(start); it->Next()) {
-    if constexpr (std::is_void_v<T>) {
-      visit(it->key().ToStringView().substr(start.size()));
-    } else {
-      auto record = decode<T>(T::kName, it->value().ToStringView());
-      if (!record.ok()) return record.error();
-      visit(std::move(*record));
+  for (it->Seek(start); it->Valid() && it->key().starts_with(start);) {
+    const std::string_view stored = it->key().ToStringView();
+    if (t.record_key == 0) {
+      if constexpr (std::is_void_v<T>) visit(stored.substr(start.size()));
+      it->Next();
+      continue;
     }
+    if (stored.size() != t.record_key + 8) return what + ": a stored key of another shape";
+    const std::string record(stored.substr(0, t.record_key));
+    if (it->value() != layout::kRemoved) {
+      if constexpr (std::is_void_v<T>) {
+        if (it->value() != layout::kPresent) return what + ": a stored row of another shape";
+        visit(std::string_view(record).substr(start.size()));
+      } else {
+        auto decoded = decode<T>(T::kName, it->value().ToStringView());
+        if (!decoded.ok()) return decoded.error();
+        visit(std::move(*decoded));
+      }
+    }
+    const std::string oldest = layout::version(record, 0);
+    it->Seek(oldest);
+    if (it->Valid() && it->key() == oldest) it->Next();
   }
   if (!it->status().ok()) return it->status().ToString();
   return std::nullopt;
@@ -64,6 +86,95 @@ Result<std::unique_ptr<rocksdb::DB>, std::string> open_db(const std::filesystem:
   return std::unique_ptr<rocksdb::DB>(raw);
 }
 
+// One table of the published state into `p` (Journal::load walks the registry).
+std::optional<std::string> load_table(rocksdb::DB& db, char table, Authority::Published& p) {
+  using namespace layout;
+  switch (table) {
+    case kPrincipals: return scan<PrincipalRecord>(db, table, [&](PrincipalRecord r) { p.principals[r.principal] = r; });
+    case kRoles: return scan<RoleRecord>(db, table, [&](RoleRecord r) { p.roles[r.role] = r; });
+    case kGrants: return scan<GrantRecord>(db, table, [&](GrantRecord r) { p.grants[r.grant] = r; });
+    case kCredentials:
+      return scan<void>(db, table, [&](std::string_view k) { p.credentials.insert({get_be64(k), get_be64(k.substr(8))}); });
+    case kResources: return scan<ResourceRecord>(db, table, [&](ResourceRecord r) { p.resources[r.info.resource] = r; });
+    case kEnded: return scan<void>(db, table, [&](std::string_view k) { p.may_have_ended.insert(get_be64(k)); });
+    case kAssociations: return scan<Association>(db, table, [&](Association a) { p.associations.push_back(a); });
+    case kViews: return scan<ViewRecord>(db, table, [&](ViewRecord r) { p.views[r.view] = r; });
+    case kOutputs: return scan<OutputRecord>(db, table, [&](OutputRecord r) { p.outputs[r.output] = r; });
+    case kEffects: return scan<EffectRecord>(db, table, [&](EffectRecord r) { p.effects[r.info.effect] = r; });
+    case kPayloads: return scan<PayloadRecord>(db, table, [&](PayloadRecord r) { p.payloads[r.info.payload] = r; });
+    case kRuntime: return scan<RuntimeRecord>(db, table, [&](RuntimeRecord r) { p.runtime[r.info.pid] = r; });
+    default: return "table " + std::string(table_of(table)->name) + " has no loader";
+  }
+}
+
+// One table's share of a decision's records (Journal::stage walks the
+// registry; the realm's creation stages its genesis records the same way).
+// Every record is a new version at `position` (decisions 130, 161); a
+// removal (collection's, decisions 110-119; a revoked grant) is a kRemoved version, after the
+// table's writes. Only the ended index and block bodies change in place.
+void stage_table(rocksdb::WriteBatchBase& w, char table, const Authority& a, const Touched& t, Id position) {
+  using namespace layout;
+  const auto put = [&](std::string record, std::string_view value) { w.Put(version(std::move(record), position), value); };
+  // A table keyed by one id: a version of each record written, then a removal of each removed.
+  const auto by_id = [&](const std::vector<Id>& written, const auto& record_of, const std::vector<Id>& removed) {
+    for (Id id : written)
+      if (const auto* r = record_of(id)) put(key(table, id), to_json(*r));
+    for (Id id : removed) put(key(table, id), kRemoved);
+  };
+  const std::vector<Id> none;
+  switch (table) {
+    case kJournal:
+    case kSequences: return;  // the decision's own entry: written by stage()
+    case kPrincipals: return by_id(t.principals, [&](Id id) { return a.principal(id); }, none);
+    case kRoles: return by_id(t.roles, [&](Id id) { return a.role(id); }, none);
+    case kGrants: return by_id(t.grants_written, [&](Id id) { return a.grant(id); }, t.grants_removed);
+    case kCredentials:
+      for (const auto& [p, r] : t.credentials_added) put(key(table, p, r), kPresent);
+      for (const auto& [p, r] : t.credentials_removed) put(key(table, p, r), kRemoved);
+      return;
+    case kResources: return by_id(t.resources, [&](Id id) { return a.resource(id); }, none);
+    case kProcesses:  // a new version at this position, beside the earlier ones (decision 130)
+      for (Id id : t.processes) w.Put(process_version(id, position), to_json(*a.process(id)));
+      return;
+    case kEnded:
+      for (const auto& [pid, candidate] : t.ended) {
+        if (candidate) w.Put(key(table, pid), "");
+        else w.Delete(key(table, pid));
+      }
+      return;
+    case kAssociations:
+      for (const auto& [pid, revision] : t.associations)
+        put(key(table, pid, revision), to_json(*a.association(pid, revision)));
+      for (const auto& [pid, revision] : t.associations_removed) put(key(table, pid, revision), kRemoved);
+      return;
+    case kViews: return by_id(t.views, [&](Id id) { return a.view(id); }, t.views_removed);
+    case kOutputs: return by_id(t.outputs, [&](Id id) { return a.output(id); }, t.outputs_removed);
+    case kEffects: return by_id(t.effects, [&](Id id) { return a.effect(id); }, t.effects_removed);
+    case kPayloads: return by_id(t.payloads, [&](Id id) { return a.payload(id); }, t.payloads_removed);
+    case kRuntime: return by_id(t.runtime, [&](Id pid) { return a.runtime(pid); }, none);
+    case kEntries:
+      for (const auto& e : t.entries) w.Put(entry(e.resource, e.key, e.revision), entry_value(e.value));
+      return;
+    case kInputs:
+      for (const auto& [pid, input] : t.inputs) put(key(table, pid, input.input), to_json(input));
+      for (const auto& [pid, input] : t.inputs_removed) put(key(table, pid, input), kRemoved);
+      return;
+    case kBlocks:
+      for (const auto& b : t.blocks) {
+        std::string value;  // raw: blocks are outside the journal's JSON records
+        put_be64(value, b.revision);
+        value.append(reinterpret_cast<const char*>(b.body->data()), b.body->size());
+        w.Put(block(b.resource, b.name), value);
+      }
+      for (const auto& [resource, name] : t.blocks_deleted) w.Delete(block(resource, name));
+      return;
+    case kBlockRecords:
+      for (const auto& r : t.block_records) put(block_record(r.resource, r.name), to_json(r));
+      return;
+    default: return;
+  }
+}
+
 // A new realm in the empty directory `dir`: position 0, published with the
 // genesis in one synced write (data_dir publishes the journal after it).
 Result<Unit, std::string> create_realm(const std::filesystem::path& dir, const std::optional<Genesis>& genesis,
@@ -78,11 +189,14 @@ Result<Unit, std::string> create_realm(const std::filesystem::path& dir, const s
   init.Put(layout::kGenesis, to_json(g));
   init.Put(layout::kFormat, layout::kFormatVersion);
   init.Put(layout::kHead, to_json(fresh.head()));
+  // Position 0's records, staged as a decision's are.
   const auto& root = *fresh.principal(g.root_principal);
-  init.Put(key(layout::kPrincipals, root.principal), to_json(root));
-  init.Put(key(layout::kRoles, root.role), to_json(*fresh.role(root.role)));
-  init.Put(key(layout::kGrants, 1), to_json(*fresh.grant(1)));
-  init.Put(key(layout::kCredentials, root.principal, root.role), "");
+  Touched genesis_records;
+  genesis_records.principals = {root.principal};
+  genesis_records.roles = {root.role};
+  genesis_records.grants_written = {1};
+  genesis_records.credentials_added = {{root.principal, root.role}};
+  for (const auto& table : layout::kTables) stage_table(init, table.prefix, fresh, genesis_records, 0);
   rocksdb::WriteOptions synced;
   synced.sync = true;
   if (!(*db)->Write(synced, &init).ok()) return Err{"cannot write the genesis to " + dir.string()};
@@ -143,23 +257,10 @@ Result<Authority, std::string> Journal::load() const {
   if (!head.ok()) return Err{head.error()};
   Authority::Published p;
   p.head = std::move(*head);
-  std::optional<std::string> error;
-  using namespace layout;
-  if (!error) error = scan<PrincipalRecord>(*db_, kPrincipals, [&](PrincipalRecord r) { p.principals[r.principal] = r; });
-  if (!error) error = scan<RoleRecord>(*db_, kRoles, [&](RoleRecord r) { p.roles[r.role] = r; });
-  if (!error) error = scan<GrantRecord>(*db_, kGrants, [&](GrantRecord r) { p.grants[r.grant] = r; });
-  if (!error)
-    error = scan<void>(*db_, kCredentials, [&](std::string_view k) { p.credentials.insert({get_be64(k), get_be64(k.substr(8))}); });
-  if (!error) error = scan<ResourceRecord>(*db_, kResources, [&](ResourceRecord r) { p.resources[r.info.resource] = r; });
-  // Processes are not loaded: the authority reads them through process() (decision 130).
-  if (!error) error = scan<void>(*db_, kEnded, [&](std::string_view k) { p.may_have_ended.insert(get_be64(k)); });
-  if (!error) error = scan<Association>(*db_, kAssociations, [&](Association a) { p.associations.push_back(a); });
-  if (!error) error = scan<ViewRecord>(*db_, kViews, [&](ViewRecord r) { p.views[r.view] = r; });
-  if (!error) error = scan<OutputRecord>(*db_, kOutputs, [&](OutputRecord r) { p.outputs[r.output] = r; });
-  if (!error) error = scan<EffectRecord>(*db_, kEffects, [&](EffectRecord r) { p.effects[r.info.effect] = r; });
-  if (!error) error = scan<PayloadRecord>(*db_, kPayloads, [&](PayloadRecord r) { p.payloads[r.info.payload] = r; });
-  if (!error) error = scan<RuntimeRecord>(*db_, kRuntime, [&](RuntimeRecord r) { p.runtime[r.info.pid] = r; });
-  if (error) return Err{"journal: " + *error};
+  for (const auto& table : layout::kTables) {
+    if (!table.read_at_start) continue;  // processes, entries, inputs, blocks: read from disk when needed
+    if (auto error = load_table(*db_, table.prefix, p)) return Err{"journal: " + *error};
+  }
   Authority authority(genesis_, std::move(p));
   authority.read_records_from(this);  // its processes are read from here: the journal must outlive it
   return authority;
@@ -176,45 +277,7 @@ void Journal::stage(const Authority& authority, const Touched& touched, std::str
   w.Put(key(kJournal, receipt.position), envelope);
   w.Put(key(kSequences, receipt.principal, receipt.sequence), to_json(receipt));
   if (touched.trim_below) staged_trim_ = std::max(staged_trim_.value_or(0), *touched.trim_below);
-  for (Id id : touched.principals) w.Put(key(kPrincipals, id), to_json(*authority.principal(id)));
-  for (Id id : touched.roles) w.Put(key(kRoles, id), to_json(*authority.role(id)));
-  for (Id id : touched.grants_written)
-    if (const auto* g = authority.grant(id)) w.Put(key(kGrants, id), to_json(*g));
-  for (Id id : touched.grants_removed) w.Delete(key(kGrants, id));
-  for (const auto& [p, r] : touched.credentials_added) w.Put(key(kCredentials, p, r), "");
-  for (const auto& [p, r] : touched.credentials_removed) w.Delete(key(kCredentials, p, r));
-  for (Id id : touched.resources) w.Put(key(kResources, id), to_json(*authority.resource(id)));
-  // A new version at this position, beside the earlier ones (decision 130).
-  for (Id id : touched.processes) w.Put(process_version(id, receipt.position), to_json(*authority.process(id)));
-  for (const auto& [pid, candidate] : touched.ended) {
-    if (candidate) w.Put(key(kEnded, pid), "");
-    else w.Delete(key(kEnded, pid));
-  }
-  for (const auto& [pid, revision] : touched.associations)
-    w.Put(key(kAssociations, pid, revision), to_json(*authority.association(pid, revision)));
-  for (Id id : touched.views) w.Put(key(kViews, id), to_json(*authority.view(id)));
-  for (Id id : touched.outputs) w.Put(key(kOutputs, id), to_json(*authority.output(id)));
-  for (Id id : touched.effects) w.Put(key(kEffects, id), to_json(*authority.effect(id)));
-  for (Id id : touched.payloads) w.Put(key(kPayloads, id), to_json(*authority.payload(id)));
-  for (Id pid : touched.runtime) w.Put(key(kRuntime, pid), to_json(*authority.runtime(pid)));
-  for (const auto& e : touched.entries)
-    w.Put(layout::entry(e.resource, e.key, e.revision), layout::entry_value(e.value));
-  for (const auto& [pid, input] : touched.inputs) w.Put(key(kInputs, pid, input.input), to_json(input));
-  // Collection's removals (decisions 110-119); journal entries, receipts, entry versions and blocks are never among them.
-  for (Id id : touched.views_removed) w.Delete(key(kViews, id));
-  for (Id id : touched.outputs_removed) w.Delete(key(kOutputs, id));
-  for (Id id : touched.effects_removed) w.Delete(key(kEffects, id));
-  for (Id id : touched.payloads_removed) w.Delete(key(kPayloads, id));
-  for (const auto& [pid, revision] : touched.associations_removed) w.Delete(key(kAssociations, pid, revision));
-  for (const auto& [pid, input] : touched.inputs_removed) w.Delete(key(kInputs, pid, input));
-  for (const auto& b : touched.blocks) {
-    std::string value;  // raw: blocks are outside the journal's JSON records
-    put_be64(value, b.revision);
-    value.append(reinterpret_cast<const char*>(b.body->data()), b.body->size());
-    w.Put(layout::block(b.resource, b.name), value);
-  }
-  for (const auto& r : touched.block_records) w.Put(layout::block_record(r.resource, r.name), to_json(r));
-  for (const auto& [resource, name] : touched.blocks_deleted) w.Delete(layout::block(resource, name));
+  for (const auto& table : layout::kTables) stage_table(w, table.prefix, authority, touched, receipt.position);
 }
 
 std::shared_ptr<Journal::Batch> Journal::take_staged(const Head& head) {

@@ -5,6 +5,7 @@
 // key as of revision R is the first at or after (resource, key, ~R): one seek.
 #pragma once
 
+#include <iterator>
 #include <string>
 #include <string_view>
 
@@ -17,18 +18,72 @@ inline constexpr std::string_view kHead = "head";
 /// The storage format, written with the genesis: a journal without this one
 /// is refused as it opens (there is no decoder of an earlier format).
 inline constexpr std::string_view kFormat = "format";
-inline constexpr std::string_view kFormatVersion = "transit.storage.2";  // 2: immutable process versions
+inline constexpr std::string_view kFormatVersion = "transit.storage.3";  // 2: process versions; 3: every record versioned
 
-// Tables, one letter each. `j/` + position holds a decision's signed request
-// (the canonical SignedRequest text received) and `s/` + principal + sequence
-// its receipt, which answers exact retries; trimming deletes `j/` below the
-// floor and never `s/` (decisions 66, 67).
+// Tables, one letter each, listed once in kTables below. `j/` + position
+// holds a decision's signed request (the canonical SignedRequest text
+// received) and `s/` + principal + sequence its receipt, which answers exact
+// retries; trimming deletes `j/` below the floor and never `s/` (decisions 66, 67).
 inline constexpr char kPrincipals = 'p', kRoles = 'r', kGrants = 'g', kCredentials = 'c', kSequences = 's',
                       kJournal = 'j', kResources = 'x', kProcesses = 'q', kAssociations = 'a', kViews = 'v',
                       kOutputs = 'o', kEffects = 'f', kEntries = 'e', kInputs = 'm', kBlocks = 'b',
                       kPayloads = 'y',  // payload records; the bytes live in the payload store (payload_store.h)
                       kEnded = 'n',     // the index of processes that may have ended: `n/` + pid, no value
-                      kRuntime = 'u';   // runtime bindings by PID (decisions 120-129)
+                      kRuntime = 'u',   // runtime bindings by PID (decisions 120-129)
+                      kBlockRecords = 'k';
+
+/// One storage table: its key prefix, its name, what it holds, whether the
+/// journal reads it whole into the authority at start, and, for a table of
+/// immutable record versions, how long a record's key is (its table and ids,
+/// without the version's ~position; 0: not a table of record versions).
+struct Table {
+  char prefix;
+  std::string_view name;
+  std::string_view holds;
+  bool read_at_start;
+  std::size_t record_key = 0;
+};
+inline constexpr std::size_t kIdKey = 2 + 8, kPairKey = 2 + 8 + 8, kPaddedKey = 33;  // 32 bytes, then the length
+/// Every table of the store, once: Journal::load reads those marked
+/// read_at_start, Journal::stage writes a decision's records table by table
+/// in this order, and the storage tests check that every stored key belongs
+/// to one of them. Every record table is immutable versions (decisions 130,
+/// 161): nothing is overwritten, and a removal is a version of its own.
+inline constexpr Table kTables[] = {
+    {kJournal, "journal", "signed requests by position; trimmed below the floor", false},
+    {kSequences, "receipts", "receipts by (principal, sequence): exact retries", false},
+    {kPrincipals, "principals", "PrincipalRecord versions by (principal, ~position)", true, kIdKey},
+    {kRoles, "roles", "RoleRecord versions by (role, ~position)", true, kIdKey},
+    {kGrants, "grants", "GrantRecord versions by (grant, ~position)", true, kIdKey},
+    {kCredentials, "credentials", "(principal, role) binding versions by (principal, role, ~position)", true, kPairKey},
+    {kResources, "resources", "ResourceRecord versions by (resource, ~position)", true, kIdKey},
+    {kProcesses, "processes", "ProcessRecord versions by (pid, ~position), read from disk (decision 130)", false, kIdKey},
+    {kEnded, "ended", "the index of processes that may have ended, by pid, no value; changed in place", true},
+    {kAssociations, "associations", "Association versions by (pid, association revision, ~position)", true, kPairKey},
+    {kViews, "views", "ViewRecord versions by (view, ~position)", true, kIdKey},
+    {kOutputs, "outputs", "OutputRecord versions by (output, ~position)", true, kIdKey},
+    {kEffects, "effects", "EffectRecord versions by (effect, ~position)", true, kIdKey},
+    {kPayloads, "payloads", "PayloadRecord versions by (payload, ~position)", true, kIdKey},
+    {kRuntime, "runtime", "RuntimeRecord versions by (pid, ~position)", true, kIdKey},
+    {kEntries, "entries", "entry versions by (resource, padded key, ~revision), read from disk", false},
+    {kInputs, "inputs", "mailbox input versions by (pid, input, ~position), read from disk", false, kPairKey},
+    {kBlocks, "blocks", "block bodies by (resource, padded name), read from disk; delete_block removes one", false},
+    {kBlockRecords, "block records", "BlockInfo versions by (resource, padded name, ~position), read from disk", false,
+     2 + 8 + kPaddedKey},
+};
+consteval bool prefixes_distinct() {
+  for (std::size_t i = 0; i < std::size(kTables); ++i)
+    for (std::size_t j = i + 1; j < std::size(kTables); ++j)
+      if (kTables[i].prefix == kTables[j].prefix) return false;
+  return true;
+}
+static_assert(prefixes_distinct(), "two storage tables share a prefix");
+/// The registry's entry for `prefix`; null for none.
+constexpr const Table* table_of(char prefix) {
+  for (const auto& t : kTables)
+    if (t.prefix == prefix) return &t;
+  return nullptr;
+}
 
 inline void put_be64(std::string& out, std::uint64_t v) {
   for (int shift = 56; shift >= 0; shift -= 8) out.push_back(static_cast<char>((v >> shift) & 0xff));
@@ -51,6 +106,23 @@ inline std::string key(char t, std::uint64_t a, std::uint64_t b) {
   return k;
 }
 
+// A record version (decisions 130, 161): the record's key, then ~position,
+// so the record as of position P is the first version at or after
+// (record key, ~P) - one seek - and the newest is the first of its key. A
+// version is written once, by the decision at that position, and never
+// overwritten; a removal is a version with an empty value (kRemoved).
+inline std::string version(std::string record_key, std::uint64_t position) {
+  put_be64(record_key, ~position);
+  return record_key;
+}
+inline constexpr std::string_view kRemoved = "";
+/// A row with nothing to say but that it is there (a credential binding).
+inline constexpr std::string_view kPresent = "+";
+/// The position of a stored version of a record whose key is `record_key` bytes long.
+inline std::uint64_t version_position(std::string_view stored, std::size_t record_key) {
+  return ~get_be64(stored.substr(record_key));
+}
+
 /// The journal entries below `floor`, as a range [first, second) to delete.
 inline std::pair<std::string, std::string> journal_below(std::uint64_t floor) {
   return {key(kJournal, 0), key(kJournal, floor)};
@@ -68,7 +140,6 @@ inline std::pair<std::uint64_t, std::uint64_t> parse_process(std::string_view st
   return {get_be64(stored.substr(2)), ~get_be64(stored.substr(10))};
 }
 
-inline constexpr std::size_t kPaddedKey = 33;  // 32 bytes, then the length
 /// The versions of one entry share their first kEntryPrefix bytes (table,
 /// resource, padded key): the prefix bloom filters of the store are on it.
 inline constexpr std::size_t kEntryPrefix = 2 + 8 + kPaddedKey;
@@ -124,7 +195,6 @@ inline std::string block(std::uint64_t resource, const EntryKey& name) { return 
 /// A block's record (BlockInfo, JSON), beside its body and outliving it
 /// (docs/transit.md, decisions 100-109): written by the turn that publishes
 /// the block and rewritten by its retirement and deletion.
-inline constexpr char kBlockRecords = 'k';
 inline std::string block_record(std::uint64_t resource, const EntryKey& name) {
   return padded(kBlockRecords, resource, name);
 }
