@@ -2,6 +2,13 @@
 
 #include <gtest/gtest.h>
 
+#include <cstdlib>
+#include <fstream>
+#include <map>
+
+#include "../support/hex_fixture.h"
+#include "../support/refusals_fixture.h"
+
 namespace cowboy::devchain {
 namespace {
 
@@ -61,6 +68,65 @@ TEST(DevchainTx, DecoderRejectsBadInput) {
   EXPECT_EQ(decode_tx(ByteView(b).first(b.size() - 1)).error(), codec::DecodeError::kTruncated);
   Bytes huge(kMaxTxBytes + 1, 0);
   EXPECT_EQ(decode_tx(huge).error(), codec::DecodeError::kLengthOverCap);
+}
+
+// Byte-exact fixtures, one a body kind (tests/fixtures/devchain/tx_<kind>.hex),
+// and the typed error decode_tx answers to every prefix and single-byte change
+// of each (tx_refusals.txt). Regenerate deliberately with
+//   COWBOY_WRITE_FIXTURES=1 build/bin/devchain_tests --gtest_filter='DevchainTx.*'
+std::vector<std::pair<std::string, Transaction>> fixture_txs() {
+  Transaction tx;
+  for (std::size_t i = 0; i < tx.chain_instance_id.size(); ++i) tx.chain_instance_id[i] = static_cast<std::uint8_t>(0xc0 + i);
+  tx.nonce = 0x0102030405060708;
+  for (std::size_t i = 0; i < tx.signature.size(); ++i) tx.signature[i] = static_cast<std::uint8_t>(0x40 + i);
+  std::vector<std::pair<std::string, Transaction>> out;
+  for (auto& [name, body] : std::vector<std::pair<std::string, TxBody>>{
+           {"tx_cbqs_call", CbqsCall{{2, 5, 0}}},
+           {"tx_parameter_write", ParameterWrite{"cbqs.visibility_ms", 60'000}},
+           {"tx_transfer", Transfer{Address{9, 8, 7}, (u128{1} << 100) + 3}},
+           {"tx_cip11_call", Cip11Call{{1, 2}}}}) {
+    tx.body = body;
+    out.emplace_back(name, tx);
+  }
+  return out;
+}
+
+Result<Bytes, codec::DecodeError> roundtrip(ByteView b) {
+  auto tx = decode_tx(b);
+  if (!tx) return Err{tx.error()};
+  return encode_tx(*tx);
+}
+
+TEST(DevchainTx, EveryBodyKindMatchesItsFileByteForByte) {
+  const std::string dir = std::string(COWBOY_FIXTURE_DIR) + "/devchain/";
+  const bool write = std::getenv("COWBOY_WRITE_FIXTURES") != nullptr;
+  for (const auto& [name, tx] : fixture_txs()) {
+    const Bytes encoded = encode_tx(tx);
+    if (write) cowboy::testing::write_hex_fixture(dir + name + ".hex", "a DevchainTxV1 (" + name + ")", encoded);
+    auto expected = cowboy::testing::read_hex_fixture(dir + name + ".hex");
+    ASSERT_TRUE(expected) << "missing fixture " << dir + name + ".hex";
+    EXPECT_EQ(to_hex(encoded), to_hex(*expected)) << name;
+    auto back = decode_tx(*expected);
+    ASSERT_TRUE(back.ok()) << name;
+    EXPECT_EQ(*back, tx) << name;
+  }
+}
+
+TEST(DevchainTx, EveryPrefixAndByteChangeIsRefusedWithTheErrorOfItsFile) {
+  const std::string path = std::string(COWBOY_FIXTURE_DIR) + "/devchain/tx_refusals.txt";
+  if (std::getenv("COWBOY_WRITE_FIXTURES")) {
+    std::ofstream out(path);
+    for (const auto& [name, tx] : fixture_txs()) out << name << " " << cowboy::testing::refusals(encode_tx(tx), roundtrip) << "\n";
+  }
+  std::ifstream in(path);
+  ASSERT_TRUE(in) << "missing " << path;
+  std::map<std::string, std::string> expected;
+  std::string name, prefixes, changes;
+  while (in >> name >> prefixes >> changes) expected[name] = prefixes + " " + changes;
+  for (const auto& [name, tx] : fixture_txs()) {
+    ASSERT_TRUE(expected.contains(name)) << name;
+    EXPECT_EQ(cowboy::testing::refusals(encode_tx(tx), roundtrip), expected[name]) << name;
+  }
 }
 
 }  // namespace
