@@ -26,6 +26,7 @@
 
 #include <concepts>
 #include <optional>
+#include <ranges>
 #include <string>
 #include <type_traits>
 #include <variant>
@@ -80,6 +81,15 @@ struct Put {
     w.count(v.size());
     for (const auto& x : v) each(x);
   }
+  /// A map's entries in key order: a count, then each(key, value).
+  template <typename Map, typename F>
+  void map(const Map& m, std::size_t /*cap*/, std::size_t /*min_bytes*/, F&& each) {
+    w.count(m.size());
+    for (const auto& [key, value] : m) each(key, value);
+  }
+  /// A key that is not on the wire: the decoder takes it from the value.
+  template <typename K>
+  void derived(const K&, const K&) {}
   /// A value stored as its own encoding inside a Bytes field.
   template <typename T, typename Encode, typename Decode>
   void nested(const T& v, std::size_t /*cap*/, Encode&& encode, Decode&&) { w.bytes(encode(v)); }
@@ -153,6 +163,26 @@ struct Get {
       v.push_back(std::move(x));
     }
   }
+  /// At most `cap` entries, each at least `min_bytes` long, in strictly ascending
+  /// key order (else kInvalidValue): anything else is not the encoding of a map.
+  template <typename Map, typename F>
+  void map(Map& m, std::size_t cap, std::size_t min_bytes, F&& each) {
+    using Entry = std::ranges::range_value_t<Map>;
+    using Key = std::remove_const_t<typename Entry::first_type>;
+    std::uint32_t n = r.count(cap, min_bytes);
+    std::optional<Key> last;
+    for (std::uint32_t i = 0; i < n && r.ok(); ++i) {
+      Key key{};
+      typename Entry::second_type value{};
+      each(key, value);
+      if (!r.ok()) break;
+      if (last && !(*last < key)) r.fail(DecodeError::kInvalidValue);
+      last = key;
+      m[key] = std::move(value);
+    }
+  }
+  template <typename K>
+  void derived(K& key, const K& from) { key = from; }
   /// `decode(ByteView)` returns Result<T, DecodeError>; its error is the answer.
   template <typename T, typename Encode, typename Decode>
   void nested(T& v, std::size_t cap, Encode&&, Decode&& decode) {
