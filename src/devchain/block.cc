@@ -15,7 +15,6 @@ struct Wire {
   static constexpr std::uint8_t kVersion = 1;
 };
 using Put = codec::Put<Wire>;
-using Get = codec::Get<Wire>;
 
 COWBOY_FIELDS(Block) {
   v.version();
@@ -39,11 +38,7 @@ std::string_view block_refusal_name(BlockRefusal r) {
   return "Unknown";
 }
 
-Bytes encode_block(const Block& block) {
-  codec::Writer w;
-  Put{w}(block);
-  return std::move(w).take();
-}
+Bytes encode_block(const Block& block) { return codec::encode_fields<Wire>(block); }
 
 Bytes32 block_digest(const Block& block) {
   codec::Writer w(1024);  // a block without transactions fits; also keeps GCC 12 from a false -Wstringop-overflow
@@ -59,20 +54,11 @@ SignedBlock seal_block(Block block, const crypto::Ed25519Seed& proposer_key) {
   return out;
 }
 
-Bytes encode_signed_block(const SignedBlock& b) {
-  codec::Writer w;
-  Put{w}(b);
-  return std::move(w).take();
-}
+Bytes encode_signed_block(const SignedBlock& b) { return codec::encode_fields<Wire>(b); }
 
 Result<SignedBlock, codec::DecodeError> decode_signed_block(ByteView bytes) {
   if (bytes.size() > kMaxBlockBytes) return Err{codec::DecodeError::kLengthOverCap};
-  codec::Reader r(bytes);
-  SignedBlock out;
-  Get{r}(out);
-  r.finish();
-  if (!r.ok()) return Err{r.error()};
-  return out;
+  return codec::decode_fields<Wire, SignedBlock>(bytes);
 }
 
 }  // namespace cowboy::devchain

@@ -12,7 +12,6 @@ struct Wire {
   static constexpr std::uint8_t kVersion = 1;
 };
 using Put = codec::Put<Wire>;
-using Get = codec::Get<Wire>;
 
 COWBOY_FIELDS(CbqsCall) { v.bytes(x.payload, kMaxTxBytes); }
 COWBOY_FIELDS(ParameterWrite) {
@@ -35,20 +34,11 @@ COWBOY_FIELDS(Transaction) {
 }
 }  // namespace
 
-Bytes encode_tx(const Transaction& tx) {
-  codec::Writer w;
-  Put{w}(tx);
-  return std::move(w).take();
-}
+Bytes encode_tx(const Transaction& tx) { return codec::encode_fields<Wire>(tx); }
 
 Result<Transaction, codec::DecodeError> decode_tx(ByteView bytes) {
   if (bytes.size() > kMaxTxBytes) return Err{codec::DecodeError::kLengthOverCap};
-  codec::Reader r(bytes);
-  Transaction tx;
-  Get{r}(tx);
-  r.finish();
-  if (!r.ok()) return Err{r.error()};
-  return tx;
+  return codec::decode_fields<Wire, Transaction>(bytes);
 }
 
 Bytes32 signing_digest(const Transaction& tx) {

@@ -6,12 +6,6 @@
 //   COWBOY_WRITE_FIXTURES=1 build/bin/cip11_chain_codec_tests
 #include <gtest/gtest.h>
 
-#include <cstdlib>
-#include <fstream>
-#include <functional>
-#include <map>
-
-#include "../support/hex_fixture.h"
 #include "../support/refusals_fixture.h"
 #include "cip11/chain/codec.h"
 #include "cip11/chain/instructions.h"
@@ -122,28 +116,8 @@ State sample_state() {
   return s;
 }
 
-/// A codec as the fixtures see it: its encoding of the sample, whether some
-/// bytes decode to the sample, and its decode-then-encode of any input.
-struct Sample {
-  std::string name;
-  Bytes encoded;
-  std::function<bool(ByteView)> decodes_to_sample;
-  std::function<Result<Bytes, codec::DecodeError>(ByteView)> roundtrip;
-};
-
-template <typename T, typename Encode, typename Decode>
-Sample sample(std::string name, const T& value, Encode encode, Decode decode) {
-  return {std::move(name), encode(value),
-          [value, decode](ByteView b) {
-            auto back = decode(b);
-            return back.ok() && *back == value;
-          },
-          [encode, decode](ByteView b) -> Result<Bytes, codec::DecodeError> {
-            auto back = decode(b);
-            if (!back) return Err{back.error()};
-            return encode(*back);
-          }};
-}
+using cowboy::testing::codec_sample;
+using cowboy::testing::CodecSample;
 
 /// get_params / get_state read from a Reader: strict and whole here.
 template <typename T, typename Get>
@@ -162,21 +136,21 @@ Bytes written(const T& value, void (*put)(codec::Writer&, const T&)) {
   return std::move(w).take();
 }
 
-std::vector<Sample> all_samples() {
-  std::vector<Sample> out;
+std::vector<CodecSample> all_samples() {
+  std::vector<CodecSample> out;
   const RunnerRecord runner = sample_runner(0x11);
-  out.push_back(sample("runner_record", runner, encode_runner, decode_runner));
+  out.push_back(codec_sample("runner_record", runner, encode_runner, decode_runner));
   const JobRecord job = sample_job();
-  out.push_back(sample("job_record", job, encode_job, decode_job));
+  out.push_back(codec_sample("job_record", job, encode_job, decode_job));
   const MruRecord mru{filled<20>(0x11), 12};
-  out.push_back(sample("mru_record", mru, encode_mru, decode_mru));
+  out.push_back(codec_sample("mru_record", mru, encode_mru, decode_mru));
   const PresenceProof proof{10, 30};
-  out.push_back(sample("presence_proof", proof, encode_presence_proof, decode_presence_proof));
+  out.push_back(codec_sample("presence_proof", proof, encode_presence_proof, decode_presence_proof));
   const ChainParams params = sample_params();
-  out.push_back(sample("chain_params", params, [](const ChainParams& p) { return written(p, put_params); },
+  out.push_back(codec_sample("chain_params", params, [](const ChainParams& p) { return written(p, put_params); },
                        [](ByteView b) { return read_whole<ChainParams>(b, get_params); }));
   const State state = sample_state();
-  out.push_back(sample("chain_state", state, [](const State& s) { return written(s, put_state); },
+  out.push_back(codec_sample("chain_state", state, [](const State& s) { return written(s, put_state); },
                        [](ByteView b) { return read_whole<State>(b, get_state); }));
 
   RegisterRunner reg;
@@ -199,40 +173,18 @@ std::vector<Sample> all_samples() {
        SubmitPresenceCertificate{filled<20>(0x91), 33, 5'000, {Bytes{1, 2}, Bytes{}, Bytes{3}}}},
   };
   for (const auto& [name, ins] : instructions)
-    out.push_back(sample(name, ins, encode_instruction, decode_instruction));
+    out.push_back(codec_sample(name, ins, encode_instruction, decode_instruction));
   return out;
 }
 
 std::string fixture_dir() { return std::string(COWBOY_FIXTURE_DIR) + "/cip11/chain/"; }
 
 TEST(Cip11ChainFixtures, EveryRecordAndInstructionMatchesItsFileByteForByte) {
-  const bool write = std::getenv("COWBOY_WRITE_FIXTURES") != nullptr;
-  for (const auto& s : all_samples()) {
-    const std::string path = fixture_dir() + s.name + ".hex";
-    if (write)
-      cowboy::testing::write_hex_fixture(path, s.name + ": " + std::to_string(s.encoded.size()) + " bytes", s.encoded);
-    auto expected = cowboy::testing::read_hex_fixture(path);
-    ASSERT_TRUE(expected) << "missing or unreadable fixture " << path;
-    EXPECT_EQ(to_hex(s.encoded), to_hex(*expected)) << s.name;
-    EXPECT_TRUE(s.decodes_to_sample(*expected)) << s.name;
-  }
+  cowboy::testing::expect_fixture_files(fixture_dir(), all_samples());
 }
 
 TEST(Cip11ChainFixtures, EveryPrefixAndByteChangeIsRefusedWithTheErrorOfItsFile) {
-  const std::string path = fixture_dir() + "refusals.txt";
-  std::map<std::string, std::string> expected;
-  if (std::getenv("COWBOY_WRITE_FIXTURES")) {
-    std::ofstream out(path);
-    for (const auto& s : all_samples()) out << s.name << " " << cowboy::testing::refusals(s.encoded, s.roundtrip) << "\n";
-  }
-  std::ifstream in(path);
-  ASSERT_TRUE(in) << "missing " << path;
-  std::string name, prefixes, changes;
-  while (in >> name >> prefixes >> changes) expected[name] = prefixes + " " + changes;
-  for (const auto& s : all_samples()) {
-    ASSERT_TRUE(expected.contains(s.name)) << s.name;
-    EXPECT_EQ(cowboy::testing::refusals(s.encoded, s.roundtrip), expected[s.name]) << s.name;
-  }
+  cowboy::testing::expect_refusals_file(fixture_dir() + "refusals.txt", all_samples());
 }
 
 }  // namespace

@@ -2,11 +2,6 @@
 
 #include <gtest/gtest.h>
 
-#include <cstdlib>
-#include <fstream>
-#include <map>
-
-#include "../support/hex_fixture.h"
 #include "../support/refusals_fixture.h"
 
 namespace cowboy::devchain {
@@ -91,42 +86,18 @@ std::vector<std::pair<std::string, Transaction>> fixture_txs() {
   return out;
 }
 
-Result<Bytes, codec::DecodeError> roundtrip(ByteView b) {
-  auto tx = decode_tx(b);
-  if (!tx) return Err{tx.error()};
-  return encode_tx(*tx);
+std::vector<cowboy::testing::CodecSample> fixture_samples() {
+  std::vector<cowboy::testing::CodecSample> out;
+  for (const auto& [name, tx] : fixture_txs()) out.push_back(cowboy::testing::codec_sample(name, tx, encode_tx, decode_tx));
+  return out;
 }
 
 TEST(DevchainTx, EveryBodyKindMatchesItsFileByteForByte) {
-  const std::string dir = std::string(COWBOY_FIXTURE_DIR) + "/devchain/";
-  const bool write = std::getenv("COWBOY_WRITE_FIXTURES") != nullptr;
-  for (const auto& [name, tx] : fixture_txs()) {
-    const Bytes encoded = encode_tx(tx);
-    if (write) cowboy::testing::write_hex_fixture(dir + name + ".hex", "a DevchainTxV1 (" + name + ")", encoded);
-    auto expected = cowboy::testing::read_hex_fixture(dir + name + ".hex");
-    ASSERT_TRUE(expected) << "missing fixture " << dir + name + ".hex";
-    EXPECT_EQ(to_hex(encoded), to_hex(*expected)) << name;
-    auto back = decode_tx(*expected);
-    ASSERT_TRUE(back.ok()) << name;
-    EXPECT_EQ(*back, tx) << name;
-  }
+  cowboy::testing::expect_fixture_files(std::string(COWBOY_FIXTURE_DIR) + "/devchain/", fixture_samples());
 }
 
 TEST(DevchainTx, EveryPrefixAndByteChangeIsRefusedWithTheErrorOfItsFile) {
-  const std::string path = std::string(COWBOY_FIXTURE_DIR) + "/devchain/tx_refusals.txt";
-  if (std::getenv("COWBOY_WRITE_FIXTURES")) {
-    std::ofstream out(path);
-    for (const auto& [name, tx] : fixture_txs()) out << name << " " << cowboy::testing::refusals(encode_tx(tx), roundtrip) << "\n";
-  }
-  std::ifstream in(path);
-  ASSERT_TRUE(in) << "missing " << path;
-  std::map<std::string, std::string> expected;
-  std::string name, prefixes, changes;
-  while (in >> name >> prefixes >> changes) expected[name] = prefixes + " " + changes;
-  for (const auto& [name, tx] : fixture_txs()) {
-    ASSERT_TRUE(expected.contains(name)) << name;
-    EXPECT_EQ(cowboy::testing::refusals(encode_tx(tx), roundtrip), expected[name]) << name;
-  }
+  cowboy::testing::expect_refusals_file(std::string(COWBOY_FIXTURE_DIR) + "/devchain/tx_refusals.txt", fixture_samples());
 }
 
 }  // namespace

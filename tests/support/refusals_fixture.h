@@ -5,11 +5,19 @@
 // error, before any field of a malformed input is looked at differently.
 #pragma once
 
+#include <gtest/gtest.h>
+
 #include <algorithm>
+#include <cstdlib>
+#include <fstream>
+#include <functional>
+#include <map>
 #include <string>
+#include <vector>
 
 #include "common/codec.h"
 #include "common/result.h"
+#include "hex_fixture.h"
 
 namespace cowboy::testing {
 
@@ -42,6 +50,65 @@ std::string refusals(ByteView valid, Roundtrip roundtrip) {
     copy[i] = was;
   }
   return out;
+}
+
+/// A codec as the fixture tests see it: its encoding of the sample, whether some
+/// bytes decode to the sample, and its decode-then-encode of any input.
+struct CodecSample {
+  std::string name;  // also the fixture file's name
+  Bytes encoded;
+  std::function<bool(ByteView)> decodes_to_sample;
+  std::function<Result<Bytes, codec::DecodeError>(ByteView)> roundtrip;
+};
+
+/// `decode` answers Result<T, E>; `to_error` turns an E into the codec's error.
+template <typename T, typename Encode, typename Decode, typename ToError>
+CodecSample codec_sample(std::string name, const T& value, Encode encode, Decode decode, ToError to_error) {
+  return {std::move(name), encode(value),
+          [value, decode](ByteView b) {
+            auto back = decode(b);
+            return back.ok() && *back == value;
+          },
+          [encode, decode, to_error](ByteView b) -> Result<Bytes, codec::DecodeError> {
+            auto back = decode(b);
+            if (!back) return Err{to_error(back.error())};
+            return encode(*back);
+          }};
+}
+template <typename T, typename Encode, typename Decode>
+CodecSample codec_sample(std::string name, const T& value, Encode encode, Decode decode) {
+  return codec_sample(std::move(name), value, encode, decode, [](codec::DecodeError e) { return e; });
+}
+
+/// Each sample against `dir`/<name>.hex, byte for byte, and decoded back; the
+/// files are written first when COWBOY_WRITE_FIXTURES is set.
+inline void expect_fixture_files(const std::string& dir, const std::vector<CodecSample>& samples) {
+  const bool write = std::getenv("COWBOY_WRITE_FIXTURES") != nullptr;
+  for (const auto& s : samples) {
+    const std::string path = dir + s.name + ".hex";
+    if (write) write_hex_fixture(path, s.name + ": " + std::to_string(s.encoded.size()) + " bytes", s.encoded);
+    auto expected = read_hex_fixture(path);
+    ASSERT_TRUE(expected) << "missing or unreadable fixture " << path;
+    EXPECT_EQ(to_hex(s.encoded), to_hex(*expected)) << s.name;
+    EXPECT_TRUE(s.decodes_to_sample(*expected)) << s.name;
+  }
+}
+
+/// Each sample's refusals against `path`, a "name refusals" line each.
+inline void expect_refusals_file(const std::string& path, const std::vector<CodecSample>& samples) {
+  if (std::getenv("COWBOY_WRITE_FIXTURES")) {
+    std::ofstream out(path);
+    for (const auto& s : samples) out << s.name << " " << refusals(s.encoded, s.roundtrip) << "\n";
+  }
+  std::ifstream in(path);
+  ASSERT_TRUE(in) << "missing " << path;
+  std::map<std::string, std::string> expected;
+  std::string name, prefixes, changes;
+  while (in >> name >> prefixes >> changes) expected[name] = prefixes + " " + changes;
+  for (const auto& s : samples) {
+    ASSERT_TRUE(expected.contains(s.name)) << s.name;
+    EXPECT_EQ(refusals(s.encoded, s.roundtrip), expected[s.name]) << s.name;
+  }
 }
 
 }  // namespace cowboy::testing

@@ -139,21 +139,11 @@ COWBOY_FIELDS(State) {
       DecodeError::kInvalidValue);
 }
 
-template <typename T>
-Bytes encode_one(const T& x) {
-  codec::Writer w;
-  Put{w}(x);
-  return std::move(w).take();
-}
+/// One record alone, refused above kMaxRecordBytes before it is read.
 template <typename T>
 Result<T, DecodeError> decode_one(ByteView bytes) {
   if (bytes.size() > kMaxRecordBytes) return Err{DecodeError::kLengthOverCap};
-  codec::Reader r(bytes);
-  T x{};
-  Get{r}(x);
-  r.finish();
-  if (!r.ok()) return Err{r.error()};
-  return x;
+  return codec::decode_fields<Wire, T>(bytes);
 }
 
 }  // namespace
@@ -171,21 +161,21 @@ Bytes job_spec_bytes(const JobRecord& job) {
   return std::move(w).take();
 }
 
-Bytes encode_runner(const RunnerRecord& runner) { return encode_one(runner); }
+Bytes encode_runner(const RunnerRecord& runner) { return codec::encode_fields<Wire>(runner); }
 Result<RunnerRecord, codec::DecodeError> decode_runner(ByteView bytes) { return decode_one<RunnerRecord>(bytes); }
-Bytes encode_job(const JobRecord& job) { return encode_one(job); }
+Bytes encode_job(const JobRecord& job) { return codec::encode_fields<Wire>(job); }
 Result<JobRecord, codec::DecodeError> decode_job(ByteView bytes) { return decode_one<JobRecord>(bytes); }
 std::optional<JobKind> job_kind_from_byte(std::uint8_t byte) {
   if (byte > static_cast<std::uint8_t>(JobKind::kAgent)) return std::nullopt;
   return static_cast<JobKind>(byte);
 }
 
-Bytes encode_presence_proof(const PresenceProof& p) { return encode_one(p); }
+Bytes encode_presence_proof(const PresenceProof& p) { return codec::encode_fields<Wire>(p); }
 Result<PresenceProof, codec::DecodeError> decode_presence_proof(ByteView bytes) {
   return decode_one<PresenceProof>(bytes);
 }
 
-Bytes encode_mru(const MruRecord& m) { return encode_one(m); }
+Bytes encode_mru(const MruRecord& m) { return codec::encode_fields<Wire>(m); }
 Result<MruRecord, codec::DecodeError> decode_mru(ByteView bytes) { return decode_one<MruRecord>(bytes); }
 
 void put_params(codec::Writer& w, const ChainParams& p) { Put{w}(p); }

@@ -22,14 +22,10 @@ std::string key(std::string_view prefix, const Bytes32& id) { return std::string
 rocksdb::Slice slice(ByteView b) { return {reinterpret_cast<const char*>(b.data()), b.size()}; }
 ByteView view(const std::string& s) { return {reinterpret_cast<const std::uint8_t*>(s.data()), s.size()}; }
 
-// Each entry lists its fields once; common/fields.h's Put writes them and Get
-// reads them back.
+// Each entry lists its fields once; common/fields.h writes and reads them back.
 struct Wire {
   static constexpr std::uint8_t kVersion = kEntryVersion;
 };
-using Put = codec::Put<Wire>;
-using Get = codec::Get<Wire>;
-
 COWBOY_FIELDS(RetainedTx) {
   v.version();
   v(x.hash), v(x.nonce);
@@ -45,19 +41,10 @@ COWBOY_FIELDS(Obligation) {
 }
 
 template <typename T>
-Bytes encode_entry(const T& entry) {
-  codec::Writer w;
-  Put{w}(entry);
-  return std::move(w).take();
-}
-template <typename T>
 Result<T, std::string> decode_entry(ByteView bytes, const char* what) {
-  codec::Reader r(bytes);
-  T out{};
-  Get{r}(out);
-  r.finish();
-  if (!r.ok()) return Err{std::string("a journal ") + what + " entry does not decode: " + std::string(codec::to_string(r.error()))};
-  return out;
+  auto entry = codec::decode_fields<Wire, T>(bytes);
+  if (!entry) return Err{std::string("a journal ") + what + " entry does not decode: " + std::string(codec::to_string(entry.error()))};
+  return std::move(*entry);
 }
 
 Bytes meta_value(const Bytes32& chain_instance_id, const Address& runner) {
@@ -78,9 +65,9 @@ Result<std::unique_ptr<rocksdb::DB>, std::string> open_db(const std::filesystem:
 
 }  // namespace
 
-Bytes encode_retained(const RetainedTx& tx) { return encode_entry(tx); }
+Bytes encode_retained(const RetainedTx& tx) { return codec::encode_fields<Wire>(tx); }
 Result<RetainedTx, std::string> decode_retained(ByteView bytes) { return decode_entry<RetainedTx>(bytes, "transaction"); }
-Bytes encode_obligation(const Obligation& o) { return encode_entry(o); }
+Bytes encode_obligation(const Obligation& o) { return codec::encode_fields<Wire>(o); }
 Result<Obligation, std::string> decode_obligation(ByteView bytes) { return decode_entry<Obligation>(bytes, "job"); }
 
 Result<std::unique_ptr<TxJournal>, std::string> TxJournal::open(const std::filesystem::path& dir,
