@@ -19,6 +19,13 @@ struct Wire {
 using Put = codec::Put<Wire>;
 using Get = codec::Get<Wire>;
 
+/// The key algorithm byte: Ed25519 = 1 only.
+template <typename V, typename Alg>
+void key_alg(V& v, Alg& alg) {
+  v.enumeration(alg, [](std::uint8_t b) { return b == static_cast<std::uint8_t>(KeyAlg::kEd25519); },
+                DecodeError::kUnknownVariant);
+}
+
 /// Active = 1 | Closed = 2
 template <typename V, typename Enum>
 void status(V& v, Enum& s) {
@@ -28,6 +35,16 @@ void status(V& v, Enum& s) {
 template <typename V, typename T>
 void endpoints(V& v, T& list) {
   v.list(list, limits::kMaxProviderEndpoints, 4, [&](auto& e) { v.bytes(e, limits::kMaxProviderEndpointUriBytes); });
+}
+
+// ---- keys: an algorithm byte, then the bytes ---------------------------------------
+COWBOY_FIELDS(SigningPublicKey) {
+  key_alg(v, x.alg);
+  v(x.key);
+}
+COWBOY_FIELDS(Signature) {
+  key_alg(v, x.alg);
+  v(x.bytes);
 }
 
 // ---- chain records -----------------------------------------------------------------
@@ -201,28 +218,6 @@ void get_versioned_variant(Reader& r, std::variant<Ts...>& out) {
 
 }  // namespace
 
-// ---- keys: an algorithm byte (Ed25519 only), then the bytes -------------------------
-void put(Writer& w, const SigningPublicKey& v) {
-  w.u8(static_cast<std::uint8_t>(v.alg));
-  w.fixed(v.key);
-}
-void get(Reader& r, SigningPublicKey& v) {
-  std::uint8_t alg = r.u8();
-  if (r.ok() && alg != static_cast<std::uint8_t>(KeyAlg::kEd25519)) r.fail(DecodeError::kUnknownVariant);
-  v.alg = KeyAlg::kEd25519;
-  v.key = r.fixed<32>();
-}
-void put(Writer& w, const Signature& v) {
-  w.u8(static_cast<std::uint8_t>(v.alg));
-  w.fixed(v.bytes);
-}
-void get(Reader& r, Signature& v) {
-  std::uint8_t alg = r.u8();
-  if (r.ok() && alg != static_cast<std::uint8_t>(KeyAlg::kEd25519)) r.fail(DecodeError::kUnknownVariant);
-  v.alg = KeyAlg::kEd25519;
-  v.bytes = r.fixed<64>();
-}
-
 // ---- every other type: its field list, or its union ---------------------------------
 #define CBQS_CODEC_FROM_FIELDS(T)                               \
   void put(Writer& w, const T& v) {                             \
@@ -233,6 +228,8 @@ void get(Reader& r, Signature& v) {
     Get g{r};                                                   \
     fields(g, v);                                               \
   }
+CBQS_CODEC_FROM_FIELDS(SigningPublicKey)
+CBQS_CODEC_FROM_FIELDS(Signature)
 CBQS_CODEC_FROM_FIELDS(ProviderRecordV2)
 CBQS_CODEC_FROM_FIELDS(StreamRecordV2)
 CBQS_CODEC_FROM_FIELDS(CbqsAccountV2)
