@@ -1,71 +1,51 @@
 #include "devchain/tx.h"
 
+#include "common/fields.h"
+
 namespace cowboy::devchain {
 
 namespace {
-constexpr std::uint8_t kTxVersion = 1;
 
-void put_unsigned(codec::Writer& w, const Transaction& tx) {
-  w.u8(kTxVersion);
-  w.fixed(tx.chain_instance_id);
-  w.u64(tx.nonce);
-  std::visit(
-      [&](const auto& body) {
-        using T = std::decay_t<decltype(body)>;
-        w.u8(T::kTag);
-        if constexpr (std::is_same_v<T, CbqsCall> || std::is_same_v<T, Cip11Call>) {
-          w.bytes(body.payload);
-        } else if constexpr (std::is_same_v<T, ParameterWrite>) {
-          w.bytes(as_bytes(body.name));
-          w.u64(body.value);
-        } else {
-          w.fixed(body.to);
-          w.u128(body.amount);
-        }
-      },
-      tx.body);
+// Each body and the transaction list their fields once; common/fields.h's Put
+// writes them and Get reads them back.
+struct Wire {
+  static constexpr std::uint8_t kVersion = 1;
+};
+using Put = codec::Put<Wire>;
+
+COWBOY_FIELDS(CbqsCall) { v.bytes(x.payload, kMaxTxBytes); }
+COWBOY_FIELDS(ParameterWrite) {
+  v.text(x.name, kMaxParamNameBytes);
+  v(x.value);
+}
+COWBOY_FIELDS(Transfer) { v(x.to), v(x.amount); }
+COWBOY_FIELDS(Cip11Call) { v.bytes(x.payload, kMaxTxBytes); }
+
+/// What the signature signs: every field but the signature.
+template <typename V, typename T>
+void unsigned_fields(V& v, T& tx) {
+  v.version();
+  v(tx.chain_instance_id), v(tx.nonce);
+  v.variant(tx.body);
+}
+COWBOY_FIELDS(Transaction) {
+  unsigned_fields(v, x);
+  v(x.signature);
 }
 }  // namespace
 
-Bytes encode_tx(const Transaction& tx) {
-  codec::Writer w;
-  put_unsigned(w, tx);
-  w.fixed(tx.signature);
-  return std::move(w).take();
-}
+Bytes encode_tx(const Transaction& tx) { return codec::encode_fields<Wire>(tx); }
 
 Result<Transaction, codec::DecodeError> decode_tx(ByteView bytes) {
   if (bytes.size() > kMaxTxBytes) return Err{codec::DecodeError::kLengthOverCap};
-  codec::Reader r(bytes);
-  Transaction tx;
-  r.version(kTxVersion);
-  tx.chain_instance_id = r.fixed<32>();
-  tx.nonce = r.u64();
-  switch (r.u8()) {
-    case CbqsCall::kTag: tx.body = CbqsCall{r.bytes(kMaxTxBytes)}; break;
-    case ParameterWrite::kTag: {
-      Bytes name = r.bytes(kMaxParamNameBytes);
-      tx.body = ParameterWrite{std::string(name.begin(), name.end()), r.u64()};
-      break;
-    }
-    case Cip11Call::kTag: tx.body = Cip11Call{r.bytes(kMaxTxBytes)}; break;
-    case Transfer::kTag: {
-      Address to = r.fixed<20>();
-      tx.body = Transfer{to, r.u128()};
-      break;
-    }
-    default: r.fail(codec::DecodeError::kUnknownVariant);
-  }
-  tx.signature = r.fixed<65>();
-  r.finish();
-  if (!r.ok()) return Err{r.error()};
-  return tx;
+  return codec::decode_fields<Wire, Transaction>(bytes);
 }
 
 Bytes32 signing_digest(const Transaction& tx) {
-  codec::Writer w;
+  codec::Writer w(256);  // most transactions fit; also keeps GCC 12 from a false -Wstringop-overflow on the domain
   w.raw(kTxDomain);
-  put_unsigned(w, tx);
+  Put p{w};
+  unsigned_fields(p, tx);
   return crypto::keccak256(w.data());
 }
 

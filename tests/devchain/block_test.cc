@@ -6,9 +6,11 @@
 #include <gtest/gtest.h>
 
 #include <cstdlib>
+#include <fstream>
 #include <functional>
 
 #include "../support/hex_fixture.h"
+#include "../support/refusals_fixture.h"
 #include "cip11/chain/consumed_seeds.h"
 #include "devchain/block.h"
 
@@ -86,6 +88,25 @@ TEST(DevchainBlock, EveryTruncationAndATrailingByteAreRefused) {
   Bytes other_version = encoded;
   other_version[0] = 2;
   EXPECT_EQ(decode_signed_block(other_version).error(), codec::DecodeError::kBadVersion);
+}
+
+// The typed error decode_signed_block answers to every prefix and single-byte
+// change of the pinned block (tests/fixtures/devchain/block_v1_refusals.txt).
+TEST(DevchainBlock, EveryPrefixAndByteChangeIsRefusedWithTheErrorOfItsFile) {
+  crypto::init();
+  const Bytes encoded = encode_signed_block(seal_block(sample(), proposer_key()));
+  auto roundtrip = [](ByteView b) -> Result<Bytes, codec::DecodeError> {
+    auto block = decode_signed_block(b);
+    if (!block) return Err{block.error()};
+    return encode_signed_block(*block);
+  };
+  const std::string path = std::string(COWBOY_FIXTURE_DIR) + "/devchain/block_v1_refusals.txt";
+  if (std::getenv("COWBOY_WRITE_FIXTURES")) std::ofstream(path) << cowboy::testing::refusals(encoded, roundtrip) << "\n";
+  std::ifstream in(path);
+  ASSERT_TRUE(in) << "missing " << path;
+  std::string prefixes, changes;
+  in >> prefixes >> changes;
+  EXPECT_EQ(cowboy::testing::refusals(encoded, roundtrip), prefixes + " " + changes);
 }
 
 TEST(DevchainBlock, LengthsAreBoundedBeforeAllocating) {

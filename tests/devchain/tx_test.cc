@@ -2,6 +2,8 @@
 
 #include <gtest/gtest.h>
 
+#include "../support/refusals_fixture.h"
+
 namespace cowboy::devchain {
 namespace {
 
@@ -61,6 +63,41 @@ TEST(DevchainTx, DecoderRejectsBadInput) {
   EXPECT_EQ(decode_tx(ByteView(b).first(b.size() - 1)).error(), codec::DecodeError::kTruncated);
   Bytes huge(kMaxTxBytes + 1, 0);
   EXPECT_EQ(decode_tx(huge).error(), codec::DecodeError::kLengthOverCap);
+}
+
+// Byte-exact fixtures, one a body kind (tests/fixtures/devchain/tx_<kind>.hex),
+// and the typed error decode_tx answers to every prefix and single-byte change
+// of each (tx_refusals.txt). Regenerate deliberately with
+//   COWBOY_WRITE_FIXTURES=1 build/bin/devchain_tests --gtest_filter='DevchainTx.*'
+std::vector<std::pair<std::string, Transaction>> fixture_txs() {
+  Transaction tx;
+  for (std::size_t i = 0; i < tx.chain_instance_id.size(); ++i) tx.chain_instance_id[i] = static_cast<std::uint8_t>(0xc0 + i);
+  tx.nonce = 0x0102030405060708;
+  for (std::size_t i = 0; i < tx.signature.size(); ++i) tx.signature[i] = static_cast<std::uint8_t>(0x40 + i);
+  std::vector<std::pair<std::string, Transaction>> out;
+  for (auto& [name, body] : std::vector<std::pair<std::string, TxBody>>{
+           {"tx_cbqs_call", CbqsCall{{2, 5, 0}}},
+           {"tx_parameter_write", ParameterWrite{"cbqs.visibility_ms", 60'000}},
+           {"tx_transfer", Transfer{Address{9, 8, 7}, (u128{1} << 100) + 3}},
+           {"tx_cip11_call", Cip11Call{{1, 2}}}}) {
+    tx.body = body;
+    out.emplace_back(name, tx);
+  }
+  return out;
+}
+
+std::vector<cowboy::testing::CodecSample> fixture_samples() {
+  std::vector<cowboy::testing::CodecSample> out;
+  for (const auto& [name, tx] : fixture_txs()) out.push_back(cowboy::testing::codec_sample(name, tx, encode_tx, decode_tx));
+  return out;
+}
+
+TEST(DevchainTx, EveryBodyKindMatchesItsFileByteForByte) {
+  cowboy::testing::expect_fixture_files(std::string(COWBOY_FIXTURE_DIR) + "/devchain/", fixture_samples());
+}
+
+TEST(DevchainTx, EveryPrefixAndByteChangeIsRefusedWithTheErrorOfItsFile) {
+  cowboy::testing::expect_refusals_file(std::string(COWBOY_FIXTURE_DIR) + "/devchain/tx_refusals.txt", fixture_samples());
 }
 
 }  // namespace

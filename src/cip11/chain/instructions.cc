@@ -1,147 +1,78 @@
 #include "cip11/chain/instructions.h"
 
+#include "common/fields.h"
+
 namespace cowboy::cip11::chain {
 namespace {
 
-constexpr std::uint8_t kVersion = 1;
 constexpr std::uint32_t kKnownKinds = 0x3f;  // the six §9.4 bytes
 
-void put(codec::Writer& w, const RegisterRunner& b) {
-  w.fixed(b.key);
-  w.u128(b.stake);
-  w.u32(b.job_kinds);
-  put_capabilities(w, b.capabilities);
-  w.u32(b.max_concurrent);
-  w.u128(b.price);
-}
-void put(codec::Writer&, const RunnerHeartbeat&) {}
-void put(codec::Writer& w, const SetRunnerHealth& b) { w.u8(static_cast<std::uint8_t>(b.health)); }
-void put(codec::Writer&, const DeregisterRunner&) {}
-void put(codec::Writer& w, const SubmitJob& b) {
-  w.u8(static_cast<std::uint8_t>(b.kind));
-  w.bytes(b.spec);
-  w.u64(b.timeout_blocks);
-  w.u32(b.runners);
-  w.u128(b.max_price);
-}
-void put(codec::Writer& w, const JobResultCommit& b) {
-  w.fixed(b.job_id);
-  w.fixed(b.commitment);
-}
-void put(codec::Writer& w, const JobResultSubmit& b) {
-  w.fixed(b.job_id);
-  w.bytes(b.result);
-  w.fixed(b.salt);
-}
+// Each instruction lists its fields once; common/fields.h's Put writes them and
+// Get reads them back, its checks where the decoder refuses a value.
+struct Wire {
+  static constexpr std::uint8_t kVersion = 1;
+};
+using Put = codec::Put<Wire>;
+using Get = codec::Get<Wire>;
+using codec::DecodeError;
 
-void put(codec::Writer& w, const SubmitPresenceCertificate& b) {
-  w.fixed(b.runner);
-  w.u64(b.height);
-  w.u64(b.cycle_limit);
-  w.count(b.receipts.size());
-  for (const auto& receipt : b.receipts) w.bytes(receipt);
+COWBOY_FIELDS(RegisterRunner) {
+  v(x.key), v(x.stake), v(x.job_kinds);
+  capability_list(v, x.capabilities);
+  v(x.max_concurrent), v(x.price);
+  v.check([&] { return x.job_kinds != 0 && (x.job_kinds & ~kKnownKinds) == 0 && x.max_concurrent != 0; },
+          DecodeError::kInvalidValue);
 }
-
-SubmitPresenceCertificate get_certificate(codec::Reader& r) {
-  SubmitPresenceCertificate b;
-  b.runner = r.fixed<20>();
-  b.height = r.u64();
-  b.cycle_limit = r.u64();
-  const std::uint32_t n = r.count(kMaxCertificateReceipts, 4);  // bounded before the vector is sized
-  b.receipts.reserve(n);
-  for (std::uint32_t i = 0; i < n && r.ok(); ++i) b.receipts.push_back(r.bytes(kMaxReceiptBytes));
-  return b;
+COWBOY_FIELDS(RunnerHeartbeat) {}
+/// Healthy or Paused: the runner's own choice, never Unhealthy or Deregistered.
+COWBOY_FIELDS(SetRunnerHealth) {
+  v.enumeration(
+      x.health,
+      [](std::uint8_t h) {
+        return h == static_cast<std::uint8_t>(HealthStatus::kHealthy) || h == static_cast<std::uint8_t>(HealthStatus::kPaused);
+      },
+      DecodeError::kInvalidValue);
 }
-
-RegisterRunner get_register(codec::Reader& r) {
-  RegisterRunner b;
-  b.key = r.fixed<33>();
-  b.stake = r.u128();
-  b.job_kinds = r.u32();
-  b.capabilities = get_capabilities(r);
-  b.max_concurrent = r.u32();
-  b.price = r.u128();
-  if (r.ok() && (b.job_kinds == 0 || (b.job_kinds & ~kKnownKinds) != 0 || b.max_concurrent == 0))
-    r.fail(codec::DecodeError::kInvalidValue);
-  return b;
+COWBOY_FIELDS(DeregisterRunner) {}
+/// The kind is checked with the other bounds, after the last field.
+COWBOY_FIELDS(SubmitJob) {
+  v.enumeration(x.kind, [](std::uint8_t) { return true; }, DecodeError::kInvalidValue);
+  v.bytes(x.spec, kMaxSpecBytes);
+  v(x.timeout_blocks), v(x.runners), v(x.max_price);
+  v.check(
+      [&] {
+        return static_cast<std::uint8_t>(x.kind) <= static_cast<std::uint8_t>(JobKind::kAgent) && x.timeout_blocks != 0 &&
+               x.timeout_blocks <= kMaxTimeoutBlocks && x.runners != 0 && x.runners <= kMaxCommittee;
+      },
+      DecodeError::kInvalidValue);
 }
-
-SetRunnerHealth get_health(codec::Reader& r) {
-  std::uint8_t h = r.u8();
-  if (h != static_cast<std::uint8_t>(HealthStatus::kHealthy) && h != static_cast<std::uint8_t>(HealthStatus::kPaused))
-    r.fail(codec::DecodeError::kInvalidValue);
-  return SetRunnerHealth{static_cast<HealthStatus>(h)};
+COWBOY_FIELDS(JobResultCommit) { v(x.job_id), v(x.commitment); }
+COWBOY_FIELDS(JobResultSubmit) {
+  v(x.job_id);
+  v.bytes(x.result, kMaxResultBytes);
+  v(x.salt);
 }
-
-SubmitJob get_job(codec::Reader& r) {
-  SubmitJob b;
-  std::uint8_t kind = r.u8();
-  b.kind = static_cast<JobKind>(kind);
-  b.spec = r.bytes(kMaxSpecBytes);
-  b.timeout_blocks = r.u64();
-  b.runners = r.u32();
-  b.max_price = r.u128();
-  if (r.ok() && (kind > 5 || b.timeout_blocks == 0 ||
-                 b.timeout_blocks > kMaxTimeoutBlocks || b.runners == 0 || b.runners > kMaxCommittee))
-    r.fail(codec::DecodeError::kInvalidValue);
-  return b;
+COWBOY_FIELDS(SubmitPresenceCertificate) {
+  v(x.runner), v(x.height), v(x.cycle_limit);
+  v.list(x.receipts, kMaxCertificateReceipts, 4, [&](auto& receipt) { v.bytes(receipt, kMaxReceiptBytes); });
 }
 
 }  // namespace
 
-void put_capabilities(codec::Writer& w, const std::vector<std::string>& capabilities) {
-  w.count(capabilities.size());
-  for (const auto& c : capabilities) w.bytes(as_bytes(c));
-}
-
-std::vector<std::string> get_capabilities(codec::Reader& r) {
-  std::vector<std::string> out;
-  std::uint32_t n = r.count(kMaxCapabilities, 4);
-  for (std::uint32_t i = 0; i < n && r.ok(); ++i) {
-    Bytes c = r.bytes(kMaxCapabilityBytes);
-    out.emplace_back(c.begin(), c.end());
-  }
-  return out;
-}
-
 Bytes encode_instruction(const Instruction& instruction) {
   codec::Writer w;
-  w.u8(kVersion);
-  std::visit(
-      [&](const auto& body) {
-        w.u8(std::decay_t<decltype(body)>::kTag);
-        put(w, body);
-      },
-      instruction);
+  Put p{w};
+  p.version();
+  p.variant(instruction);
   return std::move(w).take();
 }
 
 Result<Instruction, codec::DecodeError> decode_instruction(ByteView payload) {
   codec::Reader r(payload);
-  r.version(kVersion);
   Instruction out = RunnerHeartbeat{};
-  switch (r.u8()) {
-    case RegisterRunner::kTag: out = get_register(r); break;
-    case RunnerHeartbeat::kTag: break;
-    case SetRunnerHealth::kTag: out = get_health(r); break;
-    case DeregisterRunner::kTag: out = DeregisterRunner{}; break;
-    case SubmitJob::kTag: out = get_job(r); break;
-    case JobResultCommit::kTag: {
-      Bytes32 id = r.fixed<32>();
-      out = JobResultCommit{id, r.fixed<32>()};
-      break;
-    }
-    case JobResultSubmit::kTag: {
-      JobResultSubmit b;
-      b.job_id = r.fixed<32>();
-      b.result = r.bytes(kMaxResultBytes);
-      b.salt = r.fixed<32>();
-      out = std::move(b);
-      break;
-    }
-    case SubmitPresenceCertificate::kTag: out = get_certificate(r); break;
-    default: r.fail(codec::DecodeError::kUnknownVariant);
-  }
+  Get g{r};
+  g.version();
+  g.variant(out);
   r.finish();
   if (!r.ok()) return Err{r.error()};
   return out;

@@ -101,9 +101,12 @@ Bytes encode_instruction(const Instruction& instruction);
 /// Strict: version 1, a known tag, every bound above, no trailing bytes.
 Result<Instruction, codec::DecodeError> decode_instruction(ByteView payload);
 
-/// A runner's capability list, as RegisterRunner and the stored record carry it.
-void put_capabilities(codec::Writer& w, const std::vector<std::string>& capabilities);
-std::vector<std::string> get_capabilities(codec::Reader& r);
+/// A runner's capability list, as RegisterRunner and the stored record carry it:
+/// a field of a common/fields.h field list (v is its Put or Get).
+template <typename V, typename List>
+void capability_list(V& v, List& capabilities) {
+  v.list(capabilities, kMaxCapabilities, 4, [&](auto& c) { v.text(c, kMaxCapabilityBytes); });
+}
 
 /// keccak256("cowboy/cip11-result-commit/v1" || job_id || runner || salt || result): binding
 /// the runner means one runner's commitment cannot be replayed by another.

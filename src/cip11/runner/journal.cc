@@ -6,6 +6,7 @@
 #include "cip11/chain/instructions.h"
 #include "common/codec.h"
 #include "common/data_dir.h"
+#include "common/fields.h"
 
 namespace cowboy::cip11 {
 namespace {
@@ -21,14 +22,29 @@ std::string key(std::string_view prefix, const Bytes32& id) { return std::string
 rocksdb::Slice slice(ByteView b) { return {reinterpret_cast<const char*>(b.data()), b.size()}; }
 ByteView view(const std::string& s) { return {reinterpret_cast<const std::uint8_t*>(s.data()), s.size()}; }
 
-template <typename T, typename Get>
-Result<T, std::string> decode_entry(ByteView bytes, const char* what, Get get) {
-  codec::Reader r(bytes);
-  r.version(kEntryVersion);
-  T out = get(r);
-  r.finish();
-  if (!r.ok()) return Err{std::string("a journal ") + what + " entry does not decode: " + std::string(codec::to_string(r.error()))};
-  return out;
+// Each entry lists its fields once; common/fields.h writes and reads them back.
+struct Wire {
+  static constexpr std::uint8_t kVersion = kEntryVersion;
+};
+COWBOY_FIELDS(RetainedTx) {
+  v.version();
+  v(x.hash), v(x.nonce);
+  v.bytes(x.bytes, kMaxTxBytes);
+}
+/// A committee has one to kMaxCommittee members.
+COWBOY_FIELDS(Obligation) {
+  v.version();
+  v(x.job_id), v(x.runners);
+  v.check([&] { return x.runners != 0 && x.runners <= chain::kMaxCommittee; }, codec::DecodeError::kInvalidValue);
+  v.bytes(x.result, chain::kMaxResultBytes);
+  v(x.salt), v(x.commit_tx), v(x.reveal_tx);
+}
+
+template <typename T>
+Result<T, std::string> decode_entry(ByteView bytes, const char* what) {
+  auto entry = codec::decode_fields<Wire, T>(bytes);
+  if (!entry) return Err{std::string("a journal ") + what + " entry does not decode: " + std::string(codec::to_string(entry.error()))};
+  return std::move(*entry);
 }
 
 Bytes meta_value(const Bytes32& chain_instance_id, const Address& runner) {
@@ -49,50 +65,10 @@ Result<std::unique_ptr<rocksdb::DB>, std::string> open_db(const std::filesystem:
 
 }  // namespace
 
-Bytes encode_retained(const RetainedTx& tx) {
-  codec::Writer w;
-  w.u8(kEntryVersion);
-  w.fixed(tx.hash);
-  w.u64(tx.nonce);
-  w.bytes(tx.bytes);
-  return std::move(w).take();
-}
-
-Result<RetainedTx, std::string> decode_retained(ByteView bytes) {
-  return decode_entry<RetainedTx>(bytes, "transaction", [](codec::Reader& r) {
-    RetainedTx tx;
-    tx.hash = r.fixed<32>();
-    tx.nonce = r.u64();
-    tx.bytes = r.bytes(kMaxTxBytes);
-    return tx;
-  });
-}
-
-Bytes encode_obligation(const Obligation& o) {
-  codec::Writer w;
-  w.u8(kEntryVersion);
-  w.fixed(o.job_id);
-  w.u32(o.runners);
-  w.bytes(o.result);
-  w.fixed(o.salt);
-  w.option(o.commit_tx, [&](const Bytes32& h) { w.fixed(h); });
-  w.option(o.reveal_tx, [&](const Bytes32& h) { w.fixed(h); });
-  return std::move(w).take();
-}
-
-Result<Obligation, std::string> decode_obligation(ByteView bytes) {
-  return decode_entry<Obligation>(bytes, "job", [](codec::Reader& r) {
-    Obligation o;
-    o.job_id = r.fixed<32>();
-    o.runners = r.u32();
-    if (o.runners == 0 || o.runners > chain::kMaxCommittee) r.fail(codec::DecodeError::kInvalidValue);
-    o.result = r.bytes(chain::kMaxResultBytes);
-    o.salt = r.fixed<32>();
-    if (r.option_tag()) o.commit_tx = r.fixed<32>();
-    if (r.option_tag()) o.reveal_tx = r.fixed<32>();
-    return o;
-  });
-}
+Bytes encode_retained(const RetainedTx& tx) { return codec::encode_fields<Wire>(tx); }
+Result<RetainedTx, std::string> decode_retained(ByteView bytes) { return decode_entry<RetainedTx>(bytes, "transaction"); }
+Bytes encode_obligation(const Obligation& o) { return codec::encode_fields<Wire>(o); }
+Result<Obligation, std::string> decode_obligation(ByteView bytes) { return decode_entry<Obligation>(bytes, "job"); }
 
 Result<std::unique_ptr<TxJournal>, std::string> TxJournal::open(const std::filesystem::path& dir,
                                                                 const Bytes32& chain_instance_id,

@@ -6,11 +6,13 @@
 
 #include <cstdlib>
 #include <fstream>
+#include <map>
 #include <sstream>
 
 #include "cbqs/wire/ids.h"
 #include "samples.h"
 #include "../../support/hex_fixture.h"
+#include "../../support/refusals_fixture.h"
 
 namespace cowboy::cbqs {
 namespace {
@@ -31,6 +33,25 @@ TEST(Fixtures, EveryObjectAndFrameMatchesItsFileByteForByte) {
     ASSERT_TRUE(expected) << "missing or unreadable fixture " << path;
     EXPECT_EQ(to_hex(s.encoded), to_hex(*expected)) << s.name;
     EXPECT_TRUE(s.decodes_to_sample(*expected)) << s.name;
+  }
+}
+
+// The typed error each decoder answers to every prefix and single-byte change
+// of its sample (tests/fixtures/cbqs/refusals.txt, support/refusals_fixture.h).
+TEST(Fixtures, EveryPrefixAndByteChangeIsRefusedWithTheErrorOfItsFile) {
+  const std::string path = std::string(COWBOY_FIXTURE_DIR) + "/cbqs/refusals.txt";
+  if (std::getenv("COWBOY_WRITE_FIXTURES")) {
+    std::ofstream out(path);
+    for (const auto& s : testing::all_samples()) out << s.name << " " << cowboy::testing::refusals(s.encoded, s.roundtrip) << "\n";
+  }
+  std::ifstream in(path);
+  ASSERT_TRUE(in) << "missing " << path;
+  std::map<std::string, std::string> expected;
+  std::string name, prefixes, changes;
+  while (in >> name >> prefixes >> changes) expected[name] = prefixes + " " + changes;
+  for (const auto& s : testing::all_samples()) {
+    ASSERT_TRUE(expected.contains(s.name)) << s.name;
+    EXPECT_EQ(cowboy::testing::refusals(s.encoded, s.roundtrip), expected[s.name]) << s.name;
   }
 }
 

@@ -17,6 +17,8 @@ struct Sample {
   std::function<bool(ByteView)> decodes_to_sample;
   /// Decodes `bytes` as the sample's type and re-encodes it; nullopt on decode failure.
   std::function<std::optional<Bytes>(ByteView)> reencode;
+  /// The same, with the decoder's typed error on failure.
+  std::function<Result<Bytes, DecodeError>(ByteView)> roundtrip;
 };
 
 template <typename T>
@@ -29,6 +31,11 @@ Sample make_sample(std::string name, const T& value) {
                 [](ByteView b) -> std::optional<Bytes> {
                   auto d = decode<T>(b);
                   if (!d) return std::nullopt;
+                  return encode(*d);
+                },
+                [](ByteView b) -> Result<Bytes, DecodeError> {
+                  auto d = decode<T>(b);
+                  if (!d) return Err{d.error()};
                   return encode(*d);
                 }};
 }
