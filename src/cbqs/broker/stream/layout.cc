@@ -84,22 +84,33 @@ std::optional<ChainTail> parse_tail(std::string_view v) {
   return t;
 }
 
-std::optional<IdCounters> parse_counters(std::string_view v) {
+// The counters and the retention marks: a version byte and two u64.
+std::string encode_pair(std::uint64_t a, std::uint64_t b) {
+  codec::Writer v;
+  v.u8(kMetaVersion);
+  v.u64(a);
+  v.u64(b);
+  return as_string(v.data());
+}
+std::optional<std::pair<std::uint64_t, std::uint64_t>> parse_pair(std::string_view v) {
   codec::Reader r(as_view(v));
   r.version(kMetaVersion);
-  IdCounters c{r.u64(), r.u64()};
+  std::pair<std::uint64_t, std::uint64_t> p{r.u64(), r.u64()};
   r.finish();
   if (!r.ok()) return std::nullopt;
-  return c;
+  return p;
+}
+
+std::optional<IdCounters> parse_counters(std::string_view v) {
+  auto p = parse_pair(v);
+  if (!p) return std::nullopt;
+  return IdCounters{p->first, p->second};
 }
 
 std::optional<RetentionMarks> parse_marks(std::string_view v) {
-  codec::Reader r(as_view(v));
-  r.version(kMetaVersion);
-  RetentionMarks m{r.u64(), r.u64()};
-  r.finish();
-  if (!r.ok() || m.floor == 0) return std::nullopt;
-  return m;
+  auto p = parse_pair(v);
+  if (!p || p->first == 0) return std::nullopt;  // every floor is at least 1
+  return RetentionMarks{p->first, p->second};
 }
 
 std::optional<StoredLane> parse_lane(std::string_view v) {
@@ -185,11 +196,7 @@ void StreamLayout::put_tail(WriteBatch& w, const ChainTail& t) const {
 }
 
 void StreamLayout::put_marks(WriteBatch& w, const RetentionMarks& m) const {
-  codec::Writer v;
-  v.u8(kMetaVersion);
-  v.u64(m.floor);
-  v.u64(m.dropped_bytes);
-  w.put(key('d'), as_string(v.data()));
+  w.put(key('d'), encode_pair(m.floor, m.dropped_bytes));
 }
 
 void StreamLayout::put_run(WriteBatch& w, LaneId lane, const LaneRun& run) const {
@@ -203,11 +210,7 @@ void StreamLayout::drop_run(WriteBatch& w, LaneId lane, Sequence last) const {
 }
 
 void StreamLayout::put_counters(WriteBatch& w, const IdCounters& c) const {
-  codec::Writer v;
-  v.u8(kMetaVersion);
-  v.u64(c.next_lane_id);
-  v.u64(c.next_group_id);
-  w.put(key('n'), as_string(v.data()));
+  w.put(key('n'), encode_pair(c.next_lane_id, c.next_group_id));
 }
 
 void StreamLayout::put_lane(WriteBatch& w, LaneId lane, const StoredLane& stored) const {
