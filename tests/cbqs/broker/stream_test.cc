@@ -581,3 +581,38 @@ TEST_F(StreamTest, TheRestartKeysAgreeWithTheRecordsAtEveryPointOfTheCommit) {
 
 }  // namespace
 }  // namespace cowboy::cbqs::broker
+
+namespace cowboy::cbqs::broker {
+namespace {
+
+// After a restart retention knows nothing of the records in memory: it reads
+// the oldest ones from the store (a window at a time) and moves the floor
+// exactly as the state that appended them does.
+TEST_F(StreamTest, RetentionAfterARestartReadsTheOldestRecordsFromTheStore) {
+  auto s = load();
+  std::uint64_t lane = *durably(s).create_lane(std::nullopt, view.params);
+  for (int i = 0; i < 40; ++i) {
+    append(s, lane, std::string(1 + i % 7, 'z'));
+    if (i % 5 == 4) {
+      ASSERT_TRUE(commit(s));
+    }
+  }
+  auto restarted = load();
+  const StreamSettingsV2 small{1'000'000, 1'200, 1'024, 1'024, 4'096};
+  ASSERT_TRUE(durably(restarted).update_settings(small, view.params).ok());
+  store::WriteBatch unused;
+  ASSERT_TRUE(s.update_settings(small, view.params, unused).ok());
+  ASSERT_FALSE(testing::floor_writes(s, view.params, now).empty());
+  ASSERT_TRUE(store.write(testing::floor_writes(restarted, view.params, now), Sync::kYes).ok());
+  EXPECT_GT(restarted.floor(), 1u);
+  EXPECT_EQ(restarted.floor(), s.floor());
+  EXPECT_EQ(restarted.retained_bytes(), s.retained_bytes());
+  auto again = load();
+  EXPECT_EQ(again.floor(), s.floor());
+  EXPECT_EQ(again.retained_bytes(), s.retained_bytes());
+  EXPECT_EQ(again.next_in_lane(LaneId{lane}, Sequence{1}), std::optional<std::uint64_t>(s.floor()));
+  EXPECT_EQ(again.count_in_lane(LaneId{lane}, Sequence{1}), 40 - s.floor() + 1);
+}
+
+}  // namespace
+}  // namespace cowboy::cbqs::broker

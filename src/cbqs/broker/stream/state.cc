@@ -14,6 +14,7 @@ using store::WriteBatch;
 
 // The retention window's size: what retention holds of the oldest records at once.
 constexpr std::size_t kWindowRecords = 4'096;
+constexpr std::uint64_t kWindowBytes = 16 << 20;  // and payload read per fill
 
 bool settings_valid(const StreamSettingsV2& s, const Params& p) {
   return s.retention_ms > 0 && s.retention_ms <= p.retention_ms && s.retained_bytes_limit > 0 &&
@@ -364,21 +365,25 @@ void StreamState::batch_durable(const PreparedBatch& batch) {
 }
 
 bool StreamState::fill_window() {
-  std::uint64_t end = std::min(durable_head() + 1, floor_ + kWindowRecords);
+  const std::uint64_t end = std::min(durable_head() + 1, floor_ + kWindowRecords);
   window_end_ = floor_;
+  std::uint64_t payload_bytes = 0;
+  bool gap = false;
   auto records = layout_.records(*store_, Sequence{floor_}, Sequence{end}, [&](Record r) {
-    if (r.sequence != window_end_) return false;  // a gap: refused below
+    if (r.sequence != window_end_) return !(gap = true);  // retained records are gapless
     window_.push_back({r.sequence, r.lane_id, r.committed_at_ms, retained_record_bytes(r.payload.size())});
     ++window_end_;
-    return true;
+    payload_bytes += r.payload.size();
+    return payload_bytes < kWindowBytes;  // large records: fewer at a time
   });
   auto receipts = layout_.receipts(*store_, Sequence{floor_}, Sequence{window_end_},
                                    [&](const CheckpointReceiptV2& receipt, std::size_t bytes) {
                                      window_receipts_[receipt.last_sequence] = bytes;
                                      return true;
                                    });
-  if (records && receipts && window_end_ == end) return true;
-  log::error("retention_window_unreadable", log::field("stream", to_hex(ByteView(stream_id_).first(8))), log::field("floor", floor_));
+  if (records && receipts && !gap && window_end_ > floor_) return true;
+  log::error("retention_window_unreadable", log::field("stream", to_hex(ByteView(stream_id_).first(8))),
+             log::field("floor", floor_));
   window_.clear();
   window_receipts_.clear();
   window_end_ = floor_;
