@@ -6,6 +6,7 @@
 
 #include "cbqs/store/memory_store.h"
 #include "durably.h"
+#include "restart_keys.h"
 #include "group_config.h"
 #include "cbqs/wire/ids.h"
 
@@ -491,28 +492,6 @@ TEST_F(StreamTest, AStreamWrittenBeforeTheRestartKeysIsMigratedOnItsFirstLoad) {
 namespace cowboy::cbqs::broker {
 namespace {
 
-// What the records and receipts of a stream say, read the slow way.
-struct Recount {
-  std::uint64_t first = 0, last = 0, bytes = 0;
-  std::map<std::uint64_t, std::vector<std::uint64_t>> by_lane;
-};
-Recount recount(store::Store& store, const Bytes32& sid) {
-  Recount r;
-  const StreamLayout layout(sid);
-  EXPECT_TRUE(layout.records(store, Sequence{0}, Sequence{UINT64_MAX}, [&](Record rec) {
-    if (r.first == 0) r.first = rec.sequence;
-    r.last = rec.sequence;
-    r.bytes += retained_record_bytes(rec.payload.size());
-    r.by_lane[rec.lane_id].push_back(rec.sequence);
-    return true;
-  }).ok());
-  EXPECT_TRUE(layout.receipts(store, Sequence{0}, Sequence{UINT64_MAX}, [&](const CheckpointReceiptV2&, std::size_t n) {
-    r.bytes += n;
-    return true;
-  }).ok());
-  return r;
-}
-
 // Issue 46: a crash at every point of a commit - the batch closed, sealed,
 // written without a sync, written synced but not yet published, published;
 // then retention staged, written without a sync, written synced - leaves
@@ -561,21 +540,10 @@ TEST_F(StreamTest, TheRestartKeysAgreeWithTheRecordsAtEveryPointOfTheCommit) {
 
     auto restarted = StreamState::load(m, sid);
     ASSERT_TRUE(restarted.ok());
-    Recount r = recount(m, sid);
+    auto r = testing::expect_restart_keys_agree(*restarted, m);
     EXPECT_EQ(r.last, point >= kSynced ? 26u : 21u);
     EXPECT_EQ(r.first > 1, point == kRetentionSynced);
-    EXPECT_EQ(restarted->durable_head(), r.last);
-    EXPECT_EQ(restarted->floor(), r.first);
-    EXPECT_EQ(restarted->retained_bytes(), r.bytes);
-    EXPECT_EQ(restarted->checkpoint(m, std::nullopt)->last_sequence, r.last);
-    for (const auto& [lane, sequences] : r.by_lane) {
-      EXPECT_EQ(restarted->count_in_lane(LaneId{lane}, Sequence{1}), sequences.size());
-      std::vector<std::uint64_t> walked;
-      for (auto at = restarted->next_in_lane(LaneId{lane}, Sequence{1}); at;
-           at = restarted->next_in_lane(LaneId{lane}, Sequence{*at + 1}))
-        walked.push_back(*at);
-      EXPECT_EQ(walked, sequences);
-    }
+    EXPECT_EQ(r.by_lane.size(), 2u);
   }
 }
 
