@@ -275,6 +275,15 @@ auto on_io(asio::io_context& io, const std::thread& io_thread, F&& f) {
   asio::post(io, [&] { p.set_value(f()); });
   return p.get_future().get();
 }
+
+// Brings a stream in on the core's loader thread before an operator's view of
+// it, so the view does not load it on the io thread.
+void load_stream(asio::io_context& io, const std::thread& io_thread, Core& core, const Bytes32& stream_id) {
+  if (!io_thread.joinable()) return;
+  std::promise<void> loaded;
+  asio::post(io, [&] { core.load(stream_id, [&] { loaded.set_value(); }); });
+  loaded.get_future().wait();
+}
 }  // namespace
 
 CoreMetrics Broker::metrics() const {
@@ -293,16 +302,19 @@ CoreMetrics Broker::metrics() const {
 std::optional<std::vector<DeadLetter>> Broker::dead_letters(const Bytes32& stream_id, std::uint64_t group_id,
                                                             std::uint64_t after, std::size_t limit) {
   auto& i = *impl_;
+  load_stream(i.io, i.io_thread, *i.core, stream_id);
   return on_io(i.io, i.io_thread, [&] { return i.core->dead_letters(stream_id, group_id, after, limit); });
 }
 
 std::optional<std::size_t> Broker::redrive(const Bytes32& stream_id, std::uint64_t group_id) {
   auto& i = *impl_;
+  load_stream(i.io, i.io_thread, *i.core, stream_id);
   return on_io(i.io, i.io_thread, [&] { return i.core->redrive(stream_id, group_id); });
 }
 
 std::optional<std::vector<GroupReport>> Broker::group_reports(const Bytes32& stream_id) {
   auto& i = *impl_;
+  load_stream(i.io, i.io_thread, *i.core, stream_id);
   return on_io(i.io, i.io_thread, [&] { return i.core->group_reports(stream_id); });
 }
 

@@ -61,11 +61,20 @@ Core::Core(boost::asio::io_context& io, CoreConfig config, store::Store& store, 
                                          return send_bytes(id, std::move(frame), is_error);
                                        });
   }
+  auto loaders = std::make_shared<std::latch>(static_cast<std::ptrdiff_t>(kLoaders));
+  for (std::size_t i = 0; i < kLoaders; ++i)
+    boost::asio::post(loader_, [loaders] {
+      pthread_setname_np(pthread_self(), "cbqs-load");
+      loaders->arrive_and_wait();
+    });
   housekeeping();
 }
 
-// The owners' work stops first, then their writes finish; the owners go last.
+// Loads under way finish (and are dropped), the owners' work stops, then their
+// writes finish; the owners go last.
 Core::~Core() {
+  loader_.join();
+  for (auto& [id, l] : loading_) l.owner->reset();  // its timers use the stream threads, which go next
   if (streams_) {
     streams_->stop();
     for (auto& t : stream_threads_) t.join();
@@ -183,13 +192,49 @@ void Core::on_frame_refused(ConnectionId id, bool too_large) {
   send_error(id, std::nullopt, ErrorCode::kUnavailable, "the broker's read budget cannot hold this frame now; closing with 1013");
 }
 
-StreamOwner* Core::owner(const Bytes32& stream_id) {
-  if (auto it = owners_.find(stream_id); it != owners_.end()) return it->second.get();
+OwnerContext Core::owner_context() {
   boost::asio::any_io_executor home = io_.get_executor();
   if (streams_) home = boost::asio::make_strand(*streams_);
   Outbound& out = outbox_ ? static_cast<Outbound&>(*outbox_) : *this;
-  auto loaded = StreamOwner::load(stream_id, OwnerContext{home, committer_.get_executor(), store_, snapshots_, clock_,
-                                                          entropy_, out, health_, config_.provider, config_.credit_cap});
+  return OwnerContext{home,    committer_.get_executor(), store_, snapshots_,        clock_,
+                      entropy_, out,                      health_, config_.provider, config_.credit_cap};
+}
+
+template <typename F>
+void Core::with_owner(const Bytes32& stream_id, F&& then) {
+  if (auto it = owners_.find(stream_id); it != owners_.end()) return then(it->second.get());
+  auto [slot, first] = loading_.try_emplace(stream_id);
+  slot->second.waiting.emplace_back(
+      [f = std::make_shared<std::decay_t<F>>(std::forward<F>(then))](StreamOwner* o) { (*f)(o); });
+  if (!first) return;
+  // Reading a stream's state may take a while: it must not stall the other streams' requests.
+  boost::asio::post(loader_, [this, stream_id, context = owner_context(), owner = slot->second.owner,
+                              alive = std::weak_ptr<bool>(alive_)] {
+    if (config_.before_load) config_.before_load(stream_id);
+    *owner = StreamOwner::load(stream_id, context);
+    boost::asio::post(io_, [this, stream_id, owner, alive] {
+      if (alive.lock()) loaded(stream_id, std::move(*owner));
+    });
+  });
+}
+
+void Core::loaded(const Bytes32& stream_id, std::unique_ptr<StreamOwner> owner) {
+  auto waiting = std::move(loading_[stream_id].waiting);
+  loading_.erase(stream_id);
+  StreamOwner* o = nullptr;
+  if (owner) o = owners_.emplace(stream_id, std::move(owner)).first->second.get();
+  else log::error("stream_load_failed", log::field("stream", to_hex(ByteView(stream_id).first(8))));
+  for (auto& then : waiting) then(o);
+}
+
+void Core::load(const Bytes32& stream_id, std::function<void()> done) {
+  with_owner(stream_id, [done = std::move(done)](StreamOwner*) { done(); });
+}
+
+StreamOwner* Core::owner_now(const Bytes32& stream_id) {
+  if (auto it = owners_.find(stream_id); it != owners_.end()) return it->second.get();
+  if (loading_.contains(stream_id)) return nullptr;
+  auto loaded = StreamOwner::load(stream_id, owner_context());
   if (!loaded) return nullptr;
   return owners_.emplace(stream_id, std::move(loaded)).first->second.get();
 }
@@ -199,8 +244,11 @@ void Core::end_session(ConnectionId id, const Bytes32& session_id) {
   if (conn == connections_.end()) return;
   auto session = conn->second.sessions.find(session_id);
   if (session == conn->second.sessions.end()) return;
-  if (auto o = owners_.find(session->second.grant->stream_id); o != owners_.end())
-    at_owner(*o->second, [id, session = SessionId{session_id}](StreamOwner& owner) { owner.session_ended(id, session); });
+  const Bytes32& stream_id = session->second.grant->stream_id;
+  auto ended = [this, id, session = SessionId{session_id}](StreamOwner* o) {
+    if (o) at_owner(*o, [id, session](StreamOwner& owner) { owner.session_ended(id, session); });
+  };
+  if (owners_.contains(stream_id) || loading_.contains(stream_id)) with_owner(stream_id, std::move(ended));
   conn->second.sessions.erase(session);
   if (conn->second.sessions.empty()) conn->second.sessionless_since_ms = std::max<std::uint64_t>(clock_.now_ms(), 1);
 }
@@ -237,11 +285,14 @@ void Core::handle_request(ConnectionId id, Connection& c, Request& f) {
     send(id, Response{f.request_id, resp::Ok{}});
     return end_session(id, f.session_id);
   }
-  StreamOwner* o = owner(s.grant->stream_id);
-  if (!o) return send_error(id, f.request_id, ErrorCode::kUnavailable, "the stream's state cannot be read");
-  at_owner(*o, [id, session_id = SessionId{f.session_id}, grant = s.grant, view = std::move(view),
-                request_id = RequestId{f.request_id}, body = std::move(f.body)](StreamOwner& owner) mutable {
-    owner.request(Caller{id, session_id, *grant}, *view, *view->stream(grant->stream_id), request_id, body);
+  with_owner(s.grant->stream_id, [this, id, session_id = SessionId{f.session_id}, grant = s.grant, view = std::move(view),
+                                   request_id = RequestId{f.request_id},
+                                   body = std::move(f.body)](StreamOwner* o) mutable {
+    if (!o) return send_error(id, request_id.value, ErrorCode::kUnavailable, "the stream's state cannot be read");
+    at_owner(*o, [id, session_id, grant, view = std::move(view), request_id,
+                  body = std::move(body)](StreamOwner& owner) mutable {
+      owner.request(Caller{id, session_id, *grant}, *view, *view->stream(grant->stream_id), request_id, body);
+    });
   });
 }
 
@@ -264,6 +315,7 @@ void Core::drain() {
 }
 
 bool Core::idle() const {
+  if (!loading_.empty()) return false;
   for (const auto& [id, o] : owners_)
     if (!ask(*o, [](StreamOwner& owner) { return owner.idle(); })) return false;
   return true;
@@ -271,19 +323,19 @@ bool Core::idle() const {
 
 std::optional<std::vector<DeadLetter>> Core::dead_letters(const Bytes32& stream_id, std::uint64_t group_id,
                                                           std::uint64_t after, std::size_t limit) {
-  StreamOwner* o = owner(stream_id);
+  StreamOwner* o = owner_now(stream_id);
   if (!o) return std::nullopt;
   return ask(*o, [&](StreamOwner& owner) { return owner.dead_letters(GroupId{group_id}, Sequence{after}, limit); });
 }
 
 std::optional<std::size_t> Core::redrive(const Bytes32& stream_id, std::uint64_t group_id) {
-  StreamOwner* o = owner(stream_id);
+  StreamOwner* o = owner_now(stream_id);
   if (!o) return std::nullopt;
   return ask(*o, [&](StreamOwner& owner) { return owner.redrive(GroupId{group_id}); });
 }
 
 std::optional<std::vector<GroupReport>> Core::group_reports(const Bytes32& stream_id) {
-  StreamOwner* o = owner(stream_id);
+  StreamOwner* o = owner_now(stream_id);
   if (!o) return std::nullopt;
   return ask(*o, [](StreamOwner& owner) { return owner.group_reports(); });
 }

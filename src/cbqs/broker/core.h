@@ -10,11 +10,16 @@
 // Request flow (docs/architecture.md): a Peer hands a binary message to
 // on_frame -> strict decode -> session lookup -> the session's standing under
 // the current snapshot -> verbs -> StreamOwner::request.
+//
+// A stream's owner is loaded on first use on a loader thread ("cbqs-load"),
+// never here: requests to the stream wait in order until it is in, and every
+// other stream is served (and loaded) meanwhile.
 #pragma once
 
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/steady_timer.hpp>
 #include <boost/asio/thread_pool.hpp>
+#include <functional>
 #include <map>
 #include <memory>
 #include <thread>
@@ -56,6 +61,8 @@ struct CoreConfig {
   /// on N stream threads ("cbqs-stream"), one strand each, and N committers
   /// write for them; the connections stay on the io thread.
   std::size_t io_threads = 1;
+  /// Tests only: runs on the loader thread before a stream's state is read.
+  std::function<void(const Bytes32& stream_id)> before_load = {};
 };
 
 struct CoreMetrics {
@@ -119,6 +126,9 @@ class Core final : private Outbound {
   std::optional<std::size_t> redrive(const Bytes32& stream_id, std::uint64_t group_id);
   /// Every group of a stream with its state (cbqs groups list / info); nullopt if the stream cannot be loaded.
   std::optional<std::vector<GroupReport>> group_reports(const Bytes32& stream_id);
+  /// Loads the stream on the loader thread if it is not in yet; `done` runs here once it is
+  /// (or its load failed). The operator's views call this first, so they do not load here.
+  void load(const Bytes32& stream_id, std::function<void()> done);
 
  private:
   struct PendingHandshake {
@@ -164,8 +174,14 @@ class Core final : private Outbound {
                   Bytes details = {});
   // Requests are taken by mutable reference: an Append's payload moves into the batch.
   void handle_request(ConnectionId id, Connection& c, Request& f);
-  /// The stream's owner, loaded on first use; null when its state cannot be read.
-  StreamOwner* owner(const Bytes32& stream_id);
+  /// Runs `then(owner)` here once the stream's owner is loaded (at once if it is),
+  /// after every call queued for it before; null when its state cannot be read.
+  template <typename F>
+  void with_owner(const Bytes32& stream_id, F&& then);
+  /// The stream's owner for the operator's views: loaded in place if no load is under way.
+  StreamOwner* owner_now(const Bytes32& stream_id);
+  OwnerContext owner_context();
+  void loaded(const Bytes32& stream_id, std::unique_ptr<StreamOwner> owner);
   /// Runs `f(owner)` where the owner lives: here, or posted to its strand.
   template <typename F>
   void at_owner(StreamOwner& o, F&& f);
@@ -211,7 +227,18 @@ class Core final : private Outbound {
   std::map<ConnectionId, Connection> connections_;
   StoreHealth health_;
   std::map<Bytes32, std::unique_ptr<StreamOwner>> owners_;
+  // Streams being loaded: what waits for each, in arrival order, and where the loader puts the owner.
+  struct Loading {
+    std::vector<std::function<void(StreamOwner*)>> waiting;
+    std::shared_ptr<std::unique_ptr<StreamOwner>> owner = std::make_shared<std::unique_ptr<StreamOwner>>();
+  };
+  std::map<Bytes32, Loading> loading_;
   CoreMetrics metrics_;
+  // "cbqs-load": read streams' state off the io thread; several, so that a slow
+  // load (a migration) does not hold up the first requests to other streams.
+  static constexpr std::size_t kLoaders = 4;
+  boost::asio::thread_pool loader_{kLoaders};
+  std::shared_ptr<bool> alive_ = std::make_shared<bool>(true);  // loads that finish after the core are dropped
 };
 
 }  // namespace cowboy::cbqs::broker

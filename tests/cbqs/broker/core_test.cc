@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 
 #include <boost/asio/executor_work_guard.hpp>
+#include <future>
 #include <thread>
 
 #include "cbqs/broker/auth.h"
@@ -43,6 +44,7 @@ class CoreTest : public ::testing::Test {
   Core::ConnectionId connection = 0;
   Bytes32 sid{};
   std::uint8_t next_request = 0;
+  std::function<void(const Bytes32&)> hold_load;  // set before the first request: runs on the loader thread
 
   void SetUp() override {
     sid[0] = 0x5e;
@@ -53,6 +55,9 @@ class CoreTest : public ::testing::Test {
     testing::add_solvent_stream(*views.view, stream);
     CoreConfig config;
     config.provider.signing_seed = seed(3);
+    config.before_load = [this](const Bytes32& stream) {
+      if (hold_load) hold_load(stream);
+    };
     core = std::make_unique<Core>(io, config, store, views, clock, entropy);
     connection = core->on_open(peer);
   }
@@ -62,10 +67,10 @@ class CoreTest : public ::testing::Test {
     core.reset();
   }
 
-  StreamGrantV2 grant(std::uint16_t verbs) const {
+  StreamGrantV2 grant(std::uint16_t verbs, std::optional<Bytes32> stream = std::nullopt) const {
     StreamGrantV2 g;
     g.chain_instance_id = views.view->chain_instance_id;
-    g.stream_id = sid;
+    g.stream_id = stream.value_or(sid);
     g.holder_signing_key = ed25519_public_key(seed(2));
     g.verbs = verbs;
     g.not_before_ms = clock.now_ms() - 1'000;
@@ -182,6 +187,48 @@ TEST_F(CoreTest, AFailedWriteFailsTheStoreClosed) {
   EXPECT_EQ(last_error(), ErrorCode::kUnavailable);
   EXPECT_TRUE(core->store_failed());
   EXPECT_EQ(core->metrics().sync_failures, 1u);
+}
+
+// Issue 45/46: a stream's first request loads it on the loader thread, so while
+// stream A's load is held (by the hook, not by timing), a request to stream B
+// is answered; A's request is answered once its load is let go.
+TEST_F(CoreTest, AStreamBeingLoadedDoesNotHoldUpRequestsToAnotherStream) {
+  Bytes32 other = sid;
+  other[0] = 0x5f;
+  StreamRecordV2 stream;
+  stream.stream_id = other;
+  stream.admin_key = ed25519_public_key(seed(1));
+  testing::add_solvent_stream(*views.view, stream);
+  std::promise<void> let_go;
+  std::shared_future<void> released = let_go.get_future().share();
+  std::atomic<bool> a_loading{false};
+  hold_load = [&, released](const Bytes32& s) {
+    if (s != sid) return;
+    a_loading = true;
+    released.wait();
+  };
+  Bytes32 session_a = open_session(grant(0xff));
+  Bytes32 session_b = open_session(grant(0xff, other));
+
+  Bytes32 to_a = next_id();
+  frame(Request{to_a, session_a, req::GetSettings{}});
+  auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+  while (!a_loading && std::chrono::steady_clock::now() < deadline) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  ASSERT_TRUE(a_loading);
+  Bytes32 to_b = next_id();
+  frame(Request{to_b, session_b, req::GetSettings{}});
+  while (!answer(to_b) && std::chrono::steady_clock::now() < deadline) {
+    io.poll();
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  }
+  EXPECT_NE(answer(to_b), nullptr) << "stream B waited for stream A's load";
+  EXPECT_EQ(answer(to_a), nullptr);  // A is still loading
+  EXPECT_FALSE(core->idle());
+
+  let_go.set_value();
+  settle();
+  ASSERT_NE(answer(to_a), nullptr);
+  EXPECT_TRUE(std::holds_alternative<resp::Settings>(*answer(to_a)));
 }
 
 }  // namespace

@@ -13,6 +13,8 @@
 #include "broker_fixture.h"
 #include "group_config.h"
 #include "cbqs/broker/auth.h"
+#include "cbqs/store/store.h"
+#include "restart_keys.h"
 #include "cbqs/wire/ids.h"
 #include "cbqs/wire/codec.h"
 #include "devchain/http_client.h"
@@ -133,6 +135,56 @@ TEST(CbqsdCrash, EveryAcknowledgedRecordSurvivesSigkillWithItsCheckpointChain) {
     previous = checkpoint_id(receipt);
     next = receipt.last_sequence + 1;
   }
+}
+
+// Issue 46: a restart reads only the restart keys (the tail with its
+// appended bytes, the retention marks, the lane runs). After a SIGKILL while
+// batches of two interleaved lanes are in flight, what they say must agree
+// with the records themselves: head, floor, retained bytes, each lane's
+// records and the latest receipt.
+TEST(CbqsdCrash, TheRestartKeysAgreeWithTheRecordsAfterSigkillMidBatch) {
+  cowboy::testing::TempDir dir;
+  Bytes32 stream_id{};
+  std::uint64_t lanes[2] = {0, 0};
+  std::uint64_t acked_head = 0;
+  {
+    cowboy::testing::CbqsdProcess cbqsd(dir.path());
+    ASSERT_TRUE(cbqsd.up());
+    stream_id = cbqsd.grant().stream_id;
+    auto c = cbqsd.connect();
+    ASSERT_NE(c, nullptr);
+    Bytes32 session = open(*c, cbqsd.grant(), cbqsd.holder());
+    ASSERT_NE(session, Bytes32{});
+    for (int i = 0; i < 2; ++i) {
+      ASSERT_TRUE(c->send(Request{rid(3 + i), session, req::CreateLane{}}));
+      auto created = c->receive(std::chrono::seconds(5));
+      ASSERT_TRUE(created && std::holds_alternative<Response>(*created));
+      lanes[i] = std::get<resp::LaneCreated>(std::get<Response>(*created).body).lane_id;
+    }
+    constexpr int kAppends = 3'000;
+    for (int i = 0; i < kAppends; ++i) {  // runs of three records per lane
+      std::string payload(1 + i % 40, static_cast<char>('a' + i % 26));
+      ASSERT_TRUE(c->send(Request{rid(1'000 + i), session,
+                                  req::Append{{lanes[(i / 3) % 2], Bytes(payload.begin(), payload.end())}}}));
+    }
+    for (int acked = 0; acked < 500; ++acked) {
+      auto f = c->receive(std::chrono::seconds(10));
+      ASSERT_TRUE(f.ok()) << f.error();
+      const auto* r = std::get_if<Response>(&*f);
+      ASSERT_NE(r, nullptr);
+      acked_head = std::max(acked_head, std::get<resp::Appended>(r->body).sequence);
+    }
+    cbqsd.kill9();  // batches are in flight: the kill lands between or inside their writes
+  }
+
+  auto store = store::open_rocksdb_store((dir.path() / "data" / "store").string());
+  ASSERT_TRUE(store.ok()) << store.error();
+  auto state = StreamState::load(**store, stream_id);
+  ASSERT_TRUE(state.ok());
+  // What the records themselves say.
+  auto r = cbqs::testing::expect_restart_keys_agree(*state, **store);
+  EXPECT_GE(r.last, acked_head);
+  EXPECT_EQ(r.by_lane.size(), 2u);
 }
 
 class FailingStoreTest : public BrokerFixture {

@@ -6,6 +6,7 @@
 
 #include "cbqs/store/memory_store.h"
 #include "durably.h"
+#include "restart_keys.h"
 #include "group_config.h"
 #include "cbqs/wire/ids.h"
 
@@ -372,6 +373,213 @@ TEST_F(StreamTest, ALaneCreatedDuringAnInFlightBatchCannotRollBackTheChainTail) 
   EXPECT_EQ(restarted.durable_head(), 2u);
   EXPECT_EQ(append(restarted, lane, "c"), 3u);
   EXPECT_EQ(restarted.checkpoint(store, std::nullopt)->last_sequence, 2u);
+}
+
+}  // namespace
+}  // namespace cowboy::cbqs::broker
+
+namespace cowboy::cbqs::broker {
+namespace {
+
+// Counts the values a reader takes from the store it wraps.
+class CountingStore final : public store::Store {
+ public:
+  explicit CountingStore(store::Store& inner) : inner_(inner) {}
+  Result<Unit, store::StoreError> write(const store::WriteBatch& batch, Sync sync) override {
+    return inner_.write(batch, sync);
+  }
+  Result<std::optional<std::string>, store::StoreError> get(std::string_view key) override {
+    ++values;
+    return inner_.get(key);
+  }
+  Result<Unit, store::StoreError> scan(std::string_view begin, std::string_view end,
+                                       const std::function<bool(std::string_view, std::string_view)>& visit) override {
+    return inner_.scan(begin, end, [&](std::string_view k, std::string_view v) {
+      ++values;
+      return visit(k, v);
+    });
+  }
+  std::uint64_t values = 0;
+
+ private:
+  store::Store& inner_;
+};
+
+// Issue 46: a load read every record with its payload, so a restart's cost grew
+// with the stream. It reads the restart keys only: the same count of values
+// for 200 records as for 2,000.
+TEST_F(StreamTest, ALoadReadsTheRestartKeysNotTheRecords) {
+  auto values_read_by_a_load = [&] {
+    CountingStore counting(store);
+    auto loaded = StreamState::load(counting, sid);
+    EXPECT_TRUE(loaded.ok());
+    return counting.values;
+  };
+  auto s = load();
+  std::uint64_t a = *durably(s).create_lane(std::nullopt, view.params);
+  std::uint64_t b = *durably(s).create_lane(std::nullopt, view.params);
+  auto fill = [&](int records) {
+    for (int i = 0; i < records; ++i) {
+      append(s, i % 3 == 0 ? b : a, "payload");
+      if (i % 50 == 49) {
+        ASSERT_TRUE(commit(s));
+      }
+    }
+  };
+  fill(200);
+  std::uint64_t small = values_read_by_a_load();
+  fill(1'800);
+  EXPECT_EQ(values_read_by_a_load(), small);
+  EXPECT_LT(small, 16u);
+  // And what it derives from them matches the records.
+  auto restarted = load();
+  EXPECT_EQ(restarted.durable_head(), 2'000u);
+  EXPECT_EQ(restarted.retained_bytes(), s.retained_bytes());
+  EXPECT_EQ(restarted.count_in_lane(LaneId{b}, Sequence{1}), 667u);
+  EXPECT_EQ(restarted.next_in_lane(LaneId{b}, Sequence{2}), std::optional<std::uint64_t>(4));
+  EXPECT_EQ(restarted.next_in_lane(LaneId{a}, Sequence{4}), std::optional<std::uint64_t>(5));
+  EXPECT_EQ(restarted.checkpoint(store, std::uint64_t{1'234})->last_sequence, 1'250u);
+}
+
+// A store written before the restart keys (a version-1 tail, no marks, no
+// runs) is migrated when the stream is first loaded: once, with the same
+// head, floor, retained bytes and lanes as the records say.
+TEST_F(StreamTest, AStreamWrittenBeforeTheRestartKeysIsMigratedOnItsFirstLoad) {
+  auto s = load();
+  std::uint64_t a = *durably(s).create_lane(std::nullopt, view.params);
+  std::uint64_t b = *durably(s).create_lane(std::nullopt, view.params);
+  for (int i = 0; i < 30; ++i) {
+    append(s, i % 4 == 0 ? b : a, "x");
+    if (i % 10 == 9) {
+      ASSERT_TRUE(commit(s));
+    }
+  }
+  ASSERT_TRUE(durably(s).update_settings(StreamSettingsV2{1'000'000, 60 * 25, 1'024, 1'024, 4'096}, view.params).ok());
+  ASSERT_TRUE(store.write(testing::floor_writes(s, view.params, now), Sync::kYes).ok());
+  ASSERT_GT(s.floor(), 1u);
+  // Rewrite what the old code stored: the version-1 tail; no marks, no runs.
+  std::string prefix = "s/" + std::string(reinterpret_cast<const char*>(sid.data()), sid.size()) + "/";
+  std::string tail = *(*store.get(prefix + "m"));
+  ASSERT_EQ(tail[0], 2);
+  tail[0] = 1;
+  tail.resize(tail.size() - 8);  // without appended_bytes
+  store::WriteBatch legacy;
+  legacy.put(prefix + "m", tail);
+  legacy.del(prefix + "d");
+  legacy.delete_range(prefix + "i/", prefix + "i0");
+  ASSERT_TRUE(store.write(legacy, Sync::kYes).ok());
+  // The first load migrates (reads the records); the next reads the restart keys only.
+  CountingStore first(store);
+  auto migrated = StreamState::load(first, sid);
+  ASSERT_TRUE(migrated.ok());
+  EXPECT_GE(first.values, 20u);
+  CountingStore second(store);
+  auto again = StreamState::load(second, sid);
+  ASSERT_TRUE(again.ok());
+  EXPECT_LT(second.values, 16u);
+  for (auto* state : {&*migrated, &*again}) {
+    EXPECT_EQ(state->durable_head(), 30u);
+    EXPECT_EQ(state->floor(), s.floor());
+    EXPECT_EQ(state->retained_bytes(), s.retained_bytes());
+    EXPECT_EQ(state->count_in_lane(LaneId{a}, Sequence{1}), s.count_in_lane(LaneId{a}, Sequence{1}));
+    EXPECT_EQ(state->next_in_lane(LaneId{b}, Sequence{s.floor()}), s.next_in_lane(LaneId{b}, Sequence{s.floor()}));
+  }
+}
+
+}  // namespace
+}  // namespace cowboy::cbqs::broker
+
+namespace cowboy::cbqs::broker {
+namespace {
+
+// Issue 46: a crash at every point of a commit - the batch closed, sealed,
+// written without a sync, written synced but not yet published, published;
+// then retention staged, written without a sync, written synced - leaves
+// restart keys that agree with the records and receipts themselves.
+TEST_F(StreamTest, TheRestartKeysAgreeWithTheRecordsAtEveryPointOfTheCommit) {
+  enum Point { kClosed, kSealed, kUnsynced, kSynced, kPublished, kRetentionStaged, kRetentionUnsynced, kRetentionSynced };
+  for (int point = kClosed; point <= kRetentionSynced; ++point) {
+    SCOPED_TRACE(point);
+    MemoryStore m;
+    auto s = std::move(*StreamState::load(m, sid));
+    auto durable = [&](const store::WriteBatch& w) { ASSERT_TRUE(m.write(w, Sync::kYes).ok()); };
+    store::WriteBatch lanes;
+    std::uint64_t a = *s.create_lane(std::nullopt, view.params, lanes);
+    std::uint64_t b = *s.create_lane(std::nullopt, view.params, lanes);
+    durable(lanes);
+    auto batch = [&](int records, int offset) {
+      for (int i = 0; i < records; ++i) {
+        std::string text(1 + (offset + i) % 9, 'r');
+        EXPECT_TRUE(s.stage_append((offset + i) / 2 % 2 ? b : a, Bytes(text.begin(), text.end())).ok());
+      }
+      return s.close_batch(view, provider, now);
+    };
+    for (int n = 0; n < 3; ++n) {
+      PreparedBatch done = batch(7, 7 * n);
+      done.seal(provider);
+      durable(done.write);
+      s.batch_durable(done);
+    }
+    PreparedBatch next = batch(5, 21);
+    if (point >= kSealed) next.seal(provider);
+    if (point >= kUnsynced) {
+      ASSERT_TRUE(m.write(next.write, point == kUnsynced ? Sync::kNo : Sync::kYes).ok());
+    }
+    if (point >= kPublished) s.batch_durable(next);
+    if (point >= kRetentionStaged) {
+      store::WriteBatch settings;
+      ASSERT_TRUE(s.update_settings(StreamSettingsV2{1'000'000, 900, 1'024, 1'024, 4'096}, view.params, settings).ok());
+      durable(settings);
+      store::WriteBatch drop = testing::floor_writes(s, view.params, now);
+      ASSERT_FALSE(drop.empty());
+      if (point >= kRetentionUnsynced) {
+        ASSERT_TRUE(m.write(drop, point == kRetentionUnsynced ? Sync::kNo : Sync::kYes).ok());
+      }
+    }
+    m.crash();
+
+    auto restarted = StreamState::load(m, sid);
+    ASSERT_TRUE(restarted.ok());
+    auto r = testing::expect_restart_keys_agree(*restarted, m);
+    EXPECT_EQ(r.last, point >= kSynced ? 26u : 21u);
+    EXPECT_EQ(r.first > 1, point == kRetentionSynced);
+    EXPECT_EQ(r.by_lane.size(), 2u);
+  }
+}
+
+}  // namespace
+}  // namespace cowboy::cbqs::broker
+
+namespace cowboy::cbqs::broker {
+namespace {
+
+// After a restart retention knows nothing of the records in memory: it reads
+// the oldest ones from the store (a window at a time) and moves the floor
+// exactly as the state that appended them does.
+TEST_F(StreamTest, RetentionAfterARestartReadsTheOldestRecordsFromTheStore) {
+  auto s = load();
+  std::uint64_t lane = *durably(s).create_lane(std::nullopt, view.params);
+  for (int i = 0; i < 40; ++i) {
+    append(s, lane, std::string(1 + i % 7, 'z'));
+    if (i % 5 == 4) {
+      ASSERT_TRUE(commit(s));
+    }
+  }
+  auto restarted = load();
+  const StreamSettingsV2 small{1'000'000, 1'200, 1'024, 1'024, 4'096};
+  ASSERT_TRUE(durably(restarted).update_settings(small, view.params).ok());
+  store::WriteBatch unused;
+  ASSERT_TRUE(s.update_settings(small, view.params, unused).ok());
+  ASSERT_FALSE(testing::floor_writes(s, view.params, now).empty());
+  ASSERT_TRUE(store.write(testing::floor_writes(restarted, view.params, now), Sync::kYes).ok());
+  EXPECT_GT(restarted.floor(), 1u);
+  EXPECT_EQ(restarted.floor(), s.floor());
+  EXPECT_EQ(restarted.retained_bytes(), s.retained_bytes());
+  auto again = load();
+  EXPECT_EQ(again.floor(), s.floor());
+  EXPECT_EQ(again.retained_bytes(), s.retained_bytes());
+  EXPECT_EQ(again.next_in_lane(LaneId{lane}, Sequence{1}), std::optional<std::uint64_t>(s.floor()));
+  EXPECT_EQ(again.count_in_lane(LaneId{lane}, Sequence{1}), 40 - s.floor() + 1);
 }
 
 }  // namespace

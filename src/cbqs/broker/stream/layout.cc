@@ -10,6 +10,7 @@ using store::StoreError;
 using store::WriteBatch;
 
 constexpr std::uint8_t kMetaVersion = 1;
+constexpr std::uint8_t kTailVersion = 2;  // 1 lacks appended_bytes (before the restart keys)
 constexpr std::uint8_t kLeased = 1;
 constexpr std::uint8_t kWaiting = 2;
 
@@ -73,20 +74,43 @@ StreamLayout::Read<Unit> scan_all(store::Store& store, const std::string& begin,
 
 std::optional<ChainTail> parse_tail(std::string_view v) {
   codec::Reader r(as_view(v));
-  r.version(kMetaVersion);
+  const bool legacy = !v.empty() && static_cast<std::uint8_t>(v[0]) == kMetaVersion;
+  r.version(legacy ? kMetaVersion : kTailVersion);
   ChainTail t{r.u64(), r.fixed<32>(), r.u64(), r.u64()};
+  if (legacy) t.legacy = true;
+  else t.appended_bytes = r.u64();
   r.finish();
   if (!r.ok()) return std::nullopt;
   return t;
 }
 
-std::optional<IdCounters> parse_counters(std::string_view v) {
+// The counters and the retention marks: a version byte and two u64.
+std::string encode_pair(std::uint64_t a, std::uint64_t b) {
+  codec::Writer v;
+  v.u8(kMetaVersion);
+  v.u64(a);
+  v.u64(b);
+  return as_string(v.data());
+}
+std::optional<std::pair<std::uint64_t, std::uint64_t>> parse_pair(std::string_view v) {
   codec::Reader r(as_view(v));
   r.version(kMetaVersion);
-  IdCounters c{r.u64(), r.u64()};
+  std::pair<std::uint64_t, std::uint64_t> p{r.u64(), r.u64()};
   r.finish();
   if (!r.ok()) return std::nullopt;
-  return c;
+  return p;
+}
+
+std::optional<IdCounters> parse_counters(std::string_view v) {
+  auto p = parse_pair(v);
+  if (!p) return std::nullopt;
+  return IdCounters{p->first, p->second};
+}
+
+std::optional<RetentionMarks> parse_marks(std::string_view v) {
+  auto p = parse_pair(v);
+  if (!p || p->first == 0) return std::nullopt;  // every floor is at least 1
+  return RetentionMarks{p->first, p->second};
 }
 
 std::optional<StoredLane> parse_lane(std::string_view v) {
@@ -162,20 +186,31 @@ std::pair<std::string, std::string> StreamLayout::range(char kind) const { retur
 
 void StreamLayout::put_tail(WriteBatch& w, const ChainTail& t) const {
   codec::Writer v;
-  v.u8(kMetaVersion);
+  v.u8(kTailVersion);
   v.u64(t.next_sequence);
   v.fixed(t.last_checkpoint_id);
   v.u64(t.last_committed_at_ms);
   v.u64(t.last_snapshot_height);
+  v.u64(t.appended_bytes);
   w.put(key('m'), as_string(v.data()));
 }
 
+void StreamLayout::put_marks(WriteBatch& w, const RetentionMarks& m) const {
+  w.put(key('d'), encode_pair(m.floor, m.dropped_bytes));
+}
+
+void StreamLayout::put_run(WriteBatch& w, LaneId lane, const LaneRun& run) const {
+  std::string v;
+  put_be64(v, run.first);
+  w.put(key('i', lane.value, run.last), std::move(v));
+}
+
+void StreamLayout::drop_run(WriteBatch& w, LaneId lane, Sequence last) const {
+  w.del(key('i', lane.value, last.value));
+}
+
 void StreamLayout::put_counters(WriteBatch& w, const IdCounters& c) const {
-  codec::Writer v;
-  v.u8(kMetaVersion);
-  v.u64(c.next_lane_id);
-  v.u64(c.next_group_id);
-  w.put(key('n'), as_string(v.data()));
+  w.put(key('n'), encode_pair(c.next_lane_id, c.next_group_id));
 }
 
 void StreamLayout::put_lane(WriteBatch& w, LaneId lane, const StoredLane& stored) const {
@@ -269,6 +304,10 @@ StreamLayout::Read<std::optional<IdCounters>> StreamLayout::counters(store::Stor
   return get_one<IdCounters>(store, key('n'), parse_counters);
 }
 
+StreamLayout::Read<std::optional<RetentionMarks>> StreamLayout::marks(store::Store& store) const {
+  return get_one<RetentionMarks>(store, key('d'), parse_marks);
+}
+
 StreamLayout::Read<std::optional<StreamSettingsV2>> StreamLayout::settings(store::Store& store) const {
   return get_one<StreamSettingsV2>(store, key('t'), decode_value<StreamSettingsV2>);
 }
@@ -306,19 +345,27 @@ StreamLayout::Read<Unit> StreamLayout::records(store::Store& store, Sequence fro
 }
 
 StreamLayout::Read<Unit> StreamLayout::receipts(
-    store::Store& store, const std::function<void(const CheckpointReceiptV2&, std::size_t)>& visit) const {
-  auto [begin, end] = range('c');
+    store::Store& store, Sequence from, Sequence to,
+    const std::function<bool(const CheckpointReceiptV2&, std::size_t)>& visit) const {
   return scan_all(
-      store, begin, end,
+      store, key('c', from.value), key('c', to.value),
       [](std::uint64_t, std::string_view v) -> std::optional<std::pair<CheckpointReceiptV2, std::size_t>> {
         auto receipt = decode_value<CheckpointReceiptV2>(v);
         if (!receipt) return std::nullopt;
         return std::pair{*receipt, v.size()};
       },
-      [&](std::uint64_t, const std::pair<CheckpointReceiptV2, std::size_t>& r) {
-        visit(r.first, r.second);
-        return true;
-      });
+      [&](std::uint64_t, const std::pair<CheckpointReceiptV2, std::size_t>& r) { return visit(r.first, r.second); });
+}
+
+StreamLayout::Read<Unit> StreamLayout::runs(store::Store& store, LaneId lane, Sequence from, Sequence to,
+                                            const std::function<bool(const LaneRun&)>& visit) const {
+  return scan_all(
+      store, key('i', lane.value, from.value), key('i', lane.value, to.value),
+      [](std::uint64_t last, std::string_view v) -> std::optional<LaneRun> {
+        if (v.size() != 8 || get_be64(v) == 0 || get_be64(v) > last) return std::nullopt;
+        return LaneRun{get_be64(v), last};
+      },
+      [&](std::uint64_t, const LaneRun& run) { return visit(run); });
 }
 
 StreamLayout::Read<Unit> StreamLayout::groups(store::Store& store,

@@ -4,13 +4,16 @@
 // module writes the bytes, and reads them back on load.
 //
 // Keys, per stream (<sid> = 32 raw bytes, <n> = a big-endian u64):
-//   s/<sid>/m              the checkpoint-chain tail; written only by record batches
+//   s/<sid>/m              the checkpoint-chain tail with appended_bytes; written only by record batches
+//   s/<sid>/d              the retention marks (floor, dropped_bytes); written only by retention
+//                          (retained_bytes = appended_bytes - dropped_bytes: each key has one writer)
 //   s/<sid>/n              the lane and group id counters; written only by lane and group creation
-//                          (two keys, so that no write can carry a stale copy of the other's fields;
-//                          the retention floor is not stored: it is derived from the records)
+//                          (two keys, so that no write can carry a stale copy of the other's fields)
 //   s/<sid>/l/<lane>       lane: LaneRecordV2 || Option<Bytes32> room commitment
 //   s/<sid>/r/<seq>        record: lane u64 || committed_at_ms u64 || payload
 //   s/<sid>/c/<last>       CheckpointReceiptV2, keyed by its last_sequence
+//   s/<sid>/i/<lane>/<last>  a lane run: first u64; the records first..last are consecutive and all
+//                          of the lane (at most one run per lane per batch), written with its batch
 //   s/<sid>/t              StreamSettingsV2, once the owner set them
 //   s/<sid>/g/<group>      GroupConfigV2 (deleted with its group; ids are never reissued)
 //   s/<sid>/f/<group>      the group's frontier: the lowest sequence it has not yet considered
@@ -18,6 +21,12 @@
 //                            visible_at_ms u64 || committed_at_ms u64
 //   s/<sid>/x/<group>/<seq>  a dead letter, kept until its record goes:
 //                            attempts u16 || reason u8 || expired_at_ms u64 || committed_at_ms u64
+//
+// Restart keys (issue 46): m, d, n, l, t, g and f are all a load reads, so a
+// restart reads an amount bounded by the lane and group limits, never the
+// record count; the record log, receipts and runs are read on demand. A tail
+// of version 1 (a store written before the restart keys) has no appended_bytes:
+// the stream is migrated once when it is first loaded (state.cc).
 #pragma once
 
 #include <functional>
@@ -43,6 +52,20 @@ struct ChainTail {
   Bytes32 last_checkpoint_id{};
   std::uint64_t last_committed_at_ms = 0;
   std::uint64_t last_snapshot_height = 0;
+  std::uint64_t appended_bytes = 0;  // every retained-accounted byte ever appended: records and receipts
+  bool legacy = false;               // read from a version-1 value, without appended_bytes
+};
+
+/// What retention has dropped so far.
+struct RetentionMarks {
+  std::uint64_t floor = 1;          // the lowest retained sequence
+  std::uint64_t dropped_bytes = 0;  // retained-accounted bytes of every record and receipt dropped
+};
+
+/// Consecutive records of one lane.
+struct LaneRun {
+  std::uint64_t first = 0;
+  std::uint64_t last = 0;
 };
 
 struct IdCounters {
@@ -85,6 +108,9 @@ class StreamLayout {
   // ---- writes: each adds its operations to `w` ----
   void put_tail(store::WriteBatch& w, const ChainTail& tail) const;
   void put_counters(store::WriteBatch& w, const IdCounters& counters) const;
+  void put_marks(store::WriteBatch& w, const RetentionMarks& marks) const;
+  void put_run(store::WriteBatch& w, LaneId lane, const LaneRun& run) const;
+  void drop_run(store::WriteBatch& w, LaneId lane, Sequence last) const;
   void put_lane(store::WriteBatch& w, LaneId lane, const StoredLane& stored) const;
   void put_record(store::WriteBatch& w, const Record& record) const;
   /// Deletes the records in [from, to).
@@ -109,6 +135,7 @@ class StreamLayout {
   // ---- reads: a stored value that does not decode is StoreError::kCorrupt ----
   Read<std::optional<ChainTail>> tail(store::Store& store) const;
   Read<std::optional<IdCounters>> counters(store::Store& store) const;
+  Read<std::optional<RetentionMarks>> marks(store::Store& store) const;
   Read<std::optional<StreamSettingsV2>> settings(store::Store& store) const;
   Read<std::optional<std::uint64_t>> frontier(store::Store& store, GroupId group) const;
   Read<std::optional<Record>> record(store::Store& store, Sequence sequence) const;
@@ -119,9 +146,12 @@ class StreamLayout {
   /// Records in [from, to) until `visit` returns false.
   Read<Unit> records(store::Store& store, Sequence from, Sequence to,
                      const std::function<bool(Record)>& visit) const;
-  /// Every receipt with its encoded size.
-  Read<Unit> receipts(store::Store& store,
-                      const std::function<void(const CheckpointReceiptV2&, std::size_t)>& visit) const;
+  /// Receipts whose last_sequence is in [from, to), with their encoded sizes, until `visit` returns false.
+  Read<Unit> receipts(store::Store& store, Sequence from, Sequence to,
+                      const std::function<bool(const CheckpointReceiptV2&, std::size_t)>& visit) const;
+  /// Runs of `lane` whose last is in [from, to) until `visit` returns false.
+  Read<Unit> runs(store::Store& store, LaneId lane, Sequence from, Sequence to,
+                  const std::function<bool(const LaneRun&)>& visit) const;
   Read<Unit> groups(store::Store& store, const std::function<void(const GroupConfigV2&)>& visit) const;
   Read<Unit> cycles(store::Store& store, GroupId group,
                     const std::function<void(std::uint64_t, const StoredCycle&)>& visit) const;

@@ -3,6 +3,7 @@
 #include "cbqs/broker/auth.h"
 #include "cbqs/wire/codec.h"
 #include "cbqs/wire/ids.h"
+#include "common/log.h"
 
 namespace cowboy::cbqs::broker {
 
@@ -10,6 +11,10 @@ namespace {
 
 using store::StoreError;
 using store::WriteBatch;
+
+// The retention window's size: what retention holds of the oldest records at once.
+constexpr std::size_t kWindowRecords = 4'096;
+constexpr std::uint64_t kWindowBytes = 16 << 20;  // and payload read per fill
 
 bool settings_valid(const StreamSettingsV2& s, const Params& p) {
   return s.retention_ms > 0 && s.retention_ms <= p.retention_ms && s.retained_bytes_limit > 0 &&
@@ -23,6 +28,7 @@ bool settings_valid(const StreamSettingsV2& s, const Params& p) {
 
 Result<StreamState, StoreError> StreamState::load(store::Store& store, const Bytes32& stream_id) {
   StreamState s(stream_id);
+  s.store_ = &store;
   const StreamLayout& layout = s.layout_;
   auto tail = layout.tail(store);
   if (!tail) return Err{tail.error()};
@@ -34,24 +40,83 @@ Result<StreamState, StoreError> StreamState::load(store::Store& store, const Byt
 
   auto lanes = layout.lanes(store, [&](std::uint64_t id, const StoredLane& lane) { s.lanes_[id] = lane; });
   if (!lanes) return Err{lanes.error()};
-  auto records = layout.records(store, Sequence{0}, Sequence{UINT64_MAX}, [&](Record r) {
-    s.retain(r.sequence, r.lane_id, r.committed_at_ms, retained_record_bytes(r.payload.size()));
-    return true;
-  });
-  if (!records) return Err{records.error()};
-  auto receipts = layout.receipts(store, [&](const CheckpointReceiptV2& receipt, std::size_t bytes) {
-    s.receipts_[receipt.last_sequence] = {receipt.first_sequence, bytes};
-    s.retained_bytes_ += bytes;
-  });
-  if (!receipts) return Err{receipts.error()};
-  // The floor is derived from what is stored: retained records are contiguous up to the head.
-  s.floor_ = s.retained_.empty() ? s.tail_.next_sequence : s.retained_.front().sequence;
+  if (s.tail_.legacy) {
+    if (auto migrated = s.migrate(store); !migrated) return Err{migrated.error()};
+  }
+  auto marks = layout.marks(store);
+  if (!marks) return Err{marks.error()};
+  RetentionMarks m = marks->value_or(RetentionMarks{});
+  if (m.floor > s.tail_.next_sequence || m.dropped_bytes > s.tail_.appended_bytes) return Err{StoreError::kCorrupt};
+  s.floor_ = s.window_end_ = m.floor;
+  s.dropped_bytes_ = m.dropped_bytes;
+  s.retained_bytes_ = s.tail_.appended_bytes - m.dropped_bytes;
+  s.cold_end_ = s.tail_.next_sequence;
   auto groups = layout.groups(store, [&](const GroupConfigV2& config) { s.groups_[config.group_id] = config; });
   if (!groups) return Err{groups.error()};
   auto settings = layout.settings(store);
   if (!settings) return Err{settings.error()};
   s.settings_ = *settings;
   return s;
+}
+
+// Once per stream written before the restart keys: its records and receipts
+// give the floor, the retained bytes and the lane runs, written in chunks
+// (idempotent) with the tail and marks last, in one synced write, so a crash
+// midway leaves a version-1 tail and the next load migrates again.
+Result<Unit, StoreError> StreamState::migrate(store::Store& store) {
+  constexpr std::size_t kChunk = 65'536;
+  auto started = std::chrono::steady_clock::now();
+  WriteBatch w;
+  std::optional<std::uint64_t> floor;
+  std::uint64_t bytes = 0, records = 0, expected = 0;
+  std::optional<LaneRun> run;
+  std::uint64_t run_lane = 0;
+  bool gap = false;
+  std::optional<StoreError> write_failed;
+  auto flush_run = [&] {
+    if (run) layout_.put_run(w, LaneId{run_lane}, *run);
+    run.reset();
+  };
+  auto scanned = layout_.records(store, Sequence{0}, Sequence{UINT64_MAX}, [&](Record r) {
+    if (floor && r.sequence != expected) return !(gap = true);  // retained records are gapless
+    if (!floor) floor = r.sequence;
+    expected = r.sequence + 1;
+    ++records;
+    bytes += retained_record_bytes(r.payload.size());
+    if (run && run_lane == r.lane_id && run->last + 1 == r.sequence) run->last = r.sequence;
+    else {
+      flush_run();
+      run = LaneRun{r.sequence, r.sequence};
+      run_lane = r.lane_id;
+    }
+    if (w.size() >= kChunk) {
+      if (auto written = store.write(w, store::Sync::kNo); !written.ok()) {
+        write_failed = written.error();
+        return false;
+      }
+      w = WriteBatch{};
+    }
+    return true;
+  });
+  if (!scanned) return Err{scanned.error()};
+  if (write_failed) return Err{*write_failed};
+  if (gap) return Err{StoreError::kCorrupt};
+  flush_run();
+  auto receipts = layout_.receipts(store, Sequence{0}, Sequence{UINT64_MAX},
+                                   [&](const CheckpointReceiptV2&, std::size_t size) {
+                                     bytes += size;
+                                     return true;
+                                   });
+  if (!receipts) return Err{receipts.error()};
+  tail_.legacy = false;
+  tail_.appended_bytes = bytes;
+  layout_.put_tail(w, tail_);
+  layout_.put_marks(w, RetentionMarks{floor.value_or(tail_.next_sequence), 0});
+  if (auto written = store.write(w, store::Sync::kYes); !written.ok()) return Err{written.error()};
+  auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - started).count();
+  log::info("stream_migrated", log::field("stream", to_hex(ByteView(stream_id_).first(8))), log::field("records", records),
+            log::field("ms", ms), log::field("why", "written before the restart keys; once per stream"));
+  return Unit{};
 }
 
 // ---- lanes -------------------------------------------------------------------
@@ -233,6 +298,7 @@ PreparedBatch StreamState::close_batch(const ChainView& view, const ProviderIden
     batch.records.assign(std::make_move_iterator(open_.begin()), std::make_move_iterator(open_.begin() + split));
     open_.erase(open_.begin(), open_.begin() + split);
   }
+  batch.appended_base = tail_.appended_bytes;
   std::uint64_t committed_at = std::max(tail_.last_committed_at_ms, now_ms);
   for (auto& r : batch.records) r.committed_at_ms = committed_at;
   CheckpointReceiptV2& c = batch.receipt;
@@ -250,7 +316,18 @@ PreparedBatch StreamState::close_batch(const ChainView& view, const ProviderIden
 void PreparedBatch::seal(const ProviderIdentity& provider) {
   const Bytes32& sid = receipt.stream_id;
   const StreamLayout layout(sid);
-  for (const auto& r : records) layout.put_record(write, r);
+  std::uint64_t bytes = 0;
+  for (std::size_t i = 0; i < records.size(); ++i) {
+    const Record& r = records[i];
+    layout.put_record(write, r);
+    bytes += retained_record_bytes(r.payload.size());
+    // One run per stretch of one lane: what lets a restart find a lane's records without reading them.
+    if (i + 1 == records.size() || records[i + 1].lane_id != r.lane_id) {
+      std::size_t first = i;
+      while (first > 0 && records[first - 1].lane_id == r.lane_id) --first;
+      layout.put_run(write, LaneId{r.lane_id}, LaneRun{records[first].sequence, r.sequence});
+    }
+  }
   std::vector<RecordView> views;
   views.reserve(records.size());
   for (const auto& r : records) views.push_back({RecordHeaderV2{sid, r.lane_id}, r.payload});
@@ -261,49 +338,96 @@ void PreparedBatch::seal(const ProviderIdentity& provider) {
   checkpoint_id = cbqs::checkpoint_id(receipt);
   layout.put_receipt(write, Sequence{receipt.last_sequence}, encoded);
   // The high-water marks as they stand once this batch is durable.
-  layout.put_tail(write, ChainTail{receipt.last_sequence + 1, checkpoint_id, receipt.committed_at_ms,
-                                   receipt.snapshot_height});
+  tail = ChainTail{receipt.last_sequence + 1, checkpoint_id, receipt.committed_at_ms, receipt.snapshot_height,
+                   appended_base + bytes + receipt_bytes};
+  layout.put_tail(write, tail);
 }
 
 void StreamState::batch_durable(const PreparedBatch& batch) {
   batch_in_flight_ = false;
   if (batch.empty()) return;
   const auto& c = batch.receipt;
-  tail_ = ChainTail{c.last_sequence + 1, batch.checkpoint_id, c.committed_at_ms, c.snapshot_height};
+  tail_ = batch.tail;
+  // The retention window keeps following the head while it is contiguous and small.
+  const bool extend = window_end_ == c.first_sequence && window_.size() + batch.records.size() <= kWindowRecords;
   for (const auto& r : batch.records) {
-    retain(r.sequence, r.lane_id, r.committed_at_ms, retained_record_bytes(r.payload.size()));
+    std::uint64_t bytes = retained_record_bytes(r.payload.size());
+    retained_bytes_ += bytes;
+    lane_sequences_[r.lane_id].push_back(r.sequence);
     lane_heads_[r.lane_id] = r.sequence;
+    if (extend) window_.push_back({r.sequence, r.lane_id, r.committed_at_ms, bytes});
   }
-  receipts_[c.last_sequence] = {c.first_sequence, batch.receipt_bytes};
+  if (extend) {
+    window_end_ = c.last_sequence + 1;
+    window_receipts_[c.last_sequence] = batch.receipt_bytes;
+  }
   retained_bytes_ += batch.receipt_bytes;
 }
 
-void StreamState::retain(std::uint64_t sequence, std::uint64_t lane_id, std::uint64_t committed_at_ms,
-                         std::uint64_t bytes) {
-  retained_.push_back({sequence, lane_id, committed_at_ms, bytes});
-  retained_bytes_ += bytes;
-  lane_sequences_[lane_id].push_back(sequence);
+bool StreamState::fill_window() {
+  const std::uint64_t end = std::min(durable_head() + 1, floor_ + kWindowRecords);
+  window_end_ = floor_;
+  std::uint64_t payload_bytes = 0;
+  bool gap = false;
+  auto records = layout_.records(*store_, Sequence{floor_}, Sequence{end}, [&](Record r) {
+    if (r.sequence != window_end_) return !(gap = true);  // retained records are gapless
+    window_.push_back({r.sequence, r.lane_id, r.committed_at_ms, retained_record_bytes(r.payload.size())});
+    ++window_end_;
+    payload_bytes += r.payload.size();
+    return payload_bytes < kWindowBytes;  // large records: fewer at a time
+  });
+  auto receipts = layout_.receipts(*store_, Sequence{floor_}, Sequence{window_end_},
+                                   [&](const CheckpointReceiptV2& receipt, std::size_t bytes) {
+                                     window_receipts_[receipt.last_sequence] = bytes;
+                                     return true;
+                                   });
+  if (records && receipts && !gap && window_end_ > floor_) return true;
+  log::error("retention_window_unreadable", log::field("stream", to_hex(ByteView(stream_id_).first(8))),
+             log::field("floor", floor_));
+  window_.clear();
+  window_receipts_.clear();
+  window_end_ = floor_;
+  return false;
 }
 
 std::optional<std::uint64_t> StreamState::committed_at(std::uint64_t sequence) const {
-  if (retained_.empty() || sequence < retained_.front().sequence || sequence > retained_.back().sequence)
-    return std::nullopt;
-  return retained_[sequence - retained_.front().sequence].committed_at_ms;
+  if (sequence < floor_ || sequence > durable_head()) return std::nullopt;
+  if (sequence < window_end_) return window_[sequence - floor_].committed_at_ms;
+  auto record = layout_.record(*store_, Sequence{sequence});
+  if (!record || !*record) return std::nullopt;
+  return (*record)->committed_at_ms;
 }
 
 std::optional<std::uint64_t> StreamState::next_in_lane(LaneId lane_id, Sequence from) const {
+  const std::uint64_t start = std::max(from.value, floor_);
+  if (start < cold_end_) {
+    std::optional<std::uint64_t> found;
+    auto runs = layout_.runs(*store_, lane_id, Sequence{start}, Sequence{cold_end_}, [&](const LaneRun& run) {
+      found = std::max(run.first, start);
+      return false;
+    });
+    if (!runs) return std::nullopt;
+    if (found) return found;
+  }
   auto lane = lane_sequences_.find(lane_id.value);
   if (lane == lane_sequences_.end()) return std::nullopt;
-  auto it = std::lower_bound(lane->second.begin(), lane->second.end(), from.value);
+  auto it = std::lower_bound(lane->second.begin(), lane->second.end(), start);
   if (it == lane->second.end()) return std::nullopt;
   return *it;
 }
 
 std::uint64_t StreamState::count_in_lane(LaneId lane_id, Sequence from) const {
+  const std::uint64_t start = std::max(from.value, floor_);
+  std::uint64_t n = 0;
+  if (start < cold_end_)
+    (void)layout_.runs(*store_, lane_id, Sequence{start}, Sequence{cold_end_}, [&](const LaneRun& run) {
+      n += run.last - std::max(run.first, start) + 1;
+      return true;
+    });
   auto lane = lane_sequences_.find(lane_id.value);
-  if (lane == lane_sequences_.end()) return 0;
-  return static_cast<std::uint64_t>(lane->second.end() -
-                                    std::lower_bound(lane->second.begin(), lane->second.end(), from.value));
+  if (lane == lane_sequences_.end()) return n;
+  return n + static_cast<std::uint64_t>(lane->second.end() -
+                                        std::lower_bound(lane->second.begin(), lane->second.end(), start));
 }
 
 Result<std::optional<Record>, StoreError> StreamState::read(store::Store& store, std::uint64_t sequence) const {
@@ -331,45 +455,59 @@ Result<std::vector<Record>, StoreError> StreamState::read_range(store::Store& st
 
 Result<CheckpointReceiptV2, ErrorCode> StreamState::checkpoint(store::Store& store,
                                                                 std::optional<std::uint64_t> covering) const {
-  std::uint64_t last;
+  // Receipts are keyed by their last sequence: the first at or above `covering` covers it.
+  std::uint64_t from = durable_head();
   if (!covering) {
-    if (receipts_.empty()) return Err{ErrorCode::kCheckpointNotFound};
-    last = receipts_.rbegin()->first;
+    if (floor_ > durable_head()) return Err{ErrorCode::kCheckpointNotFound};
   } else {
     if (*covering < floor_) return Err{ErrorCode::kSequenceNotRetained};
-    auto it = receipts_.lower_bound(*covering);
-    if (it == receipts_.end() || it->second.first_sequence > *covering) return Err{ErrorCode::kCheckpointNotFound};
-    last = it->first;
+    if (*covering > durable_head()) return Err{ErrorCode::kCheckpointNotFound};
+    from = *covering;
   }
-  auto receipt = layout_.receipt(store, Sequence{last});
-  if (!receipt) return Err{receipt.error() == StoreError::kCorrupt ? ErrorCode::kInternal : ErrorCode::kUnavailable};
-  if (!*receipt) return Err{ErrorCode::kUnavailable};
-  return **receipt;
+  std::optional<CheckpointReceiptV2> found;
+  auto scanned = layout_.receipts(store, Sequence{from}, Sequence{durable_head() + 1},
+                                  [&](const CheckpointReceiptV2& receipt, std::size_t) {
+                                    found = receipt;
+                                    return false;
+                                  });
+  if (!scanned) return Err{scanned.error() == StoreError::kCorrupt ? ErrorCode::kInternal : ErrorCode::kUnavailable};
+  if (!found) return Err{ErrorCode::kUnavailable};  // a retained record without its receipt
+  if (found->first_sequence > from) return Err{ErrorCode::kCheckpointNotFound};
+  return *found;
 }
 
 bool StreamState::advance_floor(const Params& params, std::uint64_t now_ms, WriteBatch& w) {
   StreamSettingsV2 s = effective_settings(params);
   std::uint64_t old_floor = floor_;
-  while (!retained_.empty()) {
-    const Retained& oldest = retained_.front();
+  while (floor_ <= durable_head()) {
+    if (window_.empty() && !fill_window()) break;
+    const Retained& oldest = window_.front();
     bool expired = now_ms >= oldest.committed_at_ms && now_ms - oldest.committed_at_ms >= s.retention_ms;
     if (!expired && retained_bytes_ <= s.retained_bytes_limit) break;
     retained_bytes_ -= oldest.bytes;
+    dropped_bytes_ += oldest.bytes;
     floor_ = oldest.sequence + 1;
-    if (auto lane = lane_sequences_.find(oldest.lane_id); lane != lane_sequences_.end()) {
+    // The run ending here goes with it (a run ends at a batch's end or where the lane changes).
+    if (window_receipts_.contains(oldest.sequence) || window_.size() == 1 || window_[1].lane_id != oldest.lane_id)
+      layout_.drop_run(w, LaneId{oldest.lane_id}, Sequence{oldest.sequence});
+    if (auto lane = lane_sequences_.find(oldest.lane_id);
+        oldest.sequence >= cold_end_ && lane != lane_sequences_.end()) {
       lane->second.pop_front();  // the oldest retained record is its lane's oldest too
       if (lane->second.empty()) lane_sequences_.erase(lane);
     }
-    retained_.pop_front();
+    window_.pop_front();
     // A receipt goes as soon as the floor passes the last record it attests.
-    while (!receipts_.empty() && receipts_.begin()->first < floor_) {
-      retained_bytes_ -= receipts_.begin()->second.bytes;
-      layout_.drop_receipt(w, Sequence{receipts_.begin()->first});
-      receipts_.erase(receipts_.begin());
+    while (!window_receipts_.empty() && window_receipts_.begin()->first < floor_) {
+      retained_bytes_ -= window_receipts_.begin()->second;
+      dropped_bytes_ += window_receipts_.begin()->second;
+      layout_.drop_receipt(w, Sequence{window_receipts_.begin()->first});
+      window_receipts_.erase(window_receipts_.begin());
     }
   }
+  if (window_.empty()) window_end_ = floor_;
   if (floor_ == old_floor) return false;
   layout_.drop_records(w, Sequence{old_floor}, Sequence{floor_});
+  layout_.put_marks(w, RetentionMarks{floor_, dropped_bytes_});
   return true;
 }
 

@@ -16,7 +16,13 @@
 // once and adds its writes to a batch the caller passes; the owner makes that
 // batch durable before it shows anyone the change. Nothing here writes.
 //
-// The keys and values it stores are spelled in layout.h.
+// The keys and values it stores are spelled in layout.h. A load reads only the
+// restart keys (layout.h): the tail with appended_bytes, the retention marks,
+// the counters, lanes, groups and settings - an amount bounded by the lane and
+// group limits, not by the record count. Per-record facts are read on demand:
+// retention reads a bounded window of the oldest records, lane lookups for
+// records older than the load read the lane runs, checkpoint lookups seek the
+// receipts. Records made durable since the load are also indexed in memory.
 #pragma once
 
 #include <deque>
@@ -46,13 +52,17 @@ struct PreparedBatch {
   store::WriteBatch write;         // filled by seal()
   Bytes32 checkpoint_id{};         // seal()'s, so the io thread does not hash the receipt again
   std::uint64_t receipt_bytes = 0; // seal()'s encoded receipt size, for retention accounting
+  std::uint64_t appended_base = 0; // the durable tail's appended_bytes when the batch was closed
+  ChainTail tail;                  // seal()'s: the tail written with the batch
   bool empty() const { return records.empty(); }
   void seal(const ProviderIdentity& provider);
 };
 
 class StreamState {
  public:
-  /// Loads the stream from the store (an unknown stream starts empty).
+  /// Loads the stream from the store (an unknown stream starts empty). A stream
+  /// written before the restart keys is migrated first: one scan of its records
+  /// and receipts, and one synced write of its runs and marks.
   static Result<StreamState, store::StoreError> load(store::Store& store, const Bytes32& stream_id);
 
   const Bytes32& stream_id() const { return stream_id_; }
@@ -66,7 +76,7 @@ class StreamState {
   /// Lanes in ascending id after `after`, at most `limit`, only those `in_scope`.
   resp::Lanes list_lanes(std::optional<std::uint64_t> after, std::uint32_t limit, const LaneScope& scope) const;
   std::optional<LaneStatusV2> lane_status(std::uint64_t lane_id) const;
-  /// The highest durable sequence per lane that has records (since this process started).
+  /// The highest durable sequence per lane that has records (since this stream was loaded).
   const std::map<std::uint64_t, std::uint64_t>& lane_heads() const { return lane_heads_; }
 
   // ---- consumer groups (§9.2, docs/protocol.md §O) ----
@@ -105,11 +115,11 @@ class StreamState {
   std::uint64_t durable_head() const { return tail_.next_sequence - 1; }
   std::uint64_t floor() const { return floor_; }  // lowest retained sequence
   std::uint64_t retained_bytes() const { return retained_bytes_; }
-  /// When a retained record's batch became durable; nullopt outside [floor, head].
+  /// When a retained record's batch became durable; nullopt outside [floor, head] (or unreadable).
   std::optional<std::uint64_t> committed_at(std::uint64_t sequence) const;
-  /// The lowest retained sequence >= `from` in `lane_id`; nullopt if none.
+  /// The lowest retained sequence >= `from` in `lane_id`; nullopt if none (or unreadable).
   std::optional<std::uint64_t> next_in_lane(LaneId lane_id, Sequence from) const;
-  /// Retained records of `lane_id` with sequence >= `from`.
+  /// Retained records of `lane_id` with sequence >= `from` (older than the load: from the runs).
   std::uint64_t count_in_lane(LaneId lane_id, Sequence from) const;
 
   /// A durable, retained record; nullopt below the floor or above the head.
@@ -124,7 +134,8 @@ class StreamState {
 
   // ---- retention (§12) ----
   /// Advances the floor by retention_ms and retained_bytes_limit; adds the
-  /// deletes of what fell below it to `w`. Whether the floor moved.
+  /// deletes of what fell below it and the new retention marks to `w`. Whether
+  /// the floor moved (not when the oldest records cannot be read).
   bool advance_floor(const Params& params, std::uint64_t now_ms, store::WriteBatch& w);
   const StreamLayout& layout() const { return layout_; }
 
@@ -136,17 +147,16 @@ class StreamState {
     std::uint64_t committed_at_ms;
     std::uint64_t bytes;
   };
-  void retain(std::uint64_t sequence, std::uint64_t lane_id, std::uint64_t committed_at_ms, std::uint64_t bytes);
-  struct ReceiptInfo {
-    std::uint64_t first_sequence;
-    std::uint64_t bytes;
-  };
-
   explicit StreamState(const Bytes32& id) : stream_id_(id), layout_(id) {}
   void write_lane(std::uint64_t lane_id, const Lane& lane, store::WriteBatch& w);
+  /// A store written before the restart keys: derives them from the records once.
+  Result<Unit, store::StoreError> migrate(store::Store& store);
+  /// Reads the oldest retained records into the empty window; false if unreadable.
+  bool fill_window();
 
   Bytes32 stream_id_;
   StreamLayout layout_;
+  store::Store* store_ = nullptr;  // where records, receipts and runs are read on demand
   bool failed_ = false;
   std::map<std::uint64_t, Lane> lanes_;
   std::map<std::uint64_t, std::uint64_t> lane_heads_;
@@ -162,10 +172,18 @@ class StreamState {
 
   // Retention.
   std::uint64_t floor_ = 1;
+  std::uint64_t dropped_bytes_ = 0;  // durable with the floor (RetentionMarks)
   std::uint64_t retained_bytes_ = 0;
-  std::deque<Retained> retained_;                               // consecutive from floor_
+  // The oldest retained records, consecutive from floor_ to window_end_, read
+  // from the store a chunk at a time (or kept from batches while contiguous);
+  // and the receipts whose last_sequence is in that range, with their sizes.
+  std::deque<Retained> window_;
+  std::uint64_t window_end_ = 1;
+  std::map<std::uint64_t, std::uint64_t> window_receipts_;
+  // Lanes of the records made durable since the load (>= cold_end_); older
+  // records' lanes are read from the runs.
+  std::uint64_t cold_end_ = 1;
   std::map<std::uint64_t, std::deque<std::uint64_t>> lane_sequences_;  // retained sequences per lane
-  std::map<std::uint64_t, ReceiptInfo> receipts_;  // by last_sequence
 };
 
 }  // namespace cowboy::cbqs::broker
