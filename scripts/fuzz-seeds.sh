@@ -35,6 +35,9 @@ printf '\x01\x01\x05\x00\x00\x00\x00\x01\x73\x00\x00\x00\x00\x00\x00\x00\x0a\x00
   > "$corpus_root/fuzz_cip11_chain/submit_job"
 { printf '\x00\x01\x08'; head -c 20 /dev/zero; printf '\x00\x00\x00\x00\x00\x00\x00\x02\x00\x00\x00\x00\x00\x01\x00\x00'
   printf '\x00\x00\x00\x01\x00\x00\x00\x02\xa8\x00'; } > "$corpus_root/fuzz_cip11_chain/certificate"  # a presence certificate
+mkdir -p "$corpus_root/fuzz_devchain_validator_set"  # version, epoch 1, activation 200, one validator
+{ printf '\x01\x00\x00\x00\x00\x00\x00\x00\x01\x00\x00\x00\x00\x00\x00\x00\xc8\x00\x00\x00\x01'
+  head -c 64 /dev/zero; printf '\x00\x00\x00\x0e127.0.0.1:7443'; } > "$corpus_root/fuzz_devchain_validator_set/one"
 mkdir -p "$corpus_root/fuzz_cip11_presence"
 printf '\x00\x0a\x01\x00\x09\x02' > "$corpus_root/fuzz_cip11_presence/bitmap"
 printf '\x00\x0a\x01\x01\x00\x00\x00\x01\x00\x00\x00\x03' > "$corpus_root/fuzz_cip11_presence/sparse"

@@ -13,7 +13,7 @@ void put_unsigned(codec::Writer& w, const Transaction& tx) {
       [&](const auto& body) {
         using T = std::decay_t<decltype(body)>;
         w.u8(T::kTag);
-        if constexpr (std::is_same_v<T, CbqsCall> || std::is_same_v<T, Cip11Call>) {
+        if constexpr (std::is_same_v<T, CbqsCall> || std::is_same_v<T, Cip11Call> || std::is_same_v<T, ValidatorSetCall>) {
           w.bytes(body.payload);
         } else if constexpr (std::is_same_v<T, ParameterWrite>) {
           w.bytes(as_bytes(body.name));
@@ -49,6 +49,7 @@ Result<Transaction, codec::DecodeError> decode_tx(ByteView bytes) {
       break;
     }
     case Cip11Call::kTag: tx.body = Cip11Call{r.bytes(kMaxTxBytes)}; break;
+    case ValidatorSetCall::kTag: tx.body = ValidatorSetCall{r.bytes(kMaxTxBytes)}; break;
     case Transfer::kTag: {
       Address to = r.fixed<20>();
       tx.body = Transfer{to, r.u128()};
