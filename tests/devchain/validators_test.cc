@@ -900,6 +900,25 @@ TEST_F(DevchainValidatorSets, ARestartedValidatorReloadsTheScheduleAndFollowsIts
   expect_one_state();
 }
 
+// On a chain without a CIP-11 section the admin's call is included and
+// refused by name, and there is nothing to read.
+TEST(DevchainValidatorSetsWithoutCip11, TheCallIsRefusedCip11NotEnabled) {
+  crypto::init();
+  cowboy::testing::TempDir dir;
+  auto node = Node::open(NodeConfig{dir.path(), std::chrono::milliseconds(5)}, testing::genesis_for(testing::secret(1)));
+  ASSERT_TRUE(node.ok()) << node.error();
+  const auto peer = crypto::ed25519_from_seed(peer_seed(0)).public_key;
+  ScheduleValidatorSet s{1, 500, {{peer, "127.0.0.1:7443", peer}}};
+  Transaction tx{*(*node)->chain_instance_id(), 0, ValidatorSetCall{encode_schedule_validator_set(s)}, {}};
+  ASSERT_TRUE(sign_tx(tx, testing::secret(1)));
+  ASSERT_TRUE((*node)->submit(tx).ok());
+  ASSERT_TRUE((*node)->produce_block().ok());
+  auto r = (*node)->receipt(tx_hash(tx));
+  ASSERT_TRUE(r.ok() && *r);
+  EXPECT_EQ((*r)->error.value_or(""), "Cip11NotEnabled");
+  EXPECT_EQ((*node)->validator_set_changes().error().code, ApiErrorCode::kNotFound);
+}
+
 TEST(DevchainValidatorSetCodec, RoundTripsAndBoundsEveryCountBeforeAllocating) {
   crypto::init();
   ScheduleValidatorSet s{1, 200, {}};
