@@ -41,6 +41,9 @@ mkdir -p "$corpus_root/fuzz_stream_restart_keys"  # a version-2 tail at head 5, 
   printf '\x11\x01\x00\x00\x00\x00\x00\x00\x00\x02\x00\x00\x00\x00\x00\x00\x00\x32'
   printf '\x11\x01\x00\x00\x00\x00\x00\x00\x00\x02\x00\x00\x00\x00\x00\x00\x00\x01'
   printf '\x08\x00\x00\x00\x00\x00\x00\x00\x03'; } > "$corpus_root/fuzz_stream_restart_keys/tail_and_marks"
+mkdir -p "$corpus_root/fuzz_devchain_validator_set"  # version, epoch 1, activation 200, one validator
+{ printf '\x01\x00\x00\x00\x00\x00\x00\x00\x01\x00\x00\x00\x00\x00\x00\x00\xc8\x00\x00\x00\x01'
+  head -c 64 /dev/zero; printf '\x00\x00\x00\x0e127.0.0.1:7443'; } > "$corpus_root/fuzz_devchain_validator_set/one"
 mkdir -p "$corpus_root/fuzz_cip11_presence"
 printf '\x00\x0a\x01\x00\x09\x02' > "$corpus_root/fuzz_cip11_presence/bitmap"
 printf '\x00\x0a\x01\x01\x00\x00\x00\x01\x00\x00\x00\x03' > "$corpus_root/fuzz_cip11_presence/sparse"

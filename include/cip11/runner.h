@@ -56,6 +56,7 @@ struct RunnerEvent {
     kSuperseded,    // a signed transaction whose nonce the chain gave another: dropped, its content signed again (detail: hash)
     kStorageFailed, // a signed transaction could not be made durable, so it was not sent (detail says why)
     kCertificate,   // a Mode A presence certificate sent (detail: the anchor it proves)
+    kValidatorSet,  // the chain holds a newer validator-set snapshot (detail: its epoch and activation)
   };
   Kind kind = Kind::kAssigned;
   std::array<std::uint8_t, 32> job_id{};

@@ -31,6 +31,10 @@ class Cip11Api {
   /// The assignments block `height` made and ended (consumed seeds left out):
   /// how a validator that does not produce the blocks learns what to push.
   virtual ApiResult<cip11::chain::Effects> block_assignments(std::uint64_t height) = 0;
+  /// Every ValidatorSetSnapshot after the genesis one as the chain holds it
+  /// now, the n-th as epoch n: the genesis schedule's, then those governance
+  /// scheduled by transaction (docs/devchain.md D10).
+  virtual ApiResult<std::vector<cip11::chain::ValidatorSetChange>> validator_set_changes() = 0;
 };
 
 }  // namespace cowboy::devchain

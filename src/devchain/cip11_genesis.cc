@@ -81,6 +81,25 @@ void put_cip11_genesis(codec::Writer& w, const Cip11Genesis& genesis) {
   for (const auto& v : genesis.validators) w.fixed(*v.vrf_key);
 }
 
+Json validator_set_change_to_json(const cip11::chain::ValidatorSetChange& c) {
+  Json keys = Json::array();
+  for (const auto& k : c.peer_keys) keys.push_back(json::hex0x(k));
+  return {{"activation_height", c.activation_height}, {"peer_keys", keys}};
+}
+
+std::optional<cip11::chain::ValidatorSetChange> validator_set_change_from_json(const Json& c) {
+  if (!c.is_object() || !c.contains("activation_height") || !c["activation_height"].is_number_unsigned() ||
+      !c.contains("peer_keys") || !c["peer_keys"].is_array())
+    return std::nullopt;
+  cip11::chain::ValidatorSetChange out{c["activation_height"].get<std::uint64_t>(), {}};
+  for (const auto& k : c["peer_keys"]) {
+    auto key = k.is_string() ? fixed_from_hex<32>(k.get<std::string>()) : std::nullopt;
+    if (!key) return std::nullopt;
+    out.peer_keys.push_back(*key);
+  }
+  return out;
+}
+
 namespace {
 
 using Error = std::string;
@@ -285,11 +304,7 @@ Json cip11_genesis_to_json(const Cip11Genesis& g) {
                        {"capabilities", r.capabilities}});
   }
   Json changes = Json::array();
-  for (const auto& c : g.validator_set_changes) {
-    Json keys = Json::array();
-    for (const auto& k : c.peer_keys) keys.push_back(json::hex0x(k));
-    changes.push_back({{"activation_height", c.activation_height}, {"peer_keys", keys}});
-  }
+  for (const auto& c : g.validator_set_changes) changes.push_back(validator_set_change_to_json(c));
   const auto& p = g.params;
   Json out = {{"chain_id", p.chain_id},
           {"transport_enabled", p.transport_enabled},

@@ -68,6 +68,10 @@ cip11::chain::State cip11_genesis_state(const Cip11Genesis& genesis);
 void put_cip11_genesis(codec::Writer& w, const Cip11Genesis& genesis);
 
 Result<Cip11Genesis, std::string> cip11_genesis_from_json(const nlohmann::json& j);
+/// One change as the genesis and GET /v1/cip11/validator-sets spell it:
+/// {"activation_height", "peer_keys"}; from_json checks the shape only.
+nlohmann::json validator_set_change_to_json(const cip11::chain::ValidatorSetChange& c);
+std::optional<cip11::chain::ValidatorSetChange> validator_set_change_from_json(const nlohmann::json& c);
 nlohmann::json cip11_genesis_to_json(const Cip11Genesis& genesis);
 
 }  // namespace cowboy::devchain

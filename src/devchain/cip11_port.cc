@@ -87,6 +87,10 @@ port::PortResult<std::vector<port::JobRecord>> Cip11Port::runner_jobs(const Addr
 }
 port::PortResult<port::Effects> Cip11Port::block_effects(std::uint64_t h) { return answer(cip11_.block_assignments(h)); }
 
+port::PortResult<std::vector<port::ValidatorSetChange>> Cip11Port::validator_set_changes() {
+  return answer(cip11_.validator_set_changes());
+}
+
 port::PortResult<std::uint64_t> Cip11Port::next_nonce(const Address& account) {
   return answer(chain_.account_info(account), [](AccountInfo a) { return a.next_nonce; });
 }

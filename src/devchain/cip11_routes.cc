@@ -1,5 +1,6 @@
 // The CIP-11 routes of the devchain HTTP API (docs/devchain.md):
 //   GET /v1/cip11/genesis                 chain_id, ValidatorSetSnapshot(0), flags
+//   GET /v1/cip11/validator-sets          every snapshot after epoch 0: genesis's, then governance's (D10)
 //   GET /v1/cip11/runners[/{address}]     the Runner Registry, in index order
 //   GET /v1/cip11/jobs/{job_id}           a job, its committee and state
 //   GET /v1/cip11/blocks/{height}/presence
@@ -37,6 +38,12 @@ std::optional<Reply> route_cip11(Cip11Api& api, std::string_view method, const s
   }
   std::string_view what = parts[2];
   if (what == "genesis" && parts.size() == 3) return reply_from(api.cip11_genesis(), cip11_genesis_to_json);
+  if (what == "validator-sets" && parts.size() == 3)
+    return reply_from(api.validator_set_changes(), [](const std::vector<cip11::chain::ValidatorSetChange>& changes) {
+      Json out = Json::array();
+      for (const auto& c : changes) out.push_back(validator_set_change_to_json(c));
+      return Json{{"validator_set_changes", out}};
+    });
   if (what == "runners" && parts.size() == 3)
     return reply_from(api.runners(), [](const std::vector<cip11::chain::RunnerRecord>& runners) {
       Json out = Json::array();

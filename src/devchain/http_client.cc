@@ -237,6 +237,16 @@ ApiResult<Cip11Genesis> HttpClient::cip11_genesis() {
       "CIP-11 genesis");
 }
 
+ApiResult<std::vector<cip11::chain::ValidatorSetChange>> HttpClient::validator_set_changes() {
+  return parse_with<std::vector<cip11::chain::ValidatorSetChange>>(
+      call(host_, port_, timeout_, http::verb::get, "/v1/cip11/validator-sets"),
+      [](const Json& j) {
+        return list_from_json<cip11::chain::ValidatorSetChange>(j, "validator_set_changes",
+                                                                 validator_set_change_from_json);
+      },
+      "validator sets");
+}
+
 ApiResult<std::vector<cip11::chain::RunnerRecord>> HttpClient::runners() {
   return parse_with<std::vector<cip11::chain::RunnerRecord>>(
       call(host_, port_, timeout_, http::verb::get, "/v1/cip11/runners"),

@@ -12,6 +12,8 @@
 //   undo/<u64 BE>       the block's undo record: encode_undo() (fork.h), the
 //                       last kMaxRollbackDepth blocks of a chain with several validators
 //   c11/...             the CIP-11 plane, one key per record (cip11_store.h)
+//   vset/<u64 BE>       a validator-set change governance scheduled, by epoch:
+//                       encode_schedule_validator_set() (validator_set_tx.h, D10)
 //
 // `state` is the whole-state key of store versions 1 and 2: its presence
 // names a store this devchain does not read.
@@ -34,6 +36,7 @@ inline constexpr std::string_view kBlockPrefix = "block/";
 inline constexpr std::string_view kTxPrefix = "tx/";
 inline constexpr std::string_view kChainBlockPrefix = "chain/";
 inline constexpr std::string_view kUndoPrefix = "undo/";
+inline constexpr std::string_view kValidatorSetPrefix = "vset/";
 
 inline std::string be64(std::uint64_t v) {
   std::string out(8, '\0');
@@ -65,5 +68,6 @@ inline std::string block_key(std::uint64_t h) { return std::string(kBlockPrefix)
 inline std::string chain_block_key(std::uint64_t h) { return std::string(kChainBlockPrefix) + be64(h); }
 inline std::string undo_key(std::uint64_t h) { return std::string(kUndoPrefix) + be64(h); }
 inline std::string tx_key(const Bytes32& hash) { return key(kTxPrefix, hash); }
+inline std::string validator_set_key(std::uint64_t epoch) { return std::string(kValidatorSetPrefix) + be64(epoch); }
 
 }  // namespace cowboy::devchain::layout

@@ -44,7 +44,7 @@ Result<Unit, std::string> create_chain(const std::filesystem::path& path, const 
   if (!genesis) return Err{std::string("the data directory holds no chain and no genesis was given")};
   auto registry = cbqs::make_genesis(to_registry_genesis(*genesis));
   if (!registry) return Err{std::string("the genesis is refused by §18 rule 1")};
-  ChainState state{std::move(*registry), {}, {}};
+  ChainState state{std::move(*registry), {}, {}, {}};
   if (genesis->cip11) state.cip11 = cip11_genesis_state(*genesis->cip11);
   auto db = open_db(path, true);
   if (!db) return Err{db.error()};
@@ -118,6 +118,32 @@ rocksdb::Status stage_undo(rocksdb::DB& db, std::uint64_t h, rocksdb::WriteBatch
   batch.Put(layout::undo_key(h), as_sv(encode_undo(record)));
   if (h > kMaxRollbackDepth) batch.Delete(layout::undo_key(h - kMaxRollbackDepth));
   return rocksdb::Status::OK();
+}
+
+/// The validator-set changes governance scheduled (D10), one key each, in
+/// epoch order; each must be one past the genesis schedule's or the one before.
+Result<std::vector<ScheduleValidatorSet>, std::string> load_validator_sets(rocksdb::DB& db, std::uint64_t first_epoch) {
+  std::vector<ScheduleValidatorSet> out;
+  const std::string prefix(layout::kValidatorSetPrefix);
+  std::unique_ptr<rocksdb::Iterator> it(db.NewIterator({}));
+  for (it->Seek(prefix); it->Valid() && it->key().starts_with(prefix); it->Next()) {
+    auto set = decode_schedule_validator_set(as_bytes(it->value().ToStringView()));
+    if (!set) return Err{"a stored validator set is unreadable: " + std::string(codec::to_string(set.error()))};
+    const std::uint64_t epoch = first_epoch + out.size();
+    if (set->epoch != epoch || it->key().ToStringView().substr(prefix.size()) != layout::be64(epoch))
+      return Err{"the stored validator sets skip epoch " + std::to_string(epoch)};
+    out.push_back(std::move(*set));
+  }
+  if (!it->status().ok()) return Err{it->status().ToString()};
+  return out;
+}
+
+/// Every snapshot a node reads: the genesis's (D9), then governance's (D10).
+cip11::chain::ValidatorSnapshots snapshots_of(const GenesisSpec& genesis, const std::vector<ScheduleValidatorSet>& sets) {
+  if (!genesis.cip11) return cip11::chain::ValidatorSnapshots::genesis(std::vector<crypto::Ed25519Public>{});
+  auto out = validator_snapshots(*genesis.cip11);
+  for (const auto& s : sets) out.add(s.epoch, s.activation_height, as_change(s).peer_keys);
+  return out;
 }
 
 /// What a block's selection did that nothing else reports: the Phase-1 shadow
@@ -342,7 +368,10 @@ Result<Loaded, std::string> load_chain(rocksdb::DB& db, const GenesisSpec& genes
   if (!nonces) return Err{"the stored nonces are unreadable: " + nonces.error()};
   auto cip11 = cip11_store::load(db);
   if (!cip11) return Err{"the stored CIP-11 state is unreadable: " + cip11.error()};
-  Loaded out{ChainState{std::move(*registry), std::move(*nonces), std::move(*cip11)}, {}, nullptr};
+  const std::uint64_t first_epoch = genesis.cip11 ? genesis.cip11->validator_set_changes.size() + 1 : 1;
+  auto sets = load_validator_sets(db, first_epoch);
+  if (!sets) return Err{sets.error()};
+  Loaded out{ChainState{std::move(*registry), std::move(*nonces), std::move(*cip11), std::move(*sets)}, {}, nullptr};
   const std::uint64_t height = layout::from_be(height_bytes);
   // The head: the last block as proposed (a store written before blocks were
   // kept so has none, and no other validator's block can follow it).
@@ -446,8 +475,7 @@ Node::Node(NodeConfig config, std::unique_ptr<rocksdb::DB> db, GenesisSpec genes
       db_(std::move(db)),
       genesis_(std::move(genesis)),
       chain_instance_id_(state.registry.chain_instance_id),
-      snapshots_(genesis_.cip11 ? validator_snapshots(*genesis_.cip11)
-                                : cip11::chain::ValidatorSnapshots::genesis(std::vector<crypto::Ed25519Public>{})),
+      snapshots_(snapshots_of(genesis_, state.validator_sets)),
       validators_(genesis_.cip11 ? canonical_validator_keys(*genesis_.cip11) : std::vector<crypto::Ed25519Public>{}),
       validator_index_(index_of(validators_, config_.validator_key)),
       state_(std::move(state)),
@@ -564,6 +592,10 @@ TxReceipt Node::apply(BlockWork& work, const Pending& p, std::uint64_t height, s
           if (out.error) receipt.error = std::string(cip11::chain::chain_error_name(*out.error));
           receipt.job_id = out.job_id;
           return;
+        } else if constexpr (std::is_same_v<T, ValidatorSetCall>) {
+          if (auto why = schedule_validator_set(work, p.sender, height, body.payload))
+            receipt.error = std::string(validator_set_refusal_name(*why));
+          return;
         } else if constexpr (std::is_same_v<T, CbqsCall>) {
           r = cbqs::apply_payload(registry, ctx, body.payload);
         } else if constexpr (std::is_same_v<T, ParameterWrite>) {
@@ -587,6 +619,22 @@ TxReceipt Node::apply(BlockWork& work, const Pending& p, std::uint64_t height, s
       p.tx.body);
   work.nonces[p.sender] = p.tx.nonce + 1;  // included transactions consume their nonce, applied or not
   return receipt;
+}
+
+std::optional<ValidatorSetRefusal> Node::schedule_validator_set(BlockWork& work, const Address& sender,
+                                                                std::uint64_t height, ByteView payload) const {
+  if (!genesis_.cip11) return ValidatorSetRefusal::kCip11NotEnabled;
+  if (sender != genesis_.governance_admin) return ValidatorSetRefusal::kNotGovernanceAdmin;
+  auto set = decode_schedule_validator_set(payload);
+  if (!set) return ValidatorSetRefusal::kMalformedValidatorSet;
+  // Against what is scheduled so far, this block's earlier calls included.
+  const auto& sets = work.validator_sets ? *work.validator_sets : state_.validator_sets;
+  if (auto why = check_schedule(*set, *genesis_.cip11, snapshots_of(genesis_, sets), height)) return why;
+  if (!work.validator_sets) work.validator_sets = state_.validator_sets;
+  log::info("validator_set_scheduled", log::field("height", height), log::field("epoch", set->epoch),
+            log::field("activation_height", set->activation_height), log::field("validators", set->validators.size()));
+  work.validator_sets->push_back(std::move(*set));
+  return std::nullopt;
 }
 
 struct Node::Execution {
@@ -628,7 +676,8 @@ void Node::execute(const Block& block, const std::vector<Pending>& txs, const ci
     std::map<Address, std::uint64_t> nonces = state_.nonces;
     for (const auto& [sender, next] : out.work.nonces) nonces[sender] = next;
     out.state_root =
-        crypto::keccak256(encode_state(out.work.registry ? *out.work.registry : state_.registry, nonces, state_.cip11));
+        crypto::keccak256(encode_state(out.work.registry ? *out.work.registry : state_.registry, nonces, state_.cip11,
+                                       out.work.validator_sets ? *out.work.validator_sets : state_.validator_sets));
   }
 }
 
@@ -657,6 +706,11 @@ ApiResult<std::uint64_t> Node::write_block(const SignedBlock& signed_block, cons
   const bool registry_changed = ex.work.registry && !(*ex.work.registry == state_.registry);
   if (registry_changed) batch.Put(std::string(layout::kRegistry), std::string(as_sv(encode_registry(*ex.work.registry))));
   stage_nonces(ex.work.nonces, batch);
+  if (ex.work.validator_sets)  // the changes this block scheduled, each under its epoch
+    for (std::size_t i = state_.validator_sets.size(); i < ex.work.validator_sets->size(); ++i) {
+      const auto& set = (*ex.work.validator_sets)[i];
+      batch.Put(layout::validator_set_key(set.epoch), std::string(as_sv(encode_schedule_validator_set(set))));
+    }
   cip11_store::stage(state_.cip11, batch);
   batch.Put(std::string(layout::kHeight), layout::be64(h));
   // A chain with several validators may have to un-apply the block (D11); a
@@ -681,12 +735,14 @@ ApiResult<std::uint64_t> Node::write_block(const SignedBlock& signed_block, cons
   {
     std::lock_guard lock(mu_);
     if (registry_changed) state_.registry = std::move(*ex.work.registry);
+    if (ex.work.validator_sets) state_.validator_sets = std::move(*ex.work.validator_sets);
     for (const auto& [sender, next] : ex.work.nonces) state_.nonces[sender] = next;
     drop_included_locked(ex.work.nonces);
     height_ = h;
     head_ = Head{h, block.view, signed_block.digest};
     published_ = std::move(snapshot);
   }
+  if (ex.work.validator_sets) snapshots_ = snapshots_of(genesis_, state_.validator_sets);  // the producer's (produce_mu_)
   log_selection_telemetry(h, ex.committed.effects);
   if (cip11 && observer_) observer_(ex.committed);
   return h;
@@ -1020,12 +1076,14 @@ ApiResult<Unit> Node::unapply_to(std::uint64_t target) {
   }
   state_.cip11 = std::move(loaded->state.cip11);
   seeds_ = std::move(loaded->seeds);
+  snapshots_ = snapshots_of(genesis_, loaded->state.validator_sets);  // the producer's (produce_mu_)
   notice.height = loaded->head.height;
   auto snapshot = snapshot_of(*db_);
   {
     std::lock_guard lock(mu_);
     state_.registry = std::move(loaded->state.registry);
     state_.nonces = std::move(loaded->state.nonces);
+    state_.validator_sets = std::move(loaded->state.validator_sets);
     height_ = loaded->head.height;
     head_ = loaded->head;
     published_ = std::move(snapshot);
@@ -1339,6 +1397,14 @@ ApiResult<nlohmann::json> read_block(rocksdb::DB& db, std::uint64_t height) {
   return nlohmann::json::parse(value, nullptr, false);
 }
 }  // namespace
+
+ApiResult<std::vector<cip11::chain::ValidatorSetChange>> Node::validator_set_changes() {
+  if (auto ok = require_cip11(); !ok) return Err{ok.error()};
+  std::vector<cip11::chain::ValidatorSetChange> out = genesis_.cip11->validator_set_changes;
+  std::lock_guard lock(mu_);
+  for (const auto& s : state_.validator_sets) out.push_back(as_change(s));
+  return out;
+}
 
 std::optional<cip11::chain::RoundSeed> Node::round_seed(std::uint64_t view) const {
   std::lock_guard produce_lock(produce_mu_);

@@ -220,6 +220,7 @@ class Node final : public ChainApi, public Cip11Api, public BlocksApi {
   ApiResult<std::vector<cip11::chain::JobRecord>> runner_jobs(const Address& runner) override;
   ApiResult<BlockPresence> block_presence(std::uint64_t height) override;
   ApiResult<cip11::chain::Effects> block_assignments(std::uint64_t height) override;
+  ApiResult<std::vector<cip11::chain::ValidatorSetChange>> validator_set_changes() override;
   /// The seed of Round(0, view) while the producer still holds it (the rounds
   /// a pending selection or the next block may read); nullopt otherwise.
   std::optional<cip11::chain::RoundSeed> round_seed(std::uint64_t view) const;
@@ -237,9 +238,14 @@ class Node final : public ChainApi, public Cip11Api, public BlocksApi {
   struct BlockWork {
     std::optional<cbqs::RegistryState> registry;
     std::map<Address, std::uint64_t> nonces;
+    std::optional<std::vector<ScheduleValidatorSet>> validator_sets;  // when a change was scheduled (D10)
   };
   TxReceipt apply(BlockWork& work, const Pending& p, std::uint64_t height, std::uint32_t index,
                   const cip11::chain::BlockContext* cip11, cip11::chain::Effects& effects);
+  /// A ValidatorSetCall included at `height`: checked, and scheduled into
+  /// `work` (nullopt) or refused with nothing changed.
+  std::optional<ValidatorSetRefusal> schedule_validator_set(BlockWork& work, const Address& sender,
+                                                            std::uint64_t height, ByteView payload) const;
   struct Execution;
   /// Runs `txs` as block `block.height` on the state in memory (the CIP-11
   /// plane in place, journaled); writes nothing.
@@ -275,11 +281,14 @@ class Node final : public ChainApi, public Cip11Api, public BlocksApi {
   std::unique_ptr<rocksdb::DB> db_;
   const GenesisSpec genesis_;
   const Bytes32 chain_instance_id_;
-  const cip11::chain::ValidatorSnapshots snapshots_;  // ValidatorSetSnapshot(0) and the genesis schedule (D9)
+  // ValidatorSetSnapshot(0), the genesis schedule (D9) and the changes
+  // governance scheduled (D10): the producer's (produce_mu_), rebuilt after a
+  // block that scheduled one.
+  cip11::chain::ValidatorSnapshots snapshots_;
   const std::vector<crypto::Ed25519Public> validators_;  // canonical order (§5.4)
   const std::optional<std::uint32_t> validator_index_;
 
-  ChainState state_;  // .cip11: the producer's (produce_mu_); .registry, .nonces: written under mu_ by the producer
+  ChainState state_;  // .cip11: the producer's (produce_mu_); .registry, .nonces, .validator_sets: written under mu_ by the producer
   // The producer's (produce_mu_): the recent rounds' seeds, replayed from the
   // stored blocks' proofs at open, and the key that proves the next ones.
   std::unique_ptr<cip11::chain::SeedChain> seeds_;

@@ -89,10 +89,12 @@ Result<cbqs::RegistryState, codec::DecodeError> decode_registry(ByteView bytes) 
   return reg;
 }
 
-Bytes encode_state(const ChainState& state) { return encode_state(state.registry, state.nonces, state.cip11); }
+Bytes encode_state(const ChainState& state) {
+  return encode_state(state.registry, state.nonces, state.cip11, state.validator_sets);
+}
 
 Bytes encode_state(const cbqs::RegistryState& registry, const std::map<Address, std::uint64_t>& nonces,
-                   const cip11::chain::State& cip11) {
+                   const cip11::chain::State& cip11, const std::vector<ScheduleValidatorSet>& validator_sets) {
   codec::Writer w(4096);
   w.u8(kRegistryVersion);
   put_registry(w, registry);
@@ -102,6 +104,11 @@ Bytes encode_state(const cbqs::RegistryState& registry, const std::map<Address, 
     w.u64(nonce);
   }
   cip11::chain::put_state(w, cip11);
+  if (!validator_sets.empty()) {
+    w.raw(std::string_view("validator-sets/v1"));
+    w.count(validator_sets.size());
+    for (const auto& s : validator_sets) w.bytes(encode_schedule_validator_set(s));
+  }
   return std::move(w).take();
 }
 

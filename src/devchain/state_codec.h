@@ -11,6 +11,7 @@
 #include "cbqs/chain/registry.h"
 #include "cip11/chain/state.h"
 #include "common/codec.h"
+#include "devchain/validator_set_tx.h"
 
 namespace cowboy::devchain {
 
@@ -18,6 +19,9 @@ struct ChainState {
   cbqs::RegistryState registry;
   std::map<Address, std::uint64_t> nonces;  // next nonce per sender
   cip11::chain::State cip11;
+  /// The validator-set changes governance scheduled (D10), ascending epoch;
+  /// each under its own key (layout.h vset/), after the genesis schedule's.
+  std::vector<ScheduleValidatorSet> validator_sets;
   bool operator==(const ChainState&) const = default;
 };
 
@@ -32,8 +36,9 @@ Result<cbqs::RegistryState, codec::DecodeError> decode_registry(ByteView bytes);
 /// The whole state in one encoding, for Node::state_hash: equal bytes, equal states.
 Bytes encode_state(const ChainState& state);
 /// The same encoding from the parts, for a block's state_root before the
-/// node publishes them (node.cc).
+/// node publishes them (node.cc). The governance validator sets are appended
+/// only when there are some, so a chain without any keeps its state roots.
 Bytes encode_state(const cbqs::RegistryState& registry, const std::map<Address, std::uint64_t>& nonces,
-                   const cip11::chain::State& cip11);
+                   const cip11::chain::State& cip11, const std::vector<ScheduleValidatorSet>& validator_sets = {});
 
 }  // namespace cowboy::devchain

@@ -20,6 +20,7 @@ COWBOY_FIELDS(ParameterWrite) {
 }
 COWBOY_FIELDS(Transfer) { v(x.to), v(x.amount); }
 COWBOY_FIELDS(Cip11Call) { v.bytes(x.payload, kMaxTxBytes); }
+COWBOY_FIELDS(ValidatorSetCall) { v.bytes(x.payload, kMaxTxBytes); }
 
 /// What the signature signs: every field but the signature.
 template <typename V, typename T>

@@ -8,7 +8,8 @@
 //     body:              Cbqs = 1 { payload: Bytes }            // a SYS_CBQS payload
 //                      | ParameterWrite = 2 { name: Bytes, value: u64 }
 //                      | Transfer = 3 { to: Address, amount: u128 }
-//                      | Cip11 = 4 { payload: Bytes },          // a cip11/chain/instructions.h payload
+//                      | Cip11 = 4 { payload: Bytes }           // a cip11/chain/instructions.h payload
+//                      | ValidatorSet = 5 { payload: Bytes },   // a validator_set_tx.h payload (governance)
 //     signature:         [u8; 65],       // r || s || recovery id
 //   }
 //
@@ -51,7 +52,13 @@ struct Cip11Call {
   Bytes payload;
   bool operator==(const Cip11Call&) const = default;
 };
-using TxBody = std::variant<CbqsCall, ParameterWrite, Transfer, Cip11Call>;
+/// A governance change of the validator set (validator_set_tx.h, docs/devchain.md D10).
+struct ValidatorSetCall {
+  static constexpr std::uint8_t kTag = 5;
+  Bytes payload;
+  bool operator==(const ValidatorSetCall&) const = default;
+};
+using TxBody = std::variant<CbqsCall, ParameterWrite, Transfer, Cip11Call, ValidatorSetCall>;
 
 struct Transaction {
   Bytes32 chain_instance_id{};

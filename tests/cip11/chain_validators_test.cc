@@ -339,6 +339,10 @@ struct Cip11Reconfiguration : Cip11Validators {
     return receipt->job_id;
   }
   static std::uint64_t height_of(const std::string& line) { return field_of(line, " height="); }
+  /// The test below from the runners' start (unless they are up): each
+  /// runner's epoch-1 subset inside the window, Goodbye{OverlapExpired} at
+  /// the cutoff, no job lost.
+  void run_reconfiguration();
   static std::uint64_t field_of(const std::string& line, const std::string& name) {
     const auto at = line.find(name);
     return at == std::string::npos ? 0 : std::stoull(line.substr(at + name.size()));
@@ -346,8 +350,12 @@ struct Cip11Reconfiguration : Cip11Validators {
 };
 
 TEST_F(Cip11Reconfiguration, EveryRunnerReconnectsWithinTheOverlapOverlapExpiredAtTheCutoffAndNoJobIsLost) {
+  run_reconfiguration();
+}
+
+void Cip11Reconfiguration::run_reconfiguration() {
   const std::vector<std::size_t> all{0, 1, 2, 3};
-  start_runners();
+  if (runners.empty()) start_runners();
   const std::string leaving = endpoints.at(kLeaving);
   // Before the change each runner is admitted by its three of Sub_0(R).
   for (auto& r : runners) ASSERT_TRUE(r->wait_count("event=connected", 3, 60s));
@@ -425,6 +433,72 @@ TEST_F(Cip11Reconfiguration, EveryRunnerReconnectsWithinTheOverlapOverlapExpired
         60s));
     EXPECT_EQ(chain(0).job(id)->state, chain::JobState::kCompleted) << to_hex0x(id);
   }
+}
+
+// docs/devchain.md D10 with real processes: the same change as above, not in
+// the genesis but scheduled by the governance admin's transaction sent to one
+// validator a few blocks in. Every validator holds it (GET
+// /v1/cip11/validator-sets), one SIGKILLed and restarted after it reloads it
+// from its store (else it would refuse the epoch-1 blocks: WrongEpoch), a
+// second change while it is pending is refused by name, and the cip11d and
+// cip11-runner processes, running since before it with no change scheduled,
+// re-read it from the chain: the same reconnection within the window, no job lost.
+struct Cip11GovernanceReconfiguration : Cip11Reconfiguration {
+  chain::ValidatorSetChange scheduled;
+  std::vector<chain::ValidatorEntry> genesis_validators;
+  void configure(devchain::Cip11Genesis& c) override {
+    Cip11Reconfiguration::configure(c);
+    scheduled = c.validator_set_changes.at(0);
+    c.validator_set_changes.clear();  // nothing scheduled at genesis
+    genesis_validators = c.validators;
+  }
+  devchain::ScheduleValidatorSet change(std::uint64_t epoch, std::vector<std::size_t> members) const {
+    devchain::ScheduleValidatorSet s{epoch, kActivation, {}};
+    for (std::size_t i : members) s.validators.push_back(genesis_validators[i]);
+    return s;
+  }
+};
+
+TEST_F(Cip11GovernanceReconfiguration, ASetChangedByTransactionReachesEveryProcessSurvivesARestartAndLosesNoJob) {
+  const std::vector<std::size_t> all{0, 1, 2, 3};
+  ASSERT_TRUE(eventually([&] { return all_at_least(all, 2); }, 60s));
+  // The runners first, each admitted by its three of Sub_0(R) with nothing scheduled.
+  start_runners();
+  for (auto& r : runners) ASSERT_TRUE(r->wait_count("event=connected", 3, 60s));
+  for (std::size_t i : all) {
+    auto none = chain(i).validator_set_changes();
+    ASSERT_TRUE(none.ok()) << none.error().message;
+    EXPECT_TRUE(none->empty());
+  }
+  auto api = chain(2);
+  devchain::Wallet admin(api, submitter);  // the genesis governance_admin
+  auto receipt = admin.send_and_wait(
+      devchain::ValidatorSetCall{devchain::encode_schedule_validator_set(change(1, {0, 1, 2}))});
+  ASSERT_TRUE(receipt.ok()) << receipt.error().message;
+  ASSERT_TRUE(receipt->ok()) << *receipt->error;
+  ASSERT_LE(receipt->height + kOverlap, kActivation);
+  // Pending until kActivation: a second change is refused, and nothing else scheduled.
+  auto pending = admin.send_and_wait(
+      devchain::ValidatorSetCall{devchain::encode_schedule_validator_set(change(2, {0, 1, 2, 3}))});
+  ASSERT_TRUE(pending.ok()) << pending.error().message;
+  EXPECT_EQ(pending->error.value_or(""), "ChangePending");
+  ASSERT_TRUE(eventually([&] { return all_at_least(all, pending->height); }, 60s));
+  for (std::size_t i : all) EXPECT_EQ(*chain(i).validator_set_changes(), std::vector{scheduled}) << i;
+
+  // A validator restarted after the transaction reads it back from its own store.
+  processes[1]->kill9();
+  processes[1] = start(1);
+  ASSERT_TRUE(processes[1]->up());
+  ASSERT_TRUE(eventually([&] { return all_at_least(all, pending->height + 2); }, 60s));
+  EXPECT_EQ(*chain(1).validator_set_changes(), std::vector{scheduled});
+  // Each runner read it while running (its validator_set event), before the activation.
+  for (std::size_t i = 0; i < kRunners; ++i) {
+    auto read = runners[i]->wait_for({"event=validator_set", "epoch 1 from block " + std::to_string(kActivation)}, 30s);
+    ASSERT_TRUE(read) << "runner " << i;
+    EXPECT_LT(height_of(*read), kActivation) << *read;
+  }
+
+  run_reconfiguration();
 }
 
 struct Cip11PresenceGossipProcesses : Cip11Validators {

@@ -22,6 +22,8 @@
 #include "devchain/genesis.h"
 #include "devchain/http_client.h"
 #include "devchain/json.h"
+#include "devchain/validator_set_tx.h"
+#include "devchain/wallet.h"
 
 namespace cowboy::cip11::testing {
 

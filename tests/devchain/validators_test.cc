@@ -16,6 +16,7 @@
 #include "devchain/cip11_genesis.h"
 #include "devchain/fork.h"
 #include "devchain/node.h"
+#include "devchain/validator_set_tx.h"
 #include "scenario.h"
 
 namespace cowboy::devchain {
@@ -51,6 +52,7 @@ struct DevchainValidators : ::testing::Test {
   std::vector<std::unique_ptr<Node>> nodes;  // by canonical index; null while "down"
   std::map<Address, std::uint64_t> nonces;  // the next nonce each key signs
   std::vector<chain::ValidatorSetChange> changes;  // the genesis schedule (D9); none unless a test sets it
+  std::uint64_t overlap_blocks = chain::kOverlapBlocks;  // OVERLAP_BLOCKS, the lead of a governance change (D10)
 
   DevchainValidators() {
     crypto::init();
@@ -76,6 +78,7 @@ struct DevchainValidators : ::testing::Test {
                               separate_vrf ? std::optional(crypto::ecvrf::keypair_from_seed(vrf_seed(i)).public_key)
                                            : std::nullopt});
     c.validator_set_changes = changes;
+    c.overlap_blocks = overlap_blocks;
     g.cip11 = c;
     return g;
   }
@@ -871,6 +874,224 @@ TEST_F(DevchainValidators, BlocksDeeperThanTheRollbackBoundAreFinalAndTheirUndoR
   EXPECT_EQ(followed->dropped, 0u);
   EXPECT_EQ(followed->accepted, kMaxRollbackDepth);
   expect_one_state();
+}
+
+// D10: the governance admin schedules ValidatorSetSnapshot(E+1) by
+// transaction. Each refusal is named in its receipt and schedules nothing;
+// the accepted change is held by every validator under state_root, and the
+// blocks from its activation height name its epoch.
+struct DevchainValidatorSets : DevchainValidators {
+  static constexpr std::uint64_t kLead = 6;  // overlap_blocks: the least lead
+  Key admin;
+  DevchainValidatorSets() {
+    overlap_blocks = kLead;
+    admin.secret = testing::secret(1);  // the genesis governance_admin (scenario.h genesis_for)
+    admin.pub = *crypto::secp256k1_public_key(admin.secret);
+    admin.address = *crypto::secp256k1_key_address(admin.pub);
+  }
+  /// Genesis validator i's entry (genesis order), as a change names it.
+  chain::ValidatorEntry entry(std::uint8_t i) const {
+    const auto peer = crypto::ed25519_from_seed(peer_seed(i)).public_key;
+    return {peer, "127.0.0.1:" + std::to_string(7443 + i), vrf_key_of(chain::ValidatorEntry{peer, "", std::nullopt})};
+  }
+  ScheduleValidatorSet set_of(std::vector<std::uint8_t> members, std::uint64_t activation, std::uint64_t epoch = 1) const {
+    ScheduleValidatorSet s{epoch, activation, {}};
+    for (auto i : members) s.validators.push_back(entry(i));
+    return s;
+  }
+  Bytes32 send(const Key& k, Bytes payload) {
+    Transaction tx{*any().chain_instance_id(), nonces[k.address]++, ValidatorSetCall{std::move(payload)}, {}};
+    EXPECT_TRUE(sign_tx(tx, k.secret));
+    for (auto& n : nodes) {
+      if (n) {
+        EXPECT_TRUE(n->submit(tx).ok());
+      }
+    }
+    return tx_hash(tx);
+  }
+  Bytes32 send(const Key& k, const ScheduleValidatorSet& s) { return send(k, encode_schedule_validator_set(s)); }
+  /// The receipt's error at every validator alike ("" when applied).
+  std::string error_of(const Bytes32& hash) {
+    std::optional<std::string> first;
+    for (auto& n : nodes) {
+      if (!n) continue;
+      auto r = n->receipt(hash);
+      EXPECT_TRUE(r.ok() && *r);
+      if (!r.ok() || !*r) return "no receipt";
+      const std::string e = (*r)->error.value_or("");
+      if (!first) first = e;
+      EXPECT_EQ(e, *first);
+    }
+    return first.value_or("");
+  }
+  std::vector<chain::ValidatorSetChange> changes_at(Node& n) {
+    auto c = n.validator_set_changes();
+    EXPECT_TRUE(c.ok());
+    return c.ok() ? *c : std::vector<chain::ValidatorSetChange>{};
+  }
+};
+
+TEST_F(DevchainValidatorSets, EachRefusalIsNamedAndSchedulesNothingAndTheAcceptedChangeActivatesAtItsHeight) {
+  std::uint64_t view = 1;
+  step(view++);
+  // Each sent alone in the next block (included at head + 1).
+  auto next = [&] { return any().head().height + 1; };
+  auto refused = [&](const std::string& why, const Key& from, Bytes payload) {
+    const auto before = changes_at(any());
+    const auto hash = send(from, std::move(payload));
+    step(view++);
+    EXPECT_EQ(error_of(hash), why);
+    for (auto& n : nodes) EXPECT_EQ(changes_at(*n), before) << why;
+  };
+  const auto ok_set = [&] { return set_of({0, 1, 2}, next() + kLead); };
+  refused("NotGovernanceAdmin", submitter, encode_schedule_validator_set(ok_set()));
+  refused("MalformedValidatorSet", admin, Bytes{0x01});
+  refused("WrongEpoch", admin, encode_schedule_validator_set(set_of({0, 1, 2}, next() + kLead, 2)));
+  refused("LeadTooShort", admin, encode_schedule_validator_set(set_of({0, 1, 2}, next() + kLead - 1)));
+  refused("EmptySet", admin, encode_schedule_validator_set(set_of({}, next() + kLead)));
+  {
+    auto many = set_of({}, next() + kLead);
+    for (std::size_t i = 0; i <= kMaxSetValidators; ++i) {
+      crypto::Ed25519Seed s{};
+      s[0] = 0x33;
+      s[1] = static_cast<std::uint8_t>(i);
+      const auto k = crypto::ed25519_from_seed(s).public_key;
+      many.validators.push_back({k, "127.0.0.1:1", k});
+    }
+    refused("TooManyValidators", admin, encode_schedule_validator_set(many));
+  }
+  refused("DuplicateKey", admin, encode_schedule_validator_set(set_of({0, 1, 0}, next() + kLead)));
+  {
+    auto twin_vrf = set_of({0, 1}, next() + kLead);
+    twin_vrf.validators[1].vrf_key = twin_vrf.validators[0].vrf_key;
+    refused("DuplicateKey", admin, encode_schedule_validator_set(twin_vrf));
+  }
+  {
+    auto stranger = set_of({0, 1}, next() + kLead);
+    crypto::Ed25519Seed s{};
+    s.fill(0x5a);
+    stranger.validators[1].peer_key = stranger.validators[1].vrf_key.emplace(crypto::ed25519_from_seed(s).public_key);
+    refused("UnknownValidator", admin, encode_schedule_validator_set(stranger));
+  }
+  {
+    auto moved = set_of({0, 1}, next() + kLead);
+    moved.validators[1].endpoint = "127.0.0.1:9";
+    refused("ValidatorMismatch", admin, encode_schedule_validator_set(moved));
+    // Validator 1 named with validator 2's VRF key: with validator 2 too, a
+    // key twice; alone, not its genesis entry's.
+    auto other_vrf = [&] {
+      auto s = set_of({0, 1}, next() + kLead);
+      s.validators[1].vrf_key = entry(2).vrf_key;
+      return s;
+    };
+    auto with_2 = other_vrf();
+    with_2.validators.push_back(entry(2));
+    refused("DuplicateKey", admin, encode_schedule_validator_set(with_2));
+    refused("ValidatorMismatch", admin, encode_schedule_validator_set(other_vrf()));
+  }
+  refused("UnchangedSet", admin, encode_schedule_validator_set(set_of({3, 1, 0, 2}, next() + kLead)));
+  expect_one_state();
+
+  // Exactly the lead: accepted, held alike by every validator, under state_root.
+  const std::uint64_t activation = next() + kLead;
+  const auto accepted = send(admin, set_of({2, 0, 1}, activation));
+  step(view++);
+  EXPECT_EQ(error_of(accepted), "");
+  auto three = set_of({0, 1, 2}, activation);
+  for (auto& n : nodes) EXPECT_EQ(changes_at(*n), std::vector{as_change(three)});
+  expect_one_state();
+  // One change at a time: the next is refused until this one is active.
+  refused("ChangePending", admin, encode_schedule_validator_set(set_of({0, 1, 2, 3}, next() + kLead, 2)));
+  while (any().head().height + 1 < activation) EXPECT_EQ(step(view++).block.epoch, 0u);
+  EXPECT_EQ(step(view++).block.epoch, 1u);  // the activation block
+  // Active now: the next change (validator 3 back) is accepted as epoch 2.
+  const std::uint64_t second = next() + kLead;
+  const auto again = send(admin, set_of({0, 1, 2, 3}, second, 2));
+  step(view++);
+  EXPECT_EQ(error_of(again), "");
+  while (any().head().height + 1 < second) EXPECT_EQ(step(view++).block.epoch, 1u);
+  EXPECT_EQ(step(view++).block.epoch, 2u);
+  for (auto& n : nodes) EXPECT_EQ(changes_at(*n).size(), 2u);
+  expect_one_state();
+}
+
+TEST_F(DevchainValidatorSets, ARestartedValidatorReloadsTheScheduleAndFollowsItsEpoch) {
+  std::uint64_t view = 1;
+  step(view++);
+  const std::uint64_t activation = any().head().height + 1 + kLead + 2;
+  const auto hash = send(admin, set_of({0, 1, 3}, activation));
+  step(view++);
+  ASSERT_EQ(error_of(hash), "");
+  const auto held = changes_at(*nodes[2]);
+  ASSERT_EQ(held.size(), 1u);
+  // Validator 2 stops and opens again on its store: the change is read back from its own key.
+  nodes[2].reset();
+  nodes[2] = open(2);
+  ASSERT_TRUE(nodes[2]);
+  EXPECT_EQ(changes_at(*nodes[2]), held);
+  expect_one_state();
+  // It goes on verifying: the blocks from the activation name epoch 1, which
+  // it would refuse (WrongEpoch) had it lost the schedule.
+  while (any().head().height < activation + 3) step(view++);
+  EXPECT_EQ(nodes[2]->head().height, activation + 3);
+  EXPECT_EQ(nodes[2]->block_at(activation)->block.epoch, 1u);
+  expect_one_state();
+}
+
+// On a chain without a CIP-11 section the admin's call is included and
+// refused by name, and there is nothing to read.
+TEST(DevchainValidatorSetsWithoutCip11, TheCallIsRefusedCip11NotEnabled) {
+  crypto::init();
+  cowboy::testing::TempDir dir;
+  auto node = Node::open(NodeConfig{dir.path(), std::chrono::milliseconds(5)}, testing::genesis_for(testing::secret(1)));
+  ASSERT_TRUE(node.ok()) << node.error();
+  const auto peer = crypto::ed25519_from_seed(peer_seed(0)).public_key;
+  ScheduleValidatorSet s{1, 500, {{peer, "127.0.0.1:7443", peer}}};
+  Transaction tx{*(*node)->chain_instance_id(), 0, ValidatorSetCall{encode_schedule_validator_set(s)}, {}};
+  ASSERT_TRUE(sign_tx(tx, testing::secret(1)));
+  ASSERT_TRUE((*node)->submit(tx).ok());
+  ASSERT_TRUE((*node)->produce_block().ok());
+  auto r = (*node)->receipt(tx_hash(tx));
+  ASSERT_TRUE(r.ok() && *r);
+  EXPECT_EQ((*r)->error.value_or(""), "Cip11NotEnabled");
+  EXPECT_EQ((*node)->validator_set_changes().error().code, ApiErrorCode::kNotFound);
+}
+
+TEST(DevchainValidatorSetCodec, RoundTripsAndBoundsEveryCountBeforeAllocating) {
+  crypto::init();
+  ScheduleValidatorSet s{1, 200, {}};
+  for (std::uint8_t i = 0; i < 3; ++i) {
+    const auto k = crypto::ed25519_from_seed(peer_seed(i)).public_key;
+    s.validators.push_back({k, "127.0.0.1:" + std::to_string(7443 + i), k});
+  }
+  const Bytes bytes = encode_schedule_validator_set(s);
+  auto back = decode_schedule_validator_set(bytes);
+  ASSERT_TRUE(back.ok());
+  EXPECT_EQ(*back, s);
+  // Inside a transaction, as its own body.
+  Transaction tx{Bytes32{}, 3, ValidatorSetCall{bytes}, {}};
+  ASSERT_TRUE(sign_tx(tx, testing::secret(1)));
+  auto decoded = decode_tx(encode_tx(tx));
+  ASSERT_TRUE(decoded.ok());
+  EXPECT_EQ(*decoded, tx);
+  // A count no input could hold is refused before anything is allocated.
+  Bytes huge(bytes.begin(), bytes.begin() + 17);
+  for (int i = 0; i < 4; ++i) huge.push_back(0xff);
+  EXPECT_FALSE(decode_schedule_validator_set(huge).ok());
+  Bytes over_cap(bytes.begin(), bytes.begin() + 17);
+  for (std::uint8_t b : {0x00, 0x00, 0x04, 0x01}) over_cap.push_back(b);  // 1,025 entries
+  over_cap.resize(over_cap.size() + 1025 * 68);
+  EXPECT_EQ(decode_schedule_validator_set(over_cap).error(), codec::DecodeError::kLengthOverCap);
+  // An endpoint above 255 bytes, a trailing byte, another version: refused.
+  auto long_endpoint = s;
+  long_endpoint.validators[0].endpoint.assign(256, 'a');
+  EXPECT_FALSE(decode_schedule_validator_set(encode_schedule_validator_set(long_endpoint)).ok());
+  Bytes trailing = bytes;
+  trailing.push_back(0);
+  EXPECT_EQ(decode_schedule_validator_set(trailing).error(), codec::DecodeError::kTrailingBytes);
+  Bytes version = bytes;
+  version[0] = 2;
+  EXPECT_FALSE(decode_schedule_validator_set(version).ok());
 }
 
 }  // namespace

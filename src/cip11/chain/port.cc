@@ -9,8 +9,16 @@ std::vector<crypto::Ed25519Public> ChainSetup::validator_keys() const {
   return out;
 }
 
-ValidatorSnapshots ChainSetup::snapshots() const {
-  return ValidatorSnapshots::scheduled(validator_keys(), changes, overlap_blocks);
+ValidatorSnapshots ChainSetup::snapshots() const { return snapshots(changes); }
+
+ValidatorSnapshots ChainSetup::snapshots(const std::vector<ValidatorSetChange>& later) const {
+  return ValidatorSnapshots::scheduled(validator_keys(), later, overlap_blocks);
+}
+
+PortResult<std::vector<ValidatorSetChange>> ChainPort::validator_set_changes() {
+  auto s = setup();
+  if (!s) return Err{s.error()};
+  return std::move(s->changes);
 }
 
 std::string ChainSetup::endpoint_of(const crypto::Ed25519Public& peer) const {

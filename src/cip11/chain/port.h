@@ -15,6 +15,8 @@
 //   job(), runner_jobs() a job record; the CIP-2 poll view (§14)
 //   block_effects(h)    what block h assigned and ended (a validator that does
 //                       not produce the blocks follows the chain with it)
+//   validator_set_changes()  the snapshots after epoch 0 as the chain holds them
+//                       now (scheduled at genesis or later by governance)
 //   next_nonce(), inclusion(), submit()   an account's transactions
 #pragma once
 
@@ -78,6 +80,8 @@ struct ChainSetup {
   std::vector<crypto::Ed25519Public> validator_keys() const;
   /// ValidatorSetSnapshot(0) and every change: what §5.3 reacts to.
   ValidatorSnapshots snapshots() const;
+  /// ValidatorSetSnapshot(0) and `later` (the chain's changes as read now, in place of `changes`).
+  ValidatorSnapshots snapshots(const std::vector<ValidatorSetChange>& later) const;
   /// The QUIC endpoint of a validator of any epoch; empty if none.
   std::string endpoint_of(const crypto::Ed25519Public& peer) const;
 };
@@ -101,6 +105,11 @@ class ChainPort {
   virtual PortResult<std::vector<JobRecord>> runner_jobs(const Address& runner) = 0;
   /// The assignments block `height` made and ended (consumed seeds left out).
   virtual PortResult<Effects> block_effects(std::uint64_t height) = 0;
+  /// Every snapshot after ValidatorSetSnapshot(0) as the chain holds it now,
+  /// epoch n at index n-1: the genesis schedule's, then any a governance
+  /// transaction scheduled since (§5.4). The services re-read it as blocks
+  /// come. By default setup()'s, for a chain whose schedule is fixed at genesis.
+  virtual PortResult<std::vector<ValidatorSetChange>> validator_set_changes();
   virtual PortResult<std::uint64_t> next_nonce(const Address& account) = 0;
   /// nullopt while the transaction is pending or unknown.
   virtual PortResult<std::optional<Inclusion>> inclusion(const Bytes32& tx_hash) = 0;

@@ -64,6 +64,27 @@ std::optional<std::uint64_t> ValidatorSnapshots::cutoff(std::uint64_t epoch) con
   return std::nullopt;
 }
 
+bool SharedSnapshots::update(const std::vector<ValidatorSetChange>& changes) {
+  auto held = get();
+  const auto& epochs = held->epochs();
+  if (changes.size() + 1 <= epochs.size()) return false;
+  // The ones held must stay as they are: a schedule only grows.
+  for (std::size_t i = 1; i < epochs.size(); ++i) {
+    if (changes[i - 1].activation_height != epochs[i].activation_height || changes[i - 1].peer_keys != epochs[i].peers)
+      return false;
+  }
+  ValidatorSnapshots next = *held;
+  for (std::size_t i = epochs.size(); i <= changes.size(); ++i) {
+    const auto& c = changes[i - 1];
+    if (c.activation_height <= next.epochs().back().activation_height || c.peer_keys.empty()) return false;
+    next.add(i, c.activation_height, c.peer_keys);
+  }
+  std::lock_guard lock(mu_);
+  if (now_ != held) return false;  // another thread updated meanwhile; its view stands
+  now_ = std::make_shared<const ValidatorSnapshots>(std::move(next));
+  return true;
+}
+
 std::vector<EpochLink> runner_links(const ValidatorSnapshots& snapshots, const crypto::Secp256k1Compressed& runner_key,
                                     std::uint64_t height, SubsetParams params) {
   std::vector<EpochLink> out;

@@ -15,6 +15,8 @@
 // ValidatorSetActivated events appends snapshots with add().
 #pragma once
 
+#include <memory>
+#include <mutex>
 #include <optional>
 #include <vector>
 
@@ -82,6 +84,28 @@ class ValidatorSnapshots {
   ValidatorSnapshots() = default;
   std::vector<ValidatorSnapshot> epochs_;  // ascending; never empty
   std::uint64_t overlap_blocks_ = kOverlapBlocks;
+};
+
+/// The snapshots as a follower of the chain holds them while they change: a
+/// validator set scheduled by transaction (docs/devchain.md D10) reaches the
+/// services as they re-read the chain. Readers take the snapshots current
+/// when they ask and keep them for the one decision; any thread.
+class SharedSnapshots {
+ public:
+  explicit SharedSnapshots(ValidatorSnapshots initial)
+      : now_(std::make_shared<const ValidatorSnapshots>(std::move(initial))) {}
+  std::shared_ptr<const ValidatorSnapshots> get() const {
+    std::lock_guard lock(mu_);
+    return now_;
+  }
+  /// Takes `changes` (every snapshot after epoch 0, as the chain holds them
+  /// now) when they add epochs to those held and keep the ones held; true when
+  /// they did. Heights that do not ascend, or a rewritten epoch, are ignored.
+  bool update(const std::vector<ValidatorSetChange>& changes);
+
+ private:
+  mutable std::mutex mu_;
+  std::shared_ptr<const ValidatorSnapshots> now_;
 };
 
 // The transport's reaction (§5.3, §6.2), pure functions of the snapshots and

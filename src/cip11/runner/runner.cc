@@ -43,6 +43,7 @@ std::string_view runner_event_name(Kind kind) {
     case Kind::kSuperseded: return "superseded";
     case Kind::kStorageFailed: return "storage_failed";
     case Kind::kCertificate: return "certificate";
+    case Kind::kValidatorSet: return "validator_set";
   }
   return "unknown";
 }
@@ -107,7 +108,10 @@ struct Runner::Impl {
   std::vector<std::unique_ptr<RunnerLink>> links;
   std::vector<chain::EpochLink> link_targets;
   std::vector<bool> link_retired;
-  std::optional<chain::ValidatorSnapshots> snapshots;  // with `connect` only
+  // With `connect` only: epoch 0 and the chain's changes, re-read with each
+  // new height (a set scheduled by transaction, docs/devchain.md D10). On the io thread.
+  std::optional<chain::ValidatorSnapshots> snapshots;
+  std::uint64_t changes_read_at = 0;  // on `reads`, one height read at a time (height_read_busy)
   asio::thread_pool reads{2};   // chain reads: heights, jobs, receipts, polls
   asio::thread_pool writes{1};  // chain submissions, in nonce order
   asio::thread_pool durable{1}; // the journal's synced writes, in signing order (never on the io thread)
@@ -171,14 +175,35 @@ struct Runner::Impl {
       if (ec) return;
       if (!height_read_busy) {
         height_read_busy = true;
-        read([this] { return port->height(); },
-             [this](chain::PortResult<std::uint64_t> h) {
-               height_read_busy = false;
-               if (h && *h > stats.height) on_block(*h);
-             });
+        const bool follow_sets = snapshots.has_value();
+        read(
+            [this, follow_sets] {
+              auto h = port->height();
+              // At each new height, the validator-set changes as the chain holds them now.
+              std::optional<std::vector<chain::ValidatorSetChange>> changes;
+              if (h && follow_sets && *h > changes_read_at)
+                if (auto c = port->validator_set_changes()) changes = std::move(*c), changes_read_at = *h;
+              return std::pair{std::move(h), std::move(changes)};
+            },
+            [this](auto answer) {
+              height_read_busy = false;
+              if (answer.second) take_changes(*answer.second);
+              const auto& h = answer.first;
+              if (h && *h > stats.height) on_block(*h);
+            });
       }
       tick_height();
     });
+  }
+
+  /// Takes newer validator-set changes the chain holds (SharedSnapshots::update's rules).
+  void take_changes(const std::vector<chain::ValidatorSetChange>& changes) {
+    chain::SharedSnapshots shared(*snapshots);
+    if (!shared.update(changes)) return;
+    snapshots = *shared.get();
+    const auto& last = snapshots->epochs().back();
+    emit(Kind::kValidatorSet, {}, {}, "epoch " + std::to_string(last.epoch) + " from block " +
+                                          std::to_string(last.activation_height));
   }
 
   void on_block(std::uint64_t h) {

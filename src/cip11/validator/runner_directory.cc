@@ -64,7 +64,7 @@ std::optional<GoodbyeReason> RegistryAdmission::admit(const Hello& peer) {
   if (!record || record->health == HealthStatus::kDeregistered) return GoodbyeReason::kAuthFailed;
   if (snapshots_) {
     const EpochPair offered{peer.subset_epoch, peer.validator_set_hash};
-    if (auto refused = chain::admit_epoch_paired(*snapshots_, me_, record->key, offered, height_->load(), subset_))
+    if (auto refused = chain::admit_epoch_paired(*snapshots_->get(), me_, record->key, offered, height_->load(), subset_))
       return refused;
   } else if (!in_subset(record->key, validators_, me_, subset_)) {
     return GoodbyeReason::kNotInSubset;

@@ -66,9 +66,10 @@ class RegistryAdmission final : public Admission {
   /// Epoch-paired (§5.3): the Hello's (subset_epoch, validator_set_hash) must
   /// name a snapshot current at `height` (the validator's latest applied
   /// block), `me` must be in it and in its Sub(R).
-  RegistryAdmission(RunnerDirectory& directory, chain::ValidatorSnapshots snapshots, const crypto::Ed25519Public& me,
+  /// `snapshots` change as the chain schedules validator sets (D10); they outlive this.
+  RegistryAdmission(RunnerDirectory& directory, const chain::SharedSnapshots& snapshots, const crypto::Ed25519Public& me,
                     SubsetParams subset, const std::atomic<std::uint64_t>& height)
-      : directory_(directory), me_(me), subset_(subset), snapshots_(std::move(snapshots)), height_(&height) {}
+      : directory_(directory), me_(me), subset_(subset), snapshots_(&snapshots), height_(&height) {}
   /// kAuthFailed for a key that is no registered, live runner in the latest
   /// applied block; kNotInSubset when this validator is not in its Sub(R).
   std::optional<GoodbyeReason> admit(const Hello& peer) override;
@@ -78,7 +79,7 @@ class RegistryAdmission final : public Admission {
   const std::vector<crypto::Ed25519Public> validators_;
   const crypto::Ed25519Public me_;
   const SubsetParams subset_;
-  const std::optional<chain::ValidatorSnapshots> snapshots_;
+  const chain::SharedSnapshots* snapshots_ = nullptr;
   const std::atomic<std::uint64_t>* height_ = nullptr;
 };
 

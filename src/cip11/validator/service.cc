@@ -83,7 +83,8 @@ Result<std::unique_ptr<ValidatorService>, std::string> ValidatorService::open(Va
       crypto::keccak256({as_bytes("cowboy/cip11-stateless-reset/v1"), ByteView(s->config_.key)});
   auto height = chain.height();
   s->last_height_ = height ? *height : 0;
-  links.offer = chain::offer_at(s->snapshots_, s->setup_.params.chain_id, s->last_height_);
+  s->refresh_snapshots(s->last_height_);  // what was scheduled since the genesis, by transaction
+  links.offer = chain::offer_at(*s->snapshots_.get(), s->setup_.params.chain_id, s->last_height_);
   links.signature_threads = s->config_.signature_threads;
   ValidatorService* self = s.get();
   ValidatorLinks::Callbacks cb;
@@ -155,6 +156,7 @@ void ValidatorService::on_block(const AppliedBlock& block) {
   }
   // §6.2: a deregistered runner is no longer admitted, from the block that deregistered it on.
   directory_.on_deregistered(block.effects.deregistered);
+  refresh_snapshots(block.height);  // before admission judges at this height
   last_height_ = block.height;
   asio::post(io_, [this, work = std::move(work), deregistered = block.effects.deregistered] {
     links_->on_block(work.height);
@@ -185,17 +187,27 @@ void ValidatorService::on_rollback(std::uint64_t height, const std::vector<chain
 // epoch it ends is told Goodbye{OverlapExpired} (point 4). Its runner drains
 // what it had in flight on it through the chain (§11.5) and does not come
 // back under that pair: no validator admits it any more.
+void ValidatorService::refresh_snapshots(std::uint64_t height) {
+  auto changes = chain_.validator_set_changes();
+  if (!changes || !snapshots_.update(*changes)) return;
+  const auto held = snapshots_.get();
+  const auto& last = held->epochs().back();
+  log::info("validator_set_read", log::field("height", height), log::field("epoch", last.epoch),
+            log::field("activation_height", last.activation_height), log::field("validators", last.peers.size()));
+}
+
 void ValidatorService::react_to_epochs(std::uint64_t height) {
-  links_->set_offer(chain::offer_at(snapshots_, setup_.params.chain_id, height));
+  const auto snapshots = snapshots_.get();
+  links_->set_offer(chain::offer_at(*snapshots, setup_.params.chain_id, height));
   const auto expired = [&](const ConnectionBinding& b) {
-    return chain::overlap_expired(snapshots_, EpochPair{b.subset_epoch, b.validator_set_hash}, height);
+    return chain::overlap_expired(*snapshots, EpochPair{b.subset_epoch, b.validator_set_hash}, height);
   };
   const std::size_t n = links_->goodbye_where(expired, GoodbyeReason::kOverlapExpired,
                                               "the overlap window ended at block " + std::to_string(height));
   if (n == 0) return;
   overlap_expired_ += n;
   log::info("overlap_expired", log::field("height", height), log::field("connections", n),
-            log::field("epoch", snapshots_.active(height).epoch));
+            log::field("epoch", snapshots->active(height).epoch));
 }
 
 std::optional<Bytes> ValidatorService::presence_field(std::uint64_t height, std::uint32_t registry_size) {
@@ -204,7 +216,7 @@ std::optional<Bytes> ValidatorService::presence_field(std::uint64_t height, std:
   const PresentSet own = present ? directory_.present_set(*present, registry_size) : PresentSet(registry_size);
   std::lock_guard lock(views_mu_);
   // Across an overlap the views of both epochs count; past its cutoff the old epoch's do not (§5.3).
-  const PresentSet set = views_.aggregate(own, height, chain::current_pairs(snapshots_, height));
+  const PresentSet set = views_.aggregate(own, height, chain::current_pairs(*snapshots_.get(), height));
   presence_input_runners_ = set.count();
   presence_input_height_ = height;
   return encode_presence(set);
@@ -214,7 +226,7 @@ void ValidatorService::set_view_peers(std::vector<ViewSink> peers) { view_peers_
 
 void ValidatorService::gossip_view(std::uint64_t height, const std::vector<Address>& present) {
   // §5.3 point 3: under the snapshot this validator is in at `height`, the newest if both.
-  const auto pair = chain::view_pair(snapshots_, me_, height);
+  const auto pair = chain::view_pair(*snapshots_.get(), me_, height);
   if (!pair) {  // it left the set and the overlap is over: it holds no runner, and no peer would take the view
     ++views_unstated_;
     return;
@@ -257,7 +269,7 @@ Res<bool> ValidatorService::receive_view(ByteView bytes) {
   // Until its first block this validator's head is the chain's when it opened (a restart on a long chain).
   const std::uint64_t head = last_height_.load();
   // Checked against the snapshots current at the height the sender took it (§5.3 point 3, as a receipt).
-  auto sender = view ? check_view(ViewContext{setup_.params.chain_id, chain::view_snapshots(snapshots_, view->height), me_},
+  auto sender = view ? check_view(ViewContext{setup_.params.chain_id, chain::view_snapshots(*snapshots_.get(), view->height), me_},
                                   *view, head)
                      : Res<crypto::Ed25519Public>(Err{view.error()});
   if (!sender) {
@@ -281,7 +293,7 @@ std::string ValidatorService::metrics() {
         gauge("cip11d_block_height", "The last committed block this validator has dispatched.", last_height_.load());
         gauge("cip11d_quic_connections", "QUIC connections held, admitted or not yet.", links_->connections());
         gauge("cip11d_subset_epoch", "The subset_epoch active at the last committed block (section 5.3).",
-              snapshots_.active(last_height_.load()).epoch);
+              snapshots_.get()->active(last_height_.load()).epoch);
         counter("cip11d_overlap_expired_total",
                 "Connections told Goodbye OverlapExpired at the end of a reconfiguration overlap (section 5.3).",
                 overlap_expired_.load());
@@ -347,7 +359,7 @@ std::string ValidatorService::metrics() {
         {
           std::lock_guard lock(views_mu_);
           const std::uint64_t next = last_height_ + 1;
-          const std::size_t fresh = views_.fresh_count(next, chain::current_pairs(snapshots_, next));
+          const std::size_t fresh = views_.fresh_count(next, chain::current_pairs(*snapshots_.get(), next));
           gauge("cip11d_presence_views_fresh", "Peers whose presence view counts for the next block.", fresh);
         }
         counter("cip11d_shadow_draws_total",

@@ -115,6 +115,8 @@ class ValidatorService {
  private:
   ValidatorService(ValidatorServiceConfig config, chain::ChainPort& chain, chain::ChainSetup setup);
   void react_to_epochs(std::uint64_t height);
+  /// Re-reads the chain's validator-set changes; a failed read keeps those held.
+  void refresh_snapshots(std::uint64_t height);
   /// Runs `f` on the io thread and waits for its answer (nullopt after `timeout`).
   template <typename F>
   auto on_io(F f, std::chrono::milliseconds timeout) -> std::optional<decltype(f())>;
@@ -122,7 +124,9 @@ class ValidatorService {
   const ValidatorServiceConfig config_;
   chain::ChainPort& chain_;
   const chain::ChainSetup setup_;
-  const chain::ValidatorSnapshots snapshots_;  // epoch 0 and the chain's scheduled changes (§5.3)
+  // Epoch 0 and the chain's changes (§5.3), re-read after each block: a set
+  // governance schedules by transaction reaches this validator like a genesis one.
+  chain::SharedSnapshots snapshots_;
   const Signer signer_;
   SystemEntropy entropy_;
   std::atomic<std::uint64_t> last_height_{0};  // the latest applied block (admission's height)
