@@ -311,9 +311,14 @@ TEST_F(AnswerCheckTest, ASegmentWhoseChainOrEvidenceIsNotItsRecordsIsRefused) {
        "a segment whose chain is not its records'"},
       {"a count not carried on", std::nullopt, edit<Response>([&](Response& r) { seg(r).next->records += 1; }),
        "a continuation that does not carry the segment on"},
-      {"completion claimed early", std::nullopt, edit<Response>([&](Response& r) {
+      {"both next and complete", std::nullopt, edit<Response>([&](Response& r) {
          auto& s = seg(r);
          s.complete = Completion{1, s.next->records, s.chain};
+       }),
+       "a segment with both or neither of next and complete"},
+      {"evidence of another segment count", std::nullopt, edit<Response>([&](Response& r) {
+         auto& s = seg(r);
+         s.complete = Completion{2, s.next->records, s.chain};
          s.next.reset();
        }),
        "complete-result evidence that is not the segments'"},
