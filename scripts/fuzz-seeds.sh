@@ -95,7 +95,7 @@ digest=$(printf '0,%.0s' $(seq 31))0
 # ... and the history and snapshot ops, wrapped as the transit fixtures above are.
 for kind in advance_floor:0:request checkpoint_status:1:query open_snapshot:1:query snapshot_read:1:query \
             declare_payload:0:request payload:1:query runtime_observe:0:request activate:0:request collect:0:request \
-            retire_block:0:request read_block:1:query; do
+            retire_block:0:request read_block:1:query read_segment:1:query list_collectable:1:query; do
   IFS=: read -r name type field <<< "$kind"
   { printf "\\x0$type"; printf '{"%s":' "$field"; sed "s/transit.v1:fixture/$definition/" "tests/fixtures/transit/$name.json" | tr -d '\n'
     printf ',"signature":[%s]}' "$zeros"; } > "$corpus_root/fuzz_transit_envelope/$name"

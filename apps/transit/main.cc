@@ -329,14 +329,16 @@ int main(int argc, char** argv) {
     std::printf("supports: %s\nadmission ceiling: %s, control reserve %llu\nhistory trim: %s (reclamation %s)\n"
                 "max request %llu bytes, pages of %llu\n"
                 "snapshots: leases up to %llu ms, %llu per principal, %llu per node, ranges of %llu\n"
-                "payloads: up to %llu bytes, moved in chunks of %llu\n",
+                "payloads: up to %llu bytes, moved in chunks of %llu\n"
+                "dependency budgets: %llu required resources a process, %llu resources owned a process\n",
                 names.c_str(), c.admission_ceiling ? std::to_string(*c.admission_ceiling).c_str() : "none",
                 (unsigned long long)c.control_reserve, c.allow_history_trim ? "allowed" : "not allowed",
                 c.history_reclamation ? "supported" : "not supported",
                 (unsigned long long)c.max_request_bytes, (unsigned long long)c.page_records,
                 (unsigned long long)c.snapshot_lease_max_ms, (unsigned long long)c.snapshots_per_principal,
                 (unsigned long long)c.snapshots_per_node, (unsigned long long)c.snapshot_range_records,
-                (unsigned long long)c.max_payload_bytes, (unsigned long long)c.payload_chunk_bytes);
+                (unsigned long long)c.max_payload_bytes, (unsigned long long)c.payload_chunk_bytes,
+                (unsigned long long)c.required_resource_budget, (unsigned long long)c.lifetime_owner_budget);
     return 0;
   }
   if (decision->parsed()) {

@@ -63,7 +63,7 @@ struct StateCommands::Options {
   std::vector<std::string> required, puts, deletes, outputs, blocks, keys;
   std::vector<Id> views;
   std::string after;
-  bool all = false, allow_collection = false;
+  bool all = false, allow_collection = false, segments = false;
   std::optional<Id> effect_executor, effect_deadline_ms;
   Id effect_budget = 1;
   std::string effect_intent;
@@ -157,6 +157,8 @@ StateCommands::StateCommands(CLI::App& app) : o_(std::make_shared<Options>()) {
     c->add_option("--view", o.view, "or a retained view");
   }
   o.entries->add_option("--key", o.key, "one key only");
+  o.entries->add_flag("--segments", o.segments,
+                      "the whole result as segments (read_segment), ending with its complete-result evidence");
   // Listings: --cut alone reads the first page at that position (an identity
   // observation's, decision 40); with --after it continues a listing.
   for (auto* c : {o.resource_list, o.process_list, o.associations, o.entries}) {
@@ -377,6 +379,21 @@ std::optional<int> StateCommands::run(const Global& g, Client& client) {
       out.write(reinterpret_cast<const char*>(b.body.value.data()), static_cast<std::streamsize>(b.body.value.size()));
       if (!out) return usage("cannot write " + o.block_out);
       std::printf("block %s: %zu bytes from revision %llu\n", o.name.c_str(), b.body.value.size(), (unsigned long long)b.revision);
+      return 0;
+    }
+    if (o.segments) {  // decisions 150-154
+      if (!o.key.empty() || o.cut || o.all) return usage("--segments reads the whole result: no --key, --cut or --all");
+      auto done = client.read_result(basis, [&](const Entry& e) {
+        if (!g.json)
+          std::printf("%s=%s (revision %llu)\n", show_bytes(e.key.value).c_str(), show_bytes(e.value.value).c_str(),
+                      (unsigned long long)e.revision);
+        return true;
+      });
+      if (!done.ok()) return report(g, done.error());
+      if (g.json) std::cout << to_json(*done) << "\n";
+      else
+        std::printf("complete: %llu records in %llu segments, digest %s\n", (unsigned long long)done->records,
+                    (unsigned long long)done->segments, to_hex(ByteView(done->digest)).c_str());
       return 0;
     }
     std::optional<EntryKey> key;

@@ -62,6 +62,9 @@ struct Options {
   std::uint64_t request_deadline_ms = 5000;
   std::string payload_listen;  // default: --listen's host, any free port
   std::size_t max_transfers = 4;
+  std::uint64_t required_resource_budget = transit::kRequiredNames;
+  std::uint64_t lifetime_owner_budget = transit::kLifetimeOwnerBudget;
+  std::size_t resident_processes = transit::node::Authority::kResidentProcesses;
 };
 
 constexpr const char* kDefaultAdmin = "127.0.0.1:7552";
@@ -130,6 +133,19 @@ int main(int argc, char** argv) {
                  "a request unanswered this long after submission gets ServiceUncertain (0: none)")
       ->capture_default_str()
       ->check(CLI::Range(std::uint64_t{0}, std::uint64_t{3'600'000}));
+  // The dependency budgets (docs/transit.md, decision 156), reported in capabilities.
+  app.add_option("--required-resource-budget", o.required_resource_budget,
+                 "required resources one process may declare at create or spawn; beyond: dependency_budget")
+      ->capture_default_str()
+      ->check(CLI::Range(std::uint64_t{1}, std::uint64_t{transit::kRequiredNames}));
+  app.add_option("--lifetime-owner-budget", o.lifetime_owner_budget,
+                 "resources one process may own the lifetime of; beyond: dependency_budget")
+      ->capture_default_str()
+      ->check(CLI::Range(std::uint64_t{1}, std::uint64_t{1} << 16));
+  app.add_option("--resident-processes", o.resident_processes,
+                 "process records kept in memory, least recently used evicted first (decisions 130, 158)")
+      ->capture_default_str()
+      ->check(CLI::Range(std::size_t{1}, std::size_t{1} << 24));
   transitd::MaintainFlags maintain;
   maintain.add_to(app);
   apps::add_config_file(app, "packaging/transitd.toml");
@@ -161,6 +177,8 @@ int main(int argc, char** argv) {
     config.payload_listen = *payloads;
   }
   config.payload_transfers.max_transfers = o.max_transfers;
+  config.budgets = {o.required_resource_budget, o.lifetime_owner_budget};
+  config.resident_processes = o.resident_processes;
   if (maintain.admin_listen != "off") {
     const auto admin = net::parse_host_port(maintain.admin_listen.empty() ? kDefaultAdmin : maintain.admin_listen);
     if (!admin) return fail("--admin-listen wants host:port (or off)");

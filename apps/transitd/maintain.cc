@@ -54,6 +54,10 @@ void MaintainFlags::add_to(CLI::App& app) {
   app.add_option("--idle-ms", idle_ms, "--maintain: the pause after a round that found nothing to do")
       ->capture_default_str()
       ->check(CLI::Range(1, 60'000));
+  app.add_option("--collects-per-pass", collects_per_pass,
+                 "--maintain: collect commands sent per collection pass, at most (docs/transit.md, decision 155)")
+      ->capture_default_str()
+      ->check(CLI::Range(std::size_t{1}, std::size_t{4096}));
   app.add_option("--checkpoint-every", checkpoint_every,
                  "--maintain: publish a checkpoint once this many positions follow the latest, when the realm's genesis "
                  "allows history trimming (omitted: never; the floor still follows others' checkpoints)")
@@ -82,6 +86,7 @@ int run_maintain(const MaintainFlags& flags, const std::string* dev_dir) {
   }
   options.idle = std::chrono::milliseconds(flags.idle_ms);
   options.checkpoint_every = flags.checkpoint_every;
+  options.collects_per_pass = flags.collects_per_pass;
   const auto admin_at = net::parse_host_port(flags.admin_listen.empty() ? std::string(MaintainFlags::kDefaultAdmin) : flags.admin_listen);
   if (!admin_at) return fail("--admin-listen wants host:port");
 

@@ -20,6 +20,7 @@ struct MaintainFlags {
   std::string admin_listen;  // empty: kDefaultAdmin
   static constexpr const char* kDefaultAdmin = "127.0.0.1:7551";
   int idle_ms = 20;
+  std::size_t collects_per_pass = 64;  // collect commands per collection pass, at most (decision 155)
   std::uint64_t checkpoint_every = 0;  // positions between checkpoints it publishes; 0: none
   service_log::Flags logs;  // --log-format, --log-level: the node's too
 

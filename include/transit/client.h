@@ -105,6 +105,16 @@ class Client {
   /// metadata, acquiring a snapshot or continuing one, releasing it on finish.
   ClientResult<SnapshotRange> snapshot_read(SnapshotRead read);
 
+  /// Segmented results (docs/transit.md, decisions 150-154): one segment of
+  /// the entries of `basis`, checked (kMalformed otherwise) to carry on the
+  /// chain of the cursor it continues.
+  ClientResult<Segment> segment(Basis basis, std::optional<SegmentCursor> cursor = std::nullopt);
+  /// The whole logical result: every segment in turn, each entry to `sink`
+  /// (false stops the read), until the one with the complete-result
+  /// evidence, which is returned; the evidence is checked against the
+  /// records `sink` saw. A refused continuation (its resource moved) ends it.
+  ClientResult<Completion> read_result(const Basis& basis, const std::function<bool(const Entry&)>& sink);
+
   /// Payloads (docs/transit.md, decisions 84-92). Their steps are commands:
   /// submit(DeclarePayload{...}), PayloadReady, RetirePayload, PayloadDeleted.
   /// The record, refused (kMalformed) unless its steps' positions fit its state.

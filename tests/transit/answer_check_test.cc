@@ -289,6 +289,55 @@ TEST_F(AnswerCheckTest, ACheckpointStatusWithAFloorAboveItsCheckpointsIsRefused)
   }
 }
 
+// Segmented results (decisions 150-154): a segment's chain is its records',
+// its continuation carries that chain and count on, and its evidence closes
+// the result with them; a segment that drops, changes or adds a record, or
+// claims a completion it did not reach, is refused.
+TEST_F(AnswerCheckTest, ASegmentWhoseChainOrEvidenceIsNotItsRecordsIsRefused) {
+  const Id doc = resource("doc");
+  process(doc);
+  fill(doc, 10);
+  Client client = proxied();
+  ASSERT_TRUE(client.capabilities().ok());  // asked once, before any rewrite
+  const Id revision = answer<ResourceAccess>(*admin_, ReadAccess{doc}).resource.revision;
+  const Basis basis = CurrentBasis{doc, revision};
+  auto first = admin_->segment(basis);
+  ASSERT_TRUE(first.ok() && first->next);
+  const auto seg = [](Response& r) -> Segment& { return std::get<Segment>(r.result); };
+  const std::vector<std::tuple<std::string, std::optional<SegmentCursor>, Rewrite, std::string>> cases = {
+      {"a record dropped", std::nullopt, edit<Response>([&](Response& r) { seg(r).items.items.pop_back(); }),
+       "a segment whose chain is not its records'"},
+      {"a value changed", std::nullopt, edit<Response>([&](Response& r) { seg(r).items.items[0].value = value("forged"); }),
+       "a segment whose chain is not its records'"},
+      {"a count not carried on", std::nullopt, edit<Response>([&](Response& r) { seg(r).next->records += 1; }),
+       "a continuation that does not carry the segment on"},
+      {"both next and complete", std::nullopt, edit<Response>([&](Response& r) {
+         auto& s = seg(r);
+         s.complete = Completion{1, s.next->records, s.chain};
+       }),
+       "a segment with both or neither of next and complete"},
+      {"evidence of another segment count", std::nullopt, edit<Response>([&](Response& r) {
+         auto& s = seg(r);
+         s.complete = Completion{2, s.next->records, s.chain};
+         s.next.reset();
+       }),
+       "complete-result evidence that is not the segments'"},
+      {"evidence of another count", first->next, edit<Response>([&](Response& r) { seg(r).complete->records -= 1; }),
+       "complete-result evidence that is not the segments'"},
+      {"another index", first->next, edit<Response>([&](Response& r) { seg(r).index = 0; }),
+       "a segment at another index or count"},
+  };
+  for (const auto& [what, cursor, change, message] : cases) {
+    rewrite("/v1/query", change);
+    auto r = client.segment(basis, cursor);
+    ASSERT_FALSE(r.ok()) << what;
+    EXPECT_EQ(r.error().kind, ClientError::Kind::kMalformed) << what;
+    EXPECT_NE(r.error().message.find(message), std::string::npos) << what << ": " << r.error().message;
+    rewrite("", nullptr);
+    EXPECT_TRUE(client.segment(basis, cursor).ok()) << what;
+  }
+}
+
 // Leased snapshots (decisions 70-78): an answer names the snapshot asked,
 // pinned where it was opened, with entries of its captured revision only, in
 // order, and the release that was asked.

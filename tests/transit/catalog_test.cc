@@ -40,10 +40,15 @@ TEST_F(CatalogTest, EachDecisionAddsAProcessVersionAndEveryEarlierPositionStillR
   auto db = testing::open_store(dir_);
   EXPECT_EQ(testing::table_keys(*db, node::layout::kProcesses).size(), 3u);  // one per decision, none overwritten
   node::Catalog catalog(*db, nullptr, nullptr);
-  EXPECT_FALSE(catalog.process(9, created - 1));
-  const auto at_created = catalog.process(9, created);
-  const auto at_initialized = catalog.process(9, initialized);
-  const auto at_owned = catalog.process(9, owned);
+  const auto read = [&](Id at) {  // a version that decodes, or none
+    auto r = catalog.process(9, at);
+    EXPECT_TRUE(r.ok());
+    return r.ok() ? *r : std::nullopt;
+  };
+  EXPECT_FALSE(read(created - 1));
+  const auto at_created = read(created);
+  const auto at_initialized = read(initialized);
+  const auto at_owned = read(owned);
   ASSERT_TRUE(at_created && at_initialized && at_owned);
   EXPECT_FALSE(at_created->initialized);
   EXPECT_EQ(at_created->generation, 0u);
@@ -52,7 +57,7 @@ TEST_F(CatalogTest, EachDecisionAddsAProcessVersionAndEveryEarlierPositionStillR
   EXPECT_FALSE(at_initialized->owner);
   EXPECT_EQ(at_owned->generation, 2u);
   EXPECT_EQ(at_owned->owner, std::optional<Id>(1));
-  EXPECT_EQ(catalog.process(9, owned + 100), at_owned);  // nothing decided since
+  EXPECT_EQ(read(owned + 100), at_owned);  // nothing decided since
   // A listing as of a position shows each process as that position left it.
   std::vector<node::ProcessRecord> then;
   catalog.processes(0, initialized, [&](const node::ProcessRecord& r) {
@@ -99,6 +104,47 @@ TEST_F(CatalogTest, WithTwoRecordsResidentEveryDecisionAndReadSeesEveryStoredPro
   admin_ = std::make_unique<Client>(root());
   EXPECT_TRUE(listed() == after_turn);
   EXPECT_EQ(ok<ProcessChanged>(admin_->submit(Own{11, 1})).generation, 2u);
+}
+
+// Decision 157: a stored process version whose bytes were changed while the
+// node was down is an error - storage_corrupt, ServiceUncertain - for every
+// command and read that needs it, never an absent process: before, the PID
+// read as never allocated, and create took it a second time.
+TEST_F(CatalogTest, ACorruptStoredProcessVersionFailsClosedAndIsNeverReadAsAbsent) {
+  accept(*admin_, CreateProcess{9, {}});
+  accept(*admin_, Initialize{9, 0});
+  accept(*admin_, CreateProcess{10, {}});
+  admin_.reset();
+  node_.reset();
+  {
+    auto db = testing::open_store(dir_);
+    ASSERT_TRUE(db);
+    // The newest version of 9 sorts first under its PID (~position).
+    const std::string at = testing::table_keys(*db, node::layout::kProcesses).front();
+    ASSERT_EQ(node::layout::parse_process(at).first, 9u);
+    std::string stored;
+    ASSERT_TRUE(db->Get(rocksdb::ReadOptions(), at, &stored).ok());
+    stored[0] ^= 0x55;  // its opening brace: no longer JSON
+    rocksdb::WriteOptions synced;
+    synced.sync = true;
+    ASSERT_TRUE(db->Put(synced, at, stored).ok());
+  }
+  start(genesis_);
+  // A fresh client per request: an uncertain one keeps its signed bytes to resend first.
+  const auto refused_corrupt = [&](auto result, const char* what) {
+    ASSERT_FALSE(result.ok()) << what;
+    EXPECT_EQ(result.error().kind, ClientError::Kind::kUncertain) << what;
+    EXPECT_NE(result.error().message.find("storage_corrupt"), std::string::npos) << what << ": " << result.error().message;
+  };
+  refused_corrupt(root().query(ProcessRead{9}), "process read");
+  refused_corrupt(root().submit(CreateProcess{9, {}}), "create over the corrupt PID");
+  refused_corrupt(root().submit(Own{9, 1}), "own");
+  refused_corrupt(root().query(ListProcesses{std::nullopt}), "the process listing");
+  // Only what needs the record: the node decides and answers the rest.
+  admin_ = std::make_unique<Client>(root());
+  EXPECT_EQ(process_info(*admin_, 10).pid, 10u);
+  accept(*admin_, CreateProcess{11, {}});
+  EXPECT_EQ(refused(admin_->submit(CreateProcess{10, {}})).reason, Reason::kSubjectTaken);
 }
 
 TEST_F(CatalogTest, AJournalOfAnotherStorageFormatIsRefusedAsItOpens) {
@@ -303,6 +349,56 @@ TEST_F(VersionsTest, AJournalOfTheProcessVersionsFormatIsRefused) {
   EXPECT_NE(n.error().find("another storage format (transit.storage.2; this build reads transit.storage.3)"),
             std::string::npos)
       << n.error();
+// Decision 158: the resident records are a least-recently-used cache. Over
+// its bound, a decision or query starts by evicting the records read longest
+// ago, down to the bound; those read since stay (before, every record went).
+class CountingSource final : public node::RecordSource {
+ public:
+  Result<std::optional<node::ProcessRecord>, node::CorruptRecord> process(Id pid, Id) const override {
+    ++reads;
+    node::ProcessRecord r;
+    r.pid = pid;
+    return std::optional<node::ProcessRecord>{r};
+  }
+  std::optional<node::CorruptRecord> processes(Id, Id, const std::function<bool(const node::ProcessRecord&)>&) const override {
+    return std::nullopt;
+  }
+  mutable int reads = 0;
+};
+
+class NoCatalog final : public node::CatalogReader {
+ public:
+  std::optional<Entry> entry(Id, const EntryKey&, Id) const override { return std::nullopt; }
+  Scan entries(Id, Id, const std::optional<EntryKey>&, std::size_t, std::size_t) const override { return {}; }
+  std::optional<Input> input(Id, Id) const override { return std::nullopt; }
+  std::optional<std::pair<Id, node::Bytes>> block(Id, const EntryKey&) const override { return std::nullopt; }
+  std::optional<BlockInfo> block_record(Id, const EntryKey&) const override { return std::nullopt; }
+  std::optional<node::JournalEntry> committed_entry(Id) const override { return std::nullopt; }
+};
+
+TEST(ResidentProcesses, OverTheBoundTheLeastRecentlyUsedAreEvictedAndTheRestStay) {
+  node::Authority authority(testing::sample_genesis());
+  CountingSource source;
+  NoCatalog catalog;
+  authority.read_records_from(&source);
+  authority.limit_resident(3);
+  const auto query_starts = [&] {  // where the bound is applied
+    ASSERT_TRUE(authority.answer(Query{Version{}, Definition{}, {"dev"}, 1, CapabilitiesQuery{}}, 0, catalog).ok());
+  };
+  for (Id pid = 1; pid <= 4; ++pid) ASSERT_TRUE(authority.process(pid));
+  ASSERT_TRUE(authority.process(1));  // 1 read again: 2 is now the least recently used
+  EXPECT_EQ(source.reads, 4);
+  query_starts();                     // four resident, three allowed: 2 goes
+  for (Id pid : {Id{1}, Id{3}, Id{4}}) ASSERT_TRUE(authority.process(pid));
+  EXPECT_EQ(source.reads, 4);  // still resident
+  ASSERT_TRUE(authority.process(2));
+  EXPECT_EQ(source.reads, 5);  // read again from the source
+  query_starts();              // 1, 3, 4, 2 by recency: 1 goes
+  ASSERT_TRUE(authority.process(2));
+  ASSERT_TRUE(authority.process(4));
+  EXPECT_EQ(source.reads, 5);
+  ASSERT_TRUE(authority.process(1));
+  EXPECT_EQ(source.reads, 6);
 }
 
 }  // namespace

@@ -170,6 +170,22 @@ TEST(TransitClient, PayloadsAreSentOnlyToAPeerThatListsTheCapabilityAndTheirReco
   EXPECT_EQ(checked.payload(2).error().kind, ClientError::Kind::kMalformed);  // another payload than asked
 }
 
+// Segmented results and the collectable listing (decisions 150-155): a peer
+// that does not list segmented_results, or collection, is sent neither.
+TEST(TransitClient, SegmentsAndTheCollectableListingGoOnlyToAPeerThatListsTheirCapabilities) {
+  crypto::init();
+  ScriptedPeer peer({capability::kSegmentedResults, capability::kCollection});
+  Client client(peer.options());
+  auto segment = client.segment(CurrentBasis{1, 2});
+  ASSERT_FALSE(segment.ok());
+  EXPECT_EQ(segment.error().kind, ClientError::Kind::kUnsupported);
+  EXPECT_NE(segment.error().message.find("segmented_results"), std::string::npos) << segment.error().message;
+  EXPECT_EQ(client.read_result(CurrentBasis{1, 2}, [](const Entry&) { return true; }).error().kind,
+            ClientError::Kind::kUnsupported);
+  EXPECT_EQ(client.query(ListCollectable{std::nullopt}).error().kind, ClientError::Kind::kUnsupported);
+  EXPECT_EQ(peer.received(), (std::vector<std::string>{"capabilities"}));
+}
+
 // Blocks (decisions 100-109): a peer that does not list the capability is
 // sent no block operation, reads included; a record whose state and steps
 // disagree, or a body that is not its SHA-256's, is refused.

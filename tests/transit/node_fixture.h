@@ -50,6 +50,7 @@ class NodeTest : public ::testing::Test {
     config.admin = admin_;
     config.payload_transfers = payload_transfers_;
     config.resident_processes = resident_processes_;
+    config.budgets = budgets_;
     auto n = node::Node::open(config, clock_);
     ASSERT_TRUE(n.ok()) << n.error();
     node_ = std::move(*n);
@@ -101,6 +102,7 @@ class NodeTest : public ::testing::Test {
   std::optional<std::pair<std::string, std::uint16_t>> admin_;  // the admin listener; none by default
   node::PayloadListenerOptions payload_transfers_;
   std::size_t resident_processes_ = node::Authority::kResidentProcesses;
+  node::Authority::DependencyBudgets budgets_;  // the node's dependency budgets (decision 156)
 };
 
 }  // namespace cowboy::transit

@@ -677,6 +677,28 @@ TEST_F(ProcessTest, SnapshotsFromTheCli) {
   run("snapshot entries --token 00", 2);  // not a token: usage
 }
 
+// Segmented results from the CLI (decisions 150-154): the whole result, then its evidence.
+TEST_F(ProcessTest, SegmentsFromTheCli) {
+  auto node = start_dev_node();
+  ASSERT_NE(ready_port(node), 0);
+  const auto run = [this](const std::string& args, int status = 0) { return dev_cli(args, status); };
+  run("resource create --name doc");
+  run("process create --pid 7 --require doc");
+  run("process associate --pid 7 --name doc --resource 1");
+  run("process init --pid 7 --generation 0");
+  run("process own --pid 7 --generation 1");
+  run("turn --pid 7 --generation 2 --resource 1 --put a=one --put b=two");
+  const std::string read = run("entries --resource 1 --revision 2 --segments");
+  ASSERT_EQ(read.rfind("a=one (revision 2)\nb=two (revision 2)\ncomplete: 2 records in 1 segments, digest ", 0), 0u) << read;
+  EXPECT_EQ(read.size(), std::string("a=one (revision 2)\nb=two (revision 2)\ncomplete: 2 records in 1 segments, digest ").size() + 65);
+  run("entries --resource 1 --revision 2 --segments --all", 2);  // the whole result already: usage
+  EXPECT_NE(run("entries --resource 1 --revision 1 --segments", 1).find("resource_revision_changed"), std::string::npos);
+  const std::string caps = run("capabilities");
+  EXPECT_NE(caps.find("blocks, segmented_results"), std::string::npos) << caps;
+  EXPECT_NE(caps.find("dependency budgets: 4 required resources a process, 64 resources owned a process"), std::string::npos)
+      << caps;
+}
+
 // Blocks from the CLI (decisions 100-109): a record, a source-qualified read, retirement and deletion.
 TEST_F(ProcessTest, BlocksFromTheCli) {
   auto node = start_dev_node();

@@ -101,6 +101,22 @@ Problem check(const ListEnded& q, const EndedPage& page) {
   return continuation(q.cursor, page.cut, page.cursor, [](const Cursor& c) { return c.after; });
 }
 
+// Collectable records (decision 155): in PID order after the cursor, a
+// process named as its own record, the cursor past the page's last PID.
+Problem check(const ListCollectable& q, const CollectablePage& page) {
+  Id after = q.cursor ? q.cursor->after : 0;
+  for (const auto& r : page.items.items) {
+    if (r.pid == 0 || r.record == 0 || r.pid <= (q.cursor ? q.cursor->after : 0) || r.pid < after)
+      return std::string("collectable records out of PID order or not after the cursor");
+    if (r.kind == CollectKind::kProcess && r.record != r.pid)
+      return std::string("a process listed as another record");
+    after = r.pid;
+  }
+  if (page.cursor && !page.items.items.empty() && page.cursor->after < page.items.items.back().pid)
+    return std::string("cursor behind its page");
+  return continuation(q.cursor, page.cut, page.cursor, [](const Cursor& c) { return c.after; });
+}
+
 Problem check_basis(const Basis& basis, const ResourceInfo& resource, Id revision, std::optional<Id> view) {
   if (const auto* current = std::get_if<CurrentBasis>(&basis)) {
     if (resource.resource != current->resource || revision != current->revision || view)
@@ -124,6 +140,40 @@ Problem check(const ListEntries& q, const EntryPage& page) {
   const auto after = q.cursor ? std::optional<std::string_view>(bytes(q.cursor->after)) : std::nullopt;
   if (auto p = dense(page.items.items, after, [](const Entry& e) { return bytes(e.key); })) return p;
   return continuation(q.cursor, page.cut, page.cursor, [](const EntryCursor& c) { return bytes(c.after); });
+}
+
+// A segment (decisions 150-154): the basis asked, the index and count its
+// cursor named, dense keys after the cursor's, a chain that is the one its
+// items give, and exactly one of a continuation that carries that chain on
+// or the evidence that closes the result with it.
+Problem check(const ReadSegment& q, const Segment& s) {
+  if (auto p = check_basis(q.basis, s.resource, s.revision, s.view)) return p;
+  if (auto p = check_active(s.resource)) return p;
+  const Id index = q.cursor ? q.cursor->index : 0;
+  const Id before = q.cursor ? q.cursor->records : 0;
+  if (s.index != index || s.records_before != before) return std::string("a segment at another index or count");
+  if (q.cursor && s.cut != q.cursor->cut) return std::string("continuation at another cut");
+  Digest chain = q.cursor ? q.cursor->chain : segment_origin(s.resource.resource, s.revision);
+  for (const auto& e : s.items.items) {
+    if (e.revision > s.revision) return std::string("entry newer than the segment's revision");
+    chain = segment_link(chain, e);
+  }
+  if (chain != s.chain) return std::string("a segment whose chain is not its records'");
+  const auto after = q.cursor ? std::optional<std::string_view>(bytes(q.cursor->after)) : std::nullopt;
+  if (auto p = dense(s.items.items, after, [](const Entry& e) { return bytes(e.key); })) return p;
+  const Id records = before + s.items.items.size();
+  if (s.next.has_value() == s.complete.has_value()) return std::string("a segment with both or neither of next and complete");
+  if (s.next) {
+    const auto& n = *s.next;
+    if (n.cut != s.cut || n.index != index + 1 || n.records != records || n.chain != chain)
+      return std::string("a continuation that does not carry the segment on");
+    if (!s.items.items.empty() && !(bytes(s.items.items.back().key) <= bytes(n.after)))
+      return std::string("cursor behind its segment");
+    if (after && !(*after < bytes(n.after))) return std::string("continuation does not advance");
+  } else if (s.complete->segments != index + 1 || s.complete->records != records || s.complete->digest != chain) {
+    return std::string("complete-result evidence that is not the segments'");
+  }
+  return std::nullopt;
 }
 
 Problem check(const ReadEntries& q, const EntryBatch& batch) {

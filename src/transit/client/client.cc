@@ -283,4 +283,24 @@ ClientResult<SnapshotRange> Client::snapshot_read(SnapshotRead read) {
   return std::get<SnapshotRange>(r->result);
 }
 
+ClientResult<Segment> Client::segment(Basis basis, std::optional<SegmentCursor> cursor) {
+  auto r = query(ReadSegment{std::move(basis), std::move(cursor)});
+  if (!r.ok()) return Err{r.error()};
+  return std::get<Segment>(r->result);
+}
+
+ClientResult<Completion> Client::read_result(const Basis& basis, const std::function<bool(const Entry&)>& sink) {
+  std::optional<SegmentCursor> cursor;
+  for (;;) {
+    auto s = segment(basis, cursor);
+    if (!s.ok()) return Err{s.error()};
+    // Each segment was checked to chain on from its cursor (checks.cc), so
+    // the evidence below covers exactly the records handed to sink.
+    for (const auto& e : s->items.items)
+      if (!sink(e)) return Err{ClientError{ClientError::Kind::kInvalid, std::nullopt, "stopped by the caller"}};
+    if (s->complete) return *s->complete;
+    cursor = s->next;
+  }
+}
+
 }  // namespace cowboy::transit

@@ -38,6 +38,40 @@ struct Collect {
 };
 template <typename V> void fields(V& v, Collect& t) { v("pid", t.pid)("kind", t.kind)("record", t.record); }
 
+// ---- the maintenance process's listing ------------------------------------------
+
+/// The records `collect` would take now (decision 155): of the processes
+/// admitted with allow_collection that the caller holds pid_admin at, in PID
+/// order after `cursor.after`, each process's finished outputs, effects and
+/// payloads, its ended resources whose gates pass, and the process itself
+/// once its own gates pass. A bounded scan: a page examines at most the scan
+/// budget of processes and lists at most a page of records; a process's
+/// records beyond the page are listed by a later pass.
+struct ListCollectable {
+  static constexpr std::string_view kName = "list_collectable";
+  std::optional<Cursor> cursor;
+  bool operator==(const ListCollectable&) const = default;
+};
+template <typename V> void fields(V& v, ListCollectable& t) { v("cursor", t.cursor); }
+
+struct CollectableRecord {
+  static constexpr std::string_view kName = "CollectableRecord";
+  Id pid = 0;
+  CollectKind kind = CollectKind::kProcess;
+  Id record = 0;  // the pid itself for kind process
+  bool operator==(const CollectableRecord&) const = default;
+};
+template <typename V> void fields(V& v, CollectableRecord& t) { v("pid", t.pid)("kind", t.kind)("record", t.record); }
+
+struct CollectablePage {
+  static constexpr std::string_view kName = "collectable_page";
+  Id cut = 0;
+  List<CollectableRecord, kPageRecords> items;
+  std::optional<Cursor> cursor;  // after: the last PID examined; null: the scan is complete
+  bool operator==(const CollectablePage&) const = default;
+};
+template <typename V> void fields(V& v, CollectablePage& t) { v("cut", t.cut)("items", t.items)("cursor", t.cursor); }
+
 // ---- receipts ------------------------------------------------------------------
 
 /// What one collect removed. complete: the record is gone (a resource or a

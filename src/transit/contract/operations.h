@@ -47,6 +47,8 @@ inline constexpr std::string_view kStation = "station";
 inline constexpr std::string_view kCollection = "collection";
 // Blocks (decisions 100-109): their records, source-qualified reads, retirement and deletion.
 inline constexpr std::string_view kBlocks = "blocks";
+// Segmented results (decisions 150-154): read_segment and its complete-result evidence.
+inline constexpr std::string_view kSegmentedResults = "segmented_results";
 // Reported, gating no operation of their own: what turns and views support.
 inline constexpr std::string_view kRetainedReadVersions = "retained_read_versions";
 inline constexpr std::string_view kTurnWithVersions = "turn_with_versions";
@@ -60,7 +62,7 @@ inline constexpr std::array kSupported = {  // deduced: std::array<std::string_v
     kWorkerRotation,           kEffectReconciliation, kMaintenance,       kCheckpoints,
     kLeasedSnapshots,          kSnapshotRead,       kPayloads,
     kRuntimeBinding,           kStation,
-    kCollection,               kBlocks};
+    kCollection,               kBlocks,             kSegmentedResults};
 
 template <typename Op, typename... Of> inline constexpr bool kOneOf = (std::is_same_v<Op, Of> || ...);
 
@@ -88,8 +90,9 @@ template <typename Op> constexpr std::string_view required() {
   else if constexpr (kOneOf<Op, DeclarePayload, PayloadReady, RetirePayload, PayloadDeleted, PayloadRead>) return kPayloads;
   else if constexpr (kOneOf<Op, RuntimeIntent, RuntimeObserve, RuntimeUpgrade, Activate, RuntimeQuery>)
     return kRuntimeBinding;
-  else if constexpr (kOneOf<Op, Collect>) return kCollection;
+  else if constexpr (kOneOf<Op, Collect, ListCollectable>) return kCollection;
   else if constexpr (kOneOf<Op, ReadBlock, BlockRead, RetireBlock, DeleteBlock>) return kBlocks;
+  else if constexpr (kOneOf<Op, ReadSegment>) return kSegmentedResults;
   else {
     static_assert(kOneOf<Op, CreateProcess, Associate, Initialize, Own, Send, Turn, FailTurn, Suspend, Resume,
                          ProcessRead, Terminate, Spawn>,

@@ -248,6 +248,11 @@ constexpr int http_status(RejectionCode code) {
   X(kAssociationLive, "association_live", kConflict, "a running process is associated with the resource")          \
   X(kProcessLive, "process_live", kInvalidProposal, "a process is collected only once its permanent retirement is recorded") \
   X(kResourceNotRemoved, "resource_not_removed", kInvalidProposal, "a resource whose lifetime the process owns is not collected yet") \
+  /* segmented results (contract/rules.cc) */                                                                          \
+  X(kBadSegmentCursor, "bad_segment_cursor", kInvalidRequest, "a segment continuation that no segment can have written (index 0, no key after, more records than index pages hold)") \
+  /* dependency budgets (node/processes.cc, resources.cc) and stored records (node/journal.cc) */                 \
+  X(kDependencyBudget, "dependency_budget", kInvalidProposal, "more required resources, or more resources owned for their lifetime, than the node's configured budget") \
+  X(kStorageCorrupt, "storage_corrupt", kServiceUncertain, "a stored record no longer decodes; the node does not read it as absent") \
   /* blocks (node/blocks.cc) */                                                                                        \
   X(kNotBlockOwner, "not_block_owner", kDenied, "only an administrator (pid_admin) of the block's owning process retires or deletes it") \
   X(kBlockRetired, "block_retired", kInvalidProposal, "the block is retired at the revision read, or retired already") \

@@ -95,6 +95,18 @@ std::optional<DecodeError> check(const Collect& c) {
   return std::nullopt;
 }
 
+// What a segment's `next` can be (decision 151): the segment after the
+// first, after a key the previous one examined, holding no more records than
+// `index` pages.
+std::optional<DecodeError> check(const ReadSegment& r) {
+  if (!r.cursor) return std::nullopt;
+  const auto& c = *r.cursor;
+  if (c.index == 0 || c.after.value.empty() || c.records > c.index * kPageRecords)
+    return broken(Reason::kBadSegmentCursor, "op.read_segment.cursor",
+                  "index 1.., a key after, at most index x " + std::to_string(kPageRecords) + " records");
+  return std::nullopt;
+}
+
 }  // namespace
 
 std::optional<DecodeError> check_rules(const Command& op) {

@@ -16,6 +16,7 @@
 #include "transit/contract/runtime.h"
 #include "transit/contract/collection.h"
 #include "transit/contract/blocks.h"
+#include "transit/contract/segments.h"
 
 namespace cowboy::transit {
 
@@ -225,7 +226,11 @@ using QueryOp = std::variant<IdentityQuery, CapabilitiesQuery, DecisionQuery, Li
                              // runtime binding (runtime.h)
                              RuntimeQuery,
                              // blocks (blocks.h)
-                             BlockRead>;
+                             BlockRead,
+                             // segmented results (segments.h)
+                             ReadSegment,
+                             // the maintenance process's collection listing (collection.h)
+                             ListCollectable>;
 
 struct Query {
   static constexpr std::string_view kName = "Query";
@@ -357,6 +362,9 @@ template <typename V> void fields(V& v, Identity& t) {
 
 using CapabilityName = Text<1, 32>;
 
+/// The default of the resources one process may own the lifetime of (decision 156).
+inline constexpr Id kLifetimeOwnerBudget = 64;
+
 struct Capabilities {
   static constexpr std::string_view kName = "capabilities";
   List<CapabilityName, 32> supported;
@@ -366,8 +374,11 @@ struct Capabilities {
   bool history_reclamation = false;  // whether this build can reclaim root history at all
   Id max_request_bytes = kMaxRequestBytes;
   Id page_records = kPageRecords;
-  Id required_resource_budget = 4;
-  Id lifetime_owner_budget = 1;  // a resource has at most one lifetime owner, a process
+  // The node's configured dependency budgets (decision 156): the required
+  // names one process may declare (1..kRequiredNames), and the resources one
+  // process may own the lifetime of, which bound the quiescence walk.
+  Id required_resource_budget = kRequiredNames;
+  Id lifetime_owner_budget = kLifetimeOwnerBudget;
   // Leased snapshots (decisions 70-78): the longest lease, the open snapshots
   // one principal and the whole node may hold, snapshot_read's range budget.
   Id snapshot_lease_max_ms = kSnapshotLeaseMaxMs;
@@ -415,7 +426,11 @@ using QueryResult = std::variant<Identity, Capabilities, Decision, ResourcePage,
                                  // runtime binding (runtime.h)
                                  RuntimeInfo,
                                  // blocks (blocks.h)
-                                 BlockInfo>;
+                                 BlockInfo,
+                                 // segmented results (segments.h)
+                                 Segment,
+                                 // the maintenance process's collection listing (collection.h)
+                                 CollectablePage>;
 static_assert(std::variant_size_v<QueryResult> == std::variant_size_v<QueryOp>);
 
 struct Response {

@@ -22,7 +22,8 @@ Meaning meaning(Reason reason) {
     case Reason::kRetirementRecorded:
     case Reason::kEffectClosed:
     case Reason::kSequenceReused:
-    case Reason::kSequenceGap: return Meaning::kLostRace;
+    case Reason::kSequenceGap:
+    case Reason::kAlreadyCollected: return Meaning::kLostRace;  // another maintainer collected it first
     case Reason::kUninitialized:
     case Reason::kMissingDependency: return Meaning::kWaiting;
     default: return Meaning::kError;
@@ -72,6 +73,8 @@ Result<Unit, std::string> Maintainer::authenticate() {
     if (std::none_of(supported.begin(), supported.end(), [&](const auto& name) { return name.value == needed; }))
       return Err{"the node does not support " + std::string(needed)};
   history_trim_ = caps->allow_history_trim;
+  collection_ = std::any_of(supported.begin(), supported.end(),
+                            [](const auto& name) { return name.value == capability::kCollection; });
   if (options_.checkpoint_every && !history_trim_)
     log::warn("transit_maintain_no_checkpoints", log::field("why", "the realm's genesis keeps its whole history"));
   auto me = client_.identity();
@@ -106,6 +109,7 @@ Maintainer::Act Maintainer::act(const Command& op) {
             if (o.closure == ClosureKind::kUnattemptedCancel) ++metrics_.effects_cancelled;
             else if (o.closure == ClosureKind::kDeadline) ++metrics_.effects_deadline;
           } else if constexpr (std::is_same_v<O, Checkpointed>) ++metrics_.checkpoints;
+          else if constexpr (std::is_same_v<O, Collected>) ++(o.complete ? metrics_.collected : metrics_.collect_steps);
         },
         r->outcome);
     return Act::kDone;

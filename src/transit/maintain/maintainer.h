@@ -11,7 +11,10 @@
 //   3. closes the effect intents nobody can take further: an unattempted
 //      intent of a terminal caller `unattempted_cancel`, an open effect
 //      whose reconciliation deadline trusted time has reached `deadline`,
-//   4. when the realm opts in to history trimming, publishes a checkpoint
+//   4. collects, one signed collect each, the records the node lists as
+//      collectable (processes admitted with allow_collection, every gate
+//      passing), at most `collects_per_pass` a pass (decision 155),
+//   5. when the realm opts in to history trimming, publishes a checkpoint
 //      every `checkpoint_every` positions (if asked to) and advances the
 //      history floor onto the latest checkpoint (`trim_history`).
 // The list is `kPasses`.
@@ -47,6 +50,7 @@ struct Options {
   std::chrono::milliseconds idle{20};          // the pause after a round that found nothing to do
   std::chrono::milliseconds unreachable{250};  // the pause after the node did not answer
   std::size_t pages_per_pass = 16;             // listing pages read per pass, at most
+  std::size_t collects_per_pass = 64;          // collect commands sent per collection pass, at most
   /// Publish a checkpoint once this many positions were decided after the
   /// latest one, when the realm opts in to history trimming; 0: never.
   /// Taken as at least kMinCheckpointEvery.
@@ -95,6 +99,7 @@ class Maintainer {
   /// Acts on every effect `filter` lists: cancel_effect or close_effect deadline.
   Round close_effects(EffectFilter filter);
   Round trim_pass();
+  Round collect_pass();
   /// The passes of a round, in order; each lists its own work in bounded
   /// pages and acts by signed commands. Ended processes first: recording a
   /// destination's retirement turns its waiting routes into disposals, and
@@ -102,7 +107,8 @@ class Maintainer {
   /// more entry here: a `Round xxx_pass()` that returns kWorked when it
   /// changed something.
   static constexpr Round (Maintainer::*kPasses[])() = {&Maintainer::terminal_pass, &Maintainer::courier_pass,
-                                                       &Maintainer::effects_pass, &Maintainer::trim_pass};
+                                                       &Maintainer::effects_pass, &Maintainer::collect_pass,
+                                                       &Maintainer::trim_pass};
   void reachable(bool up);
   /// Sleeps `pause` or until stop(); false once stopping.
   bool pause(std::chrono::milliseconds pause);
@@ -112,6 +118,7 @@ class Maintainer {
   Client client_;
   Metrics metrics_;
   bool history_trim_ = false;  // the realm's genesis opts in (allow_history_trim); fixed for its life
+  bool collection_ = false;    // the node reports collection (decision 155)
   std::mutex mutex_;
   std::condition_variable wake_;
   bool stopping_ = false;

@@ -39,6 +39,10 @@ std::string Metrics::text() const {
          Sample{checkpoints});
   series(out, "transit_maintain_floor_advances_total", "counter", "History floors advanced (trims) by this maintainer.",
          Sample{floor_advances});
+  series(out, "transit_maintain_collected_total", "counter",
+         "Collect commands accepted, by whether they finished their record (complete) or removed part of it (partial).",
+         Sample{collected, R"({result="complete"})"},
+         Sample{collect_steps, R"({result="partial"})"});
   series(out, "transit_maintain_lost_races_total", "counter",
          "Commands another courier or maintainer made unnecessary (not errors).",
          Sample{lost_races});
@@ -59,6 +63,8 @@ std::string Metrics::text() const {
   series(out, "transit_maintain_effects", "gauge", "Effects listed to close in the last pass, by filter.",
          Sample{cancellable_seen, R"({filter="cancellable"})"},
          Sample{overdue_seen, R"({filter="overdue"})"});
+  series(out, "transit_maintain_collectable_processes", "gauge", "Processes with records listed collectable, last pass.",
+         Sample{collectable_seen});
   series(out, "transit_maintain_history_floor", "gauge", "The history floor at the last trim step (0: nothing trimmed).",
          Sample{history_floor});
   series(out, "transit_maintain_lag_positions", "gauge", "Authority positions since the oldest pending output was published.",

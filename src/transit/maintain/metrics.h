@@ -21,6 +21,8 @@ struct Metrics {
   std::atomic<std::uint64_t> effects_deadline{0};    // ... and deadline
   std::atomic<std::uint64_t> checkpoints{0};         // checkpoints published
   std::atomic<std::uint64_t> floor_advances{0};      // history floors advanced (trims)
+  std::atomic<std::uint64_t> collected{0};           // collects that removed their record (complete)
+  std::atomic<std::uint64_t> collect_steps{0};       // ... and those that removed part of it, to go on
   // Counters: what did not get done, and why.
   std::atomic<std::uint64_t> lost_races{0};  // another courier or maintainer resolved it first: not an error
   std::atomic<std::uint64_t> refused{0};     // any other refusal: an error, logged
@@ -34,6 +36,7 @@ struct Metrics {
   std::atomic<std::uint64_t> ended_seen{0};      // ended processes listed
   std::atomic<std::uint64_t> cancellable_seen{0};  // effects listed cancellable
   std::atomic<std::uint64_t> overdue_seen{0};      // ... and overdue
+  std::atomic<std::uint64_t> collectable_seen{0};  // processes with records listed collectable, last pass
   std::atomic<std::uint64_t> history_floor{0};     // the floor after the last trim step (0 without the opt-in)
   std::atomic<std::uint64_t> lag_positions{0};   // the oldest route head's age in authority positions
   std::atomic<std::uint64_t> lag_ms{0};          // ... and in milliseconds, by this process's clock

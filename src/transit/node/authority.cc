@@ -74,22 +74,67 @@ const PrincipalRecord* Authority::principal(Id id) const { return find(principal
 const RoleRecord* Authority::role(Id id) const { return find(roles_, id); }
 const GrantRecord* Authority::grant(Id id) const { return find(grants_, id); }
 const ResourceRecord* Authority::resource(Id id) const { return find(resources_, id); }
+// Touched has no emptiness of its own: what a decision has changed so far.
+static bool changed_any(const Touched& t) {
+  return !(t.principals.empty() && t.roles.empty() && t.grants_written.empty() && t.grants_removed.empty() &&
+           t.credentials_added.empty() && t.credentials_removed.empty() && t.resources.empty() &&
+           t.processes.empty() && t.views.empty() && t.outputs.empty() && t.effects.empty() && t.payloads.empty() &&
+           t.runtime.empty() && t.associations.empty() && t.entries.empty() && t.inputs.empty() && t.blocks.empty() &&
+           t.views_removed.empty() && t.outputs_removed.empty() && t.effects_removed.empty() &&
+           t.payloads_removed.empty() && t.associations_removed.empty() && t.inputs_removed.empty() &&
+           t.block_records.empty() && t.blocks_deleted.empty() && !t.trim_below && t.ended.empty());
+}
+
 const ProcessRecord* Authority::process(Id pid) const {
-  if (const auto* resident = find(processes_, pid)) return resident;
+  if (const auto* resident = find(processes_, pid)) {
+    remember(pid);
+    return resident;
+  }
   if (!source_) return nullptr;
   auto stored = source_->process(pid, head_.position);
-  if (!stored) return nullptr;
-  return &processes_.emplace(pid, std::move(*stored)).first->second;
+  if (!stored.ok()) {  // fails the decision or query under way (decide, answer): never "no such process"
+    if (!corrupt_) corrupt_ = stored.error();
+    if (deciding_ && changed_any(*deciding_)) corrupt_after_change_ = true;
+    return nullptr;
+  }
+  if (!*stored) return nullptr;
+  remember(pid);
+  return &processes_.emplace(pid, std::move(**stored)).first->second;
 }
 
 void Authority::visit_processes(Id after, const std::function<bool(const ProcessRecord&)>& visit) const {
-  if (source_) return source_->processes(after, head_.position, visit);
+  if (source_) {
+    if (auto corrupt = source_->processes(after, head_.position, visit)) {
+      if (!corrupt_) corrupt_ = *corrupt;
+      if (deciding_ && changed_any(*deciding_)) corrupt_after_change_ = true;
+    }
+    return;
+  }
   for (auto it = processes_.upper_bound(after); it != processes_.end(); ++it)
     if (!visit(it->second)) return;
 }
 
+void Authority::remember(Id pid) const {
+  if (!source_) return;  // everything stays resident
+  if (auto at = recency_at_.find(pid); at != recency_at_.end()) {
+    recency_.splice(recency_.begin(), recency_, at->second);
+    return;
+  }
+  recency_.push_front(pid);
+  recency_at_.emplace(pid, recency_.begin());
+}
+
+// The least recently used go first, down to the bound (decision 158). Only
+// here, as a decision or query starts: everything decided is staged by then,
+// so the source holds what is dropped, and no pointer handed out is kept.
 void Authority::bound_resident() const {
-  if (source_ && processes_.size() > resident_limit_) processes_.clear();
+  if (!source_) return;
+  while (processes_.size() > resident_limit_ && !recency_.empty()) {
+    const Id pid = recency_.back();
+    recency_.pop_back();
+    recency_at_.erase(pid);
+    processes_.erase(pid);
+  }
 }
 const ViewRecord* Authority::view(Id id) const { return find(views_, id); }
 const OutputRecord* Authority::output(Id id) const { return find(outputs_, id); }
@@ -142,16 +187,35 @@ Result<Receipt, Refusal> Authority::decide(const Request& request, const Digest&
   }
   if (now_ms < head_.last_time_ms)
     return refuse(Reason::kClockRegressed, "trusted time is behind the last decision");
+  if (failed_closed_)
+    return refuse(Reason::kStorageCorrupt, "a corrupt stored record was met mid-decision; failed closed until a restart");
   bound_resident();
+  take_corrupt();  // a record met outside a decision or answer is that read's concern
   const Head before = head_;
   Step step{request.principal, now_ms, blocks, catalog, touched, head_.position + 1, payloads};
   // Every rule is checked before anything changes, so a refusal leaves the state as it was.
+  deciding_ = &touched;
   auto outcome = std::visit(
       [&](const auto& command) -> Result<Outcome, Refusal> {
         if constexpr (requires { command.expected_revision; }) return administer(request.principal, command, touched);
         else return apply(command, step);
       },
       request.op);
+  deciding_ = nullptr;
+  if (corrupt_) {  // decision 157: refused, whatever the rules said on what they could read
+    const Id pid = corrupt_->pid;
+    corrupt_.reset();
+    // What the decision changed in memory is dropped with the resident
+    // records; beyond them, only a restart restores it, so the node stops
+    // deciding until one when it had changed anything.
+    processes_.clear();
+    recency_.clear();
+    recency_at_.clear();
+    failed_closed_ = std::exchange(corrupt_after_change_, false);
+    head_ = before;
+    touched = {};
+    return refuse(Reason::kStorageCorrupt, "process " + std::to_string(pid) + "'s stored version does not decode");
+  }
   if (!outcome.ok()) {
     head_ = before;
     touched = {};
@@ -305,6 +369,8 @@ Capabilities Authority::capabilities() const {
   c.control_reserve = genesis_.control_reserve;
   c.allow_history_trim = genesis_.allow_history_trim;
   c.history_reclamation = true;  // this build can trim; whether this realm may is allow_history_trim
+  c.required_resource_budget = budgets_.required_resources;  // the node's, configured (decision 156)
+  c.lifetime_owner_budget = budgets_.lifetime_owner;
   return c;
 }
 
@@ -324,6 +390,8 @@ Result<QueryResult, Refusal> Authority::answer(const Query& query, std::uint64_t
         } else if constexpr (!std::is_same_v<Op, IdentityQuery> && !std::is_same_v<Op, DecisionQuery>) {
           const Id checked_at = head_.position;
           auto result = read(ReadCtx{caller, now_ms, catalog}, op);
+          if (auto corrupt = take_corrupt())  // decision 157: no answer built on a record that could not be read
+            return refuse(Reason::kStorageCorrupt, "process " + std::to_string(corrupt->pid) + "'s stored version does not decode");
           if (auto moved = fence(checked_at)) return Err{*moved};
           return result;
         } else {

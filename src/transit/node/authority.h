@@ -9,9 +9,11 @@
 #pragma once
 
 #include <functional>
+#include <list>
 #include <map>
 #include <set>
 #include <span>
+#include <unordered_map>
 
 #include "common/result.h"
 #include "transit/node/records.h"
@@ -62,6 +64,12 @@ struct Touched {
   std::vector<std::pair<Id, bool>> ended;  // the ended-process index: (pid, candidate now)
 };
 
+/// A stored version that no longer decodes (decision 157): an error, never
+/// read as absent.
+struct CorruptRecord {
+  Id pid = 0;
+};
+
 /// The records the authority does not keep resident, read from storage as
 /// published, being committed and staged (the journal's; decision 130).
 /// Processes for now: a realm's process catalog grows without bound.
@@ -69,10 +77,13 @@ class RecordSource {
  public:
   virtual ~RecordSource() = default;
   /// `pid`'s record as of `position` (its newest version at or below it);
-  /// null when it had none then.
-  virtual std::optional<ProcessRecord> process(Id pid, Id position) const = 0;
-  /// The records in PID order after `after`, each as of `position`, until `visit` returns false.
-  virtual void processes(Id after, Id position, const std::function<bool(const ProcessRecord&)>& visit) const = 0;
+  /// null when it had none then; CorruptRecord when that version does not decode.
+  virtual Result<std::optional<ProcessRecord>, CorruptRecord> process(Id pid, Id position) const = 0;
+  /// The records in PID order after `after`, each as of `position`, until
+  /// `visit` returns false; a version that does not decode stops the scan
+  /// and is returned.
+  virtual std::optional<CorruptRecord> processes(Id after, Id position,
+                                                 const std::function<bool(const ProcessRecord&)>& visit) const = 0;
 };
 
 /// The growing part of the catalog, as published and staged (the journal's).
@@ -144,6 +155,24 @@ class Authority {
   /// (decision 130); a decision or query over it starts by dropping them.
   static constexpr std::size_t kResidentProcesses = 1 << 16;
   void limit_resident(std::size_t processes) { resident_limit_ = processes; }
+  /// The node's dependency budgets (decision 156), reported in capabilities:
+  /// the required names one process may declare, and the resources one
+  /// process may own the lifetime of.
+  struct DependencyBudgets {
+    Id required_resources = kRequiredNames;
+    Id lifetime_owner = kLifetimeOwnerBudget;
+  };
+  void set_budgets(DependencyBudgets budgets) { budgets_ = budgets; }
+  const DependencyBudgets& budgets() const { return budgets_; }
+  /// Whether a corrupt stored record was met after a decision had begun to
+  /// change state (decision 157): every later command is refused until a restart.
+  bool failed_closed() const { return failed_closed_; }
+  /// The corrupt stored record met since the last call, if any (a read made
+  /// outside answer(), such as a snapshot's, asks this before answering).
+  std::optional<CorruptRecord> take_corrupt() const {
+    corrupt_after_change_ = false;
+    return std::exchange(corrupt_, std::nullopt);
+  }
 
   /// A fresh command at sequence last + 1, signature already verified, with
   /// the block bodies that came with it: its receipt (the head advanced,
@@ -287,6 +316,10 @@ class Authority {
   Result<Outcome, Refusal> collect_payload(ProcessRecord& p, Id payload, Step& step);
   Result<Outcome, Refusal> collect_resource(ProcessRecord& p, Id resource, Step& step);
   Result<Outcome, Refusal> collect_process(ProcessRecord& p, Step& step);
+  /// Why collect would refuse `r` of `p` now, or the process `p` itself; the
+  /// listing for the maintenance process asks the same (decision 155).
+  std::optional<Refusal> resource_gate(const ProcessRecord& p, const ResourceRecord& r, std::uint64_t now_ms) const;
+  std::optional<Refusal> process_gate(const ProcessRecord& p) const;
   void remove_output(Id output, Step& step);
   void remove_effect(Id effect, Step& step);
   void remove_payload(Id payload, Step& step);
@@ -328,6 +361,8 @@ class Authority {
   Result<QueryResult, Refusal> read(const ReadCtx& ctx, const PayloadRead& q) const;
   Result<QueryResult, Refusal> read(const ReadCtx& ctx, const RuntimeQuery& q) const;
   Result<QueryResult, Refusal> read(const ReadCtx& ctx, const BlockRead& q) const;
+  Result<QueryResult, Refusal> read(const ReadCtx& ctx, const ReadSegment& q) const;      // segments.cc
+  Result<QueryResult, Refusal> read(const ReadCtx& ctx, const ListCollectable& q) const;  // collection.cc
   /// Why a continuation at `cut` may not go on, given where its catalog last changed (decision 6).
   std::optional<Refusal> stale_cut(Id cut, Id catalog_position) const;
 
@@ -361,6 +396,12 @@ class Authority {
   /// Retiring `resource` changes the required topology of the processes that
   /// require it: refused while one of them, or one of its borrowers, is active.
   std::optional<Refusal> check_quiescent(Id resource, std::uint64_t now_ms) const;
+  /// Why a process may not declare `required` names: over the node's budget (decision 156).
+  std::optional<Refusal> check_required_budget(std::size_t required) const {
+    if (required <= budgets_.required_resources) return std::nullopt;
+    return Refusal{Reason::kDependencyBudget, std::to_string(required) + " required names, over the node's budget of " +
+                                                  std::to_string(budgets_.required_resources)};
+  }
   std::optional<Refusal> check_executor(Id caller, const ProcessRecord& p, Id generation, std::uint64_t now_ms) const;
   // The effect rules (effects.cc).
   std::optional<Refusal> check_effect(const EffectIntent& effect, Id pid, std::uint64_t now_ms) const;
@@ -439,6 +480,19 @@ class Authority {
   mutable std::map<Id, ProcessRecord> processes_;
   const RecordSource* source_ = nullptr;
   std::size_t resident_limit_ = kResidentProcesses;
+  // Least recently used first out (decision 158): the resident PIDs, most
+  // recently read at the front, and where each is in that list.
+  mutable std::list<Id> recency_;
+  mutable std::unordered_map<Id, std::list<Id>::iterator> recency_at_;
+  /// `pid` was read or created: to the front.
+  void remember(Id pid) const;
+  DependencyBudgets budgets_;
+  // A corrupt stored record met by the decision or query under way (decision
+  // 132), and whether that decision had changed anything by then.
+  mutable std::optional<CorruptRecord> corrupt_;
+  mutable bool corrupt_after_change_ = false;
+  const Touched* deciding_ = nullptr;
+  bool failed_closed_ = false;
   std::map<std::pair<Id, Id>, Association> associations_;  // (pid, association revision)
   std::map<std::pair<Id, std::string>, Id> association_names_;  // (pid, name) -> revision
   std::map<Id, std::set<Id>> associated_by_;  // resource -> the PIDs associated with it (derived)

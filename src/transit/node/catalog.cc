@@ -133,24 +133,28 @@ std::optional<std::pair<Id, Bytes>> Catalog::block(Id resource, const EntryKey& 
   return std::pair<Id, Bytes>{layout::get_be64(*stored), Bytes(stored->begin() + 8, stored->end())};
 }
 
-std::optional<ProcessRecord> Catalog::process(Id pid, Id position) const {
+// A version that does not decode - or decodes as another PID's - is an
+// error, never an absent process (decision 157): reading it as absent would
+// let a decision take the PID for unknown.
+Result<std::optional<ProcessRecord>, CorruptRecord> Catalog::process(Id pid, Id position) const {
   auto* it = &iterator(false);
   it->Seek(layout::process_version(pid, position));
-  if (!it->Valid() || !it->key().starts_with(layout::process_versions(pid))) return std::nullopt;
+  if (!it->Valid() || !it->key().starts_with(layout::process_versions(pid))) return std::optional<ProcessRecord>{};
   auto record = from_json<ProcessRecord>(it->value().ToStringView(), kMaxProcessBytes);
-  if (!record.ok()) return std::nullopt;
-  return std::move(*record);
+  if (!record.ok() || record->pid != pid) return Err{CorruptRecord{pid}};
+  return std::optional<ProcessRecord>{std::move(*record)};
 }
 
 // One seek per PID: (pid, ~position) lands on its version as of `position`,
 // or past its versions onto the next PID's newest, which is then sought as of
 // `position` in turn.
-void Catalog::processes(Id after, Id position, const std::function<bool(const ProcessRecord&)>& visit) const {
+std::optional<CorruptRecord> Catalog::processes(Id after, Id position,
+                                                const std::function<bool(const ProcessRecord&)>& visit) const {
   const std::string table = layout::table(layout::kProcesses);
   auto* it = &iterator(false);
   for (Id next = after + 1; next != 0;) {
     it->Seek(layout::process_version(next, position));
-    if (!it->Valid() || !it->key().starts_with(table) || it->key().size() != layout::kProcessKey) return;
+    if (!it->Valid() || !it->key().starts_with(table) || it->key().size() != layout::kProcessKey) return std::nullopt;
     const Id pid = layout::parse_process(it->key().ToStringView()).first;
     if (pid != next) {
       next = pid;
@@ -158,8 +162,10 @@ void Catalog::processes(Id after, Id position, const std::function<bool(const Pr
     }
     next = pid + 1;
     auto record = from_json<ProcessRecord>(it->value().ToStringView(), kMaxProcessBytes);
-    if (record.ok() && !visit(*record)) return;
+    if (!record.ok() || record->pid != pid) return CorruptRecord{pid};
+    if (!visit(*record)) return std::nullopt;
   }
+  return std::nullopt;
 }
 
 std::optional<BlockInfo> decode_block_record(std::string_view stored) {

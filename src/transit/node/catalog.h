@@ -66,11 +66,13 @@ class Catalog final : public CatalogReader {
   }
   static constexpr std::size_t kMaxStoredRecord = 256 * 1024;  // the journal's bound on a stored record
 
-  /// `pid`'s record as of `position`: its newest version at or below it.
-  std::optional<ProcessRecord> process(Id pid, Id position) const;
+  /// `pid`'s record as of `position`: its newest version at or below it;
+  /// CorruptRecord when that version does not decode (decision 157).
+  Result<std::optional<ProcessRecord>, CorruptRecord> process(Id pid, Id position) const;
   /// The records in PID order after `after`, each as of `position`, until
-  /// `visit` returns false; a PID with no version by then is skipped.
-  void processes(Id after, Id position, const std::function<bool(const ProcessRecord&)>& visit) const;
+  /// `visit` returns false; a PID with no version by then is skipped, and a
+  /// version that does not decode stops the scan and is returned.
+  std::optional<CorruptRecord> processes(Id after, Id position, const std::function<bool(const ProcessRecord&)>& visit) const;
 
  private:
   /// Two iterators for the reader's life (creating one costs more than a

@@ -86,29 +86,16 @@ Result<Outcome, Refusal> Authority::collect_resource(ProcessRecord& p, Id id, St
   if (it == resources_.end()) return refuse(Reason::kUnknownResource, id_text("no resource", id));
   auto& r = it->second;
   if (r.info.owner != p.pid) return refuse(Reason::kNotOfProcess, "the process does not own the resource's lifetime");
-  if (r.collected_at) return refuse(Reason::kAlreadyCollected, "the resource is a tombstone");
-  // Retired, or its lifetime ended with its owner's retirement (decision 114).
-  if (alive(r, step.now_ms)) return refuse(Reason::kResourceNotRetired, "retire the resource (or its owner) first");
-  std::vector<Id> views;
+  if (auto blocked = resource_gate(p, r, step.now_ms)) return Err{*blocked};
+  std::vector<Id> views;  // the owner's own: unusable, they go with it
   if (auto v = views_on_.find(id); v != views_on_.end())
-    for (Id view : v->second) {
-      const Id holder = views_.at(view).pid;
-      if (holder == p.pid) {
-        views.push_back(view);
-        continue;
-      }
-      const auto& q = *process(holder);
-      if (!retired(q, step.now_ms)) return refuse(Reason::kViewLive, id_text("a view of it is held by process", holder));
-      if (!q.collected_at) return refuse(Reason::kVersionRetained, id_text("a view of it is retained by process", holder));
-    }
-  std::vector<std::pair<Id, Id>> associations;  // (pid, association revision)
+    for (Id view : v->second)
+      if (views_.at(view).pid == p.pid) views.push_back(view);
+  std::vector<std::pair<Id, Id>> associations;  // (pid, association revision), of retired processes
   if (auto a = associated_by_.find(id); a != associated_by_.end())
-    for (Id pid : a->second) {
-      if (!retired(*process(pid), step.now_ms))
-        return refuse(Reason::kAssociationLive, id_text("a running process is associated with it:", pid));
+    for (Id pid : a->second)
       for (auto at = associations_.lower_bound({pid, 0}); at != associations_.end() && at->first.first == pid; ++at)
         if (at->second.resource == id) associations.push_back(at->first);
-    }
   Id removed = 0;
   for (std::size_t i = 0; i < views.size() && removed < kCollectRemovals; ++i, ++removed) remove_view(views[i], step);
   for (std::size_t i = 0; i < associations.size() && removed < kCollectRemovals; ++i, ++removed)
@@ -128,22 +115,7 @@ Result<Outcome, Refusal> Authority::collect_resource(ProcessRecord& p, Id id, St
 // keeps the PID allocated forever.
 Result<Outcome, Refusal> Authority::collect_process(ProcessRecord& p, Step& step) {
   const Id pid = p.pid;
-  if (!p.retired) return refuse(Reason::kProcessLive, "the process's permanent retirement is not recorded");
-  if (auto running = check_provider_stopped(pid)) return Err{*running};  // a bound process's provider (decision 115)
-  for (const auto& [route, pending] : pending_routes_)
-    if (route.first == pid || route.second == pid)
-      return refuse(Reason::kOutputPending, id_text("a pending output on its route, output", *pending.begin()));
-  if (auto e = effects_of_.find(pid); e != effects_of_.end())
-    for (Id effect : e->second)
-      if (unresolved_effects_.count(effect)) return refuse(Reason::kEffectUnresolved, id_text("effect", effect) + " is not closed");
-  if (auto y = payloads_of_.find(pid); y != payloads_of_.end())
-    for (Id payload : y->second)
-      if (payloads_.at(payload).info.state != PayloadState::kDeleted)
-        return refuse(Reason::kPayloadNotDeleted, id_text("payload", payload) + "'s deletion is not confirmed");
-  if (auto l = lifetime_of_.find(pid); l != lifetime_of_.end())
-    for (Id resource : l->second)
-      if (!resources_.at(resource).collected_at)
-        return refuse(Reason::kResourceNotRemoved, id_text("it owns resource", resource) + ", not collected");
+  if (auto blocked = process_gate(p)) return Err{*blocked};
 
   Id removed = 0;
   auto budget = [&] { return removed < kCollectRemovals; };
@@ -194,6 +166,107 @@ Result<Outcome, Refusal> Authority::collect_process(ProcessRecord& p, Step& step
     step.touched.processes.push_back(pid);
   }
   return Outcome{Collected{pid, CollectKind::kProcess, pid, removed, complete}};
+}
+
+// The gates, apart from what they remove, so that the maintenance process's
+// listing asks exactly what collect will (decision 155).
+std::optional<Refusal> Authority::resource_gate(const ProcessRecord& p, const ResourceRecord& r, std::uint64_t now_ms) const {
+  const Id id = r.info.resource;
+  if (r.collected_at) return Refusal{Reason::kAlreadyCollected, "the resource is a tombstone"};
+  // Retired, or its lifetime ended with its owner's retirement (decision 114).
+  if (alive(r, now_ms)) return Refusal{Reason::kResourceNotRetired, "retire the resource (or its owner) first"};
+  if (auto v = views_on_.find(id); v != views_on_.end())
+    for (Id view : v->second) {
+      const Id holder = views_.at(view).pid;
+      if (holder == p.pid) continue;
+      const auto* q = process(holder);
+      if (!q) return Refusal{Reason::kViewLive, id_text("a view of it is held by process", holder)};  // unreadable: blocks
+      if (!retired(*q, now_ms)) return Refusal{Reason::kViewLive, id_text("a view of it is held by process", holder)};
+      if (!q->collected_at) return Refusal{Reason::kVersionRetained, id_text("a view of it is retained by process", holder)};
+    }
+  if (auto a = associated_by_.find(id); a != associated_by_.end())
+    for (Id pid : a->second) {
+      const auto* q = process(pid);
+      if (!q || !retired(*q, now_ms))
+        return Refusal{Reason::kAssociationLive, id_text("a running process is associated with it:", pid)};
+    }
+  return std::nullopt;
+}
+
+std::optional<Refusal> Authority::process_gate(const ProcessRecord& p) const {
+  const Id pid = p.pid;
+  if (p.collected_at) return Refusal{Reason::kAlreadyCollected, "the process is a tombstone"};
+  if (!p.retired) return Refusal{Reason::kProcessLive, "the process's permanent retirement is not recorded"};
+  if (auto running = check_provider_stopped(pid)) return running;  // a bound process's provider (decision 115)
+  for (const auto& [route, pending] : pending_routes_)
+    if (route.first == pid || route.second == pid)
+      return Refusal{Reason::kOutputPending, id_text("a pending output on its route, output", *pending.begin())};
+  if (auto e = effects_of_.find(pid); e != effects_of_.end())
+    for (Id effect : e->second)
+      if (unresolved_effects_.count(effect)) return Refusal{Reason::kEffectUnresolved, id_text("effect", effect) + " is not closed"};
+  if (auto y = payloads_of_.find(pid); y != payloads_of_.end())
+    for (Id payload : y->second)
+      if (payloads_.at(payload).info.state != PayloadState::kDeleted)
+        return Refusal{Reason::kPayloadNotDeleted, id_text("payload", payload) + "'s deletion is not confirmed"};
+  if (auto l = lifetime_of_.find(pid); l != lifetime_of_.end())
+    for (Id resource : l->second)
+      if (!resources_.at(resource).collected_at)
+        return Refusal{Reason::kResourceNotRemoved, id_text("it owns resource", resource) + ", not collected"};
+  return std::nullopt;
+}
+
+// A bounded scan of the process catalog from storage (processes are not all
+// resident, decision 130): at most the scan budget of processes examined and
+// a page of records listed, each one collect would take now. What does not
+// fit is found by the next pass, as the cursor moves on past its process.
+Result<QueryResult, Refusal> Authority::read(const ReadCtx& ctx, const ListCollectable& q) const {
+  CollectablePage page;
+  page.cut = q.cursor ? q.cursor->cut : head_.position;
+  if (q.cursor && (q.cursor->cut == 0 || q.cursor->cut > head_.position))
+    return refuse(Reason::kBadCut, "the cursor's cut is no position of this node");
+  std::size_t examined = 0;
+  Id last = q.cursor ? q.cursor->after : 0;
+  bool more = false;
+  std::vector<Id> candidates;  // the records are read after the scan: visit_processes holds an iterator
+  visit_processes(last, [&](const ProcessRecord& p) {
+    if (examined == kScanBudget) {
+      more = true;
+      return false;
+    }
+    ++examined;
+    last = p.pid;
+    if (p.allow_collection && !p.collected_at && (rights(ctx.caller, PidScope{p.pid}) & kPidAdmin))
+      candidates.push_back(p.pid);
+    return true;
+  });
+  const auto full = [&] { return page.items.items.size() == kPageRecords; };
+  const auto add = [&](Id pid, CollectKind kind, Id record) {
+    if (!full()) page.items.items.push_back(CollectableRecord{pid, kind, record});
+  };
+  for (Id pid : candidates) {
+    if (full()) {  // the rest from this process on: the next page
+      last = pid - 1;
+      more = true;
+      break;
+    }
+    const auto* p = process(pid);
+    if (!p) continue;
+    if (auto it = outputs_of_.find(pid); it != outputs_of_.end())
+      for (Id o : it->second)
+        if (outputs_.at(o).state != OutputState::kPending) add(pid, CollectKind::kOutput, o);
+    if (auto it = effects_of_.find(pid); it != effects_of_.end())
+      for (Id e : it->second)
+        if (!unresolved_effects_.count(e)) add(pid, CollectKind::kEffect, e);
+    if (auto it = payloads_of_.find(pid); it != payloads_of_.end())
+      for (Id y : it->second)
+        if (payloads_.at(y).info.state == PayloadState::kDeleted) add(pid, CollectKind::kPayload, y);
+    if (auto it = lifetime_of_.find(pid); it != lifetime_of_.end())
+      for (Id r : it->second)
+        if (!resource_gate(*p, resources_.at(r), ctx.now_ms)) add(pid, CollectKind::kResource, r);
+    if (!process_gate(*p)) add(pid, CollectKind::kProcess, pid);
+  }
+  if (more) page.cursor = Cursor{page.cut, last};
+  return QueryResult{std::move(page)};
 }
 
 void Authority::remove_output(Id id, Step& step) {

@@ -293,12 +293,13 @@ std::shared_ptr<Journal::Batch> Journal::take_staged(const Head& head) {
 Catalog Journal::catalog() { return Catalog(*db_, staged_.get(), in_flight_ ? in_flight_->writes.get() : nullptr); }
 
 // A fresh reader each time: it sees everything staged so far.
-std::optional<ProcessRecord> Journal::process(Id pid, Id position) const {
+Result<std::optional<ProcessRecord>, CorruptRecord> Journal::process(Id pid, Id position) const {
   return Catalog(*db_, staged_.get(), in_flight_ ? in_flight_->writes.get() : nullptr).process(pid, position);
 }
 
-void Journal::processes(Id after, Id position, const std::function<bool(const ProcessRecord&)>& visit) const {
-  Catalog(*db_, staged_.get(), in_flight_ ? in_flight_->writes.get() : nullptr).processes(after, position, visit);
+std::optional<CorruptRecord> Journal::processes(Id after, Id position,
+                                                const std::function<bool(const ProcessRecord&)>& visit) const {
+  return Catalog(*db_, staged_.get(), in_flight_ ? in_flight_->writes.get() : nullptr).processes(after, position, visit);
 }
 
 bool Journal::commit(Batch& batch) {

@@ -76,8 +76,9 @@ class Journal final : public RecordSource {
   std::optional<Receipt> receipt(Id principal, Id sequence) const;
 
   // The authority's process records, as decided so far (staging thread only).
-  std::optional<ProcessRecord> process(Id pid, Id position) const override;
-  void processes(Id after, Id position, const std::function<bool(const ProcessRecord&)>& visit) const override;
+  Result<std::optional<ProcessRecord>, CorruptRecord> process(Id pid, Id position) const override;
+  std::optional<CorruptRecord> processes(Id after, Id position,
+                                         const std::function<bool(const ProcessRecord&)>& visit) const override;
   std::uint64_t synced_writes() const { return synced_writes_; }
 
   /// Compacts the journal's range below `floor` on the reclaim thread, so the

@@ -11,6 +11,7 @@ Result<std::unique_ptr<Node>, std::string> Node::open(const NodeConfig& config, 
   if (!authority.ok()) return Err{authority.error()};
   (*journal)->reclaim(authority->head().floor);
   authority->limit_resident(config.resident_processes);  // finishes a reclaim a stop or a crash cut short
+  authority->set_budgets(config.budgets);
   std::unique_ptr<Node> node(new Node());
   node->data_dir_ = config.data_dir;
   auto store = LocalPayloadStore::open(config.data_dir / "payloads");

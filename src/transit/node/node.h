@@ -21,7 +21,8 @@ struct NodeConfig {
   SnapshotLimits snapshots;                        // open snapshots per principal and per node
   std::size_t max_pending = 8192;                  // requests in the node at once; beyond: `overloaded`
   std::chrono::milliseconds request_deadline{5000};  // unanswered by then: ServiceUncertain (0: no deadline)
-  std::size_t resident_processes = Authority::kResidentProcesses;  // process records kept in memory (decision 130)
+  std::size_t resident_processes = Authority::kResidentProcesses;  // process records kept in memory (decisions 130, 158)
+  Authority::DependencyBudgets budgets;  // reported in capabilities, enforced at create, spawn, create_resource (decision 156)
   /// GET /healthz, /readyz, /metrics on their own listener (host, port; port 0: any free one). None: no listener.
   std::optional<std::pair<std::string, std::uint16_t>> admin;
   /// The payload listener (decision 87): PUT/GET/DELETE /v1/payloads/{id}, on

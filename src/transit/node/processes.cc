@@ -119,12 +119,14 @@ Result<Outcome, Refusal> Authority::apply(const CreateProcess& op, Step& step) {
   if (op.pid == 0) return refuse(Reason::kZeroIdentity, "pid 0 is invalid");
   if (process(op.pid))
     return refuse(Reason::kSubjectTaken, "pid " + std::to_string(op.pid) + " was allocated before");
+  if (auto over = check_required_budget(op.required.items.size())) return Err{*over};
   ProcessRecord p;
   p.pid = op.pid;
   p.required = op.required;
   p.allow_collection = op.allow_collection;
   p.associations_position = step.position;
   processes_[op.pid] = std::move(p);
+  remember(op.pid);
   step.touched.processes.push_back(op.pid);
   return Outcome{ProcessChanged{op.pid, 0}};
 }

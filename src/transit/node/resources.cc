@@ -101,6 +101,10 @@ Result<Outcome, Refusal> Authority::apply(const CreateResource& op, Step& step) 
     const auto* owner = process(*op.owner);
     if (!owner || retired(*owner, step.now_ms))
       return refuse(Reason::kUnknownOwner, "the lifetime owner is no live process");
+    // The lifetime-owner budget bounds the quiescence walk over an owner's borrowers (decision 156).
+    if (auto it = lifetime_of_.find(*op.owner); it != lifetime_of_.end() && it->second.size() >= budgets_.lifetime_owner)
+      return refuse(Reason::kDependencyBudget, "process " + std::to_string(*op.owner) + " owns the lifetime of " +
+                                                   std::to_string(it->second.size()) + " resources, the node's budget");
   }
   const Id id = head_.next_resource++;
   resources_[id] = ResourceRecord{ResourceInfo{id, op.name, op.owner, 1, false}, step.position, step.position, std::nullopt};

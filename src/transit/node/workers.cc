@@ -112,6 +112,7 @@ Result<Outcome, Refusal> Authority::apply(const Spawn& op, Step& step) {
   if (op.pid == 0) return refuse(Reason::kZeroIdentity, "pid 0 is invalid");
   if (process(op.pid))
     return refuse(Reason::kSubjectTaken, "pid " + std::to_string(op.pid) + " was allocated before");
+  if (auto over = check_required_budget(op.required.items.size())) return Err{*over};
   std::vector<Id> inherited;
   for (const auto& name : op.required.items) {
     const auto* a = associated(op.parent, name.value);
@@ -131,6 +132,7 @@ Result<Outcome, Refusal> Authority::apply(const Spawn& op, Step& step) {
   child.initialized = true;
   child.generation = 1;  // as initialize leaves it
   processes_[op.pid] = std::move(child);
+  remember(op.pid);
   for (std::size_t i = 0; i < inherited.size(); ++i) add_association(op.pid, op.required.items[i], inherited[i], step);
   step.touched.processes.push_back(op.pid);
   return Outcome{ProcessChanged{op.pid, 1}};
