@@ -17,7 +17,7 @@ static void BM_EncodeDelivery(benchmark::State& state) {
 BENCHMARK(BM_EncodeDelivery)->Arg(256)->Arg(1024);
 
 static void BM_DecodeAppendRequest(benchmark::State& state) {
-  CbqsClientFrameV2 f{Request{{}, {}, req::Append{{3, Bytes(static_cast<std::size_t>(state.range(0)), 0xcd)}}}};
+  CbqsClientFrameV2 f{Request{{}, {}, req::Append{{LaneId{3}, Bytes(static_cast<std::size_t>(state.range(0)), 0xcd)}}}};
   Bytes wire = encode(f);
   for (auto _ : state) benchmark::DoNotOptimize(decode<CbqsClientFrameV2>(wire));
   state.SetBytesProcessed(state.iterations() * state.range(0));

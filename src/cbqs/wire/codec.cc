@@ -25,6 +25,8 @@ struct Put {
   void operator()(std::uint64_t v) { w.u64(v); }
   void operator()(u128 v) { w.u128(v); }
   void operator()(bool v) { w.boolean(v); }
+  template <typename Tag, typename Rep>
+  void operator()(const StrongId<Tag, Rep>& v) { (*this)(v.value); }  // the wire value alone
   template <std::size_t N>
   void operator()(const std::array<std::uint8_t, N>& v) { w.fixed(v); }
   template <typename T>
@@ -53,6 +55,8 @@ struct Get {
   void operator()(std::uint64_t& v) { v = r.u64(); }
   void operator()(u128& v) { v = r.u128(); }
   void operator()(bool& v) { v = r.boolean(); }
+  template <typename Tag, typename Rep>
+  void operator()(StrongId<Tag, Rep>& v) { (*this)(v.value); }
   template <std::size_t N>
   void operator()(std::array<std::uint8_t, N>& v) { v = r.fixed<N>(); }
   template <typename T>

@@ -50,21 +50,21 @@ class StreamTest : public ::testing::Test {
     return true;
   }
 
-  std::uint64_t append(StreamState& s, std::uint64_t lane, std::string_view text) {
-    return *s.stage_append(lane, Bytes(text.begin(), text.end()));
+  std::uint64_t append(StreamState& s, LaneId lane, std::string_view text) {
+    return s.stage_append(lane, Bytes(text.begin(), text.end()))->value;
   }
 };
 
 TEST_F(StreamTest, PlainLaneIdsAreAssignedFromOneAndNeverReissued) {
   auto s = load();
-  EXPECT_EQ(*durably(s).create_lane(std::nullopt, view.params), 1u);
-  EXPECT_EQ(*durably(s).create_lane(std::nullopt, view.params), 2u);
-  ASSERT_TRUE(durably(s).close_lane(2).ok());
+  EXPECT_EQ(*durably(s).create_lane(std::nullopt, view.params), LaneId{1});
+  EXPECT_EQ(*durably(s).create_lane(std::nullopt, view.params), LaneId{2});
+  ASSERT_TRUE(durably(s).close_lane(LaneId{2}).ok());
   auto reloaded = load();  // across a restart too
-  EXPECT_EQ(*durably(reloaded).create_lane(std::nullopt, view.params), 3u);
-  EXPECT_EQ(reloaded.lane_status(2), LaneStatusV2::kClosed);
-  EXPECT_EQ(durably(reloaded).close_lane(2).error(), ErrorCode::kLaneClosed);
-  EXPECT_EQ(durably(reloaded).close_lane(99).error(), ErrorCode::kUnknownLane);
+  EXPECT_EQ(*durably(reloaded).create_lane(std::nullopt, view.params), LaneId{3});
+  EXPECT_EQ(reloaded.lane_status(LaneId{2}), LaneStatusV2::kClosed);
+  EXPECT_EQ(durably(reloaded).close_lane(LaneId{2}).error(), ErrorCode::kLaneClosed);
+  EXPECT_EQ(durably(reloaded).close_lane(LaneId{99}).error(), ErrorCode::kUnknownLane);
 }
 
 TEST_F(StreamTest, RoomLanesAreDerivedIdempotentAndNeverReopened) {
@@ -87,19 +87,19 @@ TEST_F(StreamTest, LaneLimitAndPaging) {
   EXPECT_EQ(durably(s).create_lane(std::nullopt, view.params).error(), ErrorCode::kLaneLimit);
   auto page = s.list_lanes(std::nullopt, 2, LaneScopeAny{});
   ASSERT_EQ(page.lanes.size(), 2u);
-  EXPECT_EQ(page.next_after_lane_id, 2u);
-  auto rest = s.list_lanes(2, 2, LaneScopeAny{});
+  EXPECT_EQ(page.next_after_lane_id, LaneId{2});
+  auto rest = s.list_lanes(LaneId{2}, 2, LaneScopeAny{});
   ASSERT_EQ(rest.lanes.size(), 1u);
-  EXPECT_EQ(rest.lanes[0].lane_id, 3u);
+  EXPECT_EQ(rest.lanes[0].lane_id, LaneId{3});
   EXPECT_FALSE(rest.next_after_lane_id);
-  auto scoped = s.list_lanes(std::nullopt, 10, LaneScopeSet{{1, 3}});
+  auto scoped = s.list_lanes(std::nullopt, 10, LaneScopeSet{{LaneId{1}, LaneId{3}}});
   ASSERT_EQ(scoped.lanes.size(), 2u);
-  EXPECT_EQ(scoped.lanes[1].lane_id, 3u);
+  EXPECT_EQ(scoped.lanes[1].lane_id, LaneId{3});
 }
 
 TEST_F(StreamTest, CheckpointChainAlongManyBatches) {
   auto s = load();
-  std::uint64_t lane = *durably(s).create_lane(std::nullopt, view.params);
+  LaneId lane = *durably(s).create_lane(std::nullopt, view.params);
   std::vector<CheckpointReceiptV2> chain;
   for (int batch = 0; batch < 20; ++batch) {
     for (int i = 0; i <= batch % 4; ++i) append(s, lane, "record " + std::to_string(batch) + "/" + std::to_string(i));
@@ -109,7 +109,8 @@ TEST_F(StreamTest, CheckpointChainAlongManyBatches) {
     chain.push_back(*s.checkpoint(store, std::nullopt));
   }
   Bytes32 previous{};
-  std::uint64_t next_first = 1, last_committed = 0, last_height = 0;
+  Sequence next_first{1};
+  std::uint64_t last_committed = 0, last_height = 0;
   for (const auto& c : chain) {
     EXPECT_EQ(c.first_sequence, next_first);
     EXPECT_EQ(c.previous_checkpoint, previous);
@@ -117,48 +118,48 @@ TEST_F(StreamTest, CheckpointChainAlongManyBatches) {
     EXPECT_GE(c.snapshot_height, last_height);
     EXPECT_EQ(verify_checkpoint(c, view.provider), CheckpointVerdict::kValid);
     std::vector<Bytes32> digests;
-    for (std::uint64_t seq = c.first_sequence; seq <= c.last_sequence; ++seq) {
+    for (std::uint64_t seq = c.first_sequence.value; seq <= c.last_sequence.value; ++seq) {
       auto r = *s.read(store, seq);
       ASSERT_TRUE(r);
-      digests.push_back(record_digest(RecordHeaderV2{sid, r->lane_id}, r->payload));
+      digests.push_back(record_digest(RecordHeaderV2{sid, LaneId{r->lane_id}}, r->payload));
     }
     EXPECT_EQ(records_digest(digests), c.records_digest);
     previous = checkpoint_id(c);
-    next_first = c.last_sequence + 1;
+    next_first = Sequence{c.last_sequence.value + 1};
     last_committed = c.committed_at_ms;
     last_height = c.snapshot_height;
   }
   // GetCheckpoint by covering sequence.
-  auto covering = s.checkpoint(store, std::uint64_t{5});
+  auto covering = s.checkpoint(store, Sequence{5});
   ASSERT_TRUE(covering.ok());
-  EXPECT_LE(covering->first_sequence, 5u);
-  EXPECT_GE(covering->last_sequence, 5u);
-  EXPECT_EQ(s.checkpoint(store, s.durable_head() + 1).error(), ErrorCode::kCheckpointNotFound);
+  EXPECT_LE(covering->first_sequence, Sequence{5});
+  EXPECT_GE(covering->last_sequence, Sequence{5});
+  EXPECT_EQ(s.checkpoint(store, Sequence{s.durable_head() + 1}).error(), ErrorCode::kCheckpointNotFound);
 }
 
 TEST_F(StreamTest, ReadRangeReturnsConsecutiveRecordsWithinItsBounds) {
   auto s = load();
-  std::uint64_t a = *durably(s).create_lane(std::nullopt, view.params), b = *durably(s).create_lane(std::nullopt, view.params);
+  LaneId a = *durably(s).create_lane(std::nullopt, view.params), b = *durably(s).create_lane(std::nullopt, view.params);
   for (int i = 1; i <= 5; ++i) append(s, i % 2 ? a : b, "record-" + std::to_string(i));  // 8 bytes each
   ASSERT_TRUE(commit(s));
   auto all = *s.read_range(store, 2, 10, 1 << 20);
   ASSERT_EQ(all.size(), 4u);  // 2..5: the head bounds it
   EXPECT_EQ(all.front().sequence, 2u);
   EXPECT_EQ(all.back().sequence, 5u);
-  EXPECT_EQ(all[1].lane_id, a);  // sequence 3
+  EXPECT_EQ(all[1].lane_id, a.value);  // sequence 3
   EXPECT_EQ(std::string(all[1].payload.begin(), all[1].payload.end()), "record-3");
   EXPECT_EQ(s.read_range(store, 1, 2, 1 << 20)->size(), 2u);  // max_records
   EXPECT_EQ(s.read_range(store, 1, 10, 12)->size(), 2u);      // stops once 12 payload bytes are read
   EXPECT_EQ(s.read_range(store, 1, 10, 1)->size(), 1u);       // the first record is always included
   EXPECT_TRUE(s.read_range(store, 6, 10, 1 << 20)->empty());  // above the head
-  EXPECT_EQ(s.next_in_lane(LaneId{b}, Sequence{1}), std::optional<std::uint64_t>(2));
-  EXPECT_EQ(s.next_in_lane(LaneId{b}, Sequence{5}), std::nullopt);
-  EXPECT_EQ(s.count_in_lane(LaneId{a}, Sequence{2}), 2u);  // 3 and 5
+  EXPECT_EQ(s.next_in_lane(b, Sequence{1}), Sequence{2});
+  EXPECT_EQ(s.next_in_lane(b, Sequence{5}), std::nullopt);
+  EXPECT_EQ(s.count_in_lane(a, Sequence{2}), 2u);  // 3 and 5
 }
 
 TEST_F(StreamTest, NothingIsReadableBeforeItsBatchIsDurable) {
   auto s = load();
-  std::uint64_t lane = *durably(s).create_lane(std::nullopt, view.params);
+  LaneId lane = *durably(s).create_lane(std::nullopt, view.params);
   std::uint64_t seq = append(s, lane, "pending");
   EXPECT_EQ(seq, 1u);
   EXPECT_EQ(s.durable_head(), 0u);
@@ -171,7 +172,7 @@ TEST_F(StreamTest, NothingIsReadableBeforeItsBatchIsDurable) {
 TEST_F(StreamTest, CrashOnEitherSideOfTheDurableWrite) {
   {
     auto s = load();
-    std::uint64_t lane = *durably(s).create_lane(std::nullopt, view.params);
+    LaneId lane = *durably(s).create_lane(std::nullopt, view.params);
     append(s, lane, "a");
     ASSERT_TRUE(commit(s));  // durable: record 1 with its receipt
     append(s, lane, "b");
@@ -181,16 +182,16 @@ TEST_F(StreamTest, CrashOnEitherSideOfTheDurableWrite) {
   store.crash();
   auto s = load();
   EXPECT_EQ(s.durable_head(), 1u);  // record 2 never existed
-  EXPECT_EQ(s.checkpoint(store, std::nullopt)->last_sequence, 1u);
-  EXPECT_EQ(append(s, 1, "b again"), 2u);  // its sequence was never acknowledged, so it is free
+  EXPECT_EQ(s.checkpoint(store, std::nullopt)->last_sequence, Sequence{1});
+  EXPECT_EQ(append(s, LaneId{1}, "b again"), 2u);  // its sequence was never acknowledged, so it is free
   ASSERT_TRUE(commit(s));
   EXPECT_EQ(s.checkpoint(store, std::nullopt)->previous_checkpoint,
-            checkpoint_id(*s.checkpoint(store, std::uint64_t{1})));
+            checkpoint_id(*s.checkpoint(store, Sequence{1})));
 }
 
 TEST_F(StreamTest, AFailedSyncPublishesNothingAndFailsTheStreamClosed) {
   auto s = load();
-  std::uint64_t lane = *durably(s).create_lane(std::nullopt, view.params);
+  LaneId lane = *durably(s).create_lane(std::nullopt, view.params);
   append(s, lane, "doomed");
   store.fail_syncs(true);
   EXPECT_FALSE(commit(s));
@@ -204,7 +205,7 @@ TEST_F(StreamTest, AFailedSyncPublishesNothingAndFailsTheStreamClosed) {
 
 TEST_F(StreamTest, RetentionByTimeAndBytesWithReceipts) {
   auto s = load();
-  std::uint64_t lane = *durably(s).create_lane(std::nullopt, view.params);
+  LaneId lane = *durably(s).create_lane(std::nullopt, view.params);
   for (int i = 0; i < 3; ++i) {
     append(s, lane, "x");
     ASSERT_TRUE(commit(s));
@@ -216,8 +217,8 @@ TEST_F(StreamTest, RetentionByTimeAndBytesWithReceipts) {
   ASSERT_TRUE(store.write(drop, Sync::kYes).ok());
   EXPECT_EQ(s.floor(), 3u);
   EXPECT_FALSE(*s.read(store, 2));
-  EXPECT_EQ(s.checkpoint(store, std::uint64_t{2}).error(), ErrorCode::kSequenceNotRetained);
-  EXPECT_TRUE(s.checkpoint(store, std::uint64_t{3}).ok());
+  EXPECT_EQ(s.checkpoint(store, Sequence{2}).error(), ErrorCode::kSequenceNotRetained);
+  EXPECT_TRUE(s.checkpoint(store, Sequence{3}).ok());
   // By bytes: a limit below one record plus its receipt empties the stream.
   ASSERT_TRUE(durably(s).update_settings(StreamSettingsV2{1'000'000, 10, 1'024, 1'024, 4'096}, view.params).ok());
   ASSERT_TRUE(store.write(testing::floor_writes(s, view.params, now), Sync::kYes).ok());
@@ -253,33 +254,33 @@ class GroupStateTest : public ::testing::Test {
   Bytes32 sid{0x5e};
   Params params;
 
-  static GroupConfigV2 config(std::uint64_t lane) { return testing::valid_group_config(lane); }
+  static GroupConfigV2 config(LaneId lane) { return testing::valid_group_config(lane); }
   StreamState load() { return std::move(*StreamState::load(store, sid)); }
   testing::Durably durably(StreamState& s) { return {s, store}; }
 };
 
 TEST_F(GroupStateTest, IdsAreAssignedFromOneAndNeverReissuedAcrossRestarts) {
   auto s = load();
-  std::uint64_t lane = *durably(s).create_lane(std::nullopt, params);
-  EXPECT_EQ(*durably(s).create_group(config(lane), params), 1u);
-  EXPECT_EQ(*durably(s).create_group(config(lane), params), 2u);
-  ASSERT_TRUE(durably(s).delete_group(2).ok());
+  LaneId lane = *durably(s).create_lane(std::nullopt, params);
+  EXPECT_EQ(*durably(s).create_group(config(lane), params), GroupId{1});
+  EXPECT_EQ(*durably(s).create_group(config(lane), params), GroupId{2});
+  ASSERT_TRUE(durably(s).delete_group(GroupId{2}).ok());
   auto reloaded = load();
-  EXPECT_EQ(reloaded.group(2), nullptr);
-  ASSERT_NE(reloaded.group(1), nullptr);
-  EXPECT_EQ(reloaded.group(1)->max_attempts, 5);
-  EXPECT_EQ(*durably(reloaded).create_group(config(lane), params), 3u);  // 2 is never reissued
+  EXPECT_EQ(reloaded.group(GroupId{2}), nullptr);
+  ASSERT_NE(reloaded.group(GroupId{1}), nullptr);
+  EXPECT_EQ(reloaded.group(GroupId{1})->max_attempts, 5);
+  EXPECT_EQ(*durably(reloaded).create_group(config(lane), params), GroupId{3});  // 2 is never reissued
 }
 
 TEST_F(GroupStateTest, FieldRulesAndCeilings) {
   auto s = load();
-  std::uint64_t lane = *durably(s).create_lane(std::nullopt, params);
+  LaneId lane = *durably(s).create_lane(std::nullopt, params);
   auto bad = [&](auto mutate) {
     auto c = config(lane);
     mutate(c);
     return durably(s).create_group(c, params).error();
   };
-  EXPECT_EQ(bad([](auto& c) { c.group_id = 9; }), ErrorCode::kInvalidRequest);  // ids are the broker's
+  EXPECT_EQ(bad([](auto& c) { c.group_id = GroupId{9}; }), ErrorCode::kInvalidRequest);  // ids are the broker's
   EXPECT_EQ(bad([](auto& c) { c.max_attempts = 0; }), ErrorCode::kInvalidGroupConfig);
   EXPECT_EQ(bad([](auto& c) { c.visibility_timeout_ms = 40'000; }), ErrorCode::kInvalidGroupConfig);  // > max_visibility
   EXPECT_EQ(bad([&](auto& c) { c.max_visibility_ms = params.visibility_ms + 1; }), ErrorCode::kInvalidGroupConfig);
@@ -289,7 +290,7 @@ TEST_F(GroupStateTest, FieldRulesAndCeilings) {
   EXPECT_EQ(bad([&](auto& c) { c.max_attempts = static_cast<std::uint16_t>(params.max_attempts + 1); }),
             ErrorCode::kInvalidGroupConfig);
   EXPECT_EQ(bad([&](auto& c) { c.record_deadline_ms = params.retention_ms + 1; }), ErrorCode::kInvalidGroupConfig);
-  EXPECT_EQ(bad([](auto& c) { c.lane_id = 99; }), ErrorCode::kUnknownLane);
+  EXPECT_EQ(bad([](auto& c) { c.lane_id = LaneId{99}; }), ErrorCode::kUnknownLane);
   params.max_groups_per_stream = 1;
   ASSERT_TRUE(durably(s).create_group(config(lane), params).ok());
   EXPECT_EQ(durably(s).create_group(config(lane), params).error(), ErrorCode::kGroupLimit);
@@ -297,8 +298,8 @@ TEST_F(GroupStateTest, FieldRulesAndCeilings) {
 
 TEST_F(GroupStateTest, UpdateChangesOnlyMutableFields) {
   auto s = load();
-  std::uint64_t lane = *durably(s).create_lane(std::nullopt, params);
-  std::uint64_t other = *durably(s).create_lane(std::nullopt, params);
+  LaneId lane = *durably(s).create_lane(std::nullopt, params);
+  LaneId other = *durably(s).create_lane(std::nullopt, params);
   auto c = config(lane);
   c.group_id = *durably(s).create_group(c, params);
   auto changed = c;
@@ -309,10 +310,10 @@ TEST_F(GroupStateTest, UpdateChangesOnlyMutableFields) {
   moved.lane_id = other;
   EXPECT_EQ(durably(s).update_group(moved, params).error(), ErrorCode::kImmutableField);
   auto restarted = changed;
-  restarted.start = StartAt{5};
+  restarted.start = StartAt{Sequence{5}};
   EXPECT_EQ(durably(s).update_group(restarted, params).error(), ErrorCode::kImmutableField);
   auto unknown = changed;
-  unknown.group_id = 77;
+  unknown.group_id = GroupId{77};
   EXPECT_EQ(durably(s).update_group(unknown, params).error(), ErrorCode::kUnknownGroup);
   EXPECT_EQ(load().group(c.group_id)->visibility_timeout_ms, 20'000u);
 }
@@ -327,7 +328,7 @@ namespace {
 // the older floor: a restart derives the floor from the records themselves.
 TEST_F(StreamTest, TheFloorIsDerivedFromTheStoredRecordsOnRestart) {
   auto s = load();
-  std::uint64_t lane = *durably(s).create_lane(std::nullopt, view.params);
+  LaneId lane = *durably(s).create_lane(std::nullopt, view.params);
   for (int i = 0; i < 3; ++i) {
     append(s, lane, "x");
     ASSERT_TRUE(commit(s));
@@ -345,7 +346,7 @@ TEST_F(StreamTest, TheFloorIsDerivedFromTheStoredRecordsOnRestart) {
   EXPECT_EQ(restarted.durable_head(), 4u);
   EXPECT_EQ(restarted.floor(), 4u);  // not the stale 1 in the meta
   EXPECT_FALSE(*restarted.read(store, 2));
-  EXPECT_EQ(restarted.checkpoint(store, std::uint64_t{2}).error(), ErrorCode::kSequenceNotRetained);
+  EXPECT_EQ(restarted.checkpoint(store, Sequence{2}).error(), ErrorCode::kSequenceNotRetained);
 }
 
 }  // namespace
@@ -359,7 +360,7 @@ namespace {
 // sequence numbers that were already durable.
 TEST_F(StreamTest, ALaneCreatedDuringAnInFlightBatchCannotRollBackTheChainTail) {
   auto s = load();
-  std::uint64_t lane = *durably(s).create_lane(std::nullopt, view.params);
+  LaneId lane = *durably(s).create_lane(std::nullopt, view.params);
   append(s, lane, "a");
   ASSERT_TRUE(commit(s));
   append(s, lane, "b");
@@ -371,7 +372,7 @@ TEST_F(StreamTest, ALaneCreatedDuringAnInFlightBatchCannotRollBackTheChainTail) 
   auto restarted = load();
   EXPECT_EQ(restarted.durable_head(), 2u);
   EXPECT_EQ(append(restarted, lane, "c"), 3u);
-  EXPECT_EQ(restarted.checkpoint(store, std::nullopt)->last_sequence, 2u);
+  EXPECT_EQ(restarted.checkpoint(store, std::nullopt)->last_sequence, Sequence{2});
 }
 
 }  // namespace

@@ -40,13 +40,13 @@ Result<StreamState, StoreError> StreamState::load(store::Store& store, const Byt
   });
   if (!records) return Err{records.error()};
   auto receipts = layout.receipts(store, [&](const CheckpointReceiptV2& receipt, std::size_t bytes) {
-    s.receipts_[receipt.last_sequence] = {receipt.first_sequence, bytes};
+    s.receipts_[receipt.last_sequence.value] = {receipt.first_sequence.value, bytes};
     s.retained_bytes_ += bytes;
   });
   if (!receipts) return Err{receipts.error()};
   // The floor is derived from what is stored: retained records are contiguous up to the head.
   s.floor_ = s.retained_.empty() ? s.tail_.next_sequence : s.retained_.front().sequence;
-  auto groups = layout.groups(store, [&](const GroupConfigV2& config) { s.groups_[config.group_id] = config; });
+  auto groups = layout.groups(store, [&](const GroupConfigV2& config) { s.groups_[config.group_id.value] = config; });
   if (!groups) return Err{groups.error()};
   auto settings = layout.settings(store);
   if (!settings) return Err{settings.error()};
@@ -62,58 +62,57 @@ void StreamState::write_lane(std::uint64_t lane_id, const Lane& lane, WriteBatch
   lanes_[lane_id] = lane;
 }
 
-Result<std::uint64_t, ErrorCode> StreamState::create_lane(const std::optional<RoomLaneV2>& room, const Params& params,
-                                                          WriteBatch& w) {
+Result<LaneId, ErrorCode> StreamState::create_lane(const std::optional<RoomLaneV2>& room, const Params& params,
+                                                   WriteBatch& w) {
   if (failed_) return Err{ErrorCode::kUnavailable};
   if (room) {
     Bytes32 commitment = room_lane_commitment(*room);
-    std::uint64_t id = room_lane_id(*room);
+    std::uint64_t id = room_lane_id(*room).value;
     if (auto it = lanes_.find(id); it != lanes_.end()) {
       if (it->second.room != commitment) return Err{ErrorCode::kLaneIdConflict};
       if (it->second.status == LaneStatusV2::kClosed) return Err{ErrorCode::kLaneClosed};
-      return id;  // the same room, Active: idempotent
+      return LaneId{id};  // the same room, Active: idempotent
     }
     if (lanes_.size() >= params.max_lanes_per_stream) return Err{ErrorCode::kLaneLimit};
     if (id == 0) return Err{ErrorCode::kLaneIdConflict};
     write_lane(id, Lane{LaneStatusV2::kActive, commitment}, w);
-    return id;
+    return LaneId{id};
   }
   if (lanes_.size() >= params.max_lanes_per_stream) return Err{ErrorCode::kLaneLimit};
   std::uint64_t id = counters_.next_lane_id;
   while (lanes_.contains(id)) ++id;  // skip ids held by room lanes
   counters_.next_lane_id = id + 1;
   write_lane(id, Lane{}, w);
-  return id;
+  return LaneId{id};
 }
 
-Result<Unit, ErrorCode> StreamState::close_lane(std::uint64_t lane_id, WriteBatch& w) {
+Result<Unit, ErrorCode> StreamState::close_lane(LaneId lane_id, WriteBatch& w) {
   if (failed_) return Err{ErrorCode::kUnavailable};
-  auto it = lanes_.find(lane_id);
+  auto it = lanes_.find(lane_id.value);
   if (it == lanes_.end()) return Err{ErrorCode::kUnknownLane};
   if (it->second.status == LaneStatusV2::kClosed) return Err{ErrorCode::kLaneClosed};
   Lane closed = it->second;
   closed.status = LaneStatusV2::kClosed;
-  write_lane(lane_id, closed, w);
+  write_lane(lane_id.value, closed, w);
   return Unit{};
 }
 
-resp::Lanes StreamState::list_lanes(std::optional<std::uint64_t> after, std::uint32_t limit,
-                                    const LaneScope& scope) const {
+resp::Lanes StreamState::list_lanes(std::optional<LaneId> after, std::uint32_t limit, const LaneScope& scope) const {
   resp::Lanes out;
-  auto it = after ? lanes_.upper_bound(*after) : lanes_.begin();
+  auto it = after ? lanes_.upper_bound(after->value) : lanes_.begin();
   for (; it != lanes_.end(); ++it) {
-    if (!lane_in_scope(scope, it->first)) continue;
+    if (!lane_in_scope(scope, LaneId{it->first})) continue;
     if (out.lanes.size() == limit) {  // one more in scope remains
       out.next_after_lane_id = out.lanes.back().lane_id;
       break;
     }
-    out.lanes.push_back(LaneRecordV2{stream_id_, it->first, it->second.status});
+    out.lanes.push_back(LaneRecordV2{stream_id_, LaneId{it->first}, it->second.status});
   }
   return out;
 }
 
-std::optional<LaneStatusV2> StreamState::lane_status(std::uint64_t lane_id) const {
-  auto it = lanes_.find(lane_id);
+std::optional<LaneStatusV2> StreamState::lane_status(LaneId lane_id) const {
+  auto it = lanes_.find(lane_id.value);
   if (it == lanes_.end()) return std::nullopt;
   return it->second.status;
 }
@@ -146,23 +145,23 @@ std::optional<std::string> StreamState::group_config_problem(const GroupConfigV2
   return std::nullopt;
 }
 
-Result<std::uint64_t, ErrorCode> StreamState::create_group(const GroupConfigV2& config, const Params& params,
-                                                           WriteBatch& w) {
+Result<GroupId, ErrorCode> StreamState::create_group(const GroupConfigV2& config, const Params& params,
+                                                    WriteBatch& w) {
   if (failed_) return Err{ErrorCode::kUnavailable};
-  if (config.group_id != 0) return Err{ErrorCode::kInvalidRequest};
+  if (config.group_id != GroupId{0}) return Err{ErrorCode::kInvalidRequest};
   if (group_config_problem(config, params)) return Err{ErrorCode::kInvalidGroupConfig};
   auto lane = lane_status(config.lane_id);
   if (!lane) return Err{ErrorCode::kUnknownLane};
   if (*lane == LaneStatusV2::kClosed) return Err{ErrorCode::kLaneClosed};
   if (groups_.size() >= params.max_groups_per_stream) return Err{ErrorCode::kGroupLimit};
   GroupConfigV2 stored = config;
-  stored.group_id = counters_.next_group_id++;
+  stored.group_id = GroupId{counters_.next_group_id++};
   std::uint64_t frontier = next_sequence_staged_;  // Head: what is appended from now on
-  if (const auto* at = std::get_if<StartAt>(&stored.start)) frontier = std::max({at->sequence, floor_, std::uint64_t{1}});
+  if (const auto* at = std::get_if<StartAt>(&stored.start)) frontier = std::max({at->sequence.value, floor_, std::uint64_t{1}});
   layout_.put_group(w, stored);
-  layout_.put_frontier(w, GroupId{stored.group_id}, Sequence{frontier});
+  layout_.put_frontier(w, stored.group_id, Sequence{frontier});
   layout_.put_counters(w, counters_);
-  groups_[stored.group_id] = stored;
+  groups_[stored.group_id.value] = stored;
   return stored.group_id;
 }
 
@@ -170,7 +169,7 @@ Result<GroupConfigV2, ErrorCode> StreamState::update_group(const GroupConfigV2& 
                                                            WriteBatch& w) {
   if (failed_) return Err{ErrorCode::kUnavailable};
   if (group_config_problem(config, params)) return Err{ErrorCode::kInvalidGroupConfig};
-  auto it = groups_.find(config.group_id);
+  auto it = groups_.find(config.group_id.value);
   if (it == groups_.end()) return Err{ErrorCode::kUnknownGroup};
   if (config.lane_id != it->second.lane_id || config.start != it->second.start) return Err{ErrorCode::kImmutableField};
   layout_.put_group(w, config);
@@ -178,16 +177,16 @@ Result<GroupConfigV2, ErrorCode> StreamState::update_group(const GroupConfigV2& 
   return config;
 }
 
-Result<Unit, ErrorCode> StreamState::delete_group(std::uint64_t group_id, WriteBatch& w) {
+Result<Unit, ErrorCode> StreamState::delete_group(GroupId group_id, WriteBatch& w) {
   if (failed_) return Err{ErrorCode::kUnavailable};
-  if (!groups_.contains(group_id)) return Err{ErrorCode::kUnknownGroup};
-  layout_.drop_group(w, GroupId{group_id});
-  groups_.erase(group_id);
+  if (!groups_.contains(group_id.value)) return Err{ErrorCode::kUnknownGroup};
+  layout_.drop_group(w, group_id);
+  groups_.erase(group_id.value);
   return Unit{};
 }
 
-const GroupConfigV2* StreamState::group(std::uint64_t group_id) const {
-  auto it = groups_.find(group_id);
+const GroupConfigV2* StreamState::group(GroupId group_id) const {
+  auto it = groups_.find(group_id.value);
   return it == groups_.end() ? nullptr : &it->second;
 }
 
@@ -210,14 +209,14 @@ Result<StreamSettingsV2, ErrorCode> StreamState::update_settings(const StreamSet
 
 // ---- appends and checkpoints ------------------------------------------------------
 
-Result<std::uint64_t, ErrorCode> StreamState::stage_append(std::uint64_t lane_id, Bytes payload) {
+Result<Sequence, ErrorCode> StreamState::stage_append(LaneId lane_id, Bytes payload) {
   if (failed_) return Err{ErrorCode::kUnavailable};
   auto status = lane_status(lane_id);
   if (!status) return Err{ErrorCode::kUnknownLane};
   if (*status == LaneStatusV2::kClosed) return Err{ErrorCode::kLaneClosed};
   std::uint64_t seq = next_sequence_staged_++;
-  open_.push_back(Record{seq, lane_id, 0, std::move(payload)});
-  return seq;
+  open_.push_back(Record{seq, lane_id.value, 0, std::move(payload)});
+  return Sequence{seq};
 }
 
 PreparedBatch StreamState::close_batch(const ChainView& view, const ProviderIdentity& provider,
@@ -239,8 +238,8 @@ PreparedBatch StreamState::close_batch(const ChainView& view, const ProviderIden
   c.chain_instance_id = view.chain_instance_id;
   c.stream_id = stream_id_;
   c.provider = provider.address;
-  c.first_sequence = batch.records.front().sequence;
-  c.last_sequence = batch.records.back().sequence;
+  c.first_sequence = Sequence{batch.records.front().sequence};
+  c.last_sequence = Sequence{batch.records.back().sequence};
   c.previous_checkpoint = tail_.last_checkpoint_id;
   c.committed_at_ms = committed_at;
   c.snapshot_height = std::max(tail_.last_snapshot_height, view.height);
@@ -253,15 +252,15 @@ void PreparedBatch::seal(const ProviderIdentity& provider) {
   for (const auto& r : records) layout.put_record(write, r);
   std::vector<RecordView> views;
   views.reserve(records.size());
-  for (const auto& r : records) views.push_back({RecordHeaderV2{sid, r.lane_id}, r.payload});
+  for (const auto& r : records) views.push_back({RecordHeaderV2{sid, LaneId{r.lane_id}}, r.payload});
   receipt.records_digest = records_digest(record_digests(views));
   sign_checkpoint(receipt, provider.signing_seed);
   const Bytes encoded = encode(receipt);
   receipt_bytes = encoded.size();
   checkpoint_id = cbqs::checkpoint_id(receipt);
-  layout.put_receipt(write, Sequence{receipt.last_sequence}, encoded);
+  layout.put_receipt(write, receipt.last_sequence, encoded);
   // The high-water marks as they stand once this batch is durable.
-  layout.put_tail(write, ChainTail{receipt.last_sequence + 1, checkpoint_id, receipt.committed_at_ms,
+  layout.put_tail(write, ChainTail{receipt.last_sequence.value + 1, checkpoint_id, receipt.committed_at_ms,
                                    receipt.snapshot_height});
 }
 
@@ -269,12 +268,12 @@ void StreamState::batch_durable(const PreparedBatch& batch) {
   batch_in_flight_ = false;
   if (batch.empty()) return;
   const auto& c = batch.receipt;
-  tail_ = ChainTail{c.last_sequence + 1, batch.checkpoint_id, c.committed_at_ms, c.snapshot_height};
+  tail_ = ChainTail{c.last_sequence.value + 1, batch.checkpoint_id, c.committed_at_ms, c.snapshot_height};
   for (const auto& r : batch.records) {
     retain(r.sequence, r.lane_id, r.committed_at_ms, retained_record_bytes(r.payload.size()));
     lane_heads_[r.lane_id] = r.sequence;
   }
-  receipts_[c.last_sequence] = {c.first_sequence, batch.receipt_bytes};
+  receipts_[c.last_sequence.value] = {c.first_sequence.value, batch.receipt_bytes};
   retained_bytes_ += batch.receipt_bytes;
 }
 
@@ -291,12 +290,12 @@ std::optional<std::uint64_t> StreamState::committed_at(std::uint64_t sequence) c
   return retained_[sequence - retained_.front().sequence].committed_at_ms;
 }
 
-std::optional<std::uint64_t> StreamState::next_in_lane(LaneId lane_id, Sequence from) const {
+std::optional<Sequence> StreamState::next_in_lane(LaneId lane_id, Sequence from) const {
   auto lane = lane_sequences_.find(lane_id.value);
   if (lane == lane_sequences_.end()) return std::nullopt;
   auto it = std::lower_bound(lane->second.begin(), lane->second.end(), from.value);
   if (it == lane->second.end()) return std::nullopt;
-  return *it;
+  return Sequence{*it};
 }
 
 std::uint64_t StreamState::count_in_lane(LaneId lane_id, Sequence from) const {
@@ -330,15 +329,15 @@ Result<std::vector<Record>, StoreError> StreamState::read_range(store::Store& st
 }
 
 Result<CheckpointReceiptV2, ErrorCode> StreamState::checkpoint(store::Store& store,
-                                                                std::optional<std::uint64_t> covering) const {
+                                                                std::optional<Sequence> covering) const {
   std::uint64_t last;
   if (!covering) {
     if (receipts_.empty()) return Err{ErrorCode::kCheckpointNotFound};
     last = receipts_.rbegin()->first;
   } else {
-    if (*covering < floor_) return Err{ErrorCode::kSequenceNotRetained};
-    auto it = receipts_.lower_bound(*covering);
-    if (it == receipts_.end() || it->second.first_sequence > *covering) return Err{ErrorCode::kCheckpointNotFound};
+    if (covering->value < floor_) return Err{ErrorCode::kSequenceNotRetained};
+    auto it = receipts_.lower_bound(covering->value);
+    if (it == receipts_.end() || it->second.first_sequence > covering->value) return Err{ErrorCode::kCheckpointNotFound};
     last = it->first;
   }
   auto receipt = layout_.receipt(store, Sequence{last});
