@@ -15,7 +15,7 @@ namespace cowboy::bench {
 /// Where a producer appends: a stream (its grant) and a lane of it.
 struct LoadTarget {
   cbqs::StreamGrantV2 grant;
-  std::uint64_t lane = 0;
+  cbqs::LaneId lane;
 };
 
 struct AsyncLoadOptions {

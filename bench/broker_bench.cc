@@ -63,7 +63,7 @@ struct Options {
 };
 
 // Raises a stream's settings to the ceilings and makes a lane on it.
-std::uint64_t prepare_stream(client::WssConnection& c, const Bytes32& session) {
+LaneId prepare_stream(client::WssConnection& c, const Bytes32& session) {
   (void)c.send(Request{rid(1), session, req::UpdateSettings{StreamSettingsV2{604'800'000, 1'073'741'824, 1'048'576,
                                                                              268'435'456, 1'073'741'824}}});
   (void)c.receive(std::chrono::seconds(5));
@@ -73,7 +73,7 @@ std::uint64_t prepare_stream(client::WssConnection& c, const Bytes32& session) {
 }
 
 // One producer: its own connection and session, up to `window` appends in flight.
-void produce(testbed::LocalDeployment& d, const Options& o, std::uint64_t lane, SteadyClock::time_point end,
+void produce(testbed::LocalDeployment& d, const Options& o, LaneId lane, SteadyClock::time_point end,
              std::vector<double>& latencies_ms, std::uint64_t& done, std::atomic<bool>& failed) {
   auto c = d.connect();
   if (!c) return void(failed = true);
@@ -130,7 +130,7 @@ RunResult run_once(const Options& o, int index) {
   auto& d = **started;
   auto c = *d.connect();
   Bytes32 session = *d.open_session(*c, d.grant(0x003f));
-  std::uint64_t lane = prepare_stream(*c, session);
+  LaneId lane = prepare_stream(*c, session);
   std::vector<bench::LoadTarget> targets{{d.grant(0x003f), lane}};
   for (std::size_t i = 1; i < d.stream_ids().size(); ++i) {
     auto grant = d.grant_on(d.stream_ids()[i], 0x003f);

@@ -88,10 +88,10 @@ RunResult run_once(const Options& o, int index) {
                                                                               268'435'456, 1'073'741'824}}});
   expect<resp::Settings>(c->receive(std::chrono::seconds(5)), "UpdateSettings");
   (void)c->send(Request{rid(2), session, req::CreateLane{}});
-  std::uint64_t lane = expect<resp::LaneCreated>(c->receive(std::chrono::seconds(5)), "CreateLane").lane_id;
+  LaneId lane = expect<resp::LaneCreated>(c->receive(std::chrono::seconds(5)), "CreateLane").lane_id;
   GroupConfigV2 config;
   config.lane_id = lane;
-  config.start = StartAt{1};
+  config.start = StartAt{Sequence{1}};
   config.visibility_timeout_ms = o.redelivery ? o.visibility_ms : 30'000;
   config.max_visibility_ms = 30'000;
   config.max_in_flight = 262'144;
@@ -99,7 +99,7 @@ RunResult run_once(const Options& o, int index) {
   config.max_attempts = 16;
   config.record_deadline_ms = 3'600'000;
   (void)c->send(Request{rid(3), session, req::CreateGroup{config}});
-  std::uint64_t group = expect<resp::GroupCreated>(c->receive(std::chrono::seconds(5)), "CreateGroup").group_id;
+  GroupId group = expect<resp::GroupCreated>(c->receive(std::chrono::seconds(5)), "CreateGroup").group_id;
 
   // Fill the lane, 256 appends in flight.
   Bytes payload(o.payload, 0x5a);
@@ -145,7 +145,7 @@ RunResult run_once(const Options& o, int index) {
           std::fprintf(stderr, "error frame %u: %.*s\n", e->code, (int)e->message.size(), (const char*)e->message.data());
         continue;
       }
-      auto [it, first] = first_seen.emplace(del->sequence, SteadyClock::now());
+      auto [it, first] = first_seen.emplace(del->sequence.value, SteadyClock::now());
       if (!first) {  // the redelivery: how late behind first delivery + visibility
         double ms = std::chrono::duration<double, std::milli>(SteadyClock::now() - it->second).count();
         lateness[static_cast<std::size_t>(k)].push_back(ms - static_cast<double>(o.visibility_ms));

@@ -98,7 +98,7 @@ bool fill(const std::string& binary, const std::filesystem::path& dir, std::uint
   if (!c->send(Request{rid(3), *session, req::CreateLane{}})) return false;
   auto created = c->receive(std::chrono::seconds(30));
   if (!created || !std::holds_alternative<Response>(*created)) return false;
-  std::uint64_t lane = std::get<resp::LaneCreated>(std::get<Response>(*created).body).lane_id;
+  LaneId lane = std::get<resp::LaneCreated>(std::get<Response>(*created).body).lane_id;
   constexpr std::uint64_t kWindow = 2'048;
   std::uint64_t sent = 0, acked = 0;
   auto started = Clock::now();
@@ -141,7 +141,7 @@ std::optional<Run> restart(const std::string& binary, const std::filesystem::pat
   if (!answer || !std::holds_alternative<Response>(*answer)) return std::nullopt;
   const auto* cp = std::get_if<resp::Checkpoint>(&std::get<Response>(*answer).body);
   if (!cp) return std::nullopt;
-  run.head = cp->receipt.last_sequence;
+  run.head = cp->receipt.last_sequence.value;
   b.child.kill(SIGKILL);
   return run;
 }

@@ -50,8 +50,8 @@ int main(int argc, char** argv) {
   if (!messages || !inbox)
     return std::fprintf(stderr, "%s\n", (!messages ? messages : inbox).error().describe().c_str()), 1;
 
-  std::vector<std::uint64_t> both{std::min(*messages, *inbox), std::max(*messages, *inbox)};
-  auto reader = c.read({LaneScopeSet{both}, StartAt{1}});
+  std::vector<LaneId> both{std::min(*messages, *inbox), std::max(*messages, *inbox)};
+  auto reader = c.read({LaneScopeSet{both}, StartAt{Sequence{1}}});
   if (!reader) return std::fprintf(stderr, "%s\n", reader.error().describe().c_str()), 1;
   std::atomic<bool> stop{false};
   std::thread printer([&] {
@@ -65,7 +65,7 @@ int main(int argc, char** argv) {
     }
   });
 
-  std::uint64_t last_said = 0;
+  Sequence last_said;
   for (std::string line; std::getline(std::cin, line);) {
     if (line.empty()) continue;
     if (line[0] == '@' && line.find(' ') != std::string::npos) {  // "@bob hi": into bob's inbox

@@ -36,7 +36,7 @@ int main(int argc, char** argv) {
   if (!lane) return std::fprintf(stderr, "%s\n", lane.error().describe().c_str()), 1;
   GroupConfigV2 config;
   config.lane_id = *lane;
-  config.start = StartAt{1};
+  config.start = StartAt{Sequence{1}};
   config.visibility_timeout_ms = 1'000;  // a job whose worker vanishes comes back after a second
   config.max_visibility_ms = 30'000;
   config.max_in_flight = 1'000;
@@ -51,8 +51,8 @@ int main(int argc, char** argv) {
     p.append(*lane, Bytes(job.begin(), job.end()), nullptr);
   }
   if (auto flushed = p.flush(30s); !flushed) return std::fprintf(stderr, "%s\n", flushed.error().describe().c_str()), 1;
-  std::printf("queued %d jobs on lane %llu, group %llu\n", jobs, static_cast<unsigned long long>(*lane),
-              static_cast<unsigned long long>(*group));
+  std::printf("queued %d jobs on lane %llu, group %llu\n", jobs, static_cast<unsigned long long>(lane->value),
+              static_cast<unsigned long long>(group->value));
 
   // At-least-once: a job may be done twice (a lease that expired mid-work), so
   // count distinct jobs.
@@ -73,7 +73,7 @@ int main(int argc, char** argv) {
       while (remaining()) {
         auto lease = (*consumer)->next(200ms);
         if (!lease || !*lease) continue;
-        std::uint64_t seq = (*lease)->record.sequence;
+        std::uint64_t seq = (*lease)->record.sequence.value;
         // The "work": every 50th job fails on its first attempt, and is retried.
         bool fails = false;
         {

@@ -36,11 +36,11 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   auto state = broker::StreamState::load(memory, sid);
   if (!state) return 0;
   for (std::uint64_t from : {0ULL, 1ULL, 5ULL, 6ULL}) {
-    (void)state->next_in_lane(broker::LaneId{1}, broker::Sequence{from});
-    (void)state->count_in_lane(broker::LaneId{1}, broker::Sequence{from});
+    (void)state->next_in_lane(LaneId{1}, Sequence{from});
+    (void)state->count_in_lane(LaneId{1}, Sequence{from});
     (void)state->committed_at(from);
   }
   (void)state->checkpoint(memory, std::nullopt);
-  (void)state->checkpoint(memory, std::uint64_t{3});
+  (void)state->checkpoint(memory, Sequence{3});
   return 0;
 }

@@ -37,7 +37,7 @@ json record_json(const sdk::Record& r, bool hex) {
 }
 
 json group_json(const GroupConfigV2& g) {
-  json start = std::holds_alternative<StartHead>(g.start) ? json("head") : json(std::get<StartAt>(g.start).sequence);
+  json start = std::holds_alternative<StartHead>(g.start) ? json("head") : json(std::get<StartAt>(g.start).sequence.value);
   return {{"group", g.group_id},
           {"lane", g.lane_id},
           {"start", start},
@@ -154,7 +154,7 @@ Answer<json> lane_create(const SessionOptions& o, const std::string& room_id, co
   return json{{"lane", *lane}, {"room", room_id}, {"kind", seat_id.empty() ? "messages" : "inbox"}};
 }
 
-Answer<json> lane_close(const SessionOptions& o, std::uint64_t lane) {
+Answer<json> lane_close(const SessionOptions& o, LaneId lane) {
   auto c = connect(o);
   if (!c) return Err{c.error()};
   if (auto closed = (*c)->close_lane(lane); !closed) return Err{why(closed.error())};
@@ -178,8 +178,8 @@ namespace {
 // `lane`, or a new one when it is 0.
 // No --lane: the stream's first open lane, so repeated appends land together
 // (the first one on a fresh stream creates it).
-Answer<std::uint64_t> lane_or_default(Client& c, std::uint64_t lane) {
-  if (lane != 0) return lane;
+Answer<LaneId> lane_or_default(Client& c, LaneId lane) {
+  if (lane != LaneId{0}) return lane;
   auto lanes = c.list_lanes();
   if (!lanes) return Err{"ListLanes refused: " + why(lanes.error())};
   for (const auto& l : *lanes)
@@ -190,13 +190,13 @@ Answer<std::uint64_t> lane_or_default(Client& c, std::uint64_t lane) {
 }
 }  // namespace
 
-Answer<json> append(const SessionOptions& o, std::uint64_t lane, const std::vector<std::string>& messages) {
+Answer<json> append(const SessionOptions& o, LaneId lane, const std::vector<std::string>& messages) {
   auto c = connect(o);
   if (!c) return Err{c.error()};
   auto target = lane_or_default(**c, lane);
   if (!target) return Err{target.error()};
   lane = *target;
-  std::vector<std::future<sdk::Outcome<std::uint64_t>>> answers;
+  std::vector<std::future<sdk::Outcome<Sequence>>> answers;
   for (const auto& m : messages) answers.push_back((*c)->append(lane, Bytes(m.begin(), m.end())));
   json out = json::array();
   for (auto& a : answers) {
@@ -207,7 +207,7 @@ Answer<json> append(const SessionOptions& o, std::uint64_t lane, const std::vect
   return out;
 }
 
-Answer<json> produce(const SessionOptions& o, std::uint64_t lane, std::istream& in, std::optional<std::uint64_t> total,
+Answer<json> produce(const SessionOptions& o, LaneId lane, std::istream& in, std::optional<std::uint64_t> total,
                      bool progress) {
   auto c = connect(o);
   if (!c) return Err{c.error()};
@@ -227,13 +227,13 @@ Answer<json> produce(const SessionOptions& o, std::uint64_t lane, std::istream& 
     if (failure) break;
     ++sent;
     lock.unlock();
-    (*c)->append(lane, Bytes(line.begin(), line.end()), [&](sdk::Outcome<std::uint64_t> r) {
+    (*c)->append(lane, Bytes(line.begin(), line.end()), [&](sdk::Outcome<Sequence> r) {
       std::lock_guard guard(m);
       ++answered;
       if (!r && !failure) failure = "Append refused: " + why(r.error());
       if (r) {
-        first = first == 0 ? *r : std::min(first, *r);
-        last = std::max(last, *r);
+        first = first == 0 ? r->value : std::min(first, r->value);
+        last = std::max(last, r->value);
       }
       cv.notify_all();
     });
@@ -263,8 +263,8 @@ auto next_flushing(Source& source, const Sink& out, std::chrono::milliseconds wa
 Answer<std::uint64_t> tail(const SessionOptions& o, const TailOptions& t, const Sink& out, const Stopped& stopped) {
   auto c = connect(o);
   if (!c) return Err{c.error()};
-  StartPosition start = t.from == 0 ? StartPosition{StartHead{}} : StartPosition{StartAt{t.from}};
-  LaneScope scope = t.lane == 0 ? LaneScope{LaneScopeAny{}} : LaneScope{LaneScopeExact{t.lane}};
+  StartPosition start = t.from == 0 ? StartPosition{StartHead{}} : StartPosition{StartAt{Sequence{t.from}}};
+  LaneScope scope = t.lane == 0 ? LaneScope{LaneScopeAny{}} : LaneScope{LaneScopeExact{LaneId{t.lane}}};
   auto reader = (*c)->read({scope, start});
   if (!reader) return Err{"Subscribe refused: " + why(reader.error())};
   std::uint64_t n = 0;
@@ -284,12 +284,12 @@ Answer<std::uint64_t> tail(const SessionOptions& o, const TailOptions& t, const 
 
 // ---- consumer groups --------------------------------------------------------------
 
-Answer<json> group_create(const SessionOptions& o, std::uint64_t lane, const GroupFields& f) {
+Answer<json> group_create(const SessionOptions& o, LaneId lane, const GroupFields& f) {
   auto c = connect(o);
   if (!c) return Err{c.error()};
   GroupConfigV2 g;  // what the flags leave unset takes sdk::with_group_defaults
   g.lane_id = lane;
-  g.start = f.start_at ? StartPosition{StartAt{*f.start_at}} : StartPosition{StartHead{}};
+  g.start = f.start_at ? StartPosition{StartAt{Sequence{*f.start_at}}} : StartPosition{StartHead{}};
   apply(g, f);
   auto created = (*c)->create_group(g);
   if (!created) return Err{"CreateGroup refused: " + why(created.error())};
@@ -298,7 +298,7 @@ Answer<json> group_create(const SessionOptions& o, std::uint64_t lane, const Gro
   return group_json(*stored);
 }
 
-Answer<json> group_get(const SessionOptions& o, std::uint64_t group) {
+Answer<json> group_get(const SessionOptions& o, GroupId group) {
   auto c = connect(o);
   if (!c) return Err{c.error()};
   auto g = (*c)->get_group(group);
@@ -306,7 +306,7 @@ Answer<json> group_get(const SessionOptions& o, std::uint64_t group) {
   return group_json(*g);
 }
 
-Answer<json> group_update(const SessionOptions& o, std::uint64_t group, const GroupFields& f) {
+Answer<json> group_update(const SessionOptions& o, GroupId group, const GroupFields& f) {
   auto c = connect(o);
   if (!c) return Err{c.error()};
   auto g = (*c)->get_group(group);
@@ -317,7 +317,7 @@ Answer<json> group_update(const SessionOptions& o, std::uint64_t group, const Gr
   return group_json(*updated);
 }
 
-Answer<json> group_delete(const SessionOptions& o, std::uint64_t group) {
+Answer<json> group_delete(const SessionOptions& o, GroupId group) {
   auto c = connect(o);
   if (!c) return Err{c.error()};
   if (auto done = (*c)->delete_group(group); !done) return Err{"DeleteGroup refused: " + why(done.error())};
@@ -361,7 +361,7 @@ Answer<std::uint64_t> consume(const SessionOptions& o, const ConsumeOptions& opt
                               const Stopped& stopped) {
   auto c = connect(o);
   if (!c) return Err{c.error()};
-  auto consumer = (*c)->consume({.group = opts.group, .window_bytes = 4 << 20, .auto_extend = opts.auto_extend});
+  auto consumer = (*c)->consume({.group = GroupId{opts.group}, .window_bytes = 4 << 20, .auto_extend = opts.auto_extend});
   if (!consumer) return Err{"Subscribe refused: " + why(consumer.error())};
   const std::size_t batch_limit = opts.exec.empty() ? 256 : 1;  // a command's record is acked when it ends
   auto idle = opts.idle_ms == 0 ? std::chrono::milliseconds(std::chrono::hours(24)) : std::chrono::milliseconds(opts.idle_ms);
@@ -411,10 +411,10 @@ Answer<std::uint64_t> consume(const SessionOptions& o, const ConsumeOptions& opt
 
 // ---- checkpoints --------------------------------------------------------------------
 
-Answer<json> checkpoint_get(const SessionOptions& o, std::uint64_t sequence) {
+Answer<json> checkpoint_get(const SessionOptions& o, std::optional<Sequence> sequence) {
   auto c = connect(o);
   if (!c) return Err{c.error()};
-  auto receipt = (*c)->checkpoint(sequence == 0 ? std::nullopt : std::optional<std::uint64_t>(sequence));
+  auto receipt = (*c)->checkpoint(sequence);
   if (!receipt) return Err{"GetCheckpoint refused: " + why(receipt.error())};
   auto provider = provider_record(o, receipt->provider);
   if (!provider) return Err{provider.error()};
@@ -436,8 +436,8 @@ Answer<json> checkpoint_verify(const SessionOptions& o, bool progress) {
   if (!latest) return Err{"GetCheckpoint refused: " + why(latest.error())};
   auto provider = provider_record(o, latest->provider);
   if (!provider) return Err{provider.error()};
-  Progress bar("verified records", latest->last_sequence, progress);
-  auto report = sdk::verify_chain(**c, *provider, [&](const sdk::ChainReport& r) { bar.update(r.last_sequence); });
+  Progress bar("verified records", latest->last_sequence.value, progress);
+  auto report = sdk::verify_chain(**c, *provider, [&](const sdk::ChainReport& r) { bar.update(r.last_sequence.value); });
   bar.finish();
   if (!report) return Err{why(report.error())};
   json out{{"verdict", sdk::verdict_name(report->verdict)}, {"receipts", report->receipts},
@@ -453,11 +453,11 @@ Answer<json> bench(const SessionOptions& o, const BenchOptions& b) {
   if (!admin) return Err{admin.error()};
   auto lane = (*admin)->create_lane();
   if (!lane) return Err{"CreateLane refused: " + why(lane.error())};
-  std::uint64_t group = 0;
+  GroupId group;
   if (b.consumers > 0) {
     GroupConfigV2 g;
     g.lane_id = *lane;
-    g.start = StartAt{1};
+    g.start = StartAt{Sequence{1}};
     g.visibility_timeout_ms = g.max_visibility_ms = 30'000;
     g.max_in_flight = 65'536;  // room for pipelined acks: consumers are not held back by the group
     g.max_in_flight_per_holder = 4'096;
@@ -493,7 +493,7 @@ Answer<json> bench(const SessionOptions& o, const BenchOptions& b) {
         ++outstanding;
         lock.unlock();
         auto sent = Clock::now();
-        (*c)->append(*lane, payload, [&, sent](sdk::Outcome<std::uint64_t> r) {
+        (*c)->append(*lane, payload, [&, sent](sdk::Outcome<Sequence> r) {
           std::lock_guard guard(pm);
           --outstanding;
           if (r) {

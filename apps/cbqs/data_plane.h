@@ -14,6 +14,15 @@
 
 #include "cbqs/client.h"
 #include "common/result.h"
+#include "common/strong_id.h"
+
+namespace cowboy {
+/// Lanes, groups and sequences go into JSON as their wire numbers.
+template <typename Tag, typename Rep>
+void to_json(nlohmann::json& j, const StrongId<Tag, Rep>& id) {
+  j = id.value;
+}
+}  // namespace cowboy
 
 namespace cowboy::cbqs_cli {
 
@@ -52,16 +61,16 @@ std::string dev_stream_hex(const std::filesystem::path& dir);
 // ---- lanes -----------------------------------------------------------------
 /// A plain lane, or the room lane of `room_id` (hex) [and `seat_id`].
 Answer<json> lane_create(const SessionOptions& o, const std::string& room_id, const std::string& seat_id);
-Answer<json> lane_close(const SessionOptions& o, std::uint64_t lane);
+Answer<json> lane_close(const SessionOptions& o, cbqs::LaneId lane);
 Answer<json> lane_list(const SessionOptions& o);
 
 // ---- producing and reading ---------------------------------------------------
 /// Appends each message to `lane` (when 0: the stream's first open lane, created
 /// if there is none); {sequence, lane} per message.
-Answer<json> append(const SessionOptions& o, std::uint64_t lane, const std::vector<std::string>& messages);
+Answer<json> append(const SessionOptions& o, cbqs::LaneId lane, const std::vector<std::string>& messages);
 /// Appends every line of `in` (pipelined); `total` lines, when known, gives
 /// the progress bar its ETA. A summary: records, first/last sequence, rate.
-Answer<json> produce(const SessionOptions& o, std::uint64_t lane, std::istream& in, std::optional<std::uint64_t> total,
+Answer<json> produce(const SessionOptions& o, cbqs::LaneId lane, std::istream& in, std::optional<std::uint64_t> total,
                      bool progress);
 struct TailOptions {
   std::uint64_t from = 1;   // 0: only records appended from now on
@@ -83,10 +92,10 @@ struct GroupFields {
   std::optional<std::uint32_t> max_in_flight, max_in_flight_per_holder;
   std::optional<std::uint16_t> max_attempts;
 };
-Answer<json> group_create(const SessionOptions& o, std::uint64_t lane, const GroupFields& f);
-Answer<json> group_get(const SessionOptions& o, std::uint64_t group);
-Answer<json> group_update(const SessionOptions& o, std::uint64_t group, const GroupFields& f);
-Answer<json> group_delete(const SessionOptions& o, std::uint64_t group);
+Answer<json> group_create(const SessionOptions& o, cbqs::LaneId lane, const GroupFields& f);
+Answer<json> group_get(const SessionOptions& o, cbqs::GroupId group);
+Answer<json> group_update(const SessionOptions& o, cbqs::GroupId group, const GroupFields& f);
+Answer<json> group_delete(const SessionOptions& o, cbqs::GroupId group);
 
 struct ConsumeOptions {
   std::uint64_t group = 0;
@@ -101,9 +110,9 @@ struct ConsumeOptions {
 Answer<std::uint64_t> consume(const SessionOptions& o, const ConsumeOptions& c, const Sink& out, const Stopped& stopped);
 
 // ---- checkpoints --------------------------------------------------------------------
-/// The receipt covering `sequence` (0 = latest) and its verdict against the
+/// The receipt covering `sequence` (none: the latest) and its verdict against the
 /// provider record read from the chain.
-Answer<json> checkpoint_get(const SessionOptions& o, std::uint64_t sequence);
+Answer<json> checkpoint_get(const SessionOptions& o, std::optional<cbqs::Sequence> sequence);
 /// The whole chain from sequence 1, records included (sdk::verify_chain).
 Answer<json> checkpoint_verify(const SessionOptions& o, bool progress);
 

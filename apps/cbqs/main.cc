@@ -98,9 +98,9 @@ std::uint16_t parse_verbs(const std::string& list) {
 
 cbqs::LaneScope parse_lanes(const std::string& text) {
   if (text == "any") return cbqs::LaneScopeAny{};
-  std::vector<std::uint64_t> ids;
+  std::vector<cbqs::LaneId> ids;
   std::stringstream in(text);
-  for (std::string v; std::getline(in, v, ',');) ids.push_back(std::stoull(v));
+  for (std::string v; std::getline(in, v, ',');) ids.push_back(cbqs::LaneId{std::stoull(v)});
   std::sort(ids.begin(), ids.end());
   if (ids.size() == 1) return cbqs::LaneScopeExact{ids[0]};
   return cbqs::LaneScopeSet{ids};
@@ -341,7 +341,7 @@ int main(int argc, char** argv) {
     crypto::random_bytes(terms.nonce);
     terms.verbs = parse_verbs(verbs_arg);
     terms.lanes = parse_lanes(lanes_arg);
-    if (group_arg != 0) terms.groups = cbqs::GroupScopeExact{group_arg};
+    if (group_arg != 0) terms.groups = cbqs::GroupScopeExact{cbqs::GroupId{group_arg}};
     terms.not_before_ms = SystemClock().now_ms() - 60'000;
     terms.expires_at_ms = terms.not_before_ms + 60'000 + ttl_s * 1'000;
     cbqs::StreamGrantV2 g = cbqs::mint_grant(*stream, cbqs::ed25519_public_key(*holder), std::move(terms), *admin);
@@ -416,7 +416,7 @@ int main(int argc, char** argv) {
   lclose->add_option("--lane", lane, "lane id")->required();
   lclose->callback([&] {
     prepare(lclose);
-    answer(cbqs_cli::lane_close(so, lane));
+    answer(cbqs_cli::lane_close(so, cbqs::LaneId{lane}));
   });
   auto* llist = lanes_cmd->add_subcommand("list", "every lane the grant's scope shows");
   session_flags(llist);
@@ -436,7 +436,7 @@ int main(int argc, char** argv) {
   append_cmd->add_option("messages", messages, "one record per argument")->required();
   append_cmd->callback([&] {
     prepare(append_cmd);
-    answer(cbqs_cli::append(so, lane, messages), [](const json& j) {
+    answer(cbqs_cli::append(so, cbqs::LaneId{lane}, messages), [](const json& j) {
       std::string out;
       for (const auto& a : j) out += "appended #" + str(a["sequence"]) + " to lane " + str(a["lane"]) + "\n";
       return out;
@@ -454,13 +454,13 @@ int main(int argc, char** argv) {
              " (#" + str(j["first_sequence"]) + " to #" + str(j["last_sequence"]) + ") in " +
              cbqs_cli::duration(j["seconds"].get<double>()) + ", " + cbqs_cli::per_second(j["records_per_sec"].get<double>()) + "\n";
     };
-    if (input_file.empty()) return answer(cbqs_cli::produce(so, lane, std::cin, std::nullopt, !g_json), human);
+    if (input_file.empty()) return answer(cbqs_cli::produce(so, cbqs::LaneId{lane}, std::cin, std::nullopt, !g_json), human);
     std::ifstream counting(input_file);
     if (!counting) return void(rc = fail("cannot read " + input_file));
     std::uint64_t lines = static_cast<std::uint64_t>(
         std::count(std::istreambuf_iterator<char>(counting), std::istreambuf_iterator<char>(), '\n'));
     std::ifstream in(input_file);
-    answer(cbqs_cli::produce(so, lane, in, lines, !g_json), human);
+    answer(cbqs_cli::produce(so, cbqs::LaneId{lane}, in, lines, !g_json), human);
   });
   cbqs_cli::TailOptions tail_opts;
   auto* tail_cmd = app.add_subcommand("tail", "read records from a sequence: to the current end, or --follow");
@@ -498,7 +498,7 @@ int main(int argc, char** argv) {
   gcreate->add_option("--start-at", gf.start_at, "first sequence (default: records appended from now on)");
   gcreate->callback([&] {
     prepare(gcreate);
-    answer(cbqs_cli::group_create(so, lane, gf), [](const json& j) {
+    answer(cbqs_cli::group_create(so, cbqs::LaneId{lane}, gf), [](const json& j) {
       return "group " + str(j["group"]) + " on lane " + str(j["lane"]) + " (visibility " +
              str(j["visibility_timeout_ms"]) + " ms, max attempts " + str(j["max_attempts"]) + ")\n";
     });
@@ -508,7 +508,7 @@ int main(int argc, char** argv) {
   gget->add_option("--group", group, "group id")->required();
   gget->callback([&] {
     prepare(gget);
-    answer(cbqs_cli::group_get(so, group));
+    answer(cbqs_cli::group_get(so, cbqs::GroupId{group}));
   });
   auto* gupdate = groups_cmd->add_subcommand("update", "change a group's mutable fields");
   session_flags(gupdate);
@@ -516,14 +516,14 @@ int main(int argc, char** argv) {
   gupdate->add_option("--group", group, "group id")->required();
   gupdate->callback([&] {
     prepare(gupdate);
-    answer(cbqs_cli::group_update(so, group, gf));
+    answer(cbqs_cli::group_update(so, cbqs::GroupId{group}, gf));
   });
   auto* gdelete = groups_cmd->add_subcommand("delete", "delete a group with its cycles and dead letters");
   session_flags(gdelete);
   gdelete->add_option("--group", group, "group id")->required();
   gdelete->callback([&] {
     prepare(gdelete);
-    answer(cbqs_cli::group_delete(so, group));
+    answer(cbqs_cli::group_delete(so, cbqs::GroupId{group}));
   });
   auto admin_flags = [&](CLI::App* cmd) {
     cmd->add_option("--admin", admin_url, "cbqsd's admin listener")->capture_default_str();
@@ -689,7 +689,7 @@ int main(int argc, char** argv) {
   cget->add_option("--covering", covering, "a sequence it must cover (default: the latest)");
   cget->callback([&] {
     prepare(cget);
-    verdict_rc(cbqs_cli::checkpoint_get(so, covering), [](const json& j) {
+    verdict_rc(cbqs_cli::checkpoint_get(so, covering == 0 ? std::nullopt : std::optional(cbqs::Sequence{covering})), [](const json& j) {
       return str(j["verdict"]) + ": receipt for #" + str(j["first_sequence"]) + " to #" + str(j["last_sequence"]) +
              " at snapshot height " + str(j["snapshot_height"]) + "\n  checkpoint  " + str(j["checkpoint_id"]) +
              "\n  previous    " + str(j["previous_checkpoint"]) + "\n  committed   " + str(j["committed_at_ms"]) + " ms since 1970\n";

@@ -74,7 +74,7 @@ std::string prometheus_text(const cbqs::broker::CoreMetrics& m, std::uint64_t sn
     out.head(name, type, help);
     for (const auto& s : m.streams)
       for (const auto& g : s.groups)
-        out.sample(name, value(g), stream_label(s) + ",group=\"" + std::to_string(g.group_id) + "\"}");
+        out.sample(name, value(g), stream_label(s) + ",group=\"" + std::to_string(g.group_id.value) + "\"}");
   };
   using GM = cbqs::broker::GroupMetrics;
   group_gauge("cbqs_group_pending_records", "gauge", "Records not yet delivered or waiting for redelivery.",
@@ -139,9 +139,9 @@ nlohmann::json group_json(const cbqs::broker::GroupReport& r) {
   const auto& c = r.config;
   const auto& m = r.metrics;
   nlohmann::json start = std::holds_alternative<cbqs::StartHead>(c.start) ? nlohmann::json("head")
-                                                                          : nlohmann::json(std::get<cbqs::StartAt>(c.start).sequence);
-  return {{"group", c.group_id},
-          {"lane", c.lane_id},
+                                                                          : nlohmann::json(std::get<cbqs::StartAt>(c.start).sequence.value);
+  return {{"group", c.group_id.value},
+          {"lane", c.lane_id.value},
           {"start", start},
           {"visibility_timeout_ms", c.visibility_timeout_ms},
           {"max_visibility_ms", c.max_visibility_ms},
@@ -171,7 +171,7 @@ net::HttpReply groups_route(cbqs::broker::Broker& broker, const std::map<std::st
   if (q.contains("group") && !only) return bad_request("group must be a number");
   nlohmann::json groups = nlohmann::json::array();
   for (const auto& r : *reports)
-    if (!only || r.config.group_id == *only) groups.push_back(group_json(r));
+    if (!only || r.config.group_id == cbqs::GroupId{*only}) groups.push_back(group_json(r));
   if (only && groups.empty()) return {404, "text/plain", "no such group\n"};
   return {200, "application/json", nlohmann::json{{"groups", groups}}.dump() + "\n"};
 }
@@ -202,14 +202,15 @@ net::HttpReply dead_letter_route(cbqs::broker::Broker& broker, std::string_view 
   const Bytes32& stream_id = *stream;
   if (path == "/v1/groups/redrive") {
     if (method != "POST") return {405, "text/plain", "use POST\n"};
-    auto n = broker.redrive(stream_id, *group);
+    auto n = broker.redrive(stream_id, cbqs::GroupId{*group});
     if (!n) return {404, "text/plain", "no such group\n"};
     return {200, "application/json", "{\"redriven\":" + std::to_string(*n) + "}\n"};
   }
   if (method != "GET") return {405, "text/plain", "use GET\n"};
   std::uint64_t limit = q.contains("limit") ? number(q, "limit").value_or(0) : 100;
   if (limit == 0 || limit > 1'000) return bad_request("limit must be 1..1000");
-  auto letters = broker.dead_letters(stream_id, *group, number(q, "after").value_or(0), limit + 1);
+  auto letters = broker.dead_letters(stream_id, cbqs::GroupId{*group}, cbqs::Sequence{number(q, "after").value_or(0)},
+                                     limit + 1);
   if (!letters) return {404, "text/plain", "no such group\n"};
   bool more = letters->size() > limit;
   if (more) letters->pop_back();

@@ -62,7 +62,7 @@ class CbqsdPeer final : public Peer {
         ++outstanding;
         lock.unlock();
         std::uint64_t sent = now_ns();
-        c->append(*lane, payload, [&, sent](sdk::Outcome<std::uint64_t> r) {
+        c->append(*lane, payload, [&, sent](sdk::Outcome<Sequence> r) {
           std::lock_guard guard(pm);
           --outstanding;
           if (r) mine.push_back(ms_since(sent));
@@ -78,11 +78,11 @@ class CbqsdPeer final : public Peer {
   Sample drain(int workers, std::uint64_t records, std::size_t payload) override {
     auto admin = client();
     auto lane = admin->create_lane();
-    std::uint64_t first = 0;
+    Sequence first;
     std::atomic<std::uint64_t> refused{0};
     Bytes body(payload, 0x5a);
     for (std::uint64_t i = 0; i < records; ++i) {
-      admin->append(*lane, body, [&first, &refused, i](sdk::Outcome<std::uint64_t> r) {
+      admin->append(*lane, body, [&first, &refused, i](sdk::Outcome<Sequence> r) {
         if (!r) ++refused;
         if (i == 0 && r) first = *r;
       });
@@ -146,7 +146,7 @@ class CbqsdPeer final : public Peer {
       std::this_thread::sleep_until(due(start, n, rate));
       std::uint64_t t = now_ns();
       std::memcpy(body.data(), &t, sizeof t);
-      c->append(*lane, body, [&s, &acks_m, t](sdk::Outcome<std::uint64_t> r) {
+      c->append(*lane, body, [&s, &acks_m, t](sdk::Outcome<Sequence> r) {
         if (!r) return;
         std::lock_guard lock(acks_m);
         s.ack_latencies_ms.push_back(ms_since(t));

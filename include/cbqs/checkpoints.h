@@ -15,7 +15,7 @@ namespace cowboy::cbqs::sdk {
 struct ChainReport {
   CheckpointVerdict verdict = CheckpointVerdict::kValid;
   std::uint64_t receipts = 0;       // receipts checked
-  std::uint64_t last_sequence = 0;  // records checked: 1..last_sequence
+  Sequence last_sequence{};           // records checked: 1..last_sequence
   std::string problem;              // for invalid / unverifiable: what and where
 };
 

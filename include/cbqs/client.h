@@ -2,9 +2,12 @@
 // reopened automatically, and the three things applications do on it:
 //
 //   auto client = sdk::Client::connect(sdk::ClientOptions::from_dev_dir(".cbqs-dev"));
-//   auto seq = (*client)->append(lane, payload).get();          // Producer
-//   auto reader = (*client)->read({.start = StartAt{1}});         // Reader
-//   auto consumer = (*client)->consume({.lane = l, .group = g});  // Consumer
+//   auto seq = (*client)->append(lane, payload).get();            // Producer
+//   auto reader = (*client)->read({.start = StartAt{Sequence{1}}}); // Reader
+//   auto consumer = (*client)->consume({.lane = l, .group = g});    // Consumer
+//
+// Lanes, groups and sequences are distinct types (LaneId, GroupId, Sequence;
+// cbqs/wire/types.h): a lane passed where a group is expected does not compile.
 //
 // All I/O runs on one background thread the Client owns; every method may be
 // called from any thread. Results are values: Outcome<T> holds a T or an Error
@@ -88,8 +91,8 @@ struct ClientOptions {
 };
 
 struct Record {
-  std::uint64_t sequence = 0;
-  std::uint64_t lane_id = 0;
+  Sequence sequence{};
+  LaneId lane_id{};
   Bytes payload;
 };
 
@@ -111,7 +114,7 @@ class Reader {
   /// True once the replay has reached the head the broker reported at
   /// subscribe time (CursorProgress) and every record before it was returned.
   virtual bool caught_up() const = 0;
-  virtual std::uint64_t last_sequence() const = 0;
+  virtual Sequence last_sequence() const = 0;
   virtual void close() = 0;
 };
 
@@ -124,8 +127,8 @@ struct Lease {
 };
 
 struct ConsumerOptions {
-  std::uint64_t lane = 0;
-  std::uint64_t group = 0;
+  LaneId lane{};
+  GroupId group{};
   std::uint64_t window_bytes = 1 << 20;
   /// Extend every lease still unresolved at half its visibility timeout, so
   /// long work keeps it (up to the group's max_visibility_ms).
@@ -182,28 +185,28 @@ class Client {
 
   // ---- producer -------------------------------------------------------------
   /// Pipelined: any number may be outstanding. The future holds the sequence.
-  std::future<Outcome<std::uint64_t>> append(std::uint64_t lane, Bytes payload);
-  void append(std::uint64_t lane, Bytes payload, std::function<void(Outcome<std::uint64_t>)> done);
+  std::future<Outcome<Sequence>> append(LaneId lane, Bytes payload);
+  void append(LaneId lane, Bytes payload, std::function<void(Outcome<Sequence>)> done);
   /// Waits until every append made so far is answered.
   Outcome<Unit> flush(std::chrono::milliseconds timeout);
 
   // ---- lanes, groups, settings, checkpoints --------------------------------
-  Outcome<std::uint64_t> create_lane();
+  Outcome<LaneId> create_lane();
   /// Creates (or finds) a room lane; its id is room_lane_id(room).
-  Outcome<std::uint64_t> open_room_lane(const RoomLaneV2& room);
-  Outcome<Unit> close_lane(std::uint64_t lane);
+  Outcome<LaneId> open_room_lane(const RoomLaneV2& room);
+  Outcome<Unit> close_lane(LaneId lane);
   /// Every lane the grant's scope shows, paging through ListLanes.
   Outcome<std::vector<LaneRecordV2>> list_lanes();
   Outcome<resp::Settings> settings();
   /// Replaces the stream's §13 settings; the stored ones (with the chain's group ceilings).
   Outcome<resp::Settings> update_settings(const StreamSettingsV2& settings);
   /// Creates a group on `config.lane_id`; fields left at 0 take with_group_defaults.
-  Outcome<std::uint64_t> create_group(const GroupConfigV2& config);
-  Outcome<GroupConfigV2> get_group(std::uint64_t group);
+  Outcome<GroupId> create_group(const GroupConfigV2& config);
+  Outcome<GroupConfigV2> get_group(GroupId group);
   Outcome<GroupConfigV2> update_group(const GroupConfigV2& config);
-  Outcome<Unit> delete_group(std::uint64_t group);
+  Outcome<Unit> delete_group(GroupId group);
   /// The receipt covering `sequence`, or the latest one.
-  Outcome<CheckpointReceiptV2> checkpoint(std::optional<std::uint64_t> covering_sequence = std::nullopt);
+  Outcome<CheckpointReceiptV2> checkpoint(std::optional<Sequence> covering_sequence = std::nullopt);
   /// Any request; the answer's body.
   Outcome<CbqsResponseBodyV2> call(CbqsRequestBodyV2 body);
 
@@ -220,7 +223,7 @@ class Client {
 
  private:
   explicit Client(std::shared_ptr<Impl> impl);
-  Outcome<std::uint64_t> open_lane(std::optional<RoomLaneV2> room);
+  Outcome<LaneId> open_lane(std::optional<RoomLaneV2> room);
   std::shared_ptr<Impl> impl_;
 };
 

@@ -11,6 +11,6 @@ namespace cowboy::cbqs::sdk {
 inline RoomLaneV2 room_messages(const Bytes32& room_id) { return RoomMessages{room_id}; }
 inline RoomLaneV2 room_inbox(const Bytes32& room_id, const Bytes32& seat_id) { return RoomInbox{room_id, seat_id}; }
 /// The lane id a room lane has on every broker: room_lane_id of §11.1.
-inline std::uint64_t room_lane(const RoomLaneV2& room) { return room_lane_id(room); }
+inline LaneId room_lane(const RoomLaneV2& room) { return room_lane_id(room); }
 
 }  // namespace cowboy::cbqs::sdk

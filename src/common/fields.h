@@ -33,6 +33,7 @@
 #include <vector>
 
 #include "common/codec.h"
+#include "common/strong_id.h"
 
 namespace cowboy::codec {
 
@@ -58,6 +59,8 @@ struct Put {
   void operator()(const std::array<std::uint8_t, N>& v) { w.fixed(v); }
   template <typename T>
   void operator()(const std::optional<T>& v) { option(v, [&](const T& x) { (*this)(x); }); }
+  template <typename Tag, typename Rep>
+  void operator()(const StrongId<Tag, Rep>& v) { (*this)(v.value); }  // the wire value alone
   /// A nested type: its field list, a tagged union, else its public codec.
   template <typename T>
   void operator()(const T& v) {
@@ -122,6 +125,8 @@ struct Get {
   void operator()(std::array<std::uint8_t, N>& v) { v = r.fixed<N>(); }
   template <typename T>
   void operator()(std::optional<T>& v) { option(v, [&](T& x) { (*this)(x); }); }
+  template <typename Tag, typename Rep>
+  void operator()(StrongId<Tag, Rep>& v) { (*this)(v.value); }
   template <typename T>
   void operator()(T& v) {
     if constexpr (requires { fields(*this, v); }) fields(*this, v);

@@ -20,8 +20,8 @@ struct SourceCursor {
 };
 struct SourceGroup {
   static constexpr std::uint8_t kTag = 2;
-  std::uint64_t lane_id = 0;
-  std::uint64_t group_id = 0;
+  LaneId lane_id{};
+  GroupId group_id{};
   bool operator==(const SourceGroup&) const = default;
 };
 using SubscriptionSourceV2 = std::variant<SourceCursor, SourceGroup>;
@@ -51,10 +51,10 @@ using RoomLaneV2 = std::variant<RoomMessages, RoomInbox>;
 namespace req {
 struct Append { static constexpr std::uint8_t kTag = 1; AppendRequestV2 append; bool operator==(const Append&) const = default; };
 struct CreateLane { static constexpr std::uint8_t kTag = 2; std::optional<RoomLaneV2> room; bool operator==(const CreateLane&) const = default; };
-struct CloseLane { static constexpr std::uint8_t kTag = 3; std::uint64_t lane_id = 0; bool operator==(const CloseLane&) const = default; };
+struct CloseLane { static constexpr std::uint8_t kTag = 3; LaneId lane_id{}; bool operator==(const CloseLane&) const = default; };
 struct ListLanes {
   static constexpr std::uint8_t kTag = 4;
-  std::optional<std::uint64_t> after_lane_id;
+  std::optional<LaneId> after_lane_id;
   std::uint32_t limit = 0;
   bool operator==(const ListLanes&) const = default;
 };
@@ -62,13 +62,13 @@ struct GetSettings { static constexpr std::uint8_t kTag = 5; bool operator==(con
 struct UpdateSettings { static constexpr std::uint8_t kTag = 6; StreamSettingsV2 settings; bool operator==(const UpdateSettings&) const = default; };
 struct GetCheckpoint {
   static constexpr std::uint8_t kTag = 7;
-  std::optional<std::uint64_t> covering_sequence;  // None = the latest receipt
+  std::optional<Sequence> covering_sequence;  // None = the latest receipt
   bool operator==(const GetCheckpoint&) const = default;
 };
 struct CreateGroup { static constexpr std::uint8_t kTag = 8; GroupConfigV2 config; bool operator==(const CreateGroup&) const = default; };
 struct UpdateGroup { static constexpr std::uint8_t kTag = 9; GroupConfigV2 config; bool operator==(const UpdateGroup&) const = default; };
-struct GetGroup { static constexpr std::uint8_t kTag = 10; std::uint64_t group_id = 0; bool operator==(const GetGroup&) const = default; };
-struct DeleteGroup { static constexpr std::uint8_t kTag = 11; std::uint64_t group_id = 0; bool operator==(const DeleteGroup&) const = default; };
+struct GetGroup { static constexpr std::uint8_t kTag = 10; GroupId group_id{}; bool operator==(const GetGroup&) const = default; };
+struct DeleteGroup { static constexpr std::uint8_t kTag = 11; GroupId group_id{}; bool operator==(const DeleteGroup&) const = default; };
 struct Subscribe {
   static constexpr std::uint8_t kTag = 12;
   SubscriptionSourceV2 source;
@@ -103,12 +103,12 @@ using CbqsRequestBodyV2 =
 
 // ---- response bodies (§11.1) ----------------------------------------------
 namespace resp {
-struct Appended { static constexpr std::uint8_t kTag = 1; std::uint64_t sequence = 0; bool operator==(const Appended&) const = default; };
-struct LaneCreated { static constexpr std::uint8_t kTag = 2; std::uint64_t lane_id = 0; bool operator==(const LaneCreated&) const = default; };
+struct Appended { static constexpr std::uint8_t kTag = 1; Sequence sequence{}; bool operator==(const Appended&) const = default; };
+struct LaneCreated { static constexpr std::uint8_t kTag = 2; LaneId lane_id{}; bool operator==(const LaneCreated&) const = default; };
 struct Lanes {
   static constexpr std::uint8_t kTag = 3;
   std::vector<LaneRecordV2> lanes;
-  std::optional<std::uint64_t> next_after_lane_id;
+  std::optional<LaneId> next_after_lane_id;
   bool operator==(const Lanes&) const = default;
 };
 struct Settings {
@@ -119,13 +119,13 @@ struct Settings {
 };
 struct Checkpoint { static constexpr std::uint8_t kTag = 5; CheckpointReceiptV2 receipt; bool operator==(const Checkpoint&) const = default; };
 struct Group { static constexpr std::uint8_t kTag = 6; GroupConfigV2 config; bool operator==(const Group&) const = default; };
-struct GroupCreated { static constexpr std::uint8_t kTag = 7; std::uint64_t group_id = 0; bool operator==(const GroupCreated&) const = default; };
+struct GroupCreated { static constexpr std::uint8_t kTag = 7; GroupId group_id{}; bool operator==(const GroupCreated&) const = default; };
 struct Ok { static constexpr std::uint8_t kTag = 8; bool operator==(const Ok&) const = default; };
 struct CursorProgress {
   static constexpr std::uint8_t kTag = 9;
   Bytes32 subscription_id{};
-  std::uint64_t lane_id = 0;
-  std::uint64_t scanned_through = 0;
+  LaneId lane_id{};
+  Sequence scanned_through{};
   bool operator==(const CursorProgress&) const = default;
 };
 }  // namespace resp
@@ -169,7 +169,7 @@ struct Delivery {
   Bytes32 subscription_id{};
   std::optional<Bytes32> lease;
   RecordHeaderV2 header;
-  std::uint64_t sequence = 0;
+  Sequence sequence{};
   Bytes payload;
   bool operator==(const Delivery&) const = default;
 };

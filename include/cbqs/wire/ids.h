@@ -41,7 +41,7 @@ Bytes32 records_digest(std::span<const Bytes32> record_digests);
 /// commitment = keccak256(domain || room_id || u8(kind) [|| seat_id])
 Bytes32 room_lane_commitment(const RoomLaneV2& room);
 /// lane_id = u64_be(commitment[0..8])
-std::uint64_t room_lane_id(const RoomLaneV2& room);
+LaneId room_lane_id(const RoomLaneV2& room);
 
 // ---- signing and verification (Ed25519) -------------------------------------
 Signature sign_ed25519(const crypto::Ed25519Seed& seed, ByteView message);

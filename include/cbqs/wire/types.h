@@ -8,8 +8,16 @@
 #include <vector>
 
 #include "common/bytes.h"
+#include "common/strong_id.h"
 
 namespace cowboy::cbqs {
+
+// ---- numbers (§8, §9) --------------------------------------------------------
+// u64 on the wire, each its own type in the code (common/strong_id.h): a lane
+// passed where a group or a sequence is expected does not compile.
+using Sequence = StrongId<struct SequenceTag, std::uint64_t>;
+using LaneId = StrongId<struct LaneIdTag, std::uint64_t>;
+using GroupId = StrongId<struct GroupIdTag, std::uint64_t>;
 
 // ---- keys and signatures (§4, docs/protocol.md §B) ------------------------
 enum class KeyAlg : std::uint8_t { kEd25519 = 1 };
@@ -132,13 +140,13 @@ using CbqsInstructionV2 = std::variant<RegisterProviderV2, UpdateProviderV2, Cre
 
 // ---- authorization (§7) ----------------------------------------------------
 struct LaneScopeAny { static constexpr std::uint8_t kTag = 1; bool operator==(const LaneScopeAny&) const = default; };
-struct LaneScopeExact { static constexpr std::uint8_t kTag = 2; std::uint64_t lane_id = 0; bool operator==(const LaneScopeExact&) const = default; };
-struct LaneScopeSet { static constexpr std::uint8_t kTag = 3; std::vector<std::uint64_t> lane_ids; bool operator==(const LaneScopeSet&) const = default; };
+struct LaneScopeExact { static constexpr std::uint8_t kTag = 2; LaneId lane_id{}; bool operator==(const LaneScopeExact&) const = default; };
+struct LaneScopeSet { static constexpr std::uint8_t kTag = 3; std::vector<LaneId> lane_ids; bool operator==(const LaneScopeSet&) const = default; };
 /// Any = 1 | Exact = 2 (u64) | Set = 3 (Vec<u64>)
 using LaneScope = std::variant<LaneScopeAny, LaneScopeExact, LaneScopeSet>;
 
 struct GroupScopeAny { static constexpr std::uint8_t kTag = 1; bool operator==(const GroupScopeAny&) const = default; };
-struct GroupScopeExact { static constexpr std::uint8_t kTag = 2; std::uint64_t group_id = 0; bool operator==(const GroupScopeExact&) const = default; };
+struct GroupScopeExact { static constexpr std::uint8_t kTag = 2; GroupId group_id{}; bool operator==(const GroupScopeExact&) const = default; };
 /// Any = 1 | Exact = 2 (u64)
 using GroupScope = std::variant<GroupScopeAny, GroupScopeExact>;
 
@@ -174,31 +182,31 @@ enum class LaneStatusV2 : std::uint8_t { kActive = 1, kClosed = 2 };
 
 struct LaneRecordV2 {
   Bytes32 stream_id{};
-  std::uint64_t lane_id = 0;
+  LaneId lane_id{};
   LaneStatusV2 status = LaneStatusV2::kActive;
   bool operator==(const LaneRecordV2&) const = default;
 };
 
 struct AppendRequestV2 {
-  std::uint64_t lane_id = 0;
+  LaneId lane_id{};
   Bytes payload;
   bool operator==(const AppendRequestV2&) const = default;
 };
 
 struct RecordHeaderV2 {
   Bytes32 stream_id{};
-  std::uint64_t lane_id = 0;
+  LaneId lane_id{};
   bool operator==(const RecordHeaderV2&) const = default;
 };
 
 struct StartHead { static constexpr std::uint8_t kTag = 1; bool operator==(const StartHead&) const = default; };
-struct StartAt { static constexpr std::uint8_t kTag = 2; std::uint64_t sequence = 0; bool operator==(const StartAt&) const = default; };
+struct StartAt { static constexpr std::uint8_t kTag = 2; Sequence sequence{}; bool operator==(const StartAt&) const = default; };
 /// Head = 1 | At = 2 (u64)
 using StartPosition = std::variant<StartHead, StartAt>;
 
 struct GroupConfigV2 {
-  std::uint64_t group_id = 0;
-  std::uint64_t lane_id = 0;
+  GroupId group_id{};
+  LaneId lane_id{};
   StartPosition start;
   std::uint64_t visibility_timeout_ms = 0;
   std::uint64_t max_visibility_ms = 0;
@@ -229,8 +237,8 @@ struct CheckpointReceiptV2 {
   Bytes32 chain_instance_id{};
   Bytes32 stream_id{};
   Address provider{};
-  std::uint64_t first_sequence = 0;
-  std::uint64_t last_sequence = 0;
+  Sequence first_sequence{};
+  Sequence last_sequence{};
   Bytes32 records_digest{};
   Bytes32 previous_checkpoint{};
   std::uint64_t committed_at_ms = 0;

@@ -18,8 +18,8 @@ bool set_shape_valid(const LaneScope& scope, const Params& p) {
 std::optional<ErrorCode> check_requested_scope(const LaneScope& requested, const Params& p) {
   if (!set_shape_valid(requested, p)) return ErrorCode::kInvalidLaneScope;
   auto names_lane_zero = [&] {
-    if (const auto* e = std::get_if<LaneScopeExact>(&requested)) return e->lane_id == 0;
-    if (const auto* s = std::get_if<LaneScopeSet>(&requested)) return s->lane_ids.front() == 0;
+    if (const auto* e = std::get_if<LaneScopeExact>(&requested)) return e->lane_id == LaneId{0};
+    if (const auto* s = std::get_if<LaneScopeSet>(&requested)) return s->lane_ids.front() == LaneId{0};
     return false;
   };
   if (names_lane_zero()) return ErrorCode::kInvalidLaneScope;  // 0 is never a lane id (§L)
@@ -108,14 +108,14 @@ std::uint16_t required_verbs(const CbqsRequestBodyV2& body) {
       body);
 }
 
-bool lane_in_scope(const LaneScope& scope, std::uint64_t lane_id) {
+bool lane_in_scope(const LaneScope& scope, LaneId lane_id) {
   if (std::holds_alternative<LaneScopeAny>(scope)) return true;
   if (const auto* e = std::get_if<LaneScopeExact>(&scope)) return e->lane_id == lane_id;
   const auto& ids = std::get<LaneScopeSet>(scope).lane_ids;
   return std::binary_search(ids.begin(), ids.end(), lane_id);
 }
 
-bool group_in_scope(const GroupScope& scope, std::uint64_t group_id) {
+bool group_in_scope(const GroupScope& scope, GroupId group_id) {
   if (const auto* e = std::get_if<GroupScopeExact>(&scope)) return e->group_id == group_id;
   return true;
 }
@@ -127,11 +127,11 @@ std::optional<LaneScope> intersect(const LaneScope& requested, const LaneScope& 
   if (is_any(requested)) return granted;
   if (is_any(granted)) return requested;  // well-formed: check_requested_scope ran first
   auto ids_of = [](const LaneScope& s) {
-    if (const auto* e = std::get_if<LaneScopeExact>(&s)) return std::vector<std::uint64_t>{e->lane_id};
+    if (const auto* e = std::get_if<LaneScopeExact>(&s)) return std::vector<LaneId>{e->lane_id};
     return std::get<LaneScopeSet>(s).lane_ids;  // sorted and unique (§7 check 5, check_requested_scope)
   };
   auto a = ids_of(requested), b = ids_of(granted);
-  std::vector<std::uint64_t> both;
+  std::vector<LaneId> both;
   std::set_intersection(a.begin(), a.end(), b.begin(), b.end(), std::back_inserter(both));
   if (both.empty()) return std::nullopt;
   if (both.size() == 1) return LaneScope{LaneScopeExact{both[0]}};

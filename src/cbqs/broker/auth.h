@@ -38,8 +38,8 @@ bool proof_signature_valid(const SessionProofV2& proof, const StreamGrantV2& gra
 /// The verb mask a request needs (any one bit suffices); 0 = none needed.
 std::uint16_t required_verbs(const CbqsRequestBodyV2& body);
 
-bool lane_in_scope(const LaneScope& scope, std::uint64_t lane_id);
-bool group_in_scope(const GroupScope& scope, std::uint64_t group_id);
+bool lane_in_scope(const LaneScope& scope, LaneId lane_id);
+bool group_in_scope(const GroupScope& scope, GroupId group_id);
 bool is_any(const LaneScope& scope);
 bool is_any(const GroupScope& scope);
 /// §7 check 5's rule for a Set (2..=cbqs.max_lane_ids_per_grant ids, strictly

@@ -299,14 +299,14 @@ CoreMetrics Broker::metrics() const {
   return m;
 }
 
-std::optional<std::vector<DeadLetter>> Broker::dead_letters(const Bytes32& stream_id, std::uint64_t group_id,
-                                                            std::uint64_t after, std::size_t limit) {
+std::optional<std::vector<DeadLetter>> Broker::dead_letters(const Bytes32& stream_id, GroupId group_id,
+                                                            Sequence after, std::size_t limit) {
   auto& i = *impl_;
   load_stream(i.io, i.io_thread, *i.core, stream_id);
   return on_io(i.io, i.io_thread, [&] { return i.core->dead_letters(stream_id, group_id, after, limit); });
 }
 
-std::optional<std::size_t> Broker::redrive(const Bytes32& stream_id, std::uint64_t group_id) {
+std::optional<std::size_t> Broker::redrive(const Bytes32& stream_id, GroupId group_id) {
   auto& i = *impl_;
   load_stream(i.io, i.io_thread, *i.core, stream_id);
   return on_io(i.io, i.io_thread, [&] { return i.core->redrive(stream_id, group_id); });

@@ -52,10 +52,10 @@ class Broker {
   bool ready(std::string* why = nullptr) const;
   CoreMetrics metrics() const;
   /// The dead-letter view of a group (docs/protocol.md §O); nullopt for an unknown group.
-  std::optional<std::vector<DeadLetter>> dead_letters(const Bytes32& stream_id, std::uint64_t group_id,
-                                                      std::uint64_t after, std::size_t limit);
+  std::optional<std::vector<DeadLetter>> dead_letters(const Bytes32& stream_id, GroupId group_id,
+                                                      Sequence after, std::size_t limit);
   /// Redelivers every dead letter of a group; how many, or nullopt for an unknown group.
-  std::optional<std::size_t> redrive(const Bytes32& stream_id, std::uint64_t group_id);
+  std::optional<std::size_t> redrive(const Bytes32& stream_id, GroupId group_id);
   /// Every group of a stream with its state now; nullopt if the stream cannot be loaded.
   std::optional<std::vector<GroupReport>> group_reports(const Bytes32& stream_id);
   /// Height of the snapshot in force (0 before the first).

@@ -321,17 +321,17 @@ bool Core::idle() const {
   return true;
 }
 
-std::optional<std::vector<DeadLetter>> Core::dead_letters(const Bytes32& stream_id, std::uint64_t group_id,
-                                                          std::uint64_t after, std::size_t limit) {
+std::optional<std::vector<DeadLetter>> Core::dead_letters(const Bytes32& stream_id, GroupId group_id,
+                                                          Sequence after, std::size_t limit) {
   StreamOwner* o = owner_now(stream_id);
   if (!o) return std::nullopt;
-  return ask(*o, [&](StreamOwner& owner) { return owner.dead_letters(GroupId{group_id}, Sequence{after}, limit); });
+  return ask(*o, [&](StreamOwner& owner) { return owner.dead_letters(group_id, after, limit); });
 }
 
-std::optional<std::size_t> Core::redrive(const Bytes32& stream_id, std::uint64_t group_id) {
+std::optional<std::size_t> Core::redrive(const Bytes32& stream_id, GroupId group_id) {
   StreamOwner* o = owner_now(stream_id);
   if (!o) return std::nullopt;
-  return ask(*o, [&](StreamOwner& owner) { return owner.redrive(GroupId{group_id}); });
+  return ask(*o, [&](StreamOwner& owner) { return owner.redrive(group_id); });
 }
 
 std::optional<std::vector<GroupReport>> Core::group_reports(const Bytes32& stream_id) {

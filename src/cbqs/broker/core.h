@@ -120,10 +120,10 @@ class Core final : private Outbound {
 
   // The dead-letter view (docs/protocol.md §O), for the operator's admin endpoint.
   /// EXPIRED records of a group, ascending after `after`, at most `limit`; nullopt for an unknown group.
-  std::optional<std::vector<DeadLetter>> dead_letters(const Bytes32& stream_id, std::uint64_t group_id,
-                                                      std::uint64_t after, std::size_t limit);
+  std::optional<std::vector<DeadLetter>> dead_letters(const Bytes32& stream_id, GroupId group_id,
+                                                      Sequence after, std::size_t limit);
   /// Makes every dead letter of the group deliverable again (attempts reset); how many, or nullopt.
-  std::optional<std::size_t> redrive(const Bytes32& stream_id, std::uint64_t group_id);
+  std::optional<std::size_t> redrive(const Bytes32& stream_id, GroupId group_id);
   /// Every group of a stream with its state (cbqs groups list / info); nullopt if the stream cannot be loaded.
   std::optional<std::vector<GroupReport>> group_reports(const Bytes32& stream_id);
   /// Loads the stream on the loader thread if it is not in yet; `done` runs here once it is

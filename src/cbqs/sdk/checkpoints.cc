@@ -14,14 +14,14 @@ const char* verdict_name(CheckpointVerdict v) {
 namespace {
 
 std::string range(const CheckpointReceiptV2& r) {
-  return "receipt [" + std::to_string(r.first_sequence) + ", " + std::to_string(r.last_sequence) + "]";
+  return "receipt [" + std::to_string(r.first_sequence.value) + ", " + std::to_string(r.last_sequence.value) + "]";
 }
 
 // The link between a receipt and the one before it (§10); empty when it holds.
 std::string broken_link(const CheckpointReceiptV2& r, const CheckpointReceiptV2* before) {
-  std::uint64_t first = before ? before->last_sequence + 1 : 1;
+  Sequence first{before ? before->last_sequence.value + 1 : 1};
   Bytes32 previous = before ? checkpoint_id(*before) : Bytes32{};
-  if (r.first_sequence != first) return "first_sequence is not " + std::to_string(first);
+  if (r.first_sequence != first) return "first_sequence is not " + std::to_string(first.value);
   if (r.last_sequence < r.first_sequence) return "last_sequence is below first_sequence";
   if (r.previous_checkpoint != previous) return "previous_checkpoint does not name the receipt before it";
   if (before && r.snapshot_height < before->snapshot_height) return "snapshot_height went down";
@@ -46,11 +46,11 @@ Outcome<ChainReport> verify_chain(Client& client, const ProviderRecordV2& provid
     if (latest.error().is(ErrorCode::kCheckpointNotFound)) return report;  // nothing committed yet
     return Err{latest.error()};
   }
-  auto reader = client.read({LaneScopeAny{}, StartAt{1}, 4 << 20});
+  auto reader = client.read({LaneScopeAny{}, StartAt{Sequence{1}}, 4 << 20});
   if (!reader) return Err{reader.error()};
   std::optional<CheckpointReceiptV2> before;
   while (report.last_sequence < latest->last_sequence) {
-    auto r = client.checkpoint(report.last_sequence + 1);
+    auto r = client.checkpoint(Sequence{report.last_sequence.value + 1});
     if (!r) return Err{r.error()};
     if (auto v = verify_checkpoint(*r, provider); v != CheckpointVerdict::kValid)
       return stop(v, range(*r) + (v == CheckpointVerdict::kInvalid ? ": the signature (or provider) does not verify"
@@ -61,11 +61,11 @@ Outcome<ChainReport> verify_chain(Client& client, const ProviderRecordV2& provid
     // vector holding it moves it, so the views stay valid as it grows.
     std::vector<Bytes> payloads;
     std::vector<RecordView> records;
-    for (std::uint64_t seq = r->first_sequence; seq <= r->last_sequence; ++seq) {
+    for (std::uint64_t seq = r->first_sequence.value; seq <= r->last_sequence.value; ++seq) {
       auto record = (*reader)->next(std::chrono::seconds(10));
       if (!record) return Err{record.error()};
       if (!*record) return Err{Error{Error::Kind::kTimeout, 0, "record " + std::to_string(seq) + " did not arrive"}};
-      if ((*record)->sequence != seq)
+      if ((*record)->sequence != Sequence{seq})
         return stop(CheckpointVerdict::kInvalid, range(*r) + ": record " + std::to_string(seq) + " is missing");
       payloads.push_back(std::move((*record)->payload));
       records.push_back({RecordHeaderV2{r->stream_id, (*record)->lane_id}, payloads.back()});

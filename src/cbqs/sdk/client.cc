@@ -280,7 +280,7 @@ Outcome<std::unique_ptr<Client>> Client::connect(ClientOptions options) {
   return std::unique_ptr<Client>(new Client(std::move(impl)));
 }
 
-void Client::append(std::uint64_t lane, Bytes payload, std::function<void(Outcome<std::uint64_t>)> done) {
+void Client::append(LaneId lane, Bytes payload, std::function<void(Outcome<Sequence>)> done) {
   {
     std::lock_guard lock(impl_->appends_m);
     ++impl_->appends_outstanding;
@@ -288,16 +288,16 @@ void Client::append(std::uint64_t lane, Bytes payload, std::function<void(Outcom
   auto* impl = impl_.get();
   impl_->request(req::Append{{lane, std::move(payload)}}, true, [impl, done = std::move(done)](Outcome<CbqsResponseBodyV2> r) {
     auto appended = expect<resp::Appended>(std::move(r));
-    if (done) done(appended ? Outcome<std::uint64_t>(appended->sequence) : Outcome<std::uint64_t>(Err{appended.error()}));
+    if (done) done(appended ? Outcome<Sequence>(appended->sequence) : Outcome<Sequence>(Err{appended.error()}));
     std::lock_guard lock(impl->appends_m);
     if (--impl->appends_outstanding == 0) impl->appends_cv.notify_all();
   });
 }
 
-std::future<Outcome<std::uint64_t>> Client::append(std::uint64_t lane, Bytes payload) {
-  auto promise = std::make_shared<std::promise<Outcome<std::uint64_t>>>();
+std::future<Outcome<Sequence>> Client::append(LaneId lane, Bytes payload) {
+  auto promise = std::make_shared<std::promise<Outcome<Sequence>>>();
   auto result = promise->get_future();
-  append(lane, std::move(payload), [promise](Outcome<std::uint64_t> r) { promise->set_value(std::move(r)); });
+  append(lane, std::move(payload), [promise](Outcome<Sequence> r) { promise->set_value(std::move(r)); });
   return result;
 }
 
@@ -310,19 +310,19 @@ Outcome<Unit> Client::flush(std::chrono::milliseconds timeout) {
 
 Outcome<CbqsResponseBodyV2> Client::call(CbqsRequestBodyV2 body) { return impl_->call(std::move(body)); }
 
-Outcome<std::uint64_t> Client::create_lane() { return open_lane(std::nullopt); }
+Outcome<LaneId> Client::create_lane() { return open_lane(std::nullopt); }
 
-Outcome<std::uint64_t> Client::open_room_lane(const RoomLaneV2& room) { return open_lane(room); }
+Outcome<LaneId> Client::open_room_lane(const RoomLaneV2& room) { return open_lane(room); }
 
-Outcome<std::uint64_t> Client::open_lane(std::optional<RoomLaneV2> room) {
+Outcome<LaneId> Client::open_lane(std::optional<RoomLaneV2> room) {
   return pick_from<resp::LaneCreated>(call(req::CreateLane{std::move(room)}), [](auto& b) { return b.lane_id; });
 }
 
-Outcome<Unit> Client::close_lane(std::uint64_t lane) { return pick_from<resp::Ok>(call(req::CloseLane{lane}), nothing); }
+Outcome<Unit> Client::close_lane(LaneId lane) { return pick_from<resp::Ok>(call(req::CloseLane{lane}), nothing); }
 
 Outcome<std::vector<LaneRecordV2>> Client::list_lanes() {
   std::vector<LaneRecordV2> all;
-  std::optional<std::uint64_t> after;
+  std::optional<LaneId> after;
   do {
     auto page = expect<resp::Lanes>(call(req::ListLanes{after, 100}));
     if (!page) return Err{page.error()};
@@ -350,12 +350,12 @@ GroupConfigV2 with_group_defaults(GroupConfigV2 c) {
   return c;
 }
 
-Outcome<std::uint64_t> Client::create_group(const GroupConfigV2& config) {
+Outcome<GroupId> Client::create_group(const GroupConfigV2& config) {
   return pick_from<resp::GroupCreated>(call(req::CreateGroup{with_group_defaults(config)}),
                                        [](auto& b) { return b.group_id; });
 }
 
-Outcome<GroupConfigV2> Client::get_group(std::uint64_t group) {
+Outcome<GroupConfigV2> Client::get_group(GroupId group) {
   return pick_from<resp::Group>(call(req::GetGroup{group}), [](auto& b) { return std::move(b.config); });
 }
 
@@ -363,9 +363,9 @@ Outcome<GroupConfigV2> Client::update_group(const GroupConfigV2& config) {
   return pick_from<resp::Group>(call(req::UpdateGroup{config}), [](auto& b) { return std::move(b.config); });
 }
 
-Outcome<Unit> Client::delete_group(std::uint64_t group) { return pick_from<resp::Ok>(call(req::DeleteGroup{group}), nothing); }
+Outcome<Unit> Client::delete_group(GroupId group) { return pick_from<resp::Ok>(call(req::DeleteGroup{group}), nothing); }
 
-Outcome<CheckpointReceiptV2> Client::checkpoint(std::optional<std::uint64_t> covering_sequence) {
+Outcome<CheckpointReceiptV2> Client::checkpoint(std::optional<Sequence> covering_sequence) {
   return pick_from<resp::Checkpoint>(call(req::GetCheckpoint{covering_sequence}), [](auto& b) { return std::move(b.receipt); });
 }
 

@@ -70,7 +70,7 @@ struct Subscription {
   std::uint64_t buffered_bytes = 0;
   std::optional<Error> ended;  // set once: next() returns it when the buffer is empty
   bool caught_up = false;
-  std::uint64_t last_taken = 0;
+  Sequence last_taken;
   std::uint64_t actions_outstanding = 0;  // lease actions sent, not yet answered (Consumer::flush)
 
   // The io thread's alone.
@@ -78,7 +78,7 @@ struct Subscription {
   SubscriptionSourceV2 source;
   std::uint64_t window = 0;
   std::uint64_t id_number = 0;      // request number of the current Subscribe (its subscription_id)
-  std::uint64_t last_received = 0;  // a Reader resumes after it
+  Sequence last_received;           // a Reader resumes after it
   std::uint64_t returned = 0;       // bytes taken by the user since the last AddCredit
   bool active = false;              // subscribed on the current connection
   std::function<void(Outcome<CbqsResponseBodyV2>)> on_subscribed;  // the first Subscribe's answer

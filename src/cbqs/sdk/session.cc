@@ -276,8 +276,8 @@ void Client::Impl::resubscribe(const std::shared_ptr<Subscription>& s) {
     // What the user has not taken yet still counts against the window.
     credit = s->window > s->buffered_bytes ? s->window - s->buffered_bytes : s->window / 4;
   }
-  if (auto* cursor = std::get_if<SourceCursor>(&s->source); cursor && s->last_received > 0)
-    cursor->start = StartAt{s->last_received + 1};
+  if (auto* cursor = std::get_if<SourceCursor>(&s->source); cursor && s->last_received.value > 0)
+    cursor->start = StartAt{Sequence{s->last_received.value + 1}};
   s->returned = 0;
   s->id_number = next_number++;
   s->active = true;

@@ -56,7 +56,7 @@ class ReaderImpl final : public Reader {
     std::lock_guard lock(s_->m);
     return s_->caught_up;
   }
-  std::uint64_t last_sequence() const override {
+  Sequence last_sequence() const override {
     std::lock_guard lock(s_->m);
     return s_->last_taken;
   }
@@ -154,7 +154,7 @@ Outcome<std::unique_ptr<Consumer>> Client::consume(ConsumerOptions options) {
   if (!group) return Err{group.error()};
   auto s = std::make_shared<Subscription>();
   s->group = true;
-  s->source = SourceGroup{options.lane != 0 ? options.lane : group->lane_id, options.group};
+  s->source = SourceGroup{options.lane != LaneId{} ? options.lane : group->lane_id, options.group};
   s->window = options.window_bytes;
   s->auto_extend = options.auto_extend;
   s->visibility_ms = group->visibility_timeout_ms;

@@ -102,11 +102,11 @@ Bytes32 room_lane_commitment(const RoomLaneV2& room) {
       room);
 }
 
-std::uint64_t room_lane_id(const RoomLaneV2& room) {
+LaneId room_lane_id(const RoomLaneV2& room) {
   Bytes32 commitment = room_lane_commitment(room);
   std::uint64_t id = 0;
   for (int i = 0; i < 8; ++i) id = id << 8 | commitment[i];
-  return id;
+  return LaneId{id};
 }
 
 Signature sign_ed25519(const crypto::Ed25519Seed& seed, ByteView message) {

@@ -138,7 +138,7 @@ TEST(CbqsdAbuse, AnHonestClientIsServedWhileOneAddressFloodsAndAnotherSendsBadSi
   ASSERT_TRUE(lane.ok());
   const auto* created = std::get_if<Response>(&*lane);
   ASSERT_NE(created, nullptr);
-  std::uint64_t lane_id = std::get<resp::LaneCreated>(created->body).lane_id;
+  LaneId lane_id = std::get<resp::LaneCreated>(created->body).lane_id;
   ASSERT_TRUE(honest->send(Request{Bytes32{4}, challenge.session_id, req::Append{{lane_id, Bytes{1, 2, 3}}}}).ok());
   auto appended = honest->receive(std::chrono::seconds(5));
   double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();

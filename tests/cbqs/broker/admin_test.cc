@@ -22,7 +22,7 @@ TEST(Metrics, PrometheusTextCarriesCountersGaugesAndPerStreamSeries) {
   s.lane_heads = {{1, 40}, {2, 42}};
   s.subscription_lags = {{Bytes32{0x01}, 5}};
   cbqs::broker::GroupMetrics g;
-  g.group_id = 3;
+  g.group_id = cbqs::GroupId{3};
   g.pending = 11;
   g.in_flight = 4;
   g.dead_letters = 2;

@@ -109,16 +109,16 @@ TEST_F(AuthTest, Check5OrderingBeforeSubtractionAndTheTtlCap) {
 }
 
 TEST_F(AuthTest, Check5LaneSetShape) {
-  grant.lane_scope = LaneScopeSet{{7}};  // one element: Exact already says it
+  grant.lane_scope = LaneScopeSet{{LaneId{7}}};  // one element: Exact already says it
   sign();
   EXPECT_EQ(check(), ErrorCode::kInvalidLaneScope);
-  grant.lane_scope = LaneScopeSet{{9, 7}};
+  grant.lane_scope = LaneScopeSet{{LaneId{9}, LaneId{7}}};
   sign();
   EXPECT_EQ(check(), ErrorCode::kInvalidLaneScope);
-  grant.lane_scope = LaneScopeSet{{7, 7}};
+  grant.lane_scope = LaneScopeSet{{LaneId{7}, LaneId{7}}};
   sign();
   EXPECT_EQ(check(), ErrorCode::kInvalidLaneScope);
-  grant.lane_scope = LaneScopeSet{{7, 9}};
+  grant.lane_scope = LaneScopeSet{{LaneId{7}, LaneId{9}}};
   sign();
   EXPECT_EQ(check(), std::nullopt);
 }
@@ -173,14 +173,15 @@ TEST(Scope, VerbsScopeAndIntersection) {
   EXPECT_EQ(required_verbs(req::Subscribe{SourceGroup{}, 0}), verb::kConsume);
   EXPECT_EQ(required_verbs(req::GetCheckpoint{}), verb::kConsume | verb::kReplay);
   EXPECT_EQ(required_verbs(req::ListLanes{}), 0);
-  EXPECT_TRUE(lane_in_scope(LaneScopeSet{{2, 4, 8}}, 4));
-  EXPECT_FALSE(lane_in_scope(LaneScopeSet{{2, 4, 8}}, 5));
-  EXPECT_FALSE(lane_in_scope(LaneScopeExact{3}, 4));
-  EXPECT_FALSE(group_in_scope(GroupScopeExact{1}, 2));
-  EXPECT_EQ(intersect(LaneScopeAny{}, LaneScopeExact{3}), LaneScope{LaneScopeExact{3}});
-  EXPECT_EQ(intersect(LaneScopeSet{{1, 2, 3}}, LaneScopeSet{{2, 3, 4}}), (LaneScope{LaneScopeSet{{2, 3}}}));
-  EXPECT_EQ(intersect(LaneScopeSet{{1, 2}}, LaneScopeSet{{2, 5}}), LaneScope{LaneScopeExact{2}});
-  EXPECT_EQ(intersect(LaneScopeExact{1}, LaneScopeExact{2}), std::nullopt);
+  EXPECT_TRUE(lane_in_scope(LaneScopeSet{{LaneId{2}, LaneId{4}, LaneId{8}}}, LaneId{4}));
+  EXPECT_FALSE(lane_in_scope(LaneScopeSet{{LaneId{2}, LaneId{4}, LaneId{8}}}, LaneId{5}));
+  EXPECT_FALSE(lane_in_scope(LaneScopeExact{LaneId{3}}, LaneId{4}));
+  EXPECT_FALSE(group_in_scope(GroupScopeExact{GroupId{1}}, GroupId{2}));
+  EXPECT_EQ(intersect(LaneScopeAny{}, LaneScopeExact{LaneId{3}}), LaneScope{LaneScopeExact{LaneId{3}}});
+  EXPECT_EQ(intersect(LaneScopeSet{{LaneId{1}, LaneId{2}, LaneId{3}}}, LaneScopeSet{{LaneId{2}, LaneId{3}, LaneId{4}}}),
+            (LaneScope{LaneScopeSet{{LaneId{2}, LaneId{3}}}}));
+  EXPECT_EQ(intersect(LaneScopeSet{{LaneId{1}, LaneId{2}}}, LaneScopeSet{{LaneId{2}, LaneId{5}}}), LaneScope{LaneScopeExact{LaneId{2}}});
+  EXPECT_EQ(intersect(LaneScopeExact{LaneId{1}}, LaneScopeExact{LaneId{2}}), std::nullopt);
 }
 
 }  // namespace

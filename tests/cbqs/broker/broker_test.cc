@@ -28,17 +28,17 @@ TEST_F(BrokerTest, HandshakeLanesAppendsAndAVerifiableCheckpoint) {
   Bytes32 session = open_session(*c, grant(kAll));
   auto lane = request(*c, session, 10, req::CreateLane{});
   ASSERT_NE(body<resp::LaneCreated>(lane), nullptr) << error_text(lane);
-  std::uint64_t lane_id = body<resp::LaneCreated>(lane)->lane_id;
-  EXPECT_EQ(lane_id, 1u);
+  LaneId lane_id = body<resp::LaneCreated>(lane)->lane_id;
+  EXPECT_EQ(lane_id, LaneId{1});
   for (std::uint64_t i = 1; i <= 20; ++i) {
     auto appended = request(*c, session, 100 + i, req::Append{{lane_id, text("record " + std::to_string(i))}});
     ASSERT_NE(body<resp::Appended>(appended), nullptr) << error_text(appended);
-    EXPECT_EQ(body<resp::Appended>(appended)->sequence, i);
+    EXPECT_EQ(body<resp::Appended>(appended)->sequence, Sequence{i});
   }
   auto cp = request(*c, session, 200, req::GetCheckpoint{});
   ASSERT_NE(body<resp::Checkpoint>(cp), nullptr) << error_text(cp);
   const auto& receipt = body<resp::Checkpoint>(cp)->receipt;
-  EXPECT_EQ(receipt.last_sequence, 20u);
+  EXPECT_EQ(receipt.last_sequence, Sequence{20});
   EXPECT_EQ(receipt.provider, provider.address);
   EXPECT_EQ(verify_checkpoint(receipt, *node->provider(provider.address)), CheckpointVerdict::kValid);
   // A receipt whose provider is not the stream's is rejected.
@@ -137,9 +137,9 @@ TEST_F(BrokerTest, CreditShortThenDeliveryResumesOnCredit) {
   auto lane = body<resp::LaneCreated>(request(*c, session, 10, req::CreateLane{}))->lane_id;
   for (int i = 0; i < 3; ++i)
     ASSERT_NE(body<resp::Appended>(request(*c, session, 20 + i, req::Append{{lane, Bytes(100, 'x')}})), nullptr);
-  auto progress = request(*c, session, 30, req::Subscribe{SourceCursor{LaneScopeAny{}, StartAt{1}}, 0});
+  auto progress = request(*c, session, 30, req::Subscribe{SourceCursor{LaneScopeAny{}, StartAt{Sequence{1}}}, 0});
   ASSERT_NE(body<resp::CursorProgress>(progress), nullptr) << error_text(progress);
-  EXPECT_EQ(body<resp::CursorProgress>(progress)->scanned_through, 0u);
+  EXPECT_EQ(body<resp::CursorProgress>(progress)->scanned_through, Sequence{0});
   auto short_frame = next(*c);
   const auto* state = std::get_if<DeliveryState>(&short_frame);
   ASSERT_NE(state, nullptr) << error_text(short_frame);
@@ -149,7 +149,7 @@ TEST_F(BrokerTest, CreditShortThenDeliveryResumesOnCredit) {
   for (std::uint64_t seq = 1; seq <= 2; ++seq) {
     auto d = next(*c);
     ASSERT_TRUE(std::holds_alternative<Delivery>(d)) << error_text(d);
-    EXPECT_EQ(std::get<Delivery>(d).sequence, seq);
+    EXPECT_EQ(std::get<Delivery>(d).sequence, Sequence{seq});
     EXPECT_FALSE(std::get<Delivery>(d).lease);
   }
   auto again = next(*c);  // the third does not fit in what is left
@@ -205,13 +205,13 @@ TEST_F(BrokerTest, OpenSessionFloodsHitTheSessionLimit) {
 
 TEST_F(BrokerTest, VerbsAndScopeAreEnforced) {
   auto c = connect();
-  Bytes32 reader = open_session(*c, grant(verb::kReplay, LaneScopeExact{1}));
-  EXPECT_EQ(error_code(request(*c, reader, 1, req::Append{{1, text("x")}})), code(ErrorCode::kVerbNotGranted));
+  Bytes32 reader = open_session(*c, grant(verb::kReplay, LaneScopeExact{LaneId{1}}));
+  EXPECT_EQ(error_code(request(*c, reader, 1, req::Append{{LaneId{1}, text("x")}})), code(ErrorCode::kVerbNotGranted));
   EXPECT_EQ(error_code(request(*c, reader, 2, req::CreateLane{})), code(ErrorCode::kVerbNotGranted));
   auto d = connect();
-  Bytes32 narrow = open_session(*d, grant(kAll, LaneScopeExact{1}));
+  Bytes32 narrow = open_session(*d, grant(kAll, LaneScopeExact{LaneId{1}}));
   EXPECT_EQ(error_code(request(*d, narrow, 3, req::CreateLane{})), code(ErrorCode::kLaneScopeTooNarrow));
-  EXPECT_EQ(error_code(request(*d, narrow, 4, req::Append{{2, text("x")}})), code(ErrorCode::kLaneNotInScope));
+  EXPECT_EQ(error_code(request(*d, narrow, 4, req::Append{{LaneId{2}, text("x")}})), code(ErrorCode::kLaneNotInScope));
 }
 
 }  // namespace
@@ -243,13 +243,13 @@ TEST_F(BrokerFlowTest, TheRetentionFloorAdvancesAndReadsBelowItAreTyped) {
   ASSERT_NE(body<resp::Settings>(settings), nullptr) << error_text(settings);
   std::uint64_t id = 30;
   ASSERT_TRUE(cowboy::testing::eventually(
-      [&] { return error_code(request(*c, session, id++, req::GetCheckpoint{std::uint64_t{1}})) ==
+      [&] { return error_code(request(*c, session, id++, req::GetCheckpoint{Sequence{1}})) ==
                    code(ErrorCode::kSequenceNotRetained); },
       std::chrono::seconds(5)));
   // A cursor At(1) starts at the floor, and its CursorProgress says so.
-  auto progress = request(*c, session, 100, req::Subscribe{SourceCursor{LaneScopeAny{}, StartAt{1}}, 1 << 20});
+  auto progress = request(*c, session, 100, req::Subscribe{SourceCursor{LaneScopeAny{}, StartAt{Sequence{1}}}, 1 << 20});
   ASSERT_NE(body<resp::CursorProgress>(progress), nullptr) << error_text(progress);
-  EXPECT_EQ(body<resp::CursorProgress>(progress)->scanned_through, 3u);
+  EXPECT_EQ(body<resp::CursorProgress>(progress)->scanned_through, Sequence{3});
 }
 
 TEST_F(BrokerFlowTest, AStalledSubscriptionIsClosedAsASlowConsumer) {
@@ -257,7 +257,7 @@ TEST_F(BrokerFlowTest, AStalledSubscriptionIsClosedAsASlowConsumer) {
   Bytes32 session = open_session(*c, grant(kAll));
   auto lane = body<resp::LaneCreated>(request(*c, session, 1, req::CreateLane{}))->lane_id;
   ASSERT_NE(body<resp::Appended>(request(*c, session, 2, req::Append{{lane, Bytes(64, 7)}})), nullptr);
-  ASSERT_NE(body<resp::CursorProgress>(request(*c, session, 3, req::Subscribe{SourceCursor{LaneScopeAny{}, StartAt{1}}, 0})),
+  ASSERT_NE(body<resp::CursorProgress>(request(*c, session, 3, req::Subscribe{SourceCursor{LaneScopeAny{}, StartAt{Sequence{1}}}, 0})),
             nullptr);
   ASSERT_TRUE(std::holds_alternative<DeliveryState>(next(*c)));  // CreditShort
   auto closed = next(*c, std::chrono::seconds(5));               // no credit within 50 ms
@@ -293,7 +293,7 @@ TEST_F(BrokerFlowTest, DeliveriesArePacedByMaxDeliveredBytesPerSec) {
   for (int i = 0; i < 4; ++i)
     ASSERT_NE(body<resp::Appended>(request(*c, session, 10 + i, req::Append{{lane, Bytes(380, 1)}})), nullptr);
   auto start = std::chrono::steady_clock::now();
-  ASSERT_NE(body<resp::CursorProgress>(request(*c, session, 20, req::Subscribe{SourceCursor{LaneScopeAny{}, StartAt{1}}, 1 << 20})),
+  ASSERT_NE(body<resp::CursorProgress>(request(*c, session, 20, req::Subscribe{SourceCursor{LaneScopeAny{}, StartAt{Sequence{1}}}, 1 << 20})),
             nullptr);
   int delivered = 0;
   while (delivered < 4) {
@@ -384,7 +384,7 @@ namespace {
 using namespace testing;
 using GroupRequestTest = BrokerFixture;
 
-GroupConfigV2 group_config(std::uint64_t lane) { return cbqs::testing::valid_group_config(lane); }
+GroupConfigV2 group_config(LaneId lane) { return cbqs::testing::valid_group_config(lane); }
 
 TEST_F(GroupRequestTest, CreateGetUpdateDeleteOverTheWire) {
   auto c = connect();
@@ -392,19 +392,19 @@ TEST_F(GroupRequestTest, CreateGetUpdateDeleteOverTheWire) {
   auto lane = body<resp::LaneCreated>(request(*c, session, 1, req::CreateLane{}))->lane_id;
   auto created = request(*c, session, 2, req::CreateGroup{group_config(lane)});
   ASSERT_NE(body<resp::GroupCreated>(created), nullptr) << error_text(created);
-  std::uint64_t group_id = body<resp::GroupCreated>(created)->group_id;
-  EXPECT_EQ(group_id, 1u);
+  GroupId group_id = body<resp::GroupCreated>(created)->group_id;
+  EXPECT_EQ(group_id, GroupId{1});
   auto got = request(*c, session, 3, req::GetGroup{group_id});
   ASSERT_NE(body<resp::Group>(got), nullptr);
   EXPECT_EQ(body<resp::Group>(got)->config.group_id, group_id);
   auto changed = body<resp::Group>(got)->config;
   changed.max_attempts = 7;
   EXPECT_EQ(body<resp::Group>(request(*c, session, 4, req::UpdateGroup{changed}))->config.max_attempts, 7);
-  changed.start = StartAt{1};
+  changed.start = StartAt{Sequence{1}};
   EXPECT_EQ(error_code(request(*c, session, 5, req::UpdateGroup{changed})), code(ErrorCode::kImmutableField));
   EXPECT_NE(body<resp::Ok>(request(*c, session, 6, req::DeleteGroup{group_id})), nullptr);
   EXPECT_EQ(error_code(request(*c, session, 7, req::GetGroup{group_id})), code(ErrorCode::kUnknownGroup));
-  EXPECT_EQ(body<resp::GroupCreated>(request(*c, session, 8, req::CreateGroup{group_config(lane)}))->group_id, 2u);
+  EXPECT_EQ(body<resp::GroupCreated>(request(*c, session, 8, req::CreateGroup{group_config(lane)}))->group_id, GroupId{2});
 }
 
 TEST_F(GroupRequestTest, ScopeRulesForGroups) {
@@ -418,10 +418,10 @@ TEST_F(GroupRequestTest, ScopeRulesForGroups) {
   Bytes32 session = open_session(*c, g);
   EXPECT_EQ(error_code(request(*c, session, 3, req::CreateGroup{group_config(lane)})), code(ErrorCode::kGroupScopeTooNarrow));
   EXPECT_NE(body<resp::Group>(request(*c, session, 4, req::GetGroup{group_id})), nullptr);
-  EXPECT_EQ(error_code(request(*c, session, 5, req::GetGroup{group_id + 1})), code(ErrorCode::kGroupNotInScope));
+  EXPECT_EQ(error_code(request(*c, session, 5, req::GetGroup{GroupId{group_id.value + 1}})), code(ErrorCode::kGroupNotInScope));
 
   auto narrow = connect();
-  Bytes32 narrow_session = open_session(*narrow, grant(0x003f, LaneScopeExact{lane + 1}));
+  Bytes32 narrow_session = open_session(*narrow, grant(0x003f, LaneScopeExact{LaneId{lane.value + 1}}));
   EXPECT_EQ(error_code(request(*narrow, narrow_session, 6, req::GetGroup{group_id})), code(ErrorCode::kLaneNotInScope));
   EXPECT_EQ(error_code(request(*narrow, narrow_session, 7, req::CreateGroup{group_config(lane)})),
             code(ErrorCode::kLaneNotInScope));
@@ -464,7 +464,7 @@ TEST_F(StreamThreadsTest, TwoStreamsServeFromTheirOwnThreads) {
     Bytes32 session = open_session(*c, d->grant_on(d->stream_ids()[s], kAll));
     auto created = request(*c, session, 1, req::CreateLane{});
     ASSERT_TRUE(body<resp::LaneCreated>(created)) << error_text(created);
-    const std::uint64_t lane = body<resp::LaneCreated>(created)->lane_id;
+    const LaneId lane = body<resp::LaneCreated>(created)->lane_id;
     auto subscribed = request(*c, session, 2, req::Subscribe{SourceCursor{LaneScopeAny{}, StartHead{}}, 1 << 20});
     ASSERT_TRUE(body<resp::CursorProgress>(subscribed)) << error_text(subscribed);
     for (std::uint64_t n = 0; n < 3; ++n)
@@ -472,10 +472,10 @@ TEST_F(StreamThreadsTest, TwoStreamsServeFromTheirOwnThreads) {
     std::vector<std::uint64_t> appended, delivered;
     while (appended.size() < 3 || delivered.size() < 3) {
       auto f = next(*c);
-      if (const auto* a = body<resp::Appended>(f)) appended.push_back(a->sequence);
+      if (const auto* a = body<resp::Appended>(f)) appended.push_back(a->sequence.value);
       else if (const auto* del = std::get_if<Delivery>(&f)) {
         EXPECT_EQ(del->header.stream_id, d->stream_ids()[s]);
-        delivered.push_back(del->sequence);
+        delivered.push_back(del->sequence.value);
       } else if (!body<resp::CursorProgress>(f)) FAIL() << error_text(f);  // progress as the cursor catches up
     }
     EXPECT_EQ(appended, (std::vector<std::uint64_t>{1, 2, 3}));  // each stream numbers its own records

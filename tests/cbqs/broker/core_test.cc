@@ -143,10 +143,10 @@ TEST_F(CoreTest, AHandshakeOpensASessionWhoseAppendsAreAnsweredOnceDurable) {
   EXPECT_TRUE(peer.lifted);
   Bytes32 lane_request = request(session, req::CreateLane{});
   ASSERT_NE(answer(lane_request), nullptr);
-  std::uint64_t lane = std::get<resp::LaneCreated>(*answer(lane_request)).lane_id;
+  LaneId lane = std::get<resp::LaneCreated>(*answer(lane_request)).lane_id;
   Bytes32 append = request(session, req::Append{AppendRequestV2{lane, Bytes{1, 2, 3}}});
   ASSERT_NE(answer(append), nullptr);
-  EXPECT_EQ(std::get<resp::Appended>(*answer(append)).sequence, 1u);
+  EXPECT_EQ(std::get<resp::Appended>(*answer(append)).sequence, Sequence{1});
   CoreMetrics m = core->metrics();
   EXPECT_EQ(m.sessions, 1u);
   EXPECT_EQ(m.appends, 1u);

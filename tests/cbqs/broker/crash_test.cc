@@ -43,7 +43,7 @@ Bytes32 open(client::WssConnection& c, const StreamGrantV2& g, const crypto::Ed2
 TEST(CbqsdCrash, EveryAcknowledgedRecordSurvivesSigkillWithItsCheckpointChain) {
   cowboy::testing::TempDir dir;
   std::map<std::uint64_t, std::string> acked;  // sequence -> payload
-  std::uint64_t lane = 0;
+  LaneId lane;
   {
     cowboy::testing::CbqsdProcess cbqsd(dir.path());
     ASSERT_TRUE(cbqsd.up());
@@ -69,7 +69,7 @@ TEST(CbqsdCrash, EveryAcknowledgedRecordSurvivesSigkillWithItsCheckpointChain) {
       ASSERT_TRUE(f.ok()) << f.error();
       const auto* r = std::get_if<Response>(&*f);
       ASSERT_NE(r, nullptr);
-      acked[std::get<resp::Appended>(r->body).sequence] = sent[r->request_id];
+      acked[std::get<resp::Appended>(r->body).sequence.value] = sent[r->request_id];
     }
     cbqsd.kill9();
   }
@@ -81,7 +81,7 @@ TEST(CbqsdCrash, EveryAcknowledgedRecordSurvivesSigkillWithItsCheckpointChain) {
   Bytes32 session = open(*c, restarted.grant(), restarted.holder());
   ASSERT_NE(session, Bytes32{});
   // Replay everything from sequence 1.
-  ASSERT_TRUE(c->send(Request{rid(10), session, req::Subscribe{SourceCursor{LaneScopeAny{}, StartAt{1}}, 1ULL << 30}}));
+  ASSERT_TRUE(c->send(Request{rid(10), session, req::Subscribe{SourceCursor{LaneScopeAny{}, StartAt{Sequence{1}}}, 1ULL << 30}}));
   std::map<std::uint64_t, std::string> replayed;
   std::uint64_t head = 0;
   bool caught_up = false;
@@ -90,11 +90,11 @@ TEST(CbqsdCrash, EveryAcknowledgedRecordSurvivesSigkillWithItsCheckpointChain) {
     auto f = c->receive(std::chrono::seconds(10));
     ASSERT_TRUE(f.ok()) << f.error();
     if (const auto* d = std::get_if<Delivery>(&*f)) {
-      replayed[d->sequence] = std::string(d->payload.begin(), d->payload.end());
+      replayed[d->sequence.value] = std::string(d->payload.begin(), d->payload.end());
     } else if (const auto* r = std::get_if<Response>(&*f)) {
       // The first CursorProgress answers Subscribe; the second says replay reached the head.
       if (const auto* p = std::get_if<resp::CursorProgress>(&r->body); p && ++progress_seen == 2) {
-        head = p->scanned_through;
+        head = p->scanned_through.value;
         caught_up = true;
       }
     }
@@ -112,7 +112,7 @@ TEST(CbqsdCrash, EveryAcknowledgedRecordSurvivesSigkillWithItsCheckpointChain) {
   Bytes32 previous{};
   std::uint64_t request = 100;
   while (next <= head) {
-    ASSERT_TRUE(c->send(Request{rid(request++), session, req::GetCheckpoint{next}}));
+    ASSERT_TRUE(c->send(Request{rid(request++), session, req::GetCheckpoint{Sequence{next}}}));
     CbqsServerFrameV2 f;
     do {
       auto got = c->receive(std::chrono::seconds(5));
@@ -121,19 +121,19 @@ TEST(CbqsdCrash, EveryAcknowledgedRecordSurvivesSigkillWithItsCheckpointChain) {
     } while (!std::holds_alternative<Response>(f) && !std::holds_alternative<ErrorFrame>(f));
     ASSERT_TRUE(std::holds_alternative<Response>(f)) << "no receipt covers " << next;
     const auto& receipt = std::get<resp::Checkpoint>(std::get<Response>(f).body).receipt;
-    EXPECT_EQ(receipt.first_sequence, next);
+    EXPECT_EQ(receipt.first_sequence, Sequence{next});
     EXPECT_EQ(receipt.previous_checkpoint, previous);
     auto record = chain.provider(receipt.provider);
     ASSERT_TRUE(record.ok());
     EXPECT_EQ(verify_checkpoint(receipt, *record), CheckpointVerdict::kValid);
     std::vector<Bytes32> digests;
-    for (std::uint64_t s = receipt.first_sequence; s <= receipt.last_sequence; ++s) {
+    for (std::uint64_t s = receipt.first_sequence.value; s <= receipt.last_sequence.value; ++s) {
       const auto& p = replayed[s];
       digests.push_back(record_digest(RecordHeaderV2{receipt.stream_id, lane}, Bytes(p.begin(), p.end())));
     }
     EXPECT_EQ(records_digest(digests), receipt.records_digest);
     previous = checkpoint_id(receipt);
-    next = receipt.last_sequence + 1;
+    next = receipt.last_sequence.value + 1;
   }
 }
 
@@ -145,7 +145,7 @@ TEST(CbqsdCrash, EveryAcknowledgedRecordSurvivesSigkillWithItsCheckpointChain) {
 TEST(CbqsdCrash, TheRestartKeysAgreeWithTheRecordsAfterSigkillMidBatch) {
   cowboy::testing::TempDir dir;
   Bytes32 stream_id{};
-  std::uint64_t lanes[2] = {0, 0};
+  LaneId lanes[2] = {};
   std::uint64_t acked_head = 0;
   {
     cowboy::testing::CbqsdProcess cbqsd(dir.path());
@@ -172,7 +172,7 @@ TEST(CbqsdCrash, TheRestartKeysAgreeWithTheRecordsAfterSigkillMidBatch) {
       ASSERT_TRUE(f.ok()) << f.error();
       const auto* r = std::get_if<Response>(&*f);
       ASSERT_NE(r, nullptr);
-      acked_head = std::max(acked_head, std::get<resp::Appended>(r->body).sequence);
+      acked_head = std::max(acked_head, std::get<resp::Appended>(r->body).sequence.value);
     }
     cbqsd.kill9();  // batches are in flight: the kill lands between or inside their writes
   }
@@ -268,7 +268,8 @@ Delivery next_delivery(client::WssConnection& c, std::deque<Delivery>& deliverie
 
 TEST(CbqsdCrash, LeasesOutstandingAtSigkillAreDeliveredAgainWithTheirAttemptCounted) {
   cowboy::testing::TempDir dir;
-  std::uint64_t lane = 0, group = 0;
+  LaneId lane;
+  GroupId group;
   std::deque<Delivery> deliveries;
   {
     cowboy::testing::CbqsdProcess cbqsd(dir.path());
@@ -294,7 +295,7 @@ TEST(CbqsdCrash, LeasesOutstandingAtSigkillAreDeliveredAgainWithTheirAttemptCoun
     // Ten leases (max_in_flight_per_holder); 1..4 are acked durably, 5..10 stay outstanding.
     for (std::uint64_t seq = 1; seq <= 10; ++seq) {
       Delivery d = next_delivery(*c, deliveries);
-      ASSERT_EQ(d.sequence, seq);
+      ASSERT_EQ(d.sequence, Sequence{seq});
       if (seq <= 4) {
         ASSERT_TRUE(c->send(Request{rid(200 + seq), session, req::Ack{rid(5), *d.lease}}));
         ASSERT_TRUE(std::holds_alternative<Response>(answer_to(*c, rid(200 + seq), deliveries)));
@@ -315,10 +316,10 @@ TEST(CbqsdCrash, LeasesOutstandingAtSigkillAreDeliveredAgainWithTheirAttemptCoun
   std::uint64_t request = 1'000;
   while (seen.size() < 16) {
     Delivery d = next_delivery(*c, deliveries);
-    ASSERT_GE(d.sequence, 5u) << "an Ack made durable before the crash was lost";
-    ASSERT_LE(d.sequence, 20u);
-    ASSERT_TRUE(seen.insert(d.sequence).second) << "sequence " << d.sequence << " delivered twice";
-    if (d.sequence <= 10) {
+    ASSERT_GE(d.sequence, Sequence{5}) << "an Ack made durable before the crash was lost";
+    ASSERT_LE(d.sequence, Sequence{20});
+    ASSERT_TRUE(seen.insert(d.sequence.value).second) << "sequence " << d.sequence.value << " delivered twice";
+    if (d.sequence.value <= 10) {
       // Its second attempt, the last of max_attempts = 2: a Nack ends the cycle
       // EXPIRED, so repeating it gets DeliveryTerminal. Had the crash forgotten
       // the first attempt, the repeat would get LeaseStale (a WAITING cycle).

@@ -30,7 +30,7 @@ class Durably {
   auto create_lane(const std::optional<RoomLaneV2>& room, const Params& p) {
     return run([&](auto& w) { return state_.create_lane(room, p, w); });
   }
-  auto close_lane(std::uint64_t lane_id) {
+  auto close_lane(LaneId lane_id) {
     return run([&](auto& w) { return state_.close_lane(lane_id, w); });
   }
   auto create_group(const GroupConfigV2& c, const Params& p) {
@@ -39,7 +39,7 @@ class Durably {
   auto update_group(const GroupConfigV2& c, const Params& p) {
     return run([&](auto& w) { return state_.update_group(c, p, w); });
   }
-  auto delete_group(std::uint64_t group_id) {
+  auto delete_group(GroupId group_id) {
     return run([&](auto& w) { return state_.delete_group(group_id, w); });
   }
   auto update_settings(const StreamSettingsV2& s, const Params& p) {

@@ -116,15 +116,15 @@ class ErrorsWireTest : public BrokerFixture {
     EXPECT_TRUE(c->send(OpenSession{rid(1), g}).ok());
     return error_code(next(*c));
   }
-  std::uint64_t append(client::WssConnection& c, const Bytes32& session, std::uint64_t lane, std::string_view text) {
+  std::uint64_t append(client::WssConnection& c, const Bytes32& session, LaneId lane, std::string_view text) {
     auto r = request(c, session, next_id++, req::Append{{lane, Bytes(text.begin(), text.end())}});
     EXPECT_NE(body<resp::Appended>(r), nullptr) << error_text(r);
-    return body<resp::Appended>(r) ? body<resp::Appended>(r)->sequence : 0;
+    return body<resp::Appended>(r) ? body<resp::Appended>(r)->sequence.value : 0;
   }
-  std::uint64_t create_lane(client::WssConnection& c, const Bytes32& session) {
+  LaneId create_lane(client::WssConnection& c, const Bytes32& session) {
     auto r = request(c, session, next_id++, req::CreateLane{});
     EXPECT_NE(body<resp::LaneCreated>(r), nullptr) << error_text(r);
-    return body<resp::LaneCreated>(r) ? body<resp::LaneCreated>(r)->lane_id : 0;
+    return body<resp::LaneCreated>(r) ? body<resp::LaneCreated>(r)->lane_id : LaneId{0};
   }
 
   /// A replay: the Subscribe answer, the sequences delivered, the catch-up progress.
@@ -133,7 +133,7 @@ class ErrorsWireTest : public BrokerFixture {
     std::uint64_t first_progress = 0, progress_lane = 0, caught_up = 0;
     std::vector<std::uint64_t> delivered;
   };
-  Replay replay(client::WssConnection& c, const Bytes32& session, LaneScope scope, StartPosition start = StartAt{1}) {
+  Replay replay(client::WssConnection& c, const Bytes32& session, LaneScope scope, StartPosition start = StartAt{Sequence{1}}) {
     Replay out;
     std::uint64_t id = next_id++;
     auto first = request(c, session, id, req::Subscribe{SourceCursor{std::move(scope), start}, 1 << 20});
@@ -141,14 +141,14 @@ class ErrorsWireTest : public BrokerFixture {
     const auto* p = body<resp::CursorProgress>(first);
     EXPECT_NE(p, nullptr) << error_text(first);
     if (!p) return out;
-    out.first_progress = p->scanned_through;
-    out.progress_lane = p->lane_id;
+    out.first_progress = p->scanned_through.value;
+    out.progress_lane = p->lane_id.value;
     while (true) {
       auto f = next(c);
       if (const auto* d = std::get_if<Delivery>(&f)) {
-        out.delivered.push_back(d->sequence);
+        out.delivered.push_back(d->sequence.value);
       } else if (const auto* caught = body<resp::CursorProgress>(f)) {
-        out.caught_up = caught->scanned_through;
+        out.caught_up = caught->scanned_through.value;
         return out;
       } else {
         ADD_FAILURE() << "unexpected " << error_text(f);
@@ -162,42 +162,43 @@ class ErrorsWireTest : public BrokerFixture {
 
 TEST_F(ErrorsWireTest, RequestedCursorScopeShapes) {
   // The request the issue traced, byte for byte: Subscribe, Cursor, Set[2, 1], At(1), 1 GiB.
-  CbqsRequestBodyV2 traced = req::Subscribe{SourceCursor{LaneScopeSet{{2, 1}}, StartAt{1}}, 0x40000000};
+  CbqsRequestBodyV2 traced = req::Subscribe{SourceCursor{LaneScopeSet{{LaneId{2}, LaneId{1}}}, StartAt{Sequence{1}}}, 0x40000000};
   EXPECT_EQ(to_hex(encode(traced)), "0c0103000000020000000000000002000000000000000102000000000000000100000000"
                                     "40000000");
 
   auto c = connect();
   Bytes32 session = open_session(*c, grant(kAll));
-  std::uint64_t one = create_lane(*c, session), two = create_lane(*c, session);
-  ASSERT_EQ(one, 1u);
-  ASSERT_EQ(two, 2u);
-  append(*c, session, 1, "a");
-  append(*c, session, 2, "b");
-  append(*c, session, 1, "c");
+  LaneId one = create_lane(*c, session), two = create_lane(*c, session);
+  ASSERT_EQ(one, LaneId{1});
+  ASSERT_EQ(two, LaneId{2});
+  append(*c, session, LaneId{1}, "a");
+  append(*c, session, LaneId{2}, "b");
+  append(*c, session, LaneId{1}, "c");
 
   // Refused shapes: unsorted (the bug: it replayed nothing), duplicate, one element, empty, lane 0.
-  for (LaneScope bad : {LaneScope{LaneScopeSet{{2, 1}}}, LaneScope{LaneScopeSet{{1, 1}}}, LaneScope{LaneScopeSet{{1}}},
-                        LaneScope{LaneScopeSet{{}}}, LaneScope{LaneScopeSet{{0, 1}}}, LaneScope{LaneScopeExact{0}}})
+  for (LaneScope bad : {LaneScope{LaneScopeSet{{LaneId{2}, LaneId{1}}}}, LaneScope{LaneScopeSet{{LaneId{1}, LaneId{1}}}},
+                        LaneScope{LaneScopeSet{{LaneId{1}}}}, LaneScope{LaneScopeSet{{}}},
+                        LaneScope{LaneScopeSet{{LaneId{0}, LaneId{1}}}}, LaneScope{LaneScopeExact{LaneId{0}}}})
     EXPECT_EQ(replay(*c, session, bad).error, code(ErrorCode::kInvalidLaneScope)) << to_hex(encode(bad));
 
-  auto both = replay(*c, session, LaneScopeSet{{1, 2}});
+  auto both = replay(*c, session, LaneScopeSet{{LaneId{1}, LaneId{2}}});
   EXPECT_EQ(both.delivered, (std::vector<std::uint64_t>{1, 2, 3}));
   EXPECT_EQ(both.progress_lane, 0u);
   EXPECT_EQ(both.caught_up, 3u);
   // A lane that does not exist is accepted and contributes nothing.
-  auto with_missing = replay(*c, session, LaneScopeSet{{1, 99}});
+  auto with_missing = replay(*c, session, LaneScopeSet{{LaneId{1}, LaneId{99}}});
   EXPECT_EQ(with_missing.delivered, (std::vector<std::uint64_t>{1, 3}));
-  auto missing = replay(*c, session, LaneScopeExact{99});
+  auto missing = replay(*c, session, LaneScopeExact{LaneId{99}});
   EXPECT_EQ(missing.error, std::nullopt);
   EXPECT_EQ(missing.progress_lane, 99u);
   EXPECT_TRUE(missing.delivered.empty());
 
   // Under an Exact(1) grant: the shape is checked before the intersection,
   // and an empty intersection is LaneNotInScope.
-  Bytes32 narrow = open_session(*c, grant(verb::kReplay, LaneScopeExact{1}));
-  EXPECT_EQ(replay(*c, narrow, LaneScopeSet{{2, 1}}).error, code(ErrorCode::kInvalidLaneScope));
-  EXPECT_EQ(replay(*c, narrow, LaneScopeSet{{2, 3}}).error, code(ErrorCode::kLaneNotInScope));
-  auto intersected = replay(*c, narrow, LaneScopeSet{{1, 2}});
+  Bytes32 narrow = open_session(*c, grant(verb::kReplay, LaneScopeExact{LaneId{1}}));
+  EXPECT_EQ(replay(*c, narrow, LaneScopeSet{{LaneId{2}, LaneId{1}}}).error, code(ErrorCode::kInvalidLaneScope));
+  EXPECT_EQ(replay(*c, narrow, LaneScopeSet{{LaneId{2}, LaneId{3}}}).error, code(ErrorCode::kLaneNotInScope));
+  auto intersected = replay(*c, narrow, LaneScopeSet{{LaneId{1}, LaneId{2}}});
   EXPECT_EQ(intersected.delivered, (std::vector<std::uint64_t>{1, 3}));
   EXPECT_EQ(intersected.progress_lane, 1u);  // the effective scope is Exact(1)
 }
@@ -205,16 +206,16 @@ TEST_F(ErrorsWireTest, RequestedCursorScopeShapes) {
 TEST_F(ErrorsWireTest, CursorProgressNeverGoesBackwards) {
   auto c = connect();
   Bytes32 session = open_session(*c, grant(kAll));
-  std::uint64_t lane = create_lane(*c, session);
+  LaneId lane = create_lane(*c, session);
   append(*c, session, lane, "a");
   append(*c, session, lane, "b");
-  auto past = replay(*c, session, LaneScopeAny{}, StartAt{10});
+  auto past = replay(*c, session, LaneScopeAny{}, StartAt{Sequence{10}});
   EXPECT_EQ(past.first_progress, 9u);
   EXPECT_EQ(past.caught_up, 9u);  // was 2: the head, behind the first
   auto head = replay(*c, session, LaneScopeAny{}, StartHead{});
   EXPECT_EQ(head.first_progress, 2u);
   EXPECT_EQ(head.caught_up, 2u);
-  auto from_one = replay(*c, session, LaneScopeAny{}, StartAt{1});
+  auto from_one = replay(*c, session, LaneScopeAny{}, StartAt{Sequence{1}});
   EXPECT_EQ(from_one.first_progress, 0u);
   EXPECT_EQ(from_one.caught_up, 2u);
 }
@@ -234,7 +235,7 @@ TEST_F(ErrorsWireTest, DecodeErrorsEchoTheRequestIdAndChangeNothingElse) {
     return e ? std::make_pair(std::optional<std::uint16_t>(e->code), e->request_id)
              : std::make_pair(std::optional<std::uint16_t>{}, std::optional<Bytes32>{});
   };
-  Bytes cut = encode(CbqsClientFrameV2{Request{rid(5), session, req::GetGroup{1}}});
+  Bytes cut = encode(CbqsClientFrameV2{Request{rid(5), session, req::GetGroup{GroupId{1}}}});
   cut.pop_back();
   EXPECT_EQ(refused(cut), std::make_pair(std::optional(code(ErrorCode::kMalformed)), std::optional(rid(5))));
   Bytes trailing = encode(CbqsClientFrameV2{Request{rid(6), session, req::GetSettings{}}});
@@ -275,9 +276,9 @@ TEST_F(ErrorsWireTest, AnyUpgradePathReachesTheBroker) {
 TEST_F(ErrorsWireTest, AddCreditOfZero) {
   auto c = connect();
   Bytes32 session = open_session(*c, grant(kAll));
-  std::uint64_t lane = create_lane(*c, session);
+  LaneId lane = create_lane(*c, session);
   append(*c, session, lane, "0123456789");
-  ASSERT_NE(body<resp::CursorProgress>(request(*c, session, 30, req::Subscribe{SourceCursor{LaneScopeAny{}, StartAt{1}}, 0})),
+  ASSERT_NE(body<resp::CursorProgress>(request(*c, session, 30, req::Subscribe{SourceCursor{LaneScopeAny{}, StartAt{Sequence{1}}}, 0})),
             nullptr);
   EXPECT_TRUE(std::holds_alternative<DeliveryState>(next(*c)));  // CreditShort
   auto zero = request(*c, session, 31, req::AddCredit{rid(30), 0});
@@ -291,14 +292,16 @@ TEST_F(ErrorsWireTest, AddCreditOfZero) {
 TEST_F(ErrorsWireTest, CheckpointEdges) {
   auto c = connect();
   Bytes32 session = open_session(*c, grant(kAll));
-  auto checkpoint = [&](std::optional<std::uint64_t> s) { return request(*c, session, next_id++, req::GetCheckpoint{s}); };
+  auto checkpoint = [&](std::optional<std::uint64_t> s) {
+    return request(*c, session, next_id++, req::GetCheckpoint{s ? std::optional(Sequence{*s}) : std::nullopt});
+  };
   EXPECT_EQ(error_code(checkpoint(std::nullopt)), code(ErrorCode::kCheckpointNotFound));  // no receipt yet
   EXPECT_EQ(error_code(checkpoint(0)), code(ErrorCode::kSequenceNotRetained));
   EXPECT_EQ(error_code(checkpoint(1)), code(ErrorCode::kCheckpointNotFound));
   append(*c, session, create_lane(*c, session), "x");
   auto first = checkpoint(1);
   ASSERT_NE(body<resp::Checkpoint>(first), nullptr) << error_text(first);
-  EXPECT_EQ(body<resp::Checkpoint>(first)->receipt.last_sequence, 1u);
+  EXPECT_EQ(body<resp::Checkpoint>(first)->receipt.last_sequence, Sequence{1});
   EXPECT_EQ(error_code(checkpoint(0)), code(ErrorCode::kSequenceNotRetained));
   EXPECT_EQ(error_code(checkpoint(2)), code(ErrorCode::kCheckpointNotFound));
 }
@@ -360,7 +363,8 @@ TEST_F(ErrorsWireTest, GrantRefusalsAtOpenSession) {
               g.expires_at_ms = g.not_before_ms + Params{}.max_grant_ttl_ms + 1;
             })),
             code(ErrorCode::kGrantTtlExceeded));
-  EXPECT_EQ(open_error(mutated([](auto& g) { g.lane_scope = LaneScopeSet{{2, 1}}; })), code(ErrorCode::kInvalidLaneScope));
+  EXPECT_EQ(open_error(mutated([](auto& g) { g.lane_scope = LaneScopeSet{{LaneId{2}, LaneId{1}}}; })),
+            code(ErrorCode::kInvalidLaneScope));
   EXPECT_EQ(open_error(mutated([](auto& g) { g.verbs = 0x0100; })), code(ErrorCode::kInvalidVerbs));
 }
 
@@ -373,9 +377,9 @@ TEST_F(ErrorsWireTest, AClosedStreamRefusesOpenSession) {
 TEST_F(ErrorsWireTest, StatelessFieldChecks) {
   auto c = connect();
   Bytes32 session = open_session(*c, grant(kAll));
-  std::uint64_t lane = create_lane(*c, session);
+  LaneId lane = create_lane(*c, session);
   GroupConfigV2 numbered = valid_group_config(lane);
-  numbered.group_id = 1;
+  numbered.group_id = GroupId{1};
   EXPECT_EQ(error_code(request(*c, session, 1, req::CreateGroup{numbered})), code(ErrorCode::kInvalidRequest));
   GroupConfigV2 zero = valid_group_config(lane);
   zero.visibility_timeout_ms = 0;
@@ -388,8 +392,8 @@ TEST_F(ErrorsWireTest, StatelessFieldChecks) {
 TEST_F(ErrorsWireTest, LaneStates) {
   auto c = connect();
   Bytes32 session = open_session(*c, grant(kAll));
-  EXPECT_EQ(error_code(request(*c, session, 1, req::Append{{42, Bytes{1}}})), code(ErrorCode::kUnknownLane));
-  std::uint64_t lane = create_lane(*c, session);
+  EXPECT_EQ(error_code(request(*c, session, 1, req::Append{{LaneId{42}, Bytes{1}}})), code(ErrorCode::kUnknownLane));
+  LaneId lane = create_lane(*c, session);
   EXPECT_NE(body<resp::Ok>(request(*c, session, 2, req::CloseLane{lane})), nullptr);
   EXPECT_EQ(error_code(request(*c, session, 3, req::Append{{lane, Bytes{1}}})), code(ErrorCode::kLaneClosed));
 }
@@ -400,7 +404,7 @@ TEST_F(ErrorsWireTest, AppendLimitsOfTheGrant) {
   small.max_message_bytes = 16;
   small.max_append_bytes_per_sec = 64;  // a bucket of one second: 64 bytes of canonical(AppendRequestV2)
   Bytes32 session = open_session(*c, resigned(small));
-  std::uint64_t lane = create_lane(*c, session);
+  LaneId lane = create_lane(*c, session);
   EXPECT_EQ(error_code(request(*c, session, 1, req::Append{{lane, Bytes(17, 'x')}})), code(ErrorCode::kMessageTooLarge));
   EXPECT_NE(body<resp::Appended>(request(*c, session, 2, req::Append{{lane, Bytes(16, 'x')}})), nullptr);  // 28 bytes
   EXPECT_NE(body<resp::Appended>(request(*c, session, 3, req::Append{{lane, Bytes(16, 'x')}})), nullptr);  // 56
@@ -426,7 +430,7 @@ class ErrorsWireLimitsTest : public ErrorsWireTest {
 TEST_F(ErrorsWireLimitsTest, LaneAndGroupLimits) {
   auto c = connect();
   Bytes32 session = open_session(*c, grant(kAll));
-  std::uint64_t lane = create_lane(*c, session);
+  LaneId lane = create_lane(*c, session);
   EXPECT_EQ(error_code(request(*c, session, 1, req::CreateLane{})), code(ErrorCode::kLaneLimit));
   EXPECT_NE(body<resp::GroupCreated>(request(*c, session, 2, req::CreateGroup{valid_group_config(lane)})), nullptr);
   EXPECT_EQ(error_code(request(*c, session, 3, req::CreateGroup{valid_group_config(lane)})), code(ErrorCode::kGroupLimit));
@@ -453,9 +457,9 @@ class ErrorsWireStoreTest : public ErrorsWireTest {
 
 TEST_F(ErrorsWireStoreTest, ARoomLaneIdHeldByAPlainLaneIsAConflict) {
   RoomLaneV2 room = RoomMessages{Bytes32{0x42}};
-  std::uint64_t id = room_lane_id(room);
+  LaneId id = room_lane_id(room);
   // A plain lane (no room commitment) at the room's id, before the stream is loaded.
-  plant([&](const StreamLayout& layout, store::WriteBatch& b) { layout.put_lane(b, LaneId{id}, StoredLane{}); });
+  plant([&](const StreamLayout& layout, store::WriteBatch& b) { layout.put_lane(b, id, StoredLane{}); });
   auto c = connect();
   Bytes32 session = open_session(*c, grant(kAll));
   EXPECT_EQ(error_code(request(*c, session, 1, req::CreateLane{room})), code(ErrorCode::kLaneIdConflict));

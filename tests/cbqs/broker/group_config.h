@@ -5,7 +5,7 @@
 
 namespace cowboy::cbqs::testing {
 
-inline GroupConfigV2 valid_group_config(std::uint64_t lane) {
+inline GroupConfigV2 valid_group_config(LaneId lane) {
   GroupConfigV2 g;
   g.lane_id = lane;
   g.start = StartHead{};

@@ -20,7 +20,7 @@ class GroupCyclesTest : public ::testing::Test {
  protected:
   MemoryStore store;
   Bytes32 sid{};
-  GroupConfigV2 config = cbqs::testing::valid_group_config(1);
+  GroupConfigV2 config = cbqs::testing::valid_group_config(LaneId{1});
   Timeline timeline;
   std::uint64_t now = 1'000'000;
   std::uint64_t committed_at = 999'000;
@@ -28,7 +28,7 @@ class GroupCyclesTest : public ::testing::Test {
 
   void SetUp() override {
     sid[0] = 0x6a;
-    config.group_id = 1;
+    config.group_id = GroupId{1};
     config.visibility_timeout_ms = 100;
     config.max_visibility_ms = 1'000;
     config.max_attempts = 3;
@@ -48,15 +48,15 @@ class GroupCyclesTest : public ::testing::Test {
     for (const auto& e : timeline.take_due(now)) g.on_due(e, config, now, timeline, w);
   }
 
-  GroupCycles fresh() { return GroupCycles(sid, GroupId{config.group_id}, Sequence{1}); }
+  GroupCycles fresh() { return GroupCycles(sid, config.group_id, Sequence{1}); }
 };
 
 TEST_F(GroupCyclesTest, AnExpiredLeaseIsRedeliveredUntilTheExpiryThatExhaustsAttempts) {
   GroupCycles g = fresh();
   WriteBatch w;
   for (std::uint16_t attempt = 1; attempt <= 3; ++attempt) {
-    auto ready = attempt == 1 ? std::optional<std::uint64_t>(1) : g.next_ready();
-    ASSERT_EQ(ready, std::optional<std::uint64_t>(1)) << "attempt " << attempt;
+    auto ready = attempt == 1 ? std::optional(Sequence{1}) : g.next_ready();
+    ASSERT_EQ(ready, std::optional(Sequence{1})) << "attempt " << attempt;
     auto issued = g.issue(Sequence{1}, committed_at, alice, config, now, handle(attempt), timeline, w);
     ASSERT_TRUE(issued);
     EXPECT_EQ(issued->attempt, attempt);
@@ -88,7 +88,7 @@ TEST_F(GroupCyclesTest, NackFreesTheSlotAtOnceAndRedeliversAtIssuedAtPlusVisibil
   advance_to(g, issued_at + 99, w);
   EXPECT_FALSE(g.next_ready());
   advance_to(g, issued_at + 100, w);
-  EXPECT_EQ(g.next_ready(), std::optional<std::uint64_t>(1));
+  EXPECT_EQ(g.next_ready(), std::optional(Sequence{1}));
 }
 
 TEST_F(GroupCyclesTest, ExtendIsCappedAtIssuedAtPlusMaxVisibility) {
@@ -101,7 +101,7 @@ TEST_F(GroupCyclesTest, ExtendIsCappedAtIssuedAtPlusMaxVisibility) {
   EXPECT_EQ(g.check_lease(handle(1), alice, now), std::nullopt);
   advance_to(g, issued_at + 1'000, w);
   EXPECT_EQ(g.in_flight(), 0u);
-  EXPECT_EQ(g.next_ready(), std::optional<std::uint64_t>(1));
+  EXPECT_EQ(g.next_ready(), std::optional(Sequence{1}));
 }
 
 TEST_F(GroupCyclesTest, LeaseChecksAnswerNotLeaseHolderThenDeliveryTerminalThenLeaseStaleAfterReclamation) {
@@ -138,7 +138,7 @@ TEST_F(GroupCyclesTest, RejectExpiresAtOnceAndRecordDeadlineExpiresALeasedCycle)
   // A PENDING record past its deadline is found EXPIRED when the group reaches it.
   EXPECT_FALSE(g.issue(Sequence{3}, committed_at, alice, config, now, handle(3), timeline, w));
   EXPECT_EQ(g.dead_letters().at(3).attempts, 0);
-  EXPECT_EQ(g.frontier(), 4u);
+  EXPECT_EQ(g.frontier(), Sequence{4});
 }
 
 TEST_F(GroupCyclesTest, InFlightLimitsPerGroupAndPerHolder) {
@@ -157,7 +157,7 @@ TEST_F(GroupCyclesTest, InFlightLimitsPerGroupAndPerHolder) {
   // A holder that goes away: its leases end as if expired now.
   g.release_holder(alice, config, now, timeline, w);
   EXPECT_EQ(g.in_flight(), 1u);
-  EXPECT_EQ(g.next_ready(), std::optional<std::uint64_t>(2));
+  EXPECT_EQ(g.next_ready(), std::optional(Sequence{2}));
 }
 
 TEST_F(GroupCyclesTest, ARestartCountsTheAttemptOfEveryOutstandingLeaseAndKeepsAcks) {
@@ -180,11 +180,11 @@ TEST_F(GroupCyclesTest, ARestartCountsTheAttemptOfEveryOutstandingLeaseAndKeepsA
   auto loaded = GroupCycles::load(store, sid, config, 1, now + 10, after, repair);
   ASSERT_TRUE(loaded);
   GroupCycles& g = *loaded;
-  EXPECT_EQ(g.frontier(), 5u);
+  EXPECT_EQ(g.frontier(), Sequence{5});
   // 1 was acked: gone. 3 was leased on its last attempt: EXPIRED. 2 and 4 are ready again.
   EXPECT_EQ(g.dead_letters().size(), 1u);
   EXPECT_EQ(g.dead_letters().at(3).attempts, 2);
-  EXPECT_EQ(g.next_ready(), std::optional<std::uint64_t>(2));
+  EXPECT_EQ(g.next_ready(), std::optional(Sequence{2}));
   EXPECT_EQ(g.waiting(), 2u);
   EXPECT_FALSE(repair.empty());
 }
@@ -201,7 +201,7 @@ TEST_F(GroupCyclesTest, RetentionDropsCyclesAndDeadLettersBelowTheFloorAndRedriv
   EXPECT_EQ(g.in_flight(), 1u);
   EXPECT_EQ(g.redrive(config, now, timeline, w), 1u);
   EXPECT_TRUE(g.dead_letters().empty());
-  EXPECT_EQ(g.next_ready(), std::optional<std::uint64_t>(3));
+  EXPECT_EQ(g.next_ready(), std::optional(Sequence{3}));
   auto again = g.issue(Sequence{3}, committed_at, alice, config, now, handle(23), timeline, w);
   ASSERT_TRUE(again);
   EXPECT_EQ(again->attempt, 1);
@@ -223,7 +223,7 @@ TEST_F(GroupCyclesTest, ALoadDeletesCyclesAndDeadLettersThatRetentionPassed) {
   auto g = GroupCycles::load(store, sid, config, 3, now, after, repair);
   ASSERT_TRUE(g);
   EXPECT_TRUE(g->dead_letters().empty());
-  EXPECT_EQ(g->next_ready(), std::optional<std::uint64_t>(3));  // its lease ended with the process
+  EXPECT_EQ(g->next_ready(), std::optional(Sequence{3}));  // its lease ended with the process
   EXPECT_EQ(g->waiting(), 1u);
   ASSERT_TRUE(store.write(repair, Sync::kYes));
   Timeline again;
@@ -236,9 +236,9 @@ TEST_F(GroupCyclesTest, ALoadDeletesCyclesAndDeadLettersThatRetentionPassed) {
 
 TEST_F(GroupCyclesTest, TimelineReturnsEntriesInDueOrder) {
   Timeline t;
-  t.add({30, 1, 3, 1});
-  t.add({10, 1, 1, 1});
-  t.add({20, 2, 2, 1});
+  t.add({30, GroupId{1}, 3, 1});
+  t.add({10, GroupId{1}, 1, 1});
+  t.add({20, GroupId{2}, 2, 1});
   EXPECT_EQ(t.next_due(), std::optional<std::uint64_t>(10));
   auto due = t.take_due(20);
   ASSERT_EQ(due.size(), 2u);

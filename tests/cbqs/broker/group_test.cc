@@ -93,7 +93,8 @@ class GroupTest : public BrokerFixture {
  protected:
   std::unique_ptr<client::WssConnection> manager;
   Bytes32 manager_session{};
-  std::uint64_t lane = 0, group = 0;
+  LaneId lane;
+  GroupId group;
   std::uint64_t next_request = 10'000;
 
   Bytes32 fresh_id() { return rid(next_request++); }
@@ -154,7 +155,7 @@ class GroupTest : public BrokerFixture {
 };
 
 TEST_F(GroupTest, CompetingHoldersGetTheirOwnLeasesAndOnlyTheHolderMayAct) {
-  auto config = valid_group_config(0);
+  auto config = valid_group_config(LaneId{0});
   config.max_in_flight_per_holder = 1;
   config.visibility_timeout_ms = 1'000;  // also how long a terminal handle answers DeliveryTerminal
   make_group(config);
@@ -163,13 +164,13 @@ TEST_F(GroupTest, CompetingHoldersGetTheirOwnLeasesAndOnlyTheHolderMayAct) {
   auto da = a.delivery();
   ASSERT_TRUE(da);
   ASSERT_TRUE(da->lease);
-  EXPECT_EQ(da->sequence, 1u);
+  EXPECT_EQ(da->sequence, Sequence{1});
   EXPECT_EQ(text(*da), "r-0");
   EXPECT_TRUE(a.saw_error(ErrorCode::kBackpressure));  // max_in_flight_per_holder = 1
   Consumer b = consumer();
   auto db = b.delivery();
   ASSERT_TRUE(db);
-  EXPECT_EQ(db->sequence, 2u);  // the record a could not take
+  EXPECT_EQ(db->sequence, Sequence{2});  // the record a could not take
   EXPECT_NE(*db->lease, *da->lease);
 
   // Only the holder may act on a lease.
@@ -194,7 +195,7 @@ TEST_F(GroupTest, CompetingHoldersGetTheirOwnLeasesAndOnlyTheHolderMayAct) {
 }
 
 TEST_F(GroupTest, AnUnackedLeaseIsRedeliveredCountingAttemptsThenDeadLetteredAndRedriven) {
-  auto config = valid_group_config(0);
+  auto config = valid_group_config(LaneId{0});
   config.visibility_timeout_ms = 200;
   config.max_visibility_ms = 1'000;
   config.max_attempts = 2;
@@ -219,7 +220,7 @@ TEST_F(GroupTest, AnUnackedLeaseIsRedeliveredCountingAttemptsThenDeadLetteredAnd
 
   // The operator's dead-letter view lists it, and a redrive delivers it again.
   auto handler = cbqsd::admin_handler(*broker);
-  std::string q = "stream=" + to_hex(stream_id) + "&group=" + std::to_string(group);
+  std::string q = "stream=" + to_hex(stream_id) + "&group=" + std::to_string(group.value);
   auto listed = handler({"GET", "/v1/groups/dead-letters?" + q, "", {}});
   EXPECT_EQ(listed.status, 200);
   EXPECT_NE(listed.body.find("{\"sequence\":1,\"attempts\":2,\"reason\":\"max_attempts\""), std::string::npos)
@@ -237,7 +238,7 @@ TEST_F(GroupTest, AnUnackedLeaseIsRedeliveredCountingAttemptsThenDeadLetteredAnd
 }
 
 TEST_F(GroupTest, NackRedeliversAndRejectDeadLettersAtOnce) {
-  auto config = valid_group_config(0);
+  auto config = valid_group_config(LaneId{0});
   config.visibility_timeout_ms = 1'000;
   make_group(config);
   append(2);
@@ -251,25 +252,28 @@ TEST_F(GroupTest, NackRedeliversAndRejectDeadLettersAtOnce) {
   ASSERT_TRUE(redelivered);
   EXPECT_EQ(redelivered->sequence, one->sequence);
   EXPECT_FALSE(a.delivery(std::chrono::milliseconds(500)));  // the rejected one is not delivered again
-  EXPECT_EQ(broker->dead_letters(stream_id, group, 0, 10)->at(0).reason, DeadReason::kRejected);
+  EXPECT_EQ(broker->dead_letters(stream_id, group, Sequence{0}, 10)->at(0).reason, DeadReason::kRejected);
 }
 
 TEST_F(GroupTest, GroupSubscriptionsCheckVerbLaneScopeGroupScopeThenTheGroup) {
-  make_group(valid_group_config(0));
+  make_group(valid_group_config(LaneId{0}));
   auto try_subscribe = [&](const StreamGrantV2& g, SourceGroup source) {
     auto c = connect();
     Bytes32 s = open_session(*c, g);
     return error_code(request(*c, s, 1, req::Subscribe{source, 1 << 20}));
   };
   EXPECT_EQ(try_subscribe(grant(kAll & ~0x0002), {lane, group}), code(ErrorCode::kVerbNotGranted));
-  EXPECT_EQ(try_subscribe(grant(kAll, LaneScopeExact{lane + 1}), {lane, group}), code(ErrorCode::kLaneNotInScope));
-  // Lane before group when both are out of scope.
-  EXPECT_EQ(try_subscribe(d->grant(kAll, LaneScopeExact{lane + 1}, 600'000, GroupScopeExact{group + 1}), {lane, group}),
+  EXPECT_EQ(try_subscribe(grant(kAll, LaneScopeExact{LaneId{lane.value + 1}}), {lane, group}),
             code(ErrorCode::kLaneNotInScope));
-  EXPECT_EQ(try_subscribe(d->grant(kAll, LaneScopeAny{}, 600'000, GroupScopeExact{group + 1}), {lane, group}),
+  // Lane before group when both are out of scope.
+  EXPECT_EQ(try_subscribe(d->grant(kAll, LaneScopeExact{LaneId{lane.value + 1}}, 600'000,
+                                   GroupScopeExact{GroupId{group.value + 1}}),
+                          {lane, group}),
+            code(ErrorCode::kLaneNotInScope));
+  EXPECT_EQ(try_subscribe(d->grant(kAll, LaneScopeAny{}, 600'000, GroupScopeExact{GroupId{group.value + 1}}), {lane, group}),
             code(ErrorCode::kGroupNotInScope));
-  EXPECT_EQ(try_subscribe(grant(kAll), {lane, group + 1}), code(ErrorCode::kUnknownGroup));
-  EXPECT_EQ(try_subscribe(grant(kAll), {lane + 1, group}), code(ErrorCode::kUnknownGroup));  // not that lane's group
+  EXPECT_EQ(try_subscribe(grant(kAll), {lane, GroupId{group.value + 1}}), code(ErrorCode::kUnknownGroup));
+  EXPECT_EQ(try_subscribe(grant(kAll), {LaneId{lane.value + 1}, group}), code(ErrorCode::kUnknownGroup));  // not that lane's group
   // An exact group scope naming this group is enough.
   auto c = connect();
   Bytes32 s = open_session(*c, d->grant(0x0002, LaneScopeExact{lane}, 600'000, GroupScopeExact{group}));
@@ -277,7 +281,7 @@ TEST_F(GroupTest, GroupSubscriptionsCheckVerbLaneScopeGroupScopeThenTheGroup) {
 }
 
 TEST_F(GroupTest, ASuspendedAccountKeepsLeaseActionsButGetsNoNewLeaseUntilSolventAgain) {
-  auto config = valid_group_config(0);
+  auto config = valid_group_config(LaneId{0});
   config.max_in_flight_per_holder = 2;
   make_group(config);
   append(5);
@@ -313,7 +317,7 @@ TEST_F(GroupTest, ASuspendedAccountKeepsLeaseActionsButGetsNoNewLeaseUntilSolven
 }
 
 TEST_F(GroupTest, DeletingAGroupEndsItsSubscriptionsWithUnknownGroup) {
-  make_group(valid_group_config(0));
+  make_group(valid_group_config(LaneId{0}));
   append(1);
   Consumer a = consumer();
   auto d1 = a.delivery();
@@ -321,12 +325,12 @@ TEST_F(GroupTest, DeletingAGroupEndsItsSubscriptionsWithUnknownGroup) {
   EXPECT_NE(body<resp::Ok>(request(*manager, manager_session, 3, req::DeleteGroup{group})), nullptr);
   EXPECT_TRUE(a.saw_error(ErrorCode::kUnknownGroup));
   EXPECT_EQ(error_code(a.request(fresh_id(), req::Ack{a.sub, *d1->lease})), code(ErrorCode::kUnknownSubscription));
-  EXPECT_FALSE(broker->dead_letters(stream_id, group, 0, 10));
+  EXPECT_FALSE(broker->dead_letters(stream_id, group, Sequence{0}, 10));
 }
 
 TEST_F(GroupTest, TwoCompetingConsumersDrain100kRecordsEveryOneAcked) {
   constexpr int kRecords = 100'000;
-  auto config = valid_group_config(0);
+  auto config = valid_group_config(LaneId{0});
   config.max_in_flight = 2'000;
   config.max_in_flight_per_holder = 1'000;
   config.visibility_timeout_ms = 30'000;
@@ -348,8 +352,8 @@ TEST_F(GroupTest, TwoCompetingConsumersDrain100kRecordsEveryOneAcked) {
         if (!k.c->send(Request{rid(1'000'000 + sent++), k.session, req::Ack{k.sub, *d->lease}})) failed = true;
         if (!k.c->send(Request{rid(1'000'000 + sent++), k.session, req::AddCredit{k.sub, 152 + d->payload.size()}}))
           failed = true;
-        if (d->sequence > static_cast<std::uint64_t>(kRecords)) failed = true;
-        else if (mine[d->sequence]++ == 0) total.fetch_add(1);
+        if (d->sequence.value > static_cast<std::uint64_t>(kRecords)) failed = true;
+        else if (mine[d->sequence.value]++ == 0) total.fetch_add(1);
       } else if (std::holds_alternative<Response>(*f)) {
         ++answered;
       } else if (auto* e = std::get_if<ErrorFrame>(&*f); e && e->code != code(ErrorCode::kBackpressure)) {

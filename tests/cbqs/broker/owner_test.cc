@@ -130,12 +130,12 @@ class OwnerTest : public ::testing::Test {
     return out_deliveries;
   }
 
-  std::uint64_t create_lane() {
+  LaneId create_lane() {
     Bytes32 id = request(req::CreateLane{});
     settle();
     return std::get<resp::LaneCreated>(*answer(id)).lane_id;
   }
-  static req::Append append_to(std::uint64_t lane, std::string_view text) {
+  static req::Append append_to(LaneId lane, std::string_view text) {
     return req::Append{AppendRequestV2{lane, Bytes(text.begin(), text.end())}};
   }
   StreamState reload() { return std::move(*StreamState::load(store, sid)); }
@@ -146,8 +146,8 @@ TEST_F(OwnerTest, AnAppendIsAnsweredOnlyOnceItsWriteIsDurable) {
   EXPECT_EQ(answer(lane_request), nullptr);  // its write has not returned yet
   settle();
   ASSERT_NE(answer(lane_request), nullptr);
-  std::uint64_t lane = std::get<resp::LaneCreated>(*answer(lane_request)).lane_id;
-  EXPECT_EQ(lane, 1u);
+  LaneId lane = std::get<resp::LaneCreated>(*answer(lane_request)).lane_id;
+  EXPECT_EQ(lane, LaneId{1});
 
   std::promise<void> gate;  // holds the committer, so the write waits
   boost::asio::post(committer, [f = gate.get_future().share()] { f.wait(); });
@@ -159,8 +159,8 @@ TEST_F(OwnerTest, AnAppendIsAnsweredOnlyOnceItsWriteIsDurable) {
   EXPECT_EQ(reload().durable_head(), 0u);
   gate.set_value();
   settle();
-  EXPECT_EQ(std::get<resp::Appended>(*answer(a)).sequence, 1u);
-  EXPECT_EQ(std::get<resp::Appended>(*answer(b)).sequence, 2u);
+  EXPECT_EQ(std::get<resp::Appended>(*answer(a)).sequence, Sequence{1});
+  EXPECT_EQ(std::get<resp::Appended>(*answer(b)).sequence, Sequence{2});
   StreamState stored = reload();
   EXPECT_EQ(stored.durable_head(), 2u);
   EXPECT_EQ(stored.lane_status(lane), LaneStatusV2::kActive);
@@ -189,7 +189,7 @@ TEST_F(OwnerTest, AnAnswerQueuedAfterAChangeWaitsForItsWrite) {
 }
 
 TEST_F(OwnerTest, NoWriteRunsOnTheOwnersThread) {
-  std::uint64_t lane = create_lane();
+  LaneId lane = create_lane();
   GroupConfigV2 config = testing::valid_group_config(lane);
   request(req::CreateGroup{config});
   request(req::UpdateSettings{StreamSettingsV2{60'000, 1 << 20, 1'024, 1 << 20, 1 << 20}});
@@ -202,19 +202,19 @@ TEST_F(OwnerTest, NoWriteRunsOnTheOwnersThread) {
 }
 
 TEST_F(OwnerTest, AnExpiredLeaseIsRedeliveredAndItsOldHandleIsStale) {
-  std::uint64_t lane = create_lane();
+  LaneId lane = create_lane();
   GroupConfigV2 config = testing::valid_group_config(lane);
   config.visibility_timeout_ms = 100;
   config.max_visibility_ms = 1'000;
   Bytes32 created = request(req::CreateGroup{config});
   request(append_to(lane, "job"));
   settle();
-  std::uint64_t group = std::get<resp::GroupCreated>(*answer(created)).group_id;
+  GroupId group = std::get<resp::GroupCreated>(*answer(created)).group_id;
   Bytes32 sub = request(req::Subscribe{SourceGroup{lane, group}, 1 << 20});
   settle();
   ASSERT_EQ(deliveries().size(), 1u);
   Delivery first = deliveries()[0];
-  EXPECT_EQ(first.sequence, 1u);
+  EXPECT_EQ(first.sequence, Sequence{1});
   ASSERT_TRUE(first.lease);
 
   clock.advance(100);  // the lease's visibility timeout passes
@@ -222,7 +222,7 @@ TEST_F(OwnerTest, AnExpiredLeaseIsRedeliveredAndItsOldHandleIsStale) {
   settle();
   ASSERT_EQ(deliveries().size(), 2u);
   Delivery second = deliveries()[1];
-  EXPECT_EQ(second.sequence, 1u);
+  EXPECT_EQ(second.sequence, Sequence{1});
   ASSERT_TRUE(second.lease);
   EXPECT_NE(*second.lease, *first.lease);
 
@@ -245,7 +245,7 @@ TEST_F(OwnerTest, AnExpiredLeaseIsRedeliveredAndItsOldHandleIsStale) {
 }
 
 TEST_F(OwnerTest, RetentionDropsExpiredRecordsThroughTheSameWrites) {
-  std::uint64_t lane = create_lane();
+  LaneId lane = create_lane();
   request(req::UpdateSettings{StreamSettingsV2{1'000, 1 << 20, 1'024, 1 << 20, 1 << 20}});
   request(append_to(lane, "old"));
   request(append_to(lane, "older"));
@@ -259,12 +259,12 @@ TEST_F(OwnerTest, RetentionDropsExpiredRecordsThroughTheSameWrites) {
   StreamState stored = reload();
   EXPECT_EQ(stored.floor(), 3u);
   EXPECT_EQ(stored.durable_head(), 3u);
-  Bytes32 gone = request(req::GetCheckpoint{1});
+  Bytes32 gone = request(req::GetCheckpoint{Sequence{1}});
   EXPECT_EQ(refusal(gone), ErrorCode::kSequenceNotRetained);
 }
 
 TEST_F(OwnerTest, AFailedWriteAcknowledgesNothingAndFailsClosed) {
-  std::uint64_t lane = create_lane();
+  LaneId lane = create_lane();
   store.inner.fail_syncs(true);
   Bytes32 a = request(append_to(lane, "lost"));
   Bytes32 created = request(req::CreateLane{});
@@ -280,13 +280,13 @@ TEST_F(OwnerTest, AFailedWriteAcknowledgesNothingAndFailsClosed) {
   EXPECT_EQ(answer(b), nullptr);
   StreamState stored = reload();
   EXPECT_EQ(stored.durable_head(), 0u);
-  EXPECT_FALSE(stored.lane_status(2).has_value());
+  EXPECT_FALSE(stored.lane_status(LaneId{2}).has_value());
 }
 
 // cbqs_sync_latency_seconds observes every write the owner makes (its _count
 // once froze at the 4,096 recent samples while writes went on).
 TEST_F(OwnerTest, TheSyncHistogramObservesEveryWrite) {
-  std::uint64_t lane = create_lane();
+  LaneId lane = create_lane();
   for (int i = 0; i < 20; ++i) {
     request(append_to(lane, "x"));
     settle();

@@ -129,10 +129,10 @@ TEST_F(ProviderModeTest, CbqsdServesAStreamOfAChainItReadsOverHttp) {
   ASSERT_NE(c, nullptr);
   auto lane = ask(*c, session_id, 3, req::CreateLane{});
   ASSERT_TRUE(std::holds_alternative<CbqsResponseBodyV2>(lane));
-  std::uint64_t lane_id = std::get<resp::LaneCreated>(std::get<CbqsResponseBodyV2>(lane)).lane_id;
+  LaneId lane_id = std::get<resp::LaneCreated>(std::get<CbqsResponseBodyV2>(lane)).lane_id;
   auto appended = ask(*c, session_id, 4, req::Append{{lane_id, Bytes{'h', 'i'}}});
   ASSERT_TRUE(std::holds_alternative<CbqsResponseBodyV2>(appended));
-  EXPECT_EQ(std::get<resp::Appended>(std::get<CbqsResponseBodyV2>(appended)).sequence, 1u);
+  EXPECT_EQ(std::get<resp::Appended>(std::get<CbqsResponseBodyV2>(appended)).sequence, Sequence{1});
   EXPECT_EQ(cbqsd->kill(SIGTERM), 0);  // a clean shutdown exits 0
 }
 
@@ -155,7 +155,7 @@ TEST_F(ProviderModeTest, AfterAFullDiskSixteenMiBFreeAreEnoughToRestartAndServe)
   std::this_thread::sleep_for(std::chrono::milliseconds(2'500));  // a snapshot refresh carries the new rate
   auto [c, session_id] = session(wss_port);
   ASSERT_NE(c, nullptr);
-  std::uint64_t lane_id =
+  LaneId lane_id =
       std::get<resp::LaneCreated>(std::get<CbqsResponseBodyV2>(ask(*c, session_id, 3, req::CreateLane{}))).lane_id;
   // 40 MiB of records: in the WAL and the memtable, not yet in a table file.
   std::uint64_t acked = 0, id = 10;
@@ -163,7 +163,7 @@ TEST_F(ProviderModeTest, AfterAFullDiskSixteenMiBFreeAreEnoughToRestartAndServe)
   for (int i = 0; i < 40; ++i) {
     auto r = ask(*c, session_id, id++, req::Append{{lane_id, payload}});
     ASSERT_TRUE(std::holds_alternative<CbqsResponseBodyV2>(r)) << "append " << i << ": " << std::get<std::uint16_t>(r);
-    acked = std::get<resp::Appended>(std::get<CbqsResponseBodyV2>(r)).sequence;
+    acked = std::get<resp::Appended>(std::get<CbqsResponseBodyV2>(r)).sequence.value;
   }
   // Fill the disk to the last byte; the next appends fail cleanly.
   auto ballast = disk / "ballast";
@@ -176,7 +176,7 @@ TEST_F(ProviderModeTest, AfterAFullDiskSixteenMiBFreeAreEnoughToRestartAndServe)
   for (int i = 0; i < 200 && refusal == 0; ++i) {  // into the WAL's preallocated room, then none
     auto r = ask(*c, session_id, id++, req::Append{{lane_id, payload}});
     if (auto* code = std::get_if<std::uint16_t>(&r)) refusal = *code;
-    else acked = std::get<resp::Appended>(std::get<CbqsResponseBodyV2>(r)).sequence;
+    else acked = std::get<resp::Appended>(std::get<CbqsResponseBodyV2>(r)).sequence.value;
   }
   ASSERT_EQ(refusal, static_cast<std::uint16_t>(ErrorCode::kUnavailable));
   EXPECT_TRUE(std::filesystem::exists(disk / "store" / "cbqsd.reserve"));  // on the store's filesystem, inside its directory
@@ -190,15 +190,15 @@ TEST_F(ProviderModeTest, AfterAFullDiskSixteenMiBFreeAreEnoughToRestartAndServe)
   auto [reader, reader_session] = session(wss_port);
   ASSERT_NE(reader, nullptr);
   ASSERT_TRUE(std::holds_alternative<CbqsResponseBodyV2>(
-      ask(*reader, reader_session, 5, req::Subscribe{SourceCursor{LaneScopeAny{}, StartAt{1}}, 1u << 30})));
+      ask(*reader, reader_session, 5, req::Subscribe{SourceCursor{LaneScopeAny{}, StartAt{Sequence{1}}}, 1u << 30})));
   std::uint64_t seen = 0;
   while (seen < acked) {
     auto f = reader->receive(std::chrono::seconds(10));
     ASSERT_TRUE(f.ok()) << "after #" << seen << ": " << f.error();
     if (const auto* d = std::get_if<Delivery>(&*f)) {
-      EXPECT_EQ(d->sequence, seen + 1);
+      EXPECT_EQ(d->sequence, Sequence{seen + 1});
       EXPECT_EQ(d->payload, payload);
-      seen = d->sequence;
+      seen = d->sequence.value;
     }
   }
   std::printf("figure: %llu acknowledged records (about %llu MiB) all read back after a full disk and 16 MiB freed\n",

@@ -18,7 +18,6 @@ struct Recount {
 
 /// Every record and receipt of the stream: gapless, with their retained bytes.
 inline Recount recount(store::Store& store, const Bytes32& stream_id) {
-  using broker::Sequence;
   Recount r;
   const broker::StreamLayout layout(stream_id);
   EXPECT_TRUE(layout.records(store, Sequence{0}, Sequence{UINT64_MAX}, [&](broker::Record rec) {
@@ -39,19 +38,17 @@ inline Recount recount(store::Store& store, const Bytes32& stream_id) {
 /// Expects the loaded state's head, floor, retained bytes, latest receipt and
 /// each lane's records (walked through its lookups) to be the records' own.
 inline Recount expect_restart_keys_agree(const broker::StreamState& state, store::Store& store) {
-  using broker::LaneId;
-  using broker::Sequence;
   Recount r = recount(store, state.stream_id());
   EXPECT_EQ(state.durable_head(), r.last);
   EXPECT_EQ(state.floor(), r.first);
   EXPECT_EQ(state.retained_bytes(), r.bytes);
-  EXPECT_EQ(state.checkpoint(store, std::nullopt)->last_sequence, r.last);
+  EXPECT_EQ(state.checkpoint(store, std::nullopt)->last_sequence.value, r.last);
   for (const auto& [lane, sequences] : r.by_lane) {
     EXPECT_EQ(state.count_in_lane(LaneId{lane}, Sequence{1}), sequences.size());
     std::vector<std::uint64_t> walked;
     for (auto at = state.next_in_lane(LaneId{lane}, Sequence{1}); at;
-         at = state.next_in_lane(LaneId{lane}, Sequence{*at + 1}))
-      walked.push_back(*at);
+         at = state.next_in_lane(LaneId{lane}, Sequence{at->value + 1}))
+      walked.push_back(at->value);
     EXPECT_EQ(walked, sequences) << "lane " << lane;
   }
   return r;

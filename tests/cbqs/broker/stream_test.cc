@@ -51,21 +51,21 @@ class StreamTest : public ::testing::Test {
     return true;
   }
 
-  std::uint64_t append(StreamState& s, std::uint64_t lane, std::string_view text) {
-    return *s.stage_append(lane, Bytes(text.begin(), text.end()));
+  std::uint64_t append(StreamState& s, LaneId lane, std::string_view text) {
+    return s.stage_append(lane, Bytes(text.begin(), text.end()))->value;
   }
 };
 
 TEST_F(StreamTest, PlainLaneIdsAreAssignedFromOneAndNeverReissued) {
   auto s = load();
-  EXPECT_EQ(*durably(s).create_lane(std::nullopt, view.params), 1u);
-  EXPECT_EQ(*durably(s).create_lane(std::nullopt, view.params), 2u);
-  ASSERT_TRUE(durably(s).close_lane(2).ok());
+  EXPECT_EQ(*durably(s).create_lane(std::nullopt, view.params), LaneId{1});
+  EXPECT_EQ(*durably(s).create_lane(std::nullopt, view.params), LaneId{2});
+  ASSERT_TRUE(durably(s).close_lane(LaneId{2}).ok());
   auto reloaded = load();  // across a restart too
-  EXPECT_EQ(*durably(reloaded).create_lane(std::nullopt, view.params), 3u);
-  EXPECT_EQ(reloaded.lane_status(2), LaneStatusV2::kClosed);
-  EXPECT_EQ(durably(reloaded).close_lane(2).error(), ErrorCode::kLaneClosed);
-  EXPECT_EQ(durably(reloaded).close_lane(99).error(), ErrorCode::kUnknownLane);
+  EXPECT_EQ(*durably(reloaded).create_lane(std::nullopt, view.params), LaneId{3});
+  EXPECT_EQ(reloaded.lane_status(LaneId{2}), LaneStatusV2::kClosed);
+  EXPECT_EQ(durably(reloaded).close_lane(LaneId{2}).error(), ErrorCode::kLaneClosed);
+  EXPECT_EQ(durably(reloaded).close_lane(LaneId{99}).error(), ErrorCode::kUnknownLane);
 }
 
 TEST_F(StreamTest, RoomLanesAreDerivedIdempotentAndNeverReopened) {
@@ -88,19 +88,19 @@ TEST_F(StreamTest, LaneLimitAndPaging) {
   EXPECT_EQ(durably(s).create_lane(std::nullopt, view.params).error(), ErrorCode::kLaneLimit);
   auto page = s.list_lanes(std::nullopt, 2, LaneScopeAny{});
   ASSERT_EQ(page.lanes.size(), 2u);
-  EXPECT_EQ(page.next_after_lane_id, 2u);
-  auto rest = s.list_lanes(2, 2, LaneScopeAny{});
+  EXPECT_EQ(page.next_after_lane_id, LaneId{2});
+  auto rest = s.list_lanes(LaneId{2}, 2, LaneScopeAny{});
   ASSERT_EQ(rest.lanes.size(), 1u);
-  EXPECT_EQ(rest.lanes[0].lane_id, 3u);
+  EXPECT_EQ(rest.lanes[0].lane_id, LaneId{3});
   EXPECT_FALSE(rest.next_after_lane_id);
-  auto scoped = s.list_lanes(std::nullopt, 10, LaneScopeSet{{1, 3}});
+  auto scoped = s.list_lanes(std::nullopt, 10, LaneScopeSet{{LaneId{1}, LaneId{3}}});
   ASSERT_EQ(scoped.lanes.size(), 2u);
-  EXPECT_EQ(scoped.lanes[1].lane_id, 3u);
+  EXPECT_EQ(scoped.lanes[1].lane_id, LaneId{3});
 }
 
 TEST_F(StreamTest, CheckpointChainAlongManyBatches) {
   auto s = load();
-  std::uint64_t lane = *durably(s).create_lane(std::nullopt, view.params);
+  LaneId lane = *durably(s).create_lane(std::nullopt, view.params);
   std::vector<CheckpointReceiptV2> chain;
   for (int batch = 0; batch < 20; ++batch) {
     for (int i = 0; i <= batch % 4; ++i) append(s, lane, "record " + std::to_string(batch) + "/" + std::to_string(i));
@@ -110,7 +110,8 @@ TEST_F(StreamTest, CheckpointChainAlongManyBatches) {
     chain.push_back(*s.checkpoint(store, std::nullopt));
   }
   Bytes32 previous{};
-  std::uint64_t next_first = 1, last_committed = 0, last_height = 0;
+  Sequence next_first{1};
+  std::uint64_t last_committed = 0, last_height = 0;
   for (const auto& c : chain) {
     EXPECT_EQ(c.first_sequence, next_first);
     EXPECT_EQ(c.previous_checkpoint, previous);
@@ -118,48 +119,48 @@ TEST_F(StreamTest, CheckpointChainAlongManyBatches) {
     EXPECT_GE(c.snapshot_height, last_height);
     EXPECT_EQ(verify_checkpoint(c, view.provider), CheckpointVerdict::kValid);
     std::vector<Bytes32> digests;
-    for (std::uint64_t seq = c.first_sequence; seq <= c.last_sequence; ++seq) {
+    for (std::uint64_t seq = c.first_sequence.value; seq <= c.last_sequence.value; ++seq) {
       auto r = *s.read(store, seq);
       ASSERT_TRUE(r);
-      digests.push_back(record_digest(RecordHeaderV2{sid, r->lane_id}, r->payload));
+      digests.push_back(record_digest(RecordHeaderV2{sid, LaneId{r->lane_id}}, r->payload));
     }
     EXPECT_EQ(records_digest(digests), c.records_digest);
     previous = checkpoint_id(c);
-    next_first = c.last_sequence + 1;
+    next_first = Sequence{c.last_sequence.value + 1};
     last_committed = c.committed_at_ms;
     last_height = c.snapshot_height;
   }
   // GetCheckpoint by covering sequence.
-  auto covering = s.checkpoint(store, std::uint64_t{5});
+  auto covering = s.checkpoint(store, Sequence{5});
   ASSERT_TRUE(covering.ok());
-  EXPECT_LE(covering->first_sequence, 5u);
-  EXPECT_GE(covering->last_sequence, 5u);
-  EXPECT_EQ(s.checkpoint(store, s.durable_head() + 1).error(), ErrorCode::kCheckpointNotFound);
+  EXPECT_LE(covering->first_sequence, Sequence{5});
+  EXPECT_GE(covering->last_sequence, Sequence{5});
+  EXPECT_EQ(s.checkpoint(store, Sequence{s.durable_head() + 1}).error(), ErrorCode::kCheckpointNotFound);
 }
 
 TEST_F(StreamTest, ReadRangeReturnsConsecutiveRecordsWithinItsBounds) {
   auto s = load();
-  std::uint64_t a = *durably(s).create_lane(std::nullopt, view.params), b = *durably(s).create_lane(std::nullopt, view.params);
+  LaneId a = *durably(s).create_lane(std::nullopt, view.params), b = *durably(s).create_lane(std::nullopt, view.params);
   for (int i = 1; i <= 5; ++i) append(s, i % 2 ? a : b, "record-" + std::to_string(i));  // 8 bytes each
   ASSERT_TRUE(commit(s));
   auto all = *s.read_range(store, 2, 10, 1 << 20);
   ASSERT_EQ(all.size(), 4u);  // 2..5: the head bounds it
   EXPECT_EQ(all.front().sequence, 2u);
   EXPECT_EQ(all.back().sequence, 5u);
-  EXPECT_EQ(all[1].lane_id, a);  // sequence 3
+  EXPECT_EQ(all[1].lane_id, a.value);  // sequence 3
   EXPECT_EQ(std::string(all[1].payload.begin(), all[1].payload.end()), "record-3");
   EXPECT_EQ(s.read_range(store, 1, 2, 1 << 20)->size(), 2u);  // max_records
   EXPECT_EQ(s.read_range(store, 1, 10, 12)->size(), 2u);      // stops once 12 payload bytes are read
   EXPECT_EQ(s.read_range(store, 1, 10, 1)->size(), 1u);       // the first record is always included
   EXPECT_TRUE(s.read_range(store, 6, 10, 1 << 20)->empty());  // above the head
-  EXPECT_EQ(s.next_in_lane(LaneId{b}, Sequence{1}), std::optional<std::uint64_t>(2));
-  EXPECT_EQ(s.next_in_lane(LaneId{b}, Sequence{5}), std::nullopt);
-  EXPECT_EQ(s.count_in_lane(LaneId{a}, Sequence{2}), 2u);  // 3 and 5
+  EXPECT_EQ(s.next_in_lane(b, Sequence{1}), Sequence{2});
+  EXPECT_EQ(s.next_in_lane(b, Sequence{5}), std::nullopt);
+  EXPECT_EQ(s.count_in_lane(a, Sequence{2}), 2u);  // 3 and 5
 }
 
 TEST_F(StreamTest, NothingIsReadableBeforeItsBatchIsDurable) {
   auto s = load();
-  std::uint64_t lane = *durably(s).create_lane(std::nullopt, view.params);
+  LaneId lane = *durably(s).create_lane(std::nullopt, view.params);
   std::uint64_t seq = append(s, lane, "pending");
   EXPECT_EQ(seq, 1u);
   EXPECT_EQ(s.durable_head(), 0u);
@@ -172,7 +173,7 @@ TEST_F(StreamTest, NothingIsReadableBeforeItsBatchIsDurable) {
 TEST_F(StreamTest, CrashOnEitherSideOfTheDurableWrite) {
   {
     auto s = load();
-    std::uint64_t lane = *durably(s).create_lane(std::nullopt, view.params);
+    LaneId lane = *durably(s).create_lane(std::nullopt, view.params);
     append(s, lane, "a");
     ASSERT_TRUE(commit(s));  // durable: record 1 with its receipt
     append(s, lane, "b");
@@ -182,16 +183,16 @@ TEST_F(StreamTest, CrashOnEitherSideOfTheDurableWrite) {
   store.crash();
   auto s = load();
   EXPECT_EQ(s.durable_head(), 1u);  // record 2 never existed
-  EXPECT_EQ(s.checkpoint(store, std::nullopt)->last_sequence, 1u);
-  EXPECT_EQ(append(s, 1, "b again"), 2u);  // its sequence was never acknowledged, so it is free
+  EXPECT_EQ(s.checkpoint(store, std::nullopt)->last_sequence, Sequence{1});
+  EXPECT_EQ(append(s, LaneId{1}, "b again"), 2u);  // its sequence was never acknowledged, so it is free
   ASSERT_TRUE(commit(s));
   EXPECT_EQ(s.checkpoint(store, std::nullopt)->previous_checkpoint,
-            checkpoint_id(*s.checkpoint(store, std::uint64_t{1})));
+            checkpoint_id(*s.checkpoint(store, Sequence{1})));
 }
 
 TEST_F(StreamTest, AFailedSyncPublishesNothingAndFailsTheStreamClosed) {
   auto s = load();
-  std::uint64_t lane = *durably(s).create_lane(std::nullopt, view.params);
+  LaneId lane = *durably(s).create_lane(std::nullopt, view.params);
   append(s, lane, "doomed");
   store.fail_syncs(true);
   EXPECT_FALSE(commit(s));
@@ -205,7 +206,7 @@ TEST_F(StreamTest, AFailedSyncPublishesNothingAndFailsTheStreamClosed) {
 
 TEST_F(StreamTest, RetentionByTimeAndBytesWithReceipts) {
   auto s = load();
-  std::uint64_t lane = *durably(s).create_lane(std::nullopt, view.params);
+  LaneId lane = *durably(s).create_lane(std::nullopt, view.params);
   for (int i = 0; i < 3; ++i) {
     append(s, lane, "x");
     ASSERT_TRUE(commit(s));
@@ -217,8 +218,8 @@ TEST_F(StreamTest, RetentionByTimeAndBytesWithReceipts) {
   ASSERT_TRUE(store.write(drop, Sync::kYes).ok());
   EXPECT_EQ(s.floor(), 3u);
   EXPECT_FALSE(*s.read(store, 2));
-  EXPECT_EQ(s.checkpoint(store, std::uint64_t{2}).error(), ErrorCode::kSequenceNotRetained);
-  EXPECT_TRUE(s.checkpoint(store, std::uint64_t{3}).ok());
+  EXPECT_EQ(s.checkpoint(store, Sequence{2}).error(), ErrorCode::kSequenceNotRetained);
+  EXPECT_TRUE(s.checkpoint(store, Sequence{3}).ok());
   // By bytes: a limit below one record plus its receipt empties the stream.
   ASSERT_TRUE(durably(s).update_settings(StreamSettingsV2{1'000'000, 10, 1'024, 1'024, 4'096}, view.params).ok());
   ASSERT_TRUE(store.write(testing::floor_writes(s, view.params, now), Sync::kYes).ok());
@@ -254,33 +255,33 @@ class GroupStateTest : public ::testing::Test {
   Bytes32 sid{0x5e};
   Params params;
 
-  static GroupConfigV2 config(std::uint64_t lane) { return testing::valid_group_config(lane); }
+  static GroupConfigV2 config(LaneId lane) { return testing::valid_group_config(lane); }
   StreamState load() { return std::move(*StreamState::load(store, sid)); }
   testing::Durably durably(StreamState& s) { return {s, store}; }
 };
 
 TEST_F(GroupStateTest, IdsAreAssignedFromOneAndNeverReissuedAcrossRestarts) {
   auto s = load();
-  std::uint64_t lane = *durably(s).create_lane(std::nullopt, params);
-  EXPECT_EQ(*durably(s).create_group(config(lane), params), 1u);
-  EXPECT_EQ(*durably(s).create_group(config(lane), params), 2u);
-  ASSERT_TRUE(durably(s).delete_group(2).ok());
+  LaneId lane = *durably(s).create_lane(std::nullopt, params);
+  EXPECT_EQ(*durably(s).create_group(config(lane), params), GroupId{1});
+  EXPECT_EQ(*durably(s).create_group(config(lane), params), GroupId{2});
+  ASSERT_TRUE(durably(s).delete_group(GroupId{2}).ok());
   auto reloaded = load();
-  EXPECT_EQ(reloaded.group(2), nullptr);
-  ASSERT_NE(reloaded.group(1), nullptr);
-  EXPECT_EQ(reloaded.group(1)->max_attempts, 5);
-  EXPECT_EQ(*durably(reloaded).create_group(config(lane), params), 3u);  // 2 is never reissued
+  EXPECT_EQ(reloaded.group(GroupId{2}), nullptr);
+  ASSERT_NE(reloaded.group(GroupId{1}), nullptr);
+  EXPECT_EQ(reloaded.group(GroupId{1})->max_attempts, 5);
+  EXPECT_EQ(*durably(reloaded).create_group(config(lane), params), GroupId{3});  // 2 is never reissued
 }
 
 TEST_F(GroupStateTest, FieldRulesAndCeilings) {
   auto s = load();
-  std::uint64_t lane = *durably(s).create_lane(std::nullopt, params);
+  LaneId lane = *durably(s).create_lane(std::nullopt, params);
   auto bad = [&](auto mutate) {
     auto c = config(lane);
     mutate(c);
     return durably(s).create_group(c, params).error();
   };
-  EXPECT_EQ(bad([](auto& c) { c.group_id = 9; }), ErrorCode::kInvalidRequest);  // ids are the broker's
+  EXPECT_EQ(bad([](auto& c) { c.group_id = GroupId{9}; }), ErrorCode::kInvalidRequest);  // ids are the broker's
   EXPECT_EQ(bad([](auto& c) { c.max_attempts = 0; }), ErrorCode::kInvalidGroupConfig);
   EXPECT_EQ(bad([](auto& c) { c.visibility_timeout_ms = 40'000; }), ErrorCode::kInvalidGroupConfig);  // > max_visibility
   EXPECT_EQ(bad([&](auto& c) { c.max_visibility_ms = params.visibility_ms + 1; }), ErrorCode::kInvalidGroupConfig);
@@ -290,7 +291,7 @@ TEST_F(GroupStateTest, FieldRulesAndCeilings) {
   EXPECT_EQ(bad([&](auto& c) { c.max_attempts = static_cast<std::uint16_t>(params.max_attempts + 1); }),
             ErrorCode::kInvalidGroupConfig);
   EXPECT_EQ(bad([&](auto& c) { c.record_deadline_ms = params.retention_ms + 1; }), ErrorCode::kInvalidGroupConfig);
-  EXPECT_EQ(bad([](auto& c) { c.lane_id = 99; }), ErrorCode::kUnknownLane);
+  EXPECT_EQ(bad([](auto& c) { c.lane_id = LaneId{99}; }), ErrorCode::kUnknownLane);
   params.max_groups_per_stream = 1;
   ASSERT_TRUE(durably(s).create_group(config(lane), params).ok());
   EXPECT_EQ(durably(s).create_group(config(lane), params).error(), ErrorCode::kGroupLimit);
@@ -298,8 +299,8 @@ TEST_F(GroupStateTest, FieldRulesAndCeilings) {
 
 TEST_F(GroupStateTest, UpdateChangesOnlyMutableFields) {
   auto s = load();
-  std::uint64_t lane = *durably(s).create_lane(std::nullopt, params);
-  std::uint64_t other = *durably(s).create_lane(std::nullopt, params);
+  LaneId lane = *durably(s).create_lane(std::nullopt, params);
+  LaneId other = *durably(s).create_lane(std::nullopt, params);
   auto c = config(lane);
   c.group_id = *durably(s).create_group(c, params);
   auto changed = c;
@@ -310,10 +311,10 @@ TEST_F(GroupStateTest, UpdateChangesOnlyMutableFields) {
   moved.lane_id = other;
   EXPECT_EQ(durably(s).update_group(moved, params).error(), ErrorCode::kImmutableField);
   auto restarted = changed;
-  restarted.start = StartAt{5};
+  restarted.start = StartAt{Sequence{5}};
   EXPECT_EQ(durably(s).update_group(restarted, params).error(), ErrorCode::kImmutableField);
   auto unknown = changed;
-  unknown.group_id = 77;
+  unknown.group_id = GroupId{77};
   EXPECT_EQ(durably(s).update_group(unknown, params).error(), ErrorCode::kUnknownGroup);
   EXPECT_EQ(load().group(c.group_id)->visibility_timeout_ms, 20'000u);
 }
@@ -328,7 +329,7 @@ namespace {
 // the older floor: a restart derives the floor from the records themselves.
 TEST_F(StreamTest, TheFloorIsDerivedFromTheStoredRecordsOnRestart) {
   auto s = load();
-  std::uint64_t lane = *durably(s).create_lane(std::nullopt, view.params);
+  LaneId lane = *durably(s).create_lane(std::nullopt, view.params);
   for (int i = 0; i < 3; ++i) {
     append(s, lane, "x");
     ASSERT_TRUE(commit(s));
@@ -346,7 +347,7 @@ TEST_F(StreamTest, TheFloorIsDerivedFromTheStoredRecordsOnRestart) {
   EXPECT_EQ(restarted.durable_head(), 4u);
   EXPECT_EQ(restarted.floor(), 4u);  // not the stale 1 in the meta
   EXPECT_FALSE(*restarted.read(store, 2));
-  EXPECT_EQ(restarted.checkpoint(store, std::uint64_t{2}).error(), ErrorCode::kSequenceNotRetained);
+  EXPECT_EQ(restarted.checkpoint(store, Sequence{2}).error(), ErrorCode::kSequenceNotRetained);
 }
 
 }  // namespace
@@ -360,7 +361,7 @@ namespace {
 // sequence numbers that were already durable.
 TEST_F(StreamTest, ALaneCreatedDuringAnInFlightBatchCannotRollBackTheChainTail) {
   auto s = load();
-  std::uint64_t lane = *durably(s).create_lane(std::nullopt, view.params);
+  LaneId lane = *durably(s).create_lane(std::nullopt, view.params);
   append(s, lane, "a");
   ASSERT_TRUE(commit(s));
   append(s, lane, "b");
@@ -372,7 +373,7 @@ TEST_F(StreamTest, ALaneCreatedDuringAnInFlightBatchCannotRollBackTheChainTail) 
   auto restarted = load();
   EXPECT_EQ(restarted.durable_head(), 2u);
   EXPECT_EQ(append(restarted, lane, "c"), 3u);
-  EXPECT_EQ(restarted.checkpoint(store, std::nullopt)->last_sequence, 2u);
+  EXPECT_EQ(restarted.checkpoint(store, std::nullopt)->last_sequence, Sequence{2});
 }
 
 }  // namespace
@@ -416,8 +417,8 @@ TEST_F(StreamTest, ALoadReadsTheRestartKeysNotTheRecords) {
     return counting.values;
   };
   auto s = load();
-  std::uint64_t a = *durably(s).create_lane(std::nullopt, view.params);
-  std::uint64_t b = *durably(s).create_lane(std::nullopt, view.params);
+  LaneId a = *durably(s).create_lane(std::nullopt, view.params);
+  LaneId b = *durably(s).create_lane(std::nullopt, view.params);
   auto fill = [&](int records) {
     for (int i = 0; i < records; ++i) {
       append(s, i % 3 == 0 ? b : a, "payload");
@@ -435,10 +436,10 @@ TEST_F(StreamTest, ALoadReadsTheRestartKeysNotTheRecords) {
   auto restarted = load();
   EXPECT_EQ(restarted.durable_head(), 2'000u);
   EXPECT_EQ(restarted.retained_bytes(), s.retained_bytes());
-  EXPECT_EQ(restarted.count_in_lane(LaneId{b}, Sequence{1}), 667u);
-  EXPECT_EQ(restarted.next_in_lane(LaneId{b}, Sequence{2}), std::optional<std::uint64_t>(4));
-  EXPECT_EQ(restarted.next_in_lane(LaneId{a}, Sequence{4}), std::optional<std::uint64_t>(5));
-  EXPECT_EQ(restarted.checkpoint(store, std::uint64_t{1'234})->last_sequence, 1'250u);
+  EXPECT_EQ(restarted.count_in_lane(b, Sequence{1}), 667u);
+  EXPECT_EQ(restarted.next_in_lane(b, Sequence{2}), std::optional<Sequence>(Sequence{4}));
+  EXPECT_EQ(restarted.next_in_lane(a, Sequence{4}), std::optional<Sequence>(Sequence{5}));
+  EXPECT_EQ(restarted.checkpoint(store, Sequence{1'234})->last_sequence.value, 1'250u);
 }
 
 // A store written before the restart keys (a version-1 tail, no marks, no
@@ -446,8 +447,8 @@ TEST_F(StreamTest, ALoadReadsTheRestartKeysNotTheRecords) {
 // head, floor, retained bytes and lanes as the records say.
 TEST_F(StreamTest, AStreamWrittenBeforeTheRestartKeysIsMigratedOnItsFirstLoad) {
   auto s = load();
-  std::uint64_t a = *durably(s).create_lane(std::nullopt, view.params);
-  std::uint64_t b = *durably(s).create_lane(std::nullopt, view.params);
+  LaneId a = *durably(s).create_lane(std::nullopt, view.params);
+  LaneId b = *durably(s).create_lane(std::nullopt, view.params);
   for (int i = 0; i < 30; ++i) {
     append(s, i % 4 == 0 ? b : a, "x");
     if (i % 10 == 9) {
@@ -481,8 +482,8 @@ TEST_F(StreamTest, AStreamWrittenBeforeTheRestartKeysIsMigratedOnItsFirstLoad) {
     EXPECT_EQ(state->durable_head(), 30u);
     EXPECT_EQ(state->floor(), s.floor());
     EXPECT_EQ(state->retained_bytes(), s.retained_bytes());
-    EXPECT_EQ(state->count_in_lane(LaneId{a}, Sequence{1}), s.count_in_lane(LaneId{a}, Sequence{1}));
-    EXPECT_EQ(state->next_in_lane(LaneId{b}, Sequence{s.floor()}), s.next_in_lane(LaneId{b}, Sequence{s.floor()}));
+    EXPECT_EQ(state->count_in_lane(a, Sequence{1}), s.count_in_lane(a, Sequence{1}));
+    EXPECT_EQ(state->next_in_lane(b, Sequence{s.floor()}), s.next_in_lane(b, Sequence{s.floor()}));
   }
 }
 
@@ -504,8 +505,8 @@ TEST_F(StreamTest, TheRestartKeysAgreeWithTheRecordsAtEveryPointOfTheCommit) {
     auto s = std::move(*StreamState::load(m, sid));
     auto durable = [&](const store::WriteBatch& w) { ASSERT_TRUE(m.write(w, Sync::kYes).ok()); };
     store::WriteBatch lanes;
-    std::uint64_t a = *s.create_lane(std::nullopt, view.params, lanes);
-    std::uint64_t b = *s.create_lane(std::nullopt, view.params, lanes);
+    LaneId a = *s.create_lane(std::nullopt, view.params, lanes);
+    LaneId b = *s.create_lane(std::nullopt, view.params, lanes);
     durable(lanes);
     auto batch = [&](int records, int offset) {
       for (int i = 0; i < records; ++i) {
@@ -558,7 +559,7 @@ namespace {
 // exactly as the state that appended them does.
 TEST_F(StreamTest, RetentionAfterARestartReadsTheOldestRecordsFromTheStore) {
   auto s = load();
-  std::uint64_t lane = *durably(s).create_lane(std::nullopt, view.params);
+  LaneId lane = *durably(s).create_lane(std::nullopt, view.params);
   for (int i = 0; i < 40; ++i) {
     append(s, lane, std::string(1 + i % 7, 'z'));
     if (i % 5 == 4) {

@@ -51,22 +51,22 @@ std::unique_ptr<Client> connect(const CbqsdProcess& cbqsd) {
 }
 
 // Appends `n` payloads "<prefix><i>" pipelined; the sequences in order.
-std::vector<std::uint64_t> append_all(Client& c, std::uint64_t lane, int n, const std::string& prefix) {
-  std::vector<std::future<Outcome<std::uint64_t>>> answers;
+std::vector<Sequence> append_all(Client& c, LaneId lane, int n, const std::string& prefix) {
+  std::vector<std::future<Outcome<Sequence>>> answers;
   for (int i = 0; i < n; ++i) answers.push_back(c.append(lane, text(numbered(prefix, i))));
-  std::vector<std::uint64_t> sequences;
+  std::vector<Sequence> sequences;
   for (auto& a : answers) {
     auto r = a.get();
     EXPECT_TRUE(r.ok()) << r.error().describe();
-    sequences.push_back(r ? *r : 0);
+    sequences.push_back(r ? *r : Sequence{0});
   }
   return sequences;
 }
 
 // From sequence 1, within the §15 default ceilings (30 s of visibility at most).
-GroupConfigV2 group_on(std::uint64_t lane, std::uint64_t visibility_ms = 20'000) {
+GroupConfigV2 group_on(LaneId lane, std::uint64_t visibility_ms = 20'000) {
   GroupConfigV2 g = testing::valid_group_config(lane);
-  g.start = StartAt{1};
+  g.start = StartAt{Sequence{1}};
   g.visibility_timeout_ms = visibility_ms;
   g.max_in_flight = 1'000;
   g.max_in_flight_per_holder = 100;
@@ -92,12 +92,12 @@ class SdkOnALane : public Sdk {
   }
   std::unique_ptr<CbqsdProcess> cbqsd;
   std::unique_ptr<Client> c;
-  std::optional<std::uint64_t> lane;
+  std::optional<LaneId> lane;
 };
 
 TEST_F(SdkOnALane, PipelinedAppendsAnswerWithGaplessSequencesAndAReaderReplaysThemInOrder) {
   auto sequences = append_all(*c, *lane, 1'000, "m");
-  for (std::size_t i = 1; i < sequences.size(); ++i) ASSERT_EQ(sequences[i], sequences[i - 1] + 1);
+  for (std::size_t i = 1; i < sequences.size(); ++i) ASSERT_EQ(sequences[i].value, sequences[i - 1].value + 1);
   ASSERT_TRUE(c->flush(10s).ok());
 
   auto reader = c->read({LaneScopeAny{}, StartAt{sequences.front()}});
@@ -120,14 +120,14 @@ TEST_F(Sdk, RefusalsAreTypedErrorsWithTheSection14Code) {
   ASSERT_TRUE(cbqsd.up());
   auto c = connect(cbqsd);
   ASSERT_NE(c, nullptr);
-  auto r = c->append(987'654, text("x")).get();
+  auto r = c->append(LaneId{987'654}, text("x")).get();
   ASSERT_FALSE(r.ok());
   EXPECT_TRUE(r.error().is(ErrorCode::kUnknownLane));
   EXPECT_EQ(r.error().describe().rfind("UnknownLane (501): ", 0), 0u) << r.error().describe();
-  auto g = c->get_group(424'242);
+  auto g = c->get_group(GroupId{424'242});
   ASSERT_FALSE(g.ok());
   EXPECT_TRUE(g.error().is(ErrorCode::kUnknownGroup));
-  auto consumer = c->consume({.lane = 1, .group = 424'242});
+  auto consumer = c->consume({.lane = LaneId{1}, .group = GroupId{424'242}});
   ASSERT_FALSE(consumer.ok());
   EXPECT_TRUE(consumer.error().is(ErrorCode::kUnknownGroup));
 }
@@ -256,7 +256,8 @@ TEST_F(SdkOnALane, AutoExtendKeepsALeaseAliveBeyondItsVisibilityTimeout) {
 TEST_F(Sdk, ReconnectsAcrossABrokerRestartLosingNoAcknowledgedRecord) {
   std::uint16_t port = 0;
   std::map<std::uint64_t, std::string> acked;  // sequence -> payload
-  std::uint64_t lane = 0, group = 0;
+  LaneId lane;
+  GroupId group;
   auto cbqsd = std::make_unique<CbqsdProcess>(dir.path());
   ASSERT_TRUE(cbqsd->up());
   port = cbqsd->port();
@@ -265,7 +266,7 @@ TEST_F(Sdk, ReconnectsAcrossABrokerRestartLosingNoAcknowledgedRecord) {
   lane = *c->create_lane();
   group = *c->create_group(group_on(lane));
   auto first = append_all(*c, lane, 300, "before-");
-  for (int i = 0; i < 300; ++i) acked[first[i]] = numbered("before-", i);
+  for (int i = 0; i < 300; ++i) acked[first[i].value] = numbered("before-", i);
   auto reader = c->read({LaneScopeAny{}, StartAt{first.front()}});
   auto consumer = c->consume({.lane = lane, .group = group});
   ASSERT_TRUE(reader.ok() && consumer.ok());
@@ -274,7 +275,7 @@ TEST_F(Sdk, ReconnectsAcrossABrokerRestartLosingNoAcknowledgedRecord) {
     auto r = (*reader)->next(10s);
     ASSERT_TRUE(r.ok() && *r);
     ASSERT_EQ((*r)->sequence, first[i]);
-    read_through = (*r)->sequence;
+    read_through = (*r)->sequence.value;
   }
   std::set<std::string> consumed;
   while (consumed.size() < 50) {
@@ -287,14 +288,14 @@ TEST_F(Sdk, ReconnectsAcrossABrokerRestartLosingNoAcknowledgedRecord) {
   cbqsd->kill9();
   cbqsd.reset();
   // Appends made while the broker is down wait for the new session.
-  std::vector<std::future<Outcome<std::uint64_t>>> during;
+  std::vector<std::future<Outcome<Sequence>>> during;
   for (int i = 0; i < 50; ++i) during.push_back(c->append(lane, text(numbered("during-", i))));
   cbqsd = std::make_unique<CbqsdProcess>(dir.path(), port);
   ASSERT_TRUE(cbqsd->up());
   for (int i = 0; i < 50; ++i) {
     auto r = during[i].get();
     ASSERT_TRUE(r.ok()) << r.error().describe();
-    acked[*r] = numbered("during-", i);
+    acked[r->value] = numbered("during-", i);
   }
   EXPECT_GE(c->stats().connects, 2u);
 
@@ -304,7 +305,7 @@ TEST_F(Sdk, ReconnectsAcrossABrokerRestartLosingNoAcknowledgedRecord) {
     auto r = (*reader)->next(10s);
     ASSERT_TRUE(r.ok()) << r.error().describe();
     ASSERT_TRUE(*r) << "sequence " << expect << " never came";
-    ASSERT_EQ((*r)->sequence, expect);
+    ASSERT_EQ((*r)->sequence, Sequence{expect});
     if (acked.contains(expect)) {
       EXPECT_EQ(text((*r)->payload), acked[expect]);
     }
@@ -335,7 +336,7 @@ TEST_F(SdkOnALane, VerifiesACheckpointChainOfTenThousandRecordsAndReachesEachVer
   ASSERT_TRUE(report.ok()) << report.error().describe();
   EXPECT_EQ(report->verdict, CheckpointVerdict::kValid) << report->problem;
   EXPECT_EQ(report->last_sequence, latest->last_sequence);
-  EXPECT_GE(report->last_sequence, 10'000u);
+  EXPECT_GE(report->last_sequence, Sequence{10'000});
   EXPECT_EQ(progress_calls, report->receipts);
 
   ProviderRecordV2 wrong_key = *provider;  // another key: the first signature fails

@@ -61,8 +61,8 @@ TEST(Fixtures, EveryPrefixAndByteChangeIsRefusedWithTheErrorOfItsFile) {
 TEST(Fixtures, IdsAndDigestsMatchTheirVectorFile) {
   auto text = [](std::string_view s) { return Bytes(s.begin(), s.end()); };
   const Bytes32 stream = testing::filled32(0x30);
-  const Bytes32 hello = record_digest(RecordHeaderV2{stream, 3}, text("hello"));
-  const Bytes32 world = record_digest(RecordHeaderV2{stream, 9}, text("world"));
+  const Bytes32 hello = record_digest(RecordHeaderV2{stream, LaneId{3}}, text("hello"));
+  const Bytes32 world = record_digest(RecordHeaderV2{stream, LaneId{9}}, text("world"));
   const crypto::Ed25519Seed holder = testing::filled32(0x70);
   std::ostringstream out;
   out << "grant_id " << to_hex(grant_id(testing::sample_grant())) << "\n";
@@ -71,8 +71,8 @@ TEST(Fixtures, IdsAndDigestsMatchTheirVectorFile) {
   out << "record_digest_hello_lane3 " << to_hex(hello) << "\n";
   out << "records_digest_hello_world " << to_hex(records_digest(std::vector<Bytes32>{hello, world})) << "\n";
   out << "records_digest_empty " << to_hex(records_digest(std::vector<Bytes32>{})) << "\n";
-  out << "room_lane_messages_0x33 " << room_lane_id(RoomMessages{testing::filled32(0x33)}) << "\n";
-  out << "room_lane_inbox_0x33_0x55 " << room_lane_id(RoomInbox{testing::filled32(0x33), testing::filled32(0x55)}) << "\n";
+  out << "room_lane_messages_0x33 " << room_lane_id(RoomMessages{testing::filled32(0x33)}).value << "\n";
+  out << "room_lane_inbox_0x33_0x55 " << room_lane_id(RoomInbox{testing::filled32(0x33), testing::filled32(0x55)}).value << "\n";
   out << "public_key_seed_0x70 " << to_hex(ed25519_public_key(holder).key) << "\n";
   out << "signature_seed_0x70_cbqs " << to_hex(sign_ed25519(holder, text("cbqs")).bytes) << "\n";
 
@@ -100,7 +100,7 @@ TEST(Fixtures, HandAssembledAppendRequest) {
   for (int i = 0; i < 32; ++i) expected.push_back(0x21 + i);  // session_id
   Bytes tail{1, 0, 0, 0, 0, 0, 0, 0, 3, 0, 0, 0, 2, 'h', 'i'};
   expected.insert(expected.end(), tail.begin(), tail.end());
-  CbqsClientFrameV2 f{Request{testing::filled32(0x01), testing::filled32(0x21), req::Append{{3, Bytes{'h', 'i'}}}}};
+  CbqsClientFrameV2 f{Request{testing::filled32(0x01), testing::filled32(0x21), req::Append{{LaneId{3}, Bytes{'h', 'i'}}}}};
   EXPECT_EQ(encode(f), expected);
 }
 

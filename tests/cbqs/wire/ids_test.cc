@@ -74,13 +74,13 @@ TEST(Ids, SessionProofSignsUnderTheHolderKey) {
 }
 
 TEST(Ids, RecordDigestAndRecordsDigest) {
-  RecordHeaderV2 h{filled32(0x30), 3};
+  RecordHeaderV2 h{filled32(0x30), LaneId{3}};
   Bytes payload{'h', 'i'};
   Bytes32 expected = crypto::keccak256(
       concat({as_bytes("cbqs/record/v2"), encode(h), crypto::keccak256(payload)}));
   EXPECT_EQ(record_digest(h, payload), expected);
 
-  Bytes32 d1 = record_digest(h, payload), d2 = record_digest(RecordHeaderV2{filled32(0x30), 4}, payload);
+  Bytes32 d1 = record_digest(h, payload), d2 = record_digest(RecordHeaderV2{filled32(0x30), LaneId{4}}, payload);
   Bytes32 digests[] = {d1, d2};
   Bytes preimage = concat({as_bytes("cbqs/records-digest/v2"), Bytes{0, 0, 0, 2}, d1, d2});
   EXPECT_EQ(records_digest(digests), crypto::keccak256(preimage));
@@ -94,7 +94,7 @@ TEST(Ids, RecordDigestsOfABatchEqualEachRecordsDigest) {
   std::vector<Bytes> payloads;
   for (std::size_t i = 0; i < 19; ++i) payloads.push_back(Bytes(i % 3 == 0 ? 300 : 17 * i, static_cast<std::uint8_t>(i)));
   std::vector<RecordView> batch;
-  for (std::size_t i = 0; i < payloads.size(); ++i) batch.push_back({RecordHeaderV2{filled32(0x30), i % 4}, payloads[i]});
+  for (std::size_t i = 0; i < payloads.size(); ++i) batch.push_back({RecordHeaderV2{filled32(0x30), LaneId{i % 4}}, payloads[i]});
   auto digests = record_digests(batch);
   ASSERT_EQ(digests.size(), batch.size());
   for (std::size_t i = 0; i < batch.size(); ++i)
@@ -110,9 +110,9 @@ TEST(Ids, RoomLaneIdsFollowTheSection11_1Derivation) {
     return v;
   };
   Bytes one{1}, three{3};
-  EXPECT_EQ(room_lane_id(RoomMessages{room}),
+  EXPECT_EQ(room_lane_id(RoomMessages{room}).value,
             first8(crypto::keccak256(concat({as_bytes("cowboy/room-lane/v1"), room, one}))));
-  EXPECT_EQ(room_lane_id(RoomInbox{room, seat}),
+  EXPECT_EQ(room_lane_id(RoomInbox{room, seat}).value,
             first8(crypto::keccak256(concat({as_bytes("cowboy/room-lane/v1"), room, three, seat}))));
   EXPECT_NE(room_lane_id(RoomInbox{room, seat}), room_lane_id(RoomInbox{room, filled32(0x56)}));
 }

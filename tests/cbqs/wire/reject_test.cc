@@ -71,7 +71,7 @@ TEST(Reject, UnknownVariantTags) {
   Bytes room = encode(RoomLaneV2{RoomMessages{filled32(1)}});
   EXPECT_EQ(decode_error<RoomLaneV2>(with_byte(room, 0, 2)), DecodeError::kUnknownVariant);
   // Status enums.
-  Bytes lane = encode(LaneRecordV2{filled32(3), 1, LaneStatusV2::kActive});
+  Bytes lane = encode(LaneRecordV2{filled32(3), LaneId{1}, LaneStatusV2::kActive});
   EXPECT_EQ(decode_error<LaneRecordV2>(with_byte(lane, 41, 3)), DecodeError::kUnknownVariant);
 }
 
@@ -107,7 +107,7 @@ TEST(Reject, DeclaredLengthFarAboveTheInputFailsWithoutAllocating) {
   // Append with a payload declared at 0xFFFFFFFF bytes in a 15-byte frame body:
   // refused by its cap before any allocation. If the decoder allocated the
   // declared size this test would need 4 GiB.
-  Bytes frame = encode(CbqsClientFrameV2{Request{filled32(1), filled32(2), req::Append{{3, Bytes{}}}}});
+  Bytes frame = encode(CbqsClientFrameV2{Request{filled32(1), filled32(2), req::Append{{LaneId{3}, Bytes{}}}}});
   std::size_t len_at = frame.size() - 4;
   for (int i = 0; i < 4; ++i) frame[len_at + i] = 0xff;
   EXPECT_EQ(decode_error<CbqsClientFrameV2>(frame), DecodeError::kLengthOverCap);
@@ -118,7 +118,7 @@ TEST(Reject, DeclaredLengthFarAboveTheInputFailsWithoutAllocating) {
   EXPECT_EQ(decode_error<CbqsClientFrameV2>(frame), DecodeError::kTruncated);
 
   // A lane-id Set declaring 2^32-1 ids, and a Lanes page declaring 2^32-1 records.
-  Bytes source = encode(SubscriptionSourceV2{SourceCursor{LaneScopeSet{{1, 2}}, StartHead{}}});
+  Bytes source = encode(SubscriptionSourceV2{SourceCursor{LaneScopeSet{{LaneId{1}, LaneId{2}}}, StartHead{}}});
   for (int i = 0; i < 4; ++i) source[2 + i] = 0xff;
   EXPECT_EQ(decode_error<SubscriptionSourceV2>(source), DecodeError::kLengthOverCap);
   Bytes lanes = encode(CbqsServerFrameV2{Response{filled32(1), resp::Lanes{}}});
@@ -131,7 +131,7 @@ TEST(Reject, CodecCapsAreTheParameterMaxima) {
   // a 257-byte URI exceeds 256.
   StreamGrantV2 g = testing::sample_grant();
   LaneScopeSet set;
-  for (std::uint64_t i = 0; i < 257; ++i) set.lane_ids.push_back(i);
+  for (std::uint64_t i = 0; i < 257; ++i) set.lane_ids.push_back(LaneId{i});
   g.lane_scope = set;
   EXPECT_EQ(decode_error<StreamGrantV2>(encode(g)), DecodeError::kLengthOverCap);
 

@@ -47,15 +47,15 @@ TEST(RoundTrip, GeneratedGrantsAndFrames) {
     g.verbs = static_cast<std::uint16_t>(rng());
     switch (rng() % 3) {
       case 0: g.lane_scope = LaneScopeAny{}; break;
-      case 1: g.lane_scope = LaneScopeExact{rng()}; break;
+      case 1: g.lane_scope = LaneScopeExact{LaneId{rng()}}; break;
       default: {
         LaneScopeSet set;
         set.lane_ids.resize(rng() % 257);
-        for (auto& id : set.lane_ids) id = rng();
+        for (auto& id : set.lane_ids) id = LaneId{rng()};
         g.lane_scope = set;
       }
     }
-    g.group_scope = rng() % 2 ? GroupScope{GroupScopeAny{}} : GroupScope{GroupScopeExact{rng()}};
+    g.group_scope = rng() % 2 ? GroupScope{GroupScopeAny{}} : GroupScope{GroupScopeExact{GroupId{rng()}}};
     g.not_before_ms = rng();
     g.expires_at_ms = rng();
     g.max_message_bytes = static_cast<std::uint32_t>(rng());
@@ -64,8 +64,8 @@ TEST(RoundTrip, GeneratedGrantsAndFrames) {
     ASSERT_TRUE(decoded.ok());
     EXPECT_EQ(*decoded, frame);
 
-    Delivery d{testing::filled32(1), testing::filled32(2), std::nullopt, RecordHeaderV2{testing::filled32(3), rng()},
-               rng(), Bytes(rng() % 2048, static_cast<std::uint8_t>(i))};
+    Delivery d{testing::filled32(1), testing::filled32(2), std::nullopt, RecordHeaderV2{testing::filled32(3), LaneId{rng()}},
+               Sequence{rng()}, Bytes(rng() % 2048, static_cast<std::uint8_t>(i))};
     if (rng() % 2) d.lease = testing::filled32(static_cast<std::uint8_t>(rng()));
     auto dd = decode<CbqsServerFrameV2>(encode(CbqsServerFrameV2{d}));
     ASSERT_TRUE(dd.ok());

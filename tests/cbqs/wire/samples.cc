@@ -28,8 +28,8 @@ StreamGrantV2 sample_grant() {
   g.grant_nonce = filled32(0x50);
   g.holder_signing_key = ed25519_public_key(seed(0x70));
   g.verbs = 0x0007;
-  g.lane_scope = LaneScopeSet{{3, 9, 27}};
-  g.group_scope = GroupScopeExact{4};
+  g.lane_scope = LaneScopeSet{{LaneId{3}, LaneId{9}, LaneId{27}}};
+  g.group_scope = GroupScopeExact{GroupId{4}};
   g.not_before_ms = 1'700'000'000'000;
   g.expires_at_ms = 1'700'003'600'000;
   g.max_message_bytes = 65'536;
@@ -43,8 +43,8 @@ CheckpointReceiptV2 sample_checkpoint() {
   c.chain_instance_id = filled32(0x10);
   c.stream_id = filled32(0x30);
   c.provider = filled20(0xa0);
-  c.first_sequence = 1;
-  c.last_sequence = 64;
+  c.first_sequence = Sequence{1};
+  c.last_sequence = Sequence{64};
   c.records_digest = filled32(0xb0);
   c.previous_checkpoint = Bytes32{};
   c.committed_at_ms = 1'700'000'000'123;
@@ -55,9 +55,9 @@ CheckpointReceiptV2 sample_checkpoint() {
 
 GroupConfigV2 sample_group_config() {
   GroupConfigV2 g;
-  g.group_id = 5;
-  g.lane_id = 3;
-  g.start = StartAt{100};
+  g.group_id = GroupId{5};
+  g.lane_id = LaneId{3};
+  g.start = StartAt{Sequence{100}};
   g.visibility_timeout_ms = 30'000;
   g.max_visibility_ms = 120'000;
   g.max_in_flight = 1'000;
@@ -148,40 +148,40 @@ std::vector<Sample> all_samples() {
   s.push_back(make_sample("stream_grant", grant));
   s.push_back(make_sample("session_proof", proof));
   // §8-§13 objects
-  s.push_back(make_sample("lane_record", LaneRecordV2{filled32(0x30), 3, LaneStatusV2::kClosed}));
-  s.push_back(make_sample("append_request", AppendRequestV2{3, text("hello")}));
-  s.push_back(make_sample("record_header", RecordHeaderV2{filled32(0x30), 3}));
+  s.push_back(make_sample("lane_record", LaneRecordV2{filled32(0x30), LaneId{3}, LaneStatusV2::kClosed}));
+  s.push_back(make_sample("append_request", AppendRequestV2{LaneId{3}, text("hello")}));
+  s.push_back(make_sample("record_header", RecordHeaderV2{filled32(0x30), LaneId{3}}));
   s.push_back(make_sample("group_config", group));
   s.push_back(make_sample("group_ceilings", GroupCeilingsV2{30'000, 16, 262'144}));
   s.push_back(make_sample("stream_settings", settings));
   s.push_back(make_sample("checkpoint_receipt", receipt));
   s.push_back(make_sample("subscription_source_cursor",
                           SubscriptionSourceV2{SourceCursor{LaneScopeAny{}, StartHead{}}}));
-  s.push_back(make_sample("subscription_source_group", SubscriptionSourceV2{SourceGroup{3, 5}}));
+  s.push_back(make_sample("subscription_source_group", SubscriptionSourceV2{SourceGroup{LaneId{3}, GroupId{5}}}));
   s.push_back(make_sample("delivery_state_body", DeliveryStateBodyV2{CreditShort{1'152}}));
   // client frames
   s.push_back(make_sample("frame_open_session", CbqsClientFrameV2{OpenSession{request_id, grant}}));
   s.push_back(make_sample("frame_complete_session", CbqsClientFrameV2{CompleteSession{request_id, proof}}));
-  s.push_back(make_sample("req_append", request(req::Append{AppendRequestV2{3, text("hello")}})));
+  s.push_back(make_sample("req_append", request(req::Append{AppendRequestV2{LaneId{3}, text("hello")}})));
   s.push_back(make_sample("req_create_lane", request(req::CreateLane{})));
   s.push_back(make_sample("req_create_room_messages_lane",
                           request(req::CreateLane{RoomLaneV2{RoomMessages{filled32(0x33)}}})));
   s.push_back(make_sample("req_create_room_inbox_lane",
                           request(req::CreateLane{RoomLaneV2{RoomInbox{filled32(0x33), filled32(0x55)}}})));
-  s.push_back(make_sample("req_close_lane", request(req::CloseLane{3})));
-  s.push_back(make_sample("req_list_lanes", request(req::ListLanes{3, 100})));
+  s.push_back(make_sample("req_close_lane", request(req::CloseLane{LaneId{3}})));
+  s.push_back(make_sample("req_list_lanes", request(req::ListLanes{LaneId{3}, 100})));
   s.push_back(make_sample("req_get_settings", request(req::GetSettings{})));
   s.push_back(make_sample("req_update_settings", request(req::UpdateSettings{settings})));
-  s.push_back(make_sample("req_get_checkpoint", request(req::GetCheckpoint{std::uint64_t{17}})));
+  s.push_back(make_sample("req_get_checkpoint", request(req::GetCheckpoint{Sequence{17}})));
   auto new_group = group;
-  new_group.group_id = 0;
+  new_group.group_id = GroupId{0};
   s.push_back(make_sample("req_create_group", request(req::CreateGroup{new_group})));
   s.push_back(make_sample("req_update_group", request(req::UpdateGroup{group})));
-  s.push_back(make_sample("req_get_group", request(req::GetGroup{5})));
-  s.push_back(make_sample("req_delete_group", request(req::DeleteGroup{5})));
+  s.push_back(make_sample("req_get_group", request(req::GetGroup{GroupId{5}})));
+  s.push_back(make_sample("req_delete_group", request(req::DeleteGroup{GroupId{5}})));
   s.push_back(make_sample("req_subscribe_cursor",
-                          request(req::Subscribe{SourceCursor{LaneScopeExact{3}, StartAt{1}}, 65'536})));
-  s.push_back(make_sample("req_subscribe_group", request(req::Subscribe{SourceGroup{3, 5}, 65'536})));
+                          request(req::Subscribe{SourceCursor{LaneScopeExact{LaneId{3}}, StartAt{Sequence{1}}}, 65'536})));
+  s.push_back(make_sample("req_subscribe_group", request(req::Subscribe{SourceGroup{LaneId{3}, GroupId{5}}, 65'536})));
   s.push_back(make_sample("req_add_credit", request(req::AddCredit{subscription_id, 4'096})));
   s.push_back(make_sample("req_unsubscribe", request(req::Unsubscribe{subscription_id})));
   s.push_back(make_sample("req_ack", request(req::Ack{subscription_id, lease})));
@@ -193,24 +193,24 @@ std::vector<Sample> all_samples() {
   s.push_back(make_sample("frame_session_challenge",
                           CbqsServerFrameV2{SessionChallenge{request_id, session_id, filled32(0x81), 1'700'000'010'000}}));
   s.push_back(make_sample("frame_session_opened", CbqsServerFrameV2{SessionOpened{request_id, session_id, 4'242}}));
-  s.push_back(make_sample("resp_appended", response(resp::Appended{65})));
-  s.push_back(make_sample("resp_lane_created", response(resp::LaneCreated{4})));
+  s.push_back(make_sample("resp_appended", response(resp::Appended{Sequence{65}})));
+  s.push_back(make_sample("resp_lane_created", response(resp::LaneCreated{LaneId{4}})));
   s.push_back(make_sample("resp_lanes",
-                          response(resp::Lanes{{LaneRecordV2{filled32(0x30), 3, LaneStatusV2::kActive},
-                                                LaneRecordV2{filled32(0x30), 4, LaneStatusV2::kClosed}},
-                                               std::uint64_t{4}})));
+                          response(resp::Lanes{{LaneRecordV2{filled32(0x30), LaneId{3}, LaneStatusV2::kActive},
+                                                LaneRecordV2{filled32(0x30), LaneId{4}, LaneStatusV2::kClosed}},
+                                               LaneId{4}})));
   s.push_back(make_sample("resp_settings", response(resp::Settings{settings, GroupCeilingsV2{30'000, 16, 262'144}})));
   s.push_back(make_sample("resp_checkpoint", response(resp::Checkpoint{receipt})));
   s.push_back(make_sample("resp_group", response(resp::Group{group})));
-  s.push_back(make_sample("resp_group_created", response(resp::GroupCreated{5})));
+  s.push_back(make_sample("resp_group_created", response(resp::GroupCreated{GroupId{5}})));
   s.push_back(make_sample("resp_ok", response(resp::Ok{})));
-  s.push_back(make_sample("resp_cursor_progress", response(resp::CursorProgress{subscription_id, 3, 99})));
+  s.push_back(make_sample("resp_cursor_progress", response(resp::CursorProgress{subscription_id, LaneId{3}, Sequence{99}})));
   s.push_back(make_sample("frame_delivery_leased",
-                          CbqsServerFrameV2{Delivery{session_id, subscription_id, lease, RecordHeaderV2{filled32(0x30), 3},
-                                                     65, text("hello")}}));
+                          CbqsServerFrameV2{Delivery{session_id, subscription_id, lease, RecordHeaderV2{filled32(0x30), LaneId{3}},
+                                                     Sequence{65}, text("hello")}}));
   s.push_back(make_sample("frame_delivery_cursor",
                           CbqsServerFrameV2{Delivery{session_id, subscription_id, std::nullopt,
-                                                     RecordHeaderV2{filled32(0x30), 3}, 65, text("hello")}}));
+                                                     RecordHeaderV2{filled32(0x30), LaneId{3}}, Sequence{65}, text("hello")}}));
   s.push_back(make_sample("frame_error",
                           CbqsServerFrameV2{ErrorFrame{request_id, 204, text("ChainStateStale"), Bytes{}}}));
   s.push_back(make_sample("frame_delivery_state",

@@ -16,14 +16,14 @@ class SizesForPayload : public ::testing::TestWithParam<std::size_t> {};
 
 TEST_P(SizesForPayload, AppendRequestIsTwelvePlusN) {
   std::size_t n = GetParam();
-  AppendRequestV2 a{7, Bytes(n, 0xab)};
+  AppendRequestV2 a{LaneId{7}, Bytes(n, 0xab)};
   EXPECT_EQ(encode(a).size(), 12 + n);
   EXPECT_EQ(sizes::append_request_bytes(n), 12 + n);
 }
 
 TEST_P(SizesForPayload, LeasedDeliveryFrameIs152PlusN) {
   std::size_t n = GetParam();
-  Delivery d{filled32(1), filled32(2), filled32(3), RecordHeaderV2{filled32(4), 9}, 77, Bytes(n, 0xcd)};
+  Delivery d{filled32(1), filled32(2), filled32(3), RecordHeaderV2{filled32(4), LaneId{9}}, Sequence{77}, Bytes(n, 0xcd)};
   EXPECT_EQ(encode(CbqsServerFrameV2{d}).size(), 152 + n);
   EXPECT_EQ(sizes::delivery_frame_bytes(n, true), 152 + n);
   d.lease.reset();
@@ -35,7 +35,7 @@ INSTANTIATE_TEST_SUITE_P(SeedPayloads, SizesForPayload, ::testing::Values(0, 1, 
 
 TEST(Sizes, OkResponseIs35AndAppendedIs43) {
   EXPECT_EQ(encode(CbqsServerFrameV2{Response{filled32(1), resp::Ok{}}}).size(), 35u);
-  EXPECT_EQ(encode(CbqsServerFrameV2{Response{filled32(1), resp::Appended{1}}}).size(), 43u);
+  EXPECT_EQ(encode(CbqsServerFrameV2{Response{filled32(1), resp::Appended{Sequence{1}}}}).size(), 43u);
   EXPECT_EQ(sizes::ok_response_bytes, 35u);
   EXPECT_EQ(sizes::appended_response_bytes, 43u);
 }

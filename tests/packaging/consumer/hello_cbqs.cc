@@ -23,8 +23,8 @@ int main(int argc, char** argv) {
   if (!reader) return std::fprintf(stderr, "%s\n", reader.error().describe().c_str()), 1;
   auto record = (*reader)->next(std::chrono::seconds(10));
   if (!record || !*record) return std::fprintf(stderr, "the record did not come back\n"), 1;
-  std::printf("appended #%llu to lane %llu, read back \"%.*s\"\n", static_cast<unsigned long long>(*sequence),
-              static_cast<unsigned long long>(*lane), static_cast<int>((*record)->payload.size()),
+  std::printf("appended #%llu to lane %llu, read back \"%.*s\"\n", static_cast<unsigned long long>(sequence->value),
+              static_cast<unsigned long long>(lane->value), static_cast<int>((*record)->payload.size()),
               reinterpret_cast<const char*>((*record)->payload.data()));
   return 0;
 }

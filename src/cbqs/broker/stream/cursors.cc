@@ -15,9 +15,9 @@ constexpr std::size_t kReadAheadRecords = 512;       // a backlog is read this m
 constexpr std::size_t kReadAheadBytes = 1 << 20;     // or this many payload bytes
 constexpr std::uint64_t kMaxDeliveryFrame = 1 << 16;  // a pacing wait long enough for a large Delivery
 
-std::uint64_t progress_lane(const LaneScope& scope) {
+LaneId progress_lane(const LaneScope& scope) {
   if (const auto* e = std::get_if<LaneScopeExact>(&scope)) return e->lane_id;
-  return 0;
+  return LaneId{0};
 }
 }  // namespace
 
@@ -33,14 +33,14 @@ void StreamOwner::subscribe(const Caller& caller, const RequestId& request_id, c
   std::uint64_t head = state_.durable_head();
   std::uint64_t start = head + 1;
   if (const auto* at = std::get_if<StartAt>(&cursor.start))
-    start = std::max({at->sequence, std::uint64_t{1}, state_.floor()});
+    start = std::max({at->sequence.value, std::uint64_t{1}, state_.floor()});
   Subscription sub{id, caller.session_id, sub_id, *scope, start, r.initial_credit_bytes, false, start <= head, 0,
                    {}, 0, false};
   subscriptions_.push_back(sub);
-  send(id, Response{request_id.value, resp::CursorProgress{sub_id.value, progress_lane(*scope), start - 1}});
+  send(id, Response{request_id.value, resp::CursorProgress{sub_id.value, progress_lane(*scope), Sequence{start - 1}}});
   if (!sub.replaying)  // nothing to replay: caught up at once, never going backwards (docs/protocol.md §L)
     send(id, Response{request_id.value,
-                      resp::CursorProgress{sub_id.value, progress_lane(*scope), std::max(head, start - 1)}});
+                      resp::CursorProgress{sub_id.value, progress_lane(*scope), Sequence{std::max(head, start - 1)}}});
   pump();
 }
 
@@ -136,7 +136,7 @@ void StreamOwner::deliver(const ChainView& view, std::uint64_t head, std::uint64
       std::optional<Record> record;
       for (int skips = 0; sub.next_sequence <= head && skips < kMaxSkipsPerVisit; ++skips) {
         record = record_at(sub.next_sequence);
-        if (record && lane_in_scope(sub.scope, record->lane_id)) break;
+        if (record && lane_in_scope(sub.scope, LaneId{record->lane_id})) break;
         record.reset();
         ++sub.next_sequence;
         progress = true;
@@ -155,8 +155,8 @@ void StreamOwner::deliver(const ChainView& view, std::uint64_t head, std::uint64
         schedule_pump(std::max<std::uint64_t>(1, delivered_rate_.wait_ms(frame_bytes, now)));
         return;
       }
-      send(sub.connection, Delivery{sub.session_id.value, sub.id.value, std::nullopt, RecordHeaderV2{stream_id(), record->lane_id},
-                                    record->sequence, std::move(record->payload)});
+      send(sub.connection, Delivery{sub.session_id.value, sub.id.value, std::nullopt, RecordHeaderV2{stream_id(), LaneId{record->lane_id}},
+                                    Sequence{record->sequence}, std::move(record->payload)});
       sub.credit -= frame_bytes;
       sub.stalled_since_ms = 0;
       ++sub.next_sequence;
@@ -170,7 +170,7 @@ void StreamOwner::deliver(const ChainView& view, std::uint64_t head, std::uint64
   for (auto& sub : subscriptions_) {
     if (sub.replaying && sub.next_sequence > head) {  // replay caught up with the committed head
       sub.replaying = false;
-      send(sub.connection, Response{sub.id.value, resp::CursorProgress{sub.id.value, progress_lane(sub.scope), head}});
+      send(sub.connection, Response{sub.id.value, resp::CursorProgress{sub.id.value, progress_lane(sub.scope), Sequence{head}}});
     }
   }
   if (retry) schedule_pump(kRetryMs);

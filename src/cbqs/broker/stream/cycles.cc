@@ -45,7 +45,7 @@ Result<GroupCycles, store::StoreError> GroupCycles::load(store::Store& store, co
   if (!stored) return Err{stored.error()};
   std::uint64_t frontier = floor;
   if (*stored) frontier = **stored;
-  else if (const auto* at = std::get_if<StartAt>(&config.start)) frontier = at->sequence;
+  else if (const auto* at = std::get_if<StartAt>(&config.start)) frontier = at->sequence.value;
   GroupCycles g(stream_id, group, Sequence{std::max({frontier, floor, std::uint64_t{1}})});
 
   auto cycles = layout.cycles(store, group, [&](std::uint64_t seq, const StoredCycle& stored_cycle) {
@@ -69,9 +69,9 @@ Result<GroupCycles, store::StoreError> GroupCycles::load(store::Store& store, co
   return g;
 }
 
-std::optional<std::uint64_t> GroupCycles::next_ready() const {
+std::optional<Sequence> GroupCycles::next_ready() const {
   if (ready_.empty()) return std::nullopt;
-  return *ready_.begin();
+  return Sequence{*ready_.begin()};
 }
 
 bool GroupCycles::has_room(const GroupConfigV2& config, HolderId holder) const {
@@ -97,7 +97,7 @@ void GroupCycles::schedule(std::uint64_t sequence, Cycle& c, const GroupConfigV2
   } else {
     due = std::min(due, c.visible_at_ms);
   }
-  timeline.add({due, group_.value, sequence, c.epoch});
+  timeline.add({due, group_, sequence, c.epoch});
 }
 
 void GroupCycles::end_lease(Cycle& c) {
@@ -144,7 +144,7 @@ std::optional<Issued> GroupCycles::issue(Sequence issued, std::uint64_t committe
   per_holder_[holder] += 1;
   write_cycle(sequence, c, write);
   schedule(sequence, c, config, timeline, now_ms);
-  return Issued{lease, sequence, c.attempts};
+  return Issued{lease, issued, c.attempts};
 }
 
 void GroupCycles::write_frontier(WriteBatch& write) {
@@ -216,7 +216,7 @@ void GroupCycles::terminate(std::uint64_t sequence, std::optional<DeadReason> ex
   if (c.attempts > 0) {  // its last lease handle answers DeliveryTerminal until reclaimed
     std::uint64_t reclaim_at = saturating_add(now_ms, config.visibility_timeout_ms);
     terminal_[c.lease] = Tombstone{sequence, reclaim_at};
-    if (reclaim_order_.empty()) timeline.add({reclaim_at, group_.value, 0, 0});  // one entry for the queue's head
+    if (reclaim_order_.empty()) timeline.add({reclaim_at, group_, 0, 0});  // one entry for the queue's head
     reclaim_order_.push_back(c.lease);
   }
   layout_.drop_cycle(write, group_, Sequence{sequence});
@@ -241,7 +241,7 @@ void GroupCycles::on_due(const Timeline::Entry& entry, const GroupConfigV2& conf
       if (t != terminal_.end()) terminal_.erase(t);
       reclaim_order_.pop_front();
     }
-    if (!reclaim_order_.empty()) timeline.add({terminal_.at(reclaim_order_.front()).reclaim_at_ms, group_.value, 0, 0});
+    if (!reclaim_order_.empty()) timeline.add({terminal_.at(reclaim_order_.front()).reclaim_at_ms, group_, 0, 0});
     return;
   }
   auto it = cycles_.find(entry.sequence);
@@ -281,9 +281,9 @@ std::size_t GroupCycles::redrive(const GroupConfigV2& config, std::uint64_t now_
   return n;
 }
 
-std::optional<std::uint64_t> GroupCycles::oldest_live() const {
+std::optional<Sequence> GroupCycles::oldest_live() const {
   if (cycles_.empty()) return std::nullopt;
-  return cycles_.begin()->first;
+  return Sequence{cycles_.begin()->first};
 }
 
 }  // namespace cowboy::cbqs::broker

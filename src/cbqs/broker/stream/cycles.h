@@ -38,8 +38,8 @@ class Timeline {
  public:
   struct Entry {
     std::uint64_t due_ms = 0;
-    std::uint64_t group_id = 0;
-    std::uint64_t sequence = 0;
+    GroupId group_id{};
+    std::uint64_t sequence = 0;  // 0: a reclamation
     std::uint64_t epoch = 0;
     bool operator>(const Entry& o) const { return due_ms > o.due_ms; }
   };
@@ -62,7 +62,7 @@ struct GroupCounters {
 
 struct Issued {
   LeaseId lease;
-  std::uint64_t sequence = 0;
+  Sequence sequence{};
   std::uint16_t attempt = 0;
 };
 
@@ -79,11 +79,11 @@ class GroupCycles {
                                                      std::uint64_t now_ms, Timeline& timeline,
                                                      store::WriteBatch& repair);
 
-  std::uint64_t group_id() const { return group_.value; }
+  GroupId group_id() const { return group_; }
   /// The lowest sequence never considered; records of the group's lane from here on are PENDING.
-  std::uint64_t frontier() const { return frontier_; }
+  Sequence frontier() const { return Sequence{frontier_}; }
   /// The lowest WAITING cycle whose redelivery time has come.
-  std::optional<std::uint64_t> next_ready() const;
+  std::optional<Sequence> next_ready() const;
   /// Room under max_in_flight and max_in_flight_per_holder.
   bool has_room(const GroupConfigV2& config, HolderId holder) const;
 
@@ -128,7 +128,7 @@ class GroupCycles {
     return it == per_holder_.end() ? 0 : it->second;
   }
   std::size_t waiting() const { return cycles_.size() - in_flight_; }
-  std::optional<std::uint64_t> oldest_live() const;
+  std::optional<Sequence> oldest_live() const;
   const std::map<std::uint64_t, DeadLetter>& dead_letters() const { return dead_; }
   const GroupCounters& counters() const { return counters_; }
 

@@ -19,7 +19,7 @@ namespace {
 constexpr int kMaxExpiriesPerVisit = 1'024;  // cycles found EXPIRED while looking for one to lease
 }
 
-GroupCycles* StreamOwner::group_runtime(std::uint64_t group_id) {
+GroupCycles* StreamOwner::group_runtime(GroupId group_id) {
   if (auto it = groups_.find(group_id); it != groups_.end()) return &it->second;
   const GroupConfigV2* config = state_.group(group_id);
   if (!config) return nullptr;
@@ -98,7 +98,7 @@ void StreamOwner::pump_soon() {
   });
 }
 
-void StreamOwner::group_deleted(std::uint64_t group_id) {
+void StreamOwner::group_deleted(GroupId group_id) {
   for (auto it = subscriptions_.begin(); it != subscriptions_.end();) {
     if (it->group != group_id) {
       ++it;
@@ -117,8 +117,8 @@ StreamOwner::Visit StreamOwner::deliver_group(Subscription& sub, bool solvent, s
   if (!config || !g || !solvent || failed()) return Visit::kNothing;  // §6.2: no new lease while insolvent
   Visit visit = Visit::kNothing;
   for (int expiries = 0; expiries < kMaxExpiriesPerVisit; ++expiries) {
-    std::optional<std::uint64_t> seq = g->next_ready();
-    if (!seq) seq = state_.next_in_lane(LaneId{config->lane_id}, Sequence{g->frontier()});
+    std::optional<Sequence> seq = g->next_ready();
+    if (!seq) seq = state_.next_in_lane(config->lane_id, g->frontier());
     if (!seq) return visit;
     if (!g->has_room(*config, sub.holder)) {
       if (!sub.backpressure_sent) {  // once per stall; deliveries resume as holders drain
@@ -127,7 +127,7 @@ StreamOwner::Visit StreamOwner::deliver_group(Subscription& sub, bool solvent, s
       }
       return visit;
     }
-    std::optional<Record> record = record_at(*seq);
+    std::optional<Record> record = record_at(seq->value);
     if (!record) return visit;
     std::uint64_t frame_bytes = sizes::delivery_frame_bytes(record->payload.size(), true);
     if (frame_bytes > sub.credit) {
@@ -142,13 +142,13 @@ StreamOwner::Visit StreamOwner::deliver_group(Subscription& sub, bool solvent, s
     if (!delivered_rate_.take(frame_bytes, now)) return Visit::kPaced;
     LeaseId lease;
     context_.entropy.fill(lease.value);
-    auto issued = g->issue(Sequence{*seq}, record->committed_at_ms, sub.holder, *config, now, lease, timeline_, changes_);
+    auto issued = g->issue(*seq, record->committed_at_ms, sub.holder, *config, now, lease, timeline_, changes_);
     if (!issued) {  // EXPIRED instead (deadline); look at the next one
       visit = Visit::kProgress;
       continue;
     }
-    release(sub.connection, Delivery{sub.session_id.value, sub.id.value, issued->lease.value, RecordHeaderV2{stream_id(), record->lane_id},
-                                     record->sequence, std::move(record->payload)});
+    release(sub.connection, Delivery{sub.session_id.value, sub.id.value, issued->lease.value, RecordHeaderV2{stream_id(), LaneId{record->lane_id}},
+                                     Sequence{record->sequence}, std::move(record->payload)});
     sub.credit -= frame_bytes;
     sub.stalled_since_ms = 0;
     // One Backpressure per episode: the next only after in-flight counts fell to half their limits.

@@ -1,28 +1,15 @@
-// The broker's numbers and handles as types of their own. On the wire a
-// sequence, a lane id and a group id are all u64, and a session, a
-// subscription, a lease and a request are all 32 bytes; inside the broker each
+// The broker's numbers and handles as types of their own. Sequence, LaneId and
+// GroupId are the wire's (cbqs/wire/types.h); a session, a subscription, a
+// lease and a request are all 32 bytes on the wire, and inside the broker each
 // is its own type, built explicitly from the wire value and read back with
 // `.value`, so that no call can take one for another.
 #pragma once
 
-#include <compare>
-#include <cstdint>
-
+#include "cbqs/wire/types.h"
 #include "common/bytes.h"
+#include "common/strong_id.h"
 
 namespace cowboy::cbqs::broker {
-
-template <typename Tag, typename Rep>
-struct StrongId {
-  Rep value{};
-  constexpr StrongId() = default;
-  constexpr explicit StrongId(Rep v) : value(v) {}
-  constexpr auto operator<=>(const StrongId&) const = default;
-};
-
-using Sequence = StrongId<struct SequenceTag, std::uint64_t>;
-using LaneId = StrongId<struct LaneIdTag, std::uint64_t>;
-using GroupId = StrongId<struct GroupIdTag, std::uint64_t>;
 
 using SessionId = StrongId<struct SessionIdTag, Bytes32>;
 using SubscriptionId = StrongId<struct SubscriptionIdTag, Bytes32>;

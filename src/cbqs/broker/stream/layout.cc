@@ -215,7 +215,7 @@ void StreamLayout::put_counters(WriteBatch& w, const IdCounters& c) const {
 
 void StreamLayout::put_lane(WriteBatch& w, LaneId lane, const StoredLane& stored) const {
   codec::Writer v;
-  put(v, LaneRecordV2{stream_id_, lane.value, stored.status});
+  put(v, LaneRecordV2{stream_id_, lane, stored.status});
   v.option(stored.room, [&](const Bytes32& c) { v.fixed(c); });
   w.put(key('l', lane.value), as_string(v.data()));
 }
@@ -242,7 +242,7 @@ void StreamLayout::drop_receipt(WriteBatch& w, Sequence last) const { w.del(key(
 void StreamLayout::put_settings(WriteBatch& w, const StreamSettingsV2& s) const { w.put(key('t'), as_string(encode(s))); }
 
 void StreamLayout::put_group(WriteBatch& w, const GroupConfigV2& config) const {
-  w.put(key('g', config.group_id), as_string(encode(config)));
+  w.put(key('g', config.group_id.value), as_string(encode(config)));
 }
 
 void StreamLayout::put_frontier(WriteBatch& w, GroupId group, Sequence frontier) const {
@@ -375,7 +375,7 @@ StreamLayout::Read<Unit> StreamLayout::groups(store::Store& store,
       store, begin, end,
       [](std::uint64_t id, std::string_view v) -> std::optional<GroupConfigV2> {
         auto config = decode_value<GroupConfigV2>(v);
-        if (!config || config->group_id != id) return std::nullopt;
+        if (!config || config->group_id != GroupId{id}) return std::nullopt;
         return config;
       },
       [&](std::uint64_t, const GroupConfigV2& config) {

@@ -107,7 +107,7 @@ void StreamOwner::request(const Caller& caller, const ChainView& view, const Str
           if (!group_id) return refuse_group(group_id.error(), r.config);
           reply(resp::GroupCreated{*group_id});
         } else if constexpr (is_one_of<T, req::UpdateGroup, req::GetGroup, req::DeleteGroup>) {
-          std::uint64_t group_id;
+          GroupId group_id;
           if constexpr (std::is_same_v<T, req::UpdateGroup>) group_id = r.config.group_id;
           else group_id = r.group_id;
           if (!group_in_scope(g.group_scope, group_id)) return fail(ErrorCode::kGroupNotInScope);
@@ -173,7 +173,7 @@ void StreamOwner::drain() { commit(); }
 bool StreamOwner::idle() const { return !writing_ && waiting_.empty() && changes_.empty(); }
 
 std::optional<std::vector<DeadLetter>> StreamOwner::dead_letters(GroupId group, Sequence after, std::size_t limit) {
-  GroupCycles* g = group_runtime(group.value);
+  GroupCycles* g = group_runtime(group);
   commit();  // a first load may have found repairs to write
   if (!g) return std::nullopt;
   std::vector<DeadLetter> out;
@@ -183,8 +183,8 @@ std::optional<std::vector<DeadLetter>> StreamOwner::dead_letters(GroupId group, 
 }
 
 std::optional<std::size_t> StreamOwner::redrive(GroupId group) {
-  GroupCycles* g = group_runtime(group.value);
-  const GroupConfigV2* config = state_.group(group.value);
+  GroupCycles* g = group_runtime(group);
+  const GroupConfigV2* config = state_.group(group);
   if (!g || !config) return std::nullopt;
   std::size_t n = g->redrive(*config, context_.clock.now_ms(), timeline_, changes_);
   pump();
@@ -207,17 +207,17 @@ StreamMetrics StreamOwner::metrics() const {
   return sm;
 }
 
-GroupMetrics StreamOwner::group_metrics(std::uint64_t group_id, const GroupCycles& g, const GroupConfigV2& config,
+GroupMetrics StreamOwner::group_metrics(GroupId group_id, const GroupCycles& g, const GroupConfigV2& config,
                                         std::uint64_t now_ms) const {
-  const LaneId lane{config.lane_id};
-  GroupMetrics gm{group_id, state_.count_in_lane(lane, Sequence{g.frontier()}) + g.waiting(), g.in_flight(),
+  const LaneId lane = config.lane_id;
+  GroupMetrics gm{group_id, state_.count_in_lane(lane, g.frontier()) + g.waiting(), g.in_flight(),
                   g.dead_letters().size(), g.counters(), 0, 0, 0};
   // The oldest unacked record: the oldest live cycle, else the first never delivered.
-  std::optional<std::uint64_t> oldest = g.oldest_live();
-  if (!oldest) oldest = state_.next_in_lane(lane, Sequence{g.frontier()});
-  if (auto at = oldest ? state_.committed_at(*oldest) : std::nullopt) gm.oldest_unacked_age_ms = now_ms > *at ? now_ms - *at : 0;
+  std::optional<Sequence> oldest = g.oldest_live();
+  if (!oldest) oldest = state_.next_in_lane(lane, g.frontier());
+  if (auto at = oldest ? state_.committed_at(oldest->value) : std::nullopt) gm.oldest_unacked_age_ms = now_ms > *at ? now_ms - *at : 0;
   // Resolved up to just below the oldest unresolved record, or up to the head when none is left.
-  gm.ack_floor = oldest ? *oldest - 1 : state_.durable_head();
+  gm.ack_floor = oldest ? oldest->value - 1 : state_.durable_head();
   for (const auto& sub : subscriptions_) gm.consumers += sub.group == group_id;
   return gm;
 }
@@ -225,8 +225,8 @@ GroupMetrics StreamOwner::group_metrics(std::uint64_t group_id, const GroupCycle
 std::vector<GroupReport> StreamOwner::group_reports() {
   std::vector<GroupReport> out;
   std::uint64_t now = context_.clock.now_ms();
-  for (const auto& [group_id, config] : state_.groups())
-    if (const GroupCycles* g = group_runtime(group_id)) out.push_back({config, group_metrics(group_id, *g, config, now)});
+  for (const auto& [id, config] : state_.groups())
+    if (const GroupCycles* g = group_runtime(GroupId{id})) out.push_back({config, group_metrics(GroupId{id}, *g, config, now)});
   return out;
 }
 

@@ -83,7 +83,7 @@ struct OwnerContext {
 };
 
 struct GroupMetrics {
-  std::uint64_t group_id = 0;
+  GroupId group_id{};
   std::uint64_t pending = 0;      // records not yet delivered, or waiting for redelivery
   std::uint64_t in_flight = 0;
   std::uint64_t dead_letters = 0;
@@ -170,7 +170,7 @@ class StreamOwner {
   struct Waiter {  // an append waiting for its batch
     ConnectionId connection;
     RequestId request_id;
-    std::uint64_t sequence;
+    Sequence sequence{};
   };
   struct Outgoing {  // a frame waiting for a write
     ConnectionId connection;
@@ -186,7 +186,7 @@ class StreamOwner {
     bool short_sent = false;
     bool replaying = false;
     std::uint64_t stalled_since_ms = 0;  // 0 = not stalled
-    std::optional<std::uint64_t> group;  // a Group source; nullopt for a Cursor
+    std::optional<GroupId> group;        // a Group source; nullopt for a Cursor
     HolderId holder = 0;                 // who its leases are issued to
     bool backpressure_sent = false;
   };
@@ -199,7 +199,7 @@ class StreamOwner {
   using LeaseAction = std::variant<req::Ack, req::Nack, req::Extend, req::Reject>;
 
   StreamOwner(StreamState state, OwnerContext context);
-  GroupMetrics group_metrics(std::uint64_t group_id, const GroupCycles& g, const GroupConfigV2& config,
+  GroupMetrics group_metrics(GroupId group_id, const GroupCycles& g, const GroupConfigV2& config,
                              std::uint64_t now_ms) const;
   void send(ConnectionId id, const CbqsServerFrameV2& frame) { context_.out.send(id, frame); }
   void send_error(ConnectionId id, std::optional<RequestId> request_id, ErrorCode code, std::string_view detail = {},
@@ -231,11 +231,11 @@ class StreamOwner {
   std::optional<Record> record_at(std::uint64_t sequence);
 
   // groups.cc: group subscriptions, lease actions and the timeline
-  GroupCycles* group_runtime(std::uint64_t group_id);
+  GroupCycles* group_runtime(GroupId group_id);
   void subscribe_group(const Caller& caller, const RequestId& request_id, const req::Subscribe& r,
                        const SourceGroup& source);
   void lease_action(const Caller& caller, const RequestId& request_id, const LeaseAction& action);
-  void group_deleted(std::uint64_t group_id);
+  void group_deleted(GroupId group_id);
   Visit deliver_group(Subscription& sub, bool solvent, std::uint64_t now_ms);
   void run_timeline(std::uint64_t now_ms);
   /// One pump after this burst of requests.
@@ -264,7 +264,7 @@ class StreamOwner {
   boost::asio::steady_timer pump_timer_;
   bool pump_posted_ = false;
 
-  std::map<std::uint64_t, GroupCycles> groups_;  // loaded on first use
+  std::map<GroupId, GroupCycles> groups_;  // loaded on first use
   Timeline timeline_;
   boost::asio::steady_timer timeline_timer_;
   std::uint64_t timeline_armed_ms_ = UINT64_MAX;  // when the timer fires; UINT64_MAX = not armed

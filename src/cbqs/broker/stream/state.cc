@@ -51,7 +51,7 @@ Result<StreamState, StoreError> StreamState::load(store::Store& store, const Byt
   s.dropped_bytes_ = m.dropped_bytes;
   s.retained_bytes_ = s.tail_.appended_bytes - m.dropped_bytes;
   s.cold_end_ = s.tail_.next_sequence;
-  auto groups = layout.groups(store, [&](const GroupConfigV2& config) { s.groups_[config.group_id] = config; });
+  auto groups = layout.groups(store, [&](const GroupConfigV2& config) { s.groups_[config.group_id.value] = config; });
   if (!groups) return Err{groups.error()};
   auto settings = layout.settings(store);
   if (!settings) return Err{settings.error()};
@@ -127,58 +127,57 @@ void StreamState::write_lane(std::uint64_t lane_id, const Lane& lane, WriteBatch
   lanes_[lane_id] = lane;
 }
 
-Result<std::uint64_t, ErrorCode> StreamState::create_lane(const std::optional<RoomLaneV2>& room, const Params& params,
-                                                          WriteBatch& w) {
+Result<LaneId, ErrorCode> StreamState::create_lane(const std::optional<RoomLaneV2>& room, const Params& params,
+                                                   WriteBatch& w) {
   if (failed_) return Err{ErrorCode::kUnavailable};
   if (room) {
     Bytes32 commitment = room_lane_commitment(*room);
-    std::uint64_t id = room_lane_id(*room);
+    std::uint64_t id = room_lane_id(*room).value;
     if (auto it = lanes_.find(id); it != lanes_.end()) {
       if (it->second.room != commitment) return Err{ErrorCode::kLaneIdConflict};
       if (it->second.status == LaneStatusV2::kClosed) return Err{ErrorCode::kLaneClosed};
-      return id;  // the same room, Active: idempotent
+      return LaneId{id};  // the same room, Active: idempotent
     }
     if (lanes_.size() >= params.max_lanes_per_stream) return Err{ErrorCode::kLaneLimit};
     if (id == 0) return Err{ErrorCode::kLaneIdConflict};
     write_lane(id, Lane{LaneStatusV2::kActive, commitment}, w);
-    return id;
+    return LaneId{id};
   }
   if (lanes_.size() >= params.max_lanes_per_stream) return Err{ErrorCode::kLaneLimit};
   std::uint64_t id = counters_.next_lane_id;
   while (lanes_.contains(id)) ++id;  // skip ids held by room lanes
   counters_.next_lane_id = id + 1;
   write_lane(id, Lane{}, w);
-  return id;
+  return LaneId{id};
 }
 
-Result<Unit, ErrorCode> StreamState::close_lane(std::uint64_t lane_id, WriteBatch& w) {
+Result<Unit, ErrorCode> StreamState::close_lane(LaneId lane_id, WriteBatch& w) {
   if (failed_) return Err{ErrorCode::kUnavailable};
-  auto it = lanes_.find(lane_id);
+  auto it = lanes_.find(lane_id.value);
   if (it == lanes_.end()) return Err{ErrorCode::kUnknownLane};
   if (it->second.status == LaneStatusV2::kClosed) return Err{ErrorCode::kLaneClosed};
   Lane closed = it->second;
   closed.status = LaneStatusV2::kClosed;
-  write_lane(lane_id, closed, w);
+  write_lane(lane_id.value, closed, w);
   return Unit{};
 }
 
-resp::Lanes StreamState::list_lanes(std::optional<std::uint64_t> after, std::uint32_t limit,
-                                    const LaneScope& scope) const {
+resp::Lanes StreamState::list_lanes(std::optional<LaneId> after, std::uint32_t limit, const LaneScope& scope) const {
   resp::Lanes out;
-  auto it = after ? lanes_.upper_bound(*after) : lanes_.begin();
+  auto it = after ? lanes_.upper_bound(after->value) : lanes_.begin();
   for (; it != lanes_.end(); ++it) {
-    if (!lane_in_scope(scope, it->first)) continue;
+    if (!lane_in_scope(scope, LaneId{it->first})) continue;
     if (out.lanes.size() == limit) {  // one more in scope remains
       out.next_after_lane_id = out.lanes.back().lane_id;
       break;
     }
-    out.lanes.push_back(LaneRecordV2{stream_id_, it->first, it->second.status});
+    out.lanes.push_back(LaneRecordV2{stream_id_, LaneId{it->first}, it->second.status});
   }
   return out;
 }
 
-std::optional<LaneStatusV2> StreamState::lane_status(std::uint64_t lane_id) const {
-  auto it = lanes_.find(lane_id);
+std::optional<LaneStatusV2> StreamState::lane_status(LaneId lane_id) const {
+  auto it = lanes_.find(lane_id.value);
   if (it == lanes_.end()) return std::nullopt;
   return it->second.status;
 }
@@ -211,23 +210,23 @@ std::optional<std::string> StreamState::group_config_problem(const GroupConfigV2
   return std::nullopt;
 }
 
-Result<std::uint64_t, ErrorCode> StreamState::create_group(const GroupConfigV2& config, const Params& params,
-                                                           WriteBatch& w) {
+Result<GroupId, ErrorCode> StreamState::create_group(const GroupConfigV2& config, const Params& params,
+                                                    WriteBatch& w) {
   if (failed_) return Err{ErrorCode::kUnavailable};
-  if (config.group_id != 0) return Err{ErrorCode::kInvalidRequest};
+  if (config.group_id != GroupId{0}) return Err{ErrorCode::kInvalidRequest};
   if (group_config_problem(config, params)) return Err{ErrorCode::kInvalidGroupConfig};
   auto lane = lane_status(config.lane_id);
   if (!lane) return Err{ErrorCode::kUnknownLane};
   if (*lane == LaneStatusV2::kClosed) return Err{ErrorCode::kLaneClosed};
   if (groups_.size() >= params.max_groups_per_stream) return Err{ErrorCode::kGroupLimit};
   GroupConfigV2 stored = config;
-  stored.group_id = counters_.next_group_id++;
+  stored.group_id = GroupId{counters_.next_group_id++};
   std::uint64_t frontier = next_sequence_staged_;  // Head: what is appended from now on
-  if (const auto* at = std::get_if<StartAt>(&stored.start)) frontier = std::max({at->sequence, floor_, std::uint64_t{1}});
+  if (const auto* at = std::get_if<StartAt>(&stored.start)) frontier = std::max({at->sequence.value, floor_, std::uint64_t{1}});
   layout_.put_group(w, stored);
-  layout_.put_frontier(w, GroupId{stored.group_id}, Sequence{frontier});
+  layout_.put_frontier(w, stored.group_id, Sequence{frontier});
   layout_.put_counters(w, counters_);
-  groups_[stored.group_id] = stored;
+  groups_[stored.group_id.value] = stored;
   return stored.group_id;
 }
 
@@ -235,7 +234,7 @@ Result<GroupConfigV2, ErrorCode> StreamState::update_group(const GroupConfigV2& 
                                                            WriteBatch& w) {
   if (failed_) return Err{ErrorCode::kUnavailable};
   if (group_config_problem(config, params)) return Err{ErrorCode::kInvalidGroupConfig};
-  auto it = groups_.find(config.group_id);
+  auto it = groups_.find(config.group_id.value);
   if (it == groups_.end()) return Err{ErrorCode::kUnknownGroup};
   if (config.lane_id != it->second.lane_id || config.start != it->second.start) return Err{ErrorCode::kImmutableField};
   layout_.put_group(w, config);
@@ -243,16 +242,16 @@ Result<GroupConfigV2, ErrorCode> StreamState::update_group(const GroupConfigV2& 
   return config;
 }
 
-Result<Unit, ErrorCode> StreamState::delete_group(std::uint64_t group_id, WriteBatch& w) {
+Result<Unit, ErrorCode> StreamState::delete_group(GroupId group_id, WriteBatch& w) {
   if (failed_) return Err{ErrorCode::kUnavailable};
-  if (!groups_.contains(group_id)) return Err{ErrorCode::kUnknownGroup};
-  layout_.drop_group(w, GroupId{group_id});
-  groups_.erase(group_id);
+  if (!groups_.contains(group_id.value)) return Err{ErrorCode::kUnknownGroup};
+  layout_.drop_group(w, group_id);
+  groups_.erase(group_id.value);
   return Unit{};
 }
 
-const GroupConfigV2* StreamState::group(std::uint64_t group_id) const {
-  auto it = groups_.find(group_id);
+const GroupConfigV2* StreamState::group(GroupId group_id) const {
+  auto it = groups_.find(group_id.value);
   return it == groups_.end() ? nullptr : &it->second;
 }
 
@@ -275,14 +274,14 @@ Result<StreamSettingsV2, ErrorCode> StreamState::update_settings(const StreamSet
 
 // ---- appends and checkpoints ------------------------------------------------------
 
-Result<std::uint64_t, ErrorCode> StreamState::stage_append(std::uint64_t lane_id, Bytes payload) {
+Result<Sequence, ErrorCode> StreamState::stage_append(LaneId lane_id, Bytes payload) {
   if (failed_) return Err{ErrorCode::kUnavailable};
   auto status = lane_status(lane_id);
   if (!status) return Err{ErrorCode::kUnknownLane};
   if (*status == LaneStatusV2::kClosed) return Err{ErrorCode::kLaneClosed};
   std::uint64_t seq = next_sequence_staged_++;
-  open_.push_back(Record{seq, lane_id, 0, std::move(payload)});
-  return seq;
+  open_.push_back(Record{seq, lane_id.value, 0, std::move(payload)});
+  return Sequence{seq};
 }
 
 PreparedBatch StreamState::close_batch(const ChainView& view, const ProviderIdentity& provider,
@@ -305,8 +304,8 @@ PreparedBatch StreamState::close_batch(const ChainView& view, const ProviderIden
   c.chain_instance_id = view.chain_instance_id;
   c.stream_id = stream_id_;
   c.provider = provider.address;
-  c.first_sequence = batch.records.front().sequence;
-  c.last_sequence = batch.records.back().sequence;
+  c.first_sequence = Sequence{batch.records.front().sequence};
+  c.last_sequence = Sequence{batch.records.back().sequence};
   c.previous_checkpoint = tail_.last_checkpoint_id;
   c.committed_at_ms = committed_at;
   c.snapshot_height = std::max(tail_.last_snapshot_height, view.height);
@@ -330,15 +329,15 @@ void PreparedBatch::seal(const ProviderIdentity& provider) {
   }
   std::vector<RecordView> views;
   views.reserve(records.size());
-  for (const auto& r : records) views.push_back({RecordHeaderV2{sid, r.lane_id}, r.payload});
+  for (const auto& r : records) views.push_back({RecordHeaderV2{sid, LaneId{r.lane_id}}, r.payload});
   receipt.records_digest = records_digest(record_digests(views));
   sign_checkpoint(receipt, provider.signing_seed);
   const Bytes encoded = encode(receipt);
   receipt_bytes = encoded.size();
   checkpoint_id = cbqs::checkpoint_id(receipt);
-  layout.put_receipt(write, Sequence{receipt.last_sequence}, encoded);
+  layout.put_receipt(write, receipt.last_sequence, encoded);
   // The high-water marks as they stand once this batch is durable.
-  tail = ChainTail{receipt.last_sequence + 1, checkpoint_id, receipt.committed_at_ms, receipt.snapshot_height,
+  tail = ChainTail{receipt.last_sequence.value + 1, checkpoint_id, receipt.committed_at_ms, receipt.snapshot_height,
                    appended_base + bytes + receipt_bytes};
   layout.put_tail(write, tail);
 }
@@ -349,7 +348,7 @@ void StreamState::batch_durable(const PreparedBatch& batch) {
   const auto& c = batch.receipt;
   tail_ = batch.tail;
   // The retention window keeps following the head while it is contiguous and small.
-  const bool extend = window_end_ == c.first_sequence && window_.size() + batch.records.size() <= kWindowRecords;
+  const bool extend = window_end_ == c.first_sequence.value && window_.size() + batch.records.size() <= kWindowRecords;
   for (const auto& r : batch.records) {
     std::uint64_t bytes = retained_record_bytes(r.payload.size());
     retained_bytes_ += bytes;
@@ -358,8 +357,8 @@ void StreamState::batch_durable(const PreparedBatch& batch) {
     if (extend) window_.push_back({r.sequence, r.lane_id, r.committed_at_ms, bytes});
   }
   if (extend) {
-    window_end_ = c.last_sequence + 1;
-    window_receipts_[c.last_sequence] = batch.receipt_bytes;
+    window_end_ = c.last_sequence.value + 1;
+    window_receipts_[c.last_sequence.value] = batch.receipt_bytes;
   }
   retained_bytes_ += batch.receipt_bytes;
 }
@@ -378,7 +377,7 @@ bool StreamState::fill_window() {
   });
   auto receipts = layout_.receipts(*store_, Sequence{floor_}, Sequence{window_end_},
                                    [&](const CheckpointReceiptV2& receipt, std::size_t bytes) {
-                                     window_receipts_[receipt.last_sequence] = bytes;
+                                     window_receipts_[receipt.last_sequence.value] = bytes;
                                      return true;
                                    });
   if (records && receipts && !gap && window_end_ > floor_) return true;
@@ -398,7 +397,7 @@ std::optional<std::uint64_t> StreamState::committed_at(std::uint64_t sequence) c
   return (*record)->committed_at_ms;
 }
 
-std::optional<std::uint64_t> StreamState::next_in_lane(LaneId lane_id, Sequence from) const {
+std::optional<Sequence> StreamState::next_in_lane(LaneId lane_id, Sequence from) const {
   const std::uint64_t start = std::max(from.value, floor_);
   if (start < cold_end_) {
     std::optional<std::uint64_t> found;
@@ -407,13 +406,13 @@ std::optional<std::uint64_t> StreamState::next_in_lane(LaneId lane_id, Sequence 
       return false;
     });
     if (!runs) return std::nullopt;
-    if (found) return found;
+    if (found) return Sequence{*found};
   }
   auto lane = lane_sequences_.find(lane_id.value);
   if (lane == lane_sequences_.end()) return std::nullopt;
   auto it = std::lower_bound(lane->second.begin(), lane->second.end(), start);
   if (it == lane->second.end()) return std::nullopt;
-  return *it;
+  return Sequence{*it};
 }
 
 std::uint64_t StreamState::count_in_lane(LaneId lane_id, Sequence from) const {
@@ -454,15 +453,15 @@ Result<std::vector<Record>, StoreError> StreamState::read_range(store::Store& st
 }
 
 Result<CheckpointReceiptV2, ErrorCode> StreamState::checkpoint(store::Store& store,
-                                                                std::optional<std::uint64_t> covering) const {
+                                                                std::optional<Sequence> covering) const {
   // Receipts are keyed by their last sequence: the first at or above `covering` covers it.
   std::uint64_t from = durable_head();
   if (!covering) {
     if (floor_ > durable_head()) return Err{ErrorCode::kCheckpointNotFound};
   } else {
-    if (*covering < floor_) return Err{ErrorCode::kSequenceNotRetained};
-    if (*covering > durable_head()) return Err{ErrorCode::kCheckpointNotFound};
-    from = *covering;
+    if (covering->value < floor_) return Err{ErrorCode::kSequenceNotRetained};
+    if (covering->value > durable_head()) return Err{ErrorCode::kCheckpointNotFound};
+    from = covering->value;
   }
   std::optional<CheckpointReceiptV2> found;
   auto scanned = layout_.receipts(store, Sequence{from}, Sequence{durable_head() + 1},
@@ -472,7 +471,7 @@ Result<CheckpointReceiptV2, ErrorCode> StreamState::checkpoint(store::Store& sto
                                   });
   if (!scanned) return Err{scanned.error() == StoreError::kCorrupt ? ErrorCode::kInternal : ErrorCode::kUnavailable};
   if (!found) return Err{ErrorCode::kUnavailable};  // a retained record without its receipt
-  if (found->first_sequence > from) return Err{ErrorCode::kCheckpointNotFound};
+  if (found->first_sequence.value > from) return Err{ErrorCode::kCheckpointNotFound};
   return *found;
 }
 

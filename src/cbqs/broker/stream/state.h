@@ -70,28 +70,28 @@ class StreamState {
   void mark_failed() { failed_ = true; }
 
   // ---- lanes (§8, docs/protocol.md §N) ----
-  Result<std::uint64_t, ErrorCode> create_lane(const std::optional<RoomLaneV2>& room, const Params& params,
-                                               store::WriteBatch& w);
-  Result<Unit, ErrorCode> close_lane(std::uint64_t lane_id, store::WriteBatch& w);
+  Result<LaneId, ErrorCode> create_lane(const std::optional<RoomLaneV2>& room, const Params& params,
+                                        store::WriteBatch& w);
+  Result<Unit, ErrorCode> close_lane(LaneId lane_id, store::WriteBatch& w);
   /// Lanes in ascending id after `after`, at most `limit`, only those `in_scope`.
-  resp::Lanes list_lanes(std::optional<std::uint64_t> after, std::uint32_t limit, const LaneScope& scope) const;
-  std::optional<LaneStatusV2> lane_status(std::uint64_t lane_id) const;
+  resp::Lanes list_lanes(std::optional<LaneId> after, std::uint32_t limit, const LaneScope& scope) const;
+  std::optional<LaneStatusV2> lane_status(LaneId lane_id) const;
   /// The highest durable sequence per lane that has records (since this stream was loaded).
   const std::map<std::uint64_t, std::uint64_t>& lane_heads() const { return lane_heads_; }
 
   // ---- consumer groups (§9.2, docs/protocol.md §O) ----
   /// `config.group_id` must be 0; returns the assigned id. The group's frontier
   /// is written with it: At(n) from max(n, floor), Head from the next sequence.
-  Result<std::uint64_t, ErrorCode> create_group(const GroupConfigV2& config, const Params& params,
-                                                store::WriteBatch& w);
+  Result<GroupId, ErrorCode> create_group(const GroupConfigV2& config, const Params& params,
+                                          store::WriteBatch& w);
   Result<GroupConfigV2, ErrorCode> update_group(const GroupConfigV2& config, const Params& params,
                                                 store::WriteBatch& w);
   /// Why `config` is an InvalidGroupConfig: the first field out of bounds, with
   /// its bound (e.g. "max_attempts 9 is above cbqs.max_attempts 5"); nullopt if valid.
   std::optional<std::string> group_config_problem(const GroupConfigV2& config, const Params& params) const;
   /// Removes the group with its frontier, cycles and dead letters.
-  Result<Unit, ErrorCode> delete_group(std::uint64_t group_id, store::WriteBatch& w);
-  const GroupConfigV2* group(std::uint64_t group_id) const;
+  Result<Unit, ErrorCode> delete_group(GroupId group_id, store::WriteBatch& w);
+  const GroupConfigV2* group(GroupId group_id) const;
   const std::map<std::uint64_t, GroupConfigV2>& groups() const { return groups_; }
 
   // ---- settings (§13) ----
@@ -102,7 +102,7 @@ class StreamState {
   // ---- appends and the checkpoint chain (§9, §10) ----
   /// Stages an append into the open batch; returns its sequence. The lane must
   /// exist and be Active (the caller checked scope, verbs, solvency, size, rate).
-  Result<std::uint64_t, ErrorCode> stage_append(std::uint64_t lane_id, Bytes payload);
+  Result<Sequence, ErrorCode> stage_append(LaneId lane_id, Bytes payload);
   std::size_t open_batch_size() const { return open_.size(); }
   /// Closes the oldest `max_records` staged appends (all by default) into a
   /// signed, ready-to-write batch; empty when nothing is staged or a batch is in flight.
@@ -118,7 +118,7 @@ class StreamState {
   /// When a retained record's batch became durable; nullopt outside [floor, head] (or unreadable).
   std::optional<std::uint64_t> committed_at(std::uint64_t sequence) const;
   /// The lowest retained sequence >= `from` in `lane_id`; nullopt if none (or unreadable).
-  std::optional<std::uint64_t> next_in_lane(LaneId lane_id, Sequence from) const;
+  std::optional<Sequence> next_in_lane(LaneId lane_id, Sequence from) const;
   /// Retained records of `lane_id` with sequence >= `from` (older than the load: from the runs).
   std::uint64_t count_in_lane(LaneId lane_id, Sequence from) const;
 
@@ -130,7 +130,7 @@ class StreamState {
   Result<std::vector<Record>, store::StoreError> read_range(store::Store& store, std::uint64_t from,
                                                             std::size_t max_records, std::size_t max_bytes) const;
   /// docs/protocol.md §P: None = latest; Some(s) = the receipt covering s.
-  Result<CheckpointReceiptV2, ErrorCode> checkpoint(store::Store& store, std::optional<std::uint64_t> covering) const;
+  Result<CheckpointReceiptV2, ErrorCode> checkpoint(store::Store& store, std::optional<Sequence> covering) const;
 
   // ---- retention (§12) ----
   /// Advances the floor by retention_ms and retained_bytes_limit; adds the

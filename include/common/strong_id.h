@@ -1,0 +1,20 @@
+// Numbers and handles as types of their own. On the wire a sequence, a lane id
+// and a group id are all u64; in the code each is its own type, built
+// explicitly from the wire value and read back with `.value`, so that no call
+// can take one for another: a lane passed where a group is expected does not
+// compile (tests/common/strong_id_test.cc).
+#pragma once
+
+#include <compare>
+
+namespace cowboy {
+
+template <typename Tag, typename Rep>
+struct StrongId {
+  Rep value{};
+  constexpr StrongId() = default;
+  constexpr explicit StrongId(Rep v) : value(v) {}
+  constexpr auto operator<=>(const StrongId&) const = default;
+};
+
+}  // namespace cowboy
