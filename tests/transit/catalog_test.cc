@@ -349,6 +349,8 @@ TEST_F(VersionsTest, AJournalOfTheProcessVersionsFormatIsRefused) {
   EXPECT_NE(n.error().find("another storage format (transit.storage.2; this build reads transit.storage.3)"),
             std::string::npos)
       << n.error();
+}
+
 // Decision 158: the resident records are a least-recently-used cache. Over
 // its bound, a decision or query starts by evicting the records read longest
 // ago, down to the bound; those read since stay (before, every record went).
