@@ -579,8 +579,8 @@ TEST_F(StreamTest, RetentionAfterARestartReadsTheOldestRecordsFromTheStore) {
   auto again = load();
   EXPECT_EQ(again.floor(), s.floor());
   EXPECT_EQ(again.retained_bytes(), s.retained_bytes());
-  EXPECT_EQ(again.next_in_lane(LaneId{lane}, Sequence{1}), std::optional<std::uint64_t>(s.floor()));
-  EXPECT_EQ(again.count_in_lane(LaneId{lane}, Sequence{1}), 40 - s.floor() + 1);
+  EXPECT_EQ(again.next_in_lane(lane, Sequence{1}), std::optional<Sequence>(Sequence{s.floor()}));
+  EXPECT_EQ(again.count_in_lane(lane, Sequence{1}), 40 - s.floor() + 1);
 }
 
 }  // namespace
