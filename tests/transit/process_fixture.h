@@ -60,6 +60,15 @@ class ProcessTest : public ::testing::Test {
     return cowboy::testing::ChildProcess(
         {kBin + "/transitd", "--dev", "--dev-dir", (dir_ / "transitd-dev").string(), "--listen", "127.0.0.1:0"});
   }
+  /// Resource 1 ("doc") at revision 2 holding a=one and b=two, written by
+  /// process 7 through the CLI: what the snapshot and segment tests read.
+  void two_entries_from_the_cli() {
+    for (const char* args : {"resource create --name doc", "process create --pid 7 --require doc",
+                             "process associate --pid 7 --name doc --resource 1",
+                             "process init --pid 7 --generation 0", "process own --pid 7 --generation 1",
+                             "turn --pid 7 --generation 2 --resource 1 --put a=one --put b=two"})
+      dev_cli(args);
+  }
   /// The CLI against that node, expecting exit status `status`; what it printed.
   std::string dev_cli(const std::string& args, int status = 0) {
     auto r = cowboy::testing::run(kBin + "/transit --dev " + (dir_ / "transitd-dev").string() + " " + args);

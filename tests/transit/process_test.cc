@@ -656,12 +656,7 @@ TEST_F(ProcessTest, SnapshotsFromTheCli) {
   auto node = start_dev_node();
   ASSERT_NE(ready_port(node), 0);
   const auto run = [this](const std::string& args, int status = 0) { return dev_cli(args, status); };
-  run("resource create --name doc");
-  run("process create --pid 7 --require doc");
-  run("process associate --pid 7 --name doc --resource 1");
-  run("process init --pid 7 --generation 0");
-  run("process own --pid 7 --generation 1");
-  run("turn --pid 7 --generation 2 --resource 1 --put a=one --put b=two");
+  two_entries_from_the_cli();
   const std::string opened = run("snapshot open --resource 1 --revision 2 --lease-ms 60000");
   ASSERT_EQ(opened.rfind("snapshot ", 0), 0u) << opened;
   const std::string token = opened.substr(9, 64);
@@ -682,12 +677,7 @@ TEST_F(ProcessTest, SegmentsFromTheCli) {
   auto node = start_dev_node();
   ASSERT_NE(ready_port(node), 0);
   const auto run = [this](const std::string& args, int status = 0) { return dev_cli(args, status); };
-  run("resource create --name doc");
-  run("process create --pid 7 --require doc");
-  run("process associate --pid 7 --name doc --resource 1");
-  run("process init --pid 7 --generation 0");
-  run("process own --pid 7 --generation 1");
-  run("turn --pid 7 --generation 2 --resource 1 --put a=one --put b=two");
+  two_entries_from_the_cli();
   const std::string read = run("entries --resource 1 --revision 2 --segments");
   ASSERT_EQ(read.rfind("a=one (revision 2)\nb=two (revision 2)\ncomplete: 2 records in 1 segments, digest ", 0), 0u) << read;
   EXPECT_EQ(read.size(), std::string("a=one (revision 2)\nb=two (revision 2)\ncomplete: 2 records in 1 segments, digest ").size() + 65);
