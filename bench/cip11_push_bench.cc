@@ -34,7 +34,6 @@
 #include <cstdio>
 #include <ctime>
 #include <fstream>
-#include <future>
 #include <mutex>
 #include <set>
 #include <thread>
@@ -183,13 +182,12 @@ void stop_groups(std::array<Group, 2>& groups, std::size_t runners, const std::f
   for (std::size_t k = 0; k < groups.size(); ++k) {
     Group& g = groups[k];
     if (!g.stopped) {
-      std::promise<void> done;
-      asio::post(g.io, [&] {
+      asio::post(g.io, [&, k] {
         for (std::size_t i = k; i < runners; i += groups.size()) end(i);
-        done.set_value();
+        // Stopped from inside: a Ping timer already due must not run after its runner has ended
+        // (it did between this handler and a stop from the main thread: SIGSEGV in on_block).
+        g.io.stop();
       });
-      done.get_future().wait();
-      g.io.stop();
     }
     g.thread.join();
   }
