@@ -1,6 +1,6 @@
 // Typed errors: the §14 codes an Error frame carries (docs/protocol.md §D),
 // and the client's own kinds. The table mirrors include/cbqs/wire/errors.h
-// row for row; test/unit/errors.test.mjs fails when the two differ.
+// row for row; test/unit/errors.test.ts fails when the two differ.
 
 /** [code, name, meaning] */
 export const errorTable = [

@@ -8,16 +8,16 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
 
-import { DecodeError, decode, encode } from "../../dist/codec.js";
+import { type Codec, DecodeError, decode, encode } from "../../dist/codec.js";
 import * as wire from "../../dist/wire.js";
-import { fixtureNames, readFixture } from "../fixtures.mjs";
+import { fixtureNames, readFixture } from "../fixtures.js";
 
 const runs = Number(process.env.FUZZ_RUNS ?? 100_000);
 
 // xorshift32: deterministic, injected randomness.
-function rng(seed) {
+function rng(seed: number): (n: number) => number {
   let x = seed >>> 0 || 1;
-  return (n) => {
+  return (n: number) => {
     x ^= x << 13;
     x >>>= 0;
     x ^= x >>> 17;
@@ -27,12 +27,12 @@ function rng(seed) {
   };
 }
 
-function mutate(input, next) {
+function mutate(input: Uint8Array, next: (n: number) => number): Uint8Array {
   const b = Array.from(input);
   for (let k = 1 + next(4); k > 0; --k) {
     const at = next(b.length + 1);
     switch (next(6)) {
-      case 0: if (b.length) b[at % b.length] ^= 1 << next(8); break;
+      case 0: if (b.length) b[at % b.length]! ^= 1 << next(8); break;
       case 1: if (b.length) b[at % b.length] = next(256); break;
       case 2: b.length = at; break;
       case 3: b.splice(at, 0, next(256)); break;
@@ -43,7 +43,7 @@ function mutate(input, next) {
   return Uint8Array.from(b);
 }
 
-const targets = [
+const targets: [string, Codec<unknown>][] = [
   ["server frame", wire.ServerFrame],
   ["client frame", wire.ClientFrame],
   ["instruction", wire.Instruction],
@@ -56,8 +56,8 @@ test(`decoders under ${runs} mutated and random inputs: a value that re-encodes 
   const next = rng(0x5eed);
   const outcomes = { decoded: 0, refused: 0 };
   for (let run = 0; run < runs; ++run) {
-    const input = next(10) === 0 ? Uint8Array.from({ length: next(200) }, () => next(256)) : mutate(seeds[next(seeds.length)], next);
-    const [name, codec] = targets[run % targets.length];
+    const input = next(10) === 0 ? Uint8Array.from({ length: next(200) }, () => next(256)) : mutate(seeds[next(seeds.length)]!, next);
+    const [name, codec] = targets[run % targets.length]!;
     let value;
     try {
       value = decode(codec, input);

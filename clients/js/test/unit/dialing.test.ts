@@ -2,13 +2,14 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
 
-import { Client } from "../../dist/client.js";
+import { Client, type ClientOptions } from "../../dist/client.js";
 import { decode } from "../../dist/codec.js";
 import { CbqsError } from "../../dist/errors.js";
 import { checkAddress, parseEndpoint, refusedRange } from "../../dist/dialing.js";
 import { nodeDialer } from "../../dist/node.js";
+import type { Dialer } from "../../dist/transport.js";
 import { StreamGrantV2 } from "../../dist/wire.js";
-import { readFixture } from "../fixtures.mjs";
+import { readFixture } from "../fixtures.js";
 
 test("every refused IPv4 range, including its edges", () => {
   const refused = {
@@ -45,19 +46,19 @@ test("endpoints parse like the §4.1 examples; others are refused", () => {
   assert.equal(parseEndpoint("wss://[2606:4700:4700::1111]/ws").host, "2606:4700:4700::1111");
   assert.equal(parseEndpoint("wss://198.51.100.7:8443/ws").port, 8443);
   for (const bad of ["https://cbqs.example/ws", "wss://host:99999/", "wss://[::1/", "ws://cbqs.example/", "wss://u:p@cbqs.example/"])
-    assert.throws(() => parseEndpoint(bad), (e) => e.kind === "configuration", bad);
+    assert.throws(() => parseEndpoint(bad), (e: CbqsError) => e.kind === "configuration", bad);
 });
 
 test("a refused destination fails before any connection, unless development allows it", async () => {
-  assert.throws(() => checkAddress("wss://127.0.0.1:1/", "127.0.0.1", false), (e) => e.kind === "refused_destination" && /127\.0\.0\.0\/8/.test(e.message));
+  assert.throws(() => checkAddress("wss://127.0.0.1:1/", "127.0.0.1", false), (e: CbqsError) => e.kind === "refused_destination" && /127\.0\.0\.0\/8/.test(e.message));
   checkAddress("wss://127.0.0.1:1/", "127.0.0.1", true);
   // A literal is refused by the client on every platform, before its dialer is called.
-  const dialed = [];
-  const recording = async (endpoint) => {
+  const dialed: string[] = [];
+  const recording: Dialer = async (endpoint) => {
     dialed.push(endpoint.host);
     throw new CbqsError("disconnected", "no network in a unit test");
   };
-  const options = (endpoint, allowPrivateDestinations) => ({
+  const options = (endpoint: string, allowPrivateDestinations: boolean): ClientOptions => ({
     endpoint,
     grant: decode(StreamGrantV2, readFixture("stream_grant")),
     holderSeed: new Uint8Array(32),
@@ -65,13 +66,13 @@ test("a refused destination fails before any connection, unless development allo
     dialer: recording,
   });
   for (const literal of ["wss://127.0.0.1:1/", "wss://[::1]:1/", "wss://[::ffff:10.0.0.1]:1/", "wss://169.254.169.254/"])
-    await assert.rejects(Client.connect(options(literal, false)), (e) => e.kind === "refused_destination", literal);
+    await assert.rejects(Client.connect(options(literal, false)), (e: CbqsError) => e.kind === "refused_destination", literal);
   assert.deepEqual(dialed, [], "no dial was attempted");
   // With the development opt-in the dialer is called.
-  await assert.rejects(Client.connect(options("wss://127.0.0.1:1/", true)), (e) => e.kind === "disconnected");
+  await assert.rejects(Client.connect(options("wss://127.0.0.1:1/", true)), (e: CbqsError) => e.kind === "disconnected");
   assert.deepEqual(dialed, ["127.0.0.1"]);
   // In Node a name is refused when any address it resolves to is refused: localhost resolves to loopback only.
   const events = { message() {}, closed() {} };
   const opts = { allowPrivateDestinations: false, maxMessageBytes: 1 << 20, timeoutMs: 1_000 };
-  await assert.rejects(nodeDialer()(parseEndpoint("wss://localhost:1/"), opts, events), (e) => e.kind === "refused_destination");
+  await assert.rejects(nodeDialer()(parseEndpoint("wss://localhost:1/"), opts, events), (e: CbqsError) => e.kind === "refused_destination");
 });

@@ -5,7 +5,7 @@ import { join } from "node:path";
 import { test } from "node:test";
 
 import { CbqsError, errorCode, errorName, errorTable } from "../../dist/errors.js";
-import { repo } from "../fixtures.mjs";
+import { repo } from "../fixtures.js";
 
 test("every code, name and meaning matches the C++ table", () => {
   const header = readFileSync(join(repo, "include", "cbqs", "wire", "errors.h"), "utf8");

@@ -9,7 +9,7 @@ export const repo = join(dirname(fileURLToPath(import.meta.url)), "..", "..", ".
 export const fixtureDir = join(repo, "tests", "fixtures", "cbqs");
 
 /** Hex digits, whitespace ignored, '#' starts a comment line (tests/support/hex_fixture.h). */
-export function readFixture(name) {
+export function readFixture(name: string): Uint8Array {
   const text = readFileSync(join(fixtureDir, `${name}.hex`), "utf8");
   return fromHex(
     text
@@ -20,15 +20,15 @@ export function readFixture(name) {
   );
 }
 
-export const fixtureNames = () =>
+export const fixtureNames = (): string[] =>
   readdirSync(fixtureDir)
     .filter((f) => f.endsWith(".hex"))
     .map((f) => f.slice(0, -4))
     .sort();
 
 /** tests/fixtures/cbqs/ids.txt: "name value" per line, written by the C++ Fixtures test. */
-export function idVectors() {
-  const out = {};
+export function idVectors(): Record<string, string | undefined> {
+  const out: Record<string, string | undefined> = {};
   for (const line of readFileSync(join(fixtureDir, "ids.txt"), "utf8").split("\n")) {
     const [name, value] = line.split(" ");
     if (name) out[name] = value;
@@ -37,4 +37,4 @@ export function idVectors() {
 }
 
 /** The samples' filled32(base): base, base + 1, ... (tests/cbqs/wire/samples.cc). */
-export const filled = (base, n = 32) => Uint8Array.from({ length: n }, (_, i) => (base + i) & 0xff);
+export const filled = (base: number, n = 32): Uint8Array => Uint8Array.from({ length: n }, (_, i) => (base + i) & 0xff);

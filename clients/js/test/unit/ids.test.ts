@@ -6,10 +6,10 @@ import { test } from "node:test";
 import { decode, encode } from "../../dist/codec.js";
 import * as ids from "../../dist/ids.js";
 import * as wire from "../../dist/wire.js";
-import { filled, idVectors, readFixture } from "../fixtures.mjs";
+import { filled, idVectors, readFixture } from "../fixtures.js";
 
 const hex = ids.toHex;
-const text = (s) => new TextEncoder().encode(s);
+const text = (s: string) => new TextEncoder().encode(s);
 const vectors = idVectors();
 
 test("grant_id, checkpoint_id and stream_id equal the C++ values", () => {
@@ -43,7 +43,8 @@ test("record_digest, records_digest and room lane ids equal the C++ values", () 
     vectors.room_lane_inbox_0x33_0x55,
   );
   // The room lane request fixture carries the room the derivation starts from.
-  const req = decode(wire.ClientFrame, readFixture("req_create_room_messages_lane"));
+  type CreateLaneRequest = wire.Kind<wire.ClientFrame, "Request"> & { body: wire.Kind<wire.RequestBody, "CreateLane"> };
+  const req = decode(wire.ClientFrame, readFixture("req_create_room_messages_lane")) as CreateLaneRequest;
   assert.deepEqual(req.body.room, { kind: "Messages", room_id: filled(0x33) });
 });
 
@@ -76,7 +77,7 @@ test("§10 verdicts: valid in either key window, invalid, unverifiable", () => {
   const provider = decode(wire.ProviderRecordV2, readFixture("provider_record"));
   const receipt = decode(wire.CheckpointReceiptV2, readFixture("checkpoint_receipt"));
   assert.equal(ids.verifyCheckpoint(receipt, provider), "valid"); // signed by the current key, height 4,242
-  const at = (height, seedBase) => ids.signCheckpoint({ ...receipt, snapshot_height: height }, filled(seedBase));
+  const at = (height: bigint, seedBase: number) => ids.signCheckpoint({ ...receipt, snapshot_height: height }, filled(seedBase));
   assert.equal(ids.verifyCheckpoint(at(4_000n, 0xc0), provider), "valid");
   assert.equal(ids.verifyCheckpoint(at(3_999n, 0xd0), provider), "valid"); // the previous key's window
   assert.equal(ids.verifyCheckpoint(at(1_000n, 0xd0), provider), "valid");

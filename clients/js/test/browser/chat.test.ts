@@ -8,15 +8,15 @@ import { mkdirSync } from "node:fs";
 import { join } from "node:path";
 import { after, before, test } from "node:test";
 
-import { chromium } from "playwright-core";
+import { type Browser, type Page, chromium } from "playwright-core";
 
-import { startChatServer } from "../../demo/server.mjs";
-import { DevBroker } from "../broker.mjs";
-import { repo } from "../fixtures.mjs";
+import { type ChatServer, startChatServer } from "../../demo/server.mjs";
+import { DevBroker } from "../broker.js";
+import { repo } from "../fixtures.js";
 
 const executablePath = process.env.CHROMIUM ?? "/usr/bin/chromium";
 export const results = join(repo, "clients", "js", "test-results");
-let broker, chat, browser;
+let broker: DevBroker | undefined, chat: ChatServer | undefined, browser: Browser | undefined;
 
 before(async () => {
   broker = await DevBroker.start();
@@ -42,20 +42,20 @@ after(async () => {
   await broker?.remove();
 });
 
-async function open(name) {
-  const page = await browser.newPage({ viewport: { width: 640, height: 420 } });
-  const errors = [];
+async function open(name: string): Promise<Page> {
+  const page = await browser!.newPage({ viewport: { width: 640, height: 420 } });
+  const errors: string[] = [];
   page.on("pageerror", (e) => errors.push(e.message));
-  await page.goto(`${chat.url}?room=lobby&name=${name}`);
+  await page.goto(`${chat!.url}?room=lobby&name=${name}`);
   await page.waitForSelector("body[data-joined=true]", { timeout: 15_000 }).catch(async () => {
     throw new Error(`${name} did not join: ${await page.textContent("#status")} ${errors.join("; ")}`);
   });
   return page;
 }
 
-const texts = (page) => page.$$eval("#messages li .text", (els) => els.map((e) => e.textContent));
+const texts = (page: Page) => page.$$eval("#messages li .text", (els) => els.map((e) => e.textContent));
 
-async function say(page, text) {
+async function say(page: Page, text: string): Promise<void> {
   await page.fill("#input", text);
   await page.click("#send");
 }
@@ -74,16 +74,16 @@ test("two tabs chat live, a late joiner gets the history, and each shows the cha
   assert.deepEqual(await texts(carol), ["hello from alice", "hi alice, bob here"], "history replayed on join");
 
   // The badge: every receipt through the newest message verified against the provider record.
-  const last = await alice.$eval("#messages li:last-child", (li) => li.dataset.sequence);
+  const last = await alice.$eval("#messages li:last-child", (li) => (li as HTMLElement).dataset.sequence);
   for (const page of [alice, bob, carol]) {
-    await page.waitForFunction((seq) => {
-      const b = document.getElementById("badge");
+    await page.waitForFunction((seq: string) => {
+      const b = document.getElementById("badge")!;
       return b.className === "valid" && BigInt(b.textContent.replace(/\D+/g, "")) >= BigInt(seq);
-    }, last, { timeout: 15_000 });
+    }, last!, { timeout: 15_000 });
   }
   mkdirSync(results, { recursive: true });
   const shot = join(results, "chat-two-tabs.png");
   await bob.screenshot({ path: shot });
   console.log(`screenshot: ${shot}`);
-  assert.match(await bob.textContent("#badge"), /^verified through #\d+$/);
+  assert.match((await bob.textContent("#badge"))!, /^verified through #\d+$/);
 });
