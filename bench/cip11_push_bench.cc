@@ -337,10 +337,14 @@ std::vector<Bytes32> submit_jobs(World& w, const Options& o, int jobs) {
   return ids;
 }
 
-bool wait_until(const std::function<bool()>& done, std::chrono::seconds limit) {
+// Says on stderr when a wait gave up (`what` names it): the figures after it cover only what arrived.
+bool wait_until(const std::function<bool()>& done, std::chrono::seconds limit, const char* what) {
   auto deadline = Clock::now() + limit;
   while (!done()) {
-    if (Clock::now() > deadline) return false;
+    if (Clock::now() > deadline) {
+      std::fprintf(stderr, "cip11_push_bench: gave up after %lld s waiting for %s\n", static_cast<long long>(limit.count()), what);
+      return false;
+    }
     std::this_thread::sleep_for(std::chrono::milliseconds(10));
   }
   return true;
@@ -349,6 +353,7 @@ bool wait_until(const std::function<bool()>& done, std::chrono::seconds limit) {
 struct PathFigures {
   std::vector<double> commit_to_assignment, submit_to_included, submit_to_start;
   double wasted = 0;  // fraction of jobs whose first committee member was silent
+  std::size_t never_started = 0;  // timed out on silent committees without reaching a live runner
 };
 
 PathFigures figures(World& w, const std::vector<Bytes32>& ids, const Crowd* crowd) {
@@ -369,9 +374,20 @@ PathFigures figures(World& w, const std::vector<Bytes32>& ids, const Crowd* crow
     if (crowd)
       if (auto first = w.record.first_runner.find(id); first != w.record.first_runner.end() && crowd->silent(first->second))
         ++wasted;
+    if (r == w.record.received.end() && job && chain::terminal(job->state)) ++f.never_started;
   }
   f.wasted = ids.empty() ? 0 : static_cast<double>(wasted) / static_cast<double>(ids.size());
   return f;
+}
+
+// Every job reached a runner or ended (a job whose committees were all silent times out unpushed).
+bool settled(World& w, const std::vector<Bytes32>& ids) {
+  std::lock_guard l(w.record.mu);
+  return std::all_of(ids.begin(), ids.end(), [&](const Bytes32& id) {
+    if (w.record.received.count(id)) return true;
+    auto job = w.node->job(id);
+    return job && chain::terminal(job->state);
+  });
 }
 
 void start_blocks(World& w, Crowd* crowd, const Options& o) {
@@ -394,25 +410,25 @@ RunResult run_once(const Options& o) {
     Crowd crowd(o, w);
     start_blocks(w, &crowd, o);
     wait_until([&] { return crowd.admitted == o.runners && w.service->metrics().find("cip11d_present_runners " + std::to_string(o.runners)) != std::string::npos; },
-               std::chrono::seconds(120));
+               std::chrono::seconds(120), "every runner admitted and present");
     auto ids = submit_jobs(w, o, o.jobs);
-    wait_until([&] { std::lock_guard l(w.record.mu); return w.record.completed.size() >= ids.size(); }, std::chrono::seconds(60));
+    wait_until([&] { std::lock_guard l(w.record.mu); return w.record.completed.size() >= ids.size(); }, std::chrono::seconds(60), "every push-phase job completed");
     out.push = figures(w, ids, nullptr);
     crowd.silence_half();
     std::this_thread::sleep_for(std::chrono::milliseconds(o.block_ms) * (kPresenceTimeoutBlocks + 2));
     auto later = submit_jobs(w, o, o.jobs);
-    wait_until([&] { std::lock_guard l(w.record.mu); return w.record.received.size() >= ids.size() + later.size(); }, std::chrono::seconds(120));
+    wait_until([&] { return settled(w, later); }, std::chrono::seconds(120), "every silent-phase job pushed or ended (present-first on)");
     out.silent_on = figures(w, later, &crowd);
   }
   {  // half silent with present-first off
     World w(o, false, true);
     Crowd crowd(o, w);
     start_blocks(w, &crowd, o);
-    wait_until([&] { return crowd.admitted == o.runners; }, std::chrono::seconds(120));
+    wait_until([&] { return crowd.admitted == o.runners; }, std::chrono::seconds(120), "every runner admitted");
     crowd.silence_half();
     std::this_thread::sleep_for(std::chrono::milliseconds(o.block_ms) * (kPresenceTimeoutBlocks + 2));
     auto ids = submit_jobs(w, o, o.jobs);
-    wait_until([&] { std::lock_guard l(w.record.mu); return w.record.received.size() >= ids.size(); }, std::chrono::seconds(120));
+    wait_until([&] { return settled(w, ids); }, std::chrono::seconds(120), "every silent-phase job pushed or ended (present-first off)");
     out.silent_off = figures(w, ids, &crowd);
   }
   {  // the poll fallback: every runner polls at its own phase
@@ -455,7 +471,7 @@ RunResult run_once(const Options& o) {
       }
     });
     auto ids = submit_jobs(w, o, o.jobs);
-    wait_until([&] { std::lock_guard l(w.record.mu); return w.record.completed.size() >= ids.size(); }, std::chrono::seconds(120));
+    wait_until([&] { std::lock_guard l(w.record.mu); return w.record.completed.size() >= ids.size(); }, std::chrono::seconds(120), "every polled job completed");
     out.poll = figures(w, ids, nullptr);
     stop = true;
     pollers.join();
@@ -815,7 +831,7 @@ ValidatorsRun run_validators_once(const Options& o, bool present_first) {
   };
   auto wait_blocks = [&](std::uint64_t n) {
     const std::uint64_t to = head + n;
-    return wait_until([&] { return head >= to; }, std::chrono::seconds(static_cast<long>(10 + n * static_cast<std::uint64_t>(o.block_ms) / 250)));
+    return wait_until([&] { return head >= to; }, std::chrono::seconds(static_cast<long>(10 + n * static_cast<std::uint64_t>(o.block_ms) / 250)), "the chain to reach the height");
   };
   auto api = vc.api(0);
   devchain::Wallet wallet(api, vc.submitter);
@@ -823,7 +839,7 @@ ValidatorsRun run_validators_once(const Options& o, bool present_first) {
     std::vector<Bytes32> ids;
     std::uint64_t h = head;
     for (int sent = 0; sent < jobs;) {
-      if (!wait_until([&] { return head > h; }, std::chrono::seconds(30))) break;
+      if (!wait_until([&] { return head > h; }, std::chrono::seconds(30), "the next block")) break;
       h = head;
       for (int k = 0; k < o.jobs_per_block && sent < jobs; ++k, ++sent) {
         const std::string spec = R"({"echo":"bench"})";
@@ -837,7 +853,7 @@ ValidatorsRun run_validators_once(const Options& o, bool present_first) {
   const auto ramp_start = Clock::now();
   fleet.ramp();
   const std::size_t links = 3 * fleet.runners.size();
-  if (!wait_until([&] { return fleet.admitted >= links; }, std::chrono::seconds(180)))
+  if (!wait_until([&] { return fleet.admitted >= links; }, std::chrono::seconds(180), "every link admitted"))
     return finish("ramp: " + std::to_string(fleet.admitted) + " of " + std::to_string(links) + " link admissions in 180 s");
   out.ramp_s = std::chrono::duration<double>(Clock::now() - ramp_start).count();
   wait_blocks(3);
@@ -845,7 +861,7 @@ ValidatorsRun run_validators_once(const Options& o, bool present_first) {
   // Push: every runner live.
   auto ids = submit(o.jobs);
   wait_until([&] { std::lock_guard l(fleet.mu); return std::all_of(ids.begin(), ids.end(), [&](const Bytes32& id) { return fleet.received_us.count(id) > 0; }); },
-             std::chrono::seconds(120));
+             std::chrono::seconds(120), "every push-phase job pushed");
   wait_blocks(2);  // every validator's log line written
   if (fleet.activation_seen_us != 0) return finish("the activation came during the push phase: raise --activation");
   {
@@ -860,12 +876,12 @@ ValidatorsRun run_validators_once(const Options& o, bool present_first) {
   }
 
   // The reconfiguration at the genesis' activation height.
-  if (!wait_until([&] { return fleet.activation_seen_us != 0; }, std::chrono::seconds(static_cast<long>(30 + 2 * o.activation * static_cast<std::uint64_t>(o.block_ms) / 1000))))
+  if (!wait_until([&] { return fleet.activation_seen_us != 0; }, std::chrono::seconds(static_cast<long>(30 + 2 * o.activation * static_cast<std::uint64_t>(o.block_ms) / 1000)), "the activation block"))
     return finish("the activation block never came");
   auto readmitted = [&] {
     return static_cast<std::size_t>(std::count_if(fleet.runners.begin(), fleet.runners.end(), [](const Fleet::Runner& r) { return r.epoch1_done_us != 0; }));
   };
-  wait_until([&] { return readmitted() == fleet.runners.size(); }, std::chrono::seconds(120));
+  wait_until([&] { return readmitted() == fleet.runners.size(); }, std::chrono::seconds(120), "every runner readmitted in epoch 1");
   for (const auto& r : fleet.runners) {
     if (r.epoch1_done_us == 0) ++out.reconnect_missing;
     else out.reconnect.push_back((static_cast<double>(r.epoch1_done_us) - static_cast<double>(fleet.activation_seen_us.load())) / 1000.0);
@@ -885,7 +901,7 @@ ValidatorsRun run_validators_once(const Options& o, bool present_first) {
   wait_until([&] {
     firsts = vc.first_attempts();
     return std::all_of(later.begin(), later.end(), [&](const Bytes32& id) { return firsts.count(to_hex0x(id)) > 0; });
-  }, std::chrono::seconds(60));
+  }, std::chrono::seconds(60), "every silent-phase job's first attempt");
   std::size_t wasted = 0;
   for (const auto& id : later)
     if (auto f = firsts.find(to_hex0x(id)); f != firsts.end() && fleet.silent(f->second.runner)) ++wasted;
@@ -957,7 +973,7 @@ int main(int argc, char** argv) {
   if (o.validators > 0) return validators_main(o);
 
   std::vector<double> push50, push99, inc_push, poll50, poll99, inc_poll, start_poll, start_push;
-  std::vector<double> on_wasted, on_start50, on_start99, off_wasted, off_start50, off_start99;
+  std::vector<double> on_wasted, on_start50, on_start99, off_wasted, off_start50, off_start99, on_never, off_never;
   for (int run = 0; run < o.runs; ++run) {
     auto r = run_once(o);
     push50.push_back(percentile(r.push.commit_to_assignment, 0.5));
@@ -974,6 +990,8 @@ int main(int argc, char** argv) {
     off_wasted.push_back(r.silent_off.wasted);
     off_start50.push_back(percentile(r.silent_off.submit_to_start, 0.5));
     off_start99.push_back(percentile(r.silent_off.submit_to_start, 0.99));
+    on_never.push_back(static_cast<double>(r.silent_on.never_started));
+    off_never.push_back(static_cast<double>(r.silent_off.never_started));
     std::printf("run %d: push commit->assignment p50 %.2f p99 %.2f ms (n=%zu); poll p50 %.1f ms; submit->included push %.1f poll %.1f ms\n",
                 run + 1, push50.back(), push99.back(), r.push.commit_to_assignment.size(), poll50.back(), inc_push.back(),
                 inc_poll.back());
@@ -990,5 +1008,7 @@ int main(int argc, char** argv) {
   std::printf("%-34s %14.1f %% %16.1f %%\n", "first attempts wasted", 100 * median(on_wasted), 100 * median(off_wasted));
   std::printf("%-34s %13.1f ms %15.1f ms\n", "submission -> job start, p50", median(on_start50), median(off_start50));
   std::printf("%-34s %13.1f ms %15.1f ms\n", "submission -> job start, p99", median(on_start99), median(off_start99));
+  std::printf("%-34s %16.0f %18.0f\n", "jobs timed out, never started", median(on_never), median(off_never));
+  std::printf("(job start percentiles cover the jobs that started)\n");
   return 0;
 }
