@@ -82,6 +82,10 @@ struct RunnerOptions {
   std::chrono::milliseconds block_time{1000};       // turns a Goodbye's retry_after_blocks into a wait
   std::uint64_t heartbeat_margin_blocks = 10;       // §6.6 safety_margin_blocks
   std::chrono::seconds startup_timeout{30};         // how long start() waits for the chain
+  /// Job kinds (bit i = JobKind i) its registration lists but it does not
+  /// serve now: after each admission a CapabilityDelta removes their keys
+  /// ("job_types/<Name>", §6.5, advisory), so validators do not push them.
+  std::uint32_t paused_job_kinds = 0;
   std::function<void(const RunnerEvent&)> on_event;
 };
 
@@ -109,6 +113,9 @@ class Runner {
                                                             std::unique_ptr<chain::ChainPort> chain);
   ~Runner();
   RunnerStatus status() const;
+  /// Replaces paused_job_kinds: each admitted connection is told the change
+  /// in one CapabilityDelta (kinds resumed added, kinds paused removed).
+  void pause_job_kinds(std::uint32_t mask);
   const std::array<std::uint8_t, 20>& address() const;
 
   struct Impl;
