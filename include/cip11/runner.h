@@ -16,8 +16,9 @@
 // loopback GET; no shell), and returns each result as a transaction it signs,
 // on the accepted stream, kept on disk and rebroadcast until included, across
 // its own restarts too (§10.3). It
-// signals backpressure at max_concurrent (§6.4), stops at a JobCancel (§10.5)
-// and polls the chain (§14) while no validator is reachable.
+// signals backpressure at max_concurrent (§6.4), tells its validators the job
+// kinds it does not serve now (a CapabilityDelta, §6.5), stops at a JobCancel
+// (§10.5) and polls the chain (§14) while no validator is reachable.
 //
 // Everything runs on threads the Runner owns; destroying it says Goodbye and stops.
 #pragma once
