@@ -25,6 +25,10 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     Bytes again = encode_job(*job);
     if (again.size() != size || std::memcmp(again.data(), data, size) != 0) std::abort();
   }
+  if (auto proof = decode_presence_proof(ByteView(data, size))) {  // also what GET .../presence-proof answers
+    Bytes again = encode_presence_proof(*proof);
+    if (again.size() != size || std::memcmp(again.data(), data, size) != 0) std::abort();
+  }
   if (auto mru = decode_mru(ByteView(data, size))) {
     Bytes again = encode_mru(*mru);
     if (again.size() != size || std::memcmp(again.data(), data, size) != 0) std::abort();

@@ -30,6 +30,7 @@
 
 #include "admin.h"
 #include "cip11/runner.h"
+#include "cip11/selection.h"
 #include "service_log.h"
 #include "common/log.h"
 #include "common/signals.h"
@@ -84,6 +85,10 @@ int main(int argc, char** argv) {
       ->capture_default_str()
       ->check(CLI::Range(1, 1'000));
   app.add_option("--allow-url", o.allowed_url_prefixes, "a URL prefix {\"get\": url} jobs may fetch (repeatable)");
+  std::vector<std::string> paused_kinds;
+  app.add_option("--pause-kind", paused_kinds,
+                 "a job kind of the registration not served now (Llm, Http, Mcp, Custom, PublishChainRoot, Agent; "
+                 "repeatable): validators are told not to push it (section 6.5, advisory)");
   app.add_flag("--poll-only", poll_only, "never connect to a validator: poll the chain for jobs (a comparison)");
   app.add_option("--poll-ms", poll_ms, "poll interval while no validator is reachable (section 14)")
       ->capture_default_str()
@@ -128,6 +133,11 @@ int main(int argc, char** argv) {
   if (!key) return fail(key.error());
   o.key = *key;
   o.push = !poll_only;
+  for (const auto& name : paused_kinds) {
+    auto kind = cip11::job_kind_named(name);
+    if (!kind) return fail("--pause-kind: no job kind " + name);
+    o.paused_job_kinds |= 1u << static_cast<unsigned>(*kind);
+  }
   o.poll_interval = std::chrono::milliseconds(poll_ms);
   o.block_time = std::chrono::milliseconds(block_ms);
   o.height_poll = std::chrono::milliseconds(height_ms);

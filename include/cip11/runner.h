@@ -16,8 +16,9 @@
 // loopback GET; no shell), and returns each result as a transaction it signs,
 // on the accepted stream, kept on disk and rebroadcast until included, across
 // its own restarts too (§10.3). It
-// signals backpressure at max_concurrent (§6.4), stops at a JobCancel (§10.5)
-// and polls the chain (§14) while no validator is reachable.
+// signals backpressure at max_concurrent (§6.4), tells its validators the job
+// kinds it does not serve now (a CapabilityDelta, §6.5), stops at a JobCancel
+// (§10.5) and polls the chain (§14) while no validator is reachable.
 //
 // Everything runs on threads the Runner owns; destroying it says Goodbye and stops.
 #pragma once
@@ -82,6 +83,10 @@ struct RunnerOptions {
   std::chrono::milliseconds block_time{1000};       // turns a Goodbye's retry_after_blocks into a wait
   std::uint64_t heartbeat_margin_blocks = 10;       // §6.6 safety_margin_blocks
   std::chrono::seconds startup_timeout{30};         // how long start() waits for the chain
+  /// Job kinds (bit i = JobKind i) its registration lists but it does not
+  /// serve now: after each admission a CapabilityDelta removes their keys
+  /// ("job_types/<Name>", §6.5, advisory), so validators do not push them.
+  std::uint32_t paused_job_kinds = 0;
   std::function<void(const RunnerEvent&)> on_event;
 };
 
@@ -109,6 +114,9 @@ class Runner {
                                                             std::unique_ptr<chain::ChainPort> chain);
   ~Runner();
   RunnerStatus status() const;
+  /// Replaces paused_job_kinds: each admitted connection is told the change
+  /// in one CapabilityDelta (kinds resumed added, kinds paused removed).
+  void pause_job_kinds(std::uint32_t mask);
   const std::array<std::uint8_t, 20>& address() const;
 
   struct Impl;

@@ -74,6 +74,16 @@ std::optional<chain::RunnerRecord> runner_from_json(const json& j) {
 }
 std::optional<chain::JobRecord> job_from_json(const json& j) { return from_hex_field<chain::JobRecord>(j, chain::decode_job); }
 
+json presence_proof_to_json(const Address& runner, const chain::PresenceProof& p) {
+  return json{{"runner", hex0x(runner)},
+              {"anchor", p.anchor},
+              {"proven_until", p.proven_until},
+              {"hex", hex0x(chain::encode_presence_proof(p))}};
+}
+std::optional<chain::PresenceProof> presence_proof_from_json(const json& j) {
+  return from_hex_field<chain::PresenceProof>(j, chain::decode_presence_proof);
+}
+
 json block_presence_to_json(const BlockPresence& p) {
   return json{{"height", p.height}, {"presence", p.field ? json(hex0x(*p.field)) : json(nullptr)}, {"present", p.present}};
 }

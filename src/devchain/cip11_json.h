@@ -17,6 +17,10 @@ nlohmann::json runner_to_json(const cip11::chain::RunnerRecord& r, std::optional
 nlohmann::json job_to_json(const cip11::chain::JobRecord& job);
 std::optional<cip11::chain::RunnerRecord> runner_from_json(const nlohmann::json& j);
 std::optional<cip11::chain::JobRecord> job_from_json(const nlohmann::json& j);
+/// Mode A's stored proof of a runner (§8.3): anchor, proven_until and "hex",
+/// the 16-byte record (encode_presence_proof), which is what a client decodes.
+nlohmann::json presence_proof_to_json(const Address& runner, const cip11::chain::PresenceProof& p);
+std::optional<cip11::chain::PresenceProof> presence_proof_from_json(const nlohmann::json& j);
 /// The presence route's answer, both ways.
 nlohmann::json block_presence_to_json(const BlockPresence& p);
 std::optional<BlockPresence> block_presence_from_json(const nlohmann::json& j);

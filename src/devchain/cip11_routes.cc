@@ -2,6 +2,7 @@
 //   GET /v1/cip11/genesis                 chain_id, ValidatorSetSnapshot(0), flags
 //   GET /v1/cip11/validator-sets          every snapshot after epoch 0: genesis's, then governance's (D10)
 //   GET /v1/cip11/runners[/{address}]     the Runner Registry, in index order
+//   GET /v1/cip11/runners/{address}/presence-proof   Mode A's anchor and proven_until (§8.3)
 //   GET /v1/cip11/jobs/{job_id}           a job, its committee and state
 //   GET /v1/cip11/blocks/{height}/presence
 //   GET /v1/cip11/blocks/{height}/assignments
@@ -54,6 +55,13 @@ std::optional<Reply> route_cip11(Cip11Api& api, std::string_view method, const s
     auto a = fixed_from_hex<20>(arg(3));
     if (!a) return bad_request("address must be 20 bytes of hex");
     return reply_from(api.runner(*a), [](const cip11::chain::RunnerRecord& r) { return json::runner_to_json(r, std::nullopt); });
+  }
+  if (what == "runners" && parts.size() == 5 && parts[4] == "presence-proof") {
+    auto a = fixed_from_hex<20>(arg(3));
+    if (!a) return bad_request("address must be 20 bytes of hex");
+    return reply_from(api.presence_proof(*a), [&](const cip11::chain::PresenceProof& p) {
+      return json::presence_proof_to_json(*a, p);
+    });
   }
   if (what == "jobs" && parts.size() == 4) {
     auto id = fixed_from_hex<32>(arg(3));

@@ -260,6 +260,12 @@ ApiResult<cip11::chain::RunnerRecord> HttpClient::runner(const Address& runner) 
       "runner record");
 }
 
+ApiResult<cip11::chain::PresenceProof> HttpClient::presence_proof(const Address& runner) {
+  return parse_with<cip11::chain::PresenceProof>(
+      call(host_, port_, timeout_, http::verb::get, "/v1/cip11/runners/" + json::hex0x(runner) + "/presence-proof"),
+      json::presence_proof_from_json, "presence proof");
+}
+
 ApiResult<cip11::chain::JobRecord> HttpClient::job(const Bytes32& job_id) {
   return parse_with<cip11::chain::JobRecord>(
       call(host_, port_, timeout_, http::verb::get, "/v1/cip11/jobs/" + json::hex0x(job_id)), json::job_from_json,

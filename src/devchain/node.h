@@ -214,8 +214,7 @@ class Node final : public ChainApi, public Cip11Api, public BlocksApi {
   ApiResult<Cip11Genesis> cip11_genesis() override;
   ApiResult<std::vector<cip11::chain::RunnerRecord>> runners() override;
   ApiResult<cip11::chain::RunnerRecord> runner(const Address& runner) override;
-  /// Mode A: the runner's presence_anchor and presence_proven_until (§8.3).
-  ApiResult<cip11::chain::PresenceProof> presence_proof(const Address& runner);
+  ApiResult<cip11::chain::PresenceProof> presence_proof(const Address& runner) override;
   ApiResult<cip11::chain::JobRecord> job(const Bytes32& job_id) override;
   ApiResult<std::vector<cip11::chain::JobRecord>> runner_jobs(const Address& runner) override;
   ApiResult<BlockPresence> block_presence(std::uint64_t height) override;

@@ -48,10 +48,13 @@ Result<HttpAnswer, std::string> HttpConnection::post(const std::string& target, 
   return exchange(true, target, body, headers);
 }
 
-Result<HttpAnswer, std::string> HttpConnection::get(const std::string& target) { return exchange(false, target, {}, {}); }
+Result<HttpAnswer, std::string> HttpConnection::get(const std::string& target, const BodyProgress& progress) {
+  return exchange(false, target, {}, {}, progress);
+}
 
 Result<HttpAnswer, std::string> HttpConnection::exchange(bool post, const std::string& target, const std::string& body,
-                                                         const std::vector<std::pair<std::string, std::string>>& headers) {
+                                                         const std::vector<std::pair<std::string, std::string>>& headers,
+                                                         const BodyProgress& progress) {
   try {
     if (!impl_->stream) impl_->connect();
     http::request<http::string_body> req{post ? http::verb::post : http::verb::get, target, 11};
@@ -68,8 +71,17 @@ Result<HttpAnswer, std::string> HttpConnection::exchange(bool post, const std::s
     DeadlineSocket socket(impl_->stream->socket(), std::chrono::steady_clock::now() + impl_->timeout);
     http::write(socket, req);
     http::response_parser<http::string_body> parser;
-    parser.body_limit(impl_->max_body_bytes);
-    http::read(socket, impl_->buffer, parser);
+    parser.body_limit(impl_->max_body_bytes);  // a larger Content-Length fails at the header
+    if (progress) {
+      http::read_header(socket, impl_->buffer, parser);
+      const auto total = parser.content_length();
+      while (!parser.is_done()) {
+        http::read_some(socket, impl_->buffer, parser);
+        if (total) progress(parser.get().body().size(), static_cast<std::size_t>(*total));
+      }
+    } else {
+      http::read(socket, impl_->buffer, parser);
+    }
     auto& res = parser.get();
     HttpAnswer answer{static_cast<int>(res.result_int()), std::move(res.body())};
     if (!res.keep_alive()) impl_->stream.reset();

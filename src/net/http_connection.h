@@ -4,6 +4,7 @@
 #pragma once
 
 #include <chrono>
+#include <functional>
 #include <memory>
 #include <string>
 #include <utility>
@@ -18,6 +19,10 @@ struct HttpAnswer {
   std::string body;
 };
 
+/// Told after each read of an answer's body: the bytes so far and the
+/// Content-Length (only for answers that declare one).
+using BodyProgress = std::function<void(std::size_t received, std::size_t total)>;
+
 class HttpConnection {
  public:
   HttpConnection(std::string host, std::uint16_t port, std::chrono::milliseconds timeout = std::chrono::seconds(10),
@@ -29,11 +34,12 @@ class HttpConnection {
   /// an error string; any HTTP status is an answer.
   Result<HttpAnswer, std::string> post(const std::string& target, const std::string& body,
                                        const std::vector<std::pair<std::string, std::string>>& headers = {});
-  Result<HttpAnswer, std::string> get(const std::string& target);
+  Result<HttpAnswer, std::string> get(const std::string& target, const BodyProgress& progress = {});
 
  private:
   Result<HttpAnswer, std::string> exchange(bool post, const std::string& target, const std::string& body,
-                                           const std::vector<std::pair<std::string, std::string>>& headers);
+                                           const std::vector<std::pair<std::string, std::string>>& headers,
+                                           const BodyProgress& progress = {});
   struct Impl;
   std::unique_ptr<Impl> impl_;
 };

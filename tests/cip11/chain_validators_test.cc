@@ -299,20 +299,8 @@ struct Cip11Reconfiguration : Cip11Validators {
   std::vector<std::unique_ptr<cowboy::testing::RunnerProcess>> runners;
 
   void configure(devchain::Cip11Genesis& c) override {
-    std::filesystem::create_directories(dir.path() / "runners");
-    for (std::size_t i = 0; i < kRunners; ++i) {
-      auto key = devchain::load_or_create_key(dir.path() / "runners" / (std::to_string(i) + ".key"));
-      ASSERT_TRUE(key.ok());
-      runner_keys.push_back(*key);
-      c.runners.push_back({*crypto::secp256k1_public_key(*key), 1000,
-                           1u << static_cast<unsigned>(JobKind::kCustom), {}, 2, 0});
-    }
-    chain::ValidatorSetChange change{kActivation, {}};
-    for (std::size_t i = 0; i < kValidators; ++i)
-      if (i != kLeaving) change.peer_keys.push_back(c.validators[i].peer_key);
-    std::sort(change.peer_keys.begin(), change.peer_keys.end());
-    c.validator_set_changes.push_back(change);
-    c.overlap_blocks = kOverlap;
+    runner_keys = register_runners(c, kRunners);
+    schedule_without(c, kLeaving, kActivation, kOverlap);
   }
   void start_runners() {
     for (std::size_t i = 0; i < kRunners; ++i) {

@@ -3,9 +3,11 @@
 // devchain, in this process) for PresenceReceipts with a CapabilityDelta,
 // collects the receipts that come with its Pongs, and submits a
 // SubmitPresenceCertificate through its chain port; the chain applies it, and
-// a later one moves the anchor on before the first proof runs out.
+// a later one moves the anchor on before the first proof runs out. The
+// devchain's HTTP route answers the same proof.
 #include "cip11/chain/mode_a.h"
 #include "cip11/runner.h"
+#include "devchain/http_client.h"
 #include "service_world.h"
 
 namespace cowboy::cip11 {
@@ -46,6 +48,20 @@ TEST(Cip11ModeAWire, ARunnerCollectsReceiptsAndItsCertificateIsApplied) {
   }, std::chrono::seconds(30)));
   const chain::PresenceProof second = *c.node->presence_proof(me);
   EXPECT_EQ(second.proven_until, second.anchor + chain::kPresenceProofTtlBlocks);
+  // GET /v1/cip11/runners/<address>/presence-proof answers the same record
+  // (the anchor only moves up: at least the one read above), and NotFound for
+  // a runner with no certificate.
+  devchain::HttpClient http("127.0.0.1", c.api->port());
+  auto over_http = http.presence_proof(me);
+  ASSERT_TRUE(over_http.ok()) << over_http.error().message;
+  EXPECT_GE(over_http->anchor, second.anchor);
+  EXPECT_EQ(over_http->proven_until, over_http->anchor + chain::kPresenceProofTtlBlocks);
+  EXPECT_EQ(*over_http, *c.node->presence_proof(me));
+  auto raw = http.get_json("/v1/cip11/runners/" + to_hex0x(me) + "/presence-proof");
+  ASSERT_TRUE(raw.ok());
+  EXPECT_EQ((*raw)["anchor"], over_http->anchor);
+  EXPECT_EQ((*raw)["runner"], to_hex0x(me));
+  EXPECT_EQ(http.presence_proof(Address{}).error().code, devchain::ApiErrorCode::kNotFound);
   EXPECT_TRUE(eventually([&] { return (*runner)->status().certificates >= 2; }, std::chrono::seconds(10)));
 }
 

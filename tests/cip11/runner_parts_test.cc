@@ -69,6 +69,32 @@ TEST(Cip11Task, AGetFetchesOnlyAllowListedLoopbackUrls) {
   server.stop();
 }
 
+// §10.4 beyond the sleep task (docs/cip11.md choice 125): a get reports each
+// quarter of the Content-Length once, in order, however the body arrives; an
+// echo or a sha256 is done at once and reports nothing; a get over the limit
+// reports nothing and ends in its error.
+TEST(Cip11Task, AGetReportsEachQuarterOfItsBodyAndInstantKindsReportNothing) {
+  const std::string big(20'000, 'x');
+  net::HttpServer server([&](const net::HttpRequest&) { return net::HttpReply{200, "text/plain", big}; }, "127.0.0.1", 0);
+  server.start();
+  const std::string base = "http://127.0.0.1:" + std::to_string(server.port());
+  auto run_with_progress = [&](const std::string& spec, const TaskLimits& limits) {
+    std::vector<int> reported;
+    auto result = run_task(as_bytes(spec), limits, nullptr, [&](std::uint8_t f) { reported.push_back(f); });
+    return std::pair(result ? std::string(result->begin(), result->end()) : std::string("(cancelled)"), reported);
+  };
+  const std::string get = R"({"get":")" + base + R"(/big"})";
+  auto [body, quarters] = run_with_progress(get, TaskLimits{{base + "/"}});
+  EXPECT_EQ(body, big);
+  EXPECT_EQ(quarters, (std::vector<int>{25, 50, 75}));
+  EXPECT_EQ(run_with_progress(R"({"echo":"hi"})", {}).second, std::vector<int>{});
+  EXPECT_EQ(run_with_progress(R"({"sha256":"abc"})", {}).second, std::vector<int>{});
+  auto [refused, none] = run_with_progress(get, TaskLimits{{base + "/"}, 1000});
+  EXPECT_EQ(refused.rfind("error: ", 0), 0u) << refused;
+  EXPECT_EQ(none, std::vector<int>{});
+  server.stop();
+}
+
 TEST(Cip11JobBook, OneAssignmentPerJobThenDuplicatesOrDifferences) {
   JobBook book;
   JobAssignment a = testing::job_assignment();

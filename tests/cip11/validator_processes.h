@@ -146,6 +146,32 @@ struct Cip11Validators : ::testing::Test {
     for (auto& p : processes) ASSERT_TRUE(p->up());
   }
 
+  /// Registers `n` runners (kind Custom) in `c` with keys in dir/runners/<i>.key, created here.
+  std::vector<crypto::Secp256k1Secret> register_runners(devchain::Cip11Genesis& c, std::size_t n) {
+    std::filesystem::create_directories(dir.path() / "runners");
+    std::vector<crypto::Secp256k1Secret> keys;
+    for (std::size_t i = 0; i < n; ++i) {
+      auto key = devchain::load_or_create_key(dir.path() / "runners" / (std::to_string(i) + ".key"));
+      EXPECT_TRUE(key.ok());
+      if (!key) return keys;
+      keys.push_back(*key);
+      c.runners.push_back({*crypto::secp256k1_public_key(*key), 1000,
+                           1u << static_cast<unsigned>(JobKind::kCustom), {}, 2, 0});
+    }
+    return keys;
+  }
+  /// Schedules ValidatorSetSnapshot(1) at `activation` in `c`: every genesis
+  /// validator but `leaving`, with an overlap window of `overlap` blocks.
+  static void schedule_without(devchain::Cip11Genesis& c, std::size_t leaving, std::uint64_t activation,
+                               std::uint64_t overlap) {
+    chain::ValidatorSetChange change{activation, {}};
+    for (std::size_t i = 0; i < c.validators.size(); ++i)
+      if (i != leaving) change.peer_keys.push_back(c.validators[i].peer_key);
+    std::sort(change.peer_keys.begin(), change.peer_keys.end());
+    c.validator_set_changes.push_back(change);
+    c.overlap_blocks = overlap;
+  }
+
   /// A subclass's additions to the CIP-11 genesis (runners, a validator-set schedule).
   virtual void configure(devchain::Cip11Genesis&) {}
   /// A subclass's further flags for validator `i` (genesis order), e.g. a test hook.

@@ -121,6 +121,7 @@ void ValidatorLinks::on_frame(Peer& peer, std::int64_t stream, const Frame& fram
     presence_.on_backpressure(peer.runner, b->accepting_new);
     if (was_present && !presence_.present(peer.runner)) ++stats_.presence_exits;
   } else if (const auto* d = std::get_if<CapabilityDelta>(&frame)) {
+    ++stats_.capability_deltas;
     if (!peer.capabilities) peer.capabilities = std::make_unique<AdvisoryCapabilities>();
     auto& caps = *peer.capabilities;
     apply_delta(caps.added, caps.removed, d->added_capabilities, d->removed_capabilities);

@@ -43,6 +43,7 @@ struct ValidatorLinksStats {
   std::uint64_t presence_exits = 0;  // runners that left local presence (timeout, loss, backpressure, hard failure)
   std::uint64_t goodbyes_sent = 0;
   std::uint64_t receipts = 0;  // PresenceReceipts sent with a Pong to runners that asked (§8.3)
+  std::uint64_t capability_deltas = 0;  // CapabilityDeltas taken (sealed, admitted), §6.5
   /// Connections this end said Goodbye to before admitting them, by the Goodbye's reason (its wire value).
   static constexpr std::size_t kReasons = static_cast<std::size_t>(GoodbyeReason::kShutdown) + 1;
   std::array<std::uint64_t, kReasons> refused{};

@@ -9,6 +9,7 @@
 #include <set>
 #include <thread>
 
+#include "cip11/capabilities.h"
 #include "cip11/chain/codec.h"
 #include "cip11/chain/port.h"
 #include "cip11/link/runner_link.h"
@@ -133,6 +134,7 @@ struct Runner::Impl {
   std::map<crypto::Ed25519Public, PresenceReceipt> receipts;
   std::optional<Bytes32> certificate_tx;
   std::uint64_t certificate_anchor = 0, anchor = 0;
+  std::uint32_t paused_kinds = o.paused_job_kinds;  // JobKind bits not served now, said in CapabilityDeltas (§6.5)
   std::uint32_t running = 0;
   bool backpressured = false, height_read_busy = false, receipts_read_busy = false, polling = false;
   bool polling_allowed = true;  // false once the chain retired the poll endpoint (CIP11_POLL_DISABLED, §14)
@@ -773,10 +775,13 @@ struct Runner::Impl {
     const std::string detail = describe(t);
     cb.on_admitted = [this, index, detail] {
       emit(Kind::kConnected, {}, {}, detail);
-      // Mode A (§8.3): ask this validator for a PresenceReceipt with each Pong.
-      if (setup.params.presence_hard_exclude_enabled)
-        links[index]->send(kControlStream,
-                           CapabilityDelta{stats.height, {std::string(kPresenceReceiptsCapability)}, {}, {}, {}, {}});
+      // §6.5 after each admission: Mode A's request for a PresenceReceipt with
+      // each Pong (§8.3), and the job kinds this runner does not serve now.
+      std::vector<std::string> added;
+      if (setup.params.presence_hard_exclude_enabled) added.emplace_back(kPresenceReceiptsCapability);
+      auto removed = job_kind_capabilities(paused_kinds);
+      if (!added.empty() || !removed.empty())
+        links[index]->send(kControlStream, CapabilityDelta{stats.height, std::move(added), std::move(removed), {}, {}, {}});
       poll();  // catch up on what was assigned while it was away
       publish();
     };
@@ -924,6 +929,18 @@ Runner::~Runner() {
   r.reads.join();
   r.writes.join();
   r.durable.join();
+}
+
+void Runner::pause_job_kinds(std::uint32_t mask) {
+  asio::post(impl_->io, [rp = impl_.get(), mask] {
+    const std::uint32_t resumed = rp->paused_kinds & ~mask, paused = mask & ~rp->paused_kinds;
+    rp->paused_kinds = mask;
+    if (resumed == 0 && paused == 0) return;
+    for (auto& l : rp->links)  // a link not admitted now says the whole set at its admission
+      if (l->admitted())
+        l->send(kControlStream, CapabilityDelta{rp->stats.height, job_kind_capabilities(resumed),
+                                                job_kind_capabilities(paused), {}, {}, {}});
+  });
 }
 
 RunnerStatus Runner::status() const {

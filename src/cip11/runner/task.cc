@@ -32,14 +32,22 @@ std::optional<std::pair<std::pair<std::string, std::uint16_t>, std::string>> loo
   return std::pair{*host_port, path};
 }
 
-Bytes run_get(const std::string& url, const TaskLimits& limits) {
+Bytes run_get(const std::string& url, const TaskLimits& limits, const ProgressFn& progress) {
   bool allowed = false;
   for (const auto& prefix : limits.allowed_url_prefixes) allowed = allowed || (!prefix.empty() && url.starts_with(prefix));
   if (!allowed) return failure("url not allow-listed");
   auto parts = loopback_url(url);
   if (!parts) return failure("only http:// URLs on 127.0.0.1 or localhost are fetched");
   net::HttpConnection client(parts->first.first, parts->first.second, std::chrono::seconds(5), limits.max_result_bytes);
-  auto reply = client.get(parts->second);
+  // Each quarter of a declared Content-Length, once, as the body arrives (§10.4).
+  int quarter = 0;
+  net::BodyProgress body_progress;
+  if (progress)
+    body_progress = [&](std::size_t received, std::size_t total) {
+      while (quarter < 3 && total > 0 && received * 4 >= total * static_cast<std::size_t>(quarter + 1))
+        progress(static_cast<std::uint8_t>(25 * ++quarter));
+    };
+  auto reply = client.get(parts->second, body_progress);
   if (!reply) return failure(reply.error());
   if (reply->status != 200) return failure("status " + std::to_string(reply->status));
   return text_bytes(reply->body);
@@ -92,7 +100,7 @@ std::optional<Bytes> run_task(ByteView spec_payload, const TaskLimits& limits, c
     }
     result = text_bytes("slept " + std::to_string(t->ms) + " ms");
   } else {
-    result = run_get(std::get<GetTask>(*task).url, limits);
+    result = run_get(std::get<GetTask>(*task).url, limits, progress);
   }
   if (cancelled()) return std::nullopt;
   if (result.size() > limits.max_result_bytes) result = failure("the result exceeds " + std::to_string(limits.max_result_bytes) + " bytes");

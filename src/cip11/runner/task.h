@@ -52,7 +52,10 @@ struct TaskLimits {
 /// Set to stop a running task (JobCancel, §10.5); a stopped task's result is never sent.
 using CancelFlag = std::shared_ptr<std::atomic<bool>>;
 
-/// Told how far a task is (0-100) while it runs: a sleep reports each quarter (§10.4).
+/// Told how far a task is (0-100) while it runs (§10.4): a sleep reports each
+/// quarter of its time, a get each quarter of the Content-Length its answer
+/// declares, as the body arrives. An echo or a sha256 is done at once and
+/// reports nothing.
 using ProgressFn = std::function<void(std::uint8_t fraction)>;
 
 /// Runs the task of `spec_payload` to its result bytes (see above). Blocks:

@@ -1,6 +1,7 @@
 #include "cip11/validator/dispatcher.h"
 
 
+#include "cip11/capabilities.h"
 #include "cip11/chain/codec.h"
 #include "common/log.h"
 
@@ -55,6 +56,13 @@ void Dispatcher::on_block(const CommittedAssignments& block) {
   for (const auto& [notice, job] : block.assigned) {
     if (!links_.presence().present(notice.runner)) {
       ++stats_.not_present;
+      continue;
+    }
+    // §6.5: a kind the runner says it cannot serve now is not pushed (advisory:
+    // the chain's assignment stands, and its deadline re-selects).
+    if (const auto* caps = links_.capabilities(notice.runner);
+        caps && caps->removed.contains(job_kind_capability(job.kind))) {
+      ++stats_.withheld;
       continue;
     }
     JobAssignment a;

@@ -44,6 +44,7 @@ class ResultSink {
 struct DispatcherStats {
   std::uint64_t pushes = 0;
   std::uint64_t not_present = 0;  // assignments to runners outside local presence: not pushed here
+  std::uint64_t withheld = 0;     // assignments of a job kind the runner's CapabilityDelta removed (§6.5)
   std::uint64_t acks_accepted = 0, acks_duplicate = 0, acks_rejected = 0;
   std::uint64_t bad_frames = 0;   // an ack for another assignment, a result on a stream not Accepted
   std::uint64_t hard_failures = 0;

@@ -316,10 +316,14 @@ std::string ValidatorService::metrics() {
           out.sample("cip11d_admission_refusals_total", l.refused[r],
                      "{reason=\"" + std::string(goodbye_reason_name(static_cast<GoodbyeReason>(r))) + "\"}");
         counter("cip11d_runner_losses_total", "Admitted runner connections lost (closed, timed out or superseded).", l.lost);
+        counter("cip11d_capability_deltas_total", "CapabilityDeltas taken from admitted runners (§6.5, advisory).",
+                l.capability_deltas);
         gauge("cip11d_in_flight_pushes", "Pushed assignments not yet ended.", dispatcher_->in_flight());
         gauge("cip11d_job_streams_open", "Job streams not yet ended by both ends.", links_->job_streams());
         counter("cip11d_pushes_total", "JobAssignments pushed.", d.pushes);
         counter("cip11d_assignments_not_pushed_total", "Assignments to runners outside local presence.", d.not_present);
+        counter("cip11d_assignments_withheld_total",
+                "Assignments not pushed: their job kind removed by the runner's CapabilityDelta.", d.withheld);
         out.head("cip11d_acks_total", "counter", "JobAcks by status.");
         out.sample("cip11d_acks_total", d.acks_accepted, R"({status="accepted"})");
         out.sample("cip11d_acks_total", d.acks_duplicate, R"({status="duplicate"})");
