@@ -47,14 +47,16 @@ struct Cip11ValidatorSetRollback : ::testing::Test {
     c.overlap_blocks = kOverlap;
     for (std::size_t i = 0; i < kNodes; ++i) {
       seeds.push_back(keys[i].second);
-      c.validators.push_back({keys[i].first, "127.0.0.1:" + std::to_string(quic[i]), std::nullopt});
+      std::string endpoint = "127.0.0.1:";
+      endpoint += std::to_string(quic[i]);
+      c.validators.push_back({keys[i].first, std::move(endpoint), std::nullopt});
     }
     entries = c.validators;
     const Address a = *crypto::secp256k1_address(admin);
     const devchain::GenesisSpec genesis{"vset-rollback", a, {{a, 1'000'000}}, {}, c};
     for (std::size_t i = 0; i < kNodes; ++i) {
       devchain::NodeConfig config;
-      config.data_dir = dir.path() / ("v" + std::to_string(i));
+      config.data_dir = dir.path() / "v" / std::to_string(i);
       config.validator_key = seeds[i];
       config.rotating = true;
       auto node = devchain::Node::open(config, genesis);
@@ -81,7 +83,11 @@ struct Cip11ValidatorSetRollback : ::testing::Test {
   /// The admin's change to members `who` from `activation`, signed on nonce `nonce`.
   devchain::Transaction change(std::vector<std::size_t> who, std::uint64_t activation, std::uint64_t nonce) const {
     devchain::ScheduleValidatorSet s{1, activation, {}};
-    for (std::size_t i : who) s.validators.push_back(entries[i]);
+    for (std::size_t i : who) {
+      auto e = entries[i];
+      e.vrf_key = devchain::vrf_key_of(e);  // a change names each validator's VRF key
+      s.validators.push_back(std::move(e));
+    }
     devchain::Transaction tx{*nodes[0]->chain_instance_id(), nonce,
                              devchain::ValidatorSetCall{devchain::encode_schedule_validator_set(s)}, {}};
     EXPECT_TRUE(devchain::sign_tx(tx, admin));
@@ -109,6 +115,9 @@ TEST_F(Cip11ValidatorSetRollback, TheServiceWithdrawsTheSnapshotADroppedBlockSch
   ASSERT_TRUE(nodes[2]->submit(lost).ok());
   ASSERT_TRUE(nodes[3]->submit(won).ok());
   propose(2, 2, {0});
+  auto receipt = nodes[0]->receipt(devchain::tx_hash(lost));
+  ASSERT_TRUE(receipt && *receipt);
+  ASSERT_EQ((*receipt)->error.value_or(""), "");
   ASSERT_TRUE(eventually([&] { return service->snapshots()->epochs().size() == 2; }, std::chrono::seconds(10)));
   EXPECT_EQ(service->snapshots()->epochs()[1].activation_height, 20u);
   propose(3, 3, {1});
