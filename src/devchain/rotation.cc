@@ -147,7 +147,8 @@ void Rotation::run() {
     }
     // The leader of the view among the validators active at the next height (D2).
     if (!node_.leads(head.height + 1, view) || view <= proposed) continue;
-    const auto* producers = node_.proposers()->at(head.height + 1);
+    const auto proposers = node_.proposers();  // held: the node may publish others meanwhile
+    const auto* producers = proposers->at(head.height + 1);
     const auto alone = config_.view_timeout * static_cast<std::int64_t>(producers ? producers->peers.size() : 1);
     if (!joined && now - started < alone) continue;
     if (catch_up()) continue;  // never propose on a stale head

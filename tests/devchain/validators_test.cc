@@ -1122,7 +1122,8 @@ TEST_F(DevchainValidatorSets, ANewValidatorJoinsByTransactionProposesInItsTurnsA
   for (int i = 0; i < 8; ++i) {
     const auto b = step(view++);
     EXPECT_EQ(b.block.epoch, 1u);
-    const auto* active = any().proposers()->at(b.block.height);
+    const auto proposers = any().proposers();
+    const auto* active = proposers->at(b.block.height);
     ASSERT_TRUE(active);
     ASSERT_EQ(active->peers.size(), 4u);
     const auto signer = active->peers.at(b.block.proposer);
