@@ -165,7 +165,11 @@ int serve(const Options& o, const crypto::Ed25519Seed& key, cip11::chain::ChainP
   auto setup = chain.setup();
   if (!setup) return fail("the chain has no CIP-11 genesis: " + setup.error().message);
   auto endpoint = endpoint_of(*setup, key);
-  if (!endpoint) return fail("this validator key is not in the chain's ValidatorSetSnapshot(0)");
+  // A validator of several that the genesis does not name joins when a
+  // governance change names it (docs/devchain.md D2, D10): it listens where
+  // that change says, given here.
+  const bool joining = !endpoint && rotation && !o.listen.empty();
+  if (!endpoint && !joining) return fail("this validator key is not in the chain's ValidatorSetSnapshot(0)");
   auto listen = net::parse_host_port(o.listen.empty() ? *endpoint : o.listen);
   if (!listen) return fail("the listen address must be host:port");
   auto cert = net::ensure_dev_certificate(std::filesystem::path(o.data_dir) / "tls");
@@ -173,6 +177,7 @@ int serve(const Options& o, const crypto::Ed25519Seed& key, cip11::chain::ChainP
 
   cip11::ValidatorServiceConfig config;
   config.key = key;
+  config.joining = joining;
   config.endpoint.host = listen->first;
   config.endpoint.port = listen->second;
   config.endpoint.certificate = cert->certificate;
@@ -326,8 +331,9 @@ int run_chain_validator(const Options& o, const sigset_t& signals) {
   devchain::Rotation rotation(**node, std::move(peers), timing);  // forwards what the API accepts from its start
   api->start();
   service_log::listening("chain", chain_hp->first, api->port());
-  std::printf("devchain API http://%s:%u validator %u of %zu at height %llu\n", chain_hp->first.c_str(), api->port(),
-              *(*node)->validator_index(), (*node)->validator_count(),
+  const auto index = (*node)->validator_index();
+  std::printf("devchain API http://%s:%u validator %s of %zu at height %llu\n", chain_hp->first.c_str(), api->port(),
+              index ? std::to_string(*index).c_str() : "(none yet)", (*node)->validator_count(),
               static_cast<unsigned long long>((*node)->head().height));
   std::fflush(stdout);
   devchain::Cip11Port port(**node, **node);

@@ -15,6 +15,7 @@
 #include "devchain/fork.h"
 #include "devchain/json.h"
 #include "devchain/layout.h"
+#include "devchain/proposers.h"
 
 namespace cowboy::devchain {
 
@@ -146,6 +147,13 @@ cip11::chain::ValidatorSnapshots snapshots_of(const GenesisSpec& genesis, const 
   return out;
 }
 
+/// The block producers of every epoch (proposers.h); none without CIP-11.
+Proposers proposers_of(const GenesisSpec& genesis, const cip11::chain::ValidatorSnapshots& snapshots,
+                       const std::vector<ScheduleValidatorSet>& sets) {
+  if (!genesis.cip11) return {};
+  return Proposers::of(*genesis.cip11, snapshots, sets);
+}
+
 /// What a block's selection did that nothing else reports: the Phase-1 shadow
 /// draws (§14: telemetry only) and pending selections whose block-S snapshot
 /// did not verify (§9.2: never assigned).
@@ -172,15 +180,19 @@ void log_selection_telemetry(std::uint64_t height, const cip11::chain::Effects& 
 // ---- round seeds (docs/cip11.md choice 74) ----------------------------------
 
 /// The leader of each round, whose ECVRF key (its genesis vrf_key, or its peer
-/// key in a genesis that names none: choice 100) proves the round's seed.
-/// Rotating validators: the proposer of view v leads
-/// Round(0, v), the canonical validators[v mod N] (block.h leader_of). A lone
+/// key in a genesis that names none: choice 100; a joining validator's, the
+/// one its governance change names) proves the round's seed.
+/// Rotating validators: the proposer of view v leads Round(0, v), the
+/// validators_E[v mod N_E] of the epoch E active at the height of the block
+/// that takes the round (proposers.h); `round_keys` holds that epoch's keys,
+/// set by the node before it takes each block's round. A lone
 /// producer: validator 0 of ValidatorSetSnapshot(0) leads every round. A chain
 /// with no validator has no leader, so no proof.
-cip11::chain::LeaderOf devchain_leader(const Cip11Genesis& genesis, bool rotating) {
+using RoundKeys = std::shared_ptr<std::vector<crypto::ecvrf::PublicKey>>;
+cip11::chain::LeaderOf devchain_leader(const Cip11Genesis& genesis, bool rotating, const RoundKeys& round_keys) {
   if (rotating) {
-    auto keys = canonical_vrf_keys(genesis);
-    return [keys = std::move(keys)](cip11::chain::Round r) -> std::optional<crypto::ecvrf::PublicKey> {
+    return [round_keys](cip11::chain::Round r) -> std::optional<crypto::ecvrf::PublicKey> {
+      const auto& keys = *round_keys;
       if (keys.empty()) return std::nullopt;
       return keys[leader_of(r.view, keys.size())];
     };
@@ -188,6 +200,12 @@ cip11::chain::LeaderOf devchain_leader(const Cip11Genesis& genesis, bool rotatin
   std::optional<crypto::ecvrf::PublicKey> key;
   if (!genesis.validators.empty()) key = vrf_key_of(genesis.validators.front());
   return [key](cip11::chain::Round) { return key; };
+}
+
+/// The round leaders' keys for the block at `height`: its epoch's (proposers.h).
+void set_round_keys(const RoundKeys& round_keys, const Proposers& proposers, std::uint64_t height) {
+  const auto* e = proposers.at(height);
+  *round_keys = e ? e->vrf_keys : std::vector<crypto::ecvrf::PublicKey>{};
 }
 
 /// Rounds kept besides those a block may read, for Node::round_seed.
@@ -290,9 +308,11 @@ std::optional<cip11::chain::RoundSeed> stored_round_seed(rocksdb::DB& db, std::u
 Result<std::unique_ptr<cip11::chain::SeedChain>, std::string> replay_seeds(rocksdb::DB& db, const Cip11Genesis& genesis,
                                                                           bool rotating, const Bytes32& chain,
                                                                           std::uint64_t height,
-                                                                          const cip11::chain::State& state) {
+                                                                          const cip11::chain::State& state,
+                                                                          const Proposers& proposers,
+                                                                          const RoundKeys& round_keys) {
   auto seeds = std::make_unique<cip11::chain::SeedChain>(chain, cip11::chain::devchain_schedule(),
-                                                         devchain_leader(genesis, rotating));
+                                                         devchain_leader(genesis, rotating, round_keys));
   std::optional<std::uint64_t> oldest_pending;
   for (const auto& [id, job] : state.jobs)
     if (job.pending)
@@ -312,6 +332,7 @@ Result<std::unique_ptr<cip11::chain::SeedChain>, std::string> replay_seeds(rocks
     if (!stored) return Err{"block " + std::to_string(h) + "'s seed: " + stored.error()};
     auto consumed = stored_consumed_seeds(block);
     if (!consumed) return Err{"block " + std::to_string(h) + ": " + consumed.error()};
+    set_round_keys(round_keys, proposers, h);
     auto taken = seeds->take({0, stored->view}, stored->proof);  // block h is proposed in Round(0, its view)
     if (!taken) {
       std::string why(cip11::chain::to_string(taken.error().error));
@@ -342,7 +363,13 @@ Result<std::optional<crypto::ecvrf::Seed>, std::string> vrf_secret(const NodeCon
   }
   const auto mine = crypto::ed25519_from_seed(*config.validator_key).public_key;
   auto entry = std::find_if(validators.begin(), validators.end(), [&](const auto& v) { return v.peer_key == mine; });
-  if (entry == validators.end() || !entry->vrf_key) {
+  // A validator the genesis does not name (one that joins by a governance
+  // change, D2): its VRF secret as given, the peer key's seed without one. A
+  // block it proposes carries a proof only if the key is the one its change
+  // names (Node::propose makes no block otherwise).
+  if (entry == validators.end())
+    return std::optional<crypto::ecvrf::Seed>(config.vrf_key.value_or(*config.validator_key));
+  if (!entry->vrf_key) {
     if (config.vrf_key) return Err{std::string("the genesis names no vrf_key for this validator: give no VRF key")};
     return std::optional<crypto::ecvrf::Seed>(*config.validator_key);
   }
@@ -359,6 +386,9 @@ struct Loaded {
   ChainState state;
   ChainHead head;
   std::unique_ptr<cip11::chain::SeedChain> seeds;  // on a CIP-11 chain
+  cip11::chain::ValidatorSnapshots snapshots;
+  std::shared_ptr<const Proposers> proposers;
+  RoundKeys round_keys;  // what the seeds' leader function reads (devchain_leader)
 };
 Result<Loaded, std::string> load_chain(rocksdb::DB& db, const GenesisSpec& genesis, bool rotating,
                                        const std::string& registry_bytes, const std::string& height_bytes) {
@@ -371,7 +401,14 @@ Result<Loaded, std::string> load_chain(rocksdb::DB& db, const GenesisSpec& genes
   const std::uint64_t first_epoch = genesis.cip11 ? genesis.cip11->validator_set_changes.size() + 1 : 1;
   auto sets = load_validator_sets(db, first_epoch);
   if (!sets) return Err{sets.error()};
-  Loaded out{ChainState{std::move(*registry), std::move(*nonces), std::move(*cip11), std::move(*sets)}, {}, nullptr};
+  auto snapshots = snapshots_of(genesis, *sets);
+  Loaded out{ChainState{std::move(*registry), std::move(*nonces), std::move(*cip11), std::move(*sets)},
+             {},
+             nullptr,
+             std::move(snapshots),
+             nullptr,
+             std::make_shared<std::vector<crypto::ecvrf::PublicKey>>()};
+  out.proposers = std::make_shared<const Proposers>(proposers_of(genesis, out.snapshots, out.state.validator_sets));
   const std::uint64_t height = layout::from_be(height_bytes);
   // The head: the last block as proposed (a store written before blocks were
   // kept so has none, and no other validator's block can follow it).
@@ -390,7 +427,7 @@ Result<Loaded, std::string> load_chain(rocksdb::DB& db, const GenesisSpec& genes
   }
   if (genesis.cip11) {
     auto replayed = replay_seeds(db, *genesis.cip11, rotating, out.state.registry.chain_instance_id, height,
-                                 out.state.cip11);
+                                 out.state.cip11, *out.proposers, out.round_keys);
     if (!replayed) return Err{"the stored chain is refused: " + replayed.error()};
     out.seeds = std::move(*replayed);
   }
@@ -435,10 +472,9 @@ Result<std::unique_ptr<Node>, std::string> Node::open(const NodeConfig& config,
     const auto& validators = stored_genesis->cip11->validators;
     if (config.validator_key) {
       const auto mine = crypto::ed25519_from_seed(*config.validator_key).public_key;
+      // Rotating, any key: one the genesis does not name proposes once a
+      // governance change names it (D2, D10), and only follows until then.
       if (config.rotating) {
-        auto keys = canonical_validator_keys(*stored_genesis->cip11);
-        if (std::find(keys.begin(), keys.end(), mine) == keys.end())
-          return Err{std::string("the validator key is not one of the genesis validators' peer keys")};
       } else if (validators.empty() || validators.front().peer_key != mine) {
         return Err{std::string("the validator key is not validator 0 of the CIP-11 genesis, the devchain's producer")};
       }
@@ -456,6 +492,8 @@ Result<std::unique_ptr<Node>, std::string> Node::open(const NodeConfig& config,
   const Head head = loaded->head;
   auto node = std::unique_ptr<Node>(new Node(config, std::move(db), *stored_genesis, std::move(state), head));
   node->seeds_ = std::move(seeds);
+  node->proposers_ = std::move(loaded->proposers);
+  node->round_keys_ = std::move(loaded->round_keys);
   node->seed_key_ = seed_key;
   return node;
 }
@@ -477,7 +515,9 @@ Node::Node(NodeConfig config, std::unique_ptr<rocksdb::DB> db, GenesisSpec genes
       chain_instance_id_(state.registry.chain_instance_id),
       snapshots_(snapshots_of(genesis_, state.validator_sets)),
       validators_(genesis_.cip11 ? canonical_validator_keys(*genesis_.cip11) : std::vector<crypto::Ed25519Public>{}),
-      validator_index_(index_of(validators_, config_.validator_key)),
+      genesis_index_(index_of(validators_, config_.validator_key)),
+      my_key_(config_.validator_key ? std::optional(crypto::ed25519_from_seed(*config_.validator_key).public_key)
+                                    : std::nullopt),
       state_(std::move(state)),
       height_(head.height),
       head_(head),
@@ -629,7 +669,7 @@ std::optional<ValidatorSetRefusal> Node::schedule_validator_set(BlockWork& work,
   if (!set) return ValidatorSetRefusal::kMalformedValidatorSet;
   // Against what is scheduled so far, this block's earlier calls included.
   const auto& sets = work.validator_sets ? *work.validator_sets : state_.validator_sets;
-  if (auto why = check_schedule(*set, *genesis_.cip11, snapshots_of(genesis_, sets), height)) return why;
+  if (auto why = check_schedule(*set, *genesis_.cip11, sets, snapshots_of(genesis_, sets), height)) return why;
   if (!work.validator_sets) work.validator_sets = state_.validator_sets;
   log::info("validator_set_scheduled", log::field("height", height), log::field("epoch", set->epoch),
             log::field("activation_height", set->activation_height), log::field("validators", set->validators.size()));
@@ -742,7 +782,12 @@ ApiResult<std::uint64_t> Node::write_block(const SignedBlock& signed_block, cons
     head_ = Head{h, block.view, signed_block.digest};
     published_ = std::move(snapshot);
   }
-  if (ex.work.validator_sets) snapshots_ = snapshots_of(genesis_, state_.validator_sets);  // the producer's (produce_mu_)
+  if (ex.work.validator_sets) {  // the producer's (produce_mu_); the proposers published under mu_
+    snapshots_ = snapshots_of(genesis_, state_.validator_sets);
+    auto proposers = std::make_shared<const Proposers>(proposers_of(genesis_, snapshots_, state_.validator_sets));
+    std::lock_guard lock(mu_);
+    proposers_ = std::move(proposers);
+  }
   log_selection_telemetry(h, ex.committed.effects);
   if (cip11 && observer_) observer_(ex.committed);
   return h;
@@ -807,7 +852,19 @@ ApiResult<SignedBlock> Node::propose(std::optional<std::uint64_t> view, const An
   }
   b.chain_instance_id = chain_instance_id_;
   b.epoch = snapshots_.active(b.height).epoch;
-  b.proposer = validator_index_.value_or(0);
+  if (config_.rotating) {
+    // The leader of the view among the validators active at the height (D2):
+    // a validator out of that snapshot, or not its turn, proposes nothing.
+    const auto leader = proposers_->leader(b.height, b.view);
+    const auto mine = my_key_ ? proposers_->index_of(b.height, *my_key_) : std::nullopt;
+    if (!leader || mine != leader)
+      return Err{ApiError{ApiErrorCode::kBadRequest, "this validator does not lead view " + std::to_string(b.view) +
+                                                         " at height " + std::to_string(b.height)}};
+    b.proposer = *leader;
+    set_round_keys(round_keys_, *proposers_, b.height);
+  } else {
+    b.proposer = genesis_index_.value_or(0);
+  }
   // Each sender's transactions from its committed nonce on, as every verifier
   // checks them; one a block from another validator superseded stays out.
   std::vector<Pending> txs;
@@ -882,7 +939,8 @@ ApiResult<std::uint64_t> Node::accept_locked(const SignedBlock& sb) {
     return Err{refuse(why, "block " + std::to_string(b.height) + ": " + detail)};
   };
   // Who may propose what, before any work.
-  if (validators_.empty()) return no(BlockRefusal::kNoValidatorSet, "no ValidatorSetSnapshot(0)");
+  const EpochValidators* producers = proposers_->at(b.height);
+  if (validators_.empty() || !producers) return no(BlockRefusal::kNoValidatorSet, "no ValidatorSetSnapshot(0)");
   if (b.chain_instance_id != chain_instance_id_) return no(BlockRefusal::kWrongChain, json::hex0x(b.chain_instance_id));
   if (b.epoch != snapshots_.active(b.height).epoch)  // the subset_epoch active at its height (§5.4, D9)
     return no(BlockRefusal::kWrongEpoch, "epoch " + std::to_string(b.epoch));
@@ -897,10 +955,13 @@ ApiResult<std::uint64_t> Node::accept_locked(const SignedBlock& sb) {
     return no(BlockRefusal::kWrongParent, "parent " + json::hex0x(b.parent));
   }
   if (b.view <= at.view) return no(BlockRefusal::kStaleView, "view " + std::to_string(b.view));
-  if (b.proposer != leader_of(b.view, validators_.size()))
-    return no(BlockRefusal::kWrongProposer, "proposer " + std::to_string(b.proposer) + " in view " + std::to_string(b.view));
+  // The leader of the view among the validators of the epoch active at the
+  // block's height (D2): a validator that snapshot leaves out proposes nothing.
+  if (b.proposer != leader_of(b.view, producers->peers.size()))
+    return no(BlockRefusal::kWrongProposer, "proposer " + std::to_string(b.proposer) + " in view " +
+                                                std::to_string(b.view) + " of epoch " + std::to_string(producers->epoch));
   if (block_digest(b) != sb.digest) return no(BlockRefusal::kBadDigest, "digest " + json::hex0x(sb.digest));
-  if (!crypto::ed25519_verify(validators_[b.proposer], sb.digest, sb.signature))
+  if (!crypto::ed25519_verify(producers->peers[b.proposer], sb.digest, sb.signature))
     return no(BlockRefusal::kBadSignature, "proposer " + std::to_string(b.proposer));
   // The round seed: the proposer leads Round(0, view), and its proof over the
   // previous output must verify against its key (choice 78). A block without
@@ -914,6 +975,7 @@ ApiResult<std::uint64_t> Node::accept_locked(const SignedBlock& sb) {
       if (!decoded) return no(BlockRefusal::kBadSeedEvidence, std::string(crypto::ecvrf::to_string(decoded.error())));
       proof = *decoded;
     }
+    set_round_keys(round_keys_, *proposers_, b.height);
     auto advance = seeds_->advance({0, b.view}, proof);
     if (!advance) {
       std::string why(cip11::chain::to_string(advance.error().error));
@@ -1076,13 +1138,15 @@ ApiResult<Unit> Node::unapply_to(std::uint64_t target) {
   }
   state_.cip11 = std::move(loaded->state.cip11);
   seeds_ = std::move(loaded->seeds);
-  snapshots_ = snapshots_of(genesis_, loaded->state.validator_sets);  // the producer's (produce_mu_)
+  snapshots_ = std::move(loaded->snapshots);  // the producer's (produce_mu_)
+  round_keys_ = std::move(loaded->round_keys);
   notice.height = loaded->head.height;
   auto snapshot = snapshot_of(*db_);
   {
     std::lock_guard lock(mu_);
     state_.registry = std::move(loaded->state.registry);
     state_.nonces = std::move(loaded->state.nonces);
+    proposers_ = std::move(loaded->proposers);
     state_.validator_sets = std::move(loaded->state.validator_sets);
     height_ = loaded->head.height;
     head_ = loaded->head;
@@ -1196,6 +1260,24 @@ ApiResult<Node::Followed> Node::follow(BlocksApi& peer) {
 Node::Head Node::head() const {
   std::lock_guard lock(mu_);
   return head_;
+}
+
+std::shared_ptr<const Proposers> Node::proposers() const {
+  std::lock_guard lock(mu_);
+  return proposers_;
+}
+
+std::optional<std::uint32_t> Node::validator_index() const {
+  if (!config_.rotating) return genesis_index_;
+  std::lock_guard lock(mu_);
+  return my_key_ ? proposers_->index_of(height_ + 1, *my_key_) : std::nullopt;
+}
+
+bool Node::leads(std::uint64_t height, std::uint64_t view) const {
+  if (!my_key_) return false;
+  const auto p = proposers();
+  const auto leader = p->leader(height, view);
+  return leader && p->index_of(height, *my_key_) == leader;
 }
 
 std::array<std::uint64_t, kBlockRefusalCount> Node::refusals() const {

@@ -57,6 +57,7 @@
 #include "devchain/blocks_api.h"
 #include "devchain/cip11_api.h"
 #include "devchain/genesis.h"
+#include "devchain/proposers.h"
 #include "devchain/state_codec.h"
 
 namespace rocksdb {
@@ -75,8 +76,9 @@ struct NodeConfig {
   /// uses): it signs the blocks this node proposes, its place in the canonical
   /// order is the proposer index they carry, and the ECVRF key of the same
   /// seed proves the round seed of each block it proposes (docs/cip11.md
-  /// choices 74 and 78) unless the genesis names a separate VRF key (vrf_key). A lone producer's must be validator 0 of the genesis,
-  /// a rotating validator's one of the genesis validators'. Unset, blocks carry
+  /// choices 74 and 78) unless the genesis names a separate VRF key (vrf_key). A lone producer's must be validator 0 of the genesis;
+  /// a rotating validator's may be any key, which proposes where the snapshot
+  /// active at a height names it (docs/devchain.md D2). Unset, blocks carry
   /// proposer 0, a zero signature and no seed proof (each round's seed is
   /// derived, as a nullified one's).
   std::optional<crypto::Ed25519Seed> validator_key{};
@@ -88,8 +90,8 @@ struct NodeConfig {
   /// Who leads the rounds, for the blocks and their seeds alike. false: this
   /// node is the chain's one producer (cip11d --dev), and genesis validator 0
   /// leads every round. true: the validators take turns (cip11d --genesis,
-  /// the rotation), and the leader of Round(0, v) is the canonical
-  /// validators[v mod N], the proposer of view v.
+  /// the rotation), and the leader of Round(0, v) is the proposer of view v:
+  /// validators_E[v mod N_E] of the epoch active at its block's height (proposers.h).
   bool rotating = false;
 };
 
@@ -192,9 +194,18 @@ class Node final : public ChainApi, public Cip11Api, public BlocksApi {
   ApiResult<ChainHead> chain_head() override { return head(); }
   /// Blocks refused so far, by reason (the validator's metric).
   std::array<std::uint64_t, kBlockRefusalCount> refusals() const;
-  /// This node's index among the canonical validators; nullopt without a key.
-  std::optional<std::uint32_t> validator_index() const { return validator_index_; }
+  /// This node's index among the canonical validators of the epoch active at
+  /// the next height (a lone producer: of the genesis); nullopt without a key
+  /// or when that snapshot leaves it out.
+  std::optional<std::uint32_t> validator_index() const;
+  /// The genesis validators (ValidatorSetSnapshot(0)): more than one makes a
+  /// chain of several validators, whose blocks carry state roots and undo records.
   std::size_t validator_count() const { return validators_.size(); }
+  /// Whether this node's key leads `view` at `height` (docs/devchain.md D2):
+  /// the leader of the view among the validators of the epoch active there.
+  bool leads(std::uint64_t height, std::uint64_t view) const;
+  /// Who proposes at each height, as of the last published block (proposers.h).
+  std::shared_ptr<const Proposers> proposers() const;
   GenesisSpec genesis() const;
   /// keccak256 of the encoded state at the current height: equal hashes, equal states.
   Bytes32 state_hash() const;
@@ -284,14 +295,21 @@ class Node final : public ChainApi, public Cip11Api, public BlocksApi {
   // governance scheduled (D10): the producer's (produce_mu_), rebuilt after a
   // block that scheduled one.
   cip11::chain::ValidatorSnapshots snapshots_;
-  const std::vector<crypto::Ed25519Public> validators_;  // canonical order (§5.4)
-  const std::optional<std::uint32_t> validator_index_;
+  const std::vector<crypto::Ed25519Public> validators_;  // the genesis's, canonical order (§5.4)
+  const std::optional<std::uint32_t> genesis_index_;     // this key's among them (a lone producer's proposer index)
+  const std::optional<crypto::Ed25519Public> my_key_;
+  // Who proposes at each height (proposers.h): written under mu_ by the
+  // producer (with snapshots_), read by it without the lock.
+  std::shared_ptr<const Proposers> proposers_ = std::make_shared<const Proposers>();
 
   ChainState state_;  // .cip11: the producer's (produce_mu_); .registry, .nonces, .validator_sets: written under mu_ by the producer
   // The producer's (produce_mu_): the recent rounds' seeds, replayed from the
   // stored blocks' proofs at open, and the key that proves the next ones.
   std::unique_ptr<cip11::chain::SeedChain> seeds_;
   std::optional<crypto::ecvrf::Seed> seed_key_;
+  // The round leaders' ECVRF keys the seeds' leader function reads: the
+  // epoch's of the block whose round is being taken, set before each.
+  std::shared_ptr<std::vector<crypto::ecvrf::PublicKey>> round_keys_;
 
   mutable std::mutex mu_;  // guards everything below
   std::uint64_t height_;

@@ -9,9 +9,7 @@ namespace cowboy::devchain {
 Rotation::Rotation(Node& node, std::vector<std::unique_ptr<HttpClient>> peers, RotationConfig config)
     : node_(node),
       peers_(std::move(peers)),
-      config_(config),
-      me_(node.validator_index().value_or(0)),
-      validators_(std::max<std::size_t>(node.validator_count(), 1)) {
+      config_(config) {
   node_.set_submit_observer([this](const Transaction& tx) {
     std::lock_guard lock(mu_);
     if (to_forward_.size() >= kMaxForwardQueue) return;  // the client's own resubmission covers the rest
@@ -126,7 +124,6 @@ void Rotation::run() {
   // yet: it proposes only once it has committed a block from them, or after a
   // whole rotation of timeouts with none (then nobody else is proposing).
   bool joined = last.height == 0;
-  const auto alone = config_.view_timeout * static_cast<std::int64_t>(validators_);
   for (;;) {
     {
       std::unique_lock lock(mu_);
@@ -148,7 +145,11 @@ void Rotation::run() {
       synced = now;
       if (catch_up()) continue;  // behind: the head moved, timing starts again from it
     }
-    if (leader_of(view, validators_) != me_ || view <= proposed) continue;
+    // The leader of the view among the validators active at the next height (D2).
+    if (!node_.leads(head.height + 1, view) || view <= proposed) continue;
+    const auto proposers = node_.proposers();  // held: the node may publish others meanwhile
+    const auto* producers = proposers->at(head.height + 1);
+    const auto alone = config_.view_timeout * static_cast<std::int64_t>(producers ? producers->peers.size() : 1);
     if (!joined && now - started < alone) continue;
     if (catch_up()) continue;  // never propose on a stale head
     proposed = view;

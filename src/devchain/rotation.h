@@ -5,7 +5,9 @@
 // re-execute.
 //
 // Views: after a validator commits the block of view v (its own or a peer's),
-// the leader of v+1 (validators[(v+1) mod N]) proposes block_interval later.
+// the leader of v+1 (validators_E[(v+1) mod N_E] of the epoch E active at the
+// next height, Node::leads) proposes block_interval later; a validator no
+// active snapshot names only follows.
 // A view whose block has not come view_timeout after that is nullified - no
 // message says so; every validator reads it off its own clock - and the leader
 // of the next view proposes, one view per further view_timeout. The proposer
@@ -74,8 +76,6 @@ class Rotation {
   Node& node_;
   std::vector<std::unique_ptr<HttpClient>> peers_;
   const RotationConfig config_;
-  const std::uint32_t me_;
-  const std::size_t validators_;
 
   std::mutex mu_;
   std::condition_variable wake_;

@@ -1,8 +1,10 @@
 #include "devchain/validator_set_tx.h"
 
 #include <algorithm>
+#include <map>
 #include <set>
 
+#include "common/ecvrf.h"
 #include "devchain/cip11_genesis.h"
 
 namespace cowboy::devchain {
@@ -59,7 +61,8 @@ std::string_view validator_set_refusal_name(ValidatorSetRefusal r) {
     case ValidatorSetRefusal::kEmptySet: return "EmptySet";
     case ValidatorSetRefusal::kTooManyValidators: return "TooManyValidators";
     case ValidatorSetRefusal::kDuplicateKey: return "DuplicateKey";
-    case ValidatorSetRefusal::kUnknownValidator: return "UnknownValidator";
+    case ValidatorSetRefusal::kBadVrfKey: return "BadVrfKey";
+    case ValidatorSetRefusal::kBadEndpoint: return "BadEndpoint";
     case ValidatorSetRefusal::kValidatorMismatch: return "ValidatorMismatch";
     case ValidatorSetRefusal::kUnchangedSet: return "UnchangedSet";
   }
@@ -67,6 +70,7 @@ std::string_view validator_set_refusal_name(ValidatorSetRefusal r) {
 }
 
 std::optional<ValidatorSetRefusal> check_schedule(const ScheduleValidatorSet& s, const Cip11Genesis& genesis,
+                                                  const std::vector<ScheduleValidatorSet>& earlier,
                                                   const cip11::chain::ValidatorSnapshots& scheduled,
                                                   std::uint64_t height) {
   using R = ValidatorSetRefusal;
@@ -84,12 +88,26 @@ std::optional<ValidatorSetRefusal> check_schedule(const ScheduleValidatorSet& s,
   for (const auto& v : s.validators)
     if (!peers.insert(v.peer_key).second || !vrfs.insert(v.vrf_key.value_or(crypto::ecvrf::PublicKey{})).second)
       return R::kDuplicateKey;
+  // Every validator any snapshot named so far, with the entry that named it
+  // first: a validator keeps its keys and endpoint from one epoch to the next.
+  // vrf_key_of's rule for a genesis entry, spelled here so this codec links
+  // without the genesis JSON (fuzz targets).
+  std::map<crypto::Ed25519Public, std::pair<crypto::ecvrf::PublicKey, std::string>> known;
+  for (const auto& g : genesis.validators) known.emplace(g.peer_key, std::pair(g.vrf_key.value_or(g.peer_key), g.endpoint));
+  for (const auto& e : earlier)
+    for (const auto& v : e.validators) known.emplace(v.peer_key, std::pair(v.vrf_key.value_or(v.peer_key), v.endpoint));
   for (const auto& v : s.validators) {
-    auto g = std::find_if(genesis.validators.begin(), genesis.validators.end(),
-                          [&](const auto& e) { return e.peer_key == v.peer_key; });
-    if (g == genesis.validators.end()) return R::kUnknownValidator;
-    // vrf_key_of's rule, spelled here so this codec links without the genesis JSON (fuzz targets).
-    if (v.vrf_key != g->vrf_key.value_or(g->peer_key) || v.endpoint != g->endpoint) return R::kValidatorMismatch;
+    const auto vrf = v.vrf_key.value_or(crypto::ecvrf::PublicKey{});
+    if (auto k = known.find(v.peer_key); k != known.end()) {
+      if (vrf != k->second.first || v.endpoint != k->second.second) return R::kValidatorMismatch;
+      continue;
+    }
+    // A validator no snapshot named before (it joins, D2): a key that proves
+    // round seeds (§9.2), no known validator's, and a QUIC endpoint to reach it at.
+    if (!crypto::ecvrf::validate_key(vrf)) return R::kBadVrfKey;
+    for (const auto& [peer, entry] : known)
+      if (entry.first == vrf || peer == vrf) return R::kDuplicateKey;
+    if (v.endpoint.empty() || v.endpoint.find(':') == std::string::npos) return R::kBadEndpoint;
   }
   auto before = last.peers;
   std::sort(before.begin(), before.end());

@@ -58,15 +58,20 @@ enum class ValidatorSetRefusal : std::uint8_t {
   kEmptySet,
   kTooManyValidators,     // above kMaxSetValidators
   kDuplicateKey,          // a peer key or a VRF key named twice
-  kUnknownValidator,      // not a genesis validator: only those run a node (D10)
-  kValidatorMismatch,     // its vrf_key or endpoint is not its genesis entry's
+  kValidatorMismatch,     // its vrf_key or endpoint is not the entry that named it first (genesis or an earlier change)
+  kBadVrfKey,             // a validator named for the first time: its vrf_key is no valid ECVRF key
+  kBadEndpoint,           // ... or its endpoint is not host:port
   kUnchangedSet,          // the same members as the snapshot before (§5.4)
 };
 std::string_view validator_set_refusal_name(ValidatorSetRefusal r);
 
 /// The checks of a decoded change included at `height`, against the
-/// snapshots scheduled so far; nullopt when it is accepted.
+/// snapshots scheduled so far and the changes governance scheduled before it
+/// (`earlier`); nullopt when it is accepted. A validator no snapshot named
+/// before may join (docs/devchain.md D2): its vrf_key must be a valid ECVRF
+/// key that no known validator holds, and its endpoint host:port.
 std::optional<ValidatorSetRefusal> check_schedule(const ScheduleValidatorSet& s, const Cip11Genesis& genesis,
+                                                  const std::vector<ScheduleValidatorSet>& earlier,
                                                   const cip11::chain::ValidatorSnapshots& scheduled,
                                                   std::uint64_t height);
 

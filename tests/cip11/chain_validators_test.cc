@@ -489,6 +489,85 @@ TEST_F(Cip11GovernanceReconfiguration, ASetChangedByTransactionReachesEveryProce
   run_reconfiguration();
 }
 
+// docs/devchain.md D2, D10 with real processes: a fifth `cip11d` with a key
+// no genesis names starts beside the four, following the chain, and the
+// governance admin's transaction schedules epoch 1 with it in and genesis
+// validator 3 out. Every node, the leaving one included, holds the same
+// blocks; before the activation the newcomer proposes nothing, from it on it
+// proposes in its turns and validator 3 never, and the five agree on the head.
+struct Cip11ValidatorJoins : Cip11Validators {
+  static constexpr std::uint64_t kActivation = 70, kOverlap = 20, kLeaving = 3;
+  std::uint16_t fifth_chain_port = 0, fifth_quic_port = 0;
+  std::vector<chain::ValidatorEntry> genesis_validators;
+  void configure(devchain::Cip11Genesis& c) override {
+    c.overlap_blocks = kOverlap;
+    genesis_validators = c.validators;
+    fifth_chain_port = cowboy::testing::free_ports(SOCK_STREAM, 1).at(0);
+    fifth_quic_port = cowboy::testing::free_ports(SOCK_DGRAM, 1).at(0);
+    more_peers.push_back("http://127.0.0.1:" + std::to_string(fifth_chain_port));
+  }
+};
+
+TEST_F(Cip11ValidatorJoins, AFifthValidatorJoinsByTransactionAndProposesAndALeavingOneStopsWithEveryHeadAlike) {
+  const std::vector<std::size_t> genesis{0, 1, 2, 3};
+  ASSERT_TRUE(eventually([&] { return all_at_least(genesis, 2); }, 60s));
+  // The newcomer: its own keys, listening where its change will say, following from height 0.
+  auto seed = load_or_create_secret(dir.path() / "keys" / "fifth");
+  auto vrf = load_or_create_secret(dir.path() / "keys" / "vrf-fifth");
+  ASSERT_TRUE(seed.ok() && vrf.ok());
+  const auto newcomer = crypto::ed25519_from_seed(*seed).public_key;
+  const chain::ValidatorEntry entry{newcomer, "127.0.0.1:" + std::to_string(fifth_quic_port),
+                                    crypto::ecvrf::keypair_from_seed(*vrf).public_key};
+  std::vector<std::string> peers;
+  for (std::size_t i : genesis) peers.push_back(url(i));
+  chain_ports.push_back(fifth_chain_port);
+  processes.push_back(std::make_unique<ValidatorProcess>(
+      dir.path() / "v" / "fifth", genesis_path, dir.path() / "keys" / "fifth", dir.path() / "keys" / "vrf-fifth",
+      fifth_chain_port, peers, view_timeout_ms, std::vector<std::string>{"--listen", entry.endpoint}));
+  ASSERT_TRUE(processes.back()->up());
+  const std::vector<std::size_t> all{0, 1, 2, 3, 4};
+
+  devchain::ScheduleValidatorSet change{1, kActivation, {}};
+  for (std::size_t i = 0; i < kValidators; ++i)
+    if (i != kLeaving) change.validators.push_back(genesis_validators[i]);
+  change.validators.push_back(entry);
+  auto api = chain(0);
+  devchain::Wallet admin(api, submitter);
+  auto receipt = admin.send_and_wait(devchain::ValidatorSetCall{devchain::encode_schedule_validator_set(change)});
+  ASSERT_TRUE(receipt.ok()) << receipt.error().message;
+  ASSERT_TRUE(receipt->ok()) << *receipt->error;
+  ASSERT_LE(receipt->height + kOverlap, kActivation) << "the chain ran past the lead; raise kActivation";
+
+  const std::uint64_t until = kActivation + 30;
+  ASSERT_TRUE(eventually([&] { return all_at_least(all, until); }, 120s));
+  expect_same_blocks(all, until);
+  std::vector<crypto::Ed25519Public> epoch1 = devchain::as_change(change).peer_keys;  // canonical order
+  std::size_t by_newcomer = 0;
+  for (std::uint64_t h = 1; h <= until; ++h) {
+    auto b = chain(4).block_at(h);
+    ASSERT_TRUE(b.ok()) << h;
+    const auto& producers = h < kActivation ? canonical : epoch1;
+    ASSERT_LT(b->block.proposer, producers.size()) << h;
+    const auto signer = producers[b->block.proposer];
+    EXPECT_TRUE(crypto::ed25519_verify(signer, b->digest, b->signature)) << h;
+    EXPECT_EQ(b->block.epoch, h < kActivation ? 0u : 1u) << h;
+    if (h < kActivation) {
+      EXPECT_NE(signer, newcomer) << h;
+    } else {
+      EXPECT_NE(signer, genesis_validators[kLeaving].peer_key) << "validator 3 proposed block " << h;
+      by_newcomer += signer == newcomer;
+    }
+  }
+  EXPECT_GT(by_newcomer, 0u) << "the newcomer proposed no block in " << until - kActivation + 1 << " blocks";
+  // One head: each node's block at the lowest head among them is the same.
+  std::uint64_t lowest = UINT64_MAX;
+  for (std::size_t i : all) lowest = std::min(lowest, height(i));
+  expect_same_blocks(all, lowest);
+  for (std::size_t i : all) EXPECT_EQ(processes[i]->metric("cip11d_subset_epoch"), 1.0) << i;
+  for (std::size_t i : all)
+    EXPECT_EQ(processes[i]->metric("devchain_blocks_refused_total{reason=\"WrongProposer\"}").value_or(0), 0.0) << i;
+}
+
 struct Cip11PresenceGossipProcesses : Cip11Validators {
   Cip11PresenceGossipProcesses() { runner_count = 12; }
   std::vector<std::unique_ptr<RunnerProcess>> runners;

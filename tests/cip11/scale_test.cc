@@ -50,6 +50,19 @@ struct Cip11FortyRunners : Cip11Validators {
     }
     return out;
   }
+  /// No job lost: each one sent ends Completed (validator 0's record).
+  void expect_every_job_completed() {
+  for (const auto& id : jobs) {
+    ASSERT_TRUE(eventually(
+        [&] {
+          auto j = chain(0).job(id);
+          return j.ok() && chain::terminal(j->state);
+        },
+        90s))
+        << story(id);
+    EXPECT_EQ(chain(0).job(id)->state, chain::JobState::kCompleted) << to_hex0x(id);
+  }
+  }
   /// Jobs validator `i` holds as ended.
   std::size_t ended(std::size_t i) {
     return static_cast<std::size_t>(std::count_if(jobs.begin(), jobs.end(), [&](const Bytes32& id) {
@@ -106,16 +119,7 @@ TEST_F(Cip11FortyRunners, EveryRunnerIsAdmittedPresentUnderEveryProposerPushedTo
   submit(wallet, 20, 100);
 
   // No job lost: each completed, its assignment pushed to its runner.
-  for (const auto& id : jobs) {
-    ASSERT_TRUE(eventually(
-        [&] {
-          auto j = chain(0).job(id);
-          return j.ok() && chain::terminal(j->state);
-        },
-        90s))
-        << story(id);
-    EXPECT_EQ(chain(0).job(id)->state, chain::JobState::kCompleted) << to_hex0x(id);
-  }
+  expect_every_job_completed();
   for (const auto& id : jobs)
     EXPECT_TRUE(std::any_of(runners.begin(), runners.end(),
                             [&](auto& r) { return r->saw({"event=accepted", to_hex0x(id), "via=push"}, 5ms); }))
@@ -128,6 +132,75 @@ TEST_F(Cip11FortyRunners, EveryRunnerIsAdmittedPresentUnderEveryProposerPushedTo
   const auto proposers = expect_all_present(0, from, from + 8);
   EXPECT_EQ(proposers.count(index_of(kKilled)), 0u);
   expect_same_blocks(alive, from + 8);
+}
+
+// The same forty runners across a validator-set change by governance
+// transaction (docs/devchain.md D2, D10): epoch 1 leaves genesis validator 3
+// out. Every runner holds its epoch-1 subset (all three) before the overlap
+// window ends, validator 3 stops proposing at the activation and closes its
+// connections at the cutoff, and no job sent before, inside or at the end of
+// the window is lost.
+struct Cip11FortyRunnersAcrossAChange : Cip11FortyRunners {
+  static constexpr std::uint64_t kOverlap = 60, kLeaving = 3;
+  std::vector<chain::ValidatorEntry> genesis_validators;
+  void configure(devchain::Cip11Genesis& c) override {
+    c.overlap_blocks = kOverlap;
+    genesis_validators = c.validators;
+  }
+};
+
+TEST_F(Cip11FortyRunnersAcrossAChange, EveryRunnerReconnectsWithinTheOverlapAndNoJobIsLost) {
+  const std::vector<std::size_t> all{0, 1, 2, 3};
+  ASSERT_TRUE(eventually([&] { return all_at_least(all, 3); }, 60s));
+  for (std::size_t r = 0; r < runner_count; ++r) runners.push_back(start_runner(r, r % 3));
+  for (std::size_t r = 0; r < runner_count; ++r)
+    ASSERT_TRUE(runners[r]->wait_count("event=connected", kValidators - 1, 120s)) << "runner " << r;
+
+  // The change, far enough ahead for its lead and for its inclusion.
+  const std::uint64_t activation = height(0) + kOverlap + 30, cutoff = activation + kOverlap;
+  devchain::ScheduleValidatorSet change{1, activation, {}};
+  for (std::size_t i = 0; i < kValidators; ++i)
+    if (i != kLeaving) change.validators.push_back(genesis_validators[i]);
+  auto api = chain(0);
+  devchain::Wallet admin(api, submitter);
+  auto receipt = admin.send_and_wait(devchain::ValidatorSetCall{devchain::encode_schedule_validator_set(change)});
+  ASSERT_TRUE(receipt.ok()) << receipt.error().message;
+  ASSERT_TRUE(receipt->ok()) << *receipt->error;
+
+  auto submit_at = [&](std::uint64_t h, int n, int sleep_ms) {
+    ASSERT_TRUE(eventually([&] { return height(0) >= h; }, 120s));
+    submit(admin, n, sleep_ms);
+  };
+  submit_at(activation - 8, 10, 1500);
+  submit_at(activation + 5, 10, 800);
+  submit_at(cutoff - 6, 10, 2000);
+  ASSERT_TRUE(eventually([&] { return all_at_least(all, cutoff + 10); }, 180s));
+  expect_same_blocks(all, cutoff + 10);
+
+  // Each runner admitted by the three of epoch 1 before the cutoff; validator
+  // 3 admits none after the activation and holds none after the cutoff.
+  for (std::size_t r = 0; r < runner_count; ++r) {
+    for (std::size_t v = 0; v < kValidators; ++v) {
+      if (v == kLeaving) continue;
+      auto line = runners[r]->wait_for({"event=connected", endpoints.at(v) + " epoch 1"}, 60s);
+      ASSERT_TRUE(line) << "runner " << r << " validator " << v;
+      const auto at = line->find(" height=");
+      ASSERT_NE(at, std::string::npos) << *line;
+      EXPECT_LT(std::stoull(line->substr(at + 8)), cutoff) << *line;
+    }
+  }
+  EXPECT_EQ(processes[kLeaving]->metric("cip11d_connected_runners"), 0.0);
+  for (std::uint64_t h = activation; h <= cutoff + 10; ++h) {
+    auto b = chain(0).block_at(h);
+    ASSERT_TRUE(b.ok()) << h;
+    EXPECT_EQ(b->block.epoch, 1u) << h;
+    const auto epoch1 = devchain::as_change(change).peer_keys;
+    ASSERT_LT(b->block.proposer, epoch1.size()) << h;
+    EXPECT_NE(epoch1[b->block.proposer], genesis_validators[kLeaving].peer_key) << h;
+  }
+
+  // No job lost: each completed.
+  expect_every_job_completed();
 }
 
 }  // namespace

@@ -91,6 +91,7 @@ struct Cip11Validators : ::testing::Test {
   int view_timeout_ms = 500;
   std::vector<chain::testing::Key> runner_keys;
   std::vector<std::size_t> excluded;  // by runner: the validator (genesis order) its Sub(R) leaves out
+  std::vector<std::string> more_peers;  // chain APIs beyond the genesis validators' (one that joins later)
 
   void SetUp() override {
     crypto::init();
@@ -181,6 +182,7 @@ struct Cip11Validators : ::testing::Test {
     std::vector<std::string> peers;
     for (std::size_t j = 0; j < kValidators; ++j)
       if (j != i) peers.push_back(url(j));
+    peers.insert(peers.end(), more_peers.begin(), more_peers.end());
     return std::make_unique<ValidatorProcess>(dir.path() / "v" / std::to_string(i), genesis_path,
                                               key_path(i), vrf_key_path(i), chain_ports[i],
                                               peers, view_timeout_ms, extra_args(i));

@@ -86,12 +86,14 @@ struct DevchainValidators : ::testing::Test {
   std::unique_ptr<Node> open(std::size_t i) {
     NodeConfig config{dir.path() / "v" / std::to_string(i), std::chrono::milliseconds(5)};
     config.validator_key = seeds[i];
-    if (separate_vrf) config.vrf_key = vrf_seeds[i];
+    if (separate_vrf || i >= kValidators) config.vrf_key = vrf_seeds[i];  // a newcomer's change names its own
     config.rotating = true;
     auto node = Node::open(config, genesis());
     EXPECT_TRUE(node.ok()) << (node.ok() ? "" : node.error());
     if (!node.ok()) return nullptr;
-    EXPECT_EQ((*node)->validator_index(), i);
+    if (i < kValidators) {
+      EXPECT_EQ((*node)->validator_index(), i);  // a newcomer is no validator at genesis
+    }
     // Every validator sees every runner (each proposer's own view, §8.1).
     (*node)->set_presence_provider([](std::uint64_t, std::uint32_t n) {
       cip11::PresentSet s(n);
@@ -121,9 +123,22 @@ struct DevchainValidators : ::testing::Test {
     }
     return tx_hash(tx);
   }
+  /// The node (index into `nodes`) that leads `view` at the next height:
+  /// the leader among the validators of the epoch active there (D2).
+  std::size_t leader_at(std::uint64_t view) {
+    const auto h = any().head().height + 1;
+    const auto proposers = any().proposers();
+    const auto* active = proposers->at(h);
+    EXPECT_TRUE(active);
+    const auto key = active->peers[*proposers->leader(h, view)];
+    for (std::size_t i = 0; i < seeds.size(); ++i)
+      if (crypto::ed25519_from_seed(seeds[i]).public_key == key) return i;
+    ADD_FAILURE() << "no node holds the key of view " << view << "'s leader";
+    return 0;
+  }
   /// The leader of `view` proposes; every other validator that is up accepts.
   SignedBlock step(std::uint64_t view) {
-    auto& leader = nodes[leader_of(view, kValidators)];
+    auto& leader = nodes[leader_at(view)];
     EXPECT_TRUE(leader) << "the leader of view " << view << " is down";
     auto block = leader->propose_block(view);
     EXPECT_TRUE(block.ok()) << (block.ok() ? "" : block.error().message);
@@ -411,17 +426,26 @@ TEST_F(DevchainValidators, AValidatorDownMidEpochLosesNoJobAndCatchesUpFromAPeer
   expect_one_state();
 }
 
-TEST_F(DevchainValidators, ARotatingValidatorsKeyIsAnyGenesisValidatorsAndNoOtherKey) {
+TEST_F(DevchainValidators, ARotatingValidatorsKeyIsAnyKeyAndOnlyTheActiveSnapshotsPropose) {
   // One meaning of validator_key: the peer-key seed that signs blocks and
   // proves their seeds. Rotating, any genesis validator's is taken (SetUp
-  // opened all four, including non-zero genesis positions); another key is refused.
+  // opened all four, including non-zero genesis positions), and so is
+  // another key - a validator that joins by a later snapshot (D2) - which
+  // proposes nothing while no active snapshot names it.
   crypto::Ed25519Seed stranger = peer_seed(9);
   NodeConfig config{dir.path() / "stranger", std::chrono::milliseconds(5)};
   config.validator_key = stranger;
   config.rotating = true;
-  auto refused = Node::open(config, genesis());
-  ASSERT_FALSE(refused.ok());
-  EXPECT_NE(refused.error().find("not one of the genesis validators' peer keys"), std::string::npos) << refused.error();
+  auto follower = Node::open(config, genesis());
+  ASSERT_TRUE(follower.ok()) << follower.error();
+  EXPECT_EQ((*follower)->validator_index(), std::nullopt);
+  for (std::uint64_t view = 1; view <= kValidators; ++view) {
+    EXPECT_FALSE((*follower)->leads(1, view));
+    EXPECT_FALSE((*follower)->propose_block(view).ok());
+  }
+  EXPECT_EQ((*follower)->head().height, 0u);
+  const auto b = step(1);
+  EXPECT_TRUE((*follower)->accept_block(b).ok());
   // As a lone producer, only genesis validator 0 leads the rounds.
   const auto zero = genesis().cip11->validators.front().peer_key;
   for (std::size_t i = 0; i < kValidators; ++i) {
@@ -449,14 +473,15 @@ struct DevchainEpochs : DevchainValidators {
 TEST_F(DevchainEpochs, EachBlockNamesTheEpochActiveAtItsHeightAndAnotherIsRefused) {
   std::uint64_t view = 1;
   for (; view < kActivation; ++view) EXPECT_EQ(step(view).block.epoch, 0u) << view;
-  // The leader of the activation block names epoch 0 again: refused by all.
-  auto& leader = *nodes[leader_of(view, kValidators)];
+  // The leader of the activation block (epoch 1's, D2) names epoch 0 again: refused by all.
+  const std::size_t at = leader_at(view);
+  auto& leader = *nodes[at];
   auto genuine = leader.propose_block(view);
   ASSERT_TRUE(genuine.ok());
   EXPECT_EQ(genuine->block.epoch, 1u);
   SignedBlock forged = *genuine;
   forged.block.epoch = 0;
-  forged = seal_block(forged.block, seeds[forged.block.proposer]);
+  forged = seal_block(forged.block, seeds[at]);
   for (auto& n : nodes) {
     if (n.get() == &leader) continue;
     auto r = n->accept_block(forged);
@@ -889,6 +914,28 @@ struct DevchainValidatorSets : DevchainValidators {
     admin.pub = *crypto::secp256k1_public_key(admin.secret);
     admin.address = *crypto::secp256k1_key_address(admin.pub);
   }
+  static constexpr std::uint8_t kNewcomer = 10;  // its peer_seed and vrf_seed
+  /// A validator no genesis names, as a change names it.
+  static chain::ValidatorEntry newcomer_entry() {
+    return {crypto::ed25519_from_seed(peer_seed(kNewcomer)).public_key, "127.0.0.1:7500",
+            crypto::ecvrf::keypair_from_seed(vrf_seed(kNewcomer)).public_key};
+  }
+  /// Opens the newcomer's node on the same genesis (it follows from height 0); its index in `nodes`.
+  std::size_t add_newcomer() {
+    seeds.push_back(peer_seed(kNewcomer));
+    vrf_seeds.push_back(vrf_seed(kNewcomer));
+    nodes.push_back(open(seeds.size() - 1));
+    EXPECT_TRUE(nodes.back());
+    EXPECT_EQ(nodes.back()->validator_index(), std::nullopt);
+    return nodes.size() - 1;
+  }
+  /// The node of genesis validator i (genesis order).
+  std::size_t node_of(std::uint8_t i) const {
+    const auto pub = crypto::ed25519_from_seed(peer_seed(i)).public_key;
+    for (std::size_t n = 0; n < seeds.size(); ++n)
+      if (crypto::ed25519_from_seed(seeds[n]).public_key == pub) return n;
+    throw std::logic_error("no such validator");
+  }
   /// Genesis validator i's entry (genesis order), as a change names it.
   chain::ValidatorEntry entry(std::uint8_t i) const {
     const auto peer = crypto::ed25519_from_seed(peer_seed(i)).public_key;
@@ -967,11 +1014,23 @@ TEST_F(DevchainValidatorSets, EachRefusalIsNamedAndSchedulesNothingAndTheAccepte
     refused("DuplicateKey", admin, encode_schedule_validator_set(twin_vrf));
   }
   {
-    auto stranger = set_of({0, 1}, next() + kLead);
-    crypto::Ed25519Seed s{};
-    s.fill(0x5a);
-    stranger.validators[1].peer_key = stranger.validators[1].vrf_key.emplace(crypto::ed25519_from_seed(s).public_key);
-    refused("UnknownValidator", admin, encode_schedule_validator_set(stranger));
+    // A validator no snapshot named before may join (D2), with keys of its own
+    // and an endpoint: one whose vrf_key is no valid ECVRF key, another's, or
+    // whose endpoint is no host:port is refused.
+    auto stranger = [&] {
+      auto s = set_of({0, 1}, next() + kLead);
+      s.validators.push_back(newcomer_entry());
+      return s;
+    };
+    auto low_order = stranger();
+    low_order.validators[2].vrf_key.emplace()[0] = 0x01;  // the identity point
+    refused("BadVrfKey", admin, encode_schedule_validator_set(low_order));
+    auto borrowed = stranger();
+    borrowed.validators[2].vrf_key = entry(3).vrf_key;
+    refused("DuplicateKey", admin, encode_schedule_validator_set(borrowed));
+    auto nowhere = stranger();
+    nowhere.validators[2].endpoint = "nowhere";
+    refused("BadEndpoint", admin, encode_schedule_validator_set(nowhere));
   }
   {
     auto moved = set_of({0, 1}, next() + kLead);
@@ -1035,6 +1094,131 @@ TEST_F(DevchainValidatorSets, ARestartedValidatorReloadsTheScheduleAndFollowsIts
   while (any().head().height < activation + 3) step(view++);
   EXPECT_EQ(nodes[2]->head().height, activation + 3);
   EXPECT_EQ(nodes[2]->block_at(activation)->block.epoch, 1u);
+  expect_one_state();
+}
+
+// docs/devchain.md D2: the block producers follow the snapshot active at each
+// height. A governance change adds a validator no genesis names and drops
+// genesis validator 3: before the activation the newcomer only follows, from
+// it on the four of epoch 1 take turns - the newcomer in its turns, validator
+// 3 never - and all five nodes hold one state and the same round seeds.
+TEST_F(DevchainValidatorSets, ANewValidatorJoinsByTransactionProposesInItsTurnsAndALeftOneProposesNothing) {
+  const std::size_t fifth = add_newcomer();
+  const std::size_t left = node_of(3);
+  std::uint64_t view = 1;
+  step(view++);
+  const std::uint64_t activation = any().head().height + 1 + kLead;
+  auto change = set_of({0, 1, 2}, activation);
+  change.validators.push_back(newcomer_entry());
+  const auto hash = send(admin, change);
+  step(view++);
+  ASSERT_EQ(error_of(hash), "");
+  for (auto& n : nodes) EXPECT_EQ(changes_at(*n), std::vector{as_change(change)});
+  while (any().head().height + 1 < activation) {
+    EXPECT_NE(leader_at(view), fifth) << "view " << view;
+    step(view++);
+  }
+  std::map<crypto::Ed25519Public, int> proposed;
+  for (int i = 0; i < 8; ++i) {
+    const auto b = step(view++);
+    EXPECT_EQ(b.block.epoch, 1u);
+    const auto proposers = any().proposers();
+    const auto* active = proposers->at(b.block.height);
+    ASSERT_TRUE(active);
+    ASSERT_EQ(active->peers.size(), 4u);
+    const auto signer = active->peers.at(b.block.proposer);
+    EXPECT_TRUE(crypto::ed25519_verify(signer, b.digest, b.signature));
+    ++proposed[signer];
+  }
+  // Eight consecutive views over four validators: twice each.
+  EXPECT_EQ(proposed[newcomer_entry().peer_key], 2);
+  EXPECT_EQ(proposed.count(crypto::ed25519_from_seed(seeds[left]).public_key), 0u);
+  EXPECT_EQ(nodes[fifth]->validator_index(), any().proposers()->index_of(any().head().height + 1, newcomer_entry().peer_key));
+  EXPECT_EQ(nodes[left]->validator_index(), std::nullopt);
+  expect_one_state();
+  // Reopened on its store, the newcomer reads the change back and goes on proposing.
+  nodes[fifth].reset();
+  nodes[fifth] = open(fifth);
+  ASSERT_TRUE(nodes[fifth]);
+  for (int i = 0; i < 4; ++i) step(view++);
+  expect_one_state();
+}
+
+// The followers' proposer check (D2, D4): after the change that drops genesis
+// validator 3 is active, a view that was its turn in the genesis rotation is
+// led by a validator of epoch 1. Validator 3 proposes nothing there, and its
+// block - signed with its key, naming its genesis index - is refused
+// WrongProposer by every other node. (On the old code, where the producers
+// stayed the genesis validators, it proposed and every node accepted it.)
+TEST_F(DevchainValidatorSets, ABlockFromAValidatorTheActiveSnapshotLeavesOutIsRefused) {
+  const std::size_t left = node_of(3);
+  std::uint64_t view = 1;
+  step(view++);
+  const std::uint64_t activation = any().head().height + 1 + kLead;
+  const auto hash = send(admin, set_of({0, 1, 2}, activation));
+  step(view++);
+  ASSERT_EQ(error_of(hash), "");
+  while (any().head().height + 1 < activation) step(view++);
+  while (leader_of(view, kValidators) != left) ++view;  // its turn in the genesis rotation
+  const Bytes32 before = any().state_hash();
+  EXPECT_FALSE(nodes[left]->propose_block(view).ok()) << "validator 3 proposed outside the active snapshot";
+  // The block the leader of epoch 1 proposes, claimed by validator 3.
+  const std::size_t leader = leader_at(view);
+  ASSERT_NE(leader, left);
+  auto real = nodes[leader]->propose_block(view);
+  ASSERT_TRUE(real.ok()) << real.error().message;
+  Block claimed = real->block;
+  claimed.proposer = static_cast<std::uint32_t>(left);  // its canonical index in the genesis
+  claimed.seed_evidence.clear();  // a derived round: no proof to forge
+  const SignedBlock forged = seal_block(claimed, seeds[left]);
+  for (std::size_t i = 0; i < nodes.size(); ++i) {
+    if (i == leader || i == left) continue;
+    auto r = nodes[i]->accept_block(forged);
+    ASSERT_FALSE(r.ok()) << "node " << i << " accepted validator 3's block";
+    EXPECT_EQ(r.error().code, ApiErrorCode::kBlockRefused);
+    EXPECT_EQ(r.error().message.rfind("WrongProposer", 0), 0u) << r.error().message;
+    EXPECT_EQ(nodes[i]->refusals()[static_cast<std::size_t>(BlockRefusal::kWrongProposer)], 1u);
+    EXPECT_EQ(nodes[i]->state_hash(), before);
+    // The leader's own block is accepted.
+    EXPECT_TRUE(nodes[i]->accept_block(*real).ok());
+  }
+}
+
+// Rollback across a change (D11): the undo record of the block that scheduled
+// it covers its vset/ key, so un-applying that block withdraws the change at
+// every node - the schedule, the snapshots and the proposers - and puts the
+// call back into the mempool; the next block schedules it again and the
+// newcomer proposes from its activation on.
+TEST_F(DevchainValidatorSets, UndoingTheBlockThatScheduledAChangeWithdrawsItAndTheProposersWithIt) {
+  const std::size_t fifth = add_newcomer();
+  std::uint64_t view = 1;
+  step(view++);
+  const std::uint64_t activation = any().head().height + 1 + kLead + 2;
+  auto change = set_of({0, 1, 2, 3}, activation);
+  change.validators.push_back(newcomer_entry());
+  const auto hash = send(admin, change);
+  const auto scheduled_in = step(view++).block.height;
+  ASSERT_EQ(error_of(hash), "");
+  for (auto& n : nodes) {
+    EXPECT_EQ(n->proposers()->epochs().size(), 2u);
+    ASSERT_TRUE(n->roll_back_to(scheduled_in - 1).ok());
+    EXPECT_TRUE(changes_at(*n).empty());
+    EXPECT_EQ(n->proposers()->epochs().size(), 1u);
+    auto r = n->receipt(hash);
+    ASSERT_TRUE(r.ok());
+    EXPECT_FALSE(*r);  // pending again
+  }
+  expect_one_state();
+  step(view++);  // schedules it again, from the mempool
+  EXPECT_EQ(error_of(hash), "");
+  for (auto& n : nodes) EXPECT_EQ(changes_at(*n), std::vector{as_change(change)});
+  int by_newcomer = 0;
+  while (any().head().height < activation + 5) {
+    const bool its_turn = any().head().height + 1 >= activation && leader_at(view) == fifth;
+    step(view++);
+    by_newcomer += its_turn;
+  }
+  EXPECT_GT(by_newcomer, 0);
   expect_one_state();
 }
 

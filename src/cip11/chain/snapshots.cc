@@ -64,6 +64,23 @@ std::optional<std::uint64_t> ValidatorSnapshots::cutoff(std::uint64_t epoch) con
   return std::nullopt;
 }
 
+bool SharedSnapshots::withdraw(const std::vector<ValidatorSetChange>& changes) {
+  auto held = get();
+  const auto& epochs = held->epochs();
+  std::size_t keep = 1;  // epoch 0, then each held epoch the chain still holds alike
+  while (keep < epochs.size() && keep <= changes.size() &&
+         changes[keep - 1].activation_height == epochs[keep].activation_height &&
+         changes[keep - 1].peer_keys == epochs[keep].peers)
+    ++keep;
+  if (keep == epochs.size()) return false;
+  ValidatorSnapshots next = ValidatorSnapshots::scheduled(epochs[0].peers, {}, held->overlap_blocks());
+  for (std::size_t i = 1; i < keep; ++i) next.add(i, epochs[i].activation_height, epochs[i].peers);
+  std::lock_guard lock(mu_);
+  if (now_ != held) return false;  // another thread changed them meanwhile; the next read settles it
+  now_ = std::make_shared<const ValidatorSnapshots>(std::move(next));
+  return true;
+}
+
 bool SharedSnapshots::update(const std::vector<ValidatorSetChange>& changes) {
   auto held = get();
   const auto& epochs = held->epochs();

@@ -102,6 +102,10 @@ class SharedSnapshots {
   /// now) when they add epochs to those held and keep the ones held; true when
   /// they did. Heights that do not ascend, or a rewritten epoch, are ignored.
   bool update(const std::vector<ValidatorSetChange>& changes);
+  /// After the chain un-applied blocks (docs/devchain.md D11): drops the
+  /// epochs held beyond what `changes` (the chain's list now) still holds,
+  /// from the first that differs; true when it dropped any. Epoch 0 stays.
+  bool withdraw(const std::vector<ValidatorSetChange>& changes);
 
  private:
   mutable std::mutex mu_;

@@ -70,7 +70,8 @@ Result<std::unique_ptr<ValidatorService>, std::string> ValidatorService::open(Va
   const auto me = crypto::ed25519_from_seed(config.key).public_key;
   bool listed = false;
   for (const auto& v : setup->validators) listed = listed || v.peer_key == me;
-  if (!listed) return Err{std::string("this validator key is not in the chain's ValidatorSetSnapshot(0)")};
+  if (!listed && !config.joining)
+    return Err{std::string("this validator key is not in the chain's ValidatorSetSnapshot(0)")};
   std::unique_ptr<ValidatorService> s(new ValidatorService(std::move(config), chain, std::move(*setup)));
   if (results) s->results_ = results;
   if (!s->directory_.refresh()) return Err{std::string("the chain's runner registry cannot be read")};
@@ -176,6 +177,13 @@ void ValidatorService::on_rollback(std::uint64_t height, const std::vector<chain
   log::warn("chain_rolled_back", log::field("height", height), log::field("withdrawn", withdrawn.size()));
   last_height_ = height;
   (void)directory_.refresh();  // a dropped block may have registered runners the winning branch orders otherwise
+  // A validator set a dropped block scheduled no longer holds (the chain has
+  // withdrawn it); the winning branch's blocks bring theirs through on_block.
+  if (auto changes = chain_.validator_set_changes(); changes && snapshots_.withdraw(*changes)) {
+    const auto held = snapshots_.get();
+    log::warn("validator_set_withdrawn", log::field("height", height), log::field("epochs", held->epochs().size()));
+    asio::post(io_, [this, height] { react_to_epochs(height); });
+  }
   // The dispatcher ends the withdrawn pushes as a block's ends; no push is
   // due and no ack times out at a height below its last block.
   CommittedAssignments work{height, std::chrono::steady_clock::now(), {}, withdrawn};

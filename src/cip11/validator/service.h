@@ -35,6 +35,10 @@ struct ValidatorServiceConfig {
   quic::EndpointConfig endpoint;  // host, port, certificate and key; the reset secret is derived from `key`
   std::uint64_t ack_timeout_blocks = kAckTimeoutBlocks;
   unsigned signature_threads = 1;
+  /// A validator the chain's ValidatorSetSnapshot(0) does not name, which
+  /// joins when a later snapshot does (docs/devchain.md D2): opened anyway; it
+  /// admits no runner until a current snapshot names it (§5.3).
+  bool joining = false;
 };
 
 /// A committed block as the service learns of it: from the producer's
@@ -78,6 +82,7 @@ class ValidatorService {
   /// ValidatorSetSnapshot(0), reads the registry and starts listening.
   /// `results`: where checked result transactions go; by default the
   /// chain's admission through a ChainForwarder.
+  /// (`config.joining`: or not, see there).
   static Result<std::unique_ptr<ValidatorService>, std::string> open(ValidatorServiceConfig config,
                                                                      chain::ChainPort& chain,
                                                                      ResultSink* results = nullptr);
@@ -91,7 +96,11 @@ class ValidatorService {
   /// assigned is withdrawn (JobCancel{Reassigned} to the runners it was pushed
   /// to here), the registry index is read again and admission reads at
   /// `height`; the winning branch's blocks come after through on_block.
+  /// The validator-set snapshots the dropped blocks scheduled are withdrawn
+  /// (the chain's list is read again, SharedSnapshots::withdraw).
   void on_rollback(std::uint64_t height, const std::vector<chain::AssignmentEnd>& withdrawn);
+  /// The validator-set snapshots held now (§5.3): epoch 0 and the chain's changes.
+  std::shared_ptr<const chain::ValidatorSnapshots> snapshots() const { return snapshots_.get(); }
   /// The producer's PresenceInputV1 field for `height`, given |registry(H-1)|:
   /// local presence ∪ every fresh view the other validators gossiped (§8.2).
   std::optional<Bytes> presence_field(std::uint64_t height, std::uint32_t registry_size);
