@@ -15,10 +15,6 @@ missing=$(
     } | grep -E "^${top}" | grep -vE '[<>*{}[:space:]]|\.\.\.' | sed -E 's/[.,:;)]+$//' | sort -u |
       while read -r path; do
         [ -e "$path" ] && continue
-        # Transit's contract headers move from src/transit/contract/ to
-        # include/transit/contract/ (issue 45): either place counts until the
-        # move has landed. Drop this line then.
-        case "$path" in include/transit/contract/*) [ -e "src/${path#include/}" ] && continue ;; esac
         echo "$doc: $path does not exist"
       done
   done

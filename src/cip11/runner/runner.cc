@@ -15,6 +15,7 @@
 #include "cip11/link/runner_link.h"
 #include "cip11/runner/heartbeat.h"
 #include "cip11/runner/job_book.h"
+#include "cip11/runner/job_cycle.h"
 #include "cip11/runner/journal.h"
 #include "cip11/runner/ledger.h"
 #include "cip11/runner/task.h"
@@ -72,22 +73,18 @@ class PeerAdmission final : public Admission {
 }  // namespace
 
 struct Runner::Impl {
-  // One job this runner holds, from its assignment to its last transaction's inclusion.
+  // The I/O side of one job the cycle holds (its state and transitions are
+  // JobCycle's, job_cycle.h): made when the cycle takes the job, erased
+  // where the cycle lets it go.
   struct Job {
-    chain::JobRecord record;    // as the chain showed it when the job was taken
     JobAssignment assignment;   // what was accepted (built from the record for a polled job)
+    Bytes spec;                 // the chain record's job spec, what the task runs
     RunnerLink* link = nullptr;  // the Accepted stream's connection; none for a polled job
     std::int64_t stream = -1;
     std::uint64_t admission = 0;  // which of the link's connections holds the stream (its stats().admissions)
     bool stream_ended = false;    // this end's FIN is sent (docs/cip11.md: after its last frame)
     std::string via;
-    enum class Phase : std::uint8_t { kVerifying, kRunning, kAwaitingCommit, kAwaitingReveal, kRevealed } phase{};
-    CancelFlag cancel = std::make_shared<std::atomic<bool>>(false);
-    Bytes result;
-    Bytes32 salt{};
-    std::optional<Bytes32> commit_tx, reveal_tx;
-    bool checking = false;  // a chain read for its reveal window is under way
-    bool held = false;      // pushed ahead of this runner's view: verified again once it applies assignment_height
+    CancelFlag cancel = std::make_shared<std::atomic<bool>>(false);  // the task's view of a cancel
   };
 
   RunnerOptions o;
@@ -124,7 +121,8 @@ struct Runner::Impl {
 
   // Everything below lives on the io thread.
   JobBook book;
-  std::map<Bytes32, Job> jobs;
+  JobCycle cycle;                // every held job's state (pure)
+  std::map<Bytes32, Job> jobs;   // and its I/O side: the same job ids
   std::optional<TxLedger> ledger;
   std::optional<HeartbeatSchedule> schedule;
   std::optional<Bytes32> heartbeat_tx;
@@ -135,7 +133,6 @@ struct Runner::Impl {
   std::optional<Bytes32> certificate_tx;
   std::uint64_t certificate_anchor = 0, anchor = 0;
   std::uint32_t paused_kinds = o.paused_job_kinds;  // JobKind bits not served now, said in CapabilityDeltas (§6.5)
-  std::uint32_t running = 0;
   bool backpressured = false, height_read_busy = false, receipts_read_busy = false, polling = false;
   bool polling_allowed = true;  // false once the chain retired the poll endpoint (CIP11_POLL_DISABLED, §14)
   RunnerStatus stats;
@@ -149,7 +146,7 @@ struct Runner::Impl {
     if (o.on_event) o.on_event(RunnerEvent{kind, job_id, std::move(via), std::move(detail), stats.height, unix_micros()});
   }
   void publish() {
-    stats.running = running;
+    stats.running = cycle.running();
     stats.admitted = 0;
     stats.reconnects = 0;
     for (const auto& l : links) {
@@ -235,12 +232,9 @@ struct Runner::Impl {
              settle(r, h);
            });
     }
-    for (auto& [id, job] : jobs) {
-      if (job.phase == Job::Phase::kAwaitingReveal && !job.checking) check_reveal(job);
-      if (job.phase == Job::Phase::kVerifying && job.held && h >= job.assignment.assignment_height) {
-        job.held = false;
-        verify_push(id);
-      }
+    for (const auto& due : cycle.block(h)) {
+      if (due.what == JobCycle::Due::What::kCheckReveal) check_reveal(due.id);
+      if (due.what == JobCycle::Due::What::kVerifyAgain) verify_push(due.id);
     }
     book.forget_ended(h);
     publish();
@@ -289,12 +283,9 @@ struct Runner::Impl {
     emit(Kind::kSuperseded, {}, {}, to_hex0x(hash));
     if (heartbeat_tx == hash) return heartbeat_tx.reset();  // the next due heartbeat goes out
     if (certificate_tx == hash) return certificate_tx.reset();  // the next block certifies again
-    for (auto& [id, job] : jobs) {
-      if (job.commit_tx == hash && job.phase == Job::Phase::kAwaitingCommit) return commit(id, job);
-      if (job.reveal_tx == hash && job.phase == Job::Phase::kRevealed) {
-        job.phase = Job::Phase::kAwaitingReveal;  // it was never included: one reveal, signed again
-        return check_reveal(job);
-      }
+    if (auto again = cycle.superseded(hash)) {
+      if (again->what == JobCycle::Superseded::What::kCommitAgain) return commit(again->id);
+      return check_reveal(again->id);  // it was never included: one reveal, signed again
     }
   }
 
@@ -378,20 +369,12 @@ struct Runner::Impl {
       }
       return;
     }
-    for (auto it = jobs.begin(); it != jobs.end(); ++it) {
-      Job& job = it->second;
-      if (job.commit_tx == hash) {
-        job.phase = Job::Phase::kAwaitingReveal;
-        check_reveal(job);
-        return;
-      }
-      if (job.reveal_tx == hash) {
-        ++stats.completed;
-        emit(Kind::kIncluded, it->first, job.via, receipt.error.value_or("ok"));
-        forget(it);
-        return;
-      }
-    }
+    const auto done = cycle.included(hash);
+    if (!done) return;
+    if (done->what == JobCycle::Included::What::kCommitment) return check_reveal(done->id);
+    ++stats.completed;
+    emit(Kind::kIncluded, done->id, jobs.at(done->id).via, receipt.error.value_or("ok"));
+    forget(done->id);
   }
 
   // --- assignments ---------------------------------------------------------
@@ -404,7 +387,7 @@ struct Runner::Impl {
       if (it == jobs.end() || it->second.link != &link || it->second.stream != stream ||
           it->second.assignment.assignment_hash != c->assignment_hash)
         return;
-      cancel(it);
+      cancel(c->job_id);
     }
   }
 
@@ -437,7 +420,12 @@ struct Runner::Impl {
       case PushVerdict::kNew:
         break;
     }
-    if (running + verifying() >= o.max_concurrent) return reject(RejectReason::kAtCapacity, "at max_concurrent");
+    switch (cycle.push(a.job_id, a.assignment_height, o.max_concurrent)) {
+      case JobCycle::Admit::kAtCapacity: return reject(RejectReason::kAtCapacity, "at max_concurrent");
+      case JobCycle::Admit::kAlreadyHeld:  // its book entry ended with its deadline, the job has not
+        return reject(RejectReason::kUnverifiableAssignment, "this runner still holds the job from an earlier assignment");
+      case JobCycle::Admit::kTaken: break;
+    }
     book.take(a);
     Job& job = jobs[a.job_id];
     job.assignment = a;
@@ -445,7 +433,6 @@ struct Runner::Impl {
     job.stream = stream;
     job.admission = link.stats().admissions;
     job.via = "push";
-    job.phase = Job::Phase::kVerifying;
     verify_push(a.job_id);
   }
 
@@ -461,31 +448,25 @@ struct Runner::Impl {
     read([this, id] { return port->job(id); },
          [this, id, asked_at, stream = j.stream, linkp = j.link](chain::PortResult<chain::JobRecord> record) {
            auto it = jobs.find(id);
-           if (it == jobs.end() || it->second.phase != Job::Phase::kVerifying) return;
+           if (it == jobs.end()) return;
            Job& job = it->second;
-           std::string why = record ? mismatch(*record, job.assignment) : "the chain has no such job";
-           if (!why.empty() && job.assignment.assignment_height > asked_at) {
-             job.held = true;
-             return;
-           }
-           if (!why.empty()) {
-             ++stats.rejected;
-             emit(Kind::kRejected, id, "push", why);
-             ack(*linkp, stream, job.assignment, AckStatus::reject(RejectReason::kUnverifiableAssignment), why);
-             book.forget(id);
-             jobs.erase(it);
-             return;
+           const std::string why = record ? mismatch(*record, job.assignment) : "the chain has no such job";
+           switch (cycle.verified(id, why.empty(), record ? record->runners : 1, asked_at)) {
+             case JobCycle::Verdict::kStale:
+             case JobCycle::Verdict::kHeld: return;
+             case JobCycle::Verdict::kRefused:
+               ++stats.rejected;
+               emit(Kind::kRejected, id, "push", why);
+               ack(*linkp, stream, job.assignment, AckStatus::reject(RejectReason::kUnverifiableAssignment), why);
+               book.forget(id);
+               jobs.erase(it);
+               return;
+             case JobCycle::Verdict::kRun: break;
            }
            if (on_its_stream(job)) ack(*linkp, stream, job.assignment, AckStatus::accepted());
-           job.record = std::move(*record);
-           run(id, job);
+           job.spec = std::move(record->spec);
+           run(id);
          });
-  }
-
-  std::uint32_t verifying() const {
-    std::uint32_t n = 0;
-    for (const auto& [id, j] : jobs) n += j.phase == Job::Phase::kVerifying ? 1 : 0;
-    return n;
   }
 
   /// Empty when the chain's record backs the assignment (§10.1); else why not.
@@ -524,11 +505,12 @@ struct Runner::Impl {
   }
 
   void take_polled(chain::JobRecord record) {
-    if (book.holds(record.job_id) || jobs.contains(record.job_id) || !record.assignment_of(me)) return;
+    if (book.holds(record.job_id) || cycle.holds(record.job_id) || !record.assignment_of(me)) return;
     const chain::Assignment* mine = record.assignment_of(me);
     if (mine->commitment || mine->result_hash) return;  // answered before a restart: nothing to redo here
     emit(Kind::kAssigned, record.job_id, "poll");
-    if (running >= o.max_concurrent) return;  // the next poll sees it again
+    if (cycle.polled(record.job_id, record.runners, o.max_concurrent) != JobCycle::Admit::kTaken)
+      return;  // the next poll sees it again
     JobAssignment a;
     a.job_id = record.job_id;
     a.job_spec = chain::job_spec_bytes(record);
@@ -538,21 +520,22 @@ struct Runner::Impl {
     a.runner_pubkey = signer.pubkey();
     book.take(a);
     Job& job = jobs[a.job_id];
+    const Bytes32 id = a.job_id;
     job.assignment = std::move(a);
-    job.record = std::move(record);
+    job.spec = std::move(record.spec);
     job.via = "poll";
-    run(job.record.job_id, job);
+    run(id);
   }
 
   // --- execution and results ----------------------------------------------
-  void run(const Bytes32& id, Job& job) {
+  /// The cycle has the job Running: its task goes to the execution pool.
+  void run(const Bytes32& id) {
+    const Job& job = jobs.at(id);
     ++stats.accepted;
     emit(Kind::kAccepted, id, job.via);
-    job.phase = Job::Phase::kRunning;
-    ++running;
     update_backpressure();
     TaskLimits limits{o.allowed_url_prefixes};
-    asio::post(exec, [this, id, spec = job.record.spec, limits, cancel = job.cancel] {
+    asio::post(exec, [this, id, spec = job.spec, limits, cancel = job.cancel] {
       auto progress = [this, id](std::uint8_t fraction) {
         asio::post(io, [this, id, fraction] { report_progress(id, fraction); });
       };
@@ -569,63 +552,68 @@ struct Runner::Impl {
   }
 
   void finished(const Bytes32& id, std::optional<Bytes> result) {
-    --running;
+    Bytes32 salt{};
+    if (result) entropy.fill(salt);
+    const auto next = cycle.finished(id, std::move(result), salt);
     update_backpressure();
-    auto it = jobs.find(id);
-    if (it == jobs.end()) return;
-    Job& job = it->second;
-    if (!result || job.cancel->load()) {  // §10.5: nothing committed yet, so no result frames after a cancel
-      if (!job.cancel->load()) ++stats.failed;
-      end_stream(job);
-      jobs.erase(it);
-      return;
+    switch (next) {
+      case JobCycle::Finish::kStale: return;
+      case JobCycle::Finish::kFailed: ++stats.failed; [[fallthrough]];
+      case JobCycle::Finish::kDropped:  // §10.5: nothing committed yet, so no result frames after a cancel
+        end_stream(jobs.at(id));
+        jobs.erase(id);
+        return;
+      case JobCycle::Finish::kReveal: return reveal(id);
+      case JobCycle::Finish::kCommit: return commit(id);
     }
-    job.result = std::move(*result);
-    entropy.fill(job.salt);
-    if (job.record.runners <= 1) return reveal(id, job);
-    commit(id, job);
   }
 
-  void commit(const Bytes32& id, Job& job) {
+  /// Signs the commitment of a job the cycle has AwaitingCommit.
+  void commit(const Bytes32& id) {
+    const JobState& job = *cycle.find(id);
     auto tx = ledger->sign(
         chain::encode_instruction(chain::JobResultCommit{id, chain::result_commitment(id, me, job.result, job.salt)}),
         stats.height);
-    job.commit_tx = tx.hash;
-    job.phase = Job::Phase::kAwaitingCommit;
+    cycle.commit_signed(id, tx.hash);
     // The result and salt are on disk before the commitment leaves (§10.3, journal.h).
-    keep(tx, owed(id, job), [this, id, tx] { send_result(id, JobResultCommit{id, tx.bytes}, tx, "commit"); });
+    keep(tx, owed(id), [this, id, tx] { send_result(id, JobResultCommit{id, tx.bytes}, tx, "commit"); });
   }
 
-  void check_reveal(Job& job) {
-    job.checking = true;
-    read([this, id = job.record.job_id] { return port->job(id); },
-         [this, id = job.record.job_id](chain::PortResult<chain::JobRecord> record) {
-           auto it = jobs.find(id);
-           if (it == jobs.end()) return;
-           it->second.checking = false;
-           if (!record) return;
-           if (chain::terminal(record->state)) {  // settled without this reveal: nothing left to send
-             end_stream(it->second);
-             forget(it);
-             return;
-           }
+  /// Reads the reveal window of a job the cycle has checking it.
+  void check_reveal(const Bytes32& id) {
+    read([this, id] { return port->job(id); },
+         [this, id](chain::PortResult<chain::JobRecord> record) {
+           using Window = JobCycle::Window;
            // §10.3: never a reveal the next block could not include.
-           if (it->second.phase == Job::Phase::kAwaitingReveal && chain::reveal_allowed(*record, me, stats.height + 1))
-             reveal(id, it->second);
+           const Window window = !record                                           ? Window::kUnread
+                                 : chain::terminal(record->state)                   ? Window::kSettled
+                                 : chain::reveal_allowed(*record, me, stats.height + 1) ? Window::kOpen
+                                                                                    : Window::kClosed;
+           switch (cycle.checked(id, window)) {
+             case JobCycle::Check::kStale:
+             case JobCycle::Check::kWait: return;
+             case JobCycle::Check::kSettled:  // settled without this reveal: nothing left to send
+               end_stream(jobs.at(id));
+               forget(id);
+               return;
+             case JobCycle::Check::kReveal: return reveal(id);
+           }
          });
   }
 
-  void reveal(const Bytes32& id, Job& job) {
+  /// Signs the reveal (or direct result) of a job the cycle has AwaitingReveal.
+  void reveal(const Bytes32& id) {
+    const JobState& job = *cycle.find(id);
     auto tx = ledger->sign(chain::encode_instruction(chain::JobResultSubmit{id, job.result, job.salt}), stats.height);
-    job.reveal_tx = tx.hash;
-    job.phase = Job::Phase::kRevealed;
+    cycle.reveal_signed(id, tx.hash);
     // Recorded with the obligation that names it: after a restart this reveal is resent, never re-signed.
-    keep(tx, owed(id, job), [this, id, tx] { send_result(id, JobResult{id, tx.bytes}, tx, "reveal"); });
+    keep(tx, owed(id), [this, id, tx] { send_result(id, JobResult{id, tx.bytes}, tx, "reveal"); });
   }
 
   /// What the journal keeps for a job whose commitment or result is signed.
-  static Obligation owed(const Bytes32& id, const Job& job) {
-    return Obligation{id, job.record.runners, job.result, job.salt, job.commit_tx, job.reveal_tx};
+  Obligation owed(const Bytes32& id) const {
+    const JobState& job = *cycle.find(id);
+    return Obligation{id, job.runners, job.result, job.salt, job.commit_tx, job.reveal_tx};
   }
 
   /// Records `tx` (and the job's obligation) with one synced write on the
@@ -644,9 +632,9 @@ struct Runner::Impl {
   }
 
   /// The job is settled or gone: nothing of it is kept any more.
-  void forget(std::map<Bytes32, Job>::iterator it) {
-    asio::post(durable, [this, id = it->first] { journal->forget_obligation(id); });
-    jobs.erase(it);
+  void forget(const Bytes32& id) {
+    asio::post(durable, [this, id] { journal->forget_obligation(id); });
+    jobs.erase(id);
   }
 
   /// On the Accepted stream while its connection lasts; else straight to the
@@ -666,26 +654,20 @@ struct Runner::Impl {
 
   /// A job owed from before a restart (journal.h): where its transactions stood then.
   void resume(const Obligation& o, const std::set<Bytes32>& retained) {
-    if (o.reveal_tx && !retained.contains(*o.reveal_tx)) {  // its reveal was included: nothing is owed
-      asio::post(durable, [this, id = o.job_id] { journal->forget_obligation(id); });
-      return;
+    JobState state{
+        .runners = o.runners, .result = o.result, .salt = o.salt, .commit_tx = o.commit_tx, .reveal_tx = o.reveal_tx};
+    std::string where;
+    switch (cycle.resume(o.job_id, std::move(state), retained)) {
+      case JobCycle::Resumed::kNothingOwed:  // its reveal was included
+        asio::post(durable, [this, id = o.job_id] { journal->forget_obligation(id); });
+        return;
+      case JobCycle::Resumed::kAlreadyHeld: return;
+      case JobCycle::Resumed::kRevealed: where = "reveal sent, awaiting its receipt"; break;
+      case JobCycle::Resumed::kAwaitingCommit: where = "commitment sent, awaiting its receipt"; break;
+      case JobCycle::Resumed::kAwaitingReveal: where = "commitment included, reveal owed"; break;
     }
     Job& job = jobs[o.job_id];
-    job.record.job_id = o.job_id;
-    job.record.runners = o.runners;
-    job.result = o.result;
-    job.salt = o.salt;
-    job.commit_tx = o.commit_tx;
-    job.reveal_tx = o.reveal_tx;
     job.via = "resume";
-    std::string where;
-    if (o.reveal_tx) {
-      job.phase = Job::Phase::kRevealed, where = "reveal sent, awaiting its receipt";
-    } else if (o.commit_tx && retained.contains(*o.commit_tx)) {
-      job.phase = Job::Phase::kAwaitingCommit, where = "commitment sent, awaiting its receipt";
-    } else {
-      job.phase = Job::Phase::kAwaitingReveal, where = "commitment included, reveal owed";
-    }
     ++stats.resumed;
     emit(Kind::kResumed, o.job_id, job.via, where);
   }
@@ -703,14 +685,20 @@ struct Runner::Impl {
     job.stream_ended = true;
   }
 
-  void cancel(std::map<Bytes32, Job>::iterator it) {
-    Job& job = it->second;
+  void cancel(const Bytes32& id) {
+    Job& job = jobs.at(id);
     ++stats.cancelled;
-    emit(Kind::kCancelled, it->first, job.via);
+    emit(Kind::kCancelled, id, job.via);
     job.cancel->store(true);
-    if (job.phase == Job::Phase::kVerifying || job.phase == Job::Phase::kRunning) end_stream(job);  // nothing more to send
-    // A committed job still reveals (§10.5); one still running is dropped when its task returns.
-    if (job.phase == Job::Phase::kVerifying) jobs.erase(it);
+    switch (cycle.cancel(id)) {
+      case JobCycle::Cancel::kDropped:
+        end_stream(job);  // nothing more to send
+        jobs.erase(id);
+        return;
+      case JobCycle::Cancel::kStopping: return end_stream(job);  // dropped when its task returns
+      case JobCycle::Cancel::kKept:                               // a committed job still reveals (§10.5)
+      case JobCycle::Cancel::kUnknown: return;
+    }
   }
 
   /// §5.3 point 1: the links this runner holds at `height`, one per validator
@@ -801,6 +789,7 @@ struct Runner::Impl {
   }
 
   void update_backpressure() {
+    const std::uint32_t running = cycle.running();
     const bool full = running >= o.max_concurrent;
     if (full == backpressured) return;
     backpressured = full;
