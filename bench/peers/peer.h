@@ -1,4 +1,4 @@
-// One broker under comparison (cbqsd, Redis Streams, NATS JetStream): started
+// One broker under comparison (cbqsd, Redis Streams, NATS JetStream, RabbitMQ): started
 // as a child process on 127.0.0.1 with a private data directory, driven by a
 // load generator in C/C++ through its own client library, stopped by its PID.
 #pragma once
@@ -68,6 +68,13 @@ class Peer {
 std::unique_ptr<Peer> make_cbqsd(const std::filesystem::path& bin_dir);
 std::unique_ptr<Peer> make_redis();
 std::unique_ptr<Peer> make_nats();
+/// RabbitMQ's three loopback ports: AMQP, Erlang distribution, the private epmd's. 0: free ones.
+struct RabbitPorts {
+  std::uint16_t amqp = 0, dist = 0, epmd = 0;
+};
+std::unique_ptr<Peer> make_rabbitmq(RabbitPorts ports = {});
+/// Whether Debian's rabbitmq-server (and Erlang's epmd) is installed.
+bool rabbitmq_installed();
 
 /// Nanoseconds on the steady clock, stamped into payloads for delivery latency.
 inline std::uint64_t now_ns() {
