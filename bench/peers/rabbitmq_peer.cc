@@ -15,6 +15,7 @@
 // child's PID is the node itself and nothing else is left running.
 #include <amqp.h>
 #include <amqp_tcp_socket.h>
+#include <signal.h>
 #include <sys/socket.h>
 #include <sys/time.h>
 #include <unistd.h>
@@ -191,7 +192,13 @@ class RabbitPeer final : public Peer {
         std::chrono::seconds(90)) &&
            !rabbit_->exited();
   }
+  // SIGTERM first: erl stops the node (init:stop) and its port programs
+  // (erl_child_setup, inet_gethost) exit with it; SIGKILL after 20 s.
   void stop() override {
+    if (rabbit_ && rabbit_->started() && !rabbit_->exited()) {
+      ::kill(rabbit_->pid(), SIGTERM);
+      eventually([&] { return rabbit_->exited().has_value(); }, std::chrono::seconds(20));
+    }
     rabbit_.reset();
     epmd_.reset();
   }
