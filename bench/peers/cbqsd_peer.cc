@@ -27,6 +27,7 @@ class CbqsdPeer final : public Peer {
   explicit CbqsdPeer(std::filesystem::path bin) : bin_(std::move(bin)) {}
   std::string name() const override { return "cbqsd"; }
   std::string durability() const override { return "RocksDB synced batch before Appended"; }
+  std::string ack_durability() const override { return "Ack answered after its group journal batch is synced"; }
 
   bool start(const std::filesystem::path& dir) override {
     data_ = dir / "data";

@@ -53,6 +53,8 @@ class Peer {
   virtual std::string name() const = 0;
   /// How an acknowledged append is made durable, for the table.
   virtual std::string durability() const = 0;
+  /// How a consumer's acknowledgement is made durable, for the drain rows.
+  virtual std::string ack_durability() const = 0;
   /// Starts the server in `dir` (a fresh directory); false if it did not come up.
   virtual bool start(const std::filesystem::path& dir) = 0;
   virtual void stop() = 0;

@@ -203,7 +203,7 @@ int main(int argc, char** argv) {
     std::string figure = "group drain, " + std::to_string(workers) + " workers, " + std::to_string(records) + " x 256 B";
     each(figure, [&](Peer& p, int) {
       auto s = p.drain(workers, records, 256);
-      t.row(figure, p.name(), "acked/s", p.durability()).runs.push_back(s.per_second());
+      t.row(figure, p.name(), "acked/s", p.ack_durability()).runs.push_back(s.per_second());
     });
   }
   if (wanted("delivery")) each("append->delivery latency", [&](Peer& p, int) {

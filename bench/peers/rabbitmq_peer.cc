@@ -149,6 +149,7 @@ class RabbitPeer final : public Peer {
   explicit RabbitPeer(RabbitPorts ports) : ports_(ports) {}
   std::string name() const override { return "RabbitMQ"; }
   std::string durability() const override { return "quorum queue, WAL fdatasync before publisher confirm"; }
+  std::string ack_durability() const override { return "basic.ack (prefetch 100) not confirmed by the server"; }
 
   bool start(const std::filesystem::path& dir) override {
     if (!rabbitmq_installed()) return false;

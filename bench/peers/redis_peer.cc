@@ -22,6 +22,7 @@ class RedisPeer final : public Peer {
  public:
   std::string name() const override { return "Redis Streams"; }
   std::string durability() const override { return "AOF appendfsync always"; }
+  std::string ack_durability() const override { return "XACK answered after its AOF fsync"; }
 
   bool start(const std::filesystem::path& dir) override {
     port_ = free_port();
