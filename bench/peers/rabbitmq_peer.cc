@@ -140,6 +140,7 @@ std::vector<double> publish_confirmed(Connection& c, const std::string& queue, s
       it = sent.erase(it);
       if (!multiple) break;
     }
+    amqp_maybe_release_buffers(c.get());  // the frame was decoded into the connection's pool
   }
   return ms;
 }

@@ -5,6 +5,7 @@
 #include <hiredis/hiredis.h>
 
 #include <atomic>
+#include <cstdio>
 #include <cstring>
 #include <deque>
 #include <mutex>
@@ -83,6 +84,7 @@ class RedisPeer final : public Peer {
     for (int w = 0; w < workers; ++w) {
       threads.emplace_back([&, w] {
         auto wc = connect();
+        if (!wc) return void(std::fprintf(stderr, "Redis: a drain worker could not connect\n"));
         std::string consumer = "w" + std::to_string(w);
         while (acked.load() < records) {
           Reply r(static_cast<redisReply*>(redisCommand(wc.get(), "XREADGROUP GROUP g %s COUNT 100 BLOCK 100 STREAMS %s >",
