@@ -8,7 +8,7 @@ DEB_PACKAGES := build-essential cmake pkg-config openssl libssl-dev libboost1.81
   libngtcp2-dev libngtcp2-crypto-gnutls-dev libgnutls28-dev libgtest-dev libgmock-dev \
   libbenchmark-dev libspdlog-dev libfmt-dev libcli11-dev nlohmann-json3-dev libtoml11-dev libjemalloc-dev
 # The peers `make bench` compares cbqsd with (bench/peers/), and their client libraries.
-PEER_PACKAGES := redis-server nats-server libhiredis-dev libnats-dev etcd-server
+PEER_PACKAGES := redis-server nats-server rabbitmq-server libhiredis-dev libnats-dev librabbitmq-dev etcd-server
 
 .PHONY: deps js-deps build run test fuzz bench bench-js chat cip11d-dev cip11-demo transitd-dev clean
 

@@ -27,6 +27,7 @@ class CbqsdPeer final : public Peer {
   explicit CbqsdPeer(std::filesystem::path bin) : bin_(std::move(bin)) {}
   std::string name() const override { return "cbqsd"; }
   std::string durability() const override { return "RocksDB synced batch before Appended"; }
+  std::string ack_durability() const override { return "Ack answered after its group journal batch is synced"; }
 
   bool start(const std::filesystem::path& dir) override {
     data_ = dir / "data";
@@ -77,6 +78,10 @@ class CbqsdPeer final : public Peer {
 
   Sample drain(int workers, std::uint64_t records, std::size_t payload) override {
     auto admin = client();
+    if (!admin) {
+      std::fprintf(stderr, "cbqsd: the drain could not connect\n");
+      return {};
+    }
     auto lane = admin->create_lane();
     Sequence first;
     std::atomic<std::uint64_t> refused{0};
@@ -108,6 +113,7 @@ class CbqsdPeer final : public Peer {
     for (int w = 0; w < workers; ++w) {
       threads.emplace_back([&] {
         auto c = client();
+        if (!c) return void(std::fprintf(stderr, "cbqsd: a drain worker could not connect\n"));
         auto consumer = c->consume({.lane = *lane, .group = *group, .window_bytes = 4 << 20});
         if (!consumer) return void(std::fprintf(stderr, "cbqsd: Subscribe: %s\n", consumer.error().describe().c_str()));
         while (acked.load() < records) {

@@ -48,6 +48,7 @@ class NatsPeer final : public Peer {
  public:
   std::string name() const override { return "NATS JetStream"; }
   std::string durability() const override { return "file store, no fsync per message (2.9 default)"; }
+  std::string ack_durability() const override { return "natsMsg_Ack not confirmed, no fsync"; }
 
   bool start(const std::filesystem::path& dir) override {
     port_ = free_port();

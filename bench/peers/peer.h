@@ -1,4 +1,4 @@
-// One broker under comparison (cbqsd, Redis Streams, NATS JetStream): started
+// One broker under comparison (cbqsd, Redis Streams, NATS JetStream, RabbitMQ): started
 // as a child process on 127.0.0.1 with a private data directory, driven by a
 // load generator in C/C++ through its own client library, stopped by its PID.
 #pragma once
@@ -53,6 +53,8 @@ class Peer {
   virtual std::string name() const = 0;
   /// How an acknowledged append is made durable, for the table.
   virtual std::string durability() const = 0;
+  /// How a consumer's acknowledgement is made durable, for the drain rows.
+  virtual std::string ack_durability() const = 0;
   /// Starts the server in `dir` (a fresh directory); false if it did not come up.
   virtual bool start(const std::filesystem::path& dir) = 0;
   virtual void stop() = 0;
@@ -68,6 +70,13 @@ class Peer {
 std::unique_ptr<Peer> make_cbqsd(const std::filesystem::path& bin_dir);
 std::unique_ptr<Peer> make_redis();
 std::unique_ptr<Peer> make_nats();
+/// RabbitMQ's three loopback ports: AMQP, Erlang distribution, the private epmd's. 0: free ones.
+struct RabbitPorts {
+  std::uint16_t amqp = 0, dist = 0, epmd = 0;
+};
+std::unique_ptr<Peer> make_rabbitmq(RabbitPorts ports = {});
+/// Whether Debian's rabbitmq-server (and Erlang's epmd) is installed.
+bool rabbitmq_installed();
 
 /// Nanoseconds on the steady clock, stamped into payloads for delivery latency.
 inline std::uint64_t now_ns() {

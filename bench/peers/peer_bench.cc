@@ -1,6 +1,7 @@
-// cbqsd against Redis Streams and NATS JetStream on this machine, in one run:
-// the same workloads through each system's own C/C++ client, interleaved
-// (cbqsd, Redis, NATS, cbqsd, ...) so that drift hits all alike, --runs times
+// cbqsd against Redis Streams, NATS JetStream and RabbitMQ (quorum queues) on
+// this machine, in one run: the same workloads through each system's own C/C++
+// client, interleaved (cbqsd, Redis, NATS, RabbitMQ, cbqsd, ...) so that drift
+// hits all alike, --runs times
 // each; medians with min-max, ratios cbqsd/peer, and the physical reference
 // (fdatasync, and RocksDB's own synced-batch rate at cbqsd's batch size).
 //
@@ -110,7 +111,7 @@ void physical_rocksdb(const std::filesystem::path& dir, double records, std::siz
 int main(int argc, char** argv) {
   using namespace cowboy::bench;
   using namespace cowboy::bench::peers;
-  CLI::App app{"cbqsd against Redis Streams and NATS JetStream, interleaved, in one run"};
+  CLI::App app{"cbqsd against Redis Streams, NATS JetStream and RabbitMQ, interleaved, in one run"};
   int runs = 3;
   double seconds = 5;
   std::uint64_t records = 200'000;
@@ -122,6 +123,9 @@ int main(int argc, char** argv) {
   app.add_option("--work-dir", work_dir, "data directories (default: a fresh one under /tmp)");
   std::vector<std::string> only;
   app.add_option("--only", only, "workloads to run (append, latency, drain, delivery; default all)");
+  std::uint16_t rabbit_port = 0;
+  app.add_option("--rabbitmq-port", rabbit_port,
+                 "RabbitMQ's AMQP port; distribution and epmd take the next two (default: free ports)");
   CLI11_PARSE(app, argc, argv);
 
   std::filesystem::path work = work_dir.empty() ? std::filesystem::temp_directory_path() /
@@ -133,6 +137,19 @@ int main(int argc, char** argv) {
   peers.push_back(make_cbqsd(bin));
   peers.push_back(make_redis());
   peers.push_back(make_nats());
+#ifdef COWBOY_HAVE_RABBITMQ
+  if (rabbitmq_installed())
+    peers.push_back(make_rabbitmq(rabbit_port == 0 ? RabbitPorts{}
+                                                   : RabbitPorts{rabbit_port, static_cast<std::uint16_t>(rabbit_port + 1),
+                                                                 static_cast<std::uint16_t>(rabbit_port + 2)}));
+  else
+    std::fprintf(stderr, "RabbitMQ skipped: rabbitmq-server is not installed "
+                         "(scripts/install-deps.sh rabbitmq-server, or make bench)\n");
+#else
+  (void)rabbit_port;
+  std::fprintf(stderr, "RabbitMQ skipped: cbqs_peer_bench was built without librabbitmq-dev "
+                       "(scripts/install-deps.sh librabbitmq-dev, then rebuild)\n");
+#endif
   for (auto& p : peers) {
     auto dir = work / p->name();
     std::filesystem::create_directories(dir);
@@ -186,16 +203,20 @@ int main(int argc, char** argv) {
     std::string figure = "group drain, " + std::to_string(workers) + " workers, " + std::to_string(records) + " x 256 B";
     each(figure, [&](Peer& p, int) {
       auto s = p.drain(workers, records, 256);
-      t.row(figure, p.name(), "acked/s", p.durability()).runs.push_back(s.per_second());
+      t.row(figure, p.name(), "acked/s", p.ack_durability()).runs.push_back(s.per_second());
     });
   }
   if (wanted("delivery")) each("append->delivery latency", [&](Peer& p, int) {
     ::sync();
     Sample s = p.delivery(500, seconds, 256);
     latency_rows("append->delivery latency at 500/s, live subscriber", p, s);
-    if (!s.ack_latencies_ms.empty())  // the same appends' acks: a stall they share is the commit's, not delivery's
+    if (!s.ack_latencies_ms.empty()) {  // the same appends' acks: a stall they share is the commit's, not delivery's
+      // A p50 below the ack's says the subscriber got records before they were acknowledged as durable.
+      t.row("append->delivery run: its appends' ack p50", p.name(), "ms", p.durability())
+          .runs.push_back(percentile(s.ack_latencies_ms, 0.5));
       t.row("append->delivery run: its appends' ack max", p.name(), "ms", p.durability())
           .runs.push_back(percentile(s.ack_latencies_ms, 1.0));
+    }
   });
   for (auto& p : peers) p->stop();
   std::filesystem::remove_all(work);
@@ -210,18 +231,23 @@ int main(int argc, char** argv) {
           r.unit + " | " + r.durability + " |\n";
     raw.push_back({{"figure", r.figure}, {"system", r.system}, {"unit", r.unit}, {"durability", r.durability}, {"runs", r.runs}});
   }
-  md += "\n| figure | cbqsd / Redis | cbqsd / NATS |\n|---|---|---|\n";
+  md += "\n| figure | cbqsd / Redis | cbqsd / NATS | cbqsd / RabbitMQ |\n|---|---|---|---|\n";
   std::vector<std::string> figures;
   for (const auto& r : t.rows)
     if (r.system == "cbqsd") figures.push_back(r.figure);
   for (const auto& f : figures) {
-    double c = t.median_of(f, "cbqsd"), redis = t.median_of(f, "Redis Streams"), nats = t.median_of(f, "NATS JetStream");
-    md += "| " + f + " | " + (redis > 0 ? fmt(c / redis) : "-") + " | " + (nats > 0 ? fmt(c / nats) : "-") + " |\n";
+    double c = t.median_of(f, "cbqsd"), redis = t.median_of(f, "Redis Streams"), nats = t.median_of(f, "NATS JetStream"),
+           rabbit = t.median_of(f, "RabbitMQ");
+    md += "| " + f + " | " + (redis > 0 ? fmt(c / redis) : "-") + " | " + (nats > 0 ? fmt(c / nats) : "-") + " | " +
+          (rabbit > 0 ? fmt(c / rabbit) : "-") + " |\n";
   }
   md += "\nNATS JetStream 2.9 does not fsync each message by default (its file store syncs every two minutes): its\n"
         "acknowledged appends survive a process crash but not a power loss, unlike cbqsd's and Redis's\n"
         "`appendfsync always`. Its acks (natsMsg_Ack) are not confirmed by the server; cbqsd's Ack answers after\n"
-        "the group journal is synced, and Redis answers XACK once its AOF write is fsynced.\n";
+        "the group journal is synced, and Redis answers XACK once its AOF write is fsynced.\n"
+        "RabbitMQ 3.10 quorum queues (one node) send a publisher confirm once the message's Raft entry is in the\n"
+        "write-ahead log and the WAL is fdatasync'ed; consumers take deliveries with manual acks (prefetch 100),\n"
+        "and a consumer's basic.ack is not confirmed by the server.\n";
   char when[32];
   std::time_t now = std::time(nullptr);
   std::strftime(when, sizeof when, "%Y-%m-%d %H:%M", std::gmtime(&now));

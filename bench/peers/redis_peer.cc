@@ -5,6 +5,7 @@
 #include <hiredis/hiredis.h>
 
 #include <atomic>
+#include <cstdio>
 #include <cstring>
 #include <deque>
 #include <mutex>
@@ -22,6 +23,7 @@ class RedisPeer final : public Peer {
  public:
   std::string name() const override { return "Redis Streams"; }
   std::string durability() const override { return "AOF appendfsync always"; }
+  std::string ack_durability() const override { return "XACK answered after its AOF fsync"; }
 
   bool start(const std::filesystem::path& dir) override {
     port_ = free_port();
@@ -82,6 +84,7 @@ class RedisPeer final : public Peer {
     for (int w = 0; w < workers; ++w) {
       threads.emplace_back([&, w] {
         auto wc = connect();
+        if (!wc) return void(std::fprintf(stderr, "Redis: a drain worker could not connect\n"));
         std::string consumer = "w" + std::to_string(w);
         while (acked.load() < records) {
           Reply r(static_cast<redisReply*>(redisCommand(wc.get(), "XREADGROUP GROUP g %s COUNT 100 BLOCK 100 STREAMS %s >",
