@@ -98,6 +98,16 @@ mkdir -p "$corpus_root/fuzz_transit_block_record"
   printf '"state":"deleted","published_at":9,"retired_revision":3,"retired_at":10,"deleted_at":11}'; } \
   > "$corpus_root/fuzz_transit_block_record/deleted"
 
+# The compaction ledger's record and the relocated marker (fuzz_transit_compaction_record).
+mkdir -p "$corpus_root/fuzz_transit_compaction_record"
+printf '{"cursor":1,"leaf":{"entry":{"resource":1,"key":"6b"}},"position":9,"epoch":0}' \
+  > "$corpus_root/fuzz_transit_compaction_record/entry"
+printf '{"cursor":2,"leaf":{"block":{"resource":1,"name":"626c6f62"}},"position":10,"epoch":1}' \
+  > "$corpus_root/fuzz_transit_compaction_record/block"
+printf '{"cursor":3,"leaf":{"grant":{"grant":1}},"position":11,"epoch":1}' \
+  > "$corpus_root/fuzz_transit_compaction_record/grant"
+printf '\x00\x00\x00\x00\x00\x00\x00\x03' > "$corpus_root/fuzz_transit_compaction_record/relocated"
+
 # The payload route's path (fuzz_transit_payload_route): request targets.
 mkdir -p "$corpus_root/fuzz_transit_payload_route"
 printf '/v1/payloads/1' > "$corpus_root/fuzz_transit_payload_route/one"

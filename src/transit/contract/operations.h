@@ -47,6 +47,9 @@ inline constexpr std::string_view kStation = "station";
 inline constexpr std::string_view kCollection = "collection";
 // Blocks (decisions 100-109): their records, source-qualified reads, retirement and deletion.
 inline constexpr std::string_view kBlocks = "blocks";
+// Physical storage maintenance (decisions 140-149): storage_fence,
+// storage_compact, prepared_turn and the storage read.
+inline constexpr std::string_view kStorageMaintenance = "storage_maintenance";
 // Reported, gating no operation of their own: what turns and views support.
 inline constexpr std::string_view kRetainedReadVersions = "retained_read_versions";
 inline constexpr std::string_view kTurnWithVersions = "turn_with_versions";
@@ -60,7 +63,8 @@ inline constexpr std::array kSupported = {  // deduced: std::array<std::string_v
     kWorkerRotation,           kEffectReconciliation, kMaintenance,       kCheckpoints,
     kLeasedSnapshots,          kSnapshotRead,       kPayloads,
     kRuntimeBinding,           kStation,
-    kCollection,               kBlocks};
+    kCollection,               kBlocks,
+    kStorageMaintenance};
 
 template <typename Op, typename... Of> inline constexpr bool kOneOf = (std::is_same_v<Op, Of> || ...);
 
@@ -90,6 +94,7 @@ template <typename Op> constexpr std::string_view required() {
     return kRuntimeBinding;
   else if constexpr (kOneOf<Op, Collect>) return kCollection;
   else if constexpr (kOneOf<Op, ReadBlock, BlockRead, RetireBlock, DeleteBlock>) return kBlocks;
+  else if constexpr (kOneOf<Op, StorageFence, StorageCompact, PreparedTurn, StorageQuery>) return kStorageMaintenance;
   else {
     static_assert(kOneOf<Op, CreateProcess, Associate, Initialize, Own, Send, Turn, FailTurn, Suspend, Resume,
                          ProcessRead, Terminate, Spawn>,
@@ -145,6 +150,9 @@ template <> struct OutcomeFor<Activate> { using type = RuntimeChanged; };
 template <> struct OutcomeFor<Collect> { using type = Collected; };
 template <> struct OutcomeFor<RetireBlock> { using type = BlockChanged; };
 template <> struct OutcomeFor<DeleteBlock> { using type = BlockChanged; };
+template <> struct OutcomeFor<StorageFence> { using type = StorageFenced; };
+template <> struct OutcomeFor<StorageCompact> { using type = StorageCompacted; };
+template <> struct OutcomeFor<PreparedTurn> { using type = TurnPublished; };
 template <typename Op> using OutcomeOf = typename OutcomeFor<Op>::type;
 
 /// The control mutations, which the control reserve admits beyond the

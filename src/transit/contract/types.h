@@ -16,6 +16,7 @@
 #include "transit/contract/runtime.h"
 #include "transit/contract/collection.h"
 #include "transit/contract/blocks.h"
+#include "transit/contract/storage.h"
 
 namespace cowboy::transit {
 
@@ -157,7 +158,9 @@ using Command = std::variant<CreatePrincipal, CreateRole, BindCredential, Unbind
                              // collection (collection.h)
                              Collect,
                              // blocks (blocks.h)
-                             RetireBlock, DeleteBlock>;
+                             RetireBlock, DeleteBlock,
+                             // storage maintenance (storage.h)
+                             StorageFence, StorageCompact, PreparedTurn>;
 
 struct Request {
   static constexpr std::string_view kName = "Request";
@@ -225,7 +228,9 @@ using QueryOp = std::variant<IdentityQuery, CapabilitiesQuery, DecisionQuery, Li
                              // runtime binding (runtime.h)
                              RuntimeQuery,
                              // blocks (blocks.h)
-                             BlockRead>;
+                             BlockRead,
+                             // storage maintenance (storage.h)
+                             StorageQuery>;
 
 struct Query {
   static constexpr std::string_view kName = "Query";
@@ -317,7 +322,9 @@ using Outcome = std::variant<PrincipalCreated, RoleCreated, Granted, PolicyChang
                              // collection (collection.h)
                              Collected,
                              // blocks (blocks.h)
-                             BlockChanged>;
+                             BlockChanged,
+                             // storage maintenance (storage.h)
+                             StorageFenced, StorageCompacted>;
 
 struct Receipt {
   static constexpr std::string_view kName = "Receipt";
@@ -415,7 +422,9 @@ using QueryResult = std::variant<Identity, Capabilities, Decision, ResourcePage,
                                  // runtime binding (runtime.h)
                                  RuntimeInfo,
                                  // blocks (blocks.h)
-                                 BlockInfo>;
+                                 BlockInfo,
+                                 // storage maintenance (storage.h)
+                                 StorageStatus>;
 static_assert(std::variant_size_v<QueryResult> == std::variant_size_v<QueryOp>);
 
 struct Response {

@@ -77,6 +77,12 @@ std::optional<Entry> Catalog::entry(Id resource, const EntryKey& key, Id revisio
   return Entry{key, std::move(*value), layout::parse_entry(it->key().ToStringView()).second};
 }
 
+bool Catalog::has_versions(Id resource, const EntryKey& key) const {
+  auto* it = &iterator(true);
+  it->Seek(layout::entry_versions(resource, key));  // before its newest version
+  return it->Valid() && it->key().starts_with(layout::entry_versions(resource, key));
+}
+
 CatalogReader::Scan Catalog::entries(Id resource, Id revision, const std::optional<EntryKey>& after,
                                      std::size_t limit, std::size_t budget) const {
   Scan scan;

@@ -39,6 +39,7 @@ class Catalog final : public CatalogReader {
   std::optional<Input> input(Id pid, Id input) const override;
   std::optional<std::pair<Id, Bytes>> block(Id resource, const EntryKey& name) const override;
   std::optional<BlockInfo> block_record(Id resource, const EntryKey& name) const override;
+  bool has_versions(Id resource, const EntryKey& key) const override;
   std::optional<JournalEntry> committed_entry(Id position) const override;
 
   /// `pid`'s record as of `position`: its newest version at or below it.

@@ -95,9 +95,11 @@ Journal::Batch::Batch() : writes(new_batch()) {}
 Journal::Batch::~Batch() = default;
 
 Journal::Journal(std::unique_ptr<rocksdb::DB> db, Genesis genesis)
-    : db_(std::move(db)), staged_(new_batch()), genesis_(std::move(genesis)) {}
+    : db_(std::move(db)), staged_(new_batch()), genesis_(std::move(genesis)),
+      relocator_(std::make_unique<Relocator>(*db_)) {}
 
 Journal::~Journal() {
+  relocator_.reset();
   {
     std::lock_guard lock(reclaim_mutex_);
     reclaim_stop_ = true;
@@ -141,6 +143,8 @@ Result<Authority, std::string> Journal::load() const {
   if (!db_->Get(rocksdb::ReadOptions(), layout::kHead, &text).ok()) return Err{std::string("journal has no head")};
   auto head = decode<Head>("head", text);  // a foreign definition stops here, before any catalog
   if (!head.ok()) return Err{head.error()};
+  if (head->location_definition != location_definition())  // decision 140: no implied one
+    return Err{std::string("journal: a head of another location definition")};
   Authority::Published p;
   p.head = std::move(*head);
   std::optional<std::string> error;
@@ -215,6 +219,10 @@ void Journal::stage(const Authority& authority, const Touched& touched, std::str
   }
   for (const auto& r : touched.block_records) w.Put(layout::block_record(r.resource, r.name), to_json(r));
   for (const auto& [resource, name] : touched.blocks_deleted) w.Delete(layout::block(resource, name));
+  if (touched.compaction) {  // the ledger record; its leaf moves once this group is durable (decision 144)
+    w.Put(key(kCompactions, touched.compaction->cursor), to_json(*touched.compaction));
+    staged_relocation_ = touched.compaction->cursor;
+  }
 }
 
 std::shared_ptr<Journal::Batch> Journal::take_staged(const Head& head) {
@@ -223,6 +231,7 @@ std::shared_ptr<Journal::Batch> Journal::take_staged(const Head& head) {
   auto batch = std::make_shared<Batch>();
   std::swap(batch->writes, staged_);
   batch->trim_below = std::exchange(staged_trim_, std::nullopt);
+  batch->relocate_through = std::exchange(staged_relocation_, std::nullopt);
   in_flight_ = batch;
   return batch;
 }
@@ -239,7 +248,11 @@ void Journal::processes(Id after, Id position, const std::function<bool(const Pr
 }
 
 bool Journal::commit(Batch& batch) {
-  if (!batch.trim_below) return write_synced(*batch.writes->GetWriteBatch());
+  if (!batch.trim_below) {
+    if (!write_synced(*batch.writes->GetWriteBatch())) return false;
+    if (batch.relocate_through) relocate(*batch.relocate_through);
+    return true;
+  }
   // The floor and the deletion below it in one synced write: either both or
   // neither. (A WriteBatchWithIndex takes no range deletion, and the staging
   // thread may still read this batch: the deletion goes on a copy.)
@@ -251,6 +264,7 @@ bool Journal::commit(Batch& batch) {
   }
   if (!write_synced(with_trim)) return false;
   reclaim(*batch.trim_below);
+  if (batch.relocate_through) relocate(*batch.relocate_through);
   return true;
 }
 

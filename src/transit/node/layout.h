@@ -17,7 +17,8 @@ inline constexpr std::string_view kHead = "head";
 /// The storage format, written with the genesis: a journal without this one
 /// is refused as it opens (there is no decoder of an earlier format).
 inline constexpr std::string_view kFormat = "format";
-inline constexpr std::string_view kFormatVersion = "transit.storage.2";  // 2: immutable process versions
+inline constexpr std::string_view kFormatVersion =
+    "transit.storage.3";  // 2: immutable process versions; 3: the storage epoch, location definition and compaction ledger
 
 // Tables, one letter each. `j/` + position holds a decision's signed request
 // (the canonical SignedRequest text received) and `s/` + principal + sequence
@@ -128,5 +129,21 @@ inline constexpr char kBlockRecords = 'k';
 inline std::string block_record(std::uint64_t resource, const EntryKey& name) {
   return padded(kBlockRecords, resource, name);
 }
+
+// Storage maintenance (docs/transit.md, decisions 140-149).
+/// The compaction ledger: `l/` + cursor holds what that relocation moved
+/// (a CompactionRecord, JSON), written by the storage_compact that advanced
+/// the head's compaction cursor to it, and never rewritten.
+inline constexpr char kCompactions = 'l';
+/// The highest cursor whose relocation has physically finished (8 bytes,
+/// big-endian; absent: none). Written unsynced after the rewrite: a crash
+/// that loses it only repeats a relocation, which changes nothing logical.
+inline constexpr std::string_view kRelocated = "relocated";
+/// What a location means in this layout, hashed into the one current
+/// 32-byte location definition every stored head carries (storage.cc):
+/// a change to it is a new definition, and a head of another is refused.
+inline constexpr std::string_view kLocationScheme =
+    "transit.location.1: a leaf is located by its RocksDB key in this file's tables; its bytes by the SST file "
+    "RocksDB places it in; storage_compact rewrites one leaf's key range into new files";
 
 }  // namespace cowboy::transit::node::layout
