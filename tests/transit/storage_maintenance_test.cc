@@ -11,6 +11,7 @@
 #include "common/crypto.h"
 #include "state_fixture.h"
 #include "store_probe.h"
+#include "transit/contract/operations.h"
 #include "transit/node/storage.h"
 
 namespace cowboy::transit {
@@ -77,16 +78,17 @@ TEST_F(StorageMaintenanceTest, AFenceAdvancesTheEpochInOneAcceptanceAndChangesNo
   accept(*admin_, turn({{"a", "1"}}));
   const EntryPage before = page(CurrentBasis{doc_, revision_of(doc_)});
   const auto floor_before = answer<CheckpointStatus>(*admin_, CheckpointQuery{});
-  clock_.set(5'000);
+  const std::uint64_t t = clock_.now_ms() + 5'000;
+  clock_.set(t);
   const Receipt r = accept(*admin_, StorageFence{0, false});
   const auto& fenced = std::get<StorageFenced>(r.outcome);
   EXPECT_EQ(fenced.epoch, 1u);
-  EXPECT_EQ(fenced.fenced_at_ms, 5'000u);
+  EXPECT_EQ(fenced.fenced_at_ms, t);
   EXPECT_EQ(fenced.grace_below, 0u);
   const StorageStatus s = status();
   EXPECT_EQ(s.epoch, 1u);
   EXPECT_EQ(s.fenced_at, r.position);
-  EXPECT_EQ(s.fenced_at_ms, 5'000u);
+  EXPECT_EQ(s.fenced_at_ms, t);
   EXPECT_EQ(page(CurrentBasis{doc_, revision_of(doc_)}), before);
   EXPECT_EQ(answer<CheckpointStatus>(*admin_, CheckpointQuery{}), floor_before);
   // The next fence names epoch 1; naming 0 again is stale.
@@ -143,20 +145,21 @@ TEST_F(StorageMaintenanceTest, AFenceRacingAPreparedPublicationMakesItFailAndLea
 // Decision 142: grace is recorded by a later fence once trusted time is a
 // whole lease past the current epoch's fence, and never before.
 TEST_F(StorageMaintenanceTest, AFenceRecordsReadLeaseGraceOnlyOnceTrustedTimeIsALeasePastTheCurrentFence) {
-  clock_.set(1'000);
+  const std::uint64_t t = clock_.now_ms() + 1'000;
+  clock_.set(t);
   EXPECT_EQ(refused(admin_->submit(StorageFence{0, true})).reason, Reason::kNoEarlierFence);
   EXPECT_EQ(status().epoch, 0u);
-  accept(*admin_, StorageFence{0, false});  // epoch 1, at 1,000 ms
-  clock_.set(1'000 + kReadLeaseGraceMs - 1);
+  accept(*admin_, StorageFence{0, false});  // epoch 1, at t
+  clock_.set(t + kReadLeaseGraceMs - 1);
   const StorageStatus before = status();
   EXPECT_EQ(refused(admin_->submit(StorageFence{1, true})).reason, Reason::kReadLeaseGracePending);
   EXPECT_EQ(status(), before);
-  clock_.set(1'000 + kReadLeaseGraceMs);
+  clock_.set(t + kReadLeaseGraceMs);
   const auto& fenced = std::get<StorageFenced>(accept(*admin_, StorageFence{1, true}).outcome);
   EXPECT_EQ(fenced.epoch, 2u);
   EXPECT_EQ(fenced.grace_below, 1u);  // every lease taken under epoch 0 has ended
   // A fence without the grace keeps what was recorded.
-  clock_.set(1'000 + kReadLeaseGraceMs + 1);
+  clock_.set(t + kReadLeaseGraceMs + 1);
   EXPECT_EQ(std::get<StorageFenced>(accept(*admin_, StorageFence{2, false}).outcome).grace_below, 1u);
   EXPECT_EQ(status().grace_below, 1u);
 }
@@ -260,9 +263,10 @@ TEST_F(StorageMaintenanceTest, CompactionPreservesEveryValueAndRevisionReadableT
 // the stored head's; a restart reads them back and finishes the relocations.
 TEST_F(StorageMaintenanceTest, ARestartPreservesTheEpochTheCursorAndEveryRelocatedValue) {
   accept(*admin_, turn({{"a", "1"}, {"b", "2"}}, true));
-  clock_.set(10);
+  const std::uint64_t t = clock_.now_ms() + 10;
+  clock_.set(t);
   accept(*admin_, StorageFence{0, false});
-  clock_.set(10 + kReadLeaseGraceMs);
+  clock_.set(t + kReadLeaseGraceMs);
   accept(*admin_, StorageFence{1, true});
   compact(EntryLeaf{doc_, key("a")});
   compact(ProcessLeaf{kPid});
