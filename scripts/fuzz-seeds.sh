@@ -78,7 +78,8 @@ digest=$(printf '0,%.0s' $(seq 31))0
 { printf '\x01{"version":1,"definition":"%s","position":9,"policy_revision":1,"policy_position":0,' "$definition"
   printf '"resources_position":0,"processes_position":0,"effects_position":0,"next_role":1,"next_grant":1,"next_resource":1,'
   printf '"next_association":1,"next_view":1,"next_output":1,"next_effect":1,"next_payload":1,"last_time_ms":0,"storage_epoch":0,'
-  printf '"compaction_cursor":0,"floor":5,"checkpoint":5,"checkpoint_roots":[%s]}' "$digest"; } \
+  printf '"compaction_cursor":0,"floor":5,"checkpoint":5,"checkpoint_roots":[%s],' "$digest"
+  printf '"location_definition":[%s],"fenced_at":0,"fenced_at_ms":0,"grace_below":0}' "$digest"; } \
   > "$corpus_root/fuzz_transit_history/head"
 # ... and the history and snapshot ops, wrapped as the transit fixtures above are.
 for kind in advance_floor:0:request checkpoint_status:1:query open_snapshot:1:query snapshot_read:1:query \

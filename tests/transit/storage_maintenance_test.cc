@@ -101,7 +101,7 @@ TEST_F(StorageMaintenanceTest, AFenceAdvancesTheEpochInOneAcceptanceAndChangesNo
 // Decision 143: a candidate prepared at the observed (epoch, position) fails
 // when a fence comes between; prepared again at the new basis it publishes.
 TEST_F(StorageMaintenanceTest, AFenceRacingAPreparedPublicationMakesItFailAndLeavesTheResourceAsItWas) {
-  const auto worker_role = principal(2, 2, PidScope{kPid}, kInspect | kExecute);
+  const auto worker_role = principal(2, 2, PidScope{kPid}, kInspect | kExecute, kPid);  // a worker scoped to its PID
   grant(worker_role, ResourceScope{doc_}, kInspect | kRead | kWrite);
   Client worker(options(2, 2));
   generation_ = ok<ProcessChanged>(worker.submit(Own{kPid, generation_})).generation;
@@ -155,7 +155,7 @@ TEST_F(StorageMaintenanceTest, AFenceRecordsReadLeaseGraceOnlyOnceTrustedTimeIsA
   EXPECT_EQ(refused(admin_->submit(StorageFence{1, true})).reason, Reason::kReadLeaseGracePending);
   EXPECT_EQ(status(), before);
   clock_.set(t + kReadLeaseGraceMs);
-  const auto& fenced = std::get<StorageFenced>(accept(*admin_, StorageFence{1, true}).outcome);
+  const StorageFenced fenced = std::get<StorageFenced>(accept(*admin_, StorageFence{1, true}).outcome);
   EXPECT_EQ(fenced.epoch, 2u);
   EXPECT_EQ(fenced.grace_below, 1u);  // every lease taken under epoch 0 has ended
   // A fence without the grace keeps what was recorded.
@@ -234,7 +234,7 @@ TEST_F(StorageMaintenanceTest, CompactionPreservesEveryValueAndRevisionReadableT
   leaves.push_back(RoleLeaf{1});
   leaves.push_back(GrantLeaf{1});
   for (const auto& leaf : leaves) {
-    const auto& done = std::get<StorageCompacted>(compact(leaf).outcome);
+    const StorageCompacted done = std::get<StorageCompacted>(compact(leaf).outcome);
     EXPECT_EQ(done.leaf, leaf);
     EXPECT_EQ(done.epoch, 0u);
   }
