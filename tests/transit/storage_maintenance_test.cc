@@ -101,10 +101,18 @@ TEST_F(StorageMaintenanceTest, AFenceAdvancesTheEpochInOneAcceptanceAndChangesNo
 // Decision 143: a candidate prepared at the observed (epoch, position) fails
 // when a fence comes between; prepared again at the new basis it publishes.
 TEST_F(StorageMaintenanceTest, AFenceRacingAPreparedPublicationMakesItFailAndLeavesTheResourceAsItWas) {
-  const auto worker_role = principal(2, 2, PidScope{kPid}, kInspect | kExecute, kPid);  // a worker scoped to its PID
+  // A worker scoped to process 8, which shares doc with kPid.
+  constexpr Id kWorked = 8;
+  process(doc_, kWorked);
+  const auto worker_role = principal(2, 2, PidScope{kWorked}, kInspect | kExecute, kWorked);
   grant(worker_role, ResourceScope{doc_}, kInspect | kRead | kWrite);
   Client worker(options(2, 2));
-  generation_ = ok<ProcessChanged>(worker.submit(Own{kPid, generation_})).generation;
+  const Id generation = ok<ProcessChanged>(worker.submit(Own{kWorked, 1})).generation;
+  const auto put = [&](const std::string& k, const std::string& v) {
+    Turn t{kWorked, generation, std::nullopt, doc_, std::nullopt, {}, {}, {}, {}, std::nullopt};
+    t.mutations.items.push_back({key(k), value(v)});
+    return t;
+  };
   const Id revision = revision_of(doc_);
 
   // The worker observes the storage basis (a PID-scoped principal may) and prepares its publication...
@@ -114,8 +122,7 @@ TEST_F(StorageMaintenanceTest, AFenceRacingAPreparedPublicationMakesItFailAndLea
   // ... an administrator's fence is accepted first ...
   accept(*admin_, StorageFence{basis.epoch, false});
   // ... and the original publication fails, changing nothing.
-  const auto failed = worker.submit(PreparedTurn{basis, turn({{"a", "prepared"}})});
-  EXPECT_EQ(refused(failed).reason, Reason::kStorageFenced);
+  EXPECT_EQ(refused(worker.submit(PreparedTurn{basis, put("a", "prepared")})).reason, Reason::kStorageFenced);
   EXPECT_EQ(revision_of(doc_), revision);
   EXPECT_EQ(page(CurrentBasis{doc_, revision}).items.items.size(), 0u);
 
@@ -123,20 +130,20 @@ TEST_F(StorageMaintenanceTest, AFenceRacingAPreparedPublicationMakesItFailAndLea
   auto again = worker.query(StorageQuery{});
   ASSERT_TRUE(again.ok());
   const StorageBasis now{std::get<StorageStatus>(again->result).epoch, again->position};
-  compact(ProcessLeaf{kPid});
-  const Receipt published = accept(worker, PreparedTurn{now, turn({{"a", "prepared"}})});
+  compact(ProcessLeaf{kWorked});
+  const Receipt published = accept(worker, PreparedTurn{now, put("a", "prepared")});
   EXPECT_EQ(std::get<TurnPublished>(published.outcome).revision, revision + 1);
   EXPECT_EQ(text(page(CurrentBasis{doc_, revision + 1}).items.items.at(0).value), "prepared");
 
   // A basis past what is stored is no observation at all.
-  EXPECT_EQ(refused(worker.submit(PreparedTurn{{now.epoch + 1, now.position}, turn({{"b", "x"}})})).reason,
+  EXPECT_EQ(refused(worker.submit(PreparedTurn{{now.epoch + 1, now.position}, put("b", "x")})).reason,
             Reason::kStorageBasisAhead);
-  EXPECT_EQ(refused(worker.submit(PreparedTurn{{now.epoch, position() + 5}, turn({{"b", "x"}})})).reason,
+  EXPECT_EQ(refused(worker.submit(PreparedTurn{{now.epoch, position() + 5}, put("b", "x")})).reason,
             Reason::kStorageBasisAhead);
   // A prepared turn keeps every rule of a turn: a stale generation is still stale.
   auto basis_now = worker.query(StorageQuery{});
   ASSERT_TRUE(basis_now.ok());
-  Turn stale = turn({{"b", "x"}});
+  Turn stale = put("b", "x");
   stale.generation -= 1;
   EXPECT_EQ(refused(worker.submit(PreparedTurn{{now.epoch, basis_now->position}, stale})).reason, Reason::kStaleGeneration);
   EXPECT_EQ(revision_of(doc_), revision + 1);
