@@ -85,11 +85,11 @@ TEST_F(CompactionProcessTest, ASigkillAmidCompactionLosesNothingAndTheRestartFin
     auto owned = c.submit(Own{kPid, 1});
     ASSERT_TRUE(owned.ok());
     const Id generation = std::get<ProcessChanged>(owned->outcome).generation;
-    // Each turn rewrites eight of the keys; every tenth retains a view.
+    // Each turn rewrites four of the keys; every tenth retains a view.
     for (int t = 0; t < kTurns; ++t) {
       Turn turn{kPid, generation, std::nullopt, doc, std::nullopt, {}, {}, {}, {}, std::nullopt};
-      for (int j = 0; j < 8; ++j) {
-        const std::string k = "k" + std::to_string(100 + (t * 8 + j) % kKeys);
+      for (int j = 0; j < 4; ++j) {  // a turn's most (kTurnMutations)
+        const std::string k = "k" + std::to_string(100 + (t * 4 + j) % kKeys);
         const std::string v = "v" + std::to_string(t) + "-" + std::to_string(j);
         turn.mutations.items.push_back({key_of(k), EntryValue{{v.begin(), v.end()}}});
       }
