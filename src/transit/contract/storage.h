@@ -22,7 +22,7 @@ inline constexpr Id kReadLeaseGraceMs = kSnapshotLeaseMaxMs;
 
 // ---- leaves: what one storage_compact relocates ----------------------------------
 
-/// A block: its body and its record (decision 100).
+/// A block: its body and every version of its record (decisions 100, 161).
 struct BlockLeaf {
   static constexpr std::string_view kName = "block";
   Id resource = 0;
@@ -48,7 +48,7 @@ struct ProcessLeaf {
 };
 template <typename V> void fields(V& v, ProcessLeaf& t) { v("pid", t.pid); }
 
-/// A policy leaf: one principal's record.
+/// A policy leaf: every stored version of one principal's record (decision 161).
 struct PrincipalLeaf {
   static constexpr std::string_view kName = "principal";
   Id principal = 0;
@@ -56,7 +56,7 @@ struct PrincipalLeaf {
 };
 template <typename V> void fields(V& v, PrincipalLeaf& t) { v("principal", t.principal); }
 
-/// A policy leaf: one role's record.
+/// A policy leaf: every stored version of one role's record.
 struct RoleLeaf {
   static constexpr std::string_view kName = "role";
   Id role = 0;
@@ -64,7 +64,7 @@ struct RoleLeaf {
 };
 template <typename V> void fields(V& v, RoleLeaf& t) { v("role", t.role); }
 
-/// A policy leaf: one grant's record.
+/// A policy leaf: every stored version of one grant's record, a revocation's included.
 struct GrantLeaf {
   static constexpr std::string_view kName = "grant";
   Id grant = 0;

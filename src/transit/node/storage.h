@@ -43,12 +43,12 @@ std::optional<CompactionRecord> decode_compaction_record(std::string_view stored
 std::optional<Id> decode_relocated(std::string_view stored);
 
 /// The key ranges, each [first, last] inclusive, that hold a leaf's stored
-/// bytes: a block's body and record; every version of an entry or a process;
-/// one policy record.
+/// bytes: a block's body and every version of its record; every version of
+/// an entry, a process or a policy record (key + ~position, decision 161).
 std::vector<std::pair<std::string, std::string>> leaf_ranges(const StorageLeaf& leaf);
 
 /// Rewrites relocated leaves into new table files, in cursor order, on its
-/// own thread, recording each finished one under layout::kRelocated. Opened
+/// own thread, recording each finished one under layout::relocated(). Opened
 /// with the journal, it reads the marker; the node asks it at open for the
 /// head's cursor, so a relocation a stop or a crash cut short is finished.
 class Relocator {
