@@ -90,7 +90,8 @@ digest=$(printf '0,%.0s' $(seq 31))0
 { printf '\x01{"version":1,"definition":"%s","position":9,"policy_revision":1,"policy_position":0,' "$definition"
   printf '"resources_position":0,"processes_position":0,"effects_position":0,"next_role":1,"next_grant":1,"next_resource":1,'
   printf '"next_association":1,"next_view":1,"next_output":1,"next_effect":1,"next_payload":1,"last_time_ms":0,"storage_epoch":0,'
-  printf '"compaction_cursor":0,"floor":5,"checkpoint":5,"checkpoint_roots":[%s]}' "$digest"; } \
+  printf '"compaction_cursor":0,"floor":5,"checkpoint":5,"checkpoint_roots":[%s],' "$digest"
+  printf '"location_definition":[%s],"fenced_at":0,"fenced_at_ms":0,"grace_below":0}' "$digest"; } \
   > "$corpus_root/fuzz_transit_history/head"
 # ... and the history and snapshot ops, wrapped as the transit fixtures above are.
 for kind in advance_floor:0:request checkpoint_status:1:query open_snapshot:1:query snapshot_read:1:query \
@@ -109,6 +110,20 @@ mkdir -p "$corpus_root/fuzz_transit_block_record"
 { printf '{"resource":1,"name":"626c6f62","revision":2,"length":10,"sha256":[%s],"pid":7,"publisher":1,' "$digest"
   printf '"state":"deleted","published_at":9,"retired_revision":3,"retired_at":10,"deleted_at":11}'; } \
   > "$corpus_root/fuzz_transit_block_record/deleted"
+
+# The compaction ledger's record and the relocated marker (fuzz_transit_compaction_record).
+mkdir -p "$corpus_root/fuzz_transit_compaction_record"
+printf '{"cursor":1,"leaf":{"entry":{"resource":1,"key":"6b"}},"position":9,"epoch":0}' \
+  > "$corpus_root/fuzz_transit_compaction_record/entry"
+printf '{"cursor":2,"leaf":{"block":{"resource":1,"name":"626c6f62"}},"position":10,"epoch":1}' \
+  > "$corpus_root/fuzz_transit_compaction_record/block"
+printf '{"cursor":3,"leaf":{"grant":{"grant":1}},"position":11,"epoch":1}' \
+  > "$corpus_root/fuzz_transit_compaction_record/grant"
+printf '{"cursor":4,"leaf":{"principal":{"principal":1}},"position":12,"epoch":1}' \
+  > "$corpus_root/fuzz_transit_compaction_record/principal"
+printf '{"cursor":5,"leaf":{"process":{"pid":7}},"position":13,"epoch":2}' \
+  > "$corpus_root/fuzz_transit_compaction_record/process"
+printf '\x00\x00\x00\x00\x00\x00\x00\x03' > "$corpus_root/fuzz_transit_compaction_record/relocated"
 
 # The payload route's path (fuzz_transit_payload_route): request targets.
 mkdir -p "$corpus_root/fuzz_transit_payload_route"

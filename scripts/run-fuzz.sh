@@ -11,7 +11,7 @@ cmake -S . -B build-fuzz -DCMAKE_CXX_COMPILER=clang++ -DCMAKE_BUILD_TYPE=RelWith
 targets=(fuzz_client_frame fuzz_server_frame fuzz_sys_cbqs_payload fuzz_stored_records fuzz_devchain_tx fuzz_devchain_block fuzz_devchain_registry fuzz_ws_frames
          fuzz_cip11_cbor fuzz_cip11_frame fuzz_cip11_reassembler fuzz_cip11_presence fuzz_cip11_handshake
          fuzz_cip11_chain fuzz_cip11_chain_state fuzz_cip11_task fuzz_transit_envelope fuzz_transit_history
-         fuzz_transit_block_record)
+         fuzz_transit_block_record fuzz_transit_compaction_record)
 # Run only some: TARGETS="fuzz_cip11_cbor fuzz_cip11_frame" scripts/run-fuzz.sh 60
 if [ -n "${TARGETS:-}" ]; then read -r -a targets <<< "$TARGETS"; fi
 cmake --build build-fuzz -j "$(nproc)" --target "${targets[@]}"

@@ -109,6 +109,17 @@ class BlockCommands {
 };
 void print_block(const BlockInfo& b);
 
+/// Storage maintenance: transit storage [fence|compact] (storage.cc).
+class StorageCommands {
+ public:
+  explicit StorageCommands(CLI::App& app);
+  std::optional<int> run(const Global& g, Client& client);
+
+ private:
+  struct Options;
+  std::shared_ptr<Options> o_;
+};
+
 /// transit status: a transitd's admin listener (host:port) for a person, or --json (status.cc).
 /// 0 ready, 1 not ready, 3 unreachable.
 int status(const std::string& admin, bool json);

@@ -264,6 +264,7 @@ int main(int argc, char** argv) {
   RuntimeCommands runtime(app);
   CollectCommands collection(app);
   BlockCommands blocks(app);
+  StorageCommands storage(app);
 
   CLI11_PARSE(app, argc, argv);
 
@@ -306,6 +307,7 @@ int main(int argc, char** argv) {
   if (auto status = runtime.run(g, client)) return *status;
   if (auto status = collection.run(g, client)) return *status;
   if (auto status = blocks.run(g, client)) return *status;
+  if (auto status = storage.run(g, client)) return *status;
 
   if (identity->parsed()) {
     auto r = client.query(IdentityQuery{});

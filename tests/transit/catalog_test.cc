@@ -4,6 +4,7 @@
 // bounded number of process records in memory and reads the rest from disk.
 #include <map>
 #include <set>
+#include <thread>
 
 #include "state_fixture.h"
 #include "store_probe.h"
@@ -179,6 +180,12 @@ TEST_F(CatalogTest, EveryStoredKeyBelongsToATableOfTheRegistry) {
   accept(*admin_, Own{9, 1});
   accept(*admin_, Send{9, InputValue{{1, 2, 3}}});
   accept(*admin_, Turn{9, 2, std::nullopt, doc, std::nullopt, {{{key("a"), value("b")}}}, {}, {}, {}, std::nullopt});
+  // A compaction: its ledger record, and the relocator's marker once the leaf is rewritten (decisions 144-145).
+  accept(*admin_, StorageCompact{0, PrincipalLeaf{1}});
+  const auto until = std::chrono::steady_clock::now() + std::chrono::seconds(60);
+  while (node_->sequencer().stats().relocated_through < 1 && std::chrono::steady_clock::now() < until)
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  ASSERT_EQ(node_->sequencer().stats().relocated_through, 1u);
   admin_.reset();
   node_.reset();
   auto db = testing::open_store(dir_);
@@ -195,7 +202,8 @@ TEST_F(CatalogTest, EveryStoredKeyBelongsToATableOfTheRegistry) {
     seen.insert(k[0]);
   }
   for (char t : {node::layout::kJournal, node::layout::kSequences, node::layout::kPrincipals, node::layout::kProcesses,
-                 node::layout::kEntries, node::layout::kInputs, node::layout::kResources, node::layout::kAssociations})
+                 node::layout::kEntries, node::layout::kInputs, node::layout::kResources, node::layout::kAssociations,
+                 node::layout::kCompactions, node::layout::kRelocated})
     EXPECT_TRUE(seen.count(t)) << t;
 }
 
@@ -334,21 +342,24 @@ TEST_F(VersionsTest, ACorruptStoredVersionFailsClosed) {
   EXPECT_EQ(open_error(), "opened");
 }
 
+// And the one before it: every record versioned, without the head's storage fields and the ledger (decision 140).
 TEST_F(VersionsTest, AJournalOfTheProcessVersionsFormatIsRefused) {
   stop();
-  {
-    auto db = testing::open_store(dir_);
-    rocksdb::WriteOptions synced;
-    synced.sync = true;
-    ASSERT_TRUE(db->Put(synced, node::layout::kFormat, "transit.storage.2").ok());
+  for (const std::string earlier : {"transit.storage.2", "transit.storage.3"}) {
+    {
+      auto db = testing::open_store(dir_);
+      rocksdb::WriteOptions synced;
+      synced.sync = true;
+      ASSERT_TRUE(db->Put(synced, node::layout::kFormat, earlier).ok());
+    }
+    node::NodeConfig config;
+    config.data_dir = dir_;
+    auto n = node::Node::open(config, clock_);
+    ASSERT_FALSE(n.ok());
+    EXPECT_NE(n.error().find("another storage format (" + earlier + "; this build reads transit.storage.4)"),
+              std::string::npos)
+        << n.error();
   }
-  node::NodeConfig config;
-  config.data_dir = dir_;
-  auto n = node::Node::open(config, clock_);
-  ASSERT_FALSE(n.ok());
-  EXPECT_NE(n.error().find("another storage format (transit.storage.2; this build reads transit.storage.3)"),
-            std::string::npos)
-      << n.error();
 }
 
 // Decision 158: the resident records are a least-recently-used cache. Over
@@ -375,6 +386,7 @@ class NoCatalog final : public node::CatalogReader {
   std::optional<Input> input(Id, Id) const override { return std::nullopt; }
   std::optional<std::pair<Id, node::Bytes>> block(Id, const EntryKey&) const override { return std::nullopt; }
   std::optional<BlockInfo> block_record(Id, const EntryKey&) const override { return std::nullopt; }
+  bool stores(const StorageLeaf&) const override { return false; }
   std::optional<node::JournalEntry> committed_entry(Id) const override { return std::nullopt; }
 };
 

@@ -315,5 +315,39 @@ TEST(TransitClient, RuntimeBindingAndStationAreRequiredOfThePeer) {
   EXPECT_EQ(checked.runtime(8).error().kind, ClientError::Kind::kMalformed);  // another process
 }
 
+// Decisions 140-149: storage_fence, storage_compact, prepared_turn and the
+// storage read go only to a peer that lists storage_maintenance; a storage
+// answer whose fence, grace or cursor does not fit its position is refused.
+TEST(TransitClient, StorageMaintenanceIsRequiredOfThePeerAndItsAnswerMustFit) {
+  crypto::init();
+  ScriptedPeer peer({capability::kStorageMaintenance});
+  Client client(peer.options());
+  auto fence = client.submit(StorageFence{0, false});
+  ASSERT_FALSE(fence.ok());
+  EXPECT_EQ(fence.error().kind, ClientError::Kind::kUnsupported);
+  EXPECT_NE(fence.error().message.find("storage_maintenance"), std::string::npos) << fence.error().message;
+  EXPECT_EQ(client.submit(StorageCompact{0, ProcessLeaf{7}}).error().kind, ClientError::Kind::kUnsupported);
+  Turn turn{7, 1, std::nullopt, 1, std::nullopt, {}, {}, {}, {}, std::nullopt};
+  EXPECT_EQ(client.submit(PreparedTurn{{0, 1}, turn}).error().kind, ClientError::Kind::kUnsupported);
+  EXPECT_EQ(client.query(StorageQuery{}).error().kind, ClientError::Kind::kUnsupported);
+  EXPECT_EQ(client.require(capability::kStorageMaintenance).error().kind, ClientError::Kind::kUnsupported);
+  EXPECT_EQ(peer.received(), (std::vector<std::string>{"capabilities"}));
+
+  ScriptedPeer full({});
+  StorageStatus answer;
+  full.answer = [&](const QueryOp&) { return QueryResult{answer}; };
+  Client checked(full.options());
+  EXPECT_TRUE(checked.require(capability::kStorageMaintenance).ok());
+  EXPECT_TRUE(checked.query(StorageQuery{}).ok());
+  answer.epoch = 1;  // an epoch without its fence
+  EXPECT_EQ(checked.query(StorageQuery{}).error().kind, ClientError::Kind::kMalformed);
+  answer.fenced_at = kPosition + 1;  // a fence after the answer
+  EXPECT_EQ(checked.query(StorageQuery{}).error().kind, ClientError::Kind::kMalformed);
+  answer.fenced_at = kPosition;
+  EXPECT_TRUE(checked.query(StorageQuery{}).ok());
+  answer.grace_below = 2;  // grace past the current epoch
+  EXPECT_EQ(checked.query(StorageQuery{}).error().kind, ClientError::Kind::kMalformed);
+}
+
 }  // namespace
 }  // namespace cowboy::transit

@@ -241,6 +241,9 @@ TEST_F(ScopeTest, EveryCommandAppliesPidScopeAndGrantScope) {
       command("retire_block in r8", RetireBlock{r8_, key("b")}, "unknown_block", kElsewhere),
       command("delete_block in r7", DeleteBlock{r7_, key("b")}, "unknown_block", kRes7),
       command("delete_block in r8", DeleteBlock{r8_, key("b")}, "unknown_block", kElsewhere),
+      // Storage maintenance: realm_control at realm scope, never through a PID scope (decisions 141, 144).
+      command("storage_fence", StorageFence{99, false}, "storage_epoch_changed", kRealm),
+      command("storage_compact", StorageCompact{99, ProcessLeaf{7}}, "compaction_cursor_changed", kRealm),
   };
   EXPECT_EQ(mismatches(rows), "");
 }
@@ -296,6 +299,7 @@ TEST_F(ScopeTest, EveryQueryAppliesPidScopeAndGrantScope) {
       listing<RoutePage>("list_routes shows the head into 7", ListRoutes{std::nullopt}, pending7_, kPid7),
       listing<RoutePage>("list_routes shows the head into 8", ListRoutes{std::nullopt}, pending8_, kPid8),
       query("list_ended", ListEnded{std::nullopt}, "YYYYYYY"),  // a filtered listing anyone may ask
+      query("storage", StorageQuery{}, "YYYYYYY"),  // the storage head names no resource or process (decision 143)
   };
   Row block7 = query("read_block r7", ReadBlock{CurrentBasis{r7_, 1}, key("b"), std::nullopt}, kRes7);
   block7.yes = "unknown_block";

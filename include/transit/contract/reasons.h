@@ -260,7 +260,15 @@ constexpr int http_status(RejectionCode code) {
   X(kBlockNotRetired, "block_not_retired", kInvalidProposal, "only a retired block's body is deleted")               \
   X(kBlockViewed, "block_viewed", kConflict, "a view of a live process can still read the block")                    \
   X(kBlockSourceMismatch, "block_source_mismatch", kConflict, "the block was published at another revision or with another SHA-256") \
-  X(kBlockCorrupt, "block_corrupt", kServiceUncertain, "the stored body no longer matches its recorded SHA-256; it is not served")
+  X(kBlockCorrupt, "block_corrupt", kServiceUncertain, "the stored body no longer matches its recorded SHA-256; it is not served") \
+  /* storage maintenance (node/storage.cc) */                                                                          \
+  X(kStorageEpochChanged, "storage_epoch_changed", kConflict, "the fence names another storage epoch than the stored one") \
+  X(kStorageFenced, "storage_fenced", kConflict, "a storage fence came after the prepared candidate's observed basis") \
+  X(kStorageBasisAhead, "storage_basis_ahead", kInvalidProposal, "the prepared candidate's basis is past the stored epoch or position") \
+  X(kNoEarlierFence, "no_earlier_fence", kInvalidProposal, "read-lease grace is recorded only once a fence has been accepted") \
+  X(kReadLeaseGracePending, "read_lease_grace_pending", kConflict, "trusted time is short of the read-lease grace after the current epoch's fence") \
+  X(kCompactionCursorChanged, "compaction_cursor_changed", kConflict, "the compaction names another cursor than the stored one") \
+  X(kUnknownLeaf, "unknown_leaf", kInvalidProposal, "the leaf names no stored block, entry, process or policy record")
 
 enum class Reason : std::uint8_t {
 #define TRANSIT_REASON_ENUMERATOR(id, name, code, meaning) id,

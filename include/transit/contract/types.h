@@ -17,6 +17,7 @@
 #include "transit/contract/collection.h"
 #include "transit/contract/blocks.h"
 #include "transit/contract/segments.h"
+#include "transit/contract/storage.h"
 
 namespace cowboy::transit {
 
@@ -158,7 +159,9 @@ using Command = std::variant<CreatePrincipal, CreateRole, BindCredential, Unbind
                              // collection (collection.h)
                              Collect,
                              // blocks (blocks.h)
-                             RetireBlock, DeleteBlock>;
+                             RetireBlock, DeleteBlock,
+                             // storage maintenance (storage.h)
+                             StorageFence, StorageCompact, PreparedTurn>;
 
 struct Request {
   static constexpr std::string_view kName = "Request";
@@ -230,7 +233,9 @@ using QueryOp = std::variant<IdentityQuery, CapabilitiesQuery, DecisionQuery, Li
                              // segmented results (segments.h)
                              ReadSegment,
                              // the maintenance process's collection listing (collection.h)
-                             ListCollectable>;
+                             ListCollectable,
+                             // storage maintenance (storage.h)
+                             StorageQuery>;
 
 struct Query {
   static constexpr std::string_view kName = "Query";
@@ -322,7 +327,9 @@ using Outcome = std::variant<PrincipalCreated, RoleCreated, Granted, PolicyChang
                              // collection (collection.h)
                              Collected,
                              // blocks (blocks.h)
-                             BlockChanged>;
+                             BlockChanged,
+                             // storage maintenance (storage.h)
+                             StorageFenced, StorageCompacted>;
 
 struct Receipt {
   static constexpr std::string_view kName = "Receipt";
@@ -430,7 +437,9 @@ using QueryResult = std::variant<Identity, Capabilities, Decision, ResourcePage,
                                  // segmented results (segments.h)
                                  Segment,
                                  // the maintenance process's collection listing (collection.h)
-                                 CollectablePage>;
+                                 CollectablePage,
+                                 // storage maintenance (storage.h)
+                                 StorageStatus>;
 static_assert(std::variant_size_v<QueryResult> == std::variant_size_v<QueryOp>);
 
 struct Response {

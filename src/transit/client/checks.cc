@@ -401,12 +401,28 @@ Problem check(const RuntimeQuery& q, const RuntimeInfo& r, Id position) {
   return std::nullopt;
 }
 
+// The fence that made the epoch is no later than the answer, and epoch 0 had none (decisions 140-142).
+Problem check(const StorageQuery&, const StorageStatus& s, Id position) {
+  if (s.fenced_at > position) return std::string("a fence after its response's position");
+  if ((s.epoch == 0) != (s.fenced_at == 0)) return std::string("an epoch without its fence, or a fence without an epoch");
+  if (s.grace_below > s.epoch) return std::string("read-lease grace recorded past the current epoch");
+  if (s.compaction_cursor > position) return std::string("more relocations than decisions");
+  return std::nullopt;
+}
+
 Problem check(const DecisionQuery& q, const Decision& d) {
   if (d.principal != q.principal) return std::string("decision for another principal");
   return std::nullopt;
 }
 
 }  // namespace
+
+// A turn's receipt names its process, consumed input and resource, one view and output per proposal.
+static bool turn_matches(const Turn& command, const TurnPublished& o) {
+  return o.pid == command.pid && o.views.items.size() == command.views.items.size() &&
+         o.outputs.items.size() == command.outputs.items.size() && o.consumed == command.input &&
+         o.resource == command.resource;
+}
 
 bool outcome_matches(const Command& op, const Outcome& outcome) {
   return std::visit(
@@ -422,9 +438,13 @@ bool outcome_matches(const Command& op, const Outcome& outcome) {
         else if constexpr (std::is_same_v<C, Deliver> || std::is_same_v<C, CancelOutput>) return o->output == command.output;
         else if constexpr (std::is_same_v<C, AdvanceFloor>) return o->floor == command.floor;
         else if constexpr (std::is_same_v<C, Turn>)
-          return o->pid == command.pid && o->views.items.size() == command.views.items.size() &&
-                 o->outputs.items.size() == command.outputs.items.size() && o->consumed == command.input &&
-                 o->resource == command.resource;
+          return turn_matches(command, *o);
+        else if constexpr (std::is_same_v<C, PreparedTurn>)
+          return turn_matches(command.turn, *o);
+        else if constexpr (std::is_same_v<C, StorageFence>)  // one epoch on, from the one it named
+          return o->epoch == command.epoch + 1 && o->grace_below <= command.epoch;
+        else if constexpr (std::is_same_v<C, StorageCompact>)
+          return o->cursor == command.cursor + 1 && o->leaf == command.leaf;
         else if constexpr (std::is_same_v<OutcomeOf<C>, EffectChanged>) return o->effect == command.effect;
         else if constexpr (std::is_same_v<C, DeclarePayload>)
           return command.pid == o->pid && o->state == PayloadState::kDeclared;

@@ -65,6 +65,7 @@ Result<CommandBody, DecodeError> decode_command_body(std::string_view body, Dige
   CommandBody out{std::move(*request), {}, std::string(body.substr(0, newline))};
   std::string_view rest = newline == std::string_view::npos ? std::string_view{} : body.substr(newline + 1);
   const auto* turn = std::get_if<Turn>(&out.request.request.op);
+  if (const auto* prepared = std::get_if<PreparedTurn>(&out.request.request.op)) turn = &prepared->turn;
   const std::size_t descriptors = turn ? turn->blocks.items.size() : 0;
   if (newline != std::string_view::npos && descriptors == 0)
     return Err{DecodeError{Reason::kUnexpectedBlocks, "", "only a turn with block descriptors carries bodies"}};

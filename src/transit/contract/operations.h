@@ -49,6 +49,9 @@ inline constexpr std::string_view kCollection = "collection";
 inline constexpr std::string_view kBlocks = "blocks";
 // Segmented results (decisions 150-154): read_segment and its complete-result evidence.
 inline constexpr std::string_view kSegmentedResults = "segmented_results";
+// Physical storage maintenance (decisions 140-149): storage_fence,
+// storage_compact, prepared_turn and the storage read.
+inline constexpr std::string_view kStorageMaintenance = "storage_maintenance";
 // Reported, gating no operation of their own: what turns and views support.
 inline constexpr std::string_view kRetainedReadVersions = "retained_read_versions";
 inline constexpr std::string_view kTurnWithVersions = "turn_with_versions";
@@ -62,7 +65,8 @@ inline constexpr std::array kSupported = {  // deduced: std::array<std::string_v
     kWorkerRotation,           kEffectReconciliation, kMaintenance,       kCheckpoints,
     kLeasedSnapshots,          kSnapshotRead,       kPayloads,
     kRuntimeBinding,           kStation,
-    kCollection,               kBlocks,             kSegmentedResults};
+    kCollection,               kBlocks,             kSegmentedResults,
+    kStorageMaintenance};
 
 template <typename Op, typename... Of> inline constexpr bool kOneOf = (std::is_same_v<Op, Of> || ...);
 
@@ -93,6 +97,7 @@ template <typename Op> constexpr std::string_view required() {
   else if constexpr (kOneOf<Op, Collect, ListCollectable>) return kCollection;
   else if constexpr (kOneOf<Op, ReadBlock, BlockRead, RetireBlock, DeleteBlock>) return kBlocks;
   else if constexpr (kOneOf<Op, ReadSegment>) return kSegmentedResults;
+  else if constexpr (kOneOf<Op, StorageFence, StorageCompact, PreparedTurn, StorageQuery>) return kStorageMaintenance;
   else {
     static_assert(kOneOf<Op, CreateProcess, Associate, Initialize, Own, Send, Turn, FailTurn, Suspend, Resume,
                          ProcessRead, Terminate, Spawn>,
@@ -148,6 +153,9 @@ template <> struct OutcomeFor<Activate> { using type = RuntimeChanged; };
 template <> struct OutcomeFor<Collect> { using type = Collected; };
 template <> struct OutcomeFor<RetireBlock> { using type = BlockChanged; };
 template <> struct OutcomeFor<DeleteBlock> { using type = BlockChanged; };
+template <> struct OutcomeFor<StorageFence> { using type = StorageFenced; };
+template <> struct OutcomeFor<StorageCompact> { using type = StorageCompacted; };
+template <> struct OutcomeFor<PreparedTurn> { using type = TurnPublished; };
 template <typename Op> using OutcomeOf = typename OutcomeFor<Op>::type;
 
 /// The control mutations, which the control reserve admits beyond the

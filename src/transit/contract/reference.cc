@@ -271,7 +271,8 @@ order, each exactly `length` bytes with the descriptor's SHA-256. Block bodies
 may hold any bytes, newlines included; only the first newline of the body
 separates. A body without blocks has no newline at all: `envelope\n` with
 nothing after it is `unexpected_blocks`, as is any body after a command that
-is not a turn with block descriptors; a short, extra or altered body is
+is not a turn (or a `prepared_turn`, whose turn's descriptors count) with
+block descriptors; a short, extra or altered body is
 `block_mismatch`. A query body is only its envelope. The envelope's bytes are
 signed; the block bodies are bound by their descriptors (`length`, `sha256`),
 which are inside the signed request.

@@ -107,6 +107,9 @@ std::optional<DecodeError> check(const ReadSegment& r) {
   return std::nullopt;
 }
 
+// A prepared turn is a turn: every rule of one (decision 143).
+std::optional<DecodeError> check(const PreparedTurn& p) { return check(p.turn); }
+
 }  // namespace
 
 std::optional<DecodeError> check_rules(const Command& op) {

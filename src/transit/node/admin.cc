@@ -87,6 +87,8 @@ std::string Node::metrics_text() const {
            s.position);
   e.series("transitd_history_reclaimed_below", "gauge", "The floor below which trimmed history is compacted away.",
            s.reclaimed_below);
+  e.series("transitd_storage_relocated_through", "gauge",
+           "The compaction cursor up to which every relocated leaf is rewritten into new table files.", s.relocated_through);
   e.series("transitd_synced_writes_total", "counter", "Synced journal writes (one per group of decisions).", s.synced_writes);
   e.series("transitd_slow_syncs_total", "counter", "Synced journal writes that took over 5 ms.", s.slow_syncs);
   e.histogram("transitd_sync_duration_seconds", "Duration of each synced journal write.", s.sync_latency);

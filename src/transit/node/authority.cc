@@ -18,6 +18,7 @@ bool covers(const Scope& granted, const Scope& wanted) {
 }  // namespace
 
 Authority::Authority(Genesis genesis) : genesis_(std::move(genesis)) {
+  head_.location_definition = location_definition();  // decision 140
   // Position 0: the root principal, its private role and one realm-wide grant of everything.
   const Id root = genesis_.root_principal;
   const Id role = head_.next_role++;

@@ -17,6 +17,7 @@
 
 #include "common/result.h"
 #include "transit/node/records.h"
+#include "transit/node/storage.h"
 
 namespace cowboy::transit::node {
 
@@ -62,6 +63,7 @@ struct Touched {
   std::vector<std::pair<Id, EntryKey>> blocks_deleted;    // bodies removed by delete_block
   std::optional<Id> trim_below;  // a new history floor: journal entries below it go (decision 66)
   std::vector<std::pair<Id, bool>> ended;  // the ended-process index: (pid, candidate now)
+  std::optional<CompactionRecord> compaction;  // storage_compact's ledger record (decision 144)
 };
 
 /// A stored version that no longer decodes (decision 157): an error, never
@@ -108,6 +110,9 @@ class CatalogReader {
   virtual std::optional<std::pair<Id, Bytes>> block(Id resource, const EntryKey& name) const = 0;
   /// A block's record, whatever its state; none when the name was never published.
   virtual std::optional<BlockInfo> block_record(Id resource, const EntryKey& name) const = 0;
+  /// Whether any key of `leaf` is stored (leaf_ranges): a deletion's or a
+  /// removal's version is (a compaction leaf, decision 144).
+  virtual bool stores(const StorageLeaf& leaf) const = 0;
   /// The journal entry at `position` as published by a synced write: none
   /// when it is trimmed, not yet durable, or does not decode.
   virtual std::optional<JournalEntry> committed_entry(Id position) const = 0;
@@ -309,6 +314,14 @@ class Authority {
   /// A payload whose next step the caller may record: it exists, the caller
   /// is its publisher and holds execute at its PID now.
   Result<PayloadInfo*, Refusal> published_payload(Id payload, const Step& step);
+  // Storage maintenance (storage.cc, decisions 140-149).
+  Result<Outcome, Refusal> apply(const StorageFence& op, Step& step);
+  Result<Outcome, Refusal> apply(const StorageCompact& op, Step& step);
+  Result<Outcome, Refusal> apply(const PreparedTurn& op, Step& step);
+  /// Why `caller` may not maintain storage: realm_control at realm scope, now.
+  std::optional<Refusal> check_storage_admin(Id caller) const;
+  /// Why `leaf` names nothing stored.
+  std::optional<Refusal> check_leaf(const StorageLeaf& leaf, const CatalogReader& catalog) const;
   // Collection (collection.cc, decisions 110-119): one kind each; every gate before any removal.
   Result<Outcome, Refusal> apply(const Collect& op, Step& step);
   Result<Outcome, Refusal> collect_output(ProcessRecord& p, Id output, Step& step);
@@ -363,6 +376,7 @@ class Authority {
   Result<QueryResult, Refusal> read(const ReadCtx& ctx, const BlockRead& q) const;
   Result<QueryResult, Refusal> read(const ReadCtx& ctx, const ReadSegment& q) const;      // segments.cc
   Result<QueryResult, Refusal> read(const ReadCtx& ctx, const ListCollectable& q) const;  // collection.cc
+  Result<QueryResult, Refusal> read(const ReadCtx& ctx, const StorageQuery& q) const;           // storage.cc
   /// Why a continuation at `cut` may not go on, given where its catalog last changed (decision 6).
   std::optional<Refusal> stale_cut(Id cut, Id catalog_position) const;
 

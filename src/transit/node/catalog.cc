@@ -77,6 +77,15 @@ std::optional<Entry> Catalog::entry(Id resource, const EntryKey& key, Id revisio
   return Entry{key, std::move(*value), layout::parse_entry(it->key().ToStringView()).second};
 }
 
+bool Catalog::stores(const StorageLeaf& leaf) const {
+  auto* it = &iterator(false);
+  for (const auto& [first, last] : leaf_ranges(leaf)) {
+    it->Seek(first);
+    if (it->Valid() && it->key().compare(rocksdb::Slice(last)) <= 0) return true;
+  }
+  return false;
+}
+
 CatalogReader::Scan Catalog::entries(Id resource, Id revision, const std::optional<EntryKey>& after,
                                      std::size_t limit, std::size_t budget) const {
   Scan scan;

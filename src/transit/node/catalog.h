@@ -48,6 +48,7 @@ class Catalog final : public CatalogReader {
   std::optional<Input> input(Id pid, Id input) const override;
   std::optional<std::pair<Id, Bytes>> block(Id resource, const EntryKey& name) const override;
   std::optional<BlockInfo> block_record(Id resource, const EntryKey& name) const override;
+  bool stores(const StorageLeaf& leaf) const override;
   std::optional<JournalEntry> committed_entry(Id position) const override;
 
   /// The stored value of the record under `record_key` (a table's prefix and

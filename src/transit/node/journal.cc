@@ -171,6 +171,10 @@ void stage_table(rocksdb::WriteBatchBase& w, char table, const Authority& a, con
     case kBlockRecords:
       for (const auto& r : t.block_records) put(block_record(r.resource, r.name), to_json(r));
       return;
+    case kCompactions:  // the ledger record of a storage_compact, written once (decision 144)
+      if (t.compaction) w.Put(compaction(t.compaction->cursor), to_json(*t.compaction));
+      return;
+    case kRelocated: return;  // the relocator's, after the group is durable (decision 145)
     default: return;
   }
 }
@@ -209,9 +213,11 @@ Journal::Batch::Batch() : writes(new_batch()) {}
 Journal::Batch::~Batch() = default;
 
 Journal::Journal(std::unique_ptr<rocksdb::DB> db, Genesis genesis)
-    : db_(std::move(db)), staged_(new_batch()), genesis_(std::move(genesis)) {}
+    : db_(std::move(db)), staged_(new_batch()), genesis_(std::move(genesis)),
+      relocator_(std::make_unique<Relocator>(*db_)) {}
 
 Journal::~Journal() {
+  relocator_.reset();
   {
     std::lock_guard lock(reclaim_mutex_);
     reclaim_stop_ = true;
@@ -255,6 +261,8 @@ Result<Authority, std::string> Journal::load() const {
   if (!db_->Get(rocksdb::ReadOptions(), layout::kHead, &text).ok()) return Err{std::string("journal has no head")};
   auto head = decode<Head>("head", text);  // a foreign definition stops here, before any catalog
   if (!head.ok()) return Err{head.error()};
+  if (head->location_definition != location_definition())  // decision 140: no implied one
+    return Err{std::string("journal: a head of another location definition")};
   Authority::Published p;
   p.head = std::move(*head);
   for (const auto& table : layout::kTables) {
@@ -278,6 +286,8 @@ void Journal::stage(const Authority& authority, const Touched& touched, std::str
   w.Put(key(kSequences, receipt.principal, receipt.sequence), to_json(receipt));
   if (touched.trim_below) staged_trim_ = std::max(staged_trim_.value_or(0), *touched.trim_below);
   for (const auto& table : layout::kTables) stage_table(w, table.prefix, authority, touched, receipt.position);
+  // The ledger record went with the walk; its leaf moves once this group is durable (decision 145).
+  if (touched.compaction) staged_relocation_ = touched.compaction->cursor;
 }
 
 std::shared_ptr<Journal::Batch> Journal::take_staged(const Head& head) {
@@ -286,6 +296,7 @@ std::shared_ptr<Journal::Batch> Journal::take_staged(const Head& head) {
   auto batch = std::make_shared<Batch>();
   std::swap(batch->writes, staged_);
   batch->trim_below = std::exchange(staged_trim_, std::nullopt);
+  batch->relocate_through = std::exchange(staged_relocation_, std::nullopt);
   in_flight_ = batch;
   return batch;
 }
@@ -303,7 +314,11 @@ std::optional<CorruptRecord> Journal::processes(Id after, Id position,
 }
 
 bool Journal::commit(Batch& batch) {
-  if (!batch.trim_below) return write_synced(*batch.writes->GetWriteBatch());
+  if (!batch.trim_below) {
+    if (!write_synced(*batch.writes->GetWriteBatch())) return false;
+    if (batch.relocate_through) relocate(*batch.relocate_through);
+    return true;
+  }
   // The floor and the deletion below it in one synced write: either both or
   // neither. (A WriteBatchWithIndex takes no range deletion, and the staging
   // thread may still read this batch: the deletion goes on a copy.)
@@ -315,6 +330,7 @@ bool Journal::commit(Batch& batch) {
   }
   if (!write_synced(with_trim)) return false;
   reclaim(*batch.trim_below);
+  if (batch.relocate_through) relocate(*batch.relocate_through);
   return true;
 }
 

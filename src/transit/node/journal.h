@@ -58,6 +58,7 @@ class Journal final : public RecordSource {
     ~Batch();
     std::unique_ptr<rocksdb::WriteBatchWithIndex> writes;
     std::optional<Id> trim_below;  // a new floor decided in this group: requests below it go
+    std::optional<Id> relocate_through;  // the compaction cursor a storage_compact of this group advanced to
   };
   /// One accepted decision: `envelope` is the canonical SignedRequest text decided.
   void stage(const Authority& authority, const Touched& touched, std::string_view envelope, const Receipt& receipt);
@@ -88,6 +89,15 @@ class Journal final : public RecordSource {
   /// The floor below which compaction has finished (0: none yet).
   Id reclaimed_below() const { return reclaimed_below_.load(); }
 
+  /// Storage maintenance (decisions 144-146): relocates the ledger's leaves up
+  /// to `cursor` on the relocator's thread. commit() asks it after every group
+  /// with a storage_compact; the node asks it once at open, for the head's cursor.
+  void relocate(Id cursor) { relocator_->relocate(cursor); }
+  /// The highest compaction cursor whose leaf has been rewritten (0: none yet).
+  Id relocated_through() const { return relocator_->relocated_through(); }
+  /// The live table files holding `leaf`: where its bytes are now.
+  std::vector<std::uint64_t> files_of(const StorageLeaf& leaf) const { return relocator_->files_of(leaf); }
+
  private:
   Journal(std::unique_ptr<rocksdb::DB> db, Genesis genesis);
 
@@ -97,6 +107,7 @@ class Journal final : public RecordSource {
   std::unique_ptr<rocksdb::DB> db_;
   std::unique_ptr<rocksdb::WriteBatchWithIndex> staged_;  // the staging thread's
   std::optional<Id> staged_trim_;                         // the staging thread's
+  std::optional<Id> staged_relocation_;                   // the staging thread's
   std::shared_ptr<Batch> in_flight_;                      // the staging thread's view of the last take
   Genesis genesis_;
   std::atomic<bool> failed_{false};
@@ -108,6 +119,7 @@ class Journal final : public RecordSource {
   bool reclaim_stop_ = false;
   std::atomic<Id> reclaimed_below_{0};
   std::thread reclaimer_;
+  std::unique_ptr<Relocator> relocator_;  // stopped first, as the journal closes
 };
 
 }  // namespace cowboy::transit::node

@@ -18,7 +18,9 @@ inline constexpr std::string_view kHead = "head";
 /// The storage format, written with the genesis: a journal without this one
 /// is refused as it opens (there is no decoder of an earlier format).
 inline constexpr std::string_view kFormat = "format";
-inline constexpr std::string_view kFormatVersion = "transit.storage.3";  // 2: process versions; 3: every record versioned
+inline constexpr std::string_view kFormatVersion = "transit.storage.4";
+// 2: process versions; 3: every record versioned; 4: the head's storage fields
+// (location definition, fence, grace) and the compaction ledger (decisions 140-146)
 
 // Tables, one letter each, listed once in kTables below. `j/` + position
 // holds a decision's signed request (the canonical SignedRequest text
@@ -30,7 +32,9 @@ inline constexpr char kPrincipals = 'p', kRoles = 'r', kGrants = 'g', kCredentia
                       kPayloads = 'y',  // payload records; the bytes live in the payload store (payload_store.h)
                       kEnded = 'n',     // the index of processes that may have ended: `n/` + pid, no value
                       kRuntime = 'u',   // runtime bindings by PID (decisions 120-129)
-                      kBlockRecords = 'k';
+                      kBlockRecords = 'k',
+                      kCompactions = 'l',  // the compaction ledger (decisions 144-146)
+                      kRelocated = 'd';    // how far the relocator got: `d/` alone
 
 /// One storage table: its key prefix, its name, what it holds, whether the
 /// journal reads it whole into the authority at start, and, for a table of
@@ -70,6 +74,8 @@ inline constexpr Table kTables[] = {
     {kBlocks, "blocks", "block bodies by (resource, padded name), read from disk; delete_block removes one", false},
     {kBlockRecords, "block records", "BlockInfo versions by (resource, padded name, ~position), read from disk", false,
      2 + 8 + kPaddedKey},
+    {kCompactions, "compactions", "CompactionRecord by cursor, written once by the storage_compact that took it", false},
+    {kRelocated, "relocated", "the highest cursor whose relocation has finished; changed in place, unsynced", false},
 };
 consteval bool prefixes_distinct() {
   for (std::size_t i = 0; i < std::size(kTables); ++i)
@@ -198,5 +204,27 @@ inline std::string block(std::uint64_t resource, const EntryKey& name) { return 
 inline std::string block_record(std::uint64_t resource, const EntryKey& name) {
   return padded(kBlockRecords, resource, name);
 }
+
+// Storage maintenance (docs/transit.md, decisions 140-149).
+/// The compaction ledger: `l/` + cursor holds what that relocation moved (a
+/// CompactionRecord, JSON), written by the storage_compact that advanced the
+/// head's compaction cursor to it, and never rewritten.
+inline std::string compaction(std::uint64_t cursor) { return key(kCompactions, cursor); }
+/// The highest cursor whose relocation has physically finished (8 bytes,
+/// big-endian; absent: none). Written unsynced after the rewrite: a crash
+/// that loses it only repeats a relocation, which changes nothing logical.
+inline std::string relocated() { return table(kRelocated); }
+/// Every stored version of the record under `record_key` (decision 161), as
+/// an inclusive key range: from its newest to past its oldest (~0).
+inline std::pair<std::string, std::string> record_versions(const std::string& record_key) {
+  return {record_key, version(record_key, 0)};
+}
+/// What a location means in this layout, hashed into the one current
+/// 32-byte location definition every stored head carries (storage.cc):
+/// a change to it is a new definition, and a head of another is refused.
+inline constexpr std::string_view kLocationScheme =
+    "transit.location.2: a leaf is located by the RocksDB keys of every stored version of its record (or entry) in "
+    "this file's tables, and a block also by its body's key; its bytes by the SST files RocksDB places them in; "
+    "storage_compact rewrites one leaf's key ranges into new files";
 
 }  // namespace cowboy::transit::node::layout

@@ -10,6 +10,7 @@ Result<std::unique_ptr<Node>, std::string> Node::open(const NodeConfig& config, 
   auto authority = (*journal)->load();
   if (!authority.ok()) return Err{authority.error()};
   (*journal)->reclaim(authority->head().floor);
+  (*journal)->relocate(authority->head().compaction_cursor);  // finishes a relocation a stop or a crash cut short
   authority->limit_resident(config.resident_processes);  // finishes a reclaim a stop or a crash cut short
   authority->set_budgets(config.budgets);
   std::unique_ptr<Node> node(new Node());

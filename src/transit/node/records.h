@@ -73,6 +73,11 @@ struct Head {
   Id floor = 0;       // journal entries below it are trimmed; its own entry, a checkpoint's, stays (0: none)
   Id checkpoint = 0;  // the latest checkpoint's position (0: none)
   Digest checkpoint_roots{};  // ... and the roots its receipt carries
+  // Storage maintenance (decisions 140-149): storage_epoch and compaction_cursor above, and
+  Digest location_definition{};  // the one current definition of locations; another is refused as it opens
+  Id fenced_at = 0;              // the position of the fence that made storage_epoch (0: none)
+  Id fenced_at_ms = 0;           // ... and its trusted time
+  Id grace_below = 0;            // every read lease of an epoch below this has ended (0: none recorded)
   bool operator==(const Head&) const = default;
 };
 template <typename V> void fields(V& v, Head& t) {
@@ -82,7 +87,9 @@ template <typename V> void fields(V& v, Head& t) {
       "next_grant", t.next_grant)("next_resource", t.next_resource)("next_association", t.next_association)(
       "next_view", t.next_view)("next_output", t.next_output)("next_effect", t.next_effect)(
       "next_payload", t.next_payload)("last_time_ms", t.last_time_ms)("storage_epoch", t.storage_epoch)("compaction_cursor", t.compaction_cursor)(
-      "floor", t.floor)("checkpoint", t.checkpoint)("checkpoint_roots", t.checkpoint_roots);
+      "floor", t.floor)("checkpoint", t.checkpoint)("checkpoint_roots", t.checkpoint_roots)(
+      "location_definition", t.location_definition)("fenced_at", t.fenced_at)("fenced_at_ms", t.fenced_at_ms)(
+      "grace_below", t.grace_below);
 }
 
 struct ResourceRecord {

@@ -71,6 +71,7 @@ SequencerStats Sequencer::stats() const {
   std::lock_guard lock(mutex_);
   SequencerStats out = stats_;
   out.reclaimed_below = journal_->reclaimed_below();
+  out.relocated_through = journal_->relocated_through();
   out.pending = pending_;
   out.deadline_expired = deadlines_.expired();
   return out;

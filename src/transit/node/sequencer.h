@@ -47,6 +47,7 @@ struct SequencerStats {
   std::uint64_t slow_syncs = 0;     // synced writes that took over 5 ms
   std::uint64_t position = 0;       // the durable authority position
   std::uint64_t reclaimed_below = 0;  // history: the trimmed requests below it are compacted away (decision 66)
+  std::uint64_t relocated_through = 0;  // storage: the compaction cursor whose leaf is rewritten (decision 145)
   std::uint64_t pending = 0;          // requests queued, being decided or awaiting their synced write
   std::uint64_t overloaded = 0;       // requests refused at once: max_pending were pending
   std::uint64_t deadline_expired = 0;  // requests answered ServiceUncertain by the deadline
@@ -90,6 +91,8 @@ class Sequencer {
   SequencerStats stats() const;
   SequencerHealth health() const;
   const SequencerOptions& options() const { return options_; }
+  /// The live table files holding `leaf` (decision 145; the storage tests look at it).
+  std::vector<std::uint64_t> placement(const StorageLeaf& leaf) const { return journal_->files_of(leaf); }
 
  private:
   struct CommandWork {

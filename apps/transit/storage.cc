@@ -1,0 +1,96 @@
+// The transit CLI's storage maintenance (docs/transit.md, decisions 140-149):
+//
+//   transit storage                    # location definition, epoch, its fence, recorded grace, compaction cursor
+//   transit storage fence [--epoch E] [--record-grace]
+//   transit storage compact [--cursor C] --resource R (--block NAME | --entry KEY)
+//   transit storage compact [--cursor C] (--process PID | --principal ID | --role ID | --grant ID)
+//
+// Without --epoch or --cursor the command reads the storage head first and
+// names what it read: the node still refuses it if another fence or
+// compaction comes in between (storage_epoch_changed, compaction_cursor_changed).
+#include <iostream>
+
+#include "cli.h"
+#include "common/bytes.h"
+#include "transit/contract/codec.h"
+
+namespace cowboy::transit::cli {
+
+struct StorageCommands::Options {
+  CLI::App *storage, *fence, *compact;
+  std::optional<Id> epoch, cursor, resource, process, principal, role, grant;
+  std::optional<std::string> block, entry;
+  bool record_grace = false;
+};
+
+StorageCommands::StorageCommands(CLI::App& app) : o_(std::make_shared<Options>()) {
+  auto& o = *o_;
+  o.storage = app.add_subcommand("storage", "the storage epoch, location definition and compaction cursor");
+  o.fence = o.storage->add_subcommand("fence", "advance the storage epoch (realm_control)");
+  o.fence->add_option("--epoch", o.epoch, "the epoch to advance from (default: the current one, read first)");
+  o.fence->add_flag("--record-grace", o.record_grace, "also record that every lease of an earlier epoch has ended");
+  o.compact = o.storage->add_subcommand("compact", "relocate one leaf and advance the compaction cursor (realm_control)");
+  o.compact->add_option("--cursor", o.cursor, "the cursor to advance from (default: the current one, read first)");
+  o.compact->add_option("--resource", o.resource, "the resource of --block or --entry");
+  auto* leaf = o.compact->add_option_group("leaf", "the one leaf to relocate");
+  leaf->add_option("--block", o.block, "a block's name: text, or hex:...");
+  leaf->add_option("--entry", o.entry, "an entry's key: text, or hex:...");
+  leaf->add_option("--process", o.process, "a process record's versions");
+  leaf->add_option("--principal", o.principal, "a principal's record");
+  leaf->add_option("--role", o.role, "a role's record");
+  leaf->add_option("--grant", o.grant, "a grant's record");
+  leaf->require_option(1);
+}
+
+namespace {
+
+void print_status(const StorageStatus& s) {
+  std::printf("storage epoch %llu", (unsigned long long)s.epoch);
+  if (s.fenced_at) std::printf(" (fenced at position %llu, %llu ms)", (unsigned long long)s.fenced_at, (unsigned long long)s.fenced_at_ms);
+  std::printf(", leases below epoch %llu ended, compaction cursor %llu, read-lease grace %llu ms, location definition %s\n",
+              (unsigned long long)s.grace_below, (unsigned long long)s.compaction_cursor,
+              (unsigned long long)s.read_lease_grace_ms, to_hex(ByteView(s.location_definition)).c_str());
+}
+
+}  // namespace
+
+std::optional<int> StorageCommands::run(const Global& g, Client& client) {
+  const auto& o = *o_;
+  if (!o.storage->parsed()) return std::nullopt;
+  auto read = client.query(StorageQuery{});
+  if (!read.ok()) return report(g, read.error());
+  const auto& status = std::get<StorageStatus>(read->result);
+  if (o.fence->parsed()) {
+    auto r = client.submit(StorageFence{o.epoch.value_or(status.epoch), o.record_grace});
+    if (!r.ok()) return report(g, r.error());
+    print_receipt(g, *r);
+    return 0;
+  }
+  if (o.compact->parsed()) {
+    StorageLeaf leaf;
+    if (o.block || o.entry) {
+      if (!o.resource) return usage("--block and --entry need --resource");
+      auto bytes = parse_bytes(o.block ? *o.block : *o.entry);
+      if (!bytes || bytes->empty() || bytes->size() > 32) return usage("--block/--entry: 1-32 bytes");
+      if (o.block) leaf = BlockLeaf{*o.resource, EntryKey{std::move(*bytes)}};
+      else leaf = EntryLeaf{*o.resource, EntryKey{std::move(*bytes)}};
+    } else if (o.process) {
+      leaf = ProcessLeaf{*o.process};
+    } else if (o.principal) {
+      leaf = PrincipalLeaf{*o.principal};
+    } else if (o.role) {
+      leaf = RoleLeaf{*o.role};
+    } else {
+      leaf = GrantLeaf{*o.grant};
+    }
+    auto r = client.submit(StorageCompact{o.cursor.value_or(status.compaction_cursor), std::move(leaf)});
+    if (!r.ok()) return report(g, r.error());
+    print_receipt(g, *r);
+    return 0;
+  }
+  if (g.json) return std::cout << to_json(*read) << "\n", 0;
+  print_status(status);
+  return 0;
+}
+
+}  // namespace cowboy::transit::cli

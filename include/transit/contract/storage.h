@@ -1,0 +1,169 @@
+// Physical storage maintenance (docs/transit.md, decisions 140-149): the
+// storage fence, compaction one leaf at a time, a turn prepared against an
+// observed storage basis, and the storage read.
+//
+//   storage_fence    realm_control at realm scope, trusted time: epoch E -> E + 1
+//   storage_compact  realm_control at realm scope: cursor C -> C + 1, one leaf relocated
+//   prepared_turn    a turn published only if no fence came after its observed basis
+//
+// Neither maintenance command changes what any read answers or what history
+// is retained. Same conventions as types.h: one field list per type,
+// declaration order is wire order.
+#pragma once
+
+#include "transit/contract/snapshots.h"
+#include "transit/contract/state.h"
+
+namespace cowboy::transit {
+
+/// The read-lease grace a later fence waits out before it records that every
+/// lease taken under an earlier epoch has ended: the longest snapshot lease.
+inline constexpr Id kReadLeaseGraceMs = kSnapshotLeaseMaxMs;
+
+// ---- leaves: what one storage_compact relocates ----------------------------------
+
+/// A block: its body and every version of its record (decisions 100, 161).
+struct BlockLeaf {
+  static constexpr std::string_view kName = "block";
+  Id resource = 0;
+  EntryKey name;
+  bool operator==(const BlockLeaf&) const = default;
+};
+template <typename V> void fields(V& v, BlockLeaf& t) { v("resource", t.resource)("name", t.name); }
+
+/// A catalog leaf: every version of one entry of a resource.
+struct EntryLeaf {
+  static constexpr std::string_view kName = "entry";
+  Id resource = 0;
+  EntryKey key;
+  bool operator==(const EntryLeaf&) const = default;
+};
+template <typename V> void fields(V& v, EntryLeaf& t) { v("resource", t.resource)("key", t.key); }
+
+/// A catalog leaf: every stored version of one process record (decision 130).
+struct ProcessLeaf {
+  static constexpr std::string_view kName = "process";
+  Id pid = 0;
+  bool operator==(const ProcessLeaf&) const = default;
+};
+template <typename V> void fields(V& v, ProcessLeaf& t) { v("pid", t.pid); }
+
+/// A policy leaf: every stored version of one principal's record (decision 161).
+struct PrincipalLeaf {
+  static constexpr std::string_view kName = "principal";
+  Id principal = 0;
+  bool operator==(const PrincipalLeaf&) const = default;
+};
+template <typename V> void fields(V& v, PrincipalLeaf& t) { v("principal", t.principal); }
+
+/// A policy leaf: every stored version of one role's record.
+struct RoleLeaf {
+  static constexpr std::string_view kName = "role";
+  Id role = 0;
+  bool operator==(const RoleLeaf&) const = default;
+};
+template <typename V> void fields(V& v, RoleLeaf& t) { v("role", t.role); }
+
+/// A policy leaf: every stored version of one grant's record, a revocation's included.
+struct GrantLeaf {
+  static constexpr std::string_view kName = "grant";
+  Id grant = 0;
+  bool operator==(const GrantLeaf&) const = default;
+};
+template <typename V> void fields(V& v, GrantLeaf& t) { v("grant", t.grant); }
+
+using StorageLeaf = std::variant<BlockLeaf, EntryLeaf, ProcessLeaf, PrincipalLeaf, RoleLeaf, GrantLeaf>;
+
+/// What a prepared candidate observed (the storage read's epoch and position).
+struct StorageBasis {
+  static constexpr std::string_view kName = "StorageBasis";
+  Id epoch = 0;
+  Id position = 0;
+  bool operator==(const StorageBasis&) const = default;
+};
+template <typename V> void fields(V& v, StorageBasis& t) { v("epoch", t.epoch)("position", t.position); }
+
+// ---- commands ----------------------------------------------------------------------
+
+/// Advances the stored storage epoch from `epoch` (which must be the current
+/// one) to epoch + 1. With record_grace, it also records that every read
+/// lease taken before the current epoch's fence has ended: trusted time is at
+/// least kReadLeaseGraceMs past that fence (decision 142).
+struct StorageFence {
+  static constexpr std::string_view kName = "storage_fence";
+  Id epoch = 0;
+  bool record_grace = false;
+  bool operator==(const StorageFence&) const = default;
+};
+template <typename V> void fields(V& v, StorageFence& t) { v("epoch", t.epoch)("record_grace", t.record_grace); }
+
+/// Relocates `leaf` and advances the head's compaction cursor from `cursor`
+/// (which must be the current one) to cursor + 1 (decision 144).
+struct StorageCompact {
+  static constexpr std::string_view kName = "storage_compact";
+  Id cursor = 0;
+  StorageLeaf leaf;
+  bool operator==(const StorageCompact&) const = default;
+};
+template <typename V> void fields(V& v, StorageCompact& t) { v("cursor", t.cursor)("leaf", t.leaf); }
+
+/// `turn`, prepared at `basis`: published only while the storage epoch is
+/// still the observed one and no fence came after the observed position
+/// (decision 143). Its receipt is the turn's, turn_published.
+struct PreparedTurn {
+  static constexpr std::string_view kName = "prepared_turn";
+  StorageBasis basis;
+  Turn turn;
+  bool operator==(const PreparedTurn&) const = default;
+};
+template <typename V> void fields(V& v, PreparedTurn& t) { v("basis", t.basis)("turn", t.turn); }
+
+// ---- receipts ------------------------------------------------------------------------
+
+struct StorageFenced {
+  static constexpr std::string_view kName = "storage_fenced";
+  Id epoch = 0;         // the new storage epoch
+  Id fenced_at_ms = 0;  // trusted time at the fence
+  Id grace_below = 0;   // every read lease of an epoch below this has ended (0: none recorded)
+  bool operator==(const StorageFenced&) const = default;
+};
+template <typename V> void fields(V& v, StorageFenced& t) {
+  v("epoch", t.epoch)("fenced_at_ms", t.fenced_at_ms)("grace_below", t.grace_below);
+}
+
+struct StorageCompacted {
+  static constexpr std::string_view kName = "storage_compacted";
+  Id cursor = 0;  // the new compaction cursor: this relocation's number
+  StorageLeaf leaf;
+  Id epoch = 0;   // the storage epoch it was accepted in
+  bool operator==(const StorageCompacted&) const = default;
+};
+template <typename V> void fields(V& v, StorageCompacted& t) { v("cursor", t.cursor)("leaf", t.leaf)("epoch", t.epoch); }
+
+// ---- the storage read ----------------------------------------------------------------------
+
+/// The stored head's storage fields; what a prepared candidate observes.
+struct StorageQuery {
+  static constexpr std::string_view kName = "storage";
+  bool operator==(const StorageQuery&) const = default;
+};
+template <typename V> void fields(V&, StorageQuery&) {}
+
+struct StorageStatus {
+  static constexpr std::string_view kName = "storage";
+  Digest location_definition{};  // the one current definition of page and block locations
+  Id epoch = 0;
+  Id fenced_at = 0;     // the position of the fence that made `epoch` (0: none yet)
+  Id fenced_at_ms = 0;  // ... and its trusted time
+  Id grace_below = 0;   // every read lease of an epoch below this has ended (0: none recorded)
+  Id compaction_cursor = 0;
+  Id read_lease_grace_ms = kReadLeaseGraceMs;
+  bool operator==(const StorageStatus&) const = default;
+};
+template <typename V> void fields(V& v, StorageStatus& t) {
+  v("location_definition", t.location_definition)("epoch", t.epoch)("fenced_at", t.fenced_at)(
+      "fenced_at_ms", t.fenced_at_ms)("grace_below", t.grace_below)("compaction_cursor", t.compaction_cursor)(
+      "read_lease_grace_ms", t.read_lease_grace_ms);
+}
+
+}  // namespace cowboy::transit

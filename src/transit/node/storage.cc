@@ -1,0 +1,92 @@
+// Storage maintenance's rules (docs/transit.md, decisions 140-149): the
+// fence, compaction of one leaf, a turn prepared at an observed storage basis,
+// and the storage read. Every rule is checked before the head changes, so a
+// refusal leaves the state as it was. What a relocation does to the disk is
+// the relocator's (storage_relocator.cc), once the decision is durable.
+#include "transit/node/authority.h"
+
+namespace cowboy::transit::node {
+namespace {
+
+Err<Refusal> refuse(Reason reason, std::string message) {
+  return Err{Refusal{reason, std::move(message)}};
+}
+
+std::string number(Id id) { return std::to_string(id); }
+
+}  // namespace
+
+// Realm-wide administrative authority: realm_control at realm scope, held
+// now (a PID-scoped principal never reaches the realm, decision 25).
+std::optional<Refusal> Authority::check_storage_admin(Id caller) const {
+  if (!(rights(caller, RealmScope{}) & kRealmControl))
+    return Refusal{Reason::kNotPermitted, "storage maintenance requires realm_control at realm scope"};
+  return std::nullopt;
+}
+
+// Any stored key of the leaf will do: a removed grant's versions, a deleted
+// entry's, a collected process's tombstone are still there to relocate.
+std::optional<Refusal> Authority::check_leaf(const StorageLeaf& leaf, const CatalogReader& catalog) const {
+  if (!catalog.stores(leaf)) return Refusal{Reason::kUnknownLeaf, "no stored record is that leaf"};
+  return std::nullopt;
+}
+
+// Decisions 141-142: one acceptance, one epoch; the grace is recorded only
+// once trusted time is past the current epoch's fence by the longest lease.
+Result<Outcome, Refusal> Authority::apply(const StorageFence& op, Step& step) {
+  if (auto refusal = check_storage_admin(step.caller)) return Err{*refusal};
+  if (op.epoch != head_.storage_epoch)
+    return refuse(Reason::kStorageEpochChanged,
+                  "the fence names epoch " + number(op.epoch) + "; the stored epoch is " + number(head_.storage_epoch));
+  Id grace_below = head_.grace_below;
+  if (op.record_grace) {
+    if (head_.fenced_at == 0) return refuse(Reason::kNoEarlierFence, "no fence has been accepted: no earlier epoch's leases to wait out");
+    if (step.now_ms < head_.fenced_at_ms + kReadLeaseGraceMs)
+      return refuse(Reason::kReadLeaseGracePending,
+                    "trusted time " + number(step.now_ms) + " is short of the fence at " + number(head_.fenced_at_ms) +
+                        " ms plus the read-lease grace of " + number(kReadLeaseGraceMs) + " ms");
+    // Every lease taken under an epoch below the current one was taken before its fence, and has ended by now.
+    grace_below = head_.storage_epoch;
+  }
+  head_.storage_epoch += 1;
+  head_.fenced_at = step.position;
+  head_.fenced_at_ms = step.now_ms;
+  head_.grace_below = grace_below;
+  return Outcome{StorageFenced{head_.storage_epoch, step.now_ms, grace_below}};
+}
+
+// Decision 144: the cursor and the ledger record in this decision's write;
+// the leaf's bytes move after it is durable, changing no key and no value.
+Result<Outcome, Refusal> Authority::apply(const StorageCompact& op, Step& step) {
+  if (auto refusal = check_storage_admin(step.caller)) return Err{*refusal};
+  if (op.cursor != head_.compaction_cursor)
+    return refuse(Reason::kCompactionCursorChanged, "the compaction names cursor " + number(op.cursor) +
+                                                        "; the stored cursor is " + number(head_.compaction_cursor));
+  if (auto refusal = check_leaf(op.leaf, step.catalog)) return Err{*refusal};
+  head_.compaction_cursor += 1;
+  step.touched.compaction = CompactionRecord{head_.compaction_cursor, op.leaf, step.position, head_.storage_epoch};
+  return Outcome{StorageCompacted{head_.compaction_cursor, op.leaf, head_.storage_epoch}};
+}
+
+// Decision 143: a candidate prepared at (epoch, position) is published only
+// if no fence came after what it observed; then it is the turn it carries.
+Result<Outcome, Refusal> Authority::apply(const PreparedTurn& op, Step& step) {
+  const StorageBasis& b = op.basis;
+  if (b.epoch > head_.storage_epoch || b.position > head_.position)
+    return refuse(Reason::kStorageBasisAhead, "the basis (epoch " + number(b.epoch) + ", position " + number(b.position) +
+                                                  ") is past the stored epoch " + number(head_.storage_epoch) +
+                                                  " at position " + number(head_.position));
+  if (b.epoch < head_.storage_epoch || b.position < head_.fenced_at)
+    return refuse(Reason::kStorageFenced, "prepared at epoch " + number(b.epoch) + ", position " + number(b.position) +
+                                              "; the fence at position " + number(head_.fenced_at) + " made epoch " +
+                                              number(head_.storage_epoch));
+  return apply(op.turn, step);
+}
+
+// Any live principal: the storage fields name no resource or process.
+Result<QueryResult, Refusal> Authority::read(const ReadCtx&, const StorageQuery&) const {
+  return QueryResult{StorageStatus{head_.location_definition, head_.storage_epoch, head_.fenced_at,
+                                   head_.fenced_at_ms, head_.grace_below, head_.compaction_cursor, kReadLeaseGraceMs}};
+}
+
+}  // namespace cowboy::transit::node
