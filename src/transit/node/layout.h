@@ -18,7 +18,7 @@ inline constexpr std::string_view kHead = "head";
 /// The storage format, written with the genesis: a journal without this one
 /// is refused as it opens (there is no decoder of an earlier format).
 inline constexpr std::string_view kFormat = "format";
-inline constexpr std::string_view kFormatVersion = "transit.storage.3";  // 2: process versions; 3: every record versioned
+inline constexpr std::string_view kFormatVersion = "transit.storage.4";  // 2: process versions; 3: every record versioned; 4: stored indexes
 
 // Tables, one letter each, listed once in kTables below. `j/` + position
 // holds a decision's signed request (the canonical SignedRequest text
@@ -31,6 +31,16 @@ inline constexpr char kPrincipals = 'p', kRoles = 'r', kGrants = 'g', kCredentia
                       kEnded = 'n',     // the index of processes that may have ended: `n/` + pid, no value
                       kRuntime = 'u',   // runtime bindings by PID (decisions 120-129)
                       kBlockRecords = 'k';
+// The indexes the rules walk over outputs, effects and payloads, stored
+// (decision 170): rows with no value, keyed by ids, changed in place by the
+// decision that changes them, in its write.
+inline constexpr char kRoutes = 'w',       // pending outputs by (source, destination, output): FIFO per route
+                      kArriving = 'd',     // pending outputs by (destination, source, output)
+                      kRouteHeads = 't',   // the oldest pending output of every route, by output
+                      kUnresolved = 'i',   // the effects not closed, by effect
+                      kOutputsOf = 'O',    // outputs by (source, output)
+                      kEffectsOf = 'F',    // effects by (pid, effect)
+                      kPayloadsOf = 'Y';   // payloads by (pid, payload)
 
 /// One storage table: its key prefix, its name, what it holds, whether the
 /// journal reads it whole into the authority at start, and, for a table of
@@ -61,15 +71,22 @@ inline constexpr Table kTables[] = {
     {kEnded, "ended", "the index of processes that may have ended, by pid, no value; changed in place", true},
     {kAssociations, "associations", "Association versions by (pid, association revision, ~position)", true, kPairKey},
     {kViews, "views", "ViewRecord versions by (view, ~position)", true, kIdKey},
-    {kOutputs, "outputs", "OutputRecord versions by (output, ~position)", true, kIdKey},
-    {kEffects, "effects", "EffectRecord versions by (effect, ~position)", true, kIdKey},
-    {kPayloads, "payloads", "PayloadRecord versions by (payload, ~position)", true, kIdKey},
+    {kOutputs, "outputs", "OutputRecord versions by (output, ~position), read from disk (decision 170)", false, kIdKey},
+    {kEffects, "effects", "EffectRecord versions by (effect, ~position), read from disk (decision 170)", false, kIdKey},
+    {kPayloads, "payloads", "PayloadRecord versions by (payload, ~position), read from disk (decision 170)", false, kIdKey},
     {kRuntime, "runtime", "RuntimeRecord versions by (pid, ~position)", true, kIdKey},
     {kEntries, "entries", "entry versions by (resource, padded key, ~revision), read from disk", false},
     {kInputs, "inputs", "mailbox input versions by (pid, input, ~position), read from disk", false, kPairKey},
     {kBlocks, "blocks", "block bodies by (resource, padded name), read from disk; delete_block removes one", false},
     {kBlockRecords, "block records", "BlockInfo versions by (resource, padded name, ~position), read from disk", false,
      2 + 8 + kPaddedKey},
+    {kRoutes, "routes", "pending outputs by (source, destination, output), no value; changed in place", false},
+    {kArriving, "arriving", "pending outputs by (destination, source, output), no value; changed in place", false},
+    {kRouteHeads, "route heads", "the oldest pending output of each route, by output, no value; changed in place", false},
+    {kUnresolved, "unresolved effects", "effects not closed, by effect, no value; changed in place", false},
+    {kOutputsOf, "outputs of", "outputs by (source, output), no value; changed in place", false},
+    {kEffectsOf, "effects of", "effects by (pid, effect), no value; changed in place", false},
+    {kPayloadsOf, "payloads of", "payloads by (pid, payload), no value; changed in place", false},
 };
 consteval bool prefixes_distinct() {
   for (std::size_t i = 0; i < std::size(kTables); ++i)
@@ -122,6 +139,14 @@ inline constexpr std::string_view kPresent = "+";
 inline std::uint64_t version_position(std::string_view stored, std::size_t record_key) {
   return ~get_be64(stored.substr(record_key));
 }
+
+inline std::string key(char t, std::uint64_t a, std::uint64_t b, std::uint64_t c) {
+  std::string k = key(t, a, b);
+  put_be64(k, c);
+  return k;
+}
+/// The last id of an index row's key (decision 170): the record it lists.
+inline std::uint64_t last_id(std::string_view stored) { return get_be64(stored.substr(stored.size() - 8)); }
 
 /// The journal entries below `floor`, as a range [first, second) to delete.
 inline std::pair<std::string, std::string> journal_below(std::uint64_t floor) {
