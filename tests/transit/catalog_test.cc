@@ -238,6 +238,48 @@ TEST_F(StoredRecordsTest, ARestartLoadsNoOutputEffectOrPayloadAndEachIsReadFromD
   EXPECT_FALSE(authority->output(outputs_.back() + 100));
 }
 
+// Decision 174: each route's head is kept in a cache bounded like the records
+// (two here, fewer than the routes' changes between reads): every delivery
+// moves it, an emptied route takes a new output as its head, and the listing,
+// the route order and the stored rows agree throughout and after a restart.
+TEST_F(StoredRecordsTest, EveryRouteHeadFollowsEachDeliveryAndAnEmptiedRouteTakesTheNextOutput) {
+  work();  // 9->10: outputs 0, 2, 3, 5; 9->11: outputs 1, 4
+  const auto heads = [&] {
+    std::vector<std::pair<Id, std::uint64_t>> out;
+    for (const auto& r : answer<RoutePage>(*admin_, ListRoutes{}).items.items) out.emplace_back(r.output, r.pending);
+    return out;
+  };
+  using Heads = std::vector<std::pair<Id, std::uint64_t>>;
+  EXPECT_EQ(heads(), (Heads{{outputs_[0], 4}, {outputs_[1], 2}}));
+  EXPECT_EQ(refused(admin_->submit(Deliver{outputs_[2]})).reason, Reason::kRouteOrder);
+  accept(*admin_, Deliver{outputs_[1]});
+  EXPECT_EQ(heads(), (Heads{{outputs_[0], 4}, {outputs_[4], 1}}));
+  accept(*admin_, Deliver{outputs_[0]});
+  EXPECT_EQ(refused(admin_->submit(Deliver{outputs_[3]})).reason, Reason::kRouteOrder);
+  accept(*admin_, Deliver{outputs_[2]});
+  accept(*admin_, Deliver{outputs_[4]});  // 9->11 is empty
+  EXPECT_EQ(heads(), (Heads{{outputs_[3], 2}}));
+  Turn t{9, 2, std::nullopt, std::nullopt, std::nullopt, {}, {}, {}, {}, std::nullopt};
+  for (Id d : {Id{11}, Id{11}}) t.outputs.items.push_back(OutputProposal{d, InputValue{{3}}});
+  const auto published = ok<TurnPublished>(admin_->submit(t));
+  ASSERT_EQ(published.outputs.items.size(), 2u);
+  EXPECT_EQ(heads(), (Heads{{outputs_[3], 2}, {published.outputs.items[0], 2}}));
+  EXPECT_EQ(refused(admin_->submit(Deliver{published.outputs.items[1]})).reason, Reason::kRouteOrder);
+  accept(*admin_, Deliver{outputs_[3]});
+  accept(*admin_, Deliver{outputs_[5]});  // 9->10 is empty
+  const Heads before = heads();
+  EXPECT_EQ(before, (Heads{{published.outputs.items[0], 2}}));
+  restart();
+  admin_ = std::make_unique<Client>(root());
+  EXPECT_EQ(heads(), before);
+  accept(*admin_, Deliver{published.outputs.items[0]});
+  EXPECT_EQ(heads(), (Heads{{published.outputs.items[1], 1}}));
+  admin_.reset();
+  node_.reset();
+  auto db = testing::open_store(dir_);
+  expect_indexes_agree_with_records(*db);
+}
+
 // Collection removes records and their index rows in one write; the process
 // gate reads the stored route, effect and payload indexes.
 TEST_F(StoredRecordsTest, CollectionAndItsGatesReadTheStoredIndexes) {

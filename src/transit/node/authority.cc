@@ -205,6 +205,20 @@ bool Authority::has_row(const std::string& key) const {
   return found;
 }
 
+std::optional<Id> Authority::route_head(Id source, Id destination) const {
+  if (const auto* resident = route_heads_.find({source, destination})) return *resident;
+  const auto head = first_id(layout::key(layout::kRoutes, source, destination));
+  if (head) route_heads_.put({source, destination}, *head);
+  else route_heads_.remove({source, destination});
+  return head;
+}
+
+void Authority::set_route_head(Id source, Id destination, std::optional<Id> head) {
+  if (head) route_heads_.put({source, destination}, *head);
+  else route_heads_.remove({source, destination});
+  routes_changed_.emplace_back(source, destination);
+}
+
 std::vector<Id> Authority::first_ids(const std::string& prefix, std::size_t limit) const {
   std::vector<Id> ids;
   if (limit == 0) return ids;
@@ -231,6 +245,7 @@ void Authority::remember(Id pid) const {
 void Authority::bound_resident() const {
   if (!source_) return;
   outputs_.bound(resident_limit_);
+  route_heads_.bound(resident_limit_);
   effects_.bound(resident_limit_);
   payloads_.bound(resident_limit_);
   while (processes_.size() > resident_limit_ && !recency_.empty()) {
@@ -318,6 +333,8 @@ Result<Receipt, Refusal> Authority::decide(const Request& request, const Digest&
     outputs_.clear();
     effects_.clear();
     payloads_.clear();
+    route_heads_.clear();
+    routes_changed_.clear();
     if (source_) rows_.clear();
     failed_closed_ = std::exchange(corrupt_after_change_, false);
     head_ = before;
@@ -328,8 +345,11 @@ Result<Receipt, Refusal> Authority::decide(const Request& request, const Digest&
     head_ = before;
     touched = {};
     if (source_) rows_.clear();  // a refusal changes nothing (this is empty)
+    for (const auto& route : routes_changed_) route_heads_.forget(route);  // as it is, should one have changed
+    routes_changed_.clear();
     return Err{outcome.error()};
   }
+  routes_changed_.clear();
   if (source_) {  // the decision's rows go to storage with it: the source reads them from now on
     for (auto& [key, present] : rows_) touched.rows.emplace_back(key, present);
     rows_.clear();

@@ -378,6 +378,12 @@ class Authority {
   void visit_ids(const std::string& prefix, Id after, const std::function<bool(Id)>& visit) const;
   std::optional<Id> first_id(const std::string& prefix) const;
   bool has_row(const std::string& key) const;
+  /// The oldest pending output of the route (source, destination), none when
+  /// it is empty: first_id of its kRoutes rows, answered from route_heads_
+  /// when resident (decision 174).
+  std::optional<Id> route_head(Id source, Id destination) const;
+  /// Keeps route_heads_ exact as a decision changes a route's rows.
+  void set_route_head(Id source, Id destination, std::optional<Id> head);
   /// The first `limit` ids under `prefix`.
   std::vector<Id> first_ids(const std::string& prefix, std::size_t limit) const;
 
@@ -550,6 +556,12 @@ class Authority {
   mutable Resident<EffectRecord> effects_;
   mutable Resident<PayloadRecord> payloads_;
   std::map<std::string, bool> rows_;
+  // Each route's head (none: empty) as decided so far, bounded like the
+  // records (decision 174): what every published output asks. A route the
+  // decision under way changed is listed in routes_changed_ and forgotten if
+  // the decision is refused, as rows_ is dropped.
+  mutable Resident<Id, std::pair<Id, Id>> route_heads_;
+  std::vector<std::pair<Id, Id>> routes_changed_;
   // The positions are where each listing last changed (cuts, decision 6),
   // the head's position after a restart, which only expires more.
   Id routes_position_ = 0;

@@ -2,6 +2,8 @@
 // the index of route heads and its listing, the cancellation of a terminated
 // source's outputs, the index of processes that may have ended, their listing,
 // and the one place a process's retirement is recorded.
+#include <algorithm>
+
 #include "transit/node/authority.h"
 #include "transit/node/layout.h"
 
@@ -70,11 +72,13 @@ Id Authority::retire_process(ProcessRecord& p, std::optional<Ending> ending, Ste
 void Authority::add_pending(OutputRecord output, Id position) {
   using namespace layout;
   const Id id = output.output, source = output.source, destination = output.destination;
-  if (!first_id(key(kRoutes, source, destination))) {
+  const auto head = route_head(source, destination);
+  if (!head) {
     put_row(key(kRouteHeads, id), true);
     routes_position_ = position;
   }
   put_row(key(kRoutes, source, destination, id), true);
+  set_route_head(source, destination, head ? std::min(*head, id) : id);
   put_row(key(kArriving, destination, source, id), true);
   put_row(key(kOutputsOf, source, id), true);
   outputs_.put(id, std::move(output));
@@ -87,7 +91,11 @@ void Authority::resolve(OutputRecord& output, OutputState state, Id position) {
   put_row(key(kRoutes, source, destination, id), false);
   put_row(key(kArriving, destination, source, id), false);
   put_row(key(kRouteHeads, id), false);
-  if (const auto next = first_id(key(kRoutes, source, destination))) put_row(key(kRouteHeads, *next), true);
+  // Removing an output behind the head leaves the head; removing the head reads the next.
+  auto next = route_head(source, destination);
+  if (next == id) next = first_id(key(kRoutes, source, destination));
+  if (next) put_row(key(kRouteHeads, *next), true);
+  set_route_head(source, destination, next);
   routes_position_ = position;
 }
 

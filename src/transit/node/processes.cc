@@ -332,7 +332,7 @@ Result<OutputRecord*, Refusal> Authority::resolvable_output(Id output, Id caller
 }
 
 std::optional<Refusal> Authority::route_order(const OutputRecord& out) const {
-  if (const Id head = first_id(layout::key(layout::kRoutes, out.source, out.destination)).value_or(out.output);
+  if (const Id head = route_head(out.source, out.destination).value_or(out.output);
       head != out.output)
     return Refusal{Reason::kRouteOrder, "output " + std::to_string(head) + " of this route is unresolved before it"};
   return std::nullopt;

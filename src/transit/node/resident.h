@@ -1,19 +1,22 @@
 // A bounded cache of stored records by id (decisions 158, 170): the records
 // read or changed lately, the least recently used first out, and the ones the
-// decision under way removed, known absent until its write is staged.
+// decision under way removed, known absent until its write is staged. Keyed
+// by id, or by another ordered key (a route's (source, destination)).
 #pragma once
 
 #include <cstdint>
 #include <list>
 #include <map>
 #include <optional>
+#include <type_traits>
 #include <unordered_map>
+#include <utility>
 
 namespace cowboy::transit::node {
 
-template <typename T> class Resident {
+template <typename T, typename Key = std::uint64_t> class Resident {
  public:
-  using Id = std::uint64_t;
+  using Id = Key;
   /// Null: not resident. A null record: removed (known absent).
   const std::optional<T>* find(Id id) {
     auto it = records_.find(id);
@@ -28,6 +31,14 @@ template <typename T> class Resident {
   void remove(Id id) {
     touch(id);
     records_[id].reset();
+  }
+  /// Forgets `id`: neither resident nor known absent.
+  void forget(const Id& id) {
+    if (auto at = at_.find(id); at != at_.end()) {
+      recency_.erase(at->second);
+      at_.erase(at);
+    }
+    records_.erase(id);
   }
   /// Drops the least recently used down to `limit`.
   void bound(std::size_t limit) {
@@ -62,7 +73,8 @@ template <typename T> class Resident {
   }
   std::map<Id, std::optional<T>> records_;
   std::list<Id> recency_;  // most recently used first
-  std::unordered_map<Id, std::list<Id>::iterator> at_;
+  using Position = typename std::list<Id>::iterator;
+  std::conditional_t<std::is_integral_v<Id>, std::unordered_map<Id, Position>, std::map<Id, Position>> at_;  // a pair does not hash
 };
 
 }  // namespace cowboy::transit::node
