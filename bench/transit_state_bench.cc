@@ -16,7 +16,10 @@
 // and M entries in one resource, filled once, then opened --restarts times,
 // each time measuring how long the node takes to open, its resident memory,
 // process reads of random PIDs, read_entries over the M entries and turns of
-// 16 workers (docs/performance.md, "Transit at 10^6 processes").
+// 16 workers (docs/performance.md, "Transit at 10^6 processes"). With
+// --records K the fill adds K turns of process 1 that each publish four
+// outputs (to processes 2-5, left pending) and an effect intent, and K
+// payload declarations: the records that grow with work (decision 170).
 #include <CLI/CLI.hpp>
 
 #include <fstream>
@@ -151,7 +154,7 @@ std::vector<ClientOptions> scale_workers(const ClientOptions& base) {
 // The fill goes through Authority::decide and Journal::stage/commit directly:
 // the same signed requests, decisions and records as over HTTP, in groups of
 // 4096 per synced write, without the HTTP hop (10^6 commands in minutes).
-void fill_scale(const std::filesystem::path& dir, std::size_t processes, std::size_t entries) {
+void fill_scale(const std::filesystem::path& dir, std::size_t processes, std::size_t entries, std::size_t records) {
   {
     auto node = start_node(dir);
     const auto base = root_options_of(*node);
@@ -187,9 +190,17 @@ void fill_scale(const std::filesystem::path& dir, std::size_t processes, std::si
       t.mutations.items.push_back({entry_key(k), entry_value(k)});
     decide(100, 1, t);
   }
+  for (std::size_t n = 0; n < records; ++n) {  // outputs, effects and payloads of process 1
+    Turn t{1, 2, std::nullopt, std::nullopt, std::nullopt, {}, {}, {}, {}, std::nullopt};
+    for (Id d = 2; d <= 5; ++d) t.outputs.items.push_back(OutputProposal{d, InputValue{{1, 2, 3}}});
+    t.effect = EffectIntent{1, wall_ms() + 86'400'000, {}, 1};
+    decide(100, 1, t);
+    decide(100, 1, DeclarePayload{Id{1}, 1024, Digest{}, false});
+  }
   if (auto last = (*journal)->take_staged(authority.head())) need((*journal)->commit(*last), "fill write");
-  std::printf("filled %zu processes and %zu entries in %.1f s (journal direct, 4096 decisions per synced write)\n",
-              processes, entries, std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
+  std::printf("filled %zu processes, %zu entries and %zu turns of outputs, effects and payloads in %.1f s (journal direct, "
+              "4096 decisions per synced write)\n",
+              processes, entries, records, std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
 }
 
 struct ScaleSample {
@@ -260,11 +271,13 @@ int main(int argc, char** argv) {
   app.add_option("--sizes", sizes_list, "entries in the read resource, ascending (empty: skip reads)")->capture_default_str();
   app.add_option("--queries", queries, "read_entries and pages per size and run")->capture_default_str();
   app.add_option("--settle", settle_seconds, "seconds to wait after each fill before reading")->capture_default_str();
-  std::size_t processes = 0, scale_entries = 0, restarts = 5, scale_turns = 4000;
+  std::size_t processes = 0, scale_entries = 0, restarts = 5, scale_turns = 4000, scale_records = 0;
   std::string data;
   app.add_option("--processes", processes, "scale: processes in the journal (0: no scale section)");
   app.add_option("--entries", scale_entries, "scale: entries in resource 1")->capture_default_str();
   app.add_option("--data", data, "scale: the journal's directory, filled when empty and kept");
+  app.add_option("--records", scale_records, "scale: turns of four outputs and an effect, and payloads, in the fill")
+      ->capture_default_str();
   app.add_option("--restarts", restarts, "scale: openings measured")->capture_default_str();
   app.add_option("--turns", scale_turns, "scale: turns per opening (16 workers)")->capture_default_str();
   CLI11_PARSE(app, argc, argv);
@@ -272,7 +285,7 @@ int main(int argc, char** argv) {
   if (processes > 0) {
     need(!data.empty(), "--processes needs --data");
     const std::filesystem::path dir = data;
-    if (!std::filesystem::exists(dir / "journal" / "CURRENT")) fill_scale(dir, processes, scale_entries);
+    if (!std::filesystem::exists(dir / "journal" / "CURRENT")) fill_scale(dir, processes, scale_entries, scale_records);
     std::printf("| open ms | RSS MiB | process read p50 us | p99 us | read_entries p50 us | p99 us | turns/s | turn p50 ms |\n"
                 "|---|---|---|---|---|---|---|---|\n");
     for (std::size_t r = 0; r < restarts; ++r) {

@@ -143,7 +143,8 @@ int main(int argc, char** argv) {
       ->capture_default_str()
       ->check(CLI::Range(std::uint64_t{1}, std::uint64_t{1} << 16));
   app.add_option("--resident-processes", o.resident_processes,
-                 "process records kept in memory, least recently used evicted first (decisions 130, 158)")
+                 "process records kept in memory, and as many outputs, effects and payloads each; least recently used "
+                 "evicted first (decisions 130, 158, 170)")
       ->capture_default_str()
       ->check(CLI::Range(std::size_t{1}, std::size_t{1} << 24));
   transitd::MaintainFlags maintain;

@@ -6,9 +6,11 @@
 #include <set>
 #include <thread>
 
+#include "failing_fs.h"
 #include "state_fixture.h"
 #include "store_probe.h"
 #include "transit/node/catalog.h"
+#include "transit/node/journal.h"
 
 namespace cowboy::transit {
 namespace {
@@ -105,6 +107,258 @@ TEST_F(CatalogTest, WithTwoRecordsResidentEveryDecisionAndReadSeesEveryStoredPro
   admin_ = std::make_unique<Client>(root());
   EXPECT_TRUE(listed() == after_turn);
   EXPECT_EQ(ok<ProcessChanged>(admin_->submit(Own{11, 1})).generation, 2u);
+}
+
+// Decision 170: outputs, effects and payloads are read from disk through a
+// bounded cache (two records each here), and the indexes the rules walk over
+// them - routes and their heads, unresolved effects, each process's outputs,
+// effects and payloads - are stored tables kept by each decision's write.
+// Every stored index row is what the newest records say it should be.
+void expect_indexes_agree_with_records(rocksdb::DB& db) {
+  using namespace node::layout;
+  node::Catalog catalog(db, nullptr, nullptr);
+  std::set<std::string> expected, stored;
+  std::map<std::pair<Id, Id>, Id> heads;  // route -> its oldest pending output
+  catalog.records(kOutputs, 0, ~Id{0}, [&](Id id, std::string_view text) {
+    auto o = from_json<node::OutputRecord>(text, 4096);
+    EXPECT_TRUE(o.ok()) << id;
+    if (!o.ok()) return false;
+    expected.insert(key(kOutputsOf, o->source, id));
+    if (o->state == OutputState::kPending) {
+      expected.insert(key(kRoutes, o->source, o->destination, id));
+      expected.insert(key(kArriving, o->destination, o->source, id));
+      heads.emplace(std::pair{o->source, o->destination}, id);  // ids ascend: the first stays
+    }
+    return true;
+  });
+  for (const auto& [route, head] : heads) expected.insert(key(kRouteHeads, head));
+  catalog.records(kEffects, 0, ~Id{0}, [&](Id id, std::string_view text) {
+    auto e = from_json<node::EffectRecord>(text, 64 * 1024);
+    EXPECT_TRUE(e.ok()) << id;
+    if (!e.ok()) return false;
+    expected.insert(key(kEffectsOf, e->info.pid, id));
+    if (e->info.phase != EffectPhase::kClosed) expected.insert(key(kUnresolved, id));
+    return true;
+  });
+  catalog.records(kPayloads, 0, ~Id{0}, [&](Id id, std::string_view text) {
+    auto y = from_json<node::PayloadRecord>(text, 4096);
+    EXPECT_TRUE(y.ok()) << id;
+    if (!y.ok()) return false;
+    expected.insert(key(kPayloadsOf, y->info.pid, id));
+    return true;
+  });
+  for (char t : {kRoutes, kArriving, kRouteHeads, kUnresolved, kOutputsOf, kEffectsOf, kPayloadsOf})
+    for (const auto& k : testing::table_keys(db, t)) stored.insert(k);
+  EXPECT_EQ(stored, expected);
+}
+
+class StoredRecordsTest : public CatalogTest {
+ protected:
+  /// Processes 9 (owned, generation 2), 10 and 11; 9's two turns publish
+  /// outputs on routes 9->10 and 9->11 and an effect each; two payloads of 9.
+  void work() {
+    doc_ = resource("doc");
+    for (Id pid : {Id{9}, Id{10}, Id{11}}) process(doc_, pid);
+    accept(*admin_, Own{9, 1});
+    for (int i = 0; i < 2; ++i) {
+      Turn t{9, 2, std::nullopt, std::nullopt, std::nullopt, {}, {}, {}, {}, std::nullopt};
+      for (Id d : {Id{10}, Id{11}, Id{10}}) t.outputs.items.push_back(OutputProposal{d, InputValue{{1, 2}}});
+      t.effect = EffectIntent{1, clock_.now_ms() + 3'600'000, {}, 1};
+      const auto published = ok<TurnPublished>(admin_->submit(t));
+      for (Id o : published.outputs.items) outputs_.push_back(o);
+      effects_.push_back(*published.effect);
+    }
+    for (int i = 0; i < 2; ++i)
+      payloads_.push_back(ok<PayloadChanged>(admin_->submit(DeclarePayload{Id{9}, 3, Digest{}, false})).payload);
+  }
+  /// Every answer served from these records and indexes, in one string.
+  std::string answers() {
+    std::string out;
+    const auto all = [&](auto query, auto page_type) {
+      using Page = decltype(page_type);
+      std::optional<Cursor> cursor;
+      do {
+        query.cursor = cursor;
+        auto page = answer<Page>(*admin_, query);
+        out += to_json(page.items) + "\n";
+        cursor = page.cursor;
+      } while (cursor);
+    };
+    all(ListRoutes{}, RoutePage{});
+    all(ListEffects{std::nullopt, EffectFilter::kAll, std::nullopt}, EffectPage{});
+    all(ListEffects{std::nullopt, EffectFilter::kUnresolved, std::nullopt}, EffectPage{});
+    all(ListEffects{Id{9}, EffectFilter::kAll, std::nullopt}, EffectPage{});
+    for (Id e : effects_) out += to_json(answer<EffectInfo>(*admin_, EffectRead{e})) + "\n";
+    for (Id y : payloads_) out += to_json(answer<PayloadInfo>(*admin_, PayloadRead{y})) + "\n";
+    return out;
+  }
+  Id doc_ = 0;
+  std::vector<Id> outputs_, effects_, payloads_;
+};
+
+TEST_F(StoredRecordsTest, ARestartLoadsNoOutputEffectOrPayloadAndEachIsReadFromDiskAsItWas) {
+  work();
+  // Resolving moves a route's head; closing an effect leaves the unresolved index.
+  accept(*admin_, Deliver{outputs_[0]});
+  clock_.set(clock_.now_ms() + 7'200'000);  // past both deadlines: the executor closes the first
+  accept(*admin_, CloseEffect{effects_[0], CloseKind::kDeadline});
+  const std::string before = answers();
+  const auto routes = answer<RoutePage>(*admin_, ListRoutes{});
+  ASSERT_EQ(routes.items.items.size(), 2u);
+  EXPECT_EQ(routes.items.items[0].output, outputs_[1]);  // 9->11's head; 9->10's is now outputs_[2]
+  EXPECT_EQ(routes.items.items[0].pending, 2u);
+  EXPECT_EQ(routes.items.items[1].output, outputs_[2]);
+  EXPECT_EQ(routes.items.items[1].pending, 3u);
+  EXPECT_EQ(refused(admin_->submit(Deliver{outputs_[3]})).reason, Reason::kRouteOrder);  // 9->10 is FIFO
+  restart();
+  admin_ = std::make_unique<Client>(root());
+  EXPECT_EQ(answers(), before);
+  admin_.reset();
+  node_.reset();
+  {
+    auto db = testing::open_store(dir_);
+    expect_indexes_agree_with_records(*db);
+  }
+  // The journal as the node opens it: nothing of these tables is read until asked.
+  auto journal = node::Journal::open(dir_, std::nullopt);
+  ASSERT_TRUE(journal.ok()) << journal.error();
+  auto authority = (*journal)->load();
+  ASSERT_TRUE(authority.ok()) << authority.error();
+  EXPECT_EQ((*journal)->records_read(), 0u);
+  const auto* effect = authority->effect(effects_[1]);
+  ASSERT_TRUE(effect);
+  EXPECT_EQ(effect->info.phase, EffectPhase::kAuthorized);
+  EXPECT_EQ((*journal)->records_read(), 1u);
+  ASSERT_TRUE(authority->effect(effects_[1]));
+  EXPECT_EQ((*journal)->records_read(), 1u);  // resident now
+  const auto* output = authority->output(outputs_[0]);
+  ASSERT_TRUE(output);
+  EXPECT_EQ(output->state, OutputState::kDelivered);
+  ASSERT_TRUE(authority->payload(payloads_[1]));
+  EXPECT_EQ((*journal)->records_read(), 3u);
+  EXPECT_FALSE(authority->output(outputs_.back() + 100));
+}
+
+// Decision 174: each route's head is kept in a cache bounded like the records
+// (two here, fewer than the routes' changes between reads): every delivery
+// moves it, an emptied route takes a new output as its head, and the listing,
+// the route order and the stored rows agree throughout and after a restart.
+TEST_F(StoredRecordsTest, EveryRouteHeadFollowsEachDeliveryAndAnEmptiedRouteTakesTheNextOutput) {
+  work();  // 9->10: outputs 0, 2, 3, 5; 9->11: outputs 1, 4
+  const auto heads = [&] {
+    std::vector<std::pair<Id, std::uint64_t>> out;
+    for (const auto& r : answer<RoutePage>(*admin_, ListRoutes{}).items.items) out.emplace_back(r.output, r.pending);
+    return out;
+  };
+  using Heads = std::vector<std::pair<Id, std::uint64_t>>;
+  EXPECT_EQ(heads(), (Heads{{outputs_[0], 4}, {outputs_[1], 2}}));
+  EXPECT_EQ(refused(admin_->submit(Deliver{outputs_[2]})).reason, Reason::kRouteOrder);
+  accept(*admin_, Deliver{outputs_[1]});
+  EXPECT_EQ(heads(), (Heads{{outputs_[0], 4}, {outputs_[4], 1}}));
+  accept(*admin_, Deliver{outputs_[0]});
+  EXPECT_EQ(refused(admin_->submit(Deliver{outputs_[3]})).reason, Reason::kRouteOrder);
+  accept(*admin_, Deliver{outputs_[2]});
+  accept(*admin_, Deliver{outputs_[4]});  // 9->11 is empty
+  EXPECT_EQ(heads(), (Heads{{outputs_[3], 2}}));
+  Turn t{9, 2, std::nullopt, std::nullopt, std::nullopt, {}, {}, {}, {}, std::nullopt};
+  for (Id d : {Id{11}, Id{11}}) t.outputs.items.push_back(OutputProposal{d, InputValue{{3}}});
+  const auto published = ok<TurnPublished>(admin_->submit(t));
+  ASSERT_EQ(published.outputs.items.size(), 2u);
+  EXPECT_EQ(heads(), (Heads{{outputs_[3], 2}, {published.outputs.items[0], 2}}));
+  EXPECT_EQ(refused(admin_->submit(Deliver{published.outputs.items[1]})).reason, Reason::kRouteOrder);
+  accept(*admin_, Deliver{outputs_[3]});
+  accept(*admin_, Deliver{outputs_[5]});  // 9->10 is empty
+  const Heads before = heads();
+  EXPECT_EQ(before, (Heads{{published.outputs.items[0], 2}}));
+  restart();
+  admin_ = std::make_unique<Client>(root());
+  EXPECT_EQ(heads(), before);
+  accept(*admin_, Deliver{published.outputs.items[0]});
+  EXPECT_EQ(heads(), (Heads{{published.outputs.items[1], 1}}));
+  admin_.reset();
+  node_.reset();
+  auto db = testing::open_store(dir_);
+  expect_indexes_agree_with_records(*db);
+}
+
+// Collection removes records and their index rows in one write; the process
+// gate reads the stored route, effect and payload indexes.
+TEST_F(StoredRecordsTest, CollectionAndItsGatesReadTheStoredIndexes) {
+  doc_ = resource("doc");
+  accept(*admin_, CreateProcess{9, {{{"doc"}}}, true});
+  accept(*admin_, Associate{9, {"doc"}, doc_});
+  accept(*admin_, Initialize{9, 0});
+  process(doc_, 10);
+  accept(*admin_, Own{9, 1});
+  Turn t{9, 2, std::nullopt, std::nullopt, std::nullopt, {}, {}, {}, {}, std::nullopt};
+  t.outputs.items.push_back(OutputProposal{10, InputValue{{1}}});
+  t.effect = EffectIntent{1, clock_.now_ms() + 3'600'000, {}, 1};
+  const auto published = ok<TurnPublished>(admin_->submit(t));
+  accept(*admin_, Terminate{9, 2});
+  restart();
+  admin_ = std::make_unique<Client>(root());
+  EXPECT_EQ(refused(admin_->submit(Collect{9, CollectKind::kProcess, std::nullopt})).reason, Reason::kOutputPending);
+  accept(*admin_, CancelOutput{published.outputs.items[0]});
+  EXPECT_EQ(refused(admin_->submit(Collect{9, CollectKind::kProcess, std::nullopt})).reason, Reason::kEffectUnresolved);
+  accept(*admin_, CancelEffect{*published.effect});
+  restart();
+  admin_ = std::make_unique<Client>(root());
+  const auto collected = ok<Collected>(admin_->submit(Collect{9, CollectKind::kProcess, std::nullopt}));
+  EXPECT_TRUE(collected.complete);
+  EXPECT_EQ(refused(admin_->submit(Collect{9, CollectKind::kOutput, published.outputs.items[0]})).reason,
+            Reason::kAlreadyCollected);
+  admin_.reset();
+  node_.reset();
+  auto db = testing::open_store(dir_);
+  expect_indexes_agree_with_records(*db);
+  EXPECT_TRUE(testing::table_keys(*db, node::layout::kOutputsOf).empty());
+  EXPECT_TRUE(testing::table_keys(*db, node::layout::kEffectsOf).empty());
+}
+
+// Decision 171: the index rows go in the decision's own write. A turn whose
+// synced write fails (the node then fails closed) leaves, after the restart,
+// records and indexes agreeing - whether the write reached the log or not -
+// and the turn resent is decided once, with its rows.
+class FailedSyncRecordsTest : public StoredRecordsTest {
+ protected:
+  void SetUp() override {
+    storage_env_ = env_.get();
+    StoredRecordsTest::SetUp();
+  }
+  std::shared_ptr<testing::SyncFailingFileSystem> fs_ = std::make_shared<testing::SyncFailingFileSystem>();
+  std::unique_ptr<rocksdb::Env> env_ = testing::env_over(fs_);
+};
+
+TEST_F(FailedSyncRecordsTest, AFailedSyncMidDecisionLeavesIndexesAndRecordsAgreeing) {
+  work();
+  Turn t{9, 2, std::nullopt, std::nullopt, std::nullopt, {}, {}, {}, {}, std::nullopt};
+  t.outputs.items.push_back(OutputProposal{11, InputValue{{7}}});
+  t.effect = EffectIntent{1, clock_.now_ms() + 3'600'000, {}, 1};
+  const Id sequence = admin_->identity()->sequence + 1;
+  const SignedRequest turn = sign(admin_->build(t, sequence), testing::seed_of(0));
+  const SignedRequest deliver = sign(admin_->build(Deliver{outputs_[0]}, sequence + 1), testing::seed_of(0));
+  fs_->fail_syncs(true);
+  EXPECT_FALSE(admin_->resubmit(turn).ok());
+  fs_->fail_syncs(false);
+  admin_.reset();
+  node_.reset();
+  {
+    auto db = testing::open_store(dir_);
+    expect_indexes_agree_with_records(*db);
+  }
+  start();
+  admin_ = std::make_unique<Client>(root());
+  const auto published = admin_->resubmit(turn);
+  ASSERT_TRUE(published.ok()) << published.error().message;
+  ASSERT_TRUE(admin_->resubmit(deliver).ok());
+  const auto routes = answer<RoutePage>(*admin_, ListRoutes{});
+  ASSERT_EQ(routes.items.items.size(), 2u);
+  EXPECT_EQ(routes.items.items[0].pending, 3u);  // 9->11: two, and the resent turn's
+  EXPECT_EQ(routes.items.items[1].output, outputs_[2]);
+  admin_.reset();
+  node_.reset();
+  auto db = testing::open_store(dir_);
+  expect_indexes_agree_with_records(*db);
 }
 
 // Decision 157: a stored process version whose bytes were changed while the
@@ -345,7 +599,7 @@ TEST_F(VersionsTest, ACorruptStoredVersionFailsClosed) {
 // And the one before it: every record versioned, without the head's storage fields and the ledger (decision 140).
 TEST_F(VersionsTest, AJournalOfTheProcessVersionsFormatIsRefused) {
   stop();
-  for (const std::string earlier : {"transit.storage.2", "transit.storage.3"}) {
+  for (const std::string earlier : {"transit.storage.2", "transit.storage.3", "transit.storage.4"}) {
     {
       auto db = testing::open_store(dir_);
       rocksdb::WriteOptions synced;
@@ -356,7 +610,7 @@ TEST_F(VersionsTest, AJournalOfTheProcessVersionsFormatIsRefused) {
     config.data_dir = dir_;
     auto n = node::Node::open(config, clock_);
     ASSERT_FALSE(n.ok());
-    EXPECT_NE(n.error().find("another storage format (" + earlier + "; this build reads transit.storage.4)"),
+    EXPECT_NE(n.error().find("another storage format (" + earlier + "; this build reads transit.storage.5)"),
               std::string::npos)
         << n.error();
   }
@@ -376,6 +630,9 @@ class CountingSource final : public node::RecordSource {
   std::optional<node::CorruptRecord> processes(Id, Id, const std::function<bool(const node::ProcessRecord&)>&) const override {
     return std::nullopt;
   }
+  std::optional<std::string> record(char, Id, Id) const override { return std::nullopt; }
+  void records(char, Id, Id, const std::function<bool(Id, std::string_view)>&) const override {}
+  void rows(const std::string&, const std::string&, const std::function<bool(std::string_view)>&) const override {}
   mutable int reads = 0;
 };
 

@@ -2,6 +2,7 @@
 
 #include "transit/contract/operations.h"
 #include "transit/contract/codec.h"
+#include "transit/node/layout.h"
 
 namespace cowboy::transit::node {
 namespace {
@@ -9,6 +10,14 @@ namespace {
 Err<Refusal> refuse(Reason reason, std::string message) {
   return Err{Refusal{reason, std::move(message)}};
 }
+
+Id id_of(const OutputRecord& r) { return r.output; }
+Id id_of(const EffectRecord& r) { return r.info.effect; }
+Id id_of(const PayloadRecord& r) { return r.info.payload; }
+constexpr std::string_view kind_of(const OutputRecord*) { return "output"; }
+constexpr std::string_view kind_of(const EffectRecord*) { return "effect"; }
+constexpr std::string_view kind_of(const PayloadRecord*) { return "payload"; }
+constexpr std::size_t kMaxStoredRecord = 256 * 1024;  // the journal's bound on a stored record
 
 bool covers(const Scope& granted, const Scope& wanted) {
   if (std::holds_alternative<RealmScope>(granted)) return true;
@@ -39,9 +48,6 @@ Authority::Authority(Genesis genesis, Published published)
       credentials_(std::move(published.credentials)),
       resources_(std::move(published.resources)),
       views_(std::move(published.views)),
-      outputs_(std::move(published.outputs)),
-      effects_(std::move(published.effects)),
-      payloads_(std::move(published.payloads)),
       runtime_(std::move(published.runtime)) {
   for (const auto& [id, g] : grants_) grants_by_role_.insert({g.role, id});
   for (const auto& [id, r] : resources_) {
@@ -53,20 +59,10 @@ Authority::Authority(Genesis genesis, Published published)
     associated_by_[a.resource].insert(a.pid);
     associations_[{a.pid, a.revision}] = std::move(a);
   }
-  for (const auto& [id, o] : outputs_) {
-    if (o.state == OutputState::kPending) pending_routes_[{o.source, o.destination}].insert(id);
-    outputs_of_[o.source].insert(id);
-  }
-  for (const auto& [id, y] : payloads_) payloads_of_[y.info.pid].insert(id);
   for (const auto& [id, v] : views_) {
     views_of_[v.pid].insert(id);
     views_on_[v.resource].insert(id);
   }
-  for (const auto& [id, e] : effects_) {
-    effects_of_[e.info.pid].insert(id);
-    if (e.info.phase != EffectPhase::kClosed) unresolved_effects_.insert(id);
-  }
-  for (const auto& [route, pending] : pending_routes_) route_heads_.insert(*pending.begin());
   may_have_ended_ = std::move(published.may_have_ended);  // stored, not rebuilt: processes stay on disk
   routes_position_ = ended_position_ = head_.position;
 }
@@ -94,8 +90,7 @@ const ProcessRecord* Authority::process(Id pid) const {
   if (!source_) return nullptr;
   auto stored = source_->process(pid, head_.position);
   if (!stored.ok()) {  // fails the decision or query under way (decide, answer): never "no such process"
-    if (!corrupt_) corrupt_ = stored.error();
-    if (deciding_ && changed_any(*deciding_)) corrupt_after_change_ = true;
+    note_corrupt(stored.error());
     return nullptr;
   }
   if (!*stored) return nullptr;
@@ -105,14 +100,134 @@ const ProcessRecord* Authority::process(Id pid) const {
 
 void Authority::visit_processes(Id after, const std::function<bool(const ProcessRecord&)>& visit) const {
   if (source_) {
-    if (auto corrupt = source_->processes(after, head_.position, visit)) {
-      if (!corrupt_) corrupt_ = *corrupt;
-      if (deciding_ && changed_any(*deciding_)) corrupt_after_change_ = true;
-    }
+    if (auto corrupt = source_->processes(after, head_.position, visit)) note_corrupt(*corrupt);
     return;
   }
   for (auto it = processes_.upper_bound(after); it != processes_.end(); ++it)
     if (!visit(it->second)) return;
+}
+
+void Authority::note_corrupt(CorruptRecord corrupt) const {
+  if (!corrupt_) corrupt_ = corrupt;
+  if (deciding_ && (changed_any(*deciding_) || !rows_.empty())) corrupt_after_change_ = true;
+}
+
+// Outputs, effects and payloads (decision 170): resident, or read from the
+// source as decided so far and kept; a version that does not decode, or
+// decodes as another record, fails the decision or query (decision 157).
+template <typename T> const T* Authority::stored(Resident<T>& cache, char table, Id id) const {
+  if (const auto* resident = cache.find(id)) return *resident ? &**resident : nullptr;
+  if (!source_) return nullptr;
+  auto text = source_->record(table, id, head_.position);
+  if (!text) return nullptr;
+  auto decoded = from_json<T>(*text, kMaxStoredRecord);
+  if (!decoded.ok() || id_of(*decoded) != id) {
+    note_corrupt(CorruptRecord{id, kind_of(static_cast<const T*>(nullptr))});
+    return nullptr;
+  }
+  return &cache.put(id, std::move(*decoded));
+}
+
+template <typename T>
+void Authority::visit_stored(Resident<T>& cache, char table, Id after, const std::function<bool(const T&)>& visit) const {
+  if (!source_) return cache.each_after(after, visit);
+  bool corrupt = false;
+  source_->records(table, after, head_.position, [&](Id id, std::string_view text) {
+    auto decoded = from_json<T>(text, kMaxStoredRecord);
+    if (!decoded.ok() || id_of(*decoded) != id) {
+      note_corrupt(CorruptRecord{id, kind_of(static_cast<const T*>(nullptr))});
+      corrupt = true;
+      return false;
+    }
+    return visit(*decoded);
+  });
+  (void)corrupt;
+}
+template void Authority::visit_stored(Resident<OutputRecord>&, char, Id,
+                                      const std::function<bool(const OutputRecord&)>&) const;
+template void Authority::visit_stored(Resident<EffectRecord>&, char, Id,
+                                      const std::function<bool(const EffectRecord&)>&) const;
+template void Authority::visit_stored(Resident<PayloadRecord>&, char, Id,
+                                      const std::function<bool(const PayloadRecord&)>&) const;
+
+// The stored indexes (decision 170). With a source, rows_ holds only the
+// decision's own changes, over the source's rows; without one (a realm being
+// created, a test's authority) it is the index, and a removal erases.
+void Authority::put_row(std::string key, bool present) {
+  if (!source_ && !present) rows_.erase(key);
+  else rows_[std::move(key)] = present;
+}
+
+void Authority::visit_rows(const std::string& prefix, const std::string& after,
+                           const std::function<bool(std::string_view)>& visit) const {
+  auto own = after.empty() ? rows_.lower_bound(prefix) : rows_.upper_bound(after);
+  bool go = true;
+  // The decision's rows that sort before `limit` (all of them, when null).
+  const auto own_before = [&](const std::string_view* limit) {
+    for (; go && own != rows_.end() && own->first.starts_with(prefix) && (!limit || own->first < *limit); ++own)
+      if (own->second) go = visit(own->first);
+  };
+  if (source_)
+    source_->rows(prefix, after, [&](std::string_view key) {
+      own_before(&key);
+      if (!go) return false;
+      if (rows_.count(std::string(key))) return true;  // the decision's say comes with its own rows
+      return go = visit(key);
+    });
+  own_before(nullptr);
+}
+
+void Authority::visit_ids(const std::string& prefix, Id after, const std::function<bool(Id)>& visit) const {
+  std::string from;
+  if (after) {
+    from = prefix;
+    layout::put_be64(from, after);
+  }
+  visit_rows(prefix, from, [&](std::string_view key) { return visit(layout::last_id(key)); });
+}
+
+std::optional<Id> Authority::first_id(const std::string& prefix) const {
+  std::optional<Id> first;
+  visit_rows(prefix, {}, [&](std::string_view key) {
+    first = layout::last_id(key);
+    return false;
+  });
+  return first;
+}
+
+bool Authority::has_row(const std::string& key) const {
+  if (auto own = rows_.find(key); own != rows_.end()) return own->second;
+  if (!source_) return false;
+  bool found = false;
+  source_->rows(key, {}, [&](std::string_view stored) {
+    found = stored == key;
+    return false;
+  });
+  return found;
+}
+
+std::optional<Id> Authority::route_head(Id source, Id destination) const {
+  if (const auto* resident = route_heads_.find({source, destination})) return *resident;
+  const auto head = first_id(layout::key(layout::kRoutes, source, destination));
+  if (head) route_heads_.put({source, destination}, *head);
+  else route_heads_.remove({source, destination});
+  return head;
+}
+
+void Authority::set_route_head(Id source, Id destination, std::optional<Id> head) {
+  if (head) route_heads_.put({source, destination}, *head);
+  else route_heads_.remove({source, destination});
+  routes_changed_.emplace_back(source, destination);
+}
+
+std::vector<Id> Authority::first_ids(const std::string& prefix, std::size_t limit) const {
+  std::vector<Id> ids;
+  if (limit == 0) return ids;
+  visit_rows(prefix, {}, [&](std::string_view key) {
+    ids.push_back(layout::last_id(key));
+    return ids.size() < limit;
+  });
+  return ids;
 }
 
 void Authority::remember(Id pid) const {
@@ -130,6 +245,10 @@ void Authority::remember(Id pid) const {
 // so the source holds what is dropped, and no pointer handed out is kept.
 void Authority::bound_resident() const {
   if (!source_) return;
+  outputs_.bound(resident_limit_);
+  route_heads_.bound(resident_limit_);
+  effects_.bound(resident_limit_);
+  payloads_.bound(resident_limit_);
   while (processes_.size() > resident_limit_ && !recency_.empty()) {
     const Id pid = recency_.back();
     recency_.pop_back();
@@ -138,9 +257,9 @@ void Authority::bound_resident() const {
   }
 }
 const ViewRecord* Authority::view(Id id) const { return find(views_, id); }
-const OutputRecord* Authority::output(Id id) const { return find(outputs_, id); }
-const EffectRecord* Authority::effect(Id id) const { return find(effects_, id); }
-const PayloadRecord* Authority::payload(Id id) const { return find(payloads_, id); }
+const OutputRecord* Authority::output(Id id) const { return stored(outputs_, layout::kOutputs, id); }
+const EffectRecord* Authority::effect(Id id) const { return stored(effects_, layout::kEffects, id); }
+const PayloadRecord* Authority::payload(Id id) const { return stored(payloads_, layout::kPayloads, id); }
 const RuntimeRecord* Authority::runtime(Id pid) const { return find(runtime_, pid); }
 const Association* Authority::association(Id pid, Id revision) const { return find(associations_, {pid, revision}); }
 
@@ -204,7 +323,7 @@ Result<Receipt, Refusal> Authority::decide(const Request& request, const Digest&
       request.op);
   deciding_ = nullptr;
   if (corrupt_) {  // decision 157: refused, whatever the rules said on what they could read
-    const Id pid = corrupt_->pid;
+    const std::string message = corrupt_->message();
     corrupt_.reset();
     // What the decision changed in memory is dropped with the resident
     // records; beyond them, only a restart restores it, so the node stops
@@ -212,15 +331,29 @@ Result<Receipt, Refusal> Authority::decide(const Request& request, const Digest&
     processes_.clear();
     recency_.clear();
     recency_at_.clear();
+    outputs_.clear();
+    effects_.clear();
+    payloads_.clear();
+    route_heads_.clear();
+    routes_changed_.clear();
+    if (source_) rows_.clear();
     failed_closed_ = std::exchange(corrupt_after_change_, false);
     head_ = before;
     touched = {};
-    return refuse(Reason::kStorageCorrupt, "process " + std::to_string(pid) + "'s stored version does not decode");
+    return refuse(Reason::kStorageCorrupt, message);
   }
   if (!outcome.ok()) {
     head_ = before;
     touched = {};
+    if (source_) rows_.clear();  // a refusal changes nothing (this is empty)
+    for (const auto& route : routes_changed_) route_heads_.forget(route);  // as it is, should one have changed
+    routes_changed_.clear();
     return Err{outcome.error()};
+  }
+  routes_changed_.clear();
+  if (source_) {  // the decision's rows go to storage with it: the source reads them from now on
+    for (auto& [key, present] : rows_) touched.rows.emplace_back(key, present);
+    rows_.clear();
   }
   head_.position += 1;
   head_.last_time_ms = now_ms;
@@ -392,7 +525,7 @@ Result<QueryResult, Refusal> Authority::answer(const Query& query, std::uint64_t
           const Id checked_at = head_.position;
           auto result = read(ReadCtx{caller, now_ms, catalog}, op);
           if (auto corrupt = take_corrupt())  // decision 157: no answer built on a record that could not be read
-            return refuse(Reason::kStorageCorrupt, "process " + std::to_string(corrupt->pid) + "'s stored version does not decode");
+            return refuse(Reason::kStorageCorrupt, corrupt->message());
           if (auto moved = fence(checked_at)) return Err{*moved};
           return result;
         } else {

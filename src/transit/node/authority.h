@@ -18,6 +18,7 @@
 #include "common/result.h"
 #include "transit/node/records.h"
 #include "transit/node/storage.h"
+#include "transit/node/resident.h"
 
 namespace cowboy::transit::node {
 
@@ -64,17 +65,22 @@ struct Touched {
   std::optional<Id> trim_below;  // a new history floor: journal entries below it go (decision 66)
   std::vector<std::pair<Id, bool>> ended;  // the ended-process index: (pid, candidate now)
   std::optional<CompactionRecord> compaction;  // storage_compact's ledger record (decision 144)
+  // The stored indexes' rows the decision added (true) or removed (decision 170): layout's keys.
+  std::vector<std::pair<std::string, bool>> rows;
 };
 
 /// A stored version that no longer decodes (decision 157): an error, never
 /// read as absent.
 struct CorruptRecord {
-  Id pid = 0;
+  Id pid = 0;  // the record's id: a PID, or an output's, effect's or payload's (decision 170)
+  std::string_view kind = "process";
+  std::string message() const { return std::string(kind) + " " + std::to_string(pid) + "'s stored version does not decode"; }
 };
 
 /// The records the authority does not keep resident, read from storage as
 /// published, being committed and staged (the journal's; decision 130).
-/// Processes for now: a realm's process catalog grows without bound.
+/// Processes, outputs, effects and payloads, and the indexes over the last
+/// three (decision 170): what grows with a realm's work.
 class RecordSource {
  public:
   virtual ~RecordSource() = default;
@@ -86,6 +92,19 @@ class RecordSource {
   /// and is returned.
   virtual std::optional<CorruptRecord> processes(Id after, Id position,
                                                  const std::function<bool(const ProcessRecord&)>& visit) const = 0;
+  /// The stored value of record `id` of the id-keyed table `table` (outputs,
+  /// effects, payloads: layout.h) as of `position`; none when it had none
+  /// then or was removed. Undecoded: the authority decodes and checks it.
+  virtual std::optional<std::string> record(char table, Id id, Id position) const = 0;
+  /// The records of `table` in id order after `after`, each as of
+  /// `position` (removed ones skipped), until `visit` returns false.
+  virtual void records(char table, Id after, Id position,
+                       const std::function<bool(Id, std::string_view)>& visit) const = 0;
+  /// The keys of the stored index rows (decision 170) that start with
+  /// `prefix` and sort after `after` (from the first when empty), in key
+  /// order, until `visit` returns false.
+  virtual void rows(const std::string& prefix, const std::string& after,
+                    const std::function<bool(std::string_view)>& visit) const = 0;
 };
 
 /// The growing part of the catalog, as published and staged (the journal's).
@@ -145,10 +164,7 @@ class Authority {
     std::set<Id> may_have_ended;  // the ended-process index as stored (processes are read when needed)
     std::vector<Association> associations;
     std::map<Id, ViewRecord> views;
-    std::map<Id, OutputRecord> outputs;
-    std::map<Id, EffectRecord> effects;
-    std::map<Id, PayloadRecord> payloads;
-    std::map<Id, RuntimeRecord> runtime;
+    std::map<Id, RuntimeRecord> runtime;  // outputs, effects, payloads: read when needed (decision 170)
   };
   Authority(Genesis genesis, Published published);  // recovery
 
@@ -157,7 +173,8 @@ class Authority {
   /// created), every process stays resident.
   void read_records_from(const RecordSource* source) { source_ = source; }
   /// At most this many process records stay resident between decisions
-  /// (decision 130); a decision or query over it starts by dropping them.
+  /// (decision 130), and as many outputs, effects and payloads each (decision
+  /// 170); a decision or query over it starts by dropping the least recently used.
   static constexpr std::size_t kResidentProcesses = 1 << 16;
   void limit_resident(std::size_t processes) { resident_limit_ = processes; }
   /// The node's dependency budgets (decision 156), reported in capabilities:
@@ -212,6 +229,8 @@ class Authority {
   /// valid until the next decide() or answer().
   const ProcessRecord* process(Id pid) const;
   const ViewRecord* view(Id id) const;
+  /// Outputs, effects and payloads as they stand, read from the record
+  /// source when not resident (decision 170); valid until the next decide() or answer().
   const OutputRecord* output(Id id) const;
   const EffectRecord* effect(Id id) const;
   const PayloadRecord* payload(Id id) const;
@@ -350,6 +369,36 @@ class Authority {
   void bound_resident() const;
   /// Every process in PID order after `after`, as it stands, until `visit` returns false.
   void visit_processes(Id after, const std::function<bool(const ProcessRecord&)>& visit) const;
+  /// A stored record met by a decision or query that does not decode (decision 157).
+  void note_corrupt(CorruptRecord corrupt) const;
+  /// The record `id` of `cache`'s table, resident or read from the source (decision 170).
+  template <typename T> const T* stored(Resident<T>& cache, char table, Id id) const;
+  OutputRecord* output_mut(Id id) { return const_cast<OutputRecord*>(output(id)); }
+  EffectRecord* effect_mut(Id id) { return const_cast<EffectRecord*>(effect(id)); }
+  PayloadRecord* payload_mut(Id id) { return const_cast<PayloadRecord*>(payload(id)); }
+  /// Every record of `table` in id order after `after`, as it stands, until
+  /// `visit` returns false (from storage: only what is staged; a decision that
+  /// changed records of the table does not ask).
+  template <typename T> void visit_stored(Resident<T>& cache, char table, Id after,
+                                          const std::function<bool(const T&)>& visit) const;
+  // The stored indexes (decision 170): rows keyed by ids, read through the
+  // source, with the decision's own changes (rows_) over them.
+  void put_row(std::string key, bool present);
+  /// The keys of rows under `prefix` after `after`, in key order, until `visit` returns false.
+  void visit_rows(const std::string& prefix, const std::string& after,
+                  const std::function<bool(std::string_view)>& visit) const;
+  /// The record ids (each row's last id) under `prefix` after `after`, until `visit` returns false.
+  void visit_ids(const std::string& prefix, Id after, const std::function<bool(Id)>& visit) const;
+  std::optional<Id> first_id(const std::string& prefix) const;
+  bool has_row(const std::string& key) const;
+  /// The oldest pending output of the route (source, destination), none when
+  /// it is empty: first_id of its kRoutes rows, answered from route_heads_
+  /// when resident (decision 174).
+  std::optional<Id> route_head(Id source, Id destination) const;
+  /// Keeps route_heads_ exact as a decision changes a route's rows.
+  void set_route_head(Id source, Id destination, std::optional<Id> head);
+  /// The first `limit` ids under `prefix`.
+  std::vector<Id> first_ids(const std::string& prefix, std::size_t limit) const;
 
   // Reads (resources.cc, processes.cc): each checks authority before reading and fences after.
   struct ReadCtx {
@@ -512,22 +561,28 @@ class Authority {
   std::map<Id, std::set<Id>> associated_by_;  // resource -> the PIDs associated with it (derived)
   std::map<Id, std::set<Id>> lifetime_of_;    // PID -> the resources whose lifetime owner it is (derived)
   std::map<Id, ViewRecord> views_;
-  std::map<Id, OutputRecord> outputs_;
-  std::map<std::pair<Id, Id>, std::set<Id>> pending_routes_;  // (source, destination) -> pending outputs, FIFO
-  // Derived on load; the positions are where each listing last changed (cuts,
-  // decision 6), the head's position after a restart, which only expires more.
-  std::set<Id> route_heads_;  // the oldest pending output of every route
+  // Outputs, effects and payloads are bounded caches over source_, as
+  // processes are (decision 170); the indexes over them are stored tables
+  // (layout::kRoutes and the rest), read through source_. rows_ holds the
+  // rows the decision under way changed (true: present), moved into its
+  // Touched as it is accepted; without a source it is the whole index.
+  mutable Resident<OutputRecord> outputs_;
+  mutable Resident<EffectRecord> effects_;
+  mutable Resident<PayloadRecord> payloads_;
+  std::map<std::string, bool> rows_;
+  // Each route's head (none: empty) as decided so far, bounded like the
+  // records (decision 174): what every published output asks. A route the
+  // decision under way changed is listed in routes_changed_ and forgotten if
+  // the decision is refused, as rows_ is dropped.
+  mutable Resident<Id, std::pair<Id, Id>> route_heads_;
+  std::vector<std::pair<Id, Id>> routes_changed_;
+  // The positions are where each listing last changed (cuts, decision 6),
+  // the head's position after a restart, which only expires more.
   Id routes_position_ = 0;
   std::set<Id> may_have_ended_;  // PIDs: suspended, or a required dependency recorded as ended
   Id ended_position_ = 0;
-  std::map<Id, EffectRecord> effects_;
-  std::map<Id, std::set<Id>> effects_of_;  // PID -> its effects (derived)
-  std::set<Id> unresolved_effects_;        // the effects not closed (derived): what maintenance scans
-  std::map<Id, PayloadRecord> payloads_;
   std::map<Id, RuntimeRecord> runtime_;  // PID -> its binding, kept for good once bound
-  // What collection finds a process's or a resource's records by (derived).
-  std::map<Id, std::set<Id>> outputs_of_;   // source PID -> its outputs
-  std::map<Id, std::set<Id>> payloads_of_;  // PID -> its payloads
+  // What collection finds a process's or a resource's views by (derived).
   std::map<Id, std::set<Id>> views_of_;     // PID -> its views
   std::map<Id, std::set<Id>> views_on_;     // resource -> the views of it
 };

@@ -177,6 +177,33 @@ std::optional<CorruptRecord> Catalog::processes(Id after, Id position,
   return std::nullopt;
 }
 
+// processes()' walk, for any table of records keyed by one id: one seek per record.
+void Catalog::records(char table, Id after, Id position, const std::function<bool(Id, std::string_view)>& visit) const {
+  const std::string prefix = layout::table(table);
+  auto* it = &iterator(false);
+  for (Id next = after + 1; next != 0;) {
+    it->Seek(layout::version(layout::key(table, next), position));
+    if (!it->Valid() || !it->key().starts_with(prefix) || it->key().size() != layout::kIdKey + 8) return;
+    const Id id = layout::get_be64(it->key().ToStringView().substr(2));
+    if (id != next) {
+      next = id;
+      continue;
+    }
+    next = id + 1;
+    if (it->value() == layout::kRemoved) continue;
+    if (!visit(id, it->value().ToStringView())) return;
+  }
+}
+
+void Catalog::rows(const std::string& prefix, const std::string& after,
+                   const std::function<bool(std::string_view)>& visit) const {
+  auto* it = &iterator(false);
+  it->Seek(after.empty() ? prefix : after);
+  if (!after.empty() && it->Valid() && it->key() == after) it->Next();
+  for (; it->Valid() && it->key().starts_with(prefix); it->Next())
+    if (!visit(it->key().ToStringView())) return;
+}
+
 std::optional<BlockInfo> decode_block_record(std::string_view stored) {
   auto decoded = from_json<BlockInfo>(stored, kMaxBlockRecordBytes);
   if (!decoded.ok()) return std::nullopt;

@@ -74,6 +74,13 @@ class Catalog final : public CatalogReader {
   /// `visit` returns false; a PID with no version by then is skipped, and a
   /// version that does not decode stops the scan and is returned.
   std::optional<CorruptRecord> processes(Id after, Id position, const std::function<bool(const ProcessRecord&)>& visit) const;
+  /// The records of the id-keyed `table` in id order after `after`, each
+  /// stored value as of `position`, removed ones skipped, until `visit`
+  /// returns false (decision 170).
+  void records(char table, Id after, Id position, const std::function<bool(Id, std::string_view)>& visit) const;
+  /// The keys of the rows that start with `prefix` and sort after `after`
+  /// (from the first when empty), until `visit` returns false (decision 170).
+  void rows(const std::string& prefix, const std::string& after, const std::function<bool(std::string_view)>& visit) const;
 
  private:
   /// Two iterators for the reader's life (creating one costs more than a

@@ -6,6 +6,7 @@
 // finished, so a large collection is a sequence of commands, each one synced
 // decision, and a restart goes on from what was committed.
 #include "transit/node/authority.h"
+#include "transit/node/layout.h"
 
 namespace cowboy::transit::node {
 namespace {
@@ -47,29 +48,29 @@ Result<Outcome, Refusal> Authority::apply(const Collect& op, Step& step) {
 // An output the process sent, once resolved. The destination's input, if it
 // was delivered, is the destination's own record and stays (decision 112).
 Result<Outcome, Refusal> Authority::collect_output(ProcessRecord& p, Id id, Step& step) {
-  auto it = outputs_.find(id);
-  if (it == outputs_.end()) return refuse(Reason::kUnknownOutput, id_text("no output", id));
-  if (it->second.source != p.pid) return refuse(Reason::kNotOfProcess, id_text("the output was sent by process", it->second.source));
-  if (it->second.state == OutputState::kPending)
+  const auto* o = output(id);
+  if (!o) return refuse(Reason::kUnknownOutput, id_text("no output", id));
+  if (o->source != p.pid) return refuse(Reason::kNotOfProcess, id_text("the output was sent by process", o->source));
+  if (o->state == OutputState::kPending)
     return refuse(Reason::kOutputPending, "the output is pending: delivered or cancelled first");
   remove_output(id, step);
   return Outcome{Collected{p.pid, CollectKind::kOutput, id, 1, true}};
 }
 
 Result<Outcome, Refusal> Authority::collect_effect(ProcessRecord& p, Id id, Step& step) {
-  auto it = effects_.find(id);
-  if (it == effects_.end()) return refuse(Reason::kUnknownEffect, id_text("no effect", id));
-  if (it->second.info.pid != p.pid) return refuse(Reason::kNotOfProcess, id_text("the effect is of process", it->second.info.pid));
-  if (it->second.info.phase != EffectPhase::kClosed) return refuse(Reason::kEffectUnresolved, "the effect is not closed");
+  const auto* e = effect(id);
+  if (!e) return refuse(Reason::kUnknownEffect, id_text("no effect", id));
+  if (e->info.pid != p.pid) return refuse(Reason::kNotOfProcess, id_text("the effect is of process", e->info.pid));
+  if (e->info.phase != EffectPhase::kClosed) return refuse(Reason::kEffectUnresolved, "the effect is not closed");
   remove_effect(id, step);
   return Outcome{Collected{p.pid, CollectKind::kEffect, id, 1, true}};
 }
 
 Result<Outcome, Refusal> Authority::collect_payload(ProcessRecord& p, Id id, Step& step) {
-  auto it = payloads_.find(id);
-  if (it == payloads_.end()) return refuse(Reason::kUnknownPayload, id_text("no payload", id));
-  if (it->second.info.pid != p.pid) return refuse(Reason::kNotOfProcess, id_text("the payload is of process", it->second.info.pid));
-  if (it->second.info.state != PayloadState::kDeleted)
+  const auto* y = payload(id);
+  if (!y) return refuse(Reason::kUnknownPayload, id_text("no payload", id));
+  if (y->info.pid != p.pid) return refuse(Reason::kNotOfProcess, id_text("the payload is of process", y->info.pid));
+  if (y->info.state != PayloadState::kDeleted)
     return refuse(Reason::kPayloadNotDeleted, "the payload's deletion is not confirmed (payload_deleted)");
   remove_payload(id, step);
   return Outcome{Collected{p.pid, CollectKind::kPayload, id, 1, true}};
@@ -143,24 +144,23 @@ Result<Outcome, Refusal> Authority::collect_process(ProcessRecord& p, Step& step
     }
   if (p.inputs_removed < p.tail && budget()) step.touched.processes.push_back(pid);  // its inputs_removed moves
   for (; p.inputs_removed < p.tail && budget(); ++removed) step.touched.inputs_removed.push_back({pid, ++p.inputs_removed});
-  for (Id output : ids(outputs_of_, pid))
-    if (budget()) {
-      remove_output(output, step);
-      ++removed;
-    }
-  for (Id effect : ids(effects_of_, pid))
-    if (budget()) {
-      remove_effect(effect, step);
-      ++removed;
-    }
-  for (Id payload : ids(payloads_of_, pid))
-    if (budget()) {
-      remove_payload(payload, step);
-      ++removed;
-    }
+  // The stored indexes (decision 170): the first rows left, as many as the budget allows.
+  using layout::key;
+  for (Id output : first_ids(key(layout::kOutputsOf, pid), kCollectRemovals - removed)) {
+    remove_output(output, step);
+    ++removed;
+  }
+  for (Id effect : first_ids(key(layout::kEffectsOf, pid), kCollectRemovals - removed)) {
+    remove_effect(effect, step);
+    ++removed;
+  }
+  for (Id payload : first_ids(key(layout::kPayloadsOf, pid), kCollectRemovals - removed)) {
+    remove_payload(payload, step);
+    ++removed;
+  }
   const bool complete = !views_of_.count(pid) && associations_.lower_bound({pid, 0}) == associations_.lower_bound({pid + 1, 0}) &&
-                        p.inputs_removed == p.tail && !outputs_of_.count(pid) && !effects_of_.count(pid) &&
-                        !payloads_of_.count(pid);
+                        p.inputs_removed == p.tail && !first_id(key(layout::kOutputsOf, pid)) &&
+                        !first_id(key(layout::kEffectsOf, pid)) && !first_id(key(layout::kPayloadsOf, pid));
   if (complete) {
     p.collected_at = step.position;
     step.touched.processes.push_back(pid);
@@ -198,16 +198,33 @@ std::optional<Refusal> Authority::process_gate(const ProcessRecord& p) const {
   if (p.collected_at) return Refusal{Reason::kAlreadyCollected, "the process is a tombstone"};
   if (!p.retired) return Refusal{Reason::kProcessLive, "the process's permanent retirement is not recorded"};
   if (auto running = check_provider_stopped(pid)) return running;  // a bound process's provider (decision 115)
-  for (const auto& [route, pending] : pending_routes_)
-    if (route.first == pid || route.second == pid)
-      return Refusal{Reason::kOutputPending, id_text("a pending output on its route, output", *pending.begin())};
-  if (auto e = effects_of_.find(pid); e != effects_of_.end())
-    for (Id effect : e->second)
-      if (unresolved_effects_.count(effect)) return Refusal{Reason::kEffectUnresolved, id_text("effect", effect) + " is not closed"};
-  if (auto y = payloads_of_.find(pid); y != payloads_of_.end())
-    for (Id payload : y->second)
-      if (payloads_.at(payload).info.state != PayloadState::kDeleted)
-        return Refusal{Reason::kPayloadNotDeleted, id_text("payload", payload) + "'s deletion is not confirmed"};
+  // Its routes, as source and as destination, from the stored route rows
+  // (decision 170): the first route in (source, destination) order, as before.
+  using layout::key;
+  std::optional<std::pair<std::pair<Id, Id>, Id>> route;  // ((source, destination), its head)
+  visit_rows(key(layout::kArriving, pid), {}, [&](std::string_view row) {  // (pid, source, output): the least source's head
+    route.emplace(std::pair<Id, Id>{layout::get_be64(row.substr(10)), pid}, layout::last_id(row));
+    return false;
+  });
+  visit_rows(key(layout::kRoutes, pid), {}, [&](std::string_view row) {  // (pid, destination, output): its head
+    const Id destination = layout::get_be64(row.substr(10));
+    if (!route || std::pair<Id, Id>{pid, destination} < route->first)
+      route.emplace(std::pair<Id, Id>{pid, destination}, layout::last_id(row));
+    return false;
+  });
+  if (route) return Refusal{Reason::kOutputPending, id_text("a pending output on its route, output", route->second)};
+  std::optional<Refusal> refusal;
+  visit_ids(key(layout::kEffectsOf, pid), 0, [&](Id effect) {
+    if (!has_row(key(layout::kUnresolved, effect))) return true;
+    refusal = Refusal{Reason::kEffectUnresolved, id_text("effect", effect) + " is not closed"};
+    return false;
+  });
+  if (refusal) return refusal;
+  std::vector<Id> payloads;  // read after the scan, which holds the source's reader
+  visit_ids(key(layout::kPayloadsOf, pid), 0, [&](Id payload) { return payloads.push_back(payload), true; });
+  for (Id id : payloads)
+    if (const auto* y = payload(id); !y || y->info.state != PayloadState::kDeleted)
+      return Refusal{Reason::kPayloadNotDeleted, id_text("payload", id) + "'s deletion is not confirmed"};
   if (auto l = lifetime_of_.find(pid); l != lifetime_of_.end())
     for (Id resource : l->second)
       if (!resources_.at(resource).collected_at)
@@ -251,15 +268,22 @@ Result<QueryResult, Refusal> Authority::read(const ReadCtx& ctx, const ListColle
     }
     const auto* p = process(pid);
     if (!p) continue;
-    if (auto it = outputs_of_.find(pid); it != outputs_of_.end())
-      for (Id o : it->second)
-        if (outputs_.at(o).state != OutputState::kPending) add(pid, CollectKind::kOutput, o);
-    if (auto it = effects_of_.find(pid); it != effects_of_.end())
-      for (Id e : it->second)
-        if (!unresolved_effects_.count(e)) add(pid, CollectKind::kEffect, e);
-    if (auto it = payloads_of_.find(pid); it != payloads_of_.end())
-      for (Id y : it->second)
-        if (payloads_.at(y).info.state == PayloadState::kDeleted) add(pid, CollectKind::kPayload, y);
+    // A process's records from the stored indexes (decision 170), as far as the page goes.
+    const auto each = [&](char index, auto take) {
+      std::vector<Id> ids;
+      visit_ids(layout::key(index, pid), 0, [&](Id id) { return ids.push_back(id), ids.size() < kScanBudget; });
+      for (Id id : ids)
+        if (!full()) take(id);
+    };
+    each(layout::kOutputsOf, [&](Id o) {
+      if (const auto* r = output(o); r && r->state != OutputState::kPending) add(pid, CollectKind::kOutput, o);
+    });
+    each(layout::kEffectsOf, [&](Id e) {
+      if (!has_row(layout::key(layout::kUnresolved, e))) add(pid, CollectKind::kEffect, e);
+    });
+    each(layout::kPayloadsOf, [&](Id y) {
+      if (const auto* r = payload(y); r && r->info.state == PayloadState::kDeleted) add(pid, CollectKind::kPayload, y);
+    });
     if (auto it = lifetime_of_.find(pid); it != lifetime_of_.end())
       for (Id r : it->second)
         if (!resource_gate(*p, resources_.at(r), ctx.now_ms)) add(pid, CollectKind::kResource, r);
@@ -269,21 +293,22 @@ Result<QueryResult, Refusal> Authority::read(const ReadCtx& ctx, const ListColle
   return QueryResult{std::move(page)};
 }
 
+// A removed record stays known absent in its cache until the decision is staged (decision 170).
 void Authority::remove_output(Id id, Step& step) {
-  unindex(outputs_of_, outputs_.at(id).source, id);
-  outputs_.erase(id);
+  put_row(layout::key(layout::kOutputsOf, output(id)->source, id), false);
+  outputs_.remove(id);
   step.touched.outputs_removed.push_back(id);
 }
 
 void Authority::remove_effect(Id id, Step& step) {
-  unindex(effects_of_, effects_.at(id).info.pid, id);
-  effects_.erase(id);
+  put_row(layout::key(layout::kEffectsOf, effect(id)->info.pid, id), false);
+  effects_.remove(id);
   step.touched.effects_removed.push_back(id);
 }
 
 void Authority::remove_payload(Id id, Step& step) {
-  unindex(payloads_of_, payloads_.at(id).info.pid, id);
-  payloads_.erase(id);
+  put_row(layout::key(layout::kPayloadsOf, payload(id)->info.pid, id), false);
+  payloads_.remove(id);
   step.touched.payloads_removed.push_back(id);
 }
 

@@ -4,6 +4,7 @@
 // own fields once; nothing later - a policy change, an exact retry, a restart -
 // rewrites them.
 #include "transit/node/authority.h"
+#include "transit/node/layout.h"
 
 namespace cowboy::transit::node {
 namespace {
@@ -39,19 +40,19 @@ Id Authority::authorize_effect(Id pid, const EffectIntent& intent, Step& step) {
   const Id id = head_.next_effect++;
   EffectInfo e{id, pid, intent, EffectStep{step.caller, head_.policy_revision, step.position}, EffectPhase::kAuthorized,
                std::nullopt, {}, std::nullopt};
-  effects_[id] = EffectRecord{std::move(e)};
-  effects_of_[pid].insert(id);
-  unresolved_effects_.insert(id);
+  effects_.put(id, EffectRecord{std::move(e)});
+  put_row(layout::key(layout::kEffectsOf, pid, id), true);
+  put_row(layout::key(layout::kUnresolved, id), true);
   step.touched.effects.push_back(id);
   return id;
 }
 
 Result<EffectInfo*, Refusal> Authority::open_effect(Id id) {
-  auto it = effects_.find(id);
-  if (it == effects_.end()) return refuse(Reason::kUnknownEffect, "no effect " + std::to_string(id));
+  auto* found = effect_mut(id);
+  if (!found) return refuse(Reason::kUnknownEffect, "no effect " + std::to_string(id));
   // Nothing is built on evidence that contradicts itself.
-  if (auto problem = effect_inconsistency(it->second.info)) return refuse(Reason::kInconsistentEffect, *problem);
-  return &it->second.info;
+  if (auto problem = effect_inconsistency(found->info)) return refuse(Reason::kInconsistentEffect, *problem);
+  return &found->info;
 }
 
 bool Authority::may_read_effects(Id caller, Id pid) const { return rights(caller, PidScope{pid}) & (kInspect | kEffect); }
@@ -64,7 +65,7 @@ void Authority::record_closure(EffectInfo& e, ClosureKind kind, const EffectStep
                                std::optional<Id> trusted_lower_bound_ms) {
   e.phase = EffectPhase::kClosed;
   e.closure = EffectClosure{kind, by, trusted_lower_bound_ms};
-  unresolved_effects_.erase(e.effect);
+  put_row(layout::key(layout::kUnresolved, e.effect), false);
 }
 
 std::optional<Refusal> Authority::recheck_retry(const Request& request) const {
@@ -223,29 +224,31 @@ Result<QueryResult, Refusal> Authority::read(const ReadCtx& ctx, const ListEffec
   // own at most), or the unresolved ones when closed ones are not wanted, or all.
   const auto* caller = principal(ctx.caller);
   const std::optional<Id> only = q.pid ? q.pid : caller ? caller->pid_scope : std::nullopt;
-  static const std::set<Id> kNone;
-  const std::set<Id>* ids = nullptr;
-  if (only) ids = effects_of_.count(*only) ? &effects_of_.at(*only) : &kNone;
-  else if (q.filter != EffectFilter::kAll) ids = &unresolved_effects_;
-
-  std::optional<Refusal> broken;
-  // A filtered page examines at most kScanBudget candidates (decision 29).
-  const auto fill = [&](auto it, auto end, auto id_of) {
-    for (std::size_t examined = 0; it != end && page.items.items.size() < kPageRecords && examined < kScanBudget;
-         ++it, ++examined) {
-      const auto& e = effects_.at(id_of(it)).info;
-      if (!may_read_effects(ctx.caller, e.pid) || !shown(e, q.filter, ctx.now_ms)) continue;
-      if (auto problem = effect_inconsistency(e)) {
-        broken = Refusal{Reason::kInconsistentEffect, "effect " + std::to_string(e.effect) + ": " + *problem};
-        return;
-      }
-      page.items.items.push_back(e);
-    }
-    if (it != end) page.cursor = Cursor{page.cut, id_of(std::prev(it))};
+  // The candidates' ids first, from a stored index or the effects table
+  // (decision 170), at most the scan budget and whether more follow.
+  std::vector<Id> ids;
+  bool more = false;
+  const auto take = [&](Id id) {
+    if (ids.size() == kScanBudget) return !(more = true);
+    ids.push_back(id);
+    return true;
   };
-  if (ids) fill(ids->upper_bound(after), ids->end(), [](auto it) { return *it; });
-  else fill(effects_.upper_bound(after), effects_.end(), [](auto it) { return it->first; });
-  if (broken) return Err{*broken};
+  if (only) visit_ids(layout::key(layout::kEffectsOf, *only), after, take);
+  else if (q.filter != EffectFilter::kAll) visit_ids(layout::table(layout::kUnresolved), after, take);
+  else visit_stored<EffectRecord>(effects_, layout::kEffects, after, [&](const EffectRecord& e) { return take(e.info.effect); });
+
+  // A filtered page examines at most kScanBudget candidates (decision 29).
+  std::size_t examined = 0;
+  for (; examined < ids.size() && page.items.items.size() < kPageRecords; ++examined) {
+    const auto* record = effect(ids[examined]);
+    if (!record) continue;  // unreadable: the answer is refused (storage_corrupt)
+    const auto& e = record->info;
+    if (!may_read_effects(ctx.caller, e.pid) || !shown(e, q.filter, ctx.now_ms)) continue;
+    if (auto problem = effect_inconsistency(e))
+      return refuse(Reason::kInconsistentEffect, "effect " + std::to_string(e.effect) + ": " + *problem);
+    page.items.items.push_back(e);
+  }
+  if (more || examined < ids.size()) page.cursor = Cursor{page.cut, ids[examined - 1]};
   return QueryResult{std::move(page)};
 }
 

@@ -3,6 +3,7 @@
 // the floor to it, after checking its committed entry, lets the journal delete
 // the entries below (journal.cc does the deleting, in the same synced write).
 #include "transit/node/authority.h"
+#include "transit/node/layout.h"
 
 #include "transit/contract/codec.h"
 #include "transit/contract/envelope.h"
@@ -58,9 +59,10 @@ Digest Authority::roots() const {
   });
   for (const auto& [key, a] : associations_) add(a);
   for (const auto& [id, r] : views_) add(r);
-  for (const auto& [id, r] : outputs_) add(r);
-  for (const auto& [id, r] : effects_) add(r);
-  for (const auto& [id, r] : payloads_) add(r);
+  // From storage too (decision 170): the records as the head's position has them.
+  visit_stored<OutputRecord>(outputs_, layout::kOutputs, 0, [&](const OutputRecord& r) { return add(r), true; });
+  visit_stored<EffectRecord>(effects_, layout::kEffects, 0, [&](const EffectRecord& r) { return add(r), true; });
+  visit_stored<PayloadRecord>(payloads_, layout::kPayloads, 0, [&](const PayloadRecord& r) { return add(r), true; });
   for (const auto& [id, r] : runtime_) add(r);
   return hash.finish();
 }

@@ -99,9 +99,6 @@ std::optional<std::string> load_table(rocksdb::DB& db, char table, Authority::Pu
     case kEnded: return scan<void>(db, table, [&](std::string_view k) { p.may_have_ended.insert(get_be64(k)); });
     case kAssociations: return scan<Association>(db, table, [&](Association a) { p.associations.push_back(a); });
     case kViews: return scan<ViewRecord>(db, table, [&](ViewRecord r) { p.views[r.view] = r; });
-    case kOutputs: return scan<OutputRecord>(db, table, [&](OutputRecord r) { p.outputs[r.output] = r; });
-    case kEffects: return scan<EffectRecord>(db, table, [&](EffectRecord r) { p.effects[r.info.effect] = r; });
-    case kPayloads: return scan<PayloadRecord>(db, table, [&](PayloadRecord r) { p.payloads[r.info.payload] = r; });
     case kRuntime: return scan<RuntimeRecord>(db, table, [&](RuntimeRecord r) { p.runtime[r.info.pid] = r; });
     default: return "table " + std::string(table_of(table)->name) + " has no loader";
   }
@@ -175,6 +172,19 @@ void stage_table(rocksdb::WriteBatchBase& w, char table, const Authority& a, con
       if (t.compaction) w.Put(compaction(t.compaction->cursor), to_json(*t.compaction));
       return;
     case kRelocated: return;  // the relocator's, after the group is durable (decision 145)
+    case kRoutes:
+    case kArriving:
+    case kRouteHeads:
+    case kUnresolved:
+    case kOutputsOf:
+    case kEffectsOf:
+    case kPayloadsOf:  // the stored indexes (decision 170): rows changed in place, in this decision's write
+      for (const auto& [row, present] : t.rows) {
+        if (row.empty() || row[0] != table) continue;
+        if (present) w.Put(row, "");
+        else w.Delete(row);
+      }
+      return;
     default: return;
   }
 }
@@ -205,6 +215,11 @@ Result<Unit, std::string> create_realm(const std::filesystem::path& dir, const s
   synced.sync = true;
   if (!(*db)->Write(synced, &init).ok()) return Err{"cannot write the genesis to " + dir.string()};
   return Unit{};
+}
+
+// A fresh reader of everything decided so far: published, being committed, staged.
+Catalog reader(rocksdb::DB& db, rocksdb::WriteBatchWithIndex* staged, const std::shared_ptr<Journal::Batch>& in_flight) {
+  return Catalog(db, staged, in_flight ? in_flight->writes.get() : nullptr);
 }
 
 }  // namespace
@@ -301,16 +316,30 @@ std::shared_ptr<Journal::Batch> Journal::take_staged(const Head& head) {
   return batch;
 }
 
-Catalog Journal::catalog() { return Catalog(*db_, staged_.get(), in_flight_ ? in_flight_->writes.get() : nullptr); }
+Catalog Journal::catalog() { return reader(*db_, staged_.get(), in_flight_); }
 
 // A fresh reader each time: it sees everything staged so far.
 Result<std::optional<ProcessRecord>, CorruptRecord> Journal::process(Id pid, Id position) const {
-  return Catalog(*db_, staged_.get(), in_flight_ ? in_flight_->writes.get() : nullptr).process(pid, position);
+  return reader(*db_, staged_.get(), in_flight_).process(pid, position);
 }
 
 std::optional<CorruptRecord> Journal::processes(Id after, Id position,
                                                 const std::function<bool(const ProcessRecord&)>& visit) const {
-  return Catalog(*db_, staged_.get(), in_flight_ ? in_flight_->writes.get() : nullptr).processes(after, position, visit);
+  return reader(*db_, staged_.get(), in_flight_).processes(after, position, visit);
+}
+
+std::optional<std::string> Journal::record(char table, Id id, Id position) const {
+  ++records_read_;
+  return reader(*db_, staged_.get(), in_flight_).version_at(key(table, id), position);
+}
+
+void Journal::records(char table, Id after, Id position, const std::function<bool(Id, std::string_view)>& visit) const {
+  reader(*db_, staged_.get(), in_flight_).records(table, after, position, visit);
+}
+
+void Journal::rows(const std::string& prefix, const std::string& after,
+                   const std::function<bool(std::string_view)>& visit) const {
+  reader(*db_, staged_.get(), in_flight_).rows(prefix, after, visit);
 }
 
 bool Journal::commit(Batch& batch) {

@@ -80,7 +80,14 @@ class Journal final : public RecordSource {
   Result<std::optional<ProcessRecord>, CorruptRecord> process(Id pid, Id position) const override;
   std::optional<CorruptRecord> processes(Id after, Id position,
                                          const std::function<bool(const ProcessRecord&)>& visit) const override;
+  std::optional<std::string> record(char table, Id id, Id position) const override;
+  void records(char table, Id after, Id position, const std::function<bool(Id, std::string_view)>& visit) const override;
+  void rows(const std::string& prefix, const std::string& after,
+            const std::function<bool(std::string_view)>& visit) const override;
   std::uint64_t synced_writes() const { return synced_writes_; }
+  /// How many single records (outputs, effects, payloads) were read from
+  /// storage since the journal opened: what a restart does not load (decision 170).
+  std::uint64_t records_read() const { return records_read_; }
 
   /// Compacts the journal's range below `floor` on the reclaim thread, so the
   /// space of the deleted requests returns to the disk. commit() asks it after
@@ -112,6 +119,7 @@ class Journal final : public RecordSource {
   Genesis genesis_;
   std::atomic<bool> failed_{false};
   std::atomic<std::uint64_t> synced_writes_{0};
+  mutable std::uint64_t records_read_ = 0;  // the staging thread's
 
   std::mutex reclaim_mutex_;
   std::condition_variable reclaim_wake_;

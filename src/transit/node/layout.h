@@ -18,9 +18,10 @@ inline constexpr std::string_view kHead = "head";
 /// The storage format, written with the genesis: a journal without this one
 /// is refused as it opens (there is no decoder of an earlier format).
 inline constexpr std::string_view kFormat = "format";
-inline constexpr std::string_view kFormatVersion = "transit.storage.4";
+inline constexpr std::string_view kFormatVersion = "transit.storage.5";
 // 2: process versions; 3: every record versioned; 4: the head's storage fields
-// (location definition, fence, grace) and the compaction ledger (decisions 140-146)
+// (location definition, fence, grace) and the compaction ledger (decisions 140-146);
+// 5: the stored indexes over outputs, effects and payloads (decision 170)
 
 // Tables, one letter each, listed once in kTables below. `j/` + position
 // holds a decision's signed request (the canonical SignedRequest text
@@ -34,7 +35,17 @@ inline constexpr char kPrincipals = 'p', kRoles = 'r', kGrants = 'g', kCredentia
                       kRuntime = 'u',   // runtime bindings by PID (decisions 120-129)
                       kBlockRecords = 'k',
                       kCompactions = 'l',  // the compaction ledger (decisions 144-146)
-                      kRelocated = 'd';    // how far the relocator got: `d/` alone
+                      kRelocated = 'z';    // how far the relocator got: `z/` alone
+// The indexes the rules walk over outputs, effects and payloads, stored
+// (decision 170): rows with no value, keyed by ids, changed in place by the
+// decision that changes them, in its write.
+inline constexpr char kRoutes = 'w',       // pending outputs by (source, destination, output): FIFO per route
+                      kArriving = 'd',     // pending outputs by (destination, source, output)
+                      kRouteHeads = 't',   // the oldest pending output of every route, by output
+                      kUnresolved = 'i',   // the effects not closed, by effect
+                      kOutputsOf = 'O',    // outputs by (source, output)
+                      kEffectsOf = 'F',    // effects by (pid, effect)
+                      kPayloadsOf = 'Y';   // payloads by (pid, payload)
 
 /// One storage table: its key prefix, its name, what it holds, whether the
 /// journal reads it whole into the authority at start, and, for a table of
@@ -65,9 +76,9 @@ inline constexpr Table kTables[] = {
     {kEnded, "ended", "the index of processes that may have ended, by pid, no value; changed in place", true},
     {kAssociations, "associations", "Association versions by (pid, association revision, ~position)", true, kPairKey},
     {kViews, "views", "ViewRecord versions by (view, ~position)", true, kIdKey},
-    {kOutputs, "outputs", "OutputRecord versions by (output, ~position)", true, kIdKey},
-    {kEffects, "effects", "EffectRecord versions by (effect, ~position)", true, kIdKey},
-    {kPayloads, "payloads", "PayloadRecord versions by (payload, ~position)", true, kIdKey},
+    {kOutputs, "outputs", "OutputRecord versions by (output, ~position), read from disk (decision 170)", false, kIdKey},
+    {kEffects, "effects", "EffectRecord versions by (effect, ~position), read from disk (decision 170)", false, kIdKey},
+    {kPayloads, "payloads", "PayloadRecord versions by (payload, ~position), read from disk (decision 170)", false, kIdKey},
     {kRuntime, "runtime", "RuntimeRecord versions by (pid, ~position)", true, kIdKey},
     {kEntries, "entries", "entry versions by (resource, padded key, ~revision), read from disk", false},
     {kInputs, "inputs", "mailbox input versions by (pid, input, ~position), read from disk", false, kPairKey},
@@ -76,6 +87,13 @@ inline constexpr Table kTables[] = {
      2 + 8 + kPaddedKey},
     {kCompactions, "compactions", "CompactionRecord by cursor, written once by the storage_compact that took it", false},
     {kRelocated, "relocated", "the highest cursor whose relocation has finished; changed in place, unsynced", false},
+    {kRoutes, "routes", "pending outputs by (source, destination, output), no value; changed in place", false},
+    {kArriving, "arriving", "pending outputs by (destination, source, output), no value; changed in place", false},
+    {kRouteHeads, "route heads", "the oldest pending output of each route, by output, no value; changed in place", false},
+    {kUnresolved, "unresolved effects", "effects not closed, by effect, no value; changed in place", false},
+    {kOutputsOf, "outputs of", "outputs by (source, output), no value; changed in place", false},
+    {kEffectsOf, "effects of", "effects by (pid, effect), no value; changed in place", false},
+    {kPayloadsOf, "payloads of", "payloads by (pid, payload), no value; changed in place", false},
 };
 consteval bool prefixes_distinct() {
   for (std::size_t i = 0; i < std::size(kTables); ++i)
@@ -128,6 +146,14 @@ inline constexpr std::string_view kPresent = "+";
 inline std::uint64_t version_position(std::string_view stored, std::size_t record_key) {
   return ~get_be64(stored.substr(record_key));
 }
+
+inline std::string key(char t, std::uint64_t a, std::uint64_t b, std::uint64_t c) {
+  std::string k = key(t, a, b);
+  put_be64(k, c);
+  return k;
+}
+/// The last id of an index row's key (decision 170): the record it lists.
+inline std::uint64_t last_id(std::string_view stored) { return get_be64(stored.substr(stored.size() - 8)); }
 
 /// The journal entries below `floor`, as a range [first, second) to delete.
 inline std::pair<std::string, std::string> journal_below(std::uint64_t floor) {

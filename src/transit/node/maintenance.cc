@@ -2,7 +2,10 @@
 // the index of route heads and its listing, the cancellation of a terminated
 // source's outputs, the index of processes that may have ended, their listing,
 // and the one place a process's retirement is recorded.
+#include <algorithm>
+
 #include "transit/node/authority.h"
+#include "transit/node/layout.h"
 
 namespace cowboy::transit::node {
 namespace {
@@ -64,25 +67,35 @@ Id Authority::retire_process(ProcessRecord& p, std::optional<Ending> ending, Ste
   return cancelled;
 }
 
+// The route indexes are stored rows (decision 170): the route's pending
+// outputs in id order (its FIFO), the same by destination, and its head.
 void Authority::add_pending(OutputRecord output, Id position) {
-  auto& route = pending_routes_[{output.source, output.destination}];
-  if (route.empty()) {
-    route_heads_.insert(output.output);
+  using namespace layout;
+  const Id id = output.output, source = output.source, destination = output.destination;
+  const auto head = route_head(source, destination);
+  if (!head) {
+    put_row(key(kRouteHeads, id), true);
     routes_position_ = position;
   }
-  route.insert(output.output);
-  const Id id = output.output;
-  outputs_of_[output.source].insert(id);
-  outputs_[id] = std::move(output);
+  put_row(key(kRoutes, source, destination, id), true);
+  set_route_head(source, destination, head ? std::min(*head, id) : id);
+  put_row(key(kArriving, destination, source, id), true);
+  put_row(key(kOutputsOf, source, id), true);
+  outputs_.put(id, std::move(output));
 }
 
 void Authority::resolve(OutputRecord& output, OutputState state, Id position) {
+  using namespace layout;
   output.state = state;
-  auto route = pending_routes_.find({output.source, output.destination});
-  route->second.erase(output.output);
-  route_heads_.erase(output.output);
-  if (route->second.empty()) pending_routes_.erase(route);
-  else route_heads_.insert(*route->second.begin());
+  const Id id = output.output, source = output.source, destination = output.destination;
+  put_row(key(kRoutes, source, destination, id), false);
+  put_row(key(kArriving, destination, source, id), false);
+  put_row(key(kRouteHeads, id), false);
+  // Removing an output behind the head leaves the head; removing the head reads the next.
+  auto next = route_head(source, destination);
+  if (next == id) next = first_id(key(kRoutes, source, destination));
+  if (next) put_row(key(kRouteHeads, *next), true);
+  set_route_head(source, destination, next);
   routes_position_ = position;
 }
 
@@ -116,20 +129,33 @@ Result<QueryResult, Refusal> Authority::read(const ReadCtx& ctx, const ListRoute
     if (auto stale = stale_cut(q.cursor->cut, routes_position_)) return Err{*stale};
   RoutePage page;
   page.cut = q.cursor ? q.cursor->cut : head_.position;
-  auto it = route_heads_.upper_bound(q.cursor ? q.cursor->after : 0);
+  // The heads first (the scan holds the source's reader), then their records.
+  std::vector<Id> heads;
+  bool more = false;
+  visit_ids(layout::table(layout::kRouteHeads), q.cursor ? q.cursor->after : 0, [&](Id head) {
+    if (heads.size() == kScanBudget) return !(more = true);
+    heads.push_back(head);
+    return true;
+  });
   std::size_t examined = 0;
-  for (; it != route_heads_.end() && page.items.items.size() < kPageRecords && examined < kScanBudget; ++it, ++examined) {
-    const auto& o = outputs_.at(*it);
+  for (; examined < heads.size() && page.items.items.size() < kPageRecords; ++examined) {
+    const auto* found = output(heads[examined]);
+    if (!found) continue;  // unreadable: the answer is refused (storage_corrupt)
+    const OutputRecord o = *found;
     // Shown to whoever could resolve it (a courier at its destination, which
     // learns as much of the source from a delivery) and may read the destination's metadata.
     if (!(rights(ctx.caller, PidScope{o.destination}) & kCourier) || !may_read_metadata(ctx.caller, o.destination))
       continue;
-    page.items.items.push_back(RouteHead{o.output, o.source, o.destination,
-                                         pending_routes_.at({o.source, o.destination}).size(), o.published_at,
-                                         o.published_at_ms, terminated(*process(o.source), ctx.now_ms),
-                                         state_of(*process(o.destination), ctx.now_ms)});
+    Id pending = 0;  // the route's length: one row each (decision 170)
+    visit_rows(layout::key(layout::kRoutes, o.source, o.destination), {}, [&](std::string_view) { return ++pending, true; });
+    const auto* source = process(o.source);
+    const auto* destination = process(o.destination);
+    if (!source || !destination) continue;
+    const bool source_terminated = terminated(*source, ctx.now_ms);
+    page.items.items.push_back(RouteHead{o.output, o.source, o.destination, pending, o.published_at,
+                                         o.published_at_ms, source_terminated, state_of(*destination, ctx.now_ms)});
   }
-  if (it != route_heads_.end()) page.cursor = Cursor{page.cut, *std::prev(it)};
+  if (more || examined < heads.size()) page.cursor = Cursor{page.cut, heads[examined - 1]};
   return QueryResult{std::move(page)};
 }
 

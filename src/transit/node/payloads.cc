@@ -4,6 +4,7 @@
 // them - ready, deleted - are accepted only on what the store holds at the
 // decision (PayloadFacts).
 #include "transit/node/authority.h"
+#include "transit/node/layout.h"
 
 namespace cowboy::transit::node {
 namespace {
@@ -26,16 +27,16 @@ Result<Outcome, Refusal> Authority::apply(const DeclarePayload& op, Step& step) 
   const Id id = head_.next_payload++;
   PayloadInfo info{id, *op.pid, step.caller, op.length, op.sha256, op.allow_delete, PayloadState::kDeclared,
                    step.position, std::nullopt, std::nullopt, std::nullopt};
-  payloads_[id] = PayloadRecord{info};
-  payloads_of_[*op.pid].insert(id);
+  payloads_.put(id, PayloadRecord{info});
+  put_row(layout::key(layout::kPayloadsOf, *op.pid, id), true);
   step.touched.payloads.push_back(id);
   return Outcome{changed(info)};
 }
 
 Result<PayloadInfo*, Refusal> Authority::published_payload(Id id, const Step& step) {
-  auto it = payloads_.find(id);
-  if (it == payloads_.end()) return refuse(Reason::kUnknownPayload, "no payload " + std::to_string(id));
-  auto& info = it->second.info;
+  auto* found = payload_mut(id);
+  if (!found) return refuse(Reason::kUnknownPayload, "no payload " + std::to_string(id));
+  auto& info = found->info;
   if (info.publisher != step.caller)
     return refuse(Reason::kNotPublisher, "principal " + std::to_string(info.publisher) + " published it");
   if (!(rights(step.caller, PidScope{info.pid}) & kExecute))

@@ -1,6 +1,7 @@
 // Processes and their mailboxes: the lifecycle (create, initialize, own,
 // suspend, resume, expiry), sends, turns, failures and scoped retry, courier
 // delivery and the process read (docs/transit.md, decisions 10 and 32-36).
+#include "transit/node/layout.h"
 #include "transit/node/refusals.h"
 
 #include <set>
@@ -320,9 +321,9 @@ Result<Outcome, Refusal> Authority::apply(const Resume& op, Step& step) {
 }
 
 Result<OutputRecord*, Refusal> Authority::resolvable_output(Id output, Id caller) {
-  auto it = outputs_.find(output);
-  if (it == outputs_.end()) return refuse(Reason::kUnknownOutput, "no such output");
-  auto& out = it->second;
+  auto* found = output_mut(output);
+  if (!found) return refuse(Reason::kUnknownOutput, "no such output");
+  auto& out = *found;
   if (!(rights(caller, PidScope{out.destination}) & kCourier))
     return refuse(Reason::kNotPermitted, "requires courier at the destination");
   if (out.state != OutputState::kPending)
@@ -331,7 +332,8 @@ Result<OutputRecord*, Refusal> Authority::resolvable_output(Id output, Id caller
 }
 
 std::optional<Refusal> Authority::route_order(const OutputRecord& out) const {
-  if (const Id head = *pending_routes_.at({out.source, out.destination}).begin(); head != out.output)
+  if (const Id head = route_head(out.source, out.destination).value_or(out.output);
+      head != out.output)
     return Refusal{Reason::kRouteOrder, "output " + std::to_string(head) + " of this route is unresolved before it"};
   return std::nullopt;
 }

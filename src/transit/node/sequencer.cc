@@ -236,7 +236,7 @@ Result<Response, Refusal> Sequencer::answer(const QueryWork& q) {
   auto result = snapshot ? answer_snapshot(authority_, snapshots_, query, clock_.now_ms(), journal_->catalog())
                          : authority_.answer(query, clock_.now_ms(), journal_->catalog());
   if (auto corrupt = authority_.take_corrupt())  // decision 157: a snapshot's reads too
-    return Err{Refusal{Reason::kStorageCorrupt, "process " + std::to_string(corrupt->pid) + "'s stored version does not decode"}};
+    return Err{Refusal{Reason::kStorageCorrupt, corrupt->message()}};
   if (!result.ok()) return Err{result.error()};
   if (auto moved = authority_.fence(checked_at)) return Err{*moved};
   if (auto* caps = std::get_if<Capabilities>(&*result)) {  // the registry's limits are the node's, not the realm's
