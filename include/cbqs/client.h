@@ -187,6 +187,19 @@ class Client {
   /// Pipelined: any number may be outstanding. The future holds the sequence.
   std::future<Outcome<Sequence>> append(LaneId lane, Bytes payload);
   void append(LaneId lane, Bytes payload, std::function<void(Outcome<Sequence>)> done);
+  /// Many appends in one hand-off: the payloads reach the io thread together
+  /// (one lock, one post, at most one wake-up) and go out in the order given,
+  /// each as its own Append on the one connection, so their sequences follow
+  /// that order. Each is made durable, answered and (after a reconnect) sent
+  /// again exactly as a single append. `done` runs once, on the io thread, when
+  /// every one is answered: one outcome per payload, in the order given.
+  /// The wire has no atomic batch, so a refusal by the broker is per record and
+  /// the outcomes say which records are durable; what the SDK can see before
+  /// sending (a payload over the grant's max_message_bytes) refuses the whole
+  /// batch with the code the broker would give, and nothing is sent.
+  void append_batch(LaneId lane, std::vector<Bytes> payloads,
+                    std::function<void(std::vector<Outcome<Sequence>>)> done);
+  std::future<std::vector<Outcome<Sequence>>> append_batch(LaneId lane, std::vector<Bytes> payloads);
   /// Waits until every append made so far is answered.
   Outcome<Unit> flush(std::chrono::milliseconds timeout);
 

@@ -129,16 +129,29 @@ void Client::Impl::shutdown() {
   thread.join();
 }
 
-void Client::Impl::request(CbqsRequestBodyV2 body, bool resend, std::function<void(Outcome<CbqsResponseBodyV2>)> done) {
-  // Requests made while the io thread has not yet taken the previous ones
-  // join them: one post (and at most one wake-up) per burst, not per request.
+// Requests made while the io thread has not yet taken the previous ones join
+// them: one post (and at most one wake-up) per burst, not per request.
+template <typename Add>
+void Client::Impl::submit(Add&& add) {
   bool first;
   {
     std::lock_guard lock(submitted_m);
     first = submitted.empty();
-    submitted.push_back(Pending{std::move(body), resend, 0, std::move(done)});
+    add(submitted);
   }
   if (first) asio::post(io, [this] { take_submitted(); });
+}
+
+void Client::Impl::request(CbqsRequestBodyV2 body, bool resend, std::function<void(Outcome<CbqsResponseBodyV2>)> done) {
+  submit([&](std::vector<Pending>& queue) { queue.push_back(Pending{std::move(body), resend, 0, std::move(done)}); });
+}
+
+void Client::Impl::request_many(std::vector<Pending> requests) {
+  if (requests.empty()) return;
+  submit([&](std::vector<Pending>& queue) {
+    if (queue.empty()) queue = std::move(requests);
+    else queue.insert(queue.end(), std::make_move_iterator(requests.begin()), std::make_move_iterator(requests.end()));
+  });
 }
 
 void Client::Impl::take_submitted() {
@@ -294,11 +307,64 @@ void Client::append(LaneId lane, Bytes payload, std::function<void(Outcome<Seque
   });
 }
 
+std::future<std::vector<Outcome<Sequence>>> Client::append_batch(LaneId lane, std::vector<Bytes> payloads) {
+  auto promise = std::make_shared<std::promise<std::vector<Outcome<Sequence>>>>();
+  auto result = promise->get_future();
+  append_batch(lane, std::move(payloads), [promise](std::vector<Outcome<Sequence>> r) { promise->set_value(std::move(r)); });
+  return result;
+}
+
 std::future<Outcome<Sequence>> Client::append(LaneId lane, Bytes payload) {
   auto promise = std::make_shared<std::promise<Outcome<Sequence>>>();
   auto result = promise->get_future();
   append(lane, std::move(payload), [promise](Outcome<Sequence> r) { promise->set_value(std::move(r)); });
   return result;
+}
+
+void Client::append_batch(LaneId lane, std::vector<Bytes> payloads,
+                          std::function<void(std::vector<Outcome<Sequence>>)> done) {
+  const std::size_t n = payloads.size();
+  for (std::size_t i = 0; i < n; ++i)
+    if (payloads[i].size() > impl_->options.grant.max_message_bytes) {  // the broker's check 600, made before sending
+      Error too_large{Error::Kind::kBroker, static_cast<std::uint16_t>(ErrorCode::kMessageTooLarge),
+                      "payload " + std::to_string(i) + " of the batch has " + std::to_string(payloads[i].size()) +
+                          " bytes, over the grant's max_message_bytes " +
+                          std::to_string(impl_->options.grant.max_message_bytes) + "; nothing of the batch was sent"};
+      if (done) done(std::vector<Outcome<Sequence>>(n, Outcome<Sequence>(Err{too_large})));
+      return;
+    }
+  if (n == 0) {
+    if (done) done({});
+    return;
+  }
+  // Filled in by the io thread alone (every answer arrives there), handed to
+  // `done` with the last one.
+  struct Batch {
+    std::vector<Outcome<Sequence>> outcomes;
+    std::size_t unanswered;
+    std::function<void(std::vector<Outcome<Sequence>>)> done;
+  };
+  auto batch = std::make_shared<Batch>(Batch{std::vector<Outcome<Sequence>>(n, Outcome<Sequence>(Sequence{})), n, std::move(done)});
+  {
+    std::lock_guard lock(impl_->appends_m);
+    impl_->appends_outstanding += n;
+  }
+  auto* impl = impl_.get();
+  std::vector<Impl::Pending> requests;
+  requests.reserve(n);
+  for (std::size_t i = 0; i < n; ++i)
+    requests.push_back(Impl::Pending{req::Append{{lane, std::move(payloads[i])}}, true, 0,
+                                     [impl, batch, i](Outcome<CbqsResponseBodyV2> r) {
+                                       auto appended = expect<resp::Appended>(std::move(r));
+                                       batch->outcomes[i] = appended ? Outcome<Sequence>(appended->sequence)
+                                                                     : Outcome<Sequence>(Err{appended.error()});
+                                       if (--batch->unanswered > 0) return;
+                                       const std::size_t answered = batch->outcomes.size();
+                                       if (batch->done) batch->done(std::move(batch->outcomes));
+                                       std::lock_guard lock(impl->appends_m);
+                                       if ((impl->appends_outstanding -= answered) == 0) impl->appends_cv.notify_all();
+                                     }});
+  impl_->request_many(std::move(requests));
 }
 
 Outcome<Unit> Client::flush(std::chrono::milliseconds timeout) {

@@ -94,6 +94,12 @@ struct Client::Impl {
 
   // ---- called from user threads (they post to the io thread) ---------------
   void request(CbqsRequestBodyV2 body, bool resend, std::function<void(Outcome<CbqsResponseBodyV2>)> done);
+  struct Pending;
+  /// Several requests in one hand-off, kept in their order.
+  void request_many(std::vector<Pending> requests);
+  /// Adds to `submitted` under its lock; the first of a burst posts take_submitted().
+  template <typename Add>
+  void submit(Add&& add);
   Outcome<CbqsResponseBodyV2> call(CbqsRequestBodyV2 body);
   void start();
   void shutdown();

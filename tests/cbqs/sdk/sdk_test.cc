@@ -115,6 +115,103 @@ TEST_F(SdkOnALane, PipelinedAppendsAnswerWithGaplessSequencesAndAReaderReplaysTh
   EXPECT_EQ((*reader)->last_sequence(), sequences.back());
 }
 
+std::vector<Bytes> numbered_payloads(const std::string& prefix, int n) {
+  std::vector<Bytes> payloads;
+  for (int i = 0; i < n; ++i) payloads.push_back(text(numbered(prefix, i)));
+  return payloads;
+}
+
+// Issue 46: one hand-off of many payloads; each answered as a single append,
+// in the order given, between the single appends made before and after it.
+TEST_F(SdkOnALane, ABatchAppendAnswersEveryRecordInItsOrderAndAReaderReplaysThem) {
+  auto before = c->append(*lane, text("single-before"));
+  auto batch = c->append_batch(*lane, numbered_payloads("b", 1'000));
+  auto after = c->append(*lane, text("single-after"));
+  auto outcomes = batch.get();
+  ASSERT_EQ(outcomes.size(), 1'000u);
+  auto first = before.get();
+  ASSERT_TRUE(first.ok()) << first.error().describe();
+  for (std::size_t i = 0; i < outcomes.size(); ++i) {
+    ASSERT_TRUE(outcomes[i].ok()) << i << ": " << outcomes[i].error().describe();
+    ASSERT_EQ(outcomes[i]->value, first->value + 1 + i) << i;
+  }
+  auto last = after.get();
+  ASSERT_TRUE(last.ok());
+  EXPECT_EQ(last->value, first->value + 1'001);
+  ASSERT_TRUE(c->flush(10s).ok());
+
+  auto reader = c->read({LaneScopeAny{}, StartAt{outcomes.front().value()}});
+  ASSERT_TRUE(reader.ok()) << reader.error().describe();
+  for (int i = 0; i < 1'000; ++i) {
+    auto r = (*reader)->next(10s);
+    ASSERT_TRUE(r.ok() && *r) << i;
+    EXPECT_EQ((*r)->sequence, outcomes[i].value());
+    EXPECT_EQ(text((*r)->payload), numbered("b", i));
+  }
+  // The callback form: once, with every outcome; an empty batch answers at once.
+  std::promise<std::vector<Outcome<Sequence>>> answered;
+  c->append_batch(*lane, numbered_payloads("c", 3), [&](std::vector<Outcome<Sequence>> r) { answered.set_value(std::move(r)); });
+  auto three = answered.get_future().get();
+  ASSERT_EQ(three.size(), 3u);
+  EXPECT_EQ(three[2].value().value, last->value + 3);
+  EXPECT_TRUE(c->append_batch(*lane, {}).get().empty());
+}
+
+// What the SDK can see before sending refuses the whole batch: one payload over
+// the grant's max_message_bytes, and none of the batch is appended.
+TEST_F(SdkOnALane, ABatchWithAPayloadOverTheGrantsLimitSendsNothing) {
+  auto head = c->append(*lane, text("head")).get();
+  ASSERT_TRUE(head.ok());
+  auto payloads = numbered_payloads("x", 3);
+  payloads[1] = Bytes(c->grant().max_message_bytes + 1, 0x5a);
+  auto outcomes = c->append_batch(*lane, std::move(payloads)).get();
+  ASSERT_EQ(outcomes.size(), 3u);
+  for (const auto& o : outcomes) {
+    ASSERT_FALSE(o.ok());
+    EXPECT_TRUE(o.error().is(ErrorCode::kMessageTooLarge)) << o.error().describe();
+  }
+  auto next = c->append(*lane, text("next")).get();
+  ASSERT_TRUE(next.ok());
+  EXPECT_EQ(next->value, head->value + 1);  // nothing of the batch came between
+  // A refusal the broker makes is per record: to a lane that does not exist, every one.
+  auto unknown = c->append_batch(LaneId{987'654}, numbered_payloads("u", 4)).get();
+  ASSERT_EQ(unknown.size(), 4u);
+  for (const auto& o : unknown) EXPECT_TRUE(!o.ok() && o.error().is(ErrorCode::kUnknownLane));
+}
+
+// A batch made while the broker is down goes out on the next session, in its
+// order, and every record it acknowledges is there after the restart.
+TEST_F(Sdk, ABatchMadeWhileTheBrokerIsDownIsAnsweredInOrderAfterItsRestart) {
+  auto cbqsd = std::make_unique<CbqsdProcess>(dir.path());
+  ASSERT_TRUE(cbqsd->up());
+  std::uint16_t port = cbqsd->port();
+  auto c = connect(*cbqsd);
+  ASSERT_NE(c, nullptr);
+  LaneId lane = *c->create_lane();
+  cbqsd->kill9();
+  cbqsd.reset();
+  auto batch = c->append_batch(lane, numbered_payloads("d", 200));
+  cbqsd = std::make_unique<CbqsdProcess>(dir.path(), port);
+  ASSERT_TRUE(cbqsd->up());
+  auto outcomes = batch.get();
+  ASSERT_EQ(outcomes.size(), 200u);
+  for (std::size_t i = 0; i < outcomes.size(); ++i) {
+    ASSERT_TRUE(outcomes[i].ok()) << i << ": " << outcomes[i].error().describe();
+    if (i > 0) {
+      ASSERT_GT(outcomes[i].value().value, outcomes[i - 1].value().value);
+    }
+  }
+  ASSERT_TRUE(c->flush(10s).ok());
+  auto reader = c->read({LaneScopeAny{}, StartAt{outcomes.front().value()}});
+  ASSERT_TRUE(reader.ok());
+  for (std::size_t i = 0; i < outcomes.size(); ++i) {
+    auto r = (*reader)->next(10s);
+    ASSERT_TRUE(r.ok() && *r) << i;
+    EXPECT_EQ((*r)->sequence, outcomes[i].value());
+    EXPECT_EQ(text((*r)->payload), numbered("d", static_cast<int>(i)));
+  }
+}
+
 TEST_F(Sdk, RefusalsAreTypedErrorsWithTheSection14Code) {
   CbqsdProcess cbqsd(dir.path());
   ASSERT_TRUE(cbqsd.up());
