@@ -24,10 +24,14 @@ using namespace cowboy::cbqs;
 
 class CbqsdPeer final : public Peer {
  public:
-  explicit CbqsdPeer(std::filesystem::path bin) : bin_(std::move(bin)) {}
+  CbqsdPeer(std::filesystem::path bin, int batch) : bin_(std::move(bin)), batch_(batch) {}
   std::string name() const override { return "cbqsd"; }
   std::string durability() const override { return "RocksDB synced batch before Appended"; }
   std::string ack_durability() const override { return "Ack answered after its group journal batch is synced"; }
+  /// How the unpaced append run hands payloads to the SDK, for the table.
+  std::string append_mode() const {
+    return batch_ > 0 ? "SDK append_batch of " + std::to_string(batch_) : "SDK append() per record";
+  }
 
   bool start(const std::filesystem::path& dir) override {
     data_ = dir / "data";
@@ -56,6 +60,27 @@ class CbqsdPeer final : public Peer {
       int outstanding = 0;
       Bytes payload(load.payload, 0x5a);
       double rate = load.rate / load.connections;
+      if (rate == 0 && batch_ > 0) {  // as fast as the window allows: batches of batch_, the window's worth in flight
+        int size = std::min(batch_, load.window);
+        while (Clock::now() < end) {
+          std::unique_lock lock(pm);
+          cv.wait(lock, [&] { return outstanding + size <= load.window; });
+          outstanding += size;
+          lock.unlock();
+          std::uint64_t sent = now_ns();
+          c->append_batch(*lane, std::vector<Bytes>(static_cast<std::size_t>(size), payload),
+                          [&, sent, size](std::vector<sdk::Outcome<Sequence>> r) {
+                            std::lock_guard guard(pm);
+                            outstanding -= size;
+                            for (const auto& o : r)
+                              if (o) mine.push_back(ms_since(sent));
+                            cv.notify_all();
+                          });
+        }
+        std::unique_lock lock(pm);
+        cv.wait(lock, [&] { return outstanding == 0; });
+        return mine;
+      }
       for (std::uint64_t n = 0; Clock::now() < end; ++n) {
         if (rate > 0) std::this_thread::sleep_until(due(start, n, rate));
         std::unique_lock lock(pm);
@@ -188,13 +213,17 @@ class CbqsdPeer final : public Peer {
   }
 
   std::filesystem::path bin_, data_;
+  int batch_ = 0;  // appends per Client::append_batch in the unpaced append run; 0: one append() each
   sdk::ClientOptions options_;
   std::unique_ptr<testing::ChildProcess> child_;
 };
 
 }  // namespace
 
-std::unique_ptr<Peer> make_cbqsd(const std::filesystem::path& bin_dir) { return std::make_unique<CbqsdPeer>(bin_dir); }
+std::unique_ptr<Peer> make_cbqsd(const std::filesystem::path& bin_dir, int batch) {
+  return std::make_unique<CbqsdPeer>(bin_dir, batch);
+}
 double cbqsd_records_per_batch(const Peer& p) { return static_cast<const CbqsdPeer&>(p).records_per_batch(); }
+std::string cbqsd_append_mode(const Peer& p) { return static_cast<const CbqsdPeer&>(p).append_mode(); }
 
 }  // namespace cowboy::bench::peers

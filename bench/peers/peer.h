@@ -67,7 +67,9 @@ class Peer {
   virtual Sample delivery(double rate, double seconds, std::size_t payload) = 0;
 };
 
-std::unique_ptr<Peer> make_cbqsd(const std::filesystem::path& bin_dir);
+/// `batch`: the unpaced append run hands the SDK batches of this many
+/// (Client::append_batch), at most the window in flight; 0: append() per record.
+std::unique_ptr<Peer> make_cbqsd(const std::filesystem::path& bin_dir, int batch);
 std::unique_ptr<Peer> make_redis();
 std::unique_ptr<Peer> make_nats();
 /// RabbitMQ's three loopback ports: AMQP, Erlang distribution, the private epmd's. 0: free ones.
