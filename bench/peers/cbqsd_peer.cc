@@ -12,6 +12,7 @@
 #include <thread>
 
 #include "../../tests/support/process.h"
+#include "../bench_util.h"
 #include "cbqs/client.h"
 #include "devchain/http_client.h"
 #include "net/prometheus_text.h"
@@ -51,7 +52,9 @@ class CbqsdPeer final : public Peer {
   Sample append(const AppendLoad& load) override {
     auto admin = client();
     auto lane = admin->create_lane();
-    return on_each_connection(load, [&](Clock::time_point start, Clock::time_point end) {
+    // The client side's CPU (SDK io threads and the load's own), the broker being a child process.
+    double cpu_before = stat_cpu_seconds("/proc/self/stat");
+    Sample sample = on_each_connection(load, [&](Clock::time_point start, Clock::time_point end) {
       std::vector<double> mine;
       auto c = client();
       if (!c) return mine;
@@ -99,6 +102,11 @@ class CbqsdPeer final : public Peer {
       cv.wait(lock, [&] { return outstanding == 0; });
       return mine;
     });
+    if (load.rate == 0 && sample.operations > 0)
+      std::fprintf(stderr, "cbqsd client CPU: %.2f us per append (%s, %zu B)\n",
+                   (stat_cpu_seconds("/proc/self/stat") - cpu_before) * 1e6 / static_cast<double>(sample.operations),
+                   append_mode().c_str(), load.payload);
+    return sample;
   }
 
   Sample drain(int workers, std::uint64_t records, std::size_t payload) override {
