@@ -116,7 +116,11 @@ class NatsPeer final : public Peer {
         if (!open(c, 1)) return void(std::fprintf(stderr, "NATS: a drain worker could not connect\n"));
         NatsPull pull;  // not natsSubscription_Fetch: nats_pull.h says why
         if (!pull.open(c.nc, stream.name, "workers")) return void(std::fprintf(stderr, "NATS: a drain worker could not subscribe\n"));
-        while (acked.load() < records) acked += static_cast<std::uint64_t>(pull.pull_and_ack(100, std::chrono::milliseconds(100)));
+        for (int idle = 0; acked.load() < records && idle < 100;) {  // 10 s without a record: give up, as RabbitMQ's
+          int n = pull.pull_and_ack(100, std::chrono::milliseconds(100));
+          idle = n > 0 ? 0 : idle + 1;
+          acked += static_cast<std::uint64_t>(n);
+        }
       });
     }
     for (auto& t : threads) t.join();
