@@ -110,14 +110,16 @@ class CbqsdPeer final : public Peer {
   }
 
   Sample drain(int workers, std::uint64_t records, std::size_t payload) override {
+    // Declared before the client: closing it fails appends still pending
+    // (a flush that timed out) through their callbacks, which write these.
+    Sequence first;
+    std::atomic<std::uint64_t> refused{0};
     auto admin = client();
     if (!admin) {
       std::fprintf(stderr, "cbqsd: the drain could not connect\n");
       return {};
     }
     auto lane = admin->create_lane();
-    Sequence first;
-    std::atomic<std::uint64_t> refused{0};
     Bytes body(payload, 0x5a);
     for (std::uint64_t i = 0; i < records; ++i) {
       admin->append(*lane, body, [&first, &refused, i](sdk::Outcome<Sequence> r) {

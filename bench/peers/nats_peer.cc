@@ -1,6 +1,7 @@
 // NATS JetStream 2.9 with a file-store stream, driven through nats.c: async
 // publishes with a bounded number pending per connection, a pull consumer
-// (work-queue retention) for competing workers acking each message, and a
+// (work-queue retention) for competing workers acking each message (pulled
+// through NatsPull, not natsSubscription_Fetch: nats_pull.h), and a
 // push consumer for a live subscriber. JetStream 2.9 does not fsync each
 // message by default (it syncs the file store every two minutes), so its
 // acknowledged appends are not durable against power loss the way cbqsd's and
@@ -8,11 +9,13 @@
 #include <nats/nats.h>
 
 #include <atomic>
+#include <cstdio>
 #include <cstring>
 #include <mutex>
 #include <thread>
 
 #include "../../tests/support/process.h"
+#include "nats_pull.h"
 #include "peer.h"
 
 namespace cowboy::bench::peers {
@@ -66,7 +69,7 @@ class NatsPeer final : public Peer {
   void stop() override { child_.reset(); }
 
   Sample append(const AppendLoad& load) override {
-    std::string subject = add_stream(js_LimitsPolicy);
+    std::string subject = add_stream(js_LimitsPolicy).subject;
     return on_each_connection(load, [&](Clock::time_point start, Clock::time_point end) {
       PublishStats stats;
       Connection c;
@@ -89,38 +92,35 @@ class NatsPeer final : public Peer {
   }
 
   Sample drain(int workers, std::uint64_t records, std::size_t payload) override {
-    std::string subject = add_stream(js_WorkQueuePolicy);
+    Stream stream = add_stream(js_WorkQueuePolicy);
     {
       PublishStats stats;
       Connection c;
       open(c, 1'000, &stats);
       std::string body(std::max<std::size_t>(payload, 8), 'x');
       for (std::uint64_t i = 0; i < records; ++i)
-        js_PublishAsync(c.js, subject.c_str(), body.data(), static_cast<int>(body.size()), nullptr);
+        js_PublishAsync(c.js, stream.subject.c_str(), body.data(), static_cast<int>(body.size()), nullptr);
       jsPubOptions wait;
       jsPubOptions_Init(&wait);
       wait.MaxWait = 60'000;
       js_PublishAsyncComplete(c.js, &wait);
     }
+    // One durable pull consumer shared by every worker: they compete for its messages.
+    if (!add_pull_consumer(stream, "workers")) return {};
     std::atomic<std::uint64_t> acked{0};
     auto start = Clock::now();
     std::vector<std::thread> threads;
     for (int w = 0; w < workers; ++w) {
       threads.emplace_back([&] {
         Connection c;
-        if (!open(c, 1)) return;
-        natsSubscription* sub = nullptr;
-        jsErrCode jerr;
-        // One durable pull consumer shared by every worker: they compete for its messages.
-        if (js_PullSubscribe(&sub, c.js, subject.c_str(), "workers", nullptr, nullptr, &jerr) != NATS_OK) return;
-        while (acked.load() < records) {
-          natsMsgList list{};
-          if (natsSubscription_Fetch(&list, sub, 100, 100, &jerr) != NATS_OK) continue;
-          for (int i = 0; i < list.Count; ++i)
-            if (natsMsg_Ack(list.Msgs[i], nullptr) == NATS_OK) ++acked;
-          natsMsgList_Destroy(&list);
+        if (!open(c, 1)) return void(std::fprintf(stderr, "NATS: a drain worker could not connect\n"));
+        NatsPull pull;  // not natsSubscription_Fetch: nats_pull.h says why
+        if (!pull.open(c.nc, stream.name, "workers")) return void(std::fprintf(stderr, "NATS: a drain worker could not subscribe\n"));
+        for (int idle = 0; acked.load() < records && idle < 100;) {  // 10 s without a record: give up, as RabbitMQ's
+          int n = pull.pull_and_ack(100, std::chrono::milliseconds(100));
+          idle = n > 0 ? 0 : idle + 1;
+          acked += static_cast<std::uint64_t>(n);
         }
-        natsSubscription_Destroy(sub);
       });
     }
     for (auto& t : threads) t.join();
@@ -128,7 +128,7 @@ class NatsPeer final : public Peer {
   }
 
   Sample delivery(double rate, double secs, std::size_t payload) override {
-    std::string subject = add_stream(js_LimitsPolicy);
+    std::string subject = add_stream(js_LimitsPolicy).subject;
     Connection sc;
     open(sc, 1);
     struct Received {
@@ -191,15 +191,19 @@ class NatsPeer final : public Peer {
     }
     return natsConnection_JetStream(&c.js, c.nc, &o) == NATS_OK;
   }
-  // A fresh file-store stream; its one subject.
-  std::string add_stream(jsRetentionPolicy retention) {
-    std::string name = "S" + std::to_string(++streams_), subject = "s" + std::to_string(streams_);
+  struct Stream {
+    std::string name, subject;
+  };
+  // A fresh file-store stream with one subject.
+  Stream add_stream(jsRetentionPolicy retention) {
+    ++streams_;
+    Stream stream{"S" + std::to_string(streams_), "s" + std::to_string(streams_)};
     Connection c;
-    if (!open(c, 1)) return subject;
-    const char* subjects[] = {subject.c_str()};
+    if (!open(c, 1)) return stream;
+    const char* subjects[] = {stream.subject.c_str()};
     jsStreamConfig cfg;
     jsStreamConfig_Init(&cfg);
-    cfg.Name = name.c_str();
+    cfg.Name = stream.name.c_str();
     cfg.Subjects = subjects;
     cfg.SubjectsLen = 1;
     cfg.Storage = js_FileStorage;
@@ -207,7 +211,25 @@ class NatsPeer final : public Peer {
     jsStreamInfo* si = nullptr;
     jsErrCode jerr;
     if (js_AddStream(&si, c.js, &cfg, nullptr, &jerr) == NATS_OK) jsStreamInfo_Destroy(si);
-    return subject;
+    return stream;
+  }
+  // A durable pull consumer with explicit acks (what js_PullSubscribe created before NatsPull).
+  bool add_pull_consumer(const Stream& stream, const char* durable) {
+    Connection c;
+    if (!open(c, 1)) return false;
+    jsConsumerConfig cfg;
+    jsConsumerConfig_Init(&cfg);
+    cfg.Durable = durable;
+    cfg.AckPolicy = js_AckExplicit;
+    cfg.FilterSubject = stream.subject.c_str();
+    jsConsumerInfo* ci = nullptr;
+    jsErrCode jerr;
+    if (js_AddConsumer(&ci, c.js, stream.name.c_str(), &cfg, nullptr, &jerr) != NATS_OK) {
+      std::fprintf(stderr, "NATS: AddConsumer %s: %d\n", durable, static_cast<int>(jerr));
+      return false;
+    }
+    jsConsumerInfo_Destroy(ci);
+    return true;
   }
 
   std::uint16_t port_ = 0;

@@ -77,6 +77,7 @@ class RedisPeer final : public Peer {
     std::string key = next_key();
     fill(key, records, payload);
     auto c = connect();
+    if (!c) return std::fprintf(stderr, "Redis: the drain could not connect\n"), Sample{};
     Reply created(static_cast<redisReply*>(redisCommand(c.get(), "XGROUP CREATE %s g 0", key.c_str())), freeReplyObject);
     std::atomic<std::uint64_t> acked{0};
     auto start = Clock::now();
@@ -156,6 +157,7 @@ class RedisPeer final : public Peer {
   std::string next_key() { return "s" + std::to_string(++keys_); }
   void fill(const std::string& key, std::uint64_t records, std::size_t payload) {
     auto c = connect();
+    if (!c) return void(std::fprintf(stderr, "Redis: the fill could not connect\n"));
     std::string body(payload, 'x');
     constexpr std::uint64_t kWindow = 1'000;
     for (std::uint64_t sent = 0, answered = 0; answered < records;) {
