@@ -11,6 +11,7 @@
 #include <atomic>
 #include <cstdio>
 #include <cstring>
+#include <memory>
 #include <mutex>
 #include <thread>
 
@@ -34,7 +35,28 @@ struct Connection {
 struct PublishStats {
   std::mutex m;
   std::vector<double> latencies_ms;
+  std::vector<double> taken() {
+    std::lock_guard lock(m);
+    return std::move(latencies_ms);
+  }
 };
+
+// The ack handler writes into PublishStats from the connection's own thread.
+// Once every publish is acknowledged no handler is left to run; if the wait
+// gives up, late acks may still arrive after the connection is destroyed
+// (natsConnection_Destroy does not join that thread), so their target is left
+// allocated instead of freed under a running handler. A bench process is short.
+using OwnedStats = std::unique_ptr<PublishStats>;
+bool all_acknowledged(jsCtx* js, OwnedStats& stats, std::int64_t max_wait_ms, const char* what) {
+  jsPubOptions wait;
+  jsPubOptions_Init(&wait);
+  wait.MaxWait = max_wait_ms;
+  if (js_PublishAsyncComplete(js, &wait) == NATS_OK) return true;
+  std::fprintf(stderr, "NATS: %s: not every publish acknowledged within %lld ms\n", what,
+               static_cast<long long>(max_wait_ms));
+  (void)stats.release();  // kept alive for late acks, see above
+  return false;
+}
 
 void on_published(jsCtx*, natsMsg* msg, jsPubAck* pa, jsPubAckErr*, void* closure) {
   auto* stats = static_cast<PublishStats*>(closure);
@@ -71,9 +93,9 @@ class NatsPeer final : public Peer {
   Sample append(const AppendLoad& load) override {
     std::string subject = add_stream(js_LimitsPolicy).subject;
     return on_each_connection(load, [&](Clock::time_point start, Clock::time_point end) {
-      PublishStats stats;
+      auto stats = std::make_unique<PublishStats>();
       Connection c;
-      if (!open(c, load.window, &stats)) return std::vector<double>{};
+      if (!open(c, load.window, stats.get())) return std::vector<double>{};
       std::string payload(std::max<std::size_t>(load.payload, 8), 'x');
       double rate = load.rate / load.connections;
       for (std::uint64_t n = 0; Clock::now() < end; ++n) {
@@ -82,28 +104,22 @@ class NatsPeer final : public Peer {
         std::memcpy(payload.data(), &t, sizeof t);
         js_PublishAsync(c.js, subject.c_str(), payload.data(), static_cast<int>(payload.size()), nullptr);
       }
-      jsPubOptions wait;
-      jsPubOptions_Init(&wait);
-      wait.MaxWait = 30'000;
-      js_PublishAsyncComplete(c.js, &wait);
-      std::lock_guard lock(stats.m);
-      return stats.latencies_ms;
+      PublishStats* target = stats.get();
+      all_acknowledged(c.js, stats, 30'000, "append");
+      return target->taken();
     });
   }
 
   Sample drain(int workers, std::uint64_t records, std::size_t payload) override {
     Stream stream = add_stream(js_WorkQueuePolicy);
     {
-      PublishStats stats;
+      auto stats = std::make_unique<PublishStats>();
       Connection c;
-      open(c, 1'000, &stats);
+      open(c, 1'000, stats.get());
       std::string body(std::max<std::size_t>(payload, 8), 'x');
       for (std::uint64_t i = 0; i < records; ++i)
         js_PublishAsync(c.js, stream.subject.c_str(), body.data(), static_cast<int>(body.size()), nullptr);
-      jsPubOptions wait;
-      jsPubOptions_Init(&wait);
-      wait.MaxWait = 60'000;
-      js_PublishAsyncComplete(c.js, &wait);
+      all_acknowledged(c.js, stats, 60'000, "drain fill");
     }
     // One durable pull consumer shared by every worker: they compete for its messages.
     if (!add_pull_consumer(stream, "workers")) return {};
@@ -154,9 +170,9 @@ class NatsPeer final : public Peer {
           natsMsg_Destroy(msg);
         },
         &received, nullptr, &so, &jerr);
-    PublishStats stats;
+    auto stats = std::make_unique<PublishStats>();
     Connection pc;
-    open(pc, 64, &stats);
+    open(pc, 64, stats.get());
     std::string body(std::max<std::size_t>(payload, 8), 'x');
     Sample s;
     auto start = Clock::now();
@@ -167,6 +183,7 @@ class NatsPeer final : public Peer {
       js_PublishAsync(pc.js, subject.c_str(), body.data(), static_cast<int>(body.size()), nullptr);
       ++s.operations;
     }
+    all_acknowledged(pc.js, stats, 30'000, "delivery");
     std::this_thread::sleep_for(std::chrono::milliseconds(300));
     if (sub) {
       natsSubscription_Unsubscribe(sub);
