@@ -83,6 +83,7 @@ struct World {
   std::unique_ptr<ValidatorLinks> validator;
   std::vector<std::pair<std::int64_t, Frame>> validator_job_frames;
   std::vector<std::string> lost;
+  std::vector<ValidatorLinks::LinkId> links_ended;
   bool push_on_admission;
 
   SignatureWorker runner_worker{io, 1};
@@ -90,6 +91,7 @@ struct World {
   std::unique_ptr<RunnerEndpoint> runner_endpoint;
   std::unique_ptr<RunnerLink> runner;
   std::vector<std::tuple<std::int64_t, Frame, bool>> runner_job_frames;
+  std::vector<std::string> runner_lost;
   int runner_admissions = 0;
 
   explicit World(std::chrono::milliseconds block_time = std::chrono::seconds(1), bool push_on_admission = false)
@@ -98,6 +100,7 @@ struct World {
     runner_endpoint = std::move(*RunnerEndpoint::open(io, runner_worker, runner_budget, {}));
     RunnerLink::Callbacks cb;
     cb.on_admitted = [this] { ++runner_admissions; };
+    cb.on_lost = [this](const std::string& why) { runner_lost.push_back(why); };
     cb.on_job_frame = [this](std::int64_t s, const Frame& f, const Res<Unit>& seal) {
       runner_job_frames.emplace_back(s, f, seal.ok());
     };
@@ -121,8 +124,11 @@ struct World {
     config.endpoint.stateless_reset_secret = testing::filled(0x5e);
     config.offer = offer();
     ValidatorLinks::Callbacks cb;
-    cb.on_job_frame = [this](const Address&, std::int64_t s, const Frame& f) { validator_job_frames.emplace_back(s, f); };
+    cb.on_job_frame = [this](const Address&, ValidatorLinks::LinkId, std::int64_t s, const Frame& f) {
+      validator_job_frames.emplace_back(s, f);
+    };
     cb.on_lost = [this](const Address&, const std::string& why) { lost.push_back(why); };
+    cb.on_link_ended = [this](const Address&, ValidatorLinks::LinkId link) { links_ended.push_back(link); };
     cb.on_admitted = [this](const Address& runner) {
       if (push_on_admission) {
         EXPECT_TRUE(validator->push(runner, testing::job_assignment()));
@@ -390,6 +396,69 @@ TEST(Cip11Links, OverlapExpiredEndsOnlyOldEpochConnectionsAndTheRunnerDoesNotCom
   EXPECT_FALSE(w.runner->admitted());
   EXPECT_EQ(second_admissions, 1);
   EXPECT_EQ(w.validator->stats().admitted, 2u);
+}
+
+// §5.3 point 1 and §11.5 (docs/cip11.md choice 135): the runner connects
+// again under the other pair of an overlap while a job stream is open on its
+// first connection. The newer one is the runner's from then on (presence, new
+// pushes); the older drains: a cancel still reaches the runner on the stream
+// it names, and once both ends have ended that stream the older connection
+// is told Goodbye{RateLimited}, as it would have been at once with no stream.
+TEST(Cip11Links, AnOlderConnectionUnderTheOtherPairDrainsItsJobStreamsThenEndsAsSuperseded) {
+  World w;  // its runner is under epoch 0 (offer())
+  const EpochPair old_pair{0, testing::filled(0x40)}, new_pair{1, testing::filled(0x60)};
+  auto pushed = w.validator->push(runner_addr(), testing::job_assignment());
+  ASSERT_TRUE(pushed);
+  ASSERT_TRUE(w.run_until([&] { return w.runner_job_frames.size() == 1; }));
+  const auto a = std::get<JobAssignment>(std::get<1>(w.runner_job_frames[0]));
+  ASSERT_TRUE(w.runner->send(pushed->stream, JobAck{a.job_id, a.assignment_hash, AckStatus::accepted(), std::nullopt, {}}));
+  ASSERT_TRUE(w.run_until([&] { return w.validator_job_frames.size() == 1; }));
+
+  LocalOffer window = offer();
+  window.subset_epoch = new_pair.subset_epoch;
+  window.validator_set_hash = new_pair.validator_set_hash;
+  window.overlap = old_pair;
+  w.validator->set_offer(window);
+  RunnerLinkConfig config;
+  config.port = w.port;
+  config.offer = window;
+  std::vector<std::pair<std::int64_t, Frame>> newer_frames;
+  RunnerLink::Callbacks cb;
+  cb.on_job_frame = [&](std::int64_t s, const Frame& f, const Res<Unit>&) { newer_frames.emplace_back(s, f); };
+  RunnerLink newer(*w.runner_endpoint, testing::party().runner, w.admit_all, w.entropy, config, cb);
+  newer.start();
+  w.runner->retire();  // as cip11-runner's reconcile_links does with its epoch-0 link
+  ASSERT_TRUE(w.run_until([&] { return newer.admitted() && w.validator->stats().admitted == 2u; }));
+  EXPECT_EQ(w.validator->draining(), 1u);
+  EXPECT_EQ(w.validator->admitted_runners(), 1u);
+  EXPECT_TRUE(w.links_ended.empty());
+  // New pushes go on the newer connection.
+  auto later = w.validator->push(runner_addr(), testing::job_assignment());
+  ASSERT_TRUE(later);
+  EXPECT_NE(later->link, pushed->link);
+  ASSERT_TRUE(w.run_until([&] { return newer_frames.size() == 1; }));
+  EXPECT_EQ(newer_frames[0].first, later->stream);
+
+  // The cancel goes on the older connection's stream and reaches the runner there.
+  ASSERT_TRUE(w.validator->send(pushed->link, pushed->stream,
+                                JobCancel{a.job_id, a.assignment_hash, CancelReason::kReassigned, {}}));
+  ASSERT_TRUE(w.run_until([&] { return w.runner_job_frames.size() == 2; }));
+  EXPECT_EQ(std::get<0>(w.runner_job_frames[1]), pushed->stream);
+  EXPECT_TRUE(std::get<2>(w.runner_job_frames[1]));  // its seal verified, over the older connection's keys
+  EXPECT_EQ(std::get<JobCancel>(std::get<1>(w.runner_job_frames[1])).reason, CancelReason::kReassigned);
+  EXPECT_TRUE(w.runner->admitted());
+  EXPECT_EQ(w.runner->stats().losses, 0u);
+
+  // Drained: both ends end the stream, and only then is the older one superseded.
+  w.runner->end_job_stream(pushed->stream);
+  w.validator->end_job_stream(pushed->link, pushed->stream);
+  ASSERT_TRUE(w.run_until([&] { return w.runner->stats().losses == 1u && w.validator->draining() == 0u; }));
+  ASSERT_EQ(w.runner_lost.size(), 1u);
+  EXPECT_EQ(w.runner_lost[0], "Goodbye RateLimited: superseded by a newer connection of this runner");
+  EXPECT_EQ(w.links_ended, std::vector<ValidatorLinks::LinkId>{pushed->link});
+  EXPECT_TRUE(newer.admitted());
+  EXPECT_EQ(w.runner->stats().connects, 1u);  // retired: it does not come back
+  EXPECT_EQ(w.validator->admitted_runners(), 1u);
 }
 
 }  // namespace

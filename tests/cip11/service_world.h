@@ -317,7 +317,7 @@ class InProcessValidator {
                               validator_set_hash(devchain::validator_peer_keys(genesis)), 0, 0};
     ValidatorLinks::Callbacks cb;
     cb.on_admitted = [this](const Address&) { ++admitted; };
-    cb.on_job_frame = [this](const Address&, std::int64_t stream, const Frame& f) { frames.add(stream, f); };
+    cb.on_job_frame = [this](const Address&, ValidatorLinks::LinkId, std::int64_t stream, const Frame& f) { frames.add(stream, f); };
     auto links = io_.on_io([&] { return ValidatorLinks::open(io_.io, me_, *admission_, entropy_, config, cb); });
     EXPECT_TRUE(links) << links.error();
     links_ = std::move(*links);

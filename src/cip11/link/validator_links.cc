@@ -29,7 +29,10 @@ Result<std::unique_ptr<ValidatorLinks>, std::string> ValidatorLinks::open(boost:
     if (auto it = self->peers_.find(&c); it != self->peers_.end()) it->second.channel->on_stream_end(stream);
   };
   events.on_stream_closed = [self](quic::Connection& c, std::int64_t stream) {
-    if (auto it = self->peers_.find(&c); it != self->peers_.end()) it->second.channel->on_stream_closed(stream);
+    auto it = self->peers_.find(&c);
+    if (it == self->peers_.end()) return;
+    it->second.channel->on_stream_closed(stream);
+    if (stream != kControlStream) self->on_job_stream_closed(c);
   };
   events.on_closed = [self](quic::Connection& c, const std::string& why) { self->on_closed(c, why); };
   auto endpoint = quic::Endpoint::open(io, links->config_.endpoint, std::move(events));
@@ -66,19 +69,49 @@ void ValidatorLinks::on_established(quic::Connection& c) {
 }
 
 // §6.2: only now may anything about the runner be recorded. §5.2/§15.1: one
-// admitted connection per runner identity here, so an identity holds at most
-// k = |Sub(R)| across the validator set; the newest wins (a runner that
-// reconnects must not wait for its dead connection's idle timeout) and the
-// older one is told Goodbye{RateLimited} and counts as lost.
+// admitted connection per runner identity and epoch pair here, so an identity
+// holds at most k = |Sub(R)| across the validator set, 2k during an overlap;
+// the newest wins (a runner that reconnects must not wait for its dead
+// connection's idle timeout) and the older one is told Goodbye{RateLimited}
+// and counts as lost. An older one under the other pair of an overlap with
+// job streams open drains first (§11.5, choice 135): it is no longer the
+// runner's connection, but its streams still carry results and cancels.
 void ValidatorLinks::on_admitted(Peer& peer) {
   auto address = runner_address(peer.channel->binding().runner);
   if (!address) return peer.channel->goodbye(GoodbyeReason::kAuthFailed);
   peer.runner = *address;
+  peer.link = next_link_++;
+  by_link_[peer.link] = &peer.channel->connection();
+  const ConnectionBinding& mine = peer.channel->binding();
+  auto same_pair = [&mine](const Peer& other) {
+    const ConnectionBinding& b = other.channel->binding();
+    return b.subset_epoch == mine.subset_epoch && b.validator_set_hash == mine.validator_set_hash;
+  };
+  // At most one draining connection per runner, never of the pair just admitted.
+  auto end_draining = [this, &peer] {
+    auto d = draining_.find(peer.runner);
+    if (d == draining_.end()) return;
+    auto p = peers_.find(d->second);
+    draining_.erase(d);
+    if (p != peers_.end()) supersede(p->second);
+  };
+  if (auto d = draining_.find(peer.runner); d != draining_.end())
+    if (auto p = peers_.find(d->second); p == peers_.end() || same_pair(p->second)) end_draining();
   if (auto older = by_runner_.find(peer.runner); older != by_runner_.end()) {
     quic::Connection* superseded = older->second;
     by_runner_.erase(older);
-    if (auto p = peers_.find(superseded); p != peers_.end())
-      p->second.channel->goodbye(GoodbyeReason::kRateLimited, "superseded by a newer connection of this runner");
+    if (auto p = peers_.find(superseded); p != peers_.end()) {
+      Peer& o = p->second;
+      if (!same_pair(o) && o.channel->job_streams() > 0 && !o.channel->ended()) {
+        end_draining();
+        draining_[peer.runner] = superseded;
+        log::info("connection_draining", log::field("runner", to_hex0x(peer.runner)),
+                  log::field("epoch", o.channel->binding().subset_epoch),
+                  log::field("job_streams", o.channel->job_streams()));
+      } else {
+        supersede(o);
+      }
+    }
     lose(peer.runner, "superseded by a newer connection");
   }
   by_runner_[peer.runner] = &peer.channel->connection();
@@ -93,7 +126,7 @@ void ValidatorLinks::on_frame(Peer& peer, std::int64_t stream, const Frame& fram
     return;
   }
   if (stream != kControlStream) {
-    if (callbacks_.on_job_frame) callbacks_.on_job_frame(peer.runner, stream, frame);
+    if (callbacks_.on_job_frame) callbacks_.on_job_frame(peer.runner, peer.link, stream, frame);
     return;
   }
   if (const auto* ping = std::get_if<HeartbeatPing>(&frame)) {
@@ -135,10 +168,38 @@ void ValidatorLinks::on_closed(quic::Connection& c, const std::string& why) {
   const Address runner = it->second.runner;
   auto owner = by_runner_.find(runner);
   const bool current = owner != by_runner_.end() && owner->second == &c;
+  if (auto d = draining_.find(runner); d != draining_.end() && d->second == &c) draining_.erase(d);
+  if (it->second.link != 0) {
+    by_link_.erase(it->second.link);
+    end_link(it->second);
+  }
   peers_.erase(it);
   if (!current) return;
   by_runner_.erase(runner);
   lose(runner, why);
+}
+
+void ValidatorLinks::on_job_stream_closed(quic::Connection& c) {
+  auto it = peers_.find(&c);
+  if (it == peers_.end()) return;
+  Peer& peer = it->second;
+  auto d = draining_.find(peer.runner);
+  if (d == draining_.end() || d->second != &c || peer.channel->job_streams() > 0) return;
+  draining_.erase(d);
+  log::info("connection_drained", log::field("runner", to_hex0x(peer.runner)),
+            log::field("epoch", peer.channel->binding().subset_epoch));
+  supersede(peer);
+}
+
+void ValidatorLinks::supersede(Peer& older) {
+  older.channel->goodbye(GoodbyeReason::kRateLimited, "superseded by a newer connection of this runner");
+  end_link(older);
+}
+
+void ValidatorLinks::end_link(Peer& peer) {
+  if (peer.link_ended) return;
+  peer.link_ended = true;
+  if (callbacks_.on_link_ended) callbacks_.on_link_ended(peer.runner, peer.link);
 }
 
 void ValidatorLinks::lose(const Address& runner, const std::string& why) {
@@ -171,7 +232,23 @@ std::optional<ValidatorLinks::Pushed> ValidatorLinks::push(const Address& runner
   const Bytes32 hash = assignment.assignment_hash;
   auto stream = peer->channel->open_job_stream(std::move(assignment));
   if (!stream) return std::nullopt;
-  return Pushed{*stream, hash};
+  return Pushed{*stream, hash, peer->link};
+}
+
+ValidatorLinks::Peer* ValidatorLinks::peer_of(LinkId link) {
+  auto it = by_link_.find(link);
+  if (it == by_link_.end()) return nullptr;
+  auto p = peers_.find(it->second);
+  return p == peers_.end() ? nullptr : &p->second;
+}
+
+bool ValidatorLinks::send(LinkId link, std::int64_t stream, Frame frame) {
+  Peer* peer = peer_of(link);
+  return peer && stream != kControlStream && peer->channel->send(stream, std::move(frame));
+}
+
+void ValidatorLinks::end_job_stream(LinkId link, std::int64_t stream) {
+  if (Peer* peer = peer_of(link)) peer->channel->end_job_stream(stream);
 }
 
 bool ValidatorLinks::send(const Address& runner, std::int64_t stream, Frame frame) {

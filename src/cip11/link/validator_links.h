@@ -4,7 +4,16 @@
 // Pongs and are kept in local presence; Backpressure holds them out;
 // CapabilityDelta is kept per connection as advisory state; a lost connection
 // or a hard failure the user reports drops them. Job streams carry what the
-// user pushes (§10) and bring back the runner's frames on them.
+// user pushes (§10) and bring back the runner's frames on them, each named by
+// its connection (`LinkId`) and stream.
+//
+// One admitted connection per runner and epoch pair (§5.2): a newer one of
+// the same pair supersedes the older at once (Goodbye RateLimited). One under
+// the other pair of a §5.3 overlap becomes the runner's current connection
+// (presence, new pushes), and the older one drains: it stays open while it
+// carries job streams, so what was pushed on it still gets its results and
+// its cancels (§11.5), and is told the same Goodbye once its last job stream
+// closes, or Goodbye{OverlapExpired} at the cutoff (docs/cip11.md choice 135).
 //
 // The block clock is the user's: on_block(h) at each block this validator
 // applies. Runs on the io_context's thread; signature work on the worker.
@@ -51,13 +60,19 @@ struct ValidatorLinksStats {
 
 class ValidatorLinks {
  public:
+  /// One admitted connection, never reused while the links last (stream ids are per connection).
+  using LinkId = std::uint64_t;
+
   struct Callbacks {
     std::function<void(const Address& runner)> on_admitted;
     /// The runner's admitted connection is gone, with its job streams: closed,
     /// or superseded by a newer connection of the same runner (on_admitted follows).
     std::function<void(const Address& runner, const std::string& why)> on_lost;
-    /// A runner frame on one of its job streams whose seal verified.
-    std::function<void(const Address& runner, std::int64_t stream, const Frame&)> on_job_frame;
+    /// A runner frame on a job stream of connection `link` whose seal verified.
+    std::function<void(const Address& runner, LinkId link, std::int64_t stream, const Frame&)> on_job_frame;
+    /// Connection `link` carries no more job streams for the user: it closed,
+    /// or it was superseded at once. A draining connection's comes when it closes.
+    std::function<void(const Address& runner, LinkId link)> on_link_ended;
   };
 
   static Result<std::unique_ptr<ValidatorLinks>, std::string> open(boost::asio::io_context& io, const Signer& me,
@@ -73,11 +88,15 @@ class ValidatorLinks {
   struct Pushed {
     std::int64_t stream = 0;
     Bytes32 assignment_hash{};  // what the runner's JobAck must echo
+    LinkId link = 0;            // the connection the stream is on
   };
   std::optional<Pushed> push(const Address& runner, JobAssignment assignment);
-  /// A frame (JobCancel) on a job stream to `runner`.
+  /// A frame (JobCancel) on a job stream of the runner's current connection.
   bool send(const Address& runner, std::int64_t stream, Frame frame);
   void end_job_stream(const Address& runner, std::int64_t stream);
+  /// The same on a job stream of connection `link`, current or draining.
+  bool send(LinkId link, std::int64_t stream, Frame frame);
+  void end_job_stream(LinkId link, std::int64_t stream);
   /// §10.6 HardFailure: out of local presence until its next valid Ping.
   void hard_failure(const Address& runner);
   /// Says Goodbye to every admitted connection of `runner` (a deregistered runner: kAuthFailed).
@@ -93,6 +112,8 @@ class ValidatorLinks {
 
   const LocalPresence& presence() const { return presence_; }
   bool connected(const Address& runner) const { return by_runner_.contains(runner); }
+  /// Older connections kept open, under the other pair of an overlap, while their job streams drain.
+  std::size_t draining() const { return draining_.size(); }
   std::size_t admitted_runners() const { return by_runner_.size(); }
   /// Job streams open on every connection: each holds one of the runner's stream credits until both ends FIN it.
   std::size_t job_streams() const;
@@ -111,6 +132,8 @@ class ValidatorLinks {
     std::unique_ptr<Channel> channel;
     HeartbeatNonces nonces;
     Address runner{};
+    LinkId link = 0;  // from admission on
+    bool link_ended = false;  // on_link_ended was said
     std::unique_ptr<AdvisoryCapabilities> capabilities;  // from the first CapabilityDelta on
   };
 
@@ -120,11 +143,17 @@ class ValidatorLinks {
   void on_admitted(Peer& peer);
   void on_frame(Peer& peer, std::int64_t stream, const Frame& frame, const Res<Unit>& seal);
   void on_closed(quic::Connection& c, const std::string& why);
+  /// A job stream of `c` closed: a draining connection with none left is superseded now.
+  void on_job_stream_closed(quic::Connection& c);
+  /// Goodbye RateLimited to an older connection of its runner, and its link ended.
+  void supersede(Peer& older);
+  void end_link(Peer& peer);
   /// The runner's current connection is gone (closed, or superseded by a newer one).
   void lose(const Address& runner, const std::string& why);
   void leave_presence(const Address& runner);
   const Peer* peer_of(const Address& runner) const;
   Peer* peer_of(const Address& runner) { return const_cast<Peer*>(std::as_const(*this).peer_of(runner)); }
+  Peer* peer_of(LinkId link);
 
   const Signer& me_;
   Admission& admission_;
@@ -136,6 +165,9 @@ class ValidatorLinks {
   std::unique_ptr<quic::Endpoint> endpoint_;
   std::map<quic::Connection*, Peer> peers_;
   std::map<Address, quic::Connection*> by_runner_;  // the newest admitted connection of each runner
+  std::map<Address, quic::Connection*> draining_;   // an older one, of the other pair, with job streams open
+  std::map<LinkId, quic::Connection*> by_link_;     // every admitted connection
+  LinkId next_link_ = 1;
   LocalPresence presence_;
   std::uint64_t height_ = 0;
   ValidatorLinksStats stats_;

@@ -1,5 +1,6 @@
 #include "cip11/validator/dispatcher.h"
 
+#include <limits>
 
 #include "cip11/capabilities.h"
 #include "cip11/chain/codec.h"
@@ -48,7 +49,7 @@ void Dispatcher::on_block(const CommittedAssignments& block) {
     auto it = pushes_.find({e.job_id, e.runner});
     if (it == pushes_.end()) continue;
     if (e.reason != chain::EndReason::kCompleted &&
-        links_.send(e.runner, it->second.stream,
+        links_.send(it->second.link, it->second.stream,
                     JobCancel{e.job_id, it->second.assignment_hash, cancel_reason(e.reason), {}}))
       ++stats_.cancels;
     end(it);
@@ -78,8 +79,9 @@ void Dispatcher::on_block(const CommittedAssignments& block) {
     ++stats_.pushes;
     Key key{notice.job_id, notice.runner};
     if (auto old = pushes_.find(key); old != pushes_.end()) end(old);
-    pushes_.emplace(key, Push{pushed->stream, pushed->assignment_hash, block.height, block.durable_at, Phase::kAwaitingAck, std::nullopt});
-    by_stream_[{notice.runner, pushed->stream}] = key;
+    pushes_.emplace(key, Push{pushed->link, pushed->stream, pushed->assignment_hash, block.height, block.durable_at,
+                              Phase::kAwaitingAck, std::nullopt});
+    by_stream_[{pushed->link, pushed->stream}] = key;
   }
   // §10.6 HardFailure: no framed response within ACK_TIMEOUT_BLOCKS (§11.1).
   for (auto it = pushes_.begin(); it != pushes_.end();) {
@@ -95,10 +97,12 @@ void Dispatcher::on_block(const CommittedAssignments& block) {
   }
 }
 
-void Dispatcher::on_job_frame(const Address& runner, std::int64_t stream, const Frame& frame) {
-  auto route = by_stream_.find({runner, stream});
+void Dispatcher::on_job_frame(const Address& runner, ValidatorLinks::LinkId link, std::int64_t stream,
+                              const Frame& frame) {
+  auto route = by_stream_.find({link, stream});
   if (route == by_stream_.end()) return;  // a stream this dispatcher has already ended
   auto it = pushes_.find(route->second);
+  if (it->first.second != runner) return;  // a connection is one runner's: never reached
   const Bytes32& job_id = it->first.first;
   std::visit(
       [&](const auto& f) {
@@ -162,9 +166,8 @@ void Dispatcher::on_result(std::map<Key, Push>::iterator it, const Bytes& tx_byt
 }
 
 void Dispatcher::end(std::map<Key, Push>::iterator it) {
-  const Address& runner = it->first.second;
-  links_.end_job_stream(runner, it->second.stream);
-  by_stream_.erase({runner, it->second.stream});
+  links_.end_job_stream(it->second.link, it->second.stream);
+  by_stream_.erase({it->second.link, it->second.stream});
   pushes_.erase(it);
 }
 
@@ -174,14 +177,11 @@ std::optional<JobProgress> Dispatcher::progress(const Bytes32& job_id) const {
   return std::nullopt;
 }
 
-void Dispatcher::on_lost(const Address& runner) {
-  for (auto it = pushes_.begin(); it != pushes_.end();) {
-    auto next = std::next(it);
-    if (it->first.second == runner) {
-      by_stream_.erase({runner, it->second.stream});
-      pushes_.erase(it);
-    }
-    it = next;
+void Dispatcher::on_link_ended(ValidatorLinks::LinkId link) {
+  for (auto route = by_stream_.lower_bound({link, std::numeric_limits<std::int64_t>::min()});
+       route != by_stream_.end() && route->first.first == link;) {
+    pushes_.erase(route->second);
+    route = by_stream_.erase(route);
   }
 }
 

@@ -63,9 +63,11 @@ class Dispatcher {
 
   void on_block(const CommittedAssignments& block);
   /// A sealed runner frame on one of its job streams (ValidatorLinks::Callbacks::on_job_frame).
-  void on_job_frame(const Address& runner, std::int64_t stream, const Frame& frame);
-  /// The runner's connection is gone: its job streams with it (§11.3).
-  void on_lost(const Address& runner);
+  void on_job_frame(const Address& runner, ValidatorLinks::LinkId link, std::int64_t stream, const Frame& frame);
+  /// Connection `link` carries no more job streams (§11.3; ValidatorLinks::Callbacks::on_link_ended):
+  /// what was pushed on it is forgotten. A push on another connection of the
+  /// runner, one draining across a §5.3 overlap included, is kept (§11.5).
+  void on_link_ended(ValidatorLinks::LinkId link);
 
   const DispatcherStats& stats() const { return stats_; }
   /// Block durable -> JobAck back at the validator.
@@ -78,6 +80,7 @@ class Dispatcher {
  private:
   enum class Phase : std::uint8_t { kAwaitingAck, kAccepted };
   struct Push {
+    ValidatorLinks::LinkId link = 0;  // the connection it was pushed on: its ack, results and cancel go there
     std::int64_t stream = 0;
     Bytes32 assignment_hash{};
     std::uint64_t pushed_at = 0;  // block height
@@ -96,7 +99,7 @@ class Dispatcher {
   const chain::TxFormat& tx_format_;
   const std::uint64_t ack_timeout_;
   std::map<Key, Push> pushes_;
-  std::map<std::pair<Address, std::int64_t>, Key> by_stream_;
+  std::map<std::pair<ValidatorLinks::LinkId, std::int64_t>, Key> by_stream_;
   DispatcherStats stats_;
   LatencyHistogram ack_latency_;
 };

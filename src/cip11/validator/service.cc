@@ -96,10 +96,10 @@ Result<std::unique_ptr<ValidatorService>, std::string> ValidatorService::open(Va
   };
   cb.on_lost = [self](const Address& runner, const std::string& why) {
     log::info("runner_lost", log::field("runner", to_hex0x(runner)), log::field("why", why));
-    self->dispatcher_->on_lost(runner);
   };
-  cb.on_job_frame = [self](const Address& runner, std::int64_t stream, const Frame& f) {
-    self->dispatcher_->on_job_frame(runner, stream, f);
+  cb.on_link_ended = [self](const Address&, ValidatorLinks::LinkId link) { self->dispatcher_->on_link_ended(link); };
+  cb.on_job_frame = [self](const Address& runner, ValidatorLinks::LinkId link, std::int64_t stream, const Frame& f) {
+    self->dispatcher_->on_job_frame(runner, link, stream, f);
   };
   auto opened = ValidatorLinks::open(s->io_, s->signer_, s->admission_, s->entropy_, std::move(links), std::move(cb));
   if (!opened) return Err{"cannot listen: " + opened.error()};
