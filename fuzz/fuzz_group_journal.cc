@@ -6,36 +6,21 @@
 // ack list's count never allocates more than its bytes hold.
 #include "cbqs/broker/stream/cycles.h"
 #include "cbqs/store/memory_store.h"
-
-namespace {
-std::string be64(std::uint64_t v) {
-  std::string s;
-  for (int i = 7; i >= 0; --i) s.push_back(static_cast<char>(v >> (8 * i)));
-  return s;
-}
-}  // namespace
+#include "stored_values.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   using namespace cowboy::cbqs;
   using namespace cowboy::cbqs::broker;
+  using fuzz::be64;
   cowboy::Bytes32 sid{};
   sid[0] = 0x6b;
-  const std::string prefix = "s/" + std::string(reinterpret_cast<const char*>(sid.data()), sid.size()) + "/";
+  const std::string prefix = fuzz::stream_prefix(sid);
   const std::string group = be64(1);
-  const std::string keys[] = {prefix + "f/" + group, prefix + "y/" + group + "/" + be64(3),
-                              prefix + "x/" + group + "/" + be64(4), prefix + "k/" + group + "/" + be64(6)};
-  cowboy::cbqs::store::MemoryStore memory;
-  cowboy::cbqs::store::WriteBatch w;
-  std::size_t at = 0;
-  for (const auto& key : keys) {
-    if (at >= size) break;
-    std::size_t n = data[at];
-    ++at;
-    n = std::min(n, size - at);
-    w.put(key, std::string(reinterpret_cast<const char*>(data + at), n));
-    at += n;
-  }
-  if (!memory.write(w, cowboy::cbqs::store::Sync::kYes).ok()) return 0;
+  store::MemoryStore memory;
+  store::WriteBatch w = fuzz::stored_values({prefix + "f/" + group, prefix + "y/" + group + "/" + be64(3),
+                                             prefix + "x/" + group + "/" + be64(4), prefix + "k/" + group + "/" + be64(6)},
+                                            data, size);
+  if (!memory.write(w, store::Sync::kYes).ok()) return 0;
   GroupConfigV2 config{};
   config.group_id = GroupId{1};
   config.lane_id = LaneId{1};
@@ -44,12 +29,12 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   config.record_deadline_ms = 60'000;
   // The lane holds sequences 1..10 (a frontier past them ends the walk at 10).
   GroupCycles::LaneRecords lane = [](std::uint64_t from)
-      -> cowboy::Result<std::optional<std::pair<std::uint64_t, std::uint64_t>>, cowboy::cbqs::store::StoreError> {
+      -> cowboy::Result<std::optional<std::pair<std::uint64_t, std::uint64_t>>, store::StoreError> {
     if (from > 10) return std::optional<std::pair<std::uint64_t, std::uint64_t>>{};
     return std::optional{std::pair{from, std::uint64_t{1'000}}};
   };
   Timeline timeline;
-  cowboy::cbqs::store::WriteBatch repair;
+  store::WriteBatch repair;
   auto g = GroupCycles::load(memory, sid, config, 1, 2'000, timeline, lane, repair);
   if (!g) return 0;
   (void)g->next_ready();

@@ -128,8 +128,6 @@ int main(int argc, char** argv) {
       ->capture_default_str();
   std::vector<std::string> only;
   app.add_option("--only", only, "workloads to run (append, latency, drain, delivery; default all)");
-  std::vector<std::string> others;
-  app.add_option("--peers", others, "systems run besides cbqsd (redis, nats, rabbitmq; default all)");
   std::uint16_t rabbit_port = 0;
   app.add_option("--rabbitmq-port", rabbit_port,
                  "RabbitMQ's AMQP port; distribution and epmd take the next two (default: free ports)");
@@ -141,13 +139,11 @@ int main(int argc, char** argv) {
   std::filesystem::create_directories(work);
   auto bin = std::filesystem::canonical("/proc/self/exe").parent_path();
   std::vector<std::unique_ptr<Peer>> peers;
-  auto with = [&](const char* p) { return others.empty() || std::find(others.begin(), others.end(), p) != others.end(); };
-  peers.push_back(make_cbqsd(bin, cbqsd_batch));  // first: the append rows read its batch size
-  if (with("redis")) peers.push_back(make_redis());
-  if (with("nats")) peers.push_back(make_nats());
+  peers.push_back(make_cbqsd(bin, cbqsd_batch));
+  peers.push_back(make_redis());
+  peers.push_back(make_nats());
 #ifdef COWBOY_HAVE_RABBITMQ
-  if (!with("rabbitmq")) {
-  } else if (rabbitmq_installed())
+  if (rabbitmq_installed())
     peers.push_back(make_rabbitmq(rabbit_port == 0 ? RabbitPorts{}
                                                    : RabbitPorts{rabbit_port, static_cast<std::uint16_t>(rabbit_port + 1),
                                                                  static_cast<std::uint16_t>(rabbit_port + 2)}));

@@ -267,6 +267,25 @@ Delivery next_delivery(client::WssConnection& c, std::deque<Delivery>& deliverie
   return d;
 }
 
+// Creates a lane and a group on it whose leases outlast the test (visibility
+// at the §15 ceiling), and appends the records 1..20, each acknowledged.
+void group_of_twenty(client::WssConnection& c, const Bytes32& session, std::uint32_t per_holder,
+                     std::uint16_t max_attempts, LaneId& lane, GroupId& group, std::deque<Delivery>& deliveries) {
+  ASSERT_TRUE(c.send(Request{rid(3), session, req::CreateLane{}}));
+  lane = std::get<resp::LaneCreated>(std::get<Response>(answer_to(c, rid(3), deliveries)).body).lane_id;
+  GroupConfigV2 config = cbqs::testing::valid_group_config(lane);
+  config.visibility_timeout_ms = 30'000;  // the §15 ceiling: nothing expires during the test
+  config.max_visibility_ms = 30'000;
+  config.max_in_flight_per_holder = per_holder;
+  config.max_attempts = max_attempts;
+  ASSERT_TRUE(c.send(Request{rid(4), session, req::CreateGroup{config}}));
+  group = std::get<resp::GroupCreated>(std::get<Response>(answer_to(c, rid(4), deliveries)).body).group_id;
+  for (int i = 1; i <= 20; ++i) {
+    ASSERT_TRUE(c.send(Request{rid(100 + i), session, req::Append{{lane, Bytes{static_cast<std::uint8_t>(i)}}}}));
+    ASSERT_TRUE(std::holds_alternative<Response>(answer_to(c, rid(100 + i), deliveries)));
+  }
+}
+
 TEST(CbqsdCrash, LeasesOutstandingAtSigkillAreDeliveredAgainWithTheirAttemptCounted) {
   cowboy::testing::TempDir dir;
   LaneId lane;
@@ -278,19 +297,7 @@ TEST(CbqsdCrash, LeasesOutstandingAtSigkillAreDeliveredAgainWithTheirAttemptCoun
     auto c = cbqsd.connect();
     ASSERT_NE(c, nullptr);
     Bytes32 session = open(*c, cbqsd.grant(), cbqsd.holder());
-    ASSERT_TRUE(c->send(Request{rid(3), session, req::CreateLane{}}));
-    lane = std::get<resp::LaneCreated>(std::get<Response>(answer_to(*c, rid(3), deliveries)).body).lane_id;
-    GroupConfigV2 config = cbqs::testing::valid_group_config(lane);
-    config.visibility_timeout_ms = 30'000;  // the §15 ceiling: nothing expires during the test
-    config.max_visibility_ms = 30'000;
-    config.max_in_flight_per_holder = 10;
-    config.max_attempts = 2;
-    ASSERT_TRUE(c->send(Request{rid(4), session, req::CreateGroup{config}}));
-    group = std::get<resp::GroupCreated>(std::get<Response>(answer_to(*c, rid(4), deliveries)).body).group_id;
-    for (int i = 1; i <= 20; ++i) {
-      ASSERT_TRUE(c->send(Request{rid(100 + i), session, req::Append{{lane, Bytes{static_cast<std::uint8_t>(i)}}}}));
-      ASSERT_TRUE(std::holds_alternative<Response>(answer_to(*c, rid(100 + i), deliveries)));
-    }
+    ASSERT_NO_FATAL_FAILURE(group_of_twenty(*c, session, 10, 2, lane, group, deliveries));
     ASSERT_TRUE(c->send(Request{rid(5), session, req::Subscribe{SourceGroup{lane, group}, 1 << 20}}));
     ASSERT_TRUE(std::holds_alternative<Response>(answer_to(*c, rid(5), deliveries)));
     // Ten leases (max_in_flight_per_holder); 1..4 are acked durably, 5..10 stay outstanding.
@@ -388,19 +395,7 @@ TEST(CbqsdCrash, OutOfOrderAcksSurviveTwoSigkillsAndEveryUnackedLeaseComesBack) 
     auto c = cbqsd.connect();
     ASSERT_NE(c, nullptr);
     Bytes32 session = open(*c, cbqsd.grant(), cbqsd.holder());
-    ASSERT_TRUE(c->send(Request{rid(3), session, req::CreateLane{}}));
-    lane = std::get<resp::LaneCreated>(std::get<Response>(answer_to(*c, rid(3), deliveries)).body).lane_id;
-    GroupConfigV2 config = cbqs::testing::valid_group_config(lane);
-    config.visibility_timeout_ms = 30'000;  // the §15 ceiling: nothing expires during the test
-    config.max_visibility_ms = 30'000;
-    config.max_in_flight_per_holder = 64;
-    config.max_attempts = 3;
-    ASSERT_TRUE(c->send(Request{rid(4), session, req::CreateGroup{config}}));
-    group = std::get<resp::GroupCreated>(std::get<Response>(answer_to(*c, rid(4), deliveries)).body).group_id;
-    for (int i = 1; i <= 20; ++i) {
-      ASSERT_TRUE(c->send(Request{rid(100 + i), session, req::Append{{lane, Bytes{static_cast<std::uint8_t>(i)}}}}));
-      ASSERT_TRUE(std::holds_alternative<Response>(answer_to(*c, rid(100 + i), deliveries)));
-    }
+    ASSERT_NO_FATAL_FAILURE(group_of_twenty(*c, session, 64, 3, lane, group, deliveries));
     // First leases of 1..20; the even ones acked (1 outstanding holds the mark below them all).
     life(cbqsd, all, [](std::uint64_t s) { return s % 2 == 0; });
   }
