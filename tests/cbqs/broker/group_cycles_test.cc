@@ -5,6 +5,8 @@
 
 #include <gtest/gtest.h>
 
+#include <cstring>
+
 #include "cbqs/broker/stream/state.h"
 #include "cbqs/store/memory_store.h"
 #include "group_config.h"
@@ -277,6 +279,35 @@ TEST_F(GroupCyclesTest, AcksAboveTheOldestOutstandingLeaseCostOneListPerWrite) {
   g.write_frontier(last);
   EXPECT_EQ(last.size(), 2u);  // the frontier with its mark, and the passed list's deletion
   EXPECT_EQ(leases.size() + acks.size() + last.size(), 4u);
+}
+
+// A first lease held while the frontier runs 65,536 past it gets its own key,
+// and the mark (what a load walks, what the ack lists cover) moves on.
+TEST_F(GroupCyclesTest, AFirstLeaseHeldFarBelowTheFrontierGetsItsOwnKeyAndTheMarkMovesOn) {
+  GroupCycles g = fresh();
+  WriteBatch w;
+  ASSERT_TRUE(g.issue(Sequence{1}, committed_at, alice, config, now, handle(1), timeline, w));
+  config.max_in_flight = config.max_in_flight_per_holder = 70'000;
+  for (std::uint64_t seq = 2; seq <= 65'538; ++seq) {
+    LeaseId lease;
+    std::memcpy(lease.value.data(), &seq, sizeof seq);
+    ASSERT_TRUE(g.issue(Sequence{seq}, committed_at, bob, config, now, lease, timeline, w));
+    g.ack(lease, config, now, timeline, w);
+  }
+  WriteBatch last;
+  g.write_frontier(last);
+  EXPECT_EQ(g.frontier(), Sequence{65'539});
+  EXPECT_EQ(g.resolved(), 65'539u);  // 1 has its own key now
+  EXPECT_EQ(last.size(), 2u);        // 1's cycle and the frontier with the mark
+  ASSERT_TRUE(store.write(w, Sync::kYes));
+  ASSERT_TRUE(store.write(last, Sync::kYes));
+  store.crash();
+  Timeline after;
+  WriteBatch repair;
+  auto loaded = GroupCycles::load(store, sid, config, 1, now + 10, after, lane_up_to(65'538), repair);
+  ASSERT_TRUE(loaded);
+  EXPECT_EQ(loaded->next_ready(), std::optional(Sequence{1}));  // its lease ended with the process
+  EXPECT_EQ(loaded->waiting(), 1u);
 }
 
 // What a crash keeps of first leases and listed Acks: each write is durable or

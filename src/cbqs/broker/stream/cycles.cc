@@ -9,6 +9,8 @@ namespace {
 
 using store::WriteBatch;
 
+constexpr std::uint64_t kImplicitSpan = 65'536;  // sequences from the oldest key-less first lease to the frontier
+
 std::uint64_t saturating_add(std::uint64_t a, std::uint64_t b) { return a > UINT64_MAX - b ? UINT64_MAX : a + b; }
 
 }  // namespace
@@ -185,6 +187,15 @@ std::optional<Issued> GroupCycles::issue(Sequence issued, std::uint64_t committe
 }
 
 void GroupCycles::write_frontier(WriteBatch& write) {
+  // A first lease held long (up to max_visibility_ms) gets its own key once the
+  // frontier is kImplicitSpan past it, so that the mark, and what a load walks
+  // and the ack lists hold, stay within that span.
+  while (!implicit_.empty() && frontier_ - *implicit_.begin() > kImplicitSpan) {
+    const std::uint64_t sequence = *implicit_.begin();
+    Cycle& c = cycles_.at(sequence);
+    make_explicit(sequence, c);
+    write_cycle(sequence, c, write);
+  }
   // The mark moves up to the oldest first lease still live, or the frontier.
   std::uint64_t resolved = implicit_.empty() ? frontier_ : std::min(frontier_, *implicit_.begin());
   if (resolved > resolved_) {

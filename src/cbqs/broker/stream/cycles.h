@@ -13,8 +13,10 @@
 // the frontier's move alone, and Acks at or above the resolved mark as one ack
 // list per write, so a drained record costs no journal operation of its own;
 // the frontier key's resolved mark moves up past them once no first lease
-// below it is live, and the lists it passes are deleted (layout.h). Any other
-// change of a cycle writes its own key as before.
+// below it is live, and the lists it passes are deleted (layout.h). A first
+// lease still outstanding 65,536 sequences below the frontier gets its own key,
+// so the mark trails the frontier by at most that. Any other change of a
+// cycle writes its own key as before.
 //
 // A terminal cycle keeps the handle of its last lease for the group's
 // visibility_timeout_ms, so a repeated action gets DeliveryTerminal; then it is
