@@ -5,33 +5,18 @@
 // that does not decode must fail the load (kCorrupt), never crash it.
 #include "cbqs/broker/stream/state.h"
 #include "cbqs/store/memory_store.h"
-
-namespace {
-std::string be64(std::uint64_t v) {
-  std::string s;
-  for (int i = 7; i >= 0; --i) s.push_back(static_cast<char>(v >> (8 * i)));
-  return s;
-}
-}  // namespace
+#include "stored_values.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   using namespace cowboy::cbqs;
+  using fuzz::be64;
   cowboy::Bytes32 sid{};
   sid[0] = 0x5e;
-  const std::string prefix = "s/" + std::string(reinterpret_cast<const char*>(sid.data()), sid.size()) + "/";
-  const std::string keys[] = {prefix + "m", prefix + "d", prefix + "n", prefix + "i/" + be64(1) + "/" + be64(5),
-                              prefix + "l/" + be64(1)};
+  const std::string prefix = fuzz::stream_prefix(sid);
   store::MemoryStore memory;
-  store::WriteBatch w;
-  std::size_t at = 0;
-  for (const auto& key : keys) {
-    if (at >= size) break;
-    std::size_t n = data[at];
-    ++at;
-    n = std::min(n, size - at);
-    w.put(key, std::string(reinterpret_cast<const char*>(data + at), n));
-    at += n;
-  }
+  store::WriteBatch w = fuzz::stored_values({prefix + "m", prefix + "d", prefix + "n", prefix + "i/" + be64(1) + "/" + be64(5),
+                                             prefix + "l/" + be64(1)},
+                                            data, size);
   if (!memory.write(w, store::Sync::kYes).ok()) return 0;
   auto state = broker::StreamState::load(memory, sid);
   if (!state) return 0;

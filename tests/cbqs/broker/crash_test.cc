@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include <fstream>
+#include <functional>
 #include <deque>
 #include <regex>
 #include <set>
@@ -266,6 +267,25 @@ Delivery next_delivery(client::WssConnection& c, std::deque<Delivery>& deliverie
   return d;
 }
 
+// Creates a lane and a group on it whose leases outlast the test (visibility
+// at the §15 ceiling), and appends the records 1..20, each acknowledged.
+void group_of_twenty(client::WssConnection& c, const Bytes32& session, std::uint32_t per_holder,
+                     std::uint16_t max_attempts, LaneId& lane, GroupId& group, std::deque<Delivery>& deliveries) {
+  ASSERT_TRUE(c.send(Request{rid(3), session, req::CreateLane{}}));
+  lane = std::get<resp::LaneCreated>(std::get<Response>(answer_to(c, rid(3), deliveries)).body).lane_id;
+  GroupConfigV2 config = cbqs::testing::valid_group_config(lane);
+  config.visibility_timeout_ms = 30'000;  // the §15 ceiling: nothing expires during the test
+  config.max_visibility_ms = 30'000;
+  config.max_in_flight_per_holder = per_holder;
+  config.max_attempts = max_attempts;
+  ASSERT_TRUE(c.send(Request{rid(4), session, req::CreateGroup{config}}));
+  group = std::get<resp::GroupCreated>(std::get<Response>(answer_to(c, rid(4), deliveries)).body).group_id;
+  for (int i = 1; i <= 20; ++i) {
+    ASSERT_TRUE(c.send(Request{rid(100 + i), session, req::Append{{lane, Bytes{static_cast<std::uint8_t>(i)}}}}));
+    ASSERT_TRUE(std::holds_alternative<Response>(answer_to(c, rid(100 + i), deliveries)));
+  }
+}
+
 TEST(CbqsdCrash, LeasesOutstandingAtSigkillAreDeliveredAgainWithTheirAttemptCounted) {
   cowboy::testing::TempDir dir;
   LaneId lane;
@@ -277,19 +297,7 @@ TEST(CbqsdCrash, LeasesOutstandingAtSigkillAreDeliveredAgainWithTheirAttemptCoun
     auto c = cbqsd.connect();
     ASSERT_NE(c, nullptr);
     Bytes32 session = open(*c, cbqsd.grant(), cbqsd.holder());
-    ASSERT_TRUE(c->send(Request{rid(3), session, req::CreateLane{}}));
-    lane = std::get<resp::LaneCreated>(std::get<Response>(answer_to(*c, rid(3), deliveries)).body).lane_id;
-    GroupConfigV2 config = cbqs::testing::valid_group_config(lane);
-    config.visibility_timeout_ms = 30'000;  // the §15 ceiling: nothing expires during the test
-    config.max_visibility_ms = 30'000;
-    config.max_in_flight_per_holder = 10;
-    config.max_attempts = 2;
-    ASSERT_TRUE(c->send(Request{rid(4), session, req::CreateGroup{config}}));
-    group = std::get<resp::GroupCreated>(std::get<Response>(answer_to(*c, rid(4), deliveries)).body).group_id;
-    for (int i = 1; i <= 20; ++i) {
-      ASSERT_TRUE(c->send(Request{rid(100 + i), session, req::Append{{lane, Bytes{static_cast<std::uint8_t>(i)}}}}));
-      ASSERT_TRUE(std::holds_alternative<Response>(answer_to(*c, rid(100 + i), deliveries)));
-    }
+    ASSERT_NO_FATAL_FAILURE(group_of_twenty(*c, session, 10, 2, lane, group, deliveries));
     ASSERT_TRUE(c->send(Request{rid(5), session, req::Subscribe{SourceGroup{lane, group}, 1 << 20}}));
     ASSERT_TRUE(std::holds_alternative<Response>(answer_to(*c, rid(5), deliveries)));
     // Ten leases (max_in_flight_per_holder); 1..4 are acked durably, 5..10 stay outstanding.
@@ -336,6 +344,96 @@ TEST(CbqsdCrash, LeasesOutstandingAtSigkillAreDeliveredAgainWithTheirAttemptCoun
   }
   EXPECT_EQ(*seen.begin(), 5u);
   EXPECT_EQ(*seen.rbegin(), 20u);
+}
+
+// Issue 46: a first lease is durable as the group frontier's move and Acks
+// above the oldest outstanding lease as one ack list per write. Across two
+// SIGKILLs, with Acks out of order (so the lists are what holds them), no
+// acked record comes back and every other one does, its attempts counted.
+TEST(CbqsdCrash, OutOfOrderAcksSurviveTwoSigkillsAndEveryUnackedLeaseComesBack) {
+  cowboy::testing::TempDir dir;
+  LaneId lane;
+  GroupId group;
+  std::deque<Delivery> deliveries;
+  std::uint64_t request = 1'000;
+  // One life of the broker: subscribes, takes `expected` deliveries (exactly
+  // that set, each at `attempt`), acks those `ack` selects, and is killed
+  // with the rest outstanding.
+  auto life = [&](cowboy::testing::CbqsdProcess& cbqsd, const std::set<std::uint64_t>& expected,
+                  const std::function<bool(std::uint64_t)>& ack) {
+    auto c = cbqsd.connect();
+    ASSERT_NE(c, nullptr);
+    Bytes32 session = open(*c, cbqsd.grant(), cbqsd.holder());
+    deliveries.clear();
+    const Bytes32 sub = rid(request++);
+    ASSERT_TRUE(c->send(Request{sub, session, req::Subscribe{SourceGroup{lane, group}, 1 << 20}}));
+    ASSERT_TRUE(std::holds_alternative<Response>(answer_to(*c, sub, deliveries)));
+    std::set<std::uint64_t> seen;
+    std::vector<Delivery> got;
+    while (seen.size() < expected.size()) {
+      Delivery d = next_delivery(*c, deliveries);
+      ASSERT_TRUE(expected.contains(d.sequence.value)) << "sequence " << d.sequence.value << " delivered";
+      ASSERT_TRUE(seen.insert(d.sequence.value).second) << "sequence " << d.sequence.value << " delivered twice";
+      got.push_back(std::move(d));
+    }
+    for (auto it = got.rbegin(); it != got.rend(); ++it) {  // newest first: out of order
+      if (!ack(it->sequence.value)) continue;
+      ASSERT_TRUE(c->send(Request{rid(request), session, req::Ack{sub, *it->lease}}));
+      ASSERT_TRUE(std::holds_alternative<Response>(answer_to(*c, rid(request++), deliveries)));
+    }
+    cbqsd.kill9();
+  };
+  std::set<std::uint64_t> all, odd, third;
+  for (std::uint64_t s = 1; s <= 20; ++s) {
+    all.insert(s);
+    if (s % 2 == 1) odd.insert(s);
+    if (s % 2 == 1 && !(s >= 3 && s <= 7)) third.insert(s);
+  }
+  {
+    cowboy::testing::CbqsdProcess cbqsd(dir.path());
+    ASSERT_TRUE(cbqsd.up());
+    auto c = cbqsd.connect();
+    ASSERT_NE(c, nullptr);
+    Bytes32 session = open(*c, cbqsd.grant(), cbqsd.holder());
+    ASSERT_NO_FATAL_FAILURE(group_of_twenty(*c, session, 64, 3, lane, group, deliveries));
+    // First leases of 1..20; the even ones acked (1 outstanding holds the mark below them all).
+    life(cbqsd, all, [](std::uint64_t s) { return s % 2 == 0; });
+  }
+  {
+    // The odd ones again (second attempt, each now with its own key); 3, 5, 7 acked.
+    cowboy::testing::CbqsdProcess cbqsd(dir.path());
+    ASSERT_TRUE(cbqsd.up());
+    life(cbqsd, odd, [](std::uint64_t s) { return s >= 3 && s <= 7; });
+  }
+  cowboy::testing::CbqsdProcess cbqsd(dir.path());
+  ASSERT_TRUE(cbqsd.up());
+  auto c = cbqsd.connect();
+  ASSERT_NE(c, nullptr);
+  Bytes32 session = open(*c, cbqsd.grant(), cbqsd.holder());
+  deliveries.clear();
+  const Bytes32 sub = rid(request++);
+  ASSERT_TRUE(c->send(Request{sub, session, req::Subscribe{SourceGroup{lane, group}, 1 << 20}}));
+  ASSERT_TRUE(std::holds_alternative<Response>(answer_to(*c, sub, deliveries)));
+  std::set<std::uint64_t> seen;
+  while (seen.size() < third.size()) {
+    Delivery d = next_delivery(*c, deliveries);
+    ASSERT_TRUE(third.contains(d.sequence.value)) << "sequence " << d.sequence.value << " delivered";
+    ASSERT_TRUE(seen.insert(d.sequence.value).second) << "sequence " << d.sequence.value << " delivered twice";
+    // The third attempt is the last (max_attempts = 3): a Nack ends it EXPIRED,
+    // so repeating it gets DeliveryTerminal. A crash that had forgotten an
+    // attempt would leave a WAITING cycle, and the repeat would get LeaseStale.
+    ASSERT_TRUE(c->send(Request{rid(request), session, req::Nack{sub, *d.lease}}));
+    ASSERT_TRUE(std::holds_alternative<Response>(answer_to(*c, rid(request++), deliveries)));
+    ASSERT_TRUE(c->send(Request{rid(request), session, req::Nack{sub, *d.lease}}));
+    auto again = answer_to(*c, rid(request++), deliveries);
+    ASSERT_TRUE(std::holds_alternative<ErrorFrame>(again));
+    EXPECT_EQ(std::get<ErrorFrame>(again).code, static_cast<std::uint16_t>(ErrorCode::kDeliveryTerminal))
+        << "sequence " << d.sequence.value;
+  }
+  // Nothing else is deliverable: the next delivery is a new record, not an acked one.
+  ASSERT_TRUE(c->send(Request{rid(request), session, req::Append{{lane, Bytes{21}}}}));
+  ASSERT_TRUE(std::holds_alternative<Response>(answer_to(*c, rid(request++), deliveries)));
+  EXPECT_EQ(next_delivery(*c, deliveries).sequence, Sequence{21});
 }
 
 }  // namespace

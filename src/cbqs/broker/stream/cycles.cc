@@ -1,5 +1,6 @@
 #include "cbqs/broker/stream/cycles.h"
 
+#include <algorithm>
 #include <cstring>
 
 namespace cowboy::cbqs::broker {
@@ -7,6 +8,8 @@ namespace cowboy::cbqs::broker {
 namespace {
 
 using store::WriteBatch;
+
+constexpr std::uint64_t kImplicitSpan = 65'536;  // sequences from the oldest key-less first lease to the frontier
 
 std::uint64_t saturating_add(std::uint64_t a, std::uint64_t b) { return a > UINT64_MAX - b ? UINT64_MAX : a + b; }
 
@@ -33,20 +36,34 @@ std::size_t GroupCycles::LeaseHash::operator()(const Bytes32& b) const {
 }
 
 GroupCycles::GroupCycles(const Bytes32& stream_id, GroupId group, Sequence frontier)
-    : layout_(stream_id), group_(group), frontier_(frontier.value) {}
+    : layout_(stream_id), group_(group), frontier_(frontier.value), resolved_(frontier.value) {}
 
 Result<GroupCycles, store::StoreError> GroupCycles::load(store::Store& store, const Bytes32& stream_id,
                                                          const GroupConfigV2& config, std::uint64_t floor,
                                                          std::uint64_t now_ms, Timeline& timeline,
-                                                         WriteBatch& repair) {
+                                                         const LaneRecords& lane_records, WriteBatch& repair) {
   const StreamLayout layout(stream_id);
   const GroupId group{config.group_id};
   auto stored = layout.frontier(store, group);
   if (!stored) return Err{stored.error()};
-  std::uint64_t frontier = floor;
-  if (*stored) frontier = **stored;
-  else if (const auto* at = std::get_if<StartAt>(&config.start)) frontier = at->sequence.value;
+  std::uint64_t frontier = floor, resolved = floor;
+  if (*stored) {
+    frontier = (*stored)->frontier;
+    resolved = (*stored)->resolved;
+  } else if (const auto* at = std::get_if<StartAt>(&config.start)) {
+    frontier = resolved = at->sequence.value;
+  }
   GroupCycles g(stream_id, group, Sequence{std::max({frontier, floor, std::uint64_t{1}})});
+  g.resolved_ = std::min(g.frontier_, std::max({resolved, floor, std::uint64_t{1}}));
+
+  std::set<std::uint64_t> acked;  // at or above the resolved mark
+  auto lists = layout.acks(store, group, [&](std::uint64_t highest, const std::vector<std::uint64_t>& list) {
+    if (highest < g.resolved_) return layout.drop_acks(repair, group, Sequence{highest});  // the mark passed it
+    g.ack_lists_.insert(highest);
+    for (std::uint64_t s : list)
+      if (s >= g.resolved_) acked.insert(s);
+  });
+  if (!lists) return Err{lists.error()};
 
   auto cycles = layout.cycles(store, group, [&](std::uint64_t seq, const StoredCycle& stored_cycle) {
     if (seq < floor) return layout.drop_cycle(repair, group, Sequence{seq});
@@ -66,6 +83,20 @@ Result<GroupCycles, store::StoreError> GroupCycles::load(store::Store& store, co
     else g.dead_[d.sequence] = d;
   });
   if (!dead) return Err{dead.error()};
+  // The first leases the frontier's move recorded: every record from the mark
+  // to the frontier with no key of its own was leased and not acked.
+  for (std::uint64_t from = g.resolved_; from < g.frontier_;) {
+    auto next = lane_records(from);
+    if (!next) return Err{next.error()};
+    if (!*next || (*next)->first >= g.frontier_) break;
+    const auto [seq, committed_at_ms] = **next;
+    from = seq + 1;
+    if (g.cycles_.contains(seq) || g.dead_.contains(seq) || acked.contains(seq)) continue;
+    Cycle& c = g.cycles_[seq];
+    c.attempts = 1;
+    c.committed_at_ms = committed_at_ms;
+    g.attempt_over(seq, now_ms, config, now_ms, timeline, repair);
+  }
   return g;
 }
 
@@ -100,6 +131,12 @@ void GroupCycles::schedule(std::uint64_t sequence, Cycle& c, const GroupConfigV2
   timeline.add({due, group_, sequence, c.epoch});
 }
 
+void GroupCycles::make_explicit(std::uint64_t sequence, Cycle& c) {
+  if (!c.implicit) return;
+  c.implicit = false;
+  implicit_.erase(sequence);
+}
+
 void GroupCycles::end_lease(Cycle& c) {
   if (!c.leased) return;
   c.leased = false;
@@ -118,6 +155,8 @@ std::optional<Issued> GroupCycles::issue(Sequence issued, std::uint64_t committe
     frontier_dirty_ = true;  // written once per write, by write_frontier
     it = cycles_.emplace(sequence, Cycle{}).first;
     it->second.committed_at_ms = committed_at_ms;
+    it->second.implicit = true;  // if leased, the frontier's move is its durable record
+    implicit_.insert(sequence);
   }
   ready_.erase(sequence);
   Cycle& c = it->second;
@@ -142,14 +181,39 @@ std::optional<Issued> GroupCycles::issue(Sequence issued, std::uint64_t committe
   leases_[lease.value] = sequence;
   in_flight_ += 1;
   per_holder_[holder] += 1;
-  write_cycle(sequence, c, write);
+  if (!c.implicit) write_cycle(sequence, c, write);
   schedule(sequence, c, config, timeline, now_ms);
   return Issued{lease, issued, c.attempts};
 }
 
 void GroupCycles::write_frontier(WriteBatch& write) {
+  // A first lease held long (up to max_visibility_ms) gets its own key once the
+  // frontier is kImplicitSpan past it, so that the mark, and what a load walks
+  // and the ack lists hold, stay within that span.
+  while (!implicit_.empty() && frontier_ - *implicit_.begin() > kImplicitSpan) {
+    const std::uint64_t sequence = *implicit_.begin();
+    Cycle& c = cycles_.at(sequence);
+    make_explicit(sequence, c);
+    write_cycle(sequence, c, write);
+  }
+  // The mark moves up to the oldest first lease still live, or the frontier.
+  std::uint64_t resolved = implicit_.empty() ? frontier_ : std::min(frontier_, *implicit_.begin());
+  if (resolved > resolved_) {
+    resolved_ = resolved;
+    frontier_dirty_ = true;
+  }
+  std::erase_if(acks_, [&](std::uint64_t s) { return s < resolved_; });  // the mark alone says ACKED
+  if (!acks_.empty()) {
+    layout_.put_acks(write, group_, acks_);
+    ack_lists_.insert(*std::max_element(acks_.begin(), acks_.end()));
+    acks_.clear();
+  }
+  while (!ack_lists_.empty() && *ack_lists_.begin() < resolved_) {
+    layout_.drop_acks(write, group_, Sequence{*ack_lists_.begin()});
+    ack_lists_.erase(ack_lists_.begin());
+  }
   if (!frontier_dirty_) return;
-  layout_.put_frontier(write, group_, Sequence{frontier_});
+  layout_.put_frontier(write, group_, StoredFrontier{frontier_, resolved_});
   frontier_dirty_ = false;
 }
 
@@ -204,6 +268,7 @@ void GroupCycles::attempt_over(std::uint64_t sequence, std::uint64_t visible_at_
   Cycle& c = cycles_.at(sequence);
   end_lease(c);
   if (c.attempts >= config.max_attempts) return terminate(sequence, DeadReason::kAttempts, config, now_ms, timeline, write);
+  make_explicit(sequence, c);
   c.visible_at_ms = visible_at_ms;
   write_cycle(sequence, c, write);
   schedule(sequence, c, config, timeline, now_ms);
@@ -219,7 +284,8 @@ void GroupCycles::terminate(std::uint64_t sequence, std::optional<DeadReason> ex
     if (reclaim_order_.empty()) timeline.add({reclaim_at, group_, 0, 0});  // one entry for the queue's head
     reclaim_order_.push_back(c.lease);
   }
-  layout_.drop_cycle(write, group_, Sequence{sequence});
+  if (!c.implicit) layout_.drop_cycle(write, group_, Sequence{sequence});
+  make_explicit(sequence, c);
   if (expired) {
     DeadLetter d{sequence, c.attempts, *expired, now_ms, c.committed_at_ms};
     layout_.put_dead_letter(write, group_, d);
@@ -227,6 +293,8 @@ void GroupCycles::terminate(std::uint64_t sequence, std::optional<DeadReason> ex
     counters_.expired += 1;
   } else {
     counters_.acked += 1;
+    // Below the mark a record without a key is ACKED; at or above it the Ack is listed.
+    if (sequence >= resolved_) acks_.push_back(sequence);
   }
   ready_.erase(sequence);
   cycles_.erase(sequence);
@@ -258,11 +326,13 @@ void GroupCycles::drop_below(std::uint64_t floor, WriteBatch& write) {
   if (floor <= 1) return;
   for (auto it = cycles_.begin(); it != cycles_.end() && it->first < floor;) {
     end_lease(it->second);
+    make_explicit(it->first, it->second);
     ready_.erase(it->first);
     it = cycles_.erase(it);
   }
   dead_.erase(dead_.begin(), dead_.lower_bound(floor));
   frontier_ = std::max(frontier_, floor);
+  ack_lists_.erase(ack_lists_.begin(), ack_lists_.lower_bound(floor));  // the range deletion below takes them
   layout_.drop_group_below(write, group_, Sequence{floor});
 }
 

@@ -9,12 +9,22 @@
 // its cycle is terminal: ACKED (reclaimed, nothing kept) or EXPIRED (a dead
 // letter kept until its record leaves retention or an operator redrives it).
 //
+// What is durable (issue 46): a lease issued from the frontier is written as
+// the frontier's move alone, and Acks at or above the resolved mark as one ack
+// list per write, so a drained record costs no journal operation of its own;
+// the frontier key's resolved mark moves up past them once no first lease
+// below it is live, and the lists it passes are deleted (layout.h). A first
+// lease still outstanding 65,536 sequences below the frontier gets its own key,
+// so the mark trails the frontier by at most that. Any other change of a
+// cycle writes its own key as before.
+//
 // A terminal cycle keeps the handle of its last lease for the group's
 // visibility_timeout_ms, so a repeated action gets DeliveryTerminal; then it is
 // reclaimed and the handle is unknown (LeaseStale).
 #pragma once
 
 #include <deque>
+#include <functional>
 #include <map>
 #include <optional>
 #include <queue>
@@ -70,14 +80,20 @@ class GroupCycles {
  public:
   GroupCycles(const Bytes32& stream_id, GroupId group, Sequence frontier);
 
-  /// Loads the group's frontier, cycles and dead letters. A cycle that was
-  /// LEASED when the broker stopped has spent that attempt (its holder went with
-  /// the process): it is redeliverable now, or EXPIRED if that was its last
-  /// attempt; `repair` receives the writes that say so.
+  /// The first retained record of the group's lane at or above a sequence:
+  /// (sequence, committed_at_ms), nullopt when there is none.
+  using LaneRecords = std::function<Result<std::optional<std::pair<std::uint64_t, std::uint64_t>>, store::StoreError>(
+      std::uint64_t from)>;
+
+  /// Loads the group's frontier, cycles, dead letters and ack lists. A cycle
+  /// that was LEASED when the broker stopped (a stored lease, or a first lease
+  /// that only the frontier's move recorded) has spent that attempt (its holder
+  /// went with the process): it is redeliverable now, or EXPIRED if that was its
+  /// last attempt; `repair` receives the writes that say so.
   static Result<GroupCycles, store::StoreError> load(store::Store& store, const Bytes32& stream_id,
                                                      const GroupConfigV2& config, std::uint64_t floor,
                                                      std::uint64_t now_ms, Timeline& timeline,
-                                                     store::WriteBatch& repair);
+                                                     const LaneRecords& lane_records, store::WriteBatch& repair);
 
   GroupId group_id() const { return group_; }
   /// The lowest sequence never considered; records of the group's lane from here on are PENDING.
@@ -94,9 +110,13 @@ class GroupCycles {
   std::optional<Issued> issue(Sequence sequence, std::uint64_t committed_at_ms, HolderId holder,
                               const GroupConfigV2& config, std::uint64_t now_ms, const LeaseId& lease,
                               Timeline& timeline, store::WriteBatch& write);
-  /// Adds the frontier to `write` if it moved since the last call. The caller
-  /// makes it part of the same durable batch as the leases that moved it.
+  /// Adds the gathered Acks' list, the frontier with the resolved mark if
+  /// either moved, and the deletion of the lists the mark passed, to `write`.
+  /// The caller makes them part of the same durable batch as the leases and
+  /// actions gathered since the last call.
   void write_frontier(store::WriteBatch& write);
+  /// Every record of the lane below it is resolved or has its own key (layout.h).
+  std::uint64_t resolved() const { return resolved_; }
 
   /// LeaseStale, DeliveryTerminal or NotLeaseHolder (that precedence), or nullopt.
   std::optional<ErrorCode> check_lease(const LeaseId& lease, HolderId holder, std::uint64_t now_ms) const;
@@ -138,6 +158,7 @@ class GroupCycles {
     bool leased = false;
     std::uint64_t committed_at_ms = 0;
     std::uint64_t epoch = 0;
+    bool implicit = false;  // LEASED at its first attempt with no key: the frontier's move recorded it
     // LEASED
     Bytes32 lease{};
     HolderId holder = 0;
@@ -160,6 +181,8 @@ class GroupCycles {
   void schedule(std::uint64_t sequence, Cycle& c, const GroupConfigV2& config, Timeline& timeline,
                 std::uint64_t now_ms);
   void end_lease(Cycle& c);
+  /// The cycle gets its own key from now on (or none, when it ends).
+  void make_explicit(std::uint64_t sequence, Cycle& c);
   /// The attempt ended without a terminal action: WAITING until `visible_at`, or EXPIRED if it was the last.
   void attempt_over(std::uint64_t sequence, std::uint64_t visible_at_ms, const GroupConfigV2& config,
                     std::uint64_t now_ms, Timeline& timeline, store::WriteBatch& write);
@@ -169,7 +192,11 @@ class GroupCycles {
   StreamLayout layout_;
   GroupId group_;
   std::uint64_t frontier_;
+  std::uint64_t resolved_;
   bool frontier_dirty_ = false;
+  std::set<std::uint64_t> implicit_;   // cycles with implicit set
+  std::vector<std::uint64_t> acks_;    // Acks at or above resolved_ gathered for the next write's list
+  std::set<std::uint64_t> ack_lists_;  // stored ack lists, by their highest sequence
   std::uint64_t next_epoch_ = 1;
   std::map<std::uint64_t, Cycle> cycles_;  // live: LEASED or WAITING
   std::set<std::uint64_t> ready_;          // WAITING whose time has come

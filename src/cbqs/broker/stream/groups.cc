@@ -2,7 +2,8 @@
 // subscriptions, lease actions and the stream's timeline.
 //
 // Every group change (a lease issued, an Ack, a Nack, a Reject, an expiry that
-// terminates, a redrive) goes into the next write; the frames that reveal
+// terminates, a redrive) goes into the next write (a first lease as the
+// frontier's move and an Ack as an entry of the write's ack list, cycles.h); the frames that reveal
 // those changes (Delivery, the Ok of a lease action) are released with it
 // (commit.cc). So a lease a client saw has its attempt counted on disk, and an
 // Ok'd Ack survives a crash.
@@ -24,8 +25,17 @@ GroupCycles* StreamOwner::group_runtime(GroupId group_id) {
   const GroupConfigV2* config = state_.group(group_id);
   if (!config) return nullptr;
   store::WriteBatch repair;
+  const LaneId lane = config->lane_id;
+  auto lane_records = [&](std::uint64_t from)
+      -> Result<std::optional<std::pair<std::uint64_t, std::uint64_t>>, store::StoreError> {
+    std::optional<Sequence> next = state_.next_in_lane(lane, Sequence{from});
+    if (!next) return std::optional<std::pair<std::uint64_t, std::uint64_t>>{};
+    std::optional<std::uint64_t> at = state_.committed_at(next->value);
+    if (!at) return Err{store::StoreError::kCorrupt};
+    return std::optional{std::pair{next->value, *at}};
+  };
   auto loaded = GroupCycles::load(context_.store, stream_id(), *config, state_.floor(), context_.clock.now_ms(),
-                                  timeline_, repair);
+                                  timeline_, lane_records, repair);
   if (!loaded) return nullptr;
   changes_.append(std::move(repair));
   return &groups_.emplace(group_id, std::move(*loaded)).first->second;

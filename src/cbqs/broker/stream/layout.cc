@@ -124,6 +124,18 @@ std::optional<StoredLane> parse_lane(std::string_view v) {
   return lane;
 }
 
+// An ack list: its count is bounded by the value's size before anything is allocated.
+std::optional<std::vector<std::uint64_t>> parse_acks(std::uint64_t, std::string_view v) {
+  codec::Reader r(as_view(v));
+  std::uint32_t n = r.u32();
+  if (!r.ok() || n == 0 || n > (v.size() - 4) / 8) return std::nullopt;
+  std::vector<std::uint64_t> out(n);
+  for (auto& s : out) s = r.u64();
+  r.finish();
+  if (!r.ok()) return std::nullopt;
+  return out;
+}
+
 std::optional<StoredCycle> parse_cycle(std::string_view v) {
   codec::Reader r(as_view(v));
   std::uint8_t state = r.u8();
@@ -245,9 +257,10 @@ void StreamLayout::put_group(WriteBatch& w, const GroupConfigV2& config) const {
   w.put(key('g', config.group_id.value), as_string(encode(config)));
 }
 
-void StreamLayout::put_frontier(WriteBatch& w, GroupId group, Sequence frontier) const {
+void StreamLayout::put_frontier(WriteBatch& w, GroupId group, const StoredFrontier& f) const {
   std::string v;
-  put_be64(v, frontier.value);
+  put_be64(v, f.frontier);
+  put_be64(v, f.resolved);
   w.put(key('f', group.value), std::move(v));
 }
 
@@ -258,7 +271,7 @@ void StreamLayout::drop_group(WriteBatch& w, GroupId group) const {
 
 void StreamLayout::drop_group_state(WriteBatch& w, GroupId group) const {
   w.del(key('f', group.value));
-  for (char kind : {'y', 'x'}) {
+  for (char kind : {'y', 'x', 'k'}) {
     auto [begin, end] = range(kind, group.value);
     w.delete_range(std::move(begin), std::move(end));
   }
@@ -290,8 +303,23 @@ void StreamLayout::drop_dead_letter(WriteBatch& w, GroupId group, Sequence seque
   w.del(key('x', group.value, sequence.value));
 }
 
+void StreamLayout::put_acks(WriteBatch& w, GroupId group, const std::vector<std::uint64_t>& sequences) const {
+  codec::Writer v;
+  v.u32(static_cast<std::uint32_t>(sequences.size()));
+  std::uint64_t highest = 0;
+  for (std::uint64_t s : sequences) {
+    v.u64(s);
+    highest = std::max(highest, s);
+  }
+  w.put(key('k', group.value, highest), as_string(v.data()));
+}
+
+void StreamLayout::drop_acks(WriteBatch& w, GroupId group, Sequence highest) const {
+  w.del(key('k', group.value, highest.value));
+}
+
 void StreamLayout::drop_group_below(WriteBatch& w, GroupId group, Sequence floor) const {
-  for (char kind : {'y', 'x'}) w.delete_range(key(kind, group.value, 0), key(kind, group.value, floor.value));
+  for (char kind : {'y', 'x', 'k'}) w.delete_range(key(kind, group.value, 0), key(kind, group.value, floor.value));
 }
 
 // ---- reads ---------------------------------------------------------------------
@@ -312,10 +340,11 @@ StreamLayout::Read<std::optional<StreamSettingsV2>> StreamLayout::settings(store
   return get_one<StreamSettingsV2>(store, key('t'), decode_value<StreamSettingsV2>);
 }
 
-StreamLayout::Read<std::optional<std::uint64_t>> StreamLayout::frontier(store::Store& store, GroupId group) const {
-  return get_one<std::uint64_t>(store, key('f', group.value), [](std::string_view v) -> std::optional<std::uint64_t> {
-    if (v.size() != 8) return std::nullopt;
-    return get_be64(v);
+StreamLayout::Read<std::optional<StoredFrontier>> StreamLayout::frontier(store::Store& store, GroupId group) const {
+  return get_one<StoredFrontier>(store, key('f', group.value), [](std::string_view v) -> std::optional<StoredFrontier> {
+    if (v.size() == 8) return StoredFrontier{get_be64(v), get_be64(v)};  // before ack lists: all resolved
+    if (v.size() != 16 || get_be64(v.substr(8)) > get_be64(v)) return std::nullopt;
+    return StoredFrontier{get_be64(v), get_be64(v.substr(8))};
   });
 }
 
@@ -399,6 +428,16 @@ StreamLayout::Read<Unit> StreamLayout::dead_letters(store::Store& store, GroupId
   auto [begin, end] = range('x', group.value);
   return scan_all(store, begin, end, parse_dead, [&](std::uint64_t, const DeadLetter& d) {
     visit(d);
+    return true;
+  });
+}
+
+StreamLayout::Read<Unit> StreamLayout::acks(
+    store::Store& store, GroupId group,
+    const std::function<void(std::uint64_t, const std::vector<std::uint64_t>&)>& visit) const {
+  auto [begin, end] = range('k', group.value);
+  return scan_all(store, begin, end, parse_acks, [&](std::uint64_t highest, const std::vector<std::uint64_t>& list) {
+    visit(highest, list);
     return true;
   });
 }

@@ -16,11 +16,20 @@
 //                          of the lane (at most one run per lane per batch), written with its batch
 //   s/<sid>/t              StreamSettingsV2, once the owner set them
 //   s/<sid>/g/<group>      GroupConfigV2 (deleted with its group; ids are never reissued)
-//   s/<sid>/f/<group>      the group's frontier: the lowest sequence it has not yet considered
+//   s/<sid>/f/<group>      the group's frontier: the lowest sequence it has not yet considered ||
+//                          its resolved mark (an 8-byte value, written before issue 46's ack lists,
+//                          has resolved = frontier)
 //   s/<sid>/y/<group>/<seq>  a live delivery cycle: state u8 (1 LEASED, 2 WAITING) || attempts u16 ||
 //                            visible_at_ms u64 || committed_at_ms u64
+//   s/<sid>/k/<group>/<max>  an ack list: the sequences count u32 || each u64, acked in one write
+//                            at or above the resolved mark; keyed by the highest of them
 //   s/<sid>/x/<group>/<seq>  a dead letter, kept until its record goes:
 //                            attempts u16 || reason u8 || expired_at_ms u64 || committed_at_ms u64
+//
+// A group's records below its frontier without a y, x or k entry are ACKED
+// below the resolved mark and LEASED at their first attempt from it up (a
+// lease issued from the frontier is written as the frontier's move alone;
+// docs/protocol.md "Durability and restart").
 //
 // Restart keys (issue 46): m, d, n, l, t, g and f are all a load reads, so a
 // restart reads an amount bounded by the lane and group limits, never the
@@ -80,6 +89,14 @@ struct StoredLane {
   std::optional<Bytes32> room;  // the §11.1 commitment of a room lane
 };
 
+/// A group's frontier and resolved mark: every record of its lane below
+/// `resolved` without a cycle or dead letter is ACKED; from `resolved` to
+/// `frontier` one without a cycle, dead letter or ack-list entry is LEASED (first attempt).
+struct StoredFrontier {
+  std::uint64_t frontier = 1;
+  std::uint64_t resolved = 1;
+};
+
 /// What survives a restart of a live cycle (cycles.h keeps the rest in memory).
 struct StoredCycle {
   bool leased = false;
@@ -122,7 +139,10 @@ class StreamLayout {
   void drop_receipt(store::WriteBatch& w, Sequence last) const;
   void put_settings(store::WriteBatch& w, const StreamSettingsV2& settings) const;
   void put_group(store::WriteBatch& w, const GroupConfigV2& config) const;
-  void put_frontier(store::WriteBatch& w, GroupId group, Sequence frontier) const;
+  void put_frontier(store::WriteBatch& w, GroupId group, const StoredFrontier& f) const;
+  /// One ack list, keyed by its highest sequence; `sequences` is not empty.
+  void put_acks(store::WriteBatch& w, GroupId group, const std::vector<std::uint64_t>& sequences) const;
+  void drop_acks(store::WriteBatch& w, GroupId group, Sequence highest) const;
   /// Deletes the group's config, frontier, cycles and dead letters.
   void drop_group(store::WriteBatch& w, GroupId group) const;
   /// Deletes the group's state of a group whose config is gone already.
@@ -131,7 +151,7 @@ class StreamLayout {
   void drop_cycle(store::WriteBatch& w, GroupId group, Sequence sequence) const;
   void put_dead_letter(store::WriteBatch& w, GroupId group, const DeadLetter& d) const;
   void drop_dead_letter(store::WriteBatch& w, GroupId group, Sequence sequence) const;
-  /// Deletes the group's cycles and dead letters below `floor`.
+  /// Deletes the group's cycles, dead letters and ack lists below `floor`.
   void drop_group_below(store::WriteBatch& w, GroupId group, Sequence floor) const;
 
   // ---- reads: a stored value that does not decode is StoreError::kCorrupt ----
@@ -139,7 +159,7 @@ class StreamLayout {
   Read<std::optional<IdCounters>> counters(store::Store& store) const;
   Read<std::optional<RetentionMarks>> marks(store::Store& store) const;
   Read<std::optional<StreamSettingsV2>> settings(store::Store& store) const;
-  Read<std::optional<std::uint64_t>> frontier(store::Store& store, GroupId group) const;
+  Read<std::optional<StoredFrontier>> frontier(store::Store& store, GroupId group) const;
   Read<std::optional<Record>> record(store::Store& store, Sequence sequence) const;
   Read<std::optional<CheckpointReceiptV2>> receipt(store::Store& store, Sequence last) const;
 
@@ -159,6 +179,9 @@ class StreamLayout {
                     const std::function<void(std::uint64_t, const StoredCycle&)>& visit) const;
   Read<Unit> dead_letters(store::Store& store, GroupId group,
                           const std::function<void(const DeadLetter&)>& visit) const;
+  /// Ack lists by their highest sequence.
+  Read<Unit> acks(store::Store& store, GroupId group,
+                  const std::function<void(std::uint64_t, const std::vector<std::uint64_t>&)>& visit) const;
 
  private:
   std::string key(char kind) const;

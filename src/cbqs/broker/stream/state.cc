@@ -224,7 +224,7 @@ Result<GroupId, ErrorCode> StreamState::create_group(const GroupConfigV2& config
   std::uint64_t frontier = next_sequence_staged_;  // Head: what is appended from now on
   if (const auto* at = std::get_if<StartAt>(&stored.start)) frontier = std::max({at->sequence.value, floor_, std::uint64_t{1}});
   layout_.put_group(w, stored);
-  layout_.put_frontier(w, stored.group_id, Sequence{frontier});
+  layout_.put_frontier(w, stored.group_id, StoredFrontier{frontier, frontier});
   layout_.put_counters(w, counters_);
   groups_[stored.group_id.value] = stored;
   return stored.group_id;
