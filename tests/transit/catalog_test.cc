@@ -17,6 +17,22 @@ namespace {
 
 class CatalogTest : public StateTest {
  protected:
+  /// Flips the first byte of the value stored at `at` (its opening brace: no longer JSON), synced.
+  static void corrupt(rocksdb::DB& db, const std::string& at) {
+    std::string stored;
+    ASSERT_TRUE(db.Get(rocksdb::ReadOptions(), at, &stored).ok());
+    stored[0] ^= 0x55;
+    rocksdb::WriteOptions synced;
+    synced.sync = true;
+    ASSERT_TRUE(db.Put(synced, at, stored).ok());
+  }
+  /// Refused ServiceUncertain/storage_corrupt (decision 157), the message naming `record`.
+  template <typename R> static void expect_corrupt(const R& result, const char* what, const std::string& record = {}) {
+    ASSERT_FALSE(result.ok()) << what;
+    EXPECT_EQ(result.error().kind, ClientError::Kind::kUncertain) << what;
+    EXPECT_NE(result.error().message.find("storage_corrupt"), std::string::npos) << what << ": " << result.error().message;
+    EXPECT_NE(result.error().message.find(record), std::string::npos) << what << ": " << result.error().message;
+  }
   void SetUp() override {
     resident_processes_ = 2;  // far fewer than the processes below: most reads go to disk
     StateTest::SetUp();
@@ -200,19 +216,22 @@ class StoredRecordsTest : public CatalogTest {
     for (int i = 0; i < 2; ++i)
       payloads_.push_back(ok<PayloadChanged>(admin_->submit(DeclarePayload{Id{9}, 3, Digest{}, false})).payload);
   }
+  /// Every page of a listing, one line of items each.
+  template <typename Page, typename Q> std::string pages(Q query) {
+    std::string out;
+    std::optional<Cursor> cursor;
+    do {
+      query.cursor = cursor;
+      auto page = answer<Page>(*admin_, query);
+      out += to_json(page.items) + "\n";
+      cursor = page.cursor;
+    } while (cursor);
+    return out;
+  }
   /// Every answer served from these records and indexes, in one string.
   std::string answers() {
     std::string out;
-    const auto all = [&](auto query, auto page_type) {
-      using Page = decltype(page_type);
-      std::optional<Cursor> cursor;
-      do {
-        query.cursor = cursor;
-        auto page = answer<Page>(*admin_, query);
-        out += to_json(page.items) + "\n";
-        cursor = page.cursor;
-      } while (cursor);
-    };
+    const auto all = [&](auto query, auto page_type) { out += pages<decltype(page_type)>(query); };
     all(ListRoutes{}, RoutePage{});
     all(ListEffects{std::nullopt, EffectFilter::kAll, std::nullopt}, EffectPage{});
     all(ListEffects{std::nullopt, EffectFilter::kUnresolved, std::nullopt}, EffectPage{});
@@ -220,6 +239,29 @@ class StoredRecordsTest : public CatalogTest {
     for (Id e : effects_) out += to_json(answer<EffectInfo>(*admin_, EffectRead{e})) + "\n";
     for (Id y : payloads_) out += to_json(answer<PayloadInfo>(*admin_, PayloadRead{y})) + "\n";
     return out;
+  }
+  /// Stops the node; the stored index rows are what the newest records imply.
+  void stop_and_check_rows() {
+    admin_.reset();
+    node_.reset();
+    auto db = testing::open_store(dir_);
+    expect_indexes_agree_with_records(*db);
+  }
+  /// The journal as the node opens it, and the authority loaded from it: nothing read from the tables yet.
+  struct Loaded {
+    std::unique_ptr<node::Journal> journal;
+    std::optional<node::Authority> authority;
+  };
+  Loaded load_journal() {
+    Loaded loaded;
+    auto journal = node::Journal::open(dir_, std::nullopt);
+    EXPECT_TRUE(journal.ok()) << journal.error();
+    if (!journal.ok()) return loaded;
+    loaded.journal = std::move(*journal);
+    auto authority = loaded.journal->load();
+    EXPECT_TRUE(authority.ok()) << authority.error();
+    if (authority.ok()) loaded.authority.emplace(std::move(*authority));
+    return loaded;
   }
   Id doc_ = 0;
   std::vector<Id> outputs_, effects_, payloads_;
@@ -242,29 +284,22 @@ TEST_F(StoredRecordsTest, ARestartLoadsNoOutputEffectOrPayloadAndEachIsReadFromD
   restart();
   admin_ = std::make_unique<Client>(root());
   EXPECT_EQ(answers(), before);
-  admin_.reset();
-  node_.reset();
-  {
-    auto db = testing::open_store(dir_);
-    expect_indexes_agree_with_records(*db);
-  }
+  stop_and_check_rows();
   // The journal as the node opens it: nothing of these tables is read until asked.
-  auto journal = node::Journal::open(dir_, std::nullopt);
-  ASSERT_TRUE(journal.ok()) << journal.error();
-  auto authority = (*journal)->load();
-  ASSERT_TRUE(authority.ok()) << authority.error();
-  EXPECT_EQ((*journal)->records_read(), 0u);
+  auto [journal, authority] = load_journal();
+  ASSERT_TRUE(journal && authority);
+  EXPECT_EQ(journal->records_read(), 0u);
   const auto* effect = authority->effect(effects_[1]);
   ASSERT_TRUE(effect);
   EXPECT_EQ(effect->info.phase, EffectPhase::kAuthorized);
-  EXPECT_EQ((*journal)->records_read(), 1u);
+  EXPECT_EQ(journal->records_read(), 1u);
   ASSERT_TRUE(authority->effect(effects_[1]));
-  EXPECT_EQ((*journal)->records_read(), 1u);  // resident now
+  EXPECT_EQ(journal->records_read(), 1u);  // resident now
   const auto* output = authority->output(outputs_[0]);
   ASSERT_TRUE(output);
   EXPECT_EQ(output->state, OutputState::kDelivered);
   ASSERT_TRUE(authority->payload(payloads_[1]));
-  EXPECT_EQ((*journal)->records_read(), 3u);
+  EXPECT_EQ(journal->records_read(), 3u);
   EXPECT_FALSE(authority->output(outputs_.back() + 100));
 }
 
@@ -423,16 +458,7 @@ class StoredCatalogTest : public StoredRecordsTest {
   /// Every answer served from these records and indexes, in one string.
   std::string catalog_answers() {
     std::string out;
-    const auto all = [&](auto query, auto page_type) {
-      using Page = decltype(page_type);
-      std::optional<Cursor> cursor;
-      do {
-        query.cursor = cursor;
-        auto page = answer<Page>(*admin_, query);
-        out += to_json(page.items) + "\n";
-        cursor = page.cursor;
-      } while (cursor);
-    };
+    const auto all = [&](auto query, auto page_type) { out += pages<decltype(page_type)>(query); };
     all(ListResources{}, ResourcePage{});
     for (Id pid : {Id{9}, Id{10}, Id{12}}) all(ListAssociations{pid, std::nullopt}, AssociationPage{});
     all(ListEnded{}, EndedPage{});
@@ -454,30 +480,23 @@ TEST_F(StoredCatalogTest, ARestartLoadsNoViewAssociationResourceOrBindingAndEach
   restart();
   admin_ = std::make_unique<Client>(root());
   EXPECT_EQ(catalog_answers(), before);
-  admin_.reset();
-  node_.reset();
-  {
-    auto db = testing::open_store(dir_);
-    expect_indexes_agree_with_records(*db);
-  }
+  stop_and_check_rows();
   // The journal as the node opens it: none of these records is read until asked.
-  auto journal = node::Journal::open(dir_, std::nullopt);
-  ASSERT_TRUE(journal.ok()) << journal.error();
-  auto authority = (*journal)->load();
-  ASSERT_TRUE(authority.ok()) << authority.error();
-  EXPECT_EQ((*journal)->records_read(), 0u);
+  auto [journal, authority] = load_journal();
+  ASSERT_TRUE(journal && authority);
+  EXPECT_EQ(journal->records_read(), 0u);
   const auto* view = authority->view(view_);
   ASSERT_TRUE(view);
   EXPECT_EQ(*view, (node::ViewRecord{view_, 9, doc_, 2}));
-  EXPECT_EQ((*journal)->records_read(), 1u);
+  EXPECT_EQ(journal->records_read(), 1u);
   ASSERT_TRUE(authority->view(view_));
-  EXPECT_EQ((*journal)->records_read(), 1u);  // resident now
+  EXPECT_EQ(journal->records_read(), 1u);  // resident now
   const auto* lent = authority->resource(lent_);
   ASSERT_TRUE(lent);
   EXPECT_EQ(lent->info.name.value, "lent");
   EXPECT_EQ(lent->info.owner, std::optional<Id>(9));
   EXPECT_EQ(authority->resource(doc_)->info.revision, 3u);
-  EXPECT_EQ((*journal)->records_read(), 3u);
+  EXPECT_EQ(journal->records_read(), 3u);
   const auto* association = authority->association(10, 3);  // 10's "lent": the third association
   ASSERT_TRUE(association);
   EXPECT_EQ(*association, (Association{10, {"lent"}, lent_, 3}));
@@ -485,7 +504,7 @@ TEST_F(StoredCatalogTest, ARestartLoadsNoViewAssociationResourceOrBindingAndEach
   ASSERT_TRUE(binding);
   EXPECT_EQ(binding->info.worker, kWorker);
   EXPECT_EQ(binding->info.operation, 1u);
-  EXPECT_EQ((*journal)->records_read(), 5u);
+  EXPECT_EQ(journal->records_read(), 5u);
   EXPECT_FALSE(authority->view(view_ + 100));
   EXPECT_FALSE(authority->runtime(9));
   EXPECT_FALSE(authority->association(10, 100));
@@ -526,10 +545,7 @@ TEST_F(StoredCatalogTest, TheRulesThatWalkTheStoredIndexesAnswerAlikeAfterAResta
   EXPECT_EQ(pids, (std::vector<Id>{12}));  // 10 is associated with "lent" but does not require it
   if (!ended.empty()) EXPECT_EQ(ended[0].ending, Ending::kDependencyEnded);
   EXPECT_EQ(answer<ResourceAccess>(*admin_, ReadAccess{other}).resource.name.value, "other");
-  admin_.reset();
-  node_.reset();
-  auto db = testing::open_store(dir_);
-  expect_indexes_agree_with_records(*db);
+  stop_and_check_rows();
 }
 
 // A stored association or resource version changed while the node was down
@@ -549,27 +565,17 @@ TEST_F(StoredCatalogTest, ACorruptStoredAssociationOrResourceFailsClosedAtTheRea
                                      node::layout::key(node::layout::kResources, other)}) {
       const std::string at = testing::newest_version(*db, record);
       ASSERT_FALSE(at.empty());
-      std::string stored;
-      ASSERT_TRUE(db->Get(rocksdb::ReadOptions(), at, &stored).ok());
-      stored[0] ^= 0x55;  // its opening brace: no longer JSON
-      rocksdb::WriteOptions synced;
-      synced.sync = true;
-      ASSERT_TRUE(db->Put(synced, at, stored).ok());
+      corrupt(*db, at);
     }
   }
   start(genesis_);
-  const auto refused_corrupt = [&](auto result, const char* what, const std::string& record) {
-    ASSERT_FALSE(result.ok()) << what;
-    EXPECT_EQ(result.error().kind, ClientError::Kind::kUncertain) << what;
-    EXPECT_NE(result.error().message.find("storage_corrupt"), std::string::npos) << what << ": " << result.error().message;
-    EXPECT_NE(result.error().message.find(record), std::string::npos) << what << ": " << result.error().message;
-  };
-  refused_corrupt(root().query(AssociationLookup{9, {"doc"}}), "lookup", "association 1");
-  refused_corrupt(root().query(ListAssociations{9, std::nullopt}), "listing", "association 1");
-  refused_corrupt(root().submit(Associate{9, {"doc"}, doc_}), "associate over it", "association 1");
-  refused_corrupt(root().query(ReadAccess{other}), "resource read", "resource " + std::to_string(other));
-  refused_corrupt(root().query(ListResources{}), "resource listing", "resource " + std::to_string(other));
-  refused_corrupt(root().submit(RetireResource{other}), "retire", "resource " + std::to_string(other));
+  // A fresh client per request: an uncertain one keeps its signed bytes to resend first.
+  expect_corrupt(root().query(AssociationLookup{9, {"doc"}}), "lookup", "association 1");
+  expect_corrupt(root().query(ListAssociations{9, std::nullopt}), "listing", "association 1");
+  expect_corrupt(root().submit(Associate{9, {"doc"}, doc_}), "associate over it", "association 1");
+  expect_corrupt(root().query(ReadAccess{other}), "resource read", "resource " + std::to_string(other));
+  expect_corrupt(root().query(ListResources{}), "resource listing", "resource " + std::to_string(other));
+  expect_corrupt(root().submit(RetireResource{other}), "retire", "resource " + std::to_string(other));
   admin_ = std::make_unique<Client>(root());
   EXPECT_EQ(answer<LookupResult>(*admin_, AssociationLookup{10, {"doc"}}).association->resource, doc_);
   EXPECT_EQ(answer<ResourceAccess>(*admin_, ReadAccess{doc_}).resource.name.value, "doc");
@@ -590,12 +596,7 @@ TEST_F(FailedSyncRecordsTest, AFailedSyncLeavesResourceAssociationAndViewRowsAgr
     fs_->fail_syncs(true);
     EXPECT_FALSE(admin_->resubmit(signed_op).ok());
     fs_->fail_syncs(false);
-    admin_.reset();
-    node_.reset();
-    {
-      auto db = testing::open_store(dir_);
-      expect_indexes_agree_with_records(*db);
-    }
+    stop_and_check_rows();
     start();
     admin_ = std::make_unique<Client>(root());
     auto again = admin_->resubmit(signed_op);
@@ -613,10 +614,8 @@ TEST_F(FailedSyncRecordsTest, AFailedSyncLeavesResourceAssociationAndViewRowsAgr
   EXPECT_EQ(answer<LookupResult>(*admin_, AssociationLookup{9, {"lent"}}).association->resource, lent);
   EXPECT_EQ(answer<AssociationPage>(*admin_, ListAssociations{9, std::nullopt}).items.items.size(), 2u);
   EXPECT_EQ(answer<EntryPage>(*admin_, ListEntries{ViewBasis{view}, std::nullopt, std::nullopt}).revision, 1u);
-  admin_.reset();
-  node_.reset();
+  stop_and_check_rows();
   auto db = testing::open_store(dir_);
-  expect_indexes_agree_with_records(*db);
   EXPECT_EQ(testing::table_keys(*db, node::layout::kViewsOf).size(), 1u);
   EXPECT_EQ(testing::table_keys(*db, node::layout::kLifetimeOf).size(), 1u);
 }
@@ -637,24 +636,14 @@ TEST_F(CatalogTest, ACorruptStoredProcessVersionFailsClosedAndIsNeverReadAsAbsen
     // The newest version of 9 sorts first under its PID (~position).
     const std::string at = testing::table_keys(*db, node::layout::kProcesses).front();
     ASSERT_EQ(node::layout::parse_process(at).first, 9u);
-    std::string stored;
-    ASSERT_TRUE(db->Get(rocksdb::ReadOptions(), at, &stored).ok());
-    stored[0] ^= 0x55;  // its opening brace: no longer JSON
-    rocksdb::WriteOptions synced;
-    synced.sync = true;
-    ASSERT_TRUE(db->Put(synced, at, stored).ok());
+    corrupt(*db, at);
   }
   start(genesis_);
   // A fresh client per request: an uncertain one keeps its signed bytes to resend first.
-  const auto refused_corrupt = [&](auto result, const char* what) {
-    ASSERT_FALSE(result.ok()) << what;
-    EXPECT_EQ(result.error().kind, ClientError::Kind::kUncertain) << what;
-    EXPECT_NE(result.error().message.find("storage_corrupt"), std::string::npos) << what << ": " << result.error().message;
-  };
-  refused_corrupt(root().query(ProcessRead{9}), "process read");
-  refused_corrupt(root().submit(CreateProcess{9, {}}), "create over the corrupt PID");
-  refused_corrupt(root().submit(Own{9, 1}), "own");
-  refused_corrupt(root().query(ListProcesses{std::nullopt}), "the process listing");
+  expect_corrupt(root().query(ProcessRead{9}), "process read");
+  expect_corrupt(root().submit(CreateProcess{9, {}}), "create over the corrupt PID");
+  expect_corrupt(root().submit(Own{9, 1}), "own");
+  expect_corrupt(root().query(ListProcesses{std::nullopt}), "the process listing");
   // Only what needs the record: the node decides and answers the rest.
   admin_ = std::make_unique<Client>(root());
   EXPECT_EQ(process_info(*admin_, 10).pid, 10u);
