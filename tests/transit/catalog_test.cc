@@ -543,7 +543,9 @@ TEST_F(StoredCatalogTest, TheRulesThatWalkTheStoredIndexesAnswerAlikeAfterAResta
   std::vector<Id> pids;
   for (const auto& e : ended) pids.push_back(e.pid);
   EXPECT_EQ(pids, (std::vector<Id>{12}));  // 10 is associated with "lent" but does not require it
-  if (!ended.empty()) EXPECT_EQ(ended[0].ending, Ending::kDependencyEnded);
+  if (!ended.empty()) {
+    EXPECT_EQ(ended[0].ending, Ending::kDependencyEnded);
+  }
   EXPECT_EQ(answer<ResourceAccess>(*admin_, ReadAccess{other}).resource.name.value, "other");
   stop_and_check_rows();
 }
@@ -561,7 +563,7 @@ TEST_F(StoredCatalogTest, ACorruptStoredAssociationOrResourceFailsClosedAtTheRea
   {
     auto db = testing::open_store(dir_);
     ASSERT_TRUE(db);
-    for (const std::string record : {node::layout::key(node::layout::kAssociations, 9, 1),
+    for (const std::string& record : {node::layout::key(node::layout::kAssociations, 9, 1),
                                      node::layout::key(node::layout::kResources, other)}) {
       const std::string at = testing::newest_version(*db, record);
       ASSERT_FALSE(at.empty());
