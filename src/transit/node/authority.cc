@@ -14,9 +14,22 @@ Err<Refusal> refuse(Reason reason, std::string message) {
 Id id_of(const OutputRecord& r) { return r.output; }
 Id id_of(const EffectRecord& r) { return r.info.effect; }
 Id id_of(const PayloadRecord& r) { return r.info.payload; }
+Id id_of(const ResourceRecord& r) { return r.info.resource; }
+Id id_of(const ViewRecord& r) { return r.view; }
+Id id_of(const RuntimeRecord& r) { return r.info.pid; }
+std::pair<Id, Id> id_of(const Association& r) { return {r.pid, r.revision}; }
 constexpr std::string_view kind_of(const OutputRecord*) { return "output"; }
 constexpr std::string_view kind_of(const EffectRecord*) { return "effect"; }
 constexpr std::string_view kind_of(const PayloadRecord*) { return "payload"; }
+constexpr std::string_view kind_of(const ResourceRecord*) { return "resource"; }
+constexpr std::string_view kind_of(const ViewRecord*) { return "view"; }
+constexpr std::string_view kind_of(const RuntimeRecord*) { return "runtime binding of"; }
+constexpr std::string_view kind_of(const Association*) { return "association"; }
+// A record's key in its table, and the id a CorruptRecord names.
+std::string record_key(char table, Id id) { return layout::key(table, id); }
+std::string record_key(char table, std::pair<Id, Id> ids) { return layout::key(table, ids.first, ids.second); }
+Id named(Id id) { return id; }
+Id named(std::pair<Id, Id> ids) { return ids.second; }
 constexpr std::size_t kMaxStoredRecord = 256 * 1024;  // the journal's bound on a stored record
 
 bool covers(const Scope& granted, const Scope& wanted) {
@@ -45,24 +58,8 @@ Authority::Authority(Genesis genesis, Published published)
       principals_(std::move(published.principals)),
       roles_(std::move(published.roles)),
       grants_(std::move(published.grants)),
-      credentials_(std::move(published.credentials)),
-      resources_(std::move(published.resources)),
-      views_(std::move(published.views)),
-      runtime_(std::move(published.runtime)) {
+      credentials_(std::move(published.credentials)) {
   for (const auto& [id, g] : grants_) grants_by_role_.insert({g.role, id});
-  for (const auto& [id, r] : resources_) {
-    resource_names_[r.info.name.value] = id;
-    if (r.info.owner) lifetime_of_[*r.info.owner].insert(id);
-  }
-  for (auto& a : published.associations) {
-    association_names_[{a.pid, a.name.value}] = a.revision;
-    associated_by_[a.resource].insert(a.pid);
-    associations_[{a.pid, a.revision}] = std::move(a);
-  }
-  for (const auto& [id, v] : views_) {
-    views_of_[v.pid].insert(id);
-    views_on_[v.resource].insert(id);
-  }
   may_have_ended_ = std::move(published.may_have_ended);  // stored, not rebuilt: processes stay on disk
   routes_position_ = ended_position_ = head_.position;
 }
@@ -70,7 +67,6 @@ Authority::Authority(Genesis genesis, Published published)
 const PrincipalRecord* Authority::principal(Id id) const { return find(principals_, id); }
 const RoleRecord* Authority::role(Id id) const { return find(roles_, id); }
 const GrantRecord* Authority::grant(Id id) const { return find(grants_, id); }
-const ResourceRecord* Authority::resource(Id id) const { return find(resources_, id); }
 // Touched has no emptiness of its own: what a decision has changed so far.
 static bool changed_any(const Touched& t) {
   return !(t.principals.empty() && t.roles.empty() && t.grants_written.empty() && t.grants_removed.empty() &&
@@ -83,10 +79,7 @@ static bool changed_any(const Touched& t) {
 }
 
 const ProcessRecord* Authority::process(Id pid) const {
-  if (const auto* resident = find(processes_, pid)) {
-    remember(pid);
-    return resident;
-  }
+  if (const auto* resident = processes_.find(pid)) return *resident ? &**resident : nullptr;
   if (!source_) return nullptr;
   auto stored = source_->process(pid, head_.position);
   if (!stored.ok()) {  // fails the decision or query under way (decide, answer): never "no such process"
@@ -94,8 +87,7 @@ const ProcessRecord* Authority::process(Id pid) const {
     return nullptr;
   }
   if (!*stored) return nullptr;
-  remember(pid);
-  return &processes_.emplace(pid, std::move(**stored)).first->second;
+  return &processes_.put(pid, std::move(**stored));
 }
 
 void Authority::visit_processes(Id after, const std::function<bool(const ProcessRecord&)>& visit) const {
@@ -103,8 +95,7 @@ void Authority::visit_processes(Id after, const std::function<bool(const Process
     if (auto corrupt = source_->processes(after, head_.position, visit)) note_corrupt(*corrupt);
     return;
   }
-  for (auto it = processes_.upper_bound(after); it != processes_.end(); ++it)
-    if (!visit(it->second)) return;
+  processes_.each_after(after, visit);
 }
 
 void Authority::note_corrupt(CorruptRecord corrupt) const {
@@ -112,17 +103,18 @@ void Authority::note_corrupt(CorruptRecord corrupt) const {
   if (deciding_ && (changed_any(*deciding_) || !rows_.empty())) corrupt_after_change_ = true;
 }
 
-// Outputs, effects and payloads (decision 170): resident, or read from the
+// Outputs, effects and payloads (decision 170), resources, associations,
+// views and runtime bindings (decision 175): resident, or read from the
 // source as decided so far and kept; a version that does not decode, or
 // decodes as another record, fails the decision or query (decision 157).
-template <typename T> const T* Authority::stored(Resident<T>& cache, char table, Id id) const {
+template <typename T, typename Key> const T* Authority::stored(Resident<T, Key>& cache, char table, const Key& id) const {
   if (const auto* resident = cache.find(id)) return *resident ? &**resident : nullptr;
   if (!source_) return nullptr;
-  auto text = source_->record(table, id, head_.position);
+  auto text = source_->record(record_key(table, id), head_.position);
   if (!text) return nullptr;
   auto decoded = from_json<T>(*text, kMaxStoredRecord);
   if (!decoded.ok() || id_of(*decoded) != id) {
-    note_corrupt(CorruptRecord{id, kind_of(static_cast<const T*>(nullptr))});
+    note_corrupt(CorruptRecord{named(id), kind_of(static_cast<const T*>(nullptr))});
     return nullptr;
   }
   return &cache.put(id, std::move(*decoded));
@@ -149,6 +141,11 @@ template void Authority::visit_stored(Resident<EffectRecord>&, char, Id,
                                       const std::function<bool(const EffectRecord&)>&) const;
 template void Authority::visit_stored(Resident<PayloadRecord>&, char, Id,
                                       const std::function<bool(const PayloadRecord&)>&) const;
+template void Authority::visit_stored(Resident<ResourceRecord>&, char, Id,
+                                      const std::function<bool(const ResourceRecord&)>&) const;
+template void Authority::visit_stored(Resident<ViewRecord>&, char, Id, const std::function<bool(const ViewRecord&)>&) const;
+template void Authority::visit_stored(Resident<RuntimeRecord>&, char, Id,
+                                      const std::function<bool(const RuntimeRecord&)>&) const;
 
 // The stored indexes (decision 170). With a source, rows_ holds only the
 // decision's own changes, over the source's rows; without one (a realm being
@@ -230,38 +227,47 @@ std::vector<Id> Authority::first_ids(const std::string& prefix, std::size_t limi
   return ids;
 }
 
-void Authority::remember(Id pid) const {
-  if (!source_) return;  // everything stays resident
-  if (auto at = recency_at_.find(pid); at != recency_at_.end()) {
-    recency_.splice(recency_.begin(), recency_, at->second);
-    return;
-  }
-  recency_.push_front(pid);
-  recency_at_.emplace(pid, recency_.begin());
+std::vector<std::pair<Id, Id>> Authority::associations_with(Id resource_id, std::optional<Id> pid) const {
+  std::vector<std::pair<Id, Id>> out;
+  visit_rows(pid ? layout::key(layout::kAssociatedBy, resource_id, *pid) : layout::key(layout::kAssociatedBy, resource_id),
+             {}, [&](std::string_view row) {
+               out.emplace_back(layout::get_be64(row.substr(10)), layout::last_id(row));
+               return true;
+             });
+  return out;
+}
+
+std::vector<Id> Authority::associated_pids(Id resource_id) const {
+  std::vector<Id> pids;
+  for (const auto& [pid, revision] : associations_with(resource_id))
+    if (pids.empty() || pids.back() != pid) pids.push_back(pid);
+  return pids;
 }
 
 // The least recently used go first, down to the bound (decision 158). Only
 // here, as a decision or query starts: everything decided is staged by then,
 // so the source holds what is dropped, and no pointer handed out is kept.
 void Authority::bound_resident() const {
-  if (!source_) return;
+  if (!source_) return;  // without a source, everything stays resident
+  processes_.bound(resident_limit_);
+  resources_.bound(resident_limit_);
+  associations_.bound(resident_limit_);
+  views_.bound(resident_limit_);
+  runtime_.bound(resident_limit_);
   outputs_.bound(resident_limit_);
   route_heads_.bound(resident_limit_);
   effects_.bound(resident_limit_);
   payloads_.bound(resident_limit_);
-  while (processes_.size() > resident_limit_ && !recency_.empty()) {
-    const Id pid = recency_.back();
-    recency_.pop_back();
-    recency_at_.erase(pid);
-    processes_.erase(pid);
-  }
 }
-const ViewRecord* Authority::view(Id id) const { return find(views_, id); }
+const ResourceRecord* Authority::resource(Id id) const { return stored(resources_, layout::kResources, id); }
+const ViewRecord* Authority::view(Id id) const { return stored(views_, layout::kViews, id); }
 const OutputRecord* Authority::output(Id id) const { return stored(outputs_, layout::kOutputs, id); }
 const EffectRecord* Authority::effect(Id id) const { return stored(effects_, layout::kEffects, id); }
 const PayloadRecord* Authority::payload(Id id) const { return stored(payloads_, layout::kPayloads, id); }
-const RuntimeRecord* Authority::runtime(Id pid) const { return find(runtime_, pid); }
-const Association* Authority::association(Id pid, Id revision) const { return find(associations_, {pid, revision}); }
+const RuntimeRecord* Authority::runtime(Id pid) const { return stored(runtime_, layout::kRuntime, pid); }
+const Association* Authority::association(Id pid, Id revision) const {
+  return stored(associations_, layout::kAssociations, std::pair<Id, Id>{pid, revision});
+}
 
 std::uint64_t Authority::rights(Id principal_id, const Scope& target) const {
   const auto* p = principal(principal_id);
@@ -329,8 +335,10 @@ Result<Receipt, Refusal> Authority::decide(const Request& request, const Digest&
     // records; beyond them, only a restart restores it, so the node stops
     // deciding until one when it had changed anything.
     processes_.clear();
-    recency_.clear();
-    recency_at_.clear();
+    resources_.clear();
+    associations_.clear();
+    views_.clear();
+    runtime_.clear();
     outputs_.clear();
     effects_.clear();
     payloads_.clear();

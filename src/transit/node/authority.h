@@ -9,11 +9,9 @@
 #pragma once
 
 #include <functional>
-#include <list>
 #include <map>
 #include <set>
 #include <span>
-#include <unordered_map>
 
 #include "common/result.h"
 #include "transit/node/records.h"
@@ -72,15 +70,16 @@ struct Touched {
 /// A stored version that no longer decodes (decision 157): an error, never
 /// read as absent.
 struct CorruptRecord {
-  Id pid = 0;  // the record's id: a PID, or an output's, effect's or payload's (decision 170)
+  Id pid = 0;  // the record's id: a PID, an association's revision, or another record's id (decisions 170, 175)
   std::string_view kind = "process";
   std::string message() const { return std::string(kind) + " " + std::to_string(pid) + "'s stored version does not decode"; }
 };
 
 /// The records the authority does not keep resident, read from storage as
 /// published, being committed and staged (the journal's; decision 130).
-/// Processes, outputs, effects and payloads, and the indexes over the last
-/// three (decision 170): what grows with a realm's work.
+/// Processes, outputs, effects and payloads, resources, associations, views
+/// and runtime bindings, and the indexes over them (decisions 170, 175):
+/// what grows with a realm's work.
 class RecordSource {
  public:
   virtual ~RecordSource() = default;
@@ -92,10 +91,10 @@ class RecordSource {
   /// and is returned.
   virtual std::optional<CorruptRecord> processes(Id after, Id position,
                                                  const std::function<bool(const ProcessRecord&)>& visit) const = 0;
-  /// The stored value of record `id` of the id-keyed table `table` (outputs,
-  /// effects, payloads: layout.h) as of `position`; none when it had none
-  /// then or was removed. Undecoded: the authority decodes and checks it.
-  virtual std::optional<std::string> record(char table, Id id, Id position) const = 0;
+  /// The stored value of the record under `record_key` (its table and ids:
+  /// layout::key) as of `position`; none when it had none then or was
+  /// removed. Undecoded: the authority decodes and checks it.
+  virtual std::optional<std::string> record(const std::string& record_key, Id position) const = 0;
   /// The records of `table` in id order after `after`, each as of
   /// `position` (removed ones skipped), until `visit` returns false.
   virtual void records(char table, Id after, Id position,
@@ -154,17 +153,14 @@ class Authority {
  public:
   explicit Authority(Genesis genesis);  // the state at position 0
   /// The published state read back from the journal.
+  /// Everything else is read when needed (decisions 130, 170, 175).
   struct Published {
     Head head;
     std::map<Id, PrincipalRecord> principals;
     std::map<Id, RoleRecord> roles;
     std::map<Id, GrantRecord> grants;
     std::set<std::pair<Id, Id>> credentials;
-    std::map<Id, ResourceRecord> resources;
     std::set<Id> may_have_ended;  // the ended-process index as stored (processes are read when needed)
-    std::vector<Association> associations;
-    std::map<Id, ViewRecord> views;
-    std::map<Id, RuntimeRecord> runtime;  // outputs, effects, payloads: read when needed (decision 170)
   };
   Authority(Genesis genesis, Published published);  // recovery
 
@@ -173,8 +169,9 @@ class Authority {
   /// created), every process stays resident.
   void read_records_from(const RecordSource* source) { source_ = source; }
   /// At most this many process records stay resident between decisions
-  /// (decision 130), and as many outputs, effects and payloads each (decision
-  /// 170); a decision or query over it starts by dropping the least recently used.
+  /// (decision 130), and as many outputs, effects, payloads, resources,
+  /// associations, views and runtime bindings each (decisions 170, 175); a
+  /// decision or query over it starts by dropping the least recently used.
   static constexpr std::size_t kResidentProcesses = 1 << 16;
   void limit_resident(std::size_t processes) { resident_limit_ = processes; }
   /// The node's dependency budgets (decision 156), reported in capabilities:
@@ -371,8 +368,10 @@ class Authority {
   void visit_processes(Id after, const std::function<bool(const ProcessRecord&)>& visit) const;
   /// A stored record met by a decision or query that does not decode (decision 157).
   void note_corrupt(CorruptRecord corrupt) const;
-  /// The record `id` of `cache`'s table, resident or read from the source (decision 170).
-  template <typename T> const T* stored(Resident<T>& cache, char table, Id id) const;
+  /// The record `id` of `cache`'s table, resident or read from the source (decisions 170, 175).
+  template <typename T, typename Key> const T* stored(Resident<T, Key>& cache, char table, const Key& id) const;
+  ResourceRecord* resource_mut(Id id) { return const_cast<ResourceRecord*>(resource(id)); }
+  RuntimeRecord* runtime_mut(Id pid) { return const_cast<RuntimeRecord*>(runtime(pid)); }
   OutputRecord* output_mut(Id id) { return const_cast<OutputRecord*>(output(id)); }
   EffectRecord* effect_mut(Id id) { return const_cast<EffectRecord*>(effect(id)); }
   PayloadRecord* payload_mut(Id id) { return const_cast<PayloadRecord*>(payload(id)); }
@@ -398,7 +397,11 @@ class Authority {
   /// Keeps route_heads_ exact as a decision changes a route's rows.
   void set_route_head(Id source, Id destination, std::optional<Id> head);
   /// The first `limit` ids under `prefix`.
-  std::vector<Id> first_ids(const std::string& prefix, std::size_t limit) const;
+  std::vector<Id> first_ids(const std::string& prefix, std::size_t limit = SIZE_MAX) const;
+  /// The PIDs associated with `resource`, each once, in PID order (layout::kAssociatedBy).
+  std::vector<Id> associated_pids(Id resource) const;
+  /// Its associations, (pid, revision) in that order: every one, or those of one PID.
+  std::vector<std::pair<Id, Id>> associations_with(Id resource, std::optional<Id> pid = std::nullopt) const;
 
   // Reads (resources.cc, processes.cc): each checks authority before reading and fences after.
   struct ReadCtx {
@@ -536,19 +539,19 @@ class Authority {
   std::map<Id, GrantRecord> grants_;
   std::set<std::pair<Id, Id>> credentials_;  // (principal, role)
   std::set<std::pair<Id, Id>> grants_by_role_;  // (role, grant), derived from grants_
-  std::map<Id, ResourceRecord> resources_;
-  std::map<std::string, Id, std::less<>> resource_names_;  // reserved forever
   // Processes are a bounded cache over source_ (decision 130): resident ones
-  // and those a decision is changing, never a complete list.
-  mutable std::map<Id, ProcessRecord> processes_;
+  // and those a decision is changing, never a complete list; least recently
+  // used first out (decision 158). So are resources, associations, views and
+  // runtime bindings (decision 175), whose indexes - resource names, lifetime
+  // owners, associations by PID, name and resource, views by PID and
+  // resource - are stored rows like those over outputs (layout.h).
+  mutable Resident<ProcessRecord> processes_;
+  mutable Resident<ResourceRecord> resources_;
+  mutable Resident<Association, std::pair<Id, Id>> associations_;  // (pid, association revision)
+  mutable Resident<ViewRecord> views_;
+  mutable Resident<RuntimeRecord> runtime_;  // PID -> its binding, kept for good once bound
   const RecordSource* source_ = nullptr;
   std::size_t resident_limit_ = kResidentProcesses;
-  // Least recently used first out (decision 158): the resident PIDs, most
-  // recently read at the front, and where each is in that list.
-  mutable std::list<Id> recency_;
-  mutable std::unordered_map<Id, std::list<Id>::iterator> recency_at_;
-  /// `pid` was read or created: to the front.
-  void remember(Id pid) const;
   DependencyBudgets budgets_;
   // A corrupt stored record met by the decision or query under way (decision
   // 132), and whether that decision had changed anything by then.
@@ -556,11 +559,6 @@ class Authority {
   mutable bool corrupt_after_change_ = false;
   const Touched* deciding_ = nullptr;
   bool failed_closed_ = false;
-  std::map<std::pair<Id, Id>, Association> associations_;  // (pid, association revision)
-  std::map<std::pair<Id, std::string>, Id> association_names_;  // (pid, name) -> revision
-  std::map<Id, std::set<Id>> associated_by_;  // resource -> the PIDs associated with it (derived)
-  std::map<Id, std::set<Id>> lifetime_of_;    // PID -> the resources whose lifetime owner it is (derived)
-  std::map<Id, ViewRecord> views_;
   // Outputs, effects and payloads are bounded caches over source_, as
   // processes are (decision 170); the indexes over them are stored tables
   // (layout::kRoutes and the rest), read through source_. rows_ holds the
@@ -581,10 +579,6 @@ class Authority {
   Id routes_position_ = 0;
   std::set<Id> may_have_ended_;  // PIDs: suspended, or a required dependency recorded as ended
   Id ended_position_ = 0;
-  std::map<Id, RuntimeRecord> runtime_;  // PID -> its binding, kept for good once bound
-  // What collection finds a process's or a resource's views by (derived).
-  std::map<Id, std::set<Id>> views_of_;     // PID -> its views
-  std::map<Id, std::set<Id>> views_on_;     // resource -> the views of it
 };
 
 }  // namespace cowboy::transit::node

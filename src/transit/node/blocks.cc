@@ -3,6 +3,7 @@
 // (docs/transit.md, decisions 100-109). Bodies and records are read through
 // the CatalogReader, like entries: they grow with the catalog, not held in memory.
 #include "common/crypto.h"
+#include "transit/node/layout.h"
 #include "transit/node/refusals.h"
 
 namespace cowboy::transit::node {
@@ -35,7 +36,7 @@ Result<Outcome, Refusal> Authority::apply(const RetireBlock& op, Step& step) {
   // Retirement is a new revision of the resource, so that the state at every
   // revision stays exact: before it the block reads, from it on it does not
   // (decision 105).
-  auto& r = resources_.at(op.resource);
+  auto& r = *resource_mut(op.resource);
   r.info.revision += 1;
   r.changed_at = step.position;
   head_.resources_position = step.position;
@@ -57,18 +58,19 @@ Result<Outcome, Refusal> Authority::apply(const DeleteBlock& op, Step& step) {
   // A view captured while the block was published still reads it (decision
   // 26: nothing later changes what an earlier view shows); its body goes only
   // once every such view's process is retired, when no read can reach it (decision 106).
-  for (const auto& [id, view] : views_) {
-    if (view.resource != op.resource || view.revision < block.revision || view.revision >= *block.retired_revision)
-      continue;
-    if (const auto* p = process(view.pid); p && !retired(*p, step.now_ms))
-      return refuse(Reason::kBlockViewed, "view " + std::to_string(id) + " of process " + std::to_string(view.pid) +
+  for (Id id : first_ids(layout::key(layout::kViewsOn, op.resource))) {  // the resource's views (decision 175)
+    const auto* v = view(id);
+    if (!v) continue;  // unreadable: the decision is refused (decision 157)
+    if (v->revision < block.revision || v->revision >= *block.retired_revision) continue;
+    if (const auto* p = process(v->pid); p && !retired(*p, step.now_ms))
+      return refuse(Reason::kBlockViewed, "view " + std::to_string(id) + " of process " + std::to_string(v->pid) +
                                               " can still read it");
   }
   block.state = BlockState::kDeleted;
   block.deleted_at = step.position;
   step.touched.block_records.push_back(block);
   step.touched.blocks_deleted.emplace_back(op.resource, op.name);
-  return Outcome{BlockChanged{op.resource, op.name, resources_.at(op.resource).info.revision, BlockState::kDeleted}};
+  return Outcome{BlockChanged{op.resource, op.name, resource(op.resource)->info.revision, BlockState::kDeleted}};
 }
 
 // A block read at one basis (decision 27), qualified by its source when the

@@ -15,14 +15,6 @@ Err<Refusal> refuse(Reason reason, std::string message) { return Err{Refusal{rea
 
 std::string id_text(std::string_view what, Id id) { return std::string(what) + " " + std::to_string(id); }
 
-/// Removes `id` from the set under `key`, and the set once empty.
-template <typename K> void unindex(std::map<K, std::set<Id>>& index, const K& key, Id id) {
-  auto it = index.find(key);
-  if (it == index.end()) return;
-  it->second.erase(id);
-  if (it->second.empty()) index.erase(it);
-}
-
 }  // namespace
 
 Result<Outcome, Refusal> Authority::apply(const Collect& op, Step& step) {
@@ -83,20 +75,16 @@ Result<Outcome, Refusal> Authority::collect_payload(ProcessRecord& p, Id id, Ste
 // kCollectRemovals at a time, before its tombstone is written. Its entry
 // versions and blocks stay: they are immutable storage, never rewritten.
 Result<Outcome, Refusal> Authority::collect_resource(ProcessRecord& p, Id id, Step& step) {
-  auto it = resources_.find(id);
-  if (it == resources_.end()) return refuse(Reason::kUnknownResource, id_text("no resource", id));
-  auto& r = it->second;
+  auto* found = resource_mut(id);
+  if (!found) return refuse(Reason::kUnknownResource, id_text("no resource", id));
+  auto& r = *found;
   if (r.info.owner != p.pid) return refuse(Reason::kNotOfProcess, "the process does not own the resource's lifetime");
   if (auto blocked = resource_gate(p, r, step.now_ms)) return Err{*blocked};
   std::vector<Id> views;  // the owner's own: unusable, they go with it
-  if (auto v = views_on_.find(id); v != views_on_.end())
-    for (Id view : v->second)
-      if (views_.at(view).pid == p.pid) views.push_back(view);
-  std::vector<std::pair<Id, Id>> associations;  // (pid, association revision), of retired processes
-  if (auto a = associated_by_.find(id); a != associated_by_.end())
-    for (Id pid : a->second)
-      for (auto at = associations_.lower_bound({pid, 0}); at != associations_.end() && at->first.first == pid; ++at)
-        if (at->second.resource == id) associations.push_back(at->first);
+  for (Id v : first_ids(layout::key(layout::kViewsOn, id)))
+    if (const auto* record = view(v); record && record->pid == p.pid) views.push_back(v);
+  // (pid, association revision), of retired processes: the resource's, from its stored rows (decision 175).
+  const std::vector<std::pair<Id, Id>> associations = associations_with(id);
   Id removed = 0;
   for (std::size_t i = 0; i < views.size() && removed < kCollectRemovals; ++i, ++removed) remove_view(views[i], step);
   for (std::size_t i = 0; i < associations.size() && removed < kCollectRemovals; ++i, ++removed)
@@ -120,32 +108,18 @@ Result<Outcome, Refusal> Authority::collect_process(ProcessRecord& p, Step& step
 
   Id removed = 0;
   auto budget = [&] { return removed < kCollectRemovals; };
-  // The first ids of an index set, no more than the budget left: copies, as removal edits the set.
-  auto ids = [&](const std::map<Id, std::set<Id>>& index, Id key) {
-    std::vector<Id> out;
-    if (auto it = index.find(key); it != index.end())
-      for (auto at = it->second.begin(); at != it->second.end() && out.size() < kCollectRemovals - removed; ++at)
-        out.push_back(*at);
-    return out;
-  };
-  for (Id view : ids(views_of_, pid))
-    if (budget()) {
-      remove_view(view, step);
-      ++removed;
-    }
-  std::vector<std::pair<Id, Id>> associations;
-  for (auto at = associations_.lower_bound({pid, 0});
-       at != associations_.end() && at->first.first == pid && associations.size() < kCollectRemovals - removed; ++at)
-    associations.push_back(at->first);
-  for (const auto& a : associations)
-    if (budget()) {
-      detach(a, step);
-      ++removed;
-    }
+  // The stored indexes (decisions 170, 175): the first rows left, as many as the budget allows.
+  using layout::key;
+  for (Id view : first_ids(key(layout::kViewsOf, pid), kCollectRemovals - removed)) {
+    remove_view(view, step);
+    ++removed;
+  }
+  for (Id revision : first_ids(key(layout::kAssociationsOf, pid), kCollectRemovals - removed)) {
+    detach({pid, revision}, step);
+    ++removed;
+  }
   if (p.inputs_removed < p.tail && budget()) step.touched.processes.push_back(pid);  // its inputs_removed moves
   for (; p.inputs_removed < p.tail && budget(); ++removed) step.touched.inputs_removed.push_back({pid, ++p.inputs_removed});
-  // The stored indexes (decision 170): the first rows left, as many as the budget allows.
-  using layout::key;
   for (Id output : first_ids(key(layout::kOutputsOf, pid), kCollectRemovals - removed)) {
     remove_output(output, step);
     ++removed;
@@ -158,7 +132,7 @@ Result<Outcome, Refusal> Authority::collect_process(ProcessRecord& p, Step& step
     remove_payload(payload, step);
     ++removed;
   }
-  const bool complete = !views_of_.count(pid) && associations_.lower_bound({pid, 0}) == associations_.lower_bound({pid + 1, 0}) &&
+  const bool complete = !first_id(key(layout::kViewsOf, pid)) && !first_id(key(layout::kAssociationsOf, pid)) &&
                         p.inputs_removed == p.tail && !first_id(key(layout::kOutputsOf, pid)) &&
                         !first_id(key(layout::kEffectsOf, pid)) && !first_id(key(layout::kPayloadsOf, pid));
   if (complete) {
@@ -175,21 +149,21 @@ std::optional<Refusal> Authority::resource_gate(const ProcessRecord& p, const Re
   if (r.collected_at) return Refusal{Reason::kAlreadyCollected, "the resource is a tombstone"};
   // Retired, or its lifetime ended with its owner's retirement (decision 114).
   if (alive(r, now_ms)) return Refusal{Reason::kResourceNotRetired, "retire the resource (or its owner) first"};
-  if (auto v = views_on_.find(id); v != views_on_.end())
-    for (Id view : v->second) {
-      const Id holder = views_.at(view).pid;
-      if (holder == p.pid) continue;
-      const auto* q = process(holder);
-      if (!q) return Refusal{Reason::kViewLive, id_text("a view of it is held by process", holder)};  // unreadable: blocks
-      if (!retired(*q, now_ms)) return Refusal{Reason::kViewLive, id_text("a view of it is held by process", holder)};
-      if (!q->collected_at) return Refusal{Reason::kVersionRetained, id_text("a view of it is retained by process", holder)};
-    }
-  if (auto a = associated_by_.find(id); a != associated_by_.end())
-    for (Id pid : a->second) {
-      const auto* q = process(pid);
-      if (!q || !retired(*q, now_ms))
-        return Refusal{Reason::kAssociationLive, id_text("a running process is associated with it:", pid)};
-    }
+  for (Id v : first_ids(layout::key(layout::kViewsOn, id))) {
+    const auto* held = view(v);
+    if (!held) return Refusal{Reason::kViewLive, id_text("view", v) + " of it does not read"};  // unreadable: blocks
+    const Id holder = held->pid;
+    if (holder == p.pid) continue;
+    const auto* q = process(holder);
+    if (!q) return Refusal{Reason::kViewLive, id_text("a view of it is held by process", holder)};  // unreadable: blocks
+    if (!retired(*q, now_ms)) return Refusal{Reason::kViewLive, id_text("a view of it is held by process", holder)};
+    if (!q->collected_at) return Refusal{Reason::kVersionRetained, id_text("a view of it is retained by process", holder)};
+  }
+  for (Id pid : associated_pids(id)) {
+    const auto* q = process(pid);
+    if (!q || !retired(*q, now_ms))
+      return Refusal{Reason::kAssociationLive, id_text("a running process is associated with it:", pid)};
+  }
   return std::nullopt;
 }
 
@@ -225,10 +199,9 @@ std::optional<Refusal> Authority::process_gate(const ProcessRecord& p) const {
   for (Id id : payloads)
     if (const auto* y = payload(id); !y || y->info.state != PayloadState::kDeleted)
       return Refusal{Reason::kPayloadNotDeleted, id_text("payload", id) + "'s deletion is not confirmed"};
-  if (auto l = lifetime_of_.find(pid); l != lifetime_of_.end())
-    for (Id resource : l->second)
-      if (!resources_.at(resource).collected_at)
-        return Refusal{Reason::kResourceNotRemoved, id_text("it owns resource", resource) + ", not collected"};
+  for (Id owned : first_ids(key(layout::kLifetimeOf, pid)))
+    if (const auto* r = resource(owned); !r || !r->collected_at)
+      return Refusal{Reason::kResourceNotRemoved, id_text("it owns resource", owned) + ", not collected"};
   return std::nullopt;
 }
 
@@ -284,9 +257,8 @@ Result<QueryResult, Refusal> Authority::read(const ReadCtx& ctx, const ListColle
     each(layout::kPayloadsOf, [&](Id y) {
       if (const auto* r = payload(y); r && r->info.state == PayloadState::kDeleted) add(pid, CollectKind::kPayload, y);
     });
-    if (auto it = lifetime_of_.find(pid); it != lifetime_of_.end())
-      for (Id r : it->second)
-        if (!resource_gate(*p, resources_.at(r), ctx.now_ms)) add(pid, CollectKind::kResource, r);
+    for (Id owned : first_ids(layout::key(layout::kLifetimeOf, pid)))
+      if (const auto* r = resource(owned); r && !resource_gate(*p, *r, ctx.now_ms)) add(pid, CollectKind::kResource, owned);
     if (!process_gate(*p)) add(pid, CollectKind::kProcess, pid);
   }
   if (more) page.cursor = Cursor{page.cut, last};
@@ -312,24 +284,25 @@ void Authority::remove_payload(Id id, Step& step) {
   step.touched.payloads_removed.push_back(id);
 }
 
+// Views and associations, and their stored rows (decision 175), the same way.
 void Authority::remove_view(Id id, Step& step) {
-  const auto& v = views_.at(id);
-  unindex(views_of_, v.pid, id);
-  unindex(views_on_, v.resource, id);
-  views_.erase(id);
+  const auto* v = view(id);
+  if (!v) return;  // unreadable: the decision is refused (decision 157)
+  put_row(layout::key(layout::kViewsOf, v->pid, id), false);
+  put_row(layout::key(layout::kViewsOn, v->resource, id), false);
+  views_.remove(id);
   step.touched.views_removed.push_back(id);
 }
 
 void Authority::detach(std::pair<Id, Id> key, Step& step) {
-  auto it = associations_.find(key);
-  const Id pid = key.first, resource = it->second.resource;
-  if (auto n = association_names_.find({pid, it->second.name.value}); n != association_names_.end() && n->second == key.second)
-    association_names_.erase(n);
-  associations_.erase(it);
-  bool still = false;
-  for (auto at = associations_.lower_bound({pid, 0}); at != associations_.end() && at->first.first == pid; ++at)
-    still = still || at->second.resource == resource;
-  if (!still) unindex(associated_by_, resource, pid);
+  const auto [pid, revision] = key;
+  const auto* found = association(pid, revision);
+  if (!found) return;  // unreadable: the decision is refused (decision 157)
+  const Association a = *found;
+  put_row(layout::key(layout::kAssociationsOf, pid, revision), false);
+  put_row(layout::row(layout::association_name(pid, a.name.value), revision), false);
+  put_row(layout::key(layout::kAssociatedBy, a.resource, pid, revision), false);
+  associations_.remove(key);
   auto& p = *process_mut(pid);
   p.associations_position = step.position;  // its association listing's cut expires
   step.touched.processes.push_back(pid);

@@ -52,18 +52,30 @@ Digest Authority::roots() const {
   for (const auto& [id, r] : roles_) add(r);
   for (const auto& [id, r] : grants_) add(r);
   for (const auto& [principal, role] : credentials_) add(List<Id, 2>{{principal, role}});
-  for (const auto& [id, r] : resources_) add(r);
+  // From storage too (decisions 170, 175): the records as the head's position has them.
+  visit_stored<ResourceRecord>(resources_, layout::kResources, 0, [&](const ResourceRecord& r) { return add(r), true; });
   visit_processes(0, [&](const ProcessRecord& r) {  // from storage: they are not all resident
     add(r);
     return true;
   });
-  for (const auto& [key, a] : associations_) add(a);
-  for (const auto& [id, r] : views_) add(r);
-  // From storage too (decision 170): the records as the head's position has them.
+  std::vector<std::pair<Id, Id>> associations;  // in (pid, revision) order, read after the scan of their rows
+  visit_rows(layout::table(layout::kAssociationsOf), {}, [&](std::string_view row) {
+    associations.emplace_back(layout::get_be64(row.substr(2)), layout::last_id(row));
+    return true;
+  });
+  for (const auto& [pid, revision] : associations) {
+    const auto* a = association(pid, revision);
+    if (!a) {  // unreadable, or listed without a record: the decision is refused (decision 157)
+      note_corrupt(CorruptRecord{revision, "association"});
+      return Digest{};
+    }
+    add(*a);
+  }
+  visit_stored<ViewRecord>(views_, layout::kViews, 0, [&](const ViewRecord& r) { return add(r), true; });
   visit_stored<OutputRecord>(outputs_, layout::kOutputs, 0, [&](const OutputRecord& r) { return add(r), true; });
   visit_stored<EffectRecord>(effects_, layout::kEffects, 0, [&](const EffectRecord& r) { return add(r), true; });
   visit_stored<PayloadRecord>(payloads_, layout::kPayloads, 0, [&](const PayloadRecord& r) { return add(r), true; });
-  for (const auto& [id, r] : runtime_) add(r);
+  visit_stored<RuntimeRecord>(runtime_, layout::kRuntime, 0, [&](const RuntimeRecord& r) { return add(r), true; });
   return hash.finish();
 }
 

@@ -95,11 +95,7 @@ std::optional<std::string> load_table(rocksdb::DB& db, char table, Authority::Pu
     case kGrants: return scan<GrantRecord>(db, table, [&](GrantRecord r) { p.grants[r.grant] = r; });
     case kCredentials:
       return scan<void>(db, table, [&](std::string_view k) { p.credentials.insert({get_be64(k), get_be64(k.substr(8))}); });
-    case kResources: return scan<ResourceRecord>(db, table, [&](ResourceRecord r) { p.resources[r.info.resource] = r; });
     case kEnded: return scan<void>(db, table, [&](std::string_view k) { p.may_have_ended.insert(get_be64(k)); });
-    case kAssociations: return scan<Association>(db, table, [&](Association a) { p.associations.push_back(a); });
-    case kViews: return scan<ViewRecord>(db, table, [&](ViewRecord r) { p.views[r.view] = r; });
-    case kRuntime: return scan<RuntimeRecord>(db, table, [&](RuntimeRecord r) { p.runtime[r.info.pid] = r; });
     default: return "table " + std::string(table_of(table)->name) + " has no loader";
   }
 }
@@ -178,7 +174,14 @@ void stage_table(rocksdb::WriteBatchBase& w, char table, const Authority& a, con
     case kUnresolved:
     case kOutputsOf:
     case kEffectsOf:
-    case kPayloadsOf:  // the stored indexes (decision 170): rows changed in place, in this decision's write
+    case kPayloadsOf:
+    case kResourceNames:
+    case kLifetimeOf:
+    case kAssociationsOf:
+    case kAssociationNames:
+    case kAssociatedBy:
+    case kViewsOf:
+    case kViewsOn:  // the stored indexes (decisions 170, 175): rows changed in place, in this decision's write
       for (const auto& [row, present] : t.rows) {
         if (row.empty() || row[0] != table) continue;
         if (present) w.Put(row, "");
@@ -281,7 +284,7 @@ Result<Authority, std::string> Journal::load() const {
   Authority::Published p;
   p.head = std::move(*head);
   for (const auto& table : layout::kTables) {
-    if (!table.read_at_start) continue;  // processes, entries, inputs, blocks: read from disk when needed
+    if (!table.read_at_start) continue;  // everything but the policy and the ended index: read from disk when needed
     if (auto error = load_table(*db_, table.prefix, p)) return Err{"journal: " + *error};
   }
   Authority authority(genesis_, std::move(p));
@@ -328,9 +331,9 @@ std::optional<CorruptRecord> Journal::processes(Id after, Id position,
   return reader(*db_, staged_.get(), in_flight_).processes(after, position, visit);
 }
 
-std::optional<std::string> Journal::record(char table, Id id, Id position) const {
+std::optional<std::string> Journal::record(const std::string& record_key, Id position) const {
   ++records_read_;
-  return reader(*db_, staged_.get(), in_flight_).version_at(key(table, id), position);
+  return reader(*db_, staged_.get(), in_flight_).version_at(record_key, position);
 }
 
 void Journal::records(char table, Id after, Id position, const std::function<bool(Id, std::string_view)>& visit) const {

@@ -80,13 +80,14 @@ class Journal final : public RecordSource {
   Result<std::optional<ProcessRecord>, CorruptRecord> process(Id pid, Id position) const override;
   std::optional<CorruptRecord> processes(Id after, Id position,
                                          const std::function<bool(const ProcessRecord&)>& visit) const override;
-  std::optional<std::string> record(char table, Id id, Id position) const override;
+  std::optional<std::string> record(const std::string& record_key, Id position) const override;
   void records(char table, Id after, Id position, const std::function<bool(Id, std::string_view)>& visit) const override;
   void rows(const std::string& prefix, const std::string& after,
             const std::function<bool(std::string_view)>& visit) const override;
   std::uint64_t synced_writes() const { return synced_writes_; }
-  /// How many single records (outputs, effects, payloads) were read from
-  /// storage since the journal opened: what a restart does not load (decision 170).
+  /// How many single records (outputs, effects, payloads, resources,
+  /// associations, views, runtime bindings) were read from storage since the
+  /// journal opened: what a restart does not load (decisions 170, 175).
   std::uint64_t records_read() const { return records_read_; }
 
   /// Compacts the journal's range below `floor` on the reclaim thread, so the

@@ -18,10 +18,11 @@ inline constexpr std::string_view kHead = "head";
 /// The storage format, written with the genesis: a journal without this one
 /// is refused as it opens (there is no decoder of an earlier format).
 inline constexpr std::string_view kFormat = "format";
-inline constexpr std::string_view kFormatVersion = "transit.storage.5";
+inline constexpr std::string_view kFormatVersion = "transit.storage.6";
 // 2: process versions; 3: every record versioned; 4: the head's storage fields
 // (location definition, fence, grace) and the compaction ledger (decisions 140-146);
-// 5: the stored indexes over outputs, effects and payloads (decision 170)
+// 5: the stored indexes over outputs, effects and payloads (decision 170);
+// 6: the stored indexes over resources, associations and views (decision 175)
 
 // Tables, one letter each, listed once in kTables below. `j/` + position
 // holds a decision's signed request (the canonical SignedRequest text
@@ -46,6 +47,16 @@ inline constexpr char kRoutes = 'w',       // pending outputs by (source, destin
                       kOutputsOf = 'O',    // outputs by (source, output)
                       kEffectsOf = 'F',    // effects by (pid, effect)
                       kPayloadsOf = 'Y';   // payloads by (pid, payload)
+// The same over resources, associations and views (decision 175). A name is
+// padded as an entry key is (32 bytes, then its length), so one name's rows
+// share a prefix no other name's start with.
+inline constexpr char kResourceNames = 'R',     // resources by (padded name, resource): reserved forever
+                      kLifetimeOf = 'L',        // resources by (lifetime owner, resource)
+                      kAssociationsOf = 'A',    // associations by (pid, association revision)
+                      kAssociationNames = 'N',  // live associations by (pid, padded name, revision)
+                      kAssociatedBy = 'B',      // associations by (resource, pid, revision)
+                      kViewsOf = 'V',           // views by (pid, view)
+                      kViewsOn = 'W';           // views by (resource, view)
 
 /// One storage table: its key prefix, its name, what it holds, whether the
 /// journal reads it whole into the authority at start, and, for a table of
@@ -71,15 +82,17 @@ inline constexpr Table kTables[] = {
     {kRoles, "roles", "RoleRecord versions by (role, ~position)", true, kIdKey},
     {kGrants, "grants", "GrantRecord versions by (grant, ~position)", true, kIdKey},
     {kCredentials, "credentials", "(principal, role) binding versions by (principal, role, ~position)", true, kPairKey},
-    {kResources, "resources", "ResourceRecord versions by (resource, ~position)", true, kIdKey},
+    {kResources, "resources", "ResourceRecord versions by (resource, ~position), read from disk (decision 175)", false,
+     kIdKey},
     {kProcesses, "processes", "ProcessRecord versions by (pid, ~position), read from disk (decision 130)", false, kIdKey},
     {kEnded, "ended", "the index of processes that may have ended, by pid, no value; changed in place", true},
-    {kAssociations, "associations", "Association versions by (pid, association revision, ~position)", true, kPairKey},
-    {kViews, "views", "ViewRecord versions by (view, ~position)", true, kIdKey},
+    {kAssociations, "associations", "Association versions by (pid, association revision, ~position), read from disk",
+     false, kPairKey},
+    {kViews, "views", "ViewRecord versions by (view, ~position), read from disk (decision 175)", false, kIdKey},
     {kOutputs, "outputs", "OutputRecord versions by (output, ~position), read from disk (decision 170)", false, kIdKey},
     {kEffects, "effects", "EffectRecord versions by (effect, ~position), read from disk (decision 170)", false, kIdKey},
     {kPayloads, "payloads", "PayloadRecord versions by (payload, ~position), read from disk (decision 170)", false, kIdKey},
-    {kRuntime, "runtime", "RuntimeRecord versions by (pid, ~position)", true, kIdKey},
+    {kRuntime, "runtime", "RuntimeRecord versions by (pid, ~position), read from disk (decision 175)", false, kIdKey},
     {kEntries, "entries", "entry versions by (resource, padded key, ~revision), read from disk", false},
     {kInputs, "inputs", "mailbox input versions by (pid, input, ~position), read from disk", false, kPairKey},
     {kBlocks, "blocks", "block bodies by (resource, padded name), read from disk; delete_block removes one", false},
@@ -94,6 +107,13 @@ inline constexpr Table kTables[] = {
     {kOutputsOf, "outputs of", "outputs by (source, output), no value; changed in place", false},
     {kEffectsOf, "effects of", "effects by (pid, effect), no value; changed in place", false},
     {kPayloadsOf, "payloads of", "payloads by (pid, payload), no value; changed in place", false},
+    {kResourceNames, "resource names", "resources by (padded name, resource), no value; never removed", false},
+    {kLifetimeOf, "lifetimes of", "resources by (lifetime owner, resource), no value; never removed", false},
+    {kAssociationsOf, "associations of", "associations by (pid, revision), no value; changed in place", false},
+    {kAssociationNames, "association names", "live associations by (pid, padded name, revision), no value", false},
+    {kAssociatedBy, "associated by", "associations by (resource, pid, revision), no value; changed in place", false},
+    {kViewsOf, "views of", "views by (pid, view), no value; changed in place", false},
+    {kViewsOn, "views on", "views by (resource, view), no value; changed in place", false},
 };
 consteval bool prefixes_distinct() {
   for (std::size_t i = 0; i < std::size(kTables); ++i)
@@ -176,12 +196,27 @@ inline std::pair<std::uint64_t, std::uint64_t> parse_process(std::string_view st
 /// resource, padded key): the prefix bloom filters of the store are on it.
 inline constexpr std::size_t kEntryPrefix = 2 + 8 + kPaddedKey;
 
-inline std::string padded(char t, std::uint64_t resource, const EntryKey& entry_key) {
-  std::string k = key(t, resource);
-  k.append(reinterpret_cast<const char*>(entry_key.value.data()), entry_key.value.size());
-  k.append(32 - entry_key.value.size(), '\0');
-  k.push_back(static_cast<char>(entry_key.value.size()));
+/// `k` + `bytes` (at most 32: an entry key, a name) zero-padded to 32 bytes + their length.
+inline std::string padded(std::string k, std::string_view bytes) {
+  k.append(bytes);
+  k.append(32 - bytes.size(), '\0');
+  k.push_back(static_cast<char>(bytes.size()));
   return k;
+}
+inline std::string padded(char t, std::uint64_t resource, const EntryKey& entry_key) {
+  return padded(key(t, resource),
+                std::string_view(reinterpret_cast<const char*>(entry_key.value.data()), entry_key.value.size()));
+}
+/// The rows of resource name `name` (decision 175): one, whose last id is the resource.
+inline std::string resource_name(std::string_view name) { return padded(table(kResourceNames), name); }
+/// The rows of `pid`'s association named `name`: one while it is live, whose last id is its revision.
+inline std::string association_name(std::uint64_t pid, std::string_view name) {
+  return padded(key(kAssociationNames, pid), name);
+}
+/// A row under a name's prefix (resource_name, association_name) with the id it lists.
+inline std::string row(std::string prefix, std::uint64_t id) {
+  put_be64(prefix, id);
+  return prefix;
 }
 
 /// All versions of all entries of `resource`.

@@ -49,8 +49,7 @@ void Authority::refresh_ended(Id pid, Step& step) {
 }
 
 void Authority::refresh_requiring(Id resource_id, Step& step) {
-  if (auto it = associated_by_.find(resource_id); it != associated_by_.end())
-    for (Id pid : it->second) refresh_ended(pid, step);
+  for (Id pid : associated_pids(resource_id)) refresh_ended(pid, step);
 }
 
 Id Authority::retire_process(ProcessRecord& p, std::optional<Ending> ending, Step& step) {
@@ -62,8 +61,7 @@ Id Authority::retire_process(ProcessRecord& p, std::optional<Ending> ending, Ste
   step.touched.processes.push_back(p.pid);
   refresh_ended(p.pid, step);
   // The resources whose lifetime it owns end with it: their dependents have ended too.
-  if (auto it = lifetime_of_.find(p.pid); it != lifetime_of_.end())
-    for (Id owned : it->second) refresh_requiring(owned, step);
+  for (Id owned : first_ids(layout::key(layout::kLifetimeOf, p.pid))) refresh_requiring(owned, step);
   return cancelled;
 }
 

@@ -68,19 +68,17 @@ std::optional<Refusal> Authority::check_quiescent(Id resource_id, std::uint64_t 
   };
   const auto requiring = [&](Id r) {
     std::vector<const ProcessRecord*> out;
-    if (auto it = associated_by_.find(r); it != associated_by_.end())
-      for (Id pid : it->second)
-        if (const auto* p = process(pid); p && requires_resource(*p, r)) out.push_back(p);
+    for (Id pid : associated_pids(r))
+      if (const auto* p = process(pid); p && requires_resource(*p, r)) out.push_back(p);
     return out;
   };
   for (const auto* owner : requiring(resource_id)) {
     if (auto refusal = busy(*owner, ", which requires the resource,")) return refusal;
     // Its borrowers: processes requiring a resource whose lifetime it owns.
-    if (auto it = lifetime_of_.find(owner->pid); it != lifetime_of_.end())
-      for (Id lent : it->second)
-        for (const auto* borrower : requiring(lent))
-          if (borrower != owner)
-            if (auto refusal = busy(*borrower, ", a borrower of process " + std::to_string(owner->pid) + ",")) return refusal;
+    for (Id lent : first_ids(layout::key(layout::kLifetimeOf, owner->pid)))
+      for (const auto* borrower : requiring(lent))
+        if (borrower != owner)
+          if (auto refusal = busy(*borrower, ", a borrower of process " + std::to_string(owner->pid) + ",")) return refusal;
   }
   return std::nullopt;
 }
@@ -126,8 +124,7 @@ Result<Outcome, Refusal> Authority::apply(const CreateProcess& op, Step& step) {
   p.required = op.required;
   p.allow_collection = op.allow_collection;
   p.associations_position = step.position;
-  processes_[op.pid] = std::move(p);
-  remember(op.pid);
+  processes_.put(op.pid, std::move(p));
   step.touched.processes.push_back(op.pid);
   return Outcome{ProcessChanged{op.pid, 0}};
 }
@@ -191,7 +188,7 @@ Result<Outcome, Refusal> Authority::apply(const Turn& op, Step& step) {
     if (!associated(op.pid, *op.resource))
       return refuse(Reason::kNotAssociated, "a turn writes only an associated resource");
     if (auto refusal = check_resource(step.caller, *op.resource, kWrite, step.now_ms)) return Err{*refusal};
-    written = &resources_.at(*op.resource);
+    written = resource_mut(*op.resource);
     if (op.resource_revision && *op.resource_revision != written->info.revision)
       return refuse(Reason::kResourceRevisionChanged,
                     "the resource is at revision " + std::to_string(written->info.revision));
@@ -238,9 +235,9 @@ Result<Outcome, Refusal> Authority::apply(const Turn& op, Step& step) {
   }
   for (Id viewed : op.views.items) {
     const Id id = head_.next_view++;
-    views_[id] = ViewRecord{id, op.pid, viewed, resources_.at(viewed).info.revision};
-    views_of_[op.pid].insert(id);
-    views_on_[viewed].insert(id);
+    views_.put(id, ViewRecord{id, op.pid, viewed, resource(viewed)->info.revision});
+    put_row(layout::key(layout::kViewsOf, op.pid, id), true);
+    put_row(layout::key(layout::kViewsOn, viewed, id), true);
     step.touched.views.push_back(id);
     published.views.items.push_back(id);
   }

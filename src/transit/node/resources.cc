@@ -2,6 +2,7 @@
 // basis of an entry read, and the bounded pages with their cuts
 // (docs/transit.md, decisions 6 and 24-30).
 #include "transit/node/authority.h"
+#include "transit/node/layout.h"
 
 namespace cowboy::transit::node {
 namespace {
@@ -22,14 +23,14 @@ std::optional<Refusal> Authority::stale_cut(Id cut, Id catalog_position) const {
   return std::nullopt;
 }
 
+// From the stored indexes (decision 175): one seek each, then the record.
 const Association* Authority::associated(Id pid, Id resource_id) const {
-  for (auto it = associations_.lower_bound({pid, 0}); it != associations_.end() && it->first.first == pid; ++it)
-    if (it->second.resource == resource_id) return &it->second;
-  return nullptr;
+  const auto revision = first_id(layout::key(layout::kAssociatedBy, resource_id, pid));  // its first, as listed
+  return revision ? association(pid, *revision) : nullptr;
 }
 const Association* Authority::associated(Id pid, std::string_view name) const {
-  auto it = association_names_.find({pid, std::string(name)});
-  return it == association_names_.end() ? nullptr : association(pid, it->second);
+  const auto revision = first_id(layout::association_name(pid, name));
+  return revision ? association(pid, *revision) : nullptr;
 }
 
 bool Authority::alive(const ResourceRecord& r, std::uint64_t now_ms) const {
@@ -60,7 +61,7 @@ std::optional<Refusal> Authority::fence(Id checked_at) const {
 Result<Authority::Selected, Refusal> Authority::select(const ReadCtx& ctx, Id resource_id, std::optional<Id> revision,
                                                        std::optional<Id> view_id) const {
   if (auto refusal = check_resource(ctx.caller, resource_id, kInspect | kRead, ctx.now_ms)) return Err{*refusal};
-  const auto& r = resources_.at(resource_id);
+  const auto& r = *resource(resource_id);
   if (!view_id) {
     if (revision && *revision != r.info.revision)
       return refuse(Reason::kResourceRevisionChanged,
@@ -95,37 +96,37 @@ Result<Outcome, Refusal> Authority::apply(const CreateResource& op, Step& step) 
   const auto scope = op.owner ? Scope{PidScope{*op.owner}} : Scope{RealmScope{}};
   if (!(rights(step.caller, scope) & kPidAdmin))
     return refuse(Reason::kNotPermitted, "requires pid_admin at the owner's scope");
-  if (resource_names_.count(op.name.value))
+  if (first_id(layout::resource_name(op.name.value)))
     return refuse(Reason::kNameTaken, "the name " + op.name.value + " is reserved");
   if (op.owner) {
     const auto* owner = process(*op.owner);
     if (!owner || retired(*owner, step.now_ms))
       return refuse(Reason::kUnknownOwner, "the lifetime owner is no live process");
     // The lifetime-owner budget bounds the quiescence walk over an owner's borrowers (decision 156).
-    if (auto it = lifetime_of_.find(*op.owner); it != lifetime_of_.end() && it->second.size() >= budgets_.lifetime_owner)
+    if (const auto owned = first_ids(layout::key(layout::kLifetimeOf, *op.owner)).size(); owned >= budgets_.lifetime_owner)
       return refuse(Reason::kDependencyBudget, "process " + std::to_string(*op.owner) + " owns the lifetime of " +
-                                                   std::to_string(it->second.size()) + " resources, the node's budget");
+                                                   std::to_string(owned) + " resources, the node's budget");
   }
   const Id id = head_.next_resource++;
-  resources_[id] = ResourceRecord{ResourceInfo{id, op.name, op.owner, 1, false}, step.position, step.position, std::nullopt};
-  resource_names_[op.name.value] = id;
-  if (op.owner) lifetime_of_[*op.owner].insert(id);
+  resources_.put(id, ResourceRecord{ResourceInfo{id, op.name, op.owner, 1, false}, step.position, step.position, std::nullopt});
+  put_row(layout::row(layout::resource_name(op.name.value), id), true);
+  if (op.owner) put_row(layout::key(layout::kLifetimeOf, *op.owner, id), true);
   head_.resources_position = step.position;
   step.touched.resources.push_back(id);
   return Outcome{ResourceCreated{id, 1}};
 }
 
 Result<Outcome, Refusal> Authority::apply(const RetireResource& op, Step& step) {
-  auto it = resources_.find(op.resource);
-  if (it == resources_.end()) return refuse(Reason::kUnknownResource, "no such resource");
-  auto& info = it->second.info;
+  auto* record = resource_mut(op.resource);
+  if (!record) return refuse(Reason::kUnknownResource, "no such resource");
+  auto& info = record->info;
   const auto scope = info.owner ? Scope{PidScope{*info.owner}} : Scope{RealmScope{}};
   if (!(rights(step.caller, scope) & kPidAdmin))
     return refuse(Reason::kNotPermitted, "requires pid_admin at the owner's scope");
   if (info.retired) return refuse(Reason::kAlreadyRetired, "the resource is retired");
   if (auto busy = check_quiescent(op.resource, step.now_ms)) return Err{*busy};
   info.retired = true;  // the name stays reserved
-  it->second.changed_at = step.position;
+  record->changed_at = step.position;
   head_.resources_position = step.position;
   step.touched.resources.push_back(op.resource);
   refresh_requiring(op.resource, step);  // processes requiring it are fenced: they have ended
@@ -149,9 +150,10 @@ Result<Outcome, Refusal> Authority::apply(const Associate& op, Step& step) {
 
 Id Authority::add_association(Id pid, const Name& name, Id resource_id, Step& step) {
   const Id revision = head_.next_association++;
-  associations_[{pid, revision}] = Association{pid, name, resource_id, revision};
-  association_names_[{pid, name.value}] = revision;
-  associated_by_[resource_id].insert(pid);
+  associations_.put({pid, revision}, Association{pid, name, resource_id, revision});
+  put_row(layout::key(layout::kAssociationsOf, pid, revision), true);
+  put_row(layout::row(layout::association_name(pid, name.value), revision), true);
+  put_row(layout::key(layout::kAssociatedBy, resource_id, pid, revision), true);
   process_mut(pid)->associations_position = step.position;
   step.touched.associations.push_back({pid, revision});
   return revision;
@@ -165,14 +167,21 @@ Result<QueryResult, Refusal> Authority::read(const ReadCtx& ctx, const ListResou
       return Err{*stale};
   ResourcePage page;
   page.cut = q.cursor ? q.cursor->cut : head_.position;
-  std::size_t examined = 0;
-  auto it = resources_.upper_bound(q.cursor ? q.cursor->after : 0);
+  // From storage (decision 175): at most the scan budget, and one more to know whether any follow.
+  std::vector<ResourceInfo> candidates;
+  visit_stored<ResourceRecord>(resources_, layout::kResources, q.cursor ? q.cursor->after : 0,
+                               [&](const ResourceRecord& r) {
+                                 candidates.push_back(r.info);
+                                 return candidates.size() <= kScanBudget;
+                               });
   Id last = q.cursor ? q.cursor->after : 0;
-  for (; it != resources_.end() && page.items.items.size() < kPageRecords && examined < kScanBudget; ++it, ++examined) {
-    last = it->first;
-    if (rights(ctx.caller, ResourceScope{it->first}) & kInspect) page.items.items.push_back(it->second.info);
+  std::size_t examined = 0;
+  for (; examined < candidates.size() && page.items.items.size() < kPageRecords && examined < kScanBudget; ++examined) {
+    const auto& info = candidates[examined];
+    last = info.resource;
+    if (rights(ctx.caller, ResourceScope{info.resource}) & kInspect) page.items.items.push_back(info);
   }
-  if (it != resources_.end()) page.cursor = Cursor{page.cut, last};
+  if (examined < candidates.size()) page.cursor = Cursor{page.cut, last};
   return QueryResult{std::move(page)};
 }
 
@@ -189,15 +198,19 @@ Result<QueryResult, Refusal> Authority::read(const ReadCtx& ctx, const ListAssoc
   page.pid = q.pid;
   // The cursor is an association revision, so a hidden association's name never leaves.
   Id last = q.cursor ? q.cursor->after : 0;
-  auto it = associations_.upper_bound({q.pid, last});
+  std::vector<Id> revisions;  // from the stored index (decision 175), the scan budget and one more
+  visit_ids(layout::key(layout::kAssociationsOf, q.pid), last, [&](Id revision) {
+    revisions.push_back(revision);
+    return revisions.size() <= kScanBudget;
+  });
   std::size_t examined = 0;
-  for (; it != associations_.end() && it->first.first == q.pid && page.items.items.size() < kPageRecords &&
-         examined < kScanBudget;
-       ++it, ++examined) {
-    last = it->first.second;
-    if (rights(ctx.caller, ResourceScope{it->second.resource}) & kInspect) page.items.items.push_back(it->second);
+  for (; examined < revisions.size() && page.items.items.size() < kPageRecords && examined < kScanBudget; ++examined) {
+    last = revisions[examined];
+    const auto* a = association(q.pid, last);
+    if (!a) continue;  // unreadable: the answer is refused (decision 157)
+    if (rights(ctx.caller, ResourceScope{a->resource}) & kInspect) page.items.items.push_back(*a);
   }
-  if (it != associations_.end() && it->first.first == q.pid) page.cursor = Cursor{page.cut, last};
+  if (examined < revisions.size()) page.cursor = Cursor{page.cut, last};
   return QueryResult{std::move(page)};
 }
 
@@ -248,7 +261,7 @@ Result<QueryResult, Refusal> Authority::read(const ReadCtx& ctx, const Associati
 
 Result<QueryResult, Refusal> Authority::read(const ReadCtx& ctx, const ReadAccess& q) const {
   if (auto refusal = check_resource(ctx.caller, q.resource, kInspect | kRead, ctx.now_ms)) return Err{*refusal};
-  return QueryResult{ResourceAccess{resources_.at(q.resource).info}};
+  return QueryResult{ResourceAccess{resource(q.resource)->info}};
 }
 
 // read_block: blocks.cc.

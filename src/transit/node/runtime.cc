@@ -13,16 +13,16 @@ constexpr std::uint64_t kInspectExecute = kInspect | kExecute;
 
 int rank(RuntimeStatus s) { return static_cast<int>(s); }  // intended < starting < ready < stopped
 
-Result<RuntimeInfo*, Refusal> bound(std::map<Id, RuntimeRecord>& bindings, Id pid) {
-  auto it = bindings.find(pid);
-  if (it == bindings.end()) return refuse(Reason::kNoRuntimeBinding, "process " + std::to_string(pid) + " is not bound");
-  return &it->second.info;
+/// `binding`, `pid`'s as the authority read it (runtime_mut), or why there is none.
+Result<RuntimeInfo*, Refusal> bound(RuntimeRecord* binding, Id pid) {
+  if (!binding) return refuse(Reason::kNoRuntimeBinding, "process " + std::to_string(pid) + " is not bound");
+  return &binding->info;
 }
 
 }  // namespace
 
 std::optional<Refusal> Authority::check_unbound(Id pid) const {
-  if (runtime_.count(pid))
+  if (runtime(pid))
     return Refusal{Reason::kRuntimeBound, "process " + std::to_string(pid) + " is bound: it is run through activate"};
   return std::nullopt;
 }
@@ -78,7 +78,7 @@ Result<Outcome, Refusal> Authority::apply(const RuntimeIntent& op, Step& step) {
   r.status = RuntimeStatus::kIntended;
   r.operation_at = step.position;
   r.bootstrap.reset();
-  runtime_[op.pid] = RuntimeRecord{r};
+  runtime_.put(op.pid, RuntimeRecord{r});
   step.touched.runtime.push_back(op.pid);
   return Outcome{runtime_changed(r)};
 }
@@ -96,7 +96,7 @@ Result<Outcome, Refusal> Authority::apply(const RuntimeObserve& op, Step& step) 
                                                  : live_process(op.pid, step, kPidAdmin);
   if (!p.ok()) return Err{p.error()};
   if ((*p)->collected_at) return refuse(Reason::kRetired, "the process is collected");
-  auto b = bound(runtime_, op.pid);
+  auto b = bound(runtime_mut(op.pid), op.pid);
   if (!b.ok()) return Err{b.error()};
   auto& r = **b;
   if (op.operation != r.operation)
@@ -130,7 +130,7 @@ Result<Outcome, Refusal> Authority::apply(const RuntimeObserve& op, Step& step) 
 Result<Outcome, Refusal> Authority::apply(const RuntimeUpgrade& op, Step& step) {
   auto p = live_process(op.pid, step, kPidAdmin);
   if (!p.ok()) return Err{p.error()};
-  auto b = bound(runtime_, op.pid);
+  auto b = bound(runtime_mut(op.pid), op.pid);
   if (!b.ok()) return Err{b.error()};
   auto& r = **b;
   if (op.expected_operation != r.operation || op.operation <= r.operation)
@@ -159,7 +159,7 @@ Result<Outcome, Refusal> Authority::apply(const Activate& op, Step& step) {
   auto* found = process_mut(op.pid);
   if (!found) return refuse(Reason::kUnknownProcess, "no process " + std::to_string(op.pid));
   auto& process = *found;
-  auto b = bound(runtime_, op.pid);
+  auto b = bound(runtime_mut(op.pid), op.pid);
   if (!b.ok()) return Err{b.error()};
   auto& r = **b;
   if (op.operation != r.operation)

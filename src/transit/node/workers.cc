@@ -131,8 +131,7 @@ Result<Outcome, Refusal> Authority::apply(const Spawn& op, Step& step) {
   child.allow_collection = op.allow_collection;
   child.initialized = true;
   child.generation = 1;  // as initialize leaves it
-  processes_[op.pid] = std::move(child);
-  remember(op.pid);
+  processes_.put(op.pid, std::move(child));
   for (std::size_t i = 0; i < inherited.size(); ++i) add_association(op.pid, op.required.items[i], inherited[i], step);
   step.touched.processes.push_back(op.pid);
   return Outcome{ProcessChanged{op.pid, 1}};
