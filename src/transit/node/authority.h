@@ -61,7 +61,7 @@ struct Touched {
   std::vector<Id> views_removed, outputs_removed, effects_removed, payloads_removed;
   std::vector<std::pair<Id, Id>> associations_removed, inputs_removed;  // (pid, revision), (pid, input)
   std::vector<BlockInfo> block_records;                   // written whole (decisions 100-109)
-  std::vector<std::pair<Id, EntryKey>> blocks_deleted;    // bodies removed by delete_block
+  std::vector<std::pair<Id, EntryKey>> blocks_deleted;    // bodies a fence purges past the grace (decision 180)
   std::optional<Id> trim_below;  // a new history floor: journal entries below it go (decision 66)
   std::vector<std::pair<Id, bool>> ended;  // the ended-process index: (pid, candidate now)
   std::optional<CompactionRecord> compaction;  // storage_compact's ledger record (decision 144)
@@ -176,6 +176,8 @@ class Authority {
   /// (decision 130), and as many outputs, effects and payloads each (decision
   /// 170); a decision or query over it starts by dropping the least recently used.
   static constexpr std::size_t kResidentProcesses = 1 << 16;
+  /// At most this many deleted block bodies one storage_fence purges (decision 180).
+  static constexpr std::size_t kPurgesPerFence = 256;
   void limit_resident(std::size_t processes) { resident_limit_ = processes; }
   /// The node's dependency budgets (decision 156), reported in capabilities:
   /// the required names one process may declare, and the resources one
@@ -341,6 +343,7 @@ class Authority {
   std::optional<Refusal> check_storage_admin(Id caller) const;
   /// Why `leaf` names nothing stored.
   std::optional<Refusal> check_leaf(const StorageLeaf& leaf, const CatalogReader& catalog) const;
+  void purge_past_grace(Step& step);  // decision 180
   // Collection (collection.cc, decisions 110-119): one kind each; every gate before any removal.
   Result<Outcome, Refusal> apply(const Collect& op, Step& step);
   Result<Outcome, Refusal> collect_output(ProcessRecord& p, Id output, Step& step);

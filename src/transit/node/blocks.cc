@@ -3,6 +3,7 @@
 // (docs/transit.md, decisions 100-109). Bodies and records are read through
 // the CatalogReader, like entries: they grow with the catalog, not held in memory.
 #include "common/crypto.h"
+#include "transit/node/layout.h"
 #include "transit/node/refusals.h"
 
 namespace cowboy::transit::node {
@@ -67,7 +68,10 @@ Result<Outcome, Refusal> Authority::apply(const DeleteBlock& op, Step& step) {
   block.state = BlockState::kDeleted;
   block.deleted_at = step.position;
   step.touched.block_records.push_back(block);
-  step.touched.blocks_deleted.emplace_back(op.resource, op.name);
+  // No read is answered from the body from now on, but one that began before
+  // may still be under way: the body goes once a fence has recorded the
+  // read-lease grace past this epoch (decision 180, storage.cc).
+  put_row(layout::purge(head_.storage_epoch, op.resource, op.name), true);
   return Outcome{BlockChanged{op.resource, op.name, resources_.at(op.resource).info.revision, BlockState::kDeleted}};
 }
 

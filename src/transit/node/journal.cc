@@ -178,7 +178,8 @@ void stage_table(rocksdb::WriteBatchBase& w, char table, const Authority& a, con
     case kUnresolved:
     case kOutputsOf:
     case kEffectsOf:
-    case kPayloadsOf:  // the stored indexes (decision 170): rows changed in place, in this decision's write
+    case kPayloadsOf:
+    case kPurges:  // the stored indexes (decision 170): rows changed in place, in this decision's write
       for (const auto& [row, present] : t.rows) {
         if (row.empty() || row[0] != table) continue;
         if (present) w.Put(row, "");
