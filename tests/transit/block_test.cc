@@ -6,7 +6,7 @@
 #include <rocksdb/db.h>
 
 #include "common/crypto.h"
-#include "state_fixture.h"
+#include "owned_doc_fixture.h"
 #include "store_probe.h"
 
 namespace cowboy::transit {
@@ -21,14 +21,8 @@ Bytes pattern(std::size_t n, std::uint8_t salt) {
 }
 Digest sha256_of(const Bytes& b) { return crypto::sha256(ByteView(b.data(), b.size())); }
 
-class BlockTest : public StateTest {
+class BlockTest : public OwnedDocTest {
  protected:
-  void SetUp() override {
-    StateTest::SetUp();
-    doc_ = resource("doc");
-    process(doc_);
-    generation_ = ok<ProcessChanged>(admin_->submit(Own{kPid, 1})).generation;
-  }
   /// A turn of kPid publishing `blocks` in doc (and a view of doc when asked); its receipt.
   Receipt publish(std::vector<std::pair<std::string, Bytes>> blocks, bool view = false) {
     Turn t{kPid, generation_, std::nullopt, doc_, std::nullopt, {}, {}, {}, {}, std::nullopt};
@@ -81,9 +75,6 @@ class BlockTest : public StateTest {
     clock_.set(clock_.now_ms() + kReadLeaseGraceMs);
     fence(true);
   }
-
-  Id doc_ = 0;
-  Id generation_ = 0;
 };
 
 TEST_F(BlockTest, TheCapabilityIsReported) {

@@ -69,12 +69,20 @@ struct Touched {
   std::vector<std::pair<std::string, bool>> rows;
 };
 
-/// A stored version that no longer decodes (decision 157): an error, never
-/// read as absent.
+/// A stored record version that does not decode, decodes as another record,
+/// or whose key is not of its table's shape (decisions 157, 162, 172): an
+/// error, never read as absent; on the wire ServiceUncertain/storage_corrupt.
+/// Named by its id where the reader knows one, by its table and key otherwise.
 struct CorruptRecord {
   Id pid = 0;  // the record's id: a PID, or an output's, effect's or payload's (decision 170)
   std::string_view kind = "process";
-  std::string message() const { return std::string(kind) + " " + std::to_string(pid) + "'s stored version does not decode"; }
+  std::string table{};   // read by key (Catalog::record_at): the registry's name of its table,
+  std::string record{};  // the record's key, hex,
+  std::string detail{};  // and why it does not decode
+  std::string message() const {
+    if (!record.empty()) return table + " record " + record + "'s stored version does not decode: " + detail;
+    return std::string(kind) + " " + std::to_string(pid) + "'s stored version does not decode";
+  }
 };
 
 /// The records the authority does not keep resident, read from storage as
