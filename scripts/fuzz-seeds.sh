@@ -129,6 +129,9 @@ printf '{"cursor":4,"leaf":{"principal":{"principal":1}},"position":12,"epoch":1
 printf '{"cursor":5,"leaf":{"process":{"pid":7}},"position":13,"epoch":2}' \
   > "$corpus_root/fuzz_transit_compaction_record/process"
 printf '\x00\x00\x00\x00\x00\x00\x00\x03' > "$corpus_root/fuzz_transit_compaction_record/relocated"
+# A purge row's key (decision 180): P/, epoch 1, resource 2, the name "blob" padded to 32 bytes, its length.
+{ printf 'P/\x00\x00\x00\x00\x00\x00\x00\x01\x00\x00\x00\x00\x00\x00\x00\x02blob'; head -c 28 /dev/zero; printf '\x04'; } \
+  > "$corpus_root/fuzz_transit_compaction_record/purge"
 
 # The payload route's path (fuzz_transit_payload_route): request targets.
 mkdir -p "$corpus_root/fuzz_transit_payload_route"

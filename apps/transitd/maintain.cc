@@ -62,6 +62,15 @@ void MaintainFlags::add_to(CLI::App& app) {
                  "--maintain: publish a checkpoint once this many positions follow the latest, when the realm's genesis "
                  "allows history trimming (omitted: never; the floor still follows others' checkpoints)")
       ->check(CLI::Range(transit::maintain::kMinCheckpointEvery, std::numeric_limits<std::uint64_t>::max()));
+  app.add_option("--storage-every-ms", storage_every_ms,
+                 "--maintain: trusted time between storage runs - a storage_fence recording the read-lease grace once "
+                 "it has passed, then storage_compacts (docs/transit.md, decision 181); 0: none")
+      ->capture_default_str()
+      ->check(CLI::Range(std::uint64_t{0}, std::uint64_t{86'400'000}));
+  app.add_option("--compacts-per-run", compacts_per_run,
+                 "--maintain: storage_compact commands per storage run, at most (process leaves in PID order, rotating)")
+      ->capture_default_str()
+      ->check(CLI::Range(std::size_t{0}, std::size_t{4096}));
   service_log::add_flags(app, logs);
 }
 
@@ -87,6 +96,8 @@ int run_maintain(const MaintainFlags& flags, const std::string* dev_dir) {
   options.idle = std::chrono::milliseconds(flags.idle_ms);
   options.checkpoint_every = flags.checkpoint_every;
   options.collects_per_pass = flags.collects_per_pass;
+  options.storage_every = std::chrono::milliseconds(flags.storage_every_ms);
+  options.compacts_per_run = flags.compacts_per_run;
   const auto admin_at = net::parse_host_port(flags.admin_listen.empty() ? std::string(MaintainFlags::kDefaultAdmin) : flags.admin_listen);
   if (!admin_at) return fail("--admin-listen wants host:port");
 

@@ -22,6 +22,8 @@ struct MaintainFlags {
   int idle_ms = 20;
   std::size_t collects_per_pass = 64;  // collect commands per collection pass, at most (decision 155)
   std::uint64_t checkpoint_every = 0;  // positions between checkpoints it publishes; 0: none
+  std::uint64_t storage_every_ms = 60'000;  // trusted time between storage runs (decision 181); 0: none
+  std::size_t compacts_per_run = 8;         // storage_compact commands per storage run, at most
   service_log::Flags logs;  // --log-format, --log-level: the node's too
 
   /// Adds --maintain and its options to `app`.

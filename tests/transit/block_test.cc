@@ -6,7 +6,7 @@
 #include <rocksdb/db.h>
 
 #include "common/crypto.h"
-#include "state_fixture.h"
+#include "owned_doc_fixture.h"
 #include "store_probe.h"
 
 namespace cowboy::transit {
@@ -21,14 +21,8 @@ Bytes pattern(std::size_t n, std::uint8_t salt) {
 }
 Digest sha256_of(const Bytes& b) { return crypto::sha256(ByteView(b.data(), b.size())); }
 
-class BlockTest : public StateTest {
+class BlockTest : public OwnedDocTest {
  protected:
-  void SetUp() override {
-    StateTest::SetUp();
-    doc_ = resource("doc");
-    process(doc_);
-    generation_ = ok<ProcessChanged>(admin_->submit(Own{kPid, 1})).generation;
-  }
   /// A turn of kPid publishing `blocks` in doc (and a view of doc when asked); its receipt.
   Receipt publish(std::vector<std::pair<std::string, Bytes>> blocks, bool view = false) {
     Turn t{kPid, generation_, std::nullopt, doc_, std::nullopt, {}, {}, {}, {}, std::nullopt};
@@ -55,9 +49,32 @@ class BlockTest : public StateTest {
     return q;
   }
   BlockInfo info(const std::string& name) { return answer<BlockInfo>(*admin_, BlockRead{doc_, key(name)}); }
-
-  Id doc_ = 0;
-  Id generation_ = 0;
+  /// Whether doc's block `name` has a body in the store, read with the node stopped; it is started again.
+  bool body_stored(const std::string& name) {
+    admin_.reset();
+    node_.reset();
+    bool stored = false;
+    {
+      auto db = testing::open_store(dir_);
+      std::string v;
+      stored = db && db->Get(rocksdb::ReadOptions(), node::layout::block(doc_, key(name)), &v).ok();
+    }
+    restart();
+    admin_ = std::make_unique<Client>(root());
+    return stored;
+  }
+  /// A storage_fence at the stored epoch; its receipt.
+  StorageFenced fence(bool record_grace) {
+    const Id epoch = answer<StorageStatus>(*admin_, StorageQuery{}).epoch;
+    return std::get<StorageFenced>(accept(*admin_, StorageFence{epoch, record_grace}).outcome);
+  }
+  /// A fence, then, a read-lease grace later, one recording it (decision 142):
+  /// every epoch up to the first fence's is past its grace.
+  void pass_grace() {
+    fence(false);
+    clock_.set(clock_.now_ms() + kReadLeaseGraceMs);
+    fence(true);
+  }
 };
 
 TEST_F(BlockTest, TheCapabilityIsReported) {
@@ -245,6 +262,7 @@ TEST_F(BlockTest, RecordsSurviveARestartAndADeletedBodyIsGoneFromTheStore) {
   publish({{"a", a}, {"b", b}});
   accept(*admin_, RetireBlock{doc_, key("b")});
   accept(*admin_, DeleteBlock{doc_, key("b")});
+  pass_grace();  // the body goes once the grace past its deletion is recorded (decision 180)
   const BlockInfo a_before = info("a"), b_before = info("b");
   admin_.reset();
   restart();
@@ -261,6 +279,41 @@ TEST_F(BlockTest, RecordsSurviveARestartAndADeletedBodyIsGoneFromTheStore) {
   EXPECT_TRUE(db->Get(rocksdb::ReadOptions(), node::layout::block(doc_, key("b")), &v).IsNotFound());
   EXPECT_TRUE(db->Get(rocksdb::ReadOptions(), testing::newest_version(*db, node::layout::block_record(doc_, key("b"))), &v).ok());
   EXPECT_TRUE(db->Get(rocksdb::ReadOptions(), node::layout::block(doc_, key("a")), &v).ok());
+}
+
+// Decision 180: delete_block ends every read at once, but the body stays
+// stored until a fence records the read-lease grace past the epoch it was
+// deleted in - then that fence's write removes it - and a body deleted in a
+// later epoch waits for the grace past that one.
+TEST_F(BlockTest, ADeletedBodyIsPurgedOnlyByAFenceThatRecordsTheGracePastItsEpoch) {
+  const Bytes a = pattern(300, 10), b = pattern(400, 11);
+  publish({{"a", a}, {"b", b}});
+  accept(*admin_, RetireBlock{doc_, key("a")});
+  accept(*admin_, RetireBlock{doc_, key("b")});
+  accept(*admin_, DeleteBlock{doc_, key("a")});  // in epoch 0
+  EXPECT_EQ(read_refused("a"), Reason::kBlockDeleted);
+  EXPECT_TRUE(body_stored("a"));
+
+  const std::uint64_t fenced_ms = clock_.now_ms();
+  EXPECT_EQ(fence(false).epoch, 1u);
+  accept(*admin_, DeleteBlock{doc_, key("b")});  // in epoch 1
+  EXPECT_TRUE(body_stored("a"));  // a fence without a recorded grace frees nothing
+  // A millisecond short of the grace the fence that would record it is refused, and nothing goes.
+  clock_.set(fenced_ms + kReadLeaseGraceMs - 1);
+  EXPECT_EQ(refused(admin_->submit(StorageFence{1, true})).reason, Reason::kReadLeaseGracePending);
+  EXPECT_TRUE(body_stored("a"));
+
+  clock_.set(fenced_ms + kReadLeaseGraceMs);
+  EXPECT_EQ(fence(true).grace_below, 1u);  // every lease of epoch 0 has ended
+  EXPECT_FALSE(body_stored("a"));
+  EXPECT_TRUE(body_stored("b"));  // deleted in epoch 1, whose leases may still read
+  EXPECT_EQ(info("a").state, BlockState::kDeleted);  // the record outlives the body
+
+  clock_.set(clock_.now_ms() + kReadLeaseGraceMs);
+  EXPECT_EQ(fence(true).grace_below, 2u);
+  EXPECT_FALSE(body_stored("b"));
+  EXPECT_EQ(read_refused("b"), Reason::kBlockDeleted);
+  EXPECT_EQ(info("b").state, BlockState::kDeleted);
 }
 
 }  // namespace

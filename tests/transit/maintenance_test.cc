@@ -558,5 +558,73 @@ TEST_F(MaintainerTest, WithoutTheOptInTheMaintainerNeitherCheckpointsNorTrimsNor
   EXPECT_EQ(m->metrics().history_floor.load(), 0u);
 }
 
+// Decision 181: with a storage interval the maintainer fences once per
+// interval of trusted time - recording the read-lease grace once a grace has
+// passed since the stored fence - and compacts at most compacts_per_run
+// process leaves a run, rotating through the PIDs; between runs it sends
+// nothing, and a fence by someone else puts the next run an interval after it.
+TEST_F(MaintainerTest, TheStoragePassFencesOncePerIntervalRecordsTheGraceAndCompactsProcessLeaves) {
+  initialized(7);
+  initialized(8);
+  principal(30, 130, RealmScope{}, maintain::kRequiredPermissions);
+  maintain::Options o;
+  o.client = options(30, 130);
+  o.idle = std::chrono::milliseconds(1);
+  o.storage_every = std::chrono::milliseconds(10'000);
+  o.compacts_per_run = 1;
+  Maintainer m(o, clock_);
+  ASSERT_TRUE(m.authenticate().ok());
+  const auto storage = [&] { return answer<StorageStatus>(*admin_, StorageQuery{}); };
+
+  EXPECT_EQ(m.round(), Maintainer::Round::kWorked);  // the first run is due at once
+  StorageStatus s = storage();
+  EXPECT_EQ(s.epoch, 1u);
+  EXPECT_EQ(s.grace_below, 0u);  // no earlier fence to wait out
+  EXPECT_EQ(s.compaction_cursor, 1u);
+  const Id after_first = position();
+  clock_.set(clock_.now_ms() + 9'999);
+  EXPECT_EQ(m.round(), Maintainer::Round::kIdle);  // not due: nothing sent
+  EXPECT_EQ(position(), after_first);
+
+  clock_.set(clock_.now_ms() + 1);  // an interval, short of the grace: a fence that records none
+  EXPECT_EQ(m.round(), Maintainer::Round::kWorked);
+  s = storage();
+  EXPECT_EQ(s.epoch, 2u);
+  EXPECT_EQ(s.grace_below, 0u);
+  EXPECT_EQ(s.compaction_cursor, 2u);
+
+  // An administrator's fence: the next run is an interval after it, not after the maintainer's.
+  clock_.set(clock_.now_ms() + 5'000);
+  accept(*admin_, StorageFence{2, false});
+  clock_.set(clock_.now_ms() + 9'000);
+  EXPECT_EQ(m.round(), Maintainer::Round::kIdle);
+  EXPECT_EQ(storage().epoch, 3u);
+
+  clock_.set(clock_.now_ms() + kReadLeaseGraceMs);  // a grace past the stored fence: recorded
+  EXPECT_EQ(m.round(), Maintainer::Round::kWorked);
+  s = storage();
+  EXPECT_EQ(s.epoch, 4u);
+  EXPECT_EQ(s.grace_below, 3u);
+  EXPECT_EQ(s.compaction_cursor, 3u);
+  EXPECT_EQ(m.metrics().storage_runs.load(), 3u);
+  EXPECT_EQ(m.metrics().fences.load(), 3u);
+  EXPECT_EQ(m.metrics().compactions.load(), 3u);
+  EXPECT_EQ(m.metrics().refused.load(), 0u);
+  EXPECT_NE(m.metrics().text().find("\ntransit_maintain_storage_runs_total 3\n"), std::string::npos);
+  EXPECT_NE(m.metrics().text().find("transit_maintain_storage{field=\"grace_below\"} 3\n"), std::string::npos);
+}
+
+// Without a storage interval (the library's default) the maintainer neither fences nor compacts.
+TEST_F(MaintainerTest, WithoutAStorageIntervalTheMaintainerNeitherFencesNorCompacts) {
+  initialized(7);
+  auto m = maintainer(30, 130);
+  clock_.set(clock_.now_ms() + 10 * kReadLeaseGraceMs);
+  m->round();
+  const auto s = answer<StorageStatus>(*admin_, StorageQuery{});
+  EXPECT_EQ(s.epoch, 0u);
+  EXPECT_EQ(s.compaction_cursor, 0u);
+  EXPECT_EQ(m->metrics().storage_runs.load(), 0u);
+}
+
 }  // namespace
 }  // namespace cowboy::transit

@@ -10,7 +10,7 @@
 #include <rocksdb/db.h>
 
 #include "common/crypto.h"
-#include "state_fixture.h"
+#include "owned_doc_fixture.h"
 #include "store_probe.h"
 #include "transit/contract/operations.h"
 #include "transit/node/storage.h"
@@ -20,14 +20,8 @@ namespace {
 
 using Bytes = Client::Bytes;
 
-class StorageMaintenanceTest : public StateTest {
+class StorageMaintenanceTest : public OwnedDocTest {
  protected:
-  void SetUp() override {
-    StateTest::SetUp();
-    doc_ = resource("doc");
-    process(doc_);
-    generation_ = ok<ProcessChanged>(admin_->submit(Own{kPid, 1})).generation;
-  }
   StorageStatus status(Client& c) { return answer<StorageStatus>(c, StorageQuery{}); }
   StorageStatus status() { return status(*admin_); }
   /// kPid's turn in doc putting `puts` (a null value deletes), with a view of doc when asked.
@@ -56,9 +50,6 @@ class StorageMaintenanceTest : public StateTest {
   Reason compact_refused(StorageLeaf leaf, std::optional<Id> cursor = std::nullopt) {
     return refused(admin_->submit(StorageCompact{cursor.value_or(status().compaction_cursor), std::move(leaf)})).reason;
   }
-
-  Id doc_ = 0;
-  Id generation_ = 0;
 };
 
 TEST_F(StorageMaintenanceTest, TheCapabilityIsReportedAndAFreshRealmIsAtEpochZeroUnderTheCurrentDefinition) {

@@ -23,9 +23,12 @@ Meaning meaning(Reason reason) {
     case Reason::kEffectClosed:
     case Reason::kSequenceReused:
     case Reason::kSequenceGap:
-    case Reason::kAlreadyCollected: return Meaning::kLostRace;  // another maintainer collected it first
+    case Reason::kAlreadyCollected:  // another maintainer collected it first
+    case Reason::kStorageEpochChanged:
+    case Reason::kCompactionCursorChanged: return Meaning::kLostRace;  // ... or fenced or compacted first
     case Reason::kUninitialized:
-    case Reason::kMissingDependency: return Meaning::kWaiting;
+    case Reason::kMissingDependency:
+    case Reason::kReadLeaseGracePending: return Meaning::kWaiting;  // the node's trusted time is not there yet
     default: return Meaning::kError;
   }
 }
@@ -75,6 +78,8 @@ Result<Unit, std::string> Maintainer::authenticate() {
   history_trim_ = caps->allow_history_trim;
   collection_ = std::any_of(supported.begin(), supported.end(),
                             [](const auto& name) { return name.value == capability::kCollection; });
+  storage_ = std::any_of(supported.begin(), supported.end(),
+                         [](const auto& name) { return name.value == capability::kStorageMaintenance; });
   if (options_.checkpoint_every && !history_trim_)
     log::warn("transit_maintain_no_checkpoints", log::field("why", "the realm's genesis keeps its whole history"));
   auto me = client_.identity();
@@ -110,6 +115,14 @@ Maintainer::Act Maintainer::act(const Command& op) {
             else if (o.closure == ClosureKind::kDeadline) ++metrics_.effects_deadline;
           } else if constexpr (std::is_same_v<O, Checkpointed>) ++metrics_.checkpoints;
           else if constexpr (std::is_same_v<O, Collected>) ++(o.complete ? metrics_.collected : metrics_.collect_steps);
+          else if constexpr (std::is_same_v<O, StorageFenced>) {
+            ++metrics_.fences;
+            metrics_.storage_epoch = o.epoch;
+            metrics_.grace_below = o.grace_below;
+          } else if constexpr (std::is_same_v<O, StorageCompacted>) {
+            ++metrics_.compactions;
+            metrics_.compaction_cursor = o.cursor;
+          }
         },
         r->outcome);
     return Act::kDone;

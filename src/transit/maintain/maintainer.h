@@ -16,7 +16,10 @@
 //      passing), at most `collects_per_pass` a pass (decision 155),
 //   5. when the realm opts in to history trimming, publishes a checkpoint
 //      every `checkpoint_every` positions (if asked to) and advances the
-//      history floor onto the latest checkpoint (`trim_history`).
+//      history floor onto the latest checkpoint (`trim_history`),
+//   6. every `storage_every` of trusted time (if asked to), fences storage,
+//      recording the read-lease grace once it has passed, and compacts at
+//      most `compacts_per_run` process leaves (decision 181).
 // The list is `kPasses`.
 // It keeps no state of its own: its work is found by bounded, paged listings
 // and each act is one signed command the node rechecks, so a SIGKILL at any
@@ -29,6 +32,7 @@
 #include <atomic>
 #include <chrono>
 #include <condition_variable>
+#include <deque>
 #include <mutex>
 #include <set>
 
@@ -55,6 +59,10 @@ struct Options {
   /// latest one, when the realm opts in to history trimming; 0: never.
   /// Taken as at least kMinCheckpointEvery.
   std::uint64_t checkpoint_every = 0;
+  /// A storage run - a storage_fence, then compactions - once this much
+  /// trusted time has passed since the stored fence (decision 181); 0: never.
+  std::chrono::milliseconds storage_every{0};
+  std::size_t compacts_per_run = 8;  // storage_compact commands per storage run, at most
 };
 /// The floor's own advance takes a position after each checkpoint, which must
 /// not call for the next one (a maintainer would feed itself).
@@ -100,6 +108,8 @@ class Maintainer {
   Round close_effects(EffectFilter filter);
   Round trim_pass();
   Round collect_pass();
+  Round storage_pass();
+  bool refill_compaction();  // the next page of the compaction rotation (storage.cc)
   /// The passes of a round, in order; each lists its own work in bounded
   /// pages and acts by signed commands. Ended processes first: recording a
   /// destination's retirement turns its waiting routes into disposals, and
@@ -108,7 +118,7 @@ class Maintainer {
   /// changed something.
   static constexpr Round (Maintainer::*kPasses[])() = {&Maintainer::terminal_pass, &Maintainer::courier_pass,
                                                        &Maintainer::effects_pass, &Maintainer::collect_pass,
-                                                       &Maintainer::trim_pass};
+                                                       &Maintainer::trim_pass, &Maintainer::storage_pass};
   void reachable(bool up);
   /// Sleeps `pause` or until stop(); false once stopping.
   bool pause(std::chrono::milliseconds pause);
@@ -119,6 +129,10 @@ class Maintainer {
   Metrics metrics_;
   bool history_trim_ = false;  // the realm's genesis opts in (allow_history_trim); fixed for its life
   bool collection_ = false;    // the node reports collection (decision 155)
+  bool storage_ = false;       // the node reports storage_maintenance (decision 181)
+  std::uint64_t next_storage_ms_ = 0;   // no storage run before this trusted time
+  std::deque<Id> to_compact_;           // the rotation's PIDs not compacted yet
+  std::optional<Cursor> compaction_from_;  // where the rotation's next page starts (null: the first PID)
   std::mutex mutex_;
   std::condition_variable wake_;
   bool stopping_ = false;

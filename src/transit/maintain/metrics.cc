@@ -43,6 +43,11 @@ std::string Metrics::text() const {
          "Collect commands accepted, by whether they finished their record (complete) or removed part of it (partial).",
          Sample{collected, R"({result="complete"})"},
          Sample{collect_steps, R"({result="partial"})"});
+  series(out, "transit_maintain_storage_runs_total", "counter",
+         "Storage runs by this maintainer: a storage_fence, then storage_compacts (decision 181).", Sample{storage_runs});
+  series(out, "transit_maintain_storage_commands_total", "counter", "Storage commands accepted, by operation.",
+         Sample{fences, R"({op="storage_fence"})"},
+         Sample{compactions, R"({op="storage_compact"})"});
   series(out, "transit_maintain_lost_races_total", "counter",
          "Commands another courier or maintainer made unnecessary (not errors).",
          Sample{lost_races});
@@ -67,6 +72,11 @@ std::string Metrics::text() const {
          Sample{collectable_seen});
   series(out, "transit_maintain_history_floor", "gauge", "The history floor at the last trim step (0: nothing trimmed).",
          Sample{history_floor});
+  series(out, "transit_maintain_storage", "gauge",
+         "The storage epoch its last fence made, the grace recorded with it, and the compaction cursor it last advanced to.",
+         Sample{storage_epoch, R"({field="epoch"})"},
+         Sample{grace_below, R"({field="grace_below"})"},
+         Sample{compaction_cursor, R"({field="compaction_cursor"})"});
   series(out, "transit_maintain_lag_positions", "gauge", "Authority positions since the oldest pending output was published.",
          Sample{lag_positions});
   series(out, "transit_maintain_lag_seconds", "gauge", "Seconds since the oldest pending output was published.",

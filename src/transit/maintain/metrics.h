@@ -23,6 +23,9 @@ struct Metrics {
   std::atomic<std::uint64_t> floor_advances{0};      // history floors advanced (trims)
   std::atomic<std::uint64_t> collected{0};           // collects that removed their record (complete)
   std::atomic<std::uint64_t> collect_steps{0};       // ... and those that removed part of it, to go on
+  std::atomic<std::uint64_t> storage_runs{0};        // storage runs: a fence, then compactions (decision 181)
+  std::atomic<std::uint64_t> fences{0};              // storage fences accepted
+  std::atomic<std::uint64_t> compactions{0};         // storage compactions accepted
   // Counters: what did not get done, and why.
   std::atomic<std::uint64_t> lost_races{0};  // another courier or maintainer resolved it first: not an error
   std::atomic<std::uint64_t> refused{0};     // any other refusal: an error, logged
@@ -38,6 +41,9 @@ struct Metrics {
   std::atomic<std::uint64_t> overdue_seen{0};      // ... and overdue
   std::atomic<std::uint64_t> collectable_seen{0};  // processes with records listed collectable, last pass
   std::atomic<std::uint64_t> history_floor{0};     // the floor after the last trim step (0 without the opt-in)
+  std::atomic<std::uint64_t> storage_epoch{0};     // the epoch its last fence made
+  std::atomic<std::uint64_t> grace_below{0};       // ... and the grace recorded with it
+  std::atomic<std::uint64_t> compaction_cursor{0};  // the cursor its last compaction advanced to
   std::atomic<std::uint64_t> lag_positions{0};   // the oldest route head's age in authority positions
   std::atomic<std::uint64_t> lag_ms{0};          // ... and in milliseconds, by this process's clock
   std::atomic<std::uint64_t> node_position{0};   // the node's position at the last answer

@@ -59,7 +59,7 @@ struct Touched {
   std::vector<Id> views_removed, outputs_removed, effects_removed, payloads_removed;
   std::vector<std::pair<Id, Id>> associations_removed, inputs_removed;  // (pid, revision), (pid, input)
   std::vector<BlockInfo> block_records;                   // written whole (decisions 100-109)
-  std::vector<std::pair<Id, EntryKey>> blocks_deleted;    // bodies removed by delete_block
+  std::vector<std::pair<Id, EntryKey>> blocks_deleted;    // bodies a fence purges past the grace (decision 180)
   std::optional<Id> trim_below;  // a new history floor: journal entries below it go (decision 66)
   std::vector<std::pair<Id, bool>> ended;  // the ended-process index: (pid, candidate now)
   std::optional<CompactionRecord> compaction;  // storage_compact's ledger record (decision 144)
@@ -67,12 +67,20 @@ struct Touched {
   std::vector<std::pair<std::string, bool>> rows;
 };
 
-/// A stored version that no longer decodes (decision 157): an error, never
-/// read as absent.
+/// A stored record version that does not decode, decodes as another record,
+/// or whose key is not of its table's shape (decisions 157, 162, 172): an
+/// error, never read as absent; on the wire ServiceUncertain/storage_corrupt.
+/// Named by its id where the reader knows one, by its table and key otherwise.
 struct CorruptRecord {
   Id pid = 0;  // the record's id: a PID, an association's revision, or another record's id (decisions 170, 175)
   std::string_view kind = "process";
-  std::string message() const { return std::string(kind) + " " + std::to_string(pid) + "'s stored version does not decode"; }
+  std::string table{};   // read by key (Catalog::record_at): the registry's name of its table,
+  std::string record{};  // the record's key, hex,
+  std::string detail{};  // and why it does not decode
+  std::string message() const {
+    if (!record.empty()) return table + " record " + record + "'s stored version does not decode: " + detail;
+    return std::string(kind) + " " + std::to_string(pid) + "'s stored version does not decode";
+  }
 };
 
 /// The records the authority does not keep resident, read from storage as
@@ -173,6 +181,8 @@ class Authority {
   /// associations, views and runtime bindings each (decisions 170, 175); a
   /// decision or query over it starts by dropping the least recently used.
   static constexpr std::size_t kResidentProcesses = 1 << 16;
+  /// At most this many deleted block bodies one storage_fence purges (decision 180).
+  static constexpr std::size_t kPurgesPerFence = 256;
   void limit_resident(std::size_t processes) { resident_limit_ = processes; }
   /// The node's dependency budgets (decision 156), reported in capabilities:
   /// the required names one process may declare, and the resources one
@@ -338,6 +348,7 @@ class Authority {
   std::optional<Refusal> check_storage_admin(Id caller) const;
   /// Why `leaf` names nothing stored.
   std::optional<Refusal> check_leaf(const StorageLeaf& leaf, const CatalogReader& catalog) const;
+  void purge_past_grace(Step& step);  // decision 180
   // Collection (collection.cc, decisions 110-119): one kind each; every gate before any removal.
   Result<Outcome, Refusal> apply(const Collect& op, Step& step);
   Result<Outcome, Refusal> collect_output(ProcessRecord& p, Id output, Step& step);

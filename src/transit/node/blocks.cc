@@ -69,7 +69,10 @@ Result<Outcome, Refusal> Authority::apply(const DeleteBlock& op, Step& step) {
   block.state = BlockState::kDeleted;
   block.deleted_at = step.position;
   step.touched.block_records.push_back(block);
-  step.touched.blocks_deleted.emplace_back(op.resource, op.name);
+  // No read is answered from the body from now on, but one that began before
+  // may still be under way: the body goes once a fence has recorded the
+  // read-lease grace past this epoch (decision 180, storage.cc).
+  put_row(layout::purge(head_.storage_epoch, op.resource, op.name), true);
   return Outcome{BlockChanged{op.resource, op.name, resource(op.resource)->info.revision, BlockState::kDeleted}};
 }
 

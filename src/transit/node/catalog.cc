@@ -119,12 +119,17 @@ std::optional<std::string> Catalog::version_at(const std::string& record_key, Id
   return it->value().ToString();
 }
 
-CorruptVersion Catalog::corrupt(const std::string& record_key, std::string message) {
+CorruptRecord Catalog::corrupt(const std::string& record_key, std::string detail) {
   static constexpr char kHex[] = "0123456789abcdef";
   std::string hex;
   for (unsigned char c : record_key) hex += {kHex[c >> 4], kHex[c & 15]};
   const auto* table = record_key.empty() ? nullptr : layout::table_of(record_key[0]);
-  return CorruptVersion{table ? std::string(table->name) : std::string("unknown"), std::move(hex), std::move(message)};
+  CorruptRecord c;
+  c.kind = "record";
+  c.table = table ? std::string(table->name) : std::string("unknown");
+  c.record = std::move(hex);
+  c.detail = std::move(detail);
+  return c;
 }
 
 // Inputs and block records: their newest version (position ~0 sorts first).

@@ -27,14 +27,6 @@ void configure_entry_filters(rocksdb::Options& options);
 /// (fuzz_transit_block_record)
 std::optional<BlockInfo> decode_block_record(std::string_view stored);
 
-/// A stored record version that does not decode, or whose key is not of its
-/// table's shape: the read fails closed rather than answering without it.
-struct CorruptVersion {
-  std::string table;   // the registry's name of its table
-  std::string record;  // the record's key, hex
-  std::string message;
-};
-
 class Catalog final : public CatalogReader {
  public:
   /// `staged` and `in_flight` may be null; both outlive this reader, and
@@ -58,7 +50,7 @@ class Catalog final : public CatalogReader {
   std::optional<std::string> version_at(const std::string& record_key, Id position) const;
   /// The same, decoded as `T` (bounded by the journal's record size).
   template <typename T>
-  Result<std::optional<T>, CorruptVersion> record_at(const std::string& record_key, Id position) const {
+  Result<std::optional<T>, CorruptRecord> record_at(const std::string& record_key, Id position) const {
     auto stored = version_at(record_key, position);
     if (!stored) return std::optional<T>{};
     auto decoded = from_json<T>(*stored, kMaxStoredRecord);
@@ -89,7 +81,7 @@ class Catalog final : public CatalogReader {
   /// files that hold none of them.
   rocksdb::Iterator& iterator(bool within_entry) const;
   std::optional<std::string> get(const std::string& key) const;
-  static CorruptVersion corrupt(const std::string& record_key, std::string message);
+  static CorruptRecord corrupt(const std::string& record_key, std::string detail);
 
   rocksdb::DB& db_;
   rocksdb::WriteBatchWithIndex* staged_;

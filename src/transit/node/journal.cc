@@ -181,7 +181,8 @@ void stage_table(rocksdb::WriteBatchBase& w, char table, const Authority& a, con
     case kAssociationNames:
     case kAssociatedBy:
     case kViewsOf:
-    case kViewsOn:  // the stored indexes (decisions 170, 175): rows changed in place, in this decision's write
+    case kViewsOn:
+    case kPurges:  // the stored indexes (decisions 170, 175, 180): rows changed in place, in this decision's write
       for (const auto& [row, present] : t.rows) {
         if (row.empty() || row[0] != table) continue;
         if (present) w.Put(row, "");

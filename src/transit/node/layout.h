@@ -6,6 +6,7 @@
 #pragma once
 
 #include <iterator>
+#include <optional>
 #include <string>
 #include <string_view>
 
@@ -46,7 +47,8 @@ inline constexpr char kRoutes = 'w',       // pending outputs by (source, destin
                       kUnresolved = 'i',   // the effects not closed, by effect
                       kOutputsOf = 'O',    // outputs by (source, output)
                       kEffectsOf = 'F',    // effects by (pid, effect)
-                      kPayloadsOf = 'Y';   // payloads by (pid, payload)
+                      kPayloadsOf = 'Y',   // payloads by (pid, payload)
+                      kPurges = 'P';       // deleted block bodies awaiting read-lease grace (decision 180)
 // The same over resources, associations and views (decision 175). A name is
 // padded as an entry key is (32 bytes, then its length), so one name's rows
 // share a prefix no other name's start with.
@@ -114,6 +116,8 @@ inline constexpr Table kTables[] = {
     {kAssociatedBy, "associated by", "associations by (resource, pid, revision), no value; changed in place", false},
     {kViewsOf, "views of", "views by (pid, view), no value; changed in place", false},
     {kViewsOn, "views on", "views by (resource, view), no value; changed in place", false},
+    {kPurges, "purges", "deleted block bodies by (epoch deleted in, resource, padded name), no value; changed in place",
+     false},
 };
 consteval bool prefixes_distinct() {
   for (std::size_t i = 0; i < std::size(kTables); ++i)
@@ -271,6 +275,31 @@ inline std::string block_record(std::uint64_t resource, const EntryKey& name) {
 /// CompactionRecord, JSON), written by the storage_compact that advanced the
 /// head's compaction cursor to it, and never rewritten.
 inline std::string compaction(std::uint64_t cursor) { return key(kCompactions, cursor); }
+/// A deleted block whose body awaits the read-lease grace (decision 180):
+/// `P/` + the storage epoch its delete_block was accepted in + resource +
+/// padded name, no value. Epoch first, so the bodies a recorded grace frees
+/// are the rows before `purges_below(grace_below)`.
+inline std::string purge(std::uint64_t epoch, std::uint64_t resource, const EntryKey& name) {
+  std::string k = key(kPurges, epoch);
+  k += padded(kPurges, resource, name).substr(2);
+  return k;
+}
+inline std::string purges_below(std::uint64_t epoch) { return key(kPurges, epoch); }
+inline constexpr std::size_t kPurgeKey = 2 + 8 + 8 + kPaddedKey;
+struct PurgeRow {
+  std::uint64_t epoch;
+  std::uint64_t resource;
+  EntryKey name;
+};
+/// A purge row's fields; none for a key of another shape (not this build's).
+inline std::optional<PurgeRow> parse_purge(std::string_view stored) {
+  if (stored.size() != kPurgeKey || stored[0] != kPurges || stored[1] != '/') return std::nullopt;
+  const auto length = static_cast<std::uint8_t>(stored[kPurgeKey - 1]);
+  if (length == 0 || length > 32) return std::nullopt;
+  const char* name = stored.data() + 18;
+  return PurgeRow{get_be64(stored.substr(2)), get_be64(stored.substr(10)),
+                  EntryKey{std::vector<std::uint8_t>(name, name + length)}};
+}
 /// The highest cursor whose relocation has physically finished (8 bytes,
 /// big-endian; absent: none). Written unsynced after the rewrite: a crash
 /// that loses it only repeats a relocation, which changes nothing logical.

@@ -4,6 +4,7 @@
 // refusal leaves the state as it was. What a relocation does to the disk is
 // the relocator's (storage_relocator.cc), once the decision is durable.
 #include "transit/node/authority.h"
+#include "transit/node/layout.h"
 
 namespace cowboy::transit::node {
 namespace {
@@ -52,7 +53,27 @@ Result<Outcome, Refusal> Authority::apply(const StorageFence& op, Step& step) {
   head_.fenced_at = step.position;
   head_.fenced_at_ms = step.now_ms;
   head_.grace_below = grace_below;
+  purge_past_grace(step);
   return Outcome{StorageFenced{head_.storage_epoch, step.now_ms, grace_below}};
+}
+
+// Decision 180: a deleted block's body goes in the first fence's write once
+// every read lease of the epoch it was deleted in has ended - its epoch is
+// below the recorded grace - at most kPurgesPerFence of them a fence, oldest
+// epoch first; the rest wait for the next fence, which any later one is.
+void Authority::purge_past_grace(Step& step) {
+  std::vector<std::string> due;
+  const std::string end = layout::purges_below(head_.grace_below);
+  visit_rows(layout::table(layout::kPurges), {}, [&](std::string_view row) {
+    if (row >= end) return false;
+    due.emplace_back(row);
+    return due.size() < kPurgesPerFence;
+  });
+  for (auto& row : due) {
+    auto parsed = layout::parse_purge(row);
+    if (parsed) step.touched.blocks_deleted.emplace_back(parsed->resource, std::move(parsed->name));
+    put_row(std::move(row), false);  // a row of another shape is not this build's: dropped, nothing deleted by it
+  }
 }
 
 // Decision 144: the cursor and the ledger record in this decision's write;

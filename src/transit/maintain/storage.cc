@@ -1,0 +1,80 @@
+// The storage pass (docs/transit.md, decision 181): every `storage_every` of
+// trusted time, one storage run - a storage_fence, recording the read-lease
+// grace whenever a grace has passed since the stored fence (so that the
+// bodies deleted before it are purged, decision 180), then at most
+// `compacts_per_run` storage_compacts of process leaves, taken in PID order
+// from a rotation through the process listing that starts over once it is
+// through. Between runs it reads nothing: when the next is due comes from the
+// stored fence's trusted time, so a restarted or a second maintainer does
+// not fence early either. Each run is logged and counted.
+#include "common/log.h"
+#include "transit/contract/operations.h"
+#include "transit/maintain/maintainer.h"
+
+namespace cowboy::transit::maintain {
+
+Maintainer::Round Maintainer::storage_pass() {
+  if (!storage_ || options_.storage_every.count() == 0) return Round::kIdle;
+  const auto every = static_cast<std::uint64_t>(options_.storage_every.count());
+  if (clock_.now_ms() < next_storage_ms_) return Round::kIdle;
+  Response response;
+  switch (list(StorageQuery{}, response)) {
+    case Listed::kPage: break;
+    case Listed::kUnreachable: return Round::kUnreachable;
+    case Listed::kStale:
+    case Listed::kRefused: return Round::kIdle;
+  }
+  const StorageStatus status = std::get<StorageStatus>(response.result);
+  const std::uint64_t now = clock_.now_ms();
+  if (status.fenced_at != 0 && now < status.fenced_at_ms + every) {
+    next_storage_ms_ = status.fenced_at_ms + every;  // someone fenced since: the next run is due from that fence
+    return Round::kIdle;
+  }
+  // Record the grace when the stored fence is a lease behind; the node judges it by its trusted time.
+  const bool record_grace = status.fenced_at != 0 && now >= status.fenced_at_ms + status.read_lease_grace_ms;
+  bool worked = false;
+  switch (act(StorageFence{status.epoch, record_grace})) {
+    case Act::kUnreachable: return Round::kUnreachable;
+    case Act::kDone: worked = true; break;
+    case Act::kLostRace: return Round::kWorked;  // another maintainer fenced: its run, read again next round
+    case Act::kWaiting: next_storage_ms_ = now + 1'000; return Round::kIdle;  // the node's time is short of the grace
+    case Act::kRefused: next_storage_ms_ = now + every; return Round::kIdle;
+  }
+  ++metrics_.storage_runs;
+  std::size_t compacted = 0;
+  Id cursor = status.compaction_cursor;
+  for (std::size_t sent = 0; sent < options_.compacts_per_run; ++sent) {  // commands, not successes: bounded
+    if (to_compact_.empty() && !refill_compaction()) break;
+    const Id pid = to_compact_.front();
+    to_compact_.pop_front();
+    const Act acted = act(StorageCompact{cursor, ProcessLeaf{pid}});
+    if (acted == Act::kUnreachable) return Round::kUnreachable;
+    if (acted == Act::kLostRace) break;  // another compactor took the cursor: this run's compaction ends
+    if (acted == Act::kDone) ++cursor, ++compacted;
+    // kRefused (a leaf the node does not store, logged): the next one
+  }
+  next_storage_ms_ = now + every;
+  log::info("transit_maintain_storage_run", log::field("epoch", status.epoch + 1),
+            log::field("grace_recorded", record_grace ? "yes" : "no"), log::field("compacted", compacted),
+            log::field("cursor", cursor));
+  return worked ? Round::kWorked : Round::kIdle;
+}
+
+// One page of the process listing from the rotation's continuation; at its
+// end the rotation starts again from the first PID. False: nothing listed.
+bool Maintainer::refill_compaction() {
+  for (int attempt = 0; attempt < 2; ++attempt) {
+    Response response;
+    if (list(ListProcesses{compaction_from_}, response) != Listed::kPage) {
+      compaction_from_.reset();
+      return false;
+    }
+    const auto& page = std::get<ProcessPage>(response.result);
+    for (const auto& p : page.items.items) to_compact_.push_back(p.pid);
+    compaction_from_ = page.cursor;
+    if (!to_compact_.empty()) return true;
+  }
+  return false;
+}
+
+}  // namespace cowboy::transit::maintain
