@@ -38,6 +38,25 @@ TEST_F(Cip11JoinedValidatorReach, RunnersConnectToAJoinedValidatorItGossipsWithT
   for (std::size_t r = 0; r < runner_count; ++r)
     ASSERT_TRUE(runners[r]->wait_count("event=connected", kValidators - 1, 60s)) << "runner " << r;
 
+  // The fifth's key, chosen so that the Sub_1(R) of some runners holds it and
+  // of some does not (k = 4 of 5; the genesis keys are new each run).
+  for (std::uint8_t n = 1;; ++n) {
+    ASSERT_NE(n, 0) << "no fifth key splits the runners";
+    crypto::Ed25519Seed candidate{};
+    candidate[0] = 0x5f;
+    candidate[31] = n;
+    std::vector<crypto::Ed25519Public> five{crypto::ed25519_from_seed(candidate).public_key};
+    for (const auto& v : genesis_validators) five.push_back(v.peer_key);
+    std::sort(five.begin(), five.end());
+    const auto held = std::count_if(runner_keys.begin(), runner_keys.end(), [&](const auto& k) {
+      return in_subset(k.pub, five, crypto::ed25519_from_seed(candidate).public_key);
+    });
+    if (held == 0 || held == static_cast<std::ptrdiff_t>(runner_count)) continue;
+    const auto path = dir.path() / "keys" / "fifth";
+    std::ofstream(path) << to_hex(candidate) << "\n";
+    std::filesystem::permissions(path, std::filesystem::perms::owner_read | std::filesystem::perms::owner_write);
+    break;
+  }
   // The fifth: its own keys, listening where its change will say, its --peers the four.
   const chain::ValidatorEntry entry = start_fifth(fifth_quic_port, fifth_chain_port, true);
   const auto fifth = entry.peer_key;
