@@ -1,6 +1,7 @@
 // What the devchain decodes from a ValidatorSetCall's payload, for any sender
 // (the governance check comes first, but every validator decodes what the
-// block carries): a ScheduleValidatorSetV1. Any accepted input must be canonical.
+// block carries): a ScheduleValidatorSetV1, either version (version 2 names
+// chain APIs, docs/cip11.md choice 130). Any accepted input must be canonical.
 #include <cstdlib>
 #include <cstring>
 

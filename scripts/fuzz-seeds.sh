@@ -49,6 +49,7 @@ mkdir -p "$corpus_root/fuzz_group_journal"  # frontier 10 with mark 2, a leased 
 mkdir -p "$corpus_root/fuzz_devchain_validator_set"  # version, epoch 1, activation 200, one validator
 { printf '\x01\x00\x00\x00\x00\x00\x00\x00\x01\x00\x00\x00\x00\x00\x00\x00\xc8\x00\x00\x00\x01'
   head -c 64 /dev/zero; printf '\x00\x00\x00\x0e127.0.0.1:7443'; } > "$corpus_root/fuzz_devchain_validator_set/one"
+seed "$corpus_root/fuzz_devchain_validator_set" 'validator_set_v*' devchain  # version 1, and 2 with a chain API
 mkdir -p "$corpus_root/fuzz_cip11_presence"
 printf '\x00\x0a\x01\x00\x09\x02' > "$corpus_root/fuzz_cip11_presence/bitmap"
 printf '\x00\x0a\x01\x01\x00\x00\x00\x01\x00\x00\x00\x03' > "$corpus_root/fuzz_cip11_presence/sparse"

@@ -42,6 +42,7 @@
 #include "devchain/http_server.h"
 #include "devchain/keyfile.h"
 #include "devchain/node.h"
+#include "devchain/peer_apis.h"
 #include "devchain/rotation.h"
 #include "net/dev_cert.h"
 #include "net/host_port.h"
@@ -146,7 +147,8 @@ class ViewInbox final : public devchain::PresenceViewsApi {
 
 struct Gossip {
   ViewInbox* inbox;
-  std::vector<std::string> peers;  // the other validators' chain APIs
+  std::shared_ptr<devchain::PeerApis> peers;  // the other validators' chain APIs, learning those that join
+  devchain::Node* node;                       // what they are learned from
 };
 
 // The endpoint `key` has in the chain's ValidatorSetSnapshot(0).
@@ -188,12 +190,13 @@ int serve(const Options& o, const crypto::Ed25519Seed& key, cip11::chain::ChainP
   if (!service) return fail(service.error());
   std::unique_ptr<cip11::BlockFollower> follower;
   if (gossip) {
+    // One sink for every peer: --peers', and each validator a change named
+    // with its chain API, learned before each view (docs/cip11.md choice 130).
     std::vector<cip11::ValidatorService::ViewSink> sinks;
-    for (const auto& url : gossip->peers) {
-      // A short timeout: a peer that hangs delays the next view to the others by this much at most.
-      auto peer = std::make_shared<devchain::HttpClient>(*devchain::HttpClient::from_url(url, std::chrono::milliseconds(500)));
-      sinks.push_back([peer](const Bytes& view) { (void)peer->post_presence_view(view); });
-    }
+    sinks.push_back([peers = gossip->peers, node = gossip->node](const Bytes& view) {
+      if (auto named = node->validators()) peers->learn(*named);
+      for (const auto& peer : peers->clients()) (void)peer->post_presence_view(view);
+    });
     (*service)->set_view_peers(std::move(sinks));
     gossip->inbox->attach(service->get());
   }
@@ -307,12 +310,12 @@ int run_chain_validator(const Options& o, const sigset_t& signals) {
   log::info(log::event::kStoreOpened, log::field("store", "chain"), log::field("path", config.data_dir.string()),
             log::field("height", (*node)->head().height));
   if ((*node)->validator_count() < 2) return fail("the genesis names fewer than two validators: run cip11d --dev");
-  std::vector<std::unique_ptr<devchain::HttpClient>> peers;
-  for (const auto& url : o.peers) {
-    auto peer = devchain::HttpClient::from_url(url);
-    if (!peer) return fail("--peers: " + url + " is not http://host:port");
-    peers.push_back(std::make_unique<devchain::HttpClient>(std::move(*peer)));
-  }
+  const auto me = crypto::ed25519_from_seed(*key).public_key;
+  auto peers = devchain::PeerApis::open(o.peers, me, std::chrono::seconds(5));
+  if (!peers) return fail("--peers: " + peers.error());
+  // A short timeout: a peer that hangs delays the next view to the others by this much at most.
+  auto view_peers = devchain::PeerApis::open(o.peers, me, std::chrono::milliseconds(500));
+  if (!view_peers) return fail("--peers: " + view_peers.error());
   auto chain_hp = net::parse_host_port(o.chain_listen);
   if (!chain_hp) return fail("--chain-listen must be host:port");
   ViewInbox inbox;
@@ -328,7 +331,7 @@ int run_chain_validator(const Options& o, const sigset_t& signals) {
   timing.view_timeout = std::chrono::milliseconds(o.view_timeout_ms ? o.view_timeout_ms : 5 * o.block_ms);
   timing.hold_from_view = o.test_hold_view;
   timing.hold_for = std::chrono::milliseconds(o.test_hold_ms);
-  devchain::Rotation rotation(**node, std::move(peers), timing);  // forwards what the API accepts from its start
+  devchain::Rotation rotation(**node, std::move(*peers), timing);  // forwards what the API accepts from its start
   api->start();
   service_log::listening("chain", chain_hp->first, api->port());
   const auto index = (*node)->validator_index();
@@ -337,7 +340,7 @@ int run_chain_validator(const Options& o, const sigset_t& signals) {
               static_cast<unsigned long long>((*node)->head().height));
   std::fflush(stdout);
   devchain::Cip11Port port(**node, **node);
-  const Gossip gossip{&inbox, o.peers};
+  const Gossip gossip{&inbox, std::move(*view_peers), node->get()};
   int rc = serve(o, *key, port, node->get(), signals, &rotation, &gossip);
   api->stop();
   return rc;

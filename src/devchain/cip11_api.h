@@ -38,6 +38,11 @@ class Cip11Api {
   /// now, the n-th as epoch n: the genesis schedule's, then those governance
   /// scheduled by transaction (docs/devchain.md D10).
   virtual ApiResult<std::vector<cip11::chain::ValidatorSetChange>> validator_set_changes() = 0;
+  /// Every validator the chain has named, as where to reach it (docs/cip11.md
+  /// choice 130): the genesis entries, then each validator a governance
+  /// change named first with that change's entry (QUIC endpoint, VRF key,
+  /// chain API), in the order named.
+  virtual ApiResult<std::vector<cip11::chain::ValidatorEntry>> validators() = 0;
 };
 
 }  // namespace cowboy::devchain

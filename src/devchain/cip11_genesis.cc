@@ -100,6 +100,31 @@ std::optional<cip11::chain::ValidatorSetChange> validator_set_change_from_json(c
   return out;
 }
 
+Json validator_entry_to_json(const Cip11Validator& v) {
+  Json out{{"peer_key", json::hex0x(v.peer_key)}, {"endpoint", v.endpoint}};
+  if (v.vrf_key) out["vrf_key"] = json::hex0x(*v.vrf_key);
+  if (!v.chain_api.empty()) out["chain_api"] = v.chain_api;
+  return out;
+}
+
+std::optional<Cip11Validator> validator_entry_from_json(const Json& v) {
+  const auto text = [&](const char* key) { return v.contains(key) && v[key].is_string(); };
+  if (!v.is_object() || !text("peer_key") || !text("endpoint")) return std::nullopt;
+  auto key = fixed_from_hex<32>(v["peer_key"].get<std::string>());
+  if (!key) return std::nullopt;
+  Cip11Validator out{*key, v["endpoint"].get<std::string>()};
+  if (v.contains("vrf_key")) {
+    auto vrf = text("vrf_key") ? fixed_from_hex<32>(v["vrf_key"].get<std::string>()) : std::nullopt;
+    if (!vrf) return std::nullopt;
+    out.vrf_key = *vrf;
+  }
+  if (v.contains("chain_api")) {
+    if (!text("chain_api")) return std::nullopt;
+    out.chain_api = v["chain_api"].get<std::string>();
+  }
+  return out;
+}
+
 namespace {
 
 using Error = std::string;
@@ -293,10 +318,7 @@ Result<Cip11Genesis, std::string> cip11_genesis_from_json(const Json& j) {
 
 Json cip11_genesis_to_json(const Cip11Genesis& g) {
   Json validators = Json::array(), runners = Json::array();
-  for (const auto& v : g.validators) {
-    validators.push_back({{"peer_key", json::hex0x(v.peer_key)}, {"endpoint", v.endpoint}});
-    if (v.vrf_key) validators.back()["vrf_key"] = json::hex0x(*v.vrf_key);
-  }
+  for (const auto& v : g.validators) validators.push_back(validator_entry_to_json(v));
   for (const auto& r : g.runners) {
     runners.push_back({{"key", json::hex0x(r.key)}, {"stake", u128_to_string(r.stake)},
                        {"job_kinds", json::job_kinds_to_json(r.job_kinds)},

@@ -73,5 +73,10 @@ Result<Cip11Genesis, std::string> cip11_genesis_from_json(const nlohmann::json& 
 nlohmann::json validator_set_change_to_json(const cip11::chain::ValidatorSetChange& c);
 std::optional<cip11::chain::ValidatorSetChange> validator_set_change_from_json(const nlohmann::json& c);
 nlohmann::json cip11_genesis_to_json(const Cip11Genesis& genesis);
+/// One validator as the genesis and GET /v1/cip11/validators spell it:
+/// {"peer_key", "endpoint", "vrf_key" when set, "chain_api" when set};
+/// from_json checks the shape only.
+nlohmann::json validator_entry_to_json(const Cip11Validator& v);
+std::optional<Cip11Validator> validator_entry_from_json(const nlohmann::json& v);
 
 }  // namespace cowboy::devchain

@@ -91,6 +91,8 @@ port::PortResult<std::vector<port::ValidatorSetChange>> Cip11Port::validator_set
   return answer(cip11_.validator_set_changes());
 }
 
+port::PortResult<std::vector<port::ValidatorEntry>> Cip11Port::validators() { return answer(cip11_.validators()); }
+
 port::PortResult<std::uint64_t> Cip11Port::next_nonce(const Address& account) {
   return answer(chain_.account_info(account), [](AccountInfo a) { return a.next_nonce; });
 }

@@ -38,6 +38,7 @@ class Cip11Port final : public cip11::chain::ChainPort {
   cip11::chain::PortResult<std::vector<cip11::chain::JobRecord>> runner_jobs(const Address& runner) override;
   cip11::chain::PortResult<cip11::chain::Effects> block_effects(std::uint64_t height) override;
   cip11::chain::PortResult<std::vector<cip11::chain::ValidatorSetChange>> validator_set_changes() override;
+  cip11::chain::PortResult<std::vector<cip11::chain::ValidatorEntry>> validators() override;
   cip11::chain::PortResult<std::uint64_t> next_nonce(const Address& account) override;
   cip11::chain::PortResult<std::optional<cip11::chain::Inclusion>> inclusion(const Bytes32& tx_hash) override;
   cip11::chain::PortResult<Bytes32> submit(ByteView signed_tx) override;

@@ -45,6 +45,12 @@ std::optional<Reply> route_cip11(Cip11Api& api, std::string_view method, const s
       for (const auto& c : changes) out.push_back(validator_set_change_to_json(c));
       return Json{{"validator_set_changes", out}};
     });
+  if (what == "validators" && parts.size() == 3)
+    return reply_from(api.validators(), [](const std::vector<cip11::chain::ValidatorEntry>& validators) {
+      Json out = Json::array();
+      for (const auto& v : validators) out.push_back(validator_entry_to_json(v));
+      return Json{{"validators", out}};
+    });
   if (what == "runners" && parts.size() == 3)
     return reply_from(api.runners(), [](const std::vector<cip11::chain::RunnerRecord>& runners) {
       Json out = Json::array();

@@ -247,6 +247,15 @@ ApiResult<std::vector<cip11::chain::ValidatorSetChange>> HttpClient::validator_s
       "validator sets");
 }
 
+ApiResult<std::vector<cip11::chain::ValidatorEntry>> HttpClient::validators() {
+  return parse_with<std::vector<cip11::chain::ValidatorEntry>>(
+      call(host_, port_, timeout_, http::verb::get, "/v1/cip11/validators"),
+      [](const Json& j) {
+        return list_from_json<cip11::chain::ValidatorEntry>(j, "validators", validator_entry_from_json);
+      },
+      "validators");
+}
+
 ApiResult<std::vector<cip11::chain::RunnerRecord>> HttpClient::runners() {
   return parse_with<std::vector<cip11::chain::RunnerRecord>>(
       call(host_, port_, timeout_, http::verb::get, "/v1/cip11/runners"),

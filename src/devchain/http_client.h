@@ -46,6 +46,7 @@ class HttpClient final : public ChainApi, public Cip11Api, public BlocksApi, pub
   ApiResult<BlockPresence> block_presence(std::uint64_t height) override;
   ApiResult<cip11::chain::Effects> block_assignments(std::uint64_t height) override;
   ApiResult<std::vector<cip11::chain::ValidatorSetChange>> validator_set_changes() override;
+  ApiResult<std::vector<cip11::chain::ValidatorEntry>> validators() override;
   ApiResult<std::uint64_t> accept_block(const SignedBlock& block) override;
   ApiResult<SignedBlock> block_at(std::uint64_t height) override;
   ApiResult<ChainHead> chain_head() override;

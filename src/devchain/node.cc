@@ -1488,6 +1488,12 @@ ApiResult<std::vector<cip11::chain::ValidatorSetChange>> Node::validator_set_cha
   return out;
 }
 
+ApiResult<std::vector<cip11::chain::ValidatorEntry>> Node::validators() {
+  if (auto ok = require_cip11(); !ok) return Err{ok.error()};
+  std::lock_guard lock(mu_);
+  return named_validators(genesis_.cip11->validators, state_.validator_sets);
+}
+
 std::optional<cip11::chain::RoundSeed> Node::round_seed(std::uint64_t view) const {
   std::lock_guard produce_lock(produce_mu_);
   if (!seeds_) return std::nullopt;

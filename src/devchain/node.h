@@ -231,6 +231,7 @@ class Node final : public ChainApi, public Cip11Api, public BlocksApi {
   ApiResult<BlockPresence> block_presence(std::uint64_t height) override;
   ApiResult<cip11::chain::Effects> block_assignments(std::uint64_t height) override;
   ApiResult<std::vector<cip11::chain::ValidatorSetChange>> validator_set_changes() override;
+  ApiResult<std::vector<cip11::chain::ValidatorEntry>> validators() override;
   /// The seed of Round(0, view) while the producer still holds it (the rounds
   /// a pending selection or the next block may read); nullopt otherwise.
   std::optional<cip11::chain::RoundSeed> round_seed(std::uint64_t view) const;

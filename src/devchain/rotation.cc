@@ -6,7 +6,7 @@
 
 namespace cowboy::devchain {
 
-Rotation::Rotation(Node& node, std::vector<std::unique_ptr<HttpClient>> peers, RotationConfig config)
+Rotation::Rotation(Node& node, std::shared_ptr<PeerApis> peers, RotationConfig config)
     : node_(node),
       peers_(std::move(peers)),
       config_(config) {
@@ -19,6 +19,11 @@ Rotation::Rotation(Node& node, std::vector<std::unique_ptr<HttpClient>> peers, R
 }
 
 Rotation::~Rotation() { stop(); }
+
+std::vector<std::shared_ptr<HttpClient>> Rotation::peers() {
+  if (auto named = node_.validators()) peers_->learn(*named);
+  return peers_->clients();
+}
 
 void Rotation::start() {
   std::lock_guard lock(mu_);
@@ -49,7 +54,7 @@ void Rotation::forward_loop() {
       to_forward_.pop_front();
     }
     // A peer that is down misses it; the others hold it.
-    for (auto& peer : peers_) (void)peer->submit(tx);
+    for (auto& peer : peers_->clients()) (void)peer->submit(tx);
   }
 }
 
@@ -60,7 +65,8 @@ bool Rotation::catch_up() {
   // docs/devchain.md D11). The highest first, so a validator behind fetches
   // from the one furthest ahead.
   std::vector<std::pair<ChainHead, HttpClient*>> heads;
-  for (auto& peer : peers_)
+  const auto peers = this->peers();
+  for (auto& peer : peers)
     if (auto h = peer->chain_head()) heads.emplace_back(*h, peer.get());
   std::sort(heads.begin(), heads.end(), [](const auto& a, const auto& b) { return a.first.height > b.first.height; });
   for (const auto& [theirs, peer] : heads) {
@@ -92,7 +98,7 @@ void Rotation::hold(const SignedBlock& block) {
   // luck), or hold_for at most.
   const auto until = std::chrono::steady_clock::now() + config_.hold_for;
   for (;;) {
-    for (auto& peer : peers_)
+    for (auto& peer : peers_->clients())
       if (auto h = peer->chain_head(); h && h->height >= block.block.height) return;
     std::unique_lock lock(mu_);
     if (wake_.wait_until(lock, std::min(until, std::chrono::steady_clock::now() + std::chrono::milliseconds(20)),
@@ -103,7 +109,7 @@ void Rotation::hold(const SignedBlock& block) {
 }
 
 void Rotation::broadcast(const SignedBlock& block) {
-  for (auto& peer : peers_) {
+  for (auto& peer : peers_->clients()) {  // no learning here: the node is mid-proposal
     auto r = peer->accept_block(block);
     if (!r && r.error().code == ApiErrorCode::kBlockRefused)
       log::warn("block_refused_by_peer", log::field("height", block.block.height),
@@ -134,7 +140,10 @@ void Rotation::run() {
     if (node_.take_fork_seen() && catch_up()) continue;
     const auto now = Clock::now();
     const ChainHead head = node_.head();
-    if (head != last) last = head, since = now, joined = true;
+    if (head != last) {
+      last = head, since = now, joined = true;
+      (void)peers();  // a block may have named a validator that joins: it gets the next ones
+    }
     const auto elapsed = now - since;
     if (elapsed < config_.block_interval) continue;
     // The view due now: the one after the head's, one more per view_timeout without a block.

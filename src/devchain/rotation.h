@@ -28,6 +28,11 @@
 //
 // Transactions: each one a validator's node newly accepts is forwarded to
 // every peer (POST /v1/tx), so the next leaders hold it if this one dies.
+//
+// Peers: those --peers names, and each validator a governance change names
+// with its chain API, learned as the head moves (PeerApis, docs/cip11.md
+// choice 130): a validator that joins is sent blocks and transactions from
+// the block that scheduled it on.
 #pragma once
 
 #include <chrono>
@@ -41,6 +46,7 @@
 
 #include "devchain/http_client.h"
 #include "devchain/node.h"
+#include "devchain/peer_apis.h"
 
 namespace cowboy::devchain {
 
@@ -59,7 +65,7 @@ struct RotationConfig {
 class Rotation {
  public:
   /// `node` has a validator key; `peers` are the other validators' chain APIs.
-  Rotation(Node& node, std::vector<std::unique_ptr<HttpClient>> peers, RotationConfig config);
+  Rotation(Node& node, std::shared_ptr<PeerApis> peers, RotationConfig config);
   ~Rotation();
   void start();
   void stop();
@@ -73,8 +79,11 @@ class Rotation {
   /// The test hook's delay, before `block` is sent (RotationConfig::hold_from_view).
   void hold(const SignedBlock& block);
 
+  /// The peers now, after learning any the chain named since (PeerApis::learn).
+  std::vector<std::shared_ptr<HttpClient>> peers();
+
   Node& node_;
-  std::vector<std::unique_ptr<HttpClient>> peers_;
+  const std::shared_ptr<PeerApis> peers_;
   const RotationConfig config_;
 
   std::mutex mu_;

@@ -11,13 +11,21 @@ namespace cowboy::devchain {
 
 namespace {
 constexpr std::uint8_t kVersion = 1;
-// peer key, vrf key and an endpoint's length: the least one entry takes.
+constexpr std::uint8_t kVersionChainApi = 2;  // each entry also names its chain API (choice 130)
+// peer key, vrf key and an endpoint's length: the least one entry takes (version 2: and a chain API's length).
 constexpr std::size_t kMinEntryBytes = 32 + 32 + 4;
+
+bool names_chain_api(const ScheduleValidatorSet& s) {
+  return std::any_of(s.validators.begin(), s.validators.end(), [](const auto& v) { return !v.chain_api.empty(); });
+}
 }  // namespace
 
 Bytes encode_schedule_validator_set(const ScheduleValidatorSet& s) {
+  // Version 1 while no entry names a chain API: a change written before
+  // choice 130 keeps its bytes, and so the state roots that cover it.
+  const bool v2 = names_chain_api(s);
   codec::Writer w;
-  w.u8(kVersion);
+  w.u8(v2 ? kVersionChainApi : kVersion);
   w.u64(s.epoch);
   w.u64(s.activation_height);
   w.count(s.validators.size());
@@ -25,6 +33,7 @@ Bytes encode_schedule_validator_set(const ScheduleValidatorSet& s) {
     w.fixed(v.peer_key);
     w.fixed(v.vrf_key.value_or(crypto::ecvrf::PublicKey{}));
     w.bytes(as_bytes(v.endpoint));
+    if (v2) w.bytes(as_bytes(v.chain_api));
   }
   return std::move(w).take();
 }
@@ -32,10 +41,12 @@ Bytes encode_schedule_validator_set(const ScheduleValidatorSet& s) {
 Result<ScheduleValidatorSet, codec::DecodeError> decode_schedule_validator_set(ByteView bytes) {
   codec::Reader r(bytes);
   ScheduleValidatorSet s;
-  r.version(kVersion);
+  const std::uint8_t version = r.u8();
+  if (r.ok() && version != kVersion && version != kVersionChainApi) r.fail(codec::DecodeError::kBadVersion);
+  const bool v2 = version == kVersionChainApi;
   s.epoch = r.u64();
   s.activation_height = r.u64();
-  const std::uint32_t n = r.count(kMaxDecodedSetValidators, kMinEntryBytes);
+  const std::uint32_t n = r.count(kMaxDecodedSetValidators, kMinEntryBytes + (v2 ? 4 : 0));
   s.validators.reserve(n);
   for (std::uint32_t i = 0; i < n && r.ok(); ++i) {
     cip11::chain::ValidatorEntry v;
@@ -43,9 +54,15 @@ Result<ScheduleValidatorSet, codec::DecodeError> decode_schedule_validator_set(B
     v.vrf_key = r.fixed<32>();
     Bytes endpoint = r.bytes(kMaxValidatorEndpointBytes);
     v.endpoint.assign(endpoint.begin(), endpoint.end());
+    if (v2) {
+      Bytes api = r.bytes(kMaxValidatorEndpointBytes);
+      v.chain_api.assign(api.begin(), api.end());
+    }
     s.validators.push_back(std::move(v));
   }
   r.finish();
+  // One encoding per value: version 2 names at least one chain API.
+  if (r.ok() && v2 && !names_chain_api(s)) r.fail(codec::DecodeError::kBadVersion);
   if (!r.ok()) return Err{r.error()};
   return s;
 }
@@ -92,22 +109,31 @@ std::optional<ValidatorSetRefusal> check_schedule(const ScheduleValidatorSet& s,
   // first: a validator keeps its keys and endpoint from one epoch to the next.
   // vrf_key_of's rule for a genesis entry, spelled here so this codec links
   // without the genesis JSON (fuzz targets).
-  std::map<crypto::Ed25519Public, std::pair<crypto::ecvrf::PublicKey, std::string>> known;
-  for (const auto& g : genesis.validators) known.emplace(g.peer_key, std::pair(g.vrf_key.value_or(g.peer_key), g.endpoint));
+  // A genesis entry names no chain API (its peers' --peers lists do).
+  struct Known {
+    crypto::ecvrf::PublicKey vrf;
+    std::string endpoint, chain_api;
+  };
+  std::map<crypto::Ed25519Public, Known> known;
+  for (const auto& g : genesis.validators) known.emplace(g.peer_key, Known{g.vrf_key.value_or(g.peer_key), g.endpoint, {}});
   for (const auto& e : earlier)
-    for (const auto& v : e.validators) known.emplace(v.peer_key, std::pair(v.vrf_key.value_or(v.peer_key), v.endpoint));
+    for (const auto& v : e.validators)
+      known.emplace(v.peer_key, Known{v.vrf_key.value_or(v.peer_key), v.endpoint, v.chain_api});
+  const auto host_port = [](const std::string& e) { return !e.empty() && e.find(':') != std::string::npos; };
   for (const auto& v : s.validators) {
     const auto vrf = v.vrf_key.value_or(crypto::ecvrf::PublicKey{});
     if (auto k = known.find(v.peer_key); k != known.end()) {
-      if (vrf != k->second.first || v.endpoint != k->second.second) return R::kValidatorMismatch;
+      if (vrf != k->second.vrf || v.endpoint != k->second.endpoint || v.chain_api != k->second.chain_api)
+        return R::kValidatorMismatch;
       continue;
     }
     // A validator no snapshot named before (it joins, D2): a key that proves
-    // round seeds (§9.2), no known validator's, and a QUIC endpoint to reach it at.
+    // round seeds (§9.2), no known validator's, a QUIC endpoint to reach it
+    // at, and, if it names one, the chain API its peers reach it at (choice 130).
     if (!crypto::ecvrf::validate_key(vrf)) return R::kBadVrfKey;
     for (const auto& [peer, entry] : known)
-      if (entry.first == vrf || peer == vrf) return R::kDuplicateKey;
-    if (v.endpoint.empty() || v.endpoint.find(':') == std::string::npos) return R::kBadEndpoint;
+      if (entry.vrf == vrf || peer == vrf) return R::kDuplicateKey;
+    if (!host_port(v.endpoint) || (!v.chain_api.empty() && !host_port(v.chain_api))) return R::kBadEndpoint;
   }
   auto before = last.peers;
   std::sort(before.begin(), before.end());
@@ -120,6 +146,17 @@ cip11::chain::ValidatorSetChange as_change(const ScheduleValidatorSet& s) {
   for (const auto& v : s.validators) c.peer_keys.push_back(v.peer_key);
   std::sort(c.peer_keys.begin(), c.peer_keys.end());
   return c;
+}
+
+std::vector<cip11::chain::ValidatorEntry> named_validators(const std::vector<cip11::chain::ValidatorEntry>& genesis,
+                                                           const std::vector<ScheduleValidatorSet>& changes) {
+  std::vector<cip11::chain::ValidatorEntry> out = genesis;
+  std::set<crypto::Ed25519Public> seen;
+  for (const auto& v : genesis) seen.insert(v.peer_key);
+  for (const auto& c : changes)
+    for (const auto& v : c.validators)
+      if (seen.insert(v.peer_key).second) out.push_back(v);
+  return out;
 }
 
 }  // namespace cowboy::devchain

@@ -5,15 +5,20 @@
 // one codec (kept apart from tx.cc's):
 //
 //   ScheduleValidatorSetV1 {
-//     version:           u8 = 1,
+//     version:           u8 = 1, or 2 when an entry names a chain API,
 //     epoch:             u64,    // E+1: one past the last snapshot scheduled
 //     activation_height: u64,    // >= inclusion height + overlap_blocks (the lead)
 //     validators:        u32 count, each {
 //       peer_key: [u8; 32],      // Ed25519
 //       vrf_key:  [u8; 32],      // ECVRF (docs/cip11.md choice 100)
 //       endpoint: Bytes,         // host:port of its QUIC listener, at most 255 bytes
+//       chain_api: Bytes,        // version 2 only: host:port of its chain API, at
+//                                // most 255 bytes, empty for none (choice 130)
 //     },
 //   }
+//
+// Version 1 is written while no entry names a chain API, and a version 2 that
+// names none is refused, so each value has one encoding.
 //
 // The list is kept in canonical order (ascending peer_pubkey) whatever order
 // the transaction names it in. Every count and length is bounded before
@@ -58,9 +63,9 @@ enum class ValidatorSetRefusal : std::uint8_t {
   kEmptySet,
   kTooManyValidators,     // above kMaxSetValidators
   kDuplicateKey,          // a peer key or a VRF key named twice
-  kValidatorMismatch,     // its vrf_key or endpoint is not the entry that named it first (genesis or an earlier change)
+  kValidatorMismatch,     // its vrf_key, endpoint or chain_api is not the entry that named it first (genesis or an earlier change)
   kBadVrfKey,             // a validator named for the first time: its vrf_key is no valid ECVRF key
-  kBadEndpoint,           // ... or its endpoint is not host:port
+  kBadEndpoint,           // ... or its endpoint, or a chain_api it names, is not host:port
   kUnchangedSet,          // the same members as the snapshot before (§5.4)
 };
 std::string_view validator_set_refusal_name(ValidatorSetRefusal r);
@@ -69,7 +74,8 @@ std::string_view validator_set_refusal_name(ValidatorSetRefusal r);
 /// snapshots scheduled so far and the changes governance scheduled before it
 /// (`earlier`); nullopt when it is accepted. A validator no snapshot named
 /// before may join (docs/devchain.md D2): its vrf_key must be a valid ECVRF
-/// key that no known validator holds, and its endpoint host:port.
+/// key that no known validator holds, its endpoint host:port, and its
+/// chain_api empty or host:port.
 std::optional<ValidatorSetRefusal> check_schedule(const ScheduleValidatorSet& s, const Cip11Genesis& genesis,
                                                   const std::vector<ScheduleValidatorSet>& earlier,
                                                   const cip11::chain::ValidatorSnapshots& scheduled,
@@ -77,5 +83,11 @@ std::optional<ValidatorSetRefusal> check_schedule(const ScheduleValidatorSet& s,
 
 /// What a snapshot list needs of an accepted change: its peer keys in canonical order.
 cip11::chain::ValidatorSetChange as_change(const ScheduleValidatorSet& s);
+
+/// Every validator a chain has named (docs/cip11.md choice 130): the genesis
+/// entries, then each validator a change named first, with that change's
+/// entry (QUIC endpoint, VRF key, chain API), in the order named.
+std::vector<cip11::chain::ValidatorEntry> named_validators(const std::vector<cip11::chain::ValidatorEntry>& genesis,
+                                                           const std::vector<ScheduleValidatorSet>& changes);
 
 }  // namespace cowboy::devchain

@@ -512,18 +512,8 @@ TEST_F(Cip11ValidatorJoins, AFifthValidatorJoinsByTransactionAndProposesAndALeav
   const std::vector<std::size_t> genesis{0, 1, 2, 3};
   ASSERT_TRUE(eventually([&] { return all_at_least(genesis, 2); }, 60s));
   // The newcomer: its own keys, listening where its change will say, following from height 0.
-  auto seed = load_or_create_secret(dir.path() / "keys" / "fifth");
-  auto vrf = load_or_create_secret(dir.path() / "keys" / "vrf-fifth");
-  ASSERT_TRUE(seed.ok() && vrf.ok());
-  const auto newcomer = crypto::ed25519_from_seed(*seed).public_key;
-  const chain::ValidatorEntry entry{newcomer, "127.0.0.1:" + std::to_string(fifth_quic_port),
-                                    crypto::ecvrf::keypair_from_seed(*vrf).public_key};
-  std::vector<std::string> peers;
-  for (std::size_t i : genesis) peers.push_back(url(i));
-  chain_ports.push_back(fifth_chain_port);
-  processes.push_back(std::make_unique<ValidatorProcess>(
-      dir.path() / "v" / "fifth", genesis_path, dir.path() / "keys" / "fifth", dir.path() / "keys" / "vrf-fifth",
-      fifth_chain_port, peers, view_timeout_ms, std::vector<std::string>{"--listen", entry.endpoint}));
+  const chain::ValidatorEntry entry = start_fifth(fifth_quic_port, fifth_chain_port, false);
+  const auto newcomer = entry.peer_key;
   ASSERT_TRUE(processes.back()->up());
   const std::vector<std::size_t> all{0, 1, 2, 3, 4};
 

@@ -187,6 +187,29 @@ struct Cip11Validators : ::testing::Test {
                                               key_path(i), vrf_key_path(i), chain_ports[i],
                                               peers, view_timeout_ms, extra_args(i));
   }
+  /// A fifth validator no genesis names, following the chain: `cip11d
+  /// --genesis` with keys of its own (dir/keys/fifth, vrf-fifth), --listen
+  /// on `quic_port` (where its change will say), its chain API on
+  /// `chain_port` and --peers the four genesis validators' (index 4 of
+  /// processes and chain_ports). Its entry for a change; with
+  /// `name_chain_api` the entry names that API (docs/cip11.md choice 130).
+  chain::ValidatorEntry start_fifth(std::uint16_t quic_port, std::uint16_t chain_port, bool name_chain_api) {
+    auto seed = load_or_create_secret(dir.path() / "keys" / "fifth");
+    auto vrf = load_or_create_secret(dir.path() / "keys" / "vrf-fifth");
+    EXPECT_TRUE(seed.ok() && vrf.ok());
+    if (!seed || !vrf) return {};
+    chain::ValidatorEntry entry{crypto::ed25519_from_seed(*seed).public_key,
+                                "127.0.0.1:" + std::to_string(quic_port),
+                                crypto::ecvrf::keypair_from_seed(*vrf).public_key,
+                                name_chain_api ? "127.0.0.1:" + std::to_string(chain_port) : ""};
+    std::vector<std::string> peers;
+    for (std::size_t i = 0; i < kValidators; ++i) peers.push_back(url(i));
+    chain_ports.push_back(chain_port);
+    processes.push_back(std::make_unique<ValidatorProcess>(
+        dir.path() / "v" / "fifth", genesis_path, dir.path() / "keys" / "fifth", dir.path() / "keys" / "vrf-fifth",
+        chain_port, peers, view_timeout_ms, std::vector<std::string>{"--listen", entry.endpoint}));
+    return entry;
+  }
   std::filesystem::path key_path(std::size_t i) const { return dir.path() / "keys" / std::to_string(i); }
   std::filesystem::path vrf_key_path(std::size_t i) const { return dir.path() / "keys" / ("vrf-" + std::to_string(i)); }
   /// `cip11-runner` for runner `r`, reading the chain through validator `via`'s API (default `r mod 4`).

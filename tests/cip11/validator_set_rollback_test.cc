@@ -8,6 +8,10 @@
 // block; the service on node 0 with its real QUIC endpoint.
 #include <gtest/gtest.h>
 
+#include <mutex>
+
+#include "chain_harness.h"
+#include "cip11/runner.h"
 #include "service_world.h"
 #include "devchain/cip11_genesis.h"
 #include "devchain/validator_set_tx.h"
@@ -26,6 +30,7 @@ struct Cip11ValidatorSetRollback : ::testing::Test {
   std::unique_ptr<devchain::Cip11Port> port;
   std::unique_ptr<ValidatorService> service;
   std::uint64_t admin_nonce = 0;
+  const chain::testing::Key runner_key = chain::testing::key(1);
   static constexpr std::uint64_t kOverlap = 4;
 
   void SetUp() override {
@@ -52,6 +57,7 @@ struct Cip11ValidatorSetRollback : ::testing::Test {
       c.validators.push_back({keys[i].first, std::move(endpoint), std::nullopt});
     }
     entries = c.validators;
+    c.runners.push_back(chain::testing::registration(runner_key));  // the runner test's
     const Address a = *crypto::secp256k1_address(admin);
     const devchain::GenesisSpec genesis{"vset-rollback", a, {{a, 1'000'000}}, {}, c};
     for (std::size_t i = 0; i < kNodes; ++i) {
@@ -138,6 +144,49 @@ TEST_F(Cip11ValidatorSetRollback, TheServiceWithdrawsTheSnapshotADroppedBlockSch
   EXPECT_EQ(snapshots->epochs()[1].peers, held->front().peer_keys);
   EXPECT_TRUE(snapshots->epochs()[0].has(entries[2].peer_key));
   EXPECT_FALSE(snapshots->epochs()[1].has(entries[2].peer_key));
+}
+
+// The same fork at a runner (cip11-runner's snapshots, docs/cip11.md choice
+// 122): a runner in this process reading node 0 took the change the dropped
+// block scheduled; once node 0 follows the winner and the chain moves on, it
+// says it withdrew that epoch and holds the winner's. Add-only, it kept the
+// dropped change and ignored the winner's as a rewritten epoch.
+TEST_F(Cip11ValidatorSetRollback, TheRunnerWithdrawsTheSnapshotADroppedBlockScheduledAndHoldsTheWinners) {
+  std::mutex mu;
+  std::vector<std::string> sets;  // its validator_set events, in order
+  RunnerOptions ro;
+  ro.key = runner_key.secret;
+  ro.state_dir = dir.path() / "runner-state";
+  ro.block_time = std::chrono::milliseconds(100);
+  ro.height_poll = std::chrono::milliseconds(20);
+  ro.on_event = [&](const RunnerEvent& e) {
+    std::lock_guard lock(mu);
+    if (e.kind == RunnerEvent::Kind::kValidatorSet) sets.push_back(e.detail);
+  };
+  auto runner = Runner::start(ro, std::make_unique<devchain::Cip11Port>(*nodes[0], *nodes[0]));
+  ASSERT_TRUE(runner) << runner.error();
+  const auto said = [&](const std::string& what) {
+    std::lock_guard lock(mu);
+    return std::find(sets.begin(), sets.end(), what) != sets.end();
+  };
+  propose(1, 1, {0, 2, 3});
+  const auto lost = change({0, 1, 2}, 20, admin_nonce);
+  const auto won = change({0, 1, 3}, 30, admin_nonce);
+  ASSERT_TRUE(nodes[2]->submit(lost).ok());
+  ASSERT_TRUE(nodes[3]->submit(won).ok());
+  propose(2, 2, {0});
+  ASSERT_TRUE(eventually([&] { return said("epoch 1 from block 20"); }, std::chrono::seconds(10)));
+  propose(3, 3, {1});
+  auto followed = nodes[0]->follow(*nodes[3]);
+  ASSERT_TRUE(followed) << followed.error().message;
+  ASSERT_EQ(followed->dropped, 1u);
+  // Height 3 on the winning branch (node 0 leads view 4): the runner reads the changes again.
+  propose(0, 4, {1, 3});
+  ASSERT_TRUE(eventually([&] { return said("epoch 1 from block 30"); }, std::chrono::seconds(10)));
+  std::lock_guard lock(mu);
+  EXPECT_EQ(sets, (std::vector<std::string>{"epoch 1 from block 20",
+                                            "withdrawn: the chain holds no epoch after 0 alike",
+                                            "epoch 1 from block 30"}));
 }
 
 // SharedSnapshots::withdraw alone: it keeps epoch 0 and every epoch the

@@ -9,6 +9,7 @@
 #include <nlohmann/json.hpp>
 
 #include "../cip11/chain_harness.h"
+#include "../support/refusals_fixture.h"
 #include "../support/temp_dir.h"
 #include "cip11/chain/consumed_seeds.h"
 #include "cip11/subset.h"
@@ -1276,6 +1277,130 @@ TEST(DevchainValidatorSetCodec, RoundTripsAndBoundsEveryCountBeforeAllocating) {
   Bytes version = bytes;
   version[0] = 2;
   EXPECT_FALSE(decode_schedule_validator_set(version).ok());
+}
+
+// Byte-exact fixtures of ScheduleValidatorSetV1 (tests/fixtures/devchain/
+// validator_set_v<n>.hex): version 1 as written before docs/cip11.md choice
+// 130, and version 2, whose entries name their chain API (one names it, one
+// does not: empty); and the error decode answers to every prefix and
+// single-byte change of each (validator_set_refusals.txt). Regenerate deliberately with
+//   COWBOY_WRITE_FIXTURES=1 build/bin/devchain_tests --gtest_filter='DevchainValidatorSetFixtures.*'
+std::vector<cowboy::testing::CodecSample> validator_set_samples() {
+  ScheduleValidatorSet v1{0x0102030405060708, 0x1112131415161718, {}};
+  for (std::uint8_t i = 0; i < 2; ++i) {
+    chain::ValidatorEntry v;
+    v.peer_key.fill(static_cast<std::uint8_t>(0x20 + i));
+    v.vrf_key = crypto::ecvrf::PublicKey{};
+    v.vrf_key->fill(static_cast<std::uint8_t>(0x40 + i));
+    v.endpoint = "127.0.0.1:744" + std::to_string(i);
+    v1.validators.push_back(v);
+  }
+  auto v2 = v1;
+  v2.validators[1].chain_api = "127.0.0.1:8545";
+  return {cowboy::testing::codec_sample("validator_set_v1", v1, encode_schedule_validator_set,
+                                        decode_schedule_validator_set),
+          cowboy::testing::codec_sample("validator_set_v2", v2, encode_schedule_validator_set,
+                                        decode_schedule_validator_set)};
+}
+
+TEST(DevchainValidatorSetFixtures, BothVersionsMatchTheirFilesByteForByte) {
+  cowboy::testing::expect_fixture_files(std::string(COWBOY_FIXTURE_DIR) + "/devchain/", validator_set_samples());
+}
+
+TEST(DevchainValidatorSetFixtures, EveryPrefixAndByteChangeIsRefusedWithTheErrorOfItsFile) {
+  cowboy::testing::expect_refusals_file(std::string(COWBOY_FIXTURE_DIR) + "/devchain/validator_set_refusals.txt",
+                                        validator_set_samples());
+}
+
+// docs/cip11.md choice 130 in the codec: a chain API makes version 2, bounded
+// as the endpoint is; a version 2 that names none is refused (one encoding
+// per value), and a change that names none is still written as version 1.
+TEST(DevchainValidatorSetCodec, AChainApiIsVersionTwoBoundedAndNamedByAtLeastOneEntry) {
+  ScheduleValidatorSet s{1, 200, {}};
+  for (std::uint8_t i = 0; i < 2; ++i) {
+    const auto k = crypto::ed25519_from_seed(peer_seed(i)).public_key;
+    s.validators.push_back({k, "127.0.0.1:" + std::to_string(7443 + i), k});
+  }
+  EXPECT_EQ(encode_schedule_validator_set(s)[0], 1);
+  s.validators[1].chain_api = "127.0.0.1:8545";
+  const Bytes v2 = encode_schedule_validator_set(s);
+  EXPECT_EQ(v2[0], 2);
+  auto back = decode_schedule_validator_set(v2);
+  ASSERT_TRUE(back.ok());
+  EXPECT_EQ(*back, s);
+  EXPECT_EQ(back->validators[0].chain_api, "");
+  // Version 2 with every chain API empty: the version 1 bytes' value, another encoding.
+  Bytes none = encode_schedule_validator_set(ScheduleValidatorSet{1, 200, {s.validators[0]}});
+  none[0] = 2;
+  none.insert(none.end(), {0, 0, 0, 0});
+  EXPECT_EQ(decode_schedule_validator_set(none).error(), codec::DecodeError::kBadVersion);
+  auto long_api = s;
+  long_api.validators[1].chain_api.assign(256, 'a');
+  EXPECT_EQ(decode_schedule_validator_set(encode_schedule_validator_set(long_api)).error(),
+            codec::DecodeError::kLengthOverCap);
+  Bytes version = v2;
+  version[0] = 3;
+  EXPECT_EQ(decode_schedule_validator_set(version).error(), codec::DecodeError::kBadVersion);
+}
+
+// check_schedule on a chain API (choice 130): a joining validator's is empty
+// or host:port (BadEndpoint), a genesis validator names none, and a validator
+// keeps the one its first change gave it (ValidatorMismatch).
+TEST(DevchainValidatorSetChecks, AChainApiIsHostPortNamedOnceAndKept) {
+  crypto::init();
+  Cip11Genesis g;
+  g.overlap_blocks = 10;
+  for (std::uint8_t i = 0; i < 3; ++i) {
+    const auto k = crypto::ed25519_from_seed(peer_seed(i)).public_key;
+    g.validators.push_back({k, "127.0.0.1:" + std::to_string(7000 + i), std::nullopt});
+  }
+  const auto snapshots = validator_snapshots(g);
+  chain::ValidatorEntry joiner{crypto::ed25519_from_seed(peer_seed(9)).public_key, "127.0.0.1:7009",
+                               crypto::ecvrf::keypair_from_seed(vrf_seed(9)).public_key, "127.0.0.1:9009"};
+  const auto with = [&](const chain::ValidatorEntry& last, std::optional<std::string> genesis_api = std::nullopt) {
+    ScheduleValidatorSet s{1, 100, {}};
+    for (const auto& v : g.validators) {
+      auto e = v;
+      e.vrf_key = vrf_key_of(v);
+      if (genesis_api) e.chain_api = *genesis_api;
+      s.validators.push_back(e);
+    }
+    s.validators.push_back(last);
+    return s;
+  };
+  const auto check = [&](const ScheduleValidatorSet& s) { return check_schedule(s, g, {}, snapshots, 5); };
+  EXPECT_EQ(check(with(joiner)), std::nullopt);
+  auto none = joiner;
+  none.chain_api.clear();
+  EXPECT_EQ(check(with(none)), std::nullopt);  // a joiner the peers' --peers name
+  auto bad = joiner;
+  bad.chain_api = "no-port";
+  EXPECT_EQ(check(with(bad)), ValidatorSetRefusal::kBadEndpoint);
+  EXPECT_EQ(check(with(joiner, "127.0.0.1:1")), ValidatorSetRefusal::kValidatorMismatch);
+  // Epoch 2 after epoch 1 named the joiner: its chain API as epoch 1 gave it, or refused.
+  const auto first = with(joiner);
+  const auto scheduled = chain::ValidatorSnapshots::scheduled(validator_peer_keys(g), {as_change(first)}, 10);
+  ScheduleValidatorSet second{2, 200, {first.validators[0], first.validators[1], joiner}};
+  EXPECT_EQ(check_schedule(second, g, {first}, scheduled, 150), std::nullopt);
+  second.validators[2].chain_api = "127.0.0.1:9010";
+  EXPECT_EQ(check_schedule(second, g, {first}, scheduled, 150), ValidatorSetRefusal::kValidatorMismatch);
+}
+
+// Node::validators (GET /v1/cip11/validators): the genesis entries, then each
+// validator a change named first with that change's entry.
+TEST(DevchainValidatorSetChecks, NamedValidatorsAreTheGenesisThenEachFirstNaming) {
+  std::vector<chain::ValidatorEntry> genesis;
+  for (std::uint8_t i = 0; i < 2; ++i) {
+    crypto::Ed25519Public k{};
+    k[0] = i;
+    genesis.push_back({k, "g" + std::to_string(i)});
+  }
+  crypto::Ed25519Public joiner{};
+  joiner[0] = 9;
+  chain::ValidatorEntry first{joiner, "j:1", std::nullopt, "api:1"}, again{joiner, "j:2", std::nullopt, "api:2"};
+  const auto named = named_validators(genesis, {ScheduleValidatorSet{1, 10, {genesis[0], first}},
+                                               ScheduleValidatorSet{2, 20, {again, genesis[1]}}});
+  EXPECT_EQ(named, (std::vector<chain::ValidatorEntry>{genesis[0], genesis[1], first}));
 }
 
 }  // namespace

@@ -21,10 +21,10 @@ PortResult<std::vector<ValidatorSetChange>> ChainPort::validator_set_changes() {
   return std::move(s->changes);
 }
 
-std::string ChainSetup::endpoint_of(const crypto::Ed25519Public& peer) const {
-  for (const auto& v : validators)
-    if (v.peer_key == peer) return v.endpoint;
-  return {};
+PortResult<std::vector<ValidatorEntry>> ChainPort::validators() {
+  auto s = setup();
+  if (!s) return Err{s.error()};
+  return std::move(s->validators);
 }
 
 }  // namespace cowboy::cip11::chain

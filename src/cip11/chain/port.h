@@ -17,6 +17,7 @@
 //                       not produce the blocks follows the chain with it)
 //   validator_set_changes()  the snapshots after epoch 0 as the chain holds them
 //                       now (scheduled at genesis or later by governance)
+//   validators()        every validator named so far, with its QUIC endpoint
 //   next_nonce(), inclusion(), submit()   an account's transactions
 #pragma once
 
@@ -82,8 +83,6 @@ struct ChainSetup {
   ValidatorSnapshots snapshots() const;
   /// ValidatorSetSnapshot(0) and `later` (the chain's changes as read now, in place of `changes`).
   ValidatorSnapshots snapshots(const std::vector<ValidatorSetChange>& later) const;
-  /// The QUIC endpoint of a validator of any epoch; empty if none.
-  std::string endpoint_of(const crypto::Ed25519Public& peer) const;
 };
 
 /// A transaction the chain included, and how its instruction fared.
@@ -110,6 +109,11 @@ class ChainPort {
   /// transaction scheduled since (§5.4). The services re-read it as blocks
   /// come. By default setup()'s, for a chain whose schedule is fixed at genesis.
   virtual PortResult<std::vector<ValidatorSetChange>> validator_set_changes();
+  /// Every validator the chain has named, as where to reach it: the genesis
+  /// entries, then each one a later snapshot named first, with its QUIC
+  /// endpoint (docs/cip11.md choice 130). A runner dials a validator that
+  /// joined by a change at the endpoint this gives. By default setup()'s.
+  virtual PortResult<std::vector<ValidatorEntry>> validators();
   virtual PortResult<std::uint64_t> next_nonce(const Address& account) = 0;
   /// nullopt while the transaction is pending or unknown.
   virtual PortResult<std::optional<Inclusion>> inclusion(const Bytes32& tx_hash) = 0;

@@ -51,6 +51,11 @@ struct ValidatorEntry {
   /// The ECVRF key that proves the round seeds it leads (docs/cip11.md choice
   /// 100); absent in a genesis written before, where the peer key's seed proves.
   std::optional<crypto::ecvrf::PublicKey> vrf_key{};
+  /// host:port of its devchain chain API, where the other validators send it
+  /// blocks, transactions and presence views: named only by the governance
+  /// change a validator joins by (docs/devchain.md D10, docs/cip11.md choice
+  /// 130); empty for a genesis validator, which --peers lists name.
+  std::string chain_api{};
   bool operator==(const ValidatorEntry&) const = default;
 };
 

@@ -110,6 +110,10 @@ struct Runner::Impl {
   // new height (a set scheduled by transaction, docs/devchain.md D10). On the io thread.
   std::optional<chain::ValidatorSnapshots> snapshots;
   std::uint64_t changes_read_at = 0;  // on `reads`, one height read at a time (height_read_busy)
+  std::size_t validators_read_for = 0;  // on `reads`: the count of changes when validators() was last read
+  // Where each validator named so far listens: the genesis entries, then each
+  // one a change named first (ChainPort::validators, docs/cip11.md choice 130). On the io thread.
+  std::map<crypto::Ed25519Public, std::string> endpoints;
   asio::thread_pool reads{2};   // chain reads: heights, jobs, receipts, polls
   asio::thread_pool writes{1};  // chain submissions, in nonce order
   asio::thread_pool durable{1}; // the journal's synced writes, in signing order (never on the io thread)
@@ -178,16 +182,24 @@ struct Runner::Impl {
         read(
             [this, follow_sets] {
               auto h = port->height();
-              // At each new height, the validator-set changes as the chain holds them now.
+              // At each height other than the last read (a lower one after a
+              // rollback too), the validator-set changes as the chain holds them now.
               std::optional<std::vector<chain::ValidatorSetChange>> changes;
-              if (h && follow_sets && *h > changes_read_at)
+              if (h && follow_sets && *h != changes_read_at)
                 if (auto c = port->validator_set_changes()) changes = std::move(*c), changes_read_at = *h;
-              return std::pair{std::move(h), std::move(changes)};
+              // And where their validators listen, when the list of changes grew
+              // or shrank: a change may name a validator no genesis does.
+              std::optional<std::vector<chain::ValidatorEntry>> named;
+              if (changes && changes->size() != validators_read_for)
+                if (auto v = port->validators()) named = std::move(*v), validators_read_for = changes->size();
+              return std::tuple{std::move(h), std::move(changes), std::move(named)};
             },
             [this](auto answer) {
               height_read_busy = false;
-              if (answer.second) take_changes(*answer.second);
-              const auto& h = answer.first;
+              auto& [h, changes, named] = answer;
+              if (named)
+                for (const auto& v : *named) endpoints.emplace(v.peer_key, v.endpoint);  // a validator keeps its first entry
+              if (changes) take_changes(*changes);
               if (h && *h > stats.height) on_block(*h);
             });
       }
@@ -195,11 +207,20 @@ struct Runner::Impl {
     });
   }
 
-  /// Takes newer validator-set changes the chain holds (SharedSnapshots::update's rules).
+  /// Takes the validator-set changes the chain holds now: first drops the
+  /// epochs it no longer holds alike (a change a block un-applied by a
+  /// rollback scheduled, docs/devchain.md D11), as cip11d does, then adds the
+  /// newer ones (SharedSnapshots' rules): a winning branch's change for the
+  /// same epoch is taken, not ignored as a rewritten epoch.
   void take_changes(const std::vector<chain::ValidatorSetChange>& changes) {
     chain::SharedSnapshots shared(*snapshots);
-    if (!shared.update(changes)) return;
-    snapshots = *shared.get();
+    const bool withdrawn = shared.withdraw(changes);
+    if (withdrawn)
+      emit(Kind::kValidatorSet, {}, {}, "withdrawn: the chain holds no epoch after " +
+                                            std::to_string(shared.get()->epochs().back().epoch) + " alike");
+    const bool added = shared.update(changes);
+    if (withdrawn || added) snapshots = *shared.get();
+    if (!added) return;
     const auto& last = snapshots->epochs().back();
     emit(Kind::kValidatorSet, {}, {}, "epoch " + std::to_string(last.epoch) + " from block " +
                                           std::to_string(last.activation_height));
@@ -733,8 +754,12 @@ struct Runner::Impl {
     publish();
   }
 
+  std::string endpoint_of(const crypto::Ed25519Public& validator) const {
+    auto at = endpoints.find(validator);
+    return at == endpoints.end() ? std::string() : at->second;
+  }
   std::string describe(const chain::EpochLink& t) const {
-    return setup.endpoint_of(t.validator) + " epoch " + std::to_string(t.pair.subset_epoch);
+    return endpoint_of(t.validator) + " epoch " + std::to_string(t.pair.subset_epoch);
   }
 
   /// A link's Hello offers its own pair; the other pair current now, if any, is
@@ -750,7 +775,7 @@ struct Runner::Impl {
 
   /// A link to `t`, not started. False if its endpoint is no host:port.
   Result<Unit, std::string> open_link(const chain::EpochLink& t, const LocalOffer& now) {
-    const std::string where = setup.endpoint_of(t.validator);
+    const std::string where = endpoint_of(t.validator);
     auto host_port = net::parse_host_port(where);
     if (!host_port) return Err{"validator endpoint is not host:port: " + where};
     RunnerLinkConfig config;
@@ -873,6 +898,7 @@ Result<std::unique_ptr<Runner>, std::string> Runner::start(RunnerOptions options
   if (!endpoint) return Err{"cannot open the QUIC endpoint: " + endpoint.error()};
   r.endpoint = std::move(*endpoint);
   if (connect) {
+    for (const auto& v : r.setup.validators) r.endpoints.emplace(v.peer_key, v.endpoint);
     r.snapshots.emplace(r.setup.snapshots());
     const LocalOffer now = chain::offer_at(*r.snapshots, r.setup.params.chain_id, *height);
     for (const auto& t : chain::runner_links(*r.snapshots, r.my_key, *height, r.setup.params.subset)) {
