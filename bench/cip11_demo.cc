@@ -74,7 +74,7 @@ Row run_job(Chain& c, int n) {
   const std::uint64_t submitted = unix_micros();
   auto id = testing::submit_job(chain, c.validator->data() / "keys" / "submitter.key",
                                 R"({"echo":"demo job )" + std::to_string(n) + R"("})");
-  Row row{c.name, id ? devchain::json::hex0x(*id) : "(refused)"};
+  Row row{c.name, id ? devchain::json::hex0x(id->value) : "(refused)"};
   if (!id) return row;
   // The client's view: the job's state, read every 5 ms.
   for (auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(30);

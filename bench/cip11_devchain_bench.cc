@@ -76,7 +76,7 @@ Run run_once(int runners, int open_jobs, int blocks, int churn, int validators) 
     return cip11::encode_presence(all);
   });
   // Who holds which job, from the observer, so that results come from the assigned runner.
-  std::map<Bytes32, Address> assigned;
+  std::map<cip11::JobId, Address> assigned;
   node->set_block_observer([&](const CommittedBlock& b) {
     for (const auto& a : b.effects.assigned) assigned[a.job_id] = a.runner;
   });

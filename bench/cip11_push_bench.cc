@@ -92,8 +92,8 @@ crypto::Secp256k1Secret runner_secret(std::uint32_t n) {
 struct Record {
   std::mutex mu;
   std::map<std::uint64_t, Clock::time_point> durable;          // block height -> its write returned
-  std::map<Bytes32, Clock::time_point> submitted, received, completed;
-  std::map<Bytes32, Address> first_runner;                     // the first committee member drawn
+  std::map<JobId, Clock::time_point> submitted, received, completed;
+  std::map<JobId, Address> first_runner;                     // the first committee member drawn
   void on_block(const devchain::CommittedBlock& b) {
     auto now = Clock::now();
     std::lock_guard lock(mu);
@@ -295,7 +295,7 @@ struct Crowd {
     r.link->send(stream, JobResult{a->job_id, result_tx(r, a->job_id)});
   }
 
-  Bytes result_tx(Runner& r, const Bytes32& job_id) {
+  Bytes result_tx(Runner& r, const JobId& job_id) {
     devchain::Transaction tx{chain_instance_id, r.nonce++,
                              devchain::Cip11Call{chain::encode_instruction(chain::JobResultSubmit{job_id, {'o', 'k'}, {}})}, {}};
     devchain::sign_tx(tx, r.secret);
@@ -316,9 +316,9 @@ struct Crowd {
 };
 
 // Submits `jobs` echo jobs, `per_block` at a time, each batch right after a block.
-std::vector<Bytes32> submit_jobs(World& w, const Options& o, int jobs) {
+std::vector<JobId> submit_jobs(World& w, const Options& o, int jobs) {
   devchain::Wallet wallet(*w.node, w.submitter);
-  std::vector<Bytes32> ids;
+  std::vector<JobId> ids;
   std::uint64_t h = *w.node->height();
   for (int sent = 0; sent < jobs;) {
     while (*w.node->height() == h) std::this_thread::sleep_for(std::chrono::milliseconds(1));
@@ -328,7 +328,7 @@ std::vector<Bytes32> submit_jobs(World& w, const Options& o, int jobs) {
       chain::SubmitJob job{JobKind::kCustom, Bytes(spec.begin(), spec.end()), o.timeout_blocks, 1, 0};
       auto hash = wallet.send(devchain::Cip11Call{chain::encode_instruction(job)});
       if (!hash) continue;
-      Bytes32 id = chain::job_id_of(*hash);
+      cip11::JobId id = chain::job_id_of(*hash);
       ids.push_back(id);
       std::lock_guard lock(w.record.mu);
       w.record.submitted[id] = Clock::now();
@@ -356,7 +356,7 @@ struct PathFigures {
   std::size_t never_started = 0;  // timed out on silent committees without reaching a live runner
 };
 
-PathFigures figures(World& w, const std::vector<Bytes32>& ids, const Crowd* crowd) {
+PathFigures figures(World& w, const std::vector<JobId>& ids, const Crowd* crowd) {
   PathFigures f;
   std::lock_guard lock(w.record.mu);
   int wasted = 0;
@@ -381,9 +381,9 @@ PathFigures figures(World& w, const std::vector<Bytes32>& ids, const Crowd* crow
 }
 
 // Every job reached a runner or ended (a job whose committees were all silent times out unpushed).
-bool settled(World& w, const std::vector<Bytes32>& ids) {
+bool settled(World& w, const std::vector<JobId>& ids) {
   std::lock_guard l(w.record.mu);
-  return std::all_of(ids.begin(), ids.end(), [&](const Bytes32& id) {
+  return std::all_of(ids.begin(), ids.end(), [&](const JobId& id) {
     if (w.record.received.count(id)) return true;
     auto job = w.node->job(id);
     return job && chain::terminal(job->state);
@@ -444,7 +444,7 @@ RunResult run_once(const Options& o) {
     std::thread pollers([&] {
       const Bytes32 chain = *w.node->chain_instance_id();
       std::vector<std::uint64_t> nonces(addresses.size(), 0);
-      std::set<Bytes32> seen;
+      std::set<JobId> seen;
       const auto start = Clock::now();
       std::vector<Clock::time_point> next(addresses.size());
       for (std::size_t i = 0; i < next.size(); ++i)
@@ -621,7 +621,7 @@ struct Fleet {
     std::unique_ptr<Signer> key;
     std::vector<Link> links;
     std::uint64_t nonce = 0;
-    std::set<Bytes32> answered;
+    std::set<JobId> answered;
     std::size_t epoch1_admitted = 0, epoch1_wanted = 0;
     std::atomic<std::uint64_t> epoch1_done_us{0};
     bool silent = false;
@@ -643,7 +643,7 @@ struct Fleet {
   ValidatorChain& vc;
   const Options& o;
   std::mutex mu;
-  std::map<Bytes32, std::uint64_t> received_us;  // job -> first push at any runner
+  std::map<JobId, std::uint64_t> received_us;  // job -> first push at any runner
   std::map<std::string, std::size_t> epoch1_losses;
   std::atomic<std::uint64_t> activation_seen_us{0};
 
@@ -836,7 +836,7 @@ ValidatorsRun run_validators_once(const Options& o, bool present_first) {
   auto api = vc.api(0);
   devchain::Wallet wallet(api, vc.submitter);
   auto submit = [&](int jobs) {
-    std::vector<Bytes32> ids;
+    std::vector<JobId> ids;
     std::uint64_t h = head;
     for (int sent = 0; sent < jobs;) {
       if (!wait_until([&] { return head > h; }, std::chrono::seconds(30), "the next block")) break;
@@ -860,7 +860,7 @@ ValidatorsRun run_validators_once(const Options& o, bool present_first) {
 
   // Push: every runner live.
   auto ids = submit(o.jobs);
-  wait_until([&] { std::lock_guard l(fleet.mu); return std::all_of(ids.begin(), ids.end(), [&](const Bytes32& id) { return fleet.received_us.count(id) > 0; }); },
+  wait_until([&] { std::lock_guard l(fleet.mu); return std::all_of(ids.begin(), ids.end(), [&](const JobId& id) { return fleet.received_us.count(id) > 0; }); },
              std::chrono::seconds(120), "every push-phase job pushed");
   wait_blocks(2);  // every validator's log line written
   if (fleet.activation_seen_us != 0) return finish("the activation came during the push phase: raise --activation");
@@ -869,7 +869,7 @@ ValidatorsRun run_validators_once(const Options& o, bool present_first) {
     std::lock_guard l(fleet.mu);
     for (const auto& id : ids) {
       auto r = fleet.received_us.find(id);
-      auto f = firsts.find(to_hex0x(id));
+      auto f = firsts.find(to_hex0x(id.value));
       if (r != fleet.received_us.end() && f != firsts.end())
         out.commit_to_assignment.push_back((static_cast<double>(r->second) - static_cast<double>(f->second.durable_us)) / 1000.0);
     }
@@ -900,11 +900,11 @@ ValidatorsRun run_validators_once(const Options& o, bool present_first) {
   std::map<std::string, ValidatorChain::FirstAttempt> firsts;
   wait_until([&] {
     firsts = vc.first_attempts();
-    return std::all_of(later.begin(), later.end(), [&](const Bytes32& id) { return firsts.count(to_hex0x(id)) > 0; });
+    return std::all_of(later.begin(), later.end(), [&](const JobId& id) { return firsts.count(to_hex0x(id.value)) > 0; });
   }, std::chrono::seconds(60), "every silent-phase job's first attempt");
   std::size_t wasted = 0;
   for (const auto& id : later)
-    if (auto f = firsts.find(to_hex0x(id)); f != firsts.end() && fleet.silent(f->second.runner)) ++wasted;
+    if (auto f = firsts.find(to_hex0x(id.value)); f != firsts.end() && fleet.silent(f->second.runner)) ++wasted;
   out.wasted_jobs = later.size();
   out.wasted = later.empty() ? 0 : static_cast<double>(wasted) / static_cast<double>(later.size());
   return finish({});

@@ -52,7 +52,7 @@ int fail(const std::string& what) {
 void print(const cip11::RunnerEvent& e) {
   static std::mutex mu;
   std::vector<log::Field> fields;
-  if (e.job_id != Bytes32{}) fields.push_back(log::field("job_id", to_hex0x(e.job_id)));
+  if (e.job_id != cip11::JobId{}) fields.push_back(log::field("job_id", to_hex0x(e.job_id.value)));
   if (!e.via.empty()) fields.push_back(log::field("via", e.via));
   fields.push_back(log::field("height", e.height));
   fields.push_back(log::field("at_us", e.at_unix_us));

@@ -114,7 +114,7 @@ net::HttpHandler admin_handler(cip11::ValidatorService& service, cip11::chain::C
     if (req.target.starts_with(kProgress)) {
       auto id = fixed_from_hex<32>(req.target.substr(kProgress.size()));
       if (!id) return {400, "text/plain", "job_id must be 32 bytes of hex\n"};
-      auto p = service.progress(*id);
+      auto p = service.progress(cip11::JobId{*id});
       if (!p) return {404, "application/json", R"({"error":"no progress for that job here"})" "\n"};
       nlohmann::json j{{"job_id", to_hex0x(*id)}, {"fraction", p->fraction},
                        {"detail", p->detail ? nlohmann::json(*p->detail) : nlohmann::json(nullptr)}};

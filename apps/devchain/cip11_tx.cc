@@ -75,11 +75,12 @@ int Cip11TxCommand::run() const {
     if (!kind || !max_price) return fail("--kind is a §9.4 name and --max-price a decimal amount");
     instruction = chain::SubmitJob{*kind, Bytes(spec_.begin(), spec_.end()), timeout_, runners_, *max_price};
   } else if (what == "commit" || what == "submit-result") {
-    auto id = fixed_from_hex<32>(job_id_);
-    if (!id) return fail("--job must be 32 bytes of hex");
+    auto hex = fixed_from_hex<32>(job_id_);
+    if (!hex) return fail("--job must be 32 bytes of hex");
+    const cip11::JobId id{*hex};
     Bytes result(result_.begin(), result_.end());
-    if (what == "commit") instruction = chain::JobResultCommit{*id, chain::result_commitment(*id, sender, result, *salt)};
-    else instruction = chain::JobResultSubmit{*id, result, *salt};
+    if (what == "commit") instruction = chain::JobResultCommit{id, chain::result_commitment(id, sender, result, *salt)};
+    else instruction = chain::JobResultSubmit{id, result, *salt};
   }
 
   auto client = HttpClient::from_url(node_);

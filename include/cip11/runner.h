@@ -30,6 +30,7 @@
 #include <string>
 #include <vector>
 
+#include "cip11/ids.h"
 #include "common/crypto.h"
 #include "common/result.h"
 
@@ -60,7 +61,7 @@ struct RunnerEvent {
     kValidatorSet,  // the chain holds a newer validator-set snapshot (detail: its epoch and activation)
   };
   Kind kind = Kind::kAssigned;
-  std::array<std::uint8_t, 32> job_id{};
+  JobId job_id{};
   std::string via;     // "push" or "poll" (job events)
   std::string detail;
   std::uint64_t height = 0;      // the chain height the runner had seen

@@ -10,6 +10,7 @@
 
 #include "cip11/cbor.h"
 #include "cip11/frames.h"
+#include "common/strong_id.h"
 
 namespace cowboy::cip11::body {
 
@@ -72,6 +73,7 @@ class Encoder {
     w_.uint(static_cast<std::uint8_t>(v.kind));
     w_.uint(static_cast<std::uint8_t>(v.reason));
   }
+  template <typename Tag, typename Rep> void put(const StrongId<Tag, Rep>& v) { put(v.value); }  // its wire value alone
   template <typename T> void put(const std::optional<T>& v) {
     if (v) return put(*v);
     w_.null();
@@ -172,6 +174,7 @@ class Decoder {
       fail(Errc::kUnknownVariant);  // a bare 2 (Reject without its reason) included
     }
   }
+  template <typename Tag, typename Rep> void get(StrongId<Tag, Rep>& v) { get(v.value); }
   template <typename T> void get(std::optional<T>& v) {
     if (r_.next_is_null()) {
       r_.null();

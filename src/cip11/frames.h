@@ -22,6 +22,7 @@
 
 #include "cip11/errc.h"
 #include "cip11/identity.h"
+#include "cip11/ids.h"
 #include "common/bytes.h"
 
 namespace cowboy::cip11 {
@@ -175,7 +176,7 @@ struct PresenceReceipt {
 };
 
 struct JobAssignment {
-  Bytes32 job_id{};
+  JobId job_id{};
   Bytes job_spec;  // cowboy-protocol-codec bytes, carried and hashed exactly as received
   Bytes32 job_spec_hash{};
   std::uint64_t assignment_height = 0;
@@ -188,7 +189,7 @@ struct JobAssignment {
 };
 
 struct JobAck {
-  Bytes32 job_id{};
+  JobId job_id{};
   Bytes32 assignment_hash{};
   AckStatus status;
   std::optional<std::string> reason;
@@ -197,20 +198,20 @@ struct JobAck {
 };
 
 struct JobProgress {
-  Bytes32 job_id{};
+  JobId job_id{};
   std::uint8_t fraction = 0;  // 0..100
   std::optional<std::string> detail;
   bool operator==(const JobProgress&) const = default;
 };
 
 struct JobResult {
-  Bytes32 job_id{};
+  JobId job_id{};
   Bytes tx_bytes;
   bool operator==(const JobResult&) const = default;
 };
 
 struct JobCancel {
-  Bytes32 job_id{};
+  JobId job_id{};
   Bytes32 assignment_hash{};
   CancelReason reason = CancelReason::kReassigned;
   ValidatorSig validator_signed{};
@@ -218,7 +219,7 @@ struct JobCancel {
 };
 
 struct JobResultCommit {
-  Bytes32 job_id{};
+  JobId job_id{};
   Bytes tx_bytes;
   bool operator==(const JobResultCommit&) const = default;
 };

@@ -20,8 +20,8 @@ Res<PendingSelectionV1> decode_pending_selection(ByteView stored) {
   return record;
 }
 
-Bytes32 pending_by_job_key(const Bytes32& job_id) {
-  return crypto::keccak256({as_bytes("cip11:pending-selection:v1:job"), job_id});
+Bytes32 pending_by_job_key(const JobId& job_id) {
+  return crypto::keccak256({as_bytes("cip11:pending-selection:v1:job"), job_id.value});
 }
 
 Bytes pending_due_round_index_key(const PendingSelectionV1& r) {
@@ -30,7 +30,7 @@ Bytes pending_due_round_index_key(const PendingSelectionV1& r) {
   w.u64(r.seed_epoch);
   w.u64(r.seed_view);
   w.u64(r.submitted_at);
-  w.raw(r.job_id);
+  w.raw(r.job_id.value);
   return std::move(w).take();
 }
 

@@ -7,13 +7,14 @@
 #pragma once
 
 #include "cip11/errc.h"
+#include "cip11/ids.h"
 #include "common/bytes.h"
 
 namespace cowboy::cip11 {
 
 struct PendingSelectionV1 {
   std::uint8_t version = 1;
-  Bytes32 job_id{};
+  JobId job_id{};
   std::uint64_t submitted_at = 0;            // S
   std::uint64_t selection_state_height = 0;  // T = S
   std::uint32_t committee_size = 0;          // M
@@ -30,7 +31,7 @@ Bytes encode(const PendingSelectionV1& record);
 /// Strict: the CBOR profile, exactly keys 0..10, version 1.
 Res<PendingSelectionV1> decode_pending_selection(ByteView stored);
 
-Bytes32 pending_by_job_key(const Bytes32& job_id);
+Bytes32 pending_by_job_key(const JobId& job_id);
 Bytes pending_due_round_index_key(const PendingSelectionV1& record);
 
 }  // namespace cowboy::cip11

@@ -128,12 +128,12 @@ Bytes32 job_spec_hash(ByteView job_spec) {
   return crypto::keccak256({as_bytes("cowboy/jobspec-hash/v1"), version, job_spec});
 }
 
-Preimage job_assignment_preimage(std::uint64_t chain_id, const Bytes32& job_id, const Bytes32& spec_hash,
+Preimage job_assignment_preimage(std::uint64_t chain_id, const JobId& job_id, const Bytes32& spec_hash,
                                  std::uint64_t assignment_height, std::uint64_t deadline_block,
                                  const PubKey& runner, const PubKey& validator) {
   codec::Writer w;
   w.u64(chain_id);
-  w.raw(job_id);
+  w.raw(job_id.value);
   w.raw(spec_hash);
   w.u64(assignment_height);
   w.u64(deadline_block);
@@ -146,7 +146,7 @@ Preimage job_ack_preimage(const Bytes32& connection_id, const PubKey& runner, co
                           const JobAck& ack) {
   codec::Writer w;
   w.raw(connection_id);
-  w.raw(ack.job_id);
+  w.raw(ack.job_id.value);
   w.raw(ack.assignment_hash);
   w.raw(runner.wire());
   w.raw(validator.wire());
@@ -160,7 +160,7 @@ Preimage job_cancel_preimage(const Bytes32& connection_id, const PubKey& validat
                              const JobCancel& cancel) {
   codec::Writer w;
   w.raw(connection_id);
-  w.raw(cancel.job_id);
+  w.raw(cancel.job_id.value);
   w.raw(cancel.assignment_hash);
   w.raw(validator.wire());
   w.raw(runner.wire());

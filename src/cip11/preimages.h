@@ -67,7 +67,7 @@ Bytes32 job_spec_hash(ByteView job_spec);
 
 /// chain_id and the two keys are the connection's (§12.6 field origins).
 /// assignment_hash = the digest of this preimage.
-Preimage job_assignment_preimage(std::uint64_t chain_id, const Bytes32& job_id, const Bytes32& job_spec_hash,
+Preimage job_assignment_preimage(std::uint64_t chain_id, const JobId& job_id, const Bytes32& job_spec_hash,
                                  std::uint64_t assignment_height, std::uint64_t deadline_block,
                                  const PubKey& runner, const PubKey& validator);
 

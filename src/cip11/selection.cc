@@ -110,22 +110,22 @@ Res<Bytes32> beacon_hash_v1(const Beacon& beacon) {
   return crypto::keccak256(w.data());
 }
 
-Bytes32 selection_seed_v3(SelectionMode mode, const Bytes32& beacon_hash, const Bytes32& job_id,
+Bytes32 selection_seed_v3(SelectionMode mode, const Bytes32& beacon_hash, const JobId& job_id,
                           std::uint64_t submitted_at) {
   codec::Writer w;
   w.raw("cowboy-runner-select-v3:");
   w.u8(static_cast<std::uint8_t>(mode));
   w.raw(beacon_hash);
-  w.raw(job_id);
+  w.raw(job_id.value);
   w.raw(le8(submitted_at));
   return crypto::keccak256(w.data());
 }
 
-Bytes32 selection_seed_v2(const Bytes32& beacon_hash, const Bytes32& job_id, std::uint64_t submitted_at) {
+Bytes32 selection_seed_v2(const Bytes32& beacon_hash, const JobId& job_id, std::uint64_t submitted_at) {
   codec::Writer w;
   w.raw("cowboy-runner-select-v2:");
   w.raw(beacon_hash);
-  w.raw(job_id);
+  w.raw(job_id.value);
   w.raw(le8(submitted_at));
   return crypto::keccak256(w.data());
 }

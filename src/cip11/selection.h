@@ -10,6 +10,7 @@
 
 #include "cip11/errc.h"
 #include "cip11/presence.h"
+#include "cip11/ids.h"
 #include "common/bytes.h"
 
 namespace cowboy::cip11 {
@@ -87,13 +88,13 @@ Res<Bytes32> beacon_hash_v1(const Beacon& beacon);
 
 enum class SelectionMode : std::uint8_t { kImmediate = 0x00, kDelayed = 0x01 };  // M == 1 / M > 1
 /// keccak256("cowboy-runner-select-v3:" || mode || beacon_hash || job_id || submitted_at_le8)
-Bytes32 selection_seed_v3(SelectionMode mode, const Bytes32& beacon_hash, const Bytes32& job_id,
+Bytes32 selection_seed_v3(SelectionMode mode, const Bytes32& beacon_hash, const JobId& job_id,
                           std::uint64_t submitted_at);
 /// The CIP-2 v2 seed live selection uses while CIP11_PRESENT_FIRST_ENABLED is
 /// off (§13). CIP-2 is not among our documents; this stand-in keeps its domain
 /// and drops v3's mode byte, so the two preimages never collide (§9.2):
 /// keccak256("cowboy-runner-select-v2:" || beacon_hash || job_id || submitted_at_le8)
-Bytes32 selection_seed_v2(const Bytes32& beacon_hash, const Bytes32& job_id, std::uint64_t submitted_at);
+Bytes32 selection_seed_v2(const Bytes32& beacon_hash, const JobId& job_id, std::uint64_t submitted_at);
 /// §9.2 / §11.2: a timeout re-selection derives from the job's original seed,
 /// never from a later beacon. Committee `selection` (2 for the first
 /// re-selection) draws with

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "cbqs/chain/registry.h"
+#include "cip11/ids.h"
 #include "cbqs/chain/snapshot.h"
 #include "devchain/tx.h"
 
@@ -54,7 +55,7 @@ struct TxReceipt {
   std::optional<std::string> error;  // the ChainError name when rejected
   std::vector<cbqs::ChainEvent> events;
   cbqs::Metering metering;
-  std::optional<Bytes32> job_id;     // a CIP-11 SubmitJob's new job
+  std::optional<cip11::JobId> job_id;     // a CIP-11 SubmitJob's new job
   bool ok() const { return !error; }
 };
 

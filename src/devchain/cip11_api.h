@@ -27,7 +27,7 @@ class Cip11Api {
   /// Mode A (§8.3): the runner's presence_anchor and presence_proven_until;
   /// NotFound until a certificate of its is applied.
   virtual ApiResult<cip11::chain::PresenceProof> presence_proof(const Address& runner) = 0;
-  virtual ApiResult<cip11::chain::JobRecord> job(const Bytes32& job_id) = 0;
+  virtual ApiResult<cip11::chain::JobRecord> job(const cip11::JobId& job_id) = 0;
   /// The CIP-2 poll view (§14): the non-terminal jobs whose current committee holds `runner`.
   virtual ApiResult<std::vector<cip11::chain::JobRecord>> runner_jobs(const Address& runner) = 0;
   virtual ApiResult<BlockPresence> block_presence(std::uint64_t height) = 0;

@@ -114,7 +114,7 @@ json job_to_json(const chain::JobRecord& job) {
   }
   for (const auto& x : job.excluded) excluded.push_back(hex0x(x));
   const Bytes spec = chain::job_spec_bytes(job);
-  json j{{"job_id", hex0x(job.job_id)},
+  json j{{"job_id", hex0x(job.job_id.value)},
          {"submitter", hex0x(job.submitter)},
          {"kind", job_kind_name(job.kind)},
          {"spec", hex0x(job.spec)},
@@ -154,9 +154,9 @@ void put_cip11_block(json& block, const std::optional<Bytes>& presence, std::uin
 void put_assignments(json& block, const chain::Effects& effects) {
   json assigned = json::array(), ended = json::array();
   for (const auto& a : effects.assigned)
-    assigned.push_back({{"job_id", hex0x(a.job_id)}, {"runner", hex0x(a.runner)}, {"deadline_block", a.deadline_block}});
+    assigned.push_back({{"job_id", hex0x(a.job_id.value)}, {"runner", hex0x(a.runner)}, {"deadline_block", a.deadline_block}});
   for (const auto& e : effects.ended)
-    ended.push_back({{"job_id", hex0x(e.job_id)}, {"runner", hex0x(e.runner)}, {"reason", end_name(e.reason)}});
+    ended.push_back({{"job_id", hex0x(e.job_id.value)}, {"runner", hex0x(e.runner)}, {"reason", end_name(e.reason)}});
   json deregistered = json::array();
   for (const auto& r : effects.deregistered) deregistered.push_back(hex0x(r));
   block["assigned"] = assigned;
@@ -168,14 +168,14 @@ std::optional<chain::Effects> assignments_from_json(const json& block, std::uint
   if (!block.is_object() || !block.contains("assigned") || !block["assigned"].is_array() || !block.contains("ended") ||
       !block["ended"].is_array() || !block.contains("deregistered") || !block["deregistered"].is_array())
     return std::nullopt;
-  auto ids = [](const json& j) -> std::optional<std::pair<Bytes32, Address>> {
+  auto ids = [](const json& j) -> std::optional<std::pair<cip11::JobId, Address>> {
     if (!j.is_object() || !j.contains("job_id") || !j["job_id"].is_string() || !j.contains("runner") ||
         !j["runner"].is_string())
       return std::nullopt;
     auto job = fixed_from_hex<32>(j["job_id"].get<std::string>());
     auto runner = fixed_from_hex<20>(j["runner"].get<std::string>());
     if (!job || !runner) return std::nullopt;
-    return std::pair{*job, *runner};
+    return std::pair{cip11::JobId{*job}, *runner};
   };
   chain::Effects out;
   for (const auto& a : block["assigned"]) {

@@ -81,7 +81,7 @@ port::PortResult<port::ChainSetup> Cip11Port::setup() {
 port::PortResult<std::uint64_t> Cip11Port::height() { return answer(chain_.height()); }
 port::PortResult<port::RunnerRecord> Cip11Port::runner(const Address& r) { return answer(cip11_.runner(r)); }
 port::PortResult<std::vector<port::RunnerRecord>> Cip11Port::runners() { return answer(cip11_.runners()); }
-port::PortResult<port::JobRecord> Cip11Port::job(const Bytes32& id) { return answer(cip11_.job(id)); }
+port::PortResult<port::JobRecord> Cip11Port::job(const cip11::JobId& id) { return answer(cip11_.job(id)); }
 port::PortResult<std::vector<port::JobRecord>> Cip11Port::runner_jobs(const Address& r) {
   return answer(cip11_.runner_jobs(r));
 }

@@ -34,7 +34,7 @@ class Cip11Port final : public cip11::chain::ChainPort {
   cip11::chain::PortResult<std::uint64_t> height() override;
   cip11::chain::PortResult<cip11::chain::RunnerRecord> runner(const Address& runner) override;
   cip11::chain::PortResult<std::vector<cip11::chain::RunnerRecord>> runners() override;
-  cip11::chain::PortResult<cip11::chain::JobRecord> job(const Bytes32& job_id) override;
+  cip11::chain::PortResult<cip11::chain::JobRecord> job(const cip11::JobId& job_id) override;
   cip11::chain::PortResult<std::vector<cip11::chain::JobRecord>> runner_jobs(const Address& runner) override;
   cip11::chain::PortResult<cip11::chain::Effects> block_effects(std::uint64_t height) override;
   cip11::chain::PortResult<std::vector<cip11::chain::ValidatorSetChange>> validator_set_changes() override;

@@ -72,7 +72,7 @@ std::optional<Reply> route_cip11(Cip11Api& api, std::string_view method, const s
   if (what == "jobs" && parts.size() == 4) {
     auto id = fixed_from_hex<32>(arg(3));
     if (!id) return bad_request("job_id must be 32 bytes of hex");
-    return reply_from(api.job(*id), json::job_to_json);
+    return reply_from(api.job(cip11::JobId{*id}), json::job_to_json);
   }
   if (what == "blocks" && parts.size() == 5 && parts[4] == "presence") {
     auto height = parse_u64(parts[3]);

@@ -96,13 +96,13 @@ void stage(const chain::State& state, rocksdb::WriteBatch& batch) {
   });
   for (std::uint32_t i = state.committed_registry_size(); i < state.index.size(); ++i)
     batch.Put(index_key(i), as_sv(state.index.at(i)));
-  state.jobs.changes([&](const Bytes32& id, const chain::JobRecord* before, const chain::JobRecord* now) {
-    batch.Put(key(kJob, id), as_sv(chain::encode_job(*now)));  // jobs are never removed
+  state.jobs.changes([&](const cip11::JobId& id, const chain::JobRecord* before, const chain::JobRecord* now) {
+    batch.Put(key(kJob, id.value), as_sv(chain::encode_job(*now)));  // jobs are never removed
     const auto was = assigned_runners(before), is = assigned_runners(now);
     for (const auto& r : was)
-      if (!is.contains(r)) batch.Delete(key(kAssigned, r, id));
+      if (!is.contains(r)) batch.Delete(key(kAssigned, r, id.value));
     for (const auto& r : is)
-      if (!was.contains(r)) batch.Put(key(kAssigned, r, id), "");
+      if (!was.contains(r)) batch.Put(key(kAssigned, r, id.value), "");
   });
   state.mru.changes([&](const auto& k, const cip11::MruRecord*, const cip11::MruRecord* now) {
     batch.Put(mru_key(k), as_sv(chain::encode_mru(*now)));
@@ -180,13 +180,16 @@ ApiResult<std::vector<chain::RunnerRecord>> runners(rocksdb::DB& db, const rocks
   return read_named<chain::RunnerRecord, 20>(db, at, std::string(kIndex), true, runner);
 }
 
-ApiResult<chain::JobRecord> job(rocksdb::DB& db, const rocksdb::ReadOptions& at, const Bytes32& job_id) {
-  return read<chain::JobRecord>(db, at, key(kJob, job_id), chain::decode_job, "no job " + json::hex0x(job_id));
+ApiResult<chain::JobRecord> job(rocksdb::DB& db, const rocksdb::ReadOptions& at, const cip11::JobId& job_id) {
+  return read<chain::JobRecord>(db, at, key(kJob, job_id.value), chain::decode_job, "no job " + json::hex0x(job_id.value));
 }
 
 ApiResult<std::vector<chain::JobRecord>> runner_jobs(rocksdb::DB& db, const rocksdb::ReadOptions& at,
                                                      const Address& runner) {
-  return read_named<chain::JobRecord, 32>(db, at, key(kAssigned, runner), false, job);
+  return read_named<chain::JobRecord, 32>(db, at, key(kAssigned, runner), false,
+                                          [](rocksdb::DB& d, const rocksdb::ReadOptions& a, const Bytes32& id) {
+                                            return job(d, a, cip11::JobId{id});
+                                          });
 }
 
 }  // namespace cowboy::devchain::cip11_store

@@ -35,7 +35,7 @@ Result<cip11::chain::State, std::string> load(rocksdb::DB& db);
 ApiResult<cip11::chain::RunnerRecord> runner(rocksdb::DB& db, const rocksdb::ReadOptions& at, const Address& runner);
 /// Every runner in registry index order.
 ApiResult<std::vector<cip11::chain::RunnerRecord>> runners(rocksdb::DB& db, const rocksdb::ReadOptions& at);
-ApiResult<cip11::chain::JobRecord> job(rocksdb::DB& db, const rocksdb::ReadOptions& at, const Bytes32& job_id);
+ApiResult<cip11::chain::JobRecord> job(rocksdb::DB& db, const rocksdb::ReadOptions& at, const cip11::JobId& job_id);
 /// A runner's Mode A presence proof (§8.3); kNotFound before its first certificate.
 ApiResult<cip11::chain::PresenceProof> presence(rocksdb::DB& db, const rocksdb::ReadOptions& at, const Address& runner);
 /// The poll view: the jobs in state Assigned whose current committee holds `runner`.

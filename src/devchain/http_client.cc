@@ -275,9 +275,9 @@ ApiResult<cip11::chain::PresenceProof> HttpClient::presence_proof(const Address&
       json::presence_proof_from_json, "presence proof");
 }
 
-ApiResult<cip11::chain::JobRecord> HttpClient::job(const Bytes32& job_id) {
+ApiResult<cip11::chain::JobRecord> HttpClient::job(const cip11::JobId& job_id) {
   return parse_with<cip11::chain::JobRecord>(
-      call(host_, port_, timeout_, http::verb::get, "/v1/cip11/jobs/" + json::hex0x(job_id)), json::job_from_json,
+      call(host_, port_, timeout_, http::verb::get, "/v1/cip11/jobs/" + json::hex0x(job_id.value)), json::job_from_json,
       "job record");
 }
 

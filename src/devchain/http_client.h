@@ -41,7 +41,7 @@ class HttpClient final : public ChainApi, public Cip11Api, public BlocksApi, pub
   ApiResult<std::vector<cip11::chain::RunnerRecord>> runners() override;
   ApiResult<cip11::chain::RunnerRecord> runner(const Address& runner) override;
   ApiResult<cip11::chain::PresenceProof> presence_proof(const Address& runner) override;
-  ApiResult<cip11::chain::JobRecord> job(const Bytes32& job_id) override;
+  ApiResult<cip11::chain::JobRecord> job(const cip11::JobId& job_id) override;
   ApiResult<std::vector<cip11::chain::JobRecord>> runner_jobs(const Address& runner) override;
   ApiResult<BlockPresence> block_presence(std::uint64_t height) override;
   ApiResult<cip11::chain::Effects> block_assignments(std::uint64_t height) override;

@@ -140,7 +140,7 @@ json receipt_to_json(const TxReceipt& r) {
            {"charged_writes", r.metering.charged_writes},
            {"cells", r.metering.cells}}}};
   if (r.error) j["error"] = *r.error;
-  if (r.job_id) j["job_id"] = hex0x(*r.job_id);
+  if (r.job_id) j["job_id"] = hex0x(r.job_id->value);
   return j;
 }
 
@@ -154,7 +154,7 @@ std::optional<TxReceipt> receipt_from_json(const json& j) {
   r.sender = f.fixed<20>("sender");
   r.nonce = f.u64("nonce");
   if (j.contains("error")) r.error = f.text("error");
-  if (j.contains("job_id")) r.job_id = f.fixed<32>("job_id");
+  if (j.contains("job_id")) r.job_id = cip11::JobId{f.fixed<32>("job_id")};
   if (!j.contains("events") || !j["events"].is_array() || !j.contains("metering")) return std::nullopt;
   for (const auto& e : j["events"]) {
     auto ev = event_from_json(e);

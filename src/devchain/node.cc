@@ -167,12 +167,12 @@ void log_selection_telemetry(std::uint64_t height, const cip11::chain::Effects& 
     return out;
   };
   for (const auto& s : e.shadow)
-    log::info("cip11_shadow_draw", log::field("height", height), log::field("job_id", json::hex0x(s.job_id)),
+    log::info("cip11_shadow_draw", log::field("height", height), log::field("job_id", json::hex0x(s.job_id.value)),
               log::field("live", list(s.live)), log::field("shadow", list(s.shadow)),
               log::field("shadow_present", s.shadow_present), log::field("agree", s.live == s.shadow ? "true" : "false"));
   for (const auto& id : e.unverified_pending) {
     const bool expired = std::find(e.expired_pending.begin(), e.expired_pending.end(), id) != e.expired_pending.end();
-    log::error("cip11_snapshot_root_mismatch", log::field("height", height), log::field("job_id", json::hex0x(id)),
+    log::error("cip11_snapshot_root_mismatch", log::field("height", height), log::field("job_id", json::hex0x(id.value)),
                log::field("outcome", expired ? "timed_out" : "left_pending"));
   }
 }
@@ -1460,7 +1460,7 @@ ApiResult<cip11::chain::PresenceProof> Node::presence_proof(const Address& runne
   return read_at(published(), [&](const rocksdb::ReadOptions& at) { return cip11_store::presence(*db_, at, runner); });
 }
 
-ApiResult<cip11::chain::JobRecord> Node::job(const Bytes32& job_id) {
+ApiResult<cip11::chain::JobRecord> Node::job(const cip11::JobId& job_id) {
   if (auto ok = require_cip11(); !ok) return Err{ok.error()};
   return read_at(published(), [&](const rocksdb::ReadOptions& at) { return cip11_store::job(*db_, at, job_id); });
 }

@@ -31,7 +31,7 @@ TEST(Cip11CapabilityDelta, APausedJobKindIsNotPushedAndResumingItBringsPushesBac
   };
   auto runner = Runner::start(ro, std::make_unique<devchain::Cip11Port>(*c.node, *c.node));
   ASSERT_TRUE(runner) << runner.error();
-  auto pushed = [&](const Bytes32& id) {
+  auto pushed = [&](const JobId& id) {
     std::lock_guard lock(mu);
     return std::any_of(events.begin(), events.end(), [&](const RunnerEvent& e) {
       return e.kind == RunnerEvent::Kind::kAssigned && e.via == "push" && e.job_id == id;

@@ -44,7 +44,7 @@ RunnerRecord sample_runner(std::uint8_t seed) {
 
 JobRecord sample_job() {
   JobRecord j;
-  j.job_id = filled<32>(0x21);
+  j.job_id = JobId{filled<32>(0x21)};
   j.submitter = filled<20>(0x22);
   j.kind = JobKind::kHttp;
   j.spec = {1, 2, 3};
@@ -167,8 +167,8 @@ std::vector<CodecSample> all_samples() {
       {"ins_set_runner_health", SetRunnerHealth{HealthStatus::kPaused}},
       {"ins_deregister_runner", DeregisterRunner{}},
       {"ins_submit_job", submit},
-      {"ins_job_result_commit", JobResultCommit{filled<32>(0x81), filled<32>(0x82)}},
-      {"ins_job_result_submit", JobResultSubmit{filled<32>(0x81), Bytes{7, 7, 7}, filled<32>(0x83)}},
+      {"ins_job_result_commit", JobResultCommit{JobId{filled<32>(0x81)}, filled<32>(0x82)}},
+      {"ins_job_result_submit", JobResultSubmit{JobId{filled<32>(0x81)}, Bytes{7, 7, 7}, filled<32>(0x83)}},
       {"ins_submit_presence_certificate",
        SubmitPresenceCertificate{filled<20>(0x91), 33, 5'000, {Bytes{1, 2}, Bytes{}, Bytes{3}}}},
   };

@@ -16,11 +16,11 @@ TEST(Cip11ChainDue, OnlyJobsDueByTheBlockAreLookedAtAndEndedOnesLeaveTheIndex) {
   c.params.present_first_enabled = true;  // M > 1 goes through a pending selection (§13)
   const std::vector<testing::Key> ks{key(1), key(2), key(3)};
   c.register_all(ks);
-  const Bytes32 single = *c.ok(ks[0].address, testing::job(1, 10)).job_id;
+  const cip11::JobId single = *c.ok(ks[0].address, testing::job(1, 10)).job_id;
   const std::uint64_t s1 = c.height;
-  const Bytes32 pair = *c.ok(ks[1].address, testing::job(2, 12)).job_id;
+  const cip11::JobId pair = *c.ok(ks[1].address, testing::job(2, 12)).job_id;
   const std::uint64_t s2 = c.height;
-  const Bytes32 lost = *c.ok(ks[2].address, testing::job(1, 4)).job_id;
+  const cip11::JobId lost = *c.ok(ks[2].address, testing::job(1, 4)).job_id;
   const std::uint64_t s3 = c.height;
   c.begin();  // the index takes in the jobs the last blocks changed
 
@@ -30,7 +30,7 @@ TEST(Cip11ChainDue, OnlyJobsDueByTheBlockAreLookedAtAndEndedOnesLeaveTheIndex) {
   EXPECT_EQ(next_due(c.job_of(pair)), s2 + c.params.selection_seed_delay_views + 1);  // after its seed view
   EXPECT_EQ(next_due(c.job_of(lost)), s3 + 4 + 1);
   EXPECT_TRUE(due_by(c.height).empty());
-  EXPECT_EQ(due_by(s2 + c.params.selection_seed_delay_views + 1), std::vector<Bytes32>{pair});
+  EXPECT_EQ(due_by(s2 + c.params.selection_seed_delay_views + 1), std::vector<JobId>{pair});
 
   // The single job completes: it leaves the index at the next block.
   const Address runner = c.committee_of(single).at(0);

@@ -102,12 +102,12 @@ class Chain {
       ok(k.address, registration(k, stake));
     }
   }
-  const JobRecord& job_of(const Bytes32& id) const { return state.jobs.at(id); }
+  const JobRecord& job_of(const JobId& id) const { return state.jobs.at(id); }
   /// The beacon_hash_v1 of Round(0, view)'s dev seed.
   Bytes32 beacon_hash(std::uint64_t view) const { return *beacon_hash_v1(*DevBeacon(chain_, view + 1).seed(0, view)); }
   /// The current block as the machine sees it (after begin()).
   BlockContext context() { return BlockContext{height, params, *beacon_, present_, validators}; }
-  std::vector<Address> committee_of(const Bytes32& id) const {
+  std::vector<Address> committee_of(const JobId& id) const {
     std::vector<Address> out;
     for (const auto& a : state.jobs.at(id).committee) out.push_back(a.runner);
     return out;

@@ -122,7 +122,7 @@ TEST(Cip11Chain, ATimedOutCommitteeIsRedrawnFromTheJobsOriginalSeed) {
     c.params.present_first_enabled = true;
     c.register_all(ks);
     auto out = c.ok(ks[0].address, testing::job(m, 6));
-    const Bytes32 id = *out.job_id;
+    const cip11::JobId id = *out.job_id;
     const std::uint64_t s = c.height;
     while (c.job_of(id).state != JobState::kAssigned) c.begin();
     const std::uint64_t seed_view = m == 1 ? s - 1 : s + c.params.selection_seed_delay_views;
@@ -158,7 +158,7 @@ TEST(Cip11Chain, APendingSelectionIsDrawnFromTheRegistryAsItStoodInBlockS) {
   c.begin();
   const State at_s = c.state;  // the end of block S-1: nothing has changed in S yet
   auto out = c.tx(ks[0].address, testing::job(3, 20));
-  const Bytes32 id = *out.job_id;
+  const cip11::JobId id = *out.job_id;
   const std::uint64_t s = c.height;
   const auto snapshot = eligible_candidates(at_s, c.context(), c.job_of(id));
   ASSERT_EQ(snapshot.size(), 6u);
@@ -191,7 +191,7 @@ TEST(Cip11Chain, APendingSelectionWhoseSnapshotDoesNotVerifyIsNeverAssignedAndEn
   c.params.present_first_enabled = true;
   c.register_all(ks);
   auto out = c.ok(ks[0].address, testing::job(2, 10));
-  const Bytes32 id = *out.job_id;
+  const cip11::JobId id = *out.job_id;
   const std::uint64_t deadline = c.job_of(id).deadline_block;
   const std::uint64_t due = c.job_of(id).pending->seed_view + 1;
   // Unchanged since S, so this record is the block-S record the root committed to.
@@ -200,11 +200,11 @@ TEST(Cip11Chain, APendingSelectionWhoseSnapshotDoesNotVerifyIsNeverAssignedAndEn
     EXPECT_EQ(c.job_of(id).state, JobState::kPendingSelection) << c.height;
     EXPECT_TRUE(c.effects.assigned.empty());
     EXPECT_TRUE(c.effects.consumed_seeds.empty()) << "a seed no processed record consumed";
-    EXPECT_EQ(c.effects.unverified_pending, c.height >= due ? std::vector<Bytes32>{id} : std::vector<Bytes32>{});
+    EXPECT_EQ(c.effects.unverified_pending, c.height >= due ? std::vector<JobId>{id} : std::vector<JobId>{});
   }
   EXPECT_EQ(c.job_of(id).state, JobState::kTimedOut);
   EXPECT_EQ(c.job_of(id).finished_at, deadline + 1);
-  EXPECT_EQ(c.effects.expired_pending, std::vector<Bytes32>{id});
+  EXPECT_EQ(c.effects.expired_pending, std::vector<JobId>{id});
   EXPECT_FALSE(c.job_of(id).pending);
   EXPECT_TRUE(c.job_of(id).committee.empty());
   for (const auto& k : ks) EXPECT_EQ(c.state.runners.at(k.address).active_jobs, 0u);

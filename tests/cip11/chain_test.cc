@@ -18,8 +18,8 @@ using testing::state_bytes;
 TEST(Cip11Chain, InstructionsRoundTripAndRefuseBadBytes) {
   auto k = key(1);
   std::vector<Instruction> all{testing::registration(k), RunnerHeartbeat{}, SetRunnerHealth{HealthStatus::kPaused},
-                               DeregisterRunner{},       testing::job(3, 20), JobResultCommit{Bytes32{1}, Bytes32{2}},
-                               JobResultSubmit{Bytes32{3}, Bytes{9, 9}, Bytes32{4}}};
+                               DeregisterRunner{},       testing::job(3, 20), JobResultCommit{JobId{Bytes32{1}}, Bytes32{2}},
+                               JobResultSubmit{JobId{Bytes32{3}}, Bytes{9, 9}, Bytes32{4}}};
   for (const auto& i : all) {
     Bytes b = encode_instruction(i);
     auto back = decode_instruction(b);
@@ -131,7 +131,7 @@ TEST(Cip11Chain, MultiValidatorCommitteesIgnorePresence) {
 
 TEST(Cip11Chain, TheDevJobSpecIsPinned) {
   JobRecord job;
-  job.job_id = Bytes32{0xaa};
+  job.job_id = JobId{Bytes32{0xaa}};
   job.kind = JobKind::kHttp;
   job.timeout_blocks = 10;
   job.runners = 2;
@@ -236,7 +236,7 @@ TEST(Cip11Chain, TimeoutReselectsWithoutTheRunnerThatTimedOut) {
   auto ks = keys(60, 3);
   c.register_all(ks);
   auto out = c.ok(ks[0].address, testing::job(1, 4));
-  const Bytes32 id = *out.job_id;
+  const cip11::JobId id = *out.job_id;
   const Address first = c.committee_of(id).at(0);
   EXPECT_EQ(c.state.runners.at(first).active_jobs, 1u);
   const std::uint64_t deadline = c.job_of(id).deadline_block;
@@ -264,13 +264,13 @@ TEST(Cip11Chain, SingleRunnerSubmitsDirectlyAndOthersAreRefused) {
   auto ks = keys(70, 2);
   c.register_all(ks);
   auto out = c.ok(ks[0].address, testing::job(1, 10));
-  const Bytes32 id = *out.job_id;
+  const cip11::JobId id = *out.job_id;
   const Address runner = c.committee_of(id).at(0);
   const Address other = runner == ks[0].address ? ks[1].address : ks[0].address;
   c.begin();
   const auto before = state_bytes(c.state);
   EXPECT_EQ(c.tx(other, JobResultSubmit{id, Bytes{1}, Bytes32{}}).error, ChainError::kNotAssigned);
-  EXPECT_EQ(c.tx(runner, JobResultSubmit{Bytes32{7}, Bytes{1}, Bytes32{}}).error, ChainError::kUnknownJob);
+  EXPECT_EQ(c.tx(runner, JobResultSubmit{JobId{Bytes32{7}}, Bytes{1}, Bytes32{}}).error, ChainError::kUnknownJob);
   EXPECT_EQ(state_bytes(c.state), before);
   EXPECT_FALSE(c.tx(runner, JobResultSubmit{id, Bytes{'o', 'k'}, Bytes32{}}).error);
   EXPECT_EQ(c.job_of(id).state, JobState::kCompleted);
@@ -284,7 +284,7 @@ TEST(Cip11Chain, CommitBeforeRevealForCommittees) {
   auto ks = keys(80, 3);
   c.register_all(ks);
   auto out = c.ok(ks[0].address, testing::job(3, 40));
-  const Bytes32 id = *out.job_id;
+  const cip11::JobId id = *out.job_id;
   while (c.job_of(id).state != JobState::kAssigned) c.begin();
   auto committee = c.committee_of(id);
   ASSERT_EQ(committee.size(), 3u);
@@ -322,7 +322,7 @@ TEST(Cip11Chain, CommitteeWithoutAMajorityFails) {
   auto ks = keys(90, 2);
   c.register_all(ks);
   auto out = c.ok(ks[0].address, testing::job(2, 40));
-  const Bytes32 id = *out.job_id;
+  const cip11::JobId id = *out.job_id;
   while (c.job_of(id).state != JobState::kAssigned) c.begin();
   auto committee = c.committee_of(id);
   Bytes32 salt{};

@@ -271,7 +271,7 @@ TEST_F(Cip11ForksWithRunners, EveryJobSentAcrossTheForkCompletesOnEveryValidator
   ASSERT_FALSE(HasFailure());
   expect_one_chain_with(sent);
   for (const auto& tx : sent) {
-    const Bytes32 id = *(*chain(0).receipt(tx))->job_id;
+    const cip11::JobId id = *(*chain(0).receipt(tx))->job_id;
     ASSERT_TRUE(eventually(
         [&] {
           for (std::size_t i : {0, 1, 2, 3}) {
@@ -281,8 +281,8 @@ TEST_F(Cip11ForksWithRunners, EveryJobSentAcrossTheForkCompletesOnEveryValidator
           return true;
         },
         90s))
-        << to_hex0x(id);
-    for (std::size_t i : {0, 1, 2, 3}) EXPECT_EQ(chain(i).job(id)->state, chain::JobState::kCompleted) << to_hex0x(id) << " at " << i;
+        << to_hex0x(id.value);
+    for (std::size_t i : {0, 1, 2, 3}) EXPECT_EQ(chain(i).job(id)->state, chain::JobState::kCompleted) << to_hex0x(id.value) << " at " << i;
   }
 }
 
@@ -318,7 +318,7 @@ struct Cip11Reconfiguration : Cip11Validators {
     for (const auto& s : seeds) v.push_back(crypto::ed25519_from_seed(s).public_key);
     return v;  // genesis order: ValidatorSetSnapshot(0)'s snapshot order
   }
-  std::optional<Bytes32> submit(const std::string& spec) {
+  std::optional<JobId> submit(const std::string& spec) {
     auto api = chain(0);
     devchain::Wallet wallet(api, submitter);
     chain::SubmitJob job{JobKind::kCustom, Bytes(spec.begin(), spec.end()), 80, 1, 0};
@@ -351,7 +351,7 @@ void Cip11Reconfiguration::run_reconfiguration() {
 
   // Jobs across the whole window: before activation, inside the overlap, and
   // running while the cutoff closes validator 3's connections.
-  std::vector<Bytes32> jobs;
+  std::vector<JobId> jobs;
   auto submit_at = [&](std::uint64_t h, int n, int sleep_ms) {
     ASSERT_TRUE(eventually([&] { return height(0) >= h; }, 60s));
     for (int i = 0; i < n; ++i) {
@@ -419,7 +419,7 @@ void Cip11Reconfiguration::run_reconfiguration() {
           return j.ok() && chain::terminal(j->state);
         },
         60s));
-    EXPECT_EQ(chain(0).job(id)->state, chain::JobState::kCompleted) << to_hex0x(id);
+    EXPECT_EQ(chain(0).job(id)->state, chain::JobState::kCompleted) << to_hex0x(id.value);
   }
 }
 

@@ -76,7 +76,7 @@ TEST(Cip11Frames, HandAssembledJobProgressAndRejectStatus) {
   Bytes body{0xa3, 0x00, 0x58, 0x20};
   for (auto b : filled(0xc0)) body.push_back(b);
   body.insert(body.end(), {0x01, 0x18, 0x64, 0x02, 0xf6});
-  EXPECT_EQ(encode_frame(JobProgress{filled(0xc0), 100, std::nullopt}), frame_with_body(0x22, body));
+  EXPECT_EQ(encode_frame(JobProgress{JobId{filled(0xc0)}, 100, std::nullopt}), frame_with_body(0x22, body));
 
   // AckStatus::Reject(UnverifiableAssignment) is the array [2, 3]; Accepted is the integer 0.
   const Bytes reject = encode_body(testing::job_ack(AckStatus::reject(RejectReason::kUnverifiableAssignment), {}));
@@ -126,7 +126,7 @@ TEST(Cip11Frames, EnvelopeRefusals) {
 }
 
 TEST(Cip11Frames, MaxSizeJobResultRoundTrips) {
-  JobResult big{filled(0xc0), Bytes(kMaxFrameBytes - 64, 0x5a)};
+  JobResult big{JobId{filled(0xc0)}, Bytes(kMaxFrameBytes - 64, 0x5a)};
   const Bytes frame = encode_frame(big);
   ASSERT_LE(frame.size() - 4, kMaxFrameBytes);
   auto decoded = decode_frame(frame);

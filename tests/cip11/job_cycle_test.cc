@@ -23,10 +23,11 @@ Bytes32 h(std::uint8_t n) {
   b.fill(n);
   return b;
 }
-const Bytes32 kJob = h(1), kOther = h(2), kCommitTx = h(0xc1), kRevealTx = h(0xd1), kSalt = h(0x5a);
+const JobId kJob{h(1)}, kOther{h(2)};
+const Bytes32 kCommitTx = h(0xc1), kRevealTx = h(0xd1), kSalt = h(0x5a);
 const Bytes kResult = {'o', 'k'};
 
-JobPhase phase(const JobCycle& c, const Bytes32& id) { return c.find(id)->phase; }
+JobPhase phase(const JobCycle& c, const JobId& id) { return c.find(id)->phase; }
 
 /// kJob pushed at assignment height 10 and verified, committee of `runners`: Running.
 JobCycle running(std::uint32_t runners) {
@@ -73,8 +74,8 @@ TEST(Cip11JobCycle, APushIsRefusedWhenVerifyingAndRunningJobsTakeEverySlot) {
   JobCycle c;
   EXPECT_EQ(c.push(kJob, 10, 2), Admit::kTaken);
   EXPECT_EQ(c.polled(kOther, 1, 2), Admit::kTaken);
-  EXPECT_EQ(c.push(h(3), 10, 2), Admit::kAtCapacity);  // one verifying + one running = 2
-  EXPECT_FALSE(c.holds(h(3)));
+  EXPECT_EQ(c.push(JobId{h(3)}, 10, 2), Admit::kAtCapacity);  // one verifying + one running = 2
+  EXPECT_FALSE(c.holds(JobId{h(3)}));
   EXPECT_EQ(c.size(), 2u);
 }
 
@@ -99,8 +100,8 @@ TEST(Cip11JobCycle, APolledJobIsRefusedOnlyWhenRunningJobsTakeEverySlot) {
   JobCycle c;
   EXPECT_EQ(c.push(kOther, 10, 1), Admit::kTaken);
   EXPECT_EQ(c.polled(kJob, 1, 1), Admit::kTaken);  // a verifying push does not count against a poll
-  EXPECT_EQ(c.polled(h(3), 1, 1), Admit::kAtCapacity);
-  EXPECT_FALSE(c.holds(h(3)));
+  EXPECT_EQ(c.polled(JobId{h(3)}, 1, 1), Admit::kAtCapacity);
+  EXPECT_FALSE(c.holds(JobId{h(3)}));
 }
 
 TEST(Cip11JobCycle, APolledJobHeldAlreadyIsRefusedAndChangesNothing) {

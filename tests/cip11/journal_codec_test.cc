@@ -33,8 +33,8 @@ cowboy::testing::CodecSample sample(std::string name, const T& value, Encode enc
 }
 
 std::vector<cowboy::testing::CodecSample> all_samples() {
-  Obligation revealed{filled32(0x21), 3, Bytes{'4', '2'}, filled32(0x55), filled32(0xc0), filled32(0xd0)};
-  Obligation direct{filled32(0x31), 1, Bytes{}, filled32(0x56), std::nullopt, std::nullopt};
+  Obligation revealed{JobId{filled32(0x21)}, 3, Bytes{'4', '2'}, filled32(0x55), filled32(0xc0), filled32(0xd0)};
+  Obligation direct{JobId{filled32(0x31)}, 1, Bytes{}, filled32(0x56), std::nullopt, std::nullopt};
   return {sample("retained_tx", RetainedTx{filled32(0x11), 0x0102, Bytes{0xab, 0xcd}}, encode_retained, decode_retained),
           sample("obligation_revealed", revealed, encode_obligation, decode_obligation),
           sample("obligation_direct", direct, encode_obligation, decode_obligation)};

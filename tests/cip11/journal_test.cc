@@ -25,7 +25,7 @@ Bytes32 filled32(std::uint8_t b) {
 
 Obligation obligation(std::uint8_t id) {
   Obligation o;
-  o.job_id = filled32(id);
+  o.job_id = JobId{filled32(id)};
   o.runners = 2;
   o.result = Bytes{'4', '2'};
   o.salt = filled32(0x55);
@@ -128,14 +128,14 @@ TEST_F(Cip11TxJournal, RecordsBeyondTheBoundsAreRefusedAndNothingIsWritten) {
   auto j = open(limits);
   for (std::size_t i = 0; i < limits.obligations; ++i) {
     Obligation o = obligation(0);
-    o.job_id[0] = static_cast<std::uint8_t>(i);
-    o.job_id[1] = static_cast<std::uint8_t>(i >> 8);
-    Bytes32 hash = o.job_id;
+    o.job_id.value[0] = static_cast<std::uint8_t>(i);
+    o.job_id.value[1] = static_cast<std::uint8_t>(i >> 8);
+    Bytes32 hash = o.job_id.value;
     hash[31] = 0x77;
     ASSERT_TRUE(j->record(RetainedTx{hash, i, Bytes{1}}, i + 1, o)) << i;
   }
   Obligation one_more = obligation(0);
-  one_more.job_id.fill(0xee);
+  one_more.job_id.value.fill(0xee);
   EXPECT_FALSE(j->record(RetainedTx{filled32(0xef), 9999, Bytes{1}}, 10'000, one_more));
   auto contents = j->load();
   ASSERT_TRUE(contents.ok());
@@ -143,8 +143,8 @@ TEST_F(Cip11TxJournal, RecordsBeyondTheBoundsAreRefusedAndNothingIsWritten) {
   EXPECT_EQ(contents->next_nonce, limits.obligations);  // the refused record moved nothing
   // An existing job's obligation may still be replaced (its reveal).
   Obligation first = obligation(0);
-  first.job_id[0] = 0;
-  first.job_id[1] = 0;
+  first.job_id.value[0] = 0;
+  first.job_id.value[1] = 0;
   first.reveal_tx = filled32(0xd1);
   EXPECT_TRUE(j->record(RetainedTx{filled32(0xd1), limits.obligations, Bytes{2}}, limits.obligations + 1, first));
   // A store holding more than its bounds is refused when opened with smaller ones.

@@ -100,7 +100,7 @@ TEST(Cip11Reassembler, ATighterBoundRefusesALongerDeclaredLengthFromThePrefix) {
   ASSERT_TRUE(raised.push(encode_frame(testing::heartbeat_ping())).ok());
   EXPECT_TRUE(raised.next());
   raised.set_max_frame_bytes(kMaxFrameBytes);
-  Bytes big = encode_frame(JobResult{testing::filled(0xc0), Bytes(8'000, 0x11)});
+  Bytes big = encode_frame(JobResult{JobId{testing::filled(0xc0)}, Bytes(8'000, 0x11)});
   ASSERT_TRUE(raised.push(big).ok());
   EXPECT_TRUE(raised.next());
   FrameReassembler capped;
@@ -121,7 +121,7 @@ TEST(Cip11Reassembler, AnUnknownTypeIsRefusedAndEarlierFramesStayAvailable) {
 }
 
 TEST(Cip11Reassembler, PartialFramesTakeFromTheSharedBudgetAsBytesArrive) {
-  Bytes big = encode_frame(JobResult{testing::filled(0xc0), Bytes(3'000, 0x11)});
+  Bytes big = encode_frame(JobResult{JobId{testing::filled(0xc0)}, Bytes(3'000, 0x11)});
   net::ReadBudget budget(2'000);
   FrameReassembler a(&budget), b(&budget);
   ASSERT_TRUE(a.push(ByteView(big).first(1'000)).ok());

@@ -148,8 +148,8 @@ TEST(Cip11Refusals, AJobAckForAnotherAssignmentIsABadFrameNotAnAck) {
   const auto& [stream, a] = *push;
   Bytes32 other_hash = a.assignment_hash;
   other_hash[0] ^= 1;
-  Bytes32 other_job = a.job_id;
-  other_job[0] ^= 1;
+  JobId other_job = a.job_id;
+  other_job.value[0] ^= 1;
   ASSERT_TRUE(runner.send(stream, JobAck{a.job_id, other_hash, AckStatus::accepted(), std::nullopt, {}}));
   ASSERT_TRUE(runner.send(stream, JobAck{other_job, a.assignment_hash, AckStatus::accepted(), std::nullopt, {}}));
   ASSERT_TRUE(eventually([&] { return w.validator->metric("cip11d_bad_frames_total") == 2; }));
@@ -191,8 +191,8 @@ TEST(Cip11Refusals, ResultTransactionsThatFailTheSection103ChecksAreNotForwarded
     return devchain::encode_tx(t);
   };
   const Bytes result{'o', 'k'};
-  Bytes32 another_job = *id;
-  another_job[31] ^= 1;
+  JobId another_job = *id;
+  another_job.value[31] ^= 1;
   const chain::JobResultSubmit reveal{*id, result, Bytes32{}};
   ASSERT_TRUE(runner.send(stream, JobResult{*id, tx(*other, reveal)}));                            // 1: another signer
   ASSERT_TRUE(runner.send(stream, JobResult{*id, tx(*key, chain::JobResultCommit{*id, Bytes32{}})}));  // 2: a commit in a JobResult

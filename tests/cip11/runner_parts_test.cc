@@ -178,10 +178,10 @@ TEST(Cip11TxLedger, AJobResultsTxBytesArePinnedByteForByte) {
   const crypto::Secp256k1Secret secret = testing::filled(0x21);
   const devchain::Cip11TxFormat format(testing::filled(0xc1));
   TxLedger ledger(format, secret, 7);
-  const chain::JobResultSubmit reveal{testing::filled(0xaa), Bytes{'o', 'k'}, testing::filled(0x55)};
+  const chain::JobResultSubmit reveal{JobId{testing::filled(0xaa)}, Bytes{'o', 'k'}, testing::filled(0x55)};
   auto signed_tx = ledger.sign(chain::encode_instruction(reveal), 1);
 
-  const Bytes32 job_id = reveal.job_id, salt = reveal.salt, chain_instance = testing::filled(0xc1);
+  const Bytes32 job_id = reveal.job_id.value, salt = reveal.salt, chain_instance = testing::filled(0xc1);
   Bytes payload{0x01, 0x07};                                      // instruction version 1, JobResultSubmit = 7
   payload.insert(payload.end(), job_id.begin(), job_id.end());    // job_id
   for (std::uint8_t b : {0x00, 0x00, 0x00, 0x02}) payload.push_back(b);  // result: u32 length, then its bytes

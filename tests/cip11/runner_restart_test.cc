@@ -49,7 +49,7 @@ std::unique_ptr<chain::ChainPort> port_of(testing::LocalChain& c) {
 chain::SignedTx earlier_reveal(testing::LocalChain& c, std::uint64_t nonce) {
   const devchain::Cip11TxFormat format(*c.node->chain_instance_id());
   return format.sign(c.runner_keys[0], nonce,
-                     chain::encode_instruction(chain::JobResultSubmit{testing::filled(0x77), Bytes{1}, testing::filled(0x78)}));
+                     chain::encode_instruction(chain::JobResultSubmit{JobId{testing::filled(0x77)}, Bytes{1}, testing::filled(0x78)}));
 }
 
 void past_the_cadence(testing::LocalChain& c) {  // genesis heartbeats at 0: overdue once a cadence has passed

@@ -100,7 +100,7 @@ inline CapabilityDelta capability_delta() {
 inline JobAssignment job_assignment() {
   const auto& p = party();
   JobAssignment f;
-  f.job_id = filled(0xc0);
+  f.job_id = JobId{filled(0xc0)};
   f.job_spec = Bytes{0x01, 0x00, 0x00, 0x00, 0x04, 'j', 'o', 'b', '!'};  // opaque codec bytes
   f.job_spec_hash = job_spec_hash(f.job_spec);
   f.assignment_height = 1004;
@@ -116,14 +116,14 @@ inline JobAssignment job_assignment() {
 
 inline JobAck job_ack(AckStatus status, std::optional<std::string> reason) {
   const auto& p = party();
-  JobAck f{filled(0xc0), job_assignment().assignment_hash, status, std::move(reason), {}};
+  JobAck f{JobId{filled(0xc0)}, job_assignment().assignment_hash, status, std::move(reason), {}};
   f.signed_ = to_array<65>(p.runner.sign(job_ack_preimage(p.connection, p.runner.pubkey(), p.validator.pubkey(), f)));
   return f;
 }
 
 inline JobCancel job_cancel() {
   const auto& p = party();
-  JobCancel f{filled(0xc0), job_assignment().assignment_hash, CancelReason::kExpired, {}};
+  JobCancel f{JobId{filled(0xc0)}, job_assignment().assignment_hash, CancelReason::kExpired, {}};
   f.validator_signed =
       to_array<64>(p.validator.sign(job_cancel_preimage(p.connection, p.validator.pubkey(), p.runner.pubkey(), f)));
   return f;
@@ -162,10 +162,10 @@ inline std::vector<FrameSample> frame_samples() {
       {"job_ack_accepted", job_ack(AckStatus::accepted(), std::nullopt)},
       {"job_ack_reject_unverifiable",
        job_ack(AckStatus::reject(RejectReason::kUnverifiableAssignment), std::string("assignment height not final"))},
-      {"job_progress", JobProgress{filled(0xc0), 50, std::string("half way")}},
-      {"job_result", JobResult{filled(0xc0), tx}},
+      {"job_progress", JobProgress{JobId{filled(0xc0)}, 50, std::string("half way")}},
+      {"job_result", JobResult{JobId{filled(0xc0)}, tx}},
       {"job_cancel", job_cancel()},
-      {"job_result_commit", JobResultCommit{filled(0xc0), tx}},
+      {"job_result_commit", JobResultCommit{JobId{filled(0xc0)}, tx}},
       {"goodbye", goodbye_signed()},
       {"goodbye_unsigned", Goodbye{GoodbyeReason::kWrongChain, std::string("chain 7 expected"), std::nullopt,
                                    std::nullopt}},

@@ -30,7 +30,7 @@ struct Cip11FortyRunners : Cip11Validators {
     view_timeout_ms = 3000;
   }
   std::vector<std::unique_ptr<RunnerProcess>> runners;
-  std::vector<Bytes32> jobs;
+  std::vector<JobId> jobs;
 
   void submit(devchain::Wallet& wallet, int n, int sleep_ms) {
     const std::string spec = R"({"sleep_ms":)" + std::to_string(sleep_ms) + "}";
@@ -42,11 +42,11 @@ struct Cip11FortyRunners : Cip11Validators {
     }
   }
   /// Every runner's event lines about job `id` (for a failure's message).
-  std::string story(const Bytes32& id) {
-    std::string out = to_hex0x(id) + ":";
+  std::string story(const JobId& id) {
+    std::string out = to_hex0x(id.value) + ":";
     for (std::size_t r = 0; r < runners.size(); ++r) {
       runners[r]->saw({"no such line"}, 5ms);  // drains what is waiting
-      for (const auto& l : runners[r]->lines_with(to_hex0x(id))) out += "\n  runner " + std::to_string(r) + ": " + l;
+      for (const auto& l : runners[r]->lines_with(to_hex0x(id.value))) out += "\n  runner " + std::to_string(r) + ": " + l;
     }
     return out;
   }
@@ -60,12 +60,12 @@ struct Cip11FortyRunners : Cip11Validators {
         },
         90s))
         << story(id);
-    EXPECT_EQ(chain(0).job(id)->state, chain::JobState::kCompleted) << to_hex0x(id);
+    EXPECT_EQ(chain(0).job(id)->state, chain::JobState::kCompleted) << to_hex0x(id.value);
   }
   }
   /// Jobs validator `i` holds as ended.
   std::size_t ended(std::size_t i) {
-    return static_cast<std::size_t>(std::count_if(jobs.begin(), jobs.end(), [&](const Bytes32& id) {
+    return static_cast<std::size_t>(std::count_if(jobs.begin(), jobs.end(), [&](const JobId& id) {
       auto j = chain(i).job(id);
       return j.ok() && chain::terminal(j->state);
     }));
@@ -122,8 +122,8 @@ TEST_F(Cip11FortyRunners, EveryRunnerIsAdmittedPresentUnderEveryProposerPushedTo
   expect_every_job_completed();
   for (const auto& id : jobs)
     EXPECT_TRUE(std::any_of(runners.begin(), runners.end(),
-                            [&](auto& r) { return r->saw({"event=accepted", to_hex0x(id), "via=push"}, 5ms); }))
-        << to_hex0x(id) << " was not pushed";
+                            [&](auto& r) { return r->saw({"event=accepted", to_hex0x(id.value), "via=push"}, 5ms); }))
+        << to_hex0x(id.value) << " was not pushed";
 
   // With one validator gone every runner still holds two of its subset, and
   // the blocks of the three go on marking all forty present.

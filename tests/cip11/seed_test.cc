@@ -310,7 +310,7 @@ TEST(Cip11SeedChain, AnMGreaterThanOneCommitteeIsDrawnFromExactlyTheSeedOfItsSee
   balances[submitter.address] += 1'000'000;
   const auto submitted = block({{submitter.address, job(2, 20)}});
   ASSERT_FALSE(submitted[0].error);
-  const Bytes32 id = *submitted[0].job_id;
+  const cip11::JobId id = *submitted[0].job_id;
   const std::uint64_t s = height;
   const JobRecord& pending = state.jobs.at(id);
   ASSERT_TRUE(pending.pending.has_value());
@@ -394,7 +394,7 @@ TEST(Cip11SeedChain, APendingSelectionsSeedRoundIsKViewsAfterItsBlocksViewNotIts
   balances[submitter.address] += 1'000'000;
   const auto submitted = block(view + 20, {{submitter.address, job(2, 20)}});
   ASSERT_FALSE(submitted[0].error);
-  const Bytes32 id = *submitted[0].job_id;
+  const cip11::JobId id = *submitted[0].job_id;
   const std::uint64_t s = height, s_view = view;
   ASSERT_EQ(s, 5u);
   ASSERT_EQ(s_view, 24u);

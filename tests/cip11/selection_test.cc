@@ -141,16 +141,16 @@ TEST(Cip11Selection, BeaconHashAndV3SeedLayouts) {
   ASSERT_TRUE(beacon_hash.ok());
   EXPECT_EQ(*beacon_hash, expected_beacon);
 
-  const Bytes32 job = seed_named("job");
+  const JobId job{seed_named("job")};
   const Bytes submitted_le{0x39, 0x30, 0, 0, 0, 0, 0, 0};  // 12345 little-endian
   EXPECT_EQ(selection_seed_v3(SelectionMode::kImmediate, *beacon_hash, job, 12345),
-            crypto::keccak256(concat({as_bytes("cowboy-runner-select-v3:"), Bytes{0x00}, *beacon_hash, job,
+            crypto::keccak256(concat({as_bytes("cowboy-runner-select-v3:"), Bytes{0x00}, *beacon_hash, job.value,
                                       submitted_le})));
   EXPECT_NE(selection_seed_v3(SelectionMode::kDelayed, *beacon_hash, job, 12345),
             selection_seed_v3(SelectionMode::kImmediate, *beacon_hash, job, 12345));
   // The CIP-2 v2 stand-in (flag off): its own domain, no mode byte.
   EXPECT_EQ(selection_seed_v2(*beacon_hash, job, 12345),
-            crypto::keccak256(concat({as_bytes("cowboy-runner-select-v2:"), *beacon_hash, job, submitted_le})));
+            crypto::keccak256(concat({as_bytes("cowboy-runner-select-v2:"), *beacon_hash, job.value, submitted_le})));
   // A re-selection's seed: the original seed and the committee's number, u32 little-endian.
   const Bytes32 original = seed_named("original");
   EXPECT_EQ(reselection_seed(original, 2),
@@ -430,7 +430,7 @@ TEST(Cip11Selection, FixedSeedCommitteeVectors) {
 
 PendingSelectionV1 pending_sample() {
   PendingSelectionV1 p;
-  p.job_id = seed_named("job");
+  p.job_id = JobId{seed_named("job")};
   p.submitted_at = 5000;
   p.selection_state_height = 5000;
   p.committee_size = 3;
@@ -468,11 +468,11 @@ TEST(Cip11Pending, RecordIsPinnedAndRoundTrips) {
 TEST(Cip11Pending, StorageKeys) {
   const PendingSelectionV1 p = pending_sample();
   EXPECT_EQ(pending_by_job_key(p.job_id),
-            crypto::keccak256(concat({as_bytes("cip11:pending-selection:v1:job"), p.job_id})));
+            crypto::keccak256(concat({as_bytes("cip11:pending-selection:v1:job"), p.job_id.value})));
   const Bytes key = pending_due_round_index_key(p);
   const Bytes expected = concat({as_bytes("cip11:pending-selection:v1:due-round"),
                                  Bytes{0, 0, 0, 0, 0, 0, 0, 2}, Bytes{0, 0, 0, 0, 0, 0, 0, 43},
-                                 Bytes{0, 0, 0, 0, 0, 0, 0x13, 0x88}, p.job_id});
+                                 Bytes{0, 0, 0, 0, 0, 0, 0x13, 0x88}, p.job_id.value});
   EXPECT_EQ(key, expected);
   // Lexicographic order of the index is (seed round, submitted_at, job_id).
   PendingSelectionV1 later = p;

@@ -31,7 +31,7 @@ namespace cowboy::cip11::testing {
 using cowboy::testing::eventually;
 using cowboy::testing::RunnerProcess;
 
-inline std::string hex(const Bytes32& id) { return devchain::json::hex0x(id); }
+inline std::string hex(const JobId& id) { return devchain::json::hex0x(id.value); }
 
 inline crypto::Ed25519Seed testing_seed() {
   crypto::Ed25519Seed seed;
@@ -55,14 +55,14 @@ struct DevWorld {
     return *runners.back();
   }
   devchain::HttpClient chain() const { return validator->chain(); }
-  std::optional<Bytes32> submit(const std::string& spec, std::uint64_t timeout_blocks = 50, std::uint32_t runners = 1) {
+  std::optional<JobId> submit(const std::string& spec, std::uint64_t timeout_blocks = 50, std::uint32_t runners = 1) {
     auto c = chain();
     return cowboy::testing::submit_job(c, data() / "keys" / "submitter.key", spec, timeout_blocks, runners);
   }
   bool present(double n) {
     return eventually([&] { return validator->metric("cip11d_present_runners") == n; }, std::chrono::seconds(20));
   }
-  std::optional<chain::JobRecord> job(const Bytes32& id) {
+  std::optional<chain::JobRecord> job(const JobId& id) {
     auto c = chain();
     auto j = c.job(id);
     if (!j) return std::nullopt;
@@ -178,7 +178,7 @@ class LocalChain {
     for (auto& a : extra) args.push_back(std::move(a));
     return std::make_unique<RunnerProcess>(std::move(args));
   }
-  std::optional<Bytes32> submit(const std::string& spec, std::uint64_t timeout_blocks = 50) {
+  std::optional<JobId> submit(const std::string& spec, std::uint64_t timeout_blocks = 50) {
     return cowboy::testing::submit_job(*node, submitter_file(), spec, timeout_blocks);
   }
   bool metric_is(const std::string& line) const {

@@ -192,14 +192,14 @@ TEST(Cip11Services, BackpressureTakesTheRunnerOutOfTheNextPresenceInput) {
     return p && p->value("fraction", 0) >= 25;
   }));
   {  // the answer's form (docs/cip11.md): the id as 0x-hex or bare hex, three fields
-    auto p = admin.get_json("/v1/progress/" + to_hex(*id));
+    auto p = admin.get_json("/v1/progress/" + to_hex(id->value));
     ASSERT_TRUE(p);
     std::vector<std::string> keys;
     for (const auto& [k, v] : p->items()) keys.push_back(k);
     EXPECT_EQ(keys, (std::vector<std::string>{"detail", "fraction", "job_id"}));
     EXPECT_EQ((*p)["job_id"], hex(*id));
     EXPECT_TRUE((*p)["detail"].is_null());
-    auto unknown = admin.get_text("/v1/progress/" + hex(Bytes32{}));
+    auto unknown = admin.get_text("/v1/progress/" + hex(JobId{}));
     ASSERT_TRUE(unknown);
     EXPECT_EQ(unknown->status, 404);
     EXPECT_EQ(unknown->body, "{\"error\":\"no progress for that job here\"}\n");
@@ -420,7 +420,7 @@ TEST(Cip11Services, StaleNoncesAndBadSealsAreCountedInMetrics) {
 // A validator in this process whose results go nowhere: the runner's own rebroadcast settles the job.
 class DropResults final : public ResultSink {
  public:
-  void forward(Bytes, const Address&, const Bytes32&, bool) override { ++dropped; }
+  void forward(Bytes, const Address&, const JobId&, bool) override { ++dropped; }
   std::atomic<int> dropped{0};
 };
 
@@ -550,7 +550,7 @@ TEST(Cip11Services, AnEarlyRevealIsHeldUntilTheChainWouldIncludeIt) {
   chain::SubmitJob submit{JobKind::kCustom, {'x'}, 20, 2, 0};
   auto submitted = wallet.send(devchain::Cip11Call{chain::encode_instruction(submit)});
   ASSERT_TRUE(submitted);
-  const Bytes32 id = chain::job_id_of(*submitted);
+  const cip11::JobId id = chain::job_id_of(*submitted);
   ASSERT_TRUE(chain.produce_block());  // the SubmitJob: a pending selection
   for (int i = 0; i < 8 && chain.job(id)->state != chain::JobState::kAssigned; ++i) ASSERT_TRUE(chain.produce_block());
   ASSERT_EQ(chain.job(id)->state, chain::JobState::kAssigned);  // the M = 2 committee, after its seed round

@@ -109,7 +109,7 @@ TEST(Cip11Identity, JobSpecHashAndAssignmentHash) {
   JobAssignment a = testing::job_assignment();
   EXPECT_EQ(a.job_spec_hash,
             crypto::keccak256(concat({as_bytes("cowboy/jobspec-hash/v1"), Bytes{0x01}, a.job_spec})));
-  const Bytes expected = concat({as_bytes("cowboy-cip11-job-assignment-v1"), Bytes{0x02, 0x02}, be(7, 8), a.job_id,
+  const Bytes expected = concat({as_bytes("cowboy-cip11-job-assignment-v1"), Bytes{0x02, 0x02}, be(7, 8), a.job_id.value,
                                  a.job_spec_hash, be(1004, 8), be(1104, 8), a.runner_pubkey.wire(),
                                  a.validator_pubkey.wire()});
   EXPECT_EQ(a.assignment_hash, crypto::keccak256(expected));
@@ -256,7 +256,7 @@ std::vector<SignedCase> signed_cases() {
   JobAssignment a = testing::job_assignment();
   out.push_back({"JobAssignment",
                  [=](int t) {
-                   return job_assignment_preimage(t == 1 ? 8 : 7, t == 2 ? flip(a.job_id) : a.job_id,
+                   return job_assignment_preimage(t == 1 ? 8 : 7, t == 2 ? JobId{flip(a.job_id.value)} : a.job_id,
                                                   t == 3 ? job_spec_hash(Bytes{1}) : a.job_spec_hash,
                                                   a.assignment_height + (t == 4), a.deadline_block + (t == 5),
                                                   t == 6 ? other_runner : R, t == 7 ? other_validator : V);
@@ -267,7 +267,7 @@ std::vector<SignedCase> signed_cases() {
   out.push_back({"JobAck",
                  [=](int t) {
                    JobAck f = ack_r;
-                   if (t == 4) f.job_id = flip(f.job_id);
+                   if (t == 4) f.job_id = JobId{flip(f.job_id.value)};
                    if (t == 5) f.assignment_hash = flip(f.assignment_hash);
                    if (t == 6) f.status = AckStatus::reject(RejectReason::kOther);
                    if (t == 7) f.status = AckStatus::duplicate();
@@ -282,7 +282,7 @@ std::vector<SignedCase> signed_cases() {
   out.push_back({"JobCancel",
                  [=](int t) {
                    JobCancel f = cancel;
-                   if (t == 4) f.job_id = flip(f.job_id);
+                   if (t == 4) f.job_id = JobId{flip(f.job_id.value)};
                    if (t == 5) f.assignment_hash = flip(f.assignment_hash);
                    if (t == 6) f.reason = CancelReason::kFailed;
                    return job_cancel_preimage(t == 1 ? flip(p.connection) : p.connection, t == 2 ? other_validator : V,

@@ -206,7 +206,7 @@ TEST_F(Cip11Fixture, SigkillRestartReplaysToTheSameCommitteesAndState) {
 // what the node served before it.
 TEST_F(Cip11Fixture, ACommitteeLeftEmptyIsStoredAndARestartServesTheSame) {
   const auto at = dir.path() / "chain";
-  Bytes32 id{};
+  cip11::JobId id{};
   chain::JobRecord served;
   Bytes32 state_hash{};
   {

@@ -19,9 +19,9 @@ namespace chain = cip11::chain;
 using chain::testing::key;
 
 std::string runner_key(const Address& a) { return "c11/runner/" + std::string(a.begin(), a.end()); }
-std::string job_key(const Bytes32& id) { return "c11/job/" + std::string(id.begin(), id.end()); }
-std::string assigned_key(const Address& a, const Bytes32& id) {
-  return "c11/assigned/" + std::string(a.begin(), a.end()) + std::string(id.begin(), id.end());
+std::string job_key(const cip11::JobId& id) { return "c11/job/" + std::string(id.value.begin(), id.value.end()); }
+std::string assigned_key(const Address& a, const cip11::JobId& id) {
+  return "c11/assigned/" + std::string(a.begin(), a.end()) + std::string(id.value.begin(), id.value.end());
 }
 std::string index_key(std::uint32_t i) { return "c11/index/" + std::string({0, 0, 0, static_cast<char>(i)}); }
 const std::string kCounter = "c11/jobs_submitted";
@@ -69,7 +69,7 @@ TEST_F(Cip11StoreTest, ABlockStagesExactlyTheRecordsItChanged) {
 
   // A job: its record, the counter, the assigned runner's record and its poll-view key.
   auto job = c.ok(ks[2].address, chain::testing::job(1, 10));
-  const Bytes32 id = *job.job_id;
+  const cip11::JobId id = *job.job_id;
   const Address runner = c.committee_of(id).at(0);
   s = staged(c.state);
   EXPECT_EQ(s.puts, (std::set<std::string>{job_key(id), kCounter, runner_key(runner), assigned_key(runner, id)}));
@@ -94,7 +94,7 @@ TEST_F(Cip11StoreTest, RollbackReturnsToTheCommittedStateAndItsDueTimes) {
   auto job = c.ok(ks[0].address, chain::testing::job(1, 10));
   c.state.commit();
   const chain::State before = c.state;
-  const Bytes32 id = *job.job_id;
+  const cip11::JobId id = *job.job_id;
   // A block that completes the job and registers a runner, then its write "fails".
   const Address runner = c.committee_of(id).at(0);
   c.ok(runner, chain::JobResultSubmit{id, Bytes{'o', 'k'}, Bytes32{}});

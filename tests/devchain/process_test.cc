@@ -188,7 +188,7 @@ TEST_F(ProcessTest, Cip11RunnerJobAndResultOverHttp) {
   auto submitted = call(c11::SubmitJob{cip11::JobKind::kLlm, Bytes{'h', 'i'}, 50, 1, 0});
   ASSERT_TRUE(submitted->ok());
   ASSERT_TRUE(submitted->job_id);
-  const Bytes32 id = *submitted->job_id;
+  const cip11::JobId id = *submitted->job_id;
   auto polled = api.runner_jobs(admin.address());
   ASSERT_TRUE(polled.ok()) << polled.error().message;
   ASSERT_EQ(polled->size(), 1u);
@@ -197,7 +197,7 @@ TEST_F(ProcessTest, Cip11RunnerJobAndResultOverHttp) {
   ASSERT_TRUE(presence.ok());
   EXPECT_EQ(presence->field, cip11::encode_presence(cip11::PresentSet(1)));  // no provider: a valid empty set
 
-  auto refused = call(c11::JobResultSubmit{Bytes32{}, Bytes{1}, Bytes32{}});
+  auto refused = call(c11::JobResultSubmit{cip11::JobId{}, Bytes{1}, Bytes32{}});
   EXPECT_EQ(refused->error, "UnknownJob");
   ASSERT_TRUE(call(c11::JobResultSubmit{id, Bytes{'o', 'k'}, Bytes32{}})->ok());
   auto job = api.job(id);
@@ -205,7 +205,7 @@ TEST_F(ProcessTest, Cip11RunnerJobAndResultOverHttp) {
   EXPECT_EQ(job->state, c11::JobState::kCompleted);
   EXPECT_EQ(job->result, (Bytes{'o', 'k'}));
   EXPECT_TRUE(api.runner_jobs(admin.address())->empty());
-  EXPECT_EQ(api.job(Bytes32{}).error().code, ApiErrorCode::kNotFound);
+  EXPECT_EQ(api.job(cip11::JobId{}).error().code, ApiErrorCode::kNotFound);
 }
 
 // §14 Phase 3: with CIP11_POLL_DISABLED the poll endpoint answers 410 Gone

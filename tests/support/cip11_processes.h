@@ -178,9 +178,9 @@ class RunnerProcess {
 };
 
 /// The job_id of a SubmitJob the dev submitter signs.
-inline std::optional<Bytes32> submit_job(devchain::ChainApi& chain, const std::filesystem::path& submitter_key,
-                                         const std::string& spec, std::uint64_t timeout_blocks = 50,
-                                         std::uint32_t runners = 1) {
+inline std::optional<cip11::JobId> submit_job(devchain::ChainApi& chain, const std::filesystem::path& submitter_key,
+                                               const std::string& spec, std::uint64_t timeout_blocks = 50,
+                                               std::uint32_t runners = 1) {
   auto key = devchain::load_key(submitter_key);
   if (!key) return std::nullopt;
   devchain::Wallet wallet(chain, *key);

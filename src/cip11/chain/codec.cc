@@ -151,7 +151,7 @@ Result<T, DecodeError> decode_one(ByteView bytes) {
 Bytes job_spec_bytes(const JobRecord& job) {
   codec::Writer w;
   w.u8(1);
-  w.fixed(job.job_id);
+  w.fixed(job.job_id.value);
   w.u8(static_cast<std::uint8_t>(job.kind));
   w.u64(job.timeout_blocks);
   w.u32(job.runners);

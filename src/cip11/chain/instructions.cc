@@ -78,8 +78,8 @@ Result<Instruction, codec::DecodeError> decode_instruction(ByteView payload) {
   return out;
 }
 
-Bytes32 result_commitment(const Bytes32& job_id, const Address& runner, ByteView result, const Bytes32& salt) {
-  return crypto::keccak256({as_bytes(std::string_view("cowboy/cip11-result-commit/v1")), job_id, runner, salt, result});
+Bytes32 result_commitment(const JobId& job_id, const Address& runner, ByteView result, const Bytes32& salt) {
+  return crypto::keccak256({as_bytes(std::string_view("cowboy/cip11-result-commit/v1")), job_id.value, runner, salt, result});
 }
 
 }  // namespace cowboy::cip11::chain

@@ -73,13 +73,13 @@ struct SubmitJob {
 };
 struct JobResultCommit {
   static constexpr std::uint8_t kTag = 6;
-  Bytes32 job_id{};
+  JobId job_id{};
   Bytes32 commitment{};
   bool operator==(const JobResultCommit&) const = default;
 };
 struct JobResultSubmit {
   static constexpr std::uint8_t kTag = 7;
-  Bytes32 job_id{};
+  JobId job_id{};
   Bytes result;
   Bytes32 salt{};
   bool operator==(const JobResultSubmit&) const = default;
@@ -110,6 +110,6 @@ void capability_list(V& v, List& capabilities) {
 
 /// keccak256("cowboy/cip11-result-commit/v1" || job_id || runner || salt || result): binding
 /// the runner means one runner's commitment cannot be replayed by another.
-Bytes32 result_commitment(const Bytes32& job_id, const Address& runner, ByteView result, const Bytes32& salt);
+Bytes32 result_commitment(const JobId& job_id, const Address& runner, ByteView result, const Bytes32& salt);
 
 }  // namespace cowboy::cip11::chain

@@ -28,7 +28,7 @@ bool mru_reads(const BlockContext& block, bool cip11) {
 /// Brings State::due up to date with every job changed since it last took
 /// them in: when each is next due, and the block S of each pending selection.
 void refresh_due(State& state) {
-  for (const Bytes32& id : state.jobs.take_touched()) {
+  for (const JobId& id : state.jobs.take_touched()) {
     const JobRecord* job = state.jobs.get(id);
     std::optional<std::uint64_t> pending_since;
     if (job && job->state == JobState::kPendingSelection && job->pending) pending_since = job->pending->submitted_at;
@@ -41,7 +41,7 @@ void refresh_due(State& state) {
 /// counted as it stands now (mid-block, without touching the index).
 std::vector<std::uint64_t> pending_now(const State& state) {
   std::map<std::uint64_t, std::uint32_t> count = state.due.pending_counts();
-  for (const Bytes32& id : state.jobs.touched()) {
+  for (const JobId& id : state.jobs.touched()) {
     if (auto since = state.due.pending_since(id); since && --count[*since] == 0) count.erase(*since);
     const JobRecord* job = state.jobs.get(id);
     if (job && job->state == JobState::kPendingSelection && job->pending) ++count[job->pending->submitted_at];
@@ -215,9 +215,9 @@ void select_now(State& state, const BlockContext& block, JobRecord& job, std::ui
 }
 
 /// §9.2 pending pass: every record whose seed view is known, in (submitted_at, job_id) order.
-void run_pending(State& state, const BlockContext& block, const std::vector<Bytes32>& candidates, Effects& effects) {
+void run_pending(State& state, const BlockContext& block, const std::vector<JobId>& candidates, Effects& effects) {
   std::vector<JobRecord*> due;
-  for (const Bytes32& id : candidates)
+  for (const JobId& id : candidates)
     if (const JobRecord* job = state.jobs.get(id);
         job->state == JobState::kPendingSelection && job->pending &&
         Round{job->pending->seed_epoch, job->pending->seed_view} < Round{0, block.round_view()})
@@ -275,9 +275,9 @@ void complete(State& state, const BlockContext& block, JobRecord& job, Bytes res
 /// §11.2: a committee whose deadline passed without a result times out; the
 /// next committee is drawn at this block, without the runners that timed out,
 /// with a seed derived from the job's original one (§9.2: never a later beacon).
-void run_deadlines(State& state, const BlockContext& block, std::vector<Bytes32> candidates, Effects& effects) {
+void run_deadlines(State& state, const BlockContext& block, std::vector<JobId> candidates, Effects& effects) {
   std::sort(candidates.begin(), candidates.end());  // job_id order
-  for (const Bytes32& id : candidates) {
+  for (const JobId& id : candidates) {
     if (const JobRecord* j = state.jobs.get(id); j->state != JobState::kAssigned || j->deadline_block >= block.height)
       continue;
     JobRecord& job = state.jobs.at(id);
@@ -411,7 +411,7 @@ struct Apply {
     return std::nullopt;
   }
 
-  std::optional<ChainError> open_assignment(const Bytes32& job_id, JobRecord*& job, Assignment*& a) {
+  std::optional<ChainError> open_assignment(const JobId& job_id, JobRecord*& job, Assignment*& a) {
     auto it = state.jobs.find(job_id);
     if (it == state.jobs.end()) return ChainError::kUnknownJob;
     job = &it->second;
@@ -526,7 +526,7 @@ void begin_block(State& state, const BlockContext& block, Effects& effects) {
   // A pending selection is due after its seed view, an assignment after its
   // deadline height; a view is never below its height, so the index is read
   // up to the view and each job's own check decides (choice 102).
-  const std::vector<Bytes32> due = state.due.due_by(std::max(block.height, block.round_view()));
+  const std::vector<JobId> due = state.due.due_by(std::max(block.height, block.round_view()));
   run_pending(state, block, due, effects);
   run_deadlines(state, block, due, effects);
 }
@@ -556,8 +556,8 @@ RunnerRecord runner_record(const RegisterRunner& b, const Address& address, std:
   return r;
 }
 
-Bytes32 job_id_of(const Bytes32& tx_hash) {
-  return crypto::keccak256({as_bytes(std::string_view("cowboy/cip11-job-id/v1")), tx_hash});
+JobId job_id_of(const Bytes32& tx_hash) {
+  return JobId{crypto::keccak256({as_bytes(std::string_view("cowboy/cip11-job-id/v1")), tx_hash})};
 }
 
 std::vector<Candidate> eligible_candidates(const State& state, const BlockContext& block, const JobRecord& job) {

@@ -40,14 +40,14 @@ class DevBeacon final : public BeaconSource {
 
 /// What one block did that the world outside the chain acts on (§10.1, §10.5).
 struct AssignmentNotice {
-  Bytes32 job_id{};
+  JobId job_id{};
   Address runner{};
   std::uint64_t assignment_height = 0;
   std::uint64_t deadline_block = 0;
 };
 enum class EndReason : std::uint8_t { kReassigned, kExpired, kFailed, kCompleted };
 struct AssignmentEnd {
-  Bytes32 job_id{};
+  JobId job_id{};
   Address runner{};
   EndReason reason = EndReason::kExpired;
 };
@@ -61,7 +61,7 @@ struct ConsumedSeed {  // ConsumedSeedsV1 entry (§9.2)
 /// CIP-11 draw (v3 seed, PresenceInput, MRU) would have chosen beside the one
 /// live selection chose. Never state, never a reason to change anything.
 struct ShadowDraw {
-  Bytes32 job_id{};
+  JobId job_id{};
   std::vector<Address> live, shadow;
   std::uint32_t shadow_present = 0;  // members of `shadow` marked present in PresenceInput(H)
 };
@@ -73,9 +73,9 @@ struct Effects {
   std::vector<ShadowDraw> shadow;
   /// Pending selections whose block-S snapshot did not verify against their
   /// committed root in this block: left pending, never assigned (§9.2).
-  std::vector<Bytes32> unverified_pending;
+  std::vector<JobId> unverified_pending;
   /// Of those, the ones past their deadline_block: ended TimedOut, never assigned.
-  std::vector<Bytes32> expired_pending;
+  std::vector<JobId> expired_pending;
 };
 
 struct BlockContext {
@@ -120,7 +120,7 @@ struct TxContext {
 };
 struct Outcome {
   std::optional<ChainError> error;
-  std::optional<Bytes32> job_id;                 // SubmitJob: the new job
+  std::optional<JobId> job_id;                 // SubmitJob: the new job
   std::optional<CertificateReport> certificate;  // SubmitPresenceCertificate: its charges and verdicts
 };
 /// Applies one Cip11Call payload. Stake moves between `balances` and the runner record.
@@ -137,7 +137,7 @@ bool reveal_window_open(const JobRecord& job, std::uint64_t height);
 /// none by this rule (§10.3).
 bool reveal_allowed(const JobRecord& job, const Address& runner, std::uint64_t height);
 
-Bytes32 job_id_of(const Bytes32& tx_hash);  // keccak256("cowboy/cip11-job-id/v1" || tx_hash)
+JobId job_id_of(const Bytes32& tx_hash);  // keccak256("cowboy/cip11-job-id/v1" || tx_hash)
 
 /// The record a registration makes at `height`: Healthy, its first heartbeat at `height`.
 RunnerRecord runner_record(const RegisterRunner& registration, const Address& address, std::uint64_t height);

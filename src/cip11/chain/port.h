@@ -99,7 +99,7 @@ class ChainPort {
   virtual PortResult<RunnerRecord> runner(const Address& runner) = 0;
   /// Every registered runner, in registry (ACTIVE_RUNNERS_KEY) index order.
   virtual PortResult<std::vector<RunnerRecord>> runners() = 0;
-  virtual PortResult<JobRecord> job(const Bytes32& job_id) = 0;
+  virtual PortResult<JobRecord> job(const JobId& job_id) = 0;
   /// The jobs in state Assigned whose current committee holds `runner`.
   virtual PortResult<std::vector<JobRecord>> runner_jobs(const Address& runner) = 0;
   /// The assignments block `height` made and ended (consumed seeds left out).

@@ -2,7 +2,7 @@
 
 namespace cowboy::cip11::chain {
 
-void DueIndex::set(const Bytes32& job, std::optional<std::uint64_t> height,
+void DueIndex::set(const JobId& job, std::optional<std::uint64_t> height,
                    std::optional<std::uint64_t> pending_since) {
   const std::optional<Due> due = height ? std::optional<Due>(Due{*height, pending_since}) : std::nullopt;
   if (auto it = of_job_.find(job); it != of_job_.end()) {
@@ -17,8 +17,8 @@ void DueIndex::set(const Bytes32& job, std::optional<std::uint64_t> height,
   if (due->pending_since) ++pending_[*due->pending_since];
 }
 
-std::vector<Bytes32> DueIndex::due_by(std::uint64_t height) const {
-  std::vector<Bytes32> out;
+std::vector<JobId> DueIndex::due_by(std::uint64_t height) const {
+  std::vector<JobId> out;
   for (auto it = by_height_.begin(); it != by_height_.end() && it->first <= height; ++it) out.push_back(it->second);
   return out;
 }

@@ -106,7 +106,7 @@ struct Assignment {
 };
 
 struct JobRecord {
-  Bytes32 job_id{};
+  JobId job_id{};
   Address submitter{};
   JobKind kind = JobKind::kCustom;
   Bytes spec;                         // the dev JobSpec bytes, hashed by job_spec_hash (choice 19)
@@ -141,16 +141,16 @@ class DueIndex {
  public:
   /// When `job` is next due, and its submitted_at while it is a pending
   /// selection; a nullopt height takes it out (it ended).
-  void set(const Bytes32& job, std::optional<std::uint64_t> height,
+  void set(const JobId& job, std::optional<std::uint64_t> height,
            std::optional<std::uint64_t> pending_since = std::nullopt);
   /// The jobs due at or before `height`, by (due height, job_id).
-  std::vector<Bytes32> due_by(std::uint64_t height) const;
+  std::vector<JobId> due_by(std::uint64_t height) const;
   /// The distinct submission heights of the pending selections, ascending.
   std::vector<std::uint64_t> pending_submissions() const;
   /// How many pending selections each submission height has.
   const std::map<std::uint64_t, std::uint32_t>& pending_counts() const { return pending_; }
   /// The submission height `job` is pending since, as last set.
-  std::optional<std::uint64_t> pending_since(const Bytes32& job) const {
+  std::optional<std::uint64_t> pending_since(const JobId& job) const {
     auto it = of_job_.find(job);
     return it == of_job_.end() ? std::nullopt : it->second.pending_since;
   }
@@ -162,15 +162,15 @@ class DueIndex {
     std::optional<std::uint64_t> pending_since;
     bool operator==(const Due&) const = default;
   };
-  std::set<std::pair<std::uint64_t, Bytes32>> by_height_;
-  std::map<Bytes32, Due> of_job_;
+  std::set<std::pair<std::uint64_t, JobId>> by_height_;
+  std::map<JobId, Due> of_job_;
   std::map<std::uint64_t, std::uint32_t> pending_;  // submitted_at -> how many pending selections
 };
 
 struct State {
   RecordMap<Address, RunnerRecord> runners;
   ActiveRunners index;                       // ACTIVE_RUNNERS_KEY: append-only (§7.2, §8.5)
-  RecordMap<Bytes32, JobRecord> jobs;
+  RecordMap<JobId, JobRecord> jobs;
   RecordMap<std::pair<Address, JobKind>, MruRecord> mru;  // mru_key (§9.4)
   RecordMap<Address, PresenceProof> presence;             // Mode A certificates' anchors (§8.3)
   std::uint64_t jobs_submitted = 0;

@@ -28,8 +28,8 @@ class JobBook {
   /// Takes `a` for its job_id (the one later pushes are compared with).
   void take(const JobAssignment& a) { taken_[a.job_id] = a; }
   /// Forgets a job_id whose verification failed, or that ended.
-  void forget(const Bytes32& job_id) { taken_.erase(job_id); }
-  bool holds(const Bytes32& job_id) const { return taken_.contains(job_id); }
+  void forget(const JobId& job_id) { taken_.erase(job_id); }
+  bool holds(const JobId& job_id) const { return taken_.contains(job_id); }
   /// Forgets the assignments whose deadline_block is below `height`: the
   /// chain has moved on from them, and so have later pushes.
   void forget_ended(std::uint64_t height) {
@@ -37,7 +37,7 @@ class JobBook {
   }
 
  private:
-  std::map<Bytes32, JobAssignment> taken_;
+  std::map<JobId, JobAssignment> taken_;
 };
 
 }  // namespace cowboy::cip11

@@ -2,7 +2,7 @@
 
 namespace cowboy::cip11 {
 
-JobCycle::Admit JobCycle::push(const Bytes32& id, std::uint64_t assignment_height, std::uint32_t max_concurrent) {
+JobCycle::Admit JobCycle::push(const JobId& id, std::uint64_t assignment_height, std::uint32_t max_concurrent) {
   if (holds(id)) return Admit::kAlreadyHeld;
   if (running() + verifying() >= max_concurrent) return Admit::kAtCapacity;
   JobState& job = jobs_[id];
@@ -11,7 +11,7 @@ JobCycle::Admit JobCycle::push(const Bytes32& id, std::uint64_t assignment_heigh
   return Admit::kTaken;
 }
 
-JobCycle::Admit JobCycle::polled(const Bytes32& id, std::uint32_t runners, std::uint32_t max_concurrent) {
+JobCycle::Admit JobCycle::polled(const JobId& id, std::uint32_t runners, std::uint32_t max_concurrent) {
   if (holds(id)) return Admit::kAlreadyHeld;
   if (running() >= max_concurrent) return Admit::kAtCapacity;  // the next poll sees it again
   JobState& job = jobs_[id];
@@ -20,7 +20,7 @@ JobCycle::Admit JobCycle::polled(const Bytes32& id, std::uint32_t runners, std::
   return Admit::kTaken;
 }
 
-JobCycle::Verdict JobCycle::verified(const Bytes32& id, bool backed, std::uint32_t runners, std::uint64_t asked_at) {
+JobCycle::Verdict JobCycle::verified(const JobId& id, bool backed, std::uint32_t runners, std::uint64_t asked_at) {
   JobState* job = in(id, JobPhase::kVerifying);
   if (!job) return Verdict::kStale;
   if (!backed && job->assignment_height > asked_at) {
@@ -52,7 +52,7 @@ std::vector<JobCycle::Due> JobCycle::block(std::uint64_t height) {
   return due;
 }
 
-JobCycle::Finish JobCycle::finished(const Bytes32& id, std::optional<Bytes> result, const Bytes32& salt) {
+JobCycle::Finish JobCycle::finished(const JobId& id, std::optional<Bytes> result, const Bytes32& salt) {
   JobState* job = in(id, JobPhase::kRunning);
   if (!job) return Finish::kStale;
   if (job->cancelled || !result) {  // §10.5: nothing committed yet, so no result frames after a cancel
@@ -70,14 +70,14 @@ JobCycle::Finish JobCycle::finished(const Bytes32& id, std::optional<Bytes> resu
   return Finish::kCommit;
 }
 
-bool JobCycle::commit_signed(const Bytes32& id, const Bytes32& tx) {
+bool JobCycle::commit_signed(const JobId& id, const Bytes32& tx) {
   JobState* job = in(id, JobPhase::kAwaitingCommit);
   if (!job) return false;
   job->commit_tx = tx;
   return true;
 }
 
-bool JobCycle::reveal_signed(const Bytes32& id, const Bytes32& tx) {
+bool JobCycle::reveal_signed(const JobId& id, const Bytes32& tx) {
   JobState* job = in(id, JobPhase::kAwaitingReveal);
   if (!job) return false;
   job->reveal_tx = tx;
@@ -85,7 +85,7 @@ bool JobCycle::reveal_signed(const Bytes32& id, const Bytes32& tx) {
   return true;
 }
 
-JobCycle::Check JobCycle::checked(const Bytes32& id, Window window) {
+JobCycle::Check JobCycle::checked(const JobId& id, Window window) {
   auto it = jobs_.find(id);
   if (it == jobs_.end() || !it->second.checking) return Check::kStale;
   JobState& job = it->second;
@@ -108,7 +108,7 @@ std::optional<JobCycle::Included> JobCycle::included(const Bytes32& tx) {
       return Included{it->first, Included::What::kCommitment};
     }
     if (job.reveal_tx == tx && job.phase == JobPhase::kRevealed) {
-      const Bytes32 id = it->first;
+      const JobId id = it->first;
       jobs_.erase(it);
       return Included{id, Included::What::kReveal};
     }
@@ -128,7 +128,7 @@ std::optional<JobCycle::Superseded> JobCycle::superseded(const Bytes32& tx) {
   return std::nullopt;
 }
 
-JobCycle::Cancel JobCycle::cancel(const Bytes32& id) {
+JobCycle::Cancel JobCycle::cancel(const JobId& id) {
   auto it = jobs_.find(id);
   if (it == jobs_.end()) return Cancel::kUnknown;
   JobState& job = it->second;
@@ -143,7 +143,7 @@ JobCycle::Cancel JobCycle::cancel(const Bytes32& id) {
   return Cancel::kKept;
 }
 
-JobCycle::Resumed JobCycle::resume(const Bytes32& id, JobState owed, const std::set<Bytes32>& retained) {
+JobCycle::Resumed JobCycle::resume(const JobId& id, JobState owed, const std::set<Bytes32>& retained) {
   if (holds(id)) return Resumed::kAlreadyHeld;
   if (owed.reveal_tx && !retained.contains(*owed.reveal_tx)) return Resumed::kNothingOwed;  // its reveal was included
   owed.held = owed.checking = owed.cancelled = false;
@@ -159,7 +159,7 @@ JobCycle::Resumed JobCycle::resume(const Bytes32& id, JobState owed, const std::
   return where;
 }
 
-const JobState* JobCycle::find(const Bytes32& id) const {
+const JobState* JobCycle::find(const JobId& id) const {
   auto it = jobs_.find(id);
   return it == jobs_.end() ? nullptr : &it->second;
 }
@@ -170,7 +170,7 @@ std::uint32_t JobCycle::count(JobPhase phase) const {
   return n;
 }
 
-JobState* JobCycle::in(const Bytes32& id, JobPhase phase) {
+JobState* JobCycle::in(const JobId& id, JobPhase phase) {
   auto it = jobs_.find(id);
   return it == jobs_.end() || it->second.phase != phase ? nullptr : &it->second;
 }

@@ -37,6 +37,7 @@
 #include <set>
 #include <vector>
 
+#include "cip11/ids.h"
 #include "common/bytes.h"
 
 namespace cowboy::cip11 {
@@ -72,10 +73,10 @@ class JobCycle {
   };
   /// A push the JobBook found new: Verifying if a slot is free, where
   /// verifying and running jobs each take one of `max_concurrent`.
-  Admit push(const Bytes32& id, std::uint64_t assignment_height, std::uint32_t max_concurrent);
+  Admit push(const JobId& id, std::uint64_t assignment_height, std::uint32_t max_concurrent);
   /// A job found by polling, its committee of `runners`: Running at once if a
   /// task slot is free (its record came from the chain, so nothing to verify).
-  Admit polled(const Bytes32& id, std::uint32_t runners, std::uint32_t max_concurrent);
+  Admit polled(const JobId& id, std::uint32_t runners, std::uint32_t max_concurrent);
 
   /// The answer to a push's verifying read.
   enum class Verdict : std::uint8_t {
@@ -86,7 +87,7 @@ class JobCycle {
   };
   /// `backed`: the chain's record matches the assignment (its committee of
   /// `runners`), read when this runner's view was at `asked_at`.
-  Verdict verified(const Bytes32& id, bool backed, std::uint32_t runners, std::uint64_t asked_at);
+  Verdict verified(const JobId& id, bool backed, std::uint32_t runners, std::uint64_t asked_at);
 
   /// What a block asks for, per job in job_id order.
   struct Due {
@@ -94,7 +95,7 @@ class JobCycle {
       kVerifyAgain,  // a held push whose assignment_height is now applied
       kCheckReveal,  // an owed reveal with no read under way: read its window
     };
-    Bytes32 id{};
+    JobId id{};
     What what{};
     bool operator==(const Due&) const = default;
   };
@@ -110,15 +111,15 @@ class JobCycle {
     kReveal,   // M = 1: AwaitingReveal, sign the result at once (reveal_signed)
   };
   /// The task returned `result` (none: it failed); `salt` is what a result binds.
-  Finish finished(const Bytes32& id, std::optional<Bytes> result, const Bytes32& salt);
+  Finish finished(const JobId& id, std::optional<Bytes> result, const Bytes32& salt);
 
   /// A commitment for an AwaitingCommit job is signed as `tx` (after its
   /// task, or again after the last one was superseded). False, and nothing
   /// changes, in any other state.
-  bool commit_signed(const Bytes32& id, const Bytes32& tx);
+  bool commit_signed(const JobId& id, const Bytes32& tx);
   /// A reveal for an AwaitingReveal job is signed as `tx`: Revealed. False,
   /// and nothing changes, in any other state.
-  bool reveal_signed(const Bytes32& id, const Bytes32& tx);
+  bool reveal_signed(const JobId& id, const Bytes32& tx);
 
   /// The chain's answer to a reveal-window read.
   enum class Window : std::uint8_t {
@@ -133,7 +134,7 @@ class JobCycle {
     kSettled,  // settled without this reveal: the job leaves, nothing more is sent
     kReveal,   // sign the reveal now (reveal_signed)
   };
-  Check checked(const Bytes32& id, Window window);
+  Check checked(const JobId& id, Window window);
 
   /// A receipt for transaction `tx`.
   struct Included {
@@ -141,7 +142,7 @@ class JobCycle {
       kCommitment,  // the job is AwaitingReveal, its window read under way (checked)
       kReveal,      // the job is done and leaves
     };
-    Bytes32 id{};
+    JobId id{};
     What what{};
     bool operator==(const Included&) const = default;
   };
@@ -155,7 +156,7 @@ class JobCycle {
       kCommitAgain,  // still AwaitingCommit: sign a new commitment (commit_signed)
       kCheckReveal,  // its reveal: AwaitingReveal again, its window read under way (checked)
     };
-    Bytes32 id{};
+    JobId id{};
     What what{};
     bool operator==(const Superseded&) const = default;
   };
@@ -170,7 +171,7 @@ class JobCycle {
     kStopping,  // Running: its task is told to stop; it leaves when the task returns
     kKept,      // committed or revealed: it still reveals
   };
-  Cancel cancel(const Bytes32& id);
+  Cancel cancel(const JobId& id);
 
   /// Where a job owed from before a restart resumes (journal.h).
   enum class Resumed : std::uint8_t {
@@ -182,20 +183,20 @@ class JobCycle {
   };
   /// `owed` holds the obligation's runners, result, salt and transactions;
   /// `retained` the transactions the journal still holds (no receipt seen).
-  Resumed resume(const Bytes32& id, JobState owed, const std::set<Bytes32>& retained);
+  Resumed resume(const JobId& id, JobState owed, const std::set<Bytes32>& retained);
 
-  bool holds(const Bytes32& id) const { return jobs_.contains(id); }
+  bool holds(const JobId& id) const { return jobs_.contains(id); }
   /// The job's state; null when not held.
-  const JobState* find(const Bytes32& id) const;
+  const JobState* find(const JobId& id) const;
   std::uint32_t running() const { return count(JobPhase::kRunning); }
   std::uint32_t verifying() const { return count(JobPhase::kVerifying); }
   std::size_t size() const { return jobs_.size(); }
 
  private:
   std::uint32_t count(JobPhase phase) const;
-  JobState* in(const Bytes32& id, JobPhase phase);
+  JobState* in(const JobId& id, JobPhase phase);
 
-  std::map<Bytes32, JobState> jobs_;
+  std::map<JobId, JobState> jobs_;
 };
 
 }  // namespace cowboy::cip11

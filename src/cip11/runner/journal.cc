@@ -142,7 +142,7 @@ bool TxJournal::record(const RetainedTx& tx, std::uint64_t next_nonce, const std
   nonce.u64(next_nonce);
   batch.Put(kNonceKey, slice(nonce.data()));
   batch.Put(key(kTxPrefix, tx.hash), slice(encode_retained(tx)));
-  if (obligation) batch.Put(key(kJobPrefix, obligation->job_id), slice(encode_obligation(*obligation)));
+  if (obligation) batch.Put(key(kJobPrefix, obligation->job_id.value), slice(encode_obligation(*obligation)));
   rocksdb::WriteOptions sync;
   sync.sync = true;
   if (!db_->Write(sync, &batch).ok()) return false;
@@ -155,8 +155,8 @@ void TxJournal::forget_transaction(const Bytes32& hash) {
   if (db_->Delete({}, key(kTxPrefix, hash)).ok()) transactions_.erase(hash);
 }
 
-void TxJournal::forget_obligation(const Bytes32& job_id) {
-  if (db_->Delete({}, key(kJobPrefix, job_id)).ok()) obligations_.erase(job_id);
+void TxJournal::forget_obligation(const JobId& job_id) {
+  if (db_->Delete({}, key(kJobPrefix, job_id.value)).ok()) obligations_.erase(job_id);
 }
 
 }  // namespace cowboy::cip11

@@ -31,6 +31,7 @@
 #include <memory>
 #include <set>
 
+#include "cip11/ids.h"
 #include "common/bytes.h"
 #include "common/result.h"
 
@@ -54,7 +55,7 @@ struct RetainedTx {
 
 /// What a runner owes a job once it has sent a commitment or a direct result.
 struct Obligation {
-  Bytes32 job_id{};
+  JobId job_id{};
   std::uint32_t runners = 1;            // the committee size M
   Bytes result;
   Bytes32 salt{};
@@ -94,13 +95,14 @@ class TxJournal {
   /// A receipt exists for `hash`.
   void forget_transaction(const Bytes32& hash);
   /// The job needs nothing more from this runner (its reveal is included, or it ended).
-  void forget_obligation(const Bytes32& job_id);
+  void forget_obligation(const JobId& job_id);
 
  private:
   TxJournal(std::unique_ptr<rocksdb::DB> db, JournalLimits limits);
   std::unique_ptr<rocksdb::DB> db_;
   const JournalLimits limits_;
-  std::set<Bytes32> transactions_, obligations_;  // the keys held, for the bounds
+  std::set<Bytes32> transactions_;  // the keys held, for the bounds
+  std::set<JobId> obligations_;
 };
 
 }  // namespace cowboy::cip11

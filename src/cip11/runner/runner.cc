@@ -126,7 +126,7 @@ struct Runner::Impl {
   // Everything below lives on the io thread.
   JobBook book;
   JobCycle cycle;                // every held job's state (pure)
-  std::map<Bytes32, Job> jobs;   // and its I/O side: the same job ids
+  std::map<JobId, Job> jobs;   // and its I/O side: the same job ids
   std::optional<TxLedger> ledger;
   std::optional<HeartbeatSchedule> schedule;
   std::optional<Bytes32> heartbeat_tx;
@@ -146,7 +146,7 @@ struct Runner::Impl {
   Impl(RunnerOptions options, std::unique_ptr<chain::ChainPort> chain, Signer s)
       : o(std::move(options)), port(std::move(chain)), signer(std::move(s)), exec(std::max(1u, o.max_concurrent)) {}
 
-  void emit(Kind kind, const Bytes32& job_id = {}, std::string via = {}, std::string detail = {}) {
+  void emit(Kind kind, const JobId& job_id = {}, std::string via = {}, std::string detail = {}) {
     if (o.on_event) o.on_event(RunnerEvent{kind, job_id, std::move(via), std::move(detail), stats.height, unix_micros()});
   }
   void publish() {
@@ -463,7 +463,7 @@ struct Runner::Impl {
   // before the one this runner reads the chain through: what the read did not
   // find yet is held, not refused, and read again at the first block at or
   // past assignment_height (docs/cip11.md choice 111). Nothing runs meanwhile.
-  void verify_push(const Bytes32& id) {
+  void verify_push(const JobId& id) {
     const std::uint64_t asked_at = stats.height;
     auto& j = jobs.at(id);
     read([this, id] { return port->job(id); },
@@ -541,7 +541,7 @@ struct Runner::Impl {
     a.runner_pubkey = signer.pubkey();
     book.take(a);
     Job& job = jobs[a.job_id];
-    const Bytes32 id = a.job_id;
+    const JobId id = a.job_id;
     job.assignment = std::move(a);
     job.spec = std::move(record.spec);
     job.via = "poll";
@@ -550,7 +550,7 @@ struct Runner::Impl {
 
   // --- execution and results ----------------------------------------------
   /// The cycle has the job Running: its task goes to the execution pool.
-  void run(const Bytes32& id) {
+  void run(const JobId& id) {
     const Job& job = jobs.at(id);
     ++stats.accepted;
     emit(Kind::kAccepted, id, job.via);
@@ -566,13 +566,13 @@ struct Runner::Impl {
   }
 
   // §10.4: informational, on the accepted stream only.
-  void report_progress(const Bytes32& id, std::uint8_t fraction) {
+  void report_progress(const JobId& id, std::uint8_t fraction) {
     auto it = jobs.find(id);
     if (it == jobs.end() || !on_its_stream(it->second) || it->second.cancel->load()) return;
     it->second.link->send(it->second.stream, JobProgress{id, fraction, std::nullopt});
   }
 
-  void finished(const Bytes32& id, std::optional<Bytes> result) {
+  void finished(const JobId& id, std::optional<Bytes> result) {
     Bytes32 salt{};
     if (result) entropy.fill(salt);
     const auto next = cycle.finished(id, std::move(result), salt);
@@ -590,7 +590,7 @@ struct Runner::Impl {
   }
 
   /// Signs the commitment of a job the cycle has AwaitingCommit.
-  void commit(const Bytes32& id) {
+  void commit(const JobId& id) {
     const JobState& job = *cycle.find(id);
     auto tx = ledger->sign(
         chain::encode_instruction(chain::JobResultCommit{id, chain::result_commitment(id, me, job.result, job.salt)}),
@@ -601,7 +601,7 @@ struct Runner::Impl {
   }
 
   /// Reads the reveal window of a job the cycle has checking it.
-  void check_reveal(const Bytes32& id) {
+  void check_reveal(const JobId& id) {
     read([this, id] { return port->job(id); },
          [this, id](chain::PortResult<chain::JobRecord> record) {
            using Window = JobCycle::Window;
@@ -623,7 +623,7 @@ struct Runner::Impl {
   }
 
   /// Signs the reveal (or direct result) of a job the cycle has AwaitingReveal.
-  void reveal(const Bytes32& id) {
+  void reveal(const JobId& id) {
     const JobState& job = *cycle.find(id);
     auto tx = ledger->sign(chain::encode_instruction(chain::JobResultSubmit{id, job.result, job.salt}), stats.height);
     cycle.reveal_signed(id, tx.hash);
@@ -632,7 +632,7 @@ struct Runner::Impl {
   }
 
   /// What the journal keeps for a job whose commitment or result is signed.
-  Obligation owed(const Bytes32& id) const {
+  Obligation owed(const JobId& id) const {
     const JobState& job = *cycle.find(id);
     return Obligation{id, job.runners, job.result, job.salt, job.commit_tx, job.reveal_tx};
   }
@@ -653,14 +653,14 @@ struct Runner::Impl {
   }
 
   /// The job is settled or gone: nothing of it is kept any more.
-  void forget(const Bytes32& id) {
+  void forget(const JobId& id) {
     asio::post(durable, [this, id] { journal->forget_obligation(id); });
     jobs.erase(id);
   }
 
   /// On the Accepted stream while its connection lasts; else straight to the
   /// chain. The event names the transaction, which a rebroadcast names too.
-  void send_result(const Bytes32& id, Frame frame, const chain::SignedTx& tx, std::string what) {
+  void send_result(const JobId& id, Frame frame, const chain::SignedTx& tx, std::string what) {
     auto it = jobs.find(id);
     const std::string via = it == jobs.end() ? "" : it->second.via;
     const bool last = std::holds_alternative<JobResult>(frame);
@@ -706,7 +706,7 @@ struct Runner::Impl {
     job.stream_ended = true;
   }
 
-  void cancel(const Bytes32& id) {
+  void cancel(const JobId& id) {
     Job& job = jobs.at(id);
     ++stats.cancelled;
     emit(Kind::kCancelled, id, job.via);

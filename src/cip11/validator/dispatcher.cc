@@ -17,20 +17,20 @@ CancelReason cancel_reason(chain::EndReason r) {
   }
 }
 
-std::string short_hex(const Bytes32& id) { return to_hex(ByteView(id).first(8)); }
+std::string short_hex(const JobId& id) { return to_hex(ByteView(id.value).first(8)); }
 
 // §10.3 checks 1-3 on a result frame's tx_bytes: the chain's own decoder, the
 // runner that sent the frame as signer, the instruction the frame names and
 // its job_id. Check 4 (size, signature, nonce) is the chain's admission.
 std::optional<std::string> check_result_tx(const chain::TxFormat& format, const Bytes& tx_bytes, const Address& runner,
-                                           const Bytes32& job_id, bool reveal) {
+                                           const JobId& job_id, bool reveal) {
   auto tx = format.open(tx_bytes);
   if (!tx) return "tx_bytes do not decode as a transaction of this chain";
   if (tx->sender != runner) return "the transaction is not signed by the runner";
   if (!tx->cip11_payload) return "the transaction is not a CIP-11 call";
   auto instruction = chain::decode_instruction(*tx->cip11_payload);
   if (!instruction) return "the CIP-11 payload does not decode";
-  const Bytes32* id = nullptr;
+  const JobId* id = nullptr;
   if (reveal) {
     if (const auto* r = std::get_if<chain::JobResultSubmit>(&*instruction)) id = &r->job_id;
   } else if (const auto* c = std::get_if<chain::JobResultCommit>(&*instruction)) {
@@ -103,7 +103,7 @@ void Dispatcher::on_job_frame(const Address& runner, ValidatorLinks::LinkId link
   if (route == by_stream_.end()) return;  // a stream this dispatcher has already ended
   auto it = pushes_.find(route->second);
   if (it->first.second != runner) return;  // a connection is one runner's: never reached
-  const Bytes32& job_id = it->first.first;
+  const JobId& job_id = it->first.first;
   std::visit(
       [&](const auto& f) {
         using F = std::decay_t<decltype(f)>;
@@ -171,7 +171,7 @@ void Dispatcher::end(std::map<Key, Push>::iterator it) {
   pushes_.erase(it);
 }
 
-std::optional<JobProgress> Dispatcher::progress(const Bytes32& job_id) const {
+std::optional<JobProgress> Dispatcher::progress(const JobId& job_id) const {
   for (auto it = pushes_.lower_bound({job_id, Address{}}); it != pushes_.end() && it->first.first == job_id; ++it)
     if (it->second.progress) return it->second.progress;
   return std::nullopt;

@@ -38,7 +38,7 @@ class ResultSink {
  public:
   virtual ~ResultSink() = default;
   /// `reveal`: a JobResultSubmit (which may have to wait for its window), else a JobResultCommit.
-  virtual void forward(Bytes tx, const Address& runner, const Bytes32& job_id, bool reveal) = 0;
+  virtual void forward(Bytes tx, const Address& runner, const JobId& job_id, bool reveal) = 0;
 };
 
 struct DispatcherStats {
@@ -75,7 +75,7 @@ class Dispatcher {
   const LatencyHistogram& ack_latency() const { return ack_latency_; }
   std::size_t in_flight() const { return pushes_.size(); }
   /// The latest JobProgress of a job in flight here (§10.4: for RPC clients).
-  std::optional<JobProgress> progress(const Bytes32& job_id) const;
+  std::optional<JobProgress> progress(const JobId& job_id) const;
 
  private:
   enum class Phase : std::uint8_t { kAwaitingAck, kAccepted };
@@ -88,7 +88,7 @@ class Dispatcher {
     Phase phase = Phase::kAwaitingAck;
     std::optional<JobProgress> progress;  // the latest the runner sent (§10.4)
   };
-  using Key = std::pair<Bytes32, Address>;  // (job_id, runner)
+  using Key = std::pair<JobId, Address>;  // (job_id, runner)
 
   void end(std::map<Key, Push>::iterator it);
   void on_ack(std::map<Key, Push>::iterator it, const JobAck& ack);

@@ -12,7 +12,7 @@ namespace cowboy::cip11 {
 
 namespace asio = boost::asio;
 
-void ChainForwarder::forward(Bytes tx, const Address& runner, const Bytes32& job_id, bool reveal) {
+void ChainForwarder::forward(Bytes tx, const Address& runner, const JobId& job_id, bool reveal) {
   asio::post(thread_, [this, h = Held{std::move(tx), runner, job_id}, reveal] {
     auto height = chain_.height();
     if (!height) {
@@ -45,7 +45,7 @@ bool ChainForwarder::try_forward(const Held& h, bool reveal, std::uint64_t heigh
     ++submitted_;
   } else {
     ++refused_;
-    log::warn("result_not_admitted", log::field("job_id", to_hex0x(h.job_id)),
+    log::warn("result_not_admitted", log::field("job_id", to_hex0x(h.job_id.value)),
               log::field("why", submitted.error().message));
   }
   return true;
@@ -145,7 +145,7 @@ void ValidatorService::on_block(const AppliedBlock& block) {
   CommittedAssignments work{block.height, std::chrono::steady_clock::now(), {}, block.effects.ended};
   const std::uint64_t durable_us = unix_micros();
   for (const auto& notice : block.effects.assigned) {
-    log::info("assignment", log::field("job_id", to_hex0x(notice.job_id)), log::field("runner", to_hex0x(notice.runner)),
+    log::info("assignment", log::field("job_id", to_hex0x(notice.job_id.value)), log::field("runner", to_hex0x(notice.runner)),
               log::field("height", block.height), log::field("durable_at_us", durable_us));
     auto job = chain_.job(notice.job_id);
     if (job) work.assigned.push_back({notice, std::move(*job)});
@@ -402,7 +402,7 @@ std::string ValidatorService::metrics() {
   return text.value_or("");
 }
 
-std::optional<JobProgress> ValidatorService::progress(const Bytes32& job_id) {
+std::optional<JobProgress> ValidatorService::progress(const JobId& job_id) {
   auto p = on_io([this, &job_id] { return dispatcher_->progress(job_id); }, std::chrono::seconds(1));
   return p ? *p : std::nullopt;
 }

@@ -54,7 +54,7 @@ class ChainForwarder final : public ResultSink {
  public:
   explicit ChainForwarder(chain::ChainPort& chain) : chain_(chain) {}
   ~ChainForwarder() override { thread_.join(); }
-  void forward(Bytes tx, const Address& runner, const Bytes32& job_id, bool reveal) override;
+  void forward(Bytes tx, const Address& runner, const JobId& job_id, bool reveal) override;
   /// A block was committed: held reveals whose window opened go now.
   void on_block(std::uint64_t height);
   std::uint64_t submitted() const { return submitted_; }
@@ -65,7 +65,7 @@ class ChainForwarder final : public ResultSink {
   struct Held {
     Bytes tx;
     Address runner;
-    Bytes32 job_id;
+    JobId job_id;
   };
   /// On the thread: submits now, holds for later, or drops a reveal whose job ended. True when done with it.
   bool try_forward(const Held& h, bool reveal, std::uint64_t height);
@@ -116,7 +116,7 @@ class ValidatorService {
   /// The Prometheus text of /metrics.
   std::string metrics();
   /// The latest JobProgress of a job this validator pushed and has not ended.
-  std::optional<JobProgress> progress(const Bytes32& job_id);
+  std::optional<JobProgress> progress(const JobId& job_id);
   std::uint16_t port() const { return port_; }
   const chain::ChainSetup& setup() const { return setup_; }
   const Signer& signer() const { return signer_; }
