@@ -25,7 +25,7 @@ struct Cip11CancelAcrossEpochs : Cip11Validators {
 
   void configure(devchain::Cip11Genesis& c) override { schedule_without(c, kLeaving, kActivation, kOverlap); }
 
-  std::optional<Bytes32> submit(const std::string& spec, std::uint64_t timeout_blocks) {
+  std::optional<JobId> submit(const std::string& spec, std::uint64_t timeout_blocks) {
     auto api = chain(0);
     devchain::Wallet wallet(api, submitter);
     chain::SubmitJob job{JobKind::kCustom, Bytes(spec.begin(), spec.end()), timeout_blocks, 1, 0};
@@ -57,7 +57,7 @@ TEST_F(Cip11CancelAcrossEpochs, ACancelAndAResultReachTheRunnerOnTheEpochZeroStr
   auto drained = submit(R"({"sleep_ms":5000})", 150);
   ASSERT_TRUE(cancelled && drained);
   for (const auto& id : {*cancelled, *drained})
-    ASSERT_TRUE(runner->wait_for({"event=accepted", to_hex0x(id)}, 20s)) << to_hex0x(id);
+    ASSERT_TRUE(runner->wait_for({"event=accepted", to_hex0x(id.value)}, 20s)) << to_hex0x(id.value);
   const auto job = chain(0).job(*cancelled);
   ASSERT_TRUE(job.ok());
   const std::uint64_t deadline = job->deadline_block;
@@ -78,14 +78,14 @@ TEST_F(Cip11CancelAcrossEpochs, ACancelAndAResultReachTheRunnerOnTheEpochZeroStr
   // The chain reassigns the first job at deadline + 1, inside the window: the
   // cancel comes over the epoch-0 stream it was pushed on, after the epoch-1
   // connections replaced that link for anything new.
-  auto cancel = runner->wait_for({"event=cancelled", to_hex0x(*cancelled)}, 30s);
+  auto cancel = runner->wait_for({"event=cancelled", to_hex0x(cancelled->value)}, 30s);
   ASSERT_TRUE(cancel) << "no JobCancel reached the runner for the job reassigned inside the overlap";
   EXPECT_GT(field_of(*cancel, " at_us="), last_connected_us);
   EXPECT_LT(field_of(*cancel, " height="), kCutoff);
   EXPECT_NE(chain(0).job(*cancelled)->state, chain::JobState::kCompleted);
 
   // The second job's reveal goes back on its accepted stream, not around it.
-  auto reveal = runner->wait_for({"event=result_sent", to_hex0x(*drained), "reveal"}, 30s);
+  auto reveal = runner->wait_for({"event=result_sent", to_hex0x(drained->value), "reveal"}, 30s);
   ASSERT_TRUE(reveal);
   EXPECT_NE(reveal->find("on the accepted stream"), std::string::npos) << *reveal;
   EXPECT_GT(field_of(*reveal, " at_us="), last_connected_us);
