@@ -553,6 +553,27 @@ TEST_F(StoredCatalogTest, TheRulesThatWalkTheStoredIndexesAnswerAlikeAfterAResta
 // A stored association or resource version changed while the node was down
 // is storage_corrupt for what needs it (decision 157), never an absent record
 // and no longer a journal that does not open; the rest is decided and answered.
+// A turn's association lookups are remembered (decision 177), absences
+// too; the association that ends an absence must be seen by the next
+// decision, through a lookup of each kind: (resource, pid) and (pid, name).
+TEST_F(StoredCatalogTest, TheTurnsAssociationLookupsFollowEachNewAssociation) {
+  catalog_work();
+  restart();
+  admin_ = std::make_unique<Client>(root());
+  const Id other = resource("other");
+  EXPECT_EQ(ok<ProcessChanged>(admin_->submit(Own{12, 1})).generation, 2u);
+  const Turn write_other{12, 2, std::nullopt, other, std::nullopt, {{{key("x"), value("y")}}}, {}, {}, {}, std::nullopt};
+  EXPECT_EQ(refused(admin_->submit(write_other)).reason, Reason::kNotAssociated);  // (other, 12): none, remembered
+  EXPECT_EQ(refused(admin_->submit(write_other)).reason, Reason::kNotAssociated);
+  accept(*admin_, Associate{12, {"o"}, other});  // (12, "o"): none, remembered, then listed
+  accept(*admin_, write_other);
+  EXPECT_EQ(refused(admin_->submit(Associate{12, {"o"}, doc_})).reason, Reason::kAssociationExists);
+  restart();
+  admin_ = std::make_unique<Client>(root());
+  accept(*admin_, write_other);
+  EXPECT_EQ(refused(admin_->submit(Associate{12, {"o"}, doc_})).reason, Reason::kAssociationExists);
+}
+
 TEST_F(StoredCatalogTest, ACorruptStoredAssociationOrResourceFailsClosedAtTheRead) {
   doc_ = resource("doc");
   process(doc_, 9);

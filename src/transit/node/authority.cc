@@ -151,6 +151,7 @@ template void Authority::visit_stored(Resident<RuntimeRecord>&, char, Id,
 // decision's own changes, over the source's rows; without one (a realm being
 // created, a test's authority) it is the index, and a removal erases.
 void Authority::put_row(std::string key, bool present) {
+  if (key.size() > 8) first_listed_.forget(key.substr(0, key.size() - 8));
   if (!source_ && !present) rows_.erase(key);
   else rows_[std::move(key)] = present;
 }
@@ -189,6 +190,14 @@ std::optional<Id> Authority::first_id(const std::string& prefix) const {
     first = layout::last_id(key);
     return false;
   });
+  return first;
+}
+
+std::optional<Id> Authority::first_listed(const std::string& prefix) const {
+  if (const auto* resident = first_listed_.find(prefix)) return *resident;
+  const auto first = first_id(prefix);
+  if (first) first_listed_.put(prefix, *first);
+  else first_listed_.remove(prefix);
   return first;
 }
 
@@ -256,6 +265,7 @@ void Authority::bound_resident() const {
   runtime_.bound(resident_limit_);
   outputs_.bound(resident_limit_);
   route_heads_.bound(resident_limit_);
+  first_listed_.bound(resident_limit_);
   effects_.bound(resident_limit_);
   payloads_.bound(resident_limit_);
 }
@@ -344,6 +354,7 @@ Result<Receipt, Refusal> Authority::decide(const Request& request, const Digest&
     payloads_.clear();
     route_heads_.clear();
     routes_changed_.clear();
+    first_listed_.clear();
     if (source_) rows_.clear();
     failed_closed_ = std::exchange(corrupt_after_change_, false);
     head_ = before;
@@ -353,7 +364,11 @@ Result<Receipt, Refusal> Authority::decide(const Request& request, const Digest&
   if (!outcome.ok()) {
     head_ = before;
     touched = {};
-    if (source_) rows_.clear();  // a refusal changes nothing (this is empty)
+    if (source_) {  // a refusal changes nothing (this is empty); answers read over its rows go with them
+      for (const auto& [key, present] : rows_)
+        if (key.size() > 8) first_listed_.forget(key.substr(0, key.size() - 8));
+      rows_.clear();
+    }
     for (const auto& route : routes_changed_) route_heads_.forget(route);  // as it is, should one have changed
     routes_changed_.clear();
     return Err{outcome.error()};

@@ -400,6 +400,9 @@ class Authority {
   /// The record ids (each row's last id) under `prefix` after `after`, until `visit` returns false.
   void visit_ids(const std::string& prefix, Id after, const std::function<bool(Id)>& visit) const;
   std::optional<Id> first_id(const std::string& prefix) const;
+  /// first_id of a name's or a (resource, pid)'s association rows, answered
+  /// from first_listed_ when resident (decision 177): what every turn asks.
+  std::optional<Id> first_listed(const std::string& prefix) const;
   bool has_row(const std::string& key) const;
   /// The oldest pending output of the route (source, destination), none when
   /// it is empty: first_id of its kRoutes rows, answered from route_heads_
@@ -585,6 +588,10 @@ class Authority {
   // the decision is refused, as rows_ is dropped.
   mutable Resident<Id, std::pair<Id, Id>> route_heads_;
   std::vector<std::pair<Id, Id>> routes_changed_;
+  // first_listed's answers by prefix (decision 177). A row is its prefix and
+  // one id, so put_row forgets the prefix of every row it changes, and a
+  // refused decision forgets those of the rows it dropped.
+  mutable Resident<Id, std::string> first_listed_;
   // The positions are where each listing last changed (cuts, decision 6),
   // the head's position after a restart, which only expires more.
   Id routes_position_ = 0;

@@ -25,11 +25,11 @@ std::optional<Refusal> Authority::stale_cut(Id cut, Id catalog_position) const {
 
 // From the stored indexes (decision 175): one seek each, then the record.
 const Association* Authority::associated(Id pid, Id resource_id) const {
-  const auto revision = first_id(layout::key(layout::kAssociatedBy, resource_id, pid));  // its first, as listed
+  const auto revision = first_listed(layout::key(layout::kAssociatedBy, resource_id, pid));  // its first, as listed
   return revision ? association(pid, *revision) : nullptr;
 }
 const Association* Authority::associated(Id pid, std::string_view name) const {
-  const auto revision = first_id(layout::association_name(pid, name));
+  const auto revision = first_listed(layout::association_name(pid, name));
   return revision ? association(pid, *revision) : nullptr;
 }
 
