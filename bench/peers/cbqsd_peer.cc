@@ -51,7 +51,8 @@ class CbqsdPeer final : public Peer {
 
   Sample append(const AppendLoad& load) override {
     auto admin = client();
-    auto lane = admin->create_lane();
+    auto lane = new_lane(admin.get(), "append");
+    if (!lane) return {};
     // The client side's CPU (SDK io threads and the load's own), the broker being a child process.
     double cpu_before = stat_cpu_seconds("/proc/self/stat");
     Sample sample = on_each_connection(load, [&](Clock::time_point start, Clock::time_point end) {
@@ -115,11 +116,8 @@ class CbqsdPeer final : public Peer {
     Sequence first;
     std::atomic<std::uint64_t> refused{0};
     auto admin = client();
-    if (!admin) {
-      std::fprintf(stderr, "cbqsd: the drain could not connect\n");
-      return {};
-    }
-    auto lane = admin->create_lane();
+    auto lane = new_lane(admin.get(), "drain");
+    if (!lane) return {};
     Bytes body(payload, 0x5a);
     for (std::uint64_t i = 0; i < records; ++i) {
       admin->append(*lane, body, [&first, &refused, i](sdk::Outcome<Sequence> r) {
@@ -167,8 +165,13 @@ class CbqsdPeer final : public Peer {
 
   Sample delivery(double rate, double secs, std::size_t payload) override {
     auto c = client();
-    auto lane = c->create_lane();
+    auto lane = new_lane(c.get(), "delivery");
+    if (!lane) return {};
     auto reader = c->read({LaneScopeExact{*lane}, StartHead{}});
+    if (!reader) {
+      std::fprintf(stderr, "cbqsd: the delivery reader was refused: %s\n", reader.error().describe().c_str());
+      return {};
+    }
     std::atomic<bool> done{false};
     Sample s;
     std::thread subscriber([&] {
@@ -217,6 +220,20 @@ class CbqsdPeer final : public Peer {
   }
 
  private:
+  // A fresh lane for one run, or none with the reason on stderr (the row is
+  // then left out rather than the bench ending).
+  std::optional<LaneId> new_lane(sdk::Client* c, const char* run) {
+    if (!c) {
+      std::fprintf(stderr, "cbqsd: the %s run could not connect\n", run);
+      return std::nullopt;
+    }
+    auto lane = c->create_lane();
+    if (!lane) {
+      std::fprintf(stderr, "cbqsd: the %s run's lane was refused: %s\n", run, lane.error().describe().c_str());
+      return std::nullopt;
+    }
+    return *lane;
+  }
   std::unique_ptr<sdk::Client> client() {
     auto c = sdk::Client::connect(options_);
     return c ? std::move(*c) : nullptr;
