@@ -76,11 +76,7 @@ class Store {
 ///                         for a new store - a mount point of its own volume, or
 ///                         a symlink to an empty directory, are both fine (a
 ///                         lost+found directory is ignored)
-///     CURRENT, MANIFEST-*, *.log, *.sst, OPTIONS-*, ...   RocksDB's files: two
-///                         column families, `records` (every key s/<sid>/r/...,
-///                         stream/layout.h) and the default one (every other
-///                         key); a store written before `records` existed has
-///                         its records moved there at its first open
+///     CURRENT, MANIFEST-*, *.log, *.sst, OPTIONS-*, ...   RocksDB's files
 ///     cbqsd.reserve       64 MiB kept free on the store's filesystem, for a
 ///                         restart after a full disk (released, then remade)
 ///     .creating           only while a new store is built: its presence at a

@@ -35,9 +35,7 @@
 // restart reads an amount bounded by the lane and group limits, never the
 // record count; the record log, receipts and runs are read on demand. A tail
 // of version 1 (a store written before the restart keys) has no appended_bytes:
-// the stream is migrated once when it is first loaded (state.cc). The store
-// keeps the r/ keys in a RocksDB column family of their own and knows them by
-// this shape (store/rocksdb_store.cc), which bounds a start's WAL replay too.
+// the stream is migrated once when it is first loaded (state.cc).
 #pragma once
 
 #include <functional>
