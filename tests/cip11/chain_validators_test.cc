@@ -521,12 +521,8 @@ TEST_F(Cip11ValidatorJoins, AFifthValidatorJoinsByTransactionAndProposesAndALeav
   for (std::size_t i = 0; i < kValidators; ++i)
     if (i != kLeaving) change.validators.push_back(genesis_validators[i]);
   change.validators.push_back(entry);
-  auto api = chain(0);
-  devchain::Wallet admin(api, submitter);
-  auto receipt = admin.send_and_wait(devchain::ValidatorSetCall{devchain::encode_schedule_validator_set(change)});
-  ASSERT_TRUE(receipt.ok()) << receipt.error().message;
-  ASSERT_TRUE(receipt->ok()) << *receipt->error;
-  ASSERT_LE(receipt->height + kOverlap, kActivation) << "the chain ran past the lead; raise kActivation";
+  std::uint64_t included = 0;
+  ASSERT_NO_FATAL_FAILURE(schedule(change, kOverlap, included));
 
   const std::uint64_t until = kActivation + 30;
   ASSERT_TRUE(eventually([&] { return all_at_least(all, until); }, 120s));

@@ -210,6 +210,18 @@ struct Cip11Validators : ::testing::Test {
         chain_port, peers, view_timeout_ms, std::vector<std::string>{"--listen", entry.endpoint}));
     return entry;
   }
+  /// Sends `change` as the governance admin through validator 0 and waits for
+  /// its receipt; `included` is the height that took it. A change must be
+  /// included a full overlap before it activates (its lead).
+  void schedule(const devchain::ScheduleValidatorSet& change, std::uint64_t overlap, std::uint64_t& included) {
+    auto api = chain(0);
+    devchain::Wallet admin(api, submitter);
+    auto receipt = admin.send_and_wait(devchain::ValidatorSetCall{devchain::encode_schedule_validator_set(change)});
+    ASSERT_TRUE(receipt.ok()) << receipt.error().message;
+    ASSERT_TRUE(receipt->ok()) << *receipt->error;
+    included = receipt->height;
+    ASSERT_LE(included + overlap, change.activation_height) << "the chain ran past the lead; raise the activation";
+  }
   std::filesystem::path key_path(std::size_t i) const { return dir.path() / "keys" / std::to_string(i); }
   std::filesystem::path vrf_key_path(std::size_t i) const { return dir.path() / "keys" / ("vrf-" + std::to_string(i)); }
   /// `cip11-runner` for runner `r`, reading the chain through validator `via`'s API (default `r mod 4`).

@@ -99,6 +99,26 @@ struct Cip11ValidatorSetRollback : ::testing::Test {
     EXPECT_TRUE(devchain::sign_tx(tx, admin));
     return tx;
   }
+  /// Height 2, two branches: view 2 (node 2) schedules {0,1,2} from height 20
+  /// and reaches node 0; view 3 (node 3) will schedule {0,1,3} from height 30
+  /// with the same nonce. Returns the losing branch's change.
+  devchain::Transaction fork_at_two() {
+    propose(1, 1, {0, 2, 3});
+    const auto lost = change({0, 1, 2}, 20, admin_nonce);
+    EXPECT_TRUE(nodes[2]->submit(lost).ok());
+    EXPECT_TRUE(nodes[3]->submit(change({0, 1, 3}, 30, admin_nonce)).ok());
+    propose(2, 2, {0});
+    return lost;
+  }
+  /// View 3 (node 3, its leader saw view 2 time out) reaches node 1, and node
+  /// 0 follows node 3: the higher view wins at height 2 (D11).
+  void follow_the_winner() {
+    propose(3, 3, {1});
+    auto followed = nodes[0]->follow(*nodes[3]);
+    ASSERT_TRUE(followed) << followed.error().message;
+    EXPECT_EQ(followed->dropped, 1u);
+    EXPECT_EQ(followed->accepted, 1u);
+  }
   /// Node `leader` proposes `view`; each of `to` accepts it.
   devchain::SignedBlock propose(std::size_t leader, std::uint64_t view, std::vector<std::size_t> to) {
     auto b = nodes[leader]->propose_block(view);
@@ -112,27 +132,13 @@ struct Cip11ValidatorSetRollback : ::testing::Test {
 };
 
 TEST_F(Cip11ValidatorSetRollback, TheServiceWithdrawsTheSnapshotADroppedBlockScheduledAndHoldsTheWinners) {
-  propose(1, 1, {0, 2, 3});
-  // Height 2, two branches: view 2 (node 2) schedules {0,1,2} from height 20
-  // and reaches node 0; view 3 (node 3, its leader saw view 2 time out)
-  // schedules {0,1,3} from height 30 with the same nonce and reaches node 1.
-  const auto lost = change({0, 1, 2}, 20, admin_nonce);
-  const auto won = change({0, 1, 3}, 30, admin_nonce);
-  ASSERT_TRUE(nodes[2]->submit(lost).ok());
-  ASSERT_TRUE(nodes[3]->submit(won).ok());
-  propose(2, 2, {0});
+  const auto lost = fork_at_two();
   auto receipt = nodes[0]->receipt(devchain::tx_hash(lost));
   ASSERT_TRUE(receipt && *receipt);
   ASSERT_EQ((*receipt)->error.value_or(""), "");
   ASSERT_TRUE(eventually([&] { return service->snapshots()->epochs().size() == 2; }, std::chrono::seconds(10)));
   EXPECT_EQ(service->snapshots()->epochs()[1].activation_height, 20u);
-  propose(3, 3, {1});
-
-  // Node 0 follows node 3: the higher view wins at height 2 (D11).
-  auto followed = nodes[0]->follow(*nodes[3]);
-  ASSERT_TRUE(followed) << followed.error().message;
-  EXPECT_EQ(followed->dropped, 1u);
-  EXPECT_EQ(followed->accepted, 1u);
+  ASSERT_NO_FATAL_FAILURE(follow_the_winner());
   auto held = nodes[0]->validator_set_changes();
   ASSERT_TRUE(held);
   ASSERT_EQ(held->size(), 1u);
@@ -169,17 +175,9 @@ TEST_F(Cip11ValidatorSetRollback, TheRunnerWithdrawsTheSnapshotADroppedBlockSche
     std::lock_guard lock(mu);
     return std::find(sets.begin(), sets.end(), what) != sets.end();
   };
-  propose(1, 1, {0, 2, 3});
-  const auto lost = change({0, 1, 2}, 20, admin_nonce);
-  const auto won = change({0, 1, 3}, 30, admin_nonce);
-  ASSERT_TRUE(nodes[2]->submit(lost).ok());
-  ASSERT_TRUE(nodes[3]->submit(won).ok());
-  propose(2, 2, {0});
+  fork_at_two();
   ASSERT_TRUE(eventually([&] { return said("epoch 1 from block 20"); }, std::chrono::seconds(10)));
-  propose(3, 3, {1});
-  auto followed = nodes[0]->follow(*nodes[3]);
-  ASSERT_TRUE(followed) << followed.error().message;
-  ASSERT_EQ(followed->dropped, 1u);
+  ASSERT_NO_FATAL_FAILURE(follow_the_winner());
   // Height 3 on the winning branch (node 0 leads view 4): the runner reads the changes again.
   propose(0, 4, {1, 3});
   ASSERT_TRUE(eventually([&] { return said("epoch 1 from block 30"); }, std::chrono::seconds(10)));

@@ -151,7 +151,7 @@ template void Authority::visit_stored(Resident<RuntimeRecord>&, char, Id,
 // decision's own changes, over the source's rows; without one (a realm being
 // created, a test's authority) it is the index, and a removal erases.
 void Authority::put_row(std::string key, bool present) {
-  if (key.size() > 8) first_listed_.forget(key.substr(0, key.size() - 8));
+  forget_listed(key);
   if (!source_ && !present) rows_.erase(key);
   else rows_[std::move(key)] = present;
 }
@@ -193,7 +193,18 @@ std::optional<Id> Authority::first_id(const std::string& prefix) const {
   return first;
 }
 
+// Only the association tables' answers are kept: the rows of every other
+// table change without a prefix to forget, and are not asked per turn.
+static bool listed_table(std::string_view key) {
+  return !key.empty() && (key[0] == layout::kAssociationNames || key[0] == layout::kAssociatedBy);
+}
+
+void Authority::forget_listed(const std::string& row) const {
+  if (row.size() > 8 && listed_table(row)) first_listed_.forget(row.substr(0, row.size() - 8));
+}
+
 std::optional<Id> Authority::first_listed(const std::string& prefix) const {
+  if (!listed_table(prefix)) return first_id(prefix);
   if (const auto* resident = first_listed_.find(prefix)) return *resident;
   const auto first = first_id(prefix);
   if (first) first_listed_.put(prefix, *first);
@@ -365,8 +376,7 @@ Result<Receipt, Refusal> Authority::decide(const Request& request, const Digest&
     head_ = before;
     touched = {};
     if (source_) {  // a refusal changes nothing (this is empty); answers read over its rows go with them
-      for (const auto& [key, present] : rows_)
-        if (key.size() > 8) first_listed_.forget(key.substr(0, key.size() - 8));
+      for (const auto& [key, present] : rows_) forget_listed(key);
       rows_.clear();
     }
     for (const auto& route : routes_changed_) route_heads_.forget(route);  // as it is, should one have changed

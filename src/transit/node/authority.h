@@ -403,6 +403,8 @@ class Authority {
   /// first_id of a name's or a (resource, pid)'s association rows, answered
   /// from first_listed_ when resident (decision 177): what every turn asks.
   std::optional<Id> first_listed(const std::string& prefix) const;
+  /// Forgets the answer kept for the prefix of `row` (a row is its prefix and one id).
+  void forget_listed(const std::string& row) const;
   bool has_row(const std::string& key) const;
   /// The oldest pending output of the route (source, destination), none when
   /// it is empty: first_id of its kRoutes rows, answered from route_heads_

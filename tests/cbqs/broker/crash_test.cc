@@ -356,29 +356,38 @@ TEST(CbqsdCrash, OutOfOrderAcksSurviveTwoSigkillsAndEveryUnackedLeaseComesBack) 
   GroupId group;
   std::deque<Delivery> deliveries;
   std::uint64_t request = 1'000;
-  // One life of the broker: subscribes, takes `expected` deliveries (exactly
-  // that set, each at `attempt`), acks those `ack` selects, and is killed
-  // with the rest outstanding.
+  // One subscription of a group consumer on `c`: takes exactly the deliveries
+  // in `expected`, each once, and returns them with the subscription's id.
+  struct Taken {
+    Bytes32 session, sub;
+    std::vector<Delivery> got;
+  };
+  auto take = [&](cowboy::testing::CbqsdProcess& cbqsd, cbqs::client::WssConnection& c,
+                  const std::set<std::uint64_t>& expected, Taken& out) {
+    out.session = open(c, cbqsd.grant(), cbqsd.holder());
+    deliveries.clear();
+    out.sub = rid(request++);
+    ASSERT_TRUE(c.send(Request{out.sub, out.session, req::Subscribe{SourceGroup{lane, group}, 1 << 20}}));
+    ASSERT_TRUE(std::holds_alternative<Response>(answer_to(c, out.sub, deliveries)));
+    std::set<std::uint64_t> seen;
+    while (seen.size() < expected.size()) {
+      Delivery d = next_delivery(c, deliveries);
+      ASSERT_TRUE(expected.contains(d.sequence.value)) << "sequence " << d.sequence.value << " delivered";
+      ASSERT_TRUE(seen.insert(d.sequence.value).second) << "sequence " << d.sequence.value << " delivered twice";
+      out.got.push_back(std::move(d));
+    }
+  };
+  // One life of the broker: takes `expected`, acks those `ack` selects
+  // (newest first: out of order), and is killed with the rest outstanding.
   auto life = [&](cowboy::testing::CbqsdProcess& cbqsd, const std::set<std::uint64_t>& expected,
                   const std::function<bool(std::uint64_t)>& ack) {
     auto c = cbqsd.connect();
     ASSERT_NE(c, nullptr);
-    Bytes32 session = open(*c, cbqsd.grant(), cbqsd.holder());
-    deliveries.clear();
-    const Bytes32 sub = rid(request++);
-    ASSERT_TRUE(c->send(Request{sub, session, req::Subscribe{SourceGroup{lane, group}, 1 << 20}}));
-    ASSERT_TRUE(std::holds_alternative<Response>(answer_to(*c, sub, deliveries)));
-    std::set<std::uint64_t> seen;
-    std::vector<Delivery> got;
-    while (seen.size() < expected.size()) {
-      Delivery d = next_delivery(*c, deliveries);
-      ASSERT_TRUE(expected.contains(d.sequence.value)) << "sequence " << d.sequence.value << " delivered";
-      ASSERT_TRUE(seen.insert(d.sequence.value).second) << "sequence " << d.sequence.value << " delivered twice";
-      got.push_back(std::move(d));
-    }
-    for (auto it = got.rbegin(); it != got.rend(); ++it) {  // newest first: out of order
+    Taken t;
+    ASSERT_NO_FATAL_FAILURE(take(cbqsd, *c, expected, t));
+    for (auto it = t.got.rbegin(); it != t.got.rend(); ++it) {
       if (!ack(it->sequence.value)) continue;
-      ASSERT_TRUE(c->send(Request{rid(request), session, req::Ack{sub, *it->lease}}));
+      ASSERT_TRUE(c->send(Request{rid(request), t.session, req::Ack{t.sub, *it->lease}}));
       ASSERT_TRUE(std::holds_alternative<Response>(answer_to(*c, rid(request++), deliveries)));
     }
     cbqsd.kill9();
@@ -409,29 +418,22 @@ TEST(CbqsdCrash, OutOfOrderAcksSurviveTwoSigkillsAndEveryUnackedLeaseComesBack) 
   ASSERT_TRUE(cbqsd.up());
   auto c = cbqsd.connect();
   ASSERT_NE(c, nullptr);
-  Bytes32 session = open(*c, cbqsd.grant(), cbqsd.holder());
-  deliveries.clear();
-  const Bytes32 sub = rid(request++);
-  ASSERT_TRUE(c->send(Request{sub, session, req::Subscribe{SourceGroup{lane, group}, 1 << 20}}));
-  ASSERT_TRUE(std::holds_alternative<Response>(answer_to(*c, sub, deliveries)));
-  std::set<std::uint64_t> seen;
-  while (seen.size() < third.size()) {
-    Delivery d = next_delivery(*c, deliveries);
-    ASSERT_TRUE(third.contains(d.sequence.value)) << "sequence " << d.sequence.value << " delivered";
-    ASSERT_TRUE(seen.insert(d.sequence.value).second) << "sequence " << d.sequence.value << " delivered twice";
+  Taken t;
+  ASSERT_NO_FATAL_FAILURE(take(cbqsd, *c, third, t));
+  for (const Delivery& d : t.got) {
     // The third attempt is the last (max_attempts = 3): a Nack ends it EXPIRED,
     // so repeating it gets DeliveryTerminal. A crash that had forgotten an
     // attempt would leave a WAITING cycle, and the repeat would get LeaseStale.
-    ASSERT_TRUE(c->send(Request{rid(request), session, req::Nack{sub, *d.lease}}));
+    ASSERT_TRUE(c->send(Request{rid(request), t.session, req::Nack{t.sub, *d.lease}}));
     ASSERT_TRUE(std::holds_alternative<Response>(answer_to(*c, rid(request++), deliveries)));
-    ASSERT_TRUE(c->send(Request{rid(request), session, req::Nack{sub, *d.lease}}));
+    ASSERT_TRUE(c->send(Request{rid(request), t.session, req::Nack{t.sub, *d.lease}}));
     auto again = answer_to(*c, rid(request++), deliveries);
     ASSERT_TRUE(std::holds_alternative<ErrorFrame>(again));
     EXPECT_EQ(std::get<ErrorFrame>(again).code, static_cast<std::uint16_t>(ErrorCode::kDeliveryTerminal))
         << "sequence " << d.sequence.value;
   }
   // Nothing else is deliverable: the next delivery is a new record, not an acked one.
-  ASSERT_TRUE(c->send(Request{rid(request), session, req::Append{{lane, Bytes{21}}}}));
+  ASSERT_TRUE(c->send(Request{rid(request), t.session, req::Append{{lane, Bytes{21}}}}));
   ASSERT_TRUE(std::holds_alternative<Response>(answer_to(*c, rid(request++), deliveries)));
   EXPECT_EQ(next_delivery(*c, deliveries).sequence, Sequence{21});
 }
