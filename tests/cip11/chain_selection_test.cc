@@ -173,7 +173,9 @@ TEST(Cip11Chain, AShadowMultiRunnerDrawWaitsForItsSeedRoundAndDrawsOverItsBlockS
   EXPECT_EQ(at_pass[0].shadow, draw(cip11.pool, seed, 2, &present));
   ASSERT_EQ(at_pass[0].shadow.size(), 2u);
   EXPECT_EQ(at_pass[0].shadow[0], ks[3].address);
-  EXPECT_EQ(at_pass[0].shadow[1], ks[4].address);
+  EXPECT_EQ(at_pass[0].shadow[1], ks[2].address);
+  EXPECT_EQ(at_pass[0].live, (std::vector<Address>{ks[4].address, ks[5].address}))
+      << "the live v2 committee, drawn at S without presence";
   EXPECT_EQ(at_pass[0].shadow_present, 1u);
   EXPECT_EQ(std::count(at_pass[0].shadow.begin(), at_pass[0].shadow.end(), ks[6].address), 0);
 }
@@ -184,7 +186,7 @@ TEST(Cip11Chain, AShadowMultiRunnerDrawWaitsForItsSeedRoundAndDrawsOverItsBlockS
 // shadow's own original v3 seed - which here is the committee the present-first
 // chain redraws. The live one, from the v2 seed, is unchanged, and so is the state.
 TEST(Cip11Chain, AShadowReselectionRedrawsAsLiveCip11FromTheShadowsOwnOriginalSeed) {
-  auto ks = keys(170, 5);
+  auto ks = keys(175, 5);
   struct Run {
     std::vector<Bytes> states;
     std::vector<Address> first, second;  // the live committees
@@ -235,7 +237,8 @@ TEST(Cip11Chain, AShadowReselectionRedrawsAsLiveCip11FromTheShadowsOwnOriginalSe
   present.add(1);
   present.add(2);
   EXPECT_EQ(d.shadow, draw(shadowed.pool, reselection_seed(cip11.original, 2), 1, &present));
-  EXPECT_EQ(d.shadow, std::vector<Address>{ks[2].address});
+  EXPECT_EQ(d.shadow, std::vector<Address>{ks[1].address});
+  EXPECT_EQ(d.live, std::vector<Address>{ks[3].address});  // the v2 re-selection, presence not read
   EXPECT_EQ(d.shadow_present, 1u);
   EXPECT_NE(d.shadow, draw(shadowed.pool, reselection_seed(shadowed.original, 2), 1, &present))
       << "pick other keys: the v2 seed draws the same here";
