@@ -168,7 +168,7 @@ void log_selection_telemetry(std::uint64_t height, const cip11::chain::Effects& 
   };
   for (const auto& s : e.shadow)
     log::info("cip11_shadow_draw", log::field("height", height), log::field("job_id", json::hex0x(s.job_id.value)),
-              log::field("live", list(s.live)), log::field("shadow", list(s.shadow)),
+              log::field("selection", s.selection), log::field("live", list(s.live)), log::field("shadow", list(s.shadow)),
               log::field("shadow_present", s.shadow_present), log::field("agree", s.live == s.shadow ? "true" : "false"));
   for (const auto& id : e.unverified_pending) {
     const bool expired = std::find(e.expired_pending.begin(), e.expired_pending.end(), id) != e.expired_pending.end();
@@ -703,7 +703,8 @@ void Node::execute(const Block& block, const std::vector<Pending>& txs, const ci
     beacon.emplace(*seeds_, cip11::chain::Round{0, block.view},
                    out.seeds ? std::span<const cip11::chain::RoundSeed>(*out.seeds)
                              : std::span<const cip11::chain::RoundSeed>{});
-    context.emplace(cip11::chain::BlockContext{h, genesis_.cip11->params, *beacon, *present, snapshots_, block.view});
+    context.emplace(
+        cip11::chain::BlockContext{h, genesis_.cip11->params, *beacon, *present, snapshots_, block.view, &shadow_});
     cip11::chain::begin_block(state_.cip11, *context, out.committed.effects);
   }
   for (std::uint32_t i = 0; i < txs.size(); ++i)
@@ -765,6 +766,7 @@ ApiResult<std::uint64_t> Node::write_block(const SignedBlock& signed_block, cons
     return Err{internal("block write failed: " + status.ToString())};
   }
   state_.cip11.commit();
+  shadow_.apply(ex.committed.effects.shadow_writes);  // telemetry's book, never in the batch (choice 136)
   if (ex.seeds) {
     seeds_->commit(std::move(*ex.seeds));
     const auto& pending = state_.cip11.due.pending_counts();
@@ -1137,6 +1139,12 @@ ApiResult<Unit> Node::unapply_to(std::uint64_t target) {
     std::abort();
   }
   state_.cip11 = std::move(loaded->state.cip11);
+  // The shadow book is not in the store, so not undone with it: its records
+  // from the dropped blocks could name another branch's jobs, so all go
+  // (docs/cip11.md choice 136; the jobs in flight lose their shadow draws).
+  if (shadow_.size() > 0)
+    log::info("cip11_shadow_records_dropped", log::field("records", shadow_.size()), log::field("why", "rollback"));
+  shadow_.clear();
   seeds_ = std::move(loaded->seeds);
   snapshots_ = std::move(loaded->snapshots);  // the producer's (produce_mu_)
   round_keys_ = std::move(loaded->round_keys);
@@ -1278,6 +1286,11 @@ bool Node::leads(std::uint64_t height, std::uint64_t view) const {
   const auto p = proposers();
   const auto leader = p->leader(height, view);
   return leader && p->index_of(height, *my_key_) == leader;
+}
+
+std::size_t Node::shadow_records() const {
+  std::lock_guard produce_lock(produce_mu_);
+  return shadow_.size();
 }
 
 std::array<std::uint64_t, kBlockRefusalCount> Node::refusals() const {

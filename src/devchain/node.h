@@ -189,6 +189,10 @@ class Node final : public ChainApi, public Cip11Api, public BlocksApi {
   bool take_fork_seen() { return fork_seen_.exchange(false); }
   /// Blocks un-applied so far (the validator's metric).
   std::uint64_t rolled_back() const { return rolled_back_; }
+  /// The jobs the CIP11_PRESENCE_SHADOW_ENABLED book holds a record for
+  /// (cip11/chain/shadow.h): kept in memory only, none after a restart or a
+  /// rollback (docs/cip11.md choice 136).
+  std::size_t shadow_records() const;
   using Head = ChainHead;
   Head head() const;
   ApiResult<ChainHead> chain_head() override { return head(); }
@@ -311,6 +315,10 @@ class Node final : public ChainApi, public Cip11Api, public BlocksApi {
   // The round leaders' ECVRF keys the seeds' leader function reads: the
   // epoch's of the block whose round is being taken, set before each.
   std::shared_ptr<std::vector<crypto::ecvrf::PublicKey>> round_keys_;
+  // CIP11_PRESENCE_SHADOW_ENABLED's book: the producer's (produce_mu_), in
+  // memory only and outside every state root, written from each block's
+  // effects after its write, emptied by a rollback (docs/cip11.md choice 136).
+  cip11::chain::ShadowBook shadow_;
 
   mutable std::mutex mu_;  // guards everything below
   std::uint64_t height_;

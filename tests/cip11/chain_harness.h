@@ -67,11 +67,13 @@ class Chain {
   std::map<Address, u128> balances;
   std::uint64_t height = 0;
   Effects effects;  // the current block's
+  ShadowBook shadow;  // as a node keeps it: each block's shadow writes applied once the next one begins
   ValidatorSnapshots validators = ValidatorSnapshots::genesis({crypto::Ed25519Public{}});  // |V| = 1
 
   /// Starts the next block with these registry indices present.
   void begin(const std::vector<std::uint32_t>& present = {}) {
     ++height;
+    shadow.apply(effects.shadow_writes);
     effects = {};
     present_ = PresentSet(state.index.size());
     for (auto i : present) present_.add(i);
@@ -106,7 +108,7 @@ class Chain {
   /// The beacon_hash_v1 of Round(0, view)'s dev seed.
   Bytes32 beacon_hash(std::uint64_t view) const { return *beacon_hash_v1(*DevBeacon(chain_, view + 1).seed(0, view)); }
   /// The current block as the machine sees it (after begin()).
-  BlockContext context() { return BlockContext{height, params, *beacon_, present_, validators}; }
+  BlockContext context() { return BlockContext{height, params, *beacon_, present_, validators, std::nullopt, &shadow}; }
   std::vector<Address> committee_of(const JobId& id) const {
     std::vector<Address> out;
     for (const auto& a : state.jobs.at(id).committee) out.push_back(a.runner);

@@ -54,7 +54,8 @@ TEST(Cip11Chain, LiveSelectionUsesTheV2SeedWithTheFlagOffAndTheV3SeedWithItOn) {
 
 // §14 Phase 1: the CIP-11 draw on a side path. The state is byte-identical to
 // a chain without shadow mode; the shadow committee is exactly what the
-// present-first chain draws from the same blocks.
+// present-first chain draws from the same blocks. An M > 1 job's shadow draw
+// waits for its own seed round (the next test).
 TEST(Cip11Chain, ShadowModeDrawsTheCip11CommitteeBesideTheLiveOneAndChangesNothing) {
   auto ks = keys(120, 8);
   for (std::uint32_t m : {1u, 2u}) {
@@ -65,27 +66,184 @@ TEST(Cip11Chain, ShadowModeDrawsTheCip11CommitteeBesideTheLiveOneAndChangesNothi
       c.register_all(ks);
       auto out = c.ok(ks[0].address, testing::job(m, 20), {3});
       while (c.job_of(*out.job_id).state != JobState::kAssigned) c.begin({3});
-      return std::tuple(state_bytes(c.state), c.committee_of(*out.job_id), c.effects.shadow);
+      return std::tuple(state_bytes(c.state), c.committee_of(*out.job_id), c.effects.shadow, c.effects.shadow_writes);
     };
-    auto [plain_state, live, none] = run(false, false);
-    auto [shadow_state, shadow_live, shadow] = run(true, false);
+    auto [plain_state, live, none, no_writes] = run(false, false);
+    auto [shadow_state, shadow_live, shadow, writes] = run(true, false);
     EXPECT_EQ(shadow_state, plain_state) << "the side path changed the state, M = " << m;
     EXPECT_EQ(shadow_live, live);
     EXPECT_TRUE(none.empty());
-    ASSERT_EQ(shadow.size(), 1u);
-    EXPECT_EQ(shadow[0].live, live);
+    EXPECT_TRUE(no_writes.empty());
+    ASSERT_EQ(writes.size(), 1u);
     if (m == 1) {
+      ASSERT_EQ(shadow.size(), 1u);
+      EXPECT_EQ(shadow[0].live, live);
+      EXPECT_EQ(shadow[0].selection, 1u);
       // What the present-first chain would have drawn: the present runner.
       EXPECT_EQ(shadow[0].shadow, std::get<1>(run(false, true)));
       EXPECT_EQ(shadow[0].shadow, std::vector<Address>{ks[3].address});
       EXPECT_EQ(shadow[0].shadow_present, 1u);
+      ASSERT_TRUE(writes[0].record && writes[0].record->seed);  // the v3 seed its re-selections derive from
+      EXPECT_FALSE(writes[0].record->pending);
     } else {
-      // M > 1 has no pending record on the side path: drawn at once, present-first all the same.
-      EXPECT_EQ(shadow[0].shadow.size(), 2u);
-      EXPECT_EQ(shadow[0].shadow.at(0), ks[3].address);
-      EXPECT_EQ(shadow[0].shadow_present, 1u);
+      // M > 1: nothing drawn in block S; the book waits for the seed round.
+      EXPECT_TRUE(shadow.empty());
+      ASSERT_TRUE(writes[0].record && writes[0].record->pending);
+      EXPECT_FALSE(writes[0].record->seed);
+      EXPECT_EQ(writes[0].record->pending->live, live);
     }
   }
+}
+
+// §14 with §9.2: under shadow mode an M > 1 job's CIP-11 draw waits for its
+// own future seed round r_seed and is made at the block the live CIP-11 pass
+// would make it in, over the block-S candidates (a runner registered since is
+// not among them, however present), with r_seed's seed - the committee the
+// present-first chain assigns. The state stays byte-identical to the chain
+// without shadow mode at every block.
+TEST(Cip11Chain, AShadowMultiRunnerDrawWaitsForItsSeedRoundAndDrawsOverItsBlockSCandidates) {
+  auto ks = keys(160, 7);
+  struct Run {
+    std::vector<Bytes> states;               // after each block from S on
+    std::vector<std::vector<ShadowDraw>> shadow;  // each block's shadow draws from S on
+    std::vector<Address> committee;          // when the first CIP-11 committee is drawn (live or shadow)
+    std::vector<Address> live_at_s;
+    std::uint64_t s = 0, pass = 0;
+    std::vector<Candidate> pool;  // the block-S snapshot as the pass reads it
+    cip11::JobId id{};
+  };
+  auto run = [&](bool shadow, bool present_first) {
+    Run r;
+    Chain c;
+    c.params.presence_shadow_enabled = shadow;
+    c.params.present_first_enabled = present_first;
+    c.register_all(std::vector<Key>(ks.begin(), ks.end() - 1));
+    auto out = c.ok(ks[0].address, testing::job(2, 20), {3});
+    const cip11::JobId id = *out.job_id;
+    r.id = id;
+    r.s = c.height;
+    r.live_at_s = c.committee_of(id);
+    auto record = [&] {
+      r.states.push_back(state_bytes(c.state));
+      r.shadow.push_back(c.effects.shadow);
+    };
+    record();
+    c.fund(ks[6]);  // registered after S, present from then on: never in the block-S snapshot
+    c.ok(ks[6].address, testing::registration(ks[6], 1'000'000), {3});
+    record();
+    for (std::uint64_t h = c.height + 1; h <= r.s + 8; ++h) {
+      c.begin({3, 6});
+      record();
+      const bool drawn = present_first ? c.job_of(id).selections == 1 && r.pass == 0 && h > r.s
+                                       : !c.effects.shadow.empty();
+      if (!drawn || r.pass != 0) continue;
+      r.pass = h;
+      r.committee = present_first ? c.committee_of(id) : c.effects.shadow.at(0).shadow;
+      r.pool = snapshot_candidates(c.state, c.context(), c.job_of(id), r.s);
+    }
+    return r;
+  };
+  const Run plain = run(false, false), shadowed = run(true, false), cip11 = run(false, true);
+  EXPECT_EQ(shadowed.states, plain.states) << "the side path changed the state";
+  EXPECT_EQ(shadowed.live_at_s, plain.live_at_s);
+  ASSERT_EQ(shadowed.s, cip11.s);
+  // The pass: the first block whose round is after r_seed = S + K, for both.
+  const std::uint64_t r_seed = shadowed.s + 3;
+  EXPECT_EQ(cip11.pass, r_seed + 1);
+  EXPECT_EQ(shadowed.pass, cip11.pass);
+  for (std::size_t i = 0; i < shadowed.shadow.size(); ++i) {
+    const std::uint64_t h = shadowed.s + i;
+    if (h == shadowed.pass) continue;
+    EXPECT_TRUE(shadowed.shadow[i].empty()) << "a shadow draw in block " << h << ", not at the pass";
+  }
+  const auto& at_pass = shadowed.shadow.at(shadowed.pass - shadowed.s);
+  ASSERT_EQ(at_pass.size(), 1u);
+  EXPECT_EQ(at_pass[0].selection, 1u);
+  EXPECT_EQ(at_pass[0].live, shadowed.live_at_s);  // compared with the live first committee, drawn at S
+  // Exactly the live CIP-11 committee, from r_seed's seed over the block-S pool:
+  // the present runner of that pool first, the late present one never.
+  EXPECT_EQ(at_pass[0].shadow, cip11.committee);
+  ASSERT_EQ(cip11.pool.size(), 6u);
+  PresentSet present(7);
+  present.add(3);
+  present.add(6);
+  ASSERT_EQ(shadowed.id, cip11.id);
+  const Chain beacon;  // the same dev beacon: every Chain has the same chain id
+  const Bytes32 seed = selection_seed_v3(SelectionMode::kDelayed, beacon.beacon_hash(r_seed), cip11.id, shadowed.s);
+  EXPECT_EQ(at_pass[0].shadow, draw(cip11.pool, seed, 2, &present));
+  ASSERT_EQ(at_pass[0].shadow.size(), 2u);
+  EXPECT_EQ(at_pass[0].shadow[0], ks[3].address);
+  EXPECT_EQ(at_pass[0].shadow[1], ks[2].address);
+  EXPECT_EQ(at_pass[0].live, (std::vector<Address>{ks[4].address, ks[5].address}))
+      << "the live v2 committee, drawn at S without presence";
+  EXPECT_EQ(at_pass[0].shadow_present, 1u);
+  EXPECT_EQ(std::count(at_pass[0].shadow.begin(), at_pass[0].shadow.end(), ks[6].address), 0);
+}
+
+// §14 with §11.2: a live re-selection under shadow mode gets its shadow, drawn
+// with the inputs a live CIP-11 re-selection uses - this block's pool without
+// the runners that timed out, its PresenceInput, and the seed derived from the
+// shadow's own original v3 seed - which here is the committee the present-first
+// chain redraws. The live one, from the v2 seed, is unchanged, and so is the state.
+TEST(Cip11Chain, AShadowReselectionRedrawsAsLiveCip11FromTheShadowsOwnOriginalSeed) {
+  auto ks = keys(175, 5);
+  struct Run {
+    std::vector<Bytes> states;
+    std::vector<Address> first, second;  // the live committees
+    std::vector<ShadowDraw> shadow;      // the re-selection block's shadow draws
+    Bytes32 original{};                  // the live first committee's seed
+    std::vector<Candidate> pool;         // what the re-selection drew from
+    std::size_t book_after_end = 1;
+  };
+  auto run = [&](bool shadow, bool present_first) {
+    Run r;
+    Chain c;
+    c.params.presence_shadow_enabled = shadow;
+    c.params.present_first_enabled = present_first;
+    c.register_all({ks[0]});  // one runner when the job is submitted: every rule draws it
+    auto out = c.ok(ks[4].address, testing::job(1, 6), {0});
+    const cip11::JobId id = *out.job_id;
+    r.first = c.committee_of(id);
+    r.original = *c.job_of(id).selection_seed;
+    r.states.push_back(state_bytes(c.state));
+    c.register_all({ks[1], ks[2], ks[3]});  // indices 1, 2, 3
+    while (c.job_of(id).selections < 2) {
+      c.begin({1, 2});  // it never answers; two of the new runners are present
+      r.states.push_back(state_bytes(c.state));
+    }
+    r.second = c.committee_of(id);
+    r.shadow = c.effects.shadow;
+    State pool = c.state;
+    for (const Address& a : r.second) --pool.runners.at(a).active_jobs;
+    r.pool = eligible_candidates(pool, c.context(), c.job_of(id));
+    while (c.job_of(id).state == JobState::kAssigned) c.begin({1, 2});
+    c.begin();  // the block that ended it is written: its writes are in the book
+    r.book_after_end = c.shadow.size();
+    return r;
+  };
+  const Run plain = run(false, false), shadowed = run(true, false), cip11 = run(false, true);
+  EXPECT_EQ(shadowed.states, plain.states) << "the side path changed the state";
+  EXPECT_EQ(shadowed.second, plain.second);
+  ASSERT_EQ(shadowed.first, std::vector<Address>{ks[0].address});
+  ASSERT_EQ(cip11.first, shadowed.first);  // the same runner timed out under both rules
+  ASSERT_EQ(shadowed.shadow.size(), 1u);
+  const ShadowDraw& d = shadowed.shadow[0];
+  EXPECT_EQ(d.selection, 2u);
+  EXPECT_EQ(d.live, shadowed.second);
+  EXPECT_EQ(d.shadow, cip11.second);
+  // That committee exactly: the v3 original's re-selection seed over {1, 2, 3}, present-first.
+  ASSERT_EQ(shadowed.pool.size(), 3u);
+  PresentSet present(4);
+  present.add(1);
+  present.add(2);
+  EXPECT_EQ(d.shadow, draw(shadowed.pool, reselection_seed(cip11.original, 2), 1, &present));
+  EXPECT_EQ(d.shadow, std::vector<Address>{ks[1].address});
+  EXPECT_EQ(d.live, std::vector<Address>{ks[3].address});  // the v2 re-selection, presence not read
+  EXPECT_EQ(d.shadow_present, 1u);
+  EXPECT_NE(d.shadow, draw(shadowed.pool, reselection_seed(shadowed.original, 2), 1, &present))
+      << "pick other keys: the v2 seed draws the same here";
+  // Once the job has ended, its record leaves the book.
+  EXPECT_EQ(shadowed.book_after_end, 0u);
 }
 
 // §8.4: PRESENCE_HARD_EXCLUDE_ENABLED takes effect only with effective_k >=

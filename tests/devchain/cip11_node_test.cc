@@ -238,6 +238,64 @@ TEST_F(Cip11Fixture, ACommitteeLeftEmptyIsStoredAndARestartServesTheSame) {
   EXPECT_EQ(node->job(id)->state, chain::JobState::kTimedOut);
 }
 
+// docs/cip11.md choice 136: the CIP11_PRESENCE_SHADOW_ENABLED book is
+// telemetry kept in memory, outside the store and every state root. A restart
+// drops its records, so the job's re-selection after it has no shadow draw;
+// the chain itself - state, committees - is the one the same blocks make
+// without the restart.
+TEST_F(Cip11Fixture, ARestartDropsTheShadowRecordsAndLeavesTheChainAsItWas) {
+  struct Out {
+    Bytes32 state_hash{};
+    chain::JobRecord job;
+    std::vector<chain::ShadowDraw> shadow;  // every shadow draw the producer's blocks carried
+    std::size_t records_after_submit = 0, records_after_open = 0, records_at_end = 0;
+  };
+  auto go = [&](const std::string& name, bool restart) {
+    Out o;
+    const auto at = dir.path() / name;
+    auto observed = [&] {
+      auto node = open(at, false, true);
+      node->set_block_observer([&o](const CommittedBlock& b) {
+        for (const auto& d : b.effects.shadow) o.shadow.push_back(d);
+      });
+      return node;
+    };
+    auto node = observed();
+    for (int i = 0; i < 3; ++i) EXPECT_TRUE(run(*node, runners[i], chain::testing::registration(runners[i])).ok());
+    auto submitted = run(*node, submitter, chain::testing::job(1, 3));
+    EXPECT_TRUE(submitted.ok() && submitted.job_id);
+    const cip11::JobId id = submitted.job_id.value_or(cip11::JobId{});
+    o.records_after_submit = node->shadow_records();
+    if (restart) {
+      node.reset();
+      node = observed();
+    }
+    o.records_after_open = node->shadow_records();
+    for (int i = 0; i < 20 && node->job(id)->selections < 2; ++i) EXPECT_TRUE(node->produce_block().ok());
+    o.job = *node->job(id);
+    o.state_hash = node->state_hash();
+    for (int i = 0; i < 40 && !chain::terminal(node->job(id)->state); ++i) EXPECT_TRUE(node->produce_block().ok());
+    EXPECT_TRUE(chain::terminal(node->job(id)->state));
+    o.records_at_end = node->shadow_records();
+    return o;
+  };
+  const Out kept = go("kept", false), restarted = go("restarted", true);
+  EXPECT_EQ(kept.records_after_submit, 1u);
+  EXPECT_EQ(restarted.records_after_submit, 1u);
+  EXPECT_EQ(kept.records_after_open, 1u);
+  EXPECT_EQ(restarted.records_after_open, 0u) << "the book is not stored: a restart drops it";
+  EXPECT_EQ(restarted.job, kept.job);
+  EXPECT_EQ(restarted.job.selections, 2u);
+  EXPECT_EQ(restarted.state_hash, kept.state_hash);
+  // Without the restart every committee has its shadow; after it, only the first had.
+  ASSERT_EQ(kept.shadow.size(), 3u);  // max_selections committees
+  for (std::uint32_t n = 0; n < 3; ++n) EXPECT_EQ(kept.shadow[n].selection, n + 1);
+  ASSERT_EQ(restarted.shadow.size(), 1u);
+  EXPECT_EQ(restarted.shadow[0].selection, 1u);
+  EXPECT_EQ(restarted.shadow[0].shadow, kept.shadow[0].shadow);
+  EXPECT_EQ(kept.records_at_end, 0u);  // an ended job's record leaves the book
+}
+
 TEST_F(Cip11Fixture, AnOlderStoreIsRefusedByName) {
   const auto at = dir.path() / "old";
   { auto node = open(at); }

@@ -20,6 +20,11 @@ std::uint64_t parent_view(std::uint64_t height) { return height == 0 ? 0 : heigh
 /// Off, live selection is CIP-2 v2: immediate, v2 seed, no presence, no MRU.
 bool cip11_selection(const ChainParams& params) { return params.present_first_enabled; }
 
+/// §14 Phase 1: the CIP-11 draws computed beside live CIP-2 v2 selection, as telemetry.
+bool shadowing(const BlockContext& block) {
+  return !cip11_selection(block.params) && block.params.presence_shadow_enabled;
+}
+
 /// MRU is read and written only under CIP-11 selection and from its activation height (§9.4).
 bool mru_reads(const BlockContext& block, bool cip11) {
   return cip11 && block.height >= block.params.mru_activation_height;
@@ -101,11 +106,16 @@ bool passes_filters(const RunnerRecord& r, const JobRecord& job, std::uint64_t h
   return saturating_mul(r.stake, 2) >= saturating_mul(job.max_price, 3);                         // 9: stake >= 1.5 x max_price
 }
 
+/// The runner's index in registry(H-1). Registered in this block: none, so never present (§8.5).
+std::optional<std::uint32_t> registry_index_of(const State& state, const BlockContext& block, const Address& runner) {
+  auto i = state.index.index_of(runner);
+  return i && *i < block.presence.registry_size() ? i : std::nullopt;
+}
+
 Candidate candidate_of(const State& state, const BlockContext& block, const RunnerRecord& r) {
   Candidate c;
   c.address = r.address;
-  // Registered in this block: no index in registry(H-1), so never present (§8.5).
-  if (auto i = state.index.index_of(r.address); i && *i < block.presence.registry_size()) c.registry_index = i;
+  c.registry_index = registry_index_of(state, block, r.address);
   c.effective_stake = r.stake;
   c.reputation_x1e9 = r.reputation_x1e9;
   return c;
@@ -157,13 +167,38 @@ void assign(State& state, const BlockContext& block, JobRecord& job, std::span<c
   job.deadline_block = deadline_block;
 }
 
-/// §14 Phase 1 shadow mode: the CIP-11 draw beside the live one, as telemetry.
+std::vector<Address> members(const JobRecord& job) {
+  std::vector<Address> out;
+  for (const auto& a : job.committee) out.push_back(a.runner);
+  return out;
+}
+
+/// The job's shadow record as this block has left it so far: its own writes
+/// first, then the book the blocks before it left (shadow.h).
+std::optional<ShadowRecord> shadow_of(const BlockContext& block, const Effects& effects, const JobId& id) {
+  for (auto w = effects.shadow_writes.rbegin(); w != effects.shadow_writes.rend(); ++w)
+    if (w->job_id == id) return w->record;
+  const ShadowRecord* r = block.shadow ? block.shadow->find(id) : nullptr;
+  return r ? std::optional<ShadowRecord>(*r) : std::nullopt;
+}
+
+/// The job ended: its shadow record goes, unless its M > 1 shadow draw still
+/// waits for its round (that pass drops it).
+void shadow_forget(const BlockContext& block, Effects& effects, const JobId& id) {
+  if (!shadowing(block)) return;
+  if (auto r = shadow_of(block, effects, id); r && !r->pending) effects.shadow_writes.push_back({id, std::nullopt});
+}
+
+/// §14 Phase 1 shadow mode: CIP-11 committee `selection` of `job`, drawn with
+/// `seed` over `eligible` beside the live committee `live`, as telemetry.
 void shadow_draw(const State& state, const BlockContext& block, const JobRecord& job,
-                 std::span<const Candidate> eligible, const Bytes32& v3_seed, Effects& effects) {
+                 std::span<const Candidate> eligible, const Bytes32& seed, std::uint32_t selection,
+                 std::vector<Address> live, Effects& effects) {
   ShadowDraw s;
   s.job_id = job.job_id;
-  for (const auto& a : job.committee) s.live.push_back(a.runner);
-  s.shadow = draw(state, block, job, eligible, v3_seed, true);
+  s.live = std::move(live);
+  s.selection = selection;
+  s.shadow = draw(state, block, job, eligible, seed, true);
   for (const Address& runner : s.shadow) {
     auto c = std::find_if(eligible.begin(), eligible.end(), [&](const Candidate& x) { return x.address == runner; });
     if (c != eligible.end() && c->registry_index && block.presence.contains(*c->registry_index)) ++s.shadow_present;
@@ -195,7 +230,9 @@ SelectionMode mode_of(const JobRecord& job) {
 }
 
 /// An immediate first selection in block H = S from R_{S-1}: v3 under CIP-11
-/// selection, else CIP-2 v2 (and, under shadow mode, the v3 draw beside it).
+/// selection, else CIP-2 v2 (and, under shadow mode, for M = 1 the v3 draw
+/// beside it, whose seed the book keeps for the shadow re-selections; an
+/// M > 1 shadow draw waits for its round, SubmitJob).
 void select_now(State& state, const BlockContext& block, JobRecord& job, std::uint64_t deadline_block,
                 Effects& effects) {
   const bool cip11 = cip11_selection(block.params);
@@ -211,7 +248,46 @@ void select_now(State& state, const BlockContext& block, JobRecord& job, std::ui
   const Bytes32 v3 = selection_seed_v3(mode_of(job), beacon->second, job.job_id, job.submitted_at);
   job.selection_seed = cip11 ? v3 : selection_seed_v2(beacon->second, job.job_id, job.submitted_at);
   assign(state, block, job, eligible, *job.selection_seed, deadline_block, effects);
-  if (!cip11 && block.params.presence_shadow_enabled) shadow_draw(state, block, job, eligible, v3, effects);
+  if (shadowing(block) && mode_of(job) == SelectionMode::kImmediate) {
+    shadow_draw(state, block, job, eligible, v3, job.selections, members(job), effects);
+    effects.shadow_writes.push_back({job.job_id, ShadowRecord{v3, std::nullopt}});
+  }
+}
+
+/// r_seed = advance_round(r_submit, K) for a selection submitted in this block:
+/// consensus round arithmetic over views, block S being proposed in Round(0,
+/// its view), which on rotating validators runs ahead of S (choice 102). One
+/// open epoch: value() never throws.
+Round seed_round(const BlockContext& block) {
+  return advance_round(devchain_schedule(), {0, block.round_view()}, block.params.selection_seed_delay_views).value();
+}
+
+/// The shadow of §9.2's pending pass: each M > 1 shadow draw whose seed round
+/// has passed, over its block-S candidates with its round's seed, exactly as
+/// the live pass would draw it; a seed not known yet leaves it waiting. Reads
+/// the state, writes only the effects.
+void run_shadow_pending(const State& state, const BlockContext& block, Effects& effects) {
+  if (!shadowing(block) || !block.shadow) return;
+  std::vector<std::pair<const JobRecord*, ShadowPending>> due;
+  for (const JobId& id : block.shadow->pending_before(block.round_view())) {
+    auto record = shadow_of(block, effects, id);
+    const JobRecord* job = state.jobs.get(id);
+    if (record && record->pending && job) due.emplace_back(job, std::move(*record->pending));
+  }
+  std::sort(due.begin(), due.end(), [](const auto& a, const auto& b) {
+    return std::pair(a.first->submitted_at, a.first->job_id) < std::pair(b.first->submitted_at, b.first->job_id);
+  });
+  for (auto& [job, p] : due) {
+    auto beacon = beacon_at(block, p.seed_view, p.seed_epoch);
+    if (!beacon) continue;  // waits for the same round, as a live record does
+    const Bytes32 seed = selection_seed_v3(SelectionMode::kDelayed, beacon->second, job->job_id, p.submitted_at);
+    // As snapshot_candidates at the pass: the block-S records, indexed against this block's registry(H-1).
+    for (Candidate& c : p.candidates) c.registry_index = registry_index_of(state, block, c.address);
+    shadow_draw(state, block, *job, p.candidates, seed, 1, std::move(p.live), effects);
+    // The live job may have ended meanwhile: then nothing is left to shadow.
+    effects.shadow_writes.push_back(
+        {job->job_id, terminal(job->state) ? std::nullopt : std::optional(ShadowRecord{seed, std::nullopt})});
+  }
 }
 
 /// §9.2 pending pass: every record whose seed view is known, in (submitted_at, job_id) order.
@@ -267,6 +343,7 @@ void complete(State& state, const BlockContext& block, JobRecord& job, Bytes res
         break;
       }
   end_committee(state, block, job, EndReason::kCompleted, effects);
+  shadow_forget(block, effects, job.job_id);
   job.state = JobState::kCompleted;
   job.result = std::move(result);
   job.finished_at = block.height;
@@ -292,6 +369,7 @@ void run_deadlines(State& state, const BlockContext& block, std::vector<JobId> c
     if (last) {
       job.state = JobState::kTimedOut;
       job.finished_at = block.height;
+      shadow_forget(block, effects, id);
       continue;
     }
     if (!job.selection_seed) {  // the genesis edge had no seed: this is its first draw
@@ -301,6 +379,14 @@ void run_deadlines(State& state, const BlockContext& block, std::vector<JobId> c
     auto eligible = eligible_candidates(state, block, job);
     assign(state, block, job, eligible, reselection_seed(*job.selection_seed, job.selections + 1),
            block.height + job.timeout_blocks, effects);
+    // Its shadow: the same inputs (this block's pool without the runners that
+    // timed out, its PresenceInput, MRU), the seed derived from the shadow's
+    // original one as a live CIP-11 re-selection derives it (choice 136). An
+    // M > 1 shadow still waiting for its round has nothing to re-draw yet.
+    if (shadowing(block))
+      if (auto r = shadow_of(block, effects, id); r && r->seed && !r->pending)
+        shadow_draw(state, block, job, eligible, reselection_seed(*r->seed, job.selections), job.selections,
+                    members(job), effects);
   }
 }
 
@@ -385,18 +471,26 @@ struct Apply {
     job.submitted_at = block.height;
     job.deadline_block = block.height + b.timeout_blocks;  // §10.1: submitted_at + timeout_blocks
     if (b.runners == 1 || !cip11) {
+      // Shadow mode: an M > 1 job's CIP-11 draw is bound now to its own future
+      // round and block-S candidates, and made at its pass (run_shadow_pending).
+      // One CIP-11 would refuse (TimeoutTooShort) has no shadow.
+      const bool shadow_pending = b.runners > 1 && shadowing(block) && b.timeout_blocks > delay + 1;
+      std::vector<Candidate> snapshot;
+      if (shadow_pending) snapshot = snapshot_candidates(state, block, job, block.height);
       select_now(state, block, job, job.deadline_block, effects);
+      if (shadow_pending) {
+        const Round r_seed = seed_round(block);
+        ShadowPending p{block.height, r_seed.epoch, r_seed.view, std::move(snapshot), members(job)};
+        effects.shadow_writes.push_back({job.job_id, ShadowRecord{std::nullopt, std::move(p)}});
+      }
     } else {  // §9.2 commit-then-reveal: bound now to a seed round nobody knows yet
       PendingSelectionV1 p;
       p.job_id = job.job_id;
       p.submitted_at = block.height;
       p.selection_state_height = block.height;
       p.committee_size = b.runners;
-      // r_seed = advance_round(r_submit, K), consensus round arithmetic over
-      // views: block S is proposed in Round(0, its view), which on rotating
-      // validators runs ahead of S (choice 102). One open epoch: value() never throws.
       p.submission_view = block.round_view();
-      const Round r_seed = advance_round(devchain_schedule(), {0, p.submission_view}, delay).value();
+      const Round r_seed = seed_round(block);
       p.seed_epoch = r_seed.epoch;
       p.seed_view = r_seed.view;
       p.seed_delay_views = delay;
@@ -447,6 +541,7 @@ struct Apply {
                            [](const Assignment& m) { return m.result_hash.has_value(); }) &&
                job->committee.size() == job->runners) {
       end_committee(state, block, *job, EndReason::kFailed, effects);
+      shadow_forget(block, effects, job->job_id);
       job->state = JobState::kFailed;
       job->finished_at = block.height;
     }
@@ -528,6 +623,7 @@ void begin_block(State& state, const BlockContext& block, Effects& effects) {
   // up to the view and each job's own check decides (choice 102).
   const std::vector<JobId> due = state.due.due_by(std::max(block.height, block.round_view()));
   run_pending(state, block, due, effects);
+  run_shadow_pending(state, block, effects);  // before the deadlines: a re-selection reads what it drew
   run_deadlines(state, block, due, effects);
 }
 

@@ -11,6 +11,7 @@
 #include "cip11/chain/errors.h"
 #include "cip11/chain/instructions.h"
 #include "cip11/chain/mode_a.h"
+#include "cip11/chain/shadow.h"
 #include "cip11/chain/snapshots.h"
 #include "cip11/chain/state.h"
 
@@ -60,10 +61,13 @@ struct ConsumedSeed {  // ConsumedSeedsV1 entry (§9.2)
 /// CIP11_PRESENCE_SHADOW_ENABLED telemetry (§14 Phase 1): the committee the
 /// CIP-11 draw (v3 seed, PresenceInput, MRU) would have chosen beside the one
 /// live selection chose. Never state, never a reason to change anything.
+/// An M > 1 job's first shadow draw is made at its own pass block (§9.2), and
+/// `live` is then the live first committee, drawn at S.
 struct ShadowDraw {
   JobId job_id{};
   std::vector<Address> live, shadow;
   std::uint32_t shadow_present = 0;  // members of `shadow` marked present in PresenceInput(H)
+  std::uint32_t selection = 1;       // which committee: 1 the first, n a re-selection's (choice 39)
 };
 struct Effects {
   std::vector<AssignmentNotice> assigned;
@@ -71,6 +75,9 @@ struct Effects {
   std::vector<Address> deregistered;  // runners this block deregistered: a validator closes their connections
   std::vector<ConsumedSeed> consumed_seeds;  // sorted by round, deduplicated
   std::vector<ShadowDraw> shadow;
+  /// What the block changes in the shadow book (shadow.h), in order: applied
+  /// by the node once the block is written, never part of its state.
+  std::vector<ShadowWrite> shadow_writes;
   /// Pending selections whose block-S snapshot did not verify against their
   /// committed root in this block: left pending, never assigned (§9.2).
   std::vector<JobId> unverified_pending;
@@ -92,6 +99,10 @@ struct BlockContext {
   /// (§9.2 rounds are views, docs/cip11.md choice 102). nullopt: the height,
   /// as for a lone producer, whose views are its heights.
   std::optional<std::uint64_t> view{};
+  /// The shadow book as the blocks before this one left it (shadow.h); read
+  /// only under CIP11_PRESENCE_SHADOW_ENABLED with present-first off. Null: an
+  /// empty book.
+  const ShadowBook* shadow = nullptr;
   std::uint64_t round_view() const { return view.value_or(height); }
 };
 

@@ -1,0 +1,43 @@
+#include "cip11/chain/shadow.h"
+
+namespace cowboy::cip11::chain {
+namespace {
+
+std::tuple<std::uint64_t, std::uint64_t, JobId> pending_key(const JobId& job, const ShadowPending& p) {
+  return {p.seed_epoch, p.seed_view, job};
+}
+
+}  // namespace
+
+const ShadowRecord* ShadowBook::find(const JobId& job) const {
+  auto it = records_.find(job);
+  return it == records_.end() ? nullptr : &it->second;
+}
+
+std::vector<JobId> ShadowBook::pending_before(std::uint64_t view) const {
+  std::vector<JobId> out;
+  for (const auto& [epoch, seed_view, job] : pending_) {
+    if (epoch > 0 || seed_view >= view) break;  // one open round epoch, as the live pass (choice 127)
+    out.push_back(job);
+  }
+  return out;
+}
+
+void ShadowBook::apply(const std::vector<ShadowWrite>& writes) {
+  for (const auto& w : writes) {
+    if (auto it = records_.find(w.job_id); it != records_.end()) {
+      if (it->second.pending) pending_.erase(pending_key(w.job_id, *it->second.pending));
+      records_.erase(it);
+    }
+    if (!w.record) continue;
+    if (w.record->pending) pending_.insert(pending_key(w.job_id, *w.record->pending));
+    records_.emplace(w.job_id, *w.record);
+  }
+}
+
+void ShadowBook::clear() {
+  records_.clear();
+  pending_.clear();
+}
+
+}  // namespace cowboy::cip11::chain
