@@ -149,6 +149,7 @@ class CbqsdPeer final : public Peer {
     Usage client_before = usage(RUSAGE_SELF);
     std::mutex workers_m;
     Usage workers_use;
+    std::fprintf(stderr, "cbqsd drain: the %d workers start (pid %d)\n", workers, static_cast<int>(child_->pid()));
     auto start = Clock::now();
     std::vector<std::thread> threads;
     for (int w = 0; w < workers; ++w) {
@@ -178,6 +179,7 @@ class CbqsdPeer final : public Peer {
       });
     }
     for (auto& t : threads) t.join();
+    std::fprintf(stderr, "cbqsd drain: the %d workers are done\n", workers);
     Sample sample = Sample::since(start, acked.load());
     report_drain_use(workers, acked.load(), broker_before, client_before, workers_use);
     return sample;
