@@ -23,6 +23,7 @@
 // reclaimed and the handle is unknown (LeaseStale).
 #pragma once
 
+#include <boost/unordered/unordered_flat_map.hpp>
 #include <deque>
 #include <functional>
 #include <map>
@@ -200,8 +201,12 @@ class GroupCycles {
   std::uint64_t next_epoch_ = 1;
   std::map<std::uint64_t, Cycle> cycles_;  // live: LEASED or WAITING
   std::set<std::uint64_t> ready_;          // WAITING whose time has come
-  std::unordered_map<Bytes32, std::uint64_t, LeaseHash> leases_;  // live leases
-  std::unordered_map<Bytes32, Tombstone, LeaseHash> terminal_;    // handles of terminal cycles, until reclaimed
+  // Open addressing (no node per entry): a drain inserts and erases one of
+  // each per record, and terminal_ holds every handle of the last
+  // visibility_timeout_ms (200,000 in a fast drain); node-based maps were a
+  // third of the io thread's samples at 8 workers (docs/performance.md).
+  boost::unordered_flat_map<Bytes32, std::uint64_t, LeaseHash> leases_;  // live leases
+  boost::unordered_flat_map<Bytes32, Tombstone, LeaseHash> terminal_;    // handles of terminal cycles, until reclaimed
   std::deque<Bytes32> reclaim_order_;                             // terminal_ in reclamation order
   std::unordered_map<HolderId, std::uint32_t> per_holder_;
   std::uint32_t in_flight_ = 0;
