@@ -78,8 +78,10 @@ void StreamOwner::commit() {
   auto split = waiting_.begin() + static_cast<std::ptrdiff_t>(write->records.records.size());
   in_flight_.assign(waiting_.begin(), split);
   waiting_.erase(waiting_.begin(), split);
-  in_flight_frames_ = std::move(gathered_);
-  gathered_.clear();
+  // Swapped, not moved: gathered_ keeps the buffer the last write's frames
+  // used (in_flight_frames_ is empty here), so the next thousands of frames do
+  // not regrow it from nothing (reallocations and fresh pages, each write).
+  std::swap(in_flight_frames_, gathered_);
   if (!changes_.empty()) {
     ++counters_.journal_writes;
     counters_.journal_ops += changes_.size();
