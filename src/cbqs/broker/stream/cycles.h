@@ -183,7 +183,9 @@ class GroupCycles {
                 std::uint64_t now_ms);
   void end_lease(Cycle& c);
   /// The cycle gets its own key from now on (or none, when it ends).
-  void make_explicit(std::uint64_t sequence, Cycle& c);
+  void make_explicit(Cycle& c);
+  /// Drops stale entries from the front of implicit_: its front is then the oldest implicit cycle.
+  void trim_implicit();
   /// The attempt ended without a terminal action: WAITING until `visible_at`, or EXPIRED if it was the last.
   void attempt_over(std::uint64_t sequence, std::uint64_t visible_at_ms, const GroupConfigV2& config,
                     std::uint64_t now_ms, Timeline& timeline, store::WriteBatch& write);
@@ -195,7 +197,10 @@ class GroupCycles {
   std::uint64_t frontier_;
   std::uint64_t resolved_;
   bool frontier_dirty_ = false;
-  std::set<std::uint64_t> implicit_;   // cycles with implicit set
+  // Cycles made implicit, in sequence order (they are made at the frontier);
+  // an entry whose cycle ended or got its own key is stale and leaves when it
+  // reaches the front: a push per first lease instead of a tree insert and erase.
+  std::deque<std::uint64_t> implicit_;
   std::vector<std::uint64_t> acks_;    // Acks at or above resolved_ gathered for the next write's list
   std::set<std::uint64_t> ack_lists_;  // stored ack lists, by their highest sequence
   std::uint64_t next_epoch_ = 1;
