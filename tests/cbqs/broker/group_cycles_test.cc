@@ -333,7 +333,9 @@ TEST_F(GroupCyclesTest, EightHoldersEachLeaseARecordOnceAndTheirAcksInAnyOrderRe
     ASSERT_TRUE(issued);
     EXPECT_EQ(issued->attempt, 1);
   }
+  EXPECT_TRUE(g.unwritten());  // the Deliveries must wait for the next write (StreamOwner::release)
   g.write_frontier(w);
+  EXPECT_FALSE(g.unwritten());
   EXPECT_EQ(w.size(), 1u);  // the frontier's move is every first lease's record
   EXPECT_EQ(g.in_flight(), kRecords);
   for (HolderId h = 10; h < 10 + kHolders; ++h) EXPECT_EQ(g.in_flight_of(h), kRecords / kHolders);
@@ -351,6 +353,7 @@ TEST_F(GroupCyclesTest, EightHoldersEachLeaseARecordOnceAndTheirAcksInAnyOrderRe
       if (holder_of(seq) != h || seq == 9) continue;
       ASSERT_EQ(g.check_lease(lease_of(seq, 1), h, now), std::nullopt) << seq;
       g.ack(lease_of(seq, 1), config, now, timeline, w);
+      EXPECT_TRUE(g.unwritten()) << seq;  // its Ok waits for the write with its list
     }
     g.write_frontier(w);
     EXPECT_EQ(g.resolved(), h == 11 ? 8u : 1u) << "after holder " << h;  // 1 is 11's, 8 is 10's

@@ -116,6 +116,9 @@ class GroupCycles {
   /// The caller makes them part of the same durable batch as the leases and
   /// actions gathered since the last call.
   void write_frontier(store::WriteBatch& write);
+  /// A change not yet handed to a write: a first lease (the frontier's move)
+  /// or an Ack for the next list. What reveals it must wait for the next write.
+  bool unwritten() const { return frontier_dirty_ || !acks_.empty(); }
   /// Every record of the lane below it is resolved or has its own key (layout.h).
   std::uint64_t resolved() const { return resolved_; }
 
