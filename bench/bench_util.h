@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <sstream>
 #include <string>
 #include <string_view>
@@ -43,6 +44,28 @@ inline double thread_cpu_seconds(std::string_view prefix) {
     if (name.starts_with(prefix)) total += stat_cpu_seconds(task.path() / "stat");
   }
   return total;
+}
+
+/// One process's threads by name: CPU seconds and wake-ups (voluntary context
+/// switches) so far, from /proc/<pid>/task. Threads that ended are not in it.
+struct ThreadUse {
+  double cpu_seconds = 0;
+  std::uint64_t wakeups = 0;
+};
+inline std::map<std::string, ThreadUse> threads_by_name(int pid) {
+  std::map<std::string, ThreadUse> out;
+  std::error_code ec;
+  for (const auto& task : std::filesystem::directory_iterator("/proc/" + std::to_string(pid) + "/task", ec)) {
+    std::ifstream comm(task.path() / "comm");
+    std::string name;
+    std::getline(comm, name);
+    auto& use = out[name];
+    use.cpu_seconds += stat_cpu_seconds(task.path() / "stat");
+    std::ifstream status(task.path() / "status");
+    for (std::string line; std::getline(status, line);)
+      if (line.starts_with("voluntary_ctxt_switches:")) use.wakeups += std::stoull(line.substr(24));
+  }
+  return out;
 }
 
 /// Bytes this process has handed to write(2) and its kin so far, every thread

@@ -2,6 +2,8 @@
 // any Appended) driven through the CBQS SDK: pipelined appends per client, a
 // consumer group with competing Consumers acking each record, and a Reader as
 // the live subscriber.
+#include <sys/resource.h>
+
 #include <atomic>
 #include <cstdio>
 #include <condition_variable>
@@ -141,10 +143,27 @@ class CbqsdPeer final : public Peer {
       return {};
     }
     std::atomic<std::uint64_t> acked{0};
+    // Where the drain's CPU goes (stderr): the broker's threads by name, the
+    // workers' own threads, and the rest of this process (the SDK's io threads).
+    auto broker_before = threads_by_name(child_->pid());
+    Usage client_before = usage(RUSAGE_SELF);
+    std::mutex workers_m;
+    Usage workers_use;
+    std::fprintf(stderr, "cbqsd drain: the %d workers start (pid %d)\n", workers, static_cast<int>(child_->pid()));
     auto start = Clock::now();
     std::vector<std::thread> threads;
     for (int w = 0; w < workers; ++w) {
       threads.emplace_back([&] {
+        struct AtExit {
+          std::mutex& m;
+          Usage& sum;
+          ~AtExit() {
+            Usage mine = usage(RUSAGE_THREAD);
+            std::lock_guard lock(m);
+            sum.cpu_seconds += mine.cpu_seconds;
+            sum.wakeups += mine.wakeups;
+          }
+        } at_exit{workers_m, workers_use};
         auto c = client();
         if (!c) return void(std::fprintf(stderr, "cbqsd: a drain worker could not connect\n"));
         auto consumer = c->consume({.lane = *lane, .group = *group, .window_bytes = 4 << 20});
@@ -160,7 +179,10 @@ class CbqsdPeer final : public Peer {
       });
     }
     for (auto& t : threads) t.join();
-    return Sample::since(start, acked.load());
+    std::fprintf(stderr, "cbqsd drain: the %d workers are done\n", workers);
+    Sample sample = Sample::since(start, acked.load());
+    report_drain_use(workers, acked.load(), broker_before, client_before, workers_use);
+    return sample;
   }
 
   Sample delivery(double rate, double secs, std::size_t payload) override {
@@ -220,6 +242,51 @@ class CbqsdPeer final : public Peer {
   }
 
  private:
+  struct Usage {
+    double cpu_seconds = 0;
+    std::uint64_t wakeups = 0;  // voluntary context switches
+  };
+  static Usage usage(int who) {
+    rusage u{};
+    ::getrusage(who, &u);
+    auto secs = [](const timeval& t) { return static_cast<double>(t.tv_sec) + static_cast<double>(t.tv_usec) / 1e6; };
+    return {secs(u.ru_utime) + secs(u.ru_stime), static_cast<std::uint64_t>(u.ru_nvcsw)};
+  }
+  // CPU microseconds and wake-ups per acked record of one drain, on stderr.
+  void report_drain_use(int workers, std::uint64_t acked, const std::map<std::string, ThreadUse>& broker_before,
+                        Usage client_before, Usage workers_use) const {
+    if (acked == 0) return;
+    double n = static_cast<double>(acked);
+    std::string broker_threads;
+    double broker_cpu = 0, broker_wakeups = 0;
+    for (const auto& [name, after] : threads_by_name(child_->pid())) {
+      ThreadUse before;
+      if (auto it = broker_before.find(name); it != broker_before.end()) before = it->second;
+      double cpu = after.cpu_seconds - before.cpu_seconds;
+      double wakeups = static_cast<double>(after.wakeups - before.wakeups);
+      broker_cpu += cpu;
+      broker_wakeups += wakeups;
+      if (cpu * 1e6 / n >= 0.05)
+        broker_threads += " " + name + " " + fmt2(cpu * 1e6 / n) + " us/" + fmt2(wakeups / n) + " wk";
+    }
+    Usage client_after = usage(RUSAGE_SELF);
+    double client_cpu = client_after.cpu_seconds - client_before.cpu_seconds;
+    double client_wakeups = static_cast<double>(client_after.wakeups - client_before.wakeups);
+    std::fprintf(stderr,
+                 "cbqsd drain, %d workers: per acked record: CPU %s us (broker %s + client %s); wake-ups %s (broker %s + "
+                 "client %s); broker threads:%s; client workers %s us/%s wk, SDK io threads and the rest %s us/%s wk\n",
+                 workers, fmt2((broker_cpu + client_cpu) * 1e6 / n).c_str(), fmt2(broker_cpu * 1e6 / n).c_str(),
+                 fmt2(client_cpu * 1e6 / n).c_str(), fmt2((broker_wakeups + client_wakeups) / n).c_str(),
+                 fmt2(broker_wakeups / n).c_str(), fmt2(client_wakeups / n).c_str(), broker_threads.c_str(),
+                 fmt2(workers_use.cpu_seconds * 1e6 / n).c_str(), fmt2(static_cast<double>(workers_use.wakeups) / n).c_str(),
+                 fmt2((client_cpu - workers_use.cpu_seconds) * 1e6 / n).c_str(),
+                 fmt2((client_wakeups - static_cast<double>(workers_use.wakeups)) / n).c_str());
+  }
+  static std::string fmt2(double v) {
+    char b[32];
+    std::snprintf(b, sizeof b, "%.2f", v);
+    return b;
+  }
   // A fresh lane for one run, or none with the reason on stderr (the row is
   // then left out rather than the bench ending).
   std::optional<LaneId> new_lane(sdk::Client* c, const char* run) {

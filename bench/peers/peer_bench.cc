@@ -130,6 +130,8 @@ int main(int argc, char** argv) {
       ->capture_default_str();
   std::vector<std::string> only;
   app.add_option("--only", only, "workloads to run (append, latency, drain, delivery; default all)");
+  std::vector<int> drain_workers{2, 8};
+  app.add_option("--drain-workers", drain_workers, "worker counts of the group drain runs")->capture_default_str();
   std::vector<std::string> systems;
   app.add_option("--peers", systems, "peers to run beside cbqsd (redis, nats, rabbitmq; default all)")
       ->check(CLI::IsMember({"redis", "nats", "rabbitmq"}));
@@ -212,7 +214,7 @@ int main(int argc, char** argv) {
     ::sync();
     latency_rows("append->ack latency at 50% of own max, 256 B", p, p.append({4, 64, 256, seconds, half}));
   });
-  for (int workers : {2, 8}) {
+  for (int workers : drain_workers) {
     if (!wanted("drain")) break;
     std::string figure = "group drain, " + std::to_string(workers) + " workers, " + std::to_string(records) + " x 256 B";
     each(figure, [&](Peer& p, int) {

@@ -72,6 +72,7 @@ struct Subscription {
   bool caught_up = false;
   Sequence last_taken;
   std::uint64_t actions_outstanding = 0;  // lease actions sent, not yet answered (Consumer::flush)
+  std::uint64_t taken_bytes = 0;  // taken by the user, not yet handed to returned() (a quarter window at a time)
 
   // The io thread's alone.
   bool group = false;
@@ -83,7 +84,7 @@ struct Subscription {
   bool active = false;              // subscribed on the current connection
   std::function<void(Outcome<CbqsResponseBodyV2>)> on_subscribed;  // the first Subscribe's answer
   // Auto-extend (Consumer): handle -> when it was last issued or extended.
-  bool auto_extend = false;
+  bool auto_extend = false;  // set before the first Subscribe, read by user threads too
   std::uint64_t visibility_ms = 0;
   std::map<Bytes32, std::chrono::steady_clock::time_point> open_leases;
 };

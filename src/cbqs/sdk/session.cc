@@ -275,6 +275,7 @@ void Client::Impl::resubscribe(const std::shared_ptr<Subscription>& s) {
     if (s->ended) return;
     // What the user has not taken yet still counts against the window.
     credit = s->window > s->buffered_bytes ? s->window - s->buffered_bytes : s->window / 4;
+    s->taken_bytes = 0;  // the new Subscribe's credit covers what was taken
   }
   if (auto* cursor = std::get_if<SourceCursor>(&s->source); cursor && s->last_received.value > 0)
     cursor->start = StartAt{Sequence{s->last_received.value + 1}};

@@ -24,8 +24,13 @@ Outcome<std::optional<Subscription::Item>> take(Client::Impl& impl, const std::s
         continue;
       }
       s->buffered_bytes -= item.frame_bytes;
+      // Credit goes to the io thread in quarters of the window, as it goes to
+      // the broker: one hand-off per quarter, not one per record.
+      s->taken_bytes += item.frame_bytes;
+      std::uint64_t give_back = 0;
+      if (s->taken_bytes >= std::max<std::uint64_t>(1, s->window / 4)) std::swap(give_back, s->taken_bytes);
       lock.unlock();
-      impl.returned(s, item.frame_bytes);
+      if (give_back > 0) impl.returned(s, give_back);
       if (!usable(item)) {
         lock.lock();
         continue;
@@ -115,7 +120,7 @@ class ConsumerImpl final : public Consumer {
     if (l.connection_epoch != impl_->ready_epoch.load())
       return done(Err{client_error(Error::Kind::kDisconnected,
                                    "the lease's session was lost; the group delivers the record again")});
-    if (resolves) impl_->lease_done(s_, l.handle);
+    if (resolves && s_->auto_extend) impl_->lease_done(s_, l.handle);  // open_leases is auto-extend's alone
     {
       std::lock_guard lock(s_->m);
       ++s_->actions_outstanding;

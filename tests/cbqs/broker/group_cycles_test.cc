@@ -310,6 +310,92 @@ TEST_F(GroupCyclesTest, AFirstLeaseHeldFarBelowTheFrontierGetsItsOwnKeyAndTheMar
   EXPECT_EQ(loaded->waiting(), 1u);
 }
 
+// Eight holders draining one group, as the peer bench's 8-worker drain: first
+// leases issued round-robin from the frontier, each record to one holder once;
+// Acks arrive holder by holder (out of sequence order) and a Nack turns one
+// first lease into a keyed cycle in the middle. The resolved mark stays at the
+// oldest first lease still live after every write and reaches the frontier
+// once all are acked; a load then finds nothing to deliver again.
+TEST_F(GroupCyclesTest, EightHoldersEachLeaseARecordOnceAndTheirAcksInAnyOrderResolveTheMark) {
+  GroupCycles g = fresh();
+  config.max_in_flight = config.max_in_flight_per_holder = 1'000;
+  constexpr std::uint64_t kRecords = 800, kHolders = 8;
+  auto lease_of = [](std::uint64_t seq, std::uint16_t attempt) {
+    LeaseId lease;
+    std::memcpy(lease.value.data(), &seq, sizeof seq);
+    std::memcpy(lease.value.data() + 8, &attempt, sizeof attempt);
+    return lease;
+  };
+  auto holder_of = [](std::uint64_t seq) { return HolderId{10 + seq % kHolders}; };
+  WriteBatch w;
+  for (std::uint64_t seq = 1; seq <= kRecords; ++seq) {
+    auto issued = g.issue(Sequence{seq}, committed_at, holder_of(seq), config, now, lease_of(seq, 1), timeline, w);
+    ASSERT_TRUE(issued);
+    EXPECT_EQ(issued->attempt, 1);
+  }
+  EXPECT_TRUE(g.unwritten());  // the Deliveries must wait for the next write (StreamOwner::release)
+  g.write_frontier(w);
+  EXPECT_FALSE(g.unwritten());
+  EXPECT_EQ(w.size(), 1u);  // the frontier's move is every first lease's record
+  EXPECT_EQ(g.in_flight(), kRecords);
+  for (HolderId h = 10; h < 10 + kHolders; ++h) EXPECT_EQ(g.in_flight_of(h), kRecords / kHolders);
+  for (std::uint64_t seq = 1; seq <= kRecords; ++seq) {
+    ASSERT_EQ(g.check_lease(lease_of(seq, 1), holder_of(seq), now), std::nullopt) << seq;
+    EXPECT_EQ(g.check_lease(lease_of(seq, 1), holder_of(seq + 1), now), ErrorCode::kNotLeaseHolder) << seq;
+  }
+  EXPECT_FALSE(g.next_ready());
+
+  // Record 9 (holder 11) is nacked: it gets its own key and no longer holds the mark.
+  g.nack(lease_of(9, 1), config, now, timeline, w);
+  // Holders 17 down to 11 ack everything they hold (record 9 aside); holder 10's records 8, 16, ... stay out.
+  for (HolderId h = 10 + kHolders - 1; h >= 11; --h) {
+    for (std::uint64_t seq = 1; seq <= kRecords; ++seq) {
+      if (holder_of(seq) != h || seq == 9) continue;
+      ASSERT_EQ(g.check_lease(lease_of(seq, 1), h, now), std::nullopt) << seq;
+      g.ack(lease_of(seq, 1), config, now, timeline, w);
+      EXPECT_TRUE(g.unwritten()) << seq;  // its Ok waits for the write with its list
+    }
+    g.write_frontier(w);
+    EXPECT_EQ(g.resolved(), h == 11 ? 8u : 1u) << "after holder " << h;  // 1 is 11's, 8 is 10's
+  }
+  for (std::uint64_t seq = kHolders; seq <= kRecords; seq += kHolders)  // holder 10 keeps its leases past the Nack's time
+    g.extend(lease_of(seq, 1), config.max_visibility_ms, config, now, timeline);
+  advance_to(g, now + config.visibility_timeout_ms, w);  // record 9 is due again; the acked handles are reclaimed
+  EXPECT_EQ(g.in_flight(), kRecords / kHolders);
+  ASSERT_EQ(g.next_ready(), std::optional(Sequence{9}));
+  ASSERT_TRUE(g.issue(Sequence{9}, committed_at, HolderId{10}, config, now, lease_of(9, 2), timeline, w));
+  EXPECT_EQ(g.check_lease(lease_of(9, 1), HolderId{11}, now), ErrorCode::kLeaseStale);  // the earlier attempt's handle
+  // Holder 10 acks newest first: the mark waits for its oldest, 8.
+  for (std::uint64_t seq = kRecords; seq >= 8; seq -= kHolders) {
+    g.ack(lease_of(seq, 1), config, now, timeline, w);
+    g.write_frontier(w);
+    EXPECT_EQ(g.resolved(), seq == 8 ? kRecords + 1 : 8u) << seq;
+  }
+  g.ack(lease_of(9, 2), config, now, timeline, w);
+  g.write_frontier(w);
+  EXPECT_EQ(g.resolved(), kRecords + 1);
+  EXPECT_EQ(g.frontier(), Sequence{kRecords + 1});
+  EXPECT_EQ(g.in_flight(), 0u);
+  EXPECT_EQ(g.counters().acked, kRecords);
+  EXPECT_EQ(g.counters().delivered, kRecords + 1);  // record 9 twice
+  EXPECT_EQ(g.counters().redelivered, 1u);
+  for (std::uint64_t seq = 1; seq <= kRecords; ++seq) {  // acked after the clock moved: terminal; before it: reclaimed
+    bool late = seq == 9 || holder_of(seq) == HolderId{10};
+    EXPECT_EQ(g.check_lease(lease_of(seq, seq == 9 ? 2 : 1), holder_of(seq), now),
+              late ? ErrorCode::kDeliveryTerminal : ErrorCode::kLeaseStale) << seq;
+  }
+
+  ASSERT_TRUE(store.write(w, Sync::kYes));
+  store.crash();
+  Timeline after;
+  WriteBatch repair;
+  auto loaded = GroupCycles::load(store, sid, config, 1, now + 10, after, lane_up_to(kRecords), repair);
+  ASSERT_TRUE(loaded);
+  EXPECT_FALSE(loaded->next_ready());  // every record acked: none comes back
+  EXPECT_EQ(loaded->waiting(), 0u);
+  EXPECT_EQ(loaded->frontier(), Sequence{kRecords + 1});
+}
+
 // What a crash keeps of first leases and listed Acks: each write is durable or
 // not as a whole, and a load finds every unacked lease (its attempt spent) and
 // no acked record.

@@ -244,6 +244,46 @@ TEST_F(OwnerTest, AnExpiredLeaseIsRedeliveredAndItsOldHandleIsStale) {
   EXPECT_EQ(metrics.groups[0].in_flight, 0u);
 }
 
+// A first lease is written only as the group frontier's move, and an Ack
+// above the oldest outstanding lease only as an entry of the next write's ack
+// list; neither is in the owner's pending changes until commit() asks the
+// group. Their Delivery and Ok still wait for that write (§9.2: a lease is
+// durable before its Delivery, an Ack before its Ok). Before the fix both went
+// out at once when no write was in flight.
+TEST_F(OwnerTest, AFirstLeaseAndAListedAckAreShownOnlyOnceTheirWriteIsDurable) {
+  LaneId lane = create_lane();
+  Bytes32 created = request(req::CreateGroup{testing::valid_group_config(lane)});
+  request(append_to(lane, "one"));
+  request(append_to(lane, "two"));
+  settle();
+  GroupId group = std::get<resp::GroupCreated>(*answer(created)).group_id;
+
+  std::promise<void> leases_written;  // holds the committer, so the write waits
+  boost::asio::post(committer, [f = leases_written.get_future().share()] { f.wait(); });
+  Bytes32 sub = request(req::Subscribe{SourceGroup{lane, group}, 1 << 20});
+  io.poll();
+  EXPECT_TRUE(deliveries().empty()) << "a first lease was shown before the frontier's move was durable";
+  leases_written.set_value();
+  settle();
+  ASSERT_EQ(deliveries().size(), 2u);
+
+  std::promise<void> ack_written;
+  boost::asio::post(committer, [f = ack_written.get_future().share()] { f.wait(); });
+  Bytes32 ack = request(req::Ack{sub, *deliveries()[1].lease});  // 2, above 1 still leased: listed
+  io.poll();
+  EXPECT_EQ(answer(ack), nullptr) << "an Ack was answered before its list was durable";
+  ack_written.set_value();
+  settle();
+  ASSERT_NE(answer(ack), nullptr);
+  EXPECT_TRUE(std::holds_alternative<resp::Ok>(*answer(ack)));
+
+  owner = load();  // the acked record stays acked; the other lease's attempt was spent
+  request(req::Subscribe{SourceGroup{lane, group}, 1 << 20});
+  settle();
+  ASSERT_EQ(deliveries().size(), 3u);
+  EXPECT_EQ(deliveries()[2].sequence, Sequence{1});
+}
+
 TEST_F(OwnerTest, RetentionDropsExpiredRecordsThroughTheSameWrites) {
   LaneId lane = create_lane();
   request(req::UpdateSettings{StreamSettingsV2{1'000, 1 << 20, 1'024, 1 << 20, 1 << 20}});

@@ -55,9 +55,17 @@ void StreamOwner::append(const Caller& caller, const ChainView& view, const Stre
 }
 
 void StreamOwner::release(ConnectionId id, CbqsServerFrameV2 frame) {
-  if (!changes_.empty() || !gathered_.empty()) gathered_.push_back({id, std::move(frame)});
+  // A first lease or a listed Ack is not in changes_ until commit() asks the
+  // group (write_frontier): its Delivery or Ok waits for that write too.
+  if (!changes_.empty() || !gathered_.empty() || groups_unwritten()) gathered_.push_back({id, std::move(frame)});
   else if (writing_) in_flight_frames_.push_back({id, std::move(frame)});
   else send(id, frame);
+}
+
+bool StreamOwner::groups_unwritten() const {
+  for (const auto& [group_id, g] : groups_)
+    if (g.unwritten()) return true;
+  return false;
 }
 
 void StreamOwner::commit() {
@@ -78,8 +86,10 @@ void StreamOwner::commit() {
   auto split = waiting_.begin() + static_cast<std::ptrdiff_t>(write->records.records.size());
   in_flight_.assign(waiting_.begin(), split);
   waiting_.erase(waiting_.begin(), split);
-  in_flight_frames_ = std::move(gathered_);
-  gathered_.clear();
+  // Swapped, not moved: gathered_ keeps the buffer the last write's frames
+  // used (in_flight_frames_ is empty here), so the next thousands of frames do
+  // not regrow it from nothing (reallocations and fresh pages, each write).
+  std::swap(in_flight_frames_, gathered_);
   if (!changes_.empty()) {
     ++counters_.journal_writes;
     counters_.journal_ops += changes_.size();

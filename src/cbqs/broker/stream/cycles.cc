@@ -131,10 +131,8 @@ void GroupCycles::schedule(std::uint64_t sequence, Cycle& c, const GroupConfigV2
   timeline.add({due, group_, sequence, c.epoch});
 }
 
-void GroupCycles::make_explicit(std::uint64_t sequence, Cycle& c) {
-  if (!c.implicit) return;
-  c.implicit = false;
-  implicit_.erase(sequence);
+void GroupCycles::make_explicit(Cycle& c) {
+  c.implicit = false;  // its entry in implicit_ is now stale (trim_implicit)
 }
 
 void GroupCycles::end_lease(Cycle& c) {
@@ -156,7 +154,7 @@ std::optional<Issued> GroupCycles::issue(Sequence issued, std::uint64_t committe
     it = cycles_.emplace(sequence, Cycle{}).first;
     it->second.committed_at_ms = committed_at_ms;
     it->second.implicit = true;  // if leased, the frontier's move is its durable record
-    implicit_.insert(sequence);
+    implicit_.push_back(sequence);  // above every earlier one: the frontier only moves up
   }
   ready_.erase(sequence);
   Cycle& c = it->second;
@@ -190,14 +188,16 @@ void GroupCycles::write_frontier(WriteBatch& write) {
   // A first lease held long (up to max_visibility_ms) gets its own key once the
   // frontier is kImplicitSpan past it, so that the mark, and what a load walks
   // and the ack lists hold, stay within that span.
-  while (!implicit_.empty() && frontier_ - *implicit_.begin() > kImplicitSpan) {
-    const std::uint64_t sequence = *implicit_.begin();
+  trim_implicit();
+  while (!implicit_.empty() && frontier_ - implicit_.front() > kImplicitSpan) {
+    const std::uint64_t sequence = implicit_.front();
     Cycle& c = cycles_.at(sequence);
-    make_explicit(sequence, c);
+    make_explicit(c);
     write_cycle(sequence, c, write);
+    trim_implicit();
   }
   // The mark moves up to the oldest first lease still live, or the frontier.
-  std::uint64_t resolved = implicit_.empty() ? frontier_ : std::min(frontier_, *implicit_.begin());
+  std::uint64_t resolved = implicit_.empty() ? frontier_ : std::min(frontier_, implicit_.front());
   if (resolved > resolved_) {
     resolved_ = resolved;
     frontier_dirty_ = true;
@@ -215,6 +215,14 @@ void GroupCycles::write_frontier(WriteBatch& write) {
   if (!frontier_dirty_) return;
   layout_.put_frontier(write, group_, StoredFrontier{frontier_, resolved_});
   frontier_dirty_ = false;
+}
+
+void GroupCycles::trim_implicit() {
+  while (!implicit_.empty()) {
+    auto it = cycles_.find(implicit_.front());
+    if (it != cycles_.end() && it->second.implicit) return;
+    implicit_.pop_front();
+  }
 }
 
 std::optional<ErrorCode> GroupCycles::check_lease(const LeaseId& lease, HolderId holder, std::uint64_t now_ms) const {
@@ -268,7 +276,7 @@ void GroupCycles::attempt_over(std::uint64_t sequence, std::uint64_t visible_at_
   Cycle& c = cycles_.at(sequence);
   end_lease(c);
   if (c.attempts >= config.max_attempts) return terminate(sequence, DeadReason::kAttempts, config, now_ms, timeline, write);
-  make_explicit(sequence, c);
+  make_explicit(c);
   c.visible_at_ms = visible_at_ms;
   write_cycle(sequence, c, write);
   schedule(sequence, c, config, timeline, now_ms);
@@ -285,7 +293,7 @@ void GroupCycles::terminate(std::uint64_t sequence, std::optional<DeadReason> ex
     reclaim_order_.push_back(c.lease);
   }
   if (!c.implicit) layout_.drop_cycle(write, group_, Sequence{sequence});
-  make_explicit(sequence, c);
+  make_explicit(c);
   if (expired) {
     DeadLetter d{sequence, c.attempts, *expired, now_ms, c.committed_at_ms};
     layout_.put_dead_letter(write, group_, d);
@@ -326,7 +334,7 @@ void GroupCycles::drop_below(std::uint64_t floor, WriteBatch& write) {
   if (floor <= 1) return;
   for (auto it = cycles_.begin(); it != cycles_.end() && it->first < floor;) {
     end_lease(it->second);
-    make_explicit(it->first, it->second);
+    make_explicit(it->second);
     ready_.erase(it->first);
     it = cycles_.erase(it);
   }

@@ -23,6 +23,7 @@
 // reclaimed and the handle is unknown (LeaseStale).
 #pragma once
 
+#include <boost/unordered/unordered_flat_map.hpp>
 #include <deque>
 #include <functional>
 #include <map>
@@ -115,6 +116,9 @@ class GroupCycles {
   /// The caller makes them part of the same durable batch as the leases and
   /// actions gathered since the last call.
   void write_frontier(store::WriteBatch& write);
+  /// A change not yet handed to a write: a first lease (the frontier's move)
+  /// or an Ack for the next list. What reveals it must wait for the next write.
+  bool unwritten() const { return frontier_dirty_ || !acks_.empty(); }
   /// Every record of the lane below it is resolved or has its own key (layout.h).
   std::uint64_t resolved() const { return resolved_; }
 
@@ -182,7 +186,9 @@ class GroupCycles {
                 std::uint64_t now_ms);
   void end_lease(Cycle& c);
   /// The cycle gets its own key from now on (or none, when it ends).
-  void make_explicit(std::uint64_t sequence, Cycle& c);
+  void make_explicit(Cycle& c);
+  /// Drops stale entries from the front of implicit_: its front is then the oldest implicit cycle.
+  void trim_implicit();
   /// The attempt ended without a terminal action: WAITING until `visible_at`, or EXPIRED if it was the last.
   void attempt_over(std::uint64_t sequence, std::uint64_t visible_at_ms, const GroupConfigV2& config,
                     std::uint64_t now_ms, Timeline& timeline, store::WriteBatch& write);
@@ -194,14 +200,21 @@ class GroupCycles {
   std::uint64_t frontier_;
   std::uint64_t resolved_;
   bool frontier_dirty_ = false;
-  std::set<std::uint64_t> implicit_;   // cycles with implicit set
+  // Cycles made implicit, in sequence order (they are made at the frontier);
+  // an entry whose cycle ended or got its own key is stale and leaves when it
+  // reaches the front: a push per first lease instead of a tree insert and erase.
+  std::deque<std::uint64_t> implicit_;
   std::vector<std::uint64_t> acks_;    // Acks at or above resolved_ gathered for the next write's list
   std::set<std::uint64_t> ack_lists_;  // stored ack lists, by their highest sequence
   std::uint64_t next_epoch_ = 1;
   std::map<std::uint64_t, Cycle> cycles_;  // live: LEASED or WAITING
   std::set<std::uint64_t> ready_;          // WAITING whose time has come
-  std::unordered_map<Bytes32, std::uint64_t, LeaseHash> leases_;  // live leases
-  std::unordered_map<Bytes32, Tombstone, LeaseHash> terminal_;    // handles of terminal cycles, until reclaimed
+  // Open addressing (no node per entry): a drain inserts and erases one of
+  // each per record, and terminal_ holds every handle of the last
+  // visibility_timeout_ms (200,000 in a fast drain); node-based maps were a
+  // third of the io thread's samples at 8 workers (docs/performance.md).
+  boost::unordered_flat_map<Bytes32, std::uint64_t, LeaseHash> leases_;  // live leases
+  boost::unordered_flat_map<Bytes32, Tombstone, LeaseHash> terminal_;    // handles of terminal cycles, until reclaimed
   std::deque<Bytes32> reclaim_order_;                             // terminal_ in reclamation order
   std::unordered_map<HolderId, std::uint32_t> per_holder_;
   std::uint32_t in_flight_ = 0;

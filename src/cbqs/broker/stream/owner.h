@@ -211,6 +211,8 @@ class StreamOwner {
               req::Append& r);
   /// Sends `frame` once every change made so far is durable (at once if none is pending).
   void release(ConnectionId id, CbqsServerFrameV2 frame);
+  /// Some group holds a change that only commit() puts into changes_.
+  bool groups_unwritten() const;
   /// Starts the next write if none is in flight and something gathered.
   void commit();
   void committed(std::shared_ptr<Write> write, bool ok, std::uint64_t sync_us);
