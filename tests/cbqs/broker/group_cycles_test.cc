@@ -218,6 +218,43 @@ TEST_F(GroupCyclesTest, RetentionDropsCyclesAndDeadLettersBelowTheFloorAndRedriv
   EXPECT_EQ(again->attempt, 1);
 }
 
+// Issue 46: range tombstones that nest cost RocksDB their square when it
+// switches a memtable; retention ran one per group and step, each from 0.
+TEST_F(GroupCyclesTest, RetentionDeletesAGroupsRangeOnlyOverItsKeysAndNeverFromTheStartTwice) {
+  auto ranges = [](const WriteBatch& w) {
+    std::vector<std::pair<std::string, std::string>> r;
+    for (const auto& op : w.ops())
+      if (op.kind == WriteBatch::Op::kDeleteRange) r.emplace_back(op.key, op.value);
+    return r;
+  };
+  auto expected = [&](std::uint64_t from, std::uint64_t floor) {
+    WriteBatch w;
+    StreamLayout(sid).drop_group_below(w, config.group_id, Sequence{from}, Sequence{floor});
+    return ranges(w);
+  };
+  GroupCycles g = fresh();
+  WriteBatch w;
+  for (std::uint64_t seq = 1; seq <= 4; ++seq)
+    ASSERT_TRUE(g.issue(Sequence{seq}, committed_at, alice, config, now, handle(static_cast<std::uint8_t>(seq)), timeline, w));
+  g.ack(handle(1), config, now, timeline, w);     // a first lease acked: no key of its own
+  g.reject(handle(3), config, now, timeline, w);  // a dead letter at 3
+  g.reject(handle(4), config, now, timeline, w);  // and at 4
+
+  WriteBatch passed_acked;
+  g.drop_below(2, passed_acked);  // only the acked 1 is below: nothing keyed
+  EXPECT_TRUE(ranges(passed_acked).empty());
+  WriteBatch passed_dead;
+  g.drop_below(4, passed_dead);  // the dead letter at 3
+  EXPECT_EQ(ranges(passed_dead), expected(0, 4));
+  WriteBatch passed_more;
+  g.drop_below(6, passed_more);  // the dead letter at 4: from where the last range ended
+  EXPECT_EQ(ranges(passed_more), expected(4, 6));
+  WriteBatch passed_nothing;
+  g.drop_below(9, passed_nothing);
+  EXPECT_TRUE(ranges(passed_nothing).empty());
+  EXPECT_TRUE(g.dead_letters().empty());
+}
+
 TEST_F(GroupCyclesTest, ALoadDeletesCyclesAndDeadLettersThatRetentionPassed) {
   {
     GroupCycles g = fresh();

@@ -330,8 +330,18 @@ void GroupCycles::on_due(const Timeline::Entry& entry, const GroupConfigV2& conf
   schedule(entry.sequence, c, config, timeline, now_ms);  // ready now, or a deadline that moved
 }
 
+// Retention moves with every batch of records. A range deletion per group and
+// step, each from sequence 0, filled the memtable with nested range tombstones:
+// RocksDB fragments them when it switches the memtable (on the write path) at
+// a cost that grows with their square, and after the peer bench's drains (ten
+// groups, 500 single-record batches a second) a synced write took over 10 s
+// (issue 46: a CreateLane unanswered). So the range is deleted only when the
+// group holds a key below the floor, and from where the last one ended.
 void GroupCycles::drop_below(std::uint64_t floor, WriteBatch& write) {
   if (floor <= 1) return;
+  const bool keyed_below = (!cycles_.empty() && cycles_.begin()->first < floor) ||
+                           (!dead_.empty() && dead_.begin()->first < floor) ||
+                           (!ack_lists_.empty() && *ack_lists_.begin() < floor);
   for (auto it = cycles_.begin(); it != cycles_.end() && it->first < floor;) {
     end_lease(it->second);
     make_explicit(it->second);
@@ -341,7 +351,9 @@ void GroupCycles::drop_below(std::uint64_t floor, WriteBatch& write) {
   dead_.erase(dead_.begin(), dead_.lower_bound(floor));
   frontier_ = std::max(frontier_, floor);
   ack_lists_.erase(ack_lists_.begin(), ack_lists_.lower_bound(floor));  // the range deletion below takes them
-  layout_.drop_group_below(write, group_, Sequence{floor});
+  if (!keyed_below || floor <= dropped_to_) return;
+  layout_.drop_group_below(write, group_, Sequence{dropped_to_}, Sequence{floor});
+  dropped_to_ = floor;
 }
 
 std::size_t GroupCycles::redrive(const GroupConfigV2& config, std::uint64_t now_ms, Timeline& timeline,

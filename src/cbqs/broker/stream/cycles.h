@@ -219,6 +219,9 @@ class GroupCycles {
   std::unordered_map<HolderId, std::uint32_t> per_holder_;
   std::uint32_t in_flight_ = 0;
   std::map<std::uint64_t, DeadLetter> dead_;
+  // Where this process's range deletions of the group's keys ended (drop_below):
+  // each starts here, so they never nest.
+  std::uint64_t dropped_to_ = 0;
   GroupCounters counters_;
 };
 

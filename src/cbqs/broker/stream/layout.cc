@@ -318,8 +318,9 @@ void StreamLayout::drop_acks(WriteBatch& w, GroupId group, Sequence highest) con
   w.del(key('k', group.value, highest.value));
 }
 
-void StreamLayout::drop_group_below(WriteBatch& w, GroupId group, Sequence floor) const {
-  for (char kind : {'y', 'x', 'k'}) w.delete_range(key(kind, group.value, 0), key(kind, group.value, floor.value));
+void StreamLayout::drop_group_below(WriteBatch& w, GroupId group, Sequence from, Sequence floor) const {
+  for (char kind : {'y', 'x', 'k'})
+    w.delete_range(key(kind, group.value, from.value), key(kind, group.value, floor.value));
 }
 
 // ---- reads ---------------------------------------------------------------------

@@ -149,8 +149,8 @@ class StreamLayout {
   void drop_cycle(store::WriteBatch& w, GroupId group, Sequence sequence) const;
   void put_dead_letter(store::WriteBatch& w, GroupId group, const DeadLetter& d) const;
   void drop_dead_letter(store::WriteBatch& w, GroupId group, Sequence sequence) const;
-  /// Deletes the group's cycles, dead letters and ack lists below `floor`.
-  void drop_group_below(store::WriteBatch& w, GroupId group, Sequence floor) const;
+  /// Deletes the group's cycles, dead letters and ack lists in [from, floor).
+  void drop_group_below(store::WriteBatch& w, GroupId group, Sequence from, Sequence floor) const;
 
   // ---- reads: a stored value that does not decode is StoreError::kCorrupt ----
   Read<std::optional<ChainTail>> tail(store::Store& store) const;
