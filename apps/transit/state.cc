@@ -45,7 +45,6 @@ std::string show_bytes(const Bytes& b) {
 
 namespace {
 
-std::string opt(const std::optional<Id>& v) { return v ? std::to_string(*v) : "-"; }
 template <typename Tag> std::string opt(const std::optional<StrongId<Tag, Id>>& v) { return v ? std::to_string(v->value) : "-"; }
 std::string state_name(ProcessState s) { return std::string(EnumTraits<ProcessState>::kNames[static_cast<int>(s)]); }
 
