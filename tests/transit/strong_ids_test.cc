@@ -9,6 +9,7 @@
 #include "transit/client.h"
 #include "transit/contract/codec.h"
 #include "transit/node/layout.h"
+#include "transit/node/resident.h"
 
 namespace cowboy::transit {
 namespace {
@@ -65,6 +66,18 @@ template <typename Id>
 concept KeysEntries = requires(Id id) { node::layout::entries_of(id); };
 static_assert(KeysEntries<ResourceId>);
 static_assert(!KeysEntries<Pid>);
+template <typename Id>
+concept KeysPurge = requires(Id id) { node::layout::purge(0, id, EntryKey{}); };
+static_assert(KeysPurge<ResourceId>);
+static_assert(!KeysPurge<Pid>);
+
+// The authority's caches are keyed by the record's own id (decision 175's Resident).
+template <typename Key, typename Id>
+concept FindsBy = requires(node::Resident<int, Key>& cache, Id id) { cache.find(id); };
+static_assert(FindsBy<Pid, Pid>);
+static_assert(!FindsBy<Pid, ResourceId>);
+static_assert(!FindsBy<ResourceId, Pid>);
+static_assert(!FindsBy<Pid, std::uint64_t>);
 
 TEST(TransitStrongIds, EachIsItsIntegerOnTheWire) {
   EXPECT_EQ(to_json(PidScope{Pid{7}}), R"({"pid":7})");
