@@ -154,7 +154,7 @@ double etcd_fsyncs(std::uint16_t port) {
 void report_io_cost() {
   std::vector<ClientOptions> admins(1);
   admins[0].realm = "dev";
-  admins[0].principal = 100;
+  admins[0].principal = PrincipalId{100};
   admins[0].seed = samples::seed_of(1);
   const auto bodies = principal_commands(admins, 2000)[0];
   const PublicKey key = samples::key_of(admins[0].seed);

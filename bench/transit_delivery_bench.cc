@@ -43,11 +43,12 @@ using Steady = std::chrono::steady_clock;
 
 namespace {
 
-constexpr Id kMaintainer = 3;
+constexpr PrincipalId kMaintainer{3};
 
 struct Route {
   ClientOptions sender;
-  Id source = 0, destination = 0, generation = 0;
+  Pid source{}, destination{};
+  Id generation = 0;
 };
 
 struct Setup {
@@ -85,8 +86,8 @@ Setup set_up(std::size_t routes) {
   std::filesystem::permissions(s.key_file, std::filesystem::perms::owner_read | std::filesystem::perms::owner_write);
   const auto senders = create_administrators(root, root_options, routes);
   for (std::size_t r = 0; r < routes; ++r) {
-    Route route{senders[r], 1000 + r, 2000 + r, 0};
-    for (Id pid : {route.source, route.destination}) {
+    Route route{senders[r], Pid{1000 + r}, Pid{2000 + r}, 0};
+    for (Pid pid : {route.source, route.destination}) {
       must(root, CreateProcess{pid, {}});
       must(root, Initialize{pid, 0});
     }
@@ -100,7 +101,7 @@ Setup set_up(std::size_t routes) {
 std::unique_ptr<support::ChildProcess> start_maintainer(const Setup& s, const std::string& bin, int idle_ms) {
   auto m = std::make_unique<support::ChildProcess>(
       std::vector<std::string>{bin, "--maintain", "--endpoint", "127.0.0.1:" + std::to_string(s.node->port()), "--realm",
-                               "dev", "--principal", std::to_string(kMaintainer), "--key", s.key_file, "--admin-listen",
+                               "dev", "--principal", std::to_string(kMaintainer.value), "--key", s.key_file, "--admin-listen",
                                "127.0.0.1:0", "--idle-ms", std::to_string(idle_ms), "--log-level", "warn"});
   if (!m->wait_for_line("transit_maintain_ready", std::chrono::seconds(30))) die("the maintainer did not start");
   return m;
@@ -115,7 +116,7 @@ Turn turn_with(const Route& route, std::size_t outputs, std::size_t first) {
   return t;
 }
 
-Id tail_of(Client& c, Id pid) {
+Id tail_of(Client& c, Pid pid) {
   auto r = c.query(ProcessRead{pid});
   return r.ok() ? std::get<ProcessInfo>(r->result).tail : 0;
 }

@@ -70,10 +70,10 @@ Run run(bool trim, std::size_t workers, std::size_t turns, std::size_t chunks) {
   std::vector<std::vector<std::string>> bodies(workers);
   const std::size_t per_worker = turns / workers;
   for (std::size_t w = 0; w < workers; ++w) {
-    const Id pid = 1 + w;
+    const Pid pid{1 + w};
     auto created = root.submit(CreateResource{{"doc" + std::to_string(w)}, std::nullopt});
     need(created.ok(), "create resource");
-    const Id resource = std::get<ResourceCreated>(created->outcome).resource;
+    const ResourceId resource = std::get<ResourceCreated>(created->outcome).resource;
     need(root.submit(CreateProcess{pid, {}}).ok(), "create process");
     need(root.submit(Associate{pid, {"doc"}, resource}).ok(), "associate");
     need(root.submit(Initialize{pid, 0}).ok(), "initialize");

@@ -99,7 +99,7 @@ inline ClientOptions root_options_of(const node::Node& node) {
   ClientOptions o;
   o.port = node.port();
   o.realm = "dev";
-  o.principal = 1;
+  o.principal = PrincipalId{1};
   o.seed = testing::seed_of(0);
   return o;
 }
@@ -109,7 +109,7 @@ inline std::vector<ClientOptions> create_administrators(Client& root, const Clie
   std::vector<ClientOptions> out;
   for (std::size_t c = 0; c < n; ++c) {
     ClientOptions o = base;
-    o.principal = 100 + c;
+    o.principal = PrincipalId{100 + c};
     o.seed = testing::seed_of(static_cast<std::uint8_t>(c + 1));
     auto r = root.submit(CreatePrincipal{o.principal, testing::key_of(o.seed), RealmScope{}, Permissions{kAllPermissions},
                                          std::nullopt, std::nullopt});
@@ -129,7 +129,7 @@ inline std::vector<std::vector<std::string>> principal_commands(const std::vecto
   for (std::size_t c = 0; c < admins.size(); ++c) {
     Client signer(admins[c]);
     for (std::size_t i = 0; i < per_client; ++i)
-      bodies[c].push_back(to_json(sign(signer.build(CreatePrincipal{1'000'000 * (c + 1) + i, key, RealmScope{},
+      bodies[c].push_back(to_json(sign(signer.build(CreatePrincipal{PrincipalId{1'000'000 * (c + 1) + i}, key, RealmScope{},
                                                                     Permissions{kReadOnly}, std::nullopt, std::nullopt},
                                                     i + 1),
                                        admins[c].seed)));
@@ -155,10 +155,10 @@ inline EntryValue entry_value(std::uint64_t i) {
 
 /// Administrators 100.., of which worker w owns process 1 + w, associated with `resource_of(w)`.
 inline std::vector<ClientOptions> setup_workers(Client& root, const ClientOptions& base, std::size_t workers,
-                                                const std::function<Id(std::size_t)>& resource_of) {
+                                                const std::function<ResourceId(std::size_t)>& resource_of) {
   auto out = create_administrators(root, base, workers);
   for (std::size_t w = 0; w < workers; ++w) {
-    const Id pid = 1 + w;
+    const Pid pid{1 + w};
     need(root.submit(CreateProcess{pid, {}}).ok(), "create process");
     need(root.submit(Associate{pid, {"doc"}, resource_of(w)}).ok(), "associate");
     need(root.submit(Initialize{pid, 0}).ok(), "initialize");
@@ -169,7 +169,7 @@ inline std::vector<ClientOptions> setup_workers(Client& root, const ClientOption
 }
 
 /// Turns of worker w from sequence 2 on, each writing four entries numbered from `first`.
-inline std::vector<std::string> turn_bodies(const ClientOptions& o, Id pid, Id resource, std::size_t count,
+inline std::vector<std::string> turn_bodies(const ClientOptions& o, Pid pid, ResourceId resource, std::size_t count,
                                             std::uint64_t first) {
   Client signer(o);
   std::vector<std::string> bodies;
@@ -190,7 +190,7 @@ inline std::vector<std::string> turn_bodies(const ClientOptions& o, Id pid, Id r
 inline std::vector<std::vector<std::string>> turn_workload(node::Node& node, std::size_t workers, std::size_t ops) {
   const auto base = root_options_of(node);
   Client root(base);
-  std::vector<Id> resources;
+  std::vector<ResourceId> resources;
   for (std::size_t w = 0; w < workers; ++w) {
     auto r = root.submit(CreateResource{{"doc" + std::to_string(w)}, std::nullopt});
     need(r.ok(), "create resource");
@@ -198,7 +198,7 @@ inline std::vector<std::vector<std::string>> turn_workload(node::Node& node, std
   }
   auto options = setup_workers(root, base, workers, [&](std::size_t w) { return resources[w]; });
   std::vector<std::vector<std::string>> bodies;
-  for (std::size_t w = 0; w < workers; ++w) bodies.push_back(turn_bodies(options[w], 1 + w, resources[w], ops / workers, 0));
+  for (std::size_t w = 0; w < workers; ++w) bodies.push_back(turn_bodies(options[w], Pid{1 + w}, resources[w], ops / workers, 0));
   return bodies;
 }
 

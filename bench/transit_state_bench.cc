@@ -86,7 +86,7 @@ double time_us(net::HttpConnection& c, const std::string& body) {
   return std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - start).count();
 }
 
-ReadSample measure_reads(node::Node& node, Id resource, std::uint64_t entries, std::size_t queries) {
+ReadSample measure_reads(node::Node& node, ResourceId resource, std::uint64_t entries, std::size_t queries) {
   const auto base = root_options_of(node);
   Client root(base);
   auto access = root.query(ReadAccess{resource});
@@ -101,8 +101,8 @@ ReadSample measure_reads(node::Node& node, Id resource, std::uint64_t entries, s
     while (picked.size() < kPageRecords) picked.insert(random() % entries);
     std::size_t slot = 0;
     for (auto n : picked) batch.keys.items[slot++] = entry_key(n);
-    batches.push_back(to_json(sign(Query{Version{}, Definition{}, {"dev"}, 1, batch}, base.seed)));
-    pages.push_back(to_json(sign(Query{Version{}, Definition{}, {"dev"}, 1,
+    batches.push_back(to_json(sign(Query{Version{}, Definition{}, {"dev"}, PrincipalId{1}, batch}, base.seed)));
+    pages.push_back(to_json(sign(Query{Version{}, Definition{}, {"dev"}, PrincipalId{1},
                                        ListEntries{CurrentBasis{resource, revision}, std::nullopt,
                                                    EntryCursor{cut, {entry_key(random() % entries).value}}}},
                                  base.seed)));
@@ -144,7 +144,7 @@ std::vector<ClientOptions> scale_workers(const ClientOptions& base) {
   std::vector<ClientOptions> out;
   for (std::size_t w = 0; w < kScaleWorkers; ++w) {
     ClientOptions o = base;
-    o.principal = 100 + w;
+    o.principal = PrincipalId{100 + w};
     o.seed = testing::seed_of(static_cast<std::uint8_t>(w + 1));
     out.push_back(o);
   }
@@ -161,9 +161,9 @@ void fill_scale(const std::filesystem::path& dir, std::size_t processes, std::si
     Client root(base);
     for (std::size_t w = 0; w < kScaleWorkers; ++w) {
       auto r = root.submit(CreateResource{{"doc" + std::to_string(w)}, std::nullopt});
-      need(r.ok() && std::get<ResourceCreated>(r->outcome).resource == 1 + w, "create resource");
+      need(r.ok() && std::get<ResourceCreated>(r->outcome).resource == ResourceId{1 + w}, "create resource");
     }
-    setup_workers(root, base, kScaleWorkers, [](std::size_t w) { return Id{1 + w}; });
+    setup_workers(root, base, kScaleWorkers, [](std::size_t w) { return ResourceId{1 + w}; });
   }
   auto journal = node::Journal::open(dir / "journal", testing::sample_genesis());
   need(journal.ok(), "open journal");
@@ -172,7 +172,8 @@ void fill_scale(const std::filesystem::path& dir, std::size_t processes, std::si
   node::Authority& authority = *loaded;  // reads its processes from the journal it was loaded from
   NoPayloads payloads;
   std::size_t staged = 0;
-  const auto decide = [&](Id principal, std::uint8_t seed, Command op) {
+  const auto decide = [&](auto principal_of, std::uint8_t seed, Command op) {
+    const PrincipalId principal = testing::id<PrincipalId>(principal_of);
     const Request r{Version{}, Definition{definition()}, {"dev"}, principal,
                     authority.principal(principal)->sequence + 1, std::move(op)};
     const SignedRequest signed_request = sign(r, testing::seed_of(seed));
@@ -183,19 +184,19 @@ void fill_scale(const std::filesystem::path& dir, std::size_t processes, std::si
     if (++staged % 4096 == 0) need((*journal)->commit(*(*journal)->take_staged(authority.head())), "fill write");
   };
   const auto start = std::chrono::steady_clock::now();
-  for (std::size_t i = 0; i < processes; ++i) decide(1, 0, CreateProcess{kFillFirstPid + i, {}});
+  for (std::size_t i = 0; i < processes; ++i) decide(PrincipalId{1}, 0, CreateProcess{Pid{kFillFirstPid + i}, {}});
   for (std::uint64_t n = 0; n < entries; n += 4) {  // worker 0's turns on resource 1, four entries each
-    Turn t{1, 2, std::nullopt, 1, std::nullopt, {}, {}, {}, {}, std::nullopt};
+    Turn t{Pid{1}, 2, std::nullopt, ResourceId{1}, std::nullopt, {}, {}, {}, {}, std::nullopt};
     for (std::uint64_t k = n; k < std::min<std::uint64_t>(entries, n + 4); ++k)
       t.mutations.items.push_back({entry_key(k), entry_value(k)});
-    decide(100, 1, t);
+    decide(PrincipalId{100}, 1, t);
   }
   for (std::size_t n = 0; n < records; ++n) {  // outputs, effects and payloads of process 1
-    Turn t{1, 2, std::nullopt, std::nullopt, std::nullopt, {}, {}, {}, {}, std::nullopt};
-    for (Id d = 2; d <= 5; ++d) t.outputs.items.push_back(OutputProposal{d, InputValue{{1, 2, 3}}});
-    t.effect = EffectIntent{1, wall_ms() + 86'400'000, {}, 1};
-    decide(100, 1, t);
-    decide(100, 1, DeclarePayload{Id{1}, 1024, Digest{}, false});
+    Turn t{Pid{1}, 2, std::nullopt, std::nullopt, std::nullopt, {}, {}, {}, {}, std::nullopt};
+    for (Id d = 2; d <= 5; ++d) t.outputs.items.push_back(OutputProposal{Pid{d}, InputValue{{1, 2, 3}}});
+    t.effect = EffectIntent{PrincipalId{1}, wall_ms() + 86'400'000, {}, 1};
+    decide(PrincipalId{100}, 1, t);
+    decide(PrincipalId{100}, 1, DeclarePayload{Pid{1}, 1024, Digest{}, false});
   }
   if (auto last = (*journal)->take_staged(authority.head())) need((*journal)->commit(*last), "fill write");
   std::printf("filled %zu processes, %zu entries and %zu turns of outputs, effects and payloads in %.1f s (journal direct, "
@@ -219,14 +220,14 @@ ScaleSample measure_scale(const std::filesystem::path& dir, std::size_t processe
   std::mt19937_64 random(wall_ms());
   std::vector<std::string> reads;
   for (std::size_t q = 0; q < queries; ++q)
-    reads.push_back(to_json(sign(Query{Version{}, Definition{}, {"dev"}, 1, ProcessRead{kFillFirstPid + random() % processes}},
+    reads.push_back(to_json(sign(Query{Version{}, Definition{}, {"dev"}, PrincipalId{1}, ProcessRead{Pid{kFillFirstPid + random() % processes}}},
                                  base.seed)));
   net::HttpConnection c("127.0.0.1", node->port());
   std::vector<double> us;
   for (const auto& body : reads) us.push_back(time_us(c, body));
   s.process_p50_us = cowboy::bench::percentile(us, 0.5);
   s.process_p99_us = cowboy::bench::percentile(us, 0.99);
-  if (entries >= kPageRecords) s.entries = measure_reads(*node, 1, entries, queries);
+  if (entries >= kPageRecords) s.entries = measure_reads(*node, ResourceId{1}, entries, queries);
   // Turns: each worker from its last sequence on, new keys each run.
   auto workers = scale_workers(base);
   std::vector<std::vector<std::string>> bodies(kScaleWorkers);
@@ -237,7 +238,7 @@ ScaleSample measure_scale(const std::filesystem::path& dir, std::size_t processe
     need(identity.ok(), "worker identity");
     for (std::size_t i = 0; i < turns / kScaleWorkers; ++i) {
       const Id sequence = identity->sequence + 1 + i;
-      Turn t{1 + w, 2, std::nullopt, 1 + w, std::nullopt, {}, {}, {}, {}, std::nullopt};
+      Turn t{Pid{1 + w}, 2, std::nullopt, ResourceId{1 + w}, std::nullopt, {}, {}, {}, {}, std::nullopt};
       for (std::uint64_t k = 0; k < 4; ++k) {
         const std::uint64_t n = (std::uint64_t{1} << 40) + sequence * 4 + k;  // past the filled keys
         t.mutations.items.push_back({entry_key(n), entry_value(n)});
@@ -332,7 +333,7 @@ int main(int argc, char** argv) {
     Client root(base);
     auto created = root.submit(CreateResource{{"big"}, std::nullopt});
     need(created.ok(), "create resource");
-    const Id big = std::get<ResourceCreated>(created->outcome).resource;
+    const auto big = std::get<ResourceCreated>(created->outcome).resource;
     constexpr std::size_t kFillers = 16;
     auto options = setup_workers(root, base, kFillers, [&](std::size_t) { return big; });
     std::vector<std::size_t> next_sequence(kFillers, 2);
@@ -345,7 +346,7 @@ int main(int argc, char** argv) {
         const std::size_t count = turns / kFillers + (w < turns % kFillers ? 1 : 0);
         Client signer(options[w]);
         for (std::size_t i = 0; i < count; ++i) {
-          Turn t{1 + w, 2, std::nullopt, big, std::nullopt, {}, {}, {}, {}, std::nullopt};
+          Turn t{Pid{1 + w}, 2, std::nullopt, big, std::nullopt, {}, {}, {}, {}, std::nullopt};
           for (int k = 0; k < 4 && filled < target; ++k, ++filled) t.mutations.items.push_back({entry_key(filled), entry_value(filled)});
           bodies[w].push_back(to_json(sign(signer.build(t, next_sequence[w]++), options[w].seed)));
         }

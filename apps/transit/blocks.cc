@@ -32,9 +32,9 @@ BlockCommands::BlockCommands(CLI::App& app) : o_(std::make_shared<Options>()) {
 void print_block(const BlockInfo& b) {
   std::printf("block %s of resource %llu: %s, published at revision %llu by process %llu (principal %llu), %llu bytes, "
               "sha256 %s",
-              show_bytes(b.name.value).c_str(), (unsigned long long)b.resource,
+              show_bytes(b.name.value).c_str(), (unsigned long long)b.resource.value,
               std::string(EnumTraits<BlockState>::kNames[static_cast<int>(b.state)]).c_str(),
-              (unsigned long long)b.revision, (unsigned long long)b.pid, (unsigned long long)b.publisher,
+              (unsigned long long)b.revision, (unsigned long long)b.pid.value, (unsigned long long)b.publisher.value,
               (unsigned long long)b.length, to_hex(ByteView(b.sha256.data(), b.sha256.size())).c_str());
   if (b.retired_revision) std::printf(", unread from revision %llu", (unsigned long long)*b.retired_revision);
   std::printf("\n");
@@ -47,13 +47,13 @@ std::optional<int> BlockCommands::run(const Global& g, Client& client) {
   if (!bytes || bytes->empty() || bytes->size() > 32) return usage("--name: 1-32 bytes");
   const EntryKey name{std::move(*bytes)};
   if (o.show->parsed()) {
-    auto r = client.query(BlockRead{o.resource, name});
+    auto r = client.query(BlockRead{ResourceId{o.resource}, name});
     if (!r.ok()) return report(g, r.error());
     if (g.json) return std::cout << to_json(*r) << "\n", 0;
     print_block(std::get<BlockInfo>(r->result));
     return 0;
   }
-  auto r = o.retire->parsed() ? client.submit(RetireBlock{o.resource, name}) : client.submit(DeleteBlock{o.resource, name});
+  auto r = o.retire->parsed() ? client.submit(RetireBlock{ResourceId{o.resource}, name}) : client.submit(DeleteBlock{ResourceId{o.resource}, name});
   if (!r.ok()) return report(g, r.error());
   print_receipt(g, *r);
   return 0;

@@ -19,6 +19,11 @@ int report(const Global& g, const ClientError& e);
 void print_receipt(const Global& g, const Receipt& r);
 int usage(const std::string& message);
 
+/// Options hold ids as the numbers typed; a command takes each as its type (values.h).
+template <typename T> std::optional<T> id_of(const std::optional<Id>& v) {
+  return v ? std::optional<T>(T{*v}) : std::nullopt;
+}
+
 /// The state commands: resources, processes, sends, turns and reads (state.cc).
 class StateCommands {
  public:

@@ -30,7 +30,7 @@ std::optional<int> CollectCommands::run(const Global& g, Client& client) {
   const auto& names = EnumTraits<CollectKind>::kNames;
   const auto it = std::find(names.begin(), names.end(), o.kind);
   if (it == names.end()) return usage("--kind: output, effect, payload, resource or process");
-  auto r = client.submit(Collect{o.pid, static_cast<CollectKind>(it - names.begin()), o.record});
+  auto r = client.submit(Collect{Pid{o.pid}, static_cast<CollectKind>(it - names.begin()), o.record});
   if (!r.ok()) return report(g, r.error());
   print_receipt(g, *r);
   return 0;

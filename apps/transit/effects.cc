@@ -24,16 +24,16 @@ template <typename E> std::optional<E> enum_named(const std::string& text) {
 }
 
 std::string step_text(const EffectStep& s) {
-  return "by " + std::to_string(s.principal) + " at position " + std::to_string(s.position) + ", policy revision " +
+  return "by " + std::to_string(s.principal.value) + " at position " + std::to_string(s.position) + ", policy revision " +
          std::to_string(s.policy_revision);
 }
 
 // One line: what a listing shows of each effect.
 std::string summary(const EffectInfo& e) {
-  std::string out = "effect " + std::to_string(e.effect) + " of process " + std::to_string(e.pid) + ": " +
+  std::string out = "effect " + std::to_string(e.effect) + " of process " + std::to_string(e.pid.value) + ": " +
                     name_of_enum(e.phase);
   if (e.closure) out += " (" + name_of_enum(e.closure->kind) + ")";
-  out += ", executor " + std::to_string(e.intent.executor) + ", deadline " +
+  out += ", executor " + std::to_string(e.intent.executor.value) + ", deadline " +
          (e.intent.deadline_ms ? std::to_string(*e.intent.deadline_ms) : std::string("none")) + ", observations " +
          std::to_string(e.observations.items.size()) + "/" + std::to_string(e.intent.observation_budget);
   return out;
@@ -123,7 +123,7 @@ std::optional<int> EffectCommands::run(const Global& g, Client& client) {
     std::optional<Cursor> cursor;
     if (o.cut) cursor = Cursor{*o.cut, o.after};
     for (;;) {
-      auto r = client.query(ListEffects{o.pid, *filter, cursor});
+      auto r = client.query(ListEffects{id_of<Pid>(o.pid), *filter, cursor});
       if (!r.ok()) return report(g, r.error());
       const auto& page = std::get<EffectPage>(r->result);
       if (g.json) std::cout << to_json(*r) << "\n";

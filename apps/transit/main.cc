@@ -63,14 +63,14 @@ std::optional<Scope> parse_scope(const std::string& text) {
   } catch (...) {
     return std::nullopt;
   }
-  if (kind == "pid") return Scope{PidScope{id}};
-  if (kind == "resource") return Scope{ResourceScope{id}};
+  if (kind == "pid") return Scope{PidScope{Pid{id}}};
+  if (kind == "resource") return Scope{ResourceScope{ResourceId{id}}};
   return std::nullopt;
 }
 
 std::string scope_name(const Scope& s) {
-  if (const auto* p = std::get_if<PidScope>(&s)) return "pid:" + std::to_string(p->pid);
-  if (const auto* r = std::get_if<ResourceScope>(&s)) return "resource:" + std::to_string(r->resource);
+  if (const auto* p = std::get_if<PidScope>(&s)) return "pid:" + std::to_string(p->pid.value);
+  if (const auto* r = std::get_if<ResourceScope>(&s)) return "resource:" + std::to_string(r->resource.value);
   return "realm";
 }
 
@@ -104,7 +104,7 @@ void print_receipt(const Global& g, const Receipt& r) {
       [&](const auto& o) {
         using O = std::decay_t<decltype(o)>;
         if constexpr (std::is_same_v<O, PrincipalCreated>)
-          std::printf("principal %llu created (role %llu, grant %llu)", (unsigned long long)o.principal,
+          std::printf("principal %llu created (role %llu, grant %llu)", (unsigned long long)o.principal.value,
                       (unsigned long long)o.role, (unsigned long long)o.grant);
         else if constexpr (std::is_same_v<O, RoleCreated>)
           std::printf("role %llu created", (unsigned long long)o.role);
@@ -139,7 +139,7 @@ Result<ClientOptions, std::string> client_options(const Global& g) {
   o.host = hp->first;
   o.port = hp->second;
   o.realm = g.realm;
-  o.principal = g.principal;
+  o.principal = PrincipalId{g.principal};
   o.seed = *seed;
   return o;
 }
@@ -282,7 +282,7 @@ int main(int argc, char** argv) {
     if (!seed.ok()) return std::fprintf(stderr, "transit: %s\n", seed.error().c_str()), 2;
     Genesis g;
     g.realm.value = gen.realm;
-    g.root_principal = gen.root_principal;
+    g.root_principal = PrincipalId{gen.root_principal};
     g.root_public_key = crypto::ed25519_from_seed(*seed).public_key;
     g.admission_ceiling = gen.ceiling;
     g.control_reserve = gen.reserve;
@@ -315,8 +315,8 @@ int main(int argc, char** argv) {
     if (g.json) return std::cout << to_json(*r) << "\n", 0;
     const auto& i = std::get<Identity>(r->result);
     std::printf("principal %llu: %s%s, policy revision %llu, last sequence %llu (at position %llu)\n",
-                (unsigned long long)i.principal, permission_names(i.permissions).c_str(),
-                i.pid_scope ? (", pid scope " + std::to_string(*i.pid_scope)).c_str() : "",
+                (unsigned long long)i.principal.value, permission_names(i.permissions).c_str(),
+                i.pid_scope ? (", pid scope " + std::to_string(i.pid_scope->value)).c_str() : "",
                 (unsigned long long)i.policy_revision, (unsigned long long)i.sequence,
                 (unsigned long long)r->position);
     return 0;
@@ -347,11 +347,11 @@ int main(int argc, char** argv) {
     auto perms = parse_permissions(decision_permissions);
     auto scope = parse_scope(decision_scope);
     if (!perms || !scope) return std::fprintf(stderr, "transit: bad --permissions or --scope\n"), 2;
-    auto r = client.query(DecisionQuery{decision_principal, *scope, *perms});
+    auto r = client.query(DecisionQuery{PrincipalId{decision_principal}, *scope, *perms});
     if (!r.ok()) return report(g, r.error());
     if (g.json) return std::cout << to_json(*r) << "\n", 0;
     const auto& d = std::get<Decision>(r->result);
-    std::printf("principal %llu %s %s at %s (policy revision %llu)\n", (unsigned long long)d.principal,
+    std::printf("principal %llu %s %s at %s (policy revision %llu)\n", (unsigned long long)d.principal.value,
                 d.allowed ? "holds" : "does not hold", permission_names(*perms).c_str(), scope_name(*scope).c_str(),
                 (unsigned long long)d.policy_revision);
     return 0;
@@ -374,14 +374,14 @@ int main(int argc, char** argv) {
       if (!parsed) return std::fprintf(stderr, "transit: --public-key (64 hex digits) or --key-out FILE\n"), 2;
       key = *parsed;
     }
-    op = CreatePrincipal{pc.id, key, *scope, *perms, pc.pid_scope, pc.expected_revision};
+    op = CreatePrincipal{PrincipalId{pc.id}, key, *scope, *perms, id_of<Pid>(pc.pid_scope), pc.expected_revision};
   } else if (prevoke->parsed()) {
-    op = RevokePrincipal{revoke_id, revoke_rev};
+    op = RevokePrincipal{PrincipalId{revoke_id}, revoke_rev};
   } else if (preplace->parsed()) {
     auto perms = parse_permissions(pc.permissions);
     auto scope = parse_scope(pc.scope);
     if (!perms || !scope) return std::fprintf(stderr, "transit: bad --permissions or --scope\n"), 2;
-    op = ReplaceGrant{pc.id, *scope, *perms, pc.expected_revision};
+    op = ReplaceGrant{PrincipalId{pc.id}, *scope, *perms, pc.expected_revision};
   } else if (wrotate->parsed()) {
     auto perms = parse_permissions(wr.permissions);
     if (!perms) return std::fprintf(stderr, "transit: bad --permissions\n"), 2;
@@ -398,13 +398,13 @@ int main(int argc, char** argv) {
       return std::fprintf(stderr, "transit: %s exists; not overwriting a key\n", wr.key_out.c_str()), 2;
     auto seed = load_or_create_secret(wr.key_out);
     if (!seed.ok()) return std::fprintf(stderr, "transit: %s\n", seed.error().c_str()), 2;
-    op = RotateWorker{wr.pid, wr.generation, wr.worker, *old_key, *perms, crypto::ed25519_from_seed(*seed).public_key};
+    op = RotateWorker{Pid{wr.pid}, wr.generation, PrincipalId{wr.worker}, *old_key, *perms, crypto::ed25519_from_seed(*seed).public_key};
   } else if (rcreate->parsed()) {
     op = CreateRole{{role_name}, role_rev};
   } else if (rbind->parsed()) {
-    op = BindCredential{bind_principal, bind_role, role_rev};
+    op = BindCredential{PrincipalId{bind_principal}, bind_role, role_rev};
   } else if (runbind->parsed()) {
-    op = UnbindCredential{bind_principal, bind_role, role_rev};
+    op = UnbindCredential{PrincipalId{bind_principal}, bind_role, role_rev};
   } else if (grant->parsed()) {
     if (revoke_grant) {
       op = RevokeGrant{revoke_grant, grant_rev};

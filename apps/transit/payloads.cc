@@ -52,7 +52,7 @@ namespace {
 
 void print_payload(const PayloadInfo& p) {
   std::printf("payload %llu of process %llu by principal %llu: %s, %llu bytes, sha256 %s%s\n",
-              (unsigned long long)p.payload, (unsigned long long)p.pid, (unsigned long long)p.publisher,
+              (unsigned long long)p.payload, (unsigned long long)p.pid.value, (unsigned long long)p.publisher.value,
               std::string(EnumTraits<PayloadState>::kNames[static_cast<int>(p.state)]).c_str(),
               (unsigned long long)p.length, to_hex(ByteView(p.sha256.data(), p.sha256.size())).c_str(),
               p.allow_delete ? ", deletable" : "");
@@ -91,7 +91,7 @@ std::optional<int> PayloadCommands::run(const Global& g, Client& base) {
       hash.update(ByteView(reinterpret_cast<const std::uint8_t*>(chunk.data()), n));
       length += n;
     }
-    return receipt(DeclarePayload{o.pid, length, hash.finish(), o.allow_delete});
+    return receipt(DeclarePayload{Pid{o.pid}, length, hash.finish(), o.allow_delete});
   }
   if (o.ready->parsed()) return receipt(PayloadReady{o.id});
   if (o.retire->parsed()) return receipt(RetirePayload{o.id});

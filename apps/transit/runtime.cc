@@ -77,16 +77,16 @@ std::optional<Digest> digest_of(const std::string& hex, const std::string& file)
 
 void print_runtime(const RuntimeInfo& r) {
   if (!r.bound) {
-    std::printf("process %llu is not bound\n", (unsigned long long)r.pid);
+    std::printf("process %llu is not bound\n", (unsigned long long)r.pid.value);
     return;
   }
   std::printf("process %llu: operation %llu (revision %llu) on %s for worker %llu, incarnation %llu %s\n",
-              (unsigned long long)r.pid, (unsigned long long)r.operation, (unsigned long long)r.revision,
-              r.provider.value.c_str(), (unsigned long long)r.worker, (unsigned long long)r.incarnation,
+              (unsigned long long)r.pid.value, (unsigned long long)r.operation, (unsigned long long)r.revision,
+              r.provider.value.c_str(), (unsigned long long)r.worker.value, (unsigned long long)r.incarnation,
               std::string(EnumTraits<RuntimeStatus>::kNames[static_cast<int>(r.status)]).c_str());
   if (r.bootstrap)
     std::printf("  bootstrap evidence of incarnation %llu by principal %llu at position %llu\n",
-                (unsigned long long)r.bootstrap->incarnation, (unsigned long long)r.bootstrap->principal,
+                (unsigned long long)r.bootstrap->incarnation, (unsigned long long)r.bootstrap->principal.value,
                 (unsigned long long)r.bootstrap->position);
   if (r.activation)
     std::printf("  activated: operation %llu, incarnation %llu, generation %llu, at position %llu\n",
@@ -100,7 +100,7 @@ std::optional<int> RuntimeCommands::run(const Global& g, Client& client) {
   const auto& o = *o_;
   if (!o.runtime->parsed()) return std::nullopt;
   if (o.show->parsed()) {
-    auto r = client.runtime(o.pid);
+    auto r = client.runtime(Pid{o.pid});
     if (!r.ok()) return report(g, r.error());
     if (g.json) return std::cout << to_json(*r) << "\n", 0;
     print_runtime(*r);
@@ -114,9 +114,9 @@ std::optional<int> RuntimeCommands::run(const Global& g, Client& client) {
 
   Command op;
   if (o.intent->parsed()) {
-    op = RuntimeIntent{o.pid, o.operation, o.revision, Name{o.provider}, o.worker, *artifact, *configuration};
+    op = RuntimeIntent{Pid{o.pid}, o.operation, o.revision, Name{o.provider}, PrincipalId{o.worker}, *artifact, *configuration};
   } else if (o.upgrade->parsed()) {
-    op = RuntimeUpgrade{o.pid, o.expected_operation, o.operation, o.revision, *artifact, *configuration};
+    op = RuntimeUpgrade{Pid{o.pid}, o.expected_operation, o.operation, o.revision, *artifact, *configuration};
   } else if (o.observe->parsed()) {
     RuntimeStatus status{};
     const auto& names = EnumTraits<RuntimeStatus>::kNames;
@@ -125,7 +125,7 @@ std::optional<int> RuntimeCommands::run(const Global& g, Client& client) {
     status = static_cast<RuntimeStatus>(it - names.begin());
     std::optional<BootstrapEvidence> evidence;
     if (with_evidence) evidence = BootstrapEvidence{*artifact, *configuration};
-    op = RuntimeObserve{o.pid, o.operation, o.incarnation, status, evidence};
+    op = RuntimeObserve{Pid{o.pid}, o.operation, o.incarnation, status, evidence};
   } else {
     std::optional<PublicKey> old_key;
     if (!o.old_key.empty()) {
@@ -139,7 +139,7 @@ std::optional<int> RuntimeCommands::run(const Global& g, Client& client) {
     if (std::filesystem::exists(o.key_out)) return usage(o.key_out + " exists; not overwriting a key");
     auto seed = load_or_create_secret(o.key_out);
     if (!seed.ok()) return usage(seed.error());
-    op = Activate{o.pid, o.generation, o.operation, o.incarnation, *old_key, crypto::ed25519_from_seed(*seed).public_key};
+    op = Activate{Pid{o.pid}, o.generation, o.operation, o.incarnation, *old_key, crypto::ed25519_from_seed(*seed).public_key};
   }
   auto receipt = client.submit(std::move(op));
   if (!receipt.ok()) {

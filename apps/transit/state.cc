@@ -45,7 +45,7 @@ std::string show_bytes(const Bytes& b) {
 
 namespace {
 
-std::string opt(const std::optional<Id>& v) { return v ? std::to_string(*v) : "-"; }
+template <typename Tag> std::string opt(const std::optional<StrongId<Tag, Id>>& v) { return v ? std::to_string(v->value) : "-"; }
 std::string state_name(ProcessState s) { return std::string(EnumTraits<ProcessState>::kNames[static_cast<int>(s)]); }
 
 }  // namespace
@@ -187,34 +187,34 @@ std::optional<int> StateCommands::run(const Global& g, Client& client) {
     return EntryKey{std::move(*b)};
   };
 
-  if (o.resource_create->parsed()) return submit(CreateResource{{o.name}, o.owner});
-  if (o.resource_retire->parsed()) return submit(RetireResource{o.id});
+  if (o.resource_create->parsed()) return submit(CreateResource{{o.name}, id_of<Pid>(o.owner)});
+  if (o.resource_retire->parsed()) return submit(RetireResource{ResourceId{o.id}});
   if (o.process_create->parsed()) {
-    CreateProcess c{o.pid, {}, o.allow_collection};
+    CreateProcess c{Pid{o.pid}, {}, o.allow_collection};
     for (const auto& n : o.required) c.required.items.push_back({n});
     return submit(c);
   }
   if (o.process_spawn->parsed()) {
-    Spawn c{o.parent, o.generation, o.pid, {}, o.allow_collection};
+    Spawn c{Pid{o.parent}, o.generation, Pid{o.pid}, {}, o.allow_collection};
     for (const auto& n : o.required) c.required.items.push_back({n});
     return submit(c);
   }
-  if (o.process_terminate->parsed()) return submit(Terminate{o.pid, o.generation});
-  if (o.process_associate->parsed()) return submit(Associate{o.pid, {o.name}, o.id});
-  if (o.process_init->parsed()) return submit(Initialize{o.pid, o.generation});
-  if (o.process_own->parsed()) return submit(Own{o.pid, o.generation});
-  if (o.process_suspend->parsed()) return submit(Suspend{o.pid, o.generation, o.resume_by_ms});
-  if (o.process_resume->parsed()) return submit(Resume{o.pid, o.generation});
-  if (o.process_retry->parsed()) return submit(Retry{o.pid, o.generation, o.failure_input});
+  if (o.process_terminate->parsed()) return submit(Terminate{Pid{o.pid}, o.generation});
+  if (o.process_associate->parsed()) return submit(Associate{Pid{o.pid}, {o.name}, ResourceId{o.id}});
+  if (o.process_init->parsed()) return submit(Initialize{Pid{o.pid}, o.generation});
+  if (o.process_own->parsed()) return submit(Own{Pid{o.pid}, o.generation});
+  if (o.process_suspend->parsed()) return submit(Suspend{Pid{o.pid}, o.generation, o.resume_by_ms});
+  if (o.process_resume->parsed()) return submit(Resume{Pid{o.pid}, o.generation});
+  if (o.process_retry->parsed()) return submit(Retry{Pid{o.pid}, o.generation, o.failure_input});
   if (o.send->parsed()) {
     auto v = parse_bytes(o.value);
     if (!v) return usage("--value: text, or hex:... with an even number of hex digits");
-    return submit(Send{o.pid, {std::move(*v)}});
+    return submit(Send{Pid{o.pid}, {std::move(*v)}});
   }
-  if (o.fail->parsed()) return submit(FailTurn{o.pid, o.generation, o.failure_input, {o.reason}});
+  if (o.fail->parsed()) return submit(FailTurn{Pid{o.pid}, o.generation, o.failure_input, {o.reason}});
   if (o.deliver->parsed()) return submit(Deliver{o.output});
   if (o.turn->parsed()) {
-    Turn t{o.pid, o.generation, o.input, o.resource_id, o.revision, {}, {}, {}, {}, std::nullopt};
+    Turn t{Pid{o.pid}, o.generation, o.input, id_of<ResourceId>(o.resource_id), o.revision, {}, {}, {}, {}, std::nullopt};
     for (const auto& p : o.puts) {
       const auto eq = p.find('=');
       auto k = eq == std::string::npos ? std::nullopt : key_of(p.substr(0, eq));
@@ -238,13 +238,13 @@ std::optional<int> StateCommands::run(const Global& g, Client& client) {
       t.blocks.items.push_back({std::move(*name), body.size(), crypto::sha256(ByteView(body))});
       bodies.push_back(std::move(body));
     }
-    t.views.items = o.views;
+    for (Id v : o.views) t.views.items.push_back(ResourceId{v});
     for (const auto& out : o.outputs) {
       const auto eq = out.find('=');
       auto v = eq == std::string::npos ? std::nullopt : parse_bytes(out.substr(eq + 1));
-      Id destination = 0;
+      Pid destination{};
       try {
-        destination = std::stoull(out.substr(0, eq));
+        destination = Pid{std::stoull(out.substr(0, eq))};
       } catch (...) {
         v.reset();
       }
@@ -254,7 +254,7 @@ std::optional<int> StateCommands::run(const Global& g, Client& client) {
     if (o.effect_executor) {
       auto intent = parse_bytes(o.effect_intent);
       if (!intent) return usage("--effect-intent: text, or hex:... with an even number of hex digits");
-      t.effect = EffectIntent{*o.effect_executor, o.effect_deadline_ms, {std::move(*intent)}, o.effect_budget};
+      t.effect = EffectIntent{PrincipalId{*o.effect_executor}, o.effect_deadline_ms, {std::move(*intent)}, o.effect_budget};
     }
     return submit(t, std::move(bodies));
   }
@@ -268,7 +268,7 @@ std::optional<int> StateCommands::run(const Global& g, Client& client) {
     return 0;
   };
   auto resource_line = [](const ResourceInfo& r) {
-    std::printf("resource %llu %s revision %llu owner %s%s\n", (unsigned long long)r.resource, r.name.value.c_str(),
+    std::printf("resource %llu %s revision %llu owner %s%s\n", (unsigned long long)r.resource.value, r.name.value.c_str(),
                 (unsigned long long)r.revision, opt(r.owner).c_str(), r.retired ? " retired" : "");
   };
   auto after_id = [&]() -> std::optional<Id> {
@@ -280,14 +280,14 @@ std::optional<int> StateCommands::run(const Global& g, Client& client) {
   };
 
   if (o.resource_access->parsed())
-    return ask(ReadAccess{o.id}, [&](const Response& r) { resource_line(std::get<ResourceAccess>(r.result).resource); });
+    return ask(ReadAccess{ResourceId{o.id}}, [&](const Response& r) { resource_line(std::get<ResourceAccess>(r.result).resource); });
   if (o.resource_list->parsed() || o.associations->parsed() || o.process_list->parsed()) {
     const auto after = after_id();
     if (!after || (!o.cut && !o.after.empty())) return usage("--after needs --cut (--after a number)");
     std::optional<Cursor> cursor;
     if (o.cut) cursor = Cursor{*o.cut, *after};
     for (;;) {
-      QueryOp op = o.associations->parsed()  ? QueryOp{ListAssociations{o.pid, cursor}}
+      QueryOp op = o.associations->parsed()  ? QueryOp{ListAssociations{Pid{o.pid}, cursor}}
                    : o.process_list->parsed() ? QueryOp{ListProcesses{cursor}}
                                               : QueryOp{ListResources{cursor}};
       auto r = client.query(op);
@@ -299,7 +299,7 @@ std::optional<int> StateCommands::run(const Global& g, Client& client) {
       } else if (const auto* processes = std::get_if<ProcessPage>(&r->result)) {
         if (!g.json)
           for (const auto& p : processes->items.items)
-            std::printf("process %llu generation %llu %s owner %s mailbox %llu..%llu%s\n", (unsigned long long)p.pid,
+            std::printf("process %llu generation %llu %s owner %s mailbox %llu..%llu%s\n", (unsigned long long)p.pid.value,
                         (unsigned long long)p.generation, state_name(p.state).c_str(), opt(p.owner).c_str(),
                         (unsigned long long)p.head, (unsigned long long)p.tail,
                         p.resume_by_ms ? (" resume by " + std::to_string(*p.resume_by_ms)).c_str() : "");
@@ -309,7 +309,7 @@ std::optional<int> StateCommands::run(const Global& g, Client& client) {
         if (!g.json)
           for (const auto& a : assoc.items.items)
             std::printf("association %llu %s -> resource %llu\n", (unsigned long long)a.revision, a.name.value.c_str(),
-                        (unsigned long long)a.resource);
+                        (unsigned long long)a.resource.value);
         cursor = assoc.cursor;
       }
       if (!cursor) return 0;
@@ -320,20 +320,20 @@ std::optional<int> StateCommands::run(const Global& g, Client& client) {
     }
   }
   if (o.lookup->parsed())
-    return ask(AssociationLookup{o.pid, {o.name}}, [&](const Response& r) {
+    return ask(AssociationLookup{Pid{o.pid}, {o.name}}, [&](const Response& r) {
       const auto& a = std::get<LookupResult>(r.result).association;
-      if (a) std::printf("association %llu %s -> resource %llu\n", (unsigned long long)a->revision, a->name.value.c_str(), (unsigned long long)a->resource);
+      if (a) std::printf("association %llu %s -> resource %llu\n", (unsigned long long)a->revision, a->name.value.c_str(), (unsigned long long)a->resource.value);
       else std::printf("none\n");
     });
   if (o.process_show->parsed())
-    return ask(ProcessRead{o.pid}, [&](const Response& r) {
+    return ask(ProcessRead{Pid{o.pid}}, [&](const Response& r) {
       const auto& p = std::get<ProcessInfo>(r.result);
-      std::printf("process %llu generation %llu %s owner %s mailbox %llu..%llu", (unsigned long long)p.pid,
+      std::printf("process %llu generation %llu %s owner %s mailbox %llu..%llu", (unsigned long long)p.pid.value,
                   (unsigned long long)p.generation, state_name(p.state).c_str(),
                   opt(p.owner).c_str(), (unsigned long long)p.head, (unsigned long long)p.tail);
       if (p.failure) std::printf(" failed on input %llu", (unsigned long long)*p.failure);
       if (p.cancelled) std::printf(" cancelled %llu", (unsigned long long)p.cancelled);
-      if (p.parent) std::printf(" parent %llu", (unsigned long long)*p.parent);
+      if (p.parent) std::printf(" parent %llu", (unsigned long long)p.parent->value);
       if (p.allow_collection) std::printf(" collectable");
       std::printf("\n");
       if (p.input) std::printf("input %llu %s\n", (unsigned long long)p.input->input, show_bytes(p.input->value.value).c_str());
@@ -343,11 +343,11 @@ std::optional<int> StateCommands::run(const Global& g, Client& client) {
   if (o.entries->parsed() || o.read->parsed() || o.block->parsed()) {
     if (o.view.has_value() == (o.resource_id.has_value() && o.revision.has_value()) && !o.read->parsed())
       return usage("give --resource R --revision N, or --view V");
-    Basis basis = o.view ? Basis{ViewBasis{*o.view}} : Basis{CurrentBasis{o.resource_id.value_or(0), o.revision.value_or(0)}};
+    Basis basis = o.view ? Basis{ViewBasis{*o.view}} : Basis{CurrentBasis{ResourceId{o.resource_id.value_or(0)}, o.revision.value_or(0)}};
     if (o.read->parsed()) {
       if (!o.resource_id) return usage("read needs --resource");
       if (o.keys.size() > kPageRecords) return usage("read takes at most eight keys");
-      ReadEntries q{*o.resource_id, o.revision, o.view, {}};
+      ReadEntries q{ResourceId{*o.resource_id}, o.revision, o.view, {}};
       for (std::size_t i = 0; i < o.keys.size(); ++i) {
         auto k = key_of(o.keys[i]);
         if (!k) return usage("bad key " + o.keys[i]);
@@ -359,7 +359,7 @@ std::optional<int> StateCommands::run(const Global& g, Client& client) {
           const auto& e = b.entries.items[i];
           std::printf("%s=%s\n", o.keys[i].c_str(), e ? show_bytes(e->value.value).c_str() : "(absent)");
         }
-        std::printf("(resource %llu revision %llu%s)\n", (unsigned long long)b.resource.resource,
+        std::printf("(resource %llu revision %llu%s)\n", (unsigned long long)b.resource.resource.value,
                     (unsigned long long)b.revision, b.view ? (", view " + std::to_string(*b.view)).c_str() : "");
       });
     }

@@ -72,12 +72,12 @@ std::optional<int> StorageCommands::run(const Global& g, Client& client) {
       if (!o.resource) return usage("--block and --entry need --resource");
       auto bytes = parse_bytes(o.block ? *o.block : *o.entry);
       if (!bytes || bytes->empty() || bytes->size() > 32) return usage("--block/--entry: 1-32 bytes");
-      if (o.block) leaf = BlockLeaf{*o.resource, EntryKey{std::move(*bytes)}};
-      else leaf = EntryLeaf{*o.resource, EntryKey{std::move(*bytes)}};
+      if (o.block) leaf = BlockLeaf{ResourceId{*o.resource}, EntryKey{std::move(*bytes)}};
+      else leaf = EntryLeaf{ResourceId{*o.resource}, EntryKey{std::move(*bytes)}};
     } else if (o.process) {
-      leaf = ProcessLeaf{*o.process};
+      leaf = ProcessLeaf{Pid{*o.process}};
     } else if (o.principal) {
-      leaf = PrincipalLeaf{*o.principal};
+      leaf = PrincipalLeaf{PrincipalId{*o.principal}};
     } else if (o.role) {
       leaf = RoleLeaf{*o.role};
     } else {

@@ -90,7 +90,7 @@ Result<transit::Genesis, std::string> dev_genesis(const std::filesystem::path& d
   if (!seed.ok()) return Err{seed.error()};
   transit::Genesis g;
   g.realm.value = "dev";
-  g.root_principal = 1;
+  g.root_principal = transit::PrincipalId{1};
   g.root_public_key = crypto::ed25519_from_seed(*seed).public_key;
   g.admission_ceiling = 10'000'000;
   g.control_reserve = 1'000;

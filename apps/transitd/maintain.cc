@@ -90,7 +90,7 @@ int run_maintain(const MaintainFlags& flags, const std::string* dev_dir) {
     options.client.host = endpoint->first;
     options.client.port = endpoint->second;
     options.client.realm = flags.realm;
-    options.client.principal = flags.principal;
+    options.client.principal = transit::PrincipalId{flags.principal};
     options.client.seed = *seed;
   }
   options.idle = std::chrono::milliseconds(flags.idle_ms);
@@ -115,7 +115,7 @@ int run_maintain(const MaintainFlags& flags, const std::string* dev_dir) {
   admin->start();
   service_log::listening("admin", admin_at->first, admin->port());
   std::printf("transitd --maintain: principal %llu of realm %s against http://%s:%u; metrics on http://%s:%u/metrics\n",
-              static_cast<unsigned long long>(options.client.principal), options.client.realm.c_str(),
+              static_cast<unsigned long long>(options.client.principal.value), options.client.realm.c_str(),
               options.client.host.c_str(), options.client.port, admin_at->first.c_str(), admin->port());
   std::printf("transit_maintain_listening admin=%s:%u\n", admin_at->first.c_str(), admin->port());
   std::fflush(stdout);
@@ -129,7 +129,7 @@ int run_maintain(const MaintainFlags& flags, const std::string* dev_dir) {
       return;
     }
     authenticated = true;
-    log::info(log::event::kReady, log::field("mode", "maintain"), log::field("principal", options.client.principal),
+    log::info(log::event::kReady, log::field("mode", "maintain"), log::field("principal", options.client.principal.value),
               log::field("node", options.client.host + ":" + std::to_string(options.client.port)));
     std::printf("transit_maintain_ready admin=%s:%u\n", admin_at->first.c_str(), admin->port());
     std::fflush(stdout);

@@ -6,6 +6,7 @@
 #pragma once
 
 #include <compare>
+#include <functional>
 
 namespace cowboy {
 
@@ -18,3 +19,8 @@ struct StrongId {
 };
 
 }  // namespace cowboy
+
+// An id hashes as its value, so it keys an unordered map like its integer did.
+template <typename Tag, typename Rep> struct std::hash<cowboy::StrongId<Tag, Rep>> {
+  std::size_t operator()(const cowboy::StrongId<Tag, Rep>& id) const noexcept { return std::hash<Rep>{}(id.value); }
+};

@@ -29,7 +29,7 @@ struct ClientOptions {
   std::string host = "127.0.0.1";
   std::uint16_t port = 7550;
   std::string realm;
-  Id principal = 0;
+  PrincipalId principal{};
   crypto::Ed25519Seed seed{};
   std::chrono::milliseconds timeout = std::chrono::seconds(10);
   int max_attempts = 5;
@@ -79,8 +79,8 @@ class Client {
   /// A PID's runtime binding (decisions 120-129), refused (kMalformed) unless
   /// its positions fit the response's and an unbound answer is all zero.
   /// Its commands: submit(RuntimeIntent{...}), RuntimeObserve, RuntimeUpgrade, Activate.
-  ClientResult<RuntimeInfo> runtime(Id pid);
-  ClientResult<Decision> decision(Id principal, Scope scope, Permissions permissions);
+  ClientResult<RuntimeInfo> runtime(Pid pid);
+  ClientResult<Decision> decision(PrincipalId principal, Scope scope, Permissions permissions);
   /// An effect as recorded: intent, authorization, attempt, every observation
   /// and closure, refused (kMalformed) unless the phase/observation/closure
   /// combination is one the contract allows (docs/transit.md, decisions 43-49).
@@ -90,7 +90,7 @@ class Client {
   /// One page of effects, in id order: of `pid`, or (null) of every process
   /// the caller may inspect, that `filter` shows. The maintenance process
   /// lists {null, cancellable} and cancels what it finds.
-  ClientResult<EffectPage> effects(std::optional<Id> pid, EffectFilter filter, std::optional<Cursor> cursor = std::nullopt);
+  ClientResult<EffectPage> effects(std::optional<Pid> pid, EffectFilter filter, std::optional<Cursor> cursor = std::nullopt);
 
   /// Leased snapshots (docs/transit.md, decisions 70-78): a volatile snapshot
   /// of one resource at its current revision, pinned at the position it is
@@ -98,7 +98,7 @@ class Client {
   /// Every read rechecks the caller's current rights; close is idempotent.
   /// close_snapshot and snapshot_read with finish are sent with
   /// X-Transit-Control: snapshot, the reserved control admission.
-  ClientResult<SnapshotOpened> open_snapshot(Id resource, std::optional<Id> revision, Id lease_ms);
+  ClientResult<SnapshotOpened> open_snapshot(ResourceId resource, std::optional<Id> revision, Id lease_ms);
   ClientResult<SnapshotPage> snapshot_entries(const SnapshotToken& token, std::optional<EntryCursor> cursor = std::nullopt);
   ClientResult<SnapshotClosed> close_snapshot(const SnapshotToken& token);
   /// A range of up to read.limit captured entries with the resource's current

@@ -238,8 +238,8 @@ TEST_F(AbuseProcessTest, AThousandIdleConnectionsFromTwoAddressesLeaveAnHonestPa
   Client client(options);
   std::vector<std::uint8_t> bytes(64 * 1024);
   for (std::size_t i = 0; i < bytes.size(); ++i) bytes[i] = static_cast<std::uint8_t>(i * 131 ^ (i >> 9));
-  ASSERT_TRUE(client.submit(CreateProcess{7, {}, false}).ok());
-  auto declared = client.submit(DeclarePayload{7, bytes.size(), crypto::sha256(ByteView(bytes.data(), bytes.size())), false});
+  ASSERT_TRUE(client.submit(CreateProcess{Pid{7}, {}, false}).ok());
+  auto declared = client.submit(DeclarePayload{Pid{7}, bytes.size(), crypto::sha256(ByteView(bytes.data(), bytes.size())), false});
   ASSERT_TRUE(declared.ok()) << declared.error().message;
   const Id id = std::get<PayloadChanged>(declared->outcome).payload;
   std::size_t sent = 0;

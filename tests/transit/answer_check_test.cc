@@ -72,12 +72,12 @@ TEST_F(AnswerCheckTest, AMalformedReceiptIsResentAsTheSameBytesAndNeverBecomesAN
   const std::string unsafe = std::to_string(kMaxSafeInteger);
   const std::vector<std::tuple<std::string, Rewrite, std::string>> cases = {
       {"realm", edit<Receipt>([](Receipt& r) { r.realm.value = "other"; }), "receipt of another realm"},
-      {"principal", edit<Receipt>([](Receipt& r) { r.principal += 1; }), "receipt for another request"},
+      {"principal", edit<Receipt>([](Receipt& r) { r.principal.value += 1; }), "receipt for another request"},
       {"sequence", edit<Receipt>([](Receipt& r) { r.sequence += 1; }), "receipt for another request"},
       {"digest", edit<Receipt>([](Receipt& r) { r.request_digest[0] ^= 1; }), "receipt of another body"},
       {"position", edit<Receipt>([](Receipt& r) { r.position = 0; }), "receipt at position 0"},
       {"outcome kind", edit<Receipt>([](Receipt& r) { r.outcome = RoleCreated{5, 9}; }), "receipt outcome of another kind"},
-      {"outcome id", edit<Receipt>([](Receipt& r) { std::get<PrincipalCreated>(r.outcome).principal += 1; }),
+      {"outcome id", edit<Receipt>([](Receipt& r) { std::get<PrincipalCreated>(r.outcome).principal.value += 1; }),
        "receipt outcome of another kind"},
       {"version", text(R"("version":1)", R"("version":2)"), "unknown_version"},
       {"definition", text(definition(), "transit.v1:" + std::string(64, '0')), "foreign_definition"},
@@ -106,7 +106,7 @@ TEST_F(AnswerCheckTest, AMalformedReceiptIsResentAsTheSameBytesAndNeverBecomesAN
     auto settled = client.resubmit(*client.pending());
     ASSERT_TRUE(settled.ok()) << what << ": " << settled.error().message;
     EXPECT_EQ(settled->sequence, sequence) << what;
-    EXPECT_EQ(std::get<PrincipalCreated>(settled->outcome).principal, subject) << what;
+    EXPECT_EQ(std::get<PrincipalCreated>(settled->outcome).principal, PrincipalId{subject}) << what;
     EXPECT_FALSE(client.pending()) << what;
     ++sequence, ++subject;
   }
@@ -115,7 +115,7 @@ TEST_F(AnswerCheckTest, AMalformedReceiptIsResentAsTheSameBytesAndNeverBecomesAN
 
 TEST_F(AnswerCheckTest, AResponseThatDoesNotAnswerTheQueryAskedIsRefused) {
   // Material to ask about: nine resources (two pages), entries, a block, a process, a pending output.
-  const Id doc = resource("doc");
+  const ResourceId doc = resource("doc");
   for (int i = 0; i < 8; ++i) resource(numbered("r", i));
   process(doc);
   const Id generation = ok<ProcessChanged>(admin_->submit(Own{kPid, 1})).generation;
@@ -138,7 +138,7 @@ TEST_F(AnswerCheckTest, AResponseThatDoesNotAnswerTheQueryAskedIsRefused) {
       {"realm", IdentityQuery{}, edit<Response>([](Response& r) { r.realm.value = "other"; }), "response of another realm"},
       {"variant", IdentityQuery{}, edit<Response>([](Response& r) { r.result = Capabilities{}; }),
        "response of another query kind"},
-      {"identity", IdentityQuery{}, edit<Response>([](Response& r) { std::get<Identity>(r.result).principal = 2; }),
+      {"identity", IdentityQuery{}, edit<Response>([](Response& r) { std::get<Identity>(r.result).principal = PrincipalId{2}; }),
        "identity of another principal"},
       {"position", IdentityQuery{}, edit<Response>([](Response& r) { r.position = 1; }),
        "response position went backwards"},
@@ -171,10 +171,10 @@ TEST_F(AnswerCheckTest, AResponseThatDoesNotAnswerTheQueryAskedIsRefused) {
        }),
        "lookup of another association"},
       {"read_access", ReadAccess{doc}, edit<Response>([](Response& r) {
-         std::get<ResourceAccess>(r.result).resource.resource += 1;
+         std::get<ResourceAccess>(r.result).resource.resource.value += 1;
        }),
        "access to another resource"},
-      {"process", ProcessRead{kPid}, edit<Response>([](Response& r) { std::get<ProcessInfo>(r.result).pid += 1; }),
+      {"process", ProcessRead{kPid}, edit<Response>([](Response& r) { std::get<ProcessInfo>(r.result).pid.value += 1; }),
        "another process"},
       {"block", ReadBlock{CurrentBasis{doc, 2}, key("blob"), std::nullopt}, edit<Response>([](Response& r) {
          std::get<Block>(r.result).name = key("other");
@@ -184,8 +184,8 @@ TEST_F(AnswerCheckTest, AResponseThatDoesNotAnswerTheQueryAskedIsRefused) {
          std::get<Block>(r.result).body.value.at(0) ^= 1;
        }),
        "a block body that does not match its SHA-256"},
-      {"decision", DecisionQuery{1, RealmScope{}, Permissions{kInspect}}, edit<Response>([](Response& r) {
-         std::get<Decision>(r.result).principal = 2;
+      {"decision", DecisionQuery{PrincipalId{1}, RealmScope{}, Permissions{kInspect}}, edit<Response>([](Response& r) {
+         std::get<Decision>(r.result).principal = PrincipalId{2};
        }),
        "decision for another principal"},
       {"route head", ListRoutes{std::nullopt}, edit<Response>([](Response& r) {
@@ -193,8 +193,8 @@ TEST_F(AnswerCheckTest, AResponseThatDoesNotAnswerTheQueryAskedIsRefused) {
        }),
        "published after the response"},
       {"ended order", ListEnded{std::nullopt}, edit<Response>([](Response& r) {
-         std::get<EndedPage>(r.result).items.items = {EndedProcess{5, Ending::kSuspensionExpired, 0},
-                                                      EndedProcess{5, Ending::kSuspensionExpired, 0}};
+         std::get<EndedPage>(r.result).items.items = {EndedProcess{Pid{5}, Ending::kSuspensionExpired, 0},
+                                                      EndedProcess{Pid{5}, Ending::kSuspensionExpired, 0}};
        }),
        "page out of order"},
   };
@@ -215,7 +215,7 @@ TEST_F(AnswerCheckTest, AnEffectAnswerOutsideThePhaseClosureMatrixIsRefused) {
   process(resource("doc"));
   const Id generation = ok<ProcessChanged>(admin_->submit(Own{kPid, 1})).generation;
   Turn t{kPid, generation, std::nullopt, std::nullopt, std::nullopt, {}, {}, {}, {}, std::nullopt};
-  t.effect = EffectIntent{1, clock_.now_ms() + 60'000, {}, 2};
+  t.effect = EffectIntent{PrincipalId{1}, clock_.now_ms() + 60'000, {}, 2};
   const Id effect = ok<TurnPublished>(admin_->submit(t)).effect.value_or(0);
   accept(*admin_, AttemptEffect{effect});
   accept(*admin_, ObserveEffect{effect, value("pending"), false});
@@ -294,7 +294,7 @@ TEST_F(AnswerCheckTest, ACheckpointStatusWithAFloorAboveItsCheckpointsIsRefused)
 // the result with them; a segment that drops, changes or adds a record, or
 // claims a completion it did not reach, is refused.
 TEST_F(AnswerCheckTest, ASegmentWhoseChainOrEvidenceIsNotItsRecordsIsRefused) {
-  const Id doc = resource("doc");
+  const ResourceId doc = resource("doc");
   process(doc);
   fill(doc, 10);
   Client client = proxied();
@@ -342,7 +342,7 @@ TEST_F(AnswerCheckTest, ASegmentWhoseChainOrEvidenceIsNotItsRecordsIsRefused) {
 // pinned where it was opened, with entries of its captured revision only, in
 // order, and the release that was asked.
 TEST_F(AnswerCheckTest, ASnapshotAnswerOfAnotherSnapshotRevisionOrReleaseIsRefused) {
-  const Id doc = resource("doc");
+  const ResourceId doc = resource("doc");
   process(doc);
   fill(doc, 3);
   Client client = proxied();
@@ -383,7 +383,7 @@ TEST_F(AnswerCheckTest, ASnapshotAnswerOfAnotherSnapshotRevisionOrReleaseIsRefus
        }),
        "page out of order"},
       {"current metadata of another resource", range, edit<Response>([](Response& r) {
-         ++std::get<SnapshotRange>(r.result).current.resource;
+         ++std::get<SnapshotRange>(r.result).current.resource.value;
        }),
        "current metadata of another resource"},
       {"a release that was not asked", range, edit<Response>([](Response& r) {

@@ -98,13 +98,13 @@ TEST_F(BlockTest, ATurnPublishesEachBlockWithItsSourceChecksumAndOwner) {
   EXPECT_EQ(got.length, a.size());
   EXPECT_EQ(got.sha256, sha256_of(a));
   EXPECT_EQ(got.pid, kPid);
-  EXPECT_EQ(got.publisher, 1u);
+  EXPECT_EQ(got.publisher, PrincipalId{1});
   EXPECT_EQ(got.state, BlockState::kPublished);
   EXPECT_EQ(got.published_at, r.position);
   EXPECT_FALSE(got.retired_revision || got.retired_at || got.deleted_at);
   EXPECT_EQ(info("b").length, 10u);
   EXPECT_EQ(query_refused(*admin_, BlockRead{doc_, key("c")}).reason, Reason::kUnknownBlock);
-  EXPECT_EQ(query_refused(*admin_, BlockRead{doc_ + 1, key("a")}).reason, Reason::kUnknownResource);
+  EXPECT_EQ(query_refused(*admin_, BlockRead{ResourceId{doc_.value + 1}, key("a")}).reason, Reason::kUnknownResource);
 
   // A view captured before the block's source revision does not read it.
   Turn viewing{kPid, generation_, std::nullopt, std::nullopt, std::nullopt, {}, {}, {{doc_}}, {}, std::nullopt};
@@ -182,7 +182,7 @@ TEST_F(BlockTest, ASourceQualifiedReadIsAnsweredOnlyByTheBlockItNames) {
 // is not enough to retire or delete it; pid_admin at the owner is needed too.
 TEST_F(BlockTest, OnlyAnAdministratorOfTheOwningProcessRetiresOrDeletesItsBlock) {
   publish({{"a", pattern(10, 5)}});
-  const Id other_admin = principal(2, 2, PidScope{8}, kPidAdmin);  // administers another process...
+  const Id other_admin = principal(2, 2, PidScope{Pid{8}}, kPidAdmin);  // administers another process...
   grant(other_admin, ResourceScope{doc_}, kWrite | kInspect);      // ... and writes the shared resource
   principal(3, 3, PidScope{kPid}, kPidAdmin | kInspect);  // administers the owner, cannot write the resource
   Client two(options(2, 2)), three(options(3, 3));
@@ -192,7 +192,7 @@ TEST_F(BlockTest, OnlyAnAdministratorOfTheOwningProcessRetiresOrDeletesItsBlock)
   EXPECT_EQ(refused(two.submit(DeleteBlock{doc_, key("a")})).reason, Reason::kNotBlockOwner);
   EXPECT_EQ(refused(three.submit(RetireBlock{doc_, key("a")})).reason, Reason::kNotPermitted);
   EXPECT_EQ(refused(two.submit(RetireBlock{doc_, key("none")})).reason, Reason::kUnknownBlock);
-  EXPECT_EQ(refused(two.submit(RetireBlock{doc_ + 1, key("a")})).reason, Reason::kUnknownResource);
+  EXPECT_EQ(refused(two.submit(RetireBlock{ResourceId{doc_.value + 1}, key("a")})).reason, Reason::kUnknownResource);
   EXPECT_EQ(info("a").state, BlockState::kPublished);  // each refusal changed nothing
   grant(other_admin, PidScope{kPid}, kPidAdmin);
   const auto changed = ok<BlockChanged>(two.submit(RetireBlock{doc_, key("a")}));
@@ -236,8 +236,8 @@ TEST_F(BlockTest, DeletionWaitsForRetirementAndForEveryLiveViewThatReadsTheBlock
   EXPECT_EQ(refused(admin_->submit(DeleteBlock{doc_, key("a")})).reason, Reason::kBlockViewed);
   // A view captured after the retirement cannot read it, so it holds nothing back.
   process(doc_, 8);
-  const Id generation8 = ok<ProcessChanged>(admin_->submit(Own{8, 1})).generation;
-  accept(*admin_, Turn{8, generation8, std::nullopt, std::nullopt, std::nullopt, {}, {}, {{doc_}}, {}, std::nullopt});
+  const Id generation8 = ok<ProcessChanged>(admin_->submit(Own{Pid{8}, 1})).generation;
+  accept(*admin_, Turn{Pid{8}, generation8, std::nullopt, std::nullopt, std::nullopt, {}, {}, {{doc_}}, {}, std::nullopt});
   // Once the viewing process is retired, no read reaches the block.
   accept(*admin_, Terminate{kPid, generation_});
   EXPECT_FALSE(admin_->query(through(view, "a")).ok());
@@ -250,7 +250,7 @@ TEST_F(BlockTest, DeletionWaitsForRetirementAndForEveryLiveViewThatReadsTheBlock
   EXPECT_EQ(read_refused("a"), Reason::kBlockDeleted);
   EXPECT_EQ(refused(admin_->submit(DeleteBlock{doc_, key("a")})).reason, Reason::kBlockDeleted);
   EXPECT_EQ(refused(admin_->submit(RetireBlock{doc_, key("a")})).reason, Reason::kBlockDeleted);
-  Turn again{8, generation8, std::nullopt, doc_, std::nullopt, {}, {{{key("a"), a.size(), sha256_of(a)}}}, {}, {},
+  Turn again{Pid{8}, generation8, std::nullopt, doc_, std::nullopt, {}, {{{key("a"), a.size(), sha256_of(a)}}}, {}, {},
              std::nullopt};
   EXPECT_EQ(refused(admin_->submit(again, {a})).reason, Reason::kBlockExists);
 }

@@ -27,26 +27,26 @@ TEST_F(BudgetTest, TheConfiguredBudgetsAreReportedAndEnforced) {
   EXPECT_EQ(caps->lifetime_owner_budget, 3u);
 
   // Required resources: two declared are admitted, three are refused at create and at spawn.
-  const auto over = refused(admin_->submit(CreateProcess{7, names({"a", "b", "c"}), false}));
+  const auto over = refused(admin_->submit(CreateProcess{Pid{7}, names({"a", "b", "c"}), false}));
   EXPECT_EQ(over.reason, Reason::kDependencyBudget);
   EXPECT_EQ(over.code, RejectionCode::kInvalidProposal);
   EXPECT_NE(over.message.value.find("budget of 2"), std::string::npos) << over.message.value;
-  const Id a = resource("a"), b = resource("b");
-  accept(*admin_, CreateProcess{7, names({"a", "b"}), false});
-  accept(*admin_, Associate{7, {"a"}, a});
-  accept(*admin_, Associate{7, {"b"}, b});
-  accept(*admin_, Initialize{7, 0});
-  const Id generation = ok<ProcessChanged>(admin_->submit(Own{7, 1})).generation;  // spawn is its executor's
-  EXPECT_EQ(refused(admin_->submit(Spawn{7, generation, 8, names({"a", "b", "c"}), false})).reason, Reason::kDependencyBudget);
+  const ResourceId a = resource("a"), b = resource("b");
+  accept(*admin_, CreateProcess{Pid{7}, names({"a", "b"}), false});
+  accept(*admin_, Associate{Pid{7}, {"a"}, a});
+  accept(*admin_, Associate{Pid{7}, {"b"}, b});
+  accept(*admin_, Initialize{Pid{7}, 0});
+  const Id generation = ok<ProcessChanged>(admin_->submit(Own{Pid{7}, 1})).generation;  // spawn is its executor's
+  EXPECT_EQ(refused(admin_->submit(Spawn{Pid{7}, generation, Pid{8}, names({"a", "b", "c"}), false})).reason, Reason::kDependencyBudget);
 
   // Lifetime owner: three resources owned by process 7, the fourth refused, across a restart too.
   for (int i = 0; i < 3; ++i) resource(numbered("owned", i), 7);
-  EXPECT_EQ(refused(admin_->submit(CreateResource{{"owned3"}, 7})).reason, Reason::kDependencyBudget);
+  EXPECT_EQ(refused(admin_->submit(CreateResource{{"owned3"}, Pid{7}})).reason, Reason::kDependencyBudget);
   accept(*admin_, CreateResource{{"free"}, std::nullopt});  // a realm resource has no lifetime owner
   admin_.reset();
   restart();
   admin_ = std::make_unique<Client>(root());
-  EXPECT_EQ(refused(admin_->submit(CreateResource{{"owned3"}, 7})).reason, Reason::kDependencyBudget);
+  EXPECT_EQ(refused(admin_->submit(CreateResource{{"owned3"}, Pid{7}})).reason, Reason::kDependencyBudget);
 }
 
 // Without configuration: the contract's four required names, 64 owned resources.

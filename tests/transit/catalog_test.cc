@@ -50,9 +50,9 @@ class CatalogTest : public StateTest {
 };
 
 TEST_F(CatalogTest, EachDecisionAddsAProcessVersionAndEveryEarlierPositionStillReadsAsItWas) {
-  const Id created = accept(*admin_, CreateProcess{9, {}}).position;
-  const Id initialized = accept(*admin_, Initialize{9, 0}).position;
-  const Id owned = accept(*admin_, Own{9, 1}).position;
+  const Id created = accept(*admin_, CreateProcess{Pid{9}, {}}).position;
+  const Id initialized = accept(*admin_, Initialize{Pid{9}, 0}).position;
+  const Id owned = accept(*admin_, Own{Pid{9}, 1}).position;
   EXPECT_EQ(process_info(*admin_, 9).generation, 2u);
   admin_.reset();
   node_.reset();
@@ -60,7 +60,7 @@ TEST_F(CatalogTest, EachDecisionAddsAProcessVersionAndEveryEarlierPositionStillR
   EXPECT_EQ(testing::table_keys(*db, node::layout::kProcesses).size(), 3u);  // one per decision, none overwritten
   node::Catalog catalog(*db, nullptr, nullptr);
   const auto read = [&](Id at) {  // a version that decodes, or none
-    auto r = catalog.process(9, at);
+    auto r = catalog.process(Pid{9}, at);
     EXPECT_TRUE(r.ok());
     return r.ok() ? *r : std::nullopt;
   };
@@ -75,18 +75,18 @@ TEST_F(CatalogTest, EachDecisionAddsAProcessVersionAndEveryEarlierPositionStillR
   EXPECT_EQ(at_initialized->generation, 1u);
   EXPECT_FALSE(at_initialized->owner);
   EXPECT_EQ(at_owned->generation, 2u);
-  EXPECT_EQ(at_owned->owner, std::optional<Id>(1));
+  EXPECT_EQ(at_owned->owner, std::optional<PrincipalId>(PrincipalId{1}));
   EXPECT_EQ(read(owned + 100), at_owned);  // nothing decided since
   // A listing as of a position shows each process as that position left it.
   std::vector<node::ProcessRecord> then;
-  catalog.processes(0, initialized, [&](const node::ProcessRecord& r) {
+  catalog.processes(Pid{0}, initialized, [&](const node::ProcessRecord& r) {
     then.push_back(r);
     return true;
   });
   ASSERT_EQ(then.size(), 1u);
   EXPECT_EQ(then[0], *at_initialized);
   then.clear();
-  catalog.processes(0, created - 1, [&](const node::ProcessRecord& r) {
+  catalog.processes(Pid{0}, created - 1, [&](const node::ProcessRecord& r) {
     then.push_back(r);
     return true;
   });
@@ -94,35 +94,35 @@ TEST_F(CatalogTest, EachDecisionAddsAProcessVersionAndEveryEarlierPositionStillR
 }
 
 TEST_F(CatalogTest, WithTwoRecordsResidentEveryDecisionAndReadSeesEveryStoredProcessAndARestartLoadsNone) {
-  const Id doc = resource("doc");
-  for (Id pid = 10; pid < 22; ++pid) process(doc, pid);  // initialized: generation 1
-  for (Id pid = 10; pid < 22; pid += 3) EXPECT_EQ(ok<ProcessChanged>(admin_->submit(Own{pid, 1})).generation, 2u);
-  const auto expected_generation = [](Id pid) -> Id { return (pid - 10) % 3 == 0 ? 2 : 1; };
-  for (Id pid = 10; pid < 22; ++pid) {
+  const ResourceId doc = resource("doc");
+  for (Pid pid{10}; pid < Pid{22}; pid = Pid{pid.value + 1}) process(doc, pid);  // initialized: generation 1
+  for (Pid pid{10}; pid < Pid{22}; pid = Pid{pid.value + 3}) EXPECT_EQ(ok<ProcessChanged>(admin_->submit(Own{pid, 1})).generation, 2u);
+  const auto expected_generation = [](Pid pid) -> Id { return (pid.value - 10) % 3 == 0 ? 2 : 1; };
+  for (Pid pid{10}; pid < Pid{22}; pid = Pid{pid.value + 1}) {
     const auto info = process_info(*admin_, pid);
-    EXPECT_EQ(info.generation, expected_generation(pid)) << pid;
-    EXPECT_EQ(info.state, expected_generation(pid) == 2 ? ProcessState::kOwned : ProcessState::kIdle) << pid;
+    EXPECT_EQ(info.generation, expected_generation(pid)) << pid.value;
+    EXPECT_EQ(info.state, expected_generation(pid) == 2 ? ProcessState::kOwned : ProcessState::kIdle) << pid.value;
   }
   // A PID is never allocated twice, whether its record is in memory or not.
-  for (Id pid : {Id{10}, Id{15}, Id{21}})
-    EXPECT_EQ(refused(admin_->submit(CreateProcess{pid, {}})).reason, Reason::kSubjectTaken) << pid;
+  for (Pid pid : {Pid{10}, Pid{15}, Pid{21}})
+    EXPECT_EQ(refused(admin_->submit(CreateProcess{pid, {}})).reason, Reason::kSubjectTaken) << pid.value;
   // The listing pages through every process in PID order, read from disk.
   const auto before = listed();
   ASSERT_EQ(before.size(), 12u);
   for (std::size_t i = 0; i < before.size(); ++i) {
-    EXPECT_EQ(before[i].pid, 10 + i);
+    EXPECT_EQ(before[i].pid, Pid{10 + i});
     EXPECT_EQ(before[i].generation, expected_generation(before[i].pid));
   }
   // A turn of a process long out of memory goes on from its stored record.
-  auto turn = ok<TurnPublished>(admin_->submit(Turn{10, 2, std::nullopt, doc, std::nullopt, {{{key("a"), value("b")}}},
+  auto turn = ok<TurnPublished>(admin_->submit(Turn{Pid{10}, 2, std::nullopt, doc, std::nullopt, {{{key("a"), value("b")}}},
                                                     {}, {}, {}, std::nullopt}));
-  EXPECT_EQ(turn.pid, 10u);
+  EXPECT_EQ(turn.pid, Pid{10});
   const auto after_turn = listed();
   admin_.reset();
   restart();
   admin_ = std::make_unique<Client>(root());
   EXPECT_TRUE(listed() == after_turn);
-  EXPECT_EQ(ok<ProcessChanged>(admin_->submit(Own{11, 1})).generation, 2u);
+  EXPECT_EQ(ok<ProcessChanged>(admin_->submit(Own{Pid{11}, 1})).generation, 2u);
 }
 
 // Decision 170: outputs, effects and payloads are read from disk through a
@@ -134,7 +134,7 @@ void expect_indexes_agree_with_records(rocksdb::DB& db) {
   using namespace node::layout;
   node::Catalog catalog(db, nullptr, nullptr);
   std::set<std::string> expected, stored;
-  std::map<std::pair<Id, Id>, Id> heads;  // route -> its oldest pending output
+  std::map<std::pair<Pid, Pid>, Id> heads;  // route -> its oldest pending output
   catalog.records(kOutputs, 0, ~Id{0}, [&](Id id, std::string_view text) {
     auto o = from_json<node::OutputRecord>(text, 4096);
     EXPECT_TRUE(o.ok()) << id;
@@ -203,18 +203,18 @@ class StoredRecordsTest : public CatalogTest {
   /// outputs on routes 9->10 and 9->11 and an effect each; two payloads of 9.
   void work() {
     doc_ = resource("doc");
-    for (Id pid : {Id{9}, Id{10}, Id{11}}) process(doc_, pid);
-    accept(*admin_, Own{9, 1});
+    for (Pid pid : {Pid{9}, Pid{10}, Pid{11}}) process(doc_, pid);
+    accept(*admin_, Own{Pid{9}, 1});
     for (int i = 0; i < 2; ++i) {
-      Turn t{9, 2, std::nullopt, std::nullopt, std::nullopt, {}, {}, {}, {}, std::nullopt};
-      for (Id d : {Id{10}, Id{11}, Id{10}}) t.outputs.items.push_back(OutputProposal{d, InputValue{{1, 2}}});
-      t.effect = EffectIntent{1, clock_.now_ms() + 3'600'000, {}, 1};
+      Turn t{Pid{9}, 2, std::nullopt, std::nullopt, std::nullopt, {}, {}, {}, {}, std::nullopt};
+      for (Pid d : {Pid{10}, Pid{11}, Pid{10}}) t.outputs.items.push_back(OutputProposal{d, InputValue{{1, 2}}});
+      t.effect = EffectIntent{PrincipalId{1}, clock_.now_ms() + 3'600'000, {}, 1};
       const auto published = ok<TurnPublished>(admin_->submit(t));
       for (Id o : published.outputs.items) outputs_.push_back(o);
       effects_.push_back(*published.effect);
     }
     for (int i = 0; i < 2; ++i)
-      payloads_.push_back(ok<PayloadChanged>(admin_->submit(DeclarePayload{Id{9}, 3, Digest{}, false})).payload);
+      payloads_.push_back(ok<PayloadChanged>(admin_->submit(DeclarePayload{Pid{9}, 3, Digest{}, false})).payload);
   }
   /// Every page of a listing, one line of items each.
   template <typename Page, typename Q> std::string pages(Q query) {
@@ -235,7 +235,7 @@ class StoredRecordsTest : public CatalogTest {
     all(ListRoutes{}, RoutePage{});
     all(ListEffects{std::nullopt, EffectFilter::kAll, std::nullopt}, EffectPage{});
     all(ListEffects{std::nullopt, EffectFilter::kUnresolved, std::nullopt}, EffectPage{});
-    all(ListEffects{Id{9}, EffectFilter::kAll, std::nullopt}, EffectPage{});
+    all(ListEffects{Pid{9}, EffectFilter::kAll, std::nullopt}, EffectPage{});
     for (Id e : effects_) out += to_json(answer<EffectInfo>(*admin_, EffectRead{e})) + "\n";
     for (Id y : payloads_) out += to_json(answer<PayloadInfo>(*admin_, PayloadRead{y})) + "\n";
     return out;
@@ -263,7 +263,7 @@ class StoredRecordsTest : public CatalogTest {
     if (authority.ok()) loaded.authority.emplace(std::move(*authority));
     return loaded;
   }
-  Id doc_ = 0;
+  ResourceId doc_{};
   std::vector<Id> outputs_, effects_, payloads_;
 };
 
@@ -324,8 +324,8 @@ TEST_F(StoredRecordsTest, EveryRouteHeadFollowsEachDeliveryAndAnEmptiedRouteTake
   accept(*admin_, Deliver{outputs_[2]});
   accept(*admin_, Deliver{outputs_[4]});  // 9->11 is empty
   EXPECT_EQ(heads(), (Heads{{outputs_[3], 2}}));
-  Turn t{9, 2, std::nullopt, std::nullopt, std::nullopt, {}, {}, {}, {}, std::nullopt};
-  for (Id d : {Id{11}, Id{11}}) t.outputs.items.push_back(OutputProposal{d, InputValue{{3}}});
+  Turn t{Pid{9}, 2, std::nullopt, std::nullopt, std::nullopt, {}, {}, {}, {}, std::nullopt};
+  for (Pid d : {Pid{11}, Pid{11}}) t.outputs.items.push_back(OutputProposal{d, InputValue{{3}}});
   const auto published = ok<TurnPublished>(admin_->submit(t));
   ASSERT_EQ(published.outputs.items.size(), 2u);
   EXPECT_EQ(heads(), (Heads{{outputs_[3], 2}, {published.outputs.items[0], 2}}));
@@ -349,27 +349,27 @@ TEST_F(StoredRecordsTest, EveryRouteHeadFollowsEachDeliveryAndAnEmptiedRouteTake
 // gate reads the stored route, effect and payload indexes.
 TEST_F(StoredRecordsTest, CollectionAndItsGatesReadTheStoredIndexes) {
   doc_ = resource("doc");
-  accept(*admin_, CreateProcess{9, {{{"doc"}}}, true});
-  accept(*admin_, Associate{9, {"doc"}, doc_});
-  accept(*admin_, Initialize{9, 0});
+  accept(*admin_, CreateProcess{Pid{9}, {{{"doc"}}}, true});
+  accept(*admin_, Associate{Pid{9}, {"doc"}, doc_});
+  accept(*admin_, Initialize{Pid{9}, 0});
   process(doc_, 10);
-  accept(*admin_, Own{9, 1});
-  Turn t{9, 2, std::nullopt, std::nullopt, std::nullopt, {}, {}, {}, {}, std::nullopt};
-  t.outputs.items.push_back(OutputProposal{10, InputValue{{1}}});
-  t.effect = EffectIntent{1, clock_.now_ms() + 3'600'000, {}, 1};
+  accept(*admin_, Own{Pid{9}, 1});
+  Turn t{Pid{9}, 2, std::nullopt, std::nullopt, std::nullopt, {}, {}, {}, {}, std::nullopt};
+  t.outputs.items.push_back(OutputProposal{Pid{10}, InputValue{{1}}});
+  t.effect = EffectIntent{PrincipalId{1}, clock_.now_ms() + 3'600'000, {}, 1};
   const auto published = ok<TurnPublished>(admin_->submit(t));
-  accept(*admin_, Terminate{9, 2});
+  accept(*admin_, Terminate{Pid{9}, 2});
   restart();
   admin_ = std::make_unique<Client>(root());
-  EXPECT_EQ(refused(admin_->submit(Collect{9, CollectKind::kProcess, std::nullopt})).reason, Reason::kOutputPending);
+  EXPECT_EQ(refused(admin_->submit(Collect{Pid{9}, CollectKind::kProcess, std::nullopt})).reason, Reason::kOutputPending);
   accept(*admin_, CancelOutput{published.outputs.items[0]});
-  EXPECT_EQ(refused(admin_->submit(Collect{9, CollectKind::kProcess, std::nullopt})).reason, Reason::kEffectUnresolved);
+  EXPECT_EQ(refused(admin_->submit(Collect{Pid{9}, CollectKind::kProcess, std::nullopt})).reason, Reason::kEffectUnresolved);
   accept(*admin_, CancelEffect{*published.effect});
   restart();
   admin_ = std::make_unique<Client>(root());
-  const auto collected = ok<Collected>(admin_->submit(Collect{9, CollectKind::kProcess, std::nullopt}));
+  const auto collected = ok<Collected>(admin_->submit(Collect{Pid{9}, CollectKind::kProcess, std::nullopt}));
   EXPECT_TRUE(collected.complete);
-  EXPECT_EQ(refused(admin_->submit(Collect{9, CollectKind::kOutput, published.outputs.items[0]})).reason,
+  EXPECT_EQ(refused(admin_->submit(Collect{Pid{9}, CollectKind::kOutput, published.outputs.items[0]})).reason,
             Reason::kAlreadyCollected);
   admin_.reset();
   node_.reset();
@@ -395,9 +395,9 @@ class FailedSyncRecordsTest : public StoredRecordsTest {
 
 TEST_F(FailedSyncRecordsTest, AFailedSyncMidDecisionLeavesIndexesAndRecordsAgreeing) {
   work();
-  Turn t{9, 2, std::nullopt, std::nullopt, std::nullopt, {}, {}, {}, {}, std::nullopt};
-  t.outputs.items.push_back(OutputProposal{11, InputValue{{7}}});
-  t.effect = EffectIntent{1, clock_.now_ms() + 3'600'000, {}, 1};
+  Turn t{Pid{9}, 2, std::nullopt, std::nullopt, std::nullopt, {}, {}, {}, {}, std::nullopt};
+  t.outputs.items.push_back(OutputProposal{Pid{11}, InputValue{{7}}});
+  t.effect = EffectIntent{PrincipalId{1}, clock_.now_ms() + 3'600'000, {}, 1};
   const Id sequence = admin_->identity()->sequence + 1;
   const SignedRequest turn = sign(admin_->build(t, sequence), testing::seed_of(0));
   const SignedRequest deliver = sign(admin_->build(Deliver{outputs_[0]}, sequence + 1), testing::seed_of(0));
@@ -431,46 +431,47 @@ TEST_F(FailedSyncRecordsTest, AFailedSyncMidDecisionLeavesIndexesAndRecordsAgree
 // and resource, views by PID and resource - are stored rows.
 class StoredCatalogTest : public StoredRecordsTest {
  protected:
-  static constexpr Id kWorker = 20;
+  static constexpr PrincipalId kWorker{20};
   /// Processes 9 and 10 associated with "doc"; "lent", whose lifetime 9
   /// owns, associated with 10 and required by 12 (which requires "doc" too);
   /// 9 owned and its turn viewing "doc"; process 11 bound to worker 20.
   void catalog_work() {
     doc_ = resource("doc");
-    for (Id pid : {Id{9}, Id{10}}) process(doc_, pid);
-    lent_ = resource("lent", Id{9});
-    accept(*admin_, Associate{10, {"lent"}, lent_});
-    accept(*admin_, CreateProcess{12, {{{"doc"}, {"lent"}}}});
-    accept(*admin_, Associate{12, {"doc"}, doc_});
-    accept(*admin_, Associate{12, {"lent"}, lent_});
-    accept(*admin_, Initialize{12, 0});
-    accept(*admin_, Own{9, 1});
-    Turn t{9, 2, std::nullopt, doc_, std::nullopt, {{{key("a"), value("b")}}}, {}, {}, {}, std::nullopt};
+    for (Pid pid : {Pid{9}, Pid{10}}) process(doc_, pid);
+    lent_ = resource("lent", Pid{9});
+    accept(*admin_, Associate{Pid{10}, {"lent"}, lent_});
+    accept(*admin_, CreateProcess{Pid{12}, {{{"doc"}, {"lent"}}}});
+    accept(*admin_, Associate{Pid{12}, {"doc"}, doc_});
+    accept(*admin_, Associate{Pid{12}, {"lent"}, lent_});
+    accept(*admin_, Initialize{Pid{12}, 0});
+    accept(*admin_, Own{Pid{9}, 1});
+    Turn t{Pid{9}, 2, std::nullopt, doc_, std::nullopt, {{{key("a"), value("b")}}}, {}, {}, {}, std::nullopt};
     t.views.items.push_back(doc_);
     view_ = ok<TurnPublished>(admin_->submit(t)).views.items.at(0);
-    accept(*admin_, Turn{9, 2, std::nullopt, doc_, std::nullopt, {{{key("a"), value("c")}}}, {}, {}, {}, std::nullopt});
-    accept(*admin_, CreateProcess{11, {}});
-    principal(kWorker, 120, RealmScope{}, kInspect | kExecute, Id{11});
+    accept(*admin_, Turn{Pid{9}, 2, std::nullopt, doc_, std::nullopt, {{{key("a"), value("c")}}}, {}, {}, {}, std::nullopt});
+    accept(*admin_, CreateProcess{Pid{11}, {}});
+    principal(kWorker, 120, RealmScope{}, kInspect | kExecute, Pid{11});
     Digest artifact{};
     artifact.fill(0xa1);
-    ok<RuntimeChanged>(admin_->submit(RuntimeIntent{11, 1, 3, Name{"host-a"}, kWorker, artifact, artifact}));
+    ok<RuntimeChanged>(admin_->submit(RuntimeIntent{Pid{11}, 1, 3, Name{"host-a"}, kWorker, artifact, artifact}));
   }
   /// Every answer served from these records and indexes, in one string.
   std::string catalog_answers() {
     std::string out;
     const auto all = [&](auto query, auto page_type) { out += pages<decltype(page_type)>(query); };
     all(ListResources{}, ResourcePage{});
-    for (Id pid : {Id{9}, Id{10}, Id{12}}) all(ListAssociations{pid, std::nullopt}, AssociationPage{});
+    for (Pid pid : {Pid{9}, Pid{10}, Pid{12}}) all(ListAssociations{pid, std::nullopt}, AssociationPage{});
     all(ListEnded{}, EndedPage{});
-    for (Id pid : {Id{9}, Id{10}, Id{12}})
+    for (Pid pid : {Pid{9}, Pid{10}, Pid{12}})
       for (const char* name : {"doc", "lent"}) out += to_json(answer<LookupResult>(*admin_, AssociationLookup{pid, {name}})) + "\n";
-    for (Id r : {doc_, lent_}) out += to_json(answer<ResourceAccess>(*admin_, ReadAccess{r})) + "\n";
+    for (ResourceId r : {doc_, lent_}) out += to_json(answer<ResourceAccess>(*admin_, ReadAccess{r})) + "\n";
     const auto through_view = answer<EntryPage>(*admin_, ListEntries{ViewBasis{view_}, std::nullopt, std::nullopt});
     out += to_json(through_view.items) + " at " + std::to_string(through_view.revision) + "\n";
-    out += to_json(answer<RuntimeInfo>(*admin_, RuntimeQuery{11})) + "\n";
+    out += to_json(answer<RuntimeInfo>(*admin_, RuntimeQuery{Pid{11}})) + "\n";
     return out;
   }
-  Id lent_ = 0, view_ = 0;
+  ResourceId lent_{};
+  Id view_ = 0;
 };
 
 TEST_F(StoredCatalogTest, ARestartLoadsNoViewAssociationResourceOrBindingAndEachIsReadFromDiskAsItWas) {
@@ -487,27 +488,27 @@ TEST_F(StoredCatalogTest, ARestartLoadsNoViewAssociationResourceOrBindingAndEach
   EXPECT_EQ(journal->records_read(), 0u);
   const auto* view = authority->view(view_);
   ASSERT_TRUE(view);
-  EXPECT_EQ(*view, (node::ViewRecord{view_, 9, doc_, 2}));
+  EXPECT_EQ(*view, (node::ViewRecord{view_, Pid{9}, doc_, 2}));
   EXPECT_EQ(journal->records_read(), 1u);
   ASSERT_TRUE(authority->view(view_));
   EXPECT_EQ(journal->records_read(), 1u);  // resident now
   const auto* lent = authority->resource(lent_);
   ASSERT_TRUE(lent);
   EXPECT_EQ(lent->info.name.value, "lent");
-  EXPECT_EQ(lent->info.owner, std::optional<Id>(9));
+  EXPECT_EQ(lent->info.owner, std::optional<Pid>(Pid{9}));
   EXPECT_EQ(authority->resource(doc_)->info.revision, 3u);
   EXPECT_EQ(journal->records_read(), 3u);
-  const auto* association = authority->association(10, 3);  // 10's "lent": the third association
+  const auto* association = authority->association(Pid{10}, 3);  // 10's "lent": the third association
   ASSERT_TRUE(association);
-  EXPECT_EQ(*association, (Association{10, {"lent"}, lent_, 3}));
-  const auto* binding = authority->runtime(11);
+  EXPECT_EQ(*association, (Association{Pid{10}, {"lent"}, lent_, 3}));
+  const auto* binding = authority->runtime(Pid{11});
   ASSERT_TRUE(binding);
   EXPECT_EQ(binding->info.worker, kWorker);
   EXPECT_EQ(binding->info.operation, 1u);
   EXPECT_EQ(journal->records_read(), 5u);
   EXPECT_FALSE(authority->view(view_ + 100));
-  EXPECT_FALSE(authority->runtime(9));
-  EXPECT_FALSE(authority->association(10, 100));
+  EXPECT_FALSE(authority->runtime(Pid{9}));
+  EXPECT_FALSE(authority->association(Pid{10}, 100));
 }
 
 // The rules that walk the stored indexes, each after a restart: a name is
@@ -521,12 +522,12 @@ TEST_F(StoredCatalogTest, TheRulesThatWalkTheStoredIndexesAnswerAlikeAfterAResta
   admin_ = std::make_unique<Client>(root());
   for (const char* name : {"doc", "lent"})
     EXPECT_EQ(refused(admin_->submit(CreateResource{{name}, std::nullopt})).reason, Reason::kNameTaken) << name;
-  EXPECT_EQ(refused(admin_->submit(Associate{10, {"lent"}, doc_})).reason, Reason::kAssociationExists);
-  const Id other = resource("other");
+  EXPECT_EQ(refused(admin_->submit(Associate{Pid{10}, {"lent"}, doc_})).reason, Reason::kAssociationExists);
+  const ResourceId other = resource("other");
   EXPECT_EQ(refused(admin_->submit(CreateResource{{"other"}, std::nullopt})).reason, Reason::kNameTaken);
-  EXPECT_EQ(ok<ProcessChanged>(admin_->submit(Own{12, 1})).generation, 2u);
-  accept(*admin_, Turn{12, 2, std::nullopt, lent_, std::nullopt, {{{key("x"), value("y")}}}, {}, {}, {}, std::nullopt});
-  EXPECT_EQ(refused(admin_->submit(Turn{12, 2, std::nullopt, other, std::nullopt, {{{key("x"), value("y")}}}, {}, {}, {},
+  EXPECT_EQ(ok<ProcessChanged>(admin_->submit(Own{Pid{12}, 1})).generation, 2u);
+  accept(*admin_, Turn{Pid{12}, 2, std::nullopt, lent_, std::nullopt, {{{key("x"), value("y")}}}, {}, {}, {}, std::nullopt});
+  EXPECT_EQ(refused(admin_->submit(Turn{Pid{12}, 2, std::nullopt, other, std::nullopt, {{{key("x"), value("y")}}}, {}, {}, {},
                                         std::nullopt}))
                 .reason,
             Reason::kNotAssociated);
@@ -536,13 +537,13 @@ TEST_F(StoredCatalogTest, TheRulesThatWalkTheStoredIndexesAnswerAlikeAfterAResta
   EXPECT_EQ(quiescent.reason, Reason::kNotQuiescent);
   EXPECT_NE(quiescent.message.value.find("process 12"), std::string::npos) << quiescent.message.value;
   EXPECT_TRUE(answer<EndedPage>(*admin_, ListEnded{}).items.items.empty());
-  accept(*admin_, Terminate{9, 2});
+  accept(*admin_, Terminate{Pid{9}, 2});
   restart();
   admin_ = std::make_unique<Client>(root());
   const auto ended = answer<EndedPage>(*admin_, ListEnded{}).items.items;
-  std::vector<Id> pids;
+  std::vector<Pid> pids;
   for (const auto& e : ended) pids.push_back(e.pid);
-  EXPECT_EQ(pids, (std::vector<Id>{12}));  // 10 is associated with "lent" but does not require it
+  EXPECT_EQ(pids, (std::vector<Pid>{Pid{12}}));  // 10 is associated with "lent" but does not require it
   if (!ended.empty()) {
     EXPECT_EQ(ended[0].ending, Ending::kDependencyEnded);
   }
@@ -560,25 +561,25 @@ TEST_F(StoredCatalogTest, TheTurnsAssociationLookupsFollowEachNewAssociation) {
   catalog_work();
   restart();
   admin_ = std::make_unique<Client>(root());
-  const Id other = resource("other");
-  EXPECT_EQ(ok<ProcessChanged>(admin_->submit(Own{12, 1})).generation, 2u);
-  const Turn write_other{12, 2, std::nullopt, other, std::nullopt, {{{key("x"), value("y")}}}, {}, {}, {}, std::nullopt};
+  const ResourceId other = resource("other");
+  EXPECT_EQ(ok<ProcessChanged>(admin_->submit(Own{Pid{12}, 1})).generation, 2u);
+  const Turn write_other{Pid{12}, 2, std::nullopt, other, std::nullopt, {{{key("x"), value("y")}}}, {}, {}, {}, std::nullopt};
   EXPECT_EQ(refused(admin_->submit(write_other)).reason, Reason::kNotAssociated);  // (other, 12): none, remembered
   EXPECT_EQ(refused(admin_->submit(write_other)).reason, Reason::kNotAssociated);
-  accept(*admin_, Associate{12, {"o"}, other});  // (12, "o"): none, remembered, then listed
+  accept(*admin_, Associate{Pid{12}, {"o"}, other});  // (12, "o"): none, remembered, then listed
   accept(*admin_, write_other);
-  EXPECT_EQ(refused(admin_->submit(Associate{12, {"o"}, doc_})).reason, Reason::kAssociationExists);
+  EXPECT_EQ(refused(admin_->submit(Associate{Pid{12}, {"o"}, doc_})).reason, Reason::kAssociationExists);
   restart();
   admin_ = std::make_unique<Client>(root());
   accept(*admin_, write_other);
-  EXPECT_EQ(refused(admin_->submit(Associate{12, {"o"}, doc_})).reason, Reason::kAssociationExists);
+  EXPECT_EQ(refused(admin_->submit(Associate{Pid{12}, {"o"}, doc_})).reason, Reason::kAssociationExists);
 }
 
 TEST_F(StoredCatalogTest, ACorruptStoredAssociationOrResourceFailsClosedAtTheRead) {
   doc_ = resource("doc");
   process(doc_, 9);
   process(doc_, 10);
-  const Id other = resource("other");
+  const ResourceId other = resource("other");
   admin_.reset();
   node_.reset();
   {
@@ -593,14 +594,14 @@ TEST_F(StoredCatalogTest, ACorruptStoredAssociationOrResourceFailsClosedAtTheRea
   }
   start(genesis_);
   // A fresh client per request: an uncertain one keeps its signed bytes to resend first.
-  expect_corrupt(root().query(AssociationLookup{9, {"doc"}}), "lookup", "association 1");
-  expect_corrupt(root().query(ListAssociations{9, std::nullopt}), "listing", "association 1");
-  expect_corrupt(root().submit(Associate{9, {"doc"}, doc_}), "associate over it", "association 1");
-  expect_corrupt(root().query(ReadAccess{other}), "resource read", "resource " + std::to_string(other));
-  expect_corrupt(root().query(ListResources{}), "resource listing", "resource " + std::to_string(other));
-  expect_corrupt(root().submit(RetireResource{other}), "retire", "resource " + std::to_string(other));
+  expect_corrupt(root().query(AssociationLookup{Pid{9}, {"doc"}}), "lookup", "association 1");
+  expect_corrupt(root().query(ListAssociations{Pid{9}, std::nullopt}), "listing", "association 1");
+  expect_corrupt(root().submit(Associate{Pid{9}, {"doc"}, doc_}), "associate over it", "association 1");
+  expect_corrupt(root().query(ReadAccess{other}), "resource read", "resource " + std::to_string(other.value));
+  expect_corrupt(root().query(ListResources{}), "resource listing", "resource " + std::to_string(other.value));
+  expect_corrupt(root().submit(RetireResource{other}), "retire", "resource " + std::to_string(other.value));
   admin_ = std::make_unique<Client>(root());
-  EXPECT_EQ(answer<LookupResult>(*admin_, AssociationLookup{10, {"doc"}}).association->resource, doc_);
+  EXPECT_EQ(answer<LookupResult>(*admin_, AssociationLookup{Pid{10}, {"doc"}}).association->resource, doc_);
   EXPECT_EQ(answer<ResourceAccess>(*admin_, ReadAccess{doc_}).resource.name.value, "doc");
   EXPECT_EQ(refused(admin_->submit(CreateResource{{"other"}, std::nullopt})).reason, Reason::kNameTaken);
   resource("third");
@@ -612,7 +613,7 @@ TEST_F(StoredCatalogTest, ACorruptStoredAssociationOrResourceFailsClosedAtTheRea
 TEST_F(FailedSyncRecordsTest, AFailedSyncLeavesResourceAssociationAndViewRowsAgreeingWithTheirRecords) {
   doc_ = resource("doc");
   process(doc_, 9);
-  accept(*admin_, Own{9, 1});
+  accept(*admin_, Own{Pid{9}, 1});
   const auto fail_then_resend = [&](Command op) -> Receipt {
     const SignedRequest signed_op =
         sign(admin_->build(std::move(op), admin_->identity()->sequence + 1), testing::seed_of(0));
@@ -626,16 +627,16 @@ TEST_F(FailedSyncRecordsTest, AFailedSyncLeavesResourceAssociationAndViewRowsAgr
     EXPECT_TRUE(again.ok()) << again.error().message;
     return again.ok() ? *again : Receipt{};
   };
-  const Id lent = std::get<ResourceCreated>(fail_then_resend(CreateResource{{"lent"}, Id{9}}).outcome).resource;
-  fail_then_resend(Associate{9, {"lent"}, lent});
-  Turn t{9, 2, std::nullopt, lent, std::nullopt, {{{key("a"), value("b")}}}, {}, {}, {}, std::nullopt};
+  const ResourceId lent = std::get<ResourceCreated>(fail_then_resend(CreateResource{{"lent"}, Pid{9}}).outcome).resource;
+  fail_then_resend(Associate{Pid{9}, {"lent"}, lent});
+  Turn t{Pid{9}, 2, std::nullopt, lent, std::nullopt, {{{key("a"), value("b")}}}, {}, {}, {}, std::nullopt};
   t.views.items.push_back(doc_);
   const auto turn = fail_then_resend(t);
   ASSERT_TRUE(std::holds_alternative<TurnPublished>(turn.outcome));
   const Id view = std::get<TurnPublished>(turn.outcome).views.items.at(0);
   EXPECT_EQ(refused(admin_->submit(CreateResource{{"lent"}, std::nullopt})).reason, Reason::kNameTaken);
-  EXPECT_EQ(answer<LookupResult>(*admin_, AssociationLookup{9, {"lent"}}).association->resource, lent);
-  EXPECT_EQ(answer<AssociationPage>(*admin_, ListAssociations{9, std::nullopt}).items.items.size(), 2u);
+  EXPECT_EQ(answer<LookupResult>(*admin_, AssociationLookup{Pid{9}, {"lent"}}).association->resource, lent);
+  EXPECT_EQ(answer<AssociationPage>(*admin_, ListAssociations{Pid{9}, std::nullopt}).items.items.size(), 2u);
   EXPECT_EQ(answer<EntryPage>(*admin_, ListEntries{ViewBasis{view}, std::nullopt, std::nullopt}).revision, 1u);
   stop_and_check_rows();
   auto db = testing::open_store(dir_);
@@ -648,9 +649,9 @@ TEST_F(FailedSyncRecordsTest, AFailedSyncLeavesResourceAssociationAndViewRowsAgr
 // command and read that needs it, never an absent process: before, the PID
 // read as never allocated, and create took it a second time.
 TEST_F(CatalogTest, ACorruptStoredProcessVersionFailsClosedAndIsNeverReadAsAbsent) {
-  accept(*admin_, CreateProcess{9, {}});
-  accept(*admin_, Initialize{9, 0});
-  accept(*admin_, CreateProcess{10, {}});
+  accept(*admin_, CreateProcess{Pid{9}, {}});
+  accept(*admin_, Initialize{Pid{9}, 0});
+  accept(*admin_, CreateProcess{Pid{10}, {}});
   admin_.reset();
   node_.reset();
   {
@@ -658,24 +659,24 @@ TEST_F(CatalogTest, ACorruptStoredProcessVersionFailsClosedAndIsNeverReadAsAbsen
     ASSERT_TRUE(db);
     // The newest version of 9 sorts first under its PID (~position).
     const std::string at = testing::table_keys(*db, node::layout::kProcesses).front();
-    ASSERT_EQ(node::layout::parse_process(at).first, 9u);
+    ASSERT_EQ(node::layout::parse_process(at).first, Pid{9});
     corrupt(*db, at);
   }
   start(genesis_);
   // A fresh client per request: an uncertain one keeps its signed bytes to resend first.
-  expect_corrupt(root().query(ProcessRead{9}), "process read");
-  expect_corrupt(root().submit(CreateProcess{9, {}}), "create over the corrupt PID");
-  expect_corrupt(root().submit(Own{9, 1}), "own");
+  expect_corrupt(root().query(ProcessRead{Pid{9}}), "process read");
+  expect_corrupt(root().submit(CreateProcess{Pid{9}, {}}), "create over the corrupt PID");
+  expect_corrupt(root().submit(Own{Pid{9}, 1}), "own");
   expect_corrupt(root().query(ListProcesses{std::nullopt}), "the process listing");
   // Only what needs the record: the node decides and answers the rest.
   admin_ = std::make_unique<Client>(root());
-  EXPECT_EQ(process_info(*admin_, 10).pid, 10u);
-  accept(*admin_, CreateProcess{11, {}});
-  EXPECT_EQ(refused(admin_->submit(CreateProcess{10, {}})).reason, Reason::kSubjectTaken);
+  EXPECT_EQ(process_info(*admin_, 10).pid, Pid{10});
+  accept(*admin_, CreateProcess{Pid{11}, {}});
+  EXPECT_EQ(refused(admin_->submit(CreateProcess{Pid{10}, {}})).reason, Reason::kSubjectTaken);
 }
 
 TEST_F(CatalogTest, AJournalOfAnotherStorageFormatIsRefusedAsItOpens) {
-  accept(*admin_, CreateProcess{9, {}});
+  accept(*admin_, CreateProcess{Pid{9}, {}});
   admin_.reset();
   node_.reset();
   const auto open_error = [&] {
@@ -701,13 +702,13 @@ TEST_F(CatalogTest, AJournalOfAnotherStorageFormatIsRefusedAsItOpens) {
 // The registry (layout::kTables) lists every table once: a realm that has
 // used processes, entries, inputs and blocks stores no key outside it.
 TEST_F(CatalogTest, EveryStoredKeyBelongsToATableOfTheRegistry) {
-  const Id doc = resource("doc");
+  const ResourceId doc = resource("doc");
   process(doc, 9);
-  accept(*admin_, Own{9, 1});
-  accept(*admin_, Send{9, InputValue{{1, 2, 3}}});
-  accept(*admin_, Turn{9, 2, std::nullopt, doc, std::nullopt, {{{key("a"), value("b")}}}, {}, {}, {}, std::nullopt});
+  accept(*admin_, Own{Pid{9}, 1});
+  accept(*admin_, Send{Pid{9}, InputValue{{1, 2, 3}}});
+  accept(*admin_, Turn{Pid{9}, 2, std::nullopt, doc, std::nullopt, {{{key("a"), value("b")}}}, {}, {}, {}, std::nullopt});
   // A compaction: its ledger record, and the relocator's marker once the leaf is rewritten (decisions 144-145).
-  accept(*admin_, StorageCompact{0, PrincipalLeaf{1}});
+  accept(*admin_, StorageCompact{0, PrincipalLeaf{PrincipalId{1}}});
   const auto until = std::chrono::steady_clock::now() + std::chrono::seconds(60);
   while (node_->sequencer().stats().relocated_through < 1 && std::chrono::steady_clock::now() < until)
     std::this_thread::sleep_for(std::chrono::milliseconds(5));
@@ -768,20 +769,20 @@ class VersionsTest : public CatalogTest {
 };
 
 TEST_F(VersionsTest, LaterDecisionsThatChangeAndRemoveRecordsLeaveEveryEarlierPositionAsItWas) {
-  const Id doc = resource("doc");
+  const ResourceId doc = resource("doc");
   process(doc, 9);
-  accept(*admin_, CreateProcess{10, {}});
-  accept(*admin_, Initialize{10, 0});
+  accept(*admin_, CreateProcess{Pid{10}, {}});
+  accept(*admin_, Initialize{Pid{10}, 0});
   const Id role = principal(2, 2, RealmScope{}, kInspect);
   const Id extra = grant(role, RealmScope{}, kRead);
-  const Id generation = ok<ProcessChanged>(admin_->submit(Own{9, 1})).generation;
-  accept(*admin_, Send{9, InputValue{{1, 2, 3}}});
-  Turn t{9, generation, std::nullopt, doc, std::nullopt, {{{key("a"), value("b")}}}, {}, {}, {}, std::nullopt};
+  const Id generation = ok<ProcessChanged>(admin_->submit(Own{Pid{9}, 1})).generation;
+  accept(*admin_, Send{Pid{9}, InputValue{{1, 2, 3}}});
+  Turn t{Pid{9}, generation, std::nullopt, doc, std::nullopt, {{{key("a"), value("b")}}}, {}, {}, {}, std::nullopt};
   t.views.items.push_back(doc);
-  t.outputs.items.push_back(OutputProposal{10, InputValue{{4}}});
+  t.outputs.items.push_back(OutputProposal{Pid{10}, InputValue{{4}}});
   accept(*admin_, t);
-  Turn with_effect{9, generation, std::nullopt, std::nullopt, std::nullopt, {}, {}, {}, {}, std::nullopt};
-  with_effect.effect = EffectIntent{1, clock_.now_ms() + 60'000, {}, 2};
+  Turn with_effect{Pid{9}, generation, std::nullopt, std::nullopt, std::nullopt, {}, {}, {}, {}, std::nullopt};
+  with_effect.effect = EffectIntent{PrincipalId{1}, clock_.now_ms() + 60'000, {}, 2};
   const Id first = accept(*admin_, with_effect).position;
   stop();
   const auto before = state_at(first);
@@ -796,7 +797,7 @@ TEST_F(VersionsTest, LaterDecisionsThatChangeAndRemoveRecordsLeaveEveryEarlierPo
 
   start_again();
   accept(*admin_, RevokeGrant{extra, std::nullopt});
-  accept(*admin_, RevokePrincipal{2, std::nullopt});
+  accept(*admin_, RevokePrincipal{PrincipalId{2}, std::nullopt});
   accept(*admin_, Deliver{1});
   const Id last = accept(*admin_, AttemptEffect{1}).position;
   stop();
@@ -818,7 +819,7 @@ TEST_F(VersionsTest, LaterDecisionsThatChangeAndRemoveRecordsLeaveEveryEarlierPo
     EXPECT_FALSE(catalog.record_at<node::GrantRecord>(removed_grant, last)->has_value());
   }
   start_again();
-  EXPECT_FALSE(admin_->decision(2, RealmScope{}, Permissions{kInspect})->allowed);  // revoked, as the newest version says
+  EXPECT_FALSE(admin_->decision(PrincipalId{2}, RealmScope{}, Permissions{kInspect})->allowed);  // revoked, as the newest version says
   EXPECT_EQ(answer<EffectInfo>(*admin_, EffectRead{1}).phase, EffectPhase::kAttempted);
 }
 
@@ -829,9 +830,9 @@ TEST_F(VersionsTest, LaterDecisionsThatChangeAndRemoveRecordsLeaveEveryEarlierPo
 // before decision 175, are read when needed and fail at the read instead:
 // StoredCatalogTest.ACorruptStoredAssociationOrResourceFailsClosedAtTheRead.)
 TEST_F(VersionsTest, ACorruptStoredVersionFailsClosed) {
-  const Id doc = resource("doc");
+  const ResourceId doc = resource("doc");
   process(doc, 9);
-  const Id at = accept(*admin_, Own{9, 1}).position;
+  const Id at = accept(*admin_, Own{Pid{9}, 1}).position;
   stop();
   const auto open_error = [&] {
     node::NodeConfig config;
@@ -896,13 +897,13 @@ TEST_F(VersionsTest, AJournalOfTheProcessVersionsFormatIsRefused) {
 // ago, down to the bound; those read since stay (before, every record went).
 class CountingSource final : public node::RecordSource {
  public:
-  Result<std::optional<node::ProcessRecord>, node::CorruptRecord> process(Id pid, Id) const override {
+  Result<std::optional<node::ProcessRecord>, node::CorruptRecord> process(Pid pid, Id) const override {
     ++reads;
     node::ProcessRecord r;
     r.pid = pid;
     return std::optional<node::ProcessRecord>{r};
   }
-  std::optional<node::CorruptRecord> processes(Id, Id, const std::function<bool(const node::ProcessRecord&)>&) const override {
+  std::optional<node::CorruptRecord> processes(Pid, Id, const std::function<bool(const node::ProcessRecord&)>&) const override {
     return std::nullopt;
   }
   std::optional<std::string> record(const std::string&, Id) const override { return std::nullopt; }
@@ -913,11 +914,11 @@ class CountingSource final : public node::RecordSource {
 
 class NoCatalog final : public node::CatalogReader {
  public:
-  std::optional<Entry> entry(Id, const EntryKey&, Id) const override { return std::nullopt; }
-  Scan entries(Id, Id, const std::optional<EntryKey>&, std::size_t, std::size_t) const override { return {}; }
-  std::optional<Input> input(Id, Id) const override { return std::nullopt; }
-  std::optional<std::pair<Id, node::Bytes>> block(Id, const EntryKey&) const override { return std::nullopt; }
-  std::optional<BlockInfo> block_record(Id, const EntryKey&) const override { return std::nullopt; }
+  std::optional<Entry> entry(ResourceId, const EntryKey&, Id) const override { return std::nullopt; }
+  Scan entries(ResourceId, Id, const std::optional<EntryKey>&, std::size_t, std::size_t) const override { return {}; }
+  std::optional<Input> input(Pid, Id) const override { return std::nullopt; }
+  std::optional<std::pair<Id, node::Bytes>> block(ResourceId, const EntryKey&) const override { return std::nullopt; }
+  std::optional<BlockInfo> block_record(ResourceId, const EntryKey&) const override { return std::nullopt; }
   bool stores(const StorageLeaf&) const override { return false; }
   std::optional<node::JournalEntry> committed_entry(Id) const override { return std::nullopt; }
 };
@@ -929,21 +930,21 @@ TEST(ResidentProcesses, OverTheBoundTheLeastRecentlyUsedAreEvictedAndTheRestStay
   authority.read_records_from(&source);
   authority.limit_resident(3);
   const auto query_starts = [&] {  // where the bound is applied
-    ASSERT_TRUE(authority.answer(Query{Version{}, Definition{}, {"dev"}, 1, CapabilitiesQuery{}}, 0, catalog).ok());
+    ASSERT_TRUE(authority.answer(Query{Version{}, Definition{}, {"dev"}, PrincipalId{1}, CapabilitiesQuery{}}, 0, catalog).ok());
   };
-  for (Id pid = 1; pid <= 4; ++pid) ASSERT_TRUE(authority.process(pid));
-  ASSERT_TRUE(authority.process(1));  // 1 read again: 2 is now the least recently used
+  for (Pid pid{1}; pid <= Pid{4}; pid = Pid{pid.value + 1}) ASSERT_TRUE(authority.process(pid));
+  ASSERT_TRUE(authority.process(Pid{1}));  // 1 read again: 2 is now the least recently used
   EXPECT_EQ(source.reads, 4);
   query_starts();                     // four resident, three allowed: 2 goes
-  for (Id pid : {Id{1}, Id{3}, Id{4}}) ASSERT_TRUE(authority.process(pid));
+  for (Pid pid : {Pid{1}, Pid{3}, Pid{4}}) ASSERT_TRUE(authority.process(pid));
   EXPECT_EQ(source.reads, 4);  // still resident
-  ASSERT_TRUE(authority.process(2));
+  ASSERT_TRUE(authority.process(Pid{2}));
   EXPECT_EQ(source.reads, 5);  // read again from the source
   query_starts();              // 1, 3, 4, 2 by recency: 1 goes
-  ASSERT_TRUE(authority.process(2));
-  ASSERT_TRUE(authority.process(4));
+  ASSERT_TRUE(authority.process(Pid{2}));
+  ASSERT_TRUE(authority.process(Pid{4}));
   EXPECT_EQ(source.reads, 5);
-  ASSERT_TRUE(authority.process(1));
+  ASSERT_TRUE(authority.process(Pid{1}));
   EXPECT_EQ(source.reads, 6);
 }
 

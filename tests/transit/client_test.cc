@@ -33,7 +33,7 @@ class ScriptedPeer {
     ClientOptions o;
     o.port = server_->port();
     o.realm = "dev";
-    o.principal = 1;
+    o.principal = PrincipalId{1};
     o.seed = testing::seed_of(0);
     o.max_attempts = 1;
     return o;
@@ -65,7 +65,7 @@ class ScriptedPeer {
           c.supported.items.push_back({std::string(name)});
       result = c;
     } else if (std::holds_alternative<IdentityQuery>(op)) {
-      result = Identity{1, Permissions{kAllPermissions}, std::nullopt, 1, 0};
+      result = Identity{PrincipalId{1}, Permissions{kAllPermissions}, std::nullopt, 1, 0};
     } else {
       result = answer(op);
     }
@@ -78,7 +78,7 @@ class ScriptedPeer {
   std::vector<std::string> received_;
 };
 
-ResourceInfo active(Id resource, Id revision) { return ResourceInfo{resource, {"doc"}, std::nullopt, revision, false}; }
+ResourceInfo active(auto resource, Id revision) { return ResourceInfo{testing::id<ResourceId>(resource), {"doc"}, std::nullopt, revision, false}; }
 
 EntryKey key(const std::string& s) { return EntryKey{{s.begin(), s.end()}}; }
 
@@ -88,13 +88,13 @@ TEST(TransitClient, AnOperationThePeerDoesNotListIsRefusedBeforeItIsSent) {
   peer.answer = [](const QueryOp&) { return QueryResult{ResourceAccess{active(1, 1)}}; };
   Client client(peer.options());
 
-  auto access = client.query(ReadAccess{1});
+  auto access = client.query(ReadAccess{ResourceId{1}});
   ASSERT_FALSE(access.ok());
   EXPECT_EQ(access.error().kind, ClientError::Kind::kUnsupported);
   EXPECT_NE(access.error().message.find("resource_read_access"), std::string::npos) << access.error().message;
 
   client.set_next_sequence(1);
-  auto retire = client.submit(RetireResource{1});
+  auto retire = client.submit(RetireResource{ResourceId{1}});
   ASSERT_FALSE(retire.ok());
   EXPECT_EQ(retire.error().kind, ClientError::Kind::kUnsupported);
   EXPECT_FALSE(client.pending());  // nothing was signed to be resent
@@ -111,7 +111,7 @@ TEST(TransitClient, SnapshotsAreSentOnlyToAPeerThatListsTheirCapabilities) {
   ScriptedPeer peer({capability::kLeasedSnapshots, capability::kSnapshotRead});
   Client client(peer.options());
   const SnapshotToken token{std::vector<std::uint8_t>(kSnapshotTokenBytes, 1)};
-  auto opened = client.open_snapshot(1, std::nullopt, 1'000);
+  auto opened = client.open_snapshot(ResourceId{1}, std::nullopt, 1'000);
   ASSERT_FALSE(opened.ok());
   EXPECT_EQ(opened.error().kind, ClientError::Kind::kUnsupported);
   EXPECT_NE(opened.error().message.find("leased_snapshots"), std::string::npos) << opened.error().message;
@@ -127,21 +127,21 @@ TEST(TransitClient, CollectIsSentOnlyToAPeerThatListsCollection) {
   crypto::init();
   ScriptedPeer peer({capability::kCollection});
   Client client(peer.options());
-  auto r = client.submit(Collect{7, CollectKind::kProcess, std::nullopt});
+  auto r = client.submit(Collect{Pid{7}, CollectKind::kProcess, std::nullopt});
   ASSERT_FALSE(r.ok());
   EXPECT_EQ(r.error().kind, ClientError::Kind::kUnsupported);
   EXPECT_NE(r.error().message.find("collection"), std::string::npos) << r.error().message;
   EXPECT_EQ(peer.received(), (std::vector<std::string>{"capabilities"}));
   // The record is named exactly when the kind is not process: refused before signing.
-  EXPECT_EQ(client.submit(Collect{7, CollectKind::kOutput, std::nullopt}).error().kind, ClientError::Kind::kInvalid);
-  EXPECT_EQ(client.submit(Collect{7, CollectKind::kProcess, Id{7}}).error().kind, ClientError::Kind::kInvalid);
+  EXPECT_EQ(client.submit(Collect{Pid{7}, CollectKind::kOutput, std::nullopt}).error().kind, ClientError::Kind::kInvalid);
+  EXPECT_EQ(client.submit(Collect{Pid{7}, CollectKind::kProcess, Id{7}}).error().kind, ClientError::Kind::kInvalid);
 }
 
 TEST(TransitClient, PayloadsAreSentOnlyToAPeerThatListsTheCapabilityAndTheirRecordsMustFitTheirState) {
   crypto::init();
   ScriptedPeer peer({capability::kPayloads});
   Client client(peer.options());
-  auto declared = client.submit(DeclarePayload{7, 10, Digest{}, false});
+  auto declared = client.submit(DeclarePayload{Pid{7}, 10, Digest{}, false});
   ASSERT_FALSE(declared.ok());
   EXPECT_EQ(declared.error().kind, ClientError::Kind::kUnsupported);
   EXPECT_NE(declared.error().message.find("payloads"), std::string::npos) << declared.error().message;
@@ -156,7 +156,7 @@ TEST(TransitClient, PayloadsAreSentOnlyToAPeerThatListsTheCapabilityAndTheirReco
 
   // A record whose state and step positions disagree is refused.
   ScriptedPeer full({});
-  PayloadInfo answer{1, 7, 1, 10, Digest{}, false, PayloadState::kReady, 2, std::nullopt, std::nullopt, std::nullopt};
+  PayloadInfo answer{1, Pid{7}, PrincipalId{1}, 10, Digest{}, false, PayloadState::kReady, 2, std::nullopt, std::nullopt, std::nullopt};
   full.answer = [&](const QueryOp&) { return QueryResult{answer}; };
   Client checked(full.options());
   EXPECT_EQ(checked.payload(1).error().kind, ClientError::Kind::kMalformed);  // ready without ready_at
@@ -176,11 +176,11 @@ TEST(TransitClient, SegmentsAndTheCollectableListingGoOnlyToAPeerThatListsTheirC
   crypto::init();
   ScriptedPeer peer({capability::kSegmentedResults, capability::kCollection});
   Client client(peer.options());
-  auto segment = client.segment(CurrentBasis{1, 2});
+  auto segment = client.segment(CurrentBasis{ResourceId{1}, 2});
   ASSERT_FALSE(segment.ok());
   EXPECT_EQ(segment.error().kind, ClientError::Kind::kUnsupported);
   EXPECT_NE(segment.error().message.find("segmented_results"), std::string::npos) << segment.error().message;
-  EXPECT_EQ(client.read_result(CurrentBasis{1, 2}, [](const Entry&) { return true; }).error().kind,
+  EXPECT_EQ(client.read_result(CurrentBasis{ResourceId{1}, 2}, [](const Entry&) { return true; }).error().kind,
             ClientError::Kind::kUnsupported);
   EXPECT_EQ(client.query(ListCollectable{std::nullopt}).error().kind, ClientError::Kind::kUnsupported);
   EXPECT_EQ(peer.received(), (std::vector<std::string>{"capabilities"}));
@@ -194,35 +194,35 @@ TEST(TransitClient, BlocksAreSentOnlyToAPeerThatListsTheCapabilityAndWhatIsReadM
   ScriptedPeer peer({capability::kBlocks});
   Client client(peer.options());
   const EntryKey name{{'a'}};
-  auto retired = client.submit(RetireBlock{1, name});
+  auto retired = client.submit(RetireBlock{ResourceId{1}, name});
   ASSERT_FALSE(retired.ok());
   EXPECT_EQ(retired.error().kind, ClientError::Kind::kUnsupported);
   EXPECT_NE(retired.error().message.find("blocks"), std::string::npos) << retired.error().message;
-  EXPECT_EQ(client.submit(DeleteBlock{1, name}).error().kind, ClientError::Kind::kUnsupported);
-  EXPECT_EQ(client.query(BlockRead{1, name}).error().kind, ClientError::Kind::kUnsupported);
-  EXPECT_EQ(client.query(ReadBlock{CurrentBasis{1, 2}, name, std::nullopt}).error().kind, ClientError::Kind::kUnsupported);
+  EXPECT_EQ(client.submit(DeleteBlock{ResourceId{1}, name}).error().kind, ClientError::Kind::kUnsupported);
+  EXPECT_EQ(client.query(BlockRead{ResourceId{1}, name}).error().kind, ClientError::Kind::kUnsupported);
+  EXPECT_EQ(client.query(ReadBlock{CurrentBasis{ResourceId{1}, 2}, name, std::nullopt}).error().kind, ClientError::Kind::kUnsupported);
   EXPECT_EQ(peer.received(), (std::vector<std::string>{"capabilities"}));
 
   ScriptedPeer full({});
-  BlockInfo record{1, name, 2, 10, Digest{}, 7, 1, BlockState::kRetired, 3, std::nullopt, std::nullopt, std::nullopt};
+  BlockInfo record{ResourceId{1}, name, 2, 10, Digest{}, Pid{7}, PrincipalId{1}, BlockState::kRetired, 3, std::nullopt, std::nullopt, std::nullopt};
   full.answer = [&](const QueryOp&) { return QueryResult{record}; };
   Client checked(full.options());
-  EXPECT_EQ(checked.query(BlockRead{1, name}).error().kind, ClientError::Kind::kMalformed);  // retired without its steps
+  EXPECT_EQ(checked.query(BlockRead{ResourceId{1}, name}).error().kind, ClientError::Kind::kMalformed);  // retired without its steps
   record.retired_revision = 3;
   record.retired_at = 4;
-  EXPECT_TRUE(checked.query(BlockRead{1, name}).ok());
+  EXPECT_TRUE(checked.query(BlockRead{ResourceId{1}, name}).ok());
   record.retired_revision = 2;  // retired at its own source revision
-  EXPECT_EQ(checked.query(BlockRead{1, name}).error().kind, ClientError::Kind::kMalformed);
-  EXPECT_EQ(checked.query(BlockRead{2, name}).error().kind, ClientError::Kind::kMalformed);  // another block than asked
+  EXPECT_EQ(checked.query(BlockRead{ResourceId{1}, name}).error().kind, ClientError::Kind::kMalformed);
+  EXPECT_EQ(checked.query(BlockRead{ResourceId{2}, name}).error().kind, ClientError::Kind::kMalformed);  // another block than asked
 
   const std::vector<std::uint8_t> body{1, 2, 3};
-  Block block{1, 2, name, crypto::sha256(ByteView(body.data(), body.size())), {body}};
+  Block block{ResourceId{1}, 2, name, crypto::sha256(ByteView(body.data(), body.size())), {body}};
   full.answer = [&](const QueryOp&) { return QueryResult{block}; };
-  EXPECT_TRUE(checked.query(ReadBlock{CurrentBasis{1, 2}, name, std::nullopt}).ok());
-  EXPECT_EQ(checked.query(ReadBlock{CurrentBasis{1, 2}, name, BlockSource{2, Digest{}}}).error().kind,
+  EXPECT_TRUE(checked.query(ReadBlock{CurrentBasis{ResourceId{1}, 2}, name, std::nullopt}).ok());
+  EXPECT_EQ(checked.query(ReadBlock{CurrentBasis{ResourceId{1}, 2}, name, BlockSource{2, Digest{}}}).error().kind,
             ClientError::Kind::kMalformed);  // another source than asked
   block.body.value[0] ^= 1;
-  EXPECT_EQ(checked.query(ReadBlock{CurrentBasis{1, 2}, name, std::nullopt}).error().kind,
+  EXPECT_EQ(checked.query(ReadBlock{CurrentBasis{ResourceId{1}, 2}, name, std::nullopt}).error().kind,
             ClientError::Kind::kMalformed);  // a body that is not its SHA-256's
 }
 
@@ -238,27 +238,27 @@ TEST(TransitClient, LookupsAndReadsMustCarryActiveMetadataAndPossibleRevisions) 
     return !r.ok() && r.error().kind == ClientError::Kind::kMalformed;
   };
 
-  const AssociationLookup lookup{7, {"doc"}};
-  const Association good{7, {"doc"}, 3, 5};
-  EXPECT_FALSE(malformed(lookup, LookupResult{7, {"doc"}, good}));
-  EXPECT_FALSE(malformed(lookup, LookupResult{7, {"doc"}, std::nullopt}));
+  const AssociationLookup lookup{Pid{7}, {"doc"}};
+  const Association good{Pid{7}, {"doc"}, ResourceId{3}, 5};
+  EXPECT_FALSE(malformed(lookup, LookupResult{Pid{7}, {"doc"}, good}));
+  EXPECT_FALSE(malformed(lookup, LookupResult{Pid{7}, {"doc"}, std::nullopt}));
   auto later = good;
   later.revision = kPosition + 1;  // allocated after the position it was read at
-  EXPECT_TRUE(malformed(lookup, LookupResult{7, {"doc"}, later}));
+  EXPECT_TRUE(malformed(lookup, LookupResult{Pid{7}, {"doc"}, later}));
   auto no_resource = good;
-  no_resource.resource = 0;
-  EXPECT_TRUE(malformed(lookup, LookupResult{7, {"doc"}, no_resource}));
+  no_resource.resource = ResourceId{0};
+  EXPECT_TRUE(malformed(lookup, LookupResult{Pid{7}, {"doc"}, no_resource}));
   auto zero = good;
   zero.revision = 0;
-  EXPECT_TRUE(malformed(lookup, LookupResult{7, {"doc"}, zero}));
+  EXPECT_TRUE(malformed(lookup, LookupResult{Pid{7}, {"doc"}, zero}));
 
-  EXPECT_FALSE(malformed(ReadAccess{3}, ResourceAccess{active(3, 2)}));
+  EXPECT_FALSE(malformed(ReadAccess{ResourceId{3}}, ResourceAccess{active(3, 2)}));
   auto retired = active(3, 2);
   retired.retired = true;
-  EXPECT_TRUE(malformed(ReadAccess{3}, ResourceAccess{retired}));
-  EXPECT_TRUE(malformed(ReadAccess{3}, ResourceAccess{active(3, 0)}));
+  EXPECT_TRUE(malformed(ReadAccess{ResourceId{3}}, ResourceAccess{retired}));
+  EXPECT_TRUE(malformed(ReadAccess{ResourceId{3}}, ResourceAccess{active(3, 0)}));
 
-  ReadEntries read{3, std::nullopt, std::nullopt, {}};
+  ReadEntries read{ResourceId{3}, std::nullopt, std::nullopt, {}};
   read.keys.items[0] = key("k");
   EntryBatch batch{active(3, 2), 2, std::nullopt, {}};
   batch.entries.items[0] = Entry{key("k"), {}, 2};
@@ -284,35 +284,35 @@ TEST(TransitClient, RuntimeBindingAndStationAreRequiredOfThePeer) {
   crypto::init();
   ScriptedPeer peer({capability::kRuntimeBinding, capability::kStation});
   Client client(peer.options());
-  auto intent = client.submit(RuntimeIntent{7, 1, 1, Name{"host-a"}, 10, Digest{}, Digest{}});
+  auto intent = client.submit(RuntimeIntent{Pid{7}, 1, 1, Name{"host-a"}, PrincipalId{10}, Digest{}, Digest{}});
   ASSERT_FALSE(intent.ok());
   EXPECT_EQ(intent.error().kind, ClientError::Kind::kUnsupported);
   EXPECT_NE(intent.error().message.find("runtime_binding"), std::string::npos) << intent.error().message;
-  EXPECT_EQ(client.submit(RuntimeObserve{7, 1, 1, RuntimeStatus::kStarting, std::nullopt}).error().kind,
+  EXPECT_EQ(client.submit(RuntimeObserve{Pid{7}, 1, 1, RuntimeStatus::kStarting, std::nullopt}).error().kind,
             ClientError::Kind::kUnsupported);
-  EXPECT_EQ(client.submit(RuntimeUpgrade{7, 1, 2, 2, Digest{}, Digest{}}).error().kind, ClientError::Kind::kUnsupported);
-  EXPECT_EQ(client.submit(Activate{7, 1, 1, 1, PublicKey{}, PublicKey{}}).error().kind, ClientError::Kind::kUnsupported);
-  EXPECT_EQ(client.runtime(7).error().kind, ClientError::Kind::kUnsupported);
+  EXPECT_EQ(client.submit(RuntimeUpgrade{Pid{7}, 1, 2, 2, Digest{}, Digest{}}).error().kind, ClientError::Kind::kUnsupported);
+  EXPECT_EQ(client.submit(Activate{Pid{7}, 1, 1, 1, PublicKey{}, PublicKey{}}).error().kind, ClientError::Kind::kUnsupported);
+  EXPECT_EQ(client.runtime(Pid{7}).error().kind, ClientError::Kind::kUnsupported);
   EXPECT_EQ(client.require(capability::kStation).error().kind, ClientError::Kind::kUnsupported);
   EXPECT_EQ(peer.received(), (std::vector<std::string>{"capabilities"}));
 
   // A binding whose positions or fields do not fit is refused.
   ScriptedPeer full({});
   RuntimeInfo answer;
-  answer.pid = 7;
+  answer.pid = Pid{7};
   full.answer = [&](const QueryOp&) { return QueryResult{answer}; };
   Client checked(full.options());
-  EXPECT_TRUE(checked.runtime(7).ok());  // unbound
+  EXPECT_TRUE(checked.runtime(Pid{7}).ok());  // unbound
   EXPECT_TRUE(checked.require(capability::kStation).ok());
   answer.operation = 1;
-  EXPECT_EQ(checked.runtime(7).error().kind, ClientError::Kind::kMalformed);  // unbound with a binding's field
+  EXPECT_EQ(checked.runtime(Pid{7}).error().kind, ClientError::Kind::kMalformed);  // unbound with a binding's field
   answer.bound = true;
   answer.provider.value = "host-a";
   answer.operation_at = 1'000'000;
-  EXPECT_EQ(checked.runtime(7).error().kind, ClientError::Kind::kMalformed);  // after the response's position
+  EXPECT_EQ(checked.runtime(Pid{7}).error().kind, ClientError::Kind::kMalformed);  // after the response's position
   answer.operation_at = 1;
-  EXPECT_TRUE(checked.runtime(7).ok());
-  EXPECT_EQ(checked.runtime(8).error().kind, ClientError::Kind::kMalformed);  // another process
+  EXPECT_TRUE(checked.runtime(Pid{7}).ok());
+  EXPECT_EQ(checked.runtime(Pid{8}).error().kind, ClientError::Kind::kMalformed);  // another process
 }
 
 // Decisions 140-149: storage_fence, storage_compact, prepared_turn and the
@@ -326,8 +326,8 @@ TEST(TransitClient, StorageMaintenanceIsRequiredOfThePeerAndItsAnswerMustFit) {
   ASSERT_FALSE(fence.ok());
   EXPECT_EQ(fence.error().kind, ClientError::Kind::kUnsupported);
   EXPECT_NE(fence.error().message.find("storage_maintenance"), std::string::npos) << fence.error().message;
-  EXPECT_EQ(client.submit(StorageCompact{0, ProcessLeaf{7}}).error().kind, ClientError::Kind::kUnsupported);
-  Turn turn{7, 1, std::nullopt, 1, std::nullopt, {}, {}, {}, {}, std::nullopt};
+  EXPECT_EQ(client.submit(StorageCompact{0, ProcessLeaf{Pid{7}}}).error().kind, ClientError::Kind::kUnsupported);
+  Turn turn{Pid{7}, 1, std::nullopt, ResourceId{1}, std::nullopt, {}, {}, {}, {}, std::nullopt};
   EXPECT_EQ(client.submit(PreparedTurn{{0, 1}, turn}).error().kind, ClientError::Kind::kUnsupported);
   EXPECT_EQ(client.query(StorageQuery{}).error().kind, ClientError::Kind::kUnsupported);
   EXPECT_EQ(client.require(capability::kStorageMaintenance).error().kind, ClientError::Kind::kUnsupported);

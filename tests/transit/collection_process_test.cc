@@ -38,7 +38,7 @@ class CollectionProcessTest : public ProcessTest {
 };
 
 TEST_F(CollectionProcessTest, ASigkillAmidACollectionLosesNothingAndTheRestartGoesOnFromWhatWasCommitted) {
-  constexpr Id kPid = 7;
+  constexpr Pid kPid{7};
   constexpr int kInputs = 200;  // 25 commands of eight removals
   {
     Client c(options());
@@ -109,23 +109,23 @@ TEST_F(CollectionProcessTest, ASigkillAmidACollectionLosesNothingAndTheRestartGo
 // running, and process 9's resource is associated with it, so neither the
 // resource nor 9 itself may go. Its /metrics count the collection.
 TEST_F(CollectionProcessTest, TransitdMaintainCollectsWhatIsCollectableAndLeavesWhatIsBlocked) {
-  constexpr Id kMaintainer = 3;
+  constexpr PrincipalId kMaintainer{3};
   Client c(options());
-  accept(c, CreatePrincipal{kMaintainer, testing::key_of(testing::seed_of(kMaintainer)), RealmScope{},
+  accept(c, CreatePrincipal{kMaintainer, testing::key_of(testing::seed_of(static_cast<std::uint8_t>(kMaintainer.value))), RealmScope{},
                             Permissions{maintain::kRequiredPermissions}, std::nullopt, std::nullopt});
-  accept(c, CreateProcess{7, {}, true});
-  accept(c, Initialize{7, 0});
-  for (std::uint8_t i = 0; i < 3; ++i) accept(c, Send{7, InputValue{{i}}});
-  accept(c, Terminate{7, 1});
-  accept(c, CreateProcess{8, {}, true});
-  accept(c, Initialize{8, 0});
-  accept(c, CreateProcess{9, {}, true});
-  accept(c, Initialize{9, 0});
-  auto r = c.submit(CreateResource{{"lent"}, 9});
+  accept(c, CreateProcess{Pid{7}, {}, true});
+  accept(c, Initialize{Pid{7}, 0});
+  for (std::uint8_t i = 0; i < 3; ++i) accept(c, Send{Pid{7}, InputValue{{i}}});
+  accept(c, Terminate{Pid{7}, 1});
+  accept(c, CreateProcess{Pid{8}, {}, true});
+  accept(c, Initialize{Pid{8}, 0});
+  accept(c, CreateProcess{Pid{9}, {}, true});
+  accept(c, Initialize{Pid{9}, 0});
+  auto r = c.submit(CreateResource{{"lent"}, Pid{9}});
   ASSERT_TRUE(r.ok()) << r.error().message;
-  const Id lent = std::get<ResourceCreated>(r->outcome).resource;
-  accept(c, Associate{8, {"lent"}, lent});
-  accept(c, Terminate{9, 1});
+  const auto lent = std::get<ResourceCreated>(r->outcome).resource;
+  accept(c, Associate{Pid{8}, {"lent"}, lent});
+  accept(c, Terminate{Pid{9}, 1});
   // What the node lists collectable (a read: probing with collect would collect).
   const auto listed = [&] {
     std::vector<CollectableRecord> out;
@@ -134,22 +134,22 @@ TEST_F(CollectionProcessTest, TransitdMaintainCollectsWhatIsCollectableAndLeaves
     if (page.ok()) out = std::get<CollectablePage>(page->result).items.items;
     return out;
   };
-  EXPECT_EQ(listed(), (std::vector<CollectableRecord>{{7, CollectKind::kProcess, 7}}));  // not 8, not 9 or its resource
-  const auto refusal = [&](Id pid) {  // only once nothing is collectable: a refusal changes nothing
+  EXPECT_EQ(listed(), (std::vector<CollectableRecord>{{Pid{7}, CollectKind::kProcess, 7}}));  // not 8, not 9 or its resource
+  const auto refusal = [&](Pid pid) {  // only once nothing is collectable: a refusal changes nothing
     auto refused = c.submit(Collect{pid, CollectKind::kProcess, std::nullopt});
     return refused.ok() || !refused.error().rejection ? Reason::kSyntax : refused.error().rejection->reason;
   };
 
   cowboy::testing::ChildProcess maintainer({kBin + "/transitd", "--maintain", "--endpoint", "127.0.0.1:" + std::to_string(port_),
-                                            "--realm", "dev", "--principal", std::to_string(kMaintainer), "--key",
-                                            key_file("maintainer.key", kMaintainer), "--admin-listen", "127.0.0.1:0",
+                                            "--realm", "dev", "--principal", std::to_string(kMaintainer.value), "--key",
+                                            key_file("maintainer.key", static_cast<std::uint8_t>(kMaintainer.value)), "--admin-listen", "127.0.0.1:0",
                                             "--idle-ms", "2", "--collects-per-pass", "4", "--log-level", "warn"});
   auto ready = maintainer.wait_for_line("transit_maintain_ready", std::chrono::seconds(30));
   std::smatch admin;
   ASSERT_TRUE(ready && std::regex_search(*ready, admin, std::regex(R"(admin=127\.0\.0\.1:(\d+))")));
   ASSERT_TRUE(cowboy::testing::eventually([&] { return listed().empty(); }, std::chrono::seconds(30)))
       << "process 7 is still listed collectable";
-  EXPECT_EQ(refusal(7), Reason::kAlreadyCollected);  // by the maintainer: this client sent no collect
+  EXPECT_EQ(refusal(Pid{7}), Reason::kAlreadyCollected);  // by the maintainer: this client sent no collect
   const auto metrics = [&] {
     auto m = net::HttpConnection("127.0.0.1", static_cast<std::uint16_t>(std::stoi(admin[1]))).get("/metrics");
     return m.ok() ? m->body : std::string();
@@ -158,9 +158,9 @@ TEST_F(CollectionProcessTest, TransitdMaintainCollectsWhatIsCollectableAndLeaves
   ASSERT_TRUE(cowboy::testing::eventually(
       [&] { return metrics().find("\ntransit_maintain_collectable_processes 0\n") != std::string::npos; },
       std::chrono::seconds(30)));
-  EXPECT_EQ(refusal(8), Reason::kProcessLive);
-  EXPECT_EQ(refusal(9), Reason::kResourceNotRemoved);
-  auto resource_refused = c.submit(Collect{9, CollectKind::kResource, lent});
+  EXPECT_EQ(refusal(Pid{8}), Reason::kProcessLive);
+  EXPECT_EQ(refusal(Pid{9}), Reason::kResourceNotRemoved);
+  auto resource_refused = c.submit(Collect{Pid{9}, CollectKind::kResource, lent.value});
   ASSERT_FALSE(resource_refused.ok());
   ASSERT_TRUE(resource_refused.error().rejection);
   EXPECT_EQ(resource_refused.error().rejection->reason, Reason::kAssociationLive);

@@ -20,31 +20,36 @@ class CollectionTest : public StateTest {
     accept(*admin_, Initialize{kPid, 0});
     generation_ = ok<ProcessChanged>(admin_->submit(Own{kPid, 1})).generation;
   }
-  Turn turn(Id pid = kPid, std::optional<Id> generation = std::nullopt) {
-    return Turn{pid, generation.value_or(generation_), std::nullopt, std::nullopt, std::nullopt, {}, {}, {}, {},
+  template <typename P = Pid> Turn turn(P pid = kPid, std::optional<Id> generation = std::nullopt) {
+    return Turn{testing::id<Pid>(pid), generation.value_or(generation_), std::nullopt, std::nullopt, std::nullopt, {}, {}, {}, {},
                 std::nullopt};
   }
   TurnPublished publish(const Turn& t) { return ok<TurnPublished>(admin_->submit(t)); }
-  ClientResult<Receipt> collect(CollectKind kind, std::optional<Id> record, Id pid = kPid) {
-    return admin_->submit(Collect{pid, kind, record});
+  // A record is named by its number; a resource's may be given as its ResourceId.
+  static std::optional<Id> record_of(std::optional<Id> record) { return record; }
+  static std::optional<Id> record_of(ResourceId resource) { return resource.value; }
+  template <typename R, typename P = Pid> ClientResult<Receipt> collect(CollectKind kind, R record, P pid = kPid) {
+    return admin_->submit(Collect{testing::id<Pid>(pid), kind, record_of(record)});
   }
-  Collected collected(CollectKind kind, std::optional<Id> record, Id pid = kPid) {
+  template <typename R, typename P = Pid> Collected collected(CollectKind kind, R record, P pid = kPid) {
     return ok<Collected>(collect(kind, record, pid));
   }
-  Reason refusal(CollectKind kind, std::optional<Id> record, Id pid = kPid) {
+  template <typename R, typename P = Pid> Reason refusal(CollectKind kind, R record, P pid = kPid) {
     return refused(collect(kind, record, pid)).reason;
   }
-  void terminate(Id pid = kPid) {
+  template <typename P = Pid> void terminate(P pid_of = kPid) {
+    const Pid pid = testing::id<Pid>(pid_of);
     accept(*admin_, Terminate{pid, process_info(*admin_, pid).generation});
   }
   /// A process that allows collection, initialized and owned by the root: its generation.
-  Id running(Id pid, bool allow_collection = true) {
+  Id running(auto pid_of, bool allow_collection = true) {
+    const Pid pid = testing::id<Pid>(pid_of);
     accept(*admin_, CreateProcess{pid, {}, allow_collection});
     accept(*admin_, Initialize{pid, 0});
     return ok<ProcessChanged>(admin_->submit(Own{pid, 1})).generation;
   }
 
-  Id doc_ = 0;
+  ResourceId doc_{};
   Id generation_ = 0;
 };
 
@@ -56,7 +61,7 @@ TEST_F(CollectionTest, TheCapabilityIsReported) {
 }
 
 TEST_F(CollectionTest, OnlyAProcessAdmittedWithAllowCollectionIsCollected) {
-  accept(*admin_, CreateProcess{8, {}, false});
+  accept(*admin_, CreateProcess{Pid{8}, {}, false});
   terminate(8);
   EXPECT_EQ(refusal(CollectKind::kProcess, std::nullopt, 8), Reason::kCollectionNotAllowed);
   EXPECT_EQ(refusal(CollectKind::kOutput, Id{1}, 8), Reason::kCollectionNotAllowed);
@@ -68,7 +73,7 @@ TEST_F(CollectionTest, OnlyAProcessAdmittedWithAllowCollectionIsCollected) {
 TEST_F(CollectionTest, AnOutputIsCollectedOnlyOnceResolvedAndItsDeliveredInputStays) {
   running(9);
   Turn t = turn();
-  t.outputs.items = {{9, bytes("first")}, {9, bytes("second")}};
+  t.outputs.items = {{Pid{9}, bytes("first")}, {Pid{9}, bytes("second")}};
   const auto published = publish(t);
   const Id first = published.outputs.items[0], second = published.outputs.items[1];
   EXPECT_EQ(refusal(CollectKind::kOutput, first), Reason::kOutputPending);
@@ -91,7 +96,7 @@ TEST_F(CollectionTest, AnOutputIsCollectedOnlyOnceResolvedAndItsDeliveredInputSt
 
 TEST_F(CollectionTest, AnEffectIsCollectedOnlyOnceClosed) {
   Turn t = turn();
-  t.effect = EffectIntent{1, clock_.now_ms() + 60'000, {}, 1};
+  t.effect = EffectIntent{PrincipalId{1}, clock_.now_ms() + 60'000, {}, 1};
   const Id effect = publish(t).effect.value_or(0);
   ASSERT_NE(effect, 0u);
   EXPECT_EQ(refusal(CollectKind::kEffect, effect), Reason::kEffectUnresolved);
@@ -119,16 +124,16 @@ TEST_F(CollectionTest, APayloadIsCollectedOnlyWithConfirmedDeletion) {
 // a retired holder's retained view and a running consumer's association each
 // block; the owner's own view and retired consumers' associations go with it.
 TEST_F(CollectionTest, AResourceWaitsForRetirementViewsAndRunningConsumers) {
-  const Id r = resource("r", kPid);
+  const ResourceId r = resource("r", kPid);
   EXPECT_EQ(refusal(CollectKind::kResource, r), Reason::kResourceNotRetired);
   const Id viewer = 11, viewer_generation = running(viewer);
   EXPECT_EQ(refusal(CollectKind::kResource, r, viewer), Reason::kNotOfProcess);  // kPid owns its lifetime
-  accept(*admin_, Associate{viewer, {"r"}, r});
+  accept(*admin_, Associate{Pid{viewer}, {"r"}, r});
   Turn viewing = turn(viewer, viewer_generation);
   viewing.views.items = {r};
   publish(viewing);
-  accept(*admin_, CreateProcess{9, {}, false});
-  accept(*admin_, Associate{9, {"r"}, r});
+  accept(*admin_, CreateProcess{Pid{9}, {}, false});
+  accept(*admin_, Associate{Pid{9}, {"r"}, r});
   accept(*admin_, Associate{kPid, {"r"}, r});
   Turn own_view = turn();
   own_view.views.items = {r};
@@ -139,16 +144,16 @@ TEST_F(CollectionTest, AResourceWaitsForRetirementViewsAndRunningConsumers) {
   terminate(viewer);
   EXPECT_EQ(refusal(CollectKind::kResource, r), Reason::kVersionRetained);
   EXPECT_EQ(collected(CollectKind::kProcess, std::nullopt, viewer),
-            (Collected{viewer, CollectKind::kProcess, viewer, 2, true}));  // its view and its association
+            (Collected{Pid{viewer}, CollectKind::kProcess, viewer, 2, true}));  // its view and its association
   EXPECT_EQ(refusal(CollectKind::kResource, r), Reason::kAssociationLive);
   terminate(9);
   EXPECT_EQ(refusal(CollectKind::kResource, r), Reason::kAssociationLive);  // the owner's own, while it runs
   terminate();
   // kPid's view and association, 9's association.
-  EXPECT_EQ(collected(CollectKind::kResource, r), (Collected{kPid, CollectKind::kResource, r, 3, true}));
+  EXPECT_EQ(collected(CollectKind::kResource, r), (Collected{kPid, CollectKind::kResource, r.value, 3, true}));
   EXPECT_EQ(refusal(CollectKind::kResource, r), Reason::kAlreadyCollected);
   EXPECT_EQ(refused(admin_->submit(CreateResource{{"r"}, std::nullopt})).reason, Reason::kNameTaken);
-  EXPECT_TRUE(answer<AssociationPage>(*admin_, ListAssociations{9, std::nullopt}).items.items.empty());
+  EXPECT_TRUE(answer<AssociationPage>(*admin_, ListAssociations{Pid{9}, std::nullopt}).items.items.empty());
 }
 
 // A payload declared without allow_delete is kept forever, and so is its process.
@@ -166,7 +171,7 @@ TEST_F(CollectionTest, APayloadKeptForeverKeepsItsProcess) {
 // collected only once its provider is observed stopped, which is taken after
 // the retirement too.
 TEST_F(CollectionTest, ABoundProcessIsCollectedOnlyOnceItsProviderIsObservedStopped) {
-  constexpr Id kWorker = 10;
+  constexpr PrincipalId kWorker{10};
   principal(kWorker, 110, RealmScope{}, kInspect | kRead | kWrite | kSend | kExecute, kPid);
   Digest digest{};
   digest.fill(0xa1);
@@ -182,7 +187,7 @@ TEST_F(CollectionTest, ABoundProcessIsCollectedOnlyOnceItsProviderIsObservedStop
 }
 
 TEST_F(CollectionTest, AProcessIsCollectedEightRecordsACommandAndNothingIsReallocated) {
-  const Id r = resource("r", kPid);
+  const ResourceId r = resource("r", kPid);
   for (int i = 0; i < 10; ++i) accept(*admin_, Send{kPid, bytes(numbered("in", i))});
   for (int i = 0; i < 2; ++i) {
     Turn viewing = turn();
@@ -196,20 +201,21 @@ TEST_F(CollectionTest, AProcessIsCollectedEightRecordsACommandAndNothingIsReallo
   EXPECT_EQ(refusal(CollectKind::kProcess, std::nullopt), Reason::kProcessLive);
   terminate();
   EXPECT_EQ(refusal(CollectKind::kProcess, std::nullopt), Reason::kResourceNotRemoved);
-  EXPECT_EQ(collected(CollectKind::kResource, r), (Collected{kPid, CollectKind::kResource, r, 0, true}));
+  EXPECT_EQ(collected(CollectKind::kResource, r), (Collected{kPid, CollectKind::kResource, r.value, 0, true}));
 
   // 2 views + 1 association + 11 inputs + 1 output = 15: two commands, a restart between them.
-  EXPECT_EQ(collected(CollectKind::kProcess, std::nullopt), (Collected{kPid, CollectKind::kProcess, kPid, 8, false}));
+  EXPECT_EQ(collected(CollectKind::kProcess, std::nullopt), (Collected{kPid, CollectKind::kProcess, kPid.value, 8, false}));
   restart();
   admin_ = std::make_unique<Client>(root());
-  EXPECT_EQ(collected(CollectKind::kProcess, std::nullopt), (Collected{kPid, CollectKind::kProcess, kPid, 7, true}));
+  EXPECT_EQ(collected(CollectKind::kProcess, std::nullopt), (Collected{kPid, CollectKind::kProcess, kPid.value, 7, true}));
   EXPECT_EQ(refusal(CollectKind::kProcess, std::nullopt), Reason::kAlreadyCollected);
   EXPECT_EQ(refusal(CollectKind::kOutput, output), Reason::kAlreadyCollected);
 
   for (int round = 0; round < 2; ++round) {
     EXPECT_EQ(refused(admin_->submit(CreateProcess{kPid, {}, true})).reason, Reason::kSubjectTaken);
     EXPECT_EQ(refused(admin_->submit(CreateResource{{"r"}, std::nullopt})).reason, Reason::kNameTaken);
-    const Id parent = 20 + round, parent_generation = running(parent);
+    const Pid parent{static_cast<Id>(20 + round)};
+    const Id parent_generation = running(parent);
     EXPECT_EQ(refused(admin_->submit(Spawn{parent, parent_generation, kPid, {}, true})).reason, Reason::kSubjectTaken);
     // New records take new ids: the collected output's id is not handed out again.
     Turn next = turn(parent, parent_generation);

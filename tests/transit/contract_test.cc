@@ -70,17 +70,17 @@ TEST_F(ContractTest, CanonicalBytesDigestAndSignatureMatchTheFixtures) {
 // canonical spelling of these values: a turn carrying an intent with its
 // observation budget, an observation, a filtered listing's continuation.
 TEST_F(ContractTest, TheEffectFixturesAreTheCanonicalSpellingOfTheirValues) {
-  const auto request = [](Id principal, Id sequence, Command op) {
+  const auto request = [](PrincipalId principal, Id sequence, Command op) {
     return Request{Version{}, Definition{kFixtureDefinition}, {"dev"}, principal, sequence, std::move(op)};
   };
-  Turn turn{7, 2, 1, 1, 1, {}, {}, {}, {}, std::nullopt};
+  Turn turn{Pid{7}, 2, 1, ResourceId{1}, 1, {}, {}, {}, {}, std::nullopt};
   turn.mutations.items = {EntryMutation{{{'k'}}, EntryValue{{'v'}}}, EntryMutation{{{'g', 'o', 'n', 'e'}}, std::nullopt}};
-  turn.views.items = {1};
-  turn.outputs.items = {OutputProposal{8, {{'o'}}}};
-  turn.effect = EffectIntent{5, 1'800'000'000'000, {{0xab}}, 2};
+  turn.views.items = {ResourceId{1}};
+  turn.outputs.items = {OutputProposal{Pid{8}, {{'o'}}}};
+  turn.effect = EffectIntent{PrincipalId{5}, 1'800'000'000'000, {{0xab}}, 2};
   const std::vector<std::pair<std::string, Request>> requests = {
-      {"turn.json", request(5, 3, turn)},
-      {"observe_effect.json", request(5, 4, ObserveEffect{3, {{0x00, 0xff}}, true})},
+      {"turn.json", request(PrincipalId{5}, 3, turn)},
+      {"observe_effect.json", request(PrincipalId{5}, 4, ObserveEffect{3, {{0x00, 0xff}}, true})},
   };
   // As the seeds are: with this build's definition, which the decoder requires.
   const auto as_built = [](std::string text) {
@@ -92,8 +92,8 @@ TEST_F(ContractTest, TheEffectFixturesAreTheCanonicalSpellingOfTheirValues) {
     ASSERT_TRUE(decoded.ok()) << name << ": " << decoded.error().message();
     EXPECT_EQ(decoded->op, expected.op) << name;
   }
-  const Query listing{Version{}, Definition{kFixtureDefinition}, {"dev"}, 5,
-                      ListEffects{7, EffectFilter::kOverdue, Cursor{9, 3}}};
+  const Query listing{Version{}, Definition{kFixtureDefinition}, {"dev"}, PrincipalId{5},
+                      ListEffects{Pid{7}, EffectFilter::kOverdue, Cursor{9, 3}}};
   EXPECT_EQ(to_json(listing), read_fixture("list_effects.json"));
   auto decoded = from_json<Query>(as_built(read_fixture("list_effects.json")), kMaxRequestBytes);
   ASSERT_TRUE(decoded.ok()) << decoded.error().message();
@@ -129,12 +129,12 @@ TEST_F(ContractTest, EveryTypeRoundTrips) {
   EXPECT_EQ(digest, request_digest(s.request));  // hashed from the body's own inner text
   EXPECT_EQ(to_json(*back), to_json(s));
   EXPECT_EQ(back->request.op, s.request.op);
-  Receipt receipt{Version{}, Definition{definition()}, {"dev"}, 7, 1, 3, request_digest(s.request), 1700000000000,
-                  PrincipalCreated{2, 2, 2, 2}};
+  Receipt receipt{Version{}, Definition{definition()}, {"dev"}, 7, PrincipalId{1}, 3, request_digest(s.request), 1700000000000,
+                  PrincipalCreated{PrincipalId{2}, 2, 2, 2}};
   auto r = from_json<Receipt>(to_json(receipt), kMaxAnswerBytes);
   ASSERT_TRUE(r.ok()) << r.error().message();
   EXPECT_EQ(*r, receipt);
-  Response response{Version{}, Definition{definition()}, {"dev"}, 9, Identity{1, Permissions{kReadOnly}, 5, 4, 3}};
+  Response response{Version{}, Definition{definition()}, {"dev"}, 9, Identity{PrincipalId{1}, Permissions{kReadOnly}, Pid{5}, 4, 3}};
   auto p = from_json<Response>(to_json(response), kMaxAnswerBytes);
   ASSERT_TRUE(p.ok()) << p.error().message();
   EXPECT_EQ(*p, response);
@@ -297,6 +297,9 @@ template <typename T> struct Maximal {
     }
   };
 };
+template <typename Tag, typename Rep> struct Maximal<StrongId<Tag, Rep>> {
+  static StrongId<Tag, Rep> get() { return StrongId<Tag, Rep>{maximal<Rep>()}; }
+};
 template <std::size_t Lo, std::size_t Hi> struct Maximal<Text<Lo, Hi>> {
   static Text<Lo, Hi> get() { return {std::string(Hi, '\x01')}; }
 };
@@ -358,13 +361,13 @@ TEST_F(ContractTest, TheLargestRequestOfEveryOpFitsTheCanonicalBound) {
     if (text.size() > largest) largest = text.size(), which = op;
   };
   each_maximal<Command>([&](const auto& op) {
-    measure(Request{Version{}, Definition{}, maximal<Text<1, 64>>(), kMaxSafeInteger, kMaxSafeInteger, op}, op.kName);
+    measure(Request{Version{}, Definition{}, maximal<Text<1, 64>>(), PrincipalId{kMaxSafeInteger}, kMaxSafeInteger, op}, op.kName);
   });
   EXPECT_EQ(which, "prepared_turn");  // a turn with its storage basis (decision 143)
   const std::size_t largest_request = largest;
   largest = 0;
   each_maximal<QueryOp>([&](const auto& op) {
-    measure(Query{Version{}, Definition{}, maximal<Text<1, 64>>(), kMaxSafeInteger, op}, op.kName);
+    measure(Query{Version{}, Definition{}, maximal<Text<1, 64>>(), PrincipalId{kMaxSafeInteger}, op}, op.kName);
   });
   std::cout << "largest canonical request: " << largest_request << " bytes (a prepared turn); largest query: " << largest
             << " bytes (" << which << ")\n";

@@ -11,12 +11,15 @@ namespace cowboy::transit {
 namespace {
 
 constexpr Id kDeadline = 5'000;
-constexpr Id kExecutor = 31;
+constexpr PrincipalId kExecutor{31};
 
-EffectStep at(Id position, Id principal = kExecutor, Id revision = 3) { return EffectStep{principal, revision, position}; }
+template <typename P = PrincipalId>
+EffectStep at(Id position, P principal = kExecutor, Id revision = 3) {
+  return EffectStep{testing::id<PrincipalId>(principal), revision, position};
+}
 
 EffectInfo authorized(Id budget = 2) {
-  return EffectInfo{1, 7, EffectIntent{kExecutor, kDeadline, {}, budget}, at(10, 1), EffectPhase::kAuthorized,
+  return EffectInfo{1, Pid{7}, EffectIntent{kExecutor, kDeadline, {}, budget}, at(10, 1), EffectPhase::kAuthorized,
                     std::nullopt, {}, std::nullopt};
 }
 EffectInfo attempted(Id budget = 2) {
@@ -58,7 +61,7 @@ TEST(EffectMatrix, EveryOtherCombinationIsRefusedWithTheRuleItBreaks) {
   auto no_attempt = attempted();
   no_attempt.attempt.reset();
   auto by_another = observed(attempted(), 12, false);
-  by_another.observations.items[0].step.principal = 32;
+  by_another.observations.items[0].step.principal = PrincipalId{32};
   auto budget_zero = authorized(0), budget_over = authorized(kMaxObservations + 1);
   auto revision_back = observed(attempted(), 12, false);
   revision_back.observations.items[0].step.policy_revision = 2;

@@ -10,11 +10,11 @@
 namespace cowboy::transit {
 namespace {
 
-constexpr Id kExecutor = 31;  // effect (and inspect) at PID 7: the intents' executor
-constexpr Id kOther = 32;     // effect at PID 7 too, but executes nothing
-constexpr Id kAdmin = 40;     // pid_admin and effect at PID 7: an administrator of its effects
-constexpr Id kInspector = 41; // inspect at PID 7 only
-constexpr Id kPlainAdmin = 42;  // pid_admin at PID 7, without effect
+constexpr PrincipalId kExecutor{31};  // effect (and inspect) at PID 7: the intents' executor
+constexpr PrincipalId kOther{32};     // effect at PID 7 too, but executes nothing
+constexpr PrincipalId kAdmin{40};     // pid_admin and effect at PID 7: an administrator of its effects
+constexpr PrincipalId kInspector{41}; // inspect at PID 7 only
+constexpr PrincipalId kPlainAdmin{42};  // pid_admin at PID 7, without effect
 
 class EffectTest : public StateTest {
  protected:
@@ -37,13 +37,13 @@ class EffectTest : public StateTest {
   }
 
   /// An unscoped principal with one grant at PID 7.
-  PrincipalCreated member(Id id, std::uint8_t seed, std::uint64_t bits) {
-    return ok<PrincipalCreated>(admin_->submit(CreatePrincipal{id, testing::key_of(testing::seed_of(seed)),
+  PrincipalCreated member(auto id, std::uint8_t seed, std::uint64_t bits) {
+    return ok<PrincipalCreated>(admin_->submit(CreatePrincipal{testing::id<PrincipalId>(id), testing::key_of(testing::seed_of(seed)),
                                                                PidScope{kPid}, Permissions{bits}, std::nullopt,
                                                                std::nullopt}));
   }
   /// A member's client: its grants are at PID 7, so it cannot read its own identity for its sequence.
-  Client client(Id id, std::uint8_t seed) {
+  Client client(auto id, std::uint8_t seed) {
     Client c(options(id, seed));
     c.set_next_sequence(1);
     return c;
@@ -60,10 +60,11 @@ class EffectTest : public StateTest {
     Turn t{kPid, generation_, std::nullopt, std::nullopt, std::nullopt, {}, {}, {}, {}, std::nullopt};
     t.effect = EffectIntent{kExecutor, deadline.value_or(later()), Hex<256>{{'c', 'h', 'a', 'r', 'g', 'e'}}, budget};
     const Receipt r = accept(*admin_, t);
-    return {std::get<TurnPublished>(r.outcome).effect.value_or(0), EffectStep{1, revision(), r.position}};
+    return {std::get<TurnPublished>(r.outcome).effect.value_or(0), EffectStep{PrincipalId{1}, revision(), r.position}};
   }
   /// Accepted, with the step it recorded: the signer, the policy revision now, the receipt's position.
-  std::pair<EffectChanged, EffectStep> take(Client& c, Id signer, Command op) {
+  std::pair<EffectChanged, EffectStep> take(Client& c, auto signer_of, Command op) {
+    const PrincipalId signer = testing::id<PrincipalId>(signer_of);
     const Receipt r = accept(c, std::move(op));
     const auto* changed = std::get_if<EffectChanged>(&r.outcome);
     EXPECT_TRUE(changed);
@@ -352,7 +353,7 @@ TEST_F(EffectTest, ListingsFindUnresolvedCancellableAndOverdueEffectsPageByPage)
   take(*executor_, kExecutor, AttemptEffect{ids[0]});
   take(*executor_, kExecutor, ObserveEffect{ids[0], bytes("ok"), true});  // closed
   take(*executor_, kExecutor, AttemptEffect{ids[1]});                     // attempted
-  const auto list = [&](Client& c, std::optional<Id> pid, EffectFilter filter) {
+  const auto list = [&](Client& c, std::optional<Pid> pid, EffectFilter filter) {
     std::vector<Id> out;
     std::optional<Cursor> cursor;
     do {
@@ -373,7 +374,7 @@ TEST_F(EffectTest, ListingsFindUnresolvedCancellableAndOverdueEffectsPageByPage)
   EXPECT_EQ(list(*admin_, std::nullopt, EffectFilter::kOverdue), std::vector<Id>{});
   Client inspector = client(kInspector, 141);
   EXPECT_EQ(list(inspector, std::nullopt, EffectFilter::kUnresolved), open);
-  EXPECT_EQ(query_refused(inspector, ListEffects{8, EffectFilter::kAll, std::nullopt}).reason, Reason::kNotPermitted);
+  EXPECT_EQ(query_refused(inspector, ListEffects{Pid{8}, EffectFilter::kAll, std::nullopt}).reason, Reason::kNotPermitted);
 
   // A continuation expires when any effect changes after its cut.
   auto page = admin_->effects(std::nullopt, EffectFilter::kAll, std::nullopt);
@@ -401,9 +402,9 @@ TEST_F(EffectTest, ListingsFindUnresolvedCancellableAndOverdueEffectsPageByPage)
 TEST_F(EffectTest, APidScopedExecutorListsAndActsOnItsOwnProcessesEffectsOnly) {
   principal(60, 160, RealmScope{}, kEffect | kInspect, /*pid_scope=*/kPid);
   process(resource("doc8"), 8);
-  const Id generation8 = ok<ProcessChanged>(admin_->submit(Own{8, 1})).generation;
-  Turn t{8, generation8, std::nullopt, std::nullopt, std::nullopt, {}, {}, {}, {}, std::nullopt};
-  t.effect = EffectIntent{1, later(), {}, 1};
+  const Id generation8 = ok<ProcessChanged>(admin_->submit(Own{Pid{8}, 1})).generation;
+  Turn t{Pid{8}, generation8, std::nullopt, std::nullopt, std::nullopt, {}, {}, {}, {}, std::nullopt};
+  t.effect = EffectIntent{PrincipalId{1}, later(), {}, 1};
   const Id of8 = ok<TurnPublished>(admin_->submit(t)).effect.value_or(0);
   const Id of7 = capture(1).effect;
   Client scoped(options(60, 160));  // scoped to 7, its identity is readable
@@ -412,7 +413,7 @@ TEST_F(EffectTest, APidScopedExecutorListsAndActsOnItsOwnProcessesEffectsOnly) {
   ASSERT_EQ(page->items.items.size(), 1u);
   EXPECT_EQ(page->items.items[0].effect, of7);
   EXPECT_EQ(query_refused(scoped, EffectRead{of8}).reason, Reason::kNotPermitted);
-  EXPECT_EQ(query_refused(scoped, ListEffects{8, EffectFilter::kAll, std::nullopt}).reason, Reason::kNotPermitted);
+  EXPECT_EQ(query_refused(scoped, ListEffects{Pid{8}, EffectFilter::kAll, std::nullopt}).reason, Reason::kNotPermitted);
   EXPECT_EQ(refused(scoped.submit(CloseEffect{of8, CloseKind::kDeadline})).reason, Reason::kNotPermitted);
 }
 

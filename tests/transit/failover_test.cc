@@ -18,23 +18,25 @@ namespace {
 using testing::key_of;
 using testing::seed_of;
 
-constexpr Id kWorker = 10;
+constexpr PrincipalId kWorker{10};
 constexpr std::uint8_t kOldSeed = 110, kNewSeed = 111;
 constexpr std::uint64_t kWorkerBits = kInspect | kRead | kWrite | kSend | kExecute;
 
 class FailoverTest : public StateTest {
  protected:
-  Turn empty_turn(Id pid, Id generation) {
-    return Turn{pid, generation, std::nullopt, std::nullopt, std::nullopt, {}, {}, {}, {}, std::nullopt};
+  Turn empty_turn(auto pid, Id generation) {
+    return Turn{testing::id<Pid>(pid), generation, std::nullopt, std::nullopt, std::nullopt, {}, {}, {}, {}, std::nullopt};
   }
   /// A worker principal scoped to `pid`, holding kWorkerBits there; returns its private role.
-  Id worker(Id id = kWorker, Id pid = kPid, std::uint8_t seed = kOldSeed) {
-    return principal(id, seed, RealmScope{}, kWorkerBits, pid);
+  template <typename W = PrincipalId, typename P = Pid>
+  Id worker(W id = kWorker, P pid = kPid, std::uint8_t seed = kOldSeed) {
+    return principal(id, seed, RealmScope{}, kWorkerBits, testing::id<Pid>(pid));
   }
-  Client client_of(Id id, std::uint8_t seed) { return Client(options(id, seed)); }
-  RotateWorker rotation(Id generation, std::uint8_t from = kOldSeed, std::uint8_t to = kNewSeed, Id pid = kPid,
-                        Id id = kWorker, std::uint64_t mask = kWorkerBits) {
-    return RotateWorker{pid, generation, id, key_of(seed_of(from)), Permissions{mask}, key_of(seed_of(to))};
+  Client client_of(auto id, std::uint8_t seed) { return Client(options(id, seed)); }
+  template <typename P = Pid, typename W = PrincipalId>
+  RotateWorker rotation(Id generation, std::uint8_t from = kOldSeed, std::uint8_t to = kNewSeed, P pid = kPid,
+                        W id = kWorker, std::uint64_t mask = kWorkerBits) {
+    return RotateWorker{testing::id<Pid>(pid), generation, testing::id<PrincipalId>(id), key_of(seed_of(from)), Permissions{mask}, key_of(seed_of(to))};
   }
   Rejection refused_as(Client& c, Command op, Reason reason) {
     auto r = refused(c.submit(std::move(op)));
@@ -62,7 +64,7 @@ class FailoverTest : public StateTest {
 // signed sequence and owns the process at the next generation; PID, mailbox,
 // state and outputs are as they were, and the old key signs nothing more.
 TEST_F(FailoverTest, RotateWorkerHandsTheProcessToTheReplacementKey) {
-  const Id doc = resource("doc");
+  const ResourceId doc = resource("doc");
   process(doc);
   const Id role = worker();
   Client old_worker = client_of(kWorker, kOldSeed);
@@ -100,7 +102,7 @@ TEST_F(FailoverTest, RotateWorkerHandsTheProcessToTheReplacementKey) {
   EXPECT_EQ(me->permissions.bits, kWorkerBits);
   const auto info = process_info(replacement);
   EXPECT_EQ(info.state, ProcessState::kOwned);
-  EXPECT_EQ(info.owner, std::optional<Id>(kWorker));
+  EXPECT_EQ(info.owner, std::optional<PrincipalId>(kWorker));
   EXPECT_EQ(info.generation, owned + 1);
   ASSERT_TRUE(info.input);  // the head is released to the replacement, unconsumed
   EXPECT_EQ(info.input->input, 2u);
@@ -120,14 +122,14 @@ TEST_F(FailoverTest, RotateWorkerHandsTheProcessToTheReplacementKey) {
 
 // Every refusal leaves the process, the worker and the position as they were.
 TEST_F(FailoverTest, RotateWorkerRefusesAllButAnExactTakeover) {
-  const Id doc = resource("doc");
+  const ResourceId doc = resource("doc");
   process(doc);
   worker();
   principal(11, 112, RealmScope{}, kWorkerBits, /*pid_scope=*/8);  // scoped elsewhere
   principal(12, 113, RealmScope{}, kWorkerBits);                   // not scoped at all
   principal(13, 114, RealmScope{}, kInspect, kPid);                // no execute
   principal(14, 115, RealmScope{}, kWorkerBits, kPid);
-  accept(*admin_, RevokePrincipal{14, std::nullopt});
+  accept(*admin_, RevokePrincipal{PrincipalId{14}, std::nullopt});
   principal(15, 116, PidScope{kPid}, kAllPermissions & ~kRealmControl);  // an administrator of 7, not root
   Client pid_admin = client_of(15, 116);
 
@@ -155,11 +157,11 @@ TEST_F(FailoverTest, RotateWorkerRefusesAllButAnExactTakeover) {
   accept(*admin_, Retry{kPid, owned, 1});
   accept(*admin_, Suspend{kPid, owned + 1, clock_.now_ms() + 60'000});
   refused_as(*admin_, rotation(owned + 1), Reason::kSuspended);
-  accept(*admin_, CreateProcess{8, {}});
+  accept(*admin_, CreateProcess{Pid{8}, {}});
   worker(16, 8, 117);
   refused_as(*admin_, rotation(0, 117, kNewSeed, 8, 16), Reason::kUninitialized);
-  accept(*admin_, Initialize{8, 0});
-  accept(*admin_, Terminate{8, 1});
+  accept(*admin_, Initialize{Pid{8}, 0});
+  accept(*admin_, Terminate{Pid{8}, 1});
   refused_as(*admin_, rotation(1, 117, kNewSeed, 8, 16), Reason::kRetired);
   const auto info = process_info(*admin_);
   EXPECT_EQ(info.generation, owned + 1);
@@ -174,7 +176,7 @@ TEST_F(FailoverTest, RotateWorkerRefusesAllButAnExactTakeover) {
 // one on a resource the process holds (the seed's "removed resource
 // permission"), while a resource grant still in force goes on with the key.
 TEST_F(FailoverTest, RotationCannotRenewARemovedPermission) {
-  const Id doc = resource("doc");
+  const ResourceId doc = resource("doc");
   process(doc);
   const Id role = principal(kWorker, kOldSeed, PidScope{kPid}, kInspect | kExecute, kPid);
   const Id effect = grant(role, PidScope{kPid}, kEffect);
@@ -210,7 +212,7 @@ TEST_F(FailoverTest, RotationCannotRenewARemovedPermission) {
 // the rotation is refused and nothing moves. Rotation first: the revocation
 // still ends the worker, new key included.
 TEST_F(FailoverTest, ARevocationRacingARotationIsDecidedByTheirOrder) {
-  const Id doc = resource("doc");
+  const ResourceId doc = resource("doc");
   process(doc);
   process(doc, 8);
   worker(kWorker, kPid);
@@ -222,19 +224,20 @@ TEST_F(FailoverTest, ARevocationRacingARotationIsDecidedByTheirOrder) {
   EXPECT_FALSE(process_info(*admin_).owner);
 
   accept(*admin_, rotation(1, 112, 113, 8, 11));
-  accept(*admin_, RevokePrincipal{11, std::nullopt});
-  const auto ended = refused(client_of(11, 113).submit(Send{8, value("x")}));
+  accept(*admin_, RevokePrincipal{PrincipalId{11}, std::nullopt});
+  const auto ended = refused(client_of(11, 113).submit(Send{Pid{8}, value("x")}));
   EXPECT_EQ(ended.code, RejectionCode::kDenied);  // a revoked signer's key is gone: decision 20
   EXPECT_EQ(ended.reason, Reason::kUnknownPrincipal);
   refused_as(*admin_, rotation(2, 113, 114, 8, 11), Reason::kRevokedWorker);
-  EXPECT_FALSE(admin_->decision(11, PidScope{8}, Permissions{kExecute})->allowed);
+  EXPECT_FALSE(admin_->decision(PrincipalId{11}, PidScope{Pid{8}}, Permissions{kExecute})->allowed);
 
   // Sent at once from two administrators, many times: the order decides, and
   // the outcome is always one of the two above.
   principal(20, 120, RealmScope{}, kAllPermissions);
   Client other_admin = client_of(20, 120);
   for (Id round = 0; round < 8; ++round) {
-    const Id pid = 100 + round, id = 200 + round;
+    const Pid pid{100 + round};
+    const PrincipalId id{200 + round};
     const auto seed = static_cast<std::uint8_t>(150 + round);
     process(doc, pid);
     worker(id, pid, seed);
@@ -260,12 +263,12 @@ TEST_F(FailoverTest, ARevocationRacingARotationIsDecidedByTheirOrder) {
 // unconsumed inputs cancelled, its pending outputs never delivered, its
 // unattempted effect intent fenced, all at once and across a restart.
 TEST_F(FailoverTest, TerminationRetiresForGoodAndFencesUnattemptedOutputsAndEffects) {
-  const Id doc = resource("doc");
+  const ResourceId doc = resource("doc");
   process(doc);
   process(resource("inbox"), 8);
   process(resource("lease", /*owner=*/kPid), 9);  // its required resource's lifetime is 7's
   principal(31, 131, PidScope{kPid}, kEffect);
-  principal(32, 132, PidScope{8}, kEffect);
+  principal(32, 132, PidScope{Pid{8}}, kEffect);
   principal(33, 133, PidScope{kPid}, kExecute | kInspect);  // no pid_admin
   const Id generation = ok<ProcessChanged>(admin_->submit(Own{kPid, 1})).generation;
   for (const char* v : {"a", "b", "c"}) accept(*admin_, Send{kPid, value(v)});
@@ -274,16 +277,16 @@ TEST_F(FailoverTest, TerminationRetiresForGoodAndFencesUnattemptedOutputsAndEffe
   turn.input = 1;
   turn.resource = doc;
   turn.views.items.push_back(doc);
-  turn.outputs.items = {{8, value("one")}, {8, value("two")}};
-  turn.effect = EffectIntent{31, later, Hex<256>{{1}}};
+  turn.outputs.items = {{Pid{8}, value("one")}, {Pid{8}, value("two")}};
+  turn.effect = EffectIntent{PrincipalId{31}, later, Hex<256>{{1}}};
   const auto published = ok<TurnPublished>(admin_->submit(turn));
   const Id view = published.views.items.at(0);
   EXPECT_EQ(ok<Delivered>(admin_->submit(Deliver{published.outputs.items.at(0)})).input, std::optional<Id>(1));
   // Process 8 captures an effect too, and sends one output to 7.
-  const Id owned8 = ok<ProcessChanged>(admin_->submit(Own{8, 1})).generation;
+  const Id owned8 = ok<ProcessChanged>(admin_->submit(Own{Pid{8}, 1})).generation;
   Turn from8 = empty_turn(8, owned8);
   from8.outputs.items = {{kPid, value("back")}};
-  from8.effect = EffectIntent{32, later, Hex<256>{{2}}};
+  from8.effect = EffectIntent{PrincipalId{32}, later, Hex<256>{{2}}};
   const auto published8 = ok<TurnPublished>(admin_->submit(from8));
 
   refused_as(client_of(33, 133), Terminate{kPid, generation}, Reason::kNotPermitted);
@@ -338,19 +341,19 @@ TEST_F(FailoverTest, TerminationRetiresForGoodAndFencesUnattemptedOutputsAndEffe
 // Ordinary grant replacement retires the previous private role - unbound, its
 // grants gone, resource grants included - and binds a new one.
 TEST_F(FailoverTest, GrantReplacementRetiresThePreviousPrivateRoleAndItsResourceRights) {
-  const Id doc = resource("doc");
+  const ResourceId doc = resource("doc");
   const Id old_role = principal(20, 120, PidScope{kPid}, kInspect);
   const Id old_grant = grant(old_role, ResourceScope{doc}, kInspect | kRead);
   const auto read = ReadEntries{doc, std::nullopt, std::nullopt, slots({"k"})};
   ASSERT_TRUE(client_of(20, 120).query(read).ok());
 
   const Id revision = answer<Identity>(*admin_, IdentityQuery{}).policy_revision;
-  refused_as(*admin_, ReplaceGrant{20, RealmScope{}, Permissions{0}, std::nullopt}, Reason::kEmptyGrant);
-  refused_as(*admin_, ReplaceGrant{1, RealmScope{}, Permissions{kInspect}, std::nullopt}, Reason::kRootGrant);
-  refused_as(*admin_, ReplaceGrant{99, RealmScope{}, Permissions{kInspect}, std::nullopt}, Reason::kUnknownSubject);
-  refused_as(*admin_, ReplaceGrant{20, RealmScope{}, Permissions{kInspect}, revision - 1}, Reason::kStaleRevision);
-  const auto replaced = ok<GrantReplaced>(admin_->submit(ReplaceGrant{20, PidScope{8}, Permissions{kInspect}, revision}));
-  EXPECT_EQ(replaced.principal, 20u);
+  refused_as(*admin_, ReplaceGrant{PrincipalId{20}, RealmScope{}, Permissions{0}, std::nullopt}, Reason::kEmptyGrant);
+  refused_as(*admin_, ReplaceGrant{PrincipalId{1}, RealmScope{}, Permissions{kInspect}, std::nullopt}, Reason::kRootGrant);
+  refused_as(*admin_, ReplaceGrant{PrincipalId{99}, RealmScope{}, Permissions{kInspect}, std::nullopt}, Reason::kUnknownSubject);
+  refused_as(*admin_, ReplaceGrant{PrincipalId{20}, RealmScope{}, Permissions{kInspect}, revision - 1}, Reason::kStaleRevision);
+  const auto replaced = ok<GrantReplaced>(admin_->submit(ReplaceGrant{PrincipalId{20}, PidScope{Pid{8}}, Permissions{kInspect}, revision}));
+  EXPECT_EQ(replaced.principal, PrincipalId{20});
   EXPECT_EQ(replaced.retired_role, old_role);
   EXPECT_NE(replaced.role, old_role);
   EXPECT_EQ(replaced.policy_revision, revision + 1);
@@ -358,59 +361,59 @@ TEST_F(FailoverTest, GrantReplacementRetiresThePreviousPrivateRoleAndItsResource
   const auto check_retired = [&] {
     Client alice = client_of(20, 120);
     EXPECT_EQ(query_refused(alice, read).reason, Reason::kNotPermitted);
-    EXPECT_FALSE(admin_->decision(20, ResourceScope{doc}, Permissions{kRead})->allowed);
-    EXPECT_FALSE(admin_->decision(20, PidScope{kPid}, Permissions{kInspect})->allowed);
-    EXPECT_TRUE(admin_->decision(20, PidScope{8}, Permissions{kInspect})->allowed);
+    EXPECT_FALSE(admin_->decision(PrincipalId{20}, ResourceScope{doc}, Permissions{kRead})->allowed);
+    EXPECT_FALSE(admin_->decision(PrincipalId{20}, PidScope{kPid}, Permissions{kInspect})->allowed);
+    EXPECT_TRUE(admin_->decision(PrincipalId{20}, PidScope{Pid{8}}, Permissions{kInspect})->allowed);
     refused_as(*admin_, Grant{old_role, ResourceScope{doc}, Permissions{kRead}, std::nullopt}, Reason::kRetiredRole);
     refused_as(*admin_, RevokeGrant{old_grant, std::nullopt}, Reason::kUnknownGrant);
-    refused_as(*admin_, BindCredential{20, old_role, std::nullopt}, Reason::kUnknownRole);
-    refused_as(*admin_, UnbindCredential{20, old_role, std::nullopt}, Reason::kPrivateRole);
+    refused_as(*admin_, BindCredential{PrincipalId{20}, old_role, std::nullopt}, Reason::kUnknownRole);
+    refused_as(*admin_, UnbindCredential{PrincipalId{20}, old_role, std::nullopt}, Reason::kPrivateRole);
   };
   check_retired();
   // The new private role is granted to like any: this does not revive the old rights.
   accept(*admin_, Grant{replaced.role, ResourceScope{doc}, Permissions{kInspect}, std::nullopt});
-  EXPECT_FALSE(admin_->decision(20, ResourceScope{doc}, Permissions{kRead})->allowed);
+  EXPECT_FALSE(admin_->decision(PrincipalId{20}, ResourceScope{doc}, Permissions{kRead})->allowed);
   restart_node();
   check_retired();
 }
 
 TEST_F(FailoverTest, SpawnBringsUpAChildBoundToItsParentsResources) {
-  const Id doc = resource("doc");
+  const ResourceId doc = resource("doc");
   process(doc);
-  accept(*admin_, CreateProcess{8, {}});
+  accept(*admin_, CreateProcess{Pid{8}, {}});
   EXPECT_FALSE(process_info(*admin_, 8).allow_collection);  // the default
-  accept(*admin_, CreateProcess{9, {}, /*allow_collection=*/true});
+  accept(*admin_, CreateProcess{Pid{9}, {}, /*allow_collection=*/true});
   EXPECT_TRUE(process_info(*admin_, 9).allow_collection);
 
   const Id generation = ok<ProcessChanged>(admin_->submit(Own{kPid, 1})).generation;
   worker(kWorker, kPid);  // execute at 7 only: reaches no child PID
-  refused_as(client_of(kWorker, kOldSeed), Spawn{kPid, generation, 20, {}, false}, Reason::kNotOwner);
-  refused_as(*admin_, Spawn{kPid, generation - 1, 20, {}, false}, Reason::kStaleGeneration);
-  refused_as(*admin_, Spawn{kPid, generation, 8, {}, false}, Reason::kSubjectTaken);
-  refused_as(*admin_, Spawn{kPid, generation, 20, {{{"other"}}}, false}, Reason::kMissingDependency);
+  refused_as(client_of(kWorker, kOldSeed), Spawn{kPid, generation, Pid{20}, {}, false}, Reason::kNotOwner);
+  refused_as(*admin_, Spawn{kPid, generation - 1, Pid{20}, {}, false}, Reason::kStaleGeneration);
+  refused_as(*admin_, Spawn{kPid, generation, Pid{8}, {}, false}, Reason::kSubjectTaken);
+  refused_as(*admin_, Spawn{kPid, generation, Pid{20}, {{{"other"}}}, false}, Reason::kMissingDependency);
   // A PID-scoped worker running its own process reaches no other PID, so it spawns nothing.
   process(resource("inbox"), 30);
   worker(11, 30, 112);
   Client scoped = client_of(11, 112);
-  const Id owned30 = ok<ProcessChanged>(scoped.submit(Own{30, 1})).generation;
-  refused_as(scoped, Spawn{30, owned30, 20, {}, false}, Reason::kNotPermitted);
-  auto duplicate = admin_->submit(Spawn{kPid, generation, 20, {{{"doc"}, {"doc"}}}, false});
+  const Id owned30 = ok<ProcessChanged>(scoped.submit(Own{Pid{30}, 1})).generation;
+  refused_as(scoped, Spawn{Pid{30}, owned30, Pid{20}, {}, false}, Reason::kNotPermitted);
+  auto duplicate = admin_->submit(Spawn{kPid, generation, Pid{20}, {{{"doc"}, {"doc"}}}, false});
   ASSERT_FALSE(duplicate.ok());
   EXPECT_EQ(duplicate.error().kind, ClientError::Kind::kInvalid);  // refused before signing
 
-  const auto spawned = ok<ProcessChanged>(admin_->submit(Spawn{kPid, generation, 20, {{{"doc"}}}, true}));
-  EXPECT_EQ(spawned.pid, 20u);
+  const auto spawned = ok<ProcessChanged>(admin_->submit(Spawn{kPid, generation, Pid{20}, {{{"doc"}}}, true}));
+  EXPECT_EQ(spawned.pid, Pid{20});
   EXPECT_EQ(spawned.generation, 1u);
   const auto child = process_info(*admin_, 20);
   EXPECT_EQ(child.state, ProcessState::kIdle);
-  EXPECT_EQ(child.parent, std::optional<Id>(kPid));
+  EXPECT_EQ(child.parent, std::optional<Pid>(kPid));
   EXPECT_TRUE(child.allow_collection);
-  const auto inherited = answer<LookupResult>(*admin_, AssociationLookup{20, {"doc"}}).association;
+  const auto inherited = answer<LookupResult>(*admin_, AssociationLookup{Pid{20}, {"doc"}}).association;
   ASSERT_TRUE(inherited);
   EXPECT_EQ(inherited->resource, doc);
   // It runs like any process.
-  accept(*admin_, Send{20, value("hi")});
-  const Id owned = ok<ProcessChanged>(admin_->submit(Own{20, 1})).generation;
+  accept(*admin_, Send{Pid{20}, value("hi")});
+  const Id owned = ok<ProcessChanged>(admin_->submit(Own{Pid{20}, 1})).generation;
   Turn t = empty_turn(20, owned);
   t.input = 1;
   t.resource = doc;
@@ -424,7 +427,7 @@ TEST_F(FailoverTest, SpawnBringsUpAChildBoundToItsParentsResources) {
 // rotate_worker. Each is accepted at the ceiling, and refused at its end.
 TEST_F(FailoverTest, TheControlReserveAdmitsEachControlOperationAndNothingElse) {
   restart_with(/*ceiling=*/40, /*reserve=*/4);
-  const Id doc = resource("doc");
+  const ResourceId doc = resource("doc");
   process(doc);
   process(doc, 8);
   worker(kWorker, kPid);
@@ -434,7 +437,7 @@ TEST_F(FailoverTest, TheControlReserveAdmitsEachControlOperationAndNothingElse) 
   std::vector<Id> roles, grants;
   for (const char* name : {"r1", "r2"}) {
     roles.push_back(ok<RoleCreated>(admin_->submit(CreateRole{{name}, std::nullopt})).role);
-    accept(*admin_, BindCredential{20, roles.back(), std::nullopt});
+    accept(*admin_, BindCredential{PrincipalId{20}, roles.back(), std::nullopt});
     grants.push_back(grant(roles.back(), RealmScope{}, kInspect));
   }
   // Fill up to the ceiling.
@@ -448,14 +451,14 @@ TEST_F(FailoverTest, TheControlReserveAdmitsEachControlOperationAndNothingElse) 
   }
   ASSERT_EQ(position_now(), 40u);
   refused_as(*admin_, Terminate{kPid, 1}, Reason::kAdmissionCeiling);
-  refused_as(*admin_, ReplaceGrant{20, RealmScope{}, Permissions{kInspect}, std::nullopt}, Reason::kAdmissionCeiling);
+  refused_as(*admin_, ReplaceGrant{PrincipalId{20}, RealmScope{}, Permissions{kInspect}, std::nullopt}, Reason::kAdmissionCeiling);
   refused_as(*admin_, Send{kPid, value("x")}, Reason::kAdmissionCeiling);
 
   const std::vector<std::pair<Command, Command>> controls = {
-      {UnbindCredential{20, roles[0], std::nullopt}, UnbindCredential{20, roles[1], std::nullopt}},
+      {UnbindCredential{PrincipalId{20}, roles[0], std::nullopt}, UnbindCredential{PrincipalId{20}, roles[1], std::nullopt}},
       {RevokeGrant{grants[0], std::nullopt}, RevokeGrant{grants[1], std::nullopt}},
       {rotation(1), rotation(1, 112, 113, 8, 11)},
-      {RevokePrincipal{20, std::nullopt}, RevokePrincipal{21, std::nullopt}},
+      {RevokePrincipal{PrincipalId{20}, std::nullopt}, RevokePrincipal{PrincipalId{21}, std::nullopt}},
   };
   for (const auto& [at_ceiling, at_end] : controls) accept(*admin_, at_ceiling);
   ASSERT_EQ(position_now(), 44u);

@@ -31,7 +31,7 @@ class HistoryProcessTest : public ProcessTest {
  protected:
   std::unique_ptr<cowboy::testing::ChildProcess> start_node() { return ProcessTest::start_node(port_); }
   /// One attempt per request: a kill is a loss, nothing is resent.
-  ClientOptions options(Id principal, const Secret32& seed) const {
+  ClientOptions options(auto principal, const Secret32& seed) const {
     ClientOptions o = kill_options(port_, principal, 0);
     o.seed = seed;
     return o;
@@ -66,11 +66,12 @@ TEST_F(HistoryProcessTest, ASigkillDuringTrimmingLosesNothingAndTrimmingGoesOnAf
 
   constexpr int kWorkers = 3;
   for (int i = 0; i < kWorkers; ++i) {
-    const Id pid = 1 + i, worker = 10 + i;
-    ASSERT_TRUE(root.submit(CreatePrincipal{worker, key_of(seed_of(static_cast<std::uint8_t>(worker))), RealmScope{},
+    const Pid pid{static_cast<Id>(1 + i)};
+    const PrincipalId worker{static_cast<Id>(10 + i)};
+    ASSERT_TRUE(root.submit(CreatePrincipal{worker, key_of(seed_of(static_cast<std::uint8_t>(worker.value))), RealmScope{},
                                             Permissions{kAllPermissions & ~kRealmControl}, std::nullopt, std::nullopt})
                     .ok());
-    auto created = root.submit(CreateResource{{"doc" + std::to_string(pid)}, std::nullopt});
+    auto created = root.submit(CreateResource{{"doc" + std::to_string(pid.value)}, std::nullopt});
     ASSERT_TRUE(created.ok());
     ASSERT_TRUE(root.submit(CreateProcess{pid, {{{"doc"}}}}).ok());
     ASSERT_TRUE(root.submit(Associate{pid, {"doc"}, std::get<ResourceCreated>(created->outcome).resource}).ok());
@@ -85,7 +86,8 @@ TEST_F(HistoryProcessTest, ASigkillDuringTrimmingLosesNothingAndTrimmingGoesOnAf
   std::vector<std::thread> threads;
   for (int i = 0; i < kWorkers; ++i)
     threads.emplace_back([&, i] {
-      const Id pid = 1 + i, resource = 1 + i;
+      const Pid pid{static_cast<Id>(1 + i)};
+      const ResourceId resource{static_cast<Id>(1 + i)};
       const auto seed = seed_of(static_cast<std::uint8_t>(10 + i));
       Client c(options(10 + i, seed));
       auto owned = c.submit(Own{pid, 1});
@@ -160,7 +162,7 @@ TEST_F(HistoryProcessTest, ASigkillDuringTrimmingLosesNothingAndTrimmingGoesOnAf
     if (maintainer) continue;
     Slots<EntryKey, 8> keys;
     for (std::uint8_t n = 0; n < 4; ++n) keys.items[n] = EntryKey{std::vector<std::uint8_t>{n}};
-    auto read = reader.query(ReadEntries{static_cast<Id>(1 + i), std::nullopt, std::nullopt, keys});
+    auto read = reader.query(ReadEntries{ResourceId{static_cast<Id>(1 + i)}, std::nullopt, std::nullopt, keys});
     ASSERT_TRUE(read.ok()) << read.error().message;
     const auto& batch = std::get<EntryBatch>(read->result);
     for (std::uint8_t n = 0; n < 4; ++n) {
@@ -202,19 +204,20 @@ TEST_F(HistoryProcessTest, TransitdMaintainCheckpointsEveryNPositionsAndTrimsUna
   auto node = start_node();
   ASSERT_NE(port_, 0);
   Client root(options(1, root_seed_));
-  constexpr Id kMaintainer = 3, kEvery = 20;
-  ASSERT_TRUE(root.submit(CreatePrincipal{kMaintainer, key_of(seed_of(kMaintainer)), RealmScope{},
+  constexpr PrincipalId kMaintainer{3};
+  constexpr Id kEvery = 20;
+  ASSERT_TRUE(root.submit(CreatePrincipal{kMaintainer, key_of(seed_of(static_cast<std::uint8_t>(kMaintainer.value))), RealmScope{},
                                           Permissions{maintain::kRequiredPermissions}, std::nullopt, std::nullopt})
                   .ok());
   const auto key = dir_ / "maintainer.key";
   {
     std::ofstream out(key);
-    const auto seed = seed_of(kMaintainer);
+    const auto seed = seed_of(static_cast<std::uint8_t>(kMaintainer.value));
     out << to_hex(ByteView(seed.data(), seed.size())) << "\n";
   }
   std::filesystem::permissions(key, std::filesystem::perms::owner_read | std::filesystem::perms::owner_write);
   cowboy::testing::ChildProcess maintainer({kBin + "/transitd", "--maintain", "--endpoint", "127.0.0.1:" + std::to_string(port_),
-                                            "--realm", "dev", "--principal", std::to_string(kMaintainer), "--key",
+                                            "--realm", "dev", "--principal", std::to_string(kMaintainer.value), "--key",
                                             key.string(), "--admin-listen", "127.0.0.1:0", "--idle-ms", "2",
                                             "--checkpoint-every", std::to_string(kEvery), "--log-level", "warn"});
   auto ready = maintainer.wait_for_line("transit_maintain_ready", std::chrono::seconds(30));

@@ -44,8 +44,8 @@ TEST(HistoryContract, TheHistoryOpsSpellAsTheirFixtures) {
   Digest roots{};
   for (std::size_t i = 0; i < roots.size(); ++i) roots[i] = static_cast<std::uint8_t>(i + 1);
   const Definition definition{"transit.v1:fixture"};
-  EXPECT_EQ(to_json(Request{Version{}, definition, {"dev"}, 1, 9, AdvanceFloor{5, roots}}), fixture("advance_floor.json"));
-  EXPECT_EQ(to_json(Query{Version{}, definition, {"dev"}, 1, CheckpointQuery{}}), fixture("checkpoint_status.json"));
+  EXPECT_EQ(to_json(Request{Version{}, definition, {"dev"}, PrincipalId{1}, 9, AdvanceFloor{5, roots}}), fixture("advance_floor.json"));
+  EXPECT_EQ(to_json(Query{Version{}, definition, {"dev"}, PrincipalId{1}, CheckpointQuery{}}), fixture("checkpoint_status.json"));
   EXPECT_EQ(to_json(Checkpoint{}), "{}");
 }
 
@@ -100,7 +100,7 @@ class HistoryTest : public StateTest {
   };
 
   /// Turns of process kPid, each writing four 200-byte values: history worth trimming.
-  void turns(Id doc, int count) {
+  void turns(ResourceId doc, int count) {
     const Id generation = ok<ProcessChanged>(admin_->submit(Own{kPid, 1})).generation;
     for (int i = 0; i < count; ++i) {
       Turn t{kPid, generation, std::nullopt, doc, std::nullopt, {}, {}, {}, {}, std::nullopt};
@@ -182,7 +182,7 @@ TEST_F(HistoryTest, TheFloorOnlyMovesUpOntoACommittedCheckpointWithTheRootsItCar
 TEST_F(HistoryTest, ACheckpointsRootsAreThoseOfThePublishedStateAsRecovered) {
   const auto run = [&](bool restart_between) {
     fresh(opt_in());
-    const Id doc = resource("doc");
+    const ResourceId doc = resource("doc");
     process(doc);
     turns(doc, 3);
     const Receipt first = checkpoint();
@@ -200,7 +200,7 @@ TEST_F(HistoryTest, ACheckpointsRootsAreThoseOfThePublishedStateAsRecovered) {
 }
 
 TEST_F(HistoryTest, TrimmingDeletesTheRequestsBelowTheFloorAndGivesTheirDiskSpaceBack) {
-  const Id doc = resource("doc");
+  const ResourceId doc = resource("doc");
   process(doc);
   turns(doc, 300);
   const Receipt cp = checkpoint();
@@ -254,7 +254,7 @@ TEST_F(HistoryTest, TrimmingDeletesTheRequestsBelowTheFloorAndGivesTheirDiskSpac
 
 // Raw HTTP: the answers' bytes themselves are compared.
 TEST_F(HistoryTest, ExactRetriesOfTrimmedCommandsGetTheirOriginalReceiptsByteForByte) {
-  const Id doc = resource("doc");
+  const ResourceId doc = resource("doc");
   process(doc);
   principal(2, 102, RealmScope{}, kAllPermissions);
   Client worker(options(2, 102));
@@ -318,7 +318,7 @@ class HistoryStorageTest : public HistoryTest {
 };
 
 TEST_F(HistoryStorageTest, AFailedSyncUnderTheFloorLeavesBothTheFloorAndTheDeletionOrNeither) {
-  const Id doc = resource("doc");
+  const ResourceId doc = resource("doc");
   process(doc);
   turns(doc, 20);
   const Receipt cp = checkpoint();

@@ -13,11 +13,12 @@ namespace {
 
 class LifecycleTest : public StateTest {
  protected:
-  Turn empty_turn(Id pid, Id generation) {
-    return Turn{pid, generation, std::nullopt, std::nullopt, std::nullopt, {}, {}, {}, {}, std::nullopt};
+  Turn empty_turn(auto pid, Id generation) {
+    return Turn{testing::id<Pid>(pid), generation, std::nullopt, std::nullopt, std::nullopt, {}, {}, {}, {}, std::nullopt};
   }
   /// `pid`, requiring each name, associated with its resource and initialized (generation 1).
-  void process_with(Id pid, const std::vector<std::pair<std::string, Id>>& required) {
+  void process_with(auto pid_of, const std::vector<std::pair<std::string, ResourceId>>& required) {
+    const Pid pid = testing::id<Pid>(pid_of);
     CreateProcess create{pid, {}};
     for (const auto& [name, r] : required) create.required.items.push_back({name});
     accept(*admin_, create);
@@ -32,9 +33,9 @@ class LifecycleTest : public StateTest {
   Route two_outputs_from_7_to_8() {
     process_with(7, {{"doc", resource("doc")}});
     process_with(8, {{"inbox", resource("inbox")}});
-    const Id generation = ok<ProcessChanged>(admin_->submit(Own{7, 1})).generation;
+    const Id generation = ok<ProcessChanged>(admin_->submit(Own{Pid{7}, 1})).generation;
     Turn outputs = empty_turn(7, generation);
-    outputs.outputs.items = {{8, value("one")}, {8, value("two")}};
+    outputs.outputs.items = {{Pid{8}, value("one")}, {Pid{8}, value("two")}};
     const auto published = ok<TurnPublished>(admin_->submit(outputs));
     return {generation, published.outputs.items.at(0), published.outputs.items.at(1)};
   }
@@ -50,12 +51,12 @@ class LifecycleTest : public StateTest {
 // may be in a turn) or holding admitted input not yet consumed. "Borrower" of
 // a process: another process that requires a resource whose lifetime owner it is.
 TEST_F(LifecycleTest, ARequiredResourceRetiresOnlyWhileItsDependentsAndTheirBorrowersAreQuiescent) {
-  const Id doc = resource("doc");
-  const Id lib = resource("lib");
+  const ResourceId doc = resource("doc");
+  const ResourceId lib = resource("lib");
   process_with(7, {{"doc", doc}, {"lib", lib}});
-  const Id shared = resource("shared", 7);  // owned by 7, required by 8: 8 borrows from 7
+  const ResourceId shared = resource("shared", 7);  // owned by 7, required by 8: 8 borrows from 7
   process_with(8, {{"shared", shared}});
-  const Id owned = ok<ProcessChanged>(admin_->submit(Own{7, 1})).generation;
+  const Id owned = ok<ProcessChanged>(admin_->submit(Own{Pid{7}, 1})).generation;
 
   // The owner is active: its required resource stays.
   refused_as(*admin_, RetireResource{lib}, RejectionCode::kConflict, Reason::kNotQuiescent);
@@ -64,25 +65,25 @@ TEST_F(LifecycleTest, ARequiredResourceRetiresOnlyWhileItsDependentsAndTheirBorr
   accept(*admin_, empty_turn(7, owned));  // and it runs on
 
   // The owner quiescent (suspended, nothing admitted), its borrower owned: still refused.
-  accept(*admin_, Suspend{7, owned, clock_.now_ms() + 60'000});
-  accept(*admin_, Own{8, 1});
+  accept(*admin_, Suspend{Pid{7}, owned, clock_.now_ms() + 60'000});
+  accept(*admin_, Own{Pid{8}, 1});
   refused_as(*admin_, RetireResource{lib}, RejectionCode::kConflict, Reason::kNotQuiescent);
   // Both quiescent: the change is accepted, and the owner is fenced by it.
-  accept(*admin_, Suspend{8, 2, clock_.now_ms() + 60'000});
+  accept(*admin_, Suspend{Pid{8}, 2, clock_.now_ms() + 60'000});
   accept(*admin_, RetireResource{lib});
   EXPECT_EQ(process_info(*admin_, 7).state, ProcessState::kFenced);
   EXPECT_EQ(process_info(*admin_, 8).state, ProcessState::kSuspended);  // its own dependency is live
-  refused_as(*admin_, Resume{7, owned}, RejectionCode::kInvalidProposal, Reason::kMissingDependency);
+  refused_as(*admin_, Resume{Pid{7}, owned}, RejectionCode::kInvalidProposal, Reason::kMissingDependency);
 
   // Admitted input is work too: an idle process with a queued input is active.
-  const Id aux = resource("aux");
+  const ResourceId aux = resource("aux");
   process_with(9, {{"aux", aux}});
-  accept(*admin_, Send{9, value("queued")});
+  accept(*admin_, Send{Pid{9}, value("queued")});
   refused_as(*admin_, RetireResource{aux}, RejectionCode::kConflict, Reason::kNotQuiescent);
   EXPECT_EQ(process_info(*admin_, 9).state, ProcessState::kIdle);
   // A resource no process requires retires at once, whatever the processes do.
-  const Id loose = resource("loose");
-  accept(*admin_, Associate{9, {"extra"}, loose});
+  const ResourceId loose = resource("loose");
+  accept(*admin_, Associate{Pid{9}, {"extra"}, loose});
   accept(*admin_, RetireResource{loose});
 }
 
@@ -90,30 +91,30 @@ TEST_F(LifecycleTest, ARequiredResourceRetiresOnlyWhileItsDependentsAndTheirBorr
 // retires when its suspension expires. The dependent is then fenced: reported
 // so (not "owned"), its views are not read, and it runs no turn.
 TEST_F(LifecycleTest, AProcessWhoseDependencyEndedIsReportedFencedAndItsViewsAreNotRead) {
-  const Id doc = resource("doc");
+  const ResourceId doc = resource("doc");
   process_with(9, {});
-  const Id lib = resource("lib", 9);  // lives while process 9 does
+  const ResourceId lib = resource("lib", 9);  // lives while process 9 does
   process_with(7, {{"doc", doc}, {"lib", lib}});
-  const Id generation = ok<ProcessChanged>(admin_->submit(Own{7, 1})).generation;
+  const Id generation = ok<ProcessChanged>(admin_->submit(Own{Pid{7}, 1})).generation;
   Turn with_view = empty_turn(7, generation);
   with_view.resource = doc;
   with_view.mutations.items.push_back({key("a"), value("one")});
   with_view.views.items.push_back(doc);
   const Id view = ok<TurnPublished>(admin_->submit(with_view)).views.items.at(0);
-  accept(*admin_, Send{7, value("next")});
+  accept(*admin_, Send{Pid{7}, value("next")});
   EXPECT_EQ(answer<EntryBatch>(*admin_, ReadEntries{doc, std::nullopt, view, slots({"a"})}).view, view);
 
   const Id deadline = clock_.now_ms() + 1000;
-  accept(*admin_, Suspend{9, 1, deadline});
+  accept(*admin_, Suspend{Pid{9}, 1, deadline});
   clock_.set(deadline + 1);  // 9 retires for good, and lib's lifetime ends with it
 
   auto fenced = process_info(*admin_, 7);
   EXPECT_EQ(fenced.state, ProcessState::kFenced);
-  EXPECT_EQ(fenced.owner, std::optional<Id>(1));  // the recorded owner, no readiness claim
+  EXPECT_EQ(fenced.owner, std::optional<PrincipalId>(PrincipalId{1}));  // the recorded owner, no readiness claim
   EXPECT_FALSE(fenced.input);                     // its next input is not released
   // A listing shows the record, the read judges it now: not the same readiness claim.
   const auto listed = answer<ProcessPage>(*admin_, ListProcesses{std::nullopt}).items.items;
-  const auto seven = std::find_if(listed.begin(), listed.end(), [](const ProcessSummary& p) { return p.pid == 7; });
+  const auto seven = std::find_if(listed.begin(), listed.end(), [](const ProcessSummary& p) { return p.pid == Pid{7}; });
   ASSERT_NE(seven, listed.end());
   EXPECT_EQ(seven->state, ProcessState::kOwned);
   // Every read through its view rechecks the dependencies.
@@ -133,7 +134,7 @@ TEST_F(LifecycleTest, TerminationFencesTheUndeliveredOutputsOfItsSource) {
   EXPECT_EQ(ok<Delivered>(admin_->submit(Deliver{first})).input, std::optional<Id>(1));
 
   const Id deadline = clock_.now_ms() + 1000;
-  accept(*admin_, Suspend{7, generation, deadline});
+  accept(*admin_, Suspend{Pid{7}, generation, deadline});
   clock_.set(deadline + 1);
   EXPECT_EQ(process_info(*admin_, 7).state, ProcessState::kRetired);
   refused_as(*admin_, Deliver{second}, RejectionCode::kInvalidProposal, Reason::kSourceTerminated);
@@ -147,10 +148,10 @@ TEST_F(LifecycleTest, ADeliveryToARetiredDestinationDisposesOfTheOutputAndReleas
   refused_as(*admin_, Deliver{second}, RejectionCode::kConflict, Reason::kRouteOrder);
 
   const Id deadline = clock_.now_ms() + 1000;
-  accept(*admin_, Suspend{8, 1, deadline});
+  accept(*admin_, Suspend{Pid{8}, 1, deadline});
   clock_.set(deadline + 1);
   const auto disposed = ok<Delivered>(admin_->submit(Deliver{first}));
-  EXPECT_EQ(disposed.pid, 8u);
+  EXPECT_EQ(disposed.pid, Pid{8});
   EXPECT_FALSE(disposed.input);  // disposed of, not admitted
   EXPECT_FALSE(ok<Delivered>(admin_->submit(Deliver{second})).input);  // the route was released
   refused_as(*admin_, Deliver{first}, RejectionCode::kInvalidProposal, Reason::kResolved);
@@ -163,16 +164,17 @@ TEST_F(LifecycleTest, ADeliveryToARetiredDestinationDisposesOfTheOutputAndReleas
 // the caller's PID (within its own PID scope) and, since every process here
 // is a finite caller, a reconciliation deadline after trusted time now.
 TEST_F(LifecycleTest, AnEffectIntentNeedsAnExecutorWithEffectPermissionAndAFiniteDeadline) {
-  const Id doc = resource("doc");
+  const ResourceId doc = resource("doc");
   process_with(7, {{"doc", doc}});
-  const Id generation = ok<ProcessChanged>(admin_->submit(Own{7, 1})).generation;
+  const Id generation = ok<ProcessChanged>(admin_->submit(Own{Pid{7}, 1})).generation;
   principal(30, 130, RealmScope{}, kInspect | kRead);              // no effect anywhere
-  principal(31, 131, PidScope{7}, kEffect);                        // effect at 7
+  principal(31, 131, PidScope{Pid{7}}, kEffect);                        // effect at 7
   principal(32, 132, RealmScope{}, kEffect, /*pid_scope=*/8);      // effect, but scoped to 8
-  principal(33, 133, PidScope{7}, kEffect);
-  accept(*admin_, RevokePrincipal{33, std::nullopt});
+  principal(33, 133, PidScope{Pid{7}}, kEffect);
+  accept(*admin_, RevokePrincipal{PrincipalId{33}, std::nullopt});
   const Id later = clock_.now_ms() + 60'000;
-  const auto with_effect = [&](Id executor, std::optional<Id> deadline) {
+  const auto with_effect = [&](auto executor_of, std::optional<Id> deadline) {
+    const PrincipalId executor = testing::id<PrincipalId>(executor_of);
     Turn t = empty_turn(7, generation);
     t.effect = EffectIntent{executor, deadline, Hex<256>{{1, 2, 3}}};
     return t;

@@ -20,25 +20,28 @@ namespace {
 
 class MaintenanceTest : public StateTest {
  protected:
-  Turn empty_turn(Id pid, Id generation) {
-    return Turn{pid, generation, std::nullopt, std::nullopt, std::nullopt, {}, {}, {}, {}, std::nullopt};
+  Turn empty_turn(auto pid, Id generation) {
+    return Turn{testing::id<Pid>(pid), generation, std::nullopt, std::nullopt, std::nullopt, {}, {}, {}, {}, std::nullopt};
   }
   /// `pid` requiring "doc", associated with a fresh resource (owned by `owner`) and initialized.
-  void initialized(Id pid, std::optional<Id> owner = std::nullopt) {
-    const Id doc = resource(numbered("doc", static_cast<int>(pid)), owner);
+  template <typename O = std::nullopt_t> void initialized(auto pid_of, O owner = std::nullopt) {
+    const Pid pid = testing::id<Pid>(pid_of);
+    const ResourceId doc = resource(numbered("doc", static_cast<int>(pid.value)), owner);
     process(doc, pid);
   }
   /// Owns `source` and publishes one turn with these outputs; returns their ids.
-  std::vector<Id> publish(Id source, std::vector<std::pair<Id, std::string>> outputs) {
+  std::vector<Id> publish(auto source_of, std::vector<std::pair<Id, std::string>> outputs) {
+    const Pid source = testing::id<Pid>(source_of);
     const auto info = process_info(*admin_, source);
     Id generation = info.generation;
     if (info.state != ProcessState::kOwned) generation = ok<ProcessChanged>(admin_->submit(Own{source, generation})).generation;
     Turn t = empty_turn(source, generation);
-    for (const auto& [destination, v] : outputs) t.outputs.items.push_back({destination, value(v)});
+    for (const auto& [destination, v] : outputs) t.outputs.items.push_back({Pid{destination}, value(v)});
     return ok<TurnPublished>(admin_->submit(t)).outputs.items;
   }
   /// Suspends `pid` and lets the deadline pass: it has retired by trusted time.
-  void expire(Id pid) {
+  void expire(auto pid_of) {
+    const Pid pid = testing::id<Pid>(pid_of);
     const Id deadline = clock_.now_ms() + 1000;
     accept(*admin_, Suspend{pid, process_info(*admin_, pid).generation, deadline});
     clock_.set(deadline + 1);
@@ -66,13 +69,13 @@ TEST_F(MaintenanceTest, AnOutputOfATerminatedSourceIsCancelledInRouteOrderAndNev
   expire(7);
   EXPECT_EQ(refusal(*admin_, Deliver{outs[0]}), Reason::kSourceTerminated);
   // The disposition needs courier at the destination, and keeps route order.
-  principal(20, 120, PidScope{8}, kAllPermissions & ~std::uint64_t{kCourier});
+  principal(20, 120, PidScope{Pid{8}}, kAllPermissions & ~std::uint64_t{kCourier});
   Client no_courier(options(20, 120));
   EXPECT_EQ(refusal(no_courier, CancelOutput{outs[0]}), Reason::kNotPermitted);
   EXPECT_EQ(refusal(*admin_, CancelOutput{outs[1]}), Reason::kRouteOrder);
   const auto first = ok<OutputCancelled>(admin_->submit(CancelOutput{outs[0]}));
-  EXPECT_EQ(first.source, 7u);
-  EXPECT_EQ(first.destination, 8u);
+  EXPECT_EQ(first.source, Pid{7});
+  EXPECT_EQ(first.destination, Pid{8});
   EXPECT_EQ(refusal(*admin_, CancelOutput{outs[0]}), Reason::kResolved);
   EXPECT_EQ(refusal(*admin_, Deliver{outs[0]}), Reason::kResolved);
   ok<OutputCancelled>(admin_->submit(CancelOutput{outs[1]}));  // the route was released
@@ -85,28 +88,28 @@ TEST_F(MaintenanceTest, AnOutputOfATerminatedSourceIsCancelledInRouteOrderAndNev
 // with the same cancelled count the process read already showed.
 TEST_F(MaintenanceTest, AnExpiredSuspensionsRetirementIsRecordedOnceWithItsInputsCancelled) {
   initialized(7);
-  accept(*admin_, Send{7, value("a")});
-  accept(*admin_, Send{7, value("b")});
+  accept(*admin_, Send{Pid{7}, value("a")});
+  accept(*admin_, Send{Pid{7}, value("b")});
   const Id deadline = clock_.now_ms() + 1000;
-  accept(*admin_, Suspend{7, 1, deadline});
-  EXPECT_EQ(refusal(*admin_, RecordRetirement{7}), Reason::kNotEnded);
+  accept(*admin_, Suspend{Pid{7}, 1, deadline});
+  EXPECT_EQ(refusal(*admin_, RecordRetirement{Pid{7}}), Reason::kNotEnded);
   EXPECT_TRUE(ended().empty());
   clock_.set(deadline + 1);
   EXPECT_EQ(process_info(*admin_, 7).cancelled, 2u);  // judged now, before anything is recorded
   const auto listed = ended();
   ASSERT_EQ(listed.size(), 1u);
-  EXPECT_EQ(listed[0], (EndedProcess{7, Ending::kSuspensionExpired, 2}));
+  EXPECT_EQ(listed[0], (EndedProcess{Pid{7}, Ending::kSuspensionExpired, 2}));
 
-  principal(20, 120, PidScope{7}, kAllPermissions & ~std::uint64_t{kPidAdmin});
+  principal(20, 120, PidScope{Pid{7}}, kAllPermissions & ~std::uint64_t{kPidAdmin});
   Client no_admin(options(20, 120));
-  EXPECT_EQ(refusal(no_admin, RecordRetirement{7}), Reason::kNotPermitted);
+  EXPECT_EQ(refusal(no_admin, RecordRetirement{Pid{7}}), Reason::kNotPermitted);
   EXPECT_EQ(answer<EndedPage>(no_admin, ListEnded{std::nullopt}).items.items.size(), 1u);  // it may inspect 7
-  principal(21, 121, PidScope{8}, kAllPermissions);
+  principal(21, 121, PidScope{Pid{8}}, kAllPermissions);
   Client elsewhere(options(21, 121));
   EXPECT_TRUE(answer<EndedPage>(elsewhere, ListEnded{std::nullopt}).items.items.empty());
-  const auto recorded = ok<RetirementRecorded>(admin_->submit(RecordRetirement{7}));
-  EXPECT_EQ(recorded, (RetirementRecorded{7, Ending::kSuspensionExpired, 2}));
-  EXPECT_EQ(refusal(*admin_, RecordRetirement{7}), Reason::kRetirementRecorded);
+  const auto recorded = ok<RetirementRecorded>(admin_->submit(RecordRetirement{Pid{7}}));
+  EXPECT_EQ(recorded, (RetirementRecorded{Pid{7}, Ending::kSuspensionExpired, 2}));
+  EXPECT_EQ(refusal(*admin_, RecordRetirement{Pid{7}}), Reason::kRetirementRecorded);
   const auto info = process_info(*admin_, 7);
   EXPECT_EQ(info.state, ProcessState::kRetired);
   EXPECT_EQ(info.cancelled, 2u);  // the same count, now recorded
@@ -114,7 +117,7 @@ TEST_F(MaintenanceTest, AnExpiredSuspensionsRetirementIsRecordedOnceWithItsInput
   // The listing of recorded metadata says retired now too.
   const auto page = answer<ProcessPage>(*admin_, ListProcesses{std::nullopt});
   EXPECT_EQ(page.items.items.at(0).state, ProcessState::kRetired);
-  EXPECT_EQ(refusal(*admin_, RecordRetirement{99}), Reason::kUnknownProcess);
+  EXPECT_EQ(refusal(*admin_, RecordRetirement{Pid{99}}), Reason::kUnknownProcess);
 }
 
 // A dependency's end: the lifetime owner's expiry fences its dependent; once
@@ -127,20 +130,20 @@ TEST_F(MaintenanceTest, ADependentOfAnEndedLifetimeIsListedAfterItsOwnerAndItsOu
   initialized(8);
   const auto from7 = publish(7, {{8, "still goes"}});
   const auto into7 = publish(8, {{7, "disposed"}});
-  accept(*admin_, Send{7, value("queued")});
+  accept(*admin_, Send{Pid{7}, value("queued")});
   expire(9);
   EXPECT_EQ(process_info(*admin_, 7).state, ProcessState::kFenced);
   // Only 9 is listed: 7's dependency ended by trusted time, not by a record.
   auto listed = ended();
   ASSERT_EQ(listed.size(), 1u);
-  EXPECT_EQ(listed[0].pid, 9u);
+  EXPECT_EQ(listed[0].pid, Pid{9});
   EXPECT_EQ(refusal(*admin_, Deliver{into7[0]}), Reason::kMissingDependency);  // a fenced destination waits
-  ok<RetirementRecorded>(admin_->submit(RecordRetirement{9}));
+  ok<RetirementRecorded>(admin_->submit(RecordRetirement{Pid{9}}));
   listed = ended();
   ASSERT_EQ(listed.size(), 1u);
-  EXPECT_EQ(listed[0], (EndedProcess{7, Ending::kDependencyEnded, 1}));
-  EXPECT_EQ(ok<RetirementRecorded>(admin_->submit(RecordRetirement{7})),
-            (RetirementRecorded{7, Ending::kDependencyEnded, 1}));
+  EXPECT_EQ(listed[0], (EndedProcess{Pid{7}, Ending::kDependencyEnded, 1}));
+  EXPECT_EQ(ok<RetirementRecorded>(admin_->submit(RecordRetirement{Pid{7}})),
+            (RetirementRecorded{Pid{7}, Ending::kDependencyEnded, 1}));
   EXPECT_EQ(process_info(*admin_, 7).state, ProcessState::kRetired);
   EXPECT_EQ(refusal(*admin_, CancelOutput{from7[0]}), Reason::kSourceNotTerminated);
   EXPECT_EQ(ok<Delivered>(admin_->submit(Deliver{from7[0]})).input, std::optional<Id>(1));
@@ -151,7 +154,7 @@ TEST_F(MaintenanceTest, ADependentOfAnEndedLifetimeIsListedAfterItsOwnerAndItsOu
 TEST_F(MaintenanceTest, RouteHeadsAreListedOldestFirstOneForEachRouteWithWhatDecidesThem) {
   initialized(7);
   initialized(8);
-  accept(*admin_, CreateProcess{9, {}});  // uninitialized: its route waits
+  accept(*admin_, CreateProcess{Pid{9}, {}});  // uninitialized: its route waits
   const auto a = publish(7, {{9, "a1"}, {9, "a2"}, {8, "b1"}});
   const auto c = publish(8, {{7, "c1"}});
   auto listed = heads(*admin_);
@@ -170,7 +173,7 @@ TEST_F(MaintenanceTest, RouteHeadsAreListedOldestFirstOneForEachRouteWithWhatDec
   EXPECT_EQ(listed[2].published_at_ms, clock_.now_ms());
 
   // A resolution moves the route's head to its next output: still the oldest waiting.
-  accept(*admin_, Initialize{9, 0});
+  accept(*admin_, Initialize{Pid{9}, 0});
   ok<Delivered>(admin_->submit(Deliver{a[0]}));
   listed = heads(*admin_);
   ASSERT_EQ(listed.size(), 3u);
@@ -179,7 +182,7 @@ TEST_F(MaintenanceTest, RouteHeadsAreListedOldestFirstOneForEachRouteWithWhatDec
   EXPECT_EQ(listed[0].destination_state, ProcessState::kIdle);
 
   // Only a courier at the destination that may read its metadata sees a head.
-  principal(20, 120, PidScope{7}, kAllPermissions);
+  principal(20, 120, PidScope{Pid{7}}, kAllPermissions);
   Client at7(options(20, 120));
   listed = heads(at7);
   ASSERT_EQ(listed.size(), 1u);
@@ -193,10 +196,10 @@ TEST_F(MaintenanceTest, RouteHeadsAreListedOldestFirstOneForEachRouteWithWhatDec
 // changes: a resolution, or a route that gets its first pending output.
 TEST_F(MaintenanceTest, RouteListingsPageAndTheirCutsExpireWhenAHeadChanges) {
   initialized(7);
-  for (Id pid = 100; pid < 112; ++pid) accept(*admin_, CreateProcess{pid, {}});
+  for (Pid pid{100}; pid < Pid{112}; pid = Pid{pid.value + 1}) accept(*admin_, CreateProcess{pid, {}});
   std::vector<Id> outs;
-  for (Id pid = 100; pid < 112; pid += 4) {
-    auto more = publish(7, {{pid, "x"}, {pid + 1, "x"}, {pid + 2, "x"}, {pid + 3, "x"}});
+  for (Pid pid{100}; pid < Pid{112}; pid = Pid{pid.value + 4}) {
+    auto more = publish(7, {{pid.value, "x"}, {pid.value + 1, "x"}, {pid.value + 2, "x"}, {pid.value + 3, "x"}});
     outs.insert(outs.end(), more.begin(), more.end());
   }
   auto first = answer<RoutePage>(*admin_, ListRoutes{std::nullopt});
@@ -209,9 +212,9 @@ TEST_F(MaintenanceTest, RouteListingsPageAndTheirCutsExpireWhenAHeadChanges) {
   EXPECT_FALSE(second.cursor);
   EXPECT_EQ(second.cut, first.cut);
   // Anything that does not change a head leaves the cut alone; a resolution expires it.
-  accept(*admin_, Send{7, value("unrelated")});
+  accept(*admin_, Send{Pid{7}, value("unrelated")});
   EXPECT_EQ(answer<RoutePage>(*admin_, ListRoutes{first.cursor}).cut, first.cut);
-  accept(*admin_, Initialize{100, 0});
+  accept(*admin_, Initialize{Pid{100}, 0});
   ok<Delivered>(admin_->submit(Deliver{outs[0]}));
   EXPECT_EQ(query_refused(*admin_, ListRoutes{first.cursor}).reason, Reason::kCatalogChanged);
   // A new route's head is a change too.
@@ -231,7 +234,7 @@ TEST_F(MaintenanceTest, ARestartListsTheSameRouteHeadsAndEndedProcesses) {
   initialized(9);
   initialized(10, /*owner=*/9);
   expire(9);
-  ok<RetirementRecorded>(admin_->submit(RecordRetirement{9}));
+  ok<RetirementRecorded>(admin_->submit(RecordRetirement{Pid{9}}));
   const auto routes_before = heads(*admin_);
   const auto ended_before = ended();
   ASSERT_EQ(routes_before.size(), 2u);
@@ -250,7 +253,7 @@ using maintain::Maintainer;
 class MaintainerTest : public MaintenanceTest {
  protected:
   /// A maintainer as principal `id`, created realm-wide with what it needs unless it exists.
-  std::unique_ptr<Maintainer> maintainer(Id id, std::uint8_t seed, bool create = true, std::uint64_t checkpoint_every = 0) {
+  std::unique_ptr<Maintainer> maintainer(auto id, std::uint8_t seed, bool create = true, std::uint64_t checkpoint_every = 0) {
     if (create) principal(id, seed, RealmScope{}, maintain::kRequiredPermissions);
     maintain::Options o;
     o.client = options(id, seed);
@@ -261,7 +264,8 @@ class MaintainerTest : public MaintenanceTest {
     return m;
   }
   /// The values of `pid`'s inputs from its head on, each consumed by a turn as root.
-  std::vector<std::string> consume_all(Id pid) {
+  std::vector<std::string> consume_all(auto pid_of) {
+    const Pid pid = testing::id<Pid>(pid_of);
     std::vector<std::string> out;
     for (auto info = process_info(*admin_, pid);; info = process_info(*admin_, pid)) {
       if (info.state != ProcessState::kOwned) {
@@ -280,7 +284,7 @@ class MaintainerTest : public MaintenanceTest {
 TEST_F(MaintainerTest, A2IsNotDeliveredBeforeA1OnTheSameRouteWhileAnotherRouteProceeds) {
   initialized(7);
   initialized(8);
-  accept(*admin_, CreateProcess{9, {}});  // uninitialized: the route 7 -> 9 waits
+  accept(*admin_, CreateProcess{Pid{9}, {}});  // uninitialized: the route 7 -> 9 waits
   const auto a = publish(7, {{9, "a1"}, {9, "a2"}, {8, "b1"}});
   auto m = maintainer(30, 130);
   EXPECT_EQ(m->round(), Maintainer::Round::kWorked);
@@ -292,7 +296,7 @@ TEST_F(MaintainerTest, A2IsNotDeliveredBeforeA1OnTheSameRouteWhileAnotherRoutePr
   publish(7, {{8, "b2"}});
   EXPECT_EQ(m->round(), Maintainer::Round::kWorked);  // 7 -> 8 goes on while 7 -> 9 waits
   EXPECT_EQ(process_info(*admin_, 9).tail, 0u);
-  accept(*admin_, Initialize{9, 0});
+  accept(*admin_, Initialize{Pid{9}, 0});
   EXPECT_EQ(m->round(), Maintainer::Round::kWorked);
   EXPECT_EQ(consume_all(9), (std::vector<std::string>{"a1", "a2"}));
   EXPECT_EQ(consume_all(8), (std::vector<std::string>{"b1", "b2"}));
@@ -387,13 +391,14 @@ TEST_F(MaintainerTest, AMaintainerWithoutRealmWideControlAuthorityRefusesToStart
 // closure names the maintainer's principal and the policy revision it acted
 // under; a live caller's intent before its deadline is left alone.
 TEST_F(MaintainerTest, TheEffectsNobodyCanTakeFurtherAreClosedByTheMaintainerWithItsProvenance) {
-  constexpr Id kExecutor = 31, kMaintainer = 30;
+  constexpr PrincipalId kExecutor{31}, kMaintainer{30};
   initialized(7);
   initialized(8);
   principal(kExecutor, 131, RealmScope{}, kEffect | kInspect);
   Client executor(options(kExecutor, 131));
   const Id deadline = clock_.now_ms() + 60'000;
-  const auto capture = [&](Id pid, Id at) {
+  const auto capture = [&](auto pid_of, Id at) {
+    const Pid pid = testing::id<Pid>(pid_of);
     const auto info = process_info(*admin_, pid);
     Id generation = info.generation;
     if (info.state != ProcessState::kOwned) generation = ok<ProcessChanged>(admin_->submit(Own{pid, generation})).generation;
@@ -406,7 +411,7 @@ TEST_F(MaintainerTest, TheEffectsNobodyCanTakeFurtherAreClosedByTheMaintainerWit
   ok<EffectChanged>(executor.submit(ObserveEffect{attempted, InputValue{{'1'}}, false}));
   auto m = maintainer(kMaintainer, 130);
   EXPECT_EQ(m->round(), Maintainer::Round::kIdle);  // nothing is terminal or overdue yet
-  accept(*admin_, Terminate{7, process_info(*admin_, 7).generation});
+  accept(*admin_, Terminate{Pid{7}, process_info(*admin_, 7).generation});
   const Id terminated_at = position();
   const Id revision = admin_->identity()->policy_revision;
   const auto read = [&](Id effect) { return answer<EffectInfo>(*admin_, EffectRead{effect}); };
@@ -451,14 +456,14 @@ TEST_F(MaintainerTest, TheEffectsNobodyCanTakeFurtherAreClosedByTheMaintainerWit
 TEST_F(MaintainerTest, TwoMaintainersCloseEachEffectOnce) {
   initialized(7);
   principal(31, 131, RealmScope{}, kEffect | kInspect);
-  const Id generation = ok<ProcessChanged>(admin_->submit(Own{7, 1})).generation;
+  const Id generation = ok<ProcessChanged>(admin_->submit(Own{Pid{7}, 1})).generation;
   constexpr int kEffects = 12;
   for (int i = 0; i < kEffects; ++i) {
     Turn t = empty_turn(7, generation);
-    t.effect = EffectIntent{31, clock_.now_ms() + 60'000, Hex<256>{{'x'}}, 1};
+    t.effect = EffectIntent{PrincipalId{31}, clock_.now_ms() + 60'000, Hex<256>{{'x'}}, 1};
     accept(*admin_, t);
   }
-  accept(*admin_, Terminate{7, generation});
+  accept(*admin_, Terminate{Pid{7}, generation});
   auto x = maintainer(30, 130);
   auto y = maintainer(33, 133);
   std::thread run_x([&] { x->run(); });

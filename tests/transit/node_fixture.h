@@ -60,12 +60,12 @@ class NodeTest : public ::testing::Test {
     start(genesis_);
   }
 
-  ClientOptions options(Id principal, std::uint8_t seed) {
+  ClientOptions options(auto principal, std::uint8_t seed) {
     ClientOptions o;
     o.port = node_->port();
     o.payload_port = node_->payload_port();
     o.realm = "dev";
-    o.principal = principal;
+    o.principal = testing::id<PrincipalId>(principal);
     o.seed = testing::seed_of(seed);
     o.max_attempts = 2;
     o.retry_backoff = std::chrono::milliseconds(1);
@@ -87,8 +87,8 @@ class NodeTest : public ::testing::Test {
   }
   Id position() { return root().identity().ok() ? node_->sequencer().stats().position : 0; }
 
-  static Command create(Id id, std::uint8_t seed, std::uint64_t bits = kReadOnly) {
-    return CreatePrincipal{id, testing::key_of(testing::seed_of(seed)), RealmScope{}, Permissions{bits}, std::nullopt, std::nullopt};
+  static Command create(auto id, std::uint8_t seed, std::uint64_t bits = kReadOnly) {
+    return CreatePrincipal{testing::id<PrincipalId>(id), testing::key_of(testing::seed_of(seed)), RealmScope{}, Permissions{bits}, std::nullopt, std::nullopt};
   }
 
   std::filesystem::path dir_;

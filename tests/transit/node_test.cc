@@ -25,13 +25,13 @@ TEST_F(NodeTest, RootCreatesAPrincipalWhoseIdentityIsReadOnly) {
   EXPECT_EQ(receipt->sequence, 1u);
   EXPECT_EQ(receipt->accepted_at_ms, 1'800'000'000'000u);
   const auto& created = std::get<PrincipalCreated>(receipt->outcome);
-  EXPECT_EQ(created.principal, 2u);
+  EXPECT_EQ(created.principal, PrincipalId{2});
   EXPECT_EQ(created.policy_revision, 2u);
 
   Client alice(options(2, 100));
   auto me = alice.identity();
   ASSERT_TRUE(me.ok()) << me.error().message;
-  EXPECT_EQ(me->principal, 2u);
+  EXPECT_EQ(me->principal, PrincipalId{2});
   EXPECT_EQ(me->permissions.bits, kReadOnly);  // exactly read-only: inspect + read
   EXPECT_EQ(me->pid_scope, std::nullopt);
   EXPECT_EQ(me->policy_revision, 2u);
@@ -52,23 +52,23 @@ TEST_F(NodeTest, GrantsBindingsAndRevocationsChangeDecisionsAndTheRevision) {
   auto role = client.submit(CreateRole{{"writers"}, 2});
   ASSERT_TRUE(role.ok()) << role.error().message;
   const Id writers = std::get<RoleCreated>(role->outcome).role;
-  auto granted = client.submit(Grant{writers, PidScope{7}, Permissions{kWrite | kSend}, 3});
+  auto granted = client.submit(Grant{writers, PidScope{Pid{7}}, Permissions{kWrite | kSend}, 3});
   ASSERT_TRUE(granted.ok()) << granted.error().message;
   const Id grant = std::get<Granted>(granted->outcome).grant;
 
-  auto before = client.decision(2, PidScope{7}, Permissions{kWrite});
+  auto before = client.decision(PrincipalId{2}, PidScope{Pid{7}}, Permissions{kWrite});
   ASSERT_TRUE(before.ok());
   EXPECT_FALSE(before->allowed);
-  ASSERT_TRUE(client.submit(BindCredential{2, writers, std::nullopt}).ok());
-  auto bound = client.decision(2, PidScope{7}, Permissions{kWrite});
+  ASSERT_TRUE(client.submit(BindCredential{PrincipalId{2}, writers, std::nullopt}).ok());
+  auto bound = client.decision(PrincipalId{2}, PidScope{Pid{7}}, Permissions{kWrite});
   ASSERT_TRUE(bound.ok());
   EXPECT_TRUE(bound->allowed);
-  EXPECT_FALSE(client.decision(2, PidScope{8}, Permissions{kWrite})->allowed);  // another PID
+  EXPECT_FALSE(client.decision(PrincipalId{2}, PidScope{Pid{8}}, Permissions{kWrite})->allowed);  // another PID
   // Coarse identity bits are realm-scope only: the PID grant does not show there.
   EXPECT_EQ(Client(options(2, 100)).identity()->permissions.bits, kInspect);
 
   ASSERT_TRUE(client.submit(RevokeGrant{grant, std::nullopt}).ok());
-  auto revoked = client.decision(2, PidScope{7}, Permissions{kWrite});
+  auto revoked = client.decision(PrincipalId{2}, PidScope{Pid{7}}, Permissions{kWrite});
   EXPECT_FALSE(revoked->allowed);
   EXPECT_EQ(revoked->policy_revision, 6u);
 
@@ -84,7 +84,7 @@ TEST_F(NodeTest, ASubjectIsNeverAllocatedTwiceEvenAfterRevocation) {
   start();
   auto client = root();
   ASSERT_TRUE(client.submit(create(2, 100)).ok());
-  ASSERT_TRUE(client.submit(RevokePrincipal{2, std::nullopt}).ok());
+  ASSERT_TRUE(client.submit(RevokePrincipal{PrincipalId{2}, std::nullopt}).ok());
   auto again = client.submit(create(2, 101));
   ASSERT_FALSE(again.ok());
   EXPECT_EQ(again.error().rejection->code, RejectionCode::kConflict);
@@ -93,7 +93,7 @@ TEST_F(NodeTest, ASubjectIsNeverAllocatedTwiceEvenAfterRevocation) {
   auto gone = Client(options(2, 100)).identity();
   ASSERT_FALSE(gone.ok());
   EXPECT_EQ(gone.error().rejection->code, RejectionCode::kDenied);
-  auto root_revoke = client.submit(RevokePrincipal{1, std::nullopt});
+  auto root_revoke = client.submit(RevokePrincipal{PrincipalId{1}, std::nullopt});
   ASSERT_FALSE(root_revoke.ok());
   EXPECT_EQ(root_revoke.error().rejection->code, RejectionCode::kInvalidProposal);
 }
@@ -211,7 +211,7 @@ TEST_F(NodeTest, TheCanonicalRequestBoundIsReachedBeforeParsing) {
   start();
   const std::vector<std::pair<std::string, std::string>> envelopes = {
       {"/v1/command", to_json(sign(root().build(create(2, 100), 1), seed_of(0)))},
-      {"/v1/query", to_json(sign(Query{Version{}, Definition{}, {"dev"}, 1, IdentityQuery{}}, seed_of(0)))}};
+      {"/v1/query", to_json(sign(Query{Version{}, Definition{}, {"dev"}, PrincipalId{1}, IdentityQuery{}}, seed_of(0)))}};
   for (const auto& [route, text] : envelopes) {
     const std::size_t inner = text.rfind(R"(,"signature":[)") - text.find(':') - 1;
     // The realm padded so that the inner text is exactly `bytes` long.
@@ -234,7 +234,7 @@ TEST_F(NodeTest, ACommandSignatureIsNotAQuerySignature) {
   const Request r = root().build(create(2, 100), 1);
   const SignedRequest s = sign(r, seed_of(0));
   // The same signature over a query whose body the root really sends.
-  SignedQuery q{Query{Version{}, Definition{}, {"dev"}, 1, IdentityQuery{}}, s.signature};
+  SignedQuery q{Query{Version{}, Definition{}, {"dev"}, PrincipalId{1}, IdentityQuery{}}, s.signature};
   auto answer = post("/v1/query", to_json(q));
   EXPECT_EQ(answer.status, 403);
   EXPECT_EQ(rejection_of(answer).reason, Reason::kBadSignature);
@@ -246,7 +246,7 @@ TEST_F(NodeTest, ACommandSignatureIsNotAQuerySignature) {
 
 TEST_F(NodeTest, TheControlHeaderRules) {
   start();
-  const std::string query = to_json(sign(Query{Version{}, Definition{}, {"dev"}, 1, IdentityQuery{}}, seed_of(0)));
+  const std::string query = to_json(sign(Query{Version{}, Definition{}, {"dev"}, PrincipalId{1}, IdentityQuery{}}, seed_of(0)));
   EXPECT_EQ(post("/v1/query", query).status, 200);
   auto hinted = post("/v1/query", query, {{"X-Transit-Control", "snapshot"}});
   EXPECT_EQ(hinted.status, 400);
@@ -267,18 +267,18 @@ TEST_F(NodeTest, TheAdmissionCeilingAndTheControlReserve) {
   ASSERT_FALSE(closed.ok());
   EXPECT_EQ(closed.error().rejection->code, RejectionCode::kAdmissionClosed);
   // A control mutation may use the reserve; after it, control is closed too.
-  ASSERT_TRUE(client.submit(RevokePrincipal{3, std::nullopt}).ok());
-  auto full = client.submit(RevokePrincipal{2, std::nullopt});
+  ASSERT_TRUE(client.submit(RevokePrincipal{PrincipalId{3}, std::nullopt}).ok());
+  auto full = client.submit(RevokePrincipal{PrincipalId{2}, std::nullopt});
   ASSERT_FALSE(full.ok());
   EXPECT_EQ(full.error().rejection->code, RejectionCode::kControlCapacity);
-  EXPECT_EQ(post("/v1/command", to_json(sign(client.build(RevokePrincipal{2, std::nullopt}, 4), seed_of(0)))).status, 429);
+  EXPECT_EQ(post("/v1/command", to_json(sign(client.build(RevokePrincipal{PrincipalId{2}, std::nullopt}, 4), seed_of(0)))).status, 429);
   // Exact retries and reads remain, also after a restart (the accounting is the journal's position).
   const SignedRequest first = sign(client.build(create(2, 100), 1), seed_of(0));
   EXPECT_TRUE(client.resubmit(first).ok());
   restart();
   Client again = root();
   EXPECT_TRUE(again.identity().ok());
-  auto still = again.submit(RevokePrincipal{2, std::nullopt});
+  auto still = again.submit(RevokePrincipal{PrincipalId{2}, std::nullopt});
   ASSERT_FALSE(still.ok());
   EXPECT_EQ(still.error().rejection->code, RejectionCode::kControlCapacity);
   auto caps = again.capabilities();
@@ -356,7 +356,7 @@ TEST_F(NodeTest, AnUncertainOutcomeIsResentAsTheSameBytesBeforeAnythingNew) {
   auto me = client.identity();
   EXPECT_EQ(me->sequence, 3u);
   EXPECT_EQ(node_->sequencer().stats().position, 3u);
-  EXPECT_TRUE(client.decision(3, RealmScope{}, Permissions{kInspect})->allowed);  // principal 3 exists
+  EXPECT_TRUE(client.decision(PrincipalId{3}, RealmScope{}, Permissions{kInspect})->allowed);  // principal 3 exists
 }
 
 }  // namespace

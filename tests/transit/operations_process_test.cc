@@ -115,7 +115,7 @@ TEST_F(OperationsProcessTest, TransitStatusAndTheDashboardAndAlertsReadWhatTrans
   const auto port = ready_port_of(ready), admin = admin_port(ready);
   ASSERT_NE(admin, 0);
   Client root(kill_options(port, 1, 0));
-  ASSERT_TRUE(root.submit(CreatePrincipal{2, testing::key_of(testing::seed_of(2)), RealmScope{}, Permissions{kReadOnly},
+  ASSERT_TRUE(root.submit(CreatePrincipal{PrincipalId{2}, testing::key_of(testing::seed_of(2)), RealmScope{}, Permissions{kReadOnly},
                                           std::nullopt, std::nullopt})
                   .ok());
 

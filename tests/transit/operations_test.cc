@@ -36,7 +36,7 @@ class OperationsTest : public NodeTest {
       if (line.starts_with(series + " ")) return std::stod(line.substr(series.size() + 1));
     return -1;
   }
-  std::string command(Client& client, Id sequence, Id id, std::uint8_t seed) {
+  std::string command(Client& client, Id sequence, auto id, std::uint8_t seed) {
     return to_json(sign(client.build(create(id, seed), sequence), seed_of(0)));
   }
 

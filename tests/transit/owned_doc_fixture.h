@@ -16,7 +16,7 @@ class OwnedDocTest : public StateTest {
     generation_ = ok<ProcessChanged>(admin_->submit(Own{kPid, 1})).generation;
   }
 
-  Id doc_ = 0;
+  ResourceId doc_{};
   Id generation_ = 0;  // kPid's, owned by the root
 };
 

@@ -65,8 +65,8 @@ class PayloadProcessTest : public ProcessTest {
     return o;
   }
   Id declare(Client& c, Id length, const Digest& digest) {
-    EXPECT_TRUE(c.submit(CreateProcess{7, {}, false}).ok());
-    auto r = c.submit(DeclarePayload{7, length, digest, false});
+    EXPECT_TRUE(c.submit(CreateProcess{Pid{7}, {}, false}).ok());
+    auto r = c.submit(DeclarePayload{Pid{7}, length, digest, false});
     EXPECT_TRUE(r.ok()) << (r.ok() ? "" : r.error().message);
     return r.ok() ? std::get<PayloadChanged>(r->outcome).payload : 0;
   }

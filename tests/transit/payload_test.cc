@@ -122,7 +122,7 @@ TEST_F(PayloadTest, DeclaredUploadedReadyAndDownloadedByteForByte) {
   EXPECT_EQ(id, 1u);
   auto info = answer<PayloadInfo>(*admin_, PayloadRead{id});
   EXPECT_EQ(info.state, PayloadState::kDeclared);
-  EXPECT_EQ(info.publisher, 1u);
+  EXPECT_EQ(info.publisher, PrincipalId{1});
   EXPECT_EQ(info.length, bytes.size());
   EXPECT_EQ(info.sha256, sha256_of(bytes));
   EXPECT_FALSE(info.allow_delete);
@@ -144,7 +144,7 @@ TEST_F(PayloadTest, AStandalonePayloadIsRefusedSinceEveryProcessLifetimeIsFinite
   const Bytes bytes = pattern(10);
   EXPECT_EQ(refused(admin_->submit(DeclarePayload{std::nullopt, 10, sha256_of(bytes), false})).reason,
             Reason::kStandalonePayload);
-  EXPECT_EQ(refused(admin_->submit(DeclarePayload{99, 10, sha256_of(bytes), false})).reason, Reason::kUnknownProcess);
+  EXPECT_EQ(refused(admin_->submit(DeclarePayload{Pid{99}, 10, sha256_of(bytes), false})).reason, Reason::kUnknownProcess);
   // Over 1 TiB is refused before signing; the node refuses it as well.
   auto over = admin_->submit(DeclarePayload{kPid, (std::uint64_t{1} << 40) + 1, sha256_of(bytes), false});
   ASSERT_FALSE(over.ok());
@@ -168,7 +168,7 @@ TEST_F(PayloadTest, OnlyThePublisherUploadsAndRecordsReadyAndOthersNeedExecuteTo
   accept(*admin_, PayloadReady{id});
   // Another publisher's payload is its own.
   const Id theirs = declare(bytes, false, &other);
-  EXPECT_EQ(answer<PayloadInfo>(*admin_, PayloadRead{theirs}).publisher, 2u);
+  EXPECT_EQ(answer<PayloadInfo>(*admin_, PayloadRead{theirs}).publisher, PrincipalId{2});
   EXPECT_EQ(transfer_refused(admin_->put_payload(theirs, from(bytes))), Reason::kNotPublisher);
   EXPECT_EQ(refused(admin_->submit(PayloadReady{theirs})).reason, Reason::kNotPublisher);
 }
@@ -270,9 +270,9 @@ TEST_F(PayloadTest, DeletionNeedsAllowDeleteARetiredProcessRetirementAndConfirme
   EXPECT_EQ(refused(admin_->submit(PayloadDeleted{id})).reason, Reason::kPayloadNotRetired);
   EXPECT_EQ(refused(admin_->submit(RetirePayload{id})).reason, Reason::kPayloadRetired);
   // A declared payload never uploaded can be retired and its (absent) bytes confirmed gone.
-  accept(*admin_, CreateProcess{8, {}, false});
-  const auto never = ok<PayloadChanged>(admin_->submit(DeclarePayload{8, 3, sha256_of(pattern(3)), true})).payload;
-  accept(*admin_, Terminate{8, 0});
+  accept(*admin_, CreateProcess{Pid{8}, {}, false});
+  const auto never = ok<PayloadChanged>(admin_->submit(DeclarePayload{Pid{8}, 3, sha256_of(pattern(3)), true})).payload;
+  accept(*admin_, Terminate{Pid{8}, 0});
   accept(*admin_, RetirePayload{never});
   accept(*admin_, PayloadDeleted{never});
 }

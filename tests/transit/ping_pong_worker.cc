@@ -46,7 +46,7 @@ InputValue number(Id k) {
 const EntryKey kLast{{'l', 'a', 's', 't'}};
 
 /// The "last" entry of `resource`, 0 when absent; nullopt when the node does not answer.
-std::optional<Id> last_recorded(Client& c, Id resource) {
+std::optional<Id> last_recorded(Client& c, ResourceId resource) {
   Slots<EntryKey, 8> keys;
   keys.items[0] = kLast;
   auto read = c.query(ReadEntries{resource, std::nullopt, std::nullopt, keys});
@@ -56,14 +56,14 @@ std::optional<Id> last_recorded(Client& c, Id resource) {
 }
 
 /// Whether `pid` has an effect not closed yet; nullopt when the node does not answer.
-std::optional<bool> effects_open(Client& c, Id pid) {
+std::optional<bool> effects_open(Client& c, Pid pid) {
   auto page = c.query(ListEffects{pid, EffectFilter::kUnresolved, std::nullopt});
   if (!page.ok()) return std::nullopt;
   return !std::get<EffectPage>(page->result).items.items.empty();
 }
 
 /// The executor's loop (--execute): never returns.
-int execute(Client& c, Id me, std::uint16_t api_port) {
+int execute(Client& c, PrincipalId me, std::uint16_t api_port) {
   for (;;) {
     bool acted = false;
     std::optional<Cursor> cursor;
@@ -93,22 +93,25 @@ int execute(Client& c, Id me, std::uint16_t api_port) {
 int main(int argc, char** argv) {
   CLI::App app{"transit_ping_pong_worker: one actor of the ping-pong test"};
   std::uint16_t port = 0;
-  Id principal = 0, pid = 0, peer = 0, resource = 0, last = 0, effect_every = 0, executor = 0;
+  Id principal_n = 0, pid_n = 0, peer_n = 0, resource_n = 0, last = 0, effect_every = 0, executor_n = 0;
   std::string key_file;
   bool executes = false;
   std::uint16_t api_port = 0;
   app.add_option("--port", port)->required();
-  app.add_option("--principal", principal)->required();
+  app.add_option("--principal", principal_n)->required();
   app.add_option("--key", key_file)->required();
-  app.add_option("--pid", pid);
-  app.add_option("--peer", peer);
-  app.add_option("--resource", resource);
+  app.add_option("--pid", pid_n);
+  app.add_option("--peer", peer_n);
+  app.add_option("--resource", resource_n);
   app.add_option("--last", last);
   app.add_option("--effect-every", effect_every);
-  app.add_option("--executor", executor);
+  app.add_option("--executor", executor_n);
   app.add_flag("--execute", executes);
   app.add_option("--api-port", api_port);
   CLI11_PARSE(app, argc, argv);
+  const PrincipalId principal{principal_n}, executor{executor_n};
+  const Pid pid{pid_n}, peer{peer_n};
+  const ResourceId resource{resource_n};
   crypto::init();
   auto seed = load_secret(key_file);
   if (!seed.ok()) {
@@ -122,7 +125,7 @@ int main(int argc, char** argv) {
   options.seed = *seed;
   options.timeout = std::chrono::seconds(3);
   Client c(options);
-  std::printf("transit_ping_pong_worker_ready pid=%llu\n", static_cast<unsigned long long>(pid));
+  std::printf("transit_ping_pong_worker_ready pid=%llu\n", static_cast<unsigned long long>(pid.value));
   std::fflush(stdout);
   if (executes) return execute(c, principal, api_port);
   const SystemClock clock;
@@ -139,7 +142,7 @@ int main(int argc, char** argv) {
       continue;
     }
     if (info.state != ProcessState::kOwned || info.owner != principal) {
-      std::fprintf(stderr, "transit_ping_pong_worker: process %llu is %s\n", static_cast<unsigned long long>(pid),
+      std::fprintf(stderr, "transit_ping_pong_worker: process %llu is %s\n", static_cast<unsigned long long>(pid.value),
                    std::string(EnumTraits<ProcessState>::kNames[static_cast<int>(info.state)]).c_str());
       return 1;
     }

@@ -92,11 +92,11 @@ class ProcessTest : public ::testing::Test {
     out << to_json(testing::sample_genesis()) << "\n";
   }
   /// A client that treats a kill as a loss: it keeps what was acknowledged and resends nothing.
-  static ClientOptions kill_options(std::uint16_t port, Id principal, std::uint8_t seed) {
+  static ClientOptions kill_options(std::uint16_t port, auto principal, std::uint8_t seed) {
     ClientOptions o;
     o.port = port;
     o.realm = "dev";
-    o.principal = principal;
+    o.principal = testing::id<PrincipalId>(principal);
     o.seed = testing::seed_of(seed);
     o.max_attempts = 1;
     o.timeout = std::chrono::seconds(2);

@@ -32,11 +32,11 @@ TEST_F(ProcessTest, AcknowledgedDecisionsSurviveSigkillAndTheirRetriesReturnTheO
   std::uint16_t port = 0;
   auto node = start_node(port);
   ASSERT_NE(port, 0);
-  auto options = [&](Id principal, std::uint8_t seed) { return kill_options(port, principal, seed); };
+  auto options = [&](auto principal, std::uint8_t seed) { return kill_options(port, principal, seed); };
   Client root(options(1, 0));
   constexpr int kWriters = 4;
   for (int i = 0; i < kWriters; ++i)
-    ASSERT_TRUE(root.submit(CreatePrincipal{10 + static_cast<Id>(i), key_of(seed_of(static_cast<std::uint8_t>(10 + i))),
+    ASSERT_TRUE(root.submit(CreatePrincipal{PrincipalId{10 + static_cast<Id>(i)}, key_of(seed_of(static_cast<std::uint8_t>(10 + i))),
                                             RealmScope{}, Permissions{kAllPermissions}, std::nullopt, std::nullopt})
                     .ok());
 
@@ -49,7 +49,7 @@ TEST_F(ProcessTest, AcknowledgedDecisionsSurviveSigkillAndTheirRetriesReturnTheO
       Client c(options(10 + i, static_cast<std::uint8_t>(10 + i)));
       for (Id seq = 1;; ++seq) {
         const SignedRequest s = sign(
-            c.build(CreatePrincipal{100000 * (i + 1) + seq, key_of(seed_of(200)), RealmScope{}, Permissions{kInspect},
+            c.build(CreatePrincipal{PrincipalId{100000 * (i + 1) + seq}, key_of(seed_of(200)), RealmScope{}, Permissions{kInspect},
                                     std::nullopt, std::nullopt},
                     seq),
             seed_of(static_cast<std::uint8_t>(10 + i)));
@@ -91,17 +91,18 @@ TEST_F(ProcessTest, ASigkillDuringTurnsLosesNoAcknowledgedTurnAndPublishesNoPart
   std::uint16_t port = 0;
   auto node = start_node(port);
   ASSERT_NE(port, 0);
-  auto options = [&](Id principal, std::uint8_t seed) { return kill_options(port, principal, seed); };
+  auto options = [&](auto principal, std::uint8_t seed) { return kill_options(port, principal, seed); };
   auto bytes = [](const std::string& s) { return std::vector<std::uint8_t>(s.begin(), s.end()); };
   const std::vector<std::string> names = {"n", "a", "b", "c"};
   Client root(options(1, 0));
   constexpr int kWorkers = 4;
   for (int i = 0; i < kWorkers; ++i) {
-    const Id pid = 1 + i, worker = 10 + i;
-    ASSERT_TRUE(root.submit(CreatePrincipal{worker, key_of(seed_of(static_cast<std::uint8_t>(worker))), RealmScope{},
+    const Pid pid{static_cast<Id>(1 + i)};
+    const PrincipalId worker{static_cast<Id>(10 + i)};
+    ASSERT_TRUE(root.submit(CreatePrincipal{worker, key_of(seed_of(static_cast<std::uint8_t>(worker.value))), RealmScope{},
                                             Permissions{kAllPermissions}, std::nullopt, std::nullopt})
                     .ok());
-    auto created = root.submit(CreateResource{{"doc" + std::to_string(pid)}, std::nullopt});
+    auto created = root.submit(CreateResource{{"doc" + std::to_string(pid.value)}, std::nullopt});
     ASSERT_TRUE(created.ok());
     ASSERT_TRUE(root.submit(CreateProcess{pid, {{{"doc"}}}}).ok());
     ASSERT_TRUE(root.submit(Associate{pid, {"doc"}, std::get<ResourceCreated>(created->outcome).resource}).ok());
@@ -112,7 +113,8 @@ TEST_F(ProcessTest, ASigkillDuringTurnsLosesNoAcknowledgedTurnAndPublishesNoPart
   std::vector<std::thread> workers;
   for (int i = 0; i < kWorkers; ++i)
     workers.emplace_back([&, i] {
-      const Id pid = 1 + i, resource = 1 + i;
+      const Pid pid{static_cast<Id>(1 + i)};
+      const ResourceId resource{static_cast<Id>(1 + i)};
       Client c(options(10 + i, static_cast<std::uint8_t>(10 + i)));
       auto owned = c.submit(Own{pid, 1});
       if (!owned.ok()) return;
@@ -136,7 +138,8 @@ TEST_F(ProcessTest, ASigkillDuringTurnsLosesNoAcknowledgedTurnAndPublishesNoPart
   ASSERT_NE(port, 0);
   Client reader(options(1, 0));
   for (int i = 0; i < kWorkers; ++i) {
-    const Id pid = 1 + i, resource = 1 + i;
+    const Pid pid{static_cast<Id>(1 + i)};
+    const ResourceId resource{static_cast<Id>(1 + i)};
     ASSERT_FALSE(acked[i].empty());
     Client c(options(10 + i, static_cast<std::uint8_t>(10 + i)));
     for (const auto& [signed_request, receipt] : acked[i]) {
@@ -188,7 +191,8 @@ TEST_F(ProcessTest, AReplacementWorkerFinishesTheMailboxOfASigkilledOne) {
     std::ofstream out(root_key);
     out << to_hex(ByteView(seed_of(0))) << "\n";
   }
-  constexpr Id kPid = 7, kWorker = 10;
+  constexpr Pid kPid{7};
+  constexpr PrincipalId kWorker{10};
   constexpr std::uint64_t kBits = kInspect | kRead | kWrite | kExecute;
   const auto accepted = [&](Command op) {
     auto r = root.submit(std::move(op));
@@ -196,7 +200,7 @@ TEST_F(ProcessTest, AReplacementWorkerFinishesTheMailboxOfASigkilledOne) {
     return r.ok() ? *r : Receipt{};
   };
   accepted(CreatePrincipal{kWorker, key_of(*old_seed), RealmScope{}, Permissions{kBits}, kPid, std::nullopt});
-  const Id doc = std::get<ResourceCreated>(accepted(CreateResource{{"doc"}, std::nullopt}).outcome).resource;
+  const auto doc = std::get<ResourceCreated>(accepted(CreateResource{{"doc"}, std::nullopt}).outcome).resource;
   accepted(CreateProcess{kPid, {{{"doc"}}}});
   accepted(Associate{kPid, {"doc"}, doc});
   accepted(Initialize{kPid, 0});
@@ -209,8 +213,8 @@ TEST_F(ProcessTest, AReplacementWorkerFinishesTheMailboxOfASigkilledOne) {
 
   const auto worker = [&](const std::filesystem::path& key) {
     return std::make_unique<cowboy::testing::ChildProcess>(std::vector<std::string>{
-        kBin + "/transit_test_worker", "--port", std::to_string(port), "--principal", std::to_string(kWorker), "--key",
-        key.string(), "--pid", std::to_string(kPid), "--resource", std::to_string(doc), "--until",
+        kBin + "/transit_test_worker", "--port", std::to_string(port), "--principal", std::to_string(kWorker.value), "--key",
+        key.string(), "--pid", std::to_string(kPid.value), "--resource", std::to_string(doc.value), "--until",
         std::to_string(kInputs)});
   };
   auto first = worker(old_key);
@@ -221,7 +225,7 @@ TEST_F(ProcessTest, AReplacementWorkerFinishesTheMailboxOfASigkilledOne) {
   auto read = root.query(ProcessRead{kPid});
   ASSERT_TRUE(read.ok());
   const auto before = std::get<ProcessInfo>(read->result);
-  EXPECT_EQ(before.owner, std::optional<Id>(kWorker));
+  EXPECT_EQ(before.owner, std::optional<PrincipalId>(kWorker));
   EXPECT_GE(before.head, 11u);
   EXPECT_LE(before.head, kBeforeKill + 1);
   // The procedure's step 2: the dead worker's key file tells its mask at the PID.
@@ -248,7 +252,7 @@ TEST_F(ProcessTest, AReplacementWorkerFinishesTheMailboxOfASigkilledOne) {
   const auto after = std::get<ProcessInfo>(read->result);
   EXPECT_EQ(after.head, kInputs + 1);
   EXPECT_EQ(after.generation, before.generation + 1);
-  EXPECT_EQ(after.owner, std::optional<Id>(kWorker));
+  EXPECT_EQ(after.owner, std::optional<PrincipalId>(kWorker));
   Slots<EntryKey, 8> keys;
   keys.items[0] = EntryKey{{'c', 'o', 'u', 'n', 't'}};
   keys.items[1] = EntryKey{{'s', 'u', 'm'}};
@@ -269,14 +273,14 @@ Receipt accepted(Client& c, Command op) {
   return r.ok() ? *r : Receipt{};
 }
 /// A realm-wide principal `id` with the key of seed_of(id), holding `bits`.
-void realm_principal(Client& root, Id id, std::uint64_t bits) {
-  accepted(root, CreatePrincipal{id, key_of(seed_of(static_cast<std::uint8_t>(id))), RealmScope{}, Permissions{bits},
+void realm_principal(Client& root, PrincipalId id, std::uint64_t bits) {
+  accepted(root, CreatePrincipal{id, key_of(seed_of(static_cast<std::uint8_t>(id.value))), RealmScope{}, Permissions{bits},
                                  std::nullopt, std::nullopt});
 }
 /// Process `pid` requiring "doc", associated with a new resource "doc<pid>", initialized (idle, generation 1).
-void doc_process(Client& root, Id pid) {
+void doc_process(Client& root, Pid pid) {
   std::string name = "doc";
-  const Id doc = std::get<ResourceCreated>(accepted(root, CreateResource{{name.append(std::to_string(pid))}, std::nullopt}).outcome).resource;
+  const auto doc = std::get<ResourceCreated>(accepted(root, CreateResource{{name.append(std::to_string(pid.value))}, std::nullopt}).outcome).resource;
   accepted(root, CreateProcess{pid, {{{"doc"}}}});
   accepted(root, Associate{pid, {"doc"}, doc});
   accepted(root, Initialize{pid, 0});
@@ -293,24 +297,27 @@ constexpr std::uint64_t kActor = kAllPermissions & ~std::uint64_t{kCourier};
 // and the exchange still ends exactly: every number once, in order
 // (a lost output would stall it, a duplicate would show in the mailbox counts).
 TEST_F(ProcessTest, APingPongOfAThousandMessagesRunsUnattendedAcrossASigkillOfEachProcess) {
-  constexpr Id kLast = 1000, kA = 1, kB = 2, kMaintainer = 3, kSecondMaintainer = 4, kWorkerA = 10, kWorkerB = 11;
+  constexpr Id kLast = 1000;
+  constexpr Pid kA{1}, kB{2};
+  constexpr PrincipalId kMaintainer{3}, kSecondMaintainer{4}, kWorkerA{10}, kWorkerB{11};
   write_sample_genesis();
   std::uint16_t port = 0;
   auto node = start_node(port);
   ASSERT_NE(port, 0);
   Client root(kill_options(port, 1, 0));
-  for (Id m : {kMaintainer, kSecondMaintainer}) realm_principal(root, m, maintain::kRequiredPermissions);
-  for (Id worker : {kWorkerA, kWorkerB}) realm_principal(root, worker, kActor);
-  for (Id pid : {kA, kB}) doc_process(root, pid);
+  for (PrincipalId m : {kMaintainer, kSecondMaintainer}) realm_principal(root, m, maintain::kRequiredPermissions);
+  for (PrincipalId worker : {kWorkerA, kWorkerB}) realm_principal(root, worker, kActor);
+  for (Pid pid : {kA, kB}) doc_process(root, pid);
   accepted(root, Send{kA, InputValue{{'0'}}});  // A starts with 0: A consumes the even numbers, B the odd
 
   const std::string endpoint = "127.0.0.1:" + std::to_string(port);
-  std::map<Id, std::uint16_t> admin_port;  // each maintainer's /metrics
-  auto start_maintainer = [&](Id principal) {
+  std::map<PrincipalId, std::uint16_t> admin_port;  // each maintainer's /metrics
+  auto start_maintainer = [&](auto principal_of) {
+    const PrincipalId principal = testing::id<PrincipalId>(principal_of);
     auto m = std::make_unique<cowboy::testing::ChildProcess>(std::vector<std::string>{
         kBin + "/transitd", "--maintain", "--endpoint", endpoint, "--realm", "dev", "--principal",
-        std::to_string(principal), "--key",
-        key_file("maintainer" + std::to_string(principal) + ".key", static_cast<std::uint8_t>(principal)),
+        std::to_string(principal.value), "--key",
+        key_file("maintainer" + std::to_string(principal.value) + ".key", static_cast<std::uint8_t>(principal.value)),
         "--admin-listen", "127.0.0.1:0", "--idle-ms", "2", "--log-level", "warn"});
     auto ready = m->wait_for_line("transit_maintain_ready", std::chrono::seconds(30));
     std::smatch match;
@@ -318,11 +325,14 @@ TEST_F(ProcessTest, APingPongOfAThousandMessagesRunsUnattendedAcrossASigkillOfEa
     admin_port[principal] = ready ? static_cast<std::uint16_t>(std::stoi(match[1])) : 0;
     return m;
   };
-  auto start_worker = [&](Id pid, Id peer, Id principal) {
+  auto start_worker = [&](auto pid_of, auto peer_of, auto principal_of) {
+    const Pid pid = testing::id<Pid>(pid_of);
+    const Pid peer = testing::id<Pid>(peer_of);
+    const PrincipalId principal = testing::id<PrincipalId>(principal_of);
     auto w = std::make_unique<cowboy::testing::ChildProcess>(std::vector<std::string>{
-        kBin + "/transit_ping_pong_worker", "--port", std::to_string(port), "--principal", std::to_string(principal), "--key",
-        key_file("worker" + std::to_string(principal) + ".key", static_cast<std::uint8_t>(principal)), "--pid",
-        std::to_string(pid), "--peer", std::to_string(peer), "--resource", std::to_string(pid), "--last",
+        kBin + "/transit_ping_pong_worker", "--port", std::to_string(port), "--principal", std::to_string(principal.value), "--key",
+        key_file("worker" + std::to_string(principal.value) + ".key", static_cast<std::uint8_t>(principal.value)), "--pid",
+        std::to_string(pid.value), "--peer", std::to_string(peer.value), "--resource", std::to_string(pid.value), "--last",
         std::to_string(kLast)});
     EXPECT_TRUE(w->wait_for_line("transit_ping_pong_worker_ready", std::chrono::seconds(30)));
     return w;
@@ -334,10 +344,10 @@ TEST_F(ProcessTest, APingPongOfAThousandMessagesRunsUnattendedAcrossASigkillOfEa
   // The highest number consumed so far (the "last" entries), 0 while the node is away.
   auto progress = [&] {
     Id best = 0;
-    for (Id pid : {kA, kB}) {
+    for (Pid pid : {kA, kB}) {
       Slots<EntryKey, 8> keys;
       keys.items[0] = EntryKey{{'l', 'a', 's', 't'}};
-      auto read = root.query(ReadEntries{pid, std::nullopt, std::nullopt, keys});
+      auto read = root.query(ReadEntries{ResourceId{pid.value}, std::nullopt, std::nullopt, keys});  // doc<pid> is resource <pid>
       if (!read.ok()) continue;
       if (const auto& e = std::get<EntryBatch>(read->result).entries.items[0])
         best = std::max<Id>(best, std::stoull(std::string(e->value.value.begin(), e->value.value.end())));
@@ -378,12 +388,12 @@ TEST_F(ProcessTest, APingPongOfAThousandMessagesRunsUnattendedAcrossASigkillOfEa
               std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count());
 
   // Exactly once: A was given 0, 2, .., 1000 (501 inputs), B 1, 3, .., 999 (500), each consumed.
-  for (auto [pid, inputs] : {std::pair<Id, Id>{kA, kLast / 2 + 1}, {kB, kLast / 2}}) {
+  for (auto [pid, inputs] : {std::pair<Pid, Id>{kA, kLast / 2 + 1}, {kB, kLast / 2}}) {
     auto read = root.query(ProcessRead{pid});
     ASSERT_TRUE(read.ok()) << read.error().message;
     const auto& info = std::get<ProcessInfo>(read->result);
-    EXPECT_EQ(info.tail, inputs) << "process " << pid;
-    EXPECT_EQ(info.head, inputs + 1) << "process " << pid;
+    EXPECT_EQ(info.tail, inputs) << "process " << pid.value;
+    EXPECT_EQ(info.head, inputs + 1) << "process " << pid.value;
     EXPECT_EQ(info.cancelled, 0u);
   }
   auto routes = root.query(ListRoutes{std::nullopt});
@@ -401,11 +411,11 @@ TEST_F(ProcessTest, APingPongOfAThousandMessagesRunsUnattendedAcrossASigkillOfEa
                                   std::regex(R"(\ntransit_maintain_resolved_total\{disposition="delivered"\} (\d+))")))
         << metrics->body;
     delivered_by_both += std::stoull(delivered[1]);
-    std::printf("maintainer %llu (last start) delivered %s\n", static_cast<unsigned long long>(principal),
+    std::printf("maintainer %llu (last start) delivered %s\n", static_cast<unsigned long long>(principal.value),
                 delivered[1].str().c_str());
-    EXPECT_NE(metrics->body.find("\ntransit_maintain_lag_positions 0\n"), std::string::npos) << principal;
+    EXPECT_NE(metrics->body.find("\ntransit_maintain_lag_positions 0\n"), std::string::npos) << principal.value;
     EXPECT_NE(metrics->body.find("\ntransit_maintain_refused_total 0\n"), std::string::npos)  // races only, no errors
-        << principal;
+        << principal.value;
   }
   EXPECT_GE(delivered_by_both, kLast - 600);  // every output from 600 on, each counted once
   EXPECT_LE(delivered_by_both, kLast - 550);
@@ -421,7 +431,9 @@ TEST_F(ProcessTest, APingPongOfAThousandMessagesRunsUnattendedAcrossASigkillOfEa
 // mailbox, consumed; each message arrives once. Then a terminated caller's
 // unattempted charge is closed by the maintainer process.
 TEST_F(ProcessTest, TwoActorsCallingAnExternalApiRunUnattendedAcrossAnExecutorsSigkill) {
-  constexpr Id kLast = 60, kEvery = 5, kA = 1, kB = 2, kMaintainer = 3, kWorkerA = 10, kWorkerB = 11, kExecutor = 12;
+  constexpr Id kLast = 60, kEvery = 5;
+  constexpr Pid kA{1}, kB{2};
+  constexpr PrincipalId kMaintainer{3}, kWorkerA{10}, kWorkerB{11}, kExecutor{12};
   constexpr Id kEffects = kLast / kEvery + 1;  // 0, 5, .., 60
   std::atomic<int> calls{0};
   net::HttpServer api(
@@ -440,10 +452,13 @@ TEST_F(ProcessTest, TwoActorsCallingAnExternalApiRunUnattendedAcrossAnExecutorsS
   realm_principal(root, kWorkerA, kActor);
   realm_principal(root, kWorkerB, kActor);
   realm_principal(root, kExecutor, kInspect | kEffect);
-  for (Id pid : {kA, kB}) doc_process(root, pid);
+  for (Pid pid : {kA, kB}) doc_process(root, pid);
   accepted(root, Send{kA, InputValue{{'0'}}});
 
-  const auto key = [&](Id id) {
+  const auto key = [&](auto principal_of) {
+
+    const PrincipalId principal = testing::id<PrincipalId>(principal_of);
+    const Id id = principal.value;
     std::string name = std::to_string(id);  // GCC 12 warns, wrongly, about "p" + std::to_string(id)
     return key_file(name.append(".key"), static_cast<std::uint8_t>(id));
   };
@@ -454,20 +469,23 @@ TEST_F(ProcessTest, TwoActorsCallingAnExternalApiRunUnattendedAcrossAnExecutorsS
     return child;
   };
   auto maintainer = spawn({kBin + "/transitd", "--maintain", "--endpoint", "127.0.0.1:" + std::to_string(port), "--realm",
-                           "dev", "--principal", std::to_string(kMaintainer), "--key", key(kMaintainer),
+                           "dev", "--principal", std::to_string(kMaintainer.value), "--key", key(kMaintainer),
                            "--admin-listen", "127.0.0.1:0", "--idle-ms", "2", "--log-level", "warn"},
                           "transit_maintain_ready");
   auto start_executor = [&] {
-    return spawn({bin, "--port", std::to_string(port), "--principal", std::to_string(kExecutor), "--key", key(kExecutor),
+    return spawn({bin, "--port", std::to_string(port), "--principal", std::to_string(kExecutor.value), "--key", key(kExecutor),
                   "--execute", "--api-port", std::to_string(api.port())},
                  "transit_ping_pong_worker_ready");
   };
   auto executor = start_executor();
-  auto actor = [&](Id pid, Id peer, Id principal) {
-    return spawn({bin, "--port", std::to_string(port), "--principal", std::to_string(principal), "--key", key(principal),
-                  "--pid", std::to_string(pid), "--peer", std::to_string(peer), "--resource", std::to_string(pid),
+  auto actor = [&](auto pid_of, auto peer_of, auto principal_of) {
+    const Pid pid = testing::id<Pid>(pid_of);
+    const Pid peer = testing::id<Pid>(peer_of);
+    const PrincipalId principal = testing::id<PrincipalId>(principal_of);
+    return spawn({bin, "--port", std::to_string(port), "--principal", std::to_string(principal.value), "--key", key(principal),
+                  "--pid", std::to_string(pid.value), "--peer", std::to_string(peer.value), "--resource", std::to_string(pid.value),
                   "--last", std::to_string(kLast), "--effect-every", std::to_string(kEvery), "--executor",
-                  std::to_string(kExecutor)},
+                  std::to_string(kExecutor.value)},
                  "transit_ping_pong_worker_ready");
   };
   auto a = actor(kA, kB, kWorkerA);
@@ -488,7 +506,7 @@ TEST_F(ProcessTest, TwoActorsCallingAnExternalApiRunUnattendedAcrossAnExecutorsS
   EXPECT_TRUE(WIFEXITED(*b_status) && WEXITSTATUS(*b_status) == 0);
 
   // Each effect closed observed once, its answer an input of its caller's mailbox.
-  std::map<Id, Id> results;  // per caller
+  std::map<Pid, Id> results;  // per caller
   std::optional<Cursor> cursor;
   Id effects = 0;
   do {
@@ -510,12 +528,12 @@ TEST_F(ProcessTest, TwoActorsCallingAnExternalApiRunUnattendedAcrossAnExecutorsS
   EXPECT_EQ(effects, kEffects);
   EXPECT_GE(calls.load(), static_cast<int>(kEffects));  // at least once each: a SIGKILL may repeat one
   // A consumed 0, 2, .., 60 and its results, B 1, 3, .., 59 and its; nothing left.
-  for (auto [pid, numbers] : {std::pair<Id, Id>{kA, kLast / 2 + 1}, {kB, kLast / 2}}) {
+  for (auto [pid, numbers] : {std::pair<Pid, Id>{kA, kLast / 2 + 1}, {kB, kLast / 2}}) {
     auto read = root.query(ProcessRead{pid});
     ASSERT_TRUE(read.ok()) << read.error().message;
     const auto& info = std::get<ProcessInfo>(read->result);
-    EXPECT_EQ(info.tail, numbers + results[pid]) << "process " << pid;
-    EXPECT_EQ(info.head, info.tail + 1) << "process " << pid;
+    EXPECT_EQ(info.tail, numbers + results[pid]) << "process " << pid.value;
+    EXPECT_EQ(info.head, info.tail + 1) << "process " << pid.value;
     EXPECT_EQ(info.cancelled, 0u);
   }
   std::printf("%llu effects, %d API calls\n", static_cast<unsigned long long>(effects), calls.load());
@@ -524,12 +542,12 @@ TEST_F(ProcessTest, TwoActorsCallingAnExternalApiRunUnattendedAcrossAnExecutorsS
   // terminated before anyone attempts it: the maintainer process closes the
   // intent unattempted_cancel, as its own principal (decision 60).
   executor->kill(SIGKILL);
-  doc_process(root, 3);
-  const Id generation = std::get<ProcessChanged>(accepted(root, Own{3, 1}).outcome).generation;
-  Turn charge{3, generation, std::nullopt, std::nullopt, std::nullopt, {}, {}, {}, {}, std::nullopt};
+  doc_process(root, Pid{3});
+  const Id generation = std::get<ProcessChanged>(accepted(root, Own{Pid{3}, 1}).outcome).generation;
+  Turn charge{Pid{3}, generation, std::nullopt, std::nullopt, std::nullopt, {}, {}, {}, {}, std::nullopt};
   charge.effect = EffectIntent{kExecutor, SystemClock().now_ms() + 600'000, Hex<256>{{'9', '9'}}, 1};
   const Id orphan = std::get<TurnPublished>(accepted(root, charge).outcome).effect.value_or(0);
-  accepted(root, Terminate{3, generation});
+  accepted(root, Terminate{Pid{3}, generation});
   std::optional<EffectInfo> closed;
   ASSERT_TRUE(cowboy::testing::eventually(
       [&] {

@@ -17,7 +17,7 @@ namespace {
 using testing::key_of;
 using testing::seed_of;
 
-constexpr Id kWorker = 10;
+constexpr PrincipalId kWorker{10};
 constexpr std::uint8_t kOldSeed = 110, kNewSeed = 111, kThirdSeed = 112;
 constexpr std::uint64_t kWorkerBits = kInspect | kRead | kWrite | kSend | kExecute;
 
@@ -37,9 +37,10 @@ class RuntimeTest : public StateTest {
     process(doc_);
     role_ = principal(kWorker, kOldSeed, RealmScope{}, kWorkerBits, kPid);
   }
-  Client client_of(Id id, std::uint8_t seed) { return Client(options(id, seed)); }
-  RuntimeIntent intent(Id operation = 1, Id worker = kWorker, std::string provider = "host-a") {
-    return RuntimeIntent{kPid, operation, 3, Name{std::move(provider)}, worker, kArtifact, kConfiguration};
+  Client client_of(auto id, std::uint8_t seed) { return Client(options(id, seed)); }
+  template <typename W = PrincipalId>
+  RuntimeIntent intent(Id operation = 1, W worker = kWorker, std::string provider = "host-a") {
+    return RuntimeIntent{kPid, operation, 3, Name{std::move(provider)}, testing::id<PrincipalId>(worker), kArtifact, kConfiguration};
   }
   RuntimeObserve observe(Id incarnation, RuntimeStatus status, Id operation = 1) {
     std::optional<BootstrapEvidence> evidence;
@@ -68,7 +69,7 @@ class RuntimeTest : public StateTest {
     return r.ok() ? *r : RuntimeInfo{};
   }
   Id position_now() { return admin_->identity().ok() ? node_->sequencer().stats().position : 0; }
-  Id doc_ = 0;
+  ResourceId doc_{};
   Id role_ = 0;  // the worker's private role
 };
 
@@ -108,7 +109,7 @@ TEST_F(RuntimeTest, AnActivationHandsTheProcessToTheReadyIncarnationsKey) {
   EXPECT_EQ(r.configuration, kConfiguration);
   EXPECT_EQ(r.operation_at, intent_at);
   ASSERT_TRUE(r.bootstrap);
-  EXPECT_EQ(*r.bootstrap, (BootstrapRecord{1, kEvidence, 1, ready_at}));  // attributed to the root that observed
+  EXPECT_EQ(*r.bootstrap, (BootstrapRecord{1, kEvidence, PrincipalId{1}, ready_at}));  // attributed to the root that observed
   ASSERT_TRUE(r.activation);
   EXPECT_EQ(*r.activation, (ActivationRecord{1, 1, 2, ready_at + 1}));
 
@@ -121,7 +122,7 @@ TEST_F(RuntimeTest, AnActivationHandsTheProcessToTheReadyIncarnationsKey) {
   EXPECT_EQ(me->permissions.bits, kWorkerBits);
   const auto info = answer<ProcessInfo>(incarnation, ProcessRead{kPid});
   EXPECT_EQ(info.state, ProcessState::kOwned);
-  EXPECT_EQ(info.owner, std::optional<Id>(kWorker));
+  EXPECT_EQ(info.owner, std::optional<PrincipalId>(kWorker));
   ASSERT_TRUE(info.input);  // the head is released to the activated worker
   Turn turn{kPid, 2, 1, doc_, std::nullopt, {}, {}, {}, {}, std::nullopt};
   turn.mutations.items.push_back({key("seen"), value("one")});
@@ -144,10 +145,10 @@ TEST_F(RuntimeTest, ABoundPidCannotUseDirectOwnOrRotateWorker) {
   ok<RuntimeChanged>(admin_->submit(observe(1, RuntimeStatus::kStopped)));
   refused_as(*admin_, Own{kPid, 1}, Reason::kRuntimeBound);
   // An unbound PID is owned as before.
-  accept(*admin_, CreateProcess{8, {{{"doc"}}}});
-  accept(*admin_, Associate{8, {"doc"}, doc_});
-  accept(*admin_, Initialize{8, 0});
-  EXPECT_EQ(ok<ProcessChanged>(admin_->submit(Own{8, 1})).generation, 2u);
+  accept(*admin_, CreateProcess{Pid{8}, {{{"doc"}}}});
+  accept(*admin_, Associate{Pid{8}, {"doc"}, doc_});
+  accept(*admin_, Initialize{Pid{8}, 0});
+  EXPECT_EQ(ok<ProcessChanged>(admin_->submit(Own{Pid{8}, 1})).generation, 2u);
 }
 
 // Decision 124: observations of the current operation move forward only; an
@@ -192,7 +193,7 @@ TEST_F(RuntimeTest, BootstrapEvidenceMustBeTheOperationsArtifactAndConfiguration
   ok<RuntimeChanged>(manager.submit(observe(1, RuntimeStatus::kReady)));
   const auto bootstrap = binding().bootstrap;
   ASSERT_TRUE(bootstrap);
-  EXPECT_EQ(bootstrap->principal, 20u);
+  EXPECT_EQ(bootstrap->principal, PrincipalId{20});
 }
 
 // Decision 120: who may intend, at which operation, for which worker; one placement at a time.
@@ -201,12 +202,12 @@ TEST_F(RuntimeTest, AnIntentNeedsPidAdminAnAdvancingOperationAStoppedProviderAnd
   principal(12, 122, RealmScope{}, kWorkerBits);         // not scoped
   principal(13, 123, RealmScope{}, kInspect, kPid);      // no execute
   principal(14, 124, RealmScope{}, kWorkerBits, kPid);
-  accept(*admin_, RevokePrincipal{14, std::nullopt});
+  accept(*admin_, RevokePrincipal{PrincipalId{14}, std::nullopt});
   principal(15, 125, RealmScope{}, kInspect | kExecute);  // no pid_admin
   Client stranger = client_of(15, 125);
   const Id before = position_now();
   refused_as(stranger, intent(), Reason::kNotPermitted);
-  refused_as(*admin_, RuntimeIntent{99, 1, 3, Name{"host-a"}, kWorker, kArtifact, kConfiguration}, Reason::kUnknownProcess);
+  refused_as(*admin_, RuntimeIntent{Pid{99}, 1, 3, Name{"host-a"}, kWorker, kArtifact, kConfiguration}, Reason::kUnknownProcess);
   refused_as(*admin_, intent(0), Reason::kStaleOperation);
   refused_as(*admin_, intent(1, 99), Reason::kUnknownSubject);
   refused_as(*admin_, intent(1, 14), Reason::kRevokedWorker);
@@ -263,7 +264,7 @@ TEST_F(RuntimeTest, ActivationRefusesAllButAnExactTakeover) {
   Client pid_admin = client_of(15, 125);
   const Id before = position_now();
   refused_as(pid_admin, activation(1), Reason::kNotPermitted);
-  refused_as(*admin_, Activate{99, 1, 1, 1, key_of(seed_of(kOldSeed)), key_of(seed_of(kNewSeed))}, Reason::kUnknownProcess);
+  refused_as(*admin_, Activate{Pid{99}, 1, 1, 1, key_of(seed_of(kOldSeed)), key_of(seed_of(kNewSeed))}, Reason::kUnknownProcess);
   refused_as(*admin_, activation(1, 1, 99), Reason::kWorkerKeyChanged);
   refused_as(*admin_, activation(1, 1, kOldSeed, kOldSeed), Reason::kUnchangedKey);
   refused_as(*admin_, activation(2), Reason::kStaleGeneration);
@@ -296,19 +297,19 @@ TEST_F(RuntimeTest, BindingsSurviveARestart) {
   refused_as(*admin_, Own{kPid, 2}, Reason::kRuntimeBound);
   refused_as(*admin_, observe(1, RuntimeStatus::kStarting), Reason::kStaleObservation);
   Client incarnation = client_of(kWorker, kNewSeed);
-  EXPECT_EQ(answer<ProcessInfo>(incarnation, ProcessRead{kPid}).owner, std::optional<Id>(kWorker));
+  EXPECT_EQ(answer<ProcessInfo>(incarnation, ProcessRead{kPid}).owner, std::optional<PrincipalId>(kWorker));
 }
 
 // Decisions 25, 128: the runtime read needs inspect or execute at the PID;
 // the capabilities answer lists runtime_binding and station.
 TEST_F(RuntimeTest, TheRuntimeReadNeedsInspectAtThePidAndTheCapabilitiesListBothNames) {
   ok<RuntimeChanged>(admin_->submit(intent()));
-  principal(16, 126, PidScope{8}, kInspect);
+  principal(16, 126, PidScope{Pid{8}}, kInspect);
   Client other = client_of(16, 126);
   EXPECT_EQ(query_refused(other, RuntimeQuery{kPid}).reason, Reason::kNotPermitted);
   Client worker = client_of(kWorker, kOldSeed);
   EXPECT_TRUE(answer<RuntimeInfo>(worker, RuntimeQuery{kPid}).bound);
-  EXPECT_EQ(query_refused(*admin_, RuntimeQuery{99}).reason, Reason::kUnknownProcess);
+  EXPECT_EQ(query_refused(*admin_, RuntimeQuery{Pid{99}}).reason, Reason::kUnknownProcess);
   EXPECT_TRUE(admin_->require(capability::kRuntimeBinding).ok());
   EXPECT_TRUE(admin_->require(capability::kStation).ok());
   EXPECT_EQ(admin_->require("no_such_capability").error().kind, ClientError::Kind::kUnsupported);
@@ -331,10 +332,10 @@ TEST(RuntimeContract, TheRuntimeOpsSpellAsTheirFixtures) {
   from.fill(7);
   to.fill(9);
   const Definition definition{"transit.v1:fixture"};
-  EXPECT_EQ(to_json(Request{Version{}, definition, {"dev"}, 1, 4,
-                            RuntimeObserve{7, 1, 2, RuntimeStatus::kReady, BootstrapEvidence{artifact, configuration}}}),
+  EXPECT_EQ(to_json(Request{Version{}, definition, {"dev"}, PrincipalId{1}, 4,
+                            RuntimeObserve{Pid{7}, 1, 2, RuntimeStatus::kReady, BootstrapEvidence{artifact, configuration}}}),
             fixture("runtime_observe.json"));
-  EXPECT_EQ(to_json(Request{Version{}, definition, {"dev"}, 1, 5, Activate{7, 3, 1, 2, from, to}}),
+  EXPECT_EQ(to_json(Request{Version{}, definition, {"dev"}, PrincipalId{1}, 5, Activate{Pid{7}, 3, 1, 2, from, to}}),
             fixture("activate.json"));
 }
 

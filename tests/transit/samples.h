@@ -31,17 +31,32 @@ inline crypto::Ed25519Seed seed_of(std::uint8_t first) {
 }
 inline PublicKey key_of(const crypto::Ed25519Seed& seed) { return crypto::ed25519_from_seed(seed).public_key; }
 
+/// Tests name an id by its number or by its type (values.h): either, as the type.
+template <typename T> T id(std::uint64_t v) { return T{v}; }
+template <typename T> T id(T v) { return v; }
+/// The number an id is, typed or not.
+inline std::uint64_t raw(std::uint64_t v) { return v; }
+template <typename Tag> std::uint64_t raw(StrongId<Tag, std::uint64_t> v) { return v.value; }
+/// ... and an optional one: absent, a number, an optional number, or the type.
+template <typename T> std::optional<T> opt_id(std::nullopt_t) { return std::nullopt; }
+template <typename T> std::optional<T> opt_id(std::uint64_t v) { return T{v}; }
+template <typename T> std::optional<T> opt_id(T v) { return v; }
+template <typename T> std::optional<T> opt_id(const std::optional<std::uint64_t>& v) {
+  return v ? std::optional<T>(T{*v}) : std::nullopt;
+}
+template <typename T> std::optional<T> opt_id(const std::optional<T>& v) { return v; }
+
 /// The fixture request: root (principal 1) creates principal 2 with inspect+read.
 inline Request sample_request() {
-  return Request{Version{}, Definition{}, {"dev"}, 1, 1,
-                 CreatePrincipal{2, key_of(seed_of(100)), RealmScope{}, Permissions{kReadOnly}, std::nullopt, 1}};
+  return Request{Version{}, Definition{}, {"dev"}, PrincipalId{1}, 1,
+                 CreatePrincipal{PrincipalId{2}, key_of(seed_of(100)), RealmScope{}, Permissions{kReadOnly}, std::nullopt, 1}};
 }
-inline Query sample_query() { return Query{Version{}, Definition{}, {"dev"}, 1, IdentityQuery{}}; }
+inline Query sample_query() { return Query{Version{}, Definition{}, {"dev"}, PrincipalId{1}, IdentityQuery{}}; }
 
 inline Genesis sample_genesis(std::optional<Id> ceiling = std::nullopt, Id reserve = 0) {
   Genesis g;
   g.realm.value = "dev";
-  g.root_principal = 1;
+  g.root_principal = PrincipalId{1};
   g.root_public_key = key_of(seed_of(0));
   g.admission_ceiling = ceiling;
   g.control_reserve = reserve;

@@ -35,7 +35,7 @@ struct Caller {
   Id id;
   std::uint8_t seed;
   Scope scope;
-  std::optional<Id> pid_scope;
+  std::optional<Pid> pid_scope;
 };
 
 class ScopeTest : public StateTest {
@@ -43,52 +43,53 @@ class ScopeTest : public StateTest {
   void SetUp() override {
     StateTest::SetUp();
     // Processes 7 and 8, each requiring "doc": r7 and r8, each owned by its process.
-    accept(*admin_, CreateProcess{7, {{{"doc"}}}});
-    accept(*admin_, CreateProcess{8, {{{"doc"}}}});
+    accept(*admin_, CreateProcess{Pid{7}, {{{"doc"}}}});
+    accept(*admin_, CreateProcess{Pid{8}, {{{"doc"}}}});
     r7_ = resource("r7", 7);
     r8_ = resource("r8", 8);
     ru_ = resource("ru");
-    accept(*admin_, Associate{7, {"doc"}, r7_});
-    accept(*admin_, Associate{8, {"doc"}, r8_});
-    accept(*admin_, Initialize{7, 0});
-    accept(*admin_, Initialize{8, 0});
+    accept(*admin_, Associate{Pid{7}, {"doc"}, r7_});
+    accept(*admin_, Associate{Pid{8}, {"doc"}, r8_});
+    accept(*admin_, Initialize{Pid{7}, 0});
+    accept(*admin_, Initialize{Pid{8}, 0});
     // Retired resources, to aim retirements at; a role, to aim role names at.
     for (const auto& [name, owner] : std::vector<std::pair<std::string, std::optional<Id>>>{
              {"x7", 7}, {"x8", 8}, {"xu", std::nullopt}}) {
-      const Id id = resource(name, owner);
+      const ResourceId id = resource(name, owner);
       accept(*admin_, RetireResource{id});
       retired_[name] = id;
     }
     accept(*admin_, CreateRole{{"ops"}, std::nullopt});
     // Two resolved outputs of PID 7: one delivered to 7 itself, one to 8.
-    const Id generation = ok<ProcessChanged>(admin_->submit(Own{7, 1})).generation;
-    auto turn = ok<TurnPublished>(admin_->submit(Turn{7, generation, std::nullopt, std::nullopt, std::nullopt, {}, {},
-                                                      {}, {{{7, value("a")}, {8, value("b")}}}, std::nullopt}));
+    const Id generation = ok<ProcessChanged>(admin_->submit(Own{Pid{7}, 1})).generation;
+    auto turn = ok<TurnPublished>(admin_->submit(Turn{Pid{7}, generation, std::nullopt, std::nullopt, std::nullopt, {}, {},
+                                                      {}, {{{Pid{7}, value("a")}, {Pid{8}, value("b")}}}, std::nullopt}));
     to7_ = turn.outputs.items.at(0);
     to8_ = turn.outputs.items.at(1);
     accept(*admin_, Deliver{to7_});
     accept(*admin_, Deliver{to8_});
     // An effect of each process, executed by the root; 8 is left idle again.
-    const auto intent = [&](Id pid, Id generation) {
+    const auto intent = [&](auto pid_of, Id generation) {
+      const Pid pid = testing::id<Pid>(pid_of);
       Turn t{pid, generation, std::nullopt, std::nullopt, std::nullopt, {}, {}, {}, {}, std::nullopt};
-      t.effect = EffectIntent{1, clock_.now_ms() + 60'000, {}, 1};
+      t.effect = EffectIntent{PrincipalId{1}, clock_.now_ms() + 60'000, {}, 1};
       return ok<TurnPublished>(admin_->submit(t)).effect.value_or(0);
     };
     effect7_ = intent(7, generation);
-    const Id owned8 = ok<ProcessChanged>(admin_->submit(Own{8, 1})).generation;
+    const Id owned8 = ok<ProcessChanged>(admin_->submit(Own{Pid{8}, 1})).generation;
     effect8_ = intent(8, owned8);
-    accept(*admin_, Suspend{8, owned8, clock_.now_ms() + 60'000});
-    accept(*admin_, Resume{8, owned8});
+    accept(*admin_, Suspend{Pid{8}, owned8, clock_.now_ms() + 60'000});
+    accept(*admin_, Resume{Pid{8}, owned8});
     // Two pending ones, the heads of their routes.
-    auto pending = ok<TurnPublished>(admin_->submit(Turn{7, generation, std::nullopt, std::nullopt, std::nullopt, {},
-                                                         {}, {}, {{{7, value("c")}, {8, value("d")}}}, std::nullopt}));
+    auto pending = ok<TurnPublished>(admin_->submit(Turn{Pid{7}, generation, std::nullopt, std::nullopt, std::nullopt, {},
+                                                         {}, {}, {{{Pid{7}, value("c")}, {Pid{8}, value("d")}}}, std::nullopt}));
     pending7_ = pending.outputs.items.at(0);
     pending8_ = pending.outputs.items.at(1);
 
-    callers_ = {{20, 120, RealmScope{}, std::nullopt}, {21, 121, PidScope{7}, std::nullopt},
-                {22, 122, ResourceScope{r7_}, std::nullopt}, {23, 123, RealmScope{}, 7},
-                {24, 124, PidScope{7}, 7},           {25, 125, PidScope{8}, 7},
-                {26, 126, ResourceScope{r7_}, 7}};
+    callers_ = {{20, 120, RealmScope{}, std::nullopt}, {21, 121, PidScope{Pid{7}}, std::nullopt},
+                {22, 122, ResourceScope{r7_}, std::nullopt}, {23, 123, RealmScope{}, Pid{7}},
+                {24, 124, PidScope{Pid{7}}, Pid{7}},           {25, 125, PidScope{Pid{8}}, Pid{7}},
+                {26, 126, ResourceScope{r7_}, Pid{7}}};
     for (const auto& c : callers_) {
       principal(c.id, c.seed, c.scope, kAllPermissions, c.pid_scope);
       clients_.push_back(std::make_unique<Client>(options(c.id, c.seed)));
@@ -119,12 +120,13 @@ class ScopeTest : public StateTest {
     return Row{std::move(what), [op](Client& c) { return outcome(c.query(op)); }, "ok", pattern};
   }
 
-  static Id id_of(const ResourceInfo& r) { return r.resource; }
-  static Id id_of(const ProcessSummary& p) { return p.pid; }
+  static Id id_of(const ResourceInfo& r) { return r.resource.value; }
+  static Id id_of(const ProcessSummary& p) { return p.pid.value; }
   static Id id_of(const EffectInfo& e) { return e.effect; }
   static Id id_of(const RouteHead& h) { return h.output; }
   /// Whether the first page of a filtered listing shows `id`.
-  template <typename Page> Row listing(std::string what, QueryOp op, Id id, const char* pattern) {
+  template <typename Page> Row listing(std::string what, QueryOp op, auto shown, const char* pattern) {
+    const Id id = testing::raw(shown);
     const auto run = [op, id](Client& c) {
       auto r = c.query(op);
       if (!r.ok()) return outcome(r);
@@ -150,65 +152,66 @@ class ScopeTest : public StateTest {
     return out;
   }
 
-  Id r7_ = 0, r8_ = 0, ru_ = 0, to7_ = 0, to8_ = 0, effect7_ = 0, effect8_ = 0, pending7_ = 0, pending8_ = 0;
-  std::map<std::string, Id> retired_;
+  ResourceId r7_{}, r8_{}, ru_{};
+  Id to7_ = 0, to8_ = 0, effect7_ = 0, effect8_ = 0, pending7_ = 0, pending8_ = 0;
+  std::map<std::string, ResourceId> retired_;
   std::vector<Caller> callers_;
   std::vector<std::unique_ptr<Client>> clients_;
 };
 
 TEST_F(ScopeTest, EveryCommandAppliesPidScopeAndGrantScope) {
-  const auto turn = [](Id pid) { return Turn{pid, 999, std::nullopt, std::nullopt, std::nullopt, {}, {}, {}, {}, std::nullopt}; };
+  const auto turn = [](auto pid) { return Turn{testing::id<Pid>(pid), 999, std::nullopt, std::nullopt, std::nullopt, {}, {}, {}, {}, std::nullopt}; };
   const std::vector<Row> rows = {
       // Administration acts on the realm as a whole.
-      command("create_principal", CreatePrincipal{1, PublicKey{}, RealmScope{}, Permissions{kInspect}, std::nullopt, std::nullopt},
+      command("create_principal", CreatePrincipal{PrincipalId{1}, PublicKey{}, RealmScope{}, Permissions{kInspect}, std::nullopt, std::nullopt},
               "subject_taken", kRealm),
       command("create_role", CreateRole{{"ops"}, std::nullopt}, "role_name_taken", kRealm),
-      command("bind_credential", BindCredential{1, 9999, std::nullopt}, "unknown_role", kRealm),
-      command("unbind_credential", UnbindCredential{1, 1, std::nullopt}, "private_role", kRealm),
+      command("bind_credential", BindCredential{PrincipalId{1}, 9999, std::nullopt}, "unknown_role", kRealm),
+      command("unbind_credential", UnbindCredential{PrincipalId{1}, 1, std::nullopt}, "private_role", kRealm),
       command("grant", Grant{9999, RealmScope{}, Permissions{kInspect}, std::nullopt}, "unknown_role", kRealm),
       command("revoke_grant", RevokeGrant{1, std::nullopt}, "root_grant", kRealm),
-      command("revoke_principal", RevokePrincipal{1, std::nullopt}, "root_principal", kRealm),
+      command("revoke_principal", RevokePrincipal{PrincipalId{1}, std::nullopt}, "root_principal", kRealm),
       // Resources: pid_admin at the lifetime owner's PID, or at the realm without one.
-      command("create_resource owned by 7", CreateResource{{"r7"}, 7}, "name_taken", kPid7),
-      command("create_resource owned by 8", CreateResource{{"r8"}, 8}, "name_taken", kPid8),
+      command("create_resource owned by 7", CreateResource{{"r7"}, Pid{7}}, "name_taken", kPid7),
+      command("create_resource owned by 8", CreateResource{{"r8"}, Pid{8}}, "name_taken", kPid8),
       command("create_resource unowned", CreateResource{{"ru"}, std::nullopt}, "name_taken", kRealm),
       command("retire_resource owned by 7", RetireResource{retired_["x7"]}, "already_retired", kPid7),
       command("retire_resource owned by 8", RetireResource{retired_["x8"]}, "already_retired", kPid8),
       command("retire_resource unowned", RetireResource{retired_["xu"]}, "already_retired", kRealm),
       // Processes: the right at the PID, and for associate inspect on the resource too.
-      command("create 7", CreateProcess{7, {}}, "subject_taken", kPid7),
-      command("create 8", CreateProcess{8, {}}, "subject_taken", kPid8),
-      command("associate r7 to 7", Associate{7, {"doc"}, r7_}, "association_exists", kAssociate7),
-      command("associate r8 to 7", Associate{7, {"doc"}, r8_}, "association_exists", kRealm),
-      command("associate ru to 7", Associate{7, {"doc"}, ru_}, "association_exists", kRealm),
-      command("associate r8 to 8", Associate{8, {"doc"}, r8_}, "association_exists", kPid8),
-      command("initialize 7", Initialize{7, 0}, "already_initialized", kPid7),
-      command("initialize 8", Initialize{8, 0}, "already_initialized", kPid8),
-      command("own 7", Own{7, 999}, "not_idle", kPid7),  // the root owns it
-      command("own 8", Own{8, 999}, "stale_generation", kPid8),
-      command("send 7", Send{7, value("s")}, "ok", kPid7),
-      command("send 8", Send{8, value("s")}, "ok", kPid8),
+      command("create 7", CreateProcess{Pid{7}, {}}, "subject_taken", kPid7),
+      command("create 8", CreateProcess{Pid{8}, {}}, "subject_taken", kPid8),
+      command("associate r7 to 7", Associate{Pid{7}, {"doc"}, r7_}, "association_exists", kAssociate7),
+      command("associate r8 to 7", Associate{Pid{7}, {"doc"}, r8_}, "association_exists", kRealm),
+      command("associate ru to 7", Associate{Pid{7}, {"doc"}, ru_}, "association_exists", kRealm),
+      command("associate r8 to 8", Associate{Pid{8}, {"doc"}, r8_}, "association_exists", kPid8),
+      command("initialize 7", Initialize{Pid{7}, 0}, "already_initialized", kPid7),
+      command("initialize 8", Initialize{Pid{8}, 0}, "already_initialized", kPid8),
+      command("own 7", Own{Pid{7}, 999}, "not_idle", kPid7),  // the root owns it
+      command("own 8", Own{Pid{8}, 999}, "stale_generation", kPid8),
+      command("send 7", Send{Pid{7}, value("s")}, "ok", kPid7),
+      command("send 8", Send{Pid{8}, value("s")}, "ok", kPid8),
       command("turn 7", turn(7), "not_owner", kPid7),
       command("turn 8", turn(8), "not_owner", kPid8),
-      command("fail_turn 7", FailTurn{7, 999, 1, {""}}, "not_owner", kPid7),
-      command("fail_turn 8", FailTurn{8, 999, 1, {""}}, "not_owner", kPid8),
-      command("retry 7", Retry{7, 999, 1}, "not_blocked", kPid7),
-      command("retry 8", Retry{8, 999, 1}, "not_blocked", kPid8),
-      command("suspend 7", Suspend{7, 999, clock_.now_ms() + 60'000}, "stale_generation", kPid7),
-      command("suspend 8", Suspend{8, 999, clock_.now_ms() + 60'000}, "stale_generation", kPid8),
-      command("resume 7", Resume{7, 999}, "not_suspended", kPid7),
-      command("resume 8", Resume{8, 999}, "not_suspended", kPid8),
+      command("fail_turn 7", FailTurn{Pid{7}, 999, 1, {""}}, "not_owner", kPid7),
+      command("fail_turn 8", FailTurn{Pid{8}, 999, 1, {""}}, "not_owner", kPid8),
+      command("retry 7", Retry{Pid{7}, 999, 1}, "not_blocked", kPid7),
+      command("retry 8", Retry{Pid{8}, 999, 1}, "not_blocked", kPid8),
+      command("suspend 7", Suspend{Pid{7}, 999, clock_.now_ms() + 60'000}, "stale_generation", kPid7),
+      command("suspend 8", Suspend{Pid{8}, 999, clock_.now_ms() + 60'000}, "stale_generation", kPid8),
+      command("resume 7", Resume{Pid{7}, 999}, "not_suspended", kPid7),
+      command("resume 8", Resume{Pid{8}, 999}, "not_suspended", kPid8),
       command("deliver into 7", Deliver{to7_}, "resolved", kPid7),
       command("deliver into 8", Deliver{to8_}, "resolved", kPid8),
       // Workers that fail over, processes that end: rotation is root's, termination pid_admin's, spawn the
       // parent's executor's (and pid_admin's at the child, FailoverTest.SpawnBringsUpAChildBoundToItsParentsResources).
-      command("rotate_worker 7", RotateWorker{7, 999, 1, PublicKey{}, Permissions{kInspect}, PublicKey{}}, "foreign_scope",
+      command("rotate_worker 7", RotateWorker{Pid{7}, 999, PrincipalId{1}, PublicKey{}, Permissions{kInspect}, PublicKey{}}, "foreign_scope",
               kRealm),
-      command("replace_grant", ReplaceGrant{1, RealmScope{}, Permissions{kInspect}, std::nullopt}, "root_grant", kRealm),
-      command("terminate 7", Terminate{7, 999}, "stale_generation", kPid7),
-      command("terminate 8", Terminate{8, 999}, "stale_generation", kPid8),
-      command("spawn from 7", Spawn{7, 999, 9, {}, false}, "not_owner", kPid7),  // the root owns it
-      command("spawn from 8", Spawn{8, 999, 9, {}, false}, "not_owner", kPid8),
+      command("replace_grant", ReplaceGrant{PrincipalId{1}, RealmScope{}, Permissions{kInspect}, std::nullopt}, "root_grant", kRealm),
+      command("terminate 7", Terminate{Pid{7}, 999}, "stale_generation", kPid7),
+      command("terminate 8", Terminate{Pid{8}, 999}, "stale_generation", kPid8),
+      command("spawn from 7", Spawn{Pid{7}, 999, Pid{9}, {}, false}, "not_owner", kPid7),  // the root owns it
+      command("spawn from 8", Spawn{Pid{8}, 999, Pid{9}, {}, false}, "not_owner", kPid8),
       // Effects: the rights at the effect's process; the root executes both.
       command("attempt_effect of 7", AttemptEffect{effect7_}, "not_effect_executor", kPid7),
       command("attempt_effect of 8", AttemptEffect{effect8_}, "not_effect_executor", kPid8),
@@ -221,21 +224,21 @@ TEST_F(ScopeTest, EveryCommandAppliesPidScopeAndGrantScope) {
       // The maintenance process's commands: courier at the destination, pid_admin at the process.
       command("cancel_output into 7", CancelOutput{to7_}, "resolved", kPid7),
       command("cancel_output into 8", CancelOutput{to8_}, "resolved", kPid8),
-      command("record_retirement 7", RecordRetirement{7}, "not_ended", kPid7),
-      command("record_retirement 8", RecordRetirement{8}, "not_ended", kPid8),
+      command("record_retirement 7", RecordRetirement{Pid{7}}, "not_ended", kPid7),
+      command("record_retirement 8", RecordRetirement{Pid{8}}, "not_ended", kPid8),
       // Payloads: execute at the process to declare one (the later steps are its publisher's alone).
-      command("declare_payload of 7", DeclarePayload{7, 1, Digest{}, false}, "ok", kPid7),
-      command("declare_payload of 8", DeclarePayload{8, 1, Digest{}, false}, "ok", kPid8),
+      command("declare_payload of 7", DeclarePayload{Pid{7}, 1, Digest{}, false}, "ok", kPid7),
+      command("declare_payload of 8", DeclarePayload{Pid{8}, 1, Digest{}, false}, "ok", kPid8),
       // Runtime binding: pid_admin at the process for the local manager's records, root's to activate.
-      command("runtime_intent 7", RuntimeIntent{7, 1, 1, Name{"p"}, 999, Digest{}, Digest{}}, "unknown_subject", kPid7),
-      command("runtime_intent 8", RuntimeIntent{8, 1, 1, Name{"p"}, 999, Digest{}, Digest{}}, "unknown_subject", kPid8),
-      command("runtime_observe 7", RuntimeObserve{7, 1, 1, RuntimeStatus::kStarting, std::nullopt}, "no_runtime_binding",
+      command("runtime_intent 7", RuntimeIntent{Pid{7}, 1, 1, Name{"p"}, PrincipalId{999}, Digest{}, Digest{}}, "unknown_subject", kPid7),
+      command("runtime_intent 8", RuntimeIntent{Pid{8}, 1, 1, Name{"p"}, PrincipalId{999}, Digest{}, Digest{}}, "unknown_subject", kPid8),
+      command("runtime_observe 7", RuntimeObserve{Pid{7}, 1, 1, RuntimeStatus::kStarting, std::nullopt}, "no_runtime_binding",
               kPid7),
-      command("runtime_upgrade 8", RuntimeUpgrade{8, 1, 2, 2, Digest{}, Digest{}}, "no_runtime_binding", kPid8),
-      command("activate 7", Activate{7, 999, 1, 1, PublicKey{}, PublicKey{}}, "no_runtime_binding", kRealm),
+      command("runtime_upgrade 8", RuntimeUpgrade{Pid{8}, 1, 2, 2, Digest{}, Digest{}}, "no_runtime_binding", kPid8),
+      command("activate 7", Activate{Pid{7}, 999, 1, 1, PublicKey{}, PublicKey{}}, "no_runtime_binding", kRealm),
       // Collection: pid_admin at the process, as create (neither allows collection).
-      command("collect 7", Collect{7, CollectKind::kProcess, std::nullopt}, "collection_not_allowed", kPid7),
-      command("collect 8", Collect{8, CollectKind::kProcess, std::nullopt}, "collection_not_allowed", kPid8),
+      command("collect 7", Collect{Pid{7}, CollectKind::kProcess, std::nullopt}, "collection_not_allowed", kPid7),
+      command("collect 8", Collect{Pid{8}, CollectKind::kProcess, std::nullopt}, "collection_not_allowed", kPid8),
       // Blocks: write on the resource first (then pid_admin at the block's owner, BlockTest.*).
       command("retire_block in r7", RetireBlock{r7_, key("b")}, "unknown_block", kRes7),
       command("retire_block in r8", RetireBlock{r8_, key("b")}, "unknown_block", kElsewhere),
@@ -243,36 +246,38 @@ TEST_F(ScopeTest, EveryCommandAppliesPidScopeAndGrantScope) {
       command("delete_block in r8", DeleteBlock{r8_, key("b")}, "unknown_block", kElsewhere),
       // Storage maintenance: realm_control at realm scope, never through a PID scope (decisions 141, 144).
       command("storage_fence", StorageFence{99, false}, "storage_epoch_changed", kRealm),
-      command("storage_compact", StorageCompact{99, ProcessLeaf{7}}, "compaction_cursor_changed", kRealm),
+      command("storage_compact", StorageCompact{99, ProcessLeaf{Pid{7}}}, "compaction_cursor_changed", kRealm),
   };
   EXPECT_EQ(mismatches(rows), "");
 }
 
 TEST_F(ScopeTest, EveryQueryAppliesPidScopeAndGrantScope) {
-  const auto lookup = [](Id pid) {
+  const auto lookup = [](auto pid_of) {
+    const Pid pid = testing::id<Pid>(pid_of);
     return [pid](Client& c) {
       auto r = c.query(AssociationLookup{pid, {"doc"}});
       if (!r.ok()) return outcome(r);
       return std::string(std::get<LookupResult>(r->result).association ? "visible" : "hidden");
     };
   };
-  const auto entries = [](Id resource) {
+  const auto entries = [](auto resource_of) {
+    const ResourceId resource = testing::id<ResourceId>(resource_of);
     return ReadEntries{resource, std::nullopt, std::nullopt, slots({"k"})};
   };
   // A payload of each process, declared by the root: read with read at its PID.
-  const Id pay7 = ok<PayloadChanged>(admin_->submit(DeclarePayload{7, 1, Digest{}, false})).payload;
-  const Id pay8 = ok<PayloadChanged>(admin_->submit(DeclarePayload{8, 1, Digest{}, false})).payload;
+  const Id pay7 = ok<PayloadChanged>(admin_->submit(DeclarePayload{Pid{7}, 1, Digest{}, false})).payload;
+  const Id pay8 = ok<PayloadChanged>(admin_->submit(DeclarePayload{Pid{8}, 1, Digest{}, false})).payload;
   std::vector<Row> rows = {
       query("payload of 7", PayloadRead{pay7}, kPid7),
       query("payload of 8", PayloadRead{pay8}, kPid8),
       query("identity", IdentityQuery{}, kHome),
       query("capabilities", CapabilitiesQuery{}, "YYYYYYY"),
-      query("decision", DecisionQuery{1, RealmScope{}, Permissions{kInspect}}, kHome),
+      query("decision", DecisionQuery{PrincipalId{1}, RealmScope{}, Permissions{kInspect}}, kHome),
       listing<ResourcePage>("list_resources shows r7", ListResources{std::nullopt}, r7_, kRes7),
       listing<ResourcePage>("list_resources shows r8", ListResources{std::nullopt}, r8_, kElsewhere),
       listing<ResourcePage>("list_resources shows ru", ListResources{std::nullopt}, ru_, kElsewhere),
-      query("list_associations 7", ListAssociations{7, std::nullopt}, kPid7),
-      query("list_associations 8", ListAssociations{8, std::nullopt}, kPid8),
+      query("list_associations 7", ListAssociations{Pid{7}, std::nullopt}, kPid7),
+      query("list_associations 8", ListAssociations{Pid{8}, std::nullopt}, kPid8),
       Row{"association_lookup 7 doc", lookup(7), "visible", kLookup7},
       Row{"association_lookup 8 doc", lookup(8), "visible", kPid8},
       query("read_access r7", ReadAccess{r7_}, kRes7),
@@ -284,16 +289,16 @@ TEST_F(ScopeTest, EveryQueryAppliesPidScopeAndGrantScope) {
       query("list_entries r7", ListEntries{CurrentBasis{r7_, 1}, std::nullopt, std::nullopt}, kRes7),
       query("list_entries r8", ListEntries{CurrentBasis{r8_, 1}, std::nullopt, std::nullopt}, kElsewhere),
       query("list_entries ru", ListEntries{CurrentBasis{ru_, 1}, std::nullopt, std::nullopt}, kElsewhere),
-      query("process 7", ProcessRead{7}, kPid7),
-      query("process 8", ProcessRead{8}, kPid8),
-      query("runtime 7", RuntimeQuery{7}, kPid7),
-      query("runtime 8", RuntimeQuery{8}, kPid8),
+      query("process 7", ProcessRead{Pid{7}}, kPid7),
+      query("process 8", ProcessRead{Pid{8}}, kPid8),
+      query("runtime 7", RuntimeQuery{Pid{7}}, kPid7),
+      query("runtime 8", RuntimeQuery{Pid{8}}, kPid8),
       listing<ProcessPage>("list_processes shows 7", ListProcesses{std::nullopt}, 7, kPid7),
       listing<ProcessPage>("list_processes shows 8", ListProcesses{std::nullopt}, 8, kPid8),
       query("effect of 7", EffectRead{effect7_}, kPid7),
       query("effect of 8", EffectRead{effect8_}, kPid8),
-      query("list_effects 7", ListEffects{7, EffectFilter::kAll, std::nullopt}, kPid7),
-      query("list_effects 8", ListEffects{8, EffectFilter::kAll, std::nullopt}, kPid8),
+      query("list_effects 7", ListEffects{Pid{7}, EffectFilter::kAll, std::nullopt}, kPid7),
+      query("list_effects 8", ListEffects{Pid{8}, EffectFilter::kAll, std::nullopt}, kPid8),
       listing<EffectPage>("list_effects shows 7's", ListEffects{std::nullopt, EffectFilter::kAll, std::nullopt}, effect7_, kPid7),
       listing<EffectPage>("list_effects shows 8's", ListEffects{std::nullopt, EffectFilter::kAll, std::nullopt}, effect8_, kPid8),
       listing<RoutePage>("list_routes shows the head into 7", ListRoutes{std::nullopt}, pending7_, kPid7),
@@ -320,7 +325,7 @@ TEST_F(ScopeTest, APidScopedIdentityShowsTheBitsHeldAtItsPid) {
   for (const std::size_t scoped : {3, 4}) {  // D (a realm grant) and E (a PID 7 grant), both scoped to 7
     auto me = clients_[scoped]->identity();
     ASSERT_TRUE(me.ok()) << me.error().message;
-    EXPECT_EQ(me->pid_scope, std::optional<Id>(7));
+    EXPECT_EQ(me->pid_scope, std::optional<Pid>(Pid{7}));
     EXPECT_EQ(me->permissions.bits, kAllPermissions) << scoped;
   }
   auto unscoped = clients_[0]->identity();
@@ -332,12 +337,12 @@ TEST_F(ScopeTest, APidScopedIdentityShowsTheBitsHeldAtItsPid) {
 // principal's realm grant reaches only its own PID and what that PID reaches.
 TEST_F(ScopeTest, DecisionsApplyTheSubjectsPidScope) {
   const std::vector<std::pair<Scope, const char*>> scopes = {
-      {RealmScope{}, kRealm}, {PidScope{7}, kPid7}, {PidScope{8}, kPid8},
+      {RealmScope{}, kRealm}, {PidScope{Pid{7}}, kPid7}, {PidScope{Pid{8}}, kPid8},
       {ResourceScope{r7_}, kRes7}, {ResourceScope{r8_}, kElsewhere}, {ResourceScope{ru_}, kElsewhere}};
   std::string out;
   for (const auto& [scope, pattern] : scopes)
     for (std::size_t i = 0; i < callers_.size(); ++i) {
-      auto d = admin_->decision(callers_[i].id, scope, Permissions{kInspect});
+      auto d = admin_->decision(PrincipalId{callers_[i].id}, scope, Permissions{kInspect});
       ASSERT_TRUE(d.ok()) << d.error().message;
       if (d->allowed != (pattern[i] == 'Y'))
         out += to_json(scope) + ", caller " + std::string(1, static_cast<char>('A' + i)) + ": " +

@@ -18,8 +18,8 @@ using testing::seed_of;
 
 class SegmentTest : public StateTest {
  protected:
-  Id filled(int count) {
-    const Id doc = resource("doc");
+  ResourceId filled(int count) {
+    const ResourceId doc = resource("doc");
     process(doc);
     generation_ = fill(doc, count);
     return doc;
@@ -34,7 +34,7 @@ class SegmentTest : public StateTest {
     EXPECT_TRUE(done.ok()) << (done.ok() ? "" : done.error().message);
     return {seen, done.ok() ? *done : Completion{}};
   }
-  static Digest chain_of(Id doc, Id revision, const std::vector<Entry>& entries) {
+  static Digest chain_of(ResourceId doc, Id revision, const std::vector<Entry>& entries) {
     Digest d = segment_origin(doc, revision);
     for (const auto& e : entries) d = segment_link(d, e);
     return d;
@@ -43,7 +43,7 @@ class SegmentTest : public StateTest {
 };
 
 TEST_F(SegmentTest, AWholeResultReadAsSegmentsEndsWithEvidenceOverEveryRecord) {
-  const Id doc = filled(20);
+  const ResourceId doc = filled(20);
   const Id revision = revision_of(doc);
   const Basis basis = CurrentBasis{doc, revision};
 
@@ -68,7 +68,7 @@ TEST_F(SegmentTest, AWholeResultReadAsSegmentsEndsWithEvidenceOverEveryRecord) {
   EXPECT_EQ(evidence.digest, chain_of(doc, revision, entries));
 
   // An empty result is one segment, complete, its digest the origin.
-  const Id empty = resource("empty");
+  const ResourceId empty = resource("empty");
   auto [none, nothing] = whole(*admin_, CurrentBasis{empty, 1});
   EXPECT_TRUE(none.empty());
   EXPECT_EQ(nothing.segments, 1u);
@@ -78,7 +78,7 @@ TEST_F(SegmentTest, AWholeResultReadAsSegmentsEndsWithEvidenceOverEveryRecord) {
 }
 
 TEST_F(SegmentTest, TheEvidenceIsFixedByTheBasisAndChangesWithAnyRecord) {
-  const Id doc = filled(12);
+  const ResourceId doc = filled(12);
   const Id revision = revision_of(doc);
   const auto one = whole(*admin_, CurrentBasis{doc, revision}).second;
   const auto again = whole(*admin_, CurrentBasis{doc, revision}).second;
@@ -92,7 +92,7 @@ TEST_F(SegmentTest, TheEvidenceIsFixedByTheBasisAndChangesWithAnyRecord) {
 }
 
 TEST_F(SegmentTest, AViewReadsOnAcrossLaterTurnsAndACurrentBasisIsRefusedOnceItMoved) {
-  const Id doc = filled(12);
+  const ResourceId doc = filled(12);
   auto captured = ok<TurnPublished>(admin_->submit(
       Turn{kPid, generation_, std::nullopt, doc, std::nullopt, {{{key("k00"), value("x")}}}, {}, {{doc}}, {}, std::nullopt}));
   ASSERT_EQ(captured.views.items.size(), 1u);
@@ -132,7 +132,7 @@ TEST_F(SegmentTest, AViewReadsOnAcrossLaterTurnsAndACurrentBasisIsRefusedOnceItM
 }
 
 TEST_F(SegmentTest, ACursorNoSegmentCouldHaveWrittenIsRefusedBeforeSigningAndByTheNode) {
-  const Id doc = filled(12);
+  const ResourceId doc = filled(12);
   const Id revision = revision_of(doc);
   const Id position = node_->sequencer().stats().position;
   const Basis basis = CurrentBasis{doc, revision};
@@ -146,7 +146,7 @@ TEST_F(SegmentTest, ACursorNoSegmentCouldHaveWrittenIsRefusedBeforeSigningAndByT
     ASSERT_FALSE(r.ok());
     EXPECT_EQ(r.error().kind, ClientError::Kind::kInvalid) << r.error().message;
     // Sent anyway, the node refuses it as the contract's rule.
-    auto a = post("/v1/query", to_json(sign(Query{Version{}, Definition{}, {"dev"}, 1, ReadSegment{basis, c}}, seed_of(0))));
+    auto a = post("/v1/query", to_json(sign(Query{Version{}, Definition{}, {"dev"}, PrincipalId{1}, ReadSegment{basis, c}}, seed_of(0))));
     EXPECT_EQ(a.status, 400) << a.body;
     EXPECT_EQ(rejection_of(a).reason, Reason::kBadSegmentCursor);
   }
@@ -158,7 +158,7 @@ TEST_F(SegmentTest, ACursorNoSegmentCouldHaveWrittenIsRefusedBeforeSigningAndByT
 }
 
 TEST_F(SegmentTest, EverySegmentNeedsCurrentReadRightsAndTheCapabilityIsReported) {
-  const Id doc = filled(12);
+  const ResourceId doc = filled(12);
   const Id revision = revision_of(doc);
   auto caps = admin_->capabilities();
   ASSERT_TRUE(caps.ok());
@@ -189,10 +189,10 @@ TEST(SegmentContract, TheSegmentAndCollectableQueriesSpellAsTheirFixtures) {
   const Definition definition{"transit.v1:fixture"};
   Digest chain{};
   for (std::uint8_t i = 0; i < 32; ++i) chain[i] = i;
-  const Query segment{Version{}, definition, {"dev"}, 1,
-                      ReadSegment{CurrentBasis{1, 2}, SegmentCursor{5, 1, {{'k', '0', '7'}}, 8, chain}}};
+  const Query segment{Version{}, definition, {"dev"}, PrincipalId{1},
+                      ReadSegment{CurrentBasis{ResourceId{1}, 2}, SegmentCursor{5, 1, {{'k', '0', '7'}}, 8, chain}}};
   EXPECT_EQ(to_json(segment), fixture("read_segment.json"));
-  EXPECT_EQ(to_json(Query{Version{}, definition, {"dev"}, 1, ListCollectable{Cursor{5, 7}}}), fixture("list_collectable.json"));
+  EXPECT_EQ(to_json(Query{Version{}, definition, {"dev"}, PrincipalId{1}, ListCollectable{Cursor{5, 7}}}), fixture("list_collectable.json"));
 }
 
 }  // namespace

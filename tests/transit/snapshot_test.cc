@@ -22,13 +22,13 @@ constexpr Id kLease = 1'000;
 class SnapshotTest : public StateTest {
  protected:
   /// `doc` written with `count` entries k00..: resource and its revision.
-  Id filled(int count) {
-    const Id doc = resource("doc");
+  ResourceId filled(int count) {
+    const ResourceId doc = resource("doc");
     process(doc);
     generation_ = fill(doc, count);
     return doc;
   }
-  SnapshotOpened open(Client& c, Id doc, Id lease = kLease) {
+  SnapshotOpened open(Client& c, ResourceId doc, Id lease = kLease) {
     auto r = c.open_snapshot(doc, std::nullopt, lease);
     EXPECT_TRUE(r.ok()) << (r.ok() ? "" : r.error().message);
     return r.ok() ? *r : SnapshotOpened{};
@@ -53,14 +53,14 @@ class SnapshotTest : public StateTest {
     }
     return out;
   }
-  Turn turn(Id doc, std::vector<EntryMutation> mutations) {
+  Turn turn(ResourceId doc, std::vector<EntryMutation> mutations) {
     return Turn{kPid, generation_, std::nullopt, doc, std::nullopt, {std::move(mutations)}, {}, {}, {}, std::nullopt};
   }
   Id generation_ = 0;  // the process's, owned by fill()
 };
 
 TEST_F(SnapshotTest, OpenPageAndCloseAndCloseIsIdempotent) {
-  const Id doc = filled(20);
+  const ResourceId doc = filled(20);
   auto opened = open(*admin_, doc);
   EXPECT_EQ(opened.snapshot.resource, doc);
   EXPECT_EQ(opened.snapshot.revision, revision_of(doc));
@@ -94,7 +94,7 @@ TEST_F(SnapshotTest, OpenPageAndCloseAndCloseIsIdempotent) {
 }
 
 TEST_F(SnapshotTest, ReadsSeeThePinnedPositionWhileLaterTurnsChangeTheResource) {
-  const Id doc = filled(4);
+  const ResourceId doc = filled(4);
   auto opened = open(*admin_, doc, 60'000);
   const Id pinned = opened.snapshot.revision;
   accept(*admin_, turn(doc, {{key("k00"), value("changed")}, {key("k01"), std::nullopt}, {key("new"), value("x")}}));
@@ -123,7 +123,7 @@ TEST_F(SnapshotTest, ReadsSeeThePinnedPositionWhileLaterTurnsChangeTheResource) 
 }
 
 TEST_F(SnapshotTest, TheLeaseRunsOutOnTrustedTimeAndEveryReadRenewsIt) {
-  const Id doc = filled(2);
+  const ResourceId doc = filled(2);
   const std::uint64_t t0 = clock_.now_ms();
   auto opened = open(*admin_, doc, kLease);
   clock_.set(t0 + kLease - 1);
@@ -143,7 +143,7 @@ TEST_F(SnapshotTest, TheLeaseRunsOutOnTrustedTimeAndEveryReadRenewsIt) {
 }
 
 TEST_F(SnapshotTest, ThePerPrincipalQuotaRefusesTypedAndFreesOnCloseOrExpiry) {
-  const Id doc = filled(1);
+  const ResourceId doc = filled(1);
   const std::uint64_t t0 = clock_.now_ms();
   std::vector<SnapshotToken> held;
   for (int i = 0; i < 4; ++i) held.push_back(open(*admin_, doc, 10'000 + i).snapshot.token);
@@ -181,7 +181,7 @@ class SmallSnapshotNodeTest : public SnapshotTest {
 };
 
 TEST_F(SmallSnapshotNodeTest, TheNodeWideCapacityRefusesTypedWhateverThePrincipal) {
-  const Id doc = filled(1);
+  const ResourceId doc = filled(1);
   principal(5, 105, RealmScope{}, kReadOnly);
   Client reader(options(5, 105));
   open(*admin_, doc);
@@ -200,7 +200,7 @@ TEST_F(SmallSnapshotNodeTest, TheNodeWideCapacityRefusesTypedWhateverThePrincipa
 }
 
 TEST_F(SnapshotTest, ARestartEndsEverySnapshotWithItsOwnRefusal) {
-  const Id doc = filled(3);
+  const ResourceId doc = filled(3);
   auto opened = open(*admin_, doc, 60'000);
   ASSERT_TRUE(admin_->snapshot_entries(opened.snapshot.token).ok());
   admin_.reset();
@@ -220,7 +220,7 @@ TEST_F(SnapshotTest, ARestartEndsEverySnapshotWithItsOwnRefusal) {
 }
 
 TEST_F(SnapshotTest, CurrentAuthorizationGatesEveryReadThroughAnOpenSnapshot) {
-  const Id doc = filled(3);
+  const ResourceId doc = filled(3);
   const Id role = principal(5, 105, PidScope{kPid}, kInspect, kPid);
   const Id access = grant(role, ResourceScope{doc}, kInspect | kRead);
   Client reader(options(5, 105));
@@ -241,7 +241,7 @@ TEST_F(SnapshotTest, CurrentAuthorizationGatesEveryReadThroughAnOpenSnapshot) {
   ASSERT_TRUE(released.ok());
   EXPECT_TRUE(released->released);
   // PID scope applies as to every read: a resource grant outside the caller's PID reaches nothing.
-  const Id other = resource("other");
+  const ResourceId other = resource("other");
   grant(role, ResourceScope{other}, kInspect | kRead);
   EXPECT_EQ(refused_with(reader.open_snapshot(other, std::nullopt, kLease)).reason, Reason::kNotPermitted);
   // Without inspect and read on the resource nothing opens.
@@ -251,14 +251,14 @@ TEST_F(SnapshotTest, CurrentAuthorizationGatesEveryReadThroughAnOpenSnapshot) {
 }
 
 TEST_F(SnapshotTest, ARetiredResourceIsReadNoMoreThroughItsSnapshot) {
-  const Id notes = resource("notes");  // required by no process, so it may retire
+  const ResourceId notes = resource("notes");  // required by no process, so it may retire
   auto opened = open(*admin_, notes, 60'000);
   accept(*admin_, RetireResource{notes});
   EXPECT_EQ(refused_with(admin_->snapshot_entries(opened.snapshot.token)).reason, Reason::kLifetimeEnded);
 }
 
 TEST_F(SnapshotTest, AForeignOrBadTokenIsRefusedAndCloseDisclosesNothing) {
-  const Id doc = filled(2);
+  const ResourceId doc = filled(2);
   principal(5, 105, RealmScope{}, kReadOnly);
   principal(6, 106, RealmScope{}, kReadOnly);
   Client alice(options(5, 105)), mallory(options(6, 106));
@@ -279,7 +279,7 @@ TEST_F(SnapshotTest, AForeignOrBadTokenIsRefusedAndCloseDisclosesNothing) {
   EXPECT_EQ(refused_with(alice.snapshot_entries(SnapshotToken{std::vector<std::uint8_t>(32, 0xff)})).reason,
             Reason::kUnknownSnapshot);
   // A token of another length is malformed: the strict decoder refuses it before the signature.
-  Query q{Version{}, Definition{}, {"dev"}, 5, SnapshotEntries{token, std::nullopt, std::nullopt}};
+  Query q{Version{}, Definition{}, {"dev"}, PrincipalId{5}, SnapshotEntries{token, std::nullopt, std::nullopt}};
   std::string body = to_json(sign(q, seed_of(105)));
   const std::string hex = to_hex(ByteView(token.value));
   body.replace(body.find(hex), hex.size(), hex.substr(0, 62));
@@ -289,7 +289,7 @@ TEST_F(SnapshotTest, AForeignOrBadTokenIsRefusedAndCloseDisclosesNothing) {
 }
 
 TEST_F(SnapshotTest, SnapshotReadAcquiresReadsRangesUnderItsOwnBudgetAndReleasesOnFinish) {
-  const Id doc = filled(40);
+  const ResourceId doc = filled(40);
   auto first = admin_->snapshot_read(SnapshotRead{AcquireSource{doc, revision_of(doc), 60'000}, std::nullopt, 32, false});
   ASSERT_TRUE(first.ok()) << first.error().message;
   ASSERT_EQ(first->items.items.size(), 32u);  // beyond the eight-record page
@@ -338,9 +338,9 @@ template <typename Op> Op sample_query(const SnapshotToken& token) {
 }
 
 TEST_F(SnapshotTest, TheControlHintAdmitsExactlyTheReleasesAndRefusesEveryOtherRequest) {
-  const Id doc = filled(1);
+  const ResourceId doc = filled(1);
   auto post_hinted = [&](const QueryOp& op) {
-    return post("/v1/query", to_json(sign(Query{Version{}, Definition{}, {"dev"}, 1, op}, seed_of(0))),
+    return post("/v1/query", to_json(sign(Query{Version{}, Definition{}, {"dev"}, PrincipalId{1}, op}, seed_of(0))),
                 {{"X-Transit-Control", "snapshot"}});
   };
   // Accepted: close_snapshot, and snapshot_read with finish.
@@ -388,28 +388,28 @@ TEST_F(SnapshotTest, TheControlHintAdmitsExactlyTheReleasesAndRefusesEveryOtherR
 TEST(SnapshotRegistry, ItsMemoryOfEndedSnapshotsIsBoundedAndEarlierIncarnationsAreNamed) {
   SeededEntropy entropy(7);
   node::SnapshotRegistry earlier(entropy, 1'000, {4, 8});
-  auto old = earlier.open(1, 1, 1, 1, 100, 1'000);
+  auto old = earlier.open(PrincipalId{1}, ResourceId{1}, 1, 1, 100, 1'000);
   ASSERT_TRUE(old.ok());
   node::SnapshotRegistry registry(entropy, 2'000, {4, 8});
-  EXPECT_EQ(registry.find(old->token, 1, 2'000).error().reason, Reason::kSnapshotRestarted);
+  EXPECT_EQ(registry.find(old->token, PrincipalId{1}, 2'000).error().reason, Reason::kSnapshotRestarted);
   SnapshotToken later = old->token;
   later.value[0] = 0x80;  // an incarnation that started after this one: no token of it can exist here
-  EXPECT_EQ(registry.find(later, 1, 2'000).error().reason, Reason::kUnknownSnapshot);
+  EXPECT_EQ(registry.find(later, PrincipalId{1}, 2'000).error().reason, Reason::kUnknownSnapshot);
 
-  auto first = registry.open(1, 1, 1, 1, 100, 2'000);
+  auto first = registry.open(PrincipalId{1}, ResourceId{1}, 1, 1, 100, 2'000);
   ASSERT_TRUE(first.ok());
-  EXPECT_TRUE(registry.close(first->token, 1, 2'000));
-  EXPECT_FALSE(registry.close(first->token, 1, 2'000));
+  EXPECT_TRUE(registry.close(first->token, PrincipalId{1}, 2'000));
+  EXPECT_FALSE(registry.close(first->token, PrincipalId{1}, 2'000));
   for (std::size_t i = 1; i < node::SnapshotRegistry::kEndedMemory; ++i) {
-    auto s = registry.open(1, 1, 1, 1, 100, 2'000);
+    auto s = registry.open(PrincipalId{1}, ResourceId{1}, 1, 1, 100, 2'000);
     ASSERT_TRUE(s.ok());
-    ASSERT_TRUE(registry.close(s->token, 1, 2'000));
+    ASSERT_TRUE(registry.close(s->token, PrincipalId{1}, 2'000));
   }
-  EXPECT_EQ(registry.find(first->token, 1, 2'000).error().reason, Reason::kSnapshotClosed);  // the oldest remembered
-  auto one_more = registry.open(1, 1, 1, 1, 100, 2'000);
+  EXPECT_EQ(registry.find(first->token, PrincipalId{1}, 2'000).error().reason, Reason::kSnapshotClosed);  // the oldest remembered
+  auto one_more = registry.open(PrincipalId{1}, ResourceId{1}, 1, 1, 100, 2'000);
   ASSERT_TRUE(one_more.ok());
-  ASSERT_TRUE(registry.close(one_more->token, 1, 2'000));
-  EXPECT_EQ(registry.find(first->token, 1, 2'000).error().reason, Reason::kUnknownSnapshot);  // forgotten
+  ASSERT_TRUE(registry.close(one_more->token, PrincipalId{1}, 2'000));
+  EXPECT_EQ(registry.find(first->token, PrincipalId{1}, 2'000).error().reason, Reason::kUnknownSnapshot);  // forgotten
   EXPECT_EQ(registry.open_count(), 0u);
 }
 
@@ -421,12 +421,12 @@ TEST(SnapshotContract, TheSnapshotQueriesSpellAsTheirFixtures) {
     return line;
   };
   const Definition definition{"transit.v1:fixture"};
-  EXPECT_EQ(to_json(Query{Version{}, definition, {"dev"}, 2, OpenSnapshot{3, 5, 30'000}}), fixture("open_snapshot.json"));
+  EXPECT_EQ(to_json(Query{Version{}, definition, {"dev"}, PrincipalId{2}, OpenSnapshot{ResourceId{3}, 5, 30'000}}), fixture("open_snapshot.json"));
   SnapshotToken token;
   for (std::uint8_t b : {0x00, 0x00, 0x01, 0xa3, 0x18, 0x5c, 0x50, 0x00}) token.value.push_back(b);  // 1.8e12 ms
   for (int i = 1; i <= 8; ++i) token.value.push_back(static_cast<std::uint8_t>(0xa0 + i));
   for (int i = 0; i < 16; ++i) token.value.push_back(static_cast<std::uint8_t>(0xb0 + i));
-  const Query read{Version{}, definition, {"dev"}, 2, SnapshotRead{TokenSource{token}, key("k01"), 32, true}};
+  const Query read{Version{}, definition, {"dev"}, PrincipalId{2}, SnapshotRead{TokenSource{token}, key("k01"), 32, true}};
   EXPECT_EQ(to_json(read), fixture("snapshot_read.json"));
   EXPECT_TRUE(takes_control_hint(read.op));
 }

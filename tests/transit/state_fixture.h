@@ -21,7 +21,7 @@ inline Slots<EntryKey, 8> slots(std::vector<std::string> keys) {
   return out;
 }
 
-inline constexpr Id kPid = 7;
+inline constexpr Pid kPid{7};
 
 class StateTest : public NodeTest {
  protected:
@@ -64,26 +64,28 @@ class StateTest : public NodeTest {
     return *r.error().rejection;
   }
 
-  Id resource(const std::string& name, std::optional<Id> owner = std::nullopt) {
-    return ok<ResourceCreated>(admin_->submit(CreateResource{{name}, owner})).resource;
+  template <typename O = std::nullopt_t> ResourceId resource(const std::string& name, O owner = std::nullopt) {
+    return ok<ResourceCreated>(admin_->submit(CreateResource{{name}, testing::opt_id<Pid>(owner)})).resource;
   }
   /// A principal with one grant; returns its private role for more grants.
-  Id principal(Id id, std::uint8_t seed, Scope scope, std::uint64_t bits, std::optional<Id> pid_scope = std::nullopt) {
-    return ok<PrincipalCreated>(admin_->submit(CreatePrincipal{id, testing::key_of(testing::seed_of(seed)), scope,
-                                                               Permissions{bits}, pid_scope, std::nullopt}))
+  template <typename I, typename S = std::nullopt_t>
+  Id principal(I id, std::uint8_t seed, Scope scope, std::uint64_t bits, S pid_scope = std::nullopt) {
+    return ok<PrincipalCreated>(admin_->submit(CreatePrincipal{testing::id<PrincipalId>(id), testing::key_of(testing::seed_of(seed)), scope,
+                                                               Permissions{bits}, testing::opt_id<Pid>(pid_scope), std::nullopt}))
         .role;
   }
   Id grant(Id role, Scope scope, std::uint64_t bits) {
     return ok<Granted>(admin_->submit(Grant{role, scope, Permissions{bits}, std::nullopt})).grant;
   }
   /// Process kPid requiring "doc", associated with `doc`, initialized (generation 1).
-  void process(Id doc, Id pid = kPid) {
+  template <typename P = Pid> void process(ResourceId doc, P pid_of = kPid) {
+    const Pid pid = testing::id<Pid>(pid_of);
     accept(*admin_, CreateProcess{pid, {{{"doc"}}}});
     accept(*admin_, Associate{pid, {"doc"}, doc});
     EXPECT_EQ(ok<ProcessChanged>(admin_->submit(Initialize{pid, 0})).generation, 1u);
   }
   /// Writes `count` entries k00..k(count-1) as root, owning and leaving the process owned.
-  Id fill(Id doc, int count) {
+  Id fill(ResourceId doc, int count) {
     const Id generation = ok<ProcessChanged>(admin_->submit(Own{kPid, 1})).generation;
     for (int i = 0; i < count; i += 4) {
       Turn t{kPid, generation, std::nullopt, doc, std::nullopt, {}, {}, {}, {}, std::nullopt};
@@ -98,8 +100,10 @@ class StateTest : public NodeTest {
     }
     return generation;
   }
-  ProcessInfo process_info(Client& c, Id pid = kPid) { return answer<ProcessInfo>(c, ProcessRead{pid}); }
-  Id revision_of(Id doc) { return answer<ResourceAccess>(*admin_, ReadAccess{doc}).resource.revision; }
+  template <typename P = Pid> ProcessInfo process_info(Client& c, P pid = kPid) {
+    return answer<ProcessInfo>(c, ProcessRead{testing::id<Pid>(pid)});
+  }
+  Id revision_of(ResourceId doc) { return answer<ResourceAccess>(*admin_, ReadAccess{doc}).resource.revision; }
 
   std::unique_ptr<Client> admin_;
 };

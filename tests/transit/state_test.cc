@@ -13,7 +13,7 @@ namespace cowboy::transit {
 namespace {
 
 TEST_F(StateTest, EntryPagesAreDenseOrderedAndOnlyANullCursorEndsThem) {
-  const Id doc = resource("doc");
+  const ResourceId doc = resource("doc");
   process(doc);
   fill(doc, 20);
   const Id revision = revision_of(doc);
@@ -39,7 +39,7 @@ TEST_F(StateTest, EntryPagesAreDenseOrderedAndOnlyANullCursorEndsThem) {
   ASSERT_EQ(one.items.items.size(), 1u);
   EXPECT_EQ(text(one.items.items[0].value), "vk07");
   EXPECT_EQ(one.items.items[0].revision, 3u);
-  SignedQuery both = sign(Query{Version{}, Definition{}, {"dev"}, 1,
+  SignedQuery both = sign(Query{Version{}, Definition{}, {"dev"}, PrincipalId{1},
                                 ListEntries{CurrentBasis{doc, revision}, key("k07"), EntryCursor{1, {key("k01").value}}}},
                           testing::seed_of(0));
   auto ambiguous = post("/v1/query", to_json(both));
@@ -51,8 +51,8 @@ TEST_F(StateTest, EntryPagesAreDenseOrderedAndOnlyANullCursorEndsThem) {
 }
 
 TEST_F(StateTest, ContinuationsExpireOnGrantExpansionAndRevocationAndOtherwiseContinue) {
-  const Id doc = resource("doc");
-  const Id other = resource("other");
+  const ResourceId doc = resource("doc");
+  const ResourceId other = resource("other");
   process(doc);
   fill(doc, 20);
   const Id revision = revision_of(doc);
@@ -96,7 +96,7 @@ TEST_F(StateTest, ContinuationsExpireOnGrantExpansionAndRevocationAndOtherwiseCo
 
 TEST_F(StateTest, AnEmptyFilteredPageCarriesACursorThatAdvances) {
   for (int i = 0; i < 70; ++i) resource(numbered("r", i));
-  principal(2, 100, ResourceScope{70}, kInspect);
+  principal(2, 100, ResourceScope{ResourceId{70}}, kInspect);
   Client reader(options(2, 100));
   auto first = answer<ResourcePage>(reader, ListResources{std::nullopt});
   EXPECT_TRUE(first.items.items.empty());  // 64 hidden resources examined
@@ -104,13 +104,13 @@ TEST_F(StateTest, AnEmptyFilteredPageCarriesACursorThatAdvances) {
   EXPECT_EQ(first.cursor->after, 64u);
   auto second = answer<ResourcePage>(reader, ListResources{first.cursor});
   ASSERT_EQ(second.items.items.size(), 1u);
-  EXPECT_EQ(second.items.items[0].resource, 70u);
+  EXPECT_EQ(second.items.items[0].resource, ResourceId{70});
   EXPECT_FALSE(second.cursor);  // complete
 }
 
 TEST_F(StateTest, HiddenAssociationNamesNeverAppearInPagesCursorsOrLookups) {
-  const Id visible = resource("visible");
-  const Id hidden = resource("hidden");
+  const ResourceId visible = resource("visible");
+  const ResourceId hidden = resource("hidden");
   accept(*admin_, CreateProcess{kPid, {}});
   for (int i = 0; i < 9; ++i) accept(*admin_, Associate{kPid, {numbered("secret-name-", i)}, hidden});
   accept(*admin_, Associate{kPid, {"public"}, visible});
@@ -142,7 +142,7 @@ TEST_F(StateTest, HiddenAssociationNamesNeverAppearInPagesCursorsOrLookups) {
 }
 
 TEST_F(StateTest, InspectListsMetadataButReadingValuesNeedsReadAndRevokingReadDeniesReadAccess) {
-  const Id doc = resource("doc");
+  const ResourceId doc = resource("doc");
   process(doc);
   fill(doc, 4);
   principal(3, 103, ResourceScope{doc}, kInspect);
@@ -163,7 +163,7 @@ TEST_F(StateTest, InspectListsMetadataButReadingValuesNeedsReadAndRevokingReadDe
 }
 
 TEST_F(StateTest, ReadEntriesKeepsSlotOrderAndRefusesMalformedSlotsAndStaleRevisions) {
-  const Id doc = resource("doc");
+  const ResourceId doc = resource("doc");
   process(doc);
   fill(doc, 8);
   const Id revision = revision_of(doc);
@@ -178,7 +178,7 @@ TEST_F(StateTest, ReadEntriesKeepsSlotOrderAndRefusesMalformedSlotsAndStaleRevis
   EXPECT_FALSE(batch.view);
 
   auto raw = [&](const ReadEntries& q) {
-    return to_json(sign(Query{Version{}, Definition{}, {"dev"}, 1, q}, testing::seed_of(0)));
+    return to_json(sign(Query{Version{}, Definition{}, {"dev"}, PrincipalId{1}, q}, testing::seed_of(0)));
   };
   Slots<EntryKey, 8> gap = slots({"k00"});
   gap.items[2] = key("k02");
@@ -200,7 +200,7 @@ TEST_F(StateTest, ReadEntriesKeepsSlotOrderAndRefusesMalformedSlotsAndStaleRevis
 }
 
 TEST_F(StateTest, AViewReadsItsCapturedRootAfterChangesAndIsDeniedAfterRevocation) {
-  const Id doc = resource("doc");
+  const ResourceId doc = resource("doc");
   process(doc);
   // A PID-scoped worker: execute at its process, inspect/read/write on its resource.
   const Id role = principal(5, 105, PidScope{kPid}, kExecute | kInspect, kPid);
@@ -232,11 +232,11 @@ TEST_F(StateTest, AViewReadsItsCapturedRootAfterChangesAndIsDeniedAfterRevocatio
 }
 
 TEST_F(StateTest, AViewExtendsNoLifetime) {
-  const Id doc = resource("doc");
+  const ResourceId doc = resource("doc");
   process(doc);
   // A resource the process is associated with but does not require, so that
   // it may retire while the process runs (decision 36a).
-  const Id notes = resource("notes");
+  const ResourceId notes = resource("notes");
   accept(*admin_, Associate{kPid, {"notes"}, notes});
   const Id generation = fill(doc, 0);
   auto turn = ok<TurnPublished>(admin_->submit(
@@ -250,8 +250,8 @@ TEST_F(StateTest, AViewExtendsNoLifetime) {
 }
 
 TEST_F(StateTest, EachTurnBoundPlusOneIsRefusedAndNothingPartialIsPublished) {
-  const Id doc = resource("doc");
-  const Id elsewhere = resource("elsewhere");
+  const ResourceId doc = resource("doc");
+  const ResourceId elsewhere = resource("elsewhere");
   process(doc);
   const Id generation = fill(doc, 0);
   const Id before = position();
@@ -266,7 +266,7 @@ TEST_F(StateTest, EachTurnBoundPlusOneIsRefusedAndNothingPartialIsPublished) {
     blocks.blocks.items.push_back({key(numbered("b", i)), 10, crypto::sha256(ByteView(bodies.back()))});
   }
   Turn views = base();
-  views.views.items = {1, 2, 3, 4, 5};
+  views.views.items = {ResourceId{1}, ResourceId{2}, ResourceId{3}, ResourceId{4}, ResourceId{5}};
   Turn outputs = base();
   for (int i = 0; i < 5; ++i) outputs.outputs.items.push_back({kPid, value("o")});
   for (const auto& [turn, what] : std::vector<std::pair<Turn, std::string>>{
@@ -299,9 +299,9 @@ TEST_F(StateTest, EachTurnBoundPlusOneIsRefusedAndNothingPartialIsPublished) {
   Turn one = base();
   one.mutations.items.push_back({key("k"), value("x")});
   const SignedRequest signed_one = sign(admin_->build(one, *admin_->next_sequence()), testing::seed_of(0));
-  const std::string twice = testing::replace(to_json(signed_one), "\"resource\":" + std::to_string(doc) + ",",
-                                             "\"resource\":" + std::to_string(doc) + ",\"resource\":" +
-                                                 std::to_string(elsewhere) + ",");
+  const std::string twice = testing::replace(to_json(signed_one), "\"resource\":" + std::to_string(doc.value) + ",",
+                                             "\"resource\":" + std::to_string(doc.value) + ",\"resource\":" +
+                                                 std::to_string(elsewhere.value) + ",");
   EXPECT_EQ(rejection_of(post("/v1/command", twice)).reason, Reason::kDuplicateKey);
 
   // A turn refused by its last rule leaves no entry, revision, head or position behind.
@@ -310,7 +310,7 @@ TEST_F(StateTest, EachTurnBoundPlusOneIsRefusedAndNothingPartialIsPublished) {
   Turn partial = base();
   partial.input = 1;
   partial.mutations.items.push_back({key("k"), value("x")});
-  partial.outputs.items.push_back({99, value("nowhere")});
+  partial.outputs.items.push_back({Pid{99}, value("nowhere")});
   EXPECT_EQ(refused(admin_->submit(partial)).reason, Reason::kUnknownDestination);
   EXPECT_EQ(position(), after_send);
   EXPECT_EQ(after_send, before + 1);
@@ -320,7 +320,7 @@ TEST_F(StateTest, EachTurnBoundPlusOneIsRefusedAndNothingPartialIsPublished) {
 }
 
 TEST_F(StateTest, BlocksTravelAfterTheEnvelopeAreCheckedAndImmutable) {
-  const Id doc = resource("doc");
+  const ResourceId doc = resource("doc");
   process(doc);
   const Id generation = fill(doc, 0);
   Client::Bytes body(kBlockBytes, 0x5a);
@@ -346,7 +346,7 @@ TEST_F(StateTest, BlocksTravelAfterTheEnvelopeAreCheckedAndImmutable) {
 }
 
 TEST_F(StateTest, AFailedTurnBlocksTheHeadAndOnlyAScopedRetryClearsIt) {
-  const Id doc = resource("doc");
+  const ResourceId doc = resource("doc");
   process(doc);
   principal(5, 105, PidScope{kPid}, kExecute | kInspect, kPid);
   Client worker(options(5, 105));
@@ -385,7 +385,7 @@ TEST_F(StateTest, AFailedTurnBlocksTheHeadAndOnlyAScopedRetryClearsIt) {
 }
 
 TEST_F(StateTest, AnExpiredSuspensionRetiresForGoodAndCountsItsInputCancelled) {
-  const Id doc = resource("doc");
+  const ResourceId doc = resource("doc");
   process(doc);
   const Id deadline = clock_.now_ms() + 1000;
   accept(*admin_, Suspend{kPid, 1, deadline});
@@ -405,7 +405,7 @@ TEST_F(StateTest, AnExpiredSuspensionRetiresForGoodAndCountsItsInputCancelled) {
 }
 
 TEST_F(StateTest, SuspendAndResumeFenceTheGeneration) {
-  const Id doc = resource("doc");
+  const ResourceId doc = resource("doc");
   process(doc);
   accept(*admin_, Suspend{kPid, 1, clock_.now_ms() + 60'000});
   EXPECT_EQ(refused(admin_->submit(Resume{kPid, 0})).reason, Reason::kStaleGeneration);
@@ -414,16 +414,16 @@ TEST_F(StateTest, SuspendAndResumeFenceTheGeneration) {
 }
 
 TEST_F(StateTest, ACourierDeliversOutputsInRouteOrder) {
-  const Id doc = resource("doc");
-  const Id inbox = resource("inbox");
+  const ResourceId doc = resource("doc");
+  const ResourceId inbox = resource("inbox");
   process(doc);
   process(inbox, 8);
   const Id generation = fill(doc, 0);
   auto turn = ok<TurnPublished>(admin_->submit(Turn{kPid, generation, std::nullopt, std::nullopt, std::nullopt, {}, {}, {},
-                                                    {{{8, value("one")}, {8, value("two")}}}, std::nullopt}));
+                                                    {{{Pid{8}, value("one")}, {Pid{8}, value("two")}}}, std::nullopt}));
   ASSERT_EQ(turn.outputs.items.size(), 2u);
   const Id first = turn.outputs.items[0], second = turn.outputs.items[1];
-  principal(6, 106, PidScope{8}, kCourier);
+  principal(6, 106, PidScope{Pid{8}}, kCourier);
   Client courier(options(6, 106));
   courier.set_next_sequence(1);  // without inspect it cannot ask for its identity
   auto early = refused(courier.submit(Deliver{second}));
@@ -433,10 +433,10 @@ TEST_F(StateTest, ACourierDeliversOutputsInRouteOrder) {
   EXPECT_EQ(refused(courier.submit(Deliver{second})).reason, Reason::kResolved);
   EXPECT_EQ(process_info(*admin_, 8).tail, 2u);
   // The destination's input keeps its origin.
-  principal(9, 109, PidScope{8}, kExecute);
+  principal(9, 109, PidScope{Pid{8}}, kExecute);
   Client worker(options(9, 109));
   worker.set_next_sequence(1);
-  accept(worker, Own{8, 1});
+  accept(worker, Own{Pid{8}, 1});
   auto head = process_info(worker, 8).input;
   ASSERT_TRUE(head);
   EXPECT_EQ(head->value, value("one"));
@@ -445,7 +445,7 @@ TEST_F(StateTest, ACourierDeliversOutputsInRouteOrder) {
 }
 
 TEST_F(StateTest, ARestartRecoversThePublishedStateExactly) {
-  const Id doc = resource("doc");
+  const ResourceId doc = resource("doc");
   process(doc);
   const Id generation = fill(doc, 12);
   accept(*admin_, Send{kPid, value("pending")});
@@ -467,8 +467,8 @@ TEST_F(StateTest, ARestartRecoversThePublishedStateExactly) {
 }
 
 TEST_F(StateTest, ProcessListsShowRecordedMetadataOnlyToThoseWhoMayInspectIt) {
-  const Id doc = resource("doc");
-  for (Id pid = 1; pid <= 10; ++pid)
+  const ResourceId doc = resource("doc");
+  for (Pid pid{1}; pid <= Pid{10}; pid = Pid{pid.value + 1})
     if (pid != kPid) accept(*admin_, CreateProcess{pid, {}});
   process(doc);
   std::vector<Id> seen;
@@ -478,7 +478,7 @@ TEST_F(StateTest, ProcessListsShowRecordedMetadataOnlyToThoseWhoMayInspectIt) {
     auto page = answer<ProcessPage>(*admin_, ListProcesses{cursor});
     if (!cut) cut = page.cut;
     EXPECT_EQ(page.cut, cut);
-    for (const auto& p : page.items.items) seen.push_back(p.pid);
+    for (const auto& p : page.items.items) seen.push_back(p.pid.value);
     cursor = page.cursor;
   } while (cursor);
   EXPECT_EQ(seen, (std::vector<Id>{1, 2, 3, 4, 5, 6, 7, 8, 9, 10}));
@@ -488,15 +488,15 @@ TEST_F(StateTest, ProcessListsShowRecordedMetadataOnlyToThoseWhoMayInspectIt) {
   Client scoped(options(2, 100));
   auto own = answer<ProcessPage>(scoped, ListProcesses{std::nullopt});
   ASSERT_EQ(own.items.items.size(), 1u);
-  EXPECT_EQ(own.items.items[0].pid, 3u);
+  EXPECT_EQ(own.items.items[0].pid, Pid{3});
   EXPECT_FALSE(own.cursor);
   // A principal holding inspect at one PID's scope sees that one; without inspect or execute, none.
-  principal(3, 101, PidScope{5}, kInspect);
+  principal(3, 101, PidScope{Pid{5}}, kInspect);
   Client one(options(3, 101));
   auto five = answer<ProcessPage>(one, ListProcesses{std::nullopt});
   ASSERT_EQ(five.items.items.size(), 1u);
-  EXPECT_EQ(five.items.items[0].pid, 5u);
-  principal(4, 102, PidScope{5}, kSend);
+  EXPECT_EQ(five.items.items[0].pid, Pid{5});
+  principal(4, 102, PidScope{Pid{5}}, kSend);
   Client sender(options(4, 102));
   EXPECT_TRUE(answer<ProcessPage>(sender, ListProcesses{std::nullopt}).items.items.empty());
 
@@ -516,16 +516,16 @@ TEST_F(StateTest, ProcessListsShowRecordedMetadataOnlyToThoseWhoMayInspectIt) {
   // Any change to a process's recorded metadata expires a listing's cut.
   auto first = answer<ProcessPage>(*admin_, ListProcesses{std::nullopt});
   ASSERT_TRUE(first.cursor);
-  EXPECT_EQ(refused(admin_->submit(Send{1, value("x")})).reason, Reason::kUninitialized);  // changes nothing
+  EXPECT_EQ(refused(admin_->submit(Send{Pid{1}, value("x")})).reason, Reason::kUninitialized);  // changes nothing
   EXPECT_EQ(answer<ProcessPage>(*admin_, ListProcesses{first.cursor}).cut, first.cut);
-  accept(*admin_, Initialize{1, 0});
+  accept(*admin_, Initialize{Pid{1}, 0});
   auto stale = query_refused(*admin_, ListProcesses{first.cursor});
   EXPECT_EQ(stale.code, RejectionCode::kStaleCut);
   EXPECT_EQ(stale.reason, Reason::kCatalogChanged);
 }
 
 TEST_F(StateTest, AReadOnlyInspectorListsCatalogsAtItsIdentityObservationsPositionUntilAGrantChanges) {
-  const Id doc = resource("doc");
+  const ResourceId doc = resource("doc");
   process(doc);
   fill(doc, 12);
   const Id revision = revision_of(doc);

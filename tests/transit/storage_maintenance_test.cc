@@ -94,7 +94,7 @@ TEST_F(StorageMaintenanceTest, AFenceAdvancesTheEpochInOneAcceptanceAndChangesNo
 // when a fence comes between; prepared again at the new basis it publishes.
 TEST_F(StorageMaintenanceTest, AFenceRacingAPreparedPublicationMakesItFailAndLeavesTheResourceAsItWas) {
   // A worker scoped to process 8, which shares doc with kPid.
-  constexpr Id kWorked = 8;
+  constexpr Pid kWorked{8};
   process(doc_, kWorked);
   const auto worker_role = principal(2, 2, PidScope{kWorked}, kInspect | kExecute, kWorked);
   grant(worker_role, ResourceScope{doc_}, kInspect | kRead | kWrite);
@@ -169,7 +169,7 @@ TEST_F(StorageMaintenanceTest, WithoutRealmControlAtRealmScopeNeitherOperationIs
   principal(2, 2, RealmScope{}, kAllPermissions & ~kRealmControl);
   principal(3, 3, PidScope{kPid}, kAllPermissions, kPid);  // everything, but PID-scoped: never the realm
   const auto held = ok<PrincipalCreated>(admin_->submit(CreatePrincipal{
-      4, testing::key_of(testing::seed_of(4)), RealmScope{}, Permissions{kAllPermissions}, std::nullopt, std::nullopt}));
+      PrincipalId{4}, testing::key_of(testing::seed_of(4)), RealmScope{}, Permissions{kAllPermissions}, std::nullopt, std::nullopt}));
   Client writer(options(2, 2)), scoped(options(3, 3)), revoked(options(4, 4));
   accept(revoked, StorageFence{0, false});  // while its grant is held
   accept(*admin_, RevokeGrant{held.grant, std::nullopt});
@@ -191,10 +191,10 @@ TEST_F(StorageMaintenanceTest, AStaleCursorOrALeafThatIsNotStoredIsRefused) {
   EXPECT_EQ(compact_refused(EntryLeaf{doc_, key("a")}, Id{0}), Reason::kCompactionCursorChanged);
   EXPECT_EQ(compact_refused(EntryLeaf{doc_, key("a")}, Id{5}), Reason::kCompactionCursorChanged);
   EXPECT_EQ(compact_refused(EntryLeaf{doc_, key("never")}), Reason::kUnknownLeaf);
-  EXPECT_EQ(compact_refused(EntryLeaf{doc_ + 9, key("a")}), Reason::kUnknownLeaf);
+  EXPECT_EQ(compact_refused(EntryLeaf{ResourceId{doc_.value + 9}, key("a")}), Reason::kUnknownLeaf);
   EXPECT_EQ(compact_refused(BlockLeaf{doc_, key("none")}), Reason::kUnknownLeaf);
-  EXPECT_EQ(compact_refused(ProcessLeaf{kPid + 1}), Reason::kUnknownLeaf);
-  EXPECT_EQ(compact_refused(PrincipalLeaf{99}), Reason::kUnknownLeaf);
+  EXPECT_EQ(compact_refused(ProcessLeaf{Pid{kPid.value + 1}}), Reason::kUnknownLeaf);
+  EXPECT_EQ(compact_refused(PrincipalLeaf{PrincipalId{99}}), Reason::kUnknownLeaf);
   EXPECT_EQ(compact_refused(RoleLeaf{99}), Reason::kUnknownLeaf);
   EXPECT_EQ(compact_refused(GrantLeaf{99}), Reason::kUnknownLeaf);
   EXPECT_EQ(status(), before);
@@ -223,7 +223,7 @@ TEST_F(StorageMaintenanceTest, ALeafsRangesHoldEveryStoredVersionOfItsRecord) {
   auto db = testing::open_store(dir_);
   using namespace node::layout;
   const std::vector<std::pair<StorageLeaf, std::string>> records = {
-      {PrincipalLeaf{1}, key(kPrincipals, 1)},      {RoleLeaf{1}, key(kRoles, 1)},
+      {PrincipalLeaf{PrincipalId{1}}, key(kPrincipals, 1)},      {RoleLeaf{1}, key(kRoles, 1)},
       {GrantLeaf{1}, key(kGrants, 1)},              {GrantLeaf{revoked}, key(kGrants, revoked)},
       {ProcessLeaf{kPid}, process_versions(kPid)},  {BlockLeaf{doc_, key("blob")}, block_record(doc_, key("blob"))},
       {EntryLeaf{doc_, key("a")}, entry_versions(doc_, key("a"))}};
@@ -272,7 +272,7 @@ TEST_F(StorageMaintenanceTest, CompactionPreservesEveryValueAndRevisionReadableT
   for (const char* k : {"a", "b", "c", "d", "e"}) leaves.push_back(EntryLeaf{doc_, key(k)});
   leaves.push_back(BlockLeaf{doc_, key("blob")});
   leaves.push_back(ProcessLeaf{kPid});
-  leaves.push_back(PrincipalLeaf{1});
+  leaves.push_back(PrincipalLeaf{PrincipalId{1}});
   leaves.push_back(RoleLeaf{1});
   leaves.push_back(GrantLeaf{1});
   for (const auto& leaf : leaves) {

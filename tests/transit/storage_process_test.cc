@@ -70,9 +70,9 @@ class CompactionProcessTest : public ProcessTest {
 };
 
 TEST_F(CompactionProcessTest, ASigkillAmidCompactionLosesNothingAndTheRestartFinishesEveryAcceptedRelocation) {
-  constexpr Id kPid = 7;
+  constexpr Pid kPid{7};
   constexpr int kTurns = 60, kKeys = 40;
-  Id doc = 0;
+  ResourceId doc{};
   std::vector<Id> views;
   {
     Client c(options());
@@ -154,7 +154,7 @@ TEST_F(CompactionProcessTest, ASigkillAmidCompactionLosesNothingAndTheRestartFin
   auto shown = cowboy::testing::run(cli);
   ASSERT_EQ(shown.status, 0) << shown.out;
   EXPECT_NE(shown.out.find("compaction cursor " + std::to_string(cursor) + ","), std::string::npos) << shown.out;
-  auto compacted = cowboy::testing::run(cli + " compact --resource " + std::to_string(doc) + " --entry k100");
+  auto compacted = cowboy::testing::run(cli + " compact --resource " + std::to_string(doc.value) + " --entry k100");
   ASSERT_EQ(compacted.status, 0) << compacted.out;
   EXPECT_EQ(compacted.out.rfind("storage_compacted {\"cursor\":" + std::to_string(cursor + 1) + ",", 0), 0u)
       << compacted.out;

@@ -60,7 +60,7 @@ TEST_F(StorageTest, AFailedSyncFailsTheNodeClosedUntilARestartRecoversThePublish
   // The disk works again, but the node stays failed closed: the page cache
   // cannot be trusted after a failed sync, so every later answer is uncertain.
   fs_->fail_syncs(false);
-  const auto query = to_json(sign(Query{Version{}, Definition{}, {"dev"}, 1, IdentityQuery{}}, seed_of(0)));
+  const auto query = to_json(sign(Query{Version{}, Definition{}, {"dev"}, PrincipalId{1}, IdentityQuery{}}, seed_of(0)));
   for (const auto& [route, body] : std::vector<std::pair<std::string, std::string>>{
            {"/v1/query", query}, {"/v1/command", to_json(second)},
            {"/v1/command", to_json(sign(client.build(create(4, 102), 3), seed_of(0)))}}) {
@@ -84,8 +84,8 @@ TEST_F(StorageTest, AFailedSyncFailsTheNodeClosedUntilARestartRecoversThePublish
   ASSERT_TRUE(twice.ok());
   EXPECT_EQ(to_json(*twice), to_json(*resent));
   EXPECT_EQ(again.identity()->sequence, 2u);
-  EXPECT_TRUE(again.decision(3, RealmScope{}, Permissions{kInspect})->allowed);
-  EXPECT_FALSE(again.decision(4, RealmScope{}, Permissions{kInspect})->allowed);  // never decided
+  EXPECT_TRUE(again.decision(PrincipalId{3}, RealmScope{}, Permissions{kInspect})->allowed);
+  EXPECT_FALSE(again.decision(PrincipalId{4}, RealmScope{}, Permissions{kInspect})->allowed);  // never decided
 }
 
 TEST_F(StorageTest, AStoredHeadOrGenesisOfAnotherOrNoDefinitionIsRefusedBeforeAnyCatalog) {
@@ -129,13 +129,13 @@ TEST_F(StorageTest, AStoredHeadOrGenesisOfAnotherOrNoDefinitionIsRefusedBeforeAn
 TEST_F(StorageTest, AStoredEffectOutsideThePhaseClosureMatrixIsNotReadListedOrActedOn) {
   start();
   Client client = root();
-  const Id doc = std::get<ResourceCreated>(client.submit(CreateResource{{"doc"}, std::nullopt})->outcome).resource;
-  ASSERT_TRUE(client.submit(CreateProcess{7, {{{"doc"}}}}).ok());
-  ASSERT_TRUE(client.submit(Associate{7, {"doc"}, doc}).ok());
-  ASSERT_TRUE(client.submit(Initialize{7, 0}).ok());
-  ASSERT_TRUE(client.submit(Own{7, 1}).ok());
-  Turn t{7, 2, std::nullopt, std::nullopt, std::nullopt, {}, {}, {}, {}, std::nullopt};
-  t.effect = EffectIntent{1, clock_.now_ms() + 60'000, {}, 2};
+  const auto doc = std::get<ResourceCreated>(client.submit(CreateResource{{"doc"}, std::nullopt})->outcome).resource;
+  ASSERT_TRUE(client.submit(CreateProcess{Pid{7}, {{{"doc"}}}}).ok());
+  ASSERT_TRUE(client.submit(Associate{Pid{7}, {"doc"}, doc}).ok());
+  ASSERT_TRUE(client.submit(Initialize{Pid{7}, 0}).ok());
+  ASSERT_TRUE(client.submit(Own{Pid{7}, 1}).ok());
+  Turn t{Pid{7}, 2, std::nullopt, std::nullopt, std::nullopt, {}, {}, {}, {}, std::nullopt};
+  t.effect = EffectIntent{PrincipalId{1}, clock_.now_ms() + 60'000, {}, 2};
   ASSERT_TRUE(client.submit(t).ok());
   ASSERT_TRUE(client.submit(AttemptEffect{1}).ok());
   node_.reset();
@@ -153,7 +153,7 @@ TEST_F(StorageTest, AStoredEffectOutsideThePhaseClosureMatrixIsNotReadListedOrAc
   }
   start(genesis_);
   const auto query = [&](QueryOp op) {
-    return post("/v1/query", to_json(sign(Query{Version{}, Definition{}, {"dev"}, 1, std::move(op)}, seed_of(0))));
+    return post("/v1/query", to_json(sign(Query{Version{}, Definition{}, {"dev"}, PrincipalId{1}, std::move(op)}, seed_of(0))));
   };
   const auto me = root().identity();
   ASSERT_TRUE(me.ok());

@@ -34,14 +34,16 @@ int main(int argc, char** argv) {
   ClientOptions options;
   options.realm = "dev";
   std::string key_file;
-  Id pid = 0, resource = 0, until = 0;
+  Pid pid{};
+  ResourceId resource{};
+  Id until = 0;
   for (int i = 1; i + 1 < argc; i += 2) {
     const std::string flag = argv[i], arg = argv[i + 1];
     if (flag == "--port") options.port = static_cast<std::uint16_t>(std::stoul(arg));
-    else if (flag == "--principal") options.principal = std::stoull(arg);
+    else if (flag == "--principal") options.principal = PrincipalId{std::stoull(arg)};
     else if (flag == "--key") key_file = arg;
-    else if (flag == "--pid") pid = std::stoull(arg);
-    else if (flag == "--resource") resource = std::stoull(arg);
+    else if (flag == "--pid") pid = Pid{std::stoull(arg)};
+    else if (flag == "--resource") resource = ResourceId{std::stoull(arg)};
     else if (flag == "--until") until = std::stoull(arg);
     else return std::fprintf(stderr, "unknown flag %s\n", flag.c_str()), 2;
   }
@@ -64,7 +66,7 @@ int main(int argc, char** argv) {
       continue;
     }
     if (process.state != ProcessState::kOwned || process.owner != options.principal)
-      return std::fprintf(stderr, "transit_test_worker: process %llu is not mine\n", static_cast<unsigned long long>(pid)), 1;
+      return std::fprintf(stderr, "transit_test_worker: process %llu is not mine\n", static_cast<unsigned long long>(pid.value)), 1;
     if (!process.input) {
       if (process.head > until) return std::printf("done\n"), std::fflush(stdout), 0;
       std::this_thread::sleep_for(std::chrono::milliseconds(5));  // an empty mailbox: poll it

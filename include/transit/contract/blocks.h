@@ -39,7 +39,7 @@ template <typename V> void fields(V& v, BlockSource& t) { v("revision", t.revisi
 /// no more; views captured before still read it (decision 105).
 struct RetireBlock {
   static constexpr std::string_view kName = "retire_block";
-  Id resource = 0;
+  ResourceId resource{};
   EntryKey name;
   bool operator==(const RetireBlock&) const = default;
 };
@@ -48,7 +48,7 @@ template <typename V> void fields(V& v, RetireBlock& t) { v("resource", t.resour
 /// Removes a retired block's body, once no live view can still read it (decision 106).
 struct DeleteBlock {
   static constexpr std::string_view kName = "delete_block";
-  Id resource = 0;
+  ResourceId resource{};
   EntryKey name;
   bool operator==(const DeleteBlock&) const = default;
 };
@@ -58,7 +58,7 @@ template <typename V> void fields(V& v, DeleteBlock& t) { v("resource", t.resour
 
 struct BlockChanged {
   static constexpr std::string_view kName = "block_changed";
-  Id resource = 0;
+  ResourceId resource{};
   EntryKey name;
   Id revision = 0;  // the resource's revision after the decision
   BlockState state = BlockState::kRetired;
@@ -84,7 +84,7 @@ template <typename V> void fields(V& v, ReadBlock& t) { v("basis", t.basis)("nam
 /// A block's record, whatever its state; needs inspect on the resource.
 struct BlockRead {
   static constexpr std::string_view kName = "block_info";
-  Id resource = 0;
+  ResourceId resource{};
   EntryKey name;
   bool operator==(const BlockRead&) const = default;
 };
@@ -97,7 +97,7 @@ template <typename V> void fields(V& v, BlockRead& t) { v("resource", t.resource
 /// (decision 101) and the client checks again.
 struct Block {
   static constexpr std::string_view kName = "block";
-  Id resource = 0;
+  ResourceId resource{};
   Id revision = 0;
   EntryKey name;
   Digest sha256{};
@@ -113,13 +113,13 @@ template <typename V> void fields(V& v, Block& t) {
 /// written once, by the decision that takes the step.
 struct BlockInfo {
   static constexpr std::string_view kName = "block_info";
-  Id resource = 0;
+  ResourceId resource{};
   EntryKey name;
   Id revision = 0;
   Id length = 0;
   Digest sha256{};
-  Id pid = 0;
-  Id publisher = 0;
+  Pid pid{};
+  PrincipalId publisher{};
   BlockState state = BlockState::kPublished;
   Id published_at = 0;  // positions
   std::optional<Id> retired_revision;  // the first revision of `resource` that no longer reads it

@@ -31,7 +31,7 @@ template <> struct EnumTraits<CollectKind> {
 /// or with kind process and no record the process itself. pid_admin at `pid`.
 struct Collect {
   static constexpr std::string_view kName = "collect";
-  Id pid = 0;
+  Pid pid{};
   CollectKind kind = CollectKind::kProcess;
   std::optional<Id> record;  // null exactly for kind process
   bool operator==(const Collect&) const = default;
@@ -56,7 +56,7 @@ template <typename V> void fields(V& v, ListCollectable& t) { v("cursor", t.curs
 
 struct CollectableRecord {
   static constexpr std::string_view kName = "CollectableRecord";
-  Id pid = 0;
+  Pid pid{};
   CollectKind kind = CollectKind::kProcess;
   Id record = 0;  // the pid itself for kind process
   bool operator==(const CollectableRecord&) const = default;
@@ -79,7 +79,7 @@ template <typename V> void fields(V& v, CollectablePage& t) { v("cut", t.cut)("i
 /// the same command, sent again, goes on.
 struct Collected {
   static constexpr std::string_view kName = "collected";
-  Id pid = 0;
+  Pid pid{};
   CollectKind kind = CollectKind::kProcess;
   Id record = 0;  // the pid itself for kind process
   Id removed = 0;

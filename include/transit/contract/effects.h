@@ -80,7 +80,7 @@ template <typename V> void fields(V& v, CancelEffect& t) { v("effect", t.effect)
 struct EffectChanged {
   static constexpr std::string_view kName = "effect_changed";
   Id effect = 0;
-  Id pid = 0;  // the caller
+  Pid pid{};  // the caller
   EffectPhase phase = EffectPhase::kAuthorized;
   std::optional<ClosureKind> closure;
   std::optional<Id> input;  // where an observation entered the caller's mailbox (null: evidence only)
@@ -111,7 +111,7 @@ template <> struct EnumTraits<EffectFilter> {
 /// Effects in id order, of one process or (null) of every process the caller may inspect.
 struct ListEffects {
   static constexpr std::string_view kName = "list_effects";
-  std::optional<Id> pid;
+  std::optional<Pid> pid;
   EffectFilter filter = EffectFilter::kAll;
   std::optional<Cursor> cursor;
   bool operator==(const ListEffects&) const = default;
@@ -123,7 +123,7 @@ template <typename V> void fields(V& v, ListEffects& t) { v("pid", t.pid)("filte
 /// Who decided a step of the effect, under which policy revision, at which position.
 struct EffectStep {
   static constexpr std::string_view kName = "EffectStep";
-  Id principal = 0;
+  PrincipalId principal{};
   Id policy_revision = 0;
   Id position = 0;
   bool operator==(const EffectStep&) const = default;
@@ -160,7 +160,7 @@ template <typename V> void fields(V& v, EffectClosure& t) {
 struct EffectInfo {
   static constexpr std::string_view kName = "effect";
   Id effect = 0;
-  Id pid = 0;                  // the caller
+  Pid pid{};                  // the caller
   EffectIntent intent;         // executor, reconciliation deadline, intent bytes, observation budget
   EffectStep authorization;    // the turn's signer, the policy revision it was authorized under, its position
   EffectPhase phase = EffectPhase::kAuthorized;
@@ -177,7 +177,7 @@ template <typename V> void fields(V& v, EffectInfo& t) {
 struct EffectPage {
   static constexpr std::string_view kName = "effect_page";
   Id cut = 0;
-  std::optional<Id> pid;
+  std::optional<Pid> pid;
   EffectFilter filter = EffectFilter::kAll;
   List<EffectInfo, kPageRecords> items;
   std::optional<Cursor> cursor;  // null: the listing is complete

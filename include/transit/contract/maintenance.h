@@ -32,7 +32,7 @@ template <typename V> void fields(V& v, CancelOutput& t) { v("output", t.output)
 /// inputs counted cancelled (decision 52).
 struct RecordRetirement {
   static constexpr std::string_view kName = "record_retirement";
-  Id pid = 0;
+  Pid pid{};
   bool operator==(const RecordRetirement&) const = default;
 };
 template <typename V> void fields(V& v, RecordRetirement& t) { v("pid", t.pid); }
@@ -42,8 +42,8 @@ template <typename V> void fields(V& v, RecordRetirement& t) { v("pid", t.pid); 
 struct OutputCancelled {
   static constexpr std::string_view kName = "output_cancelled";
   Id output = 0;
-  Id source = 0;
-  Id destination = 0;
+  Pid source{};
+  Pid destination{};
   bool operator==(const OutputCancelled&) const = default;
 };
 template <typename V> void fields(V& v, OutputCancelled& t) {
@@ -52,7 +52,7 @@ template <typename V> void fields(V& v, OutputCancelled& t) {
 
 struct RetirementRecorded {
   static constexpr std::string_view kName = "retirement_recorded";
-  Id pid = 0;
+  Pid pid{};
   Ending ending = Ending::kSuspensionExpired;
   Id cancelled = 0;  // the process's cancelled inputs, now counting every unconsumed one
   bool operator==(const RetirementRecorded&) const = default;
@@ -89,8 +89,8 @@ template <typename V> void fields(V& v, ListEnded& t) { v("cursor", t.cursor); }
 struct RouteHead {
   static constexpr std::string_view kName = "RouteHead";
   Id output = 0;
-  Id source = 0;
-  Id destination = 0;
+  Pid source{};
+  Pid destination{};
   Id pending = 0;            // unresolved outputs on the route, this one included
   Id published_at = 0;       // the position of the turn that published it
   Id published_at_ms = 0;    // ... and its trusted time
@@ -115,7 +115,7 @@ template <typename V> void fields(V& v, RoutePage& t) { v("cut", t.cut)("items",
 
 struct EndedProcess {
   static constexpr std::string_view kName = "EndedProcess";
-  Id pid = 0;
+  Pid pid{};
   Ending ending = Ending::kSuspensionExpired;
   Id unconsumed = 0;  // admitted inputs its retirement will count cancelled
   bool operator==(const EndedProcess&) const = default;

@@ -35,7 +35,7 @@ template <> struct EnumTraits<PayloadState> {
 /// `allow_delete`: whether the payload may ever be deleted, given now or never.
 struct DeclarePayload {
   static constexpr std::string_view kName = "declare_payload";
-  std::optional<Id> pid;
+  std::optional<Pid> pid;
   Id length = 0;
   Digest sha256{};
   bool allow_delete = false;
@@ -75,7 +75,7 @@ template <typename V> void fields(V& v, PayloadDeleted& t) { v("payload", t.payl
 struct PayloadChanged {
   static constexpr std::string_view kName = "payload_changed";
   Id payload = 0;
-  Id pid = 0;
+  Pid pid{};
   PayloadState state = PayloadState::kDeclared;
   bool operator==(const PayloadChanged&) const = default;
 };
@@ -98,8 +98,8 @@ template <typename V> void fields(V& v, PayloadRead& t) { v("payload", t.payload
 struct PayloadInfo {
   static constexpr std::string_view kName = "payload";
   Id payload = 0;
-  Id pid = 0;
-  Id publisher = 0;  // the principal that declared it: the only one that may record its steps
+  Pid pid{};
+  PrincipalId publisher{};  // the principal that declared it: the only one that may record its steps
   Id length = 0;
   Digest sha256{};
   bool allow_delete = false;

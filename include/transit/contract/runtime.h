@@ -42,11 +42,11 @@ template <typename V> void fields(V& v, BootstrapEvidence& t) {
 /// configured by `configuration`) on `provider`, for the PID-scoped `worker`.
 struct RuntimeIntent {
   static constexpr std::string_view kName = "runtime_intent";
-  Id pid = 0;
+  Pid pid{};
   Id operation = 0;
   Id revision = 0;
   Name provider;
-  Id worker = 0;
+  PrincipalId worker{};
   Digest artifact{};
   Digest configuration{};
   bool operator==(const RuntimeIntent&) const = default;
@@ -61,7 +61,7 @@ template <typename V> void fields(V& v, RuntimeIntent& t) {
 /// and configuration; the other statuses carry none.
 struct RuntimeObserve {
   static constexpr std::string_view kName = "runtime_observe";
-  Id pid = 0;
+  Pid pid{};
   Id operation = 0;
   Id incarnation = 0;
   RuntimeStatus status = RuntimeStatus::kStarting;
@@ -75,7 +75,7 @@ template <typename V> void fields(V& v, RuntimeObserve& t) {
 /// A new operation on the same provider and worker, running a later revision.
 struct RuntimeUpgrade {
   static constexpr std::string_view kName = "runtime_upgrade";
-  Id pid = 0;
+  Pid pid{};
   Id expected_operation = 0;
   Id operation = 0;
   Id revision = 0;
@@ -93,7 +93,7 @@ template <typename V> void fields(V& v, RuntimeUpgrade& t) {
 /// the process's ownership at `expected_generation` + 1.
 struct Activate {
   static constexpr std::string_view kName = "activate";
-  Id pid = 0;
+  Pid pid{};
   Id expected_generation = 0;
   Id operation = 0;
   Id incarnation = 0;
@@ -111,7 +111,7 @@ template <typename V> void fields(V& v, Activate& t) {
 /// Every runtime command's receipt: the binding and the process as the decision left them.
 struct RuntimeChanged {
   static constexpr std::string_view kName = "runtime_changed";
-  Id pid = 0;
+  Pid pid{};
   Id operation = 0;
   RuntimeStatus status = RuntimeStatus::kIntended;
   Id incarnation = 0;  // the latest observed; 0 before any
@@ -128,7 +128,7 @@ template <typename V> void fields(V& v, RuntimeChanged& t) {
 /// A PID's runtime binding; needs inspect or execute at the PID.
 struct RuntimeQuery {
   static constexpr std::string_view kName = "runtime";
-  Id pid = 0;
+  Pid pid{};
   bool operator==(const RuntimeQuery&) const = default;
 };
 template <typename V> void fields(V& v, RuntimeQuery& t) { v("pid", t.pid); }
@@ -140,7 +140,7 @@ struct BootstrapRecord {
   static constexpr std::string_view kName = "BootstrapRecord";
   Id incarnation = 0;
   BootstrapEvidence evidence;
-  Id principal = 0;  // the local manager that observed it
+  PrincipalId principal{};  // the local manager that observed it
   Id position = 0;
   bool operator==(const BootstrapRecord&) const = default;
 };
@@ -164,12 +164,12 @@ template <typename V> void fields(V& v, ActivationRecord& t) {
 /// A PID's binding as recorded. `bound` false: the PID was never bound (every other field its zero value).
 struct RuntimeInfo {
   static constexpr std::string_view kName = "runtime";
-  Id pid = 0;
+  Pid pid{};
   bool bound = false;
   Id operation = 0;
   Id revision = 0;
   Text<0, 32> provider;
-  Id worker = 0;
+  PrincipalId worker{};
   Digest artifact{};
   Digest configuration{};
   RuntimeStatus status = RuntimeStatus::kIntended;

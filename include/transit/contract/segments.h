@@ -77,7 +77,7 @@ template <typename V> void fields(V& v, Segment& t) {
 /// SHA-256("transit.segment.v1" NUL resource revision), the two ids as
 /// 8-byte big-endian, so no other resource's or revision's result has the
 /// same digest.
-Digest segment_origin(Id resource, Id revision);
+Digest segment_origin(ResourceId resource, Id revision);
 /// The chain after one more record: SHA-256(chain || canonical JSON of `entry`).
 Digest segment_link(const Digest& chain, const Entry& entry);
 

@@ -25,7 +25,7 @@ using SnapshotToken = Hex<kSnapshotTokenBytes, kSnapshotTokenBytes>;
 /// when given, must be), leased for `lease_ms`.
 struct OpenSnapshot {
   static constexpr std::string_view kName = "open_snapshot";
-  Id resource = 0;
+  ResourceId resource{};
   std::optional<Id> revision;
   Id lease_ms = 0;
   bool operator==(const OpenSnapshot&) const = default;
@@ -57,7 +57,7 @@ template <typename V> void fields(V& v, CloseSnapshot& t) { v("token", t.token);
 /// snapshot_read's source: acquire a new snapshot with this read, or continue one.
 struct AcquireSource {
   static constexpr std::string_view kName = "acquire";
-  Id resource = 0;
+  ResourceId resource{};
   std::optional<Id> revision;
   Id lease_ms = 0;
   bool operator==(const AcquireSource&) const = default;
@@ -97,7 +97,7 @@ template <typename V> void fields(V& v, SnapshotRead& t) {
 struct SnapshotInfo {
   static constexpr std::string_view kName = "SnapshotInfo";
   SnapshotToken token;
-  Id resource = 0;
+  ResourceId resource{};
   Id revision = 0;
   Id position = 0;
   Id expires_at_ms = 0;

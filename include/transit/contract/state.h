@@ -31,14 +31,14 @@ using InputValue = Hex<256>;        // a mailbox input or an output
 struct CreateResource {
   static constexpr std::string_view kName = "create_resource";
   Name name;
-  std::optional<Id> owner;
+  std::optional<Pid> owner;
   bool operator==(const CreateResource&) const = default;
 };
 template <typename V> void fields(V& v, CreateResource& t) { v("name", t.name)("owner", t.owner); }
 
 struct RetireResource {
   static constexpr std::string_view kName = "retire_resource";
-  Id resource = 0;
+  ResourceId resource{};
   bool operator==(const RetireResource&) const = default;
 };
 template <typename V> void fields(V& v, RetireResource& t) { v("resource", t.resource); }
@@ -48,7 +48,7 @@ template <typename V> void fields(V& v, RetireResource& t) { v("resource", t.res
 /// since it cannot be given after admission (collection itself is not built).
 struct CreateProcess {
   static constexpr std::string_view kName = "create";
-  Id pid = 0;
+  Pid pid{};
   List<Name, kRequiredNames> required;
   bool allow_collection = false;
   bool operator==(const CreateProcess&) const = default;
@@ -60,9 +60,9 @@ template <typename V> void fields(V& v, CreateProcess& t) {
 /// Names `resource` as `name` for `pid`; the association gets the next association revision.
 struct Associate {
   static constexpr std::string_view kName = "associate";
-  Id pid = 0;
+  Pid pid{};
   Name name;
-  Id resource = 0;
+  ResourceId resource{};
   bool operator==(const Associate&) const = default;
 };
 template <typename V> void fields(V& v, Associate& t) { v("pid", t.pid)("name", t.name)("resource", t.resource); }
@@ -70,7 +70,7 @@ template <typename V> void fields(V& v, Associate& t) { v("pid", t.pid)("name", 
 /// initialize, own and resume: each fences the process at `generation`.
 struct Initialize {
   static constexpr std::string_view kName = "initialize";
-  Id pid = 0;
+  Pid pid{};
   Id generation = 0;
   bool operator==(const Initialize&) const = default;
 };
@@ -78,7 +78,7 @@ template <typename V> void fields(V& v, Initialize& t) { v("pid", t.pid)("genera
 
 struct Own {
   static constexpr std::string_view kName = "own";
-  Id pid = 0;
+  Pid pid{};
   Id generation = 0;
   bool operator==(const Own&) const = default;
 };
@@ -86,7 +86,7 @@ template <typename V> void fields(V& v, Own& t) { v("pid", t.pid)("generation", 
 
 struct Send {
   static constexpr std::string_view kName = "send";
-  Id pid = 0;
+  Pid pid{};
   InputValue value;
   bool operator==(const Send&) const = default;
 };
@@ -114,7 +114,7 @@ template <typename V> void fields(V& v, BlockMutation& t) { v("name", t.name)("l
 
 struct OutputProposal {
   static constexpr std::string_view kName = "OutputProposal";
-  Id destination = 0;
+  Pid destination{};
   InputValue value;
   bool operator==(const OutputProposal&) const = default;
 };
@@ -124,7 +124,7 @@ template <typename V> void fields(V& v, OutputProposal& t) { v("destination", t.
 /// (decision 44); the budget-th non-final one closes the effect.
 struct EffectIntent {
   static constexpr std::string_view kName = "EffectIntent";
-  Id executor = 0;
+  PrincipalId executor{};
   std::optional<Id> deadline_ms;
   Hex<256> intent;
   Id observation_budget = 1;
@@ -140,14 +140,14 @@ template <typename V> void fields(V& v, EffectIntent& t) {
 /// associated resources whose state after the turn is retained as views.
 struct Turn {
   static constexpr std::string_view kName = "turn";
-  Id pid = 0;
+  Pid pid{};
   Id generation = 0;
   std::optional<Id> input;
-  std::optional<Id> resource;
+  std::optional<ResourceId> resource;
   std::optional<Id> resource_revision;
   List<EntryMutation, kTurnMutations> mutations;
   List<BlockMutation, kTurnBlocks> blocks;
-  List<Id, kTurnViews> views;
+  List<ResourceId, kTurnViews> views;  // the resources viewed
   List<OutputProposal, kTurnOutputs> outputs;
   std::optional<EffectIntent> effect;
   bool operator==(const Turn&) const = default;
@@ -161,7 +161,7 @@ template <typename V> void fields(V& v, Turn& t) {
 /// The handler failed on `input` (the head): the process blocks on it.
 struct FailTurn {
   static constexpr std::string_view kName = "fail_turn";
-  Id pid = 0;
+  Pid pid{};
   Id generation = 0;
   Id input = 0;
   Text<0, 256> reason;
@@ -173,7 +173,7 @@ template <typename V> void fields(V& v, FailTurn& t) {
 
 struct Retry {
   static constexpr std::string_view kName = "retry";
-  Id pid = 0;
+  Pid pid{};
   Id expected_generation = 0;
   Id failure_input = 0;
   bool operator==(const Retry&) const = default;
@@ -184,7 +184,7 @@ template <typename V> void fields(V& v, Retry& t) {
 
 struct Suspend {
   static constexpr std::string_view kName = "suspend";
-  Id pid = 0;
+  Pid pid{};
   Id generation = 0;
   Id resume_by_ms = 0;
   bool operator==(const Suspend&) const = default;
@@ -195,7 +195,7 @@ template <typename V> void fields(V& v, Suspend& t) {
 
 struct Resume {
   static constexpr std::string_view kName = "resume";
-  Id pid = 0;
+  Pid pid{};
   Id generation = 0;
   bool operator==(const Resume&) const = default;
 };
@@ -213,7 +213,7 @@ template <typename V> void fields(V& v, Deliver& t) { v("output", t.output); }
 
 struct ResourceCreated {
   static constexpr std::string_view kName = "resource_created";
-  Id resource = 0;
+  ResourceId resource{};
   Id revision = 0;
   bool operator==(const ResourceCreated&) const = default;
 };
@@ -221,14 +221,14 @@ template <typename V> void fields(V& v, ResourceCreated& t) { v("resource", t.re
 
 struct ResourceRetired {
   static constexpr std::string_view kName = "resource_retired";
-  Id resource = 0;
+  ResourceId resource{};
   bool operator==(const ResourceRetired&) const = default;
 };
 template <typename V> void fields(V& v, ResourceRetired& t) { v("resource", t.resource); }
 
 struct Associated {
   static constexpr std::string_view kName = "associated";
-  Id pid = 0;
+  Pid pid{};
   Id association_revision = 0;
   bool operator==(const Associated&) const = default;
 };
@@ -239,7 +239,7 @@ template <typename V> void fields(V& v, Associated& t) {
 /// create, initialize, own, fail_turn, retry, suspend, resume.
 struct ProcessChanged {
   static constexpr std::string_view kName = "process_changed";
-  Id pid = 0;
+  Pid pid{};
   Id generation = 0;
   bool operator==(const ProcessChanged&) const = default;
 };
@@ -247,7 +247,7 @@ template <typename V> void fields(V& v, ProcessChanged& t) { v("pid", t.pid)("ge
 
 struct Sent {
   static constexpr std::string_view kName = "sent";
-  Id pid = 0;
+  Pid pid{};
   Id input = 0;  // its place in the mailbox, from 1
   bool operator==(const Sent&) const = default;
 };
@@ -255,10 +255,10 @@ template <typename V> void fields(V& v, Sent& t) { v("pid", t.pid)("input", t.in
 
 struct TurnPublished {
   static constexpr std::string_view kName = "turn_published";
-  Id pid = 0;
+  Pid pid{};
   Id generation = 0;
   std::optional<Id> consumed;
-  std::optional<Id> resource;
+  std::optional<ResourceId> resource;
   std::optional<Id> revision;  // the written resource's new revision
   List<Id, kTurnViews> views;
   List<Id, kTurnOutputs> outputs;
@@ -273,7 +273,7 @@ template <typename V> void fields(V& v, TurnPublished& t) {
 struct Delivered {
   static constexpr std::string_view kName = "delivered";
   Id output = 0;
-  Id pid = 0;
+  Pid pid{};
   std::optional<Id> input;  // null: the destination was retired, the output is disposed of
   bool operator==(const Delivered&) const = default;
 };
@@ -311,7 +311,7 @@ template <typename V> void fields(V& v, ListResources& t) { v("cursor", t.cursor
 
 struct ListAssociations {
   static constexpr std::string_view kName = "list_associations";
-  Id pid = 0;
+  Pid pid{};
   std::optional<Cursor> cursor;
   bool operator==(const ListAssociations&) const = default;
 };
@@ -320,7 +320,7 @@ template <typename V> void fields(V& v, ListAssociations& t) { v("pid", t.pid)("
 /// An entry read's one basis: the resource at its exact current revision, or a retained view.
 struct CurrentBasis {
   static constexpr std::string_view kName = "current";
-  Id resource = 0;
+  ResourceId resource{};
   Id revision = 0;
   bool operator==(const CurrentBasis&) const = default;
 };
@@ -348,7 +348,7 @@ template <typename V> void fields(V& v, ListEntries& t) { v("basis", t.basis)("k
 /// One to eight distinct keys of one resource, in one observation.
 struct ReadEntries {
   static constexpr std::string_view kName = "read_entries";
-  Id resource = 0;
+  ResourceId resource{};
   std::optional<Id> revision;
   std::optional<Id> view;
   Slots<EntryKey, kPageRecords> keys;
@@ -360,7 +360,7 @@ template <typename V> void fields(V& v, ReadEntries& t) {
 
 struct AssociationLookup {
   static constexpr std::string_view kName = "association_lookup";
-  Id pid = 0;
+  Pid pid{};
   Name name;
   bool operator==(const AssociationLookup&) const = default;
 };
@@ -368,7 +368,7 @@ template <typename V> void fields(V& v, AssociationLookup& t) { v("pid", t.pid)(
 
 struct ReadAccess {
   static constexpr std::string_view kName = "read_access";
-  Id resource = 0;
+  ResourceId resource{};
   bool operator==(const ReadAccess&) const = default;
 };
 template <typename V> void fields(V& v, ReadAccess& t) { v("resource", t.resource); }
@@ -376,7 +376,7 @@ template <typename V> void fields(V& v, ReadAccess& t) { v("resource", t.resourc
 /// A process's metadata and, when the caller may execute it now, its next input.
 struct ProcessRead {
   static constexpr std::string_view kName = "process";
-  Id pid = 0;
+  Pid pid{};
   bool operator==(const ProcessRead&) const = default;
 };
 template <typename V> void fields(V& v, ProcessRead& t) { v("pid", t.pid); }
@@ -393,9 +393,9 @@ template <typename V> void fields(V& v, ListProcesses& t) { v("cursor", t.cursor
 
 struct ResourceInfo {
   static constexpr std::string_view kName = "ResourceInfo";
-  Id resource = 0;
+  ResourceId resource{};
   Name name;
-  std::optional<Id> owner;
+  std::optional<Pid> owner;
   Id revision = 0;
   bool retired = false;
   bool operator==(const ResourceInfo&) const = default;
@@ -406,9 +406,9 @@ template <typename V> void fields(V& v, ResourceInfo& t) {
 
 struct Association {
   static constexpr std::string_view kName = "Association";
-  Id pid = 0;
+  Pid pid{};
   Name name;
-  Id resource = 0;
+  ResourceId resource{};
   Id revision = 0;  // the association revision
   bool operator==(const Association&) const = default;
 };
@@ -437,7 +437,7 @@ template <typename V> void fields(V& v, ResourcePage& t) { v("cut", t.cut)("item
 struct AssociationPage {
   static constexpr std::string_view kName = "association_page";
   Id cut = 0;
-  Id pid = 0;
+  Pid pid{};
   List<Association, kPageRecords> items;
   std::optional<Cursor> cursor;
   bool operator==(const AssociationPage&) const = default;
@@ -475,7 +475,7 @@ template <typename V> void fields(V& v, EntryBatch& t) {
 
 struct LookupResult {
   static constexpr std::string_view kName = "association";
-  Id pid = 0;
+  Pid pid{};
   Name name;
   std::optional<Association> association;  // null: absent or hidden, alike
   bool operator==(const LookupResult&) const = default;
@@ -505,9 +505,9 @@ template <> struct EnumTraits<OutputState> {
 
 struct Origin {
   static constexpr std::string_view kName = "Origin";
-  std::optional<Id> principal;  // a send's signer, or an effect observation's executor
+  std::optional<PrincipalId> principal;  // a send's signer, or an effect observation's executor
   std::optional<Id> output;     // a delivered output
-  std::optional<Id> source;     // ... and the process that produced it
+  std::optional<Pid> source;     // ... and the process that produced it
   std::optional<Id> effect;     // an observation of the caller's effect (decision 44)
   bool operator==(const Origin&) const = default;
 };
@@ -526,10 +526,10 @@ template <typename V> void fields(V& v, Input& t) { v("input", t.input)("value",
 
 struct ProcessInfo {
   static constexpr std::string_view kName = "process";
-  Id pid = 0;
+  Pid pid{};
   Id generation = 0;
   ProcessState state = ProcessState::kUninitialized;
-  std::optional<Id> owner;
+  std::optional<PrincipalId> owner;
   std::optional<Id> failure;  // the failed input a blocked process waits on
   std::optional<Id> resume_by_ms;
   List<Name, kRequiredNames> required;
@@ -537,7 +537,7 @@ struct ProcessInfo {
   Id tail = 0;  // the last input admitted
   Id cancelled = 0;
   std::optional<Input> input;  // released only to its current executor
-  std::optional<Id> parent = std::nullopt;  // the process that spawned it
+  std::optional<Pid> parent = std::nullopt;  // the process that spawned it
   bool allow_collection = false;
   bool operator==(const ProcessInfo&) const = default;
 };
@@ -553,17 +553,17 @@ template <typename V> void fields(V& v, ProcessInfo& t) {
 /// judges readiness now (decision 41).
 struct ProcessSummary {
   static constexpr std::string_view kName = "ProcessSummary";
-  Id pid = 0;
+  Pid pid{};
   Id generation = 0;
   ProcessState state = ProcessState::kUninitialized;
-  std::optional<Id> owner;
+  std::optional<PrincipalId> owner;
   std::optional<Id> failure;
   std::optional<Id> resume_by_ms;
   List<Name, kRequiredNames> required;
   Id head = 1;
   Id tail = 0;
   Id cancelled = 0;
-  std::optional<Id> parent = std::nullopt;
+  std::optional<Pid> parent = std::nullopt;
   bool allow_collection = false;
   bool operator==(const ProcessSummary&) const = default;
 };

@@ -25,7 +25,7 @@ inline constexpr Id kReadLeaseGraceMs = kSnapshotLeaseMaxMs;
 /// A block: its body and every version of its record (decisions 100, 161).
 struct BlockLeaf {
   static constexpr std::string_view kName = "block";
-  Id resource = 0;
+  ResourceId resource{};
   EntryKey name;
   bool operator==(const BlockLeaf&) const = default;
 };
@@ -34,7 +34,7 @@ template <typename V> void fields(V& v, BlockLeaf& t) { v("resource", t.resource
 /// A catalog leaf: every version of one entry of a resource.
 struct EntryLeaf {
   static constexpr std::string_view kName = "entry";
-  Id resource = 0;
+  ResourceId resource{};
   EntryKey key;
   bool operator==(const EntryLeaf&) const = default;
 };
@@ -43,7 +43,7 @@ template <typename V> void fields(V& v, EntryLeaf& t) { v("resource", t.resource
 /// A catalog leaf: every stored version of one process record (decision 130).
 struct ProcessLeaf {
   static constexpr std::string_view kName = "process";
-  Id pid = 0;
+  Pid pid{};
   bool operator==(const ProcessLeaf&) const = default;
 };
 template <typename V> void fields(V& v, ProcessLeaf& t) { v("pid", t.pid); }
@@ -51,7 +51,7 @@ template <typename V> void fields(V& v, ProcessLeaf& t) { v("pid", t.pid); }
 /// A policy leaf: every stored version of one principal's record (decision 161).
 struct PrincipalLeaf {
   static constexpr std::string_view kName = "principal";
-  Id principal = 0;
+  PrincipalId principal{};
   bool operator==(const PrincipalLeaf&) const = default;
 };
 template <typename V> void fields(V& v, PrincipalLeaf& t) { v("principal", t.principal); }

@@ -31,14 +31,14 @@ template <typename V> void fields(V&, RealmScope&) {}
 
 struct PidScope {
   static constexpr std::string_view kName = "pid";
-  Id pid = 0;
+  Pid pid{};
   bool operator==(const PidScope&) const = default;
 };
 template <typename V> void fields(V& v, PidScope& t) { v("pid", t.pid); }
 
 struct ResourceScope {
   static constexpr std::string_view kName = "resource";
-  Id resource = 0;
+  ResourceId resource{};
   bool operator==(const ResourceScope&) const = default;
 };
 template <typename V> void fields(V& v, ResourceScope& t) { v("resource", t.resource); }
@@ -53,11 +53,11 @@ using RoleName = Text<1, 32>;
 
 struct CreatePrincipal {
   static constexpr std::string_view kName = "create_principal";
-  Id principal = 0;
+  PrincipalId principal{};
   PublicKey public_key{};
   Scope scope;
   Permissions permissions;
-  std::optional<Id> pid_scope;
+  std::optional<Pid> pid_scope;
   std::optional<Id> expected_revision;
   bool operator==(const CreatePrincipal&) const = default;
 };
@@ -76,7 +76,7 @@ template <typename V> void fields(V& v, CreateRole& t) { v("name", t.name)("expe
 
 struct BindCredential {
   static constexpr std::string_view kName = "bind_credential";
-  Id principal = 0;
+  PrincipalId principal{};
   Id role = 0;
   std::optional<Id> expected_revision;
   bool operator==(const BindCredential&) const = default;
@@ -87,7 +87,7 @@ template <typename V> void fields(V& v, BindCredential& t) {
 
 struct UnbindCredential {
   static constexpr std::string_view kName = "unbind_credential";
-  Id principal = 0;
+  PrincipalId principal{};
   Id role = 0;
   std::optional<Id> expected_revision;
   bool operator==(const UnbindCredential&) const = default;
@@ -118,7 +118,7 @@ template <typename V> void fields(V& v, RevokeGrant& t) { v("grant", t.grant)("e
 
 struct RevokePrincipal {
   static constexpr std::string_view kName = "revoke_principal";
-  Id principal = 0;
+  PrincipalId principal{};
   std::optional<Id> expected_revision;
   bool operator==(const RevokePrincipal&) const = default;
 };
@@ -131,7 +131,7 @@ template <typename V> void fields(V& v, RevokePrincipal& t) {
 /// private role bound, holding one grant made from these fields.
 struct ReplaceGrant {
   static constexpr std::string_view kName = "replace_grant";
-  Id principal = 0;
+  PrincipalId principal{};
   Scope scope;
   Permissions permissions;
   std::optional<Id> expected_revision;
@@ -168,7 +168,7 @@ struct Request {
   Version version;
   Definition definition;
   Text<1, 64> realm;
-  Id principal = 0;
+  PrincipalId principal{};
   Id sequence = 0;
   Command op;
   bool operator==(const Request&) const = default;
@@ -203,7 +203,7 @@ template <typename V> void fields(V&, CapabilitiesQuery&) {}
 /// Would `principal` currently hold `permissions` at `scope`? Requires inspect.
 struct DecisionQuery {
   static constexpr std::string_view kName = "decision";
-  Id principal = 0;
+  PrincipalId principal{};
   Scope scope;
   Permissions permissions;
   bool operator==(const DecisionQuery&) const = default;
@@ -242,7 +242,7 @@ struct Query {
   Version version;
   Definition definition;
   Text<1, 64> realm;
-  Id principal = 0;
+  PrincipalId principal{};
   QueryOp op;
   bool operator==(const Query&) const = default;
 };
@@ -262,7 +262,7 @@ template <typename V> void fields(V& v, SignedQuery& t) { v("query", t.query)("s
 
 struct PrincipalCreated {
   static constexpr std::string_view kName = "principal_created";
-  Id principal = 0;
+  PrincipalId principal{};
   Id role = 0;   // its private role
   Id grant = 0;  // the grant made from the command's grant fields
   Id policy_revision = 0;
@@ -298,7 +298,7 @@ template <typename V> void fields(V& v, PolicyChanged& t) { v("policy_revision",
 
 struct GrantReplaced {
   static constexpr std::string_view kName = "grant_replaced";
-  Id principal = 0;
+  PrincipalId principal{};
   Id role = 0;          // its new private role
   Id retired_role = 0;  // the previous one, retired with its grants
   Id grant = 0;         // the grant made from the command's fields
@@ -337,7 +337,7 @@ struct Receipt {
   Definition definition;
   Text<1, 64> realm;
   Id position = 0;  // the decision's authority position, >= 1
-  Id principal = 0;
+  PrincipalId principal{};
   Id sequence = 0;
   Digest request_digest{};  // the signed digest of the request decided
   Id accepted_at_ms = 0;    // trusted time recorded in the decision
@@ -355,9 +355,9 @@ template <typename V> void fields(V& v, Receipt& t) {
 /// The caller's own current identity; no key, no resource grant.
 struct Identity {
   static constexpr std::string_view kName = "identity";
-  Id principal = 0;
+  PrincipalId principal{};
   Permissions permissions;  // coarse: realm-scope grants of its bound roles
-  std::optional<Id> pid_scope;
+  std::optional<Pid> pid_scope;
   Id policy_revision = 0;
   Id sequence = 0;  // the caller's last accepted sequence (0: none yet)
   bool operator==(const Identity&) const = default;
@@ -409,7 +409,7 @@ template <typename V> void fields(V& v, Capabilities& t) {
 
 struct Decision {
   static constexpr std::string_view kName = "decision";
-  Id principal = 0;
+  PrincipalId principal{};
   bool allowed = false;
   Id policy_revision = 0;
   bool operator==(const Decision&) const = default;
@@ -479,7 +479,7 @@ struct Genesis {
   Version version;
   Definition definition;
   Text<1, 64> realm;
-  Id root_principal = 1;
+  PrincipalId root_principal{1};
   PublicKey root_public_key{};
   std::optional<Id> admission_ceiling;  // journal positions; null: unlimited
   Id control_reserve = 0;               // positions beyond the ceiling for control mutations

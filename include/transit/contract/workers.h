@@ -15,9 +15,9 @@ namespace cowboy::transit {
 /// credential epoch advances.
 struct RotateWorker {
   static constexpr std::string_view kName = "rotate_worker";
-  Id pid = 0;
+  Pid pid{};
   Id expected_generation = 0;
-  Id worker = 0;
+  PrincipalId worker{};
   PublicKey expected_public_key{};
   Permissions expected_permissions;
   PublicKey public_key{};
@@ -33,7 +33,7 @@ template <typename V> void fields(V& v, RotateWorker& t) {
 /// cancelled, its unattempted outputs and effect intents fenced at once.
 struct Terminate {
   static constexpr std::string_view kName = "terminate";
-  Id pid = 0;
+  Pid pid{};
   Id generation = 0;
   bool operator==(const Terminate&) const = default;
 };
@@ -44,9 +44,9 @@ template <typename V> void fields(V& v, Terminate& t) { v("pid", t.pid)("generat
 /// under that name, and initialized, in one decision.
 struct Spawn {
   static constexpr std::string_view kName = "spawn";
-  Id parent = 0;
+  Pid parent{};
   Id generation = 0;
-  Id pid = 0;
+  Pid pid{};
   List<Name, kRequiredNames> required;
   bool allow_collection = false;
   bool operator==(const Spawn&) const = default;
@@ -58,9 +58,9 @@ template <typename V> void fields(V& v, Spawn& t) {
 
 struct WorkerRotated {
   static constexpr std::string_view kName = "worker_rotated";
-  Id pid = 0;
+  Pid pid{};
   Id generation = 0;  // the process's, now owned by the worker
-  Id worker = 0;
+  PrincipalId worker{};
   Id credential_epoch = 0;
   Id policy_revision = 0;
   bool operator==(const WorkerRotated&) const = default;
@@ -72,7 +72,7 @@ template <typename V> void fields(V& v, WorkerRotated& t) {
 
 struct ProcessTerminated {
   static constexpr std::string_view kName = "process_terminated";
-  Id pid = 0;
+  Pid pid{};
   Id generation = 0;
   Id cancelled = 0;  // unconsumed inputs, now cancelled
   bool operator==(const ProcessTerminated&) const = default;

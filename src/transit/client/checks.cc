@@ -39,7 +39,7 @@ template <typename C> Problem continuation(const std::optional<C>& asked, Id cut
 // Ids and revisions start at 1; an association revision is allocated by one
 // decision, so it is no later than the position it is read at.
 Problem check_info(const ResourceInfo& r) {
-  if (r.resource == 0 || r.revision == 0) return std::string("resource metadata with a zero id or revision");
+  if (r.resource.value == 0 || r.revision == 0) return std::string("resource metadata with a zero id or revision");
   return std::nullopt;
 }
 Problem check_active(const ResourceInfo& r) {
@@ -47,17 +47,17 @@ Problem check_active(const ResourceInfo& r) {
   return check_info(r);
 }
 Problem check_association(const Association& a, Id position) {
-  if (a.resource == 0 || a.revision == 0 || a.revision > position)
+  if (a.resource.value == 0 || a.revision == 0 || a.revision > position)
     return std::string("association with a zero resource or a revision after the response");
   return std::nullopt;
 }
 
 Problem check(const ListResources& q, const ResourcePage& page) {
   const auto after = q.cursor ? std::optional<Id>(q.cursor->after) : std::nullopt;
-  if (auto p = dense(page.items.items, after, [](const ResourceInfo& r) { return r.resource; })) return p;
+  if (auto p = dense(page.items.items, after, [](const ResourceInfo& r) { return r.resource.value; })) return p;
   for (const auto& r : page.items.items)
     if (auto p = check_info(r)) return p;
-  if (page.cursor && !page.items.items.empty() && page.cursor->after < page.items.items.back().resource)
+  if (page.cursor && !page.items.items.empty() && page.cursor->after < page.items.items.back().resource.value)
     return std::string("cursor behind its page");
   return continuation(q.cursor, page.cut, page.cursor, [](const Cursor& c) { return c.after; });
 }
@@ -74,8 +74,8 @@ Problem check(const ListAssociations& q, const AssociationPage& page) {
 
 Problem check(const ListProcesses& q, const ProcessPage& page) {
   const auto after = q.cursor ? std::optional<Id>(q.cursor->after) : std::nullopt;
-  if (auto p = dense(page.items.items, after, [](const ProcessSummary& s) { return s.pid; })) return p;
-  if (page.cursor && !page.items.items.empty() && page.cursor->after < page.items.items.back().pid)
+  if (auto p = dense(page.items.items, after, [](const ProcessSummary& s) { return s.pid.value; })) return p;
+  if (page.cursor && !page.items.items.empty() && page.cursor->after < page.items.items.back().pid.value)
     return std::string("cursor behind its page");
   return continuation(q.cursor, page.cut, page.cursor, [](const Cursor& c) { return c.after; });
 }
@@ -95,8 +95,8 @@ Problem check(const ListRoutes& q, const RoutePage& page, Id position) {
 
 Problem check(const ListEnded& q, const EndedPage& page) {
   const auto after = q.cursor ? std::optional<Id>(q.cursor->after) : std::nullopt;
-  if (auto p = dense(page.items.items, after, [](const EndedProcess& e) { return e.pid; })) return p;
-  if (page.cursor && !page.items.items.empty() && page.cursor->after < page.items.items.back().pid)
+  if (auto p = dense(page.items.items, after, [](const EndedProcess& e) { return e.pid.value; })) return p;
+  if (page.cursor && !page.items.items.empty() && page.cursor->after < page.items.items.back().pid.value)
     return std::string("cursor behind its page");
   return continuation(q.cursor, page.cut, page.cursor, [](const Cursor& c) { return c.after; });
 }
@@ -106,13 +106,13 @@ Problem check(const ListEnded& q, const EndedPage& page) {
 Problem check(const ListCollectable& q, const CollectablePage& page) {
   Id after = q.cursor ? q.cursor->after : 0;
   for (const auto& r : page.items.items) {
-    if (r.pid == 0 || r.record == 0 || r.pid <= (q.cursor ? q.cursor->after : 0) || r.pid < after)
+    if (r.pid.value == 0 || r.record == 0 || r.pid.value <= (q.cursor ? q.cursor->after : 0) || r.pid.value < after)
       return std::string("collectable records out of PID order or not after the cursor");
-    if (r.kind == CollectKind::kProcess && r.record != r.pid)
+    if (r.kind == CollectKind::kProcess && r.record != r.pid.value)
       return std::string("a process listed as another record");
-    after = r.pid;
+    after = r.pid.value;
   }
-  if (page.cursor && !page.items.items.empty() && page.cursor->after < page.items.items.back().pid)
+  if (page.cursor && !page.items.items.empty() && page.cursor->after < page.items.items.back().pid.value)
     return std::string("cursor behind its page");
   return continuation(q.cursor, page.cut, page.cursor, [](const Cursor& c) { return c.after; });
 }
@@ -298,7 +298,7 @@ Problem check(const CheckpointQuery&, const CheckpointStatus& s, Id position) {
 // pinned no later than the response, and entries of its captured revision
 // only, in key order after where the read began.
 Problem check_snapshot(const SnapshotInfo& s, Id position) {
-  if (s.resource == 0 || s.revision == 0 || s.position == 0 || s.expires_at_ms == 0 || s.position > position)
+  if (s.resource.value == 0 || s.revision == 0 || s.position == 0 || s.expires_at_ms == 0 || s.position > position)
     return std::string("a snapshot with a zero resource, revision, position or lease, or pinned after the response");
   return std::nullopt;
 }
@@ -450,7 +450,7 @@ bool outcome_matches(const Command& op, const Outcome& outcome) {
           return command.pid == o->pid && o->state == PayloadState::kDeclared;
         else if constexpr (std::is_same_v<OutcomeOf<C>, PayloadChanged>) return o->payload == command.payload;
         else if constexpr (std::is_same_v<C, Collect>)  // the record asked, and no more removed than one command may
-          return o->pid == command.pid && o->kind == command.kind && o->record == command.record.value_or(command.pid) &&
+          return o->pid == command.pid && o->kind == command.kind && o->record == command.record.value_or(command.pid.value) &&
                  o->removed <= kCollectRemovals;
         else if constexpr (std::is_same_v<C, RetireBlock>)
           return o->resource == command.resource && o->name == command.name && o->state == BlockState::kRetired;

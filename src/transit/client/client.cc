@@ -212,7 +212,7 @@ ClientResult<Capabilities> Client::require(std::string_view name) {
                          "the peer does not support " + std::string(name)}};
 }
 
-ClientResult<RuntimeInfo> Client::runtime(Id pid) {
+ClientResult<RuntimeInfo> Client::runtime(Pid pid) {
   auto r = query(RuntimeQuery{pid});
   if (!r.ok()) return Err{r.error()};
   return std::get<RuntimeInfo>(std::move(r->result));
@@ -224,7 +224,7 @@ ClientResult<Client::Observation> Client::observe() {
   return Observation{std::get<Identity>(r->result), r->position};
 }
 
-ClientResult<Decision> Client::decision(Id principal, Scope scope, Permissions permissions) {
+ClientResult<Decision> Client::decision(PrincipalId principal, Scope scope, Permissions permissions) {
   auto r = query(DecisionQuery{principal, std::move(scope), permissions});
   if (!r.ok()) return Err{r.error()};
   return std::get<Decision>(r->result);
@@ -249,7 +249,7 @@ ClientResult<EffectInfo> Client::effect(Id effect) {
   return std::get<EffectInfo>(std::move(r->result));
 }
 
-ClientResult<EffectPage> Client::effects(std::optional<Id> pid, EffectFilter filter, std::optional<Cursor> cursor) {
+ClientResult<EffectPage> Client::effects(std::optional<Pid> pid, EffectFilter filter, std::optional<Cursor> cursor) {
   auto r = query(ListEffects{pid, filter, cursor});
   if (!r.ok()) return Err{r.error()};
   return std::get<EffectPage>(std::move(r->result));
@@ -259,7 +259,7 @@ void Client::set_next_sequence(Id next) { impl_->next_sequence = next; }
 std::optional<Id> Client::next_sequence() const { return impl_->next_sequence; }
 Id Client::last_position() const { return impl_->last_position; }
 
-ClientResult<SnapshotOpened> Client::open_snapshot(Id resource, std::optional<Id> revision, Id lease_ms) {
+ClientResult<SnapshotOpened> Client::open_snapshot(ResourceId resource, std::optional<Id> revision, Id lease_ms) {
   auto r = query(OpenSnapshot{resource, revision, lease_ms});
   if (!r.ok()) return Err{r.error()};
   return std::get<SnapshotOpened>(r->result);

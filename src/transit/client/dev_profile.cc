@@ -11,7 +11,7 @@ namespace cowboy::transit {
 Result<Unit, std::string> save_dev_profile(const std::filesystem::path& dir, const DevProfile& p) {
   const nlohmann::ordered_json j{{"endpoint", p.host + ":" + std::to_string(p.port)},
                                  {"realm", p.realm},
-                                 {"principal", p.principal},
+                                 {"principal", p.principal.value},
                                  {"key_file", p.key_file},
                                  {"payload_port", p.payload_port}};
   std::ofstream out(dir / DevProfile::kFileName);
@@ -33,7 +33,7 @@ Result<DevProfile, std::string> load_dev_profile(const std::filesystem::path& di
     p.host = endpoint.substr(0, colon);
     p.port = static_cast<std::uint16_t>(std::stoul(endpoint.substr(colon + 1)));
     p.realm = j.at("realm").get<std::string>();
-    p.principal = j.at("principal").get<Id>();
+    p.principal = PrincipalId{j.at("principal").get<Id>()};
     p.key_file = j.at("key_file").get<std::string>();
     p.payload_port = j.value("payload_port", std::uint16_t{0});
     return p;

@@ -16,7 +16,7 @@ struct DevProfile {
   std::uint16_t port = 7550;
   std::uint16_t payload_port = 0;  // the payload listener (0: unknown)
   std::string realm = "dev";
-  Id principal = 1;
+  PrincipalId principal{1};
   std::string key_file = "root.key";  // relative to the directory
 
   static constexpr const char* kFileName = "transitd-dev.json";

@@ -43,6 +43,10 @@ class ObjectWriter {
 };
 
 inline void write_value(std::string& out, std::uint64_t v) { json::write_uint(out, v); }
+// A strong id is its wire value alone (values.h).
+template <typename Tag, typename Rep> void write_value(std::string& out, const StrongId<Tag, Rep>& v) {
+  write_value(out, v.value);
+}
 inline void write_value(std::string& out, bool v) { out += v ? "true" : "false"; }
 inline void write_value(std::string& out, const Version& v) { json::write_uint(out, v.value); }
 inline void write_value(std::string& out, const Definition& v) {
@@ -168,6 +172,7 @@ class Reader {
     v = j.get<std::uint64_t>();  // parse_strict bounded it
     return true;
   }
+  template <typename Tag, typename Rep> bool get(const json::Tree& j, StrongId<Tag, Rep>& v) { return get(j, v.value); }
   bool get(const json::Tree& j, bool& v) {
     if (!j.is_boolean()) return fail(Reason::kWrongType, "expected true or false");
     v = j.get<bool>();

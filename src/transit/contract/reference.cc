@@ -97,6 +97,9 @@ template <typename T, typename Enable> struct Tables::Describe {
     }
   }
 };
+template <typename Tag, typename Rep> struct Tables::Describe<StrongId<Tag, Rep>> {
+  static std::string get(Tables& t) { return t.type<Rep>(); }  // a strong id is its wire value
+};
 template <std::size_t Lo, std::size_t Hi> struct Tables::Describe<Text<Lo, Hi>> {
   static std::string get(Tables&) { return cat("UTF-8 text, ", n(Lo), "..", n(Hi), " bytes"); }
 };
@@ -176,17 +179,17 @@ WorkedExample worked_example() {
   e.block = "line 1\nline 2\n";
   const std::vector<std::uint8_t> block(e.block.begin(), e.block.end());
   const std::string greeting = "greeting", hello = "hello", notes = "notes";
-  Turn turn{7, 2, 1, 1, std::nullopt,
+  Turn turn{Pid{7}, 2, 1, ResourceId{1}, std::nullopt,
             {{{EntryKey{{greeting.begin(), greeting.end()}}, EntryValue{{hello.begin(), hello.end()}}}}},
             {{{EntryKey{{notes.begin(), notes.end()}}, block.size(), crypto::sha256(ByteView(block))}}},
             {},
             {},
             std::nullopt};
-  e.command = sign(Request{Version{}, Definition{}, {"dev"}, 1, 3, turn}, e.seed);
+  e.command = sign(Request{Version{}, Definition{}, {"dev"}, PrincipalId{1}, 3, turn}, e.seed);
   e.command_inner = to_json(e.command.request);
   e.command_digest = request_digest(e.command.request);
   e.command_body = command_body(to_json(e.command), {block});
-  e.query = sign(Query{Version{}, Definition{}, {"dev"}, 1, IdentityQuery{}}, e.seed);
+  e.query = sign(Query{Version{}, Definition{}, {"dev"}, PrincipalId{1}, IdentityQuery{}}, e.seed);
   e.query_inner = to_json(e.query.query);
   e.query_digest = query_digest(e.query.query);
   e.query_body = to_json(e.query);
@@ -376,8 +379,8 @@ and may name the `source` it expects (decisions 100-106).
          "A scope is a union (decisions 15 and 25); the CLI spells it `realm`, `pid:N` or `resource:N`.\n\n"
          "| scope | JSON | CLI |\n|---|---|---|\n";
   out += cat("| realm (covers everything) | ", code(to_json(Scope{RealmScope{}})), " | `realm` |\n");
-  out += cat("| one process | ", code(to_json(Scope{PidScope{7}})), " | `pid:7` |\n");
-  out += cat("| one resource | ", code(to_json(Scope{ResourceScope{3}})), " | `resource:3` |\n\n");
+  out += cat("| one process | ", code(to_json(Scope{PidScope{Pid{7}}})), " | `pid:7` |\n");
+  out += cat("| one resource | ", code(to_json(Scope{ResourceScope{ResourceId{3}}})), " | `resource:3` |\n\n");
   out += cat("A permission mask is the sum of its bits (decision 7); any other bit is `unknown_permission`. "
              "Exactly read-only is ", n(kReadOnly), " (inspect and read).\n\n| bit | value | name |\n|---|---|---|\n");
   for (std::size_t i = 0; i < kPermissionNames.size(); ++i)

@@ -25,7 +25,7 @@ std::optional<DecodeError> check(const Turn& t) {
   }
   if (total > kTurnBlockBytes)
     return broken(Reason::kBlocksTooLarge, "op.turn.blocks", "a turn's blocks hold at most " + std::to_string(kTurnBlockBytes) + " bytes");
-  std::set<Id> views(t.views.items.begin(), t.views.items.end());
+  std::set<ResourceId> views(t.views.items.begin(), t.views.items.end());
   if (views.size() != t.views.items.size()) return broken(Reason::kDuplicateView, "op.turn.views", "one view per resource");
   if (t.effect && (t.effect->observation_budget == 0 || t.effect->observation_budget > kMaxObservations))
     return broken(Reason::kBadObservationBudget, "op.turn.effect.observation_budget",

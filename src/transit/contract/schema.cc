@@ -31,6 +31,9 @@ template <typename T> struct SchemaOf;
 template <> struct SchemaOf<std::uint64_t> {
   static Schema get() { return integer_schema(); }
 };
+template <typename Tag, typename Rep> struct SchemaOf<StrongId<Tag, Rep>> {
+  static Schema get() { return schema_of<Rep>(); }  // a strong id is its wire value
+};
 template <> struct SchemaOf<bool> {
   static Schema get() { return Schema{{"type", "boolean"}}; }
 };

@@ -10,10 +10,10 @@ void put_u64(std::array<std::uint8_t, 8>& out, Id v) {
 }
 }  // namespace
 
-Digest segment_origin(Id resource, Id revision) {
+Digest segment_origin(ResourceId resource, Id revision) {
   static constexpr std::string_view kDomain{"transit.segment.v1\0", 19};
   std::array<std::uint8_t, 8> r{}, v{};
-  put_u64(r, resource);
+  put_u64(r, resource.value);
   put_u64(v, revision);
   return crypto::sha256({as_bytes(kDomain), ByteView(r.data(), r.size()), ByteView(v.data(), v.size())});
 }

@@ -25,7 +25,7 @@ Maintainer::Round Maintainer::collect_pass() {
     const auto& page = std::get<CollectablePage>(response.result);
     for (const auto& r : page.items.items) {
       if (sent == options_.collects_per_pass) break;
-      seen.insert(r.pid);
+      seen.insert(r.pid.value);
       ++sent;
       const auto record = r.kind == CollectKind::kProcess ? std::nullopt : std::optional<Id>(r.record);
       switch (act(Collect{r.pid, r.kind, record})) {

@@ -85,13 +85,13 @@ Result<Unit, std::string> Maintainer::authenticate() {
   auto me = client_.identity();
   if (!me.ok()) return Err{"identity: " + me.error().message};
   reachable(true);
-  if (me->pid_scope) return Err{"principal " + std::to_string(me->principal) + " is scoped to a PID; a maintainer acts realm-wide"};
+  if (me->pid_scope) return Err{"principal " + std::to_string(me->principal.value) + " is scoped to a PID; a maintainer acts realm-wide"};
   if (!me->permissions.has(kRequiredPermissions)) {
     std::string missing;
     for (std::size_t i = 0; i < kPermissionNames.size(); ++i)
       if ((kRequiredPermissions & ~me->permissions.bits) & (std::uint64_t{1} << i))
         missing.append(missing.empty() ? "" : ", ").append(kPermissionNames[i]);
-    return Err{"principal " + std::to_string(me->principal) + " lacks realm-wide " + missing + " (holds " +
+    return Err{"principal " + std::to_string(me->principal.value) + " lacks realm-wide " + missing + " (holds " +
                std::to_string(me->permissions.bits) + "; a maintainer needs inspect, effect, courier, pid_admin and "
                "realm_control)"};
   }

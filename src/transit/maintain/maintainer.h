@@ -131,7 +131,7 @@ class Maintainer {
   bool collection_ = false;    // the node reports collection (decision 155)
   bool storage_ = false;       // the node reports storage_maintenance (decision 181)
   std::uint64_t next_storage_ms_ = 0;   // no storage run before this trusted time
-  std::deque<Id> to_compact_;           // the rotation's PIDs not compacted yet
+  std::deque<Pid> to_compact_;          // the rotation's PIDs not compacted yet
   std::optional<Cursor> compaction_from_;  // where the rotation's next page starts (null: the first PID)
   std::mutex mutex_;
   std::condition_variable wake_;

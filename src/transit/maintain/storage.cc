@@ -45,7 +45,7 @@ Maintainer::Round Maintainer::storage_pass() {
   Id cursor = status.compaction_cursor;
   for (std::size_t sent = 0; sent < options_.compacts_per_run; ++sent) {  // commands, not successes: bounded
     if (to_compact_.empty() && !refill_compaction()) break;
-    const Id pid = to_compact_.front();
+    const Pid pid = to_compact_.front();
     to_compact_.pop_front();
     const Act acted = act(StorageCompact{cursor, ProcessLeaf{pid}});
     if (acted == Act::kUnreachable) return Round::kUnreachable;

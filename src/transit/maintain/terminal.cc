@@ -8,7 +8,7 @@ Maintainer::Round Maintainer::terminal_pass() {
   std::set<Id> seen;
   const Round round = act_on_listed<EndedPage>(
       [](std::optional<Cursor> cursor) -> QueryOp { return ListEnded{cursor}; },
-      [](const EndedProcess& ended) { return std::pair<Id, Command>{ended.pid, RecordRetirement{ended.pid}}; }, seen);
+      [](const EndedProcess& ended) { return std::pair<Id, Command>{ended.pid.value, RecordRetirement{ended.pid}}; }, seen);
   metrics_.ended_seen = seen.size();
   return round;
 }

@@ -14,10 +14,10 @@ Err<Refusal> refuse(Reason reason, std::string message) {
 Id id_of(const OutputRecord& r) { return r.output; }
 Id id_of(const EffectRecord& r) { return r.info.effect; }
 Id id_of(const PayloadRecord& r) { return r.info.payload; }
-Id id_of(const ResourceRecord& r) { return r.info.resource; }
+ResourceId id_of(const ResourceRecord& r) { return r.info.resource; }
 Id id_of(const ViewRecord& r) { return r.view; }
-Id id_of(const RuntimeRecord& r) { return r.info.pid; }
-std::pair<Id, Id> id_of(const Association& r) { return {r.pid, r.revision}; }
+Pid id_of(const RuntimeRecord& r) { return r.info.pid; }
+std::pair<Pid, Id> id_of(const Association& r) { return {r.pid, r.revision}; }
 constexpr std::string_view kind_of(const OutputRecord*) { return "output"; }
 constexpr std::string_view kind_of(const EffectRecord*) { return "effect"; }
 constexpr std::string_view kind_of(const PayloadRecord*) { return "payload"; }
@@ -26,10 +26,10 @@ constexpr std::string_view kind_of(const ViewRecord*) { return "view"; }
 constexpr std::string_view kind_of(const RuntimeRecord*) { return "runtime binding of"; }
 constexpr std::string_view kind_of(const Association*) { return "association"; }
 // A record's key in its table, and the id a CorruptRecord names.
-std::string record_key(char table, Id id) { return layout::key(table, id); }
-std::string record_key(char table, std::pair<Id, Id> ids) { return layout::key(table, ids.first, ids.second); }
-Id named(Id id) { return id; }
-Id named(std::pair<Id, Id> ids) { return ids.second; }
+std::string record_key(char table, auto id) { return layout::key(table, id); }
+std::string record_key(char table, std::pair<Pid, Id> ids) { return layout::key(table, ids.first, ids.second); }
+Id named(auto id) { return layout::wire(id); }
+Id named(std::pair<Pid, Id> ids) { return ids.second; }
 constexpr std::size_t kMaxStoredRecord = 256 * 1024;  // the journal's bound on a stored record
 
 bool covers(const Scope& granted, const Scope& wanted) {
@@ -42,7 +42,7 @@ bool covers(const Scope& granted, const Scope& wanted) {
 Authority::Authority(Genesis genesis) : genesis_(std::move(genesis)) {
   head_.location_definition = location_definition();  // decision 140
   // Position 0: the root principal, its private role and one realm-wide grant of everything.
-  const Id root = genesis_.root_principal;
+  const PrincipalId root = genesis_.root_principal;
   const Id role = head_.next_role++;
   principals_[root] = PrincipalRecord{root, genesis_.root_public_key, role, std::nullopt, 0, false, 1};
   roles_[role] = RoleRecord{role, {}, root};
@@ -64,7 +64,7 @@ Authority::Authority(Genesis genesis, Published published)
   routes_position_ = ended_position_ = head_.position;
 }
 
-const PrincipalRecord* Authority::principal(Id id) const { return find(principals_, id); }
+const PrincipalRecord* Authority::principal(PrincipalId id) const { return find(principals_, id); }
 const RoleRecord* Authority::role(Id id) const { return find(roles_, id); }
 const GrantRecord* Authority::grant(Id id) const { return find(grants_, id); }
 // Touched has no emptiness of its own: what a decision has changed so far.
@@ -78,7 +78,7 @@ static bool changed_any(const Touched& t) {
            t.block_records.empty() && t.blocks_deleted.empty() && !t.trim_below && t.ended.empty());
 }
 
-const ProcessRecord* Authority::process(Id pid) const {
+const ProcessRecord* Authority::process(Pid pid) const {
   if (const auto* resident = processes_.find(pid)) return *resident ? &**resident : nullptr;
   if (!source_) return nullptr;
   auto stored = source_->process(pid, head_.position);
@@ -90,7 +90,7 @@ const ProcessRecord* Authority::process(Id pid) const {
   return &processes_.put(pid, std::move(**stored));
 }
 
-void Authority::visit_processes(Id after, const std::function<bool(const ProcessRecord&)>& visit) const {
+void Authority::visit_processes(Pid after, const std::function<bool(const ProcessRecord&)>& visit) const {
   if (source_) {
     if (auto corrupt = source_->processes(after, head_.position, visit)) note_corrupt(*corrupt);
     return;
@@ -120,13 +120,14 @@ template <typename T, typename Key> const T* Authority::stored(Resident<T, Key>&
   return &cache.put(id, std::move(*decoded));
 }
 
-template <typename T>
-void Authority::visit_stored(Resident<T>& cache, char table, Id after, const std::function<bool(const T&)>& visit) const {
+template <typename T, typename Key>
+void Authority::visit_stored(Resident<T, Key>& cache, char table, Key after,
+                             const std::function<bool(const T&)>& visit) const {
   if (!source_) return cache.each_after(after, visit);
   bool corrupt = false;
-  source_->records(table, after, head_.position, [&](Id id, std::string_view text) {
+  source_->records(table, layout::wire(after), head_.position, [&](Id id, std::string_view text) {
     auto decoded = from_json<T>(text, kMaxStoredRecord);
-    if (!decoded.ok() || id_of(*decoded) != id) {
+    if (!decoded.ok() || id_of(*decoded) != Key{id}) {
       note_corrupt(CorruptRecord{id, kind_of(static_cast<const T*>(nullptr))});
       corrupt = true;
       return false;
@@ -141,10 +142,10 @@ template void Authority::visit_stored(Resident<EffectRecord>&, char, Id,
                                       const std::function<bool(const EffectRecord&)>&) const;
 template void Authority::visit_stored(Resident<PayloadRecord>&, char, Id,
                                       const std::function<bool(const PayloadRecord&)>&) const;
-template void Authority::visit_stored(Resident<ResourceRecord>&, char, Id,
+template void Authority::visit_stored(Resident<ResourceRecord, ResourceId>&, char, ResourceId,
                                       const std::function<bool(const ResourceRecord&)>&) const;
 template void Authority::visit_stored(Resident<ViewRecord>&, char, Id, const std::function<bool(const ViewRecord&)>&) const;
-template void Authority::visit_stored(Resident<RuntimeRecord>&, char, Id,
+template void Authority::visit_stored(Resident<RuntimeRecord, Pid>&, char, Pid,
                                       const std::function<bool(const RuntimeRecord&)>&) const;
 
 // The stored indexes (decision 170). With a source, rows_ holds only the
@@ -223,7 +224,7 @@ bool Authority::has_row(const std::string& key) const {
   return found;
 }
 
-std::optional<Id> Authority::route_head(Id source, Id destination) const {
+std::optional<Id> Authority::route_head(Pid source, Pid destination) const {
   if (const auto* resident = route_heads_.find({source, destination})) return *resident;
   const auto head = first_id(layout::key(layout::kRoutes, source, destination));
   if (head) route_heads_.put({source, destination}, *head);
@@ -231,7 +232,7 @@ std::optional<Id> Authority::route_head(Id source, Id destination) const {
   return head;
 }
 
-void Authority::set_route_head(Id source, Id destination, std::optional<Id> head) {
+void Authority::set_route_head(Pid source, Pid destination, std::optional<Id> head) {
   if (head) route_heads_.put({source, destination}, *head);
   else route_heads_.remove({source, destination});
   routes_changed_.emplace_back(source, destination);
@@ -247,18 +248,18 @@ std::vector<Id> Authority::first_ids(const std::string& prefix, std::size_t limi
   return ids;
 }
 
-std::vector<std::pair<Id, Id>> Authority::associations_with(Id resource_id, std::optional<Id> pid) const {
-  std::vector<std::pair<Id, Id>> out;
+std::vector<std::pair<Pid, Id>> Authority::associations_with(ResourceId resource_id, std::optional<Pid> pid) const {
+  std::vector<std::pair<Pid, Id>> out;
   visit_rows(pid ? layout::key(layout::kAssociatedBy, resource_id, *pid) : layout::key(layout::kAssociatedBy, resource_id),
              {}, [&](std::string_view row) {
-               out.emplace_back(layout::get_be64(row.substr(10)), layout::last_id(row));
+               out.emplace_back(Pid{layout::get_be64(row.substr(10))}, layout::last_id(row));
                return true;
              });
   return out;
 }
 
-std::vector<Id> Authority::associated_pids(Id resource_id) const {
-  std::vector<Id> pids;
+std::vector<Pid> Authority::associated_pids(ResourceId resource_id) const {
+  std::vector<Pid> pids;
   for (const auto& [pid, revision] : associations_with(resource_id))
     if (pids.empty() || pids.back() != pid) pids.push_back(pid);
   return pids;
@@ -280,24 +281,24 @@ void Authority::bound_resident() const {
   effects_.bound(resident_limit_);
   payloads_.bound(resident_limit_);
 }
-const ResourceRecord* Authority::resource(Id id) const { return stored(resources_, layout::kResources, id); }
+const ResourceRecord* Authority::resource(ResourceId id) const { return stored(resources_, layout::kResources, id); }
 const ViewRecord* Authority::view(Id id) const { return stored(views_, layout::kViews, id); }
 const OutputRecord* Authority::output(Id id) const { return stored(outputs_, layout::kOutputs, id); }
 const EffectRecord* Authority::effect(Id id) const { return stored(effects_, layout::kEffects, id); }
 const PayloadRecord* Authority::payload(Id id) const { return stored(payloads_, layout::kPayloads, id); }
-const RuntimeRecord* Authority::runtime(Id pid) const { return stored(runtime_, layout::kRuntime, pid); }
-const Association* Authority::association(Id pid, Id revision) const {
-  return stored(associations_, layout::kAssociations, std::pair<Id, Id>{pid, revision});
+const RuntimeRecord* Authority::runtime(Pid pid) const { return stored(runtime_, layout::kRuntime, pid); }
+const Association* Authority::association(Pid pid, Id revision) const {
+  return stored(associations_, layout::kAssociations, std::pair<Pid, Id>{pid, revision});
 }
 
-std::uint64_t Authority::rights(Id principal_id, const Scope& target) const {
+std::uint64_t Authority::rights(PrincipalId principal_id, const Scope& target) const {
   const auto* p = principal(principal_id);
   if (!p || p->revoked) return 0;
   if (p->pid_scope && !reaches(*p->pid_scope, target)) return 0;
   return granted(principal_id, target);
 }
 
-bool Authority::reaches(Id pid, const Scope& target) const {
+bool Authority::reaches(Pid pid, const Scope& target) const {
   if (const auto* t = std::get_if<PidScope>(&target)) return t->pid == pid;
   if (const auto* t = std::get_if<ResourceScope>(&target)) {
     const auto* r = resource(t->resource);
@@ -306,17 +307,17 @@ bool Authority::reaches(Id pid, const Scope& target) const {
   return false;  // the realm as a whole
 }
 
-std::uint64_t Authority::granted(Id principal_id, const Scope& scope) const {
+std::uint64_t Authority::granted(PrincipalId principal_id, const Scope& scope) const {
   std::uint64_t bits = 0;
-  for (auto it = credentials_.lower_bound({principal_id, 0}); it != credentials_.end() && it->first == principal_id; ++it)
+  for (auto it = credentials_.lower_bound({principal_id, Id{0}}); it != credentials_.end() && it->first == principal_id; ++it)
     for (auto g = grants_by_role_.lower_bound({it->second, 0}); g != grants_by_role_.end() && g->first == it->second; ++g)
       if (const auto& record = grants_.at(g->second); covers(record.scope, scope)) bits |= record.permissions.bits;
   return bits;
 }
 
-std::optional<Refusal> Authority::check_signer(Id principal_id) const {
+std::optional<Refusal> Authority::check_signer(PrincipalId principal_id) const {
   const auto* p = principal(principal_id);
-  if (!p) return Refusal{Reason::kUnknownPrincipal, "no principal " + std::to_string(principal_id)};
+  if (!p) return Refusal{Reason::kUnknownPrincipal, "no principal " + std::to_string(principal_id.value)};
   if (p->revoked) return Refusal{Reason::kRevokedPrincipal, "principal is revoked"};
   return std::nullopt;
 }
@@ -400,7 +401,7 @@ Result<Receipt, Refusal> Authority::decide(const Request& request, const Digest&
                  request.sequence, digest, now_ms, std::move(*outcome)};
 }
 
-template <typename C> Result<Outcome, Refusal> Authority::administer(Id caller, const C& command, Touched& touched) {
+template <typename C> Result<Outcome, Refusal> Authority::administer(PrincipalId caller, const C& command, Touched& touched) {
   // Administration of the graph needs realm-wide control authority, at the expected policy revision.
   if (!(rights(caller, RealmScope{}) & kRealmControl))
     return refuse(Reason::kNotPermitted, "requires realm_control at realm scope");
@@ -424,18 +425,18 @@ Id Authority::add_grant(Id role, const Scope& scope, Permissions permissions, To
   return id;
 }
 
-Result<Outcome, Refusal> Authority::apply(Id, const CreatePrincipal& op, Touched& touched) {
-  if (op.principal == 0) return refuse(Reason::kZeroIdentity, "principal 0 is invalid");
+Result<Outcome, Refusal> Authority::apply(PrincipalId, const CreatePrincipal& op, Touched& touched) {
+  if (op.principal.value == 0) return refuse(Reason::kZeroIdentity, "principal 0 is invalid");
   if (principals_.count(op.principal))
     return refuse(Reason::kSubjectTaken,
-                  "principal " + std::to_string(op.principal) + " was allocated before");
+                  "principal " + std::to_string(op.principal.value) + " was allocated before");
   principals_[op.principal] = PrincipalRecord{op.principal, op.public_key, 0, op.pid_scope, 0, false, 1};
   const auto [role, grant] = add_private_role(op.principal, op.scope, op.permissions, touched);
   touched.principals.push_back(op.principal);
   return Outcome{PrincipalCreated{op.principal, role, grant, head_.policy_revision + 1}};
 }
 
-std::pair<Id, Id> Authority::add_private_role(Id principal_id, const Scope& scope, Permissions permissions,
+std::pair<Id, Id> Authority::add_private_role(PrincipalId principal_id, const Scope& scope, Permissions permissions,
                                               Touched& touched) {
   const Id role = head_.next_role++;
   roles_[role] = RoleRecord{role, {}, principal_id};
@@ -449,7 +450,7 @@ std::pair<Id, Id> Authority::add_private_role(Id principal_id, const Scope& scop
 // Ordinary direct-native grant replacement (decision 61): the previous private
 // role is retired - unbound, and every grant it held removed, resource grants
 // included - and a new one bound, so no old resource right survives it.
-Result<Outcome, Refusal> Authority::apply(Id, const ReplaceGrant& op, Touched& touched) {
+Result<Outcome, Refusal> Authority::apply(PrincipalId, const ReplaceGrant& op, Touched& touched) {
   if (op.principal == genesis_.root_principal) return refuse(Reason::kRootGrant, "the root's genesis grant stays");
   const auto* p = principal(op.principal);
   if (!p || p->revoked) return refuse(Reason::kUnknownSubject, "no such live principal");
@@ -469,7 +470,7 @@ Result<Outcome, Refusal> Authority::apply(Id, const ReplaceGrant& op, Touched& t
   return Outcome{GrantReplaced{op.principal, role, retired, grant, head_.policy_revision + 1}};
 }
 
-Result<Outcome, Refusal> Authority::apply(Id, const CreateRole& op, Touched& touched) {
+Result<Outcome, Refusal> Authority::apply(PrincipalId, const CreateRole& op, Touched& touched) {
   for (const auto& [id, r] : roles_)
     if (r.name.value == op.name.value)
       return refuse(Reason::kRoleNameTaken, "a role named " + op.name.value + " exists");
@@ -479,7 +480,7 @@ Result<Outcome, Refusal> Authority::apply(Id, const CreateRole& op, Touched& tou
   return Outcome{RoleCreated{role, head_.policy_revision + 1}};
 }
 
-Result<Outcome, Refusal> Authority::apply(Id, const BindCredential& op, Touched& touched) {
+Result<Outcome, Refusal> Authority::apply(PrincipalId, const BindCredential& op, Touched& touched) {
   const auto* p = principal(op.principal);
   if (!p || p->revoked) return refuse(Reason::kUnknownSubject, "no such live principal");
   const auto* r = role(op.role);
@@ -490,7 +491,7 @@ Result<Outcome, Refusal> Authority::apply(Id, const BindCredential& op, Touched&
   return Outcome{PolicyChanged{head_.policy_revision + 1}};
 }
 
-Result<Outcome, Refusal> Authority::apply(Id, const UnbindCredential& op, Touched& touched) {
+Result<Outcome, Refusal> Authority::apply(PrincipalId, const UnbindCredential& op, Touched& touched) {
   const auto* r = role(op.role);
   if (r && r->private_of) return refuse(Reason::kPrivateRole, "a private role stays bound");
   if (!credentials_.erase({op.principal, op.role}))
@@ -499,7 +500,7 @@ Result<Outcome, Refusal> Authority::apply(Id, const UnbindCredential& op, Touche
   return Outcome{PolicyChanged{head_.policy_revision + 1}};
 }
 
-Result<Outcome, Refusal> Authority::apply(Id, const Grant& op, Touched& touched) {
+Result<Outcome, Refusal> Authority::apply(PrincipalId, const Grant& op, Touched& touched) {
   const auto* r = role(op.role);
   if (!r) return refuse(Reason::kUnknownRole, "no such role");
   if (r->retired) return refuse(Reason::kRetiredRole, "a replaced private role holds no grant again");
@@ -508,7 +509,7 @@ Result<Outcome, Refusal> Authority::apply(Id, const Grant& op, Touched& touched)
   return Outcome{Granted{grant, head_.policy_revision + 1}};
 }
 
-Result<Outcome, Refusal> Authority::apply(Id, const RevokeGrant& op, Touched& touched) {
+Result<Outcome, Refusal> Authority::apply(PrincipalId, const RevokeGrant& op, Touched& touched) {
   if (op.grant == 1) return refuse(Reason::kRootGrant, "the root's genesis grant stays");
   auto it = grants_.find(op.grant);
   if (it == grants_.end()) return refuse(Reason::kUnknownGrant, "no such grant");
@@ -518,7 +519,7 @@ Result<Outcome, Refusal> Authority::apply(Id, const RevokeGrant& op, Touched& to
   return Outcome{PolicyChanged{head_.policy_revision + 1}};
 }
 
-Result<Outcome, Refusal> Authority::apply(Id, const RevokePrincipal& op, Touched& touched) {
+Result<Outcome, Refusal> Authority::apply(PrincipalId, const RevokePrincipal& op, Touched& touched) {
   if (op.principal == genesis_.root_principal)
     return refuse(Reason::kRootPrincipal, "the root principal cannot be revoked");
   auto it = principals_.find(op.principal);
@@ -543,7 +544,7 @@ Capabilities Authority::capabilities() const {
 
 Result<QueryResult, Refusal> Authority::answer(const Query& query, std::uint64_t now_ms,
                                                const CatalogReader& catalog) const {
-  const Id caller = query.principal;
+  const PrincipalId caller = query.principal;
   const auto* p = principal(caller);
   bound_resident();
   return std::visit(

@@ -32,36 +32,39 @@ using Bytes = std::vector<std::uint8_t>;
 /// What one accepted decision changed, for the journal to write.
 struct Touched {
   struct EntryWrite {
-    Id resource;
+    ResourceId resource;
     EntryKey key;
     Id revision;
     std::optional<EntryValue> value;
   };
   struct InputWrite {
-    Id pid;
+    Pid pid;
     Input input;
   };
   struct BlockWrite {
-    Id resource;
+    ResourceId resource;
     EntryKey name;
     Id revision;
     const Bytes* body;  // the request's, alive until staged
   };
-  std::vector<Id> principals, roles, grants_written, grants_removed;
-  std::vector<std::pair<Id, Id>> credentials_added, credentials_removed;
-  std::vector<Id> resources, processes, views, outputs, effects, payloads;
-  std::vector<Id> runtime;  // PIDs whose runtime binding changed
-  std::vector<std::pair<Id, Id>> associations;  // (pid, association revision)
+  std::vector<PrincipalId> principals;
+  std::vector<Id> roles, grants_written, grants_removed;
+  std::vector<std::pair<PrincipalId, Id>> credentials_added, credentials_removed;
+  std::vector<ResourceId> resources;
+  std::vector<Pid> processes;
+  std::vector<Id> views, outputs, effects, payloads;
+  std::vector<Pid> runtime;  // PIDs whose runtime binding changed
+  std::vector<std::pair<Pid, Id>> associations;  // (pid, association revision)
   std::vector<EntryWrite> entries;
   std::vector<InputWrite> inputs;
   std::vector<BlockWrite> blocks;
   // Records collection removes (collection.cc, decisions 110-119): deleted, never rewritten.
   std::vector<Id> views_removed, outputs_removed, effects_removed, payloads_removed;
-  std::vector<std::pair<Id, Id>> associations_removed, inputs_removed;  // (pid, revision), (pid, input)
+  std::vector<std::pair<Pid, Id>> associations_removed, inputs_removed;  // (pid, revision), (pid, input)
   std::vector<BlockInfo> block_records;                   // written whole (decisions 100-109)
-  std::vector<std::pair<Id, EntryKey>> blocks_deleted;    // bodies a fence purges past the grace (decision 180)
+  std::vector<std::pair<ResourceId, EntryKey>> blocks_deleted;    // bodies a fence purges past the grace (decision 180)
   std::optional<Id> trim_below;  // a new history floor: journal entries below it go (decision 66)
-  std::vector<std::pair<Id, bool>> ended;  // the ended-process index: (pid, candidate now)
+  std::vector<std::pair<Pid, bool>> ended;  // the ended-process index: (pid, candidate now)
   std::optional<CompactionRecord> compaction;  // storage_compact's ledger record (decision 144)
   // The stored indexes' rows the decision added (true) or removed (decision 170): layout's keys.
   std::vector<std::pair<std::string, bool>> rows;
@@ -93,11 +96,11 @@ class RecordSource {
   virtual ~RecordSource() = default;
   /// `pid`'s record as of `position` (its newest version at or below it);
   /// null when it had none then; CorruptRecord when that version does not decode.
-  virtual Result<std::optional<ProcessRecord>, CorruptRecord> process(Id pid, Id position) const = 0;
+  virtual Result<std::optional<ProcessRecord>, CorruptRecord> process(Pid pid, Id position) const = 0;
   /// The records in PID order after `after`, each as of `position`, until
   /// `visit` returns false; a version that does not decode stops the scan
   /// and is returned.
-  virtual std::optional<CorruptRecord> processes(Id after, Id position,
+  virtual std::optional<CorruptRecord> processes(Pid after, Id position,
                                                  const std::function<bool(const ProcessRecord&)>& visit) const = 0;
   /// The stored value of the record under `record_key` (its table and ids:
   /// layout::key) as of `position`; none when it had none then or was
@@ -121,7 +124,7 @@ class CatalogReader {
  public:
   virtual ~CatalogReader() = default;
   /// `key` in `resource` as of `revision`; null when absent (never written, or deleted).
-  virtual std::optional<Entry> entry(Id resource, const EntryKey& key, Id revision) const = 0;
+  virtual std::optional<Entry> entry(ResourceId resource, const EntryKey& key, Id revision) const = 0;
   struct Scan {
     std::vector<Entry> entries;           // live entries in key order
     std::optional<EntryKey> last_key;     // the last key examined
@@ -129,13 +132,13 @@ class CatalogReader {
   };
   /// Entries after `after` (from the first when null) as of `revision`: at
   /// most `limit` live ones, examining at most `budget` keys.
-  virtual Scan entries(Id resource, Id revision, const std::optional<EntryKey>& after, std::size_t limit,
+  virtual Scan entries(ResourceId resource, Id revision, const std::optional<EntryKey>& after, std::size_t limit,
                        std::size_t budget) const = 0;
-  virtual std::optional<Input> input(Id pid, Id input) const = 0;
+  virtual std::optional<Input> input(Pid pid, Id input) const = 0;
   /// A block and the revision that wrote it.
-  virtual std::optional<std::pair<Id, Bytes>> block(Id resource, const EntryKey& name) const = 0;
+  virtual std::optional<std::pair<Id, Bytes>> block(ResourceId resource, const EntryKey& name) const = 0;
   /// A block's record, whatever its state; none when the name was never published.
-  virtual std::optional<BlockInfo> block_record(Id resource, const EntryKey& name) const = 0;
+  virtual std::optional<BlockInfo> block_record(ResourceId resource, const EntryKey& name) const = 0;
   /// Whether any key of `leaf` is stored (leaf_ranges): a deletion's or a
   /// removal's version is (a compaction leaf, decision 144).
   virtual bool stores(const StorageLeaf& leaf) const = 0;
@@ -164,11 +167,11 @@ class Authority {
   /// Everything else is read when needed (decisions 130, 170, 175).
   struct Published {
     Head head;
-    std::map<Id, PrincipalRecord> principals;
+    std::map<PrincipalId, PrincipalRecord> principals;
     std::map<Id, RoleRecord> roles;
     std::map<Id, GrantRecord> grants;
-    std::set<std::pair<Id, Id>> credentials;
-    std::set<Id> may_have_ended;  // the ended-process index as stored (processes are read when needed)
+    std::set<std::pair<PrincipalId, Id>> credentials;
+    std::set<Pid> may_have_ended;  // the ended-process index as stored (processes are read when needed)
   };
   Authority(Genesis genesis, Published published);  // recovery
 
@@ -210,7 +213,7 @@ class Authority {
                                   std::span<const Bytes> blocks, const CatalogReader& catalog,
                                   const PayloadFacts& payloads, Touched& touched);
   /// Refusals that come before the sequence rule: unknown or revoked principal.
-  std::optional<Refusal> check_signer(Id principal) const;
+  std::optional<Refusal> check_signer(PrincipalId principal) const;
   /// What an exact retry must still hold now, before its original receipt is
   /// returned: for effect evidence, the signer's current effect permission (decision 46).
   std::optional<Refusal> recheck_retry(const Request& request) const;
@@ -222,27 +225,27 @@ class Authority {
   /// and query asks this, so PID scope applies in this one place: a
   /// PID-scoped principal reaches its own PID and the resources that PID is
   /// associated with or owns, never the realm as a whole nor another PID.
-  std::uint64_t rights(Id principal, const Scope& target) const;
+  std::uint64_t rights(PrincipalId principal, const Scope& target) const;
 
   const Genesis& genesis() const { return genesis_; }
   const Head& head() const { return head_; }
-  const std::map<Id, PrincipalRecord>& principals() const { return principals_; }
-  const PrincipalRecord* principal(Id id) const;
+  const std::map<PrincipalId, PrincipalRecord>& principals() const { return principals_; }
+  const PrincipalRecord* principal(PrincipalId id) const;
   const RoleRecord* role(Id id) const;
   const GrantRecord* grant(Id id) const;
-  const std::set<std::pair<Id, Id>>& credentials() const { return credentials_; }
-  const ResourceRecord* resource(Id id) const;
+  const std::set<std::pair<PrincipalId, Id>>& credentials() const { return credentials_; }
+  const ResourceRecord* resource(ResourceId id) const;
   /// The process as it stands, read from the record source when not resident;
   /// valid until the next decide() or answer().
-  const ProcessRecord* process(Id pid) const;
+  const ProcessRecord* process(Pid pid) const;
   const ViewRecord* view(Id id) const;
   /// Outputs, effects and payloads as they stand, read from the record
   /// source when not resident (decision 170); valid until the next decide() or answer().
   const OutputRecord* output(Id id) const;
   const EffectRecord* effect(Id id) const;
   const PayloadRecord* payload(Id id) const;
-  const RuntimeRecord* runtime(Id pid) const;
-  const Association* association(Id pid, Id revision) const;
+  const RuntimeRecord* runtime(Pid pid) const;
+  const Association* association(Pid pid, Id revision) const;
   Capabilities capabilities() const;
 
   /// Termination fences an effect intent not yet attempted: why an attempt of
@@ -253,7 +256,7 @@ class Authority {
   /// Why `caller` may not read `resource`'s entries now: inspect and read on
   /// it, within its PID scope, and the resource's lifetime (decision 27). A
   /// snapshot asks this at every read (decision 72).
-  std::optional<Refusal> check_readable(Id caller, Id resource, std::uint64_t now_ms) const {
+  std::optional<Refusal> check_readable(PrincipalId caller, ResourceId resource, std::uint64_t now_ms) const {
     return check_resource(caller, resource, kInspect | kRead, now_ms);
   }
   /// The final authority-tail fence: the authority has not moved since `checked_at`.
@@ -269,7 +272,7 @@ class Authority {
  private:
   /// One decision's context for the state commands (resources.cc, processes.cc).
   struct Step {
-    Id caller;
+    PrincipalId caller;
     std::uint64_t now_ms;
     std::span<const Bytes> blocks;
     const CatalogReader& catalog;
@@ -278,7 +281,7 @@ class Authority {
     const PayloadFacts& payloads;
   };
   /// An administration command (one with expected_revision): authority.cc.
-  template <typename C> Result<Outcome, Refusal> administer(Id caller, const C& command, Touched& touched);
+  template <typename C> Result<Outcome, Refusal> administer(PrincipalId caller, const C& command, Touched& touched);
   Result<Outcome, Refusal> apply(const CreateResource& op, Step& step);
   Result<Outcome, Refusal> apply(const RetireResource& op, Step& step);
   Result<Outcome, Refusal> apply(const CreateProcess& op, Step& step);
@@ -297,12 +300,12 @@ class Authority {
   Result<Outcome, Refusal> apply(const Terminate& op, Step& step);
   Result<Outcome, Refusal> apply(const Spawn& op, Step& step);
   /// Why `worker` may not take `process` over at `generation` (rotate_worker, activate).
-  std::optional<Refusal> check_takeover(const ProcessRecord& process, Id worker, Id generation,
+  std::optional<Refusal> check_takeover(const ProcessRecord& process, PrincipalId worker, Id generation,
                                         std::uint64_t now_ms) const;
   /// Why `worker` may not take over `pid` by rotation, the process's rules aside.
   std::optional<Refusal> check_rotatable_worker(const RotateWorker& op) const;
   /// Names `resource` as `name` for `pid` at the next association revision.
-  Id add_association(Id pid, const Name& name, Id resource, Step& step);
+  Id add_association(Pid pid, const Name& name, ResourceId resource, Step& step);
   // Effects to closure (effects.cc, decisions 43-49).
   Result<Outcome, Refusal> apply(const AttemptEffect& op, Step& step);
   Result<Outcome, Refusal> apply(const ObserveEffect& op, Step& step);
@@ -324,11 +327,11 @@ class Authority {
   Result<Outcome, Refusal> apply(const RuntimeUpgrade& op, Step& step);
   Result<Outcome, Refusal> apply(const Activate& op, Step& step);
   /// Why `pid` may not be run by direct own or rotate_worker: it is bound (decision 122).
-  std::optional<Refusal> check_unbound(Id pid) const;
+  std::optional<Refusal> check_unbound(Pid pid) const;
   /// Why a suspended `pid` may not resume: its binding's provider is not observed stopped (decision 126).
-  std::optional<Refusal> check_provider_stopped(Id pid) const;
+  std::optional<Refusal> check_provider_stopped(Pid pid) const;
   /// Why `worker` may not be bound to `pid` or activated there: the worker rules of rotate_worker.
-  std::optional<Refusal> check_bindable_worker(Id worker, Id pid) const;
+  std::optional<Refusal> check_bindable_worker(PrincipalId worker, Pid pid) const;
   RuntimeChanged runtime_changed(const RuntimeInfo& r) const;
   // Blocks (blocks.cc, decisions 100-109).
   Result<Outcome, Refusal> apply(const RetireBlock& op, Step& step);
@@ -336,7 +339,7 @@ class Authority {
   /// A block whose next step the caller may take: its resource is writable
   /// by the caller and live, the block is recorded, and the caller
   /// administers its owning process.
-  Result<BlockInfo, Refusal> owned_block(Id resource, const EntryKey& name, const Step& step) const;
+  Result<BlockInfo, Refusal> owned_block(ResourceId resource, const EntryKey& name, const Step& step) const;
   /// A payload whose next step the caller may record: it exists, the caller
   /// is its publisher and holds execute at its PID now.
   Result<PayloadInfo*, Refusal> published_payload(Id payload, const Step& step);
@@ -345,7 +348,7 @@ class Authority {
   Result<Outcome, Refusal> apply(const StorageCompact& op, Step& step);
   Result<Outcome, Refusal> apply(const PreparedTurn& op, Step& step);
   /// Why `caller` may not maintain storage: realm_control at realm scope, now.
-  std::optional<Refusal> check_storage_admin(Id caller) const;
+  std::optional<Refusal> check_storage_admin(PrincipalId caller) const;
   /// Why `leaf` names nothing stored.
   std::optional<Refusal> check_leaf(const StorageLeaf& leaf, const CatalogReader& catalog) const;
   void purge_past_grace(Step& step);  // decision 180
@@ -354,7 +357,7 @@ class Authority {
   Result<Outcome, Refusal> collect_output(ProcessRecord& p, Id output, Step& step);
   Result<Outcome, Refusal> collect_effect(ProcessRecord& p, Id effect, Step& step);
   Result<Outcome, Refusal> collect_payload(ProcessRecord& p, Id payload, Step& step);
-  Result<Outcome, Refusal> collect_resource(ProcessRecord& p, Id resource, Step& step);
+  Result<Outcome, Refusal> collect_resource(ProcessRecord& p, ResourceId resource, Step& step);
   Result<Outcome, Refusal> collect_process(ProcessRecord& p, Step& step);
   /// Why collect would refuse `r` of `p` now, or the process `p` itself; the
   /// listing for the maintenance process asks the same (decision 155).
@@ -364,32 +367,32 @@ class Authority {
   void remove_effect(Id effect, Step& step);
   void remove_payload(Id payload, Step& step);
   void remove_view(Id view, Step& step);
-  void detach(std::pair<Id, Id> association, Step& step);  // (pid, association revision)
+  void detach(std::pair<Pid, Id> association, Step& step);  // (pid, association revision)
   /// Realm-wide control over history: realm_control, and the genesis opt-in.
-  std::optional<Refusal> check_history_control(Id caller) const;
+  std::optional<Refusal> check_history_control(PrincipalId caller) const;
   /// SHA-256 of the published state as it stands: the head and every record
   /// recovery reads, table by table in key order, each in its canonical JSON.
   Digest roots() const;
   /// process() for changing it (a decision's): the caller stages it through Touched.
-  ProcessRecord* process_mut(Id pid) { return const_cast<ProcessRecord*>(process(pid)); }
+  ProcessRecord* process_mut(Pid pid) { return const_cast<ProcessRecord*>(process(pid)); }
   /// Drops the resident process records once they exceed kResidentProcesses:
   /// everything decided is staged by now, so the source holds it.
   void bound_resident() const;
   /// Every process in PID order after `after`, as it stands, until `visit` returns false.
-  void visit_processes(Id after, const std::function<bool(const ProcessRecord&)>& visit) const;
+  void visit_processes(Pid after, const std::function<bool(const ProcessRecord&)>& visit) const;
   /// A stored record met by a decision or query that does not decode (decision 157).
   void note_corrupt(CorruptRecord corrupt) const;
   /// The record `id` of `cache`'s table, resident or read from the source (decisions 170, 175).
   template <typename T, typename Key> const T* stored(Resident<T, Key>& cache, char table, const Key& id) const;
-  ResourceRecord* resource_mut(Id id) { return const_cast<ResourceRecord*>(resource(id)); }
-  RuntimeRecord* runtime_mut(Id pid) { return const_cast<RuntimeRecord*>(runtime(pid)); }
+  ResourceRecord* resource_mut(ResourceId id) { return const_cast<ResourceRecord*>(resource(id)); }
+  RuntimeRecord* runtime_mut(Pid pid) { return const_cast<RuntimeRecord*>(runtime(pid)); }
   OutputRecord* output_mut(Id id) { return const_cast<OutputRecord*>(output(id)); }
   EffectRecord* effect_mut(Id id) { return const_cast<EffectRecord*>(effect(id)); }
   PayloadRecord* payload_mut(Id id) { return const_cast<PayloadRecord*>(payload(id)); }
   /// Every record of `table` in id order after `after`, as it stands, until
   /// `visit` returns false (from storage: only what is staged; a decision that
   /// changed records of the table does not ask).
-  template <typename T> void visit_stored(Resident<T>& cache, char table, Id after,
+  template <typename T, typename Key> void visit_stored(Resident<T, Key>& cache, char table, Key after,
                                           const std::function<bool(const T&)>& visit) const;
   // The stored indexes (decision 170): rows keyed by ids, read through the
   // source, with the decision's own changes (rows_) over them.
@@ -409,19 +412,19 @@ class Authority {
   /// The oldest pending output of the route (source, destination), none when
   /// it is empty: first_id of its kRoutes rows, answered from route_heads_
   /// when resident (decision 174).
-  std::optional<Id> route_head(Id source, Id destination) const;
+  std::optional<Id> route_head(Pid source, Pid destination) const;
   /// Keeps route_heads_ exact as a decision changes a route's rows.
-  void set_route_head(Id source, Id destination, std::optional<Id> head);
+  void set_route_head(Pid source, Pid destination, std::optional<Id> head);
   /// The first `limit` ids under `prefix`.
   std::vector<Id> first_ids(const std::string& prefix, std::size_t limit = SIZE_MAX) const;
   /// The PIDs associated with `resource`, each once, in PID order (layout::kAssociatedBy).
-  std::vector<Id> associated_pids(Id resource) const;
+  std::vector<Pid> associated_pids(ResourceId resource) const;
   /// Its associations, (pid, revision) in that order: every one, or those of one PID.
-  std::vector<std::pair<Id, Id>> associations_with(Id resource, std::optional<Id> pid = std::nullopt) const;
+  std::vector<std::pair<Pid, Id>> associations_with(ResourceId resource, std::optional<Pid> pid = std::nullopt) const;
 
   // Reads (resources.cc, processes.cc): each checks authority before reading and fences after.
   struct ReadCtx {
-    Id caller;
+    PrincipalId caller;
     std::uint64_t now_ms;
     const CatalogReader& catalog;
   };
@@ -450,19 +453,19 @@ class Authority {
 
   // The rules shared by commands and reads.
   /// The bits of `principal`'s current grants that cover `scope`, PID scope aside (rights() applies it).
-  std::uint64_t granted(Id principal, const Scope& scope) const;
+  std::uint64_t granted(PrincipalId principal, const Scope& scope) const;
   /// Whether a principal scoped to `pid` reaches `target`.
-  bool reaches(Id pid, const Scope& target) const;
+  bool reaches(Pid pid, const Scope& target) const;
   /// A process's metadata: inspect or execute at its PID (decision 25).
-  bool may_read_metadata(Id caller, Id pid) const;
-  std::optional<Refusal> check_resource(Id caller, Id resource, std::uint64_t wanted, std::uint64_t now_ms) const;
+  bool may_read_metadata(PrincipalId caller, Pid pid) const;
+  std::optional<Refusal> check_resource(PrincipalId caller, ResourceId resource, std::uint64_t wanted, std::uint64_t now_ms) const;
   /// Which basis an entry read selects: the resource record, the revision to read and the view.
   struct Selected {
     const ResourceRecord* resource;
     Id revision;
     std::optional<Id> view;
   };
-  Result<Selected, Refusal> select(const ReadCtx& ctx, Id resource, std::optional<Id> revision,
+  Result<Selected, Refusal> select(const ReadCtx& ctx, ResourceId resource, std::optional<Id> revision,
                                    std::optional<Id> view) const;
   Result<Selected, Refusal> select(const ReadCtx& ctx, const Basis& basis) const;
   bool alive(const ResourceRecord& r, std::uint64_t now_ms) const;
@@ -472,45 +475,45 @@ class Authority {
   static ProcessState recorded_state(const ProcessRecord& p);
   std::optional<Refusal> check_required(const ProcessRecord& p, std::uint64_t now_ms) const;
   /// Whether one of `p`'s required names is associated with `resource`.
-  bool requires_resource(const ProcessRecord& p, Id resource) const;
+  bool requires_resource(const ProcessRecord& p, ResourceId resource) const;
   /// Initialized, neither retired nor fenced, and owned or holding admitted input (decision 36a).
   bool active(const ProcessRecord& p, std::uint64_t now_ms) const;
   /// Retiring `resource` changes the required topology of the processes that
   /// require it: refused while one of them, or one of its borrowers, is active.
-  std::optional<Refusal> check_quiescent(Id resource, std::uint64_t now_ms) const;
+  std::optional<Refusal> check_quiescent(ResourceId resource, std::uint64_t now_ms) const;
   /// Why a process may not declare `required` names: over the node's budget (decision 156).
   std::optional<Refusal> check_required_budget(std::size_t required) const {
     if (required <= budgets_.required_resources) return std::nullopt;
     return Refusal{Reason::kDependencyBudget, std::to_string(required) + " required names, over the node's budget of " +
                                                   std::to_string(budgets_.required_resources)};
   }
-  std::optional<Refusal> check_executor(Id caller, const ProcessRecord& p, Id generation, std::uint64_t now_ms) const;
+  std::optional<Refusal> check_executor(PrincipalId caller, const ProcessRecord& p, Id generation, std::uint64_t now_ms) const;
   // The effect rules (effects.cc).
-  std::optional<Refusal> check_effect(const EffectIntent& effect, Id pid, std::uint64_t now_ms) const;
+  std::optional<Refusal> check_effect(const EffectIntent& effect, Pid pid, std::uint64_t now_ms) const;
   /// Records a turn's checked intent as authorized at this decision; its id.
-  Id authorize_effect(Id pid, const EffectIntent& intent, Step& step);
+  Id authorize_effect(Pid pid, const EffectIntent& intent, Step& step);
   /// A pending output the caller may resolve: it exists, the caller holds
   /// courier at its destination, and it is not resolved (deliver, cancel_output).
-  Result<OutputRecord*, Refusal> resolvable_output(Id output, Id caller);
+  Result<OutputRecord*, Refusal> resolvable_output(Id output, PrincipalId caller);
   /// Why `out` may not be resolved yet: an older output of its route is unresolved.
   std::optional<Refusal> route_order(const OutputRecord& out) const;
   /// A stored effect a command may act on: it exists and its record is consistent.
   Result<EffectInfo*, Refusal> open_effect(Id effect);
   /// Whether the caller may read `pid`'s effects: inspect, or effect, at the PID.
-  bool may_read_effects(Id caller, Id pid) const;
+  bool may_read_effects(PrincipalId caller, Pid pid) const;
   /// pid_admin and effect at the effect's process: who may cancel, or close by
   /// deadline, or abandon an orphaned attempt.
-  bool administers_effect(Id caller, const EffectInfo& e) const;
+  bool administers_effect(PrincipalId caller, const EffectInfo& e) const;
   /// Whether a listing with `filter` shows `e` now.
   bool shown(const EffectInfo& e, EffectFilter filter, std::uint64_t now_ms) const;
   void record_closure(EffectInfo& e, ClosureKind kind, const EffectStep& by, std::optional<Id> trusted_lower_bound_ms);
-  const Association* associated(Id pid, Id resource) const;
-  const Association* associated(Id pid, std::string_view name) const;
+  const Association* associated(Pid pid, ResourceId resource) const;
+  const Association* associated(Pid pid, std::string_view name) const;
   /// A process that exists, is not retired, and on which the caller holds `needs`.
   /// `pid`, known and with `needs` at it for the caller; retired or not.
-  Result<ProcessRecord*, Refusal> known_process(Id pid, const Step& step, Permission needs);
+  Result<ProcessRecord*, Refusal> known_process(Pid pid, const Step& step, Permission needs);
   /// The same, and not retired.
-  Result<ProcessRecord*, Refusal> live_process(Id pid, const Step& step, Permission needs);
+  Result<ProcessRecord*, Refusal> live_process(Pid pid, const Step& step, Permission needs);
 
   // Routes and ended processes: the maintenance process's work (maintenance.cc, decisions 50-56).
   /// Whether `source`'s pending outputs are fenced: it is retired now, other
@@ -527,21 +530,21 @@ class Authority {
   Id retire_process(ProcessRecord& p, std::optional<Ending> ending, Step& step);  // returns the inputs it cancelled
   /// Whether `p` may have ended by what is recorded (an index of candidates, judged when listed).
   bool may_have_ended(const ProcessRecord& p) const;
-  void refresh_ended(Id pid, Step& step);
+  void refresh_ended(Pid pid, Step& step);
   /// refresh_ended for every process associated with `resource`.
-  void refresh_requiring(Id resource, Step& step);
+  void refresh_requiring(ResourceId resource, Step& step);
 
-  Result<Outcome, Refusal> apply(Id caller, const CreatePrincipal& op, Touched& touched);
-  Result<Outcome, Refusal> apply(Id caller, const CreateRole& op, Touched& touched);
-  Result<Outcome, Refusal> apply(Id caller, const BindCredential& op, Touched& touched);
-  Result<Outcome, Refusal> apply(Id caller, const UnbindCredential& op, Touched& touched);
-  Result<Outcome, Refusal> apply(Id caller, const Grant& op, Touched& touched);
-  Result<Outcome, Refusal> apply(Id caller, const RevokeGrant& op, Touched& touched);
-  Result<Outcome, Refusal> apply(Id caller, const RevokePrincipal& op, Touched& touched);
-  Result<Outcome, Refusal> apply(Id caller, const ReplaceGrant& op, Touched& touched);
+  Result<Outcome, Refusal> apply(PrincipalId caller, const CreatePrincipal& op, Touched& touched);
+  Result<Outcome, Refusal> apply(PrincipalId caller, const CreateRole& op, Touched& touched);
+  Result<Outcome, Refusal> apply(PrincipalId caller, const BindCredential& op, Touched& touched);
+  Result<Outcome, Refusal> apply(PrincipalId caller, const UnbindCredential& op, Touched& touched);
+  Result<Outcome, Refusal> apply(PrincipalId caller, const Grant& op, Touched& touched);
+  Result<Outcome, Refusal> apply(PrincipalId caller, const RevokeGrant& op, Touched& touched);
+  Result<Outcome, Refusal> apply(PrincipalId caller, const RevokePrincipal& op, Touched& touched);
+  Result<Outcome, Refusal> apply(PrincipalId caller, const ReplaceGrant& op, Touched& touched);
   Id add_grant(Id role, const Scope& scope, Permissions permissions, Touched& touched);
   /// A new private role for `principal`, bound to it, holding one grant: (role, grant).
-  std::pair<Id, Id> add_private_role(Id principal, const Scope& scope, Permissions permissions, Touched& touched);
+  std::pair<Id, Id> add_private_role(PrincipalId principal, const Scope& scope, Permissions permissions, Touched& touched);
   template <typename Map> static const typename Map::mapped_type* find(const Map& map, const typename Map::key_type& key) {
     auto it = map.find(key);
     return it == map.end() ? nullptr : &it->second;
@@ -550,10 +553,10 @@ class Authority {
   // Every table below that recovery reads is also in roots() (history.cc).
   Genesis genesis_;
   Head head_;
-  std::map<Id, PrincipalRecord> principals_;  // every subject ever allocated, revoked ones included
+  std::map<PrincipalId, PrincipalRecord> principals_;  // every subject ever allocated, revoked ones included
   std::map<Id, RoleRecord> roles_;
   std::map<Id, GrantRecord> grants_;
-  std::set<std::pair<Id, Id>> credentials_;  // (principal, role)
+  std::set<std::pair<PrincipalId, Id>> credentials_;  // (principal, role)
   std::set<std::pair<Id, Id>> grants_by_role_;  // (role, grant), derived from grants_
   // Processes are a bounded cache over source_ (decision 130): resident ones
   // and those a decision is changing, never a complete list; least recently
@@ -561,11 +564,11 @@ class Authority {
   // runtime bindings (decision 175), whose indexes - resource names, lifetime
   // owners, associations by PID, name and resource, views by PID and
   // resource - are stored rows like those over outputs (layout.h).
-  mutable Resident<ProcessRecord> processes_;
-  mutable Resident<ResourceRecord> resources_;
-  mutable Resident<Association, std::pair<Id, Id>> associations_;  // (pid, association revision)
+  mutable Resident<ProcessRecord, Pid> processes_;
+  mutable Resident<ResourceRecord, ResourceId> resources_;
+  mutable Resident<Association, std::pair<Pid, Id>> associations_;  // (pid, association revision)
   mutable Resident<ViewRecord> views_;
-  mutable Resident<RuntimeRecord> runtime_;  // PID -> its binding, kept for good once bound
+  mutable Resident<RuntimeRecord, Pid> runtime_;  // PID -> its binding, kept for good once bound
   const RecordSource* source_ = nullptr;
   std::size_t resident_limit_ = kResidentProcesses;
   DependencyBudgets budgets_;
@@ -588,8 +591,8 @@ class Authority {
   // records (decision 174): what every published output asks. A route the
   // decision under way changed is listed in routes_changed_ and forgotten if
   // the decision is refused, as rows_ is dropped.
-  mutable Resident<Id, std::pair<Id, Id>> route_heads_;
-  std::vector<std::pair<Id, Id>> routes_changed_;
+  mutable Resident<Id, std::pair<Pid, Pid>> route_heads_;
+  std::vector<std::pair<Pid, Pid>> routes_changed_;
   // first_listed's answers by prefix (decision 177). A row is its prefix and
   // one id, so put_row forgets the prefix of every row it changes, and a
   // refused decision forgets those of the rows it dropped.
@@ -597,7 +600,7 @@ class Authority {
   // The positions are where each listing last changed (cuts, decision 6),
   // the head's position after a restart, which only expires more.
   Id routes_position_ = 0;
-  std::set<Id> may_have_ended_;  // PIDs: suspended, or a required dependency recorded as ended
+  std::set<Pid> may_have_ended_;  // PIDs: suspended, or a required dependency recorded as ended
   Id ended_position_ = 0;
 };
 

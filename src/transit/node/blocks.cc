@@ -13,16 +13,16 @@ std::string state_name(BlockState s) { return std::string(EnumTraits<BlockState>
 
 }  // namespace
 
-Result<BlockInfo, Refusal> Authority::owned_block(Id resource_id, const EntryKey& name, const Step& step) const {
+Result<BlockInfo, Refusal> Authority::owned_block(ResourceId resource_id, const EntryKey& name, const Step& step) const {
   // The resource's own rule first (decision 24): a block step changes the
   // resource, as publishing one did, so it needs write there and a live resource.
   if (auto refusal = check_resource(step.caller, resource_id, kWrite, step.now_ms)) return Err{*refusal};
   auto record = step.catalog.block_record(resource_id, name);
-  if (!record) return refuse(Reason::kUnknownBlock, "no block of that name in resource " + std::to_string(resource_id));
+  if (!record) return refuse(Reason::kUnknownBlock, "no block of that name in resource " + std::to_string(resource_id.value));
   // Ownership: the process whose turn published it. Write on a shared resource
   // is not enough to take away another process's block (decision 102).
   if (!(rights(step.caller, PidScope{record->pid}) & kPidAdmin))
-    return refuse(Reason::kNotBlockOwner, "requires pid_admin at process " + std::to_string(record->pid) +
+    return refuse(Reason::kNotBlockOwner, "requires pid_admin at process " + std::to_string(record->pid.value) +
                                               ", which published the block");
   return std::move(*record);
 }
@@ -63,7 +63,7 @@ Result<Outcome, Refusal> Authority::apply(const DeleteBlock& op, Step& step) {
     if (!v) continue;  // unreadable: the decision is refused (decision 157)
     if (v->revision < block.revision || v->revision >= *block.retired_revision) continue;
     if (const auto* p = process(v->pid); p && !retired(*p, step.now_ms))
-      return refuse(Reason::kBlockViewed, "view " + std::to_string(id) + " of process " + std::to_string(v->pid) +
+      return refuse(Reason::kBlockViewed, "view " + std::to_string(id) + " of process " + std::to_string(v->pid.value) +
                                               " can still read it");
   }
   block.state = BlockState::kDeleted;
@@ -82,7 +82,7 @@ Result<Outcome, Refusal> Authority::apply(const DeleteBlock& op, Step& step) {
 Result<QueryResult, Refusal> Authority::read(const ReadCtx& ctx, const ReadBlock& q) const {
   auto selected = select(ctx, q.basis);
   if (!selected.ok()) return Err{selected.error()};
-  const Id id = selected->resource->info.resource;
+  const auto id = selected->resource->info.resource;
   auto record = ctx.catalog.block_record(id, q.name);
   if (!record || record->revision > selected->revision)
     return refuse(Reason::kUnknownBlock, "no such block at revision " + std::to_string(selected->revision));
@@ -102,7 +102,7 @@ Result<QueryResult, Refusal> Authority::read(const ReadCtx& ctx, const ReadBlock
 // The record is metadata: inspect on the resource, like the resource's own
 // (decision 25); retired and deleted blocks are read too - their tombstone.
 Result<QueryResult, Refusal> Authority::read(const ReadCtx& ctx, const BlockRead& q) const {
-  if (!resource(q.resource)) return refuse(Reason::kUnknownResource, "no resource " + std::to_string(q.resource));
+  if (!resource(q.resource)) return refuse(Reason::kUnknownResource, "no resource " + std::to_string(q.resource.value));
   if (!(rights(ctx.caller, ResourceScope{q.resource}) & kInspect))
     return refuse(Reason::kNotPermitted, "requires inspect on the resource");
   auto record = ctx.catalog.block_record(q.resource, q.name);

@@ -68,7 +68,7 @@ std::optional<std::string> Catalog::get(const std::string& key) const {
   return it->value().ToString();
 }
 
-std::optional<Entry> Catalog::entry(Id resource, const EntryKey& key, Id revision) const {
+std::optional<Entry> Catalog::entry(ResourceId resource, const EntryKey& key, Id revision) const {
   auto* it = &iterator(true);
   it->Seek(layout::entry(resource, key, revision));
   if (!it->Valid() || !it->key().starts_with(layout::entry_versions(resource, key))) return std::nullopt;
@@ -86,7 +86,7 @@ bool Catalog::stores(const StorageLeaf& leaf) const {
   return false;
 }
 
-CatalogReader::Scan Catalog::entries(Id resource, Id revision, const std::optional<EntryKey>& after,
+CatalogReader::Scan Catalog::entries(ResourceId resource, Id revision, const std::optional<EntryKey>& after,
                                      std::size_t limit, std::size_t budget) const {
   Scan scan;
   const std::string prefix = layout::entries_of(resource);
@@ -133,7 +133,7 @@ CorruptRecord Catalog::corrupt(const std::string& record_key, std::string detail
 }
 
 // Inputs and block records: their newest version (position ~0 sorts first).
-std::optional<Input> Catalog::input(Id pid, Id input) const {
+std::optional<Input> Catalog::input(Pid pid, Id input) const {
   auto stored = version_at(layout::key(layout::kInputs, pid, input), ~Id{0});
   if (!stored) return std::nullopt;
   auto decoded = from_json<Input>(*stored, kMaxInputBytes);
@@ -141,7 +141,7 @@ std::optional<Input> Catalog::input(Id pid, Id input) const {
   return std::move(*decoded);
 }
 
-std::optional<std::pair<Id, Bytes>> Catalog::block(Id resource, const EntryKey& name) const {
+std::optional<std::pair<Id, Bytes>> Catalog::block(ResourceId resource, const EntryKey& name) const {
   auto stored = get(layout::block(resource, name));
   if (!stored || stored->size() < 8) return std::nullopt;
   return std::pair<Id, Bytes>{layout::get_be64(*stored), Bytes(stored->begin() + 8, stored->end())};
@@ -150,33 +150,33 @@ std::optional<std::pair<Id, Bytes>> Catalog::block(Id resource, const EntryKey& 
 // A version that does not decode - or decodes as another PID's - is an
 // error, never an absent process (decision 157): reading it as absent would
 // let a decision take the PID for unknown.
-Result<std::optional<ProcessRecord>, CorruptRecord> Catalog::process(Id pid, Id position) const {
+Result<std::optional<ProcessRecord>, CorruptRecord> Catalog::process(Pid pid, Id position) const {
   auto* it = &iterator(false);
   it->Seek(layout::process_version(pid, position));
   if (!it->Valid() || !it->key().starts_with(layout::process_versions(pid))) return std::optional<ProcessRecord>{};
   auto record = from_json<ProcessRecord>(it->value().ToStringView(), kMaxProcessBytes);
-  if (!record.ok() || record->pid != pid) return Err{CorruptRecord{pid}};
+  if (!record.ok() || record->pid != pid) return Err{CorruptRecord{pid.value}};
   return std::optional<ProcessRecord>{std::move(*record)};
 }
 
 // One seek per PID: (pid, ~position) lands on its version as of `position`,
 // or past its versions onto the next PID's newest, which is then sought as of
 // `position` in turn.
-std::optional<CorruptRecord> Catalog::processes(Id after, Id position,
+std::optional<CorruptRecord> Catalog::processes(Pid after, Id position,
                                                 const std::function<bool(const ProcessRecord&)>& visit) const {
   const std::string table = layout::table(layout::kProcesses);
   auto* it = &iterator(false);
-  for (Id next = after + 1; next != 0;) {
-    it->Seek(layout::process_version(next, position));
+  for (Id next = after.value + 1; next != 0;) {
+    it->Seek(layout::process_version(Pid{next}, position));
     if (!it->Valid() || !it->key().starts_with(table) || it->key().size() != layout::kProcessKey) return std::nullopt;
-    const Id pid = layout::parse_process(it->key().ToStringView()).first;
-    if (pid != next) {
-      next = pid;
+    const Pid pid = layout::parse_process(it->key().ToStringView()).first;
+    if (pid.value != next) {
+      next = pid.value;
       continue;
     }
-    next = pid + 1;
+    next = pid.value + 1;
     auto record = from_json<ProcessRecord>(it->value().ToStringView(), kMaxProcessBytes);
-    if (!record.ok() || record->pid != pid) return CorruptRecord{pid};
+    if (!record.ok() || record->pid != pid) return CorruptRecord{pid.value};
     if (!visit(*record)) return std::nullopt;
   }
   return std::nullopt;
@@ -215,7 +215,7 @@ std::optional<BlockInfo> decode_block_record(std::string_view stored) {
   return std::move(*decoded);
 }
 
-std::optional<BlockInfo> Catalog::block_record(Id resource, const EntryKey& name) const {
+std::optional<BlockInfo> Catalog::block_record(ResourceId resource, const EntryKey& name) const {
   auto stored = version_at(layout::block_record(resource, name), ~Id{0});
   if (!stored) return std::nullopt;
   return decode_block_record(*stored);

@@ -34,12 +34,12 @@ class Catalog final : public CatalogReader {
   Catalog(rocksdb::DB& db, rocksdb::WriteBatchWithIndex* staged, rocksdb::WriteBatchWithIndex* in_flight);
   ~Catalog() override;
 
-  std::optional<Entry> entry(Id resource, const EntryKey& key, Id revision) const override;
-  Scan entries(Id resource, Id revision, const std::optional<EntryKey>& after, std::size_t limit,
+  std::optional<Entry> entry(ResourceId resource, const EntryKey& key, Id revision) const override;
+  Scan entries(ResourceId resource, Id revision, const std::optional<EntryKey>& after, std::size_t limit,
                std::size_t budget) const override;
-  std::optional<Input> input(Id pid, Id input) const override;
-  std::optional<std::pair<Id, Bytes>> block(Id resource, const EntryKey& name) const override;
-  std::optional<BlockInfo> block_record(Id resource, const EntryKey& name) const override;
+  std::optional<Input> input(Pid pid, Id input) const override;
+  std::optional<std::pair<Id, Bytes>> block(ResourceId resource, const EntryKey& name) const override;
+  std::optional<BlockInfo> block_record(ResourceId resource, const EntryKey& name) const override;
   bool stores(const StorageLeaf& leaf) const override;
   std::optional<JournalEntry> committed_entry(Id position) const override;
 
@@ -61,11 +61,11 @@ class Catalog final : public CatalogReader {
 
   /// `pid`'s record as of `position`: its newest version at or below it;
   /// CorruptRecord when that version does not decode (decision 157).
-  Result<std::optional<ProcessRecord>, CorruptRecord> process(Id pid, Id position) const;
+  Result<std::optional<ProcessRecord>, CorruptRecord> process(Pid pid, Id position) const;
   /// The records in PID order after `after`, each as of `position`, until
   /// `visit` returns false; a PID with no version by then is skipped, and a
   /// version that does not decode stops the scan and is returned.
-  std::optional<CorruptRecord> processes(Id after, Id position, const std::function<bool(const ProcessRecord&)>& visit) const;
+  std::optional<CorruptRecord> processes(Pid after, Id position, const std::function<bool(const ProcessRecord&)>& visit) const;
   /// The records of the id-keyed `table` in id order after `after`, each
   /// stored value as of `position`, removed ones skipped, until `visit`
   /// returns false (decision 170).

@@ -14,6 +14,7 @@ namespace {
 Err<Refusal> refuse(Reason reason, std::string message) { return Err{Refusal{reason, std::move(message)}}; }
 
 std::string id_text(std::string_view what, Id id) { return std::string(what) + " " + std::to_string(id); }
+template <typename Tag> std::string id_text(std::string_view what, StrongId<Tag, Id> id) { return id_text(what, id.value); }
 
 }  // namespace
 
@@ -26,12 +27,12 @@ Result<Outcome, Refusal> Authority::apply(const Collect& op, Step& step) {
   if (!p.allow_collection)
     return refuse(Reason::kCollectionNotAllowed, "the process was admitted without allow_collection");
   if (p.collected_at) return refuse(Reason::kAlreadyCollected, "the process is a tombstone");
-  const Id record = op.record.value_or(op.pid);
+  const Id record = op.record.value_or(op.pid.value);
   switch (op.kind) {
     case CollectKind::kOutput: return collect_output(p, record, step);
     case CollectKind::kEffect: return collect_effect(p, record, step);
     case CollectKind::kPayload: return collect_payload(p, record, step);
-    case CollectKind::kResource: return collect_resource(p, record, step);
+    case CollectKind::kResource: return collect_resource(p, ResourceId{record}, step);
     case CollectKind::kProcess: return collect_process(p, step);
   }
   return refuse(Reason::kCollectTarget, "unknown kind");
@@ -74,7 +75,7 @@ Result<Outcome, Refusal> Authority::collect_payload(ProcessRecord& p, Id id, Ste
 // views and retired processes' associations are unusable and go with it,
 // kCollectRemovals at a time, before its tombstone is written. Its entry
 // versions and blocks stay: they are immutable storage, never rewritten.
-Result<Outcome, Refusal> Authority::collect_resource(ProcessRecord& p, Id id, Step& step) {
+Result<Outcome, Refusal> Authority::collect_resource(ProcessRecord& p, ResourceId id, Step& step) {
   auto* found = resource_mut(id);
   if (!found) return refuse(Reason::kUnknownResource, id_text("no resource", id));
   auto& r = *found;
@@ -84,7 +85,7 @@ Result<Outcome, Refusal> Authority::collect_resource(ProcessRecord& p, Id id, St
   for (Id v : first_ids(layout::key(layout::kViewsOn, id)))
     if (const auto* record = view(v); record && record->pid == p.pid) views.push_back(v);
   // (pid, association revision), of retired processes: the resource's, from its stored rows (decision 175).
-  const std::vector<std::pair<Id, Id>> associations = associations_with(id);
+  const std::vector<std::pair<Pid, Id>> associations = associations_with(id);
   Id removed = 0;
   for (std::size_t i = 0; i < views.size() && removed < kCollectRemovals; ++i, ++removed) remove_view(views[i], step);
   for (std::size_t i = 0; i < associations.size() && removed < kCollectRemovals; ++i, ++removed)
@@ -94,7 +95,7 @@ Result<Outcome, Refusal> Authority::collect_resource(ProcessRecord& p, Id id, St
     r.collected_at = step.position;
     step.touched.resources.push_back(id);
   }
-  return Outcome{Collected{p.pid, CollectKind::kResource, id, removed, complete}};
+  return Outcome{Collected{p.pid, CollectKind::kResource, id.value, removed, complete}};
 }
 
 // The process itself (decision 115): its retirement recorded, none of its
@@ -103,7 +104,7 @@ Result<Outcome, Refusal> Authority::collect_resource(ProcessRecord& p, Id id, St
 // kCollectRemovals at a time, and last its record becomes a tombstone that
 // keeps the PID allocated forever.
 Result<Outcome, Refusal> Authority::collect_process(ProcessRecord& p, Step& step) {
-  const Id pid = p.pid;
+  const Pid pid = p.pid;
   if (auto blocked = process_gate(p)) return Err{*blocked};
 
   Id removed = 0;
@@ -139,27 +140,27 @@ Result<Outcome, Refusal> Authority::collect_process(ProcessRecord& p, Step& step
     p.collected_at = step.position;
     step.touched.processes.push_back(pid);
   }
-  return Outcome{Collected{pid, CollectKind::kProcess, pid, removed, complete}};
+  return Outcome{Collected{pid, CollectKind::kProcess, pid.value, removed, complete}};
 }
 
 // The gates, apart from what they remove, so that the maintenance process's
 // listing asks exactly what collect will (decision 155).
 std::optional<Refusal> Authority::resource_gate(const ProcessRecord& p, const ResourceRecord& r, std::uint64_t now_ms) const {
-  const Id id = r.info.resource;
+  const auto id = r.info.resource;
   if (r.collected_at) return Refusal{Reason::kAlreadyCollected, "the resource is a tombstone"};
   // Retired, or its lifetime ended with its owner's retirement (decision 114).
   if (alive(r, now_ms)) return Refusal{Reason::kResourceNotRetired, "retire the resource (or its owner) first"};
   for (Id v : first_ids(layout::key(layout::kViewsOn, id))) {
     const auto* held = view(v);
     if (!held) return Refusal{Reason::kViewLive, id_text("view", v) + " of it does not read"};  // unreadable: blocks
-    const Id holder = held->pid;
+    const Pid holder = held->pid;
     if (holder == p.pid) continue;
     const auto* q = process(holder);
     if (!q) return Refusal{Reason::kViewLive, id_text("a view of it is held by process", holder)};  // unreadable: blocks
     if (!retired(*q, now_ms)) return Refusal{Reason::kViewLive, id_text("a view of it is held by process", holder)};
     if (!q->collected_at) return Refusal{Reason::kVersionRetained, id_text("a view of it is retained by process", holder)};
   }
-  for (Id pid : associated_pids(id)) {
+  for (Pid pid : associated_pids(id)) {
     const auto* q = process(pid);
     if (!q || !retired(*q, now_ms))
       return Refusal{Reason::kAssociationLive, id_text("a running process is associated with it:", pid)};
@@ -168,22 +169,22 @@ std::optional<Refusal> Authority::resource_gate(const ProcessRecord& p, const Re
 }
 
 std::optional<Refusal> Authority::process_gate(const ProcessRecord& p) const {
-  const Id pid = p.pid;
+  const Pid pid = p.pid;
   if (p.collected_at) return Refusal{Reason::kAlreadyCollected, "the process is a tombstone"};
   if (!p.retired) return Refusal{Reason::kProcessLive, "the process's permanent retirement is not recorded"};
   if (auto running = check_provider_stopped(pid)) return running;  // a bound process's provider (decision 115)
   // Its routes, as source and as destination, from the stored route rows
   // (decision 170): the first route in (source, destination) order, as before.
   using layout::key;
-  std::optional<std::pair<std::pair<Id, Id>, Id>> route;  // ((source, destination), its head)
+  std::optional<std::pair<std::pair<Pid, Pid>, Id>> route;  // ((source, destination), its head)
   visit_rows(key(layout::kArriving, pid), {}, [&](std::string_view row) {  // (pid, source, output): the least source's head
-    route.emplace(std::pair<Id, Id>{layout::get_be64(row.substr(10)), pid}, layout::last_id(row));
+    route.emplace(std::pair<Pid, Pid>{Pid{layout::get_be64(row.substr(10))}, pid}, layout::last_id(row));
     return false;
   });
   visit_rows(key(layout::kRoutes, pid), {}, [&](std::string_view row) {  // (pid, destination, output): its head
-    const Id destination = layout::get_be64(row.substr(10));
-    if (!route || std::pair<Id, Id>{pid, destination} < route->first)
-      route.emplace(std::pair<Id, Id>{pid, destination}, layout::last_id(row));
+    const Pid destination{layout::get_be64(row.substr(10))};
+    if (!route || std::pair<Pid, Pid>{pid, destination} < route->first)
+      route.emplace(std::pair<Pid, Pid>{pid, destination}, layout::last_id(row));
     return false;
   });
   if (route) return Refusal{Reason::kOutputPending, id_text("a pending output on its route, output", route->second)};
@@ -200,7 +201,7 @@ std::optional<Refusal> Authority::process_gate(const ProcessRecord& p) const {
     if (const auto* y = payload(id); !y || y->info.state != PayloadState::kDeleted)
       return Refusal{Reason::kPayloadNotDeleted, id_text("payload", id) + "'s deletion is not confirmed"};
   for (Id owned : first_ids(key(layout::kLifetimeOf, pid)))
-    if (const auto* r = resource(owned); !r || !r->collected_at)
+    if (const auto* r = resource(ResourceId{owned}); !r || !r->collected_at)
       return Refusal{Reason::kResourceNotRemoved, id_text("it owns resource", owned) + ", not collected"};
   return std::nullopt;
 }
@@ -215,9 +216,9 @@ Result<QueryResult, Refusal> Authority::read(const ReadCtx& ctx, const ListColle
   if (q.cursor && (q.cursor->cut == 0 || q.cursor->cut > head_.position))
     return refuse(Reason::kBadCut, "the cursor's cut is no position of this node");
   std::size_t examined = 0;
-  Id last = q.cursor ? q.cursor->after : 0;
+  Pid last{q.cursor ? q.cursor->after : 0};
   bool more = false;
-  std::vector<Id> candidates;  // the records are read after the scan: visit_processes holds an iterator
+  std::vector<Pid> candidates;  // the records are read after the scan: visit_processes holds an iterator
   visit_processes(last, [&](const ProcessRecord& p) {
     if (examined == kScanBudget) {
       more = true;
@@ -230,12 +231,12 @@ Result<QueryResult, Refusal> Authority::read(const ReadCtx& ctx, const ListColle
     return true;
   });
   const auto full = [&] { return page.items.items.size() == kPageRecords; };
-  const auto add = [&](Id pid, CollectKind kind, Id record) {
+  const auto add = [&](Pid pid, CollectKind kind, Id record) {
     if (!full()) page.items.items.push_back(CollectableRecord{pid, kind, record});
   };
-  for (Id pid : candidates) {
+  for (Pid pid : candidates) {
     if (full()) {  // the rest from this process on: the next page
-      last = pid - 1;
+      last = Pid{pid.value - 1};
       more = true;
       break;
     }
@@ -258,10 +259,11 @@ Result<QueryResult, Refusal> Authority::read(const ReadCtx& ctx, const ListColle
       if (const auto* r = payload(y); r && r->info.state == PayloadState::kDeleted) add(pid, CollectKind::kPayload, y);
     });
     for (Id owned : first_ids(layout::key(layout::kLifetimeOf, pid)))
-      if (const auto* r = resource(owned); r && !resource_gate(*p, *r, ctx.now_ms)) add(pid, CollectKind::kResource, owned);
-    if (!process_gate(*p)) add(pid, CollectKind::kProcess, pid);
+      if (const auto* r = resource(ResourceId{owned}); r && !resource_gate(*p, *r, ctx.now_ms))
+        add(pid, CollectKind::kResource, owned);
+    if (!process_gate(*p)) add(pid, CollectKind::kProcess, pid.value);
   }
-  if (more) page.cursor = Cursor{page.cut, last};
+  if (more) page.cursor = Cursor{page.cut, last.value};
   return QueryResult{std::move(page)};
 }
 
@@ -294,7 +296,7 @@ void Authority::remove_view(Id id, Step& step) {
   step.touched.views_removed.push_back(id);
 }
 
-void Authority::detach(std::pair<Id, Id> key, Step& step) {
+void Authority::detach(std::pair<Pid, Id> key, Step& step) {
   const auto [pid, revision] = key;
   const auto* found = association(pid, revision);
   if (!found) return;  // unreadable: the decision is refused (decision 157)

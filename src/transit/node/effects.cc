@@ -27,7 +27,7 @@ EffectChanged changed(const EffectInfo& e, std::optional<Id> input = std::nullop
 // suspension, a lifetime owner's end), so every intent needs a finite
 // reconciliation deadline, and its executor the effect permission at the
 // caller's PID, within the executor's own PID scope (decision 11).
-std::optional<Refusal> Authority::check_effect(const EffectIntent& effect, Id pid, std::uint64_t now_ms) const {
+std::optional<Refusal> Authority::check_effect(const EffectIntent& effect, Pid pid, std::uint64_t now_ms) const {
   if (!principal(effect.executor)) return Refusal{Reason::kUnknownExecutor, "no such effect executor"};
   if (!(rights(effect.executor, PidScope{pid}) & kEffect))
     return Refusal{Reason::kExecutorNotPermitted, "the executor holds no effect permission at the process"};
@@ -36,7 +36,7 @@ std::optional<Refusal> Authority::check_effect(const EffectIntent& effect, Id pi
   return std::nullopt;
 }
 
-Id Authority::authorize_effect(Id pid, const EffectIntent& intent, Step& step) {
+Id Authority::authorize_effect(Pid pid, const EffectIntent& intent, Step& step) {
   const Id id = head_.next_effect++;
   EffectInfo e{id, pid, intent, EffectStep{step.caller, head_.policy_revision, step.position}, EffectPhase::kAuthorized,
                std::nullopt, {}, std::nullopt};
@@ -55,9 +55,9 @@ Result<EffectInfo*, Refusal> Authority::open_effect(Id id) {
   return &found->info;
 }
 
-bool Authority::may_read_effects(Id caller, Id pid) const { return rights(caller, PidScope{pid}) & (kInspect | kEffect); }
+bool Authority::may_read_effects(PrincipalId caller, Pid pid) const { return rights(caller, PidScope{pid}) & (kInspect | kEffect); }
 
-bool Authority::administers_effect(Id caller, const EffectInfo& e) const {
+bool Authority::administers_effect(PrincipalId caller, const EffectInfo& e) const {
   return (rights(caller, PidScope{e.pid}) & (kPidAdmin | kEffect)) == (kPidAdmin | kEffect);
 }
 
@@ -89,10 +89,10 @@ std::optional<Refusal> Authority::recheck_retry(const Request& request) const {
 namespace {
 
 // The executor's own verbs need its current effect permission at the process.
-std::optional<Refusal> check_executor_rights(Id caller, const EffectInfo& e, std::uint64_t bits) {
+std::optional<Refusal> check_executor_rights(PrincipalId caller, const EffectInfo& e, std::uint64_t bits) {
   if (!(bits & kEffect)) return Refusal{Reason::kNotPermitted, "requires effect at the effect's process"};
   if (caller != e.intent.executor)
-    return Refusal{Reason::kNotEffectExecutor, "principal " + std::to_string(e.intent.executor) + " executes this effect"};
+    return Refusal{Reason::kNotEffectExecutor, "principal " + std::to_string(e.intent.executor.value) + " executes this effect"};
   return std::nullopt;
 }
 
@@ -181,7 +181,7 @@ Result<Outcome, Refusal> Authority::apply(const CancelEffect& op, Step& step) {
   // An attempt may have started external work; cancelling cannot claim it stopped.
   if (e.phase == EffectPhase::kAttempted) return refuse(Reason::kAlreadyAttempted, "an attempted effect is not cancelled");
   if (!caller_terminal(e, step.now_ms))
-    return refuse(Reason::kCallerLive, "process " + std::to_string(e.pid) + " is not terminal");
+    return refuse(Reason::kCallerLive, "process " + std::to_string(e.pid.value) + " is not terminal");
   record_closure(e, ClosureKind::kUnattemptedCancel, EffectStep{step.caller, head_.policy_revision, step.position},
                  std::nullopt);
   step.touched.effects.push_back(e.effect);
@@ -223,7 +223,7 @@ Result<QueryResult, Refusal> Authority::read(const ReadCtx& ctx, const ListEffec
   // The candidates, in id order: one process's effects (a PID-scoped caller's
   // own at most), or the unresolved ones when closed ones are not wanted, or all.
   const auto* caller = principal(ctx.caller);
-  const std::optional<Id> only = q.pid ? q.pid : caller ? caller->pid_scope : std::nullopt;
+  const std::optional<Pid> only = q.pid ? q.pid : caller ? caller->pid_scope : std::nullopt;
   // The candidates' ids first, from a stored index or the effects table
   // (decision 170), at most the scan budget and whether more follow.
   std::vector<Id> ids;

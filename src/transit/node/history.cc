@@ -28,7 +28,7 @@ std::optional<JournalEntry> stored_entry(std::string_view request, std::string_v
   return JournalEntry{std::move(*r), std::move(*answered)};
 }
 
-std::optional<Refusal> Authority::check_history_control(Id caller) const {
+std::optional<Refusal> Authority::check_history_control(PrincipalId caller) const {
   if (!(rights(caller, RealmScope{}) & kRealmControl))
     return Refusal{Reason::kNotPermitted, "requires realm_control at realm scope"};
   if (!genesis_.allow_history_trim)
@@ -51,16 +51,17 @@ Digest Authority::roots() const {
   for (const auto& [id, r] : principals_) add(r);
   for (const auto& [id, r] : roles_) add(r);
   for (const auto& [id, r] : grants_) add(r);
-  for (const auto& [principal, role] : credentials_) add(List<Id, 2>{{principal, role}});
+  for (const auto& [principal, role] : credentials_) add(List<Id, 2>{{principal.value, role}});
   // From storage too (decisions 170, 175): the records as the head's position has them.
-  visit_stored<ResourceRecord>(resources_, layout::kResources, 0, [&](const ResourceRecord& r) { return add(r), true; });
-  visit_processes(0, [&](const ProcessRecord& r) {  // from storage: they are not all resident
+  visit_stored<ResourceRecord>(resources_, layout::kResources, ResourceId{0},
+                               [&](const ResourceRecord& r) { return add(r), true; });
+  visit_processes(Pid{0}, [&](const ProcessRecord& r) {  // from storage: they are not all resident
     add(r);
     return true;
   });
-  std::vector<std::pair<Id, Id>> associations;  // in (pid, revision) order, read after the scan of their rows
+  std::vector<std::pair<Pid, Id>> associations;  // in (pid, revision) order, read after the scan of their rows
   visit_rows(layout::table(layout::kAssociationsOf), {}, [&](std::string_view row) {
-    associations.emplace_back(layout::get_be64(row.substr(2)), layout::last_id(row));
+    associations.emplace_back(Pid{layout::get_be64(row.substr(2))}, layout::last_id(row));
     return true;
   });
   for (const auto& [pid, revision] : associations) {
@@ -71,11 +72,11 @@ Digest Authority::roots() const {
     }
     add(*a);
   }
-  visit_stored<ViewRecord>(views_, layout::kViews, 0, [&](const ViewRecord& r) { return add(r), true; });
-  visit_stored<OutputRecord>(outputs_, layout::kOutputs, 0, [&](const OutputRecord& r) { return add(r), true; });
-  visit_stored<EffectRecord>(effects_, layout::kEffects, 0, [&](const EffectRecord& r) { return add(r), true; });
-  visit_stored<PayloadRecord>(payloads_, layout::kPayloads, 0, [&](const PayloadRecord& r) { return add(r), true; });
-  visit_stored<RuntimeRecord>(runtime_, layout::kRuntime, 0, [&](const RuntimeRecord& r) { return add(r), true; });
+  visit_stored<ViewRecord>(views_, layout::kViews, Id{0}, [&](const ViewRecord& r) { return add(r), true; });
+  visit_stored<OutputRecord>(outputs_, layout::kOutputs, Id{0}, [&](const OutputRecord& r) { return add(r), true; });
+  visit_stored<EffectRecord>(effects_, layout::kEffects, Id{0}, [&](const EffectRecord& r) { return add(r), true; });
+  visit_stored<PayloadRecord>(payloads_, layout::kPayloads, Id{0}, [&](const PayloadRecord& r) { return add(r), true; });
+  visit_stored<RuntimeRecord>(runtime_, layout::kRuntime, Pid{0}, [&](const RuntimeRecord& r) { return add(r), true; });
   return hash.finish();
 }
 

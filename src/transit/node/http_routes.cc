@@ -48,12 +48,12 @@ Refusal Routes::hint_not_allowed() {
   return Refusal{Reason::kControlHintNotAllowed, "snapshot is only for close_snapshot and snapshot_read with finish: true"};
 }
 
-Result<PublicKey, Refusal> authenticate(const Sequencer& sequencer, const Text<1, 64>& realm, Id principal,
+Result<PublicKey, Refusal> authenticate(const Sequencer& sequencer, const Text<1, 64>& realm, PrincipalId principal,
                                         const Digest& digest, const Signature& signature) {
   if (realm != sequencer.genesis().realm)
     return Err{Refusal{Reason::kForeignRealm, "this node serves another realm"}};
   const auto key = sequencer.key_of(principal);
-  if (!key) return Err{Refusal{Reason::kUnknownPrincipal, "no live principal " + std::to_string(principal)}};
+  if (!key) return Err{Refusal{Reason::kUnknownPrincipal, "no live principal " + std::to_string(principal.value)}};
   if (!verify_digest(digest, signature, *key))
     return Err{Refusal{Reason::kBadSignature, "the signature does not verify"}};
   return *key;

@@ -16,7 +16,7 @@ namespace cowboy::transit::node {
 
 /// Realm, key and signature, the same for every signed envelope: the key it
 /// verified with, or why not (the payload route asks it too).
-Result<PublicKey, Refusal> authenticate(const Sequencer& sequencer, const Text<1, 64>& realm, Id principal,
+Result<PublicKey, Refusal> authenticate(const Sequencer& sequencer, const Text<1, 64>& realm, PrincipalId principal,
                                         const Digest& digest, const Signature& signature);
 
 class Routes {

@@ -94,8 +94,8 @@ std::optional<std::string> load_table(rocksdb::DB& db, char table, Authority::Pu
     case kRoles: return scan<RoleRecord>(db, table, [&](RoleRecord r) { p.roles[r.role] = r; });
     case kGrants: return scan<GrantRecord>(db, table, [&](GrantRecord r) { p.grants[r.grant] = r; });
     case kCredentials:
-      return scan<void>(db, table, [&](std::string_view k) { p.credentials.insert({get_be64(k), get_be64(k.substr(8))}); });
-    case kEnded: return scan<void>(db, table, [&](std::string_view k) { p.may_have_ended.insert(get_be64(k)); });
+      return scan<void>(db, table, [&](std::string_view k) { p.credentials.insert({PrincipalId{get_be64(k)}, get_be64(k.substr(8))}); });
+    case kEnded: return scan<void>(db, table, [&](std::string_view k) { p.may_have_ended.insert(Pid{get_be64(k)}); });
     default: return "table " + std::string(table_of(table)->name) + " has no loader";
   }
 }
@@ -109,25 +109,25 @@ void stage_table(rocksdb::WriteBatchBase& w, char table, const Authority& a, con
   using namespace layout;
   const auto put = [&](std::string record, std::string_view value) { w.Put(version(std::move(record), position), value); };
   // A table keyed by one id: a version of each record written, then a removal of each removed.
-  const auto by_id = [&](const std::vector<Id>& written, const auto& record_of, const std::vector<Id>& removed) {
-    for (Id id : written)
+  const auto by_id = [&](const auto& written, const auto& record_of, const auto& removed) {
+    for (const auto id : written)
       if (const auto* r = record_of(id)) put(key(table, id), to_json(*r));
-    for (Id id : removed) put(key(table, id), kRemoved);
+    for (const auto id : removed) put(key(table, id), kRemoved);
   };
   const std::vector<Id> none;
   switch (table) {
     case kJournal:
     case kSequences: return;  // the decision's own entry: written by stage()
-    case kPrincipals: return by_id(t.principals, [&](Id id) { return a.principal(id); }, none);
+    case kPrincipals: return by_id(t.principals, [&](PrincipalId id) { return a.principal(id); }, none);
     case kRoles: return by_id(t.roles, [&](Id id) { return a.role(id); }, none);
     case kGrants: return by_id(t.grants_written, [&](Id id) { return a.grant(id); }, t.grants_removed);
     case kCredentials:
       for (const auto& [p, r] : t.credentials_added) put(key(table, p, r), kPresent);
       for (const auto& [p, r] : t.credentials_removed) put(key(table, p, r), kRemoved);
       return;
-    case kResources: return by_id(t.resources, [&](Id id) { return a.resource(id); }, none);
+    case kResources: return by_id(t.resources, [&](ResourceId id) { return a.resource(id); }, none);
     case kProcesses:  // a new version at this position, beside the earlier ones (decision 130)
-      for (Id id : t.processes) w.Put(process_version(id, position), to_json(*a.process(id)));
+      for (Pid id : t.processes) w.Put(process_version(id, position), to_json(*a.process(id)));
       return;
     case kEnded:
       for (const auto& [pid, candidate] : t.ended) {
@@ -144,7 +144,7 @@ void stage_table(rocksdb::WriteBatchBase& w, char table, const Authority& a, con
     case kOutputs: return by_id(t.outputs, [&](Id id) { return a.output(id); }, t.outputs_removed);
     case kEffects: return by_id(t.effects, [&](Id id) { return a.effect(id); }, t.effects_removed);
     case kPayloads: return by_id(t.payloads, [&](Id id) { return a.payload(id); }, t.payloads_removed);
-    case kRuntime: return by_id(t.runtime, [&](Id pid) { return a.runtime(pid); }, none);
+    case kRuntime: return by_id(t.runtime, [&](Pid pid) { return a.runtime(pid); }, none);
     case kEntries:
       for (const auto& e : t.entries) w.Put(entry(e.resource, e.key, e.revision), entry_value(e.value));
       return;
@@ -323,11 +323,11 @@ std::shared_ptr<Journal::Batch> Journal::take_staged(const Head& head) {
 Catalog Journal::catalog() { return reader(*db_, staged_.get(), in_flight_); }
 
 // A fresh reader each time: it sees everything staged so far.
-Result<std::optional<ProcessRecord>, CorruptRecord> Journal::process(Id pid, Id position) const {
+Result<std::optional<ProcessRecord>, CorruptRecord> Journal::process(Pid pid, Id position) const {
   return reader(*db_, staged_.get(), in_flight_).process(pid, position);
 }
 
-std::optional<CorruptRecord> Journal::processes(Id after, Id position,
+std::optional<CorruptRecord> Journal::processes(Pid after, Id position,
                                                 const std::function<bool(const ProcessRecord&)>& visit) const {
   return reader(*db_, staged_.get(), in_flight_).processes(after, position, visit);
 }
@@ -377,7 +377,7 @@ bool Journal::write_synced(rocksdb::WriteBatch& batch) {
   return ok;
 }
 
-std::optional<Receipt> Journal::receipt(Id principal, Id sequence) const {
+std::optional<Receipt> Journal::receipt(PrincipalId principal, Id sequence) const {
   std::string text;
   if (!db_->Get(rocksdb::ReadOptions(), key(layout::kSequences, principal, sequence), &text).ok()) return std::nullopt;
   auto r = decode<Receipt>("receipt", text);

@@ -74,11 +74,11 @@ class Journal final : public RecordSource {
 
   /// The receipt of an accepted (principal, sequence), if published; it
   /// outlives the request's trimming (decision 67).
-  std::optional<Receipt> receipt(Id principal, Id sequence) const;
+  std::optional<Receipt> receipt(PrincipalId principal, Id sequence) const;
 
   // The authority's process records, as decided so far (staging thread only).
-  Result<std::optional<ProcessRecord>, CorruptRecord> process(Id pid, Id position) const override;
-  std::optional<CorruptRecord> processes(Id after, Id position,
+  Result<std::optional<ProcessRecord>, CorruptRecord> process(Pid pid, Id position) const override;
+  std::optional<CorruptRecord> processes(Pid after, Id position,
                                          const std::function<bool(const ProcessRecord&)>& visit) const override;
   std::optional<std::string> record(const std::string& record_key, Id position) const override;
   void records(char table, Id after, Id position, const std::function<bool(Id, std::string_view)>& visit) const override;

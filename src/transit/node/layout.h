@@ -142,15 +142,20 @@ inline std::uint64_t get_be64(std::string_view in) {
   return v;
 }
 
+/// A key part is a u64 or a strong id (values.h), written as its value: the
+/// stored bytes are the same either way.
+inline std::uint64_t wire(std::uint64_t v) { return v; }
+template <typename Tag> std::uint64_t wire(StrongId<Tag, std::uint64_t> id) { return id.value; }
+
 inline std::string table(char t) { return std::string{t, '/'}; }
-inline std::string key(char t, std::uint64_t a) {
+inline std::string key(char t, auto a) {
   std::string k = table(t);
-  put_be64(k, a);
+  put_be64(k, wire(a));
   return k;
 }
-inline std::string key(char t, std::uint64_t a, std::uint64_t b) {
+inline std::string key(char t, auto a, auto b) {
   std::string k = key(t, a);
-  put_be64(k, b);
+  put_be64(k, wire(b));
   return k;
 }
 
@@ -171,9 +176,9 @@ inline std::uint64_t version_position(std::string_view stored, std::size_t recor
   return ~get_be64(stored.substr(record_key));
 }
 
-inline std::string key(char t, std::uint64_t a, std::uint64_t b, std::uint64_t c) {
+inline std::string key(char t, auto a, auto b, auto c) {
   std::string k = key(t, a, b);
-  put_be64(k, c);
+  put_be64(k, wire(c));
   return k;
 }
 /// The last id of an index row's key (decision 170): the record it lists.
@@ -188,12 +193,12 @@ inline std::pair<std::string, std::string> journal_below(std::uint64_t floor) {
 // ~position, written by each decision that changes the process and never
 // overwritten, so the record as of position P is the first at or after
 // (pid, ~P): one seek, like an entry version.
-inline std::string process_version(std::uint64_t pid, std::uint64_t position) { return key(kProcesses, pid, ~position); }
-inline std::string process_versions(std::uint64_t pid) { return key(kProcesses, pid); }
+inline std::string process_version(Pid pid, std::uint64_t position) { return key(kProcesses, pid, ~position); }
+inline std::string process_versions(Pid pid) { return key(kProcesses, pid); }
 inline constexpr std::size_t kProcessKey = 2 + 8 + 8;
 /// The pid and position of a stored process version (a key kProcessKey long).
-inline std::pair<std::uint64_t, std::uint64_t> parse_process(std::string_view stored) {
-  return {get_be64(stored.substr(2)), ~get_be64(stored.substr(10))};
+inline std::pair<Pid, std::uint64_t> parse_process(std::string_view stored) {
+  return {Pid{get_be64(stored.substr(2))}, ~get_be64(stored.substr(10))};
 }
 
 /// The versions of one entry share their first kEntryPrefix bytes (table,
@@ -207,34 +212,34 @@ inline std::string padded(std::string k, std::string_view bytes) {
   k.push_back(static_cast<char>(bytes.size()));
   return k;
 }
-inline std::string padded(char t, std::uint64_t resource, const EntryKey& entry_key) {
+inline std::string padded(char t, ResourceId resource, const EntryKey& entry_key) {
   return padded(key(t, resource),
                 std::string_view(reinterpret_cast<const char*>(entry_key.value.data()), entry_key.value.size()));
 }
 /// The rows of resource name `name` (decision 175): one, whose last id is the resource.
 inline std::string resource_name(std::string_view name) { return padded(table(kResourceNames), name); }
 /// The rows of `pid`'s association named `name`: one while it is live, whose last id is its revision.
-inline std::string association_name(std::uint64_t pid, std::string_view name) {
+inline std::string association_name(Pid pid, std::string_view name) {
   return padded(key(kAssociationNames, pid), name);
 }
 /// A row under a name's prefix (resource_name, association_name) with the id it lists.
-inline std::string row(std::string prefix, std::uint64_t id) {
-  put_be64(prefix, id);
+inline std::string row(std::string prefix, auto id) {
+  put_be64(prefix, wire(id));
   return prefix;
 }
 
 /// All versions of all entries of `resource`.
-inline std::string entries_of(std::uint64_t resource) { return key(kEntries, resource); }
+inline std::string entries_of(ResourceId resource) { return key(kEntries, resource); }
 /// The versions of one entry.
-inline std::string entry_versions(std::uint64_t resource, const EntryKey& k) { return padded(kEntries, resource, k); }
+inline std::string entry_versions(ResourceId resource, const EntryKey& k) { return padded(kEntries, resource, k); }
 /// The version written at `revision`; seeking it finds the newest at or below it.
-inline std::string entry(std::uint64_t resource, const EntryKey& k, std::uint64_t revision) {
+inline std::string entry(ResourceId resource, const EntryKey& k, std::uint64_t revision) {
   std::string out = entry_versions(resource, k);
   put_be64(out, ~revision);
   return out;
 }
 /// Past every version of `k`: seeking it finds the next key.
-inline std::string entry_end(std::uint64_t resource, const EntryKey& k) {
+inline std::string entry_end(ResourceId resource, const EntryKey& k) {
   std::string out = entry_versions(resource, k);
   out.append(8, '\xff');
   return out;
@@ -261,12 +266,12 @@ inline std::optional<EntryValue> parse_entry_value(std::string_view stored) {
   return EntryValue{std::vector<std::uint8_t>(stored.begin() + 1, stored.end())};
 }
 
-inline std::string block(std::uint64_t resource, const EntryKey& name) { return padded(kBlocks, resource, name); }
+inline std::string block(ResourceId resource, const EntryKey& name) { return padded(kBlocks, resource, name); }
 
 /// A block's record (BlockInfo, JSON), beside its body and outliving it
 /// (docs/transit.md, decisions 100-109): written by the turn that publishes
 /// the block and rewritten by its retirement and deletion.
-inline std::string block_record(std::uint64_t resource, const EntryKey& name) {
+inline std::string block_record(ResourceId resource, const EntryKey& name) {
   return padded(kBlockRecords, resource, name);
 }
 
@@ -279,7 +284,7 @@ inline std::string compaction(std::uint64_t cursor) { return key(kCompactions, c
 /// `P/` + the storage epoch its delete_block was accepted in + resource +
 /// padded name, no value. Epoch first, so the bodies a recorded grace frees
 /// are the rows before `purges_below(grace_below)`.
-inline std::string purge(std::uint64_t epoch, std::uint64_t resource, const EntryKey& name) {
+inline std::string purge(std::uint64_t epoch, ResourceId resource, const EntryKey& name) {
   std::string k = key(kPurges, epoch);
   k += padded(kPurges, resource, name).substr(2);
   return k;
@@ -288,7 +293,7 @@ inline std::string purges_below(std::uint64_t epoch) { return key(kPurges, epoch
 inline constexpr std::size_t kPurgeKey = 2 + 8 + 8 + kPaddedKey;
 struct PurgeRow {
   std::uint64_t epoch;
-  std::uint64_t resource;
+  ResourceId resource;
   EntryKey name;
 };
 /// A purge row's fields; none for a key of another shape (not this build's).
@@ -297,7 +302,7 @@ inline std::optional<PurgeRow> parse_purge(std::string_view stored) {
   const auto length = static_cast<std::uint8_t>(stored[kPurgeKey - 1]);
   if (length == 0 || length > 32) return std::nullopt;
   const char* name = stored.data() + 18;
-  return PurgeRow{get_be64(stored.substr(2)), get_be64(stored.substr(10)),
+  return PurgeRow{get_be64(stored.substr(2)), ResourceId{get_be64(stored.substr(10))},
                   EntryKey{std::vector<std::uint8_t>(name, name + length)}};
 }
 /// The highest cursor whose relocation has physically finished (8 bytes,

@@ -40,7 +40,7 @@ bool Authority::may_have_ended(const ProcessRecord& p) const {
 
 // The index is stored (`n/`, decision 130): each change goes to the journal
 // with the decision, so a restart reads it instead of every process.
-void Authority::refresh_ended(Id pid, Step& step) {
+void Authority::refresh_ended(Pid pid, Step& step) {
   const bool candidate = may_have_ended(*process(pid));
   const bool changed = candidate ? may_have_ended_.insert(pid).second : may_have_ended_.erase(pid) > 0;
   if (!changed) return;
@@ -48,8 +48,8 @@ void Authority::refresh_ended(Id pid, Step& step) {
   step.touched.ended.push_back({pid, candidate});
 }
 
-void Authority::refresh_requiring(Id resource_id, Step& step) {
-  for (Id pid : associated_pids(resource_id)) refresh_ended(pid, step);
+void Authority::refresh_requiring(ResourceId resource_id, Step& step) {
+  for (Pid pid : associated_pids(resource_id)) refresh_ended(pid, step);
 }
 
 Id Authority::retire_process(ProcessRecord& p, std::optional<Ending> ending, Step& step) {
@@ -61,7 +61,7 @@ Id Authority::retire_process(ProcessRecord& p, std::optional<Ending> ending, Ste
   step.touched.processes.push_back(p.pid);
   refresh_ended(p.pid, step);
   // The resources whose lifetime it owns end with it: their dependents have ended too.
-  for (Id owned : first_ids(layout::key(layout::kLifetimeOf, p.pid))) refresh_requiring(owned, step);
+  for (Id owned : first_ids(layout::key(layout::kLifetimeOf, p.pid))) refresh_requiring(ResourceId{owned}, step);
   return cancelled;
 }
 
@@ -69,7 +69,8 @@ Id Authority::retire_process(ProcessRecord& p, std::optional<Ending> ending, Ste
 // outputs in id order (its FIFO), the same by destination, and its head.
 void Authority::add_pending(OutputRecord output, Id position) {
   using namespace layout;
-  const Id id = output.output, source = output.source, destination = output.destination;
+  const Id id = output.output;
+  const Pid source = output.source, destination = output.destination;
   const auto head = route_head(source, destination);
   if (!head) {
     put_row(key(kRouteHeads, id), true);
@@ -85,7 +86,8 @@ void Authority::add_pending(OutputRecord output, Id position) {
 void Authority::resolve(OutputRecord& output, OutputState state, Id position) {
   using namespace layout;
   output.state = state;
-  const Id id = output.output, source = output.source, destination = output.destination;
+  const Id id = output.output;
+  const Pid source = output.source, destination = output.destination;
   put_row(key(kRoutes, source, destination, id), false);
   put_row(key(kArriving, destination, source, id), false);
   put_row(key(kRouteHeads, id), false);
@@ -102,7 +104,7 @@ Result<Outcome, Refusal> Authority::apply(const CancelOutput& op, Step& step) {
   if (!found.ok()) return Err{found.error()};
   auto& out = **found;
   if (!terminated(*process(out.source), step.now_ms))
-    return refuse(Reason::kSourceNotTerminated, "process " + std::to_string(out.source) + " is not terminated");
+    return refuse(Reason::kSourceNotTerminated, "process " + std::to_string(out.source.value) + " is not terminated");
   if (auto refusal = route_order(out)) return Err{*refusal};
   resolve(out, OutputState::kCancelled, step.position);
   step.touched.outputs.push_back(op.output);
@@ -111,7 +113,7 @@ Result<Outcome, Refusal> Authority::apply(const CancelOutput& op, Step& step) {
 
 Result<Outcome, Refusal> Authority::apply(const RecordRetirement& op, Step& step) {
   auto* found = process_mut(op.pid);
-  if (!found) return refuse(Reason::kUnknownProcess, "no process " + std::to_string(op.pid));
+  if (!found) return refuse(Reason::kUnknownProcess, "no process " + std::to_string(op.pid.value));
   if (!(rights(step.caller, PidScope{op.pid}) & kPidAdmin))
     return refuse(Reason::kNotPermitted, "requires pid_admin at the process");
   auto& p = *found;
@@ -162,7 +164,7 @@ Result<QueryResult, Refusal> Authority::read(const ReadCtx& ctx, const ListEnded
     if (auto stale = stale_cut(q.cursor->cut, ended_position_)) return Err{*stale};
   EndedPage page;
   page.cut = q.cursor ? q.cursor->cut : head_.position;
-  auto it = may_have_ended_.upper_bound(q.cursor ? q.cursor->after : 0);
+  auto it = may_have_ended_.upper_bound(Pid{q.cursor ? q.cursor->after : 0});
   std::size_t examined = 0;
   for (; it != may_have_ended_.end() && page.items.items.size() < kPageRecords && examined < kScanBudget;
        ++it, ++examined) {
@@ -171,7 +173,7 @@ Result<QueryResult, Refusal> Authority::read(const ReadCtx& ctx, const ListEnded
     if (const auto ending = ending_of(p, ctx.now_ms))
       page.items.items.push_back(EndedProcess{p.pid, *ending, p.tail + 1 - p.head});
   }
-  if (it != may_have_ended_.end()) page.cursor = Cursor{page.cut, *std::prev(it)};
+  if (it != may_have_ended_.end()) page.cursor = Cursor{page.cut, std::prev(it)->value};
   return QueryResult{std::move(page)};
 }
 

@@ -211,7 +211,7 @@ void PayloadListener::serve(Connection& connection) {
     return reject(refusal(Reason::kMissingQueryHeader, "X-Transit-Query must be the payload query of this path's id"));
   auto key = authenticate(sequencer_, query->query.realm, query->query.principal, digest, query->signature);
   if (!key.ok()) return reject(key.error());
-  const Id signer = query->query.principal;
+  const auto signer = query->query.principal;
   std::promise<Result<Response, Refusal>> answered;
   auto answer = answered.get_future();
   sequencer_.query(std::move(*query), digest, *key,

@@ -38,7 +38,7 @@ Result<PayloadInfo*, Refusal> Authority::published_payload(Id id, const Step& st
   if (!found) return refuse(Reason::kUnknownPayload, "no payload " + std::to_string(id));
   auto& info = found->info;
   if (info.publisher != step.caller)
-    return refuse(Reason::kNotPublisher, "principal " + std::to_string(info.publisher) + " published it");
+    return refuse(Reason::kNotPublisher, "principal " + std::to_string(info.publisher.value) + " published it");
   if (!(rights(step.caller, PidScope{info.pid}) & kExecute))
     return refuse(Reason::kNotPermitted, "requires execute at the payload's process");
   return &info;
@@ -73,7 +73,7 @@ Result<Outcome, Refusal> Authority::apply(const RetirePayload& op, Step& step) {
   if (info.state == PayloadState::kRetired || info.state == PayloadState::kDeleted)
     return refuse(Reason::kPayloadRetired, "the payload is retired already");
   if (const auto* p = process(info.pid); p && !retired(*p, step.now_ms))
-    return refuse(Reason::kProcessNotRetired, "process " + std::to_string(info.pid) + " is not retired");
+    return refuse(Reason::kProcessNotRetired, "process " + std::to_string(info.pid.value) + " is not retired");
   info.state = PayloadState::kRetired;
   info.retired_at = step.position;
   step.touched.payloads.push_back(info.payload);

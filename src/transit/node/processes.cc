@@ -41,7 +41,7 @@ std::optional<Refusal> Authority::check_required(const ProcessRecord& p, std::ui
   return std::nullopt;
 }
 
-bool Authority::requires_resource(const ProcessRecord& p, Id resource_id) const {
+bool Authority::requires_resource(const ProcessRecord& p, ResourceId resource_id) const {
   for (const auto& name : p.required.items)
     if (const auto* a = associated(p.pid, name.value); a && a->resource == resource_id) return true;
   return false;
@@ -60,15 +60,15 @@ bool Authority::active(const ProcessRecord& p, std::uint64_t now_ms) const {
   return true;
 }
 
-std::optional<Refusal> Authority::check_quiescent(Id resource_id, std::uint64_t now_ms) const {
+std::optional<Refusal> Authority::check_quiescent(ResourceId resource_id, std::uint64_t now_ms) const {
   const auto busy = [&](const ProcessRecord& p, const std::string& why) -> std::optional<Refusal> {
     if (!active(p, now_ms)) return std::nullopt;
-    return Refusal{Reason::kNotQuiescent, "process " + std::to_string(p.pid) + why + " is " +
+    return Refusal{Reason::kNotQuiescent, "process " + std::to_string(p.pid.value) + why + " is " +
                                               (p.owner ? "owned" : "holding admitted input")};
   };
-  const auto requiring = [&](Id r) {
+  const auto requiring = [&](ResourceId r) {
     std::vector<const ProcessRecord*> out;
-    for (Id pid : associated_pids(r))
+    for (Pid pid : associated_pids(r))
       if (const auto* p = process(pid); p && requires_resource(*p, r)) out.push_back(p);
     return out;
   };
@@ -76,14 +76,14 @@ std::optional<Refusal> Authority::check_quiescent(Id resource_id, std::uint64_t 
     if (auto refusal = busy(*owner, ", which requires the resource,")) return refusal;
     // Its borrowers: processes requiring a resource whose lifetime it owns.
     for (Id lent : first_ids(layout::key(layout::kLifetimeOf, owner->pid)))
-      for (const auto* borrower : requiring(lent))
+      for (const auto* borrower : requiring(ResourceId{lent}))
         if (borrower != owner)
-          if (auto refusal = busy(*borrower, ", a borrower of process " + std::to_string(owner->pid) + ",")) return refusal;
+          if (auto refusal = busy(*borrower, ", a borrower of process " + std::to_string(owner->pid.value) + ",")) return refusal;
   }
   return std::nullopt;
 }
 
-std::optional<Refusal> Authority::check_executor(Id caller, const ProcessRecord& p, Id generation,
+std::optional<Refusal> Authority::check_executor(PrincipalId caller, const ProcessRecord& p, Id generation,
                                                  std::uint64_t now_ms) const {
   if (!(rights(caller, PidScope{p.pid}) & kExecute))
     return Refusal{Reason::kNotPermitted, "requires execute at the process"};
@@ -97,16 +97,16 @@ std::optional<Refusal> Authority::check_executor(Id caller, const ProcessRecord&
   return std::nullopt;
 }
 
-Result<ProcessRecord*, Refusal> Authority::known_process(Id pid, const Step& step, Permission needs) {
+Result<ProcessRecord*, Refusal> Authority::known_process(Pid pid, const Step& step, Permission needs) {
   auto* found = process_mut(pid);
-  if (!found) return refuse(Reason::kUnknownProcess, "no process " + std::to_string(pid));
+  if (!found) return refuse(Reason::kUnknownProcess, "no process " + std::to_string(pid.value));
   if (!(rights(step.caller, PidScope{pid}) & needs))
     return refuse(Reason::kNotPermitted,
                   "requires " + std::string(permission_name(needs)) + " at the process");
   return found;
 }
 
-Result<ProcessRecord*, Refusal> Authority::live_process(Id pid, const Step& step, Permission needs) {
+Result<ProcessRecord*, Refusal> Authority::live_process(Pid pid, const Step& step, Permission needs) {
   auto found = known_process(pid, step, needs);
   if (found.ok() && retired(**found, step.now_ms)) return refuse(Reason::kRetired, "the process is permanently retired");
   return found;
@@ -115,9 +115,9 @@ Result<ProcessRecord*, Refusal> Authority::live_process(Id pid, const Step& step
 Result<Outcome, Refusal> Authority::apply(const CreateProcess& op, Step& step) {
   if (!(rights(step.caller, PidScope{op.pid}) & kPidAdmin))
     return refuse(Reason::kNotPermitted, "requires pid_admin at the process");
-  if (op.pid == 0) return refuse(Reason::kZeroIdentity, "pid 0 is invalid");
+  if (op.pid.value == 0) return refuse(Reason::kZeroIdentity, "pid 0 is invalid");
   if (process(op.pid))
-    return refuse(Reason::kSubjectTaken, "pid " + std::to_string(op.pid) + " was allocated before");
+    return refuse(Reason::kSubjectTaken, "pid " + std::to_string(op.pid.value) + " was allocated before");
   if (auto over = check_required_budget(op.required.items.size())) return Err{*over};
   ProcessRecord p;
   p.pid = op.pid;
@@ -197,14 +197,14 @@ Result<Outcome, Refusal> Authority::apply(const Turn& op, Step& step) {
       if (step.catalog.block_record(*op.resource, b.name))
         return refuse(Reason::kBlockExists, "blocks are immutable once written");
   }
-  for (Id viewed : op.views.items) {
+  for (ResourceId viewed : op.views.items) {
     if (!associated(op.pid, viewed))
       return refuse(Reason::kNotAssociated, "views are of associated resources");
     if (auto refusal = check_resource(step.caller, viewed, kInspect | kRead, step.now_ms)) return Err{*refusal};
   }
   for (const auto& o : op.outputs.items)
     if (!this->process(o.destination))
-      return refuse(Reason::kUnknownDestination, "no process " + std::to_string(o.destination));
+      return refuse(Reason::kUnknownDestination, "no process " + std::to_string(o.destination.value));
   if (op.effect)
     if (auto refusal = check_effect(*op.effect, op.pid, step.now_ms)) return Err{*refusal};
 
@@ -233,7 +233,7 @@ Result<Outcome, Refusal> Authority::apply(const Turn& op, Step& step) {
                                                      std::nullopt, std::nullopt, std::nullopt});
     }
   }
-  for (Id viewed : op.views.items) {
+  for (ResourceId viewed : op.views.items) {
     const Id id = head_.next_view++;
     views_.put(id, ViewRecord{id, op.pid, viewed, resource(viewed)->info.revision});
     put_row(layout::key(layout::kViewsOf, op.pid, id), true);
@@ -317,7 +317,7 @@ Result<Outcome, Refusal> Authority::apply(const Resume& op, Step& step) {
   return Outcome{ProcessChanged{op.pid, process.generation}};
 }
 
-Result<OutputRecord*, Refusal> Authority::resolvable_output(Id output, Id caller) {
+Result<OutputRecord*, Refusal> Authority::resolvable_output(Id output, PrincipalId caller) {
   auto* found = output_mut(output);
   if (!found) return refuse(Reason::kUnknownOutput, "no such output");
   auto& out = *found;
@@ -342,7 +342,7 @@ Result<Outcome, Refusal> Authority::apply(const Deliver& op, Step& step) {
   // Termination fences the source's unattempted work at once; the record stays
   // pending until the maintenance process records its cancellation (decision 51).
   if (terminated(*process(out.source), step.now_ms))
-    return refuse(Reason::kSourceTerminated, "process " + std::to_string(out.source) + " is terminated");
+    return refuse(Reason::kSourceTerminated, "process " + std::to_string(out.source.value) + " is terminated");
   if (auto refusal = route_order(out)) return Err{*refusal};
   auto& destination = *process_mut(out.destination);
   Delivered delivered{op.output, out.destination, std::nullopt};
@@ -363,7 +363,7 @@ Result<Outcome, Refusal> Authority::apply(const Deliver& op, Step& step) {
   return Outcome{delivered};
 }
 
-bool Authority::may_read_metadata(Id caller, Id pid) const { return rights(caller, PidScope{pid}) & (kInspect | kExecute); }
+bool Authority::may_read_metadata(PrincipalId caller, Pid pid) const { return rights(caller, PidScope{pid}) & (kInspect | kExecute); }
 
 Result<QueryResult, Refusal> Authority::read(const ReadCtx& ctx, const ProcessRead& q) const {
   if (!may_read_metadata(ctx.caller, q.pid))
@@ -385,9 +385,9 @@ Result<QueryResult, Refusal> Authority::read(const ReadCtx& ctx, const ListProce
     if (auto stale = stale_cut(q.cursor->cut, head_.processes_position)) return Err{*stale};
   ProcessPage page;
   page.cut = q.cursor ? q.cursor->cut : head_.position;
-  const Id after = q.cursor ? q.cursor->after : 0;
+  const Pid after{q.cursor ? q.cursor->after : 0};
   std::size_t examined = 0;
-  Id last = after;
+  Pid last = after;
   bool more = false;
   const auto show = [&](const ProcessRecord& p) {
     if (page.items.items.size() >= kPageRecords || examined >= kScanBudget) {
@@ -409,7 +409,7 @@ Result<QueryResult, Refusal> Authority::read(const ReadCtx& ctx, const ListProce
   } else {
     visit_processes(after, show);
   }
-  if (more) page.cursor = Cursor{page.cut, last};
+  if (more) page.cursor = Cursor{page.cut, last.value};
   return QueryResult{std::move(page)};
 }
 

@@ -8,10 +8,10 @@ namespace cowboy::transit::node {
 
 struct PrincipalRecord {
   static constexpr std::string_view kName = "PrincipalRecord";
-  Id principal = 0;
+  PrincipalId principal{};
   PublicKey public_key{};
   Id role = 0;  // its private role
-  std::optional<Id> pid_scope;
+  std::optional<Pid> pid_scope;
   Id sequence = 0;  // last accepted signed sequence
   bool revoked = false;
   Id credential_epoch = 1;
@@ -26,7 +26,7 @@ struct RoleRecord {
   static constexpr std::string_view kName = "RoleRecord";
   Id role = 0;
   Text<0, 32> name;                // empty for a private role
-  std::optional<Id> private_of;    // the principal whose private role this is
+  std::optional<PrincipalId> private_of;    // the principal whose private role this is
   bool retired = false;            // a private role replaced by replace_grant: unbound, no grants, forever
   bool operator==(const RoleRecord&) const = default;
 };
@@ -106,10 +106,10 @@ template <typename V> void fields(V& v, ResourceRecord& t) {
 
 struct ProcessRecord {
   static constexpr std::string_view kName = "ProcessRecord";
-  Id pid = 0;
+  Pid pid{};
   Id generation = 0;
   bool initialized = false;
-  std::optional<Id> owner;
+  std::optional<PrincipalId> owner;
   std::optional<Id> failure;
   Text<0, 256> failure_reason;
   std::optional<Id> resume_by_ms;  // set while suspended
@@ -119,7 +119,7 @@ struct ProcessRecord {
   Id tail = 0;
   Id cancelled = 0;
   Id associations_position = 0;  // where its association catalog last changed
-  std::optional<Id> parent = std::nullopt;  // the process that spawned it
+  std::optional<Pid> parent = std::nullopt;  // the process that spawned it
   bool allow_collection = false;            // fixed at admission (create or spawn)
   std::optional<Ending> ending;  // how a recorded retirement came about; null: by a command (decision 52)
   Id inputs_removed = 0;                  // collection removed its mailbox inputs 1..this (decision 115)
@@ -138,8 +138,8 @@ template <typename V> void fields(V& v, ProcessRecord& t) {
 struct ViewRecord {
   static constexpr std::string_view kName = "ViewRecord";
   Id view = 0;
-  Id pid = 0;
-  Id resource = 0;
+  Pid pid{};
+  ResourceId resource{};
   Id revision = 0;
   bool operator==(const ViewRecord&) const = default;
 };
@@ -150,8 +150,8 @@ template <typename V> void fields(V& v, ViewRecord& t) {
 struct OutputRecord {
   static constexpr std::string_view kName = "OutputRecord";
   Id output = 0;
-  Id source = 0;
-  Id destination = 0;
+  Pid source{};
+  Pid destination{};
   InputValue value;
   OutputState state = OutputState::kPending;
   std::optional<Id> input;  // where it was admitted

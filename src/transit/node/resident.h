@@ -1,10 +1,12 @@
 // A bounded cache of stored records by id (decisions 158, 170): the records
 // read or changed lately, the least recently used first out, and the ones the
 // decision under way removed, known absent until its write is staged. Keyed
-// by id, or by another ordered key (a route's (source, destination)).
+// by id (an integer or a strong id), or by another ordered key (a route's
+// (source, destination)).
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <list>
 #include <map>
 #include <optional>
@@ -74,7 +76,10 @@ template <typename T, typename Key = std::uint64_t> class Resident {
   std::map<Id, std::optional<T>> records_;
   std::list<Id> recency_;  // most recently used first
   using Position = typename std::list<Id>::iterator;
-  std::conditional_t<std::is_integral_v<Id>, std::unordered_map<Id, Position>, std::map<Id, Position>> at_;  // a pair does not hash
+  // Hashed where the key hashes (an integer, a strong id); a pair does not.
+  std::conditional_t<std::is_default_constructible_v<std::hash<Id>>, std::unordered_map<Id, Position>,
+                     std::map<Id, Position>>
+      at_;
 };
 
 }  // namespace cowboy::transit::node

@@ -24,11 +24,11 @@ std::optional<Refusal> Authority::stale_cut(Id cut, Id catalog_position) const {
 }
 
 // From the stored indexes (decision 175): one seek each, then the record.
-const Association* Authority::associated(Id pid, Id resource_id) const {
+const Association* Authority::associated(Pid pid, ResourceId resource_id) const {
   const auto revision = first_listed(layout::key(layout::kAssociatedBy, resource_id, pid));  // its first, as listed
   return revision ? association(pid, *revision) : nullptr;
 }
-const Association* Authority::associated(Id pid, std::string_view name) const {
+const Association* Authority::associated(Pid pid, std::string_view name) const {
   const auto revision = first_listed(layout::association_name(pid, name));
   return revision ? association(pid, *revision) : nullptr;
 }
@@ -40,10 +40,10 @@ bool Authority::alive(const ResourceRecord& r, std::uint64_t now_ms) const {
   return owner && !retired(*owner, now_ms);
 }
 
-std::optional<Refusal> Authority::check_resource(Id caller, Id resource_id, std::uint64_t wanted,
+std::optional<Refusal> Authority::check_resource(PrincipalId caller, ResourceId resource_id, std::uint64_t wanted,
                                                  std::uint64_t now_ms) const {
   const auto* r = resource(resource_id);
-  if (!r) return Refusal{Reason::kUnknownResource, "no resource " + std::to_string(resource_id)};
+  if (!r) return Refusal{Reason::kUnknownResource, "no resource " + std::to_string(resource_id.value)};
   if ((rights(caller, ResourceScope{resource_id}) & wanted) != wanted)
     return Refusal{Reason::kNotPermitted, "the resource's grants do not allow this"};
   if (!alive(*r, now_ms)) return Refusal{Reason::kLifetimeEnded, "the resource is retired or its owner is"};
@@ -58,7 +58,7 @@ std::optional<Refusal> Authority::fence(Id checked_at) const {
   return std::nullopt;
 }
 
-Result<Authority::Selected, Refusal> Authority::select(const ReadCtx& ctx, Id resource_id, std::optional<Id> revision,
+Result<Authority::Selected, Refusal> Authority::select(const ReadCtx& ctx, ResourceId resource_id, std::optional<Id> revision,
                                                        std::optional<Id> view_id) const {
   if (auto refusal = check_resource(ctx.caller, resource_id, kInspect | kRead, ctx.now_ms)) return Err{*refusal};
   const auto& r = *resource(resource_id);
@@ -104,10 +104,10 @@ Result<Outcome, Refusal> Authority::apply(const CreateResource& op, Step& step) 
       return refuse(Reason::kUnknownOwner, "the lifetime owner is no live process");
     // The lifetime-owner budget bounds the quiescence walk over an owner's borrowers (decision 156).
     if (const auto owned = first_ids(layout::key(layout::kLifetimeOf, *op.owner)).size(); owned >= budgets_.lifetime_owner)
-      return refuse(Reason::kDependencyBudget, "process " + std::to_string(*op.owner) + " owns the lifetime of " +
+      return refuse(Reason::kDependencyBudget, "process " + std::to_string(op.owner->value) + " owns the lifetime of " +
                                                    std::to_string(owned) + " resources, the node's budget");
   }
-  const Id id = head_.next_resource++;
+  const ResourceId id{head_.next_resource++};
   resources_.put(id, ResourceRecord{ResourceInfo{id, op.name, op.owner, 1, false}, step.position, step.position, std::nullopt});
   put_row(layout::row(layout::resource_name(op.name.value), id), true);
   if (op.owner) put_row(layout::key(layout::kLifetimeOf, *op.owner, id), true);
@@ -148,7 +148,7 @@ Result<Outcome, Refusal> Authority::apply(const Associate& op, Step& step) {
   return Outcome{Associated{op.pid, revision}};
 }
 
-Id Authority::add_association(Id pid, const Name& name, Id resource_id, Step& step) {
+Id Authority::add_association(Pid pid, const Name& name, ResourceId resource_id, Step& step) {
   const Id revision = head_.next_association++;
   associations_.put({pid, revision}, Association{pid, name, resource_id, revision});
   put_row(layout::key(layout::kAssociationsOf, pid, revision), true);
@@ -169,7 +169,7 @@ Result<QueryResult, Refusal> Authority::read(const ReadCtx& ctx, const ListResou
   page.cut = q.cursor ? q.cursor->cut : head_.position;
   // From storage (decision 175): at most the scan budget, and one more to know whether any follow.
   std::vector<ResourceInfo> candidates;
-  visit_stored<ResourceRecord>(resources_, layout::kResources, q.cursor ? q.cursor->after : 0,
+  visit_stored<ResourceRecord>(resources_, layout::kResources, ResourceId{q.cursor ? q.cursor->after : 0},
                                [&](const ResourceRecord& r) {
                                  candidates.push_back(r.info);
                                  return candidates.size() <= kScanBudget;
@@ -178,7 +178,7 @@ Result<QueryResult, Refusal> Authority::read(const ReadCtx& ctx, const ListResou
   std::size_t examined = 0;
   for (; examined < candidates.size() && page.items.items.size() < kPageRecords && examined < kScanBudget; ++examined) {
     const auto& info = candidates[examined];
-    last = info.resource;
+    last = info.resource.value;
     if (rights(ctx.caller, ResourceScope{info.resource}) & kInspect) page.items.items.push_back(info);
   }
   if (examined < candidates.size()) page.cursor = Cursor{page.cut, last};
@@ -224,7 +224,7 @@ Result<QueryResult, Refusal> Authority::read(const ReadCtx& ctx, const ListEntri
   page.resource = selected->resource->info;
   page.revision = selected->revision;
   page.view = selected->view;
-  const Id id = selected->resource->info.resource;
+  const auto id = selected->resource->info.resource;
   if (q.key) {
     if (auto e = ctx.catalog.entry(id, *q.key, selected->revision)) page.items.items.push_back(std::move(*e));
     return QueryResult{std::move(page)};

@@ -14,20 +14,20 @@ constexpr std::uint64_t kInspectExecute = kInspect | kExecute;
 int rank(RuntimeStatus s) { return static_cast<int>(s); }  // intended < starting < ready < stopped
 
 /// `binding`, `pid`'s as the authority read it (runtime_mut), or why there is none.
-Result<RuntimeInfo*, Refusal> bound(RuntimeRecord* binding, Id pid) {
-  if (!binding) return refuse(Reason::kNoRuntimeBinding, "process " + std::to_string(pid) + " is not bound");
+Result<RuntimeInfo*, Refusal> bound(RuntimeRecord* binding, Pid pid) {
+  if (!binding) return refuse(Reason::kNoRuntimeBinding, "process " + std::to_string(pid.value) + " is not bound");
   return &binding->info;
 }
 
 }  // namespace
 
-std::optional<Refusal> Authority::check_unbound(Id pid) const {
+std::optional<Refusal> Authority::check_unbound(Pid pid) const {
   if (runtime(pid))
-    return Refusal{Reason::kRuntimeBound, "process " + std::to_string(pid) + " is bound: it is run through activate"};
+    return Refusal{Reason::kRuntimeBound, "process " + std::to_string(pid.value) + " is bound: it is run through activate"};
   return std::nullopt;
 }
 
-std::optional<Refusal> Authority::check_provider_stopped(Id pid) const {
+std::optional<Refusal> Authority::check_provider_stopped(Pid pid) const {
   const auto* r = runtime(pid);
   if (r && r->info.status != RuntimeStatus::kStopped)
     return Refusal{Reason::kProviderRunning, "the provider of operation " + std::to_string(r->info.operation) +
@@ -35,12 +35,12 @@ std::optional<Refusal> Authority::check_provider_stopped(Id pid) const {
   return std::nullopt;
 }
 
-std::optional<Refusal> Authority::check_bindable_worker(Id worker, Id pid) const {
+std::optional<Refusal> Authority::check_bindable_worker(PrincipalId worker, Pid pid) const {
   const auto* w = principal(worker);
-  if (!w) return Refusal{Reason::kUnknownSubject, "no principal " + std::to_string(worker)};
+  if (!w) return Refusal{Reason::kUnknownSubject, "no principal " + std::to_string(worker.value)};
   if (w->revoked) return Refusal{Reason::kRevokedWorker, "a revoked worker is not bound"};
   if (w->pid_scope != pid)
-    return Refusal{Reason::kForeignScope, "the worker must be scoped to process " + std::to_string(pid)};
+    return Refusal{Reason::kForeignScope, "the worker must be scoped to process " + std::to_string(pid.value)};
   if ((rights(worker, PidScope{pid}) & kInspectExecute) != kInspectExecute)
     return Refusal{Reason::kWorkerNotExecutor, "the worker must hold inspect and execute at the process"};
   return std::nullopt;
@@ -157,7 +157,7 @@ Result<Outcome, Refusal> Authority::apply(const Activate& op, Step& step) {
   if (!(rights(step.caller, RealmScope{}) & kRealmControl))
     return refuse(Reason::kNotPermitted, "requires realm_control at realm scope");
   auto* found = process_mut(op.pid);
-  if (!found) return refuse(Reason::kUnknownProcess, "no process " + std::to_string(op.pid));
+  if (!found) return refuse(Reason::kUnknownProcess, "no process " + std::to_string(op.pid.value));
   auto& process = *found;
   auto b = bound(runtime_mut(op.pid), op.pid);
   if (!b.ok()) return Err{b.error()};
@@ -188,7 +188,7 @@ Result<Outcome, Refusal> Authority::apply(const Activate& op, Step& step) {
 }
 
 Result<QueryResult, Refusal> Authority::read(const ReadCtx& ctx, const RuntimeQuery& q) const {
-  if (!process(q.pid)) return refuse(Reason::kUnknownProcess, "no process " + std::to_string(q.pid));
+  if (!process(q.pid)) return refuse(Reason::kUnknownProcess, "no process " + std::to_string(q.pid.value));
   if (!may_read_metadata(ctx.caller, q.pid)) return refuse(Reason::kNotPermitted, "requires inspect or execute at the process");
   const auto* r = runtime(q.pid);
   if (!r) {

@@ -20,7 +20,7 @@ Result<QueryResult, Refusal> Authority::read(const ReadCtx& ctx, const ReadSegme
   segment.view = selected->view;
   segment.index = q.cursor ? q.cursor->index : 0;
   segment.records_before = q.cursor ? q.cursor->records : 0;
-  const Id id = selected->resource->info.resource;
+  const auto id = selected->resource->info.resource;
   std::optional<EntryKey> after;
   if (q.cursor) after = EntryKey{q.cursor->after.value};
   auto scan = ctx.catalog.entries(id, selected->revision, after, kPageRecords, kScanBudget);

@@ -60,7 +60,7 @@ Sequencer::~Sequencer() {
   sync_thread_.join();
 }
 
-std::optional<PublicKey> Sequencer::key_of(Id principal) const {
+std::optional<PublicKey> Sequencer::key_of(PrincipalId principal) const {
   std::shared_lock lock(keys_mutex_);
   auto it = keys_.find(principal);
   if (it == keys_.end()) return std::nullopt;
@@ -247,7 +247,7 @@ Result<Response, Refusal> Sequencer::answer(const QueryWork& q) {
   return Response{Version{}, Definition{definition()}, genesis_.realm, authority_.head().position, std::move(*result)};
 }
 
-std::optional<Refusal> Sequencer::check_key(Id principal, const PublicKey& verified_with, const Digest& digest,
+std::optional<Refusal> Sequencer::check_key(PrincipalId principal, const PublicKey& verified_with, const Digest& digest,
                                             const Signature& signature) const {
   const auto* p = authority_.principal(principal);
   if (p->public_key == verified_with) return std::nullopt;
@@ -289,13 +289,13 @@ Result<Receipt, Refusal> Sequencer::decide(CommandWork& work, Source& source) {
                         touched);
   if (!receipt.ok()) return receipt;
   journal_->stage(authority_, touched, work.command.envelope, *receipt);
-  for (Id id : touched.principals) publish_key(id);
+  for (PrincipalId id : touched.principals) publish_key(id);
   undurable_receipts_[{request.principal, request.sequence}] = *receipt;
   source = Source::kDecided;
   return receipt;
 }
 
-void Sequencer::publish_key(Id principal) {
+void Sequencer::publish_key(PrincipalId principal) {
   const auto* p = authority_.principal(principal);
   std::unique_lock lock(keys_mutex_);
   if (p && !p->revoked) keys_[principal] = p->public_key;

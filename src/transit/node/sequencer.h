@@ -86,7 +86,7 @@ class Sequencer {
   void query(SignedQuery query, Digest digest, PublicKey verified_with, QueryDone done, bool control = false);
 
   /// The current key of a live principal (thread-safe).
-  std::optional<PublicKey> key_of(Id principal) const;
+  std::optional<PublicKey> key_of(PrincipalId principal) const;
   const Genesis& genesis() const { return genesis_; }
   SequencerStats stats() const;
   SequencerHealth health() const;
@@ -127,9 +127,9 @@ class Sequencer {
   void decide_group(std::deque<Work>& group);
   Result<Receipt, Refusal> decide(CommandWork& work, Source& source);
   Result<Response, Refusal> answer(const QueryWork& work);
-  std::optional<Refusal> check_key(Id principal, const PublicKey& verified_with, const Digest& digest,
+  std::optional<Refusal> check_key(PrincipalId principal, const PublicKey& verified_with, const Digest& digest,
                                    const Signature& signature) const;
-  void publish_key(Id principal);
+  void publish_key(PrincipalId principal);
   bool enqueue(Work work, std::size_t reserve = 0);  // admitted while pending < max_pending + reserve
 
   const Genesis genesis_;
@@ -142,10 +142,10 @@ class Sequencer {
   SnapshotRegistry snapshots_;        // decide thread only; volatile (decisions 70-77)
   Flight building_;                   // decide thread only
   /// Receipts of decisions not yet known durable, for exact retries (decide thread only).
-  std::map<std::pair<Id, Id>, Receipt> undurable_receipts_;
+  std::map<std::pair<PrincipalId, Id>, Receipt> undurable_receipts_;
 
   mutable std::shared_mutex keys_mutex_;
-  std::unordered_map<Id, PublicKey> keys_;
+  std::unordered_map<PrincipalId, PublicKey> keys_;
 
   mutable std::mutex mutex_;
   std::condition_variable wake_;  // the decide thread: work queued, or the sync thread idle

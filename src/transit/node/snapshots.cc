@@ -47,7 +47,7 @@ void SnapshotRegistry::reap(std::uint64_t now_ms) {
   }
 }
 
-Result<SnapshotRegistry::Snapshot, Refusal> SnapshotRegistry::open(Id principal, Id resource, Id revision, Id position,
+Result<SnapshotRegistry::Snapshot, Refusal> SnapshotRegistry::open(PrincipalId principal, ResourceId resource, Id revision, Id position,
                                                                    Id lease_ms, std::uint64_t now_ms) {
   reap(now_ms);  // an expired lease frees its place first
   if (auto it = held_.find(principal); it != held_.end() && it->second >= limits_.per_principal)
@@ -68,7 +68,7 @@ Result<SnapshotRegistry::Snapshot, Refusal> SnapshotRegistry::open(Id principal,
   return s;
 }
 
-Result<SnapshotRegistry::Snapshot*, Refusal> SnapshotRegistry::find(const SnapshotToken& token, Id principal,
+Result<SnapshotRegistry::Snapshot*, Refusal> SnapshotRegistry::find(const SnapshotToken& token, PrincipalId principal,
                                                                     std::uint64_t now_ms) {
   const auto& bytes = token.value;
   if (bytes.size() != kSnapshotTokenBytes || !std::equal(incarnation_.begin(), incarnation_.end(), bytes.begin())) {
@@ -95,7 +95,7 @@ void SnapshotRegistry::renew(Snapshot& snapshot, std::uint64_t now_ms) {
   snapshot.expires_at_ms = now_ms + snapshot.lease_ms;
 }
 
-bool SnapshotRegistry::close(const SnapshotToken& token, Id principal, std::uint64_t now_ms) {
+bool SnapshotRegistry::close(const SnapshotToken& token, PrincipalId principal, std::uint64_t now_ms) {
   auto it = open_.find(key_of(token));
   if (it == open_.end() || it->second.principal != principal) return false;
   if (now_ms >= it->second.expires_at_ms) return end(it, End::kExpired), false;
@@ -110,14 +110,14 @@ namespace {
 struct Reader {
   const Authority& authority;
   SnapshotRegistry& registry;
-  Id caller;
+  PrincipalId caller;
   std::uint64_t now_ms;
   const CatalogReader& catalog;
 
   /// Current rights, every time: inspect and read on the resource, its lifetime (decision 72).
-  std::optional<Refusal> authorized(Id resource) const { return authority.check_readable(caller, resource, now_ms); }
+  std::optional<Refusal> authorized(ResourceId resource) const { return authority.check_readable(caller, resource, now_ms); }
 
-  Result<SnapshotRegistry::Snapshot, Refusal> acquire(Id resource, std::optional<Id> revision, Id lease_ms) const {
+  Result<SnapshotRegistry::Snapshot, Refusal> acquire(ResourceId resource, std::optional<Id> revision, Id lease_ms) const {
     if (auto refusal = authorized(resource)) return Err{*refusal};
     const Id current = authority.resource(resource)->info.revision;
     if (revision && *revision != current)

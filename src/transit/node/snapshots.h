@@ -33,8 +33,8 @@ class SnapshotRegistry {
 
   struct Snapshot {
     SnapshotToken token;
-    Id principal = 0;
-    Id resource = 0;
+    PrincipalId principal{};
+    ResourceId resource{};
     Id revision = 0;
     Id position = 0;  // the published authority position it pins
     Id lease_ms = 0;
@@ -43,13 +43,13 @@ class SnapshotRegistry {
   };
 
   /// A new snapshot for `principal`, or why not (its quota, the node's capacity).
-  Result<Snapshot, Refusal> open(Id principal, Id resource, Id revision, Id position, Id lease_ms, std::uint64_t now_ms);
+  Result<Snapshot, Refusal> open(PrincipalId principal, ResourceId resource, Id revision, Id position, Id lease_ms, std::uint64_t now_ms);
   /// The caller's open snapshot of `token` now, or why there is none.
-  Result<Snapshot*, Refusal> find(const SnapshotToken& token, Id principal, std::uint64_t now_ms);
+  Result<Snapshot*, Refusal> find(const SnapshotToken& token, PrincipalId principal, std::uint64_t now_ms);
   /// A read through it succeeded: its lease runs again from now.
   void renew(Snapshot& snapshot, std::uint64_t now_ms);
   /// Ends the caller's open snapshot of `token`; false when there was none to end.
-  bool close(const SnapshotToken& token, Id principal, std::uint64_t now_ms);
+  bool close(const SnapshotToken& token, PrincipalId principal, std::uint64_t now_ms);
 
   std::size_t open_count() const { return open_.size(); }
   const SnapshotLimits& limits() const { return limits_; }
@@ -57,7 +57,7 @@ class SnapshotRegistry {
  private:
   enum class End { kExpired, kClosed };
   struct Ended {
-    Id principal;
+    PrincipalId principal;
     End end;
   };
   using Key = std::array<std::uint8_t, kSnapshotTokenBytes>;  // a token's bytes (the decoder fixes their length)
@@ -71,7 +71,7 @@ class SnapshotRegistry {
   std::array<std::uint8_t, 16> incarnation_{};  // started_ms (big-endian) and 8 random bytes
   std::uint64_t started_ms_ = 0;
   std::map<Key, Snapshot> open_;
-  std::map<Id, std::size_t> held_;  // principal -> its open snapshots
+  std::map<PrincipalId, std::size_t> held_;  // principal -> its open snapshots
   std::map<Key, Ended> ended_;
   std::deque<Key> ended_order_;  // oldest first, at most kEndedMemory
 };

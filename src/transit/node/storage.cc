@@ -19,7 +19,7 @@ std::string number(Id id) { return std::to_string(id); }
 
 // Realm-wide administrative authority: realm_control at realm scope, held
 // now (a PID-scoped principal never reaches the realm, decision 25).
-std::optional<Refusal> Authority::check_storage_admin(Id caller) const {
+std::optional<Refusal> Authority::check_storage_admin(PrincipalId caller) const {
   if (!(rights(caller, RealmScope{}) & kRealmControl))
     return Refusal{Reason::kNotPermitted, "storage maintenance requires realm_control at realm scope"};
   return std::nullopt;

@@ -13,10 +13,10 @@ constexpr std::uint64_t kInspectExecute = kInspect | kExecute;
 
 std::optional<Refusal> Authority::check_rotatable_worker(const RotateWorker& op) const {
   const auto* w = principal(op.worker);
-  if (!w) return Refusal{Reason::kUnknownSubject, "no principal " + std::to_string(op.worker)};
+  if (!w) return Refusal{Reason::kUnknownSubject, "no principal " + std::to_string(op.worker.value)};
   if (w->revoked) return Refusal{Reason::kRevokedWorker, "a revoked worker is not rotated"};
   if (w->pid_scope != op.pid)
-    return Refusal{Reason::kForeignScope, "the worker must be scoped to process " + std::to_string(op.pid)};
+    return Refusal{Reason::kForeignScope, "the worker must be scoped to process " + std::to_string(op.pid.value)};
   if (w->public_key != op.expected_public_key)
     return Refusal{Reason::kWorkerKeyChanged, "the worker's current key is not the expected one"};
   const std::uint64_t mask = rights(op.worker, PidScope{op.pid});
@@ -30,7 +30,7 @@ std::optional<Refusal> Authority::check_rotatable_worker(const RotateWorker& op)
 
 // An executable process: initialized, live, neither fenced, suspended nor
 // blocked, idle or owned by `worker` already, at `generation`.
-std::optional<Refusal> Authority::check_takeover(const ProcessRecord& process, Id worker, Id generation,
+std::optional<Refusal> Authority::check_takeover(const ProcessRecord& process, PrincipalId worker, Id generation,
                                                  std::uint64_t now_ms) const {
   if (retired(process, now_ms)) return Refusal{Reason::kRetired, "the process is permanently retired"};
   if (!process.initialized) return Refusal{Reason::kUninitialized, "the process is not initialized"};
@@ -38,7 +38,7 @@ std::optional<Refusal> Authority::check_takeover(const ProcessRecord& process, I
   if (process.resume_by_ms) return Refusal{Reason::kSuspended, "the process is suspended"};
   if (process.failure) return Refusal{Reason::kBlocked, "a blocked process is retried, not taken over"};
   if (process.owner && *process.owner != worker)
-    return Refusal{Reason::kNotOwner, "the process is owned by principal " + std::to_string(*process.owner)};
+    return Refusal{Reason::kNotOwner, "the process is owned by principal " + std::to_string(process.owner->value)};
   if (generation != process.generation)
     return Refusal{Reason::kStaleGeneration, "expected generation " + std::to_string(generation) +
                                                  ", the process is at " + std::to_string(process.generation)};
@@ -53,7 +53,7 @@ Result<Outcome, Refusal> Authority::apply(const RotateWorker& op, Step& step) {
   if (!(rights(step.caller, RealmScope{}) & kRealmControl))
     return refuse(Reason::kNotPermitted, "requires realm_control at realm scope");
   auto* found = process_mut(op.pid);
-  if (!found) return refuse(Reason::kUnknownProcess, "no process " + std::to_string(op.pid));
+  if (!found) return refuse(Reason::kUnknownProcess, "no process " + std::to_string(op.pid.value));
   auto& process = *found;
   if (auto bound = check_unbound(op.pid)) return Err{*bound};  // a bound PID is activated instead (decision 122)
   if (auto refusal = check_rotatable_worker(op)) return Err{*refusal};
@@ -93,7 +93,7 @@ bool Authority::caller_terminal(const EffectInfo& effect, std::uint64_t now_ms) 
 
 std::optional<Refusal> Authority::termination_fence(const EffectInfo& effect, std::uint64_t now_ms) const {
   if (caller_terminal(effect, now_ms))
-    return Refusal{Reason::kCallerTerminated, "process " + std::to_string(effect.pid) + " is retired"};
+    return Refusal{Reason::kCallerTerminated, "process " + std::to_string(effect.pid.value) + " is retired"};
   return std::nullopt;
 }
 
@@ -109,11 +109,11 @@ Result<Outcome, Refusal> Authority::apply(const Spawn& op, Step& step) {
   if (auto refusal = check_executor(step.caller, **p, op.generation, step.now_ms)) return Err{*refusal};
   if (!(rights(step.caller, PidScope{op.pid}) & kPidAdmin))
     return refuse(Reason::kNotPermitted, "requires pid_admin at the child");
-  if (op.pid == 0) return refuse(Reason::kZeroIdentity, "pid 0 is invalid");
+  if (op.pid.value == 0) return refuse(Reason::kZeroIdentity, "pid 0 is invalid");
   if (process(op.pid))
-    return refuse(Reason::kSubjectTaken, "pid " + std::to_string(op.pid) + " was allocated before");
+    return refuse(Reason::kSubjectTaken, "pid " + std::to_string(op.pid.value) + " was allocated before");
   if (auto over = check_required_budget(op.required.items.size())) return Err{*over};
-  std::vector<Id> inherited;
+  std::vector<ResourceId> inherited;
   for (const auto& name : op.required.items) {
     const auto* a = associated(op.parent, name.value);
     const auto* r = a ? resource(a->resource) : nullptr;
