@@ -24,6 +24,11 @@ class CompactionProcessTest : public ProcessTest {
     write_sample_genesis();
     start();
   }
+  // The node goes before its directory: one still relocating deletes table files under remove_all.
+  void TearDown() override {
+    node_.reset();
+    ProcessTest::TearDown();
+  }
   void start() {
     node_ = std::make_unique<cowboy::testing::ChildProcess>(std::vector<std::string>{
         kBin + "/transitd", "--genesis", (dir_ / "genesis.json").string(), "--data", (dir_ / "journal").string(),
