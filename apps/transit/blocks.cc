@@ -22,7 +22,10 @@ BlockCommands::BlockCommands(CLI::App& app) : o_(std::make_shared<Options>()) {
   o.blocks->require_subcommand(1);
   o.show = o.blocks->add_subcommand("show", "a block's record, whatever its state (inspect)");
   o.retire = o.blocks->add_subcommand("retire", "retire a block from the resource's next revision on (pid_admin at its owner)");
-  o.remove = o.blocks->add_subcommand("delete", "delete a retired block's body once no live view reads it (pid_admin at its owner)");
+  // Decision 180: the deletion is recorded at once; the body goes with a later fence.
+  o.remove = o.blocks->add_subcommand(
+      "delete", "record a retired block deleted once no live view reads it: reads refuse it from then on, and the "
+                "body is purged by the first storage fence a read-lease grace past its epoch (pid_admin at its owner)");
   for (auto* c : {o.show, o.retire, o.remove}) {
     c->add_option("--resource", o.resource)->required();
     c->add_option("--name", o.name, "the block's name: text, or hex:...")->required();

@@ -4,6 +4,7 @@
 //   transit storage fence [--epoch E] [--record-grace]
 //   transit storage compact [--cursor C] --resource R (--block NAME | --entry KEY)
 //   transit storage compact [--cursor C] (--process PID | --principal ID | --role ID | --grant ID)
+//   transit storage needs              # the leaves most worth compacting, most needy first (decision 183)
 //
 // Without --epoch or --cursor the command reads the storage head first and
 // names what it read: the node still refuses it if another fence or
@@ -17,7 +18,7 @@
 namespace cowboy::transit::cli {
 
 struct StorageCommands::Options {
-  CLI::App *storage, *fence, *compact;
+  CLI::App *storage, *fence, *compact, *needs;
   std::optional<Id> epoch, cursor, resource, process, principal, role, grant;
   std::optional<std::string> block, entry;
   bool record_grace = false;
@@ -40,6 +41,9 @@ StorageCommands::StorageCommands(CLI::App& app) : o_(std::make_shared<Options>()
   leaf->add_option("--role", o.role, "a role's record");
   leaf->add_option("--grant", o.grant, "a grant's record");
   leaf->require_option(1);
+  o.needs = o.storage->add_subcommand(
+      "needs", "the leaves most worth compacting: each with the decisions that wrote into it since its last "
+               "relocation, most needy first (realm_control)");
 }
 
 namespace {
@@ -52,11 +56,39 @@ void print_status(const StorageStatus& s) {
               (unsigned long long)s.read_lease_grace_ms, to_hex(ByteView(s.location_definition)).c_str());
 }
 
+void print_leaf(const StorageLeaf& leaf) {
+  std::visit(
+      [](const auto& l) {
+        using L = std::decay_t<decltype(l)>;
+        if constexpr (std::is_same_v<L, BlockLeaf>)
+          std::printf("block %s of resource %llu", show_bytes(l.name.value).c_str(), (unsigned long long)l.resource.value);
+        else if constexpr (std::is_same_v<L, EntryLeaf>)
+          std::printf("entry %s of resource %llu", show_bytes(l.key.value).c_str(), (unsigned long long)l.resource.value);
+        else if constexpr (std::is_same_v<L, ProcessLeaf>) std::printf("process %llu", (unsigned long long)l.pid.value);
+        else if constexpr (std::is_same_v<L, PrincipalLeaf>) std::printf("principal %llu", (unsigned long long)l.principal.value);
+        else if constexpr (std::is_same_v<L, RoleLeaf>) std::printf("role %llu", (unsigned long long)l.role);
+        else std::printf("grant %llu", (unsigned long long)l.grant);
+      },
+      leaf);
+}
+
 }  // namespace
 
 std::optional<int> StorageCommands::run(const Global& g, Client& client) {
   const auto& o = *o_;
   if (!o.storage->parsed()) return std::nullopt;
+  if (o.needs->parsed()) {
+    auto r = client.query(CompactionNeedsQuery{});
+    if (!r.ok()) return report(g, r.error());
+    if (g.json) return std::cout << to_json(*r) << "\n", 0;
+    const auto& leaves = std::get<CompactionNeeds>(r->result).leaves.items;
+    if (leaves.empty()) std::printf("no leaf needs compacting\n");
+    for (const auto& n : leaves) {
+      print_leaf(n.leaf);
+      std::printf(": %llu writes since its last relocation\n", (unsigned long long)n.need);
+    }
+    return 0;
+  }
   auto read = client.query(StorageQuery{});
   if (!read.ok()) return report(g, read.error());
   const auto& status = std::get<StorageStatus>(read->result);

@@ -68,7 +68,7 @@ void MaintainFlags::add_to(CLI::App& app) {
       ->capture_default_str()
       ->check(CLI::Range(std::uint64_t{0}, std::uint64_t{86'400'000}));
   app.add_option("--compacts-per-run", compacts_per_run,
-                 "--maintain: storage_compact commands per storage run, at most (process leaves in PID order, rotating)")
+                 "--maintain: storage_compact commands per storage run, at most (the node's most needy leaves first)")
       ->capture_default_str()
       ->check(CLI::Range(std::size_t{0}, std::size_t{4096}));
   service_log::add_flags(app, logs);

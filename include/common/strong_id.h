@@ -20,7 +20,10 @@ struct StrongId {
 
 }  // namespace cowboy
 
-// An id hashes as its value, so it keys an unordered map like its integer did.
-template <typename Tag, typename Rep> struct std::hash<cowboy::StrongId<Tag, Rep>> {
+// An id hashes as its value, so it keys an unordered map like its integer did
+// (only where its value hashes: a Bytes32 id has no std::hash).
+template <typename Tag, typename Rep>
+  requires requires(const Rep& v) { std::hash<Rep>{}(v); }
+struct std::hash<cowboy::StrongId<Tag, Rep>> {
   std::size_t operator()(const cowboy::StrongId<Tag, Rep>& id) const noexcept { return std::hash<Rep>{}(id.value); }
 };

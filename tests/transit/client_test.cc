@@ -349,5 +349,27 @@ TEST(TransitClient, StorageMaintenanceIsRequiredOfThePeerAndItsAnswerMustFit) {
   EXPECT_EQ(checked.query(StorageQuery{}).error().kind, ClientError::Kind::kMalformed);
 }
 
+// Decision 183: compaction_needs goes only to a peer that lists
+// storage_maintenance, and an answer listing a leaf below the minimum need or
+// out of need order is refused.
+TEST(TransitClient, ACompactionNeedsAnswerListsOnlyCandidatesMostNeedyFirst) {
+  crypto::init();
+  ScriptedPeer bare({capability::kStorageMaintenance});  // a peer without it
+  Client unsupported(bare.options());
+  EXPECT_EQ(unsupported.query(CompactionNeedsQuery{}).error().kind, ClientError::Kind::kUnsupported);
+
+  ScriptedPeer peer({});
+  CompactionNeeds answer;
+  peer.answer = [&](const QueryOp&) { return QueryResult{answer}; };
+  Client checked(peer.options());
+  EXPECT_TRUE(checked.query(CompactionNeedsQuery{}).ok());  // nothing needs it
+  answer.leaves.items = {{PrincipalLeaf{PrincipalId{1}}, 9}, {ProcessLeaf{Pid{7}}, 2}, {GrantLeaf{3}, 2}};
+  EXPECT_TRUE(checked.query(CompactionNeedsQuery{}).ok());
+  answer.leaves.items = {{ProcessLeaf{Pid{7}}, 2}, {PrincipalLeaf{PrincipalId{1}}, 9}};  // out of order
+  EXPECT_EQ(checked.query(CompactionNeedsQuery{}).error().kind, ClientError::Kind::kMalformed);
+  answer.leaves.items = {{PrincipalLeaf{PrincipalId{1}}, 9}, {ProcessLeaf{Pid{7}}, 1}};  // one write: no candidate
+  EXPECT_EQ(checked.query(CompactionNeedsQuery{}).error().kind, ClientError::Kind::kMalformed);
+}
+
 }  // namespace
 }  // namespace cowboy::transit

@@ -14,6 +14,7 @@
 #include "../support/poll.h"
 #include "state_fixture.h"
 #include "transit/maintain/maintainer.h"
+#include "transit/node/storage.h"
 
 namespace cowboy::transit {
 namespace {
@@ -566,9 +567,9 @@ TEST_F(MaintainerTest, WithoutTheOptInTheMaintainerNeitherCheckpointsNorTrimsNor
 // Decision 181: with a storage interval the maintainer fences once per
 // interval of trusted time - recording the read-lease grace once a grace has
 // passed since the stored fence - and compacts at most compacts_per_run
-// process leaves a run, rotating through the PIDs; between runs it sends
+// leaves a run, the most needy first (decision 183); between runs it sends
 // nothing, and a fence by someone else puts the next run an interval after it.
-TEST_F(MaintainerTest, TheStoragePassFencesOncePerIntervalRecordsTheGraceAndCompactsProcessLeaves) {
+TEST_F(MaintainerTest, TheStoragePassFencesOncePerIntervalRecordsTheGraceAndCompactsWhatNeedsIt) {
   initialized(7);
   initialized(8);
   principal(30, 130, RealmScope{}, maintain::kRequiredPermissions);
@@ -629,6 +630,91 @@ TEST_F(MaintainerTest, WithoutAStorageIntervalTheMaintainerNeitherFencesNorCompa
   EXPECT_EQ(s.epoch, 0u);
   EXPECT_EQ(s.compaction_cursor, 0u);
   EXPECT_EQ(m->metrics().storage_runs.load(), 0u);
+}
+
+// Decision 183: a storage run compacts the leaves the node lists as most
+// needing it - most needy first, at most compacts_per_run - and never one
+// written only once since its last relocation; the needs are stored, so a
+// restarted node (and a new maintainer) go on from exactly where they were.
+TEST_F(MaintainerTest, TheStoragePassCompactsTheMostNeedyLeavesFirstAndARestartGoesOnFromTheStoredNeeds) {
+  initialized(7);
+  initialized(8);
+  const ResourceId notes = resource("notes");
+  process(notes, Pid{9});
+  const Id generation = ok<ProcessChanged>(admin_->submit(Own{Pid{9}, 1})).generation;
+  const auto write = [&](std::vector<std::string> keys) {
+    Turn t{Pid{9}, generation, std::nullopt, notes, std::nullopt, {}, {}, {}, {}, std::nullopt};
+    for (const auto& k : keys) t.mutations.items.push_back({key(k), value("v")});
+    accept(*admin_, t);
+  };
+  write({"hot", "warm", "cold"});
+  write({"hot", "warm"});
+  write({"hot"});
+  principal(30, 130, RealmScope{}, maintain::kRequiredPermissions);  // its record: one version
+  const auto needs = [&] { return answer<CompactionNeeds>(*admin_, CompactionNeedsQuery{}).leaves.items; };
+  const auto in_order = [](std::vector<LeafNeed> v) {  // most needy first, ties in leaf key order
+    std::sort(v.begin(), v.end(), [](const LeafNeed& a, const LeafNeed& b) {
+      return a.need != b.need ? a.need > b.need : node::leaf_key(a.leaf) < node::leaf_key(b.leaf);
+    });
+    return v;
+  };
+  const auto listed = [](const std::vector<LeafNeed>& v, const StorageLeaf& leaf) {
+    return std::any_of(v.begin(), v.end(), [&](const LeafNeed& n) { return n.leaf == leaf; });
+  };
+  const auto start = [&] {
+    maintain::Options o;
+    o.client = options(30, 130);
+    o.idle = std::chrono::milliseconds(1);
+    o.storage_every = std::chrono::milliseconds(10'000);
+    o.compacts_per_run = 3;
+    auto m = std::make_unique<Maintainer>(o, clock_);
+    EXPECT_TRUE(m->authenticate().ok());
+    return m;
+  };
+  auto m = start();
+
+  const std::vector<LeafNeed> before = needs();
+  ASSERT_GE(before.size(), 6u);
+  EXPECT_EQ(before[0].leaf, StorageLeaf{PrincipalLeaf{PrincipalId{1}}});  // the root signed every command
+  EXPECT_TRUE(listed(before, EntryLeaf{notes, key("hot")}));
+  EXPECT_TRUE(listed(before, EntryLeaf{notes, key("warm")}));
+  EXPECT_FALSE(listed(before, EntryLeaf{notes, key("cold")}));  // one write: nothing to gather
+  EXPECT_GT(before[2].need, 2u);  // so the maintainer's own record (2 once it has fenced) is not among the first three
+  EXPECT_EQ(m->round(), Maintainer::Round::kWorked);
+  EXPECT_EQ(answer<StorageStatus>(*admin_, StorageQuery{}).compaction_cursor, 3u);
+  // The first three went; the maintainer's record gained its fence and three compactions.
+  std::vector<LeafNeed> expected(before.begin() + 3, before.end());
+  expected.push_back({PrincipalLeaf{PrincipalId{30}}, 1 + 1 + 3});
+  expected = in_order(expected);
+  EXPECT_EQ(needs(), expected);
+
+  restart();
+  admin_ = std::make_unique<Client>(root());
+  EXPECT_EQ(needs(), expected);  // stored with the decisions
+  m = start();
+  clock_.set(clock_.now_ms() + 10'000);
+  EXPECT_EQ(m->round(), Maintainer::Round::kWorked);
+  // Its fence made the maintainer's record the most needy: it and the next two went,
+  // and the two compactions after its own are its record's two versions since.
+  std::vector<LeafNeed> next(expected.begin() + 3, expected.end());
+  EXPECT_EQ(expected[0].leaf, StorageLeaf{PrincipalLeaf{PrincipalId{30}}});
+  next.push_back({PrincipalLeaf{PrincipalId{30}}, 2});
+  EXPECT_EQ(needs(), in_order(next));
+
+  // Run after run until a run finds nothing worth it: never the cold entry.
+  for (int run = 0; run < 16 && !needs().empty(); ++run) {
+    clock_.set(clock_.now_ms() + 10'000);
+    m->round();
+  }
+  EXPECT_EQ(needs(), std::vector<LeafNeed>{});
+  write({"cold"});  // its second write since it was written: it was never relocated
+  const auto cold = needs();
+  ASSERT_TRUE(listed(cold, EntryLeaf{notes, key("cold")}));
+  EXPECT_EQ(std::find_if(cold.begin(), cold.end(), [&](const LeafNeed& n) {
+              return n.leaf == StorageLeaf{EntryLeaf{notes, key("cold")}};
+            })->need,
+            2u);
+  EXPECT_EQ(m->metrics().refused.load(), 0u);
 }
 
 }  // namespace

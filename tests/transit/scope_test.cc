@@ -305,6 +305,7 @@ TEST_F(ScopeTest, EveryQueryAppliesPidScopeAndGrantScope) {
       listing<RoutePage>("list_routes shows the head into 8", ListRoutes{std::nullopt}, pending8_, kPid8),
       query("list_ended", ListEnded{std::nullopt}, "YYYYYYY"),  // a filtered listing anyone may ask
       query("storage", StorageQuery{}, "YYYYYYY"),  // the storage head names no resource or process (decision 143)
+      query("compaction_needs", CompactionNeedsQuery{}, kRealm),  // names leaves: realm_control at realm scope (decision 183)
   };
   Row block7 = query("read_block r7", ReadBlock{CurrentBasis{r7_, 1}, key("b"), std::nullopt}, kRes7);
   block7.yes = "unknown_block";

@@ -47,6 +47,17 @@ class StorageMaintenanceTest : public OwnedDocTest {
     ASSERT_EQ(node_->sequencer().stats().relocated_through, cursor);
   }
   Receipt compact(StorageLeaf leaf) { return accept(*admin_, StorageCompact{status().compaction_cursor, std::move(leaf)}); }
+  std::vector<LeafNeed> needs() { return answer<CompactionNeeds>(*admin_, CompactionNeedsQuery{}).leaves.items; }
+  /// Relocates every listed leaf, then the root's own, whose need is then 0 (decision 183).
+  void relocate_all_needs() {
+    for (int page = 0; page < 16; ++page) {
+      const auto listed = needs();
+      if (listed.empty()) break;
+      for (const auto& n : listed) compact(n.leaf);
+    }
+    compact(PrincipalLeaf{PrincipalId{1}});
+    ASSERT_EQ(needs(), std::vector<LeafNeed>{});
+  }
   Reason compact_refused(StorageLeaf leaf, std::optional<Id> cursor = std::nullopt) {
     return refused(admin_->submit(StorageCompact{cursor.value_or(status().compaction_cursor), std::move(leaf)})).reason;
   }
@@ -369,6 +380,69 @@ TEST_F(StorageMaintenanceCeilingTest, AtTheAdmissionCeilingNeitherCompactionNorA
   EXPECT_EQ(refused(admin_->submit(StorageCompact{0, ProcessLeaf{kPid}})).reason, Reason::kAdmissionCeiling);
   EXPECT_EQ(refused(admin_->submit(StorageFence{0, false})).reason, Reason::kAdmissionCeiling);
   EXPECT_EQ(status(), before);
+}
+
+// Decision 183: a leaf's need is the decisions that wrote into it since its
+// last relocation - entries, a block, a process, policy records alike -
+// listed most needy first from kMinCompactionNeed up (ties in key order), at
+// most a page; a relocation starts its leaf from nothing, and the needs are
+// stored, so a restart lists them exactly as before.
+TEST_F(StorageMaintenanceTest, CompactionNeedsCountEachLeafsWritesSinceItsRelocationAndSurviveARestart) {
+  relocate_all_needs();
+  Id root_commands = 0;
+  const auto by_root = [&](Command op, std::vector<Bytes> blocks = {}) {
+    ++root_commands;
+    return accept(*admin_, std::move(op), std::move(blocks));
+  };
+  by_root(turn({{"hot", "1"}, {"warm", "1"}, {"cold", "1"}}));
+  by_root(turn({{"hot", "2"}, {"warm", std::nullopt}}));  // a deletion is a version too
+  by_root(turn({{"hot", "3"}}));
+  const Bytes body{1, 2, 3};
+  Turn with_block = turn({});
+  with_block.blocks.items.push_back({key("blob"), body.size(), crypto::sha256(ByteView(body.data(), body.size()))});
+  by_root(with_block, {body});  // the record and the body: one decision's write
+  by_root(RetireBlock{doc_, key("blob")});
+  const Id role = std::get<PrincipalCreated>(
+                      by_root(CreatePrincipal{PrincipalId{40}, testing::key_of(testing::seed_of(40)), RealmScope{}, Permissions{kInspect},
+                                           std::nullopt, std::nullopt})
+                          .outcome)
+                      .role;
+  const Id grant = std::get<Granted>(by_root(Grant{role, RealmScope{}, Permissions{kRead}, std::nullopt}).outcome).grant;
+  by_root(RevokeGrant{grant, std::nullopt});  // the revocation's removal version
+  const Id process_writes = 4;  // kPid's record: each of its turns (the block's one included)
+
+  const std::vector<LeafNeed> expected{
+      {PrincipalLeaf{PrincipalId{1}}, root_commands},        // the signer's record: a version per command
+      {ProcessLeaf{kPid}, process_writes},
+      {EntryLeaf{doc_, key("hot")}, 3},
+      {EntryLeaf{doc_, key("warm")}, 2},        // ties in key order: e/, then g/, then k/
+      {GrantLeaf{grant}, 2},
+      {BlockLeaf{doc_, key("blob")}, 2},
+  };  // not cold (one write), principal 40 (its creation alone), its role
+  EXPECT_EQ(needs(), expected);
+
+  // A relocation starts its leaf from nothing; the next decision counts one.
+  compact(EntryLeaf{doc_, key("hot")});
+  by_root(turn({{"hot", "4"}, {"cold", "2"}}));
+  std::vector<LeafNeed> now = needs();
+  const std::vector<LeafNeed> after{
+      {PrincipalLeaf{PrincipalId{1}}, root_commands + 1},  // and the compaction's own
+      {ProcessLeaf{kPid}, process_writes + 1},
+      {EntryLeaf{doc_, key("cold")}, 2},
+      {EntryLeaf{doc_, key("warm")}, 2},
+      {GrantLeaf{grant}, 2},
+      {BlockLeaf{doc_, key("blob")}, 2},
+  };  // hot: one write since its relocation
+  EXPECT_EQ(now, after);
+
+  // Stored with the decisions: a restart lists them exactly as before.
+  restart();
+  admin_ = std::make_unique<Client>(root());
+  EXPECT_EQ(needs(), after);
+  // Only realm_control at realm scope reads them: they name leaves.
+  principal(41, 41, RealmScope{}, kAllPermissions & ~std::uint64_t{kRealmControl});
+  Client other(options(41, 41));
+  EXPECT_EQ(query_refused(other, CompactionNeedsQuery{}).reason, Reason::kNotPermitted);
 }
 
 }  // namespace

@@ -24,6 +24,11 @@ class CompactionProcessTest : public ProcessTest {
     write_sample_genesis();
     start();
   }
+  // The node goes before its directory: one still relocating deletes table files under remove_all.
+  void TearDown() override {
+    node_.reset();
+    ProcessTest::TearDown();
+  }
   void start() {
     node_ = std::make_unique<cowboy::testing::ChildProcess>(std::vector<std::string>{
         kBin + "/transitd", "--genesis", (dir_ / "genesis.json").string(), "--data", (dir_ / "journal").string(),
@@ -161,6 +166,11 @@ TEST_F(CompactionProcessTest, ASigkillAmidCompactionLosesNothingAndTheRestartFin
   auto fenced = cowboy::testing::run(cli + " fence");
   ASSERT_EQ(fenced.status, 0) << fenced.out;
   EXPECT_EQ(fenced.out.rfind("storage_fenced {\"epoch\":1,", 0), 0u) << fenced.out;
+  // The needs came back with the node (decision 183): the root, which signed every command, first.
+  auto needs = cowboy::testing::run(cli + " needs");
+  ASSERT_EQ(needs.status, 0) << needs.out;
+  EXPECT_EQ(needs.out.rfind("principal 1: ", 0), 0u) << needs.out;
+  EXPECT_NE(needs.out.find(" writes since its last relocation\n"), std::string::npos) << needs.out;
 }
 
 }  // namespace

@@ -166,4 +166,37 @@ template <typename V> void fields(V& v, StorageStatus& t) {
       "read_lease_grace_ms", t.read_lease_grace_ms);
 }
 
+// ---- what is worth compacting (decision 183) ------------------------------------------
+
+/// A leaf is listed once this many keys were written into its ranges since
+/// its last relocation: one key alone sits in one place, nothing to gather.
+inline constexpr Id kMinCompactionNeed = 2;
+/// The leaves one compaction_needs answer lists, at most.
+inline constexpr std::size_t kNeedsPage = kPageRecords;
+
+/// The leaves most worth relocating now, needing realm_control at realm
+/// scope as compaction does (they name resources, entries and processes).
+struct CompactionNeedsQuery {
+  static constexpr std::string_view kName = "compaction_needs";
+  bool operator==(const CompactionNeedsQuery&) const = default;
+};
+template <typename V> void fields(V&, CompactionNeedsQuery&) {}
+
+/// One leaf and its need: the keys written into its ranges since its last
+/// relocation (or since the node began counting), at least kMinCompactionNeed.
+struct LeafNeed {
+  static constexpr std::string_view kName = "LeafNeed";
+  StorageLeaf leaf;
+  Id need = 0;
+  bool operator==(const LeafNeed&) const = default;
+};
+template <typename V> void fields(V& v, LeafNeed& t) { v("leaf", t.leaf)("need", t.need); }
+
+struct CompactionNeeds {
+  static constexpr std::string_view kName = "compaction_needs";
+  List<LeafNeed, kNeedsPage> leaves;  // most needy first; ties in leaf key order
+  bool operator==(const CompactionNeeds&) const = default;
+};
+template <typename V> void fields(V& v, CompactionNeeds& t) { v("leaves", t.leaves); }
+
 }  // namespace cowboy::transit

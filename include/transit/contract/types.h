@@ -235,7 +235,7 @@ using QueryOp = std::variant<IdentityQuery, CapabilitiesQuery, DecisionQuery, Li
                              // the maintenance process's collection listing (collection.h)
                              ListCollectable,
                              // storage maintenance (storage.h)
-                             StorageQuery>;
+                             StorageQuery, CompactionNeedsQuery>;
 
 struct Query {
   static constexpr std::string_view kName = "Query";
@@ -439,7 +439,7 @@ using QueryResult = std::variant<Identity, Capabilities, Decision, ResourcePage,
                                  // the maintenance process's collection listing (collection.h)
                                  CollectablePage,
                                  // storage maintenance (storage.h)
-                                 StorageStatus>;
+                                 StorageStatus, CompactionNeeds>;
 static_assert(std::variant_size_v<QueryResult> == std::variant_size_v<QueryOp>);
 
 struct Response {

@@ -410,6 +410,16 @@ Problem check(const StorageQuery&, const StorageStatus& s, Id position) {
   return std::nullopt;
 }
 
+// Candidates only, most needy first (decision 183).
+Problem check(const CompactionNeedsQuery&, const CompactionNeeds& n) {
+  const auto& leaves = n.leaves.items;
+  for (std::size_t i = 0; i < leaves.size(); ++i) {
+    if (leaves[i].need < kMinCompactionNeed) return std::string("a leaf that needs no relocation");
+    if (i > 0 && leaves[i].need > leaves[i - 1].need) return std::string("leaves not in need order");
+  }
+  return std::nullopt;
+}
+
 Problem check(const DecisionQuery& q, const Decision& d) {
   if (d.principal != q.principal) return std::string("decision for another principal");
   return std::nullopt;

@@ -50,7 +50,7 @@ inline constexpr std::string_view kBlocks = "blocks";
 // Segmented results (decisions 150-154): read_segment and its complete-result evidence.
 inline constexpr std::string_view kSegmentedResults = "segmented_results";
 // Physical storage maintenance (decisions 140-149): storage_fence,
-// storage_compact, prepared_turn and the storage read.
+// storage_compact, prepared_turn, the storage read and compaction_needs (decision 183).
 inline constexpr std::string_view kStorageMaintenance = "storage_maintenance";
 // Reported, gating no operation of their own: what turns and views support.
 inline constexpr std::string_view kRetainedReadVersions = "retained_read_versions";
@@ -97,7 +97,8 @@ template <typename Op> constexpr std::string_view required() {
   else if constexpr (kOneOf<Op, Collect, ListCollectable>) return kCollection;
   else if constexpr (kOneOf<Op, ReadBlock, BlockRead, RetireBlock, DeleteBlock>) return kBlocks;
   else if constexpr (kOneOf<Op, ReadSegment>) return kSegmentedResults;
-  else if constexpr (kOneOf<Op, StorageFence, StorageCompact, PreparedTurn, StorageQuery>) return kStorageMaintenance;
+  else if constexpr (kOneOf<Op, StorageFence, StorageCompact, PreparedTurn, StorageQuery, CompactionNeedsQuery>)
+    return kStorageMaintenance;
   else {
     static_assert(kOneOf<Op, CreateProcess, Associate, Initialize, Own, Send, Turn, FailTurn, Suspend, Resume,
                          ProcessRead, Terminate, Spawn>,

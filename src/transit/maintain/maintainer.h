@@ -19,7 +19,8 @@
 //      history floor onto the latest checkpoint (`trim_history`),
 //   6. every `storage_every` of trusted time (if asked to), fences storage,
 //      recording the read-lease grace once it has passed, and compacts at
-//      most `compacts_per_run` process leaves (decision 181).
+//      most `compacts_per_run` of the leaves the node lists as most needing
+//      it (decisions 181, 183).
 // The list is `kPasses`.
 // It keeps no state of its own: its work is found by bounded, paged listings
 // and each act is one signed command the node rechecks, so a SIGKILL at any
@@ -32,7 +33,6 @@
 #include <atomic>
 #include <chrono>
 #include <condition_variable>
-#include <deque>
 #include <mutex>
 #include <set>
 
@@ -109,7 +109,6 @@ class Maintainer {
   Round trim_pass();
   Round collect_pass();
   Round storage_pass();
-  bool refill_compaction();  // the next page of the compaction rotation (storage.cc)
   /// The passes of a round, in order; each lists its own work in bounded
   /// pages and acts by signed commands. Ended processes first: recording a
   /// destination's retirement turns its waiting routes into disposals, and
@@ -131,8 +130,6 @@ class Maintainer {
   bool collection_ = false;    // the node reports collection (decision 155)
   bool storage_ = false;       // the node reports storage_maintenance (decision 181)
   std::uint64_t next_storage_ms_ = 0;   // no storage run before this trusted time
-  std::deque<Pid> to_compact_;          // the rotation's PIDs not compacted yet
-  std::optional<Cursor> compaction_from_;  // where the rotation's next page starts (null: the first PID)
   std::mutex mutex_;
   std::condition_variable wake_;
   bool stopping_ = false;

@@ -2,9 +2,9 @@
 // trusted time, one storage run - a storage_fence, recording the read-lease
 // grace whenever a grace has passed since the stored fence (so that the
 // bodies deleted before it are purged, decision 180), then at most
-// `compacts_per_run` storage_compacts of process leaves, taken in PID order
-// from a rotation through the process listing that starts over once it is
-// through. Between runs it reads nothing: when the next is due comes from the
+// `compacts_per_run` storage_compacts of the leaves the node lists as most
+// worth relocating (compaction_needs, decision 183), most needy first; none
+// when nothing needs it. Between runs it reads nothing: when the next is due comes from the
 // stored fence's trusted time, so a restarted or a second maintainer does
 // not fence early either. Each run is logged and counted.
 #include "common/log.h"
@@ -43,38 +43,33 @@ Maintainer::Round Maintainer::storage_pass() {
   ++metrics_.storage_runs;
   std::size_t compacted = 0;
   Id cursor = status.compaction_cursor;
-  for (std::size_t sent = 0; sent < options_.compacts_per_run; ++sent) {  // commands, not successes: bounded
-    if (to_compact_.empty() && !refill_compaction()) break;
-    const Pid pid = to_compact_.front();
-    to_compact_.pop_front();
-    const Act acted = act(StorageCompact{cursor, ProcessLeaf{pid}});
-    if (acted == Act::kUnreachable) return Round::kUnreachable;
-    if (acted == Act::kLostRace) break;  // another compactor took the cursor: this run's compaction ends
-    if (acted == Act::kDone) ++cursor, ++compacted;
-    // kRefused (a leaf the node does not store, logged): the next one
+  // The node's most needy leaves, a page at a time: a relocation resets its
+  // leaf's need, so the next page lists the next ones (decision 183).
+  for (std::size_t sent = 0; sent < options_.compacts_per_run;) {  // commands, not successes: bounded
+    Response needs;
+    const Listed listed = list(CompactionNeedsQuery{}, needs);
+    if (listed == Listed::kUnreachable) return Round::kUnreachable;
+    if (listed != Listed::kPage) break;
+    const auto& leaves = std::get<CompactionNeeds>(needs.result).leaves.items;
+    if (leaves.empty()) break;  // nothing needs relocating
+    bool lost = false;
+    for (const auto& candidate : leaves) {
+      if (sent == options_.compacts_per_run) break;
+      ++sent;
+      const Act acted = act(StorageCompact{cursor, candidate.leaf});
+      if (acted == Act::kUnreachable) return Round::kUnreachable;
+      if (acted == Act::kLostRace) lost = true;  // another compactor took the cursor: this run's compaction ends
+      if (lost) break;
+      if (acted == Act::kDone) ++cursor, ++compacted;
+      // kRefused (logged): the next one
+    }
+    if (lost) break;
   }
   next_storage_ms_ = now + every;
   log::info("transit_maintain_storage_run", log::field("epoch", status.epoch + 1),
             log::field("grace_recorded", record_grace ? "yes" : "no"), log::field("compacted", compacted),
             log::field("cursor", cursor));
   return worked ? Round::kWorked : Round::kIdle;
-}
-
-// One page of the process listing from the rotation's continuation; at its
-// end the rotation starts again from the first PID. False: nothing listed.
-bool Maintainer::refill_compaction() {
-  for (int attempt = 0; attempt < 2; ++attempt) {
-    Response response;
-    if (list(ListProcesses{compaction_from_}, response) != Listed::kPage) {
-      compaction_from_.reset();
-      return false;
-    }
-    const auto& page = std::get<ProcessPage>(response.result);
-    for (const auto& p : page.items.items) to_compact_.push_back(p.pid);
-    compaction_from_ = page.cursor;
-    if (!to_compact_.empty()) return true;
-  }
-  return false;
 }
 
 }  // namespace cowboy::transit::maintain

@@ -61,6 +61,8 @@ Authority::Authority(Genesis genesis, Published published)
       credentials_(std::move(published.credentials)) {
   for (const auto& [id, g] : grants_) grants_by_role_.insert({g.role, id});
   may_have_ended_ = std::move(published.may_have_ended);  // stored, not rebuilt: processes stay on disk
+  needs_ = std::move(published.needs);  // stored with every decision that changed them (decision 183)
+  for (const auto& [leaf, need] : needs_) by_need_.emplace(~need, leaf);
   routes_position_ = ended_position_ = head_.position;
 }
 
@@ -397,6 +399,7 @@ Result<Receipt, Refusal> Authority::decide(const Request& request, const Digest&
   auto& signer = principals_.at(request.principal);
   signer.sequence = request.sequence;
   touched.principals.push_back(request.principal);
+  note_needs(touched);
   return Receipt{Version{}, Definition{definition()}, genesis_.realm, head_.position, request.principal,
                  request.sequence, digest, now_ms, std::move(*outcome)};
 }

@@ -68,6 +68,8 @@ struct Touched {
   std::optional<CompactionRecord> compaction;  // storage_compact's ledger record (decision 144)
   // The stored indexes' rows the decision added (true) or removed (decision 170): layout's keys.
   std::vector<std::pair<std::string, bool>> rows;
+  // The compaction needs it changed (decision 183): leaf record key, new need (none: the row goes).
+  std::vector<std::pair<std::string, std::optional<Id>>> needs;
 };
 
 /// A stored record version that does not decode, decodes as another record,
@@ -172,6 +174,7 @@ class Authority {
     std::map<Id, GrantRecord> grants;
     std::set<std::pair<PrincipalId, Id>> credentials;
     std::set<Pid> may_have_ended;  // the ended-process index as stored (processes are read when needed)
+    std::map<std::string, Id> needs;  // the compaction needs as stored (decision 183): leaf record key -> need
   };
   Authority(Genesis genesis, Published published);  // recovery
 
@@ -184,6 +187,8 @@ class Authority {
   /// associations, views and runtime bindings each (decisions 170, 175); a
   /// decision or query over it starts by dropping the least recently used.
   static constexpr std::size_t kResidentProcesses = 1 << 16;
+  /// At most this many leaves' compaction needs are kept (decision 183).
+  static constexpr std::size_t kNeedsBound = 4096;
   /// At most this many deleted block bodies one storage_fence purges (decision 180).
   static constexpr std::size_t kPurgesPerFence = 256;
   void limit_resident(std::size_t processes) { resident_limit_ = processes; }
@@ -352,6 +357,9 @@ class Authority {
   /// Why `leaf` names nothing stored.
   std::optional<Refusal> check_leaf(const StorageLeaf& leaf, const CatalogReader& catalog) const;
   void purge_past_grace(Step& step);  // decision 180
+  /// Counts the keys an accepted decision wrote into each leaf, and resets
+  /// the leaf it relocated, into needs_ and touched.needs (decision 183).
+  void note_needs(Touched& touched);
   // Collection (collection.cc, decisions 110-119): one kind each; every gate before any removal.
   Result<Outcome, Refusal> apply(const Collect& op, Step& step);
   Result<Outcome, Refusal> collect_output(ProcessRecord& p, Id output, Step& step);
@@ -448,6 +456,7 @@ class Authority {
   Result<QueryResult, Refusal> read(const ReadCtx& ctx, const ReadSegment& q) const;      // segments.cc
   Result<QueryResult, Refusal> read(const ReadCtx& ctx, const ListCollectable& q) const;  // collection.cc
   Result<QueryResult, Refusal> read(const ReadCtx& ctx, const StorageQuery& q) const;           // storage.cc
+  Result<QueryResult, Refusal> read(const ReadCtx& ctx, const CompactionNeedsQuery& q) const;   // storage.cc
   /// Why a continuation at `cut` may not go on, given where its catalog last changed (decision 6).
   std::optional<Refusal> stale_cut(Id cut, Id catalog_position) const;
 
@@ -602,6 +611,12 @@ class Authority {
   Id routes_position_ = 0;
   std::set<Pid> may_have_ended_;  // PIDs: suspended, or a required dependency recorded as ended
   Id ended_position_ = 0;
+  // Compaction needs (decision 183): leaf record key -> keys written into the
+  // leaf since its last relocation, at most kNeedsBound leaves, stored as
+  // layout::need rows by the decisions that change them and read at start;
+  // by_need_ orders them (~need, key): the most needy first.
+  std::map<std::string, Id> needs_;
+  std::set<std::pair<Id, std::string>> by_need_;
 };
 
 }  // namespace cowboy::transit::node

@@ -96,6 +96,19 @@ std::optional<std::string> load_table(rocksdb::DB& db, char table, Authority::Pu
     case kCredentials:
       return scan<void>(db, table, [&](std::string_view k) { p.credentials.insert({PrincipalId{get_be64(k)}, get_be64(k.substr(8))}); });
     case kEnded: return scan<void>(db, table, [&](std::string_view k) { p.may_have_ended.insert(Pid{get_be64(k)}); });
+    case kNeeds: {  // decision 183: leaf record key -> need, 8 bytes
+      rocksdb::ReadOptions in_order;
+      in_order.total_order_seek = true;
+      const std::string start = layout::table(table);
+      std::unique_ptr<rocksdb::Iterator> it(db.NewIterator(in_order));
+      for (it->Seek(start); it->Valid() && it->key().starts_with(start); it->Next()) {
+        if (it->value().size() != 8) return std::string("compaction needs: a stored row of another shape");
+        if (const Id need = get_be64(it->value().ToStringView()))
+          p.needs[std::string(it->key().ToStringView().substr(start.size()))] = need;
+      }
+      if (!it->status().ok()) return it->status().ToString();
+      return std::nullopt;
+    }
     default: return "table " + std::string(table_of(table)->name) + " has no loader";
   }
 }
@@ -187,6 +200,17 @@ void stage_table(rocksdb::WriteBatchBase& w, char table, const Authority& a, con
         if (row.empty() || row[0] != table) continue;
         if (present) w.Put(row, "");
         else w.Delete(row);
+      }
+      return;
+    case kNeeds:  // decision 183: each changed need, in place
+      for (const auto& [leaf, value] : t.needs) {
+        if (!value) {
+          w.Delete(need(leaf));
+          continue;
+        }
+        std::string stored;
+        put_be64(stored, *value);
+        w.Put(need(leaf), stored);
       }
       return;
     default: return;

@@ -48,7 +48,8 @@ inline constexpr char kRoutes = 'w',       // pending outputs by (source, destin
                       kOutputsOf = 'O',    // outputs by (source, output)
                       kEffectsOf = 'F',    // effects by (pid, effect)
                       kPayloadsOf = 'Y',   // payloads by (pid, payload)
-                      kPurges = 'P';       // deleted block bodies awaiting read-lease grace (decision 180)
+                      kPurges = 'P',       // deleted block bodies awaiting read-lease grace (decision 180)
+                      kNeeds = 'C';        // each leaf's keys written since its last relocation (decision 183)
 // The same over resources, associations and views (decision 175). A name is
 // padded as an entry key is (32 bytes, then its length), so one name's rows
 // share a prefix no other name's start with.
@@ -118,6 +119,10 @@ inline constexpr Table kTables[] = {
     {kViewsOn, "views on", "views by (resource, view), no value; changed in place", false},
     {kPurges, "purges", "deleted block bodies by (epoch deleted in, resource, padded name), no value; changed in place",
      false},
+    {kNeeds, "compaction needs",
+     "keys written into a leaf since its last relocation, by the leaf's record key; bounded, changed in place, read at "
+     "start (decision 183)",
+     true},
 };
 consteval bool prefixes_distinct() {
   for (std::size_t i = 0; i < std::size(kTables); ++i)
@@ -304,6 +309,14 @@ inline std::optional<PurgeRow> parse_purge(std::string_view stored) {
   const char* name = stored.data() + 18;
   return PurgeRow{get_be64(stored.substr(2)), ResourceId{get_be64(stored.substr(10))},
                   EntryKey{std::vector<std::uint8_t>(name, name + length)}};
+}
+/// A leaf's compaction need (decision 183): `C/` + the leaf's record key
+/// (a block's is its record's, `k/`), holding how many keys the decisions
+/// since its last relocation wrote into its ranges (8 bytes, big-endian).
+inline std::string need(std::string_view leaf_key) {
+  std::string k = table(kNeeds);
+  k.append(leaf_key);
+  return k;
 }
 /// The highest cursor whose relocation has physically finished (8 bytes,
 /// big-endian; absent: none). Written unsynced after the rewrite: a crash

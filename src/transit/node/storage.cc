@@ -104,6 +104,71 @@ Result<Outcome, Refusal> Authority::apply(const PreparedTurn& op, Step& step) {
   return apply(op.turn, step);
 }
 
+// Decision 183: a leaf's need is how many accepted decisions wrote into its
+// ranges since its last relocation - a record's new version, a block body
+// written or purged. One decision's keys go in one write and sit together;
+// each later decision's may sit in another table file, so the need counts
+// the places a relocation gathers into one. The leaf a storage_compact
+// relocates starts again from nothing, with what that decision wrote.
+// Bounded: a leaf first written while kNeedsBound leaves are kept takes the
+// place of the least needy only when that one is no candidate (need below
+// kMinCompactionNeed), so a listed need never exceeds the decisions that
+// really wrote; otherwise it is not counted until relocations make room.
+void Authority::note_needs(Touched& t) {
+  using namespace layout;
+  std::set<std::string> written;
+  for (PrincipalId id : t.principals) written.insert(key(kPrincipals, id));
+  for (Id id : t.roles) written.insert(key(kRoles, id));
+  for (Id id : t.grants_written) written.insert(key(kGrants, id));
+  for (Id id : t.grants_removed) written.insert(key(kGrants, id));
+  for (Pid pid : t.processes) written.insert(process_versions(pid));
+  for (const auto& e : t.entries) written.insert(entry_versions(e.resource, e.key));
+  for (const auto& r : t.block_records) written.insert(block_record(r.resource, r.name));
+  for (const auto& b : t.blocks) written.insert(block_record(b.resource, b.name));  // the body: the block's leaf
+  for (const auto& [resource, name] : t.blocks_deleted) written.insert(block_record(resource, name));
+  const auto set = [&](const std::string& leaf, Id from, Id to) {
+    if (from) by_need_.erase({~from, leaf});
+    if (to) {
+      by_need_.emplace(~to, leaf);
+      needs_[leaf] = to;
+    } else {
+      needs_.erase(leaf);
+    }
+    t.needs.emplace_back(leaf, to ? std::optional<Id>(to) : std::nullopt);
+  };
+  if (t.compaction) {  // relocated once this decision is durable, with what it wrote
+    const std::string leaf = leaf_key(t.compaction->leaf);
+    written.erase(leaf);
+    if (auto it = needs_.find(leaf); it != needs_.end()) set(leaf, it->second, 0);
+  }
+  for (const auto& leaf : written) {
+    auto it = needs_.find(leaf);
+    if (it != needs_.end()) {
+      set(leaf, it->second, it->second + 1);
+      continue;
+    }
+    if (needs_.size() >= kNeedsBound) {
+      const auto least = std::prev(by_need_.end());  // the least needy, the last in key order among equals
+      if (~least->first >= kMinCompactionNeed) continue;  // full of candidates: not counted
+      const std::string evicted = least->second;
+      set(evicted, ~least->first, 0);
+    }
+    set(leaf, 0, 1);
+  }
+}
+
+// Decision 183: the most needy leaves, at most a page, none below
+// kMinCompactionNeed; realm_control at realm scope, as compaction needs.
+Result<QueryResult, Refusal> Authority::read(const ReadCtx& ctx, const CompactionNeedsQuery&) const {
+  if (auto refusal = check_storage_admin(ctx.caller)) return Err{*refusal};
+  CompactionNeeds answer;
+  for (const auto& [inverted, key] : by_need_) {
+    if (~inverted < kMinCompactionNeed || answer.leaves.items.size() == kNeedsPage) break;
+    if (auto leaf = leaf_of(key)) answer.leaves.items.push_back(LeafNeed{std::move(*leaf), ~inverted});
+  }
+  return QueryResult{std::move(answer)};
+}
+
 // Any live principal: the storage fields name no resource or process.
 Result<QueryResult, Refusal> Authority::read(const ReadCtx&, const StorageQuery&) const {
   return QueryResult{StorageStatus{head_.location_definition, head_.storage_epoch, head_.fenced_at,

@@ -46,6 +46,11 @@ std::optional<Id> decode_relocated(std::string_view stored);
 /// bytes: a block's body and every version of its record; every version of
 /// an entry, a process or a policy record (key + ~position, decision 161).
 std::vector<std::pair<std::string, std::string>> leaf_ranges(const StorageLeaf& leaf);
+/// A leaf's record key (a block's is its record's): what its compaction need
+/// is stored under (layout::need, decision 183).
+std::string leaf_key(const StorageLeaf& leaf);
+/// The leaf whose record key is `key`; none for a key of another shape.
+std::optional<StorageLeaf> leaf_of(std::string_view key);
 
 /// Rewrites relocated leaves into new table files, in cursor order, on its
 /// own thread, recording each finished one under layout::relocated(). Opened

@@ -55,6 +55,41 @@ std::vector<std::pair<std::string, std::string>> leaf_ranges(const StorageLeaf& 
       leaf);
 }
 
+std::string leaf_key(const StorageLeaf& leaf) {
+  using namespace layout;
+  return std::visit(
+      [](const auto& l) -> std::string {
+        using L = std::decay_t<decltype(l)>;
+        if constexpr (std::is_same_v<L, BlockLeaf>) return block_record(l.resource, l.name);
+        else if constexpr (std::is_same_v<L, EntryLeaf>) return entry_versions(l.resource, l.key);
+        else if constexpr (std::is_same_v<L, ProcessLeaf>) return process_versions(l.pid);
+        else if constexpr (std::is_same_v<L, PrincipalLeaf>) return key(kPrincipals, l.principal);
+        else if constexpr (std::is_same_v<L, RoleLeaf>) return key(kRoles, l.role);
+        else return key(kGrants, l.grant);
+      },
+      leaf);
+}
+
+std::optional<StorageLeaf> leaf_of(std::string_view key) {
+  using namespace layout;
+  if (key.size() < kIdKey || key[1] != '/') return std::nullopt;
+  const Id id = get_be64(key.substr(2));
+  if (key.size() == kIdKey) switch (key[0]) {
+      case kProcesses: return ProcessLeaf{Pid{id}};
+      case kPrincipals: return PrincipalLeaf{PrincipalId{id}};
+      case kRoles: return RoleLeaf{id};
+      case kGrants: return GrantLeaf{id};
+      default: return std::nullopt;
+    }
+  if (key.size() != kIdKey + kPaddedKey || (key[0] != kBlockRecords && key[0] != kEntries)) return std::nullopt;
+  const auto length = static_cast<std::uint8_t>(key.back());
+  if (length > 32) return std::nullopt;
+  const char* bytes = key.data() + kIdKey;
+  EntryKey name{std::vector<std::uint8_t>(bytes, bytes + length)};
+  if (key[0] == kBlockRecords) return BlockLeaf{ResourceId{id}, std::move(name)};
+  return EntryLeaf{ResourceId{id}, std::move(name)};
+}
+
 Relocator::Relocator(rocksdb::DB& db) : db_(db) {
   std::string stored;
   if (db_.Get(rocksdb::ReadOptions(), layout::relocated(), &stored).ok())
