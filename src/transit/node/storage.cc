@@ -134,7 +134,10 @@ void Authority::note_needs(Touched& t) {
     } else {
       needs_.erase(leaf);
     }
-    t.needs.emplace_back(leaf, to ? std::optional<Id>(to) : std::nullopt);
+    // Only candidates are stored: a leaf at 1 is counted in memory and
+    // forgotten by a restart (an under-count, never an over-count).
+    if (to >= kMinCompactionNeed || from >= kMinCompactionNeed)
+      t.needs.emplace_back(leaf, to ? std::optional<Id>(to) : std::nullopt);
   };
   if (t.compaction) {  // relocated once this decision is durable, with what it wrote
     const std::string leaf = leaf_key(t.compaction->leaf);
