@@ -2,11 +2,12 @@
 // and a group id are all u64; in the code each is its own type, built
 // explicitly from the wire value and read back with `.value`, so that no call
 // can take one for another: a lane passed where a group is expected does not
-// compile (tests/common/strong_id_test.cc).
+// compile (each family's strong_ids_test.cc, on tests/support/distinct_ids.h).
 #pragma once
 
 #include <compare>
 #include <functional>
+#include <type_traits>
 
 namespace cowboy {
 
@@ -27,3 +28,38 @@ template <typename Tag, typename Rep>
 struct std::hash<cowboy::StrongId<Tag, Rep>> {
   std::size_t operator()(const cowboy::StrongId<Tag, Rep>& id) const noexcept { return std::hash<Rep>{}(id.value); }
 };
+
+namespace cowboy {
+
+// A point on a counted axis - a block height, a journal position, a revision -
+// is a StrongId whose tag says `static constexpr bool kCounted = true;`. It is
+// moved by a plain count and two points differ by one, as a time point and a
+// duration do; two points never add, and an id (a lane, a PID) has no
+// arithmetic at all.
+template <typename Tag>
+concept Counted = Tag::kCounted;
+
+template <Counted Tag, typename Rep>
+constexpr StrongId<Tag, Rep> operator+(StrongId<Tag, Rep> point, std::type_identity_t<Rep> count) {
+  return StrongId<Tag, Rep>{static_cast<Rep>(point.value + count)};
+}
+template <Counted Tag, typename Rep>
+constexpr StrongId<Tag, Rep> operator-(StrongId<Tag, Rep> point, std::type_identity_t<Rep> count) {
+  return StrongId<Tag, Rep>{static_cast<Rep>(point.value - count)};
+}
+template <Counted Tag, typename Rep>
+constexpr Rep operator-(StrongId<Tag, Rep> later, StrongId<Tag, Rep> earlier) {
+  return static_cast<Rep>(later.value - earlier.value);
+}
+template <Counted Tag, typename Rep>
+constexpr StrongId<Tag, Rep>& operator++(StrongId<Tag, Rep>& point) {
+  ++point.value;
+  return point;
+}
+template <Counted Tag, typename Rep>
+constexpr StrongId<Tag, Rep>& operator+=(StrongId<Tag, Rep>& point, std::type_identity_t<Rep> count) {
+  point.value += count;
+  return point;
+}
+
+}  // namespace cowboy

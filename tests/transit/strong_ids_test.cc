@@ -10,25 +10,15 @@
 #include "transit/contract/codec.h"
 #include "transit/node/layout.h"
 #include "transit/node/resident.h"
+#include "support/distinct_ids.h"
 
 namespace cowboy::transit {
 namespace {
 
-// No id converts to another, nor to or from its integer implicitly.
-static_assert(!std::is_convertible_v<Pid, PrincipalId>);
-static_assert(!std::is_convertible_v<PrincipalId, Pid>);
-static_assert(!std::is_convertible_v<Pid, ResourceId>);
-static_assert(!std::is_convertible_v<ResourceId, Pid>);
-static_assert(!std::is_constructible_v<PrincipalId, Pid>);
-static_assert(!std::is_constructible_v<ResourceId, Pid>);
-static_assert(!std::is_constructible_v<Pid, ResourceId>);
-static_assert(!std::is_convertible_v<std::uint64_t, Pid>);
-static_assert(!std::is_convertible_v<Pid, std::uint64_t>);
-static_assert(std::is_constructible_v<Pid, std::uint64_t>);  // explicitly, from the wire value
+static_assert(testing::kDistinctIds<Pid, PrincipalId, ResourceId>);
 
 // The contract's types take only their own id.
-template <typename Field, typename Value>
-constexpr bool kTakes = std::is_assignable_v<Field&, Value>;
+using testing::kTakes;
 static_assert(kTakes<decltype(PidScope::pid), Pid>);
 static_assert(!kTakes<decltype(PidScope::pid), PrincipalId>);
 static_assert(!kTakes<decltype(PidScope::pid), std::uint64_t>);

@@ -8,25 +8,16 @@
 
 #include "cbqs/client.h"
 #include "cbqs/wire/codec.h"
+#include "support/distinct_ids.h"
 
 namespace cowboy::cbqs {
 namespace {
 
-// No id converts to another, nor to or from its integer implicitly.
-static_assert(!std::is_convertible_v<LaneId, GroupId>);
-static_assert(!std::is_convertible_v<GroupId, LaneId>);
-static_assert(!std::is_convertible_v<LaneId, Sequence>);
-static_assert(!std::is_convertible_v<Sequence, LaneId>);
-static_assert(!std::is_constructible_v<GroupId, LaneId>);
-static_assert(!std::is_constructible_v<LaneId, GroupId>);
-static_assert(!std::is_constructible_v<Sequence, GroupId>);
-static_assert(!std::is_convertible_v<std::uint64_t, LaneId>);
-static_assert(!std::is_convertible_v<LaneId, std::uint64_t>);
-static_assert(std::is_constructible_v<LaneId, std::uint64_t>);  // explicitly, from the wire value
+static_assert(testing::kDistinctIds<LaneId, GroupId, Sequence>);
+static_assert(testing::kNoArithmetic<LaneId> && testing::kNoArithmetic<GroupId>);
 
 // The wire objects take only their own id.
-template <typename Field, typename Value>
-constexpr bool kTakes = std::is_assignable_v<Field&, Value>;
+using testing::kTakes;
 static_assert(kTakes<decltype(GroupConfigV2::group_id), GroupId>);
 static_assert(!kTakes<decltype(GroupConfigV2::group_id), LaneId>);
 static_assert(!kTakes<decltype(GroupConfigV2::lane_id), GroupId>);
