@@ -4,6 +4,10 @@
 // filled stream (GetCheckpoint, latest) is answered - the stream's first load.
 // With --baseline, a second cbqsd binary gets its own store of the same size,
 // and the runs alternate: baseline, this build, baseline, ...
+// --idle-ms N keeps each cbqsd (the fill's and every restart's) up N ms idle
+// before its SIGKILL: 0, the default, is a crash under load, whose restart
+// replays the WAL not yet flushed (up to a memtable); a few seconds is a store
+// that was idle when it stopped (cbqsd flushes after 2 s without writes).
 //
 //   cbqs_restart_bench --records 10000,1000000 --runs 3 --baseline /path/to/old/cbqsd
 #include <CLI/CLI.hpp>
@@ -12,6 +16,7 @@
 #include <fstream>
 #include <iostream>
 #include <regex>
+#include <thread>
 
 #include "../tests/support/process.h"
 #include "cbqs/client/wss_connection.h"
@@ -90,7 +95,8 @@ std::optional<Bytes32> open_session(client::WssConnection& c, const Broker& b) {
 }
 
 // Appends `records` 16-byte records to one new lane, `window` in flight.
-bool fill(const std::string& binary, const std::filesystem::path& dir, std::uint64_t records) {
+bool fill(const std::string& binary, const std::filesystem::path& dir, std::uint64_t records,
+          std::chrono::milliseconds idle) {
   Broker b(binary, dir, Clock::now());
   auto c = b.connect();
   auto session = c ? open_session(*c, b) : std::nullopt;
@@ -118,6 +124,7 @@ bool fill(const std::string& binary, const std::filesystem::path& dir, std::uint
     ++acked;
   }
   std::cerr << "filled " << records << " records in " << ms_since(started) / 1'000 << " s (" << dir << ")\n";
+  std::this_thread::sleep_for(idle);
   b.child.kill(SIGKILL);
   return true;
 }
@@ -128,7 +135,8 @@ struct Run {
   std::uint64_t head = 0;
 };
 
-std::optional<Run> restart(const std::string& binary, const std::filesystem::path& dir) {
+std::optional<Run> restart(const std::string& binary, const std::filesystem::path& dir,
+                           std::chrono::milliseconds idle) {
   auto started = Clock::now();
   Broker b(binary, dir, started);
   if (b.port == 0) return std::nullopt;
@@ -142,6 +150,7 @@ std::optional<Run> restart(const std::string& binary, const std::filesystem::pat
   const auto* cp = std::get_if<resp::Checkpoint>(&std::get<Response>(*answer).body);
   if (!cp) return std::nullopt;
   run.head = cp->receipt.last_sequence.value;
+  std::this_thread::sleep_for(idle);
   b.child.kill(SIGKILL);
   return run;
 }
@@ -154,12 +163,14 @@ int main(int argc, char** argv) {
   int runs = 3;
   std::string binary = std::string(COWBOY_BIN_DIR) + "/cbqsd", baseline, dir = "restart-bench";
   bool keep = false;
+  std::uint64_t idle_ms = 0;
   app.add_option("--records", sizes, "stream sizes to fill and restart")->delimiter(',');
   app.add_option("--runs", runs, "restarts per size and binary");
   app.add_option("--cbqsd", binary, "the cbqsd under test");
   app.add_option("--baseline", baseline, "another cbqsd, alternated with it (e.g. main's)");
   app.add_option("--dir", dir, "where the stores go (reused when --keep left them)");
   app.add_flag("--keep", keep, "keep the filled stores, and reuse them");
+  app.add_option("--idle-ms", idle_ms, "each cbqsd stays up this long idle before its SIGKILL (0: a crash under load)");
   CLI11_PARSE(app, argc, argv);
 
   std::vector<std::pair<std::string, std::string>> binaries{{"this", binary}};
@@ -171,7 +182,7 @@ int main(int argc, char** argv) {
       if (std::filesystem::exists(store / "filled")) continue;
       std::filesystem::remove_all(store);
       std::filesystem::create_directories(store);
-      if (!fill(path, store, n)) {
+      if (!fill(path, store, n, std::chrono::milliseconds(idle_ms))) {
         std::cerr << "filling " << store << " failed\n";
         return 1;
       }
@@ -179,7 +190,8 @@ int main(int argc, char** argv) {
     }
     for (int r = 0; r < runs; ++r)
       for (const auto& [name, path] : binaries) {
-        auto run = restart(path, std::filesystem::path(dir) / (name + "-" + std::to_string(n)));
+        auto run = restart(path, std::filesystem::path(dir) / (name + "-" + std::to_string(n)),
+                           std::chrono::milliseconds(idle_ms));
         if (!run) {
           std::cerr << name << " at " << n << " records: the restart did not answer\n";
           return 1;

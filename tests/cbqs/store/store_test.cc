@@ -3,10 +3,13 @@
 
 #include <rocksdb/db.h>
 
+#include <cstdio>
 #include <fstream>
+#include <thread>
 
 #include "../../support/temp_dir.h"
 #include "cbqs/store/memory_store.h"
+#include "cbqs/store/rocksdb_settings.h"
 
 namespace cowboy::cbqs::store {
 namespace {
@@ -127,6 +130,88 @@ TEST(Store, RocksDbBuildsAgainAFirstStartCutShort) {
   ASSERT_TRUE(s.ok()) << s.error();
   EXPECT_EQ(**(*s)->get(kFormatMarkerKey), kFormatMarkerValue);
   EXPECT_FALSE(std::filesystem::exists(dir.path() / ".creating"));
+}
+
+// What a start would replay: the bytes of the store's WAL files.
+std::uintmax_t wal_bytes(const std::filesystem::path& store) {
+  std::uintmax_t bytes = 0;
+  for (const auto& f : std::filesystem::directory_iterator(store))
+    if (f.path().extension() == ".log") bytes += f.file_size();
+  return bytes;
+}
+
+// 1 MiB in 256 synced batches of 4 KiB values: "k/0000" ... "k/0255".
+void write_a_mebibyte(Store& s) {
+  for (int i = 0; i < 256; ++i) {
+    WriteBatch b;
+    char key[8];
+    std::snprintf(key, sizeof key, "k/%04d", i);
+    b.put(key, std::string(4'096, static_cast<char>('a' + i % 26)));
+    ASSERT_TRUE(s.write(b, Sync::kYes).ok());
+  }
+}
+
+void expect_the_mebibyte(Store& s) {
+  for (int i : {0, 127, 255}) {
+    char key[8];
+    std::snprintf(key, sizeof key, "k/%04d", i);
+    auto v = s.get(key);
+    ASSERT_TRUE(v.ok() && *v) << key;
+    EXPECT_EQ(**v, std::string(4'096, static_cast<char>('a' + i % 26)));
+  }
+}
+
+// Issue 46: a start replays every WAL byte not flushed and keeps it in the
+// memtable, so a store nobody wrote replayed the same WAL at every start. Once
+// idle, the store flushes: its WAL files are empty while it is still open, so
+// even a SIGKILL then leaves nothing to replay. (Before: the 1 MiB stayed in
+// the WAL, and this test failed at its 60 s bound.)
+TEST(Store, RocksDbFlushesOnceIdleSoThatARestartReplaysNothing) {
+  testing::TempDir dir;
+  auto path = dir.path() / "s";
+  {
+    auto s = open_rocksdb_store(path.string(), {.flush_when_idle_for = std::chrono::milliseconds(50),
+                                                .flush_min_wal_bytes = 64u << 10});
+    ASSERT_TRUE(s.ok()) << s.error();
+    write_a_mebibyte(**s);
+    auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(60);
+    while (wal_bytes(path) >= 1'024 && std::chrono::steady_clock::now() < deadline)
+      std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    EXPECT_LT(wal_bytes(path), 1'024u);
+    expect_the_mebibyte(**s);  // from the table file now
+  }
+  auto again = open_rocksdb_store(path.string());
+  ASSERT_TRUE(again.ok()) << again.error();
+  expect_the_mebibyte(**again);
+}
+
+// Less unflushed WAL than the floor is not worth a table file: an idle store
+// keeps it (a trickle of writes must not flush tiny memtables), and so does a
+// clean stop. Above the floor, a clean stop flushes.
+TEST(Store, RocksDbFlushesOnlyAboveTheFloorAndAtAStop) {
+  testing::TempDir dir;
+  auto small = dir.path() / "small", large = dir.path() / "large";
+  {
+    auto s = open_rocksdb_store(small.string(), {.flush_when_idle_for = std::chrono::milliseconds(10),
+                                                 .flush_min_wal_bytes = 4u << 20});
+    ASSERT_TRUE(s.ok()) << s.error();
+    write_a_mebibyte(**s);
+    std::this_thread::sleep_for(std::chrono::milliseconds(300));  // idle for 30 idle periods
+    EXPECT_GE(wal_bytes(small), 1u << 20);
+  }
+  EXPECT_GE(wal_bytes(small), 1u << 20);  // the stop kept it too
+  {
+    auto s = open_rocksdb_store(large.string(), {.flush_when_idle_for = {}, .flush_min_wal_bytes = 64u << 10});
+    ASSERT_TRUE(s.ok()) << s.error();
+    write_a_mebibyte(**s);
+    EXPECT_GE(wal_bytes(large), 1u << 20);  // never flushed while open: no idle flush
+  }
+  EXPECT_LT(wal_bytes(large), 1'024u);  // the stop flushed it
+  for (const auto& p : {small, large}) {
+    auto again = open_rocksdb_store(p.string());
+    ASSERT_TRUE(again.ok()) << again.error();
+    expect_the_mebibyte(**again);
+  }
 }
 
 TEST(Store, MemoryStoreKeepsTheContract) {
