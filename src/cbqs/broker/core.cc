@@ -197,7 +197,8 @@ OwnerContext Core::owner_context() {
   if (streams_) home = boost::asio::make_strand(*streams_);
   Outbound& out = outbox_ ? static_cast<Outbound&>(*outbox_) : *this;
   return OwnerContext{home,    committer_.get_executor(), store_, snapshots_,        clock_,
-                      entropy_, out,                      health_, config_.provider, config_.credit_cap};
+                      entropy_, out,                      health_, config_.provider, config_.credit_cap,
+                      &writes_at_committer_};
 }
 
 template <typename F>

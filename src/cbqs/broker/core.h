@@ -212,6 +212,7 @@ class Core final : private Outbound {
   const Clock& clock_;
   Entropy& entropy_;
   boost::asio::thread_pool committer_;
+  std::atomic<std::size_t> writes_at_committer_{0};  // OwnerContext::writes_at_committer
   // With io_threads > 1: the stream threads the owners run on, and their Outbox.
   std::unique_ptr<boost::asio::io_context> streams_;
   std::vector<std::thread> stream_threads_;

@@ -10,7 +10,10 @@
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/post.hpp>
 #include <boost/asio/thread_pool.hpp>
+#include <condition_variable>
+#include <functional>
 #include <future>
+#include <mutex>
 #include <thread>
 
 #include "cbqs/store/memory_store.h"
@@ -29,7 +32,8 @@ class RecordingOutbound final : public Outbound {
   std::vector<Sent> sent;
 };
 
-// Records which thread made each write, so a test can see none ran on the owner's.
+// Records which thread made each write, so a test can see where each ran;
+// `hold`, when set, runs before a write and may block it.
 class ThreadRecordingStore final : public store::Store {
  public:
   Result<Unit, store::StoreError> write(const store::WriteBatch& batch, store::Sync sync) override {
@@ -37,6 +41,7 @@ class ThreadRecordingStore final : public store::Store {
       std::lock_guard lock(mu);
       writers.push_back(std::this_thread::get_id());
     }
+    if (hold) hold();
     return inner.write(batch, sync);
   }
   Result<std::optional<std::string>, store::StoreError> get(std::string_view key) override { return inner.get(key); }
@@ -47,6 +52,7 @@ class ThreadRecordingStore final : public store::Store {
   store::MemoryStore inner;
   std::mutex mu;
   std::vector<std::thread::id> writers;
+  std::function<void()> hold;
 };
 
 class OwnerTest : public ::testing::Test {
@@ -67,6 +73,7 @@ class OwnerTest : public ::testing::Test {
   StreamGrantV2 grant;
   std::unique_ptr<StreamOwner> owner;
   std::uint8_t next_request = 0;
+  std::atomic<std::size_t>* writes_at_committer = nullptr;  // what load() gives the owner
 
   void SetUp() override {
     sid[0] = 0x5e;
@@ -90,7 +97,7 @@ class OwnerTest : public ::testing::Test {
 
   std::unique_ptr<StreamOwner> load() {
     return StreamOwner::load(sid, OwnerContext{io.get_executor(), committer.get_executor(), store, views, clock,
-                                               entropy, out, health, provider});
+                                               entropy, out, health, provider, 1ULL << 30, writes_at_committer});
   }
 
   Bytes32 request(CbqsRequestBodyV2 body) {
@@ -335,6 +342,71 @@ TEST_F(OwnerTest, TheSyncHistogramObservesEveryWrite) {
   EXPECT_GE(n.batches, 20u);
   EXPECT_EQ(n.sync_latency.count(), n.batches + n.journal_writes);
   EXPECT_EQ(n.sync_latency.count(), n.sync_latency_us.size());  // below the recent window's size, the two agree
+}
+
+// Given the process's count of writes at the committer, a lone append while
+// it is zero is written on the owner's thread - and still answered only once
+// that synced write has returned.
+TEST_F(OwnerTest, ALoneAppendWrittenOnTheOwnersThreadIsAnsweredOnlyAfterItsWrite) {
+  std::atomic<std::size_t> at_committer{0};
+  writes_at_committer = &at_committer;
+  owner = load();
+  LaneId lane = create_lane();  // a write with no record: the committer's
+
+  std::mutex m;
+  std::condition_variable cv;
+  bool entered = false, released = false;
+  store.hold = [&] {
+    std::unique_lock lock(m);
+    entered = true;
+    cv.notify_all();
+    cv.wait(lock, [&] { return released; });
+  };
+  Bytes32 a{};
+  std::thread home([&] {  // the owner's executor for this request: the write blocks it
+    a = request(append_to(lane, "one"));
+    io.poll();
+  });
+  {
+    std::unique_lock lock(m);
+    ASSERT_TRUE(cv.wait_for(lock, std::chrono::seconds(10), [&] { return entered; }));
+    std::lock_guard writers_lock(store.mu);
+    EXPECT_EQ(store.writers.back(), home.get_id());  // written on the owner's thread, not posted
+    EXPECT_NE(store.writers.front(), std::this_thread::get_id());  // the lane's write: at the committer
+  }
+  for (const auto& [c, f] : out.sent) {  // `a` is not yet returned: request() is inside the write
+    const auto* r = std::get_if<Response>(&f);
+    EXPECT_FALSE(r && std::holds_alternative<resp::Appended>(r->body)) << "answered before its write returned";
+  }
+  EXPECT_EQ(reload().durable_head(), 0u);
+  {
+    std::lock_guard lock(m);
+    released = true;
+  }
+  cv.notify_all();
+  home.join();
+  store.hold = nullptr;
+  settle();
+  ASSERT_NE(answer(a), nullptr);
+  EXPECT_EQ(std::get<resp::Appended>(*answer(a)).sequence, Sequence{1});
+  EXPECT_EQ(reload().durable_head(), 1u);
+  EXPECT_EQ(at_committer.load(), 0u);
+}
+
+// While another write is at the committer, a lone append goes there too: the
+// owner's thread never waits for a sync behind another write.
+TEST_F(OwnerTest, ALoneAppendGoesToTheCommitterWhileAnotherWriteIsThere) {
+  std::atomic<std::size_t> at_committer{1};  // another owner's write
+  writes_at_committer = &at_committer;
+  owner = load();
+  LaneId lane = create_lane();
+  Bytes32 a = request(append_to(lane, "one"));
+  settle();
+  EXPECT_EQ(std::get<resp::Appended>(*answer(a)).sequence, Sequence{1});
+  std::lock_guard lock(store.mu);
+  ASSERT_EQ(store.writers.size(), 2u);
+  for (const auto& writer : store.writers) EXPECT_NE(writer, std::this_thread::get_id());
+  EXPECT_EQ(at_committer.load(), 1u);
 }
 
 }  // namespace

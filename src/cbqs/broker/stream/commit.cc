@@ -3,6 +3,7 @@
 // completion publishes the records, answers Appended, releases the frames that
 // waited for it, then starts the next.
 #include <boost/asio/post.hpp>
+#include <utility>
 
 #include "cbqs/broker/auth.h"
 #include "cbqs/broker/stream/owner.h"
@@ -97,20 +98,46 @@ void StreamOwner::commit() {
   write->changes = std::move(changes_);
   changes_ = store::WriteBatch{};
   writing_ = true;
-  boost::asio::post(context_.committer, [this, write, alive = std::weak_ptr<bool>(alive_),
+  std::atomic<std::size_t>* at_committer = context_.writes_at_committer;
+  // A lone append while no write is at the committer (low rate): sealed and
+  // written here, sparing its two thread hand-offs, to the committer and back
+  // (each a wake-up of a sleeping thread; docs/performance.md, issue 46). This
+  // executor then waits for that one sync. committed() still runs only after
+  // the synced write returned, posted like the committer's answer, so nothing
+  // is answered earlier. A batch of more, or any write while another is at the
+  // committer, goes there.
+  if (at_committer && write->records.records.size() == 1 && at_committer->load(std::memory_order_acquire) == 0) {
+    auto [ok, us] = seal_and_write(*write, context_.store, context_.provider);
+    boost::asio::post(context_.home, [this, write, alive = std::weak_ptr<bool>(alive_), ok, us] {
+      if (alive.lock()) committed(write, ok, us);
+    });
+    return;
+  }
+  if (at_committer) at_committer->fetch_add(1, std::memory_order_acq_rel);
+  boost::asio::post(context_.committer, [this, write, alive = std::weak_ptr<bool>(alive_), at_committer,
                                          &store = context_.store, &provider = context_.provider,
                                          home = context_.home] {
     // Hashing and signing stay off the owner's executor, like the sync.
-    if (!write->records.empty()) write->records.seal(provider);
-    store::WriteBatch& batch = write->records.write;
-    batch.append(std::move(write->changes));
-    auto start = std::chrono::steady_clock::now();
-    bool ok = store.write(batch, store::Sync::kYes).ok();
-    auto us = std::chrono::duration_cast<std::chrono::microseconds>(std::chrono::steady_clock::now() - start).count();
+    auto [ok, us] = seal_and_write(*write, store, provider);
+    if (at_committer) at_committer->fetch_sub(1, std::memory_order_acq_rel);
     boost::asio::post(home, [this, write, alive, ok, us] {
-      if (alive.lock()) committed(write, ok, static_cast<std::uint64_t>(us));
+      if (alive.lock()) committed(write, ok, us);
     });
   });
+}
+
+// Seals the records (record digests, batch digest, the signed receipt) and
+// writes them with the gathered changes in one synced write; returns whether
+// it was written and how long the synced write took, in microseconds.
+std::pair<bool, std::uint64_t> StreamOwner::seal_and_write(Write& write, store::Store& store,
+                                                           const ProviderIdentity& provider) {
+  if (!write.records.empty()) write.records.seal(provider);
+  store::WriteBatch& batch = write.records.write;
+  batch.append(std::move(write.changes));
+  auto start = std::chrono::steady_clock::now();
+  bool ok = store.write(batch, store::Sync::kYes).ok();
+  auto us = std::chrono::duration_cast<std::chrono::microseconds>(std::chrono::steady_clock::now() - start).count();
+  return {ok, static_cast<std::uint64_t>(us)};
 }
 
 void StreamOwner::committed(std::shared_ptr<Write> write, bool ok, std::uint64_t sync_us) {

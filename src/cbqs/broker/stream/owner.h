@@ -3,7 +3,8 @@
 // commit pipeline. Its methods are the stream's operations; it reaches
 // connections only through Outbound, and knows nothing of connections or
 // sessions beyond the ids Core hands it. All of it runs on one executor (its
-// home); the synced store writes run on the committer.
+// home); the synced store writes run on the committer, except a lone append's
+// while no write is at the committer (commit.cc).
 //
 // The commit pipeline (commit.cc): every durable change - staged appends, lane,
 // group and settings changes, leases and lease actions, retention - gathers
@@ -80,6 +81,10 @@ struct OwnerContext {
   StoreHealth& health;
   const ProviderIdentity& provider;
   std::uint64_t credit_cap = 1ULL << 30;  // docs/protocol.md §K
+  /// Writes posted to the committer and not yet written, over every owner of
+  /// the process. Given (Core gives it), a lone append's batch is written on
+  /// `home` while it is zero (commit.cc); null, every write goes to the committer.
+  std::atomic<std::size_t>* writes_at_committer = nullptr;
 };
 
 struct GroupMetrics {
@@ -216,6 +221,8 @@ class StreamOwner {
   /// Starts the next write if none is in flight and something gathered.
   void commit();
   void committed(std::shared_ptr<Write> write, bool ok, std::uint64_t sync_us);
+  static std::pair<bool, std::uint64_t> seal_and_write(Write& write, store::Store& store,
+                                                       const ProviderIdentity& provider);
   void fail_closed(std::string_view why);
   void advance_retention(const Params& params);
 
