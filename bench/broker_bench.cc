@@ -182,6 +182,7 @@ RunResult run_once(const Options& o, int index) {
   std::vector<std::uint64_t> done(static_cast<std::size_t>(o.producers), 0);
   std::atomic<bool> failed{false};
   double elapsed = 0;
+  double generator_cpu = -1;  // the async load generator's own thread (this one)
   double cpu_before = thread_cpu_seconds("cbqs-");
   const char* kinds[] = {"cbqs-io", "cbqs-stream", "cbqs-commit"};  // where the broker's CPU goes
   std::vector<double> kind_before;
@@ -206,7 +207,9 @@ RunResult run_once(const Options& o, int index) {
     a.window = o.window;
     a.seconds = o.seconds;
     a.rate = o.rate;
+    double generator_before = bench::stat_cpu_seconds("/proc/thread-self/stat");
     auto r = bench::run_async_load(a);
+    generator_cpu = bench::stat_cpu_seconds("/proc/thread-self/stat") - generator_before;
     latencies[0] = std::move(r.latencies_ms);
     done[0] = r.acknowledged;
     failed = r.failed;
@@ -249,6 +252,8 @@ RunResult run_once(const Options& o, int index) {
   for (std::size_t k = 0; k < std::size(kinds); ++k)
     std::printf(" %s %.2f", kinds[k] + 5,
                 total ? (thread_cpu_seconds(kinds[k]) - kind_before[k]) * 1e6 / static_cast<double>(total) : 0.0);
+  if (generator_cpu >= 0 && total > 0)
+    std::printf(", load generator %.2f us/append", generator_cpu * 1e6 / static_cast<double>(total));
   if (o.lanes_per_sec > 0)
     std::printf(", %zu lanes created, CreateLane p50 %.3f ms p99 %.3f ms", lane_ms.size(), r.lane_p50_ms, r.lane_p99_ms);
   std::printf("\n");

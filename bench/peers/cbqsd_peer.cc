@@ -55,9 +55,15 @@ class CbqsdPeer final : public Peer {
     auto admin = client();
     auto lane = new_lane(admin.get(), "append");
     if (!lane) return {};
-    // The client side's CPU (SDK io threads and the load's own), the broker being a child process.
-    double cpu_before = stat_cpu_seconds("/proc/self/stat");
+    // Where the run's CPU goes (stderr): the broker's threads by name, the
+    // load's own threads, and the rest of this process (the SDK's io threads).
+    auto broker_before = threads_by_name(child_->pid());
+    Usage client_before = usage(RUSAGE_SELF);
+    auto [batches_before, records_before] = commit_totals();
+    std::mutex users_m;
+    Usage users_use;
     Sample sample = on_each_connection(load, [&](Clock::time_point start, Clock::time_point end) {
+      AtExit at_exit{users_m, users_use};
       std::vector<double> mine;
       auto c = client();
       if (!c) return mine;
@@ -105,10 +111,13 @@ class CbqsdPeer final : public Peer {
       cv.wait(lock, [&] { return outstanding == 0; });
       return mine;
     });
-    if (load.rate == 0 && sample.operations > 0)
-      std::fprintf(stderr, "cbqsd client CPU: %.2f us per append (%s, %zu B)\n",
-                   (stat_cpu_seconds("/proc/self/stat") - cpu_before) * 1e6 / static_cast<double>(sample.operations),
-                   append_mode().c_str(), load.payload);
+    if (load.rate == 0 && sample.operations > 0) {
+      auto [batches_after, records_after] = commit_totals();
+      double batches = batches_after - batches_before;
+      report_use("append (" + append_mode() + ", " + std::to_string(load.payload) + " B), " +
+                     fmt2(batches > 0 ? (records_after - records_before) / batches : 0) + " records per synced batch",
+                 "append", sample.operations, broker_before, client_before, users_use);
+    }
     return sample;
   }
 
@@ -154,16 +163,7 @@ class CbqsdPeer final : public Peer {
     std::vector<std::thread> threads;
     for (int w = 0; w < workers; ++w) {
       threads.emplace_back([&] {
-        struct AtExit {
-          std::mutex& m;
-          Usage& sum;
-          ~AtExit() {
-            Usage mine = usage(RUSAGE_THREAD);
-            std::lock_guard lock(m);
-            sum.cpu_seconds += mine.cpu_seconds;
-            sum.wakeups += mine.wakeups;
-          }
-        } at_exit{workers_m, workers_use};
+        AtExit at_exit{workers_m, workers_use};
         auto c = client();
         if (!c) return void(std::fprintf(stderr, "cbqsd: a drain worker could not connect\n"));
         auto consumer = c->consume({.lane = *lane, .group = *group, .window_bytes = 4 << 20});
@@ -181,7 +181,8 @@ class CbqsdPeer final : public Peer {
     for (auto& t : threads) t.join();
     std::fprintf(stderr, "cbqsd drain: the %d workers are done\n", workers);
     Sample sample = Sample::since(start, acked.load());
-    report_drain_use(workers, acked.load(), broker_before, client_before, workers_use);
+    report_use("drain, " + std::to_string(workers) + " workers", "acked record", acked.load(), broker_before,
+               client_before, workers_use);
     return sample;
   }
 
@@ -229,16 +230,20 @@ class CbqsdPeer final : public Peer {
 
   /// Records per synced batch so far, from the broker's own metrics.
   double records_per_batch() const {
+    auto [batches, records] = commit_totals();
+    return batches > 0 ? records / batches : 0;
+  }
+  /// Synced commit batches and the records in them so far (0, 0 if unknown).
+  std::pair<double, double> commit_totals() const {
     std::ifstream in(data_ / "dev-endpoints.json");
     auto where = nlohmann::json::parse(in, nullptr, false);
-    if (!where.is_object() || !where.contains("admin")) return 0;
+    if (!where.is_object() || !where.contains("admin")) return {0, 0};
     auto http = devchain::HttpClient::from_url(where["admin"].get<std::string>());
-    if (!http) return 0;
+    if (!http) return {0, 0};
     auto metrics = http->get_text("/metrics");
-    if (!metrics) return 0;
+    if (!metrics) return {0, 0};
     auto sums = net::sum_series(metrics->body);
-    double batches = sums["cbqs_commit_batches_total"];
-    return batches > 0 ? sums["cbqs_commit_batch_records_total"] / batches : 0;
+    return {sums["cbqs_commit_batches_total"], sums["cbqs_commit_batch_records_total"]};
   }
 
  private:
@@ -252,11 +257,24 @@ class CbqsdPeer final : public Peer {
     auto secs = [](const timeval& t) { return static_cast<double>(t.tv_sec) + static_cast<double>(t.tv_usec) / 1e6; };
     return {secs(u.ru_utime) + secs(u.ru_stime), static_cast<std::uint64_t>(u.ru_nvcsw)};
   }
-  // CPU microseconds and wake-ups per acked record of one drain, on stderr.
-  void report_drain_use(int workers, std::uint64_t acked, const std::map<std::string, ThreadUse>& broker_before,
-                        Usage client_before, Usage workers_use) const {
-    if (acked == 0) return;
-    double n = static_cast<double>(acked);
+  // Adds a thread's own use to `sum` when the thread's work is done.
+  struct AtExit {
+    std::mutex& m;
+    Usage& sum;
+    ~AtExit() {
+      Usage mine = usage(RUSAGE_THREAD);
+      std::lock_guard lock(m);
+      sum.cpu_seconds += mine.cpu_seconds;
+      sum.wakeups += mine.wakeups;
+    }
+  };
+  // CPU microseconds and wake-ups per operation (an append, an acked record)
+  // of one run, on stderr: the broker's threads, the load's threads (`workers`)
+  // and the rest of this process (the SDK's io threads).
+  void report_use(const std::string& run, const char* per, std::uint64_t operations,
+                  const std::map<std::string, ThreadUse>& broker_before, Usage client_before, Usage workers_use) const {
+    if (operations == 0) return;
+    double n = static_cast<double>(operations);
     std::string broker_threads;
     double broker_cpu = 0, broker_wakeups = 0;
     for (const auto& [name, after] : threads_by_name(child_->pid())) {
@@ -273,9 +291,9 @@ class CbqsdPeer final : public Peer {
     double client_cpu = client_after.cpu_seconds - client_before.cpu_seconds;
     double client_wakeups = static_cast<double>(client_after.wakeups - client_before.wakeups);
     std::fprintf(stderr,
-                 "cbqsd drain, %d workers: per acked record: CPU %s us (broker %s + client %s); wake-ups %s (broker %s + "
+                 "cbqsd %s: per %s: CPU %s us (broker %s + client %s); wake-ups %s (broker %s + "
                  "client %s); broker threads:%s; client workers %s us/%s wk, SDK io threads and the rest %s us/%s wk\n",
-                 workers, fmt2((broker_cpu + client_cpu) * 1e6 / n).c_str(), fmt2(broker_cpu * 1e6 / n).c_str(),
+                 run.c_str(), per, fmt2((broker_cpu + client_cpu) * 1e6 / n).c_str(), fmt2(broker_cpu * 1e6 / n).c_str(),
                  fmt2(client_cpu * 1e6 / n).c_str(), fmt2((broker_wakeups + client_wakeups) / n).c_str(),
                  fmt2(broker_wakeups / n).c_str(), fmt2(client_wakeups / n).c_str(), broker_threads.c_str(),
                  fmt2(workers_use.cpu_seconds * 1e6 / n).c_str(), fmt2(static_cast<double>(workers_use.wakeups) / n).c_str(),

@@ -143,7 +143,7 @@ void Client::Impl::submit(Add&& add) {
 }
 
 void Client::Impl::request(CbqsRequestBodyV2 body, bool resend, std::function<void(Outcome<CbqsResponseBodyV2>)> done) {
-  submit([&](std::vector<Pending>& queue) { queue.push_back(Pending{std::move(body), resend, 0, std::move(done)}); });
+  submit([&](std::vector<Pending>& queue) { queue.push_back(Pending{std::move(body), resend, 0, std::move(done), nullptr, 0}); });
 }
 
 void Client::Impl::request_many(std::vector<Pending> requests) {
@@ -162,7 +162,7 @@ void Client::Impl::take_submitted() {
   }
   for (auto& p : taken) {
     if (permanent) {
-      if (p.done) p.done(Err{*permanent});
+      answer(p.take_reply(), Err{*permanent});
       continue;
     }
     std::uint64_t n = next_number++;
@@ -337,34 +337,34 @@ void Client::append_batch(LaneId lane, std::vector<Bytes> payloads,
     if (done) done({});
     return;
   }
-  // Filled in by the io thread alone (every answer arrives there), handed to
-  // `done` with the last one.
-  struct Batch {
-    std::vector<Outcome<Sequence>> outcomes;
-    std::size_t unanswered;
-    std::function<void(std::vector<Outcome<Sequence>>)> done;
-  };
-  auto batch = std::make_shared<Batch>(Batch{std::vector<Outcome<Sequence>>(n, Outcome<Sequence>(Sequence{})), n, std::move(done)});
+  // Filled in by the io thread alone (every answer arrives there, answer()),
+  // handed to `done` with the last one.
+  auto batch = std::make_shared<Impl::AppendBatch>(
+      Impl::AppendBatch{std::vector<Outcome<Sequence>>(n, Outcome<Sequence>(Sequence{})), n, std::move(done)});
   {
     std::lock_guard lock(impl_->appends_m);
     impl_->appends_outstanding += n;
   }
-  auto* impl = impl_.get();
   std::vector<Impl::Pending> requests;
   requests.reserve(n);
   for (std::size_t i = 0; i < n; ++i)
-    requests.push_back(Impl::Pending{req::Append{{lane, std::move(payloads[i])}}, true, 0,
-                                     [impl, batch, i](Outcome<CbqsResponseBodyV2> r) {
-                                       auto appended = expect<resp::Appended>(std::move(r));
-                                       batch->outcomes[i] = appended ? Outcome<Sequence>(appended->sequence)
-                                                                     : Outcome<Sequence>(Err{appended.error()});
-                                       if (--batch->unanswered > 0) return;
-                                       const std::size_t answered = batch->outcomes.size();
-                                       if (batch->done) batch->done(std::move(batch->outcomes));
-                                       std::lock_guard lock(impl->appends_m);
-                                       if ((impl->appends_outstanding -= answered) == 0) impl->appends_cv.notify_all();
-                                     }});
+    requests.push_back(Impl::Pending{req::Append{{lane, std::move(payloads[i])}}, true, 0, nullptr, batch, i});
   impl_->request_many(std::move(requests));
+}
+
+void Client::Impl::answer(Reply reply, Outcome<CbqsResponseBodyV2> outcome) {
+  if (!reply.batch) {
+    if (reply.done) reply.done(std::move(outcome));
+    return;
+  }
+  AppendBatch& batch = *reply.batch;
+  auto appended = expect<resp::Appended>(std::move(outcome));
+  batch.outcomes[reply.index] = appended ? Outcome<Sequence>(appended->sequence) : Outcome<Sequence>(Err{appended.error()});
+  if (--batch.unanswered > 0) return;
+  const std::size_t answered = batch.outcomes.size();
+  if (batch.done) batch.done(std::move(batch.outcomes));
+  std::lock_guard lock(appends_m);
+  if ((appends_outstanding -= answered) == 0) appends_cv.notify_all();
 }
 
 Outcome<Unit> Client::flush(std::chrono::milliseconds timeout) {

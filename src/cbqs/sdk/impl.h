@@ -116,7 +116,7 @@ struct Client::Impl {
   void dial();
   void on_upgraded(std::uint64_t epoch);
   void on_message(std::uint64_t epoch, ByteView message);
-  void send_frame(const Bytes& frame);
+  void send_frame(ByteView frame);
   void on_frame(const CbqsServerFrameV2& f);
   void on_session_opened();
   void send_pending(std::uint64_t number);
@@ -151,13 +151,35 @@ struct Client::Impl {
   std::uint64_t next_number = 1;
   std::uint64_t open_number = 0;    // the OpenSession / CompleteSession request number
 
+  /// The outcomes of one Client::append_batch, filled in on the io thread.
+  struct AppendBatch {
+    std::vector<Outcome<Sequence>> outcomes;
+    std::size_t unanswered = 0;
+    std::function<void(std::vector<Outcome<Sequence>>)> done;
+  };
+  /// Who hears a request's answer: its callback, or its place in a batch (an
+  /// append_batch's records share one AppendBatch: no callback per record).
+  struct Reply {
+    std::function<void(Outcome<CbqsResponseBodyV2>)> done;
+    std::shared_ptr<AppendBatch> batch;
+    std::size_t index = 0;
+  };
   struct Pending {
     CbqsRequestBodyV2 body;
     bool resend = false;        // appends go out again after a reconnect
     std::uint64_t sent_epoch = 0;  // 0: not sent on the current connection
     std::function<void(Outcome<CbqsResponseBodyV2>)> done;
+    std::shared_ptr<AppendBatch> batch;  // instead of done: the answer is outcome `index` of it
+    std::size_t index = 0;
+
+    Reply take_reply() { return Reply{std::move(done), std::move(batch), index}; }
   };
+  /// Hands an answer to whoever waits for it (io thread).
+  void answer(Reply reply, Outcome<CbqsResponseBodyV2> outcome);
   std::map<std::uint64_t, Pending> pending;  // by request number: resent in order
+  // A Request frame's bytes besides an Append's payload, with room to spare
+  // (ids, tags, lengths: under 100 B for an Append).
+  static constexpr std::size_t kFrameBytesBesidesPayload = 256;
   std::mutex submitted_m;
   std::vector<Pending> submitted;  // made by user threads, not yet taken by the io thread
   std::map<std::uint64_t, std::shared_ptr<Subscription>> subscriptions;  // by id_number

@@ -80,7 +80,7 @@ void Client::Impl::on_message(std::uint64_t e, ByteView message) {
   on_frame(*frame);
 }
 
-void Client::Impl::send_frame(const Bytes& frame) {
+void Client::Impl::send_frame(ByteView frame) {
   if (ws) ws->send(frame);
 }
 
@@ -113,9 +113,9 @@ void Client::Impl::on_frame(const CbqsServerFrameV2& f) {
   if (const auto* r = std::get_if<Response>(&f)) {
     std::uint64_t n = request_number(r->request_id);
     if (auto it = pending.find(n); it != pending.end()) {
-      auto done = std::move(it->second.done);
+      auto reply = it->second.take_reply();
       pending.erase(it);
-      if (done) done(r->body);
+      answer(std::move(reply), r->body);
       return;
     }
     // A later CursorProgress: the replay caught up with the head.
@@ -141,9 +141,9 @@ void Client::Impl::on_frame(const CbqsServerFrameV2& f) {
   }
   std::uint64_t n = request_number(*e.request_id);
   if (auto it = pending.find(n); it != pending.end()) {
-    auto done = std::move(it->second.done);
+    auto reply = it->second.take_reply();
     pending.erase(it);
-    if (done) done(Err{error});
+    answer(std::move(reply), Err{error});
     if (permanent_refusal(e.code)) return fail_permanently(error);  // "the session ended" on a standing check
   }
   auto it = subscriptions.find(n);
@@ -185,8 +185,14 @@ void Client::Impl::send_pending(std::uint64_t n) {
   p.sent_epoch = epoch;
   // The body moves into the frame to be encoded and back (a resend needs it):
   // copying it would cost an append's payload allocation and copy each time.
+  const auto* append = std::get_if<req::Append>(&p.body);
+  std::size_t size = kFrameBytesBesidesPayload + (append ? append->append.payload.size() : 0);
   CbqsClientFrameV2 frame{Request{request_id(n), session_id, std::move(p.body)}};
-  send_frame(encode(frame));
+  // Written into room for the whole frame: encode() grows an empty vector byte
+  // by byte, about ten allocations and copies for a 256 B append.
+  codec::Writer w(size);
+  put(w, frame);
+  send_frame(w.data());
   p.body = std::move(std::get<Request>(frame).body);
 }
 
@@ -198,9 +204,9 @@ void Client::Impl::lost(Error why) {
   // Requests sent on the lost connection: appends go again, others fail.
   for (auto it = pending.begin(); it != pending.end();) {
     if (it->second.sent_epoch != 0 && !it->second.resend) {
-      auto done = std::move(it->second.done);
+      auto reply = it->second.take_reply();
       it = pending.erase(it);
-      if (done) done(Err{client_error(Error::Kind::kDisconnected, why.message)});
+      answer(std::move(reply), Err{client_error(Error::Kind::kDisconnected, why.message)});
       continue;
     }
     if (it->second.sent_epoch != 0) ++resent_appends;
@@ -252,8 +258,7 @@ void Client::Impl::fail_permanently(Error why) {
   }
   auto failed = std::move(pending);
   pending.clear();
-  for (auto& [n, p] : failed)
-    if (p.done) p.done(Err{why});
+  for (auto& [n, p] : failed) answer(p.take_reply(), Err{why});
   for (auto& [n, s] : subscriptions) {
     std::lock_guard lock(s->m);
     s->ended = why;
@@ -284,7 +289,7 @@ void Client::Impl::resubscribe(const std::shared_ptr<Subscription>& s) {
   s->active = true;
   ++subscribes;
   subscriptions.emplace(s->id_number, s);
-  pending.emplace(s->id_number, Pending{req::Subscribe{s->source, credit}, false, 0, std::move(s->on_subscribed)});
+  pending.emplace(s->id_number, Pending{req::Subscribe{s->source, credit}, false, 0, std::move(s->on_subscribed), nullptr, 0});
   s->on_subscribed = nullptr;
   send_pending(s->id_number);
 }

@@ -214,6 +214,32 @@ TEST_F(Sdk, ABatchMadeWhileTheBrokerIsDownIsAnsweredInOrderAfterItsRestart) {
   }
 }
 
+// A batch still unanswered when the client closes hears once, with every
+// record's outcome Closed (the records share one answer, not a callback each),
+// and flush() counted its records while they waited.
+TEST_F(Sdk, ABatchUnansweredWhenTheClientClosesIsAnsweredOnceWithEveryRecordClosed) {
+  auto cbqsd = std::make_unique<CbqsdProcess>(dir.path());
+  ASSERT_TRUE(cbqsd->up());
+  auto c = connect(*cbqsd);
+  ASSERT_NE(c, nullptr);
+  LaneId lane = *c->create_lane();
+  cbqsd->kill9();  // nothing is answered from here on
+  std::atomic<int> calls{0};
+  std::vector<Outcome<Sequence>> outcomes;
+  c->append_batch(lane, numbered_payloads("z", 50), [&](std::vector<Outcome<Sequence>> r) {
+    ++calls;
+    outcomes = std::move(r);
+  });
+  auto waited = c->flush(200ms);
+  ASSERT_FALSE(waited.ok());
+  EXPECT_EQ(waited.error().kind, Error::Kind::kTimeout);
+  EXPECT_NE(waited.error().message.find("50 appends"), std::string::npos) << waited.error().message;
+  c.reset();  // answers what is pending, on the io thread, before it ends
+  EXPECT_EQ(calls.load(), 1);
+  ASSERT_EQ(outcomes.size(), 50u);
+  for (const auto& o : outcomes) EXPECT_TRUE(!o.ok() && o.error().kind == Error::Kind::kClosed);
+}
+
 TEST_F(Sdk, RefusalsAreTypedErrorsWithTheSection14Code) {
   CbqsdProcess cbqsd(dir.path());
   ASSERT_TRUE(cbqsd.up());
