@@ -108,7 +108,7 @@ Run run(bool trim, std::size_t workers, std::size_t turns, std::size_t chunks) {
     need(root.submit(Checkpoint{}).ok(), "checkpoint");
     auto step = trim_history(root);
     need(step.ok() && step->receipt.has_value(), "trim");
-    out.floor = step->floor;
+    out.floor = step->floor.value;
   }
   while (node->sequencer().stats().reclaimed_below < out.floor)
     std::this_thread::sleep_for(std::chrono::milliseconds(10));

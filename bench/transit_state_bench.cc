@@ -91,8 +91,8 @@ ReadSample measure_reads(node::Node& node, ResourceId resource, std::uint64_t en
   Client root(base);
   auto access = root.query(ReadAccess{resource});
   need(access.ok(), "read_access");
-  const Id revision = std::get<ResourceAccess>(access->result).resource.revision;
-  const Id cut = access->position;
+  const Revision revision = std::get<ResourceAccess>(access->result).resource.revision;
+  const Position cut = access->position;
   std::mt19937_64 random(entries);
   std::vector<std::string> batches, pages;
   for (std::size_t q = 0; q < queries; ++q) {

@@ -37,9 +37,9 @@ void print_block(const BlockInfo& b) {
               "sha256 %s",
               show_bytes(b.name.value).c_str(), (unsigned long long)b.resource.value,
               std::string(EnumTraits<BlockState>::kNames[static_cast<int>(b.state)]).c_str(),
-              (unsigned long long)b.revision, (unsigned long long)b.pid.value, (unsigned long long)b.publisher.value,
+              (unsigned long long)b.revision.value, (unsigned long long)b.pid.value, (unsigned long long)b.publisher.value,
               (unsigned long long)b.length, to_hex(ByteView(b.sha256.data(), b.sha256.size())).c_str());
-  if (b.retired_revision) std::printf(", unread from revision %llu", (unsigned long long)*b.retired_revision);
+  if (b.retired_revision) std::printf(", unread from revision %llu", (unsigned long long)b.retired_revision->value);
   std::printf("\n");
 }
 

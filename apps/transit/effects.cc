@@ -24,7 +24,7 @@ template <typename E> std::optional<E> enum_named(const std::string& text) {
 }
 
 std::string step_text(const EffectStep& s) {
-  return "by " + std::to_string(s.principal.value) + " at position " + std::to_string(s.position) + ", policy revision " +
+  return "by " + std::to_string(s.principal.value) + " at position " + std::to_string(s.position.value) + ", policy revision " +
          std::to_string(s.policy_revision);
 }
 
@@ -121,7 +121,7 @@ std::optional<int> EffectCommands::run(const Global& g, Client& client) {
     if (!filter) return usage("--filter all, unresolved, cancellable or overdue");
     if (!o.cut && o.after) return usage("--after needs --cut");
     std::optional<Cursor> cursor;
-    if (o.cut) cursor = Cursor{*o.cut, o.after};
+    if (o.cut) cursor = Cursor{Position{*o.cut}, o.after};
     for (;;) {
       auto r = client.query(ListEffects{id_of<Pid>(o.pid), *filter, cursor});
       if (!r.ok()) return report(g, r.error());
@@ -132,7 +132,7 @@ std::optional<int> EffectCommands::run(const Global& g, Client& client) {
       cursor = page.cursor;
       if (!cursor) return 0;
       if (!o.all) {
-        if (!g.json) std::printf("more: --cut %llu --after %llu\n", (unsigned long long)cursor->cut, (unsigned long long)cursor->after);
+        if (!g.json) std::printf("more: --cut %llu --after %llu\n", (unsigned long long)cursor->cut.value, (unsigned long long)cursor->after);
         return 0;
       }
     }

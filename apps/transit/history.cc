@@ -28,7 +28,7 @@ std::optional<int> HistoryCommands::run(const Global& g, Client& client) {
     auto r = client.submit(Checkpoint{});
     if (!r.ok()) return report(g, r.error());
     if (g.json) return std::cout << to_json(*r) << "\n", 0;
-    std::printf("checkpoint at position %llu, roots %s\n", (unsigned long long)r->position,
+    std::printf("checkpoint at position %llu, roots %s\n", (unsigned long long)r->position.value,
                 to_hex(ByteView(std::get<Checkpointed>(r->outcome).roots)).c_str());
     return 0;
   }
@@ -37,10 +37,10 @@ std::optional<int> HistoryCommands::run(const Global& g, Client& client) {
     if (!step.ok()) return report(g, step.error());
     if (g.json) return std::cout << (step->receipt ? to_json(*step->receipt) : "null") << "\n", 0;
     if (step->receipt)
-      std::printf("floor advanced from %llu to %llu at position %llu\n", (unsigned long long)step->floor_before,
-                  (unsigned long long)step->floor, (unsigned long long)step->receipt->position);
+      std::printf("floor advanced from %llu to %llu at position %llu\n", (unsigned long long)step->floor_before.value,
+                  (unsigned long long)step->floor.value, (unsigned long long)step->receipt->position.value);
     else
-      std::printf("nothing to trim: floor %llu\n", (unsigned long long)step->floor);
+      std::printf("nothing to trim: floor %llu\n", (unsigned long long)step->floor.value);
     return 0;
   }
   if (o.history->parsed()) {
@@ -48,9 +48,9 @@ std::optional<int> HistoryCommands::run(const Global& g, Client& client) {
     if (!r.ok()) return report(g, r.error());
     if (g.json) return std::cout << to_json(*r) << "\n", 0;
     const auto& s = std::get<CheckpointStatus>(r->result);
-    std::printf("floor %llu, ", (unsigned long long)s.floor);
+    std::printf("floor %llu, ", (unsigned long long)s.floor.value);
     if (s.latest)
-      std::printf("latest checkpoint at position %llu, roots %s\n", (unsigned long long)s.latest->position,
+      std::printf("latest checkpoint at position %llu, roots %s\n", (unsigned long long)s.latest->position.value,
                   to_hex(ByteView(s.latest->roots)).c_str());
     else
       std::printf("no checkpoint\n");

@@ -114,7 +114,7 @@ void print_receipt(const Global& g, const Receipt& r) {
           std::printf("policy changed");
         else
           std::printf("%s %s", std::string(O::kName).c_str(), to_json(o).c_str());
-        std::printf(" at position %llu", (unsigned long long)r.position);
+        std::printf(" at position %llu", (unsigned long long)r.position.value);
         if constexpr (requires { o.policy_revision; })
           std::printf(", policy revision %llu", (unsigned long long)o.policy_revision);
         std::printf("\n");
@@ -318,7 +318,7 @@ int main(int argc, char** argv) {
                 (unsigned long long)i.principal.value, permission_names(i.permissions).c_str(),
                 i.pid_scope ? (", pid scope " + std::to_string(i.pid_scope->value)).c_str() : "",
                 (unsigned long long)i.policy_revision, (unsigned long long)i.sequence,
-                (unsigned long long)r->position);
+                (unsigned long long)r->position.value);
     return 0;
   }
   if (capabilities->parsed()) {

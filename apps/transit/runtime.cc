@@ -87,11 +87,11 @@ void print_runtime(const RuntimeInfo& r) {
   if (r.bootstrap)
     std::printf("  bootstrap evidence of incarnation %llu by principal %llu at position %llu\n",
                 (unsigned long long)r.bootstrap->incarnation, (unsigned long long)r.bootstrap->principal.value,
-                (unsigned long long)r.bootstrap->position);
+                (unsigned long long)r.bootstrap->position.value);
   if (r.activation)
     std::printf("  activated: operation %llu, incarnation %llu, generation %llu, at position %llu\n",
                 (unsigned long long)r.activation->operation, (unsigned long long)r.activation->incarnation,
-                (unsigned long long)r.activation->generation, (unsigned long long)r.activation->position);
+                (unsigned long long)r.activation->generation, (unsigned long long)r.activation->position.value);
 }
 
 }  // namespace

@@ -48,12 +48,12 @@ namespace {
 void print_entries(const std::vector<Entry>& items) {
   for (const auto& e : items)
     std::printf("%s=%s (revision %llu)\n", show_bytes(e.key.value).c_str(), show_bytes(e.value.value).c_str(),
-                (unsigned long long)e.revision);
+                (unsigned long long)e.revision.value);
 }
 void print_snapshot(const SnapshotInfo& s) {
   std::printf("snapshot %s of resource %llu at revision %llu, position %llu, lease until %llu\n",
-              to_hex(ByteView(s.token.value)).c_str(), (unsigned long long)s.resource.value, (unsigned long long)s.revision,
-              (unsigned long long)s.position, (unsigned long long)s.expires_at_ms);
+              to_hex(ByteView(s.token.value)).c_str(), (unsigned long long)s.resource.value, (unsigned long long)s.revision.value,
+              (unsigned long long)s.position.value, (unsigned long long)s.expires_at_ms);
 }
 
 }  // namespace
@@ -77,7 +77,7 @@ std::optional<int> SnapshotCommands::run(const Global& g, Client& client) {
 
   if (o.open->parsed()) {
     if (!o.resource) return usage("open needs --resource");
-    auto r = client.open_snapshot(ResourceId{*o.resource}, o.revision, o.lease_ms);
+    auto r = client.open_snapshot(ResourceId{*o.resource}, id_of<Revision>(o.revision), o.lease_ms);
     if (!r.ok()) return report(g, r.error());
     if (g.json) return std::cout << to_json(*r) << "\n", 0;
     print_snapshot(r->snapshot);
@@ -94,13 +94,13 @@ std::optional<int> SnapshotCommands::run(const Global& g, Client& client) {
   if (o.read->parsed()) {
     if (token.has_value() == o.resource.has_value()) return usage("read needs --token T or --resource R");
     const SnapshotSource source = token ? SnapshotSource{TokenSource{*token}}
-                                        : SnapshotSource{AcquireSource{ResourceId{*o.resource}, o.revision, o.lease_ms}};
+                                        : SnapshotSource{AcquireSource{ResourceId{*o.resource}, id_of<Revision>(o.revision), o.lease_ms}};
     auto r = client.snapshot_read(SnapshotRead{source, after, o.limit, o.finish});
     if (!r.ok()) return report(g, r.error());
     if (g.json) return std::cout << to_json(*r) << "\n", 0;
     print_snapshot(r->snapshot);
     print_entries(r->items.items);
-    std::printf("(current revision %llu%s)\n", (unsigned long long)r->current.revision, r->released ? ", released" : "");
+    std::printf("(current revision %llu%s)\n", (unsigned long long)r->current.revision.value, r->released ? ", released" : "");
     if (r->next) std::printf("more: --after %s\n", show_bytes(r->next->value).c_str());
     return 0;
   }

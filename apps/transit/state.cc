@@ -214,7 +214,7 @@ std::optional<int> StateCommands::run(const Global& g, Client& client) {
   if (o.fail->parsed()) return submit(FailTurn{Pid{o.pid}, o.generation, o.failure_input, {o.reason}});
   if (o.deliver->parsed()) return submit(Deliver{o.output});
   if (o.turn->parsed()) {
-    Turn t{Pid{o.pid}, o.generation, o.input, id_of<ResourceId>(o.resource_id), o.revision, {}, {}, {}, {}, std::nullopt};
+    Turn t{Pid{o.pid}, o.generation, o.input, id_of<ResourceId>(o.resource_id), id_of<Revision>(o.revision), {}, {}, {}, {}, std::nullopt};
     for (const auto& p : o.puts) {
       const auto eq = p.find('=');
       auto k = eq == std::string::npos ? std::nullopt : key_of(p.substr(0, eq));
@@ -269,7 +269,7 @@ std::optional<int> StateCommands::run(const Global& g, Client& client) {
   };
   auto resource_line = [](const ResourceInfo& r) {
     std::printf("resource %llu %s revision %llu owner %s%s\n", (unsigned long long)r.resource.value, r.name.value.c_str(),
-                (unsigned long long)r.revision, opt(r.owner).c_str(), r.retired ? " retired" : "");
+                (unsigned long long)r.revision.value, opt(r.owner).c_str(), r.retired ? " retired" : "");
   };
   auto after_id = [&]() -> std::optional<Id> {
     try {
@@ -285,7 +285,7 @@ std::optional<int> StateCommands::run(const Global& g, Client& client) {
     const auto after = after_id();
     if (!after || (!o.cut && !o.after.empty())) return usage("--after needs --cut (--after a number)");
     std::optional<Cursor> cursor;
-    if (o.cut) cursor = Cursor{*o.cut, *after};
+    if (o.cut) cursor = Cursor{Position{*o.cut}, *after};
     for (;;) {
       QueryOp op = o.associations->parsed()  ? QueryOp{ListAssociations{Pid{o.pid}, cursor}}
                    : o.process_list->parsed() ? QueryOp{ListProcesses{cursor}}
@@ -314,7 +314,7 @@ std::optional<int> StateCommands::run(const Global& g, Client& client) {
       }
       if (!cursor) return 0;
       if (!o.all) {
-        if (!g.json) std::printf("more: --cut %llu --after %llu\n", (unsigned long long)cursor->cut, (unsigned long long)cursor->after);
+        if (!g.json) std::printf("more: --cut %llu --after %llu\n", (unsigned long long)cursor->cut.value, (unsigned long long)cursor->after);
         return 0;
       }
     }
@@ -343,11 +343,11 @@ std::optional<int> StateCommands::run(const Global& g, Client& client) {
   if (o.entries->parsed() || o.read->parsed() || o.block->parsed()) {
     if (o.view.has_value() == (o.resource_id.has_value() && o.revision.has_value()) && !o.read->parsed())
       return usage("give --resource R --revision N, or --view V");
-    Basis basis = o.view ? Basis{ViewBasis{*o.view}} : Basis{CurrentBasis{ResourceId{o.resource_id.value_or(0)}, o.revision.value_or(0)}};
+    Basis basis = o.view ? Basis{ViewBasis{*o.view}} : Basis{CurrentBasis{ResourceId{o.resource_id.value_or(0)}, Revision{o.revision.value_or(0)}}};
     if (o.read->parsed()) {
       if (!o.resource_id) return usage("read needs --resource");
       if (o.keys.size() > kPageRecords) return usage("read takes at most eight keys");
-      ReadEntries q{ResourceId{*o.resource_id}, o.revision, o.view, {}};
+      ReadEntries q{ResourceId{*o.resource_id}, id_of<Revision>(o.revision), o.view, {}};
       for (std::size_t i = 0; i < o.keys.size(); ++i) {
         auto k = key_of(o.keys[i]);
         if (!k) return usage("bad key " + o.keys[i]);
@@ -360,7 +360,7 @@ std::optional<int> StateCommands::run(const Global& g, Client& client) {
           std::printf("%s=%s\n", o.keys[i].c_str(), e ? show_bytes(e->value.value).c_str() : "(absent)");
         }
         std::printf("(resource %llu revision %llu%s)\n", (unsigned long long)b.resource.resource.value,
-                    (unsigned long long)b.revision, b.view ? (", view " + std::to_string(*b.view)).c_str() : "");
+                    (unsigned long long)b.revision.value, b.view ? (", view " + std::to_string(*b.view)).c_str() : "");
       });
     }
     if (o.block->parsed()) {
@@ -370,7 +370,7 @@ std::optional<int> StateCommands::run(const Global& g, Client& client) {
       if (o.source_revision || !o.source_sha256.empty()) {
         auto digest = fixed_from_hex<32>(o.source_sha256);
         if (!o.source_revision || !digest) return usage("--source-revision N and --source-sha256 HEX go together");
-        source = BlockSource{*o.source_revision, *digest};
+        source = BlockSource{Revision{*o.source_revision}, *digest};
       }
       auto r = client.query(ReadBlock{basis, *name, source});
       if (!r.ok()) return report(g, r.error());
@@ -378,7 +378,7 @@ std::optional<int> StateCommands::run(const Global& g, Client& client) {
       std::ofstream out(o.block_out, std::ios::binary | std::ios::trunc);
       out.write(reinterpret_cast<const char*>(b.body.value.data()), static_cast<std::streamsize>(b.body.value.size()));
       if (!out) return usage("cannot write " + o.block_out);
-      std::printf("block %s: %zu bytes from revision %llu\n", o.name.c_str(), b.body.value.size(), (unsigned long long)b.revision);
+      std::printf("block %s: %zu bytes from revision %llu\n", o.name.c_str(), b.body.value.size(), (unsigned long long)b.revision.value);
       return 0;
     }
     if (o.segments) {  // decisions 150-154
@@ -386,7 +386,7 @@ std::optional<int> StateCommands::run(const Global& g, Client& client) {
       auto done = client.read_result(basis, [&](const Entry& e) {
         if (!g.json)
           std::printf("%s=%s (revision %llu)\n", show_bytes(e.key.value).c_str(), show_bytes(e.value.value).c_str(),
-                      (unsigned long long)e.revision);
+                      (unsigned long long)e.revision.value);
         return true;
       });
       if (!done.ok()) return report(g, done.error());
@@ -403,7 +403,7 @@ std::optional<int> StateCommands::run(const Global& g, Client& client) {
     if (o.cut) {
       auto after = o.after.empty() ? std::optional<Bytes>(Bytes{}) : parse_bytes(o.after);
       if (!after) return usage("bad --after");
-      cursor = EntryCursor{*o.cut, {std::move(*after)}};
+      cursor = EntryCursor{Position{*o.cut}, {std::move(*after)}};
     }
     for (;;) {
       auto r = client.query(ListEntries{basis, key, cursor});
@@ -412,11 +412,11 @@ std::optional<int> StateCommands::run(const Global& g, Client& client) {
       if (g.json) std::cout << to_json(*r) << "\n";
       else
         for (const auto& e : page.items.items)
-          std::printf("%s=%s (revision %llu)\n", show_bytes(e.key.value).c_str(), show_bytes(e.value.value).c_str(), (unsigned long long)e.revision);
+          std::printf("%s=%s (revision %llu)\n", show_bytes(e.key.value).c_str(), show_bytes(e.value.value).c_str(), (unsigned long long)e.revision.value);
       cursor = page.cursor;
       if (!cursor) break;
       if (!o.all) {
-        if (!g.json) std::printf("more: --cut %llu --after %s\n", (unsigned long long)cursor->cut, show_bytes(cursor->after.value).c_str());
+        if (!g.json) std::printf("more: --cut %llu --after %s\n", (unsigned long long)cursor->cut.value, show_bytes(cursor->after.value).c_str());
         break;
       }
     }

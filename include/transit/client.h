@@ -98,7 +98,7 @@ class Client {
   /// Every read rechecks the caller's current rights; close is idempotent.
   /// close_snapshot and snapshot_read with finish are sent with
   /// X-Transit-Control: snapshot, the reserved control admission.
-  ClientResult<SnapshotOpened> open_snapshot(ResourceId resource, std::optional<Id> revision, Id lease_ms);
+  ClientResult<SnapshotOpened> open_snapshot(ResourceId resource, std::optional<Revision> revision, Id lease_ms);
   ClientResult<SnapshotPage> snapshot_entries(const SnapshotToken& token, std::optional<EntryCursor> cursor = std::nullopt);
   ClientResult<SnapshotClosed> close_snapshot(const SnapshotToken& token);
   /// A range of up to read.limit captured entries with the resource's current
@@ -140,7 +140,7 @@ class Client {
   /// newer page (docs/transit.md, decision 40).
   struct Observation {
     Identity identity;
-    Id position = 0;
+    Position position{};
     bool read_only() const { return identity.permissions.bits == kReadOnly; }
   };
   ClientResult<Observation> observe();
@@ -148,7 +148,7 @@ class Client {
   void set_next_sequence(Id next);
   std::optional<Id> next_sequence() const;
   /// The highest authority position this client has seen; answers never go below it.
-  Id last_position() const;
+  Position last_position() const;
 
   /// The request submit(op) would sign next, without sending it.
   Request build(Command op, Id sequence) const;
@@ -163,8 +163,8 @@ class Client {
 
 /// The cursor that asks for a listing's first page at `position`: after 0 (or
 /// the empty key) is before everything.
-inline Cursor first_page_at(Id position) { return Cursor{position, 0}; }
-inline EntryCursor first_entries_at(Id position) { return EntryCursor{position, {}}; }
+inline Cursor first_page_at(Position position) { return Cursor{position, 0}; }
+inline EntryCursor first_entries_at(Position position) { return EntryCursor{position, {}}; }
 
 /// The outcome variant a command's receipt must carry, naming what was asked (the client checks it).
 bool outcome_matches(const Command& op, const Outcome& outcome);

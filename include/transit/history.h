@@ -20,8 +20,8 @@
 namespace cowboy::transit {
 
 struct TrimStep {
-  Id floor_before = 0;
-  Id floor = 0;                   // the floor after this step
+  Position floor_before{};
+  Position floor{};               // the floor after this step
   std::optional<Receipt> receipt;  // the advance_floor receipt; null: nothing was submitted
 };
 

@@ -75,7 +75,7 @@ TEST_F(AnswerCheckTest, AMalformedReceiptIsResentAsTheSameBytesAndNeverBecomesAN
       {"principal", edit<Receipt>([](Receipt& r) { r.principal.value += 1; }), "receipt for another request"},
       {"sequence", edit<Receipt>([](Receipt& r) { r.sequence += 1; }), "receipt for another request"},
       {"digest", edit<Receipt>([](Receipt& r) { r.request_digest[0] ^= 1; }), "receipt of another body"},
-      {"position", edit<Receipt>([](Receipt& r) { r.position = 0; }), "receipt at position 0"},
+      {"position", edit<Receipt>([](Receipt& r) { r.position = Position{0}; }), "receipt at position 0"},
       {"outcome kind", edit<Receipt>([](Receipt& r) { r.outcome = RoleCreated{5, 9}; }), "receipt outcome of another kind"},
       {"outcome id", edit<Receipt>([](Receipt& r) { std::get<PrincipalCreated>(r.outcome).principal.value += 1; }),
        "receipt outcome of another kind"},
@@ -140,7 +140,7 @@ TEST_F(AnswerCheckTest, AResponseThatDoesNotAnswerTheQueryAskedIsRefused) {
        "response of another query kind"},
       {"identity", IdentityQuery{}, edit<Response>([](Response& r) { std::get<Identity>(r.result).principal = PrincipalId{2}; }),
        "identity of another principal"},
-      {"position", IdentityQuery{}, edit<Response>([](Response& r) { r.position = 1; }),
+      {"position", IdentityQuery{}, edit<Response>([](Response& r) { r.position = Position{1}; }),
        "response position went backwards"},
       {"version", IdentityQuery{}, text(R"("version":1)", R"("version":2)"), "unknown_version"},
       {"page order", ListResources{std::nullopt}, edit<Response>([](Response& r) {
@@ -158,8 +158,8 @@ TEST_F(AnswerCheckTest, AResponseThatDoesNotAnswerTheQueryAskedIsRefused) {
          page.cursor = first.cursor;
        }),
        "continuation does not advance"},
-      {"entry basis", ListEntries{CurrentBasis{doc, 2}, std::nullopt, std::nullopt}, edit<Response>([](Response& r) {
-         std::get<EntryPage>(r.result).revision = 1;
+      {"entry basis", ListEntries{CurrentBasis{doc, Revision{2}}, std::nullopt, std::nullopt}, edit<Response>([](Response& r) {
+         std::get<EntryPage>(r.result).revision = Revision{1};
        }),
        "entries of another resource or revision"},
       {"entry slot", ReadEntries{doc, std::nullopt, std::nullopt, slots({"a", "b"})}, edit<Response>([](Response& r) {
@@ -176,11 +176,11 @@ TEST_F(AnswerCheckTest, AResponseThatDoesNotAnswerTheQueryAskedIsRefused) {
        "access to another resource"},
       {"process", ProcessRead{kPid}, edit<Response>([](Response& r) { std::get<ProcessInfo>(r.result).pid.value += 1; }),
        "another process"},
-      {"block", ReadBlock{CurrentBasis{doc, 2}, key("blob"), std::nullopt}, edit<Response>([](Response& r) {
+      {"block", ReadBlock{CurrentBasis{doc, Revision{2}}, key("blob"), std::nullopt}, edit<Response>([](Response& r) {
          std::get<Block>(r.result).name = key("other");
        }),
        "another block"},
-      {"block body", ReadBlock{CurrentBasis{doc, 2}, key("blob"), std::nullopt}, edit<Response>([](Response& r) {
+      {"block body", ReadBlock{CurrentBasis{doc, Revision{2}}, key("blob"), std::nullopt}, edit<Response>([](Response& r) {
          std::get<Block>(r.result).body.value.at(0) ^= 1;
        }),
        "a block body that does not match its SHA-256"},
@@ -271,7 +271,7 @@ TEST_F(AnswerCheckTest, ACheckpointStatusWithAFloorAboveItsCheckpointsIsRefused)
   Client client = proxied();
   ASSERT_TRUE(client.identity().ok());
   const std::vector<std::pair<std::string, Rewrite>> cases = {
-      {"floor without checkpoint", edit<Response>([](Response& r) { std::get<CheckpointStatus>(r.result).floor = 1; })},
+      {"floor without checkpoint", edit<Response>([](Response& r) { std::get<CheckpointStatus>(r.result).floor = Position{1}; })},
       {"checkpoint after the response", edit<Response>([](Response& r) {
          std::get<CheckpointStatus>(r.result).latest = CheckpointInfo{r.position + 1, {}};
        })},
@@ -299,7 +299,7 @@ TEST_F(AnswerCheckTest, ASegmentWhoseChainOrEvidenceIsNotItsRecordsIsRefused) {
   fill(doc, 10);
   Client client = proxied();
   ASSERT_TRUE(client.capabilities().ok());  // asked once, before any rewrite
-  const Id revision = answer<ResourceAccess>(*admin_, ReadAccess{doc}).resource.revision;
+  const Revision revision = answer<ResourceAccess>(*admin_, ReadAccess{doc}).resource.revision;
   const Basis basis = CurrentBasis{doc, revision};
   auto first = admin_->segment(basis);
   ASSERT_TRUE(first.ok() && first->next);
@@ -365,7 +365,8 @@ TEST_F(AnswerCheckTest, ASnapshotAnswerOfAnotherSnapshotRevisionOrReleaseIsRefus
        }),
        "a snapshot of another revision"},
       {"an open pinned before its response", open, edit<Response>([](Response& r) {
-         --std::get<SnapshotOpened>(r.result).snapshot.position;
+         auto& at = std::get<SnapshotOpened>(r.result).snapshot.position;
+          at = at - 1;
        }),
        "not pinned at the position it was opened at"},
       {"a page of another snapshot", entries, edit<Response>([](Response& r) {

@@ -161,7 +161,8 @@ TEST_F(BlockTest, ABodyIsServedOnlyWhileItMatchesItsRecordedChecksum) {
 TEST_F(BlockTest, ASourceQualifiedReadIsAnsweredOnlyByTheBlockItNames) {
   const Bytes a = pattern(1000, 4);
   const auto published = std::get<TurnPublished>(publish({{"a", a}}, true).outcome);
-  const Id source = *published.revision, view = published.views.items.at(0);
+  const Revision source = *published.revision;
+  const Id view = published.views.items.at(0);
   EXPECT_EQ(read("a", BlockSource{source, sha256_of(a)}).body.value, a);
   // Later revisions of the resource do not move a block's source.
   Turn writes{kPid, generation_, std::nullopt, doc_, std::nullopt, {{{key("k"), value("v")}}}, {}, {}, {}, std::nullopt};
@@ -205,7 +206,7 @@ TEST_F(BlockTest, RetirementIsANewRevisionThatViewsCapturedBeforeItStillRead) {
   const Bytes a = pattern(300, 6);
   const auto published = std::get<TurnPublished>(publish({{"a", a}}, true).outcome);
   const Id view = published.views.items.at(0);
-  const Id before = revision_of(doc_);
+  const Revision before = revision_of(doc_);
   const Receipt r = accept(*admin_, RetireBlock{doc_, key("a")});
   const auto& changed = std::get<BlockChanged>(r.outcome);
   EXPECT_EQ(changed.resource, doc_);

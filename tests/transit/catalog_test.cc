@@ -50,16 +50,16 @@ class CatalogTest : public StateTest {
 };
 
 TEST_F(CatalogTest, EachDecisionAddsAProcessVersionAndEveryEarlierPositionStillReadsAsItWas) {
-  const Id created = accept(*admin_, CreateProcess{Pid{9}, {}}).position;
-  const Id initialized = accept(*admin_, Initialize{Pid{9}, 0}).position;
-  const Id owned = accept(*admin_, Own{Pid{9}, 1}).position;
+  const Position created = accept(*admin_, CreateProcess{Pid{9}, {}}).position;
+  const Position initialized = accept(*admin_, Initialize{Pid{9}, 0}).position;
+  const Position owned = accept(*admin_, Own{Pid{9}, 1}).position;
   EXPECT_EQ(process_info(*admin_, 9).generation, 2u);
   admin_.reset();
   node_.reset();
   auto db = testing::open_store(dir_);
   EXPECT_EQ(testing::table_keys(*db, node::layout::kProcesses).size(), 3u);  // one per decision, none overwritten
   node::Catalog catalog(*db, nullptr, nullptr);
-  const auto read = [&](Id at) {  // a version that decodes, or none
+  const auto read = [&](Position at) {  // a version that decodes, or none
     auto r = catalog.process(Pid{9}, at);
     EXPECT_TRUE(r.ok());
     return r.ok() ? *r : std::nullopt;
@@ -135,7 +135,7 @@ void expect_indexes_agree_with_records(rocksdb::DB& db) {
   node::Catalog catalog(db, nullptr, nullptr);
   std::set<std::string> expected, stored;
   std::map<std::pair<Pid, Pid>, Id> heads;  // route -> its oldest pending output
-  catalog.records(kOutputs, 0, ~Id{0}, [&](Id id, std::string_view text) {
+  catalog.records(kOutputs, 0, node::layout::kNewest, [&](Id id, std::string_view text) {
     auto o = from_json<node::OutputRecord>(text, 4096);
     EXPECT_TRUE(o.ok()) << id;
     if (!o.ok()) return false;
@@ -148,7 +148,7 @@ void expect_indexes_agree_with_records(rocksdb::DB& db) {
     return true;
   });
   for (const auto& [route, head] : heads) expected.insert(key(kRouteHeads, head));
-  catalog.records(kEffects, 0, ~Id{0}, [&](Id id, std::string_view text) {
+  catalog.records(kEffects, 0, node::layout::kNewest, [&](Id id, std::string_view text) {
     auto e = from_json<node::EffectRecord>(text, 64 * 1024);
     EXPECT_TRUE(e.ok()) << id;
     if (!e.ok()) return false;
@@ -156,7 +156,7 @@ void expect_indexes_agree_with_records(rocksdb::DB& db) {
     if (e->info.phase != EffectPhase::kClosed) expected.insert(key(kUnresolved, id));
     return true;
   });
-  catalog.records(kPayloads, 0, ~Id{0}, [&](Id id, std::string_view text) {
+  catalog.records(kPayloads, 0, node::layout::kNewest, [&](Id id, std::string_view text) {
     auto y = from_json<node::PayloadRecord>(text, 4096);
     EXPECT_TRUE(y.ok()) << id;
     if (!y.ok()) return false;
@@ -164,7 +164,7 @@ void expect_indexes_agree_with_records(rocksdb::DB& db) {
     return true;
   });
   // Decision 175: resources, associations and views, and their names, owners, PIDs and resources.
-  catalog.records(kResources, 0, ~Id{0}, [&](Id id, std::string_view text) {
+  catalog.records(kResources, 0, node::layout::kNewest, [&](Id id, std::string_view text) {
     auto r = from_json<node::ResourceRecord>(text, 4096);
     EXPECT_TRUE(r.ok()) << id;
     if (!r.ok()) return false;
@@ -175,7 +175,7 @@ void expect_indexes_agree_with_records(rocksdb::DB& db) {
   std::set<std::string> associations;  // record keys: (pid, revision)
   for (const auto& k : testing::table_keys(db, kAssociations)) associations.insert(k.substr(0, kPairKey));
   for (const auto& record : associations) {
-    auto a = catalog.record_at<Association>(record, ~Id{0});
+    auto a = catalog.record_at<Association>(record, node::layout::kNewest);
     EXPECT_TRUE(a.ok()) << record;
     if (!a.ok() || !*a) continue;  // removed
     const Association& live = **a;
@@ -183,7 +183,7 @@ void expect_indexes_agree_with_records(rocksdb::DB& db) {
     expected.insert(row(association_name(live.pid, live.name.value), live.revision));
     expected.insert(key(kAssociatedBy, live.resource, live.pid, live.revision));
   }
-  catalog.records(kViews, 0, ~Id{0}, [&](Id id, std::string_view text) {
+  catalog.records(kViews, 0, node::layout::kNewest, [&](Id id, std::string_view text) {
     auto v = from_json<node::ViewRecord>(text, 4096);
     EXPECT_TRUE(v.ok()) << id;
     if (!v.ok()) return false;
@@ -466,7 +466,7 @@ class StoredCatalogTest : public StoredRecordsTest {
       for (const char* name : {"doc", "lent"}) out += to_json(answer<LookupResult>(*admin_, AssociationLookup{pid, {name}})) + "\n";
     for (ResourceId r : {doc_, lent_}) out += to_json(answer<ResourceAccess>(*admin_, ReadAccess{r})) + "\n";
     const auto through_view = answer<EntryPage>(*admin_, ListEntries{ViewBasis{view_}, std::nullopt, std::nullopt});
-    out += to_json(through_view.items) + " at " + std::to_string(through_view.revision) + "\n";
+    out += to_json(through_view.items) + " at " + std::to_string(through_view.revision.value) + "\n";
     out += to_json(answer<RuntimeInfo>(*admin_, RuntimeQuery{Pid{11}})) + "\n";
     return out;
   }
@@ -488,7 +488,7 @@ TEST_F(StoredCatalogTest, ARestartLoadsNoViewAssociationResourceOrBindingAndEach
   EXPECT_EQ(journal->records_read(), 0u);
   const auto* view = authority->view(view_);
   ASSERT_TRUE(view);
-  EXPECT_EQ(*view, (node::ViewRecord{view_, Pid{9}, doc_, 2}));
+  EXPECT_EQ(*view, (node::ViewRecord{view_, Pid{9}, doc_, Revision{2}}));
   EXPECT_EQ(journal->records_read(), 1u);
   ASSERT_TRUE(authority->view(view_));
   EXPECT_EQ(journal->records_read(), 1u);  // resident now
@@ -496,7 +496,7 @@ TEST_F(StoredCatalogTest, ARestartLoadsNoViewAssociationResourceOrBindingAndEach
   ASSERT_TRUE(lent);
   EXPECT_EQ(lent->info.name.value, "lent");
   EXPECT_EQ(lent->info.owner, std::optional<Pid>(Pid{9}));
-  EXPECT_EQ(authority->resource(doc_)->info.revision, 3u);
+  EXPECT_EQ(authority->resource(doc_)->info.revision, Revision{3});
   EXPECT_EQ(journal->records_read(), 3u);
   const auto* association = authority->association(Pid{10}, 3);  // 10's "lent": the third association
   ASSERT_TRUE(association);
@@ -637,7 +637,7 @@ TEST_F(FailedSyncRecordsTest, AFailedSyncLeavesResourceAssociationAndViewRowsAgr
   EXPECT_EQ(refused(admin_->submit(CreateResource{{"lent"}, std::nullopt})).reason, Reason::kNameTaken);
   EXPECT_EQ(answer<LookupResult>(*admin_, AssociationLookup{Pid{9}, {"lent"}}).association->resource, lent);
   EXPECT_EQ(answer<AssociationPage>(*admin_, ListAssociations{Pid{9}, std::nullopt}).items.items.size(), 2u);
-  EXPECT_EQ(answer<EntryPage>(*admin_, ListEntries{ViewBasis{view}, std::nullopt, std::nullopt}).revision, 1u);
+  EXPECT_EQ(answer<EntryPage>(*admin_, ListEntries{ViewBasis{view}, std::nullopt, std::nullopt}).revision, Revision{1});
   stop_and_check_rows();
   auto db = testing::open_store(dir_);
   EXPECT_EQ(testing::table_keys(*db, node::layout::kViewsOf).size(), 1u);
@@ -740,7 +740,7 @@ TEST_F(CatalogTest, EveryStoredKeyBelongsToATableOfTheRegistry) {
 class VersionsTest : public CatalogTest {
  protected:
   /// Every record of every table of versions as of `position`: record key -> stored value.
-  std::map<std::string, std::string> state_at(Id position) {
+  std::map<std::string, std::string> state_at(Position position) {
     auto db = testing::open_store(dir_);
     node::Catalog catalog(*db, nullptr, nullptr);
     std::map<std::string, std::string> state;
@@ -783,7 +783,7 @@ TEST_F(VersionsTest, LaterDecisionsThatChangeAndRemoveRecordsLeaveEveryEarlierPo
   accept(*admin_, t);
   Turn with_effect{Pid{9}, generation, std::nullopt, std::nullopt, std::nullopt, {}, {}, {}, {}, std::nullopt};
   with_effect.effect = EffectIntent{PrincipalId{1}, clock_.now_ms() + 60'000, {}, 2};
-  const Id first = accept(*admin_, with_effect).position;
+  const Position first = accept(*admin_, with_effect).position;
   stop();
   const auto before = state_at(first);
   // Principals, roles, grants, credentials, resources, processes, associations, inputs, views, outputs, effects.
@@ -799,7 +799,7 @@ TEST_F(VersionsTest, LaterDecisionsThatChangeAndRemoveRecordsLeaveEveryEarlierPo
   accept(*admin_, RevokeGrant{extra, std::nullopt});
   accept(*admin_, RevokePrincipal{PrincipalId{2}, std::nullopt});
   accept(*admin_, Deliver{1});
-  const Id last = accept(*admin_, AttemptEffect{1}).position;
+  const Position last = accept(*admin_, AttemptEffect{1}).position;
   stop();
   EXPECT_EQ(state_at(first), before);  // every record of every table, exactly
   const auto after = state_at(last);
@@ -832,7 +832,7 @@ TEST_F(VersionsTest, LaterDecisionsThatChangeAndRemoveRecordsLeaveEveryEarlierPo
 TEST_F(VersionsTest, ACorruptStoredVersionFailsClosed) {
   const ResourceId doc = resource("doc");
   process(doc, 9);
-  const Id at = accept(*admin_, Own{Pid{9}, 1}).position;
+  const Position at = accept(*admin_, Own{Pid{9}, 1}).position;
   stop();
   const auto open_error = [&] {
     node::NodeConfig config;
@@ -897,30 +897,30 @@ TEST_F(VersionsTest, AJournalOfTheProcessVersionsFormatIsRefused) {
 // ago, down to the bound; those read since stay (before, every record went).
 class CountingSource final : public node::RecordSource {
  public:
-  Result<std::optional<node::ProcessRecord>, node::CorruptRecord> process(Pid pid, Id) const override {
+  Result<std::optional<node::ProcessRecord>, node::CorruptRecord> process(Pid pid, Position) const override {
     ++reads;
     node::ProcessRecord r;
     r.pid = pid;
     return std::optional<node::ProcessRecord>{r};
   }
-  std::optional<node::CorruptRecord> processes(Pid, Id, const std::function<bool(const node::ProcessRecord&)>&) const override {
+  std::optional<node::CorruptRecord> processes(Pid, Position, const std::function<bool(const node::ProcessRecord&)>&) const override {
     return std::nullopt;
   }
-  std::optional<std::string> record(const std::string&, Id) const override { return std::nullopt; }
-  void records(char, Id, Id, const std::function<bool(Id, std::string_view)>&) const override {}
+  std::optional<std::string> record(const std::string&, Position) const override { return std::nullopt; }
+  void records(char, Id, Position, const std::function<bool(Id, std::string_view)>&) const override {}
   void rows(const std::string&, const std::string&, const std::function<bool(std::string_view)>&) const override {}
   mutable int reads = 0;
 };
 
 class NoCatalog final : public node::CatalogReader {
  public:
-  std::optional<Entry> entry(ResourceId, const EntryKey&, Id) const override { return std::nullopt; }
-  Scan entries(ResourceId, Id, const std::optional<EntryKey>&, std::size_t, std::size_t) const override { return {}; }
+  std::optional<Entry> entry(ResourceId, const EntryKey&, Revision) const override { return std::nullopt; }
+  Scan entries(ResourceId, Revision, const std::optional<EntryKey>&, std::size_t, std::size_t) const override { return {}; }
   std::optional<Input> input(Pid, Id) const override { return std::nullopt; }
-  std::optional<std::pair<Id, node::Bytes>> block(ResourceId, const EntryKey&) const override { return std::nullopt; }
+  std::optional<std::pair<Revision, node::Bytes>> block(ResourceId, const EntryKey&) const override { return std::nullopt; }
   std::optional<BlockInfo> block_record(ResourceId, const EntryKey&) const override { return std::nullopt; }
   bool stores(const StorageLeaf&) const override { return false; }
-  std::optional<node::JournalEntry> committed_entry(Id) const override { return std::nullopt; }
+  std::optional<node::JournalEntry> committed_entry(Position) const override { return std::nullopt; }
 };
 
 TEST(ResidentProcesses, OverTheBoundTheLeastRecentlyUsedAreEvictedAndTheRestStay) {

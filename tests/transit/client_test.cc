@@ -15,7 +15,7 @@
 namespace cowboy::transit {
 namespace {
 
-constexpr Id kPosition = 40;
+constexpr Position kPosition{40};
 
 /// A peer that verifies nothing: it lists every capability but `missing`,
 /// answers other queries with `answer`, and records what reached it.
@@ -78,7 +78,7 @@ class ScriptedPeer {
   std::vector<std::string> received_;
 };
 
-ResourceInfo active(auto resource, Id revision) { return ResourceInfo{testing::id<ResourceId>(resource), {"doc"}, std::nullopt, revision, false}; }
+ResourceInfo active(auto resource, Id revision) { return ResourceInfo{testing::id<ResourceId>(resource), {"doc"}, std::nullopt, Revision{revision}, false}; }
 
 EntryKey key(const std::string& s) { return EntryKey{{s.begin(), s.end()}}; }
 
@@ -156,14 +156,14 @@ TEST(TransitClient, PayloadsAreSentOnlyToAPeerThatListsTheCapabilityAndTheirReco
 
   // A record whose state and step positions disagree is refused.
   ScriptedPeer full({});
-  PayloadInfo answer{1, Pid{7}, PrincipalId{1}, 10, Digest{}, false, PayloadState::kReady, 2, std::nullopt, std::nullopt, std::nullopt};
+  PayloadInfo answer{1, Pid{7}, PrincipalId{1}, 10, Digest{}, false, PayloadState::kReady, Position{2}, std::nullopt, std::nullopt, std::nullopt};
   full.answer = [&](const QueryOp&) { return QueryResult{answer}; };
   Client checked(full.options());
   EXPECT_EQ(checked.payload(1).error().kind, ClientError::Kind::kMalformed);  // ready without ready_at
-  answer.ready_at = 3;
+  answer.ready_at = Position{3};
   EXPECT_TRUE(checked.payload(1).ok());
   answer.state = PayloadState::kRetired;
-  answer.retired_at = 4;
+  answer.retired_at = Position{4};
   EXPECT_EQ(checked.payload(1).error().kind, ClientError::Kind::kMalformed);  // retired without allow_delete
   answer.allow_delete = true;
   EXPECT_TRUE(checked.payload(1).ok());
@@ -176,11 +176,11 @@ TEST(TransitClient, SegmentsAndTheCollectableListingGoOnlyToAPeerThatListsTheirC
   crypto::init();
   ScriptedPeer peer({capability::kSegmentedResults, capability::kCollection});
   Client client(peer.options());
-  auto segment = client.segment(CurrentBasis{ResourceId{1}, 2});
+  auto segment = client.segment(CurrentBasis{ResourceId{1}, Revision{2}});
   ASSERT_FALSE(segment.ok());
   EXPECT_EQ(segment.error().kind, ClientError::Kind::kUnsupported);
   EXPECT_NE(segment.error().message.find("segmented_results"), std::string::npos) << segment.error().message;
-  EXPECT_EQ(client.read_result(CurrentBasis{ResourceId{1}, 2}, [](const Entry&) { return true; }).error().kind,
+  EXPECT_EQ(client.read_result(CurrentBasis{ResourceId{1}, Revision{2}}, [](const Entry&) { return true; }).error().kind,
             ClientError::Kind::kUnsupported);
   EXPECT_EQ(client.query(ListCollectable{std::nullopt}).error().kind, ClientError::Kind::kUnsupported);
   EXPECT_EQ(peer.received(), (std::vector<std::string>{"capabilities"}));
@@ -200,29 +200,29 @@ TEST(TransitClient, BlocksAreSentOnlyToAPeerThatListsTheCapabilityAndWhatIsReadM
   EXPECT_NE(retired.error().message.find("blocks"), std::string::npos) << retired.error().message;
   EXPECT_EQ(client.submit(DeleteBlock{ResourceId{1}, name}).error().kind, ClientError::Kind::kUnsupported);
   EXPECT_EQ(client.query(BlockRead{ResourceId{1}, name}).error().kind, ClientError::Kind::kUnsupported);
-  EXPECT_EQ(client.query(ReadBlock{CurrentBasis{ResourceId{1}, 2}, name, std::nullopt}).error().kind, ClientError::Kind::kUnsupported);
+  EXPECT_EQ(client.query(ReadBlock{CurrentBasis{ResourceId{1}, Revision{2}}, name, std::nullopt}).error().kind, ClientError::Kind::kUnsupported);
   EXPECT_EQ(peer.received(), (std::vector<std::string>{"capabilities"}));
 
   ScriptedPeer full({});
-  BlockInfo record{ResourceId{1}, name, 2, 10, Digest{}, Pid{7}, PrincipalId{1}, BlockState::kRetired, 3, std::nullopt, std::nullopt, std::nullopt};
+  BlockInfo record{ResourceId{1}, name, Revision{2}, 10, Digest{}, Pid{7}, PrincipalId{1}, BlockState::kRetired, Position{3}, std::nullopt, std::nullopt, std::nullopt};
   full.answer = [&](const QueryOp&) { return QueryResult{record}; };
   Client checked(full.options());
   EXPECT_EQ(checked.query(BlockRead{ResourceId{1}, name}).error().kind, ClientError::Kind::kMalformed);  // retired without its steps
-  record.retired_revision = 3;
-  record.retired_at = 4;
+  record.retired_revision = Revision{3};
+  record.retired_at = Position{4};
   EXPECT_TRUE(checked.query(BlockRead{ResourceId{1}, name}).ok());
-  record.retired_revision = 2;  // retired at its own source revision
+  record.retired_revision = Revision{2};  // retired at its own source revision
   EXPECT_EQ(checked.query(BlockRead{ResourceId{1}, name}).error().kind, ClientError::Kind::kMalformed);
   EXPECT_EQ(checked.query(BlockRead{ResourceId{2}, name}).error().kind, ClientError::Kind::kMalformed);  // another block than asked
 
   const std::vector<std::uint8_t> body{1, 2, 3};
-  Block block{ResourceId{1}, 2, name, crypto::sha256(ByteView(body.data(), body.size())), {body}};
+  Block block{ResourceId{1}, Revision{2}, name, crypto::sha256(ByteView(body.data(), body.size())), {body}};
   full.answer = [&](const QueryOp&) { return QueryResult{block}; };
-  EXPECT_TRUE(checked.query(ReadBlock{CurrentBasis{ResourceId{1}, 2}, name, std::nullopt}).ok());
-  EXPECT_EQ(checked.query(ReadBlock{CurrentBasis{ResourceId{1}, 2}, name, BlockSource{2, Digest{}}}).error().kind,
+  EXPECT_TRUE(checked.query(ReadBlock{CurrentBasis{ResourceId{1}, Revision{2}}, name, std::nullopt}).ok());
+  EXPECT_EQ(checked.query(ReadBlock{CurrentBasis{ResourceId{1}, Revision{2}}, name, BlockSource{Revision{2}, Digest{}}}).error().kind,
             ClientError::Kind::kMalformed);  // another source than asked
   block.body.value[0] ^= 1;
-  EXPECT_EQ(checked.query(ReadBlock{CurrentBasis{ResourceId{1}, 2}, name, std::nullopt}).error().kind,
+  EXPECT_EQ(checked.query(ReadBlock{CurrentBasis{ResourceId{1}, Revision{2}}, name, std::nullopt}).error().kind,
             ClientError::Kind::kMalformed);  // a body that is not its SHA-256's
 }
 
@@ -243,7 +243,7 @@ TEST(TransitClient, LookupsAndReadsMustCarryActiveMetadataAndPossibleRevisions) 
   EXPECT_FALSE(malformed(lookup, LookupResult{Pid{7}, {"doc"}, good}));
   EXPECT_FALSE(malformed(lookup, LookupResult{Pid{7}, {"doc"}, std::nullopt}));
   auto later = good;
-  later.revision = kPosition + 1;  // allocated after the position it was read at
+  later.revision = (kPosition + 1).value;  // allocated after the position it was read at
   EXPECT_TRUE(malformed(lookup, LookupResult{Pid{7}, {"doc"}, later}));
   auto no_resource = good;
   no_resource.resource = ResourceId{0};
@@ -260,17 +260,17 @@ TEST(TransitClient, LookupsAndReadsMustCarryActiveMetadataAndPossibleRevisions) 
 
   ReadEntries read{ResourceId{3}, std::nullopt, std::nullopt, {}};
   read.keys.items[0] = key("k");
-  EntryBatch batch{active(3, 2), 2, std::nullopt, {}};
-  batch.entries.items[0] = Entry{key("k"), {}, 2};
+  EntryBatch batch{active(3, 2), Revision{2}, std::nullopt, {}};
+  batch.entries.items[0] = Entry{key("k"), {}, Revision{2}};
   EXPECT_FALSE(malformed(read, batch));
   auto of_retired = batch;
   of_retired.resource.retired = true;
   EXPECT_TRUE(malformed(read, of_retired));
   ReadEntries through_view = read;
   through_view.view = 9;
-  EntryBatch view_batch{active(3, 2), 4, 9, {}};  // a view newer than its resource
+  EntryBatch view_batch{active(3, 2), Revision{4}, 9, {}};  // a view newer than its resource
   EXPECT_TRUE(malformed(through_view, view_batch));
-  view_batch.revision = 1;
+  view_batch.revision = Revision{1};
   EXPECT_FALSE(malformed(through_view, view_batch));
 
   // A page whose cut is after the response it came in.
@@ -308,9 +308,9 @@ TEST(TransitClient, RuntimeBindingAndStationAreRequiredOfThePeer) {
   EXPECT_EQ(checked.runtime(Pid{7}).error().kind, ClientError::Kind::kMalformed);  // unbound with a binding's field
   answer.bound = true;
   answer.provider.value = "host-a";
-  answer.operation_at = 1'000'000;
+  answer.operation_at = Position{1'000'000};
   EXPECT_EQ(checked.runtime(Pid{7}).error().kind, ClientError::Kind::kMalformed);  // after the response's position
-  answer.operation_at = 1;
+  answer.operation_at = Position{1};
   EXPECT_TRUE(checked.runtime(Pid{7}).ok());
   EXPECT_EQ(checked.runtime(Pid{8}).error().kind, ClientError::Kind::kMalformed);  // another process
 }
@@ -328,7 +328,7 @@ TEST(TransitClient, StorageMaintenanceIsRequiredOfThePeerAndItsAnswerMustFit) {
   EXPECT_NE(fence.error().message.find("storage_maintenance"), std::string::npos) << fence.error().message;
   EXPECT_EQ(client.submit(StorageCompact{0, ProcessLeaf{Pid{7}}}).error().kind, ClientError::Kind::kUnsupported);
   Turn turn{Pid{7}, 1, std::nullopt, ResourceId{1}, std::nullopt, {}, {}, {}, {}, std::nullopt};
-  EXPECT_EQ(client.submit(PreparedTurn{{0, 1}, turn}).error().kind, ClientError::Kind::kUnsupported);
+  EXPECT_EQ(client.submit(PreparedTurn{{0, Position{1}}, turn}).error().kind, ClientError::Kind::kUnsupported);
   EXPECT_EQ(client.query(StorageQuery{}).error().kind, ClientError::Kind::kUnsupported);
   EXPECT_EQ(client.require(capability::kStorageMaintenance).error().kind, ClientError::Kind::kUnsupported);
   EXPECT_EQ(peer.received(), (std::vector<std::string>{"capabilities"}));

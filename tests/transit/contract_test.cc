@@ -73,7 +73,7 @@ TEST_F(ContractTest, TheEffectFixturesAreTheCanonicalSpellingOfTheirValues) {
   const auto request = [](PrincipalId principal, Id sequence, Command op) {
     return Request{Version{}, Definition{kFixtureDefinition}, {"dev"}, principal, sequence, std::move(op)};
   };
-  Turn turn{Pid{7}, 2, 1, ResourceId{1}, 1, {}, {}, {}, {}, std::nullopt};
+  Turn turn{Pid{7}, 2, 1, ResourceId{1}, Revision{1}, {}, {}, {}, {}, std::nullopt};
   turn.mutations.items = {EntryMutation{{{'k'}}, EntryValue{{'v'}}}, EntryMutation{{{'g', 'o', 'n', 'e'}}, std::nullopt}};
   turn.views.items = {ResourceId{1}};
   turn.outputs.items = {OutputProposal{Pid{8}, {{'o'}}}};
@@ -93,7 +93,7 @@ TEST_F(ContractTest, TheEffectFixturesAreTheCanonicalSpellingOfTheirValues) {
     EXPECT_EQ(decoded->op, expected.op) << name;
   }
   const Query listing{Version{}, Definition{kFixtureDefinition}, {"dev"}, PrincipalId{5},
-                      ListEffects{Pid{7}, EffectFilter::kOverdue, Cursor{9, 3}}};
+                      ListEffects{Pid{7}, EffectFilter::kOverdue, Cursor{Position{9}, 3}}};
   EXPECT_EQ(to_json(listing), read_fixture("list_effects.json"));
   auto decoded = from_json<Query>(as_built(read_fixture("list_effects.json")), kMaxRequestBytes);
   ASSERT_TRUE(decoded.ok()) << decoded.error().message();
@@ -129,12 +129,12 @@ TEST_F(ContractTest, EveryTypeRoundTrips) {
   EXPECT_EQ(digest, request_digest(s.request));  // hashed from the body's own inner text
   EXPECT_EQ(to_json(*back), to_json(s));
   EXPECT_EQ(back->request.op, s.request.op);
-  Receipt receipt{Version{}, Definition{definition()}, {"dev"}, 7, PrincipalId{1}, 3, request_digest(s.request), 1700000000000,
+  Receipt receipt{Version{}, Definition{definition()}, {"dev"}, Position{7}, PrincipalId{1}, 3, request_digest(s.request), 1700000000000,
                   PrincipalCreated{PrincipalId{2}, 2, 2, 2}};
   auto r = from_json<Receipt>(to_json(receipt), kMaxAnswerBytes);
   ASSERT_TRUE(r.ok()) << r.error().message();
   EXPECT_EQ(*r, receipt);
-  Response response{Version{}, Definition{definition()}, {"dev"}, 9, Identity{PrincipalId{1}, Permissions{kReadOnly}, Pid{5}, 4, 3}};
+  Response response{Version{}, Definition{definition()}, {"dev"}, Position{9}, Identity{PrincipalId{1}, Permissions{kReadOnly}, Pid{5}, 4, 3}};
   auto p = from_json<Response>(to_json(response), kMaxAnswerBytes);
   ASSERT_TRUE(p.ok()) << p.error().message();
   EXPECT_EQ(*p, response);

@@ -14,8 +14,8 @@ constexpr Id kDeadline = 5'000;
 constexpr PrincipalId kExecutor{31};
 
 template <typename P = PrincipalId>
-EffectStep at(Id position, P principal = kExecutor, Id revision = 3) {
-  return EffectStep{testing::id<PrincipalId>(principal), revision, position};
+EffectStep at(std::uint64_t position, P principal = kExecutor, Id revision = 3) {
+  return EffectStep{testing::id<PrincipalId>(principal), revision, Position{position}};
 }
 
 EffectInfo authorized(Id budget = 2) {
@@ -81,7 +81,7 @@ TEST(EffectMatrix, EveryOtherCombinationIsRefusedWithTheRuleItBreaks) {
       {"a result after a final one", observed(observed(attempted(3), 12, true), 13, false), "after a final one"},
       {"a result by another principal", by_another, "another principal than the executor"},
       {"a result before the attempt", observed(attempted(), 11, false), "does not come after"},
-      {"an attempt before the authorization", [] { auto e = attempted(); e.attempt->position = 9; return e; }(),
+      {"an attempt before the authorization", [] { auto e = attempted(); e.attempt->position = Position{9}; return e; }(),
        "does not come after"},
       {"a policy revision going back", revision_back, "does not come after"},
       {"closed without a closure", [] { auto e = attempted(); e.phase = EffectPhase::kClosed; return e; }(),

@@ -45,7 +45,7 @@ class FailoverTest : public StateTest {
     return r;
   }
   Rejection refused_as(Client&& c, Command op, Reason reason) { return refused_as(c, std::move(op), reason); }
-  Id position_now() { return admin_->identity().ok() ? node_->sequencer().stats().position : 0; }
+  Position position_now() { return Position{admin_->identity().ok() ? node_->sequencer().stats().position : 0}; }
   /// A new realm with this admission ceiling and control reserve.
   void restart_with(Id ceiling, Id reserve) {
     admin_.reset();
@@ -83,7 +83,7 @@ TEST_F(FailoverTest, RotateWorkerHandsTheProcessToTheReplacementKey) {
   const SignedRequest prepared = sign(old_worker.build(second, 3), seed_of(kOldSeed));
 
   const Id revision = answer<Identity>(*admin_, IdentityQuery{}).policy_revision;
-  const Id cut = position_now();
+  const Position cut = position_now();
   const auto rotated = ok<WorkerRotated>(admin_->submit(rotation(owned)));
   EXPECT_EQ(rotated.pid, kPid);
   EXPECT_EQ(rotated.generation, owned + 1);
@@ -133,7 +133,7 @@ TEST_F(FailoverTest, RotateWorkerRefusesAllButAnExactTakeover) {
   principal(15, 116, PidScope{kPid}, kAllPermissions & ~kRealmControl);  // an administrator of 7, not root
   Client pid_admin = client_of(15, 116);
 
-  const Id before = position_now();
+  const Position before = position_now();
   refused_as(pid_admin, rotation(1), Reason::kNotPermitted);
   refused_as(*admin_, rotation(1, kOldSeed, kOldSeed), Reason::kUnchangedKey);
   refused_as(*admin_, rotation(1, 115, kNewSeed, kPid, 14), Reason::kRevokedWorker);
@@ -449,7 +449,7 @@ TEST_F(FailoverTest, TheControlReserveAdmitsEachControlOperationAndNothingElse) 
       break;
     }
   }
-  ASSERT_EQ(position_now(), 40u);
+  ASSERT_EQ(position_now(), Position{40});
   refused_as(*admin_, Terminate{kPid, 1}, Reason::kAdmissionCeiling);
   refused_as(*admin_, ReplaceGrant{PrincipalId{20}, RealmScope{}, Permissions{kInspect}, std::nullopt}, Reason::kAdmissionCeiling);
   refused_as(*admin_, Send{kPid, value("x")}, Reason::kAdmissionCeiling);
@@ -461,7 +461,7 @@ TEST_F(FailoverTest, TheControlReserveAdmitsEachControlOperationAndNothingElse) 
       {RevokePrincipal{PrincipalId{20}, std::nullopt}, RevokePrincipal{PrincipalId{21}, std::nullopt}},
   };
   for (const auto& [at_ceiling, at_end] : controls) accept(*admin_, at_ceiling);
-  ASSERT_EQ(position_now(), 44u);
+  ASSERT_EQ(position_now(), Position{44});
   for (const auto& [at_ceiling, at_end] : controls) refused_as(*admin_, at_end, Reason::kControlReserve);
 }
 

@@ -107,7 +107,7 @@ TEST_F(HistoryProcessTest, ASigkillDuringTrimmingLosesNothingAndTrimmingGoesOnAf
     });
   // The maintainer: a checkpoint, then the floor onto it, again and again
   // (signed here, not by trim_history, to keep the bytes for the retries).
-  std::atomic<Id> floor_acked{0};
+  std::atomic<Position> floor_acked{};
   threads.emplace_back([&] {
     Client m(options(1, root_seed_));
     auto& mine = acked[kWorkers];
@@ -145,7 +145,7 @@ TEST_F(HistoryProcessTest, ASigkillDuringTrimmingLosesNothingAndTrimmingGoesOnAf
   ASSERT_TRUE(status.ok()) << status.error().message;
   const auto& history = std::get<CheckpointStatus>(status->result);
   // The last acknowledged floor stands (a later unanswered one may have landed too).
-  Id last_checkpoint = 0;
+  Position last_checkpoint{};
   for (const auto& [request, receipt] : acked[kWorkers])
     if (std::holds_alternative<Checkpointed>(receipt.outcome)) last_checkpoint = receipt.position;
   EXPECT_GE(history.floor, floor_acked.load());
@@ -169,7 +169,7 @@ TEST_F(HistoryProcessTest, ASigkillDuringTrimmingLosesNothingAndTrimmingGoesOnAf
       ASSERT_TRUE(batch.entries.items[n]);
       EXPECT_EQ(batch.entries.items[n]->value, batch.entries.items[0]->value);
     }
-    const Id published = batch.revision - 1;  // one revision per turn
+    const Id published = batch.revision - Revision{1};  // one revision per turn
     EXPECT_GE(published, acked[i].size());
     EXPECT_LE(published, acked[i].size() + 1);
   }
@@ -226,7 +226,7 @@ TEST_F(HistoryProcessTest, TransitdMaintainCheckpointsEveryNPositionsAndTrimsUna
   // Five batches of 25 commands, each more than N: each calls for a checkpoint.
   constexpr int kBatches = 5, kBatch = 25;
   CheckpointStatus last;
-  Id position = 0;
+  Position position{};
   for (int b = 0; b < kBatches; ++b) {
     for (int i = 0; i < kBatch; ++i) {
       std::string name = "role";
@@ -241,14 +241,14 @@ TEST_F(HistoryProcessTest, TransitdMaintainCheckpointsEveryNPositionsAndTrimsUna
           return last.latest && last.floor == last.latest->position && position < last.latest->position + kEvery;
         },
         std::chrono::seconds(60)))
-        << "batch " << b << ": floor " << last.floor << " at position " << position;
+        << "batch " << b << ": floor " << last.floor.value << " at position " << position.value;
   }
   auto metrics = net::HttpConnection("127.0.0.1", static_cast<std::uint16_t>(std::stoi(admin[1]))).get("/metrics");
   ASSERT_TRUE(metrics.ok()) << metrics.error();
   std::smatch checkpoints;
   ASSERT_TRUE(std::regex_search(metrics->body, checkpoints, std::regex(R"(\ntransit_maintain_checkpoints_total (\d+)\n)")));
   EXPECT_GE(std::stoull(checkpoints[1]), std::uint64_t{kBatches});
-  EXPECT_NE(metrics->body.find("\ntransit_maintain_history_floor " + std::to_string(last.floor) + "\n"), std::string::npos);
+  EXPECT_NE(metrics->body.find("\ntransit_maintain_history_floor " + std::to_string(last.floor.value) + "\n"), std::string::npos);
   EXPECT_NE(metrics->body.find("\ntransit_maintain_refused_total 0\n"), std::string::npos);
 }
 

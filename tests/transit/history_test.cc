@@ -44,7 +44,7 @@ TEST(HistoryContract, TheHistoryOpsSpellAsTheirFixtures) {
   Digest roots{};
   for (std::size_t i = 0; i < roots.size(); ++i) roots[i] = static_cast<std::uint8_t>(i + 1);
   const Definition definition{"transit.v1:fixture"};
-  EXPECT_EQ(to_json(Request{Version{}, definition, {"dev"}, PrincipalId{1}, 9, AdvanceFloor{5, roots}}), fixture("advance_floor.json"));
+  EXPECT_EQ(to_json(Request{Version{}, definition, {"dev"}, PrincipalId{1}, 9, AdvanceFloor{Position{5}, roots}}), fixture("advance_floor.json"));
   EXPECT_EQ(to_json(Query{Version{}, definition, {"dev"}, PrincipalId{1}, CheckpointQuery{}}), fixture("checkpoint_status.json"));
   EXPECT_EQ(to_json(Checkpoint{}), "{}");
 }
@@ -62,16 +62,16 @@ TEST_F(UnlimitedHistoryTest, ACheckpointWithoutTheGenesisOptInIsRefused) {
             caps->supported.items.end());
 
   accept(*admin_, CreateRole{{"ops"}, std::nullopt});
-  const Id before = position();
+  const Position before = position();
   refused_as<Checkpoint>(admin_->submit(Checkpoint{}), RejectionCode::kInvalidProposal, Reason::kHistoryTrimNotAllowed);
-  refused_as<AdvanceFloor>(admin_->submit(AdvanceFloor{1, {}}), RejectionCode::kInvalidProposal,
+  refused_as<AdvanceFloor>(admin_->submit(AdvanceFloor{Position{1}, {}}), RejectionCode::kInvalidProposal,
                            Reason::kHistoryTrimNotAllowed);
   // Over the wire: 422, and nothing was decided.
   const auto wire = post("/v1/command", to_json(sign(admin_->build(Checkpoint{}, *admin_->next_sequence()), seed_of(0))));
   EXPECT_EQ(wire.status, 422);
   EXPECT_EQ(rejection_of(wire).reason, Reason::kHistoryTrimNotAllowed);
   EXPECT_EQ(position(), before);
-  EXPECT_EQ(answer<CheckpointStatus>(*admin_, CheckpointQuery{}), (CheckpointStatus{0, std::nullopt}));
+  EXPECT_EQ(answer<CheckpointStatus>(*admin_, CheckpointQuery{}), (CheckpointStatus{Position{0}, std::nullopt}));
   // A maintenance pass finds nothing to do: its interval authorizes nothing.
   auto step = trim_history(*admin_);
   ASSERT_TRUE(step.ok()) << step.error().message;
@@ -119,8 +119,8 @@ class HistoryTest : public StateTest {
   }
   Receipt checkpoint() { return accept(*admin_, Checkpoint{}); }
   Digest roots_of(const Receipt& r) { return std::get<Checkpointed>(r.outcome).roots; }
-  void wait_reclaimed(Id floor) {
-    EXPECT_TRUE(cowboy::testing::eventually([&] { return node_->sequencer().stats().reclaimed_below >= floor; },
+  void wait_reclaimed(Position floor) {
+    EXPECT_TRUE(cowboy::testing::eventually([&] { return node_->sequencer().stats().reclaimed_below >= floor.value; },
                                             std::chrono::seconds(60)));
   }
 };
@@ -128,18 +128,18 @@ class HistoryTest : public StateTest {
 TEST_F(HistoryTest, TheFloorOnlyMovesUpOntoACommittedCheckpointWithTheRootsItCarries) {
   accept(*admin_, CreateRole{{"ops"}, std::nullopt});
   const Receipt first = checkpoint();
-  EXPECT_EQ(first.position, 2u);
+  EXPECT_EQ(first.position, Position{2});
   EXPECT_EQ(answer<CheckpointStatus>(*admin_, CheckpointQuery{}),
-            (CheckpointStatus{0, CheckpointInfo{first.position, roots_of(first)}}));
+            (CheckpointStatus{Position{0}, CheckpointInfo{first.position, roots_of(first)}}));
 
   // The floor rests only on a checkpoint, and only with the roots it carries.
   Digest other = roots_of(first);
   other[0] ^= 1;
   refused_as<AdvanceFloor>(admin_->submit(AdvanceFloor{first.position, other}), RejectionCode::kConflict,
                            Reason::kCheckpointMismatch);
-  refused_as<AdvanceFloor>(admin_->submit(AdvanceFloor{1, roots_of(first)}), RejectionCode::kInvalidProposal,
+  refused_as<AdvanceFloor>(admin_->submit(AdvanceFloor{Position{1}, roots_of(first)}), RejectionCode::kInvalidProposal,
                            Reason::kUnknownCheckpoint);
-  refused_as<AdvanceFloor>(admin_->submit(AdvanceFloor{100, roots_of(first)}), RejectionCode::kInvalidProposal,
+  refused_as<AdvanceFloor>(admin_->submit(AdvanceFloor{Position{100}, roots_of(first)}), RejectionCode::kInvalidProposal,
                            Reason::kUnknownCheckpoint);
   // Realm-wide control authority: an inspector may read the status, not move the floor.
   principal(2, 102, RealmScope{}, kAllPermissions & ~kRealmControl);
@@ -147,14 +147,14 @@ TEST_F(HistoryTest, TheFloorOnlyMovesUpOntoACommittedCheckpointWithTheRootsItCar
   refused_as<AdvanceFloor>(other_admin.submit(AdvanceFloor{first.position, roots_of(first)}), RejectionCode::kDenied,
                            Reason::kNotPermitted);
   refused_as<Checkpoint>(other_admin.submit(Checkpoint{}), RejectionCode::kDenied, Reason::kNotPermitted);
-  EXPECT_EQ(answer<CheckpointStatus>(other_admin, CheckpointQuery{}).floor, 0u);
+  EXPECT_EQ(answer<CheckpointStatus>(other_admin, CheckpointQuery{}).floor, Position{0});
 
   const auto moved = ok<FloorAdvanced>(admin_->submit(AdvanceFloor{first.position, roots_of(first)}));
-  EXPECT_EQ(moved, (FloorAdvanced{first.position, 0}));
+  EXPECT_EQ(moved, (FloorAdvanced{first.position, Position{0}}));
   // Monotonic: the same floor again, or a lower one, is refused.
   refused_as<AdvanceFloor>(admin_->submit(AdvanceFloor{first.position, roots_of(first)}), RejectionCode::kConflict,
                            Reason::kFloorNotAdvancing);
-  refused_as<AdvanceFloor>(admin_->submit(AdvanceFloor{1, roots_of(first)}), RejectionCode::kConflict,
+  refused_as<AdvanceFloor>(admin_->submit(AdvanceFloor{Position{1}, roots_of(first)}), RejectionCode::kConflict,
                            Reason::kFloorNotAdvancing);
 
   // A later checkpoint carries the roots of a later state, and chains the
@@ -211,14 +211,14 @@ TEST_F(HistoryTest, TrimmingDeletesTheRequestsBelowTheFloorAndGivesTheirDiskSpac
     ASSERT_TRUE(stopped.db->Flush(rocksdb::FlushOptions()).ok());
     table_bytes_before = testing::table_file_bytes(dir_);
     const auto positions = testing::journal_positions(*stopped.db);
-    ASSERT_EQ(positions.size(), cp.position);  // every decision's request, 1..P
-    EXPECT_EQ(positions.front(), 1u);
+    ASSERT_EQ(positions.size(), cp.position.value);  // every decision's request, 1..P
+    EXPECT_EQ(positions.front(), Position{1});
     const auto [first, end] = node::layout::journal_below(cp.position);
     const rocksdb::Range below(first, end);
     ASSERT_TRUE(stopped.db->GetApproximateSizes(rocksdb::SizeApproximationOptions{}, stopped.db->DefaultColumnFamily(),
                                                 &below, 1, &journal_bytes).ok());
     receipts = testing::table_keys(*stopped.db, node::layout::kSequences).size();
-    EXPECT_EQ(receipts, cp.position);
+    EXPECT_EQ(receipts, cp.position.value);
   }
   EXPECT_GT(journal_bytes * 2, table_bytes_before);  // the requests take most of the table files
 
@@ -246,7 +246,7 @@ TEST_F(HistoryTest, TrimmingDeletesTheRequestsBelowTheFloorAndGivesTheirDiskSpac
     EXPECT_LT(table_bytes_after + journal_bytes * 3 / 4, table_bytes_before);
   }
   // Values, inputs, records and the catalog read as before.
-  EXPECT_EQ(revision_of(doc), 301u);
+  EXPECT_EQ(revision_of(doc), Revision{301});
   auto read = answer<EntryBatch>(*admin_, ReadEntries{doc, std::nullopt, std::nullopt, slots({"k0", "k3"})});
   ASSERT_TRUE(read.entries.items[1]);
   EXPECT_EQ(read.entries.items[1]->value, EntryValue{std::vector<std::uint8_t>(200, static_cast<std::uint8_t>(299))});
@@ -331,15 +331,15 @@ TEST_F(HistoryStorageTest, AFailedSyncUnderTheFloorLeavesBothTheFloorAndTheDelet
 
   restart();
   admin_ = std::make_unique<Client>(root());
-  const Id floor = answer<CheckpointStatus>(*admin_, CheckpointQuery{}).floor;
-  EXPECT_TRUE(floor == 0 || floor == cp.position) << floor;
+  const Position floor = answer<CheckpointStatus>(*admin_, CheckpointQuery{}).floor;
+  EXPECT_TRUE(floor.value == 0 || floor == cp.position) << floor.value;
   {
     Stopped stopped(*this);
-    EXPECT_EQ(testing::journal_positions(*stopped.db).front(), floor == 0 ? 1u : cp.position) << floor;
+    EXPECT_EQ(testing::journal_positions(*stopped.db).front(), floor.value == 0 ? Position{1} : cp.position) << floor.value;
   }
   auto resent = admin_->resubmit(advance);
   ASSERT_TRUE(resent.ok()) << resent.error().message;
-  EXPECT_EQ(std::get<FloorAdvanced>(resent->outcome), (FloorAdvanced{cp.position, 0}));
+  EXPECT_EQ(std::get<FloorAdvanced>(resent->outcome), (FloorAdvanced{cp.position, Position{0}}));
   EXPECT_EQ(resent->position, cp.position + 1);
   wait_reclaimed(cp.position);
   {
@@ -365,7 +365,7 @@ TEST_F(HistoryTest, NeitherTrimNorRestartResetsTheAdmissionCeilingsCount) {
   refused_as<CreateRole>(admin_->submit(CreateRole{{"over"}, std::nullopt}), RejectionCode::kAdmissionClosed,
                          Reason::kAdmissionCeiling);
   refused_as<Checkpoint>(admin_->submit(Checkpoint{}), RejectionCode::kAdmissionClosed, Reason::kAdmissionCeiling);
-  EXPECT_EQ(position(), 8u);
+  EXPECT_EQ(position(), Position{8});
 }
 
 }  // namespace

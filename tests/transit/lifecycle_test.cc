@@ -123,7 +123,7 @@ TEST_F(LifecycleTest, AProcessWhoseDependencyEndedIsReportedFencedAndItsViewsAre
             Reason::kMissingDependency);
   EXPECT_EQ(query_refused(*admin_, ReadBlock{ViewBasis{view}, key("b"), std::nullopt}).reason, Reason::kMissingDependency);
   // The resource itself is still readable on its current basis: only its view is the process's.
-  EXPECT_EQ(answer<EntryBatch>(*admin_, ReadEntries{doc, std::nullopt, std::nullopt, slots({"a"})}).revision, 2u);
+  EXPECT_EQ(answer<EntryBatch>(*admin_, ReadEntries{doc, std::nullopt, std::nullopt, slots({"a"})}).revision, Revision{2});
   refused_as(*admin_, empty_turn(7, generation), RejectionCode::kInvalidProposal, Reason::kMissingDependency);
 }
 

@@ -160,7 +160,7 @@ TEST_F(MaintenanceTest, RouteHeadsAreListedOldestFirstOneForEachRouteWithWhatDec
   const auto c = publish(8, {{7, "c1"}});
   auto listed = heads(*admin_);
   ASSERT_EQ(listed.size(), 3u);
-  const Id at = position();
+  const Position at = position();
   EXPECT_EQ(listed[0].output, a[0]);  // 7 -> 9: its head only, two pending
   EXPECT_EQ(listed[0].pending, 2u);
   EXPECT_EQ(listed[0].destination_state, ProcessState::kUninitialized);
@@ -413,7 +413,7 @@ TEST_F(MaintainerTest, TheEffectsNobodyCanTakeFurtherAreClosedByTheMaintainerWit
   auto m = maintainer(kMaintainer, 130);
   EXPECT_EQ(m->round(), Maintainer::Round::kIdle);  // nothing is terminal or overdue yet
   accept(*admin_, Terminate{Pid{7}, process_info(*admin_, 7).generation});
-  const Id terminated_at = position();
+  const Position terminated_at = position();
   const Id revision = admin_->identity()->policy_revision;
   const auto read = [&](Id effect) { return answer<EffectInfo>(*admin_, EffectRead{effect}); };
 
@@ -492,8 +492,8 @@ class MaintainerTrimTest : public MaintainerTest {
     return g;
   }
   CheckpointStatus status() { return answer<CheckpointStatus>(*admin_, CheckpointQuery{}); }
-  void wait_reclaimed(Id floor) {
-    EXPECT_TRUE(cowboy::testing::eventually([&] { return node_->sequencer().stats().reclaimed_below >= floor; },
+  void wait_reclaimed(Position floor) {
+    EXPECT_TRUE(cowboy::testing::eventually([&] { return node_->sequencer().stats().reclaimed_below >= floor.value; },
                                             std::chrono::seconds(60)));
   }
 };
@@ -518,8 +518,8 @@ TEST_F(MaintainerTrimTest, TheMaintainerCheckpointsAndTrimsAndTrimmedCommandsAre
   constexpr std::uint64_t kEvery = 10;
   auto m = maintainer(30, 130, /*create=*/true, kEvery);
   for (int i = 0; i < 12; ++i) send(numbered("r", i));
-  const Id before = position();
-  ASSERT_GE(before, kEvery);
+  const Position before = position();
+  ASSERT_GE(before, Position{kEvery});
   EXPECT_EQ(m->round(), Maintainer::Round::kWorked);
   auto now = status();
   ASSERT_TRUE(now.latest);
@@ -528,7 +528,7 @@ TEST_F(MaintainerTrimTest, TheMaintainerCheckpointsAndTrimsAndTrimmedCommandsAre
   EXPECT_EQ(position(), before + 2);
   EXPECT_EQ(m->metrics().checkpoints.load(), 1u);
   EXPECT_EQ(m->metrics().floor_advances.load(), 1u);
-  EXPECT_EQ(m->metrics().history_floor.load(), before + 1);
+  EXPECT_EQ(m->metrics().history_floor.load(), (before + 1).value);
   // Its own floor advance does not call for the next checkpoint.
   EXPECT_EQ(m->round(), Maintainer::Round::kIdle);
   EXPECT_EQ(position(), before + 2);
@@ -545,7 +545,7 @@ TEST_F(MaintainerTrimTest, TheMaintainerCheckpointsAndTrimsAndTrimmedCommandsAre
   EXPECT_EQ(m->metrics().checkpoints.load(), 1u);
   EXPECT_EQ(m->metrics().floor_advances.load(), 2u);
   EXPECT_EQ(m->metrics().refused.load(), 0u);
-  EXPECT_NE(m->metrics().text().find("\ntransit_maintain_history_floor " + std::to_string(operator_checkpoint.position) + "\n"),
+  EXPECT_NE(m->metrics().text().find("\ntransit_maintain_history_floor " + std::to_string(operator_checkpoint.position.value) + "\n"),
             std::string::npos);
 }
 
@@ -554,11 +554,11 @@ TEST_F(MaintainerTrimTest, TheMaintainerCheckpointsAndTrimsAndTrimmedCommandsAre
 TEST_F(MaintainerTest, WithoutTheOptInTheMaintainerNeitherCheckpointsNorTrimsNorIsRefused) {
   for (int i = 0; i < 12; ++i) accept(*admin_, CreateRole{{numbered("r", i)}, std::nullopt});
   auto m = maintainer(30, 130, /*create=*/true, /*checkpoint_every=*/2);
-  const Id before = position();
+  const Position before = position();
   EXPECT_EQ(m->round(), Maintainer::Round::kIdle);
   EXPECT_EQ(m->round(), Maintainer::Round::kIdle);
   EXPECT_EQ(position(), before);
-  EXPECT_EQ(answer<CheckpointStatus>(*admin_, CheckpointQuery{}), (CheckpointStatus{0, std::nullopt}));
+  EXPECT_EQ(answer<CheckpointStatus>(*admin_, CheckpointQuery{}), (CheckpointStatus{Position{0}, std::nullopt}));
   EXPECT_EQ(m->metrics().checkpoints.load(), 0u);
   EXPECT_EQ(m->metrics().refused.load(), 0u);
   EXPECT_EQ(m->metrics().history_floor.load(), 0u);
@@ -587,7 +587,7 @@ TEST_F(MaintainerTest, TheStoragePassFencesOncePerIntervalRecordsTheGraceAndComp
   EXPECT_EQ(s.epoch, 1u);
   EXPECT_EQ(s.grace_below, 0u);  // no earlier fence to wait out
   EXPECT_EQ(s.compaction_cursor, 1u);
-  const Id after_first = position();
+  const Position after_first = position();
   clock_.set(clock_.now_ms() + 9'999);
   EXPECT_EQ(m.round(), Maintainer::Round::kIdle);  // not due: nothing sent
   EXPECT_EQ(position(), after_first);

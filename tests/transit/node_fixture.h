@@ -85,7 +85,7 @@ class NodeTest : public ::testing::Test {
     EXPECT_TRUE(r.ok()) << a.body;
     return r.ok() ? *r : Rejection{};
   }
-  Id position() { return root().identity().ok() ? node_->sequencer().stats().position : 0; }
+  Position position() { return Position{root().identity().ok() ? node_->sequencer().stats().position : 0}; }
 
   static Command create(auto id, std::uint8_t seed, std::uint64_t bits = kReadOnly) {
     return CreatePrincipal{testing::id<PrincipalId>(id), testing::key_of(testing::seed_of(seed)), RealmScope{}, Permissions{bits}, std::nullopt, std::nullopt};

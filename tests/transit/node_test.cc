@@ -21,7 +21,7 @@ TEST_F(NodeTest, RootCreatesAPrincipalWhoseIdentityIsReadOnly) {
   auto client = root();
   auto receipt = client.submit(create(2, 100));
   ASSERT_TRUE(receipt.ok()) << receipt.error().message;
-  EXPECT_EQ(receipt->position, 1u);
+  EXPECT_EQ(receipt->position, Position{1});
   EXPECT_EQ(receipt->sequence, 1u);
   EXPECT_EQ(receipt->accepted_at_ms, 1'800'000'000'000u);
   const auto& created = std::get<PrincipalCreated>(receipt->outcome);
@@ -35,14 +35,14 @@ TEST_F(NodeTest, RootCreatesAPrincipalWhoseIdentityIsReadOnly) {
   EXPECT_EQ(me->permissions.bits, kReadOnly);  // exactly read-only: inspect + read
   EXPECT_EQ(me->pid_scope, std::nullopt);
   EXPECT_EQ(me->policy_revision, 2u);
-  EXPECT_EQ(alice.last_position(), 1u);
+  EXPECT_EQ(alice.last_position(), Position{1});
 
   // Without realm_control alice administers nothing, and nothing changes.
   auto denied = alice.submit(CreateRole{{"ops"}, std::nullopt});
   ASSERT_FALSE(denied.ok());
   EXPECT_EQ(denied.error().rejection->code, RejectionCode::kDenied);
   EXPECT_EQ(denied.error().rejection->reason, Reason::kNotPermitted);
-  EXPECT_EQ(position(), 1u);
+  EXPECT_EQ(position(), Position{1});
 }
 
 TEST_F(NodeTest, GrantsBindingsAndRevocationsChangeDecisionsAndTheRevision) {
@@ -118,7 +118,7 @@ TEST_F(NodeTest, AnExactRetryReturnsTheOriginalReceiptAndAnotherBodyIsAConflict)
   auto skipped = post("/v1/command", to_json(gap));
   EXPECT_EQ(skipped.status, 409);
   EXPECT_EQ(rejection_of(skipped).reason, Reason::kSequenceGap);
-  EXPECT_EQ(position(), 2u);
+  EXPECT_EQ(position(), Position{2});
 
   // Also after a restart: the receipt is read back from the journal.
   restart();
@@ -306,7 +306,7 @@ TEST_F(NodeTest, ConcurrentClientsGetDenseDistinctPositions) {
   constexpr int kClients = 8, kEach = 15;
   for (int i = 0; i < kClients; ++i)
     ASSERT_TRUE(client.submit(create(100 + i, static_cast<std::uint8_t>(10 + i), kAllPermissions)).ok());
-  std::vector<std::vector<Id>> positions(kClients);
+  std::vector<std::vector<Position>> positions(kClients);
   std::vector<std::thread> threads;
   for (int i = 0; i < kClients; ++i)
     threads.emplace_back([&, i] {
@@ -318,15 +318,15 @@ TEST_F(NodeTest, ConcurrentClientsGetDenseDistinctPositions) {
       }
     });
   for (auto& t : threads) t.join();
-  std::set<Id> all;
+  std::set<Position> all;
   for (const auto& p : positions) {
     EXPECT_EQ(p.size(), static_cast<std::size_t>(kEach));
     EXPECT_TRUE(std::is_sorted(p.begin(), p.end()));
     all.insert(p.begin(), p.end());
   }
   EXPECT_EQ(all.size(), static_cast<std::size_t>(kClients * kEach));
-  EXPECT_EQ(*all.begin(), static_cast<Id>(kClients + 1));
-  EXPECT_EQ(*all.rbegin(), static_cast<Id>(kClients + kClients * kEach));
+  EXPECT_EQ(*all.begin(), Position{kClients + 1});
+  EXPECT_EQ(*all.rbegin(), Position{kClients + kClients * kEach});
 }
 
 TEST_F(NodeTest, AnUncertainOutcomeIsResentAsTheSameBytesBeforeAnythingNew) {

@@ -88,7 +88,7 @@ TEST_F(OperationsTest, ACommandBehindAStalledDiskIsAnsweredUncertainAtTheDeadlin
   ASSERT_EQ(retried.status, 200) << retried.body;
   auto receipt = from_json<Receipt>(retried.body, kMaxAnswerBytes);
   ASSERT_TRUE(receipt.ok());
-  EXPECT_EQ(receipt->position, 2u);
+  EXPECT_EQ(receipt->position, Position{2});
   EXPECT_EQ(receipt->sequence, 2u);
   EXPECT_EQ(node_->sequencer().stats().position, 2u);  // decided once
   EXPECT_EQ(node_->sequencer().stats().replayed, 1u);
@@ -135,7 +135,7 @@ TEST_F(OperationsTest, BeyondMaxPendingARequestIsRefusedOverloadedAtOnceAndItsRe
   EXPECT_EQ(second.get().status, 200);
   auto resubmitted = post("/v1/command", c);
   ASSERT_EQ(resubmitted.status, 200) << resubmitted.body;
-  EXPECT_EQ(from_json<Receipt>(resubmitted.body, kMaxAnswerBytes)->position, 4u);
+  EXPECT_EQ(from_json<Receipt>(resubmitted.body, kMaxAnswerBytes)->position, Position{4});
   EXPECT_EQ(node_->sequencer().stats().pending, 0u);
 }
 

@@ -165,7 +165,7 @@ TEST_F(ProcessTest, ASigkillDuringTurnsLosesNoAcknowledgedTurnAndPublishesNoPart
     auto process = reader.query(ProcessRead{pid});
     ASSERT_TRUE(process.ok());
     EXPECT_EQ(std::get<ProcessInfo>(process->result).head, published + 1);  // mailbox progress moved with the turns
-    EXPECT_EQ(batch.revision, published + 1);
+    EXPECT_EQ(batch.revision, Revision{published + 1});
   }
 }
 
@@ -263,7 +263,7 @@ TEST_F(ProcessTest, AReplacementWorkerFinishesTheMailboxOfASigkilledOne) {
   const auto number = [](const EntryValue& v) { return std::string(v.value.begin(), v.value.end()); };
   EXPECT_EQ(number(batch.entries.items[0]->value), std::to_string(kInputs));                     // each input once
   EXPECT_EQ(number(batch.entries.items[1]->value), std::to_string(kInputs * (kInputs + 1) / 2));  // and every one
-  EXPECT_EQ(batch.revision, kInputs + 1);  // one revision per turn: no turn published twice
+  EXPECT_EQ(batch.revision, Revision{kInputs + 1});  // one revision per turn: no turn published twice
 }
 
 /// `op` accepted by `c`: its receipt (an empty one, after a failure).

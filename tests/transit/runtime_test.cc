@@ -68,7 +68,7 @@ class RuntimeTest : public StateTest {
     EXPECT_TRUE(r.ok()) << (r.ok() ? "" : r.error().message);
     return r.ok() ? *r : RuntimeInfo{};
   }
-  Id position_now() { return admin_->identity().ok() ? node_->sequencer().stats().position : 0; }
+  Position position_now() { return Position{admin_->identity().ok() ? node_->sequencer().stats().position : 0}; }
   ResourceId doc_{};
   Id role_ = 0;  // the worker's private role
 };
@@ -87,12 +87,12 @@ TEST_F(RuntimeTest, AnActivationHandsTheProcessToTheReadyIncarnationsKey) {
   EXPECT_EQ(intended.status, RuntimeStatus::kIntended);
   EXPECT_EQ(intended.operation, 1u);
   EXPECT_EQ(intended.incarnation, 0u);
-  const Id intent_at = position_now();
+  const Position intent_at = position_now();
   ok<RuntimeChanged>(admin_->submit(observe(1, RuntimeStatus::kStarting)));
   const auto readied = ok<RuntimeChanged>(admin_->submit(observe(1, RuntimeStatus::kReady)));
   EXPECT_EQ(readied.status, RuntimeStatus::kReady);
   EXPECT_EQ(readied.incarnation, 1u);
-  const Id ready_at = position_now();
+  const Position ready_at = position_now();
 
   const Id revision = answer<Identity>(*admin_, IdentityQuery{}).policy_revision;
   const auto activated = ok<RuntimeChanged>(admin_->submit(activation(1)));
@@ -135,7 +135,7 @@ TEST_F(RuntimeTest, AnActivationHandsTheProcessToTheReadyIncarnationsKey) {
 // Decision 122: once bound, a PID is run through activation only.
 TEST_F(RuntimeTest, ABoundPidCannotUseDirectOwnOrRotateWorker) {
   ok<RuntimeChanged>(admin_->submit(intent()));
-  const Id before = position_now();
+  const Position before = position_now();
   refused_as(*admin_, Own{kPid, 1}, Reason::kRuntimeBound);
   refused_as(*admin_,
              RotateWorker{kPid, 1, kWorker, key_of(seed_of(kOldSeed)), Permissions{kWorkerBits}, key_of(seed_of(kNewSeed))},
@@ -205,7 +205,7 @@ TEST_F(RuntimeTest, AnIntentNeedsPidAdminAnAdvancingOperationAStoppedProviderAnd
   accept(*admin_, RevokePrincipal{PrincipalId{14}, std::nullopt});
   principal(15, 125, RealmScope{}, kInspect | kExecute);  // no pid_admin
   Client stranger = client_of(15, 125);
-  const Id before = position_now();
+  const Position before = position_now();
   refused_as(stranger, intent(), Reason::kNotPermitted);
   refused_as(*admin_, RuntimeIntent{Pid{99}, 1, 3, Name{"host-a"}, kWorker, kArtifact, kConfiguration}, Reason::kUnknownProcess);
   refused_as(*admin_, intent(0), Reason::kStaleOperation);
@@ -262,7 +262,7 @@ TEST_F(RuntimeTest, ActivationRefusesAllButAnExactTakeover) {
   ready();
   principal(15, 125, PidScope{kPid}, kAllPermissions & ~kRealmControl);  // an administrator of 7, not root
   Client pid_admin = client_of(15, 125);
-  const Id before = position_now();
+  const Position before = position_now();
   refused_as(pid_admin, activation(1), Reason::kNotPermitted);
   refused_as(*admin_, Activate{Pid{99}, 1, 1, 1, key_of(seed_of(kOldSeed)), key_of(seed_of(kNewSeed))}, Reason::kUnknownProcess);
   refused_as(*admin_, activation(1, 1, 99), Reason::kWorkerKeyChanged);

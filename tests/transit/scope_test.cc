@@ -286,9 +286,9 @@ TEST_F(ScopeTest, EveryQueryAppliesPidScopeAndGrantScope) {
       query("read_entries r7", entries(r7_), kRes7),
       query("read_entries r8", entries(r8_), kElsewhere),
       query("read_entries ru", entries(ru_), kElsewhere),
-      query("list_entries r7", ListEntries{CurrentBasis{r7_, 1}, std::nullopt, std::nullopt}, kRes7),
-      query("list_entries r8", ListEntries{CurrentBasis{r8_, 1}, std::nullopt, std::nullopt}, kElsewhere),
-      query("list_entries ru", ListEntries{CurrentBasis{ru_, 1}, std::nullopt, std::nullopt}, kElsewhere),
+      query("list_entries r7", ListEntries{CurrentBasis{r7_, Revision{1}}, std::nullopt, std::nullopt}, kRes7),
+      query("list_entries r8", ListEntries{CurrentBasis{r8_, Revision{1}}, std::nullopt, std::nullopt}, kElsewhere),
+      query("list_entries ru", ListEntries{CurrentBasis{ru_, Revision{1}}, std::nullopt, std::nullopt}, kElsewhere),
       query("process 7", ProcessRead{Pid{7}}, kPid7),
       query("process 8", ProcessRead{Pid{8}}, kPid8),
       query("runtime 7", RuntimeQuery{Pid{7}}, kPid7),
@@ -307,10 +307,10 @@ TEST_F(ScopeTest, EveryQueryAppliesPidScopeAndGrantScope) {
       query("storage", StorageQuery{}, "YYYYYYY"),  // the storage head names no resource or process (decision 143)
       query("compaction_needs", CompactionNeedsQuery{}, kRealm),  // names leaves: realm_control at realm scope (decision 183)
   };
-  Row block7 = query("read_block r7", ReadBlock{CurrentBasis{r7_, 1}, key("b"), std::nullopt}, kRes7);
+  Row block7 = query("read_block r7", ReadBlock{CurrentBasis{r7_, Revision{1}}, key("b"), std::nullopt}, kRes7);
   block7.yes = "unknown_block";
   rows.push_back(block7);
-  Row block8 = query("read_block r8", ReadBlock{CurrentBasis{r8_, 1}, key("b"), std::nullopt}, kElsewhere);
+  Row block8 = query("read_block r8", ReadBlock{CurrentBasis{r8_, Revision{1}}, key("b"), std::nullopt}, kElsewhere);
   block8.yes = "unknown_block";
   rows.push_back(block8);
   Row info7 = query("block_info r7", BlockRead{r7_, key("b")}, kRes7);

@@ -34,7 +34,7 @@ class SegmentTest : public StateTest {
     EXPECT_TRUE(done.ok()) << (done.ok() ? "" : done.error().message);
     return {seen, done.ok() ? *done : Completion{}};
   }
-  static Digest chain_of(ResourceId doc, Id revision, const std::vector<Entry>& entries) {
+  static Digest chain_of(ResourceId doc, Revision revision, const std::vector<Entry>& entries) {
     Digest d = segment_origin(doc, revision);
     for (const auto& e : entries) d = segment_link(d, e);
     return d;
@@ -44,7 +44,7 @@ class SegmentTest : public StateTest {
 
 TEST_F(SegmentTest, AWholeResultReadAsSegmentsEndsWithEvidenceOverEveryRecord) {
   const ResourceId doc = filled(20);
-  const Id revision = revision_of(doc);
+  const Revision revision = revision_of(doc);
   const Basis basis = CurrentBasis{doc, revision};
 
   auto first = admin_->segment(basis);
@@ -69,17 +69,17 @@ TEST_F(SegmentTest, AWholeResultReadAsSegmentsEndsWithEvidenceOverEveryRecord) {
 
   // An empty result is one segment, complete, its digest the origin.
   const ResourceId empty = resource("empty");
-  auto [none, nothing] = whole(*admin_, CurrentBasis{empty, 1});
+  auto [none, nothing] = whole(*admin_, CurrentBasis{empty, Revision{1}});
   EXPECT_TRUE(none.empty());
   EXPECT_EQ(nothing.segments, 1u);
   EXPECT_EQ(nothing.records, 0u);
-  EXPECT_EQ(nothing.digest, segment_origin(empty, 1));
-  EXPECT_NE(nothing.digest, segment_origin(doc, 1));  // the origin names the resource
+  EXPECT_EQ(nothing.digest, segment_origin(empty, Revision{1}));
+  EXPECT_NE(nothing.digest, segment_origin(doc, Revision{1}));  // the origin names the resource
 }
 
 TEST_F(SegmentTest, TheEvidenceIsFixedByTheBasisAndChangesWithAnyRecord) {
   const ResourceId doc = filled(12);
-  const Id revision = revision_of(doc);
+  const Revision revision = revision_of(doc);
   const auto one = whole(*admin_, CurrentBasis{doc, revision}).second;
   const auto again = whole(*admin_, CurrentBasis{doc, revision}).second;
   EXPECT_EQ(one, again);  // another reader of the same basis gets the same evidence
@@ -97,7 +97,7 @@ TEST_F(SegmentTest, AViewReadsOnAcrossLaterTurnsAndACurrentBasisIsRefusedOnceItM
       Turn{kPid, generation_, std::nullopt, doc, std::nullopt, {{{key("k00"), value("x")}}}, {}, {{doc}}, {}, std::nullopt}));
   ASSERT_EQ(captured.views.items.size(), 1u);
   const Id view = captured.views.items[0];
-  const Id at_view = *captured.revision;
+  const Revision at_view = *captured.revision;
 
   auto current = admin_->segment(CurrentBasis{doc, at_view});
   ASSERT_TRUE(current.ok()) << current.error().message;
@@ -133,8 +133,8 @@ TEST_F(SegmentTest, AViewReadsOnAcrossLaterTurnsAndACurrentBasisIsRefusedOnceItM
 
 TEST_F(SegmentTest, ACursorNoSegmentCouldHaveWrittenIsRefusedBeforeSigningAndByTheNode) {
   const ResourceId doc = filled(12);
-  const Id revision = revision_of(doc);
-  const Id position = node_->sequencer().stats().position;
+  const Revision revision = revision_of(doc);
+  const Position position{node_->sequencer().stats().position};
   const Basis basis = CurrentBasis{doc, revision};
   const std::vector<SegmentCursor> broken = {
       {position, 0, {{'k'}}, 0, {}},   // index 0 is the first segment's, which has no cursor
@@ -159,7 +159,7 @@ TEST_F(SegmentTest, ACursorNoSegmentCouldHaveWrittenIsRefusedBeforeSigningAndByT
 
 TEST_F(SegmentTest, EverySegmentNeedsCurrentReadRightsAndTheCapabilityIsReported) {
   const ResourceId doc = filled(12);
-  const Id revision = revision_of(doc);
+  const Revision revision = revision_of(doc);
   auto caps = admin_->capabilities();
   ASSERT_TRUE(caps.ok());
   bool listed = false;
@@ -190,9 +190,9 @@ TEST(SegmentContract, TheSegmentAndCollectableQueriesSpellAsTheirFixtures) {
   Digest chain{};
   for (std::uint8_t i = 0; i < 32; ++i) chain[i] = i;
   const Query segment{Version{}, definition, {"dev"}, PrincipalId{1},
-                      ReadSegment{CurrentBasis{ResourceId{1}, 2}, SegmentCursor{5, 1, {{'k', '0', '7'}}, 8, chain}}};
+                      ReadSegment{CurrentBasis{ResourceId{1}, Revision{2}}, SegmentCursor{Position{5}, 1, {{'k', '0', '7'}}, 8, chain}}};
   EXPECT_EQ(to_json(segment), fixture("read_segment.json"));
-  EXPECT_EQ(to_json(Query{Version{}, definition, {"dev"}, PrincipalId{1}, ListCollectable{Cursor{5, 7}}}), fixture("list_collectable.json"));
+  EXPECT_EQ(to_json(Query{Version{}, definition, {"dev"}, PrincipalId{1}, ListCollectable{Cursor{Position{5}, 7}}}), fixture("list_collectable.json"));
 }
 
 }  // namespace

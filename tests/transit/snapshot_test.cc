@@ -64,7 +64,7 @@ TEST_F(SnapshotTest, OpenPageAndCloseAndCloseIsIdempotent) {
   auto opened = open(*admin_, doc);
   EXPECT_EQ(opened.snapshot.resource, doc);
   EXPECT_EQ(opened.snapshot.revision, revision_of(doc));
-  EXPECT_EQ(opened.snapshot.position, node_->sequencer().stats().position);  // pinned at the open's position
+  EXPECT_EQ(opened.snapshot.position, Position{node_->sequencer().stats().position});  // pinned at the open's position
   EXPECT_EQ(opened.snapshot.expires_at_ms, clock_.now_ms() + kLease);
   EXPECT_EQ(opened.snapshot.token.value.size(), kSnapshotTokenBytes);
 
@@ -79,7 +79,7 @@ TEST_F(SnapshotTest, OpenPageAndCloseAndCloseIsIdempotent) {
   EXPECT_EQ(text(lookup.items.items[0].value), "vk07");
   EXPECT_FALSE(lookup.cursor);
   // A cursor carries the snapshot's position; any other cut is no cursor of it.
-  EXPECT_EQ(query_refused(*admin_, SnapshotEntries{opened.snapshot.token, std::nullopt, EntryCursor{1, {}}}).reason,
+  EXPECT_EQ(query_refused(*admin_, SnapshotEntries{opened.snapshot.token, std::nullopt, EntryCursor{Position{1}, {}}}).reason,
             Reason::kBadCut);
 
   auto closed = admin_->close_snapshot(opened.snapshot.token);
@@ -96,7 +96,7 @@ TEST_F(SnapshotTest, OpenPageAndCloseAndCloseIsIdempotent) {
 TEST_F(SnapshotTest, ReadsSeeThePinnedPositionWhileLaterTurnsChangeTheResource) {
   const ResourceId doc = filled(4);
   auto opened = open(*admin_, doc, 60'000);
-  const Id pinned = opened.snapshot.revision;
+  const Revision pinned = opened.snapshot.revision;
   accept(*admin_, turn(doc, {{key("k00"), value("changed")}, {key("k01"), std::nullopt}, {key("new"), value("x")}}));
   accept(*admin_, turn(doc, {{key("k02"), value("changed again")}}));
   ASSERT_EQ(revision_of(doc), pinned + 2);
@@ -310,7 +310,7 @@ TEST_F(SnapshotTest, SnapshotReadAcquiresReadsRangesUnderItsOwnBudgetAndReleases
   EXPECT_EQ(once->items.items.size(), 2u);
   EXPECT_TRUE(once->released);
   // A stale revision acquires nothing.
-  EXPECT_EQ(refused_with(admin_->snapshot_read(SnapshotRead{AcquireSource{doc, 1, kLease}, std::nullopt, 8, false})).reason,
+  EXPECT_EQ(refused_with(admin_->snapshot_read(SnapshotRead{AcquireSource{doc, Revision{1}, kLease}, std::nullopt, 8, false})).reason,
             Reason::kResourceRevisionChanged);
   // The budgets are rules of the contract, refused before signing.
   for (Id limit : {Id{0}, Id{kSnapshotRangeRecords + 1}}) {
@@ -388,7 +388,7 @@ TEST_F(SnapshotTest, TheControlHintAdmitsExactlyTheReleasesAndRefusesEveryOtherR
 TEST(SnapshotRegistry, ItsMemoryOfEndedSnapshotsIsBoundedAndEarlierIncarnationsAreNamed) {
   SeededEntropy entropy(7);
   node::SnapshotRegistry earlier(entropy, 1'000, {4, 8});
-  auto old = earlier.open(PrincipalId{1}, ResourceId{1}, 1, 1, 100, 1'000);
+  auto old = earlier.open(PrincipalId{1}, ResourceId{1}, Revision{1}, Position{1}, 100, 1'000);
   ASSERT_TRUE(old.ok());
   node::SnapshotRegistry registry(entropy, 2'000, {4, 8});
   EXPECT_EQ(registry.find(old->token, PrincipalId{1}, 2'000).error().reason, Reason::kSnapshotRestarted);
@@ -396,17 +396,17 @@ TEST(SnapshotRegistry, ItsMemoryOfEndedSnapshotsIsBoundedAndEarlierIncarnationsA
   later.value[0] = 0x80;  // an incarnation that started after this one: no token of it can exist here
   EXPECT_EQ(registry.find(later, PrincipalId{1}, 2'000).error().reason, Reason::kUnknownSnapshot);
 
-  auto first = registry.open(PrincipalId{1}, ResourceId{1}, 1, 1, 100, 2'000);
+  auto first = registry.open(PrincipalId{1}, ResourceId{1}, Revision{1}, Position{1}, 100, 2'000);
   ASSERT_TRUE(first.ok());
   EXPECT_TRUE(registry.close(first->token, PrincipalId{1}, 2'000));
   EXPECT_FALSE(registry.close(first->token, PrincipalId{1}, 2'000));
   for (std::size_t i = 1; i < node::SnapshotRegistry::kEndedMemory; ++i) {
-    auto s = registry.open(PrincipalId{1}, ResourceId{1}, 1, 1, 100, 2'000);
+    auto s = registry.open(PrincipalId{1}, ResourceId{1}, Revision{1}, Position{1}, 100, 2'000);
     ASSERT_TRUE(s.ok());
     ASSERT_TRUE(registry.close(s->token, PrincipalId{1}, 2'000));
   }
   EXPECT_EQ(registry.find(first->token, PrincipalId{1}, 2'000).error().reason, Reason::kSnapshotClosed);  // the oldest remembered
-  auto one_more = registry.open(PrincipalId{1}, ResourceId{1}, 1, 1, 100, 2'000);
+  auto one_more = registry.open(PrincipalId{1}, ResourceId{1}, Revision{1}, Position{1}, 100, 2'000);
   ASSERT_TRUE(one_more.ok());
   ASSERT_TRUE(registry.close(one_more->token, PrincipalId{1}, 2'000));
   EXPECT_EQ(registry.find(first->token, PrincipalId{1}, 2'000).error().reason, Reason::kUnknownSnapshot);  // forgotten
@@ -421,7 +421,7 @@ TEST(SnapshotContract, TheSnapshotQueriesSpellAsTheirFixtures) {
     return line;
   };
   const Definition definition{"transit.v1:fixture"};
-  EXPECT_EQ(to_json(Query{Version{}, definition, {"dev"}, PrincipalId{2}, OpenSnapshot{ResourceId{3}, 5, 30'000}}), fixture("open_snapshot.json"));
+  EXPECT_EQ(to_json(Query{Version{}, definition, {"dev"}, PrincipalId{2}, OpenSnapshot{ResourceId{3}, Revision{5}, 30'000}}), fixture("open_snapshot.json"));
   SnapshotToken token;
   for (std::uint8_t b : {0x00, 0x00, 0x01, 0xa3, 0x18, 0x5c, 0x50, 0x00}) token.value.push_back(b);  // 1.8e12 ms
   for (int i = 1; i <= 8; ++i) token.value.push_back(static_cast<std::uint8_t>(0xa0 + i));

@@ -103,7 +103,7 @@ class StateTest : public NodeTest {
   template <typename P = Pid> ProcessInfo process_info(Client& c, P pid = kPid) {
     return answer<ProcessInfo>(c, ProcessRead{testing::id<Pid>(pid)});
   }
-  Id revision_of(ResourceId doc) { return answer<ResourceAccess>(*admin_, ReadAccess{doc}).resource.revision; }
+  Revision revision_of(ResourceId doc) { return answer<ResourceAccess>(*admin_, ReadAccess{doc}).resource.revision; }
 
   std::unique_ptr<Client> admin_;
 };

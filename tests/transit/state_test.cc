@@ -16,8 +16,8 @@ TEST_F(StateTest, EntryPagesAreDenseOrderedAndOnlyANullCursorEndsThem) {
   const ResourceId doc = resource("doc");
   process(doc);
   fill(doc, 20);
-  const Id revision = revision_of(doc);
-  EXPECT_EQ(revision, 6u);  // created at 1, five turns
+  const Revision revision = revision_of(doc);
+  EXPECT_EQ(revision, Revision{6});  // created at 1, five turns
   std::vector<std::string> seen;
   std::optional<EntryCursor> cursor;
   int pages = 0;
@@ -38,14 +38,14 @@ TEST_F(StateTest, EntryPagesAreDenseOrderedAndOnlyANullCursorEndsThem) {
   auto one = answer<EntryPage>(*admin_, ListEntries{CurrentBasis{doc, revision}, key("k07"), std::nullopt});
   ASSERT_EQ(one.items.items.size(), 1u);
   EXPECT_EQ(text(one.items.items[0].value), "vk07");
-  EXPECT_EQ(one.items.items[0].revision, 3u);
+  EXPECT_EQ(one.items.items[0].revision, Revision{3});
   SignedQuery both = sign(Query{Version{}, Definition{}, {"dev"}, PrincipalId{1},
-                                ListEntries{CurrentBasis{doc, revision}, key("k07"), EntryCursor{1, {key("k01").value}}}},
+                                ListEntries{CurrentBasis{doc, revision}, key("k07"), EntryCursor{Position{1}, {key("k01").value}}}},
                           testing::seed_of(0));
   auto ambiguous = post("/v1/query", to_json(both));
   EXPECT_EQ(ambiguous.status, 400);
   EXPECT_EQ(rejection_of(ambiguous).reason, Reason::kAmbiguousKeyCursor);
-  auto local = admin_->query(ListEntries{CurrentBasis{doc, revision}, key("k07"), EntryCursor{1, {key("k01").value}}});
+  auto local = admin_->query(ListEntries{CurrentBasis{doc, revision}, key("k07"), EntryCursor{Position{1}, {key("k01").value}}});
   ASSERT_FALSE(local.ok());
   EXPECT_EQ(local.error().kind, ClientError::Kind::kInvalid);  // refused before signing
 }
@@ -55,7 +55,7 @@ TEST_F(StateTest, ContinuationsExpireOnGrantExpansionAndRevocationAndOtherwiseCo
   const ResourceId other = resource("other");
   process(doc);
   fill(doc, 20);
-  const Id revision = revision_of(doc);
+  const Revision revision = revision_of(doc);
   const Id role = principal(2, 100, ResourceScope{doc}, kInspect | kRead);
   Client reader(options(2, 100));
   const ListEntries first{CurrentBasis{doc, revision}, std::nullopt, std::nullopt};
@@ -166,7 +166,7 @@ TEST_F(StateTest, ReadEntriesKeepsSlotOrderAndRefusesMalformedSlotsAndStaleRevis
   const ResourceId doc = resource("doc");
   process(doc);
   fill(doc, 8);
-  const Id revision = revision_of(doc);
+  const Revision revision = revision_of(doc);
   auto batch = answer<EntryBatch>(*admin_, ReadEntries{doc, revision, std::nullopt, slots({"k05", "zz", "k01"})});
   ASSERT_TRUE(batch.entries.items[0]);
   EXPECT_EQ(text(batch.entries.items[0]->value), "vk05");
@@ -208,21 +208,21 @@ TEST_F(StateTest, AViewReadsItsCapturedRootAfterChangesAndIsDeniedAfterRevocatio
   Client worker(options(5, 105));
   const Id generation = ok<ProcessChanged>(worker.submit(Own{kPid, 1})).generation;
   auto first = ok<TurnPublished>(worker.submit(
-      Turn{kPid, generation, std::nullopt, doc, 1, {{{key("a"), value("one")}}}, {}, {{doc}}, {}, std::nullopt}));
+      Turn{kPid, generation, std::nullopt, doc, Revision{1}, {{{key("a"), value("one")}}}, {}, {{doc}}, {}, std::nullopt}));
   ASSERT_EQ(first.views.items.size(), 1u);
   const Id view = first.views.items[0];
-  accept(worker, Turn{kPid, generation, std::nullopt, doc, 2, {{{key("a"), value("two")}, {key("b"), std::nullopt}}}, {}, {}, {}, std::nullopt});
+  accept(worker, Turn{kPid, generation, std::nullopt, doc, Revision{2}, {{{key("a"), value("two")}, {key("b"), std::nullopt}}}, {}, {}, {}, std::nullopt});
 
   auto through_view = answer<EntryBatch>(worker, ReadEntries{doc, std::nullopt, view, slots({"a"})});
   EXPECT_EQ(through_view.view, view);
-  EXPECT_EQ(through_view.revision, 2u);
+  EXPECT_EQ(through_view.revision, Revision{2});
   EXPECT_EQ(text(through_view.entries.items[0]->value), "one");
   auto current = answer<EntryBatch>(worker, ReadEntries{doc, std::nullopt, std::nullopt, slots({"a"})});
-  EXPECT_EQ(current.revision, 3u);
+  EXPECT_EQ(current.revision, Revision{3});
   EXPECT_EQ(text(current.entries.items[0]->value), "two");
   auto listed = answer<EntryPage>(worker, ListEntries{ViewBasis{view}, std::nullopt, std::nullopt});
   ASSERT_EQ(listed.items.items.size(), 1u);
-  EXPECT_EQ(listed.revision, 2u);
+  EXPECT_EQ(listed.revision, Revision{2});
 
   // A view is no bearer capability: the root (not the executor) may not read through it...
   EXPECT_EQ(query_refused(*admin_, ReadEntries{doc, std::nullopt, view, slots({"a"})}).reason, Reason::kNotExecutor);
@@ -254,7 +254,7 @@ TEST_F(StateTest, EachTurnBoundPlusOneIsRefusedAndNothingPartialIsPublished) {
   const ResourceId elsewhere = resource("elsewhere");
   process(doc);
   const Id generation = fill(doc, 0);
-  const Id before = position();
+  const Position before = position();
   auto base = [&] { return Turn{kPid, generation, std::nullopt, doc, std::nullopt, {}, {}, {}, {}, std::nullopt}; };
 
   Turn mutations = base();
@@ -306,7 +306,7 @@ TEST_F(StateTest, EachTurnBoundPlusOneIsRefusedAndNothingPartialIsPublished) {
 
   // A turn refused by its last rule leaves no entry, revision, head or position behind.
   accept(*admin_, Send{kPid, value("in")});
-  const Id after_send = position();
+  const Position after_send = position();
   Turn partial = base();
   partial.input = 1;
   partial.mutations.items.push_back({key("k"), value("x")});
@@ -314,7 +314,7 @@ TEST_F(StateTest, EachTurnBoundPlusOneIsRefusedAndNothingPartialIsPublished) {
   EXPECT_EQ(refused(admin_->submit(partial)).reason, Reason::kUnknownDestination);
   EXPECT_EQ(position(), after_send);
   EXPECT_EQ(after_send, before + 1);
-  EXPECT_EQ(revision_of(doc), 1u);
+  EXPECT_EQ(revision_of(doc), Revision{1});
   EXPECT_FALSE(answer<EntryBatch>(*admin_, ReadEntries{doc, std::nullopt, std::nullopt, slots({"k"})}).entries.items[0]);
   EXPECT_EQ(process_info(*admin_).head, 1u);
 }
@@ -327,10 +327,10 @@ TEST_F(StateTest, BlocksTravelAfterTheEnvelopeAreCheckedAndImmutable) {
   Turn t{kPid, generation, std::nullopt, doc, std::nullopt, {}, {}, {}, {}, std::nullopt};
   t.blocks.items.push_back({key("blob"), body.size(), crypto::sha256(ByteView(body))});
   auto published = ok<TurnPublished>(admin_->submit(t, {body}));
-  EXPECT_EQ(published.revision, 2u);
-  auto read = answer<Block>(*admin_, ReadBlock{CurrentBasis{doc, 2}, key("blob"), std::nullopt});
+  EXPECT_EQ(published.revision, Revision{2});
+  auto read = answer<Block>(*admin_, ReadBlock{CurrentBasis{doc, Revision{2}}, key("blob"), std::nullopt});
   EXPECT_EQ(read.body.value, body);
-  EXPECT_EQ(read.revision, 2u);
+  EXPECT_EQ(read.revision, Revision{2});
 
   // The same name again is refused: blocks are immutable once written.
   EXPECT_EQ(refused(admin_->submit(t, {body})).reason, Reason::kBlockExists);
@@ -449,7 +449,7 @@ TEST_F(StateTest, ARestartRecoversThePublishedStateExactly) {
   process(doc);
   const Id generation = fill(doc, 12);
   accept(*admin_, Send{kPid, value("pending")});
-  const Id revision = revision_of(doc);
+  const Revision revision = revision_of(doc);
   auto before = answer<EntryPage>(*admin_, ListEntries{CurrentBasis{doc, revision}, std::nullopt, std::nullopt});
   const auto process_before = process_info(*admin_);
   admin_.reset();
@@ -473,10 +473,10 @@ TEST_F(StateTest, ProcessListsShowRecordedMetadataOnlyToThoseWhoMayInspectIt) {
   process(doc);
   std::vector<Id> seen;
   std::optional<Cursor> cursor;
-  Id cut = 0;
+  Position cut{};
   do {
     auto page = answer<ProcessPage>(*admin_, ListProcesses{cursor});
-    if (!cut) cut = page.cut;
+    if (cut.value == 0) cut = page.cut;
     EXPECT_EQ(page.cut, cut);
     for (const auto& p : page.items.items) seen.push_back(p.pid.value);
     cursor = page.cursor;
@@ -528,14 +528,14 @@ TEST_F(StateTest, AReadOnlyInspectorListsCatalogsAtItsIdentityObservationsPositi
   const ResourceId doc = resource("doc");
   process(doc);
   fill(doc, 12);
-  const Id revision = revision_of(doc);
+  const Revision revision = revision_of(doc);
   for (int i = 0; i < 9; ++i) resource(numbered("r", i));
   principal(2, 100, RealmScope{}, kReadOnly);
   Client inspector(options(2, 100));
   auto seen = inspector.observe();
   ASSERT_TRUE(seen.ok()) << seen.error().message;
   EXPECT_TRUE(seen->read_only());
-  const Id at = seen->position;
+  const Position at = seen->position;
 
   // Every catalog's first page at the observation's position, and its continuation.
   auto resources = answer<ResourcePage>(inspector, ListResources{first_page_at(at)});

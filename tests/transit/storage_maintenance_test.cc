@@ -36,7 +36,7 @@ class StorageMaintenanceTest : public OwnedDocTest {
   EntryPage page(Basis basis) {
     EntryPage p = answer<EntryPage>(*admin_, ListEntries{basis, std::nullopt, std::nullopt});
     EXPECT_FALSE(p.cursor) << "more than one page";
-    p.cut = 0;  // the position read at, which every later decision moves
+    p.cut = Position{0};  // the position read at, which every later decision moves
     return p;
   }
   /// Waits (bounded) until the relocator has rewritten every leaf up to `cursor`.
@@ -69,7 +69,7 @@ TEST_F(StorageMaintenanceTest, TheCapabilityIsReportedAndAFreshRealmIsAtEpochZer
   const StorageStatus s = status();
   EXPECT_EQ(s.location_definition, node::location_definition());
   EXPECT_EQ(s.epoch, 0u);
-  EXPECT_EQ(s.fenced_at, 0u);
+  EXPECT_EQ(s.fenced_at, Position{0});
   EXPECT_EQ(s.grace_below, 0u);
   EXPECT_EQ(s.compaction_cursor, 0u);
   EXPECT_EQ(s.read_lease_grace_ms, kSnapshotLeaseMaxMs);
@@ -116,7 +116,7 @@ TEST_F(StorageMaintenanceTest, AFenceRacingAPreparedPublicationMakesItFailAndLea
     t.mutations.items.push_back({key(k), value(v)});
     return t;
   };
-  const Id revision = revision_of(doc_);
+  const Revision revision = revision_of(doc_);
 
   // The worker observes the storage basis (a PID-scoped principal may) and prepares its publication...
   auto observed = worker.query(StorageQuery{});
@@ -245,7 +245,7 @@ TEST_F(StorageMaintenanceTest, ALeafsRangesHoldEveryStoredVersionOfItsRecord) {
       if (!k.starts_with(record) || k.size() != record.size() + 8) continue;
       ++versions;
       EXPECT_TRUE(std::any_of(ranges.begin(), ranges.end(), [&](const auto& r) { return r.first <= k && k <= r.second; }))
-          << "a version outside its leaf's ranges: table " << record[0] << ", position " << version_position(k, record.size());
+          << "a version outside its leaf's ranges: table " << record[0] << ", position " << version_position(k, record.size()).value;
     }
     // The root's role and grant are written once, at the genesis; every other record again since.
     const bool once = record[0] == kRoles || record == key(kGrants, 1);
@@ -270,7 +270,7 @@ TEST_F(StorageMaintenanceTest, CompactionPreservesEveryValueAndRevisionReadableT
   views.push_back(std::get<TurnPublished>(accept(*admin_, turn({{"a", "2"}, {"c", "1"}}, true)).outcome).views.items.at(0));
   views.push_back(std::get<TurnPublished>(accept(*admin_, turn({{"b", std::nullopt}, {"d", "1"}}, true)).outcome).views.items.at(0));
   accept(*admin_, turn({{"a", "3"}, {"e", "1"}}));
-  const Id revision = revision_of(doc_);
+  const Revision revision = revision_of(doc_);
   std::vector<EntryPage> before;
   for (Id v : views) before.push_back(page(ViewBasis{v}));
   before.push_back(page(CurrentBasis{doc_, revision}));
@@ -309,7 +309,7 @@ TEST_F(StorageMaintenanceTest, CompactionPreservesEveryValueAndRevisionReadableT
   EXPECT_EQ(process_info(*admin_), process_before);
   EXPECT_EQ(status().epoch, storage_before.epoch);
   EXPECT_EQ(status().compaction_cursor, 2 * leaves.size());
-  EXPECT_EQ(answer<CheckpointStatus>(*admin_, CheckpointQuery{}).floor, 0u);
+  EXPECT_EQ(answer<CheckpointStatus>(*admin_, CheckpointQuery{}).floor, Position{0});
 }
 
 // Decisions 140 and 146: the epoch, its fence, the grace and the cursor are
@@ -375,7 +375,7 @@ class StorageMaintenanceCeilingTest : public StorageMaintenanceTest {
 };
 
 TEST_F(StorageMaintenanceCeilingTest, AtTheAdmissionCeilingNeitherCompactionNorAFenceIsAdmitted) {
-  while (position() < 8) accept(*admin_, turn({{"a", std::to_string(position())}}));
+  while (position() < Position{8}) accept(*admin_, turn({{"a", std::to_string(position().value)}}));
   const StorageStatus before = status();
   EXPECT_EQ(refused(admin_->submit(StorageCompact{0, ProcessLeaf{kPid}})).reason, Reason::kAdmissionCeiling);
   EXPECT_EQ(refused(admin_->submit(StorageFence{0, false})).reason, Reason::kAdmissionCeiling);

@@ -109,7 +109,7 @@ TEST_F(CompactionProcessTest, ASigkillAmidCompactionLosesNothingAndTheRestartFin
   for (Id v : views) before.push_back(all(reader, ViewBasis{v}));
   auto access = reader.query(ReadAccess{doc});
   ASSERT_TRUE(access.ok());
-  const Id revision = std::get<ResourceAccess>(access->result).resource.revision;
+  const Revision revision = std::get<ResourceAccess>(access->result).resource.revision;
   before.push_back(all(reader, CurrentBasis{doc, revision}));
   ASSERT_EQ(before.back().size(), static_cast<std::size_t>(kKeys));
 

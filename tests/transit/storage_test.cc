@@ -79,7 +79,7 @@ TEST_F(StorageTest, AFailedSyncFailsTheNodeClosedUntilARestartRecoversThePublish
   auto resent = again.resubmit(second);
   ASSERT_TRUE(resent.ok()) << resent.error().message;
   EXPECT_EQ(resent->sequence, 2u);
-  EXPECT_EQ(resent->position, 2u);
+  EXPECT_EQ(resent->position, Position{2});
   auto twice = again.resubmit(second);
   ASSERT_TRUE(twice.ok());
   EXPECT_EQ(to_json(*twice), to_json(*resent));
@@ -98,7 +98,7 @@ TEST_F(StorageTest, AStoredHeadOrGenesisOfAnotherOrNoDefinitionIsRefusedBeforeAn
     head = get(*db, node::layout::kHead);
     genesis = get(*db, node::layout::kGenesis);
     // A principal record no decoder accepts, as its newest version: reading the catalogs would report it.
-    put(*db, node::layout::version(node::layout::key(node::layout::kPrincipals, 2), 1000), "not a record");
+    put(*db, node::layout::version(node::layout::key(node::layout::kPrincipals, 2), Position{1000}), "not a record");
   }
   const std::string field = "\"definition\":\"" + definition() + "\"";
   ASSERT_NE(head.find(field), std::string::npos);

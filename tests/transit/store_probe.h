@@ -45,9 +45,9 @@ inline std::string newest_version(rocksdb::DB& db, const std::string& record_key
 }
 
 /// The positions of the journal's requests (`j/` + position).
-inline std::vector<Id> journal_positions(rocksdb::DB& db) {
-  std::vector<Id> positions;
-  for (const auto& k : table_keys(db, node::layout::kJournal)) positions.push_back(node::layout::get_be64(k.substr(2)));
+inline std::vector<Position> journal_positions(rocksdb::DB& db) {
+  std::vector<Position> positions;
+  for (const auto& k : table_keys(db, node::layout::kJournal)) positions.push_back(Position{node::layout::get_be64(k.substr(2))});
   return positions;
 }
 

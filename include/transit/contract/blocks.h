@@ -27,7 +27,7 @@ template <> struct EnumTraits<BlockState> {
 /// exactly this revision of the read's resource, with this SHA-256 (decision 103).
 struct BlockSource {
   static constexpr std::string_view kName = "BlockSource";
-  Id revision = 0;
+  Revision revision{};
   Digest sha256{};
   bool operator==(const BlockSource&) const = default;
 };
@@ -60,7 +60,7 @@ struct BlockChanged {
   static constexpr std::string_view kName = "block_changed";
   ResourceId resource{};
   EntryKey name;
-  Id revision = 0;  // the resource's revision after the decision
+  Revision revision{};  // the resource's revision after the decision
   BlockState state = BlockState::kRetired;
   bool operator==(const BlockChanged&) const = default;
 };
@@ -98,7 +98,7 @@ template <typename V> void fields(V& v, BlockRead& t) { v("resource", t.resource
 struct Block {
   static constexpr std::string_view kName = "block";
   ResourceId resource{};
-  Id revision = 0;
+  Revision revision{};
   EntryKey name;
   Digest sha256{};
   Hex<kBlockBytes> body;
@@ -115,16 +115,16 @@ struct BlockInfo {
   static constexpr std::string_view kName = "block_info";
   ResourceId resource{};
   EntryKey name;
-  Id revision = 0;
+  Revision revision{};
   Id length = 0;
   Digest sha256{};
   Pid pid{};
   PrincipalId publisher{};
   BlockState state = BlockState::kPublished;
-  Id published_at = 0;  // positions
-  std::optional<Id> retired_revision;  // the first revision of `resource` that no longer reads it
-  std::optional<Id> retired_at;
-  std::optional<Id> deleted_at;
+  Position published_at{};  // positions
+  std::optional<Revision> retired_revision;  // the first revision of `resource` that no longer reads it
+  std::optional<Position> retired_at;
+  std::optional<Position> deleted_at;
   bool operator==(const BlockInfo&) const = default;
 };
 template <typename V> void fields(V& v, BlockInfo& t) {
@@ -135,7 +135,7 @@ template <typename V> void fields(V& v, BlockInfo& t) {
 
 /// Whether a block recorded as `b` is readable at `revision` of its resource:
 /// published at or before it, and not retired by then (decision 104).
-inline bool readable_at(const BlockInfo& b, Id revision) {
+inline bool readable_at(const BlockInfo& b, Revision revision) {
   return b.revision <= revision && (!b.retired_revision || revision < *b.retired_revision) &&
          b.state != BlockState::kDeleted;
 }

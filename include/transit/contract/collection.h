@@ -65,7 +65,7 @@ template <typename V> void fields(V& v, CollectableRecord& t) { v("pid", t.pid)(
 
 struct CollectablePage {
   static constexpr std::string_view kName = "collectable_page";
-  Id cut = 0;
+  Position cut{};
   List<CollectableRecord, kPageRecords> items;
   std::optional<Cursor> cursor;  // after: the last PID examined; null: the scan is complete
   bool operator==(const CollectablePage&) const = default;

@@ -125,7 +125,7 @@ struct EffectStep {
   static constexpr std::string_view kName = "EffectStep";
   PrincipalId principal{};
   Id policy_revision = 0;
-  Id position = 0;
+  Position position{};
   bool operator==(const EffectStep&) const = default;
 };
 template <typename V> void fields(V& v, EffectStep& t) {
@@ -176,7 +176,7 @@ template <typename V> void fields(V& v, EffectInfo& t) {
 
 struct EffectPage {
   static constexpr std::string_view kName = "effect_page";
-  Id cut = 0;
+  Position cut{};
   std::optional<Pid> pid;
   EffectFilter filter = EffectFilter::kAll;
   List<EffectInfo, kPageRecords> items;

@@ -24,7 +24,7 @@ template <typename V> void fields(V&, Checkpoint&) {}
 /// the floor are then deleted; the floor's own entry stays.
 struct AdvanceFloor {
   static constexpr std::string_view kName = "advance_floor";
-  Id floor = 0;
+  Position floor{};
   Digest roots{};
   bool operator==(const AdvanceFloor&) const = default;
 };
@@ -41,8 +41,8 @@ template <typename V> void fields(V& v, Checkpointed& t) { v("roots", t.roots); 
 
 struct FloorAdvanced {
   static constexpr std::string_view kName = "floor_advanced";
-  Id floor = 0;
-  Id previous = 0;  // the floor before (0: none)
+  Position floor{};
+  Position previous{};  // the floor before (0: none)
   bool operator==(const FloorAdvanced&) const = default;
 };
 template <typename V> void fields(V& v, FloorAdvanced& t) { v("floor", t.floor)("previous", t.previous); }
@@ -58,7 +58,7 @@ template <typename V> void fields(V&, CheckpointQuery&) {}
 
 struct CheckpointInfo {
   static constexpr std::string_view kName = "CheckpointInfo";
-  Id position = 0;
+  Position position{};
   Digest roots{};
   bool operator==(const CheckpointInfo&) const = default;
 };
@@ -66,7 +66,7 @@ template <typename V> void fields(V& v, CheckpointInfo& t) { v("position", t.pos
 
 struct CheckpointStatus {
   static constexpr std::string_view kName = "checkpoint_status";
-  Id floor = 0;  // journal entries below it are trimmed (0: none)
+  Position floor{};  // journal entries below it are trimmed (0: none)
   std::optional<CheckpointInfo> latest;
   bool operator==(const CheckpointStatus&) const = default;
 };

@@ -92,7 +92,7 @@ struct RouteHead {
   Pid source{};
   Pid destination{};
   Id pending = 0;            // unresolved outputs on the route, this one included
-  Id published_at = 0;       // the position of the turn that published it
+  Position published_at{};       // the position of the turn that published it
   Id published_at_ms = 0;    // ... and its trusted time
   bool source_terminated = false;
   ProcessState destination_state = ProcessState::kUninitialized;
@@ -106,7 +106,7 @@ template <typename V> void fields(V& v, RouteHead& t) {
 
 struct RoutePage {
   static constexpr std::string_view kName = "route_page";
-  Id cut = 0;
+  Position cut{};
   List<RouteHead, kPageRecords> items;
   std::optional<Cursor> cursor;  // null: the listing is complete
   bool operator==(const RoutePage&) const = default;
@@ -124,7 +124,7 @@ template <typename V> void fields(V& v, EndedProcess& t) { v("pid", t.pid)("endi
 
 struct EndedPage {
   static constexpr std::string_view kName = "ended_page";
-  Id cut = 0;
+  Position cut{};
   List<EndedProcess, kPageRecords> items;
   std::optional<Cursor> cursor;
   bool operator==(const EndedPage&) const = default;

@@ -104,10 +104,10 @@ struct PayloadInfo {
   Digest sha256{};
   bool allow_delete = false;
   PayloadState state = PayloadState::kDeclared;
-  Id declared_at = 0;  // positions
-  std::optional<Id> ready_at;
-  std::optional<Id> retired_at;
-  std::optional<Id> deleted_at;
+  Position declared_at{};  // positions
+  std::optional<Position> ready_at;
+  std::optional<Position> retired_at;
+  std::optional<Position> deleted_at;
   bool operator==(const PayloadInfo&) const = default;
 };
 template <typename V> void fields(V& v, PayloadInfo& t) {

@@ -141,7 +141,7 @@ struct BootstrapRecord {
   Id incarnation = 0;
   BootstrapEvidence evidence;
   PrincipalId principal{};  // the local manager that observed it
-  Id position = 0;
+  Position position{};
   bool operator==(const BootstrapRecord&) const = default;
 };
 template <typename V> void fields(V& v, BootstrapRecord& t) {
@@ -154,7 +154,7 @@ struct ActivationRecord {
   Id operation = 0;
   Id incarnation = 0;
   Id generation = 0;
-  Id position = 0;
+  Position position{};
   bool operator==(const ActivationRecord&) const = default;
 };
 template <typename V> void fields(V& v, ActivationRecord& t) {
@@ -174,7 +174,7 @@ struct RuntimeInfo {
   Digest configuration{};
   RuntimeStatus status = RuntimeStatus::kIntended;
   Id incarnation = 0;
-  Id operation_at = 0;  // the position of the intent or upgrade that started the operation
+  Position operation_at{};  // the position of the intent or upgrade that started the operation
   std::optional<BootstrapRecord> bootstrap;  // of the current operation
   std::optional<ActivationRecord> activation;
   bool operator==(const RuntimeInfo&) const = default;

@@ -17,7 +17,7 @@ namespace cowboy::transit {
 /// segments 0..index-1 held and `chain` the digest after them.
 struct SegmentCursor {
   static constexpr std::string_view kName = "SegmentCursor";
-  Id cut = 0;
+  Position cut{};
   Id index = 0;
   Hex<32> after;
   Id records = 0;
@@ -56,9 +56,9 @@ template <typename V> void fields(V& v, Completion& t) {
 /// Exactly one of `next` (read on) and `complete` (the result ends here) is set.
 struct Segment {
   static constexpr std::string_view kName = "segment";
-  Id cut = 0;
+  Position cut{};
   ResourceInfo resource;
-  Id revision = 0;  // the state read: the basis revision, or the view's
+  Revision revision{};  // the state read: the basis revision, or the view's
   std::optional<Id> view;
   Id index = 0;
   Id records_before = 0;
@@ -77,7 +77,7 @@ template <typename V> void fields(V& v, Segment& t) {
 /// SHA-256("transit.segment.v1" NUL resource revision), the two ids as
 /// 8-byte big-endian, so no other resource's or revision's result has the
 /// same digest.
-Digest segment_origin(ResourceId resource, Id revision);
+Digest segment_origin(ResourceId resource, Revision revision);
 /// The chain after one more record: SHA-256(chain || canonical JSON of `entry`).
 Digest segment_link(const Digest& chain, const Entry& entry);
 

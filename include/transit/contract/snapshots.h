@@ -26,7 +26,7 @@ using SnapshotToken = Hex<kSnapshotTokenBytes, kSnapshotTokenBytes>;
 struct OpenSnapshot {
   static constexpr std::string_view kName = "open_snapshot";
   ResourceId resource{};
-  std::optional<Id> revision;
+  std::optional<Revision> revision;
   Id lease_ms = 0;
   bool operator==(const OpenSnapshot&) const = default;
 };
@@ -58,7 +58,7 @@ template <typename V> void fields(V& v, CloseSnapshot& t) { v("token", t.token);
 struct AcquireSource {
   static constexpr std::string_view kName = "acquire";
   ResourceId resource{};
-  std::optional<Id> revision;
+  std::optional<Revision> revision;
   Id lease_ms = 0;
   bool operator==(const AcquireSource&) const = default;
 };
@@ -98,8 +98,8 @@ struct SnapshotInfo {
   static constexpr std::string_view kName = "SnapshotInfo";
   SnapshotToken token;
   ResourceId resource{};
-  Id revision = 0;
-  Id position = 0;
+  Revision revision{};
+  Position position{};
   Id expires_at_ms = 0;
   bool operator==(const SnapshotInfo&) const = default;
 };

@@ -144,7 +144,7 @@ struct Turn {
   Id generation = 0;
   std::optional<Id> input;
   std::optional<ResourceId> resource;
-  std::optional<Id> resource_revision;
+  std::optional<Revision> resource_revision;
   List<EntryMutation, kTurnMutations> mutations;
   List<BlockMutation, kTurnBlocks> blocks;
   List<ResourceId, kTurnViews> views;  // the resources viewed
@@ -214,7 +214,7 @@ template <typename V> void fields(V& v, Deliver& t) { v("output", t.output); }
 struct ResourceCreated {
   static constexpr std::string_view kName = "resource_created";
   ResourceId resource{};
-  Id revision = 0;
+  Revision revision{};
   bool operator==(const ResourceCreated&) const = default;
 };
 template <typename V> void fields(V& v, ResourceCreated& t) { v("resource", t.resource)("revision", t.revision); }
@@ -259,7 +259,7 @@ struct TurnPublished {
   Id generation = 0;
   std::optional<Id> consumed;
   std::optional<ResourceId> resource;
-  std::optional<Id> revision;  // the written resource's new revision
+  std::optional<Revision> revision;  // the written resource's new revision
   List<Id, kTurnViews> views;
   List<Id, kTurnOutputs> outputs;
   std::optional<Id> effect;
@@ -286,7 +286,7 @@ template <typename V> void fields(V& v, Delivered& t) { v("output", t.output)("p
 /// every id (decision 40).
 struct Cursor {
   static constexpr std::string_view kName = "Cursor";
-  Id cut = 0;
+  Position cut{};
   Id after = 0;  // a resource id, an association revision or a PID
   bool operator==(const Cursor&) const = default;
 };
@@ -296,7 +296,7 @@ template <typename V> void fields(V& v, Cursor& t) { v("cut", t.cut)("after", t.
 /// how a first page names its cut (decision 40).
 struct EntryCursor {
   static constexpr std::string_view kName = "EntryCursor";
-  Id cut = 0;
+  Position cut{};
   Hex<32> after;
   bool operator==(const EntryCursor&) const = default;
 };
@@ -321,7 +321,7 @@ template <typename V> void fields(V& v, ListAssociations& t) { v("pid", t.pid)("
 struct CurrentBasis {
   static constexpr std::string_view kName = "current";
   ResourceId resource{};
-  Id revision = 0;
+  Revision revision{};
   bool operator==(const CurrentBasis&) const = default;
 };
 template <typename V> void fields(V& v, CurrentBasis& t) { v("resource", t.resource)("revision", t.revision); }
@@ -349,7 +349,7 @@ template <typename V> void fields(V& v, ListEntries& t) { v("basis", t.basis)("k
 struct ReadEntries {
   static constexpr std::string_view kName = "read_entries";
   ResourceId resource{};
-  std::optional<Id> revision;
+  std::optional<Revision> revision;
   std::optional<Id> view;
   Slots<EntryKey, kPageRecords> keys;
   bool operator==(const ReadEntries&) const = default;
@@ -396,7 +396,7 @@ struct ResourceInfo {
   ResourceId resource{};
   Name name;
   std::optional<Pid> owner;
-  Id revision = 0;
+  Revision revision{};
   bool retired = false;
   bool operator==(const ResourceInfo&) const = default;
 };
@@ -420,14 +420,14 @@ struct Entry {
   static constexpr std::string_view kName = "Entry";
   EntryKey key;
   EntryValue value;
-  Id revision = 0;  // the resource revision that wrote it
+  Revision revision{};  // the resource revision that wrote it
   bool operator==(const Entry&) const = default;
 };
 template <typename V> void fields(V& v, Entry& t) { v("key", t.key)("value", t.value)("revision", t.revision); }
 
 struct ResourcePage {
   static constexpr std::string_view kName = "resource_page";
-  Id cut = 0;
+  Position cut{};
   List<ResourceInfo, kPageRecords> items;
   std::optional<Cursor> cursor;  // null: the listing is complete
   bool operator==(const ResourcePage&) const = default;
@@ -436,7 +436,7 @@ template <typename V> void fields(V& v, ResourcePage& t) { v("cut", t.cut)("item
 
 struct AssociationPage {
   static constexpr std::string_view kName = "association_page";
-  Id cut = 0;
+  Position cut{};
   Pid pid{};
   List<Association, kPageRecords> items;
   std::optional<Cursor> cursor;
@@ -448,9 +448,9 @@ template <typename V> void fields(V& v, AssociationPage& t) {
 
 struct EntryPage {
   static constexpr std::string_view kName = "entry_page";
-  Id cut = 0;
+  Position cut{};
   ResourceInfo resource;
-  Id revision = 0;  // the state read: the basis revision, or the view's
+  Revision revision{};  // the state read: the basis revision, or the view's
   std::optional<Id> view;
   List<Entry, kPageRecords> items;
   std::optional<EntryCursor> cursor;
@@ -464,7 +464,7 @@ template <typename V> void fields(V& v, EntryPage& t) {
 struct EntryBatch {
   static constexpr std::string_view kName = "entry_batch";
   ResourceInfo resource;
-  Id revision = 0;
+  Revision revision{};
   std::optional<Id> view;
   Slots<Entry, kPageRecords> entries;  // slot i answers keys[i]; null: absent (or not asked)
   bool operator==(const EntryBatch&) const = default;
@@ -575,7 +575,7 @@ template <typename V> void fields(V& v, ProcessSummary& t) {
 
 struct ProcessPage {
   static constexpr std::string_view kName = "process_page";
-  Id cut = 0;
+  Position cut{};
   List<ProcessSummary, kPageRecords> items;
   std::optional<Cursor> cursor;  // null: the listing is complete
   bool operator==(const ProcessPage&) const = default;

@@ -78,7 +78,7 @@ using StorageLeaf = std::variant<BlockLeaf, EntryLeaf, ProcessLeaf, PrincipalLea
 struct StorageBasis {
   static constexpr std::string_view kName = "StorageBasis";
   Id epoch = 0;
-  Id position = 0;
+  Position position{};
   bool operator==(const StorageBasis&) const = default;
 };
 template <typename V> void fields(V& v, StorageBasis& t) { v("epoch", t.epoch)("position", t.position); }
@@ -153,7 +153,7 @@ struct StorageStatus {
   static constexpr std::string_view kName = "storage";
   Digest location_definition{};  // the one current definition of page and block locations
   Id epoch = 0;
-  Id fenced_at = 0;     // the position of the fence that made `epoch` (0: none yet)
+  Position fenced_at{};     // the position of the fence that made `epoch` (0: none yet)
   Id fenced_at_ms = 0;  // ... and its trusted time
   Id grace_below = 0;   // every read lease of an epoch below this has ended (0: none recorded)
   Id compaction_cursor = 0;

@@ -336,7 +336,7 @@ struct Receipt {
   Version version;
   Definition definition;
   Text<1, 64> realm;
-  Id position = 0;  // the decision's authority position, >= 1
+  Position position{};  // the decision's authority position, >= 1
   PrincipalId principal{};
   Id sequence = 0;
   Digest request_digest{};  // the signed digest of the request decided
@@ -447,7 +447,7 @@ struct Response {
   Version version;
   Definition definition;
   Text<1, 64> realm;
-  Id position = 0;  // the authority position the result was read at
+  Position position{};  // the authority position the result was read at
   QueryResult result;
   bool operator==(const Response&) const = default;
 };

@@ -33,6 +33,19 @@ using Id = std::uint64_t;
 using Pid = StrongId<struct PidTag, std::uint64_t>;                  // a process
 using PrincipalId = StrongId<struct PrincipalIdTag, std::uint64_t>;  // a signer: admin, worker, executor
 using ResourceId = StrongId<struct ResourceIdTag, std::uint64_t>;    // a resource (a map of entries)
+
+// Points on a counted axis (common/strong_id.h's Counted): moved by a plain
+// count, two of one axis differ by one, and a point of one axis is never taken
+// for another's - a revision passed where a position is expected does not
+// compile.
+struct RevisionTag {
+  static constexpr bool kCounted = true;
+};
+struct PositionTag {
+  static constexpr bool kCounted = true;
+};
+using Revision = StrongId<RevisionTag, std::uint64_t>;  // a resource's revision: 1 at creation, +1 per change
+using Position = StrongId<PositionTag, std::uint64_t>;  // an authority position: one per decision (cuts, floors)
 template <std::size_t N> using Fixed = std::array<std::uint8_t, N>;
 using PublicKey = Fixed<32>;
 using Signature = Fixed<64>;

@@ -28,7 +28,7 @@ template <typename Item, typename Key> Problem dense(const std::vector<Item>& it
   return std::nullopt;
 }
 
-template <typename C> Problem continuation(const std::optional<C>& asked, Id cut, const std::optional<C>& next,
+template <typename C> Problem continuation(const std::optional<C>& asked, Position cut, const std::optional<C>& next,
                                           auto after_of) {
   if (asked && asked->cut != cut) return std::string("continuation at another cut");
   if (next && next->cut != cut) return std::string("cursor of another cut");
@@ -39,15 +39,15 @@ template <typename C> Problem continuation(const std::optional<C>& asked, Id cut
 // Ids and revisions start at 1; an association revision is allocated by one
 // decision, so it is no later than the position it is read at.
 Problem check_info(const ResourceInfo& r) {
-  if (r.resource.value == 0 || r.revision == 0) return std::string("resource metadata with a zero id or revision");
+  if (r.resource.value == 0 || r.revision.value == 0) return std::string("resource metadata with a zero id or revision");
   return std::nullopt;
 }
 Problem check_active(const ResourceInfo& r) {
   if (r.retired) return std::string("retired resource metadata where active metadata is promised");
   return check_info(r);
 }
-Problem check_association(const Association& a, Id position) {
-  if (a.resource.value == 0 || a.revision == 0 || a.revision > position)
+Problem check_association(const Association& a, Position position) {
+  if (a.resource.value == 0 || a.revision == 0 || a.revision > position.value)
     return std::string("association with a zero resource or a revision after the response");
   return std::nullopt;
 }
@@ -82,11 +82,11 @@ Problem check(const ListProcesses& q, const ProcessPage& page) {
 
 // Route heads in output order, each a pending route's with a publication no
 // later than the page; ended processes in PID order (decisions 53, 54).
-Problem check(const ListRoutes& q, const RoutePage& page, Id position) {
+Problem check(const ListRoutes& q, const RoutePage& page, Position position) {
   const auto after = q.cursor ? std::optional<Id>(q.cursor->after) : std::nullopt;
   if (auto p = dense(page.items.items, after, [](const RouteHead& h) { return h.output; })) return p;
   for (const auto& h : page.items.items)
-    if (h.output == 0 || h.pending == 0 || h.published_at == 0 || h.published_at > position)
+    if (h.output == 0 || h.pending == 0 || h.published_at.value == 0 || h.published_at > position)
       return std::string("a route head with a zero id or count, or published after the response");
   if (page.cursor && !page.items.items.empty() && page.cursor->after < page.items.items.back().output)
     return std::string("cursor behind its page");
@@ -117,7 +117,7 @@ Problem check(const ListCollectable& q, const CollectablePage& page) {
   return continuation(q.cursor, page.cut, page.cursor, [](const Cursor& c) { return c.after; });
 }
 
-Problem check_basis(const Basis& basis, const ResourceInfo& resource, Id revision, std::optional<Id> view) {
+Problem check_basis(const Basis& basis, const ResourceInfo& resource, Revision revision, std::optional<Id> view) {
   if (const auto* current = std::get_if<CurrentBasis>(&basis)) {
     if (resource.resource != current->resource || revision != current->revision || view)
       return std::string("entries of another resource or revision");
@@ -193,7 +193,7 @@ Problem check(const ReadEntries& q, const EntryBatch& batch) {
   return std::nullopt;
 }
 
-Problem check(const AssociationLookup& q, const LookupResult& r, Id position) {
+Problem check(const AssociationLookup& q, const LookupResult& r, Position position) {
   if (r.pid != q.pid || r.name != q.name) return std::string("lookup of another association");
   if (!r.association) return std::nullopt;
   if (r.association->pid != q.pid || r.association->name != q.name)
@@ -226,10 +226,10 @@ Problem check(const ReadBlock& q, const Block& b) {
 }
 
 // A block record's state must fit its steps' positions and revisions (decisions 100, 105, 106).
-Problem check(const BlockRead& q, const BlockInfo& b, Id position) {
+Problem check(const BlockRead& q, const BlockInfo& b, Position position) {
   if (b.resource != q.resource || b.name != q.name) return std::string("another block than the one asked");
   if (b.length == 0 || b.length > kBlockBytes) return std::string("a block length outside its bounds");
-  if (b.published_at == 0 || b.published_at > position) return std::string("a publication after its response's position");
+  if (b.published_at.value == 0 || b.published_at > position) return std::string("a publication after its response's position");
   const bool retired = b.retired_at.has_value(), deleted = b.deleted_at.has_value();
   const bool steps_fit = [&] {
     switch (b.state) {
@@ -241,7 +241,7 @@ Problem check(const BlockRead& q, const BlockInfo& b, Id position) {
   }();
   if (!steps_fit) return std::string("a block state without its steps' positions, or with later ones");
   if (b.retired_revision && *b.retired_revision <= b.revision) return std::string("a block retired before its source");
-  Id last = b.published_at;
+  Position last = b.published_at;
   for (const auto& at : {b.retired_at, b.deleted_at})
     if (at) {
       if (*at <= last || *at > position) return std::string("block steps out of order");
@@ -252,9 +252,9 @@ Problem check(const BlockRead& q, const BlockInfo& b, Id position) {
 
 // An effect record must be one the matrix allows, and no step of it later
 // than the position it was read at (decision 47).
-Problem check_effect(const EffectInfo& e, Id position) {
+Problem check_effect(const EffectInfo& e, Position position) {
   if (auto p = effect_inconsistency(e)) return "an inconsistent effect: " + *p;
-  const Id last = e.closure ? e.closure->step.position
+  const Position last = e.closure ? e.closure->step.position
                   : !e.observations.items.empty() ? e.observations.items.back().step.position
                   : e.attempt ? e.attempt->position
                               : e.authorization.position;
@@ -262,7 +262,7 @@ Problem check_effect(const EffectInfo& e, Id position) {
   return std::nullopt;
 }
 
-Problem check(const EffectRead& q, const EffectInfo& e, Id position) {
+Problem check(const EffectRead& q, const EffectInfo& e, Position position) {
   if (e.effect != q.effect) return std::string("another effect");
   return check_effect(e, position);
 }
@@ -287,18 +287,18 @@ Problem check(const ListEffects& q, const EffectPage& page) {
 
 // The floor is a checkpoint's position, so it is never above the latest one,
 // and neither is after the position the status was read at.
-Problem check(const CheckpointQuery&, const CheckpointStatus& s, Id position) {
-  const Id latest = s.latest ? s.latest->position : 0;
+Problem check(const CheckpointQuery&, const CheckpointStatus& s, Position position) {
+  const Position latest = s.latest ? s.latest->position : Position{0};
   if (s.floor > latest || latest > position) return std::string("a floor above its latest checkpoint, or a checkpoint after the response");
-  if (s.latest && latest == 0) return std::string("a checkpoint at position 0");
+  if (s.latest && latest.value == 0) return std::string("a checkpoint at position 0");
   return std::nullopt;
 }
 
 // Leased snapshots (decisions 70-78): a snapshot of the resource asked,
 // pinned no later than the response, and entries of its captured revision
 // only, in key order after where the read began.
-Problem check_snapshot(const SnapshotInfo& s, Id position) {
-  if (s.resource.value == 0 || s.revision == 0 || s.position == 0 || s.expires_at_ms == 0 || s.position > position)
+Problem check_snapshot(const SnapshotInfo& s, Position position) {
+  if (s.resource.value == 0 || s.revision.value == 0 || s.position.value == 0 || s.expires_at_ms == 0 || s.position > position)
     return std::string("a snapshot with a zero resource, revision, position or lease, or pinned after the response");
   return std::nullopt;
 }
@@ -308,7 +308,7 @@ Problem captured(const std::vector<Entry>& items, const SnapshotInfo& s, std::op
   return dense(items, after, [](const Entry& e) { return bytes(e.key); });
 }
 
-Problem check(const OpenSnapshot& q, const SnapshotOpened& r, Id position) {
+Problem check(const OpenSnapshot& q, const SnapshotOpened& r, Position position) {
   if (r.snapshot.resource != q.resource || r.resource.resource != q.resource) return std::string("a snapshot of another resource");
   if (r.snapshot.revision != r.resource.revision || (q.revision && r.snapshot.revision != *q.revision))
     return std::string("a snapshot of another revision");
@@ -317,7 +317,7 @@ Problem check(const OpenSnapshot& q, const SnapshotOpened& r, Id position) {
   return check_active(r.resource);
 }
 
-Problem check(const SnapshotEntries& q, const SnapshotPage& page, Id position) {
+Problem check(const SnapshotEntries& q, const SnapshotPage& page, Position position) {
   if (page.snapshot.token != q.token) return std::string("a page of another snapshot");
   if (auto p = check_snapshot(page.snapshot, position)) return p;
   if (q.key) {
@@ -335,7 +335,7 @@ Problem check(const CloseSnapshot& q, const SnapshotClosed& r) {
   return std::nullopt;
 }
 
-Problem check(const SnapshotRead& q, const SnapshotRange& r, Id position) {
+Problem check(const SnapshotRead& q, const SnapshotRange& r, Position position) {
   if (const auto* t = std::get_if<TokenSource>(&q.source); t && r.snapshot.token != t->token)
     return std::string("a range of another snapshot");
   if (const auto* a = std::get_if<AcquireSource>(&q.source)) {
@@ -358,10 +358,10 @@ Problem check(const SnapshotRead& q, const SnapshotRange& r, Id position) {
 }
 
 // A payload's steps are taken in order and each records its position once (decisions 84-86).
-Problem check(const PayloadRead& q, const PayloadInfo& p, Id position) {
+Problem check(const PayloadRead& q, const PayloadInfo& p, Position position) {
   if (p.payload != q.payload) return std::string("another payload than the one asked");
   if (p.length > kMaxPayloadBytes) return std::string("a payload over its bound");
-  if (p.declared_at == 0 || p.declared_at > position) return std::string("a declaration after its response's position");
+  if (p.declared_at.value == 0 || p.declared_at > position) return std::string("a declaration after its response's position");
   const bool ready = p.ready_at.has_value(), retired = p.retired_at.has_value(), deleted = p.deleted_at.has_value();
   const bool steps_fit = [&] {
     switch (p.state) {
@@ -374,7 +374,7 @@ Problem check(const PayloadRead& q, const PayloadInfo& p, Id position) {
   }();
   if (!steps_fit) return std::string("a payload state without its steps' positions, or with later ones");
   if ((retired || deleted) && !p.allow_delete) return std::string("a retired payload declared without allow_delete");
-  Id last = p.declared_at;
+  Position last = p.declared_at;
   for (const auto& at : {p.ready_at, p.retired_at, p.deleted_at})
     if (at) {
       if (*at <= last || *at > position) return std::string("payload steps out of order");
@@ -384,14 +384,14 @@ Problem check(const PayloadRead& q, const PayloadInfo& p, Id position) {
 }
 
 // A binding's positions are no later than the answer's; an unbound PID's answer carries nothing else.
-Problem check(const RuntimeQuery& q, const RuntimeInfo& r, Id position) {
+Problem check(const RuntimeQuery& q, const RuntimeInfo& r, Position position) {
   if (r.pid != q.pid) return std::string("the binding of another process");
   if (!r.bound) {
     RuntimeInfo unbound;
     unbound.pid = q.pid;
     return r == unbound ? Problem{} : std::string("an unbound process with a binding's fields");
   }
-  if (r.operation == 0 || r.operation_at == 0 || r.operation_at > position || r.provider.value.empty())
+  if (r.operation == 0 || r.operation_at.value == 0 || r.operation_at > position || r.provider.value.empty())
     return std::string("a binding without its operation, provider or position");
   if (r.bootstrap && (r.bootstrap->position < r.operation_at || r.bootstrap->position > position ||
                       r.bootstrap->incarnation > r.incarnation))
@@ -402,11 +402,11 @@ Problem check(const RuntimeQuery& q, const RuntimeInfo& r, Id position) {
 }
 
 // The fence that made the epoch is no later than the answer, and epoch 0 had none (decisions 140-142).
-Problem check(const StorageQuery&, const StorageStatus& s, Id position) {
+Problem check(const StorageQuery&, const StorageStatus& s, Position position) {
   if (s.fenced_at > position) return std::string("a fence after its response's position");
-  if ((s.epoch == 0) != (s.fenced_at == 0)) return std::string("an epoch without its fence, or a fence without an epoch");
+  if ((s.epoch == 0) != (s.fenced_at.value == 0)) return std::string("an epoch without its fence, or a fence without an epoch");
   if (s.grace_below > s.epoch) return std::string("read-lease grace recorded past the current epoch");
-  if (s.compaction_cursor > position) return std::string("more relocations than decisions");
+  if (s.compaction_cursor > position.value) return std::string("more relocations than decisions");
   return std::nullopt;
 }
 
@@ -472,7 +472,7 @@ bool outcome_matches(const Command& op, const Outcome& outcome) {
       op);
 }
 
-std::optional<std::string> result_problem(const QueryOp& op, const QueryResult& result, Id position) {
+std::optional<std::string> result_problem(const QueryOp& op, const QueryResult& result, Position position) {
   if (result.index() != op.index()) return std::string("response of another query kind");
   return std::visit(
       [&](const auto& q) {

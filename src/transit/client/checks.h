@@ -9,6 +9,6 @@
 namespace cowboy::transit {
 
 /// Why `result`, read at `position`, does not answer `op`, if it does not.
-std::optional<std::string> result_problem(const QueryOp& op, const QueryResult& result, Id position);
+std::optional<std::string> result_problem(const QueryOp& op, const QueryResult& result, Position position);
 
 }  // namespace cowboy::transit

@@ -29,7 +29,7 @@ struct Client::Impl {
   std::optional<Id> next_sequence;
   std::optional<SignedRequest> pending;
   std::vector<Bytes> pending_blocks;
-  Id last_position = 0;
+  Position last_position{};
   std::optional<Capabilities> peer;  // asked once, before the first operation that needs one
 
   explicit Impl(ClientOptions o)
@@ -49,13 +49,13 @@ struct Client::Impl {
     return Exchange::kRejected;
   }
 
-  void observe(Id position) { last_position = std::max(last_position, position); }
+  void observe(Position position) { last_position = std::max(last_position, position); }
 
   std::optional<std::string> check_receipt(const Receipt& r, const SignedRequest& s, const Digest& digest) const {
     if (r.realm.value != options.realm) return "receipt of another realm";
     if (r.principal != s.request.principal || r.sequence != s.request.sequence) return "receipt for another request";
     if (r.request_digest != digest) return "receipt of another body";
-    if (r.position == 0) return "receipt at position 0";
+    if (r.position.value == 0) return "receipt at position 0";
     if (!outcome_matches(s.request.op, r.outcome)) return "receipt outcome of another kind";
     return std::nullopt;
   }
@@ -257,9 +257,9 @@ ClientResult<EffectPage> Client::effects(std::optional<Pid> pid, EffectFilter fi
 
 void Client::set_next_sequence(Id next) { impl_->next_sequence = next; }
 std::optional<Id> Client::next_sequence() const { return impl_->next_sequence; }
-Id Client::last_position() const { return impl_->last_position; }
+Position Client::last_position() const { return impl_->last_position; }
 
-ClientResult<SnapshotOpened> Client::open_snapshot(ResourceId resource, std::optional<Id> revision, Id lease_ms) {
+ClientResult<SnapshotOpened> Client::open_snapshot(ResourceId resource, std::optional<Revision> revision, Id lease_ms) {
   auto r = query(OpenSnapshot{resource, revision, lease_ms});
   if (!r.ok()) return Err{r.error()};
   return std::get<SnapshotOpened>(r->result);

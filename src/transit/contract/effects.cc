@@ -21,7 +21,7 @@ Problem after(const EffectStep& earlier, const EffectStep& later, std::string_vi
 std::optional<std::string> effect_inconsistency(const EffectInfo& e) {
   const auto& obs = e.observations.items;
   const Id budget = e.intent.observation_budget;
-  if (e.effect == 0 || e.pid.value == 0 || e.authorization.position == 0) return "an effect with a zero id, caller or position";
+  if (e.effect == 0 || e.pid.value == 0 || e.authorization.position.value == 0) return "an effect with a zero id, caller or position";
   if (budget == 0 || budget > kMaxObservations) return "an observation budget outside 1..16";
   if (obs.size() > budget) return "more observations than the budget";
   if (!obs.empty() && !e.attempt) return "observations without an attempt";

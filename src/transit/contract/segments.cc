@@ -10,11 +10,11 @@ void put_u64(std::array<std::uint8_t, 8>& out, Id v) {
 }
 }  // namespace
 
-Digest segment_origin(ResourceId resource, Id revision) {
+Digest segment_origin(ResourceId resource, Revision revision) {
   static constexpr std::string_view kDomain{"transit.segment.v1\0", 19};
   std::array<std::uint8_t, 8> r{}, v{};
   put_u64(r, resource.value);
-  put_u64(v, revision);
+  put_u64(v, revision.value);
   return crypto::sha256({as_bytes(kDomain), ByteView(r.data(), r.size()), ByteView(v.data(), v.size())});
 }
 

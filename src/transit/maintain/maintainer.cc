@@ -102,7 +102,7 @@ Maintainer::Act Maintainer::act(const Command& op) {
   auto r = client_.submit(op);
   if (r.ok()) {
     reachable(true);
-    metrics_.node_position = r->position;
+    metrics_.node_position = r->position.value;
     std::visit(
         [&](const auto& o) {
           using O = std::decay_t<decltype(o)>;
@@ -155,7 +155,7 @@ Maintainer::Listed Maintainer::list(QueryOp op, Response& response) {
   auto r = client_.query(std::move(op));
   if (r.ok()) {
     reachable(true);
-    metrics_.node_position = r->position;
+    metrics_.node_position = r->position.value;
     response = std::move(*r);
     return Listed::kPage;
   }

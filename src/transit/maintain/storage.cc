@@ -26,12 +26,12 @@ Maintainer::Round Maintainer::storage_pass() {
   }
   const StorageStatus status = std::get<StorageStatus>(response.result);
   const std::uint64_t now = clock_.now_ms();
-  if (status.fenced_at != 0 && now < status.fenced_at_ms + every) {
+  if (status.fenced_at.value != 0 && now < status.fenced_at_ms + every) {
     next_storage_ms_ = status.fenced_at_ms + every;  // someone fenced since: the next run is due from that fence
     return Round::kIdle;
   }
   // Record the grace when the stored fence is a lease behind; the node judges it by its trusted time.
-  const bool record_grace = status.fenced_at != 0 && now >= status.fenced_at_ms + status.read_lease_grace_ms;
+  const bool record_grace = status.fenced_at.value != 0 && now >= status.fenced_at_ms + status.read_lease_grace_ms;
   bool worked = false;
   switch (act(StorageFence{status.epoch, record_grace})) {
     case Act::kUnreachable: return Round::kUnreachable;

@@ -22,7 +22,7 @@ Maintainer::Round Maintainer::trim_pass() {
       case Listed::kRefused: return Round::kIdle;
     }
     const auto& status = std::get<CheckpointStatus>(response.result);
-    const Id latest = status.latest ? status.latest->position : 0;
+    const Position latest = status.latest ? status.latest->position : Position{0};
     const Id every = std::max(options_.checkpoint_every, kMinCheckpointEvery);
     if (response.position >= latest + every) switch (act(Checkpoint{})) {
         case Act::kUnreachable: return Round::kUnreachable;
@@ -37,9 +37,9 @@ Maintainer::Round Maintainer::trim_pass() {
     if (failed(step.error(), AdvanceFloor::kName) == Act::kUnreachable) return Round::kUnreachable;
     return worked ? Round::kWorked : Round::kIdle;
   }
-  metrics_.history_floor = step->floor;
+  metrics_.history_floor = step->floor.value;
   if (step->receipt) {
-    metrics_.node_position = step->receipt->position;
+    metrics_.node_position = step->receipt->position.value;
     ++metrics_.floor_advances;
     worked = true;
   }

@@ -330,9 +330,9 @@ Result<Receipt, Refusal> Authority::decide(const Request& request, const Digest&
   // Admission: ordinary obligations stop at the ceiling, control mutations at its reserve's end.
   if (genesis_.admission_ceiling) {
     const Id ceiling = *genesis_.admission_ceiling;
-    if (!is_control(request.op) && head_.position >= ceiling)
+    if (!is_control(request.op) && head_.position.value >= ceiling)
       return refuse(Reason::kAdmissionCeiling, "the journal admission ceiling is reached");
-    if (head_.position >= ceiling + genesis_.control_reserve)
+    if (head_.position.value >= ceiling + genesis_.control_reserve)
       return refuse(Reason::kControlReserve, "the control reserve is used up");
   }
   if (now_ms < head_.last_time_ms)
@@ -559,7 +559,7 @@ Result<QueryResult, Refusal> Authority::answer(const Query& query, std::uint64_t
           // The sequencer answers these from its snapshot registry (answer_snapshot).
           return refuse(Reason::kUnknownVariant, "a snapshot query without a snapshot registry");
         } else if constexpr (!std::is_same_v<Op, IdentityQuery> && !std::is_same_v<Op, DecisionQuery>) {
-          const Id checked_at = head_.position;
+          const Position checked_at = head_.position;
           auto result = read(ReadCtx{caller, now_ms, catalog}, op);
           if (auto corrupt = take_corrupt())  // decision 157: no answer built on a record that could not be read
             return refuse(Reason::kStorageCorrupt, corrupt->message());

@@ -34,7 +34,7 @@ struct Touched {
   struct EntryWrite {
     ResourceId resource;
     EntryKey key;
-    Id revision;
+    Revision revision;
     std::optional<EntryValue> value;
   };
   struct InputWrite {
@@ -44,7 +44,7 @@ struct Touched {
   struct BlockWrite {
     ResourceId resource;
     EntryKey name;
-    Id revision;
+    Revision revision;
     const Bytes* body;  // the request's, alive until staged
   };
   std::vector<PrincipalId> principals;
@@ -63,7 +63,7 @@ struct Touched {
   std::vector<std::pair<Pid, Id>> associations_removed, inputs_removed;  // (pid, revision), (pid, input)
   std::vector<BlockInfo> block_records;                   // written whole (decisions 100-109)
   std::vector<std::pair<ResourceId, EntryKey>> blocks_deleted;    // bodies a fence purges past the grace (decision 180)
-  std::optional<Id> trim_below;  // a new history floor: journal entries below it go (decision 66)
+  std::optional<Position> trim_below;  // a new history floor: journal entries below it go (decision 66)
   std::vector<std::pair<Pid, bool>> ended;  // the ended-process index: (pid, candidate now)
   std::optional<CompactionRecord> compaction;  // storage_compact's ledger record (decision 144)
   // The stored indexes' rows the decision added (true) or removed (decision 170): layout's keys.
@@ -98,19 +98,19 @@ class RecordSource {
   virtual ~RecordSource() = default;
   /// `pid`'s record as of `position` (its newest version at or below it);
   /// null when it had none then; CorruptRecord when that version does not decode.
-  virtual Result<std::optional<ProcessRecord>, CorruptRecord> process(Pid pid, Id position) const = 0;
+  virtual Result<std::optional<ProcessRecord>, CorruptRecord> process(Pid pid, Position position) const = 0;
   /// The records in PID order after `after`, each as of `position`, until
   /// `visit` returns false; a version that does not decode stops the scan
   /// and is returned.
-  virtual std::optional<CorruptRecord> processes(Pid after, Id position,
+  virtual std::optional<CorruptRecord> processes(Pid after, Position position,
                                                  const std::function<bool(const ProcessRecord&)>& visit) const = 0;
   /// The stored value of the record under `record_key` (its table and ids:
   /// layout::key) as of `position`; none when it had none then or was
   /// removed. Undecoded: the authority decodes and checks it.
-  virtual std::optional<std::string> record(const std::string& record_key, Id position) const = 0;
+  virtual std::optional<std::string> record(const std::string& record_key, Position position) const = 0;
   /// The records of `table` in id order after `after`, each as of
   /// `position` (removed ones skipped), until `visit` returns false.
-  virtual void records(char table, Id after, Id position,
+  virtual void records(char table, Id after, Position position,
                        const std::function<bool(Id, std::string_view)>& visit) const = 0;
   /// The keys of the stored index rows (decision 170) that start with
   /// `prefix` and sort after `after` (from the first when empty), in key
@@ -126,7 +126,7 @@ class CatalogReader {
  public:
   virtual ~CatalogReader() = default;
   /// `key` in `resource` as of `revision`; null when absent (never written, or deleted).
-  virtual std::optional<Entry> entry(ResourceId resource, const EntryKey& key, Id revision) const = 0;
+  virtual std::optional<Entry> entry(ResourceId resource, const EntryKey& key, Revision revision) const = 0;
   struct Scan {
     std::vector<Entry> entries;           // live entries in key order
     std::optional<EntryKey> last_key;     // the last key examined
@@ -134,11 +134,11 @@ class CatalogReader {
   };
   /// Entries after `after` (from the first when null) as of `revision`: at
   /// most `limit` live ones, examining at most `budget` keys.
-  virtual Scan entries(ResourceId resource, Id revision, const std::optional<EntryKey>& after, std::size_t limit,
+  virtual Scan entries(ResourceId resource, Revision revision, const std::optional<EntryKey>& after, std::size_t limit,
                        std::size_t budget) const = 0;
   virtual std::optional<Input> input(Pid pid, Id input) const = 0;
   /// A block and the revision that wrote it.
-  virtual std::optional<std::pair<Id, Bytes>> block(ResourceId resource, const EntryKey& name) const = 0;
+  virtual std::optional<std::pair<Revision, Bytes>> block(ResourceId resource, const EntryKey& name) const = 0;
   /// A block's record, whatever its state; none when the name was never published.
   virtual std::optional<BlockInfo> block_record(ResourceId resource, const EntryKey& name) const = 0;
   /// Whether any key of `leaf` is stored (leaf_ranges): a deletion's or a
@@ -146,7 +146,7 @@ class CatalogReader {
   virtual bool stores(const StorageLeaf& leaf) const = 0;
   /// The journal entry at `position` as published by a synced write: none
   /// when it is trimmed, not yet durable, or does not decode.
-  virtual std::optional<JournalEntry> committed_entry(Id position) const = 0;
+  virtual std::optional<JournalEntry> committed_entry(Position position) const = 0;
 };
 
 /// What the payload store holds, as the decide thread asks it (payload_store.h
@@ -265,7 +265,7 @@ class Authority {
     return check_resource(caller, resource, kInspect | kRead, now_ms);
   }
   /// The final authority-tail fence: the authority has not moved since `checked_at`.
-  std::optional<Refusal> fence(Id checked_at) const;
+  std::optional<Refusal> fence(Position checked_at) const;
   /// A filtered page examines at most this many candidates, so a page costs the
   /// same however much is hidden; it may then be empty with a cursor.
   static constexpr std::size_t kScanBudget = 64;
@@ -282,7 +282,7 @@ class Authority {
     std::span<const Bytes> blocks;
     const CatalogReader& catalog;
     Touched& touched;
-    Id position;  // the position this decision will take
+    Position position;  // the position this decision will take
     const PayloadFacts& payloads;
   };
   /// An administration command (one with expected_revision): authority.cc.
@@ -458,7 +458,7 @@ class Authority {
   Result<QueryResult, Refusal> read(const ReadCtx& ctx, const StorageQuery& q) const;           // storage.cc
   Result<QueryResult, Refusal> read(const ReadCtx& ctx, const CompactionNeedsQuery& q) const;   // storage.cc
   /// Why a continuation at `cut` may not go on, given where its catalog last changed (decision 6).
-  std::optional<Refusal> stale_cut(Id cut, Id catalog_position) const;
+  std::optional<Refusal> stale_cut(Position cut, Position catalog_position) const;
 
   // The rules shared by commands and reads.
   /// The bits of `principal`'s current grants that cover `scope`, PID scope aside (rights() applies it).
@@ -471,10 +471,10 @@ class Authority {
   /// Which basis an entry read selects: the resource record, the revision to read and the view.
   struct Selected {
     const ResourceRecord* resource;
-    Id revision;
+    Revision revision;
     std::optional<Id> view;
   };
-  Result<Selected, Refusal> select(const ReadCtx& ctx, ResourceId resource, std::optional<Id> revision,
+  Result<Selected, Refusal> select(const ReadCtx& ctx, ResourceId resource, std::optional<Revision> revision,
                                    std::optional<Id> view) const;
   Result<Selected, Refusal> select(const ReadCtx& ctx, const Basis& basis) const;
   bool alive(const ResourceRecord& r, std::uint64_t now_ms) const;
@@ -531,9 +531,9 @@ class Authority {
   /// How `p` has ended without a command, judged now; null while it has not.
   std::optional<Ending> ending_of(const ProcessRecord& p, std::uint64_t now_ms) const;
   /// A new pending output, at the tail of its route.
-  void add_pending(OutputRecord output, Id position);
+  void add_pending(OutputRecord output, Position position);
   /// Resolves the head of its route (delivered, disposed or cancelled) and releases the route.
-  void resolve(OutputRecord& output, OutputState state, Id position);
+  void resolve(OutputRecord& output, OutputState state, Position position);
   /// The one place a process's retirement is recorded: retired, its unconsumed
   /// inputs counted cancelled, its owner gone; the ended-process index follows.
   Id retire_process(ProcessRecord& p, std::optional<Ending> ending, Step& step);  // returns the inputs it cancelled
@@ -608,9 +608,9 @@ class Authority {
   mutable Resident<Id, std::string> first_listed_;
   // The positions are where each listing last changed (cuts, decision 6),
   // the head's position after a restart, which only expires more.
-  Id routes_position_ = 0;
+  Position routes_position_{};
   std::set<Pid> may_have_ended_;  // PIDs: suspended, or a required dependency recorded as ended
-  Id ended_position_ = 0;
+  Position ended_position_{};
   // Compaction needs (decision 183): leaf record key -> keys written into the
   // leaf since its last relocation, at most kNeedsBound leaves, stored as
   // layout::need rows by the decisions that change them and read at start;

@@ -85,13 +85,13 @@ Result<QueryResult, Refusal> Authority::read(const ReadCtx& ctx, const ReadBlock
   const auto id = selected->resource->info.resource;
   auto record = ctx.catalog.block_record(id, q.name);
   if (!record || record->revision > selected->revision)
-    return refuse(Reason::kUnknownBlock, "no such block at revision " + std::to_string(selected->revision));
+    return refuse(Reason::kUnknownBlock, "no such block at revision " + std::to_string(selected->revision.value));
   if (q.source && (q.source->revision != record->revision || q.source->sha256 != record->sha256))
     return refuse(Reason::kBlockSourceMismatch,
-                  "the block was published at revision " + std::to_string(record->revision) + " with another source");
+                  "the block was published at revision " + std::to_string(record->revision.value) + " with another source");
   if (record->state == BlockState::kDeleted) return refuse(Reason::kBlockDeleted, "only its record remains");
   if (!readable_at(*record, selected->revision))
-    return refuse(Reason::kBlockRetired, "retired at revision " + std::to_string(*record->retired_revision));
+    return refuse(Reason::kBlockRetired, "retired at revision " + std::to_string(record->retired_revision->value));
   auto body = ctx.catalog.block(id, q.name);
   if (!body || body->second.size() != record->length ||
       crypto::sha256(ByteView(body->second.data(), body->second.size())) != record->sha256)

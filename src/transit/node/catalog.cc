@@ -68,7 +68,7 @@ std::optional<std::string> Catalog::get(const std::string& key) const {
   return it->value().ToString();
 }
 
-std::optional<Entry> Catalog::entry(ResourceId resource, const EntryKey& key, Id revision) const {
+std::optional<Entry> Catalog::entry(ResourceId resource, const EntryKey& key, Revision revision) const {
   auto* it = &iterator(true);
   it->Seek(layout::entry(resource, key, revision));
   if (!it->Valid() || !it->key().starts_with(layout::entry_versions(resource, key))) return std::nullopt;
@@ -86,7 +86,7 @@ bool Catalog::stores(const StorageLeaf& leaf) const {
   return false;
 }
 
-CatalogReader::Scan Catalog::entries(ResourceId resource, Id revision, const std::optional<EntryKey>& after,
+CatalogReader::Scan Catalog::entries(ResourceId resource, Revision revision, const std::optional<EntryKey>& after,
                                      std::size_t limit, std::size_t budget) const {
   Scan scan;
   const std::string prefix = layout::entries_of(resource);
@@ -111,7 +111,7 @@ CatalogReader::Scan Catalog::entries(ResourceId resource, Id revision, const std
   return scan;
 }
 
-std::optional<std::string> Catalog::version_at(const std::string& record_key, Id position) const {
+std::optional<std::string> Catalog::version_at(const std::string& record_key, Position position) const {
   auto* it = &iterator(false);
   it->Seek(layout::version(record_key, position));
   if (!it->Valid() || !it->key().starts_with(record_key) || it->key().size() != record_key.size() + 8) return std::nullopt;
@@ -134,23 +134,23 @@ CorruptRecord Catalog::corrupt(const std::string& record_key, std::string detail
 
 // Inputs and block records: their newest version (position ~0 sorts first).
 std::optional<Input> Catalog::input(Pid pid, Id input) const {
-  auto stored = version_at(layout::key(layout::kInputs, pid, input), ~Id{0});
+  auto stored = version_at(layout::key(layout::kInputs, pid, input), layout::kNewest);
   if (!stored) return std::nullopt;
   auto decoded = from_json<Input>(*stored, kMaxInputBytes);
   if (!decoded.ok()) return std::nullopt;
   return std::move(*decoded);
 }
 
-std::optional<std::pair<Id, Bytes>> Catalog::block(ResourceId resource, const EntryKey& name) const {
+std::optional<std::pair<Revision, Bytes>> Catalog::block(ResourceId resource, const EntryKey& name) const {
   auto stored = get(layout::block(resource, name));
   if (!stored || stored->size() < 8) return std::nullopt;
-  return std::pair<Id, Bytes>{layout::get_be64(*stored), Bytes(stored->begin() + 8, stored->end())};
+  return std::pair<Revision, Bytes>{Revision{layout::get_be64(*stored)}, Bytes(stored->begin() + 8, stored->end())};
 }
 
 // A version that does not decode - or decodes as another PID's - is an
 // error, never an absent process (decision 157): reading it as absent would
 // let a decision take the PID for unknown.
-Result<std::optional<ProcessRecord>, CorruptRecord> Catalog::process(Pid pid, Id position) const {
+Result<std::optional<ProcessRecord>, CorruptRecord> Catalog::process(Pid pid, Position position) const {
   auto* it = &iterator(false);
   it->Seek(layout::process_version(pid, position));
   if (!it->Valid() || !it->key().starts_with(layout::process_versions(pid))) return std::optional<ProcessRecord>{};
@@ -162,7 +162,7 @@ Result<std::optional<ProcessRecord>, CorruptRecord> Catalog::process(Pid pid, Id
 // One seek per PID: (pid, ~position) lands on its version as of `position`,
 // or past its versions onto the next PID's newest, which is then sought as of
 // `position` in turn.
-std::optional<CorruptRecord> Catalog::processes(Pid after, Id position,
+std::optional<CorruptRecord> Catalog::processes(Pid after, Position position,
                                                 const std::function<bool(const ProcessRecord&)>& visit) const {
   const std::string table = layout::table(layout::kProcesses);
   auto* it = &iterator(false);
@@ -183,7 +183,7 @@ std::optional<CorruptRecord> Catalog::processes(Pid after, Id position,
 }
 
 // processes()' walk, for any table of records keyed by one id: one seek per record.
-void Catalog::records(char table, Id after, Id position, const std::function<bool(Id, std::string_view)>& visit) const {
+void Catalog::records(char table, Id after, Position position, const std::function<bool(Id, std::string_view)>& visit) const {
   const std::string prefix = layout::table(table);
   auto* it = &iterator(false);
   for (Id next = after + 1; next != 0;) {
@@ -216,13 +216,13 @@ std::optional<BlockInfo> decode_block_record(std::string_view stored) {
 }
 
 std::optional<BlockInfo> Catalog::block_record(ResourceId resource, const EntryKey& name) const {
-  auto stored = version_at(layout::block_record(resource, name), ~Id{0});
+  auto stored = version_at(layout::block_record(resource, name), layout::kNewest);
   if (!stored) return std::nullopt;
   return decode_block_record(*stored);
 }
 
 // Read from the store alone: the batches hold what is not durable yet.
-std::optional<JournalEntry> Catalog::committed_entry(Id position) const {
+std::optional<JournalEntry> Catalog::committed_entry(Position position) const {
   std::string request, receipt;
   if (!db_.Get(rocksdb::ReadOptions(), layout::key(layout::kJournal, position), &request).ok()) return std::nullopt;
   // The receipt's key is in the request: decode the request's identity first.

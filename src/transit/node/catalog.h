@@ -34,23 +34,23 @@ class Catalog final : public CatalogReader {
   Catalog(rocksdb::DB& db, rocksdb::WriteBatchWithIndex* staged, rocksdb::WriteBatchWithIndex* in_flight);
   ~Catalog() override;
 
-  std::optional<Entry> entry(ResourceId resource, const EntryKey& key, Id revision) const override;
-  Scan entries(ResourceId resource, Id revision, const std::optional<EntryKey>& after, std::size_t limit,
+  std::optional<Entry> entry(ResourceId resource, const EntryKey& key, Revision revision) const override;
+  Scan entries(ResourceId resource, Revision revision, const std::optional<EntryKey>& after, std::size_t limit,
                std::size_t budget) const override;
   std::optional<Input> input(Pid pid, Id input) const override;
-  std::optional<std::pair<Id, Bytes>> block(ResourceId resource, const EntryKey& name) const override;
+  std::optional<std::pair<Revision, Bytes>> block(ResourceId resource, const EntryKey& name) const override;
   std::optional<BlockInfo> block_record(ResourceId resource, const EntryKey& name) const override;
   bool stores(const StorageLeaf& leaf) const override;
-  std::optional<JournalEntry> committed_entry(Id position) const override;
+  std::optional<JournalEntry> committed_entry(Position position) const override;
 
   /// The stored value of the record under `record_key` (a table's prefix and
   /// its ids: layout::key, layout::block_record) as of `position`: its newest
   /// version at or below it; none when it had none by then or its newest was
   /// a removal (layout::kRemoved).
-  std::optional<std::string> version_at(const std::string& record_key, Id position) const;
+  std::optional<std::string> version_at(const std::string& record_key, Position position) const;
   /// The same, decoded as `T` (bounded by the journal's record size).
   template <typename T>
-  Result<std::optional<T>, CorruptRecord> record_at(const std::string& record_key, Id position) const {
+  Result<std::optional<T>, CorruptRecord> record_at(const std::string& record_key, Position position) const {
     auto stored = version_at(record_key, position);
     if (!stored) return std::optional<T>{};
     auto decoded = from_json<T>(*stored, kMaxStoredRecord);
@@ -61,15 +61,15 @@ class Catalog final : public CatalogReader {
 
   /// `pid`'s record as of `position`: its newest version at or below it;
   /// CorruptRecord when that version does not decode (decision 157).
-  Result<std::optional<ProcessRecord>, CorruptRecord> process(Pid pid, Id position) const;
+  Result<std::optional<ProcessRecord>, CorruptRecord> process(Pid pid, Position position) const;
   /// The records in PID order after `after`, each as of `position`, until
   /// `visit` returns false; a PID with no version by then is skipped, and a
   /// version that does not decode stops the scan and is returned.
-  std::optional<CorruptRecord> processes(Pid after, Id position, const std::function<bool(const ProcessRecord&)>& visit) const;
+  std::optional<CorruptRecord> processes(Pid after, Position position, const std::function<bool(const ProcessRecord&)>& visit) const;
   /// The records of the id-keyed `table` in id order after `after`, each
   /// stored value as of `position`, removed ones skipped, until `visit`
   /// returns false (decision 170).
-  void records(char table, Id after, Id position, const std::function<bool(Id, std::string_view)>& visit) const;
+  void records(char table, Id after, Position position, const std::function<bool(Id, std::string_view)>& visit) const;
   /// The keys of the rows that start with `prefix` and sort after `after`
   /// (from the first when empty), until `visit` returns false (decision 170).
   void rows(const std::string& prefix, const std::string& after, const std::function<bool(std::string_view)>& visit) const;

@@ -213,7 +213,7 @@ std::optional<Refusal> Authority::process_gate(const ProcessRecord& p) const {
 Result<QueryResult, Refusal> Authority::read(const ReadCtx& ctx, const ListCollectable& q) const {
   CollectablePage page;
   page.cut = q.cursor ? q.cursor->cut : head_.position;
-  if (q.cursor && (q.cursor->cut == 0 || q.cursor->cut > head_.position))
+  if (q.cursor && (q.cursor->cut.value == 0 || q.cursor->cut > head_.position))
     return refuse(Reason::kBadCut, "the cursor's cut is no position of this node");
   std::size_t examined = 0;
   Pid last{q.cursor ? q.cursor->after : 0};

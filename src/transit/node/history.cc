@@ -98,16 +98,16 @@ Result<Outcome, Refusal> Authority::apply(const AdvanceFloor& op, Step& step) {
   if (auto refusal = check_history_control(step.caller)) return Err{*refusal};
   if (op.floor <= head_.floor)
     return refuse(Reason::kFloorNotAdvancing,
-                  "the floor is at " + std::to_string(head_.floor) + "; it only moves up");
+                  "the floor is at " + std::to_string(head_.floor.value) + "; it only moves up");
   const auto entry = step.catalog.committed_entry(op.floor);
   if (!entry || !std::holds_alternative<Checkpoint>(entry->request.request.op))
-    return refuse(Reason::kUnknownCheckpoint, "no committed checkpoint at " + std::to_string(op.floor));
+    return refuse(Reason::kUnknownCheckpoint, "no committed checkpoint at " + std::to_string(op.floor.value));
   const auto* done = std::get_if<Checkpointed>(&entry->receipt.outcome);
   if (!done || entry->receipt.position != op.floor)
-    return refuse(Reason::kCheckpointMismatch, "the entry at " + std::to_string(op.floor) + " is not a complete checkpoint");
+    return refuse(Reason::kCheckpointMismatch, "the entry at " + std::to_string(op.floor.value) + " is not a complete checkpoint");
   if (done->roots != op.roots)
-    return refuse(Reason::kCheckpointMismatch, "the checkpoint at " + std::to_string(op.floor) + " carries other roots");
-  const Id previous = head_.floor;
+    return refuse(Reason::kCheckpointMismatch, "the checkpoint at " + std::to_string(op.floor.value) + " carries other roots");
+  const Position previous = head_.floor;
   head_.floor = op.floor;
   step.touched.trim_below = op.floor;
   return Outcome{FloorAdvanced{op.floor, previous}};
@@ -117,7 +117,7 @@ Result<QueryResult, Refusal> Authority::read(const ReadCtx& ctx, const Checkpoin
   if (!(rights(ctx.caller, RealmScope{}) & kInspect))
     return refuse(Reason::kNotPermitted, "requires inspect at realm scope");
   CheckpointStatus status{head_.floor, std::nullopt};
-  if (head_.checkpoint) status.latest = CheckpointInfo{head_.checkpoint, head_.checkpoint_roots};
+  if (head_.checkpoint.value != 0) status.latest = CheckpointInfo{head_.checkpoint, head_.checkpoint_roots};
   return QueryResult{status};
 }
 

@@ -63,7 +63,7 @@ std::optional<std::string> scan(rocksdb::DB& db, char table, Visit visit) {
         visit(std::move(*decoded));
       }
     }
-    const std::string oldest = layout::version(record, 0);
+    const std::string oldest = layout::version(record, Position{0});
     it->Seek(oldest);
     if (it->Valid() && it->key() == oldest) it->Next();
   }
@@ -118,7 +118,7 @@ std::optional<std::string> load_table(rocksdb::DB& db, char table, Authority::Pu
 // Every record is a new version at `position` (decisions 130, 161); a
 // removal (collection's, decisions 110-119; a revoked grant) is a kRemoved version, after the
 // table's writes. Only the ended index and block bodies change in place.
-void stage_table(rocksdb::WriteBatchBase& w, char table, const Authority& a, const Touched& t, Id position) {
+void stage_table(rocksdb::WriteBatchBase& w, char table, const Authority& a, const Touched& t, Position position) {
   using namespace layout;
   const auto put = [&](std::string record, std::string_view value) { w.Put(version(std::move(record), position), value); };
   // A table keyed by one id: a version of each record written, then a removal of each removed.
@@ -168,7 +168,7 @@ void stage_table(rocksdb::WriteBatchBase& w, char table, const Authority& a, con
     case kBlocks:
       for (const auto& b : t.blocks) {
         std::string value;  // raw: blocks are outside the journal's JSON records
-        put_be64(value, b.revision);
+        put_be64(value, b.revision.value);
         value.append(reinterpret_cast<const char*>(b.body->data()), b.body->size());
         w.Put(block(b.resource, b.name), value);
       }
@@ -238,7 +238,7 @@ Result<Unit, std::string> create_realm(const std::filesystem::path& dir, const s
   genesis_records.roles = {root.role};
   genesis_records.grants_written = {1};
   genesis_records.credentials_added = {{root.principal, root.role}};
-  for (const auto& table : layout::kTables) stage_table(init, table.prefix, fresh, genesis_records, 0);
+  for (const auto& table : layout::kTables) stage_table(init, table.prefix, fresh, genesis_records, Position{0});
   rocksdb::WriteOptions synced;
   synced.sync = true;
   if (!(*db)->Write(synced, &init).ok()) return Err{"cannot write the genesis to " + dir.string()};
@@ -327,7 +327,7 @@ void Journal::stage(const Authority& authority, const Touched& touched, std::str
   // decision's records, published together by the group's one write.
   w.Put(key(kJournal, receipt.position), envelope);
   w.Put(key(kSequences, receipt.principal, receipt.sequence), to_json(receipt));
-  if (touched.trim_below) staged_trim_ = std::max(staged_trim_.value_or(0), *touched.trim_below);
+  if (touched.trim_below) staged_trim_ = std::max(staged_trim_.value_or(Position{0}), *touched.trim_below);
   for (const auto& table : layout::kTables) stage_table(w, table.prefix, authority, touched, receipt.position);
   // The ledger record went with the walk; its leaf moves once this group is durable (decision 145).
   if (touched.compaction) staged_relocation_ = touched.compaction->cursor;
@@ -347,21 +347,21 @@ std::shared_ptr<Journal::Batch> Journal::take_staged(const Head& head) {
 Catalog Journal::catalog() { return reader(*db_, staged_.get(), in_flight_); }
 
 // A fresh reader each time: it sees everything staged so far.
-Result<std::optional<ProcessRecord>, CorruptRecord> Journal::process(Pid pid, Id position) const {
+Result<std::optional<ProcessRecord>, CorruptRecord> Journal::process(Pid pid, Position position) const {
   return reader(*db_, staged_.get(), in_flight_).process(pid, position);
 }
 
-std::optional<CorruptRecord> Journal::processes(Pid after, Id position,
+std::optional<CorruptRecord> Journal::processes(Pid after, Position position,
                                                 const std::function<bool(const ProcessRecord&)>& visit) const {
   return reader(*db_, staged_.get(), in_flight_).processes(after, position, visit);
 }
 
-std::optional<std::string> Journal::record(const std::string& record_key, Id position) const {
+std::optional<std::string> Journal::record(const std::string& record_key, Position position) const {
   ++records_read_;
   return reader(*db_, staged_.get(), in_flight_).version_at(record_key, position);
 }
 
-void Journal::records(char table, Id after, Id position, const std::function<bool(Id, std::string_view)>& visit) const {
+void Journal::records(char table, Id after, Position position, const std::function<bool(Id, std::string_view)>& visit) const {
   reader(*db_, staged_.get(), in_flight_).records(table, after, position, visit);
 }
 
@@ -409,11 +409,11 @@ std::optional<Receipt> Journal::receipt(PrincipalId principal, Id sequence) cons
   return std::move(*r);
 }
 
-void Journal::reclaim(Id floor) {
-  if (floor <= 1) return;  // nothing lies below position 1
+void Journal::reclaim(Position floor) {
+  if (floor.value <= 1) return;  // nothing lies below position 1
   std::lock_guard lock(reclaim_mutex_);
-  if (floor <= reclaim_target_ || reclaim_stop_) return;
-  reclaim_target_ = floor;
+  if (floor.value <= reclaim_target_ || reclaim_stop_) return;
+  reclaim_target_ = floor.value;
   if (!reclaimer_.joinable()) reclaimer_ = std::thread([this] { reclaim_loop(); });
   reclaim_wake_.notify_one();
 }
@@ -431,7 +431,7 @@ void Journal::reclaim_loop() {
     // Compacting the range drops the deleted requests (and the range
     // tombstone) from every file that held them; the rest of those files is
     // rewritten as it was.
-    const auto [first, end] = layout::journal_below(target);
+    const auto [first, end] = layout::journal_below(Position{target});
     const rocksdb::Slice from(first), to(end);
     rocksdb::CompactRangeOptions options;
     options.exclusive_manual_compaction = false;  // background compactions go on beside it

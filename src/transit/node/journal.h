@@ -57,7 +57,7 @@ class Journal final : public RecordSource {
     Batch();
     ~Batch();
     std::unique_ptr<rocksdb::WriteBatchWithIndex> writes;
-    std::optional<Id> trim_below;  // a new floor decided in this group: requests below it go
+    std::optional<Position> trim_below;  // a new floor decided in this group: requests below it go
     std::optional<Id> relocate_through;  // the compaction cursor a storage_compact of this group advanced to
   };
   /// One accepted decision: `envelope` is the canonical SignedRequest text decided.
@@ -77,11 +77,11 @@ class Journal final : public RecordSource {
   std::optional<Receipt> receipt(PrincipalId principal, Id sequence) const;
 
   // The authority's process records, as decided so far (staging thread only).
-  Result<std::optional<ProcessRecord>, CorruptRecord> process(Pid pid, Id position) const override;
-  std::optional<CorruptRecord> processes(Pid after, Id position,
+  Result<std::optional<ProcessRecord>, CorruptRecord> process(Pid pid, Position position) const override;
+  std::optional<CorruptRecord> processes(Pid after, Position position,
                                          const std::function<bool(const ProcessRecord&)>& visit) const override;
-  std::optional<std::string> record(const std::string& record_key, Id position) const override;
-  void records(char table, Id after, Id position, const std::function<bool(Id, std::string_view)>& visit) const override;
+  std::optional<std::string> record(const std::string& record_key, Position position) const override;
+  void records(char table, Id after, Position position, const std::function<bool(Id, std::string_view)>& visit) const override;
   void rows(const std::string& prefix, const std::string& after,
             const std::function<bool(std::string_view)>& visit) const override;
   std::uint64_t synced_writes() const { return synced_writes_; }
@@ -93,7 +93,7 @@ class Journal final : public RecordSource {
   /// Compacts the journal's range below `floor` on the reclaim thread, so the
   /// space of the deleted requests returns to the disk. commit() asks it after
   /// every trim; the node asks it once at open, for the recovered floor.
-  void reclaim(Id floor);
+  void reclaim(Position floor);
   /// The floor below which compaction has finished (0: none yet).
   Id reclaimed_below() const { return reclaimed_below_.load(); }
 
@@ -114,7 +114,7 @@ class Journal final : public RecordSource {
 
   std::unique_ptr<rocksdb::DB> db_;
   std::unique_ptr<rocksdb::WriteBatchWithIndex> staged_;  // the staging thread's
-  std::optional<Id> staged_trim_;                         // the staging thread's
+  std::optional<Position> staged_trim_;                        // the staging thread's
   std::optional<Id> staged_relocation_;                   // the staging thread's
   std::shared_ptr<Batch> in_flight_;                      // the staging thread's view of the last take
   Genesis genesis_;

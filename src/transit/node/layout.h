@@ -169,16 +169,18 @@ inline std::string key(char t, auto a, auto b) {
 // (record key, ~P) - one seek - and the newest is the first of its key. A
 // version is written once, by the decision at that position, and never
 // overwritten; a removal is a version with an empty value (kRemoved).
-inline std::string version(std::string record_key, std::uint64_t position) {
-  put_be64(record_key, ~position);
+inline std::string version(std::string record_key, Position position) {
+  put_be64(record_key, ~position.value);
   return record_key;
 }
+/// As of this position a read finds a record's newest version (~0 sorts first).
+inline constexpr Position kNewest{~std::uint64_t{0}};
 inline constexpr std::string_view kRemoved = "";
 /// A row with nothing to say but that it is there (a credential binding).
 inline constexpr std::string_view kPresent = "+";
 /// The position of a stored version of a record whose key is `record_key` bytes long.
-inline std::uint64_t version_position(std::string_view stored, std::size_t record_key) {
-  return ~get_be64(stored.substr(record_key));
+inline Position version_position(std::string_view stored, std::size_t record_key) {
+  return Position{~get_be64(stored.substr(record_key))};
 }
 
 inline std::string key(char t, auto a, auto b, auto c) {
@@ -190,7 +192,7 @@ inline std::string key(char t, auto a, auto b, auto c) {
 inline std::uint64_t last_id(std::string_view stored) { return get_be64(stored.substr(stored.size() - 8)); }
 
 /// The journal entries below `floor`, as a range [first, second) to delete.
-inline std::pair<std::string, std::string> journal_below(std::uint64_t floor) {
+inline std::pair<std::string, std::string> journal_below(Position floor) {
   return {key(kJournal, 0), key(kJournal, floor)};
 }
 
@@ -198,12 +200,12 @@ inline std::pair<std::string, std::string> journal_below(std::uint64_t floor) {
 // ~position, written by each decision that changes the process and never
 // overwritten, so the record as of position P is the first at or after
 // (pid, ~P): one seek, like an entry version.
-inline std::string process_version(Pid pid, std::uint64_t position) { return key(kProcesses, pid, ~position); }
+inline std::string process_version(Pid pid, Position position) { return key(kProcesses, pid, ~position.value); }
 inline std::string process_versions(Pid pid) { return key(kProcesses, pid); }
 inline constexpr std::size_t kProcessKey = 2 + 8 + 8;
 /// The pid and position of a stored process version (a key kProcessKey long).
-inline std::pair<Pid, std::uint64_t> parse_process(std::string_view stored) {
-  return {Pid{get_be64(stored.substr(2))}, ~get_be64(stored.substr(10))};
+inline std::pair<Pid, Position> parse_process(std::string_view stored) {
+  return {Pid{get_be64(stored.substr(2))}, Position{~get_be64(stored.substr(10))}};
 }
 
 /// The versions of one entry share their first kEntryPrefix bytes (table,
@@ -238,9 +240,9 @@ inline std::string entries_of(ResourceId resource) { return key(kEntries, resour
 /// The versions of one entry.
 inline std::string entry_versions(ResourceId resource, const EntryKey& k) { return padded(kEntries, resource, k); }
 /// The version written at `revision`; seeking it finds the newest at or below it.
-inline std::string entry(ResourceId resource, const EntryKey& k, std::uint64_t revision) {
+inline std::string entry(ResourceId resource, const EntryKey& k, Revision revision) {
   std::string out = entry_versions(resource, k);
-  put_be64(out, ~revision);
+  put_be64(out, ~revision.value);
   return out;
 }
 /// Past every version of `k`: seeking it finds the next key.
@@ -250,11 +252,11 @@ inline std::string entry_end(ResourceId resource, const EntryKey& k) {
   return out;
 }
 /// The key and revision of a stored entry version (`stored` starts with entries_of()).
-inline std::pair<EntryKey, std::uint64_t> parse_entry(std::string_view stored) {
+inline std::pair<EntryKey, Revision> parse_entry(std::string_view stored) {
   const std::string_view rest = stored.substr(10);
   const auto length = static_cast<std::uint8_t>(rest[32]);
   EntryKey k{std::vector<std::uint8_t>(rest.begin(), rest.begin() + length)};
-  return {std::move(k), ~get_be64(rest.substr(kPaddedKey))};
+  return {std::move(k), Revision{~get_be64(rest.substr(kPaddedKey))}};
 }
 
 /// An entry version's value: 0x01 and the value's bytes, or 0x00 for a delete.
@@ -325,7 +327,7 @@ inline std::string relocated() { return table(kRelocated); }
 /// Every stored version of the record under `record_key` (decision 161), as
 /// an inclusive key range: from its newest to past its oldest (~0).
 inline std::pair<std::string, std::string> record_versions(const std::string& record_key) {
-  return {record_key, version(record_key, 0)};
+  return {record_key, version(record_key, Position{0})};
 }
 /// What a location means in this layout, hashed into the one current
 /// 32-byte location definition every stored head carries (storage.cc):

@@ -67,7 +67,7 @@ Id Authority::retire_process(ProcessRecord& p, std::optional<Ending> ending, Ste
 
 // The route indexes are stored rows (decision 170): the route's pending
 // outputs in id order (its FIFO), the same by destination, and its head.
-void Authority::add_pending(OutputRecord output, Id position) {
+void Authority::add_pending(OutputRecord output, Position position) {
   using namespace layout;
   const Id id = output.output;
   const Pid source = output.source, destination = output.destination;
@@ -83,7 +83,7 @@ void Authority::add_pending(OutputRecord output, Id position) {
   outputs_.put(id, std::move(output));
 }
 
-void Authority::resolve(OutputRecord& output, OutputState state, Id position) {
+void Authority::resolve(OutputRecord& output, OutputState state, Position position) {
   using namespace layout;
   output.state = state;
   const Id id = output.output;

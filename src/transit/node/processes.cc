@@ -191,7 +191,7 @@ Result<Outcome, Refusal> Authority::apply(const Turn& op, Step& step) {
     written = resource_mut(*op.resource);
     if (op.resource_revision && *op.resource_revision != written->info.revision)
       return refuse(Reason::kResourceRevisionChanged,
-                    "the resource is at revision " + std::to_string(written->info.revision));
+                    "the resource is at revision " + std::to_string(written->info.revision.value));
     // A name is published once, ever: a retired or deleted block's record keeps it (decision 100).
     for (const auto& b : op.blocks.items)
       if (step.catalog.block_record(*op.resource, b.name))
@@ -221,7 +221,7 @@ Result<Outcome, Refusal> Authority::apply(const Turn& op, Step& step) {
       head_.resources_position = step.position;
       step.touched.resources.push_back(written->info.resource);
     }
-    const Id revision = written->info.revision;
+    const Revision revision = written->info.revision;
     published.revision = revision;
     for (const auto& m : op.mutations.items)
       step.touched.entries.push_back({written->info.resource, m.key, revision, m.value});

@@ -53,12 +53,12 @@ struct Head {
   static constexpr std::string_view kName = "Head";
   Version version;
   Definition definition;
-  Id position = 0;
+  Position position{};
   Id policy_revision = 1;
-  Id policy_position = 0;     // where the policy revision last changed (cuts, decision 6)
-  Id resources_position = 0;  // where the resource catalog last changed
-  Id processes_position = 0;  // where any process's recorded metadata last changed
-  Id effects_position = 0;    // where any effect record last changed
+  Position policy_position{};   // where the policy revision last changed (cuts, decision 6)
+  Position resources_position{};  // where the resource catalog last changed
+  Position processes_position{};  // where any process's recorded metadata last changed
+  Position effects_position{};  // where any effect record last changed
   Id next_role = 1;
   Id next_grant = 1;
   Id next_resource = 1;
@@ -70,12 +70,12 @@ struct Head {
   Id last_time_ms = 0;
   Id storage_epoch = 0;
   Id compaction_cursor = 0;
-  Id floor = 0;       // journal entries below it are trimmed; its own entry, a checkpoint's, stays (0: none)
-  Id checkpoint = 0;  // the latest checkpoint's position (0: none)
+  Position floor{};       // journal entries below it are trimmed; its own entry, a checkpoint's, stays (0: none)
+  Position checkpoint{};  // the latest checkpoint's position (0: none)
   Digest checkpoint_roots{};  // ... and the roots its receipt carries
   // Storage maintenance (decisions 140-149): storage_epoch and compaction_cursor above, and
   Digest location_definition{};  // the one current definition of locations; another is refused as it opens
-  Id fenced_at = 0;              // the position of the fence that made storage_epoch (0: none)
+  Position fenced_at{};              // the position of the fence that made storage_epoch (0: none)
   Id fenced_at_ms = 0;           // ... and its trusted time
   Id grace_below = 0;            // every read lease of an epoch below this has ended (0: none recorded)
   bool operator==(const Head&) const = default;
@@ -95,9 +95,9 @@ template <typename V> void fields(V& v, Head& t) {
 struct ResourceRecord {
   static constexpr std::string_view kName = "ResourceRecord";
   ResourceInfo info;
-  Id created_at = 0;   // position
-  Id changed_at = 0;   // position of its last revision
-  std::optional<Id> collected_at = std::nullopt;  // a tombstone since (decision 114): its name stays reserved
+  Position created_at{};  // position
+  Position changed_at{};  // position of its last revision
+  std::optional<Position> collected_at = std::nullopt;  // a tombstone since (decision 114): its name stays reserved
   bool operator==(const ResourceRecord&) const = default;
 };
 template <typename V> void fields(V& v, ResourceRecord& t) {
@@ -118,12 +118,12 @@ struct ProcessRecord {
   Id head = 1;
   Id tail = 0;
   Id cancelled = 0;
-  Id associations_position = 0;  // where its association catalog last changed
+  Position associations_position{};  // where its association catalog last changed
   std::optional<Pid> parent = std::nullopt;  // the process that spawned it
   bool allow_collection = false;            // fixed at admission (create or spawn)
   std::optional<Ending> ending;  // how a recorded retirement came about; null: by a command (decision 52)
   Id inputs_removed = 0;                  // collection removed its mailbox inputs 1..this (decision 115)
-  std::optional<Id> collected_at;         // a permanent identity tombstone since (decision 115)
+  std::optional<Position> collected_at;       // a permanent identity tombstone since (decision 115)
   bool operator==(const ProcessRecord&) const = default;
 };
 template <typename V> void fields(V& v, ProcessRecord& t) {
@@ -140,7 +140,7 @@ struct ViewRecord {
   Id view = 0;
   Pid pid{};
   ResourceId resource{};
-  Id revision = 0;
+  Revision revision{};
   bool operator==(const ViewRecord&) const = default;
 };
 template <typename V> void fields(V& v, ViewRecord& t) {
@@ -155,7 +155,7 @@ struct OutputRecord {
   InputValue value;
   OutputState state = OutputState::kPending;
   std::optional<Id> input;  // where it was admitted
-  Id published_at = 0;      // the position of the turn that published it
+  Position published_at{};  // the position of the turn that published it
   Id published_at_ms = 0;   // ... and its trusted time (the maintenance process's lag, decision 55)
   bool operator==(const OutputRecord&) const = default;
 };

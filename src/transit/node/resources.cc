@@ -13,8 +13,8 @@ Err<Refusal> refuse(Reason reason, std::string message) {
 
 }  // namespace
 
-std::optional<Refusal> Authority::stale_cut(Id cut, Id catalog_position) const {
-  if (cut == 0 || cut > head_.position)
+std::optional<Refusal> Authority::stale_cut(Position cut, Position catalog_position) const {
+  if (cut.value == 0 || cut > head_.position)
     return Refusal{Reason::kBadCut, "the cursor's cut is no position of this node"};
   if (head_.policy_position > cut)
     return Refusal{Reason::kPolicyChanged, "the policy changed after the cut; list again from the start"};
@@ -50,7 +50,7 @@ std::optional<Refusal> Authority::check_resource(PrincipalId caller, ResourceId 
   return std::nullopt;
 }
 
-std::optional<Refusal> Authority::fence(Id checked_at) const {
+std::optional<Refusal> Authority::fence(Position checked_at) const {
   // Reads run on the decide thread between decisions, so the tail cannot
   // move; this keeps the rule checked should reads ever leave that thread.
   if (head_.position != checked_at)
@@ -58,14 +58,14 @@ std::optional<Refusal> Authority::fence(Id checked_at) const {
   return std::nullopt;
 }
 
-Result<Authority::Selected, Refusal> Authority::select(const ReadCtx& ctx, ResourceId resource_id, std::optional<Id> revision,
+Result<Authority::Selected, Refusal> Authority::select(const ReadCtx& ctx, ResourceId resource_id, std::optional<Revision> revision,
                                                        std::optional<Id> view_id) const {
   if (auto refusal = check_resource(ctx.caller, resource_id, kInspect | kRead, ctx.now_ms)) return Err{*refusal};
   const auto& r = *resource(resource_id);
   if (!view_id) {
     if (revision && *revision != r.info.revision)
       return refuse(Reason::kResourceRevisionChanged,
-                    "the resource is at revision " + std::to_string(r.info.revision));
+                    "the resource is at revision " + std::to_string(r.info.revision.value));
     return Selected{&r, r.info.revision, std::nullopt};
   }
   // A view is never a bearer capability: only its process's current executor reads through it.
@@ -108,12 +108,12 @@ Result<Outcome, Refusal> Authority::apply(const CreateResource& op, Step& step) 
                                                    std::to_string(owned) + " resources, the node's budget");
   }
   const ResourceId id{head_.next_resource++};
-  resources_.put(id, ResourceRecord{ResourceInfo{id, op.name, op.owner, 1, false}, step.position, step.position, std::nullopt});
+  resources_.put(id, ResourceRecord{ResourceInfo{id, op.name, op.owner, Revision{1}, false}, step.position, step.position, std::nullopt});
   put_row(layout::row(layout::resource_name(op.name.value), id), true);
   if (op.owner) put_row(layout::key(layout::kLifetimeOf, *op.owner, id), true);
   head_.resources_position = step.position;
   step.touched.resources.push_back(id);
-  return Outcome{ResourceCreated{id, 1}};
+  return Outcome{ResourceCreated{id, Revision{1}}};
 }
 
 Result<Outcome, Refusal> Authority::apply(const RetireResource& op, Step& step) {
@@ -218,7 +218,7 @@ Result<QueryResult, Refusal> Authority::read(const ReadCtx& ctx, const ListEntri
   auto selected = select(ctx, q.basis);
   if (!selected.ok()) return Err{selected.error()};
   if (q.cursor)
-    if (auto stale = stale_cut(q.cursor->cut, 0)) return Err{*stale};
+    if (auto stale = stale_cut(q.cursor->cut, Position{0})) return Err{*stale};
   EntryPage page;
   page.cut = q.cursor ? q.cursor->cut : head_.position;
   page.resource = selected->resource->info;

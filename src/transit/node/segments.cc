@@ -12,7 +12,7 @@ Result<QueryResult, Refusal> Authority::read(const ReadCtx& ctx, const ReadSegme
   // The entries at a revision never change, so only an invalid cut expires a
   // continuation; a current basis whose resource moved was refused above.
   if (q.cursor)
-    if (auto stale = stale_cut(q.cursor->cut, 0)) return Err{*stale};
+    if (auto stale = stale_cut(q.cursor->cut, Position{0})) return Err{*stale};
   Segment segment;
   segment.cut = q.cursor ? q.cursor->cut : head_.position;
   segment.resource = selected->resource->info;

@@ -37,7 +37,7 @@ Sequencer::Sequencer(std::unique_ptr<Journal> journal, Authority authority, cons
   for (const auto& [id, p] : authority_.principals())
     if (!p.revoked) keys_[id] = p.public_key;
   durable_position_ = authority_.head().position;
-  stats_.position = durable_position_;
+  stats_.position = durable_position_.value;
   sync_thread_ = std::thread([this] {
     pthread_setname_np(pthread_self(), "transit-sync");
     sync_loop();
@@ -191,7 +191,7 @@ void Sequencer::sync_loop() {
       stats_.sync_us_total += flight.counts.sync_us_total;
       stats_.sync_us_max = std::max(stats_.sync_us_max, flight.counts.sync_us_max);
       stats_.slow_syncs += flight.counts.slow_syncs;
-      stats_.position = durable_position_;
+      stats_.position = durable_position_.value;
       if (flight.batch) stats_.sync_latency.observe_us(flight.counts.sync_us_total);
       for (const auto submitted : flight.commands_submitted) stats_.decision_latency.observe_us(micros_since(submitted, end));
       pending_ -= flight.answers.size();
@@ -232,7 +232,7 @@ Result<Response, Refusal> Sequencer::answer(const QueryWork& q) {
   if (auto refusal = authority_.check_signer(query.principal)) return Err{*refusal};
   if (auto refusal = check_key(query.principal, q.verified_with, q.digest, q.query.signature)) return Err{*refusal};
   const bool snapshot = std::visit([](const auto& op) { return kSnapshotQuery<std::decay_t<decltype(op)>>; }, query.op);
-  const Id checked_at = authority_.head().position;
+  const Position checked_at = authority_.head().position;
   auto result = snapshot ? answer_snapshot(authority_, snapshots_, query, clock_.now_ms(), journal_->catalog())
                          : authority_.answer(query, clock_.now_ms(), journal_->catalog());
   if (auto corrupt = authority_.take_corrupt())  // decision 157: a snapshot's reads too

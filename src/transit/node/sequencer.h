@@ -117,7 +117,7 @@ class Sequencer {
     std::shared_ptr<Journal::Batch> batch;
     std::vector<std::function<void(bool durable)>> answers;
     std::vector<std::chrono::steady_clock::time_point> commands_submitted;  // for decision_latency
-    Id position = 0;
+    Position position{};
     SequencerStats counts;
     bool empty() const { return answers.empty(); }
   };
@@ -155,7 +155,7 @@ class Sequencer {
   bool syncing_ = false;
   bool stopping_ = false;
   bool sync_exit_ = false;
-  Id durable_position_ = 0;
+  Position durable_position_{};
   std::size_t pending_ = 0;  // submitted and not yet answered by the pipeline
   std::optional<std::chrono::steady_clock::time_point> sync_started_;  // the synced write under way
   bool sync_running_ = true;

@@ -47,7 +47,7 @@ void SnapshotRegistry::reap(std::uint64_t now_ms) {
   }
 }
 
-Result<SnapshotRegistry::Snapshot, Refusal> SnapshotRegistry::open(PrincipalId principal, ResourceId resource, Id revision, Id position,
+Result<SnapshotRegistry::Snapshot, Refusal> SnapshotRegistry::open(PrincipalId principal, ResourceId resource, Revision revision, Position position,
                                                                    Id lease_ms, std::uint64_t now_ms) {
   reap(now_ms);  // an expired lease frees its place first
   if (auto it = held_.find(principal); it != held_.end() && it->second >= limits_.per_principal)
@@ -117,11 +117,11 @@ struct Reader {
   /// Current rights, every time: inspect and read on the resource, its lifetime (decision 72).
   std::optional<Refusal> authorized(ResourceId resource) const { return authority.check_readable(caller, resource, now_ms); }
 
-  Result<SnapshotRegistry::Snapshot, Refusal> acquire(ResourceId resource, std::optional<Id> revision, Id lease_ms) const {
+  Result<SnapshotRegistry::Snapshot, Refusal> acquire(ResourceId resource, std::optional<Revision> revision, Id lease_ms) const {
     if (auto refusal = authorized(resource)) return Err{*refusal};
-    const Id current = authority.resource(resource)->info.revision;
+    const Revision current = authority.resource(resource)->info.revision;
     if (revision && *revision != current)
-      return refuse(Reason::kResourceRevisionChanged, "the resource is at revision " + std::to_string(current));
+      return refuse(Reason::kResourceRevisionChanged, "the resource is at revision " + std::to_string(current.value));
     return registry.open(caller, resource, current, authority.head().position, lease_ms, now_ms);
   }
 
@@ -144,7 +144,7 @@ struct Reader {
     if (!found.ok()) return Err{found.error()};
     auto& s = **found;
     if (q.cursor && q.cursor->cut != s.position)
-      return refuse(Reason::kBadCut, "a snapshot's cursor carries its position, " + std::to_string(s.position));
+      return refuse(Reason::kBadCut, "a snapshot's cursor carries its position, " + std::to_string(s.position.value));
     SnapshotPage page;
     if (q.key) {
       if (auto e = catalog.entry(s.resource, *q.key, s.revision)) page.items.items.push_back(std::move(*e));

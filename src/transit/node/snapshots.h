@@ -35,15 +35,15 @@ class SnapshotRegistry {
     SnapshotToken token;
     PrincipalId principal{};
     ResourceId resource{};
-    Id revision = 0;
-    Id position = 0;  // the published authority position it pins
+    Revision revision{};
+    Position position{};  // the published authority position it pins
     Id lease_ms = 0;
     Id expires_at_ms = 0;
     SnapshotInfo info() const { return {token, resource, revision, position, expires_at_ms}; }
   };
 
   /// A new snapshot for `principal`, or why not (its quota, the node's capacity).
-  Result<Snapshot, Refusal> open(PrincipalId principal, ResourceId resource, Id revision, Id position, Id lease_ms, std::uint64_t now_ms);
+  Result<Snapshot, Refusal> open(PrincipalId principal, ResourceId resource, Revision revision, Position position, Id lease_ms, std::uint64_t now_ms);
   /// The caller's open snapshot of `token` now, or why there is none.
   Result<Snapshot*, Refusal> find(const SnapshotToken& token, PrincipalId principal, std::uint64_t now_ms);
   /// A read through it succeeded: its lease runs again from now.

@@ -41,7 +41,7 @@ Result<Outcome, Refusal> Authority::apply(const StorageFence& op, Step& step) {
                   "the fence names epoch " + number(op.epoch) + "; the stored epoch is " + number(head_.storage_epoch));
   Id grace_below = head_.grace_below;
   if (op.record_grace) {
-    if (head_.fenced_at == 0) return refuse(Reason::kNoEarlierFence, "no fence has been accepted: no earlier epoch's leases to wait out");
+    if (head_.fenced_at.value == 0) return refuse(Reason::kNoEarlierFence, "no fence has been accepted: no earlier epoch's leases to wait out");
     if (step.now_ms < head_.fenced_at_ms + kReadLeaseGraceMs)
       return refuse(Reason::kReadLeaseGracePending,
                     "trusted time " + number(step.now_ms) + " is short of the fence at " + number(head_.fenced_at_ms) +
@@ -94,12 +94,12 @@ Result<Outcome, Refusal> Authority::apply(const StorageCompact& op, Step& step) 
 Result<Outcome, Refusal> Authority::apply(const PreparedTurn& op, Step& step) {
   const StorageBasis& b = op.basis;
   if (b.epoch > head_.storage_epoch || b.position > head_.position)
-    return refuse(Reason::kStorageBasisAhead, "the basis (epoch " + number(b.epoch) + ", position " + number(b.position) +
+    return refuse(Reason::kStorageBasisAhead, "the basis (epoch " + number(b.epoch) + ", position " + number(b.position.value) +
                                                   ") is past the stored epoch " + number(head_.storage_epoch) +
-                                                  " at position " + number(head_.position));
+                                                  " at position " + number(head_.position.value));
   if (b.epoch < head_.storage_epoch || b.position < head_.fenced_at)
-    return refuse(Reason::kStorageFenced, "prepared at epoch " + number(b.epoch) + ", position " + number(b.position) +
-                                              "; the fence at position " + number(head_.fenced_at) + " made epoch " +
+    return refuse(Reason::kStorageFenced, "prepared at epoch " + number(b.epoch) + ", position " + number(b.position.value) +
+                                              "; the fence at position " + number(head_.fenced_at.value) + " made epoch " +
                                               number(head_.storage_epoch));
   return apply(op.turn, step);
 }

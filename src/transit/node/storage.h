@@ -28,7 +28,7 @@ struct CompactionRecord {
   static constexpr std::string_view kName = "CompactionRecord";
   Id cursor = 0;    // the compaction cursor this relocation advanced the head to
   StorageLeaf leaf;
-  Id position = 0;  // the storage_compact's authority position
+  Position position{};  // the storage_compact's authority position
   Id epoch = 0;     // the storage epoch it was accepted in
   bool operator==(const CompactionRecord&) const = default;
 };

@@ -27,7 +27,7 @@ const Digest& location_definition() {
 
 std::optional<CompactionRecord> decode_compaction_record(std::string_view stored) {
   auto record = from_json<CompactionRecord>(stored, kMaxCompactionRecordBytes);
-  if (!record.ok() || record->cursor == 0 || record->position == 0) return std::nullopt;
+  if (!record.ok() || record->cursor == 0 || record->position.value == 0) return std::nullopt;
   return std::move(*record);
 }
 
