@@ -145,11 +145,11 @@ struct World {
       chain_port = std::make_unique<devchain::Cip11Port>(*node, *node);
       service = std::move(*ValidatorService::open(vc, *chain_port));
       ValidatorService* s = service.get();
-      node->set_presence_provider([s](std::uint64_t h, std::uint32_t n) { return s->presence_field(h, n); });
+      node->set_presence_provider([s](std::uint64_t h, std::uint32_t n) { return s->presence_field(Height{h}, n); });
     }
     node->set_block_observer([this](const devchain::CommittedBlock& b) {
       record.on_block(b);
-      if (service) service->on_block({b.height, b.effects});
+      if (service) service->on_block({Height{b.height}, b.effects});
     });
   }
   ~World() {
@@ -249,7 +249,7 @@ struct Crowd {
     for (auto& g : groups) g.endpoint = std::move(*RunnerEndpoint::open(g.io, g.worker, g.budget, {}));
     auto genesis = *w.node->cip11_genesis();
     const LocalOffer offer{genesis.params.chain_id, kProtocolVersion,
-                           validator_set_hash(devchain::validator_peer_keys(genesis)), 0, 0};
+                           validator_set_hash(devchain::validator_peer_keys(genesis)), Epoch{0}, Height{0}};
     for (std::size_t i = 0; i < runners.size(); ++i) {
       Runner& r = runners[i];
       r.secret = runner_secret(static_cast<std::uint32_t>(i));
@@ -281,7 +281,7 @@ struct Crowd {
 
   // A Ping per block, spread over the first half of the block as runners' phases spread them.
   void on_block(std::uint64_t h, std::chrono::milliseconds block) {
-    ping_spread(groups, runners.size(), block, [this, h](std::size_t i) { runners[i].link->on_block(h); });
+    ping_spread(groups, runners.size(), block, [this, h](std::size_t i) { runners[i].link->on_block(Height{h}); });
   }
 
   void on_frame(Runner& r, std::int64_t stream, const Frame& f) {
@@ -365,7 +365,7 @@ PathFigures figures(World& w, const std::vector<JobId>& ids, const Crowd* crowd)
     auto s = w.record.submitted.find(id);
     auto job = w.node->job(id);
     if (r != w.record.received.end() && job) {
-      if (auto d = w.record.durable.find(job->assignment_height); d != w.record.durable.end())
+      if (auto d = w.record.durable.find(job->assignment_height.value); d != w.record.durable.end())
         f.commit_to_assignment.push_back(ms_between(d->second, r->second));
       if (s != w.record.submitted.end()) f.submit_to_start.push_back(ms_between(s->second, r->second));
     }
@@ -393,7 +393,7 @@ bool settled(World& w, const std::vector<JobId>& ids) {
 void start_blocks(World& w, Crowd* crowd, const Options& o) {
   w.node->set_block_observer([&w, crowd, o](const devchain::CommittedBlock& b) {
     w.record.on_block(b);
-    if (w.service) w.service->on_block({b.height, b.effects});
+    if (w.service) w.service->on_block({Height{b.height}, b.effects});
     if (crowd) crowd->on_block(b.height, std::chrono::milliseconds(o.block_ms));
   });
   w.node->start();
@@ -541,7 +541,7 @@ struct ValidatorChain {
     }
     for (int i = 0; i < o.runners; ++i)
       cip11.runners.push_back({*crypto::secp256k1_public_key(runner_secret(static_cast<std::uint32_t>(i))), 1000, 1u << 3, {}, 4, 0});
-    chain::ValidatorSetChange change{o.activation, {}};
+    chain::ValidatorSetChange change{Height{o.activation}, {}};
     for (std::size_t i = 0; i < kValidators; ++i)
       if (i != kLeaving) change.peer_keys.push_back(cip11.validators[i].peer_key);
     std::sort(change.peer_keys.begin(), change.peer_keys.end());
@@ -668,7 +668,7 @@ struct Fleet {
       r.pub = *crypto::secp256k1_public_key(r.secret);
       r.address = to_hex0x(*crypto::secp256k1_address(r.secret));
       r.key = std::make_unique<Signer>(*Signer::runner(r.secret));
-      for (const auto& t : chain::runner_links(snap, r.pub, 0, vc.cip11.params.subset)) add_link(i, t, 0);
+      for (const auto& t : chain::runner_links(snap, r.pub, Height{0}, vc.cip11.params.subset)) add_link(i, t, 0);
     }
     run_groups(groups);
   }
@@ -690,7 +690,7 @@ struct Fleet {
     const std::size_t v = validator_of(t.validator);
     RunnerLinkConfig config;
     config.port = vc.quic_ports[v];
-    LocalOffer now = chain::offer_at(*vc.snapshots, vc.cip11.params.chain_id, height);
+    LocalOffer now = chain::offer_at(*vc.snapshots, vc.cip11.params.chain_id, Height{height});
     config.offer = now;
     config.offer.subset_epoch = t.pair.subset_epoch;
     config.offer.validator_set_hash = t.pair.validator_set_hash;
@@ -698,7 +698,7 @@ struct Fleet {
     config.offer.overlap = t.pair == active ? now.overlap : std::optional<EpochPair>(active);
     config.block_time = std::chrono::milliseconds(o.block_ms);
     config.check_peer_seals = false;
-    const std::uint64_t epoch = t.pair.subset_epoch;
+    const std::uint64_t epoch = t.pair.subset_epoch.value;
     RunnerLink::Callbacks cb;
     cb.on_admitted = [this, &r, epoch] {
       if (epoch == 0) {
@@ -735,7 +735,7 @@ struct Fleet {
   // A Ping per link per block, spread over the first half of the block.
   void on_block(std::uint64_t h) {
     ping_spread(groups, runners.size(), std::chrono::milliseconds(o.block_ms), [this, h](std::size_t i) {
-      for (auto& l : runners[i].links) l.link->on_block(h);
+      for (auto& l : runners[i].links) l.link->on_block(Height{h});
     });
   }
 
@@ -749,8 +749,8 @@ struct Fleet {
         for (std::size_t i = k; i < runners.size(); i += groups.size()) {
           Runner& r = runners[i];
           std::vector<chain::EpochLink> wanted;
-          for (const auto& t : chain::runner_links(*vc.snapshots, r.pub, height, vc.cip11.params.subset))
-            if (t.pair.subset_epoch == 1) wanted.push_back(t);
+          for (const auto& t : chain::runner_links(*vc.snapshots, r.pub, Height{height}, vc.cip11.params.subset))
+            if (t.pair.subset_epoch == Epoch{1}) wanted.push_back(t);
           r.epoch1_wanted = wanted.size();
           std::erase_if(r.links, [&](const Link& l) {
             return l.epoch == 0 && std::any_of(wanted.begin(), wanted.end(), [&](const chain::EpochLink& t) {

@@ -52,7 +52,7 @@ class AdmitAll final : public Admission {
 LocalOffer bench_offer() {
   Bytes32 set_hash{};
   set_hash.fill(0x40);
-  return LocalOffer{7, kProtocolVersion, set_hash, 0, 0};
+  return LocalOffer{7, kProtocolVersion, set_hash, Epoch{0}, Height{0}};
 }
 
 Signer validator_key() {
@@ -114,7 +114,7 @@ int run_validator(const std::filesystem::path& dir, std::uint16_t port, unsigned
   std::printf("port %u\n", (*links)->port());
   std::fflush(stdout);
 
-  std::uint64_t height = 0;
+  Height height{0};
   asio::steady_timer blocks(io), report(io);
   std::function<void()> block = [&] {
     (*links)->on_block(++height);
@@ -300,7 +300,7 @@ struct Crowd {
   }
   void tick() {
     const double t = seconds_since(blocks_start);
-    const auto height = static_cast<std::uint64_t>(t) + 1;
+    const Height height{static_cast<std::uint64_t>(t) + 1};
     const std::size_t slot = static_cast<std::size_t>(t * 100) % 100;
     for (std::size_t i = slot; i < runners.size(); i += 100) {
       Runner& r = runners[i];

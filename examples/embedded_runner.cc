@@ -51,7 +51,7 @@ int main(int argc, char** argv) {
     if (e.kind == cip11::RunnerEvent::Kind::kAccepted) std::printf("job accepted (%s)\n", e.via.c_str());
     if (e.kind != cip11::RunnerEvent::Kind::kIncluded) return;
     std::lock_guard lock(mu);
-    std::printf("job done: its result is in block %llu\n", static_cast<unsigned long long>(e.height));
+    std::printf("job done: its result is in block %llu\n", static_cast<unsigned long long>(e.height.value));
     ++completed;
     changed.notify_all();
   };

@@ -26,7 +26,7 @@ struct Live {
   State state;
   std::map<Address, u128> balances;
   std::vector<Address> senders;
-  std::uint64_t height = 1;
+  cip11::Height height{1};
   ValidatorSnapshots validators = ValidatorSnapshots::genesis({crypto::Ed25519Public{}});
 
   Live() {
@@ -59,7 +59,7 @@ struct Live {
     Effects effects;
     begin_block(state, block, effects);
     Bytes32 hash{};
-    hash[0] = static_cast<std::uint8_t>(height);
+    hash[0] = static_cast<std::uint8_t>(height.value);
     apply(state, balances, block, TxContext{sender, hash}, encode_instruction(i), effects);
   }
 };

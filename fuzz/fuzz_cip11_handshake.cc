@@ -33,7 +33,7 @@ struct Fixture {
     secret.fill(0x11);
     return *Signer::runner(secret);
   }();
-  BoundConnection bound{ConnectionBinding{7, kProtocolVersion, runner.pubkey(), validator.pubkey(), {}, 0, {}}};
+  BoundConnection bound{ConnectionBinding{7, kProtocolVersion, runner.pubkey(), validator.pubkey(), {}, Epoch{0}, {}}};
 };
 
 }  // namespace
@@ -48,7 +48,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   SeededEntropy entropy(size);
   Bytes32 channel_binding{};
   channel_binding.fill(0x80);
-  Handshake handshake(f.validator, LocalOffer{7, kProtocolVersion, {}, 0, 0}, channel_binding, admit, entropy);
+  Handshake handshake(f.validator, LocalOffer{7, kProtocolVersion, {}, Epoch{0}, Height{0}}, channel_binding, admit, entropy);
   net::ReadBudget budget(kMaxFrameBytes);
   FrameReassembler frames(&budget);
   bool refused = false, first = true;

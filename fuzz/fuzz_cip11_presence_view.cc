@@ -20,7 +20,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   if (again.size() != size || std::memcmp(again.data(), data, size) != 0) __builtin_trap();
   ViewContext ctx;  // any bytes: a refusal, never a crash
   ctx.chain_id = 7;
-  (void)check_view(ctx, *view, 0);
+  (void)check_view(ctx, *view, Height{0});
   // Under the pair it names, with its own key in the snapshot: every check runs, to the signature.
   const EpochPair pair{view->subset_epoch, view->validator_set_hash};
   cowboy::crypto::Ed25519Public sender{};

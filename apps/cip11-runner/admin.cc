@@ -17,7 +17,7 @@ void ready_series(net::MetricsText& out, bool ready) {
 std::string runner_metrics(const cip11::RunnerStatus& s, std::uint32_t max_concurrent, bool ready) {
   net::MetricsText out;
   ready_series(out, ready);
-  out.series("cip11_runner_block_height", "gauge", "The chain height this runner has seen.", s.height);
+  out.series("cip11_runner_block_height", "gauge", "The chain height this runner has seen.", s.height.value);
   out.series("cip11_runner_validators", "gauge", "Validators in this runner's Sub(R) (section 5).", s.validators);
   out.series("cip11_runner_connected_validators", "gauge", "Validators of Sub(R) that have admitted this runner now.",
          s.admitted);
@@ -44,7 +44,7 @@ std::string runner_metrics(const cip11::RunnerStatus& s, std::uint32_t max_concu
          s.rebroadcasts);
   out.series("cip11_runner_heartbeats_total", "counter", "On-chain heartbeats sent (section 6.6).", s.heartbeats);
   out.series("cip11_runner_last_heartbeat_height", "gauge", "The block of the last on-chain heartbeat the chain included.",
-         s.last_heartbeat);
+         s.last_heartbeat.value);
   out.series("cip11_runner_heartbeat_cadence_blocks", "gauge",
          "Blocks between this runner's on-chain heartbeats (section 6.6); it is ineligible when the last is older.",
          s.heartbeat_cadence);
@@ -59,13 +59,13 @@ net::HttpHandler admin_handler(const AdminState& state) {
     if (req.target == "/readyz") {
       if (!runner) return {503, "text/plain", "starting: reading the chain and its heartbeat\n"};
       const auto s = runner->status();
-      if (state.poll_only) return {200, "text/plain", "ready: polling only, at height " + std::to_string(s.height) + "\n"};
+      if (state.poll_only) return {200, "text/plain", "ready: polling only, at height " + std::to_string(s.height.value) + "\n"};
       if (!ready(state, s))
         return {503, "text/plain",
                 "no validator of " + std::to_string(s.validators) + " in Sub(R) has admitted this runner\n"};
       return {200, "text/plain",
               "ready: " + std::to_string(s.admitted) + " of " + std::to_string(s.validators) +
-                  " validators connected, at height " + std::to_string(s.height) + "\n"};
+                  " validators connected, at height " + std::to_string(s.height.value) + "\n"};
     }
     if (req.target == "/metrics") {
       // Starting: not ready, and nothing else to say yet.

@@ -54,7 +54,7 @@ void print(const cip11::RunnerEvent& e) {
   std::vector<log::Field> fields;
   if (e.job_id != cip11::JobId{}) fields.push_back(log::field("job_id", to_hex0x(e.job_id.value)));
   if (!e.via.empty()) fields.push_back(log::field("via", e.via));
-  fields.push_back(log::field("height", e.height));
+  fields.push_back(log::field("height", e.height.value));
   fields.push_back(log::field("at_us", e.at_unix_us));
   if (!e.detail.empty()) fields.push_back(log::field("detail", e.detail));
   const std::string line = log::line(log::Level::kInfo, cip11::runner_event_name(e.kind), fields);
@@ -170,15 +170,15 @@ int main(int argc, char** argv) {
   auto status = (*runner)->status();
   std::printf("cip11-runner %s started at height %llu, %zu validator(s) in Sub(R)%s, on-chain heartbeat phase %llu of %llu"
               " (last at height %llu)%s\n",
-              to_hex0x((*runner)->address()).c_str(), static_cast<unsigned long long>(status.height),
+              to_hex0x((*runner)->address()).c_str(), static_cast<unsigned long long>(status.height.value),
               status.validators, status.validators == 0 ? ", polling only" : "",
               static_cast<unsigned long long>(status.heartbeat_phase),
               static_cast<unsigned long long>(status.heartbeat_cadence),
-              static_cast<unsigned long long>(status.last_heartbeat),
+              static_cast<unsigned long long>(status.last_heartbeat.value),
               admin_note.c_str());
   std::fflush(stdout);
   log::info(log::event::kStoreOpened, log::field("store", "runner_state"), log::field("path", state_dir));
-  log::info(log::event::kReady, log::field("runner", to_hex0x((*runner)->address())), log::field("height", status.height),
+  log::info(log::event::kReady, log::field("runner", to_hex0x((*runner)->address())), log::field("height", status.height.value),
             log::field("validators", status.validators), log::field("push", o.push));
   service_log::shutdown(wait_for_stop_signal(signals));
   if (admin) admin->stop();

@@ -101,7 +101,7 @@ net::HttpHandler admin_handler(cip11::ValidatorService& service, cip11::chain::C
     if (req.target == "/readyz") {
       auto h = chain.height();
       if (!h) return {503, "text/plain", "the chain does not answer: " + h.error().message + "\n"};
-      return {200, "text/plain", "ready at height " + std::to_string(*h) + "\n"};
+      return {200, "text/plain", "ready at height " + std::to_string(h->value) + "\n"};
     }
     if (req.target == "/metrics") {
       // What /readyz answers, for alerts: the chain this validator reads answers.
@@ -202,9 +202,12 @@ int serve(const Options& o, const crypto::Ed25519Seed& key, cip11::chain::ChainP
   }
   if (producer) {
     cip11::ValidatorService* s = service->get();
-    producer->set_presence_provider([s](std::uint64_t h, std::uint32_t n) { return s->presence_field(h, n); });
-    producer->set_block_observer([s](const devchain::CommittedBlock& b) { s->on_block({b.height, b.effects}); });
-    producer->set_rollback_observer([s](const devchain::RolledBack& r) { s->on_rollback(r.height, r.withdrawn); });
+    producer->set_presence_provider(
+        [s](std::uint64_t h, std::uint32_t n) { return s->presence_field(cip11::Height{h}, n); });
+    producer->set_block_observer(
+        [s](const devchain::CommittedBlock& b) { s->on_block({cip11::Height{b.height}, b.effects}); });
+    producer->set_rollback_observer(
+        [s](const devchain::RolledBack& r) { s->on_rollback(cip11::Height{r.height}, r.withdrawn); });
     if (rotation)
       rotation->start();
     else

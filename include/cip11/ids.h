@@ -6,6 +6,8 @@
 // bytes on the wire are those of the raw type.
 #pragma once
 
+#include <cstdint>
+
 #include "common/bytes.h"
 #include "common/strong_id.h"
 
@@ -13,5 +15,21 @@ namespace cowboy::cip11 {
 
 /// A job's id: keccak256("cowboy/cip11-job-id/v1" || submitting tx hash) (chain/machine.h job_id_of).
 using JobId = StrongId<struct JobIdTag, Bytes32>;
+
+// Counted points (common/strong_id.h): a height moves by a count of blocks and
+// two heights differ by one; an epoch likewise. A height where an epoch is
+// expected, or either where a plain count is, does not compile
+// (tests/cip11/strong_ids_test.cc). On the wire each is its u64.
+struct HeightTag {
+  static constexpr bool kCounted = true;
+};
+struct EpochTag {
+  static constexpr bool kCounted = true;
+};
+
+/// A block's height on the chain CIP-11 runs on (the devchain's, decision 137).
+using Height = StrongId<HeightTag, std::uint64_t>;
+/// A validator-set epoch: a snapshot's number, the subset_epoch of the frames.
+using Epoch = StrongId<EpochTag, std::uint64_t>;
 
 }  // namespace cowboy::cip11

@@ -64,7 +64,7 @@ struct RunnerEvent {
   JobId job_id{};
   std::string via;     // "push" or "poll" (job events)
   std::string detail;
-  std::uint64_t height = 0;      // the chain height the runner had seen
+  Height height{};               // the chain height the runner had seen
   std::uint64_t at_unix_us = 0;  // wall clock, so two processes on one machine compare
 };
 std::string_view runner_event_name(RunnerEvent::Kind kind);
@@ -92,7 +92,7 @@ struct RunnerOptions {
 };
 
 struct RunnerStatus {
-  std::uint64_t height = 0;
+  Height height{};
   std::size_t validators = 0, admitted = 0;  // linked (Sub(R), or Sub_E ∪ Sub_{E+1} in a §5.3 overlap), and admitted now
   std::uint32_t running = 0;
   std::uint64_t accepted = 0, completed = 0, rejected = 0, duplicates = 0, cancelled = 0;
@@ -101,9 +101,10 @@ struct RunnerStatus {
   std::uint64_t acks_accepted = 0, acks_duplicate = 0, acks_rejected = 0;  // JobAcks sent, by status
   std::uint64_t reconnects = 0;  // connection attempts to a validator after each one's first
   std::uint64_t heartbeat_phase = 0, heartbeat_cadence = 0;  // §6.6: on-chain heartbeats at height % cadence == phase
-  std::uint64_t last_heartbeat = 0;  // the height of the last one the chain included (the floor counts from it)
+  Height last_heartbeat{};  // the height of the last one the chain included (the floor counts from it)
   // Mode A (§8.3): receipts held now, certificates the chain accepted, and the presence they prove.
-  std::uint64_t receipts = 0, certificates = 0, presence_proven_until = 0;
+  std::uint64_t receipts = 0, certificates = 0;
+  Height presence_proven_until{};
 };
 
 class Runner {

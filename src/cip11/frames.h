@@ -106,10 +106,10 @@ struct Hello {
   std::uint16_t version = kProtocolVersion;
   std::uint64_t chain_id = 0;
   Bytes32 validator_set_hash{};
-  std::uint64_t subset_epoch = 0;
+  Epoch subset_epoch{};
   PubKey party_pubkey;
   Role party_role = Role::kRunner;
-  std::uint64_t block_height = 0;
+  Height block_height{};
   Bytes32 challenge_nonce{};
   bool operator==(const Hello&) const = default;
 };
@@ -118,23 +118,23 @@ struct HelloAck {
   std::uint16_t version = kProtocolVersion;
   std::uint64_t chain_id = 0;
   Bytes32 validator_set_hash{};
-  std::uint64_t subset_epoch = 0;
+  Epoch subset_epoch{};
   PubKey party_pubkey;
   Role party_role = Role::kRunner;
-  std::uint64_t block_height = 0;
+  Height block_height{};
   Sig signed_challenge;
   bool operator==(const HelloAck&) const = default;
 };
 
 struct HeartbeatPing {
-  std::uint64_t block_height = 0;
+  Height block_height{};
   std::uint64_t nonce = 0;
   RunnerSig signed_{};
   bool operator==(const HeartbeatPing&) const = default;
 };
 
 struct HeartbeatPong {
-  std::uint64_t block_height = 0;
+  Height block_height{};
   std::uint64_t nonce_echo = 0;
   bool accepting_new = false;
   ValidatorSig validator_signed{};
@@ -142,7 +142,7 @@ struct HeartbeatPong {
 };
 
 struct BackpressureSignal {
-  std::uint64_t block_height = 0;
+  Height block_height{};
   std::uint32_t active_jobs = 0;
   std::uint32_t max_concurrent = 0;
   bool accepting_new = false;
@@ -152,7 +152,7 @@ struct BackpressureSignal {
 };
 
 struct CapabilityDelta {
-  std::uint64_t block_height = 0;
+  Height block_height{};
   std::vector<std::string> added_capabilities;
   std::vector<std::string> removed_capabilities;
   std::vector<Bytes32> added_entitlements;
@@ -166,9 +166,9 @@ struct CapabilityDelta {
 struct PresenceReceipt {
   PubKey validator_pubkey;
   PubKey runner_pubkey;
-  std::uint64_t subset_epoch = 0;
+  Epoch subset_epoch{};
   Bytes32 validator_set_hash{};
-  std::uint64_t block_height = 0;
+  Height block_height{};
   std::uint64_t nonce_echo = 0;
   bool accepting_new = false;
   ValidatorSig validator_signed{};
@@ -179,9 +179,9 @@ struct JobAssignment {
   JobId job_id{};
   Bytes job_spec;  // cowboy-protocol-codec bytes, carried and hashed exactly as received
   Bytes32 job_spec_hash{};
-  std::uint64_t assignment_height = 0;
+  Height assignment_height{};
   Bytes32 assignment_hash{};
-  std::uint64_t deadline_block = 0;
+  Height deadline_block{};
   PubKey runner_pubkey;
   PubKey validator_pubkey;
   ValidatorSig validator_signed{};

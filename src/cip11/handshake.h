@@ -50,8 +50,8 @@ struct LocalOffer {
   std::uint64_t chain_id = 0;
   std::uint16_t version = kProtocolVersion;
   Bytes32 validator_set_hash{};
-  std::uint64_t subset_epoch = 0;
-  std::uint64_t block_height = 0;  // advisory telemetry (§6.2): in no check
+  Epoch subset_epoch{};
+  Height block_height{};  // advisory telemetry (§6.2): in no check
   /// During a §5.3 overlap, the other epoch's pair, also current at this end.
   std::optional<EpochPair> overlap = std::nullopt;
 };

@@ -2,7 +2,7 @@
 
 namespace cowboy::cip11 {
 
-void LocalPresence::on_ping(const Address& runner, std::uint64_t height) {
+void LocalPresence::on_ping(const Address& runner, Height height) {
   if (held_out_.contains(runner)) return;
   auto& last = last_ping_[runner];
   last = std::max(last, height);
@@ -21,7 +21,7 @@ void LocalPresence::on_admitted(const Address& runner) { held_out_.erase(runner)
 
 void LocalPresence::drop(const Address& runner) { last_ping_.erase(runner); }
 
-std::vector<Address> LocalPresence::expire(std::uint64_t height) {
+std::vector<Address> LocalPresence::expire(Height height) {
   std::vector<Address> gone;
   for (auto it = last_ping_.begin(); it != last_ping_.end();) {
     if (height > it->second && height - it->second >= timeout_) {

@@ -8,6 +8,7 @@
 #include <set>
 #include <vector>
 
+#include "cip11/ids.h"
 #include "common/bytes.h"
 
 namespace cowboy::cip11 {
@@ -45,7 +46,7 @@ class LocalPresence {
 
   /// A valid HeartbeatPing at `height`: present from now, unless the runner
   /// said it is not accepting new work (§6.4) and has not re-asserted it.
-  void on_ping(const Address& runner, std::uint64_t height);
+  void on_ping(const Address& runner, Height height);
   /// BackpressureSignal: false removes the runner and holds it out; true lifts
   /// the hold (the next valid Ping restores the entry).
   void on_backpressure(const Address& runner, bool accepting_new);
@@ -55,7 +56,7 @@ class LocalPresence {
   /// out of presence until its next valid Ping.
   void drop(const Address& runner);
   /// Removes the runners silent for the timeout as of `height`; returns them.
-  std::vector<Address> expire(std::uint64_t height);
+  std::vector<Address> expire(Height height);
 
   bool present(const Address& runner) const { return last_ping_.contains(runner); }
   /// What this validator's HeartbeatPong says (§6.4).
@@ -65,7 +66,7 @@ class LocalPresence {
 
  private:
   std::uint64_t timeout_;
-  std::map<Address, std::uint64_t> last_ping_;  // present runners and the height of their last valid Ping
+  std::map<Address, Height> last_ping_;         // present runners and the height of their last valid Ping
   std::set<Address> held_out_;                  // said accepting_new = false, not re-asserted
 };
 

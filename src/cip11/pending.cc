@@ -29,7 +29,7 @@ Bytes pending_due_round_index_key(const PendingSelectionV1& r) {
   w.raw("cip11:pending-selection:v1:due-round");
   w.u64(r.seed_epoch);
   w.u64(r.seed_view);
-  w.u64(r.submitted_at);
+  w.u64(r.submitted_at.value);
   w.raw(r.job_id.value);
   return std::move(w).take();
 }

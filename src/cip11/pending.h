@@ -15,8 +15,8 @@ namespace cowboy::cip11 {
 struct PendingSelectionV1 {
   std::uint8_t version = 1;
   JobId job_id{};
-  std::uint64_t submitted_at = 0;            // S
-  std::uint64_t selection_state_height = 0;  // T = S
+  Height submitted_at{};                     // S
+  Height selection_state_height{};           // T = S
   std::uint32_t committee_size = 0;          // M
   std::uint64_t submission_epoch = 0;
   std::uint64_t submission_view = 0;

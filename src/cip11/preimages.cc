@@ -25,14 +25,14 @@ Bytes32 connection_id(const ConnectionBinding& c) {
   w.raw(c.runner.wire());
   w.raw(c.validator.wire());
   w.raw(c.validator_set_hash);
-  w.u64(c.subset_epoch);
+  w.u64(c.subset_epoch.value);
   w.raw(c.channel_binding);
   return crypto::keccak256(w.data());
 }
 
 Preimage hello_ack_preimage(std::uint64_t chain_id, std::uint16_t version, Role sender_role, const PubKey& sender,
                             Role recipient_role, const PubKey& recipient, const Bytes32& validator_set_hash,
-                            std::uint64_t subset_epoch, const Bytes32& peer_challenge_nonce,
+                            Epoch subset_epoch, const Bytes32& peer_challenge_nonce,
                             const Bytes32& channel_binding) {
   codec::Writer w;
   w.u64(chain_id);
@@ -42,7 +42,7 @@ Preimage hello_ack_preimage(std::uint64_t chain_id, std::uint16_t version, Role 
   w.u8(byte(recipient_role));
   w.raw(recipient.wire());
   w.raw(validator_set_hash);
-  w.u64(subset_epoch);
+  w.u64(subset_epoch.value);
   w.raw(peer_challenge_nonce);
   w.raw(channel_binding);
   return {"cowboy-cip11-hello-ack-v1", sender_role, std::move(w).take()};
@@ -54,7 +54,7 @@ Preimage heartbeat_ping_preimage(const Bytes32& connection_id, const PubKey& run
   w.raw(connection_id);
   w.raw(runner.wire());
   w.raw(validator.wire());
-  w.u64(ping.block_height);
+  w.u64(ping.block_height.value);
   w.u64(ping.nonce);
   return {"cowboy-cip11-heartbeat-ping-v1", Role::kRunner, std::move(w).take()};
 }
@@ -65,7 +65,7 @@ Preimage heartbeat_pong_preimage(const Bytes32& connection_id, const PubKey& val
   w.raw(connection_id);
   w.raw(validator.wire());
   w.raw(runner.wire());
-  w.u64(pong.block_height);
+  w.u64(pong.block_height.value);
   w.u64(pong.nonce_echo);
   w.boolean(pong.accepting_new);
   return {"cowboy-cip11-heartbeat-pong-v1", Role::kValidator, std::move(w).take()};
@@ -76,9 +76,9 @@ Preimage presence_receipt_preimage(std::uint64_t chain_id, const PresenceReceipt
   w.u64(chain_id);
   w.raw(r.validator_pubkey.wire());
   w.raw(r.runner_pubkey.wire());
-  w.u64(r.subset_epoch);
+  w.u64(r.subset_epoch.value);
   w.raw(r.validator_set_hash);
-  w.u64(r.block_height);
+  w.u64(r.block_height.value);
   w.u64(r.nonce_echo);
   w.boolean(r.accepting_new);
   return {"cowboy-cip11-presence-receipt-v1", Role::kValidator, std::move(w).take()};
@@ -88,9 +88,9 @@ Preimage presence_view_preimage(std::uint64_t chain_id, const PresenceView& v) {
   codec::Writer w;
   w.u64(chain_id);
   w.raw(v.validator_pubkey.wire());
-  w.u64(v.subset_epoch);
+  w.u64(v.subset_epoch.value);
   w.raw(v.validator_set_hash);
-  w.u64(v.height);
+  w.u64(v.height.value);
   w.u32(v.registry_size);
   w.u32(static_cast<std::uint32_t>(v.presence.size()));  // bounded by kMaxViewBytes
   w.raw(v.presence);
@@ -99,13 +99,13 @@ Preimage presence_view_preimage(std::uint64_t chain_id, const PresenceView& v) {
 
 namespace {
 Preimage control(const Bytes32& connection_id, const PubKey& runner, const PubKey& validator, FrameType type,
-                 std::uint64_t block_height, const Bytes& canonical_body) {
+                 Height block_height, const Bytes& canonical_body) {
   codec::Writer w;
   w.raw(connection_id);
   w.raw(runner.wire());
   w.raw(validator.wire());
   w.u8(byte(type));
-  w.u64(block_height);
+  w.u64(block_height.value);
   w.raw(crypto::keccak256(canonical_body));
   return {"cowboy-cip11-control-v1", Role::kRunner, std::move(w).take()};
 }
@@ -129,14 +129,14 @@ Bytes32 job_spec_hash(ByteView job_spec) {
 }
 
 Preimage job_assignment_preimage(std::uint64_t chain_id, const JobId& job_id, const Bytes32& spec_hash,
-                                 std::uint64_t assignment_height, std::uint64_t deadline_block,
+                                 Height assignment_height, Height deadline_block,
                                  const PubKey& runner, const PubKey& validator) {
   codec::Writer w;
   w.u64(chain_id);
   w.raw(job_id.value);
   w.raw(spec_hash);
-  w.u64(assignment_height);
-  w.u64(deadline_block);
+  w.u64(assignment_height.value);
+  w.u64(deadline_block.value);
   w.raw(runner.wire());
   w.raw(validator.wire());
   return {"cowboy-cip11-job-assignment-v1", Role::kValidator, std::move(w).take()};

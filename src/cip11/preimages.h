@@ -24,7 +24,7 @@ struct ConnectionBinding {
   PubKey runner;
   PubKey validator;
   Bytes32 validator_set_hash{};
-  std::uint64_t subset_epoch = 0;
+  Epoch subset_epoch{};
   Bytes32 channel_binding{};  // TLS-Exporter("cowboy-cip11-handshake-v1", "", 32)
 };
 
@@ -39,7 +39,7 @@ Bytes32 connection_id(const ConnectionBinding& c);
 /// Signed by the HelloAck's sender over the peer's challenge.
 Preimage hello_ack_preimage(std::uint64_t chain_id, std::uint16_t version, Role sender_role, const PubKey& sender,
                             Role recipient_role, const PubKey& recipient, const Bytes32& validator_set_hash,
-                            std::uint64_t subset_epoch, const Bytes32& peer_challenge_nonce,
+                            Epoch subset_epoch, const Bytes32& peer_challenge_nonce,
                             const Bytes32& channel_binding);
 
 Preimage heartbeat_ping_preimage(const Bytes32& connection_id, const PubKey& runner, const PubKey& validator,
@@ -68,7 +68,7 @@ Bytes32 job_spec_hash(ByteView job_spec);
 /// chain_id and the two keys are the connection's (§12.6 field origins).
 /// assignment_hash = the digest of this preimage.
 Preimage job_assignment_preimage(std::uint64_t chain_id, const JobId& job_id, const Bytes32& job_spec_hash,
-                                 std::uint64_t assignment_height, std::uint64_t deadline_block,
+                                 Height assignment_height, Height deadline_block,
                                  const PubKey& runner, const PubKey& validator);
 
 Preimage job_ack_preimage(const Bytes32& connection_id, const PubKey& runner, const PubKey& validator,

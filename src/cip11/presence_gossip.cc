@@ -32,7 +32,7 @@ PresenceView sign_view(const Signer& validator, std::uint64_t chain_id, Presence
   return view;
 }
 
-Res<crypto::Ed25519Public> check_view(const ViewContext& ctx, const PresenceView& view, std::uint64_t head) {
+Res<crypto::Ed25519Public> check_view(const ViewContext& ctx, const PresenceView& view, Height head) {
   const EpochPair pair{view.subset_epoch, view.validator_set_hash};
   auto named = std::find_if(ctx.snapshots.begin(), ctx.snapshots.end(), [&](const ViewSnapshot& s) { return s.pair == pair; });
   if (named == ctx.snapshots.end()) return Err{Errc::kWrongValidatorSet};
@@ -60,22 +60,22 @@ bool PresenceAggregator::offer(const crypto::Ed25519Public& sender, const Presen
 
 namespace {
 // A view taken at `at` counts for block `height` while `at` is within kViewMaxAgeBlocks of height-1, either side.
-bool young(std::uint64_t at, std::uint64_t height) {
-  const std::uint64_t parent = height > 0 ? height - 1 : 0;
+bool young(Height at, Height height) {
+  const Height parent = height > Height{0} ? height - 1 : Height{0};
   return at + kViewMaxAgeBlocks >= parent && at <= parent + kViewMaxAgeBlocks;
 }
 }  // namespace
 
-bool PresenceAggregator::fresh(const crypto::Ed25519Public& sender, std::uint64_t height) const {
+bool PresenceAggregator::fresh(const crypto::Ed25519Public& sender, Height height) const {
   auto held = views_.find(sender);
   return held != views_.end() && young(held->second.height, height);
 }
 
-bool PresenceAggregator::counts(const Held& held, std::uint64_t height, const std::vector<EpochPair>& current) {
+bool PresenceAggregator::counts(const Held& held, Height height, const std::vector<EpochPair>& current) {
   return young(held.height, height) && std::find(current.begin(), current.end(), held.pair) != current.end();
 }
 
-PresentSet PresenceAggregator::aggregate(const PresentSet& own, std::uint64_t height,
+PresentSet PresenceAggregator::aggregate(const PresentSet& own, Height height,
                                          const std::vector<EpochPair>& current) const {
   PresentSet out = own;
   for (const auto& [sender, held] : views_) {
@@ -87,7 +87,7 @@ PresentSet PresenceAggregator::aggregate(const PresentSet& own, std::uint64_t he
   return out;
 }
 
-std::size_t PresenceAggregator::fresh_count(std::uint64_t height, const std::vector<EpochPair>& current) const {
+std::size_t PresenceAggregator::fresh_count(Height height, const std::vector<EpochPair>& current) const {
   return static_cast<std::size_t>(
       std::count_if(views_.begin(), views_.end(), [&](const auto& v) { return counts(v.second, height, current); }));
 }

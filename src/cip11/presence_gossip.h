@@ -21,6 +21,7 @@
 #include <vector>
 
 #include "cip11/identity.h"
+#include "cip11/ids.h"
 #include "cip11/presence.h"
 #include "cip11/subset.h"
 
@@ -28,9 +29,9 @@ namespace cowboy::cip11 {
 
 struct PresenceView {
   PubKey validator_pubkey;
-  std::uint64_t subset_epoch = 0;
+  Epoch subset_epoch{};
   Bytes32 validator_set_hash{};
-  std::uint64_t height = 0;
+  Height height{};
   std::uint32_t registry_size = 0;
   Bytes presence;  // PresenceInputV1 over registry_size
   std::array<std::uint8_t, 64> validator_signed{};
@@ -87,7 +88,7 @@ struct ViewContext {
 /// own key (kViewFromSelf), a height more than kViewMaxAgeBlocks above `head`
 /// (kViewFromTheFuture: it would count for blocks no one has yet), the
 /// signature (kBadSignature). Returns the sender's key.
-Res<crypto::Ed25519Public> check_view(const ViewContext& ctx, const PresenceView& view, std::uint64_t head);
+Res<crypto::Ed25519Public> check_view(const ViewContext& ctx, const PresenceView& view, Height head);
 
 /// The latest checked view of each other validator and the §8.2 aggregate a
 /// proposer commits, across a reconfiguration's overlap: views are held by
@@ -102,23 +103,23 @@ class PresenceAggregator {
   bool offer(const crypto::Ed25519Public& sender, const PresenceView& view);
   /// Whether the view held of `sender` counts for block `height` by its age
   /// (its pair is not looked at).
-  bool fresh(const crypto::Ed25519Public& sender, std::uint64_t height) const;
+  bool fresh(const crypto::Ed25519Public& sender, Height height) const;
   /// §8.2: the present set of block `height` = `own` (the proposer's local
   /// presence over registry(H-1)) ∪ every view fresh for `height` whose pair
   /// is one of `current` (the snapshots current at `height`: past a cutoff
   /// the old epoch's views stop counting, §5.3 point 4), each index kept only
   /// when below own.registry_size() (registered as of H-1, §8.1).
-  PresentSet aggregate(const PresentSet& own, std::uint64_t height, const std::vector<EpochPair>& current) const;
+  PresentSet aggregate(const PresentSet& own, Height height, const std::vector<EpochPair>& current) const;
   /// How many held views are fresh for `height` under one of `current`.
-  std::size_t fresh_count(std::uint64_t height, const std::vector<EpochPair>& current) const;
+  std::size_t fresh_count(Height height, const std::vector<EpochPair>& current) const;
 
  private:
   struct Held {
-    std::uint64_t height = 0;
+    Height height{};
     EpochPair pair;
     std::vector<std::uint32_t> indices;
   };
-  static bool counts(const Held& held, std::uint64_t height, const std::vector<EpochPair>& current);
+  static bool counts(const Held& held, Height height, const std::vector<EpochPair>& current);
   std::map<crypto::Ed25519Public, Held> views_;
 };
 

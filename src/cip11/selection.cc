@@ -48,7 +48,7 @@ std::string_view job_kind_name(JobKind kind) {
   return "Unknown";
 }
 
-bool passes_liveness_floor(HealthStatus health, std::uint64_t last_heartbeat, std::uint64_t current_height,
+bool passes_liveness_floor(HealthStatus health, Height last_heartbeat, Height current_height,
                            std::uint64_t timeout_blocks) {
   const std::uint64_t age = current_height > last_heartbeat ? current_height - last_heartbeat : 0;
   return health == HealthStatus::kHealthy && age <= timeout_blocks;
@@ -184,7 +184,7 @@ std::optional<std::size_t> weighted_draw(std::span<const u128> weights, const By
   return weights.size() - 1;  // reached only if the total saturated
 }
 
-std::optional<Address> lookup_mru(const std::optional<MruRecord>& record, std::uint64_t current_height,
+std::optional<Address> lookup_mru(const std::optional<MruRecord>& record, Height current_height,
                                   std::uint64_t ttl_blocks) {
   if (!record) return std::nullopt;
   const std::uint64_t age = current_height > record->set_at_block ? current_height - record->set_at_block : 0;

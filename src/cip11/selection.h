@@ -37,7 +37,7 @@ enum class HealthStatus : std::uint8_t { kHealthy, kUnhealthy, kPaused, kDeregis
 
 /// §9.1 filter 1: Healthy and current - last_heartbeat <= timeout (saturating, so a
 /// heartbeat recorded above the current height counts as fresh).
-bool passes_liveness_floor(HealthStatus health, std::uint64_t last_heartbeat, std::uint64_t current_height,
+bool passes_liveness_floor(HealthStatus health, Height last_heartbeat, Height current_height,
                            std::uint64_t timeout_blocks = kHeartbeatTimeoutBlocks);
 
 struct ReputationConfig {
@@ -117,11 +117,11 @@ std::optional<std::size_t> weighted_draw(std::span<const u128> weights, const By
 
 struct MruRecord {
   Address runner{};
-  std::uint64_t set_at_block = 0;
+  Height set_at_block{};
   bool operator==(const MruRecord&) const = default;
 };
 /// The MRU runner if the record exists and H - set_at <= ttl (saturating).
-std::optional<Address> lookup_mru(const std::optional<MruRecord>& record, std::uint64_t current_height,
+std::optional<Address> lookup_mru(const std::optional<MruRecord>& record, Height current_height,
                                   std::uint64_t ttl_blocks = kMruTtlBlocks);
 
 /// §8.4 guard: Mode A has effect only with the flag set, effective_k >= K_HARD_MIN

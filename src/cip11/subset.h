@@ -8,6 +8,7 @@
 #include <span>
 #include <vector>
 
+#include "cip11/ids.h"
 #include "common/bytes.h"
 #include "common/crypto.h"
 
@@ -32,7 +33,7 @@ std::vector<std::size_t> subset_of(const crypto::Secp256k1Compressed& runner_key
 /// One validator-set snapshot as a Hello, a receipt or a presence view names
 /// it (§5.3: both fields select it, never one epoch's number with another's hash).
 struct EpochPair {
-  std::uint64_t subset_epoch = 0;
+  Epoch subset_epoch{};
   Bytes32 validator_set_hash{};
   bool operator==(const EpochPair&) const = default;
 };

@@ -48,7 +48,7 @@ cip11::chain::State cip11_genesis_state(const Cip11Genesis& genesis) {
   for (const auto& g : genesis.runners) {
     auto address = crypto::secp256k1_key_address(g.key);
     if (!address) continue;
-    state.runners[*address] = cip11::chain::runner_record(g, *address, 0);
+    state.runners[*address] = cip11::chain::runner_record(g, *address, cip11::Height{0});
     state.index.register_runner(*address);
   }
   return state;
@@ -71,7 +71,7 @@ void put_cip11_genesis(codec::Writer& w, const Cip11Genesis& genesis) {
     w.u64(genesis.overlap_blocks);
     w.count(genesis.validator_set_changes.size());
     for (const auto& c : genesis.validator_set_changes) {
-      w.u64(c.activation_height);
+      w.u64(c.activation_height.value);
       w.count(c.peer_keys.size());
       for (const auto& k : c.peer_keys) w.fixed(k);
     }
@@ -84,14 +84,14 @@ void put_cip11_genesis(codec::Writer& w, const Cip11Genesis& genesis) {
 Json validator_set_change_to_json(const cip11::chain::ValidatorSetChange& c) {
   Json keys = Json::array();
   for (const auto& k : c.peer_keys) keys.push_back(json::hex0x(k));
-  return {{"activation_height", c.activation_height}, {"peer_keys", keys}};
+  return {{"activation_height", c.activation_height.value}, {"peer_keys", keys}};
 }
 
 std::optional<cip11::chain::ValidatorSetChange> validator_set_change_from_json(const Json& c) {
   if (!c.is_object() || !c.contains("activation_height") || !c["activation_height"].is_number_unsigned() ||
       !c.contains("peer_keys") || !c["peer_keys"].is_array())
     return std::nullopt;
-  cip11::chain::ValidatorSetChange out{c["activation_height"].get<std::uint64_t>(), {}};
+  cip11::chain::ValidatorSetChange out{cip11::Height{c["activation_height"].get<std::uint64_t>()}, {}};
   for (const auto& k : c["peer_keys"]) {
     auto key = k.is_string() ? fixed_from_hex<32>(k.get<std::string>()) : std::nullopt;
     if (!key) return std::nullopt;
@@ -229,7 +229,7 @@ Result<Unit, Error> changes_from_json(const Json& j, Cip11Genesis& g) {
       return Err{Error("each validator set change needs an activation_height above the one before (and above 0)")};
     if (!c.contains("peer_keys") || !c["peer_keys"].is_array() || c["peer_keys"].empty())
       return Err{Error("a validator set change lists its peer_keys")};
-    cip11::chain::ValidatorSetChange change{*height, {}};
+    cip11::chain::ValidatorSetChange change{cip11::Height{*height}, {}};
     for (const auto& k : c["peer_keys"]) {
       auto key = k.is_string() ? fixed_from_hex<32>(k.get<std::string>()) : std::nullopt;
       if (!key || std::find(genesis_keys.begin(), genesis_keys.end(), *key) == genesis_keys.end())
@@ -266,7 +266,7 @@ Result<Cip11Genesis, std::string> cip11_genesis_from_json(const Json& j) {
     *flag = j[key].get<bool>();
   }
   for (auto [key, value] : {std::pair{"heartbeat_timeout_blocks", &p.heartbeat_timeout_blocks},
-                            std::pair{"mru_activation_height", &p.mru_activation_height},
+                            std::pair{"mru_activation_height", &p.mru_activation_height.value},
                             std::pair{"selection_seed_delay_views", &p.selection_seed_delay_views}}) {
     if (!j.contains(key) || j[key].is_null()) continue;
     auto v = u64_field(j, key);
@@ -335,7 +335,7 @@ Json cip11_genesis_to_json(const Cip11Genesis& g) {
           {"poll_disabled", p.poll_disabled},
           {"presence_hard_exclude_enabled", p.presence_hard_exclude_enabled},
           {"heartbeat_timeout_blocks", p.heartbeat_timeout_blocks},
-          {"mru_activation_height", p.mru_activation_height},
+          {"mru_activation_height", p.mru_activation_height.value},
           {"selection_seed_delay_views", p.selection_seed_delay_views},
           {"min_subset", p.subset.min_subset},
           {"max_subset", p.subset.max_subset},

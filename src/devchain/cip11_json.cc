@@ -48,8 +48,8 @@ json runner_to_json(const chain::RunnerRecord& r, std::optional<std::uint32_t> i
          {"max_concurrent", r.max_concurrent},
          {"price", u128_to_string(r.price)},
          {"health", health_name(r.health)},
-         {"registered_at", r.registered_at},
-         {"last_heartbeat", r.last_heartbeat},
+         {"registered_at", r.registered_at.value},
+         {"last_heartbeat", r.last_heartbeat.value},
          {"active_jobs", r.active_jobs},
          {"reputation_x1e9", r.reputation_x1e9},
          {"hex", hex0x(chain::encode_runner(r))}};
@@ -76,8 +76,8 @@ std::optional<chain::JobRecord> job_from_json(const json& j) { return from_hex_f
 
 json presence_proof_to_json(const Address& runner, const chain::PresenceProof& p) {
   return json{{"runner", hex0x(runner)},
-              {"anchor", p.anchor},
-              {"proven_until", p.proven_until},
+              {"anchor", p.anchor.value},
+              {"proven_until", p.proven_until.value},
               {"hex", hex0x(chain::encode_presence_proof(p))}};
 }
 std::optional<chain::PresenceProof> presence_proof_from_json(const json& j) {
@@ -123,15 +123,15 @@ json job_to_json(const chain::JobRecord& job) {
          {"timeout_blocks", job.timeout_blocks},
          {"runners", job.runners},
          {"max_price", u128_to_string(job.max_price)},
-         {"submitted_at", job.submitted_at},
+         {"submitted_at", job.submitted_at.value},
          {"state", chain::job_state_name(job.state)},
          {"selections", job.selections},
-         {"assignment_height", job.assignment_height},
-         {"deadline_block", job.deadline_block},
+         {"assignment_height", job.assignment_height.value},
+         {"deadline_block", job.deadline_block.value},
          {"committee", committee},
          {"excluded", excluded}};
   if (job.pending) j["seed_view"] = job.pending->seed_view;
-  if (chain::terminal(job.state)) j["finished_at"] = job.finished_at;
+  if (chain::terminal(job.state)) j["finished_at"] = job.finished_at.value;
   if (job.state == chain::JobState::kCompleted) j["result"] = hex0x(job.result);
   j["hex"] = hex0x(chain::encode_job(job));
   return j;
@@ -154,7 +154,7 @@ void put_cip11_block(json& block, const std::optional<Bytes>& presence, std::uin
 void put_assignments(json& block, const chain::Effects& effects) {
   json assigned = json::array(), ended = json::array();
   for (const auto& a : effects.assigned)
-    assigned.push_back({{"job_id", hex0x(a.job_id.value)}, {"runner", hex0x(a.runner)}, {"deadline_block", a.deadline_block}});
+    assigned.push_back({{"job_id", hex0x(a.job_id.value)}, {"runner", hex0x(a.runner)}, {"deadline_block", a.deadline_block.value}});
   for (const auto& e : effects.ended)
     ended.push_back({{"job_id", hex0x(e.job_id.value)}, {"runner", hex0x(e.runner)}, {"reason", end_name(e.reason)}});
   json deregistered = json::array();
@@ -181,7 +181,7 @@ std::optional<chain::Effects> assignments_from_json(const json& block, std::uint
   for (const auto& a : block["assigned"]) {
     auto id = ids(a);
     if (!id || !a.contains("deadline_block") || !a["deadline_block"].is_number_unsigned()) return std::nullopt;
-    out.assigned.push_back({id->first, id->second, height, a["deadline_block"].get<std::uint64_t>()});
+    out.assigned.push_back({id->first, id->second, cip11::Height{height}, cip11::Height{a["deadline_block"].get<std::uint64_t>()}});
   }
   for (const auto& e : block["ended"]) {
     auto id = ids(e);

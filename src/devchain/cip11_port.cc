@@ -78,14 +78,20 @@ port::PortResult<port::ChainSetup> Cip11Port::setup() {
                           genesis->overlap_blocks};
 }
 
-port::PortResult<std::uint64_t> Cip11Port::height() { return answer(chain_.height()); }
+// The one place a devchain height enters CIP-11 (docs/cip11.md choice 137): its
+// u64 becomes a cip11::Height here, and back on the way to the devchain's API.
+port::PortResult<cip11::Height> Cip11Port::height() {
+  return answer(chain_.height(), [](std::uint64_t h) { return cip11::Height{h}; });
+}
 port::PortResult<port::RunnerRecord> Cip11Port::runner(const Address& r) { return answer(cip11_.runner(r)); }
 port::PortResult<std::vector<port::RunnerRecord>> Cip11Port::runners() { return answer(cip11_.runners()); }
 port::PortResult<port::JobRecord> Cip11Port::job(const cip11::JobId& id) { return answer(cip11_.job(id)); }
 port::PortResult<std::vector<port::JobRecord>> Cip11Port::runner_jobs(const Address& r) {
   return answer(cip11_.runner_jobs(r));
 }
-port::PortResult<port::Effects> Cip11Port::block_effects(std::uint64_t h) { return answer(cip11_.block_assignments(h)); }
+port::PortResult<port::Effects> Cip11Port::block_effects(cip11::Height h) {
+  return answer(cip11_.block_assignments(h.value));
+}
 
 port::PortResult<std::vector<port::ValidatorSetChange>> Cip11Port::validator_set_changes() {
   return answer(cip11_.validator_set_changes());
@@ -100,7 +106,7 @@ port::PortResult<std::uint64_t> Cip11Port::next_nonce(const Address& account) {
 port::PortResult<std::optional<port::Inclusion>> Cip11Port::inclusion(const Bytes32& tx_hash) {
   return answer(chain_.receipt(tx_hash), [](std::optional<TxReceipt> r) -> std::optional<port::Inclusion> {
     if (!r) return std::nullopt;
-    return port::Inclusion{r->height, r->error};
+    return port::Inclusion{cip11::Height{r->height}, r->error};
   });
 }
 

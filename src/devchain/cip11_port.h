@@ -31,12 +31,12 @@ class Cip11Port final : public cip11::chain::ChainPort {
   static std::unique_ptr<Cip11Port> over_http(const std::string& url);
 
   cip11::chain::PortResult<cip11::chain::ChainSetup> setup() override;
-  cip11::chain::PortResult<std::uint64_t> height() override;
+  cip11::chain::PortResult<cip11::Height> height() override;
   cip11::chain::PortResult<cip11::chain::RunnerRecord> runner(const Address& runner) override;
   cip11::chain::PortResult<std::vector<cip11::chain::RunnerRecord>> runners() override;
   cip11::chain::PortResult<cip11::chain::JobRecord> job(const cip11::JobId& job_id) override;
   cip11::chain::PortResult<std::vector<cip11::chain::JobRecord>> runner_jobs(const Address& runner) override;
-  cip11::chain::PortResult<cip11::chain::Effects> block_effects(std::uint64_t height) override;
+  cip11::chain::PortResult<cip11::chain::Effects> block_effects(cip11::Height height) override;
   cip11::chain::PortResult<std::vector<cip11::chain::ValidatorSetChange>> validator_set_changes() override;
   cip11::chain::PortResult<std::vector<cip11::chain::ValidatorEntry>> validators() override;
   cip11::chain::PortResult<std::uint64_t> next_nonce(const Address& account) override;

@@ -143,7 +143,7 @@ Result<std::vector<ScheduleValidatorSet>, std::string> load_validator_sets(rocks
 cip11::chain::ValidatorSnapshots snapshots_of(const GenesisSpec& genesis, const std::vector<ScheduleValidatorSet>& sets) {
   if (!genesis.cip11) return cip11::chain::ValidatorSnapshots::genesis(std::vector<crypto::Ed25519Public>{});
   auto out = validator_snapshots(*genesis.cip11);
-  for (const auto& s : sets) out.add(s.epoch, s.activation_height, as_change(s).peer_keys);
+  for (const auto& s : sets) out.add(cip11::Epoch{s.epoch}, cip11::Height{s.activation_height}, as_change(s).peer_keys);
   return out;
 }
 
@@ -316,7 +316,7 @@ Result<std::unique_ptr<cip11::chain::SeedChain>, std::string> replay_seeds(rocks
   std::optional<std::uint64_t> oldest_pending;
   for (const auto& [id, job] : state.jobs)
     if (job.pending)
-      oldest_pending = std::min(oldest_pending.value_or(job.pending->submitted_at), job.pending->submitted_at);
+      oldest_pending = std::min(oldest_pending.value_or(job.pending->submitted_at.value), job.pending->submitted_at.value);
   std::uint64_t first = 1;
   const std::uint64_t floor = seed_floor(height, oldest_pending).view;
   if (floor > 1)
@@ -586,8 +586,8 @@ std::pair<std::optional<Bytes>, cip11::PresentSet> Node::presence_for(std::uint6
   const auto& params = genesis_.cip11->params;
   // Effective Mode A: PresenceInput(H) is presence_proven_until of the parent
   // state (§8.3); no proposer view is asked, and the field states that set.
-  if (cip11::chain::mode_a_effective(params, snapshots_, height)) {
-    auto proven = cip11::chain::proven_presence(state_.cip11, height, registry_size);
+  if (cip11::chain::mode_a_effective(params, snapshots_, cip11::Height{height})) {
+    auto proven = cip11::chain::proven_presence(state_.cip11, cip11::Height{height}, registry_size);
     return {cip11::encode_presence(proven), std::move(proven)};
   }
   cip11::PresentSet empty(registry_size);
@@ -704,7 +704,7 @@ void Node::execute(const Block& block, const std::vector<Pending>& txs, const ci
                    out.seeds ? std::span<const cip11::chain::RoundSeed>(*out.seeds)
                              : std::span<const cip11::chain::RoundSeed>{});
     context.emplace(
-        cip11::chain::BlockContext{h, genesis_.cip11->params, *beacon, *present, snapshots_, block.view, &shadow_});
+        cip11::chain::BlockContext{cip11::Height{h}, genesis_.cip11->params, *beacon, *present, snapshots_, block.view, &shadow_});
     cip11::chain::begin_block(state_.cip11, *context, out.committed.effects);
   }
   for (std::uint32_t i = 0; i < txs.size(); ++i)
@@ -770,7 +770,7 @@ ApiResult<std::uint64_t> Node::write_block(const SignedBlock& signed_block, cons
   if (ex.seeds) {
     seeds_->commit(std::move(*ex.seeds));
     const auto& pending = state_.cip11.due.pending_counts();
-    seeds_->forget_before(seed_floor(h, pending.empty() ? std::nullopt : std::optional(pending.begin()->first)));
+    seeds_->forget_before(seed_floor(h, pending.empty() ? std::nullopt : std::optional(pending.begin()->first.value)));
   }
 
   auto snapshot = snapshot_of(*db_);
@@ -853,7 +853,7 @@ ApiResult<SignedBlock> Node::propose(std::optional<std::uint64_t> view, const An
     candidates.assign(mempool_.begin(), mempool_.begin() + static_cast<std::ptrdiff_t>(n));
   }
   b.chain_instance_id = chain_instance_id_;
-  b.epoch = snapshots_.active(b.height).epoch;
+  b.epoch = snapshots_.active(cip11::Height{b.height}).epoch.value;
   if (config_.rotating) {
     // The leader of the view among the validators active at the height (D2):
     // a validator out of that snapshot, or not its turn, proposes nothing.
@@ -944,7 +944,7 @@ ApiResult<std::uint64_t> Node::accept_locked(const SignedBlock& sb) {
   const EpochValidators* producers = proposers_->at(b.height);
   if (validators_.empty() || !producers) return no(BlockRefusal::kNoValidatorSet, "no ValidatorSetSnapshot(0)");
   if (b.chain_instance_id != chain_instance_id_) return no(BlockRefusal::kWrongChain, json::hex0x(b.chain_instance_id));
-  if (b.epoch != snapshots_.active(b.height).epoch)  // the subset_epoch active at its height (§5.4, D9)
+  if (b.epoch != snapshots_.active(cip11::Height{b.height}).epoch.value)  // the subset_epoch active at its height (§5.4, D9)
     return no(BlockRefusal::kWrongEpoch, "epoch " + std::to_string(b.epoch));
   if (b.height != at.height + 1) {
     // A block at a height this node holds, other than its own there: a fork (D11).
@@ -1018,11 +1018,11 @@ ApiResult<std::uint64_t> Node::accept_locked(const SignedBlock& sb) {
   if (genesis_.cip11) {
     const auto& params = genesis_.cip11->params;
     ex.registry_size = state_.cip11.index.size();
-    if (cip11::chain::mode_a_effective(params, snapshots_, b.height)) {
+    if (cip11::chain::mode_a_effective(params, snapshots_, cip11::Height{b.height})) {
       // Effective Mode A (§7.2 rule 3): PresenceInput(H) is the parent state's
       // presence_proven_until set, derived here, never the proposer's; a field,
       // which the block MAY omit, must state exactly that set.
-      auto proven = cip11::chain::proven_presence(state_.cip11, b.height, ex.registry_size);
+      auto proven = cip11::chain::proven_presence(state_.cip11, cip11::Height{b.height}, ex.registry_size);
       if (b.presence) {
         auto stated = cip11::decode_presence(*b.presence, ex.registry_size);
         if (!stated) return no(BlockRefusal::kBadPresence, std::string(cip11::to_string(stated.error())));

@@ -16,7 +16,7 @@ Proposers Proposers::of(const Cip11Genesis& genesis, const cip11::chain::Validat
     for (const auto& v : s.validators) vrf.emplace(v.peer_key, v.vrf_key.value_or(v.peer_key));
   Proposers out;
   for (const auto& snapshot : snapshots.epochs()) {
-    EpochValidators e{snapshot.epoch, snapshot.activation_height, snapshot.peers, {}};
+    EpochValidators e{snapshot.epoch.value, snapshot.activation_height.value, snapshot.peers, {}};
     std::sort(e.peers.begin(), e.peers.end());  // epoch 0's snapshot order is the genesis's
     for (const auto& p : e.peers) {
       auto it = vrf.find(p);

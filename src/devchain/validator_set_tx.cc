@@ -92,10 +92,10 @@ std::optional<ValidatorSetRefusal> check_schedule(const ScheduleValidatorSet& s,
                                                   std::uint64_t height) {
   using R = ValidatorSetRefusal;
   const auto& last = scheduled.epochs().back();
-  if (s.epoch != last.epoch + 1) return R::kWrongEpoch;
+  if (s.epoch != last.epoch.value + 1) return R::kWrongEpoch;
   // One change at a time: with the lead below, the previous change's overlap
   // window has ended before the next one activates (at most two current snapshots, §5.3).
-  if (last.activation_height > height) return R::kChangePending;
+  if (last.activation_height > cip11::Height{height}) return R::kChangePending;
   const std::uint64_t lead = genesis.overlap_blocks;
   if (height > UINT64_MAX - lead || s.activation_height < height + lead) return R::kLeadTooShort;
   if (s.validators.empty()) return R::kEmptySet;
@@ -142,7 +142,7 @@ std::optional<ValidatorSetRefusal> check_schedule(const ScheduleValidatorSet& s,
 }
 
 cip11::chain::ValidatorSetChange as_change(const ScheduleValidatorSet& s) {
-  cip11::chain::ValidatorSetChange c{s.activation_height, {}};
+  cip11::chain::ValidatorSetChange c{cip11::Height{s.activation_height}, {}};
   for (const auto& v : s.validators) c.peer_keys.push_back(v.peer_key);
   std::sort(c.peer_keys.begin(), c.peer_keys.end());
   return c;

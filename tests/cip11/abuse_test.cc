@@ -52,7 +52,7 @@ struct Node {
   }
   LocalOffer offer() const {
     return LocalOffer{genesis.params.chain_id, kProtocolVersion, validator_set_hash(devchain::validator_peer_keys(genesis)),
-                      0, 0};
+                      Epoch{0}, Height{0}};
   }
   std::uint64_t height() const {
     auto c = cip11d.chain();

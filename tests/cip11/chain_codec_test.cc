@@ -30,15 +30,15 @@ RunnerRecord sample_runner(std::uint8_t seed) {
   r.max_concurrent = 4;
   r.price = 77;
   r.health = HealthStatus::kPaused;
-  r.registered_at = 5;
-  r.last_heartbeat = 9;
+  r.registered_at = Height{5};
+  r.last_heartbeat = Height{9};
   r.active_jobs = 1;
   r.reputation_x1e9 = 900'000'000;
   RunnerRecord before = r;
   before.stake = 1'000;
   before.capabilities = {};
   before.health = HealthStatus::kHealthy;
-  r.history = {{7, before}};
+  r.history = {{Height{7}, before}};
   return r;
 }
 
@@ -51,18 +51,18 @@ JobRecord sample_job() {
   j.timeout_blocks = 50;
   j.runners = 3;
   j.max_price = 1'000;
-  j.submitted_at = 40;
+  j.submitted_at = Height{40};
   j.state = JobState::kPendingSelection;
   j.selections = 1;
-  j.assignment_height = 41;
-  j.deadline_block = 91;
-  j.committee = {Assignment{filled<20>(0x31), filled<32>(0x32), 45, std::nullopt},
-                 Assignment{filled<20>(0x33), std::nullopt, 0, filled<32>(0x34)}};
+  j.assignment_height = Height{41};
+  j.deadline_block = Height{91};
+  j.committee = {Assignment{filled<20>(0x31), filled<32>(0x32), Height{45}, std::nullopt},
+                 Assignment{filled<20>(0x33), std::nullopt, Height{0}, filled<32>(0x34)}};
   j.excluded = {filled<20>(0x41), filled<20>(0x42)};
   PendingSelectionV1 p;
   p.job_id = j.job_id;
-  p.submitted_at = 40;
-  p.selection_state_height = 40;
+  p.submitted_at = Height{40};
+  p.selection_state_height = Height{40};
   p.committee_size = 3;
   p.submission_epoch = 1;
   p.submission_view = 2;
@@ -73,7 +73,7 @@ JobRecord sample_job() {
   j.pending = p;
   j.selection_seed = filled<32>(0x61);
   j.result = {9, 8};
-  j.finished_at = 0;
+  j.finished_at = Height{0};
   return j;
 }
 
@@ -87,7 +87,7 @@ ChainParams sample_params() {
   p.presence_hard_exclude_enabled = true;
   p.multi_validator = true;
   p.heartbeat_timeout_blocks = 30;
-  p.mru_activation_height = 100;
+  p.mru_activation_height = Height{100};
   p.mru_ttl_blocks = 200;
   p.selection_seed_delay_views = 3;
   p.min_stake = 10;
@@ -110,8 +110,8 @@ State sample_state() {
   JobRecord j = sample_job();
   s.jobs[j.job_id] = j;
   s.jobs_submitted = 1;
-  s.mru[{filled<20>(0x22), JobKind::kHttp}] = MruRecord{filled<20>(0x11), 12};
-  s.presence[filled<20>(0x71)] = PresenceProof{10, 30};
+  s.mru[{filled<20>(0x22), JobKind::kHttp}] = MruRecord{filled<20>(0x11), Height{12}};
+  s.presence[filled<20>(0x71)] = PresenceProof{Height{10}, Height{30}};
   s.commit();
   return s;
 }
@@ -142,9 +142,9 @@ std::vector<CodecSample> all_samples() {
   out.push_back(codec_sample("runner_record", runner, encode_runner, decode_runner));
   const JobRecord job = sample_job();
   out.push_back(codec_sample("job_record", job, encode_job, decode_job));
-  const MruRecord mru{filled<20>(0x11), 12};
+  const MruRecord mru{filled<20>(0x11), Height{12}};
   out.push_back(codec_sample("mru_record", mru, encode_mru, decode_mru));
-  const PresenceProof proof{10, 30};
+  const PresenceProof proof{Height{10}, Height{30}};
   out.push_back(codec_sample("presence_proof", proof, encode_presence_proof, decode_presence_proof));
   const ChainParams params = sample_params();
   out.push_back(codec_sample("chain_params", params, [](const ChainParams& p) { return written(p, put_params); },
@@ -170,7 +170,7 @@ std::vector<CodecSample> all_samples() {
       {"ins_job_result_commit", JobResultCommit{JobId{filled<32>(0x81)}, filled<32>(0x82)}},
       {"ins_job_result_submit", JobResultSubmit{JobId{filled<32>(0x81)}, Bytes{7, 7, 7}, filled<32>(0x83)}},
       {"ins_submit_presence_certificate",
-       SubmitPresenceCertificate{filled<20>(0x91), 33, 5'000, {Bytes{1, 2}, Bytes{}, Bytes{3}}}},
+       SubmitPresenceCertificate{filled<20>(0x91), Height{33}, 5'000, {Bytes{1, 2}, Bytes{}, Bytes{3}}}},
   };
   for (const auto& [name, ins] : instructions)
     out.push_back(codec_sample(name, ins, encode_instruction, decode_instruction));

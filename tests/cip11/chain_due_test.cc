@@ -17,14 +17,14 @@ TEST(Cip11ChainDue, OnlyJobsDueByTheBlockAreLookedAtAndEndedOnesLeaveTheIndex) {
   const std::vector<testing::Key> ks{key(1), key(2), key(3)};
   c.register_all(ks);
   const cip11::JobId single = *c.ok(ks[0].address, testing::job(1, 10)).job_id;
-  const std::uint64_t s1 = c.height;
+  const Height s1 = c.height;
   const cip11::JobId pair = *c.ok(ks[1].address, testing::job(2, 12)).job_id;
-  const std::uint64_t s2 = c.height;
+  const Height s2 = c.height;
   const cip11::JobId lost = *c.ok(ks[2].address, testing::job(1, 4)).job_id;
-  const std::uint64_t s3 = c.height;
+  const Height s3 = c.height;
   c.begin();  // the index takes in the jobs the last blocks changed
 
-  const auto due_by = [&](std::uint64_t h) { return c.state.due.due_by(h); };
+  const auto due_by = [&](Height h) { return c.state.due.due_by(h); };
   EXPECT_EQ(c.state.due.size(), 3u);
   EXPECT_EQ(next_due(c.job_of(single)), s1 + 10 + 1);  // after its deadline
   EXPECT_EQ(next_due(c.job_of(pair)), s2 + c.params.selection_seed_delay_views + 1);  // after its seed view

@@ -65,7 +65,7 @@ class Chain {
   ChainParams params;
   State state;
   std::map<Address, u128> balances;
-  std::uint64_t height = 0;
+  Height height{0};
   Effects effects;  // the current block's
   ShadowBook shadow;  // as a node keeps it: each block's shadow writes applied once the next one begins
   ValidatorSnapshots validators = ValidatorSnapshots::genesis({crypto::Ed25519Public{}});  // |V| = 1
@@ -106,7 +106,7 @@ class Chain {
   }
   const JobRecord& job_of(const JobId& id) const { return state.jobs.at(id); }
   /// The beacon_hash_v1 of Round(0, view)'s dev seed.
-  Bytes32 beacon_hash(std::uint64_t view) const { return *beacon_hash_v1(*DevBeacon(chain_, view + 1).seed(0, view)); }
+  Bytes32 beacon_hash(std::uint64_t view) const { return *beacon_hash_v1(*DevBeacon(chain_, Height{view + 1}).seed(0, view)); }
   /// The current block as the machine sees it (after begin()).
   BlockContext context() { return BlockContext{height, params, *beacon_, present_, validators, std::nullopt, &shadow}; }
   std::vector<Address> committee_of(const JobId& id) const {

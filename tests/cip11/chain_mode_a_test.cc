@@ -63,17 +63,17 @@ struct World {
     ADD_FAILURE() << "every validator is in the subset";
     return 0;
   }
-  PresenceReceipt unsigned_receipt(std::size_t v, std::uint64_t height, const Key* for_runner = nullptr) const {
+  PresenceReceipt unsigned_receipt(std::size_t v, Height height, const Key* for_runner = nullptr) const {
     const Key& r = for_runner ? *for_runner : runner;
-    return PresenceReceipt{validators.at(v).pubkey(), PubKey::runner(r.pub), 0, validator_set_hash(peers),
+    return PresenceReceipt{validators.at(v).pubkey(), PubKey::runner(r.pub), Epoch{0}, validator_set_hash(peers),
                            height, 1, true, {}};
   }
-  Bytes receipt(std::size_t v, std::uint64_t height) const {
+  Bytes receipt(std::size_t v, Height height) const {
     return encode_receipt(sign_receipt(validators.at(v), kChainId, unsigned_receipt(v, height)));
   }
-  SubmitPresenceCertificate cert(std::vector<Bytes> receipts, std::uint64_t height = 0,
+  SubmitPresenceCertificate cert(std::vector<Bytes> receipts, Height height = Height{0},
                                  std::uint64_t cycles = kPlenty) const {
-    return SubmitPresenceCertificate{runner.address, height ? height : c.height, cycles, std::move(receipts)};
+    return SubmitPresenceCertificate{runner.address, height != Height{0} ? height : c.height, cycles, std::move(receipts)};
   }
   /// Applies in a new block; the report.
   CertificateReport submit(const SubmitPresenceCertificate& cert, const Address* sender = nullptr) {
@@ -90,7 +90,7 @@ TEST(Cip11ModeA, AValidCertificateSetsTheAnchorAndProvenUntilAndChargesExactly) 
   World w;
   const auto in = w.inside();
   ASSERT_EQ(in.size(), 3u);  // |V| = 4: k = min(4, clamp(3, 3, 8)) = 3
-  const std::uint64_t h = w.c.height + 1;  // the block the certificate goes into
+  const Height h = w.c.height + 1;  // the block the certificate goes into
   auto report = w.submit(w.cert({w.receipt(in[0], h - 3), w.receipt(in[1], h - 2)}, h - 1));
   ASSERT_FALSE(report.error) << chain_error_name(*report.error);
   EXPECT_EQ(report.cycles_used, kBase + 2 * kPre + 2 * kVerify);  // 32,000
@@ -108,7 +108,7 @@ TEST(Cip11ModeA, AValidCertificateSetsTheAnchorAndProvenUntilAndChargesExactly) 
 
 struct Refusal {
   std::string name;
-  std::function<Bytes(const World&, std::uint64_t)> bad;  // the second entry, given the certificate height
+  std::function<Bytes(const World&, Height)> bad;  // the second entry, given the certificate height
   ReceiptVerdict verdict;
   ChainError error;
   std::uint64_t cycles;
@@ -126,72 +126,72 @@ TEST(Cip11ModeA, EachReceiptRefusalOneByOneLeavesTheStateUnchanged) {
   const std::uint64_t below = kBase + 2 * kPre + kVerify;  // the good one verified, the bad one never reached Ed25519
   auto signed_by = [&](std::size_t v, PresenceReceipt r) { return encode_receipt(sign_receipt(w.validators[v], kChainId, r)); };
   std::vector<Refusal> cases{
-      {"malformed", [](const World&, std::uint64_t) { return Bytes{0xa8, 0x00}; }, ReceiptVerdict::kMalformed,
+      {"malformed", [](const World&, Height) { return Bytes{0xa8, 0x00}; }, ReceiptVerdict::kMalformed,
        ChainError::kBelowThreshold, below},
       {"wrong scheme tag",
-       [&](const World& w, std::uint64_t h) {
+       [&](const World& w, Height h) {
          Bytes b = w.receipt(in[1], h);
          b[4] = 0x01;  // validator_pubkey's tag says secp256k1; 32 key bytes do not fit it
          return b;
        },
        ReceiptVerdict::kWrongScheme, ChainError::kBelowThreshold, below},
       {"runner key mismatch",
-       [&](const World& w, std::uint64_t h) { return signed_by(in[1], w.unsigned_receipt(in[1], h, &other)); },
+       [&](const World& w, Height h) { return signed_by(in[1], w.unsigned_receipt(in[1], h, &other)); },
        ReceiptVerdict::kOtherRunner, ChainError::kRunnerKeyMismatch, kBase + 2 * kPre},
       {"accepting_new false",
-       [&](const World& w, std::uint64_t h) {
+       [&](const World& w, Height h) {
          auto r = w.unsigned_receipt(in[1], h);
          r.accepting_new = false;
          return signed_by(in[1], r);
        },
        ReceiptVerdict::kNotAccepting, ChainError::kBelowThreshold, below},
-      {"future height", [&](const World& w, std::uint64_t h) { return w.receipt(in[1], h + 1); },
+      {"future height", [&](const World& w, Height h) { return w.receipt(in[1], h + 1); },
        ReceiptVerdict::kFuture, ChainError::kBelowThreshold, below},
       {"stale height",
-       [&](const World& w, std::uint64_t h) { return w.receipt(in[1], h - kReceiptFreshnessBlocks - 1); },
+       [&](const World& w, Height h) { return w.receipt(in[1], h - kReceiptFreshnessBlocks - 1); },
        ReceiptVerdict::kStale, ChainError::kBelowThreshold, below},
       {"wrong epoch",
-       [&](const World& w, std::uint64_t h) {
+       [&](const World& w, Height h) {
          auto r = w.unsigned_receipt(in[1], h);
-         r.subset_epoch = 1;
+         r.subset_epoch = Epoch{1};
          return signed_by(in[1], r);
        },
        ReceiptVerdict::kUnknownEpoch, ChainError::kBelowThreshold, below},
       {"wrong validator_set_hash",
-       [&](const World& w, std::uint64_t h) {
+       [&](const World& w, Height h) {
          auto r = w.unsigned_receipt(in[1], h);
          r.validator_set_hash[0] ^= 1;
          return signed_by(in[1], r);
        },
        ReceiptVerdict::kUnknownEpoch, ChainError::kBelowThreshold, below},
       {"unknown validator",
-       [&](const World& w, std::uint64_t h) {
+       [&](const World& w, Height h) {
          const Signer stranger = validator_signer(0x99);
          auto r = w.unsigned_receipt(in[1], h);
          r.validator_pubkey = stranger.pubkey();
          return encode_receipt(sign_receipt(stranger, kChainId, r));
        },
        ReceiptVerdict::kUnknownValidator, ChainError::kBelowThreshold, below},
-      {"validator outside the subset", [&](const World& w, std::uint64_t h) { return w.receipt(out, h); },
+      {"validator outside the subset", [&](const World& w, Height h) { return w.receipt(out, h); },
        ReceiptVerdict::kOutsideSubset, ChainError::kBelowThreshold, below},
       {"bad signature",
-       [&](const World& w, std::uint64_t h) {
+       [&](const World& w, Height h) {
          auto r = sign_receipt(w.validators[in[1]], kChainId, w.unsigned_receipt(in[1], h));
          r.validator_signed[0] ^= 1;
          return encode_receipt(r);
        },
        ReceiptVerdict::kBadSignature, ChainError::kBelowThreshold, below + kVerify},
       {"signed for another chain",
-       [&](const World& w, std::uint64_t h) {
+       [&](const World& w, Height h) {
          return encode_receipt(sign_receipt(w.validators[in[1]], kChainId + 1, w.unsigned_receipt(in[1], h)));
        },
        ReceiptVerdict::kBadSignature, ChainError::kBelowThreshold, below + kVerify},
-      {"duplicate validator key", [&](const World& w, std::uint64_t h) { return w.receipt(in[0], h - 1); },
+      {"duplicate validator key", [&](const World& w, Height h) { return w.receipt(in[0], h - 1); },
        ReceiptVerdict::kSuperseded, ChainError::kBelowThreshold, below},
   };
   for (const auto& k : cases) {
     SCOPED_TRACE(k.name);
-    const std::uint64_t h = w.c.height;  // the certificate's height: the block before the one it goes into
+    const Height h = w.c.height;  // the certificate's height: the block before the one it goes into
     const Bytes before = state_bytes(w.c.state);
     auto report = w.submit(w.cert({w.receipt(in[0], h), k.bad(w, h)}, h));
     EXPECT_EQ(report.error, k.error);
@@ -202,7 +202,7 @@ TEST(Cip11ModeA, EachReceiptRefusalOneByOneLeavesTheStateUnchanged) {
     EXPECT_FALSE(w.proof());
   }
   // The freshness window's edge is inclusive: 30 blocks old still counts.
-  const std::uint64_t h = w.c.height;
+  const Height h = w.c.height;
   auto report = w.submit(w.cert({w.receipt(in[0], h), w.receipt(in[1], h - kReceiptFreshnessBlocks)}, h));
   EXPECT_FALSE(report.error);
 }
@@ -211,7 +211,7 @@ TEST(Cip11ModeA, EachReceiptRefusalOneByOneLeavesTheStateUnchanged) {
 TEST(Cip11ModeA, EachCertificateRefusalLeavesTheStateUnchanged) {
   World w;
   const auto in = w.inside();
-  auto good = [&](std::uint64_t h) { return std::vector{w.receipt(in[0], h), w.receipt(in[1], h)}; };
+  auto good = [&](Height h) { return std::vector{w.receipt(in[0], h), w.receipt(in[1], h)}; };
   auto refused = [&](SubmitPresenceCertificate cert, ChainError error, std::uint64_t cycles,
                      const Address* sender = nullptr) {
     const Bytes before = state_bytes(w.c.state);
@@ -220,7 +220,7 @@ TEST(Cip11ModeA, EachCertificateRefusalLeavesTheStateUnchanged) {
     EXPECT_EQ(report.cycles_used, cycles);
     EXPECT_EQ(state_bytes(w.c.state), before);
   };
-  std::uint64_t h = w.c.height;
+  Height h = w.c.height;
   refused(w.cert(good(h), h, kBase - 1), ChainError::kOutOfCycles, 0);  // not even the base charge
   refused(w.cert(good(h), h, kBase + kPre - 1), ChainError::kOutOfCycles, kBase);
   refused(w.cert(good(h), h, kBase + 2 * kPre + kVerify - 1), ChainError::kOutOfCycles, kBase + 2 * kPre);
@@ -252,7 +252,7 @@ TEST(Cip11ModeA, EachCertificateRefusalLeavesTheStateUnchanged) {
 TEST(Cip11ModeA, OutOfCyclesBeforeAVerifyRefusesWithTheChargesTakenSoFar) {
   World w;
   const auto in = w.inside();
-  const std::uint64_t h = w.c.height;
+  const Height h = w.c.height;
   auto cert = w.cert({w.receipt(in[0], h), w.receipt(in[1], h), w.receipt(in[2], h)}, h);
   cert.cycle_limit = kBase + 3 * kPre + 2 * kVerify + kVerify - 1;  // two verifies paid, the third not
   auto report = w.submit(cert);
@@ -272,7 +272,7 @@ TEST(Cip11ModeA, OutOfCyclesBeforeAVerifyRefusesWithTheChargesTakenSoFar) {
 TEST(Cip11ModeA, AForgedHigherReceiptDoesNotSuppressALowerValidOne) {
   World w;
   const auto in = w.inside();
-  const std::uint64_t h = w.c.height;
+  const Height h = w.c.height;
   auto forged = sign_receipt(w.validators[in[0]], kChainId, w.unsigned_receipt(in[0], h));
   forged.validator_signed[5] ^= 0x40;
   auto report = w.submit(w.cert({encode_receipt(forged), w.receipt(in[0], h - 4), w.receipt(in[1], h - 6)}, h));
@@ -284,7 +284,7 @@ TEST(Cip11ModeA, AForgedHigherReceiptDoesNotSuppressALowerValidOne) {
   EXPECT_EQ(w.proof()->anchor, h - 4);
 
   // Two valid receipts of one validator: only the higher is verified, and it is the anchor.
-  const std::uint64_t h2 = w.c.height;
+  const Height h2 = w.c.height;
   report = w.submit(w.cert({w.receipt(in[0], h2 - 1), w.receipt(in[0], h2), w.receipt(in[1], h2 - 2)}, h2));
   ASSERT_FALSE(report.error);
   EXPECT_EQ(report.verdicts, (std::vector{ReceiptVerdict::kSuperseded, ReceiptVerdict::kCounted,
@@ -300,7 +300,7 @@ TEST(Cip11ModeA, AForgedHigherReceiptDoesNotSuppressALowerValidOne) {
 TEST(Cip11ModeA, ReplayedOrOlderReceiptsNeverExtendPresenceProvenUntil) {
   World w;
   const auto in = w.inside();
-  const std::uint64_t h = w.c.height;
+  const Height h = w.c.height;
   const auto first = w.cert({w.receipt(in[0], h - 1), w.receipt(in[1], h)}, h);
   ASSERT_FALSE(w.submit(first).error);
   const PresenceProof proven = *w.proof();
@@ -321,7 +321,7 @@ TEST(Cip11ModeA, ReplayedOrOlderReceiptsNeverExtendPresenceProvenUntil) {
   EXPECT_EQ(report.error, ChainError::kBelowThreshold);
   EXPECT_EQ(report.verdicts, (std::vector{ReceiptVerdict::kStale, ReceiptVerdict::kStale}));
   // A strictly newer observation moves it on by exactly the difference.
-  const std::uint64_t now = w.c.height;
+  const Height now = w.c.height;
   ASSERT_FALSE(w.submit(w.cert({w.receipt(in[0], now), w.receipt(in[2], now - 1)}, now)).error);
   EXPECT_EQ(*w.proof(), (PresenceProof{now, now + kPresenceProofTtlBlocks}));
 }
@@ -331,16 +331,16 @@ TEST(Cip11ModeA, ReplayedOrOlderReceiptsNeverExtendPresenceProvenUntil) {
 TEST(Cip11ModeA, TheAnchorIsStrictlyMonotonic) {
   World w;
   const auto in = w.inside();
-  while (w.c.height < 100) w.c.begin();
-  std::optional<std::uint64_t> best;
+  while (w.c.height < Height{100}) w.c.begin();
+  std::optional<Height> best;
   std::uint64_t x = 12345;
   for (int i = 0; i < 24; ++i) {
     x = x * 6364136223846793005ull + 1442695040888963407ull;  // a fixed LCG: no machine randomness
-    const std::uint64_t cert_height = w.c.height;
-    const std::uint64_t anchor = cert_height - (x >> 33) % 20;
+    const Height cert_height = w.c.height;
+    const Height anchor = cert_height - (x >> 33) % 20;
     auto report = w.submit(w.cert({w.receipt(in[0], anchor), w.receipt(in[1], anchor - 1)}, cert_height));
     const bool newer = !best || anchor > *best;
-    EXPECT_EQ(!report.error, newer) << "anchor " << anchor;
+    EXPECT_EQ(!report.error, newer) << "anchor " << anchor.value;
     if (newer) best = anchor;
     EXPECT_EQ(*w.proof(), (PresenceProof{*best, *best + kPresenceProofTtlBlocks}));
   }
@@ -360,8 +360,8 @@ TEST(Cip11ModeA, EpochPairedReceiptsAcrossTheOverlapBoundary) {
   }
   const std::vector<crypto::Ed25519Public> e0(all.begin(), all.begin() + 4), e1(all.begin() + 2, all.end());
   ValidatorSnapshots snapshots = ValidatorSnapshots::genesis(e0);
-  constexpr std::uint64_t kActivation = 50;
-  snapshots.add(1, kActivation, e1);
+  constexpr Height kActivation{50};
+  snapshots.add(Epoch{1}, kActivation, e1);
   ChainParams params;
   params.chain_id = kChainId;
   params.presence_hard_exclude_enabled = true;
@@ -369,18 +369,18 @@ TEST(Cip11ModeA, EpochPairedReceiptsAcrossTheOverlapBoundary) {
   params.subset = SubsetParams{4, 8};  // k = |V| = 4: everyone is in every runner's subset
   const Key runner = key(204);
   State base;
-  base.runners[runner.address] = runner_record(testing::registration(runner), runner.address, 0);
+  base.runners[runner.address] = runner_record(testing::registration(runner), runner.address, Height{0});
   base.index.register_runner(runner.address);
   base.commit();
 
-  auto receipt = [&](std::size_t v, std::uint64_t epoch, const std::vector<crypto::Ed25519Public>& set,
-                     std::uint64_t height) {
+  auto receipt = [&](std::size_t v, Epoch epoch, const std::vector<crypto::Ed25519Public>& set,
+                     Height height) {
     return sign_receipt(vs[v], kChainId,
                         PresenceReceipt{vs[v].pubkey(), PubKey::runner(runner.pub), epoch, validator_set_hash(set),
                                         height, 1, true, {}});
   };
   // The verdict of one receipt, certified in block `height` at that height.
-  auto verdict = [&](const PresenceReceipt& r, std::uint64_t height) {
+  auto verdict = [&](const PresenceReceipt& r, Height height) {
     State s = base;
     auto report = submit_certificate(s, params, snapshots, height, runner.address,
                                      SubmitPresenceCertificate{runner.address, height, kPlenty, {encode_receipt(r)}});
@@ -388,27 +388,27 @@ TEST(Cip11ModeA, EpochPairedReceiptsAcrossTheOverlapBoundary) {
     EXPECT_EQ(!report.error, report.verdicts.at(0) == ReceiptVerdict::kCounted);
     return report.verdicts.at(0);
   };
-  const std::uint64_t cutoff = kActivation + kOverlapBlocks;
+  const Height cutoff = kActivation + kOverlapBlocks;
   // Epoch 0 (validator 0, only in epoch 0): counted before and through the window, not from the cutoff on.
-  for (std::uint64_t h : {kActivation - 1, kActivation, cutoff - 1})
-    EXPECT_EQ(verdict(receipt(0, 0, e0, h), h), ReceiptVerdict::kCounted) << h;
-  EXPECT_EQ(verdict(receipt(0, 0, e0, cutoff), cutoff), ReceiptVerdict::kUnknownEpoch);
+  for (Height h : {kActivation - 1, kActivation, cutoff - 1})
+    EXPECT_EQ(verdict(receipt(0, Epoch{0}, e0, h), h), ReceiptVerdict::kCounted) << h.value;
+  EXPECT_EQ(verdict(receipt(0, Epoch{0}, e0, cutoff), cutoff), ReceiptVerdict::kUnknownEpoch);
   // Epoch 1 (validator 5, only in epoch 1): nothing before its activation, counted from it on.
-  EXPECT_EQ(verdict(receipt(5, 1, e1, kActivation - 1), kActivation - 1), ReceiptVerdict::kUnknownEpoch);
-  for (std::uint64_t h : {kActivation, cutoff - 1, cutoff, cutoff + 1000})
-    EXPECT_EQ(verdict(receipt(5, 1, e1, h), h), ReceiptVerdict::kCounted) << h;
+  EXPECT_EQ(verdict(receipt(5, Epoch{1}, e1, kActivation - 1), kActivation - 1), ReceiptVerdict::kUnknownEpoch);
+  for (Height h : {kActivation, cutoff - 1, cutoff, cutoff + 1000})
+    EXPECT_EQ(verdict(receipt(5, Epoch{1}, e1, h), h), ReceiptVerdict::kCounted) << h.value;
   // Never one epoch's number with the other's hash, inside the window or out.
-  for (std::uint64_t h : {kActivation - 1, kActivation + 10, cutoff}) {
-    EXPECT_EQ(verdict(receipt(2, 0, e1, h), h), ReceiptVerdict::kUnknownEpoch) << h;
-    EXPECT_EQ(verdict(receipt(2, 1, e0, h), h), ReceiptVerdict::kUnknownEpoch) << h;
+  for (Height h : {kActivation - 1, kActivation + 10, cutoff}) {
+    EXPECT_EQ(verdict(receipt(2, Epoch{0}, e1, h), h), ReceiptVerdict::kUnknownEpoch) << h.value;
+    EXPECT_EQ(verdict(receipt(2, Epoch{1}, e0, h), h), ReceiptVerdict::kUnknownEpoch) << h.value;
   }
   // Membership resolves in the snapshot the pair names: validator 5 under epoch 0, 0 under epoch 1.
-  EXPECT_EQ(verdict(receipt(5, 0, e0, kActivation + 10), kActivation + 10), ReceiptVerdict::kUnknownValidator);
-  EXPECT_EQ(verdict(receipt(0, 1, e1, kActivation + 10), kActivation + 10), ReceiptVerdict::kUnknownValidator);
+  EXPECT_EQ(verdict(receipt(5, Epoch{0}, e0, kActivation + 10), kActivation + 10), ReceiptVerdict::kUnknownValidator);
+  EXPECT_EQ(verdict(receipt(0, Epoch{1}, e1, kActivation + 10), kActivation + 10), ReceiptVerdict::kUnknownValidator);
   // Validator 2 is in both: its epoch-0 receipt relabelled as epoch 1 passes every precheck and fails Ed25519.
-  const std::uint64_t h = kActivation + 10;
-  PresenceReceipt relabelled = receipt(2, 0, e0, h);
-  relabelled.subset_epoch = 1;
+  const Height h = kActivation + 10;
+  PresenceReceipt relabelled = receipt(2, Epoch{0}, e0, h);
+  relabelled.subset_epoch = Epoch{1};
   relabelled.validator_set_hash = validator_set_hash(e1);
   EXPECT_EQ(verdict(relabelled, h), ReceiptVerdict::kBadSignature);
   // Its receipts under both epochs count once toward t_hard: one raw key.
@@ -417,7 +417,7 @@ TEST(Cip11ModeA, EpochPairedReceiptsAcrossTheOverlapBoundary) {
   auto report = submit_certificate(
       s, params, snapshots, h, runner.address,
       SubmitPresenceCertificate{runner.address, h, kPlenty,
-                                {encode_receipt(receipt(2, 0, e0, h)), encode_receipt(receipt(2, 1, e1, h - 1))}});
+                                {encode_receipt(receipt(2, Epoch{0}, e0, h)), encode_receipt(receipt(2, Epoch{1}, e1, h - 1))}});
   EXPECT_EQ(report.error, ChainError::kBelowThreshold);
   EXPECT_EQ(report.validators, 1u);
   EXPECT_EQ(report.verdicts, (std::vector{ReceiptVerdict::kCounted, ReceiptVerdict::kSuperseded}));
@@ -437,7 +437,7 @@ TEST(Cip11ModeA, AboveTheGuardAbsenceExcludesAndBelowItPresenceOnlyOrders) {
     const Key absent = key(205);
     w.c.fund(absent);
     w.c.ok(absent.address, testing::registration(absent, 1'000, 64));
-    const std::uint64_t h = w.c.height;
+    const Height h = w.c.height;
     std::vector<Bytes> receipts;
     for (std::size_t v = 0; v < 11; ++v) receipts.push_back(w.receipt(v, h));
     auto report = w.submit(w.cert(receipts, h));
@@ -465,15 +465,15 @@ TEST(Cip11ModeA, ProvenPresenceIsTheParentStatesReadPoint) {
   State s;
   const auto ks = keys(210, 3);
   for (const auto& k : ks) {
-    s.runners[k.address] = runner_record(testing::registration(k), k.address, 0);
+    s.runners[k.address] = runner_record(testing::registration(k), k.address, Height{0});
     s.index.register_runner(k.address);
   }
-  s.presence[ks[0].address] = PresenceProof{40, 100};
-  s.presence[ks[2].address] = PresenceProof{45, 105};
-  EXPECT_EQ(proven_presence(s, 100, 3).indices(), (std::vector<std::uint32_t>{0, 2}));
-  EXPECT_EQ(proven_presence(s, 101, 3).indices(), (std::vector<std::uint32_t>{2}));
-  EXPECT_EQ(proven_presence(s, 106, 3).indices(), (std::vector<std::uint32_t>{}));
-  EXPECT_EQ(proven_presence(s, 100, 2).indices(), (std::vector<std::uint32_t>{0}));  // index 2 not in registry(H-1)
+  s.presence[ks[0].address] = PresenceProof{Height{40}, Height{100}};
+  s.presence[ks[2].address] = PresenceProof{Height{45}, Height{105}};
+  EXPECT_EQ(proven_presence(s, Height{100}, 3).indices(), (std::vector<std::uint32_t>{0, 2}));
+  EXPECT_EQ(proven_presence(s, Height{101}, 3).indices(), (std::vector<std::uint32_t>{2}));
+  EXPECT_EQ(proven_presence(s, Height{106}, 3).indices(), (std::vector<std::uint32_t>{}));
+  EXPECT_EQ(proven_presence(s, Height{100}, 2).indices(), (std::vector<std::uint32_t>{0}));  // index 2 not in registry(H-1)
 }
 
 }  // namespace

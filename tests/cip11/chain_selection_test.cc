@@ -42,9 +42,9 @@ TEST(Cip11Chain, LiveSelectionUsesTheV2SeedWithTheFlagOffAndTheV3SeedWithItOn) {
     auto out = c.tx(ks[0].address, testing::job(1, 10));
     ASSERT_FALSE(out.error);
     const JobRecord& job = c.job_of(*out.job_id);
-    const Bytes32 beacon = c.beacon_hash(c.height - 1);  // R_{S-1}
-    const Bytes32 expected = on ? selection_seed_v3(SelectionMode::kImmediate, beacon, job.job_id, c.height)
-                                : selection_seed_v2(beacon, job.job_id, c.height);
+    const Bytes32 beacon = c.beacon_hash(c.height.value - 1);  // R_{S-1}
+    const Bytes32 expected = on ? selection_seed_v3(SelectionMode::kImmediate, beacon, job.job_id, c.height.value)
+                                : selection_seed_v2(beacon, job.job_id, c.height.value);
     EXPECT_EQ(job.selection_seed, expected) << on;
     EXPECT_EQ(c.committee_of(job.job_id), draw(eligible_candidates(before, c.context(), job), expected, 1)) << on;
     seeds.insert(*job.selection_seed);
@@ -108,7 +108,7 @@ TEST(Cip11Chain, AShadowMultiRunnerDrawWaitsForItsSeedRoundAndDrawsOverItsBlockS
     std::vector<std::vector<ShadowDraw>> shadow;  // each block's shadow draws from S on
     std::vector<Address> committee;          // when the first CIP-11 committee is drawn (live or shadow)
     std::vector<Address> live_at_s;
-    std::uint64_t s = 0, pass = 0;
+    Height s{}, pass{};
     std::vector<Candidate> pool;  // the block-S snapshot as the pass reads it
     cip11::JobId id{};
   };
@@ -131,12 +131,12 @@ TEST(Cip11Chain, AShadowMultiRunnerDrawWaitsForItsSeedRoundAndDrawsOverItsBlockS
     c.fund(ks[6]);  // registered after S, present from then on: never in the block-S snapshot
     c.ok(ks[6].address, testing::registration(ks[6], 1'000'000), {3});
     record();
-    for (std::uint64_t h = c.height + 1; h <= r.s + 8; ++h) {
+    for (Height h = c.height + 1; h <= r.s + 8; ++h) {
       c.begin({3, 6});
       record();
-      const bool drawn = present_first ? c.job_of(id).selections == 1 && r.pass == 0 && h > r.s
+      const bool drawn = present_first ? c.job_of(id).selections == 1 && r.pass == Height{0} && h > r.s
                                        : !c.effects.shadow.empty();
-      if (!drawn || r.pass != 0) continue;
+      if (!drawn || r.pass != Height{0}) continue;
       r.pass = h;
       r.committee = present_first ? c.committee_of(id) : c.effects.shadow.at(0).shadow;
       r.pool = snapshot_candidates(c.state, c.context(), c.job_of(id), r.s);
@@ -148,13 +148,13 @@ TEST(Cip11Chain, AShadowMultiRunnerDrawWaitsForItsSeedRoundAndDrawsOverItsBlockS
   EXPECT_EQ(shadowed.live_at_s, plain.live_at_s);
   ASSERT_EQ(shadowed.s, cip11.s);
   // The pass: the first block whose round is after r_seed = S + K, for both.
-  const std::uint64_t r_seed = shadowed.s + 3;
+  const Height r_seed = shadowed.s + 3;
   EXPECT_EQ(cip11.pass, r_seed + 1);
   EXPECT_EQ(shadowed.pass, cip11.pass);
   for (std::size_t i = 0; i < shadowed.shadow.size(); ++i) {
-    const std::uint64_t h = shadowed.s + i;
+    const Height h = shadowed.s + i;
     if (h == shadowed.pass) continue;
-    EXPECT_TRUE(shadowed.shadow[i].empty()) << "a shadow draw in block " << h << ", not at the pass";
+    EXPECT_TRUE(shadowed.shadow[i].empty()) << "a shadow draw in block " << h.value << ", not at the pass";
   }
   const auto& at_pass = shadowed.shadow.at(shadowed.pass - shadowed.s);
   ASSERT_EQ(at_pass.size(), 1u);
@@ -169,7 +169,8 @@ TEST(Cip11Chain, AShadowMultiRunnerDrawWaitsForItsSeedRoundAndDrawsOverItsBlockS
   present.add(6);
   ASSERT_EQ(shadowed.id, cip11.id);
   const Chain beacon;  // the same dev beacon: every Chain has the same chain id
-  const Bytes32 seed = selection_seed_v3(SelectionMode::kDelayed, beacon.beacon_hash(r_seed), cip11.id, shadowed.s);
+  const Bytes32 seed = selection_seed_v3(SelectionMode::kDelayed, beacon.beacon_hash(r_seed.value), cip11.id,
+                                         shadowed.s.value);
   EXPECT_EQ(at_pass[0].shadow, draw(cip11.pool, seed, 2, &present));
   ASSERT_EQ(at_pass[0].shadow.size(), 2u);
   EXPECT_EQ(at_pass[0].shadow[0], ks[3].address);
@@ -281,13 +282,13 @@ TEST(Cip11Chain, ATimedOutCommitteeIsRedrawnFromTheJobsOriginalSeed) {
     c.register_all(ks);
     auto out = c.ok(ks[0].address, testing::job(m, 6));
     const cip11::JobId id = *out.job_id;
-    const std::uint64_t s = c.height;
+    const Height s = c.height;
     while (c.job_of(id).state != JobState::kAssigned) c.begin();
-    const std::uint64_t seed_view = m == 1 ? s - 1 : s + c.params.selection_seed_delay_views;
+    const std::uint64_t seed_view = m == 1 ? s.value - 1 : s.value + c.params.selection_seed_delay_views;
     const Bytes32 original = selection_seed_v3(m == 1 ? SelectionMode::kImmediate : SelectionMode::kDelayed,
-                                               c.beacon_hash(seed_view), id, s);
+                                               c.beacon_hash(seed_view), id, s.value);
     ASSERT_EQ(c.job_of(id).selection_seed, original);
-    const std::uint64_t deadline = c.job_of(id).deadline_block;
+    const Height deadline = c.job_of(id).deadline_block;
     while (c.height <= deadline) c.begin();
     ASSERT_EQ(c.job_of(id).selections, 2u) << "M = " << m;
     EXPECT_TRUE(c.effects.consumed_seeds.empty());  // a re-selection consumes no new seed
@@ -299,7 +300,7 @@ TEST(Cip11Chain, ATimedOutCommitteeIsRedrawnFromTheJobsOriginalSeed) {
     EXPECT_EQ(c.committee_of(id), expected) << "M = " << m;
     // The rule the re-selection must not follow would have drawn otherwise here.
     const Bytes32 parent = selection_seed_v3(m == 1 ? SelectionMode::kImmediate : SelectionMode::kDelayed,
-                                             c.beacon_hash(c.height - 1), id, c.height);
+                                             c.beacon_hash(c.height.value - 1), id, c.height.value);
     EXPECT_NE(draw(eligible, parent, m), expected) << "pick other keys: this case cannot tell the rules apart";
     EXPECT_EQ(c.job_of(id).deadline_block, c.height + 6);
   }
@@ -317,7 +318,7 @@ TEST(Cip11Chain, APendingSelectionIsDrawnFromTheRegistryAsItStoodInBlockS) {
   const State at_s = c.state;  // the end of block S-1: nothing has changed in S yet
   auto out = c.tx(ks[0].address, testing::job(3, 20));
   const cip11::JobId id = *out.job_id;
-  const std::uint64_t s = c.height;
+  const Height s = c.height;
   const auto snapshot = eligible_candidates(at_s, c.context(), c.job_of(id));
   ASSERT_EQ(snapshot.size(), 6u);
   EXPECT_EQ(c.job_of(id).pending->candidates_snapshot_root, candidates_snapshot_root(snapshot, c.params.reputation));
@@ -330,7 +331,7 @@ TEST(Cip11Chain, APendingSelectionIsDrawnFromTheRegistryAsItStoodInBlockS) {
   while (c.job_of(id).state == JobState::kPendingSelection) c.begin();
   ASSERT_EQ(c.job_of(id).state, JobState::kAssigned);
   const Bytes32 seed = selection_seed_v3(SelectionMode::kDelayed,
-                                         c.beacon_hash(s + c.params.selection_seed_delay_views), id, s);
+                                         c.beacon_hash(s.value + c.params.selection_seed_delay_views), id, s.value);
   const auto expected = draw(snapshot, seed, 3);
   EXPECT_EQ(c.committee_of(id), expected);
   // Drawn from today's registry instead, it would differ.
@@ -350,15 +351,15 @@ TEST(Cip11Chain, APendingSelectionWhoseSnapshotDoesNotVerifyIsNeverAssignedAndEn
   c.register_all(ks);
   auto out = c.ok(ks[0].address, testing::job(2, 10));
   const cip11::JobId id = *out.job_id;
-  const std::uint64_t deadline = c.job_of(id).deadline_block;
+  const Height deadline = c.job_of(id).deadline_block;
   const std::uint64_t due = c.job_of(id).pending->seed_view + 1;
   // Unchanged since S, so this record is the block-S record the root committed to.
   c.state.runners.at(ks[1].address).stake += 1;
   for (c.begin(); c.height <= deadline; c.begin()) {
-    EXPECT_EQ(c.job_of(id).state, JobState::kPendingSelection) << c.height;
+    EXPECT_EQ(c.job_of(id).state, JobState::kPendingSelection) << c.height.value;
     EXPECT_TRUE(c.effects.assigned.empty());
     EXPECT_TRUE(c.effects.consumed_seeds.empty()) << "a seed no processed record consumed";
-    EXPECT_EQ(c.effects.unverified_pending, c.height >= due ? std::vector<JobId>{id} : std::vector<JobId>{});
+    EXPECT_EQ(c.effects.unverified_pending, c.height >= Height{due} ? std::vector<JobId>{id} : std::vector<JobId>{});
   }
   EXPECT_EQ(c.job_of(id).state, JobState::kTimedOut);
   EXPECT_EQ(c.job_of(id).finished_at, deadline + 1);
@@ -382,7 +383,7 @@ TEST(Cip11Chain, RunnersKeepOnlyTheHistoryAPendingSelectionCanRead) {
   for (int i = 0; i < 5; ++i) c.ok(a, RunnerHeartbeat{});
   EXPECT_EQ(c.state.runners.at(a).history.size(), 1u);  // this block's: a job later in it would read it
   auto out = c.ok(ks[0].address, testing::job(2, 20));
-  const std::uint64_t s = c.height;
+  const Height s = c.height;
   c.ok(a, RunnerHeartbeat{});
   c.ok(a, RunnerHeartbeat{});
   const auto& history = c.state.runners.at(a).history;

@@ -103,7 +103,7 @@ TEST(Cip11Registry, AfterTwiceTheEligibilityWindowANewJobStillGetsACommittee) {
   EXPECT_TRUE(steady.wait_count("event=heartbeat", 2));
   auto r0 = chain.runner(*fixed_from_hex<20>(validator.manifest()["runners"][0]["address"].get<std::string>()));
   ASSERT_TRUE(r0);
-  EXPECT_LE(*chain.height() - r0->last_heartbeat, window);
+  EXPECT_LE(Height{*chain.height()} - r0->last_heartbeat, window);
 
   // Runner 1 was away for two windows: once it says started it is above the floor again.
   RunnerProcess late(data, 1);
@@ -111,7 +111,7 @@ TEST(Cip11Registry, AfterTwiceTheEligibilityWindowANewJobStillGetsACommittee) {
   const Address a1 = *fixed_from_hex<20>(validator.manifest()["runners"][1]["address"].get<std::string>());
   auto r1 = chain.runner(a1);
   ASSERT_TRUE(r1);
-  EXPECT_LE(*chain.height() - r1->last_heartbeat, window) << "started before its heartbeat was included";
+  EXPECT_LE(Height{*chain.height()} - r1->last_heartbeat, window) << "started before its heartbeat was included";
   // So a job for two runners submitted now draws both.
   auto id = testing::submit_job(chain, data / "keys" / "submitter.key", R"({"echo":"two"})", 50, 2);
   ASSERT_TRUE(id);

@@ -198,10 +198,10 @@ TEST(Cip11Chain, MultiRunnerJobsWaitForTheirSeedRound) {
   auto out = c.ok(ks[0].address, testing::job(3, 20));
   const auto& job = c.job_of(*out.job_id);
   ASSERT_EQ(job.state, JobState::kPendingSelection);
-  EXPECT_EQ(job.pending->seed_view, c.height + c.params.selection_seed_delay_views);
+  EXPECT_EQ(job.pending->seed_view, c.height.value + c.params.selection_seed_delay_views);  // views are heights here
   EXPECT_TRUE(c.effects.assigned.empty());  // §9.2: block S writes no assignment
   const std::uint64_t due = job.pending->seed_view + 1;
-  while (c.height + 1 < due) {
+  while (c.height.value + 1 < due) {
     c.begin();
     EXPECT_EQ(c.job_of(*out.job_id).state, JobState::kPendingSelection);
   }
@@ -239,7 +239,7 @@ TEST(Cip11Chain, TimeoutReselectsWithoutTheRunnerThatTimedOut) {
   const cip11::JobId id = *out.job_id;
   const Address first = c.committee_of(id).at(0);
   EXPECT_EQ(c.state.runners.at(first).active_jobs, 1u);
-  const std::uint64_t deadline = c.job_of(id).deadline_block;
+  const Height deadline = c.job_of(id).deadline_block;
   while (c.height < deadline) c.begin();
   EXPECT_EQ(c.committee_of(id).at(0), first);  // a result in the deadline block itself still counts
   c.begin();  // deadline + 1: re-selection
@@ -359,7 +359,7 @@ TEST(Cip11Chain, MruBiasesOnlyAfterItsActivationHeight) {
   auto winners = [&](std::uint64_t activation, bool present_first = true) {
     Chain c;
     c.params.present_first_enabled = present_first;
-    c.params.mru_activation_height = activation;
+    c.params.mru_activation_height = Height{activation};
     c.register_all(ks);
     std::optional<Address> previous;
     std::size_t repeats = 0;

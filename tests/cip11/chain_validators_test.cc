@@ -565,13 +565,13 @@ TEST_F(Cip11PresenceGossipProcesses, EveryRunnerIsPresentInTheBlocksOfEveryPropo
   // Forged views, before any runner is up: each refused by name, counted, and without effect.
   const std::uint64_t head = height(0);
   PresenceView v;
-  v.subset_epoch = 0;
+  v.subset_epoch = Epoch{0};
   {
     std::vector<crypto::Ed25519Public> genesis_order;
     for (const auto& s : seeds) genesis_order.push_back(crypto::ed25519_from_seed(s).public_key);
     v.validator_set_hash = validator_set_hash(genesis_order);
   }
-  v.height = head;
+  v.height = Height{head};
   v.registry_size = static_cast<std::uint32_t>(runner_count);
   PresentSet everyone(v.registry_size);
   for (std::uint32_t j = 0; j < v.registry_size; ++j) everyone.add(j);
@@ -644,7 +644,7 @@ struct Cip11PresenceAcrossEpochs : Cip11Reconfiguration {
     PresenceView v;
     v.subset_epoch = pair.subset_epoch;
     v.validator_set_hash = pair.validator_set_hash;
-    v.height = at;
+    v.height = Height{at};
     v.registry_size = static_cast<std::uint32_t>(kRunners);
     PresentSet everyone(v.registry_size);
     for (std::uint32_t j = 0; j < v.registry_size; ++j) everyone.add(j);
@@ -662,12 +662,12 @@ struct Cip11PresenceAcrossEpochs : Cip11Reconfiguration {
 TEST_F(Cip11PresenceAcrossEpochs, ViewsNameTheirSendersSnapshotAndEveryProposerMarksEveryRunnerAcrossTheChange) {
   const std::vector<std::size_t> all{0, 1, 2, 3};
   const auto e0 = epoch0();
-  const EpochPair old_pair{0, validator_set_hash(e0)};
+  const EpochPair old_pair{Epoch{0}, validator_set_hash(e0)};
   std::vector<crypto::Ed25519Public> next;
   for (std::size_t i = 0; i < kValidators; ++i)
     if (i != kLeaving) next.push_back(e0[i]);
   std::sort(next.begin(), next.end());
-  const EpochPair new_pair{1, validator_set_hash(next)};
+  const EpochPair new_pair{Epoch{1}, validator_set_hash(next)};
   const auto registry = static_cast<std::uint32_t>(kRunners);
   const auto accepted = [](const std::string& answer) { return answer.empty() || answer == "not newer"; };
   const auto settled = [&] { return std::max({height(0), height(1), height(2), height(3)}) + 3; };
@@ -696,7 +696,7 @@ TEST_F(Cip11PresenceAcrossEpochs, ViewsNameTheirSendersSnapshotAndEveryProposerM
     EXPECT_PRED1(accepted, post_view(0, view_of(kLeaving, old_pair, head)));
     EXPECT_PRED1(accepted, post_view(0, view_of(1, old_pair, head)));  // a member of both may name either
     EXPECT_EQ(post_view(0, view_of(kLeaving, new_pair, head)), "a presence view from a key outside the validator set");
-    EXPECT_EQ(post_view(0, view_of(1, EpochPair{1, old_pair.validator_set_hash}, head)),
+    EXPECT_EQ(post_view(0, view_of(1, EpochPair{Epoch{1}, old_pair.validator_set_hash}, head)),
               "a presence view under another validator set or epoch");
   }
   // Each runner readmitted under epoch 1 by validators 0-2, and present there again.

@@ -18,7 +18,7 @@ namespace {
 using testing::End;
 using testing::Received;
 
-LocalOffer offer(std::uint64_t chain_id = 7) { return LocalOffer{chain_id, kProtocolVersion, testing::filled(0x40), 0, 1}; }
+LocalOffer offer(std::uint64_t chain_id = 7) { return LocalOffer{chain_id, kProtocolVersion, testing::filled(0x40), Epoch{0}, Height{1}}; }
 
 struct Net {
   boost::asio::io_context io{1};

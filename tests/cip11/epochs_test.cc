@@ -39,7 +39,9 @@ crypto::Secp256k1Compressed runner_raw(std::uint32_t n) {
   return out;
 }
 
-constexpr std::uint64_t kActivation = 40, kOverlap = 10, kCutoff = kActivation + kOverlap;
+constexpr Height kActivation{40};
+constexpr std::uint64_t kOverlap = 10;
+constexpr Height kCutoff = kActivation + kOverlap;
 
 // Epoch 0: four validators (k = 3); epoch 1 from height 40: three of them and
 // a fifth (k = 3 of 4 again), so subsets move for most runners.
@@ -48,26 +50,26 @@ struct World {
   std::vector<crypto::Ed25519Public> e1 = sorted({peer(1), peer(2), peer(3), peer(5)});
   ValidatorSnapshots snaps = [this] {
     auto s = ValidatorSnapshots::genesis(e0, kOverlap);
-    s.add(1, kActivation, e1);
+    s.add(Epoch{1}, kActivation, e1);
     return s;
   }();
-  EpochPair p0{0, validator_set_hash(e0)}, p1{1, validator_set_hash(e1)};
+  EpochPair p0{Epoch{0}, validator_set_hash(e0)}, p1{Epoch{1}, validator_set_hash(e1)};
 };
 
 TEST(Cip11Epochs, TheActiveSnapshotAndTheOverlapWindowAreTiedToTheHeight) {
   World w;
-  auto epochs = [&](std::uint64_t h) {
-    std::vector<std::uint64_t> out;
+  auto epochs = [&](Height h) {
+    std::vector<Epoch> out;
     for (const auto* s : w.snaps.current(h)) out.push_back(s->epoch);
     return out;
   };
-  EXPECT_EQ(epochs(0), (std::vector<std::uint64_t>{0}));
-  EXPECT_EQ(epochs(kActivation - 1), (std::vector<std::uint64_t>{0}));
-  EXPECT_EQ(epochs(kActivation), (std::vector<std::uint64_t>{1, 0}));  // the active one first
-  EXPECT_EQ(epochs(kCutoff - 1), (std::vector<std::uint64_t>{1, 0}));
-  EXPECT_EQ(epochs(kCutoff), (std::vector<std::uint64_t>{1}));  // no grace past the cutoff
-  EXPECT_EQ(w.snaps.cutoff(0), kCutoff);
-  EXPECT_EQ(w.snaps.cutoff(1), std::nullopt);
+  EXPECT_EQ(epochs(Height{0}), (std::vector<Epoch>{Epoch{0}}));
+  EXPECT_EQ(epochs(kActivation - 1), (std::vector<Epoch>{Epoch{0}}));
+  EXPECT_EQ(epochs(kActivation), (std::vector<Epoch>{Epoch{1}, Epoch{0}}));  // the active one first
+  EXPECT_EQ(epochs(kCutoff - 1), (std::vector<Epoch>{Epoch{1}, Epoch{0}}));
+  EXPECT_EQ(epochs(kCutoff), (std::vector<Epoch>{Epoch{1}}));  // no grace past the cutoff
+  EXPECT_EQ(w.snaps.cutoff(Epoch{0}), kCutoff);
+  EXPECT_EQ(w.snaps.cutoff(Epoch{1}), std::nullopt);
   EXPECT_EQ(w.snaps.active(kActivation).hash, w.p1.validator_set_hash);
   EXPECT_NE(w.p0.validator_set_hash, w.p1.validator_set_hash);
 }
@@ -103,12 +105,12 @@ TEST(Cip11Epochs, ARunnerHoldsTheUnionDuringTheWindowEachConnectionUnderItsOwnEp
 TEST(Cip11Epochs, AdmissionIsEpochPairedAndNeverCrossesEpochs) {
   World w;
   const crypto::Ed25519Public leaving = peer(4), joining = peer(5);
-  const EpochPair mixed_a{1, w.p0.validator_set_hash}, mixed_b{0, w.p1.validator_set_hash};
+  const EpochPair mixed_a{Epoch{1}, w.p0.validator_set_hash}, mixed_b{Epoch{0}, w.p1.validator_set_hash};
   int checked = 0;
   for (std::uint32_t n = 0; n < 60; ++n) {
     const auto key = runner_raw(n);
     const bool in0 = in_subset(key, w.e0, leaving, {}), in1 = in_subset(key, w.e1, joining, {});
-    auto admit = [&](const crypto::Ed25519Public& me, const EpochPair& p, std::uint64_t h) {
+    auto admit = [&](const crypto::Ed25519Public& me, const EpochPair& p, Height h) {
       return chain::admit_epoch_paired(w.snaps, me, key, p, h, {});
     };
     // Before the change only p0 is current.
@@ -142,7 +144,7 @@ TEST(Cip11Epochs, OldEpochConnectionsExpireAtTheHeightTiedCutoff) {
   EXPECT_TRUE(chain::overlap_expired(w.snaps, w.p0, kCutoff));
   EXPECT_FALSE(chain::overlap_expired(w.snaps, w.p1, kCutoff));
   EXPECT_TRUE(chain::overlap_expired(w.snaps, w.p1, kActivation - 1));  // not yet current
-  EXPECT_TRUE(chain::overlap_expired(w.snaps, EpochPair{1, w.p0.validator_set_hash}, kActivation));
+  EXPECT_TRUE(chain::overlap_expired(w.snaps, EpochPair{Epoch{1}, w.p0.validator_set_hash}, kActivation));
 }
 
 TEST(Cip11Epochs, AnEndOffersTheActivePairAndDuringTheWindowAlsoThePrevious) {
@@ -162,7 +164,7 @@ TEST(Cip11Epochs, AnEndOffersTheActivePairAndDuringTheWindowAlsoThePrevious) {
 // the validator, with both pairs current, binds to it, and its Admission sees
 // that pair; both HelloAcks sign and repeat it.
 LocalOffer pair_offer(const EpochPair& p, std::optional<EpochPair> overlap = std::nullopt) {
-  return LocalOffer{7, kProtocolVersion, p.validator_set_hash, p.subset_epoch, 100, overlap};
+  return LocalOffer{7, kProtocolVersion, p.validator_set_hash, p.subset_epoch, Height{100}, overlap};
 }
 
 struct Exchange {
@@ -187,7 +189,7 @@ struct Exchange {
 };
 
 TEST(Cip11Epochs, DuringTheOverlapAValidatorAdmitsEitherPairAndBindsTheRunnersChoice) {
-  const EpochPair p0{0, filled(0x40)}, p1{1, filled(0x60)};
+  const EpochPair p0{Epoch{0}, filled(0x40)}, p1{Epoch{1}, filled(0x60)};
   // The validator's active pair is p1, p0 its overlap; a runner connects under each.
   for (const EpochPair& chosen : {p0, p1}) {
     const EpochPair other = chosen == p0 ? p1 : p0;
@@ -204,12 +206,12 @@ TEST(Cip11Epochs, DuringTheOverlapAValidatorAdmitsEitherPairAndBindsTheRunnersCh
 }
 
 TEST(Cip11Epochs, APairThisEndDoesNotHoldCurrentIsNotInSubsetInBothDirections) {
-  const EpochPair p0{0, filled(0x40)}, p1{1, filled(0x60)};
+  const EpochPair p0{Epoch{0}, filled(0x40)}, p1{Epoch{1}, filled(0x60)};
   // Past the cutoff: the validator holds only p1; a runner offering p0 is refused.
   EXPECT_EQ(Exchange(pair_offer(p0), pair_offer(p1)).go(), GoodbyeReason::kNotInSubset);
   // Mixed pairs: epoch 1 with epoch 0's hash and the reverse.
-  EXPECT_EQ(Exchange(pair_offer({1, p0.validator_set_hash}), pair_offer(p1, p0)).go(), GoodbyeReason::kNotInSubset);
-  EXPECT_EQ(Exchange(pair_offer({0, p1.validator_set_hash}), pair_offer(p1, p0)).go(), GoodbyeReason::kNotInSubset);
+  EXPECT_EQ(Exchange(pair_offer({Epoch{1}, p0.validator_set_hash}), pair_offer(p1, p0)).go(), GoodbyeReason::kNotInSubset);
+  EXPECT_EQ(Exchange(pair_offer({Epoch{0}, p1.validator_set_hash}), pair_offer(p1, p0)).go(), GoodbyeReason::kNotInSubset);
   // The runner's check of the validator's Hello: a runner past the cutoff
   // (p1 only) refuses a validator still offering p0 only.
   EXPECT_EQ(Exchange(pair_offer(p1), pair_offer(p0)).go(), GoodbyeReason::kNotInSubset);
@@ -223,7 +225,7 @@ TEST(Cip11Epochs, APairThisEndDoesNotHoldCurrentIsNotInSubsetInBothDirections) {
 // its own active pair on a connection the runner opened under the other is
 // refused, so no signature over one epoch stands for the other.
 TEST(Cip11Epochs, AHelloAckUnderTheOtherPairOfTheOverlapIsRefused) {
-  const EpochPair p0{0, filled(0x40)}, p1{1, filled(0x60)};
+  const EpochPair p0{Epoch{0}, filled(0x40)}, p1{Epoch{1}, filled(0x60)};
   Exchange r(pair_offer(p0, p1), pair_offer(p1, p0));
   ASSERT_FALSE(r.validator.on_frame(r.runner.hello()).refuse);
   auto from_runner = r.runner.on_frame(r.validator.hello());

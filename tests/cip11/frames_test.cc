@@ -65,10 +65,10 @@ TEST(Cip11Frames, HandAssembledCanonicalFrameBodyLeavesOutSignedAndKeepsTheKeys)
   const Bytes backpressure{0xa5, 0x00, 0x01, 0x01, 0x04, 0x02, 0x04, 0x03, 0xf4, 0x04, 0x64, 'f', 'u', 'l', 'l'};
   RunnerSig any{};
   any.fill(0x77);
-  EXPECT_EQ(canonical_frame_body(BackpressureSignal{1, 4, 4, false, std::string("full"), any}), backpressure);
+  EXPECT_EQ(canonical_frame_body(BackpressureSignal{Height{1}, 4, 4, false, std::string("full"), any}), backpressure);
   // CapabilityDelta{block_height 2, added ["gpu"], removed [], added_entitlements [], removed_entitlements []}
   const Bytes delta{0xa5, 0x00, 0x02, 0x01, 0x81, 0x63, 'g', 'p', 'u', 0x02, 0x80, 0x03, 0x80, 0x04, 0x80};
-  EXPECT_EQ(canonical_frame_body(CapabilityDelta{2, {"gpu"}, {}, {}, {}, any}), delta);
+  EXPECT_EQ(canonical_frame_body(CapabilityDelta{Height{2}, {"gpu"}, {}, {}, {}, any}), delta);
 }
 
 TEST(Cip11Frames, HandAssembledJobProgressAndRejectStatus) {

@@ -16,7 +16,7 @@ using testing::party;
 using testing::CountingEntropy;
 using testing::FixedAdmission;
 
-LocalOffer offer() { return LocalOffer{7, kProtocolVersion, filled(0x40), 0, 1000}; }
+LocalOffer offer() { return LocalOffer{7, kProtocolVersion, filled(0x40), Epoch{0}, Height{1000}}; }
 
 struct Ends {
   CountingEntropy entropy;
@@ -102,7 +102,7 @@ TEST(Cip11Handshake, AHelloAckRepeatsItsHelloAndTheOfferAndOnlyBlockHeightMayDif
   EXPECT_EQ(verdict([](HelloAck& a) { a.version = 0x0101; }), GoodbyeReason::kAuthFailed);
   EXPECT_EQ(verdict([](HelloAck& a) { a.chain_id = 8; }), GoodbyeReason::kAuthFailed);
   EXPECT_EQ(verdict([](HelloAck& a) { a.validator_set_hash = filled(0x41); }), GoodbyeReason::kAuthFailed);
-  EXPECT_EQ(verdict([](HelloAck& a) { a.subset_epoch = 1; }), GoodbyeReason::kAuthFailed);
+  EXPECT_EQ(verdict([](HelloAck& a) { a.subset_epoch = Epoch{1}; }), GoodbyeReason::kAuthFailed);
   EXPECT_EQ(verdict([](HelloAck& a) { a.party_pubkey = testing::runner_key(1).pubkey(); }), GoodbyeReason::kAuthFailed);
   EXPECT_EQ(verdict([](HelloAck& a) { a.party_role = Role::kValidator; }), GoodbyeReason::kAuthFailed);
   EXPECT_EQ(verdict([](HelloAck& a) { a.block_height += 12345; }), std::nullopt);  // not signed, not checked
@@ -130,7 +130,7 @@ TEST(Cip11Handshake, EachOfferMismatchHasItsGoodbyeReason) {
   set.validator_set_hash = filled(0x41);
   EXPECT_EQ(refused(set), GoodbyeReason::kNotInSubset);
   Hello epoch = h;
-  epoch.subset_epoch = 1;
+  epoch.subset_epoch = Epoch{1};
   EXPECT_EQ(refused(epoch), GoodbyeReason::kNotInSubset);
 
   Ends subset(filled(0x80), filled(0x80));

@@ -32,8 +32,8 @@ JobPhase phase(const JobCycle& c, const JobId& id) { return c.find(id)->phase; }
 /// kJob pushed at assignment height 10 and verified, committee of `runners`: Running.
 JobCycle running(std::uint32_t runners) {
   JobCycle c;
-  EXPECT_EQ(c.push(kJob, 10, 4), Admit::kTaken);
-  EXPECT_EQ(c.verified(kJob, true, runners, 10), Verdict::kRun);
+  EXPECT_EQ(c.push(kJob, Height{10}, 4), Admit::kTaken);
+  EXPECT_EQ(c.verified(kJob, true, runners, Height{10}), Verdict::kRun);
   return c;
 }
 /// kJob with a committee of two, its commitment signed as kCommitTx.
@@ -61,10 +61,10 @@ JobCycle owed() {
 
 TEST(Cip11JobCycle, APushOfANewJobIsVerifyingAtItsAssignmentHeight) {
   JobCycle c;
-  EXPECT_EQ(c.push(kJob, 10, 1), Admit::kTaken);
+  EXPECT_EQ(c.push(kJob, Height{10}, 1), Admit::kTaken);
   ASSERT_TRUE(c.holds(kJob));
   EXPECT_EQ(phase(c, kJob), JobPhase::kVerifying);
-  EXPECT_EQ(c.find(kJob)->assignment_height, 10u);
+  EXPECT_EQ(c.find(kJob)->assignment_height, Height{10});
   EXPECT_FALSE(c.find(kJob)->held);
   EXPECT_EQ(c.verifying(), 1u);
   EXPECT_EQ(c.running(), 0u);
@@ -72,18 +72,18 @@ TEST(Cip11JobCycle, APushOfANewJobIsVerifyingAtItsAssignmentHeight) {
 
 TEST(Cip11JobCycle, APushIsRefusedWhenVerifyingAndRunningJobsTakeEverySlot) {
   JobCycle c;
-  EXPECT_EQ(c.push(kJob, 10, 2), Admit::kTaken);
+  EXPECT_EQ(c.push(kJob, Height{10}, 2), Admit::kTaken);
   EXPECT_EQ(c.polled(kOther, 1, 2), Admit::kTaken);
-  EXPECT_EQ(c.push(JobId{h(3)}, 10, 2), Admit::kAtCapacity);  // one verifying + one running = 2
+  EXPECT_EQ(c.push(JobId{h(3)}, Height{10}, 2), Admit::kAtCapacity);  // one verifying + one running = 2
   EXPECT_FALSE(c.holds(JobId{h(3)}));
   EXPECT_EQ(c.size(), 2u);
 }
 
 TEST(Cip11JobCycle, APushOfAJobHeldAlreadyIsRefusedAndChangesNothing) {
   JobCycle c = running(1);
-  EXPECT_EQ(c.push(kJob, 20, 4), Admit::kAlreadyHeld);
+  EXPECT_EQ(c.push(kJob, Height{20}, 4), Admit::kAlreadyHeld);
   EXPECT_EQ(phase(c, kJob), JobPhase::kRunning);
-  EXPECT_EQ(c.find(kJob)->assignment_height, 10u);
+  EXPECT_EQ(c.find(kJob)->assignment_height, Height{10});
 }
 
 // ---- polled -----------------------------------------------------------------
@@ -98,7 +98,7 @@ TEST(Cip11JobCycle, APolledJobRunsAtOnceWithItsCommittee) {
 
 TEST(Cip11JobCycle, APolledJobIsRefusedOnlyWhenRunningJobsTakeEverySlot) {
   JobCycle c;
-  EXPECT_EQ(c.push(kOther, 10, 1), Admit::kTaken);
+  EXPECT_EQ(c.push(kOther, Height{10}, 1), Admit::kTaken);
   EXPECT_EQ(c.polled(kJob, 1, 1), Admit::kTaken);  // a verifying push does not count against a poll
   EXPECT_EQ(c.polled(JobId{h(3)}, 1, 1), Admit::kAtCapacity);
   EXPECT_FALSE(c.holds(JobId{h(3)}));
@@ -106,7 +106,7 @@ TEST(Cip11JobCycle, APolledJobIsRefusedOnlyWhenRunningJobsTakeEverySlot) {
 
 TEST(Cip11JobCycle, APolledJobHeldAlreadyIsRefusedAndChangesNothing) {
   JobCycle c;
-  EXPECT_EQ(c.push(kJob, 10, 4), Admit::kTaken);
+  EXPECT_EQ(c.push(kJob, Height{10}, 4), Admit::kTaken);
   EXPECT_EQ(c.polled(kJob, 1, 4), Admit::kAlreadyHeld);
   EXPECT_EQ(phase(c, kJob), JobPhase::kVerifying);
 }
@@ -115,8 +115,8 @@ TEST(Cip11JobCycle, APolledJobHeldAlreadyIsRefusedAndChangesNothing) {
 
 TEST(Cip11JobCycle, ABackedPushRunsWithTheChainsCommittee) {
   JobCycle c;
-  c.push(kJob, 10, 4);
-  EXPECT_EQ(c.verified(kJob, true, 2, 10), Verdict::kRun);
+  c.push(kJob, Height{10}, 4);
+  EXPECT_EQ(c.verified(kJob, true, 2, Height{10}), Verdict::kRun);
   EXPECT_EQ(phase(c, kJob), JobPhase::kRunning);
   EXPECT_EQ(c.find(kJob)->runners, 2u);
   EXPECT_EQ(c.verifying(), 0u);
@@ -125,8 +125,8 @@ TEST(Cip11JobCycle, ABackedPushRunsWithTheChainsCommittee) {
 
 TEST(Cip11JobCycle, AnUnbackedReadBelowTheAssignmentHeightHoldsThePush) {
   JobCycle c;
-  c.push(kJob, 10, 4);
-  EXPECT_EQ(c.verified(kJob, false, 1, 9), Verdict::kHeld);
+  c.push(kJob, Height{10}, 4);
+  EXPECT_EQ(c.verified(kJob, false, 1, Height{9}), Verdict::kHeld);
   EXPECT_EQ(phase(c, kJob), JobPhase::kVerifying);
   EXPECT_TRUE(c.find(kJob)->held);
   EXPECT_EQ(c.verifying(), 1u);  // it keeps its slot
@@ -134,18 +134,18 @@ TEST(Cip11JobCycle, AnUnbackedReadBelowTheAssignmentHeightHoldsThePush) {
 
 TEST(Cip11JobCycle, AnUnbackedReadAtOrPastTheAssignmentHeightRefusesThePush) {
   JobCycle c;
-  c.push(kJob, 10, 4);
-  c.push(kOther, 10, 4);
-  EXPECT_EQ(c.verified(kJob, false, 1, 10), Verdict::kRefused);
-  EXPECT_EQ(c.verified(kOther, false, 1, 11), Verdict::kRefused);
+  c.push(kJob, Height{10}, 4);
+  c.push(kOther, Height{10}, 4);
+  EXPECT_EQ(c.verified(kJob, false, 1, Height{10}), Verdict::kRefused);
+  EXPECT_EQ(c.verified(kOther, false, 1, Height{11}), Verdict::kRefused);
   EXPECT_EQ(c.size(), 0u);
 }
 
 TEST(Cip11JobCycle, AVerdictForAJobNotVerifyingIsStale) {
   JobCycle c = running(1);
-  EXPECT_EQ(c.verified(kJob, false, 1, 20), Verdict::kStale);  // Running: a second answer changes nothing
+  EXPECT_EQ(c.verified(kJob, false, 1, Height{20}), Verdict::kStale);  // Running: a second answer changes nothing
   EXPECT_EQ(phase(c, kJob), JobPhase::kRunning);
-  EXPECT_EQ(c.verified(kOther, true, 1, 20), Verdict::kStale);  // not held (cancelled meanwhile, say)
+  EXPECT_EQ(c.verified(kOther, true, 1, Height{20}), Verdict::kStale);  // not held (cancelled meanwhile, say)
   EXPECT_FALSE(c.holds(kOther));
 }
 
@@ -153,23 +153,23 @@ TEST(Cip11JobCycle, AVerdictForAJobNotVerifyingIsStale) {
 
 TEST(Cip11JobCycle, ABlockReleasesAHeldPushOnlyAtItsAssignmentHeight) {
   JobCycle c;
-  c.push(kJob, 10, 4);
-  c.verified(kJob, false, 1, 8);
-  EXPECT_TRUE(c.block(9).empty());
-  EXPECT_EQ(c.block(10), (std::vector<Due>{{kJob, Due::What::kVerifyAgain}}));
+  c.push(kJob, Height{10}, 4);
+  c.verified(kJob, false, 1, Height{8});
+  EXPECT_TRUE(c.block(Height{9}).empty());
+  EXPECT_EQ(c.block(Height{10}), (std::vector<Due>{{kJob, Due::What::kVerifyAgain}}));
   EXPECT_FALSE(c.find(kJob)->held);
-  EXPECT_TRUE(c.block(11).empty());  // one read again, not one per block
+  EXPECT_TRUE(c.block(Height{11}).empty());  // one read again, not one per block
 }
 
 TEST(Cip11JobCycle, ABlockStartsAWindowReadForAnOwedRevealNotASecondWhileOneIsUnderWay) {
   JobCycle c = committed();
-  EXPECT_TRUE(c.block(11).empty());  // awaiting its commitment's receipt: nothing to read
+  EXPECT_TRUE(c.block(Height{11}).empty());  // awaiting its commitment's receipt: nothing to read
   c = owed();                        // the receipt started one read
-  EXPECT_TRUE(c.block(11).empty());
+  EXPECT_TRUE(c.block(Height{11}).empty());
   EXPECT_EQ(c.checked(kJob, Window::kClosed), Check::kWait);
-  EXPECT_EQ(c.block(12), (std::vector<Due>{{kJob, Due::What::kCheckReveal}}));
+  EXPECT_EQ(c.block(Height{12}), (std::vector<Due>{{kJob, Due::What::kCheckReveal}}));
   EXPECT_TRUE(c.find(kJob)->checking);
-  EXPECT_TRUE(c.block(13).empty());
+  EXPECT_TRUE(c.block(Height{13}).empty());
 }
 
 // ---- finished ---------------------------------------------------------------
@@ -245,7 +245,7 @@ TEST(Cip11JobCycle, AClosedWindowOrAFailedReadWaitsForTheNextBlock) {
   JobCycle c = owed();
   EXPECT_EQ(c.checked(kJob, Window::kClosed), Check::kWait);
   EXPECT_FALSE(c.find(kJob)->checking);
-  c.block(12);
+  c.block(Height{12});
   EXPECT_EQ(c.checked(kJob, Window::kUnread), Check::kWait);
   EXPECT_EQ(phase(c, kJob), JobPhase::kAwaitingReveal);
 }
@@ -324,10 +324,10 @@ TEST(Cip11JobCycle, ASupersededTransactionOfNoJobOrInAnotherStateIsRefused) {
 
 TEST(Cip11JobCycle, ACancelWhileVerifyingDropsTheJob) {
   JobCycle c;
-  c.push(kJob, 10, 4);
+  c.push(kJob, Height{10}, 4);
   EXPECT_EQ(c.cancel(kJob), Cancel::kDropped);
   EXPECT_FALSE(c.holds(kJob));
-  EXPECT_EQ(c.verified(kJob, true, 1, 10), Verdict::kStale);  // its read's answer comes too late
+  EXPECT_EQ(c.verified(kJob, true, 1, Height{10}), Verdict::kStale);  // its read's answer comes too late
 }
 
 TEST(Cip11JobCycle, ACancelWhileRunningStopsTheTaskAndTheJobLeavesWhenItReturns) {
@@ -387,7 +387,7 @@ TEST(Cip11JobCycle, AResumedJobWhoseCommitmentWasIncludedOwesItsRevealFromTheNex
   EXPECT_EQ(c.resume(kJob, obligation(kCommitTx, std::nullopt), {}), Resumed::kAwaitingReveal);
   EXPECT_EQ(phase(c, kJob), JobPhase::kAwaitingReveal);
   EXPECT_FALSE(c.find(kJob)->checking);
-  EXPECT_EQ(c.block(20), (std::vector<Due>{{kJob, Due::What::kCheckReveal}}));
+  EXPECT_EQ(c.block(Height{20}), (std::vector<Due>{{kJob, Due::What::kCheckReveal}}));
   EXPECT_EQ(c.checked(kJob, Window::kOpen), Check::kReveal);
   EXPECT_EQ(c.find(kJob)->result, kResult);
   EXPECT_EQ(c.find(kJob)->salt, kSalt);
@@ -403,17 +403,17 @@ TEST(Cip11JobCycle, AResumeOfAJobHeldAlreadyIsRefused) {
 
 TEST(Cip11JobCycle, APushedJobOfACommitteeOfTwoLivesFromItsPushToItsRevealsReceipt) {
   JobCycle c;
-  EXPECT_EQ(c.push(kJob, 10, 1), Admit::kTaken);
-  EXPECT_EQ(c.verified(kJob, false, 2, 9), Verdict::kHeld);
-  EXPECT_EQ(c.block(10), (std::vector<Due>{{kJob, Due::What::kVerifyAgain}}));
-  EXPECT_EQ(c.verified(kJob, true, 2, 10), Verdict::kRun);
-  EXPECT_EQ(c.push(kOther, 10, 1), Admit::kAtCapacity);
+  EXPECT_EQ(c.push(kJob, Height{10}, 1), Admit::kTaken);
+  EXPECT_EQ(c.verified(kJob, false, 2, Height{9}), Verdict::kHeld);
+  EXPECT_EQ(c.block(Height{10}), (std::vector<Due>{{kJob, Due::What::kVerifyAgain}}));
+  EXPECT_EQ(c.verified(kJob, true, 2, Height{10}), Verdict::kRun);
+  EXPECT_EQ(c.push(kOther, Height{10}, 1), Admit::kAtCapacity);
   EXPECT_EQ(c.finished(kJob, kResult, kSalt), Finish::kCommit);
   EXPECT_TRUE(c.commit_signed(kJob, kCommitTx));
-  EXPECT_EQ(c.push(kOther, 10, 1), Admit::kTaken);  // a committed job takes no slot
+  EXPECT_EQ(c.push(kOther, Height{10}, 1), Admit::kTaken);  // a committed job takes no slot
   EXPECT_EQ(c.included(kCommitTx), (Included{kJob, Included::What::kCommitment}));
   EXPECT_EQ(c.checked(kJob, Window::kClosed), Check::kWait);
-  EXPECT_EQ(c.block(12), (std::vector<Due>{{kJob, Due::What::kCheckReveal}}));
+  EXPECT_EQ(c.block(Height{12}), (std::vector<Due>{{kJob, Due::What::kCheckReveal}}));
   EXPECT_EQ(c.checked(kJob, Window::kOpen), Check::kReveal);
   EXPECT_TRUE(c.reveal_signed(kJob, kRevealTx));
   EXPECT_EQ(c.included(kRevealTx), (Included{kJob, Included::What::kReveal}));

@@ -66,7 +66,7 @@ class AdmitAll final : public Admission {
   std::optional<GoodbyeReason> admit(const Hello&) override { return std::nullopt; }
 };
 
-LocalOffer offer() { return LocalOffer{7, kProtocolVersion, testing::filled(0x40), 0, 1}; }
+LocalOffer offer() { return LocalOffer{7, kProtocolVersion, testing::filled(0x40), Epoch{0}, Height{1}}; }
 
 const Address& runner_addr() {
   static const Address a = *runner_address(testing::party().runner.pubkey());
@@ -140,7 +140,7 @@ struct World {
     port = validator->port();
   }
 
-  void block(std::uint64_t h) {
+  void block(Height h) {
     validator->on_block(h);
     runner->on_block(h);
   }
@@ -154,9 +154,9 @@ struct World {
 TEST(Cip11Links, AnAdmittedRunnerPingsEachBlockAndTheValidatorAnswersWithSignedPongs) {
   World w;
   EXPECT_EQ(w.validator->stats().admitted, 1u);
-  for (std::uint64_t h = 2; h <= 4; ++h) {
+  for (Height h{2}; h <= Height{4}; ++h) {
     w.block(h);
-    ASSERT_TRUE(w.run_until([&] { return w.runner->stats().pongs == h; })) << h;  // one at admission, one per block
+    ASSERT_TRUE(w.run_until([&] { return w.runner->stats().pongs == h.value; })) << h.value;  // one at admission, one per block
   }
   EXPECT_EQ(w.runner->stats().pings, 4u);
   EXPECT_EQ(w.runner->stats().rejected_pongs, 0u);
@@ -169,26 +169,26 @@ TEST(Cip11Links, AnAdmittedRunnerPingsEachBlockAndTheValidatorAnswersWithSignedP
 
 TEST(Cip11Links, FifteenSilentBlocksTakeTheRunnerOutOfPresenceButNotOffTheConnection) {
   World w;
-  w.validator->on_block(1);  // the runner's last Ping was stamped at height 0
-  w.validator->on_block(14);
+  w.validator->on_block(Height{1});  // the runner's last Ping was stamped at height 0
+  w.validator->on_block(Height{14});
   EXPECT_TRUE(w.validator->presence().present(runner_addr()));
-  w.validator->on_block(15);
+  w.validator->on_block(Height{15});
   EXPECT_FALSE(w.validator->presence().present(runner_addr()));
   EXPECT_TRUE(w.validator->connected(runner_addr()));
   EXPECT_EQ(w.validator->stats().presence_exits, 1u);
-  w.block(16);  // the next Ping restores it
+  w.block(Height{16});  // the next Ping restores it
   ASSERT_TRUE(w.run_until([&] { return w.validator->presence().present(runner_addr()); }));
 }
 
 TEST(Cip11Links, BackpressureHoldsTheRunnerOutUntilItReassertsCapacity) {
   World w;
-  ASSERT_TRUE(w.runner->send(kControlStream, BackpressureSignal{1, 4, 4, false, "full", {}}));
+  ASSERT_TRUE(w.runner->send(kControlStream, BackpressureSignal{Height{1}, 4, 4, false, "full", {}}));
   ASSERT_TRUE(w.run_until([&] { return !w.validator->presence().present(runner_addr()); }));
-  w.block(2);
+  w.block(Height{2});
   ASSERT_TRUE(w.run_until([&] { return !w.runner->validator_says_accepting(); }));  // the Pong says so
   EXPECT_FALSE(w.validator->presence().present(runner_addr()));                    // and the Ping did not restore it
-  ASSERT_TRUE(w.runner->send(kControlStream, BackpressureSignal{2, 3, 4, true, std::nullopt, {}}));
-  w.block(3);
+  ASSERT_TRUE(w.runner->send(kControlStream, BackpressureSignal{Height{2}, 3, 4, true, std::nullopt, {}}));
+  w.block(Height{3});
   ASSERT_TRUE(w.run_until([&] { return w.validator->presence().present(runner_addr()) && w.runner->validator_says_accepting(); }));
 }
 
@@ -199,13 +199,13 @@ TEST(Cip11Links, ACapabilityDeltaIsKeptAsAdvisoryStateOfTheConnection) {
     const AdvisoryCapabilities* c = w.validator->capabilities(runner_addr());
     return c ? c->added.size() : 0;
   };
-  ASSERT_TRUE(w.runner->send(kControlStream, CapabilityDelta{1, {"gpu", "wasm"}, {"cpu"}, {testing::filled(9)}, {}, {}}));
+  ASSERT_TRUE(w.runner->send(kControlStream, CapabilityDelta{Height{1}, {"gpu", "wasm"}, {"cpu"}, {testing::filled(9)}, {}, {}}));
   ASSERT_TRUE(w.run_until([&] { return added() == 2; }));
   const AdvisoryCapabilities& c = *w.validator->capabilities(runner_addr());
   EXPECT_EQ(c.added, (std::set<std::string>{"gpu", "wasm"}));
   EXPECT_EQ(c.removed, (std::set<std::string>{"cpu"}));
   EXPECT_EQ(c.added_entitlements, (std::set<Bytes32>{testing::filled(9)}));
-  ASSERT_TRUE(w.runner->send(kControlStream, CapabilityDelta{2, {}, {"gpu"}, {}, {}, {}}));
+  ASSERT_TRUE(w.runner->send(kControlStream, CapabilityDelta{Height{2}, {}, {"gpu"}, {}, {}, {}}));
   ASSERT_TRUE(w.run_until([&] { return added() == 1; }));
   EXPECT_TRUE(w.validator->capabilities(runner_addr())->removed.contains("gpu"));
 }
@@ -214,7 +214,7 @@ TEST(Cip11Links, AHardFailureDropsPresenceUntilTheNextValidPing) {
   World w;
   w.validator->hard_failure(runner_addr());
   EXPECT_FALSE(w.validator->presence().present(runner_addr()));
-  w.block(2);
+  w.block(Height{2});
   ASSERT_TRUE(w.run_until([&] { return w.validator->presence().present(runner_addr()); }));
 }
 
@@ -272,7 +272,7 @@ TEST(Cip11Links, AValidatorRestartIsNoticedAtTheNextPingAndTheRunnerIsReadmitted
   w.validator.reset();  // gone without a word, as after SIGKILL
   w.open_validator();   // same port, same stateless-reset secret
   const auto restarted = std::chrono::steady_clock::now();
-  w.block(2);  // the Ping meets a stateless reset
+  w.block(Height{2});  // the Ping meets a stateless reset
   ASSERT_TRUE(w.run_until([&] { return w.runner_admissions == 2 && w.validator->presence().present(runner_addr()); }));
   EXPECT_LT(std::chrono::steady_clock::now() - restarted, std::chrono::seconds(2));
   EXPECT_EQ(w.runner->stats().losses, 1u);
@@ -314,7 +314,7 @@ TEST(Cip11Links, OneAdmittedConnectionPerRunnerTheNewestWinsAndOlderOnesGetGoodb
   EXPECT_EQ(w.lost[1], "superseded by a newer connection");
   EXPECT_EQ(w.lost[2], "superseded by a newer connection");
   // Only the newest is answered, and it keeps the runner present.
-  ASSERT_TRUE(same_key.numbered(2)->send(kControlStream, HeartbeatPing{5, 0, {}}));
+  ASSERT_TRUE(same_key.numbered(2)->send(kControlStream, HeartbeatPing{Height{5}, 0, {}}));
   ASSERT_TRUE(w.run_until([&] {
     const auto& f = same_key.frames_of[2];
     return !f.empty() && std::holds_alternative<HeartbeatPong>(f.back());
@@ -337,7 +337,7 @@ TEST(Cip11Links, APongEchoingAnotherNonceIsRejectedByTheRunner) {
   e.on_established = [&](quic::Connection& c) {
     Channel::Callbacks cb;
     cb.on_frame = [&](Channel& ch, std::int64_t, const Frame& f, const Res<Unit>&) {
-      if (const auto* p = std::get_if<HeartbeatPing>(&f)) ch.send(kControlStream, HeartbeatPong{1, p->nonce + 1, true, {}});
+      if (const auto* p = std::get_if<HeartbeatPing>(&f)) ch.send(kControlStream, HeartbeatPong{Height{1}, p->nonce + 1, true, {}});
     };
     channels[&c] =
         std::make_unique<Channel>(c, Channel::Setup{testing::party().validator, offer(), admit, entropy, worker, &budget}, cb);
@@ -353,7 +353,7 @@ TEST(Cip11Links, APongEchoingAnotherNonceIsRejectedByTheRunner) {
   RunnerLink runner(*ep, testing::party().runner, admit, entropy, config, {});
   runner.start();
   ASSERT_TRUE(testing::run_until(io, [&] { return runner.stats().rejected_pongs == 1; }));
-  runner.on_block(2);
+  runner.on_block(Height{2});
   ASSERT_TRUE(testing::run_until(io, [&] { return runner.stats().rejected_pongs == 2; }));
   EXPECT_EQ(runner.stats().pongs, 0u);
 }
@@ -363,7 +363,7 @@ TEST(Cip11Links, APongEchoingAnotherNonceIsRejectedByTheRunner) {
 // runner link told so never reconnects (no Hello under the old hash again).
 TEST(Cip11Links, OverlapExpiredEndsOnlyOldEpochConnectionsAndTheRunnerDoesNotComeBack) {
   World w;  // its runner is under epoch 0 (offer())
-  const EpochPair old_pair{0, testing::filled(0x40)}, new_pair{1, testing::filled(0x60)};
+  const EpochPair old_pair{Epoch{0}, testing::filled(0x40)}, new_pair{Epoch{1}, testing::filled(0x60)};
   LocalOffer window = offer();
   window.subset_epoch = new_pair.subset_epoch;
   window.validator_set_hash = new_pair.validator_set_hash;
@@ -406,7 +406,7 @@ TEST(Cip11Links, OverlapExpiredEndsOnlyOldEpochConnectionsAndTheRunnerDoesNotCom
 // is told Goodbye{RateLimited}, as it would have been at once with no stream.
 TEST(Cip11Links, AnOlderConnectionUnderTheOtherPairDrainsItsJobStreamsThenEndsAsSuperseded) {
   World w;  // its runner is under epoch 0 (offer())
-  const EpochPair old_pair{0, testing::filled(0x40)}, new_pair{1, testing::filled(0x60)};
+  const EpochPair old_pair{Epoch{0}, testing::filled(0x40)}, new_pair{Epoch{1}, testing::filled(0x60)};
   auto pushed = w.validator->push(runner_addr(), testing::job_assignment());
   ASSERT_TRUE(pushed);
   ASSERT_TRUE(w.run_until([&] { return w.runner_job_frames.size() == 1; }));

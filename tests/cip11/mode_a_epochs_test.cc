@@ -53,7 +53,7 @@ TEST_F(Cip11ModeAAcrossEpochs, EachRunnersProofMovesOnBeforeTheChangeInsideTheOv
           auto p = api.presence_proof(address(i));
           if (p.ok()) {
             EXPECT_EQ(p->proven_until, p->anchor + chain::kPresenceProofTtlBlocks) << i;
-            anchors[i].insert(p->anchor);
+            anchors[i].insert(p->anchor.value);
           } else {
             EXPECT_EQ(p.error().code, devchain::ApiErrorCode::kNotFound) << p.error().message;
           }

@@ -36,7 +36,7 @@ TEST(Cip11ModeAWire, ARunnerCollectsReceiptsAndItsCertificateIsApplied) {
   ASSERT_TRUE(eventually([&] { return c.node->presence_proof(me).ok(); }, std::chrono::seconds(30)))
       << "no certificate applied; receipts sent: " << metric(c.service->metrics(), "cip11d_presence_receipts_total");
   const chain::PresenceProof first = *c.node->presence_proof(me);
-  EXPECT_GT(first.anchor, 0u);
+  EXPECT_GT(first.anchor, Height{0});
   EXPECT_EQ(first.proven_until, first.anchor + chain::kPresenceProofTtlBlocks);
   EXPECT_GE(metric(c.service->metrics(), "cip11d_presence_receipts_total"), 1u);
   EXPECT_GE((*runner)->status().receipts, 1u);  // one validator: one newest receipt held
@@ -59,7 +59,7 @@ TEST(Cip11ModeAWire, ARunnerCollectsReceiptsAndItsCertificateIsApplied) {
   EXPECT_EQ(*over_http, *c.node->presence_proof(me));
   auto raw = http.get_json("/v1/cip11/runners/" + to_hex0x(me) + "/presence-proof");
   ASSERT_TRUE(raw.ok());
-  EXPECT_EQ((*raw)["anchor"], over_http->anchor);
+  EXPECT_EQ((*raw)["anchor"], over_http->anchor.value);
   EXPECT_EQ((*raw)["runner"], to_hex0x(me));
   EXPECT_EQ(http.presence_proof(Address{}).error().code, devchain::ApiErrorCode::kNotFound);
   EXPECT_TRUE(eventually([&] { return (*runner)->status().certificates >= 2; }, std::chrono::seconds(10)));

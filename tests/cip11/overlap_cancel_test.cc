@@ -60,7 +60,7 @@ TEST_F(Cip11CancelAcrossEpochs, ACancelAndAResultReachTheRunnerOnTheEpochZeroStr
     ASSERT_TRUE(runner->wait_for({"event=accepted", to_hex0x(id.value)}, 20s)) << to_hex0x(id.value);
   const auto job = chain(0).job(*cancelled);
   ASSERT_TRUE(job.ok());
-  const std::uint64_t deadline = job->deadline_block;
+  const std::uint64_t deadline = job->deadline_block.value;
   ASSERT_GT(deadline, kActivation + 5) << "the deadline must fall after the runner's epoch-1 admissions";
   ASSERT_LT(height(0), kActivation) << "both jobs must have been accepted under epoch 0";
 

@@ -57,16 +57,16 @@ TEST(Cip11Phases, ShadowModeComputesTheCip11DrawAsTelemetryOnly) {
   EXPECT_TRUE(local.metric_is("cip11d_shadow_agreements_total 1"));       // one runner: the same committee
   auto job = local.node->job(*id);
   ASSERT_TRUE(job && job->selection_seed);
-  auto block = local.node->block_presence(job->assignment_height);
+  auto block = local.node->block_presence(job->assignment_height.value);
   ASSERT_TRUE(block);
   EXPECT_TRUE(block->field.has_value());
   EXPECT_EQ(block->present, std::vector<std::uint32_t>{0});
-  auto parent_seed = local.node->round_seed(job->submitted_at - 1);  // R_{S-1}: the parent round's seed
+  auto parent_seed = local.node->round_seed((job->submitted_at - 1).value);  // R_{S-1}: the parent round's seed
   ASSERT_TRUE(parent_seed);
   // The producer proved it, unless it is Round(0, 0): the configured genesis beacon.
-  EXPECT_EQ(parent_seed->proof.has_value(), job->submitted_at > 1);
+  EXPECT_EQ(parent_seed->proof.has_value(), job->submitted_at > Height{1});
   const Bytes32 beacon = *beacon_hash_v1(chain::beacon_of(*parent_seed));
-  EXPECT_EQ(*job->selection_seed, selection_seed_v2(beacon, *id, job->submitted_at));  // live selection is v2
+  EXPECT_EQ(*job->selection_seed, selection_seed_v2(beacon, *id, job->submitted_at.value));  // live selection is v2
 }
 
 // CIP11_POLL_DISABLED: a runner that could only poll refuses to start; one

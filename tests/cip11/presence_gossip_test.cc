@@ -39,7 +39,7 @@ struct Cip11PresenceGossip : ::testing::Test {
       signers.push_back(Signer::validator(validator_seed(i)));
       keys.push_back(crypto::ed25519_from_seed(validator_seed(i)).public_key);
     }
-    epoch0 = EpochPair{0, validator_set_hash(keys)};
+    epoch0 = EpochPair{Epoch{0}, validator_set_hash(keys)};
     ctx.chain_id = kChain;
     ctx.snapshots = {ViewSnapshot{epoch0, keys}};
     ctx.me = keys[0];
@@ -51,11 +51,11 @@ struct Cip11PresenceGossip : ::testing::Test {
     return s;
   }
   /// Validator `from`'s signed view at `height` over a registry of `n` runners.
-  PresenceView view(std::uint32_t from, std::uint64_t height, std::uint32_t n, std::initializer_list<std::uint32_t> present,
+  PresenceView view(std::uint32_t from, Height height, std::uint32_t n, std::initializer_list<std::uint32_t> present,
                     std::uint64_t chain_id = kChain) const {
     return view_under(epoch0, from, height, n, present, chain_id);
   }
-  PresenceView view_under(const EpochPair& pair, std::uint32_t from, std::uint64_t height, std::uint32_t n,
+  PresenceView view_under(const EpochPair& pair, std::uint32_t from, Height height, std::uint32_t n,
                           std::initializer_list<std::uint32_t> present, std::uint64_t chain_id = kChain) const {
     PresenceView v;
     v.subset_epoch = pair.subset_epoch;
@@ -70,7 +70,7 @@ struct Cip11PresenceGossip : ::testing::Test {
 std::string fixture_path(const std::string& name) { return std::string(COWBOY_FIXTURE_DIR) + "/cip11/" + name + ".hex"; }
 
 TEST_F(Cip11PresenceGossip, TheViewMatchesItsFixtureByteForByteAndRoundTrips) {
-  const PresenceView v = view(1, 1005, 12, {0, 3, 11});
+  const PresenceView v = view(1, Height{1005}, 12, {0, 3, 11});
   const Bytes encoded = encode_view(v);
   const std::string path = fixture_path("presence_view");
   if (std::getenv("COWBOY_WRITE_FIXTURES"))
@@ -92,7 +92,7 @@ TEST_F(Cip11PresenceGossip, TheViewMatchesItsFixtureByteForByteAndRoundTrips) {
   ASSERT_TRUE(decoded.ok()) << to_string(decoded.error());
   EXPECT_EQ(*decoded, v);
   EXPECT_EQ(view_set(*decoded)->indices(), (std::vector<std::uint32_t>{0, 3, 11}));
-  EXPECT_EQ(check_view(ctx, *decoded, 1004).value(), keys[1]);
+  EXPECT_EQ(check_view(ctx, *decoded, Height{1004}).value(), keys[1]);
   // The preimage starts with its own domain, the validator role and Ed25519.
   const Bytes pre = presence_view_preimage(kChain, v).bytes();
   const std::string domain = "cowboy-cip11-presence-view-v1";
@@ -102,7 +102,7 @@ TEST_F(Cip11PresenceGossip, TheViewMatchesItsFixtureByteForByteAndRoundTrips) {
 }
 
 TEST_F(Cip11PresenceGossip, EveryDecoderRefusal) {
-  const Bytes good = encode_view(view(1, 10, 12, {3}));
+  const Bytes good = encode_view(view(1, Height{10}, 12, {3}));
   ASSERT_TRUE(decode_view(good).ok());
   // Longer than any view can be, refused before it is read.
   Bytes big(kMaxViewBytes + 1, 0);
@@ -120,23 +120,23 @@ TEST_F(Cip11PresenceGossip, EveryDecoderRefusal) {
   for (std::size_t cut = 0; cut < good.size(); ++cut)
     EXPECT_FALSE(decode_view(ByteView(good).first(cut)).ok()) << cut;
   // A runner key where the validator's goes.
-  PresenceView runner_keyed = view(1, 10, 12, {3});
+  PresenceView runner_keyed = view(1, Height{10}, 12, {3});
   runner_keyed.validator_pubkey = testing::runner_key(1).pubkey();
   EXPECT_EQ(decode_view(encode_view(runner_keyed)).error(), Errc::kRoleSchemeMismatch);
   // A registry beyond the bound, refused before a set is allocated for it.
-  PresenceView huge = view(1, 10, 12, {3});
+  PresenceView huge = view(1, Height{10}, 12, {3});
   huge.registry_size = kMaxViewRegistry + 1;
   huge.presence = Bytes{0x01, 0x01, 0x00, 0x00, 0x00, 0x00};  // an empty sparse set: small, whatever n
   EXPECT_EQ(decode_view(encode_view(huge)).error(), Errc::kOutOfRange);
   huge.registry_size = kMaxViewRegistry;
   EXPECT_TRUE(decode_view(encode_view(huge)).ok());
   // A presence field that is not §7.2-valid against the view's own registry_size.
-  PresenceView beyond = view(1, 10, 12, {3});
+  PresenceView beyond = view(1, Height{10}, 12, {3});
   beyond.registry_size = 3;  // index 3 is now beyond it
   EXPECT_EQ(decode_view(encode_view(beyond)).error(), Errc::kBadBitmapLength);
   beyond.presence = Bytes{0x01, 0x01, 0x00, 0x00, 0x00, 0x01, 0x00, 0x00, 0x00, 0x03};
   EXPECT_EQ(decode_view(encode_view(beyond)).error(), Errc::kIndexBeyondRegistry);
-  PresenceView versionless = view(1, 10, 12, {3});
+  PresenceView versionless = view(1, Height{10}, 12, {3});
   versionless.presence = {};
   EXPECT_EQ(decode_view(encode_view(versionless)).error(), Errc::kBadPresenceVersion);
   // A registry_size above u32.
@@ -150,23 +150,23 @@ TEST_F(Cip11PresenceGossip, EveryDecoderRefusal) {
 }
 
 TEST_F(Cip11PresenceGossip, EveryReceiverCheckInItsOrder) {
-  const PresenceView good = view(2, 10, 12, {3});
-  EXPECT_EQ(check_view(ctx, good, 10).value(), keys[2]);
+  const PresenceView good = view(2, Height{10}, 12, {3});
+  EXPECT_EQ(check_view(ctx, good, Height{10}).value(), keys[2]);
   PresenceView v = good;
-  v.subset_epoch = 1;
-  EXPECT_EQ(check_view(ctx, v, 10).error(), Errc::kWrongValidatorSet);
+  v.subset_epoch = Epoch{1};
+  EXPECT_EQ(check_view(ctx, v, Height{10}).error(), Errc::kWrongValidatorSet);
   v = good;
   v.validator_set_hash[0] ^= 1;
-  EXPECT_EQ(check_view(ctx, v, 10).error(), Errc::kWrongValidatorSet);
+  EXPECT_EQ(check_view(ctx, v, Height{10}).error(), Errc::kWrongValidatorSet);
   // A key outside the set, even with its own valid signature.
   const Signer stranger = Signer::validator(validator_seed(9));
   v = sign_view(stranger, kChain, good);
-  EXPECT_EQ(check_view(ctx, v, 10).error(), Errc::kUnknownValidator);
+  EXPECT_EQ(check_view(ctx, v, Height{10}).error(), Errc::kUnknownValidator);
   // The receiver's own key: nobody else may speak for it, and it never needs to hear itself.
-  EXPECT_EQ(check_view(ctx, view(0, 10, 12, {3}), 10).error(), Errc::kViewFromSelf);
+  EXPECT_EQ(check_view(ctx, view(0, Height{10}, 12, {3}), Height{10}).error(), Errc::kViewFromSelf);
   // Up to kViewMaxAgeBlocks above the head counts (a peer a block or two ahead); more does not.
-  EXPECT_TRUE(check_view(ctx, view(2, 10 + kViewMaxAgeBlocks, 12, {3}), 10).ok());
-  EXPECT_EQ(check_view(ctx, view(2, 11 + kViewMaxAgeBlocks, 12, {3}), 10).error(), Errc::kViewFromTheFuture);
+  EXPECT_TRUE(check_view(ctx, view(2, Height{10 + kViewMaxAgeBlocks}, 12, {3}), Height{10}).ok());
+  EXPECT_EQ(check_view(ctx, view(2, Height{11 + kViewMaxAgeBlocks}, 12, {3}), Height{10}).error(), Errc::kViewFromTheFuture);
   // Every signed field tampered with, another chain, and another validator's signature under this one's key.
   std::vector<std::pair<const char*, std::function<void(PresenceView&)>>> tampers = {
       {"height", [](PresenceView& x) { ++x.height; }},
@@ -179,9 +179,9 @@ TEST_F(Cip11PresenceGossip, EveryReceiverCheckInItsOrder) {
   for (const auto& [name, tamper] : tampers) {
     PresenceView t = good;
     tamper(t);
-    EXPECT_EQ(check_view(ctx, t, 10).error(), Errc::kBadSignature) << name;
+    EXPECT_EQ(check_view(ctx, t, Height{10}).error(), Errc::kBadSignature) << name;
   }
-  EXPECT_EQ(check_view(ctx, view(2, 10, 12, {3}, kChain + 1), 10).error(), Errc::kBadSignature);
+  EXPECT_EQ(check_view(ctx, view(2, Height{10}, 12, {3}, kChain + 1), Height{10}).error(), Errc::kBadSignature);
 }
 
 TEST_F(Cip11PresenceGossip, TheAggregateIsTheProposersViewUnionEveryFreshPeerView) {
@@ -189,42 +189,42 @@ TEST_F(Cip11PresenceGossip, TheAggregateIsTheProposersViewUnionEveryFreshPeerVie
   const std::vector<EpochPair> current{epoch0};
   const PresentSet own = set_of(10, {0, 1});
   // Nothing heard: the proposer's own view, exactly (§8.1 as a special case).
-  EXPECT_EQ(agg.aggregate(own, 20, current), own);
+  EXPECT_EQ(agg.aggregate(own, Height{20}, current), own);
   // Runners only a peer holds (their Sub(R) excludes the proposer) are present too.
-  ASSERT_TRUE(agg.offer(keys[1], view(1, 19, 10, {2, 3})));
-  ASSERT_TRUE(agg.offer(keys[2], view(2, 18, 10, {3, 9})));
-  EXPECT_EQ(agg.aggregate(own, 20, current).indices(), (std::vector<std::uint32_t>{0, 1, 2, 3, 9}));
+  ASSERT_TRUE(agg.offer(keys[1], view(1, Height{19}, 10, {2, 3})));
+  ASSERT_TRUE(agg.offer(keys[2], view(2, Height{18}, 10, {3, 9})));
+  EXPECT_EQ(agg.aggregate(own, Height{20}, current).indices(), (std::vector<std::uint32_t>{0, 1, 2, 3, 9}));
   // Indices at or above |registry(H-1)| (a peer's view of a later registry) are left out (§8.1).
-  ASSERT_TRUE(agg.offer(keys[3], view(3, 19, 12, {4, 10, 11})));
-  EXPECT_EQ(agg.aggregate(own, 20, current).indices(), (std::vector<std::uint32_t>{0, 1, 2, 3, 4, 9}));
-  EXPECT_EQ(agg.fresh_count(20, current), 3u);
+  ASSERT_TRUE(agg.offer(keys[3], view(3, Height{19}, 12, {4, 10, 11})));
+  EXPECT_EQ(agg.aggregate(own, Height{20}, current).indices(), (std::vector<std::uint32_t>{0, 1, 2, 3, 4, 9}));
+  EXPECT_EQ(agg.fresh_count(Height{20}, current), 3u);
   // A silent peer's last view stops counting kViewMaxAgeBlocks blocks after
   // block H-1: view 18 counts up to block 22 (parent 21), not at 23.
-  EXPECT_TRUE(agg.fresh(keys[2], 18 + kViewMaxAgeBlocks + 1));
-  EXPECT_FALSE(agg.fresh(keys[2], 18 + kViewMaxAgeBlocks + 2));
-  EXPECT_EQ(agg.aggregate(own, 23, current).indices(), (std::vector<std::uint32_t>{0, 1, 2, 3, 4}));
-  EXPECT_EQ(agg.aggregate(own, 30, current), own);
-  EXPECT_EQ(agg.fresh_count(30, current), 0u);
+  EXPECT_TRUE(agg.fresh(keys[2], Height{18 + kViewMaxAgeBlocks + 1}));
+  EXPECT_FALSE(agg.fresh(keys[2], Height{18 + kViewMaxAgeBlocks + 2}));
+  EXPECT_EQ(agg.aggregate(own, Height{23}, current).indices(), (std::vector<std::uint32_t>{0, 1, 2, 3, 4}));
+  EXPECT_EQ(agg.aggregate(own, Height{30}, current), own);
+  EXPECT_EQ(agg.fresh_count(Height{30}, current), 0u);
   // Nor does a view far above the proposer's parent (it cannot have come from a live peer's head).
   PresenceAggregator ahead;
-  ASSERT_TRUE(ahead.offer(keys[1], view(1, 40, 10, {5})));
-  EXPECT_EQ(ahead.aggregate(own, 20, current), own);
-  EXPECT_TRUE(ahead.aggregate(own, 38, current).contains(5));
+  ASSERT_TRUE(ahead.offer(keys[1], view(1, Height{40}, 10, {5})));
+  EXPECT_EQ(ahead.aggregate(own, Height{20}, current), own);
+  EXPECT_TRUE(ahead.aggregate(own, Height{38}, current).contains(5));
 }
 
 TEST_F(Cip11PresenceGossip, AnOlderOrEqualViewNeverReplacesTheNewerOne) {
   PresenceAggregator agg;
   const std::vector<EpochPair> current{epoch0};
-  ASSERT_TRUE(agg.offer(keys[1], view(1, 19, 10, {2})));
+  ASSERT_TRUE(agg.offer(keys[1], view(1, Height{19}, 10, {2})));
   // A replay of an older view (or one reordered in flight) changes nothing.
-  EXPECT_FALSE(agg.offer(keys[1], view(1, 18, 10, {7})));
-  EXPECT_FALSE(agg.offer(keys[1], view(1, 19, 10, {7})));
-  EXPECT_EQ(agg.aggregate(PresentSet(10), 20, current).indices(), (std::vector<std::uint32_t>{2}));
+  EXPECT_FALSE(agg.offer(keys[1], view(1, Height{18}, 10, {7})));
+  EXPECT_FALSE(agg.offer(keys[1], view(1, Height{19}, 10, {7})));
+  EXPECT_EQ(agg.aggregate(PresentSet(10), Height{20}, current).indices(), (std::vector<std::uint32_t>{2}));
   // A newer one replaces it whole: a runner that left the peer's presence leaves the aggregate.
-  EXPECT_TRUE(agg.offer(keys[1], view(1, 20, 10, {8})));
-  EXPECT_EQ(agg.aggregate(PresentSet(10), 21, current).indices(), (std::vector<std::uint32_t>{8}));
+  EXPECT_TRUE(agg.offer(keys[1], view(1, Height{20}, 10, {8})));
+  EXPECT_EQ(agg.aggregate(PresentSet(10), Height{21}, current).indices(), (std::vector<std::uint32_t>{8}));
   // A view held under a pair that is not current at the block does not count, however fresh.
-  EXPECT_EQ(agg.aggregate(PresentSet(10), 21, {EpochPair{1, epoch0.validator_set_hash}}), PresentSet(10));
+  EXPECT_EQ(agg.aggregate(PresentSet(10), Height{21}, {EpochPair{Epoch{1}, epoch0.validator_set_hash}}), PresentSet(10));
 }
 
 // §5.3 point 3 for views (docs/cip11.md choice 90): epoch 1 at block 100
@@ -233,11 +233,13 @@ TEST_F(Cip11PresenceGossip, AnOlderOrEqualViewNeverReplacesTheNewerOne) {
 // checked against the snapshots current at that height, membership in the
 // one it names, and counts for a block only while its pair is current there.
 TEST_F(Cip11PresenceGossip, AcrossAReconfigurationAViewNamesTheSnapshotItsSenderIsIn) {
-  constexpr std::uint64_t kActivation = 100, kOverlap = 20, kCutoff = kActivation + kOverlap;
+  constexpr Height kActivation{100};
+  constexpr std::uint64_t kOverlap = 20;
+  constexpr Height kCutoff = kActivation + kOverlap;
   const std::vector<crypto::Ed25519Public> next{keys[0], keys[1], keys[2]};
   const auto snapshots =
       chain::ValidatorSnapshots::scheduled(keys, {chain::ValidatorSetChange{kActivation, next}}, kOverlap);
-  const EpochPair epoch1{1, validator_set_hash(next)};
+  const EpochPair epoch1{Epoch{1}, validator_set_hash(next)};
   ASSERT_EQ(snapshots.epochs()[1].pair(), epoch1);
 
   // What each validator states its view under.
@@ -262,9 +264,9 @@ TEST_F(Cip11PresenceGossip, AcrossAReconfigurationAViewNamesTheSnapshotItsSender
   EXPECT_EQ(check(view_under(epoch0, 1, kCutoff, 12, {3})).error(), Errc::kWrongValidatorSet);
   // Epoch-paired: membership in the snapshot the pair names, never the other.
   EXPECT_EQ(check(view_under(epoch1, 3, kActivation + 1, 12, {3})).error(), Errc::kUnknownValidator);
-  EXPECT_EQ(check(view_under(EpochPair{1, epoch0.validator_set_hash}, 1, kActivation + 1, 12, {3})).error(),
+  EXPECT_EQ(check(view_under(EpochPair{Epoch{1}, epoch0.validator_set_hash}, 1, kActivation + 1, 12, {3})).error(),
             Errc::kWrongValidatorSet);
-  EXPECT_EQ(check(view_under(EpochPair{0, epoch1.validator_set_hash}, 1, kActivation + 1, 12, {3})).error(),
+  EXPECT_EQ(check(view_under(EpochPair{Epoch{0}, epoch1.validator_set_hash}, 1, kActivation + 1, 12, {3})).error(),
             Errc::kWrongValidatorSet);
   // Relabelled to the other epoch after signing: the pair is signed.
   PresenceView relabelled = view_under(epoch0, 1, kActivation + 1, 12, {3});
@@ -277,7 +279,7 @@ TEST_F(Cip11PresenceGossip, AcrossAReconfigurationAViewNamesTheSnapshotItsSender
   PresenceAggregator agg;
   ASSERT_TRUE(agg.offer(keys[1], view_under(epoch1, 1, kCutoff - 2, 12, {1})));
   ASSERT_TRUE(agg.offer(keys[3], view_under(epoch0, 3, kCutoff - 2, 12, {3})));
-  const auto block = [&](std::uint64_t h) {
+  const auto block = [&](Height h) {
     return agg.aggregate(PresentSet(12), h, chain::current_pairs(snapshots, h)).indices();
   };
   EXPECT_EQ(block(kCutoff - 1), (std::vector<std::uint32_t>{1, 3}));

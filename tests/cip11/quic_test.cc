@@ -220,7 +220,7 @@ struct Authenticating {
   State& state(Connection& c) {
     State& st = states[&c];
     if (!st.handshake)
-      st.handshake = std::make_unique<Handshake>(me, LocalOffer{7, kProtocolVersion, testing::filled(0x40), 0, 1},
+      st.handshake = std::make_unique<Handshake>(me, LocalOffer{7, kProtocolVersion, testing::filled(0x40), Epoch{0}, Height{1}},
                                                  *c.channel_binding(), admission, entropy);
     return st;
   }

@@ -105,7 +105,7 @@ TEST(Cip11Receipt, EachDecoderRefusal) {
   not_bool[accepting] = 0x01;
   EXPECT_EQ(refusal(not_bool), Errc::kUnexpectedType);
   PresenceReceipt small = r;
-  small.block_height = 5;
+  small.block_height = Height{5};
   Bytes wide = encode_receipt(small);
   const std::size_t height_at = 1 + 36 + 37 + 2 + 35 + 1;  // the head after key 4
   ASSERT_EQ(wide[height_at], 0x05);
@@ -129,7 +129,7 @@ TEST(Cip11Receipt, TheSignatureBindsTheExecutingChainAndEveryField) {
   later.block_height += 1;
   EXPECT_EQ(verify_receipt(7, later).error(), Errc::kBadSignature);
   PresenceReceipt epoch = r;
-  epoch.subset_epoch = 1;
+  epoch.subset_epoch = Epoch{1};
   EXPECT_EQ(verify_receipt(7, epoch).error(), Errc::kBadSignature);
   PresenceReceipt other = r;
   other.validator_pubkey = testing::runner_key(1).pubkey();  // not even a validator key
@@ -142,12 +142,12 @@ TEST(Cip11Receipt, TheSignatureBindsTheExecutingChainAndEveryField) {
 TEST(Cip11Receipt, AsAFrameItIsSealedToItsConnectionAndGoesValidatorToRunnerOnControl) {
   const auto& p = testing::party();
   const BoundConnection bound(p.binding);
-  Frame frame = PresenceReceipt{{}, {}, 0, {}, 1005, 3, true, {}};
+  Frame frame = PresenceReceipt{{}, {}, Epoch{0}, {}, Height{1005}, 3, true, {}};
   seal(frame, p.validator, bound);
   EXPECT_EQ(std::get<PresenceReceipt>(frame), testing::presence_receipt());  // the same bytes as the chain's
   EXPECT_TRUE(check_seal(frame, Role::kValidator, bound).ok());
   ConnectionBinding other_epoch = p.binding;
-  other_epoch.subset_epoch = 1;
+  other_epoch.subset_epoch = Epoch{1};
   EXPECT_EQ(check_seal(frame, Role::kValidator, BoundConnection(other_epoch)).error(), Errc::kReceiptMismatch);
   ConnectionBinding other_runner = p.binding;
   other_runner.runner = testing::runner_key(9).pubkey();

@@ -271,8 +271,8 @@ TEST(Cip11Refusals, APushAheadOfTheRunnersViewIsHeldUntilItsBlockIsAppliedNotRef
       chain::SubmitJob{job.kind, job.spec, job.timeout_blocks, job.runners, job.max_price})});
   ASSERT_TRUE(hash.ok()) << hash.error().message;
   job.job_id = chain::job_id_of(*hash);
-  job.assignment_height = 1;
-  job.deadline_block = 1 + job.timeout_blocks;
+  job.assignment_height = Height{1};
+  job.deadline_block = Height{1 + job.timeout_blocks};
   const Address me = *crypto::secp256k1_address(local.runner_keys[0]);
   auto pushed = validator.push(me, testing::assignment_of(job));
   ASSERT_TRUE(pushed);

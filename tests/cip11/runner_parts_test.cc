@@ -121,8 +121,8 @@ TEST(Cip11TxLedger, NoncesInOrderAndSelfSubmissionsAfterTheGraceThenEveryInterva
   const crypto::Secp256k1Secret secret = testing::filled(0x21);
   const devchain::Cip11TxFormat format(testing::filled(0xc1));
   TxLedger ledger(format, secret, 7);
-  auto a = ledger.sign({1}, 10);
-  auto b = ledger.sign({2}, 10);
+  auto a = ledger.sign({1}, Height{10});
+  auto b = ledger.sign({2}, Height{10});
   auto opened = format.open(a.bytes);
   ASSERT_TRUE(opened);
   EXPECT_EQ(opened->nonce, 7u);
@@ -131,25 +131,25 @@ TEST(Cip11TxLedger, NoncesInOrderAndSelfSubmissionsAfterTheGraceThenEveryInterva
   EXPECT_EQ(opened->sender, crypto::secp256k1_address(secret));
   EXPECT_EQ(opened->cip11_payload, Bytes{1});
   EXPECT_EQ(devchain::tx_hash(devchain::decode_tx(a.bytes).value()), a.hash);
-  EXPECT_FALSE(ledger.due(a.hash, 12));  // not yet in the journal: it may not leave the runner
+  EXPECT_FALSE(ledger.due(a.hash, Height{12}));  // not yet in the journal: it may not leave the runner
   ledger.durable(a.hash);
   ledger.durable(b.hash);
-  EXPECT_FALSE(ledger.due(a.hash, 11));  // RESULT_TX_INCLUSION_GRACE_BLOCKS = 2
-  EXPECT_TRUE(ledger.due(a.hash, 12));
-  EXPECT_TRUE(ledger.due(b.hash, 12));
-  EXPECT_FALSE(ledger.due(a.hash, 13));  // RESULT_TX_REBROADCAST_INTERVAL_BLOCKS = 2
+  EXPECT_FALSE(ledger.due(a.hash, Height{11}));  // RESULT_TX_INCLUSION_GRACE_BLOCKS = 2
+  EXPECT_TRUE(ledger.due(a.hash, Height{12}));
+  EXPECT_TRUE(ledger.due(b.hash, Height{12}));
+  EXPECT_FALSE(ledger.due(a.hash, Height{13}));  // RESULT_TX_REBROADCAST_INTERVAL_BLOCKS = 2
   ledger.included(a.hash);
-  EXPECT_FALSE(ledger.due(a.hash, 14));  // a receipt ends it
-  auto again = ledger.due(b.hash, 14);
+  EXPECT_FALSE(ledger.due(a.hash, Height{14}));  // a receipt ends it
+  auto again = ledger.due(b.hash, Height{14});
   ASSERT_TRUE(again);
   EXPECT_EQ(*again, b.bytes);  // the same signed bytes, never a new transaction
   EXPECT_EQ(ledger.retained_hashes(), std::vector<Bytes32>{b.hash});
 
   // After a restart: a transaction from the journal is due at once, and no nonce is signed twice.
   TxLedger restarted(format, secret, 7);  // the chain had seen neither
-  restarted.restore(b, 20);
-  EXPECT_TRUE(restarted.due(b.hash, 20));
-  EXPECT_EQ(restarted.sign({3}, 20).nonce, 9u);
+  restarted.restore(b, Height{20});
+  EXPECT_TRUE(restarted.due(b.hash, Height{20}));
+  EXPECT_EQ(restarted.sign({3}, Height{20}).nonce, 9u);
 }
 
 // A retained transaction without a receipt whose nonce the chain already
@@ -158,14 +158,14 @@ TEST(Cip11TxLedger, NoncesInOrderAndSelfSubmissionsAfterTheGraceThenEveryInterva
 TEST(Cip11TxLedger, ATransactionWhoseNonceTheChainGaveAnotherIsSuperseded) {
   const devchain::Cip11TxFormat format(testing::filled(0xc1));
   TxLedger ledger(format, testing::filled(0x21), 3);
-  auto a = ledger.sign({1}, 10);
-  auto b = ledger.sign({2}, 10);
+  auto a = ledger.sign({1}, Height{10});
+  auto b = ledger.sign({2}, Height{10});
   EXPECT_EQ(ledger.superseded(4, {a.hash, b.hash}), std::vector<Bytes32>{a.hash});
   EXPECT_FALSE(ledger.retained(a.hash));
   EXPECT_TRUE(ledger.retained(b.hash));
   EXPECT_TRUE(ledger.superseded(9, {}).empty());
   EXPECT_TRUE(ledger.retained(b.hash));
-  EXPECT_EQ(ledger.sign({3}, 10).nonce, 9u);
+  EXPECT_EQ(ledger.sign({3}, Height{10}).nonce, 9u);
 }
 
 // A JobResult's tx_bytes (and a JobResultCommit's, with its instruction) is
@@ -179,7 +179,7 @@ TEST(Cip11TxLedger, AJobResultsTxBytesArePinnedByteForByte) {
   const devchain::Cip11TxFormat format(testing::filled(0xc1));
   TxLedger ledger(format, secret, 7);
   const chain::JobResultSubmit reveal{JobId{testing::filled(0xaa)}, Bytes{'o', 'k'}, testing::filled(0x55)};
-  auto signed_tx = ledger.sign(chain::encode_instruction(reveal), 1);
+  auto signed_tx = ledger.sign(chain::encode_instruction(reveal), Height{1});
 
   const Bytes32 job_id = reveal.job_id.value, salt = reveal.salt, chain_instance = testing::filled(0xc1);
   Bytes payload{0x01, 0x07};                                      // instruction version 1, JobResultSubmit = 7
@@ -217,7 +217,7 @@ TEST(Cip11HeartbeatSchedule, ARunnerSpecificPhaseInsideTheCadenceAndAnEmergencyR
   EXPECT_EQ(a.cadence(), 90u);
   EXPECT_LT(a.phase(), 90u);
   EXPECT_NE(a.phase(), b.phase());  // these two addresses land in different buckets
-  const std::uint64_t on_phase = 900 + a.phase();
+  const Height on_phase{900 + a.phase()};
   EXPECT_TRUE(a.due(on_phase, on_phase - 90));
   EXPECT_FALSE(a.due(on_phase + 1, on_phase));
   EXPECT_FALSE(a.due(on_phase, on_phase));  // never twice for one height

@@ -56,7 +56,7 @@ void past_the_cadence(testing::LocalChain& c) {  // genesis heartbeats at 0: ove
   for (std::uint64_t h = 0; h <= kTimeoutBlocks; ++h) ASSERT_TRUE(c.node->produce_block());
 }
 
-std::uint64_t last_heartbeat(testing::LocalChain& c) {
+Height last_heartbeat(testing::LocalChain& c) {
   return c.node->runner(*crypto::secp256k1_address(c.runner_keys[0]))->last_heartbeat;
 }
 
@@ -88,7 +88,7 @@ TEST(Cip11RunnerRestart, AHeartbeatWhoseNonceAnotherTransactionTookIsDroppedAndS
   starting.join();
   ASSERT_TRUE(signed_in_time);
   ASSERT_TRUE(runner) << refused;
-  EXPECT_TRUE(eventually([&] { return last_heartbeat(c) > 0; }, std::chrono::seconds(20)))
+  EXPECT_TRUE(eventually([&] { return last_heartbeat(c) > Height{0}; }, std::chrono::seconds(20)))
       << "the refused heartbeat stayed in flight: " << runner->status().heartbeats << " heartbeat(s) signed";
   EXPECT_GE(c.node->account_info(*crypto::secp256k1_address(c.runner_keys[0]))->next_nonce, 2u);
 }
@@ -110,8 +110,8 @@ TEST(Cip11RunnerRestart, AJournaledUnsentTransactionGoesOutBeforeTheStartHeartbe
   c.node->start();
   auto runner = Runner::start(options_for(c), port_of(c));
   ASSERT_TRUE(runner) << runner.error();
-  EXPECT_GT((*runner)->status().last_heartbeat, 0u) << "started before its heartbeat was included";
-  EXPECT_GT(last_heartbeat(c), 0u);
+  EXPECT_GT((*runner)->status().last_heartbeat, Height{0}) << "started before its heartbeat was included";
+  EXPECT_GT(last_heartbeat(c), Height{0});
 }
 
 }  // namespace

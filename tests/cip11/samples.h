@@ -33,7 +33,7 @@ inline const Party& party() {
     validator_seed.fill(0x22);
     Signer runner = *Signer::runner(runner_secret);
     Signer validator = Signer::validator(validator_seed);
-    ConnectionBinding b{7, kProtocolVersion, runner.pubkey(), validator.pubkey(), filled(0x40), 0, filled(0x80)};
+    ConnectionBinding b{7, kProtocolVersion, runner.pubkey(), validator.pubkey(), filled(0x40), Epoch{0}, filled(0x80)};
     return Party{runner, validator, b, connection_id(b)};
   }();
   return p;
@@ -57,27 +57,27 @@ std::array<std::uint8_t, N> to_array(const Bytes& b) {
 
 inline Hello hello() {
   const auto& p = party();
-  return Hello{kProtocolVersion, 7, filled(0x40), 0, p.runner.pubkey(), Role::kRunner, 1000, filled(0x60)};
+  return Hello{kProtocolVersion, 7, filled(0x40), Epoch{0}, p.runner.pubkey(), Role::kRunner, Height{1000}, filled(0x60)};
 }
 
 inline HelloAck hello_ack() {
   const auto& p = party();
   auto pre = hello_ack_preimage(7, kProtocolVersion, Role::kValidator, p.validator.pubkey(), Role::kRunner,
-                                p.runner.pubkey(), filled(0x40), 0, filled(0x60), p.binding.channel_binding);
-  return HelloAck{kProtocolVersion, 7, filled(0x40), 0, p.validator.pubkey(), Role::kValidator, 1000,
+                                p.runner.pubkey(), filled(0x40), Epoch{0}, filled(0x60), p.binding.channel_binding);
+  return HelloAck{kProtocolVersion, 7, filled(0x40), Epoch{0}, p.validator.pubkey(), Role::kValidator, Height{1000},
                   Sig{p.validator.sign(pre)}};
 }
 
 inline HeartbeatPing heartbeat_ping() {
   const auto& p = party();
-  HeartbeatPing f{1001, 0, {}};
+  HeartbeatPing f{Height{1001}, 0, {}};
   f.signed_ = to_array<65>(p.runner.sign(heartbeat_ping_preimage(p.connection, p.runner.pubkey(), p.validator.pubkey(), f)));
   return f;
 }
 
 inline HeartbeatPong heartbeat_pong() {
   const auto& p = party();
-  HeartbeatPong f{1001, 0, true, {}};
+  HeartbeatPong f{Height{1001}, 0, true, {}};
   f.validator_signed =
       to_array<64>(p.validator.sign(heartbeat_pong_preimage(p.connection, p.validator.pubkey(), p.runner.pubkey(), f)));
   return f;
@@ -85,14 +85,14 @@ inline HeartbeatPong heartbeat_pong() {
 
 inline BackpressureSignal backpressure_signal() {
   const auto& p = party();
-  BackpressureSignal f{1002, 8, 8, false, std::string("at capacity"), {}};
+  BackpressureSignal f{Height{1002}, 8, 8, false, std::string("at capacity"), {}};
   f.signed_ = to_array<65>(p.runner.sign(control_preimage(p.connection, p.runner.pubkey(), p.validator.pubkey(), f)));
   return f;
 }
 
 inline CapabilityDelta capability_delta() {
   const auto& p = party();
-  CapabilityDelta f{1003, {"llm", "tee"}, {"http"}, {filled(0xa0)}, {}, {}};
+  CapabilityDelta f{Height{1003}, {"llm", "tee"}, {"http"}, {filled(0xa0)}, {}, {}};
   f.signed_ = to_array<65>(p.runner.sign(control_preimage(p.connection, p.runner.pubkey(), p.validator.pubkey(), f)));
   return f;
 }
@@ -103,8 +103,8 @@ inline JobAssignment job_assignment() {
   f.job_id = JobId{filled(0xc0)};
   f.job_spec = Bytes{0x01, 0x00, 0x00, 0x00, 0x04, 'j', 'o', 'b', '!'};  // opaque codec bytes
   f.job_spec_hash = job_spec_hash(f.job_spec);
-  f.assignment_height = 1004;
-  f.deadline_block = 1104;
+  f.assignment_height = Height{1004};
+  f.deadline_block = Height{1104};
   f.runner_pubkey = p.runner.pubkey();
   f.validator_pubkey = p.validator.pubkey();
   auto pre = job_assignment_preimage(7, f.job_id, f.job_spec_hash, f.assignment_height, f.deadline_block,
@@ -140,7 +140,7 @@ inline Goodbye goodbye_signed() {
 /// A Mode A receipt (§8.3) for the party's runner, signed for chain 7.
 inline PresenceReceipt presence_receipt() {
   const auto& p = party();
-  PresenceReceipt r{p.validator.pubkey(), p.runner.pubkey(), 0, filled(0x40), 1005, 3, true, {}};
+  PresenceReceipt r{p.validator.pubkey(), p.runner.pubkey(), Epoch{0}, filled(0x40), Height{1005}, 3, true, {}};
   return sign_receipt(p.validator, 7, r);
 }
 

@@ -296,7 +296,7 @@ TEST(Cip11SeedChain, AnMGreaterThanOneCommitteeIsDrawnFromExactlyTheSeedOfItsSee
     effects = {};
     PresentSet present(state.index.size());
     SeedsBefore beacon(seeds, r);
-    BlockContext context{height, params, beacon, present, validators};
+    BlockContext context{Height{height}, params, beacon, present, validators};
     begin_block(state, context, effects);
     auto out = apply_all(state, balances, context, instructions, txs, effects);
     return out;
@@ -378,7 +378,7 @@ TEST(Cip11SeedChain, APendingSelectionsSeedRoundIsKViewsAfterItsBlocksViewNotIts
     effects = {};
     PresentSet present(state.index.size());
     SeedsBefore beacon(seeds, r, *advance);
-    BlockContext context{height, params, beacon, present, validators, view};
+    BlockContext context{Height{height}, params, beacon, present, validators, view};
     begin_block(state, context, effects);
     auto out = apply_all(state, balances, context, instructions, txs, effects);
     seeds.commit(std::move(*advance));
@@ -410,7 +410,7 @@ TEST(Cip11SeedChain, APendingSelectionsSeedRoundIsKViewsAfterItsBlocksViewNotIts
   block(view + 1, {});  // view 28: the first block after r_seed assigns, at height 9 = S + 4
   const JobRecord& assigned = state.jobs.at(id);
   ASSERT_EQ(assigned.state, JobState::kAssigned);
-  EXPECT_EQ(assigned.assignment_height, s + 4);
+  EXPECT_EQ(assigned.assignment_height, Height{s + 4});
   const Beacon committed = beacon_of(*seeds.at({0, p.seed_view}));
   ASSERT_EQ(effects.consumed_seeds.size(), 1u);
   EXPECT_EQ(effects.consumed_seeds[0], (ConsumedSeed{0, p.seed_view, committed.signature, committed.evidence}));

@@ -86,13 +86,13 @@ TEST(Cip11Subset, SubsetIsTheFirstKByKeyedHash) {
 // ---- §9.1, §9.3 -------------------------------------------------------------
 
 TEST(Cip11Selection, LivenessFloor) {
-  EXPECT_TRUE(passes_liveness_floor(HealthStatus::kHealthy, 900, 1000));
-  EXPECT_FALSE(passes_liveness_floor(HealthStatus::kHealthy, 899, 1000));
-  EXPECT_TRUE(passes_liveness_floor(HealthStatus::kHealthy, 1001, 1000));  // saturating
-  EXPECT_FALSE(passes_liveness_floor(HealthStatus::kUnhealthy, 1000, 1000));
-  EXPECT_FALSE(passes_liveness_floor(HealthStatus::kPaused, 1000, 1000));
-  EXPECT_FALSE(passes_liveness_floor(HealthStatus::kDeregistered, 1000, 1000));
-  EXPECT_TRUE(passes_liveness_floor(HealthStatus::kHealthy, 700, 1000, 300));
+  EXPECT_TRUE(passes_liveness_floor(HealthStatus::kHealthy, Height{900}, Height{1000}));
+  EXPECT_FALSE(passes_liveness_floor(HealthStatus::kHealthy, Height{899}, Height{1000}));
+  EXPECT_TRUE(passes_liveness_floor(HealthStatus::kHealthy, Height{1001}, Height{1000}));  // saturating
+  EXPECT_FALSE(passes_liveness_floor(HealthStatus::kUnhealthy, Height{1000}, Height{1000}));
+  EXPECT_FALSE(passes_liveness_floor(HealthStatus::kPaused, Height{1000}, Height{1000}));
+  EXPECT_FALSE(passes_liveness_floor(HealthStatus::kDeregistered, Height{1000}, Height{1000}));
+  EXPECT_TRUE(passes_liveness_floor(HealthStatus::kHealthy, Height{700}, Height{1000}, 300));
 }
 
 TEST(Cip11Selection, IntegerSquareRoot) {
@@ -228,11 +228,11 @@ TEST(Cip11Selection, WeightedDrawWalksTheTicketThroughTheWeights) {
 }
 
 TEST(Cip11Selection, MruLookupTtlIsInclusiveAndSaturating) {
-  const MruRecord record{address(0x77), 1000};
-  EXPECT_EQ(lookup_mru(record, 1000 + kMruTtlBlocks), address(0x77));
-  EXPECT_EQ(lookup_mru(record, 1000 + kMruTtlBlocks + 1), std::nullopt);
-  EXPECT_EQ(lookup_mru(record, 5), address(0x77));  // set_at above H: saturating subtraction
-  EXPECT_EQ(lookup_mru(std::nullopt, 1000), std::nullopt);
+  const MruRecord record{address(0x77), Height{1000}};
+  EXPECT_EQ(lookup_mru(record, Height{1000 + kMruTtlBlocks}), address(0x77));
+  EXPECT_EQ(lookup_mru(record, Height{1000 + kMruTtlBlocks + 1}), std::nullopt);
+  EXPECT_EQ(lookup_mru(record, Height{5}), address(0x77));  // set_at above H: saturating subtraction
+  EXPECT_EQ(lookup_mru(std::nullopt, Height{1000}), std::nullopt);
 }
 
 TEST(Cip11Selection, ModeAGuard) {
@@ -431,8 +431,8 @@ TEST(Cip11Selection, FixedSeedCommitteeVectors) {
 PendingSelectionV1 pending_sample() {
   PendingSelectionV1 p;
   p.job_id = JobId{seed_named("job")};
-  p.submitted_at = 5000;
-  p.selection_state_height = 5000;
+  p.submitted_at = Height{5000};
+  p.selection_state_height = Height{5000};
   p.committee_size = 3;
   p.submission_epoch = 2;
   p.submission_view = 40;
@@ -477,7 +477,7 @@ TEST(Cip11Pending, StorageKeys) {
   // Lexicographic order of the index is (seed round, submitted_at, job_id).
   PendingSelectionV1 later = p;
   later.seed_view = 44;
-  later.submitted_at = 1;
+  later.submitted_at = Height{1};
   EXPECT_LT(key, pending_due_round_index_key(later));
 }
 

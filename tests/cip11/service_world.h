@@ -82,7 +82,7 @@ struct DevWorld {
     auto c = chain();
     auto g = c.cip11_genesis();
     EXPECT_TRUE(g);
-    return LocalOffer{g->params.chain_id, kProtocolVersion, validator_set_hash(devchain::validator_peer_keys(*g)), 0, 0};
+    return LocalOffer{g->params.chain_id, kProtocolVersion, validator_set_hash(devchain::validator_peer_keys(*g)), Epoch{0}, Height{0}};
   }
 };
 
@@ -157,8 +157,8 @@ class LocalChain {
       EXPECT_TRUE(opened_service) << opened_service.error();
       service = std::move(*opened_service);
       ValidatorService* s = service.get();
-      node->set_presence_provider([s](std::uint64_t h, std::uint32_t n) { return s->presence_field(h, n); });
-      node->set_block_observer([s](const devchain::CommittedBlock& b) { s->on_block({b.height, b.effects}); });
+      node->set_presence_provider([s](std::uint64_t h, std::uint32_t n) { return s->presence_field(Height{h}, n); });
+      node->set_block_observer([s](const devchain::CommittedBlock& b) { s->on_block({Height{b.height}, b.effects}); });
     }
     if (o.start) node->start();
   }
@@ -236,7 +236,7 @@ class InProcessRunner {
     RunnerLinkConfig config;
     config.port = port;
     config.offer = LocalOffer{genesis.params.chain_id, kProtocolVersion,
-                              validator_set_hash(devchain::validator_peer_keys(genesis)), 0, 0};
+                              validator_set_hash(devchain::validator_peer_keys(genesis)), Epoch{0}, Height{0}};
     RunnerLink::Callbacks cb;
     cb.on_job_frame = [this](std::int64_t stream, const Frame& f, const Res<Unit>&) { frames.add(stream, f); };
     cb.on_lost = [this](const std::string& why) {
@@ -251,7 +251,7 @@ class InProcessRunner {
     clock_ = std::thread([this] {  // a Ping at each block, as a live runner sends
       while (!stop_) {
         const std::uint64_t h = height_();
-        boost::asio::post(io_.io, [this, h] { link_->on_block(h); });
+        boost::asio::post(io_.io, [this, h] { link_->on_block(Height{h}); });
         std::this_thread::sleep_for(std::chrono::milliseconds(20));
       }
     });
@@ -314,7 +314,7 @@ class InProcessValidator {
     config.endpoint.certificate = cert->certificate;
     config.endpoint.private_key = cert->private_key;
     config.offer = LocalOffer{genesis.params.chain_id, kProtocolVersion,
-                              validator_set_hash(devchain::validator_peer_keys(genesis)), 0, 0};
+                              validator_set_hash(devchain::validator_peer_keys(genesis)), Epoch{0}, Height{0}};
     ValidatorLinks::Callbacks cb;
     cb.on_admitted = [this](const Address&) { ++admitted; };
     cb.on_job_frame = [this](const Address&, ValidatorLinks::LinkId, std::int64_t stream, const Frame& f) { frames.add(stream, f); };

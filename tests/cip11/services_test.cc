@@ -263,7 +263,7 @@ TEST(Cip11Services, ARunnerKilledBetweenCommitAndRevealRevealsAfterARestart) {
   ASSERT_TRUE(a->wait_for({"event=result_sent", hex(*id), "commit"}, std::chrono::seconds(30)));
   a->kill9();
   a.reset();
-  const std::uint64_t deadline = w.job(*id)->deadline_block;
+  const Height deadline = w.job(*id)->deadline_block;
   auto& b = w.runner(1);
   RunnerProcess again(w.data(), 0);
   ASSERT_TRUE(again.wait_for({"event=resumed", hex(*id)}));
@@ -403,10 +403,10 @@ TEST(Cip11Services, StaleNoncesAndBadSealsAreCountedInMetrics) {
   EXPECT_EQ(w.validator->metric("cip11d_bad_seals_total"), 0);
   io.on_io([&] {
     Channel& ch = end->only();
-    ch.send(kControlStream, HeartbeatPing{1, 3, {}});
-    ch.send(kControlStream, HeartbeatPing{1, 3, {}});  // stale: not above 3
-    ch.connection().send(kControlStream, encode_frame(HeartbeatPing{1, 4, {}}));  // unsigned: a forged Ping
-    Frame delta{CapabilityDelta{1, {"gpu"}, {}, {}, {}, {}}};
+    ch.send(kControlStream, HeartbeatPing{Height{1}, 3, {}});
+    ch.send(kControlStream, HeartbeatPing{Height{1}, 3, {}});  // stale: not above 3
+    ch.connection().send(kControlStream, encode_frame(HeartbeatPing{Height{1}, 4, {}}));  // unsigned: a forged Ping
+    Frame delta{CapabilityDelta{Height{1}, {"gpu"}, {}, {}, {}, {}}};
     seal(delta, stranger, BoundConnection(ch.binding()));  // another key's signature
     ch.connection().send(kControlStream, encode_frame(delta));
     return 0;
@@ -484,8 +484,8 @@ TEST(Cip11Services, ALastPingAtHKeepsTheRunnerInThePresenceInputThroughHPlus15) 
   auto service = ValidatorService::open(config, port);
   ASSERT_TRUE(service) << service.error();
   ValidatorService* s = service->get();
-  chain.set_presence_provider([s](std::uint64_t h, std::uint32_t n) { return s->presence_field(h, n); });
-  chain.set_block_observer([s](const devchain::CommittedBlock& b) { s->on_block({b.height, b.effects}); });
+  chain.set_presence_provider([s](std::uint64_t h, std::uint32_t n) { return s->presence_field(Height{h}, n); });
+  chain.set_block_observer([s](const devchain::CommittedBlock& b) { s->on_block({Height{b.height}, b.effects}); });
 
   const Signer me = *Signer::runner(runner_key);
   IoThread io;
@@ -497,7 +497,7 @@ TEST(Cip11Services, ALastPingAtHKeepsTheRunnerInThePresenceInputThroughHPlus15) 
   ASSERT_TRUE(endpoint);
   RunnerLinkConfig link_config;
   link_config.port = quic_port;
-  link_config.offer = LocalOffer{5, kProtocolVersion, validator_set_hash(devchain::validator_peer_keys(g)), 0, 0};
+  link_config.offer = LocalOffer{5, kProtocolVersion, validator_set_hash(devchain::validator_peer_keys(g)), Epoch{0}, Height{0}};
   std::atomic<std::uint64_t> pongs{0};
   RunnerLink::Callbacks cb;
   cb.on_pong = [&](const HeartbeatPong&) { ++pongs; };
@@ -512,7 +512,7 @@ TEST(Cip11Services, ALastPingAtHKeepsTheRunnerInThePresenceInputThroughHPlus15) 
   const std::uint64_t h = *chain.height();
   // The block's dispatch was posted to the validator's io thread before this
   // Ping is sent, so the Ping is stamped h.
-  io.on_io([&] { return (link->on_block(h), 0); });
+  io.on_io([&] { return (link->on_block(Height{h}), 0); });
   ASSERT_TRUE(eventually([&] { return pongs.load() == 2; }));
   for (std::uint64_t b = h + 1; b <= h + kPresenceTimeoutBlocks + 2; ++b) {
     ASSERT_TRUE(chain.produce_block());
@@ -570,14 +570,14 @@ TEST(Cip11Services, AnEarlyRevealIsHeldUntilTheChainWouldIncludeIt) {
   forwarder.forward(devchain::encode_tx(reveal), runner_a, id, true);  // before either commitment
   ASSERT_TRUE(eventually([&] { return forwarder.held() == 1; }));
   EXPECT_EQ(forwarder.submitted(), 0u);
-  forwarder.on_block(*chain.height());
+  forwarder.on_block(Height{*chain.height()});
   ASSERT_TRUE(chain.produce_block());
   EXPECT_FALSE(*chain.receipt(devchain::tx_hash(reveal)));  // still held: nothing reached the chain
 
   ASSERT_TRUE(chain.submit(tx(a, 0, chain::JobResultCommit{id, chain::result_commitment(id, runner_a, result, salt)})));
   ASSERT_TRUE(chain.submit(tx(b, 0, chain::JobResultCommit{id, chain::result_commitment(id, runner_b, result, salt)})));
   ASSERT_TRUE(chain.produce_block());  // both commitments included: the next block may take reveals
-  forwarder.on_block(*chain.height());
+  forwarder.on_block(Height{*chain.height()});
   ASSERT_TRUE(eventually([&] { return forwarder.submitted() == 1; }));
   ASSERT_TRUE(chain.produce_block());
   auto receipt = *chain.receipt(devchain::tx_hash(reveal));

@@ -65,7 +65,7 @@ TEST(Cip11Identity, ConnectionIdHashesTheBindingInOrder) {
 TEST(Cip11Identity, HelloAckPreimageLayout) {
   const auto& p = party();
   auto pre = hello_ack_preimage(7, 0x0100, Role::kValidator, p.validator.pubkey(), Role::kRunner, p.runner.pubkey(),
-                                filled(0x40), 0, filled(0x60), filled(0x80));
+                                filled(0x40), Epoch{0}, filled(0x60), filled(0x80));
   const Bytes expected = concat({as_bytes("cowboy-cip11-hello-ack-v1"), Bytes{0x02, 0x02}, be(7, 8), be(0x0100, 2),
                                  Bytes{0x02}, p.validator.pubkey().wire(), Bytes{0x01}, p.runner.pubkey().wire(),
                                  filled(0x40), be(0, 8), filled(0x60), filled(0x80)});
@@ -175,7 +175,7 @@ std::vector<SignedCase> signed_cases() {
                  [=](int t) {
                    return hello_ack_preimage(t == 1 ? 8 : 7, t == 2 ? 0x0101 : 0x0100, Role::kValidator,
                                              t == 3 ? other_validator : V, Role::kRunner, t == 4 ? other_runner : R,
-                                             t == 5 ? flip(filled(0x40)) : filled(0x40), t == 6 ? 1 : 0,
+                                             t == 5 ? flip(filled(0x40)) : filled(0x40), Epoch{t == 6 ? 1u : 0u},
                                              t == 7 ? flip(filled(0x60)) : filled(0x60),
                                              t == 8 ? flip(filled(0x80)) : filled(0x80));
                  },
@@ -185,7 +185,7 @@ std::vector<SignedCase> signed_cases() {
   out.push_back({"HeartbeatPing",
                  [=](int t) {
                    HeartbeatPing f = ping;
-                   if (t == 4) f.block_height++;
+                   if (t == 4) ++f.block_height;
                    if (t == 5) f.nonce++;
                    return heartbeat_ping_preimage(t == 1 ? flip(p.connection) : p.connection, t == 2 ? other_runner : R,
                                                   t == 3 ? other_validator : V, f);
@@ -196,7 +196,7 @@ std::vector<SignedCase> signed_cases() {
   out.push_back({"HeartbeatPong",
                  [=](int t) {
                    HeartbeatPong f = pong;
-                   if (t == 4) f.block_height++;
+                   if (t == 4) ++f.block_height;
                    if (t == 5) f.nonce_echo++;
                    if (t == 6) f.accepting_new = !f.accepting_new;
                    return heartbeat_pong_preimage(t == 1 ? flip(p.connection) : p.connection,
@@ -204,7 +204,7 @@ std::vector<SignedCase> signed_cases() {
                  },
                  6, Bytes(pong.validator_signed.begin(), pong.validator_signed.end()), V});
 
-  PresenceReceipt receipt{V, R, 0, filled(0x40), 1005, 3, true, {}};
+  PresenceReceipt receipt{V, R, Epoch{0}, filled(0x40), Height{1005}, 3, true, {}};
   const Bytes receipt_sig = Signer::validator([] {
                               crypto::Ed25519Seed s;
                               s.fill(0x22);
@@ -215,9 +215,9 @@ std::vector<SignedCase> signed_cases() {
                    PresenceReceipt r = receipt;
                    if (t == 2) r.validator_pubkey = other_validator;
                    if (t == 3) r.runner_pubkey = other_runner;
-                   if (t == 4) r.subset_epoch++;
+                   if (t == 4) ++r.subset_epoch;
                    if (t == 5) r.validator_set_hash = flip(r.validator_set_hash);
-                   if (t == 6) r.block_height++;
+                   if (t == 6) ++r.block_height;
                    if (t == 7) r.nonce_echo++;
                    if (t == 8) r.accepting_new = false;
                    return presence_receipt_preimage(t == 1 ? 8 : 7, r);
@@ -228,7 +228,7 @@ std::vector<SignedCase> signed_cases() {
   out.push_back({"BackpressureSignal",
                  [=](int t) {
                    BackpressureSignal f = bp;
-                   if (t == 4) f.block_height++;
+                   if (t == 4) ++f.block_height;
                    if (t == 5) f.active_jobs++;
                    if (t == 6) f.max_concurrent++;
                    if (t == 7) f.accepting_new = !f.accepting_new;
@@ -243,7 +243,7 @@ std::vector<SignedCase> signed_cases() {
   out.push_back({"CapabilityDelta",
                  [=](int t) {
                    CapabilityDelta f = cd;
-                   if (t == 1) f.block_height++;
+                   if (t == 1) ++f.block_height;
                    if (t == 2) f.added_capabilities.push_back("gpu");
                    if (t == 3) f.removed_capabilities.clear();
                    if (t == 4) f.added_entitlements[0] = flip(f.added_entitlements[0]);

@@ -165,7 +165,7 @@ struct Cip11Validators : ::testing::Test {
   /// validator but `leaving`, with an overlap window of `overlap` blocks.
   static void schedule_without(devchain::Cip11Genesis& c, std::size_t leaving, std::uint64_t activation,
                                std::uint64_t overlap) {
-    chain::ValidatorSetChange change{activation, {}};
+    chain::ValidatorSetChange change{Height{activation}, {}};
     for (std::size_t i = 0; i < c.validators.size(); ++i)
       if (i != leaving) change.peer_keys.push_back(c.validators[i].peer_key);
     std::sort(change.peer_keys.begin(), change.peer_keys.end());

@@ -81,8 +81,8 @@ struct Cip11ValidatorSetRollback : ::testing::Test {
     ASSERT_TRUE(opened) << opened.error();
     service = std::move(*opened);
     ValidatorService* s = service.get();
-    nodes[0]->set_block_observer([s](const devchain::CommittedBlock& b) { s->on_block({b.height, b.effects}); });
-    nodes[0]->set_rollback_observer([s](const devchain::RolledBack& r) { s->on_rollback(r.height, r.withdrawn); });
+    nodes[0]->set_block_observer([s](const devchain::CommittedBlock& b) { s->on_block({Height{b.height}, b.effects}); });
+    nodes[0]->set_rollback_observer([s](const devchain::RolledBack& r) { s->on_rollback(Height{r.height}, r.withdrawn); });
   }
   void TearDown() override { service.reset(); }
 
@@ -137,16 +137,16 @@ TEST_F(Cip11ValidatorSetRollback, TheServiceWithdrawsTheSnapshotADroppedBlockSch
   ASSERT_TRUE(receipt && *receipt);
   ASSERT_EQ((*receipt)->error.value_or(""), "");
   ASSERT_TRUE(eventually([&] { return service->snapshots()->epochs().size() == 2; }, std::chrono::seconds(10)));
-  EXPECT_EQ(service->snapshots()->epochs()[1].activation_height, 20u);
+  EXPECT_EQ(service->snapshots()->epochs()[1].activation_height, Height{20});
   ASSERT_NO_FATAL_FAILURE(follow_the_winner());
   auto held = nodes[0]->validator_set_changes();
   ASSERT_TRUE(held);
   ASSERT_EQ(held->size(), 1u);
-  EXPECT_EQ(held->front().activation_height, 30u);
+  EXPECT_EQ(held->front().activation_height, Height{30});
   // The service holds the winner's snapshot, not the dropped block's.
   const auto snapshots = service->snapshots();
   ASSERT_EQ(snapshots->epochs().size(), 2u);
-  EXPECT_EQ(snapshots->epochs()[1].activation_height, 30u);
+  EXPECT_EQ(snapshots->epochs()[1].activation_height, Height{30});
   EXPECT_EQ(snapshots->epochs()[1].peers, held->front().peer_keys);
   EXPECT_TRUE(snapshots->epochs()[0].has(entries[2].peer_key));
   EXPECT_FALSE(snapshots->epochs()[1].has(entries[2].peer_key));
@@ -198,7 +198,7 @@ TEST(Cip11SharedSnapshots, WithdrawDropsFromTheFirstEpochTheChainNoLongerHolds) 
     peers.push_back(crypto::ed25519_from_seed(s).public_key);
   }
   std::sort(peers.begin(), peers.end());
-  const chain::ValidatorSetChange one{10, {peers[0], peers[1], peers[2]}}, two{20, peers};
+  const chain::ValidatorSetChange one{Height{10}, {peers[0], peers[1], peers[2]}}, two{Height{20}, peers};
   chain::SharedSnapshots shared(chain::ValidatorSnapshots::genesis(peers, 4));
   ASSERT_TRUE(shared.update({one, two}));
   EXPECT_FALSE(shared.withdraw({one, two}));  // nothing dropped
@@ -206,11 +206,11 @@ TEST(Cip11SharedSnapshots, WithdrawDropsFromTheFirstEpochTheChainNoLongerHolds) 
   EXPECT_TRUE(shared.withdraw({one}));
   EXPECT_EQ(shared.get()->epochs().size(), 2u);
   EXPECT_EQ(shared.get()->overlap_blocks(), 4u);
-  const chain::ValidatorSetChange other{12, {peers[1], peers[2], peers[3]}};
+  const chain::ValidatorSetChange other{Height{12}, {peers[1], peers[2], peers[3]}};
   EXPECT_TRUE(shared.withdraw({other}));  // epoch 1 rewritten: dropped
   EXPECT_EQ(shared.get()->epochs().size(), 1u);
   EXPECT_TRUE(shared.update({other}));
-  EXPECT_EQ(shared.get()->epochs()[1].activation_height, 12u);
+  EXPECT_EQ(shared.get()->epochs()[1].activation_height, Height{12});
 }
 
 }  // namespace

@@ -136,7 +136,7 @@ TEST_F(Cip11Fixture, TheObserverSeesAssignmentsOnceDurableAndThePollEndpointList
   ASSERT_EQ(seen.size(), 1u);
   EXPECT_EQ(seen[0].job_id, *receipt.job_id);
   EXPECT_EQ(seen[0].runner, runners[0].address);
-  EXPECT_EQ(seen[0].deadline_block, receipt.height + 10);
+  EXPECT_EQ(seen[0].deadline_block, cip11::Height{receipt.height + 10});
   auto polled = node->runner_jobs(runners[0].address);
   ASSERT_EQ(polled->size(), 1u);
   EXPECT_EQ((*polled)[0].job_id, *receipt.job_id);

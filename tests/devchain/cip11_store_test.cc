@@ -107,7 +107,7 @@ TEST_F(Cip11StoreTest, RollbackReturnsToTheCommittedStateAndItsDueTimes) {
   EXPECT_EQ(c.state.index.size(), 3u);
   EXPECT_TRUE(staged(c.state).puts.empty());
   // The job is still due at its deadline: with no result it is re-selected then.
-  for (std::uint64_t h = c.height; h < c.job_of(id).deadline_block; ++h) c.begin();
+  for (cip11::Height h = c.height; h < c.job_of(id).deadline_block; ++h) c.begin();
   EXPECT_EQ(c.job_of(id).selections, 1u);
   c.begin();
   EXPECT_EQ(c.job_of(id).selections, 2u);
@@ -127,7 +127,7 @@ TEST_F(Cip11StoreTest, WhatIsStoredLoadsBackToTheSameState) {
     c.state.commit();
   };
   write_block();  // the registrations, as a genesis block writes its runners
-  c.params.mru_activation_height = 0;  // so a completion writes an MRU record too
+  c.params.mru_activation_height = cip11::Height{0};  // so a completion writes an MRU record too
   c.params.present_first_enabled = true;  // MRU and M > 1 pending selections are CIP-11 selection (§13)
   auto job = c.ok(ks[0].address, chain::testing::job(1, 10));
   write_block();

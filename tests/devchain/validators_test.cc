@@ -465,7 +465,7 @@ TEST_F(DevchainValidators, ARotatingValidatorsKeyIsAnyKeyAndOnlyTheActiveSnapsho
 struct DevchainEpochs : DevchainValidators {
   static constexpr std::uint64_t kActivation = 3;
   DevchainEpochs() {
-    chain::ValidatorSetChange c{kActivation, {}};
+    chain::ValidatorSetChange c{cip11::Height{kActivation}, {}};
     for (std::size_t i = 0; i + 1 < kValidators; ++i) c.peer_keys.push_back(crypto::ed25519_from_seed(seeds[i]).public_key);
     changes.push_back(c);  // the canonical first three: already ascending
   }
@@ -555,9 +555,9 @@ TEST(DevchainEpochSchedule, AGenesisScheduleIsCheckedAndRoundTrips) {
   ASSERT_TRUE(back.ok());
   EXPECT_EQ(*back, *ok);
   auto snaps = validator_snapshots(*ok);
-  EXPECT_EQ(snaps.active(4).epoch, 0u);
-  EXPECT_EQ(snaps.active(5).epoch, 1u);
-  EXPECT_EQ(snaps.active(5).hash, cip11::validator_set_hash(two));
+  EXPECT_EQ(snaps.active(cip11::Height{4}).epoch, cip11::Epoch{0});
+  EXPECT_EQ(snaps.active(cip11::Height{5}).epoch, cip11::Epoch{1});
+  EXPECT_EQ(snaps.active(cip11::Height{5}).hash, cip11::validator_set_hash(two));
   // A genesis without a schedule hashes as it always did; with one, otherwise.
   codec::Writer plain, scheduled;
   put_cip11_genesis(plain, g);

@@ -88,7 +88,7 @@ struct JobResultSubmit {
 struct SubmitPresenceCertificate {
   static constexpr std::uint8_t kTag = 8;
   Address runner{};
-  std::uint64_t height = 0;       // the certificate height receipts are fresh against
+  Height height{};                // the certificate height receipts are fresh against
   std::uint64_t cycle_limit = 0;  // what the transaction may spend (mode_a.h's charges)
   std::vector<Bytes> receipts;    // encode_receipt bytes
   bool operator==(const SubmitPresenceCertificate&) const = default;

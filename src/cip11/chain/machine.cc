@@ -13,7 +13,7 @@ constexpr std::string_view kBeaconDomain = "cowboy/devchain-beacon/v1";
 bool supports(const RunnerRecord& r, JobKind kind) { return (r.job_kinds >> static_cast<unsigned>(kind) & 1u) != 0; }
 
 /// The view whose seed a selection in block H reads: R_{H-1} for M == 1 (§9.2).
-std::uint64_t parent_view(std::uint64_t height) { return height == 0 ? 0 : height - 1; }
+std::uint64_t parent_view(std::uint64_t view) { return view == 0 ? 0 : view - 1; }
 
 /// CIP11_PRESENT_FIRST_ENABLED switches CIP-11 selection on as one bundle
 /// (§13): the v3 seed domain, M > 1 commit-then-reveal, MRU and present-first.
@@ -35,7 +35,7 @@ bool mru_reads(const BlockContext& block, bool cip11) {
 void refresh_due(State& state) {
   for (const JobId& id : state.jobs.take_touched()) {
     const JobRecord* job = state.jobs.get(id);
-    std::optional<std::uint64_t> pending_since;
+    std::optional<Height> pending_since;
     if (job && job->state == JobState::kPendingSelection && job->pending) pending_since = job->pending->submitted_at;
     state.due.set(id, job ? next_due(*job) : std::nullopt, pending_since);
   }
@@ -44,14 +44,14 @@ void refresh_due(State& state) {
 /// The distinct block-S heights of the selections pending right now,
 /// ascending: State::due's, with each job changed since it last took them in
 /// counted as it stands now (mid-block, without touching the index).
-std::vector<std::uint64_t> pending_now(const State& state) {
-  std::map<std::uint64_t, std::uint32_t> count = state.due.pending_counts();
+std::vector<Height> pending_now(const State& state) {
+  std::map<Height, std::uint32_t> count = state.due.pending_counts();
   for (const JobId& id : state.jobs.touched()) {
     if (auto since = state.due.pending_since(id); since && --count[*since] == 0) count.erase(*since);
     const JobRecord* job = state.jobs.get(id);
     if (job && job->state == JobState::kPendingSelection && job->pending) ++count[job->pending->submitted_at];
   }
-  std::vector<std::uint64_t> out;
+  std::vector<Height> out;
   for (const auto& [submitted_at, n] : count) out.push_back(submitted_at);
   return out;
 }
@@ -62,17 +62,17 @@ std::vector<std::uint64_t> pending_now(const State& state) {
 /// can read any more are dropped (version i serves the submission heights S in
 /// (tag[i-1], tag[i]], see `record_before`), so a runner keeps at most one
 /// version per distinct pending S, plus this block's.
-RunnerRecord& edit_runner(State& state, const Address& address, std::uint64_t height) {
+RunnerRecord& edit_runner(State& state, const Address& address, Height height) {
   RunnerRecord& r = state.runners.at(address);
   if (!r.history.empty() && r.history.back().first == height) return r;
-  const std::vector<std::uint64_t> pending = pending_now(state);
-  auto serves = [&](std::uint64_t after, std::uint64_t upto) {
+  const std::vector<Height> pending = pending_now(state);
+  auto serves = [&](Height after, Height upto) {
     auto it = std::upper_bound(pending.begin(), pending.end(), after);
     return it != pending.end() && *it <= upto;
   };
   auto old = std::move(r.history);
   r.history.clear();
-  std::uint64_t previous = 0;
+  Height previous{0};
   for (auto& version : old) {
     if (serves(previous, version.first)) r.history.push_back(std::move(version));
     previous = version.first;
@@ -86,7 +86,7 @@ RunnerRecord& edit_runner(State& state, const Address& address, std::uint64_t he
 /// The record as it stood at the end of block S-1, or null when the runner
 /// was not registered then (or only as a deregistered earlier incarnation,
 /// which no filter passes).
-const RunnerRecord* record_before(const RunnerRecord& r, std::uint64_t submitted_at) {
+const RunnerRecord* record_before(const RunnerRecord& r, Height submitted_at) {
   const RunnerRecord* at = &r;
   for (const auto& [tag, version] : r.history)
     if (tag >= submitted_at) {
@@ -97,7 +97,7 @@ const RunnerRecord* record_before(const RunnerRecord& r, std::uint64_t submitted
 }
 
 /// §9.1 filters 0, 1, 3, 5, 6 and 9 for `job` at `height`.
-bool passes_filters(const RunnerRecord& r, const JobRecord& job, std::uint64_t height, const ChainParams& params) {
+bool passes_filters(const RunnerRecord& r, const JobRecord& job, Height height, const ChainParams& params) {
   if (std::binary_search(job.excluded.begin(), job.excluded.end(), r.address)) return false;     // 0: exclusion list
   if (!passes_liveness_floor(r.health, r.last_heartbeat, height, params.heartbeat_timeout_blocks)) return false;  // 1
   if (!supports(r, job.kind)) return false;                                                      // 3: capability
@@ -154,10 +154,10 @@ std::vector<Address> draw(const State& state, const BlockContext& block, const J
 
 /// Draws and writes a committee at block H (§9.2, §7.3, §9.3, §10.1).
 void assign(State& state, const BlockContext& block, JobRecord& job, std::span<const Candidate> eligible,
-            const Bytes32& seed, std::uint64_t deadline_block, Effects& effects) {
+            const Bytes32& seed, Height deadline_block, Effects& effects) {
   job.committee.clear();
   for (const Address& runner : draw(state, block, job, eligible, seed, cip11_selection(block.params))) {
-    job.committee.push_back(Assignment{runner, std::nullopt, 0, std::nullopt});
+    job.committee.push_back(Assignment{runner, std::nullopt, Height{0}, std::nullopt});
     ++edit_runner(state, runner, block.height).active_jobs;
     effects.assigned.push_back({job.job_id, runner, block.height, deadline_block});
   }
@@ -233,7 +233,7 @@ SelectionMode mode_of(const JobRecord& job) {
 /// selection, else CIP-2 v2 (and, under shadow mode, for M = 1 the v3 draw
 /// beside it, whose seed the book keeps for the shadow re-selections; an
 /// M > 1 shadow draw waits for its round, SubmitJob).
-void select_now(State& state, const BlockContext& block, JobRecord& job, std::uint64_t deadline_block,
+void select_now(State& state, const BlockContext& block, JobRecord& job, Height deadline_block,
                 Effects& effects) {
   const bool cip11 = cip11_selection(block.params);
   auto eligible = eligible_candidates(state, block, job);
@@ -245,8 +245,8 @@ void select_now(State& state, const BlockContext& block, JobRecord& job, std::ui
     job.deadline_block = deadline_block;
     return;
   }
-  const Bytes32 v3 = selection_seed_v3(mode_of(job), beacon->second, job.job_id, job.submitted_at);
-  job.selection_seed = cip11 ? v3 : selection_seed_v2(beacon->second, job.job_id, job.submitted_at);
+  const Bytes32 v3 = selection_seed_v3(mode_of(job), beacon->second, job.job_id, job.submitted_at.value);
+  job.selection_seed = cip11 ? v3 : selection_seed_v2(beacon->second, job.job_id, job.submitted_at.value);
   assign(state, block, job, eligible, *job.selection_seed, deadline_block, effects);
   if (shadowing(block) && mode_of(job) == SelectionMode::kImmediate) {
     shadow_draw(state, block, job, eligible, v3, job.selections, members(job), effects);
@@ -280,7 +280,7 @@ void run_shadow_pending(const State& state, const BlockContext& block, Effects& 
   for (auto& [job, p] : due) {
     auto beacon = beacon_at(block, p.seed_view, p.seed_epoch);
     if (!beacon) continue;  // waits for the same round, as a live record does
-    const Bytes32 seed = selection_seed_v3(SelectionMode::kDelayed, beacon->second, job->job_id, p.submitted_at);
+    const Bytes32 seed = selection_seed_v3(SelectionMode::kDelayed, beacon->second, job->job_id, p.submitted_at.value);
     // As snapshot_candidates at the pass: the block-S records, indexed against this block's registry(H-1).
     for (Candidate& c : p.candidates) c.registry_index = registry_index_of(state, block, c.address);
     shadow_draw(state, block, *job, p.candidates, seed, 1, std::move(p.live), effects);
@@ -321,7 +321,7 @@ void run_pending(State& state, const BlockContext& block, const std::vector<JobI
     }
     note_seed(effects, beacon->first);
     job->pending.reset();  // §9.2 step 4: the record leaves; State::due follows it
-    job->selection_seed = selection_seed_v3(SelectionMode::kDelayed, beacon->second, job->job_id, p.submitted_at);
+    job->selection_seed = selection_seed_v3(SelectionMode::kDelayed, beacon->second, job->job_id, p.submitted_at.value);
     assign(state, block, *job, snapshot, *job->selection_seed, job->deadline_block, effects);
   }
 }
@@ -557,13 +557,13 @@ struct Apply {
 
 }  // namespace
 
-bool reveal_window_open(const JobRecord& job, std::uint64_t height) {
+bool reveal_window_open(const JobRecord& job, Height height) {
   bool all = std::all_of(job.committee.begin(), job.committee.end(),
                          [&](const Assignment& m) { return m.commitment && m.committed_at < height; });
   return all || height >= job.assignment_height + std::max<std::uint64_t>(1, job.timeout_blocks / 2);
 }
 
-bool reveal_allowed(const JobRecord& job, const Address& runner, std::uint64_t height) {
+bool reveal_allowed(const JobRecord& job, const Address& runner, Height height) {
   if (job.runners <= 1) return true;
   const Assignment* a = job.assignment_of(runner);
   return a && a->commitment && a->committed_at < height && reveal_window_open(job, height);
@@ -580,7 +580,7 @@ std::string_view chain_error_name(ChainError e) {
 }
 
 std::optional<Beacon> DevBeacon::seed(std::uint64_t epoch, std::uint64_t view) const {
-  if (epoch != 0 || view >= height_) return std::nullopt;
+  if (epoch != 0 || view >= height_.value) return std::nullopt;  // block h is proposed in view h
   codec::Writer w;
   w.raw(kBeaconDomain);
   w.fixed(chain_);
@@ -606,9 +606,9 @@ Res<PresentSet> presence_of_block(const ChainParams& params, const std::optional
   return set;
 }
 
-std::optional<std::uint64_t> next_due(const JobRecord& job) {
-  // The first block whose round is after r_seed (one open epoch): a view.
-  if (job.state == JobState::kPendingSelection && job.pending) return job.pending->seed_view + 1;
+std::optional<Height> next_due(const JobRecord& job) {
+  // The first block whose round is after r_seed (one open epoch): a view, read as a height (choice 102).
+  if (job.state == JobState::kPendingSelection && job.pending) return Height{job.pending->seed_view + 1};
   if (job.state == JobState::kAssigned) return job.deadline_block + 1;
   return std::nullopt;
 }
@@ -621,7 +621,7 @@ void begin_block(State& state, const BlockContext& block, Effects& effects) {
   // A pending selection is due after its seed view, an assignment after its
   // deadline height; a view is never below its height, so the index is read
   // up to the view and each job's own check decides (choice 102).
-  const std::vector<JobId> due = state.due.due_by(std::max(block.height, block.round_view()));
+  const std::vector<JobId> due = state.due.due_by(std::max(block.height, Height{block.round_view()}));
   run_pending(state, block, due, effects);
   run_shadow_pending(state, block, effects);  // before the deadlines: a re-selection reads what it drew
   run_deadlines(state, block, due, effects);
@@ -638,7 +638,7 @@ Outcome apply(State& state, std::map<Address, u128>& balances, const BlockContex
   return run.out;
 }
 
-RunnerRecord runner_record(const RegisterRunner& b, const Address& address, std::uint64_t height) {
+RunnerRecord runner_record(const RegisterRunner& b, const Address& address, Height height) {
   RunnerRecord r;
   r.address = address;
   r.key = b.key;
@@ -664,7 +664,7 @@ std::vector<Candidate> eligible_candidates(const State& state, const BlockContex
 }
 
 std::vector<Candidate> snapshot_candidates(const State& state, const BlockContext& block, const JobRecord& job,
-                                           std::uint64_t submitted_at) {
+                                           Height submitted_at) {
   std::vector<Candidate> out;
   for (const auto& [address, current] : state.runners) {
     const RunnerRecord* r = record_before(current, submitted_at);

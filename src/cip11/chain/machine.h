@@ -31,20 +31,20 @@ class BeaconSource {
 /// Block h is proposed in Round(0, h); a block H can read any view below H.
 class DevBeacon final : public BeaconSource {
  public:
-  DevBeacon(const Bytes32& chain_instance_id, std::uint64_t height) : chain_(chain_instance_id), height_(height) {}
+  DevBeacon(const Bytes32& chain_instance_id, Height height) : chain_(chain_instance_id), height_(height) {}
   std::optional<Beacon> seed(std::uint64_t epoch, std::uint64_t view) const override;
 
  private:
   Bytes32 chain_;
-  std::uint64_t height_;  // the block being executed
+  Height height_;  // the block being executed
 };
 
 /// What one block did that the world outside the chain acts on (§10.1, §10.5).
 struct AssignmentNotice {
   JobId job_id{};
   Address runner{};
-  std::uint64_t assignment_height = 0;
-  std::uint64_t deadline_block = 0;
+  Height assignment_height{};
+  Height deadline_block{};
 };
 enum class EndReason : std::uint8_t { kReassigned, kExpired, kFailed, kCompleted };
 struct AssignmentEnd {
@@ -86,7 +86,7 @@ struct Effects {
 };
 
 struct BlockContext {
-  std::uint64_t height = 0;
+  Height height{};
   const ChainParams& params;
   const BeaconSource& beacon;
   /// PresenceInput(H); its size is |registry(H-1)|, the index basis. Under
@@ -103,7 +103,7 @@ struct BlockContext {
   /// only under CIP11_PRESENCE_SHADOW_ENABLED with present-first off. Null: an
   /// empty book.
   const ShadowBook* shadow = nullptr;
-  std::uint64_t round_view() const { return view.value_or(height); }
+  std::uint64_t round_view() const { return view.value_or(height.value); }  // a lone producer's view is its height
 };
 
 
@@ -123,7 +123,7 @@ void begin_block(State& state, const BlockContext& block, Effects& effects);
 /// The block from which begin_block must look at `job`: the one after a
 /// pending selection's seed view, the one after an assignment's deadline;
 /// nullopt once the job has ended. One rule for State::due.
-std::optional<std::uint64_t> next_due(const JobRecord& job);
+std::optional<Height> next_due(const JobRecord& job);
 
 struct TxContext {
   Address sender{};
@@ -141,17 +141,17 @@ Outcome apply(State& state, std::map<Address, u128>& balances, const BlockContex
 /// The reveal window in block `height` (docs/cip11.md choice 40): every
 /// committee member's commitment is in an earlier block, or half the timeout
 /// has passed since the assignment.
-bool reveal_window_open(const JobRecord& job, std::uint64_t height);
+bool reveal_window_open(const JobRecord& job, Height height);
 /// Whether `runner`'s reveal could be included in block `height`: always for
 /// M = 1; for M > 1 once its own commitment is in an earlier block and the
 /// window is open. The validator holds an early reveal and the runner sends
 /// none by this rule (§10.3).
-bool reveal_allowed(const JobRecord& job, const Address& runner, std::uint64_t height);
+bool reveal_allowed(const JobRecord& job, const Address& runner, Height height);
 
 JobId job_id_of(const Bytes32& tx_hash);  // keccak256("cowboy/cip11-job-id/v1" || tx_hash)
 
 /// The record a registration makes at `height`: Healthy, its first heartbeat at `height`.
-RunnerRecord runner_record(const RegisterRunner& registration, const Address& address, std::uint64_t height);
+RunnerRecord runner_record(const RegisterRunner& registration, const Address& address, Height height);
 
 /// §9.1 at the block's height: the floor-eligible runners that pass this job's
 /// filters, address-sorted, indexed against registry(H-1) (the presence set's size).
@@ -160,6 +160,6 @@ std::vector<Candidate> eligible_candidates(const State& state, const BlockContex
 /// (each runner's `history`), at height S: the block-S snapshot a pending
 /// selection commits to in S and is assigned from at its pass (§9.2).
 std::vector<Candidate> snapshot_candidates(const State& state, const BlockContext& block, const JobRecord& job,
-                                           std::uint64_t submitted_at);
+                                           Height submitted_at);
 
 }  // namespace cowboy::cip11::chain

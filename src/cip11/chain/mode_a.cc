@@ -33,7 +33,7 @@ crypto::Ed25519Public raw_validator_key(const PresenceReceipt& r) {
 /// Step 2 for one decoded entry, after its charge.
 class Precheck {
  public:
-  Precheck(const ChainParams& params, const ValidatorSnapshots& snapshots, std::uint64_t height,
+  Precheck(const ChainParams& params, const ValidatorSnapshots& snapshots, Height height,
            const RunnerRecord& runner, const SubmitPresenceCertificate& cert)
       : params_(params), snapshots_(snapshots), height_(height), runner_(runner), cert_(cert) {}
 
@@ -75,16 +75,16 @@ class Precheck {
 
   const ChainParams& params_;
   const ValidatorSnapshots& snapshots_;
-  std::uint64_t height_;
+  Height height_;
   const RunnerRecord& runner_;
   const SubmitPresenceCertificate& cert_;
-  std::map<std::uint64_t, std::vector<std::size_t>> subsets_;
+  std::map<Epoch, std::vector<std::size_t>> subsets_;
 };
 
 }  // namespace
 
 CertificateReport submit_certificate(State& state, const ChainParams& params, const ValidatorSnapshots& snapshots,
-                                     std::uint64_t height, const Address& sender,
+                                     Height height, const Address& sender,
                                      const SubmitPresenceCertificate& cert) {
   CertificateReport report;
   Meter meter{cert.cycle_limit};
@@ -116,7 +116,7 @@ CertificateReport submit_certificate(State& state, const ChainParams& params, co
   }
 
   // 3-4. Per validator, the greatest receipt whose signature verifies; each attempt paid first.
-  std::uint64_t anchor = 0;
+  Height anchor{0};
   for (auto& [key, candidates] : buckets) {
     std::stable_sort(candidates.begin(), candidates.end(), [](const Candidate& a, const Candidate& b) {
       return a.receipt.block_height > b.receipt.block_height;
@@ -139,19 +139,19 @@ CertificateReport submit_certificate(State& state, const ChainParams& params, co
   if (report.validators == 0 || report.validators < params.t_hard) return refuse(ChainError::kBelowThreshold);
   if (const PresenceProof* now = state.presence.get(cert.runner); now && anchor <= now->anchor)
     return refuse(ChainError::kNotStrictlyNewer);
-  const std::uint64_t until =
-      anchor > UINT64_MAX - kPresenceProofTtlBlocks ? UINT64_MAX : anchor + kPresenceProofTtlBlocks;
+  const Height until =
+      anchor > Height{UINT64_MAX - kPresenceProofTtlBlocks} ? Height{UINT64_MAX} : anchor + kPresenceProofTtlBlocks;
   state.presence[cert.runner] = PresenceProof{anchor, until};
   report.cycles_used = meter.used;
   return report;
 }
 
-bool mode_a_effective(const ChainParams& params, const ValidatorSnapshots& snapshots, std::uint64_t height) {
+bool mode_a_effective(const ChainParams& params, const ValidatorSnapshots& snapshots, Height height) {
   const std::size_t effective_k = subset_size(snapshots.active(height).peers.size(), params.subset);
   return cip11::mode_a_effective(params.presence_hard_exclude_enabled, effective_k, params.t_hard);
 }
 
-PresentSet proven_presence(const State& state, std::uint64_t height, std::uint32_t registry_size) {
+PresentSet proven_presence(const State& state, Height height, std::uint32_t registry_size) {
   PresentSet set(registry_size);
   for (const auto& [runner, proof] : state.presence)
     if (auto i = state.index.index_of(runner); i && *i < registry_size && proof.proven_until >= height) set.add(*i);

@@ -56,21 +56,21 @@ struct CertificateReport {
   std::uint64_t cycles_used = 0;
   std::vector<ReceiptVerdict> verdicts;  // one per entry looked at, in submission order
   std::uint32_t validators = 0;          // distinct raw keys kept
-  std::optional<std::uint64_t> anchor;   // the greatest kept block_height
+  std::optional<Height> anchor;          // the greatest kept block_height
 };
 
 /// Steps 1-5 in block `height` for a transaction from `sender`; on acceptance
 /// writes state.presence[cert.runner].
 CertificateReport submit_certificate(State& state, const ChainParams& params, const ValidatorSnapshots& snapshots,
-                                     std::uint64_t height, const Address& sender,
+                                     Height height, const Address& sender,
                                      const SubmitPresenceCertificate& cert);
 
 /// §8.4: Mode A is effective in a block when the flag is set and, for the
 /// snapshot active there, effective_k >= K_HARD_MIN and t_hard >= floor(effective_k/2)+1.
-bool mode_a_effective(const ChainParams& params, const ValidatorSnapshots& snapshots, std::uint64_t height);
+bool mode_a_effective(const ChainParams& params, const ValidatorSnapshots& snapshots, Height height);
 
 /// §8.3 point 3: PresenceInput(H) = { runner | presence_proven_until[runner] >= H },
 /// from the parent state, indexed against registry(H-1) of `registry_size` runners.
-PresentSet proven_presence(const State& state, std::uint64_t height, std::uint32_t registry_size);
+PresentSet proven_presence(const State& state, Height height, std::uint32_t registry_size);
 
 }  // namespace cowboy::cip11::chain

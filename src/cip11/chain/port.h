@@ -87,7 +87,7 @@ struct ChainSetup {
 
 /// A transaction the chain included, and how its instruction fared.
 struct Inclusion {
-  std::uint64_t height = 0;
+  Height height{};
   std::optional<std::string> error;  // the instruction's refusal, when refused (its nonce is consumed anyway)
 };
 
@@ -95,7 +95,7 @@ class ChainPort {
  public:
   virtual ~ChainPort() = default;
   virtual PortResult<ChainSetup> setup() = 0;
-  virtual PortResult<std::uint64_t> height() = 0;
+  virtual PortResult<Height> height() = 0;
   virtual PortResult<RunnerRecord> runner(const Address& runner) = 0;
   /// Every registered runner, in registry (ACTIVE_RUNNERS_KEY) index order.
   virtual PortResult<std::vector<RunnerRecord>> runners() = 0;
@@ -103,7 +103,7 @@ class ChainPort {
   /// The jobs in state Assigned whose current committee holds `runner`.
   virtual PortResult<std::vector<JobRecord>> runner_jobs(const Address& runner) = 0;
   /// The assignments block `height` made and ended (consumed seeds left out).
-  virtual PortResult<Effects> block_effects(std::uint64_t height) = 0;
+  virtual PortResult<Effects> block_effects(Height height) = 0;
   /// Every snapshot after ValidatorSetSnapshot(0) as the chain holds it now,
   /// epoch n at index n-1: the genesis schedule's, then any a governance
   /// transaction scheduled since (§5.4). The services re-read it as blocks

@@ -20,7 +20,7 @@ namespace cowboy::cip11::chain {
 /// An M > 1 shadow draw waiting for its seed round r_seed, as a live
 /// PendingSelectionV1 would (§9.2).
 struct ShadowPending {
-  std::uint64_t submitted_at = 0;  // S
+  Height submitted_at{};  // S
   std::uint64_t seed_epoch = 0, seed_view = 0;
   /// The block-S snapshot as a live selection commits to it (snapshot_candidates
   /// at S), address-sorted; each registry_index is read again at the pass.

@@ -12,7 +12,7 @@ bool ValidatorSnapshot::has(const crypto::Ed25519Public& peer) const {
 ValidatorSnapshots ValidatorSnapshots::genesis(std::vector<crypto::Ed25519Public> peers, std::uint64_t overlap_blocks) {
   ValidatorSnapshots s;
   s.overlap_blocks_ = overlap_blocks;
-  s.epochs_.push_back(ValidatorSnapshot{0, 0, peers, validator_set_hash(peers)});
+  s.epochs_.push_back(ValidatorSnapshot{Epoch{0}, Height{0}, peers, validator_set_hash(peers)});
   return s;
 }
 
@@ -20,46 +20,46 @@ ValidatorSnapshots ValidatorSnapshots::scheduled(std::vector<crypto::Ed25519Publ
                                                  const std::vector<ValidatorSetChange>& changes,
                                                  std::uint64_t overlap_blocks) {
   ValidatorSnapshots s = genesis(std::move(peers), overlap_blocks);
-  for (std::size_t i = 0; i < changes.size(); ++i) s.add(i + 1, changes[i].activation_height, changes[i].peer_keys);
+  for (std::size_t i = 0; i < changes.size(); ++i) s.add(Epoch{i + 1}, changes[i].activation_height, changes[i].peer_keys);
   return s;
 }
 
-void ValidatorSnapshots::add(std::uint64_t epoch, std::uint64_t activation_height,
+void ValidatorSnapshots::add(Epoch epoch, Height activation_height,
                              std::vector<crypto::Ed25519Public> peers) {
   assert(epoch > epochs_.back().epoch && activation_height > epochs_.back().activation_height);
   const Bytes32 hash = validator_set_hash(peers);
   epochs_.push_back(ValidatorSnapshot{epoch, activation_height, std::move(peers), hash});
 }
 
-const ValidatorSnapshot& ValidatorSnapshots::active(std::uint64_t height) const {
+const ValidatorSnapshot& ValidatorSnapshots::active(Height height) const {
   std::size_t i = 0;
   while (i + 1 < epochs_.size() && epochs_[i + 1].activation_height <= height) ++i;
   return epochs_[i];
 }
 
-std::vector<const ValidatorSnapshot*> ValidatorSnapshots::current(std::uint64_t height) const {
+std::vector<const ValidatorSnapshot*> ValidatorSnapshots::current(Height height) const {
   const ValidatorSnapshot& now = active(height);
   std::vector<const ValidatorSnapshot*> out{&now};
   const std::size_t i = static_cast<std::size_t>(&now - epochs_.data());
   // Saturating: a window that would run past the last height never ends.
-  const std::uint64_t end =
-      now.activation_height > UINT64_MAX - overlap_blocks_ ? UINT64_MAX : now.activation_height + overlap_blocks_;
+  const Height end = now.activation_height > Height{UINT64_MAX - overlap_blocks_} ? Height{UINT64_MAX}
+                                                                                : now.activation_height + overlap_blocks_;
   if (i > 0 && height < end) out.push_back(&epochs_[i - 1]);
   return out;
 }
 
-const ValidatorSnapshot* ValidatorSnapshots::select(std::uint64_t subset_epoch, const Bytes32& validator_set_hash,
-                                                    std::uint64_t height) const {
+const ValidatorSnapshot* ValidatorSnapshots::select(Epoch subset_epoch, const Bytes32& validator_set_hash,
+                                                    Height height) const {
   for (const ValidatorSnapshot* s : current(height))
     if (s->epoch == subset_epoch && s->hash == validator_set_hash) return s;
   return nullptr;
 }
 
-std::optional<std::uint64_t> ValidatorSnapshots::cutoff(std::uint64_t epoch) const {
+std::optional<Height> ValidatorSnapshots::cutoff(Epoch epoch) const {
   for (std::size_t i = 0; i + 1 < epochs_.size(); ++i)
     if (epochs_[i].epoch == epoch) {
-      const std::uint64_t a = epochs_[i + 1].activation_height;
-      return a > UINT64_MAX - overlap_blocks_ ? UINT64_MAX : a + overlap_blocks_;
+      const Height a = epochs_[i + 1].activation_height;
+      return a > Height{UINT64_MAX - overlap_blocks_} ? Height{UINT64_MAX} : a + overlap_blocks_;
     }
   return std::nullopt;
 }
@@ -74,7 +74,7 @@ bool SharedSnapshots::withdraw(const std::vector<ValidatorSetChange>& changes) {
     ++keep;
   if (keep == epochs.size()) return false;
   ValidatorSnapshots next = ValidatorSnapshots::scheduled(epochs[0].peers, {}, held->overlap_blocks());
-  for (std::size_t i = 1; i < keep; ++i) next.add(i, epochs[i].activation_height, epochs[i].peers);
+  for (std::size_t i = 1; i < keep; ++i) next.add(Epoch{i}, epochs[i].activation_height, epochs[i].peers);
   std::lock_guard lock(mu_);
   if (now_ != held) return false;  // another thread changed them meanwhile; the next read settles it
   now_ = std::make_shared<const ValidatorSnapshots>(std::move(next));
@@ -94,7 +94,7 @@ bool SharedSnapshots::update(const std::vector<ValidatorSetChange>& changes) {
   for (std::size_t i = epochs.size(); i <= changes.size(); ++i) {
     const auto& c = changes[i - 1];
     if (c.activation_height <= next.epochs().back().activation_height || c.peer_keys.empty()) return false;
-    next.add(i, c.activation_height, c.peer_keys);
+    next.add(Epoch{i}, c.activation_height, c.peer_keys);
   }
   std::lock_guard lock(mu_);
   if (now_ != held) return false;  // another thread updated meanwhile; its view stands
@@ -103,7 +103,7 @@ bool SharedSnapshots::update(const std::vector<ValidatorSetChange>& changes) {
 }
 
 std::vector<EpochLink> runner_links(const ValidatorSnapshots& snapshots, const crypto::Secp256k1Compressed& runner_key,
-                                    std::uint64_t height, SubsetParams params) {
+                                    Height height, SubsetParams params) {
   std::vector<EpochLink> out;
   for (const ValidatorSnapshot* s : snapshots.current(height))
     for (std::size_t i : subset_of(runner_key, s->peers, params)) out.push_back(EpochLink{s->peers[i], s->pair()});
@@ -112,38 +112,38 @@ std::vector<EpochLink> runner_links(const ValidatorSnapshots& snapshots, const c
 
 std::optional<GoodbyeReason> admit_epoch_paired(const ValidatorSnapshots& snapshots, const crypto::Ed25519Public& me,
                                                 const crypto::Secp256k1Compressed& runner_key, const EpochPair& pair,
-                                                std::uint64_t height, SubsetParams params) {
+                                                Height height, SubsetParams params) {
   // Membership and subset both in the snapshot the pair selects, never the other.
   const ValidatorSnapshot* s = snapshots.select(pair, height);
   if (s == nullptr || !s->has(me) || !in_subset(runner_key, s->peers, me, params)) return GoodbyeReason::kNotInSubset;
   return std::nullopt;
 }
 
-bool overlap_expired(const ValidatorSnapshots& snapshots, const EpochPair& pair, std::uint64_t height) {
+bool overlap_expired(const ValidatorSnapshots& snapshots, const EpochPair& pair, Height height) {
   return snapshots.select(pair, height) == nullptr;
 }
 
-LocalOffer offer_at(const ValidatorSnapshots& snapshots, std::uint64_t chain_id, std::uint64_t height) {
+LocalOffer offer_at(const ValidatorSnapshots& snapshots, std::uint64_t chain_id, Height height) {
   const auto now = snapshots.current(height);
   LocalOffer offer{chain_id, kProtocolVersion, now[0]->hash, now[0]->epoch, height};
   if (now.size() > 1) offer.overlap = now[1]->pair();
   return offer;
 }
 
-std::vector<EpochPair> current_pairs(const ValidatorSnapshots& snapshots, std::uint64_t height) {
+std::vector<EpochPair> current_pairs(const ValidatorSnapshots& snapshots, Height height) {
   std::vector<EpochPair> out;
   for (const ValidatorSnapshot* s : snapshots.current(height)) out.push_back(s->pair());
   return out;
 }
 
 std::optional<EpochPair> view_pair(const ValidatorSnapshots& snapshots, const crypto::Ed25519Public& me,
-                                   std::uint64_t height) {
+                                   Height height) {
   for (const ValidatorSnapshot* s : snapshots.current(height))
     if (s->has(me)) return s->pair();
   return std::nullopt;
 }
 
-std::vector<ViewSnapshot> view_snapshots(const ValidatorSnapshots& snapshots, std::uint64_t height) {
+std::vector<ViewSnapshot> view_snapshots(const ValidatorSnapshots& snapshots, Height height) {
   std::vector<ViewSnapshot> out;
   for (const ValidatorSnapshot* s : snapshots.current(height)) out.push_back(ViewSnapshot{s->pair(), s->peers});
   return out;

@@ -31,8 +31,8 @@ namespace cowboy::cip11::chain {
 inline constexpr std::uint64_t kOverlapBlocks = 160;  // OVERLAP_BLOCKS (§13)
 
 struct ValidatorSnapshot {
-  std::uint64_t epoch = 0;
-  std::uint64_t activation_height = 0;
+  Epoch epoch{};
+  Height activation_height{};
   std::vector<crypto::Ed25519Public> peers;  // canonical order (§5.4)
   Bytes32 hash{};                            // validator_set_hash over `peers` (subset.h)
   EpochPair pair() const { return EpochPair{epoch, hash}; }
@@ -43,7 +43,7 @@ struct ValidatorSnapshot {
 /// `activation_height` on, these peer keys in canonical order (ascending).
 /// The n-th change of a chain is epoch n.
 struct ValidatorSetChange {
-  std::uint64_t activation_height = 0;
+  Height activation_height{};
   std::vector<crypto::Ed25519Public> peer_keys;
   bool operator==(const ValidatorSetChange&) const = default;
 };
@@ -59,23 +59,23 @@ class ValidatorSnapshots {
                                       const std::vector<ValidatorSetChange>& changes, std::uint64_t overlap_blocks);
   /// The next epoch's snapshot, active from `activation_height`. Precondition:
   /// epochs and activation heights both ascend.
-  void add(std::uint64_t epoch, std::uint64_t activation_height, std::vector<crypto::Ed25519Public> peers);
+  void add(Epoch epoch, Height activation_height, std::vector<crypto::Ed25519Public> peers);
 
   /// The snapshot active at `height`.
-  const ValidatorSnapshot& active(std::uint64_t height) const;
+  const ValidatorSnapshot& active(Height height) const;
   /// The active snapshot, or its predecessor within the overlap window, whose
   /// epoch and hash are both these; null for any other pair.
-  const ValidatorSnapshot* select(std::uint64_t subset_epoch, const Bytes32& validator_set_hash,
-                                  std::uint64_t height) const;
-  const ValidatorSnapshot* select(const EpochPair& pair, std::uint64_t height) const {
+  const ValidatorSnapshot* select(Epoch subset_epoch, const Bytes32& validator_set_hash,
+                                  Height height) const;
+  const ValidatorSnapshot* select(const EpochPair& pair, Height height) const {
     return select(pair.subset_epoch, pair.validator_set_hash, height);
   }
   /// The snapshots current at `height`: the active one, then its predecessor
   /// while the overlap window runs (§5.3: at most two).
-  std::vector<const ValidatorSnapshot*> current(std::uint64_t height) const;
+  std::vector<const ValidatorSnapshot*> current(Height height) const;
   /// The first height at which `epoch` no longer counts (its successor's
   /// activation + overlap_blocks); nullopt while it has no successor.
-  std::optional<std::uint64_t> cutoff(std::uint64_t epoch) const;
+  std::optional<Height> cutoff(Epoch epoch) const;
 
   std::uint64_t overlap_blocks() const { return overlap_blocks_; }
   const std::vector<ValidatorSnapshot>& epochs() const { return epochs_; }
@@ -127,7 +127,7 @@ struct EpochLink {
 /// an overlap a validator in both subsets appears twice, once per epoch: a
 /// connection is bound to the pair it was admitted under (docs/cip11.md choice 79).
 std::vector<EpochLink> runner_links(const ValidatorSnapshots& snapshots, const crypto::Secp256k1Compressed& runner_key,
-                                    std::uint64_t height, SubsetParams params);
+                                    Height height, SubsetParams params);
 
 /// §5.3 point 2 at a validator: may `me` admit `runner_key` under the offered
 /// `pair` at `height`? nullopt: yes; kNotInSubset unless the pair names one
@@ -135,18 +135,18 @@ std::vector<EpochLink> runner_links(const ValidatorSnapshots& snapshots, const c
 /// snapshot's Sub(runner).
 std::optional<GoodbyeReason> admit_epoch_paired(const ValidatorSnapshots& snapshots, const crypto::Ed25519Public& me,
                                                 const crypto::Secp256k1Compressed& runner_key, const EpochPair& pair,
-                                                std::uint64_t height, SubsetParams params);
+                                                Height height, SubsetParams params);
 
 /// §5.3 point 4: a connection admitted under `pair` no longer counts at
 /// `height` (the validator says Goodbye{OverlapExpired} to it).
-bool overlap_expired(const ValidatorSnapshots& snapshots, const EpochPair& pair, std::uint64_t height);
+bool overlap_expired(const ValidatorSnapshots& snapshots, const EpochPair& pair, Height height);
 
 /// What this end offers in a Hello at `height`: the active snapshot's pair,
 /// and during an overlap its predecessor's as the second it admits.
-LocalOffer offer_at(const ValidatorSnapshots& snapshots, std::uint64_t chain_id, std::uint64_t height);
+LocalOffer offer_at(const ValidatorSnapshots& snapshots, std::uint64_t chain_id, Height height);
 
 /// The pairs of the snapshots current at `height`, the active one first.
-std::vector<EpochPair> current_pairs(const ValidatorSnapshots& snapshots, std::uint64_t height);
+std::vector<EpochPair> current_pairs(const ValidatorSnapshots& snapshots, Height height);
 
 // §8.2 presence views across a reconfiguration (§5.3 point 3, as a receipt).
 
@@ -154,8 +154,8 @@ std::vector<EpochPair> current_pairs(const ValidatorSnapshots& snapshots, std::u
 /// current snapshot it is in. nullopt when it is in none (a validator that
 /// left states no view once its last epoch's overlap has ended).
 std::optional<EpochPair> view_pair(const ValidatorSnapshots& snapshots, const crypto::Ed25519Public& me,
-                                   std::uint64_t height);
+                                   Height height);
 /// What a view taken at `height` may name, for check_view: the snapshots current at that height.
-std::vector<ViewSnapshot> view_snapshots(const ValidatorSnapshots& snapshots, std::uint64_t height);
+std::vector<ViewSnapshot> view_snapshots(const ValidatorSnapshots& snapshots, Height height);
 
 }  // namespace cowboy::cip11::chain

@@ -2,8 +2,7 @@
 
 namespace cowboy::cip11::chain {
 
-void DueIndex::set(const JobId& job, std::optional<std::uint64_t> height,
-                   std::optional<std::uint64_t> pending_since) {
+void DueIndex::set(const JobId& job, std::optional<Height> height, std::optional<Height> pending_since) {
   const std::optional<Due> due = height ? std::optional<Due>(Due{*height, pending_since}) : std::nullopt;
   if (auto it = of_job_.find(job); it != of_job_.end()) {
     if (due == it->second) return;
@@ -17,14 +16,14 @@ void DueIndex::set(const JobId& job, std::optional<std::uint64_t> height,
   if (due->pending_since) ++pending_[*due->pending_since];
 }
 
-std::vector<JobId> DueIndex::due_by(std::uint64_t height) const {
+std::vector<JobId> DueIndex::due_by(Height height) const {
   std::vector<JobId> out;
   for (auto it = by_height_.begin(); it != by_height_.end() && it->first <= height; ++it) out.push_back(it->second);
   return out;
 }
 
-std::vector<std::uint64_t> DueIndex::pending_submissions() const {
-  std::vector<std::uint64_t> out;
+std::vector<Height> DueIndex::pending_submissions() const {
+  std::vector<Height> out;
   out.reserve(pending_.size());
   for (const auto& [submitted_at, n] : pending_) out.push_back(submitted_at);
   return out;

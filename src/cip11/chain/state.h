@@ -33,7 +33,7 @@ struct ChainParams {
   bool presence_hard_exclude_enabled = false;  // PRESENCE_HARD_EXCLUDE_ENABLED: certificates; Mode A if the §8.4 guard holds
   bool multi_validator = false;        // |ValidatorSetSnapshot(0)| > 1
   std::uint64_t heartbeat_timeout_blocks = kHeartbeatTimeoutBlocks;
-  std::uint64_t mru_activation_height = UINT64_MAX;  // MRU dormant, as deployed (§9.4)
+  Height mru_activation_height{UINT64_MAX};          // MRU dormant, as deployed (§9.4)
   std::uint64_t mru_ttl_blocks = kMruTtlBlocks;
   std::uint64_t selection_seed_delay_views = 3;      // SELECTION_SEED_DELAY_VIEWS
   u128 min_stake = 1;                                // MIN_STAKE_CBY_WEI
@@ -68,22 +68,22 @@ struct RunnerRecord {
   std::uint32_t max_concurrent = 1;
   u128 price = 0;               // per job, what filter 5 compares with max_price
   HealthStatus health = HealthStatus::kHealthy;
-  std::uint64_t registered_at = 0;
-  std::uint64_t last_heartbeat = 0;
+  Height registered_at{};
+  Height last_heartbeat{};
   std::uint32_t active_jobs = 0;
   std::uint64_t reputation_x1e9 = 1'000'000'000;
   /// Historical state for §9.2's block-S snapshots: (h, the record as it stood
   /// at the end of block h-1), oldest first, kept while a pending selection may
   /// read it (machine.cc, `edit_runner`). Versions never hold a history themselves.
-  std::vector<std::pair<std::uint64_t, RunnerRecord>> history;
+  std::vector<std::pair<Height, RunnerRecord>> history;
   bool operator==(const RunnerRecord&) const = default;
 };
 
 /// A runner's Mode A presence (§8.3): the newest receipt height a certificate
 /// proved, and the last block it keeps the runner present for.
 struct PresenceProof {
-  std::uint64_t anchor = 0;         // presence_anchor[runner]
-  std::uint64_t proven_until = 0;   // presence_proven_until[runner] = anchor + PRESENCE_PROOF_TTL_BLOCKS
+  Height anchor{};                  // presence_anchor[runner]
+  Height proven_until{};            // presence_proven_until[runner] = anchor + PRESENCE_PROOF_TTL_BLOCKS
   bool operator==(const PresenceProof&) const = default;
 };
 
@@ -100,7 +100,7 @@ constexpr bool terminal(JobState s) { return s >= JobState::kCompleted; }
 struct Assignment {
   Address runner{};
   std::optional<Bytes32> commitment;
-  std::uint64_t committed_at = 0;
+  Height committed_at{};
   std::optional<Bytes32> result_hash;  // keccak256 of the revealed result
   bool operator==(const Assignment&) const = default;
 };
@@ -113,17 +113,17 @@ struct JobRecord {
   std::uint64_t timeout_blocks = 0;
   std::uint32_t runners = 1;          // verification.runners = M
   u128 max_price = 0;
-  std::uint64_t submitted_at = 0;     // S
+  Height submitted_at{};              // S
   JobState state = JobState::kAssigned;
   std::uint32_t selections = 0;       // committees drawn so far
-  std::uint64_t assignment_height = 0;
-  std::uint64_t deadline_block = 0;
+  Height assignment_height{};
+  Height deadline_block{};
   std::vector<Assignment> committee;  // the current committee, in draw order
   std::vector<Address> excluded;      // runners that timed out on this job (§11.2), sorted
   std::optional<PendingSelectionV1> pending;  // pending_by_job_key (§9.2) while kPendingSelection
   std::optional<Bytes32> selection_seed;      // its first committee's seed; re-selections derive from it (§11.2)
   Bytes result;                       // the agreed result once Completed
-  std::uint64_t finished_at = 0;
+  Height finished_at{};
   bool operator==(const JobRecord&) const = default;
 
   const Assignment* assignment_of(const Address& runner) const;
@@ -141,16 +141,15 @@ class DueIndex {
  public:
   /// When `job` is next due, and its submitted_at while it is a pending
   /// selection; a nullopt height takes it out (it ended).
-  void set(const JobId& job, std::optional<std::uint64_t> height,
-           std::optional<std::uint64_t> pending_since = std::nullopt);
+  void set(const JobId& job, std::optional<Height> height, std::optional<Height> pending_since = std::nullopt);
   /// The jobs due at or before `height`, by (due height, job_id).
-  std::vector<JobId> due_by(std::uint64_t height) const;
+  std::vector<JobId> due_by(Height height) const;
   /// The distinct submission heights of the pending selections, ascending.
-  std::vector<std::uint64_t> pending_submissions() const;
+  std::vector<Height> pending_submissions() const;
   /// How many pending selections each submission height has.
-  const std::map<std::uint64_t, std::uint32_t>& pending_counts() const { return pending_; }
+  const std::map<Height, std::uint32_t>& pending_counts() const { return pending_; }
   /// The submission height `job` is pending since, as last set.
-  std::optional<std::uint64_t> pending_since(const JobId& job) const {
+  std::optional<Height> pending_since(const JobId& job) const {
     auto it = of_job_.find(job);
     return it == of_job_.end() ? std::nullopt : it->second.pending_since;
   }
@@ -158,13 +157,13 @@ class DueIndex {
 
  private:
   struct Due {
-    std::uint64_t height = 0;
-    std::optional<std::uint64_t> pending_since;
+    Height height{};
+    std::optional<Height> pending_since;
     bool operator==(const Due&) const = default;
   };
-  std::set<std::pair<std::uint64_t, JobId>> by_height_;
+  std::set<std::pair<Height, JobId>> by_height_;
   std::map<JobId, Due> of_job_;
-  std::map<std::uint64_t, std::uint32_t> pending_;  // submitted_at -> how many pending selections
+  std::map<Height, std::uint32_t> pending_;  // submitted_at -> how many pending selections
 };
 
 struct State {

@@ -115,7 +115,7 @@ void RunnerLink::on_frame(std::int64_t stream, const Frame& frame, const Res<Uni
   }
 }
 
-void RunnerLink::on_block(std::uint64_t height) {
+void RunnerLink::on_block(Height height) {
   if (height <= height_) return;
   height_ = height;
   ping();

@@ -80,7 +80,7 @@ class RunnerLink {
   /// Connects, and keeps reconnecting after every loss until destroyed.
   void start();
   /// The runner saw block `height`: a Ping on an admitted connection.
-  void on_block(std::uint64_t height);
+  void on_block(Height height);
   /// A frame on a job stream (JobAck, JobProgress, JobResultCommit, JobResult)
   /// or the control stream (BackpressureSignal, CapabilityDelta); sealed here.
   bool send(std::int64_t stream, Frame frame);
@@ -97,7 +97,7 @@ class RunnerLink {
   /// The validator's accepting_new in its last valid Pong (§6.4).
   bool validator_says_accepting() const { return accepting_; }
   const RunnerLinkStats& stats() const { return stats_; }
-  std::uint64_t height() const { return height_; }
+  Height height() const { return height_; }
 
  private:
   void on_established(quic::Connection& c);
@@ -130,7 +130,7 @@ class RunnerLink {
   std::optional<std::uint64_t> retry_after_blocks_;
   std::optional<GoodbyeReason> peer_goodbye_;  // the connection's end, as the validator said it
   std::string peer_goodbye_detail_;
-  std::uint64_t height_ = 0;
+  Height height_{};
   bool accepting_ = true;
   bool leaving_ = false;
   RunnerLinkStats stats_;

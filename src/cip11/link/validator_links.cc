@@ -106,7 +106,7 @@ void ValidatorLinks::on_admitted(Peer& peer) {
         end_draining();
         draining_[peer.runner] = superseded;
         log::info("connection_draining", log::field("runner", to_hex0x(peer.runner)),
-                  log::field("epoch", o.channel->binding().subset_epoch),
+                  log::field("epoch", o.channel->binding().subset_epoch.value),
                   log::field("job_streams", o.channel->job_streams()));
       } else {
         supersede(o);
@@ -187,7 +187,7 @@ void ValidatorLinks::on_job_stream_closed(quic::Connection& c) {
   if (d == draining_.end() || d->second != &c || peer.channel->job_streams() > 0) return;
   draining_.erase(d);
   log::info("connection_drained", log::field("runner", to_hex0x(peer.runner)),
-            log::field("epoch", peer.channel->binding().subset_epoch));
+            log::field("epoch", peer.channel->binding().subset_epoch.value));
   supersede(peer);
 }
 
@@ -213,7 +213,7 @@ void ValidatorLinks::leave_presence(const Address& runner) {
   presence_.drop(runner);
 }
 
-void ValidatorLinks::on_block(std::uint64_t height) {
+void ValidatorLinks::on_block(Height height) {
   height_ = std::max(height_, height);
   stats_.presence_exits += presence_.expire(height_).size();
 }

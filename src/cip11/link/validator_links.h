@@ -82,7 +82,7 @@ class ValidatorLinks {
 
   /// The validator applied block `height`: it stamps later Pings and Pongs, and
   /// runners silent for PRESENCE_TIMEOUT_BLOCKS leave local presence.
-  void on_block(std::uint64_t height);
+  void on_block(Height height);
   /// §10.1: a job stream to `runner` carrying `assignment` (sealed here).
   /// nullopt when no admitted connection to it exists or it allows no stream now.
   struct Pushed {
@@ -169,7 +169,7 @@ class ValidatorLinks {
   std::map<LinkId, quic::Connection*> by_link_;     // every admitted connection
   LinkId next_link_ = 1;
   LocalPresence presence_;
-  std::uint64_t height_ = 0;
+  Height height_{};
   ValidatorLinksStats stats_;
 };
 

@@ -10,12 +10,12 @@ HeartbeatSchedule::HeartbeatSchedule(std::uint64_t chain_id, const Address& runn
   phase_ = heartbeat_phase(chain_id, runner, cadence_);
 }
 
-bool HeartbeatSchedule::due(std::uint64_t height, std::uint64_t last_heartbeat) const {
+bool HeartbeatSchedule::due(Height height, Height last_heartbeat) const {
   if (height <= last_heartbeat) return false;
-  return height % cadence_ == phase_ || overdue(height, last_heartbeat);
+  return height.value % cadence_ == phase_ || overdue(height, last_heartbeat);
 }
 
-bool HeartbeatSchedule::overdue(std::uint64_t height, std::uint64_t last_heartbeat) const {
+bool HeartbeatSchedule::overdue(Height height, Height last_heartbeat) const {
   return height > last_heartbeat && height - last_heartbeat >= cadence_;
 }
 

@@ -7,6 +7,7 @@
 
 #include <cstdint>
 
+#include "cip11/ids.h"
 #include "common/bytes.h"
 
 namespace cowboy::cip11 {
@@ -18,11 +19,11 @@ class HeartbeatSchedule {
   HeartbeatSchedule(std::uint64_t chain_id, const Address& runner, std::uint64_t timeout_blocks,
                     std::uint64_t safety_margin_blocks);
   /// Whether a heartbeat should be sent at `height`, given the last one the chain recorded.
-  bool due(std::uint64_t height, std::uint64_t last_heartbeat) const;
+  bool due(Height height, Height last_heartbeat) const;
   /// Whether a whole cadence has passed since the last one: the floor lapses
   /// within the safety margin, so one goes at once (and a starting runner
   /// waits for it before it calls itself started).
-  bool overdue(std::uint64_t height, std::uint64_t last_heartbeat) const;
+  bool overdue(Height height, Height last_heartbeat) const;
   std::uint64_t cadence() const { return cadence_; }
   std::uint64_t phase() const { return phase_; }
 

@@ -32,7 +32,7 @@ class JobBook {
   bool holds(const JobId& job_id) const { return taken_.contains(job_id); }
   /// Forgets the assignments whose deadline_block is below `height`: the
   /// chain has moved on from them, and so have later pushes.
-  void forget_ended(std::uint64_t height) {
+  void forget_ended(Height height) {
     std::erase_if(taken_, [&](const auto& e) { return e.second.deadline_block < height; });
   }
 

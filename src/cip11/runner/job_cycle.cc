@@ -2,7 +2,7 @@
 
 namespace cowboy::cip11 {
 
-JobCycle::Admit JobCycle::push(const JobId& id, std::uint64_t assignment_height, std::uint32_t max_concurrent) {
+JobCycle::Admit JobCycle::push(const JobId& id, Height assignment_height, std::uint32_t max_concurrent) {
   if (holds(id)) return Admit::kAlreadyHeld;
   if (running() + verifying() >= max_concurrent) return Admit::kAtCapacity;
   JobState& job = jobs_[id];
@@ -20,7 +20,7 @@ JobCycle::Admit JobCycle::polled(const JobId& id, std::uint32_t runners, std::ui
   return Admit::kTaken;
 }
 
-JobCycle::Verdict JobCycle::verified(const JobId& id, bool backed, std::uint32_t runners, std::uint64_t asked_at) {
+JobCycle::Verdict JobCycle::verified(const JobId& id, bool backed, std::uint32_t runners, Height asked_at) {
   JobState* job = in(id, JobPhase::kVerifying);
   if (!job) return Verdict::kStale;
   if (!backed && job->assignment_height > asked_at) {
@@ -37,7 +37,7 @@ JobCycle::Verdict JobCycle::verified(const JobId& id, bool backed, std::uint32_t
   return Verdict::kRun;
 }
 
-std::vector<JobCycle::Due> JobCycle::block(std::uint64_t height) {
+std::vector<JobCycle::Due> JobCycle::block(Height height) {
   std::vector<Due> due;
   for (auto& [id, job] : jobs_) {
     if (job.phase == JobPhase::kAwaitingReveal && !job.checking) {

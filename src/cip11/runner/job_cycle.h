@@ -53,7 +53,7 @@ enum class JobPhase : std::uint8_t {
 /// What the cycle knows of one job.
 struct JobState {
   JobPhase phase = JobPhase::kVerifying;
-  std::uint64_t assignment_height = 0;  // a pushed job's; a held one is read again at it
+  Height assignment_height{};  // a pushed job's; a held one is read again at it
   std::uint32_t runners = 1;            // the committee size M, from the chain's record or the obligation
   bool held = false;       // Verifying: pushed ahead of this runner's view (docs/cip11.md choice 111)
   bool checking = false;   // AwaitingReveal: a chain read for its reveal window is under way
@@ -73,7 +73,7 @@ class JobCycle {
   };
   /// A push the JobBook found new: Verifying if a slot is free, where
   /// verifying and running jobs each take one of `max_concurrent`.
-  Admit push(const JobId& id, std::uint64_t assignment_height, std::uint32_t max_concurrent);
+  Admit push(const JobId& id, Height assignment_height, std::uint32_t max_concurrent);
   /// A job found by polling, its committee of `runners`: Running at once if a
   /// task slot is free (its record came from the chain, so nothing to verify).
   Admit polled(const JobId& id, std::uint32_t runners, std::uint32_t max_concurrent);
@@ -87,7 +87,7 @@ class JobCycle {
   };
   /// `backed`: the chain's record matches the assignment (its committee of
   /// `runners`), read when this runner's view was at `asked_at`.
-  Verdict verified(const JobId& id, bool backed, std::uint32_t runners, std::uint64_t asked_at);
+  Verdict verified(const JobId& id, bool backed, std::uint32_t runners, Height asked_at);
 
   /// What a block asks for, per job in job_id order.
   struct Due {
@@ -100,7 +100,7 @@ class JobCycle {
     bool operator==(const Due&) const = default;
   };
   /// The block at `height` is this runner's view now.
-  std::vector<Due> block(std::uint64_t height);
+  std::vector<Due> block(Height height);
 
   /// What a returned task leads to.
   enum class Finish : std::uint8_t {

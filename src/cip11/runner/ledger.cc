@@ -2,7 +2,7 @@
 
 namespace cowboy::cip11 {
 
-chain::SignedTx TxLedger::sign(Bytes payload, std::uint64_t height) {
+chain::SignedTx TxLedger::sign(Bytes payload, Height height) {
   chain::SignedTx out = format_.sign(secret_, next_nonce_++, std::move(payload));  // the secret was checked at start
   retained_[out.hash] = Entry{out.bytes, out.nonce, height + kResultTxInclusionGraceBlocks, false};
   return out;
@@ -12,7 +12,7 @@ void TxLedger::durable(const Bytes32& hash) {
   if (auto it = retained_.find(hash); it != retained_.end()) it->second.durable = true;
 }
 
-void TxLedger::restore(const chain::SignedTx& tx, std::uint64_t height) {
+void TxLedger::restore(const chain::SignedTx& tx, Height height) {
   next_nonce_ = std::max(next_nonce_, tx.nonce + 1);
   retained_[tx.hash] = Entry{tx.bytes, tx.nonce, height, true};
 }
@@ -28,7 +28,7 @@ std::vector<Bytes32> TxLedger::superseded(std::uint64_t chain_next, const std::v
   return out;
 }
 
-std::optional<Bytes> TxLedger::due(const Bytes32& hash, std::uint64_t height) {
+std::optional<Bytes> TxLedger::due(const Bytes32& hash, Height height) {
   auto it = retained_.find(hash);
   if (it == retained_.end() || !it->second.durable || height < it->second.next_due) return std::nullopt;
   it->second.next_due = height + kResultTxRebroadcastIntervalBlocks;

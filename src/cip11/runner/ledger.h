@@ -26,12 +26,12 @@ class TxLedger {
   /// (by frame or to the chain) at `height`: self-submissions start after the
   /// grace period, and never before durable() says it is recorded (journal.h).
   /// Its bytes are what a JobResult frame carries as tx_bytes.
-  chain::SignedTx sign(Bytes payload, std::uint64_t height);
+  chain::SignedTx sign(Bytes payload, Height height);
   /// `hash` is in the journal: it may now leave this runner.
   void durable(const Bytes32& hash);
   /// A transaction signed before a restart (journal.h): retained, durable, and
   /// due for a self-submission at `height` - nobody knows whether it was sent.
-  void restore(const chain::SignedTx& tx, std::uint64_t height);
+  void restore(const chain::SignedTx& tx, Height height);
   /// The next nonce sign() will use.
   std::uint64_t next_nonce() const { return next_nonce_; }
   /// The chain counts `chain_next` as the account's next nonce, and none of
@@ -42,7 +42,7 @@ class TxLedger {
   /// The retained transaction `hash` if it is due for a self-submission at
   /// `height` (ask after its receipt was found missing); it is then next due
   /// RESULT_TX_REBROADCAST_INTERVAL_BLOCKS later.
-  std::optional<Bytes> due(const Bytes32& hash, std::uint64_t height);
+  std::optional<Bytes> due(const Bytes32& hash, Height height);
   /// A receipt exists: no longer retained.
   void included(const Bytes32& hash) { retained_.erase(hash); }
   bool retained(const Bytes32& hash) const { return retained_.contains(hash); }
@@ -52,7 +52,7 @@ class TxLedger {
   struct Entry {
     Bytes tx;
     std::uint64_t nonce = 0;
-    std::uint64_t next_due = 0;
+    Height next_due{};
     bool durable = false;
   };
   const chain::TxFormat& format_;

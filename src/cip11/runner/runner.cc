@@ -109,7 +109,7 @@ struct Runner::Impl {
   // With `connect` only: epoch 0 and the chain's changes, re-read with each
   // new height (a set scheduled by transaction, docs/devchain.md D10). On the io thread.
   std::optional<chain::ValidatorSnapshots> snapshots;
-  std::uint64_t changes_read_at = 0;  // on `reads`, one height read at a time (height_read_busy)
+  Height changes_read_at{};  // on `reads`, one height read at a time (height_read_busy)
   std::size_t validators_read_for = 0;  // on `reads`: the count of changes when validators() was last read
   // Where each validator named so far listens: the genesis entries, then each
   // one a change named first (ChainPort::validators, docs/cip11.md choice 130). On the io thread.
@@ -130,12 +130,12 @@ struct Runner::Impl {
   std::optional<TxLedger> ledger;
   std::optional<HeartbeatSchedule> schedule;
   std::optional<Bytes32> heartbeat_tx;
-  std::uint64_t last_heartbeat = 0;
+  Height last_heartbeat{};
   // Mode A (§8.3): the newest receipt of each validator (by its raw key), the
   // certificate in flight and the anchor it would set, the anchor the chain holds.
   std::map<crypto::Ed25519Public, PresenceReceipt> receipts;
   std::optional<Bytes32> certificate_tx;
-  std::uint64_t certificate_anchor = 0, anchor = 0;
+  Height certificate_anchor{}, anchor{};
   std::uint32_t paused_kinds = o.paused_job_kinds;  // JobKind bits not served now, said in CapabilityDeltas (§6.5)
   bool backpressured = false, height_read_busy = false, receipts_read_busy = false, polling = false;
   bool polling_allowed = true;  // false once the chain retired the poll endpoint (CIP11_POLL_DISABLED, §14)
@@ -217,16 +217,16 @@ struct Runner::Impl {
     const bool withdrawn = shared.withdraw(changes);
     if (withdrawn)
       emit(Kind::kValidatorSet, {}, {}, "withdrawn: the chain holds no epoch after " +
-                                            std::to_string(shared.get()->epochs().back().epoch) + " alike");
+                                            std::to_string(shared.get()->epochs().back().epoch.value) + " alike");
     const bool added = shared.update(changes);
     if (withdrawn || added) snapshots = *shared.get();
     if (!added) return;
     const auto& last = snapshots->epochs().back();
-    emit(Kind::kValidatorSet, {}, {}, "epoch " + std::to_string(last.epoch) + " from block " +
-                                          std::to_string(last.activation_height));
+    emit(Kind::kValidatorSet, {}, {}, "epoch " + std::to_string(last.epoch.value) + " from block " +
+                                          std::to_string(last.activation_height.value));
   }
 
-  void on_block(std::uint64_t h) {
+  void on_block(Height h) {
     stats.height = h;
     if (snapshots) reconcile_links(h);
     // The Ping goes at this runner's own phase of the block, so thousands of
@@ -278,7 +278,7 @@ struct Runner::Impl {
   /// whose journal is gone, the same key elsewhere), so it can never be
   /// included - it is dropped and what it carried is signed again. No receipt
   /// past the grace period at block `h` is a rebroadcast (§10.3).
-  void settle(const Receipts& r, std::optional<std::uint64_t> h) {
+  void settle(const Receipts& r, std::optional<Height> h) {
     std::vector<Bytes32> unincluded;
     for (const auto& [hash, found] : r.inclusions) {
       if (!found || !ledger->retained(hash)) continue;
@@ -321,9 +321,9 @@ struct Runner::Impl {
     if (r.block_height >= kept.block_height) kept = r;
     stats.receipts = receipts.size();
   }
-  void certify(std::uint64_t h) {
+  void certify(Height h) {
     if (stats.presence_proven_until > h + chain::kPresenceProofTtlBlocks / 2) return;
-    std::uint64_t newest = 0;
+    Height newest{0};
     for (const auto& [key, r] : receipts)
       if (r.accepting_new) newest = std::max(newest, r.block_height);
     chain::SubmitPresenceCertificate cert{me, newest, chain::kPresenceCertBaseCycles, {}};
@@ -338,12 +338,12 @@ struct Runner::Impl {
     certificate_anchor = newest;
     keep(tx, std::nullopt, [this, tx, newest] {
       submit(tx.bytes);
-      emit(Kind::kCertificate, {}, {}, std::to_string(newest));
+      emit(Kind::kCertificate, {}, {}, std::to_string(newest.value));
     });
   }
 
   /// Signs a RunnerHeartbeat (§7.1) at `h` and remembers it as the one in flight.
-  chain::SignedTx sign_heartbeat(std::uint64_t h) {
+  chain::SignedTx sign_heartbeat(Height h) {
     auto tx = ledger->sign(chain::encode_instruction(chain::RunnerHeartbeat{}), h);
     heartbeat_tx = tx.hash;
     return tx;
@@ -355,7 +355,7 @@ struct Runner::Impl {
   /// any other.
   Result<Unit, std::string> heartbeat_at_start(std::chrono::steady_clock::time_point deadline) {
     const auto step = std::clamp(o.block_time / 4, std::chrono::milliseconds(5), std::chrono::milliseconds(250));
-    const std::uint64_t before = last_heartbeat;
+    const Height before = last_heartbeat;
     while (last_heartbeat == before && std::chrono::steady_clock::now() < deadline) {
       if (!heartbeat_tx) {  // the first, or one the chain refused or superseded
         const chain::SignedTx tx = sign_heartbeat(stats.height);
@@ -464,7 +464,7 @@ struct Runner::Impl {
   // find yet is held, not refused, and read again at the first block at or
   // past assignment_height (docs/cip11.md choice 111). Nothing runs meanwhile.
   void verify_push(const JobId& id) {
-    const std::uint64_t asked_at = stats.height;
+    const Height asked_at = stats.height;
     auto& j = jobs.at(id);
     read([this, id] { return port->job(id); },
          [this, id, asked_at, stream = j.stream, linkp = j.link](chain::PortResult<chain::JobRecord> record) {
@@ -728,7 +728,7 @@ struct Runner::Impl {
   /// its connection lasts until the validator ends it (a newer connection of
   /// this runner supersedes it, or Goodbye{OverlapExpired} at the cutoff), so
   /// the jobs on it drain (§11.5; a result whose stream is gone goes to the chain).
-  void reconcile_links(std::uint64_t height) {
+  void reconcile_links(Height height) {
     std::vector<chain::EpochLink> wanted;
     for (const auto& t : chain::runner_links(*snapshots, my_key, height, setup.params.subset))
       if (std::none_of(wanted.begin(), wanted.end(), [&](const auto& w) { return w.validator == t.validator; }))
@@ -759,7 +759,7 @@ struct Runner::Impl {
     return at == endpoints.end() ? std::string() : at->second;
   }
   std::string describe(const chain::EpochLink& t) const {
-    return endpoint_of(t.validator) + " epoch " + std::to_string(t.pair.subset_epoch);
+    return endpoint_of(t.validator) + " epoch " + std::to_string(t.pair.subset_epoch.value);
   }
 
   /// A link's Hello offers its own pair; the other pair current now, if any, is

@@ -23,7 +23,7 @@ constexpr std::uint64_t kAckTimeoutBlocks = 15;  // §13 ACK_TIMEOUT_BLOCKS
 
 /// One committed block, as the dispatcher needs it.
 struct CommittedAssignments {
-  std::uint64_t height = 0;
+  Height height{};
   std::chrono::steady_clock::time_point durable_at;  // when its write returned (push latency starts here)
   struct Assigned {
     chain::AssignmentNotice notice;
@@ -83,7 +83,7 @@ class Dispatcher {
     ValidatorLinks::LinkId link = 0;  // the connection it was pushed on: its ack, results and cancel go there
     std::int64_t stream = 0;
     Bytes32 assignment_hash{};
-    std::uint64_t pushed_at = 0;  // block height
+    Height pushed_at{};  // block height
     std::chrono::steady_clock::time_point durable_at;
     Phase phase = Phase::kAwaitingAck;
     std::optional<JobProgress> progress;  // the latest the runner sent (§10.4)

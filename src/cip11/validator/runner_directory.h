@@ -68,7 +68,7 @@ class RegistryAdmission final : public Admission {
   /// block), `me` must be in it and in its Sub(R).
   /// `snapshots` change as the chain schedules validator sets (D10); they outlive this.
   RegistryAdmission(RunnerDirectory& directory, const chain::SharedSnapshots& snapshots, const crypto::Ed25519Public& me,
-                    SubsetParams subset, const std::atomic<std::uint64_t>& height)
+                    SubsetParams subset, const std::atomic<Height>& height)
       : directory_(directory), me_(me), subset_(subset), snapshots_(&snapshots), height_(&height) {}
   /// kAuthFailed for a key that is no registered, live runner in the latest
   /// applied block; kNotInSubset when this validator is not in its Sub(R).
@@ -80,7 +80,7 @@ class RegistryAdmission final : public Admission {
   const crypto::Ed25519Public me_;
   const SubsetParams subset_;
   const chain::SharedSnapshots* snapshots_ = nullptr;
-  const std::atomic<std::uint64_t>* height_ = nullptr;
+  const std::atomic<Height>* height_ = nullptr;
 };
 
 }  // namespace cowboy::cip11

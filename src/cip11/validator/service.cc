@@ -26,13 +26,13 @@ void ChainForwarder::forward(Bytes tx, const Address& runner, const JobId& job_i
   });
 }
 
-void ChainForwarder::on_block(std::uint64_t height) {
+void ChainForwarder::on_block(Height height) {
   asio::post(thread_, [this, height] {
     std::erase_if(held_, [&](const Held& h) { return try_forward(h, true, height); });
   });
 }
 
-bool ChainForwarder::try_forward(const Held& h, bool reveal, std::uint64_t height) {
+bool ChainForwarder::try_forward(const Held& h, bool reveal, Height height) {
   if (reveal) {
     auto job = chain_.job(h.job_id);
     if (!job) return false;  // the chain did not answer: try again next block
@@ -83,7 +83,7 @@ Result<std::unique_ptr<ValidatorService>, std::string> ValidatorService::open(Va
   links.endpoint.stateless_reset_secret =
       crypto::keccak256({as_bytes("cowboy/cip11-stateless-reset/v1"), ByteView(s->config_.key)});
   auto height = chain.height();
-  s->last_height_ = height ? *height : 0;
+  s->last_height_ = height ? *height : Height{0};
   s->refresh_snapshots(s->last_height_);  // what was scheduled since the genesis, by transaction
   links.offer = chain::offer_at(*s->snapshots_.get(), s->setup_.params.chain_id, s->last_height_);
   links.signature_threads = s->config_.signature_threads;
@@ -146,7 +146,7 @@ void ValidatorService::on_block(const AppliedBlock& block) {
   const std::uint64_t durable_us = unix_micros();
   for (const auto& notice : block.effects.assigned) {
     log::info("assignment", log::field("job_id", to_hex0x(notice.job_id.value)), log::field("runner", to_hex0x(notice.runner)),
-              log::field("height", block.height), log::field("durable_at_us", durable_us));
+              log::field("height", block.height.value), log::field("durable_at_us", durable_us));
     auto job = chain_.job(notice.job_id);
     if (job) work.assigned.push_back({notice, std::move(*job)});
   }
@@ -165,23 +165,23 @@ void ValidatorService::on_block(const AppliedBlock& block) {
     // §8.2: the other validators' proposers hear of this local presence as of this block.
     if (!view_peers_.empty()) gossip_view(work.height, links_->presence().present_runners());
     for (const auto& runner : deregistered) {
-      log::info("runner_deregistered", log::field("runner", to_hex0x(runner)), log::field("height", work.height));
-      links_->goodbye(runner, GoodbyeReason::kAuthFailed, "deregistered at block " + std::to_string(work.height));
+      log::info("runner_deregistered", log::field("runner", to_hex0x(runner)), log::field("height", work.height.value));
+      links_->goodbye(runner, GoodbyeReason::kAuthFailed, "deregistered at block " + std::to_string(work.height.value));
     }
     dispatcher_->on_block(work);
   });
   forwarder_.on_block(block.height);
 }
 
-void ValidatorService::on_rollback(std::uint64_t height, const std::vector<chain::AssignmentEnd>& withdrawn) {
-  log::warn("chain_rolled_back", log::field("height", height), log::field("withdrawn", withdrawn.size()));
+void ValidatorService::on_rollback(Height height, const std::vector<chain::AssignmentEnd>& withdrawn) {
+  log::warn("chain_rolled_back", log::field("height", height.value), log::field("withdrawn", withdrawn.size()));
   last_height_ = height;
   (void)directory_.refresh();  // a dropped block may have registered runners the winning branch orders otherwise
   // A validator set a dropped block scheduled no longer holds (the chain has
   // withdrawn it); the winning branch's blocks bring theirs through on_block.
   if (auto changes = chain_.validator_set_changes(); changes && snapshots_.withdraw(*changes)) {
     const auto held = snapshots_.get();
-    log::warn("validator_set_withdrawn", log::field("height", height), log::field("epochs", held->epochs().size()));
+    log::warn("validator_set_withdrawn", log::field("height", height.value), log::field("epochs", held->epochs().size()));
     asio::post(io_, [this, height] { react_to_epochs(height); });
   }
   // The dispatcher ends the withdrawn pushes as a block's ends; no push is
@@ -195,30 +195,30 @@ void ValidatorService::on_rollback(std::uint64_t height, const std::vector<chain
 // epoch it ends is told Goodbye{OverlapExpired} (point 4). Its runner drains
 // what it had in flight on it through the chain (§11.5) and does not come
 // back under that pair: no validator admits it any more.
-void ValidatorService::refresh_snapshots(std::uint64_t height) {
+void ValidatorService::refresh_snapshots(Height height) {
   auto changes = chain_.validator_set_changes();
   if (!changes || !snapshots_.update(*changes)) return;
   const auto held = snapshots_.get();
   const auto& last = held->epochs().back();
-  log::info("validator_set_read", log::field("height", height), log::field("epoch", last.epoch),
-            log::field("activation_height", last.activation_height), log::field("validators", last.peers.size()));
+  log::info("validator_set_read", log::field("height", height.value), log::field("epoch", last.epoch.value),
+            log::field("activation_height", last.activation_height.value), log::field("validators", last.peers.size()));
 }
 
-void ValidatorService::react_to_epochs(std::uint64_t height) {
+void ValidatorService::react_to_epochs(Height height) {
   const auto snapshots = snapshots_.get();
   links_->set_offer(chain::offer_at(*snapshots, setup_.params.chain_id, height));
   const auto expired = [&](const ConnectionBinding& b) {
     return chain::overlap_expired(*snapshots, EpochPair{b.subset_epoch, b.validator_set_hash}, height);
   };
   const std::size_t n = links_->goodbye_where(expired, GoodbyeReason::kOverlapExpired,
-                                              "the overlap window ended at block " + std::to_string(height));
+                                              "the overlap window ended at block " + std::to_string(height.value));
   if (n == 0) return;
   overlap_expired_ += n;
-  log::info("overlap_expired", log::field("height", height), log::field("connections", n),
-            log::field("epoch", snapshots->active(height).epoch));
+  log::info("overlap_expired", log::field("height", height.value), log::field("connections", n),
+            log::field("epoch", snapshots->active(height).epoch.value));
 }
 
-std::optional<Bytes> ValidatorService::presence_field(std::uint64_t height, std::uint32_t registry_size) {
+std::optional<Bytes> ValidatorService::presence_field(Height height, std::uint32_t registry_size) {
   auto present = on_io([this] { return links_->presence().present_runners(); }, std::chrono::milliseconds(200));
   // Without an answer from the io thread its own view is empty, which fails open (§7.3); the peers' still count.
   const PresentSet own = present ? directory_.present_set(*present, registry_size) : PresentSet(registry_size);
@@ -232,7 +232,7 @@ std::optional<Bytes> ValidatorService::presence_field(std::uint64_t height, std:
 
 void ValidatorService::set_view_peers(std::vector<ViewSink> peers) { view_peers_ = std::move(peers); }
 
-void ValidatorService::gossip_view(std::uint64_t height, const std::vector<Address>& present) {
+void ValidatorService::gossip_view(Height height, const std::vector<Address>& present) {
   // §5.3 point 3: under the snapshot this validator is in at `height`, the newest if both.
   const auto pair = chain::view_pair(*snapshots_.get(), me_, height);
   if (!pair) {  // it left the set and the overlap is over: it holds no runner, and no peer would take the view
@@ -275,7 +275,7 @@ void ValidatorService::send_views() {
 Res<bool> ValidatorService::receive_view(ByteView bytes) {
   auto view = decode_view(bytes);
   // Until its first block this validator's head is the chain's when it opened (a restart on a long chain).
-  const std::uint64_t head = last_height_.load();
+  const Height head = last_height_.load();
   // Checked against the snapshots current at the height the sender took it (§5.3 point 3, as a receipt).
   auto sender = view ? check_view(ViewContext{setup_.params.chain_id, chain::view_snapshots(*snapshots_.get(), view->height), me_},
                                   *view, head)
@@ -298,10 +298,10 @@ std::string ValidatorService::metrics() {
         net::MetricsText out;
         auto gauge = [&](const char* name, const char* help, auto value) { out.series(name, "gauge", help, value); };
         auto counter = [&](const char* name, const char* help, auto value) { out.series(name, "counter", help, value); };
-        gauge("cip11d_block_height", "The last committed block this validator has dispatched.", last_height_.load());
+        gauge("cip11d_block_height", "The last committed block this validator has dispatched.", last_height_.load().value);
         gauge("cip11d_quic_connections", "QUIC connections held, admitted or not yet.", links_->connections());
         gauge("cip11d_subset_epoch", "The subset_epoch active at the last committed block (section 5.3).",
-              snapshots_.get()->active(last_height_.load()).epoch);
+              snapshots_.get()->active(last_height_.load()).epoch.value);
         counter("cip11d_overlap_expired_total",
                 "Connections told Goodbye OverlapExpired at the end of a reconfiguration overlap (section 5.3).",
                 overlap_expired_.load());
@@ -312,7 +312,7 @@ std::string ValidatorService::metrics() {
               "Runners marked present in the last PresenceInput this validator stated as a block's producer (section 8.1).",
               presence_input_runners_.load());
         gauge("cip11d_presence_input_height", "The block of that PresenceInput (0: this validator has produced none).",
-              presence_input_height_.load());
+              presence_input_height_.load().value);
         const auto queue = links_->signature_queue();
         out.head("cip11d_signature_queue_depth", "gauge", "Signature work waiting for a worker thread: own seals, peers' checks.");
         out.sample("cip11d_signature_queue_depth", queue.own, R"({queue="own"})");
@@ -364,13 +364,13 @@ std::string ValidatorService::metrics() {
         counter("cip11d_presence_views_refused_total", "Presence views that did not decode or verify, dropped.",
                 views_refused_.load());
         gauge("cip11d_presence_view_epoch", "The subset_epoch of the snapshot the last view this validator signed names (section 5.3).",
-              view_epoch_.load());
+              view_epoch_.load().value);
         counter("cip11d_presence_views_unstated_total",
                 "Blocks after which this validator stated no view: it was in no current validator-set snapshot (section 5.3).",
                 views_unstated_.load());
         {
           std::lock_guard lock(views_mu_);
-          const std::uint64_t next = last_height_ + 1;
+          const Height next = last_height_.load() + 1;
           const std::size_t fresh = views_.fresh_count(next, chain::current_pairs(*snapshots_.get(), next));
           gauge("cip11d_presence_views_fresh", "Peers whose presence view counts for the next block.", fresh);
         }
@@ -416,11 +416,11 @@ BlockFollower::~BlockFollower() {
 }
 
 void BlockFollower::run() {
-  std::optional<std::uint64_t> seen;
+  std::optional<Height> seen;
   while (!stop_) {
     if (auto h = chain_.height(); h) {
       if (!seen) seen = *h;  // from now on: a validator pushes what is final after it started
-      for (std::uint64_t next = *seen + 1; next <= *h && !stop_; ++next) {
+      for (Height next = *seen + 1; next <= *h && !stop_; ++next) {
         auto effects = chain_.block_effects(next);
         if (!effects) break;
         service_.on_block(AppliedBlock{next, std::move(*effects)});

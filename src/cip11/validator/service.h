@@ -44,7 +44,7 @@ struct ValidatorServiceConfig {
 /// A committed block as the service learns of it: from the producer's
 /// observer, or from a BlockFollower.
 struct AppliedBlock {
-  std::uint64_t height = 0;
+  Height height{};
   chain::Effects effects;  // assignments made and ended, runners deregistered
 };
 
@@ -56,7 +56,7 @@ class ChainForwarder final : public ResultSink {
   ~ChainForwarder() override { thread_.join(); }
   void forward(Bytes tx, const Address& runner, const JobId& job_id, bool reveal) override;
   /// A block was committed: held reveals whose window opened go now.
-  void on_block(std::uint64_t height);
+  void on_block(Height height);
   std::uint64_t submitted() const { return submitted_; }
   std::uint64_t held() const { return held_count_; }
   std::uint64_t refused() const { return refused_; }
@@ -68,7 +68,7 @@ class ChainForwarder final : public ResultSink {
     JobId job_id;
   };
   /// On the thread: submits now, holds for later, or drops a reveal whose job ended. True when done with it.
-  bool try_forward(const Held& h, bool reveal, std::uint64_t height);
+  bool try_forward(const Held& h, bool reveal, Height height);
 
   chain::ChainPort& chain_;
   boost::asio::thread_pool thread_{1};
@@ -98,12 +98,12 @@ class ValidatorService {
   /// `height`; the winning branch's blocks come after through on_block.
   /// The validator-set snapshots the dropped blocks scheduled are withdrawn
   /// (the chain's list is read again, SharedSnapshots::withdraw).
-  void on_rollback(std::uint64_t height, const std::vector<chain::AssignmentEnd>& withdrawn);
+  void on_rollback(Height height, const std::vector<chain::AssignmentEnd>& withdrawn);
   /// The validator-set snapshots held now (§5.3): epoch 0 and the chain's changes.
   std::shared_ptr<const chain::ValidatorSnapshots> snapshots() const { return snapshots_.get(); }
   /// The producer's PresenceInputV1 field for `height`, given |registry(H-1)|:
   /// local presence ∪ every fresh view the other validators gossiped (§8.2).
-  std::optional<Bytes> presence_field(std::uint64_t height, std::uint32_t registry_size);
+  std::optional<Bytes> presence_field(Height height, std::uint32_t registry_size);
   /// §8.2: sends this validator's signed view of its local presence to each
   /// peer after every block it commits (on a thread of its own, the latest
   /// view only: a slow peer never queues them up). Set before the first block.
@@ -123,9 +123,9 @@ class ValidatorService {
 
  private:
   ValidatorService(ValidatorServiceConfig config, chain::ChainPort& chain, chain::ChainSetup setup);
-  void react_to_epochs(std::uint64_t height);
+  void react_to_epochs(Height height);
   /// Re-reads the chain's validator-set changes; a failed read keeps those held.
-  void refresh_snapshots(std::uint64_t height);
+  void refresh_snapshots(Height height);
   /// Runs `f` on the io thread and waits for its answer (nullopt after `timeout`).
   template <typename F>
   auto on_io(F f, std::chrono::milliseconds timeout) -> std::optional<decltype(f())>;
@@ -138,7 +138,7 @@ class ValidatorService {
   chain::SharedSnapshots snapshots_;
   const Signer signer_;
   SystemEntropy entropy_;
-  std::atomic<std::uint64_t> last_height_{0};  // the latest applied block (admission's height)
+  std::atomic<Height> last_height_{};  // the latest applied block (admission's height)
   RunnerDirectory directory_;
   RegistryAdmission admission_;
   ChainForwarder forwarder_;
@@ -151,10 +151,11 @@ class ValidatorService {
   std::atomic<std::uint64_t> overlap_expired_{0};  // Goodbye{OverlapExpired} sent (§5.3 point 4)
   std::atomic<std::uint64_t> shadow_draws_{0}, shadow_agreements_{0}, shadow_present_members_{0};
   // The last PresenceInput this validator stated as a block's producer: its block and how many it marked present.
-  std::atomic<std::uint64_t> presence_input_height_{0}, presence_input_runners_{0};
+  std::atomic<Height> presence_input_height_{};
+  std::atomic<std::uint64_t> presence_input_runners_{0};
 
   /// Signs this validator's view at `height` and queues it for the peers.
-  void gossip_view(std::uint64_t height, const std::vector<Address>& present);
+  void gossip_view(Height height, const std::vector<Address>& present);
   void send_views();
   const crypto::Ed25519Public me_;
   std::mutex views_mu_;
@@ -164,7 +165,7 @@ class ValidatorService {
   bool view_sending_ = false;          // under views_mu_
   std::atomic<std::uint64_t> views_sent_{0}, views_kept_{0}, views_not_newer_{0}, views_refused_{0};
   std::atomic<std::uint64_t> views_unstated_{0};  // blocks at which this validator was in no current snapshot
-  std::atomic<std::uint64_t> view_epoch_{0};      // the subset_epoch of the last view it signed
+  std::atomic<Epoch> view_epoch_{};               // the subset_epoch of the last view it signed
   boost::asio::thread_pool gossip_{1};  // last: joined first, before what it uses goes
 };
 

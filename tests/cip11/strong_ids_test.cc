@@ -1,0 +1,136 @@
+// Block heights and validator-set epochs are u64 on the wire and counted
+// points of their own in the code (cip11/ids.h, common/strong_id.h): a height
+// moves by a count of blocks and two heights differ by one, and an epoch
+// passed where a height is expected, or a plain integer where either is, does
+// not compile. The static assertions are the test; the TESTs show the wire
+// value is what each carries. (Job ids: ids_test.cc.)
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <type_traits>
+
+#include "cip11/chain/snapshots.h"
+#include "cip11/frames.h"
+#include "cip11/ids.h"
+#include "cip11/preimages.h"
+#include "cip11/presence_gossip.h"
+#include "samples.h"
+#include "support/distinct_ids.h"
+
+namespace cowboy::cip11 {
+namespace {
+
+static_assert(cowboy::testing::kDistinctIds<Height, Epoch, JobId>);
+static_assert(cowboy::testing::kCountedPoint<Height>);
+static_assert(cowboy::testing::kCountedPoint<Epoch>);
+static_assert(cowboy::testing::kNoArithmetic<JobId>);
+
+// Points of one axis only: no height moved by an epoch, no height minus an epoch.
+template <typename A, typename B>
+concept Adds = requires(A a, B b) { a + b; };
+template <typename A, typename B>
+concept Subtracts = requires(A a, B b) { a - b; };
+template <typename A, typename B>
+concept Compares = requires(A a, B b) { a < b; };
+static_assert(Adds<Height, std::uint64_t> && !Adds<Height, Epoch> && !Adds<Epoch, Height>);
+static_assert(Subtracts<Height, Height> && !Subtracts<Height, Epoch>);
+static_assert(Compares<Height, Height> && !Compares<Height, Epoch> && !Compares<Height, std::uint64_t>);
+
+// The wire objects take only their own kind.
+using cowboy::testing::kTakes;
+static_assert(kTakes<decltype(HeartbeatPing::block_height), Height>);
+static_assert(!kTakes<decltype(HeartbeatPing::block_height), Epoch>);
+static_assert(!kTakes<decltype(HeartbeatPing::block_height), std::uint64_t>);
+static_assert(kTakes<decltype(Hello::subset_epoch), Epoch>);
+static_assert(!kTakes<decltype(Hello::subset_epoch), Height>);
+static_assert(!kTakes<decltype(Hello::block_height), Epoch>);
+static_assert(!kTakes<decltype(PresenceReceipt::subset_epoch), Height>);
+static_assert(!kTakes<decltype(PresenceReceipt::block_height), Epoch>);
+static_assert(!kTakes<decltype(JobAssignment::assignment_height), Epoch>);
+static_assert(!kTakes<decltype(JobAssignment::deadline_block), std::uint64_t>);
+static_assert(!kTakes<decltype(PresenceView::height), Epoch>);
+static_assert(!kTakes<decltype(PresenceView::subset_epoch), Height>);
+static_assert(!kTakes<decltype(EpochPair::subset_epoch), Height>);
+static_assert(!kTakes<decltype(LocalOffer::block_height), Epoch>);
+static_assert(!kTakes<decltype(chain::ValidatorSnapshot::epoch), Height>);
+static_assert(!kTakes<decltype(chain::ValidatorSnapshot::activation_height), Epoch>);
+static_assert(!kTakes<decltype(chain::ValidatorSetChange::activation_height), std::uint64_t>);
+
+// The calls: an epoch where a height is expected is ill-formed, and the other way round.
+template <typename H>
+concept ActiveAt = requires(const chain::ValidatorSnapshots& s, H h) { s.active(h); };
+static_assert(ActiveAt<Height>);
+static_assert(!ActiveAt<Epoch>);
+static_assert(!ActiveAt<std::uint64_t>);
+
+template <typename E, typename H>
+concept Selects = requires(const chain::ValidatorSnapshots& s, E e, H h) { s.select(e, Bytes32{}, h); };
+static_assert(Selects<Epoch, Height>);
+static_assert(!Selects<Height, Epoch>);  // the two swapped
+static_assert(!Selects<Height, Height>);
+static_assert(!Selects<Epoch, Epoch>);
+
+template <typename E>
+concept CutsOff = requires(const chain::ValidatorSnapshots& s, E e) { s.cutoff(e); };
+static_assert(CutsOff<Epoch>);
+static_assert(!CutsOff<Height>);
+static_assert(std::is_same_v<decltype(std::declval<chain::ValidatorSnapshots>().cutoff(Epoch{})), std::optional<Height>>);
+
+template <typename H>
+concept CountsViewFresh = requires(const PresenceAggregator& v, H h) { v.fresh(crypto::Ed25519Public{}, h); };
+static_assert(CountsViewFresh<Height>);
+static_assert(!CountsViewFresh<Epoch>);
+
+template <typename A, typename D>
+concept PreimagesAssignment = requires(A a, D d) {
+  job_assignment_preimage(0, JobId{}, Bytes32{}, a, d, PubKey{}, PubKey{});
+};
+static_assert(PreimagesAssignment<Height, Height>);
+static_assert(!PreimagesAssignment<Epoch, Height>);
+static_assert(!PreimagesAssignment<Height, std::uint64_t>);
+
+TEST(Cip11StrongIds, CountedPointsMoveByCounts) {
+  Height h{100};
+  EXPECT_EQ(h + 5, Height{105});
+  EXPECT_EQ(h - 1, Height{99});
+  EXPECT_EQ(Height{105} - h, 5u);
+  EXPECT_EQ(++h, Height{101});
+  h += 9;
+  EXPECT_EQ(h, Height{110});
+  EXPECT_LT(Epoch{1}, Epoch{2});
+  EXPECT_EQ(Epoch{3} - Epoch{1}, 2u);
+}
+
+TEST(Cip11StrongIds, AHeightIsItsIntegerOnTheWire) {
+  // HeartbeatPing's body: {0: block_height, 1: nonce, 2: signed (65 bytes)}.
+  const HeartbeatPing ping{Height{0x1234}, 7, RunnerSig{}};
+  Bytes expected{0xa3, 0x00, 0x19, 0x12, 0x34, 0x01, 0x07, 0x02, 0x58, 0x41};
+  expected.insert(expected.end(), 65, 0x00);
+  EXPECT_EQ(encode_body(ping), expected);
+  auto back = decode_body(FrameType::kHeartbeatPing, expected);
+  ASSERT_TRUE(back);
+  EXPECT_EQ(std::get<HeartbeatPing>(*back).block_height, Height{0x1234});
+}
+
+TEST(Cip11StrongIds, AnEpochIsItsIntegerOnTheWire) {
+  // Hello's body begins {0: version, 1: chain_id, 2: validator_set_hash, 3: subset_epoch, ...}.
+  Hello hello = testing::hello();  // version 0x0100, chain 7, hash filled(0x40)
+  hello.subset_epoch = Epoch{0x2a};
+  hello.block_height = Height{300};
+  const Bytes body = encode_body(hello);
+  Bytes prefix{0xa8, 0x00, 0x19, 0x01, 0x00, 0x01, 0x07, 0x02, 0x58, 0x20};
+  for (std::uint8_t b : testing::filled(0x40)) prefix.push_back(b);
+  prefix.insert(prefix.end(), {0x03, 0x18, 0x2a});
+  ASSERT_GE(body.size(), prefix.size());
+  EXPECT_TRUE(std::equal(prefix.begin(), prefix.end(), body.begin()));
+  // ... and 6: block_height, 300 as a two-byte uint.
+  const Bytes height{0x06, 0x19, 0x01, 0x2c};
+  EXPECT_NE(std::search(body.begin(), body.end(), height.begin(), height.end()), body.end());
+  auto back = decode_body(FrameType::kHello, body);
+  ASSERT_TRUE(back);
+  EXPECT_EQ(std::get<Hello>(*back).subset_epoch, Epoch{0x2a});
+  EXPECT_EQ(std::get<Hello>(*back).block_height, Height{300});
+}
+
+}  // namespace
+}  // namespace cowboy::cip11
