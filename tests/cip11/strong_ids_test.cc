@@ -89,18 +89,6 @@ static_assert(PreimagesAssignment<Height, Height>);
 static_assert(!PreimagesAssignment<Epoch, Height>);
 static_assert(!PreimagesAssignment<Height, std::uint64_t>);
 
-TEST(Cip11StrongIds, CountedPointsMoveByCounts) {
-  Height h{100};
-  EXPECT_EQ(h + 5, Height{105});
-  EXPECT_EQ(h - 1, Height{99});
-  EXPECT_EQ(Height{105} - h, 5u);
-  EXPECT_EQ(++h, Height{101});
-  h += 9;
-  EXPECT_EQ(h, Height{110});
-  EXPECT_LT(Epoch{1}, Epoch{2});
-  EXPECT_EQ(Epoch{3} - Epoch{1}, 2u);
-}
-
 TEST(Cip11StrongIds, AHeightIsItsIntegerOnTheWire) {
   // HeartbeatPing's body: {0: block_height, 1: nonce, 2: signed (65 bytes)}.
   const HeartbeatPing ping{Height{0x1234}, 7, RunnerSig{}};
