@@ -144,13 +144,7 @@ CoreMetrics Core::metrics() const {
 }
 
 void Core::send(ConnectionId id, const CbqsServerFrameV2& frame) {
-  // Written into room for the whole frame (a Delivery's payload and 256 B for
-  // the rest): encode() grows an empty vector byte by byte, about seven
-  // allocations and copies for an Appended.
-  const auto* d = std::get_if<Delivery>(&frame);
-  codec::Writer w(256 + (d ? d->payload.size() : 0));
-  put(w, frame);
-  send_bytes(id, std::move(w).take(), std::holds_alternative<ErrorFrame>(frame));
+  send_bytes(id, encode(frame), std::holds_alternative<ErrorFrame>(frame));
 }
 
 std::size_t Core::send_bytes(ConnectionId id, Bytes frame, bool is_error) {

@@ -177,9 +177,6 @@ struct Client::Impl {
   /// Hands an answer to whoever waits for it (io thread).
   void answer(Reply reply, Outcome<CbqsResponseBodyV2> outcome);
   std::map<std::uint64_t, Pending> pending;  // by request number: resent in order
-  // A Request frame's bytes besides an Append's payload, with room to spare
-  // (ids, tags, lengths: under 100 B for an Append).
-  static constexpr std::size_t kFrameBytesBesidesPayload = 256;
   std::mutex submitted_m;
   std::vector<Pending> submitted;  // made by user threads, not yet taken by the io thread
   std::map<std::uint64_t, std::shared_ptr<Subscription>> subscriptions;  // by id_number

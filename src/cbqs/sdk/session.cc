@@ -185,14 +185,8 @@ void Client::Impl::send_pending(std::uint64_t n) {
   p.sent_epoch = epoch;
   // The body moves into the frame to be encoded and back (a resend needs it):
   // copying it would cost an append's payload allocation and copy each time.
-  const auto* append = std::get_if<req::Append>(&p.body);
-  std::size_t size = kFrameBytesBesidesPayload + (append ? append->append.payload.size() : 0);
   CbqsClientFrameV2 frame{Request{request_id(n), session_id, std::move(p.body)}};
-  // Written into room for the whole frame: encode() grows an empty vector byte
-  // by byte, about ten allocations and copies for a 256 B append.
-  codec::Writer w(size);
-  put(w, frame);
-  send_frame(w.data());
+  send_frame(encode(frame));
   p.body = std::move(std::get<Request>(frame).body);
 }
 

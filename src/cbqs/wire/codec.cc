@@ -268,6 +268,21 @@ CBQS_CODEC_OF_UNION(CbqsServerFrameV2, put_versioned_variant, get_versioned_vari
 CBQS_CODEC_OF_UNION(CbqsInstructionV2, put_versioned_variant, get_versioned_variant)
 #undef CBQS_CODEC_OF_UNION
 
+namespace {
+constexpr std::size_t kFrameRoom = 256;  // every field of a frame but its payload
+}  // namespace
+
+std::size_t encoded_room(const CbqsClientFrameV2& frame) {
+  const auto* request = std::get_if<Request>(&frame);
+  const auto* append = request ? std::get_if<req::Append>(&request->body) : nullptr;
+  return kFrameRoom + (append ? append->append.payload.size() : 0);
+}
+
+std::size_t encoded_room(const CbqsServerFrameV2& frame) {
+  const auto* delivery = std::get_if<Delivery>(&frame);
+  return kFrameRoom + (delivery ? delivery->payload.size() : 0);
+}
+
 std::optional<Bytes32> client_frame_request_id(ByteView frame) {
   constexpr std::size_t kHeader = 2;  // version, variant
   if (frame.size() < kHeader + 32 || frame[0] != 2) return std::nullopt;

@@ -55,9 +55,17 @@ CBQS_DECLARE_CODEC(CbqsInstructionV2)
 
 #undef CBQS_DECLARE_CODEC
 
+/// The room encode() takes at once: a frame's own fields fit in 256 bytes and
+/// an Append's or a Delivery's payload comes on top. Grown from empty, the
+/// vector would be reallocated about ten times for a 256 B Append (issue 46).
+std::size_t encoded_room(const CbqsClientFrameV2& frame);
+std::size_t encoded_room(const CbqsServerFrameV2& frame);
+template <typename T>
+std::size_t encoded_room(const T&) { return 0; }
+
 template <typename T>
 Bytes encode(const T& value) {
-  codec::Writer w;
+  codec::Writer w(encoded_room(value));
   put(w, value);
   return std::move(w).take();
 }

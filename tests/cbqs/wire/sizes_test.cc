@@ -31,6 +31,17 @@ TEST_P(SizesForPayload, LeasedDeliveryFrameIs152PlusN) {
   EXPECT_EQ(sizes::delivery_frame_bytes(n, false), 120 + n);
 }
 
+// encode() takes a frame's room at once, so an Append or a Delivery of any
+// payload is written without growing its buffer.
+TEST_P(SizesForPayload, TheRoomEncodeTakesHoldsTheWholeFrame) {
+  std::size_t n = GetParam();
+  CbqsClientFrameV2 append{Request{filled32(1), filled32(2), req::Append{{LaneId{7}, Bytes(n, 0xab)}}}};
+  EXPECT_GE(encoded_room(append), encode(append).size());
+  Delivery d{filled32(1), filled32(2), filled32(3), RecordHeaderV2{filled32(4), LaneId{9}}, Sequence{77}, Bytes(n, 0xcd)};
+  EXPECT_GE(encoded_room(CbqsServerFrameV2{d}), encode(CbqsServerFrameV2{d}).size());
+  EXPECT_EQ(encoded_room(CbqsServerFrameV2{d}), 256 + n);
+}
+
 INSTANTIATE_TEST_SUITE_P(SeedPayloads, SizesForPayload, ::testing::Values(0, 1, 127, 128, 65535));
 
 TEST(Sizes, OkResponseIs35AndAppendedIs43) {
