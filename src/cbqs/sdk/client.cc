@@ -143,7 +143,7 @@ void Client::Impl::submit(Add&& add) {
 }
 
 void Client::Impl::request(CbqsRequestBodyV2 body, bool resend, std::function<void(Outcome<CbqsResponseBodyV2>)> done) {
-  submit([&](std::vector<Pending>& queue) { queue.push_back(Pending{std::move(body), resend, 0, std::move(done), nullptr, 0}); });
+  submit([&](std::vector<Pending>& queue) { queue.push_back(Pending{std::move(body), resend, 0, Reply{std::move(done), nullptr, 0}}); });
 }
 
 void Client::Impl::request_many(std::vector<Pending> requests) {
@@ -348,7 +348,7 @@ void Client::append_batch(LaneId lane, std::vector<Bytes> payloads,
   std::vector<Impl::Pending> requests;
   requests.reserve(n);
   for (std::size_t i = 0; i < n; ++i)
-    requests.push_back(Impl::Pending{req::Append{{lane, std::move(payloads[i])}}, true, 0, nullptr, batch, i});
+    requests.push_back(Impl::Pending{req::Append{{lane, std::move(payloads[i])}}, true, 0, Impl::Reply{nullptr, batch, i}});
   impl_->request_many(std::move(requests));
 }
 

@@ -168,11 +168,9 @@ struct Client::Impl {
     CbqsRequestBodyV2 body;
     bool resend = false;        // appends go out again after a reconnect
     std::uint64_t sent_epoch = 0;  // 0: not sent on the current connection
-    std::function<void(Outcome<CbqsResponseBodyV2>)> done;
-    std::shared_ptr<AppendBatch> batch;  // instead of done: the answer is outcome `index` of it
-    std::size_t index = 0;
+    Reply reply;
 
-    Reply take_reply() { return Reply{std::move(done), std::move(batch), index}; }
+    Reply take_reply() { return std::move(reply); }
   };
   /// Hands an answer to whoever waits for it (io thread).
   void answer(Reply reply, Outcome<CbqsResponseBodyV2> outcome);

@@ -283,7 +283,7 @@ void Client::Impl::resubscribe(const std::shared_ptr<Subscription>& s) {
   s->active = true;
   ++subscribes;
   subscriptions.emplace(s->id_number, s);
-  pending.emplace(s->id_number, Pending{req::Subscribe{s->source, credit}, false, 0, std::move(s->on_subscribed), nullptr, 0});
+  pending.emplace(s->id_number, Pending{req::Subscribe{s->source, credit}, false, 0, Reply{std::move(s->on_subscribed), nullptr, 0}});
   s->on_subscribed = nullptr;
   send_pending(s->id_number);
 }
