@@ -24,8 +24,9 @@ struct RocksDbSettings {
   /// floor of the flush at a clean stop (the store's destruction).
   std::uint64_t flush_min_wal_bytes = 1u << 20;
   /// Once the memtable holds this many entries (0: never), under load too: a
-  /// replay costs about 1 us per entry (a skip-list insert), so a crash's
-  /// restart replays at most about this many, whatever the records' size.
+  /// replay's cost is per entry (a skip-list insert each), so a crash's
+  /// restart replays at most about this many, whatever the records' size
+  /// (plus the memtable being flushed, if the crash came during its flush).
   std::uint64_t flush_at_entries = 50'000;
 };
 
