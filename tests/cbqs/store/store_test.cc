@@ -256,6 +256,38 @@ TEST(Store, RocksDbUnderLoadFlushesAtTheEntryBoundSoThatACrashReplaysLittle) {
     EXPECT_EQ(**(*again)->get(key(i)), std::string(16, static_cast<char>('a' + i % 26))) << i;
 }
 
+// A start whose replay holds the bound's worth (a store an older cbqsd wrote,
+// or a crash during a flush) flushes it at the flusher's first tick, so that
+// the next crash does not replay it again. (Before: the replayed entries were
+// not counted, and stayed in the WAL until the next idle spell.)
+TEST(Store, RocksDbAStartThatReplayedTheBoundsWorthFlushesIt) {
+  testing::TempDir dir;
+  auto path = dir.path() / "s";
+  const RocksDbSettings settings{.flush_when_idle_for = {}};
+  const int entries = static_cast<int>(settings.flush_at_entries) + 1'000;
+  {
+    // As an older cbqsd: neither the entry bound nor the stop's flush.
+    auto s = open_rocksdb_store(path.string(), {.flush_when_idle_for = {},
+                                                .flush_min_wal_bytes = ~std::uint64_t{0},
+                                                .flush_at_entries = 0});
+    ASSERT_TRUE(s.ok()) << s.error();
+    for (int i = 0; i < entries; i += 100) {
+      WriteBatch b;
+      for (int j = i; j < i + 100; ++j) b.put("r/" + std::to_string(1'000'000 + j), "v");
+      ASSERT_TRUE((*s)->write(b, Sync::kNo).ok());
+    }
+  }
+  const std::uintmax_t replayed = wal_bytes(path);
+  ASSERT_GT(replayed, 0u);
+  auto s = open_rocksdb_store(path.string(), settings);
+  ASSERT_TRUE(s.ok()) << s.error();
+  auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(30);
+  while (wal_bytes(path) >= replayed / 100 && std::chrono::steady_clock::now() < deadline)
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  EXPECT_LT(wal_bytes(path), replayed / 100);
+  EXPECT_EQ(**(*s)->get("r/" + std::to_string(1'000'000 + entries - 1)), "v");
+}
+
 TEST(Store, MemoryStoreKeepsTheContract) {
   MemoryStore s;
   exercise(s);
