@@ -214,6 +214,80 @@ TEST(Store, RocksDbFlushesOnlyAboveTheFloorAndAtAStop) {
   }
 }
 
+// Issue 46: a crash under load replays the memtable's entries, and a memtable
+// took 64 MiB before it was flushed: 700,000 small records, 6x the ready time
+// of a small store. Under load, without the idle flush, the store now flushes
+// at `flush_at_entries`: 200,000 small entries leave the WAL of at most about
+// that many (1.5x here: entries written while a flush runs). Before, all
+// 200,000 stayed in the WAL and this test failed at its bound.
+TEST(Store, RocksDbUnderLoadFlushesAtTheEntryBoundSoThatACrashReplaysLittle) {
+  testing::TempDir dir;
+  auto path = dir.path() / "s";
+  constexpr int kEntries = 200'000, kPerBatch = 100;
+  const RocksDbSettings settings{.flush_when_idle_for = {}};
+  const std::uint64_t bound = settings.flush_at_entries;
+  ASSERT_LT(3 * bound, static_cast<std::uint64_t>(kEntries));
+  auto key = [](int i) {
+    char k[16];
+    std::snprintf(k, sizeof k, "r/%08d", i);
+    return std::string(k);
+  };
+  std::uintmax_t entry_bytes = 0;  // one entry's WAL bytes, as measured below
+  {
+    auto s = open_rocksdb_store(path.string(), settings);
+    ASSERT_TRUE(s.ok()) << s.error();
+    std::uintmax_t before = wal_bytes(path);
+    for (int i = 0; i < kEntries; i += kPerBatch) {
+      WriteBatch b;
+      for (int j = i; j < i + kPerBatch; ++j) b.put(key(j), std::string(16, static_cast<char>('a' + j % 26)));
+      ASSERT_TRUE((*s)->write(b, Sync::kNo).ok());
+      if (i == 0) entry_bytes = (wal_bytes(path) - before) / kPerBatch;
+    }
+    ASSERT_GT(entry_bytes, 0u);
+    auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(30);
+    while (wal_bytes(path) > entry_bytes * bound * 3 / 2 && std::chrono::steady_clock::now() < deadline)
+      std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    EXPECT_LE(wal_bytes(path), entry_bytes * bound * 3 / 2)
+        << "entries' WAL bytes: " << wal_bytes(path) / entry_bytes << " of " << kEntries;
+  }
+  auto again = open_rocksdb_store(path.string());
+  ASSERT_TRUE(again.ok()) << again.error();
+  for (int i : {0, 49'999, 50'000, 123'456, kEntries - 1})
+    EXPECT_EQ(**(*again)->get(key(i)), std::string(16, static_cast<char>('a' + i % 26))) << i;
+}
+
+// A start whose replay holds the bound's worth (a store an older cbqsd wrote,
+// or a crash during a flush) flushes it at the flusher's first tick, so that
+// the next crash does not replay it again. (Before: the replayed entries were
+// not counted, and stayed in the WAL until the next idle spell.)
+TEST(Store, RocksDbAStartThatReplayedTheBoundsWorthFlushesIt) {
+  testing::TempDir dir;
+  auto path = dir.path() / "s";
+  const RocksDbSettings settings{.flush_when_idle_for = {}};
+  const int entries = static_cast<int>(settings.flush_at_entries) + 1'000;
+  {
+    // As an older cbqsd: neither the entry bound nor the stop's flush.
+    auto s = open_rocksdb_store(path.string(), {.flush_when_idle_for = {},
+                                                .flush_min_wal_bytes = ~std::uint64_t{0},
+                                                .flush_at_entries = 0});
+    ASSERT_TRUE(s.ok()) << s.error();
+    for (int i = 0; i < entries; i += 100) {
+      WriteBatch b;
+      for (int j = i; j < i + 100; ++j) b.put("r/" + std::to_string(1'000'000 + j), "v");
+      ASSERT_TRUE((*s)->write(b, Sync::kNo).ok());
+    }
+  }
+  const std::uintmax_t replayed = wal_bytes(path);
+  ASSERT_GT(replayed, 0u);
+  auto s = open_rocksdb_store(path.string(), settings);
+  ASSERT_TRUE(s.ok()) << s.error();
+  auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(30);
+  while (wal_bytes(path) >= replayed / 100 && std::chrono::steady_clock::now() < deadline)
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  EXPECT_LT(wal_bytes(path), replayed / 100);
+  EXPECT_EQ(**(*s)->get("r/" + std::to_string(1'000'000 + entries - 1)), "v");
+}
+
 TEST(Store, MemoryStoreKeepsTheContract) {
   MemoryStore s;
   exercise(s);
