@@ -12,6 +12,7 @@
 #include <condition_variable>
 #include <filesystem>
 #include <mutex>
+#include <optional>
 #include <thread>
 
 #include "cbqs/store/rocksdb_settings.h"
@@ -120,13 +121,19 @@ class RocksDbStore final : public Store {
   }
 
  private:
-  // Asked before every write, so through an open descriptor of the store's
+  // The filesystem's free bytes; nullopt when it cannot be asked. Asked
+  // before every write, so through an open descriptor of the store's
   // directory: statvfs(path) walked the path each time, three quarters of the
   // call's cost (docs/performance.md, h58p50).
-  bool short_of_space() const {
+  std::optional<std::uint64_t> free_bytes() const {
     struct statvfs fs{};
     int got = dir_fd_ >= 0 ? ::fstatvfs(dir_fd_, &fs) : ::statvfs(path_.c_str(), &fs);
-    return got == 0 && static_cast<std::uint64_t>(fs.f_bavail) * fs.f_frsize < kMinFreeBytes;
+    if (got != 0) return std::nullopt;
+    return static_cast<std::uint64_t>(fs.f_bavail) * fs.f_frsize;
+  }
+  bool short_of_space() const {
+    auto free = free_bytes();
+    return free && *free < kMinFreeBytes;
   }
 
   // The bytes a start would replay: every WAL file still alive.
@@ -140,9 +147,8 @@ class RocksDbStore final : public Store {
   }
 
   bool has_room_to_flush(std::uint64_t wal) const {
-    struct statvfs fs{};
-    return ::statvfs(path_.c_str(), &fs) == 0 &&
-           static_cast<std::uint64_t>(fs.f_bavail) * fs.f_frsize >= wal + kFlushHeadroomBytes;
+    auto free = free_bytes();
+    return free && *free >= wal + kFlushHeadroomBytes;
   }
 
   // Flushes the memtables into a table file when the WAL they stand for is
