@@ -211,13 +211,23 @@ void set_round_keys(const RoundKeys& round_keys, const Proposers& proposers, std
 /// Rounds kept besides those a block may read, for Node::round_seed.
 constexpr std::uint64_t kRetainedSeedRounds = 1024;
 
-/// The seeds kept start here: the last kRetainedSeedRounds rounds, and from an
-/// older pending selection's block S on (its seed round is later still).
-/// Counted from heights, each read as a view (choice 138): a view is never
-/// below its height, so this keeps more rounds than needed, never fewer.
-cip11::chain::Round seed_floor(std::uint64_t height, std::optional<std::uint64_t> oldest_pending) {
+/// The seeds kept start here, counted in rounds (docs/cip11.md choice 139):
+/// the last kRetainedSeedRounds views up to the block's own, and from the
+/// oldest pending selection's round r_S on (its seed round is later still).
+/// Counted from heights, this kept every round a chain's views had run ahead
+/// of its heights, a number that only grows.
+cip11::chain::Round seed_floor(cip11::View view, std::optional<cip11::View> oldest_pending) {
+  const cip11::View recent = view.value > kRetainedSeedRounds ? view - kRetainedSeedRounds : cip11::View{0};
+  return cip11::chain::devchain_round(oldest_pending ? std::min(recent, *oldest_pending) : recent);
+}
+
+/// Where the replay starts, in blocks: kRetainedSeedRounds blocks below the
+/// head, whose view is at least as many below the head's (each block's view
+/// is above its parent's), or the oldest pending selection's block S; so the
+/// anchor's round is below seed_floor's and every round kept is replayed.
+std::uint64_t replay_floor(std::uint64_t height, std::optional<std::uint64_t> oldest_pending) {
   const std::uint64_t recent = height > kRetainedSeedRounds ? height - kRetainedSeedRounds : 0;
-  return cip11::chain::devchain_round(cip11::View{oldest_pending ? std::min(recent, *oldest_pending) : recent});
+  return oldest_pending ? std::min(recent, *oldest_pending) : recent;
 }
 
 /// A stored block's seed proof: none, or 80 bytes that decode (Gamma, s).
@@ -300,6 +310,15 @@ std::optional<cip11::chain::RoundSeed> stored_round_seed(rocksdb::DB& db, std::u
   return cip11::chain::RoundSeed{cip11::chain::devchain_round(seed->view), seed->proof, *output};
 }
 
+/// Each block S a selection is pending since, and its view: the round r_S
+/// the seeds kept start from while it is pending (seed_floor).
+std::map<std::uint64_t, cip11::View> pending_views_of(const cip11::chain::State& state) {
+  std::map<std::uint64_t, cip11::View> out;
+  for (const auto& [id, job] : state.jobs)
+    if (job.pending) out.emplace(job.pending->submitted_at.value, job.pending->submission_view);
+  return out;
+}
+
 /// The rounds' seeds up to `height` from the stored blocks alone, replayed from
 /// a floor - the last kRetainedSeedRounds blocks, or from the oldest pending
 /// selection's block S - on the output the block before it stored, so that a
@@ -320,8 +339,11 @@ Result<std::unique_ptr<cip11::chain::SeedChain>, std::string> replay_seeds(rocks
   for (const auto& [id, job] : state.jobs)
     if (job.pending)
       oldest_pending = std::min(oldest_pending.value_or(job.pending->submitted_at.value), job.pending->submitted_at.value);
+  const auto views = pending_views_of(state);
+  const std::optional<cip11::View> oldest_view =
+      views.empty() ? std::nullopt : std::optional(views.begin()->second);  // the oldest S's, the lowest
   std::uint64_t first = 1;
-  const std::uint64_t floor = seed_floor(height, oldest_pending).view.value;  // a height (choice 138)
+  const std::uint64_t floor = replay_floor(height, oldest_pending);
   if (floor > 1)
     if (auto anchor = stored_round_seed(db, floor - 1)) {
       seeds->resume_after(std::move(*anchor));
@@ -350,7 +372,7 @@ Result<std::unique_ptr<cip11::chain::SeedChain>, std::string> replay_seeds(rocks
     if (auto checked = cip11::chain::check_consumed(*seeds, *consumed); !checked)
       return Err{"block " + std::to_string(h) + "'s consumed seeds are refused (" +
                  std::string(cip11::chain::to_string(checked.error())) + ")"};
-    seeds->forget_before(seed_floor(h, oldest_pending));
+    seeds->forget_before(seed_floor(stored->view, oldest_view));
   }
   return seeds;
 }
@@ -495,6 +517,7 @@ Result<std::unique_ptr<Node>, std::string> Node::open(const NodeConfig& config,
   const Head head = loaded->head;
   auto node = std::unique_ptr<Node>(new Node(config, std::move(db), *stored_genesis, std::move(state), head));
   node->seeds_ = std::move(seeds);
+  node->pending_views_ = pending_views_of(node->state_.cip11);
   node->proposers_ = std::move(loaded->proposers);
   node->round_keys_ = std::move(loaded->round_keys);
   node->seed_key_ = seed_key;
@@ -772,8 +795,18 @@ ApiResult<std::uint64_t> Node::write_block(const SignedBlock& signed_block, cons
   shadow_.apply(ex.committed.effects.shadow_writes);  // telemetry's book, never in the batch (choice 136)
   if (ex.seeds) {
     seeds_->commit(std::move(*ex.seeds));
+    // The pending selections' rounds r_S by their block S (its view, for one
+    // submitted in this block), kept while one is pending there.
     const auto& pending = state_.cip11.due.pending_counts();
-    seeds_->forget_before(seed_floor(h, pending.empty() ? std::nullopt : std::optional(pending.begin()->first.value)));
+    if (pending.contains(cip11::Height{h})) pending_views_[h] = block.view;
+    std::erase_if(pending_views_, [&](const auto& e) { return !pending.contains(cip11::Height{e.first}); });
+    std::optional<cip11::View> oldest;
+    if (!pending.empty()) {
+      const auto it = pending_views_.find(pending.begin()->first.value);
+      // Never missing; if it were, its height read as a view keeps more rounds, never fewer.
+      oldest = it != pending_views_.end() ? it->second : cip11::View{pending.begin()->first.value};
+    }
+    seeds_->forget_before(seed_floor(block.view, oldest));
   }
 
   auto snapshot = snapshot_of(*db_);
@@ -1149,6 +1182,7 @@ ApiResult<Unit> Node::unapply_to(std::uint64_t target) {
     log::info("cip11_shadow_records_dropped", log::field("records", shadow_.size()), log::field("why", "rollback"));
   shadow_.clear();
   seeds_ = std::move(loaded->seeds);
+  pending_views_ = pending_views_of(state_.cip11);
   snapshots_ = std::move(loaded->snapshots);  // the producer's (produce_mu_)
   round_keys_ = std::move(loaded->round_keys);
   notice.height = loaded->head.height;

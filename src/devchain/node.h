@@ -46,6 +46,7 @@
 #include <filesystem>
 #include <memory>
 #include <functional>
+#include <map>
 #include <mutex>
 #include <set>
 #include <thread>
@@ -312,6 +313,9 @@ class Node final : public ChainApi, public Cip11Api, public BlocksApi {
   // stored blocks' proofs at open, and the key that proves the next ones.
   std::unique_ptr<cip11::chain::SeedChain> seeds_;
   std::optional<crypto::ecvrf::Seed> seed_key_;
+  // The producer's: the view of each block S a selection is pending since
+  // (pending_views_of), whose round the seeds kept start from (choice 139).
+  std::map<std::uint64_t, cip11::View> pending_views_;
   // The round leaders' ECVRF keys the seeds' leader function reads: the
   // epoch's of the block whose round is being taken, set before each.
   std::shared_ptr<std::vector<crypto::ecvrf::PublicKey>> round_keys_;

@@ -674,6 +674,51 @@ TEST_F(DevchainValidators, ACommitteesSeedRoundIsKViewsAfterItsBlocksViewOnceVie
   expect_one_state();
 }
 
+// Choice 139: the seeds kept are counted in rounds. Here 1,500 views pass
+// without a block, so the chain's views run far ahead of its heights: each
+// validator keeps the last kRetainedSeedRounds rounds up to its block's view,
+// and the older rounds the gap nullified go. Counted from heights (the code
+// before) the floor was view 4 - 1024, so every round since genesis stayed,
+// and a chain kept as many as its views had ever run ahead. A committee job
+// submitted before the gap is still drawn from its seed round, and a
+// restarted validator replays to the same rounds.
+TEST_F(DevchainValidators, TheSeedsKeptAreTheLastRoundsByViewNotByHeight) {
+  for (const auto& r : runners) submit(r, chain::testing::registration(r));
+  step(1);
+  const Bytes32 tx = submit(submitter, chain::testing::job(2, 40));  // M = 2: r_seed = Round(0, 2 + K)
+  step(2);
+  constexpr std::uint64_t kFar = 2 + 1'500;
+  const auto far = step(kFar);  // views 3..1501 nullified; the first block after r_seed
+  EXPECT_EQ(far.block.height, 3u);
+  auto consumed = chain::decode_consumed_seeds(far.block.consumed_seeds);
+  ASSERT_TRUE(consumed.ok());
+  ASSERT_EQ(consumed->size(), 1u);
+  EXPECT_EQ((*consumed)[0].view, View{2 + genesis().cip11->params.selection_seed_delay_views});
+  const auto receipt = *nodes[0]->receipt(tx);
+  ASSERT_TRUE(receipt && receipt->job_id);
+  EXPECT_EQ(nodes[0]->job(*receipt->job_id)->state, chain::JobState::kAssigned);
+  // The next block: the due index has seen the selection end (a block's start
+  // brings it up to date), so no pending selection holds the floor down.
+  step(kFar + 1);
+  const std::uint64_t floor = kFar + 1 - 1'024;  // kRetainedSeedRounds
+  for (auto& n : nodes) {
+    EXPECT_FALSE(n->round_seed(View{5}).has_value());
+    EXPECT_FALSE(n->round_seed(View{floor - 1}).has_value());
+    EXPECT_TRUE(n->round_seed(View{floor}).has_value());
+    EXPECT_TRUE(n->round_seed(View{kFar + 1})->proof.has_value());
+  }
+  const auto kept = nodes[1]->round_seed(View{floor});
+  nodes[1].reset();
+  nodes[1] = open(1);
+  ASSERT_TRUE(nodes[1]);
+  EXPECT_EQ(nodes[1]->head(), nodes[0]->head());
+  EXPECT_EQ(nodes[1]->round_seed(View{floor}), kept);
+  EXPECT_FALSE(nodes[1]->round_seed(View{floor - 1}).has_value());
+  const auto next = step(kFar + 2);  // and every validator goes on from it
+  EXPECT_EQ(next.block.height, 5u);
+  for (auto& n : nodes) EXPECT_EQ(n->state_hash(), nodes[0]->state_hash());
+}
+
 // docs/cip11.md choice 100: each validator's ECVRF key apart from its peer
 // key, named in the genesis. The round seeds are proved by the VRF keys; a
 // proof by the leader's peer key is refused; a node is opened only with the
