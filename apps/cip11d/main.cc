@@ -332,7 +332,7 @@ int run_chain_validator(const Options& o, const sigset_t& signals) {
   devchain::RotationConfig timing;
   timing.block_interval = std::chrono::milliseconds(o.block_ms);
   timing.view_timeout = std::chrono::milliseconds(o.view_timeout_ms ? o.view_timeout_ms : 5 * o.block_ms);
-  timing.hold_from_view = o.test_hold_view;
+  if (o.test_hold_view) timing.hold_from_view = cip11::View{*o.test_hold_view};
   timing.hold_for = std::chrono::milliseconds(o.test_hold_ms);
   devchain::Rotation rotation(**node, std::move(*peers), timing);  // forwards what the API accepts from its start
   api->start();

@@ -17,8 +17,8 @@ namespace cowboy::cip11 {
 using JobId = StrongId<struct JobIdTag, Bytes32>;
 
 // Counted points (common/strong_id.h): a height moves by a count of blocks and
-// two heights differ by one; an epoch likewise. A height where an epoch is
-// expected, or either where a plain count is, does not compile
+// two heights differ by one; an epoch, a view and a round epoch likewise. One
+// where another is expected, or any where a plain count is, does not compile
 // (tests/cip11/strong_ids_test.cc). On the wire each is its u64.
 struct HeightTag {
   static constexpr bool kCounted = true;
@@ -26,10 +26,25 @@ struct HeightTag {
 struct EpochTag {
   static constexpr bool kCounted = true;
 };
+struct ViewTag {
+  static constexpr bool kCounted = true;
+};
+struct RoundEpochTag {
+  static constexpr bool kCounted = true;
+};
 
 /// A block's height on the chain CIP-11 runs on (the devchain's, decision 137).
 using Height = StrongId<HeightTag, std::uint64_t>;
 /// A validator-set epoch: a snapshot's number, the subset_epoch of the frames.
 using Epoch = StrongId<EpochTag, std::uint64_t>;
+/// A consensus view: the turn a block is proposed in (its leader leads it),
+/// and with a round epoch a §9.2 seed round, Round(epoch, view) (docs/cip11.md choice 138).
+/// Never below its block's height; read as one only explicitly.
+using View = StrongId<ViewTag, std::uint64_t>;
+/// A seed round's epoch, the axis round arithmetic carries over (§9.2's
+/// Round(E, v), chain/seed.h EpochSchedule). Not the validator-set Epoch: the
+/// devchain's views run on across validator-set epochs, so all its rounds are
+/// in round epoch 0 (choices 127, 138).
+using RoundEpoch = StrongId<RoundEpochTag, std::uint64_t>;
 
 }  // namespace cowboy::cip11

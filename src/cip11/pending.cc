@@ -27,8 +27,8 @@ Bytes32 pending_by_job_key(const JobId& job_id) {
 Bytes pending_due_round_index_key(const PendingSelectionV1& r) {
   codec::Writer w;
   w.raw("cip11:pending-selection:v1:due-round");
-  w.u64(r.seed_epoch);
-  w.u64(r.seed_view);
+  w.u64(r.seed_epoch.value);
+  w.u64(r.seed_view.value);
   w.u64(r.submitted_at.value);
   w.raw(r.job_id.value);
   return std::move(w).take();

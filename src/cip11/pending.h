@@ -18,10 +18,10 @@ struct PendingSelectionV1 {
   Height submitted_at{};                     // S
   Height selection_state_height{};           // T = S
   std::uint32_t committee_size = 0;          // M
-  std::uint64_t submission_epoch = 0;
-  std::uint64_t submission_view = 0;
-  std::uint64_t seed_epoch = 0;
-  std::uint64_t seed_view = 0;
+  RoundEpoch submission_epoch{};             // r_S = Round(submission_epoch, submission_view)
+  View submission_view{};
+  RoundEpoch seed_epoch{};                   // r_seed = advance_round(r_S, K)
+  View seed_view{};
   std::uint64_t seed_delay_views = 0;        // K
   Bytes32 candidates_snapshot_root{};
   bool operator==(const PendingSelectionV1&) const = default;

@@ -102,8 +102,8 @@ Res<Bytes32> beacon_hash_v1(const Beacon& beacon) {
   if (beacon.signature.size() != length) return Err{Errc::kWrongLength};
   codec::Writer w;
   w.raw("cowboy-beacon-v1");
-  w.u64(beacon.epoch);
-  w.u64(beacon.view);
+  w.u64(beacon.epoch.value);
+  w.u64(beacon.view.value);
   w.u8(beacon.scheme_id);
   w.u16(static_cast<std::uint16_t>(beacon.signature.size()));
   w.raw(beacon.signature);

@@ -73,8 +73,8 @@ inline constexpr std::uint8_t kSchemeMinSig = 0x01;
 inline constexpr std::uint8_t kSchemeDevchainVrf = 0x10;
 inline constexpr std::uint8_t kSchemeDevchainDerived = 0x11;
 struct Beacon {
-  std::uint64_t epoch = 0;
-  std::uint64_t view = 0;
+  RoundEpoch epoch{};  // Round(epoch, view), cip11/ids.h
+  View view{};
   std::uint8_t scheme_id = kSchemeMinSig;
   Bytes signature;
   /// What makes `signature` checkable where it is not a signature itself: the

@@ -25,6 +25,7 @@
 // block fields, never side data.
 #pragma once
 
+#include "cip11/ids.h"
 #include "common/codec.h"
 #include "common/crypto.h"
 #include "devchain/tx.h"
@@ -43,7 +44,7 @@ struct Block {
   Bytes32 chain_instance_id{};
   std::uint64_t height = 0;
   std::uint64_t epoch = 0;
-  std::uint64_t view = 0;
+  cip11::View view{};  // CIP-11's round view (docs/cip11.md choice 138)
   std::uint32_t proposer = 0;
   Bytes32 parent{};
   std::vector<Bytes> txs;
@@ -93,14 +94,14 @@ std::string_view block_refusal_name(BlockRefusal r);
 /// A validator's last committed block, what peers compare to catch up.
 struct ChainHead {
   std::uint64_t height = 0;
-  std::uint64_t view = 0;
+  cip11::View view{};
   Bytes32 digest{};  // the genesis' is the chain_instance_id
   bool operator==(const ChainHead&) const = default;
 };
 
 /// The leader of `view` among `validators` (the canonical order): view mod N.
-inline std::uint32_t leader_of(std::uint64_t view, std::size_t validators) {
-  return static_cast<std::uint32_t>(view % validators);
+inline std::uint32_t leader_of(cip11::View view, std::size_t validators) {
+  return static_cast<std::uint32_t>(view.value % validators);
 }
 
 Bytes encode_block(const Block& block);

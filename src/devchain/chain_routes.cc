@@ -36,7 +36,7 @@ std::optional<Reply> route_blocks(BlocksApi& api, std::string_view method, const
   }
   if (parts.size() == 3 && parts[2] == "head")
     return reply_from(api.chain_head(), [](const ChainHead& h) {
-      return Json{{"height", h.height}, {"view", h.view}, {"digest", json::hex0x(h.digest)}};
+      return Json{{"height", h.height}, {"view", h.view.value}, {"digest", json::hex0x(h.digest)}};
     });
   return error_reply(ApiError{ApiErrorCode::kNotFound, "no such route"});
 }

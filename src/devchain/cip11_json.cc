@@ -130,7 +130,7 @@ json job_to_json(const chain::JobRecord& job) {
          {"deadline_block", job.deadline_block.value},
          {"committee", committee},
          {"excluded", excluded}};
-  if (job.pending) j["seed_view"] = job.pending->seed_view;
+  if (job.pending) j["seed_view"] = job.pending->seed_view.value;
   if (chain::terminal(job.state)) j["finished_at"] = job.finished_at.value;
   if (job.state == chain::JobState::kCompleted) j["result"] = hex0x(job.result);
   j["hex"] = hex0x(chain::encode_job(job));
@@ -143,7 +143,7 @@ void put_cip11_block(json& block, const std::optional<Bytes>& presence, std::uin
   block["registry_size"] = registry_size;
   json seeds = json::array();
   for (const auto& s : effects.consumed_seeds) {
-    json entry{{"epoch", s.epoch}, {"view", s.view}, {"signature", hex0x(s.signature)}};
+    json entry{{"epoch", s.epoch.value}, {"view", s.view.value}, {"signature", hex0x(s.signature)}};
     if (!s.evidence.empty()) entry["evidence"] = hex0x(s.evidence);
     seeds.push_back(std::move(entry));
   }

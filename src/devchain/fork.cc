@@ -2,7 +2,7 @@
 
 namespace cowboy::devchain {
 
-bool wins_at_height(std::uint64_t view_a, const Bytes32& digest_a, std::uint64_t view_b, const Bytes32& digest_b) {
+bool wins_at_height(cip11::View view_a, const Bytes32& digest_a, cip11::View view_b, const Bytes32& digest_b) {
   if (view_a != view_b) return view_a > view_b;
   return digest_a < digest_b;
 }

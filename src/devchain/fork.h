@@ -16,6 +16,7 @@
 #include <string>
 #include <vector>
 
+#include "cip11/ids.h"
 #include "common/bytes.h"
 #include "common/codec.h"
 #include "common/result.h"
@@ -31,7 +32,7 @@ inline constexpr std::uint64_t kMaxRollbackDepth = 64;
 /// At one height, whether block `a` (its view and digest) wins over block `b`:
 /// the higher view (its leader saw the lower view time out), the lower digest
 /// on a tie. A strict order: exactly one of two different blocks wins.
-bool wins_at_height(std::uint64_t view_a, const Bytes32& digest_a, std::uint64_t view_b, const Bytes32& digest_b);
+bool wins_at_height(cip11::View view_a, const Bytes32& digest_a, cip11::View view_b, const Bytes32& digest_b);
 
 /// One key a block's batch wrote, and its value before the block.
 struct UndoEntry {

@@ -334,7 +334,7 @@ ApiResult<ChainHead> HttpClient::chain_head() {
           return std::nullopt;
         auto digest = fixed_from_hex<32>(j["digest"].get<std::string>());
         if (!digest) return std::nullopt;
-        return ChainHead{j["height"].get<std::uint64_t>(), j["view"].get<std::uint64_t>(), *digest};
+        return ChainHead{j["height"].get<std::uint64_t>(), cip11::View{j["view"].get<std::uint64_t>()}, *digest};
       },
       "head");
 }

@@ -211,11 +211,23 @@ void set_round_keys(const RoundKeys& round_keys, const Proposers& proposers, std
 /// Rounds kept besides those a block may read, for Node::round_seed.
 constexpr std::uint64_t kRetainedSeedRounds = 1024;
 
-/// The seeds kept start here: the last kRetainedSeedRounds rounds, and from an
-/// older pending selection's block S on (its seed round is later still).
-cip11::chain::Round seed_floor(std::uint64_t height, std::optional<std::uint64_t> oldest_pending) {
+/// The seeds kept start here, counted in rounds (docs/cip11.md choice 139):
+/// the last kRetainedSeedRounds views up to the block's own, and from the
+/// oldest pending selection's round r_S on (its seed round is later still).
+/// Counted from heights, this kept every round a chain's views had run ahead
+/// of its heights, a number that only grows.
+cip11::chain::Round seed_floor(cip11::View view, std::optional<cip11::View> oldest_pending) {
+  const cip11::View recent = view.value > kRetainedSeedRounds ? view - kRetainedSeedRounds : cip11::View{0};
+  return cip11::chain::devchain_round(oldest_pending ? std::min(recent, *oldest_pending) : recent);
+}
+
+/// Where the replay starts, in blocks: kRetainedSeedRounds blocks below the
+/// head, whose view is at least as many below the head's (each block's view
+/// is above its parent's), or the oldest pending selection's block S; so the
+/// anchor's round is below seed_floor's and every round kept is replayed.
+std::uint64_t replay_floor(std::uint64_t height, std::optional<std::uint64_t> oldest_pending) {
   const std::uint64_t recent = height > kRetainedSeedRounds ? height - kRetainedSeedRounds : 0;
-  return {0, oldest_pending ? std::min(recent, *oldest_pending) : recent};
+  return oldest_pending ? std::min(recent, *oldest_pending) : recent;
 }
 
 /// A stored block's seed proof: none, or 80 bytes that decode (Gamma, s).
@@ -241,7 +253,8 @@ Result<std::vector<cip11::chain::ConsumedSeed>, std::string> stored_consumed_see
     if (!e.is_object() || !e.contains("epoch") || !e.contains("view") || !e.contains("signature") ||
         !e["epoch"].is_number_unsigned() || !e["view"].is_number_unsigned() || !e["signature"].is_string())
       return Err{std::string("a consumed seed is unreadable")};
-    cip11::chain::ConsumedSeed s{e["epoch"].get<std::uint64_t>(), e["view"].get<std::uint64_t>(), {}, {}};
+    cip11::chain::ConsumedSeed s{cip11::RoundEpoch{e["epoch"].get<std::uint64_t>()},
+                                 cip11::View{e["view"].get<std::uint64_t>()}, {}, {}};
     auto signature = from_hex(e["signature"].get<std::string>());
     if (!signature) return Err{std::string("a consumed seed's signature is not hex")};
     s.signature = std::move(*signature);
@@ -262,14 +275,14 @@ Result<std::vector<cip11::chain::ConsumedSeed>, std::string> stored_consumed_see
 /// differs from the evidence refuses the store. A store written before blocks
 /// were kept so (docs/devchain.md D8) has only the record: view h, its proof.
 struct StoredSeed {
-  std::uint64_t view = 0;
+  cip11::View view{};
   std::optional<crypto::ecvrf::Proof> proof;
 };
 Result<StoredSeed, std::string> stored_block_seed(rocksdb::DB& db, std::uint64_t h, const nlohmann::json& record) {
   auto copied = stored_seed_proof(record);
   if (!copied) return Err{copied.error()};
   std::string sealed;
-  if (!db.Get({}, layout::chain_block_key(h), &sealed).ok()) return StoredSeed{h, *copied};
+  if (!db.Get({}, layout::chain_block_key(h), &sealed).ok()) return StoredSeed{cip11::View{h}, *copied};  // its height
   auto signed_block = decode_signed_block(as_bytes(sealed));
   if (!signed_block) return Err{"the signed block is unreadable: " + std::string(codec::to_string(signed_block.error()))};
   if (signed_block->block.height != h) return Err{std::string("the signed block under its height names another")};
@@ -294,7 +307,16 @@ std::optional<cip11::chain::RoundSeed> stored_round_seed(rocksdb::DB& db, std::u
   auto output = fixed_from_hex<64>(block["seed_output"].get<std::string>());
   auto seed = stored_block_seed(db, h, block);
   if (!output || !seed) return std::nullopt;
-  return cip11::chain::RoundSeed{{0, seed->view}, seed->proof, *output};
+  return cip11::chain::RoundSeed{cip11::chain::devchain_round(seed->view), seed->proof, *output};
+}
+
+/// Each block S a selection is pending since, and its view: the round r_S
+/// the seeds kept start from while it is pending (seed_floor).
+std::map<std::uint64_t, cip11::View> pending_views_of(const cip11::chain::State& state) {
+  std::map<std::uint64_t, cip11::View> out;
+  for (const auto& [id, job] : state.jobs)
+    if (job.pending) out.emplace(job.pending->submitted_at.value, job.pending->submission_view);
+  return out;
 }
 
 /// The rounds' seeds up to `height` from the stored blocks alone, replayed from
@@ -317,8 +339,11 @@ Result<std::unique_ptr<cip11::chain::SeedChain>, std::string> replay_seeds(rocks
   for (const auto& [id, job] : state.jobs)
     if (job.pending)
       oldest_pending = std::min(oldest_pending.value_or(job.pending->submitted_at.value), job.pending->submitted_at.value);
+  const auto views = pending_views_of(state);
+  const std::optional<cip11::View> oldest_view =
+      views.empty() ? std::nullopt : std::optional(views.begin()->second);  // the oldest S's, the lowest
   std::uint64_t first = 1;
-  const std::uint64_t floor = seed_floor(height, oldest_pending).view;
+  const std::uint64_t floor = replay_floor(height, oldest_pending);
   if (floor > 1)
     if (auto anchor = stored_round_seed(db, floor - 1)) {
       seeds->resume_after(std::move(*anchor));
@@ -333,7 +358,7 @@ Result<std::unique_ptr<cip11::chain::SeedChain>, std::string> replay_seeds(rocks
     auto consumed = stored_consumed_seeds(block);
     if (!consumed) return Err{"block " + std::to_string(h) + ": " + consumed.error()};
     set_round_keys(round_keys, proposers, h);
-    auto taken = seeds->take({0, stored->view}, stored->proof);  // block h is proposed in Round(0, its view)
+    auto taken = seeds->take(cip11::chain::devchain_round(stored->view), stored->proof);  // block h is proposed in Round(0, its view)
     if (!taken) {
       std::string why(cip11::chain::to_string(taken.error().error));
       if (taken.error().vrf) why += ": " + std::string(crypto::ecvrf::to_string(*taken.error().vrf));
@@ -347,7 +372,7 @@ Result<std::unique_ptr<cip11::chain::SeedChain>, std::string> replay_seeds(rocks
     if (auto checked = cip11::chain::check_consumed(*seeds, *consumed); !checked)
       return Err{"block " + std::to_string(h) + "'s consumed seeds are refused (" +
                  std::string(cip11::chain::to_string(checked.error())) + ")"};
-    seeds->forget_before(seed_floor(h, oldest_pending));
+    seeds->forget_before(seed_floor(stored->view, oldest_view));
   }
   return seeds;
 }
@@ -412,7 +437,7 @@ Result<Loaded, std::string> load_chain(rocksdb::DB& db, const GenesisSpec& genes
   const std::uint64_t height = layout::from_be(height_bytes);
   // The head: the last block as proposed (a store written before blocks were
   // kept so has none, and no other validator's block can follow it).
-  out.head = ChainHead{height, 0, out.state.registry.chain_instance_id};
+  out.head = ChainHead{height, cip11::View{0}, out.state.registry.chain_instance_id};
   if (height > 0) {
     std::string last;
     if (!db.Get({}, layout::chain_block_key(height), &last).ok()) last.clear();
@@ -421,7 +446,7 @@ Result<Loaded, std::string> load_chain(rocksdb::DB& db, const GenesisSpec& genes
       out.head.view = block->block.view;
       out.head.digest = block->digest;
     } else {
-      out.head.view = height;
+      out.head.view = cip11::View{height};  // a lone producer's views are its heights
       out.head.digest = Bytes32{};
     }
   }
@@ -492,6 +517,7 @@ Result<std::unique_ptr<Node>, std::string> Node::open(const NodeConfig& config,
   const Head head = loaded->head;
   auto node = std::unique_ptr<Node>(new Node(config, std::move(db), *stored_genesis, std::move(state), head));
   node->seeds_ = std::move(seeds);
+  node->pending_views_ = pending_views_of(node->state_.cip11);
   node->proposers_ = std::move(loaded->proposers);
   node->round_keys_ = std::move(loaded->round_keys);
   node->seed_key_ = seed_key;
@@ -700,7 +726,7 @@ void Node::execute(const Block& block, const std::vector<Pending>& txs, const ci
   std::optional<cip11::chain::SeedsBefore> beacon;
   std::optional<cip11::chain::BlockContext> context;
   if (present) {
-    beacon.emplace(*seeds_, cip11::chain::Round{0, block.view},
+    beacon.emplace(*seeds_, cip11::chain::devchain_round(block.view),
                    out.seeds ? std::span<const cip11::chain::RoundSeed>(*out.seeds)
                              : std::span<const cip11::chain::RoundSeed>{});
     context.emplace(
@@ -769,8 +795,18 @@ ApiResult<std::uint64_t> Node::write_block(const SignedBlock& signed_block, cons
   shadow_.apply(ex.committed.effects.shadow_writes);  // telemetry's book, never in the batch (choice 136)
   if (ex.seeds) {
     seeds_->commit(std::move(*ex.seeds));
+    // The pending selections' rounds r_S by their block S (its view, for one
+    // submitted in this block), kept while one is pending there.
     const auto& pending = state_.cip11.due.pending_counts();
-    seeds_->forget_before(seed_floor(h, pending.empty() ? std::nullopt : std::optional(pending.begin()->first.value)));
+    if (pending.contains(cip11::Height{h})) pending_views_[h] = block.view;
+    std::erase_if(pending_views_, [&](const auto& e) { return !pending.contains(cip11::Height{e.first}); });
+    std::optional<cip11::View> oldest;
+    if (!pending.empty()) {
+      const auto it = pending_views_.find(pending.begin()->first.value);
+      // Never missing; if it were, its height read as a view keeps more rounds, never fewer.
+      oldest = it != pending_views_.end() ? it->second : cip11::View{pending.begin()->first.value};
+    }
+    seeds_->forget_before(seed_floor(block.view, oldest));
   }
 
   auto snapshot = snapshot_of(*db_);
@@ -833,19 +869,19 @@ ApiResult<std::uint64_t> Node::produce_block() {
   return b->block.height;
 }
 
-ApiResult<SignedBlock> Node::propose_block(std::uint64_t view, const Announce& announce) {
+ApiResult<SignedBlock> Node::propose_block(cip11::View view, const Announce& announce) {
   return propose(view, announce);
 }
 
-ApiResult<SignedBlock> Node::propose(std::optional<std::uint64_t> view, const Announce& announce) {
+ApiResult<SignedBlock> Node::propose(std::optional<cip11::View> view, const Announce& announce) {
   std::lock_guard produce_lock(produce_mu_);
   Block b;
   std::vector<Pending> candidates;
   {
     std::lock_guard lock(mu_);
     if (view && *view <= head_.view)
-      return Err{ApiError{ApiErrorCode::kBadRequest, "view " + std::to_string(*view) + " is not above the head's " +
-                                                         std::to_string(head_.view)}};
+      return Err{ApiError{ApiErrorCode::kBadRequest, "view " + std::to_string(view->value) + " is not above the head's " +
+                                                         std::to_string(head_.view.value)}};
     b.view = view.value_or(head_.view + 1);
     b.height = height_ + 1;
     b.parent = head_.digest;
@@ -860,7 +896,7 @@ ApiResult<SignedBlock> Node::propose(std::optional<std::uint64_t> view, const An
     const auto leader = proposers_->leader(b.height, b.view);
     const auto mine = my_key_ ? proposers_->index_of(b.height, *my_key_) : std::nullopt;
     if (!leader || mine != leader)
-      return Err{ApiError{ApiErrorCode::kBadRequest, "this validator does not lead view " + std::to_string(b.view) +
+      return Err{ApiError{ApiErrorCode::kBadRequest, "this validator does not lead view " + std::to_string(b.view.value) +
                                                          " at height " + std::to_string(b.height)}};
     b.proposer = *leader;
     set_round_keys(round_keys_, *proposers_, b.height);
@@ -892,13 +928,13 @@ ApiResult<SignedBlock> Node::propose(std::optional<std::uint64_t> view, const An
     // The block's round seed: its leader's proof over the previous output,
     // committed as seed_evidence (choices 74, 78). A proof that does not verify
     // (this node does not lead the round) makes no block.
-    const cip11::chain::Round round{0, b.view};
+    const cip11::chain::Round round = cip11::chain::devchain_round(b.view);
     std::optional<crypto::ecvrf::Proof> proof;
     if (seed_key_)
       if (auto p = seeds_->prove(*seed_key_, round)) proof = *p;
     auto advance = seeds_->advance(round, proof);
     if (!advance) {
-      log::error("seed_proof_refused", log::field("height", b.height), log::field("view", b.view),
+      log::error("seed_proof_refused", log::field("height", b.height), log::field("view", b.view.value),
                  log::field("why", std::string(cip11::chain::to_string(advance.error().error))));
       return Err{internal("the block's seed proof is refused")};
     }
@@ -956,12 +992,12 @@ ApiResult<std::uint64_t> Node::accept_locked(const SignedBlock& sb) {
     fork_seen_ = true;  // it builds on another block at this node's head height (D11)
     return no(BlockRefusal::kWrongParent, "parent " + json::hex0x(b.parent));
   }
-  if (b.view <= at.view) return no(BlockRefusal::kStaleView, "view " + std::to_string(b.view));
+  if (b.view <= at.view) return no(BlockRefusal::kStaleView, "view " + std::to_string(b.view.value));
   // The leader of the view among the validators of the epoch active at the
   // block's height (D2): a validator that snapshot leaves out proposes nothing.
   if (b.proposer != leader_of(b.view, producers->peers.size()))
     return no(BlockRefusal::kWrongProposer, "proposer " + std::to_string(b.proposer) + " in view " +
-                                                std::to_string(b.view) + " of epoch " + std::to_string(producers->epoch));
+                                                std::to_string(b.view.value) + " of epoch " + std::to_string(producers->epoch));
   if (block_digest(b) != sb.digest) return no(BlockRefusal::kBadDigest, "digest " + json::hex0x(sb.digest));
   if (!crypto::ed25519_verify(producers->peers[b.proposer], sb.digest, sb.signature))
     return no(BlockRefusal::kBadSignature, "proposer " + std::to_string(b.proposer));
@@ -978,7 +1014,7 @@ ApiResult<std::uint64_t> Node::accept_locked(const SignedBlock& sb) {
       proof = *decoded;
     }
     set_round_keys(round_keys_, *proposers_, b.height);
-    auto advance = seeds_->advance({0, b.view}, proof);
+    auto advance = seeds_->advance(cip11::chain::devchain_round(b.view), proof);
     if (!advance) {
       std::string why(cip11::chain::to_string(advance.error().error));
       if (advance.error().vrf) why += ": " + std::string(crypto::ecvrf::to_string(*advance.error().vrf));
@@ -1124,7 +1160,7 @@ ApiResult<Unit> Node::unapply_to(std::uint64_t target) {
     ++notice.dropped;
     ++rolled_back_;
     log::warn("block_rolled_back", log::field("height", h), log::field("digest", json::hex0x(block->digest)),
-              log::field("view", block->block.view));
+              log::field("view", block->block.view.value));
   }
   if (notice.dropped == 0) return outcome;
   // The state in memory, the head and the round seeds follow the store,
@@ -1146,6 +1182,7 @@ ApiResult<Unit> Node::unapply_to(std::uint64_t target) {
     log::info("cip11_shadow_records_dropped", log::field("records", shadow_.size()), log::field("why", "rollback"));
   shadow_.clear();
   seeds_ = std::move(loaded->seeds);
+  pending_views_ = pending_views_of(state_.cip11);
   snapshots_ = std::move(loaded->snapshots);  // the producer's (produce_mu_)
   round_keys_ = std::move(loaded->round_keys);
   notice.height = loaded->head.height;
@@ -1227,8 +1264,8 @@ ApiResult<Node::Followed> Node::follow(BlocksApi& peer) {
     auto own = block_at(ancestor + 1);
     if (!own) return Err{own.error()};
     if (!wins_at_height((*first)->block.view, (*first)->digest, own->block.view, own->digest)) return out;
-    log::warn("fork_choice", log::field("height", ancestor + 1), log::field("their_view", (*first)->block.view),
-              log::field("own_view", own->block.view), log::field("dropping", mine.height - ancestor));
+    log::warn("fork_choice", log::field("height", ancestor + 1), log::field("their_view", (*first)->block.view.value),
+              log::field("own_view", own->block.view.value), log::field("dropping", mine.height - ancestor));
   }
   std::vector<SignedBlock> branch;
   for (std::uint64_t h = ancestor + 1; h <= std::min(theirs->height, ancestor + kMaxFollowBlocks); ++h) {
@@ -1281,7 +1318,7 @@ std::optional<std::uint32_t> Node::validator_index() const {
   return my_key_ ? proposers_->index_of(height_ + 1, *my_key_) : std::nullopt;
 }
 
-bool Node::leads(std::uint64_t height, std::uint64_t view) const {
+bool Node::leads(std::uint64_t height, cip11::View view) const {
   if (!my_key_) return false;
   const auto p = proposers();
   const auto leader = p->leader(height, view);
@@ -1507,10 +1544,10 @@ ApiResult<std::vector<cip11::chain::ValidatorEntry>> Node::validators() {
   return named_validators(genesis_.cip11->validators, state_.validator_sets);
 }
 
-std::optional<cip11::chain::RoundSeed> Node::round_seed(std::uint64_t view) const {
+std::optional<cip11::chain::RoundSeed> Node::round_seed(cip11::View view) const {
   std::lock_guard produce_lock(produce_mu_);
   if (!seeds_) return std::nullopt;
-  return seeds_->at({0, view});
+  return seeds_->at(cip11::chain::devchain_round(view));
 }
 
 ApiResult<BlockPresence> Node::block_presence(std::uint64_t height) {

@@ -46,6 +46,7 @@
 #include <filesystem>
 #include <memory>
 #include <functional>
+#include <map>
 #include <mutex>
 #include <set>
 #include <thread>
@@ -152,7 +153,7 @@ class Node final : public ChainApi, public Cip11Api, public BlocksApi {
   /// between the two finds its block at its peers when it restarts, and never
   /// holds a block no one else has.
   using Announce = std::function<void(const SignedBlock&)>;
-  ApiResult<SignedBlock> propose_block(std::uint64_t view, const Announce& announce = {});
+  ApiResult<SignedBlock> propose_block(cip11::View view, const Announce& announce = {});
   /// Verifies a block another validator proposed by re-executing it on this
   /// node's state, and commits it. A block that does not verify changes nothing
   /// and is answered kBlockRefused, its BlockRefusal named first in the message.
@@ -207,7 +208,7 @@ class Node final : public ChainApi, public Cip11Api, public BlocksApi {
   std::size_t validator_count() const { return validators_.size(); }
   /// Whether this node's key leads `view` at `height` (docs/devchain.md D2):
   /// the leader of the view among the validators of the epoch active there.
-  bool leads(std::uint64_t height, std::uint64_t view) const;
+  bool leads(std::uint64_t height, cip11::View view) const;
   /// Who proposes at each height, as of the last published block (proposers.h).
   std::shared_ptr<const Proposers> proposers() const;
   GenesisSpec genesis() const;
@@ -238,7 +239,7 @@ class Node final : public ChainApi, public Cip11Api, public BlocksApi {
   ApiResult<std::vector<cip11::chain::ValidatorEntry>> validators() override;
   /// The seed of Round(0, view) while the producer still holds it (the rounds
   /// a pending selection or the next block may read); nullopt otherwise.
-  std::optional<cip11::chain::RoundSeed> round_seed(std::uint64_t view) const;
+  std::optional<cip11::chain::RoundSeed> round_seed(cip11::View view) const;
 
  private:
   struct Pending {
@@ -284,7 +285,7 @@ class Node final : public ChainApi, public Cip11Api, public BlocksApi {
   /// a used nonce and lines up queued successors (under mu_).
   void drop_included_locked(const std::map<Address, std::uint64_t>& senders);
   /// propose_block in `view`, or (nullopt) in the view after the head's.
-  ApiResult<SignedBlock> propose(std::optional<std::uint64_t> view, const Announce& announce);
+  ApiResult<SignedBlock> propose(std::optional<cip11::View> view, const Announce& announce);
   /// The store as of the last published block, for reads.
   std::shared_ptr<const rocksdb::Snapshot> published() const;
   /// The block's presence field and the set it stands for (§7.2 rules 1-2).
@@ -312,6 +313,9 @@ class Node final : public ChainApi, public Cip11Api, public BlocksApi {
   // stored blocks' proofs at open, and the key that proves the next ones.
   std::unique_ptr<cip11::chain::SeedChain> seeds_;
   std::optional<crypto::ecvrf::Seed> seed_key_;
+  // The producer's: the view of each block S a selection is pending since
+  // (pending_views_of), whose round the seeds kept start from (choice 139).
+  std::map<std::uint64_t, cip11::View> pending_views_;
   // The round leaders' ECVRF keys the seeds' leader function reads: the
   // epoch's of the block whose round is being taken, set before each.
   std::shared_ptr<std::vector<crypto::ecvrf::PublicKey>> round_keys_;

@@ -36,7 +36,7 @@ const EpochValidators* Proposers::at(std::uint64_t height) const {
   return found && !found->peers.empty() ? found : nullptr;
 }
 
-std::optional<std::uint32_t> Proposers::leader(std::uint64_t height, std::uint64_t view) const {
+std::optional<std::uint32_t> Proposers::leader(std::uint64_t height, cip11::View view) const {
   const auto* e = at(height);
   if (!e) return std::nullopt;
   return leader_of(view, e->peers.size());

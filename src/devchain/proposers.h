@@ -41,7 +41,7 @@ class Proposers {
   /// The validators of the epoch active at `height`; null with none.
   const EpochValidators* at(std::uint64_t height) const;
   /// The canonical index of the leader of `view` at `height`.
-  std::optional<std::uint32_t> leader(std::uint64_t height, std::uint64_t view) const;
+  std::optional<std::uint32_t> leader(std::uint64_t height, cip11::View view) const;
   /// `peer`'s index among the validators active at `height`; nullopt when it is not one.
   std::optional<std::uint32_t> index_of(std::uint64_t height, const crypto::Ed25519Public& peer) const;
   const std::vector<EpochValidators>& epochs() const { return epochs_; }

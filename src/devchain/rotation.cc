@@ -92,7 +92,7 @@ bool Rotation::catch_up() {
 void Rotation::hold(const SignedBlock& block) {
   if (!config_.hold_from_view || held_ || block.block.view < *config_.hold_from_view) return;
   held_ = true;
-  log::warn("block_held", log::field("height", block.block.height), log::field("view", block.block.view),
+  log::warn("block_held", log::field("height", block.block.height), log::field("view", block.block.view.value),
             log::field("ms", config_.hold_for.count()));
   // Until a peer has committed a block at its height (the fork, not timing
   // luck), or hold_for at most.
@@ -125,7 +125,7 @@ void Rotation::run() {
   auto since = Clock::now();  // when `last` became the head here
   auto synced = since;
   const auto started = since;
-  std::uint64_t proposed = last.view;  // the last view this validator proposed (or passed)
+  cip11::View proposed = last.view;  // the last view this validator proposed (or passed)
   // Back on a chain that has blocks, its clock does not know the others' views
   // yet: it proposes only once it has committed a block from them, or after a
   // whole rotation of timeouts with none (then nobody else is proposing).
@@ -149,7 +149,7 @@ void Rotation::run() {
     // The view due now: the one after the head's, one more per view_timeout without a block.
     const std::uint64_t skipped =
         static_cast<std::uint64_t>((elapsed - config_.block_interval) / config_.view_timeout);
-    const std::uint64_t view = head.view + 1 + skipped;
+    const cip11::View view = head.view + 1 + skipped;
     if (skipped > 0 && now - synced >= config_.view_timeout) {
       synced = now;
       if (catch_up()) continue;  // behind: the head moved, timing starts again from it
@@ -167,7 +167,7 @@ void Rotation::run() {
       hold(b);
       broadcast(b);
     });
-    if (!block) log::warn("propose_failed", log::field("view", view), log::field("why", block.error().message));
+    if (!block) log::warn("propose_failed", log::field("view", view.value), log::field("why", block.error().message));
   }
 }
 

@@ -58,7 +58,7 @@ struct RotationConfig {
   /// written here - until a peer has committed another block at its height
   /// (the next leader's, after a view timeout), or hold_for at most; then sent
   /// and written: a fork (docs/devchain.md D11).
-  std::optional<std::uint64_t> hold_from_view;
+  std::optional<cip11::View> hold_from_view;
   std::chrono::milliseconds hold_for{0};
 };
 

@@ -64,10 +64,10 @@ JobRecord sample_job() {
   p.submitted_at = Height{40};
   p.selection_state_height = Height{40};
   p.committee_size = 3;
-  p.submission_epoch = 1;
-  p.submission_view = 2;
-  p.seed_epoch = 1;
-  p.seed_view = 5;
+  p.submission_epoch = RoundEpoch{1};
+  p.submission_view = View{2};
+  p.seed_epoch = RoundEpoch{1};
+  p.seed_view = View{5};
   p.seed_delay_views = 3;
   p.candidates_snapshot_root = filled<32>(0x51);
   j.pending = p;

@@ -106,7 +106,9 @@ class Chain {
   }
   const JobRecord& job_of(const JobId& id) const { return state.jobs.at(id); }
   /// The beacon_hash_v1 of Round(0, view)'s dev seed.
-  Bytes32 beacon_hash(std::uint64_t view) const { return *beacon_hash_v1(*DevBeacon(chain_, Height{view + 1}).seed(0, view)); }
+  Bytes32 beacon_hash(std::uint64_t view) const {
+    return *beacon_hash_v1(*DevBeacon(chain_, Height{view + 1}).seed(RoundEpoch{0}, View{view}));
+  }
   /// The current block as the machine sees it (after begin()).
   BlockContext context() { return BlockContext{height, params, *beacon_, present_, validators, std::nullopt, &shadow}; }
   std::vector<Address> committee_of(const JobId& id) const {

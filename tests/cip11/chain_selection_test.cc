@@ -352,7 +352,7 @@ TEST(Cip11Chain, APendingSelectionWhoseSnapshotDoesNotVerifyIsNeverAssignedAndEn
   auto out = c.ok(ks[0].address, testing::job(2, 10));
   const cip11::JobId id = *out.job_id;
   const Height deadline = c.job_of(id).deadline_block;
-  const std::uint64_t due = c.job_of(id).pending->seed_view + 1;
+  const std::uint64_t due = c.job_of(id).pending->seed_view.value + 1;
   // Unchanged since S, so this record is the block-S record the root committed to.
   c.state.runners.at(ks[1].address).stake += 1;
   for (c.begin(); c.height <= deadline; c.begin()) {

@@ -198,9 +198,9 @@ TEST(Cip11Chain, MultiRunnerJobsWaitForTheirSeedRound) {
   auto out = c.ok(ks[0].address, testing::job(3, 20));
   const auto& job = c.job_of(*out.job_id);
   ASSERT_EQ(job.state, JobState::kPendingSelection);
-  EXPECT_EQ(job.pending->seed_view, c.height.value + c.params.selection_seed_delay_views);  // views are heights here
+  EXPECT_EQ(job.pending->seed_view, View{c.height.value + c.params.selection_seed_delay_views});  // views are heights here
   EXPECT_TRUE(c.effects.assigned.empty());  // §9.2: block S writes no assignment
-  const std::uint64_t due = job.pending->seed_view + 1;
+  const std::uint64_t due = job.pending->seed_view.value + 1;
   while (c.height.value + 1 < due) {
     c.begin();
     EXPECT_EQ(c.job_of(*out.job_id).state, JobState::kPendingSelection);
@@ -210,7 +210,7 @@ TEST(Cip11Chain, MultiRunnerJobsWaitForTheirSeedRound) {
   EXPECT_EQ(c.job_of(*out.job_id).committee.size(), 3u);
   EXPECT_EQ(c.effects.assigned.size(), 3u);
   ASSERT_EQ(c.effects.consumed_seeds.size(), 1u);
-  EXPECT_EQ(c.effects.consumed_seeds[0].view, due - 1);
+  EXPECT_EQ(c.effects.consumed_seeds[0].view, View{due - 1});
   EXPECT_EQ(c.job_of(*out.job_id).deadline_block, c.job_of(*out.job_id).submitted_at + 20);  // §10.1
   // Too short a timeout for the seed delay is refused.
   c.begin();

@@ -51,7 +51,7 @@ TEST_F(Cip11Validators, FourProcessesProposeInRotationAndHoldTheSameBlocks) {
   ASSERT_TRUE(genesis.ok());
   const Bytes32 chain_id = devchain::chain_instance_id_of(*genesis);
   auto leaders = [](std::vector<crypto::ecvrf::PublicKey> keys) -> chain::LeaderOf {
-    return [keys](chain::Round r) -> std::optional<crypto::ecvrf::PublicKey> { return keys[r.view % keys.size()]; };
+    return [keys](chain::Round r) -> std::optional<crypto::ecvrf::PublicKey> { return keys[r.view.value % keys.size()]; };
   };
   chain::SeedChain by_vrf(chain_id, chain::devchain_schedule(), leaders(devchain::canonical_vrf_keys(*genesis->cip11)));
   chain::SeedChain by_peer(chain_id, chain::devchain_schedule(), leaders(canonical));
@@ -60,9 +60,9 @@ TEST_F(Cip11Validators, FourProcessesProposeInRotationAndHoldTheSameBlocks) {
     ASSERT_TRUE(b.ok());
     auto proof = crypto::ecvrf::decode_proof(b->block.seed_evidence);
     ASSERT_TRUE(proof.ok()) << "block " << h;
-    ASSERT_TRUE(by_vrf.take({0, b->block.view}, *proof).ok()) << "block " << h;
+    ASSERT_TRUE(by_vrf.take(chain::devchain_round(b->block.view), *proof).ok()) << "block " << h;
     if (h == 1) {
-      auto refused = by_peer.take({0, b->block.view}, *proof);
+      auto refused = by_peer.take(chain::devchain_round(b->block.view), *proof);
       ASSERT_FALSE(refused.ok());
       EXPECT_EQ(refused.error().error, chain::SeedError::kProofRefused);
     }
@@ -91,7 +91,7 @@ TEST_F(Cip11Validators, AForgedBlockIsRefusedByTheOtherThree) {
        }},
       {"SeedsMismatch",  // a consumed seed no record consumed
        [](devchain::SignedBlock& b, const crypto::Ed25519Seed& k) {
-         b.block.consumed_seeds = chain::encode_consumed_seeds({chain::ConsumedSeed{0, 1, Bytes(48, 0xab)}});
+         b.block.consumed_seeds = chain::encode_consumed_seeds({chain::ConsumedSeed{RoundEpoch{0}, View{1}, Bytes(48, 0xab)}});
          b = devchain::seal_block(b.block, k);
        }},
   };
@@ -107,7 +107,7 @@ TEST_F(Cip11Validators, AForgedBlockIsRefusedByTheOtherThree) {
         b.block.height = head->height + 1;
         b.block.view = head->view + 1;
         b.block.proposer = devchain::leader_of(b.block.view, kValidators);
-        if (b.block.proposer == index_of(i)) b.block.view++, b.block.proposer = devchain::leader_of(b.block.view, kValidators);
+        if (b.block.proposer == index_of(i)) ++b.block.view, b.block.proposer = devchain::leader_of(b.block.view, kValidators);
         b.block.parent = head->digest;
         b.block.presence = encode_presence(PresentSet(0));
         b.block.consumed_seeds = chain::encode_consumed_seeds({});
@@ -188,7 +188,7 @@ struct Cip11Forks : Cip11Validators {
   /// The view whose block is held: the first the late validator leads from hold_from_view on.
   std::uint64_t held_view() const {
     std::uint64_t v = hold_from_view;
-    while (devchain::leader_of(v, kValidators) != index_of(kLate)) ++v;
+    while (devchain::leader_of(View{v}, kValidators) != index_of(kLate)) ++v;
     return v;
   }
   bool rolled_back() const { return processes[kLate]->metric("devchain_blocks_rolled_back_total").value_or(0) >= 1; }
@@ -241,7 +241,7 @@ struct Cip11Forks : Cip11Validators {
         EXPECT_EQ(chain::encode_job(*j), chain::encode_job(*job)) << "validator " << i;
       }
     }
-    for (std::uint64_t at = 1; at <= to; ++at) EXPECT_NE(chain(kLate).block_at(at)->block.view, held_view()) << at;
+    for (std::uint64_t at = 1; at <= to; ++at) EXPECT_NE(chain(kLate).block_at(at)->block.view, View{held_view()}) << at;
     EXPECT_GE(processes[kLate]->metric("devchain_blocks_rolled_back_total").value_or(0), 1.0);
   }
 };

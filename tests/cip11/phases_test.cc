@@ -61,7 +61,8 @@ TEST(Cip11Phases, ShadowModeComputesTheCip11DrawAsTelemetryOnly) {
   ASSERT_TRUE(block);
   EXPECT_TRUE(block->field.has_value());
   EXPECT_EQ(block->present, std::vector<std::uint32_t>{0});
-  auto parent_seed = local.node->round_seed((job->submitted_at - 1).value);  // R_{S-1}: the parent round's seed
+  // R_{S-1}: the parent round's seed; a lone producer's views are its heights.
+  auto parent_seed = local.node->round_seed(View{(job->submitted_at - 1).value});
   ASSERT_TRUE(parent_seed);
   // The producer proved it, unless it is Round(0, 0): the configured genesis beacon.
   EXPECT_EQ(parent_seed->proof.has_value(), job->submitted_at > Height{1});

@@ -128,7 +128,7 @@ TEST(Cip11Selection, Cip2V3WeightAtQ1e6) {
 // ---- §9.2 seed and beacon ---------------------------------------------------
 
 TEST(Cip11Selection, BeaconHashAndV3SeedLayouts) {
-  Beacon beacon{3, 77, 0x01, Bytes(48, 0xab)};
+  Beacon beacon{RoundEpoch{3}, View{77}, 0x01, Bytes(48, 0xab)};
   codec::Writer w;
   w.raw("cowboy-beacon-v1");
   w.u64(3);
@@ -156,8 +156,8 @@ TEST(Cip11Selection, BeaconHashAndV3SeedLayouts) {
   EXPECT_EQ(reselection_seed(original, 2),
             crypto::keccak256(concat({as_bytes("cowboy-runner-reselect-v1:"), original, Bytes{0x02, 0, 0, 0}})));
 
-  EXPECT_EQ(beacon_hash_v1(Beacon{3, 77, 0x02, Bytes(96, 1)}).error(), Errc::kBadBeaconScheme);
-  EXPECT_EQ(beacon_hash_v1(Beacon{3, 77, 0x01, Bytes(47, 1)}).error(), Errc::kWrongLength);
+  EXPECT_EQ(beacon_hash_v1(Beacon{RoundEpoch{3}, View{77}, 0x02, Bytes(96, 1)}).error(), Errc::kBadBeaconScheme);
+  EXPECT_EQ(beacon_hash_v1(Beacon{RoundEpoch{3}, View{77}, 0x01, Bytes(47, 1)}).error(), Errc::kWrongLength);
 }
 
 // ---- §9.2 candidates_snapshot_root -------------------------------------------
@@ -434,10 +434,10 @@ PendingSelectionV1 pending_sample() {
   p.submitted_at = Height{5000};
   p.selection_state_height = Height{5000};
   p.committee_size = 3;
-  p.submission_epoch = 2;
-  p.submission_view = 40;
-  p.seed_epoch = 2;
-  p.seed_view = 43;
+  p.submission_epoch = RoundEpoch{2};
+  p.submission_view = View{40};
+  p.seed_epoch = RoundEpoch{2};
+  p.seed_view = View{43};
   p.seed_delay_views = 3;
   p.candidates_snapshot_root = seed_named("root");
   return p;
@@ -476,7 +476,7 @@ TEST(Cip11Pending, StorageKeys) {
   EXPECT_EQ(key, expected);
   // Lexicographic order of the index is (seed round, submitted_at, job_id).
   PendingSelectionV1 later = p;
-  later.seed_view = 44;
+  later.seed_view = View{44};
   later.submitted_at = Height{1};
   EXPECT_LT(key, pending_due_round_index_key(later));
 }

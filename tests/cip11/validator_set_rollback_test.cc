@@ -121,7 +121,7 @@ struct Cip11ValidatorSetRollback : ::testing::Test {
   }
   /// Node `leader` proposes `view`; each of `to` accepts it.
   devchain::SignedBlock propose(std::size_t leader, std::uint64_t view, std::vector<std::size_t> to) {
-    auto b = nodes[leader]->propose_block(view);
+    auto b = nodes[leader]->propose_block(cip11::View{view});
     EXPECT_TRUE(b) << b.error().message;
     for (std::size_t i : to) {
       auto ok = nodes[i]->accept_block(*b);

@@ -21,7 +21,7 @@ namespace chain = cip11::chain;
 
 
 chain::ConsumedSeed seed(std::uint64_t epoch, std::uint64_t view, std::uint8_t fill = 0xab) {
-  return chain::ConsumedSeed{epoch, view, Bytes(chain::kSeedSignatureBytes, fill)};
+  return chain::ConsumedSeed{cip11::RoundEpoch{epoch}, cip11::View{view}, Bytes(chain::kSeedSignatureBytes, fill)};
 }
 
 Block sample() {
@@ -29,7 +29,7 @@ Block sample() {
   b.chain_instance_id.fill(0x11);
   b.height = 7;
   b.epoch = 0;
-  b.view = 9;
+  b.view = cip11::View{9};
   b.proposer = 1;
   b.parent.fill(0x22);
   b.txs = {Bytes{0x01, 0x02, 0x03}, Bytes{0x04}};
@@ -188,11 +188,11 @@ TEST(DevchainConsumedSeeds, EveryRuleOfTheFieldIsEnforcedOnDecode) {
   EXPECT_EQ(err(chain::encode_consumed_seeds({seed(0, 5), seed(0, 5, 0xcd)})), Errc::kSeedsNotAscending);
   EXPECT_EQ(err(chain::encode_consumed_seeds({seed(1, 0), seed(0, 9)})), Errc::kSeedsNotAscending);
   // A signature of another length.
-  EXPECT_EQ(err(chain::encode_consumed_seeds({chain::ConsumedSeed{0, 5, Bytes(47, 0xab)}})), Errc::kWrongLength);
-  EXPECT_EQ(err(chain::encode_consumed_seeds({chain::ConsumedSeed{0, 5, Bytes(63, 0xab)}})), Errc::kWrongLength);
-  EXPECT_EQ(err(chain::encode_consumed_seeds({chain::ConsumedSeed{0, 5, Bytes(65, 0xab)}})), Errc::kWrongLength);
+  EXPECT_EQ(err(chain::encode_consumed_seeds({chain::ConsumedSeed{cip11::RoundEpoch{0}, cip11::View{5}, Bytes(47, 0xab)}})), Errc::kWrongLength);
+  EXPECT_EQ(err(chain::encode_consumed_seeds({chain::ConsumedSeed{cip11::RoundEpoch{0}, cip11::View{5}, Bytes(63, 0xab)}})), Errc::kWrongLength);
+  EXPECT_EQ(err(chain::encode_consumed_seeds({chain::ConsumedSeed{cip11::RoundEpoch{0}, cip11::View{5}, Bytes(65, 0xab)}})), Errc::kWrongLength);
   // The devchain's 64-byte round seed (an ECVRF output) decodes, its bytes kept.
-  const chain::ConsumedSeed devchain_seed{0, 5, Bytes(chain::kDevchainSeedBytes, 0xab)};
+  const chain::ConsumedSeed devchain_seed{cip11::RoundEpoch{0}, cip11::View{5}, Bytes(chain::kDevchainSeedBytes, 0xab)};
   auto decoded = chain::decode_consumed_seeds(chain::encode_consumed_seeds({devchain_seed}));
   ASSERT_TRUE(decoded.ok());
   EXPECT_EQ(*decoded, std::vector<chain::ConsumedSeed>{devchain_seed});

@@ -15,19 +15,19 @@ Bytes32 digest(std::uint8_t first) {
 
 TEST(DevchainForkRule, TheHigherViewWinsAndTheLowerDigestOnATie) {
   // The later leader saw the earlier view time out.
-  EXPECT_TRUE(wins_at_height(8, digest(0xff), 7, digest(0x00)));
-  EXPECT_FALSE(wins_at_height(7, digest(0x00), 8, digest(0xff)));
+  EXPECT_TRUE(wins_at_height(cip11::View{8}, digest(0xff), cip11::View{7}, digest(0x00)));
+  EXPECT_FALSE(wins_at_height(cip11::View{7}, digest(0x00), cip11::View{8}, digest(0xff)));
   // One view, two blocks (a leader that signed twice): the lower digest.
-  EXPECT_TRUE(wins_at_height(7, digest(0x01), 7, digest(0x02)));
-  EXPECT_FALSE(wins_at_height(7, digest(0x02), 7, digest(0x01)));
+  EXPECT_TRUE(wins_at_height(cip11::View{7}, digest(0x01), cip11::View{7}, digest(0x02)));
+  EXPECT_FALSE(wins_at_height(cip11::View{7}, digest(0x02), cip11::View{7}, digest(0x01)));
   // A strict order: a block never wins over itself, so a node never leaves its own chain for it.
-  EXPECT_FALSE(wins_at_height(7, digest(0x01), 7, digest(0x01)));
+  EXPECT_FALSE(wins_at_height(cip11::View{7}, digest(0x01), cip11::View{7}, digest(0x01)));
   // Decided on the whole digest, not only its first byte.
   Bytes32 a = digest(0x01), b = digest(0x01);
   a[31] = 0x02;
   b[31] = 0x03;
-  EXPECT_TRUE(wins_at_height(7, a, 7, b));
-  EXPECT_FALSE(wins_at_height(7, b, 7, a));
+  EXPECT_TRUE(wins_at_height(cip11::View{7}, a, cip11::View{7}, b));
+  EXPECT_FALSE(wins_at_height(cip11::View{7}, b, cip11::View{7}, a));
 }
 
 TEST(DevchainUndo, ARecordRoundTripsByteForByteAndMalformedOnesAreRefused) {

@@ -118,21 +118,21 @@ TEST_F(SeedNodeFixture, EachBlockCarriesItsRoundsProofChainedOnThePreviousSeed) 
   for (int i = 0; i < 4; ++i) ASSERT_TRUE(node->produce_block().ok());
   const vrf::PublicKey leader = crypto::ed25519_from_seed(producer).public_key;
   std::vector<chain::RoundSeed> seen;
-  for (std::uint64_t h = 0; h <= 4; ++h) seen.push_back(*node->round_seed(h));
+  for (std::uint64_t h = 0; h <= 4; ++h) seen.push_back(*node->round_seed(cip11::View{h}));
   node.reset();
-  EXPECT_EQ(seen[0], (chain::RoundSeed{{0, 0}, std::nullopt, chain::genesis_seed(chain_id)}));
+  EXPECT_EQ(seen[0], (chain::RoundSeed{chain::devchain_round(cip11::View{0}), std::nullopt, chain::genesis_seed(chain_id)}));
   for (std::uint64_t h = 1; h <= 4; ++h) {
     auto proof = stored_proof(h);
     ASSERT_TRUE(proof) << h;
-    auto checked = chain::verify_round_seed(leader, chain_id, {0, h}, seen[h - 1].output, *proof);
+    auto checked = chain::verify_round_seed(leader, chain_id, chain::devchain_round(cip11::View{h}), seen[h - 1].output, *proof);
     ASSERT_TRUE(checked.ok()) << h;
     EXPECT_EQ(*checked, seen[h]);
   }
   // A restart replays the same seeds from the stored proofs alone.
   node = open_ok(producer);
-  for (std::uint64_t h = 0; h <= 4; ++h) EXPECT_EQ(*node->round_seed(h), seen[h]) << h;
+  for (std::uint64_t h = 0; h <= 4; ++h) EXPECT_EQ(*node->round_seed(cip11::View{h}), seen[h]) << h;
   ASSERT_TRUE(node->produce_block().ok());
-  EXPECT_TRUE(node->round_seed(5)->proof.has_value());
+  EXPECT_TRUE(node->round_seed(cip11::View{5})->proof.has_value());
 }
 
 TEST_F(SeedNodeFixture, ATamperedStoredProofRefusesTheStore) {
@@ -165,7 +165,7 @@ TEST_F(SeedNodeFixture, ARestartReplaysOnlyTheLastRoundsOnTheOutputStoredBeforeT
   {
     auto node = open_ok(producer);
     for (std::uint64_t h = 0; h < kBlocks; ++h) ASSERT_TRUE(node->produce_block().ok());
-    last = node->round_seed(kBlocks);
+    last = node->round_seed(cip11::View{kBlocks});
     ASSERT_TRUE(last && last->proof);
   }
   vrf::Proof early = *stored_proof(2);
@@ -175,10 +175,10 @@ TEST_F(SeedNodeFixture, ARestartReplaysOnlyTheLastRoundsOnTheOutputStoredBeforeT
     // Block 2 is below the floor: the restart starts from block 75's stored output and never reads it.
     auto node = open_ok(producer);
     ASSERT_TRUE(node);
-    EXPECT_EQ(node->round_seed(kBlocks), last);
-    EXPECT_FALSE(node->round_seed(2).has_value());
+    EXPECT_EQ(node->round_seed(cip11::View{kBlocks}), last);
+    EXPECT_FALSE(node->round_seed(cip11::View{2}).has_value());
     ASSERT_TRUE(node->produce_block().ok());
-    EXPECT_TRUE(node->round_seed(kBlocks + 1)->proof.has_value());
+    EXPECT_TRUE(node->round_seed(cip11::View{kBlocks + 1})->proof.has_value());
   }
   // A block above the floor is still replayed, and its proof still checked.
   vrf::Proof recent = *stored_proof(kBlocks - 10);
@@ -196,10 +196,10 @@ TEST_F(SeedNodeFixture, AnotherValidatorsProofForTheRoundIsRefused) {
     auto node = open_ok(producer);
     for (int i = 0; i < 3; ++i) ASSERT_TRUE(node->produce_block().ok());
     chain_id = *node->chain_instance_id();
-    previous = node->round_seed(1)->output;
+    previous = node->round_seed(cip11::View{1})->output;
   }
   // Validator 1's proof over exactly the right message: not the round's leader.
-  const auto other = chain::prove_round_seed(validator_seed(8), chain_id, {0, 2}, previous);
+  const auto other = chain::prove_round_seed(validator_seed(8), chain_id, chain::devchain_round(cip11::View{2}), previous);
   set_proof(2, bytes_of(*other.proof));
   auto refused = open(producer);
   ASSERT_FALSE(refused.ok());
@@ -238,7 +238,7 @@ TEST_F(SeedNodeFixture, TheReplayReadsTheSignedBlocksEvidenceAndRefusesARecordTh
   edit_block(4, [&](nlohmann::json& block) { block["seed_proof"] = json::hex0x(good); });
   auto node = open_ok(producer);
   ASSERT_TRUE(node);
-  EXPECT_EQ(node->round_seed(4)->proof, good);
+  EXPECT_EQ(node->round_seed(cip11::View{4})->proof, good);
 }
 
 TEST_F(SeedNodeFixture, AConsumedSeedThatIsNotItsRoundsRefusesTheStore) {
@@ -295,15 +295,15 @@ TEST_F(SeedNodeFixture, WithoutAKeyEachRoundsSeedIsDerivedByEveryone) {
   for (int i = 0; i < 3; ++i) ASSERT_TRUE(node->produce_block().ok());
   chain::SeedOutput expected = chain::genesis_seed(chain_id);
   for (std::uint64_t h = 1; h <= 3; ++h) {
-    expected = chain::nullified_seed(chain_id, {0, h}, expected);
-    EXPECT_EQ(*node->round_seed(h), (chain::RoundSeed{{0, h}, std::nullopt, expected})) << h;
+    expected = chain::nullified_seed(chain_id, chain::devchain_round(cip11::View{h}), expected);
+    EXPECT_EQ(*node->round_seed(cip11::View{h}), (chain::RoundSeed{chain::devchain_round(cip11::View{h}), std::nullopt, expected})) << h;
   }
   node.reset();
   EXPECT_FALSE(stored_proof(2).has_value());
   // The producer's key later: its blocks carry proofs from there on.
   node = open_ok(producer);
   ASSERT_TRUE(node->produce_block().ok());
-  EXPECT_TRUE(node->round_seed(4)->proof.has_value());
+  EXPECT_TRUE(node->round_seed(cip11::View{4})->proof.has_value());
 }
 
 }  // namespace

@@ -24,6 +24,10 @@ namespace cowboy::devchain {
 namespace {
 
 namespace chain = cip11::chain;
+using cip11::View;
+/// The leader of view v, for a test that counts its views as numbers.
+using devchain::leader_of;
+std::uint32_t leader_of(std::uint64_t view, std::size_t validators) { return devchain::leader_of(View{view}, validators); }
 using chain::testing::key;
 using chain::testing::Key;
 
@@ -131,7 +135,7 @@ struct DevchainValidators : ::testing::Test {
     const auto proposers = any().proposers();
     const auto* active = proposers->at(h);
     EXPECT_TRUE(active);
-    const auto key = active->peers[*proposers->leader(h, view)];
+    const auto key = active->peers[*proposers->leader(h, View{view})];
     for (std::size_t i = 0; i < seeds.size(); ++i)
       if (crypto::ed25519_from_seed(seeds[i]).public_key == key) return i;
     ADD_FAILURE() << "no node holds the key of view " << view << "'s leader";
@@ -141,7 +145,7 @@ struct DevchainValidators : ::testing::Test {
   SignedBlock step(std::uint64_t view) {
     auto& leader = nodes[leader_at(view)];
     EXPECT_TRUE(leader) << "the leader of view " << view << " is down";
-    auto block = leader->propose_block(view);
+    auto block = leader->propose_block(View{view});
     EXPECT_TRUE(block.ok()) << (block.ok() ? "" : block.error().message);
     for (auto& n : nodes) {
       if (!n || n == leader) continue;
@@ -161,14 +165,14 @@ struct DevchainValidators : ::testing::Test {
       EXPECT_EQ(n->head().digest, head->digest);
     }
     // And the same round seeds, each taken from the committed blocks.
-    for (std::uint64_t v = 0; v <= head->view + 1; ++v) {
+    for (std::uint64_t v = 0; v <= head->view.value + 1; ++v) {
       std::optional<std::optional<chain::RoundSeed>> seed;
       for (auto& n : nodes) {
         if (!n) continue;
-        if (!seed) seed = n->round_seed(v);
-        EXPECT_EQ(n->round_seed(v), *seed) << "view " << v;
+        if (!seed) seed = n->round_seed(View{v});
+        EXPECT_EQ(n->round_seed(View{v}), *seed) << "view " << v;
       }
-      EXPECT_EQ(seed->has_value(), v <= head->view) << "view " << v;
+      EXPECT_EQ(seed->has_value(), v <= head->view.value) << "view " << v;
     }
   }
 };
@@ -225,14 +229,14 @@ TEST_F(DevchainValidators, FourValidatorsProposeInRotationAndReachOneStateHash) 
       ASSERT_TRUE(seed && seed->proof);
       EXPECT_EQ(Bytes(seed->proof->begin(), seed->proof->end()), b.block.seed_evidence);
       EXPECT_EQ(*seed, *chain::verify_round_seed(crypto::ecvrf::keypair_from_seed(seeds[b.block.proposer]).public_key,
-                                                 *n->chain_instance_id(), {0, b.block.view},
+                                                 *n->chain_instance_id(), chain::devchain_round(b.block.view),
                                                  n->round_seed(b.block.view - 1)->output, *seed->proof));
     }
   }
   const auto skipped = nodes[0]->round_seed(before.view + 1);
   ASSERT_TRUE(skipped);
   EXPECT_FALSE(skipped->proof.has_value());
-  EXPECT_EQ(skipped->output, chain::nullified_seed(*nodes[0]->chain_instance_id(), {0, before.view + 1},
+  EXPECT_EQ(skipped->output, chain::nullified_seed(*nodes[0]->chain_instance_id(), chain::devchain_round(before.view + 1),
                                                    nodes[0]->round_seed(before.view)->output));
   for (auto& n : nodes)
     for (auto c : n->refusals()) EXPECT_EQ(c, 0u);
@@ -256,7 +260,7 @@ TEST_F(DevchainValidators, ABlockWithForgedCommittedFieldsIsRefusedByEveryOtherV
   submit(runners[1], chain::RunnerHeartbeat{});
   const std::uint64_t view = 3;
   Node& leader = *nodes[leader_of(view, kValidators)];
-  auto genuine = leader.propose_block(view);
+  auto genuine = leader.propose_block(View{view});
   ASSERT_TRUE(genuine.ok());
   ASSERT_EQ(genuine->block.txs.size(), 2u);
   ASSERT_EQ(genuine->block.presence, cip11::encode_presence([] {
@@ -266,16 +270,16 @@ TEST_F(DevchainValidators, ABlockWithForgedCommittedFieldsIsRefusedByEveryOtherV
             }()));
   // The leader's seed proof of Round(0, 3) verifies against its key over
   // round 2's output; the next validator's proof of the same round does not.
-  const auto previous = leader.round_seed(view - 1);
+  const auto previous = leader.round_seed(View{view - 1});
   ASSERT_TRUE(previous);
   const auto chain_id = *leader.chain_instance_id();
   const auto own = chain::verify_round_seed(crypto::ecvrf::keypair_from_seed(seeds[leader_of(view, kValidators)]).public_key,
-                                            chain_id, {0, view}, previous->output,
+                                            chain_id, chain::devchain_round(View{view}), previous->output,
                                             *crypto::ecvrf::decode_proof(genuine->block.seed_evidence));
   ASSERT_TRUE(own.ok());
-  EXPECT_EQ(*leader.round_seed(view), *own);  // the leader took the round seed its block commits
+  EXPECT_EQ(*leader.round_seed(View{view}), *own);  // the leader took the round seed its block commits
   const auto other = chain::prove_round_seed(seeds[(leader_of(view, kValidators) + 1) % kValidators], chain_id,
-                                             {0, view}, previous->output);
+                                             chain::devchain_round(View{view}), previous->output);
   const Bytes other_proof(other.proof->begin(), other.proof->end());
 
   const std::vector<Forgery> forgeries = {
@@ -291,7 +295,7 @@ TEST_F(DevchainValidators, ABlockWithForgedCommittedFieldsIsRefusedByEveryOtherV
        [](SignedBlock& b, auto& s) { b.block.consumed_seeds = {0x81}, reseal(b, s); }},
       {"a consumed seed no record consumed", BlockRefusal::kSeedsMismatch,
        [](SignedBlock& b, auto& s) {
-         b.block.consumed_seeds = chain::encode_consumed_seeds({chain::ConsumedSeed{0, 1, Bytes(48, 0xab)}});
+         b.block.consumed_seeds = chain::encode_consumed_seeds({chain::ConsumedSeed{cip11::RoundEpoch{0}, View{1}, Bytes(48, 0xab)}});
          reseal(b, s);
        }},
       {"a state root execution does not give", BlockRefusal::kStateMismatch,
@@ -311,7 +315,7 @@ TEST_F(DevchainValidators, ABlockWithForgedCommittedFieldsIsRefusedByEveryOtherV
       {"proposed by a validator that does not lead the view", BlockRefusal::kWrongProposer,
        [](SignedBlock& b, auto& s) { b.block.proposer = (b.block.proposer + 1) % s.size(), reseal(b, s); }},
       {"a view not above the parent's", BlockRefusal::kStaleView,
-       [](SignedBlock& b, auto& s) { b.block.view = 2, b.block.proposer = leader_of(2, kValidators), reseal(b, s); }},
+       [](SignedBlock& b, auto& s) { b.block.view = View{2}, b.block.proposer = leader_of(2, kValidators), reseal(b, s); }},
       {"another parent", BlockRefusal::kWrongParent, [](SignedBlock& b, auto& s) { b.block.parent[0] ^= 1, reseal(b, s); }},
       {"a height ahead", BlockRefusal::kNotNext, [](SignedBlock& b, auto& s) { ++b.block.height, reseal(b, s); }},
       {"another chain", BlockRefusal::kWrongChain,
@@ -357,7 +361,7 @@ TEST_F(DevchainValidators, ACommitteeSeedIsCommittedAndAForgedOneIsRefused) {
   // block is sent to no one until its forgeries were refused.
   for (; view < 40; ++view) {
     Node& leader = *nodes[leader_of(view, kValidators)];
-    auto block = leader.propose_block(view);
+    auto block = leader.propose_block(View{view});
     ASSERT_TRUE(block.ok());
     auto consumed = chain::decode_consumed_seeds(block->block.consumed_seeds);
     ASSERT_TRUE(consumed.ok());
@@ -441,8 +445,8 @@ TEST_F(DevchainValidators, ARotatingValidatorsKeyIsAnyKeyAndOnlyTheActiveSnapsho
   ASSERT_TRUE(follower.ok()) << follower.error();
   EXPECT_EQ((*follower)->validator_index(), std::nullopt);
   for (std::uint64_t view = 1; view <= kValidators; ++view) {
-    EXPECT_FALSE((*follower)->leads(1, view));
-    EXPECT_FALSE((*follower)->propose_block(view).ok());
+    EXPECT_FALSE((*follower)->leads(1, View{view}));
+    EXPECT_FALSE((*follower)->propose_block(View{view}).ok());
   }
   EXPECT_EQ((*follower)->head().height, 0u);
   const auto b = step(1);
@@ -477,7 +481,7 @@ TEST_F(DevchainEpochs, EachBlockNamesTheEpochActiveAtItsHeightAndAnotherIsRefuse
   // The leader of the activation block (epoch 1's, D2) names epoch 0 again: refused by all.
   const std::size_t at = leader_at(view);
   auto& leader = *nodes[at];
-  auto genuine = leader.propose_block(view);
+  auto genuine = leader.propose_block(View{view});
   ASSERT_TRUE(genuine.ok());
   EXPECT_EQ(genuine->block.epoch, 1u);
   SignedBlock forged = *genuine;
@@ -601,7 +605,7 @@ TEST(DevchainModeA, AFollowerDerivesPresenceFromProvenUntilAndRefusesAnyOtherFie
     return std::move(*node);
   };
   auto leader = open(1), follower = open(0), other = open(2);
-  auto genuine = leader->propose_block(1);  // view 1's leader is canonical validator 1
+  auto genuine = leader->propose_block(View{1});  // view 1's leader is canonical validator 1
   ASSERT_TRUE(genuine.ok()) << genuine.error().message;
   // No runner has proven presence: the field states the empty set over registry(0).
   ASSERT_EQ(genuine->block.presence, cip11::encode_presence(cip11::PresentSet(4)));
@@ -650,8 +654,8 @@ TEST_F(DevchainValidators, ACommitteesSeedRoundIsKViewsAfterItsBlocksViewOnceVie
   const auto job = nodes[0]->job(*receipt->job_id);
   ASSERT_TRUE(job.ok() && job->pending);
   const std::uint64_t k = genesis().cip11->params.selection_seed_delay_views;
-  EXPECT_EQ(job->pending->submission_view, s_view);
-  EXPECT_EQ(job->pending->seed_view, s_view + k);  // not height 3 + k, a round nullified before the job
+  EXPECT_EQ(job->pending->submission_view, View{s_view});
+  EXPECT_EQ(job->pending->seed_view, View{s_view + k});  // not height 3 + k, a round nullified before the job
   std::uint64_t view = s_view;
   std::optional<chain::ConsumedSeed> consumed;
   while (!consumed && view < s_view + 10) {
@@ -662,12 +666,57 @@ TEST_F(DevchainValidators, ACommitteesSeedRoundIsKViewsAfterItsBlocksViewOnceVie
   }
   ASSERT_TRUE(consumed);
   EXPECT_EQ(view, s_view + k + 1);  // the first block after r_seed
-  EXPECT_EQ(consumed->view, s_view + k);
-  const auto seed = nodes[0]->round_seed(s_view + k);
+  EXPECT_EQ(consumed->view, View{s_view + k});
+  const auto seed = nodes[0]->round_seed(View{s_view + k});
   ASSERT_TRUE(seed && seed->proof);  // its leader's proof, revealed after the submission
   EXPECT_EQ(consumed->signature, Bytes(seed->output.begin(), seed->output.end()));
   for (auto& n : nodes) EXPECT_EQ(n->job(*receipt->job_id)->state, chain::JobState::kAssigned);
   expect_one_state();
+}
+
+// Choice 139: the seeds kept are counted in rounds. Here 1,500 views pass
+// without a block, so the chain's views run far ahead of its heights: each
+// validator keeps the last kRetainedSeedRounds rounds up to its block's view,
+// and the older rounds the gap nullified go. Counted from heights (the code
+// before) the floor was view 4 - 1024, so every round since genesis stayed,
+// and a chain kept as many as its views had ever run ahead. A committee job
+// submitted before the gap is still drawn from its seed round, and a
+// restarted validator replays to the same rounds.
+TEST_F(DevchainValidators, TheSeedsKeptAreTheLastRoundsByViewNotByHeight) {
+  for (const auto& r : runners) submit(r, chain::testing::registration(r));
+  step(1);
+  const Bytes32 tx = submit(submitter, chain::testing::job(2, 40));  // M = 2: r_seed = Round(0, 2 + K)
+  step(2);
+  constexpr std::uint64_t kFar = 2 + 1'500;
+  const auto far = step(kFar);  // views 3..1501 nullified; the first block after r_seed
+  EXPECT_EQ(far.block.height, 3u);
+  auto consumed = chain::decode_consumed_seeds(far.block.consumed_seeds);
+  ASSERT_TRUE(consumed.ok());
+  ASSERT_EQ(consumed->size(), 1u);
+  EXPECT_EQ((*consumed)[0].view, View{2 + genesis().cip11->params.selection_seed_delay_views});
+  const auto receipt = *nodes[0]->receipt(tx);
+  ASSERT_TRUE(receipt && receipt->job_id);
+  EXPECT_EQ(nodes[0]->job(*receipt->job_id)->state, chain::JobState::kAssigned);
+  // The next block: the due index has seen the selection end (a block's start
+  // brings it up to date), so no pending selection holds the floor down.
+  step(kFar + 1);
+  const std::uint64_t floor = kFar + 1 - 1'024;  // kRetainedSeedRounds
+  for (auto& n : nodes) {
+    EXPECT_FALSE(n->round_seed(View{5}).has_value());
+    EXPECT_FALSE(n->round_seed(View{floor - 1}).has_value());
+    EXPECT_TRUE(n->round_seed(View{floor}).has_value());
+    EXPECT_TRUE(n->round_seed(View{kFar + 1})->proof.has_value());
+  }
+  const auto kept = nodes[1]->round_seed(View{floor});
+  nodes[1].reset();
+  nodes[1] = open(1);
+  ASSERT_TRUE(nodes[1]);
+  EXPECT_EQ(nodes[1]->head(), nodes[0]->head());
+  EXPECT_EQ(nodes[1]->round_seed(View{floor}), kept);
+  EXPECT_FALSE(nodes[1]->round_seed(View{floor - 1}).has_value());
+  const auto next = step(kFar + 2);  // and every validator goes on from it
+  EXPECT_EQ(next.block.height, 5u);
+  for (auto& n : nodes) EXPECT_EQ(n->state_hash(), nodes[0]->state_hash());
 }
 
 // docs/cip11.md choice 100: each validator's ECVRF key apart from its peer
@@ -685,15 +734,15 @@ TEST_F(DevchainVrfKeys, TheRoundSeedsAreProvedByTheGenesisVrfKeysAndAPeerKeyProo
   for (std::uint64_t view = 1; view <= 4; ++view) {
     auto block = step(view);
     const auto leader = leader_of(view, kValidators);
-    const auto previous = nodes[0]->round_seed(view - 1)->output;
+    const auto previous = nodes[0]->round_seed(View{view - 1})->output;
     auto proof = crypto::ecvrf::decode_proof(block.block.seed_evidence);
     ASSERT_TRUE(proof.ok());
     const auto chain_id = *nodes[0]->chain_instance_id();
     EXPECT_TRUE(chain::verify_round_seed(crypto::ecvrf::keypair_from_seed(vrf_seeds[leader]).public_key, chain_id,
-                                         {0, view}, previous, *proof)
+                                         chain::devchain_round(View{view}), previous, *proof)
                     .ok())
         << view;
-    auto by_peer = chain::verify_round_seed(crypto::ed25519_from_seed(seeds[leader]).public_key, chain_id, {0, view},
+    auto by_peer = chain::verify_round_seed(crypto::ed25519_from_seed(seeds[leader]).public_key, chain_id, chain::devchain_round(View{view}),
                                             previous, *proof);
     ASSERT_FALSE(by_peer.ok()) << view;
     EXPECT_EQ(by_peer.error(), crypto::ecvrf::Error::kProofMismatch);
@@ -703,10 +752,10 @@ TEST_F(DevchainVrfKeys, TheRoundSeedsAreProvedByTheGenesisVrfKeysAndAPeerKeyProo
   // vrf_keys would have it: every other validator refuses the block.
   const std::uint64_t view = 5;
   const auto leader = leader_of(view, kValidators);
-  auto genuine = nodes[leader]->propose_block(view);
+  auto genuine = nodes[leader]->propose_block(View{view});
   ASSERT_TRUE(genuine.ok());
-  const auto by_peer = chain::prove_round_seed(seeds[leader], *nodes[0]->chain_instance_id(), {0, view},
-                                               nodes[0]->round_seed(view - 1)->output);
+  const auto by_peer = chain::prove_round_seed(seeds[leader], *nodes[0]->chain_instance_id(), chain::devchain_round(View{view}),
+                                               nodes[0]->round_seed(View{view - 1})->output);
   SignedBlock forged = *genuine;
   forged.block.seed_evidence.assign(by_peer.proof->begin(), by_peer.proof->end());
   forged = seal_block(forged.block, seeds[leader]);
@@ -778,19 +827,19 @@ TEST_F(DevchainValidators, ApplyingThenUndoingABlockRestoresItsStateRootHeadSeed
   const Node::Head head = a.head();
   std::vector<RolledBack> seen;
   a.set_rollback_observer([&](const RolledBack& r) { seen.push_back(r); });
-  auto block = a.propose_block(3);
+  auto block = a.propose_block(View{3});
   ASSERT_TRUE(block.ok()) << block.error().message;
   ASSERT_EQ(block->block.txs.size(), 1u);
   ASSERT_NE(a.state_hash(), root);
   ASSERT_TRUE(a.receipt(job_tx)->has_value());
-  ASSERT_TRUE(a.round_seed(3).has_value());
+  ASSERT_TRUE(a.round_seed(View{3}).has_value());
 
   ASSERT_TRUE(a.roll_back_to(head.height).ok());
   EXPECT_EQ(a.state_hash(), root);  // keccak256 of the whole encoded state: byte for byte
   EXPECT_EQ(a.head(), head);
   EXPECT_FALSE(a.receipt(job_tx)->has_value());
   EXPECT_FALSE(a.block_at(head.height + 1).ok());
-  EXPECT_FALSE(a.round_seed(3).has_value());
+  EXPECT_FALSE(a.round_seed(View{3}).has_value());
   ASSERT_EQ(seen.size(), 1u);
   EXPECT_EQ(seen[0].height, head.height);
   EXPECT_EQ(seen[0].dropped, 1u);
@@ -819,19 +868,19 @@ TEST_F(DevchainValidators, AHeldBlockForksTheChainAndEveryNodeFollowsTheHigherVi
   Transaction only{*any().chain_instance_id(), nonces[submitter.address]++, Transfer{Address{0x5a}, 9}, {}};
   ASSERT_TRUE(sign_tx(only, submitter.secret));
   ASSERT_TRUE(nodes[late]->submit(only).ok());
-  auto held = nodes[late]->propose_block(3);
+  auto held = nodes[late]->propose_block(View{3});
   ASSERT_TRUE(held.ok());
   ASSERT_EQ(held->block.txs.size(), 1u);
   // Held past the view timeout: the others nullify view 3, and view 4's
   // leader commits another block at the same height, then view 5's.
-  auto won = nodes[next]->propose_block(4);
+  auto won = nodes[next]->propose_block(View{4});
   ASSERT_TRUE(won.ok());
   ASSERT_EQ(won->block.height, held->block.height);
   for (std::size_t i = 0; i < kValidators; ++i)
     if (i != late && i != next) {
       ASSERT_TRUE(nodes[i]->accept_block(*won).ok());
     }
-  auto above = nodes[third]->propose_block(5);
+  auto above = nodes[third]->propose_block(View{5});
   ASSERT_TRUE(above.ok());
   for (std::size_t i = 0; i < kValidators; ++i)
     if (i != late && i != third) {
@@ -1162,11 +1211,11 @@ TEST_F(DevchainValidatorSets, ABlockFromAValidatorTheActiveSnapshotLeavesOutIsRe
   while (any().head().height + 1 < activation) step(view++);
   while (leader_of(view, kValidators) != left) ++view;  // its turn in the genesis rotation
   const Bytes32 before = any().state_hash();
-  EXPECT_FALSE(nodes[left]->propose_block(view).ok()) << "validator 3 proposed outside the active snapshot";
+  EXPECT_FALSE(nodes[left]->propose_block(View{view}).ok()) << "validator 3 proposed outside the active snapshot";
   // The block the leader of epoch 1 proposes, claimed by validator 3.
   const std::size_t leader = leader_at(view);
   ASSERT_NE(leader, left);
-  auto real = nodes[leader]->propose_block(view);
+  auto real = nodes[leader]->propose_block(View{view});
   ASSERT_TRUE(real.ok()) << real.error().message;
   Block claimed = real->block;
   claimed.proposer = static_cast<std::uint32_t>(left);  // its canonical index in the genesis

@@ -9,8 +9,8 @@ Bytes encode_consumed_seeds(const std::vector<ConsumedSeed>& seeds) {
   w.array(seeds.size());
   for (const auto& s : seeds) {
     w.array(3);
-    w.uint(s.epoch);
-    w.uint(s.view);
+    w.uint(s.epoch.value);
+    w.uint(s.view.value);
     w.bytes(s.signature);
   }
   return w.take();
@@ -24,8 +24,8 @@ Res<std::vector<ConsumedSeed>> decode_consumed_seeds(ByteView bytes) {
   for (std::uint64_t i = 0; i < n && r.ok(); ++i) {
     if (r.array() != 3) r.fail(Errc::kWrongFieldCount);
     ConsumedSeed s;
-    s.epoch = r.uint();
-    s.view = r.uint();
+    s.epoch = RoundEpoch{r.uint()};
+    s.view = View{r.uint()};
     ByteView sig = r.bytes();
     if (!r.ok()) break;
     if (sig.size() != kSeedSignatureBytes && sig.size() != kDevchainSeedBytes) return Err{Errc::kWrongLength};

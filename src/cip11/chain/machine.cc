@@ -12,8 +12,9 @@ constexpr std::string_view kBeaconDomain = "cowboy/devchain-beacon/v1";
 
 bool supports(const RunnerRecord& r, JobKind kind) { return (r.job_kinds >> static_cast<unsigned>(kind) & 1u) != 0; }
 
-/// The view whose seed a selection in block H reads: R_{H-1} for M == 1 (§9.2).
-std::uint64_t parent_view(std::uint64_t view) { return view == 0 ? 0 : view - 1; }
+/// The round whose seed a selection in block H reads: R_{H-1} for M == 1 (§9.2),
+/// the round just before the block's own (one open round epoch).
+Round parent_round(View view) { return devchain_round(view == View{0} ? view : view - 1); }
 
 /// CIP11_PRESENT_FIRST_ENABLED switches CIP-11 selection on as one bundle
 /// (§13): the v3 seed domain, M > 1 commit-then-reveal, MRU and present-first.
@@ -215,10 +216,9 @@ void note_seed(Effects& effects, const Beacon& beacon) {
   if (at == seeds.end() || at->epoch != entry.epoch || at->view != entry.view) seeds.insert(at, std::move(entry));
 }
 
-/// The beacon of Round(epoch, view) and its beacon_hash_v1, or nullopt while that seed is unknown.
-std::optional<std::pair<Beacon, Bytes32>> beacon_at(const BlockContext& block, std::uint64_t view,
-                                                    std::uint64_t epoch = 0) {
-  auto beacon = block.beacon.seed(epoch, view);
+/// The beacon of round r and its beacon_hash_v1, or nullopt while that seed is unknown.
+std::optional<std::pair<Beacon, Bytes32>> beacon_at(const BlockContext& block, Round r) {
+  auto beacon = block.beacon.seed(r.epoch, r.view);
   if (!beacon) return std::nullopt;
   auto hash = beacon_hash_v1(*beacon);
   if (!hash) return std::nullopt;
@@ -237,7 +237,7 @@ void select_now(State& state, const BlockContext& block, JobRecord& job, Height 
                 Effects& effects) {
   const bool cip11 = cip11_selection(block.params);
   auto eligible = eligible_candidates(state, block, job);
-  auto beacon = beacon_at(block, parent_view(block.round_view()));  // the round just before the block's
+  auto beacon = beacon_at(block, parent_round(block.round_view()));  // the round just before the block's
   if (!beacon) {  // no seed (genesis edge): an empty committee, drawn again at its deadline
     job.state = JobState::kAssigned;
     job.selections += 1;
@@ -259,7 +259,8 @@ void select_now(State& state, const BlockContext& block, JobRecord& job, Height 
 /// its view), which on rotating validators runs ahead of S (choice 102). One
 /// open epoch: value() never throws.
 Round seed_round(const BlockContext& block) {
-  return advance_round(devchain_schedule(), {0, block.round_view()}, block.params.selection_seed_delay_views).value();
+  return advance_round(devchain_schedule(), devchain_round(block.round_view()), block.params.selection_seed_delay_views)
+      .value();
 }
 
 /// The shadow of §9.2's pending pass: each M > 1 shadow draw whose seed round
@@ -278,7 +279,7 @@ void run_shadow_pending(const State& state, const BlockContext& block, Effects& 
     return std::pair(a.first->submitted_at, a.first->job_id) < std::pair(b.first->submitted_at, b.first->job_id);
   });
   for (auto& [job, p] : due) {
-    auto beacon = beacon_at(block, p.seed_view, p.seed_epoch);
+    auto beacon = beacon_at(block, Round{p.seed_epoch, p.seed_view});
     if (!beacon) continue;  // waits for the same round, as a live record does
     const Bytes32 seed = selection_seed_v3(SelectionMode::kDelayed, beacon->second, job->job_id, p.submitted_at.value);
     // As snapshot_candidates at the pass: the block-S records, indexed against this block's registry(H-1).
@@ -296,14 +297,14 @@ void run_pending(State& state, const BlockContext& block, const std::vector<JobI
   for (const JobId& id : candidates)
     if (const JobRecord* job = state.jobs.get(id);
         job->state == JobState::kPendingSelection && job->pending &&
-        Round{job->pending->seed_epoch, job->pending->seed_view} < Round{0, block.round_view()})
+        Round{job->pending->seed_epoch, job->pending->seed_view} < devchain_round(block.round_view()))
       due.push_back(&state.jobs.at(id));
   std::sort(due.begin(), due.end(), [](const JobRecord* a, const JobRecord* b) {
     return std::pair(a->submitted_at, a->job_id) < std::pair(b->submitted_at, b->job_id);
   });
   for (JobRecord* job : due) {
     const PendingSelectionV1 p = *job->pending;
-    auto beacon = beacon_at(block, p.seed_view, p.seed_epoch);
+    auto beacon = beacon_at(block, Round{p.seed_epoch, p.seed_view});
     if (!beacon) continue;  // stays pending under the same round; never a substitute seed
     // Re-derived from the registry as of block S, never from a copy kept with the record.
     auto snapshot = snapshot_candidates(state, block, *job, p.submitted_at);
@@ -579,16 +580,16 @@ std::string_view chain_error_name(ChainError e) {
   return "Unknown";
 }
 
-std::optional<Beacon> DevBeacon::seed(std::uint64_t epoch, std::uint64_t view) const {
-  if (epoch != 0 || view >= height_.value) return std::nullopt;  // block h is proposed in view h
+std::optional<Beacon> DevBeacon::seed(RoundEpoch epoch, View view) const {
+  if (epoch != RoundEpoch{0} || view.value >= height_.value) return std::nullopt;  // block h is proposed in view h
   codec::Writer w;
   w.raw(kBeaconDomain);
   w.fixed(chain_);
-  w.u64(view);
+  w.u64(view.value);
   Bytes32 a = crypto::keccak256(w.data());
   Bytes32 b = crypto::keccak256(a);
   Beacon beacon;
-  beacon.epoch = 0;
+  beacon.epoch = epoch;
   beacon.view = view;
   beacon.signature.assign(a.begin(), a.end());
   beacon.signature.insert(beacon.signature.end(), b.begin(), b.begin() + 16);  // 48 bytes, as MinSig's G1
@@ -607,8 +608,9 @@ Res<PresentSet> presence_of_block(const ChainParams& params, const std::optional
 }
 
 std::optional<Height> next_due(const JobRecord& job) {
-  // The first block whose round is after r_seed (one open epoch): a view, read as a height (choice 102).
-  if (job.state == JobState::kPendingSelection && job.pending) return Height{job.pending->seed_view + 1};
+  // The first block whose round is after r_seed (one open round epoch): a view,
+  // read as a height (choices 102, 138) - never late, as a view is never below its height.
+  if (job.state == JobState::kPendingSelection && job.pending) return Height{(job.pending->seed_view + 1).value};
   if (job.state == JobState::kAssigned) return job.deadline_block + 1;
   return std::nullopt;
 }
@@ -621,7 +623,7 @@ void begin_block(State& state, const BlockContext& block, Effects& effects) {
   // A pending selection is due after its seed view, an assignment after its
   // deadline height; a view is never below its height, so the index is read
   // up to the view and each job's own check decides (choice 102).
-  const std::vector<JobId> due = state.due.due_by(std::max(block.height, Height{block.round_view()}));
+  const std::vector<JobId> due = state.due.due_by(std::max(block.height, Height{block.round_view().value}));
   run_pending(state, block, due, effects);
   run_shadow_pending(state, block, effects);  // before the deadlines: a re-selection reads what it drew
   run_deadlines(state, block, due, effects);

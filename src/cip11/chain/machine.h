@@ -23,7 +23,7 @@ class BeaconSource {
  public:
   virtual ~BeaconSource() = default;
   /// The seed of Round(epoch, view); nullopt while it is not yet known.
-  virtual std::optional<Beacon> seed(std::uint64_t epoch, std::uint64_t view) const = 0;
+  virtual std::optional<Beacon> seed(RoundEpoch epoch, View view) const = 0;
 };
 
 /// A public beacon anyone can compute (keccak of the chain id and view): the
@@ -32,7 +32,7 @@ class BeaconSource {
 class DevBeacon final : public BeaconSource {
  public:
   DevBeacon(const Bytes32& chain_instance_id, Height height) : chain_(chain_instance_id), height_(height) {}
-  std::optional<Beacon> seed(std::uint64_t epoch, std::uint64_t view) const override;
+  std::optional<Beacon> seed(RoundEpoch epoch, View view) const override;
 
  private:
   Bytes32 chain_;
@@ -53,7 +53,8 @@ struct AssignmentEnd {
   EndReason reason = EndReason::kExpired;
 };
 struct ConsumedSeed {  // ConsumedSeedsV1 entry (§9.2)
-  std::uint64_t epoch = 0, view = 0;
+  RoundEpoch epoch{};
+  View view{};
   Bytes signature;
   Bytes evidence{};  // the devchain seed's ECVRF proof (Beacon::evidence), so replay checks it from chain data
   bool operator==(const ConsumedSeed&) const = default;
@@ -98,12 +99,13 @@ struct BlockContext {
   /// The consensus view the block is proposed in: its round is Round(0, view)
   /// (§9.2 rounds are views, docs/cip11.md choice 102). nullopt: the height,
   /// as for a lone producer, whose views are its heights.
-  std::optional<std::uint64_t> view{};
+  std::optional<View> view{};
   /// The shadow book as the blocks before this one left it (shadow.h); read
   /// only under CIP11_PRESENCE_SHADOW_ENABLED with present-first off. Null: an
   /// empty book.
   const ShadowBook* shadow = nullptr;
-  std::uint64_t round_view() const { return view.value_or(height.value); }  // a lone producer's view is its height
+  /// A lone producer's view is its height: the one place a height is read as a view (choice 138).
+  View round_view() const { return view.value_or(View{height.value}); }
 };
 
 

@@ -23,23 +23,23 @@ SeedOutput sha512(ByteView data) {
 
 void put_round(codec::Writer& w, const Bytes32& chain, Round r) {
   w.fixed(chain);
-  w.u64(r.epoch);  // big-endian, as seed_material_v1's epoch_be8 and view_be8
-  w.u64(r.view);
+  w.u64(r.epoch.value);  // big-endian, as seed_material_v1's epoch_be8 and view_be8
+  w.u64(r.view.value);
 }
 
 }  // namespace
 
 std::optional<Round> advance_round(const EpochSchedule& schedule, Round r, std::uint64_t k) {
   const auto& closed = schedule.closed_epoch_views;
-  if (r.epoch < closed.size() && r.view >= closed[r.epoch]) return std::nullopt;  // no such round
+  if (r.epoch.value < closed.size() && r.view.value >= closed[r.epoch.value]) return std::nullopt;  // no such round
   Round at = r;
-  while (at.epoch < closed.size()) {
-    const std::uint64_t left = closed[at.epoch] - at.view;  // views from `at` to the epoch's end
+  while (at.epoch.value < closed.size()) {
+    const std::uint64_t left = closed[at.epoch.value] - at.view.value;  // views from `at` to the epoch's end
     if (k < left) return Round{at.epoch, at.view + k};
     k -= left;
-    at = Round{at.epoch + 1, 0};
+    at = Round{at.epoch + 1, View{0}};
   }
-  if (k > std::numeric_limits<std::uint64_t>::max() - at.view) return std::nullopt;
+  if (k > std::numeric_limits<std::uint64_t>::max() - at.view.value) return std::nullopt;
   return Round{at.epoch, at.view + k};
 }
 
@@ -187,7 +187,7 @@ Result<Unit, SeedError> check_consumed(const SeedChain& seeds, std::span<const C
   return Unit{};
 }
 
-std::optional<Beacon> SeedsBefore::seed(std::uint64_t epoch, std::uint64_t view) const {
+std::optional<Beacon> SeedsBefore::seed(RoundEpoch epoch, View view) const {
   const Round r{epoch, view};
   if (!(r < limit_)) return std::nullopt;
   if (auto s = seeds_.at(r)) return beacon_of(*s);

@@ -29,15 +29,18 @@
 
 namespace cowboy::cip11::chain {
 
+/// A §9.2 round: a view of a round epoch (cip11/ids.h; on the wire and in
+/// the alphas their u64s, epoch first).
 struct Round {
-  std::uint64_t epoch = 0;
-  std::uint64_t view = 0;
+  RoundEpoch epoch{};
+  View view{};
   auto operator<=>(const Round&) const = default;
 };
 
 /// The epoch schedule round arithmetic runs over: how many views each closed
-/// epoch has (views 0..n-1), in epoch order; the epoch after the last closed
-/// one never ends. The devchain has one open epoch 0 (no closed epochs).
+/// round epoch has (views 0..n-1), in epoch order (index = the epoch's value);
+/// the epoch after the last closed one never ends. The devchain has one open
+/// round epoch 0 (no closed epochs).
 struct EpochSchedule {
   std::vector<std::uint64_t> closed_epoch_views;
 };
@@ -46,11 +49,14 @@ struct EpochSchedule {
 /// the next epoch at an epoch's end. nullopt when r is not a round of the
 /// schedule or the view would overflow: the caller stays pending, never substitutes.
 std::optional<Round> advance_round(const EpochSchedule& schedule, Round r, std::uint64_t k);
-/// The devchain's schedule: one open epoch 0, block h proposed in Round(0, h).
+/// The devchain's schedule: one open round epoch 0, whatever the validator-set
+/// epoch (choice 127).
 inline EpochSchedule devchain_schedule() { return {}; }
+/// The devchain's round of view v: Round(0, v), the one round epoch.
+inline constexpr Round devchain_round(View v) { return Round{RoundEpoch{0}, v}; }
 
 using SeedOutput = std::array<std::uint8_t, 64>;
-inline constexpr Round kGenesisRound{0, 0};
+inline constexpr Round kGenesisRound{RoundEpoch{0}, View{0}};
 
 /// The configured genesis beacon (§9.2): the output of Round(0, 0), which no leader proposes.
 SeedOutput genesis_seed(const Bytes32& chain_instance_id);
@@ -157,7 +163,7 @@ class SeedsBefore final : public BeaconSource {
  public:
   SeedsBefore(const SeedChain& seeds, Round limit, std::span<const RoundSeed> taking = {})
       : seeds_(seeds), limit_(limit), taking_(taking) {}
-  std::optional<Beacon> seed(std::uint64_t epoch, std::uint64_t view) const override;
+  std::optional<Beacon> seed(RoundEpoch epoch, View view) const override;
 
  private:
   const SeedChain& seeds_;

@@ -3,7 +3,7 @@
 namespace cowboy::cip11::chain {
 namespace {
 
-std::tuple<std::uint64_t, std::uint64_t, JobId> pending_key(const JobId& job, const ShadowPending& p) {
+std::tuple<RoundEpoch, View, JobId> pending_key(const JobId& job, const ShadowPending& p) {
   return {p.seed_epoch, p.seed_view, job};
 }
 
@@ -14,10 +14,10 @@ const ShadowRecord* ShadowBook::find(const JobId& job) const {
   return it == records_.end() ? nullptr : &it->second;
 }
 
-std::vector<JobId> ShadowBook::pending_before(std::uint64_t view) const {
+std::vector<JobId> ShadowBook::pending_before(View view) const {
   std::vector<JobId> out;
   for (const auto& [epoch, seed_view, job] : pending_) {
-    if (epoch > 0 || seed_view >= view) break;  // one open round epoch, as the live pass (choice 127)
+    if (epoch > RoundEpoch{0} || seed_view >= view) break;  // one open round epoch, as the live pass (choice 127)
     out.push_back(job);
   }
   return out;

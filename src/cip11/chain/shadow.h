@@ -21,7 +21,8 @@ namespace cowboy::cip11::chain {
 /// PendingSelectionV1 would (§9.2).
 struct ShadowPending {
   Height submitted_at{};  // S
-  std::uint64_t seed_epoch = 0, seed_view = 0;
+  RoundEpoch seed_epoch{};
+  View seed_view{};
   /// The block-S snapshot as a live selection commits to it (snapshot_candidates
   /// at S), address-sorted; each registry_index is read again at the pass.
   std::vector<Candidate> candidates;
@@ -49,7 +50,7 @@ class ShadowBook {
   const ShadowRecord* find(const JobId& job) const;
   /// The jobs whose pending shadow draw waits for a round before Round(0, view),
   /// in (seed round, job_id) order.
-  std::vector<JobId> pending_before(std::uint64_t view) const;
+  std::vector<JobId> pending_before(View view) const;
   /// A written block's writes, in order.
   void apply(const std::vector<ShadowWrite>& writes);
   void clear();
@@ -57,7 +58,7 @@ class ShadowBook {
 
  private:
   std::map<JobId, ShadowRecord> records_;
-  std::set<std::tuple<std::uint64_t, std::uint64_t, JobId>> pending_;  // (seed epoch, seed view, job)
+  std::set<std::tuple<RoundEpoch, View, JobId>> pending_;  // (seed epoch, seed view, job)
 };
 
 }  // namespace cowboy::cip11::chain
