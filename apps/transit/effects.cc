@@ -34,7 +34,7 @@ std::string summary(const EffectInfo& e) {
                     name_of_enum(e.phase);
   if (e.closure) out += " (" + name_of_enum(e.closure->kind) + ")";
   out += ", executor " + std::to_string(e.intent.executor.value) + ", deadline " +
-         (e.intent.deadline_ms ? std::to_string(*e.intent.deadline_ms) : std::string("none")) + ", observations " +
+         (e.intent.deadline_ms ? std::to_string(e.intent.deadline_ms->value) : std::string("none")) + ", observations " +
          std::to_string(e.observations.items.size()) + "/" + std::to_string(e.intent.observation_budget);
   return out;
 }
@@ -52,7 +52,7 @@ void print_effect(const EffectInfo& e) {
   }
   if (const auto& c = e.closure) {
     std::printf("closure %s %s", name_of_enum(c->kind).c_str(), step_text(c->step).c_str());
-    if (c->trusted_lower_bound_ms) std::printf(", trusted lower bound %llu", (unsigned long long)*c->trusted_lower_bound_ms);
+    if (c->trusted_lower_bound_ms) std::printf(", trusted lower bound %llu", (unsigned long long)c->trusted_lower_bound_ms->value);
     std::printf("\n");
   }
 }

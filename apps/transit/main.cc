@@ -337,7 +337,7 @@ int main(int argc, char** argv) {
                 (unsigned long long)c.control_reserve, c.allow_history_trim ? "allowed" : "not allowed",
                 c.history_reclamation ? "supported" : "not supported",
                 (unsigned long long)c.max_request_bytes, (unsigned long long)c.page_records,
-                (unsigned long long)c.snapshot_lease_max_ms, (unsigned long long)c.snapshots_per_principal,
+                (unsigned long long)c.snapshot_lease_max_ms.value, (unsigned long long)c.snapshots_per_principal,
                 (unsigned long long)c.snapshots_per_node, (unsigned long long)c.snapshot_range_records,
                 (unsigned long long)c.max_payload_bytes, (unsigned long long)c.payload_chunk_bytes,
                 (unsigned long long)c.required_resource_budget, (unsigned long long)c.lifetime_owner_budget);

@@ -53,7 +53,7 @@ void print_entries(const std::vector<Entry>& items) {
 void print_snapshot(const SnapshotInfo& s) {
   std::printf("snapshot %s of resource %llu at revision %llu, position %llu, lease until %llu\n",
               to_hex(ByteView(s.token.value)).c_str(), (unsigned long long)s.resource.value, (unsigned long long)s.revision.value,
-              (unsigned long long)s.position.value, (unsigned long long)s.expires_at_ms);
+              (unsigned long long)s.position.value, (unsigned long long)s.expires_at_ms.value);
 }
 
 }  // namespace
@@ -77,7 +77,7 @@ std::optional<int> SnapshotCommands::run(const Global& g, Client& client) {
 
   if (o.open->parsed()) {
     if (!o.resource) return usage("open needs --resource");
-    auto r = client.open_snapshot(ResourceId{*o.resource}, id_of<Revision>(o.revision), o.lease_ms);
+    auto r = client.open_snapshot(ResourceId{*o.resource}, id_of<Revision>(o.revision), Millis{o.lease_ms});
     if (!r.ok()) return report(g, r.error());
     if (g.json) return std::cout << to_json(*r) << "\n", 0;
     print_snapshot(r->snapshot);
@@ -94,7 +94,7 @@ std::optional<int> SnapshotCommands::run(const Global& g, Client& client) {
   if (o.read->parsed()) {
     if (token.has_value() == o.resource.has_value()) return usage("read needs --token T or --resource R");
     const SnapshotSource source = token ? SnapshotSource{TokenSource{*token}}
-                                        : SnapshotSource{AcquireSource{ResourceId{*o.resource}, id_of<Revision>(o.revision), o.lease_ms}};
+                                        : SnapshotSource{AcquireSource{ResourceId{*o.resource}, id_of<Revision>(o.revision), Millis{o.lease_ms}}};
     auto r = client.snapshot_read(SnapshotRead{source, after, o.limit, o.finish});
     if (!r.ok()) return report(g, r.error());
     if (g.json) return std::cout << to_json(*r) << "\n", 0;

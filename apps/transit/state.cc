@@ -203,7 +203,7 @@ std::optional<int> StateCommands::run(const Global& g, Client& client) {
   if (o.process_associate->parsed()) return submit(Associate{Pid{o.pid}, {o.name}, ResourceId{o.id}});
   if (o.process_init->parsed()) return submit(Initialize{Pid{o.pid}, o.generation});
   if (o.process_own->parsed()) return submit(Own{Pid{o.pid}, o.generation});
-  if (o.process_suspend->parsed()) return submit(Suspend{Pid{o.pid}, o.generation, o.resume_by_ms});
+  if (o.process_suspend->parsed()) return submit(Suspend{Pid{o.pid}, o.generation, TrustedMs{o.resume_by_ms}});
   if (o.process_resume->parsed()) return submit(Resume{Pid{o.pid}, o.generation});
   if (o.process_retry->parsed()) return submit(Retry{Pid{o.pid}, o.generation, o.failure_input});
   if (o.send->parsed()) {
@@ -254,7 +254,7 @@ std::optional<int> StateCommands::run(const Global& g, Client& client) {
     if (o.effect_executor) {
       auto intent = parse_bytes(o.effect_intent);
       if (!intent) return usage("--effect-intent: text, or hex:... with an even number of hex digits");
-      t.effect = EffectIntent{PrincipalId{*o.effect_executor}, o.effect_deadline_ms, {std::move(*intent)}, o.effect_budget};
+      t.effect = EffectIntent{PrincipalId{*o.effect_executor}, id_of<TrustedMs>(o.effect_deadline_ms), {std::move(*intent)}, o.effect_budget};
     }
     return submit(t, std::move(bodies));
   }
@@ -302,7 +302,7 @@ std::optional<int> StateCommands::run(const Global& g, Client& client) {
             std::printf("process %llu generation %llu %s owner %s mailbox %llu..%llu%s\n", (unsigned long long)p.pid.value,
                         (unsigned long long)p.generation, state_name(p.state).c_str(), opt(p.owner).c_str(),
                         (unsigned long long)p.head, (unsigned long long)p.tail,
-                        p.resume_by_ms ? (" resume by " + std::to_string(*p.resume_by_ms)).c_str() : "");
+                        p.resume_by_ms ? (" resume by " + std::to_string(p.resume_by_ms->value)).c_str() : "");
         cursor = processes->cursor;
       } else {
         const auto& assoc = std::get<AssociationPage>(r->result);

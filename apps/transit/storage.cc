@@ -50,10 +50,10 @@ namespace {
 
 void print_status(const StorageStatus& s) {
   std::printf("storage epoch %llu", (unsigned long long)s.epoch);
-  if (s.fenced_at.value != 0) std::printf(" (fenced at position %llu, %llu ms)", (unsigned long long)s.fenced_at.value, (unsigned long long)s.fenced_at_ms);
+  if (s.fenced_at.value != 0) std::printf(" (fenced at position %llu, %llu ms)", (unsigned long long)s.fenced_at.value, (unsigned long long)s.fenced_at_ms.value);
   std::printf(", leases below epoch %llu ended, compaction cursor %llu, read-lease grace %llu ms, location definition %s\n",
               (unsigned long long)s.grace_below, (unsigned long long)s.compaction_cursor,
-              (unsigned long long)s.read_lease_grace_ms, to_hex(ByteView(s.location_definition)).c_str());
+              (unsigned long long)s.read_lease_grace_ms.value, to_hex(ByteView(s.location_definition)).c_str());
 }
 
 void print_leaf(const StorageLeaf& leaf) {

@@ -35,30 +35,56 @@ namespace cowboy {
 // is a StrongId whose tag says `static constexpr bool kCounted = true;`. It is
 // moved by a plain count and two points differ by one, as a time point and a
 // duration do; two points never add, and an id (a lane, a PID) has no
-// arithmetic at all.
+// arithmetic at all. A tag may name its count's own type, `using Count =
+// Millis;`, when a plain integer is the mistake to stop (a lease where a
+// deadline is expected): the point then moves only by that type, two differ by
+// one, and it has no ++.
 template <typename Tag>
 concept Counted = Tag::kCounted;
 
+template <typename Tag, typename Rep>
+struct CountFor {
+  using type = Rep;
+};
+template <typename Tag, typename Rep>
+  requires requires { typename Tag::Count; }
+struct CountFor<Tag, Rep> {
+  using type = typename Tag::Count;
+};
+// What moves a point of tag Tag: its Rep, or the type its tag names.
+template <typename Tag, typename Rep>
+using CountOf = typename CountFor<Tag, Rep>::type;
+
+template <typename Rep>
+constexpr Rep count_value(Rep count) {
+  return count;
+}
+template <typename Tag, typename Rep>
+constexpr Rep count_value(StrongId<Tag, Rep> count) {
+  return count.value;
+}
+
 template <Counted Tag, typename Rep>
-constexpr StrongId<Tag, Rep> operator+(StrongId<Tag, Rep> point, std::type_identity_t<Rep> count) {
-  return StrongId<Tag, Rep>{static_cast<Rep>(point.value + count)};
+constexpr StrongId<Tag, Rep> operator+(StrongId<Tag, Rep> point, std::type_identity_t<CountOf<Tag, Rep>> count) {
+  return StrongId<Tag, Rep>{static_cast<Rep>(point.value + count_value(count))};
 }
 template <Counted Tag, typename Rep>
-constexpr StrongId<Tag, Rep> operator-(StrongId<Tag, Rep> point, std::type_identity_t<Rep> count) {
-  return StrongId<Tag, Rep>{static_cast<Rep>(point.value - count)};
+constexpr StrongId<Tag, Rep> operator-(StrongId<Tag, Rep> point, std::type_identity_t<CountOf<Tag, Rep>> count) {
+  return StrongId<Tag, Rep>{static_cast<Rep>(point.value - count_value(count))};
 }
 template <Counted Tag, typename Rep>
-constexpr Rep operator-(StrongId<Tag, Rep> later, StrongId<Tag, Rep> earlier) {
-  return static_cast<Rep>(later.value - earlier.value);
+constexpr CountOf<Tag, Rep> operator-(StrongId<Tag, Rep> later, StrongId<Tag, Rep> earlier) {
+  return CountOf<Tag, Rep>{static_cast<Rep>(later.value - earlier.value)};
 }
 template <Counted Tag, typename Rep>
+  requires std::is_same_v<CountOf<Tag, Rep>, Rep>
 constexpr StrongId<Tag, Rep>& operator++(StrongId<Tag, Rep>& point) {
   ++point.value;
   return point;
 }
 template <Counted Tag, typename Rep>
-constexpr StrongId<Tag, Rep>& operator+=(StrongId<Tag, Rep>& point, std::type_identity_t<Rep> count) {
-  point.value += count;
+constexpr StrongId<Tag, Rep>& operator+=(StrongId<Tag, Rep>& point, std::type_identity_t<CountOf<Tag, Rep>> count) {
+  point.value += count_value(count);
   return point;
 }
 

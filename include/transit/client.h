@@ -98,7 +98,7 @@ class Client {
   /// Every read rechecks the caller's current rights; close is idempotent.
   /// close_snapshot and snapshot_read with finish are sent with
   /// X-Transit-Control: snapshot, the reserved control admission.
-  ClientResult<SnapshotOpened> open_snapshot(ResourceId resource, std::optional<Revision> revision, Id lease_ms);
+  ClientResult<SnapshotOpened> open_snapshot(ResourceId resource, std::optional<Revision> revision, Millis lease_ms);
   ClientResult<SnapshotPage> snapshot_entries(const SnapshotToken& token, std::optional<EntryCursor> cursor = std::nullopt);
   ClientResult<SnapshotClosed> close_snapshot(const SnapshotToken& token);
   /// A range of up to read.limit captured entries with the resource's current

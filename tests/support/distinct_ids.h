@@ -7,6 +7,7 @@
 
 #include <concepts>
 #include <type_traits>
+#include <utility>
 
 namespace cowboy::testing {
 
@@ -39,16 +40,34 @@ constexpr bool kDistinctIds = DistinctIds<Ids...>::value;
 template <typename Field, typename Value>
 constexpr bool kTakes = std::is_assignable_v<Field&, Value>;
 
-// A counted point (common/strong_id.h's `Counted`) moves by a plain count and
-// two differ by one; points never add. An id family lacks all of it.
+// A counted point (common/strong_id.h's `Counted`) moves by its count - its
+// integer, or the type its tag names - and two differ by one; points never
+// add. A point counted by its integer also steps by ++; one counted by a type
+// of its own is not moved by a bare integer. An id family lacks all of it.
 template <typename Point>
-constexpr bool kCountedPoint =
-    requires(Point p, decltype(Point::value) n) {
-      { p + n } -> std::same_as<Point>;
-      { p - n } -> std::same_as<Point>;
-      { p - p } -> std::same_as<decltype(Point::value)>;
-      { ++p } -> std::same_as<Point&>;
-    } && !requires(Point p) { p + p; };
+using CountOfPoint = decltype(std::declval<Point>() - std::declval<Point>());
+
+template <typename Point>
+concept Differs = requires(Point p) { p - p; };
+template <typename Point>
+concept StepsByItsInteger = std::same_as<CountOfPoint<Point>, decltype(Point::value)> && requires(Point p) {
+  { ++p } -> std::same_as<Point&>;
+};
+template <typename Point>
+concept MovesOnlyByItsCount = !std::same_as<CountOfPoint<Point>, decltype(Point::value)> &&
+                              !requires(Point p, decltype(Point::value) n) { p + n; } &&
+                              !requires(Point p, decltype(Point::value) n) { p - n; } && !requires(Point p) { ++p; };
+template <typename Point>
+concept CountedPoint = Differs<Point> &&
+                       requires(Point p, CountOfPoint<Point> n) {
+                         { p + n } -> std::same_as<Point>;
+                         { p - n } -> std::same_as<Point>;
+                         { p - p } -> std::same_as<CountOfPoint<Point>>;
+                         { p += n } -> std::same_as<Point&>;
+                       } && !requires(Point p) { p + p; } && (StepsByItsInteger<Point> || MovesOnlyByItsCount<Point>);
+
+template <typename Point>
+constexpr bool kCountedPoint = CountedPoint<Point>;
 
 template <typename Id>
 constexpr bool kNoArithmetic = !requires(Id id, decltype(Id::value) n) { id + n; } &&

@@ -83,7 +83,7 @@ TEST_F(AnswerCheckTest, AMalformedReceiptIsResentAsTheSameBytesAndNeverBecomesAN
       {"definition", text(definition(), "transit.v1:" + std::string(64, '0')), "foreign_definition"},
       {"unsafe integer",
        [unsafe](std::string body) {
-         return replace(edit<Receipt>([](Receipt& r) { r.accepted_at_ms = kMaxSafeInteger; })(std::move(body)), unsafe,
+         return replace(edit<Receipt>([](Receipt& r) { r.accepted_at_ms = TrustedMs{kMaxSafeInteger}; })(std::move(body)), unsafe,
                         "9007199254740992");
        },
        "integer_too_large"},
@@ -215,7 +215,7 @@ TEST_F(AnswerCheckTest, AnEffectAnswerOutsideThePhaseClosureMatrixIsRefused) {
   process(resource("doc"));
   const Id generation = ok<ProcessChanged>(admin_->submit(Own{kPid, 1})).generation;
   Turn t{kPid, generation, std::nullopt, std::nullopt, std::nullopt, {}, {}, {}, {}, std::nullopt};
-  t.effect = EffectIntent{PrincipalId{1}, clock_.now_ms() + 60'000, {}, 2};
+  t.effect = EffectIntent{PrincipalId{1}, clock_.trusted() + Millis{60'000}, {}, 2};
   const Id effect = ok<TurnPublished>(admin_->submit(t)).effect.value_or(0);
   accept(*admin_, AttemptEffect{effect});
   accept(*admin_, ObserveEffect{effect, value("pending"), false});
@@ -237,7 +237,7 @@ TEST_F(AnswerCheckTest, AnEffectAnswerOutsideThePhaseClosureMatrixIsRefused) {
          info(r).phase = EffectPhase::kClosed;
          auto step = info(r).observations.items.back().step;
          step.position += 1;
-         info(r).closure = EffectClosure{ClosureKind::kDeadline, step, *info(r).intent.deadline_ms - 1};
+         info(r).closure = EffectClosure{ClosureKind::kDeadline, step, *info(r).intent.deadline_ms - Millis{1}};
        }),
        "short of the reconciliation deadline"},
       {"a step after the response", EffectRead{effect},
@@ -347,10 +347,10 @@ TEST_F(AnswerCheckTest, ASnapshotAnswerOfAnotherSnapshotRevisionOrReleaseIsRefus
   fill(doc, 3);
   Client client = proxied();
   ASSERT_TRUE(client.capabilities().ok());  // asked once, before any rewrite
-  auto opened = admin_->open_snapshot(doc, std::nullopt, 60'000);
+  auto opened = admin_->open_snapshot(doc, std::nullopt, Millis{60'000});
   ASSERT_TRUE(opened.ok()) << opened.error().message;
   const SnapshotToken token = opened->snapshot.token;
-  const QueryOp open = OpenSnapshot{doc, std::nullopt, 1};  // a lease of 1 ms: trusted time ends each before the next
+  const QueryOp open = OpenSnapshot{doc, std::nullopt, Millis{1}};  // a lease of 1 ms: trusted time ends each before the next
   const QueryOp entries = SnapshotEntries{token, std::nullopt, std::nullopt};
   const QueryOp range = SnapshotRead{TokenSource{token}, std::nullopt, 8, false};
   struct Case {

@@ -72,7 +72,7 @@ class BlockTest : public OwnedDocTest {
   /// every epoch up to the first fence's is past its grace.
   void pass_grace() {
     fence(false);
-    clock_.set(clock_.now_ms() + kReadLeaseGraceMs);
+    clock_.set(clock_.trusted() + kReadLeaseGraceMs);
     fence(true);
   }
 };
@@ -295,12 +295,12 @@ TEST_F(BlockTest, ADeletedBodyIsPurgedOnlyByAFenceThatRecordsTheGracePastItsEpoc
   EXPECT_EQ(read_refused("a"), Reason::kBlockDeleted);
   EXPECT_TRUE(body_stored("a"));
 
-  const std::uint64_t fenced_ms = clock_.now_ms();
+  const TrustedMs fenced_ms = clock_.trusted();
   EXPECT_EQ(fence(false).epoch, 1u);
   accept(*admin_, DeleteBlock{doc_, key("b")});  // in epoch 1
   EXPECT_TRUE(body_stored("a"));  // a fence without a recorded grace frees nothing
   // A millisecond short of the grace the fence that would record it is refused, and nothing goes.
-  clock_.set(fenced_ms + kReadLeaseGraceMs - 1);
+  clock_.set(fenced_ms + kReadLeaseGraceMs - Millis{1});
   EXPECT_EQ(refused(admin_->submit(StorageFence{1, true})).reason, Reason::kReadLeaseGracePending);
   EXPECT_TRUE(body_stored("a"));
 
@@ -310,7 +310,7 @@ TEST_F(BlockTest, ADeletedBodyIsPurgedOnlyByAFenceThatRecordsTheGracePastItsEpoc
   EXPECT_TRUE(body_stored("b"));  // deleted in epoch 1, whose leases may still read
   EXPECT_EQ(info("a").state, BlockState::kDeleted);  // the record outlives the body
 
-  clock_.set(clock_.now_ms() + kReadLeaseGraceMs);
+  clock_.set(clock_.trusted() + kReadLeaseGraceMs);
   EXPECT_EQ(fence(true).grace_below, 2u);
   EXPECT_FALSE(body_stored("b"));
   EXPECT_EQ(read_refused("b"), Reason::kBlockDeleted);

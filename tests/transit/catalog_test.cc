@@ -208,7 +208,7 @@ class StoredRecordsTest : public CatalogTest {
     for (int i = 0; i < 2; ++i) {
       Turn t{Pid{9}, 2, std::nullopt, std::nullopt, std::nullopt, {}, {}, {}, {}, std::nullopt};
       for (Pid d : {Pid{10}, Pid{11}, Pid{10}}) t.outputs.items.push_back(OutputProposal{d, InputValue{{1, 2}}});
-      t.effect = EffectIntent{PrincipalId{1}, clock_.now_ms() + 3'600'000, {}, 1};
+      t.effect = EffectIntent{PrincipalId{1}, clock_.trusted() + Millis{3'600'000}, {}, 1};
       const auto published = ok<TurnPublished>(admin_->submit(t));
       for (Id o : published.outputs.items) outputs_.push_back(o);
       effects_.push_back(*published.effect);
@@ -356,7 +356,7 @@ TEST_F(StoredRecordsTest, CollectionAndItsGatesReadTheStoredIndexes) {
   accept(*admin_, Own{Pid{9}, 1});
   Turn t{Pid{9}, 2, std::nullopt, std::nullopt, std::nullopt, {}, {}, {}, {}, std::nullopt};
   t.outputs.items.push_back(OutputProposal{Pid{10}, InputValue{{1}}});
-  t.effect = EffectIntent{PrincipalId{1}, clock_.now_ms() + 3'600'000, {}, 1};
+  t.effect = EffectIntent{PrincipalId{1}, clock_.trusted() + Millis{3'600'000}, {}, 1};
   const auto published = ok<TurnPublished>(admin_->submit(t));
   accept(*admin_, Terminate{Pid{9}, 2});
   restart();
@@ -397,7 +397,7 @@ TEST_F(FailedSyncRecordsTest, AFailedSyncMidDecisionLeavesIndexesAndRecordsAgree
   work();
   Turn t{Pid{9}, 2, std::nullopt, std::nullopt, std::nullopt, {}, {}, {}, {}, std::nullopt};
   t.outputs.items.push_back(OutputProposal{Pid{11}, InputValue{{7}}});
-  t.effect = EffectIntent{PrincipalId{1}, clock_.now_ms() + 3'600'000, {}, 1};
+  t.effect = EffectIntent{PrincipalId{1}, clock_.trusted() + Millis{3'600'000}, {}, 1};
   const Id sequence = admin_->identity()->sequence + 1;
   const SignedRequest turn = sign(admin_->build(t, sequence), testing::seed_of(0));
   const SignedRequest deliver = sign(admin_->build(Deliver{outputs_[0]}, sequence + 1), testing::seed_of(0));
@@ -782,7 +782,7 @@ TEST_F(VersionsTest, LaterDecisionsThatChangeAndRemoveRecordsLeaveEveryEarlierPo
   t.outputs.items.push_back(OutputProposal{Pid{10}, InputValue{{4}}});
   accept(*admin_, t);
   Turn with_effect{Pid{9}, generation, std::nullopt, std::nullopt, std::nullopt, {}, {}, {}, {}, std::nullopt};
-  with_effect.effect = EffectIntent{PrincipalId{1}, clock_.now_ms() + 60'000, {}, 2};
+  with_effect.effect = EffectIntent{PrincipalId{1}, clock_.trusted() + Millis{60'000}, {}, 2};
   const Position first = accept(*admin_, with_effect).position;
   stop();
   const auto before = state_at(first);
@@ -930,7 +930,7 @@ TEST(ResidentProcesses, OverTheBoundTheLeastRecentlyUsedAreEvictedAndTheRestStay
   authority.read_records_from(&source);
   authority.limit_resident(3);
   const auto query_starts = [&] {  // where the bound is applied
-    ASSERT_TRUE(authority.answer(Query{Version{}, Definition{}, {"dev"}, PrincipalId{1}, CapabilitiesQuery{}}, 0, catalog).ok());
+    ASSERT_TRUE(authority.answer(Query{Version{}, Definition{}, {"dev"}, PrincipalId{1}, CapabilitiesQuery{}}, TrustedMs{}, catalog).ok());
   };
   for (Pid pid{1}; pid <= Pid{4}; pid = Pid{pid.value + 1}) ASSERT_TRUE(authority.process(pid));
   ASSERT_TRUE(authority.process(Pid{1}));  // 1 read again: 2 is now the least recently used

@@ -111,7 +111,7 @@ TEST(TransitClient, SnapshotsAreSentOnlyToAPeerThatListsTheirCapabilities) {
   ScriptedPeer peer({capability::kLeasedSnapshots, capability::kSnapshotRead});
   Client client(peer.options());
   const SnapshotToken token{std::vector<std::uint8_t>(kSnapshotTokenBytes, 1)};
-  auto opened = client.open_snapshot(ResourceId{1}, std::nullopt, 1'000);
+  auto opened = client.open_snapshot(ResourceId{1}, std::nullopt, Millis{1'000});
   ASSERT_FALSE(opened.ok());
   EXPECT_EQ(opened.error().kind, ClientError::Kind::kUnsupported);
   EXPECT_NE(opened.error().message.find("leased_snapshots"), std::string::npos) << opened.error().message;

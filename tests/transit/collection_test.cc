@@ -96,7 +96,7 @@ TEST_F(CollectionTest, AnOutputIsCollectedOnlyOnceResolvedAndItsDeliveredInputSt
 
 TEST_F(CollectionTest, AnEffectIsCollectedOnlyOnceClosed) {
   Turn t = turn();
-  t.effect = EffectIntent{PrincipalId{1}, clock_.now_ms() + 60'000, {}, 1};
+  t.effect = EffectIntent{PrincipalId{1}, clock_.trusted() + Millis{60'000}, {}, 1};
   const Id effect = publish(t).effect.value_or(0);
   ASSERT_NE(effect, 0u);
   EXPECT_EQ(refusal(CollectKind::kEffect, effect), Reason::kEffectUnresolved);

@@ -77,7 +77,7 @@ TEST_F(ContractTest, TheEffectFixturesAreTheCanonicalSpellingOfTheirValues) {
   turn.mutations.items = {EntryMutation{{{'k'}}, EntryValue{{'v'}}}, EntryMutation{{{'g', 'o', 'n', 'e'}}, std::nullopt}};
   turn.views.items = {ResourceId{1}};
   turn.outputs.items = {OutputProposal{Pid{8}, {{'o'}}}};
-  turn.effect = EffectIntent{PrincipalId{5}, 1'800'000'000'000, {{0xab}}, 2};
+  turn.effect = EffectIntent{PrincipalId{5}, TrustedMs{1'800'000'000'000}, {{0xab}}, 2};
   const std::vector<std::pair<std::string, Request>> requests = {
       {"turn.json", request(PrincipalId{5}, 3, turn)},
       {"observe_effect.json", request(PrincipalId{5}, 4, ObserveEffect{3, {{0x00, 0xff}}, true})},
@@ -129,7 +129,7 @@ TEST_F(ContractTest, EveryTypeRoundTrips) {
   EXPECT_EQ(digest, request_digest(s.request));  // hashed from the body's own inner text
   EXPECT_EQ(to_json(*back), to_json(s));
   EXPECT_EQ(back->request.op, s.request.op);
-  Receipt receipt{Version{}, Definition{definition()}, {"dev"}, Position{7}, PrincipalId{1}, 3, request_digest(s.request), 1700000000000,
+  Receipt receipt{Version{}, Definition{definition()}, {"dev"}, Position{7}, PrincipalId{1}, 3, request_digest(s.request), TrustedMs{1700000000000},
                   PrincipalCreated{PrincipalId{2}, 2, 2, 2}};
   auto r = from_json<Receipt>(to_json(receipt), kMaxAnswerBytes);
   ASSERT_TRUE(r.ok()) << r.error().message();

@@ -10,7 +10,7 @@
 namespace cowboy::transit {
 namespace {
 
-constexpr Id kDeadline = 5'000;
+constexpr TrustedMs kDeadline{5'000};
 constexpr PrincipalId kExecutor{31};
 
 template <typename P = PrincipalId>
@@ -32,7 +32,7 @@ EffectInfo observed(EffectInfo e, Id position, bool final) {
   e.observations.items.push_back(EffectObservation{at(position), std::nullopt, final, {}});
   return e;
 }
-EffectInfo closed(EffectInfo e, ClosureKind kind, EffectStep by, std::optional<Id> sample = std::nullopt) {
+EffectInfo closed(EffectInfo e, ClosureKind kind, EffectStep by, std::optional<TrustedMs> sample = std::nullopt) {
   e.phase = EffectPhase::kClosed;
   e.closure = EffectClosure{kind, by, sample};
   return e;
@@ -49,7 +49,7 @@ TEST(EffectMatrix, EveryCombinationTheVerbsMakeIsAdmitted) {
       {"abandoned", closed(attempted(), ClosureKind::kAbandoned, at(12))},
       {"abandoned by an administrator", closed(observed(attempted(), 12, false), ClosureKind::kAbandoned, at(14, 40, 4))},
       {"deadline, unattempted", closed(authorized(), ClosureKind::kDeadline, at(12, 40), kDeadline)},
-      {"deadline, attempted", closed(observed(attempted(), 12, false), ClosureKind::kDeadline, at(13), kDeadline + 9)},
+      {"deadline, attempted", closed(observed(attempted(), 12, false), ClosureKind::kDeadline, at(13), kDeadline + Millis{9})},
       {"unattempted_cancel", closed(authorized(), ClosureKind::kUnattemptedCancel, at(12, 40))},
   };
   for (const auto& [what, e] : made) EXPECT_EQ(effect_inconsistency(e), std::nullopt) << what;
@@ -100,7 +100,7 @@ TEST(EffectMatrix, EveryOtherCombinationIsRefusedWithTheRuleItBreaks) {
       {"abandoned before its last result", closed(observed(attempted(), 13, false), ClosureKind::kAbandoned, at(12)),
        "does not come after"},
       {"deadline without its sample", closed(attempted(), ClosureKind::kDeadline, at(12)), "none on a deadline closure"},
-      {"deadline short of the deadline", closed(attempted(), ClosureKind::kDeadline, at(12), kDeadline - 1),
+      {"deadline short of the deadline", closed(attempted(), ClosureKind::kDeadline, at(12), kDeadline - Millis{1}),
        "short of the reconciliation deadline"},
       {"deadline after a final result", closed(observed(attempted(), 12, true), ClosureKind::kDeadline, at(13), kDeadline),
        "its observations closed"},

@@ -49,14 +49,14 @@ class EffectTest : public StateTest {
     return c;
   }
   Id revision() { return admin_->identity()->policy_revision; }
-  Id later() { return clock_.now_ms() + 60'000; }
+  TrustedMs later() { return clock_.trusted() + Millis{60'000}; }
 
   struct Captured {
     Id effect;
     EffectStep authorization;
   };
   /// A turn of PID 7 (by the root, its owner) capturing an intent for kExecutor.
-  Captured capture(Id budget = 1, std::optional<Id> deadline = std::nullopt) {
+  Captured capture(Id budget = 1, std::optional<TrustedMs> deadline = std::nullopt) {
     Turn t{kPid, generation_, std::nullopt, std::nullopt, std::nullopt, {}, {}, {}, {}, std::nullopt};
     t.effect = EffectIntent{kExecutor, deadline.value_or(later()), Hex<256>{{'c', 'h', 'a', 'r', 'g', 'e'}}, budget};
     const Receipt r = accept(*admin_, t);
@@ -81,13 +81,13 @@ class EffectTest : public StateTest {
   }
   /// Retires PID 7 for good: a suspension whose deadline trusted time passes.
   void retire_caller() {
-    const Id deadline = clock_.now_ms() + 1000;
+    const TrustedMs deadline = clock_.trusted() + Millis{1000};
     accept(*admin_, Suspend{kPid, generation_, deadline});
-    clock_.set(deadline + 1);
+    clock_.set(deadline + Millis{1});
     EXPECT_EQ(process_info(*admin_).state, ProcessState::kRetired);
   }
   /// What the record must hold once authorized: the intent, who authorized it, under which revision, where.
-  EffectInfo authorized(const Captured& c, Id budget, Id deadline) {
+  EffectInfo authorized(const Captured& c, Id budget, TrustedMs deadline) {
     return EffectInfo{c.effect,
                       kPid,
                       EffectIntent{kExecutor, deadline, Hex<256>{{'c', 'h', 'a', 'r', 'g', 'e'}}, budget},
@@ -111,7 +111,7 @@ class EffectTest : public StateTest {
 // final one. Each result enters the caller's mailbox with the effect as its
 // origin; the final one closes the effect, by the executor, at its position.
 TEST_F(EffectTest, AnObservedClosureIsTheFinalObservationsDecision) {
-  const Id deadline = later();
+  const TrustedMs deadline = later();
   const Captured c = capture(3, deadline);
   const auto [attempted, attempt] = take(*executor_, kExecutor, AttemptEffect{c.effect});
   EXPECT_EQ(attempted, (EffectChanged{c.effect, kPid, EffectPhase::kAttempted, std::nullopt, std::nullopt}));
@@ -134,7 +134,7 @@ TEST_F(EffectTest, AnObservedClosureIsTheFinalObservationsDecision) {
 
 // Observation budget: the budget-th result that is not final closes the effect.
 TEST_F(EffectTest, TheBudgetthResultWithoutAFinalOneClosesItAsObservationBudget) {
-  const Id deadline = later();
+  const TrustedMs deadline = later();
   const Captured c = capture(2, deadline);
   const auto attempt = take(*executor_, kExecutor, AttemptEffect{c.effect}).second;
   const auto first = take(*executor_, kExecutor, ObserveEffect{c.effect, bytes("poll-1"), false}).second;
@@ -155,7 +155,7 @@ TEST_F(EffectTest, TheBudgetthResultWithoutAFinalOneClosesItAsObservationBudget)
 // it - by an administrator with effect permission, who is then recorded as
 // the resolving principal with the policy revision that orphaned it.
 TEST_F(EffectTest, AnAttemptIsAbandonedByItsExecutorOrOnceOrphanedByAnAdministrator) {
-  const Id deadline = later();
+  const TrustedMs deadline = later();
   const Captured own = capture(1, deadline);
   const auto own_attempt = take(*executor_, kExecutor, AttemptEffect{own.effect}).second;
   const auto [gave_up, by_executor] = take(*executor_, kExecutor, CloseEffect{own.effect, CloseKind::kAbandoned});
@@ -187,13 +187,13 @@ TEST_F(EffectTest, AnAttemptIsAbandonedByItsExecutorOrOnceOrphanedByAnAdministra
 // record keeps that sample, which meets the deadline. A closure one
 // millisecond short is refused. Attempted or not, an open effect closes so.
 TEST_F(EffectTest, ADeadlineClosureKeepsTheTrustedSampleAndOneShortOfTheDeadlineIsRefused) {
-  const Id deadline = clock_.now_ms() + 5'000;
+  const TrustedMs deadline = clock_.trusted() + Millis{5'000};
   const Captured attempted = capture(4, deadline);
   const Captured unattempted = capture(1, deadline);
   const auto attempt = take(*executor_, kExecutor, AttemptEffect{attempted.effect}).second;
   const auto seen = take(*executor_, kExecutor, ObserveEffect{attempted.effect, bytes("pending"), false}).second;
 
-  clock_.set(deadline - 1);
+  clock_.set(deadline - Millis{1});
   refused_as(*executor_, CloseEffect{attempted.effect, CloseKind::kDeadline}, Reason::kDeadlineNotReached, attempted.effect);
   refused_as(*effect_admin_, CloseEffect{unattempted.effect, CloseKind::kDeadline}, Reason::kDeadlineNotReached,
              unattempted.effect);
@@ -201,7 +201,7 @@ TEST_F(EffectTest, ADeadlineClosureKeepsTheTrustedSampleAndOneShortOfTheDeadline
   // Past the deadline an unattempted intent is never attempted: it closes by deadline.
   refused_as(*executor_, AttemptEffect{unattempted.effect}, Reason::kDeadlinePassed, unattempted.effect);
   const auto by_executor = take(*executor_, kExecutor, CloseEffect{attempted.effect, CloseKind::kDeadline}).second;
-  clock_.set(deadline + 7);
+  clock_.set(deadline + Millis{7});
   const auto by_admin = take(*effect_admin_, kAdmin, CloseEffect{unattempted.effect, CloseKind::kDeadline}).second;
 
   EffectInfo expected = authorized(attempted, 4, deadline);
@@ -212,7 +212,7 @@ TEST_F(EffectTest, ADeadlineClosureKeepsTheTrustedSampleAndOneShortOfTheDeadline
   EXPECT_EQ(to_json(read(attempted.effect)), to_json(expected));
   expected = authorized(unattempted, 1, deadline);
   expected.phase = EffectPhase::kClosed;
-  expected.closure = EffectClosure{ClosureKind::kDeadline, by_admin, deadline + 7};
+  expected.closure = EffectClosure{ClosureKind::kDeadline, by_admin, deadline + Millis{7}};
   EXPECT_EQ(to_json(read(unattempted.effect)), to_json(expected));
 }
 
@@ -220,7 +220,7 @@ TEST_F(EffectTest, ADeadlineClosureKeepsTheTrustedSampleAndOneShortOfTheDeadline
 // intent of a terminal caller only; an attempted one is refused, since its
 // external work may have started.
 TEST_F(EffectTest, CancelEffectClosesOnlyAnUnattemptedIntentOfATerminalCaller) {
-  const Id deadline = later();
+  const TrustedMs deadline = later();
   const Captured unattempted = capture(1, deadline);
   const Captured attempted = capture(1, deadline);
   take(*executor_, kExecutor, AttemptEffect{attempted.effect});
@@ -349,7 +349,7 @@ TEST_F(EffectTest, PolicyChangesExactRetriesAndRestartsNeverReplaceTheEvidence) 
 // filter, a page of eight at a cut that any effect change expires.
 TEST_F(EffectTest, ListingsFindUnresolvedCancellableAndOverdueEffectsPageByPage) {
   std::vector<Id> ids;
-  for (int i = 0; i < 10; ++i) ids.push_back(capture(1, clock_.now_ms() + 10'000 + i).effect);
+  for (int i = 0; i < 10; ++i) ids.push_back(capture(1, clock_.trusted() + Millis{10'000u + i}).effect);
   take(*executor_, kExecutor, AttemptEffect{ids[0]});
   take(*executor_, kExecutor, ObserveEffect{ids[0], bytes("ok"), true});  // closed
   take(*executor_, kExecutor, AttemptEffect{ids[1]});                     // attempted

@@ -155,7 +155,7 @@ TEST_F(FailoverTest, RotateWorkerRefusesAllButAnExactTakeover) {
   accept(*admin_, FailTurn{kPid, owned, 1, {"boom"}});
   refused_as(*admin_, rotation(owned), Reason::kBlocked);
   accept(*admin_, Retry{kPid, owned, 1});
-  accept(*admin_, Suspend{kPid, owned + 1, clock_.now_ms() + 60'000});
+  accept(*admin_, Suspend{kPid, owned + 1, clock_.trusted() + Millis{60'000}});
   refused_as(*admin_, rotation(owned + 1), Reason::kSuspended);
   accept(*admin_, CreateProcess{Pid{8}, {}});
   worker(16, 8, 117);
@@ -272,7 +272,7 @@ TEST_F(FailoverTest, TerminationRetiresForGoodAndFencesUnattemptedOutputsAndEffe
   principal(33, 133, PidScope{kPid}, kExecute | kInspect);  // no pid_admin
   const Id generation = ok<ProcessChanged>(admin_->submit(Own{kPid, 1})).generation;
   for (const char* v : {"a", "b", "c"}) accept(*admin_, Send{kPid, value(v)});
-  const Id later = clock_.now_ms() + 60'000;
+  const TrustedMs later = clock_.trusted() + Millis{60'000};
   Turn turn = empty_turn(kPid, generation);
   turn.input = 1;
   turn.resource = doc;
@@ -330,10 +330,10 @@ TEST_F(FailoverTest, TerminationRetiresForGoodAndFencesUnattemptedOutputsAndEffe
   const auto* fenced = authority->effect(*published.effect);
   const auto* live = authority->effect(*published8.effect);
   ASSERT_TRUE(fenced && live);
-  const auto fence = authority->termination_fence(fenced->info, clock_.now_ms());
+  const auto fence = authority->termination_fence(fenced->info, clock_.trusted());
   ASSERT_TRUE(fence);
   EXPECT_EQ(fence->reason, Reason::kCallerTerminated);
-  EXPECT_FALSE(authority->termination_fence(live->info, clock_.now_ms()));
+  EXPECT_FALSE(authority->termination_fence(live->info, clock_.trusted()));
   (*journal).reset();
   start(genesis_);
 }

@@ -65,11 +65,11 @@ TEST_F(LifecycleTest, ARequiredResourceRetiresOnlyWhileItsDependentsAndTheirBorr
   accept(*admin_, empty_turn(7, owned));  // and it runs on
 
   // The owner quiescent (suspended, nothing admitted), its borrower owned: still refused.
-  accept(*admin_, Suspend{Pid{7}, owned, clock_.now_ms() + 60'000});
+  accept(*admin_, Suspend{Pid{7}, owned, clock_.trusted() + Millis{60'000}});
   accept(*admin_, Own{Pid{8}, 1});
   refused_as(*admin_, RetireResource{lib}, RejectionCode::kConflict, Reason::kNotQuiescent);
   // Both quiescent: the change is accepted, and the owner is fenced by it.
-  accept(*admin_, Suspend{Pid{8}, 2, clock_.now_ms() + 60'000});
+  accept(*admin_, Suspend{Pid{8}, 2, clock_.trusted() + Millis{60'000}});
   accept(*admin_, RetireResource{lib});
   EXPECT_EQ(process_info(*admin_, 7).state, ProcessState::kFenced);
   EXPECT_EQ(process_info(*admin_, 8).state, ProcessState::kSuspended);  // its own dependency is live
@@ -104,9 +104,9 @@ TEST_F(LifecycleTest, AProcessWhoseDependencyEndedIsReportedFencedAndItsViewsAre
   accept(*admin_, Send{Pid{7}, value("next")});
   EXPECT_EQ(answer<EntryBatch>(*admin_, ReadEntries{doc, std::nullopt, view, slots({"a"})}).view, view);
 
-  const Id deadline = clock_.now_ms() + 1000;
+  const TrustedMs deadline = clock_.trusted() + Millis{1000};
   accept(*admin_, Suspend{Pid{9}, 1, deadline});
-  clock_.set(deadline + 1);  // 9 retires for good, and lib's lifetime ends with it
+  clock_.set(deadline + Millis{1});  // 9 retires for good, and lib's lifetime ends with it
 
   auto fenced = process_info(*admin_, 7);
   EXPECT_EQ(fenced.state, ProcessState::kFenced);
@@ -133,9 +133,9 @@ TEST_F(LifecycleTest, TerminationFencesTheUndeliveredOutputsOfItsSource) {
   const auto [generation, first, second] = two_outputs_from_7_to_8();
   EXPECT_EQ(ok<Delivered>(admin_->submit(Deliver{first})).input, std::optional<Id>(1));
 
-  const Id deadline = clock_.now_ms() + 1000;
+  const TrustedMs deadline = clock_.trusted() + Millis{1000};
   accept(*admin_, Suspend{Pid{7}, generation, deadline});
-  clock_.set(deadline + 1);
+  clock_.set(deadline + Millis{1});
   EXPECT_EQ(process_info(*admin_, 7).state, ProcessState::kRetired);
   refused_as(*admin_, Deliver{second}, RejectionCode::kInvalidProposal, Reason::kSourceTerminated);
   EXPECT_EQ(process_info(*admin_, 8).tail, 1u);  // only the output delivered before termination
@@ -147,9 +147,9 @@ TEST_F(LifecycleTest, ADeliveryToARetiredDestinationDisposesOfTheOutputAndReleas
   const auto [generation, first, second] = two_outputs_from_7_to_8();
   refused_as(*admin_, Deliver{second}, RejectionCode::kConflict, Reason::kRouteOrder);
 
-  const Id deadline = clock_.now_ms() + 1000;
+  const TrustedMs deadline = clock_.trusted() + Millis{1000};
   accept(*admin_, Suspend{Pid{8}, 1, deadline});
-  clock_.set(deadline + 1);
+  clock_.set(deadline + Millis{1});
   const auto disposed = ok<Delivered>(admin_->submit(Deliver{first}));
   EXPECT_EQ(disposed.pid, Pid{8});
   EXPECT_FALSE(disposed.input);  // disposed of, not admitted
@@ -172,8 +172,8 @@ TEST_F(LifecycleTest, AnEffectIntentNeedsAnExecutorWithEffectPermissionAndAFinit
   principal(32, 132, RealmScope{}, kEffect, /*pid_scope=*/8);      // effect, but scoped to 8
   principal(33, 133, PidScope{Pid{7}}, kEffect);
   accept(*admin_, RevokePrincipal{PrincipalId{33}, std::nullopt});
-  const Id later = clock_.now_ms() + 60'000;
-  const auto with_effect = [&](auto executor_of, std::optional<Id> deadline) {
+  const TrustedMs later = clock_.trusted() + Millis{60'000};
+  const auto with_effect = [&](auto executor_of, std::optional<TrustedMs> deadline) {
     const PrincipalId executor = testing::id<PrincipalId>(executor_of);
     Turn t = empty_turn(7, generation);
     t.effect = EffectIntent{executor, deadline, Hex<256>{{1, 2, 3}}};
@@ -185,7 +185,7 @@ TEST_F(LifecycleTest, AnEffectIntentNeedsAnExecutorWithEffectPermissionAndAFinit
   refused_as(*admin_, with_effect(33, later), RejectionCode::kInvalidProposal, Reason::kExecutorNotPermitted);
   refused_as(*admin_, with_effect(99, later), RejectionCode::kInvalidProposal, Reason::kUnknownExecutor);
   refused_as(*admin_, with_effect(31, std::nullopt), RejectionCode::kInvalidProposal, Reason::kDeadlineRequired);
-  refused_as(*admin_, with_effect(31, clock_.now_ms()), RejectionCode::kInvalidProposal, Reason::kDeadlinePassed);
+  refused_as(*admin_, with_effect(31, clock_.trusted()), RejectionCode::kInvalidProposal, Reason::kDeadlinePassed);
   const auto captured = ok<TurnPublished>(admin_->submit(with_effect(31, later)));
   EXPECT_EQ(captured.effect, std::optional<Id>(1));  // the first effect: every refusal above left nothing
 }

@@ -43,9 +43,9 @@ class MaintenanceTest : public StateTest {
   /// Suspends `pid` and lets the deadline pass: it has retired by trusted time.
   void expire(auto pid_of) {
     const Pid pid = testing::id<Pid>(pid_of);
-    const Id deadline = clock_.now_ms() + 1000;
+    const TrustedMs deadline = clock_.trusted() + Millis{1000};
     accept(*admin_, Suspend{pid, process_info(*admin_, pid).generation, deadline});
-    clock_.set(deadline + 1);
+    clock_.set(deadline + Millis{1});
   }
   Reason refusal(Client& c, Command op) { return refused(c.submit(std::move(op))).reason; }
   std::vector<RouteHead> heads(Client& c) {
@@ -91,11 +91,11 @@ TEST_F(MaintenanceTest, AnExpiredSuspensionsRetirementIsRecordedOnceWithItsInput
   initialized(7);
   accept(*admin_, Send{Pid{7}, value("a")});
   accept(*admin_, Send{Pid{7}, value("b")});
-  const Id deadline = clock_.now_ms() + 1000;
+  const TrustedMs deadline = clock_.trusted() + Millis{1000};
   accept(*admin_, Suspend{Pid{7}, 1, deadline});
   EXPECT_EQ(refusal(*admin_, RecordRetirement{Pid{7}}), Reason::kNotEnded);
   EXPECT_TRUE(ended().empty());
-  clock_.set(deadline + 1);
+  clock_.set(deadline + Millis{1});
   EXPECT_EQ(process_info(*admin_, 7).cancelled, 2u);  // judged now, before anything is recorded
   const auto listed = ended();
   ASSERT_EQ(listed.size(), 1u);
@@ -171,7 +171,7 @@ TEST_F(MaintenanceTest, RouteHeadsAreListedOldestFirstOneForEachRouteWithWhatDec
   EXPECT_EQ(listed[2].destination_state, ProcessState::kOwned);
   EXPECT_LT(listed[0].published_at, listed[2].published_at);
   EXPECT_LE(listed[2].published_at, at);
-  EXPECT_EQ(listed[2].published_at_ms, clock_.now_ms());
+  EXPECT_EQ(listed[2].published_at_ms, clock_.trusted());
 
   // A resolution moves the route's head to its next output: still the oldest waiting.
   accept(*admin_, Initialize{Pid{9}, 0});
@@ -397,8 +397,8 @@ TEST_F(MaintainerTest, TheEffectsNobodyCanTakeFurtherAreClosedByTheMaintainerWit
   initialized(8);
   principal(kExecutor, 131, RealmScope{}, kEffect | kInspect);
   Client executor(options(kExecutor, 131));
-  const Id deadline = clock_.now_ms() + 60'000;
-  const auto capture = [&](auto pid_of, Id at) {
+  const TrustedMs deadline = clock_.trusted() + Millis{60'000};
+  const auto capture = [&](auto pid_of, TrustedMs at) {
     const Pid pid = testing::id<Pid>(pid_of);
     const auto info = process_info(*admin_, pid);
     Id generation = info.generation;
@@ -407,7 +407,7 @@ TEST_F(MaintainerTest, TheEffectsNobodyCanTakeFurtherAreClosedByTheMaintainerWit
     t.effect = EffectIntent{kExecutor, at, Hex<256>{{'p', 'a', 'y'}}, 2};
     return ok<TurnPublished>(admin_->submit(t)).effect.value_or(0);
   };
-  const Id unattempted = capture(7, deadline), attempted = capture(7, deadline), live = capture(8, deadline + 60'000);
+  const Id unattempted = capture(7, deadline), attempted = capture(7, deadline), live = capture(8, deadline + Millis{60'000});
   ok<EffectChanged>(executor.submit(AttemptEffect{attempted}));
   ok<EffectChanged>(executor.submit(ObserveEffect{attempted, InputValue{{'1'}}, false}));
   auto m = maintainer(kMaintainer, 130);
@@ -432,17 +432,17 @@ TEST_F(MaintainerTest, TheEffectsNobodyCanTakeFurtherAreClosedByTheMaintainerWit
   EXPECT_EQ(m->metrics().effects_cancelled.load(), 1u);
 
   // The deadline, one millisecond short and then reached by trusted time.
-  clock_.set(deadline - 1);
+  clock_.set(deadline - Millis{1});
   EXPECT_EQ(m->round(), Maintainer::Round::kIdle);
   EXPECT_EQ(read(attempted).phase, EffectPhase::kAttempted);
-  clock_.set(deadline + 5);
+  clock_.set(deadline + Millis{5});
   EXPECT_EQ(m->round(), Maintainer::Round::kWorked);
   closed = read(attempted);
   ASSERT_TRUE(closed.closure);
   EXPECT_EQ(closed.closure->kind, ClosureKind::kDeadline);
   EXPECT_EQ(closed.closure->step.principal, kMaintainer);
   EXPECT_EQ(closed.closure->step.policy_revision, revision);
-  EXPECT_EQ(closed.closure->trusted_lower_bound_ms, std::optional<Id>(deadline + 5));
+  EXPECT_EQ(closed.closure->trusted_lower_bound_ms, std::optional<TrustedMs>(deadline + Millis{5}));
   EXPECT_EQ(closed.observations.items.size(), 1u);  // the evidence stays as it was
   EXPECT_EQ(refusal(executor, ObserveEffect{attempted, InputValue{{'2'}}, true}), Reason::kEffectClosed);
   EXPECT_EQ(read(live).phase, EffectPhase::kAuthorized);  // its caller lives and its deadline is ahead
@@ -461,7 +461,7 @@ TEST_F(MaintainerTest, TwoMaintainersCloseEachEffectOnce) {
   constexpr int kEffects = 12;
   for (int i = 0; i < kEffects; ++i) {
     Turn t = empty_turn(7, generation);
-    t.effect = EffectIntent{PrincipalId{31}, clock_.now_ms() + 60'000, Hex<256>{{'x'}}, 1};
+    t.effect = EffectIntent{PrincipalId{31}, clock_.trusted() + Millis{60'000}, Hex<256>{{'x'}}, 1};
     accept(*admin_, t);
   }
   accept(*admin_, Terminate{Pid{7}, generation});
@@ -606,7 +606,7 @@ TEST_F(MaintainerTest, TheStoragePassFencesOncePerIntervalRecordsTheGraceAndComp
   EXPECT_EQ(m.round(), Maintainer::Round::kIdle);
   EXPECT_EQ(storage().epoch, 3u);
 
-  clock_.set(clock_.now_ms() + kReadLeaseGraceMs);  // a grace past the stored fence: recorded
+  clock_.set(clock_.trusted() + kReadLeaseGraceMs);  // a grace past the stored fence: recorded
   EXPECT_EQ(m.round(), Maintainer::Round::kWorked);
   s = storage();
   EXPECT_EQ(s.epoch, 4u);
@@ -624,7 +624,7 @@ TEST_F(MaintainerTest, TheStoragePassFencesOncePerIntervalRecordsTheGraceAndComp
 TEST_F(MaintainerTest, WithoutAStorageIntervalTheMaintainerNeitherFencesNorCompacts) {
   initialized(7);
   auto m = maintainer(30, 130);
-  clock_.set(clock_.now_ms() + 10 * kReadLeaseGraceMs);
+  clock_.set(clock_.trusted() + Millis{10 * kReadLeaseGraceMs.value});
   m->round();
   const auto s = answer<StorageStatus>(*admin_, StorageQuery{});
   EXPECT_EQ(s.epoch, 0u);

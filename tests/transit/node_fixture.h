@@ -20,6 +20,9 @@ class AtomicClock final : public Clock {
  public:
   std::uint64_t now_ms() const override { return now_.load(); }
   void set(std::uint64_t ms) { now_ = ms; }
+  // The same clock as the node reads it: trusted time (decision 178).
+  TrustedMs trusted() const { return TrustedMs{now_.load()}; }
+  void set(TrustedMs t) { now_ = t.value; }
 
  private:
   std::atomic<std::uint64_t> now_{1'800'000'000'000};

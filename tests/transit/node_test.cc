@@ -23,7 +23,7 @@ TEST_F(NodeTest, RootCreatesAPrincipalWhoseIdentityIsReadOnly) {
   ASSERT_TRUE(receipt.ok()) << receipt.error().message;
   EXPECT_EQ(receipt->position, Position{1});
   EXPECT_EQ(receipt->sequence, 1u);
-  EXPECT_EQ(receipt->accepted_at_ms, 1'800'000'000'000u);
+  EXPECT_EQ(receipt->accepted_at_ms, TrustedMs{1'800'000'000'000});
   const auto& created = std::get<PrincipalCreated>(receipt->outcome);
   EXPECT_EQ(created.principal, PrincipalId{2});
   EXPECT_EQ(created.policy_revision, 2u);

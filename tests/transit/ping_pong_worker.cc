@@ -167,7 +167,7 @@ int main(int argc, char** argv) {
     t.mutations.items.push_back({kLast, EntryValue{number(k).value}});
     if (k < last) t.outputs.items.push_back({peer, number(k + 1)});
     if (effect_every && k % effect_every == 0)  // call the API: "k", answered within ten minutes
-      t.effect = EffectIntent{executor, clock.now_ms() + 600'000, Hex<256>{number(k).value}, 1};
+      t.effect = EffectIntent{executor, TrustedMs{clock.now_ms()} + Millis{600'000}, Hex<256>{number(k).value}, 1};
     (void)c.submit(t);  // accepted, refused or uncertain: the next read says which
   }
 }

@@ -545,7 +545,7 @@ TEST_F(ProcessTest, TwoActorsCallingAnExternalApiRunUnattendedAcrossAnExecutorsS
   doc_process(root, Pid{3});
   const Id generation = std::get<ProcessChanged>(accepted(root, Own{Pid{3}, 1}).outcome).generation;
   Turn charge{Pid{3}, generation, std::nullopt, std::nullopt, std::nullopt, {}, {}, {}, {}, std::nullopt};
-  charge.effect = EffectIntent{kExecutor, SystemClock().now_ms() + 600'000, Hex<256>{{'9', '9'}}, 1};
+  charge.effect = EffectIntent{kExecutor, TrustedMs{SystemClock().now_ms()} + Millis{600'000}, Hex<256>{{'9', '9'}}, 1};
   const Id orphan = std::get<TurnPublished>(accepted(root, charge).outcome).effect.value_or(0);
   accepted(root, Terminate{Pid{3}, generation});
   std::optional<EffectInfo> closed;

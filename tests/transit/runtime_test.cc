@@ -269,7 +269,7 @@ TEST_F(RuntimeTest, ActivationRefusesAllButAnExactTakeover) {
   refused_as(*admin_, activation(1, 1, kOldSeed, kOldSeed), Reason::kUnchangedKey);
   refused_as(*admin_, activation(2), Reason::kStaleGeneration);
   EXPECT_EQ(position_now(), before);
-  accept(*admin_, Suspend{kPid, 1, 1'900'000'000'000});
+  accept(*admin_, Suspend{kPid, 1, TrustedMs{1'900'000'000'000}});
   refused_as(*admin_, activation(1), Reason::kSuspended);
   EXPECT_EQ(binding().activation, std::nullopt);
 }
@@ -278,7 +278,7 @@ TEST_F(RuntimeTest, ActivationRefusesAllButAnExactTakeover) {
 TEST_F(RuntimeTest, ResumeNeedsAStoppedProviderBinding) {
   ready();
   ok<RuntimeChanged>(admin_->submit(activation(1)));
-  const Id suspended = ok<ProcessChanged>(admin_->submit(Suspend{kPid, 2, 1'900'000'000'000})).generation;
+  const Id suspended = ok<ProcessChanged>(admin_->submit(Suspend{kPid, 2, TrustedMs{1'900'000'000'000}})).generation;
   refused_as(*admin_, Resume{kPid, suspended}, Reason::kProviderRunning);
   ok<RuntimeChanged>(admin_->submit(observe(1, RuntimeStatus::kStopped)));
   refused_as(*admin_, Resume{kPid, suspended + 1}, Reason::kStaleGeneration);

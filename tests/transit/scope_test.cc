@@ -72,13 +72,13 @@ class ScopeTest : public StateTest {
     const auto intent = [&](auto pid_of, Id generation) {
       const Pid pid = testing::id<Pid>(pid_of);
       Turn t{pid, generation, std::nullopt, std::nullopt, std::nullopt, {}, {}, {}, {}, std::nullopt};
-      t.effect = EffectIntent{PrincipalId{1}, clock_.now_ms() + 60'000, {}, 1};
+      t.effect = EffectIntent{PrincipalId{1}, clock_.trusted() + Millis{60'000}, {}, 1};
       return ok<TurnPublished>(admin_->submit(t)).effect.value_or(0);
     };
     effect7_ = intent(7, generation);
     const Id owned8 = ok<ProcessChanged>(admin_->submit(Own{Pid{8}, 1})).generation;
     effect8_ = intent(8, owned8);
-    accept(*admin_, Suspend{Pid{8}, owned8, clock_.now_ms() + 60'000});
+    accept(*admin_, Suspend{Pid{8}, owned8, clock_.trusted() + Millis{60'000}});
     accept(*admin_, Resume{Pid{8}, owned8});
     // Two pending ones, the heads of their routes.
     auto pending = ok<TurnPublished>(admin_->submit(Turn{Pid{7}, generation, std::nullopt, std::nullopt, std::nullopt, {},
@@ -197,8 +197,8 @@ TEST_F(ScopeTest, EveryCommandAppliesPidScopeAndGrantScope) {
       command("fail_turn 8", FailTurn{Pid{8}, 999, 1, {""}}, "not_owner", kPid8),
       command("retry 7", Retry{Pid{7}, 999, 1}, "not_blocked", kPid7),
       command("retry 8", Retry{Pid{8}, 999, 1}, "not_blocked", kPid8),
-      command("suspend 7", Suspend{Pid{7}, 999, clock_.now_ms() + 60'000}, "stale_generation", kPid7),
-      command("suspend 8", Suspend{Pid{8}, 999, clock_.now_ms() + 60'000}, "stale_generation", kPid8),
+      command("suspend 7", Suspend{Pid{7}, 999, clock_.trusted() + Millis{60'000}}, "stale_generation", kPid7),
+      command("suspend 8", Suspend{Pid{8}, 999, clock_.trusted() + Millis{60'000}}, "stale_generation", kPid8),
       command("resume 7", Resume{Pid{7}, 999}, "not_suspended", kPid7),
       command("resume 8", Resume{Pid{8}, 999}, "not_suspended", kPid8),
       command("deliver into 7", Deliver{to7_}, "resolved", kPid7),

@@ -17,7 +17,8 @@ namespace {
 
 using testing::seed_of;
 
-constexpr Id kLease = 1'000;
+constexpr Id kLeaseMs = 1'000;  // for the test clock
+constexpr Millis kLease{kLeaseMs};
 
 class SnapshotTest : public StateTest {
  protected:
@@ -28,7 +29,7 @@ class SnapshotTest : public StateTest {
     generation_ = fill(doc, count);
     return doc;
   }
-  SnapshotOpened open(Client& c, ResourceId doc, Id lease = kLease) {
+  SnapshotOpened open(Client& c, ResourceId doc, Millis lease = kLease) {
     auto r = c.open_snapshot(doc, std::nullopt, lease);
     EXPECT_TRUE(r.ok()) << (r.ok() ? "" : r.error().message);
     return r.ok() ? *r : SnapshotOpened{};
@@ -65,7 +66,7 @@ TEST_F(SnapshotTest, OpenPageAndCloseAndCloseIsIdempotent) {
   EXPECT_EQ(opened.snapshot.resource, doc);
   EXPECT_EQ(opened.snapshot.revision, revision_of(doc));
   EXPECT_EQ(opened.snapshot.position, Position{node_->sequencer().stats().position});  // pinned at the open's position
-  EXPECT_EQ(opened.snapshot.expires_at_ms, clock_.now_ms() + kLease);
+  EXPECT_EQ(opened.snapshot.expires_at_ms, TrustedMs{clock_.now_ms()} + kLease);
   EXPECT_EQ(opened.snapshot.token.value.size(), kSnapshotTokenBytes);
 
   int pages = 0;
@@ -95,7 +96,7 @@ TEST_F(SnapshotTest, OpenPageAndCloseAndCloseIsIdempotent) {
 
 TEST_F(SnapshotTest, ReadsSeeThePinnedPositionWhileLaterTurnsChangeTheResource) {
   const ResourceId doc = filled(4);
-  auto opened = open(*admin_, doc, 60'000);
+  auto opened = open(*admin_, doc, Millis{60'000});
   const Revision pinned = opened.snapshot.revision;
   accept(*admin_, turn(doc, {{key("k00"), value("changed")}, {key("k01"), std::nullopt}, {key("new"), value("x")}}));
   accept(*admin_, turn(doc, {{key("k02"), value("changed again")}}));
@@ -126,13 +127,13 @@ TEST_F(SnapshotTest, TheLeaseRunsOutOnTrustedTimeAndEveryReadRenewsIt) {
   const ResourceId doc = filled(2);
   const std::uint64_t t0 = clock_.now_ms();
   auto opened = open(*admin_, doc, kLease);
-  clock_.set(t0 + kLease - 1);
+  clock_.set(t0 + kLeaseMs - 1);
   auto renewed = admin_->snapshot_entries(opened.snapshot.token);
   ASSERT_TRUE(renewed.ok()) << renewed.error().message;
-  EXPECT_EQ(renewed->snapshot.expires_at_ms, t0 + 2 * kLease - 1);
-  clock_.set(t0 + 2 * kLease - 2);  // alive only because the read renewed it
+  EXPECT_EQ(renewed->snapshot.expires_at_ms, TrustedMs{t0 + 2 * kLeaseMs - 1});
+  clock_.set(t0 + 2 * kLeaseMs - 2);  // alive only because the read renewed it
   ASSERT_TRUE(admin_->snapshot_entries(opened.snapshot.token).ok());
-  clock_.set(t0 + 3 * kLease - 2);  // exactly at the end of the lease the last read gave
+  clock_.set(t0 + 3 * kLeaseMs - 2);  // exactly at the end of the lease the last read gave
   auto expired = refused_with(admin_->snapshot_entries(opened.snapshot.token));
   EXPECT_EQ(expired.reason, Reason::kSnapshotExpired);
   EXPECT_EQ(expired.code, RejectionCode::kConflict);
@@ -146,7 +147,7 @@ TEST_F(SnapshotTest, ThePerPrincipalQuotaRefusesTypedAndFreesOnCloseOrExpiry) {
   const ResourceId doc = filled(1);
   const std::uint64_t t0 = clock_.now_ms();
   std::vector<SnapshotToken> held;
-  for (int i = 0; i < 4; ++i) held.push_back(open(*admin_, doc, 10'000 + i).snapshot.token);
+  for (int i = 0; i < 4; ++i) held.push_back(open(*admin_, doc, Millis{10'000u + i}).snapshot.token);
   auto full = refused_with(admin_->open_snapshot(doc, std::nullopt, kLease));
   EXPECT_EQ(full.reason, Reason::kSnapshotQuota);
   EXPECT_EQ(full.code, RejectionCode::kAdmissionClosed);
@@ -160,7 +161,7 @@ TEST_F(SnapshotTest, ThePerPrincipalQuotaRefusesTypedAndFreesOnCloseOrExpiry) {
   open(reader, doc);
   // A close frees a place; so does a lease that ran out.
   ASSERT_TRUE(admin_->close_snapshot(held[3]).ok());
-  open(*admin_, doc, 60'000);
+  open(*admin_, doc, Millis{60'000});
   EXPECT_EQ(refused_with(admin_->open_snapshot(doc, std::nullopt, kLease)).reason, Reason::kSnapshotQuota);
   clock_.set(t0 + 10'001);  // the one leased for 10,000 ms has ended
   open(*admin_, doc);
@@ -201,7 +202,7 @@ TEST_F(SmallSnapshotNodeTest, TheNodeWideCapacityRefusesTypedWhateverThePrincipa
 
 TEST_F(SnapshotTest, ARestartEndsEverySnapshotWithItsOwnRefusal) {
   const ResourceId doc = filled(3);
-  auto opened = open(*admin_, doc, 60'000);
+  auto opened = open(*admin_, doc, Millis{60'000});
   ASSERT_TRUE(admin_->snapshot_entries(opened.snapshot.token).ok());
   admin_.reset();
   restart();  // the same trusted time: the incarnation's random half tells the two apart
@@ -224,7 +225,7 @@ TEST_F(SnapshotTest, CurrentAuthorizationGatesEveryReadThroughAnOpenSnapshot) {
   const Id role = principal(5, 105, PidScope{kPid}, kInspect, kPid);
   const Id access = grant(role, ResourceScope{doc}, kInspect | kRead);
   Client reader(options(5, 105));
-  auto opened = open(reader, doc, 60'000);
+  auto opened = open(reader, doc, Millis{60'000});
   ASSERT_EQ(all_entries(reader, opened.snapshot.token).size(), 3u);
 
   ASSERT_TRUE(admin_->submit(RevokeGrant{access, std::nullopt}).ok());
@@ -252,7 +253,7 @@ TEST_F(SnapshotTest, CurrentAuthorizationGatesEveryReadThroughAnOpenSnapshot) {
 
 TEST_F(SnapshotTest, ARetiredResourceIsReadNoMoreThroughItsSnapshot) {
   const ResourceId notes = resource("notes");  // required by no process, so it may retire
-  auto opened = open(*admin_, notes, 60'000);
+  auto opened = open(*admin_, notes, Millis{60'000});
   accept(*admin_, RetireResource{notes});
   EXPECT_EQ(refused_with(admin_->snapshot_entries(opened.snapshot.token)).reason, Reason::kLifetimeEnded);
 }
@@ -262,7 +263,7 @@ TEST_F(SnapshotTest, AForeignOrBadTokenIsRefusedAndCloseDisclosesNothing) {
   principal(5, 105, RealmScope{}, kReadOnly);
   principal(6, 106, RealmScope{}, kReadOnly);
   Client alice(options(5, 105)), mallory(options(6, 106));
-  auto opened = open(alice, doc, 60'000);
+  auto opened = open(alice, doc, Millis{60'000});
   const auto& token = opened.snapshot.token;
   // Another principal's token reads as no snapshot at all, and its close ends nothing.
   auto foreign = refused_with(mallory.snapshot_entries(token));
@@ -290,7 +291,7 @@ TEST_F(SnapshotTest, AForeignOrBadTokenIsRefusedAndCloseDisclosesNothing) {
 
 TEST_F(SnapshotTest, SnapshotReadAcquiresReadsRangesUnderItsOwnBudgetAndReleasesOnFinish) {
   const ResourceId doc = filled(40);
-  auto first = admin_->snapshot_read(SnapshotRead{AcquireSource{doc, revision_of(doc), 60'000}, std::nullopt, 32, false});
+  auto first = admin_->snapshot_read(SnapshotRead{AcquireSource{doc, revision_of(doc), Millis{60'000}}, std::nullopt, 32, false});
   ASSERT_TRUE(first.ok()) << first.error().message;
   ASSERT_EQ(first->items.items.size(), 32u);  // beyond the eight-record page
   ASSERT_TRUE(first->next);
@@ -318,7 +319,7 @@ TEST_F(SnapshotTest, SnapshotReadAcquiresReadsRangesUnderItsOwnBudgetAndReleases
     ASSERT_FALSE(r.ok());
     EXPECT_EQ(r.error().kind, ClientError::Kind::kInvalid);
   }
-  for (Id lease : {Id{0}, Id{kSnapshotLeaseMaxMs + 1}}) {
+  for (Millis lease : {Millis{0}, Millis{kSnapshotLeaseMaxMs.value + 1}}) {
     auto r = admin_->open_snapshot(doc, std::nullopt, lease);
     ASSERT_FALSE(r.ok());
     EXPECT_EQ(r.error().kind, ClientError::Kind::kInvalid);
@@ -344,8 +345,8 @@ TEST_F(SnapshotTest, TheControlHintAdmitsExactlyTheReleasesAndRefusesEveryOtherR
                 {{"X-Transit-Control", "snapshot"}});
   };
   // Accepted: close_snapshot, and snapshot_read with finish.
-  const auto a = open(*admin_, doc, 60'000).snapshot.token;
-  const auto b = open(*admin_, doc, 60'000).snapshot.token;
+  const auto a = open(*admin_, doc, Millis{60'000}).snapshot.token;
+  const auto b = open(*admin_, doc, Millis{60'000}).snapshot.token;
   auto close = post_hinted(CloseSnapshot{a});
   ASSERT_EQ(close.status, 200) << close.body;
   auto closed = from_json<Response>(close.body, kMaxAnswerBytes);
@@ -387,29 +388,29 @@ TEST_F(SnapshotTest, TheControlHintAdmitsExactlyTheReleasesAndRefusesEveryOtherR
 // earlier is told apart from one never issued (decisions 73, 77).
 TEST(SnapshotRegistry, ItsMemoryOfEndedSnapshotsIsBoundedAndEarlierIncarnationsAreNamed) {
   SeededEntropy entropy(7);
-  node::SnapshotRegistry earlier(entropy, 1'000, {4, 8});
-  auto old = earlier.open(PrincipalId{1}, ResourceId{1}, Revision{1}, Position{1}, 100, 1'000);
+  node::SnapshotRegistry earlier(entropy, TrustedMs{1'000}, {4, 8});
+  auto old = earlier.open(PrincipalId{1}, ResourceId{1}, Revision{1}, Position{1}, Millis{100}, TrustedMs{1'000});
   ASSERT_TRUE(old.ok());
-  node::SnapshotRegistry registry(entropy, 2'000, {4, 8});
-  EXPECT_EQ(registry.find(old->token, PrincipalId{1}, 2'000).error().reason, Reason::kSnapshotRestarted);
+  node::SnapshotRegistry registry(entropy, TrustedMs{2'000}, {4, 8});
+  EXPECT_EQ(registry.find(old->token, PrincipalId{1}, TrustedMs{2'000}).error().reason, Reason::kSnapshotRestarted);
   SnapshotToken later = old->token;
   later.value[0] = 0x80;  // an incarnation that started after this one: no token of it can exist here
-  EXPECT_EQ(registry.find(later, PrincipalId{1}, 2'000).error().reason, Reason::kUnknownSnapshot);
+  EXPECT_EQ(registry.find(later, PrincipalId{1}, TrustedMs{2'000}).error().reason, Reason::kUnknownSnapshot);
 
-  auto first = registry.open(PrincipalId{1}, ResourceId{1}, Revision{1}, Position{1}, 100, 2'000);
+  auto first = registry.open(PrincipalId{1}, ResourceId{1}, Revision{1}, Position{1}, Millis{100}, TrustedMs{2'000});
   ASSERT_TRUE(first.ok());
-  EXPECT_TRUE(registry.close(first->token, PrincipalId{1}, 2'000));
-  EXPECT_FALSE(registry.close(first->token, PrincipalId{1}, 2'000));
+  EXPECT_TRUE(registry.close(first->token, PrincipalId{1}, TrustedMs{2'000}));
+  EXPECT_FALSE(registry.close(first->token, PrincipalId{1}, TrustedMs{2'000}));
   for (std::size_t i = 1; i < node::SnapshotRegistry::kEndedMemory; ++i) {
-    auto s = registry.open(PrincipalId{1}, ResourceId{1}, Revision{1}, Position{1}, 100, 2'000);
+    auto s = registry.open(PrincipalId{1}, ResourceId{1}, Revision{1}, Position{1}, Millis{100}, TrustedMs{2'000});
     ASSERT_TRUE(s.ok());
-    ASSERT_TRUE(registry.close(s->token, PrincipalId{1}, 2'000));
+    ASSERT_TRUE(registry.close(s->token, PrincipalId{1}, TrustedMs{2'000}));
   }
-  EXPECT_EQ(registry.find(first->token, PrincipalId{1}, 2'000).error().reason, Reason::kSnapshotClosed);  // the oldest remembered
-  auto one_more = registry.open(PrincipalId{1}, ResourceId{1}, Revision{1}, Position{1}, 100, 2'000);
+  EXPECT_EQ(registry.find(first->token, PrincipalId{1}, TrustedMs{2'000}).error().reason, Reason::kSnapshotClosed);  // the oldest remembered
+  auto one_more = registry.open(PrincipalId{1}, ResourceId{1}, Revision{1}, Position{1}, Millis{100}, TrustedMs{2'000});
   ASSERT_TRUE(one_more.ok());
-  ASSERT_TRUE(registry.close(one_more->token, PrincipalId{1}, 2'000));
-  EXPECT_EQ(registry.find(first->token, PrincipalId{1}, 2'000).error().reason, Reason::kUnknownSnapshot);  // forgotten
+  ASSERT_TRUE(registry.close(one_more->token, PrincipalId{1}, TrustedMs{2'000}));
+  EXPECT_EQ(registry.find(first->token, PrincipalId{1}, TrustedMs{2'000}).error().reason, Reason::kUnknownSnapshot);  // forgotten
   EXPECT_EQ(registry.open_count(), 0u);
 }
 
@@ -421,7 +422,7 @@ TEST(SnapshotContract, TheSnapshotQueriesSpellAsTheirFixtures) {
     return line;
   };
   const Definition definition{"transit.v1:fixture"};
-  EXPECT_EQ(to_json(Query{Version{}, definition, {"dev"}, PrincipalId{2}, OpenSnapshot{ResourceId{3}, Revision{5}, 30'000}}), fixture("open_snapshot.json"));
+  EXPECT_EQ(to_json(Query{Version{}, definition, {"dev"}, PrincipalId{2}, OpenSnapshot{ResourceId{3}, Revision{5}, Millis{30'000}}}), fixture("open_snapshot.json"));
   SnapshotToken token;
   for (std::uint8_t b : {0x00, 0x00, 0x01, 0xa3, 0x18, 0x5c, 0x50, 0x00}) token.value.push_back(b);  // 1.8e12 ms
   for (int i = 1; i <= 8; ++i) token.value.push_back(static_cast<std::uint8_t>(0xa0 + i));

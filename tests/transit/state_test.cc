@@ -387,15 +387,15 @@ TEST_F(StateTest, AFailedTurnBlocksTheHeadAndOnlyAScopedRetryClearsIt) {
 TEST_F(StateTest, AnExpiredSuspensionRetiresForGoodAndCountsItsInputCancelled) {
   const ResourceId doc = resource("doc");
   process(doc);
-  const Id deadline = clock_.now_ms() + 1000;
+  const TrustedMs deadline = clock_.trusted() + Millis{1000};
   accept(*admin_, Suspend{kPid, 1, deadline});
   EXPECT_EQ(process_info(*admin_).state, ProcessState::kSuspended);
   EXPECT_EQ(refused(admin_->submit(Own{kPid, 1})).reason, Reason::kNotIdle);
   accept(*admin_, Send{kPid, value("a")});
   accept(*admin_, Send{kPid, value("b")});
-  EXPECT_EQ(refused(admin_->submit(Suspend{kPid, 1, clock_.now_ms() + 5})).reason, Reason::kSuspended);
+  EXPECT_EQ(refused(admin_->submit(Suspend{kPid, 1, clock_.trusted() + Millis{5}})).reason, Reason::kSuspended);
 
-  clock_.set(deadline + 1);
+  clock_.set(deadline + Millis{1});
   auto retired = process_info(*admin_);
   EXPECT_EQ(retired.state, ProcessState::kRetired);
   EXPECT_EQ(retired.cancelled, 2u);
@@ -407,7 +407,7 @@ TEST_F(StateTest, AnExpiredSuspensionRetiresForGoodAndCountsItsInputCancelled) {
 TEST_F(StateTest, SuspendAndResumeFenceTheGeneration) {
   const ResourceId doc = resource("doc");
   process(doc);
-  accept(*admin_, Suspend{kPid, 1, clock_.now_ms() + 60'000});
+  accept(*admin_, Suspend{kPid, 1, clock_.trusted() + Millis{60'000}});
   EXPECT_EQ(refused(admin_->submit(Resume{kPid, 0})).reason, Reason::kStaleGeneration);
   EXPECT_EQ(ok<ProcessChanged>(admin_->submit(Resume{kPid, 1})).generation, 2u);
   EXPECT_EQ(process_info(*admin_).state, ProcessState::kIdle);
@@ -501,10 +501,10 @@ TEST_F(StateTest, ProcessListsShowRecordedMetadataOnlyToThoseWhoMayInspectIt) {
   EXPECT_TRUE(answer<ProcessPage>(sender, ListProcesses{std::nullopt}).items.items.empty());
 
   // Recorded metadata: an expired suspension still lists as suspended; the process read judges it retired.
-  const Id deadline = clock_.now_ms() + 1000;
+  const TrustedMs deadline = clock_.trusted() + Millis{1000};
   accept(*admin_, Suspend{kPid, 1, deadline});
   accept(*admin_, Send{kPid, value("a")});
-  clock_.set(deadline + 1);
+  clock_.set(deadline + Millis{1});
   auto listed = answer<ProcessPage>(*admin_, ListProcesses{Cursor{position(), 6}});
   ASSERT_FALSE(listed.items.items.empty());
   EXPECT_EQ(listed.items.items[0].pid, kPid);

@@ -81,7 +81,7 @@ TEST_F(StorageMaintenanceTest, AFenceAdvancesTheEpochInOneAcceptanceAndChangesNo
   accept(*admin_, turn({{"a", "1"}}));
   const EntryPage before = page(CurrentBasis{doc_, revision_of(doc_)});
   const auto floor_before = answer<CheckpointStatus>(*admin_, CheckpointQuery{});
-  const std::uint64_t t = clock_.now_ms() + 5'000;
+  const TrustedMs t = clock_.trusted() + Millis{5'000};
   clock_.set(t);
   const Receipt r = accept(*admin_, StorageFence{0, false});
   const auto& fenced = std::get<StorageFenced>(r.outcome);
@@ -155,12 +155,12 @@ TEST_F(StorageMaintenanceTest, AFenceRacingAPreparedPublicationMakesItFailAndLea
 // Decision 142: grace is recorded by a later fence once trusted time is a
 // whole lease past the current epoch's fence, and never before.
 TEST_F(StorageMaintenanceTest, AFenceRecordsReadLeaseGraceOnlyOnceTrustedTimeIsALeasePastTheCurrentFence) {
-  const std::uint64_t t = clock_.now_ms() + 1'000;
+  const TrustedMs t = clock_.trusted() + Millis{1'000};
   clock_.set(t);
   EXPECT_EQ(refused(admin_->submit(StorageFence{0, true})).reason, Reason::kNoEarlierFence);
   EXPECT_EQ(status().epoch, 0u);
   accept(*admin_, StorageFence{0, false});  // epoch 1, at t
-  clock_.set(t + kReadLeaseGraceMs - 1);
+  clock_.set(t + kReadLeaseGraceMs - Millis{1});
   const StorageStatus before = status();
   EXPECT_EQ(refused(admin_->submit(StorageFence{1, true})).reason, Reason::kReadLeaseGracePending);
   EXPECT_EQ(status(), before);
@@ -169,7 +169,7 @@ TEST_F(StorageMaintenanceTest, AFenceRecordsReadLeaseGraceOnlyOnceTrustedTimeIsA
   EXPECT_EQ(fenced.epoch, 2u);
   EXPECT_EQ(fenced.grace_below, 1u);  // every lease taken under epoch 0 has ended
   // A fence without the grace keeps what was recorded.
-  clock_.set(t + kReadLeaseGraceMs + 1);
+  clock_.set(t + kReadLeaseGraceMs + Millis{1});
   EXPECT_EQ(std::get<StorageFenced>(accept(*admin_, StorageFence{2, false}).outcome).grace_below, 1u);
   EXPECT_EQ(status().grace_below, 1u);
 }
@@ -316,7 +316,7 @@ TEST_F(StorageMaintenanceTest, CompactionPreservesEveryValueAndRevisionReadableT
 // the stored head's; a restart reads them back and finishes the relocations.
 TEST_F(StorageMaintenanceTest, ARestartPreservesTheEpochTheCursorAndEveryRelocatedValue) {
   accept(*admin_, turn({{"a", "1"}, {"b", "2"}}, true));
-  const std::uint64_t t = clock_.now_ms() + 10;
+  const TrustedMs t = clock_.trusted() + Millis{10};
   clock_.set(t);
   accept(*admin_, StorageFence{0, false});
   clock_.set(t + kReadLeaseGraceMs);

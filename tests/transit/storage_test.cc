@@ -135,7 +135,7 @@ TEST_F(StorageTest, AStoredEffectOutsideThePhaseClosureMatrixIsNotReadListedOrAc
   ASSERT_TRUE(client.submit(Initialize{Pid{7}, 0}).ok());
   ASSERT_TRUE(client.submit(Own{Pid{7}, 1}).ok());
   Turn t{Pid{7}, 2, std::nullopt, std::nullopt, std::nullopt, {}, {}, {}, {}, std::nullopt};
-  t.effect = EffectIntent{PrincipalId{1}, clock_.now_ms() + 60'000, {}, 2};
+  t.effect = EffectIntent{PrincipalId{1}, clock_.trusted() + Millis{60'000}, {}, 2};
   ASSERT_TRUE(client.submit(t).ok());
   ASSERT_TRUE(client.submit(AttemptEffect{1}).ok());
   node_.reset();

@@ -148,7 +148,7 @@ struct EffectClosure {
   static constexpr std::string_view kName = "EffectClosure";
   ClosureKind kind = ClosureKind::kObserved;
   EffectStep step;  // the resolving principal, its policy revision, the closure position
-  std::optional<Id> trusted_lower_bound_ms;  // deadline closures only: trusted time's sample, >= the deadline
+  std::optional<TrustedMs> trusted_lower_bound_ms;  // deadline closures only: trusted time's sample, >= the deadline
   bool operator==(const EffectClosure&) const = default;
 };
 template <typename V> void fields(V& v, EffectClosure& t) {

@@ -93,7 +93,7 @@ struct RouteHead {
   Pid destination{};
   Id pending = 0;            // unresolved outputs on the route, this one included
   Position published_at{};       // the position of the turn that published it
-  Id published_at_ms = 0;    // ... and its trusted time
+  TrustedMs published_at_ms{};    // ... and its trusted time
   bool source_terminated = false;
   ProcessState destination_state = ProcessState::kUninitialized;
   bool operator==(const RouteHead&) const = default;

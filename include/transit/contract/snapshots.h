@@ -11,7 +11,7 @@
 namespace cowboy::transit {
 
 // ---- bounds --------------------------------------------------------------------
-inline constexpr std::uint64_t kSnapshotLeaseMaxMs = 60'000;  // a lease is 1..60,000 ms
+inline constexpr Millis kSnapshotLeaseMaxMs{60'000};  // a lease is 1..60,000 ms
 inline constexpr std::size_t kSnapshotRangeRecords = 32;      // snapshot_read's own range budget
 inline constexpr std::size_t kSnapshotRangeScan = 256;        // keys one range examines at most
 inline constexpr std::size_t kSnapshotTokenBytes = 32;
@@ -27,7 +27,7 @@ struct OpenSnapshot {
   static constexpr std::string_view kName = "open_snapshot";
   ResourceId resource{};
   std::optional<Revision> revision;
-  Id lease_ms = 0;
+  Millis lease_ms{};
   bool operator==(const OpenSnapshot&) const = default;
 };
 template <typename V> void fields(V& v, OpenSnapshot& t) {
@@ -59,7 +59,7 @@ struct AcquireSource {
   static constexpr std::string_view kName = "acquire";
   ResourceId resource{};
   std::optional<Revision> revision;
-  Id lease_ms = 0;
+  Millis lease_ms{};
   bool operator==(const AcquireSource&) const = default;
 };
 template <typename V> void fields(V& v, AcquireSource& t) {
@@ -100,7 +100,7 @@ struct SnapshotInfo {
   ResourceId resource{};
   Revision revision{};
   Position position{};
-  Id expires_at_ms = 0;
+  TrustedMs expires_at_ms{};
   bool operator==(const SnapshotInfo&) const = default;
 };
 template <typename V> void fields(V& v, SnapshotInfo& t) {

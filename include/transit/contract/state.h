@@ -125,7 +125,7 @@ template <typename V> void fields(V& v, OutputProposal& t) { v("destination", t.
 struct EffectIntent {
   static constexpr std::string_view kName = "EffectIntent";
   PrincipalId executor{};
-  std::optional<Id> deadline_ms;
+  std::optional<TrustedMs> deadline_ms;
   Hex<256> intent;
   Id observation_budget = 1;
   bool operator==(const EffectIntent&) const = default;
@@ -186,7 +186,7 @@ struct Suspend {
   static constexpr std::string_view kName = "suspend";
   Pid pid{};
   Id generation = 0;
-  Id resume_by_ms = 0;
+  TrustedMs resume_by_ms{};
   bool operator==(const Suspend&) const = default;
 };
 template <typename V> void fields(V& v, Suspend& t) {
@@ -531,7 +531,7 @@ struct ProcessInfo {
   ProcessState state = ProcessState::kUninitialized;
   std::optional<PrincipalId> owner;
   std::optional<Id> failure;  // the failed input a blocked process waits on
-  std::optional<Id> resume_by_ms;
+  std::optional<TrustedMs> resume_by_ms;
   List<Name, kRequiredNames> required;
   Id head = 1;  // the next input to consume
   Id tail = 0;  // the last input admitted
@@ -558,7 +558,7 @@ struct ProcessSummary {
   ProcessState state = ProcessState::kUninitialized;
   std::optional<PrincipalId> owner;
   std::optional<Id> failure;
-  std::optional<Id> resume_by_ms;
+  std::optional<TrustedMs> resume_by_ms;
   List<Name, kRequiredNames> required;
   Id head = 1;
   Id tail = 0;

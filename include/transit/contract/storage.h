@@ -18,7 +18,7 @@ namespace cowboy::transit {
 
 /// The read-lease grace a later fence waits out before it records that every
 /// lease taken under an earlier epoch has ended: the longest snapshot lease.
-inline constexpr Id kReadLeaseGraceMs = kSnapshotLeaseMaxMs;
+inline constexpr Millis kReadLeaseGraceMs = kSnapshotLeaseMaxMs;
 
 // ---- leaves: what one storage_compact relocates ----------------------------------
 
@@ -123,7 +123,7 @@ template <typename V> void fields(V& v, PreparedTurn& t) { v("basis", t.basis)("
 struct StorageFenced {
   static constexpr std::string_view kName = "storage_fenced";
   Id epoch = 0;         // the new storage epoch
-  Id fenced_at_ms = 0;  // trusted time at the fence
+  TrustedMs fenced_at_ms{};  // trusted time at the fence
   Id grace_below = 0;   // every read lease of an epoch below this has ended (0: none recorded)
   bool operator==(const StorageFenced&) const = default;
 };
@@ -154,10 +154,10 @@ struct StorageStatus {
   Digest location_definition{};  // the one current definition of page and block locations
   Id epoch = 0;
   Position fenced_at{};     // the position of the fence that made `epoch` (0: none yet)
-  Id fenced_at_ms = 0;  // ... and its trusted time
+  TrustedMs fenced_at_ms{};  // ... and its trusted time
   Id grace_below = 0;   // every read lease of an epoch below this has ended (0: none recorded)
   Id compaction_cursor = 0;
-  Id read_lease_grace_ms = kReadLeaseGraceMs;
+  Millis read_lease_grace_ms = kReadLeaseGraceMs;
   bool operator==(const StorageStatus&) const = default;
 };
 template <typename V> void fields(V& v, StorageStatus& t) {

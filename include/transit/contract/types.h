@@ -340,7 +340,7 @@ struct Receipt {
   PrincipalId principal{};
   Id sequence = 0;
   Digest request_digest{};  // the signed digest of the request decided
-  Id accepted_at_ms = 0;    // trusted time recorded in the decision
+  TrustedMs accepted_at_ms{};   // trusted time recorded in the decision
   Outcome outcome;
   bool operator==(const Receipt&) const = default;
 };
@@ -388,7 +388,7 @@ struct Capabilities {
   Id lifetime_owner_budget = kLifetimeOwnerBudget;
   // Leased snapshots (decisions 70-78): the longest lease, the open snapshots
   // one principal and the whole node may hold, snapshot_read's range budget.
-  Id snapshot_lease_max_ms = kSnapshotLeaseMaxMs;
+  Millis snapshot_lease_max_ms = kSnapshotLeaseMaxMs;
   Id snapshots_per_principal = 0;
   Id snapshots_per_node = 0;
   Id snapshot_range_records = kSnapshotRangeRecords;

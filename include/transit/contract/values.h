@@ -46,6 +46,18 @@ struct PositionTag {
 };
 using Revision = StrongId<RevisionTag, std::uint64_t>;  // a resource's revision: 1 at creation, +1 per change
 using Position = StrongId<PositionTag, std::uint64_t>;  // an authority position: one per decision (cuts, floors)
+
+// Trusted time (decision 178): a point is milliseconds since the Unix epoch by
+// the authority's clock (a deadline, an acceptance, an expiry), a duration is
+// a count of milliseconds (a lease, a grace). A point moves only by a Millis
+// and two points differ by one; a lease where a deadline is expected, or
+// either where a raw integer is, does not compile. On the wire each is its u64.
+using Millis = StrongId<struct MillisTag, std::uint64_t>;
+struct TrustedMsTag {
+  static constexpr bool kCounted = true;
+  using Count = Millis;
+};
+using TrustedMs = StrongId<TrustedMsTag, std::uint64_t>;
 template <std::size_t N> using Fixed = std::array<std::uint8_t, N>;
 using PublicKey = Fixed<32>;
 using Signature = Fixed<64>;

@@ -298,7 +298,7 @@ Problem check(const CheckpointQuery&, const CheckpointStatus& s, Position positi
 // pinned no later than the response, and entries of its captured revision
 // only, in key order after where the read began.
 Problem check_snapshot(const SnapshotInfo& s, Position position) {
-  if (s.resource.value == 0 || s.revision.value == 0 || s.position.value == 0 || s.expires_at_ms == 0 || s.position > position)
+  if (s.resource.value == 0 || s.revision.value == 0 || s.position.value == 0 || s.expires_at_ms.value == 0 || s.position > position)
     return std::string("a snapshot with a zero resource, revision, position or lease, or pinned after the response");
   return std::nullopt;
 }

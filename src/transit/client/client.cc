@@ -259,7 +259,7 @@ void Client::set_next_sequence(Id next) { impl_->next_sequence = next; }
 std::optional<Id> Client::next_sequence() const { return impl_->next_sequence; }
 Position Client::last_position() const { return impl_->last_position; }
 
-ClientResult<SnapshotOpened> Client::open_snapshot(ResourceId resource, std::optional<Revision> revision, Id lease_ms) {
+ClientResult<SnapshotOpened> Client::open_snapshot(ResourceId resource, std::optional<Revision> revision, Millis lease_ms) {
   auto r = query(OpenSnapshot{resource, revision, lease_ms});
   if (!r.ok()) return Err{r.error()};
   return std::get<SnapshotOpened>(r->result);

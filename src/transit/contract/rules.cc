@@ -62,9 +62,9 @@ std::optional<DecodeError> check(const ListEntries& l) {
   return std::nullopt;
 }
 
-std::optional<DecodeError> lease(Id lease_ms, std::string path) {
-  if (lease_ms == 0 || lease_ms > kSnapshotLeaseMaxMs)
-    return broken(Reason::kBadLease, std::move(path), "a lease of 1.." + std::to_string(kSnapshotLeaseMaxMs) + " ms");
+std::optional<DecodeError> lease(Millis lease_ms, std::string path) {
+  if (lease_ms.value == 0 || lease_ms > kSnapshotLeaseMaxMs)
+    return broken(Reason::kBadLease, std::move(path), "a lease of 1.." + std::to_string(kSnapshotLeaseMaxMs.value) + " ms");
   return std::nullopt;
 }
 std::optional<DecodeError> check(const OpenSnapshot& o) { return lease(o.lease_ms, "op.open_snapshot.lease_ms"); }

@@ -34,8 +34,8 @@ Maintainer::Round Maintainer::courier_pass() {
     if (!cursor) {  // a first page starts at the oldest head: the lag
       const auto& heads = page.items.items;
       metrics_.lag_positions = heads.empty() ? 0 : response.position - heads.front().published_at;
-      const std::uint64_t now = clock_.now_ms();
-      metrics_.lag_ms = heads.empty() || heads.front().published_at_ms > now ? 0 : now - heads.front().published_at_ms;
+      const TrustedMs now = trusted_now();
+      metrics_.lag_ms = heads.empty() || heads.front().published_at_ms > now ? 0 : (now - heads.front().published_at_ms).value;
     }
     bool moved = false;
     for (const auto& head : page.items.items) {

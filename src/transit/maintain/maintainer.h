@@ -121,6 +121,8 @@ class Maintainer {
   void reachable(bool up);
   /// Sleeps `pause` or until stop(); false once stopping.
   bool pause(std::chrono::milliseconds pause);
+  /// This process's clock, read as trusted time (the node judges it by its own).
+  TrustedMs trusted_now() const { return TrustedMs{clock_.now_ms()}; }
 
   Options options_;
   const Clock& clock_;
@@ -129,7 +131,7 @@ class Maintainer {
   bool history_trim_ = false;  // the realm's genesis opts in (allow_history_trim); fixed for its life
   bool collection_ = false;    // the node reports collection (decision 155)
   bool storage_ = false;       // the node reports storage_maintenance (decision 181)
-  std::uint64_t next_storage_ms_ = 0;   // no storage run before this trusted time
+  TrustedMs next_storage_ms_{};  // no storage run before this trusted time
   std::mutex mutex_;
   std::condition_variable wake_;
   bool stopping_ = false;

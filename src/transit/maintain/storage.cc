@@ -15,8 +15,8 @@ namespace cowboy::transit::maintain {
 
 Maintainer::Round Maintainer::storage_pass() {
   if (!storage_ || options_.storage_every.count() == 0) return Round::kIdle;
-  const auto every = static_cast<std::uint64_t>(options_.storage_every.count());
-  if (clock_.now_ms() < next_storage_ms_) return Round::kIdle;
+  const Millis every{static_cast<std::uint64_t>(options_.storage_every.count())};
+  if (trusted_now() < next_storage_ms_) return Round::kIdle;
   Response response;
   switch (list(StorageQuery{}, response)) {
     case Listed::kPage: break;
@@ -25,7 +25,7 @@ Maintainer::Round Maintainer::storage_pass() {
     case Listed::kRefused: return Round::kIdle;
   }
   const StorageStatus status = std::get<StorageStatus>(response.result);
-  const std::uint64_t now = clock_.now_ms();
+  const TrustedMs now = trusted_now();
   if (status.fenced_at.value != 0 && now < status.fenced_at_ms + every) {
     next_storage_ms_ = status.fenced_at_ms + every;  // someone fenced since: the next run is due from that fence
     return Round::kIdle;
@@ -37,7 +37,7 @@ Maintainer::Round Maintainer::storage_pass() {
     case Act::kUnreachable: return Round::kUnreachable;
     case Act::kDone: worked = true; break;
     case Act::kLostRace: return Round::kWorked;  // another maintainer fenced: its run, read again next round
-    case Act::kWaiting: next_storage_ms_ = now + 1'000; return Round::kIdle;  // the node's time is short of the grace
+    case Act::kWaiting: next_storage_ms_ = now + Millis{1'000}; return Round::kIdle;  // the node's time is short of the grace
     case Act::kRefused: next_storage_ms_ = now + every; return Round::kIdle;
   }
   ++metrics_.storage_runs;

@@ -324,7 +324,7 @@ std::optional<Refusal> Authority::check_signer(PrincipalId principal_id) const {
   return std::nullopt;
 }
 
-Result<Receipt, Refusal> Authority::decide(const Request& request, const Digest& digest, std::uint64_t now_ms,
+Result<Receipt, Refusal> Authority::decide(const Request& request, const Digest& digest, TrustedMs now_ms,
                                            std::span<const Bytes> blocks, const CatalogReader& catalog,
                                            const PayloadFacts& payloads, Touched& touched) {
   // Admission: ordinary obligations stop at the ceiling, control mutations at its reserve's end.
@@ -545,7 +545,7 @@ Capabilities Authority::capabilities() const {
   return c;
 }
 
-Result<QueryResult, Refusal> Authority::answer(const Query& query, std::uint64_t now_ms,
+Result<QueryResult, Refusal> Authority::answer(const Query& query, TrustedMs now_ms,
                                                const CatalogReader& catalog) const {
   const PrincipalId caller = query.principal;
   const auto* p = principal(caller);

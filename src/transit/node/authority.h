@@ -214,7 +214,7 @@ class Authority {
   /// A fresh command at sequence last + 1, signature already verified, with
   /// the block bodies that came with it: its receipt (the head advanced,
   /// `touched` filled) or why not (nothing changed).
-  Result<Receipt, Refusal> decide(const Request& request, const Digest& digest, std::uint64_t now_ms,
+  Result<Receipt, Refusal> decide(const Request& request, const Digest& digest, TrustedMs now_ms,
                                   std::span<const Bytes> blocks, const CatalogReader& catalog,
                                   const PayloadFacts& payloads, Touched& touched);
   /// Refusals that come before the sequence rule: unknown or revoked principal.
@@ -223,7 +223,7 @@ class Authority {
   /// returned: for effect evidence, the signer's current effect permission (decision 46).
   std::optional<Refusal> recheck_retry(const Request& request) const;
 
-  Result<QueryResult, Refusal> answer(const Query& query, std::uint64_t now_ms, const CatalogReader& catalog) const;
+  Result<QueryResult, Refusal> answer(const Query& query, TrustedMs now_ms, const CatalogReader& catalog) const;
 
   /// The bits `principal` holds at `target` now: those of its current grants
   /// that cover the target, within its PID scope (decision 25). Every command
@@ -257,11 +257,11 @@ class Authority {
   /// `effect` would be refused now because its caller is retired (decision 60).
   /// The attempt verb asks this of every unattempted intent; an intent already
   /// attempted keeps its executor and deadline whatever becomes of its caller.
-  std::optional<Refusal> termination_fence(const EffectInfo& effect, std::uint64_t now_ms) const;
+  std::optional<Refusal> termination_fence(const EffectInfo& effect, TrustedMs now_ms) const;
   /// Why `caller` may not read `resource`'s entries now: inspect and read on
   /// it, within its PID scope, and the resource's lifetime (decision 27). A
   /// snapshot asks this at every read (decision 72).
-  std::optional<Refusal> check_readable(PrincipalId caller, ResourceId resource, std::uint64_t now_ms) const {
+  std::optional<Refusal> check_readable(PrincipalId caller, ResourceId resource, TrustedMs now_ms) const {
     return check_resource(caller, resource, kInspect | kRead, now_ms);
   }
   /// The final authority-tail fence: the authority has not moved since `checked_at`.
@@ -272,13 +272,13 @@ class Authority {
 
   /// Whether the effect's caller is terminal (retired, or gone): the one rule
   /// behind the fence, cancel_effect and the cancellable listing.
-  bool caller_terminal(const EffectInfo& effect, std::uint64_t now_ms) const;
+  bool caller_terminal(const EffectInfo& effect, TrustedMs now_ms) const;
 
  private:
   /// One decision's context for the state commands (resources.cc, processes.cc).
   struct Step {
     PrincipalId caller;
-    std::uint64_t now_ms;
+    TrustedMs now_ms;
     std::span<const Bytes> blocks;
     const CatalogReader& catalog;
     Touched& touched;
@@ -306,7 +306,7 @@ class Authority {
   Result<Outcome, Refusal> apply(const Spawn& op, Step& step);
   /// Why `worker` may not take `process` over at `generation` (rotate_worker, activate).
   std::optional<Refusal> check_takeover(const ProcessRecord& process, PrincipalId worker, Id generation,
-                                        std::uint64_t now_ms) const;
+                                        TrustedMs now_ms) const;
   /// Why `worker` may not take over `pid` by rotation, the process's rules aside.
   std::optional<Refusal> check_rotatable_worker(const RotateWorker& op) const;
   /// Names `resource` as `name` for `pid` at the next association revision.
@@ -369,7 +369,7 @@ class Authority {
   Result<Outcome, Refusal> collect_process(ProcessRecord& p, Step& step);
   /// Why collect would refuse `r` of `p` now, or the process `p` itself; the
   /// listing for the maintenance process asks the same (decision 155).
-  std::optional<Refusal> resource_gate(const ProcessRecord& p, const ResourceRecord& r, std::uint64_t now_ms) const;
+  std::optional<Refusal> resource_gate(const ProcessRecord& p, const ResourceRecord& r, TrustedMs now_ms) const;
   std::optional<Refusal> process_gate(const ProcessRecord& p) const;
   void remove_output(Id output, Step& step);
   void remove_effect(Id effect, Step& step);
@@ -433,7 +433,7 @@ class Authority {
   // Reads (resources.cc, processes.cc): each checks authority before reading and fences after.
   struct ReadCtx {
     PrincipalId caller;
-    std::uint64_t now_ms;
+    TrustedMs now_ms;
     const CatalogReader& catalog;
   };
   Result<QueryResult, Refusal> read(const ReadCtx& ctx, const ListResources& q) const;
@@ -467,7 +467,7 @@ class Authority {
   bool reaches(Pid pid, const Scope& target) const;
   /// A process's metadata: inspect or execute at its PID (decision 25).
   bool may_read_metadata(PrincipalId caller, Pid pid) const;
-  std::optional<Refusal> check_resource(PrincipalId caller, ResourceId resource, std::uint64_t wanted, std::uint64_t now_ms) const;
+  std::optional<Refusal> check_resource(PrincipalId caller, ResourceId resource, std::uint64_t wanted, TrustedMs now_ms) const;
   /// Which basis an entry read selects: the resource record, the revision to read and the view.
   struct Selected {
     const ResourceRecord* resource;
@@ -477,28 +477,28 @@ class Authority {
   Result<Selected, Refusal> select(const ReadCtx& ctx, ResourceId resource, std::optional<Revision> revision,
                                    std::optional<Id> view) const;
   Result<Selected, Refusal> select(const ReadCtx& ctx, const Basis& basis) const;
-  bool alive(const ResourceRecord& r, std::uint64_t now_ms) const;
-  bool retired(const ProcessRecord& p, std::uint64_t now_ms) const;
-  ProcessState state_of(const ProcessRecord& p, std::uint64_t now_ms) const;
+  bool alive(const ResourceRecord& r, TrustedMs now_ms) const;
+  bool retired(const ProcessRecord& p, TrustedMs now_ms) const;
+  ProcessState state_of(const ProcessRecord& p, TrustedMs now_ms) const;
   /// The state the last decision left, before trusted time or dependencies judge it.
   static ProcessState recorded_state(const ProcessRecord& p);
-  std::optional<Refusal> check_required(const ProcessRecord& p, std::uint64_t now_ms) const;
+  std::optional<Refusal> check_required(const ProcessRecord& p, TrustedMs now_ms) const;
   /// Whether one of `p`'s required names is associated with `resource`.
   bool requires_resource(const ProcessRecord& p, ResourceId resource) const;
   /// Initialized, neither retired nor fenced, and owned or holding admitted input (decision 36a).
-  bool active(const ProcessRecord& p, std::uint64_t now_ms) const;
+  bool active(const ProcessRecord& p, TrustedMs now_ms) const;
   /// Retiring `resource` changes the required topology of the processes that
   /// require it: refused while one of them, or one of its borrowers, is active.
-  std::optional<Refusal> check_quiescent(ResourceId resource, std::uint64_t now_ms) const;
+  std::optional<Refusal> check_quiescent(ResourceId resource, TrustedMs now_ms) const;
   /// Why a process may not declare `required` names: over the node's budget (decision 156).
   std::optional<Refusal> check_required_budget(std::size_t required) const {
     if (required <= budgets_.required_resources) return std::nullopt;
     return Refusal{Reason::kDependencyBudget, std::to_string(required) + " required names, over the node's budget of " +
                                                   std::to_string(budgets_.required_resources)};
   }
-  std::optional<Refusal> check_executor(PrincipalId caller, const ProcessRecord& p, Id generation, std::uint64_t now_ms) const;
+  std::optional<Refusal> check_executor(PrincipalId caller, const ProcessRecord& p, Id generation, TrustedMs now_ms) const;
   // The effect rules (effects.cc).
-  std::optional<Refusal> check_effect(const EffectIntent& effect, Pid pid, std::uint64_t now_ms) const;
+  std::optional<Refusal> check_effect(const EffectIntent& effect, Pid pid, TrustedMs now_ms) const;
   /// Records a turn's checked intent as authorized at this decision; its id.
   Id authorize_effect(Pid pid, const EffectIntent& intent, Step& step);
   /// A pending output the caller may resolve: it exists, the caller holds
@@ -514,8 +514,8 @@ class Authority {
   /// deadline, or abandon an orphaned attempt.
   bool administers_effect(PrincipalId caller, const EffectInfo& e) const;
   /// Whether a listing with `filter` shows `e` now.
-  bool shown(const EffectInfo& e, EffectFilter filter, std::uint64_t now_ms) const;
-  void record_closure(EffectInfo& e, ClosureKind kind, const EffectStep& by, std::optional<Id> trusted_lower_bound_ms);
+  bool shown(const EffectInfo& e, EffectFilter filter, TrustedMs now_ms) const;
+  void record_closure(EffectInfo& e, ClosureKind kind, const EffectStep& by, std::optional<TrustedMs> trusted_lower_bound_ms);
   const Association* associated(Pid pid, ResourceId resource) const;
   const Association* associated(Pid pid, std::string_view name) const;
   /// A process that exists, is not retired, and on which the caller holds `needs`.
@@ -527,9 +527,9 @@ class Authority {
   // Routes and ended processes: the maintenance process's work (maintenance.cc, decisions 50-56).
   /// Whether `source`'s pending outputs are fenced: it is retired now, other
   /// than by a dependency's end (whose finished turns' outputs still go, decision 10).
-  bool terminated(const ProcessRecord& source, std::uint64_t now_ms) const;
+  bool terminated(const ProcessRecord& source, TrustedMs now_ms) const;
   /// How `p` has ended without a command, judged now; null while it has not.
-  std::optional<Ending> ending_of(const ProcessRecord& p, std::uint64_t now_ms) const;
+  std::optional<Ending> ending_of(const ProcessRecord& p, TrustedMs now_ms) const;
   /// A new pending output, at the tail of its route.
   void add_pending(OutputRecord output, Position position);
   /// Resolves the head of its route (delivered, disposed or cancelled) and releases the route.

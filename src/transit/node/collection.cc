@@ -145,7 +145,7 @@ Result<Outcome, Refusal> Authority::collect_process(ProcessRecord& p, Step& step
 
 // The gates, apart from what they remove, so that the maintenance process's
 // listing asks exactly what collect will (decision 155).
-std::optional<Refusal> Authority::resource_gate(const ProcessRecord& p, const ResourceRecord& r, std::uint64_t now_ms) const {
+std::optional<Refusal> Authority::resource_gate(const ProcessRecord& p, const ResourceRecord& r, TrustedMs now_ms) const {
   const auto id = r.info.resource;
   if (r.collected_at) return Refusal{Reason::kAlreadyCollected, "the resource is a tombstone"};
   // Retired, or its lifetime ended with its owner's retirement (decision 114).

@@ -27,7 +27,7 @@ EffectChanged changed(const EffectInfo& e, std::optional<Id> input = std::nullop
 // suspension, a lifetime owner's end), so every intent needs a finite
 // reconciliation deadline, and its executor the effect permission at the
 // caller's PID, within the executor's own PID scope (decision 11).
-std::optional<Refusal> Authority::check_effect(const EffectIntent& effect, Pid pid, std::uint64_t now_ms) const {
+std::optional<Refusal> Authority::check_effect(const EffectIntent& effect, Pid pid, TrustedMs now_ms) const {
   if (!principal(effect.executor)) return Refusal{Reason::kUnknownExecutor, "no such effect executor"};
   if (!(rights(effect.executor, PidScope{pid}) & kEffect))
     return Refusal{Reason::kExecutorNotPermitted, "the executor holds no effect permission at the process"};
@@ -62,7 +62,7 @@ bool Authority::administers_effect(PrincipalId caller, const EffectInfo& e) cons
 }
 
 void Authority::record_closure(EffectInfo& e, ClosureKind kind, const EffectStep& by,
-                               std::optional<Id> trusted_lower_bound_ms) {
+                               std::optional<TrustedMs> trusted_lower_bound_ms) {
   e.phase = EffectPhase::kClosed;
   e.closure = EffectClosure{kind, by, trusted_lower_bound_ms};
   put_row(layout::key(layout::kUnresolved, e.effect), false);
@@ -164,7 +164,7 @@ Result<Outcome, Refusal> Authority::apply(const CloseEffect& op, Step& step) {
     // Trusted time's sample at this decision is its lower bound: time never goes back (decision 8).
     if (!e.intent.deadline_ms || step.now_ms < *e.intent.deadline_ms)
       return refuse(Reason::kDeadlineNotReached,
-                    "trusted time " + std::to_string(step.now_ms) + " is short of the reconciliation deadline");
+                    "trusted time " + std::to_string(step.now_ms.value) + " is short of the reconciliation deadline");
     record_closure(e, ClosureKind::kDeadline, here, step.now_ms);
   }
   step.touched.effects.push_back(e.effect);
@@ -190,7 +190,7 @@ Result<Outcome, Refusal> Authority::apply(const CancelEffect& op, Step& step) {
 
 // ---- reads -----------------------------------------------------------------------------
 
-bool Authority::shown(const EffectInfo& e, EffectFilter filter, std::uint64_t now_ms) const {
+bool Authority::shown(const EffectInfo& e, EffectFilter filter, TrustedMs now_ms) const {
   const bool open = e.phase != EffectPhase::kClosed;
   switch (filter) {
     case EffectFilter::kAll: return true;

@@ -17,12 +17,12 @@ Err<Refusal> refuse(Reason reason, std::string message) { return Err{Refusal{rea
 // An expired suspension (recorded or not) and a retirement by command fence
 // the source's pending outputs; a dependency's end does not (decision 10), so
 // its outputs go on being delivered, before and after its retirement is recorded.
-bool Authority::terminated(const ProcessRecord& source, std::uint64_t now_ms) const {
+bool Authority::terminated(const ProcessRecord& source, TrustedMs now_ms) const {
   const bool expired = source.resume_by_ms && now_ms > *source.resume_by_ms;
   return expired || (source.retired && source.ending != Ending::kDependencyEnded);
 }
 
-std::optional<Ending> Authority::ending_of(const ProcessRecord& p, std::uint64_t now_ms) const {
+std::optional<Ending> Authority::ending_of(const ProcessRecord& p, TrustedMs now_ms) const {
   if (p.retired) return std::nullopt;  // recorded already
   if (p.resume_by_ms && now_ms > *p.resume_by_ms) return Ending::kSuspensionExpired;
   if (p.initialized && check_required(p, now_ms)) return Ending::kDependencyEnded;
@@ -35,7 +35,7 @@ std::optional<Ending> Authority::ending_of(const ProcessRecord& p, std::uint64_t
 // A suspended process is a candidate from the start: its deadline may pass.
 bool Authority::may_have_ended(const ProcessRecord& p) const {
   if (p.retired) return false;
-  return p.resume_by_ms || (p.initialized && check_required(p, 0));
+  return p.resume_by_ms || (p.initialized && check_required(p, TrustedMs{}));
 }
 
 // The index is stored (`n/`, decision 130): each change goes to the journal

@@ -10,14 +10,14 @@ namespace cowboy::transit::node {
 
 // A suspension past its deadline is a permanent retirement from that instant;
 // trusted time never goes back, so nothing needs writing for it to hold.
-bool Authority::retired(const ProcessRecord& p, std::uint64_t now_ms) const {
+bool Authority::retired(const ProcessRecord& p, TrustedMs now_ms) const {
   return p.retired || (p.resume_by_ms && now_ms > *p.resume_by_ms);
 }
 
 // Judged now: fenced comes before the recorded states, since a process whose
 // required dependency is gone cannot execute, whatever its record says, until
 // the maintenance process records its retirement (record_retirement, decision 52).
-ProcessState Authority::state_of(const ProcessRecord& p, std::uint64_t now_ms) const {
+ProcessState Authority::state_of(const ProcessRecord& p, TrustedMs now_ms) const {
   if (retired(p, now_ms)) return ProcessState::kRetired;
   if (p.initialized && check_required(p, now_ms)) return ProcessState::kFenced;
   return recorded_state(p);
@@ -31,7 +31,7 @@ ProcessState Authority::recorded_state(const ProcessRecord& p) {
   return p.owner ? ProcessState::kOwned : ProcessState::kIdle;
 }
 
-std::optional<Refusal> Authority::check_required(const ProcessRecord& p, std::uint64_t now_ms) const {
+std::optional<Refusal> Authority::check_required(const ProcessRecord& p, TrustedMs now_ms) const {
   for (const auto& name : p.required.items) {
     const auto* a = associated(p.pid, name.value);
     const auto* r = a ? resource(a->resource) : nullptr;
@@ -47,7 +47,7 @@ bool Authority::requires_resource(const ProcessRecord& p, ResourceId resource_id
   return false;
 }
 
-bool Authority::active(const ProcessRecord& p, std::uint64_t now_ms) const {
+bool Authority::active(const ProcessRecord& p, TrustedMs now_ms) const {
   switch (state_of(p, now_ms)) {
     case ProcessState::kUninitialized:
     case ProcessState::kRetired:
@@ -60,7 +60,7 @@ bool Authority::active(const ProcessRecord& p, std::uint64_t now_ms) const {
   return true;
 }
 
-std::optional<Refusal> Authority::check_quiescent(ResourceId resource_id, std::uint64_t now_ms) const {
+std::optional<Refusal> Authority::check_quiescent(ResourceId resource_id, TrustedMs now_ms) const {
   const auto busy = [&](const ProcessRecord& p, const std::string& why) -> std::optional<Refusal> {
     if (!active(p, now_ms)) return std::nullopt;
     return Refusal{Reason::kNotQuiescent, "process " + std::to_string(p.pid.value) + why + " is " +
@@ -84,7 +84,7 @@ std::optional<Refusal> Authority::check_quiescent(ResourceId resource_id, std::u
 }
 
 std::optional<Refusal> Authority::check_executor(PrincipalId caller, const ProcessRecord& p, Id generation,
-                                                 std::uint64_t now_ms) const {
+                                                 TrustedMs now_ms) const {
   if (!(rights(caller, PidScope{p.pid}) & kExecute))
     return Refusal{Reason::kNotPermitted, "requires execute at the process"};
   if (auto missing = check_required(p, now_ms)) return missing;  // fenced

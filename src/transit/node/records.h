@@ -67,7 +67,7 @@ struct Head {
   Id next_output = 1;
   Id next_effect = 1;
   Id next_payload = 1;
-  Id last_time_ms = 0;
+  TrustedMs last_time_ms{};
   Id storage_epoch = 0;
   Id compaction_cursor = 0;
   Position floor{};       // journal entries below it are trimmed; its own entry, a checkpoint's, stays (0: none)
@@ -76,7 +76,7 @@ struct Head {
   // Storage maintenance (decisions 140-149): storage_epoch and compaction_cursor above, and
   Digest location_definition{};  // the one current definition of locations; another is refused as it opens
   Position fenced_at{};              // the position of the fence that made storage_epoch (0: none)
-  Id fenced_at_ms = 0;           // ... and its trusted time
+  TrustedMs fenced_at_ms{};      // ... and its trusted time
   Id grace_below = 0;            // every read lease of an epoch below this has ended (0: none recorded)
   bool operator==(const Head&) const = default;
 };
@@ -112,7 +112,7 @@ struct ProcessRecord {
   std::optional<PrincipalId> owner;
   std::optional<Id> failure;
   Text<0, 256> failure_reason;
-  std::optional<Id> resume_by_ms;  // set while suspended
+  std::optional<TrustedMs> resume_by_ms;  // set while suspended
   bool retired = false;
   List<Name, kRequiredNames> required;
   Id head = 1;
@@ -156,7 +156,7 @@ struct OutputRecord {
   OutputState state = OutputState::kPending;
   std::optional<Id> input;  // where it was admitted
   Position published_at{};  // the position of the turn that published it
-  Id published_at_ms = 0;   // ... and its trusted time (the maintenance process's lag, decision 55)
+  TrustedMs published_at_ms{};  // ... and its trusted time (the maintenance process's lag, decision 55)
   bool operator==(const OutputRecord&) const = default;
 };
 template <typename V> void fields(V& v, OutputRecord& t) {

@@ -33,7 +33,7 @@ const Association* Authority::associated(Pid pid, std::string_view name) const {
   return revision ? association(pid, *revision) : nullptr;
 }
 
-bool Authority::alive(const ResourceRecord& r, std::uint64_t now_ms) const {
+bool Authority::alive(const ResourceRecord& r, TrustedMs now_ms) const {
   if (r.info.retired) return false;
   if (!r.info.owner) return true;
   const auto* owner = process(*r.info.owner);
@@ -41,7 +41,7 @@ bool Authority::alive(const ResourceRecord& r, std::uint64_t now_ms) const {
 }
 
 std::optional<Refusal> Authority::check_resource(PrincipalId caller, ResourceId resource_id, std::uint64_t wanted,
-                                                 std::uint64_t now_ms) const {
+                                                 TrustedMs now_ms) const {
   const auto* r = resource(resource_id);
   if (!r) return Refusal{Reason::kUnknownResource, "no resource " + std::to_string(resource_id.value)};
   if ((rights(caller, ResourceScope{resource_id}) & wanted) != wanted)

@@ -33,7 +33,7 @@ Sequencer::Sequencer(std::unique_ptr<Journal> journal, Authority authority, cons
       deadlines_(options.deadline),
       journal_(std::move(journal)),
       authority_(std::move(authority)),
-      snapshots_(entropy, clock.now_ms(), snapshots) {
+      snapshots_(entropy, TrustedMs{clock.now_ms()}, snapshots) {
   for (const auto& [id, p] : authority_.principals())
     if (!p.revoked) keys_[id] = p.public_key;
   durable_position_ = authority_.head().position;
@@ -233,8 +233,8 @@ Result<Response, Refusal> Sequencer::answer(const QueryWork& q) {
   if (auto refusal = check_key(query.principal, q.verified_with, q.digest, q.query.signature)) return Err{*refusal};
   const bool snapshot = std::visit([](const auto& op) { return kSnapshotQuery<std::decay_t<decltype(op)>>; }, query.op);
   const Position checked_at = authority_.head().position;
-  auto result = snapshot ? answer_snapshot(authority_, snapshots_, query, clock_.now_ms(), journal_->catalog())
-                         : authority_.answer(query, clock_.now_ms(), journal_->catalog());
+  auto result = snapshot ? answer_snapshot(authority_, snapshots_, query, trusted_now(), journal_->catalog())
+                         : authority_.answer(query, trusted_now(), journal_->catalog());
   if (auto corrupt = authority_.take_corrupt())  // decision 157: a snapshot's reads too
     return Err{Refusal{Reason::kStorageCorrupt, corrupt->message()}};
   if (!result.ok()) return Err{result.error()};
@@ -285,7 +285,7 @@ Result<Receipt, Refusal> Sequencer::decide(CommandWork& work, Source& source) {
 
   Touched touched;
   auto receipt =
-      authority_.decide(request, work.digest, clock_.now_ms(), work.command.blocks, journal_->catalog(), payloads_,
+      authority_.decide(request, work.digest, trusted_now(), work.command.blocks, journal_->catalog(), payloads_,
                         touched);
   if (!receipt.ok()) return receipt;
   journal_->stage(authority_, touched, work.command.envelope, *receipt);

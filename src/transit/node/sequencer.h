@@ -131,6 +131,8 @@ class Sequencer {
                                    const Signature& signature) const;
   void publish_key(PrincipalId principal);
   bool enqueue(Work work, std::size_t reserve = 0);  // admitted while pending < max_pending + reserve
+  /// The clock read as trusted time: what every decision and query is judged by.
+  TrustedMs trusted_now() const { return TrustedMs{clock_.now_ms()}; }
 
   const Genesis genesis_;
   const Clock& clock_;

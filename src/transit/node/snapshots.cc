@@ -21,9 +21,9 @@ SnapshotRegistry::Key SnapshotRegistry::key_of(const SnapshotToken& token) {
   return key;
 }
 
-SnapshotRegistry::SnapshotRegistry(Entropy& entropy, std::uint64_t started_ms, SnapshotLimits limits)
+SnapshotRegistry::SnapshotRegistry(Entropy& entropy, TrustedMs started_ms, SnapshotLimits limits)
     : entropy_(entropy), limits_(limits), started_ms_(started_ms) {
-  for (int i = 0; i < 8; ++i) incarnation_[i] = static_cast<std::uint8_t>(started_ms >> (56 - 8 * i));
+  for (int i = 0; i < 8; ++i) incarnation_[i] = static_cast<std::uint8_t>(started_ms.value >> (56 - 8 * i));
   entropy_.fill(std::span(incarnation_).subspan(8));
 }
 
@@ -38,7 +38,7 @@ void SnapshotRegistry::end(std::map<Key, Snapshot>::iterator it, End how) {
   }
 }
 
-void SnapshotRegistry::reap(std::uint64_t now_ms) {
+void SnapshotRegistry::reap(TrustedMs now_ms) {
   // At most limits_.per_node snapshots, so one pass is bounded.
   for (auto it = open_.begin(); it != open_.end();) {
     auto next = std::next(it);
@@ -48,7 +48,7 @@ void SnapshotRegistry::reap(std::uint64_t now_ms) {
 }
 
 Result<SnapshotRegistry::Snapshot, Refusal> SnapshotRegistry::open(PrincipalId principal, ResourceId resource, Revision revision, Position position,
-                                                                   Id lease_ms, std::uint64_t now_ms) {
+                                                                   Millis lease_ms, TrustedMs now_ms) {
   reap(now_ms);  // an expired lease frees its place first
   if (auto it = held_.find(principal); it != held_.end() && it->second >= limits_.per_principal)
     return refuse(Reason::kSnapshotQuota, "the caller holds " + std::to_string(it->second) +
@@ -69,12 +69,12 @@ Result<SnapshotRegistry::Snapshot, Refusal> SnapshotRegistry::open(PrincipalId p
 }
 
 Result<SnapshotRegistry::Snapshot*, Refusal> SnapshotRegistry::find(const SnapshotToken& token, PrincipalId principal,
-                                                                    std::uint64_t now_ms) {
+                                                                    TrustedMs now_ms) {
   const auto& bytes = token.value;
   if (bytes.size() != kSnapshotTokenBytes || !std::equal(incarnation_.begin(), incarnation_.end(), bytes.begin())) {
     // Another incarnation's: an earlier start (or this start's time with another nonce) was restarted away.
-    const std::uint64_t started = bytes.size() == kSnapshotTokenBytes ? big_endian(bytes.data()) : 0;
-    if (started != 0 && started <= started_ms_)
+    const TrustedMs started{bytes.size() == kSnapshotTokenBytes ? big_endian(bytes.data()) : 0};
+    if (started.value != 0 && started <= started_ms_)
       return refuse(Reason::kSnapshotRestarted, "the node restarted since this snapshot was opened; open another");
     return refuse(Reason::kUnknownSnapshot, "no such snapshot");
   }
@@ -91,11 +91,11 @@ Result<SnapshotRegistry::Snapshot*, Refusal> SnapshotRegistry::find(const Snapsh
   return refuse(Reason::kUnknownSnapshot, "no such snapshot");
 }
 
-void SnapshotRegistry::renew(Snapshot& snapshot, std::uint64_t now_ms) {
+void SnapshotRegistry::renew(Snapshot& snapshot, TrustedMs now_ms) {
   snapshot.expires_at_ms = now_ms + snapshot.lease_ms;
 }
 
-bool SnapshotRegistry::close(const SnapshotToken& token, PrincipalId principal, std::uint64_t now_ms) {
+bool SnapshotRegistry::close(const SnapshotToken& token, PrincipalId principal, TrustedMs now_ms) {
   auto it = open_.find(key_of(token));
   if (it == open_.end() || it->second.principal != principal) return false;
   if (now_ms >= it->second.expires_at_ms) return end(it, End::kExpired), false;
@@ -111,13 +111,13 @@ struct Reader {
   const Authority& authority;
   SnapshotRegistry& registry;
   PrincipalId caller;
-  std::uint64_t now_ms;
+  TrustedMs now_ms;
   const CatalogReader& catalog;
 
   /// Current rights, every time: inspect and read on the resource, its lifetime (decision 72).
   std::optional<Refusal> authorized(ResourceId resource) const { return authority.check_readable(caller, resource, now_ms); }
 
-  Result<SnapshotRegistry::Snapshot, Refusal> acquire(ResourceId resource, std::optional<Revision> revision, Id lease_ms) const {
+  Result<SnapshotRegistry::Snapshot, Refusal> acquire(ResourceId resource, std::optional<Revision> revision, Millis lease_ms) const {
     if (auto refusal = authorized(resource)) return Err{*refusal};
     const Revision current = authority.resource(resource)->info.revision;
     if (revision && *revision != current)
@@ -192,7 +192,7 @@ struct Reader {
 }  // namespace
 
 Result<QueryResult, Refusal> answer_snapshot(const Authority& authority, SnapshotRegistry& registry, const Query& query,
-                                             std::uint64_t now_ms, const CatalogReader& catalog) {
+                                             TrustedMs now_ms, const CatalogReader& catalog) {
   const Reader reader{authority, registry, query.principal, now_ms, catalog};
   return std::visit(
       [&](const auto& op) -> Result<QueryResult, Refusal> {

@@ -29,7 +29,7 @@ class SnapshotRegistry {
 
   /// `started_ms`: trusted time as the node starts. With 8 random bytes it
   /// names this incarnation, the first half of every token it issues.
-  SnapshotRegistry(Entropy& entropy, std::uint64_t started_ms, SnapshotLimits limits);
+  SnapshotRegistry(Entropy& entropy, TrustedMs started_ms, SnapshotLimits limits);
 
   struct Snapshot {
     SnapshotToken token;
@@ -37,19 +37,19 @@ class SnapshotRegistry {
     ResourceId resource{};
     Revision revision{};
     Position position{};  // the published authority position it pins
-    Id lease_ms = 0;
-    Id expires_at_ms = 0;
+    Millis lease_ms{};
+    TrustedMs expires_at_ms{};
     SnapshotInfo info() const { return {token, resource, revision, position, expires_at_ms}; }
   };
 
   /// A new snapshot for `principal`, or why not (its quota, the node's capacity).
-  Result<Snapshot, Refusal> open(PrincipalId principal, ResourceId resource, Revision revision, Position position, Id lease_ms, std::uint64_t now_ms);
+  Result<Snapshot, Refusal> open(PrincipalId principal, ResourceId resource, Revision revision, Position position, Millis lease_ms, TrustedMs now_ms);
   /// The caller's open snapshot of `token` now, or why there is none.
-  Result<Snapshot*, Refusal> find(const SnapshotToken& token, PrincipalId principal, std::uint64_t now_ms);
+  Result<Snapshot*, Refusal> find(const SnapshotToken& token, PrincipalId principal, TrustedMs now_ms);
   /// A read through it succeeded: its lease runs again from now.
-  void renew(Snapshot& snapshot, std::uint64_t now_ms);
+  void renew(Snapshot& snapshot, TrustedMs now_ms);
   /// Ends the caller's open snapshot of `token`; false when there was none to end.
-  bool close(const SnapshotToken& token, PrincipalId principal, std::uint64_t now_ms);
+  bool close(const SnapshotToken& token, PrincipalId principal, TrustedMs now_ms);
 
   std::size_t open_count() const { return open_.size(); }
   const SnapshotLimits& limits() const { return limits_; }
@@ -63,13 +63,13 @@ class SnapshotRegistry {
   using Key = std::array<std::uint8_t, kSnapshotTokenBytes>;  // a token's bytes (the decoder fixes their length)
   static Key key_of(const SnapshotToken& token);
   /// Moves every snapshot whose lease ran out to the ended memory.
-  void reap(std::uint64_t now_ms);
+  void reap(TrustedMs now_ms);
   void end(std::map<Key, Snapshot>::iterator it, End end);
 
   Entropy& entropy_;
   const SnapshotLimits limits_;
   std::array<std::uint8_t, 16> incarnation_{};  // started_ms (big-endian) and 8 random bytes
-  std::uint64_t started_ms_ = 0;
+  TrustedMs started_ms_{};
   std::map<Key, Snapshot> open_;
   std::map<PrincipalId, std::size_t> held_;  // principal -> its open snapshots
   std::map<Key, Ended> ended_;
@@ -80,6 +80,6 @@ class SnapshotRegistry {
 /// registry changes (an open, a renewed lease, a release) only when it is
 /// answered; a refusal changes nothing.
 Result<QueryResult, Refusal> answer_snapshot(const Authority& authority, SnapshotRegistry& registry, const Query& query,
-                                             std::uint64_t now_ms, const CatalogReader& catalog);
+                                             TrustedMs now_ms, const CatalogReader& catalog);
 
 }  // namespace cowboy::transit::node

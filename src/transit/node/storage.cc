@@ -44,8 +44,8 @@ Result<Outcome, Refusal> Authority::apply(const StorageFence& op, Step& step) {
     if (head_.fenced_at.value == 0) return refuse(Reason::kNoEarlierFence, "no fence has been accepted: no earlier epoch's leases to wait out");
     if (step.now_ms < head_.fenced_at_ms + kReadLeaseGraceMs)
       return refuse(Reason::kReadLeaseGracePending,
-                    "trusted time " + number(step.now_ms) + " is short of the fence at " + number(head_.fenced_at_ms) +
-                        " ms plus the read-lease grace of " + number(kReadLeaseGraceMs) + " ms");
+                    "trusted time " + number(step.now_ms.value) + " is short of the fence at " + number(head_.fenced_at_ms.value) +
+                        " ms plus the read-lease grace of " + number(kReadLeaseGraceMs.value) + " ms");
     // Every lease taken under an epoch below the current one was taken before its fence, and has ended by now.
     grace_below = head_.storage_epoch;
   }

@@ -31,7 +31,7 @@ std::optional<Refusal> Authority::check_rotatable_worker(const RotateWorker& op)
 // An executable process: initialized, live, neither fenced, suspended nor
 // blocked, idle or owned by `worker` already, at `generation`.
 std::optional<Refusal> Authority::check_takeover(const ProcessRecord& process, PrincipalId worker, Id generation,
-                                                 std::uint64_t now_ms) const {
+                                                 TrustedMs now_ms) const {
   if (retired(process, now_ms)) return Refusal{Reason::kRetired, "the process is permanently retired"};
   if (!process.initialized) return Refusal{Reason::kUninitialized, "the process is not initialized"};
   if (auto missing = check_required(process, now_ms)) return missing;
@@ -86,12 +86,12 @@ Result<Outcome, Refusal> Authority::apply(const Terminate& op, Step& step) {
   return Outcome{ProcessTerminated{op.pid, process.generation, cancelled}};
 }
 
-bool Authority::caller_terminal(const EffectInfo& effect, std::uint64_t now_ms) const {
+bool Authority::caller_terminal(const EffectInfo& effect, TrustedMs now_ms) const {
   const auto* caller = process(effect.pid);
   return !caller || retired(*caller, now_ms);
 }
 
-std::optional<Refusal> Authority::termination_fence(const EffectInfo& effect, std::uint64_t now_ms) const {
+std::optional<Refusal> Authority::termination_fence(const EffectInfo& effect, TrustedMs now_ms) const {
   if (caller_terminal(effect, now_ms))
     return Refusal{Reason::kCallerTerminated, "process " + std::to_string(effect.pid.value) + " is retired"};
   return std::nullopt;
