@@ -127,9 +127,9 @@ struct NoPayloads final : node::PayloadFacts {
   bool absent(Id, const Digest&) const override { return true; }
 };
 
-std::uint64_t wall_ms() {
-  return static_cast<std::uint64_t>(
-      std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::system_clock::now().time_since_epoch()).count());
+TrustedMs wall_ms() {
+  return TrustedMs{static_cast<std::uint64_t>(
+      std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::system_clock::now().time_since_epoch()).count())};
 }
 
 double rss_mib() {
@@ -194,7 +194,7 @@ void fill_scale(const std::filesystem::path& dir, std::size_t processes, std::si
   for (std::size_t n = 0; n < records; ++n) {  // outputs, effects and payloads of process 1
     Turn t{Pid{1}, 2, std::nullopt, std::nullopt, std::nullopt, {}, {}, {}, {}, std::nullopt};
     for (Id d = 2; d <= 5; ++d) t.outputs.items.push_back(OutputProposal{Pid{d}, InputValue{{1, 2, 3}}});
-    t.effect = EffectIntent{PrincipalId{1}, wall_ms() + 86'400'000, {}, 1};
+    t.effect = EffectIntent{PrincipalId{1}, wall_ms() + Millis{86'400'000}, {}, 1};
     decide(PrincipalId{100}, 1, t);
     decide(PrincipalId{100}, 1, DeclarePayload{Pid{1}, 1024, Digest{}, false});
   }
@@ -217,7 +217,7 @@ ScaleSample measure_scale(const std::filesystem::path& dir, std::size_t processe
   s.open_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
   s.rss_mib = rss_mib();
   const auto base = root_options_of(*node);
-  std::mt19937_64 random(wall_ms());
+  std::mt19937_64 random(wall_ms().value);
   std::vector<std::string> reads;
   for (std::size_t q = 0; q < queries; ++q)
     reads.push_back(to_json(sign(Query{Version{}, Definition{}, {"dev"}, PrincipalId{1}, ProcessRead{Pid{kFillFirstPid + random() % processes}}},
