@@ -146,29 +146,32 @@ class RocksDbStore final : public Store {
     return bytes;
   }
 
-  bool has_room_to_flush(std::uint64_t wal) const {
+  // Flushes the memtables into a table file, RocksDB then dropping the WAL
+  // they stand for, when the disk has room for the file: a full disk's
+  // restart keeps its WAL (docs/operations.md, "A full disk"). What was
+  // counted before the flush leaves the count with it.
+  bool flush(std::string_view when, std::uint64_t wal, bool allow_write_stall) {
     auto free = free_bytes();
-    return free && *free >= wal + kFlushHeadroomBytes;
+    if (!free || *free < wal + kFlushHeadroomBytes) return false;
+    std::uint64_t counted = entries_.load(std::memory_order_relaxed);
+    rocksdb::FlushOptions options;
+    options.allow_write_stall = allow_write_stall;
+    if (auto status = db_->Flush(options); !status.ok()) {
+      log::warn("store_flush_failed", log::field("when", when), log::field("why", status.ToString()));
+      return false;
+    }
+    entries_.fetch_sub(counted, std::memory_order_relaxed);  // what came since is the next memtable's
+    return true;
   }
 
-  // Flushes the memtables into a table file when the WAL they stand for is
-  // worth replaying no more and the disk has room for the file; RocksDB then
-  // drops those WAL files. When idle, or at a stop.
+  // When idle, or at a stop: once the WAL is worth replaying no more.
   void flush_if_worth_it(std::string_view when) {
     if (failed_) return;
     std::uint64_t wal = unflushed_wal_bytes();
     if (wal < settings_.flush_min_wal_bytes) return;
-    if (!has_room_to_flush(wal)) return;  // a full disk's restart keeps its WAL (docs/operations.md, "A full disk")
-    std::uint64_t counted = entries_.load(std::memory_order_relaxed);
-    rocksdb::FlushOptions options;
-    options.allow_write_stall = true;  // nobody is writing; at a stop nobody will
-    auto status = db_->Flush(options);
-    if (status.ok()) {
-      entries_.fetch_sub(counted, std::memory_order_relaxed);
+    // Nobody is writing; at a stop nobody will.
+    if (flush(when, wal, /*allow_write_stall=*/true))
       log::info("store_flushed", log::field("when", when), log::field("wal_bytes", wal));
-    } else {
-      log::warn("store_flush_failed", log::field("when", when), log::field("why", status.ToString()));
-    }
   }
 
   // The committers count what they write; the one whose batch takes the
@@ -200,15 +203,8 @@ class RocksDbStore final : public Store {
       entries_.fetch_sub(counted - std::min(counted, in_memtable), std::memory_order_relaxed);
       return true;
     }
-    if (!has_room_to_flush(unflushed_wal_bytes())) return false;  // as flush_if_worth_it
-    rocksdb::FlushOptions options;
-    options.allow_write_stall = false;  // waits here rather than stall the committers
-    if (auto status = db_->Flush(options); !status.ok()) {
-      log::warn("store_flush_failed", log::field("when", "entries"), log::field("why", status.ToString()));
-      return false;
-    }
-    entries_.fetch_sub(counted, std::memory_order_relaxed);  // what came since is the next memtable's
-    return true;
+    // Waits here rather than stall the committers.
+    return flush("entries", unflushed_wal_bytes(), /*allow_write_stall=*/false);
   }
 
   // The flusher thread: flushes a memtable that reached `flush_at_entries`,
