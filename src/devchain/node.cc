@@ -335,13 +335,11 @@ Result<std::unique_ptr<cip11::chain::SeedChain>, std::string> replay_seeds(rocks
                                                                           const RoundKeys& round_keys) {
   auto seeds = std::make_unique<cip11::chain::SeedChain>(chain, cip11::chain::devchain_schedule(),
                                                          devchain_leader(genesis, rotating, round_keys));
+  // The oldest pending selection's block S and its view (the lowest: views rise with heights).
+  const auto pending = pending_views_of(state);
   std::optional<std::uint64_t> oldest_pending;
-  for (const auto& [id, job] : state.jobs)
-    if (job.pending)
-      oldest_pending = std::min(oldest_pending.value_or(job.pending->submitted_at.value), job.pending->submitted_at.value);
-  const auto views = pending_views_of(state);
-  const std::optional<cip11::View> oldest_view =
-      views.empty() ? std::nullopt : std::optional(views.begin()->second);  // the oldest S's, the lowest
+  std::optional<cip11::View> oldest_view;
+  if (!pending.empty()) oldest_pending = pending.begin()->first, oldest_view = pending.begin()->second;
   std::uint64_t first = 1;
   const std::uint64_t floor = replay_floor(height, oldest_pending);
   if (floor > 1)
