@@ -75,14 +75,15 @@ bool PresenceAggregator::counts(const Held& held, Height height, const std::vect
   return young(held.height, height) && std::find(current.begin(), current.end(), held.pair) != current.end();
 }
 
-PresentSet PresenceAggregator::aggregate(const PresentSet& own, Height height,
-                                         const std::vector<EpochPair>& current) const {
+PresentSet PresenceAggregator::aggregate(const PresentSet& own, Height height, const std::vector<EpochPair>& current,
+                                         const Sees& sees) const {
   PresentSet out = own;
   for (const auto& [sender, held] : views_) {
     if (!counts(held, height, current)) continue;
-    for (std::uint32_t i : held.indices)
-      if (i < out.registry_size()) out.add(i);  // indices are ascending: the rest are later registrations
-      else break;
+    for (std::uint32_t i : held.indices) {
+      if (i >= out.registry_size()) break;  // indices are ascending: the rest are later registrations
+      if (sees(sender, held.pair, i)) out.add(i);
+    }
   }
   return out;
 }

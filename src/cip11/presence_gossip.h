@@ -16,6 +16,7 @@
 // view that decodes names only indices below its registry_size.
 #pragma once
 
+#include <functional>
 #include <map>
 #include <optional>
 #include <vector>
@@ -104,12 +105,19 @@ class PresenceAggregator {
   /// Whether the view held of `sender` counts for block `height` by its age
   /// (its pair is not looked at).
   bool fresh(const crypto::Ed25519Public& sender, Height height) const;
+  /// Whether `sender`, stating a view under `pair`, can see the runner at
+  /// registry `index`: it is in that runner's Sub of the snapshot `pair` names.
+  using Sees = std::function<bool(const crypto::Ed25519Public& sender, const EpochPair& pair, std::uint32_t index)>;
   /// §8.2: the present set of block `height` = `own` (the proposer's local
   /// presence over registry(H-1)) ∪ every view fresh for `height` whose pair
   /// is one of `current` (the snapshots current at `height`: past a cutoff
   /// the old epoch's views stop counting, §5.3 point 4), each index kept only
-  /// when below own.registry_size() (registered as of H-1, §8.1).
-  PresentSet aggregate(const PresentSet& own, Height height, const std::vector<EpochPair>& current) const;
+  /// when below own.registry_size() (registered as of H-1, §8.1) and when
+  /// `sees` says its sender can hold that runner's connection: a validator
+  /// vouches only for runners of its own subset (choice 151), so a false view
+  /// marks no runner it could not have seen.
+  PresentSet aggregate(const PresentSet& own, Height height, const std::vector<EpochPair>& current,
+                       const Sees& sees) const;
   /// How many held views are fresh for `height` under one of `current`.
   std::size_t fresh_count(Height height, const std::vector<EpochPair>& current) const;
 

@@ -709,6 +709,10 @@ struct Node::Execution {
   Bytes consumed_seeds;  // ConsumedSeedsV1 of what the block's records consumed
   Bytes32 state_root{};
   std::optional<cip11::chain::SeedChain::Advance> seeds;  // the rounds the block takes, committed after its write
+  /// The block's ConsumedSeedsV1 entries: set for a block this node verifies
+  /// (its pending pass assigns only their rounds' records), or for a proposer
+  /// that leaves every due selection pending (none).
+  std::optional<std::vector<cip11::chain::ConsumedSeed>> committed_seeds;
 };
 
 void Node::execute(const Block& block, const std::vector<Pending>& txs, const cip11::PresentSet* present,
@@ -728,7 +732,8 @@ void Node::execute(const Block& block, const std::vector<Pending>& txs, const ci
                    out.seeds ? std::span<const cip11::chain::RoundSeed>(*out.seeds)
                              : std::span<const cip11::chain::RoundSeed>{});
     context.emplace(
-        cip11::chain::BlockContext{cip11::Height{h}, genesis_.cip11->params, *beacon, *present, snapshots_, block.view, &shadow_});
+        cip11::chain::BlockContext{cip11::Height{h}, genesis_.cip11->params, *beacon, *present, snapshots_, block.view,
+                                   &shadow_, out.committed_seeds ? &*out.committed_seeds : nullptr});
     cip11::chain::begin_block(state_.cip11, *context, out.committed.effects);
   }
   for (std::uint32_t i = 0; i < txs.size(); ++i)
@@ -938,6 +943,7 @@ ApiResult<SignedBlock> Node::propose(std::optional<cip11::View> view, const Anno
     }
     ex.seeds = std::move(*advance);
     if (proof) b.seed_evidence.assign(proof->begin(), proof->end());
+    if (!config_.process_due_selections) ex.committed_seeds.emplace();
   }
   execute(b, txs, present ? &*present : nullptr, ex);
   b.consumed_seeds = ex.consumed_seeds;
@@ -1072,8 +1078,12 @@ ApiResult<std::uint64_t> Node::accept_locked(const SignedBlock& sb) {
       if (!set) return no(BlockRefusal::kBadPresence, std::string(cip11::to_string(set.error())));
       present = std::move(*set);
     }
-    if (auto seeds = cip11::chain::decode_consumed_seeds(b.consumed_seeds); !seeds)
-      return no(BlockRefusal::kBadConsumedSeeds, std::string(cip11::to_string(seeds.error())));
+    auto seeds = cip11::chain::decode_consumed_seeds(b.consumed_seeds);
+    if (!seeds) return no(BlockRefusal::kBadConsumedSeeds, std::string(cip11::to_string(seeds.error())));
+    // §9.2: which due records a block processes is its proposer's choice; this
+    // node processes exactly those whose round the block commits, and the
+    // comparison below refuses an entry no record consumed or another seed.
+    ex.committed_seeds = std::move(*seeds);
   } else if (b.presence || !b.consumed_seeds.empty()) {
     return no(b.presence ? BlockRefusal::kBadPresence : BlockRefusal::kBadConsumedSeeds, "a CIP-11 field on a chain without CIP-11");
   }

@@ -18,7 +18,10 @@
 // lone producer; followers verify each proof before executing the block, and
 // the last rounds' seeds are replayed and verified from the stored proofs at
 // open); an observer sees every
-// committed block's assignments after the write (§10.1: push only what is final).
+// committed block's assignments after the write (§10.1 pushes only what is
+// final: a lone producer's blocks are; with several validators a block is
+// final only kMaxRollbackDepth deep, and a fork withdraws the pushes of the
+// blocks it drops, D11 - docs/cip11.md "Not built").
 //
 // Durability contract: a block is one synced RocksDB WriteBatch holding its
 // receipts, exactly the state records it changed (the registry when it changed,
@@ -94,6 +97,10 @@ struct NodeConfig {
   /// the rotation), and the leader of Round(0, v) is the proposer of view v:
   /// validators_E[v mod N_E] of the epoch active at its block's height (proposers.h).
   bool rotating = false;
+  /// false: this node's blocks assign no due M > 1 selection and commit no
+  /// seed (§9.2 lets a proposer leave them pending; verifiers must accept
+  /// that). For tests of exactly that; a validator keeps the default.
+  bool process_due_selections = true;
 };
 
 /// A committed block as the validator process sees it (after its durable write).

@@ -113,12 +113,18 @@ TEST(Cip11Chain, EmptyPresentSetDrawsTheFallbackCommitteeAndPresentFirstPrefersP
 
 // §7.3's steering bound: with more than one validator an M > 1 committee is
 // drawn over the whole eligible set, presence or not; M = 1 stays present-first.
+std::vector<crypto::Ed25519Public> four_peers() {
+  std::vector<crypto::Ed25519Public> peers(4);
+  for (std::size_t i = 0; i < peers.size(); ++i) peers[i].fill(static_cast<std::uint8_t>(i + 1));
+  return peers;
+}
+
 TEST(Cip11Chain, MultiValidatorCommitteesIgnorePresence) {
   auto ks = keys(20, 6);
   auto committee = [&](bool multi, std::uint32_t m, std::vector<std::uint32_t> present) {
     Chain c;
     c.params.present_first_enabled = true;
-    c.params.multi_validator = multi;
+    if (multi) c.validators = ValidatorSnapshots::genesis(four_peers());
     c.register_all(ks);
     auto out = c.ok(ks[0].address, testing::job(m, 20), present);
     while (c.job_of(*out.job_id).state != JobState::kAssigned) c.begin(present);
@@ -127,6 +133,28 @@ TEST(Cip11Chain, MultiValidatorCommitteesIgnorePresence) {
   EXPECT_EQ(committee(true, 3, {4}), committee(true, 3, {}));
   EXPECT_EQ(committee(true, 1, {4}), std::vector<Address>{ks[4].address});
   EXPECT_EQ(committee(false, 3, {4}).at(0), ks[4].address);
+}
+
+// §3.2 counts |V| in the snapshot active at the block, not in the genesis:
+// a chain that grows from one validator to four by a change stops drawing
+// M > 1 committees present-first from the change's activation on (§7.3).
+TEST(Cip11Chain, TheSteeringBoundFollowsTheActiveSnapshotNotTheGenesis) {
+  auto ks = keys(20, 6);
+  constexpr Height kActivation{40};
+  auto committee_at = [&](Height submitted, std::vector<std::uint32_t> present) {
+    Chain c;
+    c.params.present_first_enabled = true;
+    c.validators.add(Epoch{1}, kActivation, four_peers());  // after the harness's genesis of one
+    c.register_all(ks);
+    while (c.height < submitted) c.begin(present);
+    auto out = c.ok(ks[0].address, testing::job(3, 20), present);
+    while (c.job_of(*out.job_id).state != JobState::kAssigned) c.begin(present);
+    return c.committee_of(*out.job_id);
+  };
+  // One validator: the present runner is drawn first.
+  EXPECT_EQ(committee_at(Height{5}, {4}).at(0), ks[4].address);
+  // Four from the activation on: presence orders nothing in an M > 1 committee.
+  EXPECT_EQ(committee_at(Height{50}, {4}), committee_at(Height{50}, {}));
 }
 
 TEST(Cip11Chain, TheDevJobSpecIsPinned) {

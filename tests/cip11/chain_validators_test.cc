@@ -598,6 +598,44 @@ TEST_F(Cip11PresenceGossipProcesses, EveryRunnerIsPresentInTheBlocksOfEveryPropo
     ASSERT_TRUE(set) << h;
     EXPECT_EQ(set->count(), 0u) << h;
   }
+  // A view that verifies, from validator 1, naming every runner: validator 0's
+  // blocks take from it only the runners whose Sub(R) holds validator 1, the
+  // ones it could have seen (choice 151). Posted again at each head, above
+  // validator 1's own views, so that it is the one validator 0 holds.
+  PresentSet seen_by_1(v.registry_size);
+  for (std::uint32_t j = 0; j < v.registry_size; ++j)
+    if (excluded[j] != 1) seen_by_1.add(j);
+  ASSERT_LT(seen_by_1.count(), runner_count);
+  std::uint64_t posted_at = UINT64_MAX;
+  const auto overreach = [&] {
+    const std::uint64_t now = height(0);
+    if (now == posted_at) return now;
+    PresenceView at_head = v;
+    at_head.height = Height{now + kViewMaxAgeBlocks};
+    EXPECT_EQ(post_view(0, encode_view(sign_view(Signer::validator(seeds[1]), chain_id, at_head))), "");
+    posted_at = now;
+    return now;
+  };
+  std::size_t by_0 = 0;
+  const std::uint64_t first = overreach() + 2;  // a block after the first post
+  for (std::uint64_t h = first; h < first + 16;) {
+    if (overreach() < h) {
+      std::this_thread::sleep_for(5ms);
+      continue;
+    }
+    auto b = chain(0).block_at(h);
+    ASSERT_TRUE(b.ok()) << h;
+    auto set = presence_at(0, h);
+    ASSERT_TRUE(set) << h;
+    if (b->block.proposer == index_of(0)) {
+      EXPECT_EQ(set->indices(), seen_by_1.indices()) << "block " << h;
+      ++by_0;
+    } else {
+      EXPECT_EQ(set->count(), 0u) << "block " << h << " proposed by " << b->block.proposer;
+    }
+    ++h;
+  }
+  EXPECT_GT(by_0, 0u);
 
   // The runners: each admitted by the three validators of its Sub(R).
   for (std::size_t r = 0; r < runner_count; ++r) runners.push_back(start_runner(r));

@@ -45,6 +45,8 @@ struct Cip11PresenceGossip : ::testing::Test {
     ctx.me = keys[0];
   }
 
+  /// Every sender vouches for every runner (the subset rule is its own test).
+  static bool sees_all(const crypto::Ed25519Public&, const EpochPair&, std::uint32_t) { return true; }
   static PresentSet set_of(std::uint32_t n, std::initializer_list<std::uint32_t> present) {
     PresentSet s(n);
     for (auto i : present) s.add(i);
@@ -189,27 +191,50 @@ TEST_F(Cip11PresenceGossip, TheAggregateIsTheProposersViewUnionEveryFreshPeerVie
   const std::vector<EpochPair> current{epoch0};
   const PresentSet own = set_of(10, {0, 1});
   // Nothing heard: the proposer's own view, exactly (§8.1 as a special case).
-  EXPECT_EQ(agg.aggregate(own, Height{20}, current), own);
+  EXPECT_EQ(agg.aggregate(own, Height{20}, current, sees_all), own);
   // Runners only a peer holds (their Sub(R) excludes the proposer) are present too.
   ASSERT_TRUE(agg.offer(keys[1], view(1, Height{19}, 10, {2, 3})));
   ASSERT_TRUE(agg.offer(keys[2], view(2, Height{18}, 10, {3, 9})));
-  EXPECT_EQ(agg.aggregate(own, Height{20}, current).indices(), (std::vector<std::uint32_t>{0, 1, 2, 3, 9}));
+  EXPECT_EQ(agg.aggregate(own, Height{20}, current, sees_all).indices(), (std::vector<std::uint32_t>{0, 1, 2, 3, 9}));
   // Indices at or above |registry(H-1)| (a peer's view of a later registry) are left out (§8.1).
   ASSERT_TRUE(agg.offer(keys[3], view(3, Height{19}, 12, {4, 10, 11})));
-  EXPECT_EQ(agg.aggregate(own, Height{20}, current).indices(), (std::vector<std::uint32_t>{0, 1, 2, 3, 4, 9}));
+  EXPECT_EQ(agg.aggregate(own, Height{20}, current, sees_all).indices(), (std::vector<std::uint32_t>{0, 1, 2, 3, 4, 9}));
   EXPECT_EQ(agg.fresh_count(Height{20}, current), 3u);
   // A silent peer's last view stops counting kViewMaxAgeBlocks blocks after
   // block H-1: view 18 counts up to block 22 (parent 21), not at 23.
   EXPECT_TRUE(agg.fresh(keys[2], Height{18 + kViewMaxAgeBlocks + 1}));
   EXPECT_FALSE(agg.fresh(keys[2], Height{18 + kViewMaxAgeBlocks + 2}));
-  EXPECT_EQ(agg.aggregate(own, Height{23}, current).indices(), (std::vector<std::uint32_t>{0, 1, 2, 3, 4}));
-  EXPECT_EQ(agg.aggregate(own, Height{30}, current), own);
+  EXPECT_EQ(agg.aggregate(own, Height{23}, current, sees_all).indices(), (std::vector<std::uint32_t>{0, 1, 2, 3, 4}));
+  EXPECT_EQ(agg.aggregate(own, Height{30}, current, sees_all), own);
   EXPECT_EQ(agg.fresh_count(Height{30}, current), 0u);
   // Nor does a view far above the proposer's parent (it cannot have come from a live peer's head).
   PresenceAggregator ahead;
   ASSERT_TRUE(ahead.offer(keys[1], view(1, Height{40}, 10, {5})));
-  EXPECT_EQ(ahead.aggregate(own, Height{20}, current), own);
-  EXPECT_TRUE(ahead.aggregate(own, Height{38}, current).contains(5));
+  EXPECT_EQ(ahead.aggregate(own, Height{20}, current, sees_all), own);
+  EXPECT_TRUE(ahead.aggregate(own, Height{38}, current, sees_all).contains(5));
+}
+
+// Choice 151: a peer's view adds a runner only when the peer is in that
+// runner's Sub(R) under the pair the view names - a validator vouches for the
+// connections it can hold, so a false view cannot mark runners it never saw.
+TEST_F(Cip11PresenceGossip, APeerVouchesOnlyForRunnersOfItsOwnSubset) {
+  constexpr std::uint32_t kRunners = 12;
+  std::vector<crypto::Secp256k1Compressed> runner_keys(kRunners);
+  for (std::uint32_t i = 0; i < kRunners; ++i) runner_keys[i].fill(static_cast<std::uint8_t>(0x20 + i));
+  const auto sees = [&](const crypto::Ed25519Public& sender, const EpochPair& pair, std::uint32_t index) {
+    return pair == epoch0 && in_subset(runner_keys[index], keys, sender);
+  };
+  PresenceAggregator agg;
+  ASSERT_TRUE(agg.offer(keys[1], view(1, Height{19}, kRunners, {0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11})));
+  std::vector<std::uint32_t> of_1;
+  for (std::uint32_t i = 0; i < kRunners; ++i)
+    if (in_subset(runner_keys[i], keys, keys[1])) of_1.push_back(i);
+  ASSERT_GT(of_1.size(), 0u);
+  ASSERT_LT(of_1.size(), kRunners);  // k = 3 of 4: some runners leave validator 1 out
+  EXPECT_EQ(agg.aggregate(PresentSet(kRunners), Height{20}, {epoch0}, sees).indices(), of_1);
+  // The proposer's own view is its own: the rule applies to peers' views only.
+  EXPECT_EQ(agg.aggregate(set_of(kRunners, {0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11}), Height{20}, {epoch0}, sees).count(),
+            kRunners);
 }
 
 TEST_F(Cip11PresenceGossip, AnOlderOrEqualViewNeverReplacesTheNewerOne) {
@@ -219,12 +244,12 @@ TEST_F(Cip11PresenceGossip, AnOlderOrEqualViewNeverReplacesTheNewerOne) {
   // A replay of an older view (or one reordered in flight) changes nothing.
   EXPECT_FALSE(agg.offer(keys[1], view(1, Height{18}, 10, {7})));
   EXPECT_FALSE(agg.offer(keys[1], view(1, Height{19}, 10, {7})));
-  EXPECT_EQ(agg.aggregate(PresentSet(10), Height{20}, current).indices(), (std::vector<std::uint32_t>{2}));
+  EXPECT_EQ(agg.aggregate(PresentSet(10), Height{20}, current, sees_all).indices(), (std::vector<std::uint32_t>{2}));
   // A newer one replaces it whole: a runner that left the peer's presence leaves the aggregate.
   EXPECT_TRUE(agg.offer(keys[1], view(1, Height{20}, 10, {8})));
-  EXPECT_EQ(agg.aggregate(PresentSet(10), Height{21}, current).indices(), (std::vector<std::uint32_t>{8}));
+  EXPECT_EQ(agg.aggregate(PresentSet(10), Height{21}, current, sees_all).indices(), (std::vector<std::uint32_t>{8}));
   // A view held under a pair that is not current at the block does not count, however fresh.
-  EXPECT_EQ(agg.aggregate(PresentSet(10), Height{21}, {EpochPair{Epoch{1}, epoch0.validator_set_hash}}), PresentSet(10));
+  EXPECT_EQ(agg.aggregate(PresentSet(10), Height{21}, {EpochPair{Epoch{1}, epoch0.validator_set_hash}}, sees_all), PresentSet(10));
 }
 
 // §5.3 point 3 for views (docs/cip11.md choice 90): epoch 1 at block 100
@@ -280,7 +305,7 @@ TEST_F(Cip11PresenceGossip, AcrossAReconfigurationAViewNamesTheSnapshotItsSender
   ASSERT_TRUE(agg.offer(keys[1], view_under(epoch1, 1, kCutoff - 2, 12, {1})));
   ASSERT_TRUE(agg.offer(keys[3], view_under(epoch0, 3, kCutoff - 2, 12, {3})));
   const auto block = [&](Height h) {
-    return agg.aggregate(PresentSet(12), h, chain::current_pairs(snapshots, h)).indices();
+    return agg.aggregate(PresentSet(12), h, chain::current_pairs(snapshots, h), sees_all).indices();
   };
   EXPECT_EQ(block(kCutoff - 1), (std::vector<std::uint32_t>{1, 3}));
   EXPECT_EQ(agg.fresh_count(kCutoff - 1, chain::current_pairs(snapshots, kCutoff - 1)), 2u);

@@ -88,8 +88,9 @@ struct DevchainValidators : ::testing::Test {
     return g;
   }
 
-  std::unique_ptr<Node> open(std::size_t i) {
+  std::unique_ptr<Node> open(std::size_t i, bool process_due_selections = true) {
     NodeConfig config{dir.path() / "v" / std::to_string(i), std::chrono::milliseconds(5)};
+    config.process_due_selections = process_due_selections;
     config.validator_key = seeds[i];
     if (separate_vrf || i >= kValidators) config.vrf_key = vrf_seeds[i];  // a newcomer's change names its own
     config.rotating = true;
@@ -378,7 +379,11 @@ TEST_F(DevchainValidators, ACommitteeSeedIsCommittedAndAForgedOneIsRefused) {
           if (n.get() == &leader) continue;
           auto r = n->accept_block(forged);
           ASSERT_FALSE(r.ok());
-          EXPECT_TRUE(r.error().message.starts_with("SeedsMismatch:")) << r.error().message;
+          // Left out, the block's state (the job assigned) is not what its
+          // committed seeds assign (choice 152); another signature, not the round's seed.
+          EXPECT_TRUE(r.error().message.starts_with(forged_seeds == chain::encode_consumed_seeds({}) ? "StateMismatch:"
+                                                                                                  : "SeedsMismatch:"))
+              << r.error().message;
         }
       }
       for (auto& n : nodes) {
@@ -634,6 +639,41 @@ TEST(DevchainModeA, AFollowerDerivesPresenceFromProvenUntilAndRefusesAnyOtherFie
   auto accepted = follower->accept_block(omitted);
   EXPECT_TRUE(accepted.ok()) << (accepted.ok() ? "" : accepted.error().message);
   EXPECT_EQ(follower->state_hash(), leader->state_hash());
+}
+
+// Choice 152, §9.2: "verifiers cannot - and MUST NOT - treat an unprocessed
+// due record as a validity fault". The leader of the first view past r_seed
+// leaves the committee job pending and commits no seed: every other validator
+// accepts its block, the job stays pending everywhere, and the next leader's
+// block assigns it from exactly its seed round, the same at every validator.
+TEST_F(DevchainValidators, ABlockThatLeavesADueSelectionPendingIsValid) {
+  for (const auto& r : runners) submit(r, chain::testing::registration(r));
+  step(1);
+  const Bytes32 tx = submit(submitter, chain::testing::job(2, 40));
+  step(2);  // S: view 2, r_seed = Round(0, 2 + K)
+  const std::uint64_t k = genesis().cip11->params.selection_seed_delay_views;
+  const std::uint64_t due = 2 + k + 1;  // the first view past r_seed
+  for (std::uint64_t v = 3; v < due; ++v) step(v);
+  const std::size_t withholder = leader_at(due);
+  nodes[withholder].reset();
+  nodes[withholder] = open(withholder, /*process_due_selections=*/false);
+  ASSERT_TRUE(nodes[withholder]);
+  const auto left = step(due);  // every other validator accepts it (step checks)
+  EXPECT_TRUE(chain::decode_consumed_seeds(left.block.consumed_seeds)->empty());
+  const auto receipt = *nodes[0]->receipt(tx);
+  ASSERT_TRUE(receipt && receipt->job_id);
+  for (auto& n : nodes) EXPECT_EQ(n->job(*receipt->job_id)->state, chain::JobState::kPendingSelection);
+  for (auto& n : nodes) EXPECT_EQ(n->refusals()[static_cast<std::size_t>(BlockRefusal::kSeedsMismatch)], 0u);
+  const auto taken = step(due + 1);  // another leader processes it
+  auto consumed = chain::decode_consumed_seeds(taken.block.consumed_seeds);
+  ASSERT_TRUE(consumed.ok());
+  ASSERT_EQ(consumed->size(), 1u);
+  EXPECT_EQ((*consumed)[0].view, View{2 + k});
+  const auto assigned = nodes[0]->job(*receipt->job_id);
+  ASSERT_TRUE(assigned.ok());
+  EXPECT_EQ(assigned->state, chain::JobState::kAssigned);
+  for (auto& n : nodes) EXPECT_EQ(n->job(*receipt->job_id)->committee, assigned->committee);
+  expect_one_state();
 }
 
 // docs/cip11.md choice 102: after views without a block the chain's views

@@ -147,7 +147,9 @@ std::vector<Address> draw(const State& state, const BlockContext& block, const J
   request.seed = seed;
   request.mru = mru;
   request.config = block.params.reputation;
-  request.multi_validator = block.params.multi_validator;
+  // §3.2: n = |V| of the snapshot active at this block, not of the genesis:
+  // a set grown from one validator to several steers no committee (§7.3).
+  request.multi_validator = block.validators.active(block.height).peers.size() > 1;
   // Hard exclusion only under CIP-11 selection and the §8.4 guard; below it presence only orders.
   request.mode_a = cip11 && mode_a_effective(block.params, block.validators, block.height);
   return select_committee(request);
@@ -320,6 +322,10 @@ void run_pending(State& state, const BlockContext& block, const std::vector<JobI
       }
       continue;
     }
+    if (block.committed_seeds &&
+        std::none_of(block.committed_seeds->begin(), block.committed_seeds->end(),
+                     [&](const ConsumedSeed& s) { return s.epoch == p.seed_epoch && s.view == p.seed_view; }))
+      continue;  // its proposer left it pending (choice 152)
     note_seed(effects, beacon->first);
     job->pending.reset();  // §9.2 step 4: the record leaves; State::due follows it
     job->selection_seed = selection_seed_v3(SelectionMode::kDelayed, beacon->second, job->job_id, p.submitted_at.value);

@@ -104,6 +104,11 @@ struct BlockContext {
   /// only under CIP11_PRESENCE_SHADOW_ENABLED with present-first off. Null: an
   /// empty book.
   const ShadowBook* shadow = nullptr;
+  /// A verifier's block: its ConsumedSeedsV1 entries. The pending pass
+  /// assigns only records whose round is among them: the proposer chooses
+  /// which due records a block processes, and a verifier never treats one
+  /// left pending as a fault (§9.2). Null: the proposer's, every due record.
+  const std::vector<ConsumedSeed>* committed_seeds = nullptr;
   /// A lone producer's view is its height: the one place a height is read as a view (choice 138).
   View round_view() const { return view.value_or(View{height.value}); }
 };

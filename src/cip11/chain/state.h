@@ -31,7 +31,9 @@ struct ChainParams {
   bool present_first_enabled = false;          // CIP11_PRESENT_FIRST_ENABLED: the whole CIP-11 selection (Phase 2)
   bool poll_disabled = false;                  // CIP11_POLL_DISABLED: the poll endpoint answers 410 (Phase 3)
   bool presence_hard_exclude_enabled = false;  // PRESENCE_HARD_EXCLUDE_ENABLED: certificates; Mode A if the §8.4 guard holds
-  bool multi_validator = false;        // |ValidatorSetSnapshot(0)| > 1
+  // |ValidatorSetSnapshot(0)| > 1, as the genesis records it; selection reads
+  // the snapshot active at each block instead (§3.2, docs/cip11.md choice 150).
+  bool multi_validator = false;
   std::uint64_t heartbeat_timeout_blocks = kHeartbeatTimeoutBlocks;
   Height mru_activation_height{UINT64_MAX};          // MRU dormant, as deployed (§9.4)
   std::uint64_t mru_ttl_blocks = kMruTtlBlocks;

@@ -8,9 +8,15 @@ bool RunnerDirectory::refresh() {
   auto runners = chain_.runners();
   if (!runners) return false;
   std::map<Address, std::uint32_t> fresh;
-  for (std::uint32_t i = 0; i < runners->size(); ++i) fresh[(*runners)[i].address] = i;
+  std::vector<crypto::Secp256k1Compressed> keys;
+  keys.reserve(runners->size());
+  for (std::uint32_t i = 0; i < runners->size(); ++i) {
+    fresh[(*runners)[i].address] = i;
+    keys.push_back((*runners)[i].key);
+  }
   std::lock_guard lock(mu_);
   index_ = std::move(fresh);
+  keys_ = std::move(keys);
   return true;
 }
 
@@ -55,6 +61,16 @@ PresentSet RunnerDirectory::present_set(const std::vector<Address>& runners, std
 std::uint32_t RunnerDirectory::size() const {
   std::lock_guard lock(mu_);
   return static_cast<std::uint32_t>(index_.size());
+}
+
+void RunnerDirectory::know(std::uint32_t registry_size) {
+  if (size() < registry_size) refresh();
+}
+
+std::optional<crypto::Secp256k1Compressed> RunnerDirectory::key_at(std::uint32_t index) const {
+  std::lock_guard lock(mu_);
+  if (index >= keys_.size()) return std::nullopt;
+  return keys_[index];
 }
 
 std::optional<GoodbyeReason> RegistryAdmission::admit(const Hello& peer) {

@@ -47,11 +47,16 @@ class RunnerDirectory {
   PresentSet present_set(const std::vector<Address>& runners, std::uint32_t registry_size) const;
   /// |registry| as of the directory's last read (the indices it knows are 0..size-1).
   std::uint32_t size() const;
+  /// Reads the registry again when it knows fewer than `registry_size` runners.
+  void know(std::uint32_t registry_size);
+  /// The auth key of the runner at registry `index`; nullopt beyond the last read.
+  std::optional<crypto::Secp256k1Compressed> key_at(std::uint32_t index) const;
 
  private:
   chain::ChainPort& chain_;
   mutable std::mutex mu_;
   std::map<Address, std::uint32_t> index_;
+  std::vector<crypto::Secp256k1Compressed> keys_;  // by registry index
   std::set<Address> deregistered_;
 };
 

@@ -222,9 +222,16 @@ std::optional<Bytes> ValidatorService::presence_field(Height height, std::uint32
   auto present = on_io([this] { return links_->presence().present_runners(); }, std::chrono::milliseconds(200));
   // Without an answer from the io thread its own view is empty, which fails open (§7.3); the peers' still count.
   const PresentSet own = present ? directory_.present_set(*present, registry_size) : PresentSet(registry_size);
+  directory_.know(registry_size);  // the keys of every runner a view may name, read before the views' lock
+  const auto snapshots = snapshots_.get();
+  const auto sees = [&](const crypto::Ed25519Public& sender, const EpochPair& pair, std::uint32_t index) {
+    const auto* snapshot = snapshots->select(pair, height);
+    const auto key = directory_.key_at(index);
+    return snapshot && key && in_subset(*key, snapshot->peers, sender, setup_.params.subset);
+  };
   std::lock_guard lock(views_mu_);
   // Across an overlap the views of both epochs count; past its cutoff the old epoch's do not (§5.3).
-  const PresentSet set = views_.aggregate(own, height, chain::current_pairs(*snapshots_.get(), height));
+  const PresentSet set = views_.aggregate(own, height, chain::current_pairs(*snapshots, height), sees);
   presence_input_runners_ = set.count();
   presence_input_height_ = height;
   return encode_presence(set);
