@@ -4,11 +4,15 @@
 //   transit storage fence [--epoch E] [--record-grace]
 //   transit storage compact [--cursor C] --resource R (--block NAME | --entry KEY)
 //   transit storage compact [--cursor C] (--process PID | --principal ID | --role ID | --grant ID)
+//   transit storage compact [--cursor C] --record KIND:ID[:ID]   # resource:R, credential:P:ROLE, association:PID:REV,
+//                                             # view:V, output:O, effect:F, payload:Y, runtime:PID, input:PID:I (decision 185)
 //   transit storage needs              # the leaves most worth compacting, most needy first (decision 183)
 //
 // Without --epoch or --cursor the command reads the storage head first and
 // names what it read: the node still refuses it if another fence or
 // compaction comes in between (storage_epoch_changed, compaction_cursor_changed).
+#include <cerrno>
+#include <cstdlib>
 #include <iostream>
 
 #include "cli.h"
@@ -20,7 +24,7 @@ namespace cowboy::transit::cli {
 struct StorageCommands::Options {
   CLI::App *storage, *fence, *compact, *needs;
   std::optional<Id> epoch, cursor, resource, process, principal, role, grant;
-  std::optional<std::string> block, entry;
+  std::optional<std::string> block, entry, record;
   bool record_grace = false;
 };
 
@@ -40,6 +44,9 @@ StorageCommands::StorageCommands(CLI::App& app) : o_(std::make_shared<Options>()
   leaf->add_option("--principal", o.principal, "a principal's record");
   leaf->add_option("--role", o.role, "a role's record");
   leaf->add_option("--grant", o.grant, "a grant's record");
+  leaf->add_option("--record", o.record,
+                   "another record's versions, KIND:ID[:ID]: resource:R, credential:PRINCIPAL:ROLE, association:PID:REVISION, "
+                   "view:V, output:O, effect:F, payload:Y, runtime:PID, input:PID:INPUT");
   leaf->require_option(1);
   o.needs = o.storage->add_subcommand(
       "needs", "the leaves most worth compacting: each with the decisions that wrote into it since its last "
@@ -67,9 +74,50 @@ void print_leaf(const StorageLeaf& leaf) {
         else if constexpr (std::is_same_v<L, ProcessLeaf>) std::printf("process %llu", (unsigned long long)l.pid.value);
         else if constexpr (std::is_same_v<L, PrincipalLeaf>) std::printf("principal %llu", (unsigned long long)l.principal.value);
         else if constexpr (std::is_same_v<L, RoleLeaf>) std::printf("role %llu", (unsigned long long)l.role);
-        else std::printf("grant %llu", (unsigned long long)l.grant);
+        else if constexpr (std::is_same_v<L, GrantLeaf>) std::printf("grant %llu", (unsigned long long)l.grant);
+        else if constexpr (std::is_same_v<L, ResourceLeaf>) std::printf("resource %llu", (unsigned long long)l.resource.value);
+        else if constexpr (std::is_same_v<L, CredentialLeaf>)
+          std::printf("credential of principal %llu to role %llu", (unsigned long long)l.principal.value, (unsigned long long)l.role);
+        else if constexpr (std::is_same_v<L, AssociationLeaf>)
+          std::printf("association %llu of process %llu", (unsigned long long)l.revision, (unsigned long long)l.pid.value);
+        else if constexpr (std::is_same_v<L, ViewLeaf>) std::printf("view %llu", (unsigned long long)l.view);
+        else if constexpr (std::is_same_v<L, OutputLeaf>) std::printf("output %llu", (unsigned long long)l.output);
+        else if constexpr (std::is_same_v<L, EffectLeaf>) std::printf("effect %llu", (unsigned long long)l.effect);
+        else if constexpr (std::is_same_v<L, PayloadLeaf>) std::printf("payload %llu", (unsigned long long)l.payload);
+        else if constexpr (std::is_same_v<L, RuntimeLeaf>) std::printf("runtime binding of process %llu", (unsigned long long)l.pid.value);
+        else std::printf("input %llu of process %llu", (unsigned long long)l.input, (unsigned long long)l.pid.value);
       },
       leaf);
+}
+
+// KIND:ID[:ID] (--record): one id, or two for a credential, an association and an input.
+std::optional<StorageLeaf> parse_record(const std::string& text) {
+  const auto colon = text.find(':');
+  if (colon == std::string::npos) return std::nullopt;
+  const std::string kind = text.substr(0, colon);
+  std::vector<Id> ids;
+  for (std::size_t at = colon + 1; at <= text.size();) {
+    const auto next = std::min(text.find(':', at), text.size());
+    const std::string part = text.substr(at, next - at);
+    if (part.empty() || part.size() > 20 || part.find_first_not_of("0123456789") != std::string::npos) return std::nullopt;
+    errno = 0;
+    const unsigned long long v = std::strtoull(part.c_str(), nullptr, 10);
+    if (errno == ERANGE) return std::nullopt;
+    ids.push_back(v);
+    at = next + 1;
+  }
+  const bool pair = kind == "credential" || kind == "association" || kind == "input";
+  if (ids.size() != (pair ? 2u : 1u)) return std::nullopt;
+  if (kind == "resource") return ResourceLeaf{ResourceId{ids[0]}};
+  if (kind == "credential") return CredentialLeaf{PrincipalId{ids[0]}, ids[1]};
+  if (kind == "association") return AssociationLeaf{Pid{ids[0]}, ids[1]};
+  if (kind == "view") return ViewLeaf{ids[0]};
+  if (kind == "output") return OutputLeaf{ids[0]};
+  if (kind == "effect") return EffectLeaf{ids[0]};
+  if (kind == "payload") return PayloadLeaf{ids[0]};
+  if (kind == "runtime") return RuntimeLeaf{Pid{ids[0]}};
+  if (kind == "input") return InputLeaf{Pid{ids[0]}, ids[1]};
+  return std::nullopt;
 }
 
 }  // namespace
@@ -112,6 +160,10 @@ std::optional<int> StorageCommands::run(const Global& g, Client& client) {
       leaf = PrincipalLeaf{PrincipalId{*o.principal}};
     } else if (o.role) {
       leaf = RoleLeaf{*o.role};
+    } else if (o.record) {
+      auto parsed = parse_record(*o.record);
+      if (!parsed) return usage("--record: KIND:ID[:ID], e.g. resource:5, credential:3:4, input:7:2");
+      leaf = std::move(*parsed);
     } else {
       leaf = GrantLeaf{*o.grant};
     }

@@ -312,6 +312,91 @@ TEST_F(StorageMaintenanceTest, CompactionPreservesEveryValueAndRevisionReadableT
   EXPECT_EQ(answer<CheckpointStatus>(*admin_, CheckpointQuery{}).floor, Position{0});
 }
 
+// Decision 185: a record of every other record table is a leaf too - here a
+// resource's, the root's credential binding, an association, views and a
+// mailbox input - refused when nothing of it is stored, and relocated into
+// table files none of which held it, with every stored version's bytes as
+// they were and every read answering as before: the resource's revision
+// and access, every entry through views retained at older revisions, the
+// association listing, the process with its mailbox.
+TEST_F(StorageMaintenanceTest, EveryOtherRecordIsALeafAndRelocatingItKeepsEveryVersion) {
+  std::vector<Id> views;
+  views.push_back(std::get<TurnPublished>(accept(*admin_, turn({{"a", "1"}, {"b", "1"}}, true)).outcome).views.items.at(0));
+  views.push_back(std::get<TurnPublished>(accept(*admin_, turn({{"a", "2"}}, true)).outcome).views.items.at(0));
+  accept(*admin_, turn({{"b", std::nullopt}, {"c", "1"}}));
+  const Id input = ok<Sent>(admin_->submit(Send{kPid, InputValue{{7, 7}}})).input;
+  AssociationPage associations = answer<AssociationPage>(*admin_, ListAssociations{kPid, std::nullopt});
+  ASSERT_EQ(associations.items.items.size(), 1u);
+  const Id association = associations.items.items[0].revision;
+  const std::vector<StorageLeaf> leaves = {
+      ResourceLeaf{doc_},          CredentialLeaf{PrincipalId{1}, 1}, AssociationLeaf{kPid, association},
+      ViewLeaf{views[0]},          ViewLeaf{views[1]},                InputLeaf{kPid, input}};
+  const auto reads = [&] {
+    std::vector<std::string> out;
+    AssociationPage a = answer<AssociationPage>(*admin_, ListAssociations{kPid, std::nullopt});
+    a.cut = Position{0};  // the position read at, which every decision moves
+    out.push_back(to_json(a));
+    out.push_back(to_json(answer<ResourceAccess>(*admin_, ReadAccess{doc_})));
+    out.push_back(to_json(process_info(*admin_)));
+    for (Id v : views) out.push_back(to_json(page(ViewBasis{v})));
+    out.push_back(to_json(page(CurrentBasis{doc_, revision_of(doc_)})));
+    return out;
+  };
+  // Every stored (key, value) of the leaves, read from the closed store.
+  const auto stored = [&] {
+    admin_.reset();
+    node_.reset();
+    std::vector<std::pair<std::string, std::string>> out;
+    {
+      auto db = testing::open_store(dir_);
+      rocksdb::ReadOptions in_order;
+      in_order.total_order_seek = true;
+      std::unique_ptr<rocksdb::Iterator> it(db->NewIterator(in_order));
+      for (const auto& leaf : leaves)
+        for (const auto& [first, last] : node::leaf_ranges(leaf))
+          for (it->Seek(first); it->Valid() && it->key().compare(last) <= 0; it->Next())
+            out.emplace_back(it->key().ToString(), it->value().ToString());
+    }
+    start(genesis_);
+    admin_ = std::make_unique<Client>(root());
+    return out;
+  };
+
+  const StorageStatus start_status = status();
+  EXPECT_EQ(compact_refused(ResourceLeaf{ResourceId{doc_.value + 9}}), Reason::kUnknownLeaf);
+  EXPECT_EQ(compact_refused(CredentialLeaf{PrincipalId{1}, 99}), Reason::kUnknownLeaf);
+  EXPECT_EQ(compact_refused(AssociationLeaf{kPid, association + 9}), Reason::kUnknownLeaf);
+  EXPECT_EQ(compact_refused(ViewLeaf{views[1] + 9}), Reason::kUnknownLeaf);
+  EXPECT_EQ(compact_refused(InputLeaf{kPid, input + 1}), Reason::kUnknownLeaf);
+  for (const StorageLeaf& none : {StorageLeaf{OutputLeaf{1}}, StorageLeaf{EffectLeaf{1}}, StorageLeaf{PayloadLeaf{1}},
+                                  StorageLeaf{RuntimeLeaf{kPid}}})
+    EXPECT_EQ(compact_refused(none), Reason::kUnknownLeaf);
+  EXPECT_EQ(status(), start_status);
+
+  const std::vector<std::string> before = reads();
+  const auto bytes_before = stored();
+  std::size_t resource_versions = 0;
+  for (const auto& [k, v] : bytes_before) resource_versions += k[0] == node::layout::kResources;
+  EXPECT_GE(resource_versions, 4u);  // its creation and three turns: versions, not one key
+  for (const auto& leaf : leaves) {
+    const StorageCompacted done = std::get<StorageCompacted>(compact(leaf).outcome);
+    EXPECT_EQ(done.leaf, leaf);
+  }
+  await_relocation(start_status.compaction_cursor + leaves.size());
+  // Relocated again, each leaf is in table files none of which held it before.
+  for (const auto& leaf : leaves) {
+    const auto placed = node_->sequencer().placement(leaf);
+    ASSERT_FALSE(placed.empty());
+    const Id cursor = std::get<StorageCompacted>(compact(leaf).outcome).cursor;
+    await_relocation(cursor);
+    for (auto file : node_->sequencer().placement(leaf))
+      EXPECT_EQ(std::count(placed.begin(), placed.end(), file), 0) << "file " << file << " of cursor " << cursor;
+  }
+  EXPECT_EQ(reads(), before);
+  EXPECT_EQ(stored(), bytes_before);
+  EXPECT_EQ(reads(), before);
+}
+
 // Decisions 140 and 146: the epoch, its fence, the grace and the cursor are
 // the stored head's; a restart reads them back and finishes the relocations.
 TEST_F(StorageMaintenanceTest, ARestartPreservesTheEpochTheCursorAndEveryRelocatedValue) {
@@ -413,13 +498,14 @@ TEST_F(StorageMaintenanceTest, CompactionNeedsCountEachLeafsWritesSinceItsReloca
 
   const std::vector<LeafNeed> expected{
       {PrincipalLeaf{PrincipalId{1}}, root_commands},        // the signer's record: a version per command
+      {ResourceLeaf{doc_}, 1 + 5},  // decision 185: the fixture's one write of it (a need of 1, never relocated), then each turn's and the retirement's
       {ProcessLeaf{kPid}, process_writes},
       {EntryLeaf{doc_, key("hot")}, 3},
       {EntryLeaf{doc_, key("warm")}, 2},        // ties in key order: e/, then g/, then k/
       {GrantLeaf{grant}, 2},
       {BlockLeaf{doc_, key("blob")}, 2},
   };  // not cold (one write), principal 40 (its creation alone), its role
-  EXPECT_EQ(needs(), expected);
+  EXPECT_EQ(needs(), expected) << to_json(CompactionNeeds{{needs()}});
 
   // A relocation starts its leaf from nothing; the next decision counts one.
   compact(EntryLeaf{doc_, key("hot")});
@@ -427,13 +513,14 @@ TEST_F(StorageMaintenanceTest, CompactionNeedsCountEachLeafsWritesSinceItsReloca
   std::vector<LeafNeed> now = needs();
   const std::vector<LeafNeed> after{
       {PrincipalLeaf{PrincipalId{1}}, root_commands + 1},  // and the compaction's own
+      {ResourceLeaf{doc_}, 1 + 5 + 1},
       {ProcessLeaf{kPid}, process_writes + 1},
       {EntryLeaf{doc_, key("cold")}, 2},
       {EntryLeaf{doc_, key("warm")}, 2},
       {GrantLeaf{grant}, 2},
       {BlockLeaf{doc_, key("blob")}, 2},
   };  // hot: one write since its relocation
-  EXPECT_EQ(now, after);
+  EXPECT_EQ(now, after) << to_json(CompactionNeeds{{now}});
 
   // Stored with the decisions: a restart lists them exactly as before.
   restart();
@@ -443,6 +530,45 @@ TEST_F(StorageMaintenanceTest, CompactionNeedsCountEachLeafsWritesSinceItsReloca
   principal(41, 41, RealmScope{}, kAllPermissions & ~std::uint64_t{kRealmControl});
   Client other(options(41, 41));
   EXPECT_EQ(query_refused(other, CompactionNeedsQuery{}).reason, Reason::kNotPermitted);
+}
+
+// Decision 185: the other records' leaves are counted as decision 183
+// counts the rest - a resource's record takes a version at every turn that
+// writes it, a credential binding one at its bind and one at its unbinding,
+// a mailbox input one when sent - listed with the others in need and key
+// order, stored across a restart, and started over by their relocation.
+TEST_F(StorageMaintenanceTest, TheOtherRecordsLeavesAreCountedByNeedToo) {
+  relocate_all_needs();
+  const auto need_of = [&](const std::vector<LeafNeed>& listed, const StorageLeaf& leaf) -> Id {
+    for (const auto& n : listed)
+      if (n.leaf == leaf) return n.need;
+    return 0;  // not listed
+  };
+  accept(*admin_, turn({{"a", "1"}}));
+  accept(*admin_, turn({{"a", "2"}}));
+  accept(*admin_, turn({{"b", "1"}}));
+  const Id input = ok<Sent>(admin_->submit(Send{kPid, InputValue{{1}}})).input;  // written once: not listed
+  principal(40, 40, RealmScope{}, kInspect);
+  const Id readers = ok<RoleCreated>(admin_->submit(CreateRole{{"readers"}, std::nullopt})).role;
+  accept(*admin_, BindCredential{PrincipalId{40}, readers, std::nullopt});
+  accept(*admin_, UnbindCredential{PrincipalId{40}, readers, std::nullopt});  // the binding's removal version
+  const StorageLeaf resource = ResourceLeaf{doc_}, credential = CredentialLeaf{PrincipalId{40}, readers};
+  const std::vector<LeafNeed> listed = needs();
+  // A version of doc's record per turn, after the fixture's one write of it:
+  // a need of 1, not a candidate, so relocate_all_needs left it.
+  EXPECT_EQ(need_of(listed, resource), 1u + 3) << to_json(CompactionNeeds{{listed}});
+  EXPECT_EQ(need_of(listed, credential), 2u) << to_json(CompactionNeeds{{listed}});
+  EXPECT_EQ(need_of(listed, InputLeaf{kPid, input}), 0u);
+  EXPECT_EQ(need_of(listed, EntryLeaf{doc_, key("a")}), 2u);
+  // Stored with the decisions: a restart lists them exactly as before.
+  restart();
+  admin_ = std::make_unique<Client>(root());
+  EXPECT_EQ(needs(), listed);
+  // A relocation starts the resource's leaf over; the next turn counts one, which is not listed.
+  compact(resource);
+  accept(*admin_, turn({{"c", "1"}}));
+  EXPECT_EQ(need_of(needs(), resource), 0u);
+  EXPECT_EQ(need_of(needs(), credential), 2u);
 }
 
 }  // namespace

@@ -268,7 +268,7 @@ constexpr int http_status(RejectionCode code) {
   X(kNoEarlierFence, "no_earlier_fence", kInvalidProposal, "read-lease grace is recorded only once a fence has been accepted") \
   X(kReadLeaseGracePending, "read_lease_grace_pending", kConflict, "trusted time is short of the read-lease grace after the current epoch's fence") \
   X(kCompactionCursorChanged, "compaction_cursor_changed", kConflict, "the compaction names another cursor than the stored one") \
-  X(kUnknownLeaf, "unknown_leaf", kInvalidProposal, "the leaf names no stored block, entry, process or policy record")
+  X(kUnknownLeaf, "unknown_leaf", kInvalidProposal, "the leaf names no stored block, entry or record")
 
 enum class Reason : std::uint8_t {
 #define TRANSIT_REASON_ENUMERATOR(id, name, code, meaning) id,

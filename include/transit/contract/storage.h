@@ -72,7 +72,87 @@ struct GrantLeaf {
 };
 template <typename V> void fields(V& v, GrantLeaf& t) { v("grant", t.grant); }
 
-using StorageLeaf = std::variant<BlockLeaf, EntryLeaf, ProcessLeaf, PrincipalLeaf, RoleLeaf, GrantLeaf>;
+// The other record leaves (decision 185): every stored version of one
+// record of a table that grows with the work, or of a credential binding.
+
+/// Every stored version of one resource's record (its revision, policy, lifetime).
+struct ResourceLeaf {
+  static constexpr std::string_view kName = "resource_record";
+  ResourceId resource{};
+  bool operator==(const ResourceLeaf&) const = default;
+};
+template <typename V> void fields(V& v, ResourceLeaf& t) { v("resource", t.resource); }
+
+/// A policy leaf: every stored version of one (principal, role) credential binding.
+struct CredentialLeaf {
+  static constexpr std::string_view kName = "credential_record";
+  PrincipalId principal{};
+  Id role = 0;
+  bool operator==(const CredentialLeaf&) const = default;
+};
+template <typename V> void fields(V& v, CredentialLeaf& t) { v("principal", t.principal)("role", t.role); }
+
+/// Every stored version of one association of a process, by its revision.
+struct AssociationLeaf {
+  static constexpr std::string_view kName = "association_record";
+  Pid pid{};
+  Id revision = 0;
+  bool operator==(const AssociationLeaf&) const = default;
+};
+template <typename V> void fields(V& v, AssociationLeaf& t) { v("pid", t.pid)("revision", t.revision); }
+
+/// Every stored version of one view's record.
+struct ViewLeaf {
+  static constexpr std::string_view kName = "view_record";
+  Id view = 0;
+  bool operator==(const ViewLeaf&) const = default;
+};
+template <typename V> void fields(V& v, ViewLeaf& t) { v("view", t.view); }
+
+/// Every stored version of one output's record.
+struct OutputLeaf {
+  static constexpr std::string_view kName = "output_record";
+  Id output = 0;
+  bool operator==(const OutputLeaf&) const = default;
+};
+template <typename V> void fields(V& v, OutputLeaf& t) { v("output", t.output); }
+
+/// Every stored version of one effect's record.
+struct EffectLeaf {
+  static constexpr std::string_view kName = "effect_record";
+  Id effect = 0;
+  bool operator==(const EffectLeaf&) const = default;
+};
+template <typename V> void fields(V& v, EffectLeaf& t) { v("effect", t.effect); }
+
+/// Every stored version of one payload's record (its bytes are the payload store's).
+struct PayloadLeaf {
+  static constexpr std::string_view kName = "payload_record";
+  Id payload = 0;
+  bool operator==(const PayloadLeaf&) const = default;
+};
+template <typename V> void fields(V& v, PayloadLeaf& t) { v("payload", t.payload); }
+
+/// Every stored version of one process's runtime binding.
+struct RuntimeLeaf {
+  static constexpr std::string_view kName = "runtime_record";
+  Pid pid{};
+  bool operator==(const RuntimeLeaf&) const = default;
+};
+template <typename V> void fields(V& v, RuntimeLeaf& t) { v("pid", t.pid); }
+
+/// Every stored version of one mailbox input of a process.
+struct InputLeaf {
+  static constexpr std::string_view kName = "input_record";
+  Pid pid{};
+  Id input = 0;
+  bool operator==(const InputLeaf&) const = default;
+};
+template <typename V> void fields(V& v, InputLeaf& t) { v("pid", t.pid)("input", t.input); }
+
+using StorageLeaf = std::variant<BlockLeaf, EntryLeaf, ProcessLeaf, PrincipalLeaf, RoleLeaf, GrantLeaf, ResourceLeaf,
+                                 CredentialLeaf, AssociationLeaf, ViewLeaf, OutputLeaf, EffectLeaf, PayloadLeaf,
+                                 RuntimeLeaf, InputLeaf>;
 
 /// What a prepared candidate observed (the storage read's epoch and position).
 struct StorageBasis {

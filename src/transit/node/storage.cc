@@ -105,8 +105,8 @@ Result<Outcome, Refusal> Authority::apply(const PreparedTurn& op, Step& step) {
 }
 
 // Decision 183: a leaf's need is how many accepted decisions wrote into its
-// ranges since its last relocation - a record's new version, a block body
-// written or purged. One decision's keys go in one write and sit together;
+// ranges since its last relocation - a record's new version (of any record
+// table, decision 185), a block body written or purged. One decision's keys go in one write and sit together;
 // each later decision's may sit in another table file, so the need counts
 // the places a relocation gathers into one. The leaf a storage_compact
 // relocates starts again from nothing, with what that decision wrote.
@@ -126,6 +126,19 @@ void Authority::note_needs(Touched& t) {
   for (const auto& r : t.block_records) written.insert(block_record(r.resource, r.name));
   for (const auto& b : t.blocks) written.insert(block_record(b.resource, b.name));  // the body: the block's leaf
   for (const auto& [resource, name] : t.blocks_deleted) written.insert(block_record(resource, name));
+  // The other record tables' versions, removals included (decision 185).
+  for (ResourceId id : t.resources) written.insert(key(kResources, id));
+  for (const auto& [p, r] : t.credentials_added) written.insert(key(kCredentials, p, r));
+  for (const auto& [p, r] : t.credentials_removed) written.insert(key(kCredentials, p, r));
+  for (const auto& [pid, revision] : t.associations) written.insert(key(kAssociations, pid, revision));
+  for (const auto& [pid, revision] : t.associations_removed) written.insert(key(kAssociations, pid, revision));
+  for (const auto* ids : {&t.views, &t.views_removed}) for (Id id : *ids) written.insert(key(kViews, id));
+  for (const auto* ids : {&t.outputs, &t.outputs_removed}) for (Id id : *ids) written.insert(key(kOutputs, id));
+  for (const auto* ids : {&t.effects, &t.effects_removed}) for (Id id : *ids) written.insert(key(kEffects, id));
+  for (const auto* ids : {&t.payloads, &t.payloads_removed}) for (Id id : *ids) written.insert(key(kPayloads, id));
+  for (Pid pid : t.runtime) written.insert(key(kRuntime, pid));
+  for (const auto& w : t.inputs) written.insert(key(kInputs, w.pid, w.input.input));
+  for (const auto& [pid, input] : t.inputs_removed) written.insert(key(kInputs, pid, input));
   const auto set = [&](const std::string& leaf, Id from, Id to) {
     if (from) by_need_.erase({~from, leaf});
     if (to) {

@@ -44,7 +44,7 @@ std::optional<Id> decode_relocated(std::string_view stored);
 
 /// The key ranges, each [first, last] inclusive, that hold a leaf's stored
 /// bytes: a block's body and every version of its record; every version of
-/// an entry, a process or a policy record (key + ~position, decision 161).
+/// an entry, or of any other record (key + ~position, decisions 161, 185).
 std::vector<std::pair<std::string, std::string>> leaf_ranges(const StorageLeaf& leaf);
 /// A leaf's record key (a block's is its record's): what its compaction need
 /// is stored under (layout::need, decision 183).

@@ -36,25 +36,6 @@ std::optional<Id> decode_relocated(std::string_view stored) {
   return layout::get_be64(stored);
 }
 
-std::vector<std::pair<std::string, std::string>> leaf_ranges(const StorageLeaf& leaf) {
-  using namespace layout;
-  return std::visit(
-      [](const auto& l) -> std::vector<std::pair<std::string, std::string>> {
-        using L = std::decay_t<decltype(l)>;
-        // Every record is stored as versions, key + ~position (decisions 130,
-        // 161): a leaf is all of them, the oldest included, not one key.
-        if constexpr (std::is_same_v<L, BlockLeaf>)
-          return {one_key(block(l.resource, l.name)), record_versions(block_record(l.resource, l.name))};
-        else if constexpr (std::is_same_v<L, EntryLeaf>)
-          return {{entry_versions(l.resource, l.key), entry_end(l.resource, l.key)}};
-        else if constexpr (std::is_same_v<L, ProcessLeaf>) return {record_versions(process_versions(l.pid))};
-        else if constexpr (std::is_same_v<L, PrincipalLeaf>) return {record_versions(key(kPrincipals, l.principal))};
-        else if constexpr (std::is_same_v<L, RoleLeaf>) return {record_versions(key(kRoles, l.role))};
-        else return {record_versions(key(kGrants, l.grant))};
-      },
-      leaf);
-}
-
 std::string leaf_key(const StorageLeaf& leaf) {
   using namespace layout;
   return std::visit(
@@ -65,9 +46,29 @@ std::string leaf_key(const StorageLeaf& leaf) {
         else if constexpr (std::is_same_v<L, ProcessLeaf>) return process_versions(l.pid);
         else if constexpr (std::is_same_v<L, PrincipalLeaf>) return key(kPrincipals, l.principal);
         else if constexpr (std::is_same_v<L, RoleLeaf>) return key(kRoles, l.role);
-        else return key(kGrants, l.grant);
+        else if constexpr (std::is_same_v<L, GrantLeaf>) return key(kGrants, l.grant);
+        else if constexpr (std::is_same_v<L, ResourceLeaf>) return key(kResources, l.resource);
+        else if constexpr (std::is_same_v<L, CredentialLeaf>) return key(kCredentials, l.principal, l.role);
+        else if constexpr (std::is_same_v<L, AssociationLeaf>) return key(kAssociations, l.pid, l.revision);
+        else if constexpr (std::is_same_v<L, ViewLeaf>) return key(kViews, l.view);
+        else if constexpr (std::is_same_v<L, OutputLeaf>) return key(kOutputs, l.output);
+        else if constexpr (std::is_same_v<L, EffectLeaf>) return key(kEffects, l.effect);
+        else if constexpr (std::is_same_v<L, PayloadLeaf>) return key(kPayloads, l.payload);
+        else if constexpr (std::is_same_v<L, RuntimeLeaf>) return key(kRuntime, l.pid);
+        else return key(kInputs, l.pid, l.input);
       },
       leaf);
+}
+
+std::vector<std::pair<std::string, std::string>> leaf_ranges(const StorageLeaf& leaf) {
+  using namespace layout;
+  // Every record is stored as versions, key + ~position (decisions 130,
+  // 161): a leaf is all of them, the oldest included, not one key. An entry
+  // is versions by ~revision; a block adds its body, changed in place.
+  if (const auto* b = std::get_if<BlockLeaf>(&leaf))
+    return {one_key(block(b->resource, b->name)), record_versions(block_record(b->resource, b->name))};
+  if (const auto* e = std::get_if<EntryLeaf>(&leaf)) return {{entry_versions(e->resource, e->key), entry_end(e->resource, e->key)}};
+  return {record_versions(leaf_key(leaf))};
 }
 
 std::optional<StorageLeaf> leaf_of(std::string_view key) {
@@ -79,8 +80,23 @@ std::optional<StorageLeaf> leaf_of(std::string_view key) {
       case kPrincipals: return PrincipalLeaf{PrincipalId{id}};
       case kRoles: return RoleLeaf{id};
       case kGrants: return GrantLeaf{id};
+      case kResources: return ResourceLeaf{ResourceId{id}};
+      case kViews: return ViewLeaf{id};
+      case kOutputs: return OutputLeaf{id};
+      case kEffects: return EffectLeaf{id};
+      case kPayloads: return PayloadLeaf{id};
+      case kRuntime: return RuntimeLeaf{Pid{id}};
       default: return std::nullopt;
     }
+  if (key.size() == kPairKey) {
+    const Id second = get_be64(key.substr(kIdKey));
+    switch (key[0]) {
+      case kCredentials: return CredentialLeaf{PrincipalId{id}, second};
+      case kAssociations: return AssociationLeaf{Pid{id}, second};
+      case kInputs: return InputLeaf{Pid{id}, second};
+      default: return std::nullopt;
+    }
+  }
   if (key.size() != kIdKey + kPaddedKey || (key[0] != kBlockRecords && key[0] != kEntries)) return std::nullopt;
   const auto length = static_cast<std::uint8_t>(key.back());
   if (length > 32) return std::nullopt;
