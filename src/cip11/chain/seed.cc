@@ -43,6 +43,20 @@ std::optional<Round> advance_round(const EpochSchedule& schedule, Round r, std::
   return Round{at.epoch, at.view + k};
 }
 
+Round previous_round(const EpochSchedule& schedule, Round r) {
+  if (r.view > View{0}) return Round{r.epoch, r.view - 1};
+  const auto& closed = schedule.closed_epoch_views;
+  for (std::uint64_t e = r.epoch.value; e > 0; --e)  // an epoch of no views is skipped (none on the devchain)
+    if (e - 1 < closed.size() && closed[e - 1] > 0) return Round{RoundEpoch{e - 1}, View{closed[e - 1] - 1}};
+  return r;
+}
+
+std::optional<Round> mapped_round(const EpochSchedule& schedule, Round r_submit, std::uint64_t k, Round now) {
+  auto r = advance_round(schedule, r_submit, k);
+  if (!r || !(*r < now)) return std::nullopt;
+  return r;
+}
+
 SeedOutput genesis_seed(const Bytes32& chain_instance_id) {
   codec::Writer w;
   w.raw(kGenesisDomain);
@@ -138,6 +152,12 @@ Result<SeedChain::Advance, SeedRefusal> SeedChain::advance(Round r,
   if (!seed) return Err(SeedRefusal{SeedError::kProofRefused, seed.error()});
   out.push_back(std::move(*seed));
   return out;
+}
+
+bool SeedChain::close_epoch() {
+  if (last_.epoch != schedule_.open_epoch()) return false;
+  schedule_.closed_epoch_views.push_back(last_.view.value + 1);
+  return true;
 }
 
 void SeedChain::resume_after(RoundSeed anchor) {
