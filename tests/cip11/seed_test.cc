@@ -375,18 +375,15 @@ TEST(Cip11SeedChain, ASeedRoundPastItsEpochsLastViewIsDrawnFromTheNextEpochOnceT
   Effects effects;
   const ValidatorSnapshots validators = ValidatorSnapshots::genesis({crypto::Ed25519Public{}});
   // One block in round `r`; a round in the epoch after the open one closes it
-  // at the last round taken (its last block's view), as the devchain does.
+  // at the last round taken (its last block's view), as on the devchain.
   auto block = [&](Round r, std::vector<std::pair<Address, Instruction>> instructions) {
     ++height;
-    if (r.epoch != seeds.schedule().open_epoch()) {
-      EXPECT_TRUE(seeds.close_epoch());
-    }
     auto advance = seeds.advance(r, *seeds.prove(validator_seed(1), r));
     EXPECT_TRUE(advance.ok());
     effects = {};
     PresentSet present(state.index.size());
     SeedsBefore beacon(seeds, r, *advance);
-    const EpochSchedule schedule = seeds.schedule();
+    const EpochSchedule schedule = seeds.schedule_at(r);
     BlockContext context{Height{height}, params, beacon, present, validators, r.view, nullptr, &schedule};
     EXPECT_EQ(context.round(), r);
     begin_block(state, context, effects);
@@ -454,11 +451,12 @@ TEST(Cip11SeedChain, ASeedRoundInsideItsEpochIsTheOneNamedAtSubmission) {
   EXPECT_EQ(previous_round(schedule, round(0, 0)), round(0, 0));
   SeedChain seeds = one_leader_chain();
   EXPECT_TRUE(seeds.take(round(0, 3), std::nullopt).ok());
-  EXPECT_TRUE(seeds.close_epoch());
-  EXPECT_EQ(seeds.schedule().closed_epoch_views, std::vector<std::uint64_t>{4});
-  EXPECT_FALSE(seeds.close_epoch());  // nothing taken in epoch 1 yet
-  EXPECT_EQ(seeds.take(round(0, 4), std::nullopt).error().error, SeedError::kNotInSchedule);  // epoch 0 ended at 3
+  EXPECT_EQ(seeds.schedule_at(round(1, 2)).closed_epoch_views, std::vector<std::uint64_t>{4});
+  EXPECT_EQ(seeds.take(round(2, 0), std::nullopt).error().error, SeedError::kNotInSchedule);  // one epoch at a time
+  EXPECT_TRUE(seeds.schedule().closed_epoch_views.empty());  // a refusal closes nothing
   ASSERT_TRUE(seeds.take(round(1, 2), std::nullopt).ok());  // (1, 0) and (1, 1) nullified on the way
+  EXPECT_EQ(seeds.schedule().closed_epoch_views, std::vector<std::uint64_t>{4});  // epoch 0: views 0..3
+  EXPECT_EQ(seeds.take(round(0, 4), std::nullopt).error().error, SeedError::kRoundNotAfter);
   EXPECT_TRUE(seeds.at(round(1, 0)).has_value());
   EXPECT_EQ(seeds.at(round(1, 0))->output, nullified_seed(chain_id(), round(1, 0), seeds.at(round(0, 3))->output));
 }

@@ -103,12 +103,13 @@ class SeedChain {
   /// between the last one taken and r went nullified (nothing is taken).
   Result<crypto::ecvrf::Proof, SeedRefusal> prove(const crypto::ecvrf::Seed& leader_key, Round r) const;
 
-  /// Closes the open round epoch at the last round taken, its last view
-  /// (choice 140): the next round taken is in the epoch after it, from view 0.
-  /// Refused (false, nothing changes) when the last round taken is not in the
-  /// open epoch.
-  bool close_epoch();
+  /// The round epochs closed so far. A round of the epoch after the open one
+  /// closes it at the last round taken, its last view (choice 140): advance()
+  /// maps the gap over it, and commit() records it.
   const EpochSchedule& schedule() const { return schedule_; }
+  /// The schedule as a block of round r reads it: schedule() with the open
+  /// epoch closed at the last round taken when r is in a later epoch.
+  EpochSchedule schedule_at(Round r) const;
 
   /// Continues after `anchor`, a round already taken and read back from a
   /// store, in place of everything before it (a restart replays from a floor
