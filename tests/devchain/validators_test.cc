@@ -582,6 +582,31 @@ TEST_F(DevchainRoundEpochs, ViewsRestartInTheNextEpochAndASeedRoundPastTheEpochs
   expect_one_state();
 }
 
+// Choice 140 at open: more than kRetainedSeedRounds blocks into epoch 1, a
+// restarted validator resumes its replay from an anchor inside epoch 1, so it
+// reads epoch 0's length (its last block's view) from the store; without it
+// the anchor's round would be in no epoch the schedule knows and the store
+// would be refused.
+TEST_F(DevchainRoundEpochs, ARestartFarIntoTheNextEpochResumesFromAnAnchorInIt) {
+  for (std::uint64_t v : {1, 2, 3, 5, 7}) step(v);  // epoch 0 ends at view 7 (height 5), views 4 and 6 nullified
+  ASSERT_EQ(any().head().height, kActivation - 1);
+  std::uint64_t view = 0;
+  for (; any().head().height < kActivation + 1'030; ++view) step(view);
+  const auto head = nodes[0]->head();
+  ASSERT_EQ(nodes[0]->round_of(head.height, head.view).epoch, cip11::RoundEpoch{1});
+  const chain::Round kept{cip11::RoundEpoch{1}, View{head.view.value - 1'000}};
+  const auto seed = nodes[2]->round_seed(kept);
+  ASSERT_TRUE(seed && seed->proof);
+  nodes[2].reset();
+  nodes[2] = open(2);
+  ASSERT_TRUE(nodes[2]);
+  EXPECT_EQ(nodes[2]->head(), head);
+  EXPECT_EQ(nodes[2]->round_seed(kept), seed);
+  EXPECT_FALSE(nodes[2]->round_seed(chain::Round{cip11::RoundEpoch{0}, View{3}}));  // below the anchor
+  step(view);
+  for (auto& n : nodes) EXPECT_EQ(n->state_hash(), nodes[0]->state_hash());
+}
+
 // The schedule's rules (D9), each refused by name, and a schedule that
 // survives the genesis JSON both ways.
 TEST(DevchainEpochSchedule, AGenesisScheduleIsCheckedAndRoundTrips) {
