@@ -307,7 +307,7 @@ int run_chain_validator(const Options& o, const sigset_t& signals) {
     if (!vrf) return fail(vrf.error());
     config.vrf_key = *vrf;
   }
-  config.rotating = true;  // the proposer of view v leads Round(0, v) and proves its seed
+  config.rotating = true;  // the proposer of view v of epoch E leads Round(E, v) and proves its seed
   auto node = devchain::Node::open(config, *genesis);
   if (!node) return fail(node.error());
   log::info(log::event::kStoreOpened, log::field("store", "chain"), log::field("path", config.data_dir.string()),

@@ -42,9 +42,9 @@ using Epoch = StrongId<EpochTag, std::uint64_t>;
 /// Never below its block's height; read as one only explicitly.
 using View = StrongId<ViewTag, std::uint64_t>;
 /// A seed round's epoch, the axis round arithmetic carries over (§9.2's
-/// Round(E, v), chain/seed.h EpochSchedule). Not the validator-set Epoch: the
-/// devchain's views run on across validator-set epochs, so all its rounds are
-/// in round epoch 0 (choices 127, 138).
+/// Round(E, v), chain/rounds.h EpochSchedule). Not the validator-set Epoch:
+/// a lone producer's rounds are all in round epoch 0, and rotating validators
+/// make one from the other explicitly (choices 127, 138, 140).
 using RoundEpoch = StrongId<RoundEpochTag, std::uint64_t>;
 
 }  // namespace cowboy::cip11

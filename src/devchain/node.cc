@@ -182,9 +182,9 @@ void log_selection_telemetry(std::uint64_t height, const cip11::chain::Effects& 
 /// The leader of each round, whose ECVRF key (its genesis vrf_key, or its peer
 /// key in a genesis that names none: choice 100; a joining validator's, the
 /// one its governance change names) proves the round's seed.
-/// Rotating validators: the proposer of view v leads Round(0, v), the
+/// Rotating validators: the proposer of view v of epoch E leads Round(E, v),
 /// validators_E[v mod N_E] of the epoch E active at the height of the block
-/// that takes the round (proposers.h); `round_keys` holds that epoch's keys,
+/// that takes the round (proposers.h, docs/cip11.md choice 140); `round_keys` holds that epoch's keys,
 /// set by the node before it takes each block's round. A lone
 /// producer: validator 0 of ValidatorSetSnapshot(0) leads every round. A chain
 /// with no validator has no leader, so no proof.
@@ -212,13 +212,17 @@ void set_round_keys(const RoundKeys& round_keys, const Proposers& proposers, std
 constexpr std::uint64_t kRetainedSeedRounds = 1024;
 
 /// The seeds kept start here, counted in rounds (docs/cip11.md choice 139):
-/// the last kRetainedSeedRounds views up to the block's own, and from the
-/// oldest pending selection's round r_S on (its seed round is later still).
-/// Counted from heights, this kept every round a chain's views had run ahead
-/// of its heights, a number that only grows.
-cip11::chain::Round seed_floor(cip11::View view, std::optional<cip11::View> oldest_pending) {
-  const cip11::View recent = view.value > kRetainedSeedRounds ? view - kRetainedSeedRounds : cip11::View{0};
-  return cip11::chain::devchain_round(oldest_pending ? std::min(recent, *oldest_pending) : recent);
+/// the last kRetainedSeedRounds views of the block's round epoch up to its
+/// own (from the epoch's view 0 earlier in it: the round before, the last of
+/// the epoch before, is the last taken and never forgotten, choice 140), and
+/// from the oldest pending selection's round r_S on (its seed round is later
+/// still). Counted from heights, this kept every round a chain's views had
+/// run ahead of its heights, a number that only grows.
+cip11::chain::Round seed_floor(cip11::chain::Round round, std::optional<cip11::chain::Round> oldest_pending) {
+  const cip11::View view = round.view;
+  const cip11::chain::Round recent{round.epoch,
+                                   view.value > kRetainedSeedRounds ? view - kRetainedSeedRounds : cip11::View{0}};
+  return oldest_pending ? std::min(recent, *oldest_pending) : recent;
 }
 
 /// Where the replay starts, in blocks: kRetainedSeedRounds blocks below the
@@ -299,7 +303,7 @@ Result<StoredSeed, std::string> stored_block_seed(rocksdb::DB& db, std::uint64_t
 
 /// The seed a stored block's round ended with (its view, seed_output and its
 /// proof), or nullopt when the block does not hold one.
-std::optional<cip11::chain::RoundSeed> stored_round_seed(rocksdb::DB& db, std::uint64_t h) {
+std::optional<cip11::chain::RoundSeed> stored_round_seed(rocksdb::DB& db, std::uint64_t h, cip11::RoundEpoch epoch) {
   std::string value;
   if (!db.Get({}, layout::block_key(h), &value).ok()) return std::nullopt;
   const auto block = nlohmann::json::parse(value, nullptr, false);
@@ -307,15 +311,61 @@ std::optional<cip11::chain::RoundSeed> stored_round_seed(rocksdb::DB& db, std::u
   auto output = fixed_from_hex<64>(block["seed_output"].get<std::string>());
   auto seed = stored_block_seed(db, h, block);
   if (!output || !seed) return std::nullopt;
-  return cip11::chain::RoundSeed{cip11::chain::devchain_round(seed->view), seed->proof, *output};
+  return cip11::chain::RoundSeed{cip11::chain::Round{epoch, seed->view}, seed->proof, *output};
 }
 
-/// Each block S a selection is pending since, and its view: the round r_S
-/// the seeds kept start from while it is pending (seed_floor).
-std::map<std::uint64_t, cip11::View> pending_views_of(const cip11::chain::State& state) {
-  std::map<std::uint64_t, cip11::View> out;
+/// Each block S a selection is pending since, and its round r_S, which the
+/// seeds kept start from while it is pending (seed_floor).
+std::map<std::uint64_t, cip11::chain::Round> pending_views_of(const cip11::chain::State& state) {
+  std::map<std::uint64_t, cip11::chain::Round> out;
   for (const auto& [id, job] : state.jobs)
-    if (job.pending) out.emplace(job.pending->submitted_at.value, job.pending->submission_view);
+    if (job.pending)
+      out.emplace(job.pending->submitted_at.value,
+                  cip11::chain::Round{job.pending->submission_epoch, job.pending->submission_view});
+  return out;
+}
+
+/// The round epoch of the block at `height` (docs/cip11.md choice 140): on
+/// rotating validators the validator-set epoch active there, whose views
+/// restart at 0; a lone producer's rounds are all in round epoch 0.
+cip11::RoundEpoch round_epoch_at(const Proposers& proposers, bool rotating, std::uint64_t height) {
+  if (!rotating) return cip11::RoundEpoch{0};
+  const auto* e = proposers.at(height);
+  return cip11::RoundEpoch{e ? e->epoch : 0};
+}
+
+/// The round of a block at `height` in `view`.
+cip11::chain::Round round_at(const Proposers& proposers, bool rotating, std::uint64_t height, cip11::View view) {
+  return cip11::chain::Round{round_epoch_at(proposers, rotating, height), view};
+}
+
+/// The lowest view of the block after `head`: 0 where it starts a round epoch.
+cip11::View first_view_after(const Proposers& proposers, bool rotating, const ChainHead& head) {
+  const bool starts =
+      round_epoch_at(proposers, rotating, head.height + 1) != round_epoch_at(proposers, rotating, head.height);
+  return starts ? cip11::View{0} : head.view + 1;
+}
+
+/// The round epochs closed below `epoch`, each at its last block's view
+/// (choice 140), read from the stored blocks: what a replay resumed inside
+/// `epoch` maps rounds over.
+Result<cip11::chain::EpochSchedule, std::string> stored_schedule(rocksdb::DB& db, const Proposers& proposers,
+                                                                 cip11::RoundEpoch epoch) {
+  cip11::chain::EpochSchedule out;
+  for (const auto& e : proposers.epochs()) {
+    if (e.epoch == 0 || e.epoch > epoch.value) continue;
+    const std::uint64_t last = e.activation_height - 1;  // the epoch before's last block
+    if (last == 0) {
+      out.closed_epoch_views.push_back(1);  // only the genesis round (0, 0)
+      continue;
+    }
+    std::string value;
+    if (!db.Get({}, layout::block_key(last), &value).ok()) return Err{"block " + std::to_string(last) + " is missing"};
+    auto stored = stored_block_seed(db, last, nlohmann::json::parse(value, nullptr, false));
+    if (!stored) return Err{"block " + std::to_string(last) + "'s seed: " + stored.error()};
+    out.closed_epoch_views.push_back(stored->view.value + 1);
+  }
+  if (out.open_epoch() != epoch) return Err{std::string("the validator-set epochs have a gap")};
   return out;
 }
 
@@ -335,15 +385,20 @@ Result<std::unique_ptr<cip11::chain::SeedChain>, std::string> replay_seeds(rocks
                                                                           const RoundKeys& round_keys) {
   auto seeds = std::make_unique<cip11::chain::SeedChain>(chain, cip11::chain::devchain_schedule(),
                                                          devchain_leader(genesis, rotating, round_keys));
-  // The oldest pending selection's block S and its view (the lowest: views rise with heights).
+  // The oldest pending selection's block S and its round (the lowest: rounds rise with heights).
   const auto pending = pending_views_of(state);
   std::optional<std::uint64_t> oldest_pending;
-  std::optional<cip11::View> oldest_view;
-  if (!pending.empty()) oldest_pending = pending.begin()->first, oldest_view = pending.begin()->second;
+  std::optional<cip11::chain::Round> oldest_round;
+  if (!pending.empty()) oldest_pending = pending.begin()->first, oldest_round = pending.begin()->second;
   std::uint64_t first = 1;
   const std::uint64_t floor = replay_floor(height, oldest_pending);
   if (floor > 1)
-    if (auto anchor = stored_round_seed(db, floor - 1)) {
+    if (auto anchor = stored_round_seed(db, floor - 1, round_epoch_at(proposers, rotating, floor - 1))) {
+      // The epochs closed before the anchor's, from their last blocks' views.
+      auto schedule = stored_schedule(db, proposers, rotating ? anchor->round.epoch : cip11::RoundEpoch{0});
+      if (!schedule) return Err{"the round epochs: " + schedule.error()};
+      seeds = std::make_unique<cip11::chain::SeedChain>(chain, std::move(*schedule),
+                                                        devchain_leader(genesis, rotating, round_keys));
       seeds->resume_after(std::move(*anchor));
       first = floor;
     }
@@ -356,7 +411,8 @@ Result<std::unique_ptr<cip11::chain::SeedChain>, std::string> replay_seeds(rocks
     auto consumed = stored_consumed_seeds(block);
     if (!consumed) return Err{"block " + std::to_string(h) + ": " + consumed.error()};
     set_round_keys(round_keys, proposers, h);
-    auto taken = seeds->take(cip11::chain::devchain_round(stored->view), stored->proof);  // block h is proposed in Round(0, its view)
+    // Block h is proposed in Round(its round epoch, its view).
+    auto taken = seeds->take(cip11::chain::Round{round_epoch_at(proposers, rotating, h), stored->view}, stored->proof);
     if (!taken) {
       std::string why(cip11::chain::to_string(taken.error().error));
       if (taken.error().vrf) why += ": " + std::string(crypto::ecvrf::to_string(*taken.error().vrf));
@@ -370,7 +426,7 @@ Result<std::unique_ptr<cip11::chain::SeedChain>, std::string> replay_seeds(rocks
     if (auto checked = cip11::chain::check_consumed(*seeds, *consumed); !checked)
       return Err{"block " + std::to_string(h) + "'s consumed seeds are refused (" +
                  std::string(cip11::chain::to_string(checked.error())) + ")"};
-    seeds->forget_before(seed_floor(stored->view, oldest_view));
+    seeds->forget_before(seed_floor(seeds->last_round(), oldest_round));
   }
   return seeds;
 }
@@ -723,17 +779,21 @@ void Node::execute(const Block& block, const std::vector<Pending>& txs, const ci
   // A CIP-11 block: the dispatcher's start-of-block passes (§7.2, §9.2,
   // §11.2) against the block's present set, then its instructions. The plane
   // is changed in place; its journal is what the block writes. The block is
-  // proposed in Round(0, view) and reads the seeds of the rounds before it,
-  // taken from the committed blocks' seed proofs (docs/cip11.md choice 78).
+  // proposed in Round(its round epoch, view) and reads the seeds of the rounds
+  // before it, taken from the committed blocks' seed proofs (docs/cip11.md
+  // choices 78, 140), over the round epochs closed before its own.
   std::optional<cip11::chain::SeedsBefore> beacon;
   std::optional<cip11::chain::BlockContext> context;
+  cip11::chain::EpochSchedule rounds;
   if (present) {
-    beacon.emplace(*seeds_, cip11::chain::devchain_round(block.view),
+    const cip11::chain::Round round = round_at(*proposers_, config_.rotating, h, block.view);
+    if (seeds_) rounds = seeds_->schedule_at(round);
+    beacon.emplace(*seeds_, round,
                    out.seeds ? std::span<const cip11::chain::RoundSeed>(*out.seeds)
                              : std::span<const cip11::chain::RoundSeed>{});
-    context.emplace(
-        cip11::chain::BlockContext{cip11::Height{h}, genesis_.cip11->params, *beacon, *present, snapshots_, block.view,
-                                   &shadow_, out.committed_seeds ? &*out.committed_seeds : nullptr});
+    context.emplace(cip11::chain::BlockContext{cip11::Height{h}, genesis_.cip11->params, *beacon, *present, snapshots_,
+                                               block.view, &shadow_, &rounds,
+                                               out.committed_seeds ? &*out.committed_seeds : nullptr});
     cip11::chain::begin_block(state_.cip11, *context, out.committed.effects);
   }
   for (std::uint32_t i = 0; i < txs.size(); ++i)
@@ -798,18 +858,24 @@ ApiResult<std::uint64_t> Node::write_block(const SignedBlock& signed_block, cons
   shadow_.apply(ex.committed.effects.shadow_writes);  // telemetry's book, never in the batch (choice 136)
   if (ex.seeds) {
     seeds_->commit(std::move(*ex.seeds));
-    // The pending selections' rounds r_S by their block S (its view, for one
+    // The pending selections' rounds r_S by their block S (its round, for one
     // submitted in this block), kept while one is pending there.
     const auto& pending = state_.cip11.due.pending_counts();
-    if (pending.contains(cip11::Height{h})) pending_views_[h] = block.view;
+    const cip11::chain::Round round = round_at(*proposers_, config_.rotating, h, block.view);
+    if (pending.contains(cip11::Height{h})) pending_views_[h] = round;
     std::erase_if(pending_views_, [&](const auto& e) { return !pending.contains(cip11::Height{e.first}); });
-    std::optional<cip11::View> oldest;
+    std::optional<cip11::chain::Round> oldest;
     if (!pending.empty()) {
-      const auto it = pending_views_.find(pending.begin()->first.value);
-      // Never missing; if it were, its height read as a view keeps more rounds, never fewer.
-      oldest = it != pending_views_.end() ? it->second : cip11::View{pending.begin()->first.value};
+      auto it = pending_views_.find(pending.begin()->first.value);
+      // The due index takes a block's new selections in at the next block's
+      // start, after this block's write: read their rounds from the records then.
+      if (it == pending_views_.end()) {
+        pending_views_ = pending_views_of(state_.cip11);
+        it = pending_views_.find(pending.begin()->first.value);
+      }
+      oldest = it != pending_views_.end() ? it->second : cip11::chain::kGenesisRound;  // never missing
     }
-    seeds_->forget_before(seed_floor(block.view, oldest));
+    seeds_->forget_before(seed_floor(round, oldest));
   }
 
   auto snapshot = snapshot_of(*db_);
@@ -882,10 +948,11 @@ ApiResult<SignedBlock> Node::propose(std::optional<cip11::View> view, const Anno
   std::vector<Pending> candidates;
   {
     std::lock_guard lock(mu_);
-    if (view && *view <= head_.view)
-      return Err{ApiError{ApiErrorCode::kBadRequest, "view " + std::to_string(view->value) + " is not above the head's " +
-                                                         std::to_string(head_.view.value)}};
-    b.view = view.value_or(head_.view + 1);
+    const cip11::View lowest = first_view_after(*proposers_, config_.rotating, head_);
+    if (view && *view < lowest)
+      return Err{ApiError{ApiErrorCode::kBadRequest, "view " + std::to_string(view->value) + " is below the next block's first view " +
+                                                         std::to_string(lowest.value)}};
+    b.view = view.value_or(lowest);
     b.height = height_ + 1;
     b.parent = head_.digest;
     std::size_t n = std::min(mempool_.size(), config_.max_block_txs);
@@ -931,7 +998,7 @@ ApiResult<SignedBlock> Node::propose(std::optional<cip11::View> view, const Anno
     // The block's round seed: its leader's proof over the previous output,
     // committed as seed_evidence (choices 74, 78). A proof that does not verify
     // (this node does not lead the round) makes no block.
-    const cip11::chain::Round round = cip11::chain::devchain_round(b.view);
+    const cip11::chain::Round round = round_at(*proposers_, config_.rotating, b.height, b.view);
     std::optional<crypto::ecvrf::Proof> proof;
     if (seed_key_)
       if (auto p = seeds_->prove(*seed_key_, round)) proof = *p;
@@ -996,7 +1063,8 @@ ApiResult<std::uint64_t> Node::accept_locked(const SignedBlock& sb) {
     fork_seen_ = true;  // it builds on another block at this node's head height (D11)
     return no(BlockRefusal::kWrongParent, "parent " + json::hex0x(b.parent));
   }
-  if (b.view <= at.view) return no(BlockRefusal::kStaleView, "view " + std::to_string(b.view.value));
+  // Above the parent's view, or from 0 where the block starts a round epoch (choice 140).
+  if (b.view < first_view_after(*proposers_, config_.rotating, at)) return no(BlockRefusal::kStaleView, "view " + std::to_string(b.view.value));
   // The leader of the view among the validators of the epoch active at the
   // block's height (D2): a validator that snapshot leaves out proposes nothing.
   if (b.proposer != leader_of(b.view, producers->peers.size()))
@@ -1005,7 +1073,7 @@ ApiResult<std::uint64_t> Node::accept_locked(const SignedBlock& sb) {
   if (block_digest(b) != sb.digest) return no(BlockRefusal::kBadDigest, "digest " + json::hex0x(sb.digest));
   if (!crypto::ed25519_verify(producers->peers[b.proposer], sb.digest, sb.signature))
     return no(BlockRefusal::kBadSignature, "proposer " + std::to_string(b.proposer));
-  // The round seed: the proposer leads Round(0, view), and its proof over the
+  // The round seed: the proposer leads Round(E, view), and its proof over the
   // previous output must verify against its key (choice 78). A block without
   // one makes its round derived, as a nullified one (choice 74: withholding
   // the proof is worth no more to a leader than withholding the block).
@@ -1018,7 +1086,7 @@ ApiResult<std::uint64_t> Node::accept_locked(const SignedBlock& sb) {
       proof = *decoded;
     }
     set_round_keys(round_keys_, *proposers_, b.height);
-    auto advance = seeds_->advance(cip11::chain::devchain_round(b.view), proof);
+    auto advance = seeds_->advance(round_at(*proposers_, config_.rotating, b.height, b.view), proof);
     if (!advance) {
       std::string why(cip11::chain::to_string(advance.error().error));
       if (advance.error().vrf) why += ": " + std::string(crypto::ecvrf::to_string(*advance.error().vrf));
@@ -1553,9 +1621,21 @@ ApiResult<std::vector<cip11::chain::ValidatorEntry>> Node::validators() {
 }
 
 std::optional<cip11::chain::RoundSeed> Node::round_seed(cip11::View view) const {
+  return round_seed(cip11::chain::devchain_round(view));
+}
+
+std::optional<cip11::chain::RoundSeed> Node::round_seed(cip11::chain::Round round) const {
   std::lock_guard produce_lock(produce_mu_);
   if (!seeds_) return std::nullopt;
-  return seeds_->at(cip11::chain::devchain_round(view));
+  return seeds_->at(round);
+}
+
+cip11::chain::Round Node::round_of(std::uint64_t height, cip11::View view) const {
+  return round_at(*proposers(), config_.rotating, height, view);
+}
+
+cip11::View Node::first_view(const ChainHead& head) const {
+  return first_view_after(*proposers(), config_.rotating, head);
 }
 
 ApiResult<BlockPresence> Node::block_presence(std::uint64_t height) {

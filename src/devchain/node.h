@@ -94,8 +94,9 @@ struct NodeConfig {
   /// Who leads the rounds, for the blocks and their seeds alike. false: this
   /// node is the chain's one producer (cip11d --dev), and genesis validator 0
   /// leads every round. true: the validators take turns (cip11d --genesis,
-  /// the rotation), and the leader of Round(0, v) is the proposer of view v:
-  /// validators_E[v mod N_E] of the epoch active at its block's height (proposers.h).
+  /// the rotation), and the leader of Round(E, v) is the proposer of view v
+  /// of epoch E: validators_E[v mod N_E] of the epoch active at its block's
+  /// height (proposers.h), whose views restart at 0 (docs/cip11.md choice 140).
   bool rotating = false;
   /// false: this node's blocks assign no due M > 1 selection and commit no
   /// seed (§9.2 lets a proposer leave them pending; verifiers must accept
@@ -247,6 +248,15 @@ class Node final : public ChainApi, public Cip11Api, public BlocksApi {
   /// The seed of Round(0, view) while the producer still holds it (the rounds
   /// a pending selection or the next block may read); nullopt otherwise.
   std::optional<cip11::chain::RoundSeed> round_seed(cip11::View view) const;
+  /// The seed of `round`, likewise (rounds numbered per epoch, docs/cip11.md choice 140).
+  std::optional<cip11::chain::RoundSeed> round_seed(cip11::chain::Round round) const;
+  /// The round of a block at `height` in `view` (choice 140): on rotating
+  /// validators Round(E, view), E the validator-set epoch active at the
+  /// height; a lone producer's Round(0, view).
+  cip11::chain::Round round_of(std::uint64_t height, cip11::View view) const;
+  /// The lowest view the block after `head` may be proposed in: 0 where its
+  /// height starts a round epoch (views restart), else the head's view + 1.
+  cip11::View first_view(const ChainHead& head) const;
 
  private:
   struct Pending {
@@ -322,7 +332,7 @@ class Node final : public ChainApi, public Cip11Api, public BlocksApi {
   std::optional<crypto::ecvrf::Seed> seed_key_;
   // The producer's: the view of each block S a selection is pending since
   // (pending_views_of), whose round the seeds kept start from (choice 139).
-  std::map<std::uint64_t, cip11::View> pending_views_;
+  std::map<std::uint64_t, cip11::chain::Round> pending_views_;
   // The round leaders' ECVRF keys the seeds' leader function reads: the
   // epoch's of the block whose round is being taken, set before each.
   std::shared_ptr<std::vector<crypto::ecvrf::PublicKey>> round_keys_;

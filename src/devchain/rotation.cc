@@ -125,7 +125,9 @@ void Rotation::run() {
   auto since = Clock::now();  // when `last` became the head here
   auto synced = since;
   const auto started = since;
-  cip11::View proposed = last.view;  // the last view this validator proposed (or passed)
+  // The last round this validator proposed (or passed); views restart per
+  // round epoch, so rounds are compared (docs/cip11.md choice 140).
+  cip11::chain::Round proposed = node_.round_of(last.height, last.view);
   // Back on a chain that has blocks, its clock does not know the others' views
   // yet: it proposes only once it has committed a block from them, or after a
   // whole rotation of timeouts with none (then nobody else is proposing).
@@ -146,22 +148,25 @@ void Rotation::run() {
     }
     const auto elapsed = now - since;
     if (elapsed < config_.block_interval) continue;
-    // The view due now: the one after the head's, one more per view_timeout without a block.
+    // The view due now: the one after the head's (0 where the next height
+    // starts a round epoch, choice 140), one more per view_timeout without a
+    // block; a view timed out belongs to the epoch of the next height.
     const std::uint64_t skipped =
         static_cast<std::uint64_t>((elapsed - config_.block_interval) / config_.view_timeout);
-    const cip11::View view = head.view + 1 + skipped;
+    const cip11::View view = node_.first_view(head) + skipped;
     if (skipped > 0 && now - synced >= config_.view_timeout) {
       synced = now;
       if (catch_up()) continue;  // behind: the head moved, timing starts again from it
     }
     // The leader of the view among the validators active at the next height (D2).
-    if (!node_.leads(head.height + 1, view) || view <= proposed) continue;
+    const cip11::chain::Round round = node_.round_of(head.height + 1, view);
+    if (!node_.leads(head.height + 1, view) || round <= proposed) continue;
     const auto proposers = node_.proposers();  // held: the node may publish others meanwhile
     const auto* producers = proposers->at(head.height + 1);
     const auto alone = config_.view_timeout * static_cast<std::int64_t>(producers ? producers->peers.size() : 1);
     if (!joined && now - started < alone) continue;
     if (catch_up()) continue;  // never propose on a stale head
-    proposed = view;
+    proposed = round;
     // Sent before this validator's own write (Node::propose_block).
     auto block = node_.propose_block(view, [this](const SignedBlock& b) {
       hold(b);

@@ -6,8 +6,9 @@
 //
 // Views: after a validator commits the block of view v (its own or a peer's),
 // the leader of v+1 (validators_E[(v+1) mod N_E] of the epoch E active at the
-// next height, Node::leads) proposes block_interval later; a validator no
-// active snapshot names only follows.
+// next height, Node::leads; of view 0 where the next height starts an epoch,
+// whose views restart, Node::first_view, docs/cip11.md choice 140) proposes
+// block_interval later; a validator no active snapshot names only follows.
 // A view whose block has not come view_timeout after that is nullified - no
 // message says so; every validator reads it off its own clock - and the leader
 // of the next view proposes, one view per further view_timeout. The proposer

@@ -1,6 +1,7 @@
 // State::due: begin_block looks only at the jobs due by its block - a pending
-// selection after its seed view, an assignment after its deadline - and an
-// ended job is never looked at again.
+// selection from the block after S on (it maps its seed round at each block,
+// docs/cip11.md choice 140), an assignment after its deadline - and an ended
+// job is never looked at again.
 #include <gtest/gtest.h>
 
 #include "chain_harness.h"
@@ -27,10 +28,13 @@ TEST(Cip11ChainDue, OnlyJobsDueByTheBlockAreLookedAtAndEndedOnesLeaveTheIndex) {
   const auto due_by = [&](Height h) { return c.state.due.due_by(h); };
   EXPECT_EQ(c.state.due.size(), 3u);
   EXPECT_EQ(next_due(c.job_of(single)), s1 + 10 + 1);  // after its deadline
-  EXPECT_EQ(next_due(c.job_of(pair)), s2 + c.params.selection_seed_delay_views + 1);  // after its seed view
+  // From the block after S: views restart per round epoch, so none read as a
+  // height bounds the block its seed round passes at (choice 140).
+  EXPECT_EQ(next_due(c.job_of(pair)), s2 + 1);
   EXPECT_EQ(next_due(c.job_of(lost)), s3 + 4 + 1);
-  EXPECT_TRUE(due_by(c.height).empty());
-  EXPECT_EQ(due_by(s2 + c.params.selection_seed_delay_views + 1), std::vector<JobId>{pair});
+  EXPECT_TRUE(due_by(s2).empty());
+  EXPECT_EQ(due_by(c.height), std::vector<JobId>{pair});  // looked at, its round not passed yet
+  EXPECT_EQ(c.job_of(pair).state, JobState::kPendingSelection);
 
   // The single job completes: it leaves the index at the next block.
   const Address runner = c.committee_of(single).at(0);

@@ -11,6 +11,8 @@
 #include <thread>
 
 #include "cip11/chain/codec.h"
+#include "cip11/chain/consumed_seeds.h"
+#include "cip11/chain/rounds.h"
 #include "validator_processes.h"
 
 namespace cowboy::cip11 {
@@ -319,10 +321,10 @@ struct Cip11Reconfiguration : Cip11Validators {
     for (const auto& s : seeds) v.push_back(crypto::ed25519_from_seed(s).public_key);
     return v;  // genesis order: ValidatorSetSnapshot(0)'s snapshot order
   }
-  std::optional<JobId> submit(const std::string& spec) {
+  std::optional<JobId> submit(const std::string& spec, std::uint32_t committee = 1) {
     auto api = chain(0);
     devchain::Wallet wallet(api, submitter);
-    chain::SubmitJob job{JobKind::kCustom, Bytes(spec.begin(), spec.end()), 80, 1, 0};
+    chain::SubmitJob job{JobKind::kCustom, Bytes(spec.begin(), spec.end()), 80, committee, 0};
     auto receipt = wallet.send_and_wait(devchain::Cip11Call{chain::encode_instruction(job)});
     if (!receipt || !receipt->ok()) return std::nullopt;
     return receipt->job_id;
@@ -362,6 +364,13 @@ void Cip11Reconfiguration::run_reconfiguration() {
     }
   };
   submit_at(kActivation - 8, 3, 1500);
+  // An M = 2 job at the end of epoch 0: its r_seed = advance_round(r_submit,
+  // K) lies past epoch 0's last view when S is one of its last blocks, so it
+  // is drawn in epoch 1 once epoch 0 closed (docs/cip11.md choice 140).
+  ASSERT_TRUE(eventually([&] { return height(0) >= kActivation - 2; }, 60s));
+  const auto pair = submit(R"({"sleep_ms":300})", 2);
+  ASSERT_TRUE(pair);
+  jobs.push_back(*pair);
   submit_at(kActivation + 5, 3, 800);
   submit_at(kCutoff - 6, 4, 2000);
   ASSERT_TRUE(eventually([&] { return all_at_least(all, kCutoff + 30); }, 120s));
@@ -369,6 +378,10 @@ void Cip11Reconfiguration::run_reconfiguration() {
   // Blocks name the epoch active at their height, and every validator holds them alike.
   EXPECT_EQ(chain(0).block_at(kActivation - 1)->block.epoch, 0u);
   EXPECT_EQ(chain(0).block_at(kActivation)->block.epoch, 1u);
+  // Views restart in epoch 1 (choice 140): its first block's view is a
+  // count of timeouts, below epoch 0's last block's (which is over 100).
+  const View last_view = chain(0).block_at(kActivation - 1)->block.view;
+  EXPECT_LT(chain(0).block_at(kActivation)->block.view, last_view);
   expect_same_blocks(all, kCutoff + 30);
 
   std::size_t expected_expired = 0;
@@ -422,6 +435,28 @@ void Cip11Reconfiguration::run_reconfiguration() {
         60s));
     EXPECT_EQ(chain(0).job(id)->state, chain::JobState::kCompleted) << to_hex0x(id.value);
   }
+  // The M = 2 job was drawn from exactly advance_round(r_submit, K) over
+  // epoch 0's views 0..last_view: the round its assignment block consumed.
+  const auto drawn = chain(0).job(*pair);
+  ASSERT_TRUE(drawn.ok());
+  const std::uint64_t s = drawn->submitted_at.value;
+  const auto at_s = chain(0).block_at(s);
+  ASSERT_TRUE(at_s.ok());
+  const chain::Round r_submit{RoundEpoch{at_s->block.epoch}, at_s->block.view};
+  const chain::EpochSchedule closed{{last_view.value + 1}};
+  const auto r_seed = chain::advance_round(closed, r_submit, 3);  // K = 3, the default
+  ASSERT_TRUE(r_seed);
+  const auto assigning = chain(0).block_at(drawn->assignment_height.value);
+  ASSERT_TRUE(assigning.ok());
+  auto consumed = chain::decode_consumed_seeds(assigning->block.consumed_seeds);
+  ASSERT_TRUE(consumed.ok());
+  bool found = false;
+  for (const auto& c : *consumed) found = found || (chain::Round{c.epoch, c.view} == *r_seed);
+  EXPECT_TRUE(found) << "S " << s << " in view " << r_submit.view.value << ", epoch 0 ended at view " << last_view.value;
+  std::printf("reconfiguration: the M = 2 job submitted at %llu (view %llu of epoch %llu) was drawn from Round(%llu, %llu)\n",
+              static_cast<unsigned long long>(s), static_cast<unsigned long long>(r_submit.view.value),
+              static_cast<unsigned long long>(r_submit.epoch.value), static_cast<unsigned long long>(r_seed->epoch.value),
+              static_cast<unsigned long long>(r_seed->view.value));
 }
 
 // docs/devchain.md D10 with real processes: the same change as above, not in

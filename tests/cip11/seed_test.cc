@@ -355,6 +355,112 @@ TEST(Cip11SeedChain, AnMGreaterThanOneCommitteeIsDrawnFromExactlyTheSeedOfItsSee
   EXPECT_EQ(Bytes(checked->output.begin(), checked->output.end()), effects.consumed_seeds[0].signature);
 }
 
+
+// Choice 140: rounds numbered per epoch. A round epoch closes at its last
+// block's view and the next one's views start at 0; a pending selection
+// submitted near the end of epoch 0 whose advance_round(r_submit, K) lies past
+// that last view cannot be mapped while epoch 0 is open, stays pending, and
+// once epoch 0 closed is drawn from exactly the round the arithmetic carries
+// it to in epoch 1 - never Round(0, view_S + K), which is no round. (With the
+// record's round fixed at S, the code before, it waited for (0, 8) forever.)
+TEST(Cip11SeedChain, ASeedRoundPastItsEpochsLastViewIsDrawnFromTheNextEpochOnceTheEpochCloses) {
+  using namespace testing;
+  SeedChain seeds = one_leader_chain();
+  ChainParams params;
+  params.present_first_enabled = true;
+  State state;
+  std::map<Address, u128> balances;
+  std::uint64_t height = 0;
+  std::uint32_t txs = 0;
+  Effects effects;
+  const ValidatorSnapshots validators = ValidatorSnapshots::genesis({crypto::Ed25519Public{}});
+  // One block in round `r`; a round in the epoch after the open one closes it
+  // at the last round taken (its last block's view), as on the devchain.
+  auto block = [&](Round r, std::vector<std::pair<Address, Instruction>> instructions) {
+    ++height;
+    auto advance = seeds.advance(r, *seeds.prove(validator_seed(1), r));
+    EXPECT_TRUE(advance.ok());
+    effects = {};
+    PresentSet present(state.index.size());
+    SeedsBefore beacon(seeds, r, *advance);
+    const EpochSchedule schedule = seeds.schedule_at(r);
+    BlockContext context{Height{height}, params, beacon, present, validators, r.view, nullptr, &schedule};
+    EXPECT_EQ(context.round(), r);
+    begin_block(state, context, effects);
+    auto out = apply_all(state, balances, context, instructions, txs, effects);
+    seeds.commit(std::move(*advance));
+    return out;
+  };
+  const auto runners = keys(1, 4);
+  for (std::uint64_t v = 1; const auto& k : runners) {
+    balances[k.address] += 1'000'000;
+    EXPECT_FALSE(block(round(0, v++), {{k.address, registration(k)}})[0].error);
+  }
+  const Key submitter = key(9);
+  balances[submitter.address] += 1'000'000;
+  const auto submitted = block(round(0, 5), {{submitter.address, job(2, 20)}});
+  ASSERT_FALSE(submitted[0].error);
+  const cip11::JobId id = *submitted[0].job_id;
+  const std::uint64_t s = height;
+  const PendingSelectionV1 at_s = *state.jobs.at(id).pending;
+  EXPECT_EQ((Round{at_s.submission_epoch, at_s.submission_view}), round(0, 5));
+  EXPECT_EQ(at_s.seed_delay_views, 3u);
+  // Mapped with epoch 0 open: exact only if epoch 0 reaches view 8.
+  EXPECT_EQ((Round{at_s.seed_epoch, at_s.seed_view}), round(0, 8));
+  block(round(0, 6), {});  // epoch 0's last block: its views are 0..6
+  EXPECT_EQ(state.jobs.at(id).state, JobState::kPendingSelection);
+  // Epoch 0 closes at view 6: advance_round((0, 5), 3) over {7 views} = (1, 1).
+  block(round(1, 0), {});
+  EXPECT_EQ(seeds.schedule().closed_epoch_views, std::vector<std::uint64_t>{7});
+  EXPECT_EQ(advance_round(seeds.schedule(), round(0, 5), 3), round(1, 1));
+  EXPECT_EQ(state.jobs.at(id).state, JobState::kPendingSelection);  // (1, 1) has not come
+  block(round(1, 1), {});  // the seed round itself: a block never reads its own round
+  EXPECT_EQ(state.jobs.at(id).state, JobState::kPendingSelection);
+  EXPECT_TRUE(effects.consumed_seeds.empty());
+  block(round(1, 2), {});  // the first block after r_seed assigns
+  const JobRecord& assigned = state.jobs.at(id);
+  ASSERT_EQ(assigned.state, JobState::kAssigned);
+  EXPECT_EQ(assigned.assignment_height, Height{s + 4});
+  const Beacon committed = beacon_of(*seeds.at(round(1, 1)));
+  EXPECT_EQ(committed.evidence.size(), vrf::kProofSize);  // its leader's proof, alpha (1 ‖ 1)
+  ASSERT_EQ(effects.consumed_seeds.size(), 1u);
+  EXPECT_EQ(effects.consumed_seeds[0], (ConsumedSeed{RoundEpoch{1}, View{1}, committed.signature, committed.evidence}));
+  EXPECT_EQ(assigned.selection_seed, selection_seed_v3(SelectionMode::kDelayed, *beacon_hash_v1(committed), id, s));
+  EXPECT_TRUE(check_consumed(seeds, effects.consumed_seeds).ok());
+  // An M = 1 job in epoch 1's first view reads epoch 0's last round (R_{S-1}).
+  block(round(1, 3), {});
+  const auto first = block(round(2, 0), {{submitter.address, job(1, 20)}});
+  ASSERT_FALSE(first[0].error);
+  EXPECT_EQ(seeds.schedule().closed_epoch_views, (std::vector<std::uint64_t>{7, 4}));
+  EXPECT_EQ(state.jobs.at(*first[0].job_id).selection_seed,
+            selection_seed_v3(SelectionMode::kImmediate, *beacon_hash_v1(beacon_of(*seeds.at(round(1, 3)))),
+                              *first[0].job_id, height));
+}
+
+// The same submission on an epoch that runs past view_S + K: the round mapped
+// at S was exact, and the job is drawn from it, the epoch closing later or not.
+TEST(Cip11SeedChain, ASeedRoundInsideItsEpochIsTheOneNamedAtSubmission) {
+  EpochSchedule schedule{{7}};
+  EXPECT_EQ(mapped_round(schedule, round(0, 2), 3, round(1, 0)), round(0, 5));
+  EXPECT_EQ(mapped_round(schedule, round(0, 5), 3, round(1, 2)), round(1, 1));
+  EXPECT_EQ(mapped_round(schedule, round(0, 5), 3, round(1, 1)), std::nullopt);  // not before the block's own
+  EXPECT_EQ(mapped_round({}, round(0, 5), 3, round(0, 8)), std::nullopt);        // epoch 0 open: may close first
+  EXPECT_EQ(mapped_round({}, round(0, 5), 3, round(0, 9)), round(0, 8));
+  EXPECT_EQ(previous_round(schedule, round(1, 0)), round(0, 6));
+  EXPECT_EQ(previous_round(schedule, round(1, 4)), round(1, 3));
+  EXPECT_EQ(previous_round(schedule, round(0, 0)), round(0, 0));
+  SeedChain seeds = one_leader_chain();
+  EXPECT_TRUE(seeds.take(round(0, 3), std::nullopt).ok());
+  EXPECT_EQ(seeds.schedule_at(round(1, 2)).closed_epoch_views, std::vector<std::uint64_t>{4});
+  EXPECT_EQ(seeds.take(round(2, 0), std::nullopt).error().error, SeedError::kNotInSchedule);  // one epoch at a time
+  EXPECT_TRUE(seeds.schedule().closed_epoch_views.empty());  // a refusal closes nothing
+  ASSERT_TRUE(seeds.take(round(1, 2), std::nullopt).ok());  // (1, 0) and (1, 1) nullified on the way
+  EXPECT_EQ(seeds.schedule().closed_epoch_views, std::vector<std::uint64_t>{4});  // epoch 0: views 0..3
+  EXPECT_EQ(seeds.take(round(0, 4), std::nullopt).error().error, SeedError::kRoundNotAfter);
+  EXPECT_TRUE(seeds.at(round(1, 0)).has_value());
+  EXPECT_EQ(seeds.at(round(1, 0))->output, nullified_seed(chain_id(), round(1, 0), seeds.at(round(0, 3))->output));
+}
+
 }  // namespace
 // Choice 102: rounds are views. On rotating validators a block's view runs
 // ahead of its height (skipped views are nullified rounds), so a pending

@@ -115,7 +115,7 @@ static_assert(!ActiveAt<View>);
 template <typename H>
 concept DueBy = requires(const chain::DueIndex& d, H h) { d.due_by(h); };
 static_assert(DueBy<Height>);
-static_assert(!DueBy<View>);  // machine.cc reads the index up to a view only as Height{view.value}
+static_assert(!DueBy<View>);  // machine.cc reads the index up to the block's height only (choice 140)
 static_assert(std::is_constructible_v<chain::DevBeacon, Bytes32, Height>);
 static_assert(!std::is_constructible_v<chain::DevBeacon, Bytes32, View>);
 template <typename E, typename V>
@@ -127,7 +127,7 @@ static_assert(!SeedOf<RoundEpoch, Height>);
 static_assert(!SeedOf<std::uint64_t, std::uint64_t>);
 template <typename V>
 concept PendingBefore = requires(const chain::ShadowBook& b, V v) { b.pending_before(v); };
-static_assert(PendingBefore<View> && !PendingBefore<Height>);
+static_assert(PendingBefore<chain::Round> && !PendingBefore<View> && !PendingBefore<Height>);  // a round (choice 140)
 template <typename V>
 concept LeaderOf = requires(V v) { devchain::leader_of(v, std::size_t{4}); };
 static_assert(LeaderOf<View> && !LeaderOf<Height> && !LeaderOf<std::uint64_t>);

@@ -165,16 +165,23 @@ struct DevchainValidators : ::testing::Test {
       EXPECT_EQ(n->head().height, head->height);
       EXPECT_EQ(n->head().digest, head->digest);
     }
-    // And the same round seeds, each taken from the committed blocks.
-    for (std::uint64_t v = 0; v <= head->view.value + 1; ++v) {
-      std::optional<std::optional<chain::RoundSeed>> seed;
-      for (auto& n : nodes) {
-        if (!n) continue;
-        if (!seed) seed = n->round_seed(View{v});
-        EXPECT_EQ(n->round_seed(View{v}), *seed) << "view " << v;
+    // And the same round seeds, each taken from the committed blocks: the
+    // head's round epoch up to its view, each one before it as far as it
+    // went (rounds numbered per epoch, docs/cip11.md choice 140).
+    const chain::Round at = any().round_of(head->height, head->view);
+    for (std::uint64_t e = 0; e <= at.epoch.value; ++e)
+      for (std::uint64_t v = 0; v <= head->view.value + 1; ++v) {
+        const chain::Round r{cip11::RoundEpoch{e}, View{v}};
+        std::optional<std::optional<chain::RoundSeed>> seed;
+        for (auto& n : nodes) {
+          if (!n) continue;
+          if (!seed) seed = n->round_seed(r);
+          EXPECT_EQ(n->round_seed(r), *seed) << "round " << e << "," << v << " node " << (&n - &nodes[0]);
+        }
+        if (r.epoch == at.epoch) {
+          EXPECT_EQ(seed->has_value(), v <= head->view.value) << "view " << v;
+        }
       }
-      EXPECT_EQ(seed->has_value(), v <= head->view.value) << "view " << v;
-    }
   }
 };
 
@@ -501,6 +508,108 @@ TEST_F(DevchainEpochs, EachBlockNamesTheEpochActiveAtItsHeightAndAnotherIsRefuse
   }
   for (++view; view < kActivation + 4; ++view) EXPECT_EQ(step(view).block.epoch, 1u) << view;
   expect_one_state();
+}
+
+// docs/cip11.md choice 140: rounds numbered per validator-set epoch. Epoch 1
+// starts at height kActivation = 6 and its views restart at 0 (the code
+// before refused a view not above epoch 0's last: StaleView). An M = 2 job
+// submitted in epoch 0's last block (S = 5, view 5) names r_seed =
+// advance_round(Round(0, 5), 3): epoch 0 is open at S, so it stays pending;
+// epoch 0 closes at view 5, and the job is drawn from exactly Round(1, 2) at
+// every validator - after a nullified view 1 of epoch 1 - and a validator
+// restarted before or after replays the same rounds.
+struct DevchainRoundEpochs : DevchainValidators {
+  static constexpr std::uint64_t kActivation = 6;
+  DevchainRoundEpochs() {
+    chain::ValidatorSetChange c{cip11::Height{kActivation}, {}};
+    for (std::size_t i = 0; i + 1 < kValidators; ++i) c.peer_keys.push_back(crypto::ed25519_from_seed(seeds[i]).public_key);
+    changes.push_back(c);  // the canonical first three
+  }
+};
+
+TEST_F(DevchainRoundEpochs, ViewsRestartInTheNextEpochAndASeedRoundPastTheEpochsEndIsDrawnThere) {
+  for (const auto& r : runners) submit(r, chain::testing::registration(r));
+  for (std::uint64_t v = 1; v <= 4; ++v) step(v);
+  const Bytes32 tx = submit(submitter, chain::testing::job(2, 40));
+  const auto s = step(5);
+  ASSERT_EQ(s.block.height, kActivation - 1);  // epoch 0's last block
+  ASSERT_EQ(s.block.txs.size(), 1u);
+  const auto receipt = *nodes[0]->receipt(tx);
+  ASSERT_TRUE(receipt && receipt->job_id);
+  const cip11::JobId id = *receipt->job_id;
+  const auto at_s = nodes[0]->job(id);
+  ASSERT_TRUE(at_s.ok() && at_s->pending);
+  EXPECT_EQ((chain::Round{at_s->pending->submission_epoch, at_s->pending->submission_view}),
+            (chain::Round{cip11::RoundEpoch{0}, View{5}}));
+  // Mapped with epoch 0 open, as S knows it: exact only if epoch 0 reached view 8.
+  EXPECT_EQ((chain::Round{at_s->pending->seed_epoch, at_s->pending->seed_view}),
+            (chain::Round{cip11::RoundEpoch{0}, View{8}}));
+  // A validator restarted while the selection is pending replays to the same.
+  nodes[2].reset();
+  nodes[2] = open(2);
+  ASSERT_TRUE(nodes[2]);
+
+  // Epoch 1: its first block is proposed in view 0, by its view-0 leader.
+  const auto first = step(0);
+  EXPECT_EQ(first.block.height, kActivation);
+  EXPECT_EQ(first.block.epoch, 1u);
+  EXPECT_EQ(first.block.view, View{0});
+  EXPECT_EQ(nodes[0]->round_of(first.block.height, first.block.view), (chain::Round{cip11::RoundEpoch{1}, View{0}}));
+  const chain::Round r_seed{cip11::RoundEpoch{1}, View{2}};  // advance_round((0, 5), 3) over epoch 0's views 0..5
+  for (auto& n : nodes) EXPECT_EQ(n->job(id)->state, chain::JobState::kPendingSelection);
+  const auto third = step(2);  // view 1 of epoch 1 nullified; the block of r_seed itself never reads it
+  for (auto& n : nodes) EXPECT_EQ(n->job(id)->state, chain::JobState::kPendingSelection);
+  EXPECT_TRUE(chain::decode_consumed_seeds(third.block.consumed_seeds)->empty());
+  const auto drawn = step(3);
+  auto consumed = chain::decode_consumed_seeds(drawn.block.consumed_seeds);
+  ASSERT_TRUE(consumed.ok());
+  ASSERT_EQ(consumed->size(), 1u);
+  EXPECT_EQ((chain::Round{(*consumed)[0].epoch, (*consumed)[0].view}), r_seed);
+  const auto seed = nodes[0]->round_seed(r_seed);
+  ASSERT_TRUE(seed && seed->proof);  // the proof of epoch 1's view-2 leader, alpha (1 || 2)
+  EXPECT_EQ((*consumed)[0].signature, Bytes(seed->output.begin(), seed->output.end()));
+  ASSERT_TRUE(nodes[0]->round_seed(chain::Round{cip11::RoundEpoch{1}, View{1}}));
+  EXPECT_FALSE(nodes[0]->round_seed(chain::Round{cip11::RoundEpoch{1}, View{1}})->proof);  // nullified
+  for (auto& n : nodes) {
+    EXPECT_EQ(n->job(id)->state, chain::JobState::kAssigned);
+    EXPECT_EQ(n->job(id)->selection_seed,
+              cip11::selection_seed_v3(cip11::SelectionMode::kDelayed, *cip11::beacon_hash_v1(chain::beacon_of(*seed)), id,
+                                       kActivation - 1));
+  }
+  expect_one_state();
+  // Restarted after: the replay crosses the epoch boundary to the same rounds.
+  nodes[1].reset();
+  nodes[1] = open(1);
+  ASSERT_TRUE(nodes[1]);
+  EXPECT_EQ(nodes[1]->head(), nodes[0]->head());
+  EXPECT_EQ(nodes[1]->round_seed(r_seed), seed);
+  step(4);
+  expect_one_state();
+}
+
+// Choice 140 at open: more than kRetainedSeedRounds blocks into epoch 1, a
+// restarted validator resumes its replay from an anchor inside epoch 1, so it
+// reads epoch 0's length (its last block's view) from the store; without it
+// the anchor's round would be in no epoch the schedule knows and the store
+// would be refused.
+TEST_F(DevchainRoundEpochs, ARestartFarIntoTheNextEpochResumesFromAnAnchorInIt) {
+  for (std::uint64_t v : {1, 2, 3, 5, 7}) step(v);  // epoch 0 ends at view 7 (height 5), views 4 and 6 nullified
+  ASSERT_EQ(any().head().height, kActivation - 1);
+  std::uint64_t view = 0;
+  for (; any().head().height < kActivation + 1'030; ++view) step(view);
+  const auto head = nodes[0]->head();
+  ASSERT_EQ(nodes[0]->round_of(head.height, head.view).epoch, cip11::RoundEpoch{1});
+  const chain::Round kept{cip11::RoundEpoch{1}, View{head.view.value - 1'000}};
+  const auto seed = nodes[2]->round_seed(kept);
+  ASSERT_TRUE(seed && seed->proof);
+  nodes[2].reset();
+  nodes[2] = open(2);
+  ASSERT_TRUE(nodes[2]);
+  EXPECT_EQ(nodes[2]->head(), head);
+  EXPECT_EQ(nodes[2]->round_seed(kept), seed);
+  EXPECT_FALSE(nodes[2]->round_seed(chain::Round{cip11::RoundEpoch{0}, View{3}}));  // below the anchor
+  step(view);
+  for (auto& n : nodes) EXPECT_EQ(n->state_hash(), nodes[0]->state_hash());
 }
 
 // The schedule's rules (D9), each refused by name, and a schedule that

@@ -13,8 +13,9 @@ constexpr std::string_view kBeaconDomain = "cowboy/devchain-beacon/v1";
 bool supports(const RunnerRecord& r, JobKind kind) { return (r.job_kinds >> static_cast<unsigned>(kind) & 1u) != 0; }
 
 /// The round whose seed a selection in block H reads: R_{H-1} for M == 1 (§9.2),
-/// the round just before the block's own (one open round epoch).
-Round parent_round(View view) { return devchain_round(view == View{0} ? view : view - 1); }
+/// the round just before the block's own (the last of the epoch before at an
+/// epoch's first view).
+Round parent_round(const BlockContext& block) { return previous_round(block.schedule(), block.round()); }
 
 /// CIP11_PRESENT_FIRST_ENABLED switches CIP-11 selection on as one bundle
 /// (§13): the v3 seed domain, M > 1 commit-then-reveal, MRU and present-first.
@@ -239,7 +240,7 @@ void select_now(State& state, const BlockContext& block, JobRecord& job, Height 
                 Effects& effects) {
   const bool cip11 = cip11_selection(block.params);
   auto eligible = eligible_candidates(state, block, job);
-  auto beacon = beacon_at(block, parent_round(block.round_view()));  // the round just before the block's
+  auto beacon = beacon_at(block, parent_round(block));  // the round just before the block's
   if (!beacon) {  // no seed (genesis edge): an empty committee, drawn again at its deadline
     job.state = JobState::kAssigned;
     job.selections += 1;
@@ -256,13 +257,22 @@ void select_now(State& state, const BlockContext& block, JobRecord& job, Height 
   }
 }
 
-/// r_seed = advance_round(r_submit, K) for a selection submitted in this block:
-/// consensus round arithmetic over views, block S being proposed in Round(0,
-/// its view), which on rotating validators runs ahead of S (choice 102). One
-/// open epoch: value() never throws.
-Round seed_round(const BlockContext& block) {
-  return advance_round(devchain_schedule(), devchain_round(block.round_view()), block.params.selection_seed_delay_views)
-      .value();
+/// r_seed = advance_round(r_submit, K) for a selection submitted in this block,
+/// as block S can map it: consensus round arithmetic over views, block S being
+/// proposed in its round, whose view on rotating validators runs ahead of S
+/// (choice 102), in the open epoch: exact unless that epoch closes before it,
+/// when the pass maps it again over the closed epoch (mapped_seed, choice 140).
+/// nullopt only past the last u64 view.
+std::optional<Round> seed_round(const BlockContext& block) {
+  return advance_round(block.schedule(), block.round(), block.params.selection_seed_delay_views);
+}
+
+/// A pending record's r_seed as block H maps it: advance_round(r_submit, K)
+/// over the epochs closed before H, once it is a round before H's own (so
+/// certain, its seed fixed); nullopt while it is not (it stays pending, §9.2:
+/// never a substitute round).
+std::optional<Round> mapped_seed(const BlockContext& block, Round r_submit, std::uint64_t k) {
+  return mapped_round(block.schedule(), r_submit, k, block.round());
 }
 
 /// The shadow of §9.2's pending pass: each M > 1 shadow draw whose seed round
@@ -272,7 +282,7 @@ Round seed_round(const BlockContext& block) {
 void run_shadow_pending(const State& state, const BlockContext& block, Effects& effects) {
   if (!shadowing(block) || !block.shadow) return;
   std::vector<std::pair<const JobRecord*, ShadowPending>> due;
-  for (const JobId& id : block.shadow->pending_before(block.round_view())) {
+  for (const JobId& id : block.shadow->pending_before(block.round())) {
     auto record = shadow_of(block, effects, id);
     const JobRecord* job = state.jobs.get(id);
     if (record && record->pending && job) due.emplace_back(job, std::move(*record->pending));
@@ -281,7 +291,9 @@ void run_shadow_pending(const State& state, const BlockContext& block, Effects& 
     return std::pair(a.first->submitted_at, a.first->job_id) < std::pair(b.first->submitted_at, b.first->job_id);
   });
   for (auto& [job, p] : due) {
-    auto beacon = beacon_at(block, Round{p.seed_epoch, p.seed_view});
+    const auto r_seed = mapped_seed(block, Round{p.submission_epoch, p.submission_view}, p.seed_delay_views);
+    if (!r_seed) continue;  // not mapped yet: its epoch may still close before it (choice 140)
+    auto beacon = beacon_at(block, *r_seed);
     if (!beacon) continue;  // waits for the same round, as a live record does
     const Bytes32 seed = selection_seed_v3(SelectionMode::kDelayed, beacon->second, job->job_id, p.submitted_at.value);
     // As snapshot_candidates at the pass: the block-S records, indexed against this block's registry(H-1).
@@ -295,18 +307,25 @@ void run_shadow_pending(const State& state, const BlockContext& block, Effects& 
 
 /// §9.2 pending pass: every record whose seed view is known, in (submitted_at, job_id) order.
 void run_pending(State& state, const BlockContext& block, const std::vector<JobId>& candidates, Effects& effects) {
-  std::vector<JobRecord*> due;
+  std::vector<std::pair<JobRecord*, Round>> due;  // each with its r_seed, mapped
   for (const JobId& id : candidates)
-    if (const JobRecord* job = state.jobs.get(id);
-        job->state == JobState::kPendingSelection && job->pending &&
-        Round{job->pending->seed_epoch, job->pending->seed_view} < devchain_round(block.round_view()))
-      due.push_back(&state.jobs.at(id));
-  std::sort(due.begin(), due.end(), [](const JobRecord* a, const JobRecord* b) {
-    return std::pair(a->submitted_at, a->job_id) < std::pair(b->submitted_at, b->job_id);
+    if (const JobRecord* job = state.jobs.get(id); job->state == JobState::kPendingSelection && job->pending)
+      if (auto r_seed = mapped_seed(block, Round{job->pending->submission_epoch, job->pending->submission_view},
+                                    job->pending->seed_delay_views))
+        due.emplace_back(&state.jobs.at(id), *r_seed);
+  std::sort(due.begin(), due.end(), [](const auto& a, const auto& b) {
+    return std::pair(a.first->submitted_at, a.first->job_id) < std::pair(b.first->submitted_at, b.first->job_id);
   });
-  for (JobRecord* job : due) {
+  for (auto [job, r_seed] : due) {
+    if (Round{job->pending->seed_epoch, job->pending->seed_view} != r_seed) {
+      // Submitted with its epoch open, the epoch closed before the round S
+      // named: r_seed is now mapped across the boundary, and the record
+      // names the round it was always going to be (choice 140). Only ever once.
+      job->pending->seed_epoch = r_seed.epoch;
+      job->pending->seed_view = r_seed.view;
+    }
     const PendingSelectionV1 p = *job->pending;
-    auto beacon = beacon_at(block, Round{p.seed_epoch, p.seed_view});
+    auto beacon = beacon_at(block, r_seed);
     if (!beacon) continue;  // stays pending under the same round; never a substitute seed
     // Re-derived from the registry as of block S, never from a copy kept with the record.
     auto snapshot = snapshot_candidates(state, block, *job, p.submitted_at);
@@ -486,8 +505,9 @@ struct Apply {
       if (shadow_pending) snapshot = snapshot_candidates(state, block, job, block.height);
       select_now(state, block, job, job.deadline_block, effects);
       if (shadow_pending) {
-        const Round r_seed = seed_round(block);
-        ShadowPending p{block.height, r_seed.epoch, r_seed.view, std::move(snapshot), members(job)};
+        const Round r_seed = seed_round(block).value_or(block.round());
+        ShadowPending p{block.height,        r_seed.epoch,        r_seed.view, std::move(snapshot), members(job),
+                        block.round().epoch, block.round_view(), delay};
         effects.shadow_writes.push_back({job.job_id, ShadowRecord{std::nullopt, std::move(p)}});
       }
     } else {  // §9.2 commit-then-reveal: bound now to a seed round nobody knows yet
@@ -496,10 +516,12 @@ struct Apply {
       p.submitted_at = block.height;
       p.selection_state_height = block.height;
       p.committee_size = b.runners;
+      p.submission_epoch = block.round().epoch;
       p.submission_view = block.round_view();
-      const Round r_seed = seed_round(block);
-      p.seed_epoch = r_seed.epoch;
-      p.seed_view = r_seed.view;
+      const auto r_seed = seed_round(block);
+      if (!r_seed) return ChainError::kTimeoutTooShort;  // no round K views on: never reached (views are u64)
+      p.seed_epoch = r_seed->epoch;
+      p.seed_view = r_seed->view;
       p.seed_delay_views = delay;
       p.candidates_snapshot_root =
           candidates_snapshot_root(snapshot_candidates(state, block, job, block.height), block.params.reputation);
@@ -614,9 +636,10 @@ Res<PresentSet> presence_of_block(const ChainParams& params, const std::optional
 }
 
 std::optional<Height> next_due(const JobRecord& job) {
-  // The first block whose round is after r_seed (one open round epoch): a view,
-  // read as a height (choices 102, 138) - never late, as a view is never below its height.
-  if (job.state == JobState::kPendingSelection && job.pending) return Height{(job.pending->seed_view + 1).value};
+  // The first block whose round can be after r_seed: the one after S (views
+  // time out, and restart per round epoch, so no view read as a height bounds
+  // it, choice 140); run_pending maps the round at each block until it passes.
+  if (job.state == JobState::kPendingSelection && job.pending) return job.pending->submitted_at + 1;
   if (job.state == JobState::kAssigned) return job.deadline_block + 1;
   return std::nullopt;
 }
@@ -626,10 +649,9 @@ void begin_block(State& state, const BlockContext& block, Effects& effects) {
   refresh_due(state);
   // Both passes look only at jobs due by now, each checked against its record
   // again: a job stays due (and is looked at again) until its record changes.
-  // A pending selection is due after its seed view, an assignment after its
-  // deadline height; a view is never below its height, so the index is read
-  // up to the view and each job's own check decides (choice 102).
-  const std::vector<JobId> due = state.due.due_by(std::max(block.height, Height{block.round_view().value}));
+  // A pending selection is due from the block after S (each block maps its
+  // seed round, choice 140), an assignment after its deadline height.
+  const std::vector<JobId> due = state.due.due_by(block.height);
   run_pending(state, block, due, effects);
   run_shadow_pending(state, block, effects);  // before the deadlines: a re-selection reads what it drew
   run_deadlines(state, block, due, effects);

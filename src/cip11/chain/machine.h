@@ -11,6 +11,7 @@
 #include "cip11/chain/errors.h"
 #include "cip11/chain/instructions.h"
 #include "cip11/chain/mode_a.h"
+#include "cip11/chain/rounds.h"
 #include "cip11/chain/shadow.h"
 #include "cip11/chain/snapshots.h"
 #include "cip11/chain/state.h"
@@ -96,14 +97,18 @@ struct BlockContext {
   const PresentSet& presence;
   /// The validator-set snapshots (Mode A receipts, the §8.4 guard's |V|).
   const ValidatorSnapshots& validators;
-  /// The consensus view the block is proposed in: its round is Round(0, view)
-  /// (§9.2 rounds are views, docs/cip11.md choice 102). nullopt: the height,
-  /// as for a lone producer, whose views are its heights.
+  /// The consensus view the block is proposed in, within its round epoch
+  /// (§9.2 rounds are views, docs/cip11.md choices 102, 140). nullopt: the
+  /// height, as for a lone producer, whose views are its heights.
   std::optional<View> view{};
   /// The shadow book as the blocks before this one left it (shadow.h); read
   /// only under CIP11_PRESENCE_SHADOW_ENABLED with present-first off. Null: an
   /// empty book.
   const ShadowBook* shadow = nullptr;
+  /// The round epochs closed before the block's (choice 140): the block is
+  /// proposed in Round(rounds->open_epoch(), round_view()). Null: none closed,
+  /// every round in round epoch 0 (a lone producer).
+  const EpochSchedule* rounds = nullptr;
   /// A verifier's block: its ConsumedSeedsV1 entries. The pending pass
   /// assigns only records whose round is among them: the proposer chooses
   /// which due records a block processes, and a verifier never treats one
@@ -111,6 +116,13 @@ struct BlockContext {
   const std::vector<ConsumedSeed>* committed_seeds = nullptr;
   /// A lone producer's view is its height: the one place a height is read as a view (choice 138).
   View round_view() const { return view.value_or(View{height.value}); }
+  /// The round the block is proposed in.
+  Round round() const { return Round{rounds ? rounds->open_epoch() : RoundEpoch{0}, round_view()}; }
+  /// The schedule the block's round arithmetic runs over.
+  const EpochSchedule& schedule() const {
+    static const EpochSchedule kNoneClosed;
+    return rounds ? *rounds : kNoneClosed;
+  }
 };
 
 
@@ -128,7 +140,9 @@ Res<PresentSet> presence_of_block(const ChainParams& params, const std::optional
 /// up to date with every job changed since it last looked.
 void begin_block(State& state, const BlockContext& block, Effects& effects);
 /// The block from which begin_block must look at `job`: the one after a
-/// pending selection's seed view, the one after an assignment's deadline;
+/// pending selection's block S (views restart per round epoch, so no view
+/// bounds the height its seed round passes at, choice 140), the one after an
+/// assignment's deadline;
 /// nullopt once the job has ended. One rule for State::due.
 std::optional<Height> next_due(const JobRecord& job);
 

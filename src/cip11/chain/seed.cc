@@ -43,6 +43,20 @@ std::optional<Round> advance_round(const EpochSchedule& schedule, Round r, std::
   return Round{at.epoch, at.view + k};
 }
 
+Round previous_round(const EpochSchedule& schedule, Round r) {
+  if (r.view > View{0}) return Round{r.epoch, r.view - 1};
+  const auto& closed = schedule.closed_epoch_views;
+  for (std::uint64_t e = r.epoch.value; e > 0; --e)  // an epoch of no views is skipped (none on the devchain)
+    if (e - 1 < closed.size() && closed[e - 1] > 0) return Round{RoundEpoch{e - 1}, View{closed[e - 1] - 1}};
+  return r;
+}
+
+std::optional<Round> mapped_round(const EpochSchedule& schedule, Round r_submit, std::uint64_t k, Round now) {
+  auto r = advance_round(schedule, r_submit, k);
+  if (!r || !(*r < now)) return std::nullopt;
+  return r;
+}
+
 SeedOutput genesis_seed(const Bytes32& chain_instance_id) {
   codec::Writer w;
   w.raw(kGenesisDomain);
@@ -113,7 +127,9 @@ Result<std::pair<std::vector<RoundSeed>, SeedOutput>, SeedRefusal> SeedChain::ga
   if (r <= last_) return Err(SeedRefusal{SeedError::kRoundNotAfter, std::nullopt});
   std::vector<RoundSeed> nullified;
   SeedOutput previous = last_output();
-  for (auto next = advance_round(schedule_, last_, 1); next != r; next = advance_round(schedule_, *next, 1)) {
+  const EpochSchedule schedule = schedule_at(r);
+  if (r.epoch > schedule.open_epoch()) return Err(SeedRefusal{SeedError::kNotInSchedule, std::nullopt});
+  for (auto next = advance_round(schedule, last_, 1); next != r; next = advance_round(schedule, *next, 1)) {
     // Rounds run in order, so stepping from last_ meets r unless the schedule skips it.
     if (!next || r < *next) return Err(SeedRefusal{SeedError::kNotInSchedule, std::nullopt});
     if (nullified.size() >= kMaxNullifiedRun) return Err(SeedRefusal{SeedError::kGapTooLong, std::nullopt});
@@ -140,6 +156,14 @@ Result<SeedChain::Advance, SeedRefusal> SeedChain::advance(Round r,
   return out;
 }
 
+EpochSchedule SeedChain::schedule_at(Round r) const {
+  EpochSchedule out = schedule_;
+  // One epoch at a time: every epoch has a block, so a block is never two ahead.
+  if (r.epoch > out.open_epoch() && last_.epoch == out.open_epoch())
+    out.closed_epoch_views.push_back(last_.view.value + 1);
+  return out;
+}
+
 void SeedChain::resume_after(RoundSeed anchor) {
   seeds_.clear();
   last_ = anchor.round;
@@ -148,6 +172,7 @@ void SeedChain::resume_after(RoundSeed anchor) {
 
 void SeedChain::commit(Advance seeds) {
   for (auto& s : seeds) {
+    schedule_ = schedule_at(s.round);  // a round of the next epoch closes the open one
     last_ = s.round;
     seeds_.insert_or_assign(s.round, std::move(s));
   }

@@ -24,36 +24,11 @@
 #include <string_view>
 
 #include "cip11/chain/machine.h"
+#include "cip11/chain/rounds.h"
 #include "cip11/selection.h"
 #include "common/ecvrf.h"
 
 namespace cowboy::cip11::chain {
-
-/// A §9.2 round: a view of a round epoch (cip11/ids.h; on the wire and in
-/// the alphas their u64s, epoch first).
-struct Round {
-  RoundEpoch epoch{};
-  View view{};
-  auto operator<=>(const Round&) const = default;
-};
-
-/// The epoch schedule round arithmetic runs over: how many views each closed
-/// round epoch has (views 0..n-1), in epoch order (index = the epoch's value);
-/// the epoch after the last closed one never ends. The devchain has one open
-/// round epoch 0 (no closed epochs).
-struct EpochSchedule {
-  std::vector<std::uint64_t> closed_epoch_views;
-};
-
-/// §9.2 advance_round: the round k views after r in Round order, carrying into
-/// the next epoch at an epoch's end. nullopt when r is not a round of the
-/// schedule or the view would overflow: the caller stays pending, never substitutes.
-std::optional<Round> advance_round(const EpochSchedule& schedule, Round r, std::uint64_t k);
-/// The devchain's schedule: one open round epoch 0, whatever the validator-set
-/// epoch (choice 127).
-inline EpochSchedule devchain_schedule() { return {}; }
-/// The devchain's round of view v: Round(0, v), the one round epoch.
-inline constexpr Round devchain_round(View v) { return Round{RoundEpoch{0}, v}; }
 
 using SeedOutput = std::array<std::uint8_t, 64>;
 inline constexpr Round kGenesisRound{RoundEpoch{0}, View{0}};
@@ -127,6 +102,14 @@ class SeedChain {
   /// The proof the holder of `leader_key` makes for round r, after the rounds
   /// between the last one taken and r went nullified (nothing is taken).
   Result<crypto::ecvrf::Proof, SeedRefusal> prove(const crypto::ecvrf::Seed& leader_key, Round r) const;
+
+  /// The round epochs closed so far. A round of the epoch after the open one
+  /// closes it at the last round taken, its last view (choice 140): advance()
+  /// maps the gap over it, and commit() records it.
+  const EpochSchedule& schedule() const { return schedule_; }
+  /// The schedule as a block of round r reads it: schedule() with the open
+  /// epoch closed at the last round taken when r is in a later epoch.
+  EpochSchedule schedule_at(Round r) const;
 
   /// Continues after `anchor`, a round already taken and read back from a
   /// store, in place of everything before it (a restart replays from a floor

@@ -14,10 +14,12 @@ const ShadowRecord* ShadowBook::find(const JobId& job) const {
   return it == records_.end() ? nullptr : &it->second;
 }
 
-std::vector<JobId> ShadowBook::pending_before(View view) const {
+std::vector<JobId> ShadowBook::pending_before(Round round) const {
   std::vector<JobId> out;
   for (const auto& [epoch, seed_view, job] : pending_) {
-    if (epoch > RoundEpoch{0} || seed_view >= view) break;  // one open round epoch, as the live pass (choice 127)
+    // Named at S with its epoch open, a round is never after the one it maps
+    // to once that epoch closed early: every job that may be due is here.
+    if (!(Round{epoch, seed_view} < round)) break;
     out.push_back(job);
   }
   return out;

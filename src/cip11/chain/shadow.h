@@ -13,6 +13,7 @@
 #include <tuple>
 #include <vector>
 
+#include "cip11/chain/rounds.h"
 #include "cip11/selection.h"
 
 namespace cowboy::cip11::chain {
@@ -27,6 +28,10 @@ struct ShadowPending {
   /// at S), address-sorted; each registry_index is read again at the pass.
   std::vector<Candidate> candidates;
   std::vector<Address> live;  // the live first committee, drawn at S, to compare with
+  // r_submit and K, from which the pass maps the seed round as a live record's (choice 140).
+  RoundEpoch submission_epoch{};
+  View submission_view{};
+  std::uint64_t seed_delay_views = 0;
   bool operator==(const ShadowPending&) const = default;
 };
 
@@ -48,9 +53,9 @@ struct ShadowWrite {
 class ShadowBook {
  public:
   const ShadowRecord* find(const JobId& job) const;
-  /// The jobs whose pending shadow draw waits for a round before Round(0, view),
-  /// in (seed round, job_id) order.
-  std::vector<JobId> pending_before(View view) const;
+  /// The jobs whose pending shadow draw waits for a round named before `round`,
+  /// in (seed round, job_id) order (the pass maps each round again, choice 140).
+  std::vector<JobId> pending_before(Round round) const;
   /// A written block's writes, in order.
   void apply(const std::vector<ShadowWrite>& writes);
   void clear();
