@@ -186,6 +186,50 @@ TEST_F(CollectionTest, ABoundProcessIsCollectedOnlyOnceItsProviderIsObservedStop
             Reason::kRetired);
 }
 
+// Decision 186: a process's provider reservation is its runtime binding (the
+// provider, operation, incarnation and worker recorded for its PID). The
+// tombstone keeps it as it was, across restarts: no command at the collected
+// PID moves it, the PID cannot be created or spawned again to take it, and
+// another process can neither bind the reserved worker nor share the binding.
+TEST_F(CollectionTest, ACollectedProcessKeepsItsProviderReservationAndNothingReissuesIt) {
+  constexpr PrincipalId kWorker{10}, kOtherWorker{11};
+  principal(kWorker, 110, RealmScope{}, kInspect | kRead | kWrite | kSend | kExecute, kPid);
+  Digest digest{};
+  digest.fill(0xa1);
+  accept(*admin_, RuntimeIntent{kPid, 1, 3, Name{"host-a"}, kWorker, digest, digest});
+  accept(*admin_, RuntimeObserve{kPid, 1, 1, RuntimeStatus::kReady, BootstrapEvidence{digest, digest}});
+  accept(*admin_, RuntimeObserve{kPid, 1, 1, RuntimeStatus::kStopped, std::nullopt});
+  terminate();
+  ASSERT_TRUE(collected(CollectKind::kProcess, std::nullopt).complete);
+  const auto reservation = answer<RuntimeInfo>(*admin_, RuntimeQuery{kPid});
+  ASSERT_TRUE(reservation.bound);
+  EXPECT_EQ(reservation.provider.value, "host-a");
+  EXPECT_EQ(reservation.incarnation, 1u);
+
+  const Pid other{30};
+  const Id other_generation = running(other);
+  principal(kOtherWorker, 111, RealmScope{}, kInspect | kRead | kWrite | kSend | kExecute, other);
+  for (int round = 0; round < 2; ++round) {
+    EXPECT_EQ(refused(admin_->submit(RuntimeIntent{kPid, 2, 4, Name{"host-b"}, kWorker, digest, digest})).reason,
+              Reason::kRetired);
+    EXPECT_EQ(refused(admin_->submit(RuntimeUpgrade{kPid, 1, 2, 4, digest, digest})).reason, Reason::kRetired);
+    EXPECT_EQ(refused(admin_->submit(RuntimeObserve{kPid, 1, 2, RuntimeStatus::kStopped, std::nullopt})).reason,
+              Reason::kRetired);
+    EXPECT_FALSE(admin_->submit(Activate{kPid, 0, 1, 1, PublicKey{}, PublicKey{}}).ok());
+    EXPECT_EQ(refused(admin_->submit(CreateProcess{kPid, {}, true})).reason, Reason::kSubjectTaken);
+    EXPECT_EQ(refused(admin_->submit(Spawn{other, other_generation, kPid, {}, true})).reason, Reason::kSubjectTaken);
+    // The reserved worker is the tombstone's; another PID binds its own, on the same provider, counting afresh.
+    EXPECT_EQ(refused(admin_->submit(RuntimeIntent{other, Id(1 + round), 3, Name{"host-a"}, kWorker, digest, digest})).reason,
+              Reason::kForeignScope);
+    EXPECT_EQ(answer<RuntimeInfo>(*admin_, RuntimeQuery{kPid}), reservation);
+    restart();
+    admin_ = std::make_unique<Client>(root());
+  }
+  const auto bound = ok<RuntimeChanged>(admin_->submit(RuntimeIntent{other, 1, 3, Name{"host-a"}, kOtherWorker, digest, digest}));
+  EXPECT_EQ(bound.incarnation, 0u);
+  EXPECT_EQ(answer<RuntimeInfo>(*admin_, RuntimeQuery{kPid}), reservation);
+}
+
 TEST_F(CollectionTest, AProcessIsCollectedEightRecordsACommandAndNothingIsReallocated) {
   const ResourceId r = resource("r", kPid);
   for (int i = 0; i < 10; ++i) accept(*admin_, Send{kPid, bytes(numbered("in", i))});
