@@ -1,9 +1,10 @@
 // Collection over real HTTP against a transitd in this process (docs/transit.md,
-// decisions 110-119): each gate refusing its blocked case by name, the budget
+// decisions 110-117, 186-187): each gate refusing its blocked case by name, the budget
 // of eight removals per command with a restart between two commands, the
 // permanent tombstone, and that no PID, resource name or record id comes back.
 #include "common/crypto.h"
 #include "state_fixture.h"
+#include "store_probe.h"
 
 namespace cowboy::transit {
 namespace {
@@ -154,6 +155,67 @@ TEST_F(CollectionTest, AResourceWaitsForRetirementViewsAndRunningConsumers) {
   EXPECT_EQ(refusal(CollectKind::kResource, r), Reason::kAlreadyCollected);
   EXPECT_EQ(refused(admin_->submit(CreateResource{{"r"}, std::nullopt})).reason, Reason::kNameTaken);
   EXPECT_TRUE(answer<AssociationPage>(*admin_, ListAssociations{Pid{9}, std::nullopt}).items.items.empty());
+}
+
+// Decision 187: the seed's cleanup "removes at most eight entries or grants
+// in one command". After its views and associations, a retired resource's
+// grants go (the policy revision advances) and then its live entries, each as
+// a deletion version at a new revision, eight removals a command in all, a
+// restart between two commands; the versions it had stay on disk, and a grant
+// on another resource stays.
+TEST_F(CollectionTest, AResourcesGrantsAndEntriesAreRemovedEightACommand) {
+  const ResourceId r = resource("r", kPid);
+  accept(*admin_, Associate{kPid, {"r"}, r});
+  for (int first = 0; first < 10; first += 4) {
+    Turn write = turn();
+    write.resource = r;
+    for (int i = first; i < std::min(10, first + 4); ++i)
+      write.mutations.items.push_back({key(numbered("k", i)), value(numbered("v", i))});
+    publish(write);
+  }
+  const Revision written = revision_of(r);
+  const Id role = principal(12, 112, RealmScope{}, kInspect);
+  std::vector<Id> grants;
+  for (int i = 0; i < 3; ++i) grants.push_back(grant(role, ResourceScope{r}, kRead));
+  const Id kept = grant(role, ResourceScope{doc_}, kRead);
+  accept(*admin_, RetireResource{r});
+  terminate();
+
+  // Its association, its three grants, four of its ten entries; then the other six.
+  const auto policy = answer<Identity>(*admin_, IdentityQuery{}).policy_revision;
+  EXPECT_EQ(collected(CollectKind::kResource, r), (Collected{kPid, CollectKind::kResource, r.value, 8, false}));
+  EXPECT_GT(answer<Identity>(*admin_, IdentityQuery{}).policy_revision, policy);
+  for (Id g : grants) EXPECT_EQ(refused(admin_->submit(RevokeGrant{g, std::nullopt})).reason, Reason::kUnknownGrant);
+  restart();
+  admin_ = std::make_unique<Client>(root());
+  EXPECT_EQ(collected(CollectKind::kResource, r), (Collected{kPid, CollectKind::kResource, r.value, 6, true}));
+  EXPECT_EQ(refusal(CollectKind::kResource, r), Reason::kAlreadyCollected);
+  accept(*admin_, RevokeGrant{kept, std::nullopt});
+  EXPECT_TRUE(collected(CollectKind::kProcess, std::nullopt).complete);
+
+  // On disk: every version written is still there, and each key's newest is a deletion above them.
+  node_.reset();
+  {
+    auto db = testing::open_store(dir_);
+    const std::string prefix = node::layout::entries_of(r);
+    std::map<std::string, std::vector<std::pair<Id, bool>>> versions;  // key: (revision, live), newest first
+    for (const auto& stored : testing::table_keys(*db, node::layout::kEntries)) {
+      if (!stored.starts_with(prefix)) continue;
+      std::string v;
+      ASSERT_TRUE(db->Get(rocksdb::ReadOptions{}, stored, &v).ok());
+      const auto [k, revision] = node::layout::parse_entry(stored);
+      versions[std::string(k.value.begin(), k.value.end())].push_back({revision.value, node::layout::parse_entry_value(v).has_value()});
+    }
+    ASSERT_EQ(versions.size(), 10u);
+    for (const auto& [k, list] : versions) {
+      ASSERT_EQ(list.size(), 2u) << k;
+      EXPECT_GT(list[0].first, written.value) << k;
+      EXPECT_FALSE(list[0].second) << k;
+      EXPECT_LE(list[1].first, written.value) << k;
+      EXPECT_TRUE(list[1].second) << k;
+    }
+  }
+  start(genesis_);
 }
 
 // A payload declared without allow_delete is kept forever, and so is its process.
