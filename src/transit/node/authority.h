@@ -578,6 +578,12 @@ class Authority {
   mutable Resident<Association, std::pair<Pid, Id>> associations_;  // (pid, association revision)
   mutable Resident<ViewRecord> views_;
   mutable Resident<RuntimeRecord, Pid> runtime_;  // PID -> its binding, kept for good once bound
+  // A resource collection's progress through its entries (decision 188): the
+  // last key a collect removed and the revision it made. At that revision no
+  // key up to it is live, so the next command's scan starts past it; a hint
+  // only (the outcome is the same without it), dropped with the resident
+  // records, so a restart scans from the first key once.
+  std::map<ResourceId, std::pair<Revision, EntryKey>> collect_after_;
   const RecordSource* source_ = nullptr;
   std::size_t resident_limit_ = kResidentProcesses;
   DependencyBudgets budgets_;

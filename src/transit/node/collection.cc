@@ -1,4 +1,4 @@
-// Working-catalog collection (docs/transit.md, decisions 110-117, 186-187): one
+// Working-catalog collection (docs/transit.md, decisions 110-117, 186-188): one
 // finished record of a process that opted in, or at last the process itself,
 // which stays as a permanent identity tombstone. Every gate is checked before
 // anything is removed (a refusal changes nothing), each with its own reason;
@@ -109,9 +109,14 @@ Result<Outcome, Refusal> Authority::collect_resource(ProcessRecord& p, ResourceI
     head_.policy_position = step.position;
   }
   // Its live entries at its revision, as many as the budget leaves (at least
-  // one asked, to know whether any is left); the scan reads its stored keys.
+  // one asked, to know whether any is left); the scan reads its stored keys
+  // from past the last one an earlier command removed at this revision
+  // (decision 188), since entries go in key order.
   const bool room = removed < kCollectRemovals;
-  const auto live = step.catalog.entries(id, r.info.revision, std::nullopt, room ? kCollectRemovals - removed : 1,
+  std::optional<EntryKey> after;
+  if (auto hint = collect_after_.find(id); hint != collect_after_.end() && hint->second.first == r.info.revision)
+    after = hint->second.second;
+  const auto live = step.catalog.entries(id, r.info.revision, after, room ? kCollectRemovals - removed : 1,
                                          std::numeric_limits<std::size_t>::max());
   if (room && !live.entries.empty()) {
     r.info.revision += 1;
@@ -119,12 +124,17 @@ Result<Outcome, Refusal> Authority::collect_resource(ProcessRecord& p, ResourceI
     head_.resources_position = step.position;
     for (const auto& e : live.entries) step.touched.entries.push_back({id, e.key, r.info.revision, std::nullopt});
     removed += live.entries.size();
+    if (collect_after_.size() >= resident_limit_) collect_after_.clear();  // hints, bounded like the records
+    collect_after_[id] = {r.info.revision, live.entries.back().key};
   }
   const bool entries_left = room ? !live.complete : !live.entries.empty();
   const bool complete = removed == views.size() + associations.size() + grants.size() + (room ? live.entries.size() : 0) &&
                         !entries_left;
   if (complete || r.changed_at == step.position) step.touched.resources.push_back(id);
-  if (complete) r.collected_at = step.position;
+  if (complete) {
+    r.collected_at = step.position;
+    collect_after_.erase(id);
+  }
   return Outcome{Collected{p.pid, CollectKind::kResource, id.value, removed, complete}};
 }
 
