@@ -1,4 +1,4 @@
-// The transit CLI's collect command (docs/transit.md, decisions 110-119):
+// The transit CLI's collect command (docs/transit.md, decisions 110-117, 186-187):
 //
 //   transit collect --pid 7 --kind output|effect|payload|resource --record N
 //   transit collect --pid 7 --kind process

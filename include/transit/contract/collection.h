@@ -1,4 +1,4 @@
-// Working-catalog collection (docs/transit.md, decisions 110-119): `collect`
+// Working-catalog collection (docs/transit.md, decisions 110-117, 186-187): `collect`
 // removes one finished record of a process that opted in with
 // allow_collection at create or spawn - a resolved output, a closed effect, a
 // deleted payload, a retired resource it owns - or, last, the process itself,

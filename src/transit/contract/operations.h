@@ -43,7 +43,7 @@ inline constexpr std::string_view kRuntimeBinding = "runtime_binding";
 // Station's native profile (decision 128): ownership, resources and retained
 // reads as Station uses them; a client for Station requires it (Client::require).
 inline constexpr std::string_view kStation = "station";
-// Working-catalog collection (decisions 110-119): collect.
+// Working-catalog collection (decisions 110-117, 186-187): collect.
 inline constexpr std::string_view kCollection = "collection";
 // Blocks (decisions 100-109): their records, source-qualified reads, retirement and deletion.
 inline constexpr std::string_view kBlocks = "blocks";

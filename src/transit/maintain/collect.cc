@@ -2,7 +2,7 @@
 // lists as collectable - of processes admitted with allow_collection, each
 // one whose every gate passes now - each taken by one signed collect, which
 // rechecks every gate; at most collects_per_pass commands a pass. A process
-// collection that needs more commands (complete: false) is listed again by
+// or resource collection that needs more commands (complete: false) is listed again by
 // the next pass; a blocked record is never listed, so it is left alone.
 #include "transit/maintain/maintainer.h"
 

@@ -360,6 +360,7 @@ Result<Receipt, Refusal> Authority::decide(const Request& request, const Digest&
     // deciding until one when it had changed anything.
     processes_.clear();
     resources_.clear();
+    collect_after_.clear();
     associations_.clear();
     views_.clear();
     runtime_.clear();

@@ -58,7 +58,7 @@ struct Touched {
   std::vector<EntryWrite> entries;
   std::vector<InputWrite> inputs;
   std::vector<BlockWrite> blocks;
-  // Records collection removes (collection.cc, decisions 110-119): deleted, never rewritten.
+  // Records collection removes (collection.cc, decisions 110-117, 186-187): deleted, never rewritten.
   std::vector<Id> views_removed, outputs_removed, effects_removed, payloads_removed;
   std::vector<std::pair<Pid, Id>> associations_removed, inputs_removed;  // (pid, revision), (pid, input)
   std::vector<BlockInfo> block_records;                   // written whole (decisions 100-109)
@@ -360,7 +360,7 @@ class Authority {
   /// Counts the keys an accepted decision wrote into each leaf, and resets
   /// the leaf it relocated, into needs_ and touched.needs (decision 183).
   void note_needs(Touched& touched);
-  // Collection (collection.cc, decisions 110-119): one kind each; every gate before any removal.
+  // Collection (collection.cc, decisions 110-117, 186-187): one kind each; every gate before any removal.
   Result<Outcome, Refusal> apply(const Collect& op, Step& step);
   Result<Outcome, Refusal> collect_output(ProcessRecord& p, Id output, Step& step);
   Result<Outcome, Refusal> collect_effect(ProcessRecord& p, Id effect, Step& step);
@@ -578,6 +578,12 @@ class Authority {
   mutable Resident<Association, std::pair<Pid, Id>> associations_;  // (pid, association revision)
   mutable Resident<ViewRecord> views_;
   mutable Resident<RuntimeRecord, Pid> runtime_;  // PID -> its binding, kept for good once bound
+  // A resource collection's progress through its entries (decision 188): the
+  // last key a collect removed and the revision it made. At that revision no
+  // key up to it is live, so the next command's scan starts past it; a hint
+  // only (the outcome is the same without it), dropped with the resident
+  // records, so a restart scans from the first key once.
+  std::map<ResourceId, std::pair<Revision, EntryKey>> collect_after_;
   const RecordSource* source_ = nullptr;
   std::size_t resident_limit_ = kResidentProcesses;
   DependencyBudgets budgets_;

@@ -1,4 +1,4 @@
-// Working-catalog collection (docs/transit.md, decisions 110-119): one
+// Working-catalog collection (docs/transit.md, decisions 110-117, 186-188): one
 // finished record of a process that opted in, or at last the process itself,
 // which stays as a permanent identity tombstone. Every gate is checked before
 // anything is removed (a refusal changes nothing), each with its own reason;
@@ -7,6 +7,8 @@
 // decision, and a restart goes on from what was committed.
 #include "transit/node/authority.h"
 #include "transit/node/layout.h"
+
+#include <limits>
 
 namespace cowboy::transit::node {
 namespace {
@@ -73,8 +75,10 @@ Result<Outcome, Refusal> Authority::collect_payload(ProcessRecord& p, Id id, Ste
 // it held by a running process, views retained by a retired process not yet
 // collected, and associations of running processes block; the owner's own
 // views and retired processes' associations are unusable and go with it,
-// kCollectRemovals at a time, before its tombstone is written. Its entry
-// versions and blocks stay: they are immutable storage, never rewritten.
+// then its grants and its live entries (decision 187), kCollectRemovals at a
+// time, before its tombstone is written. An entry goes as a deletion version
+// at a new revision, so every earlier revision reads what it read; its
+// blocks stay (decision 187).
 Result<Outcome, Refusal> Authority::collect_resource(ProcessRecord& p, ResourceId id, Step& step) {
   auto* found = resource_mut(id);
   if (!found) return refuse(Reason::kUnknownResource, id_text("no resource", id));
@@ -90,10 +94,46 @@ Result<Outcome, Refusal> Authority::collect_resource(ProcessRecord& p, ResourceI
   for (std::size_t i = 0; i < views.size() && removed < kCollectRemovals; ++i, ++removed) remove_view(views[i], step);
   for (std::size_t i = 0; i < associations.size() && removed < kCollectRemovals; ++i, ++removed)
     detach(associations[i], step);
-  const bool complete = removed == views.size() + associations.size();
+  // Its grants: policy, so the policy revision advances (cuts expire, decision 6) when one goes.
+  std::vector<Id> grants;
+  for (const auto& [grant, record] : grants_)
+    if (record.scope == Scope{ResourceScope{id}}) grants.push_back(grant);
+  const Id before_grants = removed;
+  for (std::size_t i = 0; i < grants.size() && removed < kCollectRemovals; ++i, ++removed) {
+    grants_by_role_.erase({grants_.at(grants[i]).role, grants[i]});
+    grants_.erase(grants[i]);
+    step.touched.grants_removed.push_back(grants[i]);
+  }
+  if (removed > before_grants) {
+    head_.policy_revision += 1;
+    head_.policy_position = step.position;
+  }
+  // Its live entries at its revision, as many as the budget leaves (at least
+  // one asked, to know whether any is left); the scan reads its stored keys
+  // from past the last one an earlier command removed at this revision
+  // (decision 188), since entries go in key order.
+  const bool room = removed < kCollectRemovals;
+  std::optional<EntryKey> after;
+  if (auto hint = collect_after_.find(id); hint != collect_after_.end() && hint->second.first == r.info.revision)
+    after = hint->second.second;
+  const auto live = step.catalog.entries(id, r.info.revision, after, room ? kCollectRemovals - removed : 1,
+                                         std::numeric_limits<std::size_t>::max());
+  if (room && !live.entries.empty()) {
+    r.info.revision += 1;
+    r.changed_at = step.position;
+    head_.resources_position = step.position;
+    for (const auto& e : live.entries) step.touched.entries.push_back({id, e.key, r.info.revision, std::nullopt});
+    removed += live.entries.size();
+    if (collect_after_.size() >= resident_limit_) collect_after_.clear();  // hints, bounded like the records
+    collect_after_[id] = {r.info.revision, live.entries.back().key};
+  }
+  const bool entries_left = room ? !live.complete : !live.entries.empty();
+  const bool complete = removed == views.size() + associations.size() + grants.size() + (room ? live.entries.size() : 0) &&
+                        !entries_left;
+  if (complete || r.changed_at == step.position) step.touched.resources.push_back(id);
   if (complete) {
     r.collected_at = step.position;
-    step.touched.resources.push_back(id);
+    collect_after_.erase(id);
   }
   return Outcome{Collected{p.pid, CollectKind::kResource, id.value, removed, complete}};
 }

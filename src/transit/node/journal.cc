@@ -116,7 +116,7 @@ std::optional<std::string> load_table(rocksdb::DB& db, char table, Authority::Pu
 // One table's share of a decision's records (Journal::stage walks the
 // registry; the realm's creation stages its genesis records the same way).
 // Every record is a new version at `position` (decisions 130, 161); a
-// removal (collection's, decisions 110-119; a revoked grant) is a kRemoved version, after the
+// removal (collection's, decisions 110-117, 186-187; a revoked grant) is a kRemoved version, after the
 // table's writes. Only the ended index and block bodies change in place.
 void stage_table(rocksdb::WriteBatchBase& w, char table, const Authority& a, const Touched& t, Position position) {
   using namespace layout;
