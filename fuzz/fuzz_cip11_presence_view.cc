@@ -29,7 +29,9 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   (void)check_view(ctx, *view, view->height);
   PresenceAggregator agg;
   (void)agg.offer(sender, *view);
-  (void)agg.aggregate(PresentSet(16), view->height + 1, {pair});
+  // A sender vouching for every other runner: both sides of the subset rule.
+  (void)agg.aggregate(PresentSet(16), view->height + 1, {pair},
+                      [](const cowboy::crypto::Ed25519Public&, const EpochPair&, std::uint32_t i) { return i % 2 == 0; });
   (void)agg.fresh_count(view->height + 1, {pair});
   return 0;
 }
