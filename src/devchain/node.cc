@@ -765,6 +765,7 @@ struct Node::Execution {
   Bytes consumed_seeds;  // ConsumedSeedsV1 of what the block's records consumed
   Bytes32 state_root{};
   std::optional<cip11::chain::SeedChain::Advance> seeds;  // the rounds the block takes, committed after its write
+  cip11::chain::Round round{};  // the block's own, with `seeds` (choice 140)
   /// The block's ConsumedSeedsV1 entries: set for a block this node verifies
   /// (its pending pass assigns only their rounds' records), or for a proposer
   /// that leaves every due selection pending (none).
@@ -786,9 +787,8 @@ void Node::execute(const Block& block, const std::vector<Pending>& txs, const ci
   std::optional<cip11::chain::BlockContext> context;
   cip11::chain::EpochSchedule rounds;
   if (present) {
-    const cip11::chain::Round round = round_at(*proposers_, config_.rotating, h, block.view);
-    if (seeds_) rounds = seeds_->schedule_at(round);
-    beacon.emplace(*seeds_, round,
+    if (seeds_) rounds = seeds_->schedule_at(out.round);
+    beacon.emplace(*seeds_, out.round,
                    out.seeds ? std::span<const cip11::chain::RoundSeed>(*out.seeds)
                              : std::span<const cip11::chain::RoundSeed>{});
     context.emplace(cip11::chain::BlockContext{cip11::Height{h}, genesis_.cip11->params, *beacon, *present, snapshots_,
@@ -861,8 +861,7 @@ ApiResult<std::uint64_t> Node::write_block(const SignedBlock& signed_block, cons
     // The pending selections' rounds r_S by their block S (its round, for one
     // submitted in this block), kept while one is pending there.
     const auto& pending = state_.cip11.due.pending_counts();
-    const cip11::chain::Round round = round_at(*proposers_, config_.rotating, h, block.view);
-    if (pending.contains(cip11::Height{h})) pending_views_[h] = round;
+    if (pending.contains(cip11::Height{h})) pending_views_[h] = ex.round;
     std::erase_if(pending_views_, [&](const auto& e) { return !pending.contains(cip11::Height{e.first}); });
     std::optional<cip11::chain::Round> oldest;
     if (!pending.empty()) {
@@ -875,7 +874,7 @@ ApiResult<std::uint64_t> Node::write_block(const SignedBlock& signed_block, cons
       }
       oldest = it != pending_views_.end() ? it->second : cip11::chain::kGenesisRound;  // never missing
     }
-    seeds_->forget_before(seed_floor(round, oldest));
+    seeds_->forget_before(seed_floor(ex.round, oldest));
   }
 
   auto snapshot = snapshot_of(*db_);
@@ -1009,6 +1008,7 @@ ApiResult<SignedBlock> Node::propose(std::optional<cip11::View> view, const Anno
       return Err{internal("the block's seed proof is refused")};
     }
     ex.seeds = std::move(*advance);
+    ex.round = round;
     if (proof) b.seed_evidence.assign(proof->begin(), proof->end());
     if (!config_.process_due_selections) ex.committed_seeds.emplace();
   }
@@ -1078,6 +1078,7 @@ ApiResult<std::uint64_t> Node::accept_locked(const SignedBlock& sb) {
   // one makes its round derived, as a nullified one (choice 74: withholding
   // the proof is worth no more to a leader than withholding the block).
   std::optional<cip11::chain::SeedChain::Advance> seed_advance;
+  const cip11::chain::Round round = round_at(*proposers_, config_.rotating, b.height, b.view);
   if (seeds_) {
     std::optional<crypto::ecvrf::Proof> proof;
     if (!b.seed_evidence.empty()) {
@@ -1086,7 +1087,7 @@ ApiResult<std::uint64_t> Node::accept_locked(const SignedBlock& sb) {
       proof = *decoded;
     }
     set_round_keys(round_keys_, *proposers_, b.height);
-    auto advance = seeds_->advance(round_at(*proposers_, config_.rotating, b.height, b.view), proof);
+    auto advance = seeds_->advance(round, proof);
     if (!advance) {
       std::string why(cip11::chain::to_string(advance.error().error));
       if (advance.error().vrf) why += ": " + std::string(crypto::ecvrf::to_string(*advance.error().vrf));
@@ -1122,6 +1123,7 @@ ApiResult<std::uint64_t> Node::accept_locked(const SignedBlock& sb) {
   // The committed CIP-11 fields, decoded strictly from their literal bytes.
   Execution ex;
   ex.seeds = std::move(seed_advance);
+  ex.round = round;
   std::optional<cip11::PresentSet> present;
   if (genesis_.cip11) {
     const auto& params = genesis_.cip11->params;

@@ -343,7 +343,7 @@ void run_pending(State& state, const BlockContext& block, const std::vector<JobI
     }
     if (block.committed_seeds &&
         std::none_of(block.committed_seeds->begin(), block.committed_seeds->end(),
-                     [&](const ConsumedSeed& s) { return s.epoch == p.seed_epoch && s.view == p.seed_view; }))
+                     [&](const ConsumedSeed& s) { return Round{s.epoch, s.view} == r_seed; }))
       continue;  // its proposer left it pending (choice 152)
     note_seed(effects, beacon->first);
     job->pending.reset();  // §9.2 step 4: the record leaves; State::due follows it
