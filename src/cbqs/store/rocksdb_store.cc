@@ -317,13 +317,13 @@ rocksdb::Options store_options() {
   options.level0_file_num_compaction_trigger = 16;
   options.level0_slowdown_writes_trigger = 36;
   options.level0_stop_writes_trigger = 52;
-  // An open reads every table's whole index (max_open_files = -1), so its
-  // cost grows with the stream: about 4 % of the data with a full key per
-  // 4 KiB block. Prefix-compressing the index keys in runs of 16 (RocksDB's
-  // data-block default) makes it 7x smaller and a 10^7-record store's open
-  // 40-60 ms shorter (docs/performance.md, "h60restart"); a lookup scans at
-  // most 16 index entries after its binary search. Tables written before
-  // keep their index until compacted; both read the same.
+  // A start opens every table and reads its whole index (max_open_files =
+  // -1), so its cost grows with the stream: about 4 % of the data with a
+  // full key per 4 KiB block. Prefix-compressing the index keys in runs of
+  // 16 (RocksDB's data-block default) makes it 7x smaller and a loaded
+  // 10^7-record start 25-75 ms shorter (docs/performance.md, "h60restart");
+  // a lookup scans at most 16 index entries after its binary search. Tables
+  // written before keep their index until compacted; both read the same.
   rocksdb::BlockBasedTableOptions table;
   table.index_block_restart_interval = 16;
   options.table_factory.reset(rocksdb::NewBlockBasedTableFactory(table));
