@@ -195,6 +195,24 @@ void expect_indexes_agree_with_records(rocksdb::DB& db) {
                  kLifetimeOf, kAssociationsOf, kAssociationNames, kAssociatedBy, kViewsOf, kViewsOn})
     for (const auto& k : testing::table_keys(db, t)) stored.insert(k);
   EXPECT_EQ(stored, expected);
+  // Decision 190: the written rows by PID and by resource are one set; a
+  // resource's last writer other than its owner has its rows while the
+  // resource is not collected, and a collected resource has none.
+  std::set<std::pair<Id, Id>> by_pid, by_resource;  // (pid, resource)
+  for (const auto& k : testing::table_keys(db, kWrittenBy)) by_pid.insert({get_be64(k.substr(2)), get_be64(k.substr(10))});
+  for (const auto& k : testing::table_keys(db, kWritersOf))
+    by_resource.insert({get_be64(k.substr(10)), get_be64(k.substr(2))});
+  EXPECT_EQ(by_pid, by_resource);
+  catalog.records(kResources, 0, node::layout::kNewest, [&](Id id, std::string_view text) {
+    auto r = from_json<node::ResourceRecord>(text, 4096);
+    if (!r.ok()) return false;
+    if (r->collected_at) {
+      for (const auto& [pid, resource] : by_pid) EXPECT_NE(resource, id) << pid;
+    } else if (r->writer) {
+      EXPECT_TRUE(by_pid.contains({r->writer->value, id})) << id;
+    }
+    return true;
+  });
 }
 
 class StoredRecordsTest : public CatalogTest {
@@ -875,7 +893,8 @@ TEST_F(VersionsTest, ACorruptStoredVersionFailsClosed) {
 // And the one before it: every record versioned, without the head's storage fields and the ledger (decision 140).
 TEST_F(VersionsTest, AJournalOfTheProcessVersionsFormatIsRefused) {
   stop();
-  for (const std::string earlier : {"transit.storage.2", "transit.storage.3", "transit.storage.4", "transit.storage.5"}) {
+  for (const std::string earlier :
+       {"transit.storage.2", "transit.storage.3", "transit.storage.4", "transit.storage.5", "transit.storage.6"}) {
     {
       auto db = testing::open_store(dir_);
       rocksdb::WriteOptions synced;
@@ -886,7 +905,7 @@ TEST_F(VersionsTest, AJournalOfTheProcessVersionsFormatIsRefused) {
     config.data_dir = dir_;
     auto n = node::Node::open(config, clock_);
     ASSERT_FALSE(n.ok());
-    EXPECT_NE(n.error().find("another storage format (" + earlier + "; this build reads transit.storage.6)"),
+    EXPECT_NE(n.error().find("another storage format (" + earlier + "; this build reads transit.storage.7)"),
               std::string::npos)
         << n.error();
   }

@@ -109,6 +109,53 @@ TEST_F(CollectionProcessTest, ASigkillAmidACollectionLosesNothingAndTheRestartGo
   EXPECT_EQ(create.error().rejection->reason, Reason::kSubjectTaken);
 }
 
+// Decision 190 as processes: the rows saying what a process wrote are in the
+// acknowledged turn's synced write. transitd is SIGKILLed right after the
+// acknowledgement; the restarted node still holds the writer until the
+// owner's collection of the resource, and then collects it.
+TEST_F(CollectionProcessTest, AWriterStaysHeldByWhatItWroteAfterASigkillFollowingTheAcknowledgedTurn) {
+  constexpr Pid kOwner{7}, kWriter{8};
+  ResourceId shared{};
+  Id generation = 0;
+  {
+    Client c(options());
+    for (Pid pid : {kOwner, kWriter}) {
+      accept(c, CreateProcess{pid, {}, true});
+      accept(c, Initialize{pid, 0});
+    }
+    auto created = c.submit(CreateResource{{"shared"}, kOwner});
+    ASSERT_TRUE(created.ok()) << created.error().message;
+    shared = std::get<ResourceCreated>(created->outcome).resource;
+    accept(c, Associate{kWriter, {"shared"}, shared});
+    auto owned = c.submit(Own{kWriter, 1});
+    ASSERT_TRUE(owned.ok()) << owned.error().message;
+    generation = std::get<ProcessChanged>(owned->outcome).generation;
+    const std::string k = "k", v = "v";
+    auto turned = c.submit(Turn{kWriter, generation, std::nullopt, shared, std::nullopt,
+                                {{{EntryKey{{k.begin(), k.end()}}, EntryValue{{v.begin(), v.end()}}}}}, {}, {}, {},
+                                std::nullopt});
+    ASSERT_TRUE(turned.ok()) << turned.error().message;
+  }
+  node_->kill(SIGKILL);
+  node_ = start_node(port_);
+  ASSERT_NE(port_, 0);
+  Client c(options());
+  const auto reason = [&](Pid pid, CollectKind kind, std::optional<Id> record) {
+    auto r = c.submit(Collect{pid, kind, record});
+    return r.ok() || !r.error().rejection ? Reason::kSyntax : r.error().rejection->reason;
+  };
+  accept(c, Terminate{kWriter, generation});
+  EXPECT_EQ(reason(kWriter, CollectKind::kProcess, std::nullopt), Reason::kResourceNotRemoved);
+  accept(c, RetireResource{shared});
+  // The retired writer's association, the entry, the writer's rows.
+  auto resource = c.submit(Collect{kOwner, CollectKind::kResource, shared.value});
+  ASSERT_TRUE(resource.ok()) << resource.error().message;
+  EXPECT_EQ(std::get<Collected>(resource->outcome), (Collected{kOwner, CollectKind::kResource, shared.value, 3, true}));
+  auto last = c.submit(Collect{kWriter, CollectKind::kProcess, std::nullopt});
+  ASSERT_TRUE(last.ok()) << last.error().message;
+  EXPECT_EQ(std::get<Collected>(last->outcome), (Collected{kWriter, CollectKind::kProcess, kWriter.value, 0, true}));
+}
+
 // Decision 155 as processes: `transitd --maintain` beside a transitd collects
 // unattended what collect would take - process 7, terminated with inputs
 // left in its mailbox - and leaves alone what a gate blocks: process 8 is

@@ -89,6 +89,9 @@ std::string Node::metrics_text() const {
            s.reclaimed_below);
   e.series("transitd_storage_relocated_through", "gauge",
            "The compaction cursor up to which every relocated leaf is rewritten into new table files.", s.relocated_through);
+  e.series("transitd_collection_keys_visited_total", "counter",
+           "Stored entry keys visited by the scans of resource collections (each key about once per cleanup, decision 188).",
+           s.collection_keys_visited);
   e.series("transitd_synced_writes_total", "counter", "Synced journal writes (one per group of decisions).", s.synced_writes);
   e.series("transitd_slow_syncs_total", "counter", "Synced journal writes that took over 5 ms.", s.slow_syncs);
   e.histogram("transitd_sync_duration_seconds", "Duration of each synced journal write.", s.sync_latency);

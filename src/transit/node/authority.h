@@ -131,6 +131,7 @@ class CatalogReader {
     std::vector<Entry> entries;           // live entries in key order
     std::optional<EntryKey> last_key;     // the last key examined
     bool complete = false;                // no key after last_key
+    std::size_t examined = 0;             // the stored keys visited (decision 191)
   };
   /// Entries after `after` (from the first when null) as of `revision`: at
   /// most `limit` live ones, examining at most `budget` keys.
@@ -204,6 +205,9 @@ class Authority {
   /// Whether a corrupt stored record was met after a decision had begun to
   /// change state (decision 157): every later command is refused until a restart.
   bool failed_closed() const { return failed_closed_; }
+  /// The stored entry keys collection's scans have visited since start
+  /// (decisions 188, 191): transitd's transitd_collection_keys_visited_total.
+  std::uint64_t collection_keys_visited() const { return collection_keys_visited_; }
   /// The corrupt stored record met since the last call, if any (a read made
   /// outside answer(), such as a snapshot's, asks this before answering).
   std::optional<CorruptRecord> take_corrupt() const {
@@ -584,6 +588,7 @@ class Authority {
   // only (the outcome is the same without it), dropped with the resident
   // records, so a restart scans from the first key once.
   std::map<ResourceId, std::pair<Revision, EntryKey>> collect_after_;
+  std::uint64_t collection_keys_visited_ = 0;  // decision 191
   const RecordSource* source_ = nullptr;
   std::size_t resident_limit_ = kResidentProcesses;
   DependencyBudgets budgets_;

@@ -108,6 +108,7 @@ CatalogReader::Scan Catalog::entries(ResourceId resource, Revision revision, con
     it->Seek(layout::entry_end(resource, key));
   }
   scan.complete = !in_range();
+  scan.examined = examined;
   return scan;
 }
 

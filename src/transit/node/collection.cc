@@ -1,4 +1,4 @@
-// Working-catalog collection (docs/transit.md, decisions 110-117, 186-188): one
+// Working-catalog collection (docs/transit.md, decisions 110-117, 186-191): one
 // finished record of a process that opted in, or at last the process itself,
 // which stays as a permanent identity tombstone. Every gate is checked before
 // anything is removed (a refusal changes nothing), each with its own reason;
@@ -118,6 +118,7 @@ Result<Outcome, Refusal> Authority::collect_resource(ProcessRecord& p, ResourceI
     after = hint->second.second;
   const auto live = step.catalog.entries(id, r.info.revision, after, room ? kCollectRemovals - removed : 1,
                                          std::numeric_limits<std::size_t>::max());
+  collection_keys_visited_ += live.examined;  // decision 191
   if (room && !live.entries.empty()) {
     r.info.revision += 1;
     r.changed_at = step.position;
@@ -128,8 +129,24 @@ Result<Outcome, Refusal> Authority::collect_resource(ProcessRecord& p, ResourceI
     collect_after_[id] = {r.info.revision, live.entries.back().key};
   }
   const bool entries_left = room ? !live.complete : !live.entries.empty();
-  const bool complete = removed == views.size() + associations.size() + grants.size() + (room ? live.entries.size() : 0) &&
-                        !entries_left;
+  const bool rest_removed = removed == views.size() + associations.size() + grants.size() +
+                                          (room ? live.entries.size() : 0) &&
+                            !entries_left;
+  // Last, the rows of the processes that wrote it without owning it (decision
+  // 190), one removal each (its two rows): while any is left, such a writer's
+  // collection waits, and when the last goes the resource is a tombstone.
+  bool writers_left = false;
+  if (rest_removed) {
+    // One more than the budget leaves, to know whether any is left.
+    const std::vector<Id> writers = first_ids(layout::key(layout::kWritersOf, id), kCollectRemovals - removed + 1);
+    std::size_t taken = 0;
+    for (; taken < writers.size() && removed < kCollectRemovals; ++taken, ++removed) {
+      put_row(layout::key(layout::kWrittenBy, writers[taken], id), false);
+      put_row(layout::key(layout::kWritersOf, id, writers[taken]), false);
+    }
+    writers_left = taken < writers.size();
+  }
+  const bool complete = rest_removed && !writers_left;
   if (complete || r.changed_at == step.position) step.touched.resources.push_back(id);
   if (complete) {
     r.collected_at = step.position;
@@ -175,7 +192,8 @@ Result<Outcome, Refusal> Authority::collect_process(ProcessRecord& p, Step& step
   }
   const bool complete = !first_id(key(layout::kViewsOf, pid)) && !first_id(key(layout::kAssociationsOf, pid)) &&
                         p.inputs_removed == p.tail && !first_id(key(layout::kOutputsOf, pid)) &&
-                        !first_id(key(layout::kEffectsOf, pid)) && !first_id(key(layout::kPayloadsOf, pid));
+                        !first_id(key(layout::kEffectsOf, pid)) && !first_id(key(layout::kPayloadsOf, pid)) &&
+                        !first_id(key(layout::kWrittenBy, pid));  // the tombstone waits for what it wrote (decision 190)
   if (complete) {
     p.collected_at = step.position;
     step.touched.processes.push_back(pid);
@@ -243,6 +261,12 @@ std::optional<Refusal> Authority::process_gate(const ProcessRecord& p) const {
   for (Id owned : first_ids(key(layout::kLifetimeOf, pid)))
     if (const auto* r = resource(ResourceId{owned}); !r || !r->collected_at)
       return Refusal{Reason::kResourceNotRemoved, id_text("it owns resource", owned) + ", not collected"};
+  // A resource it wrote without owning it: its row goes with that resource's
+  // collection (decision 190). While the process still holds a view, that is
+  // released first - the resource's collection may be waiting on it
+  // (version_retained) - and the tombstone waits instead.
+  if (auto wrote = first_id(key(layout::kWrittenBy, pid)); wrote && !first_id(key(layout::kViewsOf, pid)))
+    return Refusal{Reason::kResourceNotRemoved, id_text("it wrote resource", *wrote) + ", not collected"};
   return std::nullopt;
 }
 

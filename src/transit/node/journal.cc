@@ -195,7 +195,9 @@ void stage_table(rocksdb::WriteBatchBase& w, char table, const Authority& a, con
     case kAssociatedBy:
     case kViewsOf:
     case kViewsOn:
-    case kPurges:  // the stored indexes (decisions 170, 175, 180): rows changed in place, in this decision's write
+    case kWrittenBy:
+    case kWritersOf:
+    case kPurges:  // the stored indexes (decisions 170, 175, 180, 190): rows changed in place, in this decision's write
       for (const auto& [row, present] : t.rows) {
         if (row.empty() || row[0] != table) continue;
         if (present) w.Put(row, "");

@@ -19,11 +19,12 @@ inline constexpr std::string_view kHead = "head";
 /// The storage format, written with the genesis: a journal without this one
 /// is refused as it opens (there is no decoder of an earlier format).
 inline constexpr std::string_view kFormat = "format";
-inline constexpr std::string_view kFormatVersion = "transit.storage.6";
+inline constexpr std::string_view kFormatVersion = "transit.storage.7";
 // 2: process versions; 3: every record versioned; 4: the head's storage fields
 // (location definition, fence, grace) and the compaction ledger (decisions 140-146);
 // 5: the stored indexes over outputs, effects and payloads (decision 170);
-// 6: the stored indexes over resources, associations and views (decision 175)
+// 6: the stored indexes over resources, associations and views (decision 175);
+// 7: the resources each process wrote without owning them (decision 190)
 
 // Tables, one letter each, listed once in kTables below. `j/` + position
 // holds a decision's signed request (the canonical SignedRequest text
@@ -60,6 +61,11 @@ inline constexpr char kResourceNames = 'R',     // resources by (padded name, re
                       kAssociatedBy = 'B',      // associations by (resource, pid, revision)
                       kViewsOf = 'V',           // views by (pid, view)
                       kViewsOn = 'W';           // views by (resource, view)
+// The resources a process wrote without owning their lifetime (decision 190):
+// written by the turn that first changes one's entries or blocks for it, kept
+// whatever becomes of the association, removed by the resource's collection.
+inline constexpr char kWrittenBy = 'H',  // by (pid, resource): the process gate's
+                      kWritersOf = 'X';  // by (resource, pid): the resource's collection's
 
 /// One storage table: its key prefix, its name, what it holds, whether the
 /// journal reads it whole into the authority at start, and, for a table of
@@ -117,6 +123,9 @@ inline constexpr Table kTables[] = {
     {kAssociatedBy, "associated by", "associations by (resource, pid, revision), no value; changed in place", false},
     {kViewsOf, "views of", "views by (pid, view), no value; changed in place", false},
     {kViewsOn, "views on", "views by (resource, view), no value; changed in place", false},
+    {kWrittenBy, "written by", "resources a process wrote without owning them, by (pid, resource), no value; changed in "
+     "place", false},
+    {kWritersOf, "writers of", "the same by (resource, pid), no value; changed in place", false},
     {kPurges, "purges", "deleted block bodies by (epoch deleted in, resource, padded name), no value; changed in place",
      false},
     {kNeeds, "compaction needs",

@@ -220,6 +220,14 @@ Result<Outcome, Refusal> Authority::apply(const Turn& op, Step& step) {
       written->changed_at = step.position;
       head_.resources_position = step.position;
       step.touched.resources.push_back(written->info.resource);
+      // A resource it writes without owning it holds its collection until that
+      // resource's (decision 190): the rows go in this write, read from nothing
+      // but the record above, and only when another process wrote it last.
+      if (written->info.owner != op.pid && written->writer != op.pid) {
+        written->writer = op.pid;
+        put_row(layout::key(layout::kWrittenBy, op.pid, written->info.resource), true);
+        put_row(layout::key(layout::kWritersOf, written->info.resource, op.pid), true);
+      }
     }
     const Revision revision = written->info.revision;
     published.revision = revision;

@@ -98,10 +98,15 @@ struct ResourceRecord {
   Position created_at{};  // position
   Position changed_at{};  // position of its last revision
   std::optional<Position> collected_at = std::nullopt;  // a tombstone since (decision 114): its name stays reserved
+  // The last process other than its lifetime owner whose turn changed its
+  // entries or blocks (decision 190): a turn by another one writes that
+  // process's written rows, so a turn by the same one reads nothing for them.
+  std::optional<Pid> writer = std::nullopt;
   bool operator==(const ResourceRecord&) const = default;
 };
 template <typename V> void fields(V& v, ResourceRecord& t) {
-  v("info", t.info)("created_at", t.created_at)("changed_at", t.changed_at)("collected_at", t.collected_at);
+  v("info", t.info)("created_at", t.created_at)("changed_at", t.changed_at)("collected_at", t.collected_at)(
+      "writer", t.writer);
 }
 
 struct ProcessRecord {

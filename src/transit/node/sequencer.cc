@@ -141,6 +141,7 @@ void Sequencer::decide_loop() {
     decide_group(group);
     group.clear();
     std::unique_lock lock(mutex_);
+    stats_.collection_keys_visited = authority_.collection_keys_visited();  // before any answer of the group is released
     if (!syncing_ && !building_.empty()) {
       building_.batch = journal_->take_staged(authority_.head());
       building_.position = authority_.head().position;

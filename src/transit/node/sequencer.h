@@ -51,6 +51,7 @@ struct SequencerStats {
   std::uint64_t pending = 0;          // requests queued, being decided or awaiting their synced write
   std::uint64_t overloaded = 0;       // requests refused at once: max_pending were pending
   std::uint64_t deadline_expired = 0;  // requests answered ServiceUncertain by the deadline
+  std::uint64_t collection_keys_visited = 0;  // stored entry keys collection's scans visited (decision 191)
   LatencyHistogram decision_latency;  // commands decided (accepted, replayed or refused): submission to the answer's release
   LatencyHistogram sync_latency;      // each synced write
 };
