@@ -29,6 +29,16 @@ namespace cowboy::devchain {
 /// tests: a held block forks one height).
 inline constexpr std::uint64_t kMaxRollbackDepth = 64;
 
+/// The highest final block of a chain whose head is `head`: what CIP-11 reads
+/// as consensus finality (§9.2 "block S is finalized", §16.1's "finality
+/// information"; docs/cip11.md choice 153). With several validators, the block
+/// kMaxRollbackDepth below the head: no rollback reaches it, and its undo
+/// record is pruned in the head's batch. A lone producer never forks: its head.
+inline std::uint64_t final_height(std::uint64_t head, bool several_validators) {
+  if (!several_validators) return head;
+  return head > kMaxRollbackDepth ? head - kMaxRollbackDepth : 0;
+}
+
 /// At one height, whether block `a` (its view and digest) wins over block `b`:
 /// the higher view (its leader saw the lower view time out), the lower digest
 /// on a tie. A strict order: exactly one of two different blocks wins.

@@ -117,7 +117,7 @@ rocksdb::Status stage_undo(rocksdb::DB& db, std::uint64_t h, rocksdb::WriteBatch
     }
   }
   batch.Put(layout::undo_key(h), as_sv(encode_undo(record)));
-  if (h > kMaxRollbackDepth) batch.Delete(layout::undo_key(h - kMaxRollbackDepth));
+  if (h > kMaxRollbackDepth) batch.Delete(layout::undo_key(final_height(h, true)));  // final once h is written
   return rocksdb::Status::OK();
 }
 
@@ -402,6 +402,21 @@ Result<std::unique_ptr<cip11::chain::SeedChain>, std::string> replay_seeds(rocks
       seeds->resume_after(std::move(*anchor));
       first = floor;
     }
+  // The lowest round a block at `first + i` or above consumed: kept until that
+  // block is replayed. A committee is drawn once its block S is final, 64
+  // blocks on with several validators (docs/cip11.md choice 153), so the
+  // round it consumes can be older than the rounds the views after S keep,
+  // and the state at the head no longer names it pending.
+  std::vector<std::optional<cip11::chain::Round>> consumed_from(height + 2 - first);
+  for (std::uint64_t h = height; h >= first && h > 0; --h) {
+    std::string value;
+    if (!db.Get({}, layout::block_key(h), &value).ok()) return Err{"block " + std::to_string(h) + " is missing"};
+    auto consumed = stored_consumed_seeds(nlohmann::json::parse(value, nullptr, false));
+    if (!consumed) return Err{"block " + std::to_string(h) + ": " + consumed.error()};
+    auto& lowest = consumed_from[h - first] = consumed_from[h + 1 - first];
+    for (const auto& c : *consumed)
+      if (const cip11::chain::Round r{c.epoch, c.view}; !lowest || r < *lowest) lowest = r;
+  }
   for (std::uint64_t h = first; h <= height; ++h) {
     std::string value;
     if (!db.Get({}, layout::block_key(h), &value).ok()) return Err{"block " + std::to_string(h) + " is missing"};
@@ -426,7 +441,9 @@ Result<std::unique_ptr<cip11::chain::SeedChain>, std::string> replay_seeds(rocks
     if (auto checked = cip11::chain::check_consumed(*seeds, *consumed); !checked)
       return Err{"block " + std::to_string(h) + "'s consumed seeds are refused (" +
                  std::string(cip11::chain::to_string(checked.error())) + ")"};
-    seeds->forget_before(seed_floor(seeds->last_round(), oldest_round));
+    std::optional<cip11::chain::Round> keep = oldest_round;
+    if (const auto& later = consumed_from[h + 1 - first]; later && (!keep || *later < *keep)) keep = later;
+    seeds->forget_before(seed_floor(seeds->last_round(), keep));
   }
   return seeds;
 }
@@ -793,7 +810,8 @@ void Node::execute(const Block& block, const std::vector<Pending>& txs, const ci
                              : std::span<const cip11::chain::RoundSeed>{});
     context.emplace(cip11::chain::BlockContext{cip11::Height{h}, genesis_.cip11->params, *beacon, *present, snapshots_,
                                                block.view, &shadow_, &rounds,
-                                               out.committed_seeds ? &*out.committed_seeds : nullptr});
+                                               out.committed_seeds ? &*out.committed_seeds : nullptr,
+                                               cip11::Height{final_height(h - 1, validators_.size() > 1)}});
     cip11::chain::begin_block(state_.cip11, *context, out.committed.effects);
   }
   for (std::uint32_t i = 0; i < txs.size(); ++i)
@@ -1314,7 +1332,7 @@ ApiResult<Node::Followed> Node::follow(BlocksApi& peer) {
   };
   // The common ancestor: the highest height holding one block on both chains
   // (the genesis at worst), no deeper than the undo records reach.
-  const std::uint64_t floor = mine.height > kMaxRollbackDepth ? mine.height - kMaxRollbackDepth : 0;
+  const std::uint64_t floor = final_height(mine.height, validators_.size() > 1);
   std::uint64_t ancestor = std::min(mine.height, theirs->height);
   for (; ancestor > 0; --ancestor) {
     Bytes32 their_digest = theirs->digest;

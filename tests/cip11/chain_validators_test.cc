@@ -13,6 +13,7 @@
 #include "cip11/chain/codec.h"
 #include "cip11/chain/consumed_seeds.h"
 #include "cip11/chain/rounds.h"
+#include "devchain/fork.h"
 #include "validator_processes.h"
 
 namespace cowboy::cip11 {
@@ -321,10 +322,10 @@ struct Cip11Reconfiguration : Cip11Validators {
     for (const auto& s : seeds) v.push_back(crypto::ed25519_from_seed(s).public_key);
     return v;  // genesis order: ValidatorSetSnapshot(0)'s snapshot order
   }
-  std::optional<JobId> submit(const std::string& spec, std::uint32_t committee = 1) {
+  std::optional<JobId> submit(const std::string& spec, std::uint32_t committee = 1, std::uint64_t timeout_blocks = 80) {
     auto api = chain(0);
     devchain::Wallet wallet(api, submitter);
-    chain::SubmitJob job{JobKind::kCustom, Bytes(spec.begin(), spec.end()), 80, committee, 0};
+    chain::SubmitJob job{JobKind::kCustom, Bytes(spec.begin(), spec.end()), timeout_blocks, committee, 0};
     auto receipt = wallet.send_and_wait(devchain::Cip11Call{chain::encode_instruction(job)});
     if (!receipt || !receipt->ok()) return std::nullopt;
     return receipt->job_id;
@@ -368,7 +369,9 @@ void Cip11Reconfiguration::run_reconfiguration() {
   // K) lies past epoch 0's last view when S is one of its last blocks, so it
   // is drawn in epoch 1 once epoch 0 closed (docs/cip11.md choice 140).
   ASSERT_TRUE(eventually([&] { return height(0) >= kActivation - 2; }, 60s));
-  const auto pair = submit(R"({"sleep_ms":300})", 2);
+  // Drawn once S and epoch 0's last block are final (choice 153): its
+  // deadline, counted from S, that many blocks later.
+  const auto pair = submit(R"({"sleep_ms":300})", 2, 80 + devchain::kMaxRollbackDepth);
   ASSERT_TRUE(pair);
   jobs.push_back(*pair);
   submit_at(kActivation + 5, 3, 800);

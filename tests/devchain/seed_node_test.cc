@@ -11,6 +11,7 @@
 #include "cip11/chain/seed.h"
 #include "devchain/json.h"
 #include "devchain/block.h"
+#include "devchain/fork.h"
 #include "devchain/layout.h"
 #include "devchain/node.h"
 #include "scenario.h"
@@ -246,7 +247,8 @@ TEST_F(SeedNodeFixture, AConsumedSeedThatIsNotItsRoundsRefusesTheStore) {
   {
     auto node = open_ok(producer);
     for (const auto& k : runners) ASSERT_TRUE(run(*node, k, chain::testing::registration(k)).ok());
-    auto submitted = run(*node, submitter, chain::testing::job(2, 20));  // M = 2: waits for its seed round
+    // M = 2: waits for its seed round and for S to be final (two validators, choice 153)
+    auto submitted = run(*node, submitter, chain::testing::job(2, 20 + kMaxRollbackDepth));
     ASSERT_TRUE(submitted.ok() && submitted.job_id);
     while (node->job(*submitted.job_id)->state == chain::JobState::kPendingSelection) {
       auto h = node->produce_block();

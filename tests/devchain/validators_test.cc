@@ -191,10 +191,11 @@ TEST_F(DevchainValidators, FourValidatorsProposeInRotationAndReachOneStateHash) 
   auto first = step(view++);
   EXPECT_EQ(first.block.txs.size(), runners.size());  // from the leader's mempool, forwarded to all
   // An immediate job and a committee job whose seed a later block consumes.
-  Bytes32 one = submit(submitter, chain::testing::job(1, 40));
-  Bytes32 two = submit(submitter, chain::testing::job(2, 40));
+  Bytes32 one = submit(submitter, chain::testing::job(1, 40 + kMaxRollbackDepth));
+  Bytes32 two = submit(submitter, chain::testing::job(2, 40 + kMaxRollbackDepth));
   std::vector<SignedBlock> blocks{first};
-  for (; view <= 12; ++view) blocks.push_back(step(view));
+  // The committee is drawn once its block is final (choice 153).
+  for (; view <= 12 + kMaxRollbackDepth; ++view) blocks.push_back(step(view));
   expect_one_state();
   for (std::size_t i = 0; i < blocks.size(); ++i) {
     EXPECT_EQ(blocks[i].block.height, i + 1);
@@ -364,10 +365,10 @@ TEST_F(DevchainValidators, ACommitteeSeedIsCommittedAndAForgedOneIsRefused) {
   for (const auto& r : runners) submit(r, chain::testing::registration(r));
   std::uint64_t view = 1;
   step(view++);
-  submit(submitter, chain::testing::job(2, 40));
+  submit(submitter, chain::testing::job(2, 40 + kMaxRollbackDepth));
   // Views until the leader's block consumes the pending selection's seed; that
   // block is sent to no one until its forgeries were refused.
-  for (; view < 40; ++view) {
+  for (; view < 40 + kMaxRollbackDepth; ++view) {
     Node& leader = *nodes[leader_of(view, kValidators)];
     auto block = leader.propose_block(View{view});
     ASSERT_TRUE(block.ok());
@@ -530,7 +531,7 @@ struct DevchainRoundEpochs : DevchainValidators {
 TEST_F(DevchainRoundEpochs, ViewsRestartInTheNextEpochAndASeedRoundPastTheEpochsEndIsDrawnThere) {
   for (const auto& r : runners) submit(r, chain::testing::registration(r));
   for (std::uint64_t v = 1; v <= 4; ++v) step(v);
-  const Bytes32 tx = submit(submitter, chain::testing::job(2, 40));
+  const Bytes32 tx = submit(submitter, chain::testing::job(2, 40 + kMaxRollbackDepth));
   const auto s = step(5);
   ASSERT_EQ(s.block.height, kActivation - 1);  // epoch 0's last block
   ASSERT_EQ(s.block.txs.size(), 1u);
@@ -560,7 +561,12 @@ TEST_F(DevchainRoundEpochs, ViewsRestartInTheNextEpochAndASeedRoundPastTheEpochs
   const auto third = step(2);  // view 1 of epoch 1 nullified; the block of r_seed itself never reads it
   for (auto& n : nodes) EXPECT_EQ(n->job(id)->state, chain::JobState::kPendingSelection);
   EXPECT_TRUE(chain::decode_consumed_seeds(third.block.consumed_seeds)->empty());
-  const auto drawn = step(3);
+  // Drawn once S, epoch 0's last block, is final (choice 153).
+  std::uint64_t v = 3;
+  auto drawn = step(v);
+  while (chain::decode_consumed_seeds(drawn.block.consumed_seeds)->empty() && v < 3 + 2 * kMaxRollbackDepth)
+    drawn = step(++v);
+  EXPECT_EQ(drawn.block.height, kActivation - 1 + kMaxRollbackDepth + 1);
   auto consumed = chain::decode_consumed_seeds(drawn.block.consumed_seeds);
   ASSERT_TRUE(consumed.ok());
   ASSERT_EQ(consumed->size(), 1u);
@@ -583,7 +589,37 @@ TEST_F(DevchainRoundEpochs, ViewsRestartInTheNextEpochAndASeedRoundPastTheEpochs
   ASSERT_TRUE(nodes[1]);
   EXPECT_EQ(nodes[1]->head(), nodes[0]->head());
   EXPECT_EQ(nodes[1]->round_seed(r_seed), seed);
-  step(4);
+  step(v + 1);
+  expect_one_state();
+}
+
+// Choice 153's epoch rule: r_seed mapped across epoch 0's end, which its
+// last block's view fixed; S is the block before that one. The draw waits
+// until the epoch's last block is final too, one block after S is.
+TEST_F(DevchainRoundEpochs, ASeedRoundMappedAcrossAnEpochsEndWaitsForThatEndToBeFinal) {
+  for (const auto& r : runners) submit(r, chain::testing::registration(r));
+  for (std::uint64_t v = 1; v <= 3; ++v) step(v);
+  const Bytes32 tx = submit(submitter, chain::testing::job(2, 40 + kMaxRollbackDepth));
+  const auto s = step(4);
+  ASSERT_EQ(s.block.height, kActivation - 2);
+  ASSERT_EQ(s.block.txs.size(), 1u);
+  step(5);  // epoch 0's last block
+  const auto receipt = *nodes[0]->receipt(tx);
+  ASSERT_TRUE(receipt && receipt->job_id);
+  const cip11::JobId id = *receipt->job_id;
+  std::uint64_t v = 0;
+  auto drawn = step(v);
+  while (chain::decode_consumed_seeds(drawn.block.consumed_seeds)->empty() && v < 2 * kMaxRollbackDepth) {
+    EXPECT_EQ(nodes[0]->job(id)->state, chain::JobState::kPendingSelection);
+    drawn = step(++v);
+  }
+  // S is final from the block after S + kMaxRollbackDepth; epoch 0's last
+  // block, S + 1, from the one after that.
+  EXPECT_EQ(drawn.block.height, kActivation - 1 + kMaxRollbackDepth + 1);
+  const auto consumed = chain::decode_consumed_seeds(drawn.block.consumed_seeds);
+  ASSERT_EQ(consumed->size(), 1u);
+  EXPECT_EQ((*consumed)[0].epoch, cip11::RoundEpoch{1});
+  for (auto& n : nodes) EXPECT_EQ(n->job(id)->state, chain::JobState::kAssigned);
   expect_one_state();
 }
 
@@ -758,10 +794,11 @@ TEST(DevchainModeA, AFollowerDerivesPresenceFromProvenUntilAndRefusesAnyOtherFie
 TEST_F(DevchainValidators, ABlockThatLeavesADueSelectionPendingIsValid) {
   for (const auto& r : runners) submit(r, chain::testing::registration(r));
   step(1);
-  const Bytes32 tx = submit(submitter, chain::testing::job(2, 40));
+  const Bytes32 tx = submit(submitter, chain::testing::job(2, 40 + kMaxRollbackDepth));
   step(2);  // S: view 2, r_seed = Round(0, 2 + K)
   const std::uint64_t k = genesis().cip11->params.selection_seed_delay_views;
-  const std::uint64_t due = 2 + k + 1;  // the first view past r_seed
+  // The first view past r_seed whose block's parent made S final (choice 153).
+  const std::uint64_t due = std::max(2 + k + 1, 2 + kMaxRollbackDepth + 1);
   for (std::uint64_t v = 3; v < due; ++v) step(v);
   const std::size_t withholder = leader_at(due);
   nodes[withholder].reset();
@@ -785,6 +822,84 @@ TEST_F(DevchainValidators, ABlockThatLeavesADueSelectionPendingIsValid) {
   expect_one_state();
 }
 
+// docs/cip11.md choice 153 (§9.2 condition 1): a committee job is drawn only
+// once its block S is final, kMaxRollbackDepth blocks deep. Here one
+// validator (A) is cut off and the others build past S's seed round, views
+// running ahead of heights so r_seed passes long before S is final: the job
+// stays pending at every one of them. A then proposes at S's height in a
+// higher view, every node follows it, and the job is bound again in A's block:
+// nothing was ever drawn from the abandoned S, and the job is drawn from the
+// seed round of the block that stayed, once that block is final.
+TEST_F(DevchainValidators, ACommitteeJobWhoseBlockIsForkedOutBeforeFinalityIsNeverDrawnFromIt) {
+  for (const auto& r : runners) submit(r, chain::testing::registration(r));
+  step(1);
+  const std::uint64_t k = genesis().cip11->params.selection_seed_delay_views;
+  const std::size_t cut = leader_at(3);  // A: never the leader of S's view 2
+  ASSERT_NE(leader_at(2), cut);
+  const Bytes32 tx = submit(submitter, chain::testing::job(2, 1000));
+  std::vector<SignedBlock> branch;  // the branch A never sees
+  auto propose_without_cut = [&](std::uint64_t view) {
+    const std::size_t leader = leader_at(view);
+    if (leader == cut) return;  // A's views time out
+    auto block = nodes[leader]->propose_block(View{view});
+    ASSERT_TRUE(block.ok()) << block.error().message;
+    for (std::size_t i = 0; i < kValidators; ++i)
+      if (i != leader && i != cut) {
+        ASSERT_TRUE(nodes[i]->accept_block(*block).ok()) << "view " << view;
+      }
+    branch.push_back(*block);
+  };
+  propose_without_cut(2);  // S
+  ASSERT_EQ(branch.size(), 1u);
+  const std::uint64_t s_height = branch[0].block.height;
+  ASSERT_EQ(branch[0].block.txs.size(), 1u);
+  const auto receipt = *nodes[leader_at(2)]->receipt(tx);
+  ASSERT_TRUE(receipt && receipt->job_id);
+  const cip11::JobId id = *receipt->job_id;
+  // Views 3 .. K nullified: the next block is two views before r_seed, then
+  // several past it, all far less than kMaxRollbackDepth blocks above S.
+  std::uint64_t view = std::max<std::uint64_t>(3, k);
+  for (; view <= 2 + k + 6; ++view) propose_without_cut(view);
+  ASSERT_LT(branch.back().block.height, s_height + kMaxRollbackDepth);
+  for (const auto& b : branch) EXPECT_TRUE(chain::decode_consumed_seeds(b.block.consumed_seeds)->empty()) << b.block.view.value;
+  for (std::size_t i = 0; i < kValidators; ++i)
+    if (i != cut) {
+      EXPECT_EQ(nodes[i]->job(id)->state, chain::JobState::kPendingSelection) << "node " << i;
+    }
+  // A proposes at S's height in its next view, above every view of the branch.
+  while (leader_at(view) != cut) ++view;
+  auto forked = nodes[cut]->propose_block(View{view});
+  ASSERT_TRUE(forked.ok()) << forked.error().message;
+  ASSERT_EQ(forked->block.height, s_height);
+  ASSERT_EQ(forked->block.txs.size(), 1u);  // the same job, bound again in A's block
+  for (std::size_t i = 0; i < kValidators; ++i)
+    if (i != cut) {
+      EXPECT_FALSE(nodes[i]->accept_block(*forked).ok());  // a fork: NotNext
+      auto followed = nodes[i]->follow(*nodes[cut]);
+      ASSERT_TRUE(followed.ok()) << followed.error().message;
+      EXPECT_EQ(followed->dropped, branch.size());
+    }
+  expect_one_state();
+  const std::uint64_t s_view = view;
+  const auto pending = nodes[0]->job(id);
+  ASSERT_TRUE(pending.ok() && pending->pending);
+  EXPECT_EQ(pending->pending->submission_view, View{s_view});
+  EXPECT_EQ(pending->pending->seed_view, View{s_view + k});
+  // Drawn from A's block's seed round, and not before that block is final.
+  std::optional<SignedBlock> drawn;
+  while (!drawn && view < s_view + k + 2 * kMaxRollbackDepth) {
+    auto b = step(++view);
+    if (!chain::decode_consumed_seeds(b.block.consumed_seeds)->empty()) drawn = b;
+  }
+  ASSERT_TRUE(drawn);
+  // The first block both past r_seed (one view a block from A's on) and
+  // whose parent made A's block final.
+  EXPECT_EQ(drawn->block.height, s_height + std::max(kMaxRollbackDepth + 1, k + 1));
+  EXPECT_EQ((*chain::decode_consumed_seeds(drawn->block.consumed_seeds))[0].view, View{s_view + k});
+  for (auto& n : nodes) EXPECT_EQ(n->job(id)->state, chain::JobState::kAssigned);
+  expect_one_state();
+}
+
 // docs/cip11.md choice 102: after views without a block the chain's views
 // run ahead of its heights, and a committee job's seed round is K views after
 // its block's view: a leader's proof revealed after the submission, consumed
@@ -793,7 +908,7 @@ TEST_F(DevchainValidators, ACommitteesSeedRoundIsKViewsAfterItsBlocksViewOnceVie
   for (const auto& r : runners) submit(r, chain::testing::registration(r));
   step(1);
   step(2);
-  submit(submitter, chain::testing::job(2, 40));
+  submit(submitter, chain::testing::job(2, 40 + kMaxRollbackDepth));
   const std::uint64_t s_view = 11;  // eight views nullified: the block of view 11 is at height 3
   const auto submitted = step(s_view);
   ASSERT_EQ(submitted.block.height, 3u);
@@ -807,14 +922,15 @@ TEST_F(DevchainValidators, ACommitteesSeedRoundIsKViewsAfterItsBlocksViewOnceVie
   EXPECT_EQ(job->pending->seed_view, View{s_view + k});  // not height 3 + k, a round nullified before the job
   std::uint64_t view = s_view;
   std::optional<chain::ConsumedSeed> consumed;
-  while (!consumed && view < s_view + 10) {
+  while (!consumed && view < s_view + 10 + kMaxRollbackDepth) {
     auto block = step(++view);
     auto seeds_of = chain::decode_consumed_seeds(block.block.consumed_seeds);
     ASSERT_TRUE(seeds_of.ok());
     if (!seeds_of->empty()) consumed = (*seeds_of)[0];
   }
   ASSERT_TRUE(consumed);
-  EXPECT_EQ(view, s_view + k + 1);  // the first block after r_seed
+  // The first block after r_seed whose parent made S final (choice 153).
+  EXPECT_EQ(view, s_view + std::max(k + 1, kMaxRollbackDepth + 1));
   EXPECT_EQ(consumed->view, View{s_view + k});
   const auto seed = nodes[0]->round_seed(View{s_view + k});
   ASSERT_TRUE(seed && seed->proof);  // its leader's proof, revealed after the submission
@@ -834,11 +950,17 @@ TEST_F(DevchainValidators, ACommitteesSeedRoundIsKViewsAfterItsBlocksViewOnceVie
 TEST_F(DevchainValidators, TheSeedsKeptAreTheLastRoundsByViewNotByHeight) {
   for (const auto& r : runners) submit(r, chain::testing::registration(r));
   step(1);
-  const Bytes32 tx = submit(submitter, chain::testing::job(2, 40));  // M = 2: r_seed = Round(0, 2 + K)
+  const Bytes32 tx = submit(submitter, chain::testing::job(2, 40 + kMaxRollbackDepth));  // M = 2: r_seed = Round(0, 2 + K)
   step(2);
   constexpr std::uint64_t kFar = 2 + 1'500;
-  const auto far = step(kFar);  // views 3..1501 nullified; the first block after r_seed
+  // Views 3..1501 nullified; the first block after r_seed, then those until
+  // S is final, the last of them drawing the committee (choice 153).
+  auto far = step(kFar);
   EXPECT_EQ(far.block.height, 3u);
+  std::uint64_t last = kFar;
+  while (chain::decode_consumed_seeds(far.block.consumed_seeds)->empty() && last < kFar + 2 * kMaxRollbackDepth)
+    far = step(++last);
+  EXPECT_EQ(far.block.height, 2 + kMaxRollbackDepth + 1);
   auto consumed = chain::decode_consumed_seeds(far.block.consumed_seeds);
   ASSERT_TRUE(consumed.ok());
   ASSERT_EQ(consumed->size(), 1u);
@@ -848,13 +970,13 @@ TEST_F(DevchainValidators, TheSeedsKeptAreTheLastRoundsByViewNotByHeight) {
   EXPECT_EQ(nodes[0]->job(*receipt->job_id)->state, chain::JobState::kAssigned);
   // The next block: the due index has seen the selection end (a block's start
   // brings it up to date), so no pending selection holds the floor down.
-  step(kFar + 1);
-  const std::uint64_t floor = kFar + 1 - 1'024;  // kRetainedSeedRounds
+  step(last + 1);
+  const std::uint64_t floor = last + 1 - 1'024;  // kRetainedSeedRounds
   for (auto& n : nodes) {
     EXPECT_FALSE(n->round_seed(View{5}).has_value());
     EXPECT_FALSE(n->round_seed(View{floor - 1}).has_value());
     EXPECT_TRUE(n->round_seed(View{floor}).has_value());
-    EXPECT_TRUE(n->round_seed(View{kFar + 1})->proof.has_value());
+    EXPECT_TRUE(n->round_seed(View{last + 1})->proof.has_value());
   }
   const auto kept = nodes[1]->round_seed(View{floor});
   nodes[1].reset();
@@ -863,8 +985,8 @@ TEST_F(DevchainValidators, TheSeedsKeptAreTheLastRoundsByViewNotByHeight) {
   EXPECT_EQ(nodes[1]->head(), nodes[0]->head());
   EXPECT_EQ(nodes[1]->round_seed(View{floor}), kept);
   EXPECT_FALSE(nodes[1]->round_seed(View{floor - 1}).has_value());
-  const auto next = step(kFar + 2);  // and every validator goes on from it
-  EXPECT_EQ(next.block.height, 5u);
+  const auto next = step(last + 2);  // and every validator goes on from it
+  EXPECT_EQ(next.block.height, far.block.height + 2);
   for (auto& n : nodes) EXPECT_EQ(n->state_hash(), nodes[0]->state_hash());
 }
 

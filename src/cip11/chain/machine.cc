@@ -275,6 +275,20 @@ std::optional<Round> mapped_seed(const BlockContext& block, Round r_submit, std:
   return mapped_round(block.schedule(), r_submit, k, block.round());
 }
 
+/// §9.2 condition 1 (docs/cip11.md choice 153): block S is final, and so is
+/// the last block of every round epoch r_seed was mapped across, whose view
+/// fixed where that epoch ended. Until then the record waits under the same
+/// keys and round: a fork may still drop S (and re-bind the job in another
+/// block) or move the epoch's end, and no seed may be drawn from either.
+bool binding_final(const BlockContext& block, Height submitted_at, RoundEpoch submission_epoch, Round r_seed) {
+  const Height final = block.final_height();
+  if (submitted_at > final) return false;
+  if (r_seed.epoch.value == submission_epoch.value) return true;
+  for (const ValidatorSnapshot& e : block.validators.epochs())
+    if (e.epoch.value == r_seed.epoch.value) return e.activation_height.value <= final.value + 1;
+  return false;  // an epoch no snapshot names: never mapped here
+}
+
 /// The shadow of §9.2's pending pass: each M > 1 shadow draw whose seed round
 /// has passed, over its block-S candidates with its round's seed, exactly as
 /// the live pass would draw it; a seed not known yet leaves it waiting. Reads
@@ -293,6 +307,7 @@ void run_shadow_pending(const State& state, const BlockContext& block, Effects& 
   for (auto& [job, p] : due) {
     const auto r_seed = mapped_seed(block, Round{p.submission_epoch, p.submission_view}, p.seed_delay_views);
     if (!r_seed) continue;  // not mapped yet: its epoch may still close before it (choice 140)
+    if (!binding_final(block, p.submitted_at, p.submission_epoch, *r_seed)) continue;  // as a live record (choice 153)
     auto beacon = beacon_at(block, *r_seed);
     if (!beacon) continue;  // waits for the same round, as a live record does
     const Bytes32 seed = selection_seed_v3(SelectionMode::kDelayed, beacon->second, job->job_id, p.submitted_at.value);
@@ -311,7 +326,8 @@ void run_pending(State& state, const BlockContext& block, const std::vector<JobI
   for (const JobId& id : candidates)
     if (const JobRecord* job = state.jobs.get(id); job->state == JobState::kPendingSelection && job->pending)
       if (auto r_seed = mapped_seed(block, Round{job->pending->submission_epoch, job->pending->submission_view},
-                                    job->pending->seed_delay_views))
+                                    job->pending->seed_delay_views);
+          r_seed && binding_final(block, job->pending->submitted_at, job->pending->submission_epoch, *r_seed))
         due.emplace_back(&state.jobs.at(id), *r_seed);
   std::sort(due.begin(), due.end(), [](const auto& a, const auto& b) {
     return std::pair(a.first->submitted_at, a.first->job_id) < std::pair(b.first->submitted_at, b.first->job_id);

@@ -114,8 +114,15 @@ struct BlockContext {
   /// which due records a block processes, and a verifier never treats one
   /// left pending as a fault (§9.2). Null: the proposer's, every due record.
   const std::vector<ConsumedSeed>* committed_seeds = nullptr;
+  /// Consensus finality as the parent left it (§9.2 condition 1, §16.1's
+  /// "finality information"; devchain/fork.h final_height): the highest block
+  /// no fork can drop. nullopt: every block below this one, as for a lone
+  /// producer, whose blocks are final when written.
+  std::optional<Height> final_through{};
   /// A lone producer's view is its height: the one place a height is read as a view (choice 138).
   View round_view() const { return view.value_or(View{height.value}); }
+  /// The highest final block (final_through).
+  Height final_height() const { return final_through.value_or(Height{height.value > 0 ? height.value - 1 : 0}); }
   /// The round the block is proposed in.
   Round round() const { return Round{rounds ? rounds->open_epoch() : RoundEpoch{0}, round_view()}; }
   /// The schedule the block's round arithmetic runs over.
