@@ -364,20 +364,35 @@ TEST_F(StoredRecordsTest, EveryRouteHeadFollowsEachDeliveryAndAnEmptiedRouteTake
 }
 
 // Collection removes records and their index rows in one write; the process
-// gate reads the stored route, effect and payload indexes.
+// gate reads the stored route, effect and payload indexes. Process 10 writes
+// "notes", which 9 owns, so the written rows (decision 190) hold data when
+// they are checked, and go with the resource's collection.
 TEST_F(StoredRecordsTest, CollectionAndItsGatesReadTheStoredIndexes) {
   doc_ = resource("doc");
   accept(*admin_, CreateProcess{Pid{9}, {{{"doc"}}}, true});
   accept(*admin_, Associate{Pid{9}, {"doc"}, doc_});
   accept(*admin_, Initialize{Pid{9}, 0});
   process(doc_, 10);
+  const ResourceId notes = resource("notes", 9);
+  accept(*admin_, Associate{Pid{10}, {"notes"}, notes});
+  accept(*admin_, Own{Pid{10}, 1});
+  accept(*admin_, Turn{Pid{10}, 2, std::nullopt, notes, std::nullopt, {{{key("k"), value("v")}}}, {}, {}, {},
+                       std::nullopt});
   accept(*admin_, Own{Pid{9}, 1});
   Turn t{Pid{9}, 2, std::nullopt, std::nullopt, std::nullopt, {}, {}, {}, {}, std::nullopt};
   t.outputs.items.push_back(OutputProposal{Pid{10}, InputValue{{1}}});
   t.effect = EffectIntent{PrincipalId{1}, clock_.trusted() + Millis{3'600'000}, {}, 1};
   const auto published = ok<TurnPublished>(admin_->submit(t));
   accept(*admin_, Terminate{Pid{9}, 2});
-  restart();
+  admin_.reset();
+  node_.reset();
+  {
+    auto db = testing::open_store(dir_);
+    ASSERT_EQ(testing::table_keys(*db, node::layout::kWrittenBy).size(), 1u);
+    ASSERT_EQ(testing::table_keys(*db, node::layout::kWritersOf).size(), 1u);
+    expect_indexes_agree_with_records(*db);
+  }
+  start(genesis_);
   admin_ = std::make_unique<Client>(root());
   EXPECT_EQ(refused(admin_->submit(Collect{Pid{9}, CollectKind::kProcess, std::nullopt})).reason, Reason::kOutputPending);
   accept(*admin_, CancelOutput{published.outputs.items[0]});
@@ -385,6 +400,13 @@ TEST_F(StoredRecordsTest, CollectionAndItsGatesReadTheStoredIndexes) {
   accept(*admin_, CancelEffect{*published.effect});
   restart();
   admin_ = std::make_unique<Client>(root());
+  EXPECT_EQ(refused(admin_->submit(Collect{Pid{9}, CollectKind::kProcess, std::nullopt})).reason,
+            Reason::kResourceNotRemoved);  // it owns notes
+  accept(*admin_, RetireResource{notes});
+  accept(*admin_, Terminate{Pid{10}, 2});
+  // 10's association, the entry, 10's written rows.
+  EXPECT_EQ(ok<Collected>(admin_->submit(Collect{Pid{9}, CollectKind::kResource, notes.value})),
+            (Collected{Pid{9}, CollectKind::kResource, notes.value, 3, true}));
   const auto collected = ok<Collected>(admin_->submit(Collect{Pid{9}, CollectKind::kProcess, std::nullopt}));
   EXPECT_TRUE(collected.complete);
   EXPECT_EQ(refused(admin_->submit(Collect{Pid{9}, CollectKind::kOutput, published.outputs.items[0]})).reason,
@@ -395,6 +417,8 @@ TEST_F(StoredRecordsTest, CollectionAndItsGatesReadTheStoredIndexes) {
   expect_indexes_agree_with_records(*db);
   EXPECT_TRUE(testing::table_keys(*db, node::layout::kOutputsOf).empty());
   EXPECT_TRUE(testing::table_keys(*db, node::layout::kEffectsOf).empty());
+  EXPECT_TRUE(testing::table_keys(*db, node::layout::kWrittenBy).empty());
+  EXPECT_TRUE(testing::table_keys(*db, node::layout::kWritersOf).empty());
 }
 
 // Decision 171: the index rows go in the decision's own write. A turn whose

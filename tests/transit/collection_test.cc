@@ -332,6 +332,61 @@ TEST_F(CollectionTest, AProcessThatWroteAResourceItDoesNotOwnIsCollectedOnlyOnce
   EXPECT_EQ(refusal(CollectKind::kProcess, std::nullopt, writer), Reason::kAlreadyCollected);
 }
 
+// Decision 190, the writers left: ten processes wrote r, which kPid owns -
+// more writers than one command's eight removals. Each is refused
+// resource_not_removed until r's collection removes its rows; that
+// collection answers complete: false while any writer's rows are left, over a
+// restart too, and the command removing the last writes the tombstone. A
+// writer whose rows went in an earlier command is collectable before then:
+// the window decision 190 states (the listing shows it).
+TEST_F(CollectionTest, AResourceWithMoreWritersThanOneCommandRemovesIsCollectedOverSeveralCommands) {
+  const ResourceId r = resource("r", kPid);
+  std::vector<Pid> writers;
+  for (Id pid = 20; pid < 30; ++pid) {
+    const Id generation = running(pid);
+    accept(*admin_, Associate{Pid{pid}, {"r"}, r});
+    Turn write = turn(pid, generation);
+    write.resource = r;
+    write.mutations.items = {{key("k"), value("v" + std::to_string(pid))}};
+    publish(write);
+    terminate(pid);
+    writers.push_back(Pid{pid});
+  }
+  const auto refused_all = [&](std::size_t from) {
+    for (std::size_t i = from; i < writers.size(); ++i)
+      EXPECT_EQ(refusal(CollectKind::kProcess, std::nullopt, writers[i]), Reason::kResourceNotRemoved) << i;
+  };
+  const auto listed = [&] {  // the processes, from every page
+    std::vector<CollectableRecord> out;
+    std::optional<Cursor> cursor;
+    do {
+      const auto page = answer<CollectablePage>(*admin_, ListCollectable{cursor});
+      for (const auto& item : page.items.items)
+        if (item.kind == CollectKind::kProcess) out.push_back(item);
+      cursor = page.cursor;
+    } while (cursor);
+    return out;
+  };
+  refused_all(0);
+  accept(*admin_, RetireResource{r});
+  // The writers' ten associations, then the entry, then the writers' rows: 21 removals.
+  EXPECT_EQ(collected(CollectKind::kResource, r), (Collected{kPid, CollectKind::kResource, r.value, 8, false}));
+  refused_all(0);
+  // Two associations, the entry, five writers' rows.
+  EXPECT_EQ(collected(CollectKind::kResource, r), (Collected{kPid, CollectKind::kResource, r.value, 8, false}));
+  restart();
+  admin_ = std::make_unique<Client>(root());
+  refused_all(5);
+  std::vector<CollectableRecord> early;
+  for (std::size_t i = 0; i < 5; ++i) early.push_back(CollectableRecord{writers[i], CollectKind::kProcess, writers[i].value});
+  EXPECT_EQ(listed(), early);  // r is no tombstone yet
+  EXPECT_EQ(collected(CollectKind::kResource, r), (Collected{kPid, CollectKind::kResource, r.value, 5, true}));
+  EXPECT_EQ(refusal(CollectKind::kResource, r), Reason::kAlreadyCollected);
+  EXPECT_EQ(listed().size(), writers.size());
+  for (Pid w : writers)
+    EXPECT_EQ(collected(CollectKind::kProcess, std::nullopt, w), (Collected{w, CollectKind::kProcess, w.value, 0, true}));
+}
+
 // Decision 190: being associated is not writing. A process that named the
 // resource in its turns and viewed it, writing nothing, is collected with the
 // resource live; so is one whose writes were all to what it owns.

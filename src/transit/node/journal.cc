@@ -117,42 +117,53 @@ std::optional<std::string> load_table(rocksdb::DB& db, char table, Authority::Pu
 // registry; the realm's creation stages its genesis records the same way).
 // Every record is a new version at `position` (decisions 130, 161); a
 // removal (collection's, decisions 110-117, 186-187; a revoked grant) is a kRemoved version, after the
-// table's writes. Only the ended index and block bodies change in place.
-void stage_table(rocksdb::WriteBatchBase& w, char table, const Authority& a, const Touched& t, Position position) {
+// table's writes. Only the ended index, block bodies and the stored indexes'
+// rows change in place. False for a table it has no case for: the realm's
+// creation, which stages every table, refuses then.
+bool stage_table(rocksdb::WriteBatchBase& w, char table, const Authority& a, const Touched& t, Position position) {
   using namespace layout;
+  if (table_of(table)->staging == Staging::kRows) {  // the stored indexes (decisions 170, 175, 180, 190)
+    for (const auto& [row, present] : t.rows) {
+      if (row.empty() || row[0] != table) continue;
+      if (present) w.Put(row, "");
+      else w.Delete(row);
+    }
+    return true;
+  }
   const auto put = [&](std::string record, std::string_view value) { w.Put(version(std::move(record), position), value); };
   // A table keyed by one id: a version of each record written, then a removal of each removed.
   const auto by_id = [&](const auto& written, const auto& record_of, const auto& removed) {
     for (const auto id : written)
       if (const auto* r = record_of(id)) put(key(table, id), to_json(*r));
     for (const auto id : removed) put(key(table, id), kRemoved);
+    return true;
   };
   const std::vector<Id> none;
   switch (table) {
     case kJournal:
-    case kSequences: return;  // the decision's own entry: written by stage()
+    case kSequences: return true;  // the decision's own entry: written by stage()
     case kPrincipals: return by_id(t.principals, [&](PrincipalId id) { return a.principal(id); }, none);
     case kRoles: return by_id(t.roles, [&](Id id) { return a.role(id); }, none);
     case kGrants: return by_id(t.grants_written, [&](Id id) { return a.grant(id); }, t.grants_removed);
     case kCredentials:
       for (const auto& [p, r] : t.credentials_added) put(key(table, p, r), kPresent);
       for (const auto& [p, r] : t.credentials_removed) put(key(table, p, r), kRemoved);
-      return;
+      return true;
     case kResources: return by_id(t.resources, [&](ResourceId id) { return a.resource(id); }, none);
     case kProcesses:  // a new version at this position, beside the earlier ones (decision 130)
       for (Pid id : t.processes) w.Put(process_version(id, position), to_json(*a.process(id)));
-      return;
+      return true;
     case kEnded:
       for (const auto& [pid, candidate] : t.ended) {
         if (candidate) w.Put(key(table, pid), "");
         else w.Delete(key(table, pid));
       }
-      return;
+      return true;
     case kAssociations:
       for (const auto& [pid, revision] : t.associations)
         put(key(table, pid, revision), to_json(*a.association(pid, revision)));
       for (const auto& [pid, revision] : t.associations_removed) put(key(table, pid, revision), kRemoved);
-      return;
+      return true;
     case kViews: return by_id(t.views, [&](Id id) { return a.view(id); }, t.views_removed);
     case kOutputs: return by_id(t.outputs, [&](Id id) { return a.output(id); }, t.outputs_removed);
     case kEffects: return by_id(t.effects, [&](Id id) { return a.effect(id); }, t.effects_removed);
@@ -160,11 +171,11 @@ void stage_table(rocksdb::WriteBatchBase& w, char table, const Authority& a, con
     case kRuntime: return by_id(t.runtime, [&](Pid pid) { return a.runtime(pid); }, none);
     case kEntries:
       for (const auto& e : t.entries) w.Put(entry(e.resource, e.key, e.revision), entry_value(e.value));
-      return;
+      return true;
     case kInputs:
       for (const auto& [pid, input] : t.inputs) put(key(table, pid, input.input), to_json(input));
       for (const auto& [pid, input] : t.inputs_removed) put(key(table, pid, input), kRemoved);
-      return;
+      return true;
     case kBlocks:
       for (const auto& b : t.blocks) {
         std::string value;  // raw: blocks are outside the journal's JSON records
@@ -173,37 +184,14 @@ void stage_table(rocksdb::WriteBatchBase& w, char table, const Authority& a, con
         w.Put(block(b.resource, b.name), value);
       }
       for (const auto& [resource, name] : t.blocks_deleted) w.Delete(block(resource, name));
-      return;
+      return true;
     case kBlockRecords:
       for (const auto& r : t.block_records) put(block_record(r.resource, r.name), to_json(r));
-      return;
+      return true;
     case kCompactions:  // the ledger record of a storage_compact, written once (decision 144)
       if (t.compaction) w.Put(compaction(t.compaction->cursor), to_json(*t.compaction));
-      return;
-    case kRelocated: return;  // the relocator's, after the group is durable (decision 145)
-    case kRoutes:
-    case kArriving:
-    case kRouteHeads:
-    case kUnresolved:
-    case kOutputsOf:
-    case kEffectsOf:
-    case kPayloadsOf:
-    case kResourceNames:
-    case kLifetimeOf:
-    case kAssociationsOf:
-    case kAssociationNames:
-    case kAssociatedBy:
-    case kViewsOf:
-    case kViewsOn:
-    case kWrittenBy:
-    case kWritersOf:
-    case kPurges:  // the stored indexes (decisions 170, 175, 180, 190): rows changed in place, in this decision's write
-      for (const auto& [row, present] : t.rows) {
-        if (row.empty() || row[0] != table) continue;
-        if (present) w.Put(row, "");
-        else w.Delete(row);
-      }
-      return;
+      return true;
+    case kRelocated: return true;  // the relocator's, after the group is durable (decision 145)
     case kNeeds:  // decision 183: each changed need, in place
       for (const auto& [leaf, value] : t.needs) {
         if (!value) {
@@ -214,8 +202,8 @@ void stage_table(rocksdb::WriteBatchBase& w, char table, const Authority& a, con
         put_be64(stored, *value);
         w.Put(need(leaf), stored);
       }
-      return;
-    default: return;
+      return true;
+    default: return false;
   }
 }
 
@@ -240,7 +228,9 @@ Result<Unit, std::string> create_realm(const std::filesystem::path& dir, const s
   genesis_records.roles = {root.role};
   genesis_records.grants_written = {1};
   genesis_records.credentials_added = {{root.principal, root.role}};
-  for (const auto& table : layout::kTables) stage_table(init, table.prefix, fresh, genesis_records, Position{0});
+  for (const auto& table : layout::kTables)
+    if (!stage_table(init, table.prefix, fresh, genesis_records, Position{0}))
+      return Err{"table " + std::string(table.name) + " has no staging"};
   rocksdb::WriteOptions synced;
   synced.sync = true;
   if (!(*db)->Write(synced, &init).ok()) return Err{"cannot write the genesis to " + dir.string()};

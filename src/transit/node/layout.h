@@ -71,10 +71,16 @@ inline constexpr char kWrittenBy = 'H',  // by (pid, resource): the process gate
 /// journal reads it whole into the authority at start, and, for a table of
 /// immutable record versions, how long a record's key is (its table and ids,
 /// without the version's ~position; 0: not a table of record versions).
+/// How Journal::stage writes a table's share of a decision: by the table's own
+/// case in stage_table (records, or written elsewhere), or as index rows - the
+/// decision's Touched::rows under its prefix, put or deleted in place - so that
+/// a table of rows needs no case of its own and cannot be left out.
+enum class Staging : std::uint8_t { kUnset, kOwnCase, kRows };
 struct Table {
   char prefix;
   std::string_view name;
   std::string_view holds;
+  Staging staging;  // no default: every entry says (checked below)
   bool read_at_start;
   std::size_t record_key = 0;
 };
@@ -85,53 +91,76 @@ inline constexpr std::size_t kIdKey = 2 + 8, kPairKey = 2 + 8 + 8, kPaddedKey = 
 /// to one of them. Every record table is immutable versions (decisions 130,
 /// 161): nothing is overwritten, and a removal is a version of its own.
 inline constexpr Table kTables[] = {
-    {kJournal, "journal", "signed requests by position; trimmed below the floor", false},
-    {kSequences, "receipts", "receipts by (principal, sequence): exact retries", false},
-    {kPrincipals, "principals", "PrincipalRecord versions by (principal, ~position)", true, kIdKey},
-    {kRoles, "roles", "RoleRecord versions by (role, ~position)", true, kIdKey},
-    {kGrants, "grants", "GrantRecord versions by (grant, ~position)", true, kIdKey},
-    {kCredentials, "credentials", "(principal, role) binding versions by (principal, role, ~position)", true, kPairKey},
-    {kResources, "resources", "ResourceRecord versions by (resource, ~position), read from disk (decision 175)", false,
-     kIdKey},
-    {kProcesses, "processes", "ProcessRecord versions by (pid, ~position), read from disk (decision 130)", false, kIdKey},
-    {kEnded, "ended", "the index of processes that may have ended, by pid, no value; changed in place", true},
+    {kJournal, "journal", "signed requests by position; trimmed below the floor", Staging::kOwnCase, false},
+    {kSequences, "receipts", "receipts by (principal, sequence): exact retries", Staging::kOwnCase, false},
+    {kPrincipals, "principals", "PrincipalRecord versions by (principal, ~position)", Staging::kOwnCase, true, kIdKey},
+    {kRoles, "roles", "RoleRecord versions by (role, ~position)", Staging::kOwnCase, true, kIdKey},
+    {kGrants, "grants", "GrantRecord versions by (grant, ~position)", Staging::kOwnCase, true, kIdKey},
+    {kCredentials, "credentials", "(principal, role) binding versions by (principal, role, ~position)",
+     Staging::kOwnCase, true, kPairKey},
+    {kResources, "resources", "ResourceRecord versions by (resource, ~position), read from disk (decision 175)",
+     Staging::kOwnCase, false, kIdKey},
+    {kProcesses, "processes", "ProcessRecord versions by (pid, ~position), read from disk (decision 130)",
+     Staging::kOwnCase, false, kIdKey},
+    {kEnded, "ended", "the index of processes that may have ended, by pid, no value; changed in place",
+     Staging::kOwnCase, true},
     {kAssociations, "associations", "Association versions by (pid, association revision, ~position), read from disk",
-     false, kPairKey},
-    {kViews, "views", "ViewRecord versions by (view, ~position), read from disk (decision 175)", false, kIdKey},
-    {kOutputs, "outputs", "OutputRecord versions by (output, ~position), read from disk (decision 170)", false, kIdKey},
-    {kEffects, "effects", "EffectRecord versions by (effect, ~position), read from disk (decision 170)", false, kIdKey},
-    {kPayloads, "payloads", "PayloadRecord versions by (payload, ~position), read from disk (decision 170)", false, kIdKey},
-    {kRuntime, "runtime", "RuntimeRecord versions by (pid, ~position), read from disk (decision 175)", false, kIdKey},
-    {kEntries, "entries", "entry versions by (resource, padded key, ~revision), read from disk", false},
-    {kInputs, "inputs", "mailbox input versions by (pid, input, ~position), read from disk", false, kPairKey},
-    {kBlocks, "blocks", "block bodies by (resource, padded name), read from disk; delete_block removes one", false},
-    {kBlockRecords, "block records", "BlockInfo versions by (resource, padded name, ~position), read from disk", false,
-     2 + 8 + kPaddedKey},
-    {kCompactions, "compactions", "CompactionRecord by cursor, written once by the storage_compact that took it", false},
-    {kRelocated, "relocated", "the highest cursor whose relocation has finished; changed in place, unsynced", false},
-    {kRoutes, "routes", "pending outputs by (source, destination, output), no value; changed in place", false},
-    {kArriving, "arriving", "pending outputs by (destination, source, output), no value; changed in place", false},
-    {kRouteHeads, "route heads", "the oldest pending output of each route, by output, no value; changed in place", false},
-    {kUnresolved, "unresolved effects", "effects not closed, by effect, no value; changed in place", false},
-    {kOutputsOf, "outputs of", "outputs by (source, output), no value; changed in place", false},
-    {kEffectsOf, "effects of", "effects by (pid, effect), no value; changed in place", false},
-    {kPayloadsOf, "payloads of", "payloads by (pid, payload), no value; changed in place", false},
-    {kResourceNames, "resource names", "resources by (padded name, resource), no value; never removed", false},
-    {kLifetimeOf, "lifetimes of", "resources by (lifetime owner, resource), no value; never removed", false},
-    {kAssociationsOf, "associations of", "associations by (pid, revision), no value; changed in place", false},
-    {kAssociationNames, "association names", "live associations by (pid, padded name, revision), no value", false},
-    {kAssociatedBy, "associated by", "associations by (resource, pid, revision), no value; changed in place", false},
-    {kViewsOf, "views of", "views by (pid, view), no value; changed in place", false},
-    {kViewsOn, "views on", "views by (resource, view), no value; changed in place", false},
-    {kWrittenBy, "written by", "resources a process wrote without owning them, by (pid, resource), no value; changed in "
-     "place", false},
-    {kWritersOf, "writers of", "the same by (resource, pid), no value; changed in place", false},
-    {kPurges, "purges", "deleted block bodies by (epoch deleted in, resource, padded name), no value; changed in place",
+     Staging::kOwnCase, false, kPairKey},
+    {kViews, "views", "ViewRecord versions by (view, ~position), read from disk (decision 175)",
+     Staging::kOwnCase, false, kIdKey},
+    {kOutputs, "outputs", "OutputRecord versions by (output, ~position), read from disk (decision 170)",
+     Staging::kOwnCase, false, kIdKey},
+    {kEffects, "effects", "EffectRecord versions by (effect, ~position), read from disk (decision 170)",
+     Staging::kOwnCase, false, kIdKey},
+    {kPayloads, "payloads", "PayloadRecord versions by (payload, ~position), read from disk (decision 170)",
+     Staging::kOwnCase, false, kIdKey},
+    {kRuntime, "runtime", "RuntimeRecord versions by (pid, ~position), read from disk (decision 175)",
+     Staging::kOwnCase, false, kIdKey},
+    {kEntries, "entries", "entry versions by (resource, padded key, ~revision), read from disk",
+     Staging::kOwnCase, false},
+    {kInputs, "inputs", "mailbox input versions by (pid, input, ~position), read from disk",
+     Staging::kOwnCase, false, kPairKey},
+    {kBlocks, "blocks", "block bodies by (resource, padded name), read from disk; delete_block removes one",
+     Staging::kOwnCase, false},
+    {kBlockRecords, "block records", "BlockInfo versions by (resource, padded name, ~position), read from disk",
+     Staging::kOwnCase, false, 2 + 8 + kPaddedKey},
+    {kCompactions, "compactions", "CompactionRecord by cursor, written once by the storage_compact that took it",
+     Staging::kOwnCase, false},
+    {kRelocated, "relocated", "the highest cursor whose relocation has finished; changed in place, unsynced",
+     Staging::kOwnCase, false},
+    {kRoutes, "routes", "pending outputs by (source, destination, output), no value; changed in place",
+     Staging::kRows, false},
+    {kArriving, "arriving", "pending outputs by (destination, source, output), no value; changed in place",
+     Staging::kRows, false},
+    {kRouteHeads, "route heads", "the oldest pending output of each route, by output, no value; changed in place",
+     Staging::kRows, false},
+    {kUnresolved, "unresolved effects", "effects not closed, by effect, no value; changed in place",
+     Staging::kRows, false},
+    {kOutputsOf, "outputs of", "outputs by (source, output), no value; changed in place", Staging::kRows, false},
+    {kEffectsOf, "effects of", "effects by (pid, effect), no value; changed in place", Staging::kRows, false},
+    {kPayloadsOf, "payloads of", "payloads by (pid, payload), no value; changed in place", Staging::kRows, false},
+    {kResourceNames, "resource names", "resources by (padded name, resource), no value; never removed",
+     Staging::kRows, false},
+    {kLifetimeOf, "lifetimes of", "resources by (lifetime owner, resource), no value; never removed",
+     Staging::kRows, false},
+    {kAssociationsOf, "associations of", "associations by (pid, revision), no value; changed in place",
+     Staging::kRows, false},
+    {kAssociationNames, "association names", "live associations by (pid, padded name, revision), no value",
+     Staging::kRows, false},
+    {kAssociatedBy, "associated by", "associations by (resource, pid, revision), no value; changed in place",
+     Staging::kRows, false},
+    {kViewsOf, "views of", "views by (pid, view), no value; changed in place", Staging::kRows, false},
+    {kViewsOn, "views on", "views by (resource, view), no value; changed in place", Staging::kRows, false},
+    {kWrittenBy, "written by",
+     "resources a process wrote without owning them, by (pid, resource), no value; changed in place", Staging::kRows,
      false},
+    {kWritersOf, "writers of", "the same by (resource, pid), no value; changed in place", Staging::kRows, false},
+    {kPurges, "purges", "deleted block bodies by (epoch deleted in, resource, padded name), no value; changed in place",
+     Staging::kRows, false},
     {kNeeds, "compaction needs",
      "keys written into a leaf since its last relocation, by the leaf's record key; bounded, changed in place, read at "
      "start (decision 183)",
-     true},
+     Staging::kOwnCase, true},
 };
 consteval bool prefixes_distinct() {
   for (std::size_t i = 0; i < std::size(kTables); ++i)
@@ -140,6 +169,12 @@ consteval bool prefixes_distinct() {
   return true;
 }
 static_assert(prefixes_distinct(), "two storage tables share a prefix");
+consteval bool staging_given() {
+  for (const auto& t : kTables)
+    if (t.staging == Staging::kUnset) return false;
+  return true;
+}
+static_assert(staging_given(), "a storage table says not how a decision stages it");
 /// The registry's entry for `prefix`; null for none.
 constexpr const Table* table_of(char prefix) {
   for (const auto& t : kTables)
