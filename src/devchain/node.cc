@@ -229,6 +229,7 @@ cip11::chain::Round seed_floor(cip11::chain::Round round, std::optional<cip11::c
 /// head, whose view is at least as many below the head's (each block's view
 /// is above its parent's), or the oldest pending selection's block S; so the
 /// anchor's round is below seed_floor's and every round kept is replayed.
+/// replay_seeds lowers it further to a round a replayed block consumed (choice 154).
 std::uint64_t replay_floor(std::uint64_t height, std::optional<std::uint64_t> oldest_pending) {
   const std::uint64_t recent = height > kRetainedSeedRounds ? height - kRetainedSeedRounds : 0;
   return oldest_pending ? std::min(recent, *oldest_pending) : recent;
@@ -371,7 +372,8 @@ Result<cip11::chain::EpochSchedule, std::string> stored_schedule(rocksdb::DB& db
 
 /// The rounds' seeds up to `height` from the stored blocks alone, replayed from
 /// a floor - the last kRetainedSeedRounds blocks, or from the oldest pending
-/// selection's block S - on the output the block before it stored, so that a
+/// selection's block S, or lower, down to a block whose round is at or below
+/// every round a block above it consumed - on the output the block before it stored, so that a
 /// restart reads a bounded number of blocks; from genesis when the chain is
 /// shorter or that block holds no output. Each replayed block's proof must
 /// verify against its round's leader and the previous output, and each seed
@@ -390,33 +392,53 @@ Result<std::unique_ptr<cip11::chain::SeedChain>, std::string> replay_seeds(rocks
   std::optional<std::uint64_t> oldest_pending;
   std::optional<cip11::chain::Round> oldest_round;
   if (!pending.empty()) oldest_pending = pending.begin()->first, oldest_round = pending.begin()->second;
-  std::uint64_t first = 1;
-  const std::uint64_t floor = replay_floor(height, oldest_pending);
-  if (floor > 1)
-    if (auto anchor = stored_round_seed(db, floor - 1, round_epoch_at(proposers, rotating, floor - 1))) {
-      // The epochs closed before the anchor's, from their last blocks' views.
-      auto schedule = stored_schedule(db, proposers, rotating ? anchor->round.epoch : cip11::RoundEpoch{0});
-      if (!schedule) return Err{"the round epochs: " + schedule.error()};
-      seeds = std::make_unique<cip11::chain::SeedChain>(chain, std::move(*schedule),
-                                                        devchain_leader(genesis, rotating, round_keys));
-      seeds->resume_after(std::move(*anchor));
-      first = floor;
-    }
-  // The lowest round a block at `first + i` or above consumed: kept until that
-  // block is replayed. A committee is drawn once its block S is final, 64
-  // blocks on with several validators (docs/cip11.md choice 153), so the
-  // round it consumes can be older than the rounds the views after S keep,
-  // and the state at the head no longer names it pending.
-  std::vector<std::optional<cip11::chain::Round>> consumed_from(height + 2 - first);
-  for (std::uint64_t h = height; h >= first && h > 0; --h) {
+  // lowest_from[height - h]: the lowest round blocks h..height consumed, kept
+  // until the block that consumed it is replayed. A committee is drawn once
+  // its block S is final, kMaxRollbackDepth blocks on with several
+  // validators (docs/cip11.md choice 153), so the round it consumes can be
+  // older than the rounds the views after S keep, and older than the floor's
+  // anchor; the state at the head no longer names it pending.
+  std::vector<std::optional<cip11::chain::Round>> lowest_from;
+  auto add = [&](std::uint64_t h) -> Result<Unit, std::string> {  // h: the block below those added
     std::string value;
     if (!db.Get({}, layout::block_key(h), &value).ok()) return Err{"block " + std::to_string(h) + " is missing"};
     auto consumed = stored_consumed_seeds(nlohmann::json::parse(value, nullptr, false));
     if (!consumed) return Err{"block " + std::to_string(h) + ": " + consumed.error()};
-    auto& lowest = consumed_from[h - first] = consumed_from[h + 1 - first];
+    auto lowest = lowest_from.empty() ? std::nullopt : lowest_from.back();
     for (const auto& c : *consumed)
       if (const cip11::chain::Round r{c.epoch, c.view}; !lowest || r < *lowest) lowest = r;
+    lowest_from.push_back(lowest);
+    return Unit{};
+  };
+  std::uint64_t floor = replay_floor(height, oldest_pending);
+  for (std::uint64_t h = height; h >= floor && h > 0; --h)
+    if (auto added = add(h); !added) return Err{added.error()};
+  // The anchor: block floor - 1's round, at or below every round a block from
+  // the floor on consumed (choice 154); the floor goes down a block at a time,
+  // each block's consumed rounds joining the lowest. A draw is at most about
+  // kMaxRollbackDepth + K blocks after its S, so this goes that far at most.
+  std::optional<cip11::chain::RoundSeed> anchor;
+  while (floor > 1) {
+    anchor = stored_round_seed(db, floor - 1, round_epoch_at(proposers, rotating, floor - 1));
+    if (!anchor) break;  // no output stored there: from genesis
+    const auto& lowest = lowest_from.back();
+    if (!lowest || !(*lowest < anchor->round)) break;
+    anchor.reset();
+    --floor;
+    if (auto added = add(floor); !added) return Err{added.error()};
   }
+  std::uint64_t first = 1;
+  if (anchor) {
+    // The epochs closed before the anchor's, from their last blocks' views.
+    auto schedule = stored_schedule(db, proposers, rotating ? anchor->round.epoch : cip11::RoundEpoch{0});
+    if (!schedule) return Err{"the round epochs: " + schedule.error()};
+    seeds = std::make_unique<cip11::chain::SeedChain>(chain, std::move(*schedule),
+                                                      devchain_leader(genesis, rotating, round_keys));
+    seeds->resume_after(std::move(*anchor));
+    first = floor;
+  }
+  for (std::uint64_t h = height + 1 - lowest_from.size(); h > first; --h)  // from genesis: the blocks below the floor
+    if (auto added = add(h - 1); !added) return Err{added.error()};
   for (std::uint64_t h = first; h <= height; ++h) {
     std::string value;
     if (!db.Get({}, layout::block_key(h), &value).ok()) return Err{"block " + std::to_string(h) + " is missing"};
@@ -442,7 +464,8 @@ Result<std::unique_ptr<cip11::chain::SeedChain>, std::string> replay_seeds(rocks
       return Err{"block " + std::to_string(h) + "'s consumed seeds are refused (" +
                  std::string(cip11::chain::to_string(checked.error())) + ")"};
     std::optional<cip11::chain::Round> keep = oldest_round;
-    if (const auto& later = consumed_from[h + 1 - first]; later && (!keep || *later < *keep)) keep = later;
+    if (h < height)
+      if (const auto& later = lowest_from[height - h - 1]; later && (!keep || *later < *keep)) keep = later;
     seeds->forget_before(seed_floor(seeds->last_round(), keep));
   }
   return seeds;
@@ -892,6 +915,11 @@ ApiResult<std::uint64_t> Node::write_block(const SignedBlock& signed_block, cons
       }
       oldest = it != pending_views_.end() ? it->second : cip11::chain::kGenesisRound;  // never missing
     }
+    // A Phase-1 shadow draw waiting for its round holds the seeds as a live
+    // selection does (choice 155): in shadow mode its live job is drawn at S,
+    // so nothing else keeps r_seed while S becomes final.
+    if (const auto shadow = shadow_.oldest_pending_submission(); shadow && (!oldest || *shadow < *oldest))
+      oldest = shadow;
     seeds_->forget_before(seed_floor(ex.round, oldest));
   }
 

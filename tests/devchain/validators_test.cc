@@ -54,6 +54,7 @@ struct DevchainValidators : ::testing::Test {
   std::vector<crypto::Ed25519Seed> seeds;  // by canonical index
   std::vector<crypto::ecvrf::Seed> vrf_seeds;  // by canonical index: the secrets of the genesis vrf_keys
   bool separate_vrf = false;  // the genesis names each validator's vrf_key (docs/cip11.md choice 100)
+  bool shadow = false;  // §14 Phase 1: CIP-2 selection live, CIP-11's drawn beside it (choice 37)
   std::vector<std::unique_ptr<Node>> nodes;  // by canonical index; null while "down"
   std::map<Address, std::uint64_t> nonces;  // the next nonce each key signs
   std::vector<chain::ValidatorSetChange> changes;  // the genesis schedule (D9); none unless a test sets it
@@ -75,7 +76,8 @@ struct DevchainValidators : ::testing::Test {
     g.balances.emplace_back(submitter.address, 1'000'000);
     Cip11Genesis c;
     c.params.chain_id = 7;
-    c.params.present_first_enabled = true;
+    c.params.present_first_enabled = !shadow;
+    c.params.presence_shadow_enabled = shadow;
     c.params.multi_validator = true;  // as the genesis JSON derives it
     // The genesis lists them in another order than the canonical one.
     for (std::uint8_t i = 0; i < kValidators; ++i)
@@ -987,6 +989,106 @@ TEST_F(DevchainValidators, TheSeedsKeptAreTheLastRoundsByViewNotByHeight) {
   EXPECT_FALSE(nodes[1]->round_seed(View{floor - 1}).has_value());
   const auto next = step(last + 2);  // and every validator goes on from it
   EXPECT_EQ(next.block.height, far.block.height + 2);
+  for (auto& n : nodes) EXPECT_EQ(n->state_hash(), nodes[0]->state_hash());
+}
+
+// docs/cip11.md choice 154: a committee is drawn about kMaxRollbackDepth
+// blocks after its block S (choice 153), from a round near S's view. With no
+// view skipped, a restart whose head is about 1,024 blocks past S starts its
+// replay (replay_floor) above S's seed round: the anchor, the one seed the
+// replay resumes after, is a later round, and the block that drew the
+// committee - above the floor - consumed a round before it. The floor goes
+// down to an anchor at or below that round; before, the restart refused its
+// own store ("block 67's consumed seeds are refused (UnknownRound)").
+TEST_F(DevchainValidators, ARestartWhoseReplayFloorIsAboveADrawsSeedRoundReplaysFromBelowIt) {
+  for (const auto& r : runners) submit(r, chain::testing::registration(r));
+  step(1);
+  const Bytes32 tx = submit(submitter, chain::testing::job(2, 40 + kMaxRollbackDepth));
+  step(2);  // S: view 2, r_seed = Round(0, 2 + K)
+  const std::uint64_t k = genesis().cip11->params.selection_seed_delay_views;
+  std::uint64_t view = 3;
+  std::optional<SignedBlock> drawn;
+  for (; !drawn && view < 3 + 2 * kMaxRollbackDepth; ++view)
+    if (auto b = step(view); !chain::decode_consumed_seeds(b.block.consumed_seeds)->empty()) drawn = b;
+  ASSERT_TRUE(drawn);
+  ASSERT_EQ(drawn->block.height, 2 + kMaxRollbackDepth + 1);
+  EXPECT_EQ((*chain::decode_consumed_seeds(drawn->block.consumed_seeds))[0].view, View{2 + k});
+  // A head whose replay floor, kRetainedSeedRounds (1,024) blocks below it, is
+  // ten blocks below the draw: its anchor's round is far above 2 + K.
+  const std::uint64_t head = drawn->block.height + 1'024 - 10;
+  for (; any().head().height < head; ++view) step(view);
+  ASSERT_EQ(any().head().view, View{head});  // no view skipped
+  const auto receipt = *nodes[0]->receipt(tx);
+  ASSERT_TRUE(receipt && receipt->job_id);
+  EXPECT_NE(nodes[0]->job(*receipt->job_id)->state, chain::JobState::kPendingSelection);
+  const auto kept = nodes[1]->round_seed(View{head - 1'000});
+  ASSERT_TRUE(kept && kept->proof);
+  nodes[1].reset();
+  nodes[1] = open(1);
+  ASSERT_TRUE(nodes[1]);
+  EXPECT_EQ(nodes[1]->head(), nodes[0]->head());
+  EXPECT_EQ(nodes[1]->round_seed(View{head - 1'000}), kept);
+  // The replay keeps no more than the validators that never stopped.
+  EXPECT_FALSE(nodes[1]->round_seed(View{2 + k}).has_value());
+  EXPECT_FALSE(nodes[0]->round_seed(View{2 + k}).has_value());
+  const auto next = step(view);
+  // The same state and, from the rounds below the floor on, the same seeds
+  // (expect_one_state reads every round from 0: too many for this chain).
+  for (auto& n : nodes) {
+    EXPECT_EQ(n->head(), nodes[0]->head());
+    EXPECT_EQ(n->state_hash(), nodes[0]->state_hash());
+    for (std::uint64_t v = head - 1'100; v <= next.block.view.value + 1; ++v)
+      EXPECT_EQ(n->round_seed(View{v}), nodes[0]->round_seed(View{v})) << "view " << v;
+  }
+}
+
+// docs/cip11.md choice 155: in the Phase-1 shadow mode an M > 1 job is
+// drawn live at once (CIP-2) and its CIP-11 shadow draw waits for r_seed and
+// for S to be final (choice 153), kMaxRollbackDepth blocks; no live selection
+// is pending meanwhile. Here more than kRetainedSeedRounds views time out
+// inside those blocks: the seed of r_seed is kept for the waiting shadow, and
+// it is drawn from it once S is final. Before, only live pending selections
+// held the seeds, r_seed's was forgotten, and the shadow draw never came.
+struct DevchainShadow : DevchainValidators {
+  void SetUp() override {
+    shadow = true;
+    DevchainValidators::SetUp();
+  }
+};
+
+TEST_F(DevchainShadow, AWaitingShadowDrawKeepsItsSeedRoundPastTheRetainedViews) {
+  std::vector<chain::ShadowDraw> draws;  // node 0's
+  nodes[0]->set_block_observer([&](const CommittedBlock& b) {
+    for (const auto& d : b.effects.shadow) draws.push_back(d);
+  });
+  for (const auto& r : runners) submit(r, chain::testing::registration(r));
+  step(1);
+  const Bytes32 tx = submit(submitter, chain::testing::job(2, 1'000 + kMaxRollbackDepth));
+  step(2);  // S: view 2, the shadow's r_seed = Round(0, 2 + K)
+  const auto receipt = *nodes[0]->receipt(tx);
+  ASSERT_TRUE(receipt && receipt->job_id);
+  const cip11::JobId id = *receipt->job_id;
+  EXPECT_EQ(nodes[0]->job(id)->state, chain::JobState::kAssigned);  // drawn live at S
+  const std::uint64_t k = genesis().cip11->params.selection_seed_delay_views;
+  std::uint64_t view = 3;
+  for (; view <= 2 + k + 2; ++view) step(view);  // past r_seed, S not final
+  const auto seed = nodes[0]->round_seed(View{2 + k});
+  ASSERT_TRUE(seed && seed->proof);
+  // 1,500 views time out: each validator's last kRetainedSeedRounds views no longer reach r_seed.
+  view += 1'500;
+  std::optional<std::uint64_t> drawn_at;
+  for (const std::uint64_t last = view + 2 * kMaxRollbackDepth; !drawn_at && view < last; ++view) {
+    if (any().head().height == 2 + kMaxRollbackDepth) {  // the block before the draw: kept at every validator
+      for (auto& n : nodes) EXPECT_EQ(n->round_seed(View{2 + k}), seed);
+    }
+    const auto b = step(view);
+    for (const auto& d : draws)
+      if (d.job_id == id) drawn_at = b.block.height;
+  }
+  ASSERT_TRUE(drawn_at) << "the shadow draw never came";
+  EXPECT_EQ(*drawn_at, 2 + kMaxRollbackDepth + 1);  // the first block whose parent made S final
+  // Drawn, it no longer holds the seeds: that block forgot r_seed's.
+  for (auto& n : nodes) EXPECT_FALSE(n->round_seed(View{2 + k}).has_value());
   for (auto& n : nodes) EXPECT_EQ(n->state_hash(), nodes[0]->state_hash());
 }
 

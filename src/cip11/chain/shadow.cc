@@ -25,6 +25,15 @@ std::vector<JobId> ShadowBook::pending_before(Round round) const {
   return out;
 }
 
+std::optional<Round> ShadowBook::oldest_pending_submission() const {
+  std::optional<Round> out;
+  for (const auto& [epoch, seed_view, job] : pending_) {
+    const ShadowPending& p = *records_.at(job).pending;
+    if (const Round r{p.submission_epoch, p.submission_view}; !out || r < *out) out = r;
+  }
+  return out;
+}
+
 void ShadowBook::apply(const std::vector<ShadowWrite>& writes) {
   for (const auto& w : writes) {
     if (auto it = records_.find(w.job_id); it != records_.end()) {

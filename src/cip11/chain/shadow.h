@@ -56,6 +56,10 @@ class ShadowBook {
   /// The jobs whose pending shadow draw waits for a round named before `round`,
   /// in (seed round, job_id) order (the pass maps each round again, choice 140).
   std::vector<JobId> pending_before(Round round) const;
+  /// The lowest round r_submit of a shadow draw still waiting: the node keeps
+  /// the seeds from it on, as for a live pending selection (docs/cip11.md
+  /// choice 155), or the draw would wait for a forgotten round for ever.
+  std::optional<Round> oldest_pending_submission() const;
   /// A written block's writes, in order.
   void apply(const std::vector<ShadowWrite>& writes);
   void clear();
