@@ -373,7 +373,7 @@ TEST(Cip11SeedChain, ASeedRoundPastItsEpochsLastViewIsDrawnFromTheNextEpochOnceT
   std::uint64_t height = 0;
   std::uint32_t txs = 0;
   Effects effects;
-  const ValidatorSnapshots validators = ValidatorSnapshots::genesis({crypto::Ed25519Public{}});
+  ValidatorSnapshots validators = ValidatorSnapshots::genesis({crypto::Ed25519Public{}});
   // One block in round `r`; a round in the epoch after the open one closes it
   // at the last round taken (its last block's view), as on the devchain.
   auto block = [&](Round r, std::vector<std::pair<Address, Instruction>> instructions) {
@@ -402,6 +402,10 @@ TEST(Cip11SeedChain, ASeedRoundPastItsEpochsLastViewIsDrawnFromTheNextEpochOnceT
   ASSERT_FALSE(submitted[0].error);
   const cip11::JobId id = *submitted[0].job_id;
   const std::uint64_t s = height;
+  // Round epoch 1 is the validator-set epoch whose first block is the one in
+  // round (1, 0), at s + 2, as on the devchain: a seed round mapped into it
+  // waits until its activation is final (choice 153).
+  validators.add(Epoch{1}, Height{s + 2}, {crypto::Ed25519Public{}});
   const PendingSelectionV1 at_s = *state.jobs.at(id).pending;
   EXPECT_EQ((Round{at_s.submission_epoch, at_s.submission_view}), round(0, 5));
   EXPECT_EQ(at_s.seed_delay_views, 3u);
