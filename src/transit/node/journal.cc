@@ -120,9 +120,11 @@ std::optional<std::string> load_table(rocksdb::DB& db, char table, Authority::Pu
 // table's writes. Only the ended index, block bodies and the stored indexes'
 // rows change in place. False for a table it has no case for: the realm's
 // creation, which stages every table, refuses then.
-bool stage_table(rocksdb::WriteBatchBase& w, char table, const Authority& a, const Touched& t, Position position) {
+bool stage_table(rocksdb::WriteBatchBase& w, const layout::Table& registered, const Authority& a, const Touched& t,
+                 Position position) {
   using namespace layout;
-  if (table_of(table)->staging == Staging::kRows) {  // the stored indexes (decisions 170, 175, 180, 190)
+  const char table = registered.prefix;
+  if (registered.staging == Staging::kRows) {  // the stored indexes (decisions 170, 175, 180, 190)
     for (const auto& [row, present] : t.rows) {
       if (row.empty() || row[0] != table) continue;
       if (present) w.Put(row, "");
@@ -229,7 +231,7 @@ Result<Unit, std::string> create_realm(const std::filesystem::path& dir, const s
   genesis_records.grants_written = {1};
   genesis_records.credentials_added = {{root.principal, root.role}};
   for (const auto& table : layout::kTables)
-    if (!stage_table(init, table.prefix, fresh, genesis_records, Position{0}))
+    if (!stage_table(init, table, fresh, genesis_records, Position{0}))
       return Err{"table " + std::string(table.name) + " has no staging"};
   rocksdb::WriteOptions synced;
   synced.sync = true;
@@ -320,7 +322,7 @@ void Journal::stage(const Authority& authority, const Touched& touched, std::str
   w.Put(key(kJournal, receipt.position), envelope);
   w.Put(key(kSequences, receipt.principal, receipt.sequence), to_json(receipt));
   if (touched.trim_below) staged_trim_ = std::max(staged_trim_.value_or(Position{0}), *touched.trim_below);
-  for (const auto& table : layout::kTables) stage_table(w, table.prefix, authority, touched, receipt.position);
+  for (const auto& table : layout::kTables) stage_table(w, table, authority, touched, receipt.position);
   // The ledger record went with the walk; its leaf moves once this group is durable (decision 145).
   if (touched.compaction) staged_relocation_ = touched.compaction->cursor;
 }
