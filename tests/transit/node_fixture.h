@@ -6,6 +6,7 @@
 
 #include <atomic>
 #include <filesystem>
+#include <stdexcept>
 
 #include "net/http_connection.h"
 #include "samples.h"
@@ -55,7 +56,9 @@ class NodeTest : public ::testing::Test {
     config.resident_processes = resident_processes_;
     config.budgets = budgets_;
     auto n = node::Node::open(config, clock_);
-    ASSERT_TRUE(n.ok()) << n.error();
+    // Thrown, not ASSERTed: an ASSERT returns only from start(), and the test
+    // then went on with no node (a null dereference, exit 139, instead of this message).
+    if (!n.ok()) throw std::runtime_error("Node::open failed: " + n.error());
     node_ = std::move(*n);
   }
   void restart() {

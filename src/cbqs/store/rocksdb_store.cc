@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include <atomic>
+#include <chrono>
 #include <condition_variable>
 #include <filesystem>
 #include <mutex>
@@ -158,11 +159,24 @@ class RocksDbStore final : public Store {
     rocksdb::FlushOptions options;
     options.allow_write_stall = allow_write_stall;
     if (auto status = db_->Flush(options); !status.ok()) {
-      log::warn("store_flush_failed", log::field("when", when), log::field("why", status.ToString()));
+      note_flush_failure(when, status.ToString());
       return false;
     }
+    if (flush_failures_ > 0) log::info("store_flush_recovered", log::field("failures", flush_failures_));
+    flush_failures_ = 0;
     entries_.fetch_sub(counted, std::memory_order_relaxed);  // what came since is the next memtable's
     return true;
+  }
+
+  // A failing disk fails the flush retried every tick: the first failure of a
+  // run is logged, then one line a minute with the count, not one each 500 ms.
+  void note_flush_failure(std::string_view when, const std::string& why) {
+    const auto now = std::chrono::steady_clock::now();
+    ++flush_failures_;
+    if (flush_failures_ > 1 && now - flush_warned_at_ < kFlushWarningInterval) return;
+    flush_warned_at_ = now;
+    log::warn("store_flush_failed", log::field("when", when), log::field("why", why),
+              log::field("failures", flush_failures_));
   }
 
   // When idle, or at a stop: once the WAL is worth replaying no more.
@@ -263,6 +277,10 @@ class RocksDbStore final : public Store {
   std::condition_variable wake_;
   bool stopping_ = false;
   bool memtable_full_ = false;  // entries_ reached flush_at_entries
+  // The flusher's (and, once it is joined, the stop's): failed flushes in a row, and when one was last logged.
+  static constexpr std::chrono::seconds kFlushWarningInterval{60};
+  std::uint64_t flush_failures_ = 0;
+  std::chrono::steady_clock::time_point flush_warned_at_{};
   std::thread flusher_;  // last: started once the rest is built, joined first
 };
 

@@ -166,6 +166,7 @@ bool Relocator::rewrite(Id cursor) {
   for (const auto& [first, last] : leaf_ranges(record->leaf)) {
     const rocksdb::Slice from(first), to(last);
     const auto status = db_.CompactRange(options, &from, &to);
+    if (status.IsManualCompactionPaused()) return false;  // the node is stopping; resumed at the next open
     if (!status.ok()) {
       log::warn("transit_relocation_failed", log::field("cursor", cursor), log::field("status", status.ToString()));
       return false;
