@@ -26,6 +26,13 @@
 // present-first on and off, alternated; the section "several validators"):
 //
 //   build/bin/cip11_push_bench --validators 4 --runners 400 --jobs 100 --runs 5 --activation 50
+//
+// At 2,000 runners on two cores (docs/performance.md, "2,000 runners"): 3 s
+// blocks (each runner Pings once a block per link), the runners started 40 a
+// second, jobs 10 a block:
+//
+//   build/bin/cip11_push_bench --validators 4 --runners 2000 --jobs 100 --jobs-per-block 10 --runs 3
+//       --block-ms 3000 --ramp-per-s 40 --activation 45
 #include <CLI/CLI.hpp>
 #include <boost/asio/executor_work_guard.hpp>
 #include <boost/asio/io_context.hpp>
@@ -36,6 +43,7 @@
 #include <fstream>
 #include <mutex>
 #include <set>
+#include <sstream>
 #include <thread>
 
 #include "../tests/support/ports.h"
@@ -46,6 +54,7 @@
 #include "cip11/chain/snapshots.h"
 #include "cip11/link/runner_link.h"
 #include "cip11/quic/arena.h"
+#include "cip11/runner/epoch_spread.h"
 #include "cip11/subset.h"
 #include "cip11/validator/service.h"
 #include "common/clock.h"
@@ -77,6 +86,7 @@ struct Options {
   std::uint64_t timeout_blocks = 5;
   int validators = 0;             // 4: four cip11d processes (the section "several validators" below)
   std::uint64_t activation = 70;  // --validators: the height of the scheduled set change
+  double ramp_per_s = 100;        // --validators: runners started per second (25 every 250 ms at 100)
 };
 
 double ms_between(Clock::time_point a, Clock::time_point b) { return std::chrono::duration<double, std::milli>(b - a).count(); }
@@ -490,12 +500,17 @@ RunResult run_once(const Options& o) {
 // schedules ValidatorSetSnapshot(1) at --activation without validator 3
 // (docs/devchain.md D9), with an overlap longer than the run.
 //
-// One run, on one chain: ramp (runners started 25 every 250 ms); push phase
+// One run, on one chain: ramp (runners started --ramp-per-s a second, in
+// slices of a quarter second); push phase
 // (jobs while every runner is live: commit -> JobAssignment, where "commit" is
 // the earliest `durable_at_us` any validator logged for the assignment and the
 // arrival is the first push at the runner, both on the host's clock); the
 // reconfiguration (from the crowd reading the activation block, as a runner
-// does, to each runner's last epoch-1 admission); then half of the runners
+// does, to each runner's last epoch-1 admission; each runner takes up its
+// epoch-1 links at its own phase within the first 16 blocks, the runner
+// library's link_height, docs/cip11.md choice 163, so this includes that
+// wait; and from the runner's own switch to its last epoch-1 admission,
+// the handshakes alone); then half of the runners
 // silent and, after PRESENCE_TIMEOUT_BLOCKS, the wasted-first-attempt phase.
 
 struct Fleet;
@@ -503,7 +518,9 @@ struct Fleet;
 struct ValidatorsRun {
   double ramp_s = 0;
   std::vector<double> commit_to_assignment;  // ms
-  std::vector<double> reconnect;             // ms, one per live runner
+  std::vector<double> reconnect;             // ms, one per live runner: activation read -> its last epoch-1 admission
+  std::vector<double> handshake;             // ms, one per live runner: its own switch -> its last epoch-1 admission
+  std::map<std::string, double> cpu_push;    // CPU-seconds a second over the push phase, by process
   std::size_t reconnect_missing = 0;         // live runners not readmitted under epoch 1 within the wait
   std::map<std::string, std::size_t> epoch1_losses;  // why epoch-1 links were lost or refused, by reason
   double wasted = 0;
@@ -570,6 +587,25 @@ struct ValidatorChain {
   }
   std::filesystem::path key_path(std::size_t i) const { return dir.path() / "keys" / std::to_string(i); }
   std::filesystem::path log_path(std::size_t i) const { return dir.path() / ("cip11d-" + std::to_string(i) + ".log"); }
+  // utime + stime of each cip11d and of this process (the runners), from /proc.
+  std::map<std::string, double> cpu_seconds() const {
+    auto of = [](const std::string& stat_path) {
+      std::ifstream in(stat_path);
+      std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+      const auto close = text.rfind(')');
+      if (close == std::string::npos) return 0.0;
+      std::istringstream rest(text.substr(close + 2));
+      std::string field;
+      double ticks = 0;
+      for (int f = 3; f <= 15 && rest >> field; ++f)
+        if (f == 14 || f == 15) ticks += std::stod(field);  // utime, stime
+      return ticks / static_cast<double>(::sysconf(_SC_CLK_TCK));
+    };
+    std::map<std::string, double> out;
+    for (std::size_t i = 0; i < processes.size(); ++i) out["cip11d-" + std::to_string(i)] = of("/proc/" + std::to_string(processes[i]->pid()) + "/stat");
+    out["runners"] = of("/proc/self/stat");
+    return out;
+  }
   std::string url(std::size_t i) const { return "http://127.0.0.1:" + std::to_string(chain_ports[i]); }
   devchain::HttpClient api(std::size_t i) const { return devchain::HttpClient("127.0.0.1", chain_ports[i], std::chrono::seconds(2)); }
   std::uint64_t height() const {
@@ -618,12 +654,15 @@ struct Fleet {
     crypto::Secp256k1Secret secret{};
     crypto::Secp256k1Compressed pub{};
     std::string address;  // 0x…, as cip11d logs it
+    Address raw_address{};
     std::unique_ptr<Signer> key;
     std::vector<Link> links;
     std::uint64_t nonce = 0;
     std::set<JobId> answered;
     std::size_t epoch1_admitted = 0, epoch1_wanted = 0;
     std::atomic<std::uint64_t> epoch1_done_us{0};
+    std::uint64_t switch_us = 0;  // when it took up its epoch-1 links (its io thread; read after epoch1_done_us)
+    bool switched = false;
     bool silent = false;
   };
   struct Group {
@@ -666,7 +705,8 @@ struct Fleet {
       Runner& r = runners[i];
       r.secret = runner_secret(static_cast<std::uint32_t>(i));
       r.pub = *crypto::secp256k1_public_key(r.secret);
-      r.address = to_hex0x(*crypto::secp256k1_address(r.secret));
+      r.raw_address = *crypto::secp256k1_address(r.secret);
+      r.address = to_hex0x(r.raw_address);
       r.key = std::make_unique<Signer>(*Signer::runner(r.secret));
       for (const auto& t : chain::runner_links(snap, r.pub, Height{0}, vc.cip11.params.subset)) add_link(i, t, 0);
     }
@@ -719,12 +759,13 @@ struct Fleet {
     *self = r.links.back().link.get();
   }
 
-  // Starts the epoch-0 links, 25 runners every 250 ms.
+  // Starts the epoch-0 links, --ramp-per-s runners a second in quarter-second slices.
   void ramp() {
-    for (std::size_t from = 0; from < runners.size(); from += 25) {
+    const auto slice = std::max<std::size_t>(1, static_cast<std::size_t>(o.ramp_per_s / 4));
+    for (std::size_t from = 0; from < runners.size(); from += slice) {
       for (std::size_t k = 0; k < groups.size(); ++k)
-        asio::post(groups[k].io, [this, from, k] {
-          for (std::size_t i = from; i < std::min(from + 25, runners.size()); ++i)
+        asio::post(groups[k].io, [this, from, k, slice] {
+          for (std::size_t i = from; i < std::min(from + slice, runners.size()); ++i)
             if (i % groups.size() == k)
               for (auto& l : runners[i].links) l.link->start();
         });
@@ -739,15 +780,22 @@ struct Fleet {
     });
   }
 
-  // The activation block read: the epoch-1 links open and the epoch-0 link to
-  // each validator of both subsets is retired (choice 81), on the runners' threads.
+  // Each block read from the activation on: a runner whose phase has come
+  // (link_height, as the runner library: choice 163) opens its epoch-1 links
+  // and retires its epoch-0 link to each validator of both subsets (choice
+  // 81), on the runners' threads.
   void reconfigure(std::uint64_t height) {
-    activation_seen_us = unix_micros();
+    if (activation_seen_us == 0) activation_seen_us = unix_micros();
     for (std::size_t k = 0; k < groups.size(); ++k) {
       if (groups[k].stopped) continue;
       asio::post(groups[k].io, [this, k, height] {
         for (std::size_t i = k; i < runners.size(); i += groups.size()) {
           Runner& r = runners[i];
+          if (r.switched) continue;
+          const Height at = link_height(*vc.snapshots, vc.cip11.params.chain_id, r.raw_address, Height{height});
+          if (at.value < o.activation) continue;
+          r.switched = true;
+          r.switch_us = unix_micros();
           std::vector<chain::EpochLink> wanted;
           for (const auto& t : chain::runner_links(*vc.snapshots, r.pub, Height{height}, vc.cip11.params.subset))
             if (t.pair.subset_epoch == Epoch{1}) wanted.push_back(t);
@@ -817,7 +865,7 @@ ValidatorsRun run_validators_once(const Options& o, bool present_first) {
       if (h && h->height > seen) {
         seen = h->height;
         head = seen;
-        if (seen >= o.activation && fleet.activation_seen_us == 0) fleet.reconfigure(seen);
+        if (seen >= o.activation) fleet.reconfigure(seen);
         fleet.on_block(seen);
       }
       std::this_thread::sleep_for(std::chrono::milliseconds(20));
@@ -859,9 +907,16 @@ ValidatorsRun run_validators_once(const Options& o, bool present_first) {
   wait_blocks(3);
 
   // Push: every runner live.
+  auto cpu_before = vc.cpu_seconds();
+  const auto push_start = Clock::now();
   auto ids = submit(o.jobs);
   wait_until([&] { std::lock_guard l(fleet.mu); return std::all_of(ids.begin(), ids.end(), [&](const JobId& id) { return fleet.received_us.count(id) > 0; }); },
              std::chrono::seconds(120), "every push-phase job pushed");
+  {
+    const auto cpu_after = vc.cpu_seconds();
+    const double wall = std::chrono::duration<double>(Clock::now() - push_start).count();
+    for (const auto& [who, s] : cpu_after) out.cpu_push[who] = (s - cpu_before[who]) / wall;
+  }
   wait_blocks(2);  // every validator's log line written
   if (fleet.activation_seen_us != 0) return finish("the activation came during the push phase: raise --activation");
   {
@@ -881,10 +936,16 @@ ValidatorsRun run_validators_once(const Options& o, bool present_first) {
   auto readmitted = [&] {
     return static_cast<std::size_t>(std::count_if(fleet.runners.begin(), fleet.runners.end(), [](const Fleet::Runner& r) { return r.epoch1_done_us != 0; }));
   };
-  wait_until([&] { return readmitted() == fleet.runners.size(); }, std::chrono::seconds(120), "every runner readmitted in epoch 1");
+  wait_until([&] { return readmitted() == fleet.runners.size(); },
+             std::chrono::seconds(120 + static_cast<long>(o.block_ms) * static_cast<long>(kEpochSpreadBlocks) / 1000), "every runner readmitted in epoch 1");
   for (const auto& r : fleet.runners) {
-    if (r.epoch1_done_us == 0) ++out.reconnect_missing;
-    else out.reconnect.push_back((static_cast<double>(r.epoch1_done_us) - static_cast<double>(fleet.activation_seen_us.load())) / 1000.0);
+    const std::uint64_t done = r.epoch1_done_us;
+    if (done == 0) {
+      ++out.reconnect_missing;
+      continue;
+    }
+    out.reconnect.push_back((static_cast<double>(done) - static_cast<double>(fleet.activation_seen_us.load())) / 1000.0);
+    out.handshake.push_back((static_cast<double>(done) - static_cast<double>(r.switch_us)) / 1000.0);
   }
 
   {
@@ -916,6 +977,9 @@ int validators_main(const Options& o) {
     ValidatorsRun r;
   };
   std::vector<Row> rows;
+  std::printf("%d runners, %d ms blocks, ramp %.0f runners/s, %d jobs (%d a block), activation at %llu\n", o.runners, o.block_ms,
+              o.ramp_per_s, o.jobs, o.jobs_per_block, static_cast<unsigned long long>(o.activation));
+  std::fflush(stdout);
   for (int run = 0; run < 2 * o.runs; ++run) {
     const bool pf = run % 2 == 0;  // alternated: on, off, on, off, ...
     const auto started = std::time(nullptr);
@@ -925,25 +989,30 @@ int validators_main(const Options& o) {
     std::printf("run %d (%s UTC) present-first %s: ", run + 1, when, pf ? "on " : "off");
     if (!r.failure.empty()) std::printf("FAILED: %s; ", r.failure.c_str());
     std::printf("ramp %.1f s; push commit->assignment p50 %.2f p99 %.2f ms (n=%zu); reconnect p50 %.0f p99 %.0f max %.0f ms (n=%zu, %zu missing); "
-                "wasted %.1f %% of %zu\n",
+                "handshakes from the runner's switch p50 %.0f p99 %.0f max %.0f ms; wasted %.1f %% of %zu\n",
                 r.ramp_s, percentile(r.commit_to_assignment, 0.5), percentile(r.commit_to_assignment, 0.99), r.commit_to_assignment.size(),
                 percentile(r.reconnect, 0.5), percentile(r.reconnect, 0.99), percentile(r.reconnect, 1.0), r.reconnect.size(),
-                r.reconnect_missing, 100 * r.wasted, r.wasted_jobs);
+                r.reconnect_missing, percentile(r.handshake, 0.5), percentile(r.handshake, 0.99), percentile(r.handshake, 1.0),
+                100 * r.wasted, r.wasted_jobs);
+    std::printf("    push-phase CPU-s/s:");
+    for (const auto& [who, c] : r.cpu_push) std::printf(" %s %.2f", who.c_str(), c);
+    std::printf("\n");
     for (const auto& [why, n] : r.epoch1_losses) std::printf("    epoch-1 link lost or refused: %zu x %s\n", n, why.c_str());
     std::fflush(stdout);
     rows.push_back({pf, std::move(r)});
   }
   for (bool pf : {true, false}) {
-    std::vector<double> p99, rec99, recmax, wasted;
+    std::vector<double> p99, rec99, recmax, wasted, hs99;
     for (const auto& row : rows)
       if (row.present_first == pf && row.r.failure.empty()) {
+        hs99.push_back(percentile(row.r.handshake, 0.99));
         p99.push_back(percentile(row.r.commit_to_assignment, 0.99));
         rec99.push_back(percentile(row.r.reconnect, 0.99));
         recmax.push_back(percentile(row.r.reconnect, 1.0));
         wasted.push_back(row.r.wasted);
       }
-    std::printf("present-first %s, medians of %zu runs: push p99 %.2f ms; reconnect p99 %.0f ms, all %.0f ms; wasted %.1f %%\n",
-                pf ? "on " : "off", p99.size(), median(p99), median(rec99), median(recmax), 100 * median(wasted));
+    std::printf("present-first %s, medians of %zu runs: push p99 %.2f ms; reconnect p99 %.0f ms, all %.0f ms; handshakes p99 %.0f ms; wasted %.1f %%\n",
+                pf ? "on " : "off", p99.size(), median(p99), median(rec99), median(recmax), median(hs99), 100 * median(wasted));
   }
   return 0;
 }
@@ -966,6 +1035,7 @@ int main(int argc, char** argv) {
       ->check(CLI::IsMember({0, 4}))->capture_default_str();
   app.add_option("--activation", o.activation, "--validators 4: the height at which validator 3 leaves the set")
       ->capture_default_str();
+  app.add_option("--ramp-per-s", o.ramp_per_s, "--validators 4: runners started per second")->check(CLI::PositiveNumber)->capture_default_str();
   CLI11_PARSE(app, argc, argv);
   cowboy::crypto::init();
   cowboy::raise_descriptor_limit();

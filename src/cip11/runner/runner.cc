@@ -13,6 +13,7 @@
 #include "cip11/chain/codec.h"
 #include "cip11/chain/port.h"
 #include "cip11/link/runner_link.h"
+#include "cip11/runner/epoch_spread.h"
 #include "cip11/runner/heartbeat.h"
 #include "cip11/runner/job_book.h"
 #include "cip11/runner/job_cycle.h"
@@ -728,12 +729,15 @@ struct Runner::Impl {
   /// its connection lasts until the validator ends it (a newer connection of
   /// this runner supersedes it, or Goodbye{OverlapExpired} at the cutoff), so
   /// the jobs on it drain (§11.5; a result whose stream is gone goes to the chain).
+  /// At an activation the new epoch's links wait for this runner's phase
+  /// (link_height, choice 163).
   void reconcile_links(Height height) {
+    const Height at = link_height(*snapshots, setup.params.chain_id, me, height);
     std::vector<chain::EpochLink> wanted;
-    for (const auto& t : chain::runner_links(*snapshots, my_key, height, setup.params.subset))
+    for (const auto& t : chain::runner_links(*snapshots, my_key, at, setup.params.subset))
       if (std::none_of(wanted.begin(), wanted.end(), [&](const auto& w) { return w.validator == t.validator; }))
         wanted.push_back(t);
-    const LocalOffer now = chain::offer_at(*snapshots, setup.params.chain_id, height);
+    const LocalOffer now = chain::offer_at(*snapshots, setup.params.chain_id, at);
     for (std::size_t i = 0; i < links.size(); ++i) {
       if (link_retired[i]) continue;
       if (std::find(wanted.begin(), wanted.end(), link_targets[i]) == wanted.end()) {
@@ -900,8 +904,9 @@ Result<std::unique_ptr<Runner>, std::string> Runner::start(RunnerOptions options
   if (connect) {
     for (const auto& v : r.setup.validators) r.endpoints.emplace(v.peer_key, v.endpoint);
     r.snapshots.emplace(r.setup.snapshots());
-    const LocalOffer now = chain::offer_at(*r.snapshots, r.setup.params.chain_id, *height);
-    for (const auto& t : chain::runner_links(*r.snapshots, r.my_key, *height, r.setup.params.subset)) {
+    const Height at = link_height(*r.snapshots, r.setup.params.chain_id, r.me, *height);  // as reconcile_links
+    const LocalOffer now = chain::offer_at(*r.snapshots, r.setup.params.chain_id, at);
+    for (const auto& t : chain::runner_links(*r.snapshots, r.my_key, at, r.setup.params.subset)) {
       bool held = false;  // one link per validator: the newest epoch's (reconcile_links)
       for (const auto& h : r.link_targets) held = held || h.validator == t.validator;
       if (held) continue;
