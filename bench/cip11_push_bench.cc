@@ -521,6 +521,7 @@ struct ValidatorsRun {
   std::vector<double> reconnect;             // ms, one per live runner: activation read -> its last epoch-1 admission
   std::vector<double> handshake;             // ms, one per live runner: its own switch -> its last epoch-1 admission
   std::map<std::string, double> cpu_push;    // CPU-seconds a second over the push phase, by process
+  std::map<std::string, double> cpu_reconnect;  // the same from the activation read to the last runner readmitted
   std::size_t reconnect_missing = 0;         // live runners not readmitted under epoch 1 within the wait
   std::map<std::string, std::size_t> epoch1_losses;  // why epoch-1 links were lost or refused, by reason
   double wasted = 0;
@@ -933,11 +934,18 @@ ValidatorsRun run_validators_once(const Options& o, bool present_first) {
   // The reconfiguration at the genesis' activation height.
   if (!wait_until([&] { return fleet.activation_seen_us != 0; }, std::chrono::seconds(static_cast<long>(30 + 2 * o.activation * static_cast<std::uint64_t>(o.block_ms) / 1000)), "the activation block"))
     return finish("the activation block never came");
+  auto cpu_at_activation = vc.cpu_seconds();
+  const auto activation_read = Clock::now();
   auto readmitted = [&] {
     return static_cast<std::size_t>(std::count_if(fleet.runners.begin(), fleet.runners.end(), [](const Fleet::Runner& r) { return r.epoch1_done_us != 0; }));
   };
   wait_until([&] { return readmitted() == fleet.runners.size(); },
              std::chrono::seconds(120 + static_cast<long>(o.block_ms) * static_cast<long>(kEpochSpreadBlocks) / 1000), "every runner readmitted in epoch 1");
+  {
+    const auto cpu_after = vc.cpu_seconds();
+    const double wall = std::chrono::duration<double>(Clock::now() - activation_read).count();
+    for (const auto& [who, s] : cpu_after) out.cpu_reconnect[who] = (s - cpu_at_activation[who]) / wall;
+  }
   for (const auto& r : fleet.runners) {
     const std::uint64_t done = r.epoch1_done_us;
     if (done == 0) {
@@ -996,6 +1004,8 @@ int validators_main(const Options& o) {
                 100 * r.wasted, r.wasted_jobs);
     std::printf("    push-phase CPU-s/s:");
     for (const auto& [who, c] : r.cpu_push) std::printf(" %s %.2f", who.c_str(), c);
+    std::printf("; reconfiguration CPU-s/s:");
+    for (const auto& [who, c] : r.cpu_reconnect) std::printf(" %s %.2f", who.c_str(), c);
     std::printf("\n");
     for (const auto& [why, n] : r.epoch1_losses) std::printf("    epoch-1 link lost or refused: %zu x %s\n", n, why.c_str());
     std::fflush(stdout);
