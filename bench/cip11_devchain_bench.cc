@@ -59,6 +59,10 @@ Run run_once(int runners, int open_jobs, int blocks, int churn, int validators) 
     genesis.cip11->validators.push_back({crypto::ed25519_from_seed(seed).public_key, "127.0.0.1:1"});
   }
   genesis.cip11->params.multi_validator = validators > 1;
+  if (validators > 1) {  // final 4 blocks deep, K = F + 1 (docs/cip11.md choices 156, 157)
+    genesis.cip11->finality_depth = 4;
+    genesis.cip11->params.selection_seed_delay_views = 5;
+  }
   for (int i = 0; i < runners; ++i) {
     Key k{secret(static_cast<std::uint32_t>(i)), {}};
     auto pub = *crypto::secp256k1_public_key(k.secret);

@@ -550,6 +550,8 @@ struct ValidatorChain {
     cip11.params.transport_enabled = true;
     cip11.params.present_first_enabled = present_first;
     cip11.params.multi_validator = true;
+    cip11.finality_depth = 4;  // K = F + 1 (docs/cip11.md choices 156, 157): a push waits F blocks
+    cip11.params.selection_seed_delay_views = 5;
     cip11.params.heartbeat_timeout_blocks = 1'000'000;  // no on-chain heartbeats in the bench: the floor holds
     chain_ports = cowboy::testing::free_ports(SOCK_STREAM, kValidators);
     quic_ports = cowboy::testing::free_ports(SOCK_DGRAM, kValidators);

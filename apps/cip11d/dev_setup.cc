@@ -47,6 +47,10 @@ devchain::GenesisSpec new_genesis(const DevKeys& keys, const DevOptions& o) {
   g.params.transport_enabled = true;  // Phases 1 and 2 (§14): push, and CIP-11 selection
   g.params.present_first_enabled = true;
   g.params.multi_validator = keys.validators.size() > 1;
+  if (g.params.multi_validator) {  // final 4 blocks deep, K = F + 1 (docs/cip11.md choices 156, 157)
+    g.finality_depth = 4;
+    g.params.selection_seed_delay_views = 5;
+  }
   for (std::size_t i = 0; i < keys.validators.size(); ++i)
     g.validators.push_back({crypto::ed25519_from_seed(keys.validators[i]).public_key,
                             i == 0 ? with_port(o.listen) : "127.0.0.1:" + std::to_string(free_udp_port()),

@@ -207,7 +207,7 @@ int serve(const Options& o, const crypto::Ed25519Seed& key, cip11::chain::ChainP
     producer->set_block_observer(
         [s](const devchain::CommittedBlock& b) { s->on_block({cip11::Height{b.height}, b.effects}); });
     producer->set_rollback_observer(
-        [s](const devchain::RolledBack& r) { s->on_rollback(cip11::Height{r.height}, r.withdrawn); });
+        [s](const devchain::RolledBack& r) { s->on_rollback(cip11::Height{r.height}); });
     if (rotation)
       rotation->start();
     else

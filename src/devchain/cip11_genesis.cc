@@ -43,6 +43,27 @@ cip11::chain::ValidatorSnapshots validator_snapshots(const Cip11Genesis& genesis
                                                      genesis.overlap_blocks);
 }
 
+std::uint64_t finality_depth_of(const Cip11Genesis& genesis) {
+  return genesis.validators.size() > 1 ? genesis.finality_depth : 0;
+}
+
+Result<Unit, std::string> check_finality(const Cip11Genesis& genesis) {
+  const std::uint64_t f = genesis.finality_depth, k = genesis.params.selection_seed_delay_views;
+  if (genesis.validators.size() <= 1) {
+    if (f != kDefaultFinalityDepth)
+      return Err{std::string("cip11.finality_depth is for several validators: a lone producer's blocks are final when written")};
+    return Unit{};
+  }
+  if (f == 0 || f > kMaxRollbackDepth)
+    return Err{"cip11.finality_depth must be from 1 to " + std::to_string(kMaxRollbackDepth) + " (the undo horizon), not " +
+               std::to_string(f)};
+  if (k < f + 1)
+    return Err{"cip11.selection_seed_delay_views (K = " + std::to_string(k) + ") must be at least finality_depth + 1 (" +
+               std::to_string(f + 1) + ") with several validators: block S must be final before the seed of round " +
+               "r_submit + K is revealed (CIP-11 §9.2 selection-seed delay invariant)"};
+  return Unit{};
+}
+
 cip11::chain::State cip11_genesis_state(const Cip11Genesis& genesis) {
   cip11::chain::State state;
   for (const auto& g : genesis.runners) {
@@ -75,6 +96,12 @@ void put_cip11_genesis(codec::Writer& w, const Cip11Genesis& genesis) {
       w.count(c.peer_keys.size());
       for (const auto& k : c.peer_keys) w.fixed(k);
     }
+  }
+  // Only a genesis that names a finality depth other than the default hashes
+  // it, so every older genesis keeps its chain_instance_id (D12).
+  if (genesis.finality_depth != kDefaultFinalityDepth) {
+    w.raw(std::string_view("finality-depth/v1"));
+    w.u64(genesis.finality_depth);
   }
   if (genesis.validators.empty() || !genesis.validators.front().vrf_key) return;  // all or none (cip11_genesis_from_json)
   w.raw(std::string_view("validator-vrf-keys/v1"));
@@ -304,6 +331,12 @@ Result<Cip11Genesis, std::string> cip11_genesis_from_json(const Json& j) {
     if (auto checked = check_vrf_keys(g.validators); !checked) return Err{checked.error()};
   }
   p.multi_validator = g.validators.size() > 1;
+  if (j.contains("finality_depth")) {
+    auto v = u64_field(j, "finality_depth");
+    if (!v) return Err{Error("cip11.finality_depth must be a u64")};
+    g.finality_depth = *v;
+  }
+  if (auto checked = check_finality(g); !checked) return Err{checked.error()};
   if (auto changes = changes_from_json(j, g); !changes) return Err{changes.error()};
   if (j.contains("runners")) {
     if (!j["runners"].is_array()) return Err{Error("cip11.runners must be a list")};
@@ -344,6 +377,7 @@ Json cip11_genesis_to_json(const Cip11Genesis& g) {
           {"runners", runners}};
   if (!changes.empty()) out["validator_set_changes"] = changes;  // what an older genesis never had, only when set
   if (g.overlap_blocks != cip11::chain::kOverlapBlocks) out["overlap_blocks"] = g.overlap_blocks;
+  if (g.finality_depth != kDefaultFinalityDepth) out["finality_depth"] = g.finality_depth;
   return out;
 }
 

@@ -12,7 +12,7 @@
 //             "runners": [{"key": "0x02…33 bytes", "stake": "1000", "job_kinds": ["Llm", "Http"],
 //                          "max_concurrent": 4, "price": "0", "capabilities": ["gpu"]}],
 //             "validator_set_changes": [{"activation_height": 40, "peer_keys": ["0x…32 bytes", …]}],
-//             "overlap_blocks": 160}
+//             "overlap_blocks": 160, "finality_depth": 4}
 //
 // `vrf_key` (optional; every validator or none) is the ECVRF public key that
 // proves the round seeds the validator leads, apart from its peer key
@@ -21,6 +21,11 @@
 // docs/devchain.md D9): each from its activation height, its members genesis
 // validators (their endpoints are the genesis entries'), kept in canonical
 // order; `overlap_blocks` is §13's OVERLAP_BLOCKS for the §5.3 window.
+// `finality_depth` (several validators only; 1 to kMaxRollbackDepth, absent:
+// kMaxRollbackDepth) is F, how many blocks below the head a block is final
+// (docs/devchain.md D12); with several validators the genesis must meet §9.2's
+// selection-seed delay invariant as the devchain reads it,
+// selection_seed_delay_views >= F + 1 (check_finality).
 #pragma once
 
 #include <nlohmann/json_fwd.hpp>
@@ -30,6 +35,7 @@
 #include "cip11/chain/snapshots.h"
 #include "cip11/chain/state.h"
 #include "common/codec.h"
+#include "devchain/fork.h"
 
 namespace cowboy::devchain {
 
@@ -41,6 +47,7 @@ struct Cip11Genesis {
   std::vector<cip11::chain::RegisterRunner> runners;  // registered at height 0, stake minted
   std::vector<cip11::chain::ValidatorSetChange> validator_set_changes;  // epochs 1, 2, … (canonical order)
   std::uint64_t overlap_blocks = cip11::chain::kOverlapBlocks;
+  std::uint64_t finality_depth = kDefaultFinalityDepth;  // F; read only with several validators
   bool operator==(const Cip11Genesis&) const = default;
 };
 
@@ -56,6 +63,16 @@ std::vector<crypto::Ed25519Public> canonical_validator_keys(const Cip11Genesis& 
 crypto::ecvrf::PublicKey vrf_key_of(const Cip11Validator& validator);
 /// Those keys in the canonical order of canonical_validator_keys.
 std::vector<crypto::ecvrf::PublicKey> canonical_vrf_keys(const Cip11Genesis& genesis);
+
+/// The chain's finality depth: F with several genesis validators, 0 for a lone
+/// producer, whose blocks are final when written (fork.h final_height).
+std::uint64_t finality_depth_of(const Cip11Genesis& genesis);
+/// §9.2's selection-seed delay invariant as the devchain meets it (docs/cip11.md
+/// choice 157): with several validators, 1 <= F <= kMaxRollbackDepth and
+/// K = selection_seed_delay_views >= F + 1, so that, with every view from S's
+/// to r_seed's committing a block, S is final before r_seed's seed is
+/// revealed. A lone producer names no F. The error says which rule failed.
+Result<Unit, std::string> check_finality(const Cip11Genesis& genesis);
 
 /// ValidatorSetSnapshot(0) and the scheduled changes (what every node reads
 /// the active epoch and the §5.3 window from).

@@ -75,7 +75,8 @@ port::PortResult<port::ChainSetup> Cip11Port::setup() {
                           genesis->validators,
                           std::make_shared<Cip11TxFormat>(*id),
                           genesis->validator_set_changes,
-                          genesis->overlap_blocks};
+                          genesis->overlap_blocks,
+                          finality_depth_of(*genesis)};
 }
 
 // The one place a devchain height enters CIP-11 (docs/cip11.md choice 137): its

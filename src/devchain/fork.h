@@ -23,20 +23,23 @@
 
 namespace cowboy::devchain {
 
-/// How many blocks below its head a node may un-apply to follow a winning
-/// branch; the undo record of block h - kMaxRollbackDepth is pruned in the
-/// batch of block h. A fork older than this stays apart (never seen in the
-/// tests: a held block forks one height).
+/// How many blocks below its head a node keeps an undo record (the undo
+/// horizon): the record of block h - kMaxRollbackDepth is pruned in the batch
+/// of block h. It bounds the genesis finality depth (below).
 inline constexpr std::uint64_t kMaxRollbackDepth = 64;
+
+/// The finality depth F of a genesis with several validators that names none
+/// (docs/devchain.md D12): the undo horizon, as before F was a parameter.
+inline constexpr std::uint64_t kDefaultFinalityDepth = kMaxRollbackDepth;
 
 /// The highest final block of a chain whose head is `head`: what CIP-11 reads
 /// as consensus finality (§9.2 "block S is finalized", §16.1's "finality
-/// information"; docs/cip11.md choice 153). With several validators, the block
-/// kMaxRollbackDepth below the head: no rollback reaches it, and its undo
-/// record is pruned in the head's batch. A lone producer never forks: its head.
-inline std::uint64_t final_height(std::uint64_t head, bool several_validators) {
-  if (!several_validators) return head;
-  return head > kMaxRollbackDepth ? head - kMaxRollbackDepth : 0;
+/// information"; docs/cip11.md choices 153, 156). `depth` is the chain's
+/// finality depth: the genesis `finality_depth` F with several validators (no
+/// rollback reaches a block F below the head: Node::follow and roll_back_to
+/// refuse one), 0 for a lone producer, which never forks: its head.
+inline std::uint64_t final_height(std::uint64_t head, std::uint64_t depth) {
+  return head > depth ? head - depth : 0;
 }
 
 /// At one height, whether block `a` (its view and digest) wins over block `b`:

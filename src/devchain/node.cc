@@ -117,7 +117,8 @@ rocksdb::Status stage_undo(rocksdb::DB& db, std::uint64_t h, rocksdb::WriteBatch
     }
   }
   batch.Put(layout::undo_key(h), as_sv(encode_undo(record)));
-  if (h > kMaxRollbackDepth) batch.Delete(layout::undo_key(final_height(h, true)));  // final once h is written
+  // The undo horizon: the record below it goes (the finality depth is at most this, D12).
+  if (h > kMaxRollbackDepth) batch.Delete(layout::undo_key(h - kMaxRollbackDepth));
   return rocksdb::Status::OK();
 }
 
@@ -557,6 +558,8 @@ Result<Loaded, std::string> load_chain(rocksdb::DB& db, const GenesisSpec& genes
 
 Result<std::unique_ptr<Node>, std::string> Node::open(const NodeConfig& config,
                                                       const std::optional<GenesisSpec>& genesis) {
+  if (genesis && genesis->cip11)
+    if (auto checked = check_finality(*genesis->cip11); !checked) return Err{"the genesis is refused: " + checked.error()};
   auto created = data_dir::create_store(config.data_dir, kDataDir, [&](const std::filesystem::path& empty) {
     return create_chain(empty / kStoreName, genesis);
   });
@@ -636,6 +639,7 @@ Node::Node(NodeConfig config, std::unique_ptr<rocksdb::DB> db, GenesisSpec genes
       snapshots_(snapshots_of(genesis_, state.validator_sets)),
       validators_(genesis_.cip11 ? canonical_validator_keys(*genesis_.cip11) : std::vector<crypto::Ed25519Public>{}),
       genesis_index_(index_of(validators_, config_.validator_key)),
+      finality_depth_(genesis_.cip11 ? finality_depth_of(*genesis_.cip11) : 0),
       my_key_(config_.validator_key ? std::optional(crypto::ed25519_from_seed(*config_.validator_key).public_key)
                                     : std::nullopt),
       state_(std::move(state)),
@@ -834,7 +838,7 @@ void Node::execute(const Block& block, const std::vector<Pending>& txs, const ci
     context.emplace(cip11::chain::BlockContext{cip11::Height{h}, genesis_.cip11->params, *beacon, *present, snapshots_,
                                                block.view, &shadow_, &rounds,
                                                out.committed_seeds ? &*out.committed_seeds : nullptr,
-                                               cip11::Height{final_height(h - 1, validators_.size() > 1)}});
+                                               cip11::Height{final_height(h - 1, finality_depth_)}, finality_depth_});
     cip11::chain::begin_block(state_.cip11, *context, out.committed.effects);
   }
   for (std::uint32_t i = 0; i < txs.size(); ++i)
@@ -1236,6 +1240,10 @@ ApiResult<Unit> Node::roll_back_to(std::uint64_t height) {
 ApiResult<Unit> Node::unapply_to(std::uint64_t target) {
   const std::uint64_t top = head().height;
   if (target > top) return Err{ApiError{ApiErrorCode::kBadRequest, "height " + std::to_string(target) + " is above the head"}};
+  // A final block is never un-applied (D12): F below the head with several validators.
+  if (target < final_height(top, finality_depth_))
+    return Err{ApiError{ApiErrorCode::kBadRequest, "block " + std::to_string(target + 1) + " is final here (more than " +
+                                                       std::to_string(finality_depth_) + " blocks deep)"}};
   // Every step's record first: a rollback goes all the way or not at all.
   std::vector<std::string> records;  // from the head down
   for (std::uint64_t h = top; h > target; --h)
@@ -1243,7 +1251,7 @@ ApiResult<Unit> Node::unapply_to(std::uint64_t target) {
       return Err{ApiError{ApiErrorCode::kBadRequest, "block " + std::to_string(h) +
                                                          " keeps no undo record: it is final here (more than " +
                                                          std::to_string(kMaxRollbackDepth) + " blocks deep, or a lone producer's)"}};
-  RolledBack notice{target, 0, {}};
+  RolledBack notice{target, 0};
   std::vector<std::vector<Pending>> dropped;  // each dropped block's transactions, from the head down
   ApiResult<Unit> outcome = Unit{};
   for (std::uint64_t h = top; h > target; --h) {
@@ -1254,11 +1262,8 @@ ApiResult<Unit> Node::unapply_to(std::uint64_t target) {
       outcome = Err{internal("block " + std::to_string(h) + "'s undo record or block is unreadable")};
       break;
     }
-    // What the block assigned no longer holds; its transactions go back to the mempool.
-    if (genesis_.cip11)
-      if (auto effects = block_assignments(h))
-        for (const auto& a : effects->assigned)
-          notice.withdrawn.push_back({a.job_id, a.runner, cip11::chain::EndReason::kReassigned});
+    // Its transactions go back to the mempool. What it assigned was never
+    // pushed: it was not final (D12).
     std::vector<Pending> txs;
     for (const auto& bytes : block->block.txs) {
       auto tx = decode_tx(bytes);
@@ -1360,7 +1365,7 @@ ApiResult<Node::Followed> Node::follow(BlocksApi& peer) {
   };
   // The common ancestor: the highest height holding one block on both chains
   // (the genesis at worst), no deeper than the undo records reach.
-  const std::uint64_t floor = final_height(mine.height, validators_.size() > 1);
+  const std::uint64_t floor = final_height(mine.height, finality_depth_);
   std::uint64_t ancestor = std::min(mine.height, theirs->height);
   for (; ancestor > 0; --ancestor) {
     Bytes32 their_digest = theirs->digest;
@@ -1377,8 +1382,8 @@ ApiResult<Node::Followed> Node::follow(BlocksApi& peer) {
     }
     if (their_digest == my_digest) break;
     if (ancestor <= floor)
-      return Err{ApiError{ApiErrorCode::kBadRequest, "the chains part more than " + std::to_string(kMaxRollbackDepth) +
-                                                         " blocks below the head, where blocks are final"}};
+      return Err{ApiError{ApiErrorCode::kBadRequest, "the chains part more than " + std::to_string(finality_depth_) +
+                                                         " blocks below the head (the finality depth), where blocks are final"}};
   }
   if (ancestor == theirs->height) return out;  // theirs is a prefix of this chain
   if (ancestor < mine.height) {

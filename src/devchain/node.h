@@ -20,8 +20,9 @@
 // open); an observer sees every
 // committed block's assignments after the write (§10.1 pushes only what is
 // final: a lone producer's blocks are; with several validators a block is
-// final only kMaxRollbackDepth deep, and a fork withdraws the pushes of the
-// blocks it drops, D11 - docs/cip11.md "Not built").
+// final only its genesis finality depth F deep (D12), and the validator
+// service pushes a block's assignments once it is final, so a fork drops
+// none it pushed).
 //
 // Durability contract: a block is one synced RocksDB WriteBatch holding its
 // receipts, exactly the state records it changed (the registry when it changed,
@@ -112,13 +113,13 @@ struct CommittedBlock {
 };
 
 /// Blocks this node un-applied to follow a winning branch (docs/devchain.md
-/// D11), as the validator process sees it: the new head's height and the
-/// assignments the dropped blocks made, none of which holds any more (the
-/// winning branch's blocks come after, each through the block observer).
+/// D11), as the validator process sees it: the new head's height and how many
+/// blocks were dropped. None was final, so none of their assignments was
+/// pushed (D12); the winning branch's blocks come after, each through the
+/// block observer.
 struct RolledBack {
   std::uint64_t height = 0;
   std::uint64_t dropped = 0;  // how many blocks
-  std::vector<cip11::chain::AssignmentEnd> withdrawn;  // reason kReassigned
 };
 
 class Node final : public ChainApi, public Cip11Api, public BlocksApi {
@@ -174,7 +175,7 @@ class Node final : public ChainApi, public Cip11Api, public BlocksApi {
   ApiResult<SignedBlock> block_at(std::uint64_t height) override;
   /// Fork choice with one peer (docs/devchain.md D7, D11): finds the highest
   /// height where this node's chain and the peer's hold the same block (at most
-  /// kMaxRollbackDepth below this head, fork.h); when the peer's block above
+  /// the finality depth below this head, fork.h, D12); when the peer's block above
   /// it wins (wins_at_height), un-applies this node's blocks down to it - one
   /// synced batch each, from the undo records - and accepts the peer's from
   /// there, every one verified as accept_block does. A peer whose chain is
@@ -189,8 +190,8 @@ class Node final : public ChainApi, public Cip11Api, public BlocksApi {
   };
   ApiResult<Followed> follow(BlocksApi& peer);
   /// Un-applies the blocks above `height` (follow()'s way back, D11): refused,
-  /// changing nothing, when one of them keeps no undo record (deeper than
-  /// kMaxRollbackDepth, or written by a lone producer).
+  /// changing nothing, when one of them is final (deeper than the finality
+  /// depth, D12) or keeps no undo record (written by a lone producer).
   ApiResult<Unit> roll_back_to(std::uint64_t height);
   /// True once after a block was refused that builds on another block than
   /// this node's at a height it holds (WrongParent, or NotNext at or below the
@@ -320,6 +321,7 @@ class Node final : public ChainApi, public Cip11Api, public BlocksApi {
   cip11::chain::ValidatorSnapshots snapshots_;
   const std::vector<crypto::Ed25519Public> validators_;  // the genesis's, canonical order (§5.4)
   const std::optional<std::uint32_t> genesis_index_;     // this key's among them (a lone producer's proposer index)
+  const std::uint64_t finality_depth_;                   // F with several validators, 0 for a lone producer (D12)
   const std::optional<crypto::Ed25519Public> my_key_;
   // Who proposes at each height (proposers.h): written under mu_ by the
   // producer (with snapshots_), read by it without the lock.

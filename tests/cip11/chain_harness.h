@@ -69,6 +69,7 @@ class Chain {
   Effects effects;  // the current block's
   ShadowBook shadow;  // as a node keeps it: each block's shadow writes applied once the next one begins
   ValidatorSnapshots validators = ValidatorSnapshots::genesis({crypto::Ed25519Public{}});  // |V| = 1
+  std::uint64_t finality_depth = 0;  // a lone producer's; what BlockContext passes on (TimeoutTooShort)
 
   /// Starts the next block with these registry indices present.
   void begin(const std::vector<std::uint32_t>& present = {}) {
@@ -110,7 +111,11 @@ class Chain {
     return *beacon_hash_v1(*DevBeacon(chain_, Height{view + 1}).seed(RoundEpoch{0}, View{view}));
   }
   /// The current block as the machine sees it (after begin()).
-  BlockContext context() { return BlockContext{height, params, *beacon_, present_, validators, std::nullopt, &shadow}; }
+  BlockContext context() {
+    BlockContext c{height, params, *beacon_, present_, validators, std::nullopt, &shadow};
+    c.finality_depth = finality_depth;
+    return c;
+  }
   std::vector<Address> committee_of(const JobId& id) const {
     std::vector<Address> out;
     for (const auto& a : state.jobs.at(id).committee) out.push_back(a.runner);

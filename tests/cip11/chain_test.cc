@@ -245,6 +245,10 @@ TEST(Cip11Chain, MultiRunnerJobsWaitForTheirSeedRound) {
   EXPECT_EQ(c.tx(ks[0].address, testing::job(2, c.params.selection_seed_delay_views + 1)).error,
             ChainError::kTimeoutTooShort);
 
+  // And the shortest one it takes: a committee drawn at S + K + 1 at best, one block before its deadline.
+  auto shortest = c.tx(ks[0].address, testing::job(2, c.params.selection_seed_delay_views + 2));
+  EXPECT_FALSE(shortest.error) << chain_error_name(*shortest.error);
+
   // Flag off: CIP-2 v2 draws an M > 1 committee in block S at once, and needs no delay.
   Chain v2;
   v2.register_all(ks);
@@ -256,6 +260,30 @@ TEST(Cip11Chain, MultiRunnerJobsWaitForTheirSeedRound) {
   EXPECT_TRUE(v2.effects.consumed_seeds.empty());
   v2.begin();  // the derived index has looked at the job: it never was a pending selection
   EXPECT_TRUE(v2.state.due.pending_submissions().empty());
+}
+
+// docs/cip11.md choice 160 (§10.1): with several validators a committee is
+// pushed only once its assignment block is final, F blocks after it, and
+// that block comes at the earliest K + 1 blocks after S; the deadline is
+// S + timeout_blocks. A timeout of K + 1 + F ends the job in the block that
+// makes its assignment final, before any push: refused. One block more is taken.
+TEST(Cip11Chain, AnMOver1JobsTimeoutMustOutlastItsAssignmentBlocksFinality) {
+  Chain c;
+  c.params.present_first_enabled = true;
+  c.params.multi_validator = true;
+  c.params.selection_seed_delay_views = 5;
+  c.finality_depth = 4;
+  const auto ks = keys(60, 3);
+  c.register_all(ks);
+  const std::uint64_t bound = c.params.selection_seed_delay_views + 1 + c.finality_depth;  // 10
+  c.begin();
+  EXPECT_EQ(c.tx(ks[0].address, testing::job(2, bound)).error, ChainError::kTimeoutTooShort);
+  EXPECT_EQ(c.tx(ks[0].address, testing::job(2, c.params.selection_seed_delay_views + 2)).error,
+            ChainError::kTimeoutTooShort);  // what a lone producer takes
+  auto taken = c.tx(ks[0].address, testing::job(2, bound + 1));
+  ASSERT_FALSE(taken.error) << chain_error_name(*taken.error);
+  EXPECT_EQ(c.job_of(*taken.job_id).state, JobState::kPendingSelection);
+  EXPECT_EQ(c.job_of(*taken.job_id).deadline_block, c.height.value + bound + 1);  // §10.1: from S
 }
 
 TEST(Cip11Chain, TimeoutReselectsWithoutTheRunnerThatTimedOut) {

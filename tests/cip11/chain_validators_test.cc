@@ -10,6 +10,7 @@
 #include <set>
 #include <thread>
 
+#include "../support/run.h"
 #include "cip11/chain/codec.h"
 #include "cip11/chain/consumed_seeds.h"
 #include "cip11/chain/rounds.h"
@@ -256,7 +257,7 @@ TEST_F(Cip11Forks, ABlockHeldPastAViewTimeoutForksTheChainAndEveryValidatorConve
 }
 
 // The same with runners executing the jobs: an assignment the dropped block
-// made is withdrawn (JobCancel{Reassigned} where it was pushed) and the job is
+// made was never pushed (not final, docs/devchain.md D12) and the job is
 // assigned again on the winning branch; every job completes. The block is held
 // later, once the runners are connected.
 struct Cip11ForksWithRunners : Cip11Forks {
@@ -823,6 +824,76 @@ TEST_F(Cip11PresenceAcrossEpochs, ViewsNameTheirSendersSnapshotAndEveryProposerM
   }
   EXPECT_EQ(proposers_after_cutoff, (std::set<std::uint32_t>{0, 1, 2})) << "each of epoch 1's validators proposes";
   expect_same_blocks(all, to);
+}
+
+// docs/cip11.md choice 158 (§10.1 "finalized and applied (never
+// speculative)"): each validator pushes a block's assignment once that block
+// is final in its own view, F = 4 blocks deep here. Polled: a validator's
+// push count is read before its head, so a push seen with a head below
+// H + F was sent before H was final there.
+struct Cip11FinalPushes : Cip11Validators {
+  Cip11FinalPushes() { runner_count = 1; }
+};
+
+TEST_F(Cip11FinalPushes, AValidatorPushesAnAssignmentOnlyOnceItsBlockIsFinal) {
+  const std::uint64_t f = 4;  // validator_processes.h's genesis
+  auto runner = start_runner(0);
+  ASSERT_TRUE(runner->wait_count("event=connected", kValidators - 1, 60s));
+  auto api = chain(0);
+  devchain::Wallet wallet(api, submitter);
+  const std::string spec = R"({"sleep_ms":10})";
+  chain::SubmitJob job{JobKind::kCustom, Bytes(spec.begin(), spec.end()), 200, 1, 0};
+  auto receipt = wallet.send_and_wait(devchain::Cip11Call{chain::encode_instruction(job)});
+  ASSERT_TRUE(receipt.ok()) << receipt.error().message;
+  ASSERT_TRUE(receipt->ok() && receipt->job_id);
+  const std::uint64_t h = receipt->height;  // M = 1: assigned in S
+  std::size_t pushed_by = 0;
+  const auto deadline = std::chrono::steady_clock::now() + 60s;
+  while (pushed_by < kValidators && std::chrono::steady_clock::now() < deadline) {
+    pushed_by = 0;
+    for (std::size_t i = 0; i < kValidators; ++i) {
+      const double pushes = processes[i]->metric("cip11d_pushes_total").value_or(0);
+      const std::uint64_t head = height(i);
+      if (pushes == 0) continue;
+      ++pushed_by;
+      EXPECT_GE(head, h + f) << "validator " << i << " pushed block " << h << "'s assignment at head " << head;
+    }
+    if (HasFailure()) break;
+    std::this_thread::sleep_for(5ms);
+  }
+  // The validators that hold the runner (k = 3 of 4) each pushed it once.
+  EXPECT_EQ(pushed_by, kValidators - 1);
+  ASSERT_TRUE(eventually([&] { return chain(0).job(*receipt->job_id)->state == chain::JobState::kCompleted; }, 60s));
+}
+
+// docs/cip11.md choice 157: cip11d refuses to start on a genesis with several
+// validators whose K is not above the finality depth (here K = 3 with the
+// default F = 64), saying which rule failed.
+TEST(Cip11GenesisRefusal, Cip11dRefusesAGenesisWhoseSeedDelayIsNotAboveTheFinalityDepth) {
+  crypto::init();
+  cowboy::testing::TempDir dir;
+  devchain::Cip11Genesis c;
+  c.params.chain_id = 11;
+  for (std::uint8_t i = 0; i < 2; ++i) {
+    crypto::Ed25519Seed seed;
+    seed.fill(static_cast<std::uint8_t>(0x60 + i));
+    c.validators.push_back({crypto::ed25519_from_seed(seed).public_key, "127.0.0.1:" + std::to_string(7100 + i)});
+  }
+  devchain::GenesisSpec g;
+  g.chain_name = "refused";
+  g.cip11 = c;
+  const auto genesis = dir.path() / "genesis.json";
+  std::ofstream(genesis) << devchain::genesis_to_json(g).dump();
+  const auto key = dir.path() / "key";
+  ASSERT_TRUE(load_or_create_secret(key).ok());
+  auto refused = cowboy::testing::run("timeout -s KILL 30 " + std::string(COWBOY_BIN_DIR) + "/cip11d --data-dir " +
+                                      (dir.path() / "v").string() + " --genesis " + genesis.string() + " --key " +
+                                      key.string() + " --chain-listen 127.0.0.1:0 --admin-listen 127.0.0.1:0");
+  EXPECT_EQ(refused.status, 1) << refused.out;
+  EXPECT_NE(refused.out.find("selection_seed_delay_views (K = 3) must be at least finality_depth + 1 (65)"),
+            std::string::npos)
+      << refused.out;
+  EXPECT_FALSE(std::filesystem::exists(dir.path() / "v" / "chain"));
 }
 
 }  // namespace

@@ -132,6 +132,20 @@ TEST(Cip11JobCycle, AnUnbackedReadBelowTheAssignmentHeightHoldsThePush) {
   EXPECT_EQ(c.verifying(), 1u);  // it keeps its slot
 }
 
+// docs/cip11.md choice 159: backed, but its assignment height not final in
+// the read's view (several validators): held like a push ahead of the view,
+// and read again once a block makes that height final.
+TEST(Cip11JobCycle, ABackedPushWhoseHeightIsNotFinalYetIsHeldUntilItIs) {
+  JobCycle c;
+  c.push(kJob, Height{10}, 4);
+  EXPECT_EQ(c.verified(kJob, true, 1, Height{9}), Verdict::kHeld);  // final through 9: block 10 applied, not final
+  EXPECT_EQ(phase(c, kJob), JobPhase::kVerifying);
+  EXPECT_TRUE(c.find(kJob)->held);
+  EXPECT_TRUE(c.block(Height{9}).empty());
+  EXPECT_EQ(c.block(Height{10}), (std::vector<Due>{{kJob, Due::What::kVerifyAgain}}));
+  EXPECT_EQ(c.verified(kJob, true, 1, Height{10}), Verdict::kRun);
+}
+
 TEST(Cip11JobCycle, AnUnbackedReadAtOrPastTheAssignmentHeightRefusesThePush) {
   JobCycle c;
   c.push(kJob, Height{10}, 4);

@@ -42,6 +42,8 @@ TEST(Cip11Refusals, RegistryAdmissionRefusesUnknownDeregisteredAndOutOfSubsetRun
   devchain::Cip11Genesis g;
   g.params.chain_id = 5;
   g.params.multi_validator = true;  // as the stored genesis reads back (four validators): Node::open compares the two
+  g.finality_depth = 4;  // K = F + 1: the genesis §9.2 invariant (docs/cip11.md choice 157)
+  g.params.selection_seed_delay_views = 5;
   std::vector<crypto::Ed25519Public> peers;
   for (std::uint8_t i = 0; i < 4; ++i) {
     crypto::Ed25519Seed seed;
@@ -291,6 +293,71 @@ TEST(Cip11Refusals, APushAheadOfTheRunnersViewIsHeldUntilItsBlockIsAppliedNotRef
   local.node->start();
   auto ack = validator.frames.received<JobAck>();
   ASSERT_TRUE(ack);
+  EXPECT_EQ(ack->first, pushed->stream);
+  EXPECT_EQ(ack->second.status, AckStatus::accepted());
+  ASSERT_TRUE(runner->wait_for({"event=accepted", hex(job.job_id), "via=push"}));
+  auto result = validator.frames.received<JobResult>();
+  ASSERT_TRUE(result);
+  EXPECT_EQ(result->second.job_id, job.job_id);
+  EXPECT_FALSE(runner->saw({"event=rejected"}));
+}
+
+// docs/cip11.md choice 159 (§10.1: no execution "unless assignment_height is
+// finalized+applied in its own view"): on a chain with two genesis validators
+// and F = 4 (this node produces; the other validator is only named), a push
+// whose block the runner has applied but that is not yet final there is
+// held - no ack, nothing run - and run once the runner's view makes it final.
+TEST(Cip11Refusals, APushWhoseBlockIsAppliedButNotFinalInTheRunnersViewIsHeld) {
+  constexpr std::uint64_t kF = 4;
+  testing::LocalChainOptions options;
+  options.service = false;
+  options.start = false;
+  options.genesis = [](devchain::Cip11Genesis& g) {
+    crypto::Ed25519Seed other;
+    other.fill(0x6b);
+    g.validators.push_back({crypto::ed25519_from_seed(other).public_key, "127.0.0.1:9"});
+    g.params.multi_validator = true;
+    g.finality_depth = kF;
+    g.params.selection_seed_delay_views = kF + 1;
+  };
+  LocalChain local(options);
+  InProcessValidator validator(local.validator_seed, local.genesis, local.quic_port, local.dir.path() / "tls");
+  auto runner = local.runner(0, {"--height-poll-ms", "20"});
+  ASSERT_TRUE(runner->wait_for({"event=connected"}));
+  ASSERT_TRUE(eventually([&] { return validator.admitted.load() == 1; }));
+  auto key = devchain::load_key(local.submitter_file());
+  ASSERT_TRUE(key);
+  devchain::Wallet wallet(*local.node, *key);
+  chain::JobRecord job;
+  job.kind = JobKind::kCustom;
+  const std::string spec = R"({"echo":"final"})";
+  job.spec = Bytes(spec.begin(), spec.end());
+  job.timeout_blocks = 50;
+  job.runners = 1;
+  job.submitter = *crypto::secp256k1_address(*key);
+  auto hash = wallet.send(devchain::Cip11Call{chain::encode_instruction(
+      chain::SubmitJob{job.kind, job.spec, job.timeout_blocks, job.runners, job.max_price})});
+  ASSERT_TRUE(hash.ok()) << hash.error().message;
+  job.job_id = chain::job_id_of(*hash);
+  job.assignment_height = Height{1};
+  job.deadline_block = Height{1 + job.timeout_blocks};
+  local.node->start();
+  // Block 1 assigns it; pushed once the chain holds it, as a validator
+  // that applied it (not yet final anywhere: final at block 1 + F).
+  ASSERT_TRUE(eventually([&] { return local.node->job(job.job_id).ok(); }));
+  const Address me = *crypto::secp256k1_address(local.runner_keys[0]);
+  auto pushed = validator.push(me, testing::assignment_of(job));
+  ASSERT_TRUE(pushed);
+  ASSERT_TRUE(runner->wait_for({"event=assigned", hex(job.job_id), "via=push"}));
+  // Until block 1 + F - 1 nothing is final from block 1 on in any view: held.
+  ASSERT_TRUE(eventually([&] { return local.node->head().height >= kF; }));
+  EXPECT_FALSE(runner->saw({"event=accepted"}));
+  EXPECT_FALSE(runner->saw({"event=rejected"}));
+  EXPECT_EQ(validator.frames.count<JobAck>(), 0u);
+  // Then final in its view: accepted on the stream it came on, run, answered there.
+  auto ack = validator.frames.received<JobAck>();
+  ASSERT_TRUE(ack);
+  EXPECT_GE(local.node->head().height, 1 + kF);
   EXPECT_EQ(ack->first, pushed->stream);
   EXPECT_EQ(ack->second.status, AckStatus::accepted());
   ASSERT_TRUE(runner->wait_for({"event=accepted", hex(job.job_id), "via=push"}));

@@ -108,6 +108,7 @@ struct IoThread {
 struct LocalChainOptions {
   unsigned runners = 1;                            // registered at genesis: runner-<i>.key
   std::function<void(chain::ChainParams&)> flags;  // after the defaults: transport and present-first on
+  std::function<void(devchain::Cip11Genesis&)> genesis;  // last: e.g. more validators, which this node does not run
   bool service = true;                             // false: no validator here, the test plays it
   ResultSink* results = nullptr;                   // the service's checked results (default: the chain)
   bool start = true;                               // false: no blocks until the test calls node->start()
@@ -134,6 +135,7 @@ class LocalChain {
     if (o.flags) o.flags(genesis.params);
     genesis.validators.push_back(
         {crypto::ed25519_from_seed(validator_seed).public_key, "127.0.0.1:" + std::to_string(quic_port)});
+    if (o.genesis) o.genesis(genesis);
     const Address submitter = *crypto::secp256k1_address(*submitter_key);
     devchain::NodeConfig config;
     config.data_dir = dir.path() / "chain";
@@ -215,6 +217,14 @@ class FrameLog {
       return out.has_value();
     }, std::chrono::seconds(20));
     return out;
+  }
+  /// How many frames of type F came so far (no wait).
+  template <typename F>
+  std::size_t count() {
+    std::lock_guard lock(mu_);
+    std::size_t n = 0;
+    for (const auto& entry : frames_) n += std::holds_alternative<F>(entry.second) ? 1 : 0;
+    return n;
   }
 
  private:

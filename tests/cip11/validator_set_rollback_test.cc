@@ -50,6 +50,8 @@ struct Cip11ValidatorSetRollback : ::testing::Test {
     c.params.transport_enabled = true;
     c.params.multi_validator = true;
     c.overlap_blocks = kOverlap;
+    c.finality_depth = 4;  // K = F + 1: the genesis §9.2 invariant (docs/cip11.md choice 157)
+    c.params.selection_seed_delay_views = 5;
     for (std::size_t i = 0; i < kNodes; ++i) {
       seeds.push_back(keys[i].second);
       std::string endpoint = "127.0.0.1:";
@@ -82,7 +84,7 @@ struct Cip11ValidatorSetRollback : ::testing::Test {
     service = std::move(*opened);
     ValidatorService* s = service.get();
     nodes[0]->set_block_observer([s](const devchain::CommittedBlock& b) { s->on_block({Height{b.height}, b.effects}); });
-    nodes[0]->set_rollback_observer([s](const devchain::RolledBack& r) { s->on_rollback(Height{r.height}, r.withdrawn); });
+    nodes[0]->set_rollback_observer([s](const devchain::RolledBack& r) { s->on_rollback(Height{r.height}); });
   }
   void TearDown() override { service.reset(); }
 

@@ -43,6 +43,8 @@ struct SeedNodeFixture : ::testing::Test {
     c.params.chain_id = 7;
     c.params.present_first_enabled = true;
     c.params.multi_validator = true;  // as the stored genesis reads back (two validators): Node::open compares them
+    c.finality_depth = 4;  // K = F + 1: the genesis §9.2 invariant (docs/cip11.md choice 157)
+    c.params.selection_seed_delay_views = 5;
     c.validators.push_back({crypto::ed25519_from_seed(producer).public_key, "127.0.0.1:7443"});
     c.validators.push_back({crypto::ed25519_from_seed(validator_seed(8)).public_key, "127.0.0.1:7444"});
     g.cip11 = c;

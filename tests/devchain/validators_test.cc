@@ -32,6 +32,11 @@ using chain::testing::key;
 using chain::testing::Key;
 
 constexpr std::size_t kValidators = 4;
+// The genesis finality depth F of these chains, and K = F + 1 = 3, the
+// smallest delay §9.2's invariant allows (docs/cip11.md choices 156, 157).
+// Blocks here come only as a test steps them, so no fork is deeper than a
+// test makes it, and K stays the default that the round arithmetic assumes.
+constexpr std::uint64_t kF = 2;
 
 crypto::Ed25519Seed peer_seed(std::uint8_t n) {
   crypto::Ed25519Seed s{};
@@ -79,6 +84,8 @@ struct DevchainValidators : ::testing::Test {
     c.params.present_first_enabled = !shadow;
     c.params.presence_shadow_enabled = shadow;
     c.params.multi_validator = true;  // as the genesis JSON derives it
+    c.finality_depth = kF;
+    c.params.selection_seed_delay_views = kF + 1;
     // The genesis lists them in another order than the canonical one.
     for (std::uint8_t i = 0; i < kValidators; ++i)
       c.validators.push_back({crypto::ed25519_from_seed(peer_seed(i)).public_key, "127.0.0.1:" + std::to_string(7443 + i),
@@ -568,7 +575,7 @@ TEST_F(DevchainRoundEpochs, ViewsRestartInTheNextEpochAndASeedRoundPastTheEpochs
   auto drawn = step(v);
   while (chain::decode_consumed_seeds(drawn.block.consumed_seeds)->empty() && v < 3 + 2 * kMaxRollbackDepth)
     drawn = step(++v);
-  EXPECT_EQ(drawn.block.height, kActivation - 1 + kMaxRollbackDepth + 1);
+  EXPECT_EQ(drawn.block.height, kActivation - 1 + kF + 1);
   auto consumed = chain::decode_consumed_seeds(drawn.block.consumed_seeds);
   ASSERT_TRUE(consumed.ok());
   ASSERT_EQ(consumed->size(), 1u);
@@ -615,9 +622,9 @@ TEST_F(DevchainRoundEpochs, ASeedRoundMappedAcrossAnEpochsEndWaitsForThatEndToBe
     EXPECT_EQ(nodes[0]->job(id)->state, chain::JobState::kPendingSelection);
     drawn = step(++v);
   }
-  // S is final from the block after S + kMaxRollbackDepth; epoch 0's last
+  // S is final from the block after S + F; epoch 0's last
   // block, S + 1, from the one after that.
-  EXPECT_EQ(drawn.block.height, kActivation - 1 + kMaxRollbackDepth + 1);
+  EXPECT_EQ(drawn.block.height, kActivation - 1 + kF + 1);
   const auto consumed = chain::decode_consumed_seeds(drawn.block.consumed_seeds);
   ASSERT_EQ(consumed->size(), 1u);
   EXPECT_EQ((*consumed)[0].epoch, cip11::RoundEpoch{1});
@@ -650,6 +657,74 @@ TEST_F(DevchainRoundEpochs, ARestartFarIntoTheNextEpochResumesFromAnAnchorInIt) 
   for (auto& n : nodes) EXPECT_EQ(n->state_hash(), nodes[0]->state_hash());
 }
 
+// D12, docs/cip11.md choices 156, 157: a genesis with several validators
+// names its finality depth F (1 to kMaxRollbackDepth; 64 when absent) and is
+// refused, by the JSON decoder and by Node::open, unless K >= F + 1; a lone
+// producer names none. F is hashed only when it is not 64.
+TEST(DevchainFinality, AGenesisIsRefusedUnlessItsSeedDelayIsAboveItsFinalityDepth) {
+  crypto::init();
+  Cip11Genesis g;
+  g.params.chain_id = 7;
+  for (std::uint8_t i = 0; i < 3; ++i)
+    g.validators.push_back({crypto::ed25519_from_seed(peer_seed(i)).public_key, "127.0.0.1:" + std::to_string(7443 + i)});
+  g.params.multi_validator = true;
+  auto decoded = [&](std::optional<std::uint64_t> f, std::uint64_t k) {
+    auto j = cip11_genesis_to_json(g);
+    j.erase("finality_depth");
+    if (f) j["finality_depth"] = *f;
+    j["selection_seed_delay_views"] = k;
+    return cip11_genesis_from_json(j);
+  };
+  auto refused_with = [&](std::optional<std::uint64_t> f, std::uint64_t k, const std::string& why) {
+    auto r = decoded(f, k);
+    ASSERT_FALSE(r.ok()) << (f ? *f : 0) << " " << k;
+    EXPECT_NE(r.error().find(why), std::string::npos) << r.error();
+  };
+  refused_with(std::nullopt, 3, "selection_seed_delay_views (K = 3) must be at least finality_depth + 1 (65)");
+  refused_with(4, 4, "selection_seed_delay_views (K = 4) must be at least finality_depth + 1 (5)");
+  refused_with(0, 5, "cip11.finality_depth must be from 1 to 64");
+  refused_with(kMaxRollbackDepth + 1, 100, "cip11.finality_depth must be from 1 to 64");
+  auto j = cip11_genesis_to_json(g);
+  j["finality_depth"] = "4";
+  EXPECT_FALSE(cip11_genesis_from_json(j).ok());
+  ASSERT_TRUE(decoded(4, 5).ok());
+  EXPECT_EQ(decoded(4, 5)->finality_depth, 4u);
+  EXPECT_EQ(finality_depth_of(*decoded(4, 5)), 4u);
+  ASSERT_TRUE(decoded(std::nullopt, kMaxRollbackDepth + 1).ok());
+  EXPECT_EQ(decoded(std::nullopt, kMaxRollbackDepth + 1)->finality_depth, kMaxRollbackDepth);
+  // Both ways through JSON; only a depth other than 64 is written and hashed.
+  g.finality_depth = 4;
+  g.params.selection_seed_delay_views = 5;
+  EXPECT_EQ(cip11_genesis_to_json(g)["finality_depth"], 4u);
+  EXPECT_EQ(*cip11_genesis_from_json(cip11_genesis_to_json(g)), g);
+  GenesisSpec spec = testing::genesis_for(testing::secret(1));
+  spec.cip11 = g;
+  const Bytes32 at_4 = chain_instance_id_of(spec);
+  spec.cip11->finality_depth = kMaxRollbackDepth;
+  spec.cip11->params.selection_seed_delay_views = kMaxRollbackDepth + 1;
+  EXPECT_FALSE(cip11_genesis_to_json(*spec.cip11).contains("finality_depth"));
+  EXPECT_NE(chain_instance_id_of(spec), at_4);
+  GenesisSpec unnamed = spec;
+  unnamed.cip11->finality_depth = kDefaultFinalityDepth;
+  EXPECT_EQ(chain_instance_id_of(unnamed), chain_instance_id_of(spec));
+  // Node::open refuses a genesis built in code alike, before it creates a store.
+  cowboy::testing::TempDir dir;
+  spec.cip11->params.selection_seed_delay_views = 3;
+  auto node = Node::open(NodeConfig{dir.path() / "n", std::chrono::milliseconds(5)}, spec);
+  ASSERT_FALSE(node.ok());
+  EXPECT_NE(node.error().find("the genesis is refused: cip11.selection_seed_delay_views (K = 3)"), std::string::npos)
+      << node.error();
+  EXPECT_FALSE(std::filesystem::exists(dir.path() / "n"));
+  // A lone producer's blocks are final when written: it names no depth.
+  Cip11Genesis lone;
+  lone.params.chain_id = 7;
+  lone.validators.push_back(g.validators[0]);
+  EXPECT_TRUE(check_finality(lone).ok());
+  EXPECT_EQ(finality_depth_of(lone), 0u);
+  lone.finality_depth = 4;
+  EXPECT_FALSE(check_finality(lone).ok());
+}
+
 // The schedule's rules (D9), each refused by name, and a schedule that
 // survives the genesis JSON both ways.
 TEST(DevchainEpochSchedule, AGenesisScheduleIsCheckedAndRoundTrips) {
@@ -659,6 +734,8 @@ TEST(DevchainEpochSchedule, AGenesisScheduleIsCheckedAndRoundTrips) {
   for (std::uint8_t i = 0; i < 3; ++i)
     g.validators.push_back({crypto::ed25519_from_seed(peer_seed(i)).public_key, "127.0.0.1:" + std::to_string(7443 + i)});
   g.params.multi_validator = true;
+  g.finality_depth = kF;
+  g.params.selection_seed_delay_views = kF + 1;
   auto hex = [](const crypto::Ed25519Public& k) { return to_hex0x(k); };
   auto with = [&](nlohmann::json changes) {  // the genesis JSON with this schedule
     auto j = cip11_genesis_to_json(g);
@@ -739,6 +816,8 @@ TEST(DevchainModeA, AFollowerDerivesPresenceFromProvenUntilAndRefusesAnyOtherFie
   c.params.subset = {20, 20};
   c.params.t_hard = 11;
   c.params.multi_validator = true;
+  c.finality_depth = kF;
+  c.params.selection_seed_delay_views = kF + 1;
   for (const auto& k : keys) c.validators.push_back({k.first, "127.0.0.1:7443"});
   for (std::uint8_t i = 1; i <= 4; ++i) c.runners.push_back(chain::testing::registration(key(i)));
   g.cip11 = c;
@@ -800,7 +879,7 @@ TEST_F(DevchainValidators, ABlockThatLeavesADueSelectionPendingIsValid) {
   step(2);  // S: view 2, r_seed = Round(0, 2 + K)
   const std::uint64_t k = genesis().cip11->params.selection_seed_delay_views;
   // The first view past r_seed whose block's parent made S final (choice 153).
-  const std::uint64_t due = std::max(2 + k + 1, 2 + kMaxRollbackDepth + 1);
+  const std::uint64_t due = std::max(2 + k + 1, 2 + kF + 1);
   for (std::uint64_t v = 3; v < due; ++v) step(v);
   const std::size_t withholder = leader_at(due);
   nodes[withholder].reset();
@@ -825,9 +904,10 @@ TEST_F(DevchainValidators, ABlockThatLeavesADueSelectionPendingIsValid) {
 }
 
 // docs/cip11.md choice 153 (§9.2 condition 1): a committee job is drawn only
-// once its block S is final, kMaxRollbackDepth blocks deep. Here one
-// validator (A) is cut off and the others build past S's seed round, views
-// running ahead of heights so r_seed passes long before S is final: the job
+// once its block S is final, F blocks deep. Here one validator (A) is cut
+// off and the others build past S's seed round, views running ahead of
+// heights so r_seed passes before S is final (views time out: the genesis
+// invariant K >= F + 1 holds only while every view commits a block): the job
 // stays pending at every one of them. A then proposes at S's height in a
 // higher view, every node follows it, and the job is bound again in A's block:
 // nothing was ever drawn from the abandoned S, and the job is drawn from the
@@ -858,11 +938,11 @@ TEST_F(DevchainValidators, ACommitteeJobWhoseBlockIsForkedOutBeforeFinalityIsNev
   const auto receipt = *nodes[leader_at(2)]->receipt(tx);
   ASSERT_TRUE(receipt && receipt->job_id);
   const cip11::JobId id = *receipt->job_id;
-  // Views 3 .. K nullified: the next block is two views before r_seed, then
-  // several past it, all far less than kMaxRollbackDepth blocks above S.
-  std::uint64_t view = std::max<std::uint64_t>(3, k);
-  for (; view <= 2 + k + 6; ++view) propose_without_cut(view);
-  ASSERT_LT(branch.back().block.height, s_height + kMaxRollbackDepth);
+  // Views 3 .. 2 + K nullified: the next blocks past r_seed, S and F - 1
+  // blocks above it (a fork of F blocks, as deep as one may go, D12).
+  std::uint64_t view = 2 + k + 1;
+  while (branch.size() < kF) propose_without_cut(view++);
+  ASSERT_EQ(branch.back().block.height, s_height + kF - 1);
   for (const auto& b : branch) EXPECT_TRUE(chain::decode_consumed_seeds(b.block.consumed_seeds)->empty()) << b.block.view.value;
   for (std::size_t i = 0; i < kValidators; ++i)
     if (i != cut) {
@@ -896,7 +976,7 @@ TEST_F(DevchainValidators, ACommitteeJobWhoseBlockIsForkedOutBeforeFinalityIsNev
   ASSERT_TRUE(drawn);
   // The first block both past r_seed (one view a block from A's on) and
   // whose parent made A's block final.
-  EXPECT_EQ(drawn->block.height, s_height + std::max(kMaxRollbackDepth + 1, k + 1));
+  EXPECT_EQ(drawn->block.height, s_height + std::max(kF + 1, k + 1));
   EXPECT_EQ((*chain::decode_consumed_seeds(drawn->block.consumed_seeds))[0].view, View{s_view + k});
   for (auto& n : nodes) EXPECT_EQ(n->job(id)->state, chain::JobState::kAssigned);
   expect_one_state();
@@ -932,7 +1012,7 @@ TEST_F(DevchainValidators, ACommitteesSeedRoundIsKViewsAfterItsBlocksViewOnceVie
   }
   ASSERT_TRUE(consumed);
   // The first block after r_seed whose parent made S final (choice 153).
-  EXPECT_EQ(view, s_view + std::max(k + 1, kMaxRollbackDepth + 1));
+  EXPECT_EQ(view, s_view + std::max(k + 1, kF + 1));
   EXPECT_EQ(consumed->view, View{s_view + k});
   const auto seed = nodes[0]->round_seed(View{s_view + k});
   ASSERT_TRUE(seed && seed->proof);  // its leader's proof, revealed after the submission
@@ -962,7 +1042,7 @@ TEST_F(DevchainValidators, TheSeedsKeptAreTheLastRoundsByViewNotByHeight) {
   std::uint64_t last = kFar;
   while (chain::decode_consumed_seeds(far.block.consumed_seeds)->empty() && last < kFar + 2 * kMaxRollbackDepth)
     far = step(++last);
-  EXPECT_EQ(far.block.height, 2 + kMaxRollbackDepth + 1);
+  EXPECT_EQ(far.block.height, 2 + kF + 1);
   auto consumed = chain::decode_consumed_seeds(far.block.consumed_seeds);
   ASSERT_TRUE(consumed.ok());
   ASSERT_EQ(consumed->size(), 1u);
@@ -992,32 +1072,36 @@ TEST_F(DevchainValidators, TheSeedsKeptAreTheLastRoundsByViewNotByHeight) {
   for (auto& n : nodes) EXPECT_EQ(n->state_hash(), nodes[0]->state_hash());
 }
 
-// docs/cip11.md choice 154: a committee is drawn about kMaxRollbackDepth
-// blocks after its block S (choice 153), from a round near S's view. With no
-// view skipped, a restart whose head is about 1,024 blocks past S starts its
-// replay (replay_floor) above S's seed round: the anchor, the one seed the
-// replay resumes after, is a later round, and the block that drew the
-// committee - above the floor - consumed a round before it. The floor goes
-// down to an anchor at or below that round; before, the restart refused its
-// own store ("block 67's consumed seeds are refused (UnknownRound)").
+// docs/cip11.md choice 154: a committee is drawn once its block S is final
+// (choice 153), F blocks on, from a round near S's view. With views that
+// timed out between S and r_seed, S is final only blocks after r_seed's seed
+// came, so a restart whose head is 1,024 blocks past the draw starts its
+// replay (replay_floor) at the drawing block: the anchor below it, the one
+// seed the replay resumes after, is a later round than the one that block
+// consumed. The floor goes down to an anchor at or below that round; before,
+// the restart refused its own store ("block 5's consumed seeds are refused
+// (UnknownRound)"; with F = 64, block 67's).
 TEST_F(DevchainValidators, ARestartWhoseReplayFloorIsAboveADrawsSeedRoundReplaysFromBelowIt) {
   for (const auto& r : runners) submit(r, chain::testing::registration(r));
   step(1);
   const Bytes32 tx = submit(submitter, chain::testing::job(2, 40 + kMaxRollbackDepth));
   step(2);  // S: view 2, r_seed = Round(0, 2 + K)
   const std::uint64_t k = genesis().cip11->params.selection_seed_delay_views;
-  std::uint64_t view = 3;
+  // Views 3 .. 1 + K time out: r_seed's block comes right after S, and the
+  // draw waits for S to be final, blocks later.
+  std::uint64_t view = 2 + k;
   std::optional<SignedBlock> drawn;
   for (; !drawn && view < 3 + 2 * kMaxRollbackDepth; ++view)
     if (auto b = step(view); !chain::decode_consumed_seeds(b.block.consumed_seeds)->empty()) drawn = b;
   ASSERT_TRUE(drawn);
-  ASSERT_EQ(drawn->block.height, 2 + kMaxRollbackDepth + 1);
+  ASSERT_EQ(drawn->block.height, 2 + kF + 1);
+  ASSERT_GT(kF + 1, 2u);  // a block between r_seed's and the draw's
   EXPECT_EQ((*chain::decode_consumed_seeds(drawn->block.consumed_seeds))[0].view, View{2 + k});
   // A head whose replay floor, kRetainedSeedRounds (1,024) blocks below it, is
-  // ten blocks below the draw: its anchor's round is far above 2 + K.
-  const std::uint64_t head = drawn->block.height + 1'024 - 10;
+  // the draw's block: its anchor, the block below, is a round above 2 + K.
+  const std::uint64_t head = drawn->block.height + 1'024;
   for (; any().head().height < head; ++view) step(view);
-  ASSERT_EQ(any().head().view, View{head});  // no view skipped
+  ASSERT_EQ(any().head().view, View{head + k - 1});  // K - 1 views skipped, none since
   const auto receipt = *nodes[0]->receipt(tx);
   ASSERT_TRUE(receipt && receipt->job_id);
   EXPECT_NE(nodes[0]->job(*receipt->job_id)->state, chain::JobState::kPendingSelection);
@@ -1044,7 +1128,7 @@ TEST_F(DevchainValidators, ARestartWhoseReplayFloorIsAboveADrawsSeedRoundReplays
 
 // docs/cip11.md choice 155: in the Phase-1 shadow mode an M > 1 job is
 // drawn live at once (CIP-2) and its CIP-11 shadow draw waits for r_seed and
-// for S to be final (choice 153), kMaxRollbackDepth blocks; no live selection
+// for S to be final (choice 153), F blocks; no live selection
 // is pending meanwhile. Here more than kRetainedSeedRounds views time out
 // inside those blocks: the seed of r_seed is kept for the waiting shadow, and
 // it is drawn from it once S is final. Before, only live pending selections
@@ -1070,15 +1154,16 @@ TEST_F(DevchainShadow, AWaitingShadowDrawKeepsItsSeedRoundPastTheRetainedViews) 
   const cip11::JobId id = *receipt->job_id;
   EXPECT_EQ(nodes[0]->job(id)->state, chain::JobState::kAssigned);  // drawn live at S
   const std::uint64_t k = genesis().cip11->params.selection_seed_delay_views;
-  std::uint64_t view = 3;
-  for (; view <= 2 + k + 2; ++view) step(view);  // past r_seed, S not final
+  std::uint64_t view = 2 + k;
+  step(view++);  // r_seed's block, the one after S: views 3 .. 1 + K timed out; S not final
+  ASSERT_LT(any().head().height, 2 + kF);
   const auto seed = nodes[0]->round_seed(View{2 + k});
   ASSERT_TRUE(seed && seed->proof);
   // 1,500 views time out: each validator's last kRetainedSeedRounds views no longer reach r_seed.
   view += 1'500;
   std::optional<std::uint64_t> drawn_at;
   for (const std::uint64_t last = view + 2 * kMaxRollbackDepth; !drawn_at && view < last; ++view) {
-    if (any().head().height == 2 + kMaxRollbackDepth) {  // the block before the draw: kept at every validator
+    if (any().head().height == 2 + kF) {  // the block before the draw: kept at every validator
       for (auto& n : nodes) EXPECT_EQ(n->round_seed(View{2 + k}), seed);
     }
     const auto b = step(view);
@@ -1086,7 +1171,7 @@ TEST_F(DevchainShadow, AWaitingShadowDrawKeepsItsSeedRoundPastTheRetainedViews) 
       if (d.job_id == id) drawn_at = b.block.height;
   }
   ASSERT_TRUE(drawn_at) << "the shadow draw never came";
-  EXPECT_EQ(*drawn_at, 2 + kMaxRollbackDepth + 1);  // the first block whose parent made S final
+  EXPECT_EQ(*drawn_at, 2 + kF + 1);  // the first block whose parent made S final
   // Drawn, it no longer holds the seeds: that block forgot r_seed's.
   for (auto& n : nodes) EXPECT_FALSE(n->round_seed(View{2 + k}).has_value());
   for (auto& n : nodes) EXPECT_EQ(n->state_hash(), nodes[0]->state_hash());
@@ -1216,8 +1301,6 @@ TEST_F(DevchainValidators, ApplyingThenUndoingABlockRestoresItsStateRootHeadSeed
   ASSERT_EQ(seen.size(), 1u);
   EXPECT_EQ(seen[0].height, head.height);
   EXPECT_EQ(seen[0].dropped, 1u);
-  ASSERT_EQ(seen[0].withdrawn.size(), 1u);  // the job's one assignment no longer holds
-  EXPECT_EQ(seen[0].withdrawn[0].reason, chain::EndReason::kReassigned);
   // The store holds what memory does: reopened, the same root.
   nodes[at].reset();
   nodes[at] = open(at);
@@ -1300,28 +1383,70 @@ TEST_F(DevchainValidators, AHeldBlockForksTheChainAndEveryNodeFollowsTheHigherVi
   }
 }
 
-TEST_F(DevchainValidators, BlocksDeeperThanTheRollbackBoundAreFinalAndTheirUndoRecordsPruned) {
+// D12: a block F deep is final; its undo record is kept to the undo horizon
+// (kMaxRollbackDepth), but no rollback reaches it.
+TEST_F(DevchainValidators, BlocksDeeperThanTheFinalityDepthAreFinal) {
   std::uint64_t view = 1;
-  while (nodes[0]->head().height < kMaxRollbackDepth + 2) step(view++);
+  while (nodes[0]->head().height < kF + 2) step(view++);
   const Bytes32 root = nodes[0]->state_hash();
   const Node::Head head = nodes[0]->head();
-  // One block past the bound: refused whole, nothing un-applied.
-  auto refused = nodes[0]->roll_back_to(head.height - kMaxRollbackDepth - 1);
+  // One block past the finality depth: refused whole, nothing un-applied.
+  auto refused = nodes[0]->roll_back_to(head.height - kF - 1);
   ASSERT_FALSE(refused.ok());
   EXPECT_NE(refused.error().message.find("final"), std::string::npos) << refused.error().message;
   EXPECT_EQ(nodes[0]->head(), head);
   EXPECT_EQ(nodes[0]->state_hash(), root);
   EXPECT_EQ(nodes[0]->rolled_back(), 0u);
-  // Exactly the bound: back to that block's state, as every other node held it then.
-  ASSERT_TRUE(nodes[0]->roll_back_to(head.height - kMaxRollbackDepth).ok());
-  EXPECT_EQ(nodes[0]->head().height, head.height - kMaxRollbackDepth);
-  EXPECT_EQ(nodes[0]->head().digest, nodes[1]->block_at(head.height - kMaxRollbackDepth)->digest);
+  // Exactly the depth: back to that block's state, as every other node held it then.
+  ASSERT_TRUE(nodes[0]->roll_back_to(head.height - kF).ok());
+  EXPECT_EQ(nodes[0]->head().height, head.height - kF);
+  EXPECT_EQ(nodes[0]->head().digest, nodes[1]->block_at(head.height - kF)->digest);
   // And it follows the others back to their head.
   auto followed = nodes[0]->follow(*nodes[1]);
   ASSERT_TRUE(followed.ok()) << followed.error().message;
   EXPECT_EQ(followed->dropped, 0u);
-  EXPECT_EQ(followed->accepted, kMaxRollbackDepth);
+  EXPECT_EQ(followed->accepted, kF);
   expect_one_state();
+}
+
+// D12: a node whose chain parts from a peer's more than F blocks below its
+// head does not follow it (the same refusal as a rollback past a final
+// block), whichever branch would win at the height they part: the cut-off
+// validator and the others each built F + 1 blocks on their own.
+TEST_F(DevchainValidators, ABranchThatPartsDeeperThanTheFinalityDepthIsNotFollowed) {
+  std::uint64_t view = 1;
+  while (nodes[0]->head().height < 3) step(view++);
+  const std::size_t cut = leader_at(view);
+  const Node::Head parted = nodes[0]->head();
+  std::size_t own = 0, theirs = 0;
+  for (; own < kF + 1 || theirs < kF + 1; ++view) {
+    const std::size_t leader = leader_at(view);
+    auto block = nodes[leader]->propose_block(View{view});
+    ASSERT_TRUE(block.ok()) << block.error().message;
+    if (leader == cut) {
+      ++own;
+      continue;
+    }
+    ++theirs;
+    for (std::size_t i = 0; i < kValidators; ++i)
+      if (i != leader && i != cut) {
+        ASSERT_TRUE(nodes[i]->accept_block(*block).ok()) << "view " << view;
+      }
+  }
+  ASSERT_EQ(nodes[cut]->head().height, parted.height + own);
+  const std::size_t other = (cut + 1) % kValidators;
+  ASSERT_EQ(nodes[other]->head().height, parted.height + theirs);
+  const Node::Head cut_head = nodes[cut]->head(), other_head = nodes[other]->head();
+  for (auto [from, to] : {std::pair{cut, other}, std::pair{other, cut}}) {
+    auto refused = nodes[from]->follow(*nodes[to]);
+    ASSERT_FALSE(refused.ok()) << from;
+    EXPECT_NE(refused.error().message.find("the chains part more than " + std::to_string(kF) + " blocks"),
+              std::string::npos)
+        << refused.error().message;
+  }
+  EXPECT_EQ(nodes[cut]->head(), cut_head);
+  EXPECT_EQ(nodes[other]->head(), other_head);
+  EXPECT_EQ(nodes[cut]->rolled_back(), 0u);
 }
 
 // D10: the governance admin schedules ValidatorSetSnapshot(E+1) by

@@ -501,7 +501,14 @@ struct Apply {
   std::optional<ChainError> operator()(const SubmitJob& b) {
     const bool cip11 = cip11_selection(block.params);
     const std::uint64_t delay = block.params.selection_seed_delay_views;
-    if (cip11 && b.runners > 1 && b.timeout_blocks <= delay + 1) return ChainError::kTimeoutTooShort;
+    // §10.1: the deadline is S + timeout_blocks. A committee is drawn at the
+    // earliest in block S + K + 1 (r_seed's seed comes in the block of its
+    // view, at best S + K, and is consumed after it; S is final by then, as
+    // the genesis holds K >= F + 1) and pushed once that block is final, F
+    // blocks on: a timeout at or below K + 1 + F ends the job before any
+    // runner could be told of it (docs/cip11.md choice 160).
+    const bool too_short = b.timeout_blocks <= delay + 1 + block.finality_depth;
+    if (cip11 && b.runners > 1 && too_short) return ChainError::kTimeoutTooShort;
     JobRecord job;
     job.job_id = job_id_of(tx.tx_hash);
     job.submitter = tx.sender;
@@ -516,7 +523,7 @@ struct Apply {
       // Shadow mode: an M > 1 job's CIP-11 draw is bound now to its own future
       // round and block-S candidates, and made at its pass (run_shadow_pending).
       // One CIP-11 would refuse (TimeoutTooShort) has no shadow.
-      const bool shadow_pending = b.runners > 1 && shadowing(block) && b.timeout_blocks > delay + 1;
+      const bool shadow_pending = b.runners > 1 && shadowing(block) && !too_short;
       std::vector<Candidate> snapshot;
       if (shadow_pending) snapshot = snapshot_candidates(state, block, job, block.height);
       select_now(state, block, job, job.deadline_block, effects);

@@ -77,6 +77,12 @@ struct ChainSetup {
   /// The later snapshots (epochs 1, 2, ...), their members among `validators`.
   std::vector<ValidatorSetChange> changes = {};
   std::uint64_t overlap_blocks = kOverlapBlocks;  // OVERLAP_BLOCKS (§13)
+  /// How many blocks below the head a block is final: the genesis finality
+  /// depth with several validators, 0 for a lone producer (docs/cip11.md choice 156).
+  std::uint64_t finality_depth = 0;
+  /// The highest final block of a chain whose head is `head` (§10.1: what a
+  /// validator pushes from, and what a runner executes from).
+  Height final_height(Height head) const { return Height{head.value > finality_depth ? head.value - finality_depth : 0}; }
   /// The validators' peer keys in snapshot order (what subsets and validator_set_hash are over).
   std::vector<crypto::Ed25519Public> validator_keys() const;
   /// ValidatorSetSnapshot(0) and every change: what §5.3 reacts to.

@@ -20,10 +20,10 @@ JobCycle::Admit JobCycle::polled(const JobId& id, std::uint32_t runners, std::ui
   return Admit::kTaken;
 }
 
-JobCycle::Verdict JobCycle::verified(const JobId& id, bool backed, std::uint32_t runners, Height asked_at) {
+JobCycle::Verdict JobCycle::verified(const JobId& id, bool backed, std::uint32_t runners, Height final_at) {
   JobState* job = in(id, JobPhase::kVerifying);
   if (!job) return Verdict::kStale;
-  if (!backed && job->assignment_height > asked_at) {
+  if (job->assignment_height > final_at) {  // §10.1: not final in this view, backed or not
     job->held = true;
     return Verdict::kHeld;
   }
@@ -37,14 +37,14 @@ JobCycle::Verdict JobCycle::verified(const JobId& id, bool backed, std::uint32_t
   return Verdict::kRun;
 }
 
-std::vector<JobCycle::Due> JobCycle::block(Height height) {
+std::vector<JobCycle::Due> JobCycle::block(Height final) {
   std::vector<Due> due;
   for (auto& [id, job] : jobs_) {
     if (job.phase == JobPhase::kAwaitingReveal && !job.checking) {
       job.checking = true;
       due.push_back({id, Due::What::kCheckReveal});
     }
-    if (job.phase == JobPhase::kVerifying && job.held && height >= job.assignment_height) {
+    if (job.phase == JobPhase::kVerifying && job.held && final >= job.assignment_height) {
       job.held = false;
       due.push_back({id, Due::What::kVerifyAgain});
     }

@@ -9,10 +9,10 @@
 //   -               push, a slot free                        Verifying
 //   -               polled, a task slot free                 Running
 //   -               resume (after a restart, journal.h)      AwaitingCommit, AwaitingReveal or Revealed
-//   Verifying       verified: backed                         Running
-//   Verifying       verified: not backed, read below its     Verifying, held: block() at that
-//                   assignment_height                        height asks for the read again
-//   Verifying       verified: not backed                     gone (refused)
+//   Verifying       verified: assignment_height not final    Verifying, held: block() once it
+//                   in the read's view, backed or not        is final asks for the read again
+//   Verifying       verified: final, backed                  Running
+//   Verifying       verified: final, not backed              gone (refused)
 //   Verifying       cancel                                   gone
 //   Running         finished: a result, M > 1                AwaitingCommit, then commit_signed
 //   Running         finished: a result, M = 1                AwaitingReveal, then reveal_signed at once
@@ -53,9 +53,9 @@ enum class JobPhase : std::uint8_t {
 /// What the cycle knows of one job.
 struct JobState {
   JobPhase phase = JobPhase::kVerifying;
-  Height assignment_height{};  // a pushed job's; a held one is read again at it
+  Height assignment_height{};  // a pushed job's; a held one is read again once it is final
   std::uint32_t runners = 1;            // the committee size M, from the chain's record or the obligation
-  bool held = false;       // Verifying: pushed ahead of this runner's view (docs/cip11.md choice 111)
+  bool held = false;       // Verifying: pushed ahead of what is final in this runner's view (choices 111, 159)
   bool checking = false;   // AwaitingReveal: a chain read for its reveal window is under way
   bool cancelled = false;  // a JobCancel came (§10.5): no result frames unless committed
   Bytes result;
@@ -81,26 +81,29 @@ class JobCycle {
   /// The answer to a push's verifying read.
   enum class Verdict : std::uint8_t {
     kStale,    // not held, or no longer Verifying (cancelled meanwhile): refused, nothing changes
-    kHeld,     // not backed, but read below assignment_height: read again at that block
-    kRefused,  // not backed: the job leaves (Reject(UnverifiableAssignment))
-    kRun,      // backed: Running (ack Accepted, start the task)
+    kHeld,     // assignment_height not final in the read's view: read again once it is
+    kRefused,  // final, not backed: the job leaves (Reject(UnverifiableAssignment))
+    kRun,      // final and backed: Running (ack Accepted, start the task)
   };
   /// `backed`: the chain's record matches the assignment (its committee of
-  /// `runners`), read when this runner's view was at `asked_at`.
-  Verdict verified(const JobId& id, bool backed, std::uint32_t runners, Height asked_at);
+  /// `runners`); `final_at`: the highest block final in this runner's view
+  /// that the read proves (§10.1: nothing runs from an assignment height that
+  /// is not finalized and applied in the runner's own view, docs/cip11.md
+  /// choices 111, 159).
+  Verdict verified(const JobId& id, bool backed, std::uint32_t runners, Height final_at);
 
   /// What a block asks for, per job in job_id order.
   struct Due {
     enum class What : std::uint8_t {
-      kVerifyAgain,  // a held push whose assignment_height is now applied
+      kVerifyAgain,  // a held push whose assignment_height is now final
       kCheckReveal,  // an owed reveal with no read under way: read its window
     };
     JobId id{};
     What what{};
     bool operator==(const Due&) const = default;
   };
-  /// The block at `height` is this runner's view now.
-  std::vector<Due> block(Height height);
+  /// A block is this runner's view now, and `final` the highest final block in it.
+  std::vector<Due> block(Height final);
 
   /// What a returned task leads to.
   enum class Finish : std::uint8_t {

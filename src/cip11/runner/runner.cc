@@ -254,7 +254,7 @@ struct Runner::Impl {
              settle(r, h);
            });
     }
-    for (const auto& due : cycle.block(h)) {
+    for (const auto& due : cycle.block(setup.final_height(h))) {
       if (due.what == JobCycle::Due::What::kCheckReveal) check_reveal(due.id);
       if (due.what == JobCycle::Due::What::kVerifyAgain) verify_push(due.id);
     }
@@ -458,12 +458,13 @@ struct Runner::Impl {
     verify_push(a.job_id);
   }
 
-  // §10.1: the assignment height must be applied in this runner's own view,
-  // and the chain must still hold this runner in the job's committee. With
-  // several validators a push can come from one that applied the block
-  // before the one this runner reads the chain through: what the read did not
-  // find yet is held, not refused, and read again at the first block at or
-  // past assignment_height (docs/cip11.md choice 111). Nothing runs meanwhile.
+  // §10.1: the assignment height must be finalized and applied in this
+  // runner's own view, and the chain must still hold this runner in the job's
+  // committee. With several validators a push can come from one that applied
+  // (and finalized) the block before the one this runner reads the chain
+  // through: what is not final in its view yet is held, not refused, and read
+  // again at the first block that makes assignment_height final (docs/cip11.md
+  // choices 111, 159). Nothing runs meanwhile, and no ack goes.
   void verify_push(const JobId& id) {
     const Height asked_at = stats.height;
     auto& j = jobs.at(id);
@@ -473,7 +474,10 @@ struct Runner::Impl {
            if (it == jobs.end()) return;
            Job& job = it->second;
            const std::string why = record ? mismatch(*record, job.assignment) : "the chain has no such job";
-           switch (cycle.verified(id, why.empty(), record ? record->runners : 1, asked_at)) {
+           // A backed read proves the chain's head had reached assignment_height.
+           const bool backed = why.empty();
+           const Height head{std::max(asked_at.value, backed ? job.assignment.assignment_height.value : 0)};
+           switch (cycle.verified(id, backed, record ? record->runners : 1, setup.final_height(head))) {
              case JobCycle::Verdict::kStale:
              case JobCycle::Verdict::kHeld: return;
              case JobCycle::Verdict::kRefused:

@@ -168,13 +168,22 @@ void ValidatorService::on_block(const AppliedBlock& block) {
       log::info("runner_deregistered", log::field("runner", to_hex0x(runner)), log::field("height", work.height.value));
       links_->goodbye(runner, GoodbyeReason::kAuthFailed, "deregistered at block " + std::to_string(work.height.value));
     }
-    dispatcher_->on_block(work);
+    // §10.1: pushed only once final (docs/cip11.md choice 158). The
+    // dispatcher sees the final chain, block by block, F behind the head with
+    // several validators (its ack timeouts count those heights alike); a lone
+    // producer's block is final at once.
+    unfinal_.push_back(std::move(work));
+    const Height final = setup_.final_height(unfinal_.back().height);
+    while (!unfinal_.empty() && unfinal_.front().height <= final) {
+      dispatcher_->on_block(unfinal_.front());
+      unfinal_.pop_front();
+    }
   });
   forwarder_.on_block(block.height);
 }
 
-void ValidatorService::on_rollback(Height height, const std::vector<chain::AssignmentEnd>& withdrawn) {
-  log::warn("chain_rolled_back", log::field("height", height.value), log::field("withdrawn", withdrawn.size()));
+void ValidatorService::on_rollback(Height height) {
+  log::warn("chain_rolled_back", log::field("height", height.value));
   last_height_ = height;
   (void)directory_.refresh();  // a dropped block may have registered runners the winning branch orders otherwise
   // A validator set a dropped block scheduled no longer holds (the chain has
@@ -184,10 +193,12 @@ void ValidatorService::on_rollback(Height height, const std::vector<chain::Assig
     log::warn("validator_set_withdrawn", log::field("height", height.value), log::field("epochs", held->epochs().size()));
     asio::post(io_, [this, height] { react_to_epochs(height); });
   }
-  // The dispatcher ends the withdrawn pushes as a block's ends; no push is
-  // due and no ack times out at a height below its last block.
-  CommittedAssignments work{height, std::chrono::steady_clock::now(), {}, withdrawn};
-  asio::post(io_, [this, work = std::move(work)] { dispatcher_->on_block(work); });
+  // The dropped blocks were not final (a node un-applies none that is), so
+  // nothing they assigned or ended reached the dispatcher: they are dropped
+  // from what waits for finality, and no push is withdrawn.
+  asio::post(io_, [this, height] {
+    while (!unfinal_.empty() && unfinal_.back().height > height) unfinal_.pop_back();
+  });
 }
 
 // §5.3 at block `height`, on the io thread: new connections are offered the

@@ -6,7 +6,9 @@
 //   block durable ──on_block()──> read the block's job records ──post──> io thread:
 //       links.on_block (presence timeouts) -> the block's current epoch pairs
 //       (§5.3: new Hellos, Goodbye{OverlapExpired} at a cutoff) -> Goodbye to
-//       the runners the block deregistered -> dispatcher.on_block (push, cancel, hard failures)
+//       the runners the block deregistered -> dispatcher.on_block of each block
+//       now final (§10.1: push, cancel, hard failures; F blocks behind the head
+//       with several validators, at once for a lone producer)
 //       -> forwarder.on_block (held reveals)
 //   runner frame ──io thread──> dispatcher ──checked tx──> forwarder thread -> chain.submit
 //   block producer ──presence_field()──> io thread: local presence, ∪ the other
@@ -19,6 +21,7 @@
 
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/thread_pool.hpp>
+#include <deque>
 #include <functional>
 #include <memory>
 #include <mutex>
@@ -92,13 +95,14 @@ class ValidatorService {
   /// A block is durable (the producer's observer, or a BlockFollower).
   void on_block(const AppliedBlock& block);
   /// The chain un-applied its blocks above `height` to follow another branch
-  /// (a devchain with several validators, docs/devchain.md D11): what they
-  /// assigned is withdrawn (JobCancel{Reassigned} to the runners it was pushed
-  /// to here), the registry index is read again and admission reads at
-  /// `height`; the winning branch's blocks come after through on_block.
-  /// The validator-set snapshots the dropped blocks scheduled are withdrawn
-  /// (the chain's list is read again, SharedSnapshots::withdraw).
-  void on_rollback(Height height, const std::vector<chain::AssignmentEnd>& withdrawn);
+  /// (a devchain with several validators, docs/devchain.md D11): the registry
+  /// index is read again and admission reads at `height`; the winning
+  /// branch's blocks come after through on_block. The dropped blocks were not
+  /// final, so none of their assignments was pushed (§10.1, on_block): they
+  /// leave the blocks waiting for finality. The validator-set snapshots the
+  /// dropped blocks scheduled are withdrawn (the chain's list is read again,
+  /// SharedSnapshots::withdraw).
+  void on_rollback(Height height);
   /// The validator-set snapshots held now (§5.3): epoch 0 and the chain's changes.
   std::shared_ptr<const chain::ValidatorSnapshots> snapshots() const { return snapshots_.get(); }
   /// The producer's PresenceInputV1 field for `height`, given |registry(H-1)|:
@@ -146,6 +150,7 @@ class ValidatorService {
   boost::asio::io_context io_{1};
   std::unique_ptr<ValidatorLinks> links_;    // on the io thread
   std::unique_ptr<Dispatcher> dispatcher_;   // on the io thread
+  std::deque<CommittedAssignments> unfinal_; // on the io thread: applied blocks not yet final, in height order
   std::uint16_t port_ = 0;
   std::thread thread_;
   std::atomic<std::uint64_t> overlap_expired_{0};  // Goodbye{OverlapExpired} sent (§5.3 point 4)
