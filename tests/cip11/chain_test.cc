@@ -283,7 +283,7 @@ TEST(Cip11Chain, AnMOver1JobsTimeoutMustOutlastItsAssignmentBlocksFinality) {
   auto taken = c.tx(ks[0].address, testing::job(2, bound + 1));
   ASSERT_FALSE(taken.error) << chain_error_name(*taken.error);
   EXPECT_EQ(c.job_of(*taken.job_id).state, JobState::kPendingSelection);
-  EXPECT_EQ(c.job_of(*taken.job_id).deadline_block, c.height.value + bound + 1);  // §10.1: from S
+  EXPECT_EQ(c.job_of(*taken.job_id).deadline_block, Height{c.height.value + bound + 1});  // §10.1: from S
 }
 
 TEST(Cip11Chain, TimeoutReselectsWithoutTheRunnerThatTimedOut) {

@@ -89,6 +89,7 @@ struct Cip11Validators : ::testing::Test {
   // D11); a suite that loads the machine (many runner processes) still gives a
   // block longer to arrive.
   int view_timeout_ms = 500;
+  static constexpr std::uint64_t kFinalityDepth = 4, kSeedDelay = kFinalityDepth + 1;  // the genesis F and K
   std::vector<chain::testing::Key> runner_keys;
   std::vector<std::size_t> excluded;  // by runner: the validator (genesis order) its Sub(R) leaves out
   std::vector<std::string> more_peers;  // chain APIs beyond the genesis validators' (one that joins later)
@@ -111,8 +112,8 @@ struct Cip11Validators : ::testing::Test {
     // held past a view timeout forks one height, two under load (scale_test.cc),
     // and a fork deeper than F would stall a validator; 4 leaves that margin
     // and keeps an M > 1 job's wait for its committee's push short.
-    c.finality_depth = 4;
-    c.params.selection_seed_delay_views = 5;
+    c.finality_depth = kFinalityDepth;
+    c.params.selection_seed_delay_views = kSeedDelay;
     chain_ports = cowboy::testing::free_ports(SOCK_STREAM, kValidators);
     const auto quic_ports = cowboy::testing::free_ports(SOCK_DGRAM, kValidators);
     for (std::size_t i = 0; i < kValidators; ++i) {
