@@ -9,6 +9,8 @@
 #include <array>
 
 #include "cip11/runner/epoch_spread.h"
+#include "handshake_fakes.h"
+#include "samples.h"
 
 namespace cowboy::cip11 {
 namespace {
@@ -82,6 +84,43 @@ TEST(Cip11EpochSpread, AnActivationInsideItsPredecessorsOverlapIsNotSpread) {
   snaps.add(Epoch{2}, kActivation + 50, e2);  // epoch 0 still counts at 149
   for (std::uint32_t n = 0; n < 200; ++n)
     EXPECT_EQ(link_height(snaps, kChain, runner(n), kActivation + 50), kActivation + 50);
+}
+
+// Inside its phase a runner still holds its epoch-E links, but the validators
+// answer with their offer at the real height, {E+1, overlap E}: each link's
+// offer must accept that Hello, and the validator must admit its pair. With
+// the offer taken at activation - 1 ({E, no overlap}) every such link was
+// refused NotInSubset until the phase passed (choice 163).
+TEST(Cip11EpochSpread, InsideItsPhaseARunnersEpochLinksAreAdmittedByValidatorsPastTheActivation) {
+  const auto snaps = four_then_three(chain::kOverlapBlocks);
+  const auto& p = testing::party();
+  std::size_t inside_phase = 0;
+  for (std::uint32_t n = 0; n < 64; ++n) {
+    const Address r = runner(n);
+    crypto::Secp256k1Compressed key{};
+    key.fill(static_cast<std::uint8_t>(n + 1));
+    key[0] = 0x02;
+    for (std::uint64_t d = 0; d <= kEpochSpreadBlocks; ++d) {
+      const Height h = kActivation + d;
+      const auto held = held_links(snaps, kChain, r, key, h, {});
+      ASSERT_FALSE(held.empty());
+      if (link_height(snaps, kChain, r, h) != h) ++inside_phase;
+      for (const auto& l : held) {
+        EXPECT_EQ(admit_epoch_paired(snaps, l.link.validator, key, l.link.pair, h, {}), std::nullopt);
+        EXPECT_EQ((EpochPair{l.offer.subset_epoch, l.offer.validator_set_hash}), l.link.pair);
+        testing::CountingEntropy entropy;
+        testing::FixedAdmission runner_admission, validator_admission;
+        Handshake runner_end(p.runner, l.offer, testing::filled(0x80), runner_admission, entropy);
+        Handshake validator_end(p.validator, chain::offer_at(snaps, kChain, h), testing::filled(0x80), validator_admission,
+                                entropy);
+        const auto at_validator = validator_end.on_frame(runner_end.hello());
+        EXPECT_FALSE(at_validator.refuse) << n << " " << d;
+        const auto at_runner = runner_end.on_frame(validator_end.hello());
+        EXPECT_FALSE(at_runner.refuse) << n << " " << d << " epoch " << l.link.pair.subset_epoch.value;
+      }
+    }
+  }
+  EXPECT_GT(inside_phase, 0u);  // some runners were inside their phase
 }
 
 }  // namespace

@@ -9,6 +9,7 @@
 #pragma once
 
 #include <cstdint>
+#include <vector>
 
 #include "cip11/chain/snapshots.h"
 #include "cip11/ids.h"
@@ -29,5 +30,21 @@ std::uint64_t epoch_switch_phase(std::uint64_t chain_id, const Address& runner, 
 /// not itself begin inside its predecessor's (then `height` as before).
 Height link_height(const chain::ValidatorSnapshots& snapshots, std::uint64_t chain_id, const Address& runner,
                    Height height);
+
+/// One link the runner holds and the offer its Hello makes on it.
+struct HeldLink {
+  chain::EpochLink link;
+  LocalOffer offer;
+};
+
+/// The links the runner holds at `height`: those of link_height, one per
+/// validator (the newest epoch's). Each offers its own pair and accepts the
+/// other pair current at `height` itself, not at link_height: the validators
+/// answer with their offer at the real height, {E+1, overlap E} from the
+/// activation on, so a runner still on its epoch-E links inside its phase
+/// must accept E+1 (choice 163).
+std::vector<HeldLink> held_links(const chain::ValidatorSnapshots& snapshots, std::uint64_t chain_id,
+                                 const Address& runner, const crypto::Secp256k1Compressed& runner_key,
+                                 Height height, SubsetParams subset);
 
 }  // namespace cowboy::cip11

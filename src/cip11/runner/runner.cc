@@ -736,27 +736,23 @@ struct Runner::Impl {
   /// At an activation the new epoch's links wait for this runner's phase
   /// (link_height, choice 163).
   void reconcile_links(Height height) {
-    const Height at = link_height(*snapshots, setup.params.chain_id, me, height);
-    std::vector<chain::EpochLink> wanted;
-    for (const auto& t : chain::runner_links(*snapshots, my_key, at, setup.params.subset))
-      if (std::none_of(wanted.begin(), wanted.end(), [&](const auto& w) { return w.validator == t.validator; }))
-        wanted.push_back(t);
-    const LocalOffer now = chain::offer_at(*snapshots, setup.params.chain_id, at);
+    const auto wanted = held_links(*snapshots, setup.params.chain_id, me, my_key, height, setup.params.subset);
     for (std::size_t i = 0; i < links.size(); ++i) {
       if (link_retired[i]) continue;
-      if (std::find(wanted.begin(), wanted.end(), link_targets[i]) == wanted.end()) {
+      auto w = std::find_if(wanted.begin(), wanted.end(), [&](const HeldLink& h) { return h.link == link_targets[i]; });
+      if (w == wanted.end()) {
         link_retired[i] = true;
         links[i]->retire();
         emit(Kind::kDisconnected, {}, {}, "retired: " + describe(link_targets[i]));
       } else {
-        links[i]->set_offer(offer_for(link_targets[i], now));
+        links[i]->set_offer(w->offer);
       }
     }
-    for (const auto& t : wanted) {
+    for (const auto& w : wanted) {
       bool held = false;
-      for (std::size_t i = 0; i < links.size(); ++i) held = held || (!link_retired[i] && link_targets[i] == t);
+      for (std::size_t i = 0; i < links.size(); ++i) held = held || (!link_retired[i] && link_targets[i] == w.link);
       if (held) continue;
-      if (auto opened = open_link(t, now); opened) links.back()->start();
+      if (auto opened = open_link(w); opened) links.back()->start();
     }
     stats.validators = static_cast<std::size_t>(std::count(link_retired.begin(), link_retired.end(), false));
     publish();
@@ -770,26 +766,16 @@ struct Runner::Impl {
     return endpoint_of(t.validator) + " epoch " + std::to_string(t.pair.subset_epoch.value);
   }
 
-  /// A link's Hello offers its own pair; the other pair current now, if any, is
-  /// what it accepts in the validator's Hello (handshake.h).
-  static LocalOffer offer_for(const chain::EpochLink& t, const LocalOffer& now) {
-    LocalOffer offer = now;
-    offer.subset_epoch = t.pair.subset_epoch;
-    offer.validator_set_hash = t.pair.validator_set_hash;
-    const EpochPair active{now.subset_epoch, now.validator_set_hash};
-    offer.overlap = t.pair == active ? now.overlap : std::optional<EpochPair>(active);
-    return offer;
-  }
-
   /// A link to `t`, not started. False if its endpoint is no host:port.
-  Result<Unit, std::string> open_link(const chain::EpochLink& t, const LocalOffer& now) {
+  Result<Unit, std::string> open_link(const HeldLink& held) {
+    const chain::EpochLink& t = held.link;
     const std::string where = endpoint_of(t.validator);
     auto host_port = net::parse_host_port(where);
     if (!host_port) return Err{"validator endpoint is not host:port: " + where};
     RunnerLinkConfig config;
     config.host = host_port->first;
     config.port = host_port->second;
-    config.offer = offer_for(t, now);
+    config.offer = held.offer;  // its own pair; accepts the other current one (held_links)
     config.block_time = o.block_time;
     RunnerLink::Callbacks cb;
     const auto index = links.size();
@@ -908,14 +894,9 @@ Result<std::unique_ptr<Runner>, std::string> Runner::start(RunnerOptions options
   if (connect) {
     for (const auto& v : r.setup.validators) r.endpoints.emplace(v.peer_key, v.endpoint);
     r.snapshots.emplace(r.setup.snapshots());
-    const Height at = link_height(*r.snapshots, r.setup.params.chain_id, r.me, *height);  // as reconcile_links
-    const LocalOffer now = chain::offer_at(*r.snapshots, r.setup.params.chain_id, at);
-    for (const auto& t : chain::runner_links(*r.snapshots, r.my_key, at, r.setup.params.subset)) {
-      bool held = false;  // one link per validator: the newest epoch's (reconcile_links)
-      for (const auto& h : r.link_targets) held = held || h.validator == t.validator;
-      if (held) continue;
-      if (auto opened = r.open_link(t, now); !opened) return Err{opened.error()};
-    }
+    for (const auto& held : held_links(*r.snapshots, r.setup.params.chain_id, r.me, r.my_key, *height,
+                                       r.setup.params.subset))  // as reconcile_links
+      if (auto opened = r.open_link(held); !opened) return Err{opened.error()};
   }
   r.stats.validators = r.links.size();
   r.publish();
