@@ -73,7 +73,7 @@ TEST(Cip11JobCycle, APushOfANewJobIsVerifyingAtItsAssignmentHeight) {
 TEST(Cip11JobCycle, APushIsRefusedWhenVerifyingAndRunningJobsTakeEverySlot) {
   JobCycle c;
   EXPECT_EQ(c.push(kJob, Height{10}, 2), Admit::kTaken);
-  EXPECT_EQ(c.polled(kOther, 1, 2), Admit::kTaken);
+  EXPECT_EQ(c.polled(kOther, 1, 2, Height{10}, Height{10}), Admit::kTaken);
   EXPECT_EQ(c.push(JobId{h(3)}, Height{10}, 2), Admit::kAtCapacity);  // one verifying + one running = 2
   EXPECT_FALSE(c.holds(JobId{h(3)}));
   EXPECT_EQ(c.size(), 2u);
@@ -90,24 +90,38 @@ TEST(Cip11JobCycle, APushOfAJobHeldAlreadyIsRefusedAndChangesNothing) {
 
 TEST(Cip11JobCycle, APolledJobRunsAtOnceWithItsCommittee) {
   JobCycle c;
-  EXPECT_EQ(c.polled(kJob, 3, 1), Admit::kTaken);
+  EXPECT_EQ(c.polled(kJob, 3, 1, Height{10}, Height{10}), Admit::kTaken);
   EXPECT_EQ(phase(c, kJob), JobPhase::kRunning);
   EXPECT_EQ(c.find(kJob)->runners, 3u);
   EXPECT_EQ(c.running(), 1u);
 }
 
+// §10.1 for the poll fallback: a job assigned above what is final in this
+// runner's view is not run (a fork may drop its block) nor held; the next
+// poll finds it again and runs it once its height is final (choice 159).
+TEST(Cip11JobCycle, APolledJobWhoseHeightIsNotFinalIsNotRunUntilItIs) {
+  JobCycle c;
+  EXPECT_EQ(c.polled(kJob, 1, 4, Height{10}, Height{6}), Admit::kNotFinal);
+  EXPECT_FALSE(c.holds(kJob));
+  EXPECT_EQ(c.running(), 0u);
+  EXPECT_EQ(c.polled(kJob, 1, 4, Height{10}, Height{9}), Admit::kNotFinal);
+  EXPECT_EQ(c.polled(kJob, 1, 4, Height{10}, Height{10}), Admit::kTaken);
+  EXPECT_EQ(phase(c, kJob), JobPhase::kRunning);
+}
+
 TEST(Cip11JobCycle, APolledJobIsRefusedOnlyWhenRunningJobsTakeEverySlot) {
   JobCycle c;
   EXPECT_EQ(c.push(kOther, Height{10}, 1), Admit::kTaken);
-  EXPECT_EQ(c.polled(kJob, 1, 1), Admit::kTaken);  // a verifying push does not count against a poll
-  EXPECT_EQ(c.polled(JobId{h(3)}, 1, 1), Admit::kAtCapacity);
+  // A verifying push does not count against a poll.
+  EXPECT_EQ(c.polled(kJob, 1, 1, Height{10}, Height{10}), Admit::kTaken);
+  EXPECT_EQ(c.polled(JobId{h(3)}, 1, 1, Height{10}, Height{10}), Admit::kAtCapacity);
   EXPECT_FALSE(c.holds(JobId{h(3)}));
 }
 
 TEST(Cip11JobCycle, APolledJobHeldAlreadyIsRefusedAndChangesNothing) {
   JobCycle c;
   EXPECT_EQ(c.push(kJob, Height{10}, 4), Admit::kTaken);
-  EXPECT_EQ(c.polled(kJob, 1, 4), Admit::kAlreadyHeld);
+  EXPECT_EQ(c.polled(kJob, 1, 4, Height{10}, Height{10}), Admit::kAlreadyHeld);
   EXPECT_EQ(phase(c, kJob), JobPhase::kVerifying);
 }
 

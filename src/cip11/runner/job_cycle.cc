@@ -11,8 +11,10 @@ JobCycle::Admit JobCycle::push(const JobId& id, Height assignment_height, std::u
   return Admit::kTaken;
 }
 
-JobCycle::Admit JobCycle::polled(const JobId& id, std::uint32_t runners, std::uint32_t max_concurrent) {
+JobCycle::Admit JobCycle::polled(const JobId& id, std::uint32_t runners, std::uint32_t max_concurrent,
+                                 Height assignment_height, Height final_at) {
   if (holds(id)) return Admit::kAlreadyHeld;
+  if (assignment_height > final_at) return Admit::kNotFinal;  // §10.1: a fork may drop it; the next poll sees it again
   if (running() >= max_concurrent) return Admit::kAtCapacity;  // the next poll sees it again
   JobState& job = jobs_[id];
   job.phase = JobPhase::kRunning;

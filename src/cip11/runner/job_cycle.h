@@ -7,7 +7,8 @@
 //
 //   from            event                                    to
 //   -               push, a slot free                        Verifying
-//   -               polled, a task slot free                 Running
+//   -               polled, final, a task slot free          Running
+//   -               polled, assignment_height not final      - (the next poll sees it again)
 //   -               resume (after a restart, journal.h)      AwaitingCommit, AwaitingReveal or Revealed
 //   Verifying       verified: assignment_height not final    Verifying, held: block() once it
 //                   in the read's view, backed or not        is final asks for the read again
@@ -70,13 +71,16 @@ class JobCycle {
     kTaken,        // held now: a push Verifying, a polled job Running
     kAtCapacity,   // max_concurrent slots are taken
     kAlreadyHeld,  // this job_id is held already (refused: one life per job)
+    kNotFinal,     // polled: assignment_height not final in this runner's view (not held)
   };
   /// A push the JobBook found new: Verifying if a slot is free, where
   /// verifying and running jobs each take one of `max_concurrent`.
   Admit push(const JobId& id, Height assignment_height, std::uint32_t max_concurrent);
-  /// A job found by polling, its committee of `runners`: Running at once if a
+  /// A job found by polling, its committee of `runners`: Running at once if
+  /// its `assignment_height` is final at `final_at` (§10.1, as `verified`) and a
   /// task slot is free (its record came from the chain, so nothing to verify).
-  Admit polled(const JobId& id, std::uint32_t runners, std::uint32_t max_concurrent);
+  Admit polled(const JobId& id, std::uint32_t runners, std::uint32_t max_concurrent, Height assignment_height,
+               Height final_at);
 
   /// The answer to a push's verifying read.
   enum class Verdict : std::uint8_t {

@@ -446,6 +446,7 @@ struct Runner::Impl {
       case JobCycle::Admit::kAtCapacity: return reject(RejectReason::kAtCapacity, "at max_concurrent");
       case JobCycle::Admit::kAlreadyHeld:  // its book entry ended with its deadline, the job has not
         return reject(RejectReason::kUnverifiableAssignment, "this runner still holds the job from an earlier assignment");
+      case JobCycle::Admit::kNotFinal:  // a poll's answer only: a push is held in Verifying instead
       case JobCycle::Admit::kTaken: break;
     }
     book.take(a);
@@ -521,22 +522,29 @@ struct Runner::Impl {
     if (polling || !polling_allowed) return;
     polling = true;
     ++stats.polls;
+    const Height asked_at = stats.height;
     read([this] { return port->runner_jobs(me); },
-         [this](chain::PortResult<std::vector<chain::JobRecord>> found) {
+         [this, asked_at](chain::PortResult<std::vector<chain::JobRecord>> found) {
            polling = false;
            if (!found && found.error().code == chain::PortErrc::kGone) polling_allowed = false;  // 410: for good
            if (!found) return;
-           for (auto& record : *found) take_polled(std::move(record));
+           for (auto& record : *found) take_polled(std::move(record), asked_at);
          });
   }
 
-  void take_polled(chain::JobRecord record) {
+  /// §10.1 as for a push (verify_push): nothing runs from an assignment
+  /// height not final in this runner's view; the read proves the head reached
+  /// it. Such a job is left to the next poll (docs/cip11.md choice 159).
+  void take_polled(chain::JobRecord record, Height asked_at) {
     if (book.holds(record.job_id) || cycle.holds(record.job_id) || !record.assignment_of(me)) return;
     const chain::Assignment* mine = record.assignment_of(me);
     if (mine->commitment || mine->result_hash) return;  // answered before a restart: nothing to redo here
+    const Height head{std::max(asked_at.value, record.assignment_height.value)};
+    const auto admit = cycle.polled(record.job_id, record.runners, o.max_concurrent, record.assignment_height,
+                                    setup.final_height(head));
+    if (admit == JobCycle::Admit::kNotFinal) return;  // not run, nothing said: the next poll sees it again
     emit(Kind::kAssigned, record.job_id, "poll");
-    if (cycle.polled(record.job_id, record.runners, o.max_concurrent) != JobCycle::Admit::kTaken)
-      return;  // the next poll sees it again
+    if (admit != JobCycle::Admit::kTaken) return;  // the next poll sees it again
     JobAssignment a;
     a.job_id = record.job_id;
     a.job_spec = chain::job_spec_bytes(record);
