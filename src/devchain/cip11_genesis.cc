@@ -47,8 +47,8 @@ std::uint64_t finality_depth_of(const Cip11Genesis& genesis) {
   return genesis.validators.size() > 1 ? genesis.finality_depth : 0;
 }
 
-Result<Unit, std::string> check_finality(const Cip11Genesis& genesis) {
-  const std::uint64_t f = genesis.finality_depth, k = genesis.params.selection_seed_delay_views;
+Result<Unit, std::string> check_finality_depth(const Cip11Genesis& genesis) {
+  const std::uint64_t f = genesis.finality_depth;
   if (genesis.validators.size() <= 1) {
     if (f != kDefaultFinalityDepth)
       return Err{std::string("cip11.finality_depth is for several validators: a lone producer's blocks are final when written")};
@@ -57,7 +57,13 @@ Result<Unit, std::string> check_finality(const Cip11Genesis& genesis) {
   if (f == 0 || f > kMaxRollbackDepth)
     return Err{"cip11.finality_depth must be from 1 to " + std::to_string(kMaxRollbackDepth) + " (the undo horizon), not " +
                std::to_string(f)};
-  if (k < f + 1)
+  return Unit{};
+}
+
+Result<Unit, std::string> check_finality(const Cip11Genesis& genesis) {
+  if (auto depth = check_finality_depth(genesis); !depth) return depth;
+  const std::uint64_t f = genesis.finality_depth, k = genesis.params.selection_seed_delay_views;
+  if (genesis.validators.size() > 1 && k < f + 1)
     return Err{"cip11.selection_seed_delay_views (K = " + std::to_string(k) + ") must be at least finality_depth + 1 (" +
                std::to_string(f + 1) + ") with several validators: block S must be final before the seed of round " +
                "r_submit + K is revealed (CIP-11 §9.2 selection-seed delay invariant)"};
@@ -336,7 +342,9 @@ Result<Cip11Genesis, std::string> cip11_genesis_from_json(const Json& j) {
     if (!v) return Err{Error("cip11.finality_depth must be a u64")};
     g.finality_depth = *v;
   }
-  if (auto checked = check_finality(g); !checked) return Err{checked.error()};
+  // Only the depth's range: §9.2's K >= F + 1 is checked where a chain is
+  // created (check_finality), so a chain made before F was named still reads.
+  if (auto checked = check_finality_depth(g); !checked) return Err{checked.error()};
   if (auto changes = changes_from_json(j, g); !changes) return Err{changes.error()};
   if (j.contains("runners")) {
     if (!j["runners"].is_array()) return Err{Error("cip11.runners must be a list")};

@@ -23,9 +23,9 @@
 // order; `overlap_blocks` is §13's OVERLAP_BLOCKS for the §5.3 window.
 // `finality_depth` (several validators only; 1 to kMaxRollbackDepth, absent:
 // kMaxRollbackDepth) is F, how many blocks below the head a block is final
-// (docs/devchain.md D12); with several validators the genesis must meet §9.2's
-// selection-seed delay invariant as the devchain reads it,
-// selection_seed_delay_views >= F + 1 (check_finality).
+// (docs/devchain.md D12); with several validators a new chain's genesis must
+// meet §9.2's selection-seed delay invariant as the devchain reads it,
+// selection_seed_delay_views >= F + 1 (check_finality, at creation only).
 #pragma once
 
 #include <nlohmann/json_fwd.hpp>
@@ -67,11 +67,16 @@ std::vector<crypto::ecvrf::PublicKey> canonical_vrf_keys(const Cip11Genesis& gen
 /// The chain's finality depth: F with several genesis validators, 0 for a lone
 /// producer, whose blocks are final when written (fork.h final_height).
 std::uint64_t finality_depth_of(const Cip11Genesis& genesis);
+/// The finality depth's range (what cip11_genesis_from_json checks): with
+/// several validators 1 <= F <= kMaxRollbackDepth; a lone producer names no F.
+Result<Unit, std::string> check_finality_depth(const Cip11Genesis& genesis);
 /// §9.2's selection-seed delay invariant as the devchain meets it (docs/cip11.md
-/// choice 157): with several validators, 1 <= F <= kMaxRollbackDepth and
+/// choice 157): check_finality_depth and, with several validators,
 /// K = selection_seed_delay_views >= F + 1, so that, with every view from S's
 /// to r_seed's committing a block, S is final before r_seed's seed is
-/// revealed. A lone producer names no F. The error says which rule failed.
+/// revealed. The error says which rule failed. Checked only when a chain is
+/// created (Node::open on an empty data directory): a chain created before F
+/// was named (K = 3, F = 64) still opens and is still read.
 Result<Unit, std::string> check_finality(const Cip11Genesis& genesis);
 
 /// ValidatorSetSnapshot(0) and the scheduled changes (what every node reads

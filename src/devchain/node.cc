@@ -43,6 +43,9 @@ Result<std::unique_ptr<rocksdb::DB>, std::string> open_db(const std::filesystem:
 // write like any block (data_dir publishes the data directory after it).
 Result<Unit, std::string> create_chain(const std::filesystem::path& path, const std::optional<GenesisSpec>& genesis) {
   if (!genesis) return Err{std::string("the data directory holds no chain and no genesis was given")};
+  // Only a new chain: one created before F was named (K = 3) still opens (D12).
+  if (genesis->cip11)
+    if (auto checked = check_finality(*genesis->cip11); !checked) return Err{"the genesis is refused: " + checked.error()};
   auto registry = cbqs::make_genesis(to_registry_genesis(*genesis));
   if (!registry) return Err{std::string("the genesis is refused by §18 rule 1")};
   ChainState state{std::move(*registry), {}, {}, {}};
@@ -558,7 +561,9 @@ Result<Loaded, std::string> load_chain(rocksdb::DB& db, const GenesisSpec& genes
 
 Result<std::unique_ptr<Node>, std::string> Node::open(const NodeConfig& config,
                                                       const std::optional<GenesisSpec>& genesis) {
-  if (genesis && genesis->cip11)
+  // A genesis that could not create a chain leaves no directory behind;
+  // create_chain checks again whatever the directory holds.
+  if (genesis && genesis->cip11 && !std::filesystem::exists(config.data_dir / kStoreName))
     if (auto checked = check_finality(*genesis->cip11); !checked) return Err{"the genesis is refused: " + checked.error()};
   auto created = data_dir::create_store(config.data_dir, kDataDir, [&](const std::filesystem::path& empty) {
     return create_chain(empty / kStoreName, genesis);

@@ -5,6 +5,7 @@
 // changes nothing; a validator that was down catches up from a peer's blocks.
 // The same over HTTP between cip11d processes: tests/cip11/validators_test.cc.
 #include <gtest/gtest.h>
+#include <rocksdb/db.h>
 
 #include <nlohmann/json.hpp>
 
@@ -16,6 +17,8 @@
 #include "common/codec.h"
 #include "devchain/cip11_genesis.h"
 #include "devchain/fork.h"
+#include "devchain/genesis.h"
+#include "devchain/layout.h"
 #include "devchain/node.h"
 #include "devchain/validator_set_tx.h"
 #include "scenario.h"
@@ -658,8 +661,9 @@ TEST_F(DevchainRoundEpochs, ARestartFarIntoTheNextEpochResumesFromAnAnchorInIt) 
 }
 
 // D12, docs/cip11.md choices 156, 157: a genesis with several validators
-// names its finality depth F (1 to kMaxRollbackDepth; 64 when absent) and is
-// refused, by the JSON decoder and by Node::open, unless K >= F + 1; a lone
+// names its finality depth F (1 to kMaxRollbackDepth; 64 when absent; the JSON
+// decoder refuses any other) and creates no chain unless K >= F + 1
+// (check_finality, run by Node::open on an empty data directory); a lone
 // producer names none. F is hashed only when it is not 64.
 TEST(DevchainFinality, AGenesisIsRefusedUnlessItsSeedDelayIsAboveItsFinalityDepth) {
   crypto::init();
@@ -677,8 +681,9 @@ TEST(DevchainFinality, AGenesisIsRefusedUnlessItsSeedDelayIsAboveItsFinalityDept
   };
   auto refused_with = [&](std::optional<std::uint64_t> f, std::uint64_t k, const std::string& why) {
     auto r = decoded(f, k);
-    ASSERT_FALSE(r.ok()) << (f ? *f : 0) << " " << k;
-    EXPECT_NE(r.error().find(why), std::string::npos) << r.error();
+    const std::string error = r ? (check_finality(*r) ? std::string() : check_finality(*r).error()) : r.error();
+    ASSERT_FALSE(error.empty()) << (f ? *f : 0) << " " << k;
+    EXPECT_NE(error.find(why), std::string::npos) << error;
   };
   refused_with(std::nullopt, 3, "selection_seed_delay_views (K = 3) must be at least finality_depth + 1 (65)");
   refused_with(4, 4, "selection_seed_delay_views (K = 4) must be at least finality_depth + 1 (5)");
@@ -723,6 +728,53 @@ TEST(DevchainFinality, AGenesisIsRefusedUnlessItsSeedDelayIsAboveItsFinalityDept
   EXPECT_EQ(finality_depth_of(lone), 0u);
   lone.finality_depth = 4;
   EXPECT_FALSE(check_finality(lone).ok());
+}
+
+// D12: a chain created before F was named (K = 3, no finality_depth: F = 64,
+// short of K >= F + 1) still opens, with or without its genesis given, and its
+// genesis still decodes (what the HTTP client, runners and cip11d --dev read);
+// only a new chain on that genesis is refused.
+TEST(DevchainFinality, AChainCreatedBeforeTheFinalityDepthStillOpens) {
+  crypto::init();
+  GenesisSpec spec = testing::genesis_for(testing::secret(1));
+  Cip11Genesis g;
+  g.params.chain_id = 7;
+  for (std::uint8_t i = 0; i < 3; ++i)
+    g.validators.push_back({crypto::ed25519_from_seed(peer_seed(i)).public_key, "127.0.0.1:" + std::to_string(7443 + i)});
+  g.params.multi_validator = true;
+  g.params.selection_seed_delay_views = 3;  // the old default
+  spec.cip11 = g;
+  auto old_json = cip11_genesis_to_json(g);
+  ASSERT_FALSE(old_json.contains("finality_depth"));
+  auto read = cip11_genesis_from_json(old_json);
+  ASSERT_TRUE(read.ok()) << read.error();
+  EXPECT_EQ(*read, g);
+  // The store as the code before F wrote it: created here on K = 65, then its
+  // stored genesis replaced by the old one (what that code had written).
+  cowboy::testing::TempDir dir;
+  const NodeConfig config{dir.path() / "n", std::chrono::milliseconds(5)};
+  {
+    GenesisSpec creatable = spec;
+    creatable.cip11->params.selection_seed_delay_views = kDefaultFinalityDepth + 1;
+    ASSERT_TRUE(Node::open(config, creatable).ok());
+    rocksdb::DB* raw = nullptr;
+    ASSERT_TRUE(rocksdb::DB::Open(rocksdb::Options(), (config.data_dir / "chain.rocksdb").string(), &raw).ok());
+    std::unique_ptr<rocksdb::DB> db(raw);
+    ASSERT_TRUE(db->Put({}, std::string(layout::kGenesis), genesis_to_json(spec).dump()).ok());
+  }
+  auto reopened = Node::open(config, std::nullopt);
+  ASSERT_TRUE(reopened.ok()) << reopened.error();
+  EXPECT_EQ((*reopened)->cip11_genesis()->params.selection_seed_delay_views, 3u);
+  reopened->reset();
+  auto given = Node::open(config, spec);
+  ASSERT_TRUE(given.ok()) << given.error();
+  given->reset();
+  // A new chain on it is refused, and leaves no directory.
+  auto fresh = Node::open(NodeConfig{dir.path() / "m", std::chrono::milliseconds(5)}, spec);
+  ASSERT_FALSE(fresh.ok());
+  EXPECT_NE(fresh.error().find("the genesis is refused: cip11.selection_seed_delay_views (K = 3)"), std::string::npos)
+      << fresh.error();
+  EXPECT_FALSE(std::filesystem::exists(dir.path() / "m"));
 }
 
 // The schedule's rules (D9), each refused by name, and a schedule that
