@@ -4,6 +4,8 @@
 //
 //   meta/genesis        genesis JSON                 meta/chain   chain_instance_id
 //   meta/height         u64 BE: the last block written
+//   meta/final_floor    u64 BE: the highest block final here (D12), written by a
+//                       rollback only: absent or lower, final_height(head) is it
 //   registry            encode_registry(): the CIP-39 registry (state_codec.h)
 //   nonce/<address>     u64 BE: the sender's next nonce
 //   block/<u64 BE>      block JSON {height, txs: [hash], cip11 part}
@@ -29,6 +31,7 @@ namespace cowboy::devchain::layout {
 inline constexpr std::string_view kGenesis = "meta/genesis";
 inline constexpr std::string_view kChain = "meta/chain";
 inline constexpr std::string_view kHeight = "meta/height";
+inline constexpr std::string_view kFinalFloor = "meta/final_floor";
 inline constexpr std::string_view kRegistry = "registry";
 inline constexpr std::string_view kWholeState = "state";
 inline constexpr std::string_view kNoncePrefix = "nonce/";

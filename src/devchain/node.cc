@@ -623,6 +623,12 @@ Result<std::unique_ptr<Node>, std::string> Node::open(const NodeConfig& config,
   node->proposers_ = std::move(loaded->proposers);
   node->round_keys_ = std::move(loaded->round_keys);
   node->seed_key_ = seed_key;
+  std::string floor_bytes;  // a rollback's: the head may be lower than F above it
+  const std::uint64_t stored_floor =
+      node->db_->Get({}, std::string(layout::kFinalFloor), &floor_bytes).ok() && floor_bytes.size() == 8
+          ? layout::from_be(floor_bytes)
+          : 0;
+  node->final_floor_ = std::min(head.height, std::max(stored_floor, final_height(head.height, node->finality_depth_)));
   return node;
 }
 
@@ -943,6 +949,7 @@ ApiResult<std::uint64_t> Node::write_block(const SignedBlock& signed_block, cons
     head_ = Head{h, block.view, signed_block.digest};
     published_ = std::move(snapshot);
   }
+  final_floor_ = std::max(final_floor_.load(), final_height(h, finality_depth_));
   if (ex.work.validator_sets) {  // the producer's (produce_mu_); the proposers published under mu_
     snapshots_ = snapshots_of(genesis_, state_.validator_sets);
     auto proposers = std::make_shared<const Proposers>(proposers_of(genesis_, snapshots_, state_.validator_sets));
@@ -1245,10 +1252,13 @@ ApiResult<Unit> Node::roll_back_to(std::uint64_t height) {
 ApiResult<Unit> Node::unapply_to(std::uint64_t target) {
   const std::uint64_t top = head().height;
   if (target > top) return Err{ApiError{ApiErrorCode::kBadRequest, "height " + std::to_string(target) + " is above the head"}};
-  // A final block is never un-applied (D12): F below the head with several validators.
-  if (target < final_height(top, finality_depth_))
-    return Err{ApiError{ApiErrorCode::kBadRequest, "block " + std::to_string(target + 1) + " is final here (more than " +
-                                                       std::to_string(finality_depth_) + " blocks deep)"}};
+  // A final block is never un-applied (D12): F below the highest head this
+  // node had with several validators, not only below today's.
+  const std::uint64_t floor = final_floor_;
+  if (target < floor)
+    return Err{ApiError{ApiErrorCode::kBadRequest, "block " + std::to_string(target + 1) + " is final here (block " +
+                                                       std::to_string(floor) + " was " + std::to_string(finality_depth_) +
+                                                       " blocks below a head)"}};
   // Every step's record first: a rollback goes all the way or not at all.
   std::vector<std::string> records;  // from the head down
   for (std::uint64_t h = top; h > target; --h)
@@ -1284,6 +1294,7 @@ ApiResult<Unit> Node::unapply_to(std::uint64_t target) {
         batch.Delete(e.key);
     }
     batch.Delete(layout::undo_key(h));
+    batch.Put(std::string(layout::kFinalFloor), layout::be64(floor));  // the head may now be fewer than F above it
     rocksdb::WriteOptions sync;
     sync.sync = true;
     if (auto status = db_->Write(sync, &batch); !status.ok()) {
@@ -1370,7 +1381,7 @@ ApiResult<Node::Followed> Node::follow(BlocksApi& peer) {
   };
   // The common ancestor: the highest height holding one block on both chains
   // (the genesis at worst), no deeper than the undo records reach.
-  const std::uint64_t floor = final_height(mine.height, finality_depth_);
+  const std::uint64_t floor = final_floor_;  // D12: no lower than any head of this node made final
   std::uint64_t ancestor = std::min(mine.height, theirs->height);
   for (; ancestor > 0; --ancestor) {
     Bytes32 their_digest = theirs->digest;
@@ -1387,8 +1398,9 @@ ApiResult<Node::Followed> Node::follow(BlocksApi& peer) {
     }
     if (their_digest == my_digest) break;
     if (ancestor <= floor)
-      return Err{ApiError{ApiErrorCode::kBadRequest, "the chains part more than " + std::to_string(finality_depth_) +
-                                                         " blocks below the head (the finality depth), where blocks are final"}};
+      return Err{ApiError{ApiErrorCode::kBadRequest, "the chains part at or below block " + std::to_string(floor) +
+                                                         ", final here (the finality depth " +
+                                                         std::to_string(finality_depth_) + " below a head it had)"}};
   }
   if (ancestor == theirs->height) return out;  // theirs is a prefix of this chain
   if (ancestor < mine.height) {

@@ -174,8 +174,8 @@ class Node final : public ChainApi, public Cip11Api, public BlocksApi {
   /// down fetches these from a peer and accepts them in order).
   ApiResult<SignedBlock> block_at(std::uint64_t height) override;
   /// Fork choice with one peer (docs/devchain.md D7, D11): finds the highest
-  /// height where this node's chain and the peer's hold the same block (at most
-  /// the finality depth below this head, fork.h, D12); when the peer's block above
+  /// height where this node's chain and the peer's hold the same block (above
+  /// this node's final floor, final_floor_, D12); when the peer's block above
   /// it wins (wins_at_height), un-applies this node's blocks down to it - one
   /// synced batch each, from the undo records - and accepts the peer's from
   /// there, every one verified as accept_block does. A peer whose chain is
@@ -190,8 +190,8 @@ class Node final : public ChainApi, public Cip11Api, public BlocksApi {
   };
   ApiResult<Followed> follow(BlocksApi& peer);
   /// Un-applies the blocks above `height` (follow()'s way back, D11): refused,
-  /// changing nothing, when one of them is final (deeper than the finality
-  /// depth, D12) or keeps no undo record (written by a lone producer).
+  /// changing nothing, when one of them is final (at or below final_floor_,
+  /// D12) or keeps no undo record (written by a lone producer).
   ApiResult<Unit> roll_back_to(std::uint64_t height);
   /// True once after a block was refused that builds on another block than
   /// this node's at a height it holds (WrongParent, or NotNext at or below the
@@ -361,6 +361,12 @@ class Node final : public ChainApi, public Cip11Api, public BlocksApi {
   std::function<void(const RolledBack&)> rollback_observer_;
   std::atomic<bool> fork_seen_{false};
   std::atomic<std::uint64_t> rolled_back_{0};
+  // The highest block final here (D12): max of final_height(head, F) over every
+  // head this node has had, so a fork that took the head lower never reaches a
+  // block final (and pushed) before. Raised by each commit, kept across a
+  // restart by each rollback's batches (layout::kFinalFloor); the producer's
+  // (produce_mu_), read without it by follow().
+  std::atomic<std::uint64_t> final_floor_{0};
 
   mutable std::mutex produce_mu_;  // one block at a time
   std::condition_variable wake_;
