@@ -29,10 +29,14 @@
 //
 // At 2,000 runners on two cores (docs/performance.md, "2,000 runners"): 3 s
 // blocks (each runner Pings once a block per link), the runners started 40 a
-// second, jobs 10 a block:
+// second, jobs 10 a block. The push phase (ramp, 3 blocks, 10 blocks of jobs,
+// F = 4 blocks to finality, 2 blocks) must end before the activation block,
+// or the run stops ("raise --activation"): after a 76 s ramp (25 blocks)
+// that is about 45 blocks plus the blocks before the ramp, so 50 leaves
+// about 5 for those (9 before F = 4 was added), 55 about 10:
 //
 //   build/bin/cip11_push_bench --validators 4 --runners 2000 --jobs 100 --jobs-per-block 10 --runs 3
-//       --block-ms 3000 --ramp-per-s 40 --activation 45
+//       --block-ms 3000 --ramp-per-s 40 --activation 55
 #include <CLI/CLI.hpp>
 #include <boost/asio/executor_work_guard.hpp>
 #include <boost/asio/io_context.hpp>
