@@ -36,6 +36,30 @@ Hello hello_from(const crypto::Secp256k1Secret& runner) {
 // §5.2 / §6.2 on a real chain: a key the registry does not hold, a runner
 // deregistered since, and a registered runner at a validator outside its
 // Sub(R) (|V| = 4, so k = 3) are refused, each with its reason.
+// An M = 1 echo job sent from the local chain's submitter, as block 1 will
+// assign it to the one registered runner (machine.cc: deadline = 1 + timeout).
+chain::JobRecord send_echo_job(testing::LocalChain& local, const std::string& echo) {
+  chain::JobRecord job;
+  auto key = devchain::load_key(local.submitter_file());
+  EXPECT_TRUE(key);
+  if (!key) return job;
+  devchain::Wallet wallet(*local.node, *key);
+  job.kind = JobKind::kCustom;
+  const std::string spec = R"({"echo":")" + echo + R"("})";
+  job.spec = Bytes(spec.begin(), spec.end());
+  job.timeout_blocks = 50;
+  job.runners = 1;
+  job.submitter = *crypto::secp256k1_address(*key);
+  auto hash = wallet.send(devchain::Cip11Call{chain::encode_instruction(
+      chain::SubmitJob{job.kind, job.spec, job.timeout_blocks, job.runners, job.max_price})});
+  EXPECT_TRUE(hash.ok()) << (hash.ok() ? "" : hash.error().message);
+  if (!hash.ok()) return job;
+  job.job_id = chain::job_id_of(*hash);
+  job.assignment_height = Height{1};
+  job.deadline_block = Height{1 + job.timeout_blocks};
+  return job;
+}
+
 TEST(Cip11Refusals, RegistryAdmissionRefusesUnknownDeregisteredAndOutOfSubsetRunners) {
   cowboy::testing::TempDir dir;
   const auto a = secret(1), b = secret(2), unknown = secret(3);
@@ -265,22 +289,8 @@ TEST(Cip11Refusals, APushAheadOfTheRunnersViewIsHeldUntilItsBlockIsAppliedNotRef
   ASSERT_TRUE(eventually([&] { return validator.admitted.load() == 1; }));
   // The job waits in the mempool: block 1 includes it and, M = 1, assigns it
   // there to the one registered runner (machine.cc: deadline = 1 + timeout).
-  auto key = devchain::load_key(local.submitter_file());
-  ASSERT_TRUE(key);
-  devchain::Wallet wallet(*local.node, *key);
-  chain::JobRecord job;
-  job.kind = JobKind::kCustom;
-  const std::string spec = R"({"echo":"held"})";
-  job.spec = Bytes(spec.begin(), spec.end());
-  job.timeout_blocks = 50;
-  job.runners = 1;
-  job.submitter = *crypto::secp256k1_address(*key);
-  auto hash = wallet.send(devchain::Cip11Call{chain::encode_instruction(
-      chain::SubmitJob{job.kind, job.spec, job.timeout_blocks, job.runners, job.max_price})});
-  ASSERT_TRUE(hash.ok()) << hash.error().message;
-  job.job_id = chain::job_id_of(*hash);
-  job.assignment_height = Height{1};
-  job.deadline_block = Height{1 + job.timeout_blocks};
+  const chain::JobRecord job = send_echo_job(local, "held");
+  ASSERT_FALSE(::testing::Test::HasFailure());
   const Address me = *crypto::secp256k1_address(local.runner_keys[0]);
   auto pushed = validator.push(me, testing::assignment_of(job));
   ASSERT_TRUE(pushed);
@@ -325,22 +335,8 @@ TEST(Cip11Refusals, APushWhoseBlockIsAppliedButNotFinalInTheRunnersViewIsHeld) {
   auto runner = local.runner(0, {"--height-poll-ms", "20"});
   ASSERT_TRUE(runner->wait_for({"event=connected"}));
   ASSERT_TRUE(eventually([&] { return validator.admitted.load() == 1; }));
-  auto key = devchain::load_key(local.submitter_file());
-  ASSERT_TRUE(key);
-  devchain::Wallet wallet(*local.node, *key);
-  chain::JobRecord job;
-  job.kind = JobKind::kCustom;
-  const std::string spec = R"({"echo":"final"})";
-  job.spec = Bytes(spec.begin(), spec.end());
-  job.timeout_blocks = 50;
-  job.runners = 1;
-  job.submitter = *crypto::secp256k1_address(*key);
-  auto hash = wallet.send(devchain::Cip11Call{chain::encode_instruction(
-      chain::SubmitJob{job.kind, job.spec, job.timeout_blocks, job.runners, job.max_price})});
-  ASSERT_TRUE(hash.ok()) << hash.error().message;
-  job.job_id = chain::job_id_of(*hash);
-  job.assignment_height = Height{1};
-  job.deadline_block = Height{1 + job.timeout_blocks};
+  const chain::JobRecord job = send_echo_job(local, "final");
+  ASSERT_FALSE(::testing::Test::HasFailure());
   local.node->start();
   // Block 1 assigns it; pushed once the chain holds it, as a validator
   // that applied it (not yet final anywhere: final at block 1 + F).
