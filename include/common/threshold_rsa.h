@@ -124,8 +124,9 @@ struct CombineError {
 };
 
 /// Deals a k-of-n key with a modulus of `modulus_bits` bits (even, within
-/// [kMinModulusBits, kMaxModulusBits]); randomness from OpenSSL's RAND. Safe
-/// primes: seconds to minutes at 2048 bits (docs/cip11.md choice 169).
+/// [kMinModulusBits, kMaxModulusBits]); randomness from OpenSSL's RAND. The
+/// safe primes take seconds at 2048 bits (docs/cip11.md choice 170): deal once
+/// per genesis, never per start.
 Result<Dealing, Error> deal(std::uint8_t threshold, std::uint8_t shares, std::size_t modulus_bits = kModulusBits);
 Result<Dealing, Error> deal(std::uint8_t threshold, std::uint8_t shares, std::size_t modulus_bits,
                             DealerSecret& secret_out);

@@ -2,12 +2,10 @@
 
 #include <openssl/bn.h>
 #include <openssl/crypto.h>
-#include <openssl/rand.h>
 #include <sodium.h>
 
 #include <cstdlib>
 #include <memory>
-#include <string>
 
 #include "common/crypto.h"
 
@@ -245,8 +243,9 @@ void append(Bytes& out, ByteView part) { out.insert(out.end(), part.begin(), par
 
 std::size_t signature_share_size(std::size_t width) { return 1 + width + kChallengeSize + width + kResponseExtra; }
 
-// One attempt at a dealing; nullopt-like kRandomness only from OpenSSL failing,
-// a retry (false) when a negligible event needs new primes or coefficients.
+// One attempt at a dealing: `retry` when a negligible event (p = q, N one bit
+// short, e dividing 4m, a zero share) needs new primes; kRandomness only when
+// OpenSSL's generator fails.
 struct Attempt {
   bool retry = false;
   Dealing dealing;
