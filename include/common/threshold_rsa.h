@@ -55,20 +55,21 @@ struct PublicKey {
   bool operator==(const PublicKey&) const = default;
 };
 
-/// A share holder's secret s_i. Its bytes are zeroed when it is destroyed; it
-/// has no printer, and nothing logs it.
+/// A share holder's secret s_i. Its bytes are zeroed when it is destroyed or
+/// assigned over; it has no printer, and nothing logs it.
 class SecretShare {
  public:
   SecretShare(std::uint8_t index, Bytes value) : index_(index), value_(std::move(value)) {}
   SecretShare(const SecretShare&) = default;
-  SecretShare(SecretShare&&) = default;
-  SecretShare& operator=(const SecretShare&) = default;
-  SecretShare& operator=(SecretShare&&) = default;
+  SecretShare(SecretShare&&) = default;  // takes the buffer: nothing left to wipe
+  SecretShare& operator=(const SecretShare& other);
+  SecretShare& operator=(SecretShare&& other) noexcept;
   ~SecretShare();
   std::uint8_t index() const { return index_; }  // 1 .. n
   ByteView value() const { return value_; }      // |N| bytes
 
  private:
+  void wipe();
   std::uint8_t index_;
   Bytes value_;
 };

@@ -32,7 +32,28 @@ std::string_view to_string(Error e) {
   return "unknown threshold RSA error";
 }
 
-SecretShare::~SecretShare() {
+SecretShare& SecretShare::operator=(const SecretShare& other) {
+  if (this == &other) return *this;
+  wipe();  // before the copy: a reallocation would free the old bytes unwiped
+  index_ = other.index_;
+  value_ = other.value_;
+  return *this;
+}
+
+SecretShare& SecretShare::operator=(SecretShare&& other) noexcept {
+  if (this == &other) return *this;
+  wipe();
+  index_ = other.index_;
+  value_ = std::move(other.value_);  // takes other's buffer: no copy left behind
+  return *this;
+}
+
+SecretShare::~SecretShare() { wipe(); }
+
+void SecretShare::wipe() {
+  // The whole capacity (growing to it never reallocates): a shorter value
+  // assigned earlier leaves older bytes past size().
+  value_.resize(value_.capacity());
   if (!value_.empty()) OPENSSL_cleanse(value_.data(), value_.size());
 }
 
@@ -78,9 +99,11 @@ Bn bn_word(unsigned long w) {
   return b;
 }
 
+// BN_dup does not carry BN_FLG_CONSTTIME: a copy of a secret is marked again.
 Bn copy(const BIGNUM* a) {
   Bn b(BN_dup(a));
   if (!b) std::abort();
+  if (BN_get_flags(a, BN_FLG_CONSTTIME) != 0) BN_set_flags(b.get(), BN_FLG_CONSTTIME);
   return b;
 }
 
@@ -166,6 +189,30 @@ class Sha512 {
   crypto_hash_sha512_state state_;
 };
 
+// What every function below relies on in a PublicKey, and what
+// decode_public_key guarantees; a key built by hand may break it, and then an
+// index would run past `seen` or verification_keys, to_bytes would not fit an
+// element, or the constant-time exponentiation would abort on an even N.
+// Checked here once, by Group::open, which every public entry point taking a
+// key goes through: 1 <= k <= n <= kMaxShares, n verification keys, N odd with
+// a nonzero top byte and a size in range, v and every v_i of N's size. The
+// values of v and the v_i (range, units) are the decoder's to check: the one
+// place a non-unit would abort, v_i's inverse in verify_share, checks its v_i.
+Result<Unit, Error> check_key(const PublicKey& key) {
+  const std::size_t width = key.modulus.size();
+  if (key.shares < 1 || key.shares > kMaxShares || key.threshold < 1 || key.threshold > key.shares) {
+    return Err(Error::kParameters);
+  }
+  if (key.verification_keys.size() != key.shares) return Err(Error::kParameters);
+  if (width * 8 < kMinModulusBits || width * 8 > kMaxModulusBits) return Err(Error::kParameters);
+  if (key.modulus.front() == 0 || (key.modulus.back() & 1) == 0) return Err(Error::kParameters);
+  if (key.v.size() != width) return Err(Error::kParameters);
+  for (const auto& v_i : key.verification_keys) {
+    if (v_i.size() != width) return Err(Error::kParameters);
+  }
+  return Unit{};
+}
+
 // The public key's values as numbers, once per operation.
 struct Group {
   Ctx c = ctx();
@@ -174,11 +221,17 @@ struct Group {
   Bn v;
   Bn delta;  // n!
 
+  static Result<Group, Error> open(const PublicKey& key) {
+    if (auto ok = check_key(key); !ok) return Err(ok.error());
+    return Group(key);
+  }
+  Bytes bytes(const BIGNUM* b) const { return to_bytes(b, width); }
+
+ private:
   explicit Group(const PublicKey& key)
       : width(key.element_size()), n(bn_of(key.modulus)), v(bn_of(key.v)), delta(factorial(key.shares)) {
     crypto::init();  // libsodium's SHA-512
   }
-  Bytes bytes(const BIGNUM* b) const { return to_bytes(b, width); }
 };
 
 // An element from its fixed-width bytes: refused when zero or >= N.
@@ -261,6 +314,8 @@ Result<Attempt, Error> deal_once(std::uint8_t k, std::uint8_t n_shares, std::siz
   const int half = static_cast<int>(bits / 2);
   if (BN_generate_prime_ex(p.get(), half, 1, nullptr, nullptr, nullptr) != 1) return Err(Error::kRandomness);
   if (BN_generate_prime_ex(q.get(), half, 1, nullptr, nullptr, nullptr) != 1) return Err(Error::kRandomness);
+  secret(p.get());  // again, whatever the generator did to the flags
+  secret(q.get());
   Attempt retry{true, {}, {}};
   if (BN_cmp(p.get(), q.get()) == 0) return retry;
   Bn n = mul(p.get(), q.get(), c.get());
@@ -270,6 +325,8 @@ Result<Attempt, Error> deal_once(std::uint8_t k, std::uint8_t n_shares, std::siz
   Bn q1 = bn();
   check(BN_rshift1(p1.get(), p.get()));
   check(BN_rshift1(q1.get(), q.get()));
+  secret(p1.get());  // marked on every value derived from p and q: v^p' below exponentiates by p'
+  secret(q1.get());
   Bn m = mul(p1.get(), q1.get(), c.get());
   secret(m.get());
   Bn e = bn_word(kPublicExponent);
@@ -354,16 +411,20 @@ Result<Dealing, Error> deal(std::uint8_t threshold, std::uint8_t shares, std::si
 }
 
 Result<Bytes, Error> hash_to_group(const PublicKey& key, ByteView message) {
-  Group g(key);
+  auto opened = Group::open(key);
+  if (!opened) return Err(opened.error());
+  const Group& g = *opened;
   auto x = hash_message(g, message);
   if (!x) return Err(x.error());
   return g.bytes(x->get());
 }
 
 Result<SignatureShare, Error> sign_share(const PublicKey& key, const SecretShare& secret_share, ByteView message) {
+  auto opened = Group::open(key);
+  if (!opened) return Err(opened.error());
+  const Group& g = *opened;
   if (!index_in_range(key, secret_share.index())) return Err(Error::kIndexOutOfRange);
   if (secret_share.value().size() != key.element_size()) return Err(Error::kLength);
-  Group g(key);
   auto x = hash_message(g, message);
   if (!x) return Err(x.error());
   BN_CTX* c = g.c.get();
@@ -401,11 +462,13 @@ Result<SignatureShare, Error> sign_share(const PublicKey& key, const SecretShare
 }
 
 Result<Unit, Error> verify_share(const PublicKey& key, ByteView message, const SignatureShare& share) {
+  auto opened = Group::open(key);
+  if (!opened) return Err(opened.error());
+  const Group& g = *opened;
   if (!index_in_range(key, share.index)) return Err(Error::kIndexOutOfRange);
   if (share.value.size() != key.element_size() || share.response.size() != key.element_size() + kResponseExtra) {
     return Err(Error::kLength);
   }
-  Group g(key);
   auto x = hash_message(g, message);
   if (!x) return Err(x.error());
   BN_CTX* c = g.c.get();
@@ -417,16 +480,18 @@ Result<Unit, Error> verify_share(const PublicKey& key, ByteView message, const S
   Bn four_delta = copy(g.delta.get());
   check(BN_lshift(four_delta.get(), four_delta.get(), 2));
   Bn x_tilde = power(x->get(), four_delta.get(), g.n.get(), c);
-  Bn v_i = bn_of(key.verification_keys[share.index - 1]);
+  // v_i^-c below: a hand-built key's v_i that is no unit (the decoder refuses one) would abort.
+  auto v_i = element(key.verification_keys[share.index - 1], g.n.get());
+  if (!v_i || !is_unit(v_i->get(), g.n.get(), c)) return Err(Error::kParameters);
   Bn z = bn_of(share.response);
   Bn minus_c = bn_of(share.challenge);
   BN_set_negative(minus_c.get(), 1);
   // v' = v^z v_i^-c and x' = x~^z (x_i^2)^-c, as the prover's when the share is right.
-  Bn v_prime = mod_mul(power(g.v.get(), z.get(), g.n.get(), c).get(), power(v_i.get(), minus_c.get(), g.n.get(), c).get(),
-                       g.n.get(), c);
+  Bn v_prime = mod_mul(power(g.v.get(), z.get(), g.n.get(), c).get(),
+                       power(v_i->get(), minus_c.get(), g.n.get(), c).get(), g.n.get(), c);
   Bn x_prime = mod_mul(power(x_tilde.get(), z.get(), g.n.get(), c).get(),
                        power(x_i_squared.get(), minus_c.get(), g.n.get(), c).get(), g.n.get(), c);
-  if (challenge(g, x_tilde.get(), v_i.get(), x_i_squared.get(), v_prime.get(), x_prime.get()) != share.challenge) {
+  if (challenge(g, x_tilde.get(), v_i->get(), x_i_squared.get(), v_prime.get(), x_prime.get()) != share.challenge) {
     return Err(Error::kShareProofMismatch);
   }
   return Unit{};
@@ -434,20 +499,26 @@ Result<Unit, Error> verify_share(const PublicKey& key, ByteView message, const S
 
 Result<Signature, CombineError> combine(const PublicKey& key, ByteView message,
                                         std::span<const SignatureShare> shares) {
+  auto opened = Group::open(key);  // from here on, an index in 1..n is at most kMaxShares
+  if (!opened) return Err(CombineError{opened.error(), 0});
+  const Group& g = *opened;
+  BN_CTX* c = g.c.get();
+  // The message first: a message hashing to a non-unit is no share's fault.
+  auto x = hash_message(g, message);
+  if (!x) return Err(CombineError{x.error(), 0});
   std::array<bool, kMaxShares + 1> seen{};
   for (const auto& share : shares) {
     if (!index_in_range(key, share.index)) return Err(CombineError{Error::kIndexOutOfRange, share.index});
     if (seen[share.index]) return Err(CombineError{Error::kDuplicateShare, share.index});
     seen[share.index] = true;
-    if (auto ok = verify_share(key, message, share); !ok) return Err(CombineError{ok.error(), share.index});
+    if (auto ok = verify_share(key, message, share); !ok) {
+      // kParameters is the key's (a v_i that is no unit), not the share's.
+      return Err(CombineError{ok.error(), ok.error() == Error::kParameters ? std::uint8_t{0} : share.index});
+    }
   }
   if (shares.size() < key.threshold) return Err(CombineError{Error::kNotEnoughShares, 0});
   const auto used = shares.first(key.threshold);
 
-  Group g(key);
-  BN_CTX* c = g.c.get();
-  auto x = hash_message(g, message);
-  if (!x) return Err(CombineError{x.error(), 0});
   // w = prod x_j^(2 lambda_j), lambda_j = Delta prod_{j' != j} j' / (j' - j): an integer.
   Bn w = bn_word(1);
   for (const auto& share : used) {
@@ -488,8 +559,10 @@ Result<Signature, CombineError> combine(const PublicKey& key, ByteView message,
 }
 
 Result<Unit, Error> verify(const PublicKey& key, ByteView message, const Signature& signature) {
+  auto opened = Group::open(key);
+  if (!opened) return Err(opened.error());
+  const Group& g = *opened;
   if (signature.value.size() != key.element_size()) return Err(Error::kLength);
-  Group g(key);
   auto x = hash_message(g, message);
   if (!x) return Err(x.error());
   auto y = element(signature.value, g.n.get());
@@ -555,12 +628,14 @@ Bytes encode_secret_share(const SecretShare& share) {
 }
 
 Result<SecretShare, Error> decode_secret_share(const PublicKey& key, ByteView bytes) {
+  auto opened = Group::open(key);
+  if (!opened) return Err(opened.error());
+  const Group& g = *opened;
   if (bytes.size() != kSecretShareHeader + key.element_size()) return Err(Error::kLength);
   if (bytes[0] != kEncodingVersion) return Err(Error::kVersion);
   if (get_u16(bytes.subspan(1)) != key.element_size()) return Err(Error::kLength);
   const std::uint8_t index = bytes[3];
   if (!index_in_range(key, index)) return Err(Error::kIndexOutOfRange);
-  Group g(key);
   auto s = element(bytes.subspan(kSecretShareHeader), g.n.get());
   if (!s) return Err(s.error());
   secret(s->get());
@@ -582,14 +657,16 @@ Bytes encode_signature_share(const SignatureShare& share) {
 }
 
 Result<SignatureShare, Error> decode_signature_share(const PublicKey& key, ByteView bytes) {
+  auto opened = Group::open(key);
+  if (!opened) return Err(opened.error());
+  const Group& g = *opened;
   const std::size_t width = key.element_size();
   if (bytes.size() != signature_share_size(width)) return Err(Error::kLength);
   SignatureShare share;
   share.index = bytes[0];
   if (!index_in_range(key, share.index)) return Err(Error::kIndexOutOfRange);
   const ByteView value = bytes.subspan(1, width);
-  Bn n = bn_of(key.modulus);
-  if (auto e = element(value, n.get()); !e) return Err(e.error());
+  if (auto e = element(value, g.n.get()); !e) return Err(e.error());
   share.value.assign(value.begin(), value.end());
   std::copy_n(bytes.begin() + 1 + static_cast<std::ptrdiff_t>(width), kChallengeSize, share.challenge.begin());
   const ByteView response = bytes.subspan(1 + width + kChallengeSize);
@@ -600,9 +677,11 @@ Result<SignatureShare, Error> decode_signature_share(const PublicKey& key, ByteV
 Bytes encode_signature(const Signature& signature) { return signature.value; }
 
 Result<Signature, Error> decode_signature(const PublicKey& key, ByteView bytes) {
+  auto opened = Group::open(key);
+  if (!opened) return Err(opened.error());
+  const Group& g = *opened;
   if (bytes.size() != key.element_size()) return Err(Error::kLength);
-  Bn n = bn_of(key.modulus);
-  if (auto e = element(bytes, n.get()); !e) return Err(e.error());
+  if (auto e = element(bytes, g.n.get()); !e) return Err(e.error());
   return Signature{Bytes(bytes.begin(), bytes.end())};
 }
 
