@@ -1,12 +1,19 @@
 // Threshold RSA decoders (common/threshold_rsa.h): what a node does with a
 // genesis' public key, its own key file's share, and the signature shares and
 // signatures other validators send. Input: a selector byte, then the bytes:
-//   0 public key; 1 secret share, 2 signature share, 3 signature, each against
-//   the fixed 1024-bit 3-of-4 key below (dealt once for this target).
-// Nothing may crash; whatever decodes encodes to the same bytes, and a decoded
-// signature share or signature goes through its verification.
+//   0 public key; 1 secret share, 2 one to four signature shares back to back,
+//   3 signature, each against the fixed 1024-bit 3-of-4 key below (dealt once
+//   for this target).
+// Nothing may crash; whatever decodes encodes to the same bytes. A decoded key
+// hashes the message to its group and checks a signature (its v) with it; the
+// decoded signature shares go through combine (which verifies each: too few,
+// repeated, out of range), and a combined signature must verify; a share that
+// verifies alone is also combined with itself under its own index (repeated),
+// index 0 (out of range) and another index (its proof fails). A decoded
+// signature goes through verify. Bounded: at most four shares per input.
 #include <cstdlib>
 #include <string_view>
+#include <vector>
 
 #include "common/threshold_rsa.h"
 
@@ -47,6 +54,55 @@ void same(const cowboy::Bytes& encoded, cowboy::ByteView input) {
   if (!std::equal(encoded.begin(), encoded.end(), input.begin(), input.end())) std::abort();
 }
 
+constexpr std::size_t kMaxShares = 4;
+
+void expect(bool holds) {
+  if (!holds) std::abort();
+}
+
+// The combine error `shares` must give: `error`, naming `index`.
+void expect_refused(const tr::PublicKey& key, cowboy::ByteView message, const std::vector<tr::SignatureShare>& shares,
+                    tr::Error error, std::uint8_t index) {
+  auto y = tr::combine(key, message, shares);
+  expect(!y && y.error().error == error && y.error().index == index);
+}
+
+void combine_shares(const tr::PublicKey& key, cowboy::ByteView message, cowboy::ByteView input) {
+  const std::size_t share_size = 1 + 2 * key.element_size() + tr::kChallengeSize + tr::kResponseExtra;
+  if (input.empty() || input.size() % share_size != 0 || input.size() / share_size > kMaxShares) return;
+  std::vector<tr::SignatureShare> shares;
+  for (std::size_t at = 0; at < input.size(); at += share_size) {
+    const cowboy::ByteView bytes = input.subspan(at, share_size);
+    auto decoded = tr::decode_signature_share(key, bytes);
+    if (!decoded) return;
+    same(tr::encode_signature_share(*decoded), bytes);
+    shares.push_back(*decoded);
+  }
+  auto y = tr::combine(key, message, shares);
+  if (y) {
+    expect(shares.size() >= key.threshold && tr::verify(key, message, *y).ok());
+    return;
+  }
+  // One share and too few: it verified. Paired with itself under three indices.
+  if (shares.size() != 1 || y.error().error != tr::Error::kNotEnoughShares) return;
+  const tr::SignatureShare& share = shares[0];
+  tr::SignatureShare other = share;
+  expect_refused(key, message, {share, other}, tr::Error::kDuplicateShare, share.index);
+  other.index = 0;
+  expect_refused(key, message, {share, other}, tr::Error::kIndexOutOfRange, 0);
+  other.index = static_cast<std::uint8_t>(share.index % key.shares + 1);
+  expect_refused(key, message, {share, other}, tr::Error::kShareProofMismatch, other.index);
+}
+
+// A decoded key: the message to its group, and its v as a signature.
+void use_key(const tr::PublicKey& key, cowboy::ByteView message) {
+  auto x = tr::hash_to_group(key, message);
+  expect(x.ok() ? x->size() == key.element_size() : x.error() == tr::Error::kMessageNotUnit);
+  auto signature = tr::decode_signature(key, key.v);
+  expect(signature.ok());
+  (void)tr::verify(key, message, *signature);
+}
+
 }  // namespace
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
@@ -57,16 +113,16 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   const tr::PublicKey& key = fixed_key();
   switch (data[0] % 4) {
     case 0:
-      if (auto decoded = tr::decode_public_key(input)) same(tr::encode_public_key(*decoded), input);
+      if (auto decoded = tr::decode_public_key(input)) {
+        same(tr::encode_public_key(*decoded), input);
+        use_key(*decoded, message);
+      }
       break;
     case 1:
       if (auto decoded = tr::decode_secret_share(key, input)) same(tr::encode_secret_share(*decoded), input);
       break;
     case 2:
-      if (auto decoded = tr::decode_signature_share(key, input)) {
-        same(tr::encode_signature_share(*decoded), input);
-        (void)tr::verify_share(key, message, *decoded);
-      }
+      combine_shares(key, message, input);
       break;
     case 3:
       if (auto decoded = tr::decode_signature(key, input)) {

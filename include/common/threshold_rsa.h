@@ -1,14 +1,16 @@
 // Shoup's threshold RSA signatures ("Practical Threshold Signatures", EUROCRYPT
 // 2000, protocol 1) on OpenSSL's BIGNUM: any k of n share holders sign a message
-// together, and the signature is the one RSA full-domain-hash signature x^d of
-// the message under the group's public key - the same bytes whichever k signed.
+// together, and the signature is the one RSA full-domain-hash signature x^D of
+// the message under the group's public key, D = e^-1 mod 4m (below) - the same
+// bytes whichever k signed.
 // A signature share carries Shoup's proof of correctness, so a combiner checks
 // each share alone and names a wrong one.
 //
 // A trusted dealer (`deal`) draws N = pq from safe primes p = 2p'+1, q = 2q'+1,
 // m = p'q', e = 65537, d = e^-1 mod m, a random polynomial f of degree k-1 over
 // Z_m with f(0) = d, the shares s_i = f(i), a random square v of Z_N* and the
-// verification keys v_i = v^s_i. With Delta = n!:
+// verification keys v_i = v^s_i. (d fixes x^d only on squares: y = x^D with
+// D = e^-1 mod 4m = e^-1 mod phi(N), and y^2 = (x^2)^d.) With Delta = n!:
 //   share      x_i = x^(2 Delta s_i), x = hash_to_group(message)
 //   proof      log_v v_i = log_x~ x_i^2 with x~ = x^(4 Delta): challenge c of
 //              128 bits (L1), response z = s_i c + r, r < 2^(|N| + 2 L1)
@@ -16,8 +18,14 @@
 //              coefficient at 0, an integer), y = w^a x^b, 4 Delta^2 a + e b = 1
 //   verify     y^e = x (mod N)
 //
+// Every function taking a PublicKey first checks what decode_public_key
+// guarantees of its shape (1 <= k <= n <= kMaxShares, n verification keys, N
+// odd with a nonzero top byte and 1024-4096 bits, v and each v_i |N| bytes)
+// and refuses a key built by hand that breaks it with kParameters.
+//
 // Encodings (big-endian; an element of Z_N is exactly |N| bytes, |N| the
-// modulus' byte length; every decoder checks its length first):
+// modulus' byte length; every decoder checks a length before reading what it
+// covers: the public key's 5-byte header, then its total from |N| and n):
 //   public key       01 | |N| (u16) | k (u8) | n (u8) | N | v | v_1 .. v_n
 //   secret share     01 | |N| (u16) | i (u8) | s_i (|N| bytes)
 //   signature share  i (u8) | x_i | c (16) | z (|N| + 33)
@@ -83,7 +91,7 @@ struct SignatureShare {
 };
 
 struct Signature {
-  Bytes value;  // y = x^d
+  Bytes value;  // y = x^D, D = e^-1 mod 4m
   bool operator==(const Signature&) const = default;
 };
 
@@ -93,13 +101,15 @@ struct Dealing {
 };
 
 /// What only the dealer knows; `deal` discards it. For tests and fixture tools.
+/// Whoever holds p or q computes every signature alone, so every future round
+/// seed (docs/cip11.md choice 167): never keep them for a real key.
 struct DealerSecret {
   Bytes p;
   Bytes q;
 };
 
 enum class Error : std::uint8_t {
-  kParameters,              // k, n or the modulus size out of range
+  kParameters,              // k, n or the modulus size out of range; a hand-built PublicKey's shape broken
   kRandomness,              // OpenSSL's RAND or prime generation failed
   kLength,                  // an encoding of the wrong size
   kVersion,                 // an encoding's version byte is not 1
@@ -124,8 +134,9 @@ struct CombineError {
   std::uint8_t index = 0;
 };
 
-/// Deals a k-of-n key with a modulus of `modulus_bits` bits (even, within
-/// [kMinModulusBits, kMaxModulusBits]); randomness from OpenSSL's RAND. The
+/// Deals a k-of-n key with a modulus of `modulus_bits` bits (a multiple of 16,
+/// so p and q are whole bytes, within [kMinModulusBits, kMaxModulusBits]);
+/// randomness from OpenSSL's RAND. The
 /// safe primes take seconds at 2048 bits (docs/cip11.md choice 170): deal once
 /// per genesis, never per start.
 Result<Dealing, Error> deal(std::uint8_t threshold, std::uint8_t shares, std::size_t modulus_bits = kModulusBits);
@@ -138,10 +149,13 @@ Result<Bytes, Error> hash_to_group(const PublicKey& key, ByteView message);
 
 /// Share `secret.index()`'s signature share of `message` with its proof.
 Result<SignatureShare, Error> sign_share(const PublicKey& key, const SecretShare& secret, ByteView message);
-/// Whether `share` is share `share.index`'s of `message` (its proof verifies).
+/// Whether `share` is share `share.index`'s of `message` (its proof verifies);
+/// kParameters also when the key's v_i is not a unit (the decoder refuses one).
 Result<Unit, Error> verify_share(const PublicKey& key, ByteView message, const SignatureShare& share);
 /// The signature of `message` from the first k of `shares`, after checking every
-/// one's proof; the first wrong or duplicate share is named.
+/// one's proof; the first wrong, out-of-range or duplicate share is named. A
+/// refusal that is no share's fault (the key; a message hashing to a non-unit;
+/// too few shares) names index 0.
 Result<Signature, CombineError> combine(const PublicKey& key, ByteView message,
                                         std::span<const SignatureShare> shares);
 /// Whether `signature` is y with y^e = H(message).
@@ -149,7 +163,9 @@ Result<Unit, Error> verify(const PublicKey& key, ByteView message, const Signatu
 
 Bytes encode_public_key(const PublicKey& key);
 Result<PublicKey, Error> decode_public_key(ByteView bytes);
-/// The secret share's bytes, for its holder's key file (mode 0600).
+/// The secret share's bytes, for its holder's key file (mode 0600). They are a
+/// plain copy of s_i: the caller wipes them (OPENSSL_cleanse or sodium_memzero,
+/// and any hex text made from them) once written; nothing here can.
 Bytes encode_secret_share(const SecretShare& share);
 /// Checks the share against `key`: its size, index, range and v^s_i = v_i.
 Result<SecretShare, Error> decode_secret_share(const PublicKey& key, ByteView bytes);
