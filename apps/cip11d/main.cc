@@ -15,6 +15,12 @@
 //                    re-executing the others' blocks (devchain/rotation.h),
 //                    and telling them which runners it holds (§8.2 presence
 //                    gossip, POST /v1/chain/presence on the same API).
+//   cip11d --follow --genesis FILE --peers URL,URL,... --chain-listen HOST:PORT
+//                    a follower of such a chain (docs/devchain.md D14): the
+//                    same Node and catch-up as a validator's, with no key, no
+//                    QUIC listener and no CIP-11 service: it proposes and
+//                    pushes nothing, verifies every block it takes, and serves
+//                    the chain API a runner's --chain-url reads.
 //   cip11d --config FILE
 //                    any of these from a TOML file whose keys are the long flag
 //                    names (packaging/cip11d.toml); a key no flag knows refuses
@@ -71,6 +77,7 @@ struct Options {
   std::uint64_t block_ms = 200;
   std::string genesis_file;        // a validator of several: the chain's genesis
   std::vector<std::string> peers;  // ... and the other validators' chain APIs
+  bool follow = false;             // with --genesis and no key: a follower (D14)
   std::uint64_t view_timeout_ms = 0;  // 0: five block intervals
   std::optional<std::uint64_t> test_hold_view;  // the test hook that forces a fork (RotationConfig::hold_from_view)
   std::uint64_t test_hold_ms = 0;
@@ -349,6 +356,79 @@ int run_chain_validator(const Options& o, const sigset_t& signals) {
   return rc;
 }
 
+// /healthz, /readyz and /metrics of a follower: its chain's series only.
+net::HttpHandler follower_admin_handler(devchain::Node& node) {
+  return [&node](const net::HttpRequest& req) -> net::HttpReply {
+    if (req.method != "GET") return {405, "text/plain", "GET only\n"};
+    if (req.target == "/healthz" || req.target == "/readyz")  // its chain is in this process: ready once serving
+      return {200, "text/plain", req.target == "/healthz" ? "ok\n" : "ready at height " + std::to_string(node.head().height) + "\n"};
+    if (req.target == "/metrics")
+      return {200, "text/plain; version=0.0.4", chain_metrics(node) + net::process_metrics_text()};
+    return {404, "text/plain", "no such route: /healthz, /readyz, /metrics\n"};
+  };
+}
+
+// A follower of a chain of several validators (docs/devchain.md D14): the
+// validators' own Node and Rotation with no key - it proposes nothing (no
+// snapshot names it) and verifies every block it takes as a validator does -
+// asking its peers for their heads every block, and serving the chain API
+// (POST /v1/chain/blocks included: a block posted to it is verified and
+// refused or applied like any). No QUIC listener, no CIP-11 service: nothing
+// is pushed from here. Transactions it is sent go on to its peers (D6).
+int run_chain_follower(const Options& o, const sigset_t& signals) {
+  std::ifstream in(o.genesis_file);
+  if (!in) return fail("cannot read " + o.genesis_file);
+  auto genesis = devchain::genesis_from_json(nlohmann::json::parse(in, nullptr, false));
+  if (!genesis) return fail("bad genesis: " + genesis.error());
+  devchain::NodeConfig config;
+  config.data_dir = std::filesystem::path(o.data_dir) / "chain";
+  config.block_interval = std::chrono::milliseconds(o.block_ms);
+  config.rotating = true;  // the validators' rounds and proposers, as theirs
+  auto node = devchain::Node::open(config, *genesis);
+  if (!node) return fail(node.error());
+  log::info(log::event::kStoreOpened, log::field("store", "chain"), log::field("path", config.data_dir.string()),
+            log::field("height", (*node)->head().height));
+  if ((*node)->validator_count() < 2)
+    return fail("the genesis names fewer than two validators: follow a lone producer's chain with cip11d --chain-url");
+  // No key: every validator's chain API a change names is a peer to learn.
+  auto peers = devchain::PeerApis::open(o.peers, crypto::Ed25519Public{}, std::chrono::seconds(5));
+  if (!peers) return fail("--peers: " + peers.error());
+  auto chain_hp = net::parse_host_port(o.chain_listen);
+  if (!chain_hp) return fail("--chain-listen must be host:port");
+  auto admin_hp = net::parse_host_port(o.admin_listen);
+  if (!admin_hp) return fail("--admin-listen must be host:port");
+  std::unique_ptr<devchain::HttpServer> api;
+  std::unique_ptr<net::HttpServer> admin;
+  try {
+    api = std::make_unique<devchain::HttpServer>(**node, node->get(), chain_hp->first, chain_hp->second, node->get());
+    admin = std::make_unique<net::HttpServer>(follower_admin_handler(**node), admin_hp->first, admin_hp->second);
+  } catch (const std::exception& e) {
+    return fail(e.what());
+  }
+  devchain::RotationConfig timing;
+  timing.block_interval = std::chrono::milliseconds(o.block_ms);
+  timing.view_timeout = std::chrono::milliseconds(o.view_timeout_ms ? o.view_timeout_ms : 5 * o.block_ms);
+  timing.follow_only = true;
+  devchain::Rotation rotation(**node, std::move(*peers), timing);
+  api->start();
+  admin->start();
+  rotation.start();
+  service_log::listening("chain", chain_hp->first, api->port());
+  service_log::listening("admin", admin_hp->first, admin->port());
+  std::printf("cip11d following with no key: devchain API http://%s:%u admin http://%s:%u at height %llu\n",
+              chain_hp->first.c_str(), api->port(), admin_hp->first.c_str(), admin->port(),
+              static_cast<unsigned long long>((*node)->head().height));
+  std::fflush(stdout);
+  log::info(log::event::kReady, log::field("chain", "followed"), log::field("key", "none"));
+  service_log::shutdown(wait_for_stop_signal(signals));
+  admin->stop();
+  rotation.stop();
+  api->stop();
+  std::printf("cip11d stopped\n");
+  log::info(log::event::kStopped);
+  return 0;
+}
+
 int run_validator(const Options& o, const sigset_t& signals) {
   auto chain = devchain::Cip11Port::over_http(o.chain_url);
   if (!chain) return fail("--chain-url must be http://host:port");
@@ -392,6 +472,9 @@ int main(int argc, char** argv) {
                  "one of several validators: the chain's genesis JSON (its own chain lives in <data-dir>/chain)");
   app.add_option("--peers", o.peers, "with --genesis: the other validators' chain APIs, http://host:port each")
       ->delimiter(',');
+  app.add_flag("--follow", o.follow,
+               "with --genesis and --peers, no --key: follow the validators' chain, verifying every block, and serve "
+               "its API at --chain-listen for runners (no QUIC, proposes and pushes nothing)");
   app.add_option("--view-timeout-ms", o.view_timeout_ms,
                  "with --genesis: a view with no block after this long passes to the next leader (default 5 blocks)")
       ->check(CLI::Range(10, 600'000));
@@ -411,7 +494,13 @@ int main(int argc, char** argv) {
   apps::add_config_file(app, "packaging/cip11d.toml");
   if (auto status = apps::parse_command_line(app, argc, argv, "cip11d", "packaging/cip11d.toml")) return *status;
   const bool several = !o.genesis_file.empty();
-  if (!o.dev && (o.key_file.empty() || (o.chain_url.empty() && !several))) {
+  if (o.follow && (o.dev || !several || o.peers.empty() || !o.key_file.empty() || !o.vrf_key_file.empty() ||
+                   !o.chain_url.empty() || !o.listen.empty() || o.test_hold_view)) {
+    std::fprintf(stderr, "cip11d: --follow goes with --genesis and --peers, and with no --key, --vrf-key, --listen, "
+                         "--chain-url or --dev: a follower has no key and no QUIC listener\n");
+    return 2;
+  }
+  if (!o.dev && !o.follow && (o.key_file.empty() || (o.chain_url.empty() && !several))) {
     std::fprintf(stderr, "cip11d: give --dev, or --chain-url and --key, or --genesis, --key and --peers\n");
     return 2;
   }
@@ -428,5 +517,6 @@ int main(int argc, char** argv) {
   if (auto taken = data_dir::take(o.data_dir, cip11d::kDataDir); !taken) return fail(taken.error());
   sigset_t signals = block_stop_signals();  // before any thread starts
   if (o.dev) return run_dev(o, signals);
+  if (o.follow) return run_chain_follower(o, signals);
   return several ? run_chain_validator(o, signals) : run_validator(o, signals);
 }

@@ -141,6 +141,10 @@ void Rotation::run() {
     // the peers now (D11) rather than after a view timeout.
     if (node_.take_fork_seen() && catch_up()) continue;
     const auto now = Clock::now();
+    if (config_.follow_only) {  // no block comes to it unasked: it asks (D14)
+      if (now - synced >= config_.block_interval) synced = now, (void)catch_up();
+      continue;
+    }
     const ChainHead head = node_.head();
     if (head != last) {
       last = head, since = now, joined = true;

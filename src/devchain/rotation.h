@@ -61,11 +61,18 @@ struct RotationConfig {
   /// and written: a fork (docs/devchain.md D11).
   std::optional<cip11::View> hold_from_view;
   std::chrono::milliseconds hold_for{0};
+  /// A follower (cip11d --follow, docs/devchain.md D14): a node with no key,
+  /// which proposes nothing and which no validator sends blocks to, asks its
+  /// peers for their heads every block_interval instead of after a view
+  /// timeout, and takes what they hold through the same catch-up and fork
+  /// choice (Node::follow: every block verified as accept_block does).
+  bool follow_only = false;
 };
 
 class Rotation {
  public:
-  /// `node` has a validator key; `peers` are the other validators' chain APIs.
+  /// `node` has a validator key (or none, config.follow_only); `peers` are the
+  /// validators' chain APIs (the other ones, for a validator).
   Rotation(Node& node, std::shared_ptr<PeerApis> peers, RotationConfig config);
   ~Rotation();
   void start();

@@ -57,14 +57,44 @@ class ValidatorProcess {
   }
   bool up() const { return admin_port_ != 0; }
   std::uint16_t admin_port() const { return admin_port_; }
-  /// The /metrics line of the series with exactly these labels, e.g. `x{reason="A"}`; nullopt when absent.
-  std::optional<double> metric(const std::string& series) const {
-    devchain::HttpClient admin("127.0.0.1", admin_port_);
+  std::optional<double> metric(const std::string& series) const { return metric_at(admin_port_, series); }
+  void kill9() { child_.kill(SIGKILL); }
+
+  /// The /metrics line at `admin_port` of the series with exactly these labels, e.g. `x{reason="A"}`; nullopt when absent.
+  static std::optional<double> metric_at(std::uint16_t admin_port, const std::string& series) {
+    devchain::HttpClient admin("127.0.0.1", admin_port);
     auto text = admin.get_text("/metrics");
     if (!text) return std::nullopt;
     auto at = text->body.find("\n" + series + " ");
     if (at == std::string::npos) return std::nullopt;
     return std::stod(text->body.substr(at + series.size() + 2));
+  }
+
+ private:
+  ChildProcess child_;
+  std::uint16_t admin_port_ = 0;
+};
+
+/// `cip11d --follow`: a follower of the validators' chain (docs/devchain.md
+/// D14), no key, its chain API on `chain_port`, asking `peers` for blocks.
+class FollowerProcess {
+ public:
+  FollowerProcess(const std::filesystem::path& data, const std::filesystem::path& genesis, std::uint16_t chain_port,
+                  const std::vector<std::string>& peers)
+      : child_([&] {
+          std::string joined;
+          for (const auto& p : peers) joined += (joined.empty() ? "" : ",") + p;
+          return std::vector<std::string>{std::string(COWBOY_BIN_DIR) + "/cip11d", "--follow", "--data-dir",
+                                          data.string(), "--genesis", genesis.string(), "--peers", joined,
+                                          "--chain-listen", "127.0.0.1:" + std::to_string(chain_port),
+                                          "--admin-listen", "127.0.0.1:0", "--block-ms", "100"};
+        }()) {
+    auto line = child_.wait_for_line("cip11d following with no key", 30s);
+    admin_port_ = cowboy::testing::port_in(line, R"(admin http://127\.0\.0\.1:(\d+))");
+  }
+  bool up() const { return admin_port_ != 0; }
+  std::optional<double> metric(const std::string& series) const {
+    return ValidatorProcess::metric_at(admin_port_, series);
   }
   void kill9() { child_.kill(SIGKILL); }
 

@@ -1,0 +1,225 @@
+// A follower of the four validators' chain (docs/devchain.md D14,
+// docs/cip11.md choices 173-175): `cip11d --follow`, a fifth process with no
+// key and no QUIC listener that takes every block from the validators,
+// verifying each as they do, and serves the chain API a runner reads. The
+// runners here read the chain only through it: their own view (§10.1).
+#include <gtest/gtest.h>
+
+#include <thread>
+
+#include "cip11/chain/codec.h"
+#include "cip11/chain/consumed_seeds.h"
+#include "validator_processes.h"
+
+namespace cowboy::cip11 {
+namespace {
+
+using namespace std::chrono_literals;
+using namespace cip11::testing;
+
+// The four validators of Cip11Validators and a follower, index kFollower of
+// chain_ports (so chain(kFollower), height() and expect_same_blocks read it).
+struct Cip11Follower : Cip11Validators {
+  static constexpr std::size_t kFollower = kValidators;
+  std::unique_ptr<FollowerProcess> follower;
+
+  /// Starts (or restarts, on its store) the follower asking validators `from` (genesis order).
+  void start_follower(const std::vector<std::size_t>& from) {
+    if (chain_ports.size() == kFollower) chain_ports.push_back(cowboy::testing::free_ports(SOCK_STREAM, 1)[0]);
+    std::vector<std::string> peers;
+    for (std::size_t i : from) peers.push_back(url(i));
+    follower.reset();
+    follower = std::make_unique<FollowerProcess>(dir.path() / "follower", genesis_path, chain_ports[kFollower], peers);
+    ASSERT_TRUE(follower->up());
+  }
+  bool completed_at(std::size_t i, const JobId& id) {
+    auto j = chain(i).job(id);
+    return j.ok() && j->state == chain::JobState::kCompleted;
+  }
+  /// The job `id` as the follower and validator 0 hold it, equal, in `state`.
+  void expect_job_at_both(const JobId& id, chain::JobState state) {
+    auto at_follower = chain(kFollower).job(id);
+    auto at_validator = chain(0).job(id);
+    ASSERT_TRUE(at_follower.ok() && at_validator.ok()) << to_hex0x(id.value);
+    EXPECT_EQ(at_follower->state, state) << to_hex0x(id.value);
+    EXPECT_EQ(chain::encode_job(*at_follower), chain::encode_job(*at_validator)) << to_hex0x(id.value);
+  }
+};
+
+// With runners that read the chain through the follower only.
+struct Cip11FollowerRunners : Cip11Follower {
+  static constexpr std::size_t kRunners = 2;
+  std::vector<crypto::Secp256k1Secret> keys;
+  // 1.5 s: while validator 3 is down (the last test) its views pass one a
+  // view timeout, so the 15 blocks of a push's ack timeout (§11.1) last
+  // longer than its restart and the follower's catch-up.
+  Cip11FollowerRunners() { view_timeout_ms = 1'500; }
+  void configure(devchain::Cip11Genesis& c) override { keys = register_runners(c, kRunners); }
+  std::unique_ptr<RunnerProcess> start_runner_via_follower(std::size_t i) {
+    return std::make_unique<RunnerProcess>(std::vector<std::string>{
+        "--chain-url", url(kFollower), "--key", (dir.path() / "runners" / (std::to_string(i) + ".key")).string(),
+        "--state-dir", (dir.path() / "runners" / ("state-" + std::to_string(i))).string(), "--block-ms", "100",
+        "--height-poll-ms", "20"});
+  }
+  /// A job of `committee` runners sent through validator 0; its id.
+  std::optional<JobId> submit(std::uint32_t committee) {
+    auto api = chain(0);
+    devchain::Wallet wallet(api, submitter);
+    const std::string spec = R"({"sleep_ms":10})";
+    chain::SubmitJob job{JobKind::kCustom, Bytes(spec.begin(), spec.end()), 200, committee, 0};
+    auto receipt = wallet.send_and_wait(devchain::Cip11Call{chain::encode_instruction(job)});
+    EXPECT_TRUE(receipt.ok() && receipt->ok()) << (receipt.ok() ? receipt->error.value_or("") : receipt.error().message);
+    if (!receipt || !receipt->ok()) return std::nullopt;
+    return receipt->job_id;
+  }
+};
+
+// Choice 173: runners admitted by the validators, reading the chain only
+// through the follower, run an M = 1 and an M = 2 job whose results land;
+// the follower holds the validators' blocks, and after a SIGKILL it restarts
+// on its store and catches up to the same blocks.
+TEST_F(Cip11FollowerRunners, RunnersReadingTheFollowerRunJobsAndItHoldsTheValidatorsBlocksAcrossASigkill) {
+  start_follower({0, 1, 2, 3});
+  const std::vector<std::size_t> all{0, 1, 2, 3, kFollower};
+  ASSERT_TRUE(eventually([&] { return all_at_least(all, 3); }, 60s));
+  std::vector<std::unique_ptr<RunnerProcess>> runners;
+  for (std::size_t r = 0; r < kRunners; ++r) runners.push_back(start_runner_via_follower(r));
+  for (std::size_t r = 0; r < kRunners; ++r)
+    ASSERT_TRUE(runners[r]->wait_count("event=connected", kValidators - 1, 60s)) << "runner " << r;
+  auto one = submit(1), two = submit(2);
+  ASSERT_TRUE(one && two);
+  for (const JobId& id : {*one, *two})
+    ASSERT_TRUE(eventually([&] { return completed_at(kFollower, id); }, 60s))
+        << to_hex0x(id.value);
+  // Pushed by the validators, verified against the follower's view, run.
+  for (std::size_t r = 0; r < kRunners; ++r)
+    EXPECT_TRUE(runners[r]->saw({"event=accepted", to_hex0x(two->value), "via=push"}, 10s)) << "runner " << r;
+  EXPECT_TRUE(runners[0]->saw({"event=accepted", to_hex0x(one->value), "via=push"}, 2s) ||
+              runners[1]->saw({"event=accepted", to_hex0x(one->value), "via=push"}, 2s));
+  ASSERT_TRUE(eventually([&] { return all_at_least(all, height(kFollower) + 1); }, 30s));
+  for (const JobId& id : {*one, *two}) expect_job_at_both(id, chain::JobState::kCompleted);
+  expect_same_blocks(all, std::min({height(0), height(1), height(2), height(3), height(kFollower)}));
+
+  // SIGKILL, and back on its store: the blocks it missed, the same as theirs.
+  follower->kill9();
+  const std::uint64_t killed_at = height(0);
+  ASSERT_TRUE(eventually([&] { return all_at_least({0, 1, 2, 3}, killed_at + 5); }, 60s));
+  start_follower({0, 1, 2, 3});
+  const std::uint64_t target = height(0) + 2;
+  ASSERT_TRUE(eventually([&] { return all_at_least(all, target); }, 60s));
+  expect_same_blocks(all, target);
+  EXPECT_GE(follower->metric("devchain_height").value_or(0), static_cast<double>(target));
+  // And the runners, reading through it again, run another job.
+  auto three = submit(1);
+  ASSERT_TRUE(three);
+  ASSERT_TRUE(eventually([&] { return completed_at(kFollower, *three); }, 60s));
+  expect_job_at_both(*three, chain::JobState::kCompleted);
+}
+
+// Choice 174: a forged block posted to the follower is refused as the
+// validators refuse it (their test: Cip11Validators.AForgedBlockIsRefusedByTheOtherThree),
+// counted by reason on its /metrics, and changes nothing: it goes on
+// holding the validators' blocks.
+TEST_F(Cip11Follower, AForgedBlockPostedToTheFollowerIsRefusedCountedAndNotApplied) {
+  start_follower({0, 1, 2, 3});
+  const std::vector<std::size_t> all{0, 1, 2, 3, kFollower};
+  ASSERT_TRUE(eventually([&] { return all_at_least(all, 3); }, 60s));
+  crypto::Ed25519Seed stranger;
+  stranger.fill(0x5a);  // no validator's key
+  struct Case {
+    const char* reason;
+    std::function<void(devchain::SignedBlock&, const crypto::Ed25519Seed&)> forge;
+  };
+  const std::vector<Case> cases = {
+      {"BadPresence",  // a bit past the registry (it is empty)
+       [](devchain::SignedBlock& b, const crypto::Ed25519Seed& k) {
+         b.block.presence = Bytes{0x01, 0x00, 0x01};
+         b = devchain::seal_block(b.block, k);
+       }},
+      {"BadDigest",  // a valid presence field swapped in under the digest of another
+       [](devchain::SignedBlock& b, const crypto::Ed25519Seed& k) {
+         b = devchain::seal_block(b.block, k);
+         b.block.presence = Bytes{0x01, 0x01, 0x00, 0x00, 0x00, 0x00};
+       }},
+      {"SeedsMismatch",  // a consumed seed no record consumed
+       [](devchain::SignedBlock& b, const crypto::Ed25519Seed& k) {
+         b.block.consumed_seeds = chain::encode_consumed_seeds({chain::ConsumedSeed{RoundEpoch{0}, View{1}, Bytes(48, 0xab)}});
+         b = devchain::seal_block(b.block, k);
+       }},
+      {"BadSignature",  // signed by a key that is not the leader's
+       [&stranger](devchain::SignedBlock& b, const crypto::Ed25519Seed&) { b = devchain::seal_block(b.block, stranger); }},
+  };
+  for (const auto& c : cases) {
+    std::string refused;
+    // On the follower's own head; one that moved meanwhile is retried.
+    for (int attempt = 0; attempt < 50; ++attempt) {
+      auto api = chain(kFollower);
+      auto head = api.chain_head();
+      ASSERT_TRUE(head.ok());
+      devchain::SignedBlock b;
+      b.block.chain_instance_id = *api.chain_instance_id();
+      b.block.height = head->height + 1;
+      b.block.view = head->view + 1;
+      b.block.proposer = devchain::leader_of(b.block.view, kValidators);
+      b.block.parent = head->digest;
+      b.block.presence = encode_presence(PresentSet(0));
+      b.block.consumed_seeds = chain::encode_consumed_seeds({});
+      c.forge(b, seed_of_index(b.block.proposer));
+      auto r = api.accept_block(b);
+      ASSERT_FALSE(r.ok()) << c.reason;
+      if (r.error().code == devchain::ApiErrorCode::kUnavailable) {  // busy with a block it fetched: again
+        std::this_thread::sleep_for(20ms);
+        continue;
+      }
+      ASSERT_EQ(r.error().code, devchain::ApiErrorCode::kBlockRefused) << r.error().message;
+      refused = r.error().message;
+      if (!refused.starts_with("NotNext") && !refused.starts_with("WrongParent") && !refused.starts_with("StaleView"))
+        break;
+    }
+    EXPECT_TRUE(refused.starts_with(std::string(c.reason) + ":")) << refused;
+    EXPECT_EQ(follower->metric("devchain_blocks_refused_total{reason=\"" + std::string(c.reason) + "\"}"), 1.0)
+        << c.reason;
+  }
+  const std::uint64_t h = std::max({height(0), height(1), height(2), height(3)}) + 3;
+  ASSERT_TRUE(eventually([&] { return all_at_least(all, h); }, 60s));
+  expect_same_blocks(all, h);
+}
+
+// Choice 175: the runner's §10.1 check runs against the follower's view. The
+// follower asks only validator 3, which is SIGKILLed: the other three go on,
+// assign a job to the runner, finalize it and push it, while the follower
+// (and so the runner's view) stays below the assignment. The push is held -
+// no ack, nothing run, nothing refused - until validator 3 is back and the
+// follower has the block final; then the job runs and completes.
+TEST_F(Cip11FollowerRunners, APushTheFollowerHasNotAppliedIsHeldNotRunUntilItHasIt) {
+  start_follower({3});
+  ASSERT_TRUE(eventually([&] { return all_at_least({0, 1, 2, 3, kFollower}, 3); }, 60s));
+  auto runner = start_runner_via_follower(0);
+  ASSERT_TRUE(runner->wait_count("event=connected", kValidators - 1, 60s));
+  processes[3]->kill9();
+  const std::uint64_t stuck = height(kFollower);
+  auto id = submit(1);  // M = 1 only: the other runner is not running
+  ASSERT_TRUE(id);
+  const std::uint64_t assigned_at = chain(0).job(*id)->assignment_height.value;
+  // Pushed: the three finalized the block and one sent it (its line comes when the push arrives).
+  ASSERT_TRUE(runner->wait_for({"event=assigned", to_hex0x(id->value), "via=push"}, 60s));
+  std::this_thread::sleep_for(500ms);
+  EXPECT_LT(height(kFollower), assigned_at) << "the follower took the block: the test shows nothing";
+  EXPECT_LE(height(kFollower), stuck + 1);
+  EXPECT_GE(height(0), assigned_at + kFinalityDepth);
+  EXPECT_FALSE(runner->saw({"event=accepted", to_hex0x(id->value)}, 100ms)) << "run before the follower had its block";
+  EXPECT_FALSE(runner->saw({"event=rejected", to_hex0x(id->value)}));
+  EXPECT_EQ(chain(0).job(*id)->state, chain::JobState::kAssigned);
+  // Back: validator 3 catches up, the follower from it, and the held push runs.
+  processes[3] = start(3);
+  ASSERT_TRUE(processes[3]->up());
+  auto accepted = runner->wait_for({"event=accepted", to_hex0x(id->value)}, 60s);
+  ASSERT_TRUE(accepted);
+  EXPECT_GE(RunnerProcess::height_of(*accepted), assigned_at + kFinalityDepth) << *accepted;
+  ASSERT_TRUE(eventually([&] { return completed_at(kFollower, *id); }, 60s));
+  expect_job_at_both(*id, chain::JobState::kCompleted);
+  EXPECT_FALSE(runner->saw({"event=rejected", to_hex0x(id->value)}));
+}
+
+}  // namespace
+}  // namespace cowboy::cip11
