@@ -296,30 +296,43 @@ int run_dev(Options o, const sigset_t& signals) {
   return rc;
 }
 
-// One of several validators: its own Node on the shared genesis, its chain API
-// (with the routes validators use between them) and the rotation.
-int run_chain_validator(const Options& o, const sigset_t& signals) {
+// The chain store (<data-dir>/chain) of a chain of several validators, on
+// its genesis: a validator's, with its key, or a follower's, with none (D14).
+// One Node for both: the follower verifies and stores blocks as validators do.
+Result<std::unique_ptr<devchain::Node>, std::string> open_chain_of_several(
+    const Options& o, const std::optional<crypto::Ed25519Seed>& key) {
   std::ifstream in(o.genesis_file);
-  if (!in) return fail("cannot read " + o.genesis_file);
+  if (!in) return Err{"cannot read " + o.genesis_file};
   auto genesis = devchain::genesis_from_json(nlohmann::json::parse(in, nullptr, false));
-  if (!genesis) return fail("bad genesis: " + genesis.error());
-  auto key = devchain::load_secret(o.key_file);
-  if (!key) return fail(key.error());
+  if (!genesis) return Err{"bad genesis: " + genesis.error()};
   devchain::NodeConfig config;
   config.data_dir = std::filesystem::path(o.data_dir) / "chain";
   config.block_interval = std::chrono::milliseconds(o.block_ms);
-  config.validator_key = *key;
+  config.validator_key = key;
   if (!o.vrf_key_file.empty()) {
     auto vrf = devchain::load_secret(o.vrf_key_file);
-    if (!vrf) return fail(vrf.error());
+    if (!vrf) return Err{vrf.error()};
     config.vrf_key = *vrf;
   }
   config.rotating = true;  // the proposer of view v of epoch E leads Round(E, v) and proves its seed
   auto node = devchain::Node::open(config, *genesis);
-  if (!node) return fail(node.error());
+  if (!node) return Err{node.error()};
   log::info(log::event::kStoreOpened, log::field("store", "chain"), log::field("path", config.data_dir.string()),
             log::field("height", (*node)->head().height));
-  if ((*node)->validator_count() < 2) return fail("the genesis names fewer than two validators: run cip11d --dev");
+  if ((*node)->validator_count() < 2)
+    return Err{std::string(key ? "the genesis names fewer than two validators: run cip11d --dev"
+                               : "the genesis names fewer than two validators: a lone producer's chain is read "
+                                 "from its producer")};
+  return std::move(*node);
+}
+
+// One of several validators: its own Node on the shared genesis, its chain API
+// (with the routes validators use between them) and the rotation.
+int run_chain_validator(const Options& o, const sigset_t& signals) {
+  auto key = devchain::load_secret(o.key_file);
+  if (!key) return fail(key.error());
+  auto node = open_chain_of_several(o, *key);
+  if (!node) return fail(node.error());
   const auto me = crypto::ed25519_from_seed(*key).public_key;
   auto peers = devchain::PeerApis::open(o.peers, me, std::chrono::seconds(5));
   if (!peers) return fail("--peers: " + peers.error());
@@ -376,20 +389,8 @@ net::HttpHandler follower_admin_handler(devchain::Node& node) {
 // refused or applied like any). No QUIC listener, no CIP-11 service: nothing
 // is pushed from here. Transactions it is sent go on to its peers (D6).
 int run_chain_follower(const Options& o, const sigset_t& signals) {
-  std::ifstream in(o.genesis_file);
-  if (!in) return fail("cannot read " + o.genesis_file);
-  auto genesis = devchain::genesis_from_json(nlohmann::json::parse(in, nullptr, false));
-  if (!genesis) return fail("bad genesis: " + genesis.error());
-  devchain::NodeConfig config;
-  config.data_dir = std::filesystem::path(o.data_dir) / "chain";
-  config.block_interval = std::chrono::milliseconds(o.block_ms);
-  config.rotating = true;  // the validators' rounds and proposers, as theirs
-  auto node = devchain::Node::open(config, *genesis);
+  auto node = open_chain_of_several(o, std::nullopt);
   if (!node) return fail(node.error());
-  log::info(log::event::kStoreOpened, log::field("store", "chain"), log::field("path", config.data_dir.string()),
-            log::field("height", (*node)->head().height));
-  if ((*node)->validator_count() < 2)
-    return fail("the genesis names fewer than two validators: follow a lone producer's chain with cip11d --chain-url");
   // No key: every validator's chain API a change names is a peer to learn.
   auto peers = devchain::PeerApis::open(o.peers, crypto::Ed25519Public{}, std::chrono::seconds(5));
   if (!peers) return fail("--peers: " + peers.error());
