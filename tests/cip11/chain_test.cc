@@ -286,6 +286,47 @@ TEST(Cip11Chain, AnMOver1JobsTimeoutMustOutlastItsAssignmentBlocksFinality) {
   EXPECT_EQ(c.job_of(*taken.job_id).deadline_block, Height{c.height.value + bound + 1});  // §10.1: from S
 }
 
+// docs/cip11.md choice 165 (§10.1): an M = 1 job is assigned in S itself,
+// deadline S + timeout_blocks, and pushed once S is final, at S + F. A
+// timeout of F makes S + F its deadline block, in which no runner has been
+// told yet: refused; F + 1 leaves the runner block S + F + 1. A lone producer
+// (F = 0) keeps taking every timeout; and without CIP-11 selection an M > 1
+// job is drawn in S too, so the same bound holds for it.
+TEST(Cip11Chain, AnM1JobsTimeoutMustOutlastItsAssignmentBlocksFinality) {
+  Chain c;
+  c.params.present_first_enabled = true;
+  c.params.multi_validator = true;
+  c.params.selection_seed_delay_views = 5;
+  c.finality_depth = 4;
+  const auto ks = keys(61, 3);
+  c.register_all(ks);
+  c.begin();
+  EXPECT_EQ(c.tx(ks[0].address, testing::job(1, c.finality_depth)).error, ChainError::kTimeoutTooShort);
+  EXPECT_EQ(c.tx(ks[0].address, testing::job(1, 1)).error, ChainError::kTimeoutTooShort);
+  auto taken = c.tx(ks[0].address, testing::job(1, c.finality_depth + 1));
+  ASSERT_FALSE(taken.error) << chain_error_name(*taken.error);
+  EXPECT_EQ(c.job_of(*taken.job_id).state, JobState::kAssigned);  // drawn in S
+  EXPECT_EQ(c.job_of(*taken.job_id).deadline_block, Height{c.height.value + c.finality_depth + 1});  // §10.1: from S
+
+  // Without CIP-11 selection an M > 1 committee is drawn in S: the same bound.
+  Chain v2;
+  v2.finality_depth = 4;
+  v2.register_all(ks);
+  v2.begin();
+  EXPECT_EQ(v2.tx(ks[0].address, testing::job(2, v2.finality_depth)).error, ChainError::kTimeoutTooShort);
+  auto v2_taken = v2.tx(ks[0].address, testing::job(2, v2.finality_depth + 1));
+  ASSERT_FALSE(v2_taken.error) << chain_error_name(*v2_taken.error);
+  EXPECT_EQ(v2.job_of(*v2_taken.job_id).state, JobState::kAssigned);
+
+  // A lone producer (F = 0): a one-block timeout is taken, as before.
+  Chain lone;
+  lone.params.present_first_enabled = true;
+  lone.register_all(ks);
+  lone.begin();
+  auto one_block = lone.tx(ks[0].address, testing::job(1, 1));
+  EXPECT_FALSE(one_block.error) << chain_error_name(*one_block.error);
+}
+
 TEST(Cip11Chain, TimeoutReselectsWithoutTheRunnerThatTimedOut) {
   Chain c;
   c.params.max_selections = 3;

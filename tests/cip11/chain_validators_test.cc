@@ -868,6 +868,72 @@ TEST_F(Cip11FinalPushes, AValidatorPushesAnAssignmentOnlyOnceItsBlockIsFinal) {
   ASSERT_TRUE(eventually([&] { return chain(0).job(*receipt->job_id)->state == chain::JobState::kCompleted; }, 60s));
 }
 
+// docs/cip11.md choice 164 (§10.1, choice 158): a validator restarted while
+// a block it applied is not yet final pushes that block's assignment once the
+// block is final after the restart; the blocks waiting for finality are read
+// again from the chain at open (they were in memory only, and the old code
+// never pushed them). Two of the four are killed first, so that blocks come
+// in only two views of four (a view timeout in each other): the kill of
+// validator V lands between the assignment block S and S + F, and the runner,
+// reconnected at the next block it sees (a Ping answered by V's stateless
+// reset), is back before S is final at V.
+struct Cip11RestartPushes : Cip11FinalPushes {
+  Cip11RestartPushes() { view_timeout_ms = 1500; }
+};
+
+TEST_F(Cip11RestartPushes, AValidatorRestartedBeforeItsAssignmentBlockIsFinalPushesItOnceFinal) {
+  const std::uint64_t f = kFinalityDepth;
+  // V and W: two validators of runner 0's Sub(R); the other two are killed.
+  std::vector<std::size_t> sub;
+  for (std::size_t i = 0; i < kValidators; ++i)
+    if (i != excluded[0]) sub.push_back(i);
+  const std::size_t v = sub[0], w = sub[1];
+  auto runner = start_runner(0, w);
+  ASSERT_TRUE(runner->wait_count("event=connected", kValidators - 1, 60s));
+  for (std::size_t i = 0; i < kValidators; ++i)
+    if (i != v && i != w) processes[i]->kill9();
+  const std::uint64_t from = std::max(height(v), height(w));
+  ASSERT_TRUE(eventually([&] { return all_at_least({v, w}, from + 2); }, 60s));
+
+  auto api = chain(w);
+  devchain::Wallet wallet(api, submitter);
+  const std::string spec = R"({"sleep_ms":10})";
+  chain::SubmitJob job{JobKind::kCustom, Bytes(spec.begin(), spec.end()), 400, 1, 0};
+  auto tx = wallet.send(devchain::Cip11Call{chain::encode_instruction(job)});
+  ASSERT_TRUE(tx.ok()) << tx.error().message;
+  // As soon as V holds S (M = 1: assigned in S), it is killed: S not final there, nothing pushed.
+  std::optional<devchain::TxReceipt> receipt;
+  ASSERT_TRUE(eventually(
+      [&] {
+        auto r = chain(v).receipt(*tx);
+        if (r.ok() && *r) receipt = **r;
+        return receipt.has_value();
+      },
+      60s));
+  const double pushed_before = processes[v]->metric("cip11d_pushes_total").value_or(-1);
+  const std::uint64_t head_before = height(v);
+  processes[v]->kill9();
+  ASSERT_TRUE(receipt->ok() && receipt->job_id);
+  const std::uint64_t s = receipt->height;
+  ASSERT_EQ(pushed_before, 0.0);
+  // Two blocks to spare (each a view timeout apart at least): the runner is back at V before S + F.
+  ASSERT_LE(head_before + 3, s + f) << "validator " << v << " was killed at head " << head_before << ", S = " << s;
+  auto record = chain(w).job(*receipt->job_id);
+  ASSERT_TRUE(record.ok());
+  ASSERT_NE(record->assignment_of(runner_keys[0].address), nullptr) << "the job went to another runner";
+
+  processes[v] = start(v);
+  ASSERT_TRUE(processes[v]->up());
+  // Once S is final at V, V pushes its assignment to the runner (which acks
+  // it, or answers Duplicate when W's push came first).
+  EXPECT_TRUE(eventually([&] { return processes[v]->metric("cip11d_pushes_total").value_or(0) >= 1; }, 60s))
+      << "validator " << v << " at head " << height(v) << " (S + F = " << s + f << "), not pushed (runner absent) "
+      << processes[v]->metric("cip11d_assignments_not_pushed_total").value_or(-1);
+  EXPECT_GE(height(v), s + f);
+  EXPECT_EQ(processes[v]->metric("cip11d_assignments_not_pushed_total"), 0.0);
+  ASSERT_TRUE(eventually([&] { return chain(w).job(*receipt->job_id)->state == chain::JobState::kCompleted; }, 60s));
+}
+
 // docs/cip11.md choice 157: cip11d refuses to start on a genesis with several
 // validators whose K is not above the finality depth (here K = 3 with the
 // default F = 64), saying which rule failed.

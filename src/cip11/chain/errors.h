@@ -16,7 +16,7 @@ namespace cowboy::cip11::chain {
   X(RunnerBusy, "the runner holds assignments; it can deregister once they end")                    \
   X(StakeBelowMinimum, "stake below MIN_STAKE")                                                     \
   X(InsufficientFunds, "the sender's native balance is below the stake")                            \
-  X(TimeoutTooShort, "an M > 1 job needs timeout_blocks > SELECTION_SEED_DELAY_VIEWS + 1 + F")      \
+  X(TimeoutTooShort, "timeout_blocks must exceed F (a job drawn at once) or K + 1 + F (M > 1)")   \
   X(UnknownJob, "no such job")                                                                      \
   X(JobClosed, "the job is in a terminal state")                                                    \
   X(NotAssigned, "the sender is not in the job's current committee")                                \

@@ -509,6 +509,14 @@ struct Apply {
     // runner could be told of it (docs/cip11.md choice 160).
     const bool too_short = b.timeout_blocks <= delay + 1 + block.finality_depth;
     if (cip11 && b.runners > 1 && too_short) return ChainError::kTimeoutTooShort;
+    // A job drawn now (M = 1, or any M without CIP-11 selection) is assigned
+    // in S, deadline S + timeout_blocks, and pushed once S is final, at S + F
+    // (and a re-selection at H: H + timeout_blocks, pushed at H + F). At or
+    // below F its deadline block comes before the runner is told, leaving it
+    // no block to act in (docs/cip11.md choice 165). F = 0 (a lone producer): no bound.
+    const bool drawn_now = b.runners == 1 || !cip11;
+    if (drawn_now && block.finality_depth > 0 && b.timeout_blocks <= block.finality_depth)
+      return ChainError::kTimeoutTooShort;
     JobRecord job;
     job.job_id = job_id_of(tx.tx_hash);
     job.submitter = tx.sender;

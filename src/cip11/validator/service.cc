@@ -60,6 +60,17 @@ auto ValidatorService::on_io(F f, std::chrono::milliseconds timeout) -> std::opt
   return answer.get();
 }
 
+namespace {
+// What a block hands the dispatcher once final: its assignments with each
+// job's record (read now: the push carries its spec) and its ends.
+CommittedAssignments committed_of(chain::ChainPort& chain, Height height, const chain::Effects& effects) {
+  CommittedAssignments work{height, std::chrono::steady_clock::now(), {}, effects.ended};
+  for (const auto& notice : effects.assigned)
+    if (auto job = chain.job(notice.job_id)) work.assigned.push_back({notice, std::move(*job)});
+  return work;
+}
+}  // namespace
+
 Result<std::unique_ptr<ValidatorService>, std::string> ValidatorService::open(ValidatorServiceConfig config,
                                                                               chain::ChainPort& chain,
                                                                               ResultSink* results) {
@@ -106,6 +117,13 @@ Result<std::unique_ptr<ValidatorService>, std::string> ValidatorService::open(Va
   s->links_ = std::move(*opened);
   s->dispatcher_ = std::make_unique<Dispatcher>(*s->links_, *s->results_, *s->setup_.tx_format, s->config_.ack_timeout_blocks);
   s->port_ = s->links_->port();
+  // The blocks applied before a restart but not final then (§10.1, choice
+  // 158): no push of theirs was sent, so they wait for finality again here.
+  for (Height h = s->setup_.final_height(s->last_height_) + 1; h <= s->last_height_; ++h) {
+    auto effects = chain.block_effects(h);
+    if (!effects) return Err{"block " + std::to_string(h.value) + "'s effects cannot be read: " + effects.error().message};
+    s->unfinal_.push_back(committed_of(chain, h, *effects));
+  }
   s->thread_ = std::thread([self] {
     auto guard = asio::make_work_guard(self->io_);
     self->io_.run();
@@ -142,14 +160,11 @@ ValidatorService::~ValidatorService() {
 
 void ValidatorService::on_block(const AppliedBlock& block) {
   // Off the io thread: what the pushes carry is read here, so the io thread never waits on the chain.
-  CommittedAssignments work{block.height, std::chrono::steady_clock::now(), {}, block.effects.ended};
-  const std::uint64_t durable_us = unix_micros();
-  for (const auto& notice : block.effects.assigned) {
+  const std::uint64_t durable_us = unix_micros();  // before the job reads, as the steady time committed_of takes
+  CommittedAssignments work = committed_of(chain_, block.height, block.effects);
+  for (const auto& notice : block.effects.assigned)
     log::info("assignment", log::field("job_id", to_hex0x(notice.job_id.value)), log::field("runner", to_hex0x(notice.runner)),
               log::field("height", block.height.value), log::field("durable_at_us", durable_us));
-    auto job = chain_.job(notice.job_id);
-    if (job) work.assigned.push_back({notice, std::move(*job)});
-  }
   for (const auto& d : block.effects.shadow) {  // §14 Phase 1 telemetry: what CIP-11 selection would have drawn
     ++shadow_draws_;
     shadow_present_members_ += d.shadow_present;
@@ -159,7 +174,7 @@ void ValidatorService::on_block(const AppliedBlock& block) {
   directory_.on_deregistered(block.effects.deregistered);
   refresh_snapshots(block.height);  // before admission judges at this height
   last_height_ = block.height;
-  asio::post(io_, [this, work = std::move(work), deregistered = block.effects.deregistered] {
+  asio::post(io_, [this, work = std::move(work), deregistered = block.effects.deregistered, durable_us] {
     links_->on_block(work.height);
     react_to_epochs(work.height);
     // §8.2: the other validators' proposers hear of this local presence as of this block.
@@ -175,6 +190,13 @@ void ValidatorService::on_block(const AppliedBlock& block) {
     unfinal_.push_back(std::move(work));
     const Height final = setup_.final_height(unfinal_.back().height);
     while (!unfinal_.empty() && unfinal_.front().height <= final) {
+      // With several validators, when each assignment became final here: this
+      // block's durable time (what cip11_push_bench --validators measures from).
+      if (setup_.finality_depth > 0)
+        for (const auto& a : unfinal_.front().assigned)
+          log::info("assignment_final", log::field("job_id", to_hex0x(a.notice.job_id.value)),
+                    log::field("runner", to_hex0x(a.notice.runner)), log::field("height", unfinal_.front().height.value),
+                    log::field("final_at_us", durable_us));
       dispatcher_->on_block(unfinal_.front());
       unfinal_.pop_front();
     }

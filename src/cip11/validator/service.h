@@ -150,7 +150,9 @@ class ValidatorService {
   boost::asio::io_context io_{1};
   std::unique_ptr<ValidatorLinks> links_;    // on the io thread
   std::unique_ptr<Dispatcher> dispatcher_;   // on the io thread
-  std::deque<CommittedAssignments> unfinal_; // on the io thread: applied blocks not yet final, in height order
+  // On the io thread: applied blocks not yet final, in height order; refilled at
+  // open from the chain's blocks above the final height (a restart pushes them).
+  std::deque<CommittedAssignments> unfinal_;
   std::uint16_t port_ = 0;
   std::thread thread_;
   std::atomic<std::uint64_t> overlap_expired_{0};  // Goodbye{OverlapExpired} sent (§5.3 point 4)
