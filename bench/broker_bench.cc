@@ -184,6 +184,7 @@ RunResult run_once(const Options& o, int index) {
   double elapsed = 0;
   double generator_cpu = -1;  // the async load generator's own thread (this one)
   double cpu_before = thread_cpu_seconds("cbqs-");
+  const auto m_before = d.broker().metrics();  // the commit cycle's figures are over the run alone
   const char* kinds[] = {"cbqs-io", "cbqs-stream", "cbqs-commit"};  // where the broker's CPU goes
   std::vector<double> kind_before;
   for (const char* k : kinds) kind_before.push_back(thread_cpu_seconds(k));
@@ -247,6 +248,18 @@ RunResult run_once(const Options& o, int index) {
   std::vector<double> sync_ms;  // the store's synced writes (recent ones), to read the tail against
   for (auto us : m.sync_latency_us) sync_ms.push_back(static_cast<double>(us) / 1000.0);
   std::printf(", sync p50 %.3f ms p99 %.3f ms max %.3f", percentile(sync_ms, 0.50), percentile(sync_ms, 0.99), percentile(sync_ms, 1.0));
+  // The commit cycle: synced writes per second, and per write the time from
+  // one to the next against the time its thread was busy with it (sealing and
+  // the synced write): the rest is the committer waiting for the owner's next
+  // write (one stream, one committer: --io-threads 1).
+  if (const std::uint64_t writes = m.writes - m_before.writes; writes > 0) {
+    const double cycle_ms = elapsed * 1e3 / static_cast<double>(writes);
+    const double busy_ms = static_cast<double>(m.write_busy_us - m_before.write_busy_us) / 1e3 / static_cast<double>(writes);
+    const double records = static_cast<double>(m.batch_records - m_before.batch_records);
+    std::printf(", cycle: %.0f writes/s, %.1f records/write, %.3f ms per write, busy %.3f ms, idle %.3f ms",
+                static_cast<double>(writes) / elapsed, records / static_cast<double>(writes), cycle_ms, busy_ms,
+                cycle_ms - busy_ms);
+  }
   if (o.subscriber) std::printf(", append->delivery p50 %.3f ms p99 %.3f ms", r.delivery_p50_ms, r.delivery_p99_ms);
   std::printf(", CPU us/append");
   for (std::size_t k = 0; k < std::size(kinds); ++k)

@@ -130,6 +130,8 @@ CoreMetrics Core::metrics() const {
     m.delivered_bytes += n.delivered_bytes;
     m.journal_writes += n.journal_writes;
     m.journal_ops += n.journal_ops;
+    m.writes += n.writes;
+    m.write_busy_us += n.write_busy_us;
     m.sync_latency_us.insert(m.sync_latency_us.end(), n.sync_latency_us.begin(), n.sync_latency_us.end());
     m.sync_latency.add(n.sync_latency);
     m.streams.push_back(std::move(stream));

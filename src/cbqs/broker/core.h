@@ -85,6 +85,8 @@ struct CoreMetrics {
   std::uint64_t sync_failures = 0;
   std::uint64_t journal_writes = 0;  // synced writes carrying changes other than records (leases, acks, lanes, groups, settings, retention)
   std::uint64_t journal_ops = 0;     // puts and deletes in them
+  std::uint64_t writes = 0;          // synced writes returned ok
+  std::uint64_t write_busy_us = 0;   // time they held their thread: sealing and the synced write
   std::deque<std::uint64_t> sync_latency_us;  // the most recent samples, for percentiles
   LatencyHistogram sync_latency;             // every synced write since start
   std::vector<StreamMetrics> streams;

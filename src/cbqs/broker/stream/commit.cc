@@ -107,9 +107,9 @@ void StreamOwner::commit() {
   // is answered earlier. A batch of more, or any write while another is at the
   // committer, goes there.
   if (at_committer && write->records.records.size() == 1 && at_committer->load(std::memory_order_acquire) == 0) {
-    auto [ok, us] = seal_and_write(*write, context_.store, context_.provider);
-    boost::asio::post(context_.home, [this, write, alive = std::weak_ptr<bool>(alive_), ok, us] {
-      if (alive.lock()) committed(write, ok, us);
+    Written written = seal_and_write(*write, context_.store, context_.provider);
+    boost::asio::post(context_.home, [this, write, alive = std::weak_ptr<bool>(alive_), written] {
+      if (alive.lock()) committed(write, written);
     });
     return;
   }
@@ -118,31 +118,35 @@ void StreamOwner::commit() {
                                          &store = context_.store, &provider = context_.provider,
                                          home = context_.home] {
     // Hashing and signing stay off the owner's executor, like the sync.
-    auto [ok, us] = seal_and_write(*write, store, provider);
+    Written written = seal_and_write(*write, store, provider);
     if (at_committer) at_committer->fetch_sub(1, std::memory_order_acq_rel);
-    boost::asio::post(home, [this, write, alive, ok, us] {
-      if (alive.lock()) committed(write, ok, us);
+    boost::asio::post(home, [this, write, alive, written] {
+      if (alive.lock()) committed(write, written);
     });
   });
 }
 
 // Seals the records (record digests, batch digest, the signed receipt) and
 // writes them with the gathered changes in one synced write; returns whether
-// it was written and how long the synced write took, in microseconds.
-std::pair<bool, std::uint64_t> StreamOwner::seal_and_write(Write& write, store::Store& store,
-                                                           const ProviderIdentity& provider) {
+// it was written and how long the synced write and the whole took.
+StreamOwner::Written StreamOwner::seal_and_write(Write& write, store::Store& store, const ProviderIdentity& provider) {
+  using std::chrono::steady_clock;
+  auto us_since = [](steady_clock::time_point t) {
+    return static_cast<std::uint64_t>(
+        std::chrono::duration_cast<std::chrono::microseconds>(steady_clock::now() - t).count());
+  };
+  auto begin = steady_clock::now();
   if (!write.records.empty()) write.records.seal(provider);
   store::WriteBatch& batch = write.records.write;
   batch.append(std::move(write.changes));
-  auto start = std::chrono::steady_clock::now();
+  auto start = steady_clock::now();
   bool ok = store.write(batch, store::Sync::kYes).ok();
-  auto us = std::chrono::duration_cast<std::chrono::microseconds>(std::chrono::steady_clock::now() - start).count();
-  return {ok, static_cast<std::uint64_t>(us)};
+  return {ok, us_since(start), us_since(begin)};
 }
 
-void StreamOwner::committed(std::shared_ptr<Write> write, bool ok, std::uint64_t sync_us) {
+void StreamOwner::committed(std::shared_ptr<Write> write, Written written) {
   writing_ = false;
-  if (!ok) {
+  if (!written.ok) {
     state_.mark_failed();
     context_.health.fail("a synced write failed");
     return fail_closed("storage failed");
@@ -152,9 +156,11 @@ void StreamOwner::committed(std::shared_ptr<Write> write, bool ok, std::uint64_t
     ++counters_.batches;
     counters_.batch_records += batch.records.size();
   }
+  ++counters_.writes;
+  counters_.write_busy_us += written.busy_us;
   if (counters_.sync_latency_us.size() >= OwnerCounters::kSyncSamples) counters_.sync_latency_us.pop_front();
-  counters_.sync_latency_us.push_back(sync_us);
-  counters_.sync_latency.observe_us(sync_us);
+  counters_.sync_latency_us.push_back(written.sync_us);
+  counters_.sync_latency.observe_us(written.sync_us);
   state_.batch_durable(batch);
   for (auto& r : batch.records) recent_.push_back(std::move(r));  // the batch is done with them
   while (recent_.size() > kRecentRecords) recent_.pop_front();

@@ -126,6 +126,8 @@ struct OwnerCounters {
   std::uint64_t delivered_bytes = 0;
   std::uint64_t journal_writes = 0;  // writes that carried other changes
   std::uint64_t journal_ops = 0;     // their puts and deletes
+  std::uint64_t writes = 0;          // synced writes returned ok
+  std::uint64_t write_busy_us = 0;   // time they held their thread: sealing and the synced write
   static constexpr std::size_t kSyncSamples = 4'096;
   std::deque<std::uint64_t> sync_latency_us;  // the most recent kSyncSamples write durations (for percentiles)
   LatencyHistogram sync_latency;             // every write since start (cbqs_sync_latency_seconds)
@@ -200,6 +202,12 @@ class StreamOwner {
     PreparedBatch records;
     store::WriteBatch changes;
   };
+  /// What a write's thread reports back.
+  struct Written {
+    bool ok = false;
+    std::uint64_t sync_us = 0;  // the synced write
+    std::uint64_t busy_us = 0;  // sealing and the synced write
+  };
   enum class Visit { kNothing, kProgress, kPaced };
   using LeaseAction = std::variant<req::Ack, req::Nack, req::Extend, req::Reject>;
 
@@ -220,9 +228,8 @@ class StreamOwner {
   bool groups_unwritten() const;
   /// Starts the next write if none is in flight and something gathered.
   void commit();
-  void committed(std::shared_ptr<Write> write, bool ok, std::uint64_t sync_us);
-  static std::pair<bool, std::uint64_t> seal_and_write(Write& write, store::Store& store,
-                                                       const ProviderIdentity& provider);
+  void committed(std::shared_ptr<Write> write, Written written);
+  static Written seal_and_write(Write& write, store::Store& store, const ProviderIdentity& provider);
   void fail_closed(std::string_view why);
   void advance_retention(const Params& params);
 
