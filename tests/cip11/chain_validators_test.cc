@@ -631,6 +631,12 @@ TEST_F(Cip11PresenceGossipProcesses, EveryRunnerIsPresentInTheBlocksOfEveryPropo
       {"body without exactly its fields", Bytes{0xa0}},
   };
   for (const auto& [why, bytes] : forged) EXPECT_EQ(post_view(0, bytes), why);
+  // A view from well above the receiver's head says the receiver lags, not that the view is forged: counted apart.
+  PresenceView ahead = v;
+  ahead.height = Height{height(0) + 1000};
+  EXPECT_EQ(post_view(0, encode_view(sign_view(Signer::validator(seeds[1]), chain_id, ahead))),
+            "a presence view above the receiver's head");
+  EXPECT_GE(processes[0]->metric("cip11d_presence_views_ahead_total").value_or(0), 1.0);
   EXPECT_EQ(processes[0]->metric("cip11d_presence_views_refused_total"), static_cast<double>(forged.size()));
   // The next blocks, whoever proposes them, mark no runner present: none is connected, and no forgery counted.
   ASSERT_TRUE(eventually([&] { return all_at_least(all, head + 6); }, 60s));

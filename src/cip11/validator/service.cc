@@ -320,6 +320,11 @@ Res<bool> ValidatorService::receive_view(ByteView bytes) {
   auto sender = view ? check_view(ViewContext{setup_.params.chain_id, chain::view_snapshots(*snapshots_.get(), view->height), me_},
                                   *view, head)
                      : Res<crypto::Ed25519Public>(Err{view.error()});
+  if (!sender && sender.error() == Errc::kViewFromTheFuture) {
+    // This validator lags the sender (a slow start, a catch-up): nothing wrong with the view, so not a refusal.
+    ++views_ahead_;
+    return Err{sender.error()};
+  }
   if (!sender) {
     ++views_refused_;
     log::warn("presence_view_refused", log::field("why", std::string(to_string(sender.error()))));
@@ -403,6 +408,9 @@ std::string ValidatorService::metrics() {
                 views_not_newer_.load());
         counter("cip11d_presence_views_refused_total", "Presence views that did not decode or verify, dropped.",
                 views_refused_.load());
+        counter("cip11d_presence_views_ahead_total",
+                "Peers' presence views taken more than 3 blocks above this validator's head (it lags), dropped unjudged.",
+                views_ahead_.load());
         gauge("cip11d_presence_view_epoch", "The subset_epoch of the snapshot the last view this validator signed names (section 5.3).",
               view_epoch_.load().value);
         counter("cip11d_presence_views_unstated_total",

@@ -170,7 +170,8 @@ class ValidatorService {
   std::vector<ViewSink> view_peers_;
   std::optional<Bytes> view_to_send_;  // under views_mu_: the latest, not yet sent
   bool view_sending_ = false;          // under views_mu_
-  std::atomic<std::uint64_t> views_sent_{0}, views_kept_{0}, views_not_newer_{0}, views_refused_{0};
+  std::atomic<std::uint64_t> views_sent_{0}, views_kept_{0}, views_not_newer_{0}, views_refused_{0},
+      views_ahead_{0};
   std::atomic<std::uint64_t> views_unstated_{0};  // blocks at which this validator was in no current snapshot
   std::atomic<Epoch> view_epoch_{};               // the subset_epoch of the last view it signed
   boost::asio::thread_pool gossip_{1};  // last: joined first, before what it uses goes
