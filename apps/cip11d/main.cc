@@ -45,6 +45,7 @@
 #include "config_file.h"
 #include "dev_setup.h"
 #include "devchain/cip11_port.h"
+#include "devchain/forwarding_api.h"
 #include "devchain/http_server.h"
 #include "devchain/keyfile.h"
 #include "devchain/node.h"
@@ -369,14 +370,38 @@ int run_chain_validator(const Options& o, const sigset_t& signals) {
   return rc;
 }
 
-// /healthz, /readyz and /metrics of a follower: its chain's series only.
-net::HttpHandler follower_admin_handler(devchain::Node& node) {
-  return [&node](const net::HttpRequest& req) -> net::HttpReply {
+// /healthz, /readyz and /metrics of a follower: its chain's series and how far
+// behind its peers it is. Ready once a peer answered within the last five
+// block intervals (two seconds at least) and its head is within the finality
+// depth F of the highest head a peer answered with: a runner reading a follower
+// that lags or reaches nobody reads a stale view (D14).
+net::HttpHandler follower_admin_handler(devchain::Node& node, const devchain::Rotation& rotation,
+                                        std::chrono::milliseconds block_interval) {
+  return [&node, &rotation, block_interval](const net::HttpRequest& req) -> net::HttpReply {
     if (req.method != "GET") return {405, "text/plain", "GET only\n"};
-    if (req.target == "/healthz" || req.target == "/readyz")  // its chain is in this process: ready once serving
-      return {200, "text/plain", req.target == "/healthz" ? "ok\n" : "ready at height " + std::to_string(node.head().height) + "\n"};
-    if (req.target == "/metrics")
-      return {200, "text/plain; version=0.0.4", chain_metrics(node) + net::process_metrics_text()};
+    if (req.target == "/healthz") return {200, "text/plain", "ok\n"};
+    const auto heads = rotation.peer_heads();
+    const std::uint64_t mine = node.head().height;
+    const std::uint64_t lag = heads.highest > mine ? heads.highest - mine : 0;
+    const auto now = std::chrono::steady_clock::now();
+    if (req.target == "/readyz") {
+      const auto fresh = std::max(5 * block_interval, std::chrono::milliseconds(2'000));
+      if (!heads.read_at || now - *heads.read_at > fresh)
+        return {503, "text/plain", "no peer answered lately: at height " + std::to_string(mine) + "\n"};
+      if (lag > node.finality_depth())
+        return {503, "text/plain", "catching up: at height " + std::to_string(mine) + ", a peer at " +
+                                       std::to_string(heads.highest) + "\n"};
+      return {200, "text/plain", "ready at height " + std::to_string(mine) + "\n"};
+    }
+    if (req.target == "/metrics") {
+      net::MetricsText out;
+      out.series("devchain_follow_lag_blocks", "gauge",
+                 "The highest head a peer last answered with, less this follower's (0 when not behind).", lag);
+      if (heads.read_at)
+        out.series("devchain_follow_peer_head_age_seconds", "gauge", "Seconds since a peer last answered its head.",
+                   std::chrono::duration<double>(now - *heads.read_at).count());
+      return {200, "text/plain; version=0.0.4", chain_metrics(node) + out.text() + net::process_metrics_text()};
+    }
     return {404, "text/plain", "no such route: /healthz, /readyz, /metrics\n"};
   };
 }
@@ -387,7 +412,8 @@ net::HttpHandler follower_admin_handler(devchain::Node& node) {
 // asking its peers for their heads every block, and serving the chain API
 // (POST /v1/chain/blocks included: a block posted to it is verified and
 // refused or applied like any). No QUIC listener, no CIP-11 service: nothing
-// is pushed from here. Transactions it is sent go on to its peers (D6).
+// is pushed from here. A transaction it is sent is not admitted here but sent
+// at once to a peer, whose answer is the client's (devchain::ForwardingApi).
 int run_chain_follower(const Options& o, const sigset_t& signals) {
   auto node = open_chain_of_several(o, std::nullopt);
   if (!node) return fail(node.error());
@@ -398,19 +424,21 @@ int run_chain_follower(const Options& o, const sigset_t& signals) {
   if (!chain_hp) return fail("--chain-listen must be host:port");
   auto admin_hp = net::parse_host_port(o.admin_listen);
   if (!admin_hp) return fail("--admin-listen must be host:port");
+  devchain::RotationConfig timing;
+  timing.block_interval = std::chrono::milliseconds(o.block_ms);
+  timing.view_timeout = 5 * timing.block_interval;
+  timing.follow_only = true;
+  devchain::Rotation rotation(**node, *peers, timing);
+  devchain::ForwardingApi forwarding(**node, *peers);
   std::unique_ptr<devchain::HttpServer> api;
   std::unique_ptr<net::HttpServer> admin;
   try {
-    api = std::make_unique<devchain::HttpServer>(**node, node->get(), chain_hp->first, chain_hp->second, node->get());
-    admin = std::make_unique<net::HttpServer>(follower_admin_handler(**node), admin_hp->first, admin_hp->second);
+    api = std::make_unique<devchain::HttpServer>(forwarding, node->get(), chain_hp->first, chain_hp->second, node->get());
+    admin = std::make_unique<net::HttpServer>(follower_admin_handler(**node, rotation, timing.block_interval),
+                                              admin_hp->first, admin_hp->second);
   } catch (const std::exception& e) {
     return fail(e.what());
   }
-  devchain::RotationConfig timing;
-  timing.block_interval = std::chrono::milliseconds(o.block_ms);
-  timing.view_timeout = std::chrono::milliseconds(o.view_timeout_ms ? o.view_timeout_ms : 5 * o.block_ms);
-  timing.follow_only = true;
-  devchain::Rotation rotation(**node, std::move(*peers), timing);
   api->start();
   admin->start();
   rotation.start();
@@ -495,10 +523,18 @@ int main(int argc, char** argv) {
   apps::add_config_file(app, "packaging/cip11d.toml");
   if (auto status = apps::parse_command_line(app, argc, argv, "cip11d", "packaging/cip11d.toml")) return *status;
   const bool several = !o.genesis_file.empty();
+  // A follower has no key, no QUIC listener and no view of its own: a flag it would ignore is refused.
+  const bool follower_flag = [&] {
+    for (const char* flag : {"--dev-validators", "--dev-runners", "--dev-listen", "--dev-max-concurrent",
+                             "--signature-threads", "--test-hold-ms", "--view-timeout-ms"})
+      if (app.count(flag) > 0) return true;
+    return false;
+  }();
   if (o.follow && (o.dev || !several || o.peers.empty() || !o.key_file.empty() || !o.vrf_key_file.empty() ||
-                   !o.chain_url.empty() || !o.listen.empty() || o.test_hold_view)) {
+                   !o.chain_url.empty() || !o.listen.empty() || o.test_hold_view || follower_flag)) {
     std::fprintf(stderr, "cip11d: --follow goes with --genesis and --peers, and with no --key, --vrf-key, --listen, "
-                         "--chain-url or --dev: a follower has no key and no QUIC listener\n");
+                         "--chain-url, --dev, --dev-*, --signature-threads, --view-timeout-ms or --test-hold-*: a "
+                         "follower has no key, no QUIC listener and no view of its own\n");
     return 2;
   }
   if (!o.dev && !o.follow && (o.key_file.empty() || (o.chain_url.empty() && !several))) {

@@ -1363,7 +1363,7 @@ ApiResult<Unit> Node::unapply_to(std::uint64_t target) {
   return outcome;
 }
 
-ApiResult<Node::Followed> Node::follow(BlocksApi& peer) {
+ApiResult<Node::Followed> Node::follow(BlocksApi& peer, const std::function<bool()>& enough) {
   // At most this many of the peer's blocks at once; the next follow takes the rest.
   constexpr std::uint64_t kMaxFollowBlocks = 1024;
   auto theirs = peer.chain_head();
@@ -1415,6 +1415,7 @@ ApiResult<Node::Followed> Node::follow(BlocksApi& peer) {
   }
   std::vector<SignedBlock> branch;
   for (std::uint64_t h = ancestor + 1; h <= std::min(theirs->height, ancestor + kMaxFollowBlocks); ++h) {
+    if (enough && !branch.empty() && enough()) break;
     auto b = their_block(h);
     if (!b) break;  // what it has; the next follow fetches the rest
     branch.push_back(**b);

@@ -183,12 +183,14 @@ class Node final : public ChainApi, public Cip11Api, public BlocksApi {
   /// changes nothing. The dropped blocks' transactions go back to the mempool.
   /// If the peer's first block does not verify, this node's own blocks are
   /// accepted again. Fetches before it takes the producer's lock;
-  /// kUnavailable when the head moved meanwhile (follow again).
+  /// kUnavailable when the head moved meanwhile (follow again). `enough`,
+  /// asked before each block fetched, stops the fetching there (a stop, a
+  /// time budget): the blocks fetched so far are taken.
   struct Followed {
     std::uint64_t dropped = 0;   // blocks un-applied
     std::uint64_t accepted = 0;  // the peer's blocks accepted
   };
-  ApiResult<Followed> follow(BlocksApi& peer);
+  ApiResult<Followed> follow(BlocksApi& peer, const std::function<bool()>& enough = {});
   /// Un-applies the blocks above `height` (follow()'s way back, D11): refused,
   /// changing nothing, when one of them is final (at or below final_floor_,
   /// D12) or keeps no undo record (written by a lone producer).
@@ -215,6 +217,8 @@ class Node final : public ChainApi, public Cip11Api, public BlocksApi {
   /// The genesis validators (ValidatorSetSnapshot(0)): more than one makes a
   /// chain of several validators, whose blocks carry state roots and undo records.
   std::size_t validator_count() const { return validators_.size(); }
+  /// F: how deep a block is final (D12); 0 for a lone producer.
+  std::uint64_t finality_depth() const { return finality_depth_; }
   /// Whether this node's key leads `view` at `height` (docs/devchain.md D2):
   /// the leader of the view among the validators of the epoch active there.
   bool leads(std::uint64_t height, cip11::View view) const;

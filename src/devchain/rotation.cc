@@ -1,6 +1,7 @@
 #include "devchain/rotation.h"
 
 #include <algorithm>
+#include <future>
 
 #include "common/log.h"
 
@@ -58,23 +59,42 @@ void Rotation::forward_loop() {
   }
 }
 
+PeerHeads Rotation::peer_heads() const {
+  std::lock_guard lock(mu_);
+  return peer_heads_;
+}
+
 bool Rotation::catch_up() {
+  using Clock = std::chrono::steady_clock;
   const ChainHead before = node_.head();
   // Each peer whose head is not on this chain: one ahead is caught up with,
   // one on another branch is followed when its branch wins (Node::follow,
   // docs/devchain.md D11). The highest first, so a validator behind fetches
-  // from the one furthest ahead.
+  // from the one furthest ahead. The heads are asked all at once: a peer that
+  // hangs costs one timeout, not one each.
   std::vector<std::pair<ChainHead, HttpClient*>> heads;
   const auto peers = this->peers();
+  std::vector<std::future<ApiResult<ChainHead>>> asked;
   for (auto& peer : peers)
-    if (auto h = peer->chain_head()) heads.emplace_back(*h, peer.get());
+    asked.push_back(std::async(std::launch::async, [p = peer.get()] { return p->chain_head(); }));
+  for (std::size_t i = 0; i < peers.size(); ++i)
+    if (auto h = asked[i].get()) heads.emplace_back(*h, peers[i].get());
   std::sort(heads.begin(), heads.end(), [](const auto& a, const auto& b) { return a.first.height > b.first.height; });
+  if (!heads.empty()) {
+    std::lock_guard lock(mu_);
+    peer_heads_ = PeerHeads{heads.front().first.height, Clock::now()};
+  }
   for (const auto& [theirs, peer] : heads) {
+    if (stopped()) break;
     const ChainHead mine = node_.head();
     if (theirs.digest == mine.digest) continue;
     if (theirs.height < mine.height)
       if (auto own = node_.block_at(theirs.height); own && own->digest == theirs.digest) continue;  // behind on this chain
-    auto followed = node_.follow(*peer);
+    // A follower gives each peer about one block interval (at least one block):
+    // one that serves slowly, or claims more than it serves, holds the next
+    // peers back that long. A stop ends it between two blocks.
+    const auto until = Clock::now() + std::max(config_.block_interval, std::chrono::milliseconds(200));
+    auto followed = node_.follow(*peer, [&] { return stopped() || (config_.follow_only && Clock::now() >= until); });
     if (!followed) {
       log::warn("catch_up_refused", log::field("height", theirs.height), log::field("why", followed.error().message));
       continue;
@@ -87,6 +107,11 @@ bool Rotation::catch_up() {
   if (after == before) return false;
   log::info("caught_up", log::field("height", after.height));
   return true;
+}
+
+bool Rotation::stopped() const {
+  std::lock_guard lock(mu_);
+  return stopping_;
 }
 
 void Rotation::hold(const SignedBlock& block) {

@@ -69,6 +69,12 @@ struct RotationConfig {
   bool follow_only = false;
 };
 
+/// What a follower last learned from its peers (its /readyz and /metrics, D14).
+struct PeerHeads {
+  std::uint64_t highest = 0;  // the highest head a peer answered with
+  std::optional<std::chrono::steady_clock::time_point> read_at;  // when a peer last answered; nullopt: never
+};
+
 class Rotation {
  public:
   /// `node` has a validator key (or none, config.follow_only); `peers` are the
@@ -77,12 +83,14 @@ class Rotation {
   ~Rotation();
   void start();
   void stop();
+  PeerHeads peer_heads() const;
 
  private:
   void run();
   void forward_loop();
   /// Fetches and accepts blocks from the peer furthest ahead; true when it was behind.
   bool catch_up();
+  bool stopped() const;
   void broadcast(const SignedBlock& block);
   /// The test hook's delay, before `block` is sent (RotationConfig::hold_from_view).
   void hold(const SignedBlock& block);
@@ -94,9 +102,10 @@ class Rotation {
   const std::shared_ptr<PeerApis> peers_;
   const RotationConfig config_;
 
-  std::mutex mu_;
+  mutable std::mutex mu_;
   std::condition_variable wake_;
   bool stopping_ = false;
+  PeerHeads peer_heads_;
   std::deque<Transaction> to_forward_;
   static constexpr std::size_t kMaxForwardQueue = 50'000;
   std::thread thread_, forwarder_;
