@@ -302,5 +302,26 @@ TEST_F(Cip11FollowerRunners, APushTheFollowerHasNotAppliedIsHeldNotRunUntilItHas
   EXPECT_FALSE(runner.saw({"event=rejected", to_hex0x(id->value)}));
 }
 
+// Choice 173: a follower refuses the flags of a validator it would ignore,
+// exit status 2 before it opens anything, as it refuses --key (the control).
+TEST(Cip11FollowerFlags, TheFlagsOfAValidatorAreRefusedWithFollow) {
+  cowboy::testing::TempDir dir;
+  const std::vector<std::vector<std::string>> flags = {
+      {"--signature-threads", "2"}, {"--view-timeout-ms", "500"},     {"--dev-runners", "1"},
+      {"--dev-validators", "2"},    {"--dev-listen", "127.0.0.1:0"}, {"--dev-max-concurrent", "2"},
+      {"--test-hold-ms", "10"},     {"--key", "k"}};
+  for (const auto& flag : flags) {
+    std::vector<std::string> argv{std::string(COWBOY_BIN_DIR) + "/cip11d", "--follow",
+                                  "--genesis", (dir.path() / "absent-genesis.json").string(),
+                                  "--peers", "http://127.0.0.1:1",
+                                  "--data-dir", (dir.path() / "d").string()};
+    argv.insert(argv.end(), flag.begin(), flag.end());
+    cowboy::testing::ChildProcess cip11d(argv);
+    std::optional<int> status;
+    ASSERT_TRUE(eventually([&] { return (status = cip11d.exited()).has_value(); }, 20s)) << flag[0];
+    EXPECT_TRUE(WIFEXITED(*status) && WEXITSTATUS(*status) == 2) << flag[0] << ": wait status " << *status;
+  }
+}
+
 }  // namespace
 }  // namespace cowboy::cip11
