@@ -28,7 +28,12 @@ Cip11TxCommand::Cip11TxCommand(CLI::App& app) {
   auto* job = cmd_->add_subcommand("submit-job", "SubmitJob; the receipt names the job_id");
   job->add_option("--kind", kind_)->capture_default_str();
   job->add_option("--spec", spec_, "the job spec bytes, as text")->capture_default_str();
-  job->add_option("--timeout-blocks", timeout_)->capture_default_str();
+  job->add_option("--timeout-blocks", timeout_,
+                  "blocks from the submit to the deadline; with several validators it must exceed F (a job "
+                  "drawn at once, docs/cip11.md choice 165) or K + 1 + F (M > 1 under CIP-11 selection, "
+                  "choice 160), else TimeoutTooShort: the default is refused where F >= 30, e.g. a genesis "
+                  "that leaves F at 64")
+      ->capture_default_str();
   job->add_option("--runners", runners_, "verification.runners (M)")->capture_default_str();
   job->add_option("--max-price", max_price_)->capture_default_str();
   for (const char* name : {"commit", "submit-result"}) {
