@@ -29,10 +29,10 @@ Cip11TxCommand::Cip11TxCommand(CLI::App& app) {
   job->add_option("--kind", kind_)->capture_default_str();
   job->add_option("--spec", spec_, "the job spec bytes, as text")->capture_default_str();
   job->add_option("--timeout-blocks", timeout_,
-                  "blocks from the submit to the deadline; with several validators it must exceed F (a job "
-                  "drawn at once, docs/cip11.md choice 165) or K + 1 + F (M > 1 under CIP-11 selection, "
-                  "choice 160), else TimeoutTooShort: the default is refused where F >= 30, e.g. a genesis "
-                  "that leaves F at 64")
+                  "blocks from the submit to the deadline; where the genesis names F it must exceed F "
+                  "(M = 1; F + 1 for M > 1 without CIP-11 selection) or K + 2 + F (M > 1 under CIP-11 "
+                  "selection), else TimeoutTooShort (docs/cip11.md choices 160, 165); with F left at 64 a "
+                  "job of 64 or fewer is taken but expires before it is final, unpushed")
       ->capture_default_str();
   job->add_option("--runners", runners_, "verification.runners (M)")->capture_default_str();
   job->add_option("--max-price", max_price_)->capture_default_str();

@@ -846,10 +846,14 @@ void Node::execute(const Block& block, const std::vector<Pending>& txs, const ci
     beacon.emplace(*seeds_, out.round,
                    out.seeds ? std::span<const cip11::chain::RoundSeed>(*out.seeds)
                              : std::span<const cip11::chain::RoundSeed>{});
+    // TimeoutTooShort counts F only where the genesis bytes hold it (not the
+    // default, which a genesis names or omits alike): docs/cip11.md choice 160.
+    const std::uint64_t timeout_depth = genesis_.cip11->finality_depth != kDefaultFinalityDepth ? finality_depth_ : 0;
     context.emplace(cip11::chain::BlockContext{cip11::Height{h}, genesis_.cip11->params, *beacon, *present, snapshots_,
                                                block.view, &shadow_, &rounds,
                                                out.committed_seeds ? &*out.committed_seeds : nullptr,
-                                               cip11::Height{final_height(h - 1, finality_depth_)}, finality_depth_});
+                                               cip11::Height{final_height(h - 1, finality_depth_)},
+                                               timeout_depth});
     cip11::chain::begin_block(state_.cip11, *context, out.committed.effects);
   }
   for (std::uint32_t i = 0; i < txs.size(); ++i)

@@ -265,8 +265,11 @@ TEST(Cip11Chain, MultiRunnerJobsWaitForTheirSeedRound) {
 // docs/cip11.md choice 160 (§10.1): with several validators a committee is
 // pushed only once its assignment block is final, F blocks after it, and
 // that block comes at the earliest K + 1 blocks after S; the deadline is
-// S + timeout_blocks. A timeout of K + 1 + F ends the job in the block that
-// makes its assignment final, before any push: refused. One block more is taken.
+// S + timeout_blocks, and a committee needs two blocks after the push, a
+// commit and then a reveal. A timeout of K + 2 + F ends the job in the
+// block of its commit, before any reveal: refused. One block more is taken.
+// A chain whose genesis does not hold F (finality_depth 0 here) keeps the
+// rule of the chains made before it, K + 1.
 TEST(Cip11Chain, AnMOver1JobsTimeoutMustOutlastItsAssignmentBlocksFinality) {
   Chain c;
   c.params.present_first_enabled = true;
@@ -275,23 +278,37 @@ TEST(Cip11Chain, AnMOver1JobsTimeoutMustOutlastItsAssignmentBlocksFinality) {
   c.finality_depth = 4;
   const auto ks = keys(60, 3);
   c.register_all(ks);
-  const std::uint64_t bound = c.params.selection_seed_delay_views + 1 + c.finality_depth;  // 10
+  const std::uint64_t bound = c.params.selection_seed_delay_views + 2 + c.finality_depth;  // 11
   c.begin();
   EXPECT_EQ(c.tx(ks[0].address, testing::job(2, bound)).error, ChainError::kTimeoutTooShort);
+  EXPECT_EQ(c.tx(ks[0].address, testing::job(2, bound - 1)).error, ChainError::kTimeoutTooShort);
   EXPECT_EQ(c.tx(ks[0].address, testing::job(2, c.params.selection_seed_delay_views + 2)).error,
             ChainError::kTimeoutTooShort);  // what a lone producer takes
   auto taken = c.tx(ks[0].address, testing::job(2, bound + 1));
   ASSERT_FALSE(taken.error) << chain_error_name(*taken.error);
   EXPECT_EQ(c.job_of(*taken.job_id).state, JobState::kPendingSelection);
   EXPECT_EQ(c.job_of(*taken.job_id).deadline_block, Height{c.height.value + bound + 1});  // §10.1: from S
+
+  // Several validators, no F in the genesis: the old K + 1.
+  Chain old;
+  old.params.present_first_enabled = true;
+  old.params.multi_validator = true;
+  old.params.selection_seed_delay_views = 5;
+  old.register_all(ks);
+  old.begin();
+  EXPECT_EQ(old.tx(ks[0].address, testing::job(2, old.params.selection_seed_delay_views + 1)).error,
+            ChainError::kTimeoutTooShort);
+  auto old_taken = old.tx(ks[0].address, testing::job(2, old.params.selection_seed_delay_views + 2));
+  EXPECT_FALSE(old_taken.error) << chain_error_name(*old_taken.error);
 }
 
 // docs/cip11.md choice 165 (§10.1): an M = 1 job is assigned in S itself,
 // deadline S + timeout_blocks, and pushed once S is final, at S + F. A
 // timeout of F makes S + F its deadline block, in which no runner has been
-// told yet: refused; F + 1 leaves the runner block S + F + 1. A lone producer
-// (F = 0) keeps taking every timeout; and without CIP-11 selection an M > 1
-// job is drawn in S too, so the same bound holds for it.
+// told yet: refused; F + 1 leaves the runner block S + F + 1. Without CIP-11
+// selection an M > 1 job is drawn in S too, and its committee needs a commit
+// and then a reveal: F + 1 refused, F + 2 taken. A lone producer (F = 0), and
+// a chain whose genesis does not hold F, keep taking every timeout.
 TEST(Cip11Chain, AnM1JobsTimeoutMustOutlastItsAssignmentBlocksFinality) {
   Chain c;
   c.params.present_first_enabled = true;
@@ -308,15 +325,18 @@ TEST(Cip11Chain, AnM1JobsTimeoutMustOutlastItsAssignmentBlocksFinality) {
   EXPECT_EQ(c.job_of(*taken.job_id).state, JobState::kAssigned);  // drawn in S
   EXPECT_EQ(c.job_of(*taken.job_id).deadline_block, Height{c.height.value + c.finality_depth + 1});  // §10.1: from S
 
-  // Without CIP-11 selection an M > 1 committee is drawn in S: the same bound.
+  // Without CIP-11 selection an M = 2 committee is drawn in S: one block more.
   Chain v2;
   v2.finality_depth = 4;
   v2.register_all(ks);
   v2.begin();
   EXPECT_EQ(v2.tx(ks[0].address, testing::job(2, v2.finality_depth)).error, ChainError::kTimeoutTooShort);
-  auto v2_taken = v2.tx(ks[0].address, testing::job(2, v2.finality_depth + 1));
+  EXPECT_EQ(v2.tx(ks[0].address, testing::job(2, v2.finality_depth + 1)).error, ChainError::kTimeoutTooShort);
+  auto v2_taken = v2.tx(ks[0].address, testing::job(2, v2.finality_depth + 2));
   ASSERT_FALSE(v2_taken.error) << chain_error_name(*v2_taken.error);
   EXPECT_EQ(v2.job_of(*v2_taken.job_id).state, JobState::kAssigned);
+  auto v2_one = v2.tx(ks[0].address, testing::job(1, v2.finality_depth + 1));  // M = 1 there: F + 1
+  EXPECT_FALSE(v2_one.error) << chain_error_name(*v2_one.error);
 
   // A lone producer (F = 0): a one-block timeout is taken, as before.
   Chain lone;
@@ -325,6 +345,15 @@ TEST(Cip11Chain, AnM1JobsTimeoutMustOutlastItsAssignmentBlocksFinality) {
   lone.begin();
   auto one_block = lone.tx(ks[0].address, testing::job(1, 1));
   EXPECT_FALSE(one_block.error) << chain_error_name(*one_block.error);
+
+  // Several validators, no F in the genesis: taken, as before.
+  Chain old;
+  old.params.present_first_enabled = true;
+  old.params.multi_validator = true;
+  old.register_all(ks);
+  old.begin();
+  auto old_one = old.tx(ks[0].address, testing::job(1, 1));
+  EXPECT_FALSE(old_one.error) << chain_error_name(*old_one.error);
 }
 
 TEST(Cip11Chain, TimeoutReselectsWithoutTheRunnerThatTimedOut) {

@@ -501,22 +501,25 @@ struct Apply {
   std::optional<ChainError> operator()(const SubmitJob& b) {
     const bool cip11 = cip11_selection(block.params);
     const std::uint64_t delay = block.params.selection_seed_delay_views;
-    // §10.1: the deadline is S + timeout_blocks. A committee is drawn at the
-    // earliest in block S + K + 1 (r_seed's seed comes in the block of its
-    // view, at best S + K, and is consumed after it; S is final by then, as
-    // the genesis holds K >= F + 1) and pushed once that block is final, F
-    // blocks on: a timeout at or below K + 1 + F ends the job before any
-    // runner could be told of it (docs/cip11.md choice 160).
-    const bool too_short = b.timeout_blocks <= delay + 1 + block.finality_depth;
+    // §10.1: the deadline is S + timeout_blocks, and a committee needs two
+    // blocks after its push, a commit and then a reveal (a reveal's commit
+    // must be in an earlier block); a lone runner needs one. The bounds count
+    // F only where the genesis holds F (finality_depth > 0, docs/cip11.md
+    // choices 160, 165): other chains keep the rule their blocks were made
+    // under, K + 1 for a CIP-11 committee, so they re-execute the same.
+    const std::uint64_t f = block.finality_depth;
+    const bool drawn_now = b.runners == 1 || !cip11;
+    // A CIP-11 committee is drawn at the earliest in S + K + 1 (r_seed's seed
+    // comes in the block of its view, at best S + K, and is consumed after
+    // it) and pushed once that block is final: commit at S + K + 2 + F,
+    // reveal at S + K + 3 + F (choice 160).
+    const bool too_short = f > 0 ? b.timeout_blocks <= delay + 2 + f : b.timeout_blocks <= delay + 1;
     if (cip11 && b.runners > 1 && too_short) return ChainError::kTimeoutTooShort;
     // A job drawn now (M = 1, or any M without CIP-11 selection) is assigned
-    // in S, deadline S + timeout_blocks, and pushed once S is final, at S + F
-    // (and a re-selection at H: H + timeout_blocks, pushed at H + F). At or
-    // below F its deadline block comes before the runner is told, leaving it
-    // no block to act in (docs/cip11.md choice 165). F = 0 (a lone producer): no bound.
-    const bool drawn_now = b.runners == 1 || !cip11;
-    if (drawn_now && block.finality_depth > 0 && b.timeout_blocks <= block.finality_depth)
-      return ChainError::kTimeoutTooShort;
+    // in S and pushed once S is final, at S + F (a re-selection at H: pushed
+    // at H + F, deadline H + timeout_blocks): a result at S + F + 1 at best,
+    // a committee's reveal at S + F + 2 (choice 165).
+    if (drawn_now && f > 0 && b.timeout_blocks <= f + (b.runners > 1 ? 1 : 0)) return ChainError::kTimeoutTooShort;
     JobRecord job;
     job.job_id = job_id_of(tx.tx_hash);
     job.submitter = tx.sender;

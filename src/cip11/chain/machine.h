@@ -119,10 +119,10 @@ struct BlockContext {
   /// no fork can drop. nullopt: every block below this one, as for a lone
   /// producer, whose blocks are final when written.
   std::optional<Height> final_through{};
-  /// How many blocks below the head a block becomes final: the devchain
-  /// genesis finality depth F with several validators, 0 for a lone producer
-  /// (docs/cip11.md choice 156). TimeoutTooShort counts it: a committee is
-  /// pushed only once its assignment block is final (§10.1).
+  /// F as TimeoutTooShort counts it (a job is pushed once its block is final,
+  /// §10.1): the devchain genesis F where the genesis bytes hold it (several
+  /// validators, F other than 64), else 0: a lone producer, or a chain made
+  /// before F was named, which keeps its old rule (docs/cip11.md choice 160).
   std::uint64_t finality_depth = 0;
   /// A lone producer's view is its height: the one place a height is read as a view (choice 138).
   View round_view() const { return view.value_or(View{height.value}); }
