@@ -16,7 +16,7 @@ namespace cowboy::cip11::chain {
   X(RunnerBusy, "the runner holds assignments; it can deregister once they end")                    \
   X(StakeBelowMinimum, "stake below MIN_STAKE")                                                     \
   X(InsufficientFunds, "the sender's native balance is below the stake")                            \
-  X(TimeoutTooShort, "timeout_blocks must exceed F (a job drawn at once) or K + 1 + F (M > 1)")   \
+  X(TimeoutTooShort, "timeout_blocks ends the job before it can be answered (choices 160, 165)")  \
   X(UnknownJob, "no such job")                                                                      \
   X(JobClosed, "the job is in a terminal state")                                                    \
   X(NotAssigned, "the sender is not in the job's current committee")                                \
