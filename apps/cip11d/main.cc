@@ -385,7 +385,8 @@ net::HttpHandler follower_admin_handler(devchain::Node& node, const devchain::Ro
     const std::uint64_t lag = heads.highest > mine ? heads.highest - mine : 0;
     const auto now = std::chrono::steady_clock::now();
     if (req.target == "/readyz") {
-      const auto fresh = std::max(5 * block_interval, std::chrono::milliseconds(2'000));
+      // At least a peer request's timeout (5 s) and an interval: one peer that does not answer delays every head read that long.
+      const auto fresh = std::max(5 * block_interval, std::chrono::milliseconds(5'000) + block_interval);
       if (!heads.read_at || now - *heads.read_at > fresh)
         return {503, "text/plain", "no peer answered lately: at height " + std::to_string(mine) + "\n"};
       if (lag > node.finality_depth())

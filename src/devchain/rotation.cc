@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <future>
+#include <system_error>
 
 #include "common/log.h"
 
@@ -74,27 +75,40 @@ bool Rotation::catch_up() {
   // hangs costs one timeout, not one each.
   std::vector<std::pair<ChainHead, HttpClient*>> heads;
   const auto peers = this->peers();
+  // A follower asks them all at once (a peer that hangs costs one timeout, not
+  // one each); a validator asks in turn, as before, and so does a follower
+  // that cannot start a thread.
   std::vector<std::future<ApiResult<ChainHead>>> asked;
-  for (auto& peer : peers)
-    asked.push_back(std::async(std::launch::async, [p = peer.get()] { return p->chain_head(); }));
+  for (auto& peer : peers) {
+    if (!config_.follow_only) break;
+    try {
+      asked.push_back(std::async(std::launch::async, [p = peer.get()] { return p->chain_head(); }));
+    } catch (const std::system_error&) {
+      break;
+    }
+  }
   for (std::size_t i = 0; i < peers.size(); ++i)
-    if (auto h = asked[i].get()) heads.emplace_back(*h, peers[i].get());
+    if (auto h = i < asked.size() ? asked[i].get() : peers[i]->chain_head()) heads.emplace_back(*h, peers[i].get());
   std::sort(heads.begin(), heads.end(), [](const auto& a, const auto& b) { return a.first.height > b.first.height; });
   if (!heads.empty()) {
     std::lock_guard lock(mu_);
     peer_heads_ = PeerHeads{heads.front().first.height, Clock::now()};
   }
-  for (const auto& [theirs, peer] : heads) {
+  for (std::size_t i = 0; i < heads.size(); ++i) {
+    const auto& [theirs, peer] = heads[i];
     if (stopped()) break;
     const ChainHead mine = node_.head();
     if (theirs.digest == mine.digest) continue;
     if (theirs.height < mine.height)
       if (auto own = node_.block_at(theirs.height); own && own->digest == theirs.digest) continue;  // behind on this chain
-    // A follower gives each peer about one block interval (at least one block):
-    // one that serves slowly, or claims more than it serves, holds the next
-    // peers back that long. A stop ends it between two blocks.
-    const auto until = Clock::now() + std::max(config_.block_interval, std::chrono::milliseconds(200));
-    auto followed = node_.follow(*peer, [&] { return stopped() || (config_.follow_only && Clock::now() >= until); });
+    // A follower gives each peer five block intervals (at least one block) while
+    // another peer waits behind it: one that serves slowly, or claims more than
+    // it serves, holds the next peers back that long; the last peer is not cut
+    // short (over a slow link it is all the follower has). A stop ends it
+    // between two blocks.
+    const bool others_wait = config_.follow_only && i + 1 < heads.size();
+    const auto until = Clock::now() + 5 * std::max(config_.block_interval, std::chrono::milliseconds(200));
+    auto followed = node_.follow(*peer, [&] { return stopped() || (others_wait && Clock::now() >= until); });
     if (!followed) {
       log::warn("catch_up_refused", log::field("height", theirs.height), log::field("why", followed.error().message));
       continue;

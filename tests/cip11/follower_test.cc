@@ -211,7 +211,7 @@ TEST_F(Cip11Follower, ATransactionSentToTheFollowerGetsAValidatorsAnswerAndItsRe
   start_follower({3});
   const std::vector<std::size_t> all{0, 1, 2, 3, kFollower};
   ASSERT_TRUE(eventually([&] { return all_at_least(all, 3); }, left(60s)));
-  EXPECT_TRUE(eventually([&] { return follower->metric("devchain_follow_lag_blocks").has_value(); }, left(10s)));
+  EXPECT_TRUE(eventually([&] { return follower->metric("devchain_follow_peer_head_age_seconds").has_value(); }, left(10s)));
   auto api = chain(kFollower);
   auto id = api.chain_instance_id();
   auto info = api.account_info(*crypto::secp256k1_address(submitter));
