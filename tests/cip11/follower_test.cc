@@ -143,56 +143,13 @@ TEST_F(Cip11Follower, AForgedBlockPostedToTheFollowerIsRefusedCountedAndNotAppli
   ASSERT_TRUE(eventually([&] { return all_at_least(all, 3); }, left(60s)));
   crypto::Ed25519Seed stranger;
   stranger.fill(0x5a);  // no validator's key
-  struct Case {
-    const char* reason;
-    std::function<void(devchain::SignedBlock&, const crypto::Ed25519Seed&)> forge;
-  };
-  const std::vector<Case> cases = {
-      {"BadPresence",  // a bit past the registry (it is empty)
-       [](devchain::SignedBlock& b, const crypto::Ed25519Seed& k) {
-         b.block.presence = Bytes{0x01, 0x00, 0x01};
-         b = devchain::seal_block(b.block, k);
-       }},
-      {"BadDigest",  // a valid presence field swapped in under the digest of another
-       [](devchain::SignedBlock& b, const crypto::Ed25519Seed& k) {
-         b = devchain::seal_block(b.block, k);
-         b.block.presence = Bytes{0x01, 0x01, 0x00, 0x00, 0x00, 0x00};
-       }},
-      {"SeedsMismatch",  // a consumed seed no record consumed
-       [](devchain::SignedBlock& b, const crypto::Ed25519Seed& k) {
-         b.block.consumed_seeds = chain::encode_consumed_seeds({chain::ConsumedSeed{RoundEpoch{0}, View{1}, Bytes(48, 0xab)}});
-         b = devchain::seal_block(b.block, k);
-       }},
-      {"BadSignature",  // signed by a key that is not the leader's
-       [&stranger](devchain::SignedBlock& b, const crypto::Ed25519Seed&) { b = devchain::seal_block(b.block, stranger); }},
-  };
+  // The validators' forgeries, and one sealed by a key no validator holds.
+  auto cases = forgeries();
+  cases.push_back({"BadSignature", [&stranger](devchain::SignedBlock& b, const crypto::Ed25519Seed&) {
+                     b = devchain::seal_block(b.block, stranger);
+                   }});
   for (const auto& c : cases) {
-    std::string refused;
-    // On the follower's own head; one that moved meanwhile is retried.
-    for (int attempt = 0; attempt < 50; ++attempt) {
-      auto api = chain(kFollower);
-      auto head = api.chain_head();
-      ASSERT_TRUE(head.ok());
-      devchain::SignedBlock b;
-      b.block.chain_instance_id = *api.chain_instance_id();
-      b.block.height = head->height + 1;
-      b.block.view = head->view + 1;
-      b.block.proposer = devchain::leader_of(b.block.view, kValidators);
-      b.block.parent = head->digest;
-      b.block.presence = encode_presence(PresentSet(0));
-      b.block.consumed_seeds = chain::encode_consumed_seeds({});
-      c.forge(b, seed_of_index(b.block.proposer));
-      auto r = api.accept_block(b);
-      ASSERT_FALSE(r.ok()) << c.reason;
-      if (r.error().code == devchain::ApiErrorCode::kUnavailable) {  // busy with a block it fetched: again
-        std::this_thread::sleep_for(20ms);
-        continue;
-      }
-      ASSERT_EQ(r.error().code, devchain::ApiErrorCode::kBlockRefused) << r.error().message;
-      refused = r.error().message;
-      if (!refused.starts_with("NotNext") && !refused.starts_with("WrongParent") && !refused.starts_with("StaleView"))
-        break;
-    }
+    const std::string refused = refusal_of(kFollower, c);
     EXPECT_TRUE(refused.starts_with(std::string(c.reason) + ":")) << refused;
     EXPECT_EQ(follower->metric("devchain_blocks_refused_total{reason=\"" + std::string(c.reason) + "\"}"), 1.0)
         << c.reason;

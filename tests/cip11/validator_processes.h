@@ -7,6 +7,8 @@
 #include <gtest/gtest.h>
 
 #include <fstream>
+#include <functional>
+#include <thread>
 
 #include "../support/cip11_processes.h"
 #include "../support/poll.h"
@@ -285,6 +287,77 @@ struct Cip11Validators : ::testing::Test {
     for (std::size_t i = 0; i < kValidators; ++i)
       if (index_of(i) == index) return seeds[i];
     throw std::logic_error("no such validator");
+  }
+  /// A block forged one way, sealed by `key` (docs/cip11.md choice 76): the
+  /// refusal every node names for it (docs/devchain.md D4).
+  struct Forgery {
+    const char* reason;
+    std::function<void(devchain::SignedBlock&, const crypto::Ed25519Seed&)> forge;
+  };
+  static std::vector<Forgery> forgeries() {
+    return {
+        {"BadPresence",  // a bit past the registry (it is empty): decoded from the literal bytes, refused
+         [](devchain::SignedBlock& b, const crypto::Ed25519Seed& k) {
+           b.block.presence = Bytes{0x01, 0x00, 0x01};
+           b = devchain::seal_block(b.block, k);
+         }},
+        {"BadDigest",  // a valid presence field swapped in under the digest of another
+         [](devchain::SignedBlock& b, const crypto::Ed25519Seed& k) {
+           b = devchain::seal_block(b.block, k);
+           b.block.presence = Bytes{0x01, 0x01, 0x00, 0x00, 0x00, 0x00};
+         }},
+        {"SeedsMismatch",  // a consumed seed no record consumed
+         [](devchain::SignedBlock& b, const crypto::Ed25519Seed& k) {
+           b.block.consumed_seeds =
+               chain::encode_consumed_seeds({chain::ConsumedSeed{RoundEpoch{0}, View{1}, Bytes(48, 0xab)}});
+           b = devchain::seal_block(b.block, k);
+         }},
+    };
+  }
+  /// Posts `f` to node `i` (a validator, or a follower past them) on its own
+  /// head, sealed by the next view's leader (the view after when that is `i`
+  /// itself), and answers the refusal's message ("" after a failure it
+  /// reports). A head that moved meanwhile (NotNext, WrongParent, StaleView)
+  /// is tried again, and so is a node busy with a block of its own, which
+  /// answers Unavailable at once (docs/devchain.md D7; seen in CI).
+  std::string refusal_of(std::size_t i, const Forgery& f) {
+    std::string refused;
+    for (int attempt = 0; attempt < 50; ++attempt) {
+      auto api = chain(i);
+      auto head = api.chain_head();
+      if (!head) {
+        ADD_FAILURE() << f.reason << ": node " << i << "'s head: " << head.error().message;
+        return "";
+      }
+      devchain::SignedBlock b;
+      b.block.chain_instance_id = *api.chain_instance_id();
+      b.block.height = head->height + 1;
+      b.block.view = head->view + 1;
+      b.block.proposer = devchain::leader_of(b.block.view, kValidators);
+      if (i < kValidators && b.block.proposer == index_of(i))
+        ++b.block.view, b.block.proposer = devchain::leader_of(b.block.view, kValidators);
+      b.block.parent = head->digest;
+      b.block.presence = encode_presence(PresentSet(0));
+      b.block.consumed_seeds = chain::encode_consumed_seeds({});
+      f.forge(b, seed_of_index(b.block.proposer));
+      auto r = api.accept_block(b);
+      if (r.ok()) {
+        ADD_FAILURE() << f.reason << ": node " << i << " took the forged block";
+        return "";
+      }
+      if (r.error().code == devchain::ApiErrorCode::kUnavailable) {
+        std::this_thread::sleep_for(20ms);
+        continue;
+      }
+      if (r.error().code != devchain::ApiErrorCode::kBlockRefused) {
+        ADD_FAILURE() << f.reason << ": node " << i << " answered " << r.error().message;
+        return "";
+      }
+      refused = r.error().message;
+      if (!refused.starts_with("NotNext") && !refused.starts_with("WrongParent") && !refused.starts_with("StaleView"))
+        break;
+    }
+    return refused;
   }
   /// The present set of block `h` as validator `i` holds it, over a registry
   /// of `registry` runners (default: those registered at genesis).
