@@ -12,6 +12,9 @@ Rotation::Rotation(Node& node, std::shared_ptr<PeerApis> peers, RotationConfig c
     : node_(node),
       peers_(std::move(peers)),
       config_(config) {
+  // A follower's transactions never reach its node: its chain API sends them
+  // to a validator (ForwardingApi, D14), so it has nothing to forward here.
+  if (config_.follow_only) return;
   node_.set_submit_observer([this](const Transaction& tx) {
     std::lock_guard lock(mu_);
     if (to_forward_.size() >= kMaxForwardQueue) return;  // the client's own resubmission covers the rest
@@ -32,7 +35,7 @@ void Rotation::start() {
   if (thread_.joinable()) return;
   stopping_ = false;
   thread_ = std::thread([this] { run(); });
-  forwarder_ = std::thread([this] { forward_loop(); });
+  if (!config_.follow_only) forwarder_ = std::thread([this] { forward_loop(); });
 }
 
 void Rotation::stop() {
