@@ -262,6 +262,15 @@ TEST(Cip11Chain, MultiRunnerJobsWaitForTheirSeedRound) {
   EXPECT_TRUE(v2.state.due.pending_submissions().empty());
 }
 
+// A chain of several validators with CIP-11 selection, K = 5, whose genesis
+// holds the finality depth `f` (0: none named, as chains made before it).
+void several_validators(Chain& c, std::uint64_t f) {
+  c.params.present_first_enabled = true;
+  c.params.multi_validator = true;
+  c.params.selection_seed_delay_views = 5;
+  c.finality_depth = f;
+}
+
 // docs/cip11.md choice 160 (§10.1): with several validators a committee is
 // pushed only once its assignment block is final, F blocks after it, and
 // that block comes at the earliest K + 1 blocks after S; the deadline is
@@ -272,10 +281,7 @@ TEST(Cip11Chain, MultiRunnerJobsWaitForTheirSeedRound) {
 // rule of the chains made before it, K + 1.
 TEST(Cip11Chain, AnMOver1JobsTimeoutMustOutlastItsAssignmentBlocksFinality) {
   Chain c;
-  c.params.present_first_enabled = true;
-  c.params.multi_validator = true;
-  c.params.selection_seed_delay_views = 5;
-  c.finality_depth = 4;
+  several_validators(c, 4);
   const auto ks = keys(60, 3);
   c.register_all(ks);
   const std::uint64_t bound = c.params.selection_seed_delay_views + 2 + c.finality_depth;  // 11
@@ -291,9 +297,7 @@ TEST(Cip11Chain, AnMOver1JobsTimeoutMustOutlastItsAssignmentBlocksFinality) {
 
   // Several validators, no F in the genesis: the old K + 1.
   Chain old;
-  old.params.present_first_enabled = true;
-  old.params.multi_validator = true;
-  old.params.selection_seed_delay_views = 5;
+  several_validators(old, 0);
   old.register_all(ks);
   old.begin();
   EXPECT_EQ(old.tx(ks[0].address, testing::job(2, old.params.selection_seed_delay_views + 1)).error,
@@ -311,10 +315,7 @@ TEST(Cip11Chain, AnMOver1JobsTimeoutMustOutlastItsAssignmentBlocksFinality) {
 // a chain whose genesis does not hold F, keep taking every timeout.
 TEST(Cip11Chain, AnM1JobsTimeoutMustOutlastItsAssignmentBlocksFinality) {
   Chain c;
-  c.params.present_first_enabled = true;
-  c.params.multi_validator = true;
-  c.params.selection_seed_delay_views = 5;
-  c.finality_depth = 4;
+  several_validators(c, 4);
   const auto ks = keys(61, 3);
   c.register_all(ks);
   c.begin();
