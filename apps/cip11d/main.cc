@@ -372,7 +372,7 @@ int run_chain_validator(const Options& o, const sigset_t& signals) {
 
 // /healthz, /readyz and /metrics of a follower: its chain's series and how far
 // behind its peers it is. Ready once a peer answered within the last five
-// block intervals (two seconds at least) and its head is within the finality
+// block intervals (at least a peer request's timeout and an interval) and its head is within the finality
 // depth F of the highest head a peer answered with: a runner reading a follower
 // that lags or reaches nobody reads a stale view (D14).
 net::HttpHandler follower_admin_handler(devchain::Node& node, const devchain::Rotation& rotation,
